@@ -1,0 +1,29 @@
+import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { Deps } from '../src/deps.js';
+import { createServices, type Services } from '../src/services/index.js';
+import { errorMiddleware } from './middleware/errors.js';
+import { createRateLimiter } from './middleware/rate-limit.js';
+import { requestMiddleware } from './middleware/request.js';
+import { toKoaHandler } from './route.js';
+import { allRoutes } from './routes/index.js';
+
+/** Builds the Koa app over a dependency bag; tests mount it on port 0. */
+export function createApp(deps: Deps, services: Services = createServices(deps)): Koa {
+  const app = new Koa({ proxy: false });
+  const router = new Router();
+  const rc = { services, rateLimit: createRateLimiter(deps.redis, deps.config) };
+  for (const def of allRoutes()) router[def.method](def.path, toKoaHandler(def, rc));
+  // A client that leaves an SSE stream early is normal; anything else Koa reports is logged.
+  app.on('error', (err: { code?: string }) => {
+    if (err?.code === 'ERR_STREAM_PREMATURE_CLOSE' || err?.code === 'ECONNRESET' || err?.code === 'EPIPE') return;
+    deps.log.error({ err }, 'koa error');
+  });
+  app.use(requestMiddleware(deps.log));
+  app.use(errorMiddleware());
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '5mb', encoding: 'utf-8', onError: (err) => { throw Object.assign(err, { status: 400, expose: true, message: 'Malformed JSON body' }); } }));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: false }));
+  return app;
+}

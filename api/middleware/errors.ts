@@ -1,0 +1,50 @@
+import type { Context, Next } from 'koa';
+import { ZodError } from 'zod';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { MongoServerError } from 'mongodb';
+import { AppError, conflict, notFound, validationError } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
+
+/** "field: message" from the first zod issue, so a 400 says exactly what to fix. */
+export function firstIssue(err: ZodError): string {
+  const i = err.issues[0];
+  if (!i) return 'Invalid request';
+  const path = i.path.length ? `${i.path.map(String).join('.')}: ` : '';
+  return `${path}${i.message}`;
+}
+
+/** The one place where any thrown value becomes an AppError (STYLE.md §5). */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof ZodError) return validationError(firstIssue(err));
+  if (err instanceof WorkflowNotFoundError) return notFound('Job');
+  if (err instanceof MongoServerError && err.code === 11000) return conflict('Already exists');
+  // Koa/bodyparser client errors (malformed JSON, payload too large, bad encoding) carry a 4xx status.
+  const e = err as { status?: number; expose?: boolean; message?: string };
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    if (e.status === 413) return new AppError('VALIDATION_ERROR', 413, 'Request body too large');
+    return validationError(e.expose && e.message ? e.message : 'Malformed request');
+  }
+  return new AppError('INTERNAL_SERVER_ERROR', 500, 'Internal server error');
+}
+
+/** Maps errors to `{ message, code }`; 5xx bodies never carry internal detail. */
+export function errorMiddleware() {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body == null) {
+        ctx.status = 404;
+        ctx.body = { message: `Route ${ctx.method} ${ctx.path} not found`, code: 'NOT_FOUND' };
+      }
+    } catch (err) {
+      const app = toAppError(err);
+      const log = (ctx.state.log as Logger | undefined);
+      if (app.status >= 500) log?.error({ err }, 'request failed');
+      else log?.debug({ code: app.code, message: app.message }, 'request rejected');
+      ctx.status = app.status;
+      for (const [k, v] of Object.entries(app.headers)) ctx.set(k, v);
+      ctx.body = { message: app.message, code: app.code };
+    }
+  };
+}

@@ -1,0 +1,107 @@
+import { Readable } from 'node:stream';
+import type { Context } from 'koa';
+import { z, type ZodType } from 'zod';
+import { authRequired, forbidden, notFound, validationError } from '../src/errors.js';
+import type { Logger } from '../src/logger.js';
+import { hasRole, type Role, type Scope } from '../src/scope.js';
+import type { Services } from '../src/services/index.js';
+import type { RateLimit } from './middleware/rate-limit.js';
+
+/**
+ * required: API key or JWT; jwt: JWT only (key management); optional: credential used when
+ * present (public routes with attribution); none: never authenticated.
+ */
+export type AuthMode = 'required' | 'jwt' | 'optional' | 'none';
+
+type Infer<S> = S extends ZodType ? z.output<S> : Record<string, never>;
+
+export interface HandlerInput<P, Q, B> {
+  params: P; query: Q; body: B; scope: Scope; services: Services; ctx: Context; log: Logger;
+}
+
+/** A route is data: method, path, schemas and a short handler (STYLE.md §2); OpenAPI reads the same objects. */
+export interface RouteDef<PS = unknown, QS = unknown, BS = unknown> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
+  summary?: string;
+  tags?: string[];
+  auth?: AuthMode;
+  /** required: X-Brain-Id must be present (400) and a brain of the workspace (404). optional: checked when sent. */
+  brain?: 'required' | 'optional';
+  roles?: Role[];
+  params?: PS; query?: QS; body?: BS;
+  status?: number;
+  response?: ZodType;
+  handler: (input: HandlerInput<Infer<PS>, Infer<QS>, Infer<BS>>) => Promise<unknown>;
+}
+
+/** Builds a typed route object (inference only; the router mounts it). */
+export function route<PS extends ZodType | undefined = undefined, QS extends ZodType | undefined = undefined, BS extends ZodType | undefined = undefined>(
+  def: RouteDef<PS, QS, BS>,
+): RouteDef {
+  return def as unknown as RouteDef;
+}
+
+export interface RouteContext { services: Services; rateLimit: RateLimit }
+
+const bearer = (ctx: Context): string | undefined => {
+  const h = ctx.get('authorization');
+  const m = /^Bearer\s+(.+)$/i.exec(h);
+  return m?.[1]?.trim();
+};
+
+/** Resolves credentials, brain scope and role for a route. */
+async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Promise<Scope> {
+  const mode = def.auth ?? 'required';
+  const token = bearer(ctx);
+  let scope: Scope | null = null;
+  if (mode !== 'none' && token) {
+    try {
+      scope = await rc.services.auth.authenticate(token);
+    } catch (e) {
+      if (mode !== 'optional') throw e;
+    }
+  }
+  if (!scope) {
+    if (mode === 'required' || mode === 'jwt') throw authRequired();
+    await rc.rateLimit(`ip:${ctx.ip}`);
+    return { workspaceId: '', userId: null, apiKeyId: null, roles: [], credential: 'anonymous' };
+  }
+  if (mode === 'jwt' && scope.credential !== 'jwt') throw forbidden('This route accepts a JWT only');
+  await rc.rateLimit(`cred:${scope.apiKeyId ?? `jwt:${scope.userId}`}`);
+  for (const r of def.roles ?? []) if (!hasRole(scope, r)) throw forbidden(`Requires role ${r}`);
+  const brainHeader = ctx.get('x-brain-id');
+  if (def.brain === 'required' && !brainHeader) throw validationError('X-Brain-Id header is required');
+  if (brainHeader && (def.brain || mode !== 'none')) {
+    if (!z.uuid().safeParse(brainHeader).success) {
+      if (def.brain) throw validationError('X-Brain-Id must be a UUID');
+    } else {
+      const brain = await rc.services.workspaces.findBrain(scope.workspaceId, brainHeader);
+      if (!brain) {
+        if (def.brain) throw notFound('Brain');
+      } else scope.brainId = brain._id;
+    }
+  }
+  return scope;
+}
+
+/** The Koa handler for one route: validate → authenticate → handler → status and body. */
+export function toKoaHandler(def: RouteDef, rc: RouteContext) {
+  const parse = (schema: unknown, value: unknown) => (schema ? (schema as ZodType).parse(value) : value);
+  return async (ctx: Context) => {
+    const scope = await resolveScope(def, ctx, rc);
+    const params = parse(def.params, ctx.params);
+    const query = parse(def.query, ctx.query);
+    const rawBody = (ctx.request as { body?: unknown }).body;
+    const body = parse(def.body, rawBody === undefined && def.body ? {} : rawBody);
+    const result = await def.handler({ params, query, body, scope, services: rc.services, ctx, log: ctx.state.log as Logger } as HandlerInput<never, never, never>);
+    if (result === undefined && ctx.body != null) return; // the handler wrote the response itself
+    if (result instanceof Readable) {
+      ctx.status = 200;
+      ctx.body = result;
+      return;
+    }
+    ctx.status = def.status ?? (result === undefined ? 204 : 200);
+    if (result !== undefined) ctx.body = result;
+  };
+}

@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { gone, notFound } from '../../src/errors.js';
+import { IdParams, SuccessBody } from '../../src/schemas/common.js';
+import { ApiKey, ApiKeyCreateBody, ApiKeyCreated, Brain, BrainCreateBody, Health, SessionContext } from '../../src/schemas/platform.js';
+import type { Services } from '../../src/services/index.js';
+import type { Scope } from '../../src/scope.js';
+import type { Context } from 'koa';
+import { presentApiKey, presentBrain, presentWorkspace } from '../presenters/platform.js';
+import { route, type RouteDef } from '../route.js';
+
+/** Unauthenticated health says healthy/unhealthy and version; a credential adds its workspace. */
+async function health({ scope, services, ctx }: { scope: Scope; services: Services; ctx: Context }) {
+  const h = await services.health.check();
+  ctx.status = h.healthy ? 200 : 503;
+  const ws = scope.workspaceId ? await services.workspaces.findWorkspace(scope.workspaceId) : null;
+  ctx.body = { status: h.healthy ? 'healthy' : 'unhealthy', version: services.health.version, ...(ws ? { workspace: presentWorkspace(ws), components: h.components } : {}) };
+}
+
+const healthRoute = (path: string): RouteDef => route({ method: 'get', path, auth: 'optional', response: Health, tags: ['health'], handler: async (i) => { await health(i); } });
+
+export default [
+  healthRoute('/health'),
+  healthRoute('/v1/health'),
+  route({
+    method: 'get', path: '/v1/session/context', brain: 'optional', response: SessionContext, tags: ['session'],
+    summary: 'Client bootstrap: workspace, brains and the credential\'s roles',
+    handler: async ({ scope, services }) => {
+      const ws = await services.workspaces.findWorkspace(scope.workspaceId);
+      if (!ws) throw notFound('Workspace');
+      const brains = await services.workspaces.brains.find({ workspaceId: scope.workspaceId }).sort({ createdAt: 1 }).limit(200).toArray();
+      const brain = scope.brainId ? brains.find((b) => b._id === scope.brainId) ?? null : null;
+      return {
+        workspace: presentWorkspace(ws), brain: brain ? presentBrain(brain) : null, brains: brains.map(presentBrain),
+        user_id: scope.userId, api_key_id: scope.apiKeyId, roles: scope.roles, credential: scope.credential,
+      };
+    },
+  }),
+  route({
+    method: 'post', path: '/v1/api-keys', auth: 'jwt', status: 201, body: ApiKeyCreateBody, response: ApiKeyCreated, tags: ['api-keys'],
+    handler: async ({ body, scope, services }) => {
+      const { doc, secret } = await services.auth.createApiKey(scope, body);
+      return { ...presentApiKey(doc), key: secret };
+    },
+  }),
+  route({
+    method: 'get', path: '/v1/api-keys', auth: 'jwt', response: z.object({ api_keys: z.array(ApiKey) }), tags: ['api-keys'],
+    handler: async ({ scope, services }) => ({ api_keys: (await services.auth.listApiKeys(scope)).map(presentApiKey) }),
+  }),
+  route({
+    method: 'delete', path: '/v1/api-keys/:id', auth: 'jwt', params: IdParams, response: SuccessBody, tags: ['api-keys'],
+    handler: async ({ params, scope, services }) => { await services.auth.revokeApiKey(scope, params.id); return { success: true }; },
+  }),
+  route({
+    method: 'get', path: '/v1/brains', response: z.object({ brains: z.array(Brain) }), tags: ['brains'],
+    handler: async ({ scope, services }) => ({ brains: (await services.workspaces.brains.find({ workspaceId: scope.workspaceId }).sort({ createdAt: 1 }).toArray()).map(presentBrain) }),
+  }),
+  route({
+    method: 'post', path: '/v1/brains', status: 201, roles: ['workspace_admin'], body: BrainCreateBody, response: Brain, tags: ['brains'],
+    handler: async ({ body, scope, services }) => presentBrain(await services.workspaces.ensureBrain(scope.workspaceId, randomUUID(), body.name)),
+  }),
+  route({
+    method: 'post', path: '/v1/chat/:traceId', auth: 'none', tags: ['chat'],
+    summary: 'Retired: use POST /v1/neurons/:id/invoke with trace_id, stream and optional client_nonce',
+    handler: async () => { throw gone('POST /v1/chat/:traceId is retired; use POST /v1/neurons/:id/invoke with trace_id, stream and an optional client_nonce'); },
+  }),
+];

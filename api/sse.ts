@@ -1,0 +1,82 @@
+import { PassThrough } from 'node:stream';
+import type { Context } from 'koa';
+import type { Redis } from 'ioredis';
+import { validationError } from '../src/errors.js';
+import { CURSOR_RE, isTerminal, type StreamEntry, type Streams } from '../src/streams.js';
+
+export interface SseOptions {
+  streams: Streams;
+  redis: Redis;
+  key: string;
+  /** Resume point: only entries after it are sent. */
+  after?: string;
+  /** End the response after a terminal entry (job streams). */
+  endOnTerminal: boolean;
+  /** Checked before blocking: when it says the stream is finished and nothing is pending, end. */
+  isFinished?: () => Promise<boolean>;
+  pingMs?: number;
+}
+
+/** Validates a resume cursor from `after` or Last-Event-ID (document 1, Events rule 2). */
+export function resumeCursor(ctx: Context, after: string | undefined): string | undefined {
+  const c = after ?? (ctx.get('last-event-id') || undefined);
+  if (c !== undefined && !CURSOR_RE.test(c)) throw validationError('after: must be a stream cursor like 1731000000000-0');
+  return c;
+}
+
+/**
+ * Serves one Redis stream as SSE (STYLE.md §10): replay with XRANGE after the cursor, then
+ * block on XREAD on a dedicated connection, `: ping` keepalives, and clean close when the
+ * client goes away (disconnect() unblocks XREAD at once).
+ */
+export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
+  const out = new PassThrough();
+  ctx.req.socket.setTimeout(0);
+  ctx.req.socket.setNoDelay(true);
+  ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+  const reader = opts.redis.duplicate();
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    reader.disconnect();
+    out.end();
+  };
+  ctx.req.on('close', close);
+  out.on('close', close);
+  let last = opts.after ?? '0-0';
+  const send = (e: StreamEntry) => {
+    out.write(`id: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`);
+    last = e.id;
+  };
+  const pump = async () => {
+    out.write(': connected\n\n');
+    let backlog = await opts.streams.range(opts.key, opts.after);
+    while (backlog.length > 0 && !closed) {
+      for (const e of backlog) {
+        send(e);
+        if (opts.endOnTerminal && isTerminal(e)) return close();
+      }
+      backlog = backlog.length >= 1000 ? await opts.streams.range(opts.key, last) : [];
+    }
+    while (!closed) {
+      const entries = await opts.streams.read(reader, opts.key, last, opts.pingMs ?? 15_000);
+      if (closed) return;
+      if (!entries) {
+        if (opts.isFinished && (await opts.isFinished())) {
+          const rest = await opts.streams.range(opts.key, last);
+          rest.forEach(send);
+          return close();
+        }
+        out.write(': ping\n\n');
+        continue;
+      }
+      for (const e of entries) {
+        send(e);
+        if (opts.endOnTerminal && isTerminal(e)) return close();
+      }
+    }
+  };
+  pump().catch(() => close());
+  return out;
+}

@@ -1,0 +1,44 @@
+// @ts-check
+import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+
+const nodeBuiltins = ['fs', 'path', 'os', 'crypto', 'http', 'https', 'net', 'child_process', 'stream', 'util', 'events', 'url'];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', 'test-output/**', 'snake/public/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { 'import-x': importX },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'import-x/no-cycle': 'error',
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/api/**', '**/worker/**', '**/workflows/**', '**/activities/**'], message: 'src/ is the core: it imports nothing from api, worker, workflows or activities' }] }],
+    },
+  },
+  {
+    files: ['api/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/workflows/**', '**/activities/**', '**/worker/**'], message: 'api/ talks to Temporal through src/temporal only' }] }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [...nodeBuiltins.flatMap((m) => [m, `node:${m}`]), 'mongodb', 'ioredis'].map((name) => ({ name, message: 'workflows are deterministic and hold no I/O' })),
+        patterns: [{ group: ['**/src/**', '!**/src/temporal/definitions*', '!**/src/pathways/graph*'], message: 'workflows import only src/temporal/definitions (and types)', allowTypeImports: true }],
+      }],
+    },
+  },
+);

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Provisioning for a fresh machine (DESIGN.md, "Real components, and how they start").
+#
+# Why one idempotent script: `npm run up`, `npm test` and CI all run it first, so it must be
+# cheap when everything is already there (a second run only reports "present") and it must
+# find or build whatever is missing without any manual step. Binaries live in a cache folder
+# outside git (${CORTEX_CACHE:-$HOME/.cache/cortex}/bin) so clones and worktrees share them.
+#
+# What it ensures, in order:
+#   1. node_modules      (npm ci when missing or older than package-lock.json)
+#   2. temporal CLI      (go install github.com/temporalio/cli/cmd/temporal@v1.5.1; the dev server)
+#   3. ferretdb          (v1.24.2 built from source with a patched version.txt, see build_ferretdb)
+#   4. redis-server      (apt-get, only when missing)
+#   5. chromium          (apt-get, only when missing; the snake browser test drives it;
+#                         CORTEX_SKIP_CHROMIUM=1 skips this step)
+#
+# Environment: CORTEX_CACHE (cache root), CORTEX_SKIP_CHROMIUM=1.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${CORTEX_CACHE:-$HOME/.cache/cortex}"
+BIN="$CACHE/bin"
+TEMPORAL_CLI_VERSION="v1.5.1"
+FERRETDB_VERSION="v1.24.2"
+
+log() { echo "[provision] $*"; }
+die() { echo "[provision] ERROR: $*" >&2; exit 1; }
+
+# apt-get needs root; use sudo only when we are not root and it exists.
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+  else die "need root to run: $*"; fi
+}
+
+# `apt-get update` is slow; run it at most once per provisioning run, and only when an
+# install is actually needed.
+APT_UPDATED=0
+apt_install() {
+  command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install $* with your package manager"
+  if [ "$APT_UPDATED" -eq 0 ]; then
+    log "apt-get update"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+    APT_UPDATED=1
+  fi
+  log "apt-get install -y $*"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
+}
+
+need_go() {
+  command -v go >/dev/null 2>&1 || die "Go (>= 1.24) is needed to build $1 the first time; install it from https://go.dev/dl/ and re-run"
+}
+
+# ---------------------------------------------------------------------------------------
+# 1. node_modules
+# ---------------------------------------------------------------------------------------
+# npm writes node_modules/.package-lock.json after every install; if package-lock.json is
+# newer, someone changed dependencies since the last install.
+ensure_node_modules() {
+  cd "$ROOT"
+  if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] \
+     || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    log "node_modules missing or older than package-lock.json: npm ci"
+    npm ci --no-audit --no-fund
+  else
+    log "node_modules: present"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------
+# 2. Temporal CLI (runs `temporal server start-dev`)
+# ---------------------------------------------------------------------------------------
+# `go version -m` reads the module version stamped into the binary, so a binary built from a
+# different tag is rebuilt (the CLI itself prints 0.0.0-DEV when built by go install).
+ensure_temporal() {
+  local bin="$BIN/temporal"
+  if [ -x "$bin" ] && go_mod_version "$bin" "github.com/temporalio/cli" | grep -qx "$TEMPORAL_CLI_VERSION"; then
+    log "temporal CLI $TEMPORAL_CLI_VERSION: present ($bin)"
+    return
+  fi
+  need_go "the Temporal CLI"
+  log "building temporal CLI $TEMPORAL_CLI_VERSION into $BIN (first build takes several minutes)"
+  mkdir -p "$BIN"
+  GOBIN="$BIN" go install -v "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
+  "$bin" --version >/dev/null || die "temporal binary does not run"
+  log "temporal CLI built: $("$bin" --version)"
+}
+
+# Prints the version of module $2 recorded in binary $1 (main module or dependency).
+# When go is not installed we cannot inspect the binary; trust that it exists and runs.
+go_mod_version() {
+  if ! command -v go >/dev/null 2>&1; then
+    "$1" --version >/dev/null 2>&1 && echo "$TEMPORAL_CLI_VERSION"
+    return
+  fi
+  go version -m "$1" 2>/dev/null | awk -v m="$2" '($1 == "mod" || $1 == "dep") && $2 == m { print $3 }'
+}
+
+# ---------------------------------------------------------------------------------------
+# 3. FerretDB (MongoDB wire protocol over SQLite)
+# ---------------------------------------------------------------------------------------
+# `go install github.com/FerretDB/FerretDB/cmd/ferretdb@v1.24.2` does not work: the Go proxy
+# refuses the module's version list (403) and the module's build/version/version.txt is
+# empty, so the binary panics at start. We therefore resolve the module through a throwaway
+# main module pinned to the exact version, copy its source into the cache, write the version
+# file and build from that copy via a replace directive.
+ensure_ferretdb() {
+  local bin="$BIN/ferretdb"
+  if [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q "version: $FERRETDB_VERSION"; then
+    log "ferretdb $FERRETDB_VERSION: present ($bin)"
+    return
+  fi
+  need_go "FerretDB"
+  log "building ferretdb $FERRETDB_VERSION into $BIN (first build takes several minutes)"
+  mkdir -p "$BIN" "$CACHE/src"
+  local work src modcache
+  work="$(mktemp -d)"
+  src="$CACHE/src/ferretdb-$FERRETDB_VERSION"
+  (
+    trap 'rm -rf "$work"' EXIT
+    cd "$work"
+    cat > go.mod <<EOF
+module ferretbuild
+
+go 1.24
+
+require github.com/FerretDB/FerretDB $FERRETDB_VERSION
+EOF
+    cat > tools.go <<'EOF'
+//go:build tools
+
+package tools
+
+import _ "github.com/FerretDB/FerretDB/cmd/ferretdb"
+EOF
+    log "go mod tidy (downloads FerretDB's dependencies)"
+    GOFLAGS=-mod=mod go mod tidy
+    modcache="$(go env GOMODCACHE)/github.com/!ferret!d!b/!ferret!d!b@$FERRETDB_VERSION"
+    [ -d "$modcache" ] || die "FerretDB source not found in the module cache at $modcache"
+    rm -rf "$src"
+    cp -r "$modcache" "$src"
+    chmod -R u+w "$src"
+    echo "$FERRETDB_VERSION" > "$src/build/version/version.txt"
+    go mod edit -replace "github.com/FerretDB/FerretDB=$src"
+    log "go build ferretdb"
+    GOFLAGS=-mod=mod go build -v -o "$bin" github.com/FerretDB/FerretDB/cmd/ferretdb
+  )
+  "$bin" --version | grep -q "version: $FERRETDB_VERSION" || die "ferretdb --version does not report $FERRETDB_VERSION"
+  log "ferretdb built: $("$bin" --version | head -1)"
+}
+
+# ---------------------------------------------------------------------------------------
+# 4. redis-server (the embedded services runner starts its own instance on a free port)
+# ---------------------------------------------------------------------------------------
+ensure_redis() {
+  if command -v redis-server >/dev/null 2>&1; then
+    log "redis-server: present ($(command -v redis-server))"
+  else
+    log "redis-server missing"
+    apt_install redis-server
+  fi
+}
+
+# ---------------------------------------------------------------------------------------
+# 5. Chromium for the snake browser test (playwright-core drives the system browser; it
+#    cannot download its own here)
+# ---------------------------------------------------------------------------------------
+ensure_chromium() {
+  if [ "${CORTEX_SKIP_CHROMIUM:-}" = "1" ]; then
+    log "chromium: skipped (CORTEX_SKIP_CHROMIUM=1)"
+  elif [ -x /usr/bin/chromium ]; then
+    log "chromium: present (/usr/bin/chromium)"
+  else
+    log "chromium missing (needed by the snake browser test; CORTEX_SKIP_CHROMIUM=1 skips it)"
+    apt_install chromium
+  fi
+}
+
+ensure_node_modules
+ensure_temporal
+ensure_ferretdb
+ensure_redis
+ensure_chromium
+log "done"

@@ -1,0 +1,20 @@
+/**
+ * Client-supplied free-form JSON is stored as a JSON string (DESIGN.md, Storage rules):
+ * FerretDB 1.x refuses nested arrays, keys with '.' or a leading '$', NaN and NUL, so a blob
+ * goes in intact as text on both MongoDB and FerretDB and comes back as it was sent.
+ * The API never filters inside a blob; fields the platform queries are first-class.
+ */
+export type Blob = string & { readonly __blob: unique symbol };
+
+export function encodeBlob(value: unknown): Blob {
+  return JSON.stringify(value ?? null) as Blob;
+}
+
+export function decodeBlob<T = unknown>(blob: string | null | undefined, fallback: T): T {
+  if (blob == null || blob === '') return fallback;
+  try {
+    return JSON.parse(blob) as T;
+  } catch {
+    return fallback;
+  }
+}

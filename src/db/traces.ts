@@ -1,0 +1,52 @@
+import type { Db, Filter } from 'mongodb';
+import type { IndexSpec } from './client.js';
+import type { Blob } from './codec.js';
+
+export interface CostSummary { totalCostUsd: number; totalTokens: number; inputTokens: number; outputTokens: number }
+export const emptyCost = (): CostSummary => ({ totalCostUsd: 0, totalTokens: 0, inputTokens: 0, outputTokens: 0 });
+
+export interface TraceDoc {
+  _id: string; traceId: string; workspaceId: string; brainId: string | null; userId: string | null; apiKeyId: string | null;
+  receptorId: string | null; neuronId: string | null; title: string | null; titleSource: 'manual' | 'generated' | null;
+  traceType: 'thread' | 'system'; messageCount: number; cost: CostSummary; memoryIds: string[]; metadata: Blob;
+  createdAt: Date; updatedAt: Date;
+}
+
+export interface EngramDoc {
+  _id: string; workspaceId: string; traceId: string; seq: number; content: { type: string; content: string };
+  contentHash: string; metadata: Blob; sourceType: string; sourceId: string | null; targetType: string | null;
+  targetId: string | null; traceType: 'thread' | 'system'; memoryIds: string[]; jobId: string | null; createdAt: Date;
+}
+
+export const traceIndexes: IndexSpec[] = [
+  { collection: 'traces', keys: { workspaceId: 1, traceId: 1 }, unique: true, name: 'ws_trace_unique' },
+  { collection: 'traces', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
+  { collection: 'traces', keys: { workspaceId: 1, updatedAt: -1 }, name: 'ws_updated' },
+  { collection: 'traces', keys: { workspaceId: 1, brainId: 1, neuronId: 1 }, name: 'ws_brain_neuron' },
+  { collection: 'traces', keys: { workspaceId: 1, receptorId: 1 }, name: 'ws_receptor' },
+  { collection: 'traces', keys: { workspaceId: 1, userId: 1 }, name: 'ws_user' },
+  { collection: 'engrams', keys: { workspaceId: 1, traceId: 1, seq: 1 }, name: 'ws_trace_seq' },
+];
+
+/** Trace and engram storage; every query filters by workspace. */
+export function createTraceRepo(db: Db) {
+  const traces = db.collection<TraceDoc>('traces');
+  const engrams = db.collection<EngramDoc>('engrams');
+  return {
+    traces, engrams,
+    find: (workspaceId: string, traceId: string) => traces.findOne({ workspaceId, traceId }),
+    async list(filter: Filter<TraceDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {
+      const [items, total] = await Promise.all([
+        traces.find(filter).sort(sort).skip(offset).limit(limit).toArray(),
+        traces.countDocuments(filter),
+      ]);
+      return { items, total };
+    },
+    messages: (workspaceId: string, traceId: string, limit?: number) => {
+      const cur = engrams.find({ workspaceId, traceId }).sort({ seq: 1, createdAt: 1 });
+      return (limit ? cur.limit(limit) : cur).toArray();
+    },
+    findEngram: (workspaceId: string, id: string) => engrams.findOne({ _id: id, workspaceId }),
+  };
+}
+export type TraceRepo = ReturnType<typeof createTraceRepo>;

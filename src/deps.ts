@@ -1,0 +1,39 @@
+import type { Client, Connection } from '@temporalio/client';
+import type { Db, MongoClient } from 'mongodb';
+import type { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import { connectMongo, ensureIndexes } from './db/client.js';
+import { createRepos, allIndexes, type Repos } from './db/index.js';
+import type { Logger } from './logger.js';
+import { createRedis } from './redis.js';
+import { createStreams, type Streams } from './streams.js';
+import { connectTemporal } from './temporal/client.js';
+
+/**
+ * The one typed bag of dependencies (STYLE.md §6) shared by the API and the worker.
+ * Built once per process; services take the parts they need.
+ */
+export interface Deps {
+  config: Config;
+  log: Logger;
+  mongo: MongoClient;
+  db: Db;
+  redis: Redis;
+  streams: Streams;
+  repos: Repos;
+  temporal: { connection: Connection; client: Client };
+}
+
+/** Connects to MongoDB, Redis and Temporal and creates indexes (idempotent). */
+export async function createDeps(config: Config, log: Logger): Promise<Deps> {
+  const { client: mongo, db } = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
+  await ensureIndexes(db, allIndexes, log);
+  const redis = createRedis(config.REDIS_URL);
+  const temporal = await connectTemporal(config);
+  return { config, log, mongo, db, redis, streams: createStreams(redis, config.REDIS_PREFIX), repos: createRepos(db), temporal };
+}
+
+/** Closes every connection; used by graceful shutdown and test teardown. */
+export async function closeDeps(deps: Deps): Promise<void> {
+  await Promise.allSettled([deps.mongo.close(), deps.redis.quit(), deps.temporal.connection.close()]);
+}

@@ -1,0 +1,61 @@
+/**
+ * Provider-neutral failures of a model call. Activities look only at `retryable` (and the
+ * `AbortError` name) to decide between a Temporal retry, a non-retryable failure and a
+ * cancellation, without importing either SDK's error classes.
+ */
+
+/**
+ * A model call failed. `status` is the upstream HTTP status when there was one; `retryable` is
+ * false for client errors that cannot succeed on retry (bad request, auth, unknown model) and
+ * true for rate limits, timeouts, 5xx and network failures.
+ */
+export class LlmError extends Error {
+  readonly provider: string;
+  readonly status: number | undefined;
+  readonly retryable: boolean;
+
+  constructor(provider: string, message: string, opts: { status?: number; retryable: boolean; cause?: unknown }) {
+    super(message, { cause: opts.cause });
+    this.name = 'LlmError';
+    this.provider = provider;
+    this.status = opts.status;
+    this.retryable = opts.retryable;
+  }
+}
+
+/**
+ * The caller aborted the call (its AbortSignal fired). Named `AbortError` because the Temporal
+ * activity worker reports an activity that throws an `AbortError` after cancellation as
+ * cancelled rather than failed.
+ */
+export class LlmAbortError extends LlmError {
+  constructor(provider: string, cause?: unknown) {
+    super(provider, `${provider}: request aborted`, { retryable: false, cause });
+    this.name = 'AbortError';
+  }
+}
+
+/** Statuses worth retrying: timeouts, lock conflicts, rate limits and server faults. */
+export function isRetryableStatus(status: number | undefined): boolean {
+  if (status === undefined) return true; // no response at all: connection or DNS failure
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/**
+ * Turns whatever an SDK threw into an LlmError. Both official SDKs expose `status` on their
+ * APIError; errors without one are network failures. An aborted signal wins over everything,
+ * since the SDKs report an abort in several shapes.
+ */
+export function toLlmError(provider: string, err: unknown, signal?: AbortSignal): LlmError {
+  if (err instanceof LlmError) return err;
+  if (signal?.aborted) return new LlmAbortError(provider, err);
+  const status = statusOf(err);
+  const detail = err instanceof Error ? err.message : String(err);
+  return new LlmError(provider, `${provider}: ${detail}`, { status, retryable: isRetryableStatus(status), cause: err });
+}
+
+function statusOf(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null || !('status' in err)) return undefined;
+  const { status } = err as { status: unknown };
+  return typeof status === 'number' ? status : undefined;
+}

@@ -1,0 +1,272 @@
+/**
+ * Pathway graph shapes and the small run-time helpers the workflow interpreter needs.
+ *
+ * Pure and deterministic on purpose: no I/O, no Node built-ins, no clock or randomness. This is the
+ * one `src/` module that `workflows/**` may import as a value (see eslint.config.js), so the
+ * interpreter walks exactly the shapes the API validated. Validation lives in ./validate.ts and
+ * compilation in ./compile.ts; both accept either graph form.
+ */
+import { z } from 'zod';
+
+/** Every node type a pathway may use. Anything else is rejected by validation, so the interpreter never meets it. */
+export const NODE_TYPES = ['start', 'input', 'neuron', 'if', 'while', 'classify', 'human', 'transform', 'delay', 'output', 'end'] as const;
+/** A canonical node type (aliases resolved). */
+export type NodeType = (typeof NODE_TYPES)[number];
+
+/**
+ * Older or editor-facing names accepted as node types; compilation rewrites them to the canonical type so the
+ * interpreter only switches on NODE_TYPES. `approval` is a `human` node. (`http`/`tool` are deliberately not
+ * accepted: no interpreter step runs them, and a graph that validates must also run.)
+ */
+export const NODE_TYPE_ALIASES: Readonly<Record<string, NodeType>> = { approval: 'human' };
+
+/** The canonical type for a type name, or undefined when the name is not a pathway node type. */
+export function canonicalType(type: string): NodeType | undefined {
+  if ((NODE_TYPES as readonly string[]).includes(type)) return type as NodeType;
+  return Object.hasOwn(NODE_TYPE_ALIASES, type) ? NODE_TYPE_ALIASES[type] : undefined;
+}
+
+/** Entry node types: a graph has exactly one (or, lacking both, exactly one node without incoming edges). */
+export const ENTRY_TYPES: readonly NodeType[] = ['start', 'input'];
+
+/** Fixed branch handles of `if` and `while`; `classify` branches on its own `data.categories`. */
+export const BRANCH_HANDLES = { if: ['true', 'false'], while: ['body', 'done'] } as const;
+
+/**
+ * The branch handles a node's outgoing edges must carry, or null for a non-branching node (one edge, no handle).
+ * Shared by validator, compiler and interpreter so they agree on what a branch is.
+ */
+export function branchHandles(type: string, data?: Record<string, unknown> | null): string[] | null {
+  const t = canonicalType(type);
+  if (t === 'if' || t === 'while') return [...BRANCH_HANDLES[t]];
+  if (t !== 'classify') return null;
+  const cats = data?.categories;
+  return Array.isArray(cats) ? [...new Set(cats.filter((c): c is string => typeof c === 'string' && c !== ''))] : [];
+}
+
+/** Default and hard cap of `while.data.max_iterations`: a loop always ends, even when its condition never turns false. */
+export const WHILE_DEFAULT_MAX_ITERATIONS = 10;
+/** See WHILE_DEFAULT_MAX_ITERATIONS. Validation rejects larger values; the interpreter clamps defensively. */
+export const WHILE_MAX_ITERATIONS_CAP = 100;
+
+/** How many times the interpreter may take a while node's `body` branch per entry into the loop (default 10, cap 100). */
+export function whileMaxIterations(data?: Record<string, unknown> | null): number {
+  const n = data?.max_iterations;
+  if (typeof n !== 'number' || !Number.isFinite(n)) return WHILE_DEFAULT_MAX_ITERATIONS;
+  return Math.min(Math.max(Math.floor(n), 1), WHILE_MAX_ITERATIONS_CAP);
+}
+
+// ---------------------------------------------------------------- node data contracts
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const quote = (v: unknown) => JSON.stringify(v) ?? String(v);
+const needs = (what: string) => (iss: { input?: unknown }) =>
+  iss.input === undefined ? `missing; ${what}` : `${quote(iss.input)} is invalid; ${what}`;
+
+/** Any UUID-shaped id (no version check: ids minted elsewhere, e.g. fixtures, need not be v4). */
+export const NeuronId = z.string({ error: needs('expected a neuron UUID') })
+  .regex(UUID_RE, { error: (iss) => `${quote(iss.input)} is not a UUID` });
+
+/** Nodes whose data is free-form (start, input): extra keys are kept for the editor. */
+export const FreeNodeData = z.looseObject({});
+
+/** `neuron`: runs one neuron. `message` is a template over the run context; omitted, the current value is sent. */
+export const NeuronNodeData = z.looseObject({
+  neuron_id: NeuronId.meta({ description: 'neuron to run; must exist in the caller workspace and brain' }),
+  message: z.string().optional().meta({ description: 'template for the message sent to the neuron' }),
+}).meta({ id: 'PathwayNeuronNodeData' });
+export type NeuronNodeData = z.infer<typeof NeuronNodeData>;
+
+/** `if`: evaluates `condition` and follows the `true` or `false` edge. */
+export const IfNodeData = z.looseObject({
+  condition: z.string({ error: needs('expected an expression string') }).min(1, 'must not be empty'),
+}).meta({ id: 'PathwayIfNodeData' });
+export type IfNodeData = z.infer<typeof IfNodeData>;
+
+/** `while`: follows `body` while `condition` holds, at most `max_iterations` times per entry, then `done`. */
+export const WhileNodeData = z.looseObject({
+  condition: z.string({ error: needs('expected an expression string') }).min(1, 'must not be empty'),
+  max_iterations: z.int().min(1).max(WHILE_MAX_ITERATIONS_CAP).optional()
+    .meta({ description: `loop bound; default ${WHILE_DEFAULT_MAX_ITERATIONS}, hard cap ${WHILE_MAX_ITERATIONS_CAP}` }),
+}).meta({ id: 'PathwayWhileNodeData' });
+export type WhileNodeData = z.infer<typeof WhileNodeData>;
+
+/** `classify`: asks a neuron (or a bare model) to pick one of `categories` and follows the edge of that name. */
+export const ClassifyNodeData = z.looseObject({
+  categories: z.array(z.string().min(1), { error: needs('expected a non-empty array of category names') })
+    .min(1, 'must list at least one category')
+    .refine((c) => new Set(c).size === c.length, 'category names must be unique'),
+  neuron_id: NeuronId.optional(),
+  model: z.string().min(1).optional().meta({ description: "'provider/model' used when no neuron_id is given" }),
+  input: z.string().optional().meta({ description: 'template for the text to classify; default the current value' }),
+}).meta({ id: 'PathwayClassifyNodeData' });
+export type ClassifyNodeData = z.infer<typeof ClassifyNodeData>;
+
+/** `human` (alias `approval`): pauses the run until input arrives; the reply becomes the current value. */
+export const HumanNodeData = z.looseObject({
+  prompt: z.string().optional(),
+  title: z.string().optional(),
+  options: z.array(z.union([z.string(), z.looseObject({ label: z.string(), value: z.unknown().optional() })])).optional(),
+  expires_in_s: z.number().positive().optional().meta({ description: 'the wait fails after this many seconds' }),
+}).meta({ id: 'PathwayHumanNodeData' });
+export type HumanNodeData = z.infer<typeof HumanNodeData>;
+
+/** `transform`: replaces the current value with an expression result or a rendered template. */
+export const TransformNodeData = z.looseObject({ expression: z.string().optional(), template: z.string().optional() })
+  .meta({ id: 'PathwayTransformNodeData' });
+export type TransformNodeData = z.infer<typeof TransformNodeData>;
+
+/** `delay`: a durable timer of `seconds` or `ms` (one is required). */
+export const DelayNodeData = z.looseObject({ seconds: z.number().min(0).optional(), ms: z.number().min(0).optional() })
+  .refine((d) => d.seconds !== undefined || d.ms !== undefined, 'seconds or ms is required')
+  .meta({ id: 'PathwayDelayNodeData' });
+export type DelayNodeData = z.infer<typeof DelayNodeData>;
+
+/** `output` records the run result (the run continues along its edge, if any); `end` also stops the run. */
+export const OutputNodeData = z.looseObject({ value: z.string().optional().meta({ description: 'expression; default the current value' }) })
+  .meta({ id: 'PathwayOutputNodeData' });
+export type OutputNodeData = z.infer<typeof OutputNodeData>;
+
+/** The data contract of each canonical node type, used by validation and available to the interpreter. */
+export const NODE_DATA: Readonly<Record<NodeType, z.ZodType>> = {
+  start: FreeNodeData, input: FreeNodeData, neuron: NeuronNodeData, if: IfNodeData, while: WhileNodeData,
+  classify: ClassifyNodeData, human: HumanNodeData, transform: TransformNodeData, delay: DelayNodeData,
+  output: OutputNodeData, end: OutputNodeData,
+};
+
+// ---------------------------------------------------------------- id-based graph (stored pathways, editor)
+
+const NodeData = z.record(z.string(), z.unknown());
+
+/** A node of the id-based graph. Unknown keys (position, selected, …) are kept so editor round trips lose nothing. */
+export const GraphNode = z.looseObject({
+  id: z.string().min(1),
+  type: z.string().min(1),
+  data: NodeData.nullish().meta({ description: 'type-specific settings, see the Pathway*NodeData schemas' }),
+}).meta({ id: 'PathwayGraphNode' });
+export type GraphNode = z.infer<typeof GraphNode>;
+
+/**
+ * An edge of the id-based graph. The branch name is `handle`, or React Flow's `sourceHandle` when `handle` is absent
+ * (`handle` wins when both are set). `label` is display text only and never selects a branch.
+ */
+export const GraphEdge = z.looseObject({
+  id: z.string().nullish(),
+  source: z.string().min(1),
+  target: z.string().min(1),
+  handle: z.string().nullish(),
+  sourceHandle: z.string().nullish(),
+  label: z.string().nullish(),
+}).meta({ id: 'PathwayGraphEdge' });
+export type GraphEdge = z.infer<typeof GraphEdge>;
+
+/** The branch an id-based edge takes (see GraphEdge), or undefined. */
+export function edgeHandle(edge: Pick<GraphEdge, 'handle' | 'sourceHandle'>): string | undefined {
+  return edge.handle ?? edge.sourceHandle ?? undefined;
+}
+
+/** Id-based graph as stored on a pathway and sent to POST /v1/pathways/validate; both lists default to empty. */
+export const IdGraph = z.object({
+  nodes: z.array(GraphNode).default([]),
+  edges: z.array(GraphEdge).default([]),
+}).meta({ id: 'PathwayIdGraph' });
+export type IdGraph = z.infer<typeof IdGraph>;
+/** What callers may send for an IdGraph (lists optional). */
+export type IdGraphInput = z.input<typeof IdGraph>;
+
+// ---------------------------------------------------------------- index-based graph (compiled, inline jobs)
+
+/** A compiled node: its index is its array position; no id. */
+export const CompiledNode = z.object({ type: z.string().min(1), data: NodeData.default({}) }).meta({ id: 'PathwayCompiledNode' });
+export type CompiledNode = z.infer<typeof CompiledNode>;
+
+/** `[source, target, handle?]`; target -1 is terminal. A null handle (JSON of `undefined`) means none. */
+export const CompiledEdge = z.tuple([z.int().min(-1), z.int().min(-1), z.string().nullish()]).meta({ id: 'PathwayCompiledEdge' });
+export type CompiledEdge = z.infer<typeof CompiledEdge>;
+
+/**
+ * The index-based graph the workflow interpreter walks. After compileGraph: node 0 is the entry, every node has its
+ * outgoing edges (terminals as -1, handles only on branches), and types are canonical.
+ */
+export const CompiledGraph = z.object({
+  nodes: z.array(CompiledNode).default([]),
+  edges: z.array(CompiledEdge).default([]),
+}).meta({ id: 'PathwayCompiledGraph' });
+export type CompiledGraph = z.infer<typeof CompiledGraph>;
+
+const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/**
+ * Shape sniff: true when `x` is an index-based graph (nodes without ids, edges as arrays), so callers such as
+ * POST /v1/jobs can accept either form. It does not validate; validateGraph/compileGraph do.
+ */
+export function isIndexGraph(x: unknown): x is { nodes: unknown[]; edges?: unknown[] } {
+  if (!isRecord(x) || !Array.isArray(x.nodes)) return false;
+  if (x.edges !== undefined && !(Array.isArray(x.edges) && x.edges.every(Array.isArray))) return false;
+  return x.nodes.every((n) => !(isRecord(n) && 'id' in n));
+}
+
+/**
+ * Converts an index-based graph to the id form for the editor: node ids are the indices ("0", "1", …). Terminal
+ * edges are implicit in the id form and dropped, except a branch that explicitly ends the run, which points at one
+ * added `end` node with id "end" (otherwise validation would report the branch missing).
+ */
+export function toIdGraph(compiled: CompiledGraph): IdGraph {
+  const nodes: GraphNode[] = compiled.nodes.map((n, i) => ({ id: String(i), type: n.type, data: { ...n.data } }));
+  const edges: GraphEdge[] = [];
+  let needsEnd = false;
+  compiled.edges.forEach(([s, t, h], k) => {
+    const handle = h ?? undefined;
+    if (t === -1) {
+      const node = compiled.nodes[s];
+      if (!node || handle === undefined || branchHandles(node.type, node.data) === null) return;
+      needsEnd = true;
+    }
+    edges.push({ id: `e${k}`, source: String(s), target: t === -1 ? 'end' : String(t), ...(handle !== undefined && { handle }) });
+  });
+  if (needsEnd) nodes.push({ id: 'end', type: 'end', data: {} });
+  return { nodes, edges };
+}
+
+// ---------------------------------------------------------------- run-time helpers
+
+/**
+ * The node the interpreter goes to after `nodeIndex`: the target index, or -1 when the run ends there. Branching
+ * nodes match `handle` (a boolean is accepted for `if`); other nodes take their single edge and ignore `handle`.
+ */
+export function nextEdges(compiled: CompiledGraph, nodeIndex: number, handle?: string | boolean): number {
+  const node = compiled.nodes[nodeIndex];
+  if (!node) throw new RangeError(`pathway has no node ${nodeIndex}`);
+  const branching = branchHandles(node.type, node.data) !== null;
+  const want = handle === undefined ? undefined : String(handle);
+  for (const [s, t, h] of compiled.edges) {
+    if (s === nodeIndex && (!branching || (h ?? undefined) === want)) return t;
+  }
+  return -1;
+}
+
+/** Per-node data patches: key = node id (id form) or array index (index form), value shallow-merged into `data`. */
+export const GraphOverrides = z.record(z.string(), z.record(z.string(), z.unknown())).meta({ id: 'PathwayOverrides' });
+export type GraphOverrides = z.infer<typeof GraphOverrides>;
+
+type OverridableNode = { id?: unknown; data?: Record<string, unknown> | null };
+
+/**
+ * Applies POST /v1/pathways/compile `overrides` (e.g. swap a neuron or a prompt for a preview run) without touching
+ * the stored graph. A node is addressed by its string `id`, or by its index when it has none. Merging is shallow;
+ * a key matching no node is reported, not ignored, so a typo is visible. Returns a new graph.
+ */
+export function applyOverrides<G extends { nodes: readonly OverridableNode[] }>(graph: G, overrides: GraphOverrides): { graph: G; errors: string[] } {
+  const keyOf = (n: OverridableNode, i: number) => (typeof n.id === 'string' ? n.id : String(i));
+  const keys = new Set(graph.nodes.map(keyOf));
+  const errors: string[] = [];
+  for (const [key, patch] of Object.entries(overrides)) {
+    if (!keys.has(key)) errors.push(`overrides: no node "${key}"`);
+    else if (!isRecord(patch)) errors.push(`overrides: node "${key}": expected an object of data fields`);
+  }
+  const nodes = graph.nodes.map((n, i) => {
+    const patch = overrides[keyOf(n, i)];
+    return isRecord(patch) ? { ...n, data: { ...(n.data ?? {}), ...patch } } : n;
+  });
+  return { graph: { ...graph, nodes }, errors };
+}

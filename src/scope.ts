@@ -1,0 +1,26 @@
+/** Roles a credential may carry (DESIGN.md, Contract). */
+export type Role = 'workspace_admin' | 'core_admin' | 'member';
+
+/**
+ * Who is calling and where: every service and repository call takes a Scope first, so a
+ * query can never forget to filter by workspace.
+ */
+export interface Scope {
+  workspaceId: string;
+  /** Set when the route is brain-scoped (X-Brain-Id) or a body/query names a brain. */
+  brainId?: string;
+  userId: string | null;
+  apiKeyId: string | null;
+  roles: Role[];
+  credential: 'api_key' | 'jwt' | 'share' | 'system' | 'anonymous';
+  /** Set for share-token callers: the receptor the token belongs to. */
+  receptorId?: string;
+}
+
+export const hasRole = (scope: Scope, role: Role): boolean =>
+  scope.roles.includes(role) || (role === 'workspace_admin' && scope.roles.includes('core_admin'));
+
+/** A scope for work the platform does on its own behalf (schedules, workflows). */
+export const systemScope = (workspaceId: string, brainId?: string): Scope => ({
+  workspaceId, brainId, userId: null, apiKeyId: null, roles: ['workspace_admin'], credential: 'system',
+});

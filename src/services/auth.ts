@@ -1,0 +1,111 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { jwtVerify, SignJWT } from 'jose';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import type { WorkspaceRepo, ApiKeyDoc } from '../db/workspaces.js';
+import { authRequired, forbidden, notFound } from '../errors.js';
+import { hasRole, type Role, type Scope } from '../scope.js';
+
+/** JWT claims fixed by DESIGN.md (Contract). */
+const JwtClaims = z.object({
+  sub: z.uuid(),
+  workspace_id: z.uuid(),
+  roles: z.array(z.string()).default([]),
+});
+
+const KNOWN_ROLES: Role[] = ['workspace_admin', 'core_admin', 'member'];
+const toRoles = (rs: string[]): Role[] => rs.filter((r): r is Role => (KNOWN_ROLES as string[]).includes(r));
+
+/** API keys are shown once and stored as a SHA-256 digest (high-entropy secrets need no slow hash). */
+export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+export const newApiKeySecret = (): string => `ctx_${randomBytes(24).toString('base64url')}`;
+const looksLikeJwt = (t: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(t);
+
+/** Credentials: API keys, HS256 JWTs and the bootstrap identity. */
+export function createAuthService({ config, repo }: { config: Config; repo: WorkspaceRepo }) {
+  const secret = new TextEncoder().encode(config.JWT_SECRET);
+
+  async function fromApiKey(token: string): Promise<Scope> {
+    const key = await repo.apiKeys.findOne({ hash: hashApiKey(token), revokedAt: null });
+    if (!key) throw authRequired('Invalid API key');
+    void repo.apiKeys.updateOne({ _id: key._id }, { $set: { lastUsedAt: new Date() } }).catch(() => undefined);
+    return { workspaceId: key.workspaceId, userId: key.createdBy, apiKeyId: key._id, roles: toRoles(key.roles), credential: 'api_key' };
+  }
+
+  async function fromJwt(token: string): Promise<Scope> {
+    let claims: z.infer<typeof JwtClaims>;
+    try {
+      const { payload } = await jwtVerify(token, secret, { algorithms: ['HS256'] });
+      claims = JwtClaims.parse(payload);
+    } catch {
+      throw authRequired('Invalid or expired token');
+    }
+    // A JWT for a workspace the platform has not seen yet provisions it (DESIGN.md, Contract).
+    await repo.ensureWorkspace(claims.workspace_id, claims.workspace_id, `Workspace ${claims.workspace_id.slice(0, 8)}`);
+    return { workspaceId: claims.workspace_id, userId: claims.sub, apiKeyId: null, roles: toRoles(claims.roles), credential: 'jwt' };
+  }
+
+  return {
+    /** Resolves a bearer token (API key or JWT) into a Scope, or throws 401. */
+    async authenticate(bearer: string | undefined): Promise<Scope> {
+      if (!bearer) throw authRequired();
+      return looksLikeJwt(bearer) ? fromJwt(bearer) : fromApiKey(bearer);
+    },
+
+    /** Signs a JWT (used by tests and tooling; dashboards receive theirs from an identity provider). */
+    async signJwt(claims: { sub: string; workspace_id: string; roles: string[] }, expiresIn = '1h'): Promise<string> {
+      return new SignJWT({ workspace_id: claims.workspace_id, roles: claims.roles })
+        .setProtectedHeader({ alg: 'HS256' }).setSubject(claims.sub).setIssuedAt().setExpirationTime(expiresIn).sign(secret);
+    },
+
+    /** Creates a key in the caller's workspace; it may carry at most the caller's roles. */
+    async createApiKey(scope: Scope, input: { name: string; roles?: Role[] }): Promise<{ doc: ApiKeyDoc; secret: string }> {
+      const roles = input.roles ?? ['member'];
+      for (const r of roles) if (r !== 'member' && !hasRole(scope, r)) throw forbidden(`Cannot grant role ${r}`);
+      const secretValue = newApiKeySecret();
+      const doc: ApiKeyDoc = {
+        _id: randomUUID(), workspaceId: scope.workspaceId, name: input.name, hash: hashApiKey(secretValue),
+        prefix: secretValue.slice(0, 10), roles, createdBy: scope.userId, createdAt: new Date(), lastUsedAt: null, revokedAt: null,
+      };
+      await repo.apiKeys.insertOne(doc);
+      return { doc, secret: secretValue };
+    },
+
+    listApiKeys: (scope: Scope) => repo.apiKeys.find({ workspaceId: scope.workspaceId, revokedAt: null }).sort({ createdAt: -1 }).toArray(),
+
+    async revokeApiKey(scope: Scope, id: string): Promise<void> {
+      const res = await repo.apiKeys.updateOne({ _id: id, workspaceId: scope.workspaceId, revokedAt: null }, { $set: { revokedAt: new Date() } });
+      if (res.matchedCount === 0) throw notFound('API key');
+    },
+
+    /**
+     * Makes sure the bootstrap workspace, brain and admin key exist (idempotent), so that
+     * `npm run up` can print a key that works on a fresh database.
+     */
+    async bootstrap(): Promise<void> {
+      const { BOOTSTRAP_WORKSPACE_ID: ws, BOOTSTRAP_BRAIN_ID: brain, BOOTSTRAP_API_KEY: key } = config;
+      if (!ws) return;
+      await repo.ensureWorkspace(ws, 'default', 'Default workspace');
+      if (brain) await repo.ensureBrain(ws, brain, 'Default brain');
+      if (key) {
+        await repo.apiKeys.updateOne(
+          { hash: hashApiKey(key) },
+          { $setOnInsert: { _id: randomUUID(), workspaceId: ws, name: 'bootstrap', prefix: key.slice(0, 10), roles: ['workspace_admin'], createdBy: null, createdAt: new Date(), lastUsedAt: null, revokedAt: null } },
+          { upsert: true },
+        );
+      }
+    },
+
+    /** Creates a workspace with a brain and an admin key in one call (tests, tooling, `npm run up`). */
+    async provisionWorkspace(opts: { roles?: Role[]; slug?: string } = {}) {
+      const workspaceId = randomUUID();
+      const brainId = randomUUID();
+      await repo.ensureWorkspace(workspaceId, opts.slug ?? `ws-${workspaceId.slice(0, 8)}`, 'Workspace');
+      await repo.ensureBrain(workspaceId, brainId, 'Brain');
+      const scope: Scope = { workspaceId, userId: null, apiKeyId: null, roles: ['core_admin', 'workspace_admin'], credential: 'system' };
+      const { secret: key, doc } = await this.createApiKey(scope, { name: 'admin', roles: opts.roles ?? ['workspace_admin'] });
+      return { workspaceId, brainId, key, apiKeyId: doc._id };
+    },
+  };
+}
+export type AuthService = ReturnType<typeof createAuthService>;

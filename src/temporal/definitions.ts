@@ -1,0 +1,68 @@
+/**
+ * Shared Temporal definitions (STYLE.md §7): task queue, signals, queries, search-attribute
+ * keys and workflow input types. Imported by the API (to start/signal/query by name), the
+ * worker and the workflow bundle; it imports @temporalio/workflow and types only.
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineSearchAttributeKey } from '@temporalio/common';
+
+/** Search attributes operators filter on in the Temporal UI (registered by the dev server start). */
+export const WorkspaceIdKey = defineSearchAttributeKey('WorkspaceId', 'KEYWORD');
+export const BrainIdKey = defineSearchAttributeKey('BrainId', 'KEYWORD');
+export const NeuronIdKey = defineSearchAttributeKey('NeuronId', 'KEYWORD');
+export const PathwayIdKey = defineSearchAttributeKey('PathwayId', 'KEYWORD');
+export const ReceptorIdKey = defineSearchAttributeKey('ReceptorId', 'KEYWORD');
+export const TraceIdKey = defineSearchAttributeKey('TraceId', 'KEYWORD');
+export const JobKindKey = defineSearchAttributeKey('JobKind', 'KEYWORD');
+export const SEARCH_ATTRIBUTES = ['WorkspaceId', 'BrainId', 'NeuronId', 'PathwayId', 'ReceptorId', 'TraceId', 'JobKind'] as const;
+
+export type JobKind = 'neuron' | 'pathway' | 'receptor' | 'transcription' | 'search' | 'ingest';
+export type JobState = 'pending' | 'running' | 'completed' | 'failed' | 'waiting' | 'paused';
+
+/** What the `status` query returns: the live part of GET /v1/jobs/:id/status. */
+export interface LiveStatus {
+  status: JobState;
+  progress: number;
+  currentStep: string | null;
+  waitingFor?: Record<string, unknown> | null;
+}
+
+export const cancelSignal = defineSignal<[{ reason?: string }]>('cancel');
+export const resumeSignal = defineSignal<[Record<string, unknown>]>('resume');
+export const inputSignal = defineSignal<[Record<string, unknown>]>('input');
+export const interventionResponseSignal = defineSignal<[{ interventionId: string; action: string; comment?: string; fields?: Record<string, unknown>; by?: string | null }]>('interventionResponse');
+export const statusQuery = defineQuery<LiveStatus>('status');
+
+/** Workflow-safe copy of the caller's scope (plain data). */
+export interface RunScope { workspaceId: string; brainId?: string; userId: string | null; apiKeyId: string | null; roles: string[]; credential: string; receptorId?: string }
+
+export interface NeuronRunInput {
+  jobId: string;
+  scope: RunScope;
+  neuronId: string;
+  /** The neuron version pinned at start; later edits do not change a running job. */
+  neuronVersion: number;
+  traceId: string;
+  traceType: 'thread' | 'system';
+  message: string;
+  data?: Record<string, unknown>;
+  userEngramId: string | null;
+  /** Delegation depth; a child run is started by its parent with depth + 1. */
+  depth: number;
+  maxTurns: number;
+  /** Set on child runs and pathway nodes: the job whose stream and cancellation they follow. */
+  parentJobId?: string;
+  pathwayContext?: { pathwayId: string; nodeIndex: number } | null;
+}
+
+export interface NeuronRunResult {
+  text: string;
+  engramId: string;
+  traceId: string;
+  model: string;
+  usage: { inputTokens: number; outputTokens: number; totalTokens: number; costUsd: number };
+  toolCalls: { name: string; arguments: string; result: string }[];
+  turns: number;
+  output?: unknown;
+}
+export type NeuronRun = (input: NeuronRunInput) => Promise<NeuronRunResult>;

@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { Engram, Trace, TraceList } from '../../src/schemas/traces.js';
+import { buildWorkspace, useTestApp } from '../support/app.js';
+import { dataOf, readSse } from '../support/sse.js';
+
+const app = useTestApp();
+
+describe('traces', () => {
+  it('POST /v1/traces/:id/messages creates the trace on the first message and keeps API order', async () => {
+    const ws = await buildWorkspace(app);
+    const traceId = randomUUID();
+    const first = await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'hello', metadata: { 'a.b': 1, $x: [[1, 2]] } });
+    expect(first.status).toBe(201);
+    const engram = Engram.parse(first.body.engram);
+    expect(engram.source_type).toBe('user');
+    expect(engram.content).toEqual({ type: 'human', content: 'hello' });
+    expect(engram.content_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(engram.metadata).toEqual({ 'a.b': 1, $x: [[1, 2]] });
+    for (const c of ['two', 'three']) expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: c })).status).toBe(201);
+
+    const msgs = await app.get<{ engrams: unknown[] }>(`/v1/traces/${traceId}/messages`, ws.key);
+    expect(msgs.body.engrams.map((e) => Engram.parse(e).content.content)).toEqual(['hello', 'two', 'three']);
+    const limited = await app.get<{ engrams: unknown[] }>(`/v1/traces/${traceId}/messages?limit=2`, ws.key);
+    expect(limited.body.engrams).toHaveLength(2);
+
+    const t = await app.get(`/v1/traces/${traceId}`, ws.key);
+    const trace = Trace.parse(t.body.trace);
+    expect(trace.message_count).toBe(3);
+    expect(trace.tenant_id).toBe(ws.workspaceId);
+    expect(trace.cost_summary).toEqual({ total_cost_usd: 0, total_tokens: 0, input_tokens: 0, output_tokens: 0 });
+  });
+
+  it('links memory_ids and validates the body', async () => {
+    const ws = await buildWorkspace(app);
+    const traceId = randomUUID();
+    const mem = randomUUID();
+    const r = await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'x', memory_ids: [mem] });
+    expect(Engram.parse(r.body.engram).memory_ids).toEqual([mem]);
+    const bad = await app.post(`/v1/traces/${traceId}/messages`, ws.key, { metadata: {} });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(String(bad.body.message)).toContain('content');
+    const badMem = await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'x', memory_ids: ['nope'] });
+    expect(badMem.status).toBe(400);
+    const malformed = await app.request('POST', `/v1/traces/${traceId}/messages`, { auth: ws.key, raw: '{"content": ' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toMatchObject({ code: 'VALIDATION_ERROR' });
+    // Bad input never loses data already stored.
+    expect((await app.get(`/v1/traces/${traceId}`, ws.key)).body).toMatchObject({ trace: { message_count: 1 } });
+  });
+
+  it('400 for a malformed id, 404 for a missing trace and for another workspace', async () => {
+    const a = await buildWorkspace(app);
+    const b = await buildWorkspace(app);
+    const traceId = randomUUID();
+    await app.post(`/v1/traces/${traceId}/messages`, a.key, { content: 'secret' });
+    expect((await app.get('/v1/traces/not-a-uuid', a.key)).status).toBe(400);
+    expect((await app.get(`/v1/traces/${randomUUID()}`, a.key)).status).toBe(404);
+    const cross = await app.get(`/v1/traces/${traceId}`, b.key);
+    expect(cross.status).toBe(404);
+    expect(cross.body).toEqual({ message: 'Trace not found', code: 'NOT_FOUND' });
+    expect((await app.get(`/v1/traces/${traceId}/messages`, b.key)).status).toBe(404);
+    const list = await app.get('/v1/traces', b.key);
+    expect(TraceList.parse(list.body).total).toBe(0);
+  });
+
+  it('401 without a valid credential', async () => {
+    expect((await app.get('/v1/traces')).body).toMatchObject({ code: 'AUTH_REQUIRED' });
+    expect((await app.get('/v1/traces', 'ctx_wrong')).status).toBe(401);
+  });
+
+  it('lists with filters, search over trace_id and title, sort, paging and has_more', async () => {
+    const ws = await buildWorkspace(app);
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    for (const [i, id] of ids.entries()) {
+      for (let n = 0; n <= i; n++) await app.post(`/v1/traces/${id}/messages`, ws.key, { content: `m${n}` });
+    }
+    await app.patch(`/v1/traces/${ids[1]}`, ws.key, { title: 'Quarterly Planning' });
+    const all = TraceList.parse((await app.get('/v1/traces?sort=message_count&order=desc', ws.key)).body);
+    expect(all.total).toBe(3);
+    expect(all.traces.map((t) => t.trace_id)).toEqual([ids[2], ids[1], ids[0]]);
+    const page = TraceList.parse((await app.get('/v1/traces?limit=2&offset=0&sort=created_at&order=asc', ws.key)).body);
+    expect(page).toMatchObject({ total: 3, limit: 2, offset: 0, has_more: true });
+    expect(page.traces[0].trace_id).toBe(ids[0]);
+    const last = TraceList.parse((await app.get('/v1/traces?limit=2&offset=2', ws.key)).body);
+    expect(last.has_more).toBe(false);
+    expect(TraceList.parse((await app.get('/v1/traces', ws.key)).body).limit).toBe(20);
+    const byTitle = TraceList.parse((await app.get('/v1/traces?search=planning', ws.key)).body);
+    expect(byTitle.traces.map((t) => t.trace_id)).toEqual([ids[1]]);
+    expect(byTitle.traces[0].title).toBe('Quarterly Planning');
+    expect(byTitle.traces[0].metadata.title).toBe('Quarterly Planning');
+    const byId = TraceList.parse((await app.get(`/v1/traces?search=${ids[2].slice(0, 13)}`, ws.key)).body);
+    expect(byId.traces.map((t) => t.trace_id)).toEqual([ids[2]]);
+    const future = TraceList.parse((await app.get(`/v1/traces?created_after=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, ws.key)).body);
+    expect(future.total).toBe(0);
+    const past = TraceList.parse((await app.get(`/v1/traces?created_before=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, ws.key)).body);
+    expect(past.total).toBe(3);
+    expect((await app.get(`/v1/traces?brain_id=${ws.brainId}`, ws.key)).status).toBe(200);
+    expect((await app.get(`/v1/traces?user_id=${randomUUID()}`, ws.key)).body).toMatchObject({ total: 0 });
+    expect((await app.get(`/v1/traces?receptor_id=${randomUUID()}`, ws.key)).body).toMatchObject({ total: 0 });
+    expect((await app.get('/v1/traces?sort=bogus', ws.key)).status).toBe(400);
+    expect((await app.get('/v1/traces?created_after=yesterday', ws.key)).status).toBe(400);
+    expect((await app.get('/v1/traces?limit=-1', ws.key)).status).toBe(400);
+  });
+
+  it('neuron_id needs brain scope', async () => {
+    const ws = await buildWorkspace(app);
+    const neuronId = randomUUID();
+    expect((await app.get(`/v1/traces?neuron_id=${neuronId}`, ws.key)).status).toBe(400);
+    const ok = await app.get(`/v1/traces?neuron_id=${neuronId}`, ws.key, ws.brainHeaders);
+    expect(ok.status).toBe(200);
+    expect((await app.get(`/v1/traces?neuron_id=${neuronId}`, ws.key, { 'x-brain-id': 'nope' })).status).toBe(400);
+    expect((await app.get(`/v1/traces?neuron_id=${neuronId}`, ws.key, { 'x-brain-id': randomUUID() })).status).toBe(404);
+  });
+
+  it('a manual title overrides a generated one and is not replaced by later generation', async () => {
+    const ws = await buildWorkspace(app);
+    const traceId = randomUUID();
+    await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'hi' });
+    const scope = { workspaceId: ws.workspaceId, userId: null, apiKeyId: null, roles: [], credential: 'system' as const };
+    await app.services.traces.setTitle(scope, traceId, 'Generated', 'generated');
+    expect((await app.get(`/v1/traces/${traceId}`, ws.key)).body).toMatchObject({ trace: { title: 'Generated' } });
+    expect((await app.patch(`/v1/traces/${traceId}`, ws.key, { title: 'Mine' })).status).toBe(200);
+    await app.services.traces.setTitle(scope, traceId, 'Generated again', 'generated');
+    expect((await app.get(`/v1/traces/${traceId}`, ws.key)).body).toMatchObject({ trace: { title: 'Mine' } });
+    expect((await app.patch(`/v1/traces/${randomUUID()}`, ws.key, { title: 'x' })).status).toBe(404);
+    expect((await app.patch(`/v1/traces/${traceId}`, ws.key, { title: '' })).status).toBe(400);
+  });
+
+  it('trace events: a new message appears on the stream; after= and Last-Event-ID resume with only later entries', async () => {
+    const ws = await buildWorkspace(app);
+    const traceId = randomUUID();
+    await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'one' });
+    const url = `${app.url}/v1/traces/${traceId}/events`;
+    const headers = { authorization: `Bearer ${ws.key}` };
+    const live = await readSse(url, {
+      headers, until: (ev) => ev.length >= 2,
+      onOpen: async () => { await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'two' }); },
+    });
+    expect(live.status).toBe(200);
+    expect(live.contentType).toContain('text/event-stream');
+    expect(live.events.map((e) => (dataOf(e).content as { content: string }).content)).toEqual(['one', 'two']);
+    expect(live.events[0].id).toMatch(/^\d+-\d+$/);
+    await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'three' });
+    const cursor = live.events[0].id!;
+    const resumed = await readSse(`${url}?after=${cursor}`, { headers, until: (ev) => ev.length >= 2 });
+    expect(resumed.events.map((e) => (dataOf(e).content as { content: string }).content)).toEqual(['two', 'three']);
+    const byHeader = await readSse(url, { headers: { ...headers, 'last-event-id': live.events[1].id! }, until: (ev) => ev.length >= 1 });
+    expect(byHeader.events.map((e) => (dataOf(e).content as { content: string }).content)).toEqual(['three']);
+    expect((await app.get(`/v1/traces/${traceId}/events?after=garbage`, ws.key)).status).toBe(400);
+    const other = await buildWorkspace(app);
+    expect((await app.get(`/v1/traces/${traceId}/events`, other.key)).status).toBe(404);
+  });
+});

@@ -1,0 +1,22 @@
+import { defineConfig } from 'vitest/config';
+
+/** Unit tests need no services; integration tests share one set of embedded services per run (test/support/global-setup.ts). */
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'snake/**/*.unit.test.ts'], environment: 'node' } },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/api/**/*.test.ts', 'test/workflows/**/*.test.ts', 'test/snake/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: true,
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
