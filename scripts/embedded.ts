@@ -87,8 +87,8 @@ export async function freePorts(n: number): Promise<number[]> {
   }
 }
 
-/** Every child started by this module that has not exited yet (for the exit hook). */
-const live = new Set<ManagedProcess>();
+/** Every child started through SupervisedProcess that has not exited yet (for the exit hook). */
+const live = new Set<SupervisedProcess>();
 const SETPRIV = '/usr/bin/setpriv';
 const hasSetpriv = process.platform === 'linux' && isExecutable(SETPRIV);
 
@@ -116,36 +116,57 @@ function cachedBinary(name: string): string {
   return file;
 }
 
+/** How a SupervisedProcess is started; see its constructor. */
+export interface SupervisedOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Append the child's full output to this file (services keep theirs beside their data). */
+  logFile?: string;
+  /** Called for every complete output line (scripts/up.ts prints them with a name prefix). */
+  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+}
+
 /**
- * One spawned server: keeps the last lines of its output for error messages, writes the
- * full output to a log file in its data folder, and knows how to stop itself.
+ * One spawned child: keeps its last output lines for error messages, optionally writes the
+ * full output to a file, and knows how to stop itself. Exported because scripts/up.ts runs
+ * the API, worker and snake processes under the same rules (parent-death signal, own process
+ * group, SIGTERM then SIGKILL) as the services.
  */
-class ManagedProcess {
+export class SupervisedProcess {
   readonly child: ChildProcess;
+  /** Resolves when the child has exited (or failed to spawn); never rejects. */
   readonly exited: Promise<void>;
   exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   private readonly tail: string[] = [];
-  private readonly logFile: WriteStream;
+  private readonly logFile: WriteStream | undefined;
 
   constructor(
     readonly name: string,
     readonly command: string,
     readonly args: string[],
-    cwd: string,
-    env: NodeJS.ProcessEnv,
+    opts: SupervisedOptions,
   ) {
-    this.logFile = createWriteStream(path.join(cwd, `${name}.log`), { flags: 'a' });
+    this.logFile = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
     const [cmd, argv] = hasSetpriv ? [SETPRIV, ['--pdeathsig', 'TERM', '--', command, ...args]] : [command, args];
-    this.child = spawn(cmd, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: hasSetpriv });
+    this.child = spawn(cmd, argv, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: hasSetpriv });
     live.add(this);
-    for (const stream of [this.child.stdout, this.child.stderr]) {
+    for (const [streamName, stream] of [['stdout', this.child.stdout], ['stderr', this.child.stderr]] as const) {
       let partial = '';
       stream?.setEncoding('utf8');
       stream?.on('data', (chunk: string) => {
-        this.logFile.write(chunk);
+        this.logFile?.write(chunk);
         const lines = (partial + chunk).split('\n');
         partial = lines.pop() ?? '';
-        for (const line of lines) this.remember(line);
+        for (const line of lines) {
+          this.remember(line);
+          opts.onLine?.(line, streamName);
+        }
+      });
+      stream?.on('end', () => {
+        if (partial) {
+          this.remember(partial);
+          opts.onLine?.(partial, streamName);
+        }
       });
     }
     this.exited = new Promise<void>((resolve) => {
@@ -153,10 +174,11 @@ class ManagedProcess {
         if (this.exitInfo) return;
         this.exitInfo = { code, signal };
         live.delete(this);
-        this.logFile.end();
+        this.logFile?.end();
         resolve();
       };
-      this.child.once('exit', done);
+      // 'close' (not 'exit') so that the last output lines have been read when we report.
+      this.child.once('close', done);
       this.child.once('error', (err) => {
         this.remember(`spawn error: ${err.message}`);
         done(null, null);
@@ -175,11 +197,14 @@ class ManagedProcess {
     return this.tail.length ? this.tail.map((l) => `    ${l}`).join('\n') : '    (no output)';
   }
 
-  /** An Error that names the service, the command and its last output lines. */
+  /** How the child ended, for messages: "code 1" or "SIGTERM". */
+  exitText(): string {
+    return this.exitInfo ? (this.exitInfo.signal ?? `code ${this.exitInfo.code}`) : 'running';
+  }
+
+  /** An Error that names the process, the command and its last output lines. */
   failure(reason: string): Error {
-    return new Error(
-      `embedded ${this.name} ${reason}\n  command: ${this.command} ${this.args.join(' ')}\n  last output:\n${this.tailText()}`,
-    );
+    return new Error(`${this.name} ${reason}\n  command: ${this.command} ${this.args.join(' ')}\n  last output:\n${this.tailText()}`);
   }
 
   /** Sends a signal without throwing when the process is already gone. */
@@ -232,14 +257,11 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Polls `probe` until it returns true; fails early when the process exits, and after
  * `timeoutMs` with the last probe error and the process's last output lines.
  */
-async function waitReady(proc: ManagedProcess, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function waitReady(proc: SupervisedProcess, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError = 'not ready';
   for (;;) {
-    if (proc.exitInfo) {
-      const { code, signal } = proc.exitInfo;
-      throw proc.failure(`exited (${signal ?? `code ${code}`}) before it was ready`);
-    }
+    if (proc.exitInfo) throw proc.failure(`exited (${proc.exitText()}) before it was ready`);
     try {
       if (await probe()) return;
     } catch (err) {
@@ -256,10 +278,10 @@ async function waitReady(proc: ManagedProcess, probe: () => Promise<boolean>, ti
  */
 async function startService(
   portCount: number,
-  launch: (ports: number[]) => ManagedProcess,
+  launch: (ports: number[]) => SupervisedProcess,
   probe: (ports: number[]) => () => Promise<boolean>,
   timeoutMs: number,
-): Promise<{ proc: ManagedProcess; ports: number[] }> {
+): Promise<{ proc: SupervisedProcess; ports: number[] }> {
   for (let attempt = 1; ; attempt++) {
     const ports = await freePorts(portCount);
     const proc = launch(ports);
@@ -324,6 +346,86 @@ function childEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
+/** How one embedded service is started, probed and addressed. */
+interface ServiceSpec {
+  /** Process name, also the log file name (`<dataDir>/<folder>/<name>.log`). */
+  name: string;
+  /** Data folder under dataDir. */
+  folder: string;
+  bin: () => string;
+  portCount: number;
+  args: (dir: string, ports: number[]) => string[];
+  probe: (ports: number[]) => () => Promise<boolean>;
+  /** The connection strings this service contributes to the result. */
+  urls: (ports: number[]) => Omit<EmbeddedServices, 'stop'>;
+}
+
+/** The three services; `temporalUi` decides between a UI port and `--headless`. */
+function serviceSpecs(temporalUi: boolean): Record<keyof EmbeddedOptions['need'], ServiceSpec> {
+  return {
+    mongo: {
+      name: 'ferretdb',
+      folder: 'mongo',
+      bin: () => cachedBinary('ferretdb'),
+      portCount: 1,
+      args: (dir, [port]) => [
+        '--handler=sqlite',
+        `--sqlite-url=file:${dir}/`,
+        `--listen-addr=127.0.0.1:${port}`,
+        '--debug-addr=-', // the default 127.0.0.1:8088 would collide between instances
+        '--telemetry=disable',
+        `--state-dir=${dir}`,
+        '--log-level=warn',
+      ],
+      probe: ([port]) => () => mongoPing(`mongodb://127.0.0.1:${port}/`),
+      urls: ([port]) => ({ mongoUri: `mongodb://127.0.0.1:${port}/` }),
+    },
+    redis: {
+      name: 'redis',
+      folder: 'redis',
+      bin: () => {
+        const bin = onPath('redis-server', '/usr/bin/redis-server');
+        if (!existsSync(bin)) throw new Error('redis-server not found; run `npm run provision` first');
+        return bin;
+      },
+      portCount: 1,
+      args: (dir, [port]) => [
+        '--port', String(port),
+        '--bind', '127.0.0.1',
+        '--dir', dir,
+        '--save', '60 1', // a snapshot a minute and at shutdown, so `npm run up` keeps its streams
+        '--appendonly', 'no',
+        '--daemonize', 'no',
+        '--logfile', '',
+        '--loglevel', 'warning',
+      ],
+      probe: ([port]) => () => redisPing(port),
+      urls: ([port]) => ({ redisUrl: `redis://127.0.0.1:${port}` }),
+    },
+    temporal: {
+      name: 'temporal',
+      folder: 'temporal',
+      bin: () => cachedBinary('temporal'),
+      portCount: temporalUi ? 2 : 1,
+      args: (dir, [port, uiPort]) => [
+        'server', 'start-dev',
+        '--ip', '127.0.0.1',
+        '--port', String(port),
+        ...(temporalUi ? ['--ui-port', String(uiPort)] : ['--headless']),
+        '--db-filename', path.join(dir, 'temporal.db'),
+        '--namespace', 'default',
+        '--log-level', 'warn',
+        ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+      ],
+      probe: ([port]) => () => temporalReady(`127.0.0.1:${port}`),
+      urls: ([port, uiPort]) => ({
+        temporalAddress: `127.0.0.1:${port}`,
+        ...(temporalUi ? { temporalUiUrl: `http://127.0.0.1:${uiPort}` } : {}),
+      }),
+    },
+  };
+}
+
 /**
  * Starts the requested services in parallel, each with its own data folder under
  * `opts.dataDir`, and resolves once every one answers. When any of them fails, the ones
@@ -332,16 +434,10 @@ function childEnv(): NodeJS.ProcessEnv {
  */
 export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServices> {
   const timeoutMs = opts.readyTimeoutMs ?? Number(process.env.CORTEX_EMBEDDED_TIMEOUT_MS ?? 90_000);
-  const started: ManagedProcess[] = [];
+  const started: SupervisedProcess[] = [];
   const result: Omit<EmbeddedServices, 'stop'> = {};
   const env = childEnv();
-
-  const dirFor = async (name: string): Promise<string> => {
-    const dir = path.resolve(opts.dataDir, name);
-    await mkdir(dir, { recursive: true });
-    return dir;
-  };
-  const track = (proc: ManagedProcess): ManagedProcess => (started.push(proc), proc);
+  const specs = serviceSpecs(opts.temporalUi);
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
@@ -351,102 +447,32 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
       await Promise.all(running.map((p) => p.stop()));
     })());
 
-  const tasks: Promise<void>[] = [];
+  const start = async (spec: ServiceSpec): Promise<void> => {
+    const bin = spec.bin();
+    const dir = path.resolve(opts.dataDir, spec.folder);
+    await mkdir(dir, { recursive: true });
+    const launch = (ports: number[]): SupervisedProcess => {
+      const proc = new SupervisedProcess(spec.name, bin, spec.args(dir, ports), {
+        cwd: dir,
+        env,
+        logFile: path.join(dir, `${spec.name}.log`),
+      });
+      started.push(proc);
+      return proc;
+    };
+    const { ports } = await startService(spec.portCount, launch, spec.probe, timeoutMs);
+    const urls = spec.urls(ports);
+    Object.assign(result, urls);
+    opts.log(`${spec.name.padEnd(9)} ${Object.values(urls).join('  ')}  (data ${dir})`);
+  };
 
-  if (opts.need.mongo) {
-    tasks.push(
-      (async () => {
-        const bin = cachedBinary('ferretdb');
-        const dir = await dirFor('mongo');
-        const { ports } = await startService(
-          1,
-          ([port]) =>
-            track(
-              new ManagedProcess('ferretdb', bin, [
-                '--handler=sqlite',
-                `--sqlite-url=file:${dir}/`,
-                `--listen-addr=127.0.0.1:${port}`,
-                '--debug-addr=-', // the default 127.0.0.1:8088 would collide between instances
-                '--telemetry=disable',
-                `--state-dir=${dir}`,
-                '--log-level=warn',
-              ], dir, env),
-            ),
-          ([port]) => () => mongoPing(`mongodb://127.0.0.1:${port}/`),
-          timeoutMs,
-        );
-        result.mongoUri = `mongodb://127.0.0.1:${ports[0]}/`;
-        opts.log(`ferretdb     ${result.mongoUri}  (data ${dir})`);
-      })(),
-    );
-  }
-
-  if (opts.need.redis) {
-    tasks.push(
-      (async () => {
-        const bin = onPath('redis-server', '/usr/bin/redis-server');
-        if (!existsSync(bin)) throw new Error('redis-server not found; run `npm run provision` first');
-        const dir = await dirFor('redis');
-        const { ports } = await startService(
-          1,
-          ([port]) =>
-            track(
-              new ManagedProcess('redis', bin, [
-                '--port', String(port),
-                '--bind', '127.0.0.1',
-                '--dir', dir,
-                '--save', '60 1', // a snapshot a minute and on shutdown, so `npm run up` keeps streams
-                '--appendonly', 'no',
-                '--daemonize', 'no',
-                '--logfile', '',
-                '--loglevel', 'warning',
-              ], dir, env),
-            ),
-          ([port]) => () => redisPing(port),
-          timeoutMs,
-        );
-        result.redisUrl = `redis://127.0.0.1:${ports[0]}`;
-        opts.log(`redis        ${result.redisUrl}  (data ${dir})`);
-      })(),
-    );
-  }
-
-  if (opts.need.temporal) {
-    tasks.push(
-      (async () => {
-        const bin = cachedBinary('temporal');
-        const dir = await dirFor('temporal');
-        const { ports } = await startService(
-          opts.temporalUi ? 2 : 1,
-          ([port, uiPort]) =>
-            track(
-              new ManagedProcess('temporal', bin, [
-                'server', 'start-dev',
-                '--ip', '127.0.0.1',
-                '--port', String(port),
-                ...(opts.temporalUi ? ['--ui-port', String(uiPort)] : ['--headless']),
-                '--db-filename', path.join(dir, 'temporal.db'),
-                '--namespace', 'default',
-                '--log-level', 'warn',
-                ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
-              ], dir, env),
-            ),
-          ([port]) => () => temporalReady(`127.0.0.1:${port}`),
-          timeoutMs,
-        );
-        result.temporalAddress = `127.0.0.1:${ports[0]}`;
-        if (opts.temporalUi) result.temporalUiUrl = `http://127.0.0.1:${ports[1]}`;
-        opts.log(`temporal     ${result.temporalAddress}${result.temporalUiUrl ? `  UI ${result.temporalUiUrl}` : ''}  (data ${dir})`);
-      })(),
-    );
-  }
-
-  const outcomes = await Promise.allSettled(tasks);
+  const wanted = (Object.keys(specs) as (keyof typeof specs)[]).filter((key) => opts.need[key]);
+  const outcomes = await Promise.allSettled(wanted.map((key) => start(specs[key])));
   const failures = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failures.length) {
     await stop();
     const reasons = failures.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason)));
-    throw new Error(reasons.join('\n'));
+    throw new Error(`embedded services failed to start:\n${reasons.join('\n')}`);
   }
   return { ...result, stop };
 }

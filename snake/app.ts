@@ -3,7 +3,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import { pino, type Logger } from 'pino';
-import { z, ZodError } from 'zod';
+import { type z, ZodError } from 'zod';
 import { createAgentClient, redact } from './agent.js';
 import type { SnakeConfig } from './config.js';
 import { internalError, notFound, SnakeError, validationError } from './errors.js';
@@ -103,9 +103,6 @@ export function createSnakeApp(opts: SnakeAppOptions): Koa {
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '200kb' }));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true, methodNotAllowed: () => new SnakeError('METHOD_NOT_ALLOWED', 405, 'method not allowed') }));
-  app.use((ctx) => {
-    throw notFound(ctx.path.startsWith('/api/') ? `route ${ctx.method} ${ctx.path}` : 'page');
-  });
   return app;
 }
 
@@ -119,6 +116,7 @@ function errors(logger: Logger, apiKey: string | undefined): Middleware {
   return async (ctx, next) => {
     try {
       await next();
+      if (ctx.status === 404 && ctx.body == null) throw notFound(ctx.path.startsWith('/api/') ? `route ${ctx.method} ${ctx.path}` : 'page');
     } catch (err) {
       const e = toSnakeError(err);
       if (e.status >= 500) logger.error({ err: redact(String((err as Error)?.stack ?? err), apiKey), path: ctx.path }, 'snake request failed');
@@ -132,7 +130,7 @@ function toSnakeError(err: unknown): SnakeError {
   if (err instanceof SnakeError) return err;
   if (err instanceof ZodError) return validationError(formatIssue(err.issues[0]));
   const http = err as { status?: unknown; type?: unknown };
-  if (http.type === 'entity.parse.failed') return validationError('the request body is not valid JSON');
+  if (err instanceof SyntaxError && http.status === 400) return validationError('the request body is not valid JSON');
   if (http.status === 413) return new SnakeError('PAYLOAD_TOO_LARGE', 413, 'the request body is too large');
   if (typeof http.status === 'number' && http.status >= 400 && http.status < 500) return validationError('the request body could not be read');
   return internalError();

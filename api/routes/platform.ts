@@ -60,6 +60,11 @@ export default [
     handler: async ({ body, scope, services }) => presentBrain(await services.workspaces.ensureBrain(scope.workspaceId, randomUUID(), body.name)),
   }),
   route({
+    method: 'get', path: '/v1/config/models', response: z.object({ models: z.array(z.object({ model: z.string(), provider: z.string() })) }), tags: ['config'],
+    summary: 'Models the platform can run: provider/model ids for neuron_config.model',
+    handler: async ({ services }) => ({ models: services.models.list() }),
+  }),
+  route({
     method: 'post', path: '/v1/chat/:traceId', auth: 'none', tags: ['chat'],
     summary: 'Retired: use POST /v1/neurons/:id/invoke with trace_id, stream and optional client_nonce',
     handler: async () => { throw gone('POST /v1/chat/:traceId is retired; use POST /v1/neurons/:id/invoke with trace_id, stream and an optional client_nonce'); },

@@ -34,6 +34,8 @@ export interface AnthropicProviderOptions {
  * the API wants it: system messages go to the separate `system` field, assistant tool calls
  * become `tool_use` blocks, and tool results become `tool_result` blocks in a user message
  * (consecutive ones merged, since all results for one assistant turn must share a message).
+ * `temperature` is ignored (the API version this SDK speaks has none); `responseFormat: 'json'`
+ * becomes a system instruction, since the Messages API has no JSON mode.
  */
 export function createAnthropicProvider(opts: AnthropicProviderOptions = {}): ChatProvider {
   const name = 'anthropic';
@@ -60,7 +62,8 @@ export function createAnthropicProvider(opts: AnthropicProviderOptions = {}): Ch
       };
       if (system.length) params.system = system.join('\n\n');
       if (req.tools?.length) params.tools = req.tools.map(toAnthropicTool);
-      if (req.temperature !== undefined) params.temperature = req.temperature;
+      // req.temperature is not sent: the Messages API of this SDK version (1.x) no longer has a
+      // sampling temperature (MessageCreateParams has no such field), so it is ignored here.
 
       try {
         const stream = await client.messages.create(params, { signal: req.signal });
@@ -68,10 +71,13 @@ export function createAnthropicProvider(opts: AnthropicProviderOptions = {}): Ch
         for await (const event of stream) {
           const delta = acc.add(event);
           if (delta && onToken) await onToken(delta); // awaited: backpressure on the reader
-          if (req.signal?.aborted) {
-            stream.controller.abort();
-            throw new LlmAbortError(name, req.signal.reason);
-          }
+          if (req.signal?.aborted) break;
+        }
+        // The SDK ends the iteration quietly when the signal aborts while it waits for the next
+        // chunk, so a partial answer must not be returned as if it were complete.
+        if (req.signal?.aborted) {
+          stream.controller.abort();
+          throw new LlmAbortError(name, req.signal.reason);
         }
         return acc.result(name, req.model);
       } catch (err) {

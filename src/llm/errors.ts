@@ -26,12 +26,18 @@ export class LlmError extends Error {
 /**
  * The caller aborted the call (its AbortSignal fired). Named `AbortError` because the Temporal
  * activity worker reports an activity that throws an `AbortError` after cancellation as
- * cancelled rather than failed.
+ * cancelled rather than failed. Deliberately not an LlmError, so code that maps LlmErrors to
+ * (non-)retryable failures lets a cancellation pass through untouched.
  */
-export class LlmAbortError extends LlmError {
+export class LlmAbortError extends Error {
+  readonly provider: string;
+  /** A cancelled call is never retried by the adapter's callers. */
+  readonly retryable = false;
+
   constructor(provider: string, cause?: unknown) {
-    super(provider, `${provider}: request aborted`, { retryable: false, cause });
+    super(`${provider}: request aborted`, { cause });
     this.name = 'AbortError';
+    this.provider = provider;
   }
 }
 
@@ -46,8 +52,8 @@ export function isRetryableStatus(status: number | undefined): boolean {
  * APIError; errors without one are network failures. An aborted signal wins over everything,
  * since the SDKs report an abort in several shapes.
  */
-export function toLlmError(provider: string, err: unknown, signal?: AbortSignal): LlmError {
-  if (err instanceof LlmError) return err;
+export function toLlmError(provider: string, err: unknown, signal?: AbortSignal): LlmError | LlmAbortError {
+  if (err instanceof LlmError || err instanceof LlmAbortError) return err;
   if (signal?.aborted) return new LlmAbortError(provider, err);
   const status = statusOf(err);
   const detail = err instanceof Error ? err.message : String(err);

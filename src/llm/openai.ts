@@ -75,10 +75,13 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions = {}): ChatProv
         for await (const chunk of stream) {
           const delta = acc.add(chunk);
           if (delta && onToken) await onToken(delta); // awaited: a slow sink slows the read
-          if (req.signal?.aborted) {
-            stream.controller.abort();
-            throw new LlmAbortError(name, req.signal.reason);
-          }
+          if (req.signal?.aborted) break;
+        }
+        // The SDK ends the iteration quietly when the signal aborts while it waits for the next
+        // chunk, so a partial answer must not be returned as if it were complete.
+        if (req.signal?.aborted) {
+          stream.controller.abort();
+          throw new LlmAbortError(name, req.signal.reason);
         }
         return acc.result(name, req);
       } catch (err) {

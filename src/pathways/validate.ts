@@ -64,7 +64,7 @@ export function resolveGraph(input: unknown): { graph: ResolvedGraph; errors: st
   });
   const edges: ResolvedEdge[] = [];
   parsed.data.edges.forEach((e, k) => {
-    const name = e.id ? `edge "${e.id}"` : `edge #${k} ("${e.source}" → "${e.target}")`;
+    const name = `${e.id ? `edge "${e.id}"` : `edge #${k}`} ("${e.source}" → "${e.target}")`;
     const source = index.get(e.source);
     const target = index.get(e.target);
     if (source === undefined) errors.push(`${name}: source node "${e.source}" does not exist`);
@@ -189,8 +189,8 @@ function checkOutgoing(
   const what = type === 'classify' ? `one of its categories (${expected})` : expected;
   const counts = new Map<string, number>();
   for (const e of list) {
-    if (e.handle === undefined) errors.push(`${type} ${at}: ${e.name} to ${to(e)} has no handle; expected ${what}`);
-    else if (!handles.includes(e.handle)) errors.push(`${type} ${at}: ${e.name} to ${to(e)} has handle "${e.handle}", which is not ${what}`);
+    if (e.handle === undefined) errors.push(`${type} ${at}: ${e.name} has no handle; expected ${what}`);
+    else if (!handles.includes(e.handle)) errors.push(`${type} ${at}: ${e.name} has handle "${e.handle}", which is not ${what}`);
     else counts.set(e.handle, (counts.get(e.handle) ?? 0) + 1);
   }
   for (const h of handles) {

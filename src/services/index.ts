@@ -1,6 +1,8 @@
 import type { Deps } from '../deps.js';
 import { createAuthService } from './auth.js';
 import { createHealthService } from './health.js';
+import { createJobService } from './jobs.js';
+import { createModelRegistry } from '../llm/registry.js';
 import { createTraceService } from './traces.js';
 
 /** Builds every service from the one dependency bag; the API and the worker share it. */
@@ -8,6 +10,13 @@ export function createServices(deps: Deps) {
   const auth = createAuthService({ config: deps.config, repo: deps.repos.workspaces });
   const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams });
   const health = createHealthService(deps);
-  return { auth, traces, health, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  const jobs = createJobService({ repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config });
+  const c = deps.config;
+  const models = createModelRegistry({
+    // A bare model name goes to OpenAI-compatible when one is configured, else to the offline model.
+    defaultProvider: c.OPENAI_BASE_URL || c.OPENAI_API_KEY ? 'openai' : 'local', defaultModel: c.DEFAULT_MODEL,
+    openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY }, anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
+  });
+  return { auth, traces, health, jobs, models, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

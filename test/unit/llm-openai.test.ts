@@ -126,9 +126,18 @@ describe('openai provider against the scripted server', () => {
       seen.push(t);
       if (seen.length === 2) ac.abort();
     });
-    await expect(run).rejects.toMatchObject({ name: 'AbortError', retryable: false });
+    const err = await run.catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'AbortError', retryable: false, provider: 'openai' });
+    expect(err).not.toBeInstanceOf(LlmError); // a cancellation must not be mapped to a failure
     expect(seen).toHaveLength(2);
     await expect.poll(() => server.disconnects).toBeGreaterThan(0);
+  });
+
+  it('an abort while waiting for the next chunk is an AbortError, not a partial answer', async () => {
+    server.script([{ text: 'one two three four', delayMsPerChunk: 150 }]);
+    await expect(
+      openai.chat({ model: 'scripted-model', messages: user('go'), signal: AbortSignal.timeout(400) }),
+    ).rejects.toMatchObject({ name: 'AbortError' });
   });
 
   it('aborts a request the server has not answered yet', async () => {

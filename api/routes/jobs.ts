@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { TERMINAL_STATES } from '../../src/db/jobs.js';
+import { Job, JobIdParams, JobList, JobListQuery, JobStreamQuery } from '../../src/schemas/jobs.js';
+import { presentJob } from '../presenters/job.js';
+import { route } from '../route.js';
+import { resumeCursor, sseStream } from '../sse.js';
+
+/** Jobs (document 1, Jobs): status, list, token stream and cancel. Pathway routes add start/resume/input. */
+export default [
+  route({
+    method: 'get', path: '/v1/jobs', query: JobListQuery, response: JobList, tags: ['jobs'],
+    handler: async ({ query, scope, services }) => {
+      const r = await services.jobs.list(scope, query);
+      return { jobs: r.items.map(presentJob), total: r.total, limit: r.limit, offset: r.offset };
+    },
+  }),
+  route({
+    method: 'get', path: '/v1/jobs/:jobId/status', params: JobIdParams, response: Job, tags: ['jobs'],
+    handler: async ({ params, scope, services }) => presentJob(await services.jobs.status(scope, params.jobId)),
+  }),
+  route({
+    method: 'get', path: '/v1/jobs/:jobId/stream', params: JobIdParams, query: JobStreamQuery, tags: ['jobs'],
+    summary: 'SSE: tokens and progress of a run; ends after complete or error',
+    handler: async ({ params, query, scope, services, ctx }) => {
+      await services.jobs.get(scope, params.jobId);
+      return sseStream(ctx, {
+        streams: services.streams, redis: services.redis, key: services.jobs.streamKey(params.jobId), after: resumeCursor(ctx, query.after), endOnTerminal: true,
+        isFinished: async () => TERMINAL_STATES.includes((await services.jobs.get(scope, params.jobId)).status),
+      });
+    },
+  }),
+  route({
+    method: 'post', path: '/v1/jobs/:jobId/cancel', params: JobIdParams, response: Job.extend({ cancelled: z.literal(true) }), tags: ['jobs'],
+    summary: '400 when the job is already completed or failed',
+    handler: async ({ params, scope, services }) => ({ ...presentJob(await services.jobs.cancel(scope, params.jobId)), cancelled: true as const }),
+  }),
+];

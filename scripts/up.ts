@@ -1,0 +1,277 @@
+/**
+ * `npm run up`: the whole platform in the foreground on one machine (DESIGN.md, "Contract").
+ *
+ * Why: a new user should get a working API, worker, snake demo and Temporal UI with one
+ * command and no external servers. So this script
+ *   1. starts embedded FerretDB / redis-server / Temporal dev server for each of MONGODB_URI,
+ *      REDIS_URL, TEMPORAL_ADDRESS that is unset (data in `<repo>/.data/`, so state survives
+ *      restarts; the folder is git-ignored),
+ *   2. fills BOOTSTRAP_API_KEY / BOOTSTRAP_WORKSPACE_ID / BOOTSTRAP_BRAIN_ID (and JWT_SECRET)
+ *      when unset, persisting generated values in `.data/bootstrap.json` so a restart reuses
+ *      them (the API makes that workspace, brain and admin key exist at start-up),
+ *   3. runs `api/server.ts`, `worker/index.ts` and `snake/server.ts` with that environment,
+ *      each output line prefixed by the process name,
+ *   4. waits for GET /health, creates the snake's decision neuron, and prints a banner with
+ *      the URLs, the API key, the workspace id and the brain id.
+ * Ctrl-C (SIGINT) or SIGTERM stops the applications first, then the services. If any
+ * application exits on its own, everything is stopped and the exit code is 1.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type EmbeddedServices, startEmbedded, SupervisedProcess } from './embedded.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DATA_DIR = path.join(ROOT, '.data');
+const BOOTSTRAP_FILE = path.join(DATA_DIR, 'bootstrap.json');
+const LOCK_FILE = path.join(DATA_DIR, 'up.pid');
+/** How long the API may take to answer /health 200 (first start creates indexes). */
+const HEALTH_TIMEOUT_MS = 120_000;
+/** How long an application may take to exit after SIGTERM before it gets SIGKILL. */
+const APP_STOP_GRACE_MS = 10_000;
+
+/** The generated-if-missing identity of a local installation; keys are env variable names. */
+export interface Bootstrap {
+  BOOTSTRAP_API_KEY: string;
+  BOOTSTRAP_WORKSPACE_ID: string;
+  BOOTSTRAP_BRAIN_ID: string;
+  JWT_SECRET: string;
+}
+
+/** Generators for Bootstrap values; injectable so resolveBootstrap stays pure in tests. */
+export const bootstrapGenerators: { [K in keyof Bootstrap]: () => string } = {
+  // `ctx_` + 32 base64url characters (24 random bytes): recognisable in logs, 192 bits.
+  BOOTSTRAP_API_KEY: () => `ctx_${randomBytes(24).toString('base64url')}`,
+  BOOTSTRAP_WORKSPACE_ID: () => randomUUID(),
+  BOOTSTRAP_BRAIN_ID: () => randomUUID(),
+  JWT_SECRET: () => randomBytes(32).toString('base64url'),
+};
+
+/**
+ * Decides each bootstrap value: the environment wins, then what an earlier run persisted,
+ * then a fresh one. Returns the values and what to persist (earlier values plus new ones;
+ * never values that came from the environment, which the user manages).
+ */
+export function resolveBootstrap(
+  env: NodeJS.ProcessEnv,
+  persisted: Partial<Bootstrap>,
+  generate: { [K in keyof Bootstrap]: () => string } = bootstrapGenerators,
+): { values: Bootstrap; persist: Partial<Bootstrap>; generated: (keyof Bootstrap)[] } {
+  const values = {} as Bootstrap;
+  const persist: Partial<Bootstrap> = { ...persisted };
+  const generated: (keyof Bootstrap)[] = [];
+  for (const key of Object.keys(generate) as (keyof Bootstrap)[]) {
+    const fromEnv = env[key];
+    if (fromEnv) values[key] = fromEnv;
+    else if (persisted[key]) values[key] = persisted[key];
+    else {
+      values[key] = persist[key] = generate[key]();
+      generated.push(key);
+    }
+  }
+  return { values, persist, generated };
+}
+
+/**
+ * The environment the API, worker and snake processes get: the caller's environment, with
+ * service URLs from the embedded services where the caller had none, the bootstrap values,
+ * and the snake's platform client settings (CORTEX_API_URL/KEY, CORTEX_BRAIN_ID) pointed at
+ * the local API. Pure: no I/O, so it can be checked in isolation.
+ */
+export function assembleEnv(
+  base: NodeJS.ProcessEnv,
+  services: Omit<EmbeddedServices, 'stop'>,
+  bootstrap: Bootstrap,
+): NodeJS.ProcessEnv {
+  const port = base.PORT ?? '8080';
+  const env: NodeJS.ProcessEnv = { ...base, ...bootstrap };
+  env.MONGODB_URI ??= services.mongoUri;
+  env.REDIS_URL ??= services.redisUrl;
+  env.TEMPORAL_ADDRESS ??= services.temporalAddress;
+  env.TEMPORAL_UI_URL ??= services.temporalUiUrl;
+  env.CORTEX_API_URL ??= `http://127.0.0.1:${port}`;
+  env.CORTEX_API_KEY ??= bootstrap.BOOTSTRAP_API_KEY;
+  env.CORTEX_BRAIN_ID ??= bootstrap.BOOTSTRAP_BRAIN_ID;
+  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
+  return env;
+}
+
+/** The applications `npm run up` runs; `optional` ones are skipped while their file is missing. */
+const APPS = [
+  { name: 'api', script: 'api/server.ts', optional: false },
+  { name: 'worker', script: 'worker/index.ts', optional: true },
+  { name: 'snake', script: 'snake/server.ts', optional: true },
+] as const;
+
+const say = (line: string): void => console.log(`[up] ${line}`);
+
+/** Refuses a second `npm run up` on the same .data folder (two FerretDBs on one SQLite dir). */
+function takeLock(): void {
+  if (existsSync(LOCK_FILE)) {
+    const pid = Number(readFileSync(LOCK_FILE, 'utf8'));
+    let alive = false;
+    try {
+      if (pid > 0) alive = (process.kill(pid, 0), true);
+    } catch {
+      alive = false;
+    }
+    if (alive) throw new Error(`another \`npm run up\` (pid ${pid}) uses ${DATA_DIR}; stop it first`);
+  }
+  writeFileSync(LOCK_FILE, String(process.pid));
+  process.on('exit', () => rmSync(LOCK_FILE, { force: true }));
+}
+
+async function readPersisted(): Promise<Partial<Bootstrap>> {
+  try {
+    return JSON.parse(await readFile(BOOTSTRAP_FILE, 'utf8')) as Partial<Bootstrap>;
+  } catch {
+    return {};
+  }
+}
+
+/** Polls GET /health until 200; rejects on timeout or as soon as `failed()` says the API died. */
+async function waitForHealth(url: string, failed: () => boolean): Promise<void> {
+  const deadline = Date.now() + HEALTH_TIMEOUT_MS;
+  let last = 'no answer';
+  while (Date.now() < deadline) {
+    if (failed()) throw new Error('the API exited before it became healthy');
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(3_000) });
+      if (res.status === 200) return;
+      last = `${res.status} ${await res.text()}`;
+    } catch (err) {
+      last = err instanceof Error ? err.message : String(err);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`${url} did not answer 200 within ${HEALTH_TIMEOUT_MS / 1000} s (last: ${last})`);
+}
+
+/**
+ * Creates the snake's decision neuron through the API (snake/provision.ts). Best effort: the
+ * platform works without it, so a failure is reported and `up` carries on.
+ */
+async function ensureSnakeNeuron(env: NodeJS.ProcessEnv): Promise<void> {
+  if (!existsSync(path.join(ROOT, 'snake/provision.ts'))) return;
+  try {
+    const { ensureDecisionNeuron } = await import('../snake/provision.js');
+    const res = await ensureDecisionNeuron({
+      apiUrl: env.CORTEX_API_URL!,
+      apiKey: env.CORTEX_API_KEY!,
+      brainId: env.CORTEX_BRAIN_ID!,
+      model: env.SNAKE_MODEL ?? env.DEFAULT_MODEL ?? 'local/echo',
+    });
+    say(`snake decision neuron "${res.name}" ${res.created ? 'created' : 'already present'}`);
+  } catch (err) {
+    say(`warning: could not create the snake decision neuron: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function banner(env: NodeJS.ProcessEnv, snake: boolean, embedded: string[]): string {
+  const api = `http://127.0.0.1:${env.PORT ?? '8080'}`;
+  const rows: [string, string][] = [
+    ['API', api],
+    ['Snake', snake ? `http://127.0.0.1:${env.SNAKE_PORT ?? '8090'}` : '(not started: snake/server.ts is missing)'],
+    ['Temporal UI', env.TEMPORAL_UI_URL ?? `(external Temporal at ${env.TEMPORAL_ADDRESS})`],
+    ['API key', env.BOOTSTRAP_API_KEY!],
+    ['Workspace id', env.BOOTSTRAP_WORKSPACE_ID!],
+    ['Brain id', env.BOOTSTRAP_BRAIN_ID!],
+    ['Data', embedded.length ? `${DATA_DIR} (embedded ${embedded.join(', ')})` : 'external services only'],
+  ];
+  const line = '─'.repeat(72);
+  return [
+    line,
+    '  Cortex is up',
+    ...rows.map(([k, v]) => `  ${k.padEnd(13)} ${v}`),
+    '',
+    `  Try:  curl -H "Authorization: Bearer ${env.BOOTSTRAP_API_KEY}" -H "X-Brain-Id: ${env.BOOTSTRAP_BRAIN_ID}" ${api}/health`,
+    '  Ctrl-C stops everything.',
+    line,
+  ].join('\n');
+}
+
+/** What is running; module state so that shutdown() works from any point of start-up. */
+let services: EmbeddedServices | undefined;
+const apps: SupervisedProcess[] = [];
+let stopping: Promise<never> | undefined;
+
+/**
+ * Stops the applications first (they hold connections to the services), then the services,
+ * then exits with `code`. Idempotent: later calls return the same promise. Services still
+ * starting when it runs get SIGTERM from embedded.ts's exit hook.
+ */
+function shutdown(code: number, why: string): Promise<never> {
+  return (stopping ??= (async () => {
+    say(`${why}: stopping`);
+    await Promise.all(apps.map((p) => p.stop(APP_STOP_GRACE_MS)));
+    await services?.stop();
+    say('stopped');
+    process.exit(code);
+  })());
+}
+
+async function main(): Promise<void> {
+  await mkdir(DATA_DIR, { recursive: true });
+  takeLock();
+
+  let signals = 0;
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(sig, () => {
+      // A terminal Ctrl-C can reach us more than once (npm, tsx); the third one forces an exit
+      // (pdeathsig and the exit hook in embedded.ts still stop the children).
+      if (++signals >= 3) {
+        say('forced exit');
+        process.exit(1);
+      }
+      void shutdown(0, sig);
+    });
+  }
+
+  const need = { mongo: !process.env.MONGODB_URI, redis: !process.env.REDIS_URL, temporal: !process.env.TEMPORAL_ADDRESS };
+  const embedded = Object.entries(need).filter(([, n]) => n).map(([k]) => k);
+  if (embedded.length) {
+    say(`starting embedded ${embedded.join(', ')} (data in ${DATA_DIR})`);
+    services = await startEmbedded({ dataDir: DATA_DIR, need, temporalUi: true, log: (l) => say(l) });
+  }
+  if (stopping) return;
+
+  const { values, persist, generated } = resolveBootstrap(process.env, await readPersisted());
+  if (generated.length) {
+    await writeFile(BOOTSTRAP_FILE, `${JSON.stringify(persist, null, 2)}\n`, { mode: 0o600 });
+    say(`generated ${generated.join(', ')} (saved in ${path.relative(ROOT, BOOTSTRAP_FILE)})`);
+  }
+  const env = assembleEnv(process.env, services ?? {}, values);
+
+  const width = Math.max(...APPS.map((a) => a.name.length));
+  for (const app of APPS) {
+    if (!existsSync(path.join(ROOT, app.script))) {
+      if (!app.optional) throw new Error(`${app.script} is missing`);
+      say(`warning: ${app.script} does not exist yet; ${app.name} not started`);
+      continue;
+    }
+    const prefix = `${app.name.padEnd(width)} │ `;
+    // `node --import tsx` is `tsx <script>` in one process, so our signals reach the app itself.
+    const proc = new SupervisedProcess(app.name, process.execPath, ['--import', 'tsx', app.script], {
+      cwd: ROOT,
+      env,
+      onLine: (line, stream) => (stream === 'stderr' ? process.stderr : process.stdout).write(`${prefix}${line}\n`),
+    });
+    apps.push(proc);
+    void proc.exited.then(() => {
+      if (!stopping) void shutdown(1, `${app.name} exited unexpectedly (${proc.exitText()})`);
+    });
+  }
+
+  const api = apps.find((p) => p.name === 'api')!;
+  await waitForHealth(`http://127.0.0.1:${env.PORT ?? '8080'}/health`, () => api.exitInfo != null);
+  if (stopping) return;
+  await ensureSnakeNeuron(env);
+  console.log(banner(env, apps.some((p) => p.name === 'snake'), embedded));
+}
+
+main().catch((err: unknown) => {
+  console.error(`[up] ${err instanceof Error ? err.message : String(err)}`);
+  void shutdown(1, 'start-up failed');
+});

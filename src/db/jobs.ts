@@ -1,0 +1,43 @@
+import type { Db, Filter } from 'mongodb';
+import type { JobKind, JobState } from '../temporal/definitions.js';
+import type { IndexSpec } from './client.js';
+import type { Blob } from './codec.js';
+
+/**
+ * The jobs read model (DESIGN.md): one document per workflow, id = workflow id. Activities
+ * update it at status transitions; lists, filters and totals read it instead of Temporal.
+ */
+export interface JobDoc {
+  _id: string; workspaceId: string; brainId: string | null; kind: JobKind; status: JobState;
+  progress: number; currentStep: string | null; failedReason: string | null; result: Blob | null; waitingFor: Blob | null;
+  neuronId: string | null; pathwayId: string | null; receptorId: string | null; traceId: string | null;
+  parentJobId: string | null; clientNonce: string | null; createdBy: string | null;
+  createdAt: Date; processedAt: Date | null; finishedAt: Date | null; updatedAt: Date;
+}
+
+export const TERMINAL_STATES: JobState[] = ['completed', 'failed'];
+
+export const jobIndexes: IndexSpec[] = [
+  { collection: 'jobs', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
+  { collection: 'jobs', keys: { workspaceId: 1, status: 1, createdAt: -1 }, name: 'ws_status' },
+  { collection: 'jobs', keys: { workspaceId: 1, pathwayId: 1, createdAt: -1 }, name: 'ws_pathway' },
+  { collection: 'jobs', keys: { workspaceId: 1, receptorId: 1, createdAt: -1 }, name: 'ws_receptor' },
+  { collection: 'jobs', keys: { workspaceId: 1, neuronId: 1, createdAt: -1 }, name: 'ws_neuron' },
+  { collection: 'jobs', keys: { parentJobId: 1 }, name: 'parent' },
+];
+
+export function createJobRepo(db: Db) {
+  const jobs = db.collection<JobDoc>('jobs');
+  return {
+    jobs,
+    find: (workspaceId: string, id: string) => jobs.findOne({ _id: id, workspaceId }),
+    async list(filter: Filter<JobDoc>, offset: number, limit: number) {
+      const [items, total] = await Promise.all([
+        jobs.find(filter).sort({ createdAt: -1, _id: -1 }).skip(offset).limit(limit).toArray(),
+        jobs.countDocuments(filter),
+      ]);
+      return { items, total };
+    },
+  };
+}
+export type JobRepo = ReturnType<typeof createJobRepo>;

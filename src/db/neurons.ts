@@ -1,0 +1,57 @@
+import type { Db, Filter } from 'mongodb';
+import type { IndexSpec } from './client.js';
+import type { Blob } from './codec.js';
+
+export type NeuronScopeValue = 'brain' | 'workspace' | 'core';
+
+/**
+ * The head of a neuron. `config` is the normalized neuron_config as a blob (DESIGN.md, Storage
+ * rules); `version` is the head version number, and every change writes a matching
+ * neuron_versions entry.
+ */
+export interface NeuronDoc {
+  _id: string; workspaceId: string; brainId: string; name: string; description: string; config: Blob;
+  isActive: boolean; scope: NeuronScopeValue; version: number; deletedAt: Date | null; createdBy: string | null;
+  createdAt: Date; updatedAt: Date;
+}
+
+/** One recorded version; the natural `_id` (`neuronId:version`) makes a retried write idempotent. */
+export interface NeuronVersionDoc {
+  _id: string; neuronId: string; workspaceId: string; version: number; snapshot: Blob;
+  createdAt: Date; createdBy: string | null; note?: string;
+}
+
+export const neuronIndexes: IndexSpec[] = [
+  { collection: 'neurons', keys: { workspaceId: 1, brainId: 1, name: 1 }, unique: true, name: 'ws_brain_name_unique' },
+  { collection: 'neurons', keys: { workspaceId: 1, scope: 1 }, name: 'ws_scope' },
+  { collection: 'neurons', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
+  { collection: 'neuron_versions', keys: { neuronId: 1, version: -1 }, name: 'neuron_version' },
+];
+
+/** Neuron heads and their versions; every query filters by workspace. */
+export function createNeuronRepo(db: Db) {
+  const neurons = db.collection<NeuronDoc>('neurons');
+  const versions = db.collection<NeuronVersionDoc>('neuron_versions');
+  return {
+    neurons, versions,
+    findById: (workspaceId: string, id: string) => neurons.findOne({ _id: id, workspaceId }),
+    async list(filter: Filter<NeuronDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {
+      const [items, total] = await Promise.all([
+        neurons.find(filter).sort(sort).skip(offset).limit(limit).toArray(),
+        neurons.countDocuments(filter),
+      ]);
+      return { items, total };
+    },
+    findVersion: (workspaceId: string, neuronId: string, version: number) => versions.findOne({ _id: `${neuronId}:${version}`, workspaceId }),
+    listVersions: (workspaceId: string, neuronId: string) => versions.find({ workspaceId, neuronId }).sort({ version: -1 }).toArray(),
+    /** Idempotent: a version that already exists (a retried write) is left as it was. */
+    async recordVersion(doc: NeuronVersionDoc): Promise<void> {
+      try {
+        await versions.insertOne(doc);
+      } catch (e) {
+        if ((e as { code?: number }).code !== 11000) throw e;
+      }
+    },
+  };
+}
+export type NeuronRepo = ReturnType<typeof createNeuronRepo>;

@@ -1,0 +1,46 @@
+import type { Db, Filter } from 'mongodb';
+import type { IndexSpec } from './client.js';
+import type { Blob } from './codec.js';
+
+/** One integration and the tools of it the reflex exposes. */
+export interface ReflexToolSet { integrationId: string; tools: string[] }
+
+/** A reusable bundle of tools attached to neurons (document 1, Reflex). `metadata` is client JSON (a blob). */
+export interface ReflexDoc {
+  _id: string; workspaceId: string; brainId: string | null; name: string; type: 'sensory' | 'effector';
+  description: string; tools: ReflexToolSet[]; metadata: Blob; isActive: boolean; scope: 'brain' | 'workspace' | 'core';
+  createdBy: string | null; createdAt: Date; updatedAt: Date;
+}
+
+/** A neuron–reflex assignment; the natural `_id` (`neuronId:reflexId`) makes a second assignment a duplicate key. */
+export interface NeuronReflexDoc { _id: string; workspaceId: string; neuronId: string; reflexId: string; createdBy: string | null; createdAt: Date }
+
+export const reflexIndexes: IndexSpec[] = [
+  { collection: 'reflexes', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
+  { collection: 'reflexes', keys: { workspaceId: 1, type: 1 }, name: 'ws_type' },
+  { collection: 'neuron_reflexes', keys: { neuronId: 1, reflexId: 1 }, unique: true, name: 'neuron_reflex_unique' },
+  { collection: 'neuron_reflexes', keys: { workspaceId: 1, reflexId: 1 }, name: 'ws_reflex' },
+];
+
+/** Reflexes and neuron–reflex links; every query filters by workspace. */
+export function createReflexRepo(db: Db) {
+  const reflexes = db.collection<ReflexDoc>('reflexes');
+  const links = db.collection<NeuronReflexDoc>('neuron_reflexes');
+  return {
+    reflexes, links,
+    findById: (workspaceId: string, id: string) => reflexes.findOne({ _id: id, workspaceId }),
+    async list(filter: Filter<ReflexDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {
+      const [items, total] = await Promise.all([
+        reflexes.find(filter).sort(sort).skip(offset).limit(limit).toArray(),
+        reflexes.countDocuments(filter),
+      ]);
+      return { items, total };
+    },
+    linksOfNeuron: (workspaceId: string, neuronId: string) => links.find({ workspaceId, neuronId }).sort({ createdAt: 1, _id: 1 }).toArray(),
+    /** Drops every link of a neuron (the neuron is being removed). */
+    unlinkNeuron: (workspaceId: string, neuronId: string) => links.deleteMany({ workspaceId, neuronId }),
+    /** Drops every link of a reflex (the reflex is being removed). */
+    unlinkReflex: (workspaceId: string, reflexId: string) => links.deleteMany({ workspaceId, reflexId }),
+  };
+}
+export type ReflexRepo = ReturnType<typeof createReflexRepo>;

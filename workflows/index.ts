@@ -1,0 +1,2 @@
+/** The workflow bundle's entry: every workflow type the worker serves, by name. */
+export { neuronRun } from './neuron-run.js';
