@@ -1,8 +1,10 @@
 import type { Services } from '../src/services/index.js';
+import { createPathwayActivities } from './pathways.js';
 import { createRunActivities } from './runs.js';
 
 /** Every activity, assembled from per-area factories; wired only in worker/index.ts (and tests). */
 export const createActivities = (deps: { services: Services }) => ({
   ...createRunActivities(deps),
+  ...createPathwayActivities(deps),
 });
 export type Activities = ReturnType<typeof createActivities>;

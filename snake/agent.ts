@@ -126,8 +126,9 @@ export function createAgentClient({ fetch, config }: AgentDeps) {
         }
       } catch (err) {
         if (signal.aborted) return { ok: false, failure: 'timeout', reason: `no answer within ${config.agentTimeoutMs} ms`, job_id: jobId };
-        const code = (err as { cause?: { code?: unknown } }).cause?.code;
-        const detail = typeof code === 'string' ? code : err instanceof Error ? err.name : 'unknown error';
+        const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
+        const detail =
+          typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : err instanceof Error ? err.message : 'unknown error';
         return { ok: false, failure: 'upstream_error', reason: `platform unreachable (${clean(detail, 60)})`, job_id: jobId };
       }
     },

@@ -138,7 +138,7 @@ describe('step', () => {
     const n = step(s, 'right');
     expect(n).toMatchObject({ status: 'ended', ended_reason: 'wall', snake: s.snake, tick: 1 });
     expect(SnakeState.safeParse(n).success).toBe(true);
-    expect(step(state({ snake: cells([3, 0], [3, 1]), heading: 'up' }), 'up').ended_reason).toBe('wall');
+    expect(step(state({ snake: cells([3, 0], [3, 1]), heading: 'up' }), 'up')).toMatchObject({ status: 'ended', ended_reason: 'wall' });
   });
 
   it('ends with self when the head runs into the body', () => {

@@ -1,2 +1,3 @@
 /** The workflow bundle's entry: every workflow type the worker serves, by name. */
 export { neuronRun } from './neuron-run.js';
+export { pathwayRun } from './pathway-run.js';

@@ -1,14 +1,19 @@
 import type { Db } from 'mongodb';
 import type { IndexSpec } from './client.js';
+import { createInterventionRepo, interventionIndexes } from './interventions.js';
 import { createJobRepo, jobIndexes } from './jobs.js';
+import { createNeuronRepo, neuronIndexes } from './neurons.js';
+import { createReceptorRepo, receptorIndexes } from './receptors.js';
+import { createReflexRepo, reflexIndexes } from './reflexes.js';
 import { createTraceRepo, traceIndexes } from './traces.js';
 import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';
 
 /** Every index the platform's query paths need; created at start-up by ensureIndexes. */
-export const allIndexes: IndexSpec[] = [...workspaceIndexes, ...traceIndexes, ...jobIndexes];
+export const allIndexes: IndexSpec[] = [...workspaceIndexes, ...traceIndexes, ...jobIndexes, ...interventionIndexes, ...neuronIndexes, ...receptorIndexes, ...reflexIndexes];
 
 /** All repositories, built over one Db. */
 export function createRepos(db: Db) {
-  return { workspaces: createWorkspaceRepo(db), traces: createTraceRepo(db), jobs: createJobRepo(db) };
+  return { workspaces: createWorkspaceRepo(db), traces: createTraceRepo(db), jobs: createJobRepo(db), interventions: createInterventionRepo(db),
+    neurons: createNeuronRepo(db), receptors: createReceptorRepo(db), reflexes: createReflexRepo(db) };
 }
 export type Repos = ReturnType<typeof createRepos>;

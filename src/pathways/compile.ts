@@ -55,6 +55,7 @@ export function compileGraph(input: unknown, options: CompileOptions = {}): Comp
       if (buckets[i].length === 0) buckets[i].push([i, -1]);
       return;
     }
+    if (node.type === 'human' && buckets[i].some((edge) => edge[2] === undefined)) return; // continues on any answer
     for (const h of handles) if (!buckets[i].some((edge) => edge[2] === h)) buckets[i].push([i, -1, h]);
   });
   return { compiled: { nodes: compiledNodes, edges: buckets.flat() }, errors, warnings: checked.warnings };

@@ -39,9 +39,19 @@ export const BRANCH_HANDLES = { if: ['true', 'false'], while: ['body', 'done'] }
 export function branchHandles(type: string, data?: Record<string, unknown> | null): string[] | null {
   const t = canonicalType(type);
   if (t === 'if' || t === 'while') return [...BRANCH_HANDLES[t]];
+  if (t === 'human') return humanOptions(data);
   if (t !== 'classify') return null;
   const cats = data?.categories;
   return Array.isArray(cats) ? [...new Set(cats.filter((c): c is string => typeof c === 'string' && c !== ''))] : [];
+}
+
+/** Actions a person may answer a human node with: its `options` (strings or `{ label }`), default approve/reject. */
+export const DEFAULT_HUMAN_OPTIONS = ['approve', 'reject'];
+export function humanOptions(data?: Record<string, unknown> | null): string[] {
+  const opts = data?.options;
+  if (!Array.isArray(opts) || opts.length === 0) return [...DEFAULT_HUMAN_OPTIONS];
+  const labels = opts.map((o) => (typeof o === 'string' ? o : o && typeof o === 'object' && typeof (o as { label?: unknown }).label === 'string' ? (o as { label: string }).label : ''));
+  return [...new Set(labels.filter((l) => l !== ''))];
 }
 
 /** Default and hard cap of `while.data.max_iterations`: a loop always ends, even when its condition never turns false. */
@@ -242,6 +252,8 @@ export function nextEdges(compiled: CompiledGraph, nodeIndex: number, handle?: s
   for (const [s, t, h] of compiled.edges) {
     if (s === nodeIndex && (!branching || (h ?? undefined) === want)) return t;
   }
+  // A human node with one plain edge continues on any answer.
+  for (const [s, t, h] of compiled.edges) if (s === nodeIndex && (h ?? undefined) === undefined) return t;
   return -1;
 }
 

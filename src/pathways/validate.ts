@@ -185,6 +185,8 @@ function checkOutgoing(
     return;
   }
   if (type === 'classify' && handles.length === 0) return; // categories are missing: already reported by the data rule
+  // A human node with one plain edge continues whatever the answer; with handles it branches like classify.
+  if (type === 'human' && list.length <= 1 && list.every((e) => e.handle === undefined)) return;
   const expected = handles.map((h) => `"${h}"`).join(type === 'classify' ? ', ' : ' or ');
   const what = type === 'classify' ? `one of its categories (${expected})` : expected;
   const counts = new Map<string, number>();
@@ -197,6 +199,7 @@ function checkOutgoing(
     const n = counts.get(h) ?? 0;
     if (n > 1) errors.push(`${type} ${at} has ${n} "${h}" edges; a branch leads to exactly one node`);
     else if (n === 0 && type === 'classify') warnings.push(`classify ${at}: category "${h}" has no edge; that branch ends the run`);
+    else if (n === 0 && type === 'human') warnings.push(`human ${at}: answer "${h}" has no edge; that answer ends the run`);
     else if (n === 0) errors.push(`${type} ${at} has no "${h}" edge`);
   }
 }

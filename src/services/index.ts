@@ -1,7 +1,12 @@
 import type { Deps } from '../deps.js';
 import { createAuthService } from './auth.js';
 import { createHealthService } from './health.js';
+import { createInterventionService } from './interventions.js';
 import { createJobService } from './jobs.js';
+import { createNeuronService } from './neurons.js';
+import { createReceptorService } from './receptors.js';
+import { createReflexService } from './reflexes.js';
+import { createRunService } from './runs.js';
 import { createModelRegistry } from '../llm/registry.js';
 import { createTraceService } from './traces.js';
 
@@ -10,13 +15,21 @@ export function createServices(deps: Deps) {
   const auth = createAuthService({ config: deps.config, repo: deps.repos.workspaces });
   const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams });
   const health = createHealthService(deps);
-  const jobs = createJobService({ repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config });
+  const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client });
+  const jobs = createJobService({
+    repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config,
+    onCancel: (workspaceId, jobId) => interventions.cancelForJob(workspaceId, jobId),
+  });
+  const receptors = createReceptorService({ repo: deps.repos.receptors });
+  const neurons = createNeuronService({ repo: deps.repos.neurons, workspaces: deps.repos.workspaces, receptors, reflexes: deps.repos.reflexes });
+  const reflexes = createReflexService({ repo: deps.repos.reflexes, workspaces: deps.repos.workspaces, neurons });
   const c = deps.config;
   const models = createModelRegistry({
     // A bare model name goes to OpenAI-compatible when one is configured, else to the offline model.
     defaultProvider: c.OPENAI_BASE_URL || c.OPENAI_API_KEY ? 'openai' : 'local', defaultModel: c.DEFAULT_MODEL,
     openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY }, anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
   });
-  return { auth, traces, health, jobs, models, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models });
+  return { auth, traces, health, jobs, models, runs, interventions, neurons, receptors, reflexes, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -27,7 +27,7 @@ const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T | null> =>
   Promise.race([p.catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
 
 /** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
-export function createJobService({ repo, streams, temporal, config }: { repo: JobRepo; streams: Streams; temporal: Client; config: Config }) {
+export function createJobService({ repo, streams, temporal, config, onCancel }: { repo: JobRepo; streams: Streams; temporal: Client; config: Config; onCancel?: (workspaceId: string, jobId: string) => Promise<void> }) {
   const streamKey = (jobId: string) => streams.keys.job(jobId);
 
   async function get(scope: Scope, jobId: string): Promise<JobDoc> {
@@ -131,6 +131,7 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
       await handle.signal(cancelSignal, { reason }).catch(() => undefined);
       await handle.cancel().catch(() => undefined);
       await streams.append(streamKey(jobId), { type: 'error', error: 'cancelled', message: `cancelled: ${reason}` });
+      await onCancel?.(scope.workspaceId, jobId);
       for (const child of await repo.jobs.find({ parentJobId: jobId, workspaceId: scope.workspaceId, status: { $nin: TERMINAL_STATES } }).toArray()) {
         await this.transition(scope.workspaceId, child._id, { status: 'failed', failedReason: `cancelled: parent job ${jobId} was cancelled` });
         await streams.append(streamKey(child._id), { type: 'error', error: 'cancelled', message: 'parent job cancelled' });
@@ -146,6 +147,9 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
       }
       return streams.append(streamKey(jobId), event);
     },
+
+    /** Unscoped read for the worker (the job id came from a workflow the platform started). */
+    repoFind: (jobId: string) => repo.jobs.findOne({ _id: jobId }),
 
     /** Every entry of a job stream (jobs are short; used to resume a retried model turn). */
     entries: (jobId: string) => streams.range(streamKey(jobId), undefined, 100_000),

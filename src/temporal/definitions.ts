@@ -66,3 +66,31 @@ export interface NeuronRunResult {
   output?: unknown;
 }
 export type NeuronRun = (input: NeuronRunInput) => Promise<NeuronRunResult>;
+
+/** Index-based graph as the interpreter walks it (see src/pathways/graph.ts CompiledGraph). */
+export interface RunGraph { nodes: { type: string; data: Record<string, unknown> }[]; edges: [number, number, string?][] }
+
+export interface PathwayRunInput {
+  jobId: string;
+  scope: RunScope;
+  pathwayId: string | null;
+  /** The version the run is pinned to (null for inline graphs). */
+  pathwayVersion: number | null;
+  traceId: string;
+  input: Record<string, unknown>;
+  /** Compiled outside the workflow (STYLE.md §8): the workflow only interprets. */
+  graph: RunGraph;
+  /** Safety net against runaway graphs: the run fails after this many node visits. */
+  maxSteps: number;
+}
+
+export interface PathwayRunResult {
+  output: unknown;
+  last: unknown;
+  nodes: Record<string, unknown>;
+  visited: number[];
+  pathwayId: string | null;
+  pathwayVersion: number | null;
+  traceId: string;
+}
+export type PathwayRun = (input: PathwayRunInput) => Promise<PathwayRunResult>;

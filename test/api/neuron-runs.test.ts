@@ -128,16 +128,18 @@ describe('neuron invoke runs as a durable workflow', () => {
     const inv = await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, { message: 'go slowly' });
     const jobId = String(inv.body.job_id);
     let cancelStatus = 0;
+    let cancelled: Promise<void> | undefined;
     const sse = await readSse(`${app.url}/v1/jobs/${jobId}/stream`, {
       headers: { authorization: `Bearer ${ws.key}` }, timeoutMs: 30_000,
       until: (ev) => {
         if (cancelStatus === 0 && ev.some((e) => dataOf(e).type === 'token')) {
           cancelStatus = -1;
-          void app.post(`/v1/jobs/${jobId}/cancel`, ws.key).then((r) => { cancelStatus = r.status; });
+          cancelled = app.post(`/v1/jobs/${jobId}/cancel`, ws.key).then((r) => { cancelStatus = r.status; });
         }
         return false;
       },
     });
+    await cancelled;
     expect(sse.ended).toBe(true);
     expect(dataOf(sse.events.at(-1)!)).toMatchObject({ type: 'error', error: 'cancelled' });
     expect(sse.events.filter((e) => dataOf(e).type === 'token').length).toBeLessThan(60);

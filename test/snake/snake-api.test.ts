@@ -388,7 +388,10 @@ describe('ensureDecisionNeuron (called by npm run up)', () => {
   });
 
   it('throws on any other status, without the key in the message', async () => {
-    const err = await ensureDecisionNeuron({ ...opts(), apiKey: `${platform.apiKey}-wrong` }).catch((e: unknown) => e as Error);
+    const err = await ensureDecisionNeuron({ ...opts(), apiKey: `${platform.apiKey}-wrong` }).then(
+      () => new Error('expected a rejection'),
+      (e: unknown) => e as Error,
+    );
     expect(err).toBeInstanceOf(Error);
     expect(err.message).toMatch(/GET \/v1\/neurons\/snake-decider answered 401/);
     expect(err.message).not.toContain(platform.apiKey);

@@ -1,0 +1,20 @@
+import type { Services } from '../src/services/index.js';
+import { evaluateExpression, renderTemplate } from '../src/services/pathway-runs.js';
+import type { JobPatch } from '../src/services/jobs.js';
+import type { PathwayRunInput, PathwayRunResult, RunScope } from '../src/temporal/definitions.js';
+import { permanentOn4xx } from './failures.js';
+
+/** Pathway-run activities: thin adapters over the pathway-run service. */
+export const createPathwayActivities = ({ services }: { services: Services }) => ({
+  startPathwayRun: (input: PathwayRunInput) => services.pathwayRuns.startRun(input),
+  pathwayNodeEvent: (jobId: string, event: Record<string, unknown>, patch: JobPatch | null) => services.pathwayRuns.nodeEvent(jobId, event, patch),
+  evaluate: (a: { expression: string; template?: string; context: Record<string, unknown> }) =>
+    permanentOn4xx(() => (a.template !== undefined ? renderTemplate(a.template, a.context) : evaluateExpression(a.expression, a.context))),
+  renderMessage: (a: { template?: string; context: Record<string, unknown> }) => permanentOn4xx(() => renderTemplate(a.template, a.context)),
+  classify: (a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string }) => permanentOn4xx(() => services.pathwayRuns.classify(a)),
+  openIntervention: (input: PathwayRunInput, spec: Parameters<Services['pathwayRuns']['openIntervention']>[1]) => permanentOn4xx(() => services.pathwayRuns.openIntervention(input, spec)),
+  expireIntervention: (input: PathwayRunInput, id: string) => services.pathwayRuns.expireIntervention(input, id),
+  finishPathwayRun: (input: PathwayRunInput, result: PathwayRunResult) => services.pathwayRuns.finishRun(input, result),
+  failPathwayRun: (input: PathwayRunInput, reason: string) => services.pathwayRuns.failRun(input, reason),
+  neuronVersion: (scope: RunScope, neuronId: string) => permanentOn4xx(() => services.pathwayRuns.neuronVersion(scope, neuronId)),
+});

@@ -1,0 +1,115 @@
+import type { Db, Filter } from 'mongodb';
+import type { IndexSpec } from './client.js';
+import type { Blob } from './codec.js';
+
+/**
+ * How many version entries a pathway keeps on its head record (document 1, Limits: "capped"). When a new version
+ * would exceed it, the oldest entries are dropped; `latestVersion` keeps counting, so version numbers are never
+ * reused and a dropped version reads as 404. 50 × the graph size cap (see PATHWAY_GRAPH_MAX_BYTES in
+ * src/services/pathways.ts) keeps the head record well under the 16 MB document limit.
+ */
+export const PATHWAY_VERSION_CAP = 50;
+
+/** A pathway participant's role; owner ⊇ editor ⊇ viewer. */
+export type PathwayRole = 'owner' | 'editor' | 'viewer';
+
+/** One entry of a pathway's capped history: the versioned content (graph, name, description) at that version. */
+export interface PathwayVersionEntry {
+  version: number;
+  createdAt: Date;
+  /** userId for a JWT, apiKeyId for an API key, null for system work. */
+  createdBy: string | null;
+  /** What made this version: 'created', 'updated: graph, name', 'promoted from v3'. */
+  note: string | null;
+  /** The id-based pathway_graph of this version (blob: client JSON, DESIGN.md Storage rules). */
+  graph: Blob;
+  name: string;
+  description: string;
+  /** Number of graph nodes, kept so summaries need not decode every graph. */
+  nodeCount: number;
+}
+
+/**
+ * The head of a pathway. `graph` (pathway_graph, id-based) and `design` (pathway_data, the editor's design graph)
+ * are blobs stored exactly as the client sent them (design holds null until pathway_data is first sent).
+ * `versions` is the capped history, oldest first; its last entry always equals the head's graph/name/description at `latestVersion`.
+ */
+export interface PathwayDoc {
+  _id: string; workspaceId: string; brainId: string; name: string; description: string;
+  graph: Blob; design: Blob; isActive: boolean; latestVersion: number; versions: PathwayVersionEntry[];
+  createdBy: string | null; createdAt: Date; updatedAt: Date;
+}
+
+/** A pathway head read without its history (lists and single reads never load the 50 stored graphs). */
+export type PathwayHead = Omit<PathwayDoc, 'versions'>;
+
+/** A user's role on one pathway; unique per (pathwayId, userId). */
+export interface PathwayParticipantDoc {
+  _id: string; workspaceId: string; pathwayId: string; userId: string; role: PathwayRole; addedBy: string | null; createdAt: Date;
+}
+
+/** The fields of a neuron doc the pathway validator needs (read-only view of the neurons family's collection). */
+interface NeuronRef { _id: string; workspaceId: string; brainId: string; scope: 'brain' | 'workspace' | 'core'; deletedAt?: Date | null }
+
+export const pathwayIndexes: IndexSpec[] = [
+  // GET /v1/pathways: workspace + brain, sorted by created_at | updated_at | name; the name index also narrows search.
+  { collection: 'pathways', keys: { workspaceId: 1, brainId: 1, createdAt: -1 }, name: 'ws_brain_created' },
+  { collection: 'pathways', keys: { workspaceId: 1, brainId: 1, updatedAt: -1 }, name: 'ws_brain_updated' },
+  { collection: 'pathways', keys: { workspaceId: 1, brainId: 1, name: 1 }, name: 'ws_brain_name' },
+  // ?createdBy=
+  { collection: 'pathways', keys: { workspaceId: 1, brainId: 1, createdBy: 1, createdAt: -1 }, name: 'ws_brain_creator' },
+  { collection: 'pathway_participants', keys: { pathwayId: 1, userId: 1 }, unique: true, name: 'pathway_user_unique' },
+  { collection: 'pathway_participants', keys: { workspaceId: 1, pathwayId: 1, createdAt: 1 }, name: 'ws_pathway_created' },
+];
+
+const WITHOUT_HISTORY = { projection: { versions: 0 } } as const;
+
+/** Pathway heads and participants; every query filters by workspace. */
+export function createPathwayRepo(db: Db) {
+  const pathways = db.collection<PathwayDoc>('pathways');
+  const participants = db.collection<PathwayParticipantDoc>('pathway_participants');
+  const neurons = db.collection<NeuronRef>('neurons');
+  return {
+    pathways, participants,
+    /** The head without its history. */
+    findHead: (workspaceId: string, id: string) => pathways.findOne<PathwayHead>({ _id: id, workspaceId }, WITHOUT_HISTORY),
+    /** The head with its capped history. */
+    findFull: (workspaceId: string, id: string) => pathways.findOne({ _id: id, workspaceId }),
+    async list(filter: Filter<PathwayDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {
+      const [items, total] = await Promise.all([
+        pathways.find<PathwayHead>(filter, WITHOUT_HISTORY).sort(sort).skip(offset).limit(limit).toArray(),
+        pathways.countDocuments(filter),
+      ]);
+      return { items, total };
+    },
+    /**
+     * Writes a new head state only if nobody recorded a version since `expectedVersion` was read (optimistic
+     * concurrency: FerretDB has no transactions and ignores $push's $slice, so the capped history is rewritten whole).
+     */
+    async writeIfVersion(workspaceId: string, id: string, expectedVersion: number, set: Partial<PathwayDoc>): Promise<boolean> {
+      const r = await pathways.updateOne({ _id: id, workspaceId, latestVersion: expectedVersion }, { $set: set });
+      return r.matchedCount === 1;
+    },
+    async remove(workspaceId: string, id: string): Promise<boolean> {
+      const r = await pathways.deleteOne({ _id: id, workspaceId });
+      await participants.deleteMany({ workspaceId, pathwayId: id });
+      return r.deletedCount === 1;
+    },
+    listParticipants: (workspaceId: string, pathwayId: string) =>
+      participants.find({ workspaceId, pathwayId }).sort({ createdAt: 1, _id: 1 }).toArray(),
+    findParticipant: (workspaceId: string, id: string) => participants.findOne({ _id: id, workspaceId }),
+    findParticipantByUser: (workspaceId: string, pathwayId: string, userId: string) => participants.findOne({ workspaceId, pathwayId, userId }),
+    /**
+     * Neurons a pathway node may reference: not soft-deleted, and in `brainId` or workspace/core scoped; without a
+     * brain, every neuron of the workspace. Read-only; the neurons family owns the collection.
+     */
+    async neuronIds(workspaceId: string, brainId?: string): Promise<string[]> {
+      const filter: Filter<NeuronRef> = brainId
+        ? { workspaceId, $or: [{ brainId }, { scope: { $in: ['workspace', 'core'] } }] }
+        : { workspaceId };
+      const docs = await neurons.find(filter, { projection: { _id: 1, deletedAt: 1 } }).toArray();
+      return docs.filter((d) => !d.deletedAt).map((d) => d._id);
+    },
+  };
+}
+export type PathwayRepo = ReturnType<typeof createPathwayRepo>;

@@ -1,0 +1,332 @@
+import { randomUUID } from 'node:crypto';
+import type { Filter } from 'mongodb';
+import { escapeRegex } from '../db/client.js';
+import { decodeBlob, encodeBlob } from '../db/codec.js';
+import type { NeuronDoc, NeuronRepo, NeuronVersionDoc } from '../db/neurons.js';
+import type { ReflexRepo } from '../db/reflexes.js';
+import type { WorkspaceRepo } from '../db/workspaces.js';
+import { conflict, forbidden, notFound, validationError } from '../errors.js';
+import type { NeuronConfig, NeuronSnapshot } from '../schemas/neuron-config.js';
+import type { NeuronCatalogListQuery, NeuronCreateBody, NeuronListQuery, NeuronScope, NeuronUpdateBody } from '../schemas/neurons.js';
+import { hasRole, type Scope } from '../scope.js';
+import type { ReceptorService } from './receptors.js';
+
+/** What a caller without core_admin sees instead of a core neuron's system_prompt. */
+export const REDACTED = '[redacted]';
+
+/** A neuron as a read shows it: the head doc plus the body shown (head or a version), already redacted. */
+export interface NeuronView {
+  doc: NeuronDoc;
+  body: NeuronSnapshot;
+  /** When `body` was written: the head's updatedAt, or the version's createdAt. */
+  bodyAt: Date;
+  redacted: boolean;
+  /** true: the neuron belongs to the scope's brain; false: visible there through workspace/core scope; null: no brain. */
+  attached: boolean | null;
+}
+
+/** One stored version as a read shows it (snapshot already redacted). */
+export interface NeuronVersionView { doc: NeuronVersionDoc; snapshot: NeuronSnapshot; redacted: boolean }
+
+/** A page of neuron views. */
+export interface NeuronPage { items: NeuronView[]; total: number; limit: number; offset: number; hasMore: boolean }
+
+/**
+ * name → slug: accents folded, lowercase, every run of characters outside [a-z0-9] becomes '-',
+ * no leading or trailing '-', at most 100 characters. '' means the name had no letter or digit.
+ */
+export function toNeuronSlug(name: string): string {
+  const folded = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  return folded.replace(/[^a-z0-9]+/g, '-').replace(/^-+/, '').slice(0, 100).replace(/-+$/, '');
+}
+
+const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
+/**
+ * A unique-index violation. FerretDB 1.x (SQLite backend) reports one raised by an update as
+ * code 1 "UNIQUE constraint failed" instead of 11000, so both forms count.
+ */
+const isDuplicateKey = (e: unknown): boolean => {
+  const err = e as { code?: number; message?: string };
+  return err.code === 11000 || (err.code === 1 && /UNIQUE constraint failed/.test(err.message ?? ''));
+};
+
+/** The role a scope value needs: workspace → workspace_admin, core → core_admin, brain → none (neurons and reflexes alike). */
+export function assertScopeRole(scope: Scope, target: NeuronScope): void {
+  if (target === 'workspace' && !hasRole(scope, 'workspace_admin')) throw forbidden('Scope workspace requires role workspace_admin');
+  if (target === 'core' && !hasRole(scope, 'core_admin')) throw forbidden('Scope core requires role core_admin');
+}
+
+/** Visible in a brain: its own neurons plus workspace- and core-scoped ones; without a brain, the whole workspace. */
+function visibility(scope: Scope): Filter<NeuronDoc> {
+  return scope.brainId ? { $or: [{ brainId: scope.brainId }, { scope: { $in: ['workspace', 'core'] } }] } : {};
+}
+const isVisible = (scope: Scope, doc: NeuronDoc): boolean =>
+  !scope.brainId || doc.brainId === scope.brainId || doc.scope !== 'brain';
+
+/** The point-in-time body of a head document (what a run executes when no version is pinned). */
+export function headSnapshot(doc: NeuronDoc): NeuronSnapshot {
+  return {
+    id: doc._id, version: doc.version, name: doc.name, description: doc.description ?? '', brainId: doc.brainId,
+    neuron_config: decodeBlob<NeuronConfig>(doc.config, {}), is_active: doc.isActive, scope: doc.scope,
+  };
+}
+
+/** Neurons: CRUD, versions (one per change), slug resolution, scope roles, catalog soft delete, and their receptor. */
+export function createNeuronService({ repo, workspaces, receptors, reflexes }: {
+  repo: NeuronRepo; workspaces: WorkspaceRepo; receptors: ReceptorService; reflexes: ReflexRepo;
+}) {
+  /** Core redaction: without core_admin, a core neuron's system_prompt reads as REDACTED. */
+  function redact(scope: Scope, snap: NeuronSnapshot, headScope: NeuronScope): { snapshot: NeuronSnapshot; redacted: boolean } {
+    if ((snap.scope !== 'core' && headScope !== 'core') || hasRole(scope, 'core_admin')) return { snapshot: snap, redacted: false };
+    const cfg = snap.neuron_config.system_prompt === undefined ? snap.neuron_config : { ...snap.neuron_config, system_prompt: REDACTED };
+    return { snapshot: { ...snap, neuron_config: cfg }, redacted: true };
+  }
+
+  function view(scope: Scope, doc: NeuronDoc, body: NeuronSnapshot = headSnapshot(doc), bodyAt: Date = doc.updatedAt): NeuronView {
+    const r = redact(scope, body, doc.scope);
+    return { doc, body: r.snapshot, bodyAt, redacted: r.redacted, attached: scope.brainId ? doc.brainId === scope.brainId : null };
+  }
+
+  /** The vertical lookup: UUID or name/slug, never soft-deleted, visible in the scope's brain. */
+  async function resolve(scope: Scope, idOrSlug: string): Promise<NeuronDoc> {
+    if (UUID_RE.test(idOrSlug)) {
+      const doc = await repo.neurons.findOne({ _id: idOrSlug.toLowerCase(), workspaceId: scope.workspaceId, deletedAt: null });
+      if (doc && isVisible(scope, doc)) return doc;
+    }
+    const name = toNeuronSlug(idOrSlug);
+    if (!name) throw notFound('Neuron');
+    const matches = await repo.neurons.find({ workspaceId: scope.workspaceId, deletedAt: null, name, ...visibility(scope) }).sort({ createdAt: 1, _id: 1 }).limit(20).toArray();
+    // In a brain, the brain's own neuron wins over a workspace/core one of the same name.
+    const own = scope.brainId ? matches.find((m) => m.brainId === scope.brainId) : undefined;
+    if (own) return own;
+    if (!scope.brainId && matches.length > 1) throw validationError(`Neuron name "${name}" exists in several brains: send X-Brain-Id or use the neuron id`);
+    if (!matches[0]) throw notFound('Neuron');
+    return matches[0];
+  }
+
+  /** The catalog lookup: UUID only, soft-deleted included (so it can be inspected and restored). */
+  async function catalogFind(scope: Scope, id: string): Promise<NeuronDoc> {
+    const doc = await repo.findById(scope.workspaceId, id);
+    if (!doc || !isVisible(scope, doc)) throw notFound('Neuron');
+    return doc;
+  }
+
+  const liveCatalogFind = async (scope: Scope, id: string): Promise<NeuronDoc> => {
+    const doc = await catalogFind(scope, id);
+    if (doc.deletedAt) throw notFound('Neuron');
+    return doc;
+  };
+
+  /** Changing a workspace- or core-scoped neuron needs the role that setting that scope needs. */
+  const assertCanChange = (scope: Scope, doc: NeuronDoc) => assertScopeRole(scope, doc.scope);
+
+  function slugOrThrow(name: string): string {
+    const slug = toNeuronSlug(name);
+    if (!slug) throw validationError('name: must contain at least one letter or digit');
+    return slug;
+  }
+
+  async function findManyVisible(scope: Scope, ids: string[]): Promise<NeuronDoc[]> {
+    if (ids.length === 0) return [];
+    const docs = await repo.neurons.find({ workspaceId: scope.workspaceId, deletedAt: null, _id: { $in: [...new Set(ids)] }, ...visibility(scope) }).toArray();
+    const byId = new Map(docs.map((d) => [d._id, d]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  /** sub_neuron_ids must name live neurons visible in the neuron's own brain, and not the neuron itself (400 otherwise). */
+  async function checkSubNeurons(scope: Scope, brainId: string, config: NeuronConfig, selfId: string | null): Promise<void> {
+    const ids = config.sub_neuron_ids ?? [];
+    if (selfId && ids.includes(selfId)) throw validationError('neuron_config.sub_neuron_ids: a neuron cannot delegate to itself');
+    const found = new Set((await findManyVisible({ ...scope, brainId }, ids)).map((d) => d._id));
+    const missing = ids.find((id) => !found.has(id));
+    if (missing) throw validationError(`neuron_config.sub_neuron_ids: ${missing} is not a neuron of this brain`);
+  }
+
+  const recordVersion = (scope: Scope, doc: NeuronDoc, note: string) => repo.recordVersion({
+    _id: `${doc._id}:${doc.version}`, neuronId: doc._id, workspaceId: doc.workspaceId, version: doc.version,
+    snapshot: encodeBlob(headSnapshot(doc)), createdAt: doc.updatedAt, createdBy: actor(scope), note,
+  });
+
+  /** Applies a change as a new head version (atomic $inc), records that version and syncs the receptor. */
+  async function commit(scope: Scope, doc: NeuronDoc, set: Partial<NeuronDoc>, note: string, extraFilter: Filter<NeuronDoc> = { deletedAt: null }): Promise<NeuronDoc> {
+    const nameTaken = () => conflict(`A neuron named "${set.name}" already exists in this brain`);
+    // Checked first for a clear 409; the unique index still decides a race.
+    if (set.name !== undefined && set.name !== doc.name
+      && await repo.neurons.findOne({ workspaceId: scope.workspaceId, brainId: doc.brainId, name: set.name, _id: { $ne: doc._id } })) throw nameTaken();
+    let next: NeuronDoc | null;
+    try {
+      next = await repo.neurons.findOneAndUpdate(
+        { _id: doc._id, workspaceId: scope.workspaceId, ...extraFilter },
+        { $set: { ...set, updatedAt: new Date() }, $inc: { version: 1 } },
+        { returnDocument: 'after' },
+      );
+    } catch (e) {
+      if (isDuplicateKey(e)) throw nameTaken();
+      throw e;
+    }
+    if (!next) throw notFound('Neuron');
+    await recordVersion(scope, next, note);
+    await receptors.syncWithNeuron(scope, next);
+    return next;
+  }
+
+  async function loadVersion(scope: Scope, doc: NeuronDoc, version: number): Promise<{ doc: NeuronVersionDoc; snapshot: NeuronSnapshot }> {
+    const v = await repo.findVersion(scope.workspaceId, doc._id, version);
+    if (v) return { doc: v, snapshot: decodeBlob<NeuronSnapshot>(v.snapshot, headSnapshot(doc)) };
+    // The head's own version record may be missing if its write was interrupted; the head is that version.
+    if (version === doc.version) {
+      const synthetic: NeuronVersionDoc = { _id: `${doc._id}:${doc.version}`, neuronId: doc._id, workspaceId: doc.workspaceId, version, snapshot: encodeBlob(headSnapshot(doc)), createdAt: doc.updatedAt, createdBy: null };
+      return { doc: synthetic, snapshot: headSnapshot(doc) };
+    }
+    throw notFound('Neuron version');
+  }
+
+  async function getView(scope: Scope, doc: NeuronDoc, version?: number): Promise<NeuronView> {
+    if (version === undefined) return view(scope, doc);
+    const v = await loadVersion(scope, doc, version);
+    return view(scope, doc, v.snapshot, v.doc.createdAt);
+  }
+
+  async function versionView(scope: Scope, doc: NeuronDoc, version: number): Promise<NeuronVersionView> {
+    const v = await loadVersion(scope, doc, version);
+    const r = redact(scope, v.snapshot, doc.scope);
+    return { doc: v.doc, snapshot: r.snapshot, redacted: r.redacted };
+  }
+
+  /** Makes a new head whose body is that version's snapshot (the brain stays the neuron's own). */
+  async function promoteDoc(scope: Scope, doc: NeuronDoc, version: number): Promise<NeuronView> {
+    assertCanChange(scope, doc);
+    const { snapshot } = await loadVersion(scope, doc, version);
+    if (snapshot.scope !== doc.scope) assertScopeRole(scope, snapshot.scope);
+    const next = await commit(scope, doc, {
+      name: snapshot.name, description: snapshot.description, config: encodeBlob(snapshot.neuron_config),
+      isActive: snapshot.is_active, scope: snapshot.scope,
+    }, `promoted from v${version}`);
+    return view(scope, next);
+  }
+
+  async function page(scope: Scope, q: NeuronListQuery, includeDeleted: boolean): Promise<NeuronPage> {
+    const and: Filter<NeuronDoc>[] = [];
+    const vis = visibility(scope);
+    if (vis.$or) and.push(vis);
+    if (q.search) {
+      const rx = { $regex: escapeRegex(q.search), $options: 'i' };
+      and.push({ $or: [{ name: rx }, { description: rx }] });
+    }
+    const filter: Filter<NeuronDoc> = { workspaceId: scope.workspaceId, ...(includeDeleted ? {} : { deletedAt: null }), ...(and.length ? { $and: and } : {}) };
+    const dir = q.sortDirection === 'asc' ? 1 : -1;
+    const { items, total } = await repo.list(filter, { [SORT_FIELD[q.sortBy]]: dir, _id: dir }, q.offset, q.limit);
+    return { items: items.map((d) => view(scope, d)), total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+  }
+
+  return {
+    resolve,
+    headSnapshot,
+    findManyVisible,
+
+    /**
+     * A stored version's body (pinned runs); 404 when the version does not exist in the workspace.
+     * Not redacted: this is what the run engine executes.
+     */
+    async snapshot(scope: Scope, neuronId: string, version: number): Promise<NeuronSnapshot> {
+      const v = await repo.findVersion(scope.workspaceId, neuronId, version);
+      const stored = v ? decodeBlob<NeuronSnapshot | null>(v.snapshot, null) : null;
+      if (stored) return stored;
+      const head = await repo.findById(scope.workspaceId, neuronId);
+      if (head && head.version === version) return headSnapshot(head);
+      throw notFound('Neuron version');
+    },
+
+    list: (scope: Scope, q: NeuronListQuery) => page(scope, q, false),
+
+    /** Head, or the body of `version` (404 when that version does not exist). */
+    get: async (scope: Scope, idOrSlug: string, version?: number) => getView(scope, await resolve(scope, idOrSlug), version),
+
+    async create(scope: Scope, body: NeuronCreateBody): Promise<NeuronView> {
+      const name = slugOrThrow(body.name);
+      const brainId = body.brain_id ?? scope.brainId;
+      if (!brainId) throw validationError('brain_id: required (or send X-Brain-Id)');
+      if (!(await workspaces.findBrain(scope.workspaceId, brainId))) throw notFound('Brain');
+      assertScopeRole(scope, body.scope);
+      const config = body.neuron_config ?? {};
+      await checkSubNeurons(scope, brainId, config, null);
+      const now = new Date();
+      const doc: NeuronDoc = {
+        _id: randomUUID(), workspaceId: scope.workspaceId, brainId, name, description: body.description, config: encodeBlob(config),
+        isActive: body.is_active, scope: body.scope, version: 1, deletedAt: null, createdBy: actor(scope), createdAt: now, updatedAt: now,
+      };
+      try {
+        await repo.neurons.insertOne(doc);
+      } catch (e) {
+        if (isDuplicateKey(e)) throw conflict(`A neuron named "${name}" already exists in this brain`);
+        throw e;
+      }
+      await recordVersion(scope, doc, 'created');
+      await receptors.ensureForNeuron(scope, doc);
+      return view(scope, doc);
+    },
+
+    async update(scope: Scope, idOrSlug: string, body: NeuronUpdateBody): Promise<NeuronView> {
+      const doc = await resolve(scope, idOrSlug);
+      assertCanChange(scope, doc);
+      if (body.scope !== undefined && body.scope !== doc.scope) assertScopeRole(scope, body.scope);
+      if (body.neuron_config) await checkSubNeurons(scope, doc.brainId, body.neuron_config, doc._id);
+      const set: Partial<NeuronDoc> = {
+        ...(body.name !== undefined ? { name: slugOrThrow(body.name) } : {}),
+        ...(body.description !== undefined ? { description: body.description } : {}),
+        ...(body.neuron_config !== undefined ? { config: encodeBlob(body.neuron_config) } : {}),
+        ...(body.is_active !== undefined ? { isActive: body.is_active } : {}),
+        ...(body.scope !== undefined ? { scope: body.scope } : {}),
+      };
+      return view(scope, await commit(scope, doc, set, 'updated'));
+    },
+
+    /** Hard remove: versions, reflex links and the receptor go first, the head last (a retry finishes the job). */
+    async remove(scope: Scope, idOrSlug: string): Promise<void> {
+      const doc = await resolve(scope, idOrSlug);
+      assertCanChange(scope, doc);
+      await repo.versions.deleteMany({ workspaceId: scope.workspaceId, neuronId: doc._id });
+      await reflexes.unlinkNeuron(scope.workspaceId, doc._id);
+      await receptors.deleteForTarget(scope, 'neuron', doc._id);
+      await repo.neurons.deleteOne({ _id: doc._id, workspaceId: scope.workspaceId });
+    },
+
+    /** Version summaries, newest first. */
+    async versions(scope: Scope, idOrSlug: string): Promise<{ doc: NeuronDoc; versions: NeuronVersionDoc[] }> {
+      const doc = await resolve(scope, idOrSlug);
+      return { doc, versions: await repo.listVersions(scope.workspaceId, doc._id) };
+    },
+    version: async (scope: Scope, idOrSlug: string, version: number) => versionView(scope, await resolve(scope, idOrSlug), version),
+    promote: async (scope: Scope, idOrSlug: string, version: number) => promoteDoc(scope, await resolve(scope, idOrSlug), version),
+
+    // Catalog family (resource UUID only; soft-deleted neurons stay readable there).
+    catalogList: (scope: Scope, q: NeuronCatalogListQuery) => page(scope, q, q.include_deleted ?? false),
+    catalogGet: async (scope: Scope, id: string) => view(scope, await catalogFind(scope, id)),
+    async catalogHistory(scope: Scope, id: string): Promise<{ doc: NeuronDoc; versions: NeuronVersionDoc[] }> {
+      const doc = await catalogFind(scope, id);
+      return { doc, versions: await repo.listVersions(scope.workspaceId, doc._id) };
+    },
+    catalogVersion: async (scope: Scope, id: string, version: number) => versionView(scope, await catalogFind(scope, id), version),
+    catalogPromote: async (scope: Scope, id: string, version: number) => promoteDoc(scope, await liveCatalogFind(scope, id), version),
+
+    /** Soft delete (idempotent): the neuron leaves lists, vertical reads and invoke; its receptor reads inactive. */
+    async softDelete(scope: Scope, id: string): Promise<void> {
+      const doc = await catalogFind(scope, id);
+      assertCanChange(scope, doc);
+      if (doc.deletedAt) return;
+      const next = await repo.neurons.findOneAndUpdate({ _id: doc._id, workspaceId: scope.workspaceId }, { $set: { deletedAt: new Date() } }, { returnDocument: 'after' });
+      if (next) await receptors.syncWithNeuron(scope, next);
+    },
+
+    /** Clears deletedAt and records the restored head as a new version; a live neuron is returned unchanged. */
+    async restore(scope: Scope, id: string): Promise<NeuronView> {
+      const doc = await catalogFind(scope, id);
+      assertCanChange(scope, doc);
+      if (!doc.deletedAt) return view(scope, doc);
+      return view(scope, await commit(scope, doc, { deletedAt: null }, 'restored', { deletedAt: { $ne: null } }));
+    },
+  };
+}
+export type NeuronService = ReturnType<typeof createNeuronService>;

@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import jsonata from 'jsonata';
+import type { Config } from '../config.js';
+import { decodeBlob } from '../db/codec.js';
+import { forbidden, validationError } from '../errors.js';
+import type { ModelRegistry } from '../llm/registry.js';
+import { compileGraph } from '../pathways/compile.js';
+import type { ExecuteBody, JobCreateBody, JobInputBody, ResumeBody } from '../schemas/pathway-runs.js';
+import type { Scope } from '../scope.js';
+import type { PathwayRunInput, PathwayRunResult, RunGraph, RunScope } from '../temporal/definitions.js';
+import type { InterventionService } from './interventions.js';
+import type { JobPatch, JobService } from './jobs.js';
+import type { NeuronService } from './neurons.js';
+import type { PathwayService } from './pathways.js';
+import { toRunScope } from './runs.js';
+import type { TraceService } from './traces.js';
+
+export const MAX_PATHWAY_STEPS = 1000;
+const toScope = (s: RunScope): Scope => ({ ...s, roles: s.roles as Scope['roles'], credential: s.credential as Scope['credential'] });
+
+/** Evaluates a JSONata expression over the run state (safe: no eval, no globals). */
+export async function evaluateExpression(expression: string, context: Record<string, unknown>): Promise<unknown> {
+  if (!expression.trim()) return context.last;
+  try {
+    return await jsonata(expression).evaluate(context);
+  } catch (e) {
+    throw validationError(`expression "${expression}" failed: ${(e as { message?: string }).message ?? 'invalid'}`);
+  }
+}
+
+/** Renders `{{ expression }}` placeholders with JSONata; without a template the current value is the text. */
+export async function renderTemplate(template: string | undefined, context: Record<string, unknown>): Promise<string> {
+  const asText = (v: unknown) => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
+  if (template === undefined) return asText(context.last);
+  const parts = template.split(/(\{\{[\s\S]*?\}\})/g);
+  const out = await Promise.all(parts.map(async (p) => (p.startsWith('{{') && p.endsWith('}}') ? asText(await evaluateExpression(p.slice(2, -2), context)) : p)));
+  return out.join('');
+}
+
+/** Picks one category from a model reply: exact match first, then a single contained name. */
+export function matchCategory(reply: string, categories: string[]): string | null {
+  const r = reply.trim().replace(/^["'`]|["'`.]$/g, '').toLowerCase();
+  const exact = categories.find((c) => c.toLowerCase() === r);
+  if (exact) return exact;
+  const contained = categories.filter((c) => new RegExp(`\\b${c.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(r));
+  return contained.length === 1 ? contained[0] : null;
+}
+
+/** Pathway runs: start (execute and POST /v1/jobs), the interpreter's I/O steps, and human input. */
+export function createPathwayRunService(d: {
+  config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; pathways: PathwayService;
+  interventions: InterventionService; models: ModelRegistry;
+}) {
+  const { jobs, traces, neurons, pathways, interventions, models } = d;
+
+  async function start(scope: Scope, args: { graph: unknown; pathwayId: string | null; version: number | null; input: Record<string, unknown>; traceId?: string; brainId: string | null }) {
+    const neuronIds = await pathways.neuronIdsFor(scope);
+    const { compiled, errors } = compileGraph(args.graph, { neuronIds });
+    if (errors.length) throw validationError(`pathway graph is invalid: ${errors.slice(0, 3).join('; ')}`);
+    const jobId = randomUUID();
+    const traceId = args.traceId ?? randomUUID();
+    const { job } = await jobs.create(scope, { id: jobId, kind: 'pathway', pathwayId: args.pathwayId, traceId, brainId: args.brainId });
+    const input: PathwayRunInput = {
+      jobId, scope: toRunScope(scope), pathwayId: args.pathwayId, pathwayVersion: args.version, traceId, input: args.input,
+      graph: compiled as RunGraph, maxSteps: MAX_PATHWAY_STEPS,
+    };
+    await jobs.emit(jobId, { type: 'status', status: 'pending' });
+    await jobs.startWorkflow(job, 'pathwayRun', [input]);
+    return job;
+  }
+
+  async function checkTrace(scope: Scope, traceId: string | undefined) {
+    if (traceId) {
+      const t = await traces.get(scope, traceId);
+      if (t.traceType !== 'thread') throw validationError('trace_id must be a thread trace');
+    }
+  }
+
+  async function patch(workspaceId: string, jobId: string, p: JobPatch) { await jobs.transition(workspaceId, jobId, p); }
+
+  return {
+    /** POST /v1/pathways/:id/execute (brain header required; pinned or head version). */
+    async execute(scope: Scope, pathwayId: string, body: ExecuteBody) {
+      const run = await pathways.getForRun(scope, pathwayId, body.pathway_version);
+      await checkTrace(scope, body.trace_id);
+      return start(scope, { graph: run.graph, pathwayId, version: run.version, input: body.input ?? {}, traceId: body.trace_id, brainId: run.pathway.brainId });
+    },
+
+    /** POST /v1/jobs: a stored pathway (pathway_id) or an inline graph, with input or data. */
+    async createJob(scope: Scope, body: JobCreateBody) {
+      const input = { ...(body.data ?? {}), ...(body.input ?? {}) };
+      await checkTrace(scope, body.trace_id);
+      if (body.pathway_id) {
+        const run = await pathways.getForRun(scope, body.pathway_id, body.pathway_version);
+        return start(scope, { graph: run.graph, pathwayId: body.pathway_id, version: run.version, input, traceId: body.trace_id, brainId: run.pathway.brainId });
+      }
+      return start(scope, { graph: body.pathway, pathwayId: null, version: null, input, traceId: body.trace_id, brainId: scope.brainId ?? null });
+    },
+
+    async startRun(input: PathwayRunInput) {
+      await patch(input.scope.workspaceId, input.jobId, { status: 'running', progress: 0, currentStep: 'starting' });
+      await jobs.emit(input.jobId, { type: 'status', status: 'running' });
+      await traces.publish(toScope(input.scope), input.traceId, { type: 'run.started', job_id: input.jobId, pathway_id: input.pathwayId });
+    },
+
+    async nodeEvent(jobId: string, event: Record<string, unknown>, p: JobPatch | null) {
+      await jobs.emit(jobId, event);
+      if (p) {
+        const job = await jobs.repoFind(jobId);
+        if (job) await patch(job.workspaceId, jobId, p);
+      }
+    },
+
+    async classify(a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string }): Promise<string> {
+      let modelId = a.model ?? d.config.DEFAULT_MODEL;
+      let system = '';
+      if (a.neuronId) {
+        const n = await neurons.resolve(toScope(a.scope), a.neuronId);
+        const head = neurons.headSnapshot(n);
+        modelId = head.neuron_config.model ?? modelId;
+        system = head.neuron_config.system_prompt ?? '';
+      }
+      const m = models.resolve(modelId);
+      const res = await m.provider.chat({ model: m.model, messages: [
+        { role: 'system', content: `${system}\n\nClassify the user's input into exactly one of these categories: ${a.categories.join(', ')}. Answer with the category name only.`.trim() },
+        { role: 'user', content: a.text },
+      ] });
+      const category = matchCategory(res.text, a.categories);
+      await jobs.emit(a.jobId, { type: 'classified', reply: res.text, category });
+      if (!category) throw validationError(`classify: the model answered "${res.text.slice(0, 100)}", which is none of ${a.categories.join(', ')}`);
+      return category;
+    },
+
+    /** Creates the intervention and sets the job waiting (or paused) with waitingFor naming it. */
+    async openIntervention(input: PathwayRunInput, spec: { id: string; nodeIndex: number; kind: 'approval' | 'pause'; options: string[]; expiresInS?: number; title: string; prompt: string }) {
+      const scope = toScope(input.scope);
+      const doc = await interventions.create(scope, { ...spec, jobId: input.jobId, traceId: input.traceId, pathwayId: input.pathwayId, brainId: scope.brainId ?? null });
+      const waitingFor = {
+        type: 'intervention', interventionId: doc._id, kind: doc.kind, node: spec.nodeIndex, title: doc.title, prompt: doc.prompt,
+        options: doc.options, expires_at: doc.expiresAt?.toISOString() ?? null,
+      };
+      const status = spec.kind === 'pause' ? 'paused' : 'waiting';
+      await patch(scope.workspaceId, input.jobId, { status, waitingFor, currentStep: `node ${spec.nodeIndex} (human): waiting` });
+      await jobs.emit(input.jobId, { type: status, intervention_id: doc._id, options: doc.options });
+      await traces.publish(scope, input.traceId, { type: 'run.waiting', job_id: input.jobId, intervention_id: doc._id });
+      return waitingFor;
+    },
+
+    expireIntervention: (input: PathwayRunInput, id: string) => interventions.close(input.scope.workspaceId, id, 'expired').then(() => undefined),
+
+    async finishRun(input: PathwayRunInput, result: PathwayRunResult) {
+      await patch(input.scope.workspaceId, input.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result, waitingFor: null });
+      await jobs.emit(input.jobId, { type: 'complete', result });
+      await traces.publish(toScope(input.scope), input.traceId, { type: 'run.completed', job_id: input.jobId });
+    },
+
+    async failRun(input: PathwayRunInput, reason: string) {
+      await patch(input.scope.workspaceId, input.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed', waitingFor: null });
+      await interventions.cancelForJob(input.scope.workspaceId, input.jobId);
+      await jobs.emit(input.jobId, { type: 'error', error: reason.startsWith('cancelled') ? 'cancelled' : 'failed', message: reason });
+      await traces.publish(toScope(input.scope), input.traceId, { type: 'run.failed', job_id: input.jobId, reason });
+    },
+
+    neuronVersion: async (scope: RunScope, neuronId: string) => (await neurons.resolve(toScope(scope), neuronId)).version,
+
+    /** POST /v1/jobs/:id/input: the input must answer the intervention the run is paused on. */
+    async input(scope: Scope, jobId: string, body: JobInputBody) {
+      if (body.workspace_id && body.workspace_id !== scope.workspaceId) throw forbidden('workspace_id does not match the credential');
+      const job = await jobs.get(scope, jobId);
+      const waiting = decodeBlob<{ interventionId?: string } | null>(job.waitingFor, null);
+      if (job.status !== 'waiting' && job.status !== 'paused') throw validationError(`Job is ${job.status}, not waiting for input`);
+      if (!waiting?.interventionId || waiting.interventionId !== body.input.interventionId) throw validationError('input does not match the intervention the job is waiting for');
+      return interventions.respond(scope, body.input.interventionId, { action: body.input.action, comment: body.input.comment, fields: body.input.fields });
+    },
+
+    /** POST /v1/jobs/:id/resume: continues a paused run; a waiting approval needs an action. */
+    async resume(scope: Scope, jobId: string, body: ResumeBody) {
+      const job = await jobs.get(scope, jobId);
+      if (job.status !== 'waiting' && job.status !== 'paused') throw validationError(`Job is ${job.status}; only waiting or paused jobs can be resumed`);
+      const waiting = decodeBlob<{ interventionId?: string; kind?: string } | null>(job.waitingFor, null);
+      if (!waiting?.interventionId) throw validationError('Job is not paused at an intervention');
+      const action = body.action ?? (waiting.kind === 'pause' ? 'resume' : undefined);
+      if (!action) throw validationError('This job waits for an approval: send action (for example approve or reject)');
+      return interventions.respond(scope, waiting.interventionId, { action, comment: body.comment, fields: body.fields });
+    },
+  };
+}
+export type PathwayRunService = ReturnType<typeof createPathwayRunService>;

@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import type { Filter } from 'mongodb';
+import { escapeRegex } from '../db/client.js';
+import { decodeBlob, encodeBlob } from '../db/codec.js';
+import type { NeuronReflexDoc, ReflexDoc, ReflexRepo, ReflexToolSet } from '../db/reflexes.js';
+import type { WorkspaceRepo } from '../db/workspaces.js';
+import { conflict, notFound, validationError } from '../errors.js';
+import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from '../schemas/reflexes.js';
+import type { Scope } from '../scope.js';
+import { BUILTIN_TOOLS } from '../tools/builtin.js';
+import { assertScopeRole, type NeuronService } from './neurons.js';
+
+const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
+const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
+
+/** Visible in a brain: its own reflexes plus workspace- and core-scoped ones; without a brain, the whole workspace. */
+const isVisible = (scope: Scope, doc: ReflexDoc): boolean => !scope.brainId || doc.scope !== 'brain' || doc.brainId === scope.brainId;
+
+function isHttpUrl(s: string): boolean {
+  try {
+    return ['http:', 'https:'].includes(new URL(s).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * "A reflex must define integration-backed tools, internal behavior or a server-backed
+ * implementation": at least one tool set, or metadata.handler naming a built-in tool, or
+ * metadata.server_url as an http(s) URL. A handler or server_url that is present must be valid.
+ */
+export function assertImplementation(tools: ReflexToolSet[], metadata: Record<string, unknown>): void {
+  const { handler, server_url: serverUrl } = metadata;
+  if (handler !== undefined && (typeof handler !== 'string' || !Object.hasOwn(BUILTIN_TOOLS, handler))) {
+    throw validationError(`metadata.handler: must name a built-in internal tool (${Object.keys(BUILTIN_TOOLS).join(', ')})`);
+  }
+  if (serverUrl !== undefined && (typeof serverUrl !== 'string' || !isHttpUrl(serverUrl))) {
+    throw validationError('metadata.server_url: must be an http(s) URL');
+  }
+  if (tools.length === 0 && handler === undefined && serverUrl === undefined) {
+    throw validationError('a reflex must define integration-backed tools, internal behavior (metadata.handler) or a server-backed implementation (metadata.server_url)');
+  }
+}
+
+const toToolSets = (tools: { integration_id: string; tools: string[] }[]): ReflexToolSet[] =>
+  tools.map((t) => ({ integrationId: t.integration_id, tools: t.tools }));
+
+/** Reflexes (tool bundles) and their assignment to neurons. */
+export function createReflexService({ repo, workspaces, neurons }: { repo: ReflexRepo; workspaces: WorkspaceRepo; neurons: NeuronService }) {
+  async function get(scope: Scope, id: string): Promise<ReflexDoc> {
+    const doc = await repo.findById(scope.workspaceId, id);
+    if (!doc || !isVisible(scope, doc)) throw notFound('Reflex');
+    return doc;
+  }
+
+  /** The neuron the association routes address; changing its reflexes needs the rights to change it. */
+  async function neuronForChange(scope: Scope, neuronIdOrSlug: string) {
+    const neuron = await neurons.resolve(scope, neuronIdOrSlug);
+    assertScopeRole(scope, neuron.scope);
+    return neuron;
+  }
+
+  return {
+    get,
+
+    async list(scope: Scope, q: ReflexListQuery) {
+      const and: Filter<ReflexDoc>[] = [];
+      if (scope.brainId) and.push({ $or: [{ brainId: scope.brainId }, { scope: { $in: ['workspace', 'core'] } }] });
+      if (q.search) {
+        const rx = { $regex: escapeRegex(q.search), $options: 'i' };
+        and.push({ $or: [{ name: rx }, { description: rx }] });
+      }
+      const filter: Filter<ReflexDoc> = { workspaceId: scope.workspaceId, ...(q.type ? { type: q.type } : {}), ...(and.length ? { $and: and } : {}) };
+      const dir = q.sortDirection === 'asc' ? 1 : -1;
+      const { items, total } = await repo.list(filter, { [SORT_FIELD[q.sortBy]]: dir, _id: dir }, q.offset, q.limit);
+      return { items, total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+    },
+
+    async create(scope: Scope, body: ReflexCreateBody): Promise<ReflexDoc> {
+      assertScopeRole(scope, body.scope);
+      const brainId = body.brain_id ?? scope.brainId ?? null;
+      if (body.scope === 'brain' && !brainId) throw validationError('brain_id: required for scope brain (or send X-Brain-Id)');
+      if (brainId && !(await workspaces.findBrain(scope.workspaceId, brainId))) throw notFound('Brain');
+      const tools = toToolSets(body.tools);
+      assertImplementation(tools, body.metadata);
+      const now = new Date();
+      const doc: ReflexDoc = {
+        _id: randomUUID(), workspaceId: scope.workspaceId, brainId, name: body.name, type: body.type, description: body.description,
+        tools, metadata: encodeBlob(body.metadata), isActive: body.is_active, scope: body.scope, createdBy: actor(scope), createdAt: now, updatedAt: now,
+      };
+      await repo.reflexes.insertOne(doc);
+      return doc;
+    },
+
+    async update(scope: Scope, id: string, body: ReflexUpdateBody): Promise<ReflexDoc> {
+      const doc = await get(scope, id);
+      assertScopeRole(scope, doc.scope);
+      if (body.scope !== undefined && body.scope !== doc.scope) assertScopeRole(scope, body.scope);
+      const tools = body.tools ? toToolSets(body.tools) : doc.tools;
+      const metadata = body.metadata ?? decodeBlob<Record<string, unknown>>(doc.metadata, {});
+      assertImplementation(tools, metadata);
+      const set: Partial<ReflexDoc> = {
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(body.description !== undefined ? { description: body.description } : {}),
+        ...(body.tools !== undefined ? { tools } : {}),
+        ...(body.metadata !== undefined ? { metadata: encodeBlob(body.metadata) } : {}),
+        ...(body.is_active !== undefined ? { isActive: body.is_active } : {}),
+        ...(body.scope !== undefined ? { scope: body.scope } : {}),
+        updatedAt: new Date(),
+      };
+      const next = await repo.reflexes.findOneAndUpdate({ _id: doc._id, workspaceId: scope.workspaceId }, { $set: set }, { returnDocument: 'after' });
+      if (!next) throw notFound('Reflex');
+      return next;
+    },
+
+    /** Links go first, the reflex last (a retry finishes the job). */
+    async remove(scope: Scope, id: string): Promise<void> {
+      const doc = await get(scope, id);
+      assertScopeRole(scope, doc.scope);
+      await repo.unlinkReflex(scope.workspaceId, doc._id);
+      await repo.reflexes.deleteOne({ _id: doc._id, workspaceId: scope.workspaceId });
+    },
+
+    /**
+     * The reflexes assigned to a neuron (UUID or slug), in assignment order, active or not:
+     * the run engine filters on isActive. 404 when the neuron is not visible.
+     */
+    async forNeuron(scope: Scope, neuronId: string): Promise<ReflexDoc[]> {
+      const neuron = await neurons.resolve(scope, neuronId);
+      const links = await repo.linksOfNeuron(scope.workspaceId, neuron._id);
+      if (links.length === 0) return [];
+      const docs = await repo.reflexes.find({ workspaceId: scope.workspaceId, _id: { $in: links.map((l) => l.reflexId) } }).toArray();
+      const byId = new Map(docs.map((d) => [d._id, d]));
+      return links.flatMap((l) => byId.get(l.reflexId) ?? []);
+    },
+
+    /** Assigns a reflex visible in the neuron's brain; 409 when already assigned, 404 for an unknown neuron or reflex. */
+    async assign(scope: Scope, neuronIdOrSlug: string, reflexId: string): Promise<NeuronReflexDoc> {
+      const neuron = await neuronForChange(scope, neuronIdOrSlug);
+      const reflex = await get({ ...scope, brainId: neuron.brainId }, reflexId);
+      const link: NeuronReflexDoc = {
+        _id: `${neuron._id}:${reflex._id}`, workspaceId: scope.workspaceId, neuronId: neuron._id, reflexId: reflex._id,
+        createdBy: actor(scope), createdAt: new Date(),
+      };
+      try {
+        await repo.links.insertOne(link);
+      } catch (e) {
+        if ((e as { code?: number }).code === 11000) throw conflict('Reflex is already assigned to this neuron');
+        throw e;
+      }
+      return link;
+    },
+
+    async unassign(scope: Scope, neuronIdOrSlug: string, reflexId: string): Promise<void> {
+      const neuron = await neuronForChange(scope, neuronIdOrSlug);
+      const res = await repo.links.deleteOne({ _id: `${neuron._id}:${reflexId}`, workspaceId: scope.workspaceId });
+      if (res.deletedCount === 0) throw notFound('Reflex assignment');
+    },
+  };
+}
+export type ReflexService = ReturnType<typeof createReflexService>;

@@ -1,0 +1,178 @@
+import * as wf from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import { humanOptions, nextEdges, whileMaxIterations } from '../src/pathways/graph.js';
+import {
+  BrainIdKey, JobKindKey, NeuronIdKey, TraceIdKey, WorkspaceIdKey, cancelSignal, interventionResponseSignal, resumeSignal, statusQuery,
+  type LiveStatus, type NeuronRunInput, type PathwayRunInput, type PathwayRunResult, type RunGraph,
+} from '../src/temporal/definitions.js';
+import { neuronRun } from './neuron-run.js';
+
+const steps = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes', retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10 },
+});
+// Expression evaluation and stream/progress writes are short: local activities avoid a server
+// round trip per node (the per-node overhead the benchmark measures).
+const local = wf.proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds', retry: { initialInterval: '200ms', maximumInterval: '5s', maximumAttempts: 10 },
+});
+
+type Answer = { interventionId: string; action: string; comment?: string; fields?: Record<string, unknown>; by?: string | null };
+
+/**
+ * Interprets a compiled pathway graph deterministically (STYLE.md §8, dsl-interpreter sample):
+ * node types that do I/O call activities, neuron nodes run neuronRun as child workflows, a
+ * human node waits for a signal (with an expiry timer), delays are durable Temporal timers.
+ */
+export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResult> {
+  const g: RunGraph = input.graph;
+  const status: LiveStatus = { status: 'running', progress: 0, currentStep: 'starting', waitingFor: null };
+  const answers = new Map<string, Answer>();
+  let resumed = false;
+  let cancelReason: string | undefined;
+  wf.setHandler(statusQuery, () => status);
+  wf.setHandler(cancelSignal, ({ reason }) => void (cancelReason = reason));
+  wf.setHandler(interventionResponseSignal, (a) => void answers.set(a.interventionId, a));
+  wf.setHandler(resumeSignal, () => void (resumed = true));
+
+  const state: { input: Record<string, unknown>; last: unknown; output: unknown; nodes: Record<string, unknown>; loops: Record<string, number> } = {
+    input: input.input, last: input.input, output: undefined, nodes: {}, loops: {},
+  };
+  const visited: number[] = [];
+  const ctx = () => ({ input: state.input, last: state.last, nodes: state.nodes, loops: state.loops });
+
+  try {
+    await steps.startPathwayRun(input);
+    let at = g.nodes.length > 0 ? 0 : -1;
+    while (at >= 0) {
+      if (visited.length >= input.maxSteps) throw wf.ApplicationFailure.nonRetryable(`pathway exceeded ${input.maxSteps} node visits`, 'MAX_STEPS');
+      const node = g.nodes[at];
+      const label = `node ${at} (${node.type})`;
+      visited.push(at);
+      status.currentStep = label;
+      status.progress = Math.min(95, Math.round((new Set(visited).size * 100) / Math.max(1, g.nodes.length)));
+      await local.pathwayNodeEvent(input.jobId, { type: 'node_start', node: at, node_type: node.type }, { progress: status.progress, currentStep: label });
+      let handle: string | undefined;
+      let value: unknown = state.last;
+
+      switch (node.type) {
+        case 'start': case 'input':
+          value = state.input;
+          break;
+        case 'transform': {
+          value = await local.evaluate({ expression: String(node.data.expression ?? ''), template: typeof node.data.template === 'string' ? node.data.template : undefined, context: ctx() });
+          break;
+        }
+        case 'if': {
+          const ok = await local.evaluate({ expression: String(node.data.condition ?? 'false'), context: ctx() });
+          handle = ok ? 'true' : 'false';
+          break;
+        }
+        case 'while': {
+          const key = String(at);
+          const count = state.loops[key] ?? 0;
+          const ok = count < whileMaxIterations(node.data) && Boolean(await local.evaluate({ expression: String(node.data.condition ?? 'false'), context: ctx() }));
+          if (ok) { state.loops[key] = count + 1; handle = 'body'; } else { handle = 'done'; value = { iterations: count, last: state.last }; state.loops[key] = 0; }
+          break;
+        }
+        case 'delay': {
+          const ms = typeof node.data.ms === 'number' ? node.data.ms : Number(node.data.seconds ?? 0) * 1000;
+          await wf.sleep(Math.max(0, ms));
+          break;
+        }
+        case 'neuron': {
+          const message = await local.renderMessage({ template: typeof node.data.message === 'string' ? node.data.message : undefined, context: ctx() });
+          const reply = await runNeuronNode(input, at, String(node.data.neuron_id), message);
+          value = reply.output ?? reply.text;
+          break;
+        }
+        case 'classify': {
+          const text = await local.renderMessage({ template: typeof node.data.input === 'string' ? node.data.input : undefined, context: ctx() });
+          handle = await steps.classify({ scope: input.scope, jobId: input.jobId, categories: (node.data.categories as string[]) ?? [], text, neuronId: typeof node.data.neuron_id === 'string' ? node.data.neuron_id : undefined, model: typeof node.data.model === 'string' ? node.data.model : undefined });
+          value = { category: handle, input: text };
+          break;
+        }
+        case 'human': {
+          const answer = await waitForHuman(input, at, node.data, status, answers, () => resumed, () => { resumed = false; });
+          handle = answer.action;
+          value = { action: answer.action, comment: answer.comment ?? null, fields: answer.fields ?? null, by: answer.by ?? null };
+          break;
+        }
+        case 'output': case 'end': {
+          if (typeof node.data.value === 'string' && node.data.value !== '') value = await local.evaluate({ expression: node.data.value, context: ctx() });
+          state.output = value;
+          break;
+        }
+        default:
+          throw wf.ApplicationFailure.nonRetryable(`unknown node type ${node.type}`, 'BAD_GRAPH');
+      }
+      state.last = value;
+      state.nodes[String(at)] = value;
+      await local.pathwayNodeEvent(input.jobId, { type: 'node_finish', node: at, node_type: node.type, ...(handle !== undefined ? { handle } : {}) }, null);
+      at = node.type === 'end' ? -1 : nextEdges(g, at, handle);
+    }
+    const result: PathwayRunResult = {
+      output: state.output === undefined ? state.last : state.output, last: state.last, nodes: state.nodes, visited,
+      pathwayId: input.pathwayId, pathwayVersion: input.pathwayVersion, traceId: input.traceId,
+    };
+    status.currentStep = 'completed';
+    await steps.finishPathwayRun(input, result);
+    status.status = 'completed';
+    status.progress = 100;
+    return result;
+  } catch (err) {
+    status.status = 'failed';
+    if (wf.isCancellation(err)) {
+      await wf.CancellationScope.nonCancellable(() => steps.failPathwayRun(input, `cancelled: ${cancelReason ?? 'cancelled'}`));
+      throw err;
+    }
+    const message = err instanceof wf.ActivityFailure && err.cause ? err.cause.message : err instanceof wf.ChildWorkflowFailure && err.cause ? err.cause.message : (err as Error).message;
+    await steps.failPathwayRun(input, message || 'pathway run failed');
+    throw err;
+  }
+}
+
+/** Creates the intervention, sets the job waiting and blocks until an answer, a resume or expiry. */
+async function waitForHuman(
+  input: PathwayRunInput, at: number, data: Record<string, unknown>, status: LiveStatus, answers: Map<string, Answer>,
+  isResumed: () => boolean, clearResume: () => void,
+): Promise<Answer> {
+  const interventionId = wf.uuid4();
+  const pause = data.pause === true;
+  const options = pause ? ['resume'] : humanOptions(data);
+  const expiresInS = typeof data.expires_in_s === 'number' ? data.expires_in_s : undefined;
+  const waitingFor = await steps.openIntervention(input, {
+    id: interventionId, nodeIndex: at, kind: pause ? 'pause' : 'approval', options, expiresInS,
+    title: String(data.title ?? (pause ? 'Paused' : 'Approval required')), prompt: String(data.prompt ?? ''),
+  });
+  status.status = pause ? 'paused' : 'waiting';
+  status.waitingFor = waitingFor;
+  clearResume();
+  const arrived = await wf.condition(() => answers.has(interventionId) || (pause && isResumed()), expiresInS ? expiresInS * 1000 : undefined);
+  status.waitingFor = null;
+  if (!arrived) {
+    await steps.expireIntervention(input, interventionId);
+    throw wf.ApplicationFailure.nonRetryable(`intervention ${interventionId} expired`, 'INTERVENTION_EXPIRED');
+  }
+  status.status = 'running';
+  const answer = answers.get(interventionId) ?? { interventionId, action: 'resume' };
+  await local.pathwayNodeEvent(input.jobId, { type: 'intervention_answered', intervention_id: interventionId, action: answer.action }, { status: 'running', waitingFor: null });
+  return answer;
+}
+
+/** A neuron node runs the neuron as a child workflow with pathway persistence (turns on the run's trace). */
+async function runNeuronNode(input: PathwayRunInput, at: number, neuronId: string, message: string) {
+  const version = await steps.neuronVersion(input.scope, neuronId);
+  const childJobId = wf.uuid4();
+  const childInput: NeuronRunInput = {
+    jobId: childJobId, scope: input.scope, neuronId, neuronVersion: version, traceId: input.traceId, traceType: 'thread',
+    message, data: undefined, userEngramId: null, depth: 1, maxTurns: 8, parentJobId: input.jobId,
+    pathwayContext: { pathwayId: input.pathwayId ?? 'inline', nodeIndex: at },
+  };
+  return wf.executeChild(neuronRun, {
+    workflowId: childJobId, args: [childInput],
+    typedSearchAttributes: [
+      { key: WorkspaceIdKey, value: input.scope.workspaceId }, { key: JobKindKey, value: 'neuron' }, { key: NeuronIdKey, value: neuronId },
+      { key: TraceIdKey, value: input.traceId }, ...(input.scope.brainId ? [{ key: BrainIdKey, value: input.scope.brainId }] : []),
+    ],
+  });
+}
