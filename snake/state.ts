@@ -9,8 +9,9 @@ import { gameEnded, validationError } from './errors.js';
  * the top-left cell; `up` is y - 1.
  */
 
-/** Board sides are bounded so a state body stays small (40x40 = 1600 cells at most). */
+/** Smallest board side: room for the 3-cell starting snake plus a cell ahead of it. */
 export const MIN_SIDE = 4;
+/** Largest board side, so a state body stays small (40x40 = 1600 cells at most). */
 export const MAX_SIDE = 40;
 /** A fresh snake has this many cells; the score counts the cells grown since. */
 export const START_LENGTH = 3;

@@ -4,6 +4,7 @@ import { createHealthService } from './health.js';
 import { createInterventionService } from './interventions.js';
 import { createJobService } from './jobs.js';
 import { createNeuronService } from './neurons.js';
+import { createPathwayService } from './pathways.js';
 import { createReceptorService } from './receptors.js';
 import { createReflexService } from './reflexes.js';
 import { createRunService } from './runs.js';
@@ -23,6 +24,7 @@ export function createServices(deps: Deps) {
   const receptors = createReceptorService({ repo: deps.repos.receptors });
   const neurons = createNeuronService({ repo: deps.repos.neurons, workspaces: deps.repos.workspaces, receptors, reflexes: deps.repos.reflexes });
   const reflexes = createReflexService({ repo: deps.repos.reflexes, workspaces: deps.repos.workspaces, neurons });
+  const pathways = createPathwayService({ repo: deps.repos.pathways });
   const c = deps.config;
   const models = createModelRegistry({
     // A bare model name goes to OpenAI-compatible when one is configured, else to the offline model.
@@ -30,6 +32,6 @@ export function createServices(deps: Deps) {
     openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY }, anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
   });
   const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models });
-  return { auth, traces, health, jobs, models, runs, interventions, neurons, receptors, reflexes, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  return { auth, traces, health, jobs, models, runs, interventions, neurons, receptors, reflexes, pathways, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

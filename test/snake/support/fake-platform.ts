@@ -8,10 +8,13 @@ import type { AddressInfo } from 'node:net';
  * header like the real API, records every invoke, and lets each test script the decision agent.
  *
  * Pointing the snake tests at the real platform: implement TestPlatform over the running API (apiUrl,
- * a workspace key, a brain, the provisioned neuron) and back `script` with the scripted OpenAI-compatible
- * provider, turning `text` into a reply, `delayMs`/`hang` into a slow reply, and `fail` into a provider
- * error so the job fails. `invokes` can then be counted at the provider. Only `http` (an error status on
- * the invoke itself) has no real-platform equivalent; tests using it are marked `fakeOnly`.
+ * a workspace key, a brain, the neuron made by ensureDecisionNeuron with a model served by
+ * test/support/scripted-openai.ts) and back `script` with that server's `setDefault`, mapping
+ * `text` -> `{ text }`, `delayMs`/`hang` -> `{ hangMs }`, `fail` -> `{ status: 500, errorMessage }`; pass the
+ * last user message as `message` (the answerers in these tests only read `message`, except where they
+ * assert on `data`). `invokes` becomes the scripted server's `requests`. Only `http` (an error status on
+ * the invoke itself) and the neuron store have no real-platform equivalent; those tests skip unless
+ * `kind === 'fake'`.
  */
 
 /** How the agent answers one invoke. */

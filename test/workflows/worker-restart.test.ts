@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Job } from '../../src/schemas/jobs.js';
+import { Engram } from '../../src/schemas/traces.js';
+import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
+import { startScriptedOpenAI, type ScriptedOpenAI } from '../support/scripted-openai.js';
+import { dataOf, readSse } from '../support/sse.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+let app: TestApp & { close(): Promise<void> };
+let llm: ScriptedOpenAI;
+const children: ChildProcess[] = [];
+
+/** A real worker process (tsx worker/index.ts) on the test app's task queue and Redis prefix. */
+function spawnWorker(): Promise<ChildProcess> {
+  const env = {
+    ...process.env, MONGODB_URI: app.config.MONGODB_URI, MONGODB_DB: app.config.MONGODB_DB, REDIS_URL: app.config.REDIS_URL,
+    REDIS_PREFIX: app.config.REDIS_PREFIX, TEMPORAL_ADDRESS: app.config.TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: app.config.TEMPORAL_TASK_QUEUE,
+    OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key', LOG_LEVEL: 'info',
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/index.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('worker did not start')), 90_000);
+    child.stdout!.on('data', (b: Buffer) => { if (b.toString().includes('worker running')) { clearTimeout(timer); resolve(child); } });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`worker exited ${code}`)); });
+  });
+}
+
+beforeAll(async () => {
+  llm = await startScriptedOpenAI();
+  app = await startTestApp({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key' });
+});
+afterAll(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  await app?.close();
+  await llm?.close();
+});
+
+describe('durability', () => {
+  it('a worker killed mid-run: a new worker finishes the job once, with one neuron engram and no duplicated stream entries', async () => {
+    const ws = await buildWorkspace(app);
+    const neuron = (await app.post('/v1/neurons', ws.key, { name: 'durable', brain_id: ws.brainId, neuron_config: { model: 'openai/gpt-4o-mini' } })).body as { id: string };
+    const chunks = Array.from({ length: 30 }, (_, i) => `w${i} `);
+    llm.setDefault(() => ({ chunks, delayMsPerChunk: 100, usage: { prompt_tokens: 5, completion_tokens: 30 } }));
+    const first = await spawnWorker();
+    const inv = await app.post(`/v1/neurons/${neuron.id}/invoke`, ws.key, { message: 'survive' });
+    const jobId = String(inv.body.job_id);
+    const headers = { authorization: `Bearer ${ws.key}` };
+    // Wait until some tokens are out, then kill the worker hard.
+    await readSse(`${app.url}/v1/jobs/${jobId}/stream`, { headers, until: (ev) => ev.filter((e) => dataOf(e).type === 'token').length >= 5, timeoutMs: 60_000 });
+    first.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 500));
+    await spawnWorker();
+    const all = await readSse(`${app.url}/v1/jobs/${jobId}/stream`, { headers, timeoutMs: 90_000 });
+    expect(all.ended).toBe(true);
+    expect(dataOf(all.events.at(-1)!).type).toBe('complete');
+    const tokens = all.events.filter((e) => dataOf(e).type === 'token').map((e) => dataOf(e));
+    expect(tokens.map((t) => t.index)).toEqual(chunks.map((_, i) => i));
+    expect(tokens.map((t) => t.text).join('')).toBe(chunks.join(''));
+    expect(all.events.filter((e) => dataOf(e).type === 'complete')).toHaveLength(1);
+    const job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+    expect(job.status).toBe('completed');
+    const msgs = (await app.get<{ engrams: unknown[] }>(`/v1/traces/${String(inv.body.trace_id)}/messages`, ws.key)).body.engrams.map((e) => Engram.parse(e));
+    expect(msgs.filter((m) => m.source_type === 'neuron')).toHaveLength(1);
+    expect(llm.requests.length).toBeGreaterThanOrEqual(2); // the turn really ran twice
+  }, 180_000);
+});
