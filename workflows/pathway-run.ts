@@ -147,7 +147,9 @@ async function waitForHuman(
   status.status = pause ? 'paused' : 'waiting';
   status.waitingFor = waitingFor;
   clearResume();
-  const arrived = await wf.condition(() => answers.has(interventionId) || (pause && isResumed()), expiresInS ? expiresInS * 1000 : undefined);
+  const ready = () => answers.has(interventionId) || (pause && isResumed());
+  // condition(fn, undefined) would take the timeout overload and expire at once: call the right overload.
+  const arrived = expiresInS ? await wf.condition(ready, expiresInS * 1000) : (await wf.condition(ready), true);
   status.waitingFor = null;
   if (!arrived) {
     await steps.expireIntervention(input, interventionId);

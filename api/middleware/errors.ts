@@ -18,7 +18,8 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof ZodError) return validationError(firstIssue(err));
   if (err instanceof WorkflowNotFoundError) return notFound('Job');
-  if (err instanceof MongoServerError && err.code === 11000) return conflict('Already exists');
+  // FerretDB 1.x reports a unique violation caused by an update as code 1 "UNIQUE constraint failed".
+  if (err instanceof MongoServerError && (err.code === 11000 || /UNIQUE constraint failed/i.test(err.message))) return conflict('Already exists');
   // Koa/bodyparser client errors (malformed JSON, payload too large, bad encoding) carry a 4xx status.
   const e = err as { status?: number; expose?: boolean; message?: string };
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {

@@ -3,11 +3,12 @@ import interventions from './interventions.js';
 import jobs from './jobs.js';
 import neuronRuns from './neuron-runs.js';
 import neurons from './neurons.js';
+import pathwayRuns from './pathway-runs.js';
 import pathways from './pathways.js';
 import platform from './platform.js';
 import reflexes from './reflexes.js';
 import traces from './traces.js';
 
 /** The flat list of every mounted route family (OpenAPI walks the same list). */
-export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, neuronRuns, jobs, interventions, pathways };
+export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, neuronRuns, jobs, interventions, pathways, pathwayRuns };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

@@ -18,7 +18,7 @@ export const Job = z.object({
   created_at: z.string(), processed_at: z.string().nullable(), finished_at: z.string().nullable(),
 }).meta({ id: 'Job' });
 export const JobList = z.object({ jobs: z.array(Job), total: z.number(), limit: z.number(), offset: z.number() });
-export const JobAccepted = z.object({ job_id: z.string(), status: z.literal('pending') }).meta({ id: 'JobAccepted' });
+export const JobAccepted = z.object({ job_id: z.string(), status: z.literal('pending'), trace_id: z.string().nullable().optional() }).meta({ id: 'JobAccepted' });
 
 /** neuron_task_options: only trace_type (or its camel alias) is accepted; other persistence aliases are 400. */
 export const NeuronTaskOptions = z.object({

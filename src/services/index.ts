@@ -4,6 +4,7 @@ import { createHealthService } from './health.js';
 import { createInterventionService } from './interventions.js';
 import { createJobService } from './jobs.js';
 import { createNeuronService } from './neurons.js';
+import { createPathwayRunService } from './pathway-runs.js';
 import { createPathwayService } from './pathways.js';
 import { createReceptorService } from './receptors.js';
 import { createReflexService } from './reflexes.js';
@@ -32,6 +33,7 @@ export function createServices(deps: Deps) {
     openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY }, anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
   });
   const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models });
-  return { auth, traces, health, jobs, models, runs, interventions, neurons, receptors, reflexes, pathways, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models });
+  return { auth, traces, health, jobs, models, runs, interventions, neurons, receptors, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

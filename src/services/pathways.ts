@@ -32,7 +32,7 @@ const RANK: Record<PathwayRole, number> = { viewer: 1, editor: 2, owner: 3 };
 const EMPTY_GRAPH = { nodes: [], edges: [] };
 /** How many validation errors a 400 message quotes. */
 const ERRORS_IN_MESSAGE = 3;
-const WRITE_ATTEMPTS = 5;
+const WRITE_ATTEMPTS = 10;
 
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
 const pathwayNotFound = () => notFound('Pathway');

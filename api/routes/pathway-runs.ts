@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { IdParams } from '../../src/schemas/common.js';
+import { Intervention } from '../../src/schemas/interventions.js';
+import { JobAccepted, JobIdParams } from '../../src/schemas/jobs.js';
+import { ExecuteBody, JobCreateBody, JobInputBody, ResumeBody } from '../../src/schemas/pathway-runs.js';
+import { presentIntervention } from '../presenters/intervention.js';
+import { route } from '../route.js';
+
+const InterventionAnswered = z.object({ job_id: z.string(), intervention: Intervention });
+
+/** Starting pathway runs and answering them while they wait (document 1, Pathways and Jobs). */
+export default [
+  route({
+    method: 'post', path: '/v1/pathways/:id/execute', status: 202, params: IdParams, body: ExecuteBody, response: JobAccepted, tags: ['pathways'],
+    summary: 'Runs the pathway (head version unless pathway_version is given) as a pathwayRun workflow',
+    handler: async ({ params, body, scope, services }) => {
+      const job = await services.pathwayRuns.execute(scope, params.id, body);
+      return { job_id: job._id, status: 'pending' as const, trace_id: job.traceId };
+    },
+  }),
+  route({
+    method: 'post', path: '/v1/jobs', brain: 'optional', body: JobCreateBody, response: JobAccepted, tags: ['jobs'],
+    summary: 'Starts a stored (pathway_id) or inline pathway with input or data',
+    handler: async ({ body, scope, services }) => {
+      const job = await services.pathwayRuns.createJob(scope, body);
+      return { job_id: job._id, status: 'pending' as const, trace_id: job.traceId };
+    },
+  }),
+  route({
+    method: 'post', path: '/v1/jobs/:jobId/input', params: JobIdParams, body: JobInputBody, response: InterventionAnswered, tags: ['jobs'],
+    summary: 'Answers the intervention the job waits on; 400 when it does not match',
+    handler: async ({ params, body, scope, services }) => ({ job_id: params.jobId, intervention: presentIntervention(await services.pathwayRuns.input(scope, params.jobId, body)) }),
+  }),
+  route({
+    method: 'post', path: '/v1/jobs/:jobId/resume', params: JobIdParams, body: ResumeBody, response: InterventionAnswered, tags: ['jobs'],
+    summary: 'Resumes a paused run; a run waiting for approval needs an action',
+    handler: async ({ params, body, scope, services }) => ({ job_id: params.jobId, intervention: presentIntervention(await services.pathwayRuns.resume(scope, params.jobId, body)) }),
+  }),
+];
