@@ -10,6 +10,12 @@ import type { Blob } from './codec.js';
  */
 export const PATHWAY_VERSION_CAP = 50;
 
+/**
+ * How long a pathway write lock is honoured. A writer that crashed while holding it blocks others for at most this
+ * long; a writer stalled for longer than this may have its lock broken (documented edge of a lease lock).
+ */
+export const PATHWAY_LOCK_LEASE_MS = 10_000;
+
 /** A pathway participant's role; owner ⊇ editor ⊇ viewer. */
 export type PathwayRole = 'owner' | 'editor' | 'viewer';
 
@@ -48,6 +54,13 @@ export interface PathwayParticipantDoc {
   _id: string; workspaceId: string; pathwayId: string; userId: string; role: PathwayRole; addedBy: string | null; createdAt: Date;
 }
 
+/**
+ * One writer's lease on a pathway head (`_id` = pathway id). FerretDB 1.x applies an update as read, modify, write
+ * back without re-checking the filter, so two concurrent saves could both "win" and drop a version; an insert on a
+ * unique `_id` is atomic on both servers, so head writes take this lock first.
+ */
+interface PathwayLockDoc { _id: string; workspaceId: string; token: string; expiresAt: Date }
+
 /** The fields of a neuron doc the pathway validator needs (read-only view of the neurons family's collection). */
 interface NeuronRef { _id: string; workspaceId: string; brainId: string; scope: 'brain' | 'workspace' | 'core'; deletedAt?: Date | null }
 
@@ -69,6 +82,7 @@ export function createPathwayRepo(db: Db) {
   const pathways = db.collection<PathwayDoc>('pathways');
   const participants = db.collection<PathwayParticipantDoc>('pathway_participants');
   const neurons = db.collection<NeuronRef>('neurons');
+  const locks = db.collection<PathwayLockDoc>('pathway_locks');
   return {
     pathways, participants,
     /** The head without its history. */
@@ -83,8 +97,24 @@ export function createPathwayRepo(db: Db) {
       return { items, total };
     },
     /**
-     * Writes a new head state only if nobody recorded a version since `expectedVersion` was read (optimistic
-     * concurrency: FerretDB has no transactions and ignores $push's $slice, so the capped history is rewritten whole).
+     * Takes the pathway's write lock for `token`; false while another live writer holds it. An expired lease is
+     * removed so the next attempt can take it.
+     */
+    async tryLock(workspaceId: string, id: string, token: string): Promise<boolean> {
+      try {
+        await locks.insertOne({ _id: id, workspaceId, token, expiresAt: new Date(Date.now() + PATHWAY_LOCK_LEASE_MS) });
+        return true;
+      } catch (e) {
+        if ((e as { code?: number }).code !== 11000) throw e;
+      }
+      const held = await locks.findOne({ _id: id });
+      if (held && held.expiresAt.getTime() < Date.now()) await locks.deleteOne({ _id: id, token: held.token });
+      return false;
+    },
+    unlock: async (id: string, token: string): Promise<void> => { await locks.deleteOne({ _id: id, token }); },
+    /**
+     * Writes a new head state if the tip is still `expectedVersion` (a second guard behind the write lock; FerretDB
+     * ignores $push's $slice, so the capped history is rewritten whole).
      */
     async writeIfVersion(workspaceId: string, id: string, expectedVersion: number, set: Partial<PathwayDoc>): Promise<boolean> {
       const r = await pathways.updateOne({ _id: id, workspaceId, latestVersion: expectedVersion }, { $set: set });

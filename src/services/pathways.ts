@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Filter } from 'mongodb';
 import { escapeRegex } from '../db/client.js';
 import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
@@ -32,7 +33,8 @@ const RANK: Record<PathwayRole, number> = { viewer: 1, editor: 2, owner: 3 };
 const EMPTY_GRAPH = { nodes: [], edges: [] };
 /** How many validation errors a 400 message quotes. */
 const ERRORS_IN_MESSAGE = 3;
-const WRITE_ATTEMPTS = 10;
+/** How long a save waits for another save of the same pathway before answering 409. */
+const LOCK_WAIT_MS = 5_000;
 
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
 const pathwayNotFound = () => notFound('Pathway');
@@ -115,15 +117,30 @@ export function createPathwayService({ repo }: { repo: PathwayRepo }) {
     throw validationError(`pathway_graph is invalid: ${result.errors.slice(0, ERRORS_IN_MESSAGE).join('; ')}${more}`);
   }
 
+  /** Runs `fn` holding the pathway's write lock (see PathwayLockDoc in src/db/pathways.ts); 409 after LOCK_WAIT_MS. */
+  async function locked<T>(scope: Scope, id: string, fn: () => Promise<T>): Promise<T> {
+    const token = randomUUID();
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (let wait = 5; !(await repo.tryLock(scope.workspaceId, id, token)); wait = Math.min(wait * 2, 100)) {
+      if (Date.now() > deadline) throw conflict('Pathway is being changed by another request; retry');
+      await sleep(wait + Math.floor(Math.random() * wait));
+    }
+    try {
+      return await fn();
+    } finally {
+      await repo.unlock(id, token);
+    }
+  }
+
   /**
    * Applies a change and, when `version` is given, appends a history entry and moves the tip, dropping the oldest
-   * entries past PATHWAY_VERSION_CAP. Guarded by latestVersion and retried, so concurrent saves never lose a version.
+   * entries past PATHWAY_VERSION_CAP. Serialized per pathway by the write lock, so concurrent saves never lose a version.
    */
-  async function commit(
+  function commit(
     scope: Scope, id: string,
     plan: (doc: PathwayDoc) => { set: Partial<PathwayDoc>; version?: { graph: Blob; nodeCount: number; note: string } },
   ): Promise<PathwayHead> {
-    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+    return locked(scope, id, async () => {
       const doc = await full(scope, id);
       const { set, version } = plan(doc);
       const now = new Date();
@@ -137,9 +154,13 @@ export function createPathwayService({ repo }: { repo: PathwayRepo }) {
         next.latestVersion = entry.version;
         next.versions = [...(doc.versions ?? []), entry].slice(-PATHWAY_VERSION_CAP);
       }
-      if (await repo.writeIfVersion(scope.workspaceId, id, doc.latestVersion, next)) return toHead({ ...doc, ...next });
-    }
-    throw conflict('Pathway was changed concurrently; retry');
+      if (!(await repo.writeIfVersion(scope.workspaceId, id, doc.latestVersion, next))) {
+        // Only reachable when a stalled writer's lease was broken, or the pathway was deleted meanwhile.
+        await full(scope, id);
+        throw conflict('Pathway was changed concurrently; retry');
+      }
+      return toHead({ ...doc, ...next });
+    });
   }
 
   return {

@@ -153,7 +153,8 @@ describe('pathways CRUD', () => {
     expect(PathwayVersion.parse(v1.body)).toMatchObject({ version: 1, latest_version: 4, name: 'Flow', pathway_graph: simpleGraph(), node_count: 2 });
 
     // Concurrent saves each get their own version (optimistic concurrency on latest_version).
-    await Promise.all([1, 2, 3, 4, 5].map((i) => put({ name: `Concurrent ${i}` })));
+    const statuses = await Promise.all([1, 2, 3, 4, 5].map((i) => put({ name: `Concurrent ${i}` })));
+    expect(statuses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     const after = PathwayVersionList.parse((await app.get(`/v1/pathways/${p.id}/versions`, ws.key)).body);
     expect(after.latest_version).toBe(9);
     expect(after.versions.map((v) => v.version)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1]);

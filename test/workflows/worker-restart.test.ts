@@ -66,4 +66,32 @@ describe('durability', () => {
     expect(msgs.filter((m) => m.source_type === 'neuron')).toHaveLength(1);
     expect(llm.requests.length).toBeGreaterThanOrEqual(2); // the turn really ran twice
   }, 180_000);
+
+  it('a pathway waiting at a human node survives a worker restart and finishes after approval', async () => {
+    const ws = await buildWorkspace(app);
+    const first = await spawnWorker();
+    const created = await app.post('/v1/pathways', ws.key, { name: 'restart-wait', pathway_graph: {
+      nodes: [{ id: 's', type: 'start' }, { id: 'h', type: 'human', data: { title: 'ok?' } }, { id: 'y', type: 'output', data: { value: '"approved after restart"' } }, { id: 'n', type: 'output', data: { value: '"rejected"' } }],
+      edges: [{ source: 's', target: 'h' }, { source: 'h', target: 'y', handle: 'approve' }, { source: 'h', target: 'n', handle: 'reject' }],
+    } }, ws.brainHeaders);
+    const exec = await app.post(`/v1/pathways/${String(created.body.id)}/execute`, ws.key, {}, ws.brainHeaders);
+    const jobId = String(exec.body.job_id);
+    let job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+    for (let i = 0; i < 200 && job.status !== 'waiting'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+    }
+    expect(job.status).toBe('waiting');
+    first.kill('SIGKILL');
+    await spawnWorker();
+    const interventionId = String(job.waitingFor!.interventionId);
+    const r = await app.post(`/v1/jobs/${jobId}/input`, ws.key, { input: { type: 'intervention_response', interventionId, action: 'approve' } });
+    expect(r.status).toBe(200);
+    for (let i = 0; i < 300 && !['completed', 'failed'].includes(job.status); i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+    }
+    expect(job.status).toBe('completed');
+    expect(job.result).toMatchObject({ output: 'approved after restart' });
+  }, 180_000);
 });
