@@ -6,6 +6,7 @@ import { createServices, type Services } from '../src/services/index.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { createRateLimiter } from './middleware/rate-limit.js';
 import { requestMiddleware } from './middleware/request.js';
+import { buildOpenApi } from './openapi.js';
 import { toKoaHandler } from './route.js';
 import { allRoutes } from './routes/index.js';
 
@@ -15,6 +16,9 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   const router = new Router();
   const rc = { services, rateLimit: createRateLimiter(deps.redis, deps.config) };
   for (const def of allRoutes()) router[def.method](def.path, toKoaHandler(def, rc));
+  // The OpenAPI document of every route above, generated from the same route objects.
+  const openapi = buildOpenApi(allRoutes());
+  router.get('/v1/openapi.json', (ctx) => { ctx.body = openapi; });
   // A client that leaves an SSE stream early is normal; anything else Koa reports is logged.
   app.on('error', (err: { code?: string }) => {
     if (err?.code === 'ERR_STREAM_PREMATURE_CLOSE' || err?.code === 'ECONNRESET' || err?.code === 'EPIPE') return;
