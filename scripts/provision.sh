@@ -74,7 +74,7 @@ ensure_node_modules() {
 # different tag is rebuilt (the CLI itself prints 0.0.0-DEV when built by go install).
 ensure_temporal() {
   local bin="$BIN/temporal"
-  if [ -x "$bin" ] && go_mod_version "$bin" "github.com/temporalio/cli" | grep -qx "$TEMPORAL_CLI_VERSION"; then
+  if [ -x "$bin" ] && temporal_is_current "$bin"; then
     log "temporal CLI $TEMPORAL_CLI_VERSION: present ($bin)"
     return
   fi
@@ -86,14 +86,24 @@ ensure_temporal() {
   log "temporal CLI built: $("$bin" --version)"
 }
 
-# Prints the version of module $2 recorded in binary $1 (main module or dependency).
-# When go is not installed we cannot inspect the binary; trust that it exists and runs.
-go_mod_version() {
+# True when binary $1 was built from github.com/temporalio/cli at $TEMPORAL_CLI_VERSION. Without
+# Go the stamp cannot be read; a binary that runs is then accepted as it is.
+temporal_is_current() {
   if ! command -v go >/dev/null 2>&1; then
-    "$1" --version >/dev/null 2>&1 && echo "$TEMPORAL_CLI_VERSION"
+    "$1" --version >/dev/null 2>&1
     return
   fi
-  go version -m "$1" 2>/dev/null | awk -v m="$2" '($1 == "mod" || $1 == "dep") && $2 == m { print $3 }'
+  local built
+  built="$(go version -m "$1" 2>/dev/null | awk '$1 == "mod" && $2 == "github.com/temporalio/cli" { print $3 }')"
+  [ "$built" = "$TEMPORAL_CLI_VERSION" ]
+}
+
+# True when ferretdb binary $1 reports $FERRETDB_VERSION. The output is captured first: with
+# pipefail, `| grep -q` could fail spuriously when grep exits before the writer is done.
+ferretdb_is_current() {
+  local out
+  out="$("$1" --version 2>/dev/null)" || return 1
+  [[ "$out" == *"version: $FERRETDB_VERSION"* ]]
 }
 
 # ---------------------------------------------------------------------------------------
@@ -106,7 +116,7 @@ go_mod_version() {
 # file and build from that copy via a replace directive.
 ensure_ferretdb() {
   local bin="$BIN/ferretdb"
-  if [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q "version: $FERRETDB_VERSION"; then
+  if [ -x "$bin" ] && ferretdb_is_current "$bin"; then
     log "ferretdb $FERRETDB_VERSION: present ($bin)"
     return
   fi
@@ -145,8 +155,8 @@ EOF
     log "go build ferretdb"
     GOFLAGS=-mod=mod go build -v -o "$bin" github.com/FerretDB/FerretDB/cmd/ferretdb
   )
-  "$bin" --version | grep -q "version: $FERRETDB_VERSION" || die "ferretdb --version does not report $FERRETDB_VERSION"
-  log "ferretdb built: $("$bin" --version | head -1)"
+  ferretdb_is_current "$bin" || die "ferretdb --version does not report $FERRETDB_VERSION"
+  log "ferretdb $FERRETDB_VERSION built"
 }
 
 # ---------------------------------------------------------------------------------------

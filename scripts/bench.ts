@@ -1,0 +1,507 @@
+/**
+ * `npm run bench`: what the platform adds on top of the model provider and of Temporal itself.
+ *
+ * One run, one set of services, one scripted OpenAI-compatible provider (test/support/scripted-openai.ts),
+ * the real Koa app on port 0 (startTestApp) and a real in-process worker (startTestWorker):
+ *
+ * (a) Time to first token: a neuron invoke through the API versus the same scripted reply streamed
+ *     straight from the provider by the real openai adapter. Shows the latency the platform adds.
+ * (b) Throughput: trivial neuron runs completed per second versus a bare one-activity workflow on the
+ *     same Temporal server (scripts/bench-workflows.ts, its own worker and task queue).
+ * (c) Pathway per-node overhead: a 20-node linear pathway's median run time divided by 20, versus
+ *     one bare one-activity workflow run.
+ *
+ * Services: a service whose URL variable (MONGODB_URI, REDIS_URL, TEMPORAL_ADDRESS) is set is used as
+ * is; missing ones are started by scripts/embedded.ts on free loopback ports with data in a temp folder
+ * that is removed at the end. The bench writes into its own database (`cortex_bench_<tag>`, dropped at
+ * the end) and Redis prefix (its keys deleted at the end), so it can run against the dev services.
+ *
+ * Exit code: 0 when every measure ran (whether or not the aims are met), 1 on a real error.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { WorkflowHandle } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { createOpenAIProvider } from '../src/llm/openai.js';
+import { buildWorkspace, startTestApp, type TestApp } from '../test/support/app.js';
+import { startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply } from '../test/support/scripted-openai.js';
+import { dataOf, readSse } from '../test/support/sse.js';
+import { startTestWorker } from '../test/support/worker.js';
+import { createBenchActivities } from './bench-activities.js';
+import type { bareOneActivity } from './bench-workflows.js';
+import { startEmbedded, type EmbeddedServices } from './embedded.js';
+
+// ─── Parameters (bounded: the whole run takes a minute or two on 2 cores) ──────────────────────
+
+/** Model of the benchmark neurons; the `openai` provider points at the scripted server. */
+const MODEL = 'openai/gpt-4o-mini';
+/** Untimed runs before each measure: JIT, connection pools, Temporal caches. */
+const WARMUP = 3;
+/** (a) Sequential invokes (and direct provider calls) measured for time to first token. */
+const TTFT_RUNS = 30;
+/** (a) The reply both paths stream: several chunks, no artificial delay. */
+const TTFT_REPLY: ScriptedReply = { chunks: ['Hello', ' from', ' the', ' scripted', ' provider.'], usage: { prompt_tokens: 20, completion_tokens: 5 } };
+/** (b) Runs per throughput measure and how many are in flight at once. */
+const TPUT_RUNS = 40;
+const TPUT_CONCURRENCY = 8;
+/** (b) A trivial run: one short chunk. */
+const TPUT_REPLY: ScriptedReply = { chunks: ['ok'], usage: { prompt_tokens: 10, completion_tokens: 1 } };
+/** (c) Nodes of the linear pathway (start + transforms + output) and its sequential runs. */
+const PATHWAY_NODES = 20;
+const PATHWAY_RUNS = 10;
+/** (c) Sequential bare one-activity runs whose median is the per-node yardstick. */
+const BARE_SEQ_RUNS = 20;
+/** Longest a single run may take before the bench reports an error. */
+const RUN_TIMEOUT_MS = 60_000;
+/** Aims from the performance brief, printed next to the figures. */
+const AIM_ADDED_TTFT_MS = 30;
+const AIM_TPUT_RATIO = 0.5;
+
+const say = (line: string): void => console.log(`[bench] ${line}`);
+const fmt = (ms: number): string => ms.toFixed(1);
+/** Wall clock in epoch ms with sub-ms precision, comparable to Temporal's and Redis's timestamps on this host. */
+const epochNow = (): number => performance.timeOrigin + performance.now();
+
+// ─── Statistics ─────────────────────────────────────────────────────────────────────────────
+
+/** Median: the middle value (mean of the two middle ones for an even count). */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** 90th percentile by nearest rank: 9 in 10 samples are at or below it. */
+function p90(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(0.9 * s.length) - 1)];
+}
+
+/** Runs `fn(0..count-1)` with at most `concurrency` in flight; rejects on the first failure. */
+async function pool(count: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < count) await fn(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+}
+
+// ─── Platform helpers ─────────────────────────────────────────────────────────────────────────
+
+type Workspace = Awaited<ReturnType<typeof buildWorkspace>>;
+
+/** What one platform run looked like from the client: its job id, first token and terminal event. */
+interface RunTrace {
+  jobId: string;
+  /** Epoch ms just before the POST. */
+  startEpoch: number;
+  /** performance.now() just before the POST, when the POST answered, at the first token and at the end. */
+  t0: number;
+  accepted: number;
+  firstToken?: number;
+  done: number;
+  /** Every SSE event of the job stream, with its Redis id (`<ms>-<seq>`). */
+  events: { id?: string; data: Record<string, unknown> }[];
+}
+
+/**
+ * POSTs `path` (an invoke or execute), opens the job stream as soon as it answers and reads it to
+ * the terminal event. Throws unless the job completed: a failed run is a real error for a bench.
+ */
+async function runThroughApi(app: TestApp, ws: Workspace, path: string, body: Record<string, unknown>, headers?: Record<string, string>): Promise<RunTrace> {
+  const startEpoch = epochNow();
+  const t0 = performance.now();
+  const res = await app.post(path, ws.key, body, headers);
+  const accepted = performance.now();
+  if (res.status !== 202) throw new Error(`POST ${path} answered ${res.status}: ${res.text}`);
+  const jobId = String(res.body.job_id);
+  let firstToken: number | undefined;
+  let seen = 0;
+  let terminal = false;
+  const sse = await readSse(`${app.url}/v1/jobs/${jobId}/stream`, {
+    headers: { authorization: `Bearer ${ws.key}` },
+    timeoutMs: RUN_TIMEOUT_MS,
+    until: (events) => {
+      for (; seen < events.length; seen++) {
+        const type = dataOf(events[seen]).type;
+        if (type === 'token' && firstToken === undefined) firstToken = performance.now();
+        if (type === 'complete' || type === 'error') terminal = true;
+      }
+      return terminal;
+    },
+  });
+  const done = performance.now();
+  if (sse.status !== 200) throw new Error(`stream of job ${jobId} answered ${sse.status}: ${sse.body}`);
+  const events = sse.events.map((e) => ({ id: e.id, data: dataOf(e) }));
+  const last = events.at(-1)?.data;
+  if (last?.type !== 'complete') throw new Error(`job ${jobId} did not complete within ${RUN_TIMEOUT_MS} ms (last event: ${JSON.stringify(last ?? null)})`);
+  return { jobId, startEpoch, t0, accepted, firstToken, done, events };
+}
+
+/** Creates a neuron on the scripted provider in the bench workspace. */
+async function createNeuron(app: TestApp, ws: Workspace, name: string): Promise<string> {
+  const r = await app.post('/v1/neurons', ws.key, { name, brain_id: ws.brainId, neuron_config: { model: MODEL, system_prompt: `You are ${name}.` } });
+  if (r.status !== 201) throw new Error(`creating neuron ${name} answered ${r.status}: ${r.text}`);
+  return String(r.body.id);
+}
+
+type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
+type ProtoTime = HistoryEvent['eventTime'];
+
+/** A protobuf Timestamp (Long or number seconds) as epoch ms. */
+function tsMs(ts: ProtoTime): number {
+  if (!ts) return NaN;
+  const s = ts.seconds;
+  const seconds = s == null ? 0 : typeof s === 'number' ? s : s.toNumber();
+  return seconds * 1000 + (ts.nanos ?? 0) / 1e6;
+}
+
+/**
+ * Where one invoke's time to first token went, from the workflow history (server timestamps, ms)
+ * and the client's clock (same host). Segments add up to the platform TTFT.
+ */
+interface TtftBreakdown {
+  /** POST sent → workflow started: the API's Mongo writes, Redis emit and the start RPC. */
+  apiToStart: number;
+  /** Workflow started → prepareRun started: first workflow task and activity dispatch. */
+  startToPrepare: number;
+  /** prepareRun body: neuron snapshot, history, job transition (Mongo), stream and trace events. */
+  prepare: number;
+  /** prepareRun done → modelTurn started: second workflow task and activity dispatch. */
+  prepareToModel: number;
+  /** modelTurn started → first token at the client: provider call, XADD, XREAD wake-up, SSE write. */
+  modelToToken: number;
+}
+
+async function ttftBreakdown(app: TestApp, run: RunTrace): Promise<TtftBreakdown> {
+  const history = await app.deps.temporal.client.workflow.getHandle(run.jobId).fetchHistory();
+  const names = new Map<string, string>();
+  const at: Record<string, number> = {};
+  for (const e of history.events ?? []) {
+    const t = tsMs(e.eventTime);
+    if (e.workflowExecutionStartedEventAttributes) at.start = t;
+    const sched = e.activityTaskScheduledEventAttributes;
+    if (sched) names.set(String(e.eventId), sched.activityType?.name ?? '?');
+    const started = e.activityTaskStartedEventAttributes;
+    if (started) at[`${names.get(String(started.scheduledEventId))}:started`] ??= t;
+    const completed = e.activityTaskCompletedEventAttributes;
+    if (completed) at[`${names.get(String(completed.scheduledEventId))}:completed`] ??= t;
+  }
+  const firstTokenEpoch = run.startEpoch + (run.firstToken! - run.t0);
+  return {
+    apiToStart: at.start - run.startEpoch,
+    startToPrepare: at['prepareRun:started'] - at.start,
+    prepare: at['prepareRun:completed'] - at['prepareRun:started'],
+    prepareToModel: at['modelTurn:started'] - at['prepareRun:completed'],
+    modelToToken: firstTokenEpoch - at['modelTurn:started'],
+  };
+}
+
+// ─── (a) Time to first token ──────────────────────────────────────────────────────────────────
+
+/** Median and p90 of a series of milliseconds. */
+interface Spread { median: number; p90: number }
+const spread = (xs: number[]): Spread => ({ median: median(xs), p90: p90(xs) });
+
+interface TtftResult { platform: Spread; direct: Spread; addedAtMedian: number; accepted: Spread; breakdown: TtftBreakdown }
+
+/**
+ * Time to first token.
+ * - Platform: from just before `POST /v1/neurons/:id/invoke` to the first `token` event read on
+ *   `GET /v1/jobs/:id/stream` (opened as soon as the invoke answers; that time is included).
+ *   Each run is read to its `complete` event before the next starts (sequential).
+ * - Direct: from just before `createOpenAIProvider({ baseURL }).chat()` to its first onToken call,
+ *   same scripted reply, same HTTP server. The difference is what the platform adds.
+ */
+async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Promise<TtftResult> {
+  llm.setDefault(() => TTFT_REPLY);
+  const neuronId = await createNeuron(app, ws, 'bench-ttft');
+  const direct = createOpenAIProvider({ baseURL: llm.baseURL, apiKey: 'bench' });
+
+  const directOnce = async (i: number): Promise<number> => {
+    const t0 = performance.now();
+    let first: number | undefined;
+    await direct.chat(
+      { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'You are bench-ttft.' }, { role: 'user', content: `ttft ${i}` }] },
+      () => void (first ??= performance.now()),
+    );
+    if (first === undefined) throw new Error('the direct provider call streamed no token');
+    return first - t0;
+  };
+  const platformOnce = async (i: number): Promise<RunTrace> => {
+    const run = await runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `ttft ${i}`, stream: true });
+    if (run.firstToken === undefined) throw new Error(`job ${run.jobId} completed without a token event`);
+    return run;
+  };
+
+  say(`(a) time to first token: warm-up ${WARMUP} + ${TTFT_RUNS} direct provider calls`);
+  for (let i = 0; i < WARMUP; i++) await directOnce(i);
+  const directMs: number[] = [];
+  for (let i = 0; i < TTFT_RUNS; i++) directMs.push(await directOnce(i));
+
+  say(`(a) time to first token: warm-up ${WARMUP} + ${TTFT_RUNS} sequential invokes through the API`);
+  for (let i = 0; i < WARMUP; i++) await platformOnce(i);
+  const runs: RunTrace[] = [];
+  for (let i = 0; i < TTFT_RUNS; i++) runs.push(await platformOnce(i));
+  const platformMs = runs.map((r) => r.firstToken! - r.t0);
+
+  // History reads happen after all timed runs, so they do not disturb them.
+  const parts = await Promise.all(runs.map((r) => ttftBreakdown(app, r)));
+  const breakdown = Object.fromEntries(
+    (Object.keys(parts[0]) as (keyof TtftBreakdown)[]).map((k) => [k, median(parts.map((p) => p[k]))]),
+  ) as unknown as TtftBreakdown;
+
+  const result: TtftResult = {
+    platform: spread(platformMs), direct: spread(directMs), addedAtMedian: median(platformMs) - median(directMs),
+    accepted: spread(runs.map((r) => r.accepted - r.t0)), breakdown,
+  };
+  say(`(a) direct   median ${fmt(result.direct.median)} ms  p90 ${fmt(result.direct.p90)} ms`);
+  say(`(a) platform median ${fmt(result.platform.median)} ms  p90 ${fmt(result.platform.p90)} ms  (invoke POST alone: median ${fmt(result.accepted.median)} ms)`);
+  say(`(a) added at the median: ${fmt(result.addedAtMedian)} ms`);
+  return result;
+}
+
+// ─── (b) Throughput and the bare workflow ─────────────────────────────────────────────────────
+
+/** The bare one-activity workflow: its own bundle, worker and task queue on the app's Temporal server. */
+interface Bare {
+  /** Starts one bareOneActivity run and waits for its result. */
+  runOnce(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function startBare(app: TestApp, bundle: Awaited<ReturnType<typeof bundleWorkflowCode>>): Promise<Bare> {
+  const taskQueue = `bench-bare-${randomUUID().slice(0, 8)}`;
+  const connection = await NativeConnection.connect({ address: app.config.TEMPORAL_ADDRESS });
+  const worker = await Worker.create({
+    connection, namespace: app.config.TEMPORAL_NAMESPACE, taskQueue, workflowBundle: bundle, activities: createBenchActivities(),
+  });
+  const running = worker.run();
+  const client = app.deps.temporal.client;
+  return {
+    async runOnce() {
+      // Started by name with the function's type (STYLE.md §7): this module never loads workflow code.
+      const out = await client.workflow.execute<typeof bareOneActivity>('bareOneActivity', { taskQueue, workflowId: `bench-bare-${randomUUID()}` });
+      if (out !== 'ok') throw new Error(`bareOneActivity returned ${JSON.stringify(out)}`);
+    },
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
+interface ThroughputResult { platformPerS: number; barePerS: number; ratio: number }
+
+/**
+ * Throughput: completed runs per second with TPUT_CONCURRENCY in flight, wall time from the first
+ * start to the last completion.
+ * - Platform: invoke a neuron whose scripted reply is one short chunk, then read the job stream to
+ *   its `complete` event (the job is completed in the database before that event is written).
+ * - Bare: `client.workflow.execute(bareOneActivity)` on the same Temporal server.
+ */
+async function measureThroughput(app: TestApp, ws: Workspace, llm: ScriptedOpenAI, bare: Bare): Promise<ThroughputResult> {
+  llm.setDefault(() => TPUT_REPLY);
+  const neuronId = await createNeuron(app, ws, 'bench-throughput');
+  const invoke = (i: number) => runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `tput ${i}` }).then(() => undefined);
+
+  say(`(b) throughput: warm-up ${WARMUP}, then ${TPUT_RUNS} platform runs, ${TPUT_CONCURRENCY} at a time`);
+  await pool(WARMUP, TPUT_CONCURRENCY, invoke);
+  let t0 = performance.now();
+  await pool(TPUT_RUNS, TPUT_CONCURRENCY, invoke);
+  const platformS = (performance.now() - t0) / 1000;
+
+  say(`(b) throughput: warm-up ${WARMUP}, then ${TPUT_RUNS} bare one-activity workflows, ${TPUT_CONCURRENCY} at a time`);
+  await pool(WARMUP, TPUT_CONCURRENCY, () => bare.runOnce());
+  t0 = performance.now();
+  await pool(TPUT_RUNS, TPUT_CONCURRENCY, () => bare.runOnce());
+  const bareS = (performance.now() - t0) / 1000;
+
+  const result = { platformPerS: TPUT_RUNS / platformS, barePerS: TPUT_RUNS / bareS, ratio: bareS / platformS };
+  say(`(b) platform ${result.platformPerS.toFixed(1)} runs/s (${fmt(platformS * 1000)} ms)  bare ${result.barePerS.toFixed(1)} runs/s (${fmt(bareS * 1000)} ms)  ratio ${result.ratio.toFixed(2)}`);
+  return result;
+}
+
+// ─── (c) Pathway per-node overhead ────────────────────────────────────────────────────────────
+
+interface PathwayResult {
+  runMs: Spread;
+  perNodeMs: number;
+  bareRunMs: Spread;
+  ratio: number;
+  /** From the job stream's Redis ids (ms): first node_start → last node_finish, divided by the node count. */
+  inWorkflowPerNodeMs: number;
+  /** Execute POST → first node_start plus last node_finish → `complete` at the client. */
+  fixedMs: number;
+}
+
+/** Milliseconds part of a Redis stream id (`<ms>-<seq>`). */
+const idMs = (id: string | undefined): number => Number((id ?? '').split('-')[0]);
+
+/**
+ * Pathway per-node overhead: a linear pathway of PATHWAY_NODES nodes (start, transforms `input.n + 1`
+ * then `last + 1`, output) executed PATHWAY_RUNS times in sequence; a run is timed from just before
+ * `POST /v1/pathways/:id/execute` to its `complete` stream event. Per-node overhead is the median run
+ * time / PATHWAY_NODES, compared with the median latency of one bare one-activity workflow run
+ * (BARE_SEQ_RUNS sequential runs): "a pathway node costs this fraction of a whole Temporal round".
+ */
+async function measurePathway(app: TestApp, ws: Workspace, bare: Bare): Promise<PathwayResult> {
+  const transforms = PATHWAY_NODES - 2;
+  const nodes = [
+    { id: 'start', type: 'start', data: {} },
+    ...Array.from({ length: transforms }, (_, i) => ({ id: `t${i + 1}`, type: 'transform', data: { expression: i === 0 ? 'input.n + 1' : 'last + 1' } })),
+    { id: 'out', type: 'output', data: {} },
+  ];
+  const edges = nodes.slice(1).map((n, i) => ({ source: nodes[i].id, target: n.id }));
+  const created = await app.post('/v1/pathways', ws.key, { name: `bench-linear-${PATHWAY_NODES}`, pathway_graph: { nodes, edges } }, ws.brainHeaders);
+  if (created.status !== 201) throw new Error(`creating the pathway answered ${created.status}: ${created.text}`);
+  const pathwayId = String(created.body.id);
+
+  const once = async (): Promise<RunTrace> => {
+    const run = await runThroughApi(app, ws, `/v1/pathways/${pathwayId}/execute`, { input: { n: 0 } }, ws.brainHeaders);
+    const result = run.events.at(-1)?.data.result as { output?: unknown } | undefined;
+    if (result?.output !== transforms) throw new Error(`pathway job ${run.jobId} returned ${JSON.stringify(result?.output)}, expected ${transforms}`);
+    return run;
+  };
+
+  say(`(c) pathway: warm-up ${WARMUP}, then ${PATHWAY_RUNS} sequential runs of a ${PATHWAY_NODES}-node linear pathway`);
+  for (let i = 0; i < WARMUP; i++) await once();
+  const runs: RunTrace[] = [];
+  for (let i = 0; i < PATHWAY_RUNS; i++) runs.push(await once());
+  const runMs = runs.map((r) => r.done - r.t0);
+
+  say(`(c) bare: warm-up ${WARMUP}, then ${BARE_SEQ_RUNS} sequential one-activity workflow runs`);
+  for (let i = 0; i < WARMUP; i++) await bare.runOnce();
+  const bareMs: number[] = [];
+  for (let i = 0; i < BARE_SEQ_RUNS; i++) {
+    const t0 = performance.now();
+    await bare.runOnce();
+    bareMs.push(performance.now() - t0);
+  }
+
+  const nodeSpans = runs.map((r) => {
+    const starts = r.events.filter((e) => e.data.type === 'node_start');
+    const finishes = r.events.filter((e) => e.data.type === 'node_finish');
+    return idMs(finishes.at(-1)?.id) - idMs(starts[0]?.id);
+  });
+  const perNodeMs = median(runMs) / PATHWAY_NODES;
+  const result: PathwayResult = {
+    runMs: spread(runMs), perNodeMs, bareRunMs: spread(bareMs), ratio: perNodeMs / median(bareMs),
+    inWorkflowPerNodeMs: median(nodeSpans) / PATHWAY_NODES, fixedMs: median(runMs) - median(nodeSpans),
+  };
+  say(`(c) pathway run median ${fmt(result.runMs.median)} ms  p90 ${fmt(result.runMs.p90)} ms → ${fmt(perNodeMs)} ms per node`);
+  say(`(c) bare one-activity run median ${fmt(result.bareRunMs.median)} ms  p90 ${fmt(result.bareRunMs.p90)} ms  ratio ${result.ratio.toFixed(2)}`);
+  return result;
+}
+
+// ─── Summary and main ─────────────────────────────────────────────────────────────────────────
+
+function summary(a: TtftResult, b: ThroughputResult, c: PathwayResult): string {
+  const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  const bd = a.breakdown;
+  const line = '═'.repeat(88);
+  return [
+    line,
+    '  Cortex bench summary (same services, same scripted provider)',
+    '',
+    `  (a) Time to first token, ${TTFT_RUNS} sequential runs`,
+    `      platform (invoke → first SSE token)   median ${fmt(a.platform.median).padStart(7)} ms   p90 ${fmt(a.platform.p90).padStart(7)} ms`,
+    `      direct (openai adapter → onToken)     median ${fmt(a.direct.median).padStart(7)} ms   p90 ${fmt(a.direct.p90).padStart(7)} ms`,
+    `      added by the platform at the median   ${fmt(a.addedAtMedian)} ms   (aim < ${AIM_ADDED_TTFT_MS} ms: ${verdict(a.addedAtMedian < AIM_ADDED_TTFT_MS)})`,
+    `      where it goes (medians): API → workflow started ${fmt(bd.apiToStart)} | → prepareRun started ${fmt(bd.startToPrepare)}`,
+    `        | prepareRun ${fmt(bd.prepare)} | → modelTurn started ${fmt(bd.prepareToModel)} | → first token at client ${fmt(bd.modelToToken)} ms`,
+    '',
+    `  (b) Throughput, ${TPUT_RUNS} trivial runs, ${TPUT_CONCURRENCY} in flight`,
+    `      platform neuron runs                  ${b.platformPerS.toFixed(1).padStart(7)} runs/s`,
+    `      bare one-activity workflows           ${b.barePerS.toFixed(1).padStart(7)} runs/s`,
+    `      ratio platform / bare                 ${b.ratio.toFixed(2)}   (aim ≥ ${AIM_TPUT_RATIO}: ${verdict(b.ratio >= AIM_TPUT_RATIO)})`,
+    '',
+    `  (c) Pathway per-node overhead, ${PATHWAY_NODES}-node linear pathway, ${PATHWAY_RUNS} sequential runs`,
+    `      pathway run                           median ${fmt(c.runMs.median).padStart(7)} ms   p90 ${fmt(c.runMs.p90).padStart(7)} ms`,
+    `      per node (median run / ${PATHWAY_NODES})            ${fmt(c.perNodeMs).padStart(7)} ms`,
+    `      bare one-activity workflow run        median ${fmt(c.bareRunMs.median).padStart(7)} ms   p90 ${fmt(c.bareRunMs.p90).padStart(7)} ms`,
+    `      per node / one bare run               ${c.ratio.toFixed(2)}`,
+    `      split: in-workflow ${fmt(c.inWorkflowPerNodeMs)} ms per node (node events' stream ids) + ${fmt(c.fixedMs)} ms fixed per run (start, finish, API)`,
+    line,
+  ].join('\n');
+}
+
+/** Deletes the bench's Redis keys (its own prefix) on a shared Redis. */
+async function dropRedisKeys(app: TestApp): Promise<void> {
+  const stream = app.deps.redis.scanStream({ match: `${app.config.REDIS_PREFIX}*`, count: 500 });
+  for await (const keys of stream as AsyncIterable<string[]>) if (keys.length) await app.deps.redis.del(...keys);
+}
+
+async function main(): Promise<void> {
+  // Before any worker exists: keep the Temporal core's INFO lines out of the bench output.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const cleanup = async (): Promise<void> => {
+    for (const fn of cleanups.reverse()) await fn().catch((err: unknown) => say(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
+  };
+  try {
+    const need = { mongo: !process.env.MONGODB_URI, redis: !process.env.REDIS_URL, temporal: !process.env.TEMPORAL_ADDRESS };
+    for (const [name, value] of [['MONGODB_URI', process.env.MONGODB_URI], ['REDIS_URL', process.env.REDIS_URL], ['TEMPORAL_ADDRESS', process.env.TEMPORAL_ADDRESS]]) {
+      if (value) say(`using ${name}=${value}`);
+    }
+    const missing = Object.entries(need).filter(([, n]) => n).map(([k]) => k);
+    if (missing.length) {
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cortex-bench-'));
+      cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+      say(`starting embedded ${missing.join(', ')} (data in ${dataDir})`);
+      const services: EmbeddedServices = await startEmbedded({ dataDir, need, temporalUi: false, log: (l) => say(l) });
+      cleanups.push(() => services.stop());
+      process.env.MONGODB_URI ??= services.mongoUri;
+      process.env.REDIS_URL ??= services.redisUrl;
+      process.env.TEMPORAL_ADDRESS ??= services.temporalAddress;
+    }
+
+    const llm = await startScriptedOpenAI({ models: ['gpt-4o-mini'] });
+    cleanups.push(() => llm.close());
+    say(`scripted OpenAI-compatible provider at ${llm.baseURL}`);
+
+    const tag = randomUUID().slice(0, 8);
+    const app = await startTestApp({
+      OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', MONGODB_DB: `cortex_bench_${tag}`,
+      // The bench is one API key sending a few hundred requests a minute; the limiter is not what it measures.
+      RATE_LIMIT_POINTS: 1_000_000,
+    });
+    cleanups.push(() => app.close());
+    cleanups.push(() => dropRedisKeys(app));
+    cleanups.push(() => app.deps.db.dropDatabase());
+    say(`API at ${app.url} (database ${app.config.MONGODB_DB}, Redis prefix ${app.config.REDIS_PREFIX}, task queue ${app.config.TEMPORAL_TASK_QUEUE})`);
+
+    say('bundling workflows and starting the platform worker and the bare worker');
+    const bundleStarted = performance.now();
+    const [worker, bare] = await Promise.all([
+      startTestWorker(app),
+      bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./bench-workflows.ts', import.meta.url)), logger: new DefaultLogger('WARN') })
+        .then((bundle) => startBare(app, bundle)),
+    ]);
+    cleanups.push(() => worker.stop());
+    cleanups.push(() => bare.stop());
+    say(`workers running (${fmt(performance.now() - bundleStarted)} ms)`);
+
+    const ws = await buildWorkspace(app);
+    const a = await measureTtft(app, ws, llm);
+    const b = await measureThroughput(app, ws, llm, bare);
+    const c = await measurePathway(app, ws, bare);
+    console.log(summary(a, b, c));
+  } finally {
+    say('stopping');
+    await cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(`[bench] failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  },
+);
