@@ -6,9 +6,13 @@ FROM node:20-slim
 WORKDIR /app
 
 # Dependencies first, so that a source change does not reinstall them. Dev dependencies are
-# included on purpose: tsx (a dev dependency) runs the services.
+# included on purpose: tsx (a dev dependency) runs the services. npm ci can refuse a lock file
+# that lacks other platforms' optional packages; npm install --no-save resolves the same tree
+# (scripts/provision.sh does the same).
 COPY package.json package-lock.json ./
-RUN npm ci --include=dev --no-audit --no-fund && npm cache clean --force
+RUN (npm ci --include=dev --no-audit --no-fund \
+     || npm install --no-save --include=dev --no-audit --no-fund) \
+ && npm cache clean --force
 
 COPY . .
 

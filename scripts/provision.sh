@@ -61,7 +61,13 @@ ensure_node_modules() {
   if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] \
      || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     log "node_modules missing or older than package-lock.json: npm ci"
-    npm ci --no-audit --no-fund
+    if ! npm ci --no-audit --no-fund; then
+      # npm ci refuses a lock file that lacks entries for other platforms' optional packages
+      # (for example @swc/core-darwin-arm64), which npm itself sometimes writes. npm install
+      # resolves the same tree from that lock file; --no-save leaves it untouched.
+      log "npm ci refused package-lock.json; installing with npm install --no-save instead"
+      npm install --no-save --no-audit --no-fund
+    fi
   else
     log "node_modules: present"
   fi

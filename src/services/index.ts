@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.js';
+import { createLocks } from '../locks.js';
 import { createAuthService } from './auth.js';
 import { createHealthService } from './health.js';
 import { createInterventionService } from './interventions.js';
@@ -15,11 +16,12 @@ import { createTraceService } from './traces.js';
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
   const auth = createAuthService({ config: deps.config, repo: deps.repos.workspaces });
-  const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams });
+  const withLock = createLocks(deps.redis, deps.config.REDIS_PREFIX);
+  const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams, withLock });
   const health = createHealthService(deps);
-  const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client });
+  const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client, withLock });
   const jobs = createJobService({
-    repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config,
+    repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config, withLock,
     onCancel: (workspaceId, jobId) => interventions.cancelForJob(workspaceId, jobId),
   });
   const receptors = createReceptorService({ repo: deps.repos.receptors });

@@ -7,6 +7,7 @@ import { notFound, validationError } from '../errors.js';
 import type { InterventionListQuery, RespondBody } from '../schemas/interventions.js';
 import type { Scope } from '../scope.js';
 import { interventionResponseSignal } from '../temporal/definitions.js';
+import type { WithLock } from '../locks.js';
 
 export interface NewIntervention {
   id: string; jobId: string; traceId: string | null; pathwayId: string | null; brainId: string | null; nodeIndex: number;
@@ -21,14 +22,18 @@ const newToken = () => randomBytes(24).toString('base64url');
  * Interventions: a paused run's question to a person (document 2). Answering one records the
  * answer (first answer wins) and signals the waiting workflow.
  */
-export function createInterventionService({ repo, temporal }: { repo: InterventionRepo; temporal: Client }) {
+export function createInterventionService({ repo, temporal, withLock }: { repo: InterventionRepo; temporal: Client; withLock: WithLock }) {
   async function get(scope: Scope, id: string): Promise<InterventionDoc> {
     const doc = await repo.find(scope.workspaceId, id);
     if (!doc) throw notFound('Intervention');
     return doc;
   }
 
-  async function answer(doc: InterventionDoc, body: RespondBody, by: string | null, deliveryId?: string): Promise<InterventionDoc> {
+  /** First answer wins: the check and the write happen under a per-intervention lock. */
+  const answer = (doc: InterventionDoc, body: RespondBody, by: string | null, deliveryId?: string) =>
+    withLock(`intervention:${doc._id}`, async () => answerLocked((await repo.interventions.findOne({ _id: doc._id })) ?? doc, body, by, deliveryId));
+
+  async function answerLocked(doc: InterventionDoc, body: RespondBody, by: string | null, deliveryId?: string): Promise<InterventionDoc> {
     if (doc.status !== 'pending') throw validationError(`Intervention is already ${doc.status}`);
     if (!doc.options.includes(body.action)) throw validationError(`action must be one of: ${doc.options.join(', ')}`);
     const now = new Date();
@@ -103,8 +108,12 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
       const now = new Date();
       const doc = await repo.interventions.findOne({ _id: id, workspaceId });
       if (!doc) return false;
-      const res = await repo.interventions.updateOne({ _id: id, workspaceId, status: 'pending' }, { $set: { status, updatedAt: now, deliveries: doc.deliveries.map((d) => ({ ...d, status: 'closed' as const })) } });
-      return res.modifiedCount > 0;
+      return withLock(`intervention:${id}`, async () => {
+        const cur = await repo.interventions.findOne({ _id: id, workspaceId });
+        if (cur?.status !== 'pending') return false;
+        await repo.interventions.updateOne({ _id: id, workspaceId }, { $set: { status, updatedAt: now, deliveries: cur.deliveries.map((d) => ({ ...d, status: 'closed' as const })) } });
+        return true;
+      });
     },
 
     /** Cancelling a job cancels its open interventions. */

@@ -7,6 +7,7 @@ import { notFound, validationError } from '../errors.js';
 import type { JobListQuery } from '../schemas/jobs.js';
 import type { Scope } from '../scope.js';
 import type { Streams } from '../streams.js';
+import type { WithLock } from '../locks.js';
 import {
   BrainIdKey, JobKindKey, NeuronIdKey, PathwayIdKey, ReceptorIdKey, TraceIdKey, WorkspaceIdKey, cancelSignal, statusQuery,
   type JobKind, type JobState, type LiveStatus,
@@ -27,7 +28,7 @@ const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T | null> =>
   Promise.race([p.catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
 
 /** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
-export function createJobService({ repo, streams, temporal, config, onCancel }: { repo: JobRepo; streams: Streams; temporal: Client; config: Config; onCancel?: (workspaceId: string, jobId: string) => Promise<void> }) {
+export function createJobService({ repo, streams, temporal, config, withLock, onCancel }: { repo: JobRepo; streams: Streams; temporal: Client; config: Config; withLock: WithLock; onCancel?: (workspaceId: string, jobId: string) => Promise<void> }) {
   const streamKey = (jobId: string) => streams.keys.job(jobId);
 
   async function get(scope: Scope, jobId: string): Promise<JobDoc> {
@@ -92,11 +93,14 @@ export function createJobService({ repo, streams, temporal, config, onCancel }: 
       if (patch.result !== undefined) set.result = encodeBlob(patch.result);
       if (patch.waitingFor !== undefined) set.waitingFor = patch.waitingFor === null ? null : encodeBlob(patch.waitingFor);
       if (patch.status && TERMINAL_STATES.includes(patch.status)) set.finishedAt = now;
-      const res = await repo.jobs.updateOne({ _id: jobId, workspaceId, status: { $nin: TERMINAL_STATES } }, { $set: set });
-      if (patch.status === 'running' && res.modifiedCount > 0) {
-        await repo.jobs.updateOne({ _id: jobId, processedAt: null }, { $set: { processedAt: now } });
-      }
-      return res.modifiedCount > 0;
+      // Under a per-job lock: the terminal check and the write must not interleave (see src/locks.ts).
+      return withLock(`job:${jobId}`, async () => {
+        const cur = await repo.jobs.findOne({ _id: jobId, workspaceId });
+        if (!cur || TERMINAL_STATES.includes(cur.status)) return false;
+        if (patch.status === 'running' && !cur.processedAt) set.processedAt = now;
+        await repo.jobs.updateOne({ _id: jobId, workspaceId }, { $set: set });
+        return true;
+      });
     },
 
     /** The read model merged with the workflow's live `status` query while it runs. */

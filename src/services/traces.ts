@@ -7,6 +7,7 @@ import { notFound, validationError } from '../errors.js';
 import type { MessageCreateBody, TraceListQuery } from '../schemas/traces.js';
 import type { Scope } from '../scope.js';
 import type { Streams } from '../streams.js';
+import type { WithLock } from '../locks.js';
 
 /** What a caller appends to a trace: human turns from the API, neuron turns from runs. */
 export interface EngramInput {
@@ -28,7 +29,7 @@ const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', message_c
 export const contentHash = (c: { type: string; content: string }) => createHash('sha256').update(`${c.type}\n${c.content}`).digest('hex');
 
 /** Traces and their engrams: implicit creation, API-order reads, cost roll-ups and trace events. */
-export function createTraceService({ repo, streams }: { repo: TraceRepo; streams: Streams }) {
+export function createTraceService({ repo, streams, withLock }: { repo: TraceRepo; streams: Streams; withLock: WithLock }) {
   async function get(scope: Scope, traceId: string): Promise<TraceDoc> {
     const t = await repo.find(scope.workspaceId, traceId);
     if (!t) throw notFound('Trace');
@@ -104,6 +105,11 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
 
     /** Appends one engram (idempotent when input.id is set) and publishes it on the trace stream. */
     async append(scope: Scope, traceId: string, input: EngramInput): Promise<EngramDoc> {
+      // One writer per trace at a time: the sequence number and the counters must not race.
+      return withLock(`trace:${scope.workspaceId}:${traceId}`, () => this.appendLocked(scope, traceId, input));
+    },
+
+    async appendLocked(scope: Scope, traceId: string, input: EngramInput): Promise<EngramDoc> {
       if (input.id) {
         const existing = await repo.findEngram(scope.workspaceId, input.id);
         if (existing) return existing;

@@ -31,6 +31,17 @@ describe('traces', () => {
     expect(trace.cost_summary).toEqual({ total_cost_usd: 0, total_tokens: 0, input_tokens: 0, output_tokens: 0 });
   });
 
+  it('concurrent messages to one trace keep distinct positions and an exact count', async () => {
+    const ws = await buildWorkspace(app);
+    const traceId = randomUUID();
+    const res = await Promise.all(Array.from({ length: 12 }, (_, i) => app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: `c${i}` })));
+    expect(res.every((r) => r.status === 201)).toBe(true);
+    const t = await app.get(`/v1/traces/${traceId}`, ws.key);
+    expect(Trace.parse(t.body.trace).message_count).toBe(12);
+    const msgs = await app.get<{ engrams: unknown[] }>(`/v1/traces/${traceId}/messages`, ws.key);
+    expect(new Set(msgs.body.engrams.map((e) => Engram.parse(e).content.content)).size).toBe(12);
+  });
+
   it('links memory_ids and validates the body', async () => {
     const ws = await buildWorkspace(app);
     const traceId = randomUUID();
