@@ -337,6 +337,10 @@ interface PathwayResult {
   inWorkflowPerNodeMs: number;
   /** Execute POST → first node_start plus last node_finish → `complete` at the client. */
   fixedMs: number;
+  /** Median node_start → node_finish of one node: its Mongo progress patch, the evaluate local activity, the finish event. */
+  nodeStartToFinishMs: number;
+  /** Median node_finish → next node_start: one local-activity hop that only writes to Redis (pure scheduling cost). */
+  finishToNextStartMs: number;
 }
 
 /** Milliseconds part of a Redis stream id (`<ms>-<seq>`). */
@@ -383,15 +387,20 @@ async function measurePathway(app: TestApp, ws: Workspace, bare: Bare): Promise<
     bareMs.push(performance.now() - t0);
   }
 
+  const inside: number[] = [];
+  const between: number[] = [];
   const nodeSpans = runs.map((r) => {
-    const starts = r.events.filter((e) => e.data.type === 'node_start');
-    const finishes = r.events.filter((e) => e.data.type === 'node_finish');
-    return idMs(finishes.at(-1)?.id) - idMs(starts[0]?.id);
+    const starts = r.events.filter((e) => e.data.type === 'node_start').map((e) => idMs(e.id));
+    const finishes = r.events.filter((e) => e.data.type === 'node_finish').map((e) => idMs(e.id));
+    starts.forEach((s, i) => inside.push(finishes[i] - s));
+    finishes.slice(0, -1).forEach((f, i) => between.push(starts[i + 1] - f));
+    return finishes.at(-1)! - starts[0];
   });
   const perNodeMs = median(runMs) / PATHWAY_NODES;
   const result: PathwayResult = {
     runMs: spread(runMs), perNodeMs, bareRunMs: spread(bareMs), ratio: perNodeMs / median(bareMs),
     inWorkflowPerNodeMs: median(nodeSpans) / PATHWAY_NODES, fixedMs: median(runMs) - median(nodeSpans),
+    nodeStartToFinishMs: median(inside), finishToNextStartMs: median(between),
   };
   say(`(c) pathway run median ${fmt(result.runMs.median)} ms  p90 ${fmt(result.runMs.p90)} ms → ${fmt(perNodeMs)} ms per node`);
   say(`(c) bare one-activity run median ${fmt(result.bareRunMs.median)} ms  p90 ${fmt(result.bareRunMs.p90)} ms  ratio ${result.ratio.toFixed(2)}`);
@@ -426,6 +435,7 @@ function summary(a: TtftResult, b: ThroughputResult, c: PathwayResult): string {
     `      bare one-activity workflow run        median ${fmt(c.bareRunMs.median).padStart(7)} ms   p90 ${fmt(c.bareRunMs.p90).padStart(7)} ms`,
     `      per node / one bare run               ${c.ratio.toFixed(2)}`,
     `      split: in-workflow ${fmt(c.inWorkflowPerNodeMs)} ms per node (node events' stream ids) + ${fmt(c.fixedMs)} ms fixed per run (start, finish, API)`,
+    `      per node (medians): node_start → node_finish ${fmt(c.nodeStartToFinishMs)} ms | node_finish → next node_start ${fmt(c.finishToNextStartMs)} ms`,
     line,
   ].join('\n');
 }
