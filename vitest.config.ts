@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'snake/**/*.unit.test.ts'], environment: 'node' } },
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'snake/**/*.unit.test.ts'], environment: 'node', sequence: { groupOrder: 0 } } },
       {
         test: {
           name: 'integration',
@@ -15,6 +15,8 @@ export default defineConfig({
           hookTimeout: 120_000,
           fileParallelism: true,
           maxWorkers: 2,
+          // Unit tests run first; projects with different maxWorkers need distinct group orders.
+          sequence: { groupOrder: 1 },
         },
       },
     ],

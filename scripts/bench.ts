@@ -407,15 +407,47 @@ async function measurePathway(app: TestApp, ws: Workspace, bare: Bare): Promise<
   return result;
 }
 
+// ─── Service round trips ──────────────────────────────────────────────────────────────────────
+
+/** Median round trip of one call to each backing service, the unit the platform's overhead is made of. */
+interface Probes { mongoRead: number; mongoWrite: number; redis: number; temporalRpc: number }
+
+/**
+ * Medians of 20 sequential calls each: a Mongo findOne by _id and an upsert (in the bench's own
+ * database), a Redis PING, and a Temporal frontend RPC that touches no persistence (getSystemInfo).
+ */
+async function probeServices(app: TestApp): Promise<Probes> {
+  const time = async (fn: () => Promise<unknown>): Promise<number> => {
+    await fn();
+    const xs: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t0 = performance.now();
+      await fn();
+      xs.push(performance.now() - t0);
+    }
+    return median(xs);
+  };
+  const probe = app.deps.db.collection<{ _id: string; n: number }>('bench_probe');
+  const result: Probes = {
+    mongoRead: await time(() => probe.findOne({ _id: 'probe' })),
+    mongoWrite: await time(() => probe.updateOne({ _id: 'probe' }, { $inc: { n: 1 } }, { upsert: true })),
+    redis: await time(() => app.deps.redis.ping()),
+    temporalRpc: await time(() => app.deps.temporal.connection.workflowService.getSystemInfo({})),
+  };
+  say(`service round trips (medians): Mongo read ${fmt(result.mongoRead)} ms, Mongo write ${fmt(result.mongoWrite)} ms, Redis ${fmt(result.redis)} ms, Temporal RPC ${fmt(result.temporalRpc)} ms`);
+  return result;
+}
+
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-function summary(a: TtftResult, b: ThroughputResult, c: PathwayResult): string {
+function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const bd = a.breakdown;
   const line = '═'.repeat(88);
   return [
     line,
     '  Cortex bench summary (same services, same scripted provider)',
+    `  service round trips (medians): Mongo read ${fmt(p.mongoRead)} ms | Mongo write ${fmt(p.mongoWrite)} ms | Redis ${fmt(p.redis)} ms | Temporal RPC ${fmt(p.temporalRpc)} ms`,
     '',
     `  (a) Time to first token, ${TTFT_RUNS} sequential runs`,
     `      platform (invoke → first SSE token)   median ${fmt(a.platform.median).padStart(7)} ms   p90 ${fmt(a.platform.p90).padStart(7)} ms`,
@@ -498,10 +530,11 @@ async function main(): Promise<void> {
     say(`workers running (${fmt(performance.now() - bundleStarted)} ms)`);
 
     const ws = await buildWorkspace(app);
+    const probes = await probeServices(app);
     const a = await measureTtft(app, ws, llm);
     const b = await measureThroughput(app, ws, llm, bare);
     const c = await measurePathway(app, ws, bare);
-    console.log(summary(a, b, c));
+    console.log(summary(probes, a, b, c));
   } finally {
     say('stopping');
     await cleanup();

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startFakePlatform, type Script } from './support/fake-platform.js';
+import type { Script } from './support/fake-platform.js';
+import { startRealPlatform } from './support/real-platform.js';
 import { snakeEnv, startSnake, type SnakeTestApp } from './support/snake-app.js';
 
 /*
@@ -18,7 +19,7 @@ const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run
 const SCREENSHOT = path.resolve(import.meta.dirname, '../../test-output/snake.png');
 const FRUIT_RGB = [0xf8, 0x51, 0x49];
 
-let platform: Awaited<ReturnType<typeof startFakePlatform>>;
+let platform: Awaited<ReturnType<typeof startRealPlatform>>;
 let app: SnakeTestApp;
 let context: BrowserContext;
 let userDataDir: string;
@@ -47,7 +48,7 @@ function greedy({ message }: { message: string }): Script {
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
-  platform = await startFakePlatform();
+  platform = await startRealPlatform();
   platform.script(greedy);
   app = await startSnake(snakeEnv(platform, { SNAKE_AGENT_TIMEOUT_MS: '2000' }));
   userDataDir = await mkdtemp(path.join(tmpdir(), 'snake-chromium-'));

@@ -59,14 +59,17 @@ export async function startSnake(env: Record<string, string | undefined>) {
 }
 export type SnakeTestApp = Awaited<ReturnType<typeof startSnake>>;
 
-/** The snake env for a platform: key, brain, neuron, and short timings so failure paths run quickly. */
-export function snakeEnv(p: { apiUrl: string; apiKey: string; brainId: string; neuron: string }, over: Record<string, string | undefined> = {}) {
+/**
+ * The snake env for a platform: key, brain, neuron, and short timings so failure paths run
+ * quickly. The real platform (a durable workflow per decision) gets a 3 s deadline.
+ */
+export function snakeEnv(p: { apiUrl: string; apiKey: string; brainId: string; neuron: string; kind?: 'fake' | 'real' }, over: Record<string, string | undefined> = {}) {
   return {
     CORTEX_API_URL: p.apiUrl,
     CORTEX_API_KEY: p.apiKey,
     CORTEX_BRAIN_ID: p.brainId,
     SNAKE_NEURON: p.neuron,
-    SNAKE_AGENT_TIMEOUT_MS: '600',
+    SNAKE_AGENT_TIMEOUT_MS: p.kind === 'real' ? '3000' : '600',
     SNAKE_POLL_MS: '20',
     ...over,
   };
