@@ -388,3 +388,36 @@ describe('run-time helpers', () => {
     expect(byIndex.errors).toEqual(['overrides: no node "7"']);
   });
 });
+
+describe('human nodes branch on their answers', () => {
+  const base = (edges: { source: string; target: string; handle?: string }[], data: Record<string, unknown> = {}) => ({
+    nodes: [{ id: 's', type: 'start' }, { id: 'h', type: 'human', data }, { id: 'a', type: 'output' }, { id: 'b', type: 'output' }],
+    edges: [{ source: 's', target: 'h' }, ...edges],
+  });
+
+  it('approve/reject by default, each taking its own edge', () => {
+    const { compiled, errors } = compileGraph(base([{ source: 'h', target: 'a', handle: 'approve' }, { source: 'h', target: 'b', handle: 'reject' }]));
+    expect(errors).toEqual([]);
+    expect(nextEdges(compiled, 1, 'approve')).toBe(2);
+    expect(nextEdges(compiled, 1, 'reject')).toBe(3);
+  });
+
+  it('a single plain edge continues on any answer', () => {
+    const g = base([{ source: 'h', target: 'a' }], { title: 'Go on?' });
+    g.nodes.pop();
+    const { compiled, errors, warnings } = compileGraph(g);
+    expect(errors).toEqual([]);
+    expect(warnings).toEqual([]);
+    expect(nextEdges(compiled, 1, 'approve')).toBe(2);
+    expect(nextEdges(compiled, 1, 'anything')).toBe(2);
+  });
+
+  it('custom options are the handles; an option without an edge ends the run (warning); an unknown handle is an error', () => {
+    const data = { options: ['ship', { label: 'hold' }, 'escalate'] };
+    const { compiled, errors, warnings } = compileGraph(base([{ source: 'h', target: 'a', handle: 'ship' }, { source: 'h', target: 'b', handle: 'hold' }], data));
+    expect(errors).toEqual([]);
+    expect(warnings.some((w) => w.includes('"escalate"'))).toBe(true);
+    expect(nextEdges(compiled, 1, 'escalate')).toBe(-1);
+    expect(validateGraph(base([{ source: 'h', target: 'a', handle: 'maybe' }, { source: 'h', target: 'b', handle: 'approve' }])).errors.some((e) => e.includes('"maybe"'))).toBe(true);
+  });
+});
