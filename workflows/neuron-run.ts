@@ -4,6 +4,7 @@ import {
   BrainIdKey, JobKindKey, NeuronIdKey, TraceIdKey, WorkspaceIdKey, cancelSignal, statusQuery,
   type LiveStatus, type NeuronRunInput, type NeuronRunResult,
 } from '../src/temporal/definitions.js';
+import { recordFailure } from './failures.js';
 
 const steps = wf.proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -73,13 +74,7 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
     return result;
   } catch (err) {
     status.status = 'failed';
-    if (wf.isCancellation(err)) {
-      await wf.CancellationScope.nonCancellable(() => steps.failRun(input, `cancelled: ${cancelReason ?? 'cancelled'}`));
-      throw err;
-    }
-    const message = err instanceof wf.ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
-    await steps.failRun(input, message || 'run failed');
-    throw err;
+    return recordFailure(err, cancelReason, (reason) => steps.failRun(input, reason));
   }
 }
 

@@ -5,6 +5,7 @@ import {
   BrainIdKey, JobKindKey, NeuronIdKey, TraceIdKey, WorkspaceIdKey, cancelSignal, interventionResponseSignal, resumeSignal, statusQuery,
   type LiveStatus, type NeuronRunInput, type PathwayRunInput, type PathwayRunResult, type RunGraph,
 } from '../src/temporal/definitions.js';
+import { recordFailure } from './failures.js';
 import { neuronRun } from './neuron-run.js';
 
 const steps = wf.proxyActivities<Activities>({
@@ -121,13 +122,7 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
     return result;
   } catch (err) {
     status.status = 'failed';
-    if (wf.isCancellation(err)) {
-      await wf.CancellationScope.nonCancellable(() => steps.failPathwayRun(input, `cancelled: ${cancelReason ?? 'cancelled'}`));
-      throw err;
-    }
-    const message = err instanceof wf.ActivityFailure && err.cause ? err.cause.message : err instanceof wf.ChildWorkflowFailure && err.cause ? err.cause.message : (err as Error).message;
-    await steps.failPathwayRun(input, message || 'pathway run failed');
-    throw err;
+    return recordFailure(err, cancelReason, (reason) => steps.failPathwayRun(input, reason));
   }
 }
 

@@ -2,26 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Job, JobList } from '../../src/schemas/jobs.js';
 import { Engram, TraceList } from '../../src/schemas/traces.js';
-import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
-import { lastUserText, startScriptedOpenAI, type ScriptedOpenAI } from '../support/scripted-openai.js';
+import { buildWorkspace, type TestApp } from '../support/app.js';
+import { lastUserText, type ScriptedOpenAI } from '../support/scripted-openai.js';
 import { dataOf, readSse } from '../support/sse.js';
-import { startTestWorker } from '../support/worker.js';
+import { startPlatform } from '../support/platform.js';
 
 let app: TestApp & { close(): Promise<void> };
 let llm: ScriptedOpenAI;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-const MODEL = 'openai/gpt-4o-mini';
+let platform: Awaited<ReturnType<typeof startPlatform>>;
 
 beforeAll(async () => {
-  llm = await startScriptedOpenAI();
-  app = await startTestApp({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key' });
-  worker = await startTestWorker(app);
+  platform = await startPlatform();
+  ({ app, llm } = platform);
 });
-afterAll(async () => {
-  await worker?.stop();
-  await app?.close();
-  await llm?.close();
-});
+afterAll(async () => { await platform?.close(); });
+const MODEL = 'openai/gpt-4o-mini';
 
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
 async function createNeuron(ws: Ws, name: string, config: Record<string, unknown> = {}) {

@@ -2,25 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Job } from '../../src/schemas/jobs.js';
 import { Intervention } from '../../src/schemas/interventions.js';
-import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
-import { lastUserText, startScriptedOpenAI, type ScriptedOpenAI } from '../support/scripted-openai.js';
+import { buildWorkspace, type TestApp } from '../support/app.js';
+import { lastUserText, type ScriptedOpenAI } from '../support/scripted-openai.js';
 import { dataOf, readSse } from '../support/sse.js';
-import { startTestWorker } from '../support/worker.js';
+import { startPlatform } from '../support/platform.js';
 
 let app: TestApp & { close(): Promise<void> };
 let llm: ScriptedOpenAI;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
+let platform: Awaited<ReturnType<typeof startPlatform>>;
 
 beforeAll(async () => {
-  llm = await startScriptedOpenAI();
-  app = await startTestApp({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key' });
-  worker = await startTestWorker(app);
+  platform = await startPlatform();
+  ({ app, llm } = platform);
 });
-afterAll(async () => {
-  await worker?.stop();
-  await app?.close();
-  await llm?.close();
-});
+afterAll(async () => { await platform?.close(); });
 
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
 type N = { id: string; type: string; data?: Record<string, unknown> };

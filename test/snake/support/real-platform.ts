@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { ensureDecisionNeuron } from '../../../snake/provision.js';
-import { buildWorkspace, startTestApp } from '../../support/app.js';
-import { lastUserText, startScriptedOpenAI, type ScriptedReply, type ScriptedRequestBody } from '../../support/scripted-openai.js';
-import { startTestWorker } from '../../support/worker.js';
+import { buildWorkspace } from '../../support/app.js';
+import { startPlatform } from '../../support/platform.js';
+import { lastUserText, type ScriptedReply, type ScriptedRequestBody } from '../../support/scripted-openai.js';
 import type { InvokeRecord, Script, TestPlatform } from './fake-platform.js';
 
 const DATA_MARKER = 'Structured input (JSON):\n';
@@ -34,9 +34,8 @@ function toReply(s: Script): ScriptedReply {
  * `npm run up` uses).
  */
 export async function startRealPlatform(): Promise<TestPlatform> {
-  const llm = await startScriptedOpenAI();
-  const app = await startTestApp({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'scripted' });
-  const worker = await startTestWorker(app);
+  const platform = await startPlatform();
+  const { app, llm } = platform;
   const ws = await buildWorkspace(app);
   const neuron = await ensureDecisionNeuron({ apiUrl: app.url, apiKey: ws.key, brainId: ws.brainId, model: 'openai/gpt-4o-mini' });
   if (neuron instanceof Error) throw neuron;
@@ -50,10 +49,6 @@ export async function startRealPlatform(): Promise<TestPlatform> {
   return {
     apiUrl: app.url, apiKey: ws.key, brainId: ws.brainId, neuron: 'snake-decider', kind: 'real', invokes,
     script(fn) { answer = fn; },
-    async close() {
-      await worker.stop();
-      await app.close();
-      await llm.close();
-    },
+    close: () => platform.close(),
   };
 }
