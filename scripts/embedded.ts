@@ -415,6 +415,9 @@ function serviceSpecs(temporalUi: boolean): Record<keyof EmbeddedOptions['need']
         '--db-filename', path.join(dir, 'temporal.db'),
         '--namespace', 'default',
         '--log-level', 'warn',
+        // The server hands an activity scheduled by a workflow task straight back to the worker
+        // that completed the task (no poll round trip): first tokens arrive sooner.
+        '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
         ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
       ],
       probe: ([port]) => () => temporalReady(`127.0.0.1:${port}`),

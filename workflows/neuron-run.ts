@@ -10,6 +10,11 @@ const steps = wf.proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10 },
 });
+// Storing the reply and completing the job are short writes: a local activity saves a server
+// round trip at the end of every run.
+const local = wf.proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds', retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10 },
+});
 // A model turn streams for a while: heartbeats (from each token) let Temporal notice a dead
 // worker within heartbeatTimeout and retry the turn on another one.
 const model = wf.proxyActivities<Activities>({
@@ -33,7 +38,7 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
   const toolCalls: NeuronRunResult['toolCalls'] = [];
 
   try {
-    const prep = await steps.prepareRun(input);
+    const prep = input.prepared ?? (await steps.prepareRun(input));
     const messages = [...prep.messages];
     let text = '';
     let turn = 0;
@@ -41,6 +46,8 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
       status.currentStep = `model turn ${turn + 1}`;
       status.progress = Math.min(90, 5 + Math.round((turn * 85) / input.maxTurns));
       const reply = await model.modelTurn({
+        // A run prepared by the API is marked running by its first turn (one hop fewer before the first token).
+        start: turn === 0 && input.prepared ? { ...input, prepared: undefined } : undefined,
         jobId: input.jobId, workspaceId: input.scope.workspaceId, turn, model: prep.model, messages, tools: prep.tools,
         temperature: prep.temperature, maxTokens: prep.maxTokens, responseFormat: prep.responseFormat,
       });
@@ -67,7 +74,7 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
     if (turn >= input.maxTurns) text = text || `Stopped after ${input.maxTurns} model turns.`;
     status.currentStep = 'saving';
     status.progress = 95;
-    const result = await steps.finishRun({ input, engramId, text, model: prep.model, turns: Math.min(turn + 1, input.maxTurns), usage, toolCalls, neuronType: prep.neuronType });
+    const result = await local.finishRun({ input, engramId, text, model: prep.model, turns: Math.min(turn + 1, input.maxTurns), usage, toolCalls, neuronType: prep.neuronType });
     status.status = 'completed';
     status.progress = 100;
     status.currentStep = 'completed';
@@ -89,7 +96,7 @@ async function runDelegate(input: NeuronRunInput, delegate: { neuronId: string; 
   await steps.emitJobEvent(input.jobId, { type: 'delegate', neuron: delegate.name, child_job_id: childJobId });
   const child = await wf.executeChild(neuronRun, {
     workflowId: childJobId,
-    args: [{ ...input, jobId: childJobId, neuronId: delegate.neuronId, neuronVersion: delegate.version, message, data: undefined, userEngramId: null, depth: input.depth + 1, parentJobId: input.jobId }],
+    args: [{ ...input, prepared: undefined, jobId: childJobId, neuronId: delegate.neuronId, neuronVersion: delegate.version, message, data: undefined, userEngramId: null, depth: input.depth + 1, parentJobId: input.jobId }],
     typedSearchAttributes: [
       { key: WorkspaceIdKey, value: input.scope.workspaceId }, { key: JobKindKey, value: 'neuron' },
       { key: NeuronIdKey, value: delegate.neuronId }, { key: TraceIdKey, value: input.traceId },

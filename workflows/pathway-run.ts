@@ -17,6 +17,8 @@ const local = wf.proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds', retry: { initialInterval: '200ms', maximumInterval: '5s', maximumAttempts: 10 },
 });
 
+const PROGRESS_WRITE_MS = 1000;
+
 type Answer = { interventionId: string; action: string; comment?: string; fields?: Record<string, unknown>; by?: string | null };
 
 /**
@@ -39,6 +41,7 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
     input: input.input, last: input.input, output: undefined, nodes: {}, loops: {},
   };
   const visited: number[] = [];
+  let lastProgressWrite = 0;
   const ctx = () => ({ input: state.input, last: state.last, nodes: state.nodes, loops: state.loops });
 
   try {
@@ -51,7 +54,7 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
       visited.push(at);
       status.currentStep = label;
       status.progress = Math.min(95, Math.round((new Set(visited).size * 100) / Math.max(1, g.nodes.length)));
-      await local.pathwayNodeEvent(input.jobId, { type: 'node_start', node: at, node_type: node.type }, { progress: status.progress, currentStep: label });
+      await local.pathwayNodeEvent(input.jobId, { type: 'node_start', node: at, node_type: node.type }, null);
       let handle: string | undefined;
       let value: unknown = state.last;
 
@@ -108,7 +111,11 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
       }
       state.last = value;
       state.nodes[String(at)] = value;
-      await local.pathwayNodeEvent(input.jobId, { type: 'node_finish', node: at, node_type: node.type, ...(handle !== undefined ? { handle } : {}) }, null);
+      // The read model's progress is written at most every PROGRESS_WRITE_MS (GET status merges the
+      // live `status` query while the run is active, so it stays exact); Date.now() is replay-safe here.
+      const writeProgress = Date.now() - lastProgressWrite >= PROGRESS_WRITE_MS;
+      if (writeProgress) lastProgressWrite = Date.now();
+      await local.pathwayNodeEvent(input.jobId, { type: 'node_finish', node: at, node_type: node.type, ...(handle !== undefined ? { handle } : {}) }, writeProgress ? { progress: status.progress, currentStep: label } : null);
       at = node.type === 'end' ? -1 : nextEdges(g, at, handle);
     }
     const result: PathwayRunResult = {

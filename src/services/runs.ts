@@ -8,7 +8,7 @@ import type { ChatMessage, ChatResult, ToolCall, ToolSpec } from '../llm/types.j
 import type { InvokeBody } from '../schemas/jobs.js';
 import type { NeuronSnapshot } from '../schemas/neuron-config.js';
 import type { Scope } from '../scope.js';
-import type { NeuronRunInput, NeuronRunResult, RunScope } from '../temporal/definitions.js';
+import type { NeuronRunInput, NeuronRunResult, PreparedRunData, RunScope } from '../temporal/definitions.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import type { JobService } from './jobs.js';
 import type { NeuronService } from './neurons.js';
@@ -30,13 +30,11 @@ export const MAX_DELEGATION_DEPTH = 3;
 const HISTORY_LIMIT = 50;
 
 /** What the workflow needs to drive the loop; plain data (it crosses the activity boundary). */
-export interface PreparedRun {
-  model: string; neuronName: string; neuronType: string | null; temperature?: number; maxTokens?: number;
-  responseFormat: 'text' | 'json'; messages: ChatMessage[]; tools: ToolSpec[];
-  delegates: { tool: string; neuronId: string; version: number; name: string }[];
-}
+export type PreparedRun = PreparedRunData;
 
 export interface ModelTurnInput {
+  /** Set on the first turn of a run prepared by the API: the turn also marks the job running. */
+  start?: NeuronRunInput;
   jobId: string; workspaceId: string; turn: number; attempt: number; model: string; messages: ChatMessage[]; tools: ToolSpec[];
   temperature?: number; maxTokens?: number; responseFormat: 'text' | 'json';
 }
@@ -72,6 +70,11 @@ export function createRunService(d: {
   config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; reflexes: ReflexService; models: ModelRegistry;
 }) {
   const { jobs, traces, neurons, reflexes, models } = d;
+  /** The trace's engrams so far; a trace that does not exist yet has none. */
+  const repoMessages = (scope: Scope, traceId: string) => traces.messages(scope, traceId).catch((e: unknown) => {
+    if ((e as { status?: number }).status === 404) return [];
+    throw e;
+  });
 
   return {
     /** POST /v1/neurons/:id/invoke: stores the human turn, records the job, starts neuronRun. */
@@ -89,28 +92,48 @@ export function createRunService(d: {
         if (existing) return { job: existing, userEngramId: null as string | null, traceId };
       }
       const message = body.message ?? JSON.stringify(body.data ?? {});
-      const userEngram = await traces.append(scope, traceId, {
-        id: uuidFromName(`${jobId}:human`),
-        content: { type: 'human', content: message }, metadata: body.data ? { data: body.data } : {},
-        sourceType: 'user', sourceId: scope.userId ?? scope.apiKeyId, targetType: 'neuron', targetId: neuron._id,
-        traceType, jobId, trace: { brainId: neuron.brainId, neuronId: neuron._id },
-      });
-      const { job, created } = await jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: body.client_nonce ?? null });
-      if (created) {
-        const input: NeuronRunInput = {
-          jobId, scope: toRunScope(scope), neuronId: neuron._id, neuronVersion: neuron.version, traceId, traceType,
-          message, data: body.data, userEngramId: userEngram._id, depth: 0, maxTurns: DEFAULT_MAX_TURNS, pathwayContext: null,
-        };
-        await jobs.emit(jobId, { type: 'status', status: 'pending' });
-        await jobs.startWorkflow(job, 'neuronRun', [input]);
-      }
-      return { job, userEngramId: userEngram._id, traceId };
+      const userEngramId = uuidFromName(`${jobId}:human`);
+      const input: NeuronRunInput = {
+        jobId, scope: toRunScope(scope), neuronId: neuron._id, neuronVersion: neuron.version, traceId, traceType,
+        message, data: body.data, userEngramId, depth: 0, maxTurns: DEFAULT_MAX_TURNS, pathwayContext: null,
+      };
+      // Independent steps run concurrently (they are on the path to the first token); load()
+      // leaves this turn's engram out of the history it reads and appends the message itself.
+      const [, { job, created }, prepared] = await Promise.all([
+        traces.append(scope, traceId, {
+          id: userEngramId, content: { type: 'human', content: message }, metadata: body.data ? { data: body.data } : {},
+          sourceType: 'user', sourceId: scope.userId ?? scope.apiKeyId, targetType: 'neuron', targetId: neuron._id,
+          traceType, jobId, trace: { brainId: neuron.brainId, neuronId: neuron._id },
+        }),
+        jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: body.client_nonce ?? null }),
+        this.load(input),
+      ]);
+      if (created) await jobs.startWorkflow(job, 'neuronRun', [{ ...input, prepared }]);
+      return { job, userEngramId, traceId };
     },
 
-    /** Loads the pinned version, the trace history, tools and delegates; marks the job running. */
+    /** Activity path (child and pathway runs): records the job, loads the run, marks it running. */
     async prepare(input: NeuronRunInput): Promise<PreparedRun> {
       const scope = toScope(input.scope);
       await jobs.create(scope, { id: input.jobId, kind: 'neuron', neuronId: input.neuronId, traceId: input.traceId, parentJobId: input.parentJobId ?? null, brainId: scope.brainId ?? null });
+      const prepared = await this.load(input);
+      await this.markStarted(input);
+      return prepared;
+    },
+
+    /** The job turns running: read model, job stream and a run-state event on the trace. */
+    async markStarted(input: NeuronRunInput): Promise<void> {
+      const scope = toScope(input.scope);
+      const job = await jobs.repoFind(input.jobId);
+      if (job && job.status !== 'pending') return; // a retried turn: already marked once
+      await jobs.emit(input.jobId, { type: 'status', status: 'running' });
+      await jobs.transition(scope.workspaceId, input.jobId, { status: 'running', progress: 5, currentStep: 'model turn 1' });
+      await traces.publish(scope, input.traceId, { type: 'run.started', job_id: input.jobId, neuron_id: input.neuronId });
+    },
+
+    /** Loads the pinned version, the trace history, tools and delegates (no writes). */
+    async load(input: NeuronRunInput): Promise<PreparedRun> {
+      const scope = toScope(input.scope);
       const snap: NeuronSnapshot = await neurons.snapshot(scope, input.neuronId, input.neuronVersion);
       const cfg = snap.neuron_config;
       const modelId = models.resolve(cfg.model ?? d.config.DEFAULT_MODEL).id;
@@ -137,13 +160,10 @@ export function createRunService(d: {
       if (input.depth > 0 || input.pathwayContext) {
         history = [{ role: 'user', content: input.message }];
       } else {
-        history = historyToMessages(await traces.messages(scope, input.traceId));
-        if (history.length === 0) history = [{ role: 'user', content: input.message }];
+        const earlier = (await repoMessages(scope, input.traceId)).filter((e) => e._id !== input.userEngramId);
+        history = [...historyToMessages(earlier), { role: 'user', content: input.message }];
       }
       const system = [cfg.system_prompt ?? '', input.data ? `Structured input (JSON):\n${JSON.stringify(input.data)}` : '', isCompletion ? 'Answer with a single JSON object.' : ''].filter(Boolean).join('\n\n');
-      await jobs.transition(scope.workspaceId, input.jobId, { status: 'running', progress: 5, currentStep: 'model turn 1' });
-      await jobs.emit(input.jobId, { type: 'status', status: 'running' });
-      await traces.publish(scope, input.traceId, { type: 'run.started', job_id: input.jobId, neuron_id: input.neuronId });
       return {
         model: modelId, neuronName: snap.name, neuronType: cfg.neuron_type ?? null, temperature: cfg.temperature, maxTokens: cfg.max_tokens,
         responseFormat: isCompletion ? 'json' : 'text', tools, delegates,
@@ -157,6 +177,9 @@ export function createRunService(d: {
      */
     async modelTurn(t: ModelTurnInput, heartbeat: () => void, signal?: AbortSignal): Promise<ModelTurnResult> {
       const resolved = models.resolve(t.model);
+      // Marking the job running overlaps the provider's time to first token instead of preceding it.
+      const started = t.start ? this.markStarted(t.start) : Promise.resolve();
+      started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile
       let already = 0;
       if (t.attempt > 1) {
         const entries = await d.jobs.entries(t.jobId);
@@ -173,6 +196,7 @@ export function createRunService(d: {
           if (now - lastBeat > 500) { heartbeat(); lastBeat = now; }
         },
       );
+      await started;
       const { costUsd } = costOf(resolved.id, res.usage);
       await jobs.emit(t.jobId, { type: 'progress', step: `model turn ${t.turn + 1} done`, turn: t.turn, usage: res.usage, tool_calls: res.toolCalls.map((c) => c.name) });
       return { ...res, costUsd, modelId: resolved.id };

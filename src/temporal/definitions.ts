@@ -53,6 +53,20 @@ export interface NeuronRunInput {
   /** Set on child runs and pathway nodes: the job whose stream and cancellation they follow. */
   parentJobId?: string;
   pathwayContext?: { pathwayId: string; nodeIndex: number } | null;
+  /**
+   * Prepared by the API at invoke time (it has the neuron loaded already), so the workflow's
+   * first step is the model turn; child and pathway runs prepare in an activity instead.
+   */
+  prepared?: PreparedRunData;
+}
+
+/** Everything the agent loop needs, loaded once from the pinned neuron version and the trace. */
+export interface PreparedRunData {
+  model: string; neuronName: string; neuronType: string | null; temperature?: number; maxTokens?: number;
+  responseFormat: 'text' | 'json';
+  messages: { role: 'system' | 'user' | 'assistant' | 'tool'; content: string; toolCalls?: { id: string; name: string; arguments: string }[]; toolCallId?: string; name?: string }[];
+  tools: { name: string; description: string; parameters: Record<string, unknown> }[];
+  delegates: { tool: string; neuronId: string; version: number; name: string }[];
 }
 
 export interface NeuronRunResult {
