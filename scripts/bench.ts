@@ -2,7 +2,7 @@
  * `npm run bench`: what the platform adds on top of the model provider and of Temporal itself.
  *
  * One run, one set of services, one scripted OpenAI-compatible provider (test/support/scripted-openai.ts),
- * the real Koa app on port 0 (startTestApp) and a real in-process worker (startTestWorker):
+ * the real Koa app on port 0 (startTestApp) and a real worker process (spawnWorkerProcess):
  *
  * (a) Time to first token: a neuron invoke through the API versus the same scripted reply streamed
  *     straight from the provider by the real openai adapter. Shows the latency the platform adds.
@@ -29,7 +29,7 @@ import { createOpenAIProvider } from '../src/llm/openai.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../test/support/app.js';
 import { startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply } from '../test/support/scripted-openai.js';
 import { dataOf, readSse } from '../test/support/sse.js';
-import { startTestWorker } from '../test/support/worker.js';
+import { spawnWorkerProcess } from '../test/support/worker.js';
 import { createBenchActivities } from './bench-activities.js';
 import type { bareOneActivity } from './bench-workflows.js';
 import { startEmbedded, type EmbeddedServices } from './embedded.js';
@@ -520,8 +520,11 @@ async function main(): Promise<void> {
 
     say('bundling workflows and starting the platform worker and the bare worker');
     const bundleStarted = performance.now();
+    // The platform worker runs in its own process, as `npm run up` runs it beside the API.
     const [worker, bare] = await Promise.all([
-      startTestWorker(app),
+      spawnWorkerProcess(app, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', CORTEX_WORKFLOW_BUNDLE: '' }).then((child) => ({
+        stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); },
+      })),
       bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./bench-workflows.ts', import.meta.url)), logger: new DefaultLogger('WARN') })
         .then((bundle) => startBare(app, bundle)),
     ]);

@@ -369,8 +369,11 @@ function serviceSpecs(temporalUi: boolean): Record<keyof EmbeddedOptions['need']
       bin: () => cachedBinary('ferretdb'),
       portCount: 1,
       args: (dir, [port]) => [
-        '--handler=sqlite',
-        `--sqlite-url=file:${dir}/`,
+        // SQLite (a file per data folder) needs no setup; FERRETDB_POSTGRESQL_URL selects the
+        // PostgreSQL handler instead, which takes concurrent writes far better (see docs/decisions.md).
+        ...(process.env.FERRETDB_POSTGRESQL_URL
+          ? ['--handler=postgresql', `--postgresql-url=${process.env.FERRETDB_POSTGRESQL_URL}`]
+          : ['--handler=sqlite', `--sqlite-url=file:${dir}/`]),
         `--listen-addr=127.0.0.1:${port}`,
         '--debug-addr=-', // the default 127.0.0.1:8088 would collide between instances
         '--telemetry=disable',

@@ -1,31 +1,21 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Job } from '../../src/schemas/jobs.js';
 import { Engram } from '../../src/schemas/traces.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { startScriptedOpenAI, type ScriptedOpenAI } from '../support/scripted-openai.js';
 import { dataOf, readSse } from '../support/sse.js';
+import { spawnWorkerProcess } from '../support/worker.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 let app: TestApp & { close(): Promise<void> };
 let llm: ScriptedOpenAI;
 const children: ChildProcess[] = [];
 
-/** A real worker process (tsx worker/index.ts) on the test app's task queue and Redis prefix. */
-function spawnWorker(): Promise<ChildProcess> {
-  const env = {
-    ...process.env, MONGODB_URI: app.config.MONGODB_URI, MONGODB_DB: app.config.MONGODB_DB, REDIS_URL: app.config.REDIS_URL,
-    REDIS_PREFIX: app.config.REDIS_PREFIX, TEMPORAL_ADDRESS: app.config.TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: app.config.TEMPORAL_TASK_QUEUE,
-    OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key', LOG_LEVEL: 'info',
-  };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/index.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** A real worker process on the test app's queue, answering with the scripted provider. */
+async function spawnWorker(): Promise<ChildProcess> {
+  const child = await spawnWorkerProcess(app, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key' });
   children.push(child);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('worker did not start')), 90_000);
-    child.stdout!.on('data', (b: Buffer) => { if (b.toString().includes('worker running')) { clearTimeout(timer); resolve(child); } });
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`worker exited ${code}`)); });
-  });
+  return child;
 }
 
 beforeAll(async () => {
