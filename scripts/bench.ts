@@ -166,12 +166,11 @@ function tsMs(ts: ProtoTime): number {
 interface TtftBreakdown {
   /** POST sent → workflow started: the API's Mongo writes, Redis emit and the start RPC. */
   apiToStart: number;
-  /** Workflow started → prepareRun started: first workflow task and activity dispatch. */
-  startToPrepare: number;
-  /** prepareRun body: neuron snapshot, history, job transition (Mongo), stream and trace events. */
-  prepare: number;
-  /** prepareRun done → modelTurn started: second workflow task and activity dispatch. */
-  prepareToModel: number;
+  /**
+   * Workflow started → modelTurn started: the first workflow task and the activity dispatch
+   * (the API prepared the run at invoke, so the first step is the model turn).
+   */
+  startToModel: number;
   /** modelTurn started → first token at the client: provider call, XADD, XREAD wake-up, SSE write. */
   modelToToken: number;
 }
@@ -193,9 +192,7 @@ async function ttftBreakdown(app: TestApp, run: RunTrace): Promise<TtftBreakdown
   const firstTokenEpoch = run.startEpoch + (run.firstToken! - run.t0);
   return {
     apiToStart: at.start - run.startEpoch,
-    startToPrepare: at['prepareRun:started'] - at.start,
-    prepare: at['prepareRun:completed'] - at['prepareRun:started'],
-    prepareToModel: at['modelTurn:started'] - at['prepareRun:completed'],
+    startToModel: at['modelTurn:started'] - at.start,
     modelToToken: firstTokenEpoch - at['modelTurn:started'],
   };
 }
@@ -453,8 +450,8 @@ function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult
     `      platform (invoke → first SSE token)   median ${fmt(a.platform.median).padStart(7)} ms   p90 ${fmt(a.platform.p90).padStart(7)} ms`,
     `      direct (openai adapter → onToken)     median ${fmt(a.direct.median).padStart(7)} ms   p90 ${fmt(a.direct.p90).padStart(7)} ms`,
     `      added by the platform at the median   ${fmt(a.addedAtMedian)} ms   (aim < ${AIM_ADDED_TTFT_MS} ms: ${verdict(a.addedAtMedian < AIM_ADDED_TTFT_MS)})`,
-    `      where it goes (medians): API → workflow started ${fmt(bd.apiToStart)} | → prepareRun started ${fmt(bd.startToPrepare)}`,
-    `        | prepareRun ${fmt(bd.prepare)} | → modelTurn started ${fmt(bd.prepareToModel)} | → first token at client ${fmt(bd.modelToToken)} ms`,
+    `      where it goes (medians): API → workflow started ${fmt(bd.apiToStart)} | → modelTurn started ${fmt(bd.startToModel)}`,
+    `        | → first token at client ${fmt(bd.modelToToken)} ms`,
     '',
     `  (b) Throughput, ${TPUT_RUNS} trivial runs, ${TPUT_CONCURRENCY} in flight`,
     `      platform neuron runs                  ${b.platformPerS.toFixed(1).padStart(7)} runs/s`,
