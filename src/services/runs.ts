@@ -122,11 +122,11 @@ export function createRunService(d: {
     },
 
     /** The job turns running: read model, job stream and a run-state event on the trace. */
-    async markStarted(input: NeuronRunInput): Promise<void> {
+    async markStarted(input: NeuronRunInput, opts: { emitted?: boolean } = {}): Promise<void> {
       const scope = toScope(input.scope);
       const job = await jobs.repoFind(input.jobId);
       if (job && job.status !== 'pending') return; // a retried turn: already marked once
-      await jobs.emit(input.jobId, { type: 'status', status: 'running' });
+      if (!opts.emitted) await jobs.emit(input.jobId, { type: 'status', status: 'running' });
       await jobs.transition(scope.workspaceId, input.jobId, { status: 'running', progress: 5, currentStep: 'model turn 1' });
       await traces.publish(scope, input.traceId, { type: 'run.started', job_id: input.jobId, neuron_id: input.neuronId });
     },
@@ -178,7 +178,11 @@ export function createRunService(d: {
     async modelTurn(t: ModelTurnInput, heartbeat: () => void, signal?: AbortSignal): Promise<ModelTurnResult> {
       const resolved = models.resolve(t.model);
       // Marking the job running overlaps the provider's time to first token instead of preceding it.
-      const started = t.start ? this.markStarted(t.start) : Promise.resolve();
+      // On a first attempt the `running` entry goes out before any token (one Redis write); the
+      // read-model update then overlaps the provider's time to first token.
+      const emitted = t.start !== undefined && t.attempt === 1;
+      if (emitted) await jobs.emit(t.jobId, { type: 'status', status: 'running' });
+      const started = t.start ? this.markStarted(t.start, { emitted }) : Promise.resolve();
       started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile
       let already = 0;
       if (t.attempt > 1) {

@@ -51,6 +51,8 @@ describe('neuron invoke runs as a durable workflow', () => {
     expect(sse.ended).toBe(true);
     const types = sse.events.map((e) => dataOf(e).type);
     expect(types.at(-1)).toBe('complete');
+    expect(types.indexOf('status')).toBeLessThan(types.indexOf('token'));
+    expect(sse.events.filter((e) => dataOf(e).type === 'status').map((e) => dataOf(e).status)).toEqual(['running']);
     const tokens = sse.events.filter((e) => dataOf(e).type === 'token').map((e) => dataOf(e).text);
     expect(tokens.join('')).toBe('Hello, world!');
     expect(tokens).toEqual(['Hello', ', ', 'wor', 'ld', '!']);
