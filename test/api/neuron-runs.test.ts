@@ -1,21 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Job, JobList } from '../../src/schemas/jobs.js';
 import { Engram, TraceList } from '../../src/schemas/traces.js';
-import { buildWorkspace, type TestApp } from '../support/app.js';
-import { lastUserText, type ScriptedOpenAI } from '../support/scripted-openai.js';
+import { buildWorkspace } from '../support/app.js';
+import { lastUserText } from '../support/scripted-openai.js';
 import { dataOf, readSse } from '../support/sse.js';
-import { startPlatform } from '../support/platform.js';
+import { usePlatform } from '../support/platform.js';
 
-let app: TestApp & { close(): Promise<void> };
-let llm: ScriptedOpenAI;
-let platform: Awaited<ReturnType<typeof startPlatform>>;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-  ({ app, llm } = platform);
-});
-afterAll(async () => { await platform?.close(); });
+const { app, llm } = usePlatform();
 const MODEL = 'openai/gpt-4o-mini';
 
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;

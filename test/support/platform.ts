@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { startTestApp, type TestApp } from './app.js';
 import { startScriptedOpenAI, type ScriptedOpenAI } from './scripted-openai.js';
 import { startTestWorker } from './worker.js';
@@ -20,4 +21,17 @@ export async function startPlatform(): Promise<TestPlatform> {
       await llm.close();
     },
   };
+}
+
+/**
+ * vitest fixture: the whole platform for one test file, started before its tests and stopped
+ * after. The returned app and llm are stand-ins that forward to the running ones.
+ */
+export function usePlatform(): { app: TestApp & { close(): Promise<void> }; llm: ScriptedOpenAI } {
+  let running: TestPlatform | undefined;
+  beforeAll(async () => { running = await startPlatform(); });
+  afterAll(async () => { await running?.close(); });
+  const forward = <T extends object>(pick: (p: TestPlatform) => T): T =>
+    new Proxy({} as T, { get: (_, k) => Reflect.get(pick(running!), k, pick(running!)) as unknown });
+  return { app: forward((p) => p.app), llm: forward((p) => p.llm) };
 }
