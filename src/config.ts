@@ -21,8 +21,9 @@ export const ConfigSchema = z.object({
   BOOTSTRAP_API_KEY: z.string().min(16).optional(),
   BOOTSTRAP_WORKSPACE_ID: z.uuid().optional(),
   BOOTSTRAP_BRAIN_ID: z.uuid().optional(),
-  RATE_LIMIT_POINTS: z.coerce.number().int().positive().default(600),
-  RATE_LIMIT_DURATION_S: z.coerce.number().int().positive().default(60),
+  // Per credential: bursts up to 300 requests, 30 per second sustained (a polling client stays well below).
+  RATE_LIMIT_POINTS: z.coerce.number().int().positive().default(300),
+  RATE_LIMIT_DURATION_S: z.coerce.number().int().positive().default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DEFAULT_MODEL: z.string().default('local/echo'),
   OPENAI_BASE_URL: z.string().optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { validationError } from '../../src/errors.js';
 import { Uuid } from '../../src/schemas/common.js';
 import { Engram, MessageCreateBody, MessagesQuery, Trace, TraceIdParams, TraceList, TraceListQuery, TracePatchBody } from '../../src/schemas/traces.js';
 import { presentEngram, presentTrace } from '../presenters/trace.js';
@@ -40,6 +41,8 @@ export default [
     method: 'get', path: '/v1/traces/:id/events', brain: 'optional', params: z.object({ id: Uuid }), query: EventsQuery, tags: ['traces'],
     summary: 'SSE: trace-scoped events (new engrams, run state, title changes)',
     handler: async ({ params, query, scope, services, ctx }) => {
+      // Auth rule 4: a session user (JWT) reads trace events within a brain.
+      if (scope.credential === 'jwt' && !scope.brainId) throw validationError('X-Brain-Id header is required for trace events with a session token');
       await services.traces.get(scope, params.id);
       return sseStream(ctx, { streams: services.streams, redis: services.redis, key: services.traces.streamKey(scope, params.id), after: resumeCursor(ctx, query.after), endOnTerminal: false });
     },

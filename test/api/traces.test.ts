@@ -162,5 +162,10 @@ describe('traces', () => {
     expect((await app.get(`/v1/traces/${traceId}/events?after=garbage`, ws.key)).status).toBe(400);
     const other = await buildWorkspace(app);
     expect((await app.get(`/v1/traces/${traceId}/events`, other.key)).status).toBe(404);
+    // A session user (JWT) needs X-Brain-Id for trace events.
+    const jwt = await ws.jwt(['member']);
+    expect((await app.get(`/v1/traces/${traceId}/events`, jwt)).status).toBe(400);
+    const withBrain = await readSse(url, { headers: { authorization: `Bearer ${jwt}`, 'x-brain-id': ws.brainId }, until: (ev) => ev.length >= 1 });
+    expect(withBrain.status).toBe(200);
   });
 });
