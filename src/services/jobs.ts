@@ -61,7 +61,7 @@ export function createJobService({ repo, streams, temporal, config, withLock, on
     },
 
     /** Starts the job's workflow by name with the search attributes operators filter on. */
-    async startWorkflow(job: JobDoc, workflowType: string, args: unknown[]): Promise<void> {
+    async startWorkflow(job: JobDoc, workflowType: string, args: unknown[], summary?: string): Promise<void> {
       const attrs = [
         { key: WorkspaceIdKey, value: job.workspaceId }, { key: JobKindKey, value: job.kind },
         ...(job.brainId ? [{ key: BrainIdKey, value: job.brainId }] : []),
@@ -73,6 +73,8 @@ export function createJobService({ repo, streams, temporal, config, withLock, on
       await temporal.workflow.start(workflowType, {
         taskQueue: config.TEMPORAL_TASK_QUEUE, workflowId: job._id, args, typedSearchAttributes: attrs,
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // Shown on the run in the Temporal UI next to the search attributes.
+        staticSummary: summary,
       }).catch((e: unknown) => {
         if ((e as { name?: string }).name === 'WorkflowExecutionAlreadyStartedError') return; // idempotent start
         throw e;

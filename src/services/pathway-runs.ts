@@ -53,7 +53,7 @@ export function createPathwayRunService(d: {
 }) {
   const { jobs, traces, neurons, pathways, interventions, models } = d;
 
-  async function start(scope: Scope, args: { graph: unknown; pathwayId: string | null; version: number | null; input: Record<string, unknown>; traceId?: string; brainId: string | null }) {
+  async function start(scope: Scope, args: { graph: unknown; pathwayId: string | null; version: number | null; input: Record<string, unknown>; traceId?: string; brainId: string | null; name: string }) {
     const neuronIds = await pathways.neuronIdsFor(scope);
     const { compiled, errors } = compileGraph(args.graph, { neuronIds });
     if (errors.length) throw validationError(`pathway graph is invalid: ${errors.slice(0, 3).join('; ')}`);
@@ -65,7 +65,7 @@ export function createPathwayRunService(d: {
       graph: compiled as RunGraph, maxSteps: MAX_PATHWAY_STEPS,
     };
     await jobs.emit(jobId, { type: 'status', status: 'pending' });
-    await jobs.startWorkflow(job, 'pathwayRun', [input]);
+    await jobs.startWorkflow(job, 'pathwayRun', [input], `pathway ${args.name}${args.version ? ` v${args.version}` : ''} · ${compiled.nodes.length} nodes`);
     return job;
   }
 
@@ -83,7 +83,7 @@ export function createPathwayRunService(d: {
     async execute(scope: Scope, pathwayId: string, body: ExecuteBody) {
       const run = await pathways.getForRun(scope, pathwayId, body.pathway_version);
       await checkTrace(scope, body.trace_id);
-      return start(scope, { graph: run.graph, pathwayId, version: run.version, input: body.input ?? {}, traceId: body.trace_id, brainId: run.pathway.brainId });
+      return start(scope, { graph: run.graph, pathwayId, version: run.version, input: body.input ?? {}, traceId: body.trace_id, brainId: run.pathway.brainId, name: run.pathway.name });
     },
 
     /** POST /v1/jobs: a stored pathway (pathway_id) or an inline graph, with input or data. */
@@ -92,9 +92,9 @@ export function createPathwayRunService(d: {
       await checkTrace(scope, body.trace_id);
       if (body.pathway_id) {
         const run = await pathways.getForRun(scope, body.pathway_id, body.pathway_version);
-        return start(scope, { graph: run.graph, pathwayId: body.pathway_id, version: run.version, input, traceId: body.trace_id, brainId: run.pathway.brainId });
+        return start(scope, { graph: run.graph, pathwayId: body.pathway_id, version: run.version, input, traceId: body.trace_id, brainId: run.pathway.brainId, name: run.pathway.name });
       }
-      return start(scope, { graph: body.pathway, pathwayId: null, version: null, input, traceId: body.trace_id, brainId: scope.brainId ?? null });
+      return start(scope, { graph: body.pathway, pathwayId: null, version: null, input, traceId: body.trace_id, brainId: scope.brainId ?? null, name: 'inline' });
     },
 
     async startRun(input: PathwayRunInput) {

@@ -108,7 +108,7 @@ export function createRunService(d: {
         jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: body.client_nonce ?? null }),
         this.load(input),
       ]);
-      if (created) await jobs.startWorkflow(job, 'neuronRun', [{ ...input, prepared }]);
+      if (created) await jobs.startWorkflow(job, 'neuronRun', [{ ...input, prepared }], `neuron ${neuron.name} · trace ${traceId}`);
       return { job, userEngramId, traceId };
     },
 

@@ -237,5 +237,6 @@ describe('neuron invoke runs as a durable workflow', () => {
     expect(val('NeuronId')).toBe(n.id);
     expect(val('JobKind')).toBe('neuron');
     expect(val('TraceId')).toBeTruthy();
+    expect(await app.deps.temporal.client.workflow.getHandle(ids[0]).describe().then((d) => d.staticSummary())).toBe(`neuron lister · trace ${val('TraceId')}`);
   });
 });
