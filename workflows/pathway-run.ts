@@ -142,8 +142,10 @@ async function waitForHuman(
   const pause = data.pause === true;
   const options = pause ? ['resume'] : humanOptions(data);
   const expiresInS = typeof data.expires_in_s === 'number' ? data.expires_in_s : undefined;
+  // The read model gets the workflow's own progress and step, so list and status agree while waiting.
+  status.currentStep = `node ${at} (human): ${pause ? 'paused' : 'waiting'}`;
   const waitingFor = await steps.openIntervention(input, {
-    id: interventionId, nodeIndex: at, kind: pause ? 'pause' : 'approval', options, expiresInS,
+    id: interventionId, nodeIndex: at, progress: status.progress, currentStep: status.currentStep, kind: pause ? 'pause' : 'approval', options, expiresInS,
     title: String(data.title ?? (pause ? 'Paused' : 'Approval required')), prompt: String(data.prompt ?? ''),
   });
   status.status = pause ? 'paused' : 'waiting';

@@ -22,13 +22,31 @@ export const newApiKeySecret = (): string => `ctx_${randomBytes(24).toString('ba
 const looksLikeJwt = (t: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(t);
 
 /** Credentials: API keys, HS256 JWTs and the bootstrap identity. */
+/** How long a verified key is trusted without a lookup (revocation through this process is immediate). */
+const KEY_CACHE_MS = 5_000;
+/** last_used_at is a coarse signal: written at most once a minute per key, never on every request. */
+const LAST_USED_WRITE_MS = 60_000;
+
 export function createAuthService({ config, repo }: { config: Config; repo: WorkspaceRepo }) {
   const secret = new TextEncoder().encode(config.JWT_SECRET);
+  const keyCache = new Map<string, { key: ApiKeyDoc; until: number }>();
+  const lastUsedWrite = new Map<string, number>();
 
   async function fromApiKey(token: string): Promise<Scope> {
-    const key = await repo.apiKeys.findOne({ hash: hashApiKey(token), revokedAt: null });
-    if (!key) throw authRequired('Invalid API key');
-    void repo.apiKeys.updateOne({ _id: key._id }, { $set: { lastUsedAt: new Date() } }).catch(() => undefined);
+    const hash = hashApiKey(token);
+    const now = Date.now();
+    const cached = keyCache.get(hash);
+    let key = cached && cached.until > now ? cached.key : null;
+    if (!key) {
+      key = await repo.apiKeys.findOne({ hash, revokedAt: null });
+      if (!key) throw authRequired('Invalid API key');
+      if (keyCache.size > 10_000) keyCache.clear();
+      keyCache.set(hash, { key, until: now + KEY_CACHE_MS });
+    }
+    if (now - (lastUsedWrite.get(key._id) ?? 0) > LAST_USED_WRITE_MS) {
+      lastUsedWrite.set(key._id, now);
+      void repo.apiKeys.updateOne({ _id: key._id }, { $set: { lastUsedAt: new Date(now) } }).catch(() => undefined);
+    }
     return { workspaceId: key.workspaceId, userId: key.createdBy, apiKeyId: key._id, roles: toRoles(key.roles), credential: 'api_key' };
   }
 
@@ -76,6 +94,7 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
     async revokeApiKey(scope: Scope, id: string): Promise<void> {
       const res = await repo.apiKeys.updateOne({ _id: id, workspaceId: scope.workspaceId, revokedAt: null }, { $set: { revokedAt: new Date() } });
       if (res.matchedCount === 0) throw notFound('API key');
+      for (const [hash, entry] of keyCache) if (entry.key._id === id) keyCache.delete(hash);
     },
 
     /**

@@ -111,7 +111,9 @@ export function createJobService({ repo, streams, temporal, config, withLock, on
       if (TERMINAL_STATES.includes(job.status) || job.status === 'pending') return job;
       const live = await withTimeout(temporal.workflow.getHandle(jobId).query(statusQuery), 1_500);
       if (!live || TERMINAL_STATES.includes(live.status)) return job;
-      return { ...job, status: live.status, progress: live.progress, currentStep: live.currentStep, live };
+      // The live answer is newer than the document read before it: take its waitingFor as well.
+      const waitingFor = live.waitingFor ? encodeBlob(live.waitingFor) : live.status === 'running' ? null : job.waitingFor;
+      return { ...job, status: live.status, progress: live.progress, currentStep: live.currentStep, waitingFor, live };
     },
 
     async list(scope: Scope, q: JobListQuery) {

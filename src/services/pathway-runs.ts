@@ -132,15 +132,16 @@ export function createPathwayRunService(d: {
     },
 
     /** Creates the intervention and sets the job waiting (or paused) with waitingFor naming it. */
-    async openIntervention(input: PathwayRunInput, spec: { id: string; nodeIndex: number; kind: 'approval' | 'pause'; options: string[]; expiresInS?: number; title: string; prompt: string }) {
+    async openIntervention(input: PathwayRunInput, spec: { id: string; nodeIndex: number; kind: 'approval' | 'pause'; options: string[]; expiresInS?: number; title: string; prompt: string; progress: number; currentStep: string }) {
       const scope = toScope(input.scope);
-      const doc = await interventions.create(scope, { ...spec, jobId: input.jobId, traceId: input.traceId, pathwayId: input.pathwayId, brainId: scope.brainId ?? null });
+      const { progress, currentStep, ...rest } = spec;
+      const doc = await interventions.create(scope, { ...rest, jobId: input.jobId, traceId: input.traceId, pathwayId: input.pathwayId, brainId: scope.brainId ?? null });
       const waitingFor = {
         type: 'intervention', interventionId: doc._id, kind: doc.kind, node: spec.nodeIndex, title: doc.title, prompt: doc.prompt,
         options: doc.options, expires_at: doc.expiresAt?.toISOString() ?? null,
       };
       const status = spec.kind === 'pause' ? 'paused' : 'waiting';
-      await patch(scope.workspaceId, input.jobId, { status, waitingFor, currentStep: `node ${spec.nodeIndex} (human): waiting` });
+      await patch(scope.workspaceId, input.jobId, { status, waitingFor, progress, currentStep });
       await jobs.emit(input.jobId, { type: status, intervention_id: doc._id, options: doc.options });
       await traces.publish(scope, input.traceId, { type: 'run.waiting', job_id: input.jobId, intervention_id: doc._id });
       return waitingFor;

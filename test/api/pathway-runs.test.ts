@@ -126,6 +126,9 @@ describe('pathway execution', () => {
     const job = await waitFor(ws, jobId, ['waiting']);
     expect(job.waitingFor).toMatchObject({ type: 'intervention', options: ['approve', 'reject'] });
     expect(job.current_step).toContain('human');
+    // The jobs list (read model) and the status route (live query) agree while the run waits.
+    const listed = (await app.get<{ jobs: { job_id: string; progress: number; current_step: string }[] }>('/v1/jobs?status=waiting', ws.key)).body.jobs.find((j) => j.job_id === jobId);
+    expect({ progress: listed?.progress, current_step: listed?.current_step }).toEqual({ progress: job.progress, current_step: job.current_step });
     return { jobId, interventionId: String(job.waitingFor!.interventionId) };
   }
 
