@@ -16,6 +16,7 @@
  * Ctrl-C (SIGINT) or SIGTERM stops the applications first, then the services. If any
  * application exits on its own, everything is stopped and the exit code is 1.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -212,6 +213,41 @@ function shutdown(code: number, why: string): Promise<never> {
   })());
 }
 
+const STORE_FILE = path.join(DATA_DIR, 'store.json');
+const LOCAL_PG_URL = 'postgres://postgres@127.0.0.1:5432/cortex';
+
+/**
+ * Picks the embedded FerretDB's backend once per data folder and remembers it: the local
+ * PostgreSQL when one answers (FerretDB's PostgreSQL backend uses indexes; its SQLite backend
+ * scans, so lookups slow down as data grows), else SQLite in .data/mongo. FERRETDB_POSTGRESQL_URL
+ * or CORTEX_FERRETDB_SQLITE=1 decide explicitly.
+ */
+async function chooseFerretStore(): Promise<void> {
+  if (process.env.FERRETDB_POSTGRESQL_URL) return;
+  let store: { handler: 'postgresql' | 'sqlite'; url?: string } | undefined;
+  if (existsSync(STORE_FILE)) store = JSON.parse(readFileSync(STORE_FILE, 'utf8')) as typeof store;
+  else if (existsSync(path.join(DATA_DIR, 'mongo'))) store = { handler: 'sqlite' }; // an earlier run's data stays where it is
+  else if (process.env.CORTEX_FERRETDB_SQLITE === '1') store = { handler: 'sqlite' };
+  else {
+    const psql = (sql: string, db = 'postgres') => new Promise<string>((resolve, reject) => {
+      execFile('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', db, '-tAc', sql], { timeout: 5_000 }, (err, out) => (err ? reject(err) : resolve(out.trim())));
+    });
+    try {
+      if ((await psql("SELECT 1 FROM pg_database WHERE datname = 'cortex'")) !== '1') await psql('CREATE DATABASE cortex');
+      store = { handler: 'postgresql', url: LOCAL_PG_URL };
+    } catch {
+      store = { handler: 'sqlite' };
+    }
+    writeFileSync(STORE_FILE, `${JSON.stringify(store)}\n`);
+  }
+  if (store?.handler === 'postgresql' && store.url) {
+    process.env.FERRETDB_POSTGRESQL_URL = store.url;
+    say(`FerretDB stores data in the local PostgreSQL (${store.url})`);
+  } else {
+    say('FerretDB stores data in SQLite under .data/mongo (no local PostgreSQL answered; lookups slow down as data grows)');
+  }
+}
+
 async function main(): Promise<void> {
   await mkdir(DATA_DIR, { recursive: true });
   takeLock();
@@ -230,6 +266,7 @@ async function main(): Promise<void> {
   }
 
   const need = { mongo: !process.env.MONGODB_URI, redis: !process.env.REDIS_URL, temporal: !process.env.TEMPORAL_ADDRESS };
+  if (need.mongo) await chooseFerretStore();
   const embedded = Object.entries(need).filter(([, n]) => n).map(([k]) => k);
   if (embedded.length) {
     say(`starting embedded ${embedded.join(', ')} (data in ${DATA_DIR})`);

@@ -24,12 +24,28 @@ export interface NewJob {
   receptorId?: string | null; traceId?: string | null; parentJobId?: string | null; clientNonce?: string | null;
 }
 
+const LIVE_TTL_MS = 250;
+
 const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T | null> =>
   Promise.race([p.catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
 
 /** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
 export function createJobService({ repo, streams, temporal, config, withLock, onCancel }: { repo: JobRepo; streams: Streams; temporal: Client; config: Config; withLock: WithLock; onCancel?: (workspaceId: string, jobId: string) => Promise<void> }) {
   const streamKey = (jobId: string) => streams.keys.job(jobId);
+  /**
+   * Live `status` answers, shared for LIVE_TTL_MS: each query is a task on the worker that runs
+   * the job, so clients polling fast (or many of them) must not multiply them.
+   */
+  const liveCache = new Map<string, { at: number; live: Promise<LiveStatus | null> }>();
+  const liveStatus = (jobId: string): Promise<LiveStatus | null> => {
+    const now = Date.now();
+    const hit = liveCache.get(jobId);
+    if (hit && now - hit.at < LIVE_TTL_MS) return hit.live;
+    if (liveCache.size > 5_000) liveCache.clear();
+    const live = withTimeout(temporal.workflow.getHandle(jobId).query(statusQuery), 1_500);
+    liveCache.set(jobId, { at: now, live });
+    return live;
+  };
 
   async function get(scope: Scope, jobId: string): Promise<JobDoc> {
     const job = await repo.find(scope.workspaceId, jobId);
@@ -109,7 +125,7 @@ export function createJobService({ repo, streams, temporal, config, withLock, on
     async status(scope: Scope, jobId: string): Promise<JobDoc & { live?: LiveStatus }> {
       const job = await get(scope, jobId);
       if (TERMINAL_STATES.includes(job.status) || job.status === 'pending') return job;
-      const live = await withTimeout(temporal.workflow.getHandle(jobId).query(statusQuery), 1_500);
+      const live = await liveStatus(jobId);
       if (!live || TERMINAL_STATES.includes(live.status)) return job;
       // The live answer is newer than the document read before it: take its waitingFor as well.
       const waitingFor = live.waitingFor ? encodeBlob(live.waitingFor) : live.status === 'running' ? null : job.waitingFor;

@@ -7,8 +7,8 @@ import { startRealPlatform } from './support/real-platform.js';
 import { snakeEnv, startSnake, type SnakeTestApp } from './support/snake-app.js';
 
 /*
- * Every route and rule of the snake service over real HTTP: the real Koa app on port 0 talking to a
- * platform on loopback (the fake in support/fake-platform.ts; see there for using the real one).
+ * Every route and rule of the snake service over real HTTP: the real Koa app on port 0 talking to the
+ * real platform on loopback (support/real-platform.ts), whose decision model is the scripted provider.
  */
 
 let platform: Awaited<ReturnType<typeof startRealPlatform>>;
@@ -155,8 +155,6 @@ describe('POST /api/tick', () => {
     expect(platform.invokes).toHaveLength(1);
     expect(platform.invokes[0].data).toEqual(state);
     expect(platform.invokes[0].message).toMatch(/one word: up, down, left or right/);
-    // The fake checks the brain header itself; the real API would have answered 404 without it.
-    if (platform.kind === 'fake') expect(platform.invokes[0].headers['x-brain-id']).toBe(platform.brainId);
   });
 
   it('reads a heading inside JSON, any case', async () => {
@@ -226,8 +224,8 @@ describe('POST /api/tick', () => {
       platform.script(() => ({ hang: true }));
       const started = Date.now();
       const r = await tick(board());
-      expect(Date.now() - started).toBeLessThan(platform.kind === 'real' ? 4500 : 2000);
-      expect(r.outcome === 'moved' && r.decision).toMatchObject({ source: 'fallback', failure: 'timeout', heading: 'right', reason: `no answer within ${platform.kind === 'real' ? 3000 : 600} ms; kept heading right` });
+      expect(Date.now() - started).toBeLessThan(4500);
+      expect(r.outcome === 'moved' && r.decision).toMatchObject({ source: 'fallback', failure: 'timeout', heading: 'right', reason: 'no answer within 3000 ms; kept heading right' });
       expect(r.outcome === 'moved' && r.decision.job_id).toEqual(expect.any(String));
     });
 
@@ -239,13 +237,17 @@ describe('POST /api/tick', () => {
       });
     });
 
-    it('an upstream HTTP error falls back and says what the platform answered', async (ctx) => {
-      if (platform.kind !== 'fake') return ctx.skip(); // fakeOnly: the real API decides its own errors
-      platform.script(() => ({ http: { status: 503, body: { message: 'Temporal unavailable', code: 'SERVICE_UNAVAILABLE' } } }));
-      const r = await tick(board());
-      expect(r.outcome === 'moved' && r.decision).toMatchObject({
-        source: 'fallback', failure: 'upstream_error', reason: 'platform answered 503 to invoke: Temporal unavailable; kept heading right',
-      });
+    it('an upstream HTTP error falls back and says what the platform answered', async () => {
+      // The real API answers 404 to an invoke of a neuron that does not exist.
+      const lost = await startSnake(snakeEnv({ ...platform, neuron: 'no-such-neuron' }));
+      try {
+        const r = await tick(board(), {}, lost);
+        expect(r.outcome === 'moved' && r.decision).toMatchObject({
+          source: 'fallback', failure: 'upstream_error', reason: 'platform answered 404 to invoke: Neuron not found; kept heading right',
+        });
+      } finally {
+        await lost.close();
+      }
     });
 
     it('an unreachable platform falls back', async () => {

@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Script } from './support/fake-platform.js';
-import { startRealPlatform } from './support/real-platform.js';
+import { startRealPlatform, type Script } from './support/real-platform.js';
 import { snakeEnv, startSnake, type SnakeTestApp } from './support/snake-app.js';
 
 /*
@@ -50,7 +49,7 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
   platform = await startRealPlatform();
   platform.script(greedy);
-  app = await startSnake(snakeEnv(platform, { SNAKE_AGENT_TIMEOUT_MS: '2000' }));
+  app = await startSnake(snakeEnv(platform));
   userDataDir = await mkdtemp(path.join(tmpdir(), 'snake-chromium-'));
   context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1000, height: 640 } });
 });
@@ -114,7 +113,7 @@ it('plays: toggles fruit, ticks with the agent, pauses when hidden, shows failur
     Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
     document.dispatchEvent(new Event('visibilitychange'));
   });
-  await expect.poll(() => text(page, 'status'), { timeout: 5000 }).toBe('paused (tab hidden)');
+  await expect.poll(() => text(page, 'status'), { timeout: 20_000 }).toBe('paused (tab hidden)');
   expect(await text(page, 'message')).toMatch(/Paused while the tab is hidden/);
   const invokes = platform.invokes.length;
   const tickWhileHidden = await text(page, 'tick');
@@ -125,24 +124,24 @@ it('plays: toggles fruit, ticks with the agent, pauses when hidden, shows failur
     Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'visible' });
     document.dispatchEvent(new Event('visibilitychange'));
   });
-  await expect.poll(() => text(page, 'status')).toBe('running');
-  await expect.poll(async () => Number(await text(page, 'tick')), { timeout: 5000 }).toBeGreaterThan(Number(tickWhileHidden));
+  await expect.poll(() => text(page, 'status'), { timeout: 10_000 }).toBe('running');
+  await expect.poll(async () => Number(await text(page, 'tick')), { timeout: 20_000 }).toBeGreaterThan(Number(tickWhileHidden));
 
   // The agent misbehaves: the decision and the message say so, and the snake keeps going.
   platform.script(() => ({ text: 'banana' }));
-  await expect.poll(() => text(page, 'decision'), { timeout: 5000 }).toMatch(/^fallback → /);
+  await expect.poll(() => text(page, 'decision'), { timeout: 15_000 }).toMatch(/^fallback → /);
   await expect.poll(() => text(page, 'message')).toMatch(/Agent problem: the reply is not one of up, down, left, right; /);
   expect(await text(page, 'decision-detail')).toMatch(/reply: "banana"/);
 
   // Back to a good agent, a new fruit to chase, a few ticks, then pause and take the picture.
   platform.script(greedy);
-  await expect.poll(() => text(page, 'decision'), { timeout: 5000 }).toMatch(/^agent → /);
+  await expect.poll(() => text(page, 'decision'), { timeout: 15_000 }).toMatch(/^agent → /);
   const head = (await page.locator('#board').getAttribute('data-head'))!.split(',').map(Number);
   const target = { x: head[0] <= 8 ? 13 : 3, y: head[1] <= 8 ? 12 : 3 };
   await clickCell(page, target.x, target.y);
   await expect.poll(() => text(page, 'fruit')).toBe(`(${target.x}, ${target.y})`);
   const tickBefore = Number(await text(page, 'tick'));
-  await expect.poll(async () => Number(await text(page, 'tick')), { timeout: 5000 }).toBeGreaterThanOrEqual(tickBefore + 4);
+  await expect.poll(async () => Number(await text(page, 'tick')), { timeout: 20_000 }).toBeGreaterThanOrEqual(tickBefore + 4);
   await page.locator('#start').click();
   await expect.poll(() => text(page, 'start')).toBe('Start');
   expect(await text(page, 'status')).toBe('stopped');
@@ -154,7 +153,7 @@ it('plays: toggles fruit, ticks with the agent, pauses when hidden, shows failur
   // The service goes away: the page says so instead of failing silently.
   await app.close();
   await page.locator('#start').click();
-  await expect.poll(() => text(page, 'message'), { timeout: 5000 }).toBe('Cannot reach the snake service. Is it running?');
+  await expect.poll(() => text(page, 'message'), { timeout: 20_000 }).toBe('Cannot reach the snake service. Is it running?');
   await expect.poll(() => text(page, 'start')).toBe('Start');
   await page.close();
-});
+}, 180_000);

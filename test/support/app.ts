@@ -29,7 +29,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   const tag = randomUUID().slice(0, 8);
   return loadConfig(process.env, {
     NODE_ENV: 'test', LOG_LEVEL: (process.env.TEST_LOG_LEVEL as Config['LOG_LEVEL'] | undefined) ?? 'silent',
-    MONGODB_DB: process.env.MONGODB_DB ?? 'cortex_test', REDIS_PREFIX: `t${tag}:`, TEMPORAL_TASK_QUEUE: `tq-${tag}`,
+    // A database per test app: isolation, and FerretDB's SQLite backend stays fast on small databases.
+    MONGODB_DB: process.env.MONGODB_DB ?? `cortex_t${tag}`, REDIS_PREFIX: `t${tag}:`, TEMPORAL_TASK_QUEUE: `tq-${tag}`,
     JWT_SECRET: 'test-secret-0123456789abcdef', ...overrides,
   });
 }

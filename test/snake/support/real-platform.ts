@@ -1,9 +1,26 @@
-import type { IncomingMessage } from 'node:http';
 import { ensureDecisionNeuron } from '../../../snake/provision.js';
 import { buildWorkspace } from '../../support/app.js';
 import { startPlatform } from '../../support/platform.js';
 import { lastUserText, type ScriptedReply, type ScriptedRequestBody } from '../../support/scripted-openai.js';
-import type { InvokeRecord, Script, TestPlatform } from './fake-platform.js';
+
+/** How the decision model answers one tick. */
+export type Script =
+  | { text: string; delayMs?: number } // the model replies with this text after delayMs
+  | { fail: string; delayMs?: number } // the provider answers 400 with this message: the job fails
+  | { hang: true } // the provider never answers in time
+  | { http: { status: number; body: unknown } }; // the provider answers an error whose text echoes body
+
+/** What the decision model was asked, for assertions. */
+export interface InvokeRecord { neuron: string; message: string; data: unknown }
+
+/** The platform behind the snake tests. */
+export interface TestPlatform {
+  apiUrl: string; apiKey: string; brainId: string; neuron: string;
+  /** Sets how the decision model answers from now on; it gets the tick's message and data (the SnakeState). */
+  script(fn: (req: { message: string; data: unknown }) => Script): void;
+  invokes: InvokeRecord[];
+  close(): Promise<void>;
+}
 
 const DATA_MARKER = 'Structured input (JSON):\n';
 
@@ -43,11 +60,11 @@ export async function startRealPlatform(): Promise<TestPlatform> {
   let answer: (req: { message: string; data: unknown }) => Script = () => ({ text: 'up' });
   llm.setDefault((body) => {
     const req = { message: lastUserText(body), data: dataOf(body) };
-    invokes.push({ neuron: 'snake-decider', ...req, headers: {} as IncomingMessage['headers'] });
+    invokes.push({ neuron: 'snake-decider', ...req });
     return toReply(answer(req));
   });
   return {
-    apiUrl: app.url, apiKey: ws.key, brainId: ws.brainId, neuron: 'snake-decider', kind: 'real', invokes,
+    apiUrl: app.url, apiKey: ws.key, brainId: ws.brainId, neuron: 'snake-decider', invokes,
     script(fn) { answer = fn; },
     close: () => platform.close(),
   };

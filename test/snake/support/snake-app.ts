@@ -60,16 +60,16 @@ export async function startSnake(env: Record<string, string | undefined>) {
 export type SnakeTestApp = Awaited<ReturnType<typeof startSnake>>;
 
 /**
- * The snake env for a platform: key, brain, neuron, and short timings so failure paths run
- * quickly. The real platform (a durable workflow per decision) gets a 3 s deadline.
+ * The snake env for a platform: key, brain, neuron, a 3 s decision deadline (each decision is
+ * a durable workflow run) and fast polling.
  */
-export function snakeEnv(p: { apiUrl: string; apiKey: string; brainId: string; neuron: string; kind?: 'fake' | 'real' }, over: Record<string, string | undefined> = {}) {
+export function snakeEnv(p: { apiUrl: string; apiKey: string; brainId: string; neuron: string }, over: Record<string, string | undefined> = {}) {
   return {
     CORTEX_API_URL: p.apiUrl,
     CORTEX_API_KEY: p.apiKey,
     CORTEX_BRAIN_ID: p.brainId,
     SNAKE_NEURON: p.neuron,
-    SNAKE_AGENT_TIMEOUT_MS: p.kind === 'real' ? '3000' : '600',
+    SNAKE_AGENT_TIMEOUT_MS: '3000',
     SNAKE_POLL_MS: '20',
     ...over,
   };
