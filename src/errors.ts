@@ -35,6 +35,3 @@ export const conflict = (msg = 'Already exists') => new AppError('CONFLICT', 409
 export const gone = (msg: string) => new AppError('GONE', 410, msg);
 export const rateLimited = (retryAfterS: number) =>
   new AppError('RATE_LIMIT', 429, 'Rate limit exceeded', { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterS))) });
-export const unavailable = (msg = 'Service unavailable') => new AppError('SERVICE_UNAVAILABLE', 503, msg);
-
-export const isAppError = (e: unknown): e is AppError => e instanceof AppError;

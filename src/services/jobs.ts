@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Filter } from 'mongodb';
 import type { Config } from '../config.js';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
+import { encodeBlob } from '../db/codec.js';
 import { TERMINAL_STATES, type JobDoc, type JobRepo } from '../db/jobs.js';
 import { notFound, validationError } from '../errors.js';
 import type { JobListQuery } from '../schemas/jobs.js';
@@ -178,8 +178,6 @@ export function createJobService({ repo, streams, temporal, config, withLock, on
     /** Every entry of a job stream (jobs are short; used to resume a retried model turn). */
     entries: (jobId: string) => streams.range(streamKey(jobId), undefined, 100_000),
 
-    decodeResult: (job: JobDoc) => decodeBlob<unknown>(job.result, undefined),
-    decodeWaitingFor: (job: JobDoc) => decodeBlob<Record<string, unknown> | undefined>(job.waitingFor, undefined),
   };
 }
 export type JobService = ReturnType<typeof createJobService>;

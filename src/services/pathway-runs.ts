@@ -12,11 +12,10 @@ import type { InterventionService } from './interventions.js';
 import type { JobPatch, JobService } from './jobs.js';
 import type { NeuronService } from './neurons.js';
 import type { PathwayService } from './pathways.js';
-import { toRunScope } from './runs.js';
+import { fromRunScope, toRunScope } from './runs.js';
 import type { TraceService } from './traces.js';
 
 export const MAX_PATHWAY_STEPS = 1000;
-const toScope = (s: RunScope): Scope => ({ ...s, roles: s.roles as Scope['roles'], credential: s.credential as Scope['credential'] });
 
 /** Evaluates a JSONata expression over the run state (safe: no eval, no globals). */
 export async function evaluateExpression(expression: string, context: Record<string, unknown>): Promise<unknown> {
@@ -100,7 +99,7 @@ export function createPathwayRunService(d: {
     async startRun(input: PathwayRunInput) {
       await patch(input.scope.workspaceId, input.jobId, { status: 'running', progress: 0, currentStep: 'starting' });
       await jobs.emit(input.jobId, { type: 'status', status: 'running' });
-      await traces.publish(toScope(input.scope), input.traceId, { type: 'run.started', job_id: input.jobId, pathway_id: input.pathwayId });
+      await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.started', job_id: input.jobId, pathway_id: input.pathwayId });
     },
 
     async nodeEvent(jobId: string, event: Record<string, unknown>, p: JobPatch | null) {
@@ -115,7 +114,7 @@ export function createPathwayRunService(d: {
       let modelId = a.model ?? d.config.DEFAULT_MODEL;
       let system = '';
       if (a.neuronId) {
-        const n = await neurons.resolve(toScope(a.scope), a.neuronId);
+        const n = await neurons.resolve(fromRunScope(a.scope), a.neuronId);
         const head = neurons.headSnapshot(n);
         modelId = head.neuron_config.model ?? modelId;
         system = head.neuron_config.system_prompt ?? '';
@@ -133,7 +132,7 @@ export function createPathwayRunService(d: {
 
     /** Creates the intervention and sets the job waiting (or paused) with waitingFor naming it. */
     async openIntervention(input: PathwayRunInput, spec: { id: string; nodeIndex: number; kind: 'approval' | 'pause'; options: string[]; expiresInS?: number; title: string; prompt: string; progress: number; currentStep: string }) {
-      const scope = toScope(input.scope);
+      const scope = fromRunScope(input.scope);
       const { progress, currentStep, ...rest } = spec;
       const doc = await interventions.create(scope, { ...rest, jobId: input.jobId, traceId: input.traceId, pathwayId: input.pathwayId, brainId: scope.brainId ?? null });
       const waitingFor = {
@@ -152,17 +151,17 @@ export function createPathwayRunService(d: {
     async finishRun(input: PathwayRunInput, result: PathwayRunResult) {
       await patch(input.scope.workspaceId, input.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result, waitingFor: null });
       await jobs.emit(input.jobId, { type: 'complete', result });
-      await traces.publish(toScope(input.scope), input.traceId, { type: 'run.completed', job_id: input.jobId });
+      await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.completed', job_id: input.jobId });
     },
 
     async failRun(input: PathwayRunInput, reason: string) {
       await patch(input.scope.workspaceId, input.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed', waitingFor: null });
       await interventions.cancelForJob(input.scope.workspaceId, input.jobId);
       await jobs.emit(input.jobId, { type: 'error', error: reason.startsWith('cancelled') ? 'cancelled' : 'failed', message: reason });
-      await traces.publish(toScope(input.scope), input.traceId, { type: 'run.failed', job_id: input.jobId, reason });
+      await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.failed', job_id: input.jobId, reason });
     },
 
-    neuronVersion: async (scope: RunScope, neuronId: string) => (await neurons.resolve(toScope(scope), neuronId)).version,
+    neuronVersion: async (scope: RunScope, neuronId: string) => (await neurons.resolve(fromRunScope(scope), neuronId)).version,
 
     /** POST /v1/jobs/:id/input: the input must answer the intervention the run is paused on. */
     async input(scope: Scope, jobId: string, body: JobInputBody) {

@@ -45,7 +45,8 @@ export interface FinishInput {
   usage: NeuronRunResult['usage']; toolCalls: NeuronRunResult['toolCalls']; neuronType: string | null;
 }
 
-const toScope = (s: RunScope): Scope => ({ ...s, roles: s.roles as Scope['roles'], credential: s.credential as Scope['credential'] });
+/** The workflow-safe scope back as a service Scope (roles and credential were plain strings in the payload). */
+export const fromRunScope = (s: RunScope): Scope => ({ ...s, roles: s.roles as Scope['roles'], credential: s.credential as Scope['credential'] });
 export const toRunScope = (s: Scope): RunScope => ({ workspaceId: s.workspaceId, brainId: s.brainId, userId: s.userId, apiKeyId: s.apiKeyId, roles: [...s.roles], credential: s.credential, receptorId: s.receptorId });
 const toolName = (s: string) => s.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
 
@@ -114,7 +115,7 @@ export function createRunService(d: {
 
     /** Activity path (child and pathway runs): records the job, loads the run, marks it running. */
     async prepare(input: NeuronRunInput): Promise<PreparedRun> {
-      const scope = toScope(input.scope);
+      const scope = fromRunScope(input.scope);
       await jobs.create(scope, { id: input.jobId, kind: 'neuron', neuronId: input.neuronId, traceId: input.traceId, parentJobId: input.parentJobId ?? null, brainId: scope.brainId ?? null });
       const prepared = await this.load(input);
       await this.markStarted(input);
@@ -123,7 +124,7 @@ export function createRunService(d: {
 
     /** The job turns running: read model, job stream and a run-state event on the trace. */
     async markStarted(input: NeuronRunInput, opts: { emitted?: boolean } = {}): Promise<void> {
-      const scope = toScope(input.scope);
+      const scope = fromRunScope(input.scope);
       const job = await jobs.repoFind(input.jobId);
       if (job && job.status !== 'pending') return; // a retried turn: already marked once
       if (!opts.emitted) await jobs.emit(input.jobId, { type: 'status', status: 'running' });
@@ -133,7 +134,7 @@ export function createRunService(d: {
 
     /** Loads the pinned version, the trace history, tools and delegates (no writes). */
     async load(input: NeuronRunInput): Promise<PreparedRun> {
-      const scope = toScope(input.scope);
+      const scope = fromRunScope(input.scope);
       const snap: NeuronSnapshot = await neurons.snapshot(scope, input.neuronId, input.neuronVersion);
       const cfg = snap.neuron_config;
       const modelId = models.resolve(cfg.model ?? d.config.DEFAULT_MODEL).id;
@@ -218,7 +219,7 @@ export function createRunService(d: {
 
     /** Stores the neuron engram, rolls up cost, titles the trace and completes the job (idempotent). */
     async finish(f: FinishInput): Promise<NeuronRunResult> {
-      const scope = toScope(f.input.scope);
+      const scope = fromRunScope(f.input.scope);
       const current = await jobs.get(scope, f.input.jobId);
       let output: unknown;
       if (f.neuronType === 'completion') { try { output = JSON.parse(f.text); } catch { output = undefined; } }
@@ -248,7 +249,7 @@ export function createRunService(d: {
     async fail(input: NeuronRunInput, reason: string): Promise<void> {
       const applied = await jobs.transition(input.scope.workspaceId, input.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed' });
       await jobs.emit(input.jobId, { type: 'error', error: reason.startsWith('cancelled') ? 'cancelled' : 'failed', message: reason });
-      if (applied) await traces.publish(toScope(input.scope), input.traceId, { type: 'run.failed', job_id: input.jobId, reason });
+      if (applied) await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.failed', job_id: input.jobId, reason });
     },
   };
 }
