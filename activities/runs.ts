@@ -5,17 +5,36 @@ import type { Services } from '../src/services/index.js';
 import type { NeuronRunInput } from '../src/temporal/definitions.js';
 import { permanentOn4xx } from './failures.js';
 
+/** How often a model turn heartbeats while its provider call is alive (the heartbeat timeout is a few times this). */
+export const MODEL_HEARTBEAT_MS = 1_000;
+
+/**
+ * Runs `fn` while heartbeating on a timer: liveness does not depend on tokens (a model that
+ * thinks for a minute before its first token, a turn that only calls tools, long pauses), yet a
+ * worker that dies stops heartbeating and Temporal retries the turn elsewhere within the
+ * heartbeat timeout. The SDK throttles what it sends to the server.
+ */
+async function withHeartbeat<T>(fn: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx.heartbeat(), MODEL_HEARTBEAT_MS);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** Neuron-run activities: thin adapters over the run service (STYLE.md §9). */
 export const createRunActivities = ({ services }: { services: Services }) => ({
   prepareRun: (input: NeuronRunInput) => permanentOn4xx(() => services.runs.prepare(input)),
 
-  /** Heartbeats while tokens flow, so a dead worker is noticed and the turn retried elsewhere. */
-  modelTurn: (t: Omit<ModelTurnInput, 'attempt'>) => {
+  modelTurn: (t: ModelTurnInput) => {
     const ctx = Context.current();
-    return permanentOn4xx(() => services.runs.modelTurn({ ...t, attempt: ctx.info.attempt }, () => ctx.heartbeat(), ctx.cancellationSignal));
+    return withHeartbeat(() => permanentOn4xx(() => services.runs.modelTurn({ ...t, attempt: ctx.info.attempt }, ctx.cancellationSignal)));
   },
 
-  runTool: (jobId: string, call: ToolCall) => permanentOn4xx(() => services.runs.runTool(jobId, call)),
+  runTool: (jobId: string, call: ToolCall, turn?: number) => permanentOn4xx(() => services.runs.runTool(jobId, call, turn)),
   finishRun: (f: FinishInput) => permanentOn4xx(() => services.runs.finish(f)),
   failRun: (input: NeuronRunInput, reason: string) => services.runs.fail(input, reason),
   emitJobEvent: (jobId: string, event: Record<string, unknown>) => services.jobs.emit(jobId, event).then(() => undefined),

@@ -2,7 +2,7 @@ import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import {
   BrainIdKey, JobKindKey, NeuronIdKey, TraceIdKey, WorkspaceIdKey, cancelSignal, statusQuery,
-  type LiveStatus, type NeuronRunInput, type NeuronRunResult,
+  type LiveStatus, type NeuronRunInput, type NeuronRunResult, type RunSummary,
 } from '../src/temporal/definitions.js';
 import { recordFailure } from './failures.js';
 
@@ -15,12 +15,16 @@ const steps = wf.proxyActivities<Activities>({
 const local = wf.proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds', retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10 },
 });
-// A model turn streams for a while: heartbeats (from each token) let Temporal notice a dead
-// worker within heartbeatTimeout and retry the turn on another one.
+// A model turn streams for a while: it heartbeats on a timer for as long as the provider call is
+// alive (a long think before the first token is fine), so Temporal notices a dead worker within
+// heartbeatTimeout and retries the turn on another one. A provider's Retry-After sets the delay
+// of that one retry (activities/failures.ts); 4xx answers are not retried.
 const model = wf.proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes', heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1s', maximumInterval: '20s', maximumAttempts: 4 },
+  retry: { initialInterval: '1s', maximumInterval: '20s', maximumAttempts: 6 },
 });
+/** How long a run whose job was cancelled under it waits for Temporal's cancel request (sent right after). */
+const CANCEL_REQUEST_WAIT = '1 minute';
 
 /**
  * The agent loop of one neuron invoke (DESIGN.md): each model turn and each tool call is an
@@ -38,43 +42,41 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
   const toolCalls: NeuronRunResult['toolCalls'] = [];
 
   try {
-    const prep = input.prepared ?? (await steps.prepareRun(input));
-    const messages = [...prep.messages];
-    let text = '';
+    // Inputs recorded before run contexts were stored by reference carry `prepared` instead of `context`.
+    const prep: RunSummary = input.context ?? input.prepared ?? (await steps.prepareRun(input));
+    const preparedByApi = Boolean(input.context ?? input.prepared);
+    const accepted: number[] = [];
     let turn = 0;
     for (; turn < input.maxTurns; turn++) {
       status.currentStep = `model turn ${turn + 1}`;
       status.progress = Math.min(90, 5 + Math.round((turn * 85) / input.maxTurns));
       const reply = await model.modelTurn({
         // A run prepared by the API is marked running by its first turn (one hop fewer before the first token).
-        start: turn === 0 && input.prepared ? { ...input, prepared: undefined } : undefined,
-        jobId: input.jobId, workspaceId: input.scope.workspaceId, turn, model: prep.model, messages, tools: prep.tools,
-        temperature: prep.temperature, maxTokens: prep.maxTokens, responseFormat: prep.responseFormat,
+        start: turn === 0 && preparedByApi ? { scope: input.scope, traceId: input.traceId, neuronId: input.neuronId } : undefined,
+        jobId: input.jobId, workspaceId: input.scope.workspaceId, turn, accepted: [...accepted],
       });
+      accepted.push(reply.attempt ?? 1);
       usage.inputTokens += reply.usage.inputTokens;
       usage.outputTokens += reply.usage.outputTokens;
       usage.totalTokens += reply.usage.totalTokens;
       usage.costUsd += reply.costUsd;
-      text = reply.text;
       if (reply.toolCalls.length === 0 || prep.responseFormat === 'json') break;
-      messages.push({ role: 'assistant', content: reply.text, toolCalls: reply.toolCalls });
       for (const call of reply.toolCalls) {
         status.currentStep = `tool ${call.name}`;
         const delegate = prep.delegates.find((dl) => dl.tool === call.name);
-        let result: string;
-        if (delegate) {
-          result = await runDelegate(input, delegate, call.arguments);
-        } else {
-          result = await steps.runTool(input.jobId, call);
-        }
+        const result = delegate ? await runDelegate(input, delegate, call, turn) : await steps.runTool(input.jobId, call, turn);
         toolCalls.push({ name: call.name, arguments: call.arguments, result });
-        messages.push({ role: 'tool', content: result, toolCallId: call.id, name: call.name });
       }
     }
-    if (turn >= input.maxTurns) text = text || `Stopped after ${input.maxTurns} model turns.`;
     status.currentStep = 'saving';
     status.progress = 95;
-    const result = await local.finishRun({ input, engramId, text, model: prep.model, turns: Math.min(turn + 1, input.maxTurns), usage, toolCalls, neuronType: prep.neuronType });
+    const result = await local.finishRun({ input, engramId, model: prep.model, turns: Math.min(turn + 1, input.maxTurns), accepted, usage, neuronType: prep.neuronType });
+    if (result.cancelled) {
+      // The job was cancelled while the reply was being saved: the cancel request follows the
+      // job's transition at once, and the run must end Canceled (not Completed) in Temporal.
+      await wf.condition(() => false, CANCEL_REQUEST_WAIT);
+      throw wf.ApplicationFailure.nonRetryable('the job was cancelled', 'CANCELLED');
+    }
     status.status = 'completed';
     status.progress = 100;
     status.currentStep = 'completed';
@@ -86,22 +88,28 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
 }
 
 /** Runs a sub-neuron as a child workflow on the same trace; its reply becomes the tool result. */
-async function runDelegate(input: NeuronRunInput, delegate: { neuronId: string; version: number; name: string }, rawArgs: string): Promise<string> {
-  let message = rawArgs;
+async function runDelegate(input: NeuronRunInput, delegate: { neuronId: string; version: number; name: string }, call: { id: string; name: string; arguments: string }, turn: number): Promise<string> {
+  let message = call.arguments;
   try {
-    const parsed = JSON.parse(rawArgs) as { message?: unknown };
+    const parsed = JSON.parse(call.arguments) as { message?: unknown };
     if (typeof parsed.message === 'string') message = parsed.message;
   } catch { /* the raw text is the message */ }
   const childJobId = wf.uuid4();
   await steps.emitJobEvent(input.jobId, { type: 'delegate', neuron: delegate.name, child_job_id: childJobId });
   const child = await wf.executeChild(neuronRun, {
     workflowId: childJobId,
-    args: [{ ...input, prepared: undefined, jobId: childJobId, neuronId: delegate.neuronId, neuronVersion: delegate.version, message, data: undefined, userEngramId: null, depth: input.depth + 1, parentJobId: input.jobId }],
+    args: [{
+      jobId: childJobId, scope: input.scope, neuronId: delegate.neuronId, neuronVersion: delegate.version, traceId: input.traceId, traceType: input.traceType,
+      message, userEngramId: null, depth: input.depth + 1, maxTurns: input.maxTurns, parentJobId: input.jobId, pathwayContext: input.pathwayContext ?? null,
+      // The child stores its reply as this call's result, where this run's next turn reads it.
+      answers: { jobId: input.jobId, turn, callId: call.id, name: call.name },
+    }],
     typedSearchAttributes: [
       { key: WorkspaceIdKey, value: input.scope.workspaceId }, { key: JobKindKey, value: 'neuron' },
       { key: NeuronIdKey, value: delegate.neuronId }, { key: TraceIdKey, value: input.traceId },
       ...(input.scope.brainId ? [{ key: BrainIdKey, value: input.scope.brainId }] : []),
     ],
   });
-  return child.text;
+  // The whole reply is the stored tool result; the workflow keeps a preview.
+  return child.text.length > 2_000 ? `${child.text.slice(0, 2_000)}…` : child.text;
 }

@@ -6,15 +6,16 @@ import { createNeuronRepo, neuronIndexes } from './neurons.js';
 import { createPathwayRepo, pathwayIndexes } from './pathways.js';
 import { createReceptorRepo, receptorIndexes } from './receptors.js';
 import { createReflexRepo, reflexIndexes } from './reflexes.js';
+import { createRunRepo, runIndexes } from './runs.js';
 import { createTraceRepo, traceIndexes } from './traces.js';
 import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';
 
 /** Every index the platform's query paths need; created at start-up by ensureIndexes. */
-export const allIndexes: IndexSpec[] = [...workspaceIndexes, ...traceIndexes, ...jobIndexes, ...interventionIndexes, ...neuronIndexes, ...receptorIndexes, ...reflexIndexes, ...pathwayIndexes];
+export const allIndexes: IndexSpec[] = [...workspaceIndexes, ...traceIndexes, ...jobIndexes, ...interventionIndexes, ...neuronIndexes, ...receptorIndexes, ...reflexIndexes, ...pathwayIndexes, ...runIndexes];
 
 /** All repositories, built over one Db. */
 export function createRepos(db: Db) {
   return { workspaces: createWorkspaceRepo(db), traces: createTraceRepo(db), jobs: createJobRepo(db), interventions: createInterventionRepo(db),
-    neurons: createNeuronRepo(db), receptors: createReceptorRepo(db), reflexes: createReflexRepo(db), pathways: createPathwayRepo(db) };
+    neurons: createNeuronRepo(db), receptors: createReceptorRepo(db), reflexes: createReflexRepo(db), pathways: createPathwayRepo(db), runs: createRunRepo(db) };
 }
 export type Repos = ReturnType<typeof createRepos>;

@@ -13,13 +13,16 @@ export class LlmError extends Error {
   readonly provider: string;
   readonly status: number | undefined;
   readonly retryable: boolean;
+  /** How long the provider asked us to wait before retrying (`Retry-After` / `retry-after-ms`), when it said. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(provider: string, message: string, opts: { status?: number; retryable: boolean; cause?: unknown }) {
+  constructor(provider: string, message: string, opts: { status?: number; retryable: boolean; cause?: unknown; retryAfterMs?: number }) {
     super(message, { cause: opts.cause });
     this.name = 'LlmError';
     this.provider = provider;
     this.status = opts.status;
     this.retryable = opts.retryable;
+    this.retryAfterMs = opts.retryAfterMs;
   }
 }
 
@@ -57,7 +60,30 @@ export function toLlmError(provider: string, err: unknown, signal?: AbortSignal)
   if (signal?.aborted) return new LlmAbortError(provider, err);
   const status = statusOf(err);
   const detail = err instanceof Error ? err.message : String(err);
-  return new LlmError(provider, `${provider}: ${detail}`, { status, retryable: isRetryableStatus(status), cause: err });
+  return new LlmError(provider, `${provider}: ${detail}`, { status, retryable: isRetryableStatus(status), cause: err, retryAfterMs: retryAfterOf(err) });
+}
+
+/**
+ * The wait a provider asked for: `retry-after-ms` (OpenAI), else `Retry-After` in seconds or as
+ * an HTTP date. Capped at 10 minutes; undefined when absent or unreadable.
+ */
+export function retryAfterOf(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null || !('headers' in err)) return undefined;
+  const h = (err as { headers: unknown }).headers;
+  const get = (name: string): string | undefined => {
+    if (h && typeof (h as Headers).get === 'function') return (h as Headers).get(name) ?? undefined;
+    if (h && typeof h === 'object') { const v = (h as Record<string, unknown>)[name]; return typeof v === 'string' ? v : undefined; }
+    return undefined;
+  };
+  const ms = Number(get('retry-after-ms'));
+  let wait: number | undefined = Number.isFinite(ms) && ms > 0 ? ms : undefined;
+  const ra = get('retry-after');
+  if (wait === undefined && ra) {
+    const s = Number(ra);
+    wait = Number.isFinite(s) ? s * 1000 : Date.parse(ra) - Date.now();
+  }
+  if (wait === undefined || !Number.isFinite(wait) || wait < 0) return undefined;
+  return Math.min(wait, 600_000);
 }
 
 function statusOf(err: unknown): number | undefined {

@@ -6,7 +6,7 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { validationError } from '../errors.js';
-import { LlmAbortError, toLlmError } from './errors.js';
+import { LlmAbortError, LlmError, toLlmError } from './errors.js';
 import { pricedModels } from './pricing.js';
 import {
   estimateTokens,
@@ -83,6 +83,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions = {}): ChatProv
           stream.controller.abort();
           throw new LlmAbortError(name, req.signal.reason);
         }
+        // A connection that closes before the final chunk is a failed call (retryable), never a short answer.
+        if (!acc.finished) throw new LlmError(name, `${name}: the stream ended before the model finished`, { retryable: true });
         return acc.result(name, req);
       } catch (err) {
         throw toLlmError(name, err, req.signal);
@@ -125,6 +127,11 @@ class StreamAccumulator {
   private finishReason = '';
   private usage: ChatCompletionChunk['usage'] = null;
   private readonly calls = new Map<number, ToolCall>();
+
+  /** Whether a chunk carried a finish_reason (a complete answer). */
+  get finished(): boolean {
+    return this.finishReason !== '';
+  }
 
   /** Returns the text delta of this chunk ('' if none). */
   add(chunk: ChatCompletionChunk): string {

@@ -34,7 +34,7 @@ export function createServices(deps: Deps) {
     defaultProvider: c.OPENAI_BASE_URL || c.OPENAI_API_KEY ? 'openai' : 'local', defaultModel: c.DEFAULT_MODEL,
     openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY }, anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
   });
-  const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models });
+  const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs });
   const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models });
   return { auth, traces, health, jobs, models, runs, interventions, neurons, receptors, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }

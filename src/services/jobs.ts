@@ -1,12 +1,12 @@
 import type { Client } from '@temporalio/client';
 import type { Filter } from 'mongodb';
 import type { Config } from '../config.js';
-import { encodeBlob } from '../db/codec.js';
+import { decodeBlob, encodeBlob } from '../db/codec.js';
 import { TERMINAL_STATES, type JobDoc, type JobRepo } from '../db/jobs.js';
-import { notFound, validationError } from '../errors.js';
+import { AppError, notFound, validationError } from '../errors.js';
 import type { JobListQuery } from '../schemas/jobs.js';
 import type { Scope } from '../scope.js';
-import type { Streams } from '../streams.js';
+import { TERMINAL_EVENTS, type Fence, type Streams } from '../streams.js';
 import type { WithLock } from '../locks.js';
 import {
   BrainIdKey, JobKindKey, NeuronIdKey, PathwayIdKey, ReceptorIdKey, TraceIdKey, WorkspaceIdKey, cancelSignal, statusQuery,
@@ -25,6 +25,26 @@ export interface NewJob {
 }
 
 const LIVE_TTL_MS = 250;
+/** A pending job older than this whose workflow does not exist was never started (the API died in between). */
+const NEVER_STARTED_AFTER_MS = 30_000;
+/** currentStep of a job whose workflow could not be started; a client_nonce retry starts it afresh. */
+export const NOT_STARTED_STEP = 'not started';
+
+/** The job stream's terminal entry, derived from the stored terminal state so stream and record always agree. */
+export function terminalEntry(job: JobDoc): Record<string, unknown> {
+  if (job.status === 'completed') return { type: 'complete', result: decodeBlob<unknown>(job.result, null) };
+  const reason = job.failedReason ?? 'failed';
+  return { type: 'error', error: reason.startsWith('cancelled') ? 'cancelled' : 'failed', message: reason };
+}
+
+/** Which fence a job stream entry needs (see src/streams.ts and docs/streams.md). */
+function fenceOf(event: Record<string, unknown>): Fence {
+  if (TERMINAL_EVENTS.has(String(event.type))) return { kind: 'terminal' };
+  if (typeof event.turn === 'number' && typeof event.attempt === 'number') {
+    return { kind: event.type === 'reset' ? 'reset' : 'turn', turn: event.turn, attempt: event.attempt };
+  }
+  return { kind: 'plain' };
+}
 
 const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T | null> =>
   Promise.race([p.catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
@@ -86,15 +106,39 @@ export function createJobService({ repo, streams, temporal, config, withLock, on
         ...(job.receptorId ? [{ key: ReceptorIdKey, value: job.receptorId }] : []),
         ...(job.traceId ? [{ key: TraceIdKey, value: job.traceId }] : []),
       ];
-      await temporal.workflow.start(workflowType, {
-        taskQueue: config.TEMPORAL_TASK_QUEUE, workflowId: job._id, args, typedSearchAttributes: attrs,
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        // Shown on the run in the Temporal UI next to the search attributes.
-        staticSummary: summary,
-      }).catch((e: unknown) => {
+      try {
+        await temporal.workflow.start(workflowType, {
+          taskQueue: config.TEMPORAL_TASK_QUEUE, workflowId: job._id, args, typedSearchAttributes: attrs,
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          // Shown on the run in the Temporal UI next to the search attributes.
+          staticSummary: summary,
+        });
+      } catch (e) {
         if ((e as { name?: string }).name === 'WorkflowExecutionAlreadyStartedError') return; // idempotent start
-        throw e;
-      });
+        // The record exists but no run does: it must not stay pending. It ends failed with the reason.
+        const reason = `could not start the run: ${(e as Error).message || 'Temporal unavailable'}`;
+        await this.finalize(job.workspaceId, job._id, { status: 'failed', failedReason: reason, currentStep: NOT_STARTED_STEP }).catch(() => undefined);
+        throw new AppError('SERVICE_UNAVAILABLE', 503, 'The run could not be started; retry (with the same client_nonce to keep one job)', { 'Retry-After': '1' });
+      }
+    },
+
+    /**
+     * Ends a job: the terminal transition, then the stream's one terminal entry, derived from
+     * whatever terminal state was stored (this writer's or an earlier one's), so a retried or
+     * racing writer never makes stream and record disagree. Returns whether this call's patch applied.
+     */
+    async finalize(workspaceId: string, jobId: string, patch: JobPatch & { status: 'completed' | 'failed' }): Promise<boolean> {
+      const applied = await this.transition(workspaceId, jobId, patch);
+      await this.emit(jobId, { type: patch.status === 'completed' ? 'complete' : 'error' });
+      return applied;
+    },
+
+    /** A job whose workflow never started (start failed) is reset so that a client_nonce retry starts a working run. */
+    async restartable(job: JobDoc): Promise<boolean> {
+      if (job.status !== 'failed' || job.currentStep !== NOT_STARTED_STEP) return false;
+      await repo.jobs.deleteOne({ _id: job._id, workspaceId: job.workspaceId, currentStep: NOT_STARTED_STEP });
+      await streams.drop(streamKey(job._id));
+      return true;
     },
 
     /**
@@ -124,12 +168,21 @@ export function createJobService({ repo, streams, temporal, config, withLock, on
     /** The read model merged with the workflow's live `status` query while it runs. */
     async status(scope: Scope, jobId: string): Promise<JobDoc & { live?: LiveStatus }> {
       const job = await get(scope, jobId);
+      if (job.status === 'pending' && Date.now() - job.createdAt.getTime() > NEVER_STARTED_AFTER_MS) return this.checkStarted(job);
       if (TERMINAL_STATES.includes(job.status) || job.status === 'pending') return job;
       const live = await liveStatus(jobId);
       if (!live || TERMINAL_STATES.includes(live.status)) return job;
       // The live answer is newer than the document read before it: take its waitingFor as well.
       const waitingFor = live.waitingFor ? encodeBlob(live.waitingFor) : live.status === 'running' ? null : job.waitingFor;
       return { ...job, status: live.status, progress: live.progress, currentStep: live.currentStep, waitingFor, live };
+    },
+
+    /** A long-pending job: if Temporal has no run for it (the API died between record and start), it ends failed. */
+    async checkStarted(job: JobDoc): Promise<JobDoc> {
+      const exists = await temporal.workflow.getHandle(job._id).describe().then(() => true, (e: unknown) => (e as { name?: string }).name === 'WorkflowNotFoundError' ? false : null);
+      if (exists !== false) return job;
+      await this.finalize(job.workspaceId, job._id, { status: 'failed', failedReason: 'the run was never started', currentStep: NOT_STARTED_STEP });
+      return (await repo.find(job.workspaceId, job._id)) ?? job;
     },
 
     async list(scope: Scope, q: JobListQuery) {
@@ -149,34 +202,37 @@ export function createJobService({ repo, streams, temporal, config, withLock, on
     async cancel(scope: Scope, jobId: string, reason = 'Cancelled by user'): Promise<JobDoc> {
       const job = await get(scope, jobId);
       if (TERMINAL_STATES.includes(job.status)) throw validationError(`Job is already ${job.status}`);
-      const applied = await this.transition(scope.workspaceId, jobId, { status: 'failed', failedReason: `cancelled: ${reason}`, currentStep: 'cancelled' });
+      const applied = await this.finalize(scope.workspaceId, jobId, { status: 'failed', failedReason: `cancelled: ${reason}`, currentStep: 'cancelled' });
       if (!applied) throw validationError('Job already finished');
+      // Then Temporal: the run (and its children) end as Canceled in the Temporal UI.
       const handle = temporal.workflow.getHandle(jobId);
       await handle.signal(cancelSignal, { reason }).catch(() => undefined);
       await handle.cancel().catch(() => undefined);
-      await streams.append(streamKey(jobId), { type: 'error', error: 'cancelled', message: `cancelled: ${reason}` });
       await onCancel?.(scope.workspaceId, jobId);
       for (const child of await repo.jobs.find({ parentJobId: jobId, workspaceId: scope.workspaceId, status: { $nin: TERMINAL_STATES } }).toArray()) {
-        await this.transition(scope.workspaceId, child._id, { status: 'failed', failedReason: `cancelled: parent job ${jobId} was cancelled` });
-        await streams.append(streamKey(child._id), { type: 'error', error: 'cancelled', message: 'parent job cancelled' });
+        await this.finalize(scope.workspaceId, child._id, { status: 'failed', failedReason: `cancelled: parent job ${jobId} was cancelled`, currentStep: 'cancelled' });
       }
       return get(scope, jobId);
     },
 
-    /** Appends to a job stream unless a terminal entry was already written (retried activities). */
+    /**
+     * Appends to a job stream through its fences (docs/streams.md): nothing after the terminal
+     * entry, no entry of a superseded model-turn attempt. A terminal entry is written from the
+     * stored terminal state when there is one, so it always agrees with the record. Returns the
+     * entry id, or null when a fence refused it.
+     */
     async emit(jobId: string, event: Record<string, unknown>): Promise<string | null> {
-      if (event.type === 'complete' || event.type === 'error') {
-        const tail = await streams.tail(streamKey(jobId), 5);
-        if (tail.some((e) => e.data.type === 'complete' || e.data.type === 'error')) return null;
+      const fence = fenceOf(event);
+      let entry = event;
+      if (fence.kind === 'terminal') {
+        const job = await repo.jobs.findOne({ _id: jobId });
+        if (job && TERMINAL_STATES.includes(job.status)) entry = terminalEntry(job);
       }
-      return streams.append(streamKey(jobId), event);
+      return streams.append(streamKey(jobId), entry, fence);
     },
 
     /** Unscoped read for the worker (the job id came from a workflow the platform started). */
     repoFind: (jobId: string) => repo.jobs.findOne({ _id: jobId }),
-
-    /** Every entry of a job stream (jobs are short; used to resume a retried model turn). */
-    entries: (jobId: string) => streams.range(streamKey(jobId), undefined, 100_000),
 
   };
 }

@@ -4,13 +4,15 @@ import type { EngramDoc } from '../db/traces.js';
 import { validationError } from '../errors.js';
 import { costOf } from '../llm/pricing.js';
 import type { ModelRegistry } from '../llm/registry.js';
-import type { ChatMessage, ChatResult, ToolCall, ToolSpec } from '../llm/types.js';
+import type { ChatMessage, ToolCall, ToolSpec } from '../llm/types.js';
 import type { InvokeBody } from '../schemas/jobs.js';
 import type { NeuronSnapshot } from '../schemas/neuron-config.js';
 import type { Scope } from '../scope.js';
-import type { NeuronRunInput, NeuronRunResult, PreparedRunData, RunScope } from '../temporal/definitions.js';
+import { MAX_INLINE_TEXT, type ModelTurnOutcome, type NeuronRunInput, type NeuronRunResult, type PreparedRunData, type RunScope, type RunSummary } from '../temporal/definitions.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
-import type { JobService } from './jobs.js';
+import { NOT_STARTED_STEP, type JobService } from './jobs.js';
+import type { JobDoc } from '../db/jobs.js';
+import type { ModelStep, RunRepo, ToolStep } from '../db/runs.js';
 import type { NeuronService } from './neurons.js';
 import type { ReflexService } from './reflexes.js';
 import type { TraceService } from './traces.js';
@@ -32,18 +34,29 @@ const HISTORY_LIMIT = 50;
 /** What the workflow needs to drive the loop; plain data (it crosses the activity boundary). */
 export type PreparedRun = PreparedRunData;
 
+/** A model turn as the workflow asks for it: ids and small values only; the activity loads the conversation. */
 export interface ModelTurnInput {
+  jobId: string; workspaceId: string; turn: number;
+  /** The accepted attempt of each earlier turn: the conversation is rebuilt from those stored steps. */
+  accepted: number[];
   /** Set on the first turn of a run prepared by the API: the turn also marks the job running. */
-  start?: NeuronRunInput;
-  jobId: string; workspaceId: string; turn: number; attempt: number; model: string; messages: ChatMessage[]; tools: ToolSpec[];
-  temperature?: number; maxTokens?: number; responseFormat: 'text' | 'json';
+  start?: { scope: RunScope; traceId: string; neuronId: string };
+  /** Legacy inputs (recorded histories): the conversation itself. */
+  messages?: ChatMessage[];
 }
-export type ModelTurnResult = ChatResult & { costUsd: number; modelId: string };
 
 export interface FinishInput {
-  input: NeuronRunInput; engramId: string; text: string; model: string; turns: number;
-  usage: NeuronRunResult['usage']; toolCalls: NeuronRunResult['toolCalls']; neuronType: string | null;
+  input: NeuronRunInput; engramId: string; model: string; turns: number;
+  /** The accepted attempt of each turn (see ModelTurnInput). */
+  accepted?: number[];
+  usage: NeuronRunResult['usage']; neuronType: string | null;
+  /** Legacy inputs only. */
+  text?: string; toolCalls?: NeuronRunResult['toolCalls'];
 }
+
+/** A tool result as the workflow keeps it: a preview; the whole result is a stored step. */
+const TOOL_PREVIEW = 2_000;
+const preview = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n)}…`);
 
 /** The workflow-safe scope back as a service Scope (roles and credential were plain strings in the payload). */
 export const fromRunScope = (s: RunScope): Scope => ({ ...s, roles: s.roles as Scope['roles'], credential: s.credential as Scope['credential'] });
@@ -63,22 +76,39 @@ function historyToMessages(engrams: EngramDoc[]): ChatMessage[] {
   }));
 }
 
+/** The conversation of a turn: the stored context, then each earlier turn's accepted reply and its tool results. */
+function conversation(context: PreparedRunData, models: ModelStep[], tools: ToolStep[]): ChatMessage[] {
+  const messages: ChatMessage[] = [...context.messages];
+  for (const m of models) {
+    if (m.toolCalls.length === 0) { messages.push({ role: 'assistant', content: m.text }); continue; }
+    messages.push({ role: 'assistant', content: m.text, toolCalls: m.toolCalls });
+    for (const c of m.toolCalls) {
+      const r = tools.find((t) => t.turn === m.turn && t.callId === c.id);
+      messages.push({ role: 'tool', content: r?.content ?? JSON.stringify({ error: 'no result recorded' }), toolCallId: c.id, name: c.name });
+    }
+  }
+  return messages;
+}
+
 /**
  * The neuron run engine: starting a run (invoke) and the steps its workflow drives as
  * activities. Every step is safe to retry: ids are chosen by the workflow, writes check first.
+ * The workflow carries ids and small values only; prompts, history, replies and tool results
+ * live in the run context and steps (src/db/runs.ts) and are loaded here.
  */
 export function createRunService(d: {
-  config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; reflexes: ReflexService; models: ModelRegistry;
+  config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; reflexes: ReflexService; models: ModelRegistry; runLog: RunRepo;
 }) {
-  const { jobs, traces, neurons, reflexes, models } = d;
+  const { jobs, traces, neurons, reflexes, models, runLog } = d;
   /** The trace's engrams so far; a trace that does not exist yet has none. */
   const repoMessages = (scope: Scope, traceId: string) => traces.messages(scope, traceId).catch((e: unknown) => {
     if ((e as { status?: number }).status === 404) return [];
     throw e;
   });
+  const summaryOf = (p: PreparedRunData): RunSummary => ({ model: p.model, neuronName: p.neuronName, neuronType: p.neuronType, responseFormat: p.responseFormat, delegates: p.delegates });
 
   return {
-    /** POST /v1/neurons/:id/invoke: stores the human turn, records the job, starts neuronRun. */
+    /** POST /v1/neurons/:id/invoke: stores the human turn and the run context, records the job, starts neuronRun. */
     async invoke(scope: Scope, idOrSlug: string, body: InvokeBody) {
       const neuron = await neurons.resolve(scope, idOrSlug);
       if (!neuron.isActive) throw validationError('Neuron is inactive');
@@ -90,50 +120,70 @@ export function createRunService(d: {
       const jobId = body.client_nonce ? uuidFromName(`${scope.workspaceId}:${traceId}:${body.client_nonce}`) : randomUUID();
       if (body.client_nonce) {
         const existing = await jobs.get(scope, jobId).catch(() => null);
-        if (existing) return { job: existing, userEngramId: null as string | null, traceId };
+        // A job whose run never started is started afresh; any other is the same job again.
+        if (existing && !(await jobs.restartable(existing))) return { job: existing, userEngramId: null as string | null, traceId };
       }
       const message = body.message ?? JSON.stringify(body.data ?? {});
       const userEngramId = uuidFromName(`${jobId}:human`);
       const input: NeuronRunInput = {
         jobId, scope: toRunScope(scope), neuronId: neuron._id, neuronVersion: neuron.version, traceId, traceType,
-        message, data: body.data, userEngramId, depth: 0, maxTurns: DEFAULT_MAX_TURNS, pathwayContext: null,
+        userEngramId, depth: 0, maxTurns: DEFAULT_MAX_TURNS, pathwayContext: null,
       };
       // Independent steps run concurrently (they are on the path to the first token); load()
       // leaves this turn's engram out of the history it reads and appends the message itself.
-      const [, { job, created }, prepared] = await Promise.all([
+      const settled = await Promise.allSettled([
         traces.append(scope, traceId, {
           id: userEngramId, content: { type: 'human', content: message }, metadata: body.data ? { data: body.data } : {},
           sourceType: 'user', sourceId: scope.userId ?? scope.apiKeyId, targetType: 'neuron', targetId: neuron._id,
           traceType, jobId, trace: { brainId: neuron.brainId, neuronId: neuron._id },
         }),
         jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: body.client_nonce ?? null }),
-        this.load(input),
+        this.load(input, message, body.data).then(async (prepared) => {
+          await runLog.putContext(scope.workspaceId, jobId, { ...prepared, title: titleFrom(message) });
+          return prepared;
+        }),
       ]);
-      if (created) await jobs.startWorkflow(job, 'neuronRun', [{ ...input, prepared }], `neuron ${neuron.name} · trace ${traceId}`);
+      const [appended, created, loaded] = settled;
+      const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failure) {
+        // The job record may exist already: it must not stay pending. It ends failed with the reason.
+        if (created.status === 'fulfilled' && created.value.created) {
+          const reason = `could not prepare the run: ${(failure.reason as Error).message ?? 'unknown error'}`;
+          await jobs.finalize(scope.workspaceId, jobId, { status: 'failed', failedReason: reason, currentStep: NOT_STARTED_STEP }).catch(() => undefined);
+        }
+        throw failure.reason;
+      }
+      void appended;
+      const { job } = (created as PromiseFulfilledResult<{ job: JobDoc; created: boolean }>).value;
+      const prepared = (loaded as PromiseFulfilledResult<PreparedRunData>).value;
+      if ((created as PromiseFulfilledResult<{ created: boolean }>).value.created) {
+        await jobs.startWorkflow(job, 'neuronRun', [{ ...input, context: summaryOf(prepared) }], `neuron ${neuron.name} · trace ${traceId}`);
+      }
       return { job, userEngramId, traceId };
     },
 
-    /** Activity path (child and pathway runs): records the job, loads the run, marks it running. */
-    async prepare(input: NeuronRunInput): Promise<PreparedRun> {
+    /** Activity path (child and pathway runs): records the job, stores the run context, marks it running. */
+    async prepare(input: NeuronRunInput): Promise<RunSummary> {
       const scope = fromRunScope(input.scope);
       await jobs.create(scope, { id: input.jobId, kind: 'neuron', neuronId: input.neuronId, traceId: input.traceId, parentJobId: input.parentJobId ?? null, brainId: scope.brainId ?? null });
-      const prepared = await this.load(input);
-      await this.markStarted(input);
-      return prepared;
+      const prepared = (await runLog.context(input.jobId)) ?? (await this.load(input, input.message ?? '', input.data));
+      await runLog.putContext(scope.workspaceId, input.jobId, prepared);
+      await this.markStarted({ scope: input.scope, traceId: input.traceId, neuronId: input.neuronId, jobId: input.jobId });
+      return summaryOf(prepared);
     },
 
     /** The job turns running: read model, job stream and a run-state event on the trace. */
-    async markStarted(input: NeuronRunInput, opts: { emitted?: boolean } = {}): Promise<void> {
-      const scope = fromRunScope(input.scope);
-      const job = await jobs.repoFind(input.jobId);
+    async markStarted(s: { scope: RunScope; traceId: string; neuronId: string; jobId: string }, opts: { emitted?: boolean } = {}): Promise<void> {
+      const scope = fromRunScope(s.scope);
+      const job = await jobs.repoFind(s.jobId);
       if (job && job.status !== 'pending') return; // a retried turn: already marked once
-      if (!opts.emitted) await jobs.emit(input.jobId, { type: 'status', status: 'running' });
-      await jobs.transition(scope.workspaceId, input.jobId, { status: 'running', progress: 5, currentStep: 'model turn 1' });
-      await traces.publish(scope, input.traceId, { type: 'run.started', job_id: input.jobId, neuron_id: input.neuronId });
+      if (!opts.emitted) await jobs.emit(s.jobId, { type: 'status', status: 'running' });
+      await jobs.transition(scope.workspaceId, s.jobId, { status: 'running', progress: 5, currentStep: 'model turn 1' });
+      await traces.publish(scope, s.traceId, { type: 'run.started', job_id: s.jobId, neuron_id: s.neuronId });
     },
 
     /** Loads the pinned version, the trace history, tools and delegates (no writes). */
-    async load(input: NeuronRunInput): Promise<PreparedRun> {
+    async load(input: NeuronRunInput, message: string, data?: Record<string, unknown>): Promise<PreparedRun> {
       const scope = fromRunScope(input.scope);
       const snap: NeuronSnapshot = await neurons.snapshot(scope, input.neuronId, input.neuronVersion);
       const cfg = snap.neuron_config;
@@ -159,12 +209,12 @@ export function createRunService(d: {
       }
       let history: ChatMessage[];
       if (input.depth > 0 || input.pathwayContext) {
-        history = [{ role: 'user', content: input.message }];
+        history = [{ role: 'user', content: message }];
       } else {
         const earlier = (await repoMessages(scope, input.traceId)).filter((e) => e._id !== input.userEngramId);
-        history = [...historyToMessages(earlier), { role: 'user', content: input.message }];
+        history = [...historyToMessages(earlier), { role: 'user', content: message }];
       }
-      const system = [cfg.system_prompt ?? '', input.data ? `Structured input (JSON):\n${JSON.stringify(input.data)}` : '', isCompletion ? 'Answer with a single JSON object.' : ''].filter(Boolean).join('\n\n');
+      const system = [cfg.system_prompt ?? '', data ? `Structured input (JSON):\n${JSON.stringify(data)}` : '', isCompletion ? 'Answer with a single JSON object.' : ''].filter(Boolean).join('\n\n');
       return {
         model: modelId, neuronName: snap.name, neuronType: cfg.neuron_type ?? null, temperature: cfg.temperature, maxTokens: cfg.max_tokens,
         responseFormat: isCompletion ? 'json' : 'text', tools, delegates,
@@ -173,83 +223,125 @@ export function createRunService(d: {
     },
 
     /**
-     * One model turn, streaming tokens into the job stream. On a retry (attempt > 1) the tokens
-     * an earlier attempt already wrote for this turn are skipped, so readers never see duplicates.
+     * One attempt of one model turn, streaming tokens into the job stream (docs/streams.md).
+     * Attempt N > 1 first writes a `reset` for the turn: readers drop the turn's earlier tokens,
+     * and the stream's fence refuses any late token of an older attempt. The attempt's text and
+     * tool calls are stored as a step; the workflow gets the decision and the figures.
      */
-    async modelTurn(t: ModelTurnInput, heartbeat: () => void, signal?: AbortSignal): Promise<ModelTurnResult> {
-      const resolved = models.resolve(t.model);
+    async modelTurn(t: ModelTurnInput & { attempt: number }, signal?: AbortSignal): Promise<ModelTurnOutcome> {
+      const context = t.messages ? null : await runLog.context(t.jobId);
+      if (!t.messages && !context) throw validationError(`run context of job ${t.jobId} is missing`);
+      const fence = { turn: t.turn, attempt: t.attempt };
       // Marking the job running overlaps the provider's time to first token instead of preceding it.
-      // On a first attempt the `running` entry goes out before any token (one Redis write); the
-      // read-model update then overlaps the provider's time to first token.
+      // On a first attempt the `running` entry goes out before any token (one Redis write).
       const emitted = t.start !== undefined && t.attempt === 1;
       if (emitted) await jobs.emit(t.jobId, { type: 'status', status: 'running' });
-      const started = t.start ? this.markStarted(t.start, { emitted }) : Promise.resolve();
+      const started = t.start ? this.markStarted({ ...t.start, jobId: t.jobId }, { emitted }) : Promise.resolve();
       started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile
-      let already = 0;
-      if (t.attempt > 1) {
-        const entries = await d.jobs.entries(t.jobId);
-        already = entries.filter((e) => e.data.type === 'token' && e.data.turn === t.turn).length;
+      if (t.attempt > 1) await jobs.emit(t.jobId, { type: 'reset', ...fence });
+      let messages = t.messages ?? [];
+      if (context) {
+        const { models: done, tools: results } = await runLog.steps(t.jobId, t.accepted);
+        messages = conversation(context, done, results);
       }
+      const model = context?.model ?? '';
+      const resolved = models.resolve(model);
       let index = 0;
-      let lastBeat = 0;
       const res = await resolved.provider.chat(
-        { model: resolved.model, messages: t.messages, tools: t.tools.length ? t.tools : undefined, temperature: t.temperature, maxTokens: t.maxTokens, responseFormat: t.responseFormat, signal },
-        async (delta) => {
-          const i = index++;
-          if (i >= already) await jobs.emit(t.jobId, { type: 'token', turn: t.turn, index: i, text: delta });
-          const now = Date.now();
-          if (now - lastBeat > 500) { heartbeat(); lastBeat = now; }
+        {
+          model: resolved.model, messages, tools: context?.tools.length ? context.tools : undefined, temperature: context?.temperature,
+          maxTokens: context?.maxTokens, responseFormat: context?.responseFormat ?? 'text', signal,
         },
+        async (delta) => { await jobs.emit(t.jobId, { type: 'token', ...fence, index: index++, text: delta }); },
       );
       await started;
+      await runLog.putModel(t.jobId, { turn: t.turn, attempt: t.attempt, text: res.text, toolCalls: res.toolCalls });
       const { costUsd } = costOf(resolved.id, res.usage);
-      await jobs.emit(t.jobId, { type: 'progress', step: `model turn ${t.turn + 1} done`, turn: t.turn, usage: res.usage, tool_calls: res.toolCalls.map((c) => c.name) });
-      return { ...res, costUsd, modelId: resolved.id };
+      await jobs.emit(t.jobId, { type: 'progress', step: `model turn ${t.turn + 1} done`, ...fence, usage: res.usage, tool_calls: res.toolCalls.map((c) => c.name) });
+      return { attempt: t.attempt, toolCalls: res.toolCalls, usage: res.usage, costUsd, finishReason: res.finishReason, textChars: res.text.length };
     },
 
-    /** Runs one built-in tool call; unknown tools answer with an error the model can read. */
-    async runTool(jobId: string, call: ToolCall): Promise<string> {
-      let args: Record<string, unknown> = {};
-      try { args = JSON.parse(call.arguments || '{}') as Record<string, unknown>; } catch { return JSON.stringify({ error: 'arguments are not valid JSON' }); }
+    /**
+     * Runs one built-in tool call and stores its result as a step. Whatever goes wrong with the
+     * call (arguments that are not JSON, an unknown tool, a tool that throws on its input) is
+     * the model's to read as a tool error, never an activity retry. Returns a preview.
+     */
+    async runTool(jobId: string, call: ToolCall, turn = 0): Promise<string> {
+      let args: Record<string, unknown> | null = null;
+      try { args = JSON.parse(call.arguments || '{}') as Record<string, unknown>; } catch { /* reported below */ }
       const tool = BUILTIN_TOOLS[call.name];
-      const result = tool ? await tool.run(args) : JSON.stringify({ error: `tool ${call.name} is not available (integration not connected)` });
-      await jobs.emit(jobId, { type: 'tool', name: call.name, arguments: args, result });
-      return result;
+      let result: string;
+      if (!args || typeof args !== 'object') result = JSON.stringify({ error: 'arguments are not a valid JSON object' });
+      else if (!tool) result = JSON.stringify({ error: `tool ${call.name} is not available (integration not connected)` });
+      else {
+        try { result = await tool.run(args); } catch (e) { result = JSON.stringify({ error: `${call.name} failed: ${(e as Error).message || 'error'}` }); }
+      }
+      await runLog.putTool(jobId, { turn, callId: call.id, name: call.name, content: result });
+      await jobs.emit(jobId, { type: 'tool', name: call.name, arguments: args ?? call.arguments, result: preview(result, TOOL_PREVIEW) });
+      return preview(result, TOOL_PREVIEW);
     },
 
-    /** Stores the neuron engram, rolls up cost, titles the trace and completes the job (idempotent). */
-    async finish(f: FinishInput): Promise<NeuronRunResult> {
+    /**
+     * Stores the neuron engram, rolls up cost, titles the trace and completes the job (idempotent:
+     * a retry after the engram was written completes from it). The reply is every turn's
+     * accepted text, in order: exactly what a reader of the job stream shows (docs/streams.md).
+     */
+    async finish(f: FinishInput): Promise<NeuronRunResult & { cancelled?: boolean }> {
       const scope = fromRunScope(f.input.scope);
       const current = await jobs.get(scope, f.input.jobId);
+      const base = { engramId: f.engramId, traceId: f.input.traceId, model: f.model, usage: f.usage, turns: f.turns };
+      const existing = await traces.findEngram(scope, f.engramId);
+      let text: string;
+      let toolCalls: NeuronRunResult['toolCalls'];
+      if (existing) {
+        text = existing.content.content;
+        toolCalls = decodeBlob<{ tool_calls?: NeuronRunResult['toolCalls'] }>(existing.metadata, {}).tool_calls ?? [];
+      } else if (f.accepted) {
+        const { models: done, tools: results } = await runLog.steps(f.input.jobId, f.accepted);
+        text = done.map((m) => m.text).join('');
+        toolCalls = done.flatMap((m) => m.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, result: results.find((r) => r.turn === m.turn && r.callId === c.id)?.content ?? '' })));
+      } else {
+        text = f.text ?? '';
+        toolCalls = f.toolCalls ?? [];
+      }
+      if (f.turns >= f.input.maxTurns && !text) text = `Stopped after ${f.input.maxTurns} model turns.`;
       let output: unknown;
-      if (f.neuronType === 'completion') { try { output = JSON.parse(f.text); } catch { output = undefined; } }
-      const result: NeuronRunResult = { text: f.text, engramId: f.engramId, traceId: f.input.traceId, model: f.model, usage: f.usage, toolCalls: f.toolCalls, turns: f.turns, ...(output !== undefined ? { output } : {}) };
-      if (current.status === 'failed') return result; // cancelled meanwhile: store nothing
-      await traces.append(scope, f.input.traceId, {
-        id: f.engramId, content: { type: 'neuron', content: f.text },
-        metadata: {
-          content_blocks: [{ type: 'text', text: f.text }], tool_calls: f.toolCalls, model: f.model, usage: f.usage, job_id: f.input.jobId,
-          ...(f.input.parentJobId ? { delegated_from: f.input.parentJobId } : {}), ...(output !== undefined ? { output } : {}),
-        },
-        sourceType: 'neuron', sourceId: f.input.neuronId, targetType: 'user', targetId: f.input.scope.userId,
-        traceType: f.input.traceType, jobId: f.input.jobId,
-        cost: { totalCostUsd: f.usage.costUsd, totalTokens: f.usage.totalTokens, inputTokens: f.usage.inputTokens, outputTokens: f.usage.outputTokens },
-      });
+      if (f.neuronType === 'completion') { try { output = JSON.parse(text); } catch { output = undefined; } }
+      const inline = text.length > MAX_INLINE_TEXT ? { text: text.slice(0, MAX_INLINE_TEXT), textTruncated: true } : { text };
+      const result: NeuronRunResult = {
+        ...inline, ...base, toolCalls: toolCalls.map((c) => ({ ...c, result: preview(c.result, TOOL_PREVIEW) })), ...(output !== undefined ? { output } : {}),
+      };
+      if (current.status === 'failed') return { ...result, cancelled: true }; // cancelled meanwhile: store nothing
+      if (!existing) {
+        await traces.append(scope, f.input.traceId, {
+          id: f.engramId, content: { type: 'neuron', content: text },
+          metadata: {
+            content_blocks: [{ type: 'text', text }], tool_calls: toolCalls, model: f.model, usage: f.usage, job_id: f.input.jobId,
+            ...(f.input.parentJobId ? { delegated_from: f.input.parentJobId } : {}), ...(output !== undefined ? { output } : {}),
+          },
+          sourceType: 'neuron', sourceId: f.input.neuronId, targetType: 'user', targetId: f.input.scope.userId,
+          traceType: f.input.traceType, jobId: f.input.jobId,
+          cost: { totalCostUsd: f.usage.costUsd, totalTokens: f.usage.totalTokens, inputTokens: f.usage.inputTokens, outputTokens: f.usage.outputTokens },
+        });
+      }
+      // A delegated run's reply is its parent's tool result (stored, so the parent's next turn reads it).
+      if (f.input.answers) await runLog.putTool(f.input.answers.jobId, { turn: f.input.answers.turn, callId: f.input.answers.callId, name: f.input.answers.name, content: text });
       if (f.input.depth === 0 && !f.input.pathwayContext) {
         const trace = await traces.get(scope, f.input.traceId);
-        if (!trace.title) await traces.setTitle(scope, f.input.traceId, titleFrom(f.input.message), 'generated');
+        const title = (await runLog.context(f.input.jobId))?.title ?? (f.input.message ? titleFrom(f.input.message) : undefined);
+        if (!trace.title && title) await traces.setTitle(scope, f.input.traceId, title, 'generated');
       }
-      await jobs.transition(scope.workspaceId, f.input.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result });
-      await jobs.emit(f.input.jobId, { type: 'complete', result });
-      await traces.publish(scope, f.input.traceId, { type: 'run.completed', job_id: f.input.jobId, engram_id: f.engramId });
-      return result;
+      const applied = await jobs.finalize(scope.workspaceId, f.input.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result });
+      if (applied) await traces.publish(scope, f.input.traceId, { type: 'run.completed', job_id: f.input.jobId, engram_id: f.engramId });
+      await runLog.drop(f.input.jobId).catch(() => undefined);
+      return applied ? result : { ...result, cancelled: (await jobs.get(scope, f.input.jobId)).status === 'failed' };
     },
 
-    /** Marks the job failed (no-op when already terminal) and ends its stream with `error`. */
+    /** Marks the job failed (no-op when already terminal) and ends its stream with its one terminal entry. */
     async fail(input: NeuronRunInput, reason: string): Promise<void> {
-      const applied = await jobs.transition(input.scope.workspaceId, input.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed' });
-      await jobs.emit(input.jobId, { type: 'error', error: reason.startsWith('cancelled') ? 'cancelled' : 'failed', message: reason });
+      const applied = await jobs.finalize(input.scope.workspaceId, input.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed' });
       if (applied) await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.failed', job_id: input.jobId, reason });
+      await runLog.drop(input.jobId).catch(() => undefined);
     },
   };
 }

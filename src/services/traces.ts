@@ -90,6 +90,9 @@ export function createTraceService({ repo, streams, withLock }: { repo: TraceRep
       return { items, total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
     },
 
+    /** One engram by id in the caller's workspace (null when missing). */
+    findEngram: (scope: Scope, id: string) => repo.findEngram(scope.workspaceId, id),
+
     async messages(scope: Scope, traceId: string, limit?: number): Promise<EngramDoc[]> {
       await get(scope, traceId);
       return repo.messages(scope.workspaceId, traceId, limit);

@@ -44,7 +44,13 @@ export interface NeuronRunInput {
   neuronVersion: number;
   traceId: string;
   traceType: 'thread' | 'system';
-  message: string;
+  /**
+   * The message of a run whose context an activity prepares (delegated and pathway runs). A
+   * top-level invoke stores its message in the trace and the run context instead (payloads by
+   * reference: the workflow input never carries a user's whole prompt).
+   */
+  message?: string;
+  /** Legacy inputs only (histories recorded before run contexts); new runs keep data in the run context. */
   data?: Record<string, unknown>;
   userEngramId: string | null;
   /** Delegation depth; a child run is started by its parent with depth + 1. */
@@ -53,24 +59,50 @@ export interface NeuronRunInput {
   /** Set on child runs and pathway nodes: the job whose stream and cancellation they follow. */
   parentJobId?: string;
   pathwayContext?: { pathwayId: string; nodeIndex: number } | null;
+  /** A delegated run answers its parent's tool call: its reply is stored as that call's result. */
+  answers?: { jobId: string; turn: number; callId: string; name: string };
   /**
-   * Prepared by the API at invoke time (it has the neuron loaded already), so the workflow's
-   * first step is the model turn; child and pathway runs prepare in an activity instead.
+   * Set when the API prepared the run at invoke time and stored its context (prompt, history,
+   * tools) under the job id: the workflow's first step is then the model turn.
    */
+  context?: RunSummary;
+  /** Legacy inputs only (histories recorded before run contexts were stored by reference). */
   prepared?: PreparedRunData;
 }
 
-/** Everything the agent loop needs, loaded once from the pinned neuron version and the trace. */
-export interface PreparedRunData {
-  model: string; neuronName: string; neuronType: string | null; temperature?: number; maxTokens?: number;
-  responseFormat: 'text' | 'json';
-  messages: { role: 'system' | 'user' | 'assistant' | 'tool'; content: string; toolCalls?: { id: string; name: string; arguments: string }[]; toolCallId?: string; name?: string }[];
-  tools: { name: string; description: string; parameters: Record<string, unknown> }[];
+/** The small part of a prepared run that the agent loop needs to drive turns (no prompt, no history). */
+export interface RunSummary {
+  model: string; neuronName: string; neuronType: string | null; responseFormat: 'text' | 'json';
   delegates: { tool: string; neuronId: string; version: number; name: string }[];
 }
 
+/** Everything a model turn needs, loaded once from the pinned neuron version and the trace; stored as the run context. */
+export interface PreparedRunData extends RunSummary {
+  temperature?: number; maxTokens?: number;
+  messages: { role: 'system' | 'user' | 'assistant' | 'tool'; content: string; toolCalls?: { id: string; name: string; arguments: string }[]; toolCallId?: string; name?: string }[];
+  tools: { name: string; description: string; parameters: Record<string, unknown> }[];
+  /** Title for the trace when the run's first reply lands (top-level thread runs). */
+  title?: string;
+}
+
+/** What a model turn activity returns to the workflow: the decision and the figures, never the text itself. */
+export interface ModelTurnOutcome {
+  /** The attempt whose text is the turn's text (stored under the run's steps). */
+  attempt: number;
+  toolCalls: { id: string; name: string; arguments: string }[];
+  usage: { inputTokens: number; outputTokens: number; totalTokens: number };
+  costUsd: number;
+  finishReason: string;
+  textChars: number;
+}
+
+/** Longest reply text carried inline in a workflow result; the whole text is always in the neuron engram. */
+export const MAX_INLINE_TEXT = 64 * 1024;
+
 export interface NeuronRunResult {
+  /** The reply (cut at MAX_INLINE_TEXT, with textTruncated set; the engram holds all of it). */
   text: string;
+  textTruncated?: boolean;
   engramId: string;
   traceId: string;
   model: string;

@@ -22,6 +22,12 @@ export interface ScriptedReply {
   omitUsage?: boolean;
   /** Pause before each streamed chunk. */
   delayMsPerChunk?: number;
+  /** Think this long after the response headers and before the first chunk (reasoning models: 10–60 s). */
+  firstTokenMs?: number;
+  /** Drop the connection after this many content chunks (a mid-stream disconnect: no final chunk, no [DONE]). */
+  disconnectAfterChunks?: number;
+  /** Extra response headers (e.g. `retry-after` on a 429). */
+  headers?: Record<string, string>;
   /** Explicit split of `text` into content deltas (default: word by word). */
   chunks?: string[];
   /** Answer with this HTTP status and an OpenAI-style error body instead. */
@@ -130,8 +136,8 @@ export async function startScriptedOpenAI(opts: ScriptedOpenAIOptions = {}): Pro
     if (reply.hangMs) await sleep(reply.hangMs);
     if (res.destroyed) return;
     if (reply.status && reply.status >= 400) {
-      const type = reply.status >= 500 ? 'server_error' : 'invalid_request_error';
-      sendJson(res, reply.status, { error: { message: reply.errorMessage ?? `scripted error ${reply.status}`, type, code: null } });
+      const type = reply.status === 429 ? 'rate_limit_exceeded' : reply.status >= 500 ? 'server_error' : 'invalid_request_error';
+      sendJson(res, reply.status, { error: { message: reply.errorMessage ?? `scripted error ${reply.status}`, type, code: null } }, reply.headers);
       return;
     }
     const answer = buildAnswer(body, reply);
@@ -192,11 +198,19 @@ async function streamAnswer(res: ServerResponse, body: ScriptedRequestBody, repl
   events.push(chunk({}, a.finishReason));
   if (includeUsage) events.push({ ...base, choices: [], usage: a.usage });
 
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...reply.headers });
+  res.flushHeaders();
+  if (reply.firstTokenMs) await sleep(reply.firstTokenMs);
+  let content = 0;
   for (const e of events) {
     if (reply.delayMsPerChunk) await sleep(reply.delayMsPerChunk);
     if (res.destroyed) return;
+    if (reply.disconnectAfterChunks !== undefined && content >= reply.disconnectAfterChunks) {
+      res.destroy(); // the connection drops mid-answer
+      return;
+    }
     res.write(`data: ${JSON.stringify(e)}\n\n`);
+    if ((e as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content) content++;
   }
   res.end('data: [DONE]\n\n');
 }
@@ -234,8 +248,8 @@ function splitInto(text: string, n: number): string[] {
   return out;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
 

@@ -1,0 +1,72 @@
+import type { Db } from 'mongodb';
+import type { IndexSpec } from './client.js';
+import { decodeBlob, encodeBlob, type Blob } from './codec.js';
+import type { PreparedRunData } from '../temporal/definitions.js';
+import type { ToolCall } from '../llm/types.js';
+
+/**
+ * A neuron run's working set, stored by reference (DESIGN.md: workflow and activity payloads
+ * carry ids and small values). The run context holds the prompt, history and tools, written once
+ * when the run is prepared; steps hold each model turn attempt's text and tool calls and each
+ * tool result. Keys are natural (job, turn, attempt or call), so a retried activity rewrites the
+ * same document instead of adding one. Text is stored through the blob codec (FerretDB refuses NUL).
+ */
+interface RunContextDoc { _id: string; workspaceId: string; data: Blob; createdAt: Date }
+interface RunStepDoc {
+  _id: string; jobId: string; kind: 'model' | 'tool'; turn: number; attempt: number | null;
+  callId: string | null; name: string | null; text: Blob; toolCalls: Blob | null; createdAt: Date;
+}
+
+export interface ModelStep { turn: number; attempt: number; text: string; toolCalls: ToolCall[] }
+export interface ToolStep { turn: number; callId: string; name: string; content: string }
+
+export const runIndexes: IndexSpec[] = [
+  { collection: 'run_steps', keys: { jobId: 1, turn: 1 }, name: 'job_turn' },
+];
+
+const modelId = (jobId: string, turn: number, attempt: number) => `${jobId}:m:${turn}:${attempt}`;
+const toolId = (jobId: string, turn: number, callId: string) => `${jobId}:t:${turn}:${callId}`;
+
+export function createRunRepo(db: Db) {
+  const contexts = db.collection<RunContextDoc>('run_contexts');
+  const steps = db.collection<RunStepDoc>('run_steps');
+  const put = (doc: RunStepDoc) => steps.replaceOne({ _id: doc._id }, doc, { upsert: true });
+  return {
+    /** Stores the context once (a retried prepare finds it there). */
+    async putContext(workspaceId: string, jobId: string, data: PreparedRunData): Promise<void> {
+      try {
+        await contexts.insertOne({ _id: jobId, workspaceId, data: encodeBlob(data), createdAt: new Date() });
+      } catch (e) {
+        if ((e as { code?: number }).code !== 11000) throw e;
+      }
+    },
+    async context(jobId: string): Promise<PreparedRunData | null> {
+      const doc = await contexts.findOne({ _id: jobId });
+      return doc ? decodeBlob<PreparedRunData | null>(doc.data, null) : null;
+    },
+    putModel: (jobId: string, s: ModelStep) => put({
+      _id: modelId(jobId, s.turn, s.attempt), jobId, kind: 'model', turn: s.turn, attempt: s.attempt, callId: null, name: null,
+      text: encodeBlob(s.text), toolCalls: encodeBlob(s.toolCalls), createdAt: new Date(),
+    }),
+    putTool: (jobId: string, s: ToolStep) => put({
+      _id: toolId(jobId, s.turn, s.callId), jobId, kind: 'tool', turn: s.turn, attempt: null, callId: s.callId, name: s.name,
+      text: encodeBlob(s.content), toolCalls: null, createdAt: new Date(),
+    }),
+    /** The accepted attempt of each turn (in order) and every tool result. */
+    async steps(jobId: string, accepted: number[]): Promise<{ models: ModelStep[]; tools: ToolStep[] }> {
+      const docs = await steps.find({ jobId }).toArray();
+      const models: ModelStep[] = [];
+      accepted.forEach((attempt, turn) => {
+        const d = docs.find((x) => x._id === modelId(jobId, turn, attempt));
+        if (d) models.push({ turn, attempt, text: decodeBlob(d.text, ''), toolCalls: decodeBlob<ToolCall[]>(d.toolCalls, []) });
+      });
+      const tools = docs.filter((d) => d.kind === 'tool').map((d) => ({ turn: d.turn, callId: d.callId ?? '', name: d.name ?? '', content: decodeBlob(d.text, '') }));
+      return { models, tools };
+    },
+    /** Drops a finished run's working set (the engram and the job keep what lasts). */
+    async drop(jobId: string): Promise<void> {
+      await Promise.all([contexts.deleteOne({ _id: jobId }), steps.deleteMany({ jobId })]);
+    },
+  };
+}
+export type RunRepo = ReturnType<typeof createRunRepo>;
