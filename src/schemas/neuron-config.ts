@@ -5,7 +5,7 @@ import { z } from 'zod';
  * on write; engagement_resource_id is refused outright (it must never be passed in config).
  */
 export const NeuronConfig = z.object({
-  system_prompt: z.string().max(100_000).optional().meta({ description: 'the charter: Purpose, Domain, Ownership, Delegation' }),
+  system_prompt: z.string().max(262_144).optional().meta({ description: 'the charter: Purpose, Domain, Ownership, Delegation' }),
   resource_ids: z.array(z.uuid()).max(500).optional(),
   vault_path: z.string().max(1000).optional(),
   sub_neuron_ids: z.array(z.uuid()).max(50).optional(),

@@ -11,7 +11,7 @@ import { lastUserText, startScriptedOpenAI, type ScriptedOpenAI, type ScriptedRe
  */
 
 /** A failure the simulator injects into one call. */
-export type SimFault = '429' | '500' | '503' | 'disconnect' | 'hang';
+export type SimFault = '400' | '429' | '500' | '503' | 'disconnect' | 'hang';
 
 export interface ProviderSimOptions {
   /** Think time before the first token, ms (a number, or [min, max] drawn per call). */
@@ -38,6 +38,8 @@ export interface ProviderSimOptions {
 export interface ProviderSim extends ScriptedOpenAI {
   /** Every text answer streamed in full or in part, in call order (a dropped call's whole planned text). */
   readonly said: { call: number; text: string; fault: SimFault | null; user: string }[];
+  /** When each call arrived (ms since epoch), in call order. */
+  readonly times: number[];
   /** Changes the options for later calls. */
   configure(opts: Partial<ProviderSimOptions>): void;
 }
@@ -65,6 +67,7 @@ export async function startProviderSim(initial: ProviderSimOptions = {}): Promis
     v === undefined ? dflt : typeof v === 'number' ? v : Math.round(v[0] + rnd() * (v[1] - v[0]));
   const faults = [...(opts.faults ?? [])];
   const said: ProviderSim['said'] = [];
+  const times: number[] = [];
   let calls = 0;
 
   server.setDefault((body): ScriptedReply => {
@@ -74,6 +77,8 @@ export async function startProviderSim(initial: ProviderSimOptions = {}): Promis
       for (const [f, p] of Object.entries(opts.faultRate) as [SimFault, number][]) if (rnd() < p) { fault = f; break; }
     }
     const retryAfter = { 'retry-after': String(opts.retryAfterS ?? 1) };
+    times.push(Date.now());
+    if (fault === '400') return { status: 400, errorMessage: "Invalid value for 'temperature': must be at most 2" };
     if (fault === '429') return { status: 429, errorMessage: 'Rate limit reached for requests', headers: retryAfter };
     if (fault === '500') return { status: 500, errorMessage: 'The server had an error while processing your request' };
     if (fault === '503') return { status: 503, errorMessage: 'The engine is currently overloaded', headers: retryAfter };
@@ -93,7 +98,7 @@ export async function startProviderSim(initial: ProviderSimOptions = {}): Promis
   });
 
   return Object.assign(server, {
-    said,
+    said, times,
     configure(next: Partial<ProviderSimOptions>) {
       opts = { ...opts, ...next };
       if (next.faults) faults.splice(0, faults.length, ...next.faults);

@@ -37,3 +37,17 @@ export async function readSse(url: string, opts: { headers?: Record<string, stri
 }
 
 export const dataOf = (e: EventSourceMessage): Record<string, unknown> => JSON.parse(e.data) as Record<string, unknown>;
+
+/**
+ * What a client following the job stream rules (docs/streams.md) shows: per turn, the tokens of
+ * the latest attempt (a `reset` drops the turn's earlier tokens), turns in order.
+ */
+export function shownReply(entries: Record<string, unknown>[]): string {
+  const turns = new Map<number, string[]>();
+  for (const e of entries) {
+    const turn = Number(e.turn);
+    if (e.type === 'reset') turns.set(turn, []);
+    if (e.type === 'token') turns.set(turn, [...(turns.get(turn) ?? []), String(e.text)]);
+  }
+  return [...turns.entries()].sort(([a], [b]) => a - b).map(([, parts]) => parts.join('')).join('');
+}
