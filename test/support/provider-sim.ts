@@ -83,9 +83,9 @@ export async function startProviderSim(initial: ProviderSimOptions = {}): Promis
     if (fault === '500') return { status: 500, errorMessage: 'The server had an error while processing your request' };
     if (fault === '503') return { status: 503, errorMessage: 'The engine is currently overloaded', headers: retryAfter };
     if (fault === 'hang') return { hangMs: opts.hangMs ?? 30_000, status: 504, errorMessage: 'upstream timed out' };
+    const tools = opts.toolCalls?.(body) ?? null;
     const firstTokenMs = pick(opts.firstTokenMs, 0);
     const delayMsPerChunk = pick(opts.interTokenMs, 0);
-    const tools = opts.toolCalls?.(body) ?? null;
     if (tools) return { toolCalls: tools, firstTokenMs, delayMsPerChunk };
     // Different on every call: a call number no other call has, then random words.
     const n = Math.max(1, pick(opts.tokens, 12));

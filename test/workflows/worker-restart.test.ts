@@ -4,28 +4,32 @@ import { Job } from '../../src/schemas/jobs.js';
 import { Engram } from '../../src/schemas/traces.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { startScriptedOpenAI, type ScriptedOpenAI } from '../support/scripted-openai.js';
-import { dataOf, readSse } from '../support/sse.js';
+import { dataOf, readSse, shownReply } from '../support/sse.js';
+import { startProviderSim, type ProviderSim } from '../support/provider-sim.js';
 import { spawnWorkerProcess } from '../support/worker.js';
 
 let app: TestApp & { close(): Promise<void> };
 let llm: ScriptedOpenAI;
+let sim: ProviderSim;
 const children: ChildProcess[] = [];
 
-/** A real worker process on the test app's queue, answering with the scripted provider. */
-async function spawnWorker(): Promise<ChildProcess> {
-  const child = await spawnWorkerProcess(app, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key' });
+/** A real worker process on the test app's queue, answering with the scripted provider (or the given one). */
+async function spawnWorker(baseURL = llm.baseURL): Promise<ChildProcess> {
+  const child = await spawnWorkerProcess(app, { OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: 'test-key' });
   children.push(child);
   return child;
 }
 
 beforeAll(async () => {
   llm = await startScriptedOpenAI();
+  sim = await startProviderSim({ tokens: [25, 35], interTokenMs: [40, 90], firstTokenMs: [100, 600] });
   app = await startTestApp({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key' });
 });
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
   await app?.close();
   await llm?.close();
+  await sim?.close();
 });
 
 describe('durability', () => {
@@ -46,9 +50,14 @@ describe('durability', () => {
     const all = await readSse(`${app.url}/v1/jobs/${jobId}/stream`, { headers, timeoutMs: 90_000 });
     expect(all.ended).toBe(true);
     expect(dataOf(all.events.at(-1)!).type).toBe('complete');
-    const tokens = all.events.filter((e) => dataOf(e).type === 'token').map((e) => dataOf(e));
-    expect(tokens.map((t) => t.index)).toEqual(chunks.map((_, i) => i));
-    expect(tokens.map((t) => t.text).join('')).toBe(chunks.join(''));
+    // The retried turn starts over after a reset: what a reader shows is the retry's whole text.
+    const entries = all.events.map((e) => dataOf(e));
+    const reset = entries.findIndex((e) => e.type === 'reset');
+    expect(reset).toBeGreaterThan(0);
+    const retried = entries.slice(reset).filter((e) => e.type === 'token');
+    expect(retried.map((t) => t.index)).toEqual(chunks.map((_, i) => i));
+    expect(retried.every((t) => t.attempt === entries[reset].attempt)).toBe(true);
+    expect(shownReply(entries)).toBe(chunks.join(''));
     expect(all.events.filter((e) => dataOf(e).type === 'complete')).toHaveLength(1);
     const job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
     expect(job.status).toBe('completed');
@@ -84,4 +93,48 @@ describe('durability', () => {
     expect(job.status).toBe('completed');
     expect(job.result).toMatchObject({ output: 'approved after restart' });
   }, 180_000);
+
+  it('20 concurrent runs on a model whose text differs per call, worker SIGKILLed mid-stream: all complete, each stream shows exactly its stored reply, one terminal entry each', async () => {
+    for (const c of children.splice(0)) c.kill('SIGKILL'); // only workers that talk to the simulator from here on
+    const ws = await buildWorkspace(app);
+    const neuron = (await app.post('/v1/neurons', ws.key, { name: 'realistic', brain_id: ws.brainId, neuron_config: { model: 'openai/sim-model', temperature: 0.9 } })).body as { id: string };
+    const first = await spawnWorker(sim.baseURL);
+    const invokes = await Promise.all(Array.from({ length: 20 }, (_, i) => app.post(`/v1/neurons/${neuron.id}/invoke`, ws.key, { message: `run ${i}` })));
+    const jobs = invokes.map((r) => ({ jobId: String(r.body.job_id), traceId: String(r.body.trace_id) }));
+    const entries = async (jobId: string) => (await app.services.streams.range(app.services.jobs.streamKey(jobId), undefined, 100_000)).map((e) => e.data);
+    // Kill the worker hard while most runs are mid-stream.
+    for (let i = 0; i < 300; i++) {
+      const streaming = (await Promise.all(jobs.map(async (j) => (await entries(j.jobId)).filter((e) => e.type === 'token').length >= 3))).filter(Boolean).length;
+      if (streaming >= 10) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    first.kill('SIGKILL');
+    await spawnWorker(sim.baseURL);
+    let reset = 0;
+    for (const j of jobs) {
+      let status = '';
+      for (let i = 0; i < 600 && status !== 'completed' && status !== 'failed'; i++) {
+        status = String((await app.get(`/v1/jobs/${j.jobId}/status`, ws.key)).body.status);
+        if (status !== 'completed' && status !== 'failed') await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(status, j.jobId).toBe('completed');
+      const all = await entries(j.jobId);
+      const msgs = (await app.get<{ engrams: unknown[] }>(`/v1/traces/${j.traceId}/messages`, ws.key)).body.engrams.map((e) => Engram.parse(e));
+      const replies = msgs.filter((m) => m.source_type === 'neuron');
+      expect(replies).toHaveLength(1);
+      const stored = replies[0].content.content;
+      // The concatenated token entries after the last reset are the stored reply, and no token of an older attempt follows it.
+      const last = all.map((e) => e.type).lastIndexOf('reset');
+      const after = all.slice(last + 1).filter((e) => e.type === 'token');
+      if (last >= 0) { reset++; expect(after.every((t) => t.attempt === all[last].attempt)).toBe(true); }
+      expect(after.map((t) => t.text).join('')).toBe(stored);
+      expect(shownReply(all)).toBe(stored);
+      expect(sim.said.map((s) => s.text)).toContain(stored);
+      const terminal = all.filter((e) => e.type === 'complete' || e.type === 'error');
+      expect(terminal).toHaveLength(1);
+      expect(all.at(-1)).toBe(terminal[0]);
+    }
+    // The kill really cut runs mid-stream (their retries differ from what was streamed first).
+    expect(reset).toBeGreaterThanOrEqual(5);
+  }, 240_000);
 });

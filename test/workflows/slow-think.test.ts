@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Job } from '../../src/schemas/jobs.js';
+import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
+import { startProviderSim, type ProviderSim } from '../support/provider-sim.js';
+import { shownReply } from '../support/sse.js';
+import { startTestWorker } from '../support/worker.js';
+
+/**
+ * Liveness does not depend on tokens: a model that thinks for a minute before its first token
+ * (reasoning models take 10–60 s), then a turn that only calls a tool after another long think,
+ * both complete. Before timer heartbeats, the run failed with "activity Heartbeat timeout"
+ * after about 28 s (5 s heartbeat timeout, heartbeats only on tokens).
+ */
+let app: TestApp & { close(): Promise<void> };
+let sim: ProviderSim;
+let worker: Awaited<ReturnType<typeof startTestWorker>>;
+
+beforeAll(async () => {
+  sim = await startProviderSim({ tokens: 6, interTokenMs: 20 });
+  app = await startTestApp({ OPENAI_BASE_URL: sim.baseURL, OPENAI_API_KEY: 'test-key' });
+  worker = await startTestWorker(app);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await app?.close();
+  await sim?.close();
+});
+
+it('a model that thinks 60 s before its first token (after a tool-only turn that thinks 10 s) completes', async () => {
+  const ws = await buildWorkspace(app);
+  const neuron = (await app.post('/v1/neurons', ws.key, { name: 'thinker', brain_id: ws.brainId, neuron_config: { model: 'openai/o-sim', tools: ['current_time'] } })).body as { id: string };
+  sim.configure({
+    firstTokenMs: 10_000,
+    toolCalls: (body) => {
+      if (body.messages.some((m) => m.role === 'tool')) { sim.configure({ firstTokenMs: 60_000 }); return null; }
+      return [{ name: 'current_time', arguments: {} }];
+    },
+  });
+  const started = Date.now();
+  const inv = await app.post(`/v1/neurons/${neuron.id}/invoke`, ws.key, { message: 'think hard' });
+  expect(inv.status).toBe(202);
+  const jobId = String(inv.body.job_id);
+  let job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+  for (let i = 0; i < 500 && job.status !== 'completed' && job.status !== 'failed'; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+  }
+  expect(job.status, String(job.failedReason)).toBe('completed');
+  expect(Date.now() - started).toBeGreaterThan(65_000); // the thinks really happened
+  expect(sim.requests).toHaveLength(2); // no turn was retried
+  const entries = (await app.services.streams.range(app.services.jobs.streamKey(jobId), undefined, 10_000)).map((e) => e.data);
+  expect(entries.some((e) => e.type === 'reset')).toBe(false);
+  expect(shownReply(entries)).toBe(String((job.result as { text: string }).text));
+}, 150_000);
