@@ -28,7 +28,8 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } 
 import { createOpenAIProvider } from '../src/llm/openai.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../test/support/app.js';
 import { startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply } from '../test/support/scripted-openai.js';
-import { dataOf, readSse } from '../test/support/sse.js';
+import { createSimulation } from '../test/support/provider-sim.js';
+import { dataOf, readSse, shownReply } from '../test/support/sse.js';
 import { spawnWorkerProcess } from '../test/support/worker.js';
 import { createBenchActivities } from './bench-activities.js';
 import type { bareOneActivity } from './bench-workflows.js';
@@ -435,9 +436,48 @@ async function probeServices(app: TestApp): Promise<Probes> {
   return result;
 }
 
+// ─── (d) Under a realistic provider ───────────────────────────────────────────────────────────
+
+const REAL_RUNS = 20;
+interface RealisticResult { completed: number; exact: number; retried: number; wallMs: number; addedTtft: Spread }
+
+/**
+ * (d) REAL_RUNS concurrent runs against the provider simulator (test/support/provider-sim.ts):
+ * 300–800 ms think, 10–30 ms between tokens, different text on every call, and 10 % dropped
+ * streams, 5 % 429 (Retry-After 1 s), 5 % 500. Reports how many completed, how many streams
+ * showed exactly the stored reply (docs/streams.md rules), how many had a retried turn, and the
+ * time to first token the platform adds over the simulated think.
+ */
+async function measureRealistic(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Promise<RealisticResult> {
+  const sim = createSimulation({ firstTokenMs: [300, 800], interTokenMs: [10, 30], tokens: 20, faultRate: { disconnect: 0.1, '429': 0.05, '500': 0.05 }, retryAfterS: 1, seed: 7 });
+  llm.setDefault(sim.reply);
+  const neuronId = await createNeuron(app, ws, 'bench-realistic');
+  say(`(d) realistic provider: ${REAL_RUNS} concurrent runs with faults`);
+  const t0 = performance.now();
+  const runs = await Promise.allSettled(Array.from({ length: REAL_RUNS }, (_, i) => runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `real ${i}` })));
+  const wallMs = performance.now() - t0;
+  let exact = 0;
+  let retried = 0;
+  const added: number[] = [];
+  for (const r of runs) {
+    if (r.status !== 'fulfilled') continue;
+    const entries = r.value.events.map((e) => e.data);
+    const stored = String((entries.at(-1)?.result as { text?: string } | undefined)?.text ?? '');
+    if (shownReply(entries) === stored) exact++;
+    if (entries.some((e) => e.type === 'reset')) retried++;
+    else {
+      const msg = `real ${runs.indexOf(r)}`;
+      const call = sim.said.find((x) => x.user === msg);
+      const think = call ? sim.times[call.call - 1] : undefined;
+      if (think !== undefined) added.push(think - r.value.startEpoch);
+    }
+  }
+  return { completed: runs.filter((r) => r.status === 'fulfilled').length, exact, retried, wallMs, addedTtft: spread(added.length ? added : [NaN]) };
+}
+
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult): string {
+function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const bd = a.breakdown;
   const line = '═'.repeat(88);
@@ -465,6 +505,10 @@ function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult
     `      per node / one bare run               ${c.ratio.toFixed(2)}`,
     `      split: in-workflow ${fmt(c.inWorkflowPerNodeMs)} ms per node (node events' stream ids) + ${fmt(c.fixedMs)} ms fixed per run (start, finish, API)`,
     `      per node (medians): node_start → node_finish ${fmt(c.nodeStartToFinishMs)} ms | node_finish → next node_start ${fmt(c.finishToNextStartMs)} ms`,
+    '',
+    `  (d) Realistic provider (simulator: 300–800 ms think, faults), ${REAL_RUNS} concurrent runs`,
+    `      completed ${d.completed}/${REAL_RUNS}   stream shows exactly the stored reply ${d.exact}/${d.completed}   runs with a retried turn ${d.retried}`,
+    `      wall time ${fmt(d.wallMs)} ms   platform time before the provider call (unretried runs) median ${fmt(d.addedTtft.median)} ms`,
     line,
   ].join('\n');
 }
@@ -534,7 +578,8 @@ async function main(): Promise<void> {
     const a = await measureTtft(app, ws, llm);
     const b = await measureThroughput(app, ws, llm, bare);
     const c = await measurePathway(app, ws, bare);
-    console.log(summary(probes, a, b, c));
+    const d = await measureRealistic(app, ws, llm);
+    console.log(summary(probes, a, b, c, d));
   } finally {
     say('stopping');
     await cleanup();

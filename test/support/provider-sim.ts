@@ -59,8 +59,15 @@ function prng(seed: number): () => number {
   };
 }
 
-export async function startProviderSim(initial: ProviderSimOptions = {}): Promise<ProviderSim> {
-  const server = await startScriptedOpenAI();
+/** The simulation itself, to install on any scripted server with `setDefault(sim.reply)` (the bench does). */
+export interface Simulation {
+  reply: (body: ScriptedRequestBody) => ScriptedReply;
+  said: ProviderSim['said'];
+  times: number[];
+  configure(opts: Partial<ProviderSimOptions>): void;
+}
+
+export function createSimulation(initial: ProviderSimOptions = {}): Simulation {
   let opts: ProviderSimOptions = { ...initial };
   const rnd = prng(opts.seed ?? 1);
   const pick = (v: number | [number, number] | undefined, dflt: number) =>
@@ -70,7 +77,7 @@ export async function startProviderSim(initial: ProviderSimOptions = {}): Promis
   const times: number[] = [];
   let calls = 0;
 
-  server.setDefault((body): ScriptedReply => {
+  const reply = (body: ScriptedRequestBody): ScriptedReply => {
     const call = ++calls;
     let fault: SimFault | null = faults.length ? faults.shift()! : null;
     if (fault === null && opts.faultRate) {
@@ -95,13 +102,21 @@ export async function startProviderSim(initial: ProviderSimOptions = {}): Promis
       chunks, firstTokenMs, delayMsPerChunk, usage: { prompt_tokens: Math.ceil(JSON.stringify(body.messages).length / 4), completion_tokens: n },
       ...(fault === 'disconnect' ? { disconnectAfterChunks: Math.max(1, Math.floor(n / 2)) } : {}),
     };
-  });
+  };
 
-  return Object.assign(server, {
-    said, times,
+  return {
+    reply, said, times,
     configure(next: Partial<ProviderSimOptions>) {
       opts = { ...opts, ...next };
       if (next.faults) faults.splice(0, faults.length, ...next.faults);
     },
-  });
+  };
+}
+
+/** Starts a scripted OpenAI-compatible server on loopback that answers with a simulation. */
+export async function startProviderSim(initial: ProviderSimOptions = {}): Promise<ProviderSim> {
+  const server = await startScriptedOpenAI();
+  const sim = createSimulation(initial);
+  server.setDefault(sim.reply);
+  return Object.assign(server, { said: sim.said, times: sim.times, configure: sim.configure });
 }
