@@ -41,17 +41,13 @@ export interface ModelTurnInput {
   accepted: number[];
   /** Set on the first turn of a run prepared by the API: the turn also marks the job running. */
   start?: { scope: RunScope; traceId: string; neuronId: string };
-  /** Legacy inputs (recorded histories): the conversation itself. */
-  messages?: ChatMessage[];
 }
 
 export interface FinishInput {
   input: NeuronRunInput; engramId: string; model: string; turns: number;
   /** The accepted attempt of each turn (see ModelTurnInput). */
-  accepted?: number[];
+  accepted: number[];
   usage: NeuronRunResult['usage']; neuronType: string | null;
-  /** Legacy inputs only. */
-  text?: string; toolCalls?: NeuronRunResult['toolCalls'];
 }
 
 /** A tool result as the workflow keeps it: a preview; the whole result is a stored step. */
@@ -229,8 +225,8 @@ export function createRunService(d: {
      * tool calls are stored as a step; the workflow gets the decision and the figures.
      */
     async modelTurn(t: ModelTurnInput & { attempt: number }, signal?: AbortSignal): Promise<ModelTurnOutcome> {
-      const context = t.messages ? null : await runLog.context(t.jobId);
-      if (!t.messages && !context) throw validationError(`run context of job ${t.jobId} is missing`);
+      const context = await runLog.context(t.jobId);
+      if (!context) throw validationError(`run context of job ${t.jobId} is missing`);
       const fence = { turn: t.turn, attempt: t.attempt };
       // Marking the job running overlaps the provider's time to first token instead of preceding it.
       // On a first attempt the `running` entry goes out before any token (one Redis write).
@@ -239,18 +235,15 @@ export function createRunService(d: {
       const started = t.start ? this.markStarted({ ...t.start, jobId: t.jobId }, { emitted }) : Promise.resolve();
       started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile
       if (t.attempt > 1) await jobs.emit(t.jobId, { type: 'reset', ...fence });
-      let messages = t.messages ?? [];
-      if (context) {
-        const { models: done, tools: results } = await runLog.steps(t.jobId, t.accepted);
-        messages = conversation(context, done, results);
-      }
-      const model = context?.model ?? '';
-      const resolved = models.resolve(model);
+      // The first turn has no earlier steps to read (one query fewer before the first token).
+      const { models: done, tools: results } = t.accepted.length ? await runLog.steps(t.jobId, t.accepted) : { models: [], tools: [] };
+      const messages = conversation(context, done, results);
+      const resolved = models.resolve(context.model);
       let index = 0;
       const res = await resolved.provider.chat(
         {
-          model: resolved.model, messages, tools: context?.tools.length ? context.tools : undefined, temperature: context?.temperature,
-          maxTokens: context?.maxTokens, responseFormat: context?.responseFormat ?? 'text', signal,
+          model: resolved.model, messages, tools: context.tools.length ? context.tools : undefined, temperature: context.temperature,
+          maxTokens: context.maxTokens, responseFormat: context.responseFormat, signal,
         },
         async (delta) => { await jobs.emit(t.jobId, { type: 'token', ...fence, index: index++, text: delta }); },
       );
@@ -296,13 +289,10 @@ export function createRunService(d: {
       if (existing) {
         text = existing.content.content;
         toolCalls = decodeBlob<{ tool_calls?: NeuronRunResult['toolCalls'] }>(existing.metadata, {}).tool_calls ?? [];
-      } else if (f.accepted) {
+      } else {
         const { models: done, tools: results } = await runLog.steps(f.input.jobId, f.accepted);
         text = done.map((m) => m.text).join('');
         toolCalls = done.flatMap((m) => m.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, result: results.find((r) => r.turn === m.turn && r.callId === c.id)?.content ?? '' })));
-      } else {
-        text = f.text ?? '';
-        toolCalls = f.toolCalls ?? [];
       }
       if (f.turns >= f.input.maxTurns && !text) text = `Stopped after ${f.input.maxTurns} model turns.`;
       let output: unknown;
