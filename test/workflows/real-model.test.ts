@@ -1,30 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Job } from '../../src/schemas/jobs.js';
 import { uuidFromName } from '../../src/services/runs.js';
-import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
-import { startProviderSim, type ProviderSim } from '../support/provider-sim.js';
+import { buildWorkspace } from '../support/app.js';
+import { useSimPlatform } from '../support/platform.js';
 import { shownReply } from '../support/sse.js';
-import { startTestWorker } from '../support/worker.js';
 
 /**
  * The run engine against a provider that behaves like a real one (test/support/provider-sim.ts):
  * text that differs on every call, mid-stream disconnects, 429 with Retry-After, 5xx, 4xx, a
  * tool call with bad arguments, a failed start, a large trace, a cancel.
  */
-let app: TestApp & { close(): Promise<void> };
-let sim: ProviderSim;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-
-beforeAll(async () => {
-  sim = await startProviderSim({ tokens: 8, interTokenMs: 5, retryAfterS: 2 });
-  app = await startTestApp({ OPENAI_BASE_URL: sim.baseURL, OPENAI_API_KEY: 'test-key' });
-  worker = await startTestWorker(app);
-});
-afterAll(async () => {
-  await worker?.stop();
-  await app?.close();
-  await sim?.close();
-});
+const { app, sim } = useSimPlatform({ tokens: 8, interTokenMs: 5, retryAfterS: 2 });
 
 async function neuron(ws: Awaited<ReturnType<typeof buildWorkspace>>, config: Record<string, unknown> = {}) {
   const res = await app.post('/v1/neurons', ws.key, { name: `n-${Math.random().toString(36).slice(2, 8)}`, brain_id: ws.brainId, neuron_config: { model: 'openai/sim', ...config } });

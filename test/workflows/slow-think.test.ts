@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { Job } from '../../src/schemas/jobs.js';
-import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
-import { startProviderSim, type ProviderSim } from '../support/provider-sim.js';
+import { buildWorkspace } from '../support/app.js';
+import { useSimPlatform } from '../support/platform.js';
 import { shownReply } from '../support/sse.js';
-import { startTestWorker } from '../support/worker.js';
 
 /**
  * Liveness does not depend on tokens: a model that thinks for a minute before its first token
@@ -11,20 +10,7 @@ import { startTestWorker } from '../support/worker.js';
  * both complete. Before timer heartbeats, the run failed with "activity Heartbeat timeout"
  * after about 28 s (5 s heartbeat timeout, heartbeats only on tokens).
  */
-let app: TestApp & { close(): Promise<void> };
-let sim: ProviderSim;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-
-beforeAll(async () => {
-  sim = await startProviderSim({ tokens: 6, interTokenMs: 20 });
-  app = await startTestApp({ OPENAI_BASE_URL: sim.baseURL, OPENAI_API_KEY: 'test-key' });
-  worker = await startTestWorker(app);
-});
-afterAll(async () => {
-  await worker?.stop();
-  await app?.close();
-  await sim?.close();
-});
+const { app, sim } = useSimPlatform({ tokens: 6, interTokenMs: 20 });
 
 it('a model that thinks 60 s before its first token (after a tool-only turn that thinks 10 s) completes', async () => {
   const ws = await buildWorkspace(app);
