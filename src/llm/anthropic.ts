@@ -7,7 +7,7 @@ import type {
   Tool,
 } from '@anthropic-ai/sdk/resources/messages';
 import { validationError } from '../errors.js';
-import { LlmAbortError, toLlmError } from './errors.js';
+import { LlmAbortError, LlmError, toLlmError } from './errors.js';
 import { pricedModels } from './pricing.js';
 import type { ChatMessage, ChatProvider, ChatRequest, ChatResult, TokenSink, ToolCall, ToolSpec } from './types.js';
 
@@ -79,6 +79,8 @@ export function createAnthropicProvider(opts: AnthropicProviderOptions = {}): Ch
           stream.controller.abort();
           throw new LlmAbortError(name, req.signal.reason);
         }
+        // A connection that closes before the stop reason is a failed call (retryable), never a short answer.
+        if (!acc.finished) throw new LlmError(name, `${name}: the stream ended before the model finished`, { retryable: true });
         return acc.result(name, req.model);
       } catch (err) {
         throw toLlmError(name, err, req.signal);
@@ -144,6 +146,11 @@ class EventAccumulator {
   private inputTokens = 0;
   private outputTokens = 0;
   private readonly calls = new Map<number, ToolCall>();
+
+  /** Whether a message_delta carried the stop reason (a complete answer). */
+  get finished(): boolean {
+    return this.stopReason !== '';
+  }
 
   /** Returns the text delta of this event ('' if none). */
   add(event: RawMessageStreamEvent): string {

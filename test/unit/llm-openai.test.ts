@@ -24,6 +24,21 @@ beforeEach(() => {
 const user = (content: string) => [{ role: 'user' as const, content }];
 
 describe('openai provider against the scripted server', () => {
+  it('a stream dropped mid-answer is a retryable failure, never a short answer', async () => {
+    server.script([{ chunks: ['a ', 'b ', 'c ', 'd '], disconnectAfterChunks: 2 }]);
+    const seen: string[] = [];
+    const err = await openai.chat({ model: 'scripted-model', messages: user('hi') }, (t) => void seen.push(t)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LlmError);
+    expect((err as LlmError).retryable).toBe(true);
+    expect(seen.length).toBeLessThanOrEqual(2); // what arrived before the drop, at most
+  });
+
+  it('a 429 carries the Retry-After the provider asked for', async () => {
+    server.script([{ status: 429, headers: { 'retry-after': '3' } }]);
+    const err = await openai.chat({ model: 'scripted-model', messages: user('hi') }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ retryable: true, status: 429, retryAfterMs: 3000 });
+  });
+
   it('streams tokens in order, awaiting the sink, and returns the same text', async () => {
     const chunks = ['Hel', 'lo', ', ', 'wor', 'ld', '!'];
     server.script([{ chunks, usage: { prompt_tokens: 12, completion_tokens: 6 } }]);
