@@ -8,7 +8,8 @@ import pathways from './pathways.js';
 import platform from './platform.js';
 import reflexes from './reflexes.js';
 import traces from './traces.js';
+import usage from './usage.js';
 
 /** The flat list of every mounted route family (OpenAPI walks the same list). */
-export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, neuronRuns, jobs, interventions, pathways, pathwayRuns };
+export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, neuronRuns, jobs, interventions, pathways, pathwayRuns, usage };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

@@ -145,6 +145,7 @@ class EventAccumulator {
   private stopReason = '';
   private inputTokens = 0;
   private outputTokens = 0;
+  private cachedInputTokens = 0;
   private readonly calls = new Map<number, ToolCall>();
 
   /** Whether a message_delta carried the stop reason (a complete answer). */
@@ -158,6 +159,7 @@ class EventAccumulator {
       case 'message_start': {
         const u = event.message.usage;
         this.inputTokens = u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
+        this.cachedInputTokens = u.cache_read_input_tokens ?? 0;
         this.outputTokens = u.output_tokens;
         return '';
       }
@@ -200,7 +202,7 @@ class EventAccumulator {
     return {
       text: this.text,
       toolCalls,
-      usage: { inputTokens: this.inputTokens, outputTokens: this.outputTokens, totalTokens: this.inputTokens + this.outputTokens },
+      usage: { inputTokens: this.inputTokens, outputTokens: this.outputTokens, totalTokens: this.inputTokens + this.outputTokens, cachedInputTokens: this.cachedInputTokens },
       finishReason: this.stopReason || (toolCalls.length ? 'tool_use' : 'end_turn'),
       provider,
       model,

@@ -157,9 +157,11 @@ class StreamAccumulator {
       .map(([index, c]) => ({ id: c.id || `call_${index}`, name: c.name, arguments: c.arguments || '{}' }));
     let inputTokens: number;
     let outputTokens: number;
+    let cachedInputTokens = 0;
     if (this.usage) {
       inputTokens = this.usage.prompt_tokens;
       outputTokens = this.usage.completion_tokens;
+      cachedInputTokens = this.usage.prompt_tokens_details?.cached_tokens ?? 0;
     } else {
       // The server sent no usage (some OpenAI-compatible servers ignore stream_options): estimate
       // ceil(chars / 4) so cost rollups are approximate rather than silently zero.
@@ -169,7 +171,7 @@ class StreamAccumulator {
     return {
       text: this.text,
       toolCalls,
-      usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
+      usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, cachedInputTokens },
       finishReason: this.finishReason || (toolCalls.length ? 'tool_calls' : 'stop'),
       provider,
       model: req.model,

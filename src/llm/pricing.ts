@@ -7,10 +7,11 @@ import type { TokenUsage } from './types.js';
  * pass their own (`{ ...DEFAULT_PRICES, 'openai/my-model': { input: 1, output: 2 } }`).
  */
 
-/** USD per 1M input and output tokens of one model. */
+/** USD per 1M input and output tokens of one model; cachedInput for prompt-cache reads (default: input). */
 export interface ModelPrice {
   input: number;
   output: number;
+  cachedInput?: number;
 }
 
 /** Prices keyed by full model id `provider/model`. */
@@ -21,21 +22,39 @@ export type PriceTable = Readonly<Record<string, ModelPrice>>;
  * (`gpt-4o-2024-08-06`, `claude-sonnet-4-20250514`, `…-latest`) are priced as their base name.
  */
 export const DEFAULT_PRICES: PriceTable = {
-  'openai/gpt-4o': { input: 2.5, output: 10 },
-  'openai/gpt-4o-mini': { input: 0.15, output: 0.6 },
-  'openai/gpt-4.1': { input: 2, output: 8 },
-  'openai/gpt-4.1-mini': { input: 0.4, output: 1.6 },
-  'openai/gpt-4.1-nano': { input: 0.1, output: 0.4 },
-  'openai/o3': { input: 2, output: 8 },
-  'openai/o3-mini': { input: 1.1, output: 4.4 },
-  'openai/o4-mini': { input: 1.1, output: 4.4 },
-  'anthropic/claude-opus-4': { input: 15, output: 75 },
-  'anthropic/claude-sonnet-4': { input: 3, output: 15 },
-  'anthropic/claude-sonnet-4-5': { input: 3, output: 15 },
-  'anthropic/claude-3-7-sonnet': { input: 3, output: 15 },
-  'anthropic/claude-3-5-haiku': { input: 0.8, output: 4 },
-  'anthropic/claude-haiku-4-5': { input: 1, output: 5 },
+  'openai/gpt-4o': { input: 2.5, output: 10, cachedInput: 1.25 },
+  'openai/gpt-4o-mini': { input: 0.15, output: 0.6, cachedInput: 0.075 },
+  'openai/gpt-4.1': { input: 2, output: 8, cachedInput: 0.5 },
+  'openai/gpt-4.1-mini': { input: 0.4, output: 1.6, cachedInput: 0.1 },
+  'openai/gpt-4.1-nano': { input: 0.1, output: 0.4, cachedInput: 0.025 },
+  'openai/o3': { input: 2, output: 8, cachedInput: 0.5 },
+  'openai/o3-mini': { input: 1.1, output: 4.4, cachedInput: 0.55 },
+  'openai/o4-mini': { input: 1.1, output: 4.4, cachedInput: 0.275 },
+  'openai/text-embedding-3-small': { input: 0.02, output: 0 },
+  'openai/text-embedding-3-large': { input: 0.13, output: 0 },
+  'anthropic/claude-opus-4': { input: 15, output: 75, cachedInput: 1.5 },
+  'anthropic/claude-sonnet-4': { input: 3, output: 15, cachedInput: 0.3 },
+  'anthropic/claude-sonnet-4-5': { input: 3, output: 15, cachedInput: 0.3 },
+  'anthropic/claude-3-7-sonnet': { input: 3, output: 15, cachedInput: 0.3 },
+  'anthropic/claude-3-5-haiku': { input: 0.8, output: 4, cachedInput: 0.08 },
+  'anthropic/claude-haiku-4-5': { input: 1, output: 5, cachedInput: 0.1 },
 };
+
+/**
+ * Price tables in force from a date on, oldest first. A usage row is priced with the table in
+ * force when the call was made and records that table's version, so a later price change never
+ * rewrites what past calls cost. Add a new entry (never edit an old one) when prices change.
+ */
+export const PRICE_VERSIONS: readonly { version: string; since: string; prices: PriceTable }[] = [
+  { version: '2025-06-01', since: '2025-06-01T00:00:00Z', prices: DEFAULT_PRICES },
+];
+
+/** The price table in force at `at`, with its version. */
+export function pricesAt(at: Date = new Date()): { version: string; prices: PriceTable } {
+  let current = PRICE_VERSIONS[0];
+  for (const v of PRICE_VERSIONS) if (Date.parse(v.since) <= at.getTime()) current = v;
+  return current;
+}
 
 /** The offline provider costs nothing, and that is a real price, not a missing one. */
 const FREE_PROVIDERS = new Set(['local']);
@@ -75,10 +94,11 @@ export function priceOf(modelId: string, prices: PriceTable = DEFAULT_PRICES): M
  * USD cost of one call's usage. Unknown models cost 0 with `priced: false`, so rollups still add
  * up and the UI can say "unpriced" instead of pretending the call was free.
  */
-export function costOf(modelId: string, usage: Pick<TokenUsage, 'inputTokens' | 'outputTokens'>, prices: PriceTable = DEFAULT_PRICES): Cost {
+export function costOf(modelId: string, usage: Pick<TokenUsage, 'inputTokens' | 'outputTokens' | 'cachedInputTokens'>, prices: PriceTable = DEFAULT_PRICES): Cost {
   const price = priceOf(modelId, prices);
   if (!price) return { costUsd: 0, priced: false };
-  const costUsd = (usage.inputTokens * price.input + usage.outputTokens * price.output) / 1_000_000;
+  const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
+  const costUsd = ((usage.inputTokens - cached) * price.input + cached * (price.cachedInput ?? price.input) + usage.outputTokens * price.output) / 1_000_000;
   return { costUsd, priced: true };
 }
 

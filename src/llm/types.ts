@@ -59,6 +59,8 @@ export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
+  /** The part of inputTokens the provider served from its prompt cache (billed at the cached price). */
+  cachedInputTokens?: number;
 }
 
 /** The outcome of one model turn, serialisable as an activity result. */

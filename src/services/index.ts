@@ -12,6 +12,7 @@ import { createReflexService } from './reflexes.js';
 import { createRunService } from './runs.js';
 import { createModelRegistry } from '../llm/registry.js';
 import { createTraceService } from './traces.js';
+import { createUsageService } from './usage.js';
 
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
@@ -34,8 +35,9 @@ export function createServices(deps: Deps) {
     defaultProvider: c.OPENAI_BASE_URL || c.OPENAI_API_KEY ? 'openai' : 'local', defaultModel: c.DEFAULT_MODEL,
     openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY }, anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
   });
-  const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs });
+  const usage = createUsageService({ repo: deps.repos.usage, receptors: deps.repos.receptors, neurons: deps.repos.neurons, pathways: deps.repos.pathways });
+  const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs, usage });
   const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models });
-  return { auth, traces, health, jobs, models, runs, interventions, neurons, receptors, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  return { auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -4,7 +4,9 @@ import type { EngramDoc } from '../db/traces.js';
 import { validationError } from '../errors.js';
 import { costOf } from '../llm/pricing.js';
 import type { ModelRegistry } from '../llm/registry.js';
-import type { ChatMessage, ToolCall, ToolSpec } from '../llm/types.js';
+import { estimateTokens, type ChatMessage, type ChatResult, type ToolCall, type ToolSpec } from '../llm/types.js';
+import type { UsageAttribution } from '../db/usage.js';
+import type { UsageService } from './usage.js';
 import type { InvokeBody } from '../schemas/jobs.js';
 import type { NeuronSnapshot } from '../schemas/neuron-config.js';
 import type { Scope } from '../scope.js';
@@ -50,6 +52,9 @@ export interface FinishInput {
   usage: NeuronRunResult['usage']; neuronType: string | null;
 }
 
+/** Attribution of a run whose context predates the ledger (only the job is known). */
+const noAttribution = (jobId: string): UsageAttribution => ({ brainId: null, userId: null, apiKeyId: null, jobId, traceId: null, receptorId: null, neuronId: null, pathwayId: null });
+
 /** A tool result as the workflow keeps it: a preview; the whole result is a stored step. */
 const TOOL_PREVIEW = 2_000;
 const preview = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n)}…`);
@@ -94,8 +99,15 @@ function conversation(context: PreparedRunData, models: ModelStep[], tools: Tool
  */
 export function createRunService(d: {
   config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; reflexes: ReflexService; models: ModelRegistry; runLog: RunRepo;
+  usage: UsageService;
 }) {
-  const { jobs, traces, neurons, reflexes, models, runLog } = d;
+  const { jobs, traces, neurons, reflexes, models, runLog, usage } = d;
+  /** What a run's calls serve (usage ledger facets). */
+  const attributionOf = (input: NeuronRunInput, brainId: string | null): UsageAttribution => ({
+    brainId, userId: input.scope.userId, apiKeyId: input.scope.apiKeyId, jobId: input.jobId, traceId: input.traceId,
+    receptorId: input.scope.receptorId ?? null, neuronId: input.neuronId,
+    pathwayId: input.pathwayContext && input.pathwayContext.pathwayId !== 'inline' ? input.pathwayContext.pathwayId : null,
+  });
   /** The trace's engrams so far; a trace that does not exist yet has none. */
   const repoMessages = (scope: Scope, traceId: string) => traces.messages(scope, traceId).catch((e: unknown) => {
     if ((e as { status?: number }).status === 404) return [];
@@ -135,7 +147,7 @@ export function createRunService(d: {
         }),
         jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: body.client_nonce ?? null }),
         this.load(input, message, body.data).then(async (prepared) => {
-          await runLog.putContext(scope.workspaceId, jobId, { ...prepared, title: titleFrom(message) });
+          await runLog.putContext(scope.workspaceId, jobId, { ...prepared, title: titleFrom(message), attribution: attributionOf(input, neuron.brainId) });
           return prepared;
         }),
       ]);
@@ -162,7 +174,7 @@ export function createRunService(d: {
     async prepare(input: NeuronRunInput): Promise<RunSummary> {
       const scope = fromRunScope(input.scope);
       await jobs.create(scope, { id: input.jobId, kind: 'neuron', neuronId: input.neuronId, traceId: input.traceId, parentJobId: input.parentJobId ?? null, brainId: scope.brainId ?? null });
-      const prepared = (await runLog.context(input.jobId)) ?? (await this.load(input, input.message ?? '', input.data));
+      const prepared = (await runLog.context(input.jobId)) ?? { ...(await this.load(input, input.message ?? '', input.data)), attribution: attributionOf(input, scope.brainId ?? null) };
       await runLog.putContext(scope.workspaceId, input.jobId, prepared);
       await this.markStarted({ scope: input.scope, traceId: input.traceId, neuronId: input.neuronId, jobId: input.jobId });
       return summaryOf(prepared);
@@ -240,15 +252,32 @@ export function createRunService(d: {
       const messages = conversation(context, done, results);
       const resolved = models.resolve(context.model);
       let index = 0;
-      const res = await resolved.provider.chat(
-        {
-          model: resolved.model, messages, tools: context.tools.length ? context.tools : undefined, temperature: context.temperature,
-          maxTokens: context.maxTokens, responseFormat: context.responseFormat, signal,
-        },
-        async (delta) => { await jobs.emit(t.jobId, { type: 'token', ...fence, index: index++, text: delta }); },
-      );
-      await started;
-      await runLog.putModel(t.jobId, { turn: t.turn, attempt: t.attempt, text: res.text, toolCalls: res.toolCalls });
+      let streamed = '';
+      const billed = { key: `${t.jobId}:chat:${t.turn}:${t.attempt}`, workspaceId: t.workspaceId, kind: 'chat' as const, modelId: resolved.id, attribution: context.attribution ?? noAttribution(t.jobId) };
+      let res: ChatResult;
+      try {
+        res = await resolved.provider.chat(
+          {
+            model: resolved.model, messages, tools: context.tools.length ? context.tools : undefined, temperature: context.temperature,
+            maxTokens: context.maxTokens, responseFormat: context.responseFormat, signal,
+          },
+          async (delta) => { streamed += delta; await jobs.emit(t.jobId, { type: 'token', ...fence, index: index++, text: delta }); },
+        );
+      } catch (e) {
+        // A call that broke after the model had started answering was billed by the provider:
+        // the ledger records it (counts estimated), so totals are what the provider invoices.
+        if (index > 0) {
+          const inputTokens = estimateTokens(messages.map((m) => m.content).join(''));
+          const outputTokens = estimateTokens(streamed);
+          await usage.record({ ...billed, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }, outcome: 'failed', estimated: true }).catch(() => undefined);
+        }
+        throw e;
+      }
+      await Promise.all([
+        usage.record({ ...billed, usage: res.usage }),
+        runLog.putModel(t.jobId, { turn: t.turn, attempt: t.attempt, text: res.text, toolCalls: res.toolCalls }),
+        started,
+      ]);
       const { costUsd } = costOf(resolved.id, res.usage);
       await jobs.emit(t.jobId, { type: 'progress', step: `model turn ${t.turn + 1} done`, ...fence, usage: res.usage, tool_calls: res.toolCalls.map((c) => c.name) });
       return { attempt: t.attempt, toolCalls: res.toolCalls, usage: res.usage, costUsd, finishReason: res.finishReason, textChars: res.text.length };
@@ -282,7 +311,11 @@ export function createRunService(d: {
     async finish(f: FinishInput): Promise<NeuronRunResult & { cancelled?: boolean }> {
       const scope = fromRunScope(f.input.scope);
       const current = await jobs.get(scope, f.input.jobId);
-      const base = { engramId: f.engramId, traceId: f.input.traceId, model: f.model, usage: f.usage, turns: f.turns };
+      // The job's usage is read from the ledger (every billed call, retried attempts included), so
+      // the job result, the engram and the trace cost are the same figures as GET /v1/usage.
+      const ledger = await usage.jobTotals(scope.workspaceId, f.input.jobId);
+      const spent = ledger.calls > 0 ? { inputTokens: ledger.inputTokens, outputTokens: ledger.outputTokens, totalTokens: ledger.totalTokens, costUsd: ledger.costUsd } : f.usage;
+      const base = { engramId: f.engramId, traceId: f.input.traceId, model: f.model, usage: spent, turns: f.turns };
       const existing = await traces.findEngram(scope, f.engramId);
       let text: string;
       let toolCalls: NeuronRunResult['toolCalls'];
@@ -306,12 +339,12 @@ export function createRunService(d: {
         await traces.append(scope, f.input.traceId, {
           id: f.engramId, content: { type: 'neuron', content: text },
           metadata: {
-            content_blocks: [{ type: 'text', text }], tool_calls: toolCalls, model: f.model, usage: f.usage, job_id: f.input.jobId,
+            content_blocks: [{ type: 'text', text }], tool_calls: toolCalls, model: f.model, usage: spent, job_id: f.input.jobId,
             ...(f.input.parentJobId ? { delegated_from: f.input.parentJobId } : {}), ...(output !== undefined ? { output } : {}),
           },
           sourceType: 'neuron', sourceId: f.input.neuronId, targetType: 'user', targetId: f.input.scope.userId,
           traceType: f.input.traceType, jobId: f.input.jobId,
-          cost: { totalCostUsd: f.usage.costUsd, totalTokens: f.usage.totalTokens, inputTokens: f.usage.inputTokens, outputTokens: f.usage.outputTokens },
+          cost: { totalCostUsd: spent.costUsd, totalTokens: spent.totalTokens, inputTokens: spent.inputTokens, outputTokens: spent.outputTokens },
         });
       }
       // A delegated run's reply is its parent's tool result (stored, so the parent's next turn reads it).

@@ -5,6 +5,7 @@
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import { defineSearchAttributeKey } from '@temporalio/common';
+import type { UsageAttribution } from '../db/usage.js';
 
 /** Search attributes operators filter on in the Temporal UI (registered by the dev server start). */
 export const WorkspaceIdKey = defineSearchAttributeKey('WorkspaceId', 'KEYWORD');
@@ -83,6 +84,8 @@ export interface PreparedRunData extends RunSummary {
   tools: { name: string; description: string; parameters: Record<string, unknown> }[];
   /** Title for the trace when the run's first reply lands (top-level thread runs). */
   title?: string;
+  /** What the run's provider calls serve, for the usage ledger (src/services/usage.ts). */
+  attribution?: UsageAttribution;
 }
 
 /** What a model turn activity returns to the workflow: the decision and the figures, never the text itself. */

@@ -62,7 +62,7 @@ describe('anthropic provider (loopback fake of the Messages event stream)', () =
     expect(res.text).toBe('Let me check.');
     expect(res.toolCalls).toEqual([{ id: 'toolu_01', name: 'get_weather', arguments: '{"city": "Paris"}' }]);
     expect(res).toMatchObject({ finishReason: 'tool_use', provider: 'anthropic', model: 'claude-sonnet-4' });
-    expect(res.usage).toEqual({ inputTokens: 30, outputTokens: 15, totalTokens: 45 });
+    expect(res.usage).toEqual({ inputTokens: 30, outputTokens: 15, totalTokens: 45, cachedInputTokens: 5 });
     // SDK 1.x sends the key as `Authorization: Bearer`; older ones used x-api-key
     expect(received.at(-1)?.credential).toMatch(/^(Bearer )?sk-ant-test$/);
   });

@@ -54,7 +54,7 @@ describe('openai provider against the scripted server', () => {
     expect(seen).toEqual(chunks);
     expect(res.text).toBe('Hello, world!');
     expect(res).toMatchObject({ finishReason: 'stop', provider: 'openai', model: 'scripted-model', toolCalls: [] });
-    expect(res.usage).toEqual({ inputTokens: 12, outputTokens: 6, totalTokens: 18 });
+    expect(res.usage).toEqual({ inputTokens: 12, outputTokens: 6, totalTokens: 18, cachedInputTokens: 0 });
     expect(server.requests[0]).toMatchObject({ model: 'scripted-model', stream: true, stream_options: { include_usage: true } });
   });
 
@@ -114,7 +114,7 @@ describe('openai provider against the scripted server', () => {
   it('estimates usage at ceil(chars/4) when the server sends none', async () => {
     server.script([{ text: 'abcdefgh', omitUsage: true }]);
     const res = await openai.chat({ model: 'scripted-model', messages: user('12345') });
-    expect(res.usage).toEqual({ inputTokens: 2, outputTokens: 2, totalTokens: 4 });
+    expect(res.usage).toEqual({ inputTokens: 2, outputTokens: 2, totalTokens: 4, cachedInputTokens: 0 });
   });
 
   it('turns an error status into a thrown LlmError (4xx not retryable, 429/5xx retryable)', async () => {
