@@ -26,6 +26,21 @@ FERRETDB_VERSION="v1.24.2"
 log() { echo "[provision] $*"; }
 die() { echo "[provision] ERROR: $*" >&2; exit 1; }
 
+# Runs a noisy step with its output in a log file: one line says what runs and where its log
+# is; the log is shown (its last 60 lines) only when the step fails.
+LOGS="$CACHE/logs"
+quiet() {
+  local name="$1"; shift
+  mkdir -p "$LOGS"
+  local file="$LOGS/$name.log"
+  log "$name … (log: $file)"
+  if ! "$@" >"$file" 2>&1; then
+    echo "[provision] $name failed; the end of $file:" >&2
+    tail -n 60 "$file" >&2
+    return 1
+  fi
+}
+
 # apt-get needs root; use sudo only when we are not root and it exists.
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"
@@ -39,12 +54,10 @@ APT_UPDATED=0
 apt_install() {
   command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install $* with your package manager"
   if [ "$APT_UPDATED" -eq 0 ]; then
-    log "apt-get update"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+    quiet apt-get-update as_root env DEBIAN_FRONTEND=noninteractive apt-get update || die "apt-get update failed"
     APT_UPDATED=1
   fi
-  log "apt-get install -y $*"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
+  quiet "apt-get-install-$1" as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" || die "apt-get install $* failed"
 }
 
 need_go() {
@@ -60,14 +73,11 @@ ensure_node_modules() {
   cd "$ROOT"
   if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] \
      || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    log "node_modules missing or older than package-lock.json: npm ci"
-    if ! npm ci --no-audit --no-fund; then
-      # npm ci refuses a lock file that lacks entries for other platforms' optional packages
-      # (for example @swc/core-darwin-arm64), which npm itself sometimes writes. npm install
-      # resolves the same tree from that lock file; --no-save leaves it untouched.
-      log "npm ci refused package-lock.json; installing with npm install --no-save instead"
-      npm install --no-save --no-audit --no-fund
-    fi
+    log "node_modules missing or older than package-lock.json"
+    # package.json `overrides` pin @swc/core and unrs-resolver to versions whose platform
+    # packages all exist in the registry this machine reaches, so the lock is complete and
+    # `npm ci` accepts it (docs/decisions.md).
+    quiet npm-ci npm ci --no-audit --no-fund || die "npm ci failed"
   else
     log "node_modules: present"
   fi
@@ -87,7 +97,7 @@ ensure_temporal() {
   need_go "the Temporal CLI"
   log "building temporal CLI $TEMPORAL_CLI_VERSION into $BIN (first build takes several minutes)"
   mkdir -p "$BIN"
-  GOBIN="$BIN" go install -v "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
+  quiet go-install-temporal env GOBIN="$BIN" go install -v "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION" || die "building the Temporal CLI failed"
   "$bin" --version >/dev/null || die "temporal binary does not run"
   log "temporal CLI built: $("$bin" --version)"
 }
@@ -149,8 +159,7 @@ package tools
 
 import _ "github.com/FerretDB/FerretDB/cmd/ferretdb"
 EOF
-    log "go mod tidy (downloads FerretDB's dependencies)"
-    GOFLAGS=-mod=mod go mod tidy
+    quiet ferretdb-go-mod-tidy env GOFLAGS=-mod=mod go mod tidy || die "resolving FerretDB's modules failed"
     modcache="$(go env GOMODCACHE)/github.com/!ferret!d!b/!ferret!d!b@$FERRETDB_VERSION"
     [ -d "$modcache" ] || die "FerretDB source not found in the module cache at $modcache"
     rm -rf "$src"
@@ -158,8 +167,7 @@ EOF
     chmod -R u+w "$src"
     echo "$FERRETDB_VERSION" > "$src/build/version/version.txt"
     go mod edit -replace "github.com/FerretDB/FerretDB=$src"
-    log "go build ferretdb"
-    GOFLAGS=-mod=mod go build -v -o "$bin" github.com/FerretDB/FerretDB/cmd/ferretdb
+    quiet ferretdb-go-build env GOFLAGS=-mod=mod go build -v -o "$bin" github.com/FerretDB/FerretDB/cmd/ferretdb || die "building FerretDB failed"
   )
   ferretdb_is_current "$bin" || die "ferretdb --version does not report $FERRETDB_VERSION"
   log "ferretdb $FERRETDB_VERSION built"
