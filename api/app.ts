@@ -12,7 +12,8 @@ import { allRoutes } from './routes/index.js';
 
 /** Builds the Koa app over a dependency bag; tests mount it on port 0. */
 export function createApp(deps: Deps, services: Services = createServices(deps)): Koa {
-  const app = new Koa({ proxy: false });
+  // Behind a reverse proxy (TRUST_PROXY_HOPS > 0), the client address comes from X-Forwarded-For.
+  const app = new Koa({ proxy: deps.config.TRUST_PROXY_HOPS > 0, maxIpsCount: deps.config.TRUST_PROXY_HOPS });
   const router = new Router();
   const rc = { services, rateLimit: createRateLimiter(deps.redis, deps.config) };
   for (const def of allRoutes()) router[def.method](def.path, toKoaHandler(def, rc));
@@ -28,6 +29,7 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   app.use(errorMiddleware());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '5mb', encoding: 'utf-8', onError: (err) => { throw Object.assign(err, { status: 400, expose: true, message: 'Malformed JSON body' }); } }));
   app.use(router.routes());
+  // A known path with a wrong method: 405 with an Allow header; errorMiddleware gives it the error body.
   app.use(router.allowedMethods({ throw: false }));
   return app;
 }

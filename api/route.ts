@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { z, type ZodType } from 'zod';
-import { authRequired, forbidden, notFound, validationError } from '../src/errors.js';
+import { AppError, authRequired, forbidden, notFound, unsupportedMediaType, validationError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
 import { hasRole, type Role, type Scope } from '../src/scope.js';
 import type { Services } from '../src/services/index.js';
@@ -56,19 +56,22 @@ async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Prom
   const token = bearer(ctx);
   let scope: Scope | null = null;
   if (mode !== 'none' && token) {
+    await rc.rateLimit.checkAuthFailures(ctx);
     try {
       scope = await rc.services.auth.authenticate(token);
     } catch (e) {
+      if (e instanceof AppError && e.status === 401) await rc.rateLimit.recordAuthFailure(ctx);
       if (mode !== 'optional') throw e;
     }
   }
   if (!scope) {
     if (mode === 'required' || mode === 'jwt') throw authRequired();
-    await rc.rateLimit(`ip:${ctx.ip}`);
+    await rc.rateLimit.consume(ctx, `ip:${ctx.ip}`);
     return { workspaceId: '', userId: null, apiKeyId: null, roles: [], credential: 'anonymous' };
   }
   if (mode === 'jwt' && scope.credential !== 'jwt') throw forbidden('This route accepts a JWT only');
-  await rc.rateLimit(`cred:${scope.apiKeyId ?? `jwt:${scope.userId}`}`);
+  await rc.rateLimit.consume(ctx, `cred:${scope.apiKeyId ?? `jwt:${scope.userId}`}`, scope.rateLimit);
+  // Route-level roles (docs/roles.md): the one check every route passes through.
   for (const r of def.roles ?? []) if (!hasRole(scope, r)) throw forbidden(`Requires role ${r}`);
   const brainHeader = ctx.get('x-brain-id');
   if (def.brain === 'required' && !brainHeader) throw validationError('X-Brain-Id header is required');
@@ -89,6 +92,8 @@ async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Prom
 export function toKoaHandler(def: RouteDef, rc: RouteContext) {
   const parse = (schema: unknown, value: unknown) => (schema ? (schema as ZodType).parse(value) : value);
   return async (ctx: Context) => {
+    // A body in anything but JSON is refused before it is read (415), on every route that takes one.
+    if (def.body && ctx.request.length && !ctx.is('application/json', '+json')) throw unsupportedMediaType('application/json');
     const scope = await resolveScope(def, ctx, rc);
     const params = parse(def.params, ctx.params);
     const query = parse(def.query, ctx.query);

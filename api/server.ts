@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, productionProblem } from '../src/config.js';
+import { AppError } from '../src/errors.js';
 import { closeDeps, createDeps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
 import { createServices } from '../src/services/index.js';
@@ -8,10 +9,18 @@ import { createApp } from './app.js';
 /** API entry point: connect, ensure bootstrap identity, listen, and shut down gracefully. */
 async function main() {
   const config = loadConfig();
+  const unsafe = productionProblem(config);
+  if (unsafe) exitWith(`cortex api: refusing to start: ${unsafe}`);
   const log = createLogger(config.LOG_LEVEL, { component: 'api' });
   const deps = await createDeps(config, log);
   const services = createServices(deps);
-  await services.auth.bootstrap();
+  try {
+    await services.auth.bootstrap();
+  } catch (e) {
+    // A bootstrap identity that cannot be reconciled with the store is a configuration problem: one line, no stack.
+    if (e instanceof AppError) { await closeDeps(deps); exitWith(`cortex api: bootstrap failed: ${e.message}`); }
+    throw e;
+  }
   const server = createServer(createApp(deps, services).callback());
   server.listen(config.PORT, config.HOST, () => log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'api listening'));
   let stopping = false;
@@ -26,6 +35,11 @@ async function main() {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+function exitWith(line: string): never {
+  console.error(line);
+  process.exit(1);
 }
 
 main().catch((err: unknown) => {

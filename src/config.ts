@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** The development JWT secret: fine on a laptop, refused in production (assertSafeForProduction). */
+export const DEV_JWT_SECRET = 'cortex-development-secret-change-me';
+
 /**
  * The only place that reads process.env. Every other module receives a Config, so services
  * and tests can be built with explicit values instead of ambient state.
@@ -17,13 +20,18 @@ export const ConfigSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('cortex'),
   TEMPORAL_UI_URL: z.string().optional(),
-  JWT_SECRET: z.string().min(16).default('cortex-development-secret-change-me'),
+  JWT_SECRET: z.string().min(16).default(DEV_JWT_SECRET),
   BOOTSTRAP_API_KEY: z.string().min(16).optional(),
   BOOTSTRAP_WORKSPACE_ID: z.uuid().optional(),
   BOOTSTRAP_BRAIN_ID: z.uuid().optional(),
-  // Per credential: bursts up to 300 requests, 30 per second sustained (a polling client stays well below).
-  RATE_LIMIT_POINTS: z.coerce.number().int().positive().default(300),
+  // Per credential (an API key may carry its own, set by an admin): 3,000 requests per 10 s, so an
+  // integration client running several requests in parallel never meets it; it stops runaway loops.
+  RATE_LIMIT_POINTS: z.coerce.number().int().positive().default(3000),
   RATE_LIMIT_DURATION_S: z.coerce.number().int().positive().default(10),
+  // Failed authentications per client address per minute before that address gets 429s.
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(30),
+  // Behind a reverse proxy: trust X-Forwarded-For for the client address (hops to trust; 0 = none).
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DEFAULT_MODEL: z.string().default('local/echo'),
   OPENAI_BASE_URL: z.string().optional(),
@@ -42,6 +50,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new Error(`Invalid configuration:\n${lines}`);
   }
   return { ...parsed.data, ...overrides };
+}
+
+/**
+ * In production the API and the worker refuse to start with the development JWT secret or one
+ * shorter than 32 bytes: anyone who knows the secret can mint an admin token. Returns the one
+ * line to print (null when safe).
+ */
+export function productionProblem(config: Config): string | null {
+  if (config.NODE_ENV !== 'production') return null;
+  if (config.JWT_SECRET === DEV_JWT_SECRET) return 'JWT_SECRET is the development default: set JWT_SECRET to a random value of at least 32 bytes (for example: openssl rand -base64 48)';
+  if (Buffer.byteLength(config.JWT_SECRET, 'utf8') < 32) return `JWT_SECRET is ${Buffer.byteLength(config.JWT_SECRET, 'utf8')} bytes: set it to a random value of at least 32 bytes (for example: openssl rand -base64 48)`;
+  return null;
 }
 
 /** The platform version reported by /health (kept in step with package.json by hand). */

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
-import { loadConfig, type Config } from '../src/config.js';
+import { loadConfig, productionProblem, type Config } from '../src/config.js';
 import { closeDeps, createDeps, type Deps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
 import { createServices } from '../src/services/index.js';
@@ -30,6 +30,11 @@ export async function createWorker(deps: Deps, opts: { bundlePath?: string; task
 }
 
 async function main(config: Config = loadConfig()) {
+  const unsafe = productionProblem(config);
+  if (unsafe) {
+    console.error(`cortex worker: refusing to start: ${unsafe}`);
+    process.exit(1);
+  }
   const log = createLogger(config.LOG_LEVEL, { component: 'worker' });
   const deps = await createDeps(config, log);
   const { worker, connection } = await createWorker(deps);

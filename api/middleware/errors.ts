@@ -2,7 +2,8 @@ import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { MongoServerError } from 'mongodb';
-import { AppError, conflict, notFound, validationError } from '../../src/errors.js';
+import { AppError, conflict, notFound, payloadTooLarge, unsupportedMediaType, validationError } from '../../src/errors.js';
+import { redactPath } from './request.js';
 import type { Logger } from '../../src/logger.js';
 
 /** "field: message" from the first zod issue, so a 400 says exactly what to fix. */
@@ -23,7 +24,8 @@ export function toAppError(err: unknown): AppError {
   // Koa/bodyparser client errors (malformed JSON, payload too large, bad encoding) carry a 4xx status.
   const e = err as { status?: number; expose?: boolean; message?: string };
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
-    if (e.status === 413) return new AppError('VALIDATION_ERROR', 413, 'Request body too large');
+    if (e.status === 413) return payloadTooLarge();
+    if (e.status === 415) return unsupportedMediaType('application/json');
     return validationError(e.expose && e.message ? e.message : 'Malformed request');
   }
   return new AppError('INTERNAL_SERVER_ERROR', 500, 'Internal server error');
@@ -34,9 +36,14 @@ export function errorMiddleware() {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
+      // Responses no handler wrote (the router's 404, 405 and 501) get the error body too.
       if (ctx.status === 404 && ctx.body == null) {
         ctx.status = 404;
-        ctx.body = { message: `Route ${ctx.method} ${ctx.path} not found`, code: 'NOT_FOUND' };
+        ctx.body = { message: `Route ${ctx.method} ${redactPath(ctx.path)} not found`, code: 'NOT_FOUND' };
+      } else if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
+        const allowed = ctx.response.get('Allow') || 'none';
+        ctx.status = 405;
+        ctx.body = { message: `Method ${ctx.method} is not allowed on this path; allowed: ${allowed}`, code: 'METHOD_NOT_ALLOWED' };
       }
     } catch (err) {
       const app = toAppError(err);

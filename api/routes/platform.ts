@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { gone, notFound } from '../../src/errors.js';
 import { IdParams, SuccessBody } from '../../src/schemas/common.js';
-import { ApiKey, ApiKeyCreateBody, ApiKeyCreated, Brain, BrainCreateBody, Health, SessionContext } from '../../src/schemas/platform.js';
+import { ApiKey, ApiKeyCreateBody, ApiKeyCreated, ApiKeyPatchBody, Brain, BrainCreateBody, Health, SessionContext, Workspace, WorkspacePatchBody } from '../../src/schemas/platform.js';
 import type { Services } from '../../src/services/index.js';
 import type { Scope } from '../../src/scope.js';
 import type { Context } from 'koa';
@@ -48,7 +48,18 @@ export default [
     handler: async ({ scope, services }) => ({ api_keys: (await services.auth.listApiKeys(scope)).map(presentApiKey) }),
   }),
   route({
+    method: 'patch', path: '/v1/api-keys/:id', auth: 'jwt', roles: ['workspace_admin'], params: IdParams, body: ApiKeyPatchBody, response: ApiKey, tags: ['api-keys'],
+    summary: "Admin: sets or clears (null) the key's own request limit",
+    handler: async ({ params, body, scope, services }) => presentApiKey(await services.auth.setKeyRateLimit(scope, params.id, body.rate_limit ? { points: body.rate_limit.points, durationS: body.rate_limit.duration_s } : null)),
+  }),
+  route({
+    method: 'patch', path: '/v1/workspace', roles: ['workspace_admin'], body: WorkspacePatchBody, response: Workspace, tags: ['workspace'],
+    summary: "Admin: renames the caller's workspace or changes its slug (409 when taken)",
+    handler: async ({ body, scope, services }) => presentWorkspace(await services.auth.updateWorkspace(scope, body)),
+  }),
+  route({
     method: 'delete', path: '/v1/api-keys/:id', auth: 'jwt', params: IdParams, response: SuccessBody, tags: ['api-keys'],
+    summary: "Revokes a key: your own, or any key of the workspace for an admin",
     handler: async ({ params, scope, services }) => { await services.auth.revokeApiKey(scope, params.id); return { success: true }; },
   }),
   route({

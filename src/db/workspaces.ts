@@ -6,7 +6,13 @@ export interface BrainDoc { _id: string; workspaceId: string; name: string; crea
 export interface ApiKeyDoc {
   _id: string; workspaceId: string; name: string; hash: string; prefix: string;
   roles: string[]; createdBy: string | null; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null;
+  /** Per-key request limit set by an admin (null: the platform default). */
+  rateLimit?: { points: number; durationS: number } | null;
 }
+
+/** A workspace slug: lowercase words and dashes, never shaped like a UUID (ids and slugs share the path segment). */
+export const SLUG_RE = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+const isDuplicate = (e: unknown) => (e as { code?: number }).code === 11000 || /UNIQUE constraint failed|duplicate key/i.test(String((e as Error).message));
 
 export const workspaceIndexes: IndexSpec[] = [
   { collection: 'workspaces', keys: { slug: 1 }, unique: true, name: 'slug_unique' },
@@ -23,11 +29,26 @@ export function createWorkspaceRepo(db: Db) {
   return {
     workspaces, brains, apiKeys,
     findWorkspace: (idOrSlug: string) => workspaces.findOne({ $or: [{ _id: idOrSlug }, { slug: idOrSlug }] }),
-    /** Idempotent: creates the workspace only if its id is new. */
+    /**
+     * Idempotent: creates the workspace only if its id is new. Slugs are unique: when the wanted
+     * slug is taken, `<slug>-<first 8 of id>` and then the id itself are used, so bootstrap and
+     * JWT-provisioned workspaces never collide (an admin can rename it later).
+     */
     async ensureWorkspace(id: string, slug: string, name: string): Promise<WorkspaceDoc> {
-      const now = new Date();
-      await workspaces.updateOne({ _id: id }, { $setOnInsert: { slug, name, createdAt: now, updatedAt: now } }, { upsert: true });
-      return (await workspaces.findOne({ _id: id }))!;
+      const existing = await workspaces.findOne({ _id: id });
+      if (existing) return existing;
+      for (const candidate of [slug, `${slug}-${id.slice(0, 8)}`, id]) {
+        const now = new Date();
+        try {
+          await workspaces.insertOne({ _id: id, slug: candidate, name, createdAt: now, updatedAt: now });
+          return (await workspaces.findOne({ _id: id }))!;
+        } catch (e) {
+          if (!isDuplicate(e)) throw e;
+          const raced = await workspaces.findOne({ _id: id });
+          if (raced) return raced;
+        }
+      }
+      throw new Error(`no free slug for workspace ${id}`);
     },
     async ensureBrain(workspaceId: string, id: string, name: string): Promise<BrainDoc> {
       const now = new Date();

@@ -11,10 +11,22 @@ export const ApiKeyCreateBody = z.object({
   name: z.string().trim().min(1).max(100),
   roles: z.array(z.enum(['workspace_admin', 'core_admin', 'member'])).max(3).optional(),
 }).meta({ id: 'ApiKeyCreateBody' });
+const RateLimitShape = z.object({
+  points: z.number().int().min(1).max(1_000_000).meta({ description: 'requests allowed per window' }),
+  duration_s: z.number().int().min(1).max(3600).meta({ description: 'window length in seconds' }),
+});
 export const ApiKey = z.object({
   id: z.string(), name: z.string(), prefix: z.string(), roles: z.array(z.string()),
   created_at: z.string(), last_used_at: z.string().nullable(),
+  created_by: z.string().nullable().meta({ description: 'the user the key acts for (null: created by the platform)' }),
+  rate_limit: RateLimitShape.nullable().meta({ description: "the key's own limit (null: the platform default)" }),
 }).meta({ id: 'ApiKey' });
+export const ApiKeyPatchBody = z.object({ rate_limit: RateLimitShape.nullable() }).meta({ id: 'ApiKeyPatchBody' });
+export const WorkspacePatchBody = z.object({
+  slug: z.string().min(1).max(64).optional().meta({ description: 'unique; lowercase letters, digits and dashes; not a UUID' }),
+  name: z.string().trim().min(1).max(200).optional(),
+}).refine((b) => b.slug !== undefined || b.name !== undefined, 'send slug or name').meta({ id: 'WorkspacePatchBody' });
+export const Workspace = z.object({ id: z.string(), slug: z.string(), name: z.string() }).meta({ id: 'Workspace' });
 export const ApiKeyCreated = ApiKey.extend({ key: z.string().meta({ description: 'shown once; store it now' }) });
 
 export const BrainCreateBody = z.object({ name: z.string().trim().min(1).max(200) }).meta({ id: 'BrainCreateBody' });

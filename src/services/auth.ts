@@ -2,8 +2,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../config.js';
-import type { WorkspaceRepo, ApiKeyDoc } from '../db/workspaces.js';
-import { authRequired, forbidden, notFound } from '../errors.js';
+import { SLUG_RE, type WorkspaceRepo, type ApiKeyDoc, type WorkspaceDoc } from '../db/workspaces.js';
+import { AppError, authRequired, conflict, forbidden, notFound, validationError } from '../errors.js';
 import { hasRole, type Role, type Scope } from '../scope.js';
 
 /** JWT claims fixed by DESIGN.md (Contract). */
@@ -47,7 +47,11 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
       lastUsedWrite.set(key._id, now);
       void repo.apiKeys.updateOne({ _id: key._id }, { $set: { lastUsedAt: new Date(now) } }).catch(() => undefined);
     }
-    return { workspaceId: key.workspaceId, userId: key.createdBy, apiKeyId: key._id, roles: toRoles(key.roles), credential: 'api_key' };
+    // The key acts for the user who created it (per-resource roles apply as to that user), with the roles it was given.
+    return {
+      workspaceId: key.workspaceId, userId: key.createdBy, apiKeyId: key._id, roles: toRoles(key.roles), credential: 'api_key',
+      ...(key.rateLimit ? { rateLimit: key.rateLimit } : {}),
+    };
   }
 
   async function fromJwt(token: string): Promise<Scope> {
@@ -59,7 +63,7 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
       throw authRequired('Invalid or expired token');
     }
     // A JWT for a workspace the platform has not seen yet provisions it (DESIGN.md, Contract).
-    await repo.ensureWorkspace(claims.workspace_id, claims.workspace_id, `Workspace ${claims.workspace_id.slice(0, 8)}`);
+    await repo.ensureWorkspace(claims.workspace_id, `ws-${claims.workspace_id.slice(0, 8)}`, `Workspace ${claims.workspace_id.slice(0, 8)}`);
     return { workspaceId: claims.workspace_id, userId: claims.sub, apiKeyId: null, roles: toRoles(claims.roles), credential: 'jwt' };
   }
 
@@ -89,12 +93,42 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
       return { doc, secret: secretValue };
     },
 
-    listApiKeys: (scope: Scope) => repo.apiKeys.find({ workspaceId: scope.workspaceId, revokedAt: null }).sort({ createdAt: -1 }).toArray(),
+    /** Admins see every key of the workspace; a member sees the keys they created. */
+    listApiKeys: (scope: Scope) => repo.apiKeys.find({
+      workspaceId: scope.workspaceId, revokedAt: null, ...(hasRole(scope, 'workspace_admin') ? {} : { createdBy: scope.userId ?? '(none)' }),
+    }).sort({ createdAt: -1 }).toArray(),
 
+    /** A member may revoke their own keys; only an admin may revoke another user's key (docs/roles.md). */
     async revokeApiKey(scope: Scope, id: string): Promise<void> {
-      const res = await repo.apiKeys.updateOne({ _id: id, workspaceId: scope.workspaceId, revokedAt: null }, { $set: { revokedAt: new Date() } });
+      const key = await repo.apiKeys.findOne({ _id: id, workspaceId: scope.workspaceId, revokedAt: null });
+      if (!key) throw notFound('API key');
+      if (!hasRole(scope, 'workspace_admin') && (key.createdBy === null || key.createdBy !== scope.userId)) throw forbidden("Only an admin may revoke another user's key");
+      await repo.apiKeys.updateOne({ _id: id, workspaceId: scope.workspaceId }, { $set: { revokedAt: new Date() } });
+      for (const [hash, entry] of keyCache) if (entry.key._id === id) keyCache.delete(hash);
+    },
+
+    /** Admin: sets (or clears, with null) a key's own request limit. */
+    async setKeyRateLimit(scope: Scope, id: string, limit: { points: number; durationS: number } | null): Promise<ApiKeyDoc> {
+      const res = await repo.apiKeys.updateOne({ _id: id, workspaceId: scope.workspaceId, revokedAt: null }, { $set: { rateLimit: limit } });
       if (res.matchedCount === 0) throw notFound('API key');
       for (const [hash, entry] of keyCache) if (entry.key._id === id) keyCache.delete(hash);
+      return (await repo.apiKeys.findOne({ _id: id }))!;
+    },
+
+    /** Admin: renames the caller's workspace or changes its slug (unique; never UUID-shaped). */
+    async updateWorkspace(scope: Scope, patch: { slug?: string; name?: string }): Promise<WorkspaceDoc> {
+      if (patch.slug !== undefined && (!SLUG_RE.test(patch.slug) || z.uuid().safeParse(patch.slug).success)) {
+        throw validationError('slug: lowercase letters, digits and dashes, 1-64 characters, not a UUID');
+      }
+      const set = { ...(patch.slug !== undefined ? { slug: patch.slug } : {}), ...(patch.name !== undefined ? { name: patch.name } : {}), updatedAt: new Date() };
+      if (patch.slug !== undefined) {
+        const taken = await repo.workspaces.findOne({ slug: patch.slug, _id: { $ne: scope.workspaceId } });
+        if (taken) throw conflict(`slug ${patch.slug} is taken`);
+      }
+      await repo.workspaces.updateOne({ _id: scope.workspaceId }, { $set: set });
+      const ws = await repo.workspaces.findOne({ _id: scope.workspaceId });
+      if (!ws) throw notFound('Workspace');
+      return ws;
     },
 
     /**
@@ -105,8 +139,18 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
       const { BOOTSTRAP_WORKSPACE_ID: ws, BOOTSTRAP_BRAIN_ID: brain, BOOTSTRAP_API_KEY: key } = config;
       if (!ws) return;
       await repo.ensureWorkspace(ws, 'default', 'Default workspace');
-      if (brain) await repo.ensureBrain(ws, brain, 'Default brain');
+      if (brain) {
+        const other = await repo.brains.findOne({ _id: brain });
+        if (other && other.workspaceId !== ws) {
+          throw new AppError('CONFLICT', 409, `BOOTSTRAP_BRAIN_ID ${brain} is a brain of workspace ${other.workspaceId}, not of BOOTSTRAP_WORKSPACE_ID ${ws}: unset BOOTSTRAP_BRAIN_ID or set BOOTSTRAP_WORKSPACE_ID=${other.workspaceId}`);
+        }
+        await repo.ensureBrain(ws, brain, 'Default brain');
+      }
       if (key) {
+        const other = await repo.apiKeys.findOne({ hash: hashApiKey(key) });
+        if (other && other.workspaceId !== ws) {
+          throw new AppError('CONFLICT', 409, `BOOTSTRAP_API_KEY is already a key of workspace ${other.workspaceId}, not of BOOTSTRAP_WORKSPACE_ID ${ws}: use a new BOOTSTRAP_API_KEY or set BOOTSTRAP_WORKSPACE_ID=${other.workspaceId}`);
+        }
         await repo.apiKeys.updateOne(
           { hash: hashApiKey(key) },
           { $setOnInsert: { _id: randomUUID(), workspaceId: ws, name: 'bootstrap', prefix: key.slice(0, 10), roles: ['workspace_admin'], createdBy: null, createdAt: new Date(), lastUsedAt: null, revokedAt: null } },

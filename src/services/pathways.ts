@@ -92,11 +92,11 @@ export function createPathwayService({ repo }: { repo: PathwayRepo }) {
   }
 
   /**
-   * The caller's effective role: API keys, system scopes and workspace_admin JWTs act as owners; any other JWT user
-   * has their participant role, or none (read-only) when they are not a participant.
+   * The caller's effective role (docs/roles.md): the platform itself and workspace admins act as owners; anyone else,
+   * through a JWT or an API key they created alike, has their participant role, or none (read-only) when not a participant.
    */
   async function callerRole(scope: Scope, pathwayId: string): Promise<PathwayRole | null> {
-    if (scope.credential !== 'jwt' || hasRole(scope, 'workspace_admin')) return 'owner';
+    if (scope.credential === 'system' || hasRole(scope, 'workspace_admin')) return 'owner';
     if (!scope.userId) return null;
     return (await repo.findParticipantByUser(scope.workspaceId, pathwayId, scope.userId))?.role ?? null;
   }
@@ -194,7 +194,7 @@ export function createPathwayService({ repo }: { repo: PathwayRepo }) {
         createdBy: actor(scope), createdAt: now, updatedAt: now,
       };
       await repo.pathways.insertOne(doc);
-      if (scope.credential === 'jwt' && scope.userId) {
+      if (scope.userId) { // the creator (through a JWT or their own API key) owns it
         await repo.participants.insertOne({
           _id: randomUUID(), workspaceId: scope.workspaceId, pathwayId: doc._id, userId: scope.userId, role: 'owner', addedBy: scope.userId, createdAt: now,
         });
