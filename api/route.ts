@@ -29,6 +29,16 @@ export interface RouteDef<PS = unknown, QS = unknown, BS = unknown> {
   /** required: X-Brain-Id must be present (400) and a brain of the workspace (404). optional: checked when sent. */
   brain?: 'required' | 'optional';
   roles?: Role[];
+  /**
+   * A per-resource role the route needs beyond its route-level roles (docs/roles.md), enforced by
+   * the resource's service; declared here so the generated authorization suite tests it.
+   */
+  resourceRole?: { kind: 'pathway'; role: 'viewer' | 'editor' | 'owner' };
+  /**
+   * The path names a resource of the caller's own workspace that this route creates on first use
+   * (a trace by its id): another workspace's resource with the same id is never touched.
+   */
+  createsByPath?: boolean;
   params?: PS; query?: QS; body?: BS;
   status?: number;
   response?: ZodType;

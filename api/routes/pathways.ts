@@ -31,13 +31,13 @@ export default [
     handler: async ({ body, scope, services }) => presentCompilation(await services.pathways.compile(scope, body)),
   }),
   route({
-    method: 'put', path: '/v1/pathways/participants/:participantId', brain: 'optional', params: ParticipantIdParams, body: ParticipantUpdateBody,
+    method: 'put', path: '/v1/pathways/participants/:participantId', brain: 'optional', resourceRole: { kind: 'pathway', role: 'owner' }, params: ParticipantIdParams, body: ParticipantUpdateBody,
     response: z.object({ participant: Participant }), tags, summary: 'Needs pathway role owner',
     handler: async ({ params, body, scope, services }) =>
       ({ participant: presentParticipant(await services.pathways.updateParticipant(scope, params.participantId, body.role)) }),
   }),
   route({
-    method: 'delete', path: '/v1/pathways/participants/:participantId', brain: 'optional', params: ParticipantIdParams, response: SuccessBody, tags,
+    method: 'delete', path: '/v1/pathways/participants/:participantId', brain: 'optional', resourceRole: { kind: 'pathway', role: 'owner' }, params: ParticipantIdParams, response: SuccessBody, tags,
     summary: 'Needs pathway role owner',
     handler: async ({ params, scope, services }) => { await services.pathways.removeParticipant(scope, params.participantId); return { success: true }; },
   }),
@@ -56,12 +56,12 @@ export default [
     handler: async ({ params, scope, services }) => presentPathway(await services.pathways.get(scope, params.id)),
   }),
   route({
-    method: 'put', path: '/v1/pathways/:id', brain: 'optional', params: PathwayIdParams, body: PathwayUpdateBody, response: Pathway, tags,
+    method: 'put', path: '/v1/pathways/:id', brain: 'optional', resourceRole: { kind: 'pathway', role: 'editor' }, params: PathwayIdParams, body: PathwayUpdateBody, response: Pathway, tags,
     summary: 'Needs role editor; a change of graph, name or description records a new version',
     handler: async ({ params, body, scope, services }) => presentPathway(await services.pathways.update(scope, params.id, body)),
   }),
   route({
-    method: 'delete', path: '/v1/pathways/:id', brain: 'optional', params: PathwayIdParams, response: SuccessBody, tags,
+    method: 'delete', path: '/v1/pathways/:id', brain: 'optional', resourceRole: { kind: 'pathway', role: 'owner' }, params: PathwayIdParams, response: SuccessBody, tags,
     summary: 'Needs role owner; removes the history and the participants too',
     handler: async ({ params, scope, services }) => { await services.pathways.remove(scope, params.id); return { success: true }; },
   }),
@@ -75,7 +75,7 @@ export default [
     handler: async ({ params, scope, services }) => presentPathwayVersion(await services.pathways.version(scope, params.id, params.version)),
   }),
   route({
-    method: 'post', path: '/v1/pathways/:id/versions/:version/promote', brain: 'optional', params: PathwayVersionParams, body: PathwayPromoteBody,
+    method: 'post', path: '/v1/pathways/:id/versions/:version/promote', brain: 'optional', resourceRole: { kind: 'pathway', role: 'editor' }, params: PathwayVersionParams, body: PathwayPromoteBody,
     response: Pathway, tags, summary: 'That version\'s graph becomes the tip as a new version ("promoted from vN"); needs role editor',
     handler: async ({ params, body, scope, services }) => presentPathway(await services.pathways.promote(scope, params.id, params.version, body)),
   }),
@@ -90,12 +90,12 @@ export default [
     handler: async ({ params, scope, services }) => ({ participants: (await services.pathways.participants(scope, params.id)).map(presentParticipant) }),
   }),
   route({
-    method: 'post', path: '/v1/pathways/:id/participants', status: 201, brain: 'optional', params: PathwayIdParams, body: ParticipantCreateBody,
+    method: 'post', path: '/v1/pathways/:id/participants', status: 201, brain: 'optional', resourceRole: { kind: 'pathway', role: 'owner' }, params: PathwayIdParams, body: ParticipantCreateBody,
     response: z.object({ participant: Participant }), tags, summary: 'Needs pathway role owner; 409 when already a participant',
     handler: async ({ params, body, scope, services }) => ({ participant: presentParticipant(await services.pathways.addParticipant(scope, params.id, body)) }),
   }),
   route({
-    method: 'delete', path: '/v1/pathways/:id/participants/:userId', brain: 'optional', params: PathwayUserParams, response: SuccessBody, tags,
+    method: 'delete', path: '/v1/pathways/:id/participants/:userId', brain: 'optional', resourceRole: { kind: 'pathway', role: 'owner' }, params: PathwayUserParams, response: SuccessBody, tags,
     summary: 'Needs pathway role owner',
     handler: async ({ params, scope, services }) => { await services.pathways.removeParticipantByUser(scope, params.id, params.userId); return { success: true }; },
   }),

@@ -34,7 +34,7 @@ export default [
     handler: async ({ params, query, scope, services }) => ({ engrams: (await services.traces.messages(scope, params.id, query.limit)).map(presentEngram) }),
   }),
   route({
-    method: 'post', path: '/v1/traces/:id/messages', status: 201, params: TraceIdParams, body: MessageCreateBody, response: z.object({ engram: Engram }), tags: ['traces'],
+    method: 'post', path: '/v1/traces/:id/messages', createsByPath: true, status: 201, params: TraceIdParams, body: MessageCreateBody, response: z.object({ engram: Engram }), tags: ['traces'],
     handler: async ({ params, body, scope, services }) => ({ engram: presentEngram(await services.traces.addHumanMessage(scope, params.id, body)) }),
   }),
   route({

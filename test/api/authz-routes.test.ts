@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { allRoutes } from '../../api/routes/index.js';
+import type { RouteDef } from '../../api/route.js';
+import { buildWorkspace, useTestApp, type TestResponse } from '../support/app.js';
+
+/**
+ * The authorization suite, generated from the mounted route table (docs/roles.md): every route
+ * is checked from its own declaration (auth mode, route-level roles, per-resource role, path
+ * parameters), so a route joins by being mounted. For each route:
+ *   - without a credential → 401 (unless the route is public);
+ *   - a JWT-only route with an API key → 403;
+ *   - a role below the route's `roles` → 403;
+ *   - a per-resource role below `resourceRole` → 403, through a JWT and through that user's own API key;
+ *   - a credential of another workspace, naming this workspace's resources → 404.
+ * A mounted route whose parameters or body this file cannot fill FAILS the suite: add a fixture.
+ */
+const app = useTestApp();
+
+type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
+interface World {
+  a: Ws; b: Ws;
+  ids: Record<string, string>;
+  /** Pathway participants of workspace A: their JWTs and API keys. */
+  viewer: { jwt: string; key: string }; editor: { jwt: string; key: string };
+  member: { jwt: string; key: string };
+}
+let w: World;
+
+async function ok<T = Record<string, unknown>>(p: Promise<TestResponse<T>>, status = [200, 201]): Promise<T> {
+  const r = await p;
+  if (!status.includes(r.status)) throw new Error(`fixture call answered ${r.status}: ${r.text}`);
+  return r.body;
+}
+
+/** A member user of workspace A with a JWT and their own API key (the key acts for them). */
+async function user(ws: Ws, roles: string[] = []) {
+  const sub = randomUUID();
+  const jwt = await ws.jwt(roles, sub);
+  const key = (await ok(app.post<{ key: string }>('/v1/api-keys', jwt, { name: `key of ${sub.slice(0, 8)}` }))).key;
+  return { sub, jwt, key };
+}
+
+beforeAll(async () => {
+  const a = await buildWorkspace(app);
+  const b = await buildWorkspace(app);
+  const admin = await a.jwt(['workspace_admin']);
+  const h = a.brainHeaders;
+  const neuron = await ok(app.post('/v1/neurons', a.key, { name: 'authz-neuron', brain_id: a.brainId }));
+  const reflex = await ok(app.post('/v1/reflexes', a.key, { name: 'authz-reflex', type: 'effector', scope: 'brain', metadata: { handler: 'calculator' } }, h));
+  await ok(app.post(`/v1/neurons/${String(neuron.id)}/reflexes`, a.key, { reflex_id: reflex.id }));
+  const traceId = randomUUID();
+  await ok(app.post(`/v1/traces/${traceId}/messages`, a.key, { content: 'hello' }));
+  const pathway = await ok(app.post('/v1/pathways', a.key, { name: 'authz-pathway' }, h));
+  const viewer = await user(a);
+  const editor = await user(a);
+  const member = await user(a);
+  const vp = await ok(app.post(`/v1/pathways/${String(pathway.id)}/participants`, a.key, { user_id: viewer.sub, role: 'viewer' }, h));
+  await ok(app.post(`/v1/pathways/${String(pathway.id)}/participants`, a.key, { user_id: editor.sub, role: 'editor' }, h));
+  const inv = await ok(app.post(`/v1/neurons/${String(neuron.id)}/invoke`, a.key, { message: 'x', trace_id: traceId }), [202]);
+  const scope = await app.services.auth.authenticate(a.key);
+  const intervention = await app.services.interventions.create(scope, {
+    id: randomUUID(), jobId: String(inv.job_id), traceId, pathwayId: String(pathway.id), brainId: a.brainId, nodeIndex: 0,
+    kind: 'approval', title: 'ok?', prompt: '', options: ['approve', 'reject'],
+  });
+  const adminKey = (await ok(app.get<{ api_keys: { id: string }[] }>('/v1/api-keys', admin))).api_keys[0].id;
+  w = {
+    a, b, viewer, editor, member,
+    ids: {
+      neuron: String(neuron.id), reflex: String(reflex.id), trace: traceId, pathway: String(pathway.id), participant: String((vp.participant as { id: string }).id),
+      participantUser: viewer.sub, job: String(inv.job_id), intervention: intervention._id, apiKey: adminKey, workspace: a.workspaceId,
+    },
+  };
+}, 120_000);
+
+/** Fills a route's path parameters with workspace A's resources; undefined when no fixture fits (the suite then fails). */
+function fill(path: string): string | undefined {
+  const family = path.split('/')[2];
+  const byParam: Record<string, string | undefined> = {
+    id: { neurons: w.ids.neuron, reflexes: w.ids.reflex, traces: w.ids.trace, pathways: w.ids.pathway, interventions: w.ids.intervention, 'api-keys': w.ids.apiKey }[family],
+    resource_id: w.ids.neuron, version: '1', reflexId: w.ids.reflex, jobId: w.ids.job, participantId: w.ids.participant,
+    userId: w.ids.participantUser, workspace_id: w.ids.workspace,
+  };
+  let missing = false;
+  const out = path.replace(/:(\w+)/g, (_, name: string) => {
+    const v = byParam[name];
+    if (v === undefined) missing = true;
+    return v ?? '';
+  });
+  return missing ? undefined : out;
+}
+
+/** A valid body for each route that takes one (validation runs before the lookup that answers 404). */
+function bodyFor(def: RouteDef): unknown {
+  if (!def.body) return undefined;
+  const bodies: Record<string, unknown> = {
+    'POST /v1/api-keys': { name: 'k' },
+    'PATCH /v1/api-keys/:id': { rate_limit: null },
+    'PATCH /v1/workspace': { name: 'Renamed' },
+    'POST /v1/brains': { name: 'b' },
+    'PATCH /v1/traces/:id': { title: 't' },
+    'POST /v1/traces/:id/messages': { content: 'c' },
+    'POST /v1/neurons': { name: 'n2', brain_id: w.a.brainId },
+    'PUT /v1/neurons/:id': { description: 'd' },
+    'POST /v1/reflexes': { name: 'r2', type: 'effector', scope: 'brain', brain_id: w.a.brainId, metadata: { handler: 'calculator' } },
+    'PUT /v1/reflexes/:id': { description: 'd' },
+    'POST /v1/neurons/:id/reflexes': { reflex_id: w.ids.reflex },
+    'POST /v1/neurons/:id/invoke': { message: 'm' },
+    'POST /v1/interventions/:id/respond': { action: 'approve' },
+    'POST /v1/pathways/validate': { nodes: [], edges: [] },
+    'POST /v1/pathways/compile': { pathway: { nodes: [], edges: [] } },
+    'PUT /v1/pathways/participants/:participantId': { role: 'editor' },
+    'POST /v1/pathways': { name: 'p2' },
+    'PUT /v1/pathways/:id': { description: 'changed' },
+    'POST /v1/pathways/:id/versions/:version/promote': {},
+    'POST /v1/pathways/:id/participants': { user_id: randomUUID(), role: 'viewer' },
+    'POST /v1/pathways/:id/execute': {},
+    'POST /v1/jobs': { pathway_id: w.ids.pathway },
+    'POST /v1/jobs/:jobId/input': { input: { type: 'intervention_response', interventionId: w.ids.intervention, action: 'approve' } },
+    'POST /v1/jobs/:jobId/resume': { action: 'approve' },
+  };
+  return bodies[`${def.method.toUpperCase()} ${def.path}`] ?? MISSING;
+}
+const MISSING = Symbol('no body fixture');
+
+/** Required query parameters of the routes that have some. */
+function queryFor(def: RouteDef): string {
+  const queries: Record<string, string> = {
+    'GET /v1/pathways/:id/participants/check-role': `?user_id=${w.ids.participantUser}&role=viewer`,
+  };
+  return queries[`${def.method.toUpperCase()} ${def.path}`] ?? '';
+}
+
+const call = (def: RouteDef, path: string, auth: string | undefined, headers: Record<string, string> = {}) =>
+  app.request(def.method.toUpperCase(), path + queryFor(def), { auth, body: bodyFor(def), headers });
+
+const routes = allRoutes();
+const authed = routes.filter((r) => (r.auth ?? 'required') === 'required' || r.auth === 'jwt');
+
+describe('authorization, generated from the route table', () => {
+  it('every mounted route has fixtures for its parameters and body', () => {
+    const missing = routes.filter((r) => r.auth !== 'none').filter((r) => fill(r.path) === undefined || bodyFor(r) === MISSING);
+    expect(missing.map((r) => `${r.method.toUpperCase()} ${r.path}`)).toEqual([]);
+  });
+
+  it.each(authed.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s: no credential → 401', async (_, def) => {
+    const res = await call(def, fill(def.path) ?? def.path, undefined);
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ code: 'AUTH_REQUIRED' });
+  });
+
+  const jwtOnly = routes.filter((r) => r.auth === 'jwt');
+  it.each(jwtOnly.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s: an API key → 403 (JWT only)', async (_, def) => {
+    const res = await call(def, fill(def.path)!, w.a.key);
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
+  });
+
+  const withRoles = routes.filter((r) => (r.roles ?? []).length > 0);
+  it.each(withRoles.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s: a member (JWT and own API key) → 403', async (_, def) => {
+    for (const cred of def.auth === 'jwt' ? [w.member.jwt] : [w.member.jwt, w.member.key]) {
+      const res = await call(def, fill(def.path)!, cred, w.a.brainHeaders);
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
+    }
+  });
+
+  const withResourceRole = routes.filter((r) => r.resourceRole);
+  it.each(withResourceRole.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s: a participant below the resource role (JWT and own API key) → 403', async (_, def) => {
+    const below = def.resourceRole!.role === 'owner' ? [w.viewer, w.editor] : [w.viewer];
+    for (const u of below) {
+      for (const cred of [u.jwt, u.key]) {
+        const res = await call(def, fill(def.path)!, cred, w.a.brainHeaders);
+        expect(res.status, `${def.method} ${def.path}`).toBe(403);
+        expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
+      }
+    }
+  });
+
+  const naming = authed.filter((r) => r.path.includes(':'));
+  it.each(naming.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))("%s: another workspace's admin naming this workspace's resources → 404", async (_, def) => {
+    const other = await buildWorkspace(app); // a fresh one per route: no test sees another's side effects
+    const cred = def.auth === 'jwt' ? await other.jwt(['workspace_admin']) : other.key;
+    const engrams = async () => (await app.get<{ engrams: unknown[] }>(`/v1/traces/${w.ids.trace}/messages`, w.a.key)).body.engrams.length;
+    const before = def.createsByPath ? await engrams() : 0;
+    const res = await call(def, fill(def.path)!, cred);
+    if (def.createsByPath) {
+      // The id names the caller's own resource, created on first use: this workspace's one is untouched.
+      expect(res.status).toBeLessThan(300);
+      expect(await engrams()).toBe(before);
+      return;
+    }
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
