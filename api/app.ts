@@ -27,7 +27,11 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   });
   app.use(requestMiddleware(deps.log));
   app.use(errorMiddleware());
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '5mb', encoding: 'utf-8', onError: (err) => { throw Object.assign(err, { status: 400, expose: true, message: 'Malformed JSON body' }); } }));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '5mb', encoding: 'utf-8', onError: (err) => {
+    // Too large stays 413 (errorMiddleware gives it PAYLOAD_TOO_LARGE); anything else is malformed JSON.
+    if ((err as { status?: number }).status === 413) throw err;
+    throw Object.assign(err, { status: 400, expose: true, message: 'Malformed JSON body' });
+  } }));
   app.use(router.routes());
   // A known path with a wrong method: 405 with an Allow header; errorMiddleware gives it the error body.
   app.use(router.allowedMethods({ throw: false }));

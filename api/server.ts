@@ -43,6 +43,7 @@ function exitWith(line: string): never {
 }
 
 main().catch((err: unknown) => {
-  console.error(err);
+  // A configuration problem is the operator's to fix: its message, without a stack.
+  console.error(err instanceof Error && err.message.startsWith('Invalid configuration') ? `cortex api: ${err.message}` : err);
   process.exit(1);
 });

@@ -136,8 +136,12 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
      * `npm run up` can print a key that works on a fresh database.
      */
     async bootstrap(): Promise<void> {
-      const { BOOTSTRAP_WORKSPACE_ID: ws, BOOTSTRAP_BRAIN_ID: brain, BOOTSTRAP_API_KEY: key } = config;
-      if (!ws) return;
+      if (config.BOOTSTRAP_WORKSPACE_ID) await this.bootstrapWith({ workspaceId: config.BOOTSTRAP_WORKSPACE_ID, brainId: config.BOOTSTRAP_BRAIN_ID, apiKey: config.BOOTSTRAP_API_KEY });
+    },
+
+    /** The reconciliation behind bootstrap(): a 409 AppError names what to change when the store disagrees. */
+    async bootstrapWith(ids: { workspaceId: string; brainId?: string; apiKey?: string }): Promise<void> {
+      const { workspaceId: ws, brainId: brain, apiKey: key } = ids;
       await repo.ensureWorkspace(ws, 'default', 'Default workspace');
       if (brain) {
         const other = await repo.brains.findOne({ _id: brain });

@@ -59,9 +59,10 @@ export function makeClient(url: string): TestClient {
 }
 
 /** Starts the real app (real FerretDB/Redis/Temporal) on port 0 for one test file. */
-export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp & { close(): Promise<void> }> {
-  const config = testConfig(overrides);
-  const log = createLogger(config.LOG_LEVEL);
+export async function startTestApp(overrides: Partial<Config> = {}, opts: { logLines?: string[] } = {}): Promise<TestApp & { close(): Promise<void> }> {
+  const config = testConfig(opts.logLines ? { LOG_LEVEL: 'debug', ...overrides } : overrides);
+  // logLines: every log line the app writes is captured there (tests that check what is logged).
+  const log = createLogger(config.LOG_LEVEL, {}, opts.logLines ? { write: (line: string) => void opts.logLines!.push(line) } : undefined);
   const deps = await createDeps(config, log);
   const services = createServices(deps);
   const server: Server = createServer(createApp(deps, services).callback());
