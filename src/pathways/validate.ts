@@ -10,6 +10,7 @@ import {
   CompiledGraph, ENTRY_TYPES, IdGraph, NODE_DATA, NODE_TYPES, NeuronId, branchHandles, canonicalType, edgeHandle, isIndexGraph,
   type NodeType,
 } from './graph.js';
+import { nodeExpressionErrors } from './expressions.js';
 
 /** Facts only the caller can know (the validator does no I/O). */
 export interface ValidationContext {
@@ -124,6 +125,7 @@ export function checkGraph(graph: ResolvedGraph, ctx: ValidationContext = {}): {
     if (type === 'transform' && node.data.expression === undefined && node.data.template === undefined) {
       warnings.push(`${at} (transform): no data.expression or data.template; the value passes through unchanged`);
     }
+    errors.push(...nodeExpressionErrors(type, node.data, at));
     checkOutgoing(type, node.data, at, out[i], label, errors, warnings);
   });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import jsonata from 'jsonata';
+import { evaluateTimeboxed } from '../pathways/expressions.js';
 import type { Config } from '../config.js';
 import { decodeBlob } from '../db/codec.js';
 import { forbidden, validationError } from '../errors.js';
@@ -17,11 +17,11 @@ import type { TraceService } from './traces.js';
 
 export const MAX_PATHWAY_STEPS = 1000;
 
-/** Evaluates a JSONata expression over the run state (safe: no eval, no globals). */
+/** Evaluates a JSONata expression over the run state (safe: no eval, no globals; time-boxed: src/pathways/expressions.ts). A failure is a 4xx: the node fails without retries. */
 export async function evaluateExpression(expression: string, context: Record<string, unknown>): Promise<unknown> {
   if (!expression.trim()) return context.last;
   try {
-    return await jsonata(expression).evaluate(context);
+    return await evaluateTimeboxed(expression, context);
   } catch (e) {
     throw validationError(`expression "${expression}" failed: ${(e as { message?: string }).message ?? 'invalid'}`);
   }

@@ -235,4 +235,28 @@ describe('pathway execution', () => {
     expect((await app.post('/v1/jobs', ws.key, { pathway: { nodes: [{ type: 'bogus', data: {} }], edges: [] } })).status).toBe(400);
     expect((await app.post('/v1/jobs', ws.key, {})).status).toBe(400);
   });
+
+  it('a transform that loops forever fails its node at the time box, once, without retries; a syntax error is refused at start', async () => {
+    const ws = await buildWorkspace(app);
+    const runaway = '( $f := function($n) { $n < 0 ? 0 : $f($n + 1) }; $f(0) )';
+    const res = await app.post('/v1/jobs', ws.key, { pathway: { nodes: [{ type: 'start', data: {} }, { type: 'transform', data: { expression: runaway } }], edges: [[0, 1], [1, -1]] }, input: {} });
+    expect(res.status).toBe(200);
+    const jobId = String(res.body.job_id);
+    const job = await waitFor(ws, jobId, ['failed']);
+    expect(job.failedReason).toMatch(/failed: .*(Stack overflow|timeout|stack)/i);
+    // The node's evaluation ran once: a deterministic failure is not retried.
+    const history = await app.deps.temporal.client.workflow.getHandle(jobId).fetchHistory();
+    const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+    // Each local activity's marker records its activity type and the attempt that ended it.
+    const decoded = markers.map((m) => {
+      const data = m.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+      return JSON.parse(Buffer.from(data as Uint8Array).toString('utf8')) as { activity_type: string; attempt: number };
+    });
+    const evaluations = decoded.filter((d) => d.activity_type === 'evaluate');
+    expect(evaluations).toHaveLength(1);
+    expect(evaluations[0].attempt).toBe(1);
+    const bad = await app.post('/v1/jobs', ws.key, { pathway: { nodes: [{ type: 'start', data: {} }, { type: 'transform', data: { expression: 'input.x +' } }], edges: [[0, 1], [1, -1]] }, input: {} });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain('data.expression');
+  });
 });

@@ -1,0 +1,72 @@
+import jsonata from 'jsonata';
+
+/**
+ * Pathway expressions (JSONata) and `{{ expression }}` templates: syntax checks for validation
+ * and a time-boxed evaluation for runs. JSONata has no eval and no globals, but an expression can
+ * still loop forever (a recursive function without a base case): evaluation is bounded in time
+ * and depth by JSONata's guardrail options, so a runaway expression fails its node with a clear
+ * reason instead of holding a worker.
+ */
+
+/** How long one evaluation may run, and how deep it may recurse. */
+export const EXPRESSION_LIMITS = { timeoutMs: 1_000, maxDepth: 500 };
+
+/** Which node data fields hold an expression or a template, per node type. */
+const FIELDS: Record<string, { expressions: string[]; templates: string[] }> = {
+  transform: { expressions: ['expression'], templates: ['template'] },
+  if: { expressions: ['condition'], templates: [] },
+  while: { expressions: ['condition'], templates: [] },
+  output: { expressions: ['value'], templates: [] },
+  end: { expressions: ['value'], templates: [] },
+  neuron: { expressions: [], templates: ['message'] },
+  classify: { expressions: [], templates: ['input'] },
+};
+
+/** The expressions inside a template's `{{ … }}` placeholders. */
+export function templateExpressions(template: string): string[] {
+  return [...template.matchAll(/\{\{([\s\S]*?)\}\}/g)].map((m) => m[1]);
+}
+
+/** The JSONata syntax error of an expression (null when it parses). */
+export function syntaxError(expression: string): string | null {
+  if (!expression.trim()) return null;
+  try {
+    jsonata(expression);
+    return null;
+  } catch (e) {
+    const err = e as { message?: string; position?: number };
+    return `${err.message ?? 'invalid expression'}${err.position !== undefined ? ` (at character ${err.position})` : ''}`;
+  }
+}
+
+/** Syntax errors of every expression and template of one node's data, as validation messages. */
+export function nodeExpressionErrors(type: string, data: Record<string, unknown>, at: string): string[] {
+  const f = FIELDS[type];
+  if (!f) return [];
+  const errors: string[] = [];
+  for (const key of f.expressions) {
+    const v = data[key];
+    if (typeof v !== 'string') continue;
+    const err = syntaxError(v);
+    if (err) errors.push(`${at} (${type}): data.${key}: ${err}`);
+  }
+  for (const key of f.templates) {
+    const v = data[key];
+    if (typeof v !== 'string') continue;
+    for (const expr of templateExpressions(v)) {
+      const err = syntaxError(expr);
+      if (err) errors.push(`${at} (${type}): data.${key}: in {{${expr}}}: ${err}`);
+    }
+  }
+  return errors;
+}
+
+/**
+ * Evaluates a JSONata expression within EXPRESSION_LIMITS, with JSONata's own guardrails
+ * (`timeout` and `stack` options: errors D1012 and D1011); throws with the reason on an error,
+ * a timeout or runaway recursion.
+ */
+export async function evaluateTimeboxed(expression: string, context: Record<string, unknown>, limits = EXPRESSION_LIMITS): Promise<unknown> {
+  const options = { timeout: limits.timeoutMs, stack: limits.maxDepth };
+  return jsonata(expression, options as Parameters<typeof jsonata>[1]).evaluate(context);
+}
