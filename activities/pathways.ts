@@ -1,7 +1,7 @@
 import type { Services } from '../src/services/index.js';
 import { evaluateExpression, renderTemplate } from '../src/services/pathway-runs.js';
 import type { JobPatch } from '../src/services/jobs.js';
-import type { PathwayRunInput, PathwayRunResult, RunScope } from '../src/temporal/definitions.js';
+import type { InterventionAnswer, PathwayRunInput, PathwayRunResult, RunScope } from '../src/temporal/definitions.js';
 import { permanentOn4xx } from './failures.js';
 
 /** Pathway-run activities: thin adapters over the pathway-run service. */
@@ -14,6 +14,7 @@ export const createPathwayActivities = ({ services }: { services: Services }) =>
   classify: (a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string }) => permanentOn4xx(() => services.pathwayRuns.classify(a)),
   openIntervention: (input: PathwayRunInput, spec: Parameters<Services['pathwayRuns']['openIntervention']>[1]) => permanentOn4xx(() => services.pathwayRuns.openIntervention(input, spec)),
   expireIntervention: (input: PathwayRunInput, id: string) => services.pathwayRuns.expireIntervention(input, id),
+  recordAnswer: (input: PathwayRunInput, answer: InterventionAnswer, kind: 'approval' | 'pause') => permanentOn4xx(() => services.pathwayRuns.recordAnswer(input, answer, kind)),
   finishPathwayRun: (input: PathwayRunInput, result: PathwayRunResult) => services.pathwayRuns.finishRun(input, result),
   failPathwayRun: (input: PathwayRunInput, reason: string) => services.pathwayRuns.failRun(input, reason),
   neuronVersion: (scope: RunScope, neuronId: string) => permanentOn4xx(() => services.pathwayRuns.neuronVersion(scope, neuronId)),

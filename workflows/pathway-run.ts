@@ -2,8 +2,8 @@ import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { humanOptions, nextEdges, whileMaxIterations } from '../src/pathways/graph.js';
 import {
-  BrainIdKey, JobKindKey, NeuronIdKey, TraceIdKey, WorkspaceIdKey, cancelSignal, interventionResponseSignal, resumeSignal, statusQuery,
-  type LiveStatus, type NeuronRunInput, type PathwayRunInput, type PathwayRunResult, type RunGraph,
+  BrainIdKey, JobKindKey, NeuronIdKey, TraceIdKey, WorkspaceIdKey, answerUpdate, cancelSignal, interventionResponseSignal, resumeSignal, statusQuery,
+  type InterventionAnswer, type LiveStatus, type NeuronRunInput, type PathwayRunInput, type PathwayRunResult, type RunGraph,
 } from '../src/temporal/definitions.js';
 import { recordFailure } from './failures.js';
 import { neuronRun } from './neuron-run.js';
@@ -19,7 +19,9 @@ const local = wf.proxyLocalActivities<Activities>({
 
 const PROGRESS_WRITE_MS = 1000;
 
-type Answer = { interventionId: string; action: string; comment?: string; fields?: Record<string, unknown>; by?: string | null };
+type Answer = InterventionAnswer;
+/** An intervention the run opened, as the run itself sees it: the one arbiter of who answered first. */
+interface OpenIntervention { options: string[]; kind: 'approval' | 'pause'; state: 'pending' | 'answered' | 'expired' | 'cancelled' }
 
 /**
  * Interprets a compiled pathway graph deterministically (STYLE.md §8, dsl-interpreter sample):
@@ -32,10 +34,29 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
   const answers = new Map<string, Answer>();
   let resumed = false;
   let cancelReason: string | undefined;
+  const open = new Map<string, OpenIntervention>();
   wf.setHandler(statusQuery, () => status);
   wf.setHandler(cancelSignal, ({ reason }) => void (cancelReason = reason));
+  // Legacy signals (histories recorded before answers were Updates); nothing sends them any more.
   wf.setHandler(interventionResponseSignal, (a) => void answers.set(a.interventionId, a));
   wf.setHandler(resumeSignal, () => void (resumed = true));
+  // Every answer (respond, public token, job input, resume) is this Update: the validator refuses
+  // what the run does not wait for; the handler marks it answered at once (a racing answer or the
+  // expiry timer then finds it taken), records it, and only then returns to the caller.
+  wf.setHandler(answerUpdate, async (a) => {
+    const o = open.get(a.interventionId)!;
+    o.state = 'answered';
+    answers.set(a.interventionId, a);
+    const recorded = await steps.recordAnswer(input, a, o.kind);
+    return { interventionId: a.interventionId, status: recorded };
+  }, {
+    validator: (a) => {
+      const o = open.get(a.interventionId);
+      if (!o) throw new Error('This run is not waiting for that intervention');
+      if (o.state !== 'pending') throw new Error(`Intervention is already ${o.state}`);
+      if (!o.options.includes(a.action)) throw new Error(`action must be one of: ${o.options.join(', ')}`);
+    },
+  });
 
   const state: { input: Record<string, unknown>; last: unknown; output: unknown; nodes: Record<string, unknown>; loops: Record<string, number> } = {
     input: input.input, last: input.input, output: undefined, nodes: {}, loops: {},
@@ -96,7 +117,7 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
           break;
         }
         case 'human': {
-          const answer = await waitForHuman(input, at, node.data, status, answers, () => resumed, () => { resumed = false; });
+          const answer = await waitForHuman(input, at, node.data, status, answers, open, () => resumed, () => { resumed = false; });
           handle = answer.action;
           value = { action: answer.action, comment: answer.comment ?? null, fields: answer.fields ?? null, by: answer.by ?? null };
           break;
@@ -126,9 +147,11 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
     await steps.finishPathwayRun(input, result);
     status.status = 'completed';
     status.progress = 100;
+    await wf.condition(wf.allHandlersFinished);
     return result;
   } catch (err) {
     status.status = 'failed';
+    for (const o of open.values()) if (o.state === 'pending') o.state = 'cancelled';
     return recordFailure(err, cancelReason, (reason) => steps.failPathwayRun(input, reason));
   }
 }
@@ -136,7 +159,7 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
 /** Creates the intervention, sets the job waiting and blocks until an answer, a resume or expiry. */
 async function waitForHuman(
   input: PathwayRunInput, at: number, data: Record<string, unknown>, status: LiveStatus, answers: Map<string, Answer>,
-  isResumed: () => boolean, clearResume: () => void,
+  open: Map<string, OpenIntervention>, isResumed: () => boolean, clearResume: () => void,
 ): Promise<Answer> {
   const interventionId = wf.uuid4();
   const pause = data.pause === true;
@@ -150,12 +173,15 @@ async function waitForHuman(
   });
   status.status = pause ? 'paused' : 'waiting';
   status.waitingFor = waitingFor;
+  open.set(interventionId, { options, kind: pause ? 'pause' : 'approval', state: 'pending' });
   clearResume();
   const ready = () => answers.has(interventionId) || (pause && isResumed());
   // condition(fn, undefined) would take the timeout overload and expire at once: call the right overload.
   const arrived = expiresInS ? await wf.condition(ready, expiresInS * 1000) : (await wf.condition(ready), true);
   status.waitingFor = null;
-  if (!arrived) {
+  if (!arrived && !answers.has(interventionId)) {
+    // The timer won: from now on the validator refuses answers, then the record says so.
+    open.get(interventionId)!.state = 'expired';
     await steps.expireIntervention(input, interventionId);
     throw wf.ApplicationFailure.nonRetryable(`intervention ${interventionId} expired`, 'INTERVENTION_EXPIRED');
   }

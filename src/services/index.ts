@@ -20,11 +20,9 @@ export function createServices(deps: Deps) {
   const withLock = createLocks(deps.redis, deps.config.REDIS_PREFIX);
   const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams, withLock });
   const health = createHealthService(deps);
-  const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client, withLock });
-  const jobs = createJobService({
-    repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config, withLock,
-    onCancel: (workspaceId, jobId) => interventions.cancelForJob(workspaceId, jobId),
-  });
+  const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client });
+  // A cancelled run closes its own open interventions (its failure step): the run is their one writer.
+  const jobs = createJobService({ repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config, withLock });
   const receptors = createReceptorService({ repo: deps.repos.receptors });
   const neurons = createNeuronService({ repo: deps.repos.neurons, workspaces: deps.repos.workspaces, receptors, reflexes: deps.repos.reflexes });
   const reflexes = createReflexService({ repo: deps.repos.reflexes, workspaces: deps.repos.workspaces, neurons });

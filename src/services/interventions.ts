@@ -6,8 +6,8 @@ import type { InterventionDoc, InterventionRepo, InterventionStatus } from '../d
 import { notFound, validationError } from '../errors.js';
 import type { InterventionListQuery, RespondBody } from '../schemas/interventions.js';
 import type { Scope } from '../scope.js';
-import { interventionResponseSignal } from '../temporal/definitions.js';
-import type { WithLock } from '../locks.js';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { answerUpdate, type InterventionAnswer } from '../temporal/definitions.js';
 
 export interface NewIntervention {
   id: string; jobId: string; traceId: string | null; pathwayId: string | null; brainId: string | null; nodeIndex: number;
@@ -19,32 +19,39 @@ const ALL_STATUSES: InterventionStatus[] = ['pending', 'approved', 'rejected', '
 const newToken = () => randomBytes(24).toString('base64url');
 
 /**
- * Interventions: a paused run's question to a person (document 2). Answering one records the
- * answer (first answer wins) and signals the waiting workflow.
+ * Interventions: a paused run's question to a person (document 2). An answer goes to the waiting
+ * run as an Update; the run decides (first answer wins, an expired one is refused) and records it.
  */
-export function createInterventionService({ repo, temporal, withLock }: { repo: InterventionRepo; temporal: Client; withLock: WithLock }) {
+export function createInterventionService({ repo, temporal }: { repo: InterventionRepo; temporal: Client }) {
   async function get(scope: Scope, id: string): Promise<InterventionDoc> {
     const doc = await repo.find(scope.workspaceId, id);
     if (!doc) throw notFound('Intervention');
     return doc;
   }
 
-  /** First answer wins: the check and the write happen under a per-intervention lock. */
-  const answer = (doc: InterventionDoc, body: RespondBody, by: string | null, deliveryId?: string) =>
-    withLock(`intervention:${doc._id}`, async () => answerLocked((await repo.interventions.findOne({ _id: doc._id })) ?? doc, body, by, deliveryId));
-
-  async function answerLocked(doc: InterventionDoc, body: RespondBody, by: string | null, deliveryId?: string): Promise<InterventionDoc> {
+  /**
+   * Sends an answer to the waiting run as the `answer` Update (src/temporal/definitions.ts): the
+   * run accepts and records it, or refuses it and nothing changes. The run's own state decides,
+   * so two answers, or an answer racing the expiry timer, have exactly one outcome.
+   */
+  async function answer(doc: InterventionDoc, body: RespondBody, by: string | null, deliveryId?: string): Promise<InterventionDoc> {
     if (doc.status !== 'pending') throw validationError(`Intervention is already ${doc.status}`);
     if (!doc.options.includes(body.action)) throw validationError(`action must be one of: ${doc.options.join(', ')}`);
-    const now = new Date();
-    const status = doc.kind === 'pause' ? 'answered' : STATUS_FOR[body.action] ?? 'answered';
-    const deliveries = doc.deliveries.map((d) => (deliveryId === undefined || d.id === deliveryId ? { ...d, status: 'responded' as const, respondedAt: now } : { ...d, status: 'closed' as const }));
-    const res = await repo.interventions.updateOne(
-      { _id: doc._id, status: 'pending' },
-      { $set: { status, action: body.action, comment: body.comment ?? null, fields: body.fields ? encodeBlob(body.fields) : null, respondedBy: by, respondedAt: now, deliveries, updatedAt: now } },
-    );
-    if (res.modifiedCount === 0) throw validationError('Intervention was answered already');
-    await temporal.workflow.getHandle(doc.jobId).signal(interventionResponseSignal, { interventionId: doc._id, action: body.action, comment: body.comment, fields: body.fields, by });
+    try {
+      await temporal.workflow.getHandle(doc.jobId).executeUpdate(answerUpdate, {
+        args: [{ interventionId: doc._id, action: body.action, comment: body.comment, fields: body.fields, by, deliveryId }],
+      });
+    } catch (e) {
+      const fresh = await repo.interventions.findOne({ _id: doc._id });
+      if (e instanceof WorkflowUpdateFailedError) {
+        const reason = (e.cause as Error | undefined)?.message ?? 'the run refused the answer';
+        throw validationError(fresh && fresh.status !== 'pending' ? `Intervention is already ${fresh.status}` : reason);
+      }
+      if (e instanceof WorkflowNotFoundError || /already completed|not found/i.test(String((e as Error).message))) {
+        throw validationError(fresh && fresh.status !== 'pending' ? `Intervention is already ${fresh.status}` : 'The run is no longer waiting for this intervention');
+      }
+      throw e;
+    }
     return (await repo.interventions.findOne({ _id: doc._id }))!;
   }
 
@@ -103,17 +110,31 @@ export function createInterventionService({ repo, temporal, withLock }: { repo: 
       return answer(doc, body, null, deliveryId);
     },
 
-    /** Marks a still-pending intervention expired or cancelled; returns whether it changed. */
-    async close(workspaceId: string, id: string, status: 'expired' | 'cancelled'): Promise<boolean> {
+    /**
+     * Records an answer the run accepted (called only by the run's activity: the run is the one
+     * writer of an intervention's outcome, so no lock is needed). Idempotent for a retried activity.
+     */
+    async recordAnswer(workspaceId: string, a: InterventionAnswer, kind: 'approval' | 'pause'): Promise<InterventionDoc> {
+      const doc = await repo.interventions.findOne({ _id: a.interventionId, workspaceId });
+      if (!doc) throw notFound('Intervention');
+      if (doc.status !== 'pending') return doc;
       const now = new Date();
-      const doc = await repo.interventions.findOne({ _id: id, workspaceId });
-      if (!doc) return false;
-      return withLock(`intervention:${id}`, async () => {
-        const cur = await repo.interventions.findOne({ _id: id, workspaceId });
-        if (cur?.status !== 'pending') return false;
-        await repo.interventions.updateOne({ _id: id, workspaceId }, { $set: { status, updatedAt: now, deliveries: cur.deliveries.map((d) => ({ ...d, status: 'closed' as const })) } });
-        return true;
-      });
+      const status = kind === 'pause' ? 'answered' : STATUS_FOR[a.action] ?? 'answered';
+      const deliveryId = a.deliveryId ?? doc.deliveries.find((d) => d.channel === 'api')?.id;
+      const deliveries = doc.deliveries.map((d) => (d.id === deliveryId ? { ...d, status: 'responded' as const, respondedAt: now } : { ...d, status: 'closed' as const }));
+      await repo.interventions.updateOne(
+        { _id: doc._id, workspaceId },
+        { $set: { status, action: a.action, comment: a.comment ?? null, fields: a.fields ? encodeBlob(a.fields) : null, respondedBy: a.by ?? null, respondedAt: now, deliveries, updatedAt: now } },
+      );
+      return (await repo.interventions.findOne({ _id: doc._id }))!;
+    },
+
+    /** Marks a still-pending intervention expired or cancelled (the run's own steps); returns whether it changed. */
+    async close(workspaceId: string, id: string, status: 'expired' | 'cancelled'): Promise<boolean> {
+      const cur = await repo.interventions.findOne({ _id: id, workspaceId });
+      if (cur?.status !== 'pending') return false;
+      await repo.interventions.updateOne({ _id: id, workspaceId }, { $set: { status, updatedAt: new Date(), deliveries: cur.deliveries.map((d) => ({ ...d, status: 'closed' as const })) } });
+      return true;
     },
 
     /** Cancelling a job cancels its open interventions. */

@@ -25,6 +25,8 @@ export interface NewJob {
 }
 
 const LIVE_TTL_MS = 250;
+/** How long cancel waits for the run to finish its own cleanup before answering. */
+const CANCEL_WAIT_MS = 5_000;
 /** A pending job older than this whose workflow does not exist was never started (the API died in between). */
 const NEVER_STARTED_AFTER_MS = 30_000;
 /** currentStep of a job whose workflow could not be started; a client_nonce retry starts it afresh. */
@@ -50,7 +52,7 @@ const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T | null> =>
   Promise.race([p.catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
 
 /** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
-export function createJobService({ repo, streams, temporal, config, withLock, onCancel }: { repo: JobRepo; streams: Streams; temporal: Client; config: Config; withLock: WithLock; onCancel?: (workspaceId: string, jobId: string) => Promise<void> }) {
+export function createJobService({ repo, streams, temporal, config, withLock }: { repo: JobRepo; streams: Streams; temporal: Client; config: Config; withLock: WithLock }) {
   const streamKey = (jobId: string) => streams.keys.job(jobId);
   /**
    * Live `status` answers, shared for LIVE_TTL_MS: each query is a task on the worker that runs
@@ -208,7 +210,10 @@ export function createJobService({ repo, streams, temporal, config, withLock, on
       const handle = temporal.workflow.getHandle(jobId);
       await handle.signal(cancelSignal, { reason }).catch(() => undefined);
       await handle.cancel().catch(() => undefined);
-      await onCancel?.(scope.workspaceId, jobId);
+      // The run cleans up after itself (closes its open interventions, ends its children): wait a
+      // little for it, so that what cancel answers is already true; a run whose worker is down
+      // finishes the cleanup when it comes back.
+      await withTimeout(handle.result(), CANCEL_WAIT_MS);
       for (const child of await repo.jobs.find({ parentJobId: jobId, workspaceId: scope.workspaceId, status: { $nin: TERMINAL_STATES } }).toArray()) {
         await this.finalize(scope.workspaceId, child._id, { status: 'failed', failedReason: `cancelled: parent job ${jobId} was cancelled`, currentStep: 'cancelled' });
       }

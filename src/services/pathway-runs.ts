@@ -7,7 +7,7 @@ import type { ModelRegistry } from '../llm/registry.js';
 import { compileGraph } from '../pathways/compile.js';
 import type { ExecuteBody, JobCreateBody, JobInputBody, ResumeBody } from '../schemas/pathway-runs.js';
 import type { Scope } from '../scope.js';
-import type { PathwayRunInput, PathwayRunResult, RunGraph, RunScope } from '../temporal/definitions.js';
+import type { InterventionAnswer, PathwayRunInput, PathwayRunResult, RunGraph, RunScope } from '../temporal/definitions.js';
 import type { InterventionService } from './interventions.js';
 import type { JobPatch, JobService } from './jobs.js';
 import type { NeuronService } from './neurons.js';
@@ -147,6 +147,13 @@ export function createPathwayRunService(d: {
     },
 
     expireIntervention: (input: PathwayRunInput, id: string) => interventions.close(input.scope.workspaceId, id, 'expired').then(() => undefined),
+
+    /** Records an answer the run accepted: the intervention record and the job read model together. */
+    async recordAnswer(input: PathwayRunInput, answer: InterventionAnswer, kind: 'approval' | 'pause'): Promise<string> {
+      const doc = await interventions.recordAnswer(input.scope.workspaceId, answer, kind);
+      await patch(input.scope.workspaceId, input.jobId, { status: 'running', waitingFor: null });
+      return doc.status;
+    },
 
     async finishRun(input: PathwayRunInput, result: PathwayRunResult) {
       await patch(input.scope.workspaceId, input.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result, waitingFor: null });

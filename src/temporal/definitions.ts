@@ -3,7 +3,7 @@
  * keys and workflow input types. Imported by the API (to start/signal/query by name), the
  * worker and the workflow bundle; it imports @temporalio/workflow and types only.
  */
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey } from '@temporalio/common';
 import type { UsageAttribution } from '../db/usage.js';
 
@@ -31,8 +31,23 @@ export interface LiveStatus {
 export const cancelSignal = defineSignal<[{ reason?: string }]>('cancel');
 export const resumeSignal = defineSignal<[Record<string, unknown>]>('resume');
 export const inputSignal = defineSignal<[Record<string, unknown>]>('input');
+/** Legacy: answers of runs recorded before answers were Updates (kept so their histories replay). */
 export const interventionResponseSignal = defineSignal<[{ interventionId: string; action: string; comment?: string; fields?: Record<string, unknown>; by?: string | null }]>('interventionResponse');
 export const statusQuery = defineQuery<LiveStatus>('status');
+
+/** A person's answer to an intervention, as every answer route sends it. */
+export interface InterventionAnswer {
+  interventionId: string; action: string; comment?: string; fields?: Record<string, unknown>; by?: string | null;
+  /** The delivery (API or link) it came through; absent: the API delivery. */
+  deliveryId?: string;
+}
+/**
+ * Answers an intervention the run waits on (DESIGN.md: human answers are Updates). The validator
+ * refuses an answer the run does not wait for (unknown, answered, expired, cancelled, a wrong
+ * action): nothing changes and the caller gets a 4xx. An accepted answer returns once it is
+ * recorded, so the intervention record and the job always agree with the run.
+ */
+export const answerUpdate = defineUpdate<{ interventionId: string; status: string }, [InterventionAnswer]>('answer');
 
 /** Workflow-safe copy of the caller's scope (plain data). */
 export interface RunScope { workspaceId: string; brainId?: string; userId: string | null; apiKeyId: string | null; roles: string[]; credential: string; receptorId?: string }
