@@ -1,7 +1,8 @@
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { MongoServerError } from 'mongodb';
+import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
+import { isDuplicateKey } from '../../src/db/claims.js';
 import { AppError, conflict, notFound, payloadTooLarge, unsupportedMediaType, validationError } from '../../src/errors.js';
 import { redactPath } from './request.js';
 import type { Logger } from '../../src/logger.js';
@@ -14,13 +15,24 @@ export function firstIssue(err: ZodError): string {
   return `${path}${i.message}`;
 }
 
+/** Connectivity failures of MongoDB, Redis or Temporal (by class name or message, without importing each client's internals). */
+function isUnreachable(err: unknown): boolean {
+  const e = err as { name?: string; message?: string; code?: string | number };
+  if (err instanceof MongoNetworkError || err instanceof MongoServerSelectionError) return true;
+  if (e?.name === 'MaxRetriesPerRequestError') return true;
+  if (typeof e?.code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(e.code)) return true;
+  return /Connection is closed|Stream isn't writeable|UNAVAILABLE|Connection refused|connect ECONNREFUSED/i.test(String(e?.message ?? ''));
+}
+
 /** The one place where any thrown value becomes an AppError (STYLE.md §5). */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof ZodError) return validationError(firstIssue(err));
   if (err instanceof WorkflowNotFoundError) return notFound('Job');
   // FerretDB 1.x reports a unique violation caused by an update as code 1 "UNIQUE constraint failed".
-  if (err instanceof MongoServerError && (err.code === 11000 || /UNIQUE constraint failed/i.test(err.message))) return conflict('Already exists');
+  if (err instanceof MongoServerError && isDuplicateKey(err)) return conflict('Already exists');
+  // A store, Redis or Temporal that cannot be reached is a retryable 503, never a 500.
+  if (isUnreachable(err)) return new AppError('SERVICE_UNAVAILABLE', 503, 'A platform component is unreachable; retry shortly', { 'Retry-After': '2' });
   // Koa/bodyparser client errors (malformed JSON, payload too large, bad encoding) carry a 4xx status.
   const e = err as { status?: number; expose?: boolean; message?: string };
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {

@@ -26,10 +26,14 @@ export const jobIndexes: IndexSpec[] = [
   { collection: 'jobs', keys: { parentJobId: 1 }, name: 'parent' },
 ];
 
+/** A job's claimed terminal state (src/db/claims.ts): `_id` `job:<id>:terminal`, the transition it applied. */
+export interface JobClaimDoc { _id: string; workspaceId: string; set: Partial<JobDoc> }
+
 export function createJobRepo(db: Db) {
   const jobs = db.collection<JobDoc>('jobs');
+  const claims = db.collection<JobClaimDoc>('job_claims');
   return {
-    jobs,
+    jobs, claims,
     find: (workspaceId: string, id: string) => jobs.findOne({ _id: id, workspaceId }),
     async list(filter: Filter<JobDoc>, offset: number, limit: number) {
       const [items, total] = await Promise.all([

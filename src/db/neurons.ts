@@ -1,6 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
+import { claim } from './claims.js';
 
 export type NeuronScopeValue = 'brain' | 'workspace' | 'core';
 
@@ -46,11 +47,7 @@ export function createNeuronRepo(db: Db) {
     listVersions: (workspaceId: string, neuronId: string) => versions.find({ workspaceId, neuronId }).sort({ version: -1 }).toArray(),
     /** Idempotent: a version that already exists (a retried write) is left as it was. */
     async recordVersion(doc: NeuronVersionDoc): Promise<void> {
-      try {
-        await versions.insertOne(doc);
-      } catch (e) {
-        if ((e as { code?: number }).code !== 11000) throw e;
-      }
+      await claim(versions, doc);
     },
   };
 }

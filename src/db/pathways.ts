@@ -1,6 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
+import { isDuplicateKey } from './claims.js';
 
 /**
  * How many version entries a pathway keeps on its head record (document 1, Limits: "capped"). When a new version
@@ -105,7 +106,7 @@ export function createPathwayRepo(db: Db) {
         await locks.insertOne({ _id: id, workspaceId, token, expiresAt: new Date(Date.now() + PATHWAY_LOCK_LEASE_MS) });
         return true;
       } catch (e) {
-        if ((e as { code?: number }).code !== 11000) throw e;
+        if (!isDuplicateKey(e)) throw e;
       }
       const held = await locks.findOne({ _id: id });
       if (held && held.expiresAt.getTime() < Date.now()) await locks.deleteOne({ _id: id, token: held.token });

@@ -3,6 +3,7 @@ import type { IndexSpec } from './client.js';
 import { decodeBlob, encodeBlob, type Blob } from './codec.js';
 import type { PreparedRunData } from '../temporal/definitions.js';
 import type { ToolCall } from '../llm/types.js';
+import { claim } from './claims.js';
 
 /**
  * A neuron run's working set, stored by reference (DESIGN.md: workflow and activity payloads
@@ -34,11 +35,7 @@ export function createRunRepo(db: Db) {
   return {
     /** Stores the context once (a retried prepare finds it there). */
     async putContext(workspaceId: string, jobId: string, data: PreparedRunData): Promise<void> {
-      try {
-        await contexts.insertOne({ _id: jobId, workspaceId, data: encodeBlob(data), createdAt: new Date() });
-      } catch (e) {
-        if ((e as { code?: number }).code !== 11000) throw e;
-      }
+      await claim(contexts, { _id: jobId, workspaceId, data: encodeBlob(data), createdAt: new Date() });
     },
     async context(jobId: string): Promise<PreparedRunData | null> {
       const doc = await contexts.findOne({ _id: jobId });

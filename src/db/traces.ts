@@ -16,6 +16,8 @@ export interface EngramDoc {
   _id: string; workspaceId: string; traceId: string; seq: number; content: { type: string; content: string };
   contentHash: string; metadata: Blob; sourceType: string; sourceId: string | null; targetType: string | null;
   targetId: string | null; traceType: 'thread' | 'system'; memoryIds: string[]; jobId: string | null; createdAt: Date;
+  /** The trace's running totals up to and including this engram (its message count is `seq`). */
+  totals?: CostSummary;
 }
 
 export const traceIndexes: IndexSpec[] = [
@@ -25,7 +27,8 @@ export const traceIndexes: IndexSpec[] = [
   { collection: 'traces', keys: { workspaceId: 1, brainId: 1, neuronId: 1 }, name: 'ws_brain_neuron' },
   { collection: 'traces', keys: { workspaceId: 1, receptorId: 1 }, name: 'ws_receptor' },
   { collection: 'traces', keys: { workspaceId: 1, userId: 1 }, name: 'ws_user' },
-  { collection: 'engrams', keys: { workspaceId: 1, traceId: 1, seq: 1 }, name: 'ws_trace_seq' },
+  // The claim of an engram's place in its trace (src/db/claims.ts): one engram per (trace, seq).
+  { collection: 'engrams', keys: { workspaceId: 1, traceId: 1, seq: 1 }, unique: true, name: 'ws_trace_seq_unique' },
 ];
 
 /** Trace and engram storage; every query filters by workspace. */

@@ -1,5 +1,6 @@
 import type { Db, Document, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
+import { claim } from './claims.js';
 
 /** What a billed provider call served (the facets usage is reported by). */
 export interface UsageAttribution {
@@ -43,13 +44,7 @@ export function createUsageRepo(db: Db) {
     rows,
     /** Inserts the row once; a repeat of the same key is a no-op (returns false). */
     async insert(row: UsageRowDoc): Promise<boolean> {
-      try {
-        await rows.insertOne(row);
-        return true;
-      } catch (e) {
-        if ((e as { code?: number }).code === 11000) return false;
-        throw e;
-      }
+      return claim(rows, row);
     },
     /**
      * Sums of the matching rows grouped by `field` (null: one group of all rows), computed by the

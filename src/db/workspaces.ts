@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import type { IndexSpec } from './client.js';
+import { isDuplicateKey } from './claims.js';
 
 export interface WorkspaceDoc { _id: string; slug: string; name: string; createdAt: Date; updatedAt: Date }
 export interface BrainDoc { _id: string; workspaceId: string; name: string; createdAt: Date; updatedAt: Date }
@@ -12,7 +13,6 @@ export interface ApiKeyDoc {
 
 /** A workspace slug: lowercase words and dashes, never shaped like a UUID (ids and slugs share the path segment). */
 export const SLUG_RE = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
-const isDuplicate = (e: unknown) => (e as { code?: number }).code === 11000 || /UNIQUE constraint failed|duplicate key/i.test(String((e as Error).message));
 
 export const workspaceIndexes: IndexSpec[] = [
   { collection: 'workspaces', keys: { slug: 1 }, unique: true, name: 'slug_unique' },
@@ -43,7 +43,7 @@ export function createWorkspaceRepo(db: Db) {
           await workspaces.insertOne({ _id: id, slug: candidate, name, createdAt: now, updatedAt: now });
           return (await workspaces.findOne({ _id: id }))!;
         } catch (e) {
-          if (!isDuplicate(e)) throw e;
+          if (!isDuplicateKey(e)) throw e;
           const raced = await workspaces.findOne({ _id: id });
           if (raced) return raced;
         }

@@ -1,5 +1,4 @@
 import type { Deps } from '../deps.js';
-import { createLocks } from '../locks.js';
 import { createAuthService } from './auth.js';
 import { createHealthService } from './health.js';
 import { createInterventionService } from './interventions.js';
@@ -17,12 +16,11 @@ import { createUsageService } from './usage.js';
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
   const auth = createAuthService({ config: deps.config, repo: deps.repos.workspaces });
-  const withLock = createLocks(deps.redis, deps.config.REDIS_PREFIX);
-  const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams, withLock });
+  const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams });
   const health = createHealthService(deps);
   const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client });
   // A cancelled run closes its own open interventions (its failure step): the run is their one writer.
-  const jobs = createJobService({ repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config, withLock });
+  const jobs = createJobService({ repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config });
   const receptors = createReceptorService({ repo: deps.repos.receptors });
   const neurons = createNeuronService({ repo: deps.repos.neurons, workspaces: deps.repos.workspaces, receptors, reflexes: deps.repos.reflexes });
   const reflexes = createReflexService({ repo: deps.repos.reflexes, workspaces: deps.repos.workspaces, neurons });

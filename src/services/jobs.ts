@@ -7,7 +7,7 @@ import { AppError, notFound, validationError } from '../errors.js';
 import type { JobListQuery } from '../schemas/jobs.js';
 import type { Scope } from '../scope.js';
 import { TERMINAL_EVENTS, type Fence, type Streams } from '../streams.js';
-import type { WithLock } from '../locks.js';
+import { claim, isDuplicateKey } from '../db/claims.js';
 import {
   BrainIdKey, JobKindKey, NeuronIdKey, PathwayIdKey, ReceptorIdKey, TraceIdKey, WorkspaceIdKey, cancelSignal, statusQuery,
   type JobKind, type JobState, type LiveStatus,
@@ -33,7 +33,7 @@ const NEVER_STARTED_AFTER_MS = 30_000;
 export const NOT_STARTED_STEP = 'not started';
 
 /** The job stream's terminal entry, derived from the stored terminal state so stream and record always agree. */
-export function terminalEntry(job: JobDoc): Record<string, unknown> {
+export function terminalEntry(job: Pick<JobDoc, 'status' | 'result' | 'failedReason'>): Record<string, unknown> {
   if (job.status === 'completed') return { type: 'complete', result: decodeBlob<unknown>(job.result, null) };
   const reason = job.failedReason ?? 'failed';
   return { type: 'error', error: reason.startsWith('cancelled') ? 'cancelled' : 'failed', message: reason };
@@ -52,7 +52,7 @@ const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T | null> =>
   Promise.race([p.catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
 
 /** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
-export function createJobService({ repo, streams, temporal, config, withLock }: { repo: JobRepo; streams: Streams; temporal: Client; config: Config; withLock: WithLock }) {
+export function createJobService({ repo, streams, temporal, config }: { repo: JobRepo; streams: Streams; temporal: Client; config: Config }) {
   const streamKey = (jobId: string) => streams.keys.job(jobId);
   /**
    * Live `status` answers, shared for LIVE_TTL_MS: each query is a task on the worker that runs
@@ -93,7 +93,7 @@ export function createJobService({ repo, streams, temporal, config, withLock }: 
         await repo.jobs.insertOne(doc);
         return { job: doc, created: true };
       } catch (e) {
-        if ((e as { code?: number }).code !== 11000) throw e;
+        if (!isDuplicateKey(e)) throw e;
         return { job: await get(scope, j.id), created: false };
       }
     },
@@ -139,13 +139,17 @@ export function createJobService({ repo, streams, temporal, config, withLock }: 
     async restartable(job: JobDoc): Promise<boolean> {
       if (job.status !== 'failed' || job.currentStep !== NOT_STARTED_STEP) return false;
       await repo.jobs.deleteOne({ _id: job._id, workspaceId: job.workspaceId, currentStep: NOT_STARTED_STEP });
+      await repo.claims.deleteOne({ _id: `job:${job._id}:terminal` });
       await streams.drop(streamKey(job._id));
       return true;
     },
 
     /**
-     * Applies a transition. Terminal states are sticky: once completed or failed, nothing moves
-     * the job again, so a late activity cannot resurrect a cancelled run. Returns whether it applied.
+     * Applies a transition. Terminal states are sticky: the first terminal transition of a job is
+     * claimed by a unique insert (src/db/claims.ts), so exactly one writer ends the job however
+     * many race (the run, a cancel, an expiry), and a non-terminal write that raced it is repaired
+     * by re-applying the claimed terminal state. Returns whether this call's patch applied (a
+     * retried writer whose own terminal state was claimed counts as applied).
      */
     async transition(workspaceId: string, jobId: string, patch: JobPatch): Promise<boolean> {
       const now = new Date();
@@ -156,15 +160,27 @@ export function createJobService({ repo, streams, temporal, config, withLock }: 
       if (patch.failedReason !== undefined) set.failedReason = patch.failedReason;
       if (patch.result !== undefined) set.result = encodeBlob(patch.result);
       if (patch.waitingFor !== undefined) set.waitingFor = patch.waitingFor === null ? null : encodeBlob(patch.waitingFor);
-      if (patch.status && TERMINAL_STATES.includes(patch.status)) set.finishedAt = now;
-      // Under a per-job lock: the terminal check and the write must not interleave (see src/locks.ts).
-      return withLock(`job:${jobId}`, async () => {
-        const cur = await repo.jobs.findOne({ _id: jobId, workspaceId });
-        if (!cur || TERMINAL_STATES.includes(cur.status)) return false;
-        if (patch.status === 'running' && !cur.processedAt) set.processedAt = now;
-        await repo.jobs.updateOne({ _id: jobId, workspaceId }, { $set: set });
-        return true;
-      });
+      const cur = await repo.jobs.findOne({ _id: jobId, workspaceId });
+      if (!cur) return false;
+      const claimId = `job:${jobId}:terminal`;
+      if (patch.status && TERMINAL_STATES.includes(patch.status)) {
+        set.finishedAt = now;
+        if (!cur.processedAt) set.processedAt = now;
+        const won = await claim(repo.claims, { _id: claimId, workspaceId, set });
+        const held = won ? { set } : await repo.claims.findOne({ _id: claimId });
+        if (held) await repo.jobs.updateOne({ _id: jobId, workspaceId }, { $set: held.set });
+        return won || (held?.set.status === set.status && held?.set.failedReason === set.failedReason);
+      }
+      if (TERMINAL_STATES.includes(cur.status)) return false;
+      if (patch.status === 'running' && !cur.processedAt) set.processedAt = now;
+      await repo.jobs.updateOne({ _id: jobId, workspaceId }, { $set: set });
+      // A terminal claim may have landed between the read and this write: it wins again.
+      const terminal = await repo.claims.findOne({ _id: claimId });
+      if (terminal) {
+        await repo.jobs.updateOne({ _id: jobId, workspaceId }, { $set: terminal.set });
+        return false;
+      }
+      return true;
     },
 
     /** The read model merged with the workflow's live `status` query while it runs. */
@@ -230,8 +246,11 @@ export function createJobService({ repo, streams, temporal, config, withLock }: 
       const fence = fenceOf(event);
       let entry = event;
       if (fence.kind === 'terminal') {
-        const job = await repo.jobs.findOne({ _id: jobId });
-        if (job && TERMINAL_STATES.includes(job.status)) entry = terminalEntry(job);
+        // The claimed terminal state is the truth (the job document may not show it yet).
+        const claimed = await repo.claims.findOne({ _id: `job:${jobId}:terminal` });
+        const job = claimed ? null : await repo.jobs.findOne({ _id: jobId });
+        if (claimed) entry = terminalEntry({ status: claimed.set.status!, result: claimed.set.result ?? null, failedReason: claimed.set.failedReason ?? null });
+        else if (job && TERMINAL_STATES.includes(job.status)) entry = terminalEntry(job);
       }
       return streams.append(streamKey(jobId), entry, fence);
     },

@@ -9,6 +9,7 @@ import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import type { NeuronConfig, NeuronSnapshot } from '../schemas/neuron-config.js';
 import type { NeuronCatalogListQuery, NeuronCreateBody, NeuronListQuery, NeuronScope, NeuronUpdateBody } from '../schemas/neurons.js';
 import { hasRole, type Scope } from '../scope.js';
+import { claimNext, isDuplicateKey, newest } from '../db/claims.js';
 import type { ReceptorService } from './receptors.js';
 
 /** What a caller without core_admin sees instead of a core neuron's system_prompt. */
@@ -43,14 +44,6 @@ export function toNeuronSlug(name: string): string {
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
-/**
- * A unique-index violation. FerretDB 1.x (SQLite backend) reports one raised by an update as
- * code 1 "UNIQUE constraint failed" instead of 11000, so both forms count.
- */
-const isDuplicateKey = (e: unknown): boolean => {
-  const err = e as { code?: number; message?: string };
-  return err.code === 11000 || (err.code === 1 && /UNIQUE constraint failed/.test(err.message ?? ''));
-};
 
 /** The role a scope value needs: workspace → workspace_admin, core → core_admin, brain → none (neurons and reflexes alike). */
 export function assertScopeRole(scope: Scope, target: NeuronScope): void {
@@ -149,27 +142,52 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes }: {
     snapshot: encodeBlob(headSnapshot(doc)), createdAt: doc.updatedAt, createdBy: actor(scope), note,
   });
 
-  /** Applies a change as a new head version (atomic $inc), records that version and syncs the receptor. */
+  /** The head a version describes (the version documents are the record; the head is their projection). */
+  const headOf = (doc: NeuronDoc, v: NeuronVersionDoc): NeuronDoc => {
+    const snap = decodeBlob<NeuronSnapshot>(v.snapshot, headSnapshot(doc));
+    return { ...doc, name: snap.name, description: snap.description, config: encodeBlob(snap.neuron_config), isActive: snap.is_active, scope: snap.scope, version: v.version, updatedAt: v.createdAt };
+  };
+
+  /**
+   * Applies a change as a new version: the version number is claimed by inserting its version
+   * document (src/db/claims.ts), built on the newest version, so concurrent edits get distinct
+   * consecutive numbers and none is lost; the head then converges to the newest version. Syncs
+   * the receptor.
+   */
   async function commit(scope: Scope, doc: NeuronDoc, set: Partial<NeuronDoc>, note: string, extraFilter: Filter<NeuronDoc> = { deletedAt: null }): Promise<NeuronDoc> {
     const nameTaken = () => conflict(`A neuron named "${set.name}" already exists in this brain`);
     // Checked first for a clear 409; the unique index still decides a race.
     if (set.name !== undefined && set.name !== doc.name
       && await repo.neurons.findOne({ workspaceId: scope.workspaceId, brainId: doc.brainId, name: set.name, _id: { $ne: doc._id } })) throw nameTaken();
-    let next: NeuronDoc | null;
+    const fresh = await repo.neurons.findOne({ _id: doc._id, workspaceId: scope.workspaceId, ...extraFilter });
+    if (!fresh) throw notFound('Neuron');
+    let next: NeuronDoc = fresh;
+    await claimNext(repo.versions, { neuronId: doc._id }, 'version', (prev) => {
+      const base = prev && prev.version > fresh.version ? headOf(fresh, prev) : fresh;
+      next = { ...base, ...set, version: Math.max(prev?.version ?? 0, fresh.version) + 1, updatedAt: new Date() };
+      return {
+        _id: `${doc._id}:${next.version}`, neuronId: doc._id, workspaceId: doc.workspaceId, version: next.version,
+        snapshot: encodeBlob(headSnapshot(next)), createdAt: next.updatedAt, createdBy: actor(scope), note,
+      };
+    });
+    // Project the head: fields of the newest version (a slower writer's stale projection is repaired by the check after it).
+    const { _id: _ignored, ...fields } = next;
+    void _ignored;
     try {
-      next = await repo.neurons.findOneAndUpdate(
-        { _id: doc._id, workspaceId: scope.workspaceId, ...extraFilter },
-        { $set: { ...set, updatedAt: new Date() }, $inc: { version: 1 } },
-        { returnDocument: 'after' },
-      );
+      await repo.neurons.updateOne({ _id: doc._id, workspaceId: scope.workspaceId }, { $set: { ...fields, ...('deletedAt' in set ? { deletedAt: set.deletedAt } : {}) } });
     } catch (e) {
       if (isDuplicateKey(e)) throw nameTaken();
       throw e;
     }
-    if (!next) throw notFound('Neuron');
-    await recordVersion(scope, next, note);
-    await receptors.syncWithNeuron(scope, next);
-    return next;
+    for (let i = 0; i < 20; i++) {
+      const [head, newestVersion] = await Promise.all([repo.neurons.findOne({ _id: doc._id }), newest(repo.versions, { neuronId: doc._id }, 'version')]);
+      if (!head || !newestVersion || head.version >= newestVersion.version) break;
+      const { _id: _h, ...projected } = headOf(head, newestVersion);
+      void _h;
+      await repo.neurons.updateOne({ _id: doc._id }, { $set: projected });
+    }
+    await receptors.syncWithNeuron(scope, (await repo.neurons.findOne({ _id: doc._id }))!);
+    return next; // the version this change made (the head may already be newer)
   }
 
   async function loadVersion(scope: Scope, doc: NeuronDoc, version: number): Promise<{ doc: NeuronVersionDoc; snapshot: NeuronSnapshot }> {

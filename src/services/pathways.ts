@@ -15,6 +15,7 @@ import type {
   ParticipantCreateBody, PathwayCompileBody, PathwayCreateBody, PathwayListQuery, PathwayPromoteBody, PathwayUpdateBody, PathwayValidateBody,
 } from '../schemas/pathways.js';
 import { hasRole, type Scope } from '../scope.js';
+import { isDuplicateKey } from '../db/claims.js';
 
 /** Largest pathway_graph accepted (UTF-8 bytes of its JSON): the head keeps PATHWAY_VERSION_CAP copies of it. */
 export const PATHWAY_GRAPH_MAX_BYTES = 200_000;
@@ -38,7 +39,6 @@ const LOCK_WAIT_MS = 5_000;
 
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
 const pathwayNotFound = () => notFound('Pathway');
-const isDuplicateKey = (e: unknown): boolean => (e as { code?: number }).code === 11000;
 const nodeCount = (graph: unknown): number => {
   const nodes = (graph as { nodes?: unknown } | null)?.nodes;
   return Array.isArray(nodes) ? nodes.length : 0;

@@ -3,6 +3,7 @@ import { encodeBlob } from '../db/codec.js';
 import type { NeuronDoc } from '../db/neurons.js';
 import type { ReceptorDoc, ReceptorRepo, ReceptorTargetKind } from '../db/receptors.js';
 import type { Scope } from '../scope.js';
+import { isDuplicateKey } from '../db/claims.js';
 
 /** Slug attempts before giving up on a free `-N` suffix (a workspace never holds that many same-named targets). */
 const MAX_SLUG_ATTEMPTS = 100;
@@ -23,7 +24,7 @@ export function createReceptorService({ repo }: { repo: ReceptorRepo }) {
         return full;
       } catch (e) {
         // Another insert took the slug between the check and the write: try the next one.
-        if ((e as { code?: number }).code !== 11000) throw e;
+        if (!isDuplicateKey(e)) throw e;
       }
     }
     throw new Error(`no free receptor slug for ${base}`);

@@ -9,6 +9,7 @@ import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from '../sch
 import type { Scope } from '../scope.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import { assertScopeRole, type NeuronService } from './neurons.js';
+import { isDuplicateKey } from '../db/claims.js';
 
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
@@ -145,7 +146,7 @@ export function createReflexService({ repo, workspaces, neurons }: { repo: Refle
       try {
         await repo.links.insertOne(link);
       } catch (e) {
-        if ((e as { code?: number }).code === 11000) throw conflict('Reflex is already assigned to this neuron');
+        if (isDuplicateKey(e)) throw conflict('Reflex is already assigned to this neuron');
         throw e;
       }
       return link;

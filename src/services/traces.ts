@@ -7,7 +7,7 @@ import { notFound, validationError } from '../errors.js';
 import type { MessageCreateBody, TraceListQuery } from '../schemas/traces.js';
 import type { Scope } from '../scope.js';
 import type { Streams } from '../streams.js';
-import type { WithLock } from '../locks.js';
+import { claim, claimNext, newest } from '../db/claims.js';
 
 /** What a caller appends to a trace: human turns from the API, neuron turns from runs. */
 export interface EngramInput {
@@ -29,38 +29,43 @@ const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', message_c
 export const contentHash = (c: { type: string; content: string }) => createHash('sha256').update(`${c.type}\n${c.content}`).digest('hex');
 
 /** Traces and their engrams: implicit creation, API-order reads, cost roll-ups and trace events. */
-export function createTraceService({ repo, streams, withLock }: { repo: TraceRepo; streams: Streams; withLock: WithLock }) {
+export function createTraceService({ repo, streams }: { repo: TraceRepo; streams: Streams }) {
   async function get(scope: Scope, traceId: string): Promise<TraceDoc> {
     const t = await repo.find(scope.workspaceId, traceId);
     if (!t) throw notFound('Trace');
     return t;
   }
 
-  /** Creates the trace on first use and reserves the next sequence number (API order). */
-  async function reserveSeq(scope: Scope, traceId: string, input: EngramInput): Promise<number> {
+  /** Creates the trace on first use (an insert claimed by the unique (workspace, trace) index). */
+  async function ensureTrace(scope: Scope, traceId: string, input: EngramInput): Promise<void> {
+    if (await repo.find(scope.workspaceId, traceId)) return;
     const now = new Date();
-    const onInsert: Omit<TraceDoc, 'messageCount' | 'updatedAt' | 'cost' | 'memoryIds'> = {
+    await claim(repo.traces, {
       _id: randomUUID(), traceId, workspaceId: scope.workspaceId,
       brainId: input.trace?.brainId ?? scope.brainId ?? null, userId: scope.userId, apiKeyId: scope.apiKeyId,
       receptorId: input.trace?.receptorId ?? scope.receptorId ?? null, neuronId: input.trace?.neuronId ?? null,
       title: null, titleSource: null, traceType: input.traceType ?? 'thread', metadata: encodeBlob({}), createdAt: now,
-    };
-    const cost = input.cost ?? emptyCost();
-    const update = {
-      $setOnInsert: onInsert,
-      $set: { updatedAt: now },
-      $inc: { messageCount: 1, 'cost.totalCostUsd': cost.totalCostUsd, 'cost.totalTokens': cost.totalTokens, 'cost.inputTokens': cost.inputTokens, 'cost.outputTokens': cost.outputTokens },
-      ...(input.memoryIds?.length ? { $addToSet: { memoryIds: { $each: input.memoryIds } } } : {}),
-    };
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const doc = await repo.traces.findOneAndUpdate({ workspaceId: scope.workspaceId, traceId }, update, { upsert: true, returnDocument: 'after' });
-        return doc!.messageCount;
-      } catch (e) {
-        // Two first messages raced on the unique (workspace, trace) index: the loser retries as an update.
-        if (attempt === 0 && (e as { code?: number }).code === 11000) continue;
-        throw e;
-      }
+      messageCount: 0, cost: emptyCost(), memoryIds: [], updatedAt: now,
+    });
+  }
+
+  /**
+   * Brings the trace document's counters up to the newest engram's running totals. Each writer
+   * converges after its own insert, so when appends stop the document matches the engrams exactly;
+   * a stale write of a slower writer is repaired by the check that follows it.
+   */
+  async function converge(scope: Scope, traceId: string, memoryIds: string[]): Promise<void> {
+    for (let i = 0; i < 20; i++) {
+      const [last, doc] = await Promise.all([newest(repo.engrams, { workspaceId: scope.workspaceId, traceId }, 'seq'), repo.find(scope.workspaceId, traceId)]);
+      if (!doc || !last) return;
+      const missing = memoryIds.filter((m) => !(doc.memoryIds ?? []).includes(m));
+      if (doc.messageCount >= last.seq && missing.length === 0) return;
+      await repo.traces.updateOne({ _id: doc._id }, {
+        $set: {
+          ...(doc.messageCount < last.seq ? { messageCount: last.seq, cost: last.totals ?? doc.cost, updatedAt: new Date() } : {}),
+          ...(missing.length ? { memoryIds: [...new Set([...(doc.memoryIds ?? []), ...memoryIds])] } : {}),
+        },
+      });
     }
   }
 
@@ -106,29 +111,38 @@ export function createTraceService({ repo, streams, withLock }: { repo: TraceRep
       });
     },
 
-    /** Appends one engram (idempotent when input.id is set) and publishes it on the trace stream. */
+    /**
+     * Appends one engram (idempotent when input.id is set) and publishes it on the trace stream.
+     * Its sequence number is claimed by a unique insert (src/db/claims.ts), and it carries the
+     * trace's running totals, so order and counters are exact under concurrent writers on MongoDB
+     * and FerretDB alike; the trace document's counters converge to the newest engram's.
+     */
     async append(scope: Scope, traceId: string, input: EngramInput): Promise<EngramDoc> {
-      // One writer per trace at a time: the sequence number and the counters must not race.
-      return withLock(`trace:${scope.workspaceId}:${traceId}`, () => this.appendLocked(scope, traceId, input));
-    },
-
-    async appendLocked(scope: Scope, traceId: string, input: EngramInput): Promise<EngramDoc> {
       if (input.id) {
         const existing = await repo.findEngram(scope.workspaceId, input.id);
         if (existing) return existing;
       }
-      const seq = await reserveSeq(scope, traceId, input);
-      const doc: EngramDoc = {
-        _id: input.id ?? randomUUID(), workspaceId: scope.workspaceId, traceId, seq, content: input.content,
-        contentHash: contentHash(input.content), metadata: encodeBlob(input.metadata ?? {}), sourceType: input.sourceType,
-        sourceId: input.sourceId, targetType: input.targetType ?? null, targetId: input.targetId ?? null,
-        traceType: input.traceType ?? 'thread', memoryIds: input.memoryIds ?? [], jobId: input.jobId ?? null, createdAt: new Date(),
-      };
-      await repo.engrams.insertOne(doc);
+      await ensureTrace(scope, traceId, input);
+      const cost = input.cost ?? emptyCost();
+      const id = input.id ?? randomUUID();
+      const doc = await claimNext(repo.engrams, { workspaceId: scope.workspaceId, traceId }, 'seq', (prev) => {
+        const t = prev?.totals ?? emptyCost();
+        return {
+          _id: id, workspaceId: scope.workspaceId, traceId, seq: (prev?.seq ?? 0) + 1, content: input.content,
+          contentHash: contentHash(input.content), metadata: encodeBlob(input.metadata ?? {}), sourceType: input.sourceType,
+          sourceId: input.sourceId, targetType: input.targetType ?? null, targetId: input.targetId ?? null,
+          traceType: input.traceType ?? 'thread', memoryIds: input.memoryIds ?? [], jobId: input.jobId ?? null, createdAt: new Date(),
+          totals: {
+            totalCostUsd: t.totalCostUsd + cost.totalCostUsd, totalTokens: t.totalTokens + cost.totalTokens,
+            inputTokens: t.inputTokens + cost.inputTokens, outputTokens: t.outputTokens + cost.outputTokens,
+          },
+        };
+      }, () => repo.findEngram(scope.workspaceId, id));
+      await converge(scope, traceId, input.memoryIds ?? []);
       await streams.append(streams.keys.trace(scope.workspaceId, traceId), {
-        type: 'engram.created', trace_id: traceId, engram_id: doc._id, source_type: doc.sourceType, content: doc.content, created_at: doc.createdAt.toISOString(),
+        type: 'engram.created', trace_id: traceId, engram_id: doc!._id, source_type: doc!.sourceType, content: doc!.content, created_at: doc!.createdAt.toISOString(),
       });
-      return doc;
+      return doc!;
     },
 
     /** A manual title always wins; a generated one is only set while no manual title exists. */
