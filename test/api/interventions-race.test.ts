@@ -3,6 +3,7 @@ import { Intervention } from '../../src/schemas/interventions.js';
 import { Job } from '../../src/schemas/jobs.js';
 import { buildWorkspace } from '../support/app.js';
 import { usePlatform } from '../support/platform.js';
+import { settleJob } from '../support/jobs.js';
 
 /**
  * Human answers are atomic (Temporal Update with a validator): two answers racing each other,
@@ -32,14 +33,7 @@ async function startWaiting(ws: Ws, human: Record<string, unknown> = {}) {
   throw new Error('the run never waited');
 }
 
-async function settled(ws: Ws, jobId: string) {
-  for (let i = 0; i < 300; i++) {
-    const job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
-    if (job.status === 'completed' || job.status === 'failed') return job;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('the run never ended');
-}
+const settled = (ws: Ws, jobId: string) => settleJob(app, ws.key, jobId, 15_000, 50);
 
 describe('atomic human answers', () => {
   it('two different answers sent at once through two routes: one is accepted, the other refused, and record, job and branch agree', async () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { UsageRowDoc } from '../../src/db/usage.js';
-import { Job } from '../../src/schemas/jobs.js';
 import { ReceptorUsageRanking, UsageStats } from '../../src/schemas/usage.js';
 import { buildWorkspace } from '../support/app.js';
 import { useSimPlatform } from '../support/platform.js';
+import { settleJob } from '../support/jobs.js';
 
 /**
  * The usage ledger against the provider simulator: one row per billed call (a retried turn's
@@ -18,11 +18,7 @@ async function run(ws: Ws, neuronId: string, message: string) {
   const inv = await app.post(`/v1/neurons/${neuronId}/invoke`, ws.key, { message });
   expect(inv.status).toBe(202);
   const jobId = String(inv.body.job_id);
-  let job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
-  for (let i = 0; i < 300 && job.status !== 'completed' && job.status !== 'failed'; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
-  }
+  const job = await settleJob(app, ws.key, jobId);
   expect(job.status, String(job.failedReason)).toBe('completed');
   return { jobId, traceId: String(inv.body.trace_id), job };
 }

@@ -4,6 +4,7 @@ import { uuidFromName } from '../../src/services/runs.js';
 import { buildWorkspace } from '../support/app.js';
 import { useSimPlatform } from '../support/platform.js';
 import { shownReply } from '../support/sse.js';
+import { settleJob } from '../support/jobs.js';
 
 /**
  * The run engine against a provider that behaves like a real one (test/support/provider-sim.ts):
@@ -18,14 +19,7 @@ async function neuron(ws: Awaited<ReturnType<typeof buildWorkspace>>, config: Re
   return String(res.body.id);
 }
 
-async function settle(key: string, jobId: string, timeoutMs = 60_000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, key)).body);
-    if (job.status === 'completed' || job.status === 'failed' || Date.now() > until) return job;
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+const settle = (key: string, jobId: string) => settleJob(app, key, jobId);
 
 const entriesOf = async (jobId: string) => (await app.services.streams.range(app.services.jobs.streamKey(jobId), undefined, 100_000)).map((e) => e.data);
 

@@ -1,8 +1,8 @@
 import { expect, it } from 'vitest';
-import { Job } from '../../src/schemas/jobs.js';
 import { buildWorkspace } from '../support/app.js';
 import { useSimPlatform } from '../support/platform.js';
 import { shownReply } from '../support/sse.js';
+import { settleJob } from '../support/jobs.js';
 
 /**
  * Liveness does not depend on tokens: a model that thinks for a minute before its first token
@@ -26,11 +26,7 @@ it('a model that thinks 60 s before its first token (after a tool-only turn that
   const inv = await app.post(`/v1/neurons/${neuron.id}/invoke`, ws.key, { message: 'think hard' });
   expect(inv.status).toBe(202);
   const jobId = String(inv.body.job_id);
-  let job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
-  for (let i = 0; i < 500 && job.status !== 'completed' && job.status !== 'failed'; i++) {
-    await new Promise((r) => setTimeout(r, 250));
-    job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
-  }
+  const job = await settleJob(app, ws.key, jobId, 130_000, 250);
   expect(job.status, String(job.failedReason)).toBe('completed');
   expect(Date.now() - started).toBeGreaterThan(65_000); // the thinks really happened
   expect(sim.requests).toHaveLength(2); // no turn was retried
