@@ -21,7 +21,11 @@ const PROGRESS_WRITE_MS = 1000;
 
 type Answer = InterventionAnswer;
 /** An intervention the run opened, as the run itself sees it: the one arbiter of who answered first. */
-interface OpenIntervention { options: string[]; kind: 'approval' | 'pause'; state: 'pending' | 'answered' | 'expired' | 'cancelled' }
+interface OpenIntervention { options: string[]; kind: 'approval' | 'pause'; state: 'pending' | 'approved' | 'rejected' | 'answered' | 'expired' | 'cancelled' }
+
+/** The status an accepted answer gives the intervention (as the record will say). */
+const answeredState = (kind: OpenIntervention['kind'], action: string): OpenIntervention['state'] =>
+  kind === 'pause' ? 'answered' : /^(approve|approved)$/.test(action) ? 'approved' : /^(reject|rejected)$/.test(action) ? 'rejected' : 'answered';
 
 /**
  * Interprets a compiled pathway graph deterministically (STYLE.md §8, dsl-interpreter sample):
@@ -45,7 +49,7 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
   // expiry timer then finds it taken), records it, and only then returns to the caller.
   wf.setHandler(answerUpdate, async (a) => {
     const o = open.get(a.interventionId)!;
-    o.state = 'answered';
+    o.state = answeredState(o.kind, a.action);
     answers.set(a.interventionId, a);
     const recorded = await steps.recordAnswer(input, a, o.kind);
     return { interventionId: a.interventionId, status: recorded };

@@ -49,7 +49,7 @@ describe('atomic human answers', () => {
       expect(statuses).toEqual([200, 400]);
       const loser = viaRespond.status === 400 ? viaRespond : viaToken;
       expect(loser.body).toMatchObject({ code: 'VALIDATION_ERROR' });
-      expect(String(loser.body.message)).toMatch(/already (approved|rejected)/);
+      expect(String(loser.body.message), JSON.stringify([viaRespond.body, viaToken.body])).toMatch(/already (approved|rejected)/);
       const winner = viaRespond.status === 200 ? 'approve' : 'reject';
       const record = Intervention.parse((await app.get(`/v1/interventions/${interventionId}`, ws.key)).body);
       expect(record.status).toBe(winner === 'approve' ? 'approved' : 'rejected');
