@@ -197,7 +197,8 @@ async function waitForHuman(
 
 /** A neuron node runs the neuron as a child workflow with pathway persistence (turns on the run's trace). */
 async function runNeuronNode(input: PathwayRunInput, at: number, neuronId: string, message: string) {
-  const version = await steps.neuronVersion(input.scope, neuronId);
+  // Pinned at start (later edits of the neuron do not change a running pathway); inputs recorded before pins ask.
+  const version = input.neuronVersions?.[String(at)] ?? (await steps.neuronVersion(input.scope, neuronId));
   const childJobId = wf.uuid4();
   const childInput: NeuronRunInput = {
     jobId: childJobId, scope: input.scope, neuronId, neuronVersion: version, traceId: input.traceId, traceType: 'thread',

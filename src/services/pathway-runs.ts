@@ -59,9 +59,14 @@ export function createPathwayRunService(d: {
     const jobId = randomUUID();
     const traceId = args.traceId ?? randomUUID();
     const { job } = await jobs.create(scope, { id: jobId, kind: 'pathway', pathwayId: args.pathwayId, traceId, brainId: args.brainId });
+    // Pin the version of every neuron a node runs, as a neuron invoke pins its own.
+    const neuronVersions: Record<string, number> = {};
+    await Promise.all((compiled as RunGraph).nodes.map(async (n, i) => {
+      if (n.type === 'neuron' && typeof n.data.neuron_id === 'string') neuronVersions[String(i)] = (await neurons.resolve(scope, n.data.neuron_id)).version;
+    }));
     const input: PathwayRunInput = {
       jobId, scope: toRunScope(scope), pathwayId: args.pathwayId, pathwayVersion: args.version, traceId, input: args.input,
-      graph: compiled as RunGraph, maxSteps: MAX_PATHWAY_STEPS,
+      graph: compiled as RunGraph, maxSteps: MAX_PATHWAY_STEPS, neuronVersions,
     };
     await jobs.emit(jobId, { type: 'status', status: 'pending' });
     await jobs.startWorkflow(job, 'pathwayRun', [input], `pathway ${args.name}${args.version ? ` v${args.version}` : ''} · ${compiled.nodes.length} nodes`);

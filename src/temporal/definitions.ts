@@ -146,6 +146,8 @@ export interface PathwayRunInput {
   graph: RunGraph;
   /** Safety net against runaway graphs: the run fails after this many node visits. */
   maxSteps: number;
+  /** The neuron version each neuron node runs (node index → version), pinned when the run starts. */
+  neuronVersions?: Record<string, number>;
 }
 
 export interface PathwayRunResult {

@@ -259,4 +259,26 @@ describe('pathway execution', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.message).toContain('data.expression');
   });
+
+  it('a pathway run pins the versions of its neurons when it starts: an edit while it waits does not change what runs', async () => {
+    const ws = await buildWorkspace(app);
+    const neuron = (await app.post('/v1/neurons', ws.key, { name: 'pinned', brain_id: ws.brainId, neuron_config: { model: 'openai/gpt-4o-mini', system_prompt: 'You are version one.' } })).body as { id: string };
+    llm.setDefault((body) => ({ text: String(body.messages.find((m) => m.role === 'system')?.content ?? 'none') }));
+    const p = await createPathway(ws, [
+      { id: 's', type: 'start' }, { id: 'h', type: 'human', data: { title: 'go?' } },
+      { id: 'n', type: 'neuron', data: { neuron_id: neuron.id, message: 'hello' } }, { id: 'x', type: 'output', data: { value: '"stopped"' } },
+    ], [edge('s', 'h'), edge('h', 'n', 'approve'), edge('h', 'x', 'reject')]);
+    const jobId = await execute(ws, p.id);
+    const waiting = await waitFor(ws, jobId, ['waiting']);
+    expect((await app.put(`/v1/neurons/${neuron.id}`, ws.key, { neuron_config: { model: 'openai/gpt-4o-mini', system_prompt: 'You are version two.' } })).status).toBe(200);
+    await app.post(`/v1/interventions/${String(waiting.waitingFor!.interventionId)}/respond`, ws.key, { action: 'approve' });
+    const job = await done(ws, jobId);
+    expect(job.status).toBe('completed');
+    expect(JSON.stringify(job.result)).toContain('You are version one.');
+    // A run started now runs version two.
+    const later = await execute(ws, p.id);
+    const w2 = await waitFor(ws, later, ['waiting']);
+    await app.post(`/v1/interventions/${String(w2.waitingFor!.interventionId)}/respond`, ws.key, { action: 'approve' });
+    expect(JSON.stringify((await done(ws, later)).result)).toContain('You are version two.');
+  });
 });
