@@ -1,10 +1,12 @@
 import type { Services } from '../src/services/index.js';
 import { createPathwayActivities } from './pathways.js';
+import { createReceptorActivities } from './receptors.js';
 import { createRunActivities } from './runs.js';
 
 /** Every activity, assembled from per-area factories; wired only in worker/index.ts (and tests). */
 export const createActivities = (deps: { services: Services }) => ({
   ...createRunActivities(deps),
   ...createPathwayActivities(deps),
+  ...createReceptorActivities(deps),
 });
 export type Activities = ReturnType<typeof createActivities>;

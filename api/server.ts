@@ -21,6 +21,12 @@ async function main() {
     if (e instanceof AppError) { await closeDeps(deps); exitWith(`cortex api: bootstrap failed: ${e.message}`); }
     throw e;
   }
+  if (config.RECONCILE_SCHEDULES_ON_START) {
+    // Receptors are the desired state of their Temporal Schedules: repair drift (in the background, logged).
+    services.receptors.reconcileSchedules()
+      .then((r) => log.info({ checked: r.checked, created: r.created.length, removed: r.removed.length }, 'receptor schedules reconciled'))
+      .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'receptor schedule reconcile failed; it runs again at the next start or as maintenance.schedule_reconcile'));
+  }
   const server = createServer(createApp(deps, services).callback());
   server.listen(config.PORT, config.HOST, () => log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'api listening'));
   let stopping = false;

@@ -39,6 +39,12 @@ export const ConfigSchema = z.object({
   ANTHROPIC_API_KEY: z.string().optional(),
   ANTHROPIC_BASE_URL: z.string().optional(),
   GLADIA_API_KEY: z.string().optional(),
+  // Server-to-server requests (the internal stimulus route) are signed with this secret; unset: derived from JWT_SECRET.
+  INTERNAL_SIGNING_SECRET: z.string().min(32).optional(),
+  // Where chat and email providers reach the webhook ingress (the bots host); unset: http://HOST:PORT.
+  CHAT_WEBHOOK_BASE_URL: z.url().optional(),
+  // Run the schedule reconciler when the API starts (repairs drift between scheduled receptors and Temporal Schedules).
+  RECONCILE_SCHEDULES_ON_START: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 

@@ -1,3 +1,5 @@
 /** The workflow bundle's entry: every workflow type the worker serves, by name. */
 export { neuronRun } from './neuron-run.js';
 export { pathwayRun } from './pathway-run.js';
+export { receptorFire } from './receptor-fire.js';
+export { systemJob } from './system-job.js';

@@ -6,10 +6,11 @@ import neurons from './neurons.js';
 import pathwayRuns from './pathway-runs.js';
 import pathways from './pathways.js';
 import platform from './platform.js';
+import receptors from './receptors.js';
 import reflexes from './reflexes.js';
 import traces from './traces.js';
 import usage from './usage.js';
 
 /** The flat list of every mounted route family (OpenAPI walks the same list). */
-export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, neuronRuns, jobs, interventions, pathways, pathwayRuns, usage };
+export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, usage };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

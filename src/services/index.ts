@@ -6,7 +6,10 @@ import { createJobService } from './jobs.js';
 import { createNeuronService } from './neurons.js';
 import { createPathwayRunService } from './pathway-runs.js';
 import { createPathwayService } from './pathways.js';
+import { createChannelBindingService } from './channel-bindings.js';
+import { createReceptorFireService } from './receptor-fires.js';
 import { createReceptorService } from './receptors.js';
+import { createScheduleService } from './schedules.js';
 import { createReflexService } from './reflexes.js';
 import { createRunService } from './runs.js';
 import { createModelRegistry } from '../llm/registry.js';
@@ -21,10 +24,14 @@ export function createServices(deps: Deps) {
   const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client });
   // A cancelled run closes its own open interventions (its failure step): the run is their one writer.
   const jobs = createJobService({ repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config });
-  const receptors = createReceptorService({ repo: deps.repos.receptors });
+  const schedules = createScheduleService({ temporal: deps.temporal.client, config: deps.config });
+  // Receptors follow their targets, and change them (is_active): the targets are bound late.
+  const receptors = createReceptorService({
+    repo: deps.repos.receptors, schedules, workspaces: deps.repos.workspaces, reflexes: deps.repos.reflexes, targets: () => ({ neurons, pathways }),
+  });
   const neurons = createNeuronService({ repo: deps.repos.neurons, workspaces: deps.repos.workspaces, receptors, reflexes: deps.repos.reflexes });
   const reflexes = createReflexService({ repo: deps.repos.reflexes, workspaces: deps.repos.workspaces, neurons });
-  const pathways = createPathwayService({ repo: deps.repos.pathways });
+  const pathways = createPathwayService({ repo: deps.repos.pathways, receptors: () => receptors });
   const c = deps.config;
   const models = createModelRegistry({
     // A bare model name goes to OpenAI-compatible when one is configured, else to the offline model.
@@ -34,6 +41,8 @@ export function createServices(deps: Deps) {
   const usage = createUsageService({ repo: deps.repos.usage, receptors: deps.repos.receptors, neurons: deps.repos.neurons, pathways: deps.repos.pathways });
   const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs, usage });
   const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models });
-  return { auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  const receptorFires = createReceptorFireService({ repo: deps.repos.receptors, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage });
+  const channelBindings = createChannelBindingService({ repo: deps.repos.receptors, receptors, fires: receptorFires, config: c });
+  return { auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

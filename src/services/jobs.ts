@@ -99,7 +99,7 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
     },
 
     /** Starts the job's workflow by name with the search attributes operators filter on. */
-    async startWorkflow(job: JobDoc, workflowType: string, args: unknown[], summary?: string): Promise<void> {
+    async startWorkflow(job: JobDoc, workflowType: string, args: unknown[], summary?: string, opts: { workflowId?: string } = {}): Promise<void> {
       const attrs = [
         { key: WorkspaceIdKey, value: job.workspaceId }, { key: JobKindKey, value: job.kind },
         ...(job.brainId ? [{ key: BrainIdKey, value: job.brainId }] : []),
@@ -110,7 +110,8 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
       ];
       try {
         await temporal.workflow.start(workflowType, {
-          taskQueue: config.TEMPORAL_TASK_QUEUE, workflowId: job._id, args, typedSearchAttributes: attrs,
+          // The job id, or the id of the workflow that starts the job's run (a receptor's fire).
+          taskQueue: config.TEMPORAL_TASK_QUEUE, workflowId: opts.workflowId ?? job._id, args, typedSearchAttributes: attrs,
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           // Shown on the run in the Temporal UI next to the search attributes.
           staticSummary: summary,
@@ -197,8 +198,10 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
 
     /** A long-pending job: if Temporal has no run for it (the API died between record and start), it ends failed. */
     async checkStarted(job: JobDoc): Promise<JobDoc> {
-      const exists = await temporal.workflow.getHandle(job._id).describe().then(() => true, (e: unknown) => (e as { name?: string }).name === 'WorkflowNotFoundError' ? false : null);
-      if (exists !== false) return job;
+      const exists = (id: string) => temporal.workflow.getHandle(id).describe().then(() => true, (e: unknown) => (e as { name?: string }).name === 'WorkflowNotFoundError' ? false : null);
+      // A receptor's job is started by its fire workflow (fire-<job id>), which may still be queued.
+      const ids = job.receptorId ? [job._id, `fire-${job._id}`] : [job._id];
+      for (const id of ids) if ((await exists(id)) !== false) return job;
       await this.finalize(job.workspaceId, job._id, { status: 'failed', failedReason: 'the run was never started', currentStep: NOT_STARTED_STEP });
       return (await repo.find(job.workspaceId, job._id)) ?? job;
     },
@@ -254,6 +257,10 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
       }
       return streams.append(streamKey(jobId), entry, fence);
     },
+
+    /** Pending jobs of a workspace older than `ms` (the job sweep checks whether their run exists). */
+    pendingOlderThan: (workspaceId: string, ms: number) =>
+      repo.jobs.find({ workspaceId, status: 'pending', createdAt: { $lt: new Date(Date.now() - ms) } }).limit(500).toArray(),
 
     /** Unscoped read for the worker (the job id came from a workflow the platform started). */
     repoFind: (jobId: string) => repo.jobs.findOne({ _id: jobId }),

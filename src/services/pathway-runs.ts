@@ -52,24 +52,28 @@ export function createPathwayRunService(d: {
 }) {
   const { jobs, traces, neurons, pathways, interventions, models } = d;
 
-  async function start(scope: Scope, args: { graph: unknown; pathwayId: string | null; version: number | null; input: Record<string, unknown>; traceId?: string; brainId: string | null; name: string }) {
+  type StartArgs = { graph: unknown; pathwayId: string | null; version: number | null; input: Record<string, unknown>; traceId?: string; brainId: string | null; name: string };
+
+  /** Compiles the graph (400 when invalid) and pins the version of every neuron a node runs, as a neuron invoke pins its own. */
+  async function runInput(scope: Scope, args: StartArgs, jobId: string): Promise<PathwayRunInput> {
     const neuronIds = await pathways.neuronIdsFor(scope);
     const { compiled, errors } = compileGraph(args.graph, { neuronIds });
     if (errors.length) throw validationError(`pathway graph is invalid: ${errors.slice(0, 3).join('; ')}`);
-    const jobId = randomUUID();
-    const traceId = args.traceId ?? randomUUID();
-    const { job } = await jobs.create(scope, { id: jobId, kind: 'pathway', pathwayId: args.pathwayId, traceId, brainId: args.brainId });
-    // Pin the version of every neuron a node runs, as a neuron invoke pins its own.
     const neuronVersions: Record<string, number> = {};
     await Promise.all((compiled as RunGraph).nodes.map(async (n, i) => {
       if (n.type === 'neuron' && typeof n.data.neuron_id === 'string') neuronVersions[String(i)] = (await neurons.resolve(scope, n.data.neuron_id)).version;
     }));
-    const input: PathwayRunInput = {
-      jobId, scope: toRunScope(scope), pathwayId: args.pathwayId, pathwayVersion: args.version, traceId, input: args.input,
+    return {
+      jobId, scope: toRunScope(scope), pathwayId: args.pathwayId, pathwayVersion: args.version, traceId: args.traceId ?? randomUUID(), input: args.input,
       graph: compiled as RunGraph, maxSteps: MAX_PATHWAY_STEPS, neuronVersions,
     };
-    await jobs.emit(jobId, { type: 'status', status: 'pending' });
-    await jobs.startWorkflow(job, 'pathwayRun', [input], `pathway ${args.name}${args.version ? ` v${args.version}` : ''} · ${compiled.nodes.length} nodes`);
+  }
+
+  async function start(scope: Scope, args: StartArgs) {
+    const input = await runInput(scope, args, randomUUID());
+    const { job } = await jobs.create(scope, { id: input.jobId, kind: 'pathway', pathwayId: args.pathwayId, traceId: input.traceId, brainId: args.brainId });
+    await jobs.emit(input.jobId, { type: 'status', status: 'pending' });
+    await jobs.startWorkflow(job, 'pathwayRun', [input], `pathway ${args.name}${args.version ? ` v${args.version}` : ''} · ${input.graph.nodes.length} nodes`);
     return job;
   }
 
@@ -83,6 +87,8 @@ export function createPathwayRunService(d: {
   async function patch(workspaceId: string, jobId: string, p: JobPatch) { await jobs.transition(workspaceId, jobId, p); }
 
   return {
+    runInput,
+
     /** POST /v1/pathways/:id/execute (brain header required; pinned or head version). */
     async execute(scope: Scope, pathwayId: string, body: ExecuteBody) {
       const run = await pathways.getForRun(scope, pathwayId, body.pathway_version);

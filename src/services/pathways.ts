@@ -63,7 +63,14 @@ function encodeBounded(value: unknown, field: string, max: number): Blob {
  * the caller's neurons, compile previews, participants with owner ⊇ editor ⊇ viewer, and the lookup the run engine
  * uses. Every call takes the scope first; another workspace's or brain's pathway is indistinguishable from a missing one.
  */
-export function createPathwayService({ repo }: { repo: PathwayRepo }) {
+/** What a pathway keeps in step with itself: its receptor (document 1: a pathway gets its receptor as a neuron does). */
+export interface PathwayReceptorHooks {
+  ensureForPathway(scope: Scope, p: { _id: string; brainId: string; name: string; isActive: boolean }): Promise<unknown>;
+  syncWithTarget(scope: Scope, kind: 'pathway', id: string, state: { isActive: boolean }): Promise<void>;
+  deleteForTarget(scope: Scope, kind: 'pathway', id: string): Promise<void>;
+}
+
+export function createPathwayService({ repo, receptors }: { repo: PathwayRepo; receptors: () => PathwayReceptorHooks }) {
   /** Neuron ids a graph may reference in this scope (brain-visible ones, or the whole workspace without a brain). */
   async function neuronIdsFor(scope: Scope): Promise<Set<string>> {
     const ids = await repo.neuronIds(scope.workspaceId, scope.brainId);
@@ -165,6 +172,8 @@ export function createPathwayService({ repo }: { repo: PathwayRepo }) {
 
   return {
     neuronIdsFor,
+    /** 403 unless the caller's role on the pathway covers `need` (for services that change what a pathway owns, like its receptor). */
+    assertRole: requireRole,
 
     async list(scope: Scope, q: PathwayListQuery): Promise<PathwayPage> {
       if (!scope.brainId) throw validationError('X-Brain-Id header is required');
@@ -194,6 +203,7 @@ export function createPathwayService({ repo }: { repo: PathwayRepo }) {
         createdBy: actor(scope), createdAt: now, updatedAt: now,
       };
       await repo.pathways.insertOne(doc);
+      await receptors().ensureForPathway(scope, doc);
       if (scope.userId) { // the creator (through a JWT or their own API key) owns it
         await repo.participants.insertOne({
           _id: randomUUID(), workspaceId: scope.workspaceId, pathwayId: doc._id, userId: scope.userId, role: 'owner', addedBy: scope.userId, createdAt: now,
@@ -212,7 +222,7 @@ export function createPathwayService({ repo }: { repo: PathwayRepo }) {
       const graph = body.pathway_graph === undefined ? undefined : encodeBounded(body.pathway_graph, 'pathway_graph', PATHWAY_GRAPH_MAX_BYTES);
       const design = body.pathway_data === undefined ? undefined : encodeBounded(body.pathway_data, 'pathway_data', PATHWAY_DATA_MAX_BYTES);
       if (graph !== undefined && graph !== current.graph) await checkGraph(scope, current.brainId, body.pathway_graph);
-      return commit(scope, id, (doc) => {
+      const updated = await commit(scope, id, (doc) => {
         const set: Partial<PathwayDoc> = {};
         const changed: string[] = [];
         if (graph !== undefined && graph !== doc.graph) { set.graph = graph; changed.push('graph'); }
@@ -225,6 +235,8 @@ export function createPathwayService({ repo }: { repo: PathwayRepo }) {
         const tipGraph = set.graph ?? doc.graph;
         return { set, version: { graph: tipGraph, nodeCount: nodeCount(decodeBlob(tipGraph, EMPTY_GRAPH)), note: `updated: ${changed.join(', ')}` } };
       });
+      if (body.is_active !== undefined) await receptors().syncWithTarget(scope, 'pathway', id, { isActive: updated.isActive });
+      return updated;
     },
 
     /** Needs role owner; removes the head (with its history) and then its participants. */
@@ -232,6 +244,7 @@ export function createPathwayService({ repo }: { repo: PathwayRepo }) {
       await head(scope, id);
       await requireRole(scope, id, 'owner', 'Deleting a pathway');
       if (!(await repo.remove(scope.workspaceId, id))) throw pathwayNotFound();
+      await receptors().deleteForTarget(scope, 'pathway', id);
     },
 
     /** The kept history, newest first. */

@@ -1,22 +1,69 @@
 import { randomUUID } from 'node:crypto';
-import { encodeBlob } from '../db/codec.js';
+import type { Filter } from 'mongodb';
+import { decodeBlob, encodeBlob } from '../db/codec.js';
 import type { NeuronDoc } from '../db/neurons.js';
-import type { ReceptorDoc, ReceptorRepo, ReceptorTargetKind } from '../db/receptors.js';
-import type { Scope } from '../scope.js';
+import type { ExecutableTarget, ReceptorDoc, ReceptorRepo, ReceptorTargetKind, ScheduleTiming } from '../db/receptors.js';
+import type { ReflexRepo } from '../db/reflexes.js';
+import type { WorkspaceRepo } from '../db/workspaces.js';
+import { forbidden, notFound, validationError } from '../errors.js';
+import type { ExecutableTargetBody, ReceptorListQuery, ReceptorPatchBody, SourceConfig, SubscribeBody, Timing } from '../schemas/receptors.js';
+import { hasRole, type Scope } from '../scope.js';
 import { isDuplicateKey } from '../db/claims.js';
+import type { NeuronService } from './neurons.js';
+import { assertScopeRole, toNeuronSlug } from './neurons.js';
+import type { PathwayService } from './pathways.js';
+import type { ScheduleService } from './schedules.js';
+import { isKnownKey, isSchedulable } from './stimuli.js';
 
 /** Slug attempts before giving up on a free `-N` suffix (a workspace never holds that many same-named targets). */
 const MAX_SLUG_ATTEMPTS = 100;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', slug: 'slug' } as const;
+
+/** The targets a receptor dispatches, bound late (the neuron service itself keeps its receptor in step). */
+export interface ReceptorTargets { neurons: NeuronService; pathways: PathwayService }
+
+/** A receptor as a read shows it: the record and, when scheduled, its schedule's live view. */
+export interface ReceptorView { doc: ReceptorDoc; schedule: Awaited<ReturnType<ScheduleService['view']>> | null }
+
+/** Stimulus receptors take source_config, executable_target and sensory_reflex_id (document 1, Receptors). */
+const isStimulusReceptor = (channels: string[]) => channels.includes('stimulus') || channels.includes('cron');
+const isTargetOrigin = (r: ReceptorDoc) => (r.origin ?? 'target') === 'target';
+
+/** source_config.timing → the stored schedule shape. */
+export function toTiming(t: Timing): ScheduleTiming {
+  const cron = t.cron === undefined ? [] : Array.isArray(t.cron) ? t.cron : [t.cron];
+  const intervals = t.interval === undefined ? [] : typeof t.interval === 'number'
+    ? [{ everyS: t.interval, offsetS: 0 }] : [{ everyS: t.interval.every, offsetS: t.interval.offset ?? 0 }];
+  return {
+    cron, intervals, timezone: t.timezone, overlap: t.overlap, catchupWindowS: t.catchup_window, jitterS: t.jitter,
+    startAt: t.start_at ? new Date(t.start_at).toISOString() : null, endAt: t.end_at ? new Date(t.end_at).toISOString() : null,
+  };
+}
+
+/** The stored schedule shape back as source_config.timing (what reads show). */
+export function fromTiming(t: ScheduleTiming): Record<string, unknown> {
+  return {
+    ...(t.cron.length ? { cron: t.cron.length === 1 ? t.cron[0] : t.cron } : {}),
+    ...(t.intervals.length ? { interval: t.intervals[0].offsetS ? { every: t.intervals[0].everyS, offset: t.intervals[0].offsetS } : t.intervals[0].everyS } : {}),
+    timezone: t.timezone, overlap: t.overlap, catchup_window: t.catchupWindowS, jitter: t.jitterS,
+    ...(t.startAt ? { start_at: t.startAt } : {}), ...(t.endAt ? { end_at: t.endAt } : {}),
+  };
+}
 
 /**
- * Receptors: for now, the trigger that is created with every neuron and kept in step with it
- * (document 1, Receptor: is_active and scope mirror the target). Receptor routes come later.
+ * Receptors (document 1, Receptor and Receptors): the trigger created with every neuron and
+ * pathway and kept in step with it, receptors made from templates (subscribe), reads, changes,
+ * and their schedules (src/services/schedules.ts). Firing is src/services/receptor-fires.ts.
  */
-export function createReceptorService({ repo }: { repo: ReceptorRepo }) {
+export function createReceptorService({ repo, schedules, workspaces, reflexes, targets }: {
+  repo: ReceptorRepo; schedules: ScheduleService; workspaces: WorkspaceRepo; reflexes: ReflexRepo; targets: () => ReceptorTargets;
+}) {
   /** First free slug in the workspace: `base`, then `base-2`, `base-3`, … */
   async function insertWithFreeSlug(doc: Omit<ReceptorDoc, 'slug'>, base: string): Promise<ReceptorDoc> {
+    const root = toNeuronSlug(base) || 'receptor';
     for (let n = 1; n <= MAX_SLUG_ATTEMPTS; n++) {
-      const slug = n === 1 ? base : `${base}-${n}`;
+      const slug = n === 1 ? root : `${root}-${n}`;
       if (await repo.findBySlug(doc.workspaceId, slug)) continue;
       const full: ReceptorDoc = { ...doc, slug };
       try {
@@ -30,37 +77,280 @@ export function createReceptorService({ repo }: { repo: ReceptorRepo }) {
     throw new Error(`no free receptor slug for ${base}`);
   }
 
+  const blank = (scope: Scope, brainId: string, target: ExecutableTarget, isActive: boolean, rScope: ReceptorDoc['scope']): Omit<ReceptorDoc, 'slug'> => {
+    const now = new Date();
+    return {
+      _id: randomUUID(), workspaceId: scope.workspaceId, brainId, activeChannels: ['http'], config: encodeBlob({}), isActive, scope: rScope,
+      sourceConfig: encodeBlob({}), executableTarget: target, sensoryReflexId: null, createdAt: now, updatedAt: now,
+      origin: 'target', stimulusKeys: [], activation: null, timing: null, schedulePause: null, createdBy: scope.userId ?? scope.apiKeyId,
+    };
+  };
+
+  /** The caller's workspace when the path segment names it (slug or id); another workspace's is a 404. */
+  async function checkWorkspace(scope: Scope, segment: string): Promise<void> {
+    if (segment === scope.workspaceId) return;
+    const ws = await workspaces.findWorkspace(segment);
+    if (!ws || ws._id !== scope.workspaceId) throw notFound('Receptor');
+  }
+
+  /** By slug or UUID in the caller's workspace. */
+  async function find(scope: Scope, slugOrId: string): Promise<ReceptorDoc> {
+    const doc = UUID_RE.test(slugOrId) ? await repo.findById(scope.workspaceId, slugOrId.toLowerCase()) : null;
+    const found = doc ?? (await repo.findBySlug(scope.workspaceId, slugOrId.toLowerCase()));
+    if (!found) throw notFound('Receptor');
+    return found;
+  }
+
+  async function view(doc: ReceptorDoc, preview = 0): Promise<ReceptorView> {
+    const schedule = doc.activation === 'schedule' && doc.timing ? await schedules.view(doc, preview) : null;
+    return { doc, schedule };
+  }
+
+  /**
+   * Who may change a receptor (docs/roles.md): what changing its target needs. A neuron's
+   * receptor: the neuron's scope role; a pathway's: editor of the pathway; system jobs and
+   * action plans (platform work): workspace_admin.
+   */
+  async function assertCanChange(scope: Scope, r: Pick<ReceptorDoc, 'executableTarget' | 'scope'>): Promise<void> {
+    assertScopeRole(scope, r.scope);
+    const t = r.executableTarget;
+    if (t.kind === 'pathway' && t.id) await targets().pathways.assertRole(scope, t.id, 'editor', 'Changing a pathway\'s receptor');
+    if ((t.kind === 'system_job' || t.kind === 'action_plan' || t.kind === 'plasticity_pass') && !hasRole(scope, 'workspace_admin')) {
+      throw forbidden(`A ${t.kind} receptor requires role workspace_admin`);
+    }
+  }
+
+  /** A target body checked against the workspace (404 for another brain's or workspace's target, 400 for a bad job key). */
+  async function checkTarget(scope: Scope, brainId: string, t: ExecutableTargetBody): Promise<ExecutableTarget> {
+    const kind: ReceptorTargetKind = t.kind === 'plasticity_pass' ? 'action_plan' : t.kind;
+    const inBrain = { ...scope, brainId };
+    if (kind === 'neuron') await targets().neurons.resolve(inBrain, t.id!);
+    if (kind === 'pathway' || kind === 'action_plan') await targets().pathways.get(inBrain, t.id!);
+    if (kind === 'system_job' && t.job !== undefined && !isSchedulable(t.job)) throw validationError(`executable_target.job: ${t.job} is not a maintenance key of GET /v1/stimuli/catalog`);
+    return { kind, id: t.id ?? null, ...(kind === 'action_plan' ? { autoExecute: t.auto_execute ?? false } : {}), ...(kind === 'system_job' ? { job: t.job ?? null } : {}) };
+  }
+
+  /** source_config checked (known keys; a schedule's keys schedulable; a system job has a job to run) and split into stored fields. */
+  function checkSource(s: SourceConfig, target: ExecutableTarget) {
+    const unknown = s.stimulus_keys.find((k) => !isKnownKey(k));
+    if (unknown) throw validationError(`source_config.stimulus_keys: ${unknown} is not in GET /v1/stimuli/catalog`);
+    if (s.activation === 'schedule') {
+      const notSchedulable = s.stimulus_keys.find((k) => !isSchedulable(k));
+      if (notSchedulable) throw validationError(`source_config.stimulus_keys: ${notSchedulable} is not schedulable (see GET /v1/stimuli/catalog?schedulable=true)`);
+    }
+    if (target.kind === 'system_job' && !target.job && !s.stimulus_keys.some(isSchedulable)) {
+      throw validationError('a system_job target needs executable_target.job or a maintenance key in source_config.stimulus_keys');
+    }
+    const { timing, stimulus_keys: keys, activation, ...rest } = s;
+    return {
+      stimulusKeys: keys, activation, timing: activation === 'schedule' && timing ? toTiming(timing) : null,
+      sourceConfig: encodeBlob({ ...rest, stimulus_keys: keys, activation }),
+    };
+  }
+
+  async function checkReflex(scope: Scope, id: string | null | undefined): Promise<void> {
+    if (!id) return;
+    const r = await reflexes.findById(scope.workspaceId, id);
+    if (!r) throw validationError(`sensory_reflex_id: ${id} is not a reflex of this workspace`);
+    if (r.type !== 'sensory') throw validationError('sensory_reflex_id must name a sensory reflex');
+  }
+
+  /** Writes a change and makes the schedule follow; a schedule the engine refuses (a bad cron) undoes nothing that was stored. */
+  async function save(before: ReceptorDoc, set: Partial<ReceptorDoc>): Promise<ReceptorDoc> {
+    const next: ReceptorDoc = { ...before, ...set, updatedAt: new Date() };
+    // The schedule first: a spec Temporal refuses is a 400 and the record stays as it was.
+    await schedules.sync(next);
+    await repo.receptors.updateOne({ _id: before._id, workspaceId: before.workspaceId }, { $set: { ...set, updatedAt: next.updatedAt } });
+    return next;
+  }
+
+  async function removeDocs(docs: ReceptorDoc[]): Promise<void> {
+    for (const r of docs) {
+      await schedules.remove(r._id);
+      await repo.receptors.deleteOne({ _id: r._id, workspaceId: r.workspaceId });
+      await repo.bindings.deleteMany({ workspaceId: r.workspaceId, receptorId: r._id });
+    }
+  }
+
   return {
+    find, view, checkWorkspace, assertCanChange,
+
     /** The receptor that dispatches this target, or null. */
     forTarget: (scope: Scope, kind: ReceptorTargetKind, id: string): Promise<ReceptorDoc | null> =>
-      repo.forTarget(scope.workspaceId, kind, id),
+      repo.receptors.findOne({ workspaceId: scope.workspaceId, 'executableTarget.kind': kind, 'executableTarget.id': id, origin: { $ne: 'subscription' } }),
 
     /**
      * Creates the receptor trigger of a new neuron (idempotent: an existing one is returned).
      * Its slug is the neuron name, suffixed `-2`, `-3`… when another receptor of the workspace has it.
      */
     async ensureForNeuron(scope: Scope, neuron: NeuronDoc): Promise<ReceptorDoc> {
-      const existing = await repo.forTarget(scope.workspaceId, 'neuron', neuron._id);
+      const existing = await this.forTarget(scope, 'neuron', neuron._id);
       if (existing) return existing;
-      const now = new Date();
-      return insertWithFreeSlug({
-        _id: randomUUID(), workspaceId: scope.workspaceId, brainId: neuron.brainId, activeChannels: ['http'],
-        config: encodeBlob({}), isActive: neuron.isActive && !neuron.deletedAt, scope: neuron.scope, sourceConfig: encodeBlob({}),
-        executableTarget: { kind: 'neuron', id: neuron._id }, sensoryReflexId: null, createdAt: now, updatedAt: now,
-      }, neuron.name);
+      return insertWithFreeSlug(blank(scope, neuron.brainId, { kind: 'neuron', id: neuron._id }, neuron.isActive && !neuron.deletedAt, neuron.scope), neuron.name);
     },
 
-    /** Mirrors the target's scope and activity onto its receptor (a soft-deleted target reads as inactive). */
-    async syncWithNeuron(scope: Scope, neuron: NeuronDoc): Promise<void> {
-      await repo.receptors.updateOne(
-        { workspaceId: scope.workspaceId, 'executableTarget.kind': 'neuron', 'executableTarget.id': neuron._id },
-        { $set: { scope: neuron.scope, isActive: neuron.isActive && !neuron.deletedAt, updatedAt: new Date() } },
-      );
+    /** A pathway gets its receptor as a neuron does (brain scope; is_active follows the pathway). */
+    async ensureForPathway(scope: Scope, pathway: { _id: string; brainId: string; name: string; isActive: boolean }): Promise<ReceptorDoc> {
+      const existing = await this.forTarget(scope, 'pathway', pathway._id);
+      if (existing) return existing;
+      return insertWithFreeSlug(blank(scope, pathway.brainId, { kind: 'pathway', id: pathway._id }, pathway.isActive, 'brain'), pathway.name);
     },
 
-    /** Removes the receptor(s) of a target that is being removed. */
+    /** Mirrors the target's scope and activity onto its receptor (a soft-deleted target reads as inactive); its schedule pauses with it. */
+    async syncWithTarget(scope: Scope, kind: 'neuron' | 'pathway', id: string, state: { isActive: boolean; scope?: ReceptorDoc['scope'] }): Promise<void> {
+      const r = await this.forTarget(scope, kind, id);
+      if (!r) return;
+      if (r.isActive === state.isActive && (state.scope === undefined || r.scope === state.scope)) return;
+      await save(r, { isActive: state.isActive, ...(state.scope ? { scope: state.scope } : {}) });
+    },
+
+    syncWithNeuron(scope: Scope, neuron: NeuronDoc): Promise<void> {
+      return this.syncWithTarget(scope, 'neuron', neuron._id, { isActive: neuron.isActive && !neuron.deletedAt, scope: neuron.scope });
+    },
+
+    /** Removes the receptors of a target that is being removed (its own and subscriptions to it), with their schedules and bindings. */
     async deleteForTarget(scope: Scope, kind: ReceptorTargetKind, id: string): Promise<void> {
-      await repo.receptors.deleteMany({ workspaceId: scope.workspaceId, 'executableTarget.kind': kind, 'executableTarget.id': id });
+      await removeDocs(await repo.receptors.find({ workspaceId: scope.workspaceId, 'executableTarget.kind': kind, 'executableTarget.id': id }).toArray());
+    },
+
+    /** GET /v1/receptors (brain): the brain's receptors plus workspace- and core-scoped ones. */
+    async list(scope: Scope, q: ReceptorListQuery) {
+      const filter: Filter<ReceptorDoc> = { workspaceId: scope.workspaceId };
+      if (scope.brainId) filter.$or = [{ brainId: scope.brainId }, { scope: { $in: ['workspace', 'core'] } }];
+      if (q.target_type) filter['executableTarget.kind'] = q.target_type;
+      if (q.ids) filter._id = { $in: q.ids };
+      const dir = q.sortDirection === 'asc' ? 1 : -1;
+      const { items, total } = await repo.list(filter, { [SORT_FIELD[q.sortBy]]: dir, _id: dir }, q.offset, q.limit);
+      return { items, total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+    },
+
+    async get(scope: Scope, workspaceSegment: string, slugOrId: string, preview = 5): Promise<ReceptorView> {
+      await checkWorkspace(scope, workspaceSegment);
+      return view(await find(scope, slugOrId), preview);
+    },
+
+    /** GET /v1/resources/receptors/:id (UUID only). */
+    async catalogGet(scope: Scope, id: string): Promise<ReceptorView> {
+      const doc = await repo.findById(scope.workspaceId, id.toLowerCase());
+      if (!doc) throw notFound('Receptor');
+      return view(doc, 5);
+    },
+
+    /**
+     * PATCH /v1/receptors/:workspace_slug/:slug. is_active of a neuron's or pathway's own receptor
+     * changes the target (and so the receptor, which mirrors it); source_config, executable_target
+     * and sensory_reflex_id are for stimulus receptors (stimulus or cron in active_channels); a
+     * schedule follows the change (created, updated, paused, removed).
+     */
+    async patch(scope: Scope, workspaceSegment: string, slug: string, body: ReceptorPatchBody): Promise<ReceptorView> {
+      await checkWorkspace(scope, workspaceSegment);
+      let r = await find(scope, slug);
+      await assertCanChange(scope, r);
+      const channels = body.active_channels ? [...new Set(body.active_channels)] : r.activeChannels;
+      const stimulus = isStimulusReceptor(channels);
+      if (!stimulus && (body.source_config || body.executable_target || body.sensory_reflex_id)) {
+        throw validationError('source_config, executable_target and sensory_reflex_id apply to stimulus receptors: include stimulus or cron in active_channels');
+      }
+      if (body.executable_target && isTargetOrigin(r)) {
+        const same = body.executable_target.id === r.executableTarget.id && body.executable_target.kind === r.executableTarget.kind;
+        if (!same) throw validationError(`executable_target: this receptor belongs to its ${r.executableTarget.kind}; subscribe a new receptor to target something else`);
+      }
+      const set: Partial<ReceptorDoc> = {};
+      if (body.active_channels) set.activeChannels = channels;
+      if (body.config) set.config = encodeBlob(body.config);
+      if (body.sensory_reflex_id !== undefined) {
+        await checkReflex(scope, body.sensory_reflex_id);
+        set.sensoryReflexId = body.sensory_reflex_id;
+      }
+      const target = body.executable_target ? await checkTarget(scope, r.brainId, body.executable_target) : r.executableTarget;
+      if (body.executable_target) {
+        await assertCanChange(scope, { executableTarget: target, scope: r.scope });
+        set.executableTarget = target;
+      }
+      if (body.source_config) Object.assign(set, checkSource(body.source_config, target));
+      else if (body.executable_target) checkSource({ ...decodeBlob<SourceConfig>(r.sourceConfig, { stimulus_keys: [], activation: 'event' }), stimulus_keys: r.stimulusKeys ?? [], activation: r.activation ?? 'event' } as SourceConfig, target);
+      if (!stimulus && (r.activation || (r.stimulusKeys ?? []).length)) {
+        // No longer a stimulus receptor: its subscriptions and schedule go.
+        Object.assign(set, { stimulusKeys: [], activation: null, timing: null });
+      }
+      if (body.is_active !== undefined && body.is_active !== r.isActive) {
+        const t = r.executableTarget;
+        if (isTargetOrigin(r) && t.kind === 'neuron' && t.id) {
+          // The neuron is the truth: its update syncs this receptor (and its schedule).
+          await targets().neurons.update({ ...scope, brainId: r.brainId }, t.id, { is_active: body.is_active });
+          r = (await repo.findById(scope.workspaceId, r._id)) ?? r;
+        } else if (isTargetOrigin(r) && t.kind === 'pathway' && t.id) {
+          await targets().pathways.update({ ...scope, brainId: r.brainId }, t.id, { is_active: body.is_active });
+          r = (await repo.findById(scope.workspaceId, r._id)) ?? r;
+        } else set.isActive = body.is_active;
+      }
+      return view(await save(r, set), 5);
+    },
+
+    /** POST /v1/receptors/subscribe: a new receptor from a template (schedule or stimulus). */
+    async subscribe(scope: Scope, body: SubscribeBody): Promise<ReceptorView> {
+      const brainId = body.brain_id ?? scope.brainId;
+      if (!brainId) throw validationError('brain_id (or X-Brain-Id) is required');
+      if (!(await workspaces.brains.findOne({ _id: brainId, workspaceId: scope.workspaceId }))) throw notFound('Brain');
+      const target = await checkTarget(scope, brainId, body.target);
+      const scopeOf = target.kind === 'neuron' && target.id ? (await targets().neurons.resolve({ ...scope, brainId }, target.id)).scope : 'brain';
+      await assertCanChange(scope, { executableTarget: target, scope: scopeOf });
+      const source: SourceConfig = body.template === 'schedule'
+        ? { stimulus_keys: body.stimulus_keys ?? [], activation: 'schedule', timing: body.timing, ...(body.payload ? { payload: body.payload } : {}) }
+        : { stimulus_keys: body.stimulus_keys, activation: 'event' };
+      const checked = checkSource(source, target);
+      const doc: Omit<ReceptorDoc, 'slug'> = {
+        ...blank(scope, brainId, target, body.is_active, scopeOf), origin: 'subscription',
+        activeChannels: body.template === 'schedule' ? ['cron'] : ['stimulus'],
+        config: encodeBlob(body.template === 'stimulus' ? body.config ?? {} : {}), ...checked,
+      };
+      // The schedule before the record: a spec the engine refuses is a 400 and nothing is stored.
+      const slugged = await insertWithFreeSlug(doc, body.name);
+      try {
+        await schedules.sync(slugged);
+      } catch (e) {
+        await repo.receptors.deleteOne({ _id: slugged._id, workspaceId: scope.workspaceId });
+        throw e;
+      }
+      return view(slugged, 5);
+    },
+
+    /** DELETE: a subscription receptor (with its schedule and bindings); a target's own receptor goes with its target. */
+    async remove(scope: Scope, workspaceSegment: string, slugOrId: string): Promise<void> {
+      await checkWorkspace(scope, workspaceSegment);
+      const r = await find(scope, slugOrId);
+      await assertCanChange(scope, r);
+      if (isTargetOrigin(r)) throw validationError(`This receptor belongs to its ${r.executableTarget.kind}: it is removed with it`);
+      await removeDocs([r]);
+    },
+
+    /** Pause or unpause a receptor's schedule, with a note (kept on the receptor, so a reconcile keeps it). */
+    async setPaused(scope: Scope, workspaceSegment: string, slugOrId: string, paused: boolean, note?: string): Promise<ReceptorView> {
+      const r = await this.scheduled(scope, workspaceSegment, slugOrId);
+      const next = await save(r, { schedulePause: { paused, note: note ?? (paused ? 'paused' : 'unpaused'), at: new Date() } });
+      return view(next, 5);
+    },
+
+    /** A scheduled receptor the caller may change (400 when it has no schedule). */
+    async scheduled(scope: Scope, workspaceSegment: string, slugOrId: string): Promise<ReceptorDoc> {
+      await checkWorkspace(scope, workspaceSegment);
+      const r = await find(scope, slugOrId);
+      await assertCanChange(scope, r);
+      if (r.activation !== 'schedule' || !r.timing) throw validationError('This receptor has no schedule (source_config.activation is not schedule)');
+      return r;
+    },
+
+    /** The stimulus receptors of a workspace that subscribe to any of these patterns (event activation). */
+    subscribers: (workspaceId: string, patterns: string[]) =>
+      repo.receptors.find({ workspaceId, activation: 'event', stimulusKeys: { $in: patterns }, activeChannels: 'stimulus' }).toArray(),
+
+    /** Start-up and maintenance: repairs drift between scheduled receptors and Temporal Schedules (all, or one workspace's). */
+    async reconcileSchedules(workspaceId?: string) {
+      const all = await repo.scheduled();
+      if (!workspaceId) return schedules.reconcile(all);
+      const mine = all.filter((r) => r.workspaceId === workspaceId);
+      for (const r of mine) await schedules.sync(r);
+      return { created: [], removed: [], checked: mine.length };
     },
   };
 }

@@ -4,7 +4,7 @@
  * worker and the workflow bundle; it imports @temporalio/workflow and types only.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { defineSearchAttributeKey } from '@temporalio/common';
+import { defineSearchAttributeKey, type SearchAttributePair } from '@temporalio/common';
 import type { UsageAttribution } from '../db/usage.js';
 
 /** Search attributes operators filter on in the Temporal UI (registered by the dev server start). */
@@ -15,6 +15,8 @@ export const PathwayIdKey = defineSearchAttributeKey('PathwayId', 'KEYWORD');
 export const ReceptorIdKey = defineSearchAttributeKey('ReceptorId', 'KEYWORD');
 export const TraceIdKey = defineSearchAttributeKey('TraceId', 'KEYWORD');
 export const JobKindKey = defineSearchAttributeKey('JobKind', 'KEYWORD');
+/** Search attributes of a workflow start. */
+export type SearchAttributePairs = SearchAttributePair[];
 export const SEARCH_ATTRIBUTES = ['WorkspaceId', 'BrainId', 'NeuronId', 'PathwayId', 'ReceptorId', 'TraceId', 'JobKind'] as const;
 
 export type JobKind = 'neuron' | 'pathway' | 'receptor' | 'transcription' | 'search' | 'ingest';
@@ -160,3 +162,34 @@ export interface PathwayRunResult {
   traceId: string;
 }
 export type PathwayRun = (input: PathwayRunInput) => Promise<PathwayRunResult>;
+
+/**
+ * Starts `receptorFire` (DESIGN.md): from the fire route, a stimulus or a channel message (the
+ * API recorded the firing and the job first: `firingId`, `jobId`), or from the receptor's
+ * Temporal Schedule (only the receptor: the workflow records the firing itself).
+ */
+export interface ReceptorFireInput {
+  workspaceId: string;
+  receptorId: string;
+  source: 'http' | 'schedule' | 'stimulus' | 'channel';
+  /** Set when the API recorded the firing (its id is the firing's); absent for scheduled fires. */
+  jobId?: string;
+  firingId?: string;
+}
+
+/** What the firing's first step decided: the target run to start as a child, or why it did not fire. */
+export type FirePlan =
+  | { kind: 'neuron'; jobId: string; run: NeuronRunInput; receptorSlug: string }
+  | { kind: 'pathway'; jobId: string; run: PathwayRunInput; receptorSlug: string }
+  | { kind: 'system'; jobId: string; run: SystemJobInput; receptorSlug: string }
+  | { kind: 'skipped'; jobId: string; reason: string };
+
+/** A system job (system_job and action_plan targets): runs `systemJob` with the job id as its workflow id. */
+export interface SystemJobInput {
+  jobId: string;
+  workspaceId: string;
+  receptorId: string;
+  firingId: string;
+  /** system_job: the maintenance key to run; action_plan: the plan's pathway and whether to run it now. */
+  job: { kind: 'maintenance'; key: string } | { kind: 'action_plan'; pathwayId: string; autoExecute: boolean };
+}
