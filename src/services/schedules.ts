@@ -25,6 +25,8 @@ interface Desired { options: ScheduleOptions; hash: string; paused: boolean; not
 function asInvalid(e: unknown, what: string): never {
   const err = e as { code?: number; message?: string; cause?: { code?: number; details?: string } };
   const code = err.code ?? err.cause?.code;
+  // The client compiles cron strings itself and throws a TypeError for a malformed one.
+  if (e instanceof TypeError) throw validationError(`${what}: ${err.message ?? 'invalid'}`);
   if (code === 3) throw validationError(`${what}: ${err.cause?.details ?? err.message ?? 'refused by the scheduler'}`);
   throw e;
 }
