@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes } from '../../api/routes/index.js';
 import type { RouteDef } from '../../api/route.js';
 import { buildWorkspace, useTestApp, type TestResponse } from '../support/app.js';
@@ -64,20 +64,35 @@ beforeAll(async () => {
     kind: 'approval', title: 'ok?', prompt: '', options: ['approve', 'reject'],
   });
   const adminKey = (await ok(app.get<{ api_keys: { id: string }[] }>('/v1/api-keys', admin))).api_keys[0].id;
+  const receptor = (await ok(app.get<{ receptors: { id: string; executable_target: { id: string } }[] }>('/v1/receptors?limit=200', a.key, h))).receptors
+    .find((r) => r.executable_target.id === String(neuron.id))!;
+  const scheduled = await ok(app.post('/v1/receptors/subscribe', a.key, {
+    template: 'schedule', name: 'authz-schedule', brain_id: a.brainId, target: { kind: 'neuron', id: String(neuron.id) }, timing: { interval: 86400 },
+  }));
+  const binding = await ok(app.patch(`/v1/receptors/${a.workspaceId}/${receptor.id}`, a.key, { active_channels: ['http', 'slack'] }))
+    .then(() => ok(app.post('/v1/receptor-channel-bindings', admin, { receptor_id: receptor.id, channel: 'slack', external_id: `authz-${randomUUID()}` })));
   w = {
     a, b, viewer, editor, member,
     ids: {
       neuron: String(neuron.id), reflex: String(reflex.id), trace: traceId, pathway: String(pathway.id), participant: String((vp.participant as { id: string }).id),
       participantUser: viewer.sub, job: String(inv.job_id), intervention: intervention._id, apiKey: adminKey, workspace: a.workspaceId,
+      receptor: receptor.id, schedule: String(scheduled.id), binding: String(binding.id),
     },
   };
 }, 120_000);
+
+// The subscribed schedule lives in the shared Temporal server: it must not outlive this file.
+afterAll(async () => { if (w?.ids.schedule) await app.services.schedules.remove(w.ids.schedule); });
 
 /** Fills a route's path parameters with workspace A's resources; undefined when no fixture fits (the suite then fails). */
 function fill(path: string): string | undefined {
   const family = path.split('/')[2];
   const byParam: Record<string, string | undefined> = {
-    id: { neurons: w.ids.neuron, reflexes: w.ids.reflex, traces: w.ids.trace, pathways: w.ids.pathway, interventions: w.ids.intervention, 'api-keys': w.ids.apiKey }[family],
+    id: {
+      neurons: w.ids.neuron, reflexes: w.ids.reflex, traces: w.ids.trace, pathways: w.ids.pathway, interventions: w.ids.intervention, 'api-keys': w.ids.apiKey,
+      receptors: w.ids.receptor, resources: w.ids.receptor, 'receptor-channel-bindings': w.ids.binding,
+    }[family],
+    workspace_slug: w.ids.workspace, slug: w.ids.receptor, slug_or_id: path.includes('/schedule/') ? w.ids.schedule : w.ids.receptor,
     resource_id: w.ids.neuron, version: '1', reflexId: w.ids.reflex, jobId: w.ids.job, participantId: w.ids.participant,
     userId: w.ids.participantUser, workspace_id: w.ids.workspace,
   };
@@ -118,6 +133,16 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/jobs': { pathway_id: w.ids.pathway },
     'POST /v1/jobs/:jobId/input': { input: { type: 'intervention_response', interventionId: w.ids.intervention, action: 'approve' } },
     'POST /v1/jobs/:jobId/resume': { action: 'approve' },
+    'POST /v1/receptors/subscribe': { template: 'stimulus', name: 's', brain_id: w.a.brainId, target: { kind: 'neuron', id: w.ids.neuron }, stimulus_keys: ['vault.asset.created'] },
+    'POST /v1/receptors/:id/fire': { message: 'm' },
+    'PATCH /v1/receptors/:workspace_slug/:slug': { config: { a: 1 } },
+    'POST /v1/receptors/:workspace_slug/:slug_or_id/schedule/pause': { note: 'n' },
+    'POST /v1/receptors/:workspace_slug/:slug_or_id/schedule/unpause': {},
+    'POST /v1/receptors/:workspace_slug/:slug_or_id/schedule/trigger': {},
+    'POST /v1/receptors/:workspace_slug/:slug_or_id/schedule/backfill': { start_at: '2020-01-01T00:00:00Z', end_at: '2020-01-02T00:00:00Z' },
+    'POST /v1/receptor-channel-bindings': { receptor_id: w.ids.receptor, channel: 'slack', external_id: `authz-${randomUUID()}` },
+    'PATCH /v1/receptor-channel-bindings/:id': { metadata: { a: 1 } },
+    'PATCH /v1/receptor-channel-bindings': { id: w.ids.binding, metadata: { a: 1 } },
   };
   return bodies[`${def.method.toUpperCase()} ${def.path}`] ?? MISSING;
 }
@@ -127,6 +152,7 @@ const MISSING = Symbol('no body fixture');
 function queryFor(def: RouteDef): string {
   const queries: Record<string, string> = {
     'GET /v1/pathways/:id/participants/check-role': `?user_id=${w.ids.participantUser}&role=viewer`,
+    'DELETE /v1/receptor-channel-bindings': `?id=${w.ids.binding}`,
   };
   return queries[`${def.method.toUpperCase()} ${def.path}`] ?? '';
 }
