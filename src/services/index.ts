@@ -40,7 +40,7 @@ export function createServices(deps: Deps) {
   });
   const usage = createUsageService({ repo: deps.repos.usage, receptors: deps.repos.receptors, neurons: deps.repos.neurons, pathways: deps.repos.pathways });
   const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs, usage });
-  const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models });
+  const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models, publish: () => receptorFires.publish });
   const receptorFires = createReceptorFireService({ repo: deps.repos.receptors, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage });
   const channelBindings = createChannelBindingService({ repo: deps.repos.receptors, receptors, fires: receptorFires, config: c });
   return { auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };

@@ -49,6 +49,8 @@ export function matchCategory(reply: string, categories: string[]): string | nul
 export function createPathwayRunService(d: {
   config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; pathways: PathwayService;
   interventions: InterventionService; models: ModelRegistry;
+  /** Publishes a platform event to subscribed receptors (bound late: receptor fires start pathway runs). */
+  publish?: () => (workspaceId: string, ev: { key: string; eventId: string; payload: Record<string, unknown> }) => Promise<unknown>;
 }) {
   const { jobs, traces, neurons, pathways, interventions, models } = d;
 
@@ -163,6 +165,11 @@ export function createPathwayRunService(d: {
     async recordAnswer(input: PathwayRunInput, answer: InterventionAnswer, kind: 'approval' | 'pause'): Promise<string> {
       const doc = await interventions.recordAnswer(input.scope.workspaceId, answer, kind);
       await patch(input.scope.workspaceId, input.jobId, { status: 'running', waitingFor: null });
+      // A person's answer is a learning signal receptors may subscribe to (once per intervention: the event id is its id).
+      await d.publish?.()(input.scope.workspaceId, {
+        key: 'plasticity.intervention.answered', eventId: `intervention:${doc._id}`,
+        payload: { intervention_id: doc._id, job_id: input.jobId, action: answer.action, status: doc.status },
+      });
       return doc.status;
     },
 

@@ -350,6 +350,42 @@ describe('stimuli', () => {
   });
 });
 
+describe('platform events and action plans', () => {
+  it('a person\'s answer publishes plasticity.intervention.answered; an action plan is proposed, or executed with auto_execute', async () => {
+    const ws = await buildWorkspace(app);
+    const graph = {
+      nodes: [{ id: 's', type: 'start' }, { id: 'h', type: 'human', data: { title: 'Ship it?' } }, { id: 'o', type: 'output', data: { value: '"shipped"' } }],
+      edges: [{ source: 's', target: 'h' }, { source: 'h', target: 'o', data: { condition: 'approve' } }],
+    };
+    const approval = await app.post('/v1/pathways', ws.key, { name: 'approval', pathway_graph: graph }, ws.brainHeaders);
+    expect(approval.status).toBe(201);
+    const plan = await app.post('/v1/pathways', ws.key, { name: 'plan', pathway_graph: { nodes: [{ id: 'a', type: 'input' }, { id: 'b', type: 'output' }], edges: [{ source: 'a', target: 'b' }] } }, ws.brainHeaders);
+    const proposed = await app.post('/v1/receptors/subscribe', ws.key, {
+      template: 'stimulus', name: 'learn from answers', brain_id: ws.brainId, target: { kind: 'plasticity_pass', id: String(plan.body.id) }, stimulus_keys: ['plasticity.intervention.answered'],
+    });
+    expect(proposed.status).toBe(201);
+    expect(proposed.body.executable_target).toMatchObject({ kind: 'action_plan', auto_execute: false });
+    const auto = await app.post('/v1/receptors/subscribe', ws.key, {
+      template: 'stimulus', name: 'act on answers', brain_id: ws.brainId, target: { kind: 'action_plan', id: String(plan.body.id), auto_execute: true }, stimulus_keys: ['plasticity.*'],
+    });
+    expect(auto.status).toBe(201);
+
+    const run = await app.post(`/v1/pathways/${String(approval.body.id)}/execute`, ws.key, {}, ws.brainHeaders);
+    const waiting = await until(() => app.get<{ status: string; waitingFor?: { interventionId: string } }>(`/v1/jobs/${String(run.body.job_id)}/status`, ws.key), (r) => r.body.status === 'waiting');
+    const answered = await app.post(`/v1/interventions/${waiting.body.waitingFor!.interventionId}/respond`, ws.key, { action: 'approve' });
+    expect(answered.status).toBe(200);
+    expect((await settleJob(app, ws.key, String(run.body.job_id))).status).toBe('completed');
+
+    const [pj] = await until(() => jobsOf(ws, String(proposed.body.id)), (j) => j.length === 1 && j[0].status === 'completed');
+    expect(pj.result).toMatchObject({ status: 'proposed', pathway_id: String(plan.body.id), execute_with: { path: '/v1/jobs' } });
+    expect((pj.result as { execute_with: { body: { input: Record<string, unknown> } } }).execute_with.body.input).toMatchObject({ stimulus: 'plasticity.intervention.answered', action: 'approve' });
+    const [aj] = await until(() => jobsOf(ws, String(auto.body.id)).then((j) => j.filter((x) => x.kind === 'receptor')), (j) => j.length === 1 && j[0].status === 'completed');
+    expect(aj.result).toMatchObject({ status: 'executed' });
+    const exec = await settleJob(app, ws.key, String((aj.result as { execution_job_id: string }).execution_job_id));
+    expect(exec).toMatchObject({ status: 'completed', kind: 'pathway', parent_job_id: aj.job_id });
+  });
+});
+
 describe('channel bindings and the webhook ingress', () => {
   it('binds a conversation (JWT only, channel must be active, unique), and a signed message fires the receptor on the binding\'s thread once per event', async () => {
     const ws = await buildWorkspace(app);
