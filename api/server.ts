@@ -21,6 +21,11 @@ async function main() {
     if (e instanceof AppError) { await closeDeps(deps); exitWith(`cortex api: bootstrap failed: ${e.message}`); }
     throw e;
   }
+  // Pathways created before pathways had receptors get theirs (idempotent; a no-op once done).
+  deps.repos.pathways.pathways.find({}, { projection: { _id: 1, workspaceId: 1, brainId: 1, name: 1, isActive: 1 } }).toArray()
+    .then((all) => services.receptors.ensureForPathways(all))
+    .then((n) => { if (n) log.info({ created: n }, 'receptors created for existing pathways'); })
+    .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'could not create receptors for existing pathways'));
   if (config.RECONCILE_SCHEDULES_ON_START) {
     // Receptors are the desired state of their Temporal Schedules: repair drift (in the background, logged).
     services.receptors.reconcileSchedules()

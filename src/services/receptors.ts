@@ -344,6 +344,18 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
     subscribers: (workspaceId: string, patterns: string[]) =>
       repo.receptors.find({ workspaceId, activation: 'event', stimulusKeys: { $in: patterns }, activeChannels: 'stimulus' }).toArray(),
 
+    /** Start-up migration: every pathway has its receptor (pathways created before receptors followed them get one). */
+    async ensureForPathways(pathways: { _id: string; workspaceId: string; brainId: string; name: string; isActive: boolean }[]): Promise<number> {
+      let created = 0;
+      for (const p of pathways) {
+        const scope: Scope = { workspaceId: p.workspaceId, userId: null, apiKeyId: null, roles: ['workspace_admin'], credential: 'system' };
+        if (await this.forTarget(scope, 'pathway', p._id)) continue;
+        await this.ensureForPathway(scope, p);
+        created++;
+      }
+      return created;
+    },
+
     /** Start-up and maintenance: repairs drift between scheduled receptors and Temporal Schedules (all, or one workspace's). */
     async reconcileSchedules(workspaceId?: string) {
       const all = await repo.scheduled();
