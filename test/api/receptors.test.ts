@@ -238,13 +238,17 @@ describe('schedules on Temporal Schedules', () => {
       expect((await jobsOf(ws, id)).length).toBe(before);
 
       sim.configure({ firstTokenMs: 20 });
-      const un = await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/unpause`, ws.key, { note: 'back' });
-      expect(un.body.schedule).toMatchObject({ state: 'active', note: 'back' });
-      await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/pause`, ws.key, {});
+      // Trigger-now works on a paused schedule: exactly one more run.
       const trig = await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/trigger`, ws.key, {});
       expect(trig.status).toBe(200);
-      const after = await until(() => jobsOf(ws, id), (j) => j.length > before, 15_000);
-      expect(after.length).toBe(before + 1);
+      await until(() => jobsOf(ws, id), (j) => j.length > before, 15_000);
+      await sleep(1500);
+      expect((await jobsOf(ws, id)).length).toBe(before + 1);
+      const un = await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/unpause`, ws.key, { note: 'back' });
+      expect(un.body.schedule).toMatchObject({ state: 'active', note: 'back' });
+      const resumed = await until(() => jobsOf(ws, id), (j) => j.length >= before + 2, 15_000);
+      expect(resumed.length).toBeGreaterThanOrEqual(before + 2);
+      await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/pause`, ws.key, {});
     } finally {
       sim.configure({ firstTokenMs: [20, 60] });
     }
