@@ -5,6 +5,7 @@ import { AppError, authRequired, forbidden, notFound, unsupportedMediaType, vali
 import type { Logger } from '../src/logger.js';
 import { hasRole, type Role, type Scope } from '../src/scope.js';
 import type { Services } from '../src/services/index.js';
+import type { ShareAccess } from '../src/services/shares.js';
 import type { RateLimit } from './middleware/rate-limit.js';
 
 /**
@@ -17,6 +18,8 @@ type Infer<S> = S extends ZodType ? z.output<S> : Record<string, never>;
 
 export interface HandlerInput<P, Q, B> {
   params: P; query: Q; body: B; scope: Scope; services: Services; ctx: Context; log: Logger;
+  /** Set when the request came with a share token (routes with `share`). */
+  share?: ShareAccess;
 }
 
 /** A route is data: method, path, schemas and a short handler (STYLE.md §2); OpenAPI reads the same objects. */
@@ -39,6 +42,12 @@ export interface RouteDef<PS = unknown, QS = unknown, BS = unknown> {
    * (a trace by its id): another workspace's resource with the same id is never touched.
    */
   createsByPath?: boolean;
+  /**
+   * Share links (docs/shares.md): `only`: the route takes a share token (`?t=` or body
+   * `share_token`), a bearer JWT only attributes; `accept`: normal credentials, or a share token in
+   * their place. Share traffic is rate limited per token and per client address.
+   */
+  share?: 'only' | 'accept';
   params?: PS; query?: QS; body?: BS;
   status?: number;
   response?: ZodType;
@@ -60,10 +69,36 @@ const bearer = (ctx: Context): string | undefined => {
   return m?.[1]?.trim();
 };
 
+/** Share-link requests per token and per client address, per minute. */
+const SHARE_LIMIT = { points: 120, durationS: 60 };
+
+/** A share-token request: the link, its scope, and its rate limits. */
+async function resolveShare(ctx: Context, rc: RouteContext): Promise<ShareAccess> {
+  const q = ctx.query.t;
+  const body = (ctx.request as { body?: unknown }).body as { share_token?: unknown } | undefined;
+  const token = typeof q === 'string' ? q : typeof body?.share_token === 'string' ? body.share_token : undefined;
+  await rc.rateLimit.consume(ctx, `share-ip:${ctx.ip}`, SHARE_LIMIT);
+  let user: Scope | null = null;
+  const jwt = bearer(ctx);
+  if (jwt) user = await rc.services.auth.authenticate(jwt).then((s) => (s.credential === 'jwt' ? s : null), () => null);
+  await rc.rateLimit.checkAuthFailures(ctx);
+  const access = await rc.services.shares.authenticate(token, user).catch(async (e: unknown) => {
+    if (e instanceof AppError && e.status === 401) await rc.rateLimit.recordAuthFailure(ctx);
+    throw e;
+  });
+  await rc.rateLimit.consume(ctx, `share:${access.share._id}`, SHARE_LIMIT);
+  return access;
+}
+
 /** Resolves credentials, brain scope and role for a route. */
 async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Promise<Scope> {
   const mode = def.auth ?? 'required';
   const token = bearer(ctx);
+  if (def.share === 'only' || (def.share === 'accept' && !token && typeof ctx.query.t === 'string')) {
+    const access = await resolveShare(ctx, rc);
+    ctx.state.share = access;
+    return access.scope;
+  }
   let scope: Scope | null = null;
   if (mode !== 'none' && token) {
     await rc.rateLimit.checkAuthFailures(ctx);
@@ -109,7 +144,8 @@ export function toKoaHandler(def: RouteDef, rc: RouteContext) {
     const query = parse(def.query, ctx.query);
     const rawBody = (ctx.request as { body?: unknown }).body;
     const body = parse(def.body, rawBody === undefined && def.body ? {} : rawBody);
-    const result = await def.handler({ params, query, body, scope, services: rc.services, ctx, log: ctx.state.log as Logger } as HandlerInput<never, never, never>);
+    const share = ctx.state.share as ShareAccess | undefined;
+    const result = await def.handler({ params, query, body, scope, services: rc.services, ctx, log: ctx.state.log as Logger, share } as HandlerInput<never, never, never>);
     if (result === undefined && ctx.body != null) return; // the handler wrote the response itself
     if (result instanceof Readable) {
       ctx.status = 200;

@@ -15,7 +15,8 @@ export type ErrorCode =
   | 'SERVICE_UNAVAILABLE'
   | 'METHOD_NOT_ALLOWED'
   | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE';
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'BUDGET_EXCEEDED';
 
 /** An expected failure with an HTTP status; its message is safe to show to the caller. */
 export class AppError extends Error {

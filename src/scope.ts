@@ -15,6 +15,8 @@ export interface Scope {
   credential: 'api_key' | 'jwt' | 'share' | 'system' | 'anonymous';
   /** Set for share-token callers: the receptor the token belongs to. */
   receptorId?: string;
+  /** Set for share-token callers: the share link (its budget and rate limit). */
+  shareTokenId?: string;
   /** An API key's own request limit (admin-set); absent: the platform default. */
   rateLimit?: { points: number; durationS: number };
 }

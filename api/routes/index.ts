@@ -8,9 +8,10 @@ import pathways from './pathways.js';
 import platform from './platform.js';
 import receptors from './receptors.js';
 import reflexes from './reflexes.js';
+import shares from './shares.js';
 import traces from './traces.js';
 import usage from './usage.js';
 
 /** The flat list of every mounted route family (OpenAPI walks the same list). */
-export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, usage };
+export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, usage };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

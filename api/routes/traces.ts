@@ -1,12 +1,24 @@
 import { z } from 'zod';
-import { validationError } from '../../src/errors.js';
+import { forbidden, validationError } from '../../src/errors.js';
+import { ShareQuery } from '../../src/schemas/shares.js';
+import type { Services } from '../../src/services/index.js';
+import type { ShareAccess } from '../../src/services/shares.js';
 import { Uuid } from '../../src/schemas/common.js';
 import { Engram, MessageCreateBody, MessagesQuery, Trace, TraceIdParams, TraceList, TraceListQuery, TracePatchBody } from '../../src/schemas/traces.js';
 import { presentEngram, presentTrace } from '../presenters/trace.js';
 import { route } from '../route.js';
 import { resumeCursor, sseStream } from '../sse.js';
 
-const EventsQuery = z.object({ after: z.string().optional() });
+const EventsQuery = ShareQuery;
+const ShareMessagesQuery = MessagesQuery.extend(ShareQuery.omit({ after: true }).shape);
+
+/** A trace read with a share token in place of credentials: the link's own receptor's traces only (403 otherwise). */
+async function shareCheck(share: ShareAccess | undefined, services: Services, traceId: string, q: { workspace?: string; receptor?: string; receptor_id?: string }) {
+  if (!share) return;
+  services.shares.checkNames(share, q);
+  const t = await services.traces.get(share.scope, traceId);
+  if (t.receptorId !== share.receptor._id) throw forbidden('This trace is not a conversation of this share link');
+}
 
 /** Traces (document 1, Traces): implicit creation, API-order messages, title override, events. */
 export default [
@@ -30,17 +42,22 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/traces/:id/messages', params: TraceIdParams, query: MessagesQuery, response: z.object({ engrams: z.array(Engram) }), tags: ['traces'],
-    handler: async ({ params, query, scope, services }) => ({ engrams: (await services.traces.messages(scope, params.id, query.limit)).map(presentEngram) }),
+    method: 'get', path: '/v1/traces/:id/messages', share: 'accept', params: TraceIdParams, query: ShareMessagesQuery, response: z.object({ engrams: z.array(Engram) }), tags: ['traces'],
+    summary: 'Also with share-token parameters (t plus workspace and receptor, or receptor_id) in place of credentials',
+    handler: async ({ params, query, scope, services, share }) => {
+      await shareCheck(share, services, params.id, query);
+      return { engrams: (await services.traces.messages(scope, params.id, query.limit)).map(presentEngram) };
+    },
   }),
   route({
     method: 'post', path: '/v1/traces/:id/messages', createsByPath: true, status: 201, params: TraceIdParams, body: MessageCreateBody, response: z.object({ engram: Engram }), tags: ['traces'],
     handler: async ({ params, body, scope, services }) => ({ engram: presentEngram(await services.traces.addHumanMessage(scope, params.id, body)) }),
   }),
   route({
-    method: 'get', path: '/v1/traces/:id/events', brain: 'optional', params: z.object({ id: Uuid }), query: EventsQuery, tags: ['traces'],
-    summary: 'SSE: trace-scoped events (new engrams, run state, title changes)',
-    handler: async ({ params, query, scope, services, ctx }) => {
+    method: 'get', path: '/v1/traces/:id/events', brain: 'optional', share: 'accept', params: z.object({ id: Uuid }), query: EventsQuery, tags: ['traces'],
+    summary: 'SSE: trace-scoped events (new engrams, run state, title changes); also with share-token parameters',
+    handler: async ({ params, query, scope, services, ctx, share }) => {
+      await shareCheck(share, services, params.id, query);
       // Auth rule 4: a session user (JWT) reads trace events within a brain.
       if (scope.credential === 'jwt' && !scope.brainId) throw validationError('X-Brain-Id header is required for trace events with a session token');
       await services.traces.get(scope, params.id);

@@ -12,6 +12,8 @@ export interface JobDoc {
   progress: number; currentStep: string | null; failedReason: string | null; result: Blob | null; waitingFor: Blob | null;
   neuronId: string | null; pathwayId: string | null; receptorId: string | null; traceId: string | null;
   parentJobId: string | null; clientNonce: string | null; createdBy: string | null;
+  /** Set on jobs started through a share link (its request budget counts them). */
+  shareTokenId?: string;
   createdAt: Date; processedAt: Date | null; finishedAt: Date | null; updatedAt: Date;
 }
 
@@ -24,6 +26,7 @@ export const jobIndexes: IndexSpec[] = [
   { collection: 'jobs', keys: { workspaceId: 1, receptorId: 1, createdAt: -1 }, name: 'ws_receptor' },
   { collection: 'jobs', keys: { workspaceId: 1, neuronId: 1, createdAt: -1 }, name: 'ws_neuron' },
   { collection: 'jobs', keys: { parentJobId: 1 }, name: 'parent' },
+  { collection: 'jobs', keys: { workspaceId: 1, shareTokenId: 1 }, name: 'ws_share' },
 ];
 
 /** A job's claimed terminal state (src/db/claims.ts): `_id` `job:<id>:terminal`, the transition it applied. */

@@ -42,7 +42,7 @@ export interface ReceptorDoc {
 /** One firing of a receptor: the fire workflow's record (id = that workflow's id). */
 export interface FiringDoc {
   _id: string; workspaceId: string; receptorId: string; jobId: string;
-  source: 'http' | 'schedule' | 'stimulus' | 'channel';
+  source: 'http' | 'schedule' | 'stimulus' | 'channel' | 'share';
   /** The stimulus event or channel message that fired it (deduplication key with the receptor). */
   eventId: string | null; stimulusKey: string | null;
   /** The trigger payload (blob): kept here so the workflow input carries ids only. */

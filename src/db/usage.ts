@@ -6,6 +6,8 @@ import { claim } from './claims.js';
 export interface UsageAttribution {
   brainId: string | null; userId: string | null; apiKeyId: string | null; jobId: string | null; traceId: string | null;
   receptorId: string | null; neuronId: string | null; pathwayId: string | null;
+  /** The share link the call was made through (its token budget sums these rows). */
+  shareTokenId?: string | null;
 }
 
 /**
@@ -26,6 +28,7 @@ export const usageIndexes: IndexSpec[] = [
   { collection: 'usage_ledger', keys: { workspaceId: 1, jobId: 1 }, name: 'ws_job' },
   { collection: 'usage_ledger', keys: { workspaceId: 1, userId: 1, at: 1 }, name: 'ws_user_at' },
   { collection: 'usage_ledger', keys: { workspaceId: 1, receptorId: 1, at: 1 }, name: 'ws_receptor_at' },
+  { collection: 'usage_ledger', keys: { workspaceId: 1, shareTokenId: 1 }, name: 'ws_share' },
 ];
 
 /** A group of ledger rows: the sums every usage figure is made of. */

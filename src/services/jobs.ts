@@ -87,6 +87,7 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
         progress: 0, currentStep: 'queued', failedReason: null, result: null, waitingFor: null,
         neuronId: j.neuronId ?? null, pathwayId: j.pathwayId ?? null, receptorId: j.receptorId ?? null, traceId: j.traceId ?? null,
         parentJobId: j.parentJobId ?? null, clientNonce: j.clientNonce ?? null, createdBy: scope.userId ?? scope.apiKeyId,
+        ...(scope.shareTokenId ? { shareTokenId: scope.shareTokenId } : {}),
         createdAt: now, processedAt: null, finishedAt: null, updatedAt: now,
       };
       try {

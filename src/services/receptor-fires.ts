@@ -89,7 +89,9 @@ export function createReceptorFireService(d: {
     if (!created) return { job, created, traceId: job.traceId };
     const firing: FiringDoc = {
       _id: fireWorkflowId(jobId), workspaceId: r.workspaceId, receptorId: r._id, jobId, source: l.source, eventId: l.eventId ?? null,
-      stimulusKey: l.stimulusKey ?? null, trigger: encodeBlob({ ...l.trigger, traceId: traceId ?? undefined }), status: 'pending', reason: null,
+      stimulusKey: l.stimulusKey ?? null,
+      // The credential that fired rides with the trigger: the run is attributed to it (user, key, share link).
+      trigger: encodeBlob({ ...l.trigger, traceId: traceId ?? undefined, scope: l.trigger.scope ?? toRunScope({ ...l.scope, receptorId: r._id }) }), status: 'pending', reason: null,
       firedAt: new Date(), startedAt: null, finishedAt: null,
     };
     try { await repo.firings.insertOne(firing); } catch (e) { if (!isDuplicateKey(e)) throw e; }

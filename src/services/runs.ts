@@ -61,7 +61,7 @@ const preview = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n)}
 
 /** The workflow-safe scope back as a service Scope (roles and credential were plain strings in the payload). */
 export const fromRunScope = (s: RunScope): Scope => ({ ...s, roles: s.roles as Scope['roles'], credential: s.credential as Scope['credential'] });
-export const toRunScope = (s: Scope): RunScope => ({ workspaceId: s.workspaceId, brainId: s.brainId, userId: s.userId, apiKeyId: s.apiKeyId, roles: [...s.roles], credential: s.credential, receptorId: s.receptorId });
+export const toRunScope = (s: Scope): RunScope => ({ workspaceId: s.workspaceId, brainId: s.brainId, userId: s.userId, apiKeyId: s.apiKeyId, roles: [...s.roles], credential: s.credential, receptorId: s.receptorId, ...(s.shareTokenId ? { shareTokenId: s.shareTokenId } : {}) });
 const toolName = (s: string) => s.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
 
 /** Deterministic title from the first human turn: no extra model call, no extra cost. */
@@ -105,7 +105,7 @@ export function createRunService(d: {
   /** What a run's calls serve (usage ledger facets). */
   const attributionOf = (input: NeuronRunInput, brainId: string | null): UsageAttribution => ({
     brainId, userId: input.scope.userId, apiKeyId: input.scope.apiKeyId, jobId: input.jobId, traceId: input.traceId,
-    receptorId: input.scope.receptorId ?? null, neuronId: input.neuronId,
+    receptorId: input.scope.receptorId ?? null, neuronId: input.neuronId, shareTokenId: input.scope.shareTokenId ?? null,
     pathwayId: input.pathwayContext && input.pathwayContext.pathwayId !== 'inline' ? input.pathwayContext.pathwayId : null,
   });
   /** The trace's engrams so far; a trace that does not exist yet has none. */

@@ -52,7 +52,7 @@ export interface InterventionAnswer {
 export const answerUpdate = defineUpdate<{ interventionId: string; status: string }, [InterventionAnswer]>('answer');
 
 /** Workflow-safe copy of the caller's scope (plain data). */
-export interface RunScope { workspaceId: string; brainId?: string; userId: string | null; apiKeyId: string | null; roles: string[]; credential: string; receptorId?: string }
+export interface RunScope { workspaceId: string; brainId?: string; userId: string | null; apiKeyId: string | null; roles: string[]; credential: string; receptorId?: string; shareTokenId?: string }
 
 export interface NeuronRunInput {
   jobId: string;
@@ -171,7 +171,7 @@ export type PathwayRun = (input: PathwayRunInput) => Promise<PathwayRunResult>;
 export interface ReceptorFireInput {
   workspaceId: string;
   receptorId: string;
-  source: 'http' | 'schedule' | 'stimulus' | 'channel';
+  source: 'http' | 'schedule' | 'stimulus' | 'channel' | 'share';
   /** Set when the API recorded the firing (its id is the firing's); absent for scheduled fires. */
   jobId?: string;
   firingId?: string;

@@ -1,0 +1,40 @@
+import type { Db } from 'mongodb';
+import type { IndexSpec } from './client.js';
+
+/** Share-link look and feel (validated by src/schemas/shares.ts). */
+export interface ShareCustomization { title?: string; greeting?: string; colors?: { primary?: string; background?: string; text?: string }; logo_url?: string }
+
+/**
+ * The live share token of a receptor (document 1, Authentication: one per receptor). The token
+ * itself is never stored: its SHA-256 is, and the id stays the same across rotations, so the
+ * link's budget survives a rotation (a rotation is not a way to reset spending).
+ */
+export interface ShareTokenDoc {
+  _id: string; workspaceId: string; receptorId: string; tokenHash: string; prefix: string;
+  allowFiles: boolean; customization: ShareCustomization; expiresAt: Date | null;
+  budget: { maxRequests: number | null; maxTokens: number | null };
+  createdBy: string | null; createdAt: Date; rotatedAt: Date | null; updatedAt: Date;
+}
+
+/** A file uploaded through a share link (kept until the knowledge lanes take uploads over). */
+export interface ShareUploadDoc {
+  _id: string; workspaceId: string; receptorId: string; shareTokenId: string; name: string; contentType: string; size: number;
+  data: Buffer; createdAt: Date;
+}
+
+export const shareIndexes: IndexSpec[] = [
+  { collection: 'share_tokens', keys: { receptorId: 1 }, unique: true, name: 'receptor_unique' },
+  { collection: 'share_tokens', keys: { tokenHash: 1 }, unique: true, name: 'hash_unique' },
+  { collection: 'share_uploads', keys: { workspaceId: 1, receptorId: 1, createdAt: -1 }, name: 'ws_receptor' },
+];
+
+export function createShareRepo(db: Db) {
+  const tokens = db.collection<ShareTokenDoc>('share_tokens');
+  const uploads = db.collection<ShareUploadDoc>('share_uploads');
+  return {
+    tokens, uploads,
+    forReceptor: (workspaceId: string, receptorId: string) => tokens.findOne({ workspaceId, receptorId }),
+    byHash: (tokenHash: string) => tokens.findOne({ tokenHash }),
+  };
+}
+export type ShareRepo = ReturnType<typeof createShareRepo>;

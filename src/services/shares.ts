@@ -1,0 +1,193 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { JobRepo } from '../db/jobs.js';
+import type { ReceptorDoc } from '../db/receptors.js';
+import type { ShareRepo, ShareTokenDoc } from '../db/shares.js';
+import type { UsageRepo } from '../db/usage.js';
+import type { WorkspaceRepo } from '../db/workspaces.js';
+import { isDuplicateKey } from '../db/claims.js';
+import { AppError, conflict, forbidden, notFound, validationError } from '../errors.js';
+import type { PublicExecuteBody, ShareCreateBody, ShareRotateBody } from '../schemas/shares.js';
+import type { Scope } from '../scope.js';
+import type { ReceptorFireService } from './receptor-fires.js';
+import type { ReceptorService } from './receptors.js';
+
+const TOKEN_PREFIX = 'cxs_';
+const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
+const invalidToken = (why = 'invalid') => new AppError('AUTH_REQUIRED', 401, `Share token ${why}`);
+
+/** What a share request resolved to: the link, its receptor, and the scope its calls run in. */
+export interface ShareAccess { share: ShareTokenDoc; receptor: ReceptorDoc; workspaceSlug: string; scope: Scope }
+
+/**
+ * Share links (document 1, Authentication rules 1–3; docs/shares.md): one live token per
+ * receptor, random, stored as a SHA-256, shown whole only when created or rotated. Every request
+ * looks the hash up, so a revoke or a rotation takes effect at once on every API instance.
+ */
+export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; usage: UsageRepo; workspaces: WorkspaceRepo; receptors: ReceptorService; fires: ReceptorFireService }) {
+  const { repo, receptors, fires } = d;
+
+  async function usedOf(s: ShareTokenDoc) {
+    const [requests, [sums]] = await Promise.all([
+      d.jobs.jobs.countDocuments({ workspaceId: s.workspaceId, shareTokenId: s._id }),
+      d.usage.sums({ workspaceId: s.workspaceId, shareTokenId: s._id }, null, ['tokens']),
+    ]);
+    return { requests, tokens: sums?.tokens ?? 0 };
+  }
+
+  async function managed(scope: Scope, workspaceSegment: string, slugOrId: string) {
+    await receptors.checkWorkspace(scope, workspaceSegment);
+    const r = await receptors.find(scope, slugOrId);
+    return r;
+  }
+
+  const newToken = () => `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+
+  return {
+    usedOf,
+
+    /** POST …/share: 409 when the receptor already has a live token (rotate it instead). */
+    async create(scope: Scope, workspaceSegment: string, slugOrId: string, body: ShareCreateBody) {
+      const r = await managed(scope, workspaceSegment, slugOrId);
+      await receptors.assertCanChange(scope, r);
+      const token = newToken();
+      const now = new Date();
+      const doc: ShareTokenDoc = {
+        _id: randomUUID(), workspaceId: scope.workspaceId, receptorId: r._id, tokenHash: hashOf(token), prefix: token.slice(0, 10),
+        allowFiles: body.allow_files, customization: body.customization, expiresAt: body.expires_at ? new Date(body.expires_at) : null,
+        budget: { maxRequests: body.budget?.max_requests ?? null, maxTokens: body.budget?.max_tokens ?? null },
+        createdBy: scope.userId ?? scope.apiKeyId, createdAt: now, rotatedAt: null, updatedAt: now,
+      };
+      if (doc.expiresAt && doc.expiresAt.getTime() <= Date.now()) throw validationError('expires_at must be in the future');
+      try {
+        await repo.tokens.insertOne(doc);
+      } catch (e) {
+        if (isDuplicateKey(e)) throw conflict('This receptor already has a share token: rotate it (POST …/share/rotate) or revoke it first');
+        throw e;
+      }
+      return { doc, receptor: r, token };
+    },
+
+    async get(scope: Scope, workspaceSegment: string, slugOrId: string) {
+      const r = await managed(scope, workspaceSegment, slugOrId);
+      const doc = await repo.forReceptor(scope.workspaceId, r._id);
+      if (!doc) throw notFound('Share token');
+      return { doc, receptor: r };
+    },
+
+    /** DELETE …/share: the token stops working at once. */
+    async revoke(scope: Scope, workspaceSegment: string, slugOrId: string): Promise<void> {
+      const r = await managed(scope, workspaceSegment, slugOrId);
+      await receptors.assertCanChange(scope, r);
+      const res = await repo.tokens.deleteOne({ workspaceId: scope.workspaceId, receptorId: r._id });
+      if (res.deletedCount !== 1) throw notFound('Share token');
+    },
+
+    /** POST …/share/rotate: a new token (settings may change in the same call); the old one stops working at once. */
+    async rotate(scope: Scope, workspaceSegment: string, slugOrId: string, body: ShareRotateBody) {
+      const r = await managed(scope, workspaceSegment, slugOrId);
+      await receptors.assertCanChange(scope, r);
+      const cur = await repo.forReceptor(scope.workspaceId, r._id);
+      if (!cur) throw notFound('Share token');
+      const token = newToken();
+      const now = new Date();
+      const set: Partial<ShareTokenDoc> = { tokenHash: hashOf(token), prefix: token.slice(0, 10), rotatedAt: now, updatedAt: now };
+      if (body.allow_files !== undefined) set.allowFiles = body.allow_files;
+      if (body.customization !== undefined) set.customization = body.customization;
+      if (body.expires_at !== undefined) {
+        set.expiresAt = body.expires_at ? new Date(body.expires_at) : null;
+        if (set.expiresAt && set.expiresAt.getTime() <= Date.now()) throw validationError('expires_at must be in the future');
+      }
+      if (body.budget !== undefined) set.budget = { maxRequests: body.budget.max_requests ?? null, maxTokens: body.budget.max_tokens ?? null };
+      await repo.tokens.updateOne({ _id: cur._id, workspaceId: scope.workspaceId }, { $set: set });
+      return { doc: { ...cur, ...set }, receptor: r, token };
+    },
+
+    /**
+     * Resolves a share token (401 when missing, wrong, revoked, rotated away or expired) to its
+     * receptor and the scope its calls run in. A valid JWT of the same workspace attributes the
+     * calls to its user.
+     */
+    async authenticate(token: string | undefined, user: Scope | null): Promise<ShareAccess> {
+      if (!token) throw invalidToken('required: send ?t= (or share_token in the body)');
+      const hash = hashOf(token);
+      const share = token.startsWith(TOKEN_PREFIX) ? await repo.byHash(hash) : null;
+      // The lookup is by hash; the comparison of what was found is constant-time all the same.
+      if (!share || !timingSafeEqual(Buffer.from(share.tokenHash, 'hex'), Buffer.from(hash, 'hex'))) throw invalidToken('is invalid, revoked or rotated');
+      if (share.expiresAt && share.expiresAt.getTime() <= Date.now()) throw invalidToken('has expired');
+      const receptor = await receptors.find({ workspaceId: share.workspaceId, userId: null, apiKeyId: null, roles: [], credential: 'share' }, share.receptorId);
+      const ws = await d.workspaces.findWorkspace(share.workspaceId);
+      const sameWs = user && user.workspaceId === share.workspaceId;
+      return {
+        share, receptor, workspaceSlug: ws?.slug ?? share.workspaceId,
+        scope: {
+          workspaceId: share.workspaceId, brainId: receptor.brainId, userId: sameWs ? user.userId : null, apiKeyId: null, roles: [],
+          credential: 'share', receptorId: receptor._id, shareTokenId: share._id,
+        },
+      };
+    },
+
+    /** Trace and job reads through a link name the link's receptor (workspace + receptor, or receptor_id); anything else is a 403. */
+    checkNames(a: ShareAccess, q: { workspace?: string; receptor?: string; receptor_id?: string }): void {
+      if (q.receptor_id) {
+        if (q.receptor_id.toLowerCase() !== a.receptor._id) throw forbidden('This share token is for another receptor');
+        return;
+      }
+      if (!q.workspace || !q.receptor) throw validationError('Send workspace and receptor, or receptor_id, with the share token');
+      if (q.workspace !== a.workspaceSlug && q.workspace !== a.share.workspaceId) throw forbidden('This share token is for another workspace');
+      if (q.receptor !== a.receptor.slug && q.receptor.toLowerCase() !== a.receptor._id) throw forbidden('This share token is for another receptor');
+    },
+
+    /** The route's receptor (by workspace + slug, or by id) must be the link's (403 otherwise). */
+    checkReceptor(a: ShareAccess, ref: { workspace?: string; slug?: string; id?: string }): void {
+      if (ref.id !== undefined && ref.id.toLowerCase() !== a.receptor._id) throw forbidden('This share token is for another receptor');
+      if (ref.workspace !== undefined && ref.workspace !== a.workspaceSlug && ref.workspace !== a.share.workspaceId) throw forbidden('This share token is for another workspace');
+      if (ref.slug !== undefined && ref.slug !== a.receptor.slug && ref.slug.toLowerCase() !== a.receptor._id) throw forbidden('This share token is for another receptor');
+    },
+
+    /**
+     * Public execute: fires the link's receptor with the message, within the link's budget
+     * (402 BUDGET_EXCEEDED once its requests or model tokens are spent).
+     */
+    async execute(a: ShareAccess, body: PublicExecuteBody) {
+      const used = await usedOf(a.share);
+      const b = a.share.budget;
+      if ((b.maxRequests !== null && used.requests >= b.maxRequests) || (b.maxTokens !== null && used.tokens >= b.maxTokens)) {
+        throw new AppError('BUDGET_EXCEEDED', 402, `This share link has used its budget (${used.requests} requests, ${used.tokens} tokens)`);
+      }
+      const why = await fires.notFireable(a.receptor);
+      if (why) throw validationError(`This link cannot run now: ${why}`);
+      if (body.trace_id && a.receptor.executableTarget.kind === 'neuron') {
+        const t = await d.jobs.jobs.findOne({ workspaceId: a.share.workspaceId, traceId: body.trace_id, receptorId: a.receptor._id });
+        if (!t) throw forbidden('trace_id is not a conversation of this link');
+      }
+      let attachments: { id: string; name: string; content_type: string; size: number; text?: string }[] = [];
+      if (body.asset_ids?.length) {
+        const files = await repo.uploads.find({ _id: { $in: body.asset_ids }, receptorId: a.receptor._id, workspaceId: a.share.workspaceId }).toArray();
+        if (files.length !== new Set(body.asset_ids).size) throw validationError('asset_ids: a file was not uploaded through this link');
+        attachments = files.map((f) => ({
+          id: f._id, name: f.name, content_type: f.contentType, size: f.size,
+          ...(/^(text\/|application\/json)/.test(f.contentType) ? { text: f.data.toString('utf8').slice(0, 50_000) } : {}),
+        }));
+      }
+      const message = attachments.length
+        ? `${body.message}\n\n${attachments.map((f) => (f.text !== undefined ? `--- ${f.name} ---\n${f.text}` : `[attached: ${f.name} (${f.content_type}, ${f.size} bytes)]`)).join('\n\n')}`
+        : body.message;
+      return fires.launch(a.receptor, {
+        source: 'share', scope: a.scope,
+        trigger: { payload: { message }, data: attachments.length ? { attachments: attachments.map(({ text: _t, ...f }) => f) } : undefined, traceId: body.trace_id },
+      });
+    },
+
+    /** A file uploaded through the link (allow_files must be on). */
+    async upload(a: ShareAccess, file: { name: string; contentType: string; data: Buffer }) {
+      if (!a.share.allowFiles) throw forbidden('This share link does not accept files');
+      const doc = {
+        _id: randomUUID(), workspaceId: a.share.workspaceId, receptorId: a.receptor._id, shareTokenId: a.share._id,
+        name: file.name, contentType: file.contentType, size: file.data.length, data: file.data, createdAt: new Date(),
+      };
+      await repo.uploads.insertOne(doc);
+      return doc;
+    },
+  };
+}
+export type ShareService = ReturnType<typeof createShareService>;
