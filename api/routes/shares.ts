@@ -72,21 +72,21 @@ export default [
   }),
 
   route({
-    method: 'get', path: '/v1/public/receptors/by-id/:receptor_id', share: 'only', params: PublicIdParams, query: ShareQuery, response: PublicReceptor, tags: pub,
+    method: 'get', path: '/v1/public/receptors/by-id/:receptor_id', auth: 'optional', share: 'only', params: PublicIdParams, query: ShareQuery, response: PublicReceptor, tags: pub,
     handler: async ({ params, share, services }) => {
       services.shares.checkReceptor(share!, { id: params.receptor_id });
       return presentPublicReceptor(share!);
     },
   }),
   route({
-    method: 'post', path: '/v1/public/receptors/by-id/:receptor_id/execute', status: 202, share: 'only', params: PublicIdParams, query: ShareQuery, body: PublicExecuteBody, response: PublicJobRef, tags: pub,
+    method: 'post', path: '/v1/public/receptors/by-id/:receptor_id/execute', status: 202, auth: 'optional', share: 'only', params: PublicIdParams, query: ShareQuery, body: PublicExecuteBody, response: PublicJobRef, tags: pub,
     handler: async (i) => {
       i.services.shares.checkReceptor(i.share!, { id: i.params.receptor_id });
       return jobRef(i);
     },
   }),
   route({
-    method: 'post', path: '/v1/public/receptors/by-id/:receptor_id/assets', status: 201, share: 'only', params: PublicIdParams, query: ShareQuery, response: PublicUpload, tags: pub,
+    method: 'post', path: '/v1/public/receptors/by-id/:receptor_id/assets', status: 201, auth: 'optional', share: 'only', params: PublicIdParams, query: ShareQuery, response: PublicUpload, tags: pub,
     summary: 'multipart/form-data, field "file": text, JSON, CSV, PDF, Office documents, PNG/JPEG/GIF/WebP, 10 MB; 403 when the link does not allow files',
     handler: async ({ params, share, services, ctx }) => {
       services.shares.checkReceptor(share!, { id: params.receptor_id });
@@ -97,25 +97,25 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/public/receptors/:workspace/:slug', share: 'only', params: PublicSlugParams, query: ShareQuery, response: PublicReceptor, tags: pub,
+    method: 'get', path: '/v1/public/receptors/:workspace/:slug', auth: 'optional', share: 'only', params: PublicSlugParams, query: ShareQuery, response: PublicReceptor, tags: pub,
     handler: async ({ params, share, services }) => {
       services.shares.checkReceptor(share!, { workspace: params.workspace, slug: params.slug });
       return presentPublicReceptor(share!);
     },
   }),
   route({
-    method: 'post', path: '/v1/public/receptors/:workspace/:slug/execute', status: 202, share: 'only', params: PublicSlugParams, query: ShareQuery, body: PublicExecuteBody, response: PublicJobRef, tags: pub,
+    method: 'post', path: '/v1/public/receptors/:workspace/:slug/execute', status: 202, auth: 'optional', share: 'only', params: PublicSlugParams, query: ShareQuery, body: PublicExecuteBody, response: PublicJobRef, tags: pub,
     handler: async (i) => {
       i.services.shares.checkReceptor(i.share!, { workspace: i.params.workspace, slug: i.params.slug });
       return jobRef(i);
     },
   }),
   route({
-    method: 'get', path: '/v1/public/traces/:id', share: 'only', params: TraceIdParams, query: ShareQuery, response: z.object({ trace: Trace }), tags: pub,
+    method: 'get', path: '/v1/public/traces/:id', auth: 'optional', share: 'only', params: TraceIdParams, query: ShareQuery, response: z.object({ trace: Trace }), tags: pub,
     handler: async (i) => ({ trace: presentTrace(await linkTrace(i, i.params.id, i.query)) }),
   }),
   route({
-    method: 'get', path: '/v1/public/traces/:id/events', share: 'only', params: TraceIdParams, query: ShareQuery, tags: pub,
+    method: 'get', path: '/v1/public/traces/:id/events', auth: 'optional', share: 'only', params: TraceIdParams, query: ShareQuery, tags: pub,
     summary: 'SSE: the trace\'s events, for a trace of the link\'s receptor',
     handler: async (i) => {
       await linkTrace(i, i.params.id, i.query);
@@ -123,7 +123,7 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/public/jobs/:job_id/stream', share: 'only', params: z.object({ job_id: z.uuid() }), query: JobQuery, tags: pub,
+    method: 'get', path: '/v1/public/jobs/:job_id/stream', auth: 'optional', share: 'only', params: z.object({ job_id: z.uuid() }), query: JobQuery, tags: pub,
     summary: 'SSE: a job of the link\'s receptor; 403 for any other job',
     handler: async ({ params, query, share, services, ctx }) => {
       const a = share!;

@@ -71,12 +71,24 @@ beforeAll(async () => {
   }));
   const binding = await ok(app.patch(`/v1/receptors/${a.workspaceId}/${receptor.id}`, a.key, { active_channels: ['http', 'slack'] }))
     .then(() => ok(app.post('/v1/receptor-channel-bindings', admin, { receptor_id: receptor.id, channel: 'slack', external_id: `authz-${randomUUID()}` })));
+  // Share links: A (this neuron's receptor) with a trace and a job of its own, and B (another neuron's) to try A's resources with.
+  const shareA = String((await ok(app.post(`/v1/receptors/${a.workspaceId}/${receptor.id}/share`, a.key, { allow_files: true }))).token);
+  const other = await ok(app.post('/v1/neurons', a.key, { name: 'authz-other', brain_id: a.brainId }));
+  const receptorB = (await ok(app.get<{ receptors: { id: string; executable_target: { id: string } }[] }>('/v1/receptors?limit=200', a.key, h))).receptors
+    .find((r) => r.executable_target.id === String(other.id))!;
+  const shareB = String((await ok(app.post(`/v1/receptors/${a.workspaceId}/${receptorB.id}/share`, a.key, {}))).token);
+  const shareTrace = randomUUID();
+  await app.services.traces.append({ ...scope, receptorId: receptor.id }, shareTrace, {
+    content: { type: 'human', content: 'hi' }, sourceType: 'user', sourceId: null, trace: { brainId: a.brainId, receptorId: receptor.id },
+  });
+  const shareJob = String((await ok(app.post(`/v1/public/receptors/by-id/${receptor.id}/execute?t=${shareA}`, undefined, { message: 'hi' }), [202])).job_id);
   w = {
     a, b, viewer, editor, member,
     ids: {
       neuron: String(neuron.id), reflex: String(reflex.id), trace: traceId, pathway: String(pathway.id), participant: String((vp.participant as { id: string }).id),
       participantUser: viewer.sub, job: String(inv.job_id), intervention: intervention._id, apiKey: adminKey, workspace: a.workspaceId,
       receptor: receptor.id, schedule: String(scheduled.id), binding: String(binding.id),
+      shareA, shareB, receptorB: receptorB.id, shareTrace, shareJob,
     },
   };
 }, 120_000);
@@ -90,8 +102,9 @@ function fill(path: string): string | undefined {
   const byParam: Record<string, string | undefined> = {
     id: {
       neurons: w.ids.neuron, reflexes: w.ids.reflex, traces: w.ids.trace, pathways: w.ids.pathway, interventions: w.ids.intervention, 'api-keys': w.ids.apiKey,
-      receptors: w.ids.receptor, resources: w.ids.receptor, 'receptor-channel-bindings': w.ids.binding,
+      receptors: w.ids.receptor, resources: w.ids.receptor, 'receptor-channel-bindings': w.ids.binding, public: w.ids.shareTrace,
     }[family],
+    workspace: w.ids.workspace, receptor_id: w.ids.receptor, job_id: w.ids.shareJob,
     workspace_slug: w.ids.workspace, slug: w.ids.receptor, slug_or_id: path.includes('/schedule/') ? w.ids.schedule : w.ids.receptor,
     resource_id: w.ids.neuron, version: '1', reflexId: w.ids.reflex, jobId: w.ids.job, participantId: w.ids.participant,
     userId: w.ids.participantUser, workspace_id: w.ids.workspace,
@@ -143,6 +156,10 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/receptor-channel-bindings': { receptor_id: w.ids.receptor, channel: 'slack', external_id: `authz-${randomUUID()}` },
     'PATCH /v1/receptor-channel-bindings/:id': { metadata: { a: 1 } },
     'PATCH /v1/receptor-channel-bindings': { id: w.ids.binding, metadata: { a: 1 } },
+    'POST /v1/receptors/:workspace_slug/:slug_or_id/share': {},
+    'POST /v1/receptors/:workspace_slug/:slug_or_id/share/rotate': {},
+    'POST /v1/public/receptors/by-id/:receptor_id/execute': { message: 'm' },
+    'POST /v1/public/receptors/:workspace/:slug/execute': { message: 'm' },
   };
   return bodies[`${def.method.toUpperCase()} ${def.path}`] ?? MISSING;
 }
@@ -218,5 +235,18 @@ describe('authorization, generated from the route table', () => {
     }
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  // Share links (docs/shares.md): every route that takes a share token refuses one of another receptor (link B naming A's resources).
+  const shareOnly = routes.filter((r) => r.share);
+  it.each(shareOnly.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))("%s: another receptor's share token → 403, no token → 401", async (_, def) => {
+    const names = def.path.includes('/jobs/') || def.path.includes('/traces/') ? `&receptor_id=${w.ids.receptorB}` : '';
+    const path = fill(def.path)!.replace(':id', w.ids.shareTrace).replace(/\/v1\/traces\/[^/]+/, `/v1/traces/${w.ids.shareTrace}`);
+    const body = def.method === 'post' && def.path.endsWith('/execute') ? { message: 'm' } : undefined;
+    const res = await app.request(def.method.toUpperCase(), `${path}?t=${w.ids.shareB}${names}`, { body });
+    expect(res.status, res.text).toBe(403);
+    expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
+    const none = await app.request(def.method.toUpperCase(), `${path}?receptor_id=${w.ids.receptor}`, { body });
+    expect(none.status).toBe(401);
   });
 });
