@@ -7,6 +7,7 @@ import { errorMiddleware } from './middleware/errors.js';
 import { createRateLimiter } from './middleware/rate-limit.js';
 import { requestMiddleware } from './middleware/request.js';
 import { buildOpenApi } from './openapi.js';
+import { mountPages } from './pages.js';
 import { toKoaHandler } from './route.js';
 import { allRoutes } from './routes/index.js';
 
@@ -20,6 +21,7 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   // The OpenAPI document of every route above, generated from the same route objects.
   const openapi = buildOpenApi(allRoutes());
   router.get('/v1/openapi.json', (ctx) => { ctx.body = openapi; });
+  mountPages(router);
   // A client that leaves an SSE stream early is normal; anything else Koa reports is logged.
   app.on('error', (err: { code?: string }) => {
     if (err?.code === 'ERR_STREAM_PREMATURE_CLOSE' || err?.code === 'ECONNRESET' || err?.code === 'EPIPE') return;

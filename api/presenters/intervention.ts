@@ -6,7 +6,7 @@ import type { Delivery, Intervention } from '../../src/schemas/interventions.js'
 /** Delivery tokens are shown to authenticated workspace members only; the public view never lists other deliveries. */
 const presentDelivery = (d: DeliveryDoc, withToken: boolean): z.input<typeof Delivery> => ({
   id: d.id, channel: d.channel, status: d.status, created_at: d.createdAt.toISOString(), responded_at: d.respondedAt?.toISOString() ?? null,
-  ...(withToken ? { token: d.token, url: `/v1/public/interventions/${d.token}` } : {}),
+  ...(withToken ? { token: d.token, url: `/v1/public/interventions/${d.token}`, page_url: `/approve/${d.token}` } : {}),
 });
 
 /** Wire shape of an intervention record with its deliveries. */
@@ -24,7 +24,10 @@ export function presentIntervention(i: InterventionDoc, opts: { tokens: boolean 
 export function presentPublicDelivery(i: InterventionDoc, deliveryId: string) {
   const d = i.deliveries.find((x) => x.id === deliveryId)!;
   return {
-    intervention: { id: i._id, title: i.title, prompt: i.prompt, options: i.options, status: i.status, expires_at: i.expiresAt?.toISOString() ?? null },
+    intervention: {
+      id: i._id, kind: i.kind, title: i.title, prompt: i.prompt, options: i.options, status: i.status, action: i.action ?? null,
+      created_at: i.createdAt.toISOString(), expires_at: i.expiresAt?.toISOString() ?? null, responded_at: i.respondedAt?.toISOString() ?? null,
+    },
     delivery: presentDelivery(d, false),
   };
 }

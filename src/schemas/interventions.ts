@@ -21,7 +21,7 @@ export type RespondBody = z.infer<typeof RespondBody>;
 
 export const TokenParams = z.object({ token: z.string().min(16).max(200) });
 
-export const Delivery = z.object({ id: z.string(), channel: z.string(), status: z.string(), token: z.string().optional(), url: z.string().optional(), created_at: z.string(), responded_at: z.string().nullable() });
+export const Delivery = z.object({ id: z.string(), channel: z.string(), status: z.string(), token: z.string().optional(), url: z.string().optional(), page_url: z.string().optional().meta({ description: 'the approval page for a person' }), created_at: z.string(), responded_at: z.string().nullable() });
 export const Intervention = z.object({
   id: z.string(), workspace_id: z.string(), brain_id: z.string().nullable(), job_id: z.string(), trace_id: z.string().nullable(),
   pathway_id: z.string().nullable(), node_index: z.number(), kind: z.string(), title: z.string(), prompt: z.string(), options: z.array(z.string()),

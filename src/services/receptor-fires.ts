@@ -217,10 +217,12 @@ export function createReceptorFireService(d: {
           const message = messageOf(trigger, r, firing.source);
           const traceType = trigger.traceType ?? (neurons.headSnapshot(neuron).neuron_config.neuron_type === 'completion' ? 'system' : 'thread');
           const userEngramId = uuidFromName(`${jobId}:human`);
+          const byPerson = firing.source === 'http' || firing.source === 'share' || firing.source === 'channel';
           await traces.append(inBrain, traceId!, {
             id: userEngramId, content: { type: 'human', content: message },
             metadata: { receptor_id: r._id, source: firing.source, ...(trigger.data ? { data: trigger.data } : {}), ...(firing.stimulusKey ? { stimulus: firing.stimulusKey } : {}) },
-            sourceType: firing.source === 'http' ? 'user' : 'receptor', sourceId: firing.source === 'http' ? (scope.userId ?? scope.apiKeyId) : r._id,
+            // A person wrote it (fire route, share link, chat message), or the platform did (schedule, stimulus).
+            sourceType: byPerson ? 'user' : 'receptor', sourceId: byPerson ? (scope.userId ?? scope.apiKeyId) : r._id,
             targetType: 'neuron', targetId: neuron._id, traceType, jobId, trace: { brainId: neuron.brainId, neuronId: neuron._id, receptorId: r._id },
           });
           return {
