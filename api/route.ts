@@ -69,14 +69,14 @@ const bearer = (ctx: Context): string | undefined => {
   return m?.[1]?.trim();
 };
 
-/** Share-link requests per token and per client address, per minute. */
-const SHARE_LIMIT = { points: 120, durationS: 60 };
 
 /** A share-token request: the link, its scope, and its rate limits. */
 async function resolveShare(ctx: Context, rc: RouteContext): Promise<ShareAccess> {
   const q = ctx.query.t;
   const body = (ctx.request as { body?: unknown }).body as { share_token?: unknown } | undefined;
   const token = typeof q === 'string' ? q : typeof body?.share_token === 'string' ? body.share_token : undefined;
+  // Share-link requests per client address and per token, per minute (SHARE_REQUESTS_PER_MINUTE).
+  const SHARE_LIMIT = { points: rc.services.config.SHARE_REQUESTS_PER_MINUTE, durationS: 60 };
   await rc.rateLimit.consume(ctx, `share-ip:${ctx.ip}`, SHARE_LIMIT);
   let user: Scope | null = null;
   const jwt = bearer(ctx);

@@ -39,6 +39,8 @@ export const ConfigSchema = z.object({
   ANTHROPIC_API_KEY: z.string().optional(),
   ANTHROPIC_BASE_URL: z.string().optional(),
   GLADIA_API_KEY: z.string().optional(),
+  // Requests through share links, per minute: per token, and per client address.
+  SHARE_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(120),
   // Server-to-server requests (the internal stimulus route) are signed with this secret; unset: derived from JWT_SECRET.
   INTERNAL_SIGNING_SECRET: z.string().min(32).optional(),
   // Where chat and email providers reach the webhook ingress (the bots host); unset: http://HOST:PORT.

@@ -37,6 +37,11 @@ describe('share management', () => {
     expect(JSON.stringify(stored)).not.toContain(s.token);
 
     const pub = `/v1/public/receptors/${s.wsSlug}/${s.receptor.slug}`;
+    // Anonymous share traffic is limited per minute (per token and per client address); the headers say so.
+    const limited = await app.get(`${pub}?${q(s.token)}`, undefined);
+    expect(limited.headers.get('ratelimit-limit')).toBe(String(app.config.SHARE_REQUESTS_PER_MINUTE));
+    const remaining = Number(limited.headers.get('ratelimit-remaining'));
+    expect(Number((await app.get(`${pub}?${q(s.token)}`, undefined)).headers.get('ratelimit-remaining'))).toBe(remaining - 1);
     expect((await app.get(`${pub}?${q(s.token)}`, undefined)).body).toMatchObject({ allow_files: true, customization: { title: 'Ask me' }, receptor: { id: s.receptor.id } });
     const rotated = ShareView.parse((await app.post(`/v1/receptors/${ws.workspaceId}/${s.receptor.slug}/share/rotate`, ws.key, { allow_files: false })).body);
     expect(rotated.token).not.toBe(s.token);
