@@ -34,7 +34,7 @@ export const createRunActivities = ({ services }: { services: Services }) => ({
     return withHeartbeat(() => permanentOn4xx(() => services.runs.modelTurn({ ...t, attempt: ctx.info.attempt }, ctx.cancellationSignal)));
   },
 
-  runTool: (jobId: string, call: ToolCall, turn?: number) => permanentOn4xx(() => services.runs.runTool(jobId, call, turn)),
+  runTool: (jobId: string, call: ToolCall, turn?: number) => permanentOn4xx(() => services.runs.runTool(jobId, call, turn, Context.current().info.attempt)),
   finishRun: (f: FinishInput) => permanentOn4xx(() => services.runs.finish(f)),
   failRun: (input: NeuronRunInput, reason: string) => services.runs.fail(input, reason),
   emitJobEvent: (jobId: string, event: Record<string, unknown>) => services.jobs.emit(jobId, event).then(() => undefined),

@@ -39,6 +39,9 @@ export const ConfigSchema = z.object({
   ANTHROPIC_API_KEY: z.string().optional(),
   ANTHROPIC_BASE_URL: z.string().optional(),
   GLADIA_API_KEY: z.string().optional(),
+  // Outbound HTTP (tool servers, OAuth, file URLs) refuses private and loopback addresses; these
+  // hosts (comma separated, host or host:port) are allowed anywhere, for self-hosted tool servers.
+  OUTBOUND_ALLOW_HOSTS: z.string().default('').transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
   // Requests through share links, per minute: per token, and per client address.
   SHARE_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(120),
   // Server-to-server requests (the internal stimulus route) are signed with this secret; unset: derived from JWT_SECRET.

@@ -7,6 +7,7 @@ import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from '../schemas/reflexes.js';
 import type { Scope } from '../scope.js';
+import { HttpToolDefs } from '../tools/remote.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import { assertScopeRole, type NeuronService } from './neurons.js';
 import { isDuplicateKey } from '../db/claims.js';
@@ -31,14 +32,18 @@ function isHttpUrl(s: string): boolean {
  * metadata.server_url as an http(s) URL. A handler or server_url that is present must be valid.
  */
 export function assertImplementation(tools: ReflexToolSet[], metadata: Record<string, unknown>): void {
-  const { handler, server_url: serverUrl } = metadata;
+  const { handler, server_url: serverUrl, http_tools: httpTools } = metadata;
+  if (httpTools !== undefined) {
+    const parsed = HttpToolDefs.safeParse(httpTools);
+    if (!parsed.success) throw validationError(`metadata.http_tools: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
   if (handler !== undefined && (typeof handler !== 'string' || !Object.hasOwn(BUILTIN_TOOLS, handler))) {
     throw validationError(`metadata.handler: must name a built-in internal tool (${Object.keys(BUILTIN_TOOLS).join(', ')})`);
   }
   if (serverUrl !== undefined && (typeof serverUrl !== 'string' || !isHttpUrl(serverUrl))) {
     throw validationError('metadata.server_url: must be an http(s) URL');
   }
-  if (tools.length === 0 && handler === undefined && serverUrl === undefined) {
+  if (tools.length === 0 && handler === undefined && serverUrl === undefined && httpTools === undefined) {
     throw validationError('a reflex must define integration-backed tools, internal behavior (metadata.handler) or a server-backed implementation (metadata.server_url)');
   }
 }

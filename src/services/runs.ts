@@ -12,6 +12,8 @@ import type { NeuronSnapshot } from '../schemas/neuron-config.js';
 import type { Scope } from '../scope.js';
 import { MAX_INLINE_TEXT, type ModelTurnOutcome, type NeuronRunInput, type NeuronRunResult, type PreparedRunData, type RunScope, type RunSummary } from '../temporal/definitions.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
+import { HttpToolDefs, TransientToolError, type RemoteTools, type ToolBinding } from '../tools/remote.js';
+import { OutboundBlocked } from '../net/guard.js';
 import { NOT_STARTED_STEP, type JobService } from './jobs.js';
 import type { JobDoc } from '../db/jobs.js';
 import type { ModelStep, RunRepo, ToolStep } from '../db/runs.js';
@@ -30,6 +32,8 @@ export function uuidFromName(name: string): string {
 }
 
 export const DEFAULT_MAX_TURNS = 8;
+/** Attempts of a tool call whose failure is transient (network, timeout, 429, 5xx) before the model is told. */
+export const TOOL_ATTEMPTS = 3;
 export const MAX_DELEGATION_DEPTH = 3;
 const HISTORY_LIMIT = 50;
 
@@ -99,9 +103,9 @@ function conversation(context: PreparedRunData, models: ModelStep[], tools: Tool
  */
 export function createRunService(d: {
   config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; reflexes: ReflexService; models: ModelRegistry; runLog: RunRepo;
-  usage: UsageService;
+  usage: UsageService; remote: RemoteTools;
 }) {
-  const { jobs, traces, neurons, reflexes, models, runLog, usage } = d;
+  const { jobs, traces, neurons, reflexes, models, runLog, usage, remote } = d;
   /** What a run's calls serve (usage ledger facets). */
   const attributionOf = (input: NeuronRunInput, brainId: string | null): UsageAttribution => ({
     brainId, userId: input.scope.userId, apiKeyId: input.scope.apiKeyId, jobId: input.jobId, traceId: input.traceId,
@@ -199,14 +203,32 @@ export function createRunService(d: {
       const isCompletion = cfg.neuron_type === 'completion';
       const tools: ToolSpec[] = [];
       const delegates: PreparedRun['delegates'] = [];
+      const bindings: Record<string, ToolBinding> = {};
       if (!isCompletion) {
         const names = new Set(cfg.tools ?? []);
+        const offered = new Set<string>();
+        /** A reflex tool under its own name, or prefixed with its reflex when the name is taken. */
+        const offer = (reflexName: string, spec: ToolSpec, binding: ToolBinding) => {
+          const name = offered.has(spec.name) || BUILTIN_TOOLS[spec.name] ? toolName(`${reflexName}__${spec.name}`) : toolName(spec.name);
+          if (offered.has(name)) return;
+          offered.add(name);
+          tools.push({ ...spec, name });
+          bindings[name] = binding;
+        };
         for (const r of await reflexes.forNeuron(scope, input.neuronId)) {
           if (!r.isActive) continue;
           const meta = decodeBlob<Record<string, unknown>>(r.metadata, {});
           if (typeof meta.handler === 'string') names.add(meta.handler);
+          const http = HttpToolDefs.safeParse(meta.http_tools ?? []);
+          if (http.success) for (const def of http.data) offer(r.name, { name: def.name, description: def.description, parameters: def.parameters }, { kind: 'http', reflexId: r._id, def });
+          if (typeof meta.server_url === 'string') {
+            const serverUrl = meta.server_url;
+            // A server that cannot be listed leaves its tools out of this run (the run still starts); the reason is logged by the caller's job stream.
+            const listed = await remote.mcpTools(r._id, r.updatedAt.toISOString(), serverUrl).catch(() => []);
+            for (const t of listed) offer(r.name, t, { kind: 'mcp', reflexId: r._id, serverUrl, tool: t.name });
+          }
         }
-        for (const n of names) if (BUILTIN_TOOLS[n]) tools.push(BUILTIN_TOOLS[n].spec);
+        for (const n of names) if (BUILTIN_TOOLS[n] && !offered.has(n)) { tools.push(BUILTIN_TOOLS[n].spec); offered.add(n); }
         if (input.depth < MAX_DELEGATION_DEPTH && cfg.sub_neuron_ids?.length) {
           for (const sub of await neurons.findManyVisible(scope, cfg.sub_neuron_ids)) {
             const tool = toolName(`delegate_${sub.name}`);
@@ -225,7 +247,7 @@ export function createRunService(d: {
       const system = [cfg.system_prompt ?? '', data ? `Structured input (JSON):\n${JSON.stringify(data)}` : '', isCompletion ? 'Answer with a single JSON object.' : ''].filter(Boolean).join('\n\n');
       return {
         model: modelId, neuronName: snap.name, neuronType: cfg.neuron_type ?? null, temperature: cfg.temperature, maxTokens: cfg.max_tokens,
-        responseFormat: isCompletion ? 'json' : 'text', tools, delegates,
+        responseFormat: isCompletion ? 'json' : 'text', tools, delegates, ...(Object.keys(bindings).length ? { bindings } : {}),
         messages: [...(system ? [{ role: 'system' as const, content: system }] : []), ...history],
       };
     },
@@ -288,13 +310,22 @@ export function createRunService(d: {
      * call (arguments that are not JSON, an unknown tool, a tool that throws on its input) is
      * the model's to read as a tool error, never an activity retry. Returns a preview.
      */
-    async runTool(jobId: string, call: ToolCall, turn = 0): Promise<string> {
+    async runTool(jobId: string, call: ToolCall, turn = 0, attempt = 1): Promise<string> {
       let args: Record<string, unknown> | null = null;
       try { args = JSON.parse(call.arguments || '{}') as Record<string, unknown>; } catch { /* reported below */ }
       const tool = BUILTIN_TOOLS[call.name];
+      const binding = tool ? undefined : (await runLog.context(jobId))?.bindings?.[call.name];
       let result: string;
-      if (!args || typeof args !== 'object') result = JSON.stringify({ error: 'arguments are not a valid JSON object' });
-      else if (!tool) result = JSON.stringify({ error: `tool ${call.name} is not available (integration not connected)` });
+      if (!args || typeof args !== 'object' || Array.isArray(args)) result = JSON.stringify({ error: 'arguments are not a valid JSON object' });
+      else if (binding) {
+        try {
+          result = await remote.run(binding, args, `${jobId}:${turn}:${call.id}`);
+        } catch (e) {
+          // Transient failures are retried by the activity; the last attempt tells the model.
+          if (e instanceof TransientToolError && attempt < TOOL_ATTEMPTS) throw e;
+          result = JSON.stringify({ error: e instanceof OutboundBlocked || e instanceof TransientToolError ? e.message : `${call.name} failed: ${(e as Error).message || 'error'}` });
+        }
+      } else if (!tool) result = JSON.stringify({ error: `tool ${call.name} is not available (integration not connected)` });
       else {
         try { result = await tool.run(args); } catch (e) { result = JSON.stringify({ error: `${call.name} failed: ${(e as Error).message || 'error'}` }); }
       }

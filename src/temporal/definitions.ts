@@ -6,6 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, type SearchAttributePair } from '@temporalio/common';
 import type { UsageAttribution } from '../db/usage.js';
+import type { ToolBinding } from '../tools/remote.js';
 
 /** Search attributes operators filter on in the Temporal UI (registered by the dev server start). */
 export const WorkspaceIdKey = defineSearchAttributeKey('WorkspaceId', 'KEYWORD');
@@ -103,6 +104,8 @@ export interface PreparedRunData extends RunSummary {
   title?: string;
   /** What the run's provider calls serve, for the usage ledger (src/services/usage.ts). */
   attribution?: UsageAttribution;
+  /** How each offered reflex tool is run (HTTP or MCP), by the name the model calls it. */
+  bindings?: Record<string, ToolBinding>;
 }
 
 /** What a model turn activity returns to the workflow: the decision and the figures, never the text itself. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
+import type { Config } from '../../src/config.js';
 import { startTestApp, type TestApp } from './app.js';
 import { startProviderSim, type ProviderSim, type ProviderSimOptions } from './provider-sim.js';
 import { startScriptedOpenAI, type ScriptedOpenAI } from './scripted-openai.js';
@@ -11,9 +12,9 @@ export interface TestPlatform<L extends ScriptedOpenAI = ScriptedOpenAI> { app: 
  * one by default, or the realistic simulator), the real app pointed at it, and a real Temporal
  * worker on the app's own task queue.
  */
-export async function startPlatform<L extends ScriptedOpenAI = ScriptedOpenAI>(provider: () => Promise<L> = startScriptedOpenAI as () => Promise<L>): Promise<TestPlatform<L>> {
+export async function startPlatform<L extends ScriptedOpenAI = ScriptedOpenAI>(provider: () => Promise<L> = startScriptedOpenAI as () => Promise<L>, config: Partial<Config> = {}): Promise<TestPlatform<L>> {
   const llm = await provider();
-  const app = await startTestApp({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key' });
+  const app = await startTestApp({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key', ...config });
   const worker = await startTestWorker(app);
   return {
     app, llm,
@@ -25,9 +26,9 @@ export async function startPlatform<L extends ScriptedOpenAI = ScriptedOpenAI>(p
   };
 }
 
-function useRunning<L extends ScriptedOpenAI>(provider?: () => Promise<L>): { app: TestApp & { close(): Promise<void> }; llm: L } {
+function useRunning<L extends ScriptedOpenAI>(provider?: () => Promise<L>, config: Partial<Config> = {}): { app: TestApp & { close(): Promise<void> }; llm: L } {
   let running: TestPlatform<L> | undefined;
-  beforeAll(async () => { running = await startPlatform(provider); });
+  beforeAll(async () => { running = await startPlatform(provider, config); });
   afterAll(async () => { await running?.close(); });
   const forward = <T extends object>(pick: (p: TestPlatform<L>) => T): T =>
     new Proxy({} as T, { get: (_, k) => Reflect.get(pick(running!), k, pick(running!)) as unknown });
@@ -43,7 +44,7 @@ export function usePlatform(): { app: TestApp & { close(): Promise<void> }; llm:
 }
 
 /** The same, on the realistic provider simulator (durability and liveness tests). */
-export function useSimPlatform(opts: ProviderSimOptions): { app: TestApp & { close(): Promise<void> }; sim: ProviderSim } {
-  const { app, llm } = useRunning(() => startProviderSim(opts));
+export function useSimPlatform(opts: ProviderSimOptions, config: Partial<Config> = {}): { app: TestApp & { close(): Promise<void> }; sim: ProviderSim } {
+  const { app, llm } = useRunning(() => startProviderSim(opts), config);
   return { app, sim: llm };
 }

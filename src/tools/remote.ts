@@ -1,0 +1,121 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { z } from 'zod';
+import type { ToolSpec } from '../llm/types.js';
+import type { Guard } from '../net/guard.js';
+import { OutboundBlocked } from '../net/guard.js';
+
+/** Longest tool result the model reads; beyond it the text is cut with a note saying how much. */
+export const MAX_TOOL_RESULT_CHARS = 16_000;
+/** How long one tool call may take before it counts as a transient failure. */
+export const TOOL_TIMEOUT_MS = 30_000;
+
+/**
+ * A plain HTTP tool described by a reflex (metadata.http_tools[]): the URL template's `{name}`
+ * placeholders take arguments; the other arguments go in the query (GET, DELETE) or as a JSON body.
+ */
+export const HttpToolDef = z.object({
+  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64'),
+  description: z.string().max(2000).default(''),
+  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
+  url: z.string().url().refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL template'),
+  parameters: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }).meta({ description: 'JSON schema of the arguments' }),
+  headers: z.record(z.string(), z.string()).optional(),
+}).strict();
+export type HttpToolDef = z.infer<typeof HttpToolDef>;
+export const HttpToolDefs = z.array(HttpToolDef).max(50);
+
+/** How a tool the model was offered is run (kept in the run context under the offered name). */
+export type ToolBinding =
+  | { kind: 'http'; reflexId: string; def: HttpToolDef }
+  | { kind: 'mcp'; reflexId: string; serverUrl: string; tool: string };
+
+/** A failure worth retrying (network, timeout, 429, 5xx); anything else is the model's to read. */
+export class TransientToolError extends Error {}
+
+export function capResult(text: string): string {
+  if (text.length <= MAX_TOOL_RESULT_CHARS) return text;
+  return `${text.slice(0, MAX_TOOL_RESULT_CHARS)}\n[truncated: ${text.length - MAX_TOOL_RESULT_CHARS} more characters were cut; ask for less]`;
+}
+
+const isNetwork = (e: unknown) => {
+  const code = (e as { code?: string; cause?: { code?: string } }).code ?? (e as { cause?: { code?: string } }).cause?.code;
+  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'UND_ERR_SOCKET'].includes(code ?? '') || /timed? ?out|socket hang up|fetch failed/i.test(String((e as Error).message));
+};
+
+/**
+ * Remote tools (issue 12): HTTP tools and the tools of an MCP server (Streamable HTTP, through
+ * the official SDK client), every request through the outbound guard. MCP tool lists are cached
+ * per reflex version (reflex id + updatedAt).
+ */
+export function createRemoteTools({ guard }: { guard: Guard }) {
+  const listed = new Map<string, { at: number; tools: ToolSpec[] }>();
+  const LIST_TTL_MS = 5 * 60_000;
+
+  async function withMcp<T>(serverUrl: string, fn: (c: Client) => Promise<T>): Promise<T> {
+    await guard.check(serverUrl); // a refused URL is refused before the SDK starts
+    const client = new Client({ name: 'cortex', version: '0.1.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { fetch: guard.fetch });
+    try {
+      await client.connect(transport);
+      return await fn(client);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }
+
+  return {
+    /** The tools of an MCP server, as the model is offered them. */
+    async mcpTools(reflexId: string, version: string, serverUrl: string): Promise<ToolSpec[]> {
+      const key = `${reflexId}:${version}:${serverUrl}`;
+      const hit = listed.get(key);
+      if (hit && Date.now() - hit.at < LIST_TTL_MS) return hit.tools;
+      const tools = await withMcp(serverUrl, async (c) => (await c.listTools(undefined, { timeout: TOOL_TIMEOUT_MS })).tools.map((t) => ({
+        name: t.name, description: t.description ?? '', parameters: (t.inputSchema ?? { type: 'object', properties: {} }) as Record<string, unknown>,
+      })));
+      if (listed.size > 1000) listed.clear();
+      listed.set(key, { at: Date.now(), tools });
+      return tools;
+    },
+
+    /**
+     * Runs one call. Returns the (capped) text for the model; throws TransientToolError for a
+     * failure worth retrying. `idempotencyKey` goes to the server as Idempotency-Key (HTTP) or
+     * `_meta.idempotency_key` (MCP), so a retried call can be recognised.
+     */
+    async run(b: ToolBinding, args: Record<string, unknown>, idempotencyKey: string): Promise<string> {
+      try {
+        if (b.kind === 'mcp') {
+          const res = await withMcp(b.serverUrl, (c) => c.callTool({ name: b.tool, arguments: args, _meta: { idempotency_key: idempotencyKey } }, undefined, { timeout: TOOL_TIMEOUT_MS }));
+          const content = (res.content ?? []) as { type: string; text?: string }[];
+          const text = content.map((p) => (p.type === 'text' ? p.text ?? '' : `[${p.type} content]`)).join('\n');
+          return capResult(res.isError ? JSON.stringify({ error: text || 'the tool reported an error' }) : text);
+        }
+        const def = b.def;
+        const rest = { ...args };
+        const url = new URL(def.url.replace(/\{(\w+)\}/g, (_, k: string) => {
+          const v = rest[k];
+          delete rest[k];
+          return encodeURIComponent(v === undefined ? '' : String(v));
+        }));
+        const hasBody = def.method !== 'GET' && def.method !== 'DELETE';
+        if (!hasBody) for (const [k, v] of Object.entries(rest)) url.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+        const res = await guard.fetch(url, {
+          method: def.method, redirect: 'follow',
+          headers: { ...(def.headers ?? {}), accept: 'application/json, text/plain;q=0.9, */*;q=0.5', 'idempotency-key': idempotencyKey, ...(hasBody ? { 'content-type': 'application/json' } : {}) },
+          ...(hasBody ? { body: JSON.stringify(rest) } : {}),
+          signal: AbortSignal.timeout(TOOL_TIMEOUT_MS),
+        });
+        const text = await res.text();
+        if (res.status === 429 || res.status >= 500) throw new TransientToolError(`${def.name}: the server answered ${res.status}`);
+        if (res.status >= 400) return capResult(JSON.stringify({ error: `the server answered ${res.status}`, body: text.slice(0, 2000) }));
+        return capResult(text);
+      } catch (e) {
+        if (e instanceof TransientToolError || e instanceof OutboundBlocked) throw e;
+        if (isNetwork(e) || (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError') throw new TransientToolError(`${b.kind === 'http' ? b.def.name : b.tool}: ${(e as Error).message}`);
+        throw e;
+      }
+    },
+  };
+}
+export type RemoteTools = ReturnType<typeof createRemoteTools>;
