@@ -39,6 +39,13 @@ export const ConfigSchema = z.object({
   ANTHROPIC_API_KEY: z.string().optional(),
   ANTHROPIC_BASE_URL: z.string().optional(),
   GLADIA_API_KEY: z.string().optional(),
+  // Secrets at rest (OAuth tokens, integration client secrets): "<key id>:<32 bytes base64>"; old keys still readable.
+  SECRETS_KEY: z.string().optional(),
+  SECRETS_KEYS_OLD: z.string().default('').transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+  // Where OAuth providers send the browser back (the API's public address); unset: http://HOST:PORT.
+  PUBLIC_BASE_URL: z.url().optional(),
+  // Where a connect flow may send the browser afterwards (callbackUrl): origins, comma separated.
+  OAUTH_CALLBACK_ALLOW: z.string().default('').transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
   // Outbound HTTP (tool servers, OAuth, file URLs) refuses private and loopback addresses; these
   // hosts (comma separated, host or host:port) are allowed anywhere, for self-hosted tool servers.
   OUTBOUND_ALLOW_HOSTS: z.string().default('').transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
@@ -72,6 +79,7 @@ export function productionProblem(config: Config): string | null {
   if (config.NODE_ENV !== 'production') return null;
   if (config.JWT_SECRET === DEV_JWT_SECRET) return 'JWT_SECRET is the development default: set JWT_SECRET to a random value of at least 32 bytes (for example: openssl rand -base64 48)';
   if (Buffer.byteLength(config.JWT_SECRET, 'utf8') < 32) return `JWT_SECRET is ${Buffer.byteLength(config.JWT_SECRET, 'utf8')} bytes: set it to a random value of at least 32 bytes (for example: openssl rand -base64 48)`;
+  if (!config.SECRETS_KEY) return 'SECRETS_KEY is not set: set it to "<key id>:<32 random bytes, base64>" (for example: echo "k1:$(openssl rand -base64 32)")';
   return null;
 }
 

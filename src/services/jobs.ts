@@ -48,9 +48,6 @@ function fenceOf(event: Record<string, unknown>): Fence {
   return { kind: 'plain' };
 }
 
-const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T | null> =>
-  Promise.race([p.catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
-
 /** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
 export function createJobService({ repo, streams, temporal, config }: { repo: JobRepo; streams: Streams; temporal: Client; config: Config }) {
   const streamKey = (jobId: string) => streams.keys.job(jobId);
@@ -64,7 +61,8 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
     const hit = liveCache.get(jobId);
     if (hit && now - hit.at < LIVE_TTL_MS) return hit.live;
     if (liveCache.size > 5_000) liveCache.clear();
-    const live = withTimeout(temporal.workflow.getHandle(jobId).query(statusQuery), 1_500);
+    // The deadline cancels the call itself (a query to a run whose worker is down would otherwise keep retrying).
+    const live = temporal.connection.withDeadline(Date.now() + 1_500, () => temporal.workflow.getHandle(jobId).query(statusQuery)).catch(() => null);
     liveCache.set(jobId, { at: now, live });
     return live;
   };
@@ -233,7 +231,7 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
       // The run cleans up after itself (closes its open interventions, ends its children): wait a
       // little for it, so that what cancel answers is already true; a run whose worker is down
       // finishes the cleanup when it comes back.
-      await withTimeout(handle.result(), CANCEL_WAIT_MS);
+      await temporal.connection.withDeadline(Date.now() + CANCEL_WAIT_MS, () => handle.result()).catch(() => undefined);
       for (const child of await repo.jobs.find({ parentJobId: jobId, workspaceId: scope.workspaceId, status: { $nin: TERMINAL_STATES } }).toArray()) {
         await this.finalize(scope.workspaceId, child._id, { status: 'failed', failedReason: `cancelled: parent job ${jobId} was cancelled`, currentStep: 'cancelled' });
       }

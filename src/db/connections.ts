@@ -1,0 +1,47 @@
+import type { Db } from 'mongodb';
+import type { IndexSpec } from './client.js';
+
+/**
+ * An OAuth 2 integration an admin configured for the workspace (authorization and token
+ * endpoints, scopes, client). The client secret is sealed (src/crypto/secrets.ts) or named as
+ * an environment variable; no route returns it.
+ */
+export interface IntegrationDoc {
+  _id: string; workspaceId: string; integrationId: string; name: string;
+  authorizationEndpoint: string; tokenEndpoint: string; scopes: string[]; clientId: string;
+  clientSecretSealed: string | null; clientSecretEnv: string | null;
+  /** user: each person connects their own account (default); workspace: one account for everyone. */
+  per: 'user' | 'workspace';
+  createdAt: Date; updatedAt: Date;
+}
+
+/** One connect attempt: binds the OAuth `state` and the PKCE verifier to the request and its user. */
+export interface ConnectionRequestDoc {
+  _id: string; workspaceId: string; reflexId: string; integrationId: string; userId: string | null;
+  stateHash: string; verifierSealed: string; redirectUri: string; callbackUrl: string | null;
+  createdAt: Date; expiresAt: Date; usedAt: Date | null;
+}
+
+/** A connected account: the tokens, sealed. `ownerId` is the user, or `workspace` for a workspace-wide connection. */
+export interface ConnectionDoc {
+  _id: string; workspaceId: string; integrationId: string; ownerId: string;
+  accessSealed: string; refreshSealed: string | null; expiresAt: Date | null; scope: string | null; keyId: string;
+  createdAt: Date; refreshedAt: Date | null; updatedAt: Date;
+}
+
+export const connectionIndexes: IndexSpec[] = [
+  { collection: 'integrations', keys: { workspaceId: 1, integrationId: 1 }, unique: true, name: 'ws_integration_unique' },
+  { collection: 'connections', keys: { workspaceId: 1, integrationId: 1, ownerId: 1 }, unique: true, name: 'ws_integration_owner_unique' },
+  { collection: 'connection_requests', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
+];
+
+export function createConnectionRepo(db: Db) {
+  return {
+    integrations: db.collection<IntegrationDoc>('integrations'),
+    requests: db.collection<ConnectionRequestDoc>('connection_requests'),
+    connections: db.collection<ConnectionDoc>('connections'),
+    /** Claims of used connection requests (a replayed callback finds its request used). */
+    used: db.collection<{ _id: string; at: Date }>('connection_request_uses'),
+  };
+}
+export type ConnectionRepo = ReturnType<typeof createConnectionRepo>;

@@ -1,0 +1,242 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Config } from '../config.js';
+import type { SecretBox } from '../crypto/secrets.js';
+import { isDuplicateKey } from '../db/claims.js';
+import { decodeBlob } from '../db/codec.js';
+import type { ConnectionDoc, ConnectionRepo, IntegrationDoc } from '../db/connections.js';
+import type { ReflexDoc, ReflexRepo } from '../db/reflexes.js';
+import { conflict, notFound, validationError } from '../errors.js';
+import type { Guard } from '../net/guard.js';
+import type { IntegrationBody } from '../schemas/connections.js';
+import type { Scope } from '../scope.js';
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest();
+/** A connect attempt is good for ten minutes. */
+const REQUEST_TTL_MS = 10 * 60_000;
+/** Tokens are refreshed when they expire within this margin. */
+const REFRESH_MARGIN_MS = 60_000;
+
+/** The integrations a reflex needs a connection for: its tool sets' integration ids and metadata.integration_id. */
+export function requiredIntegrations(r: Pick<ReflexDoc, 'tools' | 'metadata'>): string[] {
+  const meta = decodeBlob<Record<string, unknown>>(r.metadata, {});
+  const ids = [...r.tools.map((t) => t.integrationId), ...(typeof meta.integration_id === 'string' ? [meta.integration_id] : [])];
+  return [...new Set(ids)];
+}
+
+interface TokenAnswer { access_token?: string; refresh_token?: string; expires_in?: number; scope?: string; error?: string; error_description?: string }
+
+/**
+ * Reflex connections over OAuth 2 (issue 12; docs/decisions.md): authorization code with PKCE
+ * (S256), `state` bound to the connection request (and so to its user), tokens sealed at rest and
+ * refreshed before they expire, every provider request through the outbound guard.
+ */
+export function createConnectionService(d: { repo: ConnectionRepo; reflexes: ReflexRepo; box: SecretBox; guard: Guard; config: Config; env?: NodeJS.ProcessEnv }) {
+  const { repo, box, guard, config } = d;
+  const base = () => config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`;
+
+  async function reflexOf(scope: Scope, id: string): Promise<ReflexDoc> {
+    const r = await d.reflexes.findById(scope.workspaceId, id);
+    if (!r || (scope.brainId && r.brainId && r.brainId !== scope.brainId && r.scope === 'brain')) throw notFound('Reflex');
+    return r;
+  }
+  const integration = (workspaceId: string, integrationId: string) => repo.integrations.findOne({ workspaceId, integrationId });
+  /** Whose connection a call uses: the user's, or the workspace's for a workspace-wide integration. */
+  function ownerOf(scope: { userId: string | null; apiKeyId: string | null }, i: Pick<IntegrationDoc, 'per'>): string | null {
+    if (i.per === 'workspace') return 'workspace';
+    return scope.userId ?? (scope.apiKeyId ? `key:${scope.apiKeyId}` : null);
+  }
+  function clientSecret(i: IntegrationDoc): string | null {
+    if (i.clientSecretSealed) return box.open(i.clientSecretSealed);
+    if (i.clientSecretEnv) return (d.env ?? process.env)[i.clientSecretEnv] ?? null;
+    return null;
+  }
+
+  /** POSTs a form to the token endpoint (through the guard) with the client's credentials. */
+  async function tokenRequest(i: IntegrationDoc, form: Record<string, string>): Promise<TokenAnswer & { status: number }> {
+    const secret = clientSecret(i);
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    const body = new URLSearchParams(form);
+    if (secret) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(i.clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+    else body.set('client_id', i.clientId);
+    const res = await guard.fetch(i.tokenEndpoint, { method: 'POST', headers, body: body.toString(), signal: AbortSignal.timeout(15_000) });
+    const json = (await res.json().catch(() => ({}))) as TokenAnswer;
+    return { ...json, status: res.status };
+  }
+
+  async function store(i: IntegrationDoc, ownerId: string, t: TokenAnswer, previous: ConnectionDoc | null): Promise<ConnectionDoc> {
+    const now = new Date();
+    const doc: ConnectionDoc = {
+      _id: previous?._id ?? randomUUID(), workspaceId: i.workspaceId, integrationId: i.integrationId, ownerId,
+      accessSealed: box.seal(t.access_token!),
+      refreshSealed: t.refresh_token ? box.seal(t.refresh_token) : previous?.refreshSealed ?? null,
+      expiresAt: t.expires_in ? new Date(now.getTime() + t.expires_in * 1000) : null, scope: t.scope ?? previous?.scope ?? null, keyId: box.keyId,
+      createdAt: previous?.createdAt ?? now, refreshedAt: previous ? now : null, updatedAt: now,
+    };
+    await repo.connections.replaceOne({ workspaceId: i.workspaceId, integrationId: i.integrationId, ownerId }, doc, { upsert: true });
+    return doc;
+  }
+
+  const connectionOf = (workspaceId: string, integrationId: string, ownerId: string | null) =>
+    ownerId ? repo.connections.findOne({ workspaceId, integrationId, ownerId }) : Promise.resolve(null);
+
+  async function statusOf(scope: Scope, r: ReflexDoc) {
+    const integrations = await Promise.all(requiredIntegrations(r).map(async (id) => {
+      const i = await integration(scope.workspaceId, id);
+      const c = i ? await connectionOf(scope.workspaceId, id, ownerOf(scope, i)) : null;
+      const live = Boolean(c && (c.refreshSealed || !c.expiresAt || c.expiresAt.getTime() > Date.now()));
+      return {
+        integration_id: id, configured: Boolean(i), per: i?.per ?? null, connected: live, connectedAccountId: c?._id ?? null,
+        expires_at: c?.expiresAt?.toISOString() ?? null, refreshable: Boolean(c?.refreshSealed), scope: c?.scope ?? null,
+        action: (!i ? 'configure' : live ? 'none' : 'connect') as 'none' | 'connect' | 'configure',
+      };
+    }));
+    return { reflexId: r._id, connected: integrations.every((x) => x.connected), integrations };
+  }
+
+  return {
+    requiredIntegrations,
+
+    // ---------------------------------------------------------------- integrations (admin)
+    async putIntegration(scope: Scope, body: IntegrationBody): Promise<IntegrationDoc> {
+      if (body.client_secret && body.client_secret_env) throw validationError('send client_secret or client_secret_env, not both');
+      const now = new Date();
+      const existing = await integration(scope.workspaceId, body.integration_id);
+      const doc: IntegrationDoc = {
+        _id: existing?._id ?? randomUUID(), workspaceId: scope.workspaceId, integrationId: body.integration_id, name: body.name ?? body.integration_id,
+        authorizationEndpoint: body.authorization_endpoint, tokenEndpoint: body.token_endpoint, scopes: body.scopes, clientId: body.client_id,
+        clientSecretSealed: body.client_secret ? box.seal(body.client_secret) : body.client_secret_env ? null : existing?.clientSecretSealed ?? null,
+        clientSecretEnv: body.client_secret_env ?? (body.client_secret ? null : existing?.clientSecretEnv ?? null), per: body.per,
+        createdAt: existing?.createdAt ?? now, updatedAt: now,
+      };
+      await repo.integrations.replaceOne({ workspaceId: scope.workspaceId, integrationId: body.integration_id }, doc, { upsert: true });
+      return doc;
+    },
+    listIntegrations: (scope: Scope) => repo.integrations.find({ workspaceId: scope.workspaceId }).sort({ integrationId: 1 }).toArray(),
+    async removeIntegration(scope: Scope, integrationId: string): Promise<void> {
+      const res = await repo.integrations.deleteOne({ workspaceId: scope.workspaceId, integrationId });
+      if (res.deletedCount !== 1) throw notFound('Integration');
+      await repo.connections.deleteMany({ workspaceId: scope.workspaceId, integrationId });
+    },
+
+    // ---------------------------------------------------------------- the connect flow
+
+    /** POST /v1/reflexes/:id/connect: a connection request and the provider's authorization URL. */
+    async initiate(scope: Scope, reflexId: string, body: { callbackUrl?: string; integration_id?: string }) {
+      const r = await reflexOf(scope, reflexId);
+      const needed = requiredIntegrations(r);
+      if (!needed.length) throw validationError('This reflex needs no connection (it names no integration)');
+      if (body.integration_id && !needed.includes(body.integration_id)) throw validationError(`integration_id: this reflex needs ${needed.join(', ')}`);
+      const status = await statusOf(scope, r);
+      const pick = body.integration_id ?? status.integrations.find((x) => !x.connected)?.integration_id ?? needed[0];
+      const i = await integration(scope.workspaceId, pick);
+      if (!i) throw validationError(`integration ${pick} is not configured: an admin adds it with PUT /v1/integrations/${pick}`);
+      const owner = ownerOf(scope, i);
+      if (!owner) throw validationError('A connection belongs to a user: connect with a JWT or with a user\'s API key');
+      if (body.callbackUrl) {
+        const origin = new URL(body.callbackUrl).origin;
+        if (!config.OAUTH_CALLBACK_ALLOW.includes(origin)) throw validationError(`callbackUrl: ${origin} is not an allowed callback origin (OAUTH_CALLBACK_ALLOW)`);
+      }
+      const id = randomUUID();
+      const state = `${id}.${randomBytes(24).toString('base64url')}`;
+      const verifier = randomBytes(32).toString('base64url');
+      const redirectUri = `${base()}/v1/reflexes/${r._id}/callback`;
+      const now = new Date();
+      await repo.requests.insertOne({
+        _id: id, workspaceId: scope.workspaceId, reflexId: r._id, integrationId: i.integrationId, userId: owner,
+        stateHash: sha256(state).toString('hex'), verifierSealed: box.seal(verifier), redirectUri, callbackUrl: body.callbackUrl ?? null,
+        createdAt: now, expiresAt: new Date(now.getTime() + REQUEST_TTL_MS), usedAt: null,
+      });
+      const url = new URL(i.authorizationEndpoint);
+      url.searchParams.set('response_type', 'code');
+      url.searchParams.set('client_id', i.clientId);
+      url.searchParams.set('redirect_uri', redirectUri);
+      if (i.scopes.length) url.searchParams.set('scope', i.scopes.join(' '));
+      url.searchParams.set('state', state);
+      url.searchParams.set('code_challenge', createHash('sha256').update(verifier).digest('base64url'));
+      url.searchParams.set('code_challenge_method', 'S256');
+      return { redirectUrl: url.toString(), connectionRequestId: id };
+    },
+
+    /**
+     * GET /v1/reflexes/:id/callback (the provider sends the browser here): the state must be the
+     * request's, the request unused and fresh; the code is exchanged with the PKCE verifier.
+     */
+    async callback(reflexId: string, q: { connectionRequestId?: string; request_id?: string; code?: string; state?: string; error?: string; error_description?: string }) {
+      const id = q.connectionRequestId ?? q.request_id ?? q.state?.split('.')[0];
+      if (!id) throw validationError('connectionRequestId is required');
+      const req = await repo.requests.findOne({ _id: id, reflexId });
+      if (!req) throw notFound('Connection request');
+      if (q.error) throw validationError(`the provider refused: ${q.error}${q.error_description ? ` (${q.error_description})` : ''}`);
+      const given = sha256(q.state ?? '');
+      if (!q.state || !timingSafeEqual(given, Buffer.from(req.stateHash, 'hex'))) throw validationError('state does not match this connection request');
+      if (req.expiresAt.getTime() < Date.now()) throw validationError('this connection request has expired: start again');
+      if (!q.code) throw validationError('code is required');
+      try {
+        await repo.used.insertOne({ _id: req._id, at: new Date() });
+      } catch (e) {
+        if (isDuplicateKey(e)) throw conflict('this connection request was already used');
+        throw e;
+      }
+      await repo.requests.updateOne({ _id: req._id }, { $set: { usedAt: new Date() } });
+      const i = await integration(req.workspaceId, req.integrationId);
+      if (!i) throw validationError(`integration ${req.integrationId} is no longer configured`);
+      const t = await tokenRequest(i, { grant_type: 'authorization_code', code: q.code, redirect_uri: req.redirectUri, code_verifier: box.open(req.verifierSealed) });
+      if (t.status !== 200 || !t.access_token) throw validationError(`the token exchange failed: ${t.error ?? t.status}${t.error_description ? ` (${t.error_description})` : ''}`);
+      const owner = req.userId ?? 'workspace';
+      const previous = await repo.connections.findOne({ workspaceId: req.workspaceId, integrationId: i.integrationId, ownerId: owner });
+      const doc = await store(i, owner, t, previous);
+      return { connectedAccountId: doc._id, success: true as const, callbackUrl: req.callbackUrl };
+    },
+
+    async connection(scope: Scope, reflexId: string) {
+      const s = await statusOf(scope, await reflexOf(scope, reflexId));
+      const first = s.integrations.find((x) => x.connectedAccountId);
+      return { connectedAccountId: first?.connectedAccountId ?? null, connected: s.connected && s.integrations.length > 0 };
+    },
+    check: async (scope: Scope, reflexId: string) => statusOf(scope, await reflexOf(scope, reflexId)),
+    async batch(scope: Scope, ids: string[]) {
+      return Promise.all(ids.map(async (reflexId) => {
+        const r = await d.reflexes.findById(scope.workspaceId, reflexId);
+        if (!r) return { reflexId, connectedAccountId: null, connected: false };
+        const s = await statusOf(scope, r);
+        return { reflexId, connectedAccountId: s.integrations.find((x) => x.connectedAccountId)?.connectedAccountId ?? null, connected: s.connected && s.integrations.length > 0 };
+      }));
+    },
+    async checkBatch(scope: Scope, ids?: string[]) {
+      const reflexes = ids ? await d.reflexes.reflexes.find({ workspaceId: scope.workspaceId, _id: { $in: ids } }).toArray()
+        : await d.reflexes.reflexes.find({ workspaceId: scope.workspaceId }).limit(100).toArray();
+      return Promise.all(reflexes.map(async (r) => ({ reflexId: r._id, status: await statusOf(scope, r) })));
+    },
+    /** DELETE /v1/reflexes/:id/connection: removes the caller's connections of the reflex's integrations. */
+    async disconnect(scope: Scope, reflexId: string): Promise<void> {
+      const r = await reflexOf(scope, reflexId);
+      let removed = 0;
+      for (const id of requiredIntegrations(r)) {
+        const i = await integration(scope.workspaceId, id);
+        const owner = i && ownerOf(scope, i);
+        if (owner) removed += (await repo.connections.deleteOne({ workspaceId: scope.workspaceId, integrationId: id, ownerId: owner })).deletedCount;
+      }
+      if (!removed) throw notFound('Connection');
+    },
+
+    /**
+     * The access token a tool call sends for an integration, refreshed first when it expires
+     * within a minute; null when the caller has no connection (the model is told "not connected").
+     */
+    async tokenFor(who: { workspaceId: string; userId: string | null; apiKeyId: string | null }, integrationId: string): Promise<string | null> {
+      const i = await integration(who.workspaceId, integrationId);
+      if (!i) return null;
+      const owner = ownerOf(who, i);
+      const c = await connectionOf(who.workspaceId, integrationId, owner);
+      if (!c || !owner) return null;
+      if (c.expiresAt && c.expiresAt.getTime() - REFRESH_MARGIN_MS < Date.now()) {
+        if (!c.refreshSealed) return c.expiresAt.getTime() > Date.now() ? box.open(c.accessSealed) : null;
+        const t = await tokenRequest(i, { grant_type: 'refresh_token', refresh_token: box.open(c.refreshSealed) });
+        if (t.status !== 200 || !t.access_token) return null;
+        return box.open((await store(i, owner, t, c)).accessSealed);
+      }
+      return box.open(c.accessSealed);
+    },
+  };
+}
+export type ConnectionService = ReturnType<typeof createConnectionService>;
