@@ -1,4 +1,5 @@
 import type { RouteDef } from '../route.js';
+import connections from './connections.js';
 import interventions from './interventions.js';
 import jobs from './jobs.js';
 import neuronRuns from './neuron-runs.js';
@@ -13,5 +14,5 @@ import traces from './traces.js';
 import usage from './usage.js';
 
 /** The flat list of every mounted route family (OpenAPI walks the same list). */
-export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, usage };
+export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, usage };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

@@ -32,7 +32,8 @@ interface TokenAnswer { access_token?: string; refresh_token?: string; expires_i
  */
 export function createConnectionService(d: { repo: ConnectionRepo; reflexes: ReflexRepo; box: SecretBox; guard: Guard; config: Config; env?: NodeJS.ProcessEnv }) {
   const { repo, box, guard, config } = d;
-  const base = () => config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`;
+  /** Where the provider sends the browser back: PUBLIC_BASE_URL, else the address the request came in on. */
+  const base = (origin?: string) => config.PUBLIC_BASE_URL ?? origin ?? `http://${config.HOST}:${config.PORT}`;
 
   async function reflexOf(scope: Scope, id: string): Promise<ReflexDoc> {
     const r = await d.reflexes.findById(scope.workspaceId, id);
@@ -121,7 +122,7 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
     // ---------------------------------------------------------------- the connect flow
 
     /** POST /v1/reflexes/:id/connect: a connection request and the provider's authorization URL. */
-    async initiate(scope: Scope, reflexId: string, body: { callbackUrl?: string; integration_id?: string }) {
+    async initiate(scope: Scope, reflexId: string, body: { callbackUrl?: string; integration_id?: string }, origin?: string) {
       const r = await reflexOf(scope, reflexId);
       const needed = requiredIntegrations(r);
       if (!needed.length) throw validationError('This reflex needs no connection (it names no integration)');
@@ -139,7 +140,7 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
       const id = randomUUID();
       const state = `${id}.${randomBytes(24).toString('base64url')}`;
       const verifier = randomBytes(32).toString('base64url');
-      const redirectUri = `${base()}/v1/reflexes/${r._id}/callback`;
+      const redirectUri = `${base(origin)}/v1/reflexes/${r._id}/callback`;
       const now = new Date();
       await repo.requests.insertOne({
         _id: id, workspaceId: scope.workspaceId, reflexId: r._id, integrationId: i.integrationId, userId: owner,

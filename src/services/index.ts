@@ -12,6 +12,8 @@ import { createReceptorService } from './receptors.js';
 import { createScheduleService } from './schedules.js';
 import { createShareService } from './shares.js';
 import { createGuard } from '../net/guard.js';
+import { createSecretBox } from '../crypto/secrets.js';
+import { createConnectionService } from './connections.js';
 import { createRemoteTools } from '../tools/remote.js';
 import { createReflexService } from './reflexes.js';
 import { createRunService } from './runs.js';
@@ -45,11 +47,13 @@ export function createServices(deps: Deps) {
   // The one outbound-HTTP guard (src/net/guard.ts): every user-influenced URL goes through it.
   const guard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS });
   const remote = createRemoteTools({ guard });
-  const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs, usage, remote });
+  const box = createSecretBox(c);
+  const connections = createConnectionService({ repo: deps.repos.connections, reflexes: deps.repos.reflexes, box, guard, config: c });
+  const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs, usage, remote, connections });
   const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models, publish: () => receptorFires.publish });
   const receptorFires = createReceptorFireService({ repo: deps.repos.receptors, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage });
   const channelBindings = createChannelBindingService({ repo: deps.repos.receptors, receptors, fires: receptorFires, config: c });
   const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, usage: deps.repos.usage, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
-  return { auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  return { auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -14,6 +14,7 @@ import { MAX_INLINE_TEXT, type ModelTurnOutcome, type NeuronRunInput, type Neuro
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import { HttpToolDefs, TransientToolError, type RemoteTools, type ToolBinding } from '../tools/remote.js';
 import { OutboundBlocked } from '../net/guard.js';
+import type { ConnectionService } from './connections.js';
 import { NOT_STARTED_STEP, type JobService } from './jobs.js';
 import type { JobDoc } from '../db/jobs.js';
 import type { ModelStep, RunRepo, ToolStep } from '../db/runs.js';
@@ -59,6 +60,9 @@ export interface FinishInput {
 /** Attribution of a run whose context predates the ledger (only the job is known). */
 const noAttribution = (jobId: string): UsageAttribution => ({ brainId: null, userId: null, apiKeyId: null, jobId, traceId: null, receptorId: null, neuronId: null, pathwayId: null });
 
+/** A tool call whose integration the user has not connected (the model is told, never retried). */
+class NotConnected extends Error {}
+
 /** A tool result as the workflow keeps it: a preview; the whole result is a stored step. */
 const TOOL_PREVIEW = 2_000;
 const preview = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n)}…`);
@@ -103,9 +107,9 @@ function conversation(context: PreparedRunData, models: ModelStep[], tools: Tool
  */
 export function createRunService(d: {
   config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; reflexes: ReflexService; models: ModelRegistry; runLog: RunRepo;
-  usage: UsageService; remote: RemoteTools;
+  usage: UsageService; remote: RemoteTools; connections: ConnectionService;
 }) {
-  const { jobs, traces, neurons, reflexes, models, runLog, usage, remote } = d;
+  const { jobs, traces, neurons, reflexes, models, runLog, usage, remote, connections } = d;
   /** What a run's calls serve (usage ledger facets). */
   const attributionOf = (input: NeuronRunInput, brainId: string | null): UsageAttribution => ({
     brainId, userId: input.scope.userId, apiKeyId: input.scope.apiKeyId, jobId: input.jobId, traceId: input.traceId,
@@ -219,13 +223,17 @@ export function createRunService(d: {
           if (!r.isActive) continue;
           const meta = decodeBlob<Record<string, unknown>>(r.metadata, {});
           if (typeof meta.handler === 'string') names.add(meta.handler);
+          const integrationId = typeof meta.integration_id === 'string' ? meta.integration_id : undefined;
+          const auth = integrationId ? { integrationId } : {};
           const http = HttpToolDefs.safeParse(meta.http_tools ?? []);
-          if (http.success) for (const def of http.data) offer(r.name, { name: def.name, description: def.description, parameters: def.parameters }, { kind: 'http', reflexId: r._id, def });
+          if (http.success) for (const def of http.data) offer(r.name, { name: def.name, description: def.description, parameters: def.parameters }, { kind: 'http', reflexId: r._id, def, ...auth });
           if (typeof meta.server_url === 'string') {
             const serverUrl = meta.server_url;
-            // A server that cannot be listed leaves its tools out of this run (the run still starts); the reason is logged by the caller's job stream.
-            const listed = await remote.mcpTools(r._id, r.updatedAt.toISOString(), serverUrl).catch(() => []);
-            for (const t of listed) offer(r.name, t, { kind: 'mcp', reflexId: r._id, serverUrl, tool: t.name });
+            // The tool list of a server behind a connection is read with the caller's token when there is one.
+            const token = integrationId ? await connections.tokenFor({ workspaceId: scope.workspaceId, userId: scope.userId, apiKeyId: scope.apiKeyId }, integrationId).catch(() => null) : null;
+            // A server that cannot be listed leaves its tools out of this run (the run still starts).
+            const listed = await remote.mcpTools(r._id, r.updatedAt.toISOString(), serverUrl, token ?? undefined).catch(() => []);
+            for (const t of listed) offer(r.name, t, { kind: 'mcp', reflexId: r._id, serverUrl, tool: t.name, ...auth });
           }
         }
         for (const n of names) if (BUILTIN_TOOLS[n] && !offered.has(n)) { tools.push(BUILTIN_TOOLS[n].spec); offered.add(n); }
@@ -314,16 +322,31 @@ export function createRunService(d: {
       let args: Record<string, unknown> | null = null;
       try { args = JSON.parse(call.arguments || '{}') as Record<string, unknown>; } catch { /* reported below */ }
       const tool = BUILTIN_TOOLS[call.name];
-      const binding = tool ? undefined : (await runLog.context(jobId))?.bindings?.[call.name];
+      const context = tool ? null : await runLog.context(jobId);
+      const binding = context?.bindings?.[call.name];
       let result: string;
       if (!args || typeof args !== 'object' || Array.isArray(args)) result = JSON.stringify({ error: 'arguments are not a valid JSON object' });
       else if (binding) {
         try {
-          result = await remote.run(binding, args, `${jobId}:${turn}:${call.id}`);
+          let token: string | undefined;
+          if (binding.integrationId) {
+            const job = await jobs.repoFind(jobId);
+            const who = { workspaceId: job?.workspaceId ?? '', userId: context?.attribution?.userId ?? null, apiKeyId: context?.attribution?.apiKeyId ?? null };
+            token = (await connections.tokenFor(who, binding.integrationId)) ?? undefined;
+            if (!token) {
+              // The model hears "not connected"; the person following the job gets the link to connect.
+              await jobs.emit(jobId, { type: 'connection_required', reflex_id: binding.reflexId, integration_id: binding.integrationId, connect: { method: 'POST', path: `/v1/reflexes/${binding.reflexId}/connect` } });
+              throw new NotConnected(`${call.name} needs a connected ${binding.integrationId} account, and the user has not connected one: ask them to connect it (POST /v1/reflexes/${binding.reflexId}/connect), then try again`);
+            }
+          }
+          result = await remote.run(binding, args, `${jobId}:${turn}:${call.id}`, token);
         } catch (e) {
           // Transient failures are retried by the activity; the last attempt tells the model.
           if (e instanceof TransientToolError && attempt < TOOL_ATTEMPTS) throw e;
-          result = JSON.stringify({ error: e instanceof OutboundBlocked || e instanceof TransientToolError ? e.message : `${call.name} failed: ${(e as Error).message || 'error'}` });
+          result = JSON.stringify({
+            error: e instanceof OutboundBlocked || e instanceof TransientToolError || e instanceof NotConnected ? e.message : `${call.name} failed: ${(e as Error).message || 'error'}`,
+            ...(e instanceof NotConnected ? { not_connected: true } : {}),
+          });
         }
       } else if (!tool) result = JSON.stringify({ error: `tool ${call.name} is not available (integration not connected)` });
       else {

@@ -26,9 +26,13 @@ export type HttpToolDef = z.infer<typeof HttpToolDef>;
 export const HttpToolDefs = z.array(HttpToolDef).max(50);
 
 /** How a tool the model was offered is run (kept in the run context under the offered name). */
-export type ToolBinding =
+export type ToolBinding = (
   | { kind: 'http'; reflexId: string; def: HttpToolDef }
-  | { kind: 'mcp'; reflexId: string; serverUrl: string; tool: string };
+  | { kind: 'mcp'; reflexId: string; serverUrl: string; tool: string }
+) & {
+  /** The integration whose connected-account token the call sends (reflex metadata.integration_id). */
+  integrationId?: string;
+};
 
 /** A failure worth retrying (network, timeout, 429, 5xx); anything else is the model's to read. */
 export class TransientToolError extends Error {}
@@ -52,10 +56,12 @@ export function createRemoteTools({ guard }: { guard: Guard }) {
   const listed = new Map<string, { at: number; tools: ToolSpec[] }>();
   const LIST_TTL_MS = 5 * 60_000;
 
-  async function withMcp<T>(serverUrl: string, fn: (c: Client) => Promise<T>): Promise<T> {
+  async function withMcp<T>(serverUrl: string, fn: (c: Client) => Promise<T>, token?: string): Promise<T> {
     await guard.check(serverUrl); // a refused URL is refused before the SDK starts
     const client = new Client({ name: 'cortex', version: '0.1.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { fetch: guard.fetch });
+    const transport = new StreamableHTTPClientTransport(new URL(serverUrl), {
+      fetch: guard.fetch, ...(token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}),
+    });
     try {
       await client.connect(transport);
       return await fn(client);
@@ -66,13 +72,13 @@ export function createRemoteTools({ guard }: { guard: Guard }) {
 
   return {
     /** The tools of an MCP server, as the model is offered them. */
-    async mcpTools(reflexId: string, version: string, serverUrl: string): Promise<ToolSpec[]> {
-      const key = `${reflexId}:${version}:${serverUrl}`;
+    async mcpTools(reflexId: string, version: string, serverUrl: string, token?: string): Promise<ToolSpec[]> {
+      const key = `${reflexId}:${version}:${serverUrl}:${token ? 'auth' : 'anon'}`;
       const hit = listed.get(key);
       if (hit && Date.now() - hit.at < LIST_TTL_MS) return hit.tools;
       const tools = await withMcp(serverUrl, async (c) => (await c.listTools(undefined, { timeout: TOOL_TIMEOUT_MS })).tools.map((t) => ({
         name: t.name, description: t.description ?? '', parameters: (t.inputSchema ?? { type: 'object', properties: {} }) as Record<string, unknown>,
-      })));
+      })), token);
       if (listed.size > 1000) listed.clear();
       listed.set(key, { at: Date.now(), tools });
       return tools;
@@ -83,10 +89,10 @@ export function createRemoteTools({ guard }: { guard: Guard }) {
      * failure worth retrying. `idempotencyKey` goes to the server as Idempotency-Key (HTTP) or
      * `_meta.idempotency_key` (MCP), so a retried call can be recognised.
      */
-    async run(b: ToolBinding, args: Record<string, unknown>, idempotencyKey: string): Promise<string> {
+    async run(b: ToolBinding, args: Record<string, unknown>, idempotencyKey: string, token?: string): Promise<string> {
       try {
         if (b.kind === 'mcp') {
-          const res = await withMcp(b.serverUrl, (c) => c.callTool({ name: b.tool, arguments: args, _meta: { idempotency_key: idempotencyKey } }, undefined, { timeout: TOOL_TIMEOUT_MS }));
+          const res = await withMcp(b.serverUrl, (c) => c.callTool({ name: b.tool, arguments: args, _meta: { idempotency_key: idempotencyKey } }, undefined, { timeout: TOOL_TIMEOUT_MS }), token);
           const content = (res.content ?? []) as { type: string; text?: string }[];
           const text = content.map((p) => (p.type === 'text' ? p.text ?? '' : `[${p.type} content]`)).join('\n');
           return capResult(res.isError ? JSON.stringify({ error: text || 'the tool reported an error' }) : text);
@@ -102,7 +108,7 @@ export function createRemoteTools({ guard }: { guard: Guard }) {
         if (!hasBody) for (const [k, v] of Object.entries(rest)) url.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
         const res = await guard.fetch(url, {
           method: def.method, redirect: 'follow',
-          headers: { ...(def.headers ?? {}), accept: 'application/json, text/plain;q=0.9, */*;q=0.5', 'idempotency-key': idempotencyKey, ...(hasBody ? { 'content-type': 'application/json' } : {}) },
+          headers: { ...(def.headers ?? {}), ...(token ? { authorization: `Bearer ${token}` } : {}), accept: 'application/json, text/plain;q=0.9, */*;q=0.5', 'idempotency-key': idempotencyKey, ...(hasBody ? { 'content-type': 'application/json' } : {}) },
           ...(hasBody ? { body: JSON.stringify(rest) } : {}),
           signal: AbortSignal.timeout(TOOL_TIMEOUT_MS),
         });

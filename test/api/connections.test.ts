@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import Provider from 'oidc-provider';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWorkspace } from '../support/app.js';
+import { settleJob } from '../support/jobs.js';
+import { useSimPlatform } from '../support/platform.js';
+import { dataOf, readSse } from '../support/sse.js';
+
+/**
+ * Reflex connections through a real OpenID provider (oidc-provider, in this process) and a tool
+ * server that accepts only that provider's tokens: connect → consent → callback → connected →
+ * tool call with the token → refresh → disconnect, plus a wrong state, a replayed callback and an
+ * open-redirect callbackUrl. The browser part runs in Debian's Chromium.
+ */
+const { app, sim } = useSimPlatform({ firstTokenMs: [20, 60], interTokenMs: 5, tokens: [3, 6] }, {
+  OUTBOUND_ALLOW_HOSTS: ['127.0.0.1'], OAUTH_CALLBACK_ALLOW: ['https://app.example'],
+});
+const CHROMIUM = '/usr/bin/chromium';
+const CLIENT_SECRET = `secret-${randomUUID()}`;
+const servers: Server[] = [];
+let issuer = '';
+let provider: Provider;
+let context: BrowserContext;
+let userDataDir = '';
+let mcpUrl = '';
+/** Every bearer token the tool server received (the database dump must hold none of them). */
+const seenTokens: string[] = [];
+
+const listen = async (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
+  const server = createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  servers.push(server);
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+};
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh`);
+  issuer = await listen((req, res) => handler(req, res));
+  // A tool server that accepts only tokens the provider vouches for (its userinfo endpoint).
+  mcpUrl = `${await listen(async (req, res) => {
+    const auth = String(req.headers.authorization ?? '');
+    const server = new McpServer({ name: 'account', version: '1.0.0' });
+    server.registerTool('whoami', { description: 'Says which account the call is made for' }, async () => {
+      const token = auth.replace(/^Bearer /, '');
+      if (!token) return { isError: true, content: [{ type: 'text', text: 'no token' }] };
+      seenTokens.push(token);
+      const me = await fetch(`${issuer}/me`, { headers: { authorization: `Bearer ${token}` } });
+      if (!me.ok) return { isError: true, content: [{ type: 'text', text: `token refused (${me.status})` }] };
+      return { content: [{ type: 'text', text: `you are ${String(((await me.json()) as { sub: string }).sub)}` }] };
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => { void transport.close(); void server.close(); });
+    await server.connect(transport);
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    await transport.handleRequest(req, res, chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined);
+  })}/mcp`;
+  userDataDir = await mkdtemp(path.join(tmpdir(), 'oauth-chromium-'));
+  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+});
+afterAll(async () => {
+  await context?.close();
+  if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+  for (const s of servers) await new Promise((r) => s.close(r));
+});
+
+/** What the issuer's port answers: the provider, once the test has started it. */
+let handler: (req: IncomingMessage, res: ServerResponse) => void = (_q, res) => res.writeHead(503).end();
+
+/** Starts the OpenID provider with our OAuth client registered for this callback (an admin registers it per reflex). */
+function startProvider(redirectUri: string) {
+  provider = new Provider(issuer, {
+    clients: [{
+      client_id: 'cortex-test', client_secret: CLIENT_SECRET, redirect_uris: [redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic',
+    }],
+    findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
+    features: { devInteractions: { enabled: true } },
+    pkce: { required: () => true }, ttl: { AccessToken: 3600 }, issueRefreshToken: async () => true,
+    scopes: ['openid', 'api'],
+  });
+  handler = provider.callback();
+}
+
+/** Drives the provider's login and consent screens in Chromium; returns the callback URL the browser ended on and its JSON. */
+async function consent(redirectUrl: string, login: string) {
+  const page = await context.newPage();
+  await page.goto(redirectUrl);
+  if (!(await page.locator('input[name=login]').count())) throw new Error(`the provider answered: ${(await page.content()).replace(/<style>[\s\S]*?<\/style>/, '').slice(0, 1500)}`);
+  await page.fill('input[name=login]', login);
+  await page.fill('input[name=password]', 'any');
+  await page.click('button[type=submit]');
+  await page.waitForSelector('button[type=submit]');
+  await page.click('button[type=submit]');
+  await page.waitForURL(/\/callback\?/);
+  const url = page.url();
+  const body = JSON.parse((await page.textContent('body')) ?? '{}') as Record<string, unknown>;
+  await page.close();
+  return { url, body };
+}
+
+describe('reflex connections over OAuth 2', () => {
+  it('connect → consent → callback → connected → tool call with the token → refresh → disconnect; wrong state, replay and open redirect refused', async () => {
+    const ws = await buildWorkspace(app);
+    const admin = await ws.jwt(['workspace_admin']);
+    const user = await ws.jwt([]);
+    const put = await app.put('/v1/integrations/demo', admin, {
+      authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, scopes: ['openid', 'api'], client_id: 'cortex-test', client_secret: CLIENT_SECRET,
+    });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body).toMatchObject({ integration_id: 'demo', has_client_secret: true });
+    expect(JSON.stringify((await app.get('/v1/integrations', admin)).body)).not.toContain(CLIENT_SECRET);
+    expect((await app.put('/v1/integrations/demo2', ws.key.replace(/./g, 'x'), {})).status).toBe(401);
+    expect((await app.put('/v1/integrations/demo2', await ws.jwt([]), { authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, client_id: 'x' })).status).toBe(403);
+
+    const reflex = await app.post('/v1/reflexes', ws.key, { name: 'account', type: 'effector', scope: 'brain', brain_id: ws.brainId, metadata: { server_url: mcpUrl, integration_id: 'demo' } });
+    expect(reflex.status).toBe(201);
+    const reflexId = String(reflex.body.id);
+    startProvider(`${app.url}/v1/reflexes/${reflexId}/callback`);
+    const neuron = await app.post('/v1/neurons', ws.key, { name: 'agent', brain_id: ws.brainId, neuron_config: { model: 'openai/sim' } });
+    await app.post(`/v1/neurons/${String(neuron.body.id)}/reflexes`, ws.key, { reflex_id: reflexId });
+    sim.configure({ toolCalls: (body) => (body.messages.some((m) => m.role === 'tool') ? null : [{ name: 'whoami', arguments: {} }]) });
+
+    // Not connected yet: the status says so, and a run tells the model and the stream.
+    const before = await app.get(`/v1/reflexes/${reflexId}/connections/check`, user);
+    expect(before.body).toMatchObject({ connected: false, integrations: [{ integration_id: 'demo', configured: true, connected: false, action: 'connect' }] });
+    const unconnected = await app.post(`/v1/neurons/${String(neuron.body.id)}/invoke`, user, { message: 'who am I?' });
+    const sse = await readSse(`${app.url}/v1/jobs/${String(unconnected.body.job_id)}/stream`, { headers: { authorization: `Bearer ${user}` }, timeoutMs: 30_000 });
+    const entries = sse.events.map(dataOf);
+    expect(entries.find((e) => e.type === 'connection_required')).toMatchObject({ integration_id: 'demo', connect: { path: `/v1/reflexes/${reflexId}/connect` } });
+    expect(String(entries.find((e) => e.type === 'tool')?.result)).toContain('not connected');
+
+    // Open redirect refused; a flow started, answered with a wrong state, refused.
+    expect((await app.post(`/v1/reflexes/${reflexId}/connect`, user, { callbackUrl: 'https://evil.example/steal' })).status).toBe(400);
+    const stray = await app.post(`/v1/reflexes/${reflexId}/connections/initiate`, user, {});
+    expect(stray.status).toBe(200);
+    const wrongState = await app.get(`/v1/reflexes/${reflexId}/callback?connectionRequestId=${String(stray.body.connectionRequestId)}&code=abc&state=${String(stray.body.connectionRequestId)}.forged`, undefined);
+    expect(wrongState.status).toBe(400);
+    expect(String(wrongState.body.message)).toMatch(/state/);
+
+    // The real flow, in the browser.
+    const start = await app.post(`/v1/reflexes/${reflexId}/connect`, user, {});
+    const redirectUrl = new URL(String(start.body.redirectUrl));
+    expect(redirectUrl.searchParams.get('redirect_uri')).toBe(`${app.url}/v1/reflexes/${reflexId}/callback`);
+    expect(redirectUrl.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(redirectUrl.searchParams.get('state')).toContain(String(start.body.connectionRequestId));
+    const { url: callbackUrl, body: done } = await consent(redirectUrl.toString(), 'ada');
+    expect(done).toMatchObject({ success: true, connectedAccountId: expect.any(String) });
+    // Replaying the callback (same code and state) is refused.
+    const replay = await app.get(callbackUrl.replace(app.url, ''), undefined);
+    expect(replay.status).toBe(409);
+    expect((await app.get(`/v1/reflexes/${reflexId}/connection`, user)).body).toMatchObject({ connected: true, connectedAccountId: done.connectedAccountId });
+    const batch = await app.post('/v1/reflexes/connections/batch', user, { reflexIds: [reflexId, randomUUID()] });
+    expect(batch.body.connections).toEqual([{ reflexId, connectedAccountId: done.connectedAccountId, connected: true }, expect.objectContaining({ connected: false })]);
+    expect((await app.post('/v1/reflexes/connections/batch', user, { reflexIds: Array.from({ length: 101 }, () => randomUUID()) })).status).toBe(400);
+    const checked = await app.post('/v1/reflexes/connections/check-batch', user, {});
+    expect((checked.body.statuses as { reflexId: string; status: { connected: boolean } }[]).find((s) => s.reflexId === reflexId)?.status.connected).toBe(true);
+
+    // Connected: the tool is called with the user's token, which the tool server checks with the provider.
+    const run = await settleJob(app, ws.key, String((await app.post(`/v1/neurons/${String(neuron.body.id)}/invoke`, user, { message: 'who am I now?' })).body.job_id));
+    expect((run.result as { toolCalls: { result: string }[] }).toolCalls[0].result).toBe('you are ada');
+    // Another user of the workspace has no connection of their own.
+    expect((await app.get(`/v1/reflexes/${reflexId}/connection`, await ws.jwt([]))).body).toMatchObject({ connected: false });
+
+    // Refresh: the stored token is about to expire, so the next call refreshes it first.
+    const conn = app.deps.db.collection('connections');
+    const sealedBefore = (await conn.findOne({ _id: done.connectedAccountId as never }))!.accessSealed as string;
+    await conn.updateOne({ _id: done.connectedAccountId as never }, { $set: { expiresAt: new Date(Date.now() + 10_000) } });
+    const again = await settleJob(app, ws.key, String((await app.post(`/v1/neurons/${String(neuron.body.id)}/invoke`, user, { message: 'and now?' })).body.job_id));
+    expect((again.result as { toolCalls: { result: string }[] }).toolCalls[0].result).toBe('you are ada');
+    const after = (await conn.findOne({ _id: done.connectedAccountId as never }))!;
+    expect(after.accessSealed).not.toBe(sealedBefore);
+    expect(after.refreshedAt).toBeInstanceOf(Date);
+    expect(new Set(seenTokens).size).toBeGreaterThanOrEqual(2);
+
+    // At rest, nothing readable: no token, no secret, no verifier in any of the collections.
+    const dump = JSON.stringify(await Promise.all(['connections', 'connection_requests', 'integrations'].map((c) => app.deps.db.collection(c).find({}).toArray())));
+    for (const secret of [...seenTokens, CLIENT_SECRET]) expect(dump).not.toContain(secret);
+    expect(dump).toContain('v1.');
+
+    expect((await app.del(`/v1/reflexes/${reflexId}/connection`, user)).status).toBe(200);
+    expect((await app.get(`/v1/reflexes/${reflexId}/connection`, user)).body).toMatchObject({ connected: false, connectedAccountId: null });
+    expect((await app.del(`/v1/reflexes/${reflexId}/connection`, user)).status).toBe(404);
+  }, 120_000);
+});
