@@ -21,7 +21,8 @@ export default [
     handler: async ({ scope, services }) => ({ integrations: (await services.connections.listIntegrations(scope)).map(presentIntegration) }),
   }),
   route({
-    method: 'put', path: '/v1/integrations/:integration_id', roles: ['workspace_admin'], params: IntegrationParams, body: IntegrationBody.omit({ integration_id: true }), response: Integration, tags,
+    // The id names an integration of the caller's own workspace (another workspace's of the same name is never touched).
+    method: 'put', path: '/v1/integrations/:integration_id', roles: ['workspace_admin'], createsByPath: true, params: IntegrationParams, body: IntegrationBody.omit({ integration_id: true }), response: Integration, tags,
     summary: 'Creates or replaces an OAuth 2 integration; the client secret is stored sealed and never returned',
     handler: async ({ params, body, scope, services }) => presentIntegration(await services.connections.putIntegration(scope, { ...body, integration_id: params.integration_id })),
   }),

@@ -104,7 +104,7 @@ function fill(path: string): string | undefined {
       neurons: w.ids.neuron, reflexes: w.ids.reflex, traces: w.ids.trace, pathways: w.ids.pathway, interventions: w.ids.intervention, 'api-keys': w.ids.apiKey,
       receptors: w.ids.receptor, resources: w.ids.receptor, 'receptor-channel-bindings': w.ids.binding, public: w.ids.shareTrace,
     }[family],
-    workspace: w.ids.workspace, receptor_id: w.ids.receptor, job_id: w.ids.shareJob,
+    workspace: w.ids.workspace, receptor_id: w.ids.receptor, job_id: w.ids.shareJob, integration_id: 'authz-integration',
     workspace_slug: w.ids.workspace, slug: w.ids.receptor, slug_or_id: path.includes('/schedule/') ? w.ids.schedule : w.ids.receptor,
     resource_id: w.ids.neuron, version: '1', reflexId: w.ids.reflex, jobId: w.ids.job, participantId: w.ids.participant,
     userId: w.ids.participantUser, workspace_id: w.ids.workspace,
@@ -160,6 +160,11 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/receptors/:workspace_slug/:slug_or_id/share/rotate': {},
     'POST /v1/public/receptors/by-id/:receptor_id/execute': { message: 'm' },
     'POST /v1/public/receptors/:workspace/:slug/execute': { message: 'm' },
+    'PUT /v1/integrations/:integration_id': { authorization_endpoint: 'https://id.example/auth', token_endpoint: 'https://id.example/token', client_id: 'c' },
+    'POST /v1/reflexes/:id/connect': {},
+    'POST /v1/reflexes/:id/connections/initiate': {},
+    'POST /v1/reflexes/connections/batch': { reflexIds: [w.ids.reflex] },
+    'POST /v1/reflexes/connections/check-batch': {},
   };
   return bodies[`${def.method.toUpperCase()} ${def.path}`] ?? MISSING;
 }
