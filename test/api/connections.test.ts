@@ -5,13 +5,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import Provider from 'oidc-provider';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
+import { mcpHandler } from '../support/mcp-server.js';
 import { useSimPlatform } from '../support/platform.js';
 import { dataOf, readSse } from '../support/sse.js';
 
@@ -46,9 +45,8 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh`);
   issuer = await listen((req, res) => handler(req, res));
   // A tool server that accepts only tokens the provider vouches for (its userinfo endpoint).
-  mcpUrl = `${await listen(async (req, res) => {
+  mcpUrl = `${await listen(mcpHandler('account', (server, req) => {
     const auth = String(req.headers.authorization ?? '');
-    const server = new McpServer({ name: 'account', version: '1.0.0' });
     server.registerTool('whoami', { description: 'Says which account the call is made for' }, async () => {
       const token = auth.replace(/^Bearer /, '');
       if (!token) return { isError: true, content: [{ type: 'text', text: 'no token' }] };
@@ -57,13 +55,8 @@ beforeAll(async () => {
       if (!me.ok) return { isError: true, content: [{ type: 'text', text: `token refused (${me.status})` }] };
       return { content: [{ type: 'text', text: `you are ${String(((await me.json()) as { sub: string }).sub)}` }] };
     });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => { void transport.close(); void server.close(); });
-    await server.connect(transport);
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    await transport.handleRequest(req, res, chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined);
-  })}/mcp`;
+    server.registerTool('ping', { description: 'Answers pong (needs no account)' }, async () => ({ content: [{ type: 'text', text: 'pong' }] }));
+  }))}/mcp`;
   userDataDir = await mkdtemp(path.join(tmpdir(), 'oauth-chromium-'));
   context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
 });
@@ -168,6 +161,9 @@ describe('reflex connections over OAuth 2', () => {
     // Connected: the tool is called with the user's token, which the tool server checks with the provider.
     const run = await settleJob(app, ws.key, String((await app.post(`/v1/neurons/${String(neuron.body.id)}/invoke`, user, { message: 'who am I now?' })).body.job_id));
     expect((run.result as { toolCalls: { result: string }[] }).toolCalls[0].result).toBe('you are ada');
+    // The server's two tools were offered: one needs the account, one does not.
+    const offered = (sim.requests.find((r) => r.messages.some((m) => m.content === 'who am I now?'))!.tools ?? []) as { function: { name: string } }[];
+    expect(offered.map((t) => t.function.name).sort()).toEqual(['ping', 'whoami']);
     // Another user of the workspace has no connection of their own.
     expect((await app.get(`/v1/reflexes/${reflexId}/connection`, await ws.jwt([]))).body).toMatchObject({ connected: false });
 

@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createGuard, OutboundBlocked } from '../../src/net/guard.js';
 import { MAX_TOOL_RESULT_CHARS } from '../../src/tools/remote.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
+import { mcpHandler } from '../support/mcp-server.js';
 import { useSimPlatform } from '../support/platform.js';
 import { dataOf, readSse } from '../support/sse.js';
 
@@ -32,20 +31,13 @@ const httpCalls: { path: string; idempotencyKey: string | undefined }[] = [];
 let flakyFailures = 1;
 
 beforeAll(async () => {
-  const mcp = await listen(async (req, res) => {
-    const server = new McpServer({ name: 'orders', version: '1.0.0' });
+  const mcp = await listen(mcpHandler('orders', (server) => {
     server.registerTool('lookup_order', { description: 'Looks up an order by id', inputSchema: { order_id: z.string() } }, async ({ order_id }, extra) => {
       mcpCalls.push({ tool: 'lookup_order', args: { order_id }, meta: extra._meta });
       return { content: [{ type: 'text', text: `order ${order_id}: shipped on 2026-11-20` }] };
     });
     server.registerTool('add', { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => { void transport.close(); void server.close(); });
-    await server.connect(transport);
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    await transport.handleRequest(req, res, chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined);
-  });
+  }));
   const httpTools = await listen((req, res) => {
     httpCalls.push({ path: req.url ?? '', idempotencyKey: req.headers['idempotency-key'] as string | undefined });
     const city = decodeURIComponent((req.url ?? '').split('/weather/')[1]?.split('?')[0] ?? '');
