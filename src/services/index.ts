@@ -10,6 +10,7 @@ import { createChannelBindingService } from './channel-bindings.js';
 import { createReceptorFireService } from './receptor-fires.js';
 import { createReceptorService } from './receptors.js';
 import { createScheduleService } from './schedules.js';
+import { createResourceEvents } from './resource-events.js';
 import { createShareService } from './shares.js';
 import { createGuard } from '../net/guard.js';
 import { createSecretBox } from '../crypto/secrets.js';
@@ -30,13 +31,15 @@ export function createServices(deps: Deps) {
   // A cancelled run closes its own open interventions (its failure step): the run is their one writer.
   const jobs = createJobService({ repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config });
   const schedules = createScheduleService({ temporal: deps.temporal.client, config: deps.config });
+  // Every create, update and delete of a resource appends to the workspace's resource event stream.
+  const events = createResourceEvents({ streams: deps.streams });
   // Receptors follow their targets, and change them (is_active): the targets are bound late.
   const receptors = createReceptorService({
-    repo: deps.repos.receptors, schedules, workspaces: deps.repos.workspaces, reflexes: deps.repos.reflexes, targets: () => ({ neurons, pathways }),
+    repo: deps.repos.receptors, schedules, workspaces: deps.repos.workspaces, reflexes: deps.repos.reflexes, targets: () => ({ neurons, pathways }), events,
   });
-  const neurons = createNeuronService({ repo: deps.repos.neurons, workspaces: deps.repos.workspaces, receptors, reflexes: deps.repos.reflexes });
-  const reflexes = createReflexService({ repo: deps.repos.reflexes, workspaces: deps.repos.workspaces, neurons });
-  const pathways = createPathwayService({ repo: deps.repos.pathways, receptors: () => receptors });
+  const neurons = createNeuronService({ repo: deps.repos.neurons, workspaces: deps.repos.workspaces, receptors, reflexes: deps.repos.reflexes, events });
+  const reflexes = createReflexService({ repo: deps.repos.reflexes, workspaces: deps.repos.workspaces, neurons, events });
+  const pathways = createPathwayService({ repo: deps.repos.pathways, receptors: () => receptors, events });
   const c = deps.config;
   const models = createModelRegistry({
     // A bare model name goes to OpenAI-compatible when one is configured, else to the offline model.
@@ -54,6 +57,6 @@ export function createServices(deps: Deps) {
   const receptorFires = createReceptorFireService({ repo: deps.repos.receptors, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage });
   const channelBindings = createChannelBindingService({ repo: deps.repos.receptors, receptors, fires: receptorFires, config: c });
   const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, usage: deps.repos.usage, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
-  return { auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  return { auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

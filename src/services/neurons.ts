@@ -11,6 +11,7 @@ import type { NeuronCatalogListQuery, NeuronCreateBody, NeuronListQuery, NeuronS
 import { hasRole, type Scope } from '../scope.js';
 import { claimNext, isDuplicateKey, newest } from '../db/claims.js';
 import type { ReceptorService } from './receptors.js';
+import type { ResourceEvents } from './resource-events.js';
 
 /** What a caller without core_admin sees instead of a core neuron's system_prompt. */
 export const REDACTED = '[redacted]';
@@ -67,9 +68,10 @@ export function headSnapshot(doc: NeuronDoc): NeuronSnapshot {
 }
 
 /** Neurons: CRUD, versions (one per change), slug resolution, scope roles, catalog soft delete, and their receptor. */
-export function createNeuronService({ repo, workspaces, receptors, reflexes }: {
-  repo: NeuronRepo; workspaces: WorkspaceRepo; receptors: ReceptorService; reflexes: ReflexRepo;
+export function createNeuronService({ repo, workspaces, receptors, reflexes, events }: {
+  repo: NeuronRepo; workspaces: WorkspaceRepo; receptors: ReceptorService; reflexes: ReflexRepo; events: ResourceEvents;
 }) {
+  const ref = (d: NeuronDoc, extra: { soft?: boolean } = {}) => ({ kind: 'neuron' as const, id: d._id, brain_id: d.brainId, name: d.name, version: d.version, ...extra });
   /** Core redaction: without core_admin, a core neuron's system_prompt reads as REDACTED. */
   function redact(scope: Scope, snap: NeuronSnapshot, headScope: NeuronScope): { snapshot: NeuronSnapshot; redacted: boolean } {
     if ((snap.scope !== 'core' && headScope !== 'core') || hasRole(scope, 'core_admin')) return { snapshot: snap, redacted: false };
@@ -187,6 +189,7 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes }: {
       await repo.neurons.updateOne({ _id: doc._id }, { $set: projected });
     }
     await receptors.syncWithNeuron(scope, (await repo.neurons.findOne({ _id: doc._id }))!);
+    await events.emit(scope.workspaceId, 'updated', ref(next));
     return next; // the version this change made (the head may already be newer)
   }
 
@@ -282,6 +285,7 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes }: {
         throw e;
       }
       await recordVersion(scope, doc, 'created');
+      await events.emit(scope.workspaceId, 'created', ref(doc));
       await receptors.ensureForNeuron(scope, doc);
       return view(scope, doc);
     },
@@ -309,6 +313,7 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes }: {
       await reflexes.unlinkNeuron(scope.workspaceId, doc._id);
       await receptors.deleteForTarget(scope, 'neuron', doc._id);
       await repo.neurons.deleteOne({ _id: doc._id, workspaceId: scope.workspaceId });
+      await events.emit(scope.workspaceId, 'deleted', ref(doc));
     },
 
     /** Version summaries, newest first. */
@@ -336,6 +341,7 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes }: {
       if (doc.deletedAt) return;
       const next = await repo.neurons.findOneAndUpdate({ _id: doc._id, workspaceId: scope.workspaceId }, { $set: { deletedAt: new Date() } }, { returnDocument: 'after' });
       if (next) await receptors.syncWithNeuron(scope, next);
+      await events.emit(scope.workspaceId, 'deleted', ref(doc, { soft: true }));
     },
 
     /** Clears deletedAt and records the restored head as a new version; a live neuron is returned unchanged. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ResourceEvents } from './resource-events.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Filter } from 'mongodb';
 import { escapeRegex } from '../db/client.js';
@@ -70,7 +71,8 @@ export interface PathwayReceptorHooks {
   deleteForTarget(scope: Scope, kind: 'pathway', id: string): Promise<void>;
 }
 
-export function createPathwayService({ repo, receptors }: { repo: PathwayRepo; receptors: () => PathwayReceptorHooks }) {
+export function createPathwayService({ repo, receptors, events }: { repo: PathwayRepo; receptors: () => PathwayReceptorHooks; events: ResourceEvents }) {
+  const ref = (d: { _id: string; brainId: string; name: string; latestVersion: number }) => ({ kind: 'pathway' as const, id: d._id, brain_id: d.brainId, name: d.name, version: d.latestVersion });
   /** Neuron ids a graph may reference in this scope (brain-visible ones, or the whole workspace without a brain). */
   async function neuronIdsFor(scope: Scope): Promise<Set<string>> {
     const ids = await repo.neuronIds(scope.workspaceId, scope.brainId);
@@ -166,7 +168,9 @@ export function createPathwayService({ repo, receptors }: { repo: PathwayRepo; r
         await full(scope, id);
         throw conflict('Pathway was changed concurrently; retry');
       }
-      return toHead({ ...doc, ...next });
+      const head = toHead({ ...doc, ...next });
+      await events.emit(scope.workspaceId, 'updated', ref(head));
+      return head;
     });
   }
 
@@ -203,6 +207,7 @@ export function createPathwayService({ repo, receptors }: { repo: PathwayRepo; r
         createdBy: actor(scope), createdAt: now, updatedAt: now,
       };
       await repo.pathways.insertOne(doc);
+      await events.emit(scope.workspaceId, 'created', ref(doc));
       await receptors().ensureForPathway(scope, doc);
       if (scope.userId) { // the creator (through a JWT or their own API key) owns it
         await repo.participants.insertOne({
@@ -241,9 +246,10 @@ export function createPathwayService({ repo, receptors }: { repo: PathwayRepo; r
 
     /** Needs role owner; removes the head (with its history) and then its participants. */
     async remove(scope: Scope, id: string): Promise<void> {
-      await head(scope, id);
+      const doc = await head(scope, id);
       await requireRole(scope, id, 'owner', 'Deleting a pathway');
       if (!(await repo.remove(scope.workspaceId, id))) throw pathwayNotFound();
+      await events.emit(scope.workspaceId, 'deleted', ref(doc));
       await receptors().deleteForTarget(scope, 'pathway', id);
     },
 

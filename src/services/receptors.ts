@@ -12,6 +12,7 @@ import { isDuplicateKey } from '../db/claims.js';
 import type { NeuronService } from './neurons.js';
 import { assertScopeRole, toNeuronSlug } from './neurons.js';
 import type { PathwayService } from './pathways.js';
+import type { ResourceEvents } from './resource-events.js';
 import type { ScheduleService } from './schedules.js';
 import { isKnownKey, isSchedulable } from './stimuli.js';
 
@@ -56,9 +57,10 @@ export function fromTiming(t: ScheduleTiming): Record<string, unknown> {
  * pathway and kept in step with it, receptors made from templates (subscribe), reads, changes,
  * and their schedules (src/services/schedules.ts). Firing is src/services/receptor-fires.ts.
  */
-export function createReceptorService({ repo, schedules, workspaces, reflexes, targets }: {
-  repo: ReceptorRepo; schedules: ScheduleService; workspaces: WorkspaceRepo; reflexes: ReflexRepo; targets: () => ReceptorTargets;
+export function createReceptorService({ repo, schedules, workspaces, reflexes, targets, events }: {
+  repo: ReceptorRepo; schedules: ScheduleService; workspaces: WorkspaceRepo; reflexes: ReflexRepo; targets: () => ReceptorTargets; events: ResourceEvents;
 }) {
+  const ref = (r: ReceptorDoc) => ({ kind: 'receptor' as const, id: r._id, brain_id: r.brainId, name: r.slug });
   /** First free slug in the workspace: `base`, then `base-2`, `base-3`, … */
   async function insertWithFreeSlug(doc: Omit<ReceptorDoc, 'slug'>, base: string): Promise<ReceptorDoc> {
     const root = toNeuronSlug(base) || 'receptor';
@@ -68,6 +70,7 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
       const full: ReceptorDoc = { ...doc, slug };
       try {
         await repo.receptors.insertOne(full);
+        await events.emit(full.workspaceId, 'created', ref(full));
         return full;
       } catch (e) {
         // Another insert took the slug between the check and the write: try the next one.
@@ -161,6 +164,7 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
     // The schedule first: a spec Temporal refuses is a 400 and the record stays as it was.
     await schedules.sync(next);
     await repo.receptors.updateOne({ _id: before._id, workspaceId: before.workspaceId }, { $set: { ...set, updatedAt: next.updatedAt } });
+    await events.emit(next.workspaceId, 'updated', ref(next));
     return next;
   }
 
@@ -169,6 +173,7 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
       await schedules.remove(r._id);
       await repo.receptors.deleteOne({ _id: r._id, workspaceId: r.workspaceId });
       await repo.bindings.deleteMany({ workspaceId: r.workspaceId, receptorId: r._id });
+      await events.emit(r.workspaceId, 'deleted', ref(r));
     }
   }
 

@@ -8,6 +8,7 @@ import { conflict, notFound, validationError } from '../errors.js';
 import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from '../schemas/reflexes.js';
 import type { Scope } from '../scope.js';
 import { HttpToolDefs } from '../tools/remote.js';
+import type { ResourceEvents } from './resource-events.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import { assertScopeRole, type NeuronService } from './neurons.js';
 import { isDuplicateKey } from '../db/claims.js';
@@ -52,7 +53,8 @@ const toToolSets = (tools: { integration_id: string; tools: string[] }[]): Refle
   tools.map((t) => ({ integrationId: t.integration_id, tools: t.tools }));
 
 /** Reflexes (tool bundles) and their assignment to neurons. */
-export function createReflexService({ repo, workspaces, neurons }: { repo: ReflexRepo; workspaces: WorkspaceRepo; neurons: NeuronService }) {
+export function createReflexService({ repo, workspaces, neurons, events }: { repo: ReflexRepo; workspaces: WorkspaceRepo; neurons: NeuronService; events: ResourceEvents }) {
+  const ref = (d: ReflexDoc) => ({ kind: 'reflex' as const, id: d._id, brain_id: d.brainId, name: d.name });
   async function get(scope: Scope, id: string): Promise<ReflexDoc> {
     const doc = await repo.findById(scope.workspaceId, id);
     if (!doc || !isVisible(scope, doc)) throw notFound('Reflex');
@@ -95,6 +97,7 @@ export function createReflexService({ repo, workspaces, neurons }: { repo: Refle
         tools, metadata: encodeBlob(body.metadata), isActive: body.is_active, scope: body.scope, createdBy: actor(scope), createdAt: now, updatedAt: now,
       };
       await repo.reflexes.insertOne(doc);
+      await events.emit(scope.workspaceId, 'created', ref(doc));
       return doc;
     },
 
@@ -116,6 +119,7 @@ export function createReflexService({ repo, workspaces, neurons }: { repo: Refle
       };
       const next = await repo.reflexes.findOneAndUpdate({ _id: doc._id, workspaceId: scope.workspaceId }, { $set: set }, { returnDocument: 'after' });
       if (!next) throw notFound('Reflex');
+      await events.emit(scope.workspaceId, 'updated', ref(next));
       return next;
     },
 
@@ -125,6 +129,7 @@ export function createReflexService({ repo, workspaces, neurons }: { repo: Refle
       assertScopeRole(scope, doc.scope);
       await repo.unlinkReflex(scope.workspaceId, doc._id);
       await repo.reflexes.deleteOne({ _id: doc._id, workspaceId: scope.workspaceId });
+      await events.emit(scope.workspaceId, 'deleted', ref(doc));
     },
 
     /**

@@ -1,0 +1,26 @@
+import type { Streams } from '../streams.js';
+
+export type ResourceAction = 'created' | 'updated' | 'deleted' | 'moved';
+/** The resource an event is about: enough for a follower (search index, stimuli, a UI) to re-read it. */
+export interface ResourceRef {
+  kind: 'neuron' | 'pathway' | 'receptor' | 'reflex' | 'skill' | 'asset' | 'artifact' | 'memory' | 'recollection' | 'meeting' | 'stakeholder_map';
+  id: string; brain_id?: string | null; name?: string | null; version?: number | null;
+  /** Soft delete (catalog): the resource can still be read and restored. */
+  soft?: boolean;
+}
+
+/**
+ * The workspace's resource event stream (document 2, Events: resource mutations): every create,
+ * update, delete and move appends `{ action, resource, at }` in the code path that made the change
+ * (the same fenced writer as every stream, src/streams.ts). GET /v1/resource-events/stream serves
+ * it with `after=` resume; search indexes and stimuli follow it.
+ */
+export function createResourceEvents({ streams }: { streams: Streams }) {
+  return {
+    streamKey: (workspaceId: string) => streams.keys.workspace(workspaceId),
+    async emit(workspaceId: string, action: ResourceAction, resource: ResourceRef): Promise<void> {
+      await streams.append(streams.keys.workspace(workspaceId), { action, resource, at: new Date().toISOString() }, { kind: 'plain' });
+    },
+  };
+}
+export type ResourceEvents = ReturnType<typeof createResourceEvents>;
