@@ -11,9 +11,10 @@ import receptors from './receptors.js';
 import reflexes from './reflexes.js';
 import resourceEvents from './resource-events.js';
 import shares from './shares.js';
+import skills from './skills.js';
 import traces from './traces.js';
 import usage from './usage.js';
 
 /** The flat list of every mounted route family (OpenAPI walks the same list). */
-export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, usage };
+export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, skills, usage };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

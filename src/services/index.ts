@@ -11,6 +11,7 @@ import { createReceptorFireService } from './receptor-fires.js';
 import { createReceptorService } from './receptors.js';
 import { createScheduleService } from './schedules.js';
 import { createResourceEvents } from './resource-events.js';
+import { createSkillService } from './skills.js';
 import { createShareService } from './shares.js';
 import { createGuard } from '../net/guard.js';
 import { createSecretBox } from '../crypto/secrets.js';
@@ -39,6 +40,7 @@ export function createServices(deps: Deps) {
   });
   const neurons = createNeuronService({ repo: deps.repos.neurons, workspaces: deps.repos.workspaces, receptors, reflexes: deps.repos.reflexes, events });
   const reflexes = createReflexService({ repo: deps.repos.reflexes, workspaces: deps.repos.workspaces, neurons, events });
+  const skills = createSkillService({ repo: deps.repos.skills, workspaces: deps.repos.workspaces, events });
   const pathways = createPathwayService({ repo: deps.repos.pathways, receptors: () => receptors, events });
   const c = deps.config;
   const models = createModelRegistry({
@@ -57,6 +59,6 @@ export function createServices(deps: Deps) {
   const receptorFires = createReceptorFireService({ repo: deps.repos.receptors, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage });
   const channelBindings = createChannelBindingService({ repo: deps.repos.receptors, receptors, fires: receptorFires, config: c });
   const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, usage: deps.repos.usage, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
-  return { auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  return { auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

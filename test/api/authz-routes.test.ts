@@ -89,6 +89,7 @@ beforeAll(async () => {
       participantUser: viewer.sub, job: String(inv.job_id), intervention: intervention._id, apiKey: adminKey, workspace: a.workspaceId,
       receptor: receptor.id, schedule: String(scheduled.id), binding: String(binding.id),
       shareA, shareB, receptorB: receptorB.id, shareTrace, shareJob,
+      skill: String((await ok(app.post('/v1/skills', a.key, { body_md: '# fixture', path_name: 'authz fixture', brain_id: a.brainId }))).id),
     },
   };
 }, 120_000);
@@ -102,7 +103,7 @@ function fill(path: string): string | undefined {
   const byParam: Record<string, string | undefined> = {
     id: {
       neurons: w.ids.neuron, reflexes: w.ids.reflex, traces: w.ids.trace, pathways: w.ids.pathway, interventions: w.ids.intervention, 'api-keys': w.ids.apiKey,
-      receptors: w.ids.receptor, resources: w.ids.receptor, 'receptor-channel-bindings': w.ids.binding, public: w.ids.shareTrace,
+      receptors: w.ids.receptor, resources: w.ids.receptor, 'receptor-channel-bindings': w.ids.binding, public: w.ids.shareTrace, skills: w.ids.skill,
     }[family],
     workspace: w.ids.workspace, receptor_id: w.ids.receptor, job_id: w.ids.shareJob, integration_id: 'authz-integration',
     workspace_slug: w.ids.workspace, slug: w.ids.receptor, slug_or_id: path.includes('/schedule/') ? w.ids.schedule : w.ids.receptor,
@@ -165,6 +166,8 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/reflexes/:id/connections/initiate': {},
     'POST /v1/reflexes/connections/batch': { reflexIds: [w.ids.reflex] },
     'POST /v1/reflexes/connections/check-batch': {},
+    'POST /v1/skills': { body_md: '# s', path_name: 'authz skill', brain_id: w.a.brainId },
+    'PUT /v1/skills/:id': { body_md: '# changed' },
   };
   return bodies[`${def.method.toUpperCase()} ${def.path}`] ?? MISSING;
 }

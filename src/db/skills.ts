@@ -1,0 +1,35 @@
+import type { Db, Filter, Sort } from 'mongodb';
+import type { IndexSpec } from './client.js';
+
+export interface SkillToolLink { integrationId: string; scopePath: string }
+
+/** A skill's head (document 2, Skill): the newest version's fields; the versions are the record. */
+export interface SkillDoc {
+  _id: string; workspaceId: string; brainId: string; name: string; skillPath: string; bodyMd: string; toolLinks: SkillToolLink[];
+  latestVersion: number; createdBy: string | null; createdAt: Date; updatedAt: Date;
+}
+/** One version of a skill (claimed by unique `_id` `<skill>:<version>`, src/db/claims.ts). */
+export interface SkillVersionDoc {
+  _id: string; skillId: string; workspaceId: string; version: number; bodyMd: string; toolLinks: SkillToolLink[]; name: string;
+  createdBy: string | null; createdAt: Date;
+}
+
+export const skillIndexes: IndexSpec[] = [
+  { collection: 'skills', keys: { workspaceId: 1, brainId: 1, skillPath: 1 }, unique: true, name: 'ws_brain_path_unique' },
+  { collection: 'skills', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
+  { collection: 'skill_versions', keys: { skillId: 1, version: -1 }, name: 'skill_version' },
+];
+
+export function createSkillRepo(db: Db) {
+  const skills = db.collection<SkillDoc>('skills');
+  const versions = db.collection<SkillVersionDoc>('skill_versions');
+  return {
+    skills, versions,
+    find: (workspaceId: string, id: string) => skills.findOne({ _id: id, workspaceId }),
+    async list(filter: Filter<SkillDoc>, sort: Sort, offset: number, limit: number) {
+      const [items, total] = await Promise.all([skills.find(filter).sort(sort).skip(offset).limit(limit).toArray(), skills.countDocuments(filter)]);
+      return { items, total };
+    },
+  };
+}
+export type SkillRepo = ReturnType<typeof createSkillRepo>;
