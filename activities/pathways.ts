@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { Services } from '../src/services/index.js';
 import { evaluateExpression, renderTemplate } from '../src/services/pathway-runs.js';
 import type { JobPatch } from '../src/services/jobs.js';
@@ -11,7 +12,8 @@ export const createPathwayActivities = ({ services }: { services: Services }) =>
   evaluate: (a: { expression: string; template?: string; context: Record<string, unknown> }) =>
     permanentOn4xx(() => (a.template !== undefined ? renderTemplate(a.template, a.context) : evaluateExpression(a.expression, a.context))),
   renderMessage: (a: { template?: string; context: Record<string, unknown> }) => permanentOn4xx(() => renderTemplate(a.template, a.context)),
-  classify: (a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string }) => permanentOn4xx(() => services.pathwayRuns.classify(a)),
+  classify: (a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string }) =>
+    permanentOn4xx(() => services.pathwayRuns.classify({ ...a, attempt: Context.current().info.attempt })),
   openIntervention: (input: PathwayRunInput, spec: Parameters<Services['pathwayRuns']['openIntervention']>[1]) => permanentOn4xx(() => services.pathwayRuns.openIntervention(input, spec)),
   expireIntervention: (input: PathwayRunInput, id: string) => services.pathwayRuns.expireIntervention(input, id),
   recordAnswer: (input: PathwayRunInput, answer: InterventionAnswer, kind: 'approval' | 'pause') => permanentOn4xx(() => services.pathwayRuns.recordAnswer(input, answer, kind)),

@@ -55,7 +55,7 @@ export function createServices(deps: Deps) {
   const box = createSecretBox(c);
   const connections = createConnectionService({ repo: deps.repos.connections, reflexes: deps.repos.reflexes, box, guard, config: c });
   const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs, usage, remote, connections });
-  const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models, publish: () => receptorFires.publish });
+  const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models, usage, publish: () => receptorFires.publish });
   const receptorFires = createReceptorFireService({ repo: deps.repos.receptors, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage });
   const channelBindings = createChannelBindingService({ repo: deps.repos.receptors, receptors, fires: receptorFires, config: c });
   const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, usage: deps.repos.usage, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });

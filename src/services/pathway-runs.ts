@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { evaluateTimeboxed } from '../pathways/expressions.js';
 import type { Config } from '../config.js';
 import { decodeBlob } from '../db/codec.js';
@@ -14,6 +14,7 @@ import type { NeuronService } from './neurons.js';
 import type { PathwayService } from './pathways.js';
 import { fromRunScope, toRunScope } from './runs.js';
 import type { TraceService } from './traces.js';
+import type { UsageService } from './usage.js';
 
 export const MAX_PATHWAY_STEPS = 1000;
 
@@ -48,7 +49,7 @@ export function matchCategory(reply: string, categories: string[]): string | nul
 /** Pathway runs: start (execute and POST /v1/jobs), the interpreter's I/O steps, and human input. */
 export function createPathwayRunService(d: {
   config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; pathways: PathwayService;
-  interventions: InterventionService; models: ModelRegistry;
+  interventions: InterventionService; models: ModelRegistry; usage: UsageService;
   /** Publishes a platform event to subscribed receptors (bound late: receptor fires start pathway runs). */
   publish?: () => (workspaceId: string, ev: { key: string; eventId: string; payload: Record<string, unknown> }) => Promise<unknown>;
 }) {
@@ -123,7 +124,7 @@ export function createPathwayRunService(d: {
       }
     },
 
-    async classify(a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string }): Promise<string> {
+    async classify(a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string; attempt?: number }): Promise<string> {
       let modelId = a.model ?? d.config.DEFAULT_MODEL;
       let system = '';
       if (a.neuronId) {
@@ -137,6 +138,16 @@ export function createPathwayRunService(d: {
         { role: 'system', content: `${system}\n\nClassify the user's input into exactly one of these categories: ${a.categories.join(', ')}. Answer with the category name only.`.trim() },
         { role: 'user', content: a.text },
       ] });
+      // The call is billed: one ledger row per attempt (a retried activity is another billed call).
+      const job = await jobs.repoFind(a.jobId);
+      const callKey = createHash('sha1').update(`${a.categories.join('|')}\n${a.text}`).digest('hex').slice(0, 12);
+      await d.usage.record({
+        key: `${a.jobId}:classify:${callKey}:${a.attempt ?? 1}`, workspaceId: a.scope.workspaceId, kind: 'chat', modelId: m.id, usage: res.usage,
+        attribution: {
+          brainId: job?.brainId ?? a.scope.brainId ?? null, userId: a.scope.userId, apiKeyId: a.scope.apiKeyId, jobId: a.jobId, traceId: job?.traceId ?? null,
+          receptorId: a.scope.receptorId ?? null, neuronId: a.neuronId ?? null, pathwayId: job?.pathwayId ?? null, shareTokenId: a.scope.shareTokenId ?? null,
+        },
+      });
       const category = matchCategory(res.text, a.categories);
       await jobs.emit(a.jobId, { type: 'classified', reply: res.text, category });
       if (!category) throw validationError(`classify: the model answered "${res.text.slice(0, 100)}", which is none of ${a.categories.join(', ')}`);

@@ -110,6 +110,16 @@ describe('pathway execution', () => {
     expect(msgs.some((m) => m.source_type === 'neuron' && m.source_id === neuron.id)).toBe(true);
     const support = await done(ws, await execute(ws, p.id, { input: { text: 'my screen is broken' } }));
     expect(support.result).toMatchObject({ output: 'support path' });
+    // The classify calls are billed: each is a ledger row attributed to its pathway, and the usage route counts them.
+    const rows = await app.deps.db.collection('usage_ledger').find({ workspaceId: ws.workspaceId, jobId: support.job_id }).toArray();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ pathwayId: p.id, kind: 'chat', model: 'gpt-4o-mini' });
+    expect(String(rows[0]._id)).toContain(':classify:');
+    const admin = await ws.jwt(['workspace_admin']);
+    const usage = await app.get<{ usageByResource: { pathway: Record<string, { invokeCount: number; tokens: number }> } }>(`/v1/usage/${ws.workspaceId}`, admin);
+    const pathwayRows = await app.deps.db.collection('usage_ledger').find({ workspaceId: ws.workspaceId, pathwayId: p.id }).toArray();
+    expect(pathwayRows.length).toBe(3); // two classify calls and the neuron node's turn
+    expect(usage.body.usageByResource.pathway[p.id].tokens).toBe(pathwayRows.reduce((n, r) => n + Number(r.totalTokens), 0));
   });
 
   const approvalGraph = (): [N[], E[]] => [[
