@@ -8,6 +8,8 @@ import { createRateLimiter } from './middleware/rate-limit.js';
 import { requestMiddleware } from './middleware/request.js';
 import { buildOpenApi } from './openapi.js';
 import { mountPages } from './pages.js';
+import { authRequired } from '../src/errors.js';
+import { registry } from '../src/metrics.js';
 import { toKoaHandler } from './route.js';
 import { allRoutes } from './routes/index.js';
 
@@ -22,6 +24,13 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   const openapi = buildOpenApi(allRoutes());
   router.get('/v1/openapi.json', (ctx) => { ctx.body = openapi; });
   mountPages(router);
+  // Prometheus scrape endpoint (src/metrics.ts); behind METRICS_TOKEN when one is configured.
+  router.get('/metrics', async (ctx) => {
+    const token = deps.config.METRICS_TOKEN;
+    if (token && ctx.get('authorization') !== `Bearer ${token}`) throw authRequired('GET /metrics needs the metrics token');
+    ctx.set('Content-Type', registry.contentType);
+    ctx.body = await registry.metrics();
+  });
   // A client that leaves an SSE stream early is normal; anything else Koa reports is logged.
   app.on('error', (err: { code?: string }) => {
     if (err?.code === 'ERR_STREAM_PREMATURE_CLOSE' || err?.code === 'ECONNRESET' || err?.code === 'EPIPE') return;

@@ -1,3 +1,4 @@
+import { metrics } from '../src/metrics.js';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import type { Redis } from 'ioredis';
@@ -36,9 +37,11 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
   ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
   const reader = opts.redis.duplicate();
   let closed = false;
+  metrics.sseOpen.inc();
   const close = () => {
     if (closed) return;
     closed = true;
+    metrics.sseOpen.dec();
     reader.disconnect();
     out.end();
   };

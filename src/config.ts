@@ -49,6 +49,10 @@ export const ConfigSchema = z.object({
   // Outbound HTTP (tool servers, OAuth, file URLs) refuses private and loopback addresses; these
   // hosts (comma separated, host or host:port) are allowed anywhere, for self-hosted tool servers.
   OUTBOUND_ALLOW_HOSTS: z.string().default('').transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+  // Prometheus metrics: GET /metrics on the API (with METRICS_TOKEN set, only with "Authorization: Bearer <token>"),
+  // and on the worker at WORKER_METRICS_PORT (unset: not served).
+  METRICS_TOKEN: z.string().min(16).optional(),
+  WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   // Requests through share links, per minute: per token, and per client address.
   SHARE_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(120),
   // Server-to-server requests (the internal stimulus route) are signed with this secret; unset: derived from JWT_SECRET.

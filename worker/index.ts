@@ -1,5 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { registry } from '../src/metrics.js';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { loadConfig, productionProblem, type Config } from '../src/config.js';
@@ -41,6 +43,12 @@ async function main(config: Config = loadConfig()) {
   const stop = () => { log.info('worker stopping'); worker.shutdown(); };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  if (config.WORKER_METRICS_PORT) {
+    // The worker's own metrics (runs it finishes, model first-token latency), for Prometheus to scrape.
+    createServer((_req, res) => {
+      void registry.metrics().then((body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body));
+    }).listen(config.WORKER_METRICS_PORT, config.HOST);
+  }
   log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
   await worker.run();
   await connection.close();

@@ -1,3 +1,4 @@
+import { metrics } from '../../src/metrics.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
 import type { Context } from 'koa';
@@ -48,6 +49,7 @@ export function createRateLimiter(redis: Redis, config: Config) {
       } catch (e) {
         if (!(e instanceof RateLimiterRes)) throw e;
         headers(ctx, l, e);
+        metrics.rateLimited.inc({ reason: key.split(':')[0] });
         throw rateLimited(e.msBeforeNext / 1000);
       }
     },
@@ -55,6 +57,7 @@ export function createRateLimiter(redis: Redis, config: Config) {
     async checkAuthFailures(ctx: Context): Promise<void> {
       const res = await limiter('authfail', authFailures).get(`ip:${ctx.ip}`);
       if (res && res.consumedPoints >= authFailures.points) {
+        metrics.rateLimited.inc({ reason: 'auth-failures' });
         throw new AppError('RATE_LIMIT', 429, 'Too many failed authentication attempts from this address', { 'Retry-After': String(Math.max(1, Math.ceil(res.msBeforeNext / 1000))) });
       }
     },

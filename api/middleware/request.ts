@@ -1,3 +1,4 @@
+import { metrics } from '../../src/metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from '../../src/logger.js';
@@ -31,6 +32,7 @@ export function requestMiddleware(log: Logger) {
       await next();
     } finally {
       const route = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
+      metrics.httpRequests.observe({ method: ctx.method, route: typeof route === 'string' ? route : 'unmatched', status: String(ctx.status) }, (performance.now() - started) / 1000);
       (ctx.state.log as Logger).info({ method: ctx.method, route: typeof route === 'string' ? route : null, path: typeof route === 'string' ? route : redactPath(ctx.path), status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
     }
   };

@@ -1,3 +1,4 @@
+import { metrics } from '../metrics.js';
 import type { Client } from '@temporalio/client';
 import type { Filter } from 'mongodb';
 import type { Config } from '../config.js';
@@ -90,6 +91,7 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
       };
       try {
         await repo.jobs.insertOne(doc);
+        metrics.runsStarted.inc({ kind: doc.kind });
         return { job: doc, created: true };
       } catch (e) {
         if (!isDuplicateKey(e)) throw e;
@@ -131,6 +133,14 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
      */
     async finalize(workspaceId: string, jobId: string, patch: JobPatch & { status: 'completed' | 'failed' }): Promise<boolean> {
       const applied = await this.transition(workspaceId, jobId, patch);
+      if (applied) {
+        const job = await repo.jobs.findOne({ _id: jobId, workspaceId });
+        if (job) {
+          const outcome = patch.status === 'completed' ? 'completed' : patch.failedReason?.startsWith('cancelled') ? 'cancelled' : 'failed';
+          metrics.runsFinished.inc({ kind: job.kind, outcome });
+          metrics.runDuration.observe({ kind: job.kind, outcome }, (Date.now() - job.createdAt.getTime()) / 1000);
+        }
+      }
       await this.emit(jobId, { type: patch.status === 'completed' ? 'complete' : 'error' });
       return applied;
     },

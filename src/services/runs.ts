@@ -1,3 +1,4 @@
+import { metrics } from '../metrics.js';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { EngramDoc } from '../db/traces.js';
@@ -283,6 +284,7 @@ export function createRunService(d: {
       const resolved = models.resolve(context.model);
       let index = 0;
       let streamed = '';
+      const calledAt = performance.now();
       const billed = { key: `${t.jobId}:chat:${t.turn}:${t.attempt}`, workspaceId: t.workspaceId, kind: 'chat' as const, modelId: resolved.id, attribution: context.attribution ?? noAttribution(t.jobId) };
       let res: ChatResult;
       try {
@@ -291,7 +293,11 @@ export function createRunService(d: {
             model: resolved.model, messages, tools: context.tools.length ? context.tools : undefined, temperature: context.temperature,
             maxTokens: context.maxTokens, responseFormat: context.responseFormat, signal,
           },
-          async (delta) => { streamed += delta; await jobs.emit(t.jobId, { type: 'token', ...fence, index: index++, text: delta }); },
+          async (delta) => {
+            if (index === 0) metrics.firstToken.observe({ provider: resolved.id.split('/')[0] }, (performance.now() - calledAt) / 1000);
+            streamed += delta;
+            await jobs.emit(t.jobId, { type: 'token', ...fence, index: index++, text: delta });
+          },
         );
       } catch (e) {
         // A call that broke after the model had started answering was billed by the provider:

@@ -1,0 +1,29 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The process's Prometheus metrics (prom-client): the API serves them at GET /metrics, the
+ * worker on WORKER_METRICS_PORT. One registry per process, so the services record into it
+ * wherever the work happens (an API run start, a worker run end).
+ */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: 'cortex_' });
+
+const registers = [registry];
+export const metrics = {
+  httpRequests: new Histogram({
+    name: 'cortex_http_request_duration_seconds', help: 'HTTP requests by route pattern, method and status', labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers,
+  }),
+  runsStarted: new Counter({ name: 'cortex_runs_started_total', help: 'Jobs recorded, by kind (neuron, pathway, receptor, …)', labelNames: ['kind'] as const, registers }),
+  runsFinished: new Counter({ name: 'cortex_runs_finished_total', help: 'Jobs ended, by kind and outcome (completed, failed, cancelled)', labelNames: ['kind', 'outcome'] as const, registers }),
+  runDuration: new Histogram({
+    name: 'cortex_run_duration_seconds', help: 'From job record to its end, by kind and outcome', labelNames: ['kind', 'outcome'] as const,
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800], registers,
+  }),
+  firstToken: new Histogram({
+    name: 'cortex_model_first_token_seconds', help: 'From a model call to its first streamed token, by provider', labelNames: ['provider'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64], registers,
+  }),
+  sseOpen: new Gauge({ name: 'cortex_sse_streams_open', help: 'Open server-sent-event streams', registers }),
+  rateLimited: new Counter({ name: 'cortex_rate_limited_total', help: 'Requests refused with 429, by reason', labelNames: ['reason'] as const, registers }),
+};

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { buildWorkspace } from '../support/app.js';
+import { settleJob } from '../support/jobs.js';
+import { useSimPlatform } from '../support/platform.js';
+import { readSse } from '../support/sse.js';
+
+const { app } = useSimPlatform({ firstTokenMs: [50, 100], interTokenMs: 5, tokens: [3, 6] });
+
+/** The value of one sample line of the Prometheus text format (0 when absent). */
+function sample(text: string, name: string, labels: Record<string, string>): number {
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && want.every((w) => l.includes(w)));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
+describe('GET /metrics', () => {
+  it('counts requests by route pattern and status, runs by kind and outcome, first-token latency and open streams', async () => {
+    const ws = await buildWorkspace(app);
+    const before = await (await fetch(`${app.url}/metrics`)).text();
+    const n = await app.post('/v1/neurons', ws.key, { name: 'measured', brain_id: ws.brainId, neuron_config: { model: 'openai/sim' } });
+    await app.get(`/v1/neurons/${String(n.body.id)}`, ws.key);
+    await app.get('/v1/neurons/00000000-0000-4000-8000-000000000000', ws.key);
+    const inv = await app.post(`/v1/neurons/${String(n.body.id)}/invoke`, ws.key, { message: 'count me' });
+    // A stream open while we scrape.
+    let scraped = '';
+    await readSse(`${app.url}/v1/jobs/${String(inv.body.job_id)}/stream`, {
+      headers: { authorization: `Bearer ${ws.key}` }, timeoutMs: 30_000,
+      onOpen: async () => { scraped = await (await fetch(`${app.url}/metrics`)).text(); },
+    });
+    await settleJob(app, ws.key, String(inv.body.job_id));
+    const res = await fetch(`${app.url}/metrics`);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const after = await res.text();
+    const route = { method: 'GET', route: '/v1/neurons/:id' };
+    expect(sample(after, 'cortex_http_request_duration_seconds_count', { ...route, status: '200' }) - sample(before, 'cortex_http_request_duration_seconds_count', { ...route, status: '200' })).toBe(1);
+    expect(sample(after, 'cortex_http_request_duration_seconds_count', { ...route, status: '404' }) - sample(before, 'cortex_http_request_duration_seconds_count', { ...route, status: '404' })).toBe(1);
+    expect(sample(after, 'cortex_runs_started_total', { kind: 'neuron' }) - sample(before, 'cortex_runs_started_total', { kind: 'neuron' })).toBe(1);
+    expect(sample(after, 'cortex_runs_finished_total', { kind: 'neuron', outcome: 'completed' }) - sample(before, 'cortex_runs_finished_total', { kind: 'neuron', outcome: 'completed' })).toBe(1);
+    expect(sample(after, 'cortex_model_first_token_seconds_count', { provider: 'openai' })).toBeGreaterThan(sample(before, 'cortex_model_first_token_seconds_count', { provider: 'openai' }));
+    expect(Number(scraped.split('\n').find((l) => l.startsWith('cortex_sse_streams_open '))?.split(' ')[1])).toBeGreaterThanOrEqual(1);
+    expect(after).toContain('cortex_process_cpu_seconds_total');
+  });
+});
