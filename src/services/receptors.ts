@@ -161,8 +161,9 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
   /** Writes a change and makes the schedule follow; a schedule the engine refuses (a bad cron) undoes nothing that was stored. */
   async function save(before: ReceptorDoc, set: Partial<ReceptorDoc>): Promise<ReceptorDoc> {
     const next: ReceptorDoc = { ...before, ...set, updatedAt: new Date() };
-    // The schedule first: a spec Temporal refuses is a 400 and the record stays as it was.
-    await schedules.sync(next);
+    // The schedule first: a spec Temporal refuses is a 400 and the record stays as it was. A receptor
+    // that neither had nor has a schedule never calls Temporal (a neuron update must not depend on it).
+    if (before.activation === 'schedule' || next.activation === 'schedule') await schedules.sync(next);
     await repo.receptors.updateOne({ _id: before._id, workspaceId: before.workspaceId }, { $set: { ...set, updatedAt: next.updatedAt } });
     await events.emit(next.workspaceId, 'updated', ref(next));
     return next;
@@ -170,7 +171,7 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
 
   async function removeDocs(docs: ReceptorDoc[]): Promise<void> {
     for (const r of docs) {
-      await schedules.remove(r._id);
+      if (r.activation === 'schedule') await schedules.remove(r._id);
       await repo.receptors.deleteOne({ _id: r._id, workspaceId: r.workspaceId });
       await repo.bindings.deleteMany({ workspaceId: r.workspaceId, receptorId: r._id });
       await events.emit(r.workspaceId, 'deleted', ref(r));
@@ -312,7 +313,7 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
       // The schedule before the record: a spec the engine refuses is a 400 and nothing is stored.
       const slugged = await insertWithFreeSlug(doc, body.name);
       try {
-        await schedules.sync(slugged);
+        if (slugged.activation === 'schedule') await schedules.sync(slugged);
       } catch (e) {
         await repo.receptors.deleteOne({ _id: slugged._id, workspaceId: scope.workspaceId });
         throw e;
