@@ -133,15 +133,17 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
      */
     async finalize(workspaceId: string, jobId: string, patch: JobPatch & { status: 'completed' | 'failed' }): Promise<boolean> {
       const applied = await this.transition(workspaceId, jobId, patch);
+      // transition wrote the terminal entry before the record; this covers a job whose record is gone.
+      await this.emit(jobId, { type: patch.status === 'completed' ? 'complete' : 'error' });
       if (applied) {
-        const job = await repo.jobs.findOne({ _id: jobId, workspaceId });
-        if (job) {
-          const outcome = patch.status === 'completed' ? 'completed' : patch.failedReason?.startsWith('cancelled') ? 'cancelled' : 'failed';
+        // Metrics off the critical path: the read that labels them is not awaited by the run.
+        const outcome = patch.status === 'completed' ? 'completed' : patch.failedReason?.startsWith('cancelled') ? 'cancelled' : 'failed';
+        void repo.jobs.findOne({ _id: jobId, workspaceId }).then((job) => {
+          if (!job) return;
           metrics.runsFinished.inc({ kind: job.kind, outcome });
           metrics.runDuration.observe({ kind: job.kind, outcome }, (Date.now() - job.createdAt.getTime()) / 1000);
-        }
+        }, () => undefined);
       }
-      await this.emit(jobId, { type: patch.status === 'completed' ? 'complete' : 'error' });
       return applied;
     },
 
@@ -178,7 +180,12 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
         if (!cur.processedAt) set.processedAt = now;
         const won = await claim(repo.claims, { _id: claimId, workspaceId, set });
         const held = won ? { set } : await repo.claims.findOne({ _id: claimId });
-        if (held) await repo.jobs.updateOne({ _id: jobId, workspaceId }, { $set: held.set });
+        if (held) {
+          // The stream's terminal entry (derived from the claim) is written before the record shows the
+          // end: whoever reads a finished record finds the finished stream (the fence keeps it to one).
+          await this.emit(jobId, { type: held.set.status === 'completed' ? 'complete' : 'error' });
+          await repo.jobs.updateOne({ _id: jobId, workspaceId }, { $set: held.set });
+        }
         return won || (held?.set.status === set.status && held?.set.failedReason === set.failedReason);
       }
       if (TERMINAL_STATES.includes(cur.status)) return false;
