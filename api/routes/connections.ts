@@ -10,7 +10,7 @@ import { route } from '../route.js';
 const tags = ['reflexes'];
 const presentIntegration = (i: IntegrationDoc): z.input<typeof Integration> => ({
   integration_id: i.integrationId, name: i.name, authorization_endpoint: i.authorizationEndpoint, token_endpoint: i.tokenEndpoint, scopes: i.scopes,
-  client_id: i.clientId, has_client_secret: Boolean(i.clientSecretSealed || i.clientSecretEnv), per: i.per,
+  client_id: i.clientId, has_client_secret: Boolean(i.clientSecretSealed || i.clientSecretEnv), per: i.per, mcp_server_url: i.mcpServerUrl ?? null,
   created_at: i.createdAt.toISOString(), updated_at: i.updatedAt.toISOString(),
 });
 

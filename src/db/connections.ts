@@ -10,6 +10,13 @@ export interface IntegrationDoc {
   _id: string; workspaceId: string; integrationId: string; name: string;
   authorizationEndpoint: string; tokenEndpoint: string; scopes: string[]; clientId: string;
   clientSecretSealed: string | null; clientSecretEnv: string | null;
+  /**
+   * The integration's own MCP server (Streamable HTTP): the tools a reflex names in a tool set
+   * (`tools: [{ integration_id, tools }]`) are listed and called there, with the connection's
+   * token. Null: the integration only provides tokens (for reflexes with their own server_url or
+   * http_tools). Absent on integrations stored before it existed.
+   */
+  mcpServerUrl?: string | null;
   /** user: each person connects their own account (default); workspace: one account for everyone. */
   per: 'user' | 'workspace';
   createdAt: Date; updatedAt: Date;

@@ -12,11 +12,13 @@ export const IntegrationBody = z.object({
   client_secret: z.string().min(1).max(2000).optional().meta({ description: 'stored sealed (AES-256-GCM); never returned' }),
   client_secret_env: z.string().regex(/^[A-Z][A-Z0-9_]*$/).optional().meta({ description: 'or: the environment variable that holds it' }),
   per: z.enum(['user', 'workspace']).default('user'),
+  mcp_server_url: z.url().refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL').optional()
+    .meta({ description: 'the integration\'s MCP server (Streamable HTTP): where the tools named by reflex tool sets are listed and called, with the connection\'s token' }),
 }).strict().meta({ id: 'IntegrationBody' });
 export type IntegrationBody = z.infer<typeof IntegrationBody>;
 export const Integration = z.object({
   integration_id: z.string(), name: z.string(), authorization_endpoint: z.string(), token_endpoint: z.string(), scopes: z.array(z.string()),
-  client_id: z.string(), has_client_secret: z.boolean(), per: z.enum(['user', 'workspace']), created_at: z.string(), updated_at: z.string(),
+  client_id: z.string(), has_client_secret: z.boolean(), per: z.enum(['user', 'workspace']), mcp_server_url: z.string().nullable(), created_at: z.string(), updated_at: z.string(),
 }).meta({ id: 'Integration' });
 export const IntegrationParams = z.object({ integration_id: z.string().min(1).max(64) });
 

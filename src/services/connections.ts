@@ -96,6 +96,8 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
 
   return {
     requiredIntegrations,
+    /** The workspace's integration of that id (null: not configured). */
+    integration,
 
     // ---------------------------------------------------------------- integrations (admin)
     async putIntegration(scope: Scope, body: IntegrationBody): Promise<IntegrationDoc> {
@@ -107,6 +109,7 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
         authorizationEndpoint: body.authorization_endpoint, tokenEndpoint: body.token_endpoint, scopes: body.scopes, clientId: body.client_id,
         clientSecretSealed: body.client_secret ? box.seal(body.client_secret) : body.client_secret_env ? null : existing?.clientSecretSealed ?? null,
         clientSecretEnv: body.client_secret_env ?? (body.client_secret ? null : existing?.clientSecretEnv ?? null), per: body.per,
+        mcpServerUrl: body.mcp_server_url ?? null,
         createdAt: existing?.createdAt ?? now, updatedAt: now,
       };
       await repo.integrations.replaceOne({ workspaceId: scope.workspaceId, integrationId: body.integration_id }, doc, { upsert: true });

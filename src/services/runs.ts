@@ -211,6 +211,8 @@ export function createRunService(d: {
       const bindings: Record<string, ToolBinding> = {};
       if (!isCompletion) {
         const names = new Set(cfg.tools ?? []);
+        /** The caller's token for an integration (null: not connected, or it could not be read now). */
+        const tokenOf = (integrationId: string) => connections.tokenFor({ workspaceId: scope.workspaceId, userId: scope.userId, apiKeyId: scope.apiKeyId }, integrationId).catch(() => null);
         const offered = new Set<string>();
         /** A reflex tool under its own name, or prefixed with its reflex when the name is taken. */
         const offer = (reflexName: string, spec: ToolSpec, binding: ToolBinding) => {
@@ -231,10 +233,30 @@ export function createRunService(d: {
           if (typeof meta.server_url === 'string') {
             const serverUrl = meta.server_url;
             // The tool list of a server behind a connection is read with the caller's token when there is one.
-            const token = integrationId ? await connections.tokenFor({ workspaceId: scope.workspaceId, userId: scope.userId, apiKeyId: scope.apiKeyId }, integrationId).catch(() => null) : null;
+            const token = integrationId ? await tokenOf(integrationId) : null;
             // A server that cannot be listed leaves its tools out of this run (the run still starts).
             const listed = await remote.mcpTools(r._id, r.updatedAt.toISOString(), serverUrl, token ?? undefined).catch(() => []);
             for (const t of listed) offer(r.name, t, { kind: 'mcp', reflexId: r._id, serverUrl, tool: t.name, ...auth });
+          }
+          // Integration-backed tool sets (`tools: [{ integration_id, tools }]`): the named tools of the
+          // integration's MCP server (all of them when the set names none), called with the connection's token.
+          for (const set of r.tools) {
+            const i = await connections.integration(scope.workspaceId, set.integrationId);
+            // Not configured, or an integration without a tool server: there is nothing to run (GET …/connections/check says so).
+            if (!i?.mcpServerUrl) continue;
+            const serverUrl = i.mcpServerUrl;
+            const token = await tokenOf(set.integrationId);
+            const binding = (tool: string): ToolBinding => ({ kind: 'mcp', reflexId: r._id, serverUrl, tool, integrationId: set.integrationId });
+            const listed = await remote.mcpTools(r._id, `${r.updatedAt.toISOString()}/${i.updatedAt.toISOString()}`, serverUrl, token ?? undefined).catch(() => null);
+            if (listed) {
+              for (const t of listed) if (!set.tools.length || set.tools.includes(t.name)) offer(r.name, t, binding(t.name));
+            } else if (!token) {
+              // A server that lists its tools only to a connected account: the set's tools are offered by
+              // name, so that a call answers the model "not connected" and puts the connect link on the job stream.
+              for (const name of set.tools) {
+                offer(r.name, { name, description: `${name}, a tool of ${i.name} (needs the user's connected ${i.name} account)`, parameters: { type: 'object', properties: {}, additionalProperties: true } }, binding(name));
+              }
+            }
           }
         }
         for (const n of names) if (BUILTIN_TOOLS[n] && !offered.has(n)) { tools.push(BUILTIN_TOOLS[n].spec); offered.add(n); }
@@ -354,7 +376,7 @@ export function createRunService(d: {
             ...(e instanceof NotConnected ? { not_connected: true } : {}),
           });
         }
-      } else if (!tool) result = JSON.stringify({ error: `tool ${call.name} is not available (integration not connected)` });
+      } else if (!tool) result = JSON.stringify({ error: `tool ${call.name} is not one of the tools offered to this neuron` });
       else {
         try { result = await tool.run(args); } catch (e) { result = JSON.stringify({ error: `${call.name} failed: ${(e as Error).message || 'error'}` }); }
       }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
@@ -73,7 +74,8 @@ export function createRemoteTools({ guard }: { guard: Guard }) {
   return {
     /** The tools of an MCP server, as the model is offered them. */
     async mcpTools(reflexId: string, version: string, serverUrl: string, token?: string): Promise<ToolSpec[]> {
-      const key = `${reflexId}:${version}:${serverUrl}:${token ? 'auth' : 'anon'}`;
+      // A list read with a token is kept for that token only (a server may show each account its own tools).
+      const key = `${reflexId}:${version}:${serverUrl}:${token ? createHash('sha256').update(token).digest('base64url').slice(0, 22) : 'anon'}`;
       const hit = listed.get(key);
       if (hit && Date.now() - hit.at < LIST_TTL_MS) return hit.tools;
       const tools = await withMcp(serverUrl, async (c) => (await c.listTools(undefined, { timeout: TOOL_TIMEOUT_MS })).tools.map((t) => ({

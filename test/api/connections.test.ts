@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import Provider from 'oidc-provider';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +32,9 @@ let provider: Provider;
 let context: BrowserContext;
 let userDataDir = '';
 let mcpUrl = '';
+/** The integration's MCP server (mcp_server_url), and whether each request to it carried a token. */
+let integrationMcpUrl = '';
+const integrationMcpAuth: boolean[] = [];
 /** Every bearer token the tool server received (the database dump must hold none of them). */
 const seenTokens: string[] = [];
 
@@ -45,7 +49,7 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh`);
   issuer = await listen((req, res) => handler(req, res));
   // A tool server that accepts only tokens the provider vouches for (its userinfo endpoint).
-  mcpUrl = `${await listen(mcpHandler('account', (server, req) => {
+  const accountTools = (server: McpServer, req: IncomingMessage) => {
     const auth = String(req.headers.authorization ?? '');
     server.registerTool('whoami', { description: 'Says which account the call is made for' }, async () => {
       const token = auth.replace(/^Bearer /, '');
@@ -56,7 +60,15 @@ beforeAll(async () => {
       return { content: [{ type: 'text', text: `you are ${String(((await me.json()) as { sub: string }).sub)}` }] };
     });
     server.registerTool('ping', { description: 'Answers pong (needs no account)' }, async () => ({ content: [{ type: 'text', text: 'pong' }] }));
-  }))}/mcp`;
+  };
+  mcpUrl = `${await listen(mcpHandler('account', accountTools))}/mcp`;
+  // The integration's own tool server lists and runs its tools only for a connected account (401 without a token).
+  const accountOnly = mcpHandler('account-only', accountTools);
+  integrationMcpUrl = `${await listen((req, res) => {
+    integrationMcpAuth.push(Boolean(req.headers.authorization));
+    if (req.headers.authorization) void accountOnly(req, res);
+    else res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
+  })}/mcp`;
   userDataDir = await mkdtemp(path.join(tmpdir(), 'oauth-chromium-'));
   context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
 });
@@ -108,9 +120,10 @@ describe('reflex connections over OAuth 2', () => {
     const user = await ws.jwt([]);
     const put = await app.put('/v1/integrations/demo', admin, {
       authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, scopes: ['openid', 'api'], client_id: 'cortex-test', client_secret: CLIENT_SECRET,
+      mcp_server_url: integrationMcpUrl,
     });
     expect(put.status, put.text).toBe(200);
-    expect(put.body).toMatchObject({ integration_id: 'demo', has_client_secret: true });
+    expect(put.body).toMatchObject({ integration_id: 'demo', has_client_secret: true, mcp_server_url: integrationMcpUrl });
     expect(JSON.stringify((await app.get('/v1/integrations', admin)).body)).not.toContain(CLIENT_SECRET);
     expect((await app.put('/v1/integrations/demo2', ws.key.replace(/./g, 'x'), {})).status).toBe(401);
     expect((await app.put('/v1/integrations/demo2', await ws.jwt([]), { authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, client_id: 'x' })).status).toBe(403);
@@ -122,6 +135,12 @@ describe('reflex connections over OAuth 2', () => {
     const neuron = await app.post('/v1/neurons', ws.key, { name: 'agent', brain_id: ws.brainId, neuron_config: { model: 'openai/sim' } });
     await app.post(`/v1/neurons/${String(neuron.body.id)}/reflexes`, ws.key, { reflex_id: reflexId });
     sim.configure({ toolCalls: (body) => (body.messages.some((m) => m.role === 'tool') ? null : [{ name: 'whoami', arguments: {} }]) });
+    // A second neuron uses an integration-backed tool set: the integration's server, only the tool the set names.
+    const setReflex = await app.post('/v1/reflexes', ws.key, { name: 'account-set', type: 'effector', scope: 'brain', brain_id: ws.brainId, tools: [{ integration_id: 'demo', tools: ['whoami'] }] });
+    expect(setReflex.status, setReflex.text).toBe(201);
+    const setNeuron = await app.post('/v1/neurons', ws.key, { name: 'set-agent', brain_id: ws.brainId, neuron_config: { model: 'openai/sim' } });
+    await app.post(`/v1/neurons/${String(setNeuron.body.id)}/reflexes`, ws.key, { reflex_id: setReflex.body.id });
+    const offeredFor = (message: string) => (sim.requests.find((r) => r.messages.some((m) => m.content === message))!.tools ?? []) as { function: { name: string; description: string } }[];
 
     // Not connected yet: the status says so, and a run tells the model and the stream.
     const before = await app.get(`/v1/reflexes/${reflexId}/connections/check`, user);
@@ -131,6 +150,14 @@ describe('reflex connections over OAuth 2', () => {
     const entries = sse.events.map(dataOf);
     expect(entries.find((e) => e.type === 'connection_required')).toMatchObject({ integration_id: 'demo', connect: { path: `/v1/reflexes/${reflexId}/connect` } });
     expect(String(entries.find((e) => e.type === 'tool')?.result)).toContain('not connected');
+    // The tool set's server lists nothing without a token: its named tool is offered by name, and a call says "not connected".
+    const setUnconnected = await settleJob(app, ws.key, String((await app.post(`/v1/neurons/${String(setNeuron.body.id)}/invoke`, user, { message: 'who am I, by the set?' })).body.job_id));
+    expect(offeredFor('who am I, by the set?').map((t) => t.function.name)).toEqual(['whoami']);
+    expect((setUnconnected.result as { toolCalls: { result: string }[] }).toolCalls[0].result).toMatch(/not connected.*connect/s);
+    const setStream = (await readSse(`${app.url}/v1/jobs/${setUnconnected.job_id}/stream`, { headers: { authorization: `Bearer ${user}` }, timeoutMs: 30_000 })).events.map(dataOf);
+    expect(setStream.find((e) => e.type === 'connection_required')).toMatchObject({ reflex_id: setReflex.body.id, integration_id: 'demo', connect: { method: 'POST', path: `/v1/reflexes/${String(setReflex.body.id)}/connect` } });
+    expect(integrationMcpAuth.length).toBeGreaterThan(0);
+    expect(integrationMcpAuth.every((a) => !a)).toBe(true);
 
     // Open redirect refused; a flow started, answered with a wrong state, refused.
     expect((await app.post(`/v1/reflexes/${reflexId}/connect`, user, { callbackUrl: 'https://evil.example/steal' })).status).toBe(400);
@@ -164,6 +191,11 @@ describe('reflex connections over OAuth 2', () => {
     // The server's two tools were offered: one needs the account, one does not.
     const offered = (sim.requests.find((r) => r.messages.some((m) => m.content === 'who am I now?'))!.tools ?? []) as { function: { name: string } }[];
     expect(offered.map((t) => t.function.name).sort()).toEqual(['ping', 'whoami']);
+    // The tool set, now connected: listed from the integration's server with the token, narrowed to the tool it names, called with the token.
+    const setRun = await settleJob(app, ws.key, String((await app.post(`/v1/neurons/${String(setNeuron.body.id)}/invoke`, user, { message: 'who am I now, by the set?' })).body.job_id));
+    expect((setRun.result as { toolCalls: { result: string }[] }).toolCalls[0].result).toBe('you are ada');
+    expect(offeredFor('who am I now, by the set?').map((t) => [t.function.name, t.function.description])).toEqual([['whoami', 'Says which account the call is made for']]);
+    expect((await app.get(`/v1/reflexes/${String(setReflex.body.id)}/connections/check`, user)).body).toMatchObject({ connected: true, integrations: [{ integration_id: 'demo', connected: true, action: 'none' }] });
     // Another user of the workspace has no connection of their own.
     expect((await app.get(`/v1/reflexes/${reflexId}/connection`, await ws.jwt([]))).body).toMatchObject({ connected: false });
 
