@@ -15,9 +15,11 @@ import { AppError } from '../errors.js';
  *     multicast, reserved and unspecified are refused, IPv4-mapped IPv6 included);
  *   - the connection goes to the address that was checked (a pinned `lookup`), so a DNS answer
  *     that changes between check and connect (rebinding) cannot move it;
- *   - redirects are followed by hand, each hop checked again;
+ *   - redirects are followed by hand, each hop checked again, and credentials (Authorization,
+ *     Cookie) are dropped when a hop leaves the origin;
  *   - hosts on the configured allow-list (OUTBOUND_ALLOW_HOSTS, self-hosted tool servers) skip
- *     the address check, nothing else.
+ *     the address check, nothing else;
+ *   - an answer body longer than maxResponseBytes fails the read.
  */
 export class OutboundBlocked extends AppError {
   constructor(message: string) { super('VALIDATION_ERROR', 400, `Outbound request refused: ${message}`); }
@@ -33,7 +35,12 @@ export interface GuardOptions {
   resolve?: Resolver;
   maxRedirects?: number;
   timeoutMs?: number;
+  /** Longest answer body read, in bytes (default 16 MiB); a longer one fails the read. */
+  maxResponseBytes?: number;
 }
+
+/** Default cap on one answer's body: a tool server cannot make a worker buffer without end. */
+export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** Why an address may not be reached (null: public unicast). */
 export function blockedRange(address: string): string | null {
@@ -71,6 +78,20 @@ export function createGuard(opts: GuardOptions) {
     return { url, address: addresses[0] };
   }
 
+  const maxBytes = opts.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+  const tooLong = (url: URL) => new OutboundBlocked(`the answer from ${url.host} is longer than ${maxBytes} bytes`);
+
+  /** The body as a web stream that fails once more than maxBytes came (read lazily, as the caller pulls). */
+  function cappedBody(url: URL, res: http.IncomingMessage): ReadableStream<Uint8Array> {
+    let seen = 0;
+    return (Readable.toWeb(res) as ReadableStream<Uint8Array>).pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, ctrl) {
+        seen += chunk.byteLength;
+        if (seen > maxBytes) { res.destroy(); ctrl.error(tooLong(url)); } else ctrl.enqueue(chunk);
+      },
+    }));
+  }
+
   /** One request to a checked address (no redirect handling). */
   function once(url: URL, address: LookupAddress, init: { method: string; headers: Record<string, string>; body?: Buffer; signal?: AbortSignal }, timeoutMs: number) {
     return new Promise<http.IncomingMessage>((resolveRes, reject) => {
@@ -81,7 +102,11 @@ export function createGuard(opts: GuardOptions) {
         lookup: ((_h: string, o: { all?: boolean }, cb: (err: NodeJS.ErrnoException | null, a: string | LookupAddress[], f?: number) => void) =>
           (o?.all ? cb(null, [address]) : cb(null, address.address, address.family))) as unknown as LookupFunction,
       });
-      req.on('response', resolveRes);
+      req.on('response', (res) => {
+        // A body longer than the cap fails the read (announced by Content-Length, or counted as it arrives).
+        if (Number(res.headers['content-length'] ?? 0) > maxBytes) { res.destroy(); reject(tooLong(url)); return; }
+        resolveRes(res);
+      });
       req.on('timeout', () => req.destroy(new OutboundBlocked(`no answer from ${url.host} within ${timeoutMs} ms`)));
       req.on('error', reject);
       req.end(init.body);
@@ -100,16 +125,20 @@ export function createGuard(opts: GuardOptions) {
     new Headers(init.headers ?? req?.headers ?? {}).forEach((v, k) => { headers[k] = v; });
     let body: Buffer | undefined = init.body != null ? Buffer.from(await new Response(init.body as BodyInit).arrayBuffer())
       : req && req.body ? Buffer.from(await req.arrayBuffer()) : undefined;
-    const manual = init.redirect === 'manual' || init.redirect === 'error';
+    const manual = init.redirect === 'manual';
     for (let hop = 0; ; hop++) {
       const res = await once(url.url, url.address, { method, headers, body, signal: init.signal ?? undefined }, opts.timeoutMs ?? 30_000);
       const status = res.statusCode ?? 502;
       const location = res.headers.location;
       if (status >= 300 && status < 400 && location && !manual) {
         res.resume();
+        if (init.redirect === 'error') throw new OutboundBlocked(`${url.url.host} answered with a redirect`);
         if (hop >= (opts.maxRedirects ?? 5)) throw new OutboundBlocked('too many redirects');
         // Every hop is checked as the first was.
+        const from = url.url.origin;
         url = await check(new URL(location, url.url));
+        // Credentials stay with the origin they were meant for (as fetch does): a redirect elsewhere loses them.
+        if (url.url.origin !== from) for (const h of ['authorization', 'cookie', 'proxy-authorization']) delete headers[h];
         if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) { method = 'GET'; body = undefined; delete headers['content-type']; delete headers['content-length']; }
         continue;
       }
@@ -117,7 +146,7 @@ export function createGuard(opts: GuardOptions) {
       for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) for (const one of Array.isArray(v) ? v : [v]) out.append(k, one);
       const nullBody = status === 204 || status === 304 || method === 'HEAD';
       if (nullBody) res.resume();
-      return new Response(nullBody ? null : (Readable.toWeb(res) as ReadableStream), { status, statusText: res.statusMessage, headers: out });
+      return new Response(nullBody ? null : cappedBody(url.url, res), { status, statusText: res.statusMessage, headers: out });
     }
   }
 

@@ -38,9 +38,33 @@ export type ToolBinding = (
 /** A failure worth retrying (network, timeout, 429, 5xx); anything else is the model's to read. */
 export class TransientToolError extends Error {}
 
-export function capResult(text: string): string {
+/** Most of an HTTP tool's answer that is read at all (bytes); the rest is never downloaded. */
+export const MAX_TOOL_BODY_BYTES = 256 * 1024;
+
+/** The text the model reads: at most MAX_TOOL_RESULT_CHARS, with a note saying what was cut. `unread`: the answer went on beyond what was read. */
+export function capResult(text: string, unread = false): string {
+  if (unread) return `${text.slice(0, MAX_TOOL_RESULT_CHARS)}\n[truncated: the answer was longer than ${MAX_TOOL_BODY_BYTES} bytes and only its first ${Math.min(text.length, MAX_TOOL_RESULT_CHARS)} characters are shown; ask for less]`;
   if (text.length <= MAX_TOOL_RESULT_CHARS) return text;
   return `${text.slice(0, MAX_TOOL_RESULT_CHARS)}\n[truncated: ${text.length - MAX_TOOL_RESULT_CHARS} more characters were cut; ask for less]`;
+}
+
+/** Reads at most `max` bytes of a body and drops the connection when there is more. */
+async function readCapped(res: Response, max: number): Promise<{ text: string; unread: boolean }> {
+  if (!res.body) return { text: '', unread: false };
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let n = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { text: Buffer.concat(chunks).toString('utf8'), unread: false };
+    if (n + value.length > max) {
+      chunks.push(value.subarray(0, max - n));
+      await reader.cancel().catch(() => undefined);
+      return { text: Buffer.concat(chunks).toString('utf8'), unread: true };
+    }
+    chunks.push(value);
+    n += value.length;
+  }
 }
 
 const isNetwork = (e: unknown) => {
@@ -114,10 +138,10 @@ export function createRemoteTools({ guard }: { guard: Guard }) {
           ...(hasBody ? { body: JSON.stringify(rest) } : {}),
           signal: AbortSignal.timeout(TOOL_TIMEOUT_MS),
         });
-        const text = await res.text();
+        const { text, unread } = await readCapped(res, MAX_TOOL_BODY_BYTES);
         if (res.status === 429 || res.status >= 500) throw new TransientToolError(`${def.name}: the server answered ${res.status}`);
         if (res.status >= 400) return capResult(JSON.stringify({ error: `the server answered ${res.status}`, body: text.slice(0, 2000) }));
-        return capResult(text);
+        return capResult(text, unread);
       } catch (e) {
         if (e instanceof TransientToolError || e instanceof OutboundBlocked) throw e;
         if (isNetwork(e) || (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError') throw new TransientToolError(`${b.kind === 'http' ? b.def.name : b.tool}: ${(e as Error).message}`);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createGuard, OutboundBlocked } from '../../src/net/guard.js';
-import { MAX_TOOL_RESULT_CHARS } from '../../src/tools/remote.js';
+import { MAX_TOOL_BODY_BYTES, MAX_TOOL_RESULT_CHARS } from '../../src/tools/remote.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { mcpHandler } from '../support/mcp-server.js';
@@ -29,6 +29,7 @@ const mcpCalls: { tool: string; args: unknown; meta: unknown }[] = [];
 let httpUrl = '';
 const httpCalls: { path: string; idempotencyKey: string | undefined }[] = [];
 let flakyFailures = 1;
+const endless = { started: false, finished: false, closedAfter: 0 };
 
 beforeAll(async () => {
   const mcp = await listen(mcpHandler('orders', (server) => {
@@ -43,6 +44,21 @@ beforeAll(async () => {
     const city = decodeURIComponent((req.url ?? '').split('/weather/')[1]?.split('?')[0] ?? '');
     if (city === 'flaky' && flakyFailures-- > 0) { res.writeHead(503).end('busy'); return; }
     if (city === 'long') { res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(MAX_TOOL_RESULT_CHARS + 500)); return; }
+    if (city === 'endless') {
+      // Up to 64 MiB, as fast as the reader takes it: the platform must stop reading long before.
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      endless.started = true;
+      let sent = 0;
+      const chunk = Buffer.alloc(64 * 1024, 'z');
+      const more = () => {
+        while (sent < 64 * 1024 * 1024) { sent += chunk.length; if (!res.write(chunk)) { res.once('drain', more); return; } }
+        endless.finished = true;
+        res.end();
+      };
+      res.on('close', () => { endless.closedAfter = sent; });
+      more();
+      return;
+    }
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ city, forecast: 'sunny', unit: new URL(req.url!, 'http://x').searchParams.get('unit') }));
   });
   servers.push(mcp.server, httpTools.server);
@@ -94,6 +110,57 @@ describe('the outbound guard', () => {
     await expect(allowed.fetch(`${redirecting.url}/to-other-port`)).rejects.toThrow(/loopback/);
     // Another port of the same host is not on the list.
     await expect(allowed.fetch('http://127.0.0.1:9/')).rejects.toBeInstanceOf(OutboundBlocked);
+  });
+});
+
+describe('the outbound guard: where it connects, what it forwards, how much it reads', () => {
+  let peer = '';
+  let port = '';
+  const seenAuth: (string | undefined)[] = [];
+  let other = '';
+  beforeAll(async () => {
+    const a = await listen((req, res) => {
+      if (req.url === '/ok') res.writeHead(200).end('fine');
+      else if (req.url === '/to-other-origin') res.writeHead(302, { location: `${other}/who` }).end();
+      else if (req.url === '/to-same-origin') res.writeHead(302, { location: '/who' }).end();
+      else if (req.url === '/who') { seenAuth.push(req.headers.authorization); res.writeHead(200).end('ok'); }
+      else if (req.url === '/big') res.writeHead(200, { 'content-length': '5000' }).end('x'.repeat(5000)); // announced
+      else if (req.url === '/big-chunked') { for (let i = 0; i < 5; i++) res.write('y'.repeat(1000)); res.end(); }
+      else res.writeHead(404).end();
+    });
+    const b = await listen((req, res) => { seenAuth.push(req.headers.authorization); res.writeHead(200).end('elsewhere'); });
+    servers.push(a.server, b.server);
+    peer = a.url;
+    port = new URL(a.url).port;
+    other = b.url;
+  });
+
+  it('connects to the address it checked: a name only its resolver knows reaches the server it resolved to', async () => {
+    // The system resolver has never heard of this name, so the request can only have gone to the checked address.
+    const guard = createGuard({ allowHosts: ['tools.internal.test'], resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    expect(await (await guard.fetch(`http://tools.internal.test:${port}/ok`)).text()).toBe('fine');
+    // Without the allow-list entry, the same answer from DNS is refused before any connection.
+    const strict = createGuard({ allowHosts: [], resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    await expect(strict.fetch(`http://tools.internal.test:${port}/ok`)).rejects.toThrow(/loopback/);
+    // A real name that resolves to loopback (the system resolver) is refused too.
+    await expect(createGuard({ allowHosts: [] }).fetch(`http://localhost:${port}/ok`)).rejects.toThrow(/loopback/);
+  });
+
+  it('drops Authorization on a redirect to another origin, keeps it on the same origin; redirect: error refuses', async () => {
+    const guard = createGuard({ allowHosts: ['127.0.0.1'] });
+    seenAuth.length = 0;
+    expect(await (await guard.fetch(`${peer}/to-same-origin`, { headers: { authorization: 'Bearer user-token' } })).text()).toBe('ok');
+    expect(await (await guard.fetch(`${peer}/to-other-origin`, { headers: { authorization: 'Bearer user-token' } })).text()).toBe('elsewhere');
+    expect(seenAuth).toEqual(['Bearer user-token', undefined]);
+    await expect(guard.fetch(`${peer}/to-same-origin`, { redirect: 'error' })).rejects.toThrow(/redirect/);
+    expect((await guard.fetch(`${peer}/to-same-origin`, { redirect: 'manual' })).status).toBe(302);
+  });
+
+  it('refuses an answer longer than its cap, announced or streamed', async () => {
+    const guard = createGuard({ allowHosts: ['127.0.0.1'], maxResponseBytes: 1000 });
+    await expect(guard.fetch(`${peer}/big`)).rejects.toThrow(/longer than 1000 bytes/);
+    await expect((await guard.fetch(`${peer}/big-chunked`)).text()).rejects.toThrow();
+    expect(await (await createGuard({ allowHosts: ['127.0.0.1'], maxResponseBytes: 5000 }).fetch(`${peer}/big-chunked`)).text()).toHaveLength(5000);
   });
 });
 
@@ -150,6 +217,16 @@ describe('reflex tools that run', () => {
     const toolMsg = sim.requests.at(-1)!.messages.find((m) => m.role === 'tool')!.content as string;
     expect(toolMsg.length).toBeLessThan(MAX_TOOL_RESULT_CHARS + 200);
     expect(toolMsg).toMatch(/\[truncated: 500 more characters/);
+
+    // An answer without end: read up to the cap, the connection dropped, the model told.
+    callOnce('weather', { city: 'endless' });
+    const huge = await app.post(`/v1/neurons/${neuronId}/invoke`, ws.key, { message: 'endless?' });
+    expect((await settleJob(app, ws.key, String(huge.body.job_id))).status).toBe('completed');
+    const hugeMsg = sim.requests.at(-1)!.messages.find((m) => m.role === 'tool')!.content as string;
+    expect(hugeMsg).toMatch(new RegExp(`\\[truncated: the answer was longer than ${MAX_TOOL_BODY_BYTES} bytes and only its first ${MAX_TOOL_RESULT_CHARS} characters`));
+    expect(hugeMsg.length).toBeLessThan(MAX_TOOL_RESULT_CHARS + 300);
+    await expect.poll(() => endless.closedAfter, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(endless.finished).toBe(false);
   });
 
   it('a tool URL the guard refuses answers the model with the reason (no request leaves)', async () => {
