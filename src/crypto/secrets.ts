@@ -6,10 +6,17 @@ import type { Config } from '../config.js';
  * AES-256-GCM with a random 96-bit IV per value, stored as `v1.<key id>.<iv>.<tag>.<ciphertext>`
  * (base64url). The key comes from SECRETS_KEY (`<id>:<32 bytes base64>`); keys being retired go
  * in SECRETS_KEYS_OLD (comma separated, same form) so values written with them still decrypt,
- * and every write uses the current key (docs/decisions.md: rotation). Without SECRETS_KEY (not in
- * production) a key is derived from JWT_SECRET.
+ * and every write uses the current key; `npm run secrets:reseal` re-seals what is stored so the old
+ * key can then be dropped (docs/tools.md: rotation). Without SECRETS_KEY (not in production) a key
+ * is derived from JWT_SECRET.
  */
-export interface SecretBox { seal(plain: string): string; open(sealed: string): string; keyId: string }
+export interface SecretBox {
+  seal(plain: string): string; open(sealed: string): string; keyId: string;
+  /** The id of the key a value was sealed with. */
+  keyOf(sealed: string): string;
+  /** The value sealed with the current key (the same string when it already is). */
+  reseal(sealed: string): string;
+}
 
 const parseKey = (spec: string): [string, Buffer] => {
   const i = spec.indexOf(':');
@@ -26,6 +33,8 @@ export function createSecretBox(config: Pick<Config, 'SECRETS_KEY' | 'SECRETS_KE
   const keys = new Map<string, Buffer>([[keyId, key], ...config.SECRETS_KEYS_OLD.map(parseKey)]);
   return {
     keyId,
+    keyOf: (sealed: string) => sealed.split('.')[1] ?? '',
+    reseal(sealed: string): string { return this.keyOf(sealed) === keyId ? sealed : this.seal(this.open(sealed)); },
     seal(plain: string): string {
       const iv = randomBytes(12);
       const c = createCipheriv('aes-256-gcm', key, iv);

@@ -69,7 +69,8 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
     const doc: ConnectionDoc = {
       _id: previous?._id ?? randomUUID(), workspaceId: i.workspaceId, integrationId: i.integrationId, ownerId,
       accessSealed: box.seal(t.access_token!),
-      refreshSealed: t.refresh_token ? box.seal(t.refresh_token) : previous?.refreshSealed ?? null,
+      // A kept refresh token is re-sealed too, so the whole record is under the current key.
+      refreshSealed: t.refresh_token ? box.seal(t.refresh_token) : previous?.refreshSealed ? box.reseal(previous.refreshSealed) : null,
       expiresAt: t.expires_in ? new Date(now.getTime() + t.expires_in * 1000) : null, scope: t.scope ?? previous?.scope ?? null, keyId: box.keyId,
       createdAt: previous?.createdAt ?? now, refreshedAt: previous ? now : null, updatedAt: now,
     };
@@ -244,3 +245,33 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
   };
 }
 export type ConnectionService = ReturnType<typeof createConnectionService>;
+
+/**
+ * Key rotation, second half (docs/tools.md): re-seals every stored secret that is not under the
+ * current key (integration client secrets, connection tokens, the verifiers of pending connect
+ * requests) and deletes expired connect requests, so the old key can be removed from
+ * SECRETS_KEYS_OLD. Each update names the value it replaces, so a concurrent refresh wins and is
+ * not overwritten. Safe to run again; returns what it changed.
+ */
+export async function resealSecrets(repo: ConnectionRepo, box: SecretBox): Promise<{ integrations: number; connections: number; requests: number; expiredRequests: number }> {
+  const out = { integrations: 0, connections: 0, requests: 0, expiredRequests: 0 };
+  for (const i of await repo.integrations.find({ clientSecretSealed: { $ne: null } }).toArray()) {
+    if (!i.clientSecretSealed || box.keyOf(i.clientSecretSealed) === box.keyId) continue;
+    const res = await repo.integrations.updateOne({ _id: i._id, clientSecretSealed: i.clientSecretSealed }, { $set: { clientSecretSealed: box.reseal(i.clientSecretSealed) } });
+    out.integrations += res.modifiedCount;
+  }
+  for (const c of await repo.connections.find({}).toArray()) {
+    const stale = box.keyOf(c.accessSealed) !== box.keyId || (c.refreshSealed !== null && box.keyOf(c.refreshSealed) !== box.keyId);
+    if (!stale) continue;
+    const res = await repo.connections.updateOne({ _id: c._id, accessSealed: c.accessSealed }, {
+      $set: { accessSealed: box.reseal(c.accessSealed), refreshSealed: c.refreshSealed ? box.reseal(c.refreshSealed) : null, keyId: box.keyId },
+    });
+    out.connections += res.modifiedCount;
+  }
+  out.expiredRequests = (await repo.requests.deleteMany({ expiresAt: { $lt: new Date() } })).deletedCount;
+  for (const r of await repo.requests.find({}).toArray()) {
+    if (box.keyOf(r.verifierSealed) === box.keyId) continue;
+    out.requests += (await repo.requests.updateOne({ _id: r._id, verifierSealed: r.verifierSealed }, { $set: { verifierSealed: box.reseal(r.verifierSealed) } })).modifiedCount;
+  }
+  return out;
+}

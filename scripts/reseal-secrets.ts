@@ -1,0 +1,20 @@
+/**
+ * `npm run secrets:reseal`: the second half of a key rotation (docs/tools.md). With the new key in
+ * SECRETS_KEY and the old one in SECRETS_KEYS_OLD, re-seals every stored secret under the new key;
+ * afterwards the old key can be removed from SECRETS_KEYS_OLD. Needs only MongoDB.
+ */
+import { loadConfig } from '../src/config.js';
+import { createSecretBox } from '../src/crypto/secrets.js';
+import { connectMongo } from '../src/db/client.js';
+import { createConnectionRepo } from '../src/db/connections.js';
+import { resealSecrets } from '../src/services/connections.js';
+
+const config = loadConfig();
+const box = createSecretBox(config);
+const { client, db } = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
+try {
+  const changed = await resealSecrets(createConnectionRepo(db), box);
+  console.log(`re-sealed under key ${box.keyId}: ${changed.integrations} integration secret(s), ${changed.connections} connection(s), ${changed.requests} pending connect request(s); ${changed.expiredRequests} expired request(s) deleted`);
+} finally {
+  await client.close();
+}
