@@ -49,6 +49,8 @@ export function createConnectionRepo(db: Db) {
     connections: db.collection<ConnectionDoc>('connections'),
     /** Claims of used connection requests (a replayed callback finds its request used). */
     used: db.collection<{ _id: string; at: Date }>('connection_request_uses'),
+    /** Claims of token refreshes in progress (`<connection id>:<digest of the token being replaced>`), removed when done. */
+    refreshes: db.collection<{ _id: string; at: Date }>('connection_refreshes'),
   };
 }
 export type ConnectionRepo = ReturnType<typeof createConnectionRepo>;

@@ -1,20 +1,25 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../crypto/secrets.js';
-import { isDuplicateKey } from '../db/claims.js';
+import { claim, isDuplicateKey } from '../db/claims.js';
 import { decodeBlob } from '../db/codec.js';
 import type { ConnectionDoc, ConnectionRepo, IntegrationDoc } from '../db/connections.js';
 import type { ReflexDoc, ReflexRepo } from '../db/reflexes.js';
-import { conflict, notFound, validationError } from '../errors.js';
+import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import type { Guard } from '../net/guard.js';
 import type { IntegrationBody } from '../schemas/connections.js';
-import type { Scope } from '../scope.js';
+import { hasRole, type Scope } from '../scope.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 /** A connect attempt is good for ten minutes. */
 const REQUEST_TTL_MS = 10 * 60_000;
 /** Tokens are refreshed when they expire within this margin. */
 const REFRESH_MARGIN_MS = 60_000;
+/** A refresh claim older than this was left by a process that died mid-refresh: it may be taken over. */
+const REFRESH_LEASE_MS = 30_000;
+/** How long a caller waits for another process's refresh of the same token. */
+const REFRESH_WAIT_MS = 10_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The integrations a reflex needs a connection for: its tool sets' integration ids and metadata.integration_id. */
 export function requiredIntegrations(r: Pick<ReflexDoc, 'tools' | 'metadata'>): string[] {
@@ -81,6 +86,45 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
   const connectionOf = (workspaceId: string, integrationId: string, ownerId: string | null) =>
     ownerId ? repo.connections.findOne({ workspaceId, integrationId, ownerId }) : Promise.resolve(null);
 
+  /**
+   * Refreshes a connection's token once, however many callers (in any process) find it about to
+   * expire: the refresh is claimed by a unique insert naming the token it replaces (src/db/claims.ts);
+   * the others wait for the stored token to change. Providers that rotate refresh tokens treat a
+   * second use of the old one as a replay (oidc-provider revokes the whole grant), so two refreshes
+   * would disconnect the user. A claim left by a process that died is taken over after a lease.
+   */
+  async function refresh(i: IntegrationDoc, owner: string, c: ConnectionDoc): Promise<string | null> {
+    const claimId = `${c._id}:${sha256(c.accessSealed).toString('hex').slice(0, 32)}`;
+    const stillValid = () => (c.expiresAt && c.expiresAt.getTime() > Date.now() ? box.open(c.accessSealed) : null);
+    let won = await claim(repo.refreshes, { _id: claimId, at: new Date() });
+    if (!won) {
+      const held = await repo.refreshes.findOne({ _id: claimId });
+      if (held && held.at.getTime() < Date.now() - REFRESH_LEASE_MS && (await repo.refreshes.deleteOne({ _id: claimId, at: held.at })).deletedCount === 1) {
+        won = await claim(repo.refreshes, { _id: claimId, at: new Date() });
+      }
+    }
+    if (!won) {
+      for (const until = Date.now() + REFRESH_WAIT_MS; Date.now() < until;) {
+        await sleep(100);
+        const now = await connectionOf(c.workspaceId, c.integrationId, owner);
+        if (!now) return null; // disconnected meanwhile
+        if (now.accessSealed !== c.accessSealed) return box.open(now.accessSealed);
+      }
+      return stillValid();
+    }
+    try {
+      // Refreshed by someone else between our read and our claim (their claim already released): use theirs.
+      const now = await connectionOf(c.workspaceId, c.integrationId, owner);
+      if (!now) return null;
+      if (now.accessSealed !== c.accessSealed) return box.open(now.accessSealed);
+      const t = await tokenRequest(i, { grant_type: 'refresh_token', refresh_token: box.open(c.refreshSealed!) });
+      if (t.status !== 200 || !t.access_token) return stillValid();
+      return box.open((await store(i, owner, t, c)).accessSealed);
+    } finally {
+      await repo.refreshes.deleteOne({ _id: claimId }).catch(() => undefined);
+    }
+  }
+
   async function statusOf(scope: Scope, r: ReflexDoc) {
     const integrations = await Promise.all(requiredIntegrations(r).map(async (id) => {
       const i = await integration(scope.workspaceId, id);
@@ -135,6 +179,8 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
       const pick = body.integration_id ?? status.integrations.find((x) => !x.connected)?.integration_id ?? needed[0];
       const i = await integration(scope.workspaceId, pick);
       if (!i) throw validationError(`integration ${pick} is not configured: an admin adds it with PUT /v1/integrations/${pick}`);
+      // One account for everyone: only an admin may connect (or replace) it.
+      if (i.per === 'workspace' && !hasRole(scope, 'workspace_admin')) throw forbidden(`${i.integrationId} is connected once for the whole workspace: that needs role workspace_admin`);
       const owner = ownerOf(scope, i);
       if (!owner) throw validationError('A connection belongs to a user: connect with a JWT or with a user\'s API key');
       if (body.callbackUrl) {
@@ -216,11 +262,16 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
     async disconnect(scope: Scope, reflexId: string): Promise<void> {
       const r = await reflexOf(scope, reflexId);
       let removed = 0;
+      let sharedLeft = false;
       for (const id of requiredIntegrations(r)) {
         const i = await integration(scope.workspaceId, id);
         const owner = i && ownerOf(scope, i);
-        if (owner) removed += (await repo.connections.deleteOne({ workspaceId: scope.workspaceId, integrationId: id, ownerId: owner })).deletedCount;
+        if (!owner) continue;
+        // The workspace's shared account is an admin's to remove; a member's disconnect leaves it.
+        if (owner === 'workspace' && !hasRole(scope, 'workspace_admin')) { sharedLeft ||= Boolean(await connectionOf(scope.workspaceId, id, owner)); continue; }
+        removed += (await repo.connections.deleteOne({ workspaceId: scope.workspaceId, integrationId: id, ownerId: owner })).deletedCount;
       }
+      if (!removed && sharedLeft) throw forbidden('This connection is the workspace\'s shared account: removing it needs role workspace_admin');
       if (!removed) throw notFound('Connection');
     },
 
@@ -236,9 +287,7 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
       if (!c || !owner) return null;
       if (c.expiresAt && c.expiresAt.getTime() - REFRESH_MARGIN_MS < Date.now()) {
         if (!c.refreshSealed) return c.expiresAt.getTime() > Date.now() ? box.open(c.accessSealed) : null;
-        const t = await tokenRequest(i, { grant_type: 'refresh_token', refresh_token: box.open(c.refreshSealed) });
-        if (t.status !== 200 || !t.access_token) return null;
-        return box.open((await store(i, owner, t, c)).accessSealed);
+        return refresh(i, owner, c);
       }
       return box.open(c.accessSealed);
     },

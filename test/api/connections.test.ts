@@ -82,15 +82,16 @@ afterAll(async () => {
 let handler: (req: IncomingMessage, res: ServerResponse) => void = (_q, res) => res.writeHead(503).end();
 
 /** Starts the OpenID provider with our OAuth client registered for this callback (an admin registers it per reflex). */
-function startProvider(redirectUri: string) {
+function startProvider(redirectUris: string[]) {
   provider = new Provider(issuer, {
     clients: [{
-      client_id: 'cortex-test', client_secret: CLIENT_SECRET, redirect_uris: [redirectUri],
+      client_id: 'cortex-test', client_secret: CLIENT_SECRET, redirect_uris: redirectUris,
       grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic',
     }],
     findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
     features: { devInteractions: { enabled: true } },
-    pkce: { required: () => true }, ttl: { AccessToken: 3600 }, issueRefreshToken: async () => true,
+    // Refresh tokens rotate, and a second use of a used one revokes the grant (as strict providers do).
+    pkce: { required: () => true }, ttl: { AccessToken: 3600 }, issueRefreshToken: async () => true, rotateRefreshToken: true,
     scopes: ['openid', 'api'],
   });
   handler = provider.callback();
@@ -98,6 +99,7 @@ function startProvider(redirectUri: string) {
 
 /** Drives the provider's login and consent screens in Chromium; returns the callback URL the browser ended on and its JSON. */
 async function consent(redirectUrl: string, login: string) {
+  await context.clearCookies(); // a fresh login each time (no session left from an earlier consent)
   const page = await context.newPage();
   await page.goto(redirectUrl);
   if (!(await page.locator('input[name=login]').count())) throw new Error(`the provider answered: ${(await page.content()).replace(/<style>[\s\S]*?<\/style>/, '').slice(0, 1500)}`);
@@ -117,7 +119,8 @@ describe('reflex connections over OAuth 2', () => {
   it('connect → consent → callback → connected → tool call with the token → refresh → disconnect; wrong state, replay and open redirect refused', async () => {
     const ws = await buildWorkspace(app);
     const admin = await ws.jwt(['workspace_admin']);
-    const user = await ws.jwt([]);
+    const userSub = randomUUID();
+    const user = await ws.jwt([], userSub);
     const put = await app.put('/v1/integrations/demo', admin, {
       authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, scopes: ['openid', 'api'], client_id: 'cortex-test', client_secret: CLIENT_SECRET,
       mcp_server_url: integrationMcpUrl,
@@ -131,7 +134,10 @@ describe('reflex connections over OAuth 2', () => {
     const reflex = await app.post('/v1/reflexes', ws.key, { name: 'account', type: 'effector', scope: 'brain', brain_id: ws.brainId, metadata: { server_url: mcpUrl, integration_id: 'demo' } });
     expect(reflex.status).toBe(201);
     const reflexId = String(reflex.body.id);
-    startProvider(`${app.url}/v1/reflexes/${reflexId}/callback`);
+    // A workspace-wide integration on the same provider, used by the end of the test.
+    const teamReflex = await app.post('/v1/reflexes', ws.key, { name: 'team-account', type: 'effector', scope: 'brain', brain_id: ws.brainId, metadata: { server_url: mcpUrl, integration_id: 'team' } });
+    const teamId = String(teamReflex.body.id);
+    startProvider([`${app.url}/v1/reflexes/${reflexId}/callback`, `${app.url}/v1/reflexes/${teamId}/callback`]);
     const neuron = await app.post('/v1/neurons', ws.key, { name: 'agent', brain_id: ws.brainId, neuron_config: { model: 'openai/sim' } });
     await app.post(`/v1/neurons/${String(neuron.body.id)}/reflexes`, ws.key, { reflex_id: reflexId });
     sim.configure({ toolCalls: (body) => (body.messages.some((m) => m.role === 'tool') ? null : [{ name: 'whoami', arguments: {} }]) });
@@ -210,6 +216,18 @@ describe('reflex connections over OAuth 2', () => {
     expect(after.refreshedAt).toBeInstanceOf(Date);
     expect(new Set(seenTokens).size).toBeGreaterThanOrEqual(2);
 
+    // Many callers find the token about to expire at once: one refresh, and all get the new token (a second
+    // refresh with the rotated token would make the provider revoke the grant, and the next call would fail).
+    await conn.updateOne({ _id: done.connectedAccountId as never }, { $set: { expiresAt: new Date(Date.now() + 10_000) } });
+    const sealedThen = (await conn.findOne({ _id: done.connectedAccountId as never }))!.accessSealed as string;
+    const tokens = await Promise.all(Array.from({ length: 5 }, () => app.services.connections.tokenFor({ workspaceId: ws.workspaceId, userId: userSub, apiKeyId: null }, 'demo')));
+    expect(tokens[0]).toEqual(expect.any(String));
+    expect(new Set(tokens).size).toBe(1);
+    expect((await conn.findOne({ _id: done.connectedAccountId as never }))!.accessSealed).not.toBe(sealedThen);
+    const thereafter = await settleJob(app, ws.key, String((await app.post(`/v1/neurons/${String(neuron.body.id)}/invoke`, user, { message: 'and after the rush?' })).body.job_id));
+    expect((thereafter.result as { toolCalls: { result: string }[] }).toolCalls[0].result).toBe('you are ada');
+    expect(await app.deps.db.collection('connection_refreshes').countDocuments({})).toBe(0);
+
     // At rest, nothing readable: no token, no secret, no verifier in any of the collections.
     const dump = JSON.stringify(await Promise.all(['connections', 'connection_requests', 'integrations'].map((c) => app.deps.db.collection(c).find({}).toArray())));
     for (const secret of [...seenTokens, CLIENT_SECRET]) expect(dump).not.toContain(secret);
@@ -218,5 +236,24 @@ describe('reflex connections over OAuth 2', () => {
     expect((await app.del(`/v1/reflexes/${reflexId}/connection`, user)).status).toBe(200);
     expect((await app.get(`/v1/reflexes/${reflexId}/connection`, user)).body).toMatchObject({ connected: false, connectedAccountId: null });
     expect((await app.del(`/v1/reflexes/${reflexId}/connection`, user)).status).toBe(404);
+
+    // A workspace-wide integration: one account, connected and removed by an admin, used by every member.
+    expect((await app.put('/v1/integrations/team', admin, {
+      authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, scopes: ['openid', 'api'], client_id: 'cortex-test', client_secret: CLIENT_SECRET, per: 'workspace',
+    })).status).toBe(200);
+    expect((await app.post(`/v1/reflexes/${teamId}/connect`, user, {})).status).toBe(403);
+    const teamStart = await app.post(`/v1/reflexes/${teamId}/connect`, admin, {});
+    expect(teamStart.status, teamStart.text).toBe(200);
+    expect((await consent(String(teamStart.body.redirectUrl), 'team-account')).body).toMatchObject({ success: true });
+    const member = await ws.jwt([]);
+    expect((await app.get(`/v1/reflexes/${teamId}/connections/check`, member)).body).toMatchObject({ connected: true, integrations: [{ integration_id: 'team', per: 'workspace', connected: true }] });
+    const teamNeuron = await app.post('/v1/neurons', ws.key, { name: 'team-agent', brain_id: ws.brainId, neuron_config: { model: 'openai/sim' } });
+    await app.post(`/v1/neurons/${String(teamNeuron.body.id)}/reflexes`, ws.key, { reflex_id: teamId });
+    const teamRun = await settleJob(app, ws.key, String((await app.post(`/v1/neurons/${String(teamNeuron.body.id)}/invoke`, member, { message: 'who are we?' })).body.job_id));
+    expect((teamRun.result as { toolCalls: { result: string }[] }).toolCalls[0].result).toBe('you are team-account');
+    expect((await app.del(`/v1/reflexes/${teamId}/connection`, member)).status).toBe(403);
+    expect((await app.get(`/v1/reflexes/${teamId}/connection`, member)).body).toMatchObject({ connected: true });
+    expect((await app.del(`/v1/reflexes/${teamId}/connection`, admin)).status).toBe(200);
+    expect((await app.get(`/v1/reflexes/${teamId}/connection`, member)).body).toMatchObject({ connected: false });
   }, 120_000);
 });

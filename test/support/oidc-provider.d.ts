@@ -9,6 +9,7 @@ declare module 'oidc-provider' {
     pkce?: { required?: () => boolean };
     ttl?: Record<string, number>;
     issueRefreshToken?: () => Promise<boolean>;
+    rotateRefreshToken?: boolean | (() => boolean);
     scopes?: string[];
   }
   export default class Provider {
