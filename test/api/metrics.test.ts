@@ -28,9 +28,16 @@ describe('GET /metrics', () => {
       onOpen: async () => { scraped = await (await fetch(`${app.url}/metrics`)).text(); },
     });
     await settleJob(app, ws.key, String(inv.body.job_id));
-    const res = await fetch(`${app.url}/metrics`);
+    // Run metrics are recorded off the run's critical path: wait for the finished run to be counted.
+    const finished = (t: string) => sample(t, 'cortex_runs_finished_total', { kind: 'neuron', outcome: 'completed' });
+    let res = await fetch(`${app.url}/metrics`);
+    let after = await res.text();
+    for (let i = 0; i < 50 && finished(after) === finished(before); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      res = await fetch(`${app.url}/metrics`);
+      after = await res.text();
+    }
     expect(res.headers.get('content-type')).toContain('text/plain');
-    const after = await res.text();
     const route = { method: 'GET', route: '/v1/neurons/:id' };
     expect(sample(after, 'cortex_http_request_duration_seconds_count', { ...route, status: '200' }) - sample(before, 'cortex_http_request_duration_seconds_count', { ...route, status: '200' })).toBe(1);
     expect(sample(after, 'cortex_http_request_duration_seconds_count', { ...route, status: '404' }) - sample(before, 'cortex_http_request_duration_seconds_count', { ...route, status: '404' })).toBe(1);
