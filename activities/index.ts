@@ -1,5 +1,6 @@
 import type { Services } from '../src/services/index.js';
 import { createPathwayActivities } from './pathways.js';
+import { createIngestActivities } from './ingest.js';
 import { createReceptorActivities } from './receptors.js';
 import { createRunActivities } from './runs.js';
 
@@ -8,5 +9,6 @@ export const createActivities = (deps: { services: Services }) => ({
   ...createRunActivities(deps),
   ...createPathwayActivities(deps),
   ...createReceptorActivities(deps),
+  ...createIngestActivities(deps),
 });
 export type Activities = ReturnType<typeof createActivities>;

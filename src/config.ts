@@ -1,3 +1,5 @@
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 
 /** The development JWT secret: fine on a laptop, refused in production (assertSafeForProduction). */
@@ -61,6 +63,30 @@ export const ConfigSchema = z.object({
   CHAT_WEBHOOK_BASE_URL: z.url().optional(),
   // Run the schedule reconciler when the API starts (repairs drift between scheduled receptors and Temporal Schedules).
   RECONCILE_SCHEDULES_ON_START: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  // Knowledge (docs/knowledge.md). Blob bodies: files under DATA_DIR/blobs, or any S3-compatible store.
+  DATA_DIR: z.string().default('.data'),
+  BLOB_STORE: z.enum(['fs', 's3']).default('fs'),
+  S3_ENDPOINT: z.url().optional(),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_BUCKET: z.string().optional(),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  // Largest asset body (upload or URL) and largest body whose text is extracted (bigger ones are stored, not chunked).
+  ASSET_MAX_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
+  EXTRACT_MAX_BYTES: z.coerce.number().int().positive().default(32 * 1024 * 1024),
+  // Chunking, in tokens (cl100k): size and overlap of each chunk.
+  CHUNK_SIZE_TOKENS: z.coerce.number().int().min(32).max(8192).default(400),
+  CHUNK_OVERLAP_TOKENS: z.coerce.number().int().min(0).max(2048).default(60),
+  // Embeddings: `local/wink-sg-100d` (offline word vectors shipped in an npm package) or `openai/<model>`
+  // through EMBEDDING_BASE_URL (default OPENAI_BASE_URL) with EMBEDDING_API_KEY (default OPENAI_API_KEY).
+  EMBEDDING_MODEL: z.string().default('local/wink-sg-100d'),
+  EMBEDDING_BASE_URL: z.string().optional(),
+  EMBEDDING_API_KEY: z.string().optional(),
+  EMBEDDING_DIMENSION: z.coerce.number().int().positive().optional(),
+  EMBED_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(64),
+  // Where the offline word vectors are kept in their compact form (converted once from the npm package).
+  EMBEDDINGS_CACHE_DIR: z.string().default(path.join(process.env.CORTEX_CACHE ?? path.join(os.homedir(), '.cache', 'cortex'), 'embeddings')),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 

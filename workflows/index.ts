@@ -3,3 +3,4 @@ export { neuronRun } from './neuron-run.js';
 export { pathwayRun } from './pathway-run.js';
 export { receptorFire } from './receptor-fire.js';
 export { systemJob } from './system-job.js';
+export { ingest } from './ingest.js';

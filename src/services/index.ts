@@ -22,6 +22,12 @@ import { createRunService } from './runs.js';
 import { createModelRegistry } from '../llm/registry.js';
 import { createTraceService } from './traces.js';
 import { createUsageService } from './usage.js';
+import { createBlobStore } from '../blobs/store.js';
+import { createEmbedder } from '../embeddings/index.js';
+import { createDocumentService } from './documents.js';
+import { createIngestService } from './ingest.js';
+import { createMemoryService } from './memories.js';
+import { createCatalogService } from './catalog.js';
 
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
@@ -58,7 +64,16 @@ export function createServices(deps: Deps) {
   const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models, usage, publish: () => receptorFires.publish });
   const receptorFires = createReceptorFireService({ repo: deps.repos.receptors, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage });
   const channelBindings = createChannelBindingService({ repo: deps.repos.receptors, receptors, fires: receptorFires, config: c });
+  // Knowledge (docs/knowledge.md): bodies in the blob store, text chunked and embedded by `ingest` jobs.
+  const blobs = createBlobStore(c);
+  const embedder = createEmbedder(c);
+  // URL ingest reads up to ASSET_MAX_BYTES through the same guard (another cap, the same checks).
+  const ingestGuard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS, maxResponseBytes: c.ASSET_MAX_BYTES, timeoutMs: 60_000 });
+  const ingest = createIngestService({ repo: deps.repos.knowledge, blobs, embedder, jobs, usage, models, config: c, events });
+  const documents = createDocumentService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, blobs, ingest, events, guard: ingestGuard, config: c });
+  const memories = createMemoryService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, neurons: deps.repos.neurons, traces: deps.repos.traces, blobs, ingest, events, guard: ingestGuard, config: c });
+  const catalog = createCatalogService({ repo: deps.repos.knowledge, documents, memories, skills, events });
   const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, usage: deps.repos.usage, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
-  return { auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  return { blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

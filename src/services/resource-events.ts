@@ -7,6 +7,10 @@ export interface ResourceRef {
   id: string; brain_id?: string | null; name?: string | null; version?: number | null;
   /** Soft delete (catalog): the resource can still be read and restored. */
   soft?: boolean;
+  /** What changed, when not the resource itself (`chunks`: its text was indexed again). */
+  change?: string;
+  /** Moves: the folder path before and after. */
+  from_path?: string; to_path?: string;
 }
 
 /**

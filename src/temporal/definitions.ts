@@ -196,3 +196,11 @@ export interface SystemJobInput {
   /** system_job: the maintenance key to run; action_plan: the plan's pathway and whether to run it now. */
   job: { kind: 'maintenance'; key: string } | { kind: 'action_plan'; pathwayId: string; autoExecute: boolean };
 }
+
+/** The `ingest` workflow (docs/knowledge.md): one resource version; ids only, the text is read by the activities. */
+export interface IngestInput {
+  jobId: string; workspaceId: string; brainId: string; kind: 'asset' | 'artifact' | 'memory'; resourceId: string; version: number;
+  userId: string | null; apiKeyId: string | null;
+  /** Chunks per embedding call (EMBED_BATCH_SIZE when started). */
+  batchSize?: number;
+}

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
@@ -30,7 +32,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   return loadConfig(process.env, {
     NODE_ENV: 'test', LOG_LEVEL: (process.env.TEST_LOG_LEVEL as Config['LOG_LEVEL'] | undefined) ?? 'silent',
     // A database per test app: isolation, and FerretDB's SQLite backend stays fast on small databases.
-    MONGODB_DB: process.env.MONGODB_DB ?? `cortex_t${tag}`, REDIS_PREFIX: `t${tag}:`, TEMPORAL_TASK_QUEUE: `tq-${tag}`,
+    MONGODB_DB: process.env.MONGODB_DB ?? `cortex_t${tag}`,
+    // Blob bodies of this app in a folder of its own (never the repository's .data).
+    DATA_DIR: path.join(os.tmpdir(), `cortex-t${tag}`), REDIS_PREFIX: `t${tag}:`, TEMPORAL_TASK_QUEUE: `tq-${tag}`,
     JWT_SECRET: 'test-secret-0123456789abcdef', ...overrides,
   });
 }

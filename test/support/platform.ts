@@ -39,8 +39,8 @@ function useRunning<L extends ScriptedOpenAI>(provider?: () => Promise<L>, confi
  * vitest fixture: the whole platform for one test file, started before its tests and stopped
  * after. The returned app and llm are stand-ins that forward to the running ones.
  */
-export function usePlatform(): { app: TestApp & { close(): Promise<void> }; llm: ScriptedOpenAI } {
-  return useRunning();
+export function usePlatform(config: Partial<Config> = {}): { app: TestApp & { close(): Promise<void> }; llm: ScriptedOpenAI } {
+  return useRunning(undefined, config);
 }
 
 /** The same, on the realistic provider simulator (durability and liveness tests). */

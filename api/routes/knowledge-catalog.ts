@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { notFound, validationError } from '../../src/errors.js';
+import { CatalogParams, MoveBody, PatchParams, ResourcePatchBody, TreeQuery } from '../../src/schemas/knowledge.js';
+import { priceOf, pricesAt } from '../../src/llm/pricing.js';
+import { presentArtifact, presentAsset, presentMemory, presentRecollection } from '../presenters/knowledge.js';
+import { presentReflex } from '../presenters/reflex.js';
+import { route, type HandlerInput } from '../route.js';
+
+const tags = ['resources'];
+const TreeRow = z.object({ id: z.string(), kind: z.string(), name: z.string(), path: z.string(), brain_id: z.string(), updated_at: z.string() });
+const Tree = z.object({
+  profile: z.string(), path: z.string(), folders: z.array(z.object({ path: z.string(), name: z.string(), item_count: z.number() })), items: z.array(TreeRow), rows: z.array(TreeRow),
+  total: z.number(), truncated: z.boolean(),
+}).meta({ id: 'ResourceTree' });
+
+/** Catalog reads by kind (the neuron and receptor catalogs have their own routes). */
+const CATALOGS: Record<string, (i: HandlerInput<z.output<typeof CatalogParams>, unknown, unknown>) => Promise<Record<string, unknown>>> = {
+  assets: async ({ params, scope, services }) => ({ asset: presentAsset(await services.documents.get(scope, params.resource_id, 'asset')) }),
+  artifacts: async ({ params, scope, services }) => ({ artifact: presentArtifact(await services.documents.get(scope, params.resource_id, 'artifact')) }),
+  memories: async ({ params, scope, services }) => ({ memory: presentMemory(await services.memories.get(scope, params.resource_id)) }),
+  recollections: async ({ params, scope, services }) => ({ recollection: presentRecollection(await services.memories.getRecollection(scope, params.resource_id)) }),
+  skills: async ({ params, scope, services }) => {
+    const s = await services.skills.get(scope, params.resource_id);
+    return { skill: { id: s._id, brain_id: s.brainId, name: s.name, skill_path: s.skillPath, body_md: s.bodyMd, latest_version: s.latestVersion, kind: 'skill' } };
+  },
+  reflexes: async ({ params, scope, services }) => ({ reflex: presentReflex(await services.reflexes.get(scope, params.resource_id)) }),
+};
+
+/** Folder tree, moves, catalog reads and the central patch (document 2, Folder utilities; Catalog reads, patch and events). */
+export default [
+  route({
+    method: 'get', path: '/v1/resources/tree', brain: 'optional', query: TreeQuery, response: Tree, tags,
+    summary: 'tree_profile document (assets and artifacts by folder path; default) or broad (also memories and skills); path_prefix scopes it',
+    handler: async ({ query, scope, services }) => services.catalog.tree(scope, query),
+  }),
+  route({
+    method: 'post', path: '/v1/resources/tree', brain: 'optional', body: TreeQuery, response: Tree, tags,
+    handler: async ({ body, scope, services }) => services.catalog.tree(scope, body),
+  }),
+  route({
+    method: 'post', path: '/v1/resources/move', brain: 'optional', body: MoveBody, response: z.object({
+      moved: z.array(z.object({ id: z.string(), kind: z.string(), from_path: z.string(), to_path: z.string() })), not_found: z.array(z.string()),
+    }), tags,
+    summary: 'moves: [{ resource_id, path }] (or resource_ids with path); move_profile document moves assets and artifacts of the X-Brain-Id brain; broad (admins) moves them in any brain',
+    handler: async ({ body, scope, services }) => services.catalog.move(scope, body),
+  }),
+  route({
+    method: 'post', path: '/v1/resources/:kind/:resource_id/patch', brain: 'optional', params: PatchParams, body: ResourcePatchBody, tags,
+    summary: 'Central patch: the artifact patch envelope (base_version, edits, title, content_type) for kind artifact; meetings when they exist',
+    handler: async ({ params, body, scope, services }) => {
+      if (params.kind !== 'artifact' && params.kind !== 'artifacts') throw validationError(`kind: the central patch applies to artifacts (got ${params.kind})`);
+      const { doc, jobId } = await services.documents.updateArtifact(scope, params.resource_id, body);
+      return { artifact: presentArtifact(doc), job_id: jobId };
+    },
+  }),
+  route({
+    method: 'get', path: '/v1/resources/:catalog/:resource_id', brain: 'optional', params: CatalogParams, tags,
+    summary: `Catalog read by kind: ${Object.keys(CATALOGS).join(', ')} (neurons and receptors have their own routes)`,
+    handler: async (i) => {
+      const read = CATALOGS[i.params.catalog];
+      if (!read) throw notFound(`Catalog ${i.params.catalog}`);
+      return read(i);
+    },
+  }),
+  route({
+    method: 'get', path: '/v1/config/embedding-model', response: z.object({ embedding_model: z.string(), embedding_dimension: z.number().nullable() }), tags: ['config'],
+    summary: 'The configured embedding model and its vector dimension',
+    handler: async ({ services }) => ({ embedding_model: services.embedder.model, embedding_dimension: services.embedder.dimension }),
+  }),
+  route({
+    method: 'get', path: '/v1/config/cost-estimates', response: z.object({
+      embed_per_1k_tokens_usd: z.number().nullable(), embed_model: z.string(), rerank_per_query_usd: z.number(), vector_search_per_query_usd: z.number(), priced: z.boolean(),
+    }), tags: ['config'],
+    summary: 'From the price table in force: embedding per 1k tokens (null when the model is unpriced); reranking and vector search run in process (0)',
+    handler: async ({ services }) => {
+      const model = services.embedder.model;
+      const price = priceOf(model, pricesAt().prices);
+      return { embed_per_1k_tokens_usd: price ? price.input / 1000 : null, embed_model: model, rerank_per_query_usd: 0, vector_search_per_query_usd: 0, priced: !!price };
+    },
+  }),
+];

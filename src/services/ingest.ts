@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import { Binary, type Collection } from 'mongodb';
+import type { BlobStore } from '../blobs/store.js';
+import type { Config } from '../config.js';
+import type { ChunkDoc, ChunkedKind, DocumentDoc, IngestState, KnowledgeRepo, MemoryDoc } from '../db/knowledge.js';
+import { vectorToBytes, type Embedder } from '../embeddings/index.js';
+import { notFound } from '../errors.js';
+import { chunkText } from '../knowledge/chunk.js';
+import { extractText, isExtractable, sniffContentType } from '../knowledge/extract.js';
+import type { ModelRegistry } from '../llm/registry.js';
+import type { Scope } from '../scope.js';
+import type { IngestInput } from '../temporal/definitions.js';
+import type { JobService } from './jobs.js';
+import type { ResourceEvents } from './resource-events.js';
+import type { UsageService } from './usage.js';
+
+export const newIngestState = (version: number, jobId: string | null, status: IngestState['status'] = 'pending'): IngestState =>
+  ({ status, jobId, version, chunkCount: 0, embeddedCount: 0, embeddingModel: null, error: null });
+
+type Ingestible = (DocumentDoc | MemoryDoc) & { ingest: IngestState };
+
+/**
+ * The `ingest` workflow's service (docs/knowledge.md): one job per resource version;
+ * extract → chunk → store chunks → embed in batches → finish. Every step is idempotent: chunk
+ * ids are `<resource>:<version>:<index>` (written again, never twice), a batch embeds only chunks
+ * without a vector of the current model, and the ledger key names the batch and attempt.
+ */
+export function createIngestService(d: {
+  repo: KnowledgeRepo; blobs: BlobStore; embedder: Embedder; jobs: JobService; usage: UsageService; models: ModelRegistry;
+  config: Config; events: ResourceEvents;
+}) {
+  const { repo, config } = d;
+  const collOf = (kind: ChunkedKind) => (kind === 'memory' ? repo.memories : repo.documents) as unknown as Collection<Ingestible>;
+  const load = (i: IngestInput) => collOf(i.kind).findOne({ _id: i.resourceId, workspaceId: i.workspaceId });
+  const setState = (i: IngestInput, patch: Partial<IngestState>) => {
+    const $set: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(patch)) $set[`ingest.${k}`] = v;
+    // Only the job that owns the resource's current version writes its state.
+    return collOf(i.kind).updateOne({ _id: i.resourceId, workspaceId: i.workspaceId, 'ingest.jobId': i.jobId }, { $set });
+  };
+  const progress = (i: IngestInput, p: number, step: string) => d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', progress: p, currentStep: step });
+
+  /** The text of a resource version: an artifact's content of that version, else the body in the blob store. */
+  async function textOf(i: IngestInput, r: Ingestible): Promise<{ text: string | null; contentType: string | null; markdown: boolean }> {
+    if (i.kind === 'artifact') {
+      const v = await repo.versions.findOne({ _id: `${r._id}:${i.version}` });
+      const doc = r as DocumentDoc;
+      const text = v?.content ?? (doc.version === i.version ? doc.content ?? '' : null);
+      if (text === null) throw notFound(`Artifact version ${i.version}`);
+      return { text, contentType: doc.contentType, markdown: /markdown/.test(doc.contentType ?? '') };
+    }
+    if (!r.blobKey) return { text: null, contentType: r.contentType, markdown: false };
+    if (r.size > config.EXTRACT_MAX_BYTES) return { text: null, contentType: r.contentType, markdown: false };
+    const body = await d.blobs.read(r.blobKey, config.EXTRACT_MAX_BYTES);
+    // The full body may say more than the head did (a Word document is a zip to the head).
+    let type = r.contentType ?? 'application/octet-stream';
+    if (type === 'application/zip' || type === 'application/octet-stream') {
+      type = await sniffContentType(body, { name: 'fileName' in r ? r.fileName ?? undefined : undefined });
+      if (type !== r.contentType) await collOf(i.kind).updateOne({ _id: r._id, workspaceId: i.workspaceId }, { $set: { contentType: type } });
+    }
+    if (!isExtractable(type)) return { text: null, contentType: type, markdown: false };
+    return { text: await extractText(body, type), contentType: type, markdown: type === 'text/markdown' };
+  }
+
+  return {
+    /** Records the ingest job of a resource version and starts its workflow (job id = workflow id). */
+    async start(scope: Scope, ref: { kind: ChunkedKind; id: string; version: number; brainId: string; name: string }, jobId: string = randomUUID()): Promise<string> {
+      const { job } = await d.jobs.create(scope, { id: jobId, kind: 'ingest', brainId: ref.brainId });
+      const input: IngestInput = { jobId, workspaceId: scope.workspaceId, brainId: ref.brainId, kind: ref.kind, resourceId: ref.id, version: ref.version, userId: scope.userId, apiKeyId: scope.apiKeyId, batchSize: config.EMBED_BATCH_SIZE };
+      await d.jobs.startWorkflow(job, 'ingest', [input], `ingest ${ref.kind} ${ref.name} v${ref.version}`);
+      return jobId;
+    },
+
+    /** Step 1: extract the text, chunk it and store the chunks of this version. */
+    async prepare(i: IngestInput): Promise<{ chunkCount: number; toEmbed: number; describe: boolean; gone?: boolean }> {
+      const r = await load(i);
+      if (!r || r.ingest.jobId !== i.jobId) return { chunkCount: 0, toEmbed: 0, describe: false, gone: true };
+      await setState(i, { status: 'running' });
+      await progress(i, 5, 'extracting text');
+      const { text, markdown } = await textOf(i, r);
+      if (text === null) {
+        await setState(i, { status: 'stored', chunkCount: 0, error: r.size > config.EXTRACT_MAX_BYTES ? `larger than EXTRACT_MAX_BYTES (${config.EXTRACT_MAX_BYTES}): stored, not chunked` : null });
+        return { chunkCount: 0, toEmbed: 0, describe: false };
+      }
+      await progress(i, 15, 'chunking');
+      const parts = await chunkText(text, { sizeTokens: config.CHUNK_SIZE_TOKENS, overlapTokens: config.CHUNK_OVERLAP_TOKENS, markdown });
+      const existing = new Map((await repo.chunks.find({ resourceId: i.resourceId, version: i.version }, { projection: { text: 1 } }).toArray()).map((c) => [c._id, c.text]));
+      const path = 'path' in r ? r.path : '';
+      const now = new Date();
+      const writes = parts.filter((p) => existing.get(`${i.resourceId}:${i.version}:${p.index}`) !== p.text).map((p) => {
+        const doc: ChunkDoc = {
+          _id: `${i.resourceId}:${i.version}:${p.index}`, workspaceId: i.workspaceId, brainId: i.brainId, resourceKind: i.kind, resourceId: i.resourceId,
+          version: i.version, index: p.index, source: 'body', text: p.text, tokens: p.tokens, path, embedding: null, createdAt: now,
+        };
+        return { replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } };
+      });
+      for (let k = 0; k < writes.length; k += 500) await repo.chunks.bulkWrite(writes.slice(k, k + 500), { ordered: false });
+      // A re-chunk with fewer parts leaves no stale tail.
+      await repo.chunks.deleteMany({ resourceId: i.resourceId, version: i.version, index: { $gte: parts.length } });
+      await setState(i, { chunkCount: parts.length });
+      const describe = i.kind === 'memory' && (r as MemoryDoc).titleSource === 'pending';
+      return { chunkCount: parts.length, toEmbed: r.skipEmbedding ? 0 : parts.length, describe };
+    },
+
+    /** Memories without a caller's name and description get them from the configured model (recorded as such). */
+    async describe(i: IngestInput, attempt: number): Promise<void> {
+      const m = (await load(i)) as MemoryDoc | null;
+      if (!m || m.titleSource !== 'pending') return;
+      await progress(i, 20, 'describing');
+      const first = await repo.chunks.find({ resourceId: i.resourceId, version: i.version }).sort({ index: 1 }).limit(3).toArray();
+      const text = first.map((c) => c.text).join('\n\n').slice(0, 6000);
+      const derived = { name: text.split('\n').find((l) => l.trim())?.trim().slice(0, 80) || m.name, description: text.replace(/\s+/g, ' ').slice(0, 200) };
+      let out = derived;
+      let source: MemoryDoc['titleSource'] = 'derived';
+      const modelId = config.DEFAULT_MODEL;
+      try {
+        const model = d.models.resolve(modelId);
+        const res = await model.provider.chat({ model: model.model, responseFormat: 'json', maxTokens: 300, messages: [
+          { role: 'system', content: 'Give the following text a short title (at most 8 words) and a one-sentence description. Answer with JSON only: {"title": "...", "description": "..."}' },
+          { role: 'user', content: text },
+        ] });
+        await d.usage.record({
+          key: `${i.jobId}:describe:${attempt}`, workspaceId: i.workspaceId, kind: 'chat', modelId: model.id, usage: res.usage,
+          attribution: { brainId: i.brainId, userId: i.userId, apiKeyId: i.apiKeyId, jobId: i.jobId, traceId: null, receptorId: null, neuronId: null, pathwayId: null },
+        });
+        const parsed = JSON.parse(res.text.replace(/^```(?:json)?\s*|\s*```$/g, '')) as { title?: unknown; description?: unknown };
+        if (typeof parsed.title === 'string' && parsed.title.trim() && typeof parsed.description === 'string') {
+          out = { name: parsed.title.trim().slice(0, 200), description: parsed.description.trim().slice(0, 1000) };
+          source = 'model';
+        }
+      } catch { /* the model's answer was not usable JSON: the text's own first line and opening stand in, recorded as derived */ }
+      const keep = { name: m.name === '' ? out.name : m.name, description: m.description ?? out.description };
+      await repo.memories.updateOne({ _id: m._id, workspaceId: i.workspaceId, titleSource: 'pending' }, { $set: { ...keep, titleSource: source, titleModel: source === 'model' ? modelId : null, updatedAt: new Date() } });
+    },
+
+    /** Step 2: embeds chunks [from, to) that have no vector of the current model; returns how many it embedded. */
+    async embed(i: IngestInput, from: number, to: number, total: number, attempt: number): Promise<number> {
+      const model = d.embedder.model;
+      const rows = await repo.chunks.find({ resourceId: i.resourceId, version: i.version, index: { $gte: from, $lt: to } }).sort({ index: 1 }).toArray();
+      const need = rows.filter((c) => c.embedding?.model !== model);
+      if (need.length) {
+        const out = await d.embedder.embed(need.map((c) => c.text));
+        await repo.chunks.bulkWrite(need.map((c, k) => ({
+          updateOne: { filter: { _id: c._id }, update: { $set: { embedding: { model: out.model, dimension: out.dimension, vector: new Binary(vectorToBytes(out.vectors[k])) } } } },
+        })), { ordered: false });
+        await d.usage.record({
+          key: `${i.jobId}:embed:${from}:${attempt}`, workspaceId: i.workspaceId, kind: 'embedding', modelId: out.model,
+          usage: { inputTokens: out.tokens, outputTokens: 0, totalTokens: out.tokens },
+          attribution: { brainId: i.brainId, userId: i.userId, apiKeyId: i.apiKeyId, jobId: i.jobId, traceId: null, receptorId: null, neuronId: null, pathwayId: null },
+        });
+      }
+      await progress(i, 25 + Math.round((70 * to) / Math.max(1, total)), `embedding ${to}/${total} chunks`);
+      return need.length;
+    },
+
+    /** Step 3: the version's chunks are live; older versions' chunks go; the job completes with counts. */
+    async finish(i: IngestInput): Promise<Record<string, unknown>> {
+      const r = await load(i);
+      const current = !!r && r.ingest.jobId === i.jobId;
+      if (!r) await repo.chunks.deleteMany({ resourceId: i.resourceId, version: i.version });
+      const [chunkCount, embedded] = await Promise.all([
+        repo.chunks.countDocuments({ resourceId: i.resourceId, version: i.version }),
+        repo.chunks.countDocuments({ resourceId: i.resourceId, version: i.version, 'embedding.model': d.embedder.model }),
+      ]);
+      if (current) {
+        await repo.chunks.deleteMany({ resourceId: i.resourceId, version: { $lt: i.version } });
+        const status = r.ingest.status === 'stored' ? 'stored' : chunkCount ? 'ready' : 'skipped';
+        await setState(i, { status, chunkCount, embeddedCount: embedded, embeddingModel: embedded ? d.embedder.model : null, error: r.ingest.error ?? null });
+        await d.events.emit(i.workspaceId, 'updated', { kind: i.kind, id: i.resourceId, brain_id: i.brainId, name: r.name, version: i.version, change: 'chunks' });
+      }
+      const result = { resource_id: i.resourceId, kind: i.kind, version: i.version, chunk_count: chunkCount, embedded_count: embedded, embedding_model: embedded ? d.embedder.model : null, ...(current ? {} : { superseded: true }) };
+      await d.jobs.finalize(i.workspaceId, i.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result });
+      return result;
+    },
+
+    async fail(i: IngestInput, reason: string): Promise<void> {
+      await setState(i, { status: 'failed', error: reason });
+      await d.jobs.finalize(i.workspaceId, i.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed' });
+    },
+
+    /** Chunks of a resource's live version (the newest ingested), paged. */
+    async chunks(workspaceId: string, resourceId: string, q: { limit: number; offset: number; source?: string }) {
+      const filter = { workspaceId, resourceId, ...(q.source ? { source: q.source } : {}) };
+      return repo.page(repo.chunks, filter, { version: -1, index: 1 }, q.offset, q.limit);
+    },
+    chunk: (workspaceId: string, chunkId: string) => repo.chunks.findOne({ _id: chunkId, workspaceId }),
+    async deleteChunks(workspaceId: string, resourceId: string, source?: string): Promise<number> {
+      const res = await repo.chunks.deleteMany({ workspaceId, resourceId, ...(source ? { source } : {}) });
+      return res.deletedCount;
+    },
+    embedder: d.embedder,
+  };
+}
+export type IngestService = ReturnType<typeof createIngestService>;

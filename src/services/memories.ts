@@ -1,0 +1,264 @@
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Filter } from 'mongodb';
+import type { BlobStore, StoredBlob } from '../blobs/store.js';
+import { fromBuffer } from '../blobs/store.js';
+import type { Config } from '../config.js';
+import { encodeBlob } from '../db/codec.js';
+import type { ChunkedKind, KnowledgeRepo, MemoryDoc, RecollectionDoc } from '../db/knowledge.js';
+import type { NeuronRepo } from '../db/neurons.js';
+import type { TraceRepo } from '../db/traces.js';
+import type { WorkspaceRepo } from '../db/workspaces.js';
+import { notFound, validationError } from '../errors.js';
+import { sniffContentType } from '../knowledge/extract.js';
+import type { Guard } from '../net/guard.js';
+import type { Scope } from '../scope.js';
+import { newIngestState, type IngestService } from './ingest.js';
+import type { ResourceEvents } from './resource-events.js';
+
+export interface MemoryIngest {
+  content?: string; file_url?: string; name?: string; description?: string; owner_type?: 'neuron' | 'trace'; owner_id?: string;
+  skip_title_description?: boolean; skip_embedding?: boolean; metadata?: Record<string, unknown>; tags?: string[]; brain_id?: string;
+}
+
+/**
+ * Memories and recollections (document 2). A memory is text (or a file's text) that an owner
+ * keeps: a neuron (what an agent knows) or a trace (what a conversation established), or the
+ * brain itself when no owner is named. A recollection groups resources of one brain (memories,
+ * assets, artifacts) by explicit membership; its stats are counted from the rows on every read.
+ */
+export function createMemoryService(d: {
+  repo: KnowledgeRepo; workspaces: WorkspaceRepo; neurons: NeuronRepo; traces: TraceRepo; blobs: BlobStore; ingest: IngestService; events: ResourceEvents; guard: Guard; config: Config;
+}) {
+  const { repo, config } = d;
+  const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
+  const ref = (m: MemoryDoc) => ({ kind: 'memory' as const, id: m._id, brain_id: m.brainId, name: m.name, version: 1 });
+
+  async function brainFor(scope: Scope, brainId?: string): Promise<string> {
+    const b = brainId ?? scope.brainId;
+    if (!b) throw validationError('brain_id: required (or send X-Brain-Id)');
+    if (!(await d.workspaces.findBrain(scope.workspaceId, b))) throw notFound('Brain');
+    return b;
+  }
+  async function checkOwner(scope: Scope, type?: 'neuron' | 'trace', id?: string) {
+    if (!type && !id) return { ownerType: null, ownerId: null };
+    if (!type || !id) throw validationError('owner_type and owner_id go together');
+    const found = type === 'neuron' ? await d.neurons.neurons.findOne({ _id: id, workspaceId: scope.workspaceId }) : await d.traces.traces.findOne({ _id: id, workspaceId: scope.workspaceId });
+    if (!found) throw notFound(type === 'neuron' ? 'Neuron' : 'Trace');
+    return { ownerType: type, ownerId: id };
+  }
+
+  async function get(scope: Scope, id: string): Promise<MemoryDoc> {
+    const m = await repo.memories.findOne({ _id: id, workspaceId: scope.workspaceId });
+    if (!m || (scope.brainId && m.brainId !== scope.brainId)) throw notFound('Memory');
+    return m;
+  }
+  async function getRecollection(scope: Scope, id: string): Promise<RecollectionDoc> {
+    const r = await repo.recollections.findOne({ _id: id, workspaceId: scope.workspaceId });
+    if (!r || (scope.brainId && r.brainId !== scope.brainId)) throw notFound('Recollection');
+    return r;
+  }
+
+  async function insertMemory(scope: Scope, m: MemoryDoc, withBody: boolean) {
+    const jobId = withBody ? randomUUID() : null;
+    m.ingest = newIngestState(1, jobId, withBody ? 'pending' : 'skipped');
+    await repo.memories.insertOne(m);
+    await d.events.emit(scope.workspaceId, 'created', ref(m));
+    if (jobId) await d.ingest.start(scope, { kind: 'memory', id: m._id, version: 1, brainId: m.brainId, name: m.name || 'memory' }, jobId);
+    return { memory: m, jobId };
+  }
+
+  function newMemory(scope: Scope, o: { id?: string; brainId: string; name?: string; description?: string | null; sourceType: 'text' | 'file'; owner: { ownerType: 'neuron' | 'trace' | null; ownerId: string | null }; blob: StoredBlob | null; contentType: string | null; fileName?: string | null; skipTitle: boolean; skipEmbedding: boolean; metadata?: Record<string, unknown>; tags?: string[] }): MemoryDoc {
+    const now = new Date();
+    const given = !!o.name && o.description != null;
+    return {
+      _id: o.id ?? randomUUID(), workspaceId: scope.workspaceId, brainId: o.brainId, name: o.name ?? '', description: o.description ?? null, sourceType: o.sourceType,
+      ownerType: o.owner.ownerType, ownerId: o.owner.ownerId, tags: o.tags ?? [], metadata: encodeBlob(o.metadata ?? {}),
+      contentType: o.contentType, size: o.blob?.size ?? 0, blobKey: o.blob?.key ?? null, fileName: o.fileName ?? null, skipEmbedding: o.skipEmbedding,
+      // Without skip_title_description, what the caller left out is generated once the text is chunked.
+      titleSource: given || o.skipTitle || !o.blob ? 'caller' : 'pending', titleModel: null,
+      ingest: newIngestState(1, null), createdBy: by(scope), createdAt: now, updatedAt: now,
+    };
+  }
+  const blobKey = (scope: Scope, id: string) => `memories/${scope.workspaceId}/${id}`;
+  const store = async (scope: Scope, id: string, body: Readable, hint: { declared?: string; name?: string }) => {
+    const blob = await d.blobs.put(blobKey(scope, id), body, { maxBytes: config.ASSET_MAX_BYTES, contentType: hint.declared });
+    return { blob, contentType: await sniffContentType(blob.head, hint) };
+  };
+
+  const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
+  return {
+    get, getRecollection,
+    async list(scope: Scope, q: { source_type?: string; limit: number; offset: number; sortBy: keyof typeof SORT; sortDirection: 'asc' | 'desc'; owner_type?: string; owner_id?: string; brain_id?: string }) {
+      const filter: Filter<MemoryDoc> = { workspaceId: scope.workspaceId };
+      const brain = q.brain_id ?? scope.brainId;
+      if (brain) filter.brainId = brain;
+      if (q.source_type) filter.sourceType = q.source_type as MemoryDoc['sourceType'];
+      if (q.owner_type) filter.ownerType = q.owner_type as MemoryDoc['ownerType'];
+      if (q.owner_id) filter.ownerId = q.owner_id;
+      const dir = q.sortDirection === 'asc' ? 1 : -1;
+      const p = await repo.page(repo.memories, filter, { [SORT[q.sortBy]]: dir, _id: dir }, q.offset, q.limit);
+      return { ...p, limit: q.limit, offset: q.offset, hasMore: q.offset + p.items.length < p.total };
+    },
+
+    /** POST /v1/memories: a memory by name (and `content` when sent). */
+    async create(scope: Scope, b: { name: string; description?: string; source_type: 'text' | 'file'; content?: string; owner_type?: 'neuron' | 'trace'; owner_id?: string; metadata?: Record<string, unknown>; tags?: string[]; skip_embedding?: boolean; brain_id?: string }) {
+      const brainId = await brainFor(scope, b.brain_id);
+      const owner = await checkOwner(scope, b.owner_type, b.owner_id);
+      const id = randomUUID();
+      const stored = b.content !== undefined ? await store(scope, id, fromBuffer(Buffer.from(b.content, 'utf8')), {}) : null;
+      const m = newMemory(scope, { id, brainId, name: b.name, description: b.description ?? null, sourceType: b.source_type, owner, blob: stored?.blob ?? null, contentType: stored?.contentType ?? null, skipTitle: true, skipEmbedding: b.skip_embedding ?? false, metadata: b.metadata, tags: b.tags });
+      return insertMemory(scope, m, !!stored);
+    },
+
+    /** POST /v1/memories/ingest (JSON): `content` or an http(s) `file_url` fetched through the outbound guard. */
+    async ingest(scope: Scope, b: MemoryIngest) {
+      const brainId = await brainFor(scope, b.brain_id);
+      const owner = await checkOwner(scope, b.owner_type, b.owner_id);
+      const id = randomUUID();
+      let stored: { blob: StoredBlob; contentType: string };
+      let fileName: string | null = null;
+      if (b.content !== undefined) stored = await store(scope, id, fromBuffer(Buffer.from(b.content, 'utf8')), {});
+      else {
+        const url = new URL(b.file_url!);
+        const res = await d.guard.fetch(url);
+        if (!res.ok || !res.body) { await res.body?.cancel(); throw validationError(`file_url: ${url.host} answered ${res.status}`); }
+        fileName = decodeURIComponent(url.pathname.split('/').filter(Boolean).pop() ?? '') || url.host;
+        stored = await store(scope, id, Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), { declared: res.headers.get('content-type') ?? undefined, name: fileName });
+      }
+      const m = newMemory(scope, {
+        id, brainId, name: b.name, description: b.description ?? null, sourceType: b.content !== undefined ? 'text' : 'file', owner, blob: stored.blob, contentType: stored.contentType,
+        fileName, skipTitle: b.skip_title_description ?? false, skipEmbedding: b.skip_embedding ?? false, metadata: b.metadata, tags: b.tags,
+      });
+      if (!m.name && m.titleSource === 'caller') m.name = fileName ?? 'memory';
+      return insertMemory(scope, m, true);
+    },
+    /** Multipart ingest: the file streams into the blob store first. */
+    storeUpload: (scope: Scope, id: string, f: { stream: Readable; fileName: string; declaredType: string }) => store(scope, id, f.stream, { declared: f.declaredType, name: f.fileName }),
+    async finishUpload(scope: Scope, id: string, stored: { blob: StoredBlob; contentType: string }, f: { fileName: string; name?: string; description?: string; owner_type?: 'neuron' | 'trace'; owner_id?: string; skip_title_description?: boolean; skip_embedding?: boolean; brain_id?: string }) {
+      try {
+        const brainId = await brainFor(scope, f.brain_id);
+        const owner = await checkOwner(scope, f.owner_type, f.owner_id);
+        const m = newMemory(scope, { id, brainId, name: f.name, description: f.description ?? null, sourceType: 'file', owner, blob: stored.blob, contentType: stored.contentType, fileName: f.fileName, skipTitle: f.skip_title_description ?? false, skipEmbedding: f.skip_embedding ?? false });
+        if (!m.name && m.titleSource === 'caller') m.name = f.fileName;
+        return await insertMemory(scope, m, true);
+      } catch (e) {
+        await d.blobs.delete(stored.blob.key).catch(() => undefined);
+        throw e;
+      }
+    },
+    discardUpload: (scope: Scope, id: string) => d.blobs.delete(blobKey(scope, id)),
+
+    async chunks(scope: Scope, id: string, q: { limit: number; offset: number }) {
+      const m = await get(scope, id);
+      return d.ingest.chunks(scope.workspaceId, m._id, q);
+    },
+
+    /** Deletes the memories of this workspace (and brain) among `ids`; the rest count as not found. */
+    async bulkDelete(scope: Scope, ids: string[]): Promise<{ deletedCount: number; notFoundCount: number }> {
+      const unique = [...new Set(ids.map((i) => i.toLowerCase()))];
+      const filter: Filter<MemoryDoc> = { workspaceId: scope.workspaceId, _id: { $in: unique } };
+      if (scope.brainId) filter.brainId = scope.brainId;
+      const found = await repo.memories.find(filter).toArray();
+      let deleted = 0;
+      for (const m of found) {
+        const res = await repo.memories.deleteOne({ _id: m._id, workspaceId: scope.workspaceId });
+        if (!res.deletedCount) continue;
+        deleted++;
+        await Promise.all([
+          repo.chunks.deleteMany({ resourceId: m._id, workspaceId: scope.workspaceId }), repo.members.deleteMany({ resourceId: m._id, workspaceId: scope.workspaceId }),
+          m.blobKey ? d.blobs.delete(m.blobKey).catch(() => undefined) : Promise.resolve(),
+        ]);
+        await d.events.emit(scope.workspaceId, 'deleted', ref(m));
+      }
+      return { deletedCount: deleted, notFoundCount: ids.length - deleted };
+    },
+
+    // ---- recollections ----
+    async listRecollections(scope: Scope, q: { limit: number; offset: number; brain_id?: string }) {
+      const filter: Filter<RecollectionDoc> = { workspaceId: scope.workspaceId };
+      const brain = q.brain_id ?? scope.brainId;
+      if (brain) filter.brainId = brain;
+      const p = await repo.page(repo.recollections, filter, { createdAt: -1, _id: -1 }, q.offset, q.limit);
+      return { ...p, limit: q.limit, offset: q.offset, hasMore: q.offset + p.items.length < p.total };
+    },
+    async createRecollection(scope: Scope, b: { name: string; description?: string; resource_ids?: string[]; brain_id?: string }) {
+      const brainId = await brainFor(scope, b.brain_id);
+      const now = new Date();
+      const r: RecollectionDoc = { _id: randomUUID(), workspaceId: scope.workspaceId, brainId, name: b.name, description: b.description ?? null, createdBy: by(scope), createdAt: now, updatedAt: now };
+      // Members are checked before anything is written: a refused create leaves nothing behind.
+      if (b.resource_ids?.length) await this.resolveMembers(scope, brainId, b.resource_ids.map((x) => x.toLowerCase()));
+      await repo.recollections.insertOne(r);
+      if (b.resource_ids?.length) await this.join(scope, r, b.resource_ids, []);
+      await d.events.emit(scope.workspaceId, 'created', { kind: 'recollection', id: r._id, brain_id: r.brainId, name: r.name });
+      return r;
+    },
+    /** Adds and removes members: resources of the recollection's brain (memories, assets, artifacts), by id. */
+    async join(scope: Scope, r: RecollectionDoc, add: string[], remove: string[]) {
+      const ids = [...new Set(add.map((x) => x.toLowerCase()))];
+      const kinds = await this.resolveMembers(scope, r.brainId, ids);
+      const now = new Date();
+      if (ids.length) {
+        await repo.members.bulkWrite(ids.map((id) => ({ updateOne: {
+          filter: { _id: `${r._id}:${id}` }, upsert: true,
+          update: { $setOnInsert: { _id: `${r._id}:${id}`, workspaceId: scope.workspaceId, recollectionId: r._id, resourceKind: kinds.get(id)!, resourceId: id, addedAt: now } },
+        } })), { ordered: false });
+      }
+      if (remove.length) await repo.members.deleteMany({ recollectionId: r._id, workspaceId: scope.workspaceId, resourceId: { $in: remove.map((x) => x.toLowerCase()) } });
+    },
+    /** The kind of each id, or a 400 naming those that are no memory, asset or artifact of the brain. */
+    async resolveMembers(scope: Scope, brainId: string, ids: string[]): Promise<Map<string, ChunkedKind>> {
+      const [mems, docs] = await Promise.all([
+        repo.memories.find({ workspaceId: scope.workspaceId, brainId, _id: { $in: ids } }, { projection: { _id: 1 } }).toArray(),
+        repo.documents.find({ workspaceId: scope.workspaceId, brainId, _id: { $in: ids } }, { projection: { _id: 1, lane: 1 } }).toArray(),
+      ]);
+      const kinds = new Map<string, ChunkedKind>([...mems.map((m) => [m._id, 'memory'] as const), ...docs.map((x) => [x._id, x.lane] as const)]);
+      const missing = ids.filter((i) => !kinds.has(i));
+      if (missing.length) throw validationError(`resource_ids: ${missing.slice(0, 5).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not a memory, asset or artifact of this recollection's brain`);
+      return kinds;
+    },
+    async updateRecollection(scope: Scope, id: string, b: { name?: string; description?: string | null; resource_ids?: string[]; add_resource_ids?: string[]; remove_resource_ids?: string[] }) {
+      const r = await getRecollection(scope, id);
+      if (b.resource_ids) {
+        const keep = new Set(b.resource_ids.map((x) => x.toLowerCase()));
+        const current = await repo.members.find({ recollectionId: r._id, workspaceId: scope.workspaceId }).toArray();
+        await this.join(scope, r, [...keep], current.filter((m) => !keep.has(m.resourceId)).map((m) => m.resourceId));
+      }
+      if (b.add_resource_ids?.length || b.remove_resource_ids?.length) await this.join(scope, r, b.add_resource_ids ?? [], b.remove_resource_ids ?? []);
+      const set: Partial<RecollectionDoc> = { updatedAt: new Date() };
+      if (b.name !== undefined) set.name = b.name;
+      if (b.description !== undefined) set.description = b.description;
+      await repo.recollections.updateOne({ _id: r._id, workspaceId: scope.workspaceId }, { $set: set });
+      const next = { ...r, ...set };
+      await d.events.emit(scope.workspaceId, 'updated', { kind: 'recollection', id: r._id, brain_id: r.brainId, name: next.name });
+      return next;
+    },
+    async removeRecollection(scope: Scope, id: string) {
+      const r = await getRecollection(scope, id);
+      await repo.recollections.deleteOne({ _id: r._id, workspaceId: scope.workspaceId });
+      await repo.members.deleteMany({ recollectionId: r._id, workspaceId: scope.workspaceId });
+      await d.events.emit(scope.workspaceId, 'deleted', { kind: 'recollection', id: r._id, brain_id: r.brainId, name: r.name });
+    },
+    async members(scope: Scope, id: string) {
+      const r = await getRecollection(scope, id);
+      return repo.members.find({ recollectionId: r._id, workspaceId: scope.workspaceId }).sort({ addedAt: 1 }).limit(1000).toArray();
+    },
+    /**
+     * Counted from the stored rows on each read: members that still exist in the recollection's
+     * brain, their chunks, and those chunks that carry a vector (the embedding lane).
+     */
+    async stats(scope: Scope, id: string) {
+      const r = await getRecollection(scope, id);
+      const ids = (await repo.members.find({ recollectionId: r._id, workspaceId: scope.workspaceId }, { projection: { resourceId: 1 } }).toArray()).map((m) => m.resourceId);
+      const [mems, docs] = await Promise.all([
+        repo.memories.countDocuments({ workspaceId: scope.workspaceId, brainId: r.brainId, _id: { $in: ids } }),
+        repo.documents.countDocuments({ workspaceId: scope.workspaceId, brainId: r.brainId, _id: { $in: ids } }),
+      ]);
+      const live = { workspaceId: scope.workspaceId, brainId: r.brainId, resourceId: { $in: ids } };
+      const [chunkCount, embedded] = await Promise.all([repo.chunks.countDocuments(live), repo.chunks.countDocuments({ ...live, embedding: { $ne: null } })]);
+      return { resource_count: mems + docs, chunk_count: chunkCount, embedding_lane_chunk_row_count: embedded };
+    },
+  };
+}
+export type MemoryService = ReturnType<typeof createMemoryService>;
