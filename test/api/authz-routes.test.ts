@@ -90,9 +90,24 @@ beforeAll(async () => {
       receptor: receptor.id, schedule: String(scheduled.id), binding: String(binding.id),
       shareA, shareB, receptorB: receptorB.id, shareTrace, shareJob,
       skill: String((await ok(app.post('/v1/skills', a.key, { body_md: '# fixture', path_name: 'authz fixture', brain_id: a.brainId }))).id),
+      ...(await knowledgeFixtures(a)),
     },
   };
 }, 120_000);
+
+/** Workspace A's knowledge: an asset and an artifact with one chunk each (written directly: this file runs no worker), a memory, a recollection. */
+async function knowledgeFixtures(a: Ws) {
+  const h = a.brainHeaders;
+  const asset = String(((await ok(app.post('/v1/assets', a.key, { name: 'authz asset' }, h))).asset as { id: string }).id);
+  const artifact = String(((await ok(app.post('/v1/artifacts', a.key, { title: 'authz artifact', content: 'x' }, h))).artifact as { id: string }).id);
+  const memory = String(((await ok(app.post('/v1/memories', a.key, { name: 'authz memory', source_type: 'text' }, h))).memory as { id: string }).id);
+  const recollection = String((await ok(app.post('/v1/recollections', a.key, { name: 'authz recollection' }, h))).id);
+  const chunk = (kind: 'asset' | 'artifact', id: string) => ({
+    _id: `${id}:1:0`, workspaceId: a.workspaceId, brainId: a.brainId, resourceKind: kind, resourceId: id, version: 1, index: 0, source: 'body', text: 'x', tokens: 1, path: '', embedding: null, createdAt: new Date(),
+  });
+  await app.deps.db.collection('chunks').insertMany([chunk('asset', asset), chunk('artifact', artifact)] as never[]);
+  return { asset, artifact, memory, recollection, assetChunk: `${asset}:1:0`, artifactChunk: `${artifact}:1:0` };
+}
 
 // The subscribed schedule lives in the shared Temporal server: it must not outlive this file.
 afterAll(async () => { if (w?.ids.schedule) await app.services.schedules.remove(w.ids.schedule); });
@@ -104,10 +119,14 @@ function fill(path: string): string | undefined {
     id: {
       neurons: w.ids.neuron, reflexes: w.ids.reflex, traces: w.ids.trace, pathways: w.ids.pathway, interventions: w.ids.intervention, 'api-keys': w.ids.apiKey,
       receptors: w.ids.receptor, resources: w.ids.receptor, 'receptor-channel-bindings': w.ids.binding, public: w.ids.shareTrace, skills: w.ids.skill,
+      assets: w.ids.asset, artifacts: w.ids.artifact, memories: w.ids.memory, recollections: w.ids.recollection,
     }[family],
+    chunk_id: family === 'assets' ? w.ids.assetChunk : w.ids.artifactChunk,
+    // /v1/resources/:catalog/:resource_id reads the asset; /v1/resources/:kind/:resource_id/patch patches the artifact.
+    catalog: 'assets', kind: 'artifact',
     workspace: w.ids.workspace, receptor_id: w.ids.receptor, job_id: w.ids.shareJob, integration_id: 'authz-integration',
     workspace_slug: w.ids.workspace, slug: w.ids.receptor, slug_or_id: path.includes('/schedule/') ? w.ids.schedule : w.ids.receptor,
-    resource_id: w.ids.neuron, version: '1', reflexId: w.ids.reflex, jobId: w.ids.job, participantId: w.ids.participant,
+    resource_id: path.includes(':catalog') ? w.ids.asset : path.includes(':kind') ? w.ids.artifact : w.ids.neuron, version: '1', reflexId: w.ids.reflex, jobId: w.ids.job, participantId: w.ids.participant,
     userId: w.ids.participantUser, workspace_id: w.ids.workspace,
   };
   let missing = false;
@@ -168,6 +187,19 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/reflexes/connections/check-batch': {},
     'POST /v1/skills': { body_md: '# s', path_name: 'authz skill', brain_id: w.a.brainId },
     'PUT /v1/skills/:id': { body_md: '# changed' },
+    'POST /v1/assets': { name: 'a2' },
+    'POST /v1/assets/structure-batch': { paths: ['x'] },
+    'PUT /v1/assets/:id': { name: 'renamed' },
+    'POST /v1/artifacts': { title: 't2', content: 'c' },
+    'POST /v1/artifacts/patch': { artifact_id: w.ids.artifact, base_version: 1, title: 'patched' },
+    'PUT /v1/artifacts/:id': { title: 'renamed' },
+    'POST /v1/resources/:kind/:resource_id/patch': { base_version: 1, title: 'patched' },
+    'POST /v1/resources/tree': {},
+    'POST /v1/resources/move': { moves: [{ resource_id: w.ids.asset, path: 'moved' }] },
+    'POST /v1/memories': { name: 'm2', source_type: 'text' },
+    'POST /v1/memories/bulk-delete': { ids: [w.ids.memory] },
+    'POST /v1/recollections': { name: 'r2' },
+    'PUT /v1/recollections/:id': { name: 'renamed' },
   };
   return bodies[`${def.method.toUpperCase()} ${def.path}`] ?? MISSING;
 }
@@ -178,6 +210,7 @@ function queryFor(def: RouteDef): string {
   const queries: Record<string, string> = {
     'GET /v1/pathways/:id/participants/check-role': `?user_id=${w.ids.participantUser}&role=viewer`,
     'DELETE /v1/receptor-channel-bindings': `?id=${w.ids.binding}`,
+    'DELETE /v1/assets/:id/chunks/by-source': '?source=body',
   };
   return queries[`${def.method.toUpperCase()} ${def.path}`] ?? '';
 }
