@@ -39,7 +39,7 @@ export function createServices(deps: Deps) {
   const jobs = createJobService({ repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config });
   const schedules = createScheduleService({ temporal: deps.temporal.client, config: deps.config });
   // Every create, update and delete of a resource appends to the workspace's resource event stream.
-  const events = createResourceEvents({ streams: deps.streams });
+  const events = createResourceEvents({ streams: deps.streams, publish: () => receptorFires.publish, log: deps.log });
   // Receptors follow their targets, and change them (is_active): the targets are bound late.
   const receptors = createReceptorService({
     repo: deps.repos.receptors, schedules, workspaces: deps.repos.workspaces, reflexes: deps.repos.reflexes, targets: () => ({ neurons, pathways }), events,

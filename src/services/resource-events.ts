@@ -1,3 +1,4 @@
+import type { Logger } from '../logger.js';
 import type { Streams } from '../streams.js';
 
 export type ResourceAction = 'created' | 'updated' | 'deleted' | 'moved';
@@ -19,12 +20,21 @@ export interface ResourceRef {
  * (the same fenced writer as every stream, src/streams.ts). GET /v1/resource-events/stream serves
  * it with `after=` resume; search indexes and stimuli follow it.
  */
-export function createResourceEvents({ streams }: { streams: Streams }) {
+export function createResourceEvents({ streams, publish, log }: { streams: Streams; publish?: () => StimulusPublisher; log?: Logger }) {
   return {
     streamKey: (workspaceId: string) => streams.keys.workspace(workspaceId),
     async emit(workspaceId: string, action: ResourceAction, resource: ResourceRef): Promise<void> {
-      await streams.append(streams.keys.workspace(workspaceId), { action, resource, at: new Date().toISOString() }, { kind: 'plain' });
+      const id = await streams.append(streams.keys.workspace(workspaceId), { action, resource, at: new Date().toISOString() }, { kind: 'plain' });
+      // The knowledge lanes' changes are also stimuli (`vault.<kind>.<created|updated|deleted>`), once per
+      // event (the stream entry id is the event id); a re-index of the same text is not a change.
+      if (!id || !publish || !VAULT_KINDS.has(resource.kind) || resource.change) return;
+      const key = `vault.${resource.kind}.${action === 'moved' ? 'updated' : action}`;
+      await publish()(workspaceId, { key, eventId: `${workspaceId}:${id}`, payload: { resource_type: resource.kind, resource_id: resource.id, brain_id: resource.brain_id ?? null, name: resource.name ?? null } })
+        .catch((e: unknown) => log?.warn({ err: e, key }, 'publishing a vault stimulus failed'));
     },
   };
 }
+
+const VAULT_KINDS = new Set<ResourceRef['kind']>(['asset', 'artifact', 'memory']);
+export type StimulusPublisher = (workspaceId: string, ev: { key: string; eventId: string; payload: Record<string, unknown> }) => Promise<unknown>;
 export type ResourceEvents = ReturnType<typeof createResourceEvents>;

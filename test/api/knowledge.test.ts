@@ -258,6 +258,29 @@ describe('artifacts', () => {
   });
 });
 
+describe('vault stimuli', () => {
+  it('a receptor subscribed to vault.artifact.created fires once per created artifact, with the resource in its trigger', async () => {
+    const ws = await buildWorkspace(app);
+    const neuron = (await app.post('/v1/neurons', ws.key, { name: 'librarian', brain_id: ws.brainId })).body as { id: string };
+    const sub = await app.post('/v1/receptors/subscribe', ws.key, { template: 'stimulus', name: 'on artifact', brain_id: ws.brainId, target: { kind: 'neuron', id: neuron.id }, stimulus_keys: ['vault.artifact.created'] });
+    expect(sub.status, sub.text).toBe(201);
+    const receptorId = (sub.body as { id: string }).id;
+    const { artifact } = ArtifactWithJob.parse((await app.post('/v1/artifacts', ws.key, { title: 'Field notes', content: 'Echidnas lay eggs.' }, ws.brainHeaders)).body);
+    await app.put(`/v1/artifacts/${artifact.id}`, ws.key, { content: 'Echidnas lay eggs. So do platypuses.' });
+    let jobs: { job_id: string; status: string }[] = [];
+    for (let i = 0; i < 100 && jobs.length === 0; i++) {
+      jobs = ((await app.get(`/v1/jobs?receptor_id=${receptorId}`, ws.key)).body as { jobs: { job_id: string; status: string }[] }).jobs;
+      if (!jobs.length) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(jobs).toHaveLength(1);
+    expect((await settleJob(app, ws.key, jobs[0].job_id)).status).toBe('completed');
+    const firings = (await app.deps.db.collection('receptor_firings').find({ receptorId }).toArray()) as unknown as { trigger: string; stimulusKey: string }[];
+    expect(firings).toHaveLength(1);
+    expect(firings[0].stimulusKey).toBe('vault.artifact.created');
+    expect(JSON.parse(firings[0].trigger)).toMatchObject({ payload: { stimulus: 'vault.artifact.created', resource_type: 'artifact', resource_id: artifact.id, name: 'Field notes' } });
+  });
+});
+
 describe('memories and recollections', () => {
   it('ingest validation, generated titles recorded as such, chunks, bulk delete counts, recollection stats that match the rows', async () => {
     const ws = await buildWorkspace(app);
