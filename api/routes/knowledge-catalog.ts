@@ -68,6 +68,12 @@ export default [
     handler: async ({ services }) => ({ embedding_model: services.embedder.model, embedding_dimension: services.embedder.dimension }),
   }),
   route({
+    method: 'post', path: '/v1/config/embedding-model/reembed', roles: ['workspace_admin'], tags: ['config'],
+    response: z.object({ model: z.string(), started: z.array(z.object({ kind: z.string(), resource_id: z.string(), job_id: z.string() })), remaining: z.boolean() }),
+    summary: 'After EMBEDDING_MODEL changed: starts an ingest job for each resource without vectors of the current model (200 per call; call again while remaining)',
+    handler: async ({ scope, services }) => services.ingest.reembed(scope),
+  }),
+  route({
     method: 'get', path: '/v1/config/cost-estimates', response: z.object({
       embed_per_1k_tokens_usd: z.number().nullable(), embed_model: z.string(), rerank_per_query_usd: z.number(), vector_search_per_query_usd: z.number(), priced: z.boolean(),
     }), tags: ['config'],

@@ -77,7 +77,15 @@ export function createIngestService(d: {
       if (!r || r.ingest.jobId !== i.jobId) return { chunkCount: 0, toEmbed: 0, describe: false, gone: true };
       await setState(i, { status: 'running' });
       await progress(i, 5, 'extracting text');
-      const { text, markdown } = await textOf(i, r);
+      let extracted: Awaited<ReturnType<typeof textOf>>;
+      try {
+        extracted = await textOf(i, r);
+      } catch (e) {
+        // Deleted while this job read it: nothing to index (finish removes what was written).
+        if (!(await load(i))) return { chunkCount: 0, toEmbed: 0, describe: false, gone: true };
+        throw e;
+      }
+      const { text, markdown } = extracted;
       if (text === null) {
         await setState(i, { status: 'stored', chunkCount: 0, error: r.size > config.EXTRACT_MAX_BYTES ? `larger than EXTRACT_MAX_BYTES (${config.EXTRACT_MAX_BYTES}): stored, not chunked` : null });
         return { chunkCount: 0, toEmbed: 0, describe: false };
@@ -189,6 +197,32 @@ export function createIngestService(d: {
       return res.deletedCount;
     },
     embedder: d.embedder,
+
+    /**
+     * After a change of embedding model: starts an ingest job for each resource of the workspace
+     * whose chunks carry no vector of the current model (skip_embedding ones excepted), at most
+     * `limit` per call; `remaining` says whether to call again. Vectors of the old model are
+     * replaced chunk by chunk, so search keeps working on the old ones until then.
+     */
+    async reembed(scope: Scope, limit = 200): Promise<{ model: string; started: { kind: ChunkedKind; resource_id: string; job_id: string }[]; remaining: boolean }> {
+      const model = d.embedder.model;
+      const stale = await repo.chunks.find({ workspaceId: scope.workspaceId, 'embedding.model': { $ne: model } }, { projection: { resourceId: 1, resourceKind: 1 } }).limit(20_000).toArray();
+      const seen = new Map<string, ChunkedKind>();
+      for (const c of stale) seen.set(c.resourceId, c.resourceKind);
+      const started: { kind: ChunkedKind; resource_id: string; job_id: string }[] = [];
+      let remaining = false;
+      for (const [id, kind] of seen) {
+        const r = await collOf(kind).findOne({ _id: id, workspaceId: scope.workspaceId });
+        if (!r || r.skipEmbedding || r.ingest.status === 'pending' || r.ingest.status === 'running') continue;
+        if (started.length >= limit) { remaining = true; break; }
+        const jobId = randomUUID();
+        const claimed = await collOf(kind).updateOne({ _id: id, workspaceId: scope.workspaceId, 'ingest.jobId': r.ingest.jobId }, { $set: { 'ingest.jobId': jobId, 'ingest.status': 'pending' } });
+        if (!claimed.modifiedCount) continue;
+        await this.start({ ...scope, brainId: r.brainId }, { kind, id, version: r.ingest.version, brainId: r.brainId, name: r.name || kind }, jobId);
+        started.push({ kind, resource_id: id, job_id: jobId });
+      }
+      return { model, started, remaining };
+    },
   };
 }
 export type IngestService = ReturnType<typeof createIngestService>;

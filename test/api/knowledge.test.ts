@@ -364,6 +364,24 @@ describe('memories and recollections', () => {
 });
 
 describe('config', () => {
+  it('re-embeds what carries vectors of another model (a model change), one job per resource', async () => {
+    const ws = await buildWorkspace(app);
+    const { asset, job_id } = AssetWithJob.parse((await app.post('/v1/assets', ws.key, { name: 'old vectors', content: 'Quolls are carnivorous marsupials.' }, ws.brainHeaders)).body);
+    await ingested(ws, job_id);
+    const chunks = app.deps.db.collection('chunks');
+    // As if these vectors came from the model configured before.
+    await chunks.updateMany({ resourceId: asset.id }, { $set: { 'embedding.model': 'openai/text-embedding-old' } });
+    const res = await app.post('/v1/config/embedding-model/reembed', ws.key, {});
+    expect(res.status).toBe(200);
+    const out = res.body as { model: string; started: { resource_id: string; job_id: string }[]; remaining: boolean };
+    expect(out).toMatchObject({ model: 'local/wink-sg-100d', remaining: false });
+    expect(out.started.map((x) => x.resource_id)).toEqual([asset.id]);
+    await ingested(ws, out.started[0].job_id);
+    expect(await chunks.countDocuments({ resourceId: asset.id, 'embedding.model': 'local/wink-sg-100d' })).toBe(await chunks.countDocuments({ resourceId: asset.id }));
+    expect(((await app.post('/v1/config/embedding-model/reembed', ws.key, {})).body as { started: unknown[] }).started).toEqual([]);
+    expect((await app.post('/v1/config/embedding-model/reembed', await ws.jwt(['member']), {})).status).toBe(403);
+  });
+
   it('reports the embedding model and cost estimates from the configuration', async () => {
     const ws = await buildWorkspace(app);
     expect((await app.get('/v1/config/embedding-model', ws.key)).body).toEqual({ embedding_model: 'local/wink-sg-100d', embedding_dimension: 100 });
