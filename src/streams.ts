@@ -70,6 +70,8 @@ export function createStreams(redis: Redis, prefix: string) {
     job: (jobId: string) => `${prefix}stream:job:${jobId}`,
     trace: (workspaceId: string, traceId: string) => `${prefix}stream:trace:${workspaceId}:${traceId}`,
     workspace: (workspaceId: string) => `${prefix}stream:ws:${workspaceId}`,
+    /** Every workspace's resource events in one stream: what the search index follows. */
+    feed: () => `${prefix}stream:resource-feed`,
   };
   if (!('cortexAppend' in redis)) redis.defineCommand('cortexAppend', { numberOfKeys: 2, lua: APPEND_LUA });
   const fenced = redis as unknown as FencedRedis;

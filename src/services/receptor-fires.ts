@@ -16,6 +16,7 @@ import { DEFAULT_MAX_TURNS, fromRunScope, toRunScope, uuidFromName } from './run
 import { isSchedulable, patternsFor } from './stimuli.js';
 import type { TraceService } from './traces.js';
 import type { UsageService } from './usage.js';
+import type { ResourceEvents } from './resource-events.js';
 
 /** The workflow id of the fire that the API (or a stimulus, or a channel message) starts for a job. */
 export const fireWorkflowId = (jobId: string) => `fire-${jobId}`;
@@ -52,7 +53,7 @@ const jobKindOf = (r: ReceptorDoc): JobDoc['kind'] => (r.executableTarget.kind =
  */
 export function createReceptorFireService(d: {
   repo: ReceptorRepo; receptors: ReceptorService; neurons: NeuronService; pathways: PathwayService; pathwayRuns: PathwayRunService;
-  jobs: JobService; traces: TraceService; usage: UsageService;
+  jobs: JobService; traces: TraceService; usage: UsageService; events?: ResourceEvents;
 }) {
   const { repo, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage } = d;
 
@@ -284,6 +285,7 @@ export function createReceptorFireService(d: {
           _id: planId, workspaceId: input.workspaceId, brainId, receptorId: input.receptorId, pathwayId: input.job.pathwayId, jobId: input.jobId,
           input: encodeBlob(planInput), status: 'proposed', executionJobId: null, createdAt: now, updatedAt: now,
         });
+        await d.events?.emit(input.workspaceId, 'created', { kind: 'action_plan', id: planId, brain_id: brainId, name: run.pathway.name });
       } catch (e) { if (!isDuplicateKey(e)) throw e; }
       if (!input.job.autoExecute) {
         const result = {
@@ -307,6 +309,7 @@ export function createReceptorFireService(d: {
     async finishActionPlan(input: SystemJobInput, planId: string, output: unknown): Promise<void> {
       const plan = await repo.actionPlans.findOne({ _id: planId });
       await repo.actionPlans.updateOne({ _id: planId }, { $set: { status: 'executed', updatedAt: new Date() } });
+      if (plan) await d.events?.emit(input.workspaceId, 'updated', { kind: 'action_plan', id: planId, brain_id: plan.brainId });
       const result = { action_plan_id: planId, status: 'executed', execution_job_id: plan?.executionJobId ?? null, output };
       await jobs.finalize(input.workspaceId, input.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result });
     },

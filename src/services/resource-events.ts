@@ -4,7 +4,7 @@ import type { Streams } from '../streams.js';
 export type ResourceAction = 'created' | 'updated' | 'deleted' | 'moved';
 /** The resource an event is about: enough for a follower (search index, stimuli, a UI) to re-read it. */
 export interface ResourceRef {
-  kind: 'neuron' | 'pathway' | 'receptor' | 'reflex' | 'skill' | 'asset' | 'artifact' | 'memory' | 'recollection' | 'meeting' | 'stakeholder_map';
+  kind: 'neuron' | 'pathway' | 'receptor' | 'reflex' | 'skill' | 'asset' | 'artifact' | 'memory' | 'recollection' | 'meeting' | 'stakeholder_map' | 'action_plan';
   id: string; brain_id?: string | null; name?: string | null; version?: number | null;
   /** Soft delete (catalog): the resource can still be read and restored. */
   soft?: boolean;
@@ -24,7 +24,10 @@ export function createResourceEvents({ streams, publish, log }: { streams: Strea
   return {
     streamKey: (workspaceId: string) => streams.keys.workspace(workspaceId),
     async emit(workspaceId: string, action: ResourceAction, resource: ResourceRef): Promise<void> {
-      const id = await streams.append(streams.keys.workspace(workspaceId), { action, resource, at: new Date().toISOString() }, { kind: 'plain' });
+      const at = new Date().toISOString();
+      const id = await streams.append(streams.keys.workspace(workspaceId), { action, resource, at }, { kind: 'plain' });
+      // The platform-wide feed the search index follows (every workspace, in order).
+      await streams.append(streams.keys.feed(), { workspace_id: workspaceId, action, resource, at }, { kind: 'plain' });
       // The knowledge lanes' changes are also stimuli (`vault.<kind>.<created|updated|deleted>`), once per
       // event (the stream entry id is the event id); a re-index of the same text is not a change.
       if (!id || !publish || !VAULT_KINDS.has(resource.kind) || resource.change) return;

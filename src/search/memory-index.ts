@@ -1,0 +1,191 @@
+/**
+ * The embedded search index (DESIGN.md, Search index; docs/search.md): per workspace, a BM25
+ * inverted index and an exact (brute-force) vector index over the same entries, updated entry by
+ * entry. Hand-written because the measured libraries were too slow or disagreed with BM25
+ * (research/search.md: minisearch agreement 0.62–0.77, flexsearch not BM25, orama 12–90 ms);
+ * test/unit/search-index.test.ts checks both legs against brute-force references.
+ */
+
+export type SearchType = 'assets' | 'artifacts' | 'stakeholder_maps' | 'meetings' | 'action_plans' | 'receptors' | 'pathways' | 'neurons' | 'reflexes' | 'memories';
+
+/** One searchable unit: a resource head (name, description) or a chunk of its text. */
+export interface IndexEntry {
+  /** Unique in the workspace: the resource id for a head, the chunk id for a chunk. */
+  id: string;
+  workspaceId: string; brainId: string | null; type: SearchType; resourceId: string;
+  title: string; description: string; text: string;
+  /** Folder path (assets, artifacts); '' elsewhere. */
+  path: string;
+  isActive?: boolean; visibility?: string;
+  /** Memories: owner and tags; traces they belong to. */
+  ownerType?: string | null; ownerId?: string | null; tags?: string[];
+  vector?: Float32Array | null; vectorModel?: string | null;
+}
+
+export interface Scored { entry: IndexEntry; score: number }
+export type EntryFilter = (e: IndexEntry) => boolean;
+
+const WORD = /[\p{L}\p{N}]+/gu;
+/** Lower-cased words (letters and digits); the same for documents and queries. */
+export const tokenize = (text: string): string[] => text.toLowerCase().match(WORD) ?? [];
+
+const K1 = 1.2;
+const B = 0.75;
+
+/** The top `k` of scored items, best first (ties by id, so orders are stable). */
+function topK<T extends { score: number; entry: IndexEntry }>(items: T[], k: number): T[] {
+  return items.sort((a, b) => b.score - a.score || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0)).slice(0, k);
+}
+
+class Shard {
+  entries: (IndexEntry | null)[] = [];
+  private free: number[] = [];
+  private bySlotId = new Map<string, number>();
+  private byResource = new Map<string, Set<number>>();
+  private postings = new Map<string, Map<number, number>>();
+  private lengths: number[] = [];
+  private totalLength = 0;
+  private live = 0;
+
+  get size() { return this.live; }
+
+  add(e: IndexEntry) {
+    this.remove(e.id);
+    const slot = this.free.pop() ?? this.entries.length;
+    this.entries[slot] = e;
+    this.bySlotId.set(e.id, slot);
+    let set = this.byResource.get(e.resourceId);
+    if (!set) this.byResource.set(e.resourceId, (set = new Set()));
+    set.add(slot);
+    // The title counts twice: a word in a name says more than one in a body.
+    const terms = [...tokenize(e.title), ...tokenize(e.title), ...tokenize(e.description), ...tokenize(e.text)];
+    const tf = new Map<string, number>();
+    for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
+    for (const [t, n] of tf) {
+      let p = this.postings.get(t);
+      if (!p) this.postings.set(t, (p = new Map()));
+      p.set(slot, n);
+    }
+    this.lengths[slot] = terms.length;
+    this.totalLength += terms.length;
+    this.live++;
+  }
+
+  remove(id: string) {
+    const slot = this.bySlotId.get(id);
+    if (slot === undefined) return;
+    const e = this.entries[slot]!;
+    for (const t of new Set([...tokenize(e.title), ...tokenize(e.description), ...tokenize(e.text)])) {
+      const p = this.postings.get(t);
+      p?.delete(slot);
+      if (p && p.size === 0) this.postings.delete(t);
+    }
+    this.totalLength -= this.lengths[slot];
+    this.lengths[slot] = 0;
+    this.entries[slot] = null;
+    this.bySlotId.delete(id);
+    this.byResource.get(e.resourceId)?.delete(slot);
+    if (this.byResource.get(e.resourceId)?.size === 0) this.byResource.delete(e.resourceId);
+    this.free.push(slot);
+    this.live--;
+  }
+
+  removeResource(resourceId: string) {
+    for (const slot of [...(this.byResource.get(resourceId) ?? [])]) this.remove(this.entries[slot]!.id);
+  }
+
+  /** BM25 (k1 1.2, b 0.75) over the query's distinct terms; `all` keeps only entries that contain every term. */
+  lexical(terms: string[], filter: EntryFilter, limit: number, all = false): Scored[] {
+    const distinct = [...new Set(terms)];
+    if (!distinct.length || !this.live) return [];
+    const n = this.live;
+    const avgdl = this.totalLength / n || 1;
+    const scores = new Map<number, { s: number; hits: number }>();
+    for (const t of distinct) {
+      const p = this.postings.get(t);
+      if (!p) { if (all) return []; continue; }
+      const idf = Math.log(1 + (n - p.size + 0.5) / (p.size + 0.5));
+      for (const [slot, tf] of p) {
+        const dl = this.lengths[slot];
+        const s = idf * ((tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * dl) / avgdl)));
+        const cur = scores.get(slot);
+        if (cur) { cur.s += s; cur.hits++; } else scores.set(slot, { s, hits: 1 });
+      }
+    }
+    const out: Scored[] = [];
+    for (const [slot, { s, hits }] of scores) {
+      if (all && hits < distinct.length) continue;
+      const e = this.entries[slot]!;
+      if (filter(e)) out.push({ entry: e, score: s });
+    }
+    return topK(out, limit);
+  }
+
+  /** Exact cosine similarity (vectors are unit length) against entries with a vector of the same model. */
+  vector(q: Float32Array, model: string, filter: EntryFilter, limit: number): Scored[] {
+    const out: Scored[] = [];
+    let floor = -Infinity;
+    for (const e of this.entries) {
+      if (!e || !e.vector || e.vectorModel !== model || e.vector.length !== q.length || !filter(e)) continue;
+      const v = e.vector;
+      let s = 0;
+      for (let i = 0; i < q.length; i++) s += q[i] * v[i];
+      if (out.length >= limit && s <= floor) continue;
+      out.push({ entry: e, score: s });
+      if (out.length >= limit * 4) { topK(out, limit); out.length = limit; floor = out[limit - 1].score; }
+    }
+    return topK(out, limit);
+  }
+
+  *scan(filter: EntryFilter): Generator<IndexEntry> {
+    for (const e of this.entries) if (e && filter(e)) yield e;
+  }
+}
+
+/** The in-process index: one shard per workspace (a workspace's queries never touch another's entries). */
+export function createMemoryIndex() {
+  const shards = new Map<string, Shard>();
+  const shard = (ws: string) => {
+    let s = shards.get(ws);
+    if (!s) shards.set(ws, (s = new Shard()));
+    return s;
+  };
+  return {
+    /** Replaces every entry of one resource (its head and its chunks). */
+    replaceResource(workspaceId: string, resourceId: string, entries: IndexEntry[]) {
+      const s = shard(workspaceId);
+      s.removeResource(resourceId);
+      for (const e of entries) s.add(e);
+    },
+    removeResource(workspaceId: string, resourceId: string) { shards.get(workspaceId)?.removeResource(resourceId); },
+    lexical(workspaceId: string, terms: string[], filter: EntryFilter, limit: number, all = false) {
+      return shards.get(workspaceId)?.lexical(terms, filter, limit, all) ?? [];
+    },
+    vector(workspaceId: string, q: Float32Array, model: string, filter: EntryFilter, limit: number) {
+      return shards.get(workspaceId)?.vector(q, model, filter, limit) ?? [];
+    },
+    scan(workspaceId: string, filter: EntryFilter): IndexEntry[] { return [...(shards.get(workspaceId)?.scan(filter) ?? [])]; },
+    size(workspaceId?: string) {
+      if (workspaceId) return shards.get(workspaceId)?.size ?? 0;
+      let n = 0;
+      for (const s of shards.values()) n += s.size;
+      return n;
+    },
+    clear() { shards.clear(); },
+  };
+}
+export type MemoryIndex = ReturnType<typeof createMemoryIndex>;
+
+/** Reciprocal rank fusion (k = 60 by default): each leg contributes weight / (k + rank), ranks from 1. */
+export function fuseRrf<T extends { entry: IndexEntry }>(legs: { name: string; hits: T[]; weight: number }[], k = 60) {
+  const fused = new Map<string, { entry: IndexEntry; score: number; ranks: Record<string, number> }>();
+  for (const leg of legs) {
+    leg.hits.forEach((h, i) => {
+      const cur = fused.get(h.entry.id) ?? { entry: h.entry, score: 0, ranks: {} };
+      cur.score += leg.weight / (k + i + 1);
+      cur.ranks[leg.name] = i + 1;
+      fused.set(h.entry.id, cur);
+    });
+  }
+  return topK([...fused.values()], fused.size);
+}
