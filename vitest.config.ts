@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/api/**/*.test.ts', 'test/workflows/**/*.test.ts', 'test/snake/**/*.test.ts', 'test/pages/**/*.test.ts'],
+          include: ['test/api/**/*.test.ts', 'test/workflows/**/*.test.ts', 'test/scripts/**/*.test.ts', 'test/snake/**/*.test.ts', 'test/pages/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,

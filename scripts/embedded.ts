@@ -39,6 +39,11 @@ export interface EmbeddedOptions {
   log: (line: string) => void;
   /** How long each service may take to become ready (default 90 s; CORTEX_EMBEDDED_TIMEOUT_MS). */
   readyTimeoutMs?: number;
+  /**
+   * Stable ports for `npm run up`: each is tried first and, when taken, the next free one above
+   * it. Unset: any free port (the tests, which must never collide with a running `npm run up`).
+   */
+  preferredPorts?: { temporal?: number; temporalUi?: number };
 }
 
 /** Connection strings of the started services and the one way to stop them. */
@@ -85,6 +90,39 @@ export async function freePorts(n: number): Promise<number[]> {
   } finally {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   }
+}
+
+/** True when nothing listens on 127.0.0.1:`port` (we could bind it just now). */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * The first free port at or above `preferred` (at most `span` tried), skipping `skip`: the
+ * stable-port rule of `npm run up` (API 8080, snake 8090, Temporal 7233, its UI 8233, each
+ * moving up only when taken). Like freePorts, another process may take it before our child
+ * binds it; startService retries.
+ */
+export async function nextFreePort(preferred: number, skip: ReadonlySet<number> = new Set(), span = 100): Promise<number> {
+  for (let port = preferred; port < Math.min(preferred + span, 65536); port++) {
+    if (!skip.has(port) && (await portIsFree(port))) return port;
+  }
+  throw new Error(`no free port in ${preferred}-${preferred + span - 1} on 127.0.0.1`);
+}
+
+/** Ports for one service: each preferred one (or the next free above it), else any free port. */
+async function pickPorts(count: number, preferred: (number | undefined)[]): Promise<number[]> {
+  const chosen: number[] = [];
+  const random = await freePorts(count);
+  for (let i = 0; i < count; i++) {
+    const want = preferred[i];
+    chosen.push(want ? await nextFreePort(want, new Set(chosen)) : random.find((p) => !chosen.includes(p))!);
+  }
+  return chosen;
 }
 
 /** Every child started through SupervisedProcess that has not exited yet (for the exit hook). */
@@ -278,12 +316,13 @@ async function waitReady(proc: SupervisedProcess, probe: () => Promise<boolean>,
  */
 async function startService(
   portCount: number,
+  preferred: (number | undefined)[],
   launch: (ports: number[]) => SupervisedProcess,
   probe: (ports: number[]) => () => Promise<boolean>,
   timeoutMs: number,
 ): Promise<{ proc: SupervisedProcess; ports: number[] }> {
   for (let attempt = 1; ; attempt++) {
-    const ports = await freePorts(portCount);
+    const ports = await pickPorts(portCount, preferred);
     const proc = launch(ports);
     try {
       await waitReady(proc, probe(ports), timeoutMs);
@@ -354,6 +393,8 @@ interface ServiceSpec {
   folder: string;
   bin: () => string;
   portCount: number;
+  /** Preferred ports, in the order of `ports` (undefined: any free port). */
+  preferred?: (number | undefined)[];
   args: (dir: string, ports: number[]) => string[];
   probe: (ports: number[]) => () => Promise<boolean>;
   /** The connection strings this service contributes to the result. */
@@ -361,7 +402,7 @@ interface ServiceSpec {
 }
 
 /** The three services; `temporalUi` decides between a UI port and `--headless`. */
-function serviceSpecs(temporalUi: boolean): Record<keyof EmbeddedOptions['need'], ServiceSpec> {
+function serviceSpecs(temporalUi: boolean, preferredPorts: EmbeddedOptions['preferredPorts'] = {}): Record<keyof EmbeddedOptions['need'], ServiceSpec> {
   return {
     mongo: {
       name: 'ferretdb',
@@ -410,6 +451,7 @@ function serviceSpecs(temporalUi: boolean): Record<keyof EmbeddedOptions['need']
       folder: 'temporal',
       bin: () => cachedBinary('temporal'),
       portCount: temporalUi ? 2 : 1,
+      preferred: [preferredPorts.temporal, preferredPorts.temporalUi],
       args: (dir, [port, uiPort]) => [
         'server', 'start-dev',
         '--ip', '127.0.0.1',
@@ -443,7 +485,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
   const started: SupervisedProcess[] = [];
   const result: Omit<EmbeddedServices, 'stop'> = {};
   const env = childEnv();
-  const specs = serviceSpecs(opts.temporalUi);
+  const specs = serviceSpecs(opts.temporalUi, opts.preferredPorts);
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
@@ -466,7 +508,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
       started.push(proc);
       return proc;
     };
-    const { ports } = await startService(spec.portCount, launch, spec.probe, timeoutMs);
+    const { ports } = await startService(spec.portCount, spec.preferred ?? [], launch, spec.probe, timeoutMs);
     const urls = spec.urls(ports);
     Object.assign(result, urls);
     opts.log(`${spec.name.padEnd(9)} ${Object.values(urls).join('  ')}  (data ${dir})`);

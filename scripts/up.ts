@@ -13,8 +13,13 @@
  *      each output line prefixed by the process name,
  *   4. waits for GET /health, creates the snake's decision neuron, and prints a banner with
  *      the URLs, the API key, the workspace id and the brain id.
- * Ctrl-C (SIGINT) or SIGTERM stops the applications first, then the services. If any
- * application exits on its own, everything is stopped and the exit code is 1.
+ * Ports are stable (API 8080, snake 8090, Temporal 7233, its UI 8233; PORT and SNAKE_PORT set
+ * the first two): each moves to the next free port only when taken, and says so.
+ * An application that exits on its own is restarted after a backoff (1 s, doubling to 30 s;
+ * logged); one that crashes 5 times in a row, each within a minute of its start, stops
+ * everything with exit code 1 (a configuration error should not loop forever).
+ * Ctrl-C (SIGINT) or SIGTERM stops the applications first, then the services.
+ * DATA_DIR (default `.data`) is the data folder, as for the API's blob store.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -22,16 +27,27 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type EmbeddedServices, startEmbedded, SupervisedProcess } from './embedded.js';
+import { type EmbeddedServices, nextFreePort, startEmbedded, SupervisedProcess } from './embedded.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DATA_DIR = path.join(ROOT, '.data');
+const DATA_DIR = path.resolve(ROOT, process.env.DATA_DIR ?? '.data');
 const BOOTSTRAP_FILE = path.join(DATA_DIR, 'bootstrap.json');
 const LOCK_FILE = path.join(DATA_DIR, 'up.pid');
 /** How long the API may take to answer /health 200 (first start creates indexes). */
 const HEALTH_TIMEOUT_MS = 120_000;
 /** How long an application may take to exit after SIGTERM before it gets SIGKILL. */
 const APP_STOP_GRACE_MS = 10_000;
+/** An application that ran this long before it exited counts as healthy: its backoff starts over. */
+const STABLE_MS = 60_000;
+/** Consecutive quick crashes after which `up` gives up (stops everything, exit code 1). */
+const MAX_QUICK_CRASHES = 5;
+/** The stable default ports; each moves to the next free one only when taken. */
+const DEFAULT_PORTS = { api: 8080, snake: 8090, temporal: 7233, temporalUi: 8233 } as const;
+
+/** Backoff before restart number `n` (1-based) of a crashed application: 1 s, 2 s, 4 s … 30 s. */
+export function restartDelayMs(n: number): number {
+  return Math.min(30_000, 1_000 * 2 ** Math.max(0, n - 1));
+}
 
 /** The generated-if-missing identity of a local installation; keys are env variable names. */
 export interface Bootstrap {
@@ -107,6 +123,8 @@ const APPS = [
 ] as const;
 
 const say = (line: string): void => console.log(`[up] ${line}`);
+/** A path for messages: relative to the repository when inside it, else absolute. */
+const shown = (file: string): string => (file.startsWith(`${ROOT}${path.sep}`) ? path.relative(ROOT, file) : file);
 
 /** Refuses a second `npm run up` on the same .data folder (two FerretDBs on one SQLite dir). */
 function takeLock(): void {
@@ -175,7 +193,8 @@ function banner(env: NodeJS.ProcessEnv, snake: boolean, embedded: string[]): str
   const rows: [string, string][] = [
     ['API', api],
     ['Snake', snake ? `http://127.0.0.1:${env.SNAKE_PORT ?? '8090'}` : '(not started: snake/server.ts is missing)'],
-    ['Temporal UI', env.TEMPORAL_UI_URL ?? `(external Temporal at ${env.TEMPORAL_ADDRESS})`],
+    ['Temporal', env.TEMPORAL_ADDRESS ?? ''],
+    ['Temporal UI', env.TEMPORAL_UI_URL ?? '(external Temporal: its own UI)'],
     ['API key', env.BOOTSTRAP_API_KEY!],
     ['Workspace id', env.BOOTSTRAP_WORKSPACE_ID!],
     ['Brain id', env.BOOTSTRAP_BRAIN_ID!],
@@ -193,9 +212,64 @@ function banner(env: NodeJS.ProcessEnv, snake: boolean, embedded: string[]): str
   ].join('\n');
 }
 
+/**
+ * One application (API, worker or snake) kept running: when its process exits while `up` is
+ * not stopping, it is started again after restartDelayMs (logged with the exit reason).
+ */
+class RestartingApp {
+  current!: SupervisedProcess;
+  /** Crashes in a row, each within STABLE_MS of its start. */
+  private crashes = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** Set when the application crashed MAX_QUICK_CRASHES times in a row. */
+  gaveUp = false;
+
+  constructor(
+    readonly name: string,
+    private readonly script: string,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly prefix: string,
+  ) {
+    this.start();
+  }
+
+  private start(): void {
+    if (this.stopped) return;
+    const startedAt = Date.now();
+    // `node --import tsx` is `tsx <script>` in one process, so our signals reach the app itself.
+    const proc = new SupervisedProcess(this.name, process.execPath, ['--import', 'tsx', this.script], {
+      cwd: ROOT,
+      env: this.env,
+      onLine: (line, stream) => (stream === 'stderr' ? process.stderr : process.stdout).write(`${this.prefix}${line}\n`),
+    });
+    this.current = proc;
+    say(`${this.name} started (pid ${proc.child.pid ?? '?'})`);
+    void proc.exited.then(() => {
+      if (this.stopped || stopping) return;
+      this.crashes = Date.now() - startedAt >= STABLE_MS ? 1 : this.crashes + 1;
+      if (this.crashes >= MAX_QUICK_CRASHES) {
+        this.gaveUp = true;
+        void shutdown(1, `${this.name} exited (${proc.exitText()}) ${this.crashes} times in a row, each within ${STABLE_MS / 1000} s of its start; giving up`);
+        return;
+      }
+      const delay = restartDelayMs(this.crashes);
+      say(`${this.name} exited unexpectedly (${proc.exitText()}); restarting in ${delay / 1000} s (restart ${this.crashes} in a row)`);
+      this.timer = setTimeout(() => this.start(), delay);
+    });
+  }
+
+  /** Cancels a pending restart and stops the running process (SIGTERM, then SIGKILL after graceMs). */
+  async stop(graceMs: number): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.current.stop(graceMs);
+  }
+}
+
 /** What is running; module state so that shutdown() works from any point of start-up. */
 let services: EmbeddedServices | undefined;
-const apps: SupervisedProcess[] = [];
+const apps: RestartingApp[] = [];
 let stopping: Promise<never> | undefined;
 
 /**
@@ -211,6 +285,20 @@ function shutdown(code: number, why: string): Promise<never> {
     say('stopped');
     process.exit(code);
   })());
+}
+
+/**
+ * The API's and the snake's ports: PORT and SNAKE_PORT (default 8080 and 8090), or the next free
+ * port above when taken (said in one line). The two never get the same port.
+ */
+async function choosePorts(): Promise<{ api: number; snake: number }> {
+  const wantApi = Number(process.env.PORT ?? DEFAULT_PORTS.api);
+  const wantSnake = Number(process.env.SNAKE_PORT ?? DEFAULT_PORTS.snake);
+  const api = await nextFreePort(wantApi);
+  const snake = await nextFreePort(wantSnake, new Set([api]));
+  if (api !== wantApi) say(`port ${wantApi} is taken: the API listens on ${api}`);
+  if (snake !== wantSnake) say(`port ${wantSnake} is taken: the snake listens on ${snake}`);
+  return { api, snake };
 }
 
 const STORE_FILE = path.join(DATA_DIR, 'store.json');
@@ -244,7 +332,7 @@ async function chooseFerretStore(): Promise<void> {
     process.env.FERRETDB_POSTGRESQL_URL = store.url;
     say(`FerretDB stores data in the local PostgreSQL (${store.url})`);
   } else {
-    say('FerretDB stores data in SQLite under .data/mongo (no local PostgreSQL answered; lookups slow down as data grows)');
+    say(`FerretDB stores data in SQLite under ${shown(path.join(DATA_DIR, 'mongo'))} (no local PostgreSQL answered; lookups slow down as data grows)`);
   }
 }
 
@@ -270,16 +358,22 @@ async function main(): Promise<void> {
   const embedded = Object.entries(need).filter(([, n]) => n).map(([k]) => k);
   if (embedded.length) {
     say(`starting embedded ${embedded.join(', ')} (data in ${DATA_DIR})`);
-    services = await startEmbedded({ dataDir: DATA_DIR, need, temporalUi: true, log: (l) => say(l) });
+    services = await startEmbedded({
+      dataDir: DATA_DIR, need, temporalUi: true, log: (l) => say(l),
+      preferredPorts: { temporal: DEFAULT_PORTS.temporal, temporalUi: DEFAULT_PORTS.temporalUi },
+    });
   }
   if (stopping) return;
+  if (services?.temporalAddress && !services.temporalAddress.endsWith(`:${DEFAULT_PORTS.temporal}`)) say(`port ${DEFAULT_PORTS.temporal} is taken: Temporal listens on ${services.temporalAddress}`);
+  if (services?.temporalUiUrl && !services.temporalUiUrl.endsWith(`:${DEFAULT_PORTS.temporalUi}`)) say(`port ${DEFAULT_PORTS.temporalUi} is taken: the Temporal UI is on ${services.temporalUiUrl}`);
+  const ports = await choosePorts();
 
   const { values, persist, generated } = resolveBootstrap(process.env, await readPersisted());
   if (generated.length) {
     await writeFile(BOOTSTRAP_FILE, `${JSON.stringify(persist, null, 2)}\n`, { mode: 0o600 });
-    say(`generated ${generated.join(', ')} (saved in ${path.relative(ROOT, BOOTSTRAP_FILE)})`);
+    say(`generated ${generated.join(', ')} (saved in ${shown(BOOTSTRAP_FILE)})`);
   }
-  const env = assembleEnv(process.env, services ?? {}, values);
+  const env = assembleEnv({ ...process.env, PORT: String(ports.api), SNAKE_PORT: String(ports.snake) }, services ?? {}, values);
 
   const width = Math.max(...APPS.map((a) => a.name.length));
   for (const app of APPS) {
@@ -288,21 +382,11 @@ async function main(): Promise<void> {
       say(`warning: ${app.script} does not exist yet; ${app.name} not started`);
       continue;
     }
-    const prefix = `${app.name.padEnd(width)} │ `;
-    // `node --import tsx` is `tsx <script>` in one process, so our signals reach the app itself.
-    const proc = new SupervisedProcess(app.name, process.execPath, ['--import', 'tsx', app.script], {
-      cwd: ROOT,
-      env,
-      onLine: (line, stream) => (stream === 'stderr' ? process.stderr : process.stdout).write(`${prefix}${line}\n`),
-    });
-    apps.push(proc);
-    void proc.exited.then(() => {
-      if (!stopping) void shutdown(1, `${app.name} exited unexpectedly (${proc.exitText()})`);
-    });
+    apps.push(new RestartingApp(app.name, app.script, env, `${app.name.padEnd(width)} │ `));
   }
 
   const api = apps.find((p) => p.name === 'api')!;
-  await waitForHealth(`http://127.0.0.1:${env.PORT ?? '8080'}/health`, () => api.exitInfo != null);
+  await waitForHealth(`http://127.0.0.1:${env.PORT ?? '8080'}/health`, () => api.gaveUp);
   if (stopping) return;
   await ensureSnakeNeuron(env);
   console.log(banner(env, apps.some((p) => p.name === 'snake'), embedded));
