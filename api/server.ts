@@ -4,6 +4,7 @@ import { AppError } from '../src/errors.js';
 import { closeDeps, createDeps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
 import { createServices } from '../src/services/index.js';
+import { startTelemetry } from '../src/telemetry.js';
 import { createApp } from './app.js';
 
 /** API entry point: connect, ensure bootstrap identity, listen, and shut down gracefully. */
@@ -11,6 +12,7 @@ async function main() {
   const config = loadConfig();
   const unsafe = productionProblem(config);
   if (unsafe) exitWith(`cortex api: refusing to start: ${unsafe}`);
+  const telemetry = startTelemetry(config, 'api');
   const log = createLogger(config.LOG_LEVEL, { component: 'api' });
   const deps = await createDeps(config, log);
   const services = createServices(deps);
@@ -42,6 +44,7 @@ async function main() {
     server.close();
     server.closeAllConnections();
     await closeDeps(deps);
+    await telemetry?.shutdown();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

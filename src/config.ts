@@ -55,6 +55,13 @@ export const ConfigSchema = z.object({
   // and on the worker at WORKER_METRICS_PORT (unset: not served).
   METRICS_TOKEN: z.string().min(16).optional(),
   WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  // The worker's Temporal SDK metrics (task latencies, slots, polls) in Prometheus format at this
+  // host:port (unset: not served). Separate from WORKER_METRICS_PORT: the SDK's core serves them itself.
+  TEMPORAL_METRICS_ADDRESS: z.string().regex(/^[\w.-]+:\d{1,5}$/, 'host:port').optional(),
+  // OpenTelemetry traces (docs/observability.md): the OTLP/HTTP collector base URL (spans go to
+  // <endpoint>/v1/traces); unset: no spans are recorded or sent. Protocol: protobuf (default) or JSON.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
   // Requests through share links, per minute: per token, and per client address.
   SHARE_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().default(120),
   // Server-to-server requests (the internal stimulus route) are signed with this secret; unset: derived from JWT_SECRET.

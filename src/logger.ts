@@ -1,6 +1,20 @@
 import { pino, type Logger } from 'pino';
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 
-/** Structured JSON logs; request handlers use a child logger carrying the request id. */
+/**
+ * The active span's ids for a log line (`trace_id`, `span_id`, as the OpenTelemetry log data
+ * model names them; not a conversation's `traceId`). Empty outside a span or without tracing.
+ */
+export function traceFields(): { trace_id?: string; span_id?: string } {
+  const ctx = trace.getActiveSpan()?.spanContext();
+  return ctx && isSpanContextValid(ctx) ? { trace_id: ctx.traceId, span_id: ctx.spanId } : {};
+}
+
+/**
+ * Structured JSON logs; request handlers use a child logger carrying the request id. A line
+ * written inside an OpenTelemetry span (a request, an activity) carries `trace_id` and `span_id`,
+ * so a log search and a trace view meet (docs/observability.md).
+ */
 export function createLogger(level: string, bindings: Record<string, unknown> = {}, destination?: { write(line: string): void }): Logger {
   return pino({
     level,
@@ -14,6 +28,7 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
       censor: '[redacted]',
     },
     timestamp: pino.stdTimeFunctions.isoTime,
+    mixin: traceFields,
   }, destination);
 }
 export type { Logger };

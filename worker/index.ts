@@ -2,7 +2,9 @@ import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { registry } from '../src/metrics.js';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
+import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, type OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
+import { activeTelemetry, startTelemetry } from '../src/telemetry.js';
 import { createActivities } from '../activities/index.js';
 import { loadConfig, productionProblem, type Config } from '../src/config.js';
 import { closeDeps, createDeps, type Deps } from '../src/deps.js';
@@ -10,6 +12,21 @@ import { createLogger } from '../src/logger.js';
 import { createServices } from '../src/services/index.js';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/**
+ * Workflow interceptor modules every bundle of workflowsPath must include (OpenTelemetry spans,
+ * workflows/interceptors.ts): a prebuilt bundle gets them from `bundleWorkflowCode`.
+ */
+export const workflowInterceptorModules = [fileURLToPath(new URL('../workflows/interceptors.ts', import.meta.url))];
+
+/**
+ * The sink through which workflow spans leave the sandbox: to this process's exporter when
+ * tracing is on (src/telemetry.ts), else dropped. Always registered, because every bundle has the
+ * workflow interceptors (see workflows/interceptors.ts for why they are never switched off).
+ */
+function workflowSpanSinks(): InjectedSinks<OpenTelemetrySinks> {
+  const telemetry = activeTelemetry();
+  return { exporter: telemetry ? makeWorkflowExporter(telemetry.exporter, telemetry.resource) : { export: { fn: () => undefined } } };
+}
 
 /**
  * Builds a worker over an existing dependency bag. A prebuilt bundle (CORTEX_WORKFLOW_BUNDLE,
@@ -26,6 +43,12 @@ export async function createWorker(deps: Deps, opts: { bundlePath?: string; task
   const worker = await Worker.create({
     connection, namespace: deps.config.TEMPORAL_NAMESPACE, taskQueue: opts.taskQueue ?? deps.config.TEMPORAL_TASK_QUEUE,
     activities: createActivities({ services }), ...source,
+    // Activity spans continue the workflow's trace; their log lines carry its ids.
+    interceptors: {
+      ...(source.workflowsPath ? { workflowModules: workflowInterceptorModules } : {}),
+      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+    },
+    sinks: workflowSpanSinks(),
     shutdownGraceTime: '2s',
   });
   return { worker, connection };
@@ -37,6 +60,10 @@ async function main(config: Config = loadConfig()) {
     console.error(`cortex worker: refusing to start: ${unsafe}`);
     process.exit(1);
   }
+  // The SDK's own metrics (workflow and activity task latencies, slots, polls), served by its core;
+  // must be installed before the first connection is made.
+  if (config.TEMPORAL_METRICS_ADDRESS) Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: config.TEMPORAL_METRICS_ADDRESS } } } });
+  const telemetry = startTelemetry(config, 'worker');
   const log = createLogger(config.LOG_LEVEL, { component: 'worker' });
   const deps = await createDeps(config, log);
   const { worker, connection } = await createWorker(deps);
@@ -53,6 +80,7 @@ async function main(config: Config = loadConfig()) {
   await worker.run();
   await connection.close();
   await closeDeps(deps);
+  await telemetry?.shutdown();
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

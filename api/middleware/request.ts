@@ -1,8 +1,11 @@
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { metrics } from '../../src/metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from '../../src/logger.js';
 
+/** The API's tracer (src/telemetry.ts); a no-op until tracing is started. */
+const tracer = trace.getTracer('cortex-api');
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SECRET_LIKE = /^[A-Za-z0-9_\-.~]{20,}$/;
 
@@ -18,7 +21,8 @@ export function redactPath(path: string): string {
  * Gives every request an id (X-Request-Id in and out) and a child logger carrying it. The request
  * line names the matched route pattern (`/v1/public/interventions/:token`), never the raw path or
  * query, so tokens in paths (`:token`) and queries (`t=`) are never written to the log; an
- * unmatched path is logged through redactPath.
+ * unmatched path is logged through redactPath. Each request is an OpenTelemetry span, and its
+ * log lines carry that span's trace id (src/logger.ts).
  */
 export function requestMiddleware(log: Logger) {
   return async (ctx: Context, next: Next) => {
@@ -28,12 +32,24 @@ export function requestMiddleware(log: Logger) {
     ctx.state.requestId = requestId;
     ctx.state.log = log.child({ requestId });
     const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const route = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
-      metrics.httpRequests.observe({ method: ctx.method, route: typeof route === 'string' ? route : 'unmatched', status: String(ctx.status) }, (performance.now() - started) / 1000);
-      (ctx.state.log as Logger).info({ method: ctx.method, route: typeof route === 'string' ? route : null, path: typeof route === 'string' ? route : redactPath(ctx.path), status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
-    }
+    // The request span: a caller's `traceparent` continues its trace; the span is named after the
+    // matched route template once routing is done (never the raw path). Everything the handler
+    // does (a workflow start, its activities) runs inside it.
+    const parent = propagation.extract(context.active(), ctx.headers);
+    const span = tracer.startSpan(ctx.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method } }, parent);
+    await context.with(trace.setSpan(parent, span), async () => {
+      try {
+        await next();
+      } finally {
+        const route = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
+        const template = typeof route === 'string' ? route : null;
+        metrics.httpRequests.observe({ method: ctx.method, route: template ?? 'unmatched', status: String(ctx.status) }, (performance.now() - started) / 1000);
+        if (template) span.updateName(`${ctx.method} ${template}`).setAttribute('http.route', template);
+        span.setAttribute('http.response.status_code', ctx.status);
+        if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        (ctx.state.log as Logger).info({ method: ctx.method, route: template, path: template ?? redactPath(ctx.path), status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
+        span.end();
+      }
+    });
   };
 }
