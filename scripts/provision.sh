@@ -8,7 +8,8 @@
 #
 # What it ensures, in order:
 #   1. node_modules      (npm ci when missing or older than package-lock.json)
-#   2. temporal CLI      (go install github.com/temporalio/cli/cmd/temporal@v1.5.1; the dev server)
+#   2. temporal CLI      (go install github.com/temporalio/cli/cmd/temporal@v1.5.1; the dev server;
+#                         v1.9.x, the newer tags the Go proxy serves, refuse go install: replace directive)
 #   3. ferretdb          (v1.24.2 built from source with a patched version.txt, see build_ferretdb)
 #   4. redis-server      (apt-get, only when missing)
 #   5. chromium          (apt-get, only when missing; the snake browser test drives it;

@@ -29,6 +29,14 @@ function workflowSpanSinks(): InjectedSinks<OpenTelemetrySinks> {
 }
 
 /**
+ * What a replay worker needs to replay histories of this worker's workflows: the same workflow
+ * code with the same workflow interceptors (replaying without them is a non-determinism error).
+ */
+export function replayOptions(): Pick<WorkerOptions, 'workflowsPath' | 'interceptors' | 'sinks'> {
+  return { workflowsPath, interceptors: { workflowModules: workflowInterceptorModules }, sinks: workflowSpanSinks() };
+}
+
+/**
  * Builds a worker over an existing dependency bag. A prebuilt bundle (CORTEX_WORKFLOW_BUNDLE,
  * produced once by the test setup or a production build) is used when given; otherwise the
  * workflows are bundled from source at start.

@@ -1,22 +1,57 @@
 /**
  * Workflow interceptors bundled with every workflow (worker/index.ts `workflowInterceptorModules`):
  * OpenTelemetry spans for the workflow run and for each activity and child workflow it starts,
- * continuing the trace the starter put in the headers. Spans leave the sandbox through the
- * `exporter` sink the worker registers.
+ * continuing the trace the starter put in the start headers. Spans leave the sandbox through the
+ * `exporter` sink the worker registers (dropped there when tracing is off).
  *
- * Always on, whether or not spans are exported: span ids come from the workflow's seeded random
- * source, so turning the interceptors on or off between runs of one workflow would change the ids
- * it draws (`uuid4()` for child workflows) on replay, a non-determinism error.
+ * Determinism: span ids are drawn from the workflow's seeded random source, the one `uuid4()`
+ * uses for child workflow ids. So tracing is decided once per workflow, from its own history: on
+ * when its start carries the trace header (every start through our clients since tracing exists,
+ * including child workflows of traced runs), off otherwise (runs started before, Schedules). A run
+ * in flight across the deploy that added tracing replays exactly as it ran
+ * (test/workflows/replay.test.ts replays histories recorded before).
  */
 import {
   OpenTelemetryInboundInterceptor,
   OpenTelemetryInternalsInterceptor,
   OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow/index.js';
-import type { WorkflowInterceptorsFactory } from '@temporalio/workflow';
+import type { WorkflowExecuteInput, WorkflowInterceptorsFactory } from '@temporalio/workflow';
 
-export const interceptors: WorkflowInterceptorsFactory = () => ({
-  inbound: [new OpenTelemetryInboundInterceptor()],
-  outbound: [new OpenTelemetryOutboundInterceptor()],
-  internals: [new OpenTelemetryInternalsInterceptor()],
-});
+/** The header Temporal's OpenTelemetry client and outbound interceptors write (`TRACE_HEADER`). */
+const TRACE_HEADER = '_tracer-data';
+
+type Method = (input: unknown, next: (input: unknown) => unknown) => unknown;
+
+/**
+ * `inner`'s interceptor methods, each delegating to it only while `on()` says so and passing
+ * straight to `next` otherwise.
+ */
+function gated<T extends object>(inner: T, on: () => boolean): T {
+  const out: Record<string, Method> = {};
+  for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(inner))) {
+    const method = (inner as Record<string, unknown>)[name];
+    if (name === 'constructor' || typeof method !== 'function') continue;
+    out[name] = (input, next) => (on() ? (method as Method).call(inner, input, next) : next(input));
+  }
+  return out as T;
+}
+
+export const interceptors: WorkflowInterceptorsFactory = () => {
+  let traced = false;
+  const on = () => traced;
+  const inbound = gated(new OpenTelemetryInboundInterceptor(), on);
+  const execute = inbound.execute!.bind(inbound);
+  return {
+    inbound: [{
+      ...inbound,
+      // The workflow's start decides, before its first command: the header is in its history.
+      execute: (input: WorkflowExecuteInput, next) => {
+        traced = input.headers[TRACE_HEADER] !== undefined;
+        return execute(input, next);
+      },
+    }],
+    outbound: [gated(new OpenTelemetryOutboundInterceptor(), on)],
+    internals: [gated(new OpenTelemetryInternalsInterceptor(), on)],
+  };
+};

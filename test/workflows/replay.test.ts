@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { workflowsPath } from '../../worker/index.js';
+import { replayOptions } from '../../worker/index.js';
 import { buildWorkspace } from '../support/app.js';
 import { usePlatform } from '../support/platform.js';
 
@@ -74,7 +74,7 @@ describe('workflow replay', () => {
 
     for (const [name, jobId] of [['neuron-run', neuronJob], ['pathway-run', pathwayJob]] as const) {
       const history = await app.deps.temporal.client.workflow.getHandle(jobId).fetchHistory();
-      await expect(Worker.runReplayHistory({ workflowsPath }, history, jobId)).resolves.toBeUndefined();
+      await expect(Worker.runReplayHistory(replayOptions(), history, jobId)).resolves.toBeUndefined();
       // RECORD_HISTORIES=1 refreshes the committed fixtures (only when a change is meant to break replay, behind wf.patched).
       const file = `${HISTORIES}${name}.json`;
       if (process.env.RECORD_HISTORIES === '1' || !existsSync(file)) writeFileSync(file, exportHistory(jobId));
@@ -86,7 +86,7 @@ describe('workflow replay', () => {
     expect(files.length).toBeGreaterThanOrEqual(2);
     for (const f of files) {
       const history: unknown = JSON.parse(readFileSync(`${HISTORIES}${f}`, 'utf8'));
-      await expect(Worker.runReplayHistory({ workflowsPath }, history, f), f).resolves.toBeUndefined();
+      await expect(Worker.runReplayHistory(replayOptions(), history, f), f).resolves.toBeUndefined();
     }
   }, 120_000);
 });
