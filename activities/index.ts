@@ -2,6 +2,7 @@ import type { Services } from '../src/services/index.js';
 import { createPathwayActivities } from './pathways.js';
 import { createIngestActivities } from './ingest.js';
 import { createReceptorActivities } from './receptors.js';
+import { createSearchActivities } from './search.js';
 import { createRunActivities } from './runs.js';
 
 /** Every activity, assembled from per-area factories; wired only in worker/index.ts (and tests). */
@@ -10,5 +11,6 @@ export const createActivities = (deps: { services: Services }) => ({
   ...createPathwayActivities(deps),
   ...createReceptorActivities(deps),
   ...createIngestActivities(deps),
+  ...createSearchActivities(deps),
 });
 export type Activities = ReturnType<typeof createActivities>;

@@ -11,6 +11,7 @@ import { createReceptorFireService } from './receptor-fires.js';
 import { createReceptorService } from './receptors.js';
 import { createScheduleService } from './schedules.js';
 import { createResourceEvents } from './resource-events.js';
+import { createSearchService } from './search.js';
 import { createSkillService } from './skills.js';
 import { createShareService } from './shares.js';
 import { createGuard } from '../net/guard.js';
@@ -74,6 +75,7 @@ export function createServices(deps: Deps) {
   const memories = createMemoryService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, neurons: deps.repos.neurons, traces: deps.repos.traces, blobs, ingest, events, guard: ingestGuard, config: c });
   const catalog = createCatalogService({ repo: deps.repos.knowledge, documents, memories, skills, events });
   const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, usage: deps.repos.usage, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
-  return { blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  const search = createSearchService({ repos: deps.repos, redis: deps.redis, streams: deps.streams, embedder, jobs, usage, config: c, log: deps.log });
+  return { search, blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -197,6 +197,13 @@ export interface SystemJobInput {
   job: { kind: 'maintenance'; key: string } | { kind: 'action_plan'; pathwayId: string; autoExecute: boolean };
 }
 
+/** The `search` workflow (GET /v1/search, docs/search.md): the query and the caller's scope; one activity per type. */
+export interface SearchJobInput {
+  jobId: string; workspaceId: string; brainId: string | null; userId: string | null; apiKeyId: string | null; roles: string[];
+  q: string; types: ('assets' | 'artifacts' | 'stakeholder_maps' | 'meetings' | 'action_plans' | 'receptors' | 'pathways' | 'neurons' | 'reflexes' | 'memories')[];
+  limit: number; offset: number; isActive: boolean | null; searchMode: 'hybrid' | 'lexical' | 'vector';
+}
+
 /** The `ingest` workflow (docs/knowledge.md): one resource version; ids only, the text is read by the activities. */
 export interface IngestInput {
   jobId: string; workspaceId: string; brainId: string; kind: 'asset' | 'artifact' | 'memory'; resourceId: string; version: number;

@@ -200,6 +200,11 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/memories/bulk-delete': { ids: [w.ids.memory] },
     'POST /v1/recollections': { name: 'r2' },
     'PUT /v1/recollections/:id': { name: 'renamed' },
+    'POST /v1/grep': { query: 'neurons' },
+    'POST /v1/search': { query: 'authz' },
+    'POST /v1/browse': { type: 'neurons' },
+    'POST /v1/browse/resource-tree': { brain_id: w.a.brainId },
+    'POST /v1/recollections/search': { query: 'x', owner_type: 'trace', owner_ids: [w.ids.trace] },
   };
   return bodies[`${def.method.toUpperCase()} ${def.path}`] ?? MISSING;
 }
@@ -211,6 +216,8 @@ function queryFor(def: RouteDef): string {
     'GET /v1/pathways/:id/participants/check-role': `?user_id=${w.ids.participantUser}&role=viewer`,
     'DELETE /v1/receptor-channel-bindings': `?id=${w.ids.binding}`,
     'DELETE /v1/assets/:id/chunks/by-source': '?source=body',
+    'GET /v1/search': '?q=authz',
+    'GET /v1/browse': '?type=neurons',
   };
   return queries[`${def.method.toUpperCase()} ${def.path}`] ?? '';
 }
