@@ -88,7 +88,7 @@ export const ConfigSchema = z.object({
   /** Search (docs/search.md): reciprocal rank fusion constant and the default weight of each leg. */
   SEARCH_RRF_K: z.coerce.number().int().min(1).max(1000).default(60),
   SEARCH_LEXICAL_WEIGHT: z.coerce.number().min(0).max(100).default(1),
-  SEARCH_VECTOR_WEIGHT: z.coerce.number().min(0).max(100).default(1),
+  SEARCH_VECTOR_WEIGHT: z.coerce.number().min(0).max(100).default(0.5),
   /** How long a search waits for this process's index to apply changes already written (read your writes). */
   SEARCH_FRESH_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(3000),
   // Where the offline word vectors are kept in their compact form (converted once from the npm package).

@@ -6,7 +6,8 @@ import type { Embedder } from '../embeddings/index.js';
 import { validationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Scope } from '../scope.js';
-import { createMemoryIndex, fuseRrf, tokenize, type EntryFilter, type IndexEntry, type MemoryIndex, type Scored, type SearchType } from '../search/memory-index.js';
+import { createMemoryIndex, tokenize, type EntryFilter, type IndexEntry, type MemoryIndex, type SearchType } from '../search/memory-index.js';
+import { rankEntries, type HitExplain } from '../search/rank.js';
 import { andTerms, CONTENT_GREP, LISTABLE_TYPES, HAS_PATH, HAS_VISIBILITY, haystack, KEYWORD_ONLY, needlesOf, parseQuery, SEARCH_TYPES, snippetOf, typeOf, type ParsedQuery } from '../search/query.js';
 import { createSources, TYPE_OF_KIND, type Source } from '../search/sources.js';
 import type { Streams } from '../streams.js';
@@ -22,14 +23,6 @@ export interface SearchHit {
   type: SearchType; id: string; path: string; title: string; snippet: string; url: string;
   similarity: number; score: number; chunk_id?: string;
   explain?: HitExplain;
-}
-/** How a hit's fused score came about (`explain: true`): score = Σ weight / (k + rank) over the legs it is in. */
-export interface HitExplain {
-  lexical: { rank: number; score: number } | null;
-  vector: { rank: number; similarity: number } | null;
-  fused: number; k: number; weights: { lexical: number; vector: number };
-  /** Kept although below the threshold, because the lexical leg matched it. */
-  kept_by_lexical?: boolean;
 }
 export interface ListHit { type: SearchType; id: string; path: string; title: string; snippet: string; url: string; updated_at: string; is_active?: boolean }
 
@@ -200,8 +193,6 @@ export function createSearchService(d: {
     return { vector: out.vectors[0], model: out.model };
   }
 
-  const dot = (a: Float32Array, b: Float32Array) => { let s = 0; for (let i = 0; i < a.length; i++) s += a[i] * b[i]; return s; };
-
   /**
    * Ranks entries for one text query: BM25 and exact vectors (each the top `depth`), fused with
    * RRF (k, weights), the threshold applied after fusion to hits only the vector leg found, then
@@ -210,38 +201,12 @@ export function createSearchService(d: {
   async function rank(scope: Scope, text: string, filter: EntryFilter, o: {
     mode: SearchMode; depth: number; keywordOnly: boolean; threshold?: number; weights?: { lexical?: number; vector?: number };
   }) {
-    const k = c.SEARCH_RRF_K;
-    const weights = { lexical: o.weights?.lexical ?? c.SEARCH_LEXICAL_WEIGHT, vector: o.weights?.vector ?? c.SEARCH_VECTOR_WEIGHT };
     const useVector = o.mode !== 'lexical' && !o.keywordOnly;
-    const useLexical = o.mode !== 'vector' || o.keywordOnly;
-    const lexical: Scored[] = useLexical ? index.lexical(scope.workspaceId, tokenize(text), filter, o.depth) : [];
     const q = useVector ? await queryVector(scope, text) : null;
-    const vector: Scored[] = q ? index.vector(scope.workspaceId, q.vector, q.model, filter, o.depth) : [];
-    const fused = fuseRrf([{ name: 'lexical', hits: lexical, weight: weights.lexical }, { name: 'vector', hits: vector, weight: weights.vector }], k);
-    const lexScore = new Map(lexical.map((h) => [h.entry.id, h.score]));
-    const vecScore = new Map(vector.map((h) => [h.entry.id, h.score]));
-    const topLexical = lexical[0]?.score ?? 1;
-    const seen = new Set<string>();
-    const out: { entry: IndexEntry; score: number; similarity: number; explain: HitExplain }[] = [];
-    for (const f of fused) {
-      const e = f.entry;
-      const sim = vecScore.get(e.id) ?? (q && e.vector && e.vectorModel === q.model && e.vector.length === q.vector.length ? dot(q.vector, e.vector) : null);
-      // Without vectors (keyword-only types, lexical mode with no stored vector) similarity is the BM25 score relative to the best hit.
-      const similarity = sim ?? (lexScore.has(e.id) ? lexScore.get(e.id)! / topLexical : 0);
-      const explain: HitExplain = {
-        lexical: f.ranks.lexical ? { rank: f.ranks.lexical, score: lexScore.get(e.id)! } : null,
-        vector: f.ranks.vector ? { rank: f.ranks.vector, similarity: vecScore.get(e.id)! } : null,
-        fused: f.score, k, weights,
-      };
-      if (o.threshold !== undefined && sim !== null && sim < o.threshold) {
-        if (!f.ranks.lexical) continue;
-        explain.kept_by_lexical = true;
-      }
-      if (seen.has(e.resourceId)) continue;
-      seen.add(e.resourceId);
-      out.push({ entry: e, score: f.score, similarity: Math.round(similarity * 1e6) / 1e6, explain });
-    }
-    return out;
+    return rankEntries(index, {
+      workspaceId: scope.workspaceId, terms: tokenize(text), query: q, filter, depth: o.depth, lexical: o.mode !== 'vector' || o.keywordOnly,
+      k: c.SEARCH_RRF_K, weights: { lexical: o.weights?.lexical ?? c.SEARCH_LEXICAL_WEIGHT, vector: o.weights?.vector ?? c.SEARCH_VECTOR_WEIGHT }, threshold: o.threshold,
+    });
   }
 
   const toHit = (e: IndexEntry, needles: string[], extra: { score: number; similarity: number; explain?: HitExplain }): SearchHit => ({

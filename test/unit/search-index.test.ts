@@ -101,6 +101,27 @@ describe('embedded search index', () => {
     expect(idx.size('a')).toBe(1);
   });
 
+  it('after many replacements and removals (tombstones, then a compaction) both legs still equal the references', () => {
+    const idx = createMemoryIndex();
+    const all = corpus(3000, 8, 11);
+    for (const d of all) idx.replaceResource('w', d.id, [{ ...d, resourceId: d.id }]);
+    // Remove two thirds (past the compaction point), then re-add some with new text.
+    const kept = all.filter((_, i) => i % 3 === 0);
+    for (const d of all) if (!kept.includes(d)) idx.removeResource('w', d.id);
+    const changed = kept.map((d, i) => (i % 2 ? { ...d, resourceId: d.id, text: `${d.text} w7 w7` } : { ...d, resourceId: d.id }));
+    for (const d of changed.filter((_, i) => i % 2)) idx.replaceResource('w', d.id, [d]);
+    expect(idx.size('w')).toBe(kept.length);
+    for (const q of [['w7'], ['w3', 'w40'], ['w2', 'w250', 'w7']]) {
+      const ref = bm25Reference(changed, q).slice(0, 15);
+      const got = idx.lexical('w', q, () => true, 15);
+      expect(got.map((h) => h.entry.id)).toEqual(ref.map((r) => r.id));
+      got.forEach((h, i) => expect(h.score).toBeCloseTo(ref[i].s, 9));
+    }
+    const qv = changed[4].vector!;
+    const vref = changed.map((d) => ({ id: d.id, s: d.vector!.reduce((a, x, i) => a + x * qv[i], 0) })).sort((a, b) => b.s - a.s).slice(0, 10);
+    expect(idx.vector('w', qv, 'm', () => true, 10).map((h) => h.entry.id)).toEqual(vref.map((r) => r.id));
+  });
+
   it('reciprocal rank fusion adds weight / (k + rank) per leg', () => {
     const en = (id: string) => ({ entry: { id } as IndexEntry });
     const fused = fuseRrf([{ name: 'lexical', hits: [en('a'), en('b')], weight: 1 }, { name: 'vector', hits: [en('b'), en('c')], weight: 2 }], 60);
