@@ -4,3 +4,5 @@ export { pathwayRun } from './pathway-run.js';
 export { receptorFire } from './receptor-fire.js';
 export { systemJob } from './system-job.js';
 export { ingest } from './ingest.js';
+export { liveTranscription } from './live-transcription.js';
+export { transcription } from './transcription.js';
