@@ -4,6 +4,7 @@ import { createIngestActivities } from './ingest.js';
 import { createReceptorActivities } from './receptors.js';
 import { createSearchActivities } from './search.js';
 import { createRunActivities } from './runs.js';
+import { createTranscriptionActivities } from './transcription.js';
 
 /** Every activity, assembled from per-area factories; wired only in worker/index.ts (and tests). */
 export const createActivities = (deps: { services: Services }) => ({
@@ -12,5 +13,6 @@ export const createActivities = (deps: { services: Services }) => ({
   ...createReceptorActivities(deps),
   ...createIngestActivities(deps),
   ...createSearchActivities(deps),
+  ...createTranscriptionActivities(deps),
 });
 export type Activities = ReturnType<typeof createActivities>;

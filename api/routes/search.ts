@@ -8,6 +8,7 @@ import {
   ResourceTree, ResourceTreeBody, SearchBody, SearchResult,
 } from '../../src/schemas/search.js';
 import { presentAsset, presentArtifact, presentMemory } from '../presenters/knowledge.js';
+import { presentMeeting } from '../presenters/meeting.js';
 import { presentNeuron } from '../presenters/neuron.js';
 import { presentPathway } from '../presenters/pathway.js';
 import { presentReceptor } from '../presenters/receptor.js';
@@ -25,6 +26,7 @@ const fullHead: Partial<Record<SearchType, (s: Services, scope: Scope, id: strin
   assets: async (s, scope, id) => presentAsset(await s.documents.get(scope, id, 'asset')),
   artifacts: async (s, scope, id) => presentArtifact(await s.documents.get(scope, id, 'artifact')),
   memories: async (s, scope, id) => presentMemory(await s.memories.get(scope, id)),
+  meetings: async (s, scope, id) => presentMeeting(await s.meetings.get(scope, id)),
 };
 
 async function browse(services: Services, scope: Scope, b: { type: string; limit: number; offset: number; full_heads: boolean }) {

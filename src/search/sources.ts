@@ -1,4 +1,5 @@
 import type { ChunkDoc, DocumentDoc, MemoryDoc } from '../db/knowledge.js';
+import type { MeetingDoc } from '../db/meetings.js';
 import { decodeBlob } from '../db/codec.js';
 import type { Repos } from '../db/index.js';
 import type { NeuronDoc } from '../db/neurons.js';
@@ -119,6 +120,14 @@ export function createSources(repos: Repos): Source[] {
       },
       async *all() { for await (const p of repos.receptors.actionPlans.find({})) yield [await actionPlanEntry(p)]; },
     },
+    {
+      type: 'meetings',
+      async load(ws, id) {
+        const m = await repos.meetings.meetings.findOne({ _id: id, workspaceId: ws });
+        return m ? [meetingEntry(m)] : [];
+      },
+      async *all() { for await (const m of repos.meetings.meetings.find({})) yield [meetingEntry(m)]; },
+    },
     documents('asset'),
     documents('artifact'),
     {
@@ -152,6 +161,18 @@ function neuronEntry(n: NeuronDoc): IndexEntry {
     // A core neuron's system prompt is redacted for most readers: it is not searchable either.
     title: n.name, description: n.description, text: n.scope === 'core' ? '' : str(cfg.system_prompt), path: '',
     isActive: n.isActive, visibility: n.scope, url: `/v1/neurons/${n._id}`, displayPath: joinPath('neurons', n.name), updatedAt: n.updatedAt.getTime(),
+  };
+}
+
+/** A meeting's searchable text: summary, agenda, notes, decisions, action items, then the transcript (first 20,000 characters). */
+function meetingEntry(m: MeetingDoc): IndexEntry {
+  const body = decodeBlob<Record<string, unknown>>(m.body, {});
+  const flat = (v: unknown): string => (typeof v === 'string' ? v : Array.isArray(v) ? v.map(flat).join('\n') : v && typeof v === 'object' ? Object.values(v).map(flat).join(' ') : '');
+  const transcript = Array.isArray(body.transcript_segments) ? (body.transcript_segments as { text?: unknown }[]).map((x) => str(x?.text)).join(' ') : '';
+  const text = [flat(body.summary), flat(body.agenda), flat(body.notes), flat(body.decisions), flat(body.action_items), transcript].filter(Boolean).join('\n').slice(0, 20_000);
+  return {
+    id: m._id, workspaceId: m.workspaceId, brainId: m.brainId, type: 'meetings', resourceId: m._id,
+    title: m.title, description: m.description, text, path: '', url: `/v1/meetings/${m._id}`, displayPath: joinPath('meetings', m.title), updatedAt: m.updatedAt.getTime(),
   };
 }
 

@@ -223,6 +223,17 @@ describe('the index follows the store', () => {
     }
   });
 
+  it('meetings are found by their notes and transcript, and a patch is followed', async () => {
+    const created = await post('/v1/meetings', { title: 'Vendor review', description: 'Monthly review', body: { notes: 'Discussed the wombat migration.' } });
+    expect(created.status, created.text).toBe(201);
+    const id = String((created.body as { id: string }).id);
+    expect(titles((await search({ query: 'meetings/wombat' })).results)).toEqual(['Vendor review']);
+    const patched = await post(`/v1/resources/meeting/${id}/patch`, { transcript_segments: [{ speaker: 'A', text: 'The echidna contract renews in May.' }] });
+    expect(patched.status, patched.text).toBe(200);
+    expect(titles((await search({ query: 'meetings/echidna contract' })).results)).toEqual(['Vendor review']);
+    expect(titles(((await post('/v1/grep', { query: 'meetings/vendor' })).body as { results: Hit[] }).results)).toEqual(['Vendor review']);
+  });
+
   it('a second workspace finds nothing of the first', async () => {
     const other = await buildWorkspace(app);
     expect((await search({ query: 'invoices' }, other)).results).toEqual([]);
