@@ -1,7 +1,7 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { cancelSignal, chunkSignal, statusQuery, stopSignal, type LiveStatus, type LiveTranscriptionInput } from '../src/temporal/definitions.js';
-import { recordFailure } from './failures.js';
+import { chunkSignal, stopSignal, type LiveTranscriptionInput } from '../src/temporal/definitions.js';
+import { trackedJob } from './failures.js';
 
 const live = wf.proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
@@ -23,16 +23,12 @@ const HISTORY_LIMIT = 8000;
  * `stop` (or no chunk for idleTimeoutMs) runs the final pass over all stored audio.
  */
 export async function liveTranscription(input: LiveTranscriptionInput): Promise<{ artifactId: string; chars: number }> {
-  const status: LiveStatus = { status: 'running', progress: 0, currentStep: input.stopped ? 'finalizing' : 'live' };
   let pending = true;
   let stopped = input.stopped ?? false;
   let partialSeq = -1;
-  let cancelReason: string | undefined;
-  wf.setHandler(statusQuery, () => status);
   wf.setHandler(chunkSignal, () => void (pending = true));
   wf.setHandler(stopSignal, () => void (stopped = true));
-  wf.setHandler(cancelSignal, ({ reason }) => void (cancelReason = reason));
-  try {
+  return trackedJob(input.stopped ? 'finalizing' : 'live', async (status) => {
     await live.liveBegin(input);
     while (!stopped) {
       const woke = await wf.condition(() => pending || stopped, input.idleTimeoutMs);
@@ -48,13 +44,6 @@ export async function liveTranscription(input: LiveTranscriptionInput): Promise<
     }
     status.currentStep = 'finalizing';
     status.progress = 50;
-    const result = await final.liveFinalize(input);
-    status.status = 'completed';
-    status.progress = 100;
-    status.currentStep = 'completed';
-    return result;
-  } catch (err) {
-    status.status = 'failed';
-    return recordFailure(err, cancelReason, (reason) => live.liveFail(input, reason));
-  }
+    return final.liveFinalize(input);
+  }, (reason) => live.liveFail(input, reason));
 }

@@ -1,7 +1,7 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { cancelSignal, statusQuery, type LiveStatus, type SearchJobInput } from '../src/temporal/definitions.js';
-import { recordFailure } from './failures.js';
+import type { SearchJobInput } from '../src/temporal/definitions.js';
+import { trackedJob } from './failures.js';
 
 const steps = wf.proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -15,11 +15,7 @@ const local = wf.proxyLocalActivities<Activities>({ startToCloseTimeout: '10 sec
  * type's hits, the total and the normalized list.
  */
 export async function search(input: SearchJobInput): Promise<{ total: number }> {
-  const status: LiveStatus = { status: 'running', progress: 0, currentStep: `searching ${input.types.length} types` };
-  let cancelReason: string | undefined;
-  wf.setHandler(statusQuery, () => status);
-  wf.setHandler(cancelSignal, ({ reason }) => void (cancelReason = reason));
-  try {
+  return trackedJob(`searching ${input.types.length} types`, async (status) => {
     let done = 0;
     const facets = await Promise.all(input.types.map(async (type) => {
       const facet = await steps.searchFacet(input, type);
@@ -30,13 +26,6 @@ export async function search(input: SearchJobInput): Promise<{ total: number }> 
       return facet;
     }));
     status.currentStep = 'finishing';
-    const result = await steps.searchFinish(input, facets);
-    status.status = 'completed';
-    status.progress = 100;
-    status.currentStep = 'completed';
-    return result;
-  } catch (err) {
-    status.status = 'failed';
-    return recordFailure(err, cancelReason, (reason) => steps.searchFail(input, reason));
-  }
+    return steps.searchFinish(input, facets);
+  }, (reason) => steps.searchFail(input, reason));
 }

@@ -1,7 +1,7 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { cancelSignal, statusQuery, type LiveStatus, type TranscriptionInput } from '../src/temporal/definitions.js';
-import { recordFailure } from './failures.js';
+import type { TranscriptionInput } from '../src/temporal/definitions.js';
+import { trackedJob } from './failures.js';
 
 const steps = wf.proxyActivities<Activities>({
   startToCloseTimeout: '60 minutes',
@@ -14,18 +14,5 @@ const steps = wf.proxyActivities<Activities>({
  * only ids and counts.
  */
 export async function transcription(input: TranscriptionInput): Promise<{ chars: number; segments: number; durationMs: number }> {
-  const status: LiveStatus = { status: 'running', progress: 0, currentStep: 'transcribing' };
-  let cancelReason: string | undefined;
-  wf.setHandler(statusQuery, () => status);
-  wf.setHandler(cancelSignal, ({ reason }) => void (cancelReason = reason));
-  try {
-    const out = await steps.transcribeRun(input);
-    status.status = 'completed';
-    status.progress = 100;
-    status.currentStep = 'completed';
-    return out;
-  } catch (err) {
-    status.status = 'failed';
-    return recordFailure(err, cancelReason, (reason) => steps.transcribeFail(input, reason));
-  }
+  return trackedJob('transcribing', () => steps.transcribeRun(input), (reason) => steps.transcribeFail(input, reason));
 }
