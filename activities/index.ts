@@ -3,6 +3,7 @@ import { createPathwayActivities } from './pathways.js';
 import { createIngestActivities } from './ingest.js';
 import { createReceptorActivities } from './receptors.js';
 import { createRunActivities } from './runs.js';
+import { createStakeholderMapActivities } from './stakeholder-maps.js';
 
 /** Every activity, assembled from per-area factories; wired only in worker/index.ts (and tests). */
 export const createActivities = (deps: { services: Services }) => ({
@@ -10,5 +11,6 @@ export const createActivities = (deps: { services: Services }) => ({
   ...createPathwayActivities(deps),
   ...createReceptorActivities(deps),
   ...createIngestActivities(deps),
+  ...createStakeholderMapActivities(deps),
 });
 export type Activities = ReturnType<typeof createActivities>;

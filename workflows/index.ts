@@ -4,3 +4,4 @@ export { pathwayRun } from './pathway-run.js';
 export { receptorFire } from './receptor-fire.js';
 export { systemJob } from './system-job.js';
 export { ingest } from './ingest.js';
+export { stakeholderExtract } from './stakeholder-extract.js';

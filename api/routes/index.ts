@@ -18,7 +18,12 @@ import assets from './assets.js';
 import artifacts from './artifacts.js';
 import memories from './memories.js';
 import knowledgeCatalog from './knowledge-catalog.js';
+import stakeholderMaps from './stakeholder-maps.js';
 
-/** The flat list of every mounted route family (OpenAPI walks the same list). */
-export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, skills, usage, assets, artifacts, memories, knowledgeCatalog };
+/**
+ * The flat list of every mounted route family (OpenAPI walks the same list). Order matters where
+ * paths overlap: stakeholderMaps' literal /v1/resources/stakeholder_maps… paths precede the
+ * generic catalog routes of knowledgeCatalog.
+ */
+export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, skills, usage, assets, artifacts, memories, stakeholderMaps, knowledgeCatalog };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

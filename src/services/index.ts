@@ -28,6 +28,7 @@ import { createDocumentService } from './documents.js';
 import { createIngestService } from './ingest.js';
 import { createMemoryService } from './memories.js';
 import { createCatalogService } from './catalog.js';
+import { createStakeholderMapService } from './stakeholder-maps.js';
 
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
@@ -73,7 +74,9 @@ export function createServices(deps: Deps) {
   const documents = createDocumentService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, blobs, ingest, events, guard: ingestGuard, config: c });
   const memories = createMemoryService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, neurons: deps.repos.neurons, traces: deps.repos.traces, blobs, ingest, events, guard: ingestGuard, config: c });
   const catalog = createCatalogService({ repo: deps.repos.knowledge, documents, memories, skills, events });
+  // Stakeholder maps (docs/stakeholder-maps.md). `meetings` is the meetings family's transcript reader, bound when it exists.
+  const stakeholderMaps = createStakeholderMapService({ repo: deps.repos.stakeholderMaps, workspaces: deps.repos.workspaces, jobs, usage, models, events, config: c, meetings: () => null });
   const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, usage: deps.repos.usage, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
-  return { blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  return { stakeholderMaps, blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;
