@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
-import { claim, claimNext, newest } from '../db/claims.js';
+import { claim, claimNext, isDuplicateKey, newest } from '../db/claims.js';
 import { decodeBlob, encodeBlob } from '../db/codec.js';
 import type { StakeholderMapDoc, StakeholderMapRepo, StakeholderRevisionDoc, StakeholderVersionDoc } from '../db/stakeholder-maps.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
@@ -21,7 +21,7 @@ import { uuidFromName } from './runs.js';
 import type { UsageService } from './usage.js';
 
 /** Live-graph revisions kept per map (older ones are pruned; saved versions are kept for good). */
-export const REVISIONS_KEPT = 50;
+export const REVISIONS_KEPT = 10;
 
 /**
  * What the meetings family provides to the extraction step (docs/stakeholder-maps.md, Meeting
@@ -123,15 +123,26 @@ export function createStakeholderMapService(d: {
     await repo.maps.updateOne({ _id: m._id, workspaceId: m.workspaceId, revision: { $lt: rev.revision } }, {
       $set: { revision: rev.revision, counts: countsOf(g), summary: g.summary.slice(0, 2000), updatedAt: rev.createdAt },
     });
-    if (g.stakeholders.length) {
-      await repo.index.bulkWrite(g.stakeholders.map((s) => ({
-        updateOne: { filter: { _id: s.id }, update: { $set: { workspaceId: m.workspaceId, brainId: m.brainId, mapId: m._id, name: s.name } }, upsert: true },
-      })), { ordered: false });
-    }
+    const touched = ownWrite ? new Set([...mine!.changes.added.stakeholders, ...mine!.changes.updated.stakeholders]) : null;
+    await indexStakeholders(m, g.stakeholders.filter((s) => !touched || touched.has(s.id)));
     await repo.revisions.deleteMany({ mapId: m._id, revision: { $lte: rev.revision - REVISIONS_KEPT } });
     await d.events.emit(m.workspaceId, 'updated', ref(m));
     const noChanges: Changes = { added: { stakeholders: [], interactions: [], edges: [], risks: [] }, updated: { stakeholders: [], interactions: [], edges: [], risks: [] }, removed: { stakeholders: [], interactions: [], edges: [], risks: [] }, summary_changed: false };
     return { revision: rev.revision, changes: ownWrite ? mine!.changes : noChanges, graph: g };
+  }
+
+  /** Where each stakeholder lives (idempotent upserts; two writers racing to insert one id: the second becomes an update). */
+  async function indexStakeholders(m: StakeholderMapDoc, list: Graph['stakeholders']) {
+    if (!list.length) return;
+    const write = () => repo.index.bulkWrite(list.map((s) => ({
+      updateOne: { filter: { _id: s.id }, update: { $set: { workspaceId: m.workspaceId, brainId: m.brainId, mapId: m._id, name: s.name } }, upsert: true },
+    })), { ordered: false });
+    try {
+      await write();
+    } catch (e) {
+      if (!isDuplicateKey(e)) throw e;
+      await write();
+    }
   }
 
   /** Records the live graph (as it is now) as the map's next version number. */

@@ -155,6 +155,29 @@ describe('the stakeholder map flow', () => {
     expect(events.every((e) => e.resource.brain_id === ws.brainId)).toBe(true);
   });
 
+  it('concurrent first reads make one default map; concurrent patches all land, one revision each', async () => {
+    const ws = await buildWorkspace(app);
+    const firsts = await Promise.all(Array.from({ length: 6 }, () => app.get('/v1/stakeholder-map', ws.key, ws.brainHeaders)));
+    const ids = new Set(firsts.map((r) => LiveMap.parse(r.body).resource_id));
+    expect(ids.size).toBe(1);
+    const mapId = [...ids][0];
+    const n = 12;
+    const results = await Promise.all(Array.from({ length: n }, (_, i) => patch(ws, mapId, { ops: [
+      { op: 'upsert_stakeholder', name: `Person ${i}` },
+      { op: 'add_interaction', summary: `call ${i}`, participants: [`Person ${i}`, 'Shared Lead'] },
+    ] })));
+    expect(results.map((r) => `${r.status} ${r.status === 200 ? "" : r.text}`)).toEqual(Array(n).fill("200 "));
+    expect(results.map((r) => PatchResult.parse(r.body).revision).sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    const live = await defaultMap(ws);
+    expect(live.revision).toBe(n);
+    // Every patch was applied to the graph the previous one left: nothing lost, 'Shared Lead' made once.
+    expect(live.graph.counts).toEqual({ stakeholders: n + 1, interactions: n, edges: 0, risks: 0 });
+    // Only the newest revisions are kept.
+    expect(await app.deps.db.collection('stakeholder_map_revisions').countDocuments({ mapId })).toBeLessThanOrEqual(10);
+    const sse = await readSse(`${app.url}/v1/resource-events/stream`, { headers: { authorization: `Bearer ${ws.key}` }, until: (ev) => ev.length >= n + 1, timeoutMs: 10_000 });
+    expect(sse.events.map(dataOf).filter((e) => (e as { action: string }).action === 'created')).toHaveLength(1);
+  });
+
   it('a second workspace sees nothing of the first', async () => {
     const ws = await buildWorkspace(app);
     const other = await buildWorkspace(app);
