@@ -17,21 +17,25 @@ export interface StakeholderMapDoc {
 }
 
 /**
- * One state of the live graph, claimed by unique `_id` `<map>:<revision>`: every patch inserts the
- * next revision with the whole graph (JSON through the codec), so concurrent patches serialize
- * on the claim and a reader always sees a complete graph. Only the newest revisions are kept.
+ * One state of the live graph, claimed by unique `_id` `<map>:<revision>` (src/db/claims.ts): a
+ * small record pointing at the graph's body (`graphId` in stakeholder_map_graphs), so the
+ * queries that scan revisions and versions never read graph bodies. Only the newest revisions
+ * (and their bodies) are kept.
  */
 export interface StakeholderRevisionDoc {
-  _id: string; mapId: string; workspaceId: string; revision: number; graph: Blob;
+  _id: string; mapId: string; workspaceId: string; revision: number; graphId: string; counts: GraphCounts;
   /** Idempotency key of the change (an extraction job applies once). */
   opKey: string | null;
   createdBy: string | null; createdAt: Date;
 }
 
-/** A saved version: a numbered snapshot of the live graph (unique per map and number). */
+/** A graph body (JSON through the codec), immutable, read by `_id` only. */
+export interface StakeholderGraphDoc { _id: string; mapId: string; workspaceId: string; graph: Blob; createdAt: Date }
+
+/** A saved version: a numbered snapshot of the live graph (unique per map and number), with its own body. */
 export interface StakeholderVersionDoc {
   _id: string; mapId: string; workspaceId: string; brainId: string; version: number; label: string | null; revision: number;
-  graph: Blob; counts: GraphCounts; createdBy: string | null; createdAt: Date;
+  graphId: string; counts: GraphCounts; createdBy: string | null; createdAt: Date;
 }
 
 /** Where a stakeholder lives (briefings name a stakeholder by id alone). */
@@ -60,6 +64,7 @@ export function createStakeholderMapRepo(db: Db) {
   return {
     maps: db.collection<StakeholderMapDoc>('stakeholder_maps'),
     revisions: db.collection<StakeholderRevisionDoc>('stakeholder_map_revisions'),
+    graphs: db.collection<StakeholderGraphDoc>('stakeholder_map_graphs'),
     versions: db.collection<StakeholderVersionDoc>('stakeholder_map_versions'),
     index: db.collection<StakeholderIndexDoc>('stakeholder_index'),
     extractions: db.collection<StakeholderExtractionDoc>('stakeholder_extractions'),

@@ -22,6 +22,8 @@ import type { UsageService } from './usage.js';
 
 /** Live-graph revisions kept per map (older ones are pruned; saved versions are kept for good). */
 export const REVISIONS_KEPT = 10;
+/** JSON characters of decoded graph bodies each process keeps in memory (a full map is ~2 MB). */
+export const GRAPH_CACHE_CHARS = 24_000_000;
 
 /**
  * What the meetings family provides to the extraction step (docs/stakeholder-maps.md, Meeting
@@ -80,9 +82,43 @@ export function createStakeholderMapService(d: {
   /** The map a request names (resource_id), else the brain's default map. */
   const resolve = (scope: Scope, resourceId?: string) => (resourceId ? get(scope, resourceId) : ensureDefault(scope));
 
+  /**
+   * Graph bodies are immutable, so each process keeps the newest ones it read or wrote, decoded
+   * (up to GRAPH_CACHE_CHARS of their JSON): a live read is then a small record lookup.
+   */
+  const cache = new Map<string, { graph: Graph; size: number }>();
+  let cached = 0;
+  const remember = (id: string, graph: Graph, size: number) => {
+    if (size > GRAPH_CACHE_CHARS) return;
+    cache.delete(id);
+    cache.set(id, { graph, size });
+    cached += size;
+    for (const [k, v] of cache) {
+      if (cached <= GRAPH_CACHE_CHARS) break;
+      cache.delete(k);
+      cached -= v.size;
+    }
+  };
+  async function loadGraph(id: string): Promise<Graph> {
+    const hit = cache.get(id);
+    if (hit) return hit.graph;
+    const doc = await repo.graphs.findOne({ _id: id });
+    if (!doc) throw new Error(`stakeholder graph body ${id} is missing`);
+    const graph = decodeBlob<Graph>(doc.graph, emptyGraph());
+    remember(id, graph, doc.graph.length);
+    return graph;
+  }
+  async function storeGraph(m: StakeholderMapDoc, graph: Graph, at: Date): Promise<string> {
+    const id = randomUUID();
+    const body = encodeBlob(graph);
+    await repo.graphs.insertOne({ _id: id, mapId: m._id, workspaceId: m.workspaceId, graph: body, createdAt: at });
+    remember(id, graph, body.length);
+    return id;
+  }
+
   async function live(m: StakeholderMapDoc): Promise<{ graph: Graph; revision: number; at: Date }> {
     const r = await newest(repo.revisions, { mapId: m._id }, 'revision');
-    return r ? { graph: decodeBlob<Graph>(r.graph, emptyGraph()), revision: r.revision, at: r.createdAt } : { graph: emptyGraph(), revision: 0, at: m.createdAt };
+    return r ? { graph: await loadGraph(r.graphId), revision: r.revision, at: r.createdAt } : { graph: emptyGraph(), revision: 0, at: m.createdAt };
   }
 
   async function versionOf(m: StakeholderMapDoc, n: number): Promise<StakeholderVersionDoc> {
@@ -94,41 +130,54 @@ export function createStakeholderMapService(d: {
   async function graphAt(m: StakeholderMapDoc, at: VersionRef): Promise<{ graph: Graph; revision: number }> {
     if (at === 'live') return live(m);
     const v = await versionOf(m, at);
-    return { graph: decodeBlob<Graph>(v.graph, emptyGraph()), revision: v.revision };
+    return { graph: await loadGraph(v.graphId), revision: v.revision };
   }
 
   /**
-   * Applies ops as the next revision of the live graph. Concurrent patches serialize on the
-   * revision claim (a loser re-applies its ops to the newer graph); `opKey` makes a retried
-   * change (an extraction job) apply once; `baseRevision` refuses a stale writer with 409.
+   * Applies ops as the next revision of the live graph: the new body is stored, then the
+   * revision number is claimed by unique insert (src/db/claims.ts); a writer that loses the claim
+   * drops its body and re-applies its ops to the newer graph. `opKey` makes a retried change (an
+   * extraction job) apply once; `baseRevision` refuses a stale writer with 409.
    */
   async function commit(m: StakeholderMapDoc, ops: StakeholderOp[], o: { by: string | null; source: Interaction['source']; opKey?: string; baseRevision?: number }) {
-    const done = o.opKey ? await repo.revisions.findOne({ mapId: m._id, opKey: o.opKey }) : null;
-    let built: { doc: StakeholderRevisionDoc; changes: Changes; graph: Graph } | null = null;
-    const doc = done ?? await claimNext(repo.revisions, { mapId: m._id }, 'revision', (prev) => {
+    const applied = async () => (o.opKey ? repo.revisions.findOne({ mapId: m._id, opKey: o.opKey }) : null);
+    const done = await applied();
+    if (done) return settle(m, done, null);
+    for (let tries = 0; tries < 100; tries++) {
+      const prev = await newest(repo.revisions, { mapId: m._id }, 'revision');
       const revision = (prev?.revision ?? 0) + 1;
       if (o.baseRevision !== undefined && o.baseRevision !== revision - 1) throw conflict(`the live graph is at revision ${revision - 1}, not ${o.baseRevision}`);
       const now = new Date();
-      const out = applyOps(decodeBlob<Graph>(prev?.graph, emptyGraph()), ops, { now: now.toISOString(), newId: randomUUID, source: o.source });
-      const next: StakeholderRevisionDoc = { _id: `${m._id}:${revision}`, mapId: m._id, workspaceId: m.workspaceId, revision, graph: encodeBlob(out.graph), opKey: o.opKey ?? null, createdBy: o.by, createdAt: now };
-      built = { doc: next, changes: out.changes, graph: out.graph };
-      return next;
-    }, async () => (o.opKey ? repo.revisions.findOne({ mapId: m._id, opKey: o.opKey }) : null));
-    // Ours when the claim returned the document this call built; else the change was applied before (same opKey).
-    const mine = built as { doc: StakeholderRevisionDoc; changes: Changes; graph: Graph } | null;
-    const ownWrite = !!mine && doc === mine.doc;
-    const rev = doc!;
-    const g = ownWrite ? mine!.graph : decodeBlob<Graph>(rev.graph, emptyGraph());
-    // Projections after the claim: the head, where each stakeholder lives, and the event.
+      const out = applyOps(prev ? await loadGraph(prev.graphId) : emptyGraph(), ops, { now: now.toISOString(), newId: randomUUID, source: o.source });
+      const graphId = await storeGraph(m, out.graph, now);
+      const doc: StakeholderRevisionDoc = {
+        _id: `${m._id}:${revision}`, mapId: m._id, workspaceId: m.workspaceId, revision, graphId, counts: countsOf(out.graph), opKey: o.opKey ?? null, createdBy: o.by, createdAt: now,
+      };
+      if (await claim(repo.revisions, doc)) return settle(m, doc, out);
+      await repo.graphs.deleteOne({ _id: graphId });
+      const meanwhile = await applied();
+      if (meanwhile) return settle(m, meanwhile, null);
+    }
+    throw new Error('could not claim the next stakeholder map revision after 100 tries');
+  }
+
+  /** After a claimed revision: the head, where each stakeholder lives, pruning, and the event. */
+  async function settle(m: StakeholderMapDoc, rev: StakeholderRevisionDoc, own: { graph: Graph; changes: Changes } | null) {
+    const g = own?.graph ?? (await loadGraph(rev.graphId));
     await repo.maps.updateOne({ _id: m._id, workspaceId: m.workspaceId, revision: { $lt: rev.revision } }, {
       $set: { revision: rev.revision, counts: countsOf(g), summary: g.summary.slice(0, 2000), updatedAt: rev.createdAt },
     });
-    const touched = ownWrite ? new Set([...mine!.changes.added.stakeholders, ...mine!.changes.updated.stakeholders]) : null;
+    const touched = own ? new Set([...own.changes.added.stakeholders, ...own.changes.updated.stakeholders]) : null;
     await indexStakeholders(m, g.stakeholders.filter((s) => !touched || touched.has(s.id)));
-    await repo.revisions.deleteMany({ mapId: m._id, revision: { $lte: rev.revision - REVISIONS_KEPT } });
+    const old = await repo.revisions.find({ mapId: m._id, revision: { $lte: rev.revision - REVISIONS_KEPT } }, { projection: { graphId: 1 } }).toArray();
+    // One by id (usually one per patch): FerretDB finds a document by _id without reading the others.
+    for (const r of old) {
+      await repo.graphs.deleteOne({ _id: r.graphId });
+      await repo.revisions.deleteOne({ _id: r._id });
+    }
     await d.events.emit(m.workspaceId, 'updated', ref(m));
-    const noChanges: Changes = { added: { stakeholders: [], interactions: [], edges: [], risks: [] }, updated: { stakeholders: [], interactions: [], edges: [], risks: [] }, removed: { stakeholders: [], interactions: [], edges: [], risks: [] }, summary_changed: false };
-    return { revision: rev.revision, changes: ownWrite ? mine!.changes : noChanges, graph: g };
+    const none = { stakeholders: [], interactions: [], edges: [], risks: [] };
+    return { revision: rev.revision, changes: own?.changes ?? { added: none, updated: none, removed: none, summary_changed: false }, graph: g };
   }
 
   /** Where each stakeholder lives (idempotent upserts; two writers racing to insert one id: the second becomes an update). */
@@ -148,9 +197,11 @@ export function createStakeholderMapService(d: {
   /** Records the live graph (as it is now) as the map's next version number. */
   async function saveVersion(scope: Scope, m: StakeholderMapDoc, label: string | undefined): Promise<StakeholderVersionDoc> {
     const cur = await live(m);
+    // The version keeps a body of its own: live bodies are pruned with their revisions.
+    const graphId = await storeGraph(m, cur.graph, new Date());
     const v = (await claimNext(repo.versions, { mapId: m._id }, 'version', (prev) => ({
       _id: randomUUID(), mapId: m._id, workspaceId: m.workspaceId, brainId: m.brainId, version: (prev?.version ?? 0) + 1, label: label ?? null,
-      revision: cur.revision, graph: encodeBlob(cur.graph), counts: countsOf(cur.graph), createdBy: by(scope), createdAt: new Date(),
+      revision: cur.revision, graphId, counts: countsOf(cur.graph), createdBy: by(scope), createdAt: new Date(),
     })))!;
     await repo.maps.updateOne({ _id: m._id, workspaceId: m.workspaceId, latestVersion: { $lt: v.version } }, { $set: { latestVersion: v.version, updatedAt: v.createdAt } });
     await d.events.emit(m.workspaceId, 'updated', { ...ref(m), version: v.version });
@@ -221,7 +272,7 @@ export function createStakeholderMapService(d: {
     async versions(scope: Scope, resourceId: string | undefined, q: { limit: number; offset: number }) {
       const m = await resolve(scope, resourceId);
       const [items, total] = await Promise.all([
-        repo.versions.find({ mapId: m._id }, { projection: { graph: 0 } }).sort({ version: -1 }).skip(q.offset).limit(q.limit).toArray(),
+        repo.versions.find({ mapId: m._id }).sort({ version: -1 }).skip(q.offset).limit(q.limit).toArray(),
         repo.versions.countDocuments({ mapId: m._id }),
       ]);
       return { map: m, items: items as StakeholderVersionDoc[], total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
@@ -229,18 +280,18 @@ export function createStakeholderMapService(d: {
     async version(scope: Scope, resourceId: string, n: number) {
       const m = await get(scope, resourceId);
       const v = await versionOf(m, n);
-      return { version: v, graph: decodeBlob<Graph>(v.graph, emptyGraph()) };
+      return { version: v, graph: await loadGraph(v.graphId) };
     },
     /** A saved version by its id, or by its number on the brain's default map. */
     async versionByKey(scope: Scope, key: string) {
       if (/^\d+$/.test(key)) {
         const m = await ensureDefault(scope);
         const v = await versionOf(m, Number(key));
-        return { version: v, graph: decodeBlob<Graph>(v.graph, emptyGraph()) };
+        return { version: v, graph: await loadGraph(v.graphId) };
       }
       const v = await repo.versions.findOne({ _id: key.toLowerCase(), workspaceId: scope.workspaceId });
       if (!v || (scope.brainId && v.brainId !== scope.brainId)) throw notFound('Stakeholder map version');
-      return { version: v, graph: decodeBlob<Graph>(v.graph, emptyGraph()) };
+      return { version: v, graph: await loadGraph(v.graphId) };
     },
 
     async diff(scope: Scope, q: DiffQuery) {
