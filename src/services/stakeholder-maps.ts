@@ -20,6 +20,9 @@ import type { ResourceEvents } from './resource-events.js';
 import { uuidFromName } from './runs.js';
 import type { UsageService } from './usage.js';
 
+/** The offline local/* models answer with fixed text: they can never produce an extraction. */
+const canExtract = (modelId: string) => !modelId.startsWith('local/');
+
 /** Live-graph revisions kept per map (older ones are pruned; saved versions are kept for good). */
 export const REVISIONS_KEPT = 10;
 /** JSON characters of decoded graph bodies each process keeps in memory (a full map is ~2 MB). */
@@ -314,7 +317,9 @@ export function createStakeholderMapService(d: {
 
     /** POST /v1/stakeholder-map/extract: a transcript (text, or a meeting's) into a map, as a job. */
     async extract(scope: Scope, body: ExtractBody) {
-      const model = d.models.resolve(body.model ?? d.config.DEFAULT_MODEL).id; // an unknown model is a 400 now, not a failed job later
+      // An unknown model, or one that cannot answer with schema-shaped JSON, is a 400 now, not a failed job later.
+      const model = d.models.resolve(body.model ?? d.config.DEFAULT_MODEL).id;
+      if (!canExtract(model)) throw validationError(`model: ${model} cannot answer with structured JSON; name an openai/… or anthropic/… model (or set DEFAULT_MODEL)`);
       let text = body.text;
       let occurredAt = new Date();
       let brainId: string | undefined;
@@ -340,10 +345,13 @@ export function createStakeholderMapService(d: {
      * into the default map of the meeting's brain, with DEFAULT_MODEL.
      */
     async extractFromMeeting(workspaceId: string, meeting: { id: string; brainId: string; text: string; finalizedAt: Date }) {
+      const model = d.models.resolve(d.config.DEFAULT_MODEL).id;
+      // Nothing to do without a model that can answer (a fresh machine on local/echo): no job that can only fail.
+      if (!canExtract(model) || !meeting.text.trim()) return null;
       const scope = systemScope(workspaceId, meeting.brainId);
       const m = await ensureDefault(scope, meeting.brainId);
       const jobId = uuidFromName(`stakeholder-extract:${workspaceId}:${meeting.id}:${meeting.finalizedAt.toISOString()}`);
-      return startExtraction(scope, m, { jobId, model: d.models.resolve(d.config.DEFAULT_MODEL).id, text: meeting.text, source: { type: 'meeting', id: meeting.id }, occurredAt: meeting.finalizedAt });
+      return startExtraction(scope, m, { jobId, model, text: meeting.text, source: { type: 'meeting', id: meeting.id }, occurredAt: meeting.finalizedAt });
     },
 
     /** Activity step 1: ask the model (structured JSON), check the answer, store it as ops. Idempotent: stored ops are reused. */

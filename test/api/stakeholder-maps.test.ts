@@ -253,6 +253,7 @@ describe('the stakeholder map flow', () => {
       ['extract with neither text nor meeting_id', () => app.post('/v1/stakeholder-map/extract', ws.key, {}, h), /send text or meeting_id/],
       ['extract with an empty text', () => app.post('/v1/stakeholder-map/extract', ws.key, { text: '   ' }, h), /text/],
       ['extract with an unknown model provider', () => app.post('/v1/stakeholder-map/extract', ws.key, { text: 't', model: 'nope/x' }, h), /Unknown model provider "nope"/],
+      ['extract with an offline model', () => app.post('/v1/stakeholder-map/extract', ws.key, { text: 't', model: 'local/json' }, h), /local\/json cannot answer with structured JSON/],
       ['extract with a meeting_id that is not a UUID', () => app.post('/v1/stakeholder-map/extract', ws.key, { meeting_id: 'm1' }, h), /meeting_id: must be a UUID/],
       ['extract without a brain', () => app.post('/v1/stakeholder-map/extract', ws.key, { text: 't', model: 'openai/gpt-4o-mini' }), /X-Brain-Id/],
     ];
@@ -342,8 +343,8 @@ describe('extraction', () => {
     const finalizedAt = new Date('2025-02-03T15:00:00Z');
     // The meetings family calls this when a transcript is finalized (docs/stakeholder-maps.md, Meeting hook).
     const hook = () => app.services.stakeholderMaps.extractFromMeeting(ws.workspaceId, { id: meetingId, brainId: ws.brainId, text: `${TRANSCRIPT}\n(${marker})`, finalizedAt });
-    const first = await hook();
-    const again = await hook();
+    const first = (await hook())!;
+    const again = (await hook())!;
     expect(again.job_id).toBe(first.job_id);
     const job = await settleJob(app, ws.key, first.job_id, 90_000);
     expect(job.status, job.failedReason ?? '').toBe('completed');
