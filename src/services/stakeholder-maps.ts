@@ -102,6 +102,10 @@ export function createStakeholderMapService(d: {
       cached -= v.size;
     }
   };
+  const forget = (id: string) => {
+    const hit = cache.get(id);
+    if (hit) { cache.delete(id); cached -= hit.size; }
+  };
   async function loadGraph(id: string): Promise<Graph> {
     const hit = cache.get(id);
     if (hit) return hit.graph;
@@ -158,6 +162,7 @@ export function createStakeholderMapService(d: {
       };
       if (await claim(repo.revisions, doc)) return settle(m, doc, out);
       await repo.graphs.deleteOne({ _id: graphId });
+      forget(graphId);
       const meanwhile = await applied();
       if (meanwhile) return settle(m, meanwhile, null);
     }
@@ -175,6 +180,7 @@ export function createStakeholderMapService(d: {
     const old = await repo.revisions.find({ mapId: m._id, revision: { $lte: rev.revision - REVISIONS_KEPT } }, { projection: { graphId: 1 } }).toArray();
     // One by id (usually one per patch): FerretDB finds a document by _id without reading the others.
     for (const r of old) {
+      forget(r.graphId);
       await repo.graphs.deleteOne({ _id: r.graphId });
       await repo.revisions.deleteOne({ _id: r._id });
     }
