@@ -13,6 +13,7 @@
  * (d) A realistic provider (the simulator: slow, different on every call, failing mid-stream).
  * (e) Search (scripts/bench-search.ts): the embedded index at 100k chunks, recall, BM25 agreement,
  *     build time and memory, and nDCG@10 on the labelled set over the spec documents.
+ * (f) Stakeholder maps (scripts/bench-stakeholder-maps.ts): patch, live read, diff and briefing.
  *
  * Services: a service whose URL variable (MONGODB_URI, REDIS_URL, TEMPORAL_ADDRESS) is set is used as
  * is; missing ones are started by scripts/embedded.ts on free loopback ports with data in a temp folder
@@ -38,6 +39,7 @@ import { createBenchActivities } from './bench-activities.js';
 import { measureSearch, searchSummary, type SearchBenchResult } from './bench-search.js';
 import type { bareOneActivity } from './bench-workflows.js';
 import { startEmbedded, type EmbeddedServices } from './embedded.js';
+import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
 
 // ─── Parameters (bounded: the whole run takes a minute or two on 2 cores) ──────────────────────
 
@@ -481,7 +483,7 @@ async function measureRealistic(app: TestApp, ws: Workspace, llm: ScriptedOpenAI
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult, e: SearchBenchResult): string {
+function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult, e: SearchBenchResult, f: StakeholderMapFigures): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const bd = a.breakdown;
   const line = '═'.repeat(88);
@@ -515,6 +517,8 @@ function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult
     `      wall time ${fmt(d.wallMs)} ms   platform time before the provider call (unretried runs) median ${fmt(d.addedTtft.median)} ms`,
     '',
     ...searchSummary(e),
+    '',
+    ...formatStakeholderMaps(f, fmt),
     line,
   ].join('\n');
 }
@@ -586,7 +590,8 @@ async function main(): Promise<void> {
     const c = await measurePathway(app, ws, bare);
     const d = await measureRealistic(app, ws, llm);
     const e = await measureSearch(say);
-    console.log(summary(probes, a, b, c, d, e));
+    const f = await measureStakeholderMaps(app, ws);
+    console.log(summary(probes, a, b, c, d, e, f));
   } finally {
     say('stopping');
     await cleanup();
