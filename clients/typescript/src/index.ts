@@ -1,5 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
-import type { components, operations, paths } from './schema.js';
+import type { components, paths } from './schema.js';
 import { CortexApiError, JobReply, apiError, followStream, type JobStreamData, type StreamEntry, type StreamOptions, type TraceEventData } from './streams.js';
 
 /*
