@@ -10,6 +10,10 @@
  *     same Temporal server (scripts/bench-workflows.ts, its own worker and task queue).
  * (c) Pathway per-node overhead: a 20-node linear pathway's median run time divided by 20, versus
  *     one bare one-activity workflow run.
+ * (d) A realistic provider (the simulator: slow, different on every call, failing mid-stream).
+ * (e) Search (scripts/bench-search.ts): the embedded index at 100k chunks, recall, BM25 agreement,
+ *     build time and memory, and nDCG@10 on the labelled set over the spec documents.
+ * (f) Stakeholder maps (scripts/bench-stakeholder-maps.ts): patch, live read, diff and briefing.
  *
  * Services: a service whose URL variable (MONGODB_URI, REDIS_URL, TEMPORAL_ADDRESS) is set is used as
  * is; missing ones are started by scripts/embedded.ts on free loopback ports with data in a temp folder
@@ -32,8 +36,10 @@ import { createSimulation } from '../test/support/provider-sim.js';
 import { dataOf, readSse, shownReply } from '../test/support/sse.js';
 import { spawnWorkerProcess } from '../test/support/worker.js';
 import { createBenchActivities } from './bench-activities.js';
+import { measureSearch, searchSummary, type SearchBenchResult } from './bench-search.js';
 import type { bareOneActivity } from './bench-workflows.js';
 import { startEmbedded, type EmbeddedServices } from './embedded.js';
+import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
 
 // ─── Parameters (bounded: the whole run takes a minute or two on 2 cores) ──────────────────────
 
@@ -477,7 +483,7 @@ async function measureRealistic(app: TestApp, ws: Workspace, llm: ScriptedOpenAI
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult): string {
+function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult, e: SearchBenchResult, f: StakeholderMapFigures): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const bd = a.breakdown;
   const line = '═'.repeat(88);
@@ -509,6 +515,10 @@ function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult
     `  (d) Realistic provider (simulator: 300–800 ms think, faults), ${REAL_RUNS} concurrent runs`,
     `      completed ${d.completed}/${REAL_RUNS}   stream shows exactly the stored reply ${d.exact}/${d.completed}   runs with a retried turn ${d.retried}`,
     `      wall time ${fmt(d.wallMs)} ms   platform time before the provider call (unretried runs) median ${fmt(d.addedTtft.median)} ms`,
+    '',
+    ...searchSummary(e),
+    '',
+    ...formatStakeholderMaps(f, fmt),
     line,
   ].join('\n');
 }
@@ -579,7 +589,9 @@ async function main(): Promise<void> {
     const b = await measureThroughput(app, ws, llm, bare);
     const c = await measurePathway(app, ws, bare);
     const d = await measureRealistic(app, ws, llm);
-    console.log(summary(probes, a, b, c, d));
+    const e = await measureSearch(say);
+    const f = await measureStakeholderMaps(app, ws);
+    console.log(summary(probes, a, b, c, d, e, f));
   } finally {
     say('stopping');
     await cleanup();
