@@ -14,11 +14,12 @@ import shares from './shares.js';
 import skills from './skills.js';
 import traces from './traces.js';
 import usage from './usage.js';
+import budgets from './budgets.js';
 import assets from './assets.js';
 import artifacts from './artifacts.js';
 import memories from './memories.js';
 import knowledgeCatalog from './knowledge-catalog.js';
 
 /** The flat list of every mounted route family (OpenAPI walks the same list). */
-export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, skills, usage, assets, artifacts, memories, knowledgeCatalog };
+export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, skills, usage, budgets, assets, artifacts, memories, knowledgeCatalog };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

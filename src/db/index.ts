@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import type { IndexSpec } from './client.js';
+import { budgetIndexes, createBudgetRepo } from './budgets.js';
 import { createInterventionRepo, interventionIndexes } from './interventions.js';
 import { createJobRepo, jobIndexes } from './jobs.js';
 import { createNeuronRepo, neuronIndexes } from './neurons.js';
@@ -16,11 +17,11 @@ import { createTraceRepo, traceIndexes } from './traces.js';
 import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';
 
 /** Every index the platform's query paths need; created at start-up by ensureIndexes. */
-export const allIndexes: IndexSpec[] = [...workspaceIndexes, ...traceIndexes, ...jobIndexes, ...interventionIndexes, ...neuronIndexes, ...receptorIndexes, ...reflexIndexes, ...pathwayIndexes, ...runIndexes, ...usageIndexes, ...shareIndexes, ...connectionIndexes, ...skillIndexes, ...knowledgeIndexes];
+export const allIndexes: IndexSpec[] = [...workspaceIndexes, ...traceIndexes, ...jobIndexes, ...interventionIndexes, ...neuronIndexes, ...receptorIndexes, ...reflexIndexes, ...pathwayIndexes, ...runIndexes, ...usageIndexes, ...budgetIndexes, ...shareIndexes, ...connectionIndexes, ...skillIndexes, ...knowledgeIndexes];
 
 /** All repositories, built over one Db. */
 export function createRepos(db: Db) {
   return { workspaces: createWorkspaceRepo(db), traces: createTraceRepo(db), jobs: createJobRepo(db), interventions: createInterventionRepo(db),
-    neurons: createNeuronRepo(db), receptors: createReceptorRepo(db), reflexes: createReflexRepo(db), pathways: createPathwayRepo(db), runs: createRunRepo(db), usage: createUsageRepo(db), shares: createShareRepo(db), connections: createConnectionRepo(db), skills: createSkillRepo(db), knowledge: createKnowledgeRepo(db) };
+    neurons: createNeuronRepo(db), receptors: createReceptorRepo(db), reflexes: createReflexRepo(db), pathways: createPathwayRepo(db), runs: createRunRepo(db), usage: createUsageRepo(db), budgets: createBudgetRepo(db), shares: createShareRepo(db), connections: createConnectionRepo(db), skills: createSkillRepo(db), knowledge: createKnowledgeRepo(db) };
 }
 export type Repos = ReturnType<typeof createRepos>;

@@ -22,6 +22,7 @@ import { createRunService } from './runs.js';
 import { createModelRegistry } from '../llm/registry.js';
 import { createTraceService } from './traces.js';
 import { createUsageService } from './usage.js';
+import { createBudgetService } from './budgets.js';
 import { createBlobStore } from '../blobs/store.js';
 import { createEmbedder } from '../embeddings/index.js';
 import { createDocumentService } from './documents.js';
@@ -55,12 +56,13 @@ export function createServices(deps: Deps) {
     openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY }, anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
   });
   const usage = createUsageService({ repo: deps.repos.usage, receptors: deps.repos.receptors, neurons: deps.repos.neurons, pathways: deps.repos.pathways });
+  const budgets = createBudgetService({ repo: deps.repos.budgets, usage: deps.repos.usage, receptors: deps.repos.receptors, neurons: deps.repos.neurons, shares: deps.repos.shares });
   // The one outbound-HTTP guard (src/net/guard.ts): every user-influenced URL goes through it.
   const guard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS });
   const remote = createRemoteTools({ guard });
   const box = createSecretBox(c);
   const connections = createConnectionService({ repo: deps.repos.connections, reflexes: deps.repos.reflexes, box, guard, config: c });
-  const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs, usage, remote, connections });
+  const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs, usage, budgets, interventions, remote, connections });
   const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models, usage, publish: () => receptorFires.publish });
   const receptorFires = createReceptorFireService({ repo: deps.repos.receptors, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage, events });
   const channelBindings = createChannelBindingService({ repo: deps.repos.receptors, receptors, fires: receptorFires, config: c });
@@ -73,7 +75,7 @@ export function createServices(deps: Deps) {
   const documents = createDocumentService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, blobs, ingest, events, guard: ingestGuard, config: c });
   const memories = createMemoryService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, neurons: deps.repos.neurons, traces: deps.repos.traces, blobs, ingest, events, guard: ingestGuard, config: c });
   const catalog = createCatalogService({ repo: deps.repos.knowledge, documents, memories, skills, events });
-  const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, usage: deps.repos.usage, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
-  return { blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, budgets, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
+  return { blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, budgets, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -117,6 +117,18 @@ export interface ModelTurnOutcome {
   costUsd: number;
   finishReason: string;
   textChars: number;
+  /**
+   * Set instead of a reply when a budget with the pause policy stopped the turn before the call
+   * (docs/usage.md): the run waits for an admin's approval, then asks for the same turn again.
+   */
+  budget?: BudgetPause;
+}
+
+/** A budget the next model turn would exceed (plain data: it crosses the activity boundary). */
+export interface BudgetPause {
+  budgetId: string; scope: string; targetId: string | null; measure: string; period: string; limit: number; spent: number; policy: string;
+  /** `BUDGET_EXCEEDED: …` */
+  message: string;
 }
 
 /** Longest reply text carried inline in a workflow result; the whole text is always in the neuron engram. */

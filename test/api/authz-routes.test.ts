@@ -90,6 +90,7 @@ beforeAll(async () => {
       receptor: receptor.id, schedule: String(scheduled.id), binding: String(binding.id),
       shareA, shareB, receptorB: receptorB.id, shareTrace, shareJob,
       skill: String((await ok(app.post('/v1/skills', a.key, { body_md: '# fixture', path_name: 'authz fixture', brain_id: a.brainId }))).id),
+      budget: String((await ok(app.post('/v1/budgets', a.key, { scope: 'neuron', target_id: String(neuron.id), measure: 'tokens', period: 'day', limit: 1_000_000 }))).id),
       ...(await knowledgeFixtures(a)),
     },
   };
@@ -119,7 +120,7 @@ function fill(path: string): string | undefined {
     id: {
       neurons: w.ids.neuron, reflexes: w.ids.reflex, traces: w.ids.trace, pathways: w.ids.pathway, interventions: w.ids.intervention, 'api-keys': w.ids.apiKey,
       receptors: w.ids.receptor, resources: w.ids.receptor, 'receptor-channel-bindings': w.ids.binding, public: w.ids.shareTrace, skills: w.ids.skill,
-      assets: w.ids.asset, artifacts: w.ids.artifact, memories: w.ids.memory, recollections: w.ids.recollection,
+      assets: w.ids.asset, artifacts: w.ids.artifact, memories: w.ids.memory, recollections: w.ids.recollection, budgets: w.ids.budget,
     }[family],
     chunk_id: family === 'assets' ? w.ids.assetChunk : w.ids.artifactChunk,
     // /v1/resources/:catalog/:resource_id reads the asset; /v1/resources/:kind/:resource_id/patch patches the artifact.
@@ -200,6 +201,8 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/memories/bulk-delete': { ids: [w.ids.memory] },
     'POST /v1/recollections': { name: 'r2' },
     'PUT /v1/recollections/:id': { name: 'renamed' },
+    'POST /v1/budgets': { scope: 'workspace', measure: 'usd', period: 'month', limit: 100 },
+    'PATCH /v1/budgets/:id': { limit: 2_000_000 },
   };
   return bodies[`${def.method.toUpperCase()} ${def.path}`] ?? MISSING;
 }
