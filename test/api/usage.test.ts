@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { UsageRowDoc } from '../../src/db/usage.js';
+import { ReceptorList } from '../../src/schemas/receptors.js';
 import { ReceptorUsageRanking, UsageStats } from '../../src/schemas/usage.js';
 import { buildWorkspace } from '../support/app.js';
 import { useSimPlatform } from '../support/platform.js';
@@ -10,7 +11,8 @@ import { settleJob } from '../support/jobs.js';
  * broken attempt included), and every figure of the usage routes, the job result and the trace
  * cost summed from those same rows.
  */
-const { app, sim } = useSimPlatform({ tokens: 10, interTokenMs: 3 });
+// A remote embedder on the same simulator (small batches of small chunks, so an ingest makes several billed calls).
+const { app, sim } = useSimPlatform({ tokens: 10, interTokenMs: 3 }, { EMBEDDING_MODEL: 'openai/text-embedding-3-small', EMBEDDING_DIMENSION: 8, EMBED_BATCH_SIZE: 2, CHUNK_SIZE_TOKENS: 40, CHUNK_OVERLAP_TOKENS: 0 });
 
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
 
@@ -87,6 +89,84 @@ describe('usage ledger and routes', () => {
     expect(future).toMatchObject({ totalTokens: 0, totalCost: 0, calls: 0, usageByProvider: {} });
     expect(future.usageRollupIntegrity.allFacetsMatchTotals).toBe(true);
     void sim;
+  });
+
+  it('runs through a receptor and a pathway add up per receptor and pathway too, on every route', async () => {
+    const ws = await buildWorkspace(app);
+    const neuronId = String((await app.post('/v1/neurons', ws.key, { name: 'facet', brain_id: ws.brainId, neuron_config: { model: 'openai/gpt-4o-mini' } })).body.id);
+    const receptorId = ReceptorList.parse((await app.get('/v1/receptors?limit=200', ws.key, ws.brainHeaders)).body).receptors.find((r) => r.executable_target.id === neuronId)!.id;
+    const fired = await app.post(`/v1/receptors/${receptorId}/fire`, ws.key, { invoke: { message: 'from the receptor' } });
+    expect(fired.status).toBe(202);
+    expect((await settleJob(app, ws.key, String(fired.body.job_id))).status).toBe('completed');
+    const p = await app.post('/v1/pathways', ws.key, { name: 'facet-path', pathway_graph: {
+      nodes: [{ id: 's', type: 'start' }, { id: 'n', type: 'neuron', data: { neuron_id: neuronId, message: 'from the pathway' } }, { id: 'o', type: 'output' }],
+      edges: [{ source: 's', target: 'n' }, { source: 'n', target: 'o' }],
+    } }, ws.brainHeaders);
+    expect(p.status, p.text).toBe(201);
+    const pathwayId = String(p.body.id);
+    const ex = await app.post(`/v1/pathways/${pathwayId}/execute`, ws.key, {}, ws.brainHeaders);
+    expect((await settleJob(app, ws.key, String(ex.body.job_id))).status).toBe('completed');
+    await run(ws, neuronId, 'direct');
+
+    const rows = await ledger(ws.workspaceId);
+    const tokens = (f: (r: UsageRowDoc) => boolean) => sum(rows.filter(f), (r) => r.totalTokens);
+    const nanos = (f: (r: UsageRowDoc) => boolean) => sum(rows.filter(f), (r) => r.costNanos);
+    expect(rows.filter((r) => r.receptorId === receptorId)).toHaveLength(1);
+    expect(rows.filter((r) => r.pathwayId === pathwayId)).toHaveLength(1);
+    expect(rows.filter((r) => r.neuronId === neuronId)).toHaveLength(3);
+
+    const stats = UsageStats.parse((await app.get(`/v1/usage/${ws.workspaceId}`, ws.key)).body);
+    expect(stats.totalTokens).toBe(tokens(() => true));
+    expect(stats.usageByResource.receptor[receptorId]).toMatchObject({ tokens: tokens((r) => r.receptorId === receptorId), invokeCount: 1, subtype: 'neuron' });
+    expect(stats.usageByResource.receptor[receptorId].cost).toBeCloseTo(nanos((r) => r.receptorId === receptorId) / 1e9, 12);
+    expect(stats.usageByResource.pathway[pathwayId]).toMatchObject({ tokens: tokens((r) => r.pathwayId === pathwayId), invokeCount: 1, slug: 'facet-path' });
+    expect(stats.usageByResource.neuron[neuronId]).toMatchObject({ tokens: tokens((r) => r.neuronId === neuronId), invokeCount: 3 });
+    expect(stats.usageByResource.neuron[neuronId].inputTokens + stats.usageByResource.neuron[neuronId].outputTokens).toBe(stats.usageByResource.neuron[neuronId].tokens);
+    const integrity = stats.usageRollupIntegrity;
+    expect(integrity).toMatchObject({ totalTokens: stats.totalTokens, allFacetsMatchTotals: true });
+    expect(integrity.receptor.tokens + integrity.receptor.unattributedTokens!).toBe(stats.totalTokens);
+    expect(integrity.pathway.tokens + integrity.pathway.unattributedTokens!).toBe(stats.totalTokens);
+    expect(integrity.model.tokens).toBe(stats.totalTokens);
+
+    // The caller's usage filtered by receptor, and the receptor ranking, are the same rows.
+    const mine = UsageStats.parse((await app.get(`/v1/usage?receptorId=${receptorId}`, ws.key)).body);
+    expect(mine.totalTokens).toBe(tokens((r) => r.receptorId === receptorId));
+    expect(mine.calls).toBe(1);
+    for (const sortBy of ['tokens', 'cost', 'invokeCount'] as const) {
+      const ranking = ReceptorUsageRanking.parse((await app.get(`/v1/usage/${ws.workspaceId}/receptors?sortBy=${sortBy}`, ws.key)).body);
+      expect(ranking.receptors).toEqual([{ receptorId, receptorSlug: expect.any(String), receptorType: 'neuron', tokens: tokens((r) => r.receptorId === receptorId), cost: expect.closeTo(nanos((r) => r.receptorId === receptorId) / 1e9, 12), invokeCount: 1 }]);
+    }
+    // A window that ends before the runs holds nothing.
+    const past = UsageStats.parse((await app.get(`/v1/usage/${ws.workspaceId}?endDate=2000-01-01`, ws.key)).body);
+    expect(past).toMatchObject({ totalTokens: 0, calls: 0 });
+  });
+
+  it('a remote embedder writes one ledger row per billed batch; a refused call (then retried) writes none', async () => {
+    const ws = await buildWorkspace(app);
+    const before = sim.embeddingRequests.length;
+    sim.failEmbeddings([500]);
+    const text = Array.from({ length: 12 }, (_, i) => `Paragraph ${i} talks about copper lanterns, harbor maples and quartz summits at some length.`).join('\n\n');
+    const res = await app.post('/v1/assets/ingest', ws.key, { source: { type: 'text', value: text }, name: 'ledger notes' }, ws.brainHeaders);
+    expect(res.status, res.text).toBe(201);
+    const job = await settleJob(app, ws.key, String(res.body.job_id));
+    expect(job.status, job.failedReason).toBe('completed');
+    const calls = sim.embeddingRequests.slice(before);
+    const billed = calls.slice(1); // the first call was refused with a 500 and retried
+    expect(billed.length).toBeGreaterThan(1);
+    const rows = (await ledger(ws.workspaceId)).filter((r) => r.kind === 'embedding');
+    expect(rows).toHaveLength(billed.length);
+    const reported = billed.reduce((n, b) => n + (Array.isArray(b.input) ? b.input : [b.input]).reduce((a, t) => a + Math.ceil(t.length / 4), 0), 0);
+    expect(sum(rows, (r) => r.inputTokens)).toBe(reported);
+    for (const r of rows) {
+      expect(r).toMatchObject({ provider: 'openai', model: 'text-embedding-3-small', outputTokens: 0, priced: true, jobId: job.job_id, outcome: 'ok' });
+      expect(r.costNanos).toBe(Math.round(r.inputTokens * 20)); // $0.02 per 1M tokens
+    }
+    const stats = UsageStats.parse((await app.get(`/v1/usage/${ws.workspaceId}`, ws.key)).body);
+    expect(stats.usageByModel['text-embedding-3-small']).toMatchObject({ tokens: reported, priced: true });
+    expect(stats.totalTokens).toBe(reported);
+    expect(stats.usageRollupIntegrity.allFacetsMatchTotals).toBe(true);
+    // The cost estimates come from the same price table.
+    expect((await app.get('/v1/config/cost-estimates', ws.key)).body).toMatchObject({ embed_model: 'openai/text-embedding-3-small', embed_per_1k_tokens_usd: 0.00002, priced: true });
   });
 
   it('the workspace reads are admin only; another workspace is a 404; bad windows and filters are 400s', async () => {
