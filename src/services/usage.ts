@@ -42,8 +42,12 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
     const from = w.startDate ? new Date(w.startDate) : undefined;
     const to = w.endDate ? new Date(w.endDate) : undefined;
     if (from && to && from > to) throw validationError('startDate must not be after endDate');
+    // endDate is inclusive: a date alone (2026-01-31) covers that whole UTC day.
+    const dayOnly = w.endDate !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(w.endDate);
     const filter: Filter<UsageRowDoc> = { workspaceId };
-    if (from || to) filter.at = { ...(from ? { $gte: from } : {}), ...(to ? { $lte: to } : {}) };
+    if (from || to) {
+      filter.at = { ...(from ? { $gte: from } : {}), ...(to ? (dayOnly ? { $lt: new Date(to.getTime() + 86_400_000) } : { $lte: to }) : {}) };
+    }
     if (w.receptorId) filter.receptorId = w.receptorId;
     return filter;
   }

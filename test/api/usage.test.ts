@@ -85,6 +85,9 @@ describe('usage ledger and routes', () => {
     // The caller's own usage (this API key made every call) is the same; a future window is zero.
     const mine = UsageStats.parse((await app.get('/v1/usage', ws.key)).body);
     expect(mine.totalTokens).toBe(totalTokens);
+    // Dates alone: endDate includes its whole UTC day.
+    const days = rows.map((r) => r.at.toISOString().slice(0, 10)).sort();
+    expect(UsageStats.parse((await app.get(`/v1/usage/${ws.workspaceId}?startDate=${days[0]}&endDate=${days.at(-1)}`, ws.key)).body).totalTokens).toBe(totalTokens);
     const future = UsageStats.parse((await app.get(`/v1/usage/${ws.workspaceId}?startDate=2999-01-01&endDate=2999-12-31`, ws.key)).body);
     expect(future).toMatchObject({ totalTokens: 0, totalCost: 0, calls: 0, usageByProvider: {} });
     expect(future.usageRollupIntegrity.allFacetsMatchTotals).toBe(true);
@@ -179,7 +182,7 @@ describe('usage ledger and routes', () => {
     expect((await app.get(`/v1/usage/${other.workspaceId}`, ws.key)).status).toBe(404);
     expect((await app.get(`/v1/usage/${other.workspaceId}/receptors`, ws.key)).status).toBe(404);
     expect((await app.get('/v1/usage')).status).toBe(401);
-    for (const q of ['startDate=yesterday', 'endDate=2026-13-45', 'receptorId=nope', 'startDate=2026-02-01&endDate=2026-01-01']) {
+    for (const q of ['startDate=yesterday', 'endDate=2026-13-45', 'receptorId=nope', 'startDate=2026-02-01&endDate=2026-01-01', 'startDate=1', 'endDate=2026-02-30', 'startDate=March%207%2C%202026', 'endDate=2026-01-31T25:00:00Z']) {
       const r = await app.get(`/v1/usage?${q}`, ws.key);
       expect(r.status, q).toBe(400);
       expect(r.body).toMatchObject({ code: 'VALIDATION_ERROR' });
