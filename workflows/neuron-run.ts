@@ -62,6 +62,9 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
     status.status = 'waiting';
     status.waitingFor = waitingFor;
     await wf.condition(() => answers.has(id));
+    // The answer is recorded (by the Update's handler) before the run goes on: a rejection must
+    // not fail the run, and cancel the intervention, ahead of the record that says it was rejected.
+    await wf.condition(wf.allHandlersFinished);
     status.status = 'running';
     status.waitingFor = null;
     status.currentStep = `model turn ${turn + 1}`;

@@ -63,7 +63,7 @@ export function createServices(deps: Deps) {
   const box = createSecretBox(c);
   const connections = createConnectionService({ repo: deps.repos.connections, reflexes: deps.repos.reflexes, box, guard, config: c });
   const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs, usage, budgets, interventions, remote, connections });
-  const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models, usage, publish: () => receptorFires.publish });
+  const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models, usage, budgets, publish: () => receptorFires.publish });
   const receptorFires = createReceptorFireService({ repo: deps.repos.receptors, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage, events });
   const channelBindings = createChannelBindingService({ repo: deps.repos.receptors, receptors, fires: receptorFires, config: c });
   // Knowledge (docs/knowledge.md): bodies in the blob store, text chunked and embedded by `ingest` jobs.

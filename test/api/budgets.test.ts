@@ -151,6 +151,46 @@ describe('budgets', () => {
     expect(await rowsOf({ workspaceId: ws.workspaceId })).toHaveLength(0);
   });
 
+  it('a pathway classify node is checked like a model turn: it waits for an admin, then classifies', async () => {
+    sim.configure({ text: (b) => (String(b.messages[0]?.content ?? '').includes('Classify') ? 'billing' : null) });
+    try {
+      const ws = await buildWorkspace(app);
+      const member = await ws.jwt([]);
+      expect((await app.post('/v1/budgets', ws.key, { scope: 'workspace', measure: 'tokens', period: 'day', limit: 1 })).status).toBe(201);
+      const p = await app.post('/v1/pathways', ws.key, { name: 'triage', pathway_graph: {
+        nodes: [
+          { id: 's', type: 'start' }, { id: 'c', type: 'classify', data: { categories: ['billing', 'support'], model: 'openai/gpt-4o-mini', input: '{{ input.text }}' } },
+          { id: 'b', type: 'output', data: { value: '"billing desk"' } }, { id: 'x', type: 'output', data: { value: '"support desk"' } },
+        ],
+        edges: [{ source: 's', target: 'c' }, { source: 'c', target: 'b', handle: 'billing' }, { source: 'c', target: 'x', handle: 'support' }],
+      } }, ws.brainHeaders);
+      expect(p.status, p.text).toBe(201);
+      const ex = await app.post(`/v1/pathways/${String(p.body.id)}/execute`, ws.key, { input: { text: 'I want a refund' } }, ws.brainHeaders);
+      const jobId = String(ex.body.job_id);
+      const w = (await untilStatus(ws, jobId, 'waiting')).waitingFor as { interventionId: string; kind: string };
+      expect(w.kind).toBe('budget');
+      expect(await rowsOf({ jobId })).toHaveLength(0);
+      expect((await app.post(`/v1/jobs/${jobId}/resume`, member, { action: 'approve' })).status).toBe(403);
+      expect((await app.post(`/v1/jobs/${jobId}/resume`, ws.key, { action: 'approve' })).status).toBe(200);
+      const done = await settleJob(app, ws.key, jobId);
+      expect(done.status, done.failedReason).toBe('completed');
+      expect(done.result).toMatchObject({ output: 'billing desk' });
+      const rows = await rowsOf({ jobId });
+      expect(rows).toHaveLength(1);
+      expect(rows[0]._id).toContain(':classify:');
+      // Rejected, the run fails with BUDGET_EXCEEDED, and the intervention says rejected (not cancelled).
+      const again = String((await app.post(`/v1/pathways/${String(p.body.id)}/execute`, ws.key, { input: { text: 'refund again' } }, ws.brainHeaders)).body.job_id);
+      const w2 = (await untilStatus(ws, again, 'waiting')).waitingFor as { interventionId: string };
+      expect((await app.post(`/v1/interventions/${w2.interventionId}/respond`, ws.key, { action: 'reject' })).body).toMatchObject({ status: 'rejected' });
+      const failed = await settleJob(app, ws.key, again);
+      expect(failed.status).toBe('failed');
+      expect(failed.failedReason).toMatch(/^BUDGET_EXCEEDED: /);
+      expect(Intervention.parse((await app.get(`/v1/interventions/${w2.interventionId}`, ws.key)).body).status).toBe('rejected');
+    } finally {
+      sim.configure({ text: undefined });
+    }
+  });
+
   it('fail: a USD budget just above one run lets it finish and fails the next with BUDGET_EXCEEDED before any call', async () => {
     const cost = await calibrate();
     const ws = await buildWorkspace(app);
