@@ -178,19 +178,33 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; rec
       return (await repo.forCall(workspaceId, targets)).filter((b) => !approved.includes(b._id));
     },
 
+    /** Every budget of the workspace (read before the call's attribution is known; see `covering`). */
+    ofWorkspace: (workspaceId: string): Promise<BudgetDoc[]> => repo.budgets.find({ workspaceId }).limit(1000).toArray(),
+
+    /** Of a workspace's budgets, those that cover a call with these targets, less the approved ones. */
+    covering(all: BudgetDoc[], targets: BudgetTargets, approved: readonly string[] = []): BudgetDoc[] {
+      const ids: Record<BudgetDoc['scope'], string | null | undefined> = { workspace: null, receptor: targets.receptorId, neuron: targets.neuronId, share_token: targets.shareTokenId };
+      return all.filter((b) => !approved.includes(b._id) && (b.scope === 'workspace' || (ids[b.scope] != null && ids[b.scope] === b.targetId)));
+    },
+
+    /** What each budget has spent in its current period (raw: tokens or nano-USD), read before the call's size is known. */
+    spentOf: (list: BudgetDoc[], now = new Date()): Promise<{ budget: BudgetDoc; spent: number }[]> =>
+      Promise.all(list.map(async (b) => ({ budget: b, spent: await spentRaw(b, now) }))),
+
     /**
-     * The run engine's check before a model turn: the first budget (fail policy before pause) that
-     * is spent, or that this turn's estimated prompt would take over its limit. One ledger
-     * aggregation per applicable budget; none at all when no budget applies.
+     * The run engine's decision before a model call: the first budget (fail policy before pause)
+     * that is spent, or that this call's estimated prompt would take over its limit.
      */
+    judge(spent: { budget: BudgetDoc; spent: number }[], estimate: TurnEstimate): BudgetOverrun | null {
+      const over = spent.filter(({ budget: b, spent: s }) => s >= limitRaw(b) || s + (b.measure === 'usd' ? estimate.costNanos : estimate.tokens) > limitRaw(b))
+        .map(({ budget: b, spent: s }) => overrun(b, s));
+      return over.find((o) => o.policy === 'fail') ?? over[0] ?? null;
+    },
+
+    /** spentOf + judge: one ledger aggregation per applicable budget; none at all when no budget applies. */
     async evaluate(applicable: BudgetDoc[], estimate: TurnEstimate, now = new Date()): Promise<BudgetOverrun | null> {
       if (applicable.length === 0) return null;
-      const over = (await Promise.all(applicable.map(async (b) => {
-        const spent = await spentRaw(b, now);
-        const add = b.measure === 'usd' ? estimate.costNanos : estimate.tokens;
-        return spent >= limitRaw(b) || spent + add > limitRaw(b) ? overrun(b, spent) : null;
-      }))).filter((o): o is BudgetOverrun => o !== null);
-      return over.find((o) => o.policy === 'fail') ?? over[0] ?? null;
+      return this.judge(await this.spentOf(applicable, now), estimate);
     },
 
     /**

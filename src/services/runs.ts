@@ -294,6 +294,9 @@ export function createRunService(d: {
      * tool calls are stored as a step; the workflow gets the decision and the figures.
      */
     async modelTurn(t: ModelTurnInput & { attempt: number }, signal?: AbortSignal): Promise<ModelTurnOutcome> {
+      // The workspace's budgets are read alongside the run context (off the path to the first token).
+      const workspaceBudgets = budgets.ofWorkspace(t.workspaceId);
+      workspaceBudgets.catch(() => undefined); // awaited below
       const context = await runLog.context(t.jobId);
       if (!context) throw validationError(`run context of job ${t.jobId} is missing`);
       const fence = { turn: t.turn, attempt: t.attempt };
@@ -304,9 +307,9 @@ export function createRunService(d: {
       const started = t.start ? this.markStarted({ ...t.start, jobId: t.jobId }, { emitted }) : Promise.resolve();
       started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile
       const attribution = context.attribution ?? noAttribution(t.jobId);
-      // Budgets that cover this run, read while the conversation loads (docs/usage.md).
-      const covering = budgets.applicable(t.workspaceId, attribution, t.approvedBudgets);
-      covering.catch(() => undefined); // awaited below
+      // What the budgets covering this call have spent, summed while the conversation loads (docs/usage.md).
+      const spent = workspaceBudgets.then((all) => budgets.spentOf(budgets.covering(all, attribution, t.approvedBudgets)));
+      spent.catch(() => undefined); // awaited below
       if (t.attempt > 1) await jobs.emit(t.jobId, { type: 'reset', ...fence });
       // The first turn has no earlier steps to read (one query fewer before the first token).
       const { models: done, tools: results } = t.accepted.length ? await runLog.steps(t.jobId, t.accepted) : { models: [], tools: [] };
@@ -314,7 +317,7 @@ export function createRunService(d: {
       const resolved = models.resolve(context.model);
       // The check before the call: what is spent (ledger sums) plus this turn's prompt, estimated.
       const promptTokens = estimateTokens(messages.map((m) => m.content).join(''));
-      const over = await budgets.evaluate(await covering, { tokens: promptTokens, costNanos: Math.round(costOf(resolved.id, { inputTokens: promptTokens, outputTokens: 0 }).costUsd * 1e9) });
+      const over = budgets.judge(await spent, { tokens: promptTokens, costNanos: Math.round(costOf(resolved.id, { inputTokens: promptTokens, outputTokens: 0 }).costUsd * 1e9) });
       if (over) {
         await started;
         if (over.policy === 'fail') throw new AppError('BUDGET_EXCEEDED', 402, over.message);
