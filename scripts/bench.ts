@@ -10,6 +10,8 @@
  *     same Temporal server (scripts/bench-workflows.ts, its own worker and task queue).
  * (c) Pathway per-node overhead: a 20-node linear pathway's median run time divided by 20, versus
  *     one bare one-activity workflow run.
+ * (e) Budget check: time to first token of runs covered by three budgets (docs/usage.md) versus
+ *     runs covered by none, interleaved run by run so both see the same machine.
  *
  * Services: a service whose URL variable (MONGODB_URI, REDIS_URL, TEMPORAL_ADDRESS) is set is used as
  * is; missing ones are started by scripts/embedded.ts on free loopback ports with data in a temp folder
@@ -262,6 +264,47 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
   return result;
 }
 
+// ─── (e) What budgets cost a run ───────────────────────────────────────────────────────────────
+
+interface BudgetResult { without: Spread; with: Spread; addedAtMedian: number }
+
+/**
+ * Budgets are checked before every model turn (sums over the usage ledger). Two workspaces, one
+ * with a workspace token budget, a workspace USD budget and a neuron budget (limits far above what
+ * the bench spends), one with none; invokes alternate between them, so load and caches are shared.
+ */
+async function measureBudgets(app: TestApp, llm: ScriptedOpenAI): Promise<BudgetResult> {
+  llm.setDefault(() => TTFT_REPLY);
+  const plain = await buildWorkspace(app);
+  const capped = await buildWorkspace(app);
+  const plainNeuron = await createNeuron(app, plain, 'bench-budget');
+  const cappedNeuron = await createNeuron(app, capped, 'bench-budget');
+  for (const body of [
+    { scope: 'workspace', measure: 'tokens', period: 'day', limit: 1e9 },
+    { scope: 'workspace', measure: 'usd', period: 'month', limit: 1e6 },
+    { scope: 'neuron', target_id: cappedNeuron, measure: 'tokens', period: 'month', limit: 1e9, policy: 'fail' },
+  ]) {
+    const r = await app.post('/v1/budgets', capped.key, body);
+    if (r.status !== 201) throw new Error(`POST /v1/budgets answered ${r.status}: ${r.text}`);
+  }
+  const once = async (ws: Workspace, neuronId: string, i: number): Promise<number> => {
+    const run = await runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `budget ${i}`, stream: true });
+    if (run.firstToken === undefined) throw new Error(`job ${run.jobId} completed without a token event`);
+    return run.firstToken - run.t0;
+  };
+  say(`(e) budgets: warm-up ${WARMUP} + ${TTFT_RUNS} invokes each, alternating a workspace with three budgets and one without`);
+  for (let i = 0; i < WARMUP; i++) { await once(plain, plainNeuron, i); await once(capped, cappedNeuron, i); }
+  const without: number[] = [];
+  const withBudgets: number[] = [];
+  for (let i = 0; i < TTFT_RUNS; i++) {
+    without.push(await once(plain, plainNeuron, i));
+    withBudgets.push(await once(capped, cappedNeuron, i));
+  }
+  const result = { without: spread(without), with: spread(withBudgets), addedAtMedian: median(withBudgets) - median(without) };
+  say(`(e) without budgets median ${fmt(result.without.median)} ms; with three budgets median ${fmt(result.with.median)} ms (added ${fmt(result.addedAtMedian)} ms)`);
+  return result;
+}
+
 // ─── (b) Throughput and the bare workflow ─────────────────────────────────────────────────────
 
 /** The bare one-activity workflow: its own bundle, worker and task queue on the app's Temporal server. */
@@ -477,7 +520,7 @@ async function measureRealistic(app: TestApp, ws: Workspace, llm: ScriptedOpenAI
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult): string {
+function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult, e: BudgetResult): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const bd = a.breakdown;
   const line = '═'.repeat(88);
@@ -509,6 +552,11 @@ function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult
     `  (d) Realistic provider (simulator: 300–800 ms think, faults), ${REAL_RUNS} concurrent runs`,
     `      completed ${d.completed}/${REAL_RUNS}   stream shows exactly the stored reply ${d.exact}/${d.completed}   runs with a retried turn ${d.retried}`,
     `      wall time ${fmt(d.wallMs)} ms   platform time before the provider call (unretried runs) median ${fmt(d.addedTtft.median)} ms`,
+    '',
+    `  (e) Budget check before each model turn, ${TTFT_RUNS} runs each, interleaved`,
+    `      no budget                             median ${fmt(e.without.median).padStart(7)} ms   p90 ${fmt(e.without.p90).padStart(7)} ms`,
+    `      three budgets covering the run        median ${fmt(e.with.median).padStart(7)} ms   p90 ${fmt(e.with.p90).padStart(7)} ms`,
+    `      added by the check at the median      ${fmt(e.addedAtMedian)} ms`,
     line,
   ].join('\n');
 }
@@ -579,7 +627,8 @@ async function main(): Promise<void> {
     const b = await measureThroughput(app, ws, llm, bare);
     const c = await measurePathway(app, ws, bare);
     const d = await measureRealistic(app, ws, llm);
-    console.log(summary(probes, a, b, c, d));
+    const e = await measureBudgets(app, llm);
+    console.log(summary(probes, a, b, c, d, e));
   } finally {
     say('stopping');
     await cleanup();

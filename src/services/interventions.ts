@@ -113,6 +113,8 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
 
     async respondByToken(token: string, body: RespondBody): Promise<InterventionDoc> {
       const { doc, deliveryId } = await this.byToken(token);
+      // A delivery token proves no role: going beyond a budget is answered by an admin's credential.
+      if (doc.kind === 'budget') throw forbidden('A budget pause is answered by a workspace admin through POST /v1/interventions/:id/respond');
       return answer(doc, body, null, deliveryId);
     },
 

@@ -92,6 +92,9 @@ describe('budgets', () => {
     expect(iv).toMatchObject({ kind: 'budget', status: 'pending', options: ['approve', 'reject'], job_id: second });
     expect(iv.prompt).toContain('BUDGET_EXCEEDED');
     expect(iv.deliveries.map((d) => d.channel)).toEqual(['api']); // no public link can approve spending
+    // …nor the API delivery's token on the public route (a token proves no role).
+    const byToken = await app.post(`/v1/public/interventions/${iv.deliveries[0].token!}/respond`, undefined, { action: 'approve' });
+    expect(byToken.status).toBe(403);
     const refused = await app.post(`/v1/interventions/${wf.interventionId}/respond`, member, { action: 'approve' });
     expect(refused.status).toBe(403);
     expect((await app.post(`/v1/jobs/${second}/resume`, member, { action: 'approve' })).status).toBe(403);
