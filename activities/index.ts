@@ -2,7 +2,9 @@ import type { Services } from '../src/services/index.js';
 import { createPathwayActivities } from './pathways.js';
 import { createIngestActivities } from './ingest.js';
 import { createReceptorActivities } from './receptors.js';
+import { createSearchActivities } from './search.js';
 import { createRunActivities } from './runs.js';
+import { createTranscriptionActivities } from './transcription.js';
 
 /** Every activity, assembled from per-area factories; wired only in worker/index.ts (and tests). */
 export const createActivities = (deps: { services: Services }) => ({
@@ -10,5 +12,7 @@ export const createActivities = (deps: { services: Services }) => ({
   ...createPathwayActivities(deps),
   ...createReceptorActivities(deps),
   ...createIngestActivities(deps),
+  ...createSearchActivities(deps),
+  ...createTranscriptionActivities(deps),
 });
 export type Activities = ReturnType<typeof createActivities>;

@@ -32,6 +32,8 @@ async function main() {
       .then((r) => log.info({ checked: r.checked, created: r.created.length, removed: r.removed.length }, 'receptor schedules reconciled'))
       .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'receptor schedule reconcile failed; it runs again at the next start or as maintenance.schedule_reconcile'));
   }
+  // The search index is built from the store in the background, then follows the resource feed (docs/search.md).
+  services.search.start().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'search index build failed; it is built again at the first search'));
   const server = createServer(createApp(deps, services).callback());
   server.listen(config.PORT, config.HOST, () => log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'api listening'));
   let stopping = false;

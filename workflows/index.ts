@@ -4,3 +4,6 @@ export { pathwayRun } from './pathway-run.js';
 export { receptorFire } from './receptor-fire.js';
 export { systemJob } from './system-job.js';
 export { ingest } from './ingest.js';
+export { search } from './search.js';
+export { liveTranscription } from './live-transcription.js';
+export { transcription } from './transcription.js';

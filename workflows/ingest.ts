@@ -1,7 +1,7 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { cancelSignal, statusQuery, type IngestInput, type LiveStatus } from '../src/temporal/definitions.js';
-import { recordFailure } from './failures.js';
+import type { IngestInput } from '../src/temporal/definitions.js';
+import { trackedJob } from './failures.js';
 
 const steps = wf.proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
@@ -17,11 +17,7 @@ const BATCH = 64;
  * index), so a retried step never writes a chunk twice; progress and current_step follow the steps.
  */
 export async function ingest(input: IngestInput): Promise<Record<string, unknown>> {
-  const status: LiveStatus = { status: 'running', progress: 0, currentStep: 'extracting text' };
-  let cancelReason: string | undefined;
-  wf.setHandler(statusQuery, () => status);
-  wf.setHandler(cancelSignal, ({ reason }) => void (cancelReason = reason));
-  try {
+  return trackedJob('extracting text', async (status) => {
     const prep = await steps.ingestPrepare(input);
     if (prep.describe) {
       status.currentStep = 'describing';
@@ -35,13 +31,6 @@ export async function ingest(input: IngestInput): Promise<Record<string, unknown
       status.progress = 25 + Math.round((70 * to) / prep.toEmbed);
     }
     status.currentStep = 'finishing';
-    const result = await steps.ingestFinish(input);
-    status.status = 'completed';
-    status.progress = 100;
-    status.currentStep = 'completed';
-    return result;
-  } catch (err) {
-    status.status = 'failed';
-    return recordFailure(err, cancelReason, (reason) => steps.ingestFail(input, reason));
-  }
+    return steps.ingestFinish(input);
+  }, (reason) => steps.ingestFail(input, reason));
 }

@@ -15,11 +15,17 @@ import skills from './skills.js';
 import traces from './traces.js';
 import usage from './usage.js';
 import budgets from './budgets.js';
+import search from './search.js';
 import assets from './assets.js';
 import artifacts from './artifacts.js';
 import memories from './memories.js';
 import knowledgeCatalog from './knowledge-catalog.js';
+import meetings from './meetings.js';
+import voice from './voice.js';
 
-/** The flat list of every mounted route family (OpenAPI walks the same list). */
-export const routeFamilies: Record<string, RouteDef[]> = { platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, skills, usage, budgets, assets, artifacts, memories, knowledgeCatalog };
+/**
+ * The flat list of every mounted route family (OpenAPI walks the same list). `voice` comes before
+ * `platform`: its POST /v1/chat/attachments must win over the retired POST /v1/chat/:traceId.
+ */
+export const routeFamilies: Record<string, RouteDef[]> = { voice, platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, skills, usage, budgets, assets, artifacts, memories, knowledgeCatalog, meetings, search };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

@@ -4,6 +4,8 @@ import { CatalogParams, MoveBody, PatchParams, ResourcePatchBody, TreeQuery } fr
 import { priceOf, pricesAt } from '../../src/llm/pricing.js';
 import { presentArtifact, presentAsset, presentMemory, presentRecollection } from '../presenters/knowledge.js';
 import { presentReflex } from '../presenters/reflex.js';
+import { presentMeeting } from '../presenters/meeting.js';
+import { MeetingPatchBody } from '../../src/schemas/meetings.js';
 import { route, type HandlerInput } from '../route.js';
 
 const tags = ['resources'];
@@ -24,7 +26,19 @@ const CATALOGS: Record<string, (i: HandlerInput<z.output<typeof CatalogParams>, 
     return { skill: { id: s._id, brain_id: s.brainId, name: s.name, skill_path: s.skillPath, body_md: s.bodyMd, latest_version: s.latestVersion, kind: 'skill' } };
   },
   reflexes: async ({ params, scope, services }) => ({ reflex: presentReflex(await services.reflexes.get(scope, params.resource_id)) }),
+  meetings: async ({ params, scope, services }) => ({ meeting: presentMeeting(await services.meetings.get(scope, params.resource_id)) }),
 };
+
+/** The central patch per kind: each parses its own envelope (a clear 400 names the field). */
+type PatchInput = HandlerInput<z.output<typeof PatchParams>, unknown, unknown>;
+const patchArtifact = async ({ params, body, scope, services }: PatchInput) => {
+  const { doc, jobId } = await services.documents.updateArtifact(scope, params.resource_id, ResourcePatchBody.parse(body));
+  return { artifact: presentArtifact(doc), job_id: jobId };
+};
+const patchMeeting = async ({ params, body, scope, services }: PatchInput) => ({ meeting: presentMeeting(await services.meetings.patch(scope, params.resource_id, MeetingPatchBody.parse(body))) });
+const PATCHES: Record<string, (i: PatchInput) => Promise<Record<string, unknown>>> = { artifact: patchArtifact, artifacts: patchArtifact, meeting: patchMeeting, meetings: patchMeeting };
+// Checked per kind in the handler (ResourcePatchBody for artifacts, MeetingPatchBody for meetings), so a 400 names the kind's own field.
+const PatchEnvelope = z.record(z.string(), z.unknown()).meta({ id: 'CentralPatchBody', description: 'ResourcePatchBody (kind artifact) or MeetingPatchBody (kind meeting)' });
 
 /** Folder tree, moves, catalog reads and the central patch (document 2, Folder utilities; Catalog reads, patch and events). */
 export default [
@@ -45,12 +59,12 @@ export default [
     handler: async ({ body, scope, services }) => services.catalog.move(scope, body),
   }),
   route({
-    method: 'post', path: '/v1/resources/:kind/:resource_id/patch', brain: 'optional', params: PatchParams, body: ResourcePatchBody, tags,
-    summary: 'Central patch: the artifact patch envelope (base_version, edits, title, content_type) for kind artifact; meetings when they exist',
-    handler: async ({ params, body, scope, services }) => {
-      if (params.kind !== 'artifact' && params.kind !== 'artifacts') throw validationError(`kind: the central patch applies to artifacts (got ${params.kind})`);
-      const { doc, jobId } = await services.documents.updateArtifact(scope, params.resource_id, body);
-      return { artifact: presentArtifact(doc), job_id: jobId };
+    method: 'post', path: '/v1/resources/:kind/:resource_id/patch', brain: 'optional', params: PatchParams, body: PatchEnvelope, tags,
+    summary: 'Central patch: kind artifact takes the artifact envelope (base_version, edits, title, content_type); kind meeting takes body fields (docs/meetings.md)',
+    handler: async (i) => {
+      const patch = PATCHES[i.params.kind];
+      if (!patch) throw validationError(`kind: the central patch applies to ${Object.keys(PATCHES).join(', ')} (got ${i.params.kind})`);
+      return patch(i);
     },
   }),
   route({

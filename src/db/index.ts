@@ -15,13 +15,14 @@ import { createRunRepo, runIndexes } from './runs.js';
 import { createUsageRepo, usageIndexes } from './usage.js';
 import { createTraceRepo, traceIndexes } from './traces.js';
 import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';
+import { createMeetingRepo, meetingIndexes } from './meetings.js';
 
 /** Every index the platform's query paths need; created at start-up by ensureIndexes. */
-export const allIndexes: IndexSpec[] = [...workspaceIndexes, ...traceIndexes, ...jobIndexes, ...interventionIndexes, ...neuronIndexes, ...receptorIndexes, ...reflexIndexes, ...pathwayIndexes, ...runIndexes, ...usageIndexes, ...budgetIndexes, ...shareIndexes, ...connectionIndexes, ...skillIndexes, ...knowledgeIndexes];
+export const allIndexes: IndexSpec[] = [...workspaceIndexes, ...traceIndexes, ...jobIndexes, ...interventionIndexes, ...neuronIndexes, ...receptorIndexes, ...reflexIndexes, ...pathwayIndexes, ...runIndexes, ...usageIndexes, ...budgetIndexes, ...shareIndexes, ...connectionIndexes, ...skillIndexes, ...knowledgeIndexes, ...meetingIndexes];
 
 /** All repositories, built over one Db. */
 export function createRepos(db: Db) {
   return { workspaces: createWorkspaceRepo(db), traces: createTraceRepo(db), jobs: createJobRepo(db), interventions: createInterventionRepo(db),
-    neurons: createNeuronRepo(db), receptors: createReceptorRepo(db), reflexes: createReflexRepo(db), pathways: createPathwayRepo(db), runs: createRunRepo(db), usage: createUsageRepo(db), budgets: createBudgetRepo(db), shares: createShareRepo(db), connections: createConnectionRepo(db), skills: createSkillRepo(db), knowledge: createKnowledgeRepo(db) };
+    neurons: createNeuronRepo(db), receptors: createReceptorRepo(db), reflexes: createReflexRepo(db), pathways: createPathwayRepo(db), runs: createRunRepo(db), usage: createUsageRepo(db), budgets: createBudgetRepo(db), shares: createShareRepo(db), connections: createConnectionRepo(db), skills: createSkillRepo(db), knowledge: createKnowledgeRepo(db), meetings: createMeetingRepo(db) };
 }
 export type Repos = ReturnType<typeof createRepos>;

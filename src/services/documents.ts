@@ -305,11 +305,16 @@ export function createDocumentService(d: {
     },
 
     // ---- artifacts ----
-    async createArtifact(scope: Scope, b: { title: string; content: string; content_type?: string; path?: string; metadata?: Record<string, unknown>; skip_embedding?: boolean; brain_id?: string }) {
+    /** `id` (platform callers only): a retried writer names the artifact it meant, and finds it instead of writing a second. */
+    async createArtifact(scope: Scope, b: { title: string; content: string; content_type?: string; path?: string; metadata?: Record<string, unknown>; skip_embedding?: boolean; brain_id?: string }, id?: string) {
       const brainId = await brainFor(scope, b.brain_id);
+      if (id) {
+        const existing = await repo.documents.findOne({ _id: id, workspaceId: scope.workspaceId });
+        if (existing) return { doc: existing, jobId: existing.ingest.jobId };
+      }
       const now = new Date();
       const doc: DocumentDoc = {
-        _id: randomUUID(), workspaceId: scope.workspaceId, brainId, lane: 'artifact', name: b.title, path: normalizePath(b.path), metadata: encodeBlob(b.metadata ?? {}),
+        _id: id ?? randomUUID(), workspaceId: scope.workspaceId, brainId, lane: 'artifact', name: b.title, path: normalizePath(b.path), metadata: encodeBlob(b.metadata ?? {}),
         skipEmbedding: b.skip_embedding ?? false, contentType: b.content_type ?? 'text/markdown', size: Buffer.byteLength(b.content), sha256: null, blobKey: null,
         source: { type: 'artifact', value: null }, version: 1, content: b.content, ingest: newIngestState(1, null), createdBy: by(scope), createdAt: now, updatedAt: now,
       };

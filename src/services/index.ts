@@ -11,6 +11,7 @@ import { createReceptorFireService } from './receptor-fires.js';
 import { createReceptorService } from './receptors.js';
 import { createScheduleService } from './schedules.js';
 import { createResourceEvents } from './resource-events.js';
+import { createSearchService } from './search.js';
 import { createSkillService } from './skills.js';
 import { createShareService } from './shares.js';
 import { createGuard } from '../net/guard.js';
@@ -29,6 +30,9 @@ import { createDocumentService } from './documents.js';
 import { createIngestService } from './ingest.js';
 import { createMemoryService } from './memories.js';
 import { createCatalogService } from './catalog.js';
+import { createMeetingService } from './meetings.js';
+import { createTranscriptionService } from './transcription.js';
+import { createVocabularyService } from './vocabulary.js';
 
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
@@ -75,7 +79,14 @@ export function createServices(deps: Deps) {
   const documents = createDocumentService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, blobs, ingest, events, guard: ingestGuard, config: c });
   const memories = createMemoryService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, neurons: deps.repos.neurons, traces: deps.repos.traces, blobs, ingest, events, guard: ingestGuard, config: c });
   const catalog = createCatalogService({ repo: deps.repos.knowledge, documents, memories, skills, events });
+  // Meetings and speech (docs/meetings.md): chunks and attachments in the blob store, transcripts as artifacts.
+  const meetings = createMeetingService({ repo: deps.repos.meetings, workspaces: deps.repos.workspaces, events });
+  const vocabulary = createVocabularyService({ repo: deps.repos.meetings, workspaces: deps.repos.workspaces, redis: deps.redis, prefix: c.REDIS_PREFIX });
+  const transcription = createTranscriptionService({
+    repo: deps.repos.meetings, workspaces: deps.repos.workspaces, blobs, jobs, meetings, documents, vocabulary, streams: deps.streams, temporal: deps.temporal.client, config: c, log: deps.log,
+  });
   const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, budgets, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
-  return { blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, budgets, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  const search = createSearchService({ repos: deps.repos, redis: deps.redis, streams: deps.streams, embedder, jobs, usage, config: c, log: deps.log });
+  return { search, meetings, vocabulary, transcription, blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, budgets, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -44,7 +44,7 @@ export function createMemoryService(d: {
   async function checkOwner(scope: Scope, type?: 'neuron' | 'trace', id?: string) {
     if (!type && !id) return { ownerType: null, ownerId: null };
     if (!type || !id) throw validationError('owner_type and owner_id go together');
-    const found = type === 'neuron' ? await d.neurons.neurons.findOne({ _id: id, workspaceId: scope.workspaceId }) : await d.traces.traces.findOne({ _id: id, workspaceId: scope.workspaceId });
+    const found = type === 'neuron' ? await d.neurons.neurons.findOne({ _id: id, workspaceId: scope.workspaceId }) : await d.traces.find(scope.workspaceId, id);
     if (!found) throw notFound(type === 'neuron' ? 'Neuron' : 'Trace');
     return { ownerType: type, ownerId: id };
   }

@@ -12,6 +12,9 @@ export interface ResourceRef {
   change?: string;
   /** Moves: the folder path before and after. */
   from_path?: string; to_path?: string;
+  /** Meetings: the body fields an update changed, and the transcription state after it (docs/meetings.md). */
+  fields?: string[];
+  transcription?: { status: string; finalized_at?: string | null; session_id?: string; job_id?: string; artifact_id?: string; segment_count?: number };
 }
 
 /**

@@ -209,10 +209,38 @@ export interface SystemJobInput {
   job: { kind: 'maintenance'; key: string } | { kind: 'action_plan'; pathwayId: string; autoExecute: boolean };
 }
 
+/** The `search` workflow (GET /v1/search, docs/search.md): the query and the caller's scope; one activity per type. */
+export interface SearchJobInput {
+  jobId: string; workspaceId: string; brainId: string | null; userId: string | null; apiKeyId: string | null; roles: string[];
+  q: string; types: ('assets' | 'artifacts' | 'stakeholder_maps' | 'meetings' | 'action_plans' | 'receptors' | 'pathways' | 'neurons' | 'reflexes' | 'memories')[];
+  limit: number; offset: number; isActive: boolean | null; searchMode: 'hybrid' | 'lexical' | 'vector';
+}
+
 /** The `ingest` workflow (docs/knowledge.md): one resource version; ids only, the text is read by the activities. */
 export interface IngestInput {
   jobId: string; workspaceId: string; brainId: string; kind: 'asset' | 'artifact' | 'memory'; resourceId: string; version: number;
   userId: string | null; apiKeyId: string | null;
   /** Chunks per embedding call (EMBED_BATCH_SIZE when started). */
   batchSize?: number;
+}
+
+/** A chunk of a live session was stored (its audio is in the blob store; only the seq travels). */
+export const chunkSignal = defineSignal<[{ seq: number }]>('chunk');
+/** live/stop: the session finalizes (a full pass over the stored audio). */
+export const stopSignal = defineSignal<[Record<string, never>]>('stop');
+
+/** The `liveTranscription` workflow (docs/meetings.md): ids and small values only, never audio. */
+export interface LiveTranscriptionInput {
+  jobId: string; workspaceId: string; brainId: string; meetingId: string; sessionId: string;
+  /** Ends the session (and finalizes it) after this long without a chunk. */
+  idleTimeoutMs: number;
+  /** Carried over continue-as-new: whether stop was already asked for. */
+  stopped?: boolean;
+}
+/** What a caption pass did: where the next final window starts, whether audio is still waiting. */
+export interface CaptionOutcome { captionSeq: number; partialSeq: number; more: boolean }
+
+/** The batch `transcription` workflow: the audio is read from the blob store by the activity. */
+export interface TranscriptionInput {
+  jobId: string; workspaceId: string; brainId: string | null; source: { kind: 'attachment' | 'asset'; id: string }; locale: string; diarize: boolean;
 }

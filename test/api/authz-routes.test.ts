@@ -107,7 +107,10 @@ async function knowledgeFixtures(a: Ws) {
     _id: `${id}:1:0`, workspaceId: a.workspaceId, brainId: a.brainId, resourceKind: kind, resourceId: id, version: 1, index: 0, source: 'body', text: 'x', tokens: 1, path: '', embedding: null, createdAt: new Date(),
   });
   await app.deps.db.collection('chunks').insertMany([chunk('asset', asset), chunk('artifact', artifact)] as never[]);
-  return { asset, artifact, memory, recollection, assetChunk: `${asset}:1:0`, artifactChunk: `${artifact}:1:0` };
+  // Meetings (docs/meetings.md): a meeting with a live session (its job stays queued: this file runs no worker).
+  const meeting = String((await ok(app.post('/v1/meetings', a.key, { title: 'authz meeting' }, h))).id);
+  const live = await ok(app.post(`/v1/meetings/${meeting}/transcription/live/start`, a.key, {}, h));
+  return { asset, artifact, memory, recollection, assetChunk: `${asset}:1:0`, artifactChunk: `${artifact}:1:0`, meeting, session: String(live.session_id), sessionJob: String(live.job_id) };
 }
 
 // The subscribed schedule lives in the shared Temporal server: it must not outlive this file.
@@ -120,8 +123,9 @@ function fill(path: string): string | undefined {
     id: {
       neurons: w.ids.neuron, reflexes: w.ids.reflex, traces: w.ids.trace, pathways: w.ids.pathway, interventions: w.ids.intervention, 'api-keys': w.ids.apiKey,
       receptors: w.ids.receptor, resources: w.ids.receptor, 'receptor-channel-bindings': w.ids.binding, public: w.ids.shareTrace, skills: w.ids.skill,
-      assets: w.ids.asset, artifacts: w.ids.artifact, memories: w.ids.memory, recollections: w.ids.recollection, budgets: w.ids.budget,
+      assets: w.ids.asset, artifacts: w.ids.artifact, memories: w.ids.memory, recollections: w.ids.recollection, meetings: w.ids.meeting, budgets: w.ids.budget,
     }[family],
+    session_id: w.ids.session, artifact_id: w.ids.artifact,
     chunk_id: family === 'assets' ? w.ids.assetChunk : w.ids.artifactChunk,
     // /v1/resources/:catalog/:resource_id reads the asset; /v1/resources/:kind/:resource_id/patch patches the artifact.
     catalog: 'assets', kind: 'artifact',
@@ -201,6 +205,17 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/memories/bulk-delete': { ids: [w.ids.memory] },
     'POST /v1/recollections': { name: 'r2' },
     'PUT /v1/recollections/:id': { name: 'renamed' },
+    'POST /v1/grep': { query: 'neurons' },
+    'POST /v1/search': { query: 'authz' },
+    'POST /v1/browse': { type: 'neurons' },
+    'POST /v1/browse/resource-tree': { brain_id: w.a.brainId },
+    'POST /v1/recollections/search': { query: 'x', owner_type: 'trace', owner_ids: [w.ids.trace] },
+    'POST /v1/meetings': { title: 'm2' },
+    'POST /v1/meetings/:id/transcription/live/start': {},
+    'POST /v1/meetings/:id/transcription/chunk': { job_id: w.ids.sessionJob, seq: 0, chunk_base64: 'AAAA' },
+    'POST /v1/meetings/:id/transcription/live/stop': {},
+    'POST /v1/voice/stt-vocabulary/prewarm': { workspace_id: w.a.workspaceId },
+    'POST /v1/transcribe': { source: { type: 'asset_id', id: w.ids.asset }, locale: 'en-US', diarize: false },
     'POST /v1/budgets': { scope: 'workspace', measure: 'usd', period: 'month', limit: 100 },
     'PATCH /v1/budgets/:id': { limit: 2_000_000 },
   };
@@ -214,6 +229,8 @@ function queryFor(def: RouteDef): string {
     'GET /v1/pathways/:id/participants/check-role': `?user_id=${w.ids.participantUser}&role=viewer`,
     'DELETE /v1/receptor-channel-bindings': `?id=${w.ids.binding}`,
     'DELETE /v1/assets/:id/chunks/by-source': '?source=body',
+    'GET /v1/search': '?q=authz',
+    'GET /v1/browse': '?type=neurons',
   };
   return queries[`${def.method.toUpperCase()} ${def.path}`] ?? '';
 }

@@ -17,7 +17,7 @@ function corpus(n: number, dim: number, seed = 7) {
     for (let d = 0; d < dim; d++) v[d] /= norm;
     return {
       id: `e${i}`, workspaceId: 'w', brainId: 'b', type: i % 3 ? 'assets' : 'artifacts', resourceId: `r${Math.floor(i / 2)}`,
-      title: Array.from({ length: 3 }, word).join(' '), description: '', text: Array.from({ length: 5 + Math.floor(r() * 40) }, word).join(' '), path: '',
+      title: Array.from({ length: 3 }, word).join(' '), description: '', text: Array.from({ length: 5 + Math.floor(r() * 40) }, word).join(' '), path: '', url: '', displayPath: `e${i}`, updatedAt: 0,
       vector: v, vectorModel: 'm',
     };
   });
@@ -64,9 +64,31 @@ describe('embedded search index', () => {
     expect(index.vector('w', q, 'other-model', () => true, 10)).toEqual([]);
   });
 
+  it('a selective filter (too few among the library candidates) still gets the exact filtered top k', () => {
+    const q = docs[9].vector!;
+    const keep = (id: string) => Number(id.slice(1)) % 97 === 0;
+    const ref = docs.filter((d) => keep(d.id)).map((d) => ({ id: d.id, s: d.vector!.reduce((a, x, i) => a + x * q[i], 0) })).sort((a, b) => b.s - a.s).slice(0, 10);
+    const got = index.vector('w', q, 'm', (e) => keep(e.id), 10);
+    expect(got.map((h) => h.entry.id)).toEqual(ref.map((r) => r.id));
+    got.forEach((h, i) => expect(h.score).toBeCloseTo(ref[i].s, 5));
+  });
+
+  it('a removed or replaced vector is never returned; freed rows are reused', () => {
+    const idx = createMemoryIndex();
+    const unit = (a: number, b: number) => { const n = Math.hypot(a, b); return Float32Array.from([a / n, b / n]); };
+    const e = (id: string, v: Float32Array): IndexEntry => ({ id, workspaceId: 'a', brainId: null, type: 'assets', resourceId: id, title: '', description: '', text: id, path: '', url: '', displayPath: id, updatedAt: 0, vector: v, vectorModel: 'm' });
+    idx.replaceResource('a', 'p', [e('p', unit(1, 0))]);
+    idx.replaceResource('a', 'q', [e('q', unit(0, 1))]);
+    expect(idx.vector('a', unit(1, 0), 'm', () => true, 1)[0].entry.id).toBe('p');
+    idx.removeResource('a', 'p');
+    expect(idx.vector('a', unit(1, 0), 'm', () => true, 5).map((h) => h.entry.id)).toEqual(['q']);
+    idx.replaceResource('a', 'r', [e('r', unit(1, 0.1))]);
+    expect(idx.vector('a', unit(1, 0), 'm', () => true, 5).map((h) => h.entry.id)).toEqual(['r', 'q']);
+  });
+
   it('updates and removals take effect; workspaces are separate; AND mode needs every term', () => {
     const idx = createMemoryIndex();
-    const e = (id: string, text: string, ws = 'a'): IndexEntry => ({ id, workspaceId: ws, brainId: null, type: 'assets', resourceId: id, title: '', description: '', text, path: '' });
+    const e = (id: string, text: string, ws = 'a'): IndexEntry => ({ id, workspaceId: ws, brainId: null, type: 'assets', resourceId: id, title: '', description: '', text, path: '', url: '', displayPath: id, updatedAt: 0 });
     idx.replaceResource('a', 'x', [e('x', 'red fox')]);
     idx.replaceResource('a', 'y', [e('y', 'red hen')]);
     idx.replaceResource('b', 'z', [e('z', 'red fox', 'b')]);
@@ -77,6 +99,27 @@ describe('embedded search index', () => {
     expect(idx.lexical('a', ['red'], () => true, 10)).toEqual([]);
     expect(idx.lexical('b', ['fox'], () => true, 10).map((h) => h.entry.id)).toEqual(['z']);
     expect(idx.size('a')).toBe(1);
+  });
+
+  it('after many replacements and removals (tombstones, then a compaction) both legs still equal the references', () => {
+    const idx = createMemoryIndex();
+    const all = corpus(3000, 8, 11);
+    for (const d of all) idx.replaceResource('w', d.id, [{ ...d, resourceId: d.id }]);
+    // Remove two thirds (past the compaction point), then re-add some with new text.
+    const kept = all.filter((_, i) => i % 3 === 0);
+    for (const d of all) if (!kept.includes(d)) idx.removeResource('w', d.id);
+    const changed = kept.map((d, i) => (i % 2 ? { ...d, resourceId: d.id, text: `${d.text} w7 w7` } : { ...d, resourceId: d.id }));
+    for (const d of changed.filter((_, i) => i % 2)) idx.replaceResource('w', d.id, [d]);
+    expect(idx.size('w')).toBe(kept.length);
+    for (const q of [['w7'], ['w3', 'w40'], ['w2', 'w250', 'w7']]) {
+      const ref = bm25Reference(changed, q).slice(0, 15);
+      const got = idx.lexical('w', q, () => true, 15);
+      expect(got.map((h) => h.entry.id)).toEqual(ref.map((r) => r.id));
+      got.forEach((h, i) => expect(h.score).toBeCloseTo(ref[i].s, 9));
+    }
+    const qv = changed[4].vector!;
+    const vref = changed.map((d) => ({ id: d.id, s: d.vector!.reduce((a, x, i) => a + x * qv[i], 0) })).sort((a, b) => b.s - a.s).slice(0, 10);
+    expect(idx.vector('w', qv, 'm', () => true, 10).map((h) => h.entry.id)).toEqual(vref.map((r) => r.id));
   });
 
   it('reciprocal rank fusion adds weight / (k + rank) per leg', () => {

@@ -1,0 +1,18 @@
+import type { z } from 'zod';
+import { decodeBlob } from '../../src/db/codec.js';
+import type { AttachmentDoc, MeetingDoc } from '../../src/db/meetings.js';
+import type { Attachment, Meeting, MeetingTranscription } from '../../src/schemas/meetings.js';
+import { transcriptionOf } from '../../src/services/meetings.js';
+
+/** Wire shape of a meeting; `transcription` is lifted from the body for convenience (idle when never transcribed). */
+export function presentMeeting(m: MeetingDoc): z.input<typeof Meeting> {
+  const body = decodeBlob<Record<string, unknown>>(m.body, {});
+  return {
+    id: m._id, kind: 'meeting', brain_id: m.brainId, title: m.title, description: m.description, body,
+    transcription: transcriptionOf(body) as z.input<typeof MeetingTranscription>, version: m.version, created_at: m.createdAt.toISOString(), updated_at: m.updatedAt.toISOString(),
+  };
+}
+
+export function presentAttachment(a: AttachmentDoc): z.input<typeof Attachment> {
+  return { id: a._id, attachment_id: a._id, name: a.name, content_type: a.contentType, size: a.size, sha256: a.sha256, brain_id: a.brainId, created_at: a.createdAt.toISOString() };
+}

@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import type { Filter } from 'mongodb';
+import { decodeBlob, encodeBlob } from '../db/codec.js';
+import type { MeetingDoc, MeetingRepo, TranscriptionStatus } from '../db/meetings.js';
+import type { WorkspaceRepo } from '../db/workspaces.js';
+import { conflict, notFound, validationError } from '../errors.js';
+import type { MeetingBody, MeetingPatchBody } from '../schemas/meetings.js';
+import type { Scope } from '../scope.js';
+import type { ResourceEvents, ResourceRef } from './resource-events.js';
+
+/** Body keys of the patch envelope that are not body fields. */
+const ENVELOPE = new Set(['base_version', 'title', 'description', 'body']);
+const MAX_BODY_CHARS = 8_000_000;
+const RETRIES = 8;
+
+/** The transcription state of a body (idle when never transcribed). */
+export const transcriptionOf = (body: Record<string, unknown>): { status: TranscriptionStatus } & Record<string, unknown> => {
+  const t = body.transcription as { status?: TranscriptionStatus } | undefined;
+  return { ...(t ?? {}), status: t?.status ?? 'idle' };
+};
+
+/**
+ * Meetings (document 2, Meeting and Meetings): a title, a description and a structured body
+ * (agenda, notes, summary, decisions, action items, transcript segments, transcription state).
+ * Every change is a new version (optimistic on `version`, so concurrent patches never lose
+ * each other's fields) and an event on the resource stream; an update that changes the
+ * transcription state carries it (`resource.transcription`), so followers see "meeting
+ * finalized" (status ready) without reading the meeting again.
+ */
+export function createMeetingService(d: { repo: MeetingRepo; workspaces: WorkspaceRepo; events: ResourceEvents }) {
+  const { repo } = d;
+  const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
+  const bodyOf = (m: MeetingDoc) => decodeBlob<Record<string, unknown>>(m.body, {});
+  const ref = (m: MeetingDoc, extra: Partial<ResourceRef> = {}): ResourceRef => ({ kind: 'meeting', id: m._id, brain_id: m.brainId, name: m.title, version: m.version, ...extra });
+
+  async function get(scope: Scope, id: string): Promise<MeetingDoc> {
+    const m = await repo.meetings.findOne({ _id: id, workspaceId: scope.workspaceId });
+    if (!m || (scope.brainId && m.brainId !== scope.brainId)) throw notFound('Meeting');
+    return m;
+  }
+
+  const encode = (body: Record<string, unknown>) => {
+    const s = encodeBlob(body);
+    if (s.length > MAX_BODY_CHARS) throw validationError(`body: at most ${MAX_BODY_CHARS} characters of JSON`);
+    return s;
+  };
+
+  /**
+   * Applies a change to the newest version: `change` gets the current head and returns the new
+   * title, description and body (or null: nothing changed). Retried on a concurrent write.
+   */
+  async function update(workspaceId: string, id: string, change: (m: MeetingDoc) => { title: string; description: string; body: Record<string, unknown>; changes: string[] } | null, o: { baseVersion?: number; by: string | null }) {
+    for (let attempt = 0; attempt < RETRIES; attempt++) {
+      const cur = await repo.meetings.findOne({ _id: id, workspaceId });
+      if (!cur) throw notFound('Meeting');
+      if (o.baseVersion !== undefined && o.baseVersion !== cur.version) throw conflict(`base_version ${o.baseVersion} is not the current version ${cur.version}`);
+      const next = change(cur);
+      if (!next) return { doc: cur, changed: false };
+      const now = new Date();
+      const set = {
+        title: next.title, description: next.description, body: encode(next.body), transcriptionStatus: transcriptionOf(next.body).status, version: cur.version + 1, updatedAt: now,
+      };
+      const res = await repo.meetings.updateOne({ _id: id, workspaceId, version: cur.version }, { $set: set });
+      if (!res.modifiedCount) continue;
+      const doc: MeetingDoc = { ...cur, ...set };
+      await repo.versions.insertOne({ _id: `${id}:${doc.version}`, meetingId: id, workspaceId, version: doc.version, title: doc.title, description: doc.description, body: doc.body, changes: next.changes, createdBy: o.by, createdAt: now });
+      const t = next.changes.includes('transcription') || next.changes.includes('transcript_segments') ? transcriptionOf(next.body) : null;
+      await d.events.emit(workspaceId, 'updated', ref(doc, {
+        fields: next.changes,
+        ...(t ? { transcription: {
+          status: t.status, finalized_at: (t.finalized_at as string | null | undefined) ?? null, session_id: t.session_id as string | undefined, job_id: t.job_id as string | undefined,
+          artifact_id: t.artifact_id as string | undefined, segment_count: Array.isArray(next.body.transcript_segments) ? next.body.transcript_segments.length : 0,
+        } } : {}),
+      }));
+      return { doc, changed: true };
+    }
+    throw conflict('the meeting changed concurrently too often; retry');
+  }
+
+  /** Merges body fields (each one sent replaces that field); returns the changed field names. */
+  function merge(body: Record<string, unknown>, fields: Record<string, unknown>) {
+    const next = { ...body };
+    const changes: string[] = [];
+    for (const [k, v] of Object.entries(fields)) {
+      if (v === undefined || encodeBlob(v) === encodeBlob(body[k])) continue;
+      next[k] = v;
+      changes.push(k);
+    }
+    return { next, changes };
+  }
+
+  return {
+    get,
+    bodyOf,
+    async list(scope: Scope, q: { limit: number; offset: number; brain_id?: string; transcription_status?: TranscriptionStatus }) {
+      const filter: Filter<MeetingDoc> = { workspaceId: scope.workspaceId };
+      const brain = q.brain_id ?? scope.brainId;
+      if (brain) filter.brainId = brain;
+      if (q.transcription_status) filter.transcriptionStatus = q.transcription_status;
+      const { items, total } = await repo.page(filter, { updatedAt: -1, _id: -1 }, q.offset, q.limit);
+      return { items, total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+    },
+
+    async create(scope: Scope, b: { title: string; description?: string; body?: MeetingBody; brain_id?: string }): Promise<MeetingDoc> {
+      const brainId = b.brain_id ?? scope.brainId;
+      if (!brainId) throw validationError('brain_id: required (or send X-Brain-Id)');
+      if (!(await d.workspaces.findBrain(scope.workspaceId, brainId))) throw notFound('Brain');
+      const now = new Date();
+      const body = (b.body ?? {}) as Record<string, unknown>;
+      const doc: MeetingDoc = {
+        _id: randomUUID(), workspaceId: scope.workspaceId, brainId, title: b.title, description: b.description ?? '', body: encode(body),
+        transcriptionStatus: transcriptionOf(body).status, version: 1, createdBy: by(scope), createdAt: now, updatedAt: now,
+      };
+      await repo.meetings.insertOne(doc);
+      await repo.versions.insertOne({ _id: `${doc._id}:1`, meetingId: doc._id, workspaceId: doc.workspaceId, version: 1, title: doc.title, description: doc.description, body: doc.body, changes: ['created'], createdBy: doc.createdBy, createdAt: now });
+      await d.events.emit(scope.workspaceId, 'created', ref(doc));
+      return doc;
+    },
+
+    /** The central patch for kind meeting: title, description and body fields (top level or under `body`). */
+    async patch(scope: Scope, id: string, p: MeetingPatchBody): Promise<MeetingDoc> {
+      await get(scope, id);
+      const fields: Record<string, unknown> = { ...(p.body ?? {}) };
+      for (const [k, v] of Object.entries(p)) if (!ENVELOPE.has(k) && v !== undefined) fields[k] = v;
+      const { doc } = await update(scope.workspaceId, id, (cur) => {
+        const { next, changes } = merge(bodyOf(cur), fields);
+        const title = p.title ?? cur.title;
+        const description = p.description ?? cur.description;
+        if (title !== cur.title) changes.push('title');
+        if (description !== cur.description) changes.push('description');
+        return changes.length ? { title, description, body: next, changes } : null;
+      }, { baseVersion: p.base_version, by: by(scope) });
+      return doc;
+    },
+
+    /** Patches body fields from the platform itself (live transcription): unscoped by brain, by workspace id. */
+    async patchBody(workspaceId: string, id: string, fields: Record<string, unknown>) {
+      return update(workspaceId, id, (cur) => {
+        const { next, changes } = merge(bodyOf(cur), fields);
+        return changes.length ? { title: cur.title, description: cur.description, body: next, changes } : null;
+      }, { by: null });
+    },
+    findUnscoped: (workspaceId: string, id: string) => repo.meetings.findOne({ _id: id, workspaceId }),
+  };
+}
+export type MeetingService = ReturnType<typeof createMeetingService>;
