@@ -21,6 +21,8 @@ export interface UsageRowDoc extends UsageAttribution {
   costNanos: number; priced: boolean; priceVersion: string;
   /** `failed`: the call broke after the provider had started to bill it (tokens streamed); `estimated`: counts estimated, not reported. */
   outcome: 'ok' | 'failed'; estimated: boolean; at: Date;
+  /** Transcription rows: the audio sent, which is what speech providers bill (their tokens are 0). */
+  audioMs?: number;
 }
 
 export const usageIndexes: IndexSpec[] = [

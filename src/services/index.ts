@@ -83,7 +83,7 @@ export function createServices(deps: Deps) {
   const meetings = createMeetingService({ repo: deps.repos.meetings, workspaces: deps.repos.workspaces, events });
   const vocabulary = createVocabularyService({ repo: deps.repos.meetings, workspaces: deps.repos.workspaces, redis: deps.redis, prefix: c.REDIS_PREFIX });
   const transcription = createTranscriptionService({
-    repo: deps.repos.meetings, workspaces: deps.repos.workspaces, blobs, jobs, meetings, documents, vocabulary, streams: deps.streams, temporal: deps.temporal.client, config: c, log: deps.log,
+    repo: deps.repos.meetings, workspaces: deps.repos.workspaces, blobs, jobs, meetings, documents, vocabulary, streams: deps.streams, temporal: deps.temporal.client, config: c, log: deps.log, usage,
   });
   const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, budgets, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
   const search = createSearchService({ repos: deps.repos, redis: deps.redis, streams: deps.streams, embedder, jobs, usage, config: c, log: deps.log });

@@ -4,7 +4,7 @@ import type { PathwayRepo } from '../db/pathways.js';
 import type { ReceptorRepo } from '../db/receptors.js';
 import type { Measure, UsageAttribution, UsageRepo, UsageRowDoc, UsageSums } from '../db/usage.js';
 import { notFound, validationError } from '../errors.js';
-import { costOf, pricesAt } from '../llm/pricing.js';
+import { costOf, costOfAudio, pricesAt } from '../llm/pricing.js';
 import type { TokenUsage } from '../llm/types.js';
 import type { Scope } from '../scope.js';
 
@@ -21,6 +21,8 @@ export interface BilledCall {
   outcome?: UsageRowDoc['outcome'];
   estimated?: boolean;
   at?: Date;
+  /** Transcription calls: the audio sent (priced per minute; their token counts are 0). */
+  audioMs?: number;
 }
 
 export interface UsageWindow { startDate?: string; endDate?: string; receptorId?: string }
@@ -79,15 +81,15 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
     /** Writes the call's row once, priced with the table in force at the call. Returns whether it was new. */
     async record(c: BilledCall): Promise<boolean> {
       const at = c.at ?? new Date();
-      const { version, prices } = pricesAt(at);
-      const { costUsd, priced } = costOf(c.modelId, c.usage, prices);
+      const { version, prices, audio } = pricesAt(at);
+      const { costUsd, priced } = c.kind === 'transcription' ? costOfAudio(c.modelId, c.audioMs ?? 0, audio) : costOf(c.modelId, c.usage, prices);
       const slash = c.modelId.indexOf('/');
       return repo.insert({
         _id: c.key, workspaceId: c.workspaceId, ...c.attribution, kind: c.kind,
         provider: slash >= 0 ? c.modelId.slice(0, slash) : 'unknown', model: slash >= 0 ? c.modelId.slice(slash + 1) : c.modelId,
         inputTokens: c.usage.inputTokens, outputTokens: c.usage.outputTokens, cachedInputTokens: c.usage.cachedInputTokens ?? 0,
         totalTokens: c.usage.inputTokens + c.usage.outputTokens, costNanos: Math.round(costUsd * NANOS), priced, priceVersion: version,
-        outcome: c.outcome ?? 'ok', estimated: c.estimated ?? false, at,
+        outcome: c.outcome ?? 'ok', estimated: c.estimated ?? false, at, ...(c.audioMs !== undefined ? { audioMs: c.audioMs } : {}),
       });
     },
 

@@ -11,8 +11,12 @@ import { settleJob } from '../support/jobs.js';
  * broken attempt included), and every figure of the usage routes, the job result and the trace
  * cost summed from those same rows.
  */
-// A remote embedder on the same simulator (small batches of small chunks, so an ingest makes several billed calls).
-const { app, sim } = useSimPlatform({ tokens: 10, interTokenMs: 3 }, { EMBEDDING_MODEL: 'openai/text-embedding-3-small', EMBEDDING_DIMENSION: 8, EMBED_BATCH_SIZE: 2, CHUNK_SIZE_TOKENS: 40, CHUNK_OVERLAP_TOKENS: 0 });
+// A remote embedder and speech provider on the same simulator (small batches of small chunks, so an ingest makes several billed calls).
+const { app, sim } = useSimPlatform({ tokens: 10, interTokenMs: 3 }, {
+  EMBEDDING_MODEL: 'openai/text-embedding-3-small', EMBEDDING_DIMENSION: 8, EMBED_BATCH_SIZE: 2, CHUNK_SIZE_TOKENS: 40, CHUNK_OVERLAP_TOKENS: 0,
+  // Speech through the same simulator's /v1/audio/transcriptions (whisper-1, billed per minute of audio).
+  STT_PROVIDER: 'openai',
+});
 
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
 
@@ -170,6 +174,36 @@ describe('usage ledger and routes', () => {
     expect(stats.usageRollupIntegrity.allFacetsMatchTotals).toBe(true);
     // The cost estimates come from the same price table.
     expect((await app.get('/v1/config/cost-estimates', ws.key)).body).toMatchObject({ embed_model: 'openai/text-embedding-3-small', embed_per_1k_tokens_usd: 0.00002, priced: true });
+  });
+
+  it('a transcription is a ledger row priced per minute of audio; a refused call (then retried) writes none', async () => {
+    const ws = await buildWorkspace(app);
+    // Three seconds of 16 kHz mono linear16 silence as a WAV file.
+    const pcm = Buffer.alloc(3 * 16_000 * 2);
+    const header = Buffer.alloc(44);
+    header.write('RIFF', 0); header.writeUInt32LE(36 + pcm.length, 4); header.write('WAVE', 8); header.write('fmt ', 12);
+    header.writeUInt32LE(16, 16); header.writeUInt16LE(1, 20); header.writeUInt16LE(1, 22); header.writeUInt32LE(16_000, 24);
+    header.writeUInt32LE(32_000, 28); header.writeUInt16LE(2, 32); header.writeUInt16LE(16, 34); header.write('data', 36); header.writeUInt32LE(pcm.length, 40);
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(Buffer.concat([header, pcm]))], { type: 'audio/wav' }), 'silence.wav');
+    const up = await fetch(`${app.url}/v1/chat/attachments`, { method: 'POST', headers: { authorization: `Bearer ${ws.key}`, ...ws.brainHeaders }, body: form });
+    expect(up.status).toBe(201);
+    const attachment = (await up.json()) as { id: string };
+    const before = sim.transcriptionRequests;
+    sim.failTranscriptions([500]);
+    const started = await app.post('/v1/transcribe', ws.key, { source: { type: 'attachment_id', id: attachment.id }, locale: 'en-US', diarize: false });
+    expect(started.status, started.text).toBe(202);
+    const job = await settleJob(app, ws.key, String(started.body.job_id), 120_000);
+    expect(job.status, job.failedReason).toBe('completed');
+    expect(sim.transcriptionRequests - before).toBe(2);
+    const rows = (await ledger(ws.workspaceId)).filter((r) => r.kind === 'transcription');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ provider: 'openai', model: 'whisper-1', jobId: job.job_id, audioMs: 3000, totalTokens: 0, priced: true });
+    expect(rows[0].costNanos).toBe(Math.round((3000 / 60_000) * 0.006 * 1e9));
+    const stats = UsageStats.parse((await app.get(`/v1/usage/${ws.workspaceId}`, ws.key)).body);
+    expect(stats.totalCost).toBeCloseTo(rows[0].costNanos / 1e9, 12);
+    expect(stats.usageByModel['whisper-1']).toMatchObject({ tokens: 0, priced: true });
+    expect(stats.usageRollupIntegrity.allFacetsMatchTotals).toBe(true);
   });
 
   it('the workspace reads are admin only; another workspace is a 404; bad windows and filters are 400s', async () => {

@@ -68,6 +68,10 @@ export interface ScriptedOpenAI {
   embeddingRequests: EmbeddingRequestBody[];
   /** The next embeddings calls answer with these HTTP statuses (in order) instead of vectors. */
   failEmbeddings(statuses: number[]): void;
+  /** How many POST /v1/audio/transcriptions requests arrived (answered or not). */
+  readonly transcriptionRequests: number;
+  /** The next transcription calls answer with these HTTP statuses (in order) instead of a transcript. */
+  failTranscriptions(statuses: number[]): void;
   close(): Promise<void>;
 }
 
@@ -111,6 +115,8 @@ export async function startScriptedOpenAI(opts: ScriptedOpenAIOptions = {}): Pro
   let fallback: ((body: ScriptedRequestBody) => ScriptedReply) | undefined;
   let disconnects = 0;
   const embeddingFaults: number[] = [];
+  const transcriptionFaults: number[] = [];
+  let transcriptionRequests = 0;
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -126,6 +132,10 @@ export async function startScriptedOpenAI(opts: ScriptedOpenAIOptions = {}): Pro
     requests: [],
     embeddingRequests: [],
     failEmbeddings: (statuses) => void embeddingFaults.push(...statuses),
+    get transcriptionRequests() {
+      return transcriptionRequests;
+    },
+    failTranscriptions: (statuses) => void transcriptionFaults.push(...statuses),
     get disconnects() {
       return disconnects;
     },
@@ -140,6 +150,18 @@ export async function startScriptedOpenAI(opts: ScriptedOpenAIOptions = {}): Pro
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (req.method === 'GET' && url.pathname === '/v1/models') {
       sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) });
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/audio/transcriptions') {
+      // OpenAI's transcription endpoint (multipart; the audio is read and not decoded): a fixed verbose_json transcript.
+      await readBody(req);
+      transcriptionRequests++;
+      const fault = transcriptionFaults.shift();
+      if (fault) {
+        sendJson(res, fault, { error: { message: `scripted transcription error ${fault}`, type: fault >= 500 ? 'server_error' : 'invalid_request_error', code: null } });
+        return;
+      }
+      sendJson(res, 200, { task: 'transcribe', language: 'english', duration: 0, text: 'scripted transcript', segments: [{ id: 0, start: 0, end: 1, text: 'scripted transcript' }] });
       return;
     }
     if (req.method === 'POST' && url.pathname === '/v1/embeddings') {
