@@ -146,7 +146,7 @@ async function runDelegate(input: NeuronRunInput, delegate: { neuronId: string; 
     workflowId: childJobId,
     args: [{
       jobId: childJobId, scope: input.scope, neuronId: delegate.neuronId, neuronVersion: delegate.version, traceId: input.traceId, traceType: input.traceType,
-      message, userEngramId: null, depth: input.depth + 1, maxTurns: input.maxTurns, parentJobId: input.jobId, pathwayContext: input.pathwayContext ?? null,
+      message, userEngramId: null, depth: input.depth + 1, maxTurns: input.maxTurns, parentJobId: input.jobId, rootJobId: input.rootJobId ?? input.jobId, pathwayContext: input.pathwayContext ?? null,
       // The child stores its reply as this call's result, where this run's next turn reads it.
       answers: { jobId: input.jobId, turn, callId: call.id, name: call.name },
     }],

@@ -218,7 +218,7 @@ async function runNeuronNode(input: PathwayRunInput, at: number, neuronId: strin
   const childJobId = wf.uuid4();
   const childInput: NeuronRunInput = {
     jobId: childJobId, scope: input.scope, neuronId, neuronVersion: version, traceId: input.traceId, traceType: 'thread',
-    message, data: undefined, userEngramId: null, depth: 1, maxTurns: 8, parentJobId: input.jobId,
+    message, data: undefined, userEngramId: null, depth: 1, maxTurns: 8, parentJobId: input.jobId, rootJobId: input.jobId,
     pathwayContext: { pathwayId: input.pathwayId ?? 'inline', nodeIndex: at },
   };
   return wf.executeChild(neuronRun, {

@@ -118,7 +118,7 @@ export function createRunService(d: {
   /** What a run's calls serve (usage ledger facets). */
   const attributionOf = (input: NeuronRunInput, brainId: string | null): UsageAttribution => ({
     brainId, userId: input.scope.userId, apiKeyId: input.scope.apiKeyId, jobId: input.jobId, traceId: input.traceId,
-    receptorId: input.scope.receptorId ?? null, neuronId: input.neuronId, shareTokenId: input.scope.shareTokenId ?? null,
+    receptorId: input.scope.receptorId ?? null, neuronId: input.neuronId, shareTokenId: input.scope.shareTokenId ?? null, runId: input.rootJobId ?? input.jobId,
     pathwayId: input.pathwayContext && input.pathwayContext.pathwayId !== 'inline' ? input.pathwayContext.pathwayId : null,
   });
   /** The trace's engrams so far; a trace that does not exist yet has none. */

@@ -69,7 +69,7 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
 
   async function byResource(facet: ResourceFacet, filter: Filter<UsageRowDoc>, workspaceId: string, groups: (UsageSums & { key: string | null })[]) {
     const attributed = groups.filter((g) => g.key !== null);
-    const [invokes, named] = await Promise.all([repo.jobsPer(filter, FACET_FIELD[facet]), names(facet, workspaceId, attributed.map((g) => g.key!))]);
+    const [invokes, named] = await Promise.all([repo.jobsPer(filter, FACET_FIELD[facet], facet === 'neuron' ? 'jobId' : 'runId'), names(facet, workspaceId, attributed.map((g) => g.key!))]);
     return Object.fromEntries(attributed.map((g) => [g.key!, {
       resourceId: g.key!, slug: named.get(g.key!)?.slug ?? null, subtype: named.get(g.key!)?.subtype ?? facet,
       tokens: g.tokens, cost: usd(g.costNanos), invokeCount: invokes.get(g.key!) ?? 0,
@@ -85,7 +85,7 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
       const { costUsd, priced } = c.kind === 'transcription' ? costOfAudio(c.modelId, c.audioMs ?? 0, audio) : costOf(c.modelId, c.usage, prices);
       const slash = c.modelId.indexOf('/');
       return repo.insert({
-        _id: c.key, workspaceId: c.workspaceId, ...c.attribution, kind: c.kind,
+        _id: c.key, workspaceId: c.workspaceId, ...c.attribution, runId: c.attribution.runId ?? c.attribution.jobId, kind: c.kind,
         provider: slash >= 0 ? c.modelId.slice(0, slash) : 'unknown', model: slash >= 0 ? c.modelId.slice(slash + 1) : c.modelId,
         inputTokens: c.usage.inputTokens, outputTokens: c.usage.outputTokens, cachedInputTokens: c.usage.cachedInputTokens ?? 0,
         totalTokens: c.usage.inputTokens + c.usage.outputTokens, costNanos: Math.round(costUsd * NANOS), priced, priceVersion: version,

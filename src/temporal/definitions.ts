@@ -77,6 +77,8 @@ export interface NeuronRunInput {
   maxTurns: number;
   /** Set on child runs and pathway nodes: the job whose stream and cancellation they follow. */
   parentJobId?: string;
+  /** Set on child runs and pathway nodes: the top job a caller started (usage counts one invocation per top job). */
+  rootJobId?: string;
   pathwayContext?: { pathwayId: string; nodeIndex: number } | null;
   /** A delegated run answers its parent's tool call: its reply is stored as that call's result. */
   answers?: { jobId: string; turn: number; callId: string; name: string };

@@ -105,21 +105,29 @@ describe('usage ledger and routes', () => {
     const fired = await app.post(`/v1/receptors/${receptorId}/fire`, ws.key, { invoke: { message: 'from the receptor' } });
     expect(fired.status).toBe(202);
     expect((await settleJob(app, ws.key, String(fired.body.job_id))).status).toBe('completed');
+    // A pathway run whose classify call (its own job) and neuron node (a child job) are one invocation.
     const p = await app.post('/v1/pathways', ws.key, { name: 'facet-path', pathway_graph: {
-      nodes: [{ id: 's', type: 'start' }, { id: 'n', type: 'neuron', data: { neuron_id: neuronId, message: 'from the pathway' } }, { id: 'o', type: 'output' }],
-      edges: [{ source: 's', target: 'n' }, { source: 'n', target: 'o' }],
+      nodes: [
+        { id: 's', type: 'start' }, { id: 'c', type: 'classify', data: { categories: ['go', 'stop'], model: 'openai/gpt-4o-mini', input: 'shall we?' } },
+        { id: 'n', type: 'neuron', data: { neuron_id: neuronId, message: 'from the pathway' } }, { id: 'o', type: 'output' }, { id: 'x', type: 'output' },
+      ],
+      edges: [{ source: 's', target: 'c' }, { source: 'c', target: 'n', handle: 'go' }, { source: 'c', target: 'x', handle: 'stop' }, { source: 'n', target: 'o' }],
     } }, ws.brainHeaders);
     expect(p.status, p.text).toBe(201);
     const pathwayId = String(p.body.id);
+    sim.configure({ text: (b) => (String(b.messages[0]?.content ?? '').includes('Classify') ? 'go' : null) });
     const ex = await app.post(`/v1/pathways/${pathwayId}/execute`, ws.key, {}, ws.brainHeaders);
-    expect((await settleJob(app, ws.key, String(ex.body.job_id))).status).toBe('completed');
+    const pathwayJob = await settleJob(app, ws.key, String(ex.body.job_id));
+    sim.configure({ text: undefined });
+    expect(pathwayJob.status, pathwayJob.failedReason).toBe('completed');
     await run(ws, neuronId, 'direct');
 
     const rows = await ledger(ws.workspaceId);
     const tokens = (f: (r: UsageRowDoc) => boolean) => sum(rows.filter(f), (r) => r.totalTokens);
     const nanos = (f: (r: UsageRowDoc) => boolean) => sum(rows.filter(f), (r) => r.costNanos);
     expect(rows.filter((r) => r.receptorId === receptorId)).toHaveLength(1);
-    expect(rows.filter((r) => r.pathwayId === pathwayId)).toHaveLength(1);
+    expect(rows.filter((r) => r.pathwayId === pathwayId)).toHaveLength(2);
+    expect(new Set(rows.filter((r) => r.pathwayId === pathwayId).map((r) => r.jobId)).size).toBe(2);
     expect(rows.filter((r) => r.neuronId === neuronId)).toHaveLength(3);
 
     const stats = UsageStats.parse((await app.get(`/v1/usage/${ws.workspaceId}`, ws.key)).body);
