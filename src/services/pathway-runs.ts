@@ -200,7 +200,10 @@ export function createPathwayRunService(d: {
       return doc.status;
     },
 
-    async finishRun(input: PathwayRunInput, result: PathwayRunResult) {
+    /** Completes the job; its result carries what the whole run cost, read from the usage ledger (docs/usage.md). */
+    async finishRun(input: PathwayRunInput, run: PathwayRunResult) {
+      const { calls: _calls, ...usage } = await d.usage.jobTotals(input.scope.workspaceId, input.jobId, true);
+      const result = { ...run, usage };
       await patch(input.scope.workspaceId, input.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result, waitingFor: null });
       await jobs.emit(input.jobId, { type: 'complete', result });
       await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.completed', job_id: input.jobId });

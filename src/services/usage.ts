@@ -93,9 +93,13 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
       });
     },
 
-    /** What one job's provider calls cost (its own rows; delegated children are jobs of their own). */
-    async jobTotals(workspaceId: string, jobId: string) {
-      const [s] = await repo.sums({ workspaceId, jobId }, null);
+    /**
+     * What one job's provider calls cost: its own rows (delegated children are jobs of their own),
+     * or with `whole` every row of the run it started (a pathway: its classify calls and its
+     * neuron nodes' child jobs, by `runId`).
+     */
+    async jobTotals(workspaceId: string, jobId: string, whole = false) {
+      const [s] = await repo.sums(whole ? { workspaceId, runId: jobId } : { workspaceId, jobId }, null);
       return {
         inputTokens: s?.inputTokens ?? 0, outputTokens: s?.outputTokens ?? 0, totalTokens: s?.tokens ?? 0,
         costUsd: usd(s?.costNanos ?? 0), calls: s?.rows ?? 0,

@@ -128,6 +128,9 @@ describe('usage ledger and routes', () => {
     expect(rows.filter((r) => r.receptorId === receptorId)).toHaveLength(1);
     expect(rows.filter((r) => r.pathwayId === pathwayId)).toHaveLength(2);
     expect(new Set(rows.filter((r) => r.pathwayId === pathwayId).map((r) => r.jobId)).size).toBe(2);
+    // The pathway job's result counts the whole run: its classify call and its neuron node's child job.
+    const pathwayRows = rows.filter((r) => r.pathwayId === pathwayId);
+    expect((pathwayJob.result as { usage: { totalTokens: number; costUsd: number } }).usage).toMatchObject({ totalTokens: sum(pathwayRows, (r) => r.totalTokens), costUsd: expect.closeTo(sum(pathwayRows, (r) => r.costNanos) / 1e9, 12) });
     expect(rows.filter((r) => r.neuronId === neuronId)).toHaveLength(3);
 
     const stats = UsageStats.parse((await app.get(`/v1/usage/${ws.workspaceId}`, ws.key)).body);
