@@ -5,6 +5,7 @@ import { createReceptorActivities } from './receptors.js';
 import { createSearchActivities } from './search.js';
 import { createRunActivities } from './runs.js';
 import { createTranscriptionActivities } from './transcription.js';
+import { createStakeholderMapActivities } from './stakeholder-maps.js';
 
 /** Every activity, assembled from per-area factories; wired only in worker/index.ts (and tests). */
 export const createActivities = (deps: { services: Services }) => ({
@@ -14,5 +15,6 @@ export const createActivities = (deps: { services: Services }) => ({
   ...createIngestActivities(deps),
   ...createSearchActivities(deps),
   ...createTranscriptionActivities(deps),
+  ...createStakeholderMapActivities(deps),
 });
 export type Activities = ReturnType<typeof createActivities>;

@@ -1,27 +1,76 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { z, type ZodType } from 'zod';
 import { VERSION } from '../src/config.js';
+import { ERROR_CODES } from '../src/errors.js';
 import { ErrorBody } from '../src/schemas/common.js';
-import type { RouteDef } from './route.js';
+import { operationIdOf, operationTitle, type RouteDef } from './route.js';
 
 /** Koa-style `/v1/x/:id` → OpenAPI `/v1/x/{id}`. */
 export const toOpenApiPath = (p: string): string => p.replace(/:([A-Za-z_]+)/g, '{$1}');
 
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } });
+/** Routes that answer with server-sent events rather than JSON. */
+export const isSseRoute = (r: Pick<RouteDef, 'path' | 'method'>): boolean => r.method === 'get' && (r.path.endsWith('/events') || r.path.endsWith('/stream'));
+
+const errorResponse = (code: keyof typeof ERROR_CODES) => ({
+  description: `${code}: ${ERROR_CODES[code].meaning}`,
+  content: { 'application/json': { schema: ErrorBody, example: { message: exampleMessage[code], code } } },
+});
+const exampleMessage: Partial<Record<keyof typeof ERROR_CODES, string>> = {
+  VALIDATION_ERROR: 'message: expected string, received number', AUTH_REQUIRED: 'Authentication required', FORBIDDEN: 'Requires role workspace_admin',
+  NOT_FOUND: 'Neuron not found', RATE_LIMIT: 'Rate limit exceeded', CONFLICT: 'Already exists', PAYLOAD_TOO_LARGE: 'Request body too large',
+  UNSUPPORTED_MEDIA_TYPE: 'Unsupported content type; send application/json',
+};
+
+/** A job stream as it appears on the wire (docs/streams.md): a retried turn resets, one terminal entry ends it. */
+const JOB_STREAM_EXAMPLE = [
+  'id: 1731000000000-0', 'data: {"type":"status","status":"running"}', '',
+  'id: 1731000000050-0', 'data: {"type":"token","turn":0,"attempt":1,"index":0,"text":"Hel"}', '',
+  'id: 1731000000090-0', 'data: {"type":"reset","turn":0,"attempt":2}', '',
+  'id: 1731000000120-0', 'data: {"type":"token","turn":0,"attempt":2,"index":0,"text":"Hello"}', '',
+  ': ping', '',
+  'id: 1731000000300-0', 'data: {"type":"complete","result":{"text":"Hello"}}', '', '',
+].join('\n');
+
+const SSE_DESCRIPTION = 'Server-sent events: `id: <cursor>` then `data: <json>` per entry, `: ping` keepalives. Resume with `after=<cursor>` or the `Last-Event-ID` header. '
+  + 'On a job stream, a `reset` entry means: drop every token of that turn shown so far; the stream ends after its one terminal entry (`complete` or `error`). Entry types: docs/streams.md.';
+
+const ERROR_TABLE = [
+  '| status | code | meaning |', '|---|---|---|',
+  ...Object.entries(ERROR_CODES).map(([code, e]) => `| ${e.status} | \`${code}\` | ${e.meaning} |`),
+].join('\n');
+
+const DESCRIPTION = `Durable agents (neurons) and agent workflows (pathways) on Temporal.
+
+Authenticate with \`Authorization: Bearer <API key or JWT>\`. Routes marked with an \`x-brain-id\` header act in that brain.
+
+**Main flows**: invoke a neuron (\`neurons.invoke\`) → poll \`jobs.status\` or stream \`jobs.stream\`; run a pathway
+(\`pathways.execute\`) → a human node makes the job \`waiting\` → answer with \`interventions.respond\`.
+A typed TypeScript client, with stream resume and the reset rule built in, is in \`clients/typescript\`.
+
+**Errors**: every error body is \`{ "message", "code" }\`:
+
+${ERROR_TABLE}`;
 
 /**
  * The OpenAPI document, generated from the same route objects the router mounts (STYLE.md §3),
- * so a route cannot exist without its documented shapes.
+ * so a route cannot exist without its documented shapes. Operation ids are derived in
+ * api/route.ts; two routes with one id are refused here, so the id set stays unique.
  */
 export function buildOpenApi(routes: RouteDef[]) {
   const paths: ZodOpenApiPathsObject = {};
+  const ids = new Map<string, string>();
   for (const r of routes) {
+    const operationId = operationIdOf(r);
+    const where = `${r.method.toUpperCase()} ${r.path}`;
+    if (ids.has(operationId)) throw new Error(`operation id ${operationId} of ${where} is also derived for ${ids.get(operationId)}: give one of them an explicit operationId`);
+    ids.set(operationId, where);
     const path = toOpenApiPath(r.path);
     const status = String(r.status ?? 200);
-    const isSse = r.path.endsWith('/events') || r.path.endsWith('/stream');
+    const hasBody = Boolean(r.body);
     const op: ZodOpenApiOperationObject = {
-      operationId: `${r.method}_${r.path.replace(/[^A-Za-z0-9]+/g, '_')}`,
-      summary: r.summary,
+      operationId,
+      summary: operationTitle(r),
+      ...(r.summary ? { description: r.summary } : {}),
       tags: r.tags,
       security: r.auth === 'none' ? [] : r.auth === 'optional' ? [{}, { bearer: [] }] : [{ bearer: [] }],
       requestParams: {
@@ -29,14 +78,15 @@ export function buildOpenApi(routes: RouteDef[]) {
         ...(r.query ? { query: r.query as z.ZodObject } : {}),
         ...(r.brain ? { header: z.object({ 'x-brain-id': r.brain === 'required' ? z.uuid() : z.uuid().optional() }) } : {}),
       },
-      ...(r.body ? { requestBody: { content: { 'application/json': { schema: r.body as ZodType } } } } : {}),
+      ...(hasBody ? { requestBody: { content: { 'application/json': { schema: r.body as ZodType, ...(r.examples?.request !== undefined ? { example: r.examples.request } : {}) } } } } : {}),
       responses: {
-        [status]: isSse
-          ? { description: 'Server-sent events: `id: <cursor>` and `data: <json>` lines, `: ping` keepalives', content: { 'text/event-stream': { schema: z.string() } } }
-          : { description: 'OK', ...(r.response ? { content: { 'application/json': { schema: r.response } } } : {}) },
+        [status]: isSseRoute(r)
+          ? { description: SSE_DESCRIPTION, content: { 'text/event-stream': { schema: z.string(), ...(r.path.endsWith('/stream') ? { example: JOB_STREAM_EXAMPLE } : {}) } } }
+          : { description: 'OK', ...(r.response ? { content: { 'application/json': { schema: r.response, ...(r.examples?.response !== undefined ? { example: r.examples.response } : {}) } } } : {}) },
         '400': errorResponse('VALIDATION_ERROR'),
         ...(r.auth === 'none' ? {} : { '401': errorResponse('AUTH_REQUIRED'), '403': errorResponse('FORBIDDEN') }),
         '404': errorResponse('NOT_FOUND'),
+        ...(hasBody ? { '413': errorResponse('PAYLOAD_TOO_LARGE'), '415': errorResponse('UNSUPPORTED_MEDIA_TYPE') } : {}),
         '429': errorResponse('RATE_LIMIT'),
       },
     };
@@ -44,7 +94,7 @@ export function buildOpenApi(routes: RouteDef[]) {
   }
   return createDocument({
     openapi: '3.1.0',
-    info: { title: 'Cortex platform API', version: VERSION, description: 'Durable agents and agent workflows on Temporal.' },
+    info: { title: 'Cortex platform API', version: VERSION, description: DESCRIPTION },
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key or HS256 JWT' } } },
     paths,
   });

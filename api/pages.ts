@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import type Router from '@koa/router';
 
 /**
@@ -17,7 +19,38 @@ const HEADERS = {
   'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store',
 };
 
+/*
+ * The API reference at /docs: Swagger UI (npm swagger-ui-dist, see docs/decisions.md) rendering
+ * /v1/openapi.json. Its assets come from node_modules through this server, never from a CDN. Swagger
+ * UI sets inline styles, so this page alone allows 'unsafe-inline' styles; scripts stay same-origin.
+ */
+const swaggerDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+const DOC_ASSETS: Record<string, { body: Buffer; type: string }> = {
+  'swagger-ui-bundle.js': { body: readFileSync(path.join(swaggerDir, 'swagger-ui-bundle.js')), type: 'text/javascript; charset=utf-8' },
+  'swagger-ui.css': { body: readFileSync(path.join(swaggerDir, 'swagger-ui.css')), type: 'text/css; charset=utf-8' },
+  'favicon.png': { body: readFileSync(path.join(swaggerDir, 'favicon-32x32.png')), type: 'image/png' },
+  'docs.js': { body: readFileSync(new URL('docs.js', dir)), type: 'text/javascript; charset=utf-8' },
+  'docs.css': { body: readFileSync(new URL('docs.css', dir)), type: 'text/css; charset=utf-8' },
+};
+const DOCS_HTML = readFileSync(new URL('docs.html', dir), 'utf8');
+const DOCS_HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff',
+};
+
 export function mountPages(router: Router): void {
+  router.get('/docs', (ctx) => {
+    ctx.set({ ...DOCS_HEADERS, 'Cache-Control': 'no-cache' });
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = DOCS_HTML;
+  });
+  router.get('/docs/assets/:name', (ctx) => {
+    const asset = Object.hasOwn(DOC_ASSETS, ctx.params.name) ? DOC_ASSETS[ctx.params.name] : undefined;
+    if (!asset) return; // 404 from the router's fallthrough
+    ctx.set({ ...DOCS_HEADERS, 'Cache-Control': 'public, max-age=3600' });
+    ctx.type = asset.type;
+    ctx.body = asset.body;
+  });
   const serve = (name: string) => (ctx: { set: (h: Record<string, string>) => void; type: string; body: unknown }) => {
     ctx.set(HEADERS);
     ctx.type = FILES[name].type;

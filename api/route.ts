@@ -26,7 +26,17 @@ export interface HandlerInput<P, Q, B> {
 export interface RouteDef<PS = unknown, QS = unknown, BS = unknown> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
+  /**
+   * One or two sentences about the route; the OpenAPI operation's description (its short title is
+   * derived, see `operationTitle`).
+   */
   summary?: string;
+  /** Overrides the derived operation id (`operationIdOf`) where derivation reads poorly or collides. */
+  operationId?: string;
+  /** Overrides the derived short title of the operation (`operationTitle`). */
+  title?: string;
+  /** OpenAPI examples for a main flow: a request body and the success response. */
+  examples?: { request?: unknown; response?: unknown };
   tags?: string[];
   auth?: AuthMode;
   /** required: X-Brain-Id must be present (400) and a brain of the workspace (404). optional: checked when sent. */
@@ -155,4 +165,76 @@ export function toKoaHandler(def: RouteDef, rc: RouteContext) {
     ctx.status = def.status ?? (result === undefined ? 204 : 200);
     if (result !== undefined) ctx.body = result;
   };
+}
+
+/*
+ * Operation ids (`neurons.invoke`, `jobs.stream`, `neurons.versions.list`), derived from method and
+ * path so every route, including ones added later, gets a readable id without per-route work:
+ *   - the static path segments after `/v1` (kebab → camel) name the resource, parameters are skipped;
+ *   - a path ending in a parameter is an item: get, update (put/patch), delete;
+ *   - ending in a collection (a plural segment): list (get), create (post), replace (put),
+ *     update (patch), deleteAll (delete);
+ *   - ending in any other segment: a post or get names that action or view (`neurons.invoke`,
+ *     `jobs.status`), put/patch/delete act on it as a singular sub-resource (`reflexes.connection.delete`).
+ * `buildOpenApi` refuses duplicates, so a collision is fixed with an explicit `operationId` on the route.
+ */
+const NOT_COLLECTIONS = new Set(['status', 'stimuli', 'by-source', 'stats', 'events']);
+const camel = (seg: string) => seg.replace(/[-_]+([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const isParam = (seg: string) => seg.startsWith(':');
+const isCollection = (seg: string) => !NOT_COLLECTIONS.has(seg) && /s$/.test(seg);
+
+/** The route's operation id: the explicit override, else derived from method and path (rules above). */
+export function operationIdOf(def: Pick<RouteDef, 'method' | 'path' | 'operationId'>): string {
+  if (def.operationId) return def.operationId;
+  const segs = def.path.split('/').filter(Boolean);
+  if (segs[0] === 'v1') segs.shift();
+  const statics = segs.filter((s) => !isParam(s)).map(camel);
+  const last = segs.at(-1) ?? '';
+  const join = (ns: string[], verb: string) => [...ns, verb].join('.');
+  if (!last || isParam(last)) {
+    const verb = { get: 'get', put: 'update', patch: 'update', delete: 'delete', post: 'post' }[def.method];
+    return join(statics, verb);
+  }
+  if (isCollection(last)) {
+    const verb = { get: 'list', post: 'create', put: 'replace', patch: 'update', delete: 'deleteAll' }[def.method];
+    return join(statics, verb);
+  }
+  if (def.method === 'get' || def.method === 'post') {
+    // A single segment (`/v1/workspace`, `/health`) reads as the resource itself.
+    return statics.length === 1 ? join(statics, def.method === 'get' ? 'get' : 'post') : join(statics.slice(0, -1), statics.at(-1)!);
+  }
+  return join(statics, def.method === 'delete' ? 'delete' : 'update');
+}
+
+/** Verbs that read better with a preposition in a title. */
+const ACTION_PHRASES: Record<string, string> = { respond: 'respond to', input: 'send input to' };
+const singular = (word: string) => word.replace(/ies$/, 'y').replace(/(ss|sh|ch|x)es$/, '$1').replace(/([^s])s$/, '$1');
+const words = (id: string) => id.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+
+/**
+ * A short title for the operation (`Invoke neuron`, `List neuron versions`), from its id; a
+ * route's `title` overrides it.
+ */
+export function operationTitle(def: Pick<RouteDef, 'method' | 'path' | 'operationId' | 'title'>): string {
+  if (def.title) return def.title;
+  const parts = operationIdOf(def).split('.');
+  const verb = parts.pop()!;
+  // Every segment but the last names one parent (`trace messages`); the last is the resource.
+  const lead = parts.slice(0, -1).map((p) => singular(words(p)));
+  const noun = [...lead, words(parts.at(-1) ?? '')].join(' ');
+  const one = [...lead, singular(words(parts.at(-1) ?? ''))].join(' ');
+  const text = (() => {
+    switch (verb) {
+      case 'list': return `List ${noun}`;
+      case 'create': return `Create ${one}`;
+      case 'get': return `Get ${one}`;
+      case 'update': return `Update ${one}`;
+      case 'replace': return `Replace ${noun}`;
+      case 'delete': return `Delete ${one}`;
+      case 'deleteAll': return `Delete all ${noun}`;
+      // A view of a resource (`jobs.status`): "Get job status"; an action (`neurons.invoke`): "Invoke neuron".
+      default: return def.method === 'get' ? `Get ${one} ${words(verb)}` : `${ACTION_PHRASES[verb] ?? words(verb)} ${one}`;
+    }
+  })();
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -13,7 +13,8 @@
  * (d) A realistic provider (the simulator: slow, different on every call, failing mid-stream).
  * (e) Search (scripts/bench-search.ts): the embedded index at 100k chunks, recall, BM25 agreement,
  *     build time and memory, and nDCG@10 on the labelled set over the spec documents.
- * (f) Budget check: time to first token of runs covered by three budgets (docs/usage.md) versus
+ * (f) Stakeholder maps (scripts/bench-stakeholder-maps.ts): patch, live read, diff and briefing.
+ * (g) Budget check: time to first token of runs covered by three budgets (docs/usage.md) versus
  *     runs covered by none, interleaved run by run so both see the same machine.
  *
  * Services: a service whose URL variable (MONGODB_URI, REDIS_URL, TEMPORAL_ADDRESS) is set is used as
@@ -40,6 +41,7 @@ import { createBenchActivities } from './bench-activities.js';
 import { measureSearch, searchSummary, type SearchBenchResult } from './bench-search.js';
 import type { bareOneActivity } from './bench-workflows.js';
 import { startEmbedded, type EmbeddedServices } from './embedded.js';
+import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
 
 // ─── Parameters (bounded: the whole run takes a minute or two on 2 cores) ──────────────────────
 
@@ -268,7 +270,7 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
   return result;
 }
 
-// ─── (f) What budgets cost a run ───────────────────────────────────────────────────────────────
+// ─── (g) What budgets cost a run ───────────────────────────────────────────────────────────────
 
 interface BudgetResult { without: Spread; with: Spread; addedAtMedian: number }
 
@@ -296,7 +298,7 @@ async function measureBudgets(app: TestApp, llm: ScriptedOpenAI): Promise<Budget
     if (run.firstToken === undefined) throw new Error(`job ${run.jobId} completed without a token event`);
     return run.firstToken - run.t0;
   };
-  say(`(f) budgets: warm-up ${WARMUP} + ${TTFT_RUNS} invokes each, alternating a workspace with three budgets and one without`);
+  say(`(g) budgets: warm-up ${WARMUP} + ${TTFT_RUNS} invokes each, alternating a workspace with three budgets and one without`);
   for (let i = 0; i < WARMUP; i++) { await once(plain, plainNeuron, i); await once(capped, cappedNeuron, i); }
   const without: number[] = [];
   const withBudgets: number[] = [];
@@ -305,7 +307,7 @@ async function measureBudgets(app: TestApp, llm: ScriptedOpenAI): Promise<Budget
     withBudgets.push(await once(capped, cappedNeuron, i));
   }
   const result = { without: spread(without), with: spread(withBudgets), addedAtMedian: median(withBudgets) - median(without) };
-  say(`(f) without budgets median ${fmt(result.without.median)} ms; with three budgets median ${fmt(result.with.median)} ms (added ${fmt(result.addedAtMedian)} ms)`);
+  say(`(g) without budgets median ${fmt(result.without.median)} ms; with three budgets median ${fmt(result.with.median)} ms (added ${fmt(result.addedAtMedian)} ms)`);
   return result;
 }
 
@@ -524,7 +526,7 @@ async function measureRealistic(app: TestApp, ws: Workspace, llm: ScriptedOpenAI
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult, e: SearchBenchResult, f: BudgetResult): string {
+function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult, e: SearchBenchResult, f: StakeholderMapFigures, g: BudgetResult): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const bd = a.breakdown;
   const line = '═'.repeat(88);
@@ -559,10 +561,12 @@ function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult
     '',
     ...searchSummary(e),
     '',
-    `  (f) Budget check before each model turn, ${TTFT_RUNS} runs each, interleaved`,
-    `      no budget                             median ${fmt(f.without.median).padStart(7)} ms   p90 ${fmt(f.without.p90).padStart(7)} ms`,
-    `      three budgets covering the run        median ${fmt(f.with.median).padStart(7)} ms   p90 ${fmt(f.with.p90).padStart(7)} ms`,
-    `      added by the check at the median      ${fmt(f.addedAtMedian)} ms`,
+    ...formatStakeholderMaps(f, fmt),
+    '',
+    `  (g) Budget check before each model turn, ${TTFT_RUNS} runs each, interleaved`,
+    `      no budget                             median ${fmt(g.without.median).padStart(7)} ms   p90 ${fmt(g.without.p90).padStart(7)} ms`,
+    `      three budgets covering the run        median ${fmt(g.with.median).padStart(7)} ms   p90 ${fmt(g.with.p90).padStart(7)} ms`,
+    `      added by the check at the median      ${fmt(g.addedAtMedian)} ms`,
     line,
   ].join('\n');
 }
@@ -634,8 +638,9 @@ async function main(): Promise<void> {
     const c = await measurePathway(app, ws, bare);
     const d = await measureRealistic(app, ws, llm);
     const e = await measureSearch(say);
-    const f = await measureBudgets(app, llm);
-    console.log(summary(probes, a, b, c, d, e, f));
+    const f = await measureStakeholderMaps(app, ws);
+    const g = await measureBudgets(app, llm);
+    console.log(summary(probes, a, b, c, d, e, f, g));
   } finally {
     say('stopping');
     await cleanup();

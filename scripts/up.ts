@@ -95,6 +95,8 @@ export function assembleEnv(
   env.CORTEX_API_URL ??= `http://127.0.0.1:${port}`;
   env.CORTEX_API_KEY ??= bootstrap.BOOTSTRAP_API_KEY;
   env.CORTEX_BRAIN_ID ??= bootstrap.BOOTSTRAP_BRAIN_ID;
+  // Every snake tick runs the decision pathway (created by name after the API is up).
+  env.SNAKE_PATHWAY ??= 'snake-decider';
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return env;
 }
@@ -151,22 +153,22 @@ async function waitForHealth(url: string, failed: () => boolean): Promise<void> 
 }
 
 /**
- * Creates the snake's decision neuron through the API (snake/provision.ts). Best effort: the
+ * Creates the snake's decision pathway (and its neuron when a model is configured) through the API (snake/provision.ts). Best effort: the
  * platform works without it, so a failure is reported and `up` carries on.
  */
 async function ensureSnakeNeuron(env: NodeJS.ProcessEnv): Promise<void> {
   if (!existsSync(path.join(ROOT, 'snake/provision.ts'))) return;
   try {
-    const { ensureDecisionNeuron } = await import('../snake/provision.js');
-    const res = await ensureDecisionNeuron({
+    const { ensureDecisionPathway } = await import('../snake/provision.js');
+    const res = await ensureDecisionPathway({
       apiUrl: env.CORTEX_API_URL!,
       apiKey: env.CORTEX_API_KEY!,
       brainId: env.CORTEX_BRAIN_ID!,
       model: env.SNAKE_MODEL ?? env.DEFAULT_MODEL ?? 'local/echo',
     });
-    say(`snake decision neuron "${res.name}" ${res.created ? 'created' : 'already present'}`);
+    say(`snake decision pathway "${res.name}" ${res.created ? 'created' : res.updated ? 'updated' : 'already present'}: ${res.uses === 'model' ? 'a neuron node asks the model' : 'offline rules (transform and if nodes); set SNAKE_MODEL or DEFAULT_MODEL to a provider model for a neuron node'}`);
   } catch (err) {
-    say(`warning: could not create the snake decision neuron: ${err instanceof Error ? err.message : String(err)}`);
+    say(`warning: could not create the snake decision pathway: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

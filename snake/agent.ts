@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { createCortexClient, toApiError, CortexApiError, type CortexClient } from '../clients/typescript/src/index.js';
 import type { SnakeConfig } from './config.js';
 import type { AgentFailure } from './schemas.js';
 import { HEADINGS, Heading, fmt, isReversal, isSafe, type SnakeState } from './state.js';
@@ -20,19 +20,30 @@ export type AgentAnswer =
 /** What the client needs; `fetch` is injected so tests can point it anywhere or replace it. */
 export interface AgentDeps {
   fetch: typeof fetch;
-  config: Pick<SnakeConfig, 'apiUrl' | 'apiKey' | 'brainId' | 'neuron' | 'agentTimeoutMs' | 'pollMs'>;
+  config: Pick<SnakeConfig, 'apiUrl' | 'apiKey' | 'brainId' | 'neuron' | 'agentTimeoutMs' | 'pollMs'> & Partial<Pick<SnakeConfig, 'pathway'>>;
 }
 
-/** Only the fields we read; the platform may add more. */
-const InvokeAccepted = z.looseObject({ job_id: z.string().min(1) });
-const JobStatus = z.looseObject({
-  status: z.string(),
-  failedReason: z.string().nullish(),
-  result: z.unknown().optional(),
-});
+/** Who decides: the decision pathway (rules in transform and if nodes, or a neuron node when a model is configured) or the neuron. */
+export type Decider =
+  | { target: 'pathway'; id: string; name?: string; uses: 'rules' | 'model' | 'unknown' }
+  | { target: 'neuron'; name: string; uses: 'model' };
+
+/** Only the field we read; the platform may add more. */
+const Accepted = z.looseObject({ job_id: z.string().min(1) });
 
 const RAW_MAX = 200;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A pathway's result output or a neuron's reply text, as the text the heading is read from. */
+function answerText(result: unknown, target: Decider['target']): string | undefined {
+  if (target === 'neuron') {
+    const text = typeof result === 'string' ? result : (result as { text?: unknown } | undefined)?.text;
+    return typeof text === 'string' ? text : undefined;
+  }
+  const output = (result as { output?: unknown } | undefined)?.output;
+  if (typeof output === 'string') return output;
+  return output !== undefined && output !== null ? JSON.stringify(output) : undefined;
+}
 /**
  * Reads a heading from the model's reply: a JSON string or an object with a `heading` field whose value is
  * one of up/down/left/right (any case), or else free text containing exactly one distinct heading word
@@ -73,57 +84,86 @@ export function redact(text: string, secret: string | undefined): string {
   return secret ? text.split(secret).join('[redacted]') : text;
 }
 
-/** Builds the platform client; `configured` is false without a key, and `decide` then fails fast. */
+/**
+ * Builds the platform client (the repository's TypeScript client, clients/typescript); `configured` is
+ * false without a key, and `decide` then fails fast. With a pathway configured (SNAKE_PATHWAY) each tick
+ * runs the decision pathway; otherwise it invokes the decision neuron.
+ */
 export function createAgentClient({ fetch, config }: AgentDeps) {
   const clean = (text: string, max = RAW_MAX) => {
     const r = redact(text, config.apiKey);
     return r.length > max ? `${r.slice(0, max - 1)}…` : r;
   };
-  const headers = (): Record<string, string> => ({
-    authorization: `Bearer ${config.apiKey ?? ''}`,
-    'content-type': 'application/json',
-    ...(config.brainId ? { 'x-brain-id': config.brainId } : {}),
+  const client = config.apiKey ? createCortexClient({ baseUrl: config.apiUrl, apiKey: config.apiKey, brainId: config.brainId, fetch }) : null;
+  const target: Decider['target'] = config.pathway ? 'pathway' : 'neuron';
+  const upstream = (what: string, e: CortexApiError): AgentAnswer => ({
+    ok: false, failure: 'upstream_error', reason: `platform answered ${e.status} to ${what}${e.message ? `: ${clean(e.message, 160)}` : ''}`,
   });
-  const upstream = async (what: string, res: Response): Promise<AgentAnswer> => ({
-    ok: false,
-    failure: 'upstream_error',
-    reason: `platform answered ${res.status} to ${what}${await errorMessage(res).then((m) => (m ? `: ${clean(m, 160)}` : ''))}`,
-  });
+  let decider: Promise<Decider> | undefined;
+  let pathwayId: string | undefined;
+
+  /** SNAKE_PATHWAY as an id; a name is looked up once (`npm run up` names it before creating it). */
+  async function resolvePathway(c: CortexClient, ref: string, signal?: AbortSignal): Promise<string | undefined> {
+    if (UUID.test(ref)) return ref;
+    if (pathwayId) return pathwayId;
+    const r = await c.api.GET('/v1/pathways', { params: { query: { search: ref, limit: 50 }, header: { 'x-brain-id': config.brainId ?? '' } }, signal });
+    pathwayId = (r.data?.pathways as { id: string; name: string }[] | undefined)?.find((p) => p.name === ref)?.id;
+    return pathwayId;
+  }
+
+  /** Starts one decision run: the pathway with the state as input, or the neuron with the state as data. */
+  async function start(c: CortexClient, state: SnakeState, signal: AbortSignal): Promise<string | AgentAnswer> {
+    const message = describeState(state);
+    const pathway = config.pathway ? await resolvePathway(c, config.pathway, signal) : undefined;
+    if (config.pathway && !pathway) return { ok: false, failure: 'upstream_error', reason: `decision pathway ${clean(config.pathway, 60)} not found` };
+    const r = pathway
+      ? await c.api.POST('/v1/pathways/{id}/execute', { params: { path: { id: pathway } }, body: { input: { state, message } }, signal })
+      : await c.api.POST('/v1/neurons/{id}/invoke', { params: { path: { id: config.neuron } }, body: { message, data: state }, signal });
+    if (!r.response.ok) return upstream(target === 'pathway' ? 'execute' : 'invoke', toApiError(r));
+    const accepted = Accepted.safeParse(r.data);
+    return accepted.success ? accepted.data.job_id : { ok: false, failure: 'upstream_error', reason: `platform ${target === 'pathway' ? 'execute' : 'invoke'} reply has no job_id` };
+  }
 
   return {
     configured: Boolean(config.apiKey),
 
-    /** Asks the decision neuron for the next heading; resolves within agentTimeoutMs (plus one poll). */
+    /** Who decides, for the page: read once from the pathway's graph (a neuron node means a model decides). */
+    decider(): Promise<Decider> {
+      if (!config.pathway) return Promise.resolve({ target: 'neuron', name: config.neuron, uses: 'model' });
+      const ref = config.pathway;
+      decider ??= (async (): Promise<Decider> => {
+        const id = client ? await resolvePathway(client, ref).catch(() => undefined) : undefined;
+        const r = client && id ? await client.api.GET('/v1/pathways/{id}', { params: { path: { id } } }).catch(() => null) : null;
+        const p = r?.data as { name?: string; pathway_graph?: { nodes?: { type?: string }[] } } | undefined;
+        if (!p || !id) { decider = undefined; return { target: 'pathway', id: id ?? ref, name: id ? undefined : ref, uses: 'unknown' }; }
+        const uses = p.pathway_graph?.nodes?.some((n) => n.type === 'neuron') ? 'model' : 'rules';
+        return { target: 'pathway', id, name: p.name, uses };
+      })();
+      return decider;
+    },
+
+    /** Asks the decision target for the next heading; resolves within agentTimeoutMs (plus one poll). */
     async decide(state: SnakeState): Promise<AgentAnswer> {
-      if (!config.apiKey) return { ok: false, failure: 'not_configured', reason: 'CORTEX_API_KEY is not set on the snake service' };
+      if (!client) return { ok: false, failure: 'not_configured', reason: 'CORTEX_API_KEY is not set on the snake service' };
       const signal = AbortSignal.timeout(config.agentTimeoutMs);
       let jobId: string | undefined;
       try {
-        const invokeUrl = `${config.apiUrl}/v1/neurons/${encodeURIComponent(config.neuron)}/invoke`;
-        const body = JSON.stringify({ message: describeState(state), data: state });
-        const res = await fetch(invokeUrl, { method: 'POST', headers: headers(), body, signal });
-        if (!res.ok) return await upstream('invoke', res);
-        const accepted = InvokeAccepted.safeParse(await res.json().catch(() => null));
-        if (!accepted.success) return { ok: false, failure: 'upstream_error', reason: 'platform invoke reply has no job_id' };
-        jobId = accepted.data.job_id;
-
-        for (;;) {
-          await sleep(config.pollMs, undefined, { signal });
-          const r = await fetch(`${config.apiUrl}/v1/jobs/${encodeURIComponent(jobId)}/status`, { headers: headers(), signal });
-          if (!r.ok) return { ...(await upstream('job status', r)), job_id: jobId };
-          const job = JobStatus.safeParse(await r.json().catch(() => null));
-          if (!job.success) return { ok: false, failure: 'upstream_error', reason: 'platform job status is malformed', job_id: jobId };
-          const { status, failedReason, result } = job.data;
-          if (status === 'failed') {
-            return { ok: false, failure: 'job_failed', reason: `decision job failed: ${clean(failedReason ?? 'no reason given', 160)}`, job_id: jobId };
-          }
-          if (status !== 'completed') continue;
-          const text = typeof result === 'string' ? result : (result as { text?: unknown } | undefined)?.text;
-          if (typeof text !== 'string') return { ok: false, failure: 'invalid_answer', reason: 'the completed job has no text result', job_id: jobId };
-          const heading = parseHeading(text);
-          if (!heading) return { ok: false, failure: 'invalid_answer', reason: 'the reply is not one of up, down, left, right', raw: clean(text), job_id: jobId };
-          return { ok: true, heading, raw: clean(text), job_id: jobId };
+        const started = await start(client, state, signal);
+        if (typeof started !== 'string') return started;
+        jobId = started;
+        const job = await client.jobs.wait(jobId, { intervalMs: config.pollMs, signal }).catch((e: unknown) => {
+          if (e instanceof CortexApiError) return upstream('job status', e);
+          throw e;
+        });
+        if ('ok' in job) return { ...job, job_id: jobId };
+        if (job.status === 'failed') {
+          return { ok: false, failure: 'job_failed', reason: `decision job failed: ${clean(job.failedReason ?? 'no reason given', 160)}`, job_id: jobId };
         }
+        const text = answerText(job.result, target);
+        if (text === undefined) return { ok: false, failure: 'invalid_answer', reason: 'the completed job has no text result', job_id: jobId };
+        const heading = parseHeading(text);
+        if (!heading) return { ok: false, failure: 'invalid_answer', reason: 'the reply is not one of up, down, left, right', raw: clean(text), job_id: jobId };
+        return { ok: true, heading, raw: clean(text), job_id: jobId };
       } catch (err) {
         if (signal.aborted) return { ok: false, failure: 'timeout', reason: `no answer within ${config.agentTimeoutMs} ms`, job_id: jobId };
         const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
@@ -136,15 +176,3 @@ export function createAgentClient({ fetch, config }: AgentDeps) {
 }
 /** The client's type, for the service that depends on it. */
 export type AgentClient = ReturnType<typeof createAgentClient>;
-
-/** The `message` of a `{ message, code }` error body, or the start of a text body. */
-async function errorMessage(res: Response): Promise<string> {
-  const text = await res.text().catch(() => '');
-  try {
-    const m: unknown = (JSON.parse(text) as { message?: unknown }).message;
-    if (typeof m === 'string') return m;
-  } catch {
-    // not JSON
-  }
-  return text.trim();
-}

@@ -37,10 +37,11 @@ describe('createAgentClient', () => {
   const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
   it('invokes with the key and brain, polls the job and reads the heading', async () => {
-    const seen: { url: string; init?: RequestInit }[] = [];
+    const seen: { url: string; headers: Headers; body: string }[] = [];
     let polls = 0;
-    const fetch = (async (url: string, init?: RequestInit) => {
-      seen.push({ url, init });
+    const fetch = (async (req: Request) => {
+      const url = req.url;
+      seen.push({ url, headers: req.headers, body: await req.text() });
       if (url.endsWith('/invoke')) return json(202, { job_id: 'j1', status: 'pending', user_engram_id: 'e1' });
       polls++;
       return polls < 3 ? json(200, { job_id: 'j1', status: 'running' }) : json(200, { job_id: 'j1', status: 'completed', result: { text: 'Up' } });
@@ -48,10 +49,9 @@ describe('createAgentClient', () => {
     const answer = await createAgentClient({ fetch, config }).decide(reset());
     expect(answer).toEqual({ ok: true, heading: 'up', raw: 'Up', job_id: 'j1' });
     expect(seen[0].url).toBe('http://platform.test/v1/neurons/snake-decider/invoke');
-    const headers = seen[0].init?.headers as Record<string, string>;
-    expect(headers.authorization).toBe('Bearer sk-unit-secret');
-    expect(headers['x-brain-id']).toBe('brain-1');
-    expect(JSON.parse(seen[0].init?.body as string).data).toEqual(reset());
+    expect(seen[0].headers.get('authorization')).toBe('Bearer sk-unit-secret');
+    expect(seen[0].headers.get('x-brain-id')).toBe('brain-1');
+    expect(JSON.parse(seen[0].body).data).toEqual(reset());
     expect(seen[1].url).toBe('http://platform.test/v1/jobs/j1/status');
     expect(polls).toBe(3);
   });
@@ -69,8 +69,8 @@ describe('createAgentClient', () => {
   });
 
   it('times out while the job keeps running', async () => {
-    const fetch = (async (url: string) =>
-      url.endsWith('/invoke') ? json(202, { job_id: 'j2' }) : json(200, { status: 'running' })) as typeof globalThis.fetch;
+    const fetch = (async (req: Request) =>
+      req.url.endsWith('/invoke') ? json(202, { job_id: 'j2' }) : json(200, { status: 'running' })) as typeof globalThis.fetch;
     const started = Date.now();
     const answer = await createAgentClient({ fetch, config: { ...config, agentTimeoutMs: 120 } }).decide(reset());
     expect(answer).toEqual({ ok: false, failure: 'timeout', reason: 'no answer within 120 ms', job_id: 'j2' });

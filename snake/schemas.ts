@@ -72,7 +72,12 @@ export const TickResult = z
 export type TickResult = z.infer<typeof TickResult>;
 
 /** `GET /api/health`: the service is up; `agent_configured` is false when no platform key is set. */
-export const Health = z.object({ ok: z.boolean(), agent_configured: z.boolean() }).meta({ id: 'SnakeHealth' });
+/** Who decides each tick, so the page can say it. */
+export const Decider = z.discriminatedUnion('target', [
+  z.object({ target: z.literal('pathway'), id: z.string(), name: z.string().optional(), uses: z.enum(['rules', 'model', 'unknown']) }),
+  z.object({ target: z.literal('neuron'), name: z.string(), uses: z.literal('model') }),
+]).meta({ id: 'SnakeDecider' });
+export const Health = z.object({ ok: z.boolean(), agent_configured: z.boolean(), decider: Decider.optional().meta({ description: 'absent without a platform key' }) }).meta({ id: 'SnakeHealth' });
 export type Health = z.infer<typeof Health>;
 
 /** Every error body. */

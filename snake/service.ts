@@ -29,7 +29,7 @@ export function createSnakeService({ agent, logger, now = () => performance.now(
 
   return {
     /** Liveness, plus whether ticks can reach the agent at all (false means every tick falls back). */
-    health: () => ({ ok: true, agent_configured: agent.configured }),
+    health: async () => ({ ok: true, agent_configured: agent.configured, ...(agent.configured ? { decider: await agent.decider() } : {}) }),
 
     /** A fresh board. */
     reset: (size: BoardSize): SnakeState => reset(size),

@@ -3,20 +3,24 @@
  * `{ message, code }` in api/middleware/errors.ts and activities turn 4xx ones into
  * non-retryable failures.
  */
-export type ErrorCode =
-  | 'AUTH_REQUIRED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'VALIDATION_ERROR'
-  | 'CONFLICT'
-  | 'GONE'
-  | 'RATE_LIMIT'
-  | 'INTERNAL_SERVER_ERROR'
-  | 'SERVICE_UNAVAILABLE'
-  | 'METHOD_NOT_ALLOWED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'BUDGET_EXCEEDED';
+export const ERROR_CODES = {
+  VALIDATION_ERROR: { status: 400, meaning: 'A path parameter, query, header or body failed validation; the message names the field' },
+  AUTH_REQUIRED: { status: 401, meaning: 'No credential, or an invalid or revoked one' },
+  BUDGET_EXCEEDED: { status: 402, meaning: 'A share link has used its request or token budget' },
+  FORBIDDEN: { status: 403, meaning: 'The credential lacks the role the route needs (docs/roles.md)' },
+  NOT_FOUND: { status: 404, meaning: 'No such resource in the caller\'s workspace (another workspace\'s resource reads the same)' },
+  METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists with other methods (see the Allow header)' },
+  CONFLICT: { status: 409, meaning: 'A name or slug is taken, or a version or state precondition failed' },
+  GONE: { status: 410, meaning: 'A retired route or an expired link' },
+  PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The request body is over the limit' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'A body that is not application/json (or multipart where a route takes files)' },
+  RATE_LIMIT: { status: 429, meaning: 'Too many requests; wait for Retry-After seconds' },
+  INTERNAL_SERVER_ERROR: { status: 500, meaning: 'An unexpected failure; the message never repeats its cause' },
+  SERVICE_UNAVAILABLE: { status: 503, meaning: 'A platform component is unreachable or a run could not start; retry after Retry-After' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+/** Every `code` an error body may carry; the OpenAPI document lists them from ERROR_CODES. */
+export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** An expected failure with an HTTP status; its message is safe to show to the caller. */
 export class AppError extends Error {

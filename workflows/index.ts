@@ -7,3 +7,4 @@ export { ingest } from './ingest.js';
 export { search } from './search.js';
 export { liveTranscription } from './live-transcription.js';
 export { transcription } from './transcription.js';
+export { stakeholderExtract } from './stakeholder-extract.js';

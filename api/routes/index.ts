@@ -23,9 +23,13 @@ import knowledgeCatalog from './knowledge-catalog.js';
 import meetings from './meetings.js';
 import voice from './voice.js';
 
+import stakeholderMaps from './stakeholder-maps.js';
+
 /**
- * The flat list of every mounted route family (OpenAPI walks the same list). `voice` comes before
- * `platform`: its POST /v1/chat/attachments must win over the retired POST /v1/chat/:traceId.
+ * The flat list of every mounted route family (OpenAPI walks the same list). Order matters where
+ * paths overlap: `voice` comes before `platform` (its POST /v1/chat/attachments must win over the
+ * retired POST /v1/chat/:traceId), and stakeholderMaps' literal /v1/resources/stakeholder_maps…
+ * paths precede the generic catalog routes of knowledgeCatalog.
  */
-export const routeFamilies: Record<string, RouteDef[]> = { voice, platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, skills, usage, budgets, assets, artifacts, memories, knowledgeCatalog, meetings, search };
+export const routeFamilies: Record<string, RouteDef[]> = { voice, platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, skills, usage, budgets, assets, artifacts, memories, stakeholderMaps, knowledgeCatalog, meetings, search };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

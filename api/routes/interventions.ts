@@ -21,6 +21,7 @@ export default [
   }),
   route({
     method: 'post', path: '/v1/interventions/:id/respond', params: IdParams, body: RespondBody, response: Intervention, tags: ['interventions'],
+    examples: { request: { action: 'approve', comment: 'Looks good' } },
     summary: 'Answers the intervention and resumes the paused job',
     handler: async ({ params, body, scope, services }) => presentIntervention(await services.interventions.respond(scope, params.id, body)),
   }),

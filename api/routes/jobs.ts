@@ -16,6 +16,8 @@ export default [
   }),
   route({
     method: 'get', path: '/v1/jobs/:jobId/status', params: JobIdParams, response: Job, tags: ['jobs'],
+    summary: 'Poll until status is completed or failed (waiting and paused wait for a human); result holds the answer',
+    examples: { response: { job_id: '7b0c5d2e-3f41-4a8b-9c6d-1e2f3a4b5c6d', kind: 'neuron', status: 'completed', progress: 100, current_step: null, result: { text: 'Two incidents are open: …' }, neuron_id: '2b3c4d5e-6f70-4a81-9b92-a3b4c5d6e7f8', pathway_id: null, receptor_id: null, trace_id: 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f', parent_job_id: null, created_at: '2025-11-20T10:00:00.000Z', processed_at: '2025-11-20T10:00:00.040Z', finished_at: '2025-11-20T10:00:02.310Z' } },
     handler: async ({ params, scope, services }) => presentJob(await services.jobs.status(scope, params.jobId)),
   }),
   route({

@@ -48,7 +48,7 @@ export default [
     handler: async ({ query, scope, services }) => services.catalog.tree(scope, query),
   }),
   route({
-    method: 'post', path: '/v1/resources/tree', brain: 'optional', body: TreeQuery, response: Tree, tags,
+    method: 'post', path: '/v1/resources/tree', operationId: 'resources.treeByBody', title: 'Get the resource tree (options in the body)', brain: 'optional', body: TreeQuery, response: Tree, tags,
     handler: async ({ body, scope, services }) => services.catalog.tree(scope, body),
   }),
   route({

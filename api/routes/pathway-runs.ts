@@ -12,6 +12,7 @@ const InterventionAnswered = z.object({ job_id: z.string(), intervention: Interv
 export default [
   route({
     method: 'post', path: '/v1/pathways/:id/execute', status: 202, params: IdParams, body: ExecuteBody, response: JobAccepted, tags: ['pathways'],
+    examples: { request: { input: { ticket: 'Refund order 1234' } }, response: { job_id: '7b0c5d2e-3f41-4a8b-9c6d-1e2f3a4b5c6d', status: 'pending', trace_id: 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f' } },
     summary: 'Runs the pathway (head version unless pathway_version is given) as a pathwayRun workflow',
     handler: async ({ params, body, scope, services }) => {
       const job = await services.pathwayRuns.execute(scope, params.id, body);

@@ -31,13 +31,13 @@ export default [
     handler: async ({ body, scope, services }) => presentCompilation(await services.pathways.compile(scope, body)),
   }),
   route({
-    method: 'put', path: '/v1/pathways/participants/:participantId', brain: 'optional', resourceRole: { kind: 'pathway', role: 'owner' }, params: ParticipantIdParams, body: ParticipantUpdateBody,
+    method: 'put', path: '/v1/pathways/participants/:participantId', operationId: 'pathways.participants.updateById', brain: 'optional', resourceRole: { kind: 'pathway', role: 'owner' }, params: ParticipantIdParams, body: ParticipantUpdateBody,
     response: z.object({ participant: Participant }), tags, summary: 'Needs pathway role owner',
     handler: async ({ params, body, scope, services }) =>
       ({ participant: presentParticipant(await services.pathways.updateParticipant(scope, params.participantId, body.role)) }),
   }),
   route({
-    method: 'delete', path: '/v1/pathways/participants/:participantId', brain: 'optional', resourceRole: { kind: 'pathway', role: 'owner' }, params: ParticipantIdParams, response: SuccessBody, tags,
+    method: 'delete', path: '/v1/pathways/participants/:participantId', operationId: 'pathways.participants.deleteById', brain: 'optional', resourceRole: { kind: 'pathway', role: 'owner' }, params: ParticipantIdParams, response: SuccessBody, tags,
     summary: 'Needs pathway role owner',
     handler: async ({ params, scope, services }) => { await services.pathways.removeParticipant(scope, params.participantId); return { success: true }; },
   }),

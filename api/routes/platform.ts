@@ -17,10 +17,10 @@ async function health({ scope, services, ctx }: { scope: Scope; services: Servic
   ctx.body = { status: h.healthy ? 'healthy' : 'unhealthy', version: services.health.version, ...(ws ? { workspace: presentWorkspace(ws), components: h.components } : {}) };
 }
 
-const healthRoute = (path: string): RouteDef => route({ method: 'get', path, auth: 'optional', response: Health, tags: ['health'], handler: async (i) => { await health(i); } });
+const healthRoute = (path: string, operationId?: string): RouteDef => route({ method: 'get', path, operationId, auth: 'optional', response: Health, tags: ['health'], handler: async (i) => { await health(i); } });
 
 export default [
-  healthRoute('/health'),
+  healthRoute('/health', 'health.probe'),
   healthRoute('/v1/health'),
   route({
     method: 'get', path: '/v1/session/context', brain: 'optional', response: SessionContext, tags: ['session'],
@@ -76,7 +76,7 @@ export default [
     handler: async ({ services }) => ({ models: services.models.list() }),
   }),
   route({
-    method: 'post', path: '/v1/chat/:traceId', auth: 'none', tags: ['chat'],
+    method: 'post', path: '/v1/chat/:traceId', title: 'Chat (retired)', auth: 'none', tags: ['chat'],
     summary: 'Retired: use POST /v1/neurons/:id/invoke with trace_id, stream and optional client_nonce',
     handler: async () => { throw gone('POST /v1/chat/:traceId is retired; use POST /v1/neurons/:id/invoke with trace_id, stream and an optional client_nonce'); },
   }),

@@ -95,7 +95,7 @@ export default [
     handler: async ({ query }) => ({ stimuli: STIMULI.filter((s) => query.schedulable === undefined || s.schedulable === query.schedulable) }),
   }),
   route({
-    method: 'post', path: '/v1/internal/stimuli', auth: 'none', body: StimulusEventBody, response: Published, tags,
+    method: 'post', path: '/v1/internal/stimuli', operationId: 'internal.stimuli.publish', title: 'Publish a signed platform event', auth: 'none', body: StimulusEventBody, response: Published, tags,
     summary: 'Server to server only: a signed platform event (X-Cortex-Signature) fires every subscribed receptor once per event_id',
     handler: async ({ body, ctx, services }) => {
       verifySignature(internalSecret(services.config), ctx.get('x-cortex-signature') || undefined, rawBodyOf(ctx));
@@ -133,7 +133,7 @@ export default [
     },
   }),
   route({
-    method: 'patch', path: '/v1/receptor-channel-bindings', auth: 'jwt', body: BindingPatchByBody, response: ChannelBinding, tags,
+    method: 'patch', path: '/v1/receptor-channel-bindings', operationId: 'receptorChannelBindings.updateByBody', auth: 'jwt', body: BindingPatchByBody, response: ChannelBinding, tags,
     summary: 'The same change with the binding id in the body',
     handler: async ({ body, scope, services }) => {
       const { id, ...rest } = body;
@@ -146,7 +146,7 @@ export default [
     handler: async ({ params, scope, services }) => { await services.channelBindings.remove(scope, params.id); return { success: true as const }; },
   }),
   route({
-    method: 'delete', path: '/v1/receptor-channel-bindings', auth: 'jwt', query: BindingIdQuery, response: SuccessBody, tags,
+    method: 'delete', path: '/v1/receptor-channel-bindings', operationId: 'receptorChannelBindings.deleteByQuery', auth: 'jwt', query: BindingIdQuery, response: SuccessBody, tags,
     summary: 'The same removal with ?id=',
     handler: async ({ query, scope, services }) => { await services.channelBindings.remove(scope, query.id); return { success: true as const }; },
   }),

@@ -43,7 +43,7 @@ async function linkTrace(i: { share?: ShareAccess; services: HandlerInput<unknow
  */
 export default [
   route({
-    method: 'post', path: '/v1/receptors/:workspace_slug/:slug_or_id/share', status: 201, params: ReceptorRefParams, body: ShareCreateBody, response: ShareView, tags,
+    method: 'post', path: '/v1/receptors/:workspace_slug/:slug_or_id/share', operationId: 'receptors.share.create', title: 'Create receptor share link', status: 201, params: ReceptorRefParams, body: ShareCreateBody, response: ShareView, tags,
     summary: 'Creates the receptor\'s share token (shown once); 409 when it has one',
     handler: async ({ params, body, scope, services }) => {
       const s = await services.shares.create(scope, params.workspace_slug, params.slug_or_id, body);
@@ -51,7 +51,7 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/receptors/:workspace_slug/:slug_or_id/share', params: ReceptorRefParams, response: ShareView, tags,
+    method: 'get', path: '/v1/receptors/:workspace_slug/:slug_or_id/share', operationId: 'receptors.share.get', title: 'Get receptor share link', params: ReceptorRefParams, response: ShareView, tags,
     handler: async ({ params, scope, services }) => {
       const s = await services.shares.get(scope, params.workspace_slug, params.slug_or_id);
       return presentShare(s.doc, s.receptor, await services.shares.usedOf(s.doc));

@@ -9,7 +9,7 @@ export default [
     handler: async ({ query, scope, services }) => services.usage.stats(scope, query, true),
   }),
   route({
-    method: 'get', path: '/v1/usage/:workspace_id', roles: ['workspace_admin'], params: UsageWorkspaceParams, query: UsageQuery, response: UsageStats, tags: ['usage'],
+    method: 'get', path: '/v1/usage/:workspace_id', operationId: 'usage.workspace', title: 'Get workspace usage', roles: ['workspace_admin'], params: UsageWorkspaceParams, query: UsageQuery, response: UsageStats, tags: ['usage'],
     summary: 'Usage of the whole workspace in the window (admin only)',
     handler: async ({ params, query, scope, services }) => {
       services.usage.checkWorkspace(scope, params.workspace_id);

@@ -205,9 +205,20 @@ function newGame() {
   );
 }
 
+/** Says who decides each tick: the decision pathway's rules, a model through it, or the neuron. */
+function deciderText(d) {
+  if (!d) return 'Decides: nobody (no platform key); every tick uses the fallback heading.';
+  if (d.target === 'neuron') return `Decides: the neuron ${d.name} (a model).`;
+  const name = d.name ? `pathway ${d.name}` : 'the decision pathway';
+  if (d.uses === 'rules') return `Decides: ${name}, offline rules (transform and if nodes) run on the platform every tick.`;
+  if (d.uses === 'model') return `Decides: ${name}, through its neuron node (a model).`;
+  return `Decides: ${name}.`;
+}
+
 async function init() {
   try {
     const health = await api('GET', '/api/health');
+    $('decider').textContent = deciderText(health.decider);
     newGame();
     if (!health.agent_configured) {
       await queue;

@@ -53,7 +53,9 @@ export function createAnthropicProvider(opts: AnthropicProviderOptions = {}): Ch
     models: () => [...advertised],
     async chat(req: ChatRequest, onToken?: TokenSink): Promise<ChatResult> {
       const system = req.messages.filter((m) => m.role === 'system').map((m) => m.content);
-      if (req.responseFormat === 'json') system.push(JSON_INSTRUCTION);
+      if (req.responseFormat === 'json' || req.jsonSchema) system.push(JSON_INSTRUCTION);
+      // The Messages API has no schema mode: the schema goes into the instruction (callers validate the answer).
+      if (req.jsonSchema) system.push(`The JSON object must match this JSON Schema:\n${JSON.stringify(req.jsonSchema.schema)}`);
       const params: MessageCreateParamsStreaming = {
         model: req.model,
         max_tokens: req.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,

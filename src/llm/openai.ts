@@ -67,7 +67,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions = {}): ChatProv
       if (req.tools?.length) params.tools = req.tools.map(toOpenAITool);
       if (req.temperature !== undefined) params.temperature = req.temperature;
       if (req.maxTokens !== undefined) params[maxTokensField] = req.maxTokens;
-      if (req.responseFormat === 'json') params.response_format = { type: 'json_object' };
+      if (req.jsonSchema) params.response_format = { type: 'json_schema', json_schema: { name: req.jsonSchema.name, schema: req.jsonSchema.schema, strict: true } };
+      else if (req.responseFormat === 'json') params.response_format = { type: 'json_object' };
 
       try {
         const stream = await client.chat.completions.create(params, { signal: req.signal });

@@ -50,6 +50,12 @@ export interface ChatRequest {
   maxTokens?: number;
   /** `json` asks the provider for a single JSON object (structured completion nodes). */
   responseFormat?: 'text' | 'json';
+  /**
+   * Structured output: the answer must be one JSON object matching this schema (implies
+   * `responseFormat: 'json'`). OpenAI-compatible endpoints get `response_format: json_schema`
+   * (strict); providers without it get the schema as an instruction. Callers still validate.
+   */
+  jsonSchema?: { name: string; schema: JsonSchema };
   /** Aborts the request, e.g. the Temporal activity's cancellation signal. */
   signal?: AbortSignal;
 }

@@ -1,9 +1,13 @@
 import { z } from 'zod';
+import { ERROR_CODES, type ErrorCode } from '../errors.js';
 
 /** Shapes shared by every resource family. */
 export const Uuid = z.uuid({ message: 'must be a UUID' });
 export const IdParams = z.object({ id: Uuid });
-export const ErrorBody = z.object({ message: z.string(), code: z.string() }).meta({ id: 'Error' });
+export const ErrorBody = z.object({
+  message: z.string().meta({ description: 'safe to show to the caller' }),
+  code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]).meta({ description: 'stable machine-readable code; see the error table in the API description' }),
+}).meta({ id: 'Error' });
 
 /** limit/offset as query strings; each list route sets its own default limit. */
 export const paging = (defaultLimit: number, max = 200) => ({

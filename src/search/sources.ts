@@ -1,5 +1,6 @@
 import type { ChunkDoc, DocumentDoc, MemoryDoc } from '../db/knowledge.js';
 import type { MeetingDoc } from '../db/meetings.js';
+import type { StakeholderMapDoc } from '../db/stakeholder-maps.js';
 import { decodeBlob } from '../db/codec.js';
 import type { Repos } from '../db/index.js';
 import type { NeuronDoc } from '../db/neurons.js';
@@ -128,6 +129,14 @@ export function createSources(repos: Repos): Source[] {
       },
       async *all() { for await (const m of repos.meetings.meetings.find({})) yield [meetingEntry(m)]; },
     },
+    {
+      type: 'stakeholder_maps',
+      async load(ws, id) {
+        const m = await repos.stakeholderMaps.maps.findOne({ _id: id, workspaceId: ws });
+        return m ? [await stakeholderMapEntry(m)] : [];
+      },
+      async *all() { for await (const m of repos.stakeholderMaps.maps.find({})) yield [await stakeholderMapEntry(m)]; },
+    },
     documents('asset'),
     documents('artifact'),
     {
@@ -139,6 +148,16 @@ export function createSources(repos: Repos): Source[] {
       async *all() { for await (const m of k.memories.find({})) yield await memoryEntries(m); },
     },
   ];
+
+  /** A map is found by its name, description, summary and the names of its stakeholders. */
+  async function stakeholderMapEntry(m: StakeholderMapDoc): Promise<IndexEntry> {
+    const people = await repos.stakeholderMaps.index.find({ workspaceId: m.workspaceId, mapId: m._id }, { projection: { name: 1 } }).limit(2000).toArray();
+    return {
+      id: m._id, workspaceId: m.workspaceId, brainId: m.brainId, type: 'stakeholder_maps', resourceId: m._id,
+      title: m.name, description: [m.description, m.summary].filter(Boolean).join(' — '), text: people.map((p) => p.name).join(', '), path: '',
+      url: `/v1/resources/stakeholder_maps/${m._id}`, displayPath: joinPath('stakeholder_maps', m.name), updatedAt: m.updatedAt.getTime(),
+    };
+  }
 
   async function actionPlanEntry(p: ActionPlanDoc): Promise<IndexEntry> {
     const [pathway, receptor] = await Promise.all([repos.pathways.findHead(p.workspaceId, p.pathwayId), repos.receptors.findById(p.workspaceId, p.receptorId)]);

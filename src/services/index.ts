@@ -33,6 +33,7 @@ import { createCatalogService } from './catalog.js';
 import { createMeetingService } from './meetings.js';
 import { createTranscriptionService } from './transcription.js';
 import { createVocabularyService } from './vocabulary.js';
+import { createStakeholderMapService } from './stakeholder-maps.js';
 
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
@@ -84,9 +85,12 @@ export function createServices(deps: Deps) {
   const vocabulary = createVocabularyService({ repo: deps.repos.meetings, workspaces: deps.repos.workspaces, redis: deps.redis, prefix: c.REDIS_PREFIX });
   const transcription = createTranscriptionService({
     repo: deps.repos.meetings, workspaces: deps.repos.workspaces, blobs, jobs, meetings, documents, vocabulary, streams: deps.streams, temporal: deps.temporal.client, config: c, log: deps.log, usage,
+    onFinalized: () => stakeholderMaps.extractFromMeeting,
   });
+  // Stakeholder maps (docs/stakeholder-maps.md): extraction reads finalized meetings' transcripts.
+  const stakeholderMaps = createStakeholderMapService({ repo: deps.repos.stakeholderMaps, workspaces: deps.repos.workspaces, jobs, usage, models, events, config: c, meetings: () => meetings });
   const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, budgets, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
   const search = createSearchService({ repos: deps.repos, redis: deps.redis, streams: deps.streams, embedder, jobs, usage, config: c, log: deps.log });
-  return { search, meetings, vocabulary, transcription, blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, budgets, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  return { search, stakeholderMaps, meetings, vocabulary, transcription, blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, budgets, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -141,6 +141,18 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
       }, { by: null });
     },
     findUnscoped: (workspaceId: string, id: string) => repo.meetings.findOne({ _id: id, workspaceId }),
+
+    /** A meeting's transcript as text (`Speaker: text` lines) and when it was finalized: what stakeholder extraction reads. */
+    async transcript(workspaceId: string, id: string) {
+      const m = await repo.meetings.findOne({ _id: id, workspaceId });
+      if (!m) return null;
+      const body = bodyOf(m);
+      const segments = Array.isArray(body.transcript_segments) ? (body.transcript_segments as { speaker?: unknown; text?: unknown }[]) : [];
+      const text = segments.map((x) => `${typeof x.speaker === 'string' && x.speaker ? `${x.speaker}: ` : ''}${typeof x.text === 'string' ? x.text : ''}`).join('\n');
+      const t = body.transcription as { finalized_at?: unknown } | undefined;
+      const finalizedAt = typeof t?.finalized_at === 'string' ? new Date(t.finalized_at) : null;
+      return { brainId: m.brainId, title: m.title, text, finalizedAt };
+    },
   };
 }
 export type MeetingService = ReturnType<typeof createMeetingService>;

@@ -56,6 +56,8 @@ export function transcriptMarkdown(title: string, segments: Segment[], missing: 
 export function createTranscriptionService(d: {
   repo: MeetingRepo; workspaces: WorkspaceRepo; blobs: BlobStore; jobs: JobService; meetings: MeetingService; documents: DocumentService; vocabulary: VocabularyService;
   streams: Streams; temporal: Client; config: Config; log: Logger; stt?: SpeechToText; usage: UsageService;
+  /** Called once a meeting's transcript is final (stakeholder extraction, docs/stakeholder-maps.md); bound late. */
+  onFinalized?: () => ((workspaceId: string, meeting: { id: string; brainId: string; text: string; finalizedAt: Date }) => Promise<unknown>) | null;
 }) {
   const { repo, config } = d;
   const stt = d.stt ?? createStt(config);
@@ -306,6 +308,12 @@ export function createTranscriptionService(d: {
         });
       }
       await repo.sessions.updateOne({ _id: s._id }, { $set: { status: 'ready', finalizedAt, missing } });
+      const hook = d.onFinalized?.();
+      if (meeting && hook) {
+        // A failed hook never fails the transcript: the extraction can be started again through its own route.
+        const text = t.segments.map((x) => `${x.speaker ? `${x.speaker}: ` : ''}${x.text}`).join('\n');
+        await hook(i.workspaceId, { id: i.meetingId, brainId: i.brainId, text, finalizedAt }).catch((e: unknown) => d.log.warn({ err: (e as Error).message, meetingId: i.meetingId }, 'stakeholder extraction after finalize failed to start'));
+      }
       await d.streams.append(captionKey(s), { type: 'complete', artifact_id: s.artifactId, text_chars: t.text.length, segment_count: t.segments.length, missing_seqs: missing }, { kind: 'terminal' });
       await d.jobs.finalize(i.workspaceId, i.jobId, {
         status: 'completed', progress: 100, currentStep: 'completed',

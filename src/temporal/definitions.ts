@@ -20,7 +20,7 @@ export const JobKindKey = defineSearchAttributeKey('JobKind', 'KEYWORD');
 export type SearchAttributePairs = SearchAttributePair[];
 export const SEARCH_ATTRIBUTES = ['WorkspaceId', 'BrainId', 'NeuronId', 'PathwayId', 'ReceptorId', 'TraceId', 'JobKind'] as const;
 
-export type JobKind = 'neuron' | 'pathway' | 'receptor' | 'transcription' | 'search' | 'ingest';
+export type JobKind = 'neuron' | 'pathway' | 'receptor' | 'transcription' | 'search' | 'ingest' | 'stakeholder_extract';
 export type JobState = 'pending' | 'running' | 'completed' | 'failed' | 'waiting' | 'paused';
 
 /** What the `status` query returns: the live part of GET /v1/jobs/:id/status. */
@@ -246,3 +246,5 @@ export interface CaptionOutcome { captionSeq: number; partialSeq: number; more: 
 export interface TranscriptionInput {
   jobId: string; workspaceId: string; brainId: string | null; source: { kind: 'attachment' | 'asset'; id: string }; locale: string; diarize: boolean;
 }
+/** The `stakeholderExtract` workflow (docs/stakeholder-maps.md): ids only; the transcript is stored under the job id. */
+export interface StakeholderExtractInput { jobId: string; workspaceId: string; brainId: string; mapId: string }

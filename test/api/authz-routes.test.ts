@@ -92,6 +92,7 @@ beforeAll(async () => {
       skill: String((await ok(app.post('/v1/skills', a.key, { body_md: '# fixture', path_name: 'authz fixture', brain_id: a.brainId }))).id),
       budget: String((await ok(app.post('/v1/budgets', a.key, { scope: 'neuron', target_id: String(neuron.id), measure: 'tokens', period: 'day', limit: 1_000_000 }))).id),
       ...(await knowledgeFixtures(a)),
+      ...(await stakeholderMapFixtures(a)),
     },
   };
 }, 120_000);
@@ -113,6 +114,15 @@ async function knowledgeFixtures(a: Ws) {
   return { asset, artifact, memory, recollection, assetChunk: `${asset}:1:0`, artifactChunk: `${artifact}:1:0`, meeting, session: String(live.session_id), sessionJob: String(live.job_id) };
 }
 
+/** Workspace A's default stakeholder map with one stakeholder and saved version 1. */
+async function stakeholderMapFixtures(a: Ws) {
+  const map = String((await ok(app.get('/v1/stakeholder-map', a.key, a.brainHeaders))).resource_id);
+  const r = await ok(app.post<{ changes: { added: { stakeholders: string[] } }; version: { id: string } }>(`/v1/resources/stakeholder_map/${map}/patch`, a.key, {
+    patch_mode: 'stakeholder_map_record_version', ops: [{ op: 'upsert_stakeholder', name: 'Authz Person' }],
+  }, a.brainHeaders));
+  return { stakeholderMap: map, stakeholder: r.changes.added.stakeholders[0], stakeholderVersion: r.version.id };
+}
+
 // The subscribed schedule lives in the shared Temporal server: it must not outlive this file.
 afterAll(async () => { if (w?.ids.schedule) await app.services.schedules.remove(w.ids.schedule); });
 
@@ -124,8 +134,10 @@ function fill(path: string): string | undefined {
       neurons: w.ids.neuron, reflexes: w.ids.reflex, traces: w.ids.trace, pathways: w.ids.pathway, interventions: w.ids.intervention, 'api-keys': w.ids.apiKey,
       receptors: w.ids.receptor, resources: w.ids.receptor, 'receptor-channel-bindings': w.ids.binding, public: w.ids.shareTrace, skills: w.ids.skill,
       assets: w.ids.asset, artifacts: w.ids.artifact, memories: w.ids.memory, recollections: w.ids.recollection, meetings: w.ids.meeting, budgets: w.ids.budget,
+      stakeholders: w.ids.stakeholder, 'stakeholder-map': path.includes('/versions/') ? w.ids.stakeholderVersion : w.ids.stakeholder,
     }[family],
     session_id: w.ids.session, artifact_id: w.ids.artifact,
+    resourceId: w.ids.stakeholderMap,
     chunk_id: family === 'assets' ? w.ids.assetChunk : w.ids.artifactChunk,
     // /v1/resources/:catalog/:resource_id reads the asset; /v1/resources/:kind/:resource_id/patch patches the artifact.
     catalog: 'assets', kind: 'artifact',
@@ -216,6 +228,10 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/meetings/:id/transcription/live/stop': {},
     'POST /v1/voice/stt-vocabulary/prewarm': { workspace_id: w.a.workspaceId },
     'POST /v1/transcribe': { source: { type: 'asset_id', id: w.ids.asset }, locale: 'en-US', diarize: false },
+    'POST /v1/resources/stakeholder_maps': { name: 'authz map 2' },
+    'POST /v1/resources/stakeholder_map/:resourceId/patch': { ops: [{ op: 'set_summary', summary: 'patched' }] },
+    'POST /v1/stakeholder-map/versions': { label: 'v' },
+    'POST /v1/stakeholder-map/extract': { text: 'a transcript' },
     'POST /v1/budgets': { scope: 'workspace', measure: 'usd', period: 'month', limit: 100 },
     'PATCH /v1/budgets/:id': { limit: 2_000_000 },
   };

@@ -209,7 +209,9 @@ describe('artifacts', () => {
     const central = await app.post(`/v1/resources/artifact/${id}/patch`, ws.key, { base_version: 3, edits: [{ op: 'prepend', text: '<!-- reviewed -->\n' }] });
     expect(central.status).toBe(200);
     expect((central.body as { artifact: { version: number } }).artifact.version).toBe(4);
-    expect((await app.post(`/v1/resources/meeting/${id}/patch`, ws.key, { base_version: 4, title: 'x' })).status).toBe(400);
+    // The central patch of kind meeting reads a meeting: an artifact's id names none.
+    expect((await app.post(`/v1/resources/meeting/${id}/patch`, ws.key, { base_version: 4, title: 'x' })).status).toBe(404);
+    expect((await app.post(`/v1/resources/widget/${id}/patch`, ws.key, { base_version: 4, title: 'x' })).status).toBe(400);
     const versions = VersionList.parse((await app.get(`/v1/artifacts/${id}/versions`, ws.key)).body);
     expect(versions.versions.map((v) => v.version)).toEqual([4, 3, 2, 1]);
     expect(Artifact.parse((await app.get(`/v1/artifacts/${id}`, ws.key)).body).latest_version).toBe(4);

@@ -234,6 +234,16 @@ describe('the index follows the store', () => {
     expect(titles(((await post('/v1/grep', { query: 'meetings/vendor' })).body as { results: Hit[] }).results)).toEqual(['Vendor review']);
   });
 
+  it('stakeholder maps are found by the names of their stakeholders', async () => {
+    const map = await app.get('/v1/stakeholder-map', ws.key, ws.brainHeaders);
+    expect(map.status, map.text).toBe(200);
+    const id = String((map.body as { resource_id: string }).resource_id);
+    const patched = await post(`/v1/resources/stakeholder_map/${id}/patch`, { ops: [{ op: 'upsert_stakeholder', name: 'Philippa Quokkaman' }] });
+    expect(patched.status, patched.text).toBe(200);
+    const hits = (await search({ query: 'stakeholder_maps/quokkaman' })).results;
+    expect(hits.map((h) => h.id)).toEqual([id]);
+  });
+
   it('a second workspace finds nothing of the first', async () => {
     const other = await buildWorkspace(app);
     expect((await search({ query: 'invoices' }, other)).results).toEqual([]);

@@ -49,7 +49,7 @@ describe('GET /api/health', () => {
   it('answers ok and whether the agent is configured', async () => {
     const res = await app.get('/api/health');
     expect(res.status).toBe(200);
-    expect(Health.parse(res.body)).toEqual({ ok: true, agent_configured: true });
+    expect(Health.parse(res.body)).toEqual({ ok: true, agent_configured: true, decider: { target: 'neuron', name: 'snake-decider', uses: 'model' } });
   });
 });
 

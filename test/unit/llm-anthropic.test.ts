@@ -107,6 +107,15 @@ describe('anthropic provider (loopback fake of the Messages event stream)', () =
     expect(body?.system).toMatch(/^Be brief\.\n\nRespond with a single JSON object/);
   });
 
+  it('structured output (jsonSchema): the schema goes into the system instruction, since the Messages API has no schema mode', async () => {
+    next = { events: TOOL_STREAM };
+    const schema = { type: 'object', properties: { names: { type: 'array', items: { type: 'string' } } }, required: ['names'], additionalProperties: false };
+    await anthropic.chat({ model: 'claude-sonnet-4', jsonSchema: { name: 'people', schema }, messages: [{ role: 'user', content: 'who?' }] });
+    const system = String(received.at(-1)?.body.system);
+    expect(system).toMatch(/^Respond with a single JSON object/);
+    expect(system).toContain(`The JSON object must match this JSON Schema:\n${JSON.stringify(schema)}`);
+  });
+
   it('defaults max_tokens, since the API requires it', async () => {
     next = { events: TOOL_STREAM };
     await anthropic.chat({ model: 'claude-sonnet-4', messages: [{ role: 'user', content: 'x' }] });

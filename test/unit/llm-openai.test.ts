@@ -111,6 +111,13 @@ describe('openai provider against the scripted server', () => {
     });
   });
 
+  it('structured output (jsonSchema) becomes response_format json_schema, strict', async () => {
+    server.script([{ text: '{"names":[]}' }]);
+    const schema = { type: 'object', properties: { names: { type: 'array', items: { type: 'string' } } }, required: ['names'], additionalProperties: false };
+    await openai.chat({ model: 'scripted-model', responseFormat: 'json', jsonSchema: { name: 'people', schema }, messages: user('who?') });
+    expect(server.requests.at(-1)?.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'people', schema, strict: true } });
+  });
+
   it('estimates usage at ceil(chars/4) when the server sends none', async () => {
     server.script([{ text: 'abcdefgh', omitUsage: true }]);
     const res = await openai.chat({ model: 'scripted-model', messages: user('12345') });
