@@ -12,11 +12,11 @@ export const createPathwayActivities = ({ services }: { services: Services }) =>
   evaluate: (a: { expression: string; template?: string; context: Record<string, unknown> }) =>
     permanentOn4xx(() => (a.template !== undefined ? renderTemplate(a.template, a.context) : evaluateExpression(a.expression, a.context))),
   renderMessage: (a: { template?: string; context: Record<string, unknown> }) => permanentOn4xx(() => renderTemplate(a.template, a.context)),
-  classify: (a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string }) =>
+  classify: (a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string; approvedBudgets?: string[] }) =>
     permanentOn4xx(() => services.pathwayRuns.classify({ ...a, attempt: Context.current().info.attempt })),
   openIntervention: (input: PathwayRunInput, spec: Parameters<Services['pathwayRuns']['openIntervention']>[1]) => permanentOn4xx(() => services.pathwayRuns.openIntervention(input, spec)),
   expireIntervention: (input: PathwayRunInput, id: string) => services.pathwayRuns.expireIntervention(input, id),
-  recordAnswer: (input: PathwayRunInput, answer: InterventionAnswer, kind: 'approval' | 'pause') => permanentOn4xx(() => services.pathwayRuns.recordAnswer(input, answer, kind)),
+  recordAnswer: (input: PathwayRunInput, answer: InterventionAnswer, kind: 'approval' | 'pause' | 'budget') => permanentOn4xx(() => services.pathwayRuns.recordAnswer(input, answer, kind)),
   finishPathwayRun: (input: PathwayRunInput, result: PathwayRunResult) => services.pathwayRuns.finishRun(input, result),
   failPathwayRun: (input: PathwayRunInput, reason: string) => services.pathwayRuns.failRun(input, reason),
   neuronVersion: (scope: RunScope, neuronId: string) => permanentOn4xx(() => services.pathwayRuns.neuronVersion(scope, neuronId)),

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { ToolCall } from '../src/llm/types.js';
 import type { FinishInput, ModelTurnInput } from '../src/services/runs.js';
 import type { Services } from '../src/services/index.js';
-import type { NeuronRunInput } from '../src/temporal/definitions.js';
+import type { BudgetPause, InterventionAnswer, NeuronRunInput } from '../src/temporal/definitions.js';
 import { permanentOn4xx } from './failures.js';
 
 /** How often a model turn heartbeats while its provider call is alive (the heartbeat timeout is a few times this). */
@@ -37,5 +37,8 @@ export const createRunActivities = ({ services }: { services: Services }) => ({
   runTool: (jobId: string, call: ToolCall, turn?: number) => permanentOn4xx(() => services.runs.runTool(jobId, call, turn, Context.current().info.attempt)),
   finishRun: (f: FinishInput) => permanentOn4xx(() => services.runs.finish(f)),
   failRun: (input: NeuronRunInput, reason: string) => services.runs.fail(input, reason),
+  openBudgetPause: (input: NeuronRunInput, p: { id: string; turn: number; budget: BudgetPause; progress: number; currentStep: string }) =>
+    permanentOn4xx(() => services.runs.openBudgetPause(input, p)),
+  recordBudgetAnswer: (input: NeuronRunInput, answer: InterventionAnswer) => permanentOn4xx(() => services.runs.recordBudgetAnswer(input, answer)),
   emitJobEvent: (jobId: string, event: Record<string, unknown>) => services.jobs.emit(jobId, event).then(() => undefined),
 });

@@ -14,6 +14,8 @@
  * (e) Search (scripts/bench-search.ts): the embedded index at 100k chunks, recall, BM25 agreement,
  *     build time and memory, and nDCG@10 on the labelled set over the spec documents.
  * (f) Stakeholder maps (scripts/bench-stakeholder-maps.ts): patch, live read, diff and briefing.
+ * (g) Budget check: time to first token of runs covered by three budgets (docs/usage.md) versus
+ *     runs covered by none, interleaved run by run so both see the same machine.
  *
  * Services: a service whose URL variable (MONGODB_URI, REDIS_URL, TEMPORAL_ADDRESS) is set is used as
  * is; missing ones are started by scripts/embedded.ts on free loopback ports with data in a temp folder
@@ -268,6 +270,47 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
   return result;
 }
 
+// ─── (g) What budgets cost a run ───────────────────────────────────────────────────────────────
+
+interface BudgetResult { without: Spread; with: Spread; addedAtMedian: number }
+
+/**
+ * Budgets are checked before every model turn (sums over the usage ledger). Two workspaces, one
+ * with a workspace token budget, a workspace USD budget and a neuron budget (limits far above what
+ * the bench spends), one with none; invokes alternate between them, so load and caches are shared.
+ */
+async function measureBudgets(app: TestApp, llm: ScriptedOpenAI): Promise<BudgetResult> {
+  llm.setDefault(() => TTFT_REPLY);
+  const plain = await buildWorkspace(app);
+  const capped = await buildWorkspace(app);
+  const plainNeuron = await createNeuron(app, plain, 'bench-budget');
+  const cappedNeuron = await createNeuron(app, capped, 'bench-budget');
+  for (const body of [
+    { scope: 'workspace', measure: 'tokens', period: 'day', limit: 1e9 },
+    { scope: 'workspace', measure: 'usd', period: 'month', limit: 1e6 },
+    { scope: 'neuron', target_id: cappedNeuron, measure: 'tokens', period: 'month', limit: 1e9, policy: 'fail' },
+  ]) {
+    const r = await app.post('/v1/budgets', capped.key, body);
+    if (r.status !== 201) throw new Error(`POST /v1/budgets answered ${r.status}: ${r.text}`);
+  }
+  const once = async (ws: Workspace, neuronId: string, i: number): Promise<number> => {
+    const run = await runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `budget ${i}`, stream: true });
+    if (run.firstToken === undefined) throw new Error(`job ${run.jobId} completed without a token event`);
+    return run.firstToken - run.t0;
+  };
+  say(`(g) budgets: warm-up ${WARMUP} + ${TTFT_RUNS} invokes each, alternating a workspace with three budgets and one without`);
+  for (let i = 0; i < WARMUP; i++) { await once(plain, plainNeuron, i); await once(capped, cappedNeuron, i); }
+  const without: number[] = [];
+  const withBudgets: number[] = [];
+  for (let i = 0; i < TTFT_RUNS; i++) {
+    without.push(await once(plain, plainNeuron, i));
+    withBudgets.push(await once(capped, cappedNeuron, i));
+  }
+  const result = { without: spread(without), with: spread(withBudgets), addedAtMedian: median(withBudgets) - median(without) };
+  say(`(g) without budgets median ${fmt(result.without.median)} ms; with three budgets median ${fmt(result.with.median)} ms (added ${fmt(result.addedAtMedian)} ms)`);
+  return result;
+}
+
 // ─── (b) Throughput and the bare workflow ─────────────────────────────────────────────────────
 
 /** The bare one-activity workflow: its own bundle, worker and task queue on the app's Temporal server. */
@@ -483,7 +526,7 @@ async function measureRealistic(app: TestApp, ws: Workspace, llm: ScriptedOpenAI
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult, e: SearchBenchResult, f: StakeholderMapFigures): string {
+function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult, e: SearchBenchResult, f: StakeholderMapFigures, g: BudgetResult): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const bd = a.breakdown;
   const line = '═'.repeat(88);
@@ -519,6 +562,11 @@ function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult
     ...searchSummary(e),
     '',
     ...formatStakeholderMaps(f, fmt),
+    '',
+    `  (g) Budget check before each model turn, ${TTFT_RUNS} runs each, interleaved`,
+    `      no budget                             median ${fmt(g.without.median).padStart(7)} ms   p90 ${fmt(g.without.p90).padStart(7)} ms`,
+    `      three budgets covering the run        median ${fmt(g.with.median).padStart(7)} ms   p90 ${fmt(g.with.p90).padStart(7)} ms`,
+    `      added by the check at the median      ${fmt(g.addedAtMedian)} ms`,
     line,
   ].join('\n');
 }
@@ -591,7 +639,8 @@ async function main(): Promise<void> {
     const d = await measureRealistic(app, ws, llm);
     const e = await measureSearch(say);
     const f = await measureStakeholderMaps(app, ws);
-    console.log(summary(probes, a, b, c, d, e, f));
+    const g = await measureBudgets(app, llm);
+    console.log(summary(probes, a, b, c, d, e, f, g));
   } finally {
     say('stopping');
     await cleanup();

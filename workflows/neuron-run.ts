@@ -1,8 +1,8 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import {
-  BrainIdKey, JobKindKey, NeuronIdKey, TraceIdKey, WorkspaceIdKey, cancelSignal, statusQuery,
-  type LiveStatus, type NeuronRunInput, type NeuronRunResult, type RunSummary,
+  BrainIdKey, JobKindKey, NeuronIdKey, TraceIdKey, WorkspaceIdKey, answerUpdate, cancelSignal, statusQuery,
+  type BudgetPause, type InterventionAnswer, type LiveStatus, type NeuronRunInput, type NeuronRunResult, type RunSummary,
 } from '../src/temporal/definitions.js';
 import { recordFailure } from './failures.js';
 
@@ -37,6 +37,40 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
   wf.setHandler(statusQuery, () => status);
   // Cancellation itself arrives as a Temporal cancel request; the signal only carries the reason.
   wf.setHandler(cancelSignal, ({ reason }) => void (cancelReason = reason));
+  // Budget pauses (docs/usage.md): an admin's answer is the same `answer` Update pathways take;
+  // the validator refuses what the run does not wait for, the handler marks it answered first.
+  const pauses = new Map<string, { state: 'pending' | 'approved' | 'rejected' | 'cancelled' }>();
+  const answers = new Map<string, InterventionAnswer>();
+  wf.setHandler(answerUpdate, async (a) => {
+    pauses.get(a.interventionId)!.state = a.action === 'approve' ? 'approved' : 'rejected';
+    answers.set(a.interventionId, a);
+    return { interventionId: a.interventionId, status: await steps.recordBudgetAnswer(input, a) };
+  }, {
+    validator: (a) => {
+      const p = pauses.get(a.interventionId);
+      if (!p) throw new Error('This run is not waiting for that intervention');
+      if (p.state !== 'pending') throw new Error(`Intervention is already ${p.state}`);
+      if (a.action !== 'approve' && a.action !== 'reject') throw new Error('action must be one of: approve, reject');
+    },
+  });
+  /** Waits for an admin to let the run go beyond `budget`; a rejection fails the run with BUDGET_EXCEEDED. */
+  const pauseForBudget = async (budget: BudgetPause, turn: number): Promise<void> => {
+    const id = wf.uuid4();
+    status.currentStep = `model turn ${turn + 1}: waiting for budget approval`;
+    const waitingFor = await steps.openBudgetPause(input, { id, turn, budget, progress: status.progress, currentStep: status.currentStep });
+    pauses.set(id, { state: 'pending' });
+    status.status = 'waiting';
+    status.waitingFor = waitingFor;
+    await wf.condition(() => answers.has(id));
+    // The answer is recorded (by the Update's handler) before the run goes on: a rejection must
+    // not fail the run, and cancel the intervention, ahead of the record that says it was rejected.
+    await wf.condition(wf.allHandlersFinished);
+    status.status = 'running';
+    status.waitingFor = null;
+    status.currentStep = `model turn ${turn + 1}`;
+    if (answers.get(id)!.action !== 'approve') throw wf.ApplicationFailure.nonRetryable(`${budget.message}; an admin declined to go beyond it`, 'BUDGET_EXCEEDED');
+  };
+  const approvedBudgets: string[] = [];
   const engramId = wf.uuid4();
   const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 };
   const toolCalls: NeuronRunResult['toolCalls'] = [];
@@ -50,11 +84,21 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
     for (; turn < input.maxTurns; turn++) {
       status.currentStep = `model turn ${turn + 1}`;
       status.progress = Math.min(90, 5 + Math.round((turn * 85) / input.maxTurns));
-      const reply = await model.modelTurn({
+      const turnInput = () => ({
+        jobId: input.jobId, workspaceId: input.scope.workspaceId, turn, accepted: [...accepted],
+        ...(approvedBudgets.length ? { approvedBudgets: [...approvedBudgets] } : {}),
+      });
+      let reply = await model.modelTurn({
         // A run prepared by the API is marked running by its first turn (one hop fewer before the first token).
         start: turn === 0 && preparedByApi ? { scope: input.scope, traceId: input.traceId, neuronId: input.neuronId } : undefined,
-        jobId: input.jobId, workspaceId: input.scope.workspaceId, turn, accepted: [...accepted],
+        ...turnInput(),
       });
+      // A budget stopped the turn before its call: once an admin approves, the same turn runs.
+      while (reply.budget) {
+        await pauseForBudget(reply.budget, turn);
+        approvedBudgets.push(reply.budget.budgetId);
+        reply = await model.modelTurn(turnInput());
+      }
       accepted.push(reply.attempt ?? 1);
       usage.inputTokens += reply.usage.inputTokens;
       usage.outputTokens += reply.usage.outputTokens;
@@ -70,6 +114,7 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
     }
     status.currentStep = 'saving';
     status.progress = 95;
+    await wf.condition(wf.allHandlersFinished); // an admin's answer is recorded before the run ends
     const result = await local.finishRun({ input, engramId, model: prep.model, turns: Math.min(turn + 1, input.maxTurns), accepted, usage, neuronType: prep.neuronType });
     if (result.cancelled) {
       // The job was cancelled while the reply was being saved: the cancel request follows the
@@ -83,6 +128,7 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
     return result;
   } catch (err) {
     status.status = 'failed';
+    for (const p of pauses.values()) if (p.state === 'pending') p.state = 'cancelled';
     return recordFailure(err, cancelReason, (reason) => steps.failRun(input, reason));
   }
 }
@@ -100,7 +146,7 @@ async function runDelegate(input: NeuronRunInput, delegate: { neuronId: string; 
     workflowId: childJobId,
     args: [{
       jobId: childJobId, scope: input.scope, neuronId: delegate.neuronId, neuronVersion: delegate.version, traceId: input.traceId, traceType: input.traceType,
-      message, userEngramId: null, depth: input.depth + 1, maxTurns: input.maxTurns, parentJobId: input.jobId, pathwayContext: input.pathwayContext ?? null,
+      message, userEngramId: null, depth: input.depth + 1, maxTurns: input.maxTurns, parentJobId: input.jobId, rootJobId: input.rootJobId ?? input.jobId, pathwayContext: input.pathwayContext ?? null,
       // The child stores its reply as this call's result, where this run's next turn reads it.
       answers: { jobId: input.jobId, turn, callId: call.id, name: call.name },
     }],

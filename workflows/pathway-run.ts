@@ -21,7 +21,7 @@ const PROGRESS_WRITE_MS = 1000;
 
 type Answer = InterventionAnswer;
 /** An intervention the run opened, as the run itself sees it: the one arbiter of who answered first. */
-interface OpenIntervention { options: string[]; kind: 'approval' | 'pause'; state: 'pending' | 'approved' | 'rejected' | 'answered' | 'expired' | 'cancelled' }
+interface OpenIntervention { options: string[]; kind: 'approval' | 'pause' | 'budget'; state: 'pending' | 'approved' | 'rejected' | 'answered' | 'expired' | 'cancelled' }
 
 /** The status an accepted answer gives the intervention (as the record will say). */
 const answeredState = (kind: OpenIntervention['kind'], action: string): OpenIntervention['state'] =>
@@ -66,6 +66,8 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
     input: input.input, last: input.input, output: undefined, nodes: {}, loops: {},
   };
   const visited: number[] = [];
+  /** Budgets an admin let this run go beyond (classify nodes; neuron nodes are runs of their own). */
+  const approvedBudgets: string[] = [];
   let lastProgressWrite = 0;
   const ctx = () => ({ input: state.input, last: state.last, nodes: state.nodes, loops: state.loops });
 
@@ -116,7 +118,20 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
         }
         case 'classify': {
           const text = await local.renderMessage({ template: typeof node.data.input === 'string' ? node.data.input : undefined, context: ctx() });
-          handle = await steps.classify({ scope: input.scope, jobId: input.jobId, categories: (node.data.categories as string[]) ?? [], text, neuronId: typeof node.data.neuron_id === 'string' ? node.data.neuron_id : undefined, model: typeof node.data.model === 'string' ? node.data.model : undefined });
+          const ask = () => steps.classify({
+            scope: input.scope, jobId: input.jobId, categories: (node.data.categories as string[]) ?? [], text, neuronId: typeof node.data.neuron_id === 'string' ? node.data.neuron_id : undefined,
+            model: typeof node.data.model === 'string' ? node.data.model : undefined, ...(approvedBudgets.length ? { approvedBudgets: [...approvedBudgets] } : {}),
+          });
+          let out = await ask();
+          // A budget with the pause policy stopped the call (docs/usage.md): an admin approves, then the same node asks again.
+          while (typeof out !== 'string') {
+            const answer = await waitForHuman(input, at, { title: 'Budget reached', prompt: `${out.budget.message}. Approve to let this run continue beyond it, or reject to stop it.`, options: ['approve', 'reject'] }, status, answers, open, () => false, () => undefined, 'budget');
+            await wf.condition(wf.allHandlersFinished); // the answer is recorded before a rejection fails the run
+            if (answer.action !== 'approve') throw wf.ApplicationFailure.nonRetryable(`${out.budget.message}; an admin declined to go beyond it`, 'BUDGET_EXCEEDED');
+            approvedBudgets.push(out.budget.budgetId);
+            out = await ask();
+          }
+          handle = out;
           value = { category: handle, input: text };
           break;
         }
@@ -163,21 +178,22 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
 /** Creates the intervention, sets the job waiting and blocks until an answer, a resume or expiry. */
 async function waitForHuman(
   input: PathwayRunInput, at: number, data: Record<string, unknown>, status: LiveStatus, answers: Map<string, Answer>,
-  open: Map<string, OpenIntervention>, isResumed: () => boolean, clearResume: () => void,
+  open: Map<string, OpenIntervention>, isResumed: () => boolean, clearResume: () => void, kindOverride?: 'budget',
 ): Promise<Answer> {
   const interventionId = wf.uuid4();
   const pause = data.pause === true;
   const options = pause ? ['resume'] : humanOptions(data);
+  const kind: OpenIntervention['kind'] = kindOverride ?? (pause ? 'pause' : 'approval');
   const expiresInS = typeof data.expires_in_s === 'number' ? data.expires_in_s : undefined;
   // The read model gets the workflow's own progress and step, so list and status agree while waiting.
-  status.currentStep = `node ${at} (human): ${pause ? 'paused' : 'waiting'}`;
+  status.currentStep = kind === 'budget' ? `node ${at} (classify): waiting for budget approval` : `node ${at} (human): ${pause ? 'paused' : 'waiting'}`;
   const waitingFor = await steps.openIntervention(input, {
-    id: interventionId, nodeIndex: at, progress: status.progress, currentStep: status.currentStep, kind: pause ? 'pause' : 'approval', options, expiresInS,
+    id: interventionId, nodeIndex: at, progress: status.progress, currentStep: status.currentStep, kind, options, expiresInS,
     title: String(data.title ?? (pause ? 'Paused' : 'Approval required')), prompt: String(data.prompt ?? ''),
   });
   status.status = pause ? 'paused' : 'waiting';
   status.waitingFor = waitingFor;
-  open.set(interventionId, { options, kind: pause ? 'pause' : 'approval', state: 'pending' });
+  open.set(interventionId, { options, kind, state: 'pending' });
   clearResume();
   const ready = () => answers.has(interventionId) || (pause && isResumed());
   // condition(fn, undefined) would take the timeout overload and expire at once: call the right overload.
@@ -202,7 +218,7 @@ async function runNeuronNode(input: PathwayRunInput, at: number, neuronId: strin
   const childJobId = wf.uuid4();
   const childInput: NeuronRunInput = {
     jobId: childJobId, scope: input.scope, neuronId, neuronVersion: version, traceId: input.traceId, traceType: 'thread',
-    message, data: undefined, userEngramId: null, depth: 1, maxTurns: 8, parentJobId: input.jobId,
+    message, data: undefined, userEngramId: null, depth: 1, maxTurns: 8, parentJobId: input.jobId, rootJobId: input.jobId,
     pathwayContext: { pathwayId: input.pathwayId ?? 'inline', nodeIndex: at },
   };
   return wf.executeChild(neuronRun, {

@@ -5,12 +5,12 @@ import type { PublicReceptor, ShareView } from '../../src/schemas/shares.js';
 import type { ShareAccess } from '../../src/services/shares.js';
 
 /** A share token's settings and use; the token itself only right after create or rotate. */
-export function presentShare(s: ShareTokenDoc, r: ReceptorDoc, used: { requests: number; tokens: number }, fresh?: { token: string; workspace: string }): z.input<typeof ShareView> {
+export function presentShare(s: ShareTokenDoc, r: ReceptorDoc, used: { requests: number; tokens: number; maxTokens: number | null }, fresh?: { token: string; workspace: string }): z.input<typeof ShareView> {
   return {
     id: s._id, receptor_id: s.receptorId, receptor_slug: r.slug, token_prefix: s.prefix,
     ...(fresh ? { token: fresh.token, share_url: `/share/${encodeURIComponent(fresh.workspace)}/${encodeURIComponent(r.slug)}?t=${encodeURIComponent(fresh.token)}` } : {}),
     allow_files: s.allowFiles, customization: s.customization, expires_at: s.expiresAt?.toISOString() ?? null,
-    budget: { max_requests: s.budget.maxRequests, max_tokens: s.budget.maxTokens, used_requests: used.requests, used_tokens: used.tokens },
+    budget: { max_requests: s.budget.maxRequests, max_tokens: used.maxTokens, used_requests: used.requests, used_tokens: used.tokens },
     created_at: s.createdAt.toISOString(), rotated_at: s.rotatedAt?.toISOString() ?? null,
   };
 }

@@ -14,6 +14,7 @@ import shares from './shares.js';
 import skills from './skills.js';
 import traces from './traces.js';
 import usage from './usage.js';
+import budgets from './budgets.js';
 import search from './search.js';
 import assets from './assets.js';
 import artifacts from './artifacts.js';
@@ -30,5 +31,5 @@ import stakeholderMaps from './stakeholder-maps.js';
  * retired POST /v1/chat/:traceId), and stakeholderMaps' literal /v1/resources/stakeholder_maps…
  * paths precede the generic catalog routes of knowledgeCatalog.
  */
-export const routeFamilies: Record<string, RouteDef[]> = { voice, platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, skills, usage, assets, artifacts, memories, stakeholderMaps, knowledgeCatalog, meetings, search };
+export const routeFamilies: Record<string, RouteDef[]> = { voice, platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, skills, usage, budgets, assets, artifacts, memories, stakeholderMaps, knowledgeCatalog, meetings, search };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import type { IndexSpec } from './client.js';
+import { budgetIndexes, createBudgetRepo } from './budgets.js';
 import { createInterventionRepo, interventionIndexes } from './interventions.js';
 import { createJobRepo, jobIndexes } from './jobs.js';
 import { createNeuronRepo, neuronIndexes } from './neurons.js';
@@ -18,11 +19,11 @@ import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';
 import { createMeetingRepo, meetingIndexes } from './meetings.js';
 
 /** Every index the platform's query paths need; created at start-up by ensureIndexes. */
-export const allIndexes: IndexSpec[] = [...workspaceIndexes, ...traceIndexes, ...jobIndexes, ...interventionIndexes, ...neuronIndexes, ...receptorIndexes, ...reflexIndexes, ...pathwayIndexes, ...runIndexes, ...usageIndexes, ...shareIndexes, ...connectionIndexes, ...skillIndexes, ...knowledgeIndexes, ...meetingIndexes, ...stakeholderMapIndexes];
+export const allIndexes: IndexSpec[] = [...workspaceIndexes, ...traceIndexes, ...jobIndexes, ...interventionIndexes, ...neuronIndexes, ...receptorIndexes, ...reflexIndexes, ...pathwayIndexes, ...runIndexes, ...usageIndexes, ...budgetIndexes, ...shareIndexes, ...connectionIndexes, ...skillIndexes, ...knowledgeIndexes, ...meetingIndexes, ...stakeholderMapIndexes];
 
 /** All repositories, built over one Db. */
 export function createRepos(db: Db) {
   return { workspaces: createWorkspaceRepo(db), traces: createTraceRepo(db), jobs: createJobRepo(db), interventions: createInterventionRepo(db),
-    neurons: createNeuronRepo(db), receptors: createReceptorRepo(db), reflexes: createReflexRepo(db), pathways: createPathwayRepo(db), runs: createRunRepo(db), usage: createUsageRepo(db), shares: createShareRepo(db), connections: createConnectionRepo(db), skills: createSkillRepo(db), knowledge: createKnowledgeRepo(db), meetings: createMeetingRepo(db), stakeholderMaps: createStakeholderMapRepo(db) };
+    neurons: createNeuronRepo(db), receptors: createReceptorRepo(db), reflexes: createReflexRepo(db), pathways: createPathwayRepo(db), runs: createRunRepo(db), usage: createUsageRepo(db), budgets: createBudgetRepo(db), shares: createShareRepo(db), connections: createConnectionRepo(db), skills: createSkillRepo(db), knowledge: createKnowledgeRepo(db), meetings: createMeetingRepo(db), stakeholderMaps: createStakeholderMapRepo(db) };
 }
 export type Repos = ReturnType<typeof createRepos>;

@@ -9,7 +9,9 @@ export interface DeliveryDoc { id: string; channel: 'api' | 'link'; token: strin
 
 export interface InterventionDoc {
   _id: string; workspaceId: string; brainId: string | null; jobId: string; traceId: string | null; pathwayId: string | null;
-  nodeIndex: number; kind: 'approval' | 'pause'; title: string; prompt: string; options: string[]; status: InterventionStatus;
+  nodeIndex: number;
+  /** approval and pause: a pathway's human node; budget: a run stopped by a budget (docs/usage.md), answered by admins only. */
+  kind: 'approval' | 'pause' | 'budget'; title: string; prompt: string; options: string[]; status: InterventionStatus;
   action: string | null; comment: string | null; fields: Blob | null; respondedBy: string | null; respondedAt: Date | null;
   expiresAt: Date | null; deliveries: DeliveryDoc[]; createdAt: Date; updatedAt: Date;
 }

@@ -12,7 +12,8 @@ export interface ShareCustomization { title?: string; greeting?: string; colors?
 export interface ShareTokenDoc {
   _id: string; workspaceId: string; receptorId: string; tokenHash: string; prefix: string;
   allowFiles: boolean; customization: ShareCustomization; expiresAt: Date | null;
-  budget: { maxRequests: number | null; maxTokens: number | null };
+  /** Executes the link may start in all; its token limit is a budget (src/services/budgets.ts, scope share_token). */
+  budget: { maxRequests: number | null };
   createdBy: string | null; createdAt: Date; rotatedAt: Date | null; updatedAt: Date;
 }
 

@@ -8,6 +8,11 @@ export interface UsageAttribution {
   receptorId: string | null; neuronId: string | null; pathwayId: string | null;
   /** The share link the call was made through (its token budget sums these rows). */
   shareTokenId?: string | null;
+  /**
+   * The run a caller started (the job it follows): the job itself, or for a pathway's neuron node
+   * or a delegate, the top job. A receptor's or pathway's `invokeCount` counts these.
+   */
+  runId?: string | null;
 }
 
 /**
@@ -21,6 +26,8 @@ export interface UsageRowDoc extends UsageAttribution {
   costNanos: number; priced: boolean; priceVersion: string;
   /** `failed`: the call broke after the provider had started to bill it (tokens streamed); `estimated`: counts estimated, not reported. */
   outcome: 'ok' | 'failed'; estimated: boolean; at: Date;
+  /** Transcription rows: the audio sent, which is what speech providers bill (their tokens are 0). */
+  audioMs?: number;
 }
 
 export const usageIndexes: IndexSpec[] = [
@@ -71,11 +78,15 @@ export function createUsageRepo(db: Db) {
       }));
       return [...groups.values()];
     },
-    /** Distinct jobs per value of `field` (how many runs used the resource), counted by the database. */
-    async jobsPer(filter: Filter<UsageRowDoc>, field: 'receptorId' | 'neuronId' | 'pathwayId'): Promise<Map<string, number>> {
+    /**
+     * Distinct runs per value of `field` (how many runs used the resource), counted by the
+     * database: `per` jobId (a neuron's own runs) or runId (the run a receptor or pathway started,
+     * whose child jobs are one invocation).
+     */
+    async jobsPer(filter: Filter<UsageRowDoc>, field: 'receptorId' | 'neuronId' | 'pathwayId', per: 'jobId' | 'runId' = 'jobId'): Promise<Map<string, number>> {
       const pipeline: Document[] = [
-        { $match: { ...filter, [field]: { $ne: null }, jobId: { $ne: null } } },
-        { $group: { _id: { r: `$${field}`, j: '$jobId' } } },
+        { $match: { ...filter, [field]: { $ne: null }, [per]: { $ne: null } } },
+        { $group: { _id: { r: `$${field}`, j: `$${per}` } } },
         { $group: { _id: '$_id.r', n: { $sum: 1 } } },
       ];
       const out = await rows.aggregate<{ _id: string; n: number }>(pipeline).toArray();

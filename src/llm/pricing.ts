@@ -40,17 +40,31 @@ export const DEFAULT_PRICES: PriceTable = {
   'anthropic/claude-haiku-4-5': { input: 1, output: 5, cachedInput: 0.1 },
 };
 
+/** USD per minute of audio of a speech-to-text model, keyed `provider/model`. */
+export type AudioPriceTable = Readonly<Record<string, number>>;
+
+/**
+ * Speech-to-text list prices (USD per minute of audio) when this was written. Gladia is billed per
+ * plan, not per model: its calls are recorded unpriced (cost 0, `priced: false`) until a
+ * deployment adds its own price.
+ */
+export const DEFAULT_AUDIO_PRICES: AudioPriceTable = {
+  'openai/whisper-1': 0.006,
+  'openai/gpt-4o-transcribe': 0.006,
+  'openai/gpt-4o-mini-transcribe': 0.003,
+};
+
 /**
  * Price tables in force from a date on, oldest first. A usage row is priced with the table in
  * force when the call was made and records that table's version, so a later price change never
  * rewrites what past calls cost. Add a new entry (never edit an old one) when prices change.
  */
-export const PRICE_VERSIONS: readonly { version: string; since: string; prices: PriceTable }[] = [
-  { version: '2025-06-01', since: '2025-06-01T00:00:00Z', prices: DEFAULT_PRICES },
+export const PRICE_VERSIONS: readonly { version: string; since: string; prices: PriceTable; audio: AudioPriceTable }[] = [
+  { version: '2025-06-01', since: '2025-06-01T00:00:00Z', prices: DEFAULT_PRICES, audio: DEFAULT_AUDIO_PRICES },
 ];
 
 /** The price table in force at `at`, with its version. */
-export function pricesAt(at: Date = new Date()): { version: string; prices: PriceTable } {
+export function pricesAt(at: Date = new Date()): { version: string; prices: PriceTable; audio: AudioPriceTable } {
   let current = PRICE_VERSIONS[0];
   for (const v of PRICE_VERSIONS) if (Date.parse(v.since) <= at.getTime()) current = v;
   return current;
@@ -107,3 +121,11 @@ export function pricedModels(provider: string, prices: PriceTable = DEFAULT_PRIC
   const prefix = `${provider}/`;
   return Object.keys(prices).filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
 }
+
+/** USD cost of transcribing `audioMs` of audio; an unknown model costs 0 with `priced: false`. */
+export function costOfAudio(modelId: string, audioMs: number, prices: AudioPriceTable = DEFAULT_AUDIO_PRICES): Cost {
+  const perMinute = prices[modelId];
+  if (perMinute === undefined) return { costUsd: 0, priced: false };
+  return { costUsd: (audioMs / 60_000) * perMinute, priced: true };
+}
+

@@ -1,10 +1,23 @@
 import { z } from 'zod';
-import { IsoDate, Uuid } from './common.js';
+import { Uuid } from './common.js';
+
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+/**
+ * An ISO 8601 calendar date or date-time, strictly: `Date.parse` alone also takes `1`, `March 7,
+ * 2026` and `2026-02-30` (as 2 March), none of which a usage window should silently become.
+ */
+export const UsageDate = z.string().refine((s) => {
+  const m = ISO_8601.exec(s);
+  if (!m || Number.isNaN(Date.parse(s))) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  return day.getUTCMonth() === mo - 1 && day.getUTCDate() === d;
+}, 'must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)');
 
 /** The window and filter of a usage read; dates are ISO 8601 (a date or a date-time). */
 export const UsageQuery = z.object({
-  startDate: IsoDate.optional().meta({ description: 'window start (inclusive), ISO 8601' }),
-  endDate: IsoDate.optional().meta({ description: 'window end (inclusive), ISO 8601' }),
+  startDate: UsageDate.optional().meta({ description: 'window start (inclusive), ISO 8601; a date alone starts at 00:00 UTC' }),
+  endDate: UsageDate.optional().meta({ description: 'window end (inclusive), ISO 8601; a date alone includes that whole UTC day' }),
   receptorId: Uuid.optional().meta({ description: 'only calls made for this receptor' }),
 }).meta({ id: 'UsageQuery' });
 export type UsageQuery = z.infer<typeof UsageQuery>;

@@ -23,6 +23,7 @@ import { createRunService } from './runs.js';
 import { createModelRegistry } from '../llm/registry.js';
 import { createTraceService } from './traces.js';
 import { createUsageService } from './usage.js';
+import { createBudgetService } from './budgets.js';
 import { createBlobStore } from '../blobs/store.js';
 import { createEmbedder } from '../embeddings/index.js';
 import { createDocumentService } from './documents.js';
@@ -60,13 +61,14 @@ export function createServices(deps: Deps) {
     openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY }, anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
   });
   const usage = createUsageService({ repo: deps.repos.usage, receptors: deps.repos.receptors, neurons: deps.repos.neurons, pathways: deps.repos.pathways });
+  const budgets = createBudgetService({ repo: deps.repos.budgets, usage: deps.repos.usage, receptors: deps.repos.receptors, neurons: deps.repos.neurons, shares: deps.repos.shares });
   // The one outbound-HTTP guard (src/net/guard.ts): every user-influenced URL goes through it.
   const guard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS });
   const remote = createRemoteTools({ guard });
   const box = createSecretBox(c);
   const connections = createConnectionService({ repo: deps.repos.connections, reflexes: deps.repos.reflexes, box, guard, config: c });
-  const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs, usage, remote, connections });
-  const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models, usage, publish: () => receptorFires.publish });
+  const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs, usage, budgets, interventions, remote, connections });
+  const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models, usage, budgets, publish: () => receptorFires.publish });
   const receptorFires = createReceptorFireService({ repo: deps.repos.receptors, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage, events });
   const channelBindings = createChannelBindingService({ repo: deps.repos.receptors, receptors, fires: receptorFires, config: c });
   // Knowledge (docs/knowledge.md): bodies in the blob store, text chunked and embedded by `ingest` jobs.
@@ -82,13 +84,13 @@ export function createServices(deps: Deps) {
   const meetings = createMeetingService({ repo: deps.repos.meetings, workspaces: deps.repos.workspaces, events });
   const vocabulary = createVocabularyService({ repo: deps.repos.meetings, workspaces: deps.repos.workspaces, redis: deps.redis, prefix: c.REDIS_PREFIX });
   const transcription = createTranscriptionService({
-    repo: deps.repos.meetings, workspaces: deps.repos.workspaces, blobs, jobs, meetings, documents, vocabulary, streams: deps.streams, temporal: deps.temporal.client, config: c, log: deps.log,
+    repo: deps.repos.meetings, workspaces: deps.repos.workspaces, blobs, jobs, meetings, documents, vocabulary, streams: deps.streams, temporal: deps.temporal.client, config: c, log: deps.log, usage,
     onFinalized: () => stakeholderMaps.extractFromMeeting,
   });
   // Stakeholder maps (docs/stakeholder-maps.md): extraction reads finalized meetings' transcripts.
   const stakeholderMaps = createStakeholderMapService({ repo: deps.repos.stakeholderMaps, workspaces: deps.repos.workspaces, jobs, usage, models, events, config: c, meetings: () => meetings });
-  const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, usage: deps.repos.usage, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
+  const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, budgets, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
   const search = createSearchService({ repos: deps.repos, redis: deps.redis, streams: deps.streams, embedder, jobs, usage, config: c, log: deps.log });
-  return { search, stakeholderMaps, meetings, vocabulary, transcription, blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  return { search, stakeholderMaps, meetings, vocabulary, transcription, blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, budgets, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -148,14 +148,19 @@ export function createIngestService(d: {
       const need = rows.filter((c) => c.embedding?.model !== model);
       if (need.length) {
         const out = await d.embedder.embed(need.map((c) => c.text));
+        // The ledger row first (keyed by batch and attempt): once the provider has answered, the
+        // call is billed, even if storing the vectors fails and the retried activity calls again.
+        // The offline embedder is no provider call (nothing billed; its counts are words): no row.
+        if (!out.model.startsWith('local/')) {
+          await d.usage.record({
+            key: `${i.jobId}:embed:${from}:${attempt}`, workspaceId: i.workspaceId, kind: 'embedding', modelId: out.model,
+            usage: { inputTokens: out.tokens, outputTokens: 0, totalTokens: out.tokens },
+            attribution: { brainId: i.brainId, userId: i.userId, apiKeyId: i.apiKeyId, jobId: i.jobId, traceId: null, receptorId: null, neuronId: null, pathwayId: null },
+          });
+        }
         await repo.chunks.bulkWrite(need.map((c, k) => ({
           updateOne: { filter: { _id: c._id }, update: { $set: { embedding: { model: out.model, dimension: out.dimension, vector: new Binary(vectorToBytes(out.vectors[k])) } } } },
         })), { ordered: false });
-        await d.usage.record({
-          key: `${i.jobId}:embed:${from}:${attempt}`, workspaceId: i.workspaceId, kind: 'embedding', modelId: out.model,
-          usage: { inputTokens: out.tokens, outputTokens: 0, totalTokens: out.tokens },
-          attribution: { brainId: i.brainId, userId: i.userId, apiKeyId: i.apiKeyId, jobId: i.jobId, traceId: null, receptorId: null, neuronId: null, pathwayId: null },
-        });
       }
       await progress(i, 25 + Math.round((70 * to) / Math.max(1, total)), `embedding ${to}/${total} chunks`);
       return need.length;

@@ -3,15 +3,15 @@ import type { Client } from '@temporalio/client';
 import type { Filter } from 'mongodb';
 import { encodeBlob } from '../db/codec.js';
 import type { InterventionDoc, InterventionRepo, InterventionStatus } from '../db/interventions.js';
-import { notFound, validationError } from '../errors.js';
+import { forbidden, notFound, validationError } from '../errors.js';
 import type { InterventionListQuery, RespondBody } from '../schemas/interventions.js';
-import type { Scope } from '../scope.js';
+import { hasRole, type Scope } from '../scope.js';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { answerUpdate, type InterventionAnswer } from '../temporal/definitions.js';
 
 export interface NewIntervention {
   id: string; jobId: string; traceId: string | null; pathwayId: string | null; brainId: string | null; nodeIndex: number;
-  kind: 'approval' | 'pause'; title: string; prompt: string; options: string[]; expiresInS?: number;
+  kind: InterventionDoc['kind']; title: string; prompt: string; options: string[]; expiresInS?: number;
 }
 
 const STATUS_FOR: Record<string, InterventionStatus> = { approve: 'approved', approved: 'approved', reject: 'rejected', rejected: 'rejected' };
@@ -68,7 +68,8 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         nodeIndex: n.nodeIndex, kind: n.kind, title: n.title, prompt: n.prompt, options: n.options, status: 'pending',
         action: null, comment: null, fields: null, respondedBy: null, respondedAt: null,
         expiresAt: n.expiresInS ? new Date(now.getTime() + n.expiresInS * 1000) : null,
-        deliveries: (['api', 'link'] as const).map((channel) => ({ id: randomUUID(), channel, token: newToken(), status: 'pending' as const, createdAt: now, respondedAt: null })),
+        // Going beyond a budget is an admin's decision: no public link to answer it with.
+        deliveries: (n.kind === 'budget' ? ['api'] as const : ['api', 'link'] as const).map((channel) => ({ id: randomUUID(), channel, token: newToken(), status: 'pending' as const, createdAt: now, respondedAt: null })),
         createdAt: now, updatedAt: now,
       };
       await repo.interventions.insertOne(doc);
@@ -96,7 +97,12 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
       return { byStatus, grouped: { active: byStatus.pending, resolved: byStatus.approved + byStatus.rejected + byStatus.answered, expired_or_cancelled: byStatus.expired + byStatus.cancelled } };
     },
 
-    respond: async (scope: Scope, id: string, body: RespondBody) => answer(await get(scope, id), body, scope.userId ?? scope.apiKeyId),
+    /** A budget pause (docs/usage.md) is answered by a workspace admin only; other interventions by any member. */
+    async respond(scope: Scope, id: string, body: RespondBody) {
+      const doc = await get(scope, id);
+      if (doc.kind === 'budget' && !hasRole(scope, 'workspace_admin')) throw forbidden('Only a workspace admin can let a run go beyond a budget');
+      return answer(doc, body, scope.userId ?? scope.apiKeyId);
+    },
 
     async byToken(token: string): Promise<{ doc: InterventionDoc; deliveryId: string }> {
       const doc = await repo.byToken(token);
@@ -107,6 +113,8 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
 
     async respondByToken(token: string, body: RespondBody): Promise<InterventionDoc> {
       const { doc, deliveryId } = await this.byToken(token);
+      // A delivery token proves no role: going beyond a budget is answered by an admin's credential.
+      if (doc.kind === 'budget') throw forbidden('A budget pause is answered by a workspace admin through POST /v1/interventions/:id/respond');
       return answer(doc, body, null, deliveryId);
     },
 
@@ -114,7 +122,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
      * Records an answer the run accepted (called only by the run's activity: the run is the one
      * writer of an intervention's outcome, so no lock is needed). Idempotent for a retried activity.
      */
-    async recordAnswer(workspaceId: string, a: InterventionAnswer, kind: 'approval' | 'pause'): Promise<InterventionDoc> {
+    async recordAnswer(workspaceId: string, a: InterventionAnswer, kind: InterventionDoc['kind']): Promise<InterventionDoc> {
       const doc = await repo.interventions.findOne({ _id: a.interventionId, workspaceId });
       if (!doc) throw notFound('Intervention');
       if (doc.status !== 'pending') return doc;

@@ -2,12 +2,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import { evaluateTimeboxed } from '../pathways/expressions.js';
 import type { Config } from '../config.js';
 import { decodeBlob } from '../db/codec.js';
-import { forbidden, validationError } from '../errors.js';
+import { AppError, forbidden, validationError } from '../errors.js';
+import { costOf } from '../llm/pricing.js';
+import { estimateTokens, type ChatMessage } from '../llm/types.js';
 import type { ModelRegistry } from '../llm/registry.js';
 import { compileGraph } from '../pathways/compile.js';
 import type { ExecuteBody, JobCreateBody, JobInputBody, ResumeBody } from '../schemas/pathway-runs.js';
 import type { Scope } from '../scope.js';
-import type { InterventionAnswer, PathwayRunInput, PathwayRunResult, RunGraph, RunScope } from '../temporal/definitions.js';
+import type { BudgetPause, InterventionAnswer, PathwayRunInput, PathwayRunResult, RunGraph, RunScope } from '../temporal/definitions.js';
 import type { InterventionService } from './interventions.js';
 import type { JobPatch, JobService } from './jobs.js';
 import type { NeuronService } from './neurons.js';
@@ -15,6 +17,7 @@ import type { PathwayService } from './pathways.js';
 import { fromRunScope, toRunScope } from './runs.js';
 import type { TraceService } from './traces.js';
 import type { UsageService } from './usage.js';
+import type { BudgetService } from './budgets.js';
 
 export const MAX_PATHWAY_STEPS = 1000;
 
@@ -49,7 +52,7 @@ export function matchCategory(reply: string, categories: string[]): string | nul
 /** Pathway runs: start (execute and POST /v1/jobs), the interpreter's I/O steps, and human input. */
 export function createPathwayRunService(d: {
   config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; pathways: PathwayService;
-  interventions: InterventionService; models: ModelRegistry; usage: UsageService;
+  interventions: InterventionService; models: ModelRegistry; usage: UsageService; budgets: BudgetService;
   /** Publishes a platform event to subscribed receptors (bound late: receptor fires start pathway runs). */
   publish?: () => (workspaceId: string, ev: { key: string; eventId: string; payload: Record<string, unknown> }) => Promise<unknown>;
 }) {
@@ -124,7 +127,12 @@ export function createPathwayRunService(d: {
       }
     },
 
-    async classify(a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string; attempt?: number }): Promise<string> {
+    /**
+     * A classify node's model call. Budgets are checked before it as before a neuron's model turn
+     * (docs/usage.md): the fail policy fails the node with BUDGET_EXCEEDED; the pause policy
+     * returns the budget instead of a category, and the run asks an admin before calling again.
+     */
+    async classify(a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string; attempt?: number; approvedBudgets?: string[] }): Promise<string | { budget: BudgetPause }> {
       let modelId = a.model ?? d.config.DEFAULT_MODEL;
       let system = '';
       if (a.neuronId) {
@@ -134,10 +142,18 @@ export function createPathwayRunService(d: {
         system = head.neuron_config.system_prompt ?? '';
       }
       const m = models.resolve(modelId);
-      const res = await m.provider.chat({ model: m.model, messages: [
+      const messages: ChatMessage[] = [
         { role: 'system', content: `${system}\n\nClassify the user's input into exactly one of these categories: ${a.categories.join(', ')}. Answer with the category name only.`.trim() },
         { role: 'user', content: a.text },
-      ] });
+      ];
+      const promptTokens = estimateTokens(messages.map((x) => x.content).join(''));
+      const over = await d.budgets.evaluate(
+        await d.budgets.applicable(a.scope.workspaceId, { receptorId: a.scope.receptorId, neuronId: a.neuronId, shareTokenId: a.scope.shareTokenId }, a.approvedBudgets),
+        { tokens: promptTokens, costNanos: Math.round(costOf(m.id, { inputTokens: promptTokens, outputTokens: 0 }).costUsd * 1e9) },
+      );
+      if (over?.policy === 'fail') throw new AppError('BUDGET_EXCEEDED', 402, over.message);
+      if (over) return { budget: { ...over } };
+      const res = await m.provider.chat({ model: m.model, messages });
       // The call is billed: one ledger row per attempt (a retried activity is another billed call).
       const job = await jobs.repoFind(a.jobId);
       const callKey = createHash('sha1').update(`${a.categories.join('|')}\n${a.text}`).digest('hex').slice(0, 12);
@@ -155,7 +171,7 @@ export function createPathwayRunService(d: {
     },
 
     /** Creates the intervention and sets the job waiting (or paused) with waitingFor naming it. */
-    async openIntervention(input: PathwayRunInput, spec: { id: string; nodeIndex: number; kind: 'approval' | 'pause'; options: string[]; expiresInS?: number; title: string; prompt: string; progress: number; currentStep: string }) {
+    async openIntervention(input: PathwayRunInput, spec: { id: string; nodeIndex: number; kind: 'approval' | 'pause' | 'budget'; options: string[]; expiresInS?: number; title: string; prompt: string; progress: number; currentStep: string }) {
       const scope = fromRunScope(input.scope);
       const { progress, currentStep, ...rest } = spec;
       const doc = await interventions.create(scope, { ...rest, jobId: input.jobId, traceId: input.traceId, pathwayId: input.pathwayId, brainId: scope.brainId ?? null });
@@ -173,7 +189,7 @@ export function createPathwayRunService(d: {
     expireIntervention: (input: PathwayRunInput, id: string) => interventions.close(input.scope.workspaceId, id, 'expired').then(() => undefined),
 
     /** Records an answer the run accepted: the intervention record and the job read model together. */
-    async recordAnswer(input: PathwayRunInput, answer: InterventionAnswer, kind: 'approval' | 'pause'): Promise<string> {
+    async recordAnswer(input: PathwayRunInput, answer: InterventionAnswer, kind: 'approval' | 'pause' | 'budget'): Promise<string> {
       const doc = await interventions.recordAnswer(input.scope.workspaceId, answer, kind);
       await patch(input.scope.workspaceId, input.jobId, { status: 'running', waitingFor: null });
       // A person's answer is a learning signal receptors may subscribe to (once per intervention: the event id is its id).
@@ -184,7 +200,10 @@ export function createPathwayRunService(d: {
       return doc.status;
     },
 
-    async finishRun(input: PathwayRunInput, result: PathwayRunResult) {
+    /** Completes the job; its result carries what the whole run cost, read from the usage ledger (docs/usage.md). */
+    async finishRun(input: PathwayRunInput, run: PathwayRunResult) {
+      const { calls: _calls, ...usage } = await d.usage.jobTotals(input.scope.workspaceId, input.jobId, true);
+      const result = { ...run, usage };
       await patch(input.scope.workspaceId, input.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result, waitingFor: null });
       await jobs.emit(input.jobId, { type: 'complete', result });
       await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.completed', job_id: input.jobId });

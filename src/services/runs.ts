@@ -2,16 +2,18 @@ import { metrics } from '../metrics.js';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { EngramDoc } from '../db/traces.js';
-import { validationError } from '../errors.js';
+import { AppError, validationError } from '../errors.js';
 import { costOf } from '../llm/pricing.js';
 import type { ModelRegistry } from '../llm/registry.js';
 import { estimateTokens, type ChatMessage, type ChatResult, type ToolCall, type ToolSpec } from '../llm/types.js';
 import type { UsageAttribution } from '../db/usage.js';
 import type { UsageService } from './usage.js';
+import type { BudgetService } from './budgets.js';
+import type { InterventionService } from './interventions.js';
 import type { InvokeBody } from '../schemas/jobs.js';
 import type { NeuronSnapshot } from '../schemas/neuron-config.js';
 import type { Scope } from '../scope.js';
-import { MAX_INLINE_TEXT, type ModelTurnOutcome, type NeuronRunInput, type NeuronRunResult, type PreparedRunData, type RunScope, type RunSummary } from '../temporal/definitions.js';
+import { MAX_INLINE_TEXT, type BudgetPause, type InterventionAnswer, type ModelTurnOutcome, type NeuronRunInput, type NeuronRunResult, type PreparedRunData, type RunScope, type RunSummary } from '../temporal/definitions.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import { HttpToolDefs, TransientToolError, type RemoteTools, type ToolBinding } from '../tools/remote.js';
 import { OutboundBlocked } from '../net/guard.js';
@@ -49,6 +51,8 @@ export interface ModelTurnInput {
   accepted: number[];
   /** Set on the first turn of a run prepared by the API: the turn also marks the job running. */
   start?: { scope: RunScope; traceId: string; neuronId: string };
+  /** Budgets an admin approved this run going beyond (after a budget pause); the check skips them. */
+  approvedBudgets?: string[];
 }
 
 export interface FinishInput {
@@ -108,13 +112,13 @@ function conversation(context: PreparedRunData, models: ModelStep[], tools: Tool
  */
 export function createRunService(d: {
   config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; reflexes: ReflexService; models: ModelRegistry; runLog: RunRepo;
-  usage: UsageService; remote: RemoteTools; connections: ConnectionService;
+  usage: UsageService; budgets: BudgetService; interventions: InterventionService; remote: RemoteTools; connections: ConnectionService;
 }) {
-  const { jobs, traces, neurons, reflexes, models, runLog, usage, remote, connections } = d;
+  const { jobs, traces, neurons, reflexes, models, runLog, usage, budgets, interventions, remote, connections } = d;
   /** What a run's calls serve (usage ledger facets). */
   const attributionOf = (input: NeuronRunInput, brainId: string | null): UsageAttribution => ({
     brainId, userId: input.scope.userId, apiKeyId: input.scope.apiKeyId, jobId: input.jobId, traceId: input.traceId,
-    receptorId: input.scope.receptorId ?? null, neuronId: input.neuronId, shareTokenId: input.scope.shareTokenId ?? null,
+    receptorId: input.scope.receptorId ?? null, neuronId: input.neuronId, shareTokenId: input.scope.shareTokenId ?? null, runId: input.rootJobId ?? input.jobId,
     pathwayId: input.pathwayContext && input.pathwayContext.pathwayId !== 'inline' ? input.pathwayContext.pathwayId : null,
   });
   /** The trace's engrams so far; a trace that does not exist yet has none. */
@@ -290,6 +294,9 @@ export function createRunService(d: {
      * tool calls are stored as a step; the workflow gets the decision and the figures.
      */
     async modelTurn(t: ModelTurnInput & { attempt: number }, signal?: AbortSignal): Promise<ModelTurnOutcome> {
+      // The workspace's budgets are read alongside the run context (off the path to the first token).
+      const workspaceBudgets = budgets.ofWorkspace(t.workspaceId);
+      workspaceBudgets.catch(() => undefined); // awaited below
       const context = await runLog.context(t.jobId);
       if (!context) throw validationError(`run context of job ${t.jobId} is missing`);
       const fence = { turn: t.turn, attempt: t.attempt };
@@ -299,15 +306,28 @@ export function createRunService(d: {
       if (emitted) await jobs.emit(t.jobId, { type: 'status', status: 'running' });
       const started = t.start ? this.markStarted({ ...t.start, jobId: t.jobId }, { emitted }) : Promise.resolve();
       started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile
+      const attribution = context.attribution ?? noAttribution(t.jobId);
+      // What the budgets covering this call have spent, summed while the conversation loads (docs/usage.md).
+      const spent = workspaceBudgets.then((all) => budgets.spentOf(budgets.covering(all, attribution, t.approvedBudgets)));
+      spent.catch(() => undefined); // awaited below
       if (t.attempt > 1) await jobs.emit(t.jobId, { type: 'reset', ...fence });
       // The first turn has no earlier steps to read (one query fewer before the first token).
       const { models: done, tools: results } = t.accepted.length ? await runLog.steps(t.jobId, t.accepted) : { models: [], tools: [] };
       const messages = conversation(context, done, results);
       const resolved = models.resolve(context.model);
+      // The check before the call: what is spent (ledger sums) plus this turn's prompt, estimated.
+      const promptTokens = estimateTokens(messages.map((m) => m.content).join(''));
+      const over = budgets.judge(await spent, { tokens: promptTokens, costNanos: Math.round(costOf(resolved.id, { inputTokens: promptTokens, outputTokens: 0 }).costUsd * 1e9) });
+      if (over) {
+        await started;
+        if (over.policy === 'fail') throw new AppError('BUDGET_EXCEEDED', 402, over.message);
+        const budget: BudgetPause = { ...over };
+        return { attempt: t.attempt, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, costUsd: 0, finishReason: 'budget', textChars: 0, budget };
+      }
       let index = 0;
       let streamed = '';
       const calledAt = performance.now();
-      const billed = { key: `${t.jobId}:chat:${t.turn}:${t.attempt}`, workspaceId: t.workspaceId, kind: 'chat' as const, modelId: resolved.id, attribution: context.attribution ?? noAttribution(t.jobId) };
+      const billed = { key: `${t.jobId}:chat:${t.turn}:${t.attempt}`, workspaceId: t.workspaceId, kind: 'chat' as const, modelId: resolved.id, attribution };
       let res: ChatResult;
       try {
         res = await resolved.provider.chat(
@@ -442,8 +462,39 @@ export function createRunService(d: {
       return applied ? result : { ...result, cancelled: (await jobs.get(scope, f.input.jobId)).status === 'failed' };
     },
 
+    /**
+     * A budget stopped the run before a model turn (policy pause): an intervention only an admin
+     * can answer (approve: the run asks for the same turn again; reject: it fails BUDGET_EXCEEDED).
+     * The job waits with waitingFor naming it. Idempotent on the id the workflow chose.
+     */
+    async openBudgetPause(input: NeuronRunInput, p: { id: string; turn: number; budget: BudgetPause; progress: number; currentStep: string }): Promise<Record<string, unknown>> {
+      const scope = fromRunScope(input.scope);
+      const doc = await interventions.create(scope, {
+        id: p.id, jobId: input.jobId, traceId: input.traceId, pathwayId: input.pathwayContext?.pathwayId && input.pathwayContext.pathwayId !== 'inline' ? input.pathwayContext.pathwayId : null,
+        brainId: scope.brainId ?? null, nodeIndex: input.pathwayContext?.nodeIndex ?? -1, kind: 'budget', title: 'Budget reached',
+        prompt: `${p.budget.message}. Approve to let this run continue beyond it, or reject to stop it.`, options: ['approve', 'reject'],
+      });
+      const waitingFor = {
+        type: 'intervention', interventionId: doc._id, kind: 'budget', turn: p.turn, title: doc.title, prompt: doc.prompt, options: doc.options, expires_at: null,
+        budget: { id: p.budget.budgetId, scope: p.budget.scope, target_id: p.budget.targetId, measure: p.budget.measure, period: p.budget.period, limit: p.budget.limit, spent: p.budget.spent },
+      };
+      await jobs.transition(scope.workspaceId, input.jobId, { status: 'waiting', waitingFor, progress: p.progress, currentStep: p.currentStep });
+      await jobs.emit(input.jobId, { type: 'waiting', intervention_id: doc._id, options: doc.options, reason: 'budget', budget_id: p.budget.budgetId });
+      await traces.publish(scope, input.traceId, { type: 'run.waiting', job_id: input.jobId, intervention_id: doc._id });
+      return waitingFor;
+    },
+
+    /** Records the admin's answer to a budget pause the run accepted; the job runs again. */
+    async recordBudgetAnswer(input: NeuronRunInput, answer: InterventionAnswer): Promise<string> {
+      const doc = await interventions.recordAnswer(input.scope.workspaceId, answer, 'budget');
+      await jobs.transition(input.scope.workspaceId, input.jobId, { status: 'running', waitingFor: null });
+      await jobs.emit(input.jobId, { type: 'status', status: 'running' });
+      return doc.status;
+    },
+
     /** Marks the job failed (no-op when already terminal) and ends its stream with its one terminal entry. */
     async fail(input: NeuronRunInput, reason: string): Promise<void> {
+      await interventions.cancelForJob(input.scope.workspaceId, input.jobId);
       const applied = await jobs.finalize(input.scope.workspaceId, input.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed' });
       if (applied) await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.failed', job_id: input.jobId, reason });
       await runLog.drop(input.jobId).catch(() => undefined);

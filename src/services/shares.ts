@@ -2,12 +2,12 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import type { JobRepo } from '../db/jobs.js';
 import type { ReceptorDoc } from '../db/receptors.js';
 import type { ShareRepo, ShareTokenDoc } from '../db/shares.js';
-import type { UsageRepo } from '../db/usage.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { isDuplicateKey } from '../db/claims.js';
 import { AppError, conflict, forbidden, notFound, validationError } from '../errors.js';
 import type { PublicExecuteBody, ShareCreateBody, ShareRotateBody } from '../schemas/shares.js';
 import type { Scope } from '../scope.js';
+import type { BudgetService } from './budgets.js';
 import type { ReceptorFireService } from './receptor-fires.js';
 import type { ReceptorService } from './receptors.js';
 
@@ -23,15 +23,16 @@ export interface ShareAccess { share: ShareTokenDoc; receptor: ReceptorDoc; work
  * receptor, random, stored as a SHA-256, shown whole only when created or rotated. Every request
  * looks the hash up, so a revoke or a rotation takes effect at once on every API instance.
  */
-export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; usage: UsageRepo; workspaces: WorkspaceRepo; receptors: ReceptorService; fires: ReceptorFireService }) {
+export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets: BudgetService; workspaces: WorkspaceRepo; receptors: ReceptorService; fires: ReceptorFireService }) {
   const { repo, receptors, fires } = d;
 
+  /** Requests are the jobs the link started; its token limit is its lifetime budget (src/services/budgets.ts). */
   async function usedOf(s: ShareTokenDoc) {
-    const [requests, [sums]] = await Promise.all([
+    const [requests, tokens] = await Promise.all([
       d.jobs.jobs.countDocuments({ workspaceId: s.workspaceId, shareTokenId: s._id }),
-      d.usage.sums({ workspaceId: s.workspaceId, shareTokenId: s._id }, null, ['tokens']),
+      d.budgets.shareTokens(s.workspaceId, s._id),
     ]);
-    return { requests, tokens: sums?.tokens ?? 0 };
+    return { requests, tokens: tokens.used, maxTokens: tokens.maxTokens };
   }
 
   async function managed(scope: Scope, workspaceSegment: string, slugOrId: string) {
@@ -54,7 +55,7 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; usage: U
       const doc: ShareTokenDoc = {
         _id: randomUUID(), workspaceId: scope.workspaceId, receptorId: r._id, tokenHash: hashOf(token), prefix: token.slice(0, 10),
         allowFiles: body.allow_files, customization: body.customization, expiresAt: body.expires_at ? new Date(body.expires_at) : null,
-        budget: { maxRequests: body.budget?.max_requests ?? null, maxTokens: body.budget?.max_tokens ?? null },
+        budget: { maxRequests: body.budget?.max_requests ?? null },
         createdBy: scope.userId ?? scope.apiKeyId, createdAt: now, rotatedAt: null, updatedAt: now,
       };
       if (doc.expiresAt && doc.expiresAt.getTime() <= Date.now()) throw validationError('expires_at must be in the future');
@@ -64,6 +65,7 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; usage: U
         if (isDuplicateKey(e)) throw conflict('This receptor already has a share token: rotate it (POST …/share/rotate) or revoke it first');
         throw e;
       }
+      await d.budgets.setShareTokens(scope.workspaceId, doc._id, body.budget?.max_tokens ?? null, doc.createdBy);
       return { doc, receptor: r, token };
     },
 
@@ -78,8 +80,10 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; usage: U
     async revoke(scope: Scope, workspaceSegment: string, slugOrId: string): Promise<void> {
       const r = await managed(scope, workspaceSegment, slugOrId);
       await receptors.assertCanChange(scope, r);
+      const cur = await repo.forReceptor(scope.workspaceId, r._id);
       const res = await repo.tokens.deleteOne({ workspaceId: scope.workspaceId, receptorId: r._id });
-      if (res.deletedCount !== 1) throw notFound('Share token');
+      if (!cur || res.deletedCount !== 1) throw notFound('Share token');
+      await d.budgets.dropFor(scope.workspaceId, 'share_token', cur._id);
     },
 
     /** POST …/share/rotate: a new token (settings may change in the same call); the old one stops working at once. */
@@ -97,8 +101,9 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; usage: U
         set.expiresAt = body.expires_at ? new Date(body.expires_at) : null;
         if (set.expiresAt && set.expiresAt.getTime() <= Date.now()) throw validationError('expires_at must be in the future');
       }
-      if (body.budget !== undefined) set.budget = { maxRequests: body.budget.max_requests ?? null, maxTokens: body.budget.max_tokens ?? null };
+      if (body.budget !== undefined) set.budget = { maxRequests: body.budget.max_requests ?? null };
       await repo.tokens.updateOne({ _id: cur._id, workspaceId: scope.workspaceId }, { $set: set });
+      if (body.budget !== undefined) await d.budgets.setShareTokens(scope.workspaceId, cur._id, body.budget.max_tokens ?? null, scope.userId ?? scope.apiKeyId);
       return { doc: { ...cur, ...set }, receptor: r, token };
     },
 
@@ -145,15 +150,17 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; usage: U
     },
 
     /**
-     * Public execute: fires the link's receptor with the message, within the link's budget
-     * (402 BUDGET_EXCEEDED once its requests or model tokens are spent).
+     * Public execute: fires the link's receptor with the message, within the link's request limit
+     * and the budgets with the fail policy that cover it (402 BUDGET_EXCEEDED once spent). Budgets
+     * are checked again before every model turn of the run (src/services/budgets.ts).
      */
     async execute(a: ShareAccess, body: PublicExecuteBody) {
-      const used = await usedOf(a.share);
-      const b = a.share.budget;
-      if ((b.maxRequests !== null && used.requests >= b.maxRequests) || (b.maxTokens !== null && used.tokens >= b.maxTokens)) {
-        throw new AppError('BUDGET_EXCEEDED', 402, `This share link has used its budget (${used.requests} requests, ${used.tokens} tokens)`);
+      const max = a.share.budget.maxRequests;
+      if (max !== null) {
+        const requests = await d.jobs.jobs.countDocuments({ workspaceId: a.share.workspaceId, shareTokenId: a.share._id });
+        if (requests >= max) throw new AppError('BUDGET_EXCEEDED', 402, `This share link has used its budget (${requests} of ${max} requests)`);
       }
+      await d.budgets.refuseIfSpent(a.share.workspaceId, { receptorId: a.receptor._id, shareTokenId: a.share._id });
       const why = await fires.notFireable(a.receptor);
       if (why) throw validationError(`This link cannot run now: ${why}`);
       if (body.trace_id && a.receptor.executableTarget.kind === 'neuron') {

@@ -11,12 +11,13 @@ import { sniffContentType } from '../knowledge/extract.js';
 import type { Logger } from '../logger.js';
 import { systemScope, type Scope } from '../scope.js';
 import { AUDIO_TYPES, BYTES_PER_MS, msOf, toLinear16 } from '../stt/audio.js';
-import { createStt, type Segment, type SpeechToText } from '../stt/index.js';
+import { createStt, type Segment, type SpeechToText, type TranscribeOptions, type Transcript } from '../stt/index.js';
 import type { Streams } from '../streams.js';
 import { chunkSignal, stopSignal, type CaptionOutcome, type LiveTranscriptionInput, type TranscriptionInput } from '../temporal/definitions.js';
 import type { DocumentService } from './documents.js';
 import type { JobService } from './jobs.js';
 import type { MeetingService } from './meetings.js';
+import type { UsageService } from './usage.js';
 import type { VocabularyService } from './vocabulary.js';
 
 /** A live session ends (and finalizes) after this long without a chunk. */
@@ -54,12 +55,31 @@ export function transcriptMarkdown(title: string, segments: Segment[], missing: 
  */
 export function createTranscriptionService(d: {
   repo: MeetingRepo; workspaces: WorkspaceRepo; blobs: BlobStore; jobs: JobService; meetings: MeetingService; documents: DocumentService; vocabulary: VocabularyService;
-  streams: Streams; temporal: Client; config: Config; log: Logger; stt?: SpeechToText;
+  streams: Streams; temporal: Client; config: Config; log: Logger; stt?: SpeechToText; usage: UsageService;
   /** Called once a meeting's transcript is final (stakeholder extraction, docs/stakeholder-maps.md); bound late. */
   onFinalized?: () => ((workspaceId: string, meeting: { id: string; brainId: string; text: string; finalizedAt: Date }) => Promise<unknown>) | null;
 }) {
   const { repo, config } = d;
   const stt = d.stt ?? createStt(config);
+  /** The model a ledger row names (docs/usage.md); pocketsphinx runs here and is billed by no one: null. */
+  const billedModel = stt.name === 'openai' ? `openai/${config.STT_MODEL}` : stt.name === 'gladia' ? 'gladia/default' : null;
+  /**
+   * Transcribes and, for a provider that bills, writes the call's ledger row as soon as it
+   * answered (kind transcription, audio length, priced per minute). `key` names the call within
+   * its job and carries the activity attempt, so a retried write adds nothing and a retried call
+   * (billed again) is a row of its own.
+   */
+  async function transcribe(pcm: Buffer, opts: TranscribeOptions, bill: { key: string; workspaceId: string; brainId: string | null; jobId: string }): Promise<Transcript> {
+    const t = await stt.transcribe(pcm, opts);
+    if (billedModel) {
+      await d.usage.record({
+        key: `${bill.jobId}:stt:${bill.key}`, workspaceId: bill.workspaceId, kind: 'transcription', modelId: billedModel,
+        usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, audioMs: msOf(pcm.length),
+        attribution: { brainId: bill.brainId, userId: null, apiKeyId: null, jobId: bill.jobId, traceId: null, receptorId: null, neuronId: null, pathwayId: null },
+      });
+    }
+    return t;
+  }
   const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
   const captionKey = (s: Pick<SessionDoc, 'workspaceId' | '_id'>) => d.streams.keys.captions(s.workspaceId, s._id);
   const chunkKey = (s: SessionDoc, seq: number) => `audio/${s.workspaceId}/${s._id}/${String(seq).padStart(8, '0')}-${randomUUID().slice(0, 8)}.pcm`;
@@ -219,7 +239,8 @@ export function createTranscriptionService(d: {
     },
 
     /** One caption pass: final captions for every complete window of contiguous audio, then a partial for the rest. */
-    async liveCaption(i: LiveTranscriptionInput, partialSeq: number): Promise<CaptionOutcome> {
+    async liveCaption(i: LiveTranscriptionInput, partialSeq: number, attempt = 1): Promise<CaptionOutcome> {
+      const bill = (key: string) => ({ key: `${key}:${attempt}`, workspaceId: i.workspaceId, brainId: i.brainId, jobId: i.jobId });
       let s = await load(i);
       const windowBytes = config.LIVE_CAPTION_WINDOW_MS * BYTES_PER_MS;
       const hints = await d.vocabulary.hintsFor(i.workspaceId, i.brainId);
@@ -234,7 +255,7 @@ export function createTranscriptionService(d: {
         const from = rows[k].seq;
         const to = rows[end].seq;
         const { pcm } = await audioOf(s._id, from, to);
-        const t = await stt.transcribe(pcm, { locale: s.locale, diarize: false, hints, live: true });
+        const t = await transcribe(pcm, { locale: s.locale, diarize: false, hints, live: true }, bill(`window:${from}`));
         // The window is claimed before its caption is written: a retried pass never captions it twice.
         const claimed = await repo.sessions.updateOne({ _id: s._id, captionSeq: from }, { $set: { captionSeq: to + 1, captionMs: s.captionMs + msOf(pcm.length) } });
         if (claimed.modifiedCount) {
@@ -248,7 +269,7 @@ export function createTranscriptionService(d: {
       const lastSeq = tail.at(-1)?.seq ?? -1;
       if (tail.length && lastSeq > partialSeq && tailBytes >= PARTIAL_EVERY_MS * BYTES_PER_MS && s.status === 'live') {
         const { pcm } = await audioOf(s._id, tail[0].seq, lastSeq);
-        const t = await stt.transcribe(pcm, { locale: s.locale, diarize: false, hints, live: true });
+        const t = await transcribe(pcm, { locale: s.locale, diarize: false, hints, live: true }, bill(`partial:${lastSeq}`));
         await d.streams.append(captionKey(s), { type: 'partial', text: t.text, seq_from: tail[0].seq, seq_to: lastSeq, start_ms: ms(s.captionMs), end_ms: ms(s.captionMs + msOf(pcm.length)) });
         partialSeq = lastSeq;
       }
@@ -261,7 +282,7 @@ export function createTranscriptionService(d: {
      * transcription, the transcript saved as an artifact (id fixed at start: written once),
      * segments and `transcription { status: ready }` patched onto the meeting, then the job.
      */
-    async liveFinalize(i: LiveTranscriptionInput) {
+    async liveFinalize(i: LiveTranscriptionInput, attempt = 1) {
       const s = await load(i);
       if (s.status === 'live') {
         await repo.sessions.updateOne({ _id: s._id, status: 'live' }, { $set: { status: 'finalizing', stoppedAt: new Date() } });
@@ -271,7 +292,7 @@ export function createTranscriptionService(d: {
       const { pcm, seqs } = await audioOf(s._id, 0, Number.MAX_SAFE_INTEGER);
       const missing = seqs.length ? missingBelow(seqs, seqs[seqs.length - 1]) : [];
       const hints = await d.vocabulary.hintsFor(i.workspaceId, i.brainId);
-      const t = await stt.transcribe(pcm, { locale: s.locale, diarize: s.diarize, hints });
+      const t = await transcribe(pcm, { locale: s.locale, diarize: s.diarize, hints }, { key: `final:${attempt}`, workspaceId: i.workspaceId, brainId: i.brainId, jobId: i.jobId });
       const meeting = await d.meetings.findUnscoped(i.workspaceId, i.meetingId);
       const title = meeting?.title ?? 'meeting';
       const finalizedAt = new Date();
@@ -350,7 +371,7 @@ export function createTranscriptionService(d: {
     },
 
     /** The `transcription` workflow's step: read, convert, transcribe, and end the job with `{ text, segments }`. */
-    async batchRun(i: TranscriptionInput) {
+    async batchRun(i: TranscriptionInput, attempt = 1) {
       await d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', currentStep: 'converting', progress: 10 });
       let blobKey: string;
       let type: string;
@@ -368,7 +389,7 @@ export function createTranscriptionService(d: {
       if (pcm.length > MAX_PASS_BYTES) throw validationError('the recording is longer than two hours');
       await d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', currentStep: 'transcribing', progress: 30 });
       const hints = await d.vocabulary.hintsFor(i.workspaceId, i.brainId);
-      const t = await stt.transcribe(pcm, { locale: i.locale, diarize: i.diarize, hints });
+      const t = await transcribe(pcm, { locale: i.locale, diarize: i.diarize, hints }, { key: `batch:${attempt}`, workspaceId: i.workspaceId, brainId: i.brainId, jobId: i.jobId });
       await d.jobs.finalize(i.workspaceId, i.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result: { text: t.text, segments: t.segments } });
       return { chars: t.text.length, segments: t.segments.length, durationMs: msOf(pcm.length) };
     },

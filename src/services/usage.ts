@@ -4,7 +4,7 @@ import type { PathwayRepo } from '../db/pathways.js';
 import type { ReceptorRepo } from '../db/receptors.js';
 import type { Measure, UsageAttribution, UsageRepo, UsageRowDoc, UsageSums } from '../db/usage.js';
 import { notFound, validationError } from '../errors.js';
-import { costOf, pricesAt } from '../llm/pricing.js';
+import { costOf, costOfAudio, pricesAt } from '../llm/pricing.js';
 import type { TokenUsage } from '../llm/types.js';
 import type { Scope } from '../scope.js';
 
@@ -21,6 +21,8 @@ export interface BilledCall {
   outcome?: UsageRowDoc['outcome'];
   estimated?: boolean;
   at?: Date;
+  /** Transcription calls: the audio sent (priced per minute; their token counts are 0). */
+  audioMs?: number;
 }
 
 export interface UsageWindow { startDate?: string; endDate?: string; receptorId?: string }
@@ -42,8 +44,12 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
     const from = w.startDate ? new Date(w.startDate) : undefined;
     const to = w.endDate ? new Date(w.endDate) : undefined;
     if (from && to && from > to) throw validationError('startDate must not be after endDate');
+    // endDate is inclusive: a date alone (2026-01-31) covers that whole UTC day.
+    const dayOnly = w.endDate !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(w.endDate);
     const filter: Filter<UsageRowDoc> = { workspaceId };
-    if (from || to) filter.at = { ...(from ? { $gte: from } : {}), ...(to ? { $lte: to } : {}) };
+    if (from || to) {
+      filter.at = { ...(from ? { $gte: from } : {}), ...(to ? (dayOnly ? { $lt: new Date(to.getTime() + 86_400_000) } : { $lte: to }) : {}) };
+    }
     if (w.receptorId) filter.receptorId = w.receptorId;
     return filter;
   }
@@ -63,7 +69,7 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
 
   async function byResource(facet: ResourceFacet, filter: Filter<UsageRowDoc>, workspaceId: string, groups: (UsageSums & { key: string | null })[]) {
     const attributed = groups.filter((g) => g.key !== null);
-    const [invokes, named] = await Promise.all([repo.jobsPer(filter, FACET_FIELD[facet]), names(facet, workspaceId, attributed.map((g) => g.key!))]);
+    const [invokes, named] = await Promise.all([repo.jobsPer(filter, FACET_FIELD[facet], facet === 'neuron' ? 'jobId' : 'runId'), names(facet, workspaceId, attributed.map((g) => g.key!))]);
     return Object.fromEntries(attributed.map((g) => [g.key!, {
       resourceId: g.key!, slug: named.get(g.key!)?.slug ?? null, subtype: named.get(g.key!)?.subtype ?? facet,
       tokens: g.tokens, cost: usd(g.costNanos), invokeCount: invokes.get(g.key!) ?? 0,
@@ -75,21 +81,25 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
     /** Writes the call's row once, priced with the table in force at the call. Returns whether it was new. */
     async record(c: BilledCall): Promise<boolean> {
       const at = c.at ?? new Date();
-      const { version, prices } = pricesAt(at);
-      const { costUsd, priced } = costOf(c.modelId, c.usage, prices);
+      const { version, prices, audio } = pricesAt(at);
+      const { costUsd, priced } = c.kind === 'transcription' ? costOfAudio(c.modelId, c.audioMs ?? 0, audio) : costOf(c.modelId, c.usage, prices);
       const slash = c.modelId.indexOf('/');
       return repo.insert({
-        _id: c.key, workspaceId: c.workspaceId, ...c.attribution, kind: c.kind,
+        _id: c.key, workspaceId: c.workspaceId, ...c.attribution, runId: c.attribution.runId ?? c.attribution.jobId, kind: c.kind,
         provider: slash >= 0 ? c.modelId.slice(0, slash) : 'unknown', model: slash >= 0 ? c.modelId.slice(slash + 1) : c.modelId,
         inputTokens: c.usage.inputTokens, outputTokens: c.usage.outputTokens, cachedInputTokens: c.usage.cachedInputTokens ?? 0,
         totalTokens: c.usage.inputTokens + c.usage.outputTokens, costNanos: Math.round(costUsd * NANOS), priced, priceVersion: version,
-        outcome: c.outcome ?? 'ok', estimated: c.estimated ?? false, at,
+        outcome: c.outcome ?? 'ok', estimated: c.estimated ?? false, at, ...(c.audioMs !== undefined ? { audioMs: c.audioMs } : {}),
       });
     },
 
-    /** What one job's provider calls cost (its own rows; delegated children are jobs of their own). */
-    async jobTotals(workspaceId: string, jobId: string) {
-      const [s] = await repo.sums({ workspaceId, jobId }, null);
+    /**
+     * What one job's provider calls cost: its own rows (delegated children are jobs of their own),
+     * or with `whole` every row of the run it started (a pathway: its classify calls and its
+     * neuron nodes' child jobs, by `runId`).
+     */
+    async jobTotals(workspaceId: string, jobId: string, whole = false) {
+      const [s] = await repo.sums(whole ? { workspaceId, runId: jobId } : { workspaceId, jobId }, null);
       return {
         inputTokens: s?.inputTokens ?? 0, outputTokens: s?.outputTokens ?? 0, totalTokens: s?.tokens ?? 0,
         costUsd: usd(s?.costNanos ?? 0), calls: s?.rows ?? 0,

@@ -77,6 +77,8 @@ export interface NeuronRunInput {
   maxTurns: number;
   /** Set on child runs and pathway nodes: the job whose stream and cancellation they follow. */
   parentJobId?: string;
+  /** Set on child runs and pathway nodes: the top job a caller started (usage counts one invocation per top job). */
+  rootJobId?: string;
   pathwayContext?: { pathwayId: string; nodeIndex: number } | null;
   /** A delegated run answers its parent's tool call: its reply is stored as that call's result. */
   answers?: { jobId: string; turn: number; callId: string; name: string };
@@ -117,6 +119,18 @@ export interface ModelTurnOutcome {
   costUsd: number;
   finishReason: string;
   textChars: number;
+  /**
+   * Set instead of a reply when a budget with the pause policy stopped the turn before the call
+   * (docs/usage.md): the run waits for an admin's approval, then asks for the same turn again.
+   */
+  budget?: BudgetPause;
+}
+
+/** A budget the next model turn would exceed (plain data: it crosses the activity boundary). */
+export interface BudgetPause {
+  budgetId: string; scope: string; targetId: string | null; measure: string; period: string; limit: number; spent: number; policy: string;
+  /** `BUDGET_EXCEEDED: …` */
+  message: string;
 }
 
 /** Longest reply text carried inline in a workflow result; the whole text is always in the neuron engram. */

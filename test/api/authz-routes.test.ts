@@ -90,6 +90,7 @@ beforeAll(async () => {
       receptor: receptor.id, schedule: String(scheduled.id), binding: String(binding.id),
       shareA, shareB, receptorB: receptorB.id, shareTrace, shareJob,
       skill: String((await ok(app.post('/v1/skills', a.key, { body_md: '# fixture', path_name: 'authz fixture', brain_id: a.brainId }))).id),
+      budget: String((await ok(app.post('/v1/budgets', a.key, { scope: 'neuron', target_id: String(neuron.id), measure: 'tokens', period: 'day', limit: 1_000_000 }))).id),
       ...(await knowledgeFixtures(a)),
       ...(await stakeholderMapFixtures(a)),
     },
@@ -132,7 +133,7 @@ function fill(path: string): string | undefined {
     id: {
       neurons: w.ids.neuron, reflexes: w.ids.reflex, traces: w.ids.trace, pathways: w.ids.pathway, interventions: w.ids.intervention, 'api-keys': w.ids.apiKey,
       receptors: w.ids.receptor, resources: w.ids.receptor, 'receptor-channel-bindings': w.ids.binding, public: w.ids.shareTrace, skills: w.ids.skill,
-      assets: w.ids.asset, artifacts: w.ids.artifact, memories: w.ids.memory, recollections: w.ids.recollection, meetings: w.ids.meeting,
+      assets: w.ids.asset, artifacts: w.ids.artifact, memories: w.ids.memory, recollections: w.ids.recollection, meetings: w.ids.meeting, budgets: w.ids.budget,
       stakeholders: w.ids.stakeholder, 'stakeholder-map': path.includes('/versions/') ? w.ids.stakeholderVersion : w.ids.stakeholder,
     }[family],
     session_id: w.ids.session, artifact_id: w.ids.artifact,
@@ -231,6 +232,8 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/resources/stakeholder_map/:resourceId/patch': { ops: [{ op: 'set_summary', summary: 'patched' }] },
     'POST /v1/stakeholder-map/versions': { label: 'v' },
     'POST /v1/stakeholder-map/extract': { text: 'a transcript' },
+    'POST /v1/budgets': { scope: 'workspace', measure: 'usd', period: 'month', limit: 100 },
+    'PATCH /v1/budgets/:id': { limit: 2_000_000 },
   };
   return bodies[`${def.method.toUpperCase()} ${def.path}`] ?? MISSING;
 }

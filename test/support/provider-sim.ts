@@ -28,6 +28,8 @@ export interface ProviderSimOptions {
   retryAfterS?: number;
   /** How long a `hang` keeps the request open before answering 504. */
   hangMs?: number;
+  /** Answers that must say something exact (a classify node's category): the text for this request, or null for the usual random words. */
+  text?: (body: ScriptedRequestBody) => string | null;
   /** Turns that call tools: return the calls for this request, or null for a text answer. */
   toolCalls?: (body: ScriptedRequestBody) => { name: string; arguments: object }[] | null;
   /** PRNG seed (faults and lengths); the text still differs on every call. */
@@ -95,8 +97,9 @@ export function createSimulation(initial: ProviderSimOptions = {}): Simulation {
     const delayMsPerChunk = pick(opts.interTokenMs, 0);
     if (tools) return { toolCalls: tools, firstTokenMs, delayMsPerChunk };
     // Different on every call: a call number no other call has, then random words.
-    const n = Math.max(1, pick(opts.tokens, 12));
-    const chunks = [`c${call} `, ...Array.from({ length: n - 1 }, () => `${WORDS[Math.floor(Math.random() * WORDS.length)]} `)];
+    const exact = opts.text?.(body) ?? null;
+    const n = exact !== null ? exact.split(/(?<=\s)(?=\S)/).length : Math.max(1, pick(opts.tokens, 12));
+    const chunks = exact !== null ? exact.split(/(?<=\s)(?=\S)/) : [`c${call} `, ...Array.from({ length: n - 1 }, () => `${WORDS[Math.floor(Math.random() * WORDS.length)]} `)];
     said.push({ call, text: chunks.join(''), fault, user: lastUserText(body) });
     return {
       chunks, firstTokenMs, delayMsPerChunk, usage: { prompt_tokens: Math.ceil(JSON.stringify(body.messages).length / 4), completion_tokens: n },

@@ -64,7 +64,33 @@ export interface ScriptedOpenAI {
   requests: ScriptedRequestBody[];
   /** How many responses the client closed before the server finished them (aborts). */
   readonly disconnects: number;
+  /** Every POST /v1/embeddings body received, answered or not, in arrival order. */
+  embeddingRequests: EmbeddingRequestBody[];
+  /** The next embeddings calls answer with these HTTP statuses (in order) instead of vectors. */
+  failEmbeddings(statuses: number[]): void;
+  /** How many POST /v1/audio/transcriptions requests arrived (answered or not). */
+  readonly transcriptionRequests: number;
+  /** The next transcription calls answer with these HTTP statuses (in order) instead of a transcript. */
+  failTranscriptions(statuses: number[]): void;
   close(): Promise<void>;
+}
+
+/** An embeddings request as OpenAI's API takes it. */
+export interface EmbeddingRequestBody { model: string; input: string | string[]; dimensions?: number; encoding_format?: string }
+
+/**
+ * Deterministic unit vector of a text (hashed words into `dim` buckets): equal texts embed alike,
+ * which is all the platform's tests of embeddings ask of a provider.
+ */
+function vectorOf(text: string, dim: number): number[] {
+  const v = new Array<number>(dim).fill(0);
+  for (const w of text.toLowerCase().split(/\W+/).filter(Boolean)) {
+    let h = 2166136261;
+    for (let i = 0; i < w.length; i++) h = Math.imul(h ^ w.charCodeAt(i), 16777619);
+    v[(h >>> 0) % dim] += 1;
+  }
+  const n = Math.hypot(...v) || 1;
+  return v.map((x) => x / n);
 }
 
 /** Options of startScriptedOpenAI(). */
@@ -88,6 +114,9 @@ export async function startScriptedOpenAI(opts: ScriptedOpenAIOptions = {}): Pro
   const queue: ScriptedReply[] = [];
   let fallback: ((body: ScriptedRequestBody) => ScriptedReply) | undefined;
   let disconnects = 0;
+  const embeddingFaults: number[] = [];
+  const transcriptionFaults: number[] = [];
+  let transcriptionRequests = 0;
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -101,6 +130,12 @@ export async function startScriptedOpenAI(opts: ScriptedOpenAIOptions = {}): Pro
     script: (replies) => void queue.push(...replies),
     setDefault: (fn) => void (fallback = fn),
     requests: [],
+    embeddingRequests: [],
+    failEmbeddings: (statuses) => void embeddingFaults.push(...statuses),
+    get transcriptionRequests() {
+      return transcriptionRequests;
+    },
+    failTranscriptions: (statuses) => void transcriptionFaults.push(...statuses),
     get disconnects() {
       return disconnects;
     },
@@ -115,6 +150,35 @@ export async function startScriptedOpenAI(opts: ScriptedOpenAIOptions = {}): Pro
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (req.method === 'GET' && url.pathname === '/v1/models') {
       sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) });
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/audio/transcriptions') {
+      // OpenAI's transcription endpoint (multipart; the audio is read and not decoded): a fixed verbose_json transcript.
+      await readBody(req);
+      transcriptionRequests++;
+      const fault = transcriptionFaults.shift();
+      if (fault) {
+        sendJson(res, fault, { error: { message: `scripted transcription error ${fault}`, type: fault >= 500 ? 'server_error' : 'invalid_request_error', code: null } });
+        return;
+      }
+      sendJson(res, 200, { task: 'transcribe', language: 'english', duration: 0, text: 'scripted transcript', segments: [{ id: 0, start: 0, end: 1, text: 'scripted transcript' }] });
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/embeddings') {
+      // OpenAI's embeddings endpoint: vectors in input order, usage.prompt_tokens ≈ characters / 4.
+      const body = JSON.parse(await readBody(req)) as EmbeddingRequestBody;
+      api.embeddingRequests.push(body);
+      const fault = embeddingFaults.shift();
+      if (fault) {
+        sendJson(res, fault, { error: { message: `scripted embeddings error ${fault}`, type: fault >= 500 ? 'server_error' : 'invalid_request_error', code: null } });
+        return;
+      }
+      const inputs = Array.isArray(body.input) ? body.input : [body.input];
+      const tokens = inputs.reduce((a, t) => a + Math.ceil(t.length / 4), 0);
+      sendJson(res, 200, {
+        object: 'list', model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens },
+        data: inputs.map((t, index) => ({ object: 'embedding', index, embedding: vectorOf(t, body.dimensions ?? 8) })),
+      });
       return;
     }
     if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') {

@@ -448,6 +448,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List budgets
+         * @description The workspace's budgets with what each has spent in its current period
+         */
+        get: operations["budgets.list"];
+        put?: never;
+        /**
+         * Create budget
+         * @description Sets a budget (tokens or USD per day, month or in all); one per target, measure and period
+         */
+        post: operations["budgets.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get budget */
+        get: operations["budgets.get"];
+        put?: never;
+        post?: never;
+        /** Delete budget */
+        delete: operations["budgets.delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Update budget
+         * @description Changes the limit, policy or name (takes effect at the next model turn of every run)
+         */
+        patch: operations["budgets.update"];
+        trace?: never;
+    };
     "/v1/chat-webhooks/{provider}": {
         parameters: {
             query?: never;
@@ -3290,6 +3336,83 @@ export interface components {
             }[];
             total: number;
             type: string;
+        };
+        Budget: {
+            created_at: string;
+            /** @description spent has reached the limit */
+            exceeded: boolean;
+            id: string;
+            limit: number;
+            /** @enum {string} */
+            measure: "tokens" | "usd";
+            name: string | null;
+            /**
+             * @description UTC calendar day or month; total never resets
+             * @enum {string}
+             */
+            period: "day" | "month" | "total";
+            /** @description when the current period ends (null for total) */
+            period_end: string | null;
+            /** @description start of the current period (null for total) */
+            period_start: string | null;
+            /**
+             * @description pause: the run waits for an admin to approve (an intervention); fail: the run fails with BUDGET_EXCEEDED
+             * @enum {string}
+             */
+            policy: "pause" | "fail";
+            /** @description limit − spent, never below 0 */
+            remaining: number;
+            /**
+             * @description what the budget caps: the workspace, or the calls made for one receptor, neuron or share link
+             * @enum {string}
+             */
+            scope: "workspace" | "receptor" | "neuron" | "share_token";
+            /** @description spent in the current period, in the budget's measure, summed from the usage ledger */
+            spent: number;
+            target_id: string | null;
+            updated_at: string;
+        };
+        BudgetCreateBody: {
+            /** @description tokens (a whole number) or USD */
+            limit: number;
+            /** @enum {string} */
+            measure: "tokens" | "usd";
+            name?: string;
+            /**
+             * @description UTC calendar day or month; total never resets
+             * @enum {string}
+             */
+            period: "day" | "month" | "total";
+            /**
+             * @description pause: the run waits for an admin to approve (an intervention); fail: the run fails with BUDGET_EXCEEDED
+             * @default pause
+             * @enum {string}
+             */
+            policy?: "pause" | "fail";
+            /**
+             * @description what the budget caps: the workspace, or the calls made for one receptor, neuron or share link
+             * @enum {string}
+             */
+            scope: "workspace" | "receptor" | "neuron" | "share_token";
+            /**
+             * Format: uuid
+             * @description the receptor, neuron or share link (its id, as the share view shows it); omitted for the workspace
+             */
+            target_id?: string;
+        };
+        BudgetList: {
+            budgets: components["schemas"]["Budget"][];
+            total: number;
+        };
+        BudgetUpdateBody: {
+            /** @description tokens (a whole number) or USD */
+            limit?: number;
+            name?: string | null;
+            /**
+             * @description pause: the run waits for an admin to approve (an intervention); fail: the run fails with BUDGET_EXCEEDED
+             * @enum {string}
+             */
+            policy?: "pause" | "fail";
         };
         /** @description ResourcePatchBody (kind artifact) or MeetingPatchBody (kind meeting) */
         CentralPatchBody: {
@@ -9039,6 +9162,561 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BrowseResourceTree"];
+                };
+            };
+            /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "message: expected string, received number",
+                     *       "code": "VALIDATION_ERROR"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTH_REQUIRED: No credential, or an invalid or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Authentication required",
+                     *       "code": "AUTH_REQUIRED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: The credential lacks the role the route needs (docs/roles.md) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Requires role workspace_admin",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: No such resource in the caller's workspace (another workspace's resource reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Neuron not found",
+                     *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body too large",
+                     *       "code": "PAYLOAD_TOO_LARGE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: A body that is not application/json (or multipart where a route takes files) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unsupported content type; send application/json",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "budgets.list": {
+        parameters: {
+            query?: {
+                scope?: "workspace" | "receptor" | "neuron" | "share_token";
+                target_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetList"];
+                };
+            };
+            /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "message: expected string, received number",
+                     *       "code": "VALIDATION_ERROR"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTH_REQUIRED: No credential, or an invalid or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Authentication required",
+                     *       "code": "AUTH_REQUIRED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: The credential lacks the role the route needs (docs/roles.md) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Requires role workspace_admin",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: No such resource in the caller's workspace (another workspace's resource reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Neuron not found",
+                     *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "budgets.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BudgetCreateBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "message: expected string, received number",
+                     *       "code": "VALIDATION_ERROR"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTH_REQUIRED: No credential, or an invalid or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Authentication required",
+                     *       "code": "AUTH_REQUIRED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: The credential lacks the role the route needs (docs/roles.md) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Requires role workspace_admin",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: No such resource in the caller's workspace (another workspace's resource reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Neuron not found",
+                     *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body too large",
+                     *       "code": "PAYLOAD_TOO_LARGE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: A body that is not application/json (or multipart where a route takes files) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unsupported content type; send application/json",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "budgets.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "message: expected string, received number",
+                     *       "code": "VALIDATION_ERROR"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTH_REQUIRED: No credential, or an invalid or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Authentication required",
+                     *       "code": "AUTH_REQUIRED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: The credential lacks the role the route needs (docs/roles.md) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Requires role workspace_admin",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: No such resource in the caller's workspace (another workspace's resource reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Neuron not found",
+                     *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "budgets.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "message: expected string, received number",
+                     *       "code": "VALIDATION_ERROR"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTH_REQUIRED: No credential, or an invalid or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Authentication required",
+                     *       "code": "AUTH_REQUIRED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: The credential lacks the role the route needs (docs/roles.md) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Requires role workspace_admin",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: No such resource in the caller's workspace (another workspace's resource reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Neuron not found",
+                     *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "budgets.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BudgetUpdateBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
                 };
             };
             /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
@@ -28014,11 +28692,11 @@ export interface operations {
     "usage.get": {
         parameters: {
             query?: {
-                /** @description window end (inclusive), ISO 8601 */
+                /** @description window end (inclusive), ISO 8601; a date alone includes that whole UTC day */
                 endDate?: string;
                 /** @description only calls made for this receptor */
                 receptorId?: string;
-                /** @description window start (inclusive), ISO 8601 */
+                /** @description window start (inclusive), ISO 8601; a date alone starts at 00:00 UTC */
                 startDate?: string;
             };
             header?: never;
@@ -28116,11 +28794,11 @@ export interface operations {
     "usage.workspace": {
         parameters: {
             query?: {
-                /** @description window end (inclusive), ISO 8601 */
+                /** @description window end (inclusive), ISO 8601; a date alone includes that whole UTC day */
                 endDate?: string;
                 /** @description only calls made for this receptor */
                 receptorId?: string;
-                /** @description window start (inclusive), ISO 8601 */
+                /** @description window start (inclusive), ISO 8601; a date alone starts at 00:00 UTC */
                 startDate?: string;
             };
             header?: never;
@@ -28220,10 +28898,10 @@ export interface operations {
     "usage.receptors.list": {
         parameters: {
             query?: {
-                /** @description window end (inclusive), ISO 8601 */
+                /** @description window end (inclusive), ISO 8601; a date alone includes that whole UTC day */
                 endDate?: string;
                 sortBy?: "tokens" | "cost" | "invokeCount";
-                /** @description window start (inclusive), ISO 8601 */
+                /** @description window start (inclusive), ISO 8601; a date alone starts at 00:00 UTC */
                 startDate?: string;
             };
             header?: never;

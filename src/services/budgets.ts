@@ -1,0 +1,223 @@
+import { randomUUID } from 'node:crypto';
+import type { Filter } from 'mongodb';
+import { budgetKey, LEDGER_FIELD, type BudgetDoc, type BudgetPeriod, type BudgetRepo } from '../db/budgets.js';
+import { isDuplicateKey } from '../db/claims.js';
+import type { NeuronRepo } from '../db/neurons.js';
+import type { ReceptorRepo } from '../db/receptors.js';
+import type { ShareRepo } from '../db/shares.js';
+import type { UsageRepo, UsageRowDoc } from '../db/usage.js';
+import { AppError, conflict, notFound, validationError } from '../errors.js';
+import type { BudgetCreateBody, BudgetListQuery, BudgetUpdateBody } from '../schemas/budgets.js';
+import type { Scope } from '../scope.js';
+
+const NANOS = 1e9;
+
+/** The current period of a budget: UTC calendar day or month; `total` has no bounds. */
+export function periodOf(period: BudgetPeriod, now: Date = new Date()): { start: Date | null; end: Date | null } {
+  const y = now.getUTCFullYear();
+  const m = now.getUTCMonth();
+  if (period === 'day') {
+    const start = new Date(Date.UTC(y, m, now.getUTCDate()));
+    return { start, end: new Date(start.getTime() + 86_400_000) };
+  }
+  if (period === 'month') return { start: new Date(Date.UTC(y, m, 1)), end: new Date(Date.UTC(y, m + 1, 1)) };
+  return { start: null, end: null };
+}
+
+/** What a run's next model turn would spend, estimated before the call (its prompt; output is unknown yet). */
+export interface TurnEstimate { tokens: number; costNanos: number }
+
+/** A budget the next call would go over, as the run engine and the intervention show it. */
+export interface BudgetOverrun {
+  budgetId: string; scope: BudgetDoc['scope']; targetId: string | null; measure: BudgetDoc['measure']; period: BudgetPeriod;
+  limit: number; spent: number; policy: BudgetDoc['policy'];
+  /** `BUDGET_EXCEEDED: …`, the sentence a failed job or an intervention carries. */
+  message: string;
+}
+
+/** What a call served, as far as budgets are concerned. */
+export interface BudgetTargets { receptorId?: string | null; neuronId?: string | null; shareTokenId?: string | null }
+
+const unitOf = (b: Pick<BudgetDoc, 'measure'>, v: number) => (b.measure === 'usd' ? `$${v.toFixed(6).replace(/\.?0+$/, '')}` : `${v} tokens`);
+const describe = (b: BudgetDoc) => `the ${b.scope === 'workspace' ? 'workspace' : `${b.scope.replace('_', ' ')} ${b.targetId}`} budget of ${unitOf(b, b.limit)}${b.period === 'total' ? ' in all' : ` per ${b.period}`}`;
+
+/**
+ * Budgets (docs/usage.md): an admin caps tokens or USD per day, month or in all, on the workspace,
+ * a receptor, a neuron or a share link. Spending is summed by the database from the usage ledger
+ * (the same rows every usage figure is made of) whenever a budget is read or checked; the run
+ * engine checks before each model turn, so a run stops between turns, never in the middle of one.
+ */
+export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; receptors: ReceptorRepo; neurons: NeuronRepo; shares: ShareRepo }) {
+  const { repo } = d;
+
+  /** Spent in the budget's current period, in its own unit (tokens, or nano-USD for usd). */
+  async function spentRaw(b: BudgetDoc, now = new Date()): Promise<number> {
+    const { start } = periodOf(b.period, now);
+    const filter: Filter<UsageRowDoc> = { workspaceId: b.workspaceId };
+    const field = LEDGER_FIELD[b.scope];
+    if (field) filter[field] = b.targetId;
+    if (start) filter.at = { $gte: start };
+    const measure = b.measure === 'usd' ? 'costNanos' : 'tokens';
+    const [s] = await d.usage.sums(filter, null, [measure]);
+    return s?.[measure] ?? 0;
+  }
+  const limitRaw = (b: BudgetDoc) => (b.measure === 'usd' ? Math.round(b.limit * NANOS) : b.limit);
+  const toUnit = (b: BudgetDoc, raw: number) => (b.measure === 'usd' ? raw / NANOS : raw);
+
+  async function get(scope: Scope, id: string): Promise<BudgetDoc> {
+    const b = await repo.find(scope.workspaceId, id);
+    if (!b) throw notFound('Budget');
+    return b;
+  }
+
+  /** The target must be a receptor, neuron or share link of the caller's workspace (another one is a 404). */
+  async function checkTarget(workspaceId: string, scope: BudgetDoc['scope'], targetId: string | null): Promise<void> {
+    if (scope === 'workspace') return;
+    const found = scope === 'receptor' ? await d.receptors.receptors.findOne({ _id: targetId!, workspaceId }, { projection: { _id: 1 } })
+      : scope === 'neuron' ? await d.neurons.neurons.findOne({ _id: targetId!, workspaceId, deletedAt: null }, { projection: { _id: 1 } })
+        : await d.shares.tokens.findOne({ _id: targetId!, workspaceId }, { projection: { _id: 1 } });
+    if (!found) throw notFound(scope === 'share_token' ? 'Share token' : scope === 'receptor' ? 'Receptor' : 'Neuron');
+  }
+
+  function overrun(b: BudgetDoc, spent: number): BudgetOverrun {
+    const s = toUnit(b, spent);
+    return {
+      budgetId: b._id, scope: b.scope, targetId: b.targetId, measure: b.measure, period: b.period, limit: b.limit, spent: s, policy: b.policy,
+      message: `BUDGET_EXCEEDED: ${describe(b)} would be exceeded (${unitOf(b, s)} spent${b.period === 'total' ? '' : ` this ${b.period}`})`,
+    };
+  }
+
+  return {
+    get,
+
+    /** The budget with what it has spent in its current period. */
+    async view(b: BudgetDoc, now = new Date()) {
+      const spent = toUnit(b, await spentRaw(b, now));
+      return { doc: b, spent, remaining: Math.max(0, b.limit - spent), exceeded: spent >= b.limit, period: periodOf(b.period, now) };
+    },
+
+    /** POST /v1/budgets: one budget per target, measure and period (409 for a second). */
+    async create(scope: Scope, body: BudgetCreateBody): Promise<BudgetDoc> {
+      const targetId = body.scope === 'workspace' ? null : body.target_id!.toLowerCase();
+      await checkTarget(scope.workspaceId, body.scope, targetId);
+      const now = new Date();
+      const doc: BudgetDoc = {
+        _id: randomUUID(), workspaceId: scope.workspaceId, key: budgetKey(scope.workspaceId, body.scope, targetId, body.measure, body.period),
+        scope: body.scope, targetId, measure: body.measure, period: body.period, limit: body.limit, policy: body.policy, name: body.name ?? null,
+        createdBy: scope.userId ?? scope.apiKeyId, createdAt: now, updatedAt: now,
+      };
+      try {
+        await repo.budgets.insertOne(doc);
+      } catch (e) {
+        if (isDuplicateKey(e)) throw conflict(`This ${body.scope} already has a ${body.measure} budget per ${body.period}: change it (PATCH /v1/budgets/:id)`);
+        throw e;
+      }
+      return doc;
+    },
+
+    async list(scope: Scope, q: BudgetListQuery): Promise<BudgetDoc[]> {
+      const filter: Filter<BudgetDoc> = { workspaceId: scope.workspaceId };
+      if (q.scope) filter.scope = q.scope;
+      if (q.target_id) filter.targetId = q.target_id.toLowerCase();
+      return repo.budgets.find(filter).sort({ createdAt: 1, _id: 1 }).limit(1000).toArray();
+    },
+
+    async update(scope: Scope, id: string, body: BudgetUpdateBody): Promise<BudgetDoc> {
+      const b = await get(scope, id);
+      if (body.limit !== undefined && b.measure === 'tokens' && !Number.isInteger(body.limit)) throw validationError('limit: a token limit must be a whole number');
+      const set: Partial<BudgetDoc> = { updatedAt: new Date() };
+      if (body.limit !== undefined) set.limit = body.limit;
+      if (body.policy !== undefined) set.policy = body.policy;
+      if (body.name !== undefined) set.name = body.name;
+      await repo.budgets.updateOne({ _id: b._id, workspaceId: scope.workspaceId }, { $set: set });
+      return { ...b, ...set };
+    },
+
+    async remove(scope: Scope, id: string): Promise<void> {
+      const res = await repo.budgets.deleteOne({ _id: id, workspaceId: scope.workspaceId });
+      if (res.deletedCount !== 1) throw notFound('Budget');
+    },
+
+    /**
+     * A share link's `max_tokens` (docs/shares.md) is this link's lifetime token budget with the
+     * fail policy: the same budget an admin sees and changes under /v1/budgets. null removes it.
+     */
+    async setShareTokens(workspaceId: string, shareTokenId: string, maxTokens: number | null, by: string | null): Promise<void> {
+      const key = budgetKey(workspaceId, 'share_token', shareTokenId, 'tokens', 'total');
+      if (maxTokens === null) {
+        await repo.budgets.deleteOne({ key, workspaceId });
+        return;
+      }
+      const now = new Date();
+      const cur = await repo.budgets.findOne({ key, workspaceId });
+      if (cur) {
+        await repo.budgets.updateOne({ _id: cur._id, workspaceId }, { $set: { limit: maxTokens, updatedAt: now } });
+        return;
+      }
+      const doc: BudgetDoc = {
+        _id: randomUUID(), workspaceId, key, scope: 'share_token', targetId: shareTokenId, measure: 'tokens', period: 'total', limit: maxTokens,
+        policy: 'fail', name: 'share link', createdBy: by, createdAt: now, updatedAt: now,
+      };
+      try { await repo.budgets.insertOne(doc); } catch (e) { if (!isDuplicateKey(e)) throw e; }
+    },
+
+    /** The link's lifetime token budget and what its runs spent (the share view's max_tokens and used_tokens). */
+    async shareTokens(workspaceId: string, shareTokenId: string): Promise<{ maxTokens: number | null; used: number }> {
+      const b = await repo.budgets.findOne({ key: budgetKey(workspaceId, 'share_token', shareTokenId, 'tokens', 'total'), workspaceId });
+      const [s] = await d.usage.sums({ workspaceId, shareTokenId }, null, ['tokens']);
+      return { maxTokens: b?.limit ?? null, used: s?.tokens ?? 0 };
+    },
+
+    /** Removes the budgets of a deleted target (a revoked share link). */
+    async dropFor(workspaceId: string, scope: BudgetDoc['scope'], targetId: string): Promise<void> {
+      await repo.budgets.deleteMany({ workspaceId, scope, targetId });
+    },
+
+    /** The budgets that cover a call, less those an admin already let this run go beyond (one indexed query). */
+    async applicable(workspaceId: string, targets: BudgetTargets, approved: readonly string[] = []): Promise<BudgetDoc[]> {
+      return (await repo.forCall(workspaceId, targets)).filter((b) => !approved.includes(b._id));
+    },
+
+    /** Every budget of the workspace (read before the call's attribution is known; see `covering`). */
+    ofWorkspace: (workspaceId: string): Promise<BudgetDoc[]> => repo.budgets.find({ workspaceId }).limit(1000).toArray(),
+
+    /** Of a workspace's budgets, those that cover a call with these targets, less the approved ones. */
+    covering(all: BudgetDoc[], targets: BudgetTargets, approved: readonly string[] = []): BudgetDoc[] {
+      const ids: Record<BudgetDoc['scope'], string | null | undefined> = { workspace: null, receptor: targets.receptorId, neuron: targets.neuronId, share_token: targets.shareTokenId };
+      return all.filter((b) => !approved.includes(b._id) && (b.scope === 'workspace' || (ids[b.scope] != null && ids[b.scope] === b.targetId)));
+    },
+
+    /** What each budget has spent in its current period (raw: tokens or nano-USD), read before the call's size is known. */
+    spentOf: (list: BudgetDoc[], now = new Date()): Promise<{ budget: BudgetDoc; spent: number }[]> =>
+      Promise.all(list.map(async (b) => ({ budget: b, spent: await spentRaw(b, now) }))),
+
+    /**
+     * The run engine's decision before a model call: the first budget (fail policy before pause)
+     * that is spent, or that this call's estimated prompt would take over its limit.
+     */
+    judge(spent: { budget: BudgetDoc; spent: number }[], estimate: TurnEstimate): BudgetOverrun | null {
+      const over = spent.filter(({ budget: b, spent: s }) => s >= limitRaw(b) || s + (b.measure === 'usd' ? estimate.costNanos : estimate.tokens) > limitRaw(b))
+        .map(({ budget: b, spent: s }) => overrun(b, s));
+      return over.find((o) => o.policy === 'fail') ?? over[0] ?? null;
+    },
+
+    /** spentOf + judge: one ledger aggregation per applicable budget; none at all when no budget applies. */
+    async evaluate(applicable: BudgetDoc[], estimate: TurnEstimate, now = new Date()): Promise<BudgetOverrun | null> {
+      if (applicable.length === 0) return null;
+      return this.judge(await this.spentOf(applicable, now), estimate);
+    },
+
+    /**
+     * At the door of a share link: a budget with the fail policy that is already spent refuses the
+     * request (402), rather than starting a run that fails at its first turn.
+     */
+    async refuseIfSpent(workspaceId: string, targets: BudgetTargets): Promise<void> {
+      const spent = (await repo.forCall(workspaceId, targets)).filter((b) => b.policy === 'fail');
+      for (const b of spent) {
+        const s = await spentRaw(b);
+        if (s >= limitRaw(b)) throw new AppError('BUDGET_EXCEEDED', 402, `${describe(b)} is spent (${unitOf(b, toUnit(b, s))} used)`);
+      }
+    },
+  };
+}
+export type BudgetService = ReturnType<typeof createBudgetService>;
