@@ -6,7 +6,7 @@
 export const ERROR_CODES = {
   VALIDATION_ERROR: { status: 400, meaning: 'A path parameter, query, header or body failed validation; the message names the field' },
   AUTH_REQUIRED: { status: 401, meaning: 'No credential, or an invalid or revoked one' },
-  BUDGET_EXCEEDED: { status: 402, meaning: 'A share link has used its request or token budget' },
+  BUDGET_EXCEEDED: { status: 402, meaning: 'A budget is spent: a share link\'s requests or tokens, or a budget set on the workspace, a receptor or a neuron (docs/usage.md)' },
   FORBIDDEN: { status: 403, meaning: 'The credential lacks the role the route needs (docs/roles.md)' },
   NOT_FOUND: { status: 404, meaning: 'No such resource in the caller\'s workspace (another workspace\'s resource reads the same)' },
   METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists with other methods (see the Allow header)' },
