@@ -42,17 +42,17 @@ async function browse(services: Services, scope: Scope, b: { type: string; limit
 /** Discovery (document 2, Grep, Search, Browse and Vault tree; docs/search.md). */
 export default [
   route({
-    method: 'post', path: '/v1/grep', brain: 'required', body: GrepBody, response: GrepResult, tags,
+    method: 'post', path: '/v1/grep', operationId: 'grep.run', brain: 'required', body: GrepBody, response: GrepResult, tags,
     summary: 'List a type (type, type/) or match type/pattern on names and descriptions (content for memories and artifacts)',
     handler: async ({ body, scope, services }) => services.search.grep(scope, body),
   }),
   route({
-    method: 'post', path: '/v1/search', brain: 'optional', body: SearchBody, response: SearchResult, tags,
+    method: 'post', path: '/v1/search', operationId: 'search.query', brain: 'optional', body: SearchBody, response: SearchResult, tags,
     summary: 'Search one type: hybrid (BM25 and vectors fused by RRF), lexical or vector; explain shows each hit\'s ranks',
     handler: async ({ body, scope, services }) => services.search.search(scope, body),
   }),
   route({
-    method: 'get', path: '/v1/search', brain: 'optional', query: AsyncSearchQuery, response: AsyncSearchStarted, status: 202, tags,
+    method: 'get', path: '/v1/search', operationId: 'search.start', brain: 'optional', query: AsyncSearchQuery, response: AsyncSearchStarted, status: 202, tags,
     summary: 'Start a multi-type search as a job (workflow search): one activity per type; the job result holds every type\'s hits',
     handler: async ({ query, scope, services }) => {
       if (query.types && query.type) throw validationError('types: send types or type, not both');
@@ -63,12 +63,12 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/browse', brain: 'optional', query: BrowseQuery, response: BrowseResult, tags,
+    method: 'get', path: '/v1/browse', operationId: 'browse.list', brain: 'optional', query: BrowseQuery, response: BrowseResult, tags,
     summary: 'List the resources of one type visible in the brain, newest first',
     handler: async ({ query, scope, services }) => browse(services, scope, query),
   }),
   route({
-    method: 'post', path: '/v1/browse', brain: 'optional', body: BrowseBody, response: BrowseResult, tags,
+    method: 'post', path: '/v1/browse', operationId: 'browse.query', brain: 'optional', body: BrowseBody, response: BrowseResult, tags,
     summary: 'List the resources of one type (limit 1 to 200); full_heads adds the full resource documents',
     handler: async ({ body, scope, services }) => browse(services, scope, body),
   }),

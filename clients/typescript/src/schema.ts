@@ -412,16 +412,16 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get browse
+         * List browse
          * @description List the resources of one type visible in the brain, newest first
          */
-        get: operations["browse.get"];
+        get: operations["browse.list"];
         put?: never;
         /**
-         * Post browse
+         * Query browse
          * @description List the resources of one type (limit 1 to 200); full_heads adds the full resource documents
          */
-        post: operations["browse.post"];
+        post: operations["browse.query"];
         delete?: never;
         options?: never;
         head?: never;
@@ -644,10 +644,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Post grep
+         * Run grep
          * @description List a type (type, type/) or match type/pattern on names and descriptions (content for memories and artifacts)
          */
-        post: operations["grep.post"];
+        post: operations["grep.run"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2620,16 +2620,16 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get search
+         * Get search start
          * @description Start a multi-type search as a job (workflow search): one activity per type; the job result holds every type's hits
          */
-        get: operations["search.get"];
+        get: operations["search.start"];
         put?: never;
         /**
-         * Post search
+         * Query search
          * @description Search one type: hybrid (BM25 and vectors fused by RRF), lexical or vector; explain shows each hit's ranks
          */
-        post: operations["search.post"];
+        post: operations["search.query"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8906,7 +8906,7 @@ export interface operations {
             };
         };
     };
-    "browse.get": {
+    "browse.list": {
         parameters: {
             query: {
                 full_heads?: boolean | ("0" | "1" | "true" | "false");
@@ -9009,7 +9009,7 @@ export interface operations {
             };
         };
     };
-    "browse.post": {
+    "browse.query": {
         parameters: {
             query?: never;
             header?: {
@@ -10506,7 +10506,7 @@ export interface operations {
             };
         };
     };
-    "grep.post": {
+    "grep.run": {
         parameters: {
             query?: never;
             header: {
@@ -25969,7 +25969,7 @@ export interface operations {
             };
         };
     };
-    "search.get": {
+    "search.start": {
         parameters: {
             query: {
                 is_active?: boolean | ("0" | "1" | "true" | "false");
@@ -26074,7 +26074,7 @@ export interface operations {
             };
         };
     };
-    "search.post": {
+    "search.query": {
         parameters: {
             query?: never;
             header?: {
