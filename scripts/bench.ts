@@ -728,7 +728,7 @@ function streamingSummary(h: StreamingResult, verdict: (ok: boolean) => string):
     `      delivered / emitted                   ${h.ratio.toFixed(3)}   (aim ≥ ${AIM_STREAM_RATIO}: ${verdict(h.ratio >= AIM_STREAM_RATIO)})`,
     `      provider → reader delay per token     p50 ${fmt(h.delay.p50).padStart(7)} ms   p99 ${fmt(h.delay.p99).padStart(7)} ms   max ${fmt(h.delay.max)} ms   (no aim set yet)`,
     '',
-    `  (i) Memory (RSS). API = the bench's own process (API + scripted provider + readers + bench state); worker = spawned child`,
+    `  (i) Memory (RSS). API = the bench's own process (API + provider + readers + earlier sections' state); worker = spawned child`,
     `      process at start (nothing running)    ${mb(m.start).padStart(7)}   (floor under the API figures: every module loaded, nothing started)`,
     `      API idle (before (h))                 ${mb(m.apiIdle).padStart(7)}   (aim < ${AIM_API_IDLE_MB} MB: ${verdict(m.apiIdle < AIM_API_IDLE_MB * MB)})`,
     `      API peak under (h)                    ${mb(m.apiPeak).padStart(7)}   (aim < ${AIM_API_LOAD_MB} MB: ${verdict(m.apiPeak < AIM_API_LOAD_MB * MB)})`,
