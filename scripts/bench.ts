@@ -16,6 +16,18 @@
  * (f) Stakeholder maps (scripts/bench-stakeholder-maps.ts): patch, live read, diff and briefing.
  * (g) Budget check: time to first token of runs covered by three budgets (docs/usage.md) versus
  *     runs covered by none, interleaved run by run so both see the same machine.
+ * (h) Streaming at scale: STREAM_RUNS concurrent streaming neuron runs, each read by its own SSE reader
+ *     on GET /v1/jobs/:id/stream, against the scripted provider streaming STREAM_TOKENS tokens, one every
+ *     STREAM_TOKEN_MS ms. Tokens per second delivered to the readers ÷ tokens per second emitted by the
+ *     provider, and the delay of each token from the provider's socket write to the reader's parse.
+ * (i) Memory: resident memory (RSS) of the API and of the worker process, idle and at peak during (h).
+ *     The API runs inside the bench's own process (startTestApp), so its figure is this process's RSS,
+ *     which also holds the scripted provider, the SSE readers, the bare worker of (b)/(c) and whatever
+ *     earlier sections (notably (e) search) left on the heap. The worker is the spawned child (VmRSS).
+ *
+ * BENCH_ONLY=h,i (comma-separated letters) runs only those sections; (i) is measured during (h), so
+ * selecting either runs both. Unset: every section. `BENCH_ONLY=h,i npm run bench` takes about a minute.
+ * The summary states the machine the bench ran on (CPUs, model, memory, Node version).
  *
  * Services: a service whose URL variable (MONGODB_URI, REDIS_URL, TEMPORAL_ADDRESS) is set is used as
  * is; missing ones are started by scripts/embedded.ts on free loopback ports with data in a temp folder
@@ -25,6 +37,7 @@
  * Exit code: 0 when every measure ran (whether or not the aims are met), 1 on a real error.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,7 +46,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createOpenAIProvider } from '../src/llm/openai.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../test/support/app.js';
-import { startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply } from '../test/support/scripted-openai.js';
+import { lastUserText, startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply, type ScriptedRequestBody } from '../test/support/scripted-openai.js';
 import { createSimulation } from '../test/support/provider-sim.js';
 import { dataOf, readSse, shownReply } from '../test/support/sse.js';
 import { spawnWorkerProcess } from '../test/support/worker.js';
@@ -68,6 +81,22 @@ const RUN_TIMEOUT_MS = 60_000;
 /** Aims from the performance brief, printed next to the figures. */
 const AIM_ADDED_TTFT_MS = 30;
 const AIM_TPUT_RATIO = 0.5;
+/**
+ * (h) Concurrent streaming runs (one SSE reader each), tokens per reply and the provider's pace.
+ * Starting a hundred runs takes the platform 15–20 s on 2 cores, so each run streams for 25 s
+ * to have (nearly) all hundred streaming at once; the summary reports the peak actually reached.
+ */
+const STREAM_RUNS = 100;
+const STREAM_TOKENS = 500;
+const STREAM_TOKEN_MS = 50;
+/** (h) The provider thinks this long before its first token, so most readers are attached before tokens flow. */
+const STREAM_FIRST_TOKEN_MS = 500;
+/** (h) Aim: delivered ÷ emitted tokens per second. (i) Aims for the API's RSS, MB. */
+const AIM_STREAM_RATIO = 0.98;
+const AIM_API_IDLE_MB = 150;
+const AIM_API_LOAD_MB = 400;
+/** (i) Memory sampling period during (h), ms. */
+const MEM_SAMPLE_MS = 200;
 
 const say = (line: string): void => console.log(`[bench] ${line}`);
 const fmt = (ms: number): string => ms.toFixed(1);
@@ -87,6 +116,12 @@ function median(xs: number[]): number {
 function p90(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil(0.9 * s.length) - 1)];
+}
+
+/** Percentile `q` (0–1) by nearest rank. */
+function pct(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
 }
 
 /** Runs `fn(0..count-1)` with at most `concurrency` in flight; rejects on the first failure. */
@@ -524,51 +559,258 @@ async function measureRealistic(app: TestApp, ws: Workspace, llm: ScriptedOpenAI
   return { completed: runs.filter((r) => r.status === 'fulfilled').length, exact, retried, wallMs, addedTtft: spread(added.length ? added : [NaN]) };
 }
 
+// ─── (h) Streaming at scale, (i) memory ───────────────────────────────────────────────────────
+
+const MB = 1024 * 1024;
+/** The API's RSS: the bench's own process (the API is startTestApp in this process). */
+const apiRss = (): number => process.memoryUsage().rss;
+/** A child's RSS from /proc/<pid>/status (VmRSS, kB); NaN where /proc is unavailable. */
+function pidRss(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** RSS in bytes of the API (this process) and the worker (child), idle median and peak under (h). */
+interface MemoryResult { start: number; apiIdle: number; workerIdle: number; apiPeak: number; workerPeak: number; samples: number }
+
+/** Median of a few samples one MEM_SAMPLE_MS apart, with nothing running. */
+async function idleMemory(workerPid: number | undefined): Promise<{ api: number; worker: number }> {
+  const api: number[] = [];
+  const worker: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    api.push(apiRss());
+    worker.push(pidRss(workerPid));
+    await new Promise((r) => setTimeout(r, MEM_SAMPLE_MS));
+  }
+  return { api: median(api), worker: median(worker) };
+}
+
+interface StreamingResult {
+  completed: number;
+  failed: number;
+  emitted: number;
+  received: number;
+  /** Tokens per second over the provider's window (first emit → last emit) and the readers' (first → last receipt). */
+  emittedPerS: number;
+  deliveredPerS: number;
+  ratio: number;
+  /** Provider emit → reader parse, ms, over every token received. */
+  delay: { p50: number; p99: number; max: number };
+  /** Most runs whose provider stream was between its first and last token at the same moment. */
+  peakConcurrent: number;
+  wallMs: number;
+  memory: MemoryResult;
+}
+
+/**
+ * (h) STREAM_RUNS invokes with stream: true, all at once; each opens its own SSE reader on
+ * GET /v1/jobs/:id/stream as soon as the POST answers and reads it to the terminal event. The
+ * scripted provider streams `r<run>.<i> ` tokens, one every STREAM_TOKEN_MS ms, and records the
+ * moment each one is written to its socket; the readers stamp the moment they parse it. Both
+ * clocks are this process's performance.now(). Tokens of a superseded attempt (after a `reset`)
+ * are not counted as received. (i) RSS is sampled every MEM_SAMPLE_MS ms throughout.
+ */
+async function measureStreaming(app: TestApp, ws: Workspace, llm: ScriptedOpenAI, workerPid: number | undefined, startRss: number): Promise<StreamingResult> {
+  const neuronId = await createNeuron(app, ws, 'bench-streaming');
+  const emittedAt = new Map<string, number>();
+  const runOf = (body: ScriptedRequestBody): number => Number(/^stream (\d+)$/.exec(lastUserText(body))?.[1] ?? -1);
+  llm.setDefault((body) => {
+    const run = runOf(body);
+    return {
+      chunks: Array.from({ length: STREAM_TOKENS }, (_, i) => `r${run}.${i} `),
+      paceMs: STREAM_TOKEN_MS, firstTokenMs: STREAM_FIRST_TOKEN_MS,
+      usage: { prompt_tokens: 20, completion_tokens: STREAM_TOKENS },
+      onContentChunk: (_i, text) => void emittedAt.set(text, performance.now()),
+    };
+  });
+
+  // A short warm-up run (same neuron, same path) so the first of the hundred does not pay for JIT.
+  llm.script([{ chunks: ['warm'], usage: { prompt_tokens: 5, completion_tokens: 1 } }]);
+  await runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: 'warm-up', stream: true });
+
+  const idle = await idleMemory(workerPid);
+  say(`(i) idle RSS: API (this process) ${(idle.api / MB).toFixed(0)} MB, worker ${(idle.worker / MB).toFixed(0)} MB`);
+  let apiPeak = idle.api;
+  let workerPeak = idle.worker;
+  let samples = 0;
+  const sampler = setInterval(() => {
+    apiPeak = Math.max(apiPeak, apiRss());
+    const w = pidRss(workerPid);
+    if (!Number.isNaN(w)) workerPeak = Math.max(workerPeak, w);
+    samples++;
+  }, MEM_SAMPLE_MS);
+
+  const receivedAt = new Map<string, number>();
+  const readerTimeout = RUN_TIMEOUT_MS + STREAM_TOKENS * STREAM_TOKEN_MS;
+  const one = async (run: number): Promise<void> => {
+    const res = await app.post(`/v1/neurons/${neuronId}/invoke`, ws.key, { message: `stream ${run}`, stream: true });
+    if (res.status !== 202) throw new Error(`invoke answered ${res.status}: ${res.text}`);
+    const jobId = String(res.body.job_id);
+    let seen = 0;
+    let terminal: unknown;
+    const mine = new Map<string, number>();
+    const sse = await readSse(`${app.url}/v1/jobs/${jobId}/stream`, {
+      headers: { authorization: `Bearer ${ws.key}` },
+      timeoutMs: readerTimeout,
+      until: (events) => {
+        const now = performance.now();
+        for (; seen < events.length; seen++) {
+          const data = dataOf(events[seen]);
+          if (data.type === 'reset') mine.clear();
+          if (data.type === 'token') mine.set(String(data.text), now);
+          if (data.type === 'complete' || data.type === 'error') terminal = data;
+        }
+        return terminal !== undefined;
+      },
+    });
+    if (sse.status !== 200) throw new Error(`stream of job ${jobId} answered ${sse.status}: ${sse.body}`);
+    for (const [text, at] of mine) receivedAt.set(text, at);
+    if ((terminal as { type?: string } | undefined)?.type !== 'complete') throw new Error(`job ${jobId} ended with ${JSON.stringify(terminal ?? 'no terminal event')}`);
+  };
+
+  say(`(h) streaming: ${STREAM_RUNS} concurrent runs × ${STREAM_TOKENS} tokens every ${STREAM_TOKEN_MS} ms, one SSE reader each`);
+  const t0 = performance.now();
+  const settled = await Promise.allSettled(Array.from({ length: STREAM_RUNS }, (_, run) => one(run)));
+  const wallMs = performance.now() - t0;
+  clearInterval(sampler);
+  const failures = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  for (const f of failures.slice(0, 3)) say(`(h) a run failed: ${f.reason instanceof Error ? f.reason.message : String(f.reason)}`);
+
+  const delays: number[] = [];
+  for (const [text, at] of receivedAt) {
+    const emitted = emittedAt.get(text);
+    if (emitted !== undefined) delays.push(at - emitted);
+  }
+  const emitTimes = [...emittedAt.values()];
+  const recvTimes = [...receivedAt.values()];
+  const window = (xs: number[]): number => (xs.length > 1 ? Math.max(...xs) - Math.min(...xs) : NaN);
+  const emittedPerS = emitTimes.length / (window(emitTimes) / 1000);
+  const deliveredPerS = recvTimes.length / (window(recvTimes) / 1000);
+
+  // Peak concurrency: sweep over each run's first and last emit.
+  const spans = new Map<string, [number, number]>();
+  for (const [text, at] of emittedAt) {
+    const run = text.split('.')[0];
+    const sp = spans.get(run);
+    spans.set(run, sp ? [Math.min(sp[0], at), Math.max(sp[1], at)] : [at, at]);
+  }
+  const edges = [...spans.values()].flatMap(([a, b]) => [[a, 1], [b, -1]] as [number, number][]).sort((x, y) => x[0] - y[0] || y[1] - x[1]);
+  let live = 0;
+  let peakConcurrent = 0;
+  for (const [, d] of edges) peakConcurrent = Math.max(peakConcurrent, (live += d));
+
+  const result: StreamingResult = {
+    completed: settled.length - failures.length, failed: failures.length,
+    emitted: emitTimes.length, received: recvTimes.length, emittedPerS, deliveredPerS, ratio: deliveredPerS / emittedPerS,
+    delay: delays.length ? { p50: pct(delays, 0.5), p99: pct(delays, 0.99), max: Math.max(...delays) } : { p50: NaN, p99: NaN, max: NaN },
+    peakConcurrent, wallMs,
+    memory: { start: startRss, apiIdle: idle.api, workerIdle: idle.worker, apiPeak, workerPeak, samples },
+  };
+  say(`(h) ${result.completed}/${STREAM_RUNS} completed, tokens received ${result.received}/${result.emitted}, ratio ${result.ratio.toFixed(3)}, delay p50 ${fmt(result.delay.p50)} ms p99 ${fmt(result.delay.p99)} ms`);
+  say(`(i) peak RSS under (h): API (this process) ${(apiPeak / MB).toFixed(0)} MB, worker ${(workerPeak / MB).toFixed(0)} MB`);
+  return result;
+}
+
+function streamingSummary(h: StreamingResult, verdict: (ok: boolean) => string): string[] {
+  const mb = (b: number): string => `${(b / MB).toFixed(0)} MB`;
+  const m = h.memory;
+  return [
+    `  (h) Streaming at scale: ${STREAM_RUNS} concurrent runs × ${STREAM_TOKENS} tokens, one every ${STREAM_TOKEN_MS} ms (first after ${STREAM_FIRST_TOKEN_MS} ms), one SSE reader each`,
+    `      (provider, readers and API share this process; at full overlap the provider emits ${(STREAM_RUNS * 1000 / STREAM_TOKEN_MS).toFixed(0)} tokens/s)`,
+    `      runs completed ${h.completed}/${STREAM_RUNS}   tokens received ${h.received}/${h.emitted}   peak runs streaming at once ${h.peakConcurrent}   wall ${fmt(h.wallMs / 1000)} s`,
+    `      emitted by the provider               ${h.emittedPerS.toFixed(0).padStart(7)} tokens/s (first → last emit)`,
+    `      delivered to the readers              ${h.deliveredPerS.toFixed(0).padStart(7)} tokens/s (first → last receipt)`,
+    `      delivered / emitted                   ${h.ratio.toFixed(3)}   (aim ≥ ${AIM_STREAM_RATIO}: ${verdict(h.ratio >= AIM_STREAM_RATIO)})`,
+    `      provider → reader delay per token     p50 ${fmt(h.delay.p50).padStart(7)} ms   p99 ${fmt(h.delay.p99).padStart(7)} ms   max ${fmt(h.delay.max)} ms   (no aim set yet)`,
+    '',
+    `  (i) Memory (RSS). API = the bench's own process (API + provider + readers + earlier sections' state); worker = spawned child`,
+    `      process at start (nothing running)    ${mb(m.start).padStart(7)}   (floor under the API figures: every module loaded, nothing started)`,
+    `      API idle (before (h))                 ${mb(m.apiIdle).padStart(7)}   (aim < ${AIM_API_IDLE_MB} MB: ${verdict(m.apiIdle < AIM_API_IDLE_MB * MB)})`,
+    `      API peak under (h)                    ${mb(m.apiPeak).padStart(7)}   (aim < ${AIM_API_LOAD_MB} MB: ${verdict(m.apiPeak < AIM_API_LOAD_MB * MB)})`,
+    `      worker idle (before (h))              ${mb(m.workerIdle).padStart(7)}   (no aim set)`,
+    `      worker peak under (h)                 ${mb(m.workerPeak).padStart(7)}   (no aim set; ${m.samples} samples every ${MEM_SAMPLE_MS} ms)`,
+  ];
+}
+
+/** The machine the figures come from. */
+function machine(): string {
+  const cpus = os.cpus();
+  return `  machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GB RAM, Node ${process.version}, ${os.platform()} ${os.release()}`;
+}
+
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-function summary(p: Probes, a: TtftResult, b: ThroughputResult, c: PathwayResult, d: RealisticResult, e: SearchBenchResult, f: StakeholderMapFigures, g: BudgetResult): string {
+interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult }
+
+function summary(p: Probes, { a, b, c, d, e, f, g, h }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
-  const bd = a.breakdown;
   const line = '═'.repeat(88);
   return [
     line,
     '  Cortex bench summary (same services, same scripted provider)',
+    machine(),
     `  service round trips (medians): Mongo read ${fmt(p.mongoRead)} ms | Mongo write ${fmt(p.mongoWrite)} ms | Redis ${fmt(p.redis)} ms | Temporal RPC ${fmt(p.temporalRpc)} ms`,
-    '',
-    `  (a) Time to first token, ${TTFT_RUNS} sequential runs`,
-    `      platform (invoke → first SSE token)   median ${fmt(a.platform.median).padStart(7)} ms   p90 ${fmt(a.platform.p90).padStart(7)} ms`,
-    `      direct (openai adapter → onToken)     median ${fmt(a.direct.median).padStart(7)} ms   p90 ${fmt(a.direct.p90).padStart(7)} ms`,
-    `      added by the platform at the median   ${fmt(a.addedAtMedian)} ms   (aim < ${AIM_ADDED_TTFT_MS} ms: ${verdict(a.addedAtMedian < AIM_ADDED_TTFT_MS)})`,
-    `      where it goes (medians): API → workflow started ${fmt(bd.apiToStart)} | → modelTurn started ${fmt(bd.startToModel)}`,
-    `        | → first token at client ${fmt(bd.modelToToken)} ms`,
-    '',
-    `  (b) Throughput, ${TPUT_RUNS} trivial runs, ${TPUT_CONCURRENCY} in flight`,
-    `      platform neuron runs                  ${b.platformPerS.toFixed(1).padStart(7)} runs/s`,
-    `      bare one-activity workflows           ${b.barePerS.toFixed(1).padStart(7)} runs/s`,
-    `      ratio platform / bare                 ${b.ratio.toFixed(2)}   (aim ≥ ${AIM_TPUT_RATIO}: ${verdict(b.ratio >= AIM_TPUT_RATIO)})`,
-    '',
-    `  (c) Pathway per-node overhead, ${PATHWAY_NODES}-node linear pathway, ${PATHWAY_RUNS} sequential runs`,
-    `      pathway run                           median ${fmt(c.runMs.median).padStart(7)} ms   p90 ${fmt(c.runMs.p90).padStart(7)} ms`,
-    `      per node (median run / ${PATHWAY_NODES})            ${fmt(c.perNodeMs).padStart(7)} ms`,
-    `      bare one-activity workflow run        median ${fmt(c.bareRunMs.median).padStart(7)} ms   p90 ${fmt(c.bareRunMs.p90).padStart(7)} ms`,
-    `      per node / one bare run               ${c.ratio.toFixed(2)}`,
-    `      split: in-workflow ${fmt(c.inWorkflowPerNodeMs)} ms per node (node events' stream ids) + ${fmt(c.fixedMs)} ms fixed per run (start, finish, API)`,
-    `      per node (medians): node_start → node_finish ${fmt(c.nodeStartToFinishMs)} ms | node_finish → next node_start ${fmt(c.finishToNextStartMs)} ms`,
-    '',
-    `  (d) Realistic provider (simulator: 300–800 ms think, faults), ${REAL_RUNS} concurrent runs`,
-    `      completed ${d.completed}/${REAL_RUNS}   stream shows exactly the stored reply ${d.exact}/${d.completed}   runs with a retried turn ${d.retried}`,
-    `      wall time ${fmt(d.wallMs)} ms   platform time before the provider call (unretried runs) median ${fmt(d.addedTtft.median)} ms`,
-    '',
-    ...searchSummary(e),
-    '',
-    ...formatStakeholderMaps(f, fmt),
-    '',
-    `  (g) Budget check before each model turn, ${TTFT_RUNS} runs each, interleaved`,
-    `      no budget                             median ${fmt(g.without.median).padStart(7)} ms   p90 ${fmt(g.without.p90).padStart(7)} ms`,
-    `      three budgets covering the run        median ${fmt(g.with.median).padStart(7)} ms   p90 ${fmt(g.with.p90).padStart(7)} ms`,
-    `      added by the check at the median      ${fmt(g.addedAtMedian)} ms`,
+    ...(a ? ['', ...sectionA(a)] : []),
+    ...(b ? ['', ...sectionB(b)] : []),
+    ...(c ? ['', ...sectionC(c)] : []),
+    ...(d ? ['', ...sectionD(d)] : []),
+    ...(e ? ['', ...searchSummary(e)] : []),
+    ...(f ? ['', ...formatStakeholderMaps(f, fmt)] : []),
+    ...(g ? ['', ...sectionG(g)] : []),
+    ...(h ? ['', ...streamingSummary(h, verdict)] : []),
     line,
   ].join('\n');
+
+  function sectionA(a: TtftResult): string[] {
+    const bd = a.breakdown;
+    return [
+      `  (a) Time to first token, ${TTFT_RUNS} sequential runs`,
+      `      platform (invoke → first SSE token)   median ${fmt(a.platform.median).padStart(7)} ms   p90 ${fmt(a.platform.p90).padStart(7)} ms`,
+      `      direct (openai adapter → onToken)     median ${fmt(a.direct.median).padStart(7)} ms   p90 ${fmt(a.direct.p90).padStart(7)} ms`,
+      `      added by the platform at the median   ${fmt(a.addedAtMedian)} ms   (aim < ${AIM_ADDED_TTFT_MS} ms: ${verdict(a.addedAtMedian < AIM_ADDED_TTFT_MS)})`,
+      `      where it goes (medians): API → workflow started ${fmt(bd.apiToStart)} | → modelTurn started ${fmt(bd.startToModel)}`,
+      `        | → first token at client ${fmt(bd.modelToToken)} ms`,
+    ];
+  }
+  function sectionB(b: ThroughputResult): string[] {
+    return [
+      `  (b) Throughput, ${TPUT_RUNS} trivial runs, ${TPUT_CONCURRENCY} in flight`,
+      `      platform neuron runs                  ${b.platformPerS.toFixed(1).padStart(7)} runs/s`,
+      `      bare one-activity workflows           ${b.barePerS.toFixed(1).padStart(7)} runs/s`,
+      `      ratio platform / bare                 ${b.ratio.toFixed(2)}   (aim ≥ ${AIM_TPUT_RATIO}: ${verdict(b.ratio >= AIM_TPUT_RATIO)})`,
+    ];
+  }
+  function sectionC(c: PathwayResult): string[] {
+    return [
+      `  (c) Pathway per-node overhead, ${PATHWAY_NODES}-node linear pathway, ${PATHWAY_RUNS} sequential runs`,
+      `      pathway run                           median ${fmt(c.runMs.median).padStart(7)} ms   p90 ${fmt(c.runMs.p90).padStart(7)} ms`,
+      `      per node (median run / ${PATHWAY_NODES})            ${fmt(c.perNodeMs).padStart(7)} ms`,
+      `      bare one-activity workflow run        median ${fmt(c.bareRunMs.median).padStart(7)} ms   p90 ${fmt(c.bareRunMs.p90).padStart(7)} ms`,
+      `      per node / one bare run               ${c.ratio.toFixed(2)}`,
+      `      split: in-workflow ${fmt(c.inWorkflowPerNodeMs)} ms per node (node events' stream ids) + ${fmt(c.fixedMs)} ms fixed per run (start, finish, API)`,
+      `      per node (medians): node_start → node_finish ${fmt(c.nodeStartToFinishMs)} ms | node_finish → next node_start ${fmt(c.finishToNextStartMs)} ms`,
+    ];
+  }
+  function sectionD(d: RealisticResult): string[] {
+    return [
+      `  (d) Realistic provider (simulator: 300–800 ms think, faults), ${REAL_RUNS} concurrent runs`,
+      `      completed ${d.completed}/${REAL_RUNS}   stream shows exactly the stored reply ${d.exact}/${d.completed}   runs with a retried turn ${d.retried}`,
+      `      wall time ${fmt(d.wallMs)} ms   platform time before the provider call (unretried runs) median ${fmt(d.addedTtft.median)} ms`,
+    ];
+  }
+  function sectionG(g: BudgetResult): string[] {
+    return [
+      `  (g) Budget check before each model turn, ${TTFT_RUNS} runs each, interleaved`,
+      `      no budget                             median ${fmt(g.without.median).padStart(7)} ms   p90 ${fmt(g.without.p90).padStart(7)} ms`,
+      `      three budgets covering the run        median ${fmt(g.with.median).padStart(7)} ms   p90 ${fmt(g.with.p90).padStart(7)} ms`,
+      `      added by the check at the median      ${fmt(g.addedAtMedian)} ms`,
+    ];
+  }
 }
 
 /** Deletes the bench's Redis keys (its own prefix) on a shared Redis. */
@@ -577,7 +819,13 @@ async function dropRedisKeys(app: TestApp): Promise<void> {
   for await (const keys of stream as AsyncIterable<string[]>) if (keys.length) await app.deps.redis.del(...keys);
 }
 
+/** BENCH_ONLY=h,i: the sections to run (all when unset). */
+const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').map((x) => x.trim().toLowerCase()).filter(Boolean));
+const runs = (section: string): boolean => ONLY.size === 0 || ONLY.has(section);
+
 async function main(): Promise<void> {
+  // This process's RSS with every module loaded (API, Temporal SDK, bench) and nothing started yet.
+  const startRss = apiRss();
   // Before any worker exists: keep the Temporal core's INFO lines out of the bench output.
   Runtime.install({ logger: new DefaultLogger('WARN') });
 
@@ -617,30 +865,37 @@ async function main(): Promise<void> {
     cleanups.push(() => app.deps.db.dropDatabase());
     say(`API at ${app.url} (database ${app.config.MONGODB_DB}, Redis prefix ${app.config.REDIS_PREFIX}, task queue ${app.config.TEMPORAL_TASK_QUEUE})`);
 
-    say('bundling workflows and starting the platform worker and the bare worker');
+    say(`starting the platform worker${runs('b') || runs('c') ? ' and bundling workflows for the bare worker' : ''}`);
     const bundleStarted = performance.now();
     // The platform worker runs in its own process, as `npm run up` runs it beside the API.
+    // The bare worker serves (b) and (c) only.
+    const needBare = runs('b') || runs('c');
     const [worker, bare] = await Promise.all([
       spawnWorkerProcess(app, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', CORTEX_WORKFLOW_BUNDLE: '' }).then((child) => ({
+        pid: child.pid,
         stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); },
       })),
-      bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./bench-workflows.ts', import.meta.url)), logger: new DefaultLogger('WARN') })
-        .then((bundle) => startBare(app, bundle)),
+      needBare
+        ? bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./bench-workflows.ts', import.meta.url)), logger: new DefaultLogger('WARN') })
+          .then((bundle) => startBare(app, bundle))
+        : undefined,
     ]);
     cleanups.push(() => worker.stop());
-    cleanups.push(() => bare.stop());
+    if (bare) cleanups.push(() => bare.stop());
     say(`workers running (${fmt(performance.now() - bundleStarted)} ms)`);
 
     const ws = await buildWorkspace(app);
     const probes = await probeServices(app);
-    const a = await measureTtft(app, ws, llm);
-    const b = await measureThroughput(app, ws, llm, bare);
-    const c = await measurePathway(app, ws, bare);
-    const d = await measureRealistic(app, ws, llm);
-    const e = await measureSearch(say);
-    const f = await measureStakeholderMaps(app, ws);
-    const g = await measureBudgets(app, llm);
-    console.log(summary(probes, a, b, c, d, e, f, g));
+    const r: Results = {};
+    if (runs('a')) r.a = await measureTtft(app, ws, llm);
+    if (runs('b')) r.b = await measureThroughput(app, ws, llm, bare!);
+    if (runs('c')) r.c = await measurePathway(app, ws, bare!);
+    if (runs('d')) r.d = await measureRealistic(app, ws, llm);
+    if (runs('e')) r.e = await measureSearch(say);
+    if (runs('f')) r.f = await measureStakeholderMaps(app, ws);
+    if (runs('g')) r.g = await measureBudgets(app, llm);
+    if (runs('h') || runs('i')) r.h = await measureStreaming(app, ws, llm, worker.pid, startRss);
+    console.log(summary(probes, r));
   } finally {
     say('stopping');
     await cleanup();

@@ -20,8 +20,16 @@ export interface ScriptedReply {
   usage?: { prompt_tokens: number; completion_tokens: number };
   /** Send no usage at all, as some compatible servers do. */
   omitUsage?: boolean;
-  /** Pause before each streamed chunk. */
+  /** Pause before each streamed chunk (with `chunks`, a paced token stream: one content delta every this many ms). */
   delayMsPerChunk?: number;
+  /**
+   * Paced stream: chunk k (the role chunk is 0, content delta i is i + 1) is written at
+   * `firstTokenMs + k × paceMs` after the headers, on an absolute schedule, so a busy event loop
+   * delays single writes but not the rate (a real provider's pace does not depend on its client).
+   */
+  paceMs?: number;
+  /** Called right after each content delta is written to the socket, with its 0-based index and text (emit times for a bench). */
+  onContentChunk?: (index: number, text: string) => void;
   /** Think this long after the response headers and before the first chunk (reasoning models: 10–60 s). */
   firstTokenMs?: number;
   /** Drop the connection after this many content chunks (a mid-stream disconnect: no final chunk, no [DONE]). */
@@ -265,16 +273,23 @@ async function streamAnswer(res: ServerResponse, body: ScriptedRequestBody, repl
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...reply.headers });
   res.flushHeaders();
   if (reply.firstTokenMs) await sleep(reply.firstTokenMs);
+  const paceFrom = performance.now();
   let content = 0;
+  let k = 0;
   for (const e of events) {
     if (reply.delayMsPerChunk) await sleep(reply.delayMsPerChunk);
+    if (reply.paceMs) {
+      const wait = paceFrom + k++ * reply.paceMs - performance.now();
+      if (wait > 0) await sleep(wait);
+    }
     if (res.destroyed) return;
     if (reply.disconnectAfterChunks !== undefined && content >= reply.disconnectAfterChunks) {
       res.destroy(); // the connection drops mid-answer
       return;
     }
     res.write(`data: ${JSON.stringify(e)}\n\n`);
-    if ((e as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content) content++;
+    const delta = (e as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content;
+    if (delta) reply.onContentChunk?.(content++, delta);
   }
   res.end('data: [DONE]\n\n');
 }
