@@ -1,5 +1,4 @@
-import { MarkdownTextSplitter, RecursiveCharacterTextSplitter } from '@langchain/textsplitters';
-import { countTokens } from 'gpt-tokenizer';
+// Imported when first used (start-up memory, issue 17).
 
 export interface TextChunk { index: number; text: string; tokens: number }
 
@@ -11,6 +10,7 @@ export interface TextChunk { index: number; text: string; tokens: number }
 export async function chunkText(text: string, opts: { sizeTokens: number; overlapTokens: number; markdown?: boolean }): Promise<TextChunk[]> {
   const clean = text.replace(/\r\n?/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
   if (!clean) return [];
+  const [{ MarkdownTextSplitter, RecursiveCharacterTextSplitter }, { countTokens }] = await Promise.all([import('@langchain/textsplitters'), import('gpt-tokenizer')]);
   const fields = { chunkSize: opts.sizeTokens, chunkOverlap: Math.min(opts.overlapTokens, Math.floor(opts.sizeTokens / 2)), lengthFunction: (t: string) => countTokens(t) };
   const splitter = opts.markdown ? new MarkdownTextSplitter(fields) : new RecursiveCharacterTextSplitter(fields);
   const parts = await splitter.splitText(clean);

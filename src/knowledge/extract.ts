@@ -1,7 +1,5 @@
-import { fileTypeFromBuffer } from 'file-type';
-import { convert as htmlToText } from 'html-to-text';
-import mammoth from 'mammoth';
-import { PDFParse } from 'pdf-parse';
+// The extractors are imported when first used: together they hold ~240 MB that an API or worker
+// which never reads a PDF, DOCX or HTML body should not pay for at start-up (issue 17, memory).
 
 /** Content types whose text is extracted (docs/knowledge.md). */
 export const TEXT_TYPES = ['text/plain', 'text/markdown', 'text/html', 'text/csv', 'application/json', 'application/pdf',
@@ -24,6 +22,7 @@ function looksLikeText(b: Buffer): boolean {
  * text). Anything else is application/octet-stream (stored, not extracted).
  */
 export async function sniffContentType(head: Buffer, hint: { declared?: string; name?: string } = {}): Promise<string> {
+  const { fileTypeFromBuffer } = await import('file-type');
   const ft = await fileTypeFromBuffer(head).catch(() => undefined);
   if (ft) {
     // A zip whose first entries name a Word document is one (file-type needs more than the head for some writers).
@@ -49,8 +48,10 @@ export async function extractText(body: Buffer, contentType: string): Promise<st
     case 'text/plain': case 'text/markdown': case 'text/csv': case 'application/json':
       return body.toString('utf8');
     case 'text/html':
+      const { convert: htmlToText } = await import('html-to-text');
       return htmlToText(body.toString('utf8'), { wordwrap: false, selectors: [{ selector: 'a', options: { ignoreHref: true } }, { selector: 'img', format: 'skip' }] });
     case 'application/pdf': {
+      const { PDFParse } = await import('pdf-parse');
       const parser = new PDFParse({ data: new Uint8Array(body) });
       try {
         const out = await parser.getText();
@@ -60,6 +61,7 @@ export async function extractText(body: Buffer, contentType: string): Promise<st
       }
     }
     case DOCX:
+      const { default: mammoth } = await import('mammoth');
       return (await mammoth.extractRawText({ buffer: body })).value;
     default:
       throw new Error(`no text extractor for ${contentType}`);

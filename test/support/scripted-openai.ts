@@ -289,7 +289,11 @@ async function streamAnswer(res: ServerResponse, body: ScriptedRequestBody, repl
     }
     res.write(`data: ${JSON.stringify(e)}\n\n`);
     const delta = (e as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content;
-    if (delta) reply.onContentChunk?.(content++, delta);
+    if (delta) {
+      // Counted before the optional callback: `f?.(content++)` would skip the increment when f is unset.
+      const index = content++;
+      reply.onContentChunk?.(index, delta);
+    }
   }
   res.end('data: [DONE]\n\n');
 }
