@@ -14,7 +14,8 @@ export interface JobDoc {
   parentJobId: string | null; clientNonce: string | null; createdBy: string | null;
   /** Set on jobs started through a share link (its request budget counts them). */
   shareTokenId?: string;
-  createdAt: Date; processedAt: Date | null; finishedAt: Date | null; updatedAt: Date;
+  /** When the job first left `pending` (unset until then; jobs recorded before 2026-11 carry null). */
+  createdAt: Date; processedAt?: Date | null; finishedAt: Date | null; updatedAt: Date;
 }
 
 export const TERMINAL_STATES: JobState[] = ['completed', 'failed'];
@@ -37,7 +38,11 @@ export function createJobRepo(db: Db) {
   const claims = db.collection<JobClaimDoc>('job_claims');
   return {
     jobs, claims,
-    find: (workspaceId: string, id: string) => jobs.findOne({ _id: id, workspaceId }),
+    /**
+     * One job of a workspace. Looked up by `_id` alone and checked here: FerretDB's SQLite backend
+     * serves an `_id`-only filter from its primary key and scans the collection for any other.
+     */
+    find: (workspaceId: string, id: string) => jobs.findOne({ _id: id }).then((j) => (j?.workspaceId === workspaceId ? j : null)),
     async list(filter: Filter<JobDoc>, offset: number, limit: number) {
       const [items, total] = await Promise.all([
         jobs.find(filter).sort({ createdAt: -1, _id: -1 }).skip(offset).limit(limit).toArray(),

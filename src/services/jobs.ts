@@ -74,6 +74,84 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
     return job;
   }
 
+  /**
+   * Appends to a job stream through its fences (docs/streams.md): nothing after the terminal
+   * entry, no entry of a superseded model-turn attempt. A terminal entry is written from the
+   * stored terminal state when there is one (`claimed`, or read here), so it always agrees with
+   * the record. Returns the entry id, or null when a fence refused it.
+   */
+  async function emit(jobId: string, event: Record<string, unknown>, claimed?: Partial<JobDoc>): Promise<string | null> {
+    const fence = fenceOf(event);
+    let entry = event;
+    if (fence.kind === 'terminal') {
+      // The claimed terminal state is the truth (the job document may not show it yet).
+      const held = claimed ?? (await repo.claims.findOne({ _id: `job:${jobId}:terminal` }))?.set;
+      const job = held ? null : await repo.jobs.findOne({ _id: jobId });
+      if (held) entry = terminalEntry({ status: held.status!, result: held.result ?? null, failedReason: held.failedReason ?? null });
+      else if (job && TERMINAL_STATES.includes(job.status)) entry = terminalEntry(job);
+    }
+    return streams.append(streamKey(jobId), entry, fence);
+  }
+
+  /**
+   * Applies a transition. Terminal states are sticky: the first terminal transition of a job is
+   * claimed by a unique insert (src/db/claims.ts), so exactly one writer ends the job however
+   * many race (the run, a cancel, an expiry); the stream's terminal entry, derived from the claim,
+   * is written before the record shows the end. A non-terminal change is one find-and-update
+   * that returns the document before it, then a read of the terminal claim by id: a change that
+   * raced a terminal transition is repaired by re-applying the claimed state. `processedAt` is
+   * set by `$min`, so the first transition out of pending sets it and later ones keep it.
+   */
+  async function apply(workspaceId: string, jobId: string, patch: JobPatch): Promise<{ applied: boolean; previous: JobDoc | null; job: JobDoc | null }> {
+    const now = new Date();
+    const set: Partial<JobDoc> = { updatedAt: now };
+    if (patch.status !== undefined) set.status = patch.status;
+    if (patch.progress !== undefined) set.progress = Math.max(0, Math.min(100, Math.round(patch.progress)));
+    if (patch.currentStep !== undefined) set.currentStep = patch.currentStep;
+    if (patch.failedReason !== undefined) set.failedReason = patch.failedReason;
+    if (patch.result !== undefined) set.result = encodeBlob(patch.result);
+    if (patch.waitingFor !== undefined) set.waitingFor = patch.waitingFor === null ? null : encodeBlob(patch.waitingFor);
+    const leavesPending = patch.status !== undefined && patch.status !== 'pending';
+    const claimId = `job:${jobId}:terminal`;
+    if (patch.status && TERMINAL_STATES.includes(patch.status)) {
+      set.finishedAt = now;
+      const won = await claim(repo.claims, { _id: claimId, workspaceId, set });
+      const claimed = won ? set : (await repo.claims.findOne({ _id: claimId }))?.set;
+      if (!claimed) return { applied: false, previous: null, job: null };
+      // Claims written before processedAt moved to `$min` carry it in their set.
+      const { processedAt: _legacy, ...held } = claimed;
+      await emit(jobId, { type: held.status === 'completed' ? 'complete' : 'error' }, held);
+      const job = await repo.jobs.findOneAndUpdate({ _id: jobId, workspaceId }, { $set: held, $min: { processedAt: now } }, { returnDocument: 'after' });
+      await repairProcessedAt(job, now);
+      const applied = job !== null && (won || (held.status === set.status && held.failedReason === set.failedReason));
+      return { applied, previous: null, job };
+    }
+    const previous = await repo.jobs.findOneAndUpdate(
+      { _id: jobId, workspaceId }, { $set: set, ...(leavesPending ? { $min: { processedAt: now } } : {}) }, { returnDocument: 'before' },
+    );
+    if (!previous) return { applied: false, previous: null, job: null };
+    if (leavesPending) await repairProcessedAt(previous, now);
+    // A terminal claim may have landed before this write: it wins again.
+    const terminal = await repo.claims.findOne({ _id: claimId });
+    if (terminal) {
+      await repo.jobs.updateOne({ _id: jobId, workspaceId }, { $set: terminal.set });
+      return { applied: false, previous, job: null };
+    }
+    if (TERMINAL_STATES.includes(previous.status)) {
+      // Ended without a claim (a record older than claims): the end stays.
+      await repo.jobs.updateOne({ _id: jobId, workspaceId }, {
+        $set: { status: previous.status, progress: previous.progress, currentStep: previous.currentStep, failedReason: previous.failedReason, result: previous.result, waitingFor: previous.waitingFor },
+      });
+      return { applied: false, previous, job: null };
+    }
+    return { applied: true, previous, job: null };
+  }
+
+  /** Jobs recorded with `processedAt: null` (before it was left unset) get it on their first transition. */
+  async function repairProcessedAt(job: JobDoc | null, now: Date): Promise<void> {
+    if (job && job.processedAt === null) await repo.jobs.updateOne({ _id: job._id, processedAt: null }, { $set: { processedAt: now } });
+  }
+
   return {
     get,
     streamKey,
@@ -87,7 +165,7 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
         neuronId: j.neuronId ?? null, pathwayId: j.pathwayId ?? null, receptorId: j.receptorId ?? null, traceId: j.traceId ?? null,
         parentJobId: j.parentJobId ?? null, clientNonce: j.clientNonce ?? null, createdBy: scope.userId ?? scope.apiKeyId,
         ...(scope.shareTokenId ? { shareTokenId: scope.shareTokenId } : {}),
-        createdAt: now, processedAt: null, finishedAt: null, updatedAt: now,
+        createdAt: now, finishedAt: null, updatedAt: now,
       };
       try {
         await repo.jobs.insertOne(doc);
@@ -132,17 +210,12 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
      * racing writer never makes stream and record disagree. Returns whether this call's patch applied.
      */
     async finalize(workspaceId: string, jobId: string, patch: JobPatch & { status: 'completed' | 'failed' }): Promise<boolean> {
-      const applied = await this.transition(workspaceId, jobId, patch);
-      // transition wrote the terminal entry before the record; this covers a job whose record is gone.
-      await this.emit(jobId, { type: patch.status === 'completed' ? 'complete' : 'error' });
-      if (applied) {
-        // Metrics off the critical path: the read that labels them is not awaited by the run.
+      const { applied, job } = await apply(workspaceId, jobId, patch);
+      if (applied && job) {
+        // Metrics from the document the transition returned (no read of its own).
         const outcome = patch.status === 'completed' ? 'completed' : patch.failedReason?.startsWith('cancelled') ? 'cancelled' : 'failed';
-        void repo.jobs.findOne({ _id: jobId, workspaceId }).then((job) => {
-          if (!job) return;
-          metrics.runsFinished.inc({ kind: job.kind, outcome });
-          metrics.runDuration.observe({ kind: job.kind, outcome }, (Date.now() - job.createdAt.getTime()) / 1000);
-        }, () => undefined);
+        metrics.runsFinished.inc({ kind: job.kind, outcome });
+        metrics.runDuration.observe({ kind: job.kind, outcome }, (Date.now() - job.createdAt.getTime()) / 1000);
       }
       return applied;
     },
@@ -157,47 +230,18 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
     },
 
     /**
-     * Applies a transition. Terminal states are sticky: the first terminal transition of a job is
-     * claimed by a unique insert (src/db/claims.ts), so exactly one writer ends the job however
-     * many race (the run, a cancel, an expiry), and a non-terminal write that raced it is repaired
-     * by re-applying the claimed terminal state. Returns whether this call's patch applied (a
-     * retried writer whose own terminal state was claimed counts as applied).
+     * Applies a transition (see `apply`). Returns whether this call's patch applied (a retried
+     * writer whose own terminal state was claimed counts as applied).
      */
-    async transition(workspaceId: string, jobId: string, patch: JobPatch): Promise<boolean> {
-      const now = new Date();
-      const set: Partial<JobDoc> = { updatedAt: now };
-      if (patch.status !== undefined) set.status = patch.status;
-      if (patch.progress !== undefined) set.progress = Math.max(0, Math.min(100, Math.round(patch.progress)));
-      if (patch.currentStep !== undefined) set.currentStep = patch.currentStep;
-      if (patch.failedReason !== undefined) set.failedReason = patch.failedReason;
-      if (patch.result !== undefined) set.result = encodeBlob(patch.result);
-      if (patch.waitingFor !== undefined) set.waitingFor = patch.waitingFor === null ? null : encodeBlob(patch.waitingFor);
-      const cur = await repo.jobs.findOne({ _id: jobId, workspaceId });
-      if (!cur) return false;
-      const claimId = `job:${jobId}:terminal`;
-      if (patch.status && TERMINAL_STATES.includes(patch.status)) {
-        set.finishedAt = now;
-        if (!cur.processedAt) set.processedAt = now;
-        const won = await claim(repo.claims, { _id: claimId, workspaceId, set });
-        const held = won ? { set } : await repo.claims.findOne({ _id: claimId });
-        if (held) {
-          // The stream's terminal entry (derived from the claim) is written before the record shows the
-          // end: whoever reads a finished record finds the finished stream (the fence keeps it to one).
-          await this.emit(jobId, { type: held.set.status === 'completed' ? 'complete' : 'error' });
-          await repo.jobs.updateOne({ _id: jobId, workspaceId }, { $set: held.set });
-        }
-        return won || (held?.set.status === set.status && held?.set.failedReason === set.failedReason);
-      }
-      if (TERMINAL_STATES.includes(cur.status)) return false;
-      if (patch.status === 'running' && !cur.processedAt) set.processedAt = now;
-      await repo.jobs.updateOne({ _id: jobId, workspaceId }, { $set: set });
-      // A terminal claim may have landed between the read and this write: it wins again.
-      const terminal = await repo.claims.findOne({ _id: claimId });
-      if (terminal) {
-        await repo.jobs.updateOne({ _id: jobId, workspaceId }, { $set: terminal.set });
-        return false;
-      }
-      return true;
+    transition: async (workspaceId: string, jobId: string, patch: JobPatch): Promise<boolean> => (await apply(workspaceId, jobId, patch)).applied,
+
+    /**
+     * A transition that also says what the job was before it (`previous`: null when the job does
+     * not exist, or for a terminal transition), for callers that act once per change.
+     */
+    transitionFrom: async (workspaceId: string, jobId: string, patch: JobPatch) => {
+      const r = await apply(workspaceId, jobId, patch);
+      return { applied: r.applied, previous: r.previous };
     },
 
     /** The read model merged with the workflow's live `status` query while it runs. */
@@ -261,18 +305,7 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
      * stored terminal state when there is one, so it always agrees with the record. Returns the
      * entry id, or null when a fence refused it.
      */
-    async emit(jobId: string, event: Record<string, unknown>): Promise<string | null> {
-      const fence = fenceOf(event);
-      let entry = event;
-      if (fence.kind === 'terminal') {
-        // The claimed terminal state is the truth (the job document may not show it yet).
-        const claimed = await repo.claims.findOne({ _id: `job:${jobId}:terminal` });
-        const job = claimed ? null : await repo.jobs.findOne({ _id: jobId });
-        if (claimed) entry = terminalEntry({ status: claimed.set.status!, result: claimed.set.result ?? null, failedReason: claimed.set.failedReason ?? null });
-        else if (job && TERMINAL_STATES.includes(job.status)) entry = terminalEntry(job);
-      }
-      return streams.append(streamKey(jobId), entry, fence);
-    },
+    emit: (jobId: string, event: Record<string, unknown>): Promise<string | null> => emit(jobId, event),
 
     /** Pending jobs of a workspace older than `ms` (the job sweep checks whether their run exists). */
     pendingOlderThan: (workspaceId: string, ms: number) =>

@@ -152,14 +152,17 @@ export function createRunService(d: {
       };
       // Independent steps run concurrently (they are on the path to the first token); load()
       // leaves this turn's engram out of the history it reads and appends the message itself.
+      // A trace the platform names here is new: two inserts and no history to read (traces.start).
+      const fresh = body.trace_id === undefined;
+      const human = {
+        id: userEngramId, content: { type: 'human', content: message }, metadata: body.data ? { data: body.data } : {},
+        sourceType: 'user', sourceId: scope.userId ?? scope.apiKeyId, targetType: 'neuron', targetId: neuron._id,
+        traceType, jobId, trace: { brainId: neuron.brainId, neuronId: neuron._id },
+      };
       const settled = await Promise.allSettled([
-        traces.append(scope, traceId, {
-          id: userEngramId, content: { type: 'human', content: message }, metadata: body.data ? { data: body.data } : {},
-          sourceType: 'user', sourceId: scope.userId ?? scope.apiKeyId, targetType: 'neuron', targetId: neuron._id,
-          traceType, jobId, trace: { brainId: neuron.brainId, neuronId: neuron._id },
-        }),
+        fresh ? traces.start(scope, traceId, human) : traces.append(scope, traceId, human),
         jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: body.client_nonce ?? null }),
-        this.load(input, message, body.data).then(async (prepared) => {
+        this.load(input, message, body.data, { freshTrace: fresh }).then(async (prepared) => {
           await runLog.putContext(scope.workspaceId, jobId, { ...prepared, title: titleFrom(message), attribution: attributionOf(input, neuron.brainId) });
           return prepared;
         }),
@@ -196,15 +199,16 @@ export function createRunService(d: {
     /** The job turns running: read model, job stream and a run-state event on the trace. */
     async markStarted(s: { scope: RunScope; traceId: string; neuronId: string; jobId: string }, opts: { emitted?: boolean } = {}): Promise<void> {
       const scope = fromRunScope(s.scope);
-      const job = await jobs.repoFind(s.jobId);
-      if (job && job.status !== 'pending') return; // a retried turn: already marked once
-      if (!opts.emitted) await jobs.emit(s.jobId, { type: 'status', status: 'running' });
-      await jobs.transition(scope.workspaceId, s.jobId, { status: 'running', progress: 5, currentStep: 'model turn 1' });
-      await traces.publish(scope, s.traceId, { type: 'run.started', job_id: s.jobId, neuron_id: s.neuronId });
+      const { previous } = await jobs.transitionFrom(scope.workspaceId, s.jobId, { status: 'running', progress: 5, currentStep: 'model turn 1' });
+      if (previous?.status !== 'pending') return; // a retried turn: the run was marked running once already
+      await Promise.all([
+        opts.emitted ? null : jobs.emit(s.jobId, { type: 'status', status: 'running' }),
+        traces.publish(scope, s.traceId, { type: 'run.started', job_id: s.jobId, neuron_id: s.neuronId }),
+      ]);
     },
 
     /** Loads the pinned version, the trace history, tools and delegates (no writes). */
-    async load(input: NeuronRunInput, message: string, data?: Record<string, unknown>): Promise<PreparedRun> {
+    async load(input: NeuronRunInput, message: string, data?: Record<string, unknown>, opts: { freshTrace?: boolean } = {}): Promise<PreparedRun> {
       const scope = fromRunScope(input.scope);
       const snap: NeuronSnapshot = await neurons.snapshot(scope, input.neuronId, input.neuronVersion);
       const cfg = snap.neuron_config;
@@ -273,7 +277,7 @@ export function createRunService(d: {
         }
       }
       let history: ChatMessage[];
-      if (input.depth > 0 || input.pathwayContext) {
+      if (input.depth > 0 || input.pathwayContext || opts.freshTrace) {
         history = [{ role: 'user', content: message }];
       } else {
         const earlier = (await repoMessages(scope, input.traceId)).filter((e) => e._id !== input.userEngramId);

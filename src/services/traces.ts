@@ -36,18 +36,46 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
     return t;
   }
 
-  /** Creates the trace on first use (an insert claimed by the unique (workspace, trace) index). */
-  async function ensureTrace(scope: Scope, traceId: string, input: EngramInput): Promise<void> {
-    if (await repo.find(scope.workspaceId, traceId)) return;
+  /** The trace document a first append creates, with the counters of its first `count` engrams. */
+  const traceDoc = (scope: Scope, traceId: string, input: EngramInput, count = 0, cost = emptyCost()): TraceDoc => {
     const now = new Date();
-    await claim(repo.traces, {
+    return {
       _id: randomUUID(), traceId, workspaceId: scope.workspaceId,
       brainId: input.trace?.brainId ?? scope.brainId ?? null, userId: scope.userId, apiKeyId: scope.apiKeyId,
       receptorId: input.trace?.receptorId ?? scope.receptorId ?? null, neuronId: input.trace?.neuronId ?? null,
       title: null, titleSource: null, traceType: input.traceType ?? 'thread', metadata: encodeBlob({}), createdAt: now,
-      messageCount: 0, cost: emptyCost(), memoryIds: [], updatedAt: now,
-    });
+      messageCount: count, cost, memoryIds: count ? [...new Set(input.memoryIds ?? [])] : [], updatedAt: now,
+    };
+  };
+
+  /** The engram document at `seq`, carrying the trace's running totals (`prev`: those before it). */
+  const engramDoc = (scope: Scope, traceId: string, input: EngramInput, id: string, seq: number, prev: CostSummary): EngramDoc => {
+    const cost = input.cost ?? emptyCost();
+    return {
+      _id: id, workspaceId: scope.workspaceId, traceId, seq, content: input.content,
+      contentHash: contentHash(input.content), metadata: encodeBlob(input.metadata ?? {}), sourceType: input.sourceType,
+      sourceId: input.sourceId, targetType: input.targetType ?? null, targetId: input.targetId ?? null,
+      traceType: input.traceType ?? 'thread', memoryIds: input.memoryIds ?? [], jobId: input.jobId ?? null, createdAt: new Date(),
+      totals: {
+        totalCostUsd: prev.totalCostUsd + cost.totalCostUsd, totalTokens: prev.totalTokens + cost.totalTokens,
+        inputTokens: prev.inputTokens + cost.inputTokens, outputTokens: prev.outputTokens + cost.outputTokens,
+      },
+    };
+  };
+
+  /** Creates the trace on first use (an insert claimed by the unique (workspace, trace) index). */
+  async function ensureTrace(scope: Scope, traceId: string, input: EngramInput): Promise<void> {
+    if (await repo.find(scope.workspaceId, traceId)) return;
+    await claim(repo.traces, traceDoc(scope, traceId, input));
   }
+
+  /** Publishes a stored engram on its trace stream. */
+  const published = async (scope: Scope, traceId: string, doc: EngramDoc): Promise<EngramDoc> => {
+    await streams.append(streams.keys.trace(scope.workspaceId, traceId), {
+      type: 'engram.created', trace_id: traceId, engram_id: doc._id, source_type: doc.sourceType, content: doc.content, created_at: doc.createdAt.toISOString(),
+    });
+    return doc;
+  };
 
   /**
    * Brings the trace document's counters up to the newest engram's running totals. Each writer
@@ -123,26 +151,31 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
         if (existing) return existing;
       }
       await ensureTrace(scope, traceId, input);
-      const cost = input.cost ?? emptyCost();
       const id = input.id ?? randomUUID();
-      const doc = await claimNext(repo.engrams, { workspaceId: scope.workspaceId, traceId }, 'seq', (prev) => {
-        const t = prev?.totals ?? emptyCost();
-        return {
-          _id: id, workspaceId: scope.workspaceId, traceId, seq: (prev?.seq ?? 0) + 1, content: input.content,
-          contentHash: contentHash(input.content), metadata: encodeBlob(input.metadata ?? {}), sourceType: input.sourceType,
-          sourceId: input.sourceId, targetType: input.targetType ?? null, targetId: input.targetId ?? null,
-          traceType: input.traceType ?? 'thread', memoryIds: input.memoryIds ?? [], jobId: input.jobId ?? null, createdAt: new Date(),
-          totals: {
-            totalCostUsd: t.totalCostUsd + cost.totalCostUsd, totalTokens: t.totalTokens + cost.totalTokens,
-            inputTokens: t.inputTokens + cost.inputTokens, outputTokens: t.outputTokens + cost.outputTokens,
-          },
-        };
-      }, () => repo.findEngram(scope.workspaceId, id));
+      const doc = await claimNext(repo.engrams, { workspaceId: scope.workspaceId, traceId }, 'seq',
+        (prev) => engramDoc(scope, traceId, input, id, (prev?.seq ?? 0) + 1, prev?.totals ?? emptyCost()),
+        () => repo.findEngram(scope.workspaceId, id));
       await converge(scope, traceId, input.memoryIds ?? []);
-      await streams.append(streams.keys.trace(scope.workspaceId, traceId), {
-        type: 'engram.created', trace_id: traceId, engram_id: doc!._id, source_type: doc!.sourceType, content: doc!.content, created_at: doc!.createdAt.toISOString(),
-      });
-      return doc!;
+      return published(scope, traceId, doc!);
+    },
+
+    /**
+     * Starts a trace whose id the platform just chose (an invoke without trace_id) with its first
+     * engram: the trace document already carries that engram's counters, so this is two inserts
+     * and the stream entry, with nothing to read first. Both inserts are claims: a trace id that
+     * exists after all (or a retried call) falls back to what append does.
+     */
+    async start(scope: Scope, traceId: string, input: EngramInput & { id: string }): Promise<EngramDoc> {
+      const first = engramDoc(scope, traceId, input, input.id, 1, emptyCost());
+      const [traceNew, engramNew] = await Promise.all([
+        claim(repo.traces, traceDoc(scope, traceId, input, 1, first.totals!)),
+        claim(repo.engrams, first),
+      ]);
+      // The id or the first place was taken (a retry, a trace that existed): the ordinary append.
+      if (!engramNew) return this.append(scope, traceId, input);
+      // The engram is the first of a trace that existed without engrams: its counters converge.
+      if (!traceNew) await converge(scope, traceId, input.memoryIds ?? []);
+      return published(scope, traceId, first);
     },
 
     /** A manual title always wins; a generated one is only set while no manual title exists. */
