@@ -25,6 +25,10 @@
  *     which also holds the scripted provider, the SSE readers, the bare worker of (b)/(c) and whatever
  *     earlier sections (notably (e) search) left on the heap. The worker is the spawned child (VmRSS).
  *
+ * (j) Round trips per run: MongoDB commands the API and the worker send for one trivial run on a fresh
+ *     trace (cortex_mongo_commands_total, read from both processes' metrics), split into reads and
+ *     writes, and the Redis commands served meanwhile (INFO commandstats, every client).
+ *
  * BENCH_ONLY=h,i (comma-separated letters) runs only those sections; (i) is measured during (h), so
  * selecting either runs both. Unset: every section. `BENCH_ONLY=h,i npm run bench` takes about a minute.
  * The summary states the machine the bench ran on (CPUs, model, memory, Node version).
@@ -53,7 +57,8 @@ import { spawnWorkerProcess } from '../test/support/worker.js';
 import { createBenchActivities } from './bench-activities.js';
 import { measureSearch, searchSummary, type SearchBenchResult } from './bench-search.js';
 import type { bareOneActivity } from './bench-workflows.js';
-import { startEmbedded, type EmbeddedServices } from './embedded.js';
+import { freePorts, startEmbedded, type EmbeddedServices } from './embedded.js';
+import { registry } from '../src/metrics.js';
 import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
 
 // ─── Parameters (bounded: the whole run takes a minute or two on 2 cores) ──────────────────────
@@ -76,6 +81,8 @@ const PATHWAY_NODES = 20;
 const PATHWAY_RUNS = 10;
 /** (c) Sequential bare one-activity runs whose median is the per-node yardstick. */
 const BARE_SEQ_RUNS = 20;
+/** (j) Sequential trivial runs whose store commands are counted. */
+const RT_RUNS = 20;
 /** Longest a single run may take before the bench reports an error. */
 const RUN_TIMEOUT_MS = 60_000;
 /** Aims from the performance brief, printed next to the figures. */
@@ -215,6 +222,10 @@ interface TtftBreakdown {
    * (the API prepared the run at invoke, so the first step is the model turn).
    */
   startToModel: number;
+  /** Of startToModel: workflow started → first workflow task picked up by the worker (matching, poll). */
+  taskDispatch: number;
+  /** Of startToModel: first workflow task started → completed (the worker runs the workflow code). */
+  taskRun: number;
   /** modelTurn started → first token at the client: provider call, XADD, XREAD wake-up, SSE write. */
   modelToToken: number;
 }
@@ -226,6 +237,8 @@ async function ttftBreakdown(app: TestApp, run: RunTrace): Promise<TtftBreakdown
   for (const e of history.events ?? []) {
     const t = tsMs(e.eventTime);
     if (e.workflowExecutionStartedEventAttributes) at.start = t;
+    if (e.workflowTaskStartedEventAttributes) at.taskStarted ??= t;
+    if (e.workflowTaskCompletedEventAttributes) at.taskCompleted ??= t;
     const sched = e.activityTaskScheduledEventAttributes;
     if (sched) names.set(String(e.eventId), sched.activityType?.name ?? '?');
     const started = e.activityTaskStartedEventAttributes;
@@ -237,6 +250,8 @@ async function ttftBreakdown(app: TestApp, run: RunTrace): Promise<TtftBreakdown
   return {
     apiToStart: at.start - run.startEpoch,
     startToModel: at['modelTurn:started'] - at.start,
+    taskDispatch: at.taskStarted - at.start,
+    taskRun: at.taskCompleted - at.taskStarted,
     modelToToken: firstTokenEpoch - at['modelTurn:started'],
   };
 }
@@ -302,6 +317,81 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
   say(`(a) direct   median ${fmt(result.direct.median)} ms  p90 ${fmt(result.direct.p90)} ms`);
   say(`(a) platform median ${fmt(result.platform.median)} ms  p90 ${fmt(result.platform.p90)} ms  (invoke POST alone: median ${fmt(result.accepted.median)} ms)`);
   say(`(a) added at the median: ${fmt(result.addedAtMedian)} ms`);
+  return result;
+}
+
+// ─── (j) Round trips per run ──────────────────────────────────────────────────────────────────
+
+interface RoundTrips {
+  runs: number;
+  /** Per run: MongoDB commands sent by the API and by the worker, split into reads and writes. */
+  api: { reads: number; writes: number; other: number };
+  worker: { reads: number; writes: number; other: number };
+  /** Per run: Redis commands (server side, every client: API, worker, the bench's SSE readers). */
+  redis: number;
+  /** Per run, every process: commands by name (find, insert, findAndModify, …). */
+  byCommand: Record<string, number>;
+}
+
+const READ_COMMANDS = new Set(['find', 'aggregate', 'count', 'getMore', 'distinct']);
+const WRITE_COMMANDS = new Set(['insert', 'update', 'delete', 'findAndModify']);
+
+/** cortex_mongo_commands_total by command, from Prometheus text. */
+function mongoCounts(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^cortex_mongo_commands_total\{command="([^"]+)"\} (\S+)$/gm)) out.set(m[1], Number(m[2]));
+  return out;
+}
+
+/** Total commands Redis has served (INFO commandstats), every client included. */
+async function redisCalls(app: TestApp): Promise<number> {
+  const info = await app.deps.redis.info('commandstats');
+  let total = 0;
+  for (const m of info.matchAll(/calls=(\d+)/g)) total += Number(m[1]);
+  return total;
+}
+
+/**
+ * Reads and writes per run: RT_RUNS sequential trivial invokes on a fresh trace, each read to its
+ * `complete` event; counters are read before and after (the API's registry in this process, the
+ * worker's on its metrics port, Redis's commandstats) and divided by the run count. Nothing else
+ * runs meanwhile, so the deltas are the runs' own (the INFO calls themselves are subtracted).
+ */
+async function measureRoundTrips(app: TestApp, ws: Workspace, llm: ScriptedOpenAI, workerMetricsUrl: string): Promise<RoundTrips> {
+  llm.setDefault(() => TPUT_REPLY);
+  const neuronId = await createNeuron(app, ws, 'bench-round-trips');
+  const invoke = (i: number) => runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `rt ${i}` });
+  for (let i = 0; i < WARMUP; i++) await invoke(i);
+  say(`(j) round trips: ${RT_RUNS} sequential trivial runs, counting store commands`);
+  const snapshot = async () => ({
+    api: mongoCounts(await registry.metrics()),
+    worker: mongoCounts(await (await fetch(workerMetricsUrl)).text()),
+    redis: await redisCalls(app),
+  });
+  // The worker finishes a run after its `complete` entry (dropping the run log): let it settle.
+  const settle = () => new Promise((r) => setTimeout(r, 300));
+  await settle();
+  const before = await snapshot();
+  for (let i = 0; i < RT_RUNS; i++) await invoke(i);
+  await settle();
+  const after = await snapshot();
+  const split = (a: Map<string, number>, b: Map<string, number>) => {
+    const r = { reads: 0, writes: 0, other: 0 };
+    for (const [cmd, n] of a) {
+      const d = (n - (b.get(cmd) ?? 0)) / RT_RUNS;
+      if (READ_COMMANDS.has(cmd)) r.reads += d; else if (WRITE_COMMANDS.has(cmd)) r.writes += d; else r.other += d;
+    }
+    return r;
+  };
+  const byCommand: Record<string, number> = {};
+  for (const [which, a] of [['api', after.api], ['worker', after.worker]] as const) {
+    for (const [cmd, n] of a) byCommand[cmd] = (byCommand[cmd] ?? 0) + (n - (before[which].get(cmd) ?? 0)) / RT_RUNS;
+  }
+  const result: RoundTrips = {
+    runs: RT_RUNS, api: split(after.api, before.api), worker: split(after.worker, before.worker),
+    redis: (after.redis - before.redis - 1) / RT_RUNS, byCommand,
+  };
+  say(`(j) per run: API ${fmt(result.api.reads)} reads + ${fmt(result.api.writes)} writes, worker ${fmt(result.worker.reads)} reads + ${fmt(result.worker.writes)} writes, Redis ${fmt(result.redis)} commands`);
   return result;
 }
 
@@ -745,9 +835,9 @@ function machine(): string {
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult }
+interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -763,6 +853,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h }: Results): string {
     ...(f ? ['', ...formatStakeholderMaps(f, fmt)] : []),
     ...(g ? ['', ...sectionG(g)] : []),
     ...(h ? ['', ...streamingSummary(h, verdict)] : []),
+    ...(j ? ['', ...sectionJ(j)] : []),
     line,
   ].join('\n');
 
@@ -775,6 +866,17 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h }: Results): string {
       `      added by the platform at the median   ${fmt(a.addedAtMedian)} ms   (aim < ${AIM_ADDED_TTFT_MS} ms: ${verdict(a.addedAtMedian < AIM_ADDED_TTFT_MS)})`,
       `      where it goes (medians): API → workflow started ${fmt(bd.apiToStart)} | → modelTurn started ${fmt(bd.startToModel)}`,
       `        | → first token at client ${fmt(bd.modelToToken)} ms`,
+      `        (→ modelTurn started: first workflow task picked up ${fmt(bd.taskDispatch)}, run by the worker ${fmt(bd.taskRun)} ms)`,
+    ];
+  }
+  function sectionJ(j: RoundTrips): string[] {
+    const cmds = Object.entries(j.byCommand).filter(([, n]) => n > 0).sort((x, y) => y[1] - x[1]).map(([c, n]) => `${c} ${n.toFixed(1)}`).join(', ');
+    return [
+      `  (j) Store round trips per run, ${j.runs} sequential trivial runs on fresh traces`,
+      `      MongoDB, API                          ${fmt(j.api.reads)} reads + ${fmt(j.api.writes)} writes${j.api.other ? ` + ${fmt(j.api.other)} other` : ''}`,
+      `      MongoDB, worker                       ${fmt(j.worker.reads)} reads + ${fmt(j.worker.writes)} writes${j.worker.other ? ` + ${fmt(j.worker.other)} other` : ''}`,
+      `      by command (both)                     ${cmds}`,
+      `      Redis commands (every client)         ${fmt(j.redis)}`,
     ];
   }
   function sectionB(b: ThroughputResult): string[] {
@@ -870,8 +972,9 @@ async function main(): Promise<void> {
     // The platform worker runs in its own process, as `npm run up` runs it beside the API.
     // The bare worker serves (b) and (c) only.
     const needBare = runs('b') || runs('c');
+    const [workerMetricsPort] = await freePorts(1);
     const [worker, bare] = await Promise.all([
-      spawnWorkerProcess(app, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', CORTEX_WORKFLOW_BUNDLE: '' }).then((child) => ({
+      spawnWorkerProcess(app, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', CORTEX_WORKFLOW_BUNDLE: '', WORKER_METRICS_PORT: String(workerMetricsPort) }).then((child) => ({
         pid: child.pid,
         stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); },
       })),
@@ -895,6 +998,7 @@ async function main(): Promise<void> {
     if (runs('f')) r.f = await measureStakeholderMaps(app, ws);
     if (runs('g')) r.g = await measureBudgets(app, llm);
     if (runs('h') || runs('i')) r.h = await measureStreaming(app, ws, llm, worker.pid, startRss);
+    if (runs('j')) r.j = await measureRoundTrips(app, ws, llm, `http://127.0.0.1:${workerMetricsPort}/metrics`);
     console.log(summary(probes, r));
   } finally {
     say('stopping');

@@ -463,6 +463,7 @@ function serviceSpecs(temporalUi: boolean, preferredPorts: EmbeddedOptions['pref
         // The server hands an activity scheduled by a workflow task straight back to the worker
         // that completed the task (no poll round trip): first tokens arrive sooner.
         '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
+        '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal',
         ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
       ],
       probe: ([port]) => () => temporalReady(`127.0.0.1:${port}`),

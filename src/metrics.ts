@@ -24,6 +24,12 @@ export const metrics = {
     name: 'cortex_model_first_token_seconds', help: 'From a model call to its first streamed token, by provider', labelNames: ['provider'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64], registers,
   }),
+  /**
+   * Commands this process sent to MongoDB (or FerretDB), by command name (find, insert, update,
+   * findAndModify, aggregate, …): the round trips a run costs. Counted from the driver's command
+   * monitoring events (src/db/client.ts).
+   */
+  mongoCommands: new Counter({ name: 'cortex_mongo_commands_total', help: 'Commands sent to the document store, by command name', labelNames: ['command'] as const, registers }),
   sseOpen: new Gauge({ name: 'cortex_sse_streams_open', help: 'Open server-sent-event streams', registers }),
   rateLimited: new Counter({ name: 'cortex_rate_limited_total', help: 'Requests refused with 429, by reason', labelNames: ['reason'] as const, registers }),
 };

@@ -1,9 +1,12 @@
 import { MongoClient, type Collection, type Db, type Document } from 'mongodb';
 import type { Logger } from '../logger.js';
+import { metrics } from '../metrics.js';
 
 /** Connects with the official driver; the same code path serves MongoDB 7 and FerretDB 1.x. */
 export async function connectMongo(uri: string, dbName: string): Promise<{ client: MongoClient; db: Db }> {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000, ignoreUndefined: true });
+  // Command monitoring feeds cortex_mongo_commands_total (one counter increment per round trip).
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000, ignoreUndefined: true, monitorCommands: true });
+  client.on('commandStarted', (e) => metrics.mongoCommands.inc({ command: e.commandName }));
   await client.connect();
   return { client, db: client.db(dbName) };
 }
