@@ -451,14 +451,16 @@ export function createRunService(d: {
           sourceType: 'neuron', sourceId: f.input.neuronId, targetType: 'user', targetId: f.input.scope.userId,
           traceType: f.input.traceType, jobId: f.input.jobId,
           cost: { totalCostUsd: spent.costUsd, totalTokens: spent.totalTokens, inputTokens: spent.inputTokens, outputTokens: spent.outputTokens },
-        });
+        }, { absent: true, traceExists: f.input.userEngramId !== null }); // the human turn (userEngramId) created the trace
       }
       // A delegated run's reply is its parent's tool result (stored, so the parent's next turn reads it).
       if (f.input.answers) await runLog.putTool(f.input.answers.jobId, { turn: f.input.answers.turn, callId: f.input.answers.callId, name: f.input.answers.name, content: text });
       if (f.input.depth === 0 && !f.input.pathwayContext) {
         const trace = await traces.get(scope, f.input.traceId);
-        const title = (await runLog.context(f.input.jobId))?.title ?? (f.input.message ? titleFrom(f.input.message) : undefined);
-        if (!trace.title && title) await traces.setTitle(scope, f.input.traceId, title, 'generated');
+        if (!trace.title) {
+          const title = (await runLog.context(f.input.jobId))?.title ?? (f.input.message ? titleFrom(f.input.message) : undefined);
+          if (title) await traces.setTitle(scope, f.input.traceId, title, 'generated');
+        }
       }
       const applied = await jobs.finalize(scope.workspaceId, f.input.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result });
       if (applied) await traces.publish(scope, f.input.traceId, { type: 'run.completed', job_id: f.input.jobId, engram_id: f.engramId });

@@ -145,12 +145,13 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
      * trace's running totals, so order and counters are exact under concurrent writers on MongoDB
      * and FerretDB alike; the trace document's counters converge to the newest engram's.
      */
-    async append(scope: Scope, traceId: string, input: EngramInput): Promise<EngramDoc> {
-      if (input.id) {
+    async append(scope: Scope, traceId: string, input: EngramInput, known: { absent?: boolean; traceExists?: boolean } = {}): Promise<EngramDoc> {
+      // `known`: the caller has just found that input.id is not stored yet, or that the trace exists.
+      if (input.id && !known.absent) {
         const existing = await repo.findEngram(scope.workspaceId, input.id);
         if (existing) return existing;
       }
-      await ensureTrace(scope, traceId, input);
+      if (!known.traceExists) await ensureTrace(scope, traceId, input);
       const id = input.id ?? randomUUID();
       const doc = await claimNext(repo.engrams, { workspaceId: scope.workspaceId, traceId }, 'seq',
         (prev) => engramDoc(scope, traceId, input, id, (prev?.seq ?? 0) + 1, prev?.totals ?? emptyCost()),

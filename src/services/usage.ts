@@ -99,10 +99,15 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
      * neuron nodes' child jobs, by `runId`).
      */
     async jobTotals(workspaceId: string, jobId: string, whole = false) {
-      const [s] = await repo.sums(whole ? { workspaceId, runId: jobId } : { workspaceId, jobId }, null);
+      // A run has a handful of rows (one per billed call): one read of them, summed here, instead
+      // of one aggregation per measure (FerretDB computes a single accumulator per $group).
+      const rows = await repo.rows.find(whole ? { workspaceId, runId: jobId } : { workspaceId, jobId }, {
+        projection: { inputTokens: 1, outputTokens: 1, totalTokens: 1, costNanos: 1 },
+      }).toArray();
+      const sum = (f: (r: UsageRowDoc) => number) => rows.reduce((n, r) => n + f(r), 0);
       return {
-        inputTokens: s?.inputTokens ?? 0, outputTokens: s?.outputTokens ?? 0, totalTokens: s?.tokens ?? 0,
-        costUsd: usd(s?.costNanos ?? 0), calls: s?.rows ?? 0,
+        inputTokens: sum((r) => r.inputTokens), outputTokens: sum((r) => r.outputTokens), totalTokens: sum((r) => r.totalTokens),
+        costUsd: usd(sum((r) => r.costNanos)), calls: rows.length,
       };
     },
 
