@@ -9,6 +9,15 @@ import { permanentOn4xx } from './failures.js';
 export const createPathwayActivities = ({ services }: { services: Services }) => ({
   startPathwayRun: (input: PathwayRunInput) => services.pathwayRuns.startRun(input),
   pathwayNodeEvent: (jobId: string, event: Record<string, unknown>, patch: JobPatch | null) => services.pathwayRuns.nodeEvent(jobId, event, patch),
+  /**
+   * One hop for a node's stream entries and its expression: appends `events` in order (the previous
+   * node's node_finish, this node's node_start), applies `patch` once, then evaluates when asked.
+   */
+  pathwayStep: async (a: { jobId: string; events: Record<string, unknown>[]; patch: JobPatch | null; evaluate?: { expression: string; template?: string; context: Record<string, unknown> } }) => {
+    for (const [i, e] of a.events.entries()) await services.pathwayRuns.nodeEvent(a.jobId, e, i === a.events.length - 1 ? a.patch : null);
+    const x = a.evaluate;
+    return x ? permanentOn4xx(() => (x.template !== undefined ? renderTemplate(x.template, x.context) : evaluateExpression(x.expression, x.context))) : null;
+  },
   evaluate: (a: { expression: string; template?: string; context: Record<string, unknown> }) =>
     permanentOn4xx(() => (a.template !== undefined ? renderTemplate(a.template, a.context) : evaluateExpression(a.expression, a.context))),
   renderMessage: (a: { template?: string; context: Record<string, unknown> }) => permanentOn4xx(() => renderTemplate(a.template, a.context)),

@@ -440,8 +440,8 @@ async function measureBudgets(app: TestApp, llm: ScriptedOpenAI): Promise<Budget
 
 /** The bare one-activity workflow: its own bundle, worker and task queue on the app's Temporal server. */
 interface Bare {
-  /** Starts one bareOneActivity run and waits for its result. */
-  runOnce(): Promise<void>;
+  /** Starts one bareOneActivity run and waits for its result; returns its workflow id. */
+  runOnce(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -456,8 +456,10 @@ async function startBare(app: TestApp, bundle: Awaited<ReturnType<typeof bundleW
   return {
     async runOnce() {
       // Started by name with the function's type (STYLE.md §7): this module never loads workflow code.
-      const out = await client.workflow.execute<typeof bareOneActivity>('bareOneActivity', { taskQueue, workflowId: `bench-bare-${randomUUID()}` });
+      const workflowId = `bench-bare-${randomUUID()}`;
+      const out = await client.workflow.execute<typeof bareOneActivity>('bareOneActivity', { taskQueue, workflowId });
       if (out !== 'ok') throw new Error(`bareOneActivity returned ${JSON.stringify(out)}`);
+      return workflowId;
     },
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -488,9 +490,9 @@ async function measureThroughput(app: TestApp, ws: Workspace, llm: ScriptedOpenA
   const platformS = (performance.now() - t0) / 1000;
 
   say(`(b) throughput: warm-up ${WARMUP}, then ${TPUT_RUNS} bare one-activity workflows, ${TPUT_CONCURRENCY} at a time`);
-  await pool(WARMUP, TPUT_CONCURRENCY, () => bare.runOnce());
+  await pool(WARMUP, TPUT_CONCURRENCY, () => bare.runOnce().then(() => undefined));
   t0 = performance.now();
-  await pool(TPUT_RUNS, TPUT_CONCURRENCY, () => bare.runOnce());
+  await pool(TPUT_RUNS, TPUT_CONCURRENCY, () => bare.runOnce().then(() => undefined));
   const bareS = (performance.now() - t0) / 1000;
 
   const result = { platformPerS: TPUT_RUNS / platformS, barePerS: TPUT_RUNS / bareS, ratio: bareS / platformS };
@@ -513,6 +515,24 @@ interface PathwayResult {
   nodeStartToFinishMs: number;
   /** Median node_finish → next node_start: one local-activity hop that only writes to Redis (pure scheduling cost). */
   finishToNextStartMs: number;
+  /** The bare runs' first workflow task (medians): picked up after the start, and run by its worker (ms). */
+  bareTaskDispatch: number;
+  bareTaskRun: number;
+}
+
+/** A workflow's first task from its history: started → picked up by a worker → completed (server times). */
+async function firstTask(app: TestApp, workflowId: string): Promise<{ dispatch: number; run: number }> {
+  const history = await app.deps.temporal.client.workflow.getHandle(workflowId).fetchHistory();
+  let start = NaN;
+  let picked = NaN;
+  let done = NaN;
+  for (const e of history.events ?? []) {
+    const t = tsMs(e.eventTime);
+    if (e.workflowExecutionStartedEventAttributes) start = t;
+    if (e.workflowTaskStartedEventAttributes && Number.isNaN(picked)) picked = t;
+    if (e.workflowTaskCompletedEventAttributes && Number.isNaN(done)) done = t;
+  }
+  return { dispatch: picked - start, run: done - picked };
 }
 
 /** Milliseconds part of a Redis stream id (`<ms>-<seq>`). */
@@ -553,11 +573,13 @@ async function measurePathway(app: TestApp, ws: Workspace, bare: Bare): Promise<
   say(`(c) bare: warm-up ${WARMUP}, then ${BARE_SEQ_RUNS} sequential one-activity workflow runs`);
   for (let i = 0; i < WARMUP; i++) await bare.runOnce();
   const bareMs: number[] = [];
+  const bareIds: string[] = [];
   for (let i = 0; i < BARE_SEQ_RUNS; i++) {
     const t0 = performance.now();
-    await bare.runOnce();
+    bareIds.push(await bare.runOnce());
     bareMs.push(performance.now() - t0);
   }
+  const bareTasks = await Promise.all(bareIds.map((id) => firstTask(app, id)));
 
   const inside: number[] = [];
   const between: number[] = [];
@@ -573,6 +595,7 @@ async function measurePathway(app: TestApp, ws: Workspace, bare: Bare): Promise<
     runMs: spread(runMs), perNodeMs, bareRunMs: spread(bareMs), ratio: perNodeMs / median(bareMs),
     inWorkflowPerNodeMs: median(nodeSpans) / PATHWAY_NODES, fixedMs: median(runMs) - median(nodeSpans),
     nodeStartToFinishMs: median(inside), finishToNextStartMs: median(between),
+    bareTaskDispatch: median(bareTasks.map((t) => t.dispatch)), bareTaskRun: median(bareTasks.map((t) => t.run)),
   };
   say(`(c) pathway run median ${fmt(result.runMs.median)} ms  p90 ${fmt(result.runMs.p90)} ms → ${fmt(perNodeMs)} ms per node`);
   say(`(c) bare one-activity run median ${fmt(result.bareRunMs.median)} ms  p90 ${fmt(result.bareRunMs.p90)} ms  ratio ${result.ratio.toFixed(2)}`);
@@ -894,6 +917,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j }: Results): string {
       `      per node (median run / ${PATHWAY_NODES})            ${fmt(c.perNodeMs).padStart(7)} ms`,
       `      bare one-activity workflow run        median ${fmt(c.bareRunMs.median).padStart(7)} ms   p90 ${fmt(c.bareRunMs.p90).padStart(7)} ms`,
       `      per node / one bare run               ${c.ratio.toFixed(2)}`,
+      `      the bare runs' first workflow task (medians): picked up ${fmt(c.bareTaskDispatch)}, run by its worker ${fmt(c.bareTaskRun)} ms`,
       `      split: in-workflow ${fmt(c.inWorkflowPerNodeMs)} ms per node (node events' stream ids) + ${fmt(c.fixedMs)} ms fixed per run (start, finish, API)`,
       `      per node (medians): node_start → node_finish ${fmt(c.nodeStartToFinishMs)} ms | node_finish → next node_start ${fmt(c.finishToNextStartMs)} ms`,
     ];

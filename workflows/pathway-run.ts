@@ -72,6 +72,13 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
   const ctx = () => ({ input: state.input, last: state.last, nodes: state.nodes, loops: state.loops });
 
   try {
+    // Runs started since this patch send a node's stream entries with its expression in one local
+    // activity: the previous node's node_finish and this node's node_start go out together, with the
+    // evaluation of a transform or if node (one hop per node instead of three). Earlier runs replay
+    // the hops they made.
+    const fused = wf.patched('pathway-fused-node-steps');
+    /** A node_finish (and its progress write) waiting to go out with the next node's entries. */
+    let carried: { event: Record<string, unknown>; patch: { progress: number; currentStep: string } | null } | null = null;
     await steps.startPathwayRun(input);
     let at = g.nodes.length > 0 ? 0 : -1;
     while (at >= 0) {
@@ -81,7 +88,15 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
       visited.push(at);
       status.currentStep = label;
       status.progress = Math.min(95, Math.round((new Set(visited).size * 100) / Math.max(1, g.nodes.length)));
-      await local.pathwayNodeEvent(input.jobId, { type: 'node_start', node: at, node_type: node.type }, null);
+      const startEvent = { type: 'node_start', node: at, node_type: node.type };
+      const entries = carried ? [carried.event, startEvent] : [startEvent];
+      const entriesPatch = carried?.patch ?? null;
+      carried = null;
+      /** An expression evaluated together with the node's entries (fused), or on its own. */
+      const evaluateNode = (e: { expression: string; template?: string; context: Record<string, unknown> }) =>
+        fused ? local.pathwayStep({ jobId: input.jobId, events: entries, patch: entriesPatch, evaluate: e }) : local.evaluate(e);
+      if (!fused) await local.pathwayNodeEvent(input.jobId, startEvent, null);
+      else if (node.type !== 'transform' && node.type !== 'if') await local.pathwayStep({ jobId: input.jobId, events: entries, patch: entriesPatch });
       let handle: string | undefined;
       let value: unknown = state.last;
 
@@ -90,11 +105,11 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
           value = state.input;
           break;
         case 'transform': {
-          value = await local.evaluate({ expression: String(node.data.expression ?? ''), template: typeof node.data.template === 'string' ? node.data.template : undefined, context: ctx() });
+          value = await evaluateNode({ expression: String(node.data.expression ?? ''), template: typeof node.data.template === 'string' ? node.data.template : undefined, context: ctx() });
           break;
         }
         case 'if': {
-          const ok = await local.evaluate({ expression: String(node.data.condition ?? 'false'), context: ctx() });
+          const ok = await evaluateNode({ expression: String(node.data.condition ?? 'false'), context: ctx() });
           handle = ok ? 'true' : 'false';
           break;
         }
@@ -155,9 +170,13 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
       // live `status` query while the run is active, so it stays exact); Date.now() is replay-safe here.
       const writeProgress = Date.now() - lastProgressWrite >= PROGRESS_WRITE_MS;
       if (writeProgress) lastProgressWrite = Date.now();
-      await local.pathwayNodeEvent(input.jobId, { type: 'node_finish', node: at, node_type: node.type, ...(handle !== undefined ? { handle } : {}) }, writeProgress ? { progress: status.progress, currentStep: label } : null);
+      const finishEvent = { type: 'node_finish', node: at, node_type: node.type, ...(handle !== undefined ? { handle } : {}) };
+      const progressPatch = writeProgress ? { progress: status.progress, currentStep: label } : null;
+      if (fused) carried = { event: finishEvent, patch: progressPatch };
+      else await local.pathwayNodeEvent(input.jobId, finishEvent, progressPatch);
       at = node.type === 'end' ? -1 : nextEdges(g, at, handle);
     }
+    if (carried) await local.pathwayStep({ jobId: input.jobId, events: [carried.event], patch: carried.patch });
     const result: PathwayRunResult = {
       output: state.output === undefined ? state.last : state.output, last: state.last, nodes: state.nodes, visited,
       pathwayId: input.pathwayId, pathwayVersion: input.pathwayVersion, traceId: input.traceId,

@@ -301,13 +301,13 @@ export function createRunService(d: {
       // The workspace's budgets are read alongside the run context (off the path to the first token).
       const workspaceBudgets = budgets.ofWorkspace(t.workspaceId);
       workspaceBudgets.catch(() => undefined); // awaited below
-      const context = await runLog.context(t.jobId);
+      // Marking the job running overlaps the provider's time to first token instead of preceding it.
+      // On a first attempt the `running` entry goes out before any token (one Redis write, made
+      // while the run context is read).
+      const emitted = t.start !== undefined && t.attempt === 1;
+      const [context] = await Promise.all([runLog.context(t.jobId), emitted ? jobs.emit(t.jobId, { type: 'status', status: 'running' }) : null]);
       if (!context) throw validationError(`run context of job ${t.jobId} is missing`);
       const fence = { turn: t.turn, attempt: t.attempt };
-      // Marking the job running overlaps the provider's time to first token instead of preceding it.
-      // On a first attempt the `running` entry goes out before any token (one Redis write).
-      const emitted = t.start !== undefined && t.attempt === 1;
-      if (emitted) await jobs.emit(t.jobId, { type: 'status', status: 'running' });
       const started = t.start ? this.markStarted({ ...t.start, jobId: t.jobId }, { emitted }) : Promise.resolve();
       started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile
       const attribution = context.attribution ?? noAttribution(t.jobId);

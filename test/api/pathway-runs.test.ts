@@ -262,9 +262,11 @@ describe('pathway execution', () => {
       const data = m.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
       return JSON.parse(Buffer.from(data as Uint8Array).toString('utf8')) as { activity_type: string; attempt: number };
     });
-    const evaluations = decoded.filter((d) => d.activity_type === 'evaluate');
-    expect(evaluations).toHaveLength(1);
-    expect(evaluations[0].attempt).toBe(1);
+    // One pathwayStep per node (workflows/pathway-run.ts): the start node's entries, then the
+    // transform's entries with its evaluation, which failed on its first attempt and stayed failed.
+    const hops = decoded.filter((d) => d.activity_type === 'pathwayStep' || d.activity_type === 'evaluate');
+    expect(hops.map((d) => d.activity_type)).toEqual(['pathwayStep', 'pathwayStep']);
+    expect(hops.map((d) => d.attempt)).toEqual([1, 1]);
     const bad = await app.post('/v1/jobs', ws.key, { pathway: { nodes: [{ type: 'start', data: {} }, { type: 'transform', data: { expression: 'input.x +' } }], edges: [[0, 1], [1, -1]] }, input: {} });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toContain('data.expression');
