@@ -14,7 +14,7 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 describe('GET /metrics', () => {
-  it('counts requests by route pattern and status, runs by kind and outcome, first-token latency and open streams', async () => {
+  it('counts requests by route pattern and status, runs by kind and outcome, first-token latency, open streams and store commands', async () => {
     const ws = await buildWorkspace(app);
     const before = await (await fetch(`${app.url}/metrics`)).text();
     const n = await app.post('/v1/neurons', ws.key, { name: 'measured', brain_id: ws.brainId, neuron_config: { model: 'openai/sim' } });
@@ -45,6 +45,9 @@ describe('GET /metrics', () => {
     expect(sample(after, 'cortex_runs_finished_total', { kind: 'neuron', outcome: 'completed' }) - sample(before, 'cortex_runs_finished_total', { kind: 'neuron', outcome: 'completed' })).toBe(1);
     expect(sample(after, 'cortex_model_first_token_seconds_count', { provider: 'openai' })).toBeGreaterThan(sample(before, 'cortex_model_first_token_seconds_count', { provider: 'openai' }));
     expect(Number(scraped.split('\n').find((l) => l.startsWith('cortex_sse_streams_open '))?.split(' ')[1])).toBeGreaterThanOrEqual(1);
+    // Store round trips are counted by command (the invoke inserted its job, the GETs found the neuron).
+    expect(sample(after, 'cortex_mongo_commands_total', { command: 'insert' })).toBeGreaterThan(sample(before, 'cortex_mongo_commands_total', { command: 'insert' }));
+    expect(sample(after, 'cortex_mongo_commands_total', { command: 'find' })).toBeGreaterThan(sample(before, 'cortex_mongo_commands_total', { command: 'find' }));
     expect(after).toContain('cortex_process_cpu_seconds_total');
   });
 });
