@@ -78,14 +78,17 @@ async function main(config: Config = loadConfig()) {
   const stop = () => { log.info('worker stopping'); worker.shutdown(); };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  if (config.WORKER_METRICS_PORT) {
-    // The worker's own metrics (runs it finishes, model first-token latency), for Prometheus to scrape.
-    createServer((_req, res) => {
+  // The worker's own metrics (runs it finishes, model first-token latency), for Prometheus to scrape.
+  const metricsServer = config.WORKER_METRICS_PORT
+    ? createServer((_req, res) => {
       void registry.metrics().then((body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body));
-    }).listen(config.WORKER_METRICS_PORT, config.HOST);
-  }
+    }).listen(config.WORKER_METRICS_PORT, config.HOST)
+    : undefined;
   log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
   await worker.run();
+  // A listening server would keep the process alive after SIGTERM: it closes with the worker.
+  metricsServer?.closeAllConnections();
+  await new Promise((r) => (metricsServer ? metricsServer.close(r) : r(undefined)));
   await connection.close();
   await closeDeps(deps);
   await telemetry?.shutdown();

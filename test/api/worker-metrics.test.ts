@@ -16,7 +16,7 @@ beforeAll(async () => {
   ports = await freePorts(2);
   worker = await spawnWorkerProcess(app, { WORKER_METRICS_PORT: String(ports[0]), TEMPORAL_METRICS_ADDRESS: `127.0.0.1:${ports[1]}` });
 });
-afterAll(() => { worker?.kill('SIGTERM'); });
+afterAll(() => { if (worker?.exitCode === null) worker.kill('SIGKILL'); });
 
 describe('worker metrics', () => {
   it('serve the runs the worker finished and the Temporal SDK series of its task queue', async () => {
@@ -38,5 +38,12 @@ describe('worker metrics', () => {
     expect(completed, sdk.split('\n').filter((l) => l.startsWith('temporal_')).slice(0, 20).join('\n')).toBeDefined();
     expect(Number(completed!.split(' ').at(-1))).toBeGreaterThanOrEqual(1);
     expect(sdk).toMatch(/^temporal_activity_execution_latency(_seconds)?_bucket\{/m);
+  });
+
+  it('a worker serving metrics still exits on SIGTERM', async () => {
+    const exited = new Promise<number | null>((r) => worker!.once('exit', (code) => r(code)));
+    worker!.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 20_000))]);
+    expect(code).toBe(0);
   });
 });
