@@ -5,6 +5,11 @@ import type { JobPatch } from '../src/services/jobs.js';
 import type { InterventionAnswer, PathwayRunInput, PathwayRunResult, RunScope } from '../src/temporal/definitions.js';
 import { permanentOn4xx } from './failures.js';
 
+/** A transform/if/output expression, or a template to render, over the run's context. */
+interface NodeExpression { expression: string; template?: string; context: Record<string, unknown> }
+const evaluateNode = (x: NodeExpression) =>
+  permanentOn4xx(() => (x.template !== undefined ? renderTemplate(x.template, x.context) : evaluateExpression(x.expression, x.context)));
+
 /** Pathway-run activities: thin adapters over the pathway-run service. */
 export const createPathwayActivities = ({ services }: { services: Services }) => ({
   startPathwayRun: (input: PathwayRunInput) => services.pathwayRuns.startRun(input),
@@ -13,13 +18,11 @@ export const createPathwayActivities = ({ services }: { services: Services }) =>
    * One hop for a node's stream entries and its expression: appends `events` in order (the previous
    * node's node_finish, this node's node_start), applies `patch` once, then evaluates when asked.
    */
-  pathwayStep: async (a: { jobId: string; events: Record<string, unknown>[]; patch: JobPatch | null; evaluate?: { expression: string; template?: string; context: Record<string, unknown> } }) => {
+  pathwayStep: async (a: { jobId: string; events: Record<string, unknown>[]; patch: JobPatch | null; evaluate?: NodeExpression }) => {
     for (const [i, e] of a.events.entries()) await services.pathwayRuns.nodeEvent(a.jobId, e, i === a.events.length - 1 ? a.patch : null);
-    const x = a.evaluate;
-    return x ? permanentOn4xx(() => (x.template !== undefined ? renderTemplate(x.template, x.context) : evaluateExpression(x.expression, x.context))) : null;
+    return a.evaluate ? evaluateNode(a.evaluate) : null;
   },
-  evaluate: (a: { expression: string; template?: string; context: Record<string, unknown> }) =>
-    permanentOn4xx(() => (a.template !== undefined ? renderTemplate(a.template, a.context) : evaluateExpression(a.expression, a.context))),
+  evaluate: (a: NodeExpression) => evaluateNode(a),
   renderMessage: (a: { template?: string; context: Record<string, unknown> }) => permanentOn4xx(() => renderTemplate(a.template, a.context)),
   classify: (a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string; approvedBudgets?: string[] }) =>
     permanentOn4xx(() => services.pathwayRuns.classify({ ...a, attempt: Context.current().info.attempt })),

@@ -17,25 +17,10 @@ import {
   OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow/index.js';
 import type { WorkflowExecuteInput, WorkflowInterceptorsFactory } from '@temporalio/workflow';
+import { gated } from '../src/temporal/gated.js';
 
 /** The header Temporal's OpenTelemetry client and outbound interceptors write (`TRACE_HEADER`). */
 const TRACE_HEADER = '_tracer-data';
-
-type Method = (input: unknown, next: (input: unknown) => unknown) => unknown;
-
-/**
- * `inner`'s interceptor methods, each delegating to it only while `on()` says so and passing
- * straight to `next` otherwise.
- */
-function gated<T extends object>(inner: T, on: () => boolean): T {
-  const out: Record<string, Method> = {};
-  for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(inner))) {
-    const method = (inner as Record<string, unknown>)[name];
-    if (name === 'constructor' || typeof method !== 'function') continue;
-    out[name] = (input, next) => (on() ? (method as Method).call(inner, input, next) : next(input));
-  }
-  return out as T;
-}
 
 export const interceptors: WorkflowInterceptorsFactory = () => {
   let traced = false;

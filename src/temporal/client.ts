@@ -2,8 +2,7 @@ import { Client, Connection, type WorkflowClientInterceptor } from '@temporalio/
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import type { Config } from '../config.js';
 import { activeTelemetry } from '../telemetry.js';
-
-type Method = (input: unknown, next: (input: unknown) => unknown) => unknown;
+import { gated } from './gated.js';
 
 /**
  * The OpenTelemetry client interceptor, in effect only while tracing is on (src/telemetry.ts).
@@ -12,14 +11,7 @@ type Method = (input: unknown, next: (input: unknown) => unknown) => unknown;
  * 5 ms of the first token's time (`npm run bench`, docs/decisions.md).
  */
 function tracingClientInterceptor(): WorkflowClientInterceptor {
-  const inner = new OpenTelemetryWorkflowClientInterceptor();
-  const out: Record<string, Method> = {};
-  for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(inner))) {
-    const method = (inner as unknown as Record<string, unknown>)[name];
-    if (name === 'constructor' || typeof method !== 'function') continue;
-    out[name] = (input, next) => (activeTelemetry() ? (method as Method).call(inner, input, next) : next(input));
-  }
-  return out as WorkflowClientInterceptor;
+  return gated<WorkflowClientInterceptor>(new OpenTelemetryWorkflowClientInterceptor(), () => activeTelemetry() !== undefined);
 }
 
 /**

@@ -1,0 +1,16 @@
+type Method = (input: unknown, next: (input: unknown) => unknown) => unknown;
+
+/**
+ * `inner`'s interceptor methods, each delegating to it only while `on()` says so and passing
+ * straight to `next` otherwise. Pure (no imports): used by the API's Temporal client
+ * (src/temporal/client.ts) and inside the workflow sandbox (workflows/interceptors.ts).
+ */
+export function gated<T extends object>(inner: T, on: () => boolean): T {
+  const out: Record<string, Method> = {};
+  for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(inner))) {
+    const method = (inner as Record<string, unknown>)[name];
+    if (name === 'constructor' || typeof method !== 'function') continue;
+    out[name] = (input, next) => (on() ? (method as Method).call(inner, input, next) : next(input));
+  }
+  return out as T;
+}
