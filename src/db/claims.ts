@@ -55,3 +55,27 @@ export async function claimNext<T extends Document>(
   }
   throw new Error(`could not claim the next ${field} after ${maxTries} tries`);
 }
+
+/** The value at a dotted path (`ingest.status`) of a document. */
+const at = (doc: unknown, path: string): unknown => path.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), doc);
+
+/**
+ * Sets some fields of a document that other writers change too, and makes the change stick.
+ * FerretDB 1.x applies an update as read-modify-write of the whole document, so a concurrent write
+ * of *other* fields (an ingest job's state beside an artifact's new version) can put this write's
+ * fields back. After the update the document is read by `_id`; while `set` does not show and no
+ * newer change owns the fields (`superseded`), the update is applied again. Returns whether the
+ * first update modified the document (what `updateOne` would have said).
+ */
+export async function convergeSet<T extends Document & { _id: string }>(
+  coll: Collection<T>, filter: Filter<T> & { _id: string }, set: Record<string, unknown>, superseded: (doc: T) => boolean, tries = 5,
+): Promise<boolean> {
+  const first = await coll.updateOne(filter, { $set: set } as never);
+  if (!first.modifiedCount) return false;
+  for (let i = 0; i < tries; i++) {
+    const doc = await coll.findOne({ _id: filter._id } as Filter<T>) as T | null;
+    if (!doc || superseded(doc) || Object.entries(set).every(([k, v]) => JSON.stringify(at(doc, k)) === JSON.stringify(v))) break;
+    await coll.updateOne(filter, { $set: set } as never);
+  }
+  return true;
+}

@@ -5,7 +5,7 @@ import type { Filter } from 'mongodb';
 import type { BlobStore, StoredBlob } from '../blobs/store.js';
 import { fromBuffer } from '../blobs/store.js';
 import type { Config } from '../config.js';
-import { claimNext } from '../db/claims.js';
+import { claimNext, convergeSet } from '../db/claims.js';
 import { decodeBlob, encodeBlob } from '../db/codec.js';
 import type { DocumentDoc, DocumentVersionDoc, KnowledgeRepo, Lane } from '../db/knowledge.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
@@ -291,8 +291,8 @@ export function createDocumentService(d: {
         jobId = randomUUID();
         set.ingest = { ...cur.ingest, jobId, status: 'pending' };
       }
-      const res = await repo.documents.updateOne({ _id: cur._id, workspaceId: scope.workspaceId, version: { $lt: next.version } }, { $set: set });
-      if (!res.modifiedCount) return { doc: (await get(scope, id, 'asset')), jobId: null };
+      const applied = await convergeSet(repo.documents, { _id: cur._id, workspaceId: scope.workspaceId, version: { $lt: next.version } }, set, (doc) => doc.version > next.version);
+      if (!applied) return { doc: (await get(scope, id, 'asset')), jobId: null };
       if (changes.includes('path')) await repo.chunks.updateMany({ resourceId: cur._id, workspaceId: scope.workspaceId }, { $set: { path: next.path } });
       if (changes.includes('skip_embedding') && next.skipEmbedding) {
         await repo.chunks.updateMany({ resourceId: cur._id, workspaceId: scope.workspaceId }, { $set: { embedding: null } });
@@ -351,8 +351,9 @@ export function createDocumentService(d: {
       let ingestVersion = cur.ingest.version;
       if (changes.includes('content') || changes.includes('content_type')) { jobId = randomUUID(); ingestVersion = next.version; set.ingest = newIngestState(next.version, jobId); }
       else if (changes.includes('skip_embedding') && !next.skipEmbedding) { jobId = randomUUID(); set.ingest = { ...cur.ingest, jobId, status: 'pending' }; }
-      const res = await repo.documents.updateOne({ _id: cur._id, workspaceId: scope.workspaceId, version: { $lt: next.version } }, { $set: set });
-      if (!res.modifiedCount) return { doc: await get(scope, id, 'artifact'), jobId: null };
+      // Converged: an ingest job writing its state meanwhile must not put the previous version back.
+      const applied = await convergeSet(repo.documents, { _id: cur._id, workspaceId: scope.workspaceId, version: { $lt: next.version } }, set, (doc) => doc.version > next.version);
+      if (!applied) return { doc: await get(scope, id, 'artifact'), jobId: null };
       if (changes.includes('path')) await repo.chunks.updateMany({ resourceId: cur._id, workspaceId: scope.workspaceId }, { $set: { path: next.path } });
       if (changes.includes('skip_embedding') && next.skipEmbedding) {
         await repo.chunks.updateMany({ resourceId: cur._id, workspaceId: scope.workspaceId }, { $set: { embedding: null } });

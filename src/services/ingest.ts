@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Binary, type Collection } from 'mongodb';
+import { convergeSet } from '../db/claims.js';
 import type { BlobStore } from '../blobs/store.js';
 import type { Config } from '../config.js';
 import type { ChunkDoc, ChunkedKind, DocumentDoc, IngestState, KnowledgeRepo, MemoryDoc } from '../db/knowledge.js';
@@ -35,8 +36,9 @@ export function createIngestService(d: {
   const setState = (i: IngestInput, patch: Partial<IngestState>) => {
     const $set: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(patch)) $set[`ingest.${k}`] = v;
-    // Only the job that owns the resource's current version writes its state.
-    return collOf(i.kind).updateOne({ _id: i.resourceId, workspaceId: i.workspaceId, 'ingest.jobId': i.jobId }, { $set });
+    // Only the job that owns the resource's current version writes its state; converged, so that a
+    // concurrent head write (a new version's name or path) does not put the previous state back.
+    return convergeSet(collOf(i.kind), { _id: i.resourceId, workspaceId: i.workspaceId, 'ingest.jobId': i.jobId }, $set, (doc) => doc.ingest?.jobId !== i.jobId);
   };
   const progress = (i: IngestInput, p: number, step: string) => d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', progress: p, currentStep: step });
 
