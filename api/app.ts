@@ -20,9 +20,15 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   const router = new Router();
   const rc = { services, rateLimit: createRateLimiter(deps.redis, deps.config) };
   for (const def of allRoutes()) router[def.method](def.path, toKoaHandler(def, rc));
-  // The OpenAPI document of every route above, generated from the same route objects.
-  const openapi = buildOpenApi(allRoutes());
-  router.get('/v1/openapi.json', (ctx) => { ctx.body = openapi; });
+  // The OpenAPI document of every route above, generated from the same route objects at its first
+  // request and kept as JSON text (building it at start cost every process ~25 MB of resident
+  // memory for a document most never serve; test/unit/openapi.test.ts builds it on every run).
+  let openapi: string | undefined;
+  router.get('/v1/openapi.json', (ctx) => {
+    openapi ??= JSON.stringify(buildOpenApi(allRoutes()));
+    ctx.type = 'application/json';
+    ctx.body = openapi;
+  });
   mountPages(router);
   // Prometheus scrape endpoint (src/metrics.ts); behind METRICS_TOKEN when one is configured.
   router.get('/metrics', async (ctx) => {

@@ -12,7 +12,7 @@ async function main() {
   const config = loadConfig();
   const unsafe = productionProblem(config);
   if (unsafe) exitWith(`cortex api: refusing to start: ${unsafe}`);
-  const telemetry = startTelemetry(config, 'api');
+  const telemetry = await startTelemetry(config, 'api');
   const log = createLogger(config.LOG_LEVEL, { component: 'api' });
   const deps = await createDeps(config, log);
   const services = createServices(deps);

@@ -126,7 +126,10 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
   const embedder = createWinkEmbedder(cacheDir);
   const wv = await loadWinkVectors(cacheDir);
   const words: string[] = [];
-  for (const [w, row] of wv.index) if (row < 30_000 && /^[a-z]+$/.test(w)) words[row] = w;
+  for (let row = 0; row < Math.min(30_000, wv.size); row++) {
+    const w = wv.index.word(row);
+    if (/^[a-z]+$/.test(w) && wv.index.get(w) === row) words[row] = w;
+  }
   const vocab = words.filter(Boolean);
   const r = rng(42);
   // Zipf-like: frequent words often, rare words seldom, as in real text.

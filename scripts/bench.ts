@@ -21,16 +21,23 @@
  *     STREAM_TOKEN_MS ms. Tokens per second delivered to the readers ÷ tokens per second emitted by the
  *     provider, and the delay of each token from the provider's socket write to the reader's parse.
  * (i) Memory: resident memory (RSS) of the API and of the worker process, idle and at peak during (h).
- *     The API runs inside the bench's own process (startTestApp), so its figure is this process's RSS,
- *     which also holds the scripted provider, the SSE readers, the bare worker of (b)/(c) and whatever
- *     earlier sections (notably (e) search) left on the heap. The worker is the spawned child (VmRSS).
+ *     Both run compiled, as in production (`npm run build`: `node dist/api/server.js`, and
+ *     `node dist/worker/index.js` with the prebuilt workflow bundle), each in a process of its own,
+ *     so the figures are theirs alone (VmRSS); the provider and the readers live in the bench process.
  *
  * (j) Round trips per run: MongoDB commands the API and the worker send for one trivial run on a fresh
  *     trace (cortex_mongo_commands_total, read from both processes' metrics), split into reads and
  *     writes, and the Redis commands served meanwhile (INFO commandstats, every client).
+ * (k) Soak: BENCH_SOAK_MINUTES (10) of streaming runs at a fixed rate (BENCH_SOAK_RATE per second, 1), readers dropping and resuming, against
+ *     the compiled API; the API's and the worker's RSS over time and the fitted slope (MB/min).
+ *
+ * Sections (a)–(g) and (j) use an API inside the bench process (startTestApp: its registry, store
+ * clients and Temporal client are read directly); (h), (i) and (k) use the compiled API process.
+ * Every section's worker is the compiled one. The bench builds dist/ first (about a minute).
  *
  * BENCH_ONLY=h,i (comma-separated letters) runs only those sections; (i) is measured during (h), so
- * selecting either runs both. Unset: every section. `BENCH_ONLY=h,i npm run bench` takes about a minute.
+ * selecting either runs both. Unset: every section. `BENCH_ONLY=h,i npm run bench` takes about two
+ * minutes with the build; the full bench takes the soak's ten minutes more than its other sections.
  * The summary states the machine the bench ran on (CPUs, model, memory, Node version).
  *
  * Services: a service whose URL variable (MONGODB_URI, REDIS_URL, TEMPORAL_ADDRESS) is set is used as
@@ -49,11 +56,12 @@ import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createOpenAIProvider } from '../src/llm/openai.js';
-import { buildWorkspace, startTestApp, type TestApp } from '../test/support/app.js';
+import { buildWorkspace, makeClient, startTestApp, type TestApp, type TestClient } from '../test/support/app.js';
 import { lastUserText, startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply, type ScriptedRequestBody } from '../test/support/scripted-openai.js';
 import { createSimulation } from '../test/support/provider-sim.js';
 import { dataOf, readSse, shownReply } from '../test/support/sse.js';
-import { spawnWorkerProcess } from '../test/support/worker.js';
+import { spawnApiProcess, spawnWorkerProcess } from '../test/support/worker.js';
+import { build } from './build.js';
 import { createBenchActivities } from './bench-activities.js';
 import { measureSearch, searchSummary, type SearchBenchResult } from './bench-search.js';
 import type { bareOneActivity } from './bench-workflows.js';
@@ -162,7 +170,7 @@ interface RunTrace {
  * POSTs `path` (an invoke or execute), opens the job stream as soon as it answers and reads it to
  * the terminal event. Throws unless the job completed: a failed run is a real error for a bench.
  */
-async function runThroughApi(app: TestApp, ws: Workspace, path: string, body: Record<string, unknown>, headers?: Record<string, string>): Promise<RunTrace> {
+async function runThroughApi(app: TestClient, ws: Workspace, path: string, body: Record<string, unknown>, headers?: Record<string, string>): Promise<RunTrace> {
   const startEpoch = epochNow();
   const t0 = performance.now();
   const res = await app.post(path, ws.key, body, headers);
@@ -193,7 +201,7 @@ async function runThroughApi(app: TestApp, ws: Workspace, path: string, body: Re
 }
 
 /** Creates a neuron on the scripted provider in the bench workspace. */
-async function createNeuron(app: TestApp, ws: Workspace, name: string): Promise<string> {
+async function createNeuron(app: TestClient, ws: Workspace, name: string): Promise<string> {
   const r = await app.post('/v1/neurons', ws.key, { name, brain_id: ws.brainId, neuron_config: { model: MODEL, system_prompt: `You are ${name}.` } });
   if (r.status !== 201) throw new Error(`creating neuron ${name} answered ${r.status}: ${r.text}`);
   return String(r.body.id);
@@ -675,8 +683,6 @@ async function measureRealistic(app: TestApp, ws: Workspace, llm: ScriptedOpenAI
 // ─── (h) Streaming at scale, (i) memory ───────────────────────────────────────────────────────
 
 const MB = 1024 * 1024;
-/** The API's RSS: the bench's own process (the API is startTestApp in this process). */
-const apiRss = (): number => process.memoryUsage().rss;
 /** A child's RSS from /proc/<pid>/status (VmRSS, kB); NaN where /proc is unavailable. */
 function pidRss(pid: number | undefined): number {
   if (pid === undefined) return NaN;
@@ -688,15 +694,29 @@ function pidRss(pid: number | undefined): number {
   }
 }
 
-/** RSS in bytes of the API (this process) and the worker (child), idle median and peak under (h). */
-interface MemoryResult { start: number; apiIdle: number; workerIdle: number; apiPeak: number; workerPeak: number; samples: number }
+/**
+ * The API of (h), (i) and (k) as production runs it: the compiled server (`npm run build`,
+ * `node dist/api/server.js`) in a process of its own on the bench's stores, so its RSS is the
+ * API's alone (the provider and the readers stay in the bench process).
+ */
+interface ServedApi { client: TestClient; pid: number | undefined; startRss: number }
+
+/** RSS in bytes of the API and the worker (both children), idle median and peak under (h). */
+interface MemoryResult { start: number; apiParts: { heapUsed: number; heapTotal: number; external: number }; apiIdle: number; workerIdle: number; apiPeak: number; workerPeak: number; samples: number }
+
+/** Where a process's memory is, from its /metrics (prom-client's default Node.js metrics), bytes. */
+async function memoryParts(baseUrl: string): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
+  const text = await fetch(`${baseUrl}/metrics`).then((r) => r.text());
+  const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+  return { heapUsed: value('cortex_nodejs_heap_size_used_bytes'), heapTotal: value('cortex_nodejs_heap_size_total_bytes'), external: value('cortex_nodejs_external_memory_bytes') };
+}
 
 /** Median of a few samples one MEM_SAMPLE_MS apart, with nothing running. */
-async function idleMemory(workerPid: number | undefined): Promise<{ api: number; worker: number }> {
+async function idleMemory(apiPid: number | undefined, workerPid: number | undefined): Promise<{ api: number; worker: number }> {
   const api: number[] = [];
   const worker: number[] = [];
   for (let i = 0; i < 5; i++) {
-    api.push(apiRss());
+    api.push(pidRss(apiPid));
     worker.push(pidRss(workerPid));
     await new Promise((r) => setTimeout(r, MEM_SAMPLE_MS));
   }
@@ -728,7 +748,8 @@ interface StreamingResult {
  * clocks are this process's performance.now(). Tokens of a superseded attempt (after a `reset`)
  * are not counted as received. (i) RSS is sampled every MEM_SAMPLE_MS ms throughout.
  */
-async function measureStreaming(app: TestApp, ws: Workspace, llm: ScriptedOpenAI, workerPid: number | undefined, startRss: number): Promise<StreamingResult> {
+async function measureStreaming(served: ServedApi, ws: Workspace, llm: ScriptedOpenAI, workerPid: number | undefined): Promise<StreamingResult> {
+  const app = served.client;
   const neuronId = await createNeuron(app, ws, 'bench-streaming');
   const emittedAt = new Map<string, number>();
   const runOf = (body: ScriptedRequestBody): number => Number(/^stream (\d+)$/.exec(lastUserText(body))?.[1] ?? -1);
@@ -746,13 +767,15 @@ async function measureStreaming(app: TestApp, ws: Workspace, llm: ScriptedOpenAI
   llm.script([{ chunks: ['warm'], usage: { prompt_tokens: 5, completion_tokens: 1 } }]);
   await runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: 'warm-up', stream: true });
 
-  const idle = await idleMemory(workerPid);
-  say(`(i) idle RSS: API (this process) ${(idle.api / MB).toFixed(0)} MB, worker ${(idle.worker / MB).toFixed(0)} MB`);
+  const idle = await idleMemory(served.pid, workerPid);
+  const parts = await memoryParts(served.client.url);
+  say(`(i) idle RSS: API ${(idle.api / MB).toFixed(0)} MB (V8 heap used ${(parts.heapUsed / MB).toFixed(0)} of ${(parts.heapTotal / MB).toFixed(0)} MB, external ${(parts.external / MB).toFixed(0)} MB), worker ${(idle.worker / MB).toFixed(0)} MB`);
   let apiPeak = idle.api;
   let workerPeak = idle.worker;
   let samples = 0;
   const sampler = setInterval(() => {
-    apiPeak = Math.max(apiPeak, apiRss());
+    const a = pidRss(served.pid);
+    if (!Number.isNaN(a)) apiPeak = Math.max(apiPeak, a);
     const w = pidRss(workerPid);
     if (!Number.isNaN(w)) workerPeak = Math.max(workerPeak, w);
     samples++;
@@ -822,10 +845,10 @@ async function measureStreaming(app: TestApp, ws: Workspace, llm: ScriptedOpenAI
     emitted: emitTimes.length, received: recvTimes.length, emittedPerS, deliveredPerS, ratio: deliveredPerS / emittedPerS,
     delay: delays.length ? { p50: pct(delays, 0.5), p99: pct(delays, 0.99), max: Math.max(...delays) } : { p50: NaN, p99: NaN, max: NaN },
     peakConcurrent, wallMs,
-    memory: { start: startRss, apiIdle: idle.api, workerIdle: idle.worker, apiPeak, workerPeak, samples },
+    memory: { start: served.startRss, apiParts: parts, apiIdle: idle.api, workerIdle: idle.worker, apiPeak, workerPeak, samples },
   };
   say(`(h) ${result.completed}/${STREAM_RUNS} completed, tokens received ${result.received}/${result.emitted}, ratio ${result.ratio.toFixed(3)}, delay p50 ${fmt(result.delay.p50)} ms p99 ${fmt(result.delay.p99)} ms`);
-  say(`(i) peak RSS under (h): API (this process) ${(apiPeak / MB).toFixed(0)} MB, worker ${(workerPeak / MB).toFixed(0)} MB`);
+  say(`(i) peak RSS under (h): API ${(apiPeak / MB).toFixed(0)} MB, worker ${(workerPeak / MB).toFixed(0)} MB`);
   return result;
 }
 
@@ -841,12 +864,196 @@ function streamingSummary(h: StreamingResult, verdict: (ok: boolean) => string):
     `      delivered / emitted                   ${h.ratio.toFixed(3)}   (aim ≥ ${AIM_STREAM_RATIO}: ${verdict(h.ratio >= AIM_STREAM_RATIO)})`,
     `      provider → reader delay per token     p50 ${fmt(h.delay.p50).padStart(7)} ms   p99 ${fmt(h.delay.p99).padStart(7)} ms   max ${fmt(h.delay.max)} ms   (no aim set yet)`,
     '',
-    `  (i) Memory (RSS). API = the bench's own process (API + provider + readers + earlier sections' state); worker = spawned child`,
-    `      process at start (nothing running)    ${mb(m.start).padStart(7)}   (floor under the API figures: every module loaded, nothing started)`,
+    `  (i) Memory (RSS, /proc VmRSS). API = compiled server in its own process (node dist/api/server.js);`,
+    `      worker = compiled worker with the prebuilt workflow bundle (node dist/worker/index.js)`,
+    `      API just started (health answered)    ${mb(m.start).padStart(7)}`,
     `      API idle (before (h))                 ${mb(m.apiIdle).padStart(7)}   (aim < ${AIM_API_IDLE_MB} MB: ${verdict(m.apiIdle < AIM_API_IDLE_MB * MB)})`,
+    `        of which V8 heap used ${mb(m.apiParts.heapUsed)} (of ${mb(m.apiParts.heapTotal)} reserved), external (buffers, word vectors) ${mb(m.apiParts.external)}`,
     `      API peak under (h)                    ${mb(m.apiPeak).padStart(7)}   (aim < ${AIM_API_LOAD_MB} MB: ${verdict(m.apiPeak < AIM_API_LOAD_MB * MB)})`,
     `      worker idle (before (h))              ${mb(m.workerIdle).padStart(7)}   (no aim set)`,
     `      worker peak under (h)                 ${mb(m.workerPeak).padStart(7)}   (no aim set; ${m.samples} samples every ${MEM_SAMPLE_MS} ms)`,
+  ];
+}
+
+// ─── (k) Soak: memory over ten minutes of steady runs and reconnecting readers ──────────────
+
+/** (k) Length of the soak (BENCH_SOAK_MINUTES overrides; the issue asks for ten minutes). */
+const SOAK_MINUTES = Number(process.env.BENCH_SOAK_MINUTES ?? 10);
+/**
+ * (k) Open loop: a run starts every 1 / SOAK_RATE_PER_S seconds on a fixed schedule, whatever the
+ * platform's pace, so the load is the same at the end as at the start and a change of RSS is the
+ * processes', not the load's (a closed loop slows down as the store's scans grow). At most
+ * SOAK_MAX_IN_FLIGHT at once; an arrival beyond that is skipped and counted. Each run streams
+ * SOAK_TOKENS tokens, one every SOAK_TOKEN_MS ms.
+ */
+const SOAK_RATE_PER_S = Number(process.env.BENCH_SOAK_RATE ?? 1);
+const SOAK_MAX_IN_FLIGHT = 16;
+const SOAK_TOKENS = 40;
+const SOAK_TOKEN_MS = 20;
+/** (k) A reader of every other run drops its connection after this many tokens and resumes with `after`. */
+const SOAK_DROP_AFTER = 10;
+/** (k) RSS sampled this often; the slope is fitted to the samples after the warm-up. */
+const SOAK_SAMPLE_MS = 5_000;
+const SOAK_WARMUP_MS = 60_000;
+/** (k) Aim: no growth, read as a fitted slope of at most 1 MB per minute (10 MB over the ten minutes); shrinking passes. */
+const AIM_SOAK_SLOPE_MB_PER_MIN = 1;
+
+interface SoakResult {
+  minutes: number;
+  /** Arrivals on the schedule, arrivals skipped because SOAK_MAX_IN_FLIGHT runs were open, most open at once. */
+  offered: number;
+  skipped: number;
+  maxInFlight: number;
+  runs: number;
+  failed: number;
+  reconnects: number;
+  /** Runs whose reader, across its reconnect, saw exactly the reply the provider sent. */
+  exact: number;
+  samples: number;
+  api: SoakSeries;
+  worker: SoakSeries;
+}
+
+/**
+ * One process's RSS over the soak: first, last and largest sample, the slope fitted after the
+ * warm-up, and the slope of the second half alone (a leak grows in both halves; warming up, the
+ * heap reaching its working size, shows in the first only).
+ */
+interface SoakSeries { first: number; last: number; max: number; slopeMbPerMin: number; secondHalfMbPerMin: number }
+
+/** Least-squares slope of y (bytes) over t (ms), in MB per minute. */
+function slopeMbPerMin(points: [number, number][]): number {
+  const n = points.length;
+  if (n < 2) return NaN;
+  const mt = points.reduce((a, [t]) => a + t, 0) / n;
+  const my = points.reduce((a, [, y]) => a + y, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [t, y] of points) { num += (t - mt) * (y - my); den += (t - mt) ** 2; }
+  return den === 0 ? NaN : (num / den) * 60_000 / MB;
+}
+
+/**
+ * (k) Streaming invokes arrive at SOAK_RATE_PER_S for SOAK_MINUTES, each on a fresh trace, each
+ * read over SSE; the reader of every other run disconnects after SOAK_DROP_AFTER tokens and
+ * reconnects with `after=<last entry id>`, as a browser losing its connection would. The API's
+ * and the worker's RSS are sampled every SOAK_SAMPLE_MS; the slope is fitted after the warm-up.
+ */
+async function measureSoak(served: ServedApi, ws: Workspace, llm: ScriptedOpenAI, workerPid: number | undefined): Promise<SoakResult> {
+  const app = served.client;
+  const neuronId = await createNeuron(app, ws, 'bench-soak');
+  const tokens = (run: string): string[] => Array.from({ length: SOAK_TOKENS }, (_, i) => `${run}.${i} `);
+  llm.setDefault((body) => ({
+    chunks: tokens(/^soak (\S+)$/.exec(lastUserText(body))?.[1] ?? 'x'),
+    paceMs: SOAK_TOKEN_MS, firstTokenMs: 50, usage: { prompt_tokens: 20, completion_tokens: SOAK_TOKENS },
+  }));
+  const auth = { authorization: `Bearer ${ws.key}` };
+  let runs = 0;
+  let failed = 0;
+  let reconnects = 0;
+  let exact = 0;
+  const apiPoints: [number, number][] = [];
+  const workerPoints: [number, number][] = [];
+  const t0 = performance.now();
+  const endAt = t0 + SOAK_MINUTES * 60_000;
+  const sample = (): void => {
+    const t = performance.now() - t0;
+    const a = pidRss(served.pid);
+    const w = pidRss(workerPid);
+    if (!Number.isNaN(a)) apiPoints.push([t, a]);
+    if (!Number.isNaN(w)) workerPoints.push([t, w]);
+  };
+  sample();
+  const sampler = setInterval(sample, SOAK_SAMPLE_MS);
+
+  const one = async (run: string, drop: boolean): Promise<void> => {
+    const res = await app.post(`/v1/neurons/${neuronId}/invoke`, ws.key, { message: `soak ${run}`, stream: true });
+    if (res.status !== 202) throw new Error(`invoke answered ${res.status}: ${res.text}`);
+    const url = `${app.url}/v1/jobs/${String(res.body.job_id)}/stream`;
+    const entries: Record<string, unknown>[] = [];
+    let lastId: string | undefined;
+    let seen = 0;
+    let tokenCount = 0;
+    let terminal = false;
+    let dropNow = drop;
+    const until = (events: { id?: string; data: string }[]): boolean => {
+      for (; seen < events.length; seen++) {
+        const data = JSON.parse(events[seen].data) as Record<string, unknown>;
+        entries.push(data);
+        lastId = events[seen].id ?? lastId;
+        if (data.type === 'token') tokenCount++;
+        if (data.type === 'complete' || data.type === 'error') terminal = true;
+      }
+      return terminal || (dropNow && tokenCount >= SOAK_DROP_AFTER);
+    };
+    const first = await readSse(url, { headers: auth, timeoutMs: RUN_TIMEOUT_MS, until });
+    if (first.status !== 200) throw new Error(`stream answered ${first.status}`);
+    if (!terminal) {
+      reconnects++;
+      seen = 0;
+      dropNow = false;
+      const again = await readSse(`${url}?after=${encodeURIComponent(lastId ?? '0')}`, { headers: auth, timeoutMs: RUN_TIMEOUT_MS, until });
+      if (again.status !== 200) throw new Error(`resumed stream answered ${again.status}`);
+    }
+    if (entries.at(-1)?.type !== 'complete') throw new Error(`run ${run} ended with ${JSON.stringify(entries.at(-1) ?? null)}`);
+    if (shownReply(entries) === tokens(run).join('')) exact++;
+  };
+
+  say(`(k) soak: ${SOAK_MINUTES} min, a streaming run every ${(1 / SOAK_RATE_PER_S).toFixed(1)} s, every other reader drops after ${SOAK_DROP_AFTER} tokens and resumes`);
+  let lastReport = t0;
+  let offered = 0;
+  let skipped = 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const open: Promise<void>[] = [];
+  for (let i = 0; ; i++) {
+    const at = t0 + (i * 1000) / SOAK_RATE_PER_S;
+    if (at >= endAt) break;
+    const wait = at - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    offered++;
+    if (inFlight >= SOAK_MAX_IN_FLIGHT) { skipped++; continue; }
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    open.push(one(`k${i}`, i % 2 === 1).then(() => { runs++; }, (err: unknown) => {
+      failed++;
+      if (failed <= 3) say(`(k) a run failed: ${err instanceof Error ? err.message : String(err)}`);
+    }).finally(() => { inFlight--; }));
+    if (performance.now() - lastReport > 60_000) {
+      lastReport = performance.now();
+      const a = apiPoints.at(-1)?.[1] ?? NaN;
+      const w = workerPoints.at(-1)?.[1] ?? NaN;
+      say(`(k) ${((lastReport - t0) / 60_000).toFixed(0)} min: ${runs} runs done, ${inFlight} open, ${skipped} skipped, ${failed} failed, API ${(a / MB).toFixed(0)} MB, worker ${(w / MB).toFixed(0)} MB`);
+    }
+  }
+  await Promise.all(open);
+  clearInterval(sampler);
+  sample();
+  const half = (SOAK_MINUTES * 60_000) / 2;
+  const fit = (points: [number, number][]): SoakSeries => ({
+    first: points[0]?.[1] ?? NaN, last: points.at(-1)?.[1] ?? NaN, max: Math.max(...points.map(([, y]) => y)),
+    slopeMbPerMin: slopeMbPerMin(points.filter(([t]) => t >= SOAK_WARMUP_MS)),
+    secondHalfMbPerMin: slopeMbPerMin(points.filter(([t]) => t >= half)),
+  });
+  const result: SoakResult = {
+    minutes: (performance.now() - t0) / 60_000, offered, skipped, maxInFlight, runs, failed, reconnects, exact, samples: apiPoints.length,
+    api: fit(apiPoints), worker: fit(workerPoints),
+  };
+  say(`(k) ${runs} runs (${failed} failed), ${reconnects} reconnects, API slope ${result.api.slopeMbPerMin.toFixed(2)} MB/min, worker ${result.worker.slopeMbPerMin.toFixed(2)} MB/min`);
+  return result;
+}
+
+function soakSummary(k: SoakResult, verdict: (ok: boolean) => string): string[] {
+  const mb = (b: number): string => `${(b / MB).toFixed(0)} MB`;
+  const row = (name: string, x: SoakSeries, aim: string) =>
+    `      ${name.padEnd(38)}${mb(x.first).padStart(7)} → ${mb(x.last).padStart(7)} (max ${mb(x.max)})   slope ${x.slopeMbPerMin.toFixed(2)} MB/min ${aim}; second half ${x.secondHalfMbPerMin.toFixed(2)} MB/min`;
+  return [
+    `  (k) Soak: ${k.minutes.toFixed(1)} min, a streaming run (${SOAK_TOKENS} tokens every ${SOAK_TOKEN_MS} ms) every ${(1 / SOAK_RATE_PER_S).toFixed(1)} s on a fixed schedule; every other reader reconnects with after=`,
+    `      arrivals ${k.offered}   skipped (${SOAK_MAX_IN_FLIGHT} already open) ${k.skipped}   most open at once ${k.maxInFlight}`,
+    `      runs completed ${k.runs}   failed ${k.failed}   reconnects ${k.reconnects}   reader saw exactly the reply ${k.exact}/${k.runs}`,
+    row('API RSS, start → end', k.api, `(aim ≤ ${AIM_SOAK_SLOPE_MB_PER_MIN} after the first ${SOAK_WARMUP_MS / 60_000} min: ${verdict(k.api.slopeMbPerMin <= AIM_SOAK_SLOPE_MB_PER_MIN)})`),
+    row('worker RSS, start → end', k.worker, `(aim ≤ ${AIM_SOAK_SLOPE_MB_PER_MIN}: ${verdict(k.worker.slopeMbPerMin <= AIM_SOAK_SLOPE_MB_PER_MIN)})`),
+    `      (${k.samples} samples every ${SOAK_SAMPLE_MS / 1000} s; slope = least-squares fit of RSS over time)`,
   ];
 }
 
@@ -858,9 +1065,9 @@ function machine(): string {
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips }
+interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -877,6 +1084,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j }: Results): string {
     ...(g ? ['', ...sectionG(g)] : []),
     ...(h ? ['', ...streamingSummary(h, verdict)] : []),
     ...(j ? ['', ...sectionJ(j)] : []),
+    ...(k ? ['', ...soakSummary(k, verdict)] : []),
     line,
   ].join('\n');
 
@@ -950,8 +1158,6 @@ const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').map((x) => x.trim
 const runs = (section: string): boolean => ONLY.size === 0 || ONLY.has(section);
 
 async function main(): Promise<void> {
-  // This process's RSS with every module loaded (API, Temporal SDK, bench) and nothing started yet.
-  const startRss = apiRss();
   // Before any worker exists: keep the Temporal core's INFO lines out of the bench output.
   Runtime.install({ logger: new DefaultLogger('WARN') });
 
@@ -976,6 +1182,11 @@ async function main(): Promise<void> {
       process.env.TEMPORAL_ADDRESS ??= services.temporalAddress;
     }
 
+    // The worker (every section) and the API of (h), (i) and (k) run compiled, as in production.
+    say('building dist/ (npm run build) for the compiled worker and API');
+    await build((l) => say(`build: ${l}`));
+    const bundlePath = fileURLToPath(new URL('../dist/workflow-bundle.js', import.meta.url));
+
     const llm = await startScriptedOpenAI({ models: ['gpt-4o-mini'] });
     cleanups.push(() => llm.close());
     say(`scripted OpenAI-compatible provider at ${llm.baseURL}`);
@@ -998,7 +1209,7 @@ async function main(): Promise<void> {
     const needBare = runs('b') || runs('c');
     const [workerMetricsPort] = await freePorts(1);
     const [worker, bare] = await Promise.all([
-      spawnWorkerProcess(app, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', CORTEX_WORKFLOW_BUNDLE: '', WORKER_METRICS_PORT: String(workerMetricsPort) }).then((child) => ({
+      spawnWorkerProcess(app, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', CORTEX_WORKFLOW_BUNDLE: bundlePath, WORKER_METRICS_PORT: String(workerMetricsPort) }, 'compiled').then((child) => ({
         pid: child.pid,
         stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); },
       })),
@@ -1021,8 +1232,16 @@ async function main(): Promise<void> {
     if (runs('e')) r.e = await measureSearch(say);
     if (runs('f')) r.f = await measureStakeholderMaps(app, ws);
     if (runs('g')) r.g = await measureBudgets(app, llm);
-    if (runs('h') || runs('i')) r.h = await measureStreaming(app, ws, llm, worker.pid, startRss);
     if (runs('j')) r.j = await measureRoundTrips(app, ws, llm, `http://127.0.0.1:${workerMetricsPort}/metrics`);
+    if (runs('h') || runs('i') || runs('k')) {
+      const [apiPort] = await freePorts(1);
+      const child = await spawnApiProcess(app, apiPort, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', RATE_LIMIT_POINTS: '1000000' }, 'compiled');
+      cleanups.push(async () => { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); });
+      const served: ServedApi = { client: makeClient(`http://127.0.0.1:${apiPort}`), pid: child.pid, startRss: pidRss(child.pid) };
+      say(`compiled API process at ${served.client.url} (pid ${child.pid}, ${(served.startRss / MB).toFixed(0)} MB at start)`);
+      if (runs('h') || runs('i')) r.h = await measureStreaming(served, ws, llm, worker.pid);
+      if (runs('k')) r.k = await measureSoak(served, ws, llm, worker.pid);
+    }
     console.log(summary(probes, r));
   } finally {
     say('stopping');

@@ -1,8 +1,5 @@
-import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as OtlpProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { NodeSDK } from '@opentelemetry/sdk-node';
+import type { Resource } from '@opentelemetry/resources';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Config } from './config.js';
 import { VERSION } from './config.js';
 
@@ -12,6 +9,8 @@ import { VERSION } from './config.js';
  * the workflow start into the workflow and each activity (worker/index.ts), so one trace runs from
  * the HTTP request to the last activity. Spans leave over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT;
  * without it nothing is recorded or sent (the API's spans are non-recording, context still flows).
+ * The SDK and its exporters are imported only when tracing starts: a process without an endpoint
+ * never holds them (docs/decisions.md, "Compiled services and memory").
  */
 export interface Telemetry {
   /** Where spans go; the worker hands it to the workflow span sink (spans made inside the sandbox). */
@@ -28,8 +27,13 @@ let current: Telemetry | undefined;
  * Starts tracing for this process when OTEL_EXPORTER_OTLP_ENDPOINT is set (once; later calls
  * return the running one). `component` names the service (`cortex-api`, `cortex-worker`).
  */
-export function startTelemetry(config: Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_PROTOCOL'>, component: string): Telemetry | undefined {
+export async function startTelemetry(config: Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_PROTOCOL'>, component: string): Promise<Telemetry | undefined> {
   if (current || !config.OTEL_EXPORTER_OTLP_ENDPOINT) return current;
+  const [{ OTLPTraceExporter: OtlpJsonExporter }, { OTLPTraceExporter: OtlpProtoExporter }, { Resource }, { BatchSpanProcessor }, { NodeSDK }] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/exporter-trace-otlp-proto'), import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'), import('@opentelemetry/sdk-node'),
+  ]);
+  if (current) return current; // started meanwhile by another caller
   // The generic endpoint names the collector; the traces path is appended, as the OTLP spec says.
   const url = `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`;
   const exporter = config.OTEL_EXPORTER_OTLP_PROTOCOL === 'http/json' ? new OtlpJsonExporter({ url }) : new OtlpProtoExporter({ url });

@@ -17,6 +17,8 @@ export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', impo
  * workflows/interceptors.ts): a prebuilt bundle gets them from `bundleWorkflowCode`.
  */
 export const workflowInterceptorModules = [fileURLToPath(new URL('../workflows/interceptors.ts', import.meta.url))];
+/** How every bundle of the workflows is made: prebuilt (scripts/build.ts, test setup), at worker start, for replay. */
+export const workflowBundleOptions = { workflowsPath, workflowInterceptorModules };
 
 /**
  * The sink through which workflow spans leave the sandbox: to this process's exporter when
@@ -71,7 +73,7 @@ async function main(config: Config = loadConfig()) {
   // The SDK's own metrics (workflow and activity task latencies, slots, polls), served by its core;
   // must be installed before the first connection is made.
   if (config.TEMPORAL_METRICS_ADDRESS) Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: config.TEMPORAL_METRICS_ADDRESS } } } });
-  const telemetry = startTelemetry(config, 'worker');
+  const telemetry = await startTelemetry(config, 'worker');
   const log = createLogger(config.LOG_LEVEL, { component: 'worker' });
   const deps = await createDeps(config, log);
   const { worker, connection } = await createWorker(deps);

@@ -1,6 +1,6 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { humanOptions, nextEdges, whileMaxIterations } from '../src/pathways/graph.js';
+import { humanOptions, nextEdges, whileMaxIterations } from '../src/pathways/walk.js';
 import {
   BrainIdKey, JobKindKey, NeuronIdKey, TraceIdKey, WorkspaceIdKey, answerUpdate, cancelSignal, interventionResponseSignal, resumeSignal, statusQuery,
   type InterventionAnswer, type LiveStatus, type NeuronRunInput, type PathwayRunInput, type PathwayRunResult, type RunGraph,

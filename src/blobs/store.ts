@@ -4,8 +4,8 @@ import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type * as S3Sdk from '@aws-sdk/client-s3';
+import type * as S3Storage from '@aws-sdk/lib-storage';
 import type { Config } from '../config.js';
 import { payloadTooLarge } from '../errors.js';
 
@@ -96,19 +96,26 @@ export interface S3Options { endpoint?: string; region: string; bucket: string; 
 /**
  * Bodies in any S3-compatible object store (AWS SDK v3). Uploads stream in parts
  * (@aws-sdk/lib-storage), so a large body never sits in memory whole; an upload stopped by the
- * size cap is aborted and leaves no object.
+ * size cap is aborted and leaves no object. The SDK is loaded at the first call: a process on the
+ * file store never holds it (about 20 MB of resident memory, docs/decisions.md).
  */
 export function createS3BlobStore(o: S3Options): BlobStore & { ensureBucket(): Promise<void> } {
-  const s3 = new S3Client({
-    region: o.region, endpoint: o.endpoint, forcePathStyle: o.forcePathStyle,
-    credentials: o.accessKeyId && o.secretAccessKey ? { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey } : undefined,
-  });
+  let loading: Promise<{ s3: S3Sdk.S3Client; sdk: typeof S3Sdk; Upload: typeof S3Storage.Upload }> | undefined;
+  const load = () => (loading ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]).then(([sdk, storage]) => ({
+    sdk, Upload: storage.Upload,
+    s3: new sdk.S3Client({
+      region: o.region, endpoint: o.endpoint, forcePathStyle: o.forcePathStyle,
+      credentials: o.accessKeyId && o.secretAccessKey ? { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey } : undefined,
+    }),
+  })));
   return {
     kind: 's3',
     async ensureBucket() {
-      try { await s3.send(new HeadBucketCommand({ Bucket: o.bucket })); } catch { await s3.send(new CreateBucketCommand({ Bucket: o.bucket })); }
+      const { s3, sdk } = await load();
+      try { await s3.send(new sdk.HeadBucketCommand({ Bucket: o.bucket })); } catch { await s3.send(new sdk.CreateBucketCommand({ Bucket: o.bucket })); }
     },
     async put(key, body, { contentType, maxBytes }) {
+      const { s3, sdk, Upload } = await load();
       const meter = new Meter(maxBytes);
       const pass = new PassThrough();
       const upload = new Upload({ client: s3, params: { Bucket: o.bucket, Key: safeKey(key), Body: pass, ContentType: contentType }, queueSize: 2, partSize: 5 * 1024 * 1024 });
@@ -118,18 +125,22 @@ export function createS3BlobStore(o: S3Options): BlobStore & { ensureBucket(): P
       } catch (e) {
         body.resume();
         await upload.abort().catch(() => undefined);
-        await s3.send(new DeleteObjectCommand({ Bucket: o.bucket, Key: key })).catch(() => undefined);
+        await s3.send(new sdk.DeleteObjectCommand({ Bucket: o.bucket, Key: key })).catch(() => undefined);
         // The cap's 413 wins over the abort error it caused.
         throw await piping.then(() => e, (pipeErr: unknown) => pipeErr);
       }
       return meter.result(key);
     },
     async get(key) {
-      const out = await s3.send(new GetObjectCommand({ Bucket: o.bucket, Key: safeKey(key) }));
+      const { s3, sdk } = await load();
+      const out = await s3.send(new sdk.GetObjectCommand({ Bucket: o.bucket, Key: safeKey(key) }));
       return out.Body as Readable;
     },
     async read(key, maxBytes) { return collect(await this.get(key), maxBytes); },
-    async delete(key) { await s3.send(new DeleteObjectCommand({ Bucket: o.bucket, Key: safeKey(key) })); },
+    async delete(key) {
+      const { s3, sdk } = await load();
+      await s3.send(new sdk.DeleteObjectCommand({ Bucket: o.bucket, Key: safeKey(key) }));
+    },
   };
 }
 

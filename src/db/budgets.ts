@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { UsageAttribution } from './usage.js';
+import { findById } from './client.js';
 
 /** What a budget caps (docs/usage.md): the whole workspace, or the calls made for one receptor, neuron or share link. */
 export type BudgetScope = 'workspace' | 'receptor' | 'neuron' | 'share_token';
@@ -44,7 +45,7 @@ export function createBudgetRepo(db: Db) {
   const budgets = db.collection<BudgetDoc>('budgets');
   return {
     budgets,
-    find: (workspaceId: string, id: string) => budgets.findOne({ _id: id, workspaceId }),
+    find: (workspaceId: string, id: string) => findById(budgets, id, { workspaceId }),
     /** The budgets that apply to a call with this attribution (the workspace's, and its receptor's, neuron's and link's). */
     forCall(workspaceId: string, a: { receptorId?: string | null; neuronId?: string | null; shareTokenId?: string | null }) {
       const or: Record<string, unknown>[] = [{ scope: 'workspace' }];

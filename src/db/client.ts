@@ -1,4 +1,4 @@
-import { MongoClient, type Collection, type Db, type Document } from 'mongodb';
+import { MongoClient, type Collection, type Db, type Document, type Filter, type FindOptions, type WithId } from 'mongodb';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 
@@ -29,3 +29,25 @@ export type Coll<T extends Document> = Collection<T>;
 
 /** Escapes user text for use inside a $regex (search filters are substring matches). */
 export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * One document by `_id`, the other conditions (`where`: equality, `null` matching null or missing
+ * as MongoDB does) checked on the document read. FerretDB's SQLite backend, the default embedded
+ * store, serves a filter of `_id` alone by key and scans the whole collection for any other
+ * filter, `{ _id, workspaceId }` included (263 ms at 5,000 documents against ~1 ms: docs/decisions.md,
+ * "Hot path"); MongoDB answers both from the `_id` index. An inclusive `projection` is widened to the
+ * `where` fields; an exclusive one must not drop them.
+ */
+export async function findById<T extends Document>(coll: Collection<T>, id: string, where: Partial<Record<keyof T & string, unknown>> = {}, options?: FindOptions): Promise<WithId<T> | null> {
+  // An inclusive projection gets the checked fields too (they are what the check reads).
+  const projection = options?.projection as Record<string, unknown> | undefined;
+  const inclusive = projection && Object.values(projection).some((v) => v === 1 || v === true);
+  const opts = inclusive ? { ...options, projection: { ...projection, ...Object.fromEntries(Object.keys(where).map((k) => [k, 1])) } } : options;
+  const doc = await coll.findOne({ _id: id } as Filter<T>, opts) as WithId<T> | null;
+  if (!doc) return null;
+  for (const [field, want] of Object.entries(where)) {
+    const actual = (doc as Record<string, unknown>)[field];
+    if (want === null ? actual != null : actual !== want) return null;
+  }
+  return doc;
+}

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
+import { findById } from './client.js';
 
 export type InterventionStatus = 'pending' | 'approved' | 'rejected' | 'answered' | 'expired' | 'cancelled';
 
@@ -28,7 +29,7 @@ export function createInterventionRepo(db: Db) {
   const interventions = db.collection<InterventionDoc>('interventions');
   return {
     interventions,
-    find: (workspaceId: string, id: string) => interventions.findOne({ _id: id, workspaceId }),
+    find: (workspaceId: string, id: string) => findById(interventions, id, { workspaceId }),
     byToken: (token: string) => interventions.findOne({ 'deliveries.token': token }),
   };
 }

@@ -2,6 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
 import { claim } from './claims.js';
+import { findById } from './client.js';
 
 export type NeuronScopeValue = 'brain' | 'workspace' | 'core';
 
@@ -35,7 +36,7 @@ export function createNeuronRepo(db: Db) {
   const versions = db.collection<NeuronVersionDoc>('neuron_versions');
   return {
     neurons, versions,
-    findById: (workspaceId: string, id: string) => neurons.findOne({ _id: id, workspaceId }),
+    findById: (workspaceId: string, id: string) => findById(neurons, id, { workspaceId }),
     async list(filter: Filter<NeuronDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {
       const [items, total] = await Promise.all([
         neurons.find(filter).sort(sort).skip(offset).limit(limit).toArray(),
@@ -43,7 +44,7 @@ export function createNeuronRepo(db: Db) {
       ]);
       return { items, total };
     },
-    findVersion: (workspaceId: string, neuronId: string, version: number) => versions.findOne({ _id: `${neuronId}:${version}`, workspaceId }),
+    findVersion: (workspaceId: string, neuronId: string, version: number) => findById(versions, `${neuronId}:${version}`, { workspaceId }),
     listVersions: (workspaceId: string, neuronId: string) => versions.find({ workspaceId, neuronId }).sort({ version: -1 }).toArray(),
     /** Idempotent: a version that already exists (a retried write) is left as it was. */
     async recordVersion(doc: NeuronVersionDoc): Promise<void> {

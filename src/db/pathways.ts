@@ -2,6 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
 import { isDuplicateKey } from './claims.js';
+import { findById } from './client.js';
 
 /**
  * How many version entries a pathway keeps on its head record (document 1, Limits: "capped"). When a new version
@@ -89,7 +90,7 @@ export function createPathwayRepo(db: Db) {
     /** The head without its history. */
     findHead: (workspaceId: string, id: string) => pathways.findOne<PathwayHead>({ _id: id, workspaceId }, WITHOUT_HISTORY),
     /** The head with its capped history. */
-    findFull: (workspaceId: string, id: string) => pathways.findOne({ _id: id, workspaceId }),
+    findFull: (workspaceId: string, id: string) => findById(pathways, id, { workspaceId }),
     async list(filter: Filter<PathwayDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {
       const [items, total] = await Promise.all([
         pathways.find<PathwayHead>(filter, WITHOUT_HISTORY).sort(sort).skip(offset).limit(limit).toArray(),
@@ -128,7 +129,7 @@ export function createPathwayRepo(db: Db) {
     },
     listParticipants: (workspaceId: string, pathwayId: string) =>
       participants.find({ workspaceId, pathwayId }).sort({ createdAt: 1, _id: 1 }).toArray(),
-    findParticipant: (workspaceId: string, id: string) => participants.findOne({ _id: id, workspaceId }),
+    findParticipant: (workspaceId: string, id: string) => findById(participants, id, { workspaceId }),
     findParticipantByUser: (workspaceId: string, pathwayId: string, userId: string) => participants.findOne({ workspaceId, pathwayId, userId }),
     /**
      * Neurons a pathway node may reference: not soft-deleted, and in `brainId` or workspace/core scoped; without a

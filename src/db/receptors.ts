@@ -1,6 +1,7 @@
 import type { Db, Filter, Sort } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
+import { findById } from './client.js';
 
 /** `plasticity_pass` is the older name of `action_plan`; it is stored as `action_plan`. */
 export type ReceptorTargetKind = 'neuron' | 'pathway' | 'action_plan' | 'plasticity_pass' | 'system_job';
@@ -87,7 +88,7 @@ export function createReceptorRepo(db: Db) {
   const actionPlans = db.collection<ActionPlanDoc>('action_plans');
   return {
     receptors, firings, bindings, actionPlans,
-    findById: (workspaceId: string, id: string) => receptors.findOne({ _id: id, workspaceId }),
+    findById: (workspaceId: string, id: string) => findById(receptors, id, { workspaceId }),
     findBySlug: (workspaceId: string, slug: string) => receptors.findOne({ workspaceId, slug }),
     forTarget: (workspaceId: string, kind: ReceptorTargetKind, id: string) =>
       receptors.findOne({ workspaceId, 'executableTarget.kind': kind, 'executableTarget.id': id }),

@@ -1,6 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
+import { findById } from './client.js';
 
 /** One integration and the tools of it the reflex exposes. */
 export interface ReflexToolSet { integrationId: string; tools: string[] }
@@ -28,7 +29,7 @@ export function createReflexRepo(db: Db) {
   const links = db.collection<NeuronReflexDoc>('neuron_reflexes');
   return {
     reflexes, links,
-    findById: (workspaceId: string, id: string) => reflexes.findOne({ _id: id, workspaceId }),
+    findById: (workspaceId: string, id: string) => findById(reflexes, id, { workspaceId }),
     async list(filter: Filter<ReflexDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {
       const [items, total] = await Promise.all([
         reflexes.find(filter).sort(sort).skip(offset).limit(limit).toArray(),

@@ -1,5 +1,6 @@
 import type { Db, Filter, Sort } from 'mongodb';
 import type { IndexSpec } from './client.js';
+import { findById } from './client.js';
 
 export interface SkillToolLink { integrationId: string; scopePath: string }
 
@@ -25,7 +26,7 @@ export function createSkillRepo(db: Db) {
   const versions = db.collection<SkillVersionDoc>('skill_versions');
   return {
     skills, versions,
-    find: (workspaceId: string, id: string) => skills.findOne({ _id: id, workspaceId }),
+    find: (workspaceId: string, id: string) => findById(skills, id, { workspaceId }),
     async list(filter: Filter<SkillDoc>, sort: Sort, offset: number, limit: number) {
       const [items, total] = await Promise.all([skills.find(filter).sort(sort).skip(offset).limit(limit).toArray(), skills.countDocuments(filter)]);
       return { items, total };

@@ -1,6 +1,8 @@
 import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
+import { findById } from './client.js';
+import { uuidFromName } from '../ids.js';
 
 export interface CostSummary { totalCostUsd: number; totalTokens: number; inputTokens: number; outputTokens: number }
 export const emptyCost = (): CostSummary => ({ totalCostUsd: 0, totalTokens: 0, inputTokens: 0, outputTokens: 0 });
@@ -31,13 +33,23 @@ export const traceIndexes: IndexSpec[] = [
   { collection: 'engrams', keys: { workspaceId: 1, traceId: 1, seq: 1 }, unique: true, name: 'ws_trace_seq_unique' },
 ];
 
+/**
+ * The `_id` of the trace document of (workspace, trace id): a name-based UUID (SHA-1, version 5
+ * layout), so a trace is found by key. FerretDB's SQLite backend, the default embedded store, scans
+ * the whole collection for any filter but `_id` alone, and every run reads its trace several times.
+ * Traces created before this have random ids and are found by the (workspace, trace) index, as
+ * before (a key miss falls back to it).
+ */
+export const traceKey = (workspaceId: string, traceId: string): string => uuidFromName(`trace:${workspaceId}:${traceId}`);
+
 /** Trace and engram storage; every query filters by workspace. */
 export function createTraceRepo(db: Db) {
   const traces = db.collection<TraceDoc>('traces');
   const engrams = db.collection<EngramDoc>('engrams');
   return {
     traces, engrams,
-    find: (workspaceId: string, traceId: string) => traces.findOne({ workspaceId, traceId }),
+    find: async (workspaceId: string, traceId: string) =>
+      (await findById(traces, traceKey(workspaceId, traceId), { workspaceId, traceId })) ?? traces.findOne({ workspaceId, traceId }),
     async list(filter: Filter<TraceDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {
       const [items, total] = await Promise.all([
         traces.find(filter).sort(sort).skip(offset).limit(limit).toArray(),
@@ -49,7 +61,7 @@ export function createTraceRepo(db: Db) {
       const cur = engrams.find({ workspaceId, traceId }).sort({ seq: 1, createdAt: 1 });
       return (limit ? cur.limit(limit) : cur).toArray();
     },
-    findEngram: (workspaceId: string, id: string) => engrams.findOne({ _id: id, workspaceId }),
+    findEngram: (workspaceId: string, id: string) => findById(engrams, id, { workspaceId }),
   };
 }
 export type TraceRepo = ReturnType<typeof createTraceRepo>;

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import { isDuplicateKey } from './claims.js';
+import { findById } from './client.js';
 
 export interface WorkspaceDoc { _id: string; slug: string; name: string; createdAt: Date; updatedAt: Date }
 export interface BrainDoc { _id: string; workspaceId: string; name: string; createdAt: Date; updatedAt: Date }
@@ -55,7 +56,7 @@ export function createWorkspaceRepo(db: Db) {
       await brains.updateOne({ _id: id }, { $setOnInsert: { workspaceId, name, createdAt: now, updatedAt: now } }, { upsert: true });
       return (await brains.findOne({ _id: id }))!;
     },
-    findBrain: (workspaceId: string, id: string) => brains.findOne({ _id: id, workspaceId }),
+    findBrain: (workspaceId: string, id: string) => findById(brains, id, { workspaceId }),
   };
 }
 export type WorkspaceRepo = ReturnType<typeof createWorkspaceRepo>;

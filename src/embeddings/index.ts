@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import type { Config } from '../config.js';
 import { toLlmError } from '../llm/errors.js';
-import { loadWinkVectors, type WordVectors } from './wink.js';
+import { loadWinkVectors } from './wink.js';
 
 /** One batch of vectors: the model that made them, their dimension, and what the provider billed. */
 export interface Embedding { model: string; dimension: number; vectors: Float32Array[]; tokens: number }
@@ -35,13 +35,11 @@ const WORD = /[\p{L}\p{N}]+(?:'\p{L}+)?/gu;
  * with a transformer model (see ../shared/research/search.md): lexical search leads, vectors assist.
  */
 export function createWinkEmbedder(cacheDir: string): Embedder {
-  let vectors: Promise<WordVectors> | null = null;
-  const load = () => (vectors ??= loadWinkVectors(cacheDir));
   return {
     model: 'local/wink-sg-100d',
     dimension: 100,
     async embed(texts) {
-      const wv = await load();
+      const wv = await loadWinkVectors(cacheDir);
       let tokens = 0;
       const out = texts.map((text) => {
         const v = new Float32Array(wv.dimension);
@@ -49,9 +47,7 @@ export function createWinkEmbedder(cacheDir: string): Embedder {
           tokens++;
           const row = wv.index.get(m[0]);
           if (row === undefined) continue;
-          const w = weightOf(row, wv.size) * wv.scales[row];
-          const base = row * wv.dimension;
-          for (let d = 0; d < wv.dimension; d++) v[d] += w * wv.data[base + d];
+          wv.addRow(row, weightOf(row, wv.size) * wv.scales[row], v);
         }
         let norm = 0;
         for (let d = 0; d < v.length; d++) norm += v[d] * v[d];

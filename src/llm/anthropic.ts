@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type {
   ContentBlockParam,
   MessageCreateParamsStreaming,
@@ -39,13 +39,15 @@ export interface AnthropicProviderOptions {
  */
 export function createAnthropicProvider(opts: AnthropicProviderOptions = {}): ChatProvider {
   const name = 'anthropic';
+  // The SDK is loaded at the first call, so a process that never calls Anthropic never holds it.
   // Explicit values (null = none) keep the SDK from reading ANTHROPIC_* from process.env.
-  const client = new Anthropic({
+  let client: Promise<Anthropic> | undefined;
+  const connect = (): Promise<Anthropic> => (client ??= import('@anthropic-ai/sdk').then(({ default: Sdk }) => new Sdk({
     apiKey: opts.apiKey ?? null,
     authToken: null,
     baseURL: opts.baseURL ?? ANTHROPIC_API,
     maxRetries: 0,
-  });
+  })));
   const advertised = [...new Set([...pricedModels('anthropic'), ...(opts.models ?? [])])];
 
   return {
@@ -68,7 +70,7 @@ export function createAnthropicProvider(opts: AnthropicProviderOptions = {}): Ch
       // sampling temperature (MessageCreateParams has no such field), so it is ignored here.
 
       try {
-        const stream = await client.messages.create(params, { signal: req.signal });
+        const stream = await (await connect()).messages.create(params, { signal: req.signal });
         const acc = new EventAccumulator();
         for await (const event of stream) {
           const delta = acc.add(event);

@@ -1,70 +1,16 @@
 /**
- * Pathway graph shapes and the small run-time helpers the workflow interpreter needs.
- *
- * Pure and deterministic on purpose: no I/O, no Node built-ins, no clock or randomness. This is the
- * one `src/` module that `workflows/**` may import as a value (see eslint.config.js), so the
- * interpreter walks exactly the shapes the API validated. Validation lives in ./validate.ts and
- * compilation in ./compile.ts; both accept either graph form.
+ * Pathway graph shapes (zod) and the helpers around them; the interpreter's run-time helpers are in
+ * ./walk.ts (re-exported here), the one pathways module workflows import, so the interpreter walks
+ * exactly the shapes the API validated. Validation lives in ./validate.ts and compilation in
+ * ./compile.ts; both accept either graph form.
  */
 import { z } from 'zod';
+import { branchHandles, WHILE_DEFAULT_MAX_ITERATIONS, WHILE_MAX_ITERATIONS_CAP, type NodeType } from './walk.js';
 
-/** Every node type a pathway may use. Anything else is rejected by validation, so the interpreter never meets it. */
-export const NODE_TYPES = ['start', 'input', 'neuron', 'if', 'while', 'classify', 'human', 'transform', 'delay', 'output', 'end'] as const;
-/** A canonical node type (aliases resolved). */
-export type NodeType = (typeof NODE_TYPES)[number];
-
-/**
- * Older or editor-facing names accepted as node types; compilation rewrites them to the canonical type so the
- * interpreter only switches on NODE_TYPES. `approval` is a `human` node. (`http`/`tool` are deliberately not
- * accepted: no interpreter step runs them, and a graph that validates must also run.)
- */
-export const NODE_TYPE_ALIASES: Readonly<Record<string, NodeType>> = { approval: 'human' };
-
-/** The canonical type for a type name, or undefined when the name is not a pathway node type. */
-export function canonicalType(type: string): NodeType | undefined {
-  if ((NODE_TYPES as readonly string[]).includes(type)) return type as NodeType;
-  return Object.hasOwn(NODE_TYPE_ALIASES, type) ? NODE_TYPE_ALIASES[type] : undefined;
-}
-
-/** Entry node types: a graph has exactly one (or, lacking both, exactly one node without incoming edges). */
-export const ENTRY_TYPES: readonly NodeType[] = ['start', 'input'];
-
-/** Fixed branch handles of `if` and `while`; `classify` branches on its own `data.categories`. */
-export const BRANCH_HANDLES = { if: ['true', 'false'], while: ['body', 'done'] } as const;
-
-/**
- * The branch handles a node's outgoing edges must carry, or null for a non-branching node (one edge, no handle).
- * Shared by validator, compiler and interpreter so they agree on what a branch is.
- */
-export function branchHandles(type: string, data?: Record<string, unknown> | null): string[] | null {
-  const t = canonicalType(type);
-  if (t === 'if' || t === 'while') return [...BRANCH_HANDLES[t]];
-  if (t === 'human') return humanOptions(data);
-  if (t !== 'classify') return null;
-  const cats = data?.categories;
-  return Array.isArray(cats) ? [...new Set(cats.filter((c): c is string => typeof c === 'string' && c !== ''))] : [];
-}
-
-/** Actions a person may answer a human node with: its `options` (strings or `{ label }`), default approve/reject. */
-export const DEFAULT_HUMAN_OPTIONS = ['approve', 'reject'];
-export function humanOptions(data?: Record<string, unknown> | null): string[] {
-  const opts = data?.options;
-  if (!Array.isArray(opts) || opts.length === 0) return [...DEFAULT_HUMAN_OPTIONS];
-  const labels = opts.map((o) => (typeof o === 'string' ? o : o && typeof o === 'object' && typeof (o as { label?: unknown }).label === 'string' ? (o as { label: string }).label : ''));
-  return [...new Set(labels.filter((l) => l !== ''))];
-}
-
-/** Default and hard cap of `while.data.max_iterations`: a loop always ends, even when its condition never turns false. */
-export const WHILE_DEFAULT_MAX_ITERATIONS = 10;
-/** See WHILE_DEFAULT_MAX_ITERATIONS. Validation rejects larger values; the interpreter clamps defensively. */
-export const WHILE_MAX_ITERATIONS_CAP = 100;
-
-/** How many times the interpreter may take a while node's `body` branch per entry into the loop (default 10, cap 100). */
-export function whileMaxIterations(data?: Record<string, unknown> | null): number {
-  const n = data?.max_iterations;
-  if (typeof n !== 'number' || !Number.isFinite(n)) return WHILE_DEFAULT_MAX_ITERATIONS;
-  return Math.min(Math.max(Math.floor(n), 1), WHILE_MAX_ITERATIONS_CAP);
-}
+export {
+  BRANCH_HANDLES, DEFAULT_HUMAN_OPTIONS, ENTRY_TYPES, NODE_TYPE_ALIASES, NODE_TYPES, WHILE_DEFAULT_MAX_ITERATIONS, WHILE_MAX_ITERATIONS_CAP,
+  branchHandles, canonicalType, humanOptions, nextEdges, whileMaxIterations, type NodeType,
+} from './walk.js';
 
 // ---------------------------------------------------------------- node data contracts
 
@@ -236,25 +182,6 @@ export function toIdGraph(compiled: CompiledGraph): IdGraph {
   });
   if (needsEnd) nodes.push({ id: 'end', type: 'end', data: {} });
   return { nodes, edges };
-}
-
-// ---------------------------------------------------------------- run-time helpers
-
-/**
- * The node the interpreter goes to after `nodeIndex`: the target index, or -1 when the run ends there. Branching
- * nodes match `handle` (a boolean is accepted for `if`); other nodes take their single edge and ignore `handle`.
- */
-export function nextEdges(compiled: CompiledGraph, nodeIndex: number, handle?: string | boolean): number {
-  const node = compiled.nodes[nodeIndex];
-  if (!node) throw new RangeError(`pathway has no node ${nodeIndex}`);
-  const branching = branchHandles(node.type, node.data) !== null;
-  const want = handle === undefined ? undefined : String(handle);
-  for (const [s, t, h] of compiled.edges) {
-    if (s === nodeIndex && (!branching || (h ?? undefined) === want)) return t;
-  }
-  // A human node with one plain edge continues on any answer.
-  for (const [s, t, h] of compiled.edges) if (s === nodeIndex && (h ?? undefined) === undefined) return t;
-  return -1;
 }
 
 /** Per-node data patches: key = node id (id form) or array index (index form), value shallow-merged into `data`. */

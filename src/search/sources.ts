@@ -10,6 +10,7 @@ import type { ReflexDoc } from '../db/reflexes.js';
 import { bytesToVector } from '../embeddings/index.js';
 import type { ResourceRef } from '../services/resource-events.js';
 import type { IndexEntry, SearchType } from './memory-index.js';
+import { findById } from '../db/client.js';
 
 /**
  * What the index holds for each resource kind (docs/search.md, What is indexed): read from the
@@ -61,7 +62,7 @@ export function createSources(repos: Repos): Source[] {
   const documents = (lane: 'asset' | 'artifact'): Source => ({
     type: lane === 'asset' ? 'assets' : 'artifacts',
     async load(ws, id) {
-      const r = await k.documents.findOne({ _id: id, workspaceId: ws, lane }, { projection: { content: 0 } });
+      const r = await findById(k.documents, id, { workspaceId: ws, lane }, { projection: { content: 0 } });
       return r ? documentEntries(r) : [];
     },
     async *all() {
@@ -84,7 +85,7 @@ export function createSources(repos: Repos): Source[] {
     {
       type: 'neurons',
       async load(ws, id) {
-        const n = await repos.neurons.neurons.findOne({ _id: id, workspaceId: ws, deletedAt: null });
+        const n = await findById(repos.neurons.neurons, id, { workspaceId: ws, deletedAt: null });
         return n ? [neuronEntry(n)] : [];
       },
       async *all() { for await (const n of repos.neurons.neurons.find({ deletedAt: null })) yield [neuronEntry(n)]; },
@@ -116,7 +117,7 @@ export function createSources(repos: Repos): Source[] {
     {
       type: 'action_plans',
       async load(ws, id) {
-        const p = await repos.receptors.actionPlans.findOne({ _id: id, workspaceId: ws });
+        const p = await findById(repos.receptors.actionPlans, id, { workspaceId: ws });
         return p ? [await actionPlanEntry(p)] : [];
       },
       async *all() { for await (const p of repos.receptors.actionPlans.find({})) yield [await actionPlanEntry(p)]; },
@@ -124,7 +125,7 @@ export function createSources(repos: Repos): Source[] {
     {
       type: 'meetings',
       async load(ws, id) {
-        const m = await repos.meetings.meetings.findOne({ _id: id, workspaceId: ws });
+        const m = await findById(repos.meetings.meetings, id, { workspaceId: ws });
         return m ? [meetingEntry(m)] : [];
       },
       async *all() { for await (const m of repos.meetings.meetings.find({})) yield [meetingEntry(m)]; },
@@ -132,7 +133,7 @@ export function createSources(repos: Repos): Source[] {
     {
       type: 'stakeholder_maps',
       async load(ws, id) {
-        const m = await repos.stakeholderMaps.maps.findOne({ _id: id, workspaceId: ws });
+        const m = await findById(repos.stakeholderMaps.maps, id, { workspaceId: ws });
         return m ? [await stakeholderMapEntry(m)] : [];
       },
       async *all() { for await (const m of repos.stakeholderMaps.maps.find({})) yield [await stakeholderMapEntry(m)]; },
@@ -142,7 +143,7 @@ export function createSources(repos: Repos): Source[] {
     {
       type: 'memories',
       async load(ws, id) {
-        const m = await k.memories.findOne({ _id: id, workspaceId: ws });
+        const m = await findById(k.memories, id, { workspaceId: ws });
         return m ? memoryEntries(m) : [];
       },
       async *all() { for await (const m of k.memories.find({})) yield await memoryEntries(m); },

@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import { SLUG_RE, type WorkspaceRepo, type ApiKeyDoc, type WorkspaceDoc } from '../db/workspaces.js';
 import { AppError, authRequired, conflict, forbidden, notFound, validationError } from '../errors.js';
 import { hasRole, type Role, type Scope } from '../scope.js';
+import { findById } from '../db/client.js';
 
 /** JWT claims fixed by DESIGN.md (Contract). */
 const JwtClaims = z.object({
@@ -100,7 +101,7 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
 
     /** A member may revoke their own keys; only an admin may revoke another user's key (docs/roles.md). */
     async revokeApiKey(scope: Scope, id: string): Promise<void> {
-      const key = await repo.apiKeys.findOne({ _id: id, workspaceId: scope.workspaceId, revokedAt: null });
+      const key = await findById(repo.apiKeys, id, { workspaceId: scope.workspaceId, revokedAt: null });
       if (!key) throw notFound('API key');
       if (!hasRole(scope, 'workspace_admin') && (key.createdBy === null || key.createdBy !== scope.userId)) throw forbidden("Only an admin may revoke another user's key");
       await repo.apiKeys.updateOne({ _id: id, workspaceId: scope.workspaceId }, { $set: { revokedAt: new Date() } });

@@ -9,6 +9,7 @@ import type { UsageRepo, UsageRowDoc } from '../db/usage.js';
 import { AppError, conflict, notFound, validationError } from '../errors.js';
 import type { BudgetCreateBody, BudgetListQuery, BudgetUpdateBody } from '../schemas/budgets.js';
 import type { Scope } from '../scope.js';
+import { findById } from '../db/client.js';
 
 const NANOS = 1e9;
 
@@ -73,9 +74,9 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; rec
   /** The target must be a receptor, neuron or share link of the caller's workspace (another one is a 404). */
   async function checkTarget(workspaceId: string, scope: BudgetDoc['scope'], targetId: string | null): Promise<void> {
     if (scope === 'workspace') return;
-    const found = scope === 'receptor' ? await d.receptors.receptors.findOne({ _id: targetId!, workspaceId }, { projection: { _id: 1 } })
-      : scope === 'neuron' ? await d.neurons.neurons.findOne({ _id: targetId!, workspaceId, deletedAt: null }, { projection: { _id: 1 } })
-        : await d.shares.tokens.findOne({ _id: targetId!, workspaceId }, { projection: { _id: 1 } });
+    const found = scope === 'receptor' ? await findById(d.receptors.receptors, targetId!, { workspaceId }, { projection: { _id: 1 } })
+      : scope === 'neuron' ? await findById(d.neurons.neurons, targetId!, { workspaceId, deletedAt: null }, { projection: { _id: 1 } })
+        : await findById(d.shares.tokens, targetId!, { workspaceId }, { projection: { _id: 1 } });
     if (!found) throw notFound(scope === 'share_token' ? 'Share token' : scope === 'receptor' ? 'Receptor' : 'Neuron');
   }
 

@@ -6,6 +6,7 @@ import { folderStructure, normalizePath, underPrefix, type DocumentService } fro
 import type { MemoryService } from './memories.js';
 import type { ResourceEvents } from './resource-events.js';
 import type { SkillService } from './skills.js';
+import { findById } from '../db/client.js';
 
 export type TreeProfile = 'document' | 'broad';
 export interface TreeRow { id: string; kind: string; name: string; path: string; brain_id: string; updated_at: string }
@@ -52,7 +53,7 @@ export function createCatalogService(d: { repo: KnowledgeRepo; documents: Docume
       const notFound: string[] = [];
       for (const m of b.moves) {
         const path = normalizePath(m.path);
-        const r = await repo.documents.findOne({ _id: m.resource_id.toLowerCase(), workspaceId: scope.workspaceId });
+        const r = await findById(repo.documents, m.resource_id.toLowerCase(), { workspaceId: scope.workspaceId });
         if (!r || (b.move_profile === 'document' && r.brainId !== scope.brainId)) { notFound.push(m.resource_id); continue; }
         const asOwnBrain: Scope = { ...scope, brainId: r.brainId };
         if (r.path !== path) await d.documents.move(asOwnBrain, r._id, path);

@@ -8,8 +8,9 @@ import type { BindingCreateBody, BindingPatchBody, ChatWebhookBody } from '../sc
 import { systemScope, type Scope } from '../scope.js';
 import type { ReceptorFireService } from './receptor-fires.js';
 import type { ReceptorService } from './receptors.js';
-import { uuidFromName } from './runs.js';
+import { uuidFromName } from '../ids.js';
 import { verifySignature } from './stimuli.js';
+import { findById } from '../db/client.js';
 
 /**
  * Receptor channel bindings (document 1): an external chat or email conversation (channel +
@@ -26,7 +27,7 @@ export function createChannelBindingService({ repo, receptors, fires, config }: 
   const webhookUrl = (b: ChannelBindingDoc) => `${config.CHAT_WEBHOOK_BASE_URL ?? `http://${config.HOST}:${config.PORT}`}/v1/chat-webhooks/${b.channel}`;
 
   async function get(scope: Scope, id: string): Promise<ChannelBindingDoc> {
-    const b = await repo.bindings.findOne({ _id: id, workspaceId: scope.workspaceId });
+    const b = await findById(repo.bindings, id, { workspaceId: scope.workspaceId });
     if (!b) throw notFound('Channel binding');
     return b;
   }

@@ -9,6 +9,7 @@ import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import type { Guard } from '../net/guard.js';
 import type { IntegrationBody } from '../schemas/connections.js';
 import { hasRole, type Scope } from '../scope.js';
+import { findById } from '../db/client.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 /** A connect attempt is good for ten minutes. */
@@ -215,7 +216,7 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
     async callback(reflexId: string, q: { connectionRequestId?: string; request_id?: string; code?: string; state?: string; error?: string; error_description?: string }) {
       const id = q.connectionRequestId ?? q.request_id ?? q.state?.split('.')[0];
       if (!id) throw validationError('connectionRequestId is required');
-      const req = await repo.requests.findOne({ _id: id, reflexId });
+      const req = await findById(repo.requests, id, { reflexId });
       if (!req) throw notFound('Connection request');
       if (q.error) throw validationError(`the provider refused: ${q.error}${q.error_description ? ` (${q.error_description})` : ''}`);
       const given = sha256(q.state ?? '');

@@ -15,6 +15,7 @@ import type { Guard } from '../net/guard.js';
 import type { Scope } from '../scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
 import type { ResourceEvents, ResourceRef } from './resource-events.js';
+import { findById } from '../db/client.js';
 
 const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 export interface DocumentListQuery {
@@ -95,7 +96,7 @@ export function createDocumentService(d: {
 
   /** A row of the lane; a row of the other lane is refused with a 400 that names the right route. */
   async function get(scope: Scope, id: string, lane: Lane): Promise<DocumentDoc> {
-    const r = await repo.documents.findOne({ _id: id, workspaceId: scope.workspaceId });
+    const r = await findById(repo.documents, id, { workspaceId: scope.workspaceId });
     if (!r || (scope.brainId && r.brainId !== scope.brainId)) throw notFound(lane === 'asset' ? 'Asset' : 'Artifact');
     if (r.lane !== lane) throw validationError(`${id} is ${r.lane === 'asset' ? 'an asset' : 'an artifact'}: use /v1/${r.lane}s/${id}`);
     return r;
@@ -309,7 +310,7 @@ export function createDocumentService(d: {
     async createArtifact(scope: Scope, b: { title: string; content: string; content_type?: string; path?: string; metadata?: Record<string, unknown>; skip_embedding?: boolean; brain_id?: string }, id?: string) {
       const brainId = await brainFor(scope, b.brain_id);
       if (id) {
-        const existing = await repo.documents.findOne({ _id: id, workspaceId: scope.workspaceId });
+        const existing = await findById(repo.documents, id, { workspaceId: scope.workspaceId });
         if (existing) return { doc: existing, jobId: existing.ingest.jobId };
       }
       const now = new Date();
@@ -376,7 +377,7 @@ export function createDocumentService(d: {
 
     /** Moves rows of the document lanes to a folder path (POST /v1/resources/move); each a `moved` event. */
     async move(scope: Scope, id: string, path: string) {
-      const r = await repo.documents.findOne({ _id: id, workspaceId: scope.workspaceId });
+      const r = await findById(repo.documents, id, { workspaceId: scope.workspaceId });
       if (!r) return null;
       return r.lane === 'asset' ? (await this.updateAsset(scope, id, { path })).doc : (await this.updateArtifact(scope, id, { path })).doc;
     },

@@ -14,6 +14,7 @@ import type { IngestInput } from '../temporal/definitions.js';
 import type { JobService } from './jobs.js';
 import type { ResourceEvents } from './resource-events.js';
 import type { UsageService } from './usage.js';
+import { findById } from '../db/client.js';
 
 export const newIngestState = (version: number, jobId: string | null, status: IngestState['status'] = 'pending'): IngestState =>
   ({ status, jobId, version, chunkCount: 0, embeddedCount: 0, embeddingModel: null, error: null });
@@ -32,7 +33,7 @@ export function createIngestService(d: {
 }) {
   const { repo, config } = d;
   const collOf = (kind: ChunkedKind) => (kind === 'memory' ? repo.memories : repo.documents) as unknown as Collection<Ingestible>;
-  const load = (i: IngestInput) => collOf(i.kind).findOne({ _id: i.resourceId, workspaceId: i.workspaceId });
+  const load = (i: IngestInput) => findById(collOf(i.kind), i.resourceId, { workspaceId: i.workspaceId });
   const setState = (i: IngestInput, patch: Partial<IngestState>) => {
     const $set: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(patch)) $set[`ingest.${k}`] = v;
@@ -198,7 +199,7 @@ export function createIngestService(d: {
       const filter = { workspaceId, resourceId, ...(q.source ? { source: q.source } : {}) };
       return repo.page(repo.chunks, filter, { version: -1, index: 1 }, q.offset, q.limit);
     },
-    chunk: (workspaceId: string, chunkId: string) => repo.chunks.findOne({ _id: chunkId, workspaceId }),
+    chunk: (workspaceId: string, chunkId: string) => findById(repo.chunks, chunkId, { workspaceId }),
     async deleteChunks(workspaceId: string, resourceId: string, source?: string): Promise<number> {
       const res = await repo.chunks.deleteMany({ workspaceId, resourceId, ...(source ? { source } : {}) });
       return res.deletedCount;
@@ -219,7 +220,7 @@ export function createIngestService(d: {
       const started: { kind: ChunkedKind; resource_id: string; job_id: string }[] = [];
       let remaining = false;
       for (const [id, kind] of seen) {
-        const r = await collOf(kind).findOne({ _id: id, workspaceId: scope.workspaceId });
+        const r = await findById(collOf(kind), id, { workspaceId: scope.workspaceId });
         if (!r || r.skipEmbedding || r.ingest.status === 'pending' || r.ingest.status === 'running') continue;
         if (started.length >= limit) { remaining = true; break; }
         const jobId = randomUUID();

@@ -8,6 +8,7 @@ import type { InterventionListQuery, RespondBody } from '../schemas/intervention
 import { hasRole, type Scope } from '../scope.js';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { answerUpdate, type InterventionAnswer } from '../temporal/definitions.js';
+import { findById } from '../db/client.js';
 
 export interface NewIntervention {
   id: string; jobId: string; traceId: string | null; pathwayId: string | null; brainId: string | null; nodeIndex: number;
@@ -123,7 +124,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
      * writer of an intervention's outcome, so no lock is needed). Idempotent for a retried activity.
      */
     async recordAnswer(workspaceId: string, a: InterventionAnswer, kind: InterventionDoc['kind']): Promise<InterventionDoc> {
-      const doc = await repo.interventions.findOne({ _id: a.interventionId, workspaceId });
+      const doc = await findById(repo.interventions, a.interventionId, { workspaceId });
       if (!doc) throw notFound('Intervention');
       if (doc.status !== 'pending') return doc;
       const now = new Date();
@@ -139,7 +140,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
 
     /** Marks a still-pending intervention expired or cancelled (the run's own steps); returns whether it changed. */
     async close(workspaceId: string, id: string, status: 'expired' | 'cancelled'): Promise<boolean> {
-      const cur = await repo.interventions.findOne({ _id: id, workspaceId });
+      const cur = await findById(repo.interventions, id, { workspaceId });
       if (cur?.status !== 'pending') return false;
       await repo.interventions.updateOne({ _id: id, workspaceId }, { $set: { status, updatedAt: new Date(), deliveries: cur.deliveries.map((d) => ({ ...d, status: 'closed' as const })) } });
       return true;

@@ -101,6 +101,9 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
    * that returns the document before it, then a read of the terminal claim by id: a change that
    * raced a terminal transition is repaired by re-applying the claimed state. `processedAt` is
    * set by `$min`, so the first transition out of pending sets it and later ones keep it.
+   * Writes address the job by `_id` alone (a key lookup on FerretDB's SQLite backend, where
+   * `{ _id, workspaceId }` scans the collection): every caller passes the job's own workspace, either
+   * from the run's input or after `get(scope, jobId)` has checked it (cancel).
    */
   async function apply(workspaceId: string, jobId: string, patch: JobPatch): Promise<{ applied: boolean; previous: JobDoc | null; job: JobDoc | null }> {
     const now = new Date();
@@ -121,25 +124,25 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
       // Claims written before processedAt moved to `$min` carry it in their set.
       const { processedAt: _legacy, ...held } = claimed;
       await emit(jobId, { type: held.status === 'completed' ? 'complete' : 'error' }, held);
-      const job = await repo.jobs.findOneAndUpdate({ _id: jobId, workspaceId }, { $set: held, $min: { processedAt: now } }, { returnDocument: 'after' });
+      const job = await repo.jobs.findOneAndUpdate({ _id: jobId }, { $set: held, $min: { processedAt: now } }, { returnDocument: 'after' });
       await repairProcessedAt(job, now);
       const applied = job !== null && (won || (held.status === set.status && held.failedReason === set.failedReason));
       return { applied, previous: null, job };
     }
     const previous = await repo.jobs.findOneAndUpdate(
-      { _id: jobId, workspaceId }, { $set: set, ...(leavesPending ? { $min: { processedAt: now } } : {}) }, { returnDocument: 'before' },
+      { _id: jobId }, { $set: set, ...(leavesPending ? { $min: { processedAt: now } } : {}) }, { returnDocument: 'before' },
     );
     if (!previous) return { applied: false, previous: null, job: null };
     if (leavesPending) await repairProcessedAt(previous, now);
     // A terminal claim may have landed before this write: it wins again.
     const terminal = await repo.claims.findOne({ _id: claimId });
     if (terminal) {
-      await repo.jobs.updateOne({ _id: jobId, workspaceId }, { $set: terminal.set });
+      await repo.jobs.updateOne({ _id: jobId }, { $set: terminal.set });
       return { applied: false, previous, job: null };
     }
     if (TERMINAL_STATES.includes(previous.status)) {
       // Ended without a claim (a record older than claims): the end stays.
-      await repo.jobs.updateOne({ _id: jobId, workspaceId }, {
+      await repo.jobs.updateOne({ _id: jobId }, {
         $set: { status: previous.status, progress: previous.progress, currentStep: previous.currentStep, failedReason: previous.failedReason, result: previous.result, waitingFor: previous.waitingFor },
       });
       return { applied: false, previous, job: null };

@@ -7,6 +7,7 @@ import { conflict, notFound, validationError } from '../errors.js';
 import type { MeetingBody, MeetingPatchBody } from '../schemas/meetings.js';
 import type { Scope } from '../scope.js';
 import type { ResourceEvents, ResourceRef } from './resource-events.js';
+import { findById } from '../db/client.js';
 
 /** Body keys of the patch envelope that are not body fields. */
 const ENVELOPE = new Set(['base_version', 'title', 'description', 'body']);
@@ -34,7 +35,7 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
   const ref = (m: MeetingDoc, extra: Partial<ResourceRef> = {}): ResourceRef => ({ kind: 'meeting', id: m._id, brain_id: m.brainId, name: m.title, version: m.version, ...extra });
 
   async function get(scope: Scope, id: string): Promise<MeetingDoc> {
-    const m = await repo.meetings.findOne({ _id: id, workspaceId: scope.workspaceId });
+    const m = await findById(repo.meetings, id, { workspaceId: scope.workspaceId });
     if (!m || (scope.brainId && m.brainId !== scope.brainId)) throw notFound('Meeting');
     return m;
   }
@@ -51,7 +52,7 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
    */
   async function update(workspaceId: string, id: string, change: (m: MeetingDoc) => { title: string; description: string; body: Record<string, unknown>; changes: string[] } | null, o: { baseVersion?: number; by: string | null }) {
     for (let attempt = 0; attempt < RETRIES; attempt++) {
-      const cur = await repo.meetings.findOne({ _id: id, workspaceId });
+      const cur = await findById(repo.meetings, id, { workspaceId });
       if (!cur) throw notFound('Meeting');
       if (o.baseVersion !== undefined && o.baseVersion !== cur.version) throw conflict(`base_version ${o.baseVersion} is not the current version ${cur.version}`);
       const next = change(cur);
@@ -140,11 +141,11 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
         return changes.length ? { title: cur.title, description: cur.description, body: next, changes } : null;
       }, { by: null });
     },
-    findUnscoped: (workspaceId: string, id: string) => repo.meetings.findOne({ _id: id, workspaceId }),
+    findUnscoped: (workspaceId: string, id: string) => findById(repo.meetings, id, { workspaceId }),
 
     /** A meeting's transcript as text (`Speaker: text` lines) and when it was finalized: what stakeholder extraction reads. */
     async transcript(workspaceId: string, id: string) {
-      const m = await repo.meetings.findOne({ _id: id, workspaceId });
+      const m = await findById(repo.meetings, id, { workspaceId });
       if (!m) return null;
       const body = bodyOf(m);
       const segments = Array.isArray(body.transcript_segments) ? (body.transcript_segments as { speaker?: unknown; text?: unknown }[]) : [];

@@ -16,6 +16,7 @@ import type { Guard } from '../net/guard.js';
 import type { Scope } from '../scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
 import type { ResourceEvents } from './resource-events.js';
+import { findById } from '../db/client.js';
 
 export interface MemoryIngest {
   content?: string; file_url?: string; name?: string; description?: string; owner_type?: 'neuron' | 'trace'; owner_id?: string;
@@ -44,18 +45,18 @@ export function createMemoryService(d: {
   async function checkOwner(scope: Scope, type?: 'neuron' | 'trace', id?: string) {
     if (!type && !id) return { ownerType: null, ownerId: null };
     if (!type || !id) throw validationError('owner_type and owner_id go together');
-    const found = type === 'neuron' ? await d.neurons.neurons.findOne({ _id: id, workspaceId: scope.workspaceId }) : await d.traces.find(scope.workspaceId, id);
+    const found = type === 'neuron' ? await findById(d.neurons.neurons, id, { workspaceId: scope.workspaceId }) : await d.traces.find(scope.workspaceId, id);
     if (!found) throw notFound(type === 'neuron' ? 'Neuron' : 'Trace');
     return { ownerType: type, ownerId: id };
   }
 
   async function get(scope: Scope, id: string): Promise<MemoryDoc> {
-    const m = await repo.memories.findOne({ _id: id, workspaceId: scope.workspaceId });
+    const m = await findById(repo.memories, id, { workspaceId: scope.workspaceId });
     if (!m || (scope.brainId && m.brainId !== scope.brainId)) throw notFound('Memory');
     return m;
   }
   async function getRecollection(scope: Scope, id: string): Promise<RecollectionDoc> {
-    const r = await repo.recollections.findOne({ _id: id, workspaceId: scope.workspaceId });
+    const r = await findById(repo.recollections, id, { workspaceId: scope.workspaceId });
     if (!r || (scope.brainId && r.brainId !== scope.brainId)) throw notFound('Recollection');
     return r;
   }

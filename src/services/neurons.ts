@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
-import { escapeRegex } from '../db/client.js';
+import { escapeRegex, findById } from '../db/client.js';
 import { decodeBlob, encodeBlob } from '../db/codec.js';
 import type { NeuronDoc, NeuronRepo, NeuronVersionDoc } from '../db/neurons.js';
 import type { ReflexRepo } from '../db/reflexes.js';
@@ -87,7 +87,7 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes, eve
   /** The vertical lookup: UUID or name/slug, never soft-deleted, visible in the scope's brain. */
   async function resolve(scope: Scope, idOrSlug: string): Promise<NeuronDoc> {
     if (UUID_RE.test(idOrSlug)) {
-      const doc = await repo.neurons.findOne({ _id: idOrSlug.toLowerCase(), workspaceId: scope.workspaceId, deletedAt: null });
+      const doc = await findById(repo.neurons, idOrSlug.toLowerCase(), { workspaceId: scope.workspaceId, deletedAt: null });
       if (doc && isVisible(scope, doc)) return doc;
     }
     const name = toNeuronSlug(idOrSlug);

@@ -15,6 +15,7 @@ import type { PathwayService } from './pathways.js';
 import type { ResourceEvents } from './resource-events.js';
 import type { ScheduleService } from './schedules.js';
 import { isKnownKey, isSchedulable } from './stimuli.js';
+import { findById } from '../db/client.js';
 
 /** Slug attempts before giving up on a free `-N` suffix (a workspace never holds that many same-named targets). */
 const MAX_SLUG_ATTEMPTS = 100;
@@ -297,7 +298,7 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
     async subscribe(scope: Scope, body: SubscribeBody): Promise<ReceptorView> {
       const brainId = body.brain_id ?? scope.brainId;
       if (!brainId) throw validationError('brain_id (or X-Brain-Id) is required');
-      if (!(await workspaces.brains.findOne({ _id: brainId, workspaceId: scope.workspaceId }))) throw notFound('Brain');
+      if (!(await findById(workspaces.brains, brainId, { workspaceId: scope.workspaceId }))) throw notFound('Brain');
       const target = await checkTarget(scope, brainId, body.target);
       const scopeOf = target.kind === 'neuron' && target.id ? (await targets().neurons.resolve({ ...scope, brainId }, target.id)).scope : 'brain';
       await assertCanChange(scope, { executableTarget: target, scope: scopeOf });

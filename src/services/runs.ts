@@ -1,5 +1,5 @@
 import { metrics } from '../metrics.js';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { EngramDoc } from '../db/traces.js';
 import { AppError, validationError } from '../errors.js';
@@ -25,15 +25,7 @@ import type { NeuronService } from './neurons.js';
 import type { ReflexService } from './reflexes.js';
 import type { TraceService } from './traces.js';
 import { decodeBlob } from '../db/codec.js';
-
-/** A name-based UUID (v5 layout over SHA-1) so the same client_nonce on a trace maps to the same job. */
-export function uuidFromName(name: string): string {
-  const h = createHash('sha1').update(`cortex:${name}`).digest();
-  h[6] = (h[6] & 0x0f) | 0x50;
-  h[8] = (h[8] & 0x3f) | 0x80;
-  const x = h.subarray(0, 16).toString('hex');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
-}
+import { uuidFromName } from '../ids.js';
 
 export const DEFAULT_MAX_TURNS = 8;
 /** Attempts of a tool call whose failure is transient (network, timeout, 429, 5xx) before the model is told. */

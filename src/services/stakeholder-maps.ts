@@ -17,8 +17,9 @@ import { applyOps, countsOf, emptyGraph, viewOf, type Graph } from '../stakehold
 import type { StakeholderExtractInput } from '../temporal/definitions.js';
 import type { JobService } from './jobs.js';
 import type { ResourceEvents } from './resource-events.js';
-import { uuidFromName } from './runs.js';
+import { uuidFromName } from '../ids.js';
 import type { UsageService } from './usage.js';
+import { findById } from '../db/client.js';
 
 /** The offline local/* models answer with fixed text: they can never produce an extraction. */
 const canExtract = (modelId: string) => !modelId.startsWith('local/');
@@ -62,7 +63,7 @@ export function createStakeholderMapService(d: {
 
   /** A map of the caller's workspace (and of the X-Brain-Id brain when one is sent); 404 otherwise. */
   async function get(scope: Scope, id: string): Promise<StakeholderMapDoc> {
-    const m = await repo.maps.findOne({ _id: id.toLowerCase(), workspaceId: scope.workspaceId });
+    const m = await findById(repo.maps, id.toLowerCase(), { workspaceId: scope.workspaceId });
     if (!m || (scope.brainId && m.brainId !== scope.brainId)) throw notFound('Stakeholder map');
     return m;
   }
@@ -71,7 +72,7 @@ export function createStakeholderMapService(d: {
   async function ensureDefault(scope: Scope, brainId?: string): Promise<StakeholderMapDoc> {
     const brain = await brainOf(scope, brainId);
     const id = defaultIdOf(scope.workspaceId, brain);
-    const found = await repo.maps.findOne({ _id: id, workspaceId: scope.workspaceId });
+    const found = await findById(repo.maps, id, { workspaceId: scope.workspaceId });
     if (found) return found;
     const now = new Date();
     const doc: StakeholderMapDoc = {
@@ -79,7 +80,7 @@ export function createStakeholderMapService(d: {
       revision: 0, latestVersion: 0, counts: countsOf(emptyGraph()), summary: '', createdBy: by(scope), createdAt: now, updatedAt: now,
     };
     if (await claim(repo.maps, doc)) await d.events.emit(scope.workspaceId, 'created', ref(doc));
-    return (await repo.maps.findOne({ _id: id, workspaceId: scope.workspaceId }))!;
+    return (await findById(repo.maps, id, { workspaceId: scope.workspaceId }))!;
   }
 
   /** The map a request names (resource_id), else the brain's default map. */
@@ -217,7 +218,7 @@ export function createStakeholderMapService(d: {
     return v;
   }
 
-  const reread = async (m: StakeholderMapDoc) => (await repo.maps.findOne({ _id: m._id, workspaceId: m.workspaceId }))!;
+  const reread = async (m: StakeholderMapDoc) => (await findById(repo.maps, m._id, { workspaceId: m.workspaceId }))!;
 
   /** Stores an extraction's input and starts its job (the job id is the workflow id). */
   async function startExtraction(scope: Scope, m: StakeholderMapDoc, x: { jobId: string; model: string; text: string; source: { type: 'text' | 'meeting'; id: string | null }; occurredAt: Date }) {
@@ -235,7 +236,7 @@ export function createStakeholderMapService(d: {
   }
 
   const loadExtraction = async (i: StakeholderExtractInput) => {
-    const x = await repo.extractions.findOne({ _id: i.jobId, workspaceId: i.workspaceId });
+    const x = await findById(repo.extractions, i.jobId, { workspaceId: i.workspaceId });
     if (!x) throw notFound('Extraction');
     return x;
   };
@@ -298,7 +299,7 @@ export function createStakeholderMapService(d: {
         const v = await versionOf(m, Number(key));
         return { version: v, graph: await loadGraph(v.graphId) };
       }
-      const v = await repo.versions.findOne({ _id: key.toLowerCase(), workspaceId: scope.workspaceId });
+      const v = await findById(repo.versions, key.toLowerCase(), { workspaceId: scope.workspaceId });
       if (!v || (scope.brainId && v.brainId !== scope.brainId)) throw notFound('Stakeholder map version');
       return { version: v, graph: await loadGraph(v.graphId) };
     },
@@ -311,7 +312,7 @@ export function createStakeholderMapService(d: {
 
     /** One stakeholder's briefing from the live graph of the map it is on. */
     async briefing(scope: Scope, stakeholderId: string, interactionLimit: number) {
-      const at = await repo.index.findOne({ _id: stakeholderId.toLowerCase(), workspaceId: scope.workspaceId });
+      const at = await findById(repo.index, stakeholderId.toLowerCase(), { workspaceId: scope.workspaceId });
       if (!at || (scope.brainId && at.brainId !== scope.brainId)) throw notFound('Stakeholder');
       const m = await get({ ...scope, brainId: undefined }, at.mapId).catch(() => null);
       if (!m) throw notFound('Stakeholder');
@@ -365,7 +366,7 @@ export function createStakeholderMapService(d: {
       const x = await loadExtraction(i);
       if (x.ops) return { ops: decodeBlob<StakeholderOp[]>(x.ops, []).length };
       await d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', progress: 10, currentStep: 'asking the model' });
-      const m = await repo.maps.findOne({ _id: i.mapId, workspaceId: i.workspaceId });
+      const m = await findById(repo.maps, i.mapId, { workspaceId: i.workspaceId });
       if (!m) throw notFound('Stakeholder map');
       const model = d.models.resolve(x.model);
       const res = await model.provider.chat({
@@ -386,7 +387,7 @@ export function createStakeholderMapService(d: {
     async extractApply(i: StakeholderExtractInput): Promise<Record<string, unknown>> {
       const x = await loadExtraction(i);
       const ops = decodeBlob<StakeholderOp[]>(x.ops, []);
-      const m = await repo.maps.findOne({ _id: i.mapId, workspaceId: i.workspaceId });
+      const m = await findById(repo.maps, i.mapId, { workspaceId: i.workspaceId });
       if (!m) throw notFound('Stakeholder map');
       const applied = ops.length ? await commit(m, ops, { by: x.userId ?? x.apiKeyId, source: x.source, opKey: `extract:${i.jobId}` }) : null;
       const revision = applied?.revision ?? (await live(m)).revision;
@@ -405,7 +406,7 @@ export function createStakeholderMapService(d: {
 
     /** Reads for followers of the resource event stream (search, browse): a head and its live graph. */
     async readForIndex(workspaceId: string, id: string) {
-      const m = await repo.maps.findOne({ _id: id, workspaceId });
+      const m = await findById(repo.maps, id, { workspaceId });
       return m ? { map: m, ...(await live(m)) } : null;
     },
     viewOf: (g: Graph, limits: GraphLimits) => viewOf(g, limits),

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
 import { escapeRegex } from '../db/client.js';
 import { encodeBlob } from '../db/codec.js';
-import { emptyCost, type CostSummary, type EngramDoc, type TraceDoc, type TraceRepo } from '../db/traces.js';
+import { emptyCost, traceKey, type CostSummary, type EngramDoc, type TraceDoc, type TraceRepo } from '../db/traces.js';
 import { notFound, validationError } from '../errors.js';
 import type { MessageCreateBody, TraceListQuery } from '../schemas/traces.js';
 import type { Scope } from '../scope.js';
@@ -40,7 +40,7 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
   const traceDoc = (scope: Scope, traceId: string, input: EngramInput, count = 0, cost = emptyCost()): TraceDoc => {
     const now = new Date();
     return {
-      _id: randomUUID(), traceId, workspaceId: scope.workspaceId,
+      _id: traceKey(scope.workspaceId, traceId), traceId, workspaceId: scope.workspaceId,
       brainId: input.trace?.brainId ?? scope.brainId ?? null, userId: scope.userId, apiKeyId: scope.apiKeyId,
       receptorId: input.trace?.receptorId ?? scope.receptorId ?? null, neuronId: input.trace?.neuronId ?? null,
       title: null, titleSource: null, traceType: input.traceType ?? 'thread', metadata: encodeBlob({}), createdAt: now,
@@ -179,10 +179,16 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
       return published(scope, traceId, first);
     },
 
-    /** A manual title always wins; a generated one is only set while no manual title exists. */
+    /**
+     * A manual title always wins; a generated one is only set while no manual title exists. The
+     * trace is read and written by `_id` (a key lookup on every store); a manual title set between
+     * that read and a generated title's write is the one race left, and only on a run's first reply.
+     */
     async setTitle(scope: Scope, traceId: string, title: string, source: 'manual' | 'generated'): Promise<TraceDoc> {
-      const filter: Filter<TraceDoc> = { workspaceId: scope.workspaceId, traceId, ...(source === 'generated' ? { titleSource: { $ne: 'manual' } } : {}) };
-      await repo.traces.updateOne(filter, { $set: { title, titleSource: source, updatedAt: new Date() } });
+      const before = await get(scope, traceId);
+      if (source === 'manual' || before.titleSource !== 'manual') {
+        await repo.traces.updateOne({ _id: before._id }, { $set: { title, titleSource: source, updatedAt: new Date() } });
+      }
       const t = await get(scope, traceId);
       await streams.append(streams.keys.trace(scope.workspaceId, traceId), { type: 'trace.updated', trace_id: traceId, title: t.title });
       return t;

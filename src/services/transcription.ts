@@ -19,6 +19,7 @@ import type { JobService } from './jobs.js';
 import type { MeetingService } from './meetings.js';
 import type { UsageService } from './usage.js';
 import type { VocabularyService } from './vocabulary.js';
+import { findById } from '../db/client.js';
 
 /** A live session ends (and finalizes) after this long without a chunk. */
 export const LIVE_IDLE_TIMEOUT_MS = 30 * 60_000;
@@ -86,12 +87,12 @@ export function createTranscriptionService(d: {
 
   async function session(scope: Scope, meetingId: string, sessionId: string): Promise<SessionDoc> {
     await d.meetings.get(scope, meetingId);
-    const s = await repo.sessions.findOne({ _id: sessionId, workspaceId: scope.workspaceId, meetingId });
+    const s = await findById(repo.sessions, sessionId, { workspaceId: scope.workspaceId, meetingId });
     if (!s) throw notFound('Transcription session');
     return s;
   }
   const load = async (i: LiveTranscriptionInput) => {
-    const s = await repo.sessions.findOne({ _id: i.sessionId, workspaceId: i.workspaceId });
+    const s = await findById(repo.sessions, i.sessionId, { workspaceId: i.workspaceId });
     if (!s) throw notFound('Transcription session');
     return s;
   };
@@ -202,7 +203,7 @@ export function createTranscriptionService(d: {
     async liveStop(scope: Scope, meetingId: string, b: { session_id?: string }) {
       await d.meetings.get(scope, meetingId);
       const s = b.session_id
-        ? await repo.sessions.findOne({ _id: b.session_id, workspaceId: scope.workspaceId, meetingId })
+        ? await findById(repo.sessions, b.session_id, { workspaceId: scope.workspaceId, meetingId })
         : await repo.sessions.find({ workspaceId: scope.workspaceId, meetingId }).sort({ startedAt: -1 }).limit(1).next();
       if (!s) throw notFound('Transcription session');
       if (s.status !== 'live') return s;
@@ -355,7 +356,7 @@ export function createTranscriptionService(d: {
       const kind: 'attachment' | 'asset' = b.source.type.startsWith('attachment') ? 'attachment' : 'asset';
       let brainId: string | null = scope.brainId ?? null;
       if (kind === 'attachment') {
-        const a = await repo.attachments.findOne({ _id: b.source.id, workspaceId: scope.workspaceId });
+        const a = await findById(repo.attachments, b.source.id, { workspaceId: scope.workspaceId });
         if (!a) throw notFound('Attachment');
         brainId = a.brainId ?? brainId;
       } else {
@@ -376,7 +377,7 @@ export function createTranscriptionService(d: {
       let blobKey: string;
       let type: string;
       if (i.source.kind === 'attachment') {
-        const a = await repo.attachments.findOne({ _id: i.source.id, workspaceId: i.workspaceId });
+        const a = await findById(repo.attachments, i.source.id, { workspaceId: i.workspaceId });
         if (!a) throw notFound('Attachment');
         blobKey = a.blobKey; type = a.contentType;
       } else {

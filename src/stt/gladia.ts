@@ -1,4 +1,3 @@
-import WebSocket from 'ws';
 import { wavOf } from './audio.js';
 import { languageOf, textOf, type Segment, type SpeechToText, type TranscribeOptions, type Transcript } from './index.js';
 
@@ -67,6 +66,7 @@ export function createGladia(o: { apiKey?: string; baseUrl: string }): SpeechToT
       }),
     });
     const segments: Segment[] = [];
+    const { default: WebSocket } = await import('ws'); // loaded only when a live session uses Gladia
     await new Promise<void>((resolve, reject) => {
       const ws = new WebSocket(session.url);
       const timer = setTimeout(() => { ws.terminate(); reject(new Error(`Gladia live session ${session.id} did not end in time`)); }, 120_000);

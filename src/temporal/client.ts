@@ -1,5 +1,4 @@
 import { Client, Connection, type WorkflowClientInterceptor } from '@temporalio/client';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import type { Config } from '../config.js';
 import { activeTelemetry } from '../telemetry.js';
 import { gated } from './gated.js';
@@ -8,10 +7,13 @@ import { gated } from './gated.js';
  * The OpenTelemetry client interceptor, in effect only while tracing is on (src/telemetry.ts).
  * Without it a start carries no trace header, and the workflow decides from its own history to
  * make no spans (workflows/interceptors.ts): spans nobody exports cost each workflow task about
- * 5 ms of the first token's time (`npm run bench`, docs/decisions.md).
+ * 5 ms of the first token's time (`npm run bench`, docs/decisions.md). A process that connects
+ * with tracing off never loads the interceptor package (tracing starts before the connection).
  */
-function tracingClientInterceptor(): WorkflowClientInterceptor {
-  return gated<WorkflowClientInterceptor>(new OpenTelemetryWorkflowClientInterceptor(), () => activeTelemetry() !== undefined);
+async function tracingClientInterceptors(): Promise<WorkflowClientInterceptor[]> {
+  if (!activeTelemetry()) return [];
+  const { OpenTelemetryWorkflowClientInterceptor } = await import('@temporalio/interceptors-opentelemetry');
+  return [gated<WorkflowClientInterceptor>(new OpenTelemetryWorkflowClientInterceptor(), () => activeTelemetry() !== undefined)];
 }
 
 /**
@@ -23,7 +25,7 @@ export async function connectTemporal(config: Config): Promise<{ connection: Con
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS, connectTimeout: '10s' });
   const client = new Client({
     connection, namespace: config.TEMPORAL_NAMESPACE,
-    interceptors: { workflow: [tracingClientInterceptor()] },
+    interceptors: { workflow: await tracingClientInterceptors() },
   });
   return { connection, client };
 }

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
 import type { ToolSpec } from '../llm/types.js';
 import type { Guard } from '../net/guard.js';
@@ -83,6 +82,10 @@ export function createRemoteTools({ guard }: { guard: Guard }) {
 
   async function withMcp<T>(serverUrl: string, fn: (c: Client) => Promise<T>, token?: string): Promise<T> {
     await guard.check(serverUrl); // a refused URL is refused before the SDK starts
+    // The SDK is loaded at the first MCP call: a process whose tools never use MCP never holds it.
+    const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    ]);
     const client = new Client({ name: 'cortex', version: '0.1.0' });
     const transport = new StreamableHTTPClientTransport(new URL(serverUrl), {
       fetch: guard.fetch, ...(token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}),

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { encodeBlob } from '../../src/db/codec.js';
+import { traceKey } from '../../src/db/traces.js';
 import { Engram, Trace, TraceList } from '../../src/schemas/traces.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 import { dataOf, readSse } from '../support/sse.js';
@@ -74,6 +76,32 @@ describe('traces', () => {
     expect((await app.get(`/v1/traces/${traceId}/messages`, b.key)).status).toBe(404);
     const list = await app.get('/v1/traces', b.key);
     expect(TraceList.parse(list.body).total).toBe(0);
+  });
+
+  it('a trace is stored under a key derived from its workspace and id, and a trace stored before that (random key) still works', async () => {
+    const ws = await buildWorkspace(app);
+    const traceId = randomUUID();
+    expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'keyed' })).status).toBe(201);
+    const stored = await app.deps.repos.traces.traces.findOne({ workspaceId: ws.workspaceId, traceId });
+    expect(stored?._id).toBe(traceKey(ws.workspaceId, traceId));
+    expect(traceKey(ws.workspaceId, traceId)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(traceKey(randomUUID(), traceId)).not.toBe(stored?._id);
+
+    // A trace written by earlier code: random _id, found through the (workspace, trace) index.
+    const legacyId = randomUUID();
+    const legacyKey = randomUUID();
+    const now = new Date();
+    await app.deps.repos.traces.traces.insertOne({
+      _id: legacyKey, traceId: legacyId, workspaceId: ws.workspaceId, brainId: null, userId: null, apiKeyId: null, receptorId: null, neuronId: null,
+      title: null, titleSource: null, traceType: 'thread', messageCount: 0, cost: { totalCostUsd: 0, totalTokens: 0, inputTokens: 0, outputTokens: 0 },
+      memoryIds: [], metadata: encodeBlob({}), createdAt: now, updatedAt: now,
+    });
+    for (const c of ['one', 'two']) expect((await app.post(`/v1/traces/${legacyId}/messages`, ws.key, { content: c })).status).toBe(201);
+    const t = await app.get(`/v1/traces/${legacyId}`, ws.key);
+    expect(t.status).toBe(200);
+    expect(Trace.parse(t.body.trace)).toMatchObject({ id: legacyKey, message_count: 2 });
+    expect((await app.patch(`/v1/traces/${legacyId}`, ws.key, { title: 'Old one' })).status).toBe(200);
+    expect((await app.get(`/v1/traces/${legacyId}`, ws.key)).body.trace).toMatchObject({ title: 'Old one' });
   });
 
   it('401 without a valid credential', async () => {

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { startEmbedded } from '../../scripts/embedded.js';
-import { workflowInterceptorModules } from '../../worker/index.js';
+import { workflowBundleOptions } from '../../worker/index.js';
 
 declare module 'vitest' {
   /** What global setup hands to tests via `inject(key)`. */
@@ -49,7 +49,7 @@ async function bundleWorkflows(): Promise<string> {
     return '';
   }
   const started = Date.now();
-  const bundle = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: new DefaultLogger('WARN') });
+  const bundle = await bundleWorkflowCode({ ...workflowBundleOptions, workflowsPath, logger: new DefaultLogger('WARN') });
   const outDir = path.join(ROOT, 'test-output');
   await mkdir(outDir, { recursive: true });
   const bundlePath = path.join(outDir, 'workflow-bundle.js');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Job } from '../../src/schemas/jobs.js';
-import { uuidFromName } from '../../src/services/runs.js';
+import { uuidFromName } from '../../src/ids.js';
 import { buildWorkspace } from '../support/app.js';
 import { useSimPlatform } from '../support/platform.js';
 import { shownReply } from '../support/sse.js';
