@@ -1,4 +1,6 @@
 import type { Collection, Document, Filter, OptionalUnlessRequiredId } from 'mongodb';
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../errors.js';
 
 /**
  * The platform's one concurrency mechanism: claims by unique insert (docs/decisions.md).
@@ -10,7 +12,8 @@ import type { Collection, Document, Filter, OptionalUnlessRequiredId } from 'mon
  * succeeds; a loser re-reads and tries the next number, or learns it lost. Documents that
  * summarise claims (a trace's counters, a neuron's head) are projections that writers converge
  * after they write, never counters incremented on their own. Filtered updates and `$inc` are
- * not used for contended state: FerretDB 1.x applies them as read-modify-write.
+ * not used for contended state: FerretDB 1.x applies them as read-modify-write. Where several
+ * writers must change fields of one document, each update is made under a hold (`holding`).
  */
 
 /** A duplicate-key failure: 11000 on insert; FerretDB reports a unique violation raised by an update as code 1. */
@@ -56,26 +59,67 @@ export async function claimNext<T extends Document>(
   throw new Error(`could not claim the next ${field} after ${maxTries} tries`);
 }
 
-/** The value at a dotted path (`ingest.status`) of a document. */
-const at = (doc: unknown, path: string): unknown => path.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), doc);
+/**
+ * A short exclusive hold on one key, claimed by unique insert: `{ _id: key, owner, expiresAt }`.
+ * The platform's lease: used where several writers change fields of one document (FerretDB 1.x
+ * applies every update as read-modify-write of the whole document, so two concurrent updates of
+ * different fields can lose one) and where a step must run once at a time (a pathway save, a token
+ * refresh). A hold left by a process that died is taken over once its lease has run out.
+ */
+export interface HoldDoc { _id: string; owner: string; expiresAt: Date }
+
+/** Takes the hold `key` for `owner`; false while another live holder has it (an expired hold is removed first). */
+export async function tryHold(coll: Collection<HoldDoc>, key: string, owner: string, leaseMs: number): Promise<boolean> {
+  if (await claim(coll, { _id: key, owner, expiresAt: new Date(Date.now() + leaseMs) })) return true;
+  const held = await coll.findOne({ _id: key });
+  if (held && held.expiresAt.getTime() < Date.now() && (await coll.deleteOne({ _id: key, owner: held.owner })).deletedCount === 1) {
+    return claim(coll, { _id: key, owner, expiresAt: new Date(Date.now() + leaseMs) });
+  }
+  return false;
+}
+
+/** Gives the hold back (only the owner's: a hold taken over after its lease stays with the new owner). */
+export async function releaseHold(coll: Collection<HoldDoc>, key: string, owner: string): Promise<void> {
+  await coll.deleteOne({ _id: key, owner });
+}
 
 /**
- * Sets some fields of a document that other writers change too, and makes the change stick.
- * FerretDB 1.x applies an update as read-modify-write of the whole document, so a concurrent write
- * of *other* fields (an ingest job's state beside an artifact's new version) can put this write's
- * fields back. After the update the document is read by `_id`; while `set` does not show and no
- * newer change owns the fields (`superseded`), the update is applied again. Returns whether the
- * first update modified the document (what `updateOne` would have said).
+ * Runs `fn` holding `key`, waiting (with jittered backoff up to 100 ms) while another writer holds it;
+ * after `waitMs` throws `busy()`. Holders keep the hold for one short write, so waits are brief.
  */
-export async function convergeSet<T extends Document & { _id: string }>(
-  coll: Collection<T>, filter: Filter<T> & { _id: string }, set: Record<string, unknown>, superseded: (doc: T) => boolean, tries = 5,
-): Promise<boolean> {
-  const first = await coll.updateOne(filter, { $set: set } as never);
-  if (!first.modifiedCount) return false;
-  for (let i = 0; i < tries; i++) {
-    const doc = await coll.findOne({ _id: filter._id } as Filter<T>) as T | null;
-    if (!doc || superseded(doc) || Object.entries(set).every(([k, v]) => JSON.stringify(at(doc, k)) === JSON.stringify(v))) break;
-    await coll.updateOne(filter, { $set: set } as never);
+export async function holding<T>(
+  coll: Collection<HoldDoc>, key: string, fn: () => Promise<T>,
+  o: { leaseMs: number; waitMs: number; busy: () => Error },
+): Promise<T> {
+  const owner = randomUUID();
+  const deadline = Date.now() + o.waitMs;
+  for (let wait = 2; !(await tryHold(coll, key, owner, o.leaseMs)); wait = Math.min(wait * 2, 100)) {
+    if (Date.now() > deadline) throw o.busy();
+    await new Promise((r) => setTimeout(r, wait + Math.floor(Math.random() * wait)));
   }
-  return true;
+  try {
+    return await fn();
+  } finally {
+    await releaseHold(coll, key, owner).catch(() => undefined);
+  }
 }
+
+/** A row's write hold is given back after one update; a holder that died blocks others at most this long. */
+const ROW_HOLD_LEASE_MS = 10_000;
+const ROW_HOLD_WAIT_MS = 15_000;
+
+/**
+ * Updates one document while holding it (`holds` keyed by the document's `_id`): for documents with
+ * several writers of different fields. FerretDB 1.x applies each update as read-modify-write of the
+ * whole document, so without the hold one writer can put back fields another has just changed (a CI
+ * run read an artifact's latest_version 3 after a patch had answered 4). The filter is checked under
+ * the hold, so a version guard (`version: { $lt: n }`) holds too. Every writer of such a collection
+ * must come through here. Returns whether the document changed.
+ */
+export const updateHeld = <T extends Document & { _id: string }>(
+  holds: Collection<HoldDoc>, coll: Collection<T>, filter: Filter<T> & { _id: string }, set: Record<string, unknown>,
+): Promise<boolean> =>
+  holding(holds, filter._id, () => coll.updateOne(filter, { $set: set } as never), {
+    leaseMs: ROW_HOLD_LEASE_MS, waitMs: ROW_HOLD_WAIT_MS,
+    busy: () => new AppError('SERVICE_UNAVAILABLE', 503, 'The resource is being changed by other requests; retry', { 'Retry-After': '1' }),
+  }).then((r) => r.modifiedCount > 0);

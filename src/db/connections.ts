@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import type { IndexSpec } from './client.js';
+import type { HoldDoc } from './claims.js';
 
 /**
  * An OAuth 2 integration an admin configured for the workspace (authorization and token
@@ -50,7 +51,7 @@ export function createConnectionRepo(db: Db) {
     /** Claims of used connection requests (a replayed callback finds its request used). */
     used: db.collection<{ _id: string; at: Date }>('connection_request_uses'),
     /** Claims of token refreshes in progress (`<connection id>:<digest of the token being replaced>`), removed when done. */
-    refreshes: db.collection<{ _id: string; at: Date }>('connection_refreshes'),
+    refreshes: db.collection<HoldDoc>('connection_refreshes'),
   };
 }
 export type ConnectionRepo = ReturnType<typeof createConnectionRepo>;

@@ -1,6 +1,7 @@
 import type { Binary, Collection, Db, Filter, Sort } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
+import { updateHeld as updateRowHeld, type HoldDoc } from './claims.js';
 
 /** The two storage lanes of the document table (document 2, Asset and artifact rows). */
 export type Lane = 'asset' | 'artifact';
@@ -107,10 +108,14 @@ export function createKnowledgeRepo(db: Db) {
   const memories = db.collection<MemoryDoc>('memories');
   const recollections = db.collection<RecollectionDoc>('recollections');
   const members = db.collection<RecollectionMemberDoc>('recollection_members');
+  const holds = db.collection<HoldDoc>('knowledge_holds');
+  /** Every update of a document or memory row goes through here: rows have several writers (a new version's head, its ingest job's state, a recount). */
+  const updateHeld = <T extends DocumentDoc | MemoryDoc>(coll: Collection<T>, filter: Filter<T> & { _id: string }, set: Record<string, unknown>) =>
+    updateRowHeld(holds, coll, filter, set);
   async function page<T extends { _id: string }>(coll: Collection<T>, filter: Filter<T>, sort: Sort, offset: number, limit: number) {
     const [items, total] = await Promise.all([coll.find(filter).sort(sort).skip(offset).limit(limit).toArray(), coll.countDocuments(filter)]);
     return { items: items as T[], total };
   }
-  return { documents, versions, chunks, memories, recollections, members, page };
+  return { documents, versions, chunks, memories, recollections, members, holds, page, updateHeld };
 }
 export type KnowledgeRepo = ReturnType<typeof createKnowledgeRepo>;

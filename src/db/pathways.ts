@@ -1,7 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
-import { isDuplicateKey } from './claims.js';
+import type { HoldDoc } from './claims.js';
 import { findById } from './client.js';
 
 /**
@@ -56,12 +56,6 @@ export interface PathwayParticipantDoc {
   _id: string; workspaceId: string; pathwayId: string; userId: string; role: PathwayRole; addedBy: string | null; createdAt: Date;
 }
 
-/**
- * One writer's lease on a pathway head (`_id` = pathway id). FerretDB 1.x applies an update as read, modify, write
- * back without re-checking the filter, so two concurrent saves could both "win" and drop a version; an insert on a
- * unique `_id` is atomic on both servers, so head writes take this lock first.
- */
-interface PathwayLockDoc { _id: string; workspaceId: string; token: string; expiresAt: Date }
 
 /** The fields of a neuron doc the pathway validator needs (read-only view of the neurons family's collection). */
 interface NeuronRef { _id: string; workspaceId: string; brainId: string; scope: 'brain' | 'workspace' | 'core'; deletedAt?: Date | null }
@@ -84,9 +78,13 @@ export function createPathwayRepo(db: Db) {
   const pathways = db.collection<PathwayDoc>('pathways');
   const participants = db.collection<PathwayParticipantDoc>('pathway_participants');
   const neurons = db.collection<NeuronRef>('neurons');
-  const locks = db.collection<PathwayLockDoc>('pathway_locks');
+  /**
+   * Write holds on pathway heads (`_id` = pathway id, src/db/claims.ts): FerretDB 1.x applies an update as read,
+   * modify, write back without re-checking the filter, so two concurrent saves could both "win" and drop a version.
+   */
+  const locks = db.collection<HoldDoc>('pathway_locks');
   return {
-    pathways, participants,
+    pathways, participants, locks,
     /** The head without its history. */
     findHead: (workspaceId: string, id: string) => pathways.findOne<PathwayHead>({ _id: id, workspaceId }, WITHOUT_HISTORY),
     /** The head with its capped history. */
@@ -98,22 +96,6 @@ export function createPathwayRepo(db: Db) {
       ]);
       return { items, total };
     },
-    /**
-     * Takes the pathway's write lock for `token`; false while another live writer holds it. An expired lease is
-     * removed so the next attempt can take it.
-     */
-    async tryLock(workspaceId: string, id: string, token: string): Promise<boolean> {
-      try {
-        await locks.insertOne({ _id: id, workspaceId, token, expiresAt: new Date(Date.now() + PATHWAY_LOCK_LEASE_MS) });
-        return true;
-      } catch (e) {
-        if (!isDuplicateKey(e)) throw e;
-      }
-      const held = await locks.findOne({ _id: id });
-      if (held && held.expiresAt.getTime() < Date.now()) await locks.deleteOne({ _id: id, token: held.token });
-      return false;
-    },
-    unlock: async (id: string, token: string): Promise<void> => { await locks.deleteOne({ _id: id, token }); },
     /**
      * Writes a new head state if the tip is still `expectedVersion` (a second guard behind the write lock; FerretDB
      * ignores $push's $slice, so the capped history is rewritten whole).

@@ -1,4 +1,5 @@
 import type { Db, Filter, Sort } from 'mongodb';
+import { updateHeld, type HoldDoc } from './claims.js';
 import type { IndexSpec } from './client.js';
 import { findById } from './client.js';
 
@@ -24,8 +25,11 @@ export const skillIndexes: IndexSpec[] = [
 export function createSkillRepo(db: Db) {
   const skills = db.collection<SkillDoc>('skills');
   const versions = db.collection<SkillVersionDoc>('skill_versions');
+  const holds = db.collection<HoldDoc>('skill_holds');
   return {
     skills, versions,
+    /** The head's update, held (src/db/claims.ts): concurrent edits write it from different versions. */
+    updateHead: (filter: Filter<SkillDoc> & { _id: string }, set: Partial<SkillDoc>) => updateHeld(holds, skills, filter, set),
     find: (workspaceId: string, id: string) => findById(skills, id, { workspaceId }),
     async list(filter: Filter<SkillDoc>, sort: Sort, offset: number, limit: number) {
       const [items, total] = await Promise.all([skills.find(filter).sort(sort).skip(offset).limit(limit).toArray(), skills.countDocuments(filter)]);

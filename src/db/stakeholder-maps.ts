@@ -1,4 +1,5 @@
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
+import { updateHeld, type HoldDoc } from './claims.js';
 import type { Blob } from './codec.js';
 import type { IndexSpec } from './client.js';
 
@@ -61,8 +62,12 @@ export const stakeholderMapIndexes: IndexSpec[] = [
 ];
 
 export function createStakeholderMapRepo(db: Db) {
+  const maps = db.collection<StakeholderMapDoc>('stakeholder_maps');
+  const holds = db.collection<HoldDoc>('stakeholder_map_holds');
   return {
-    maps: db.collection<StakeholderMapDoc>('stakeholder_maps'),
+    maps,
+    /** Every update of a map head goes through here: a revision's counts and a saved version's number are written by different writers (src/db/claims.ts). */
+    updateHead: (filter: Filter<StakeholderMapDoc> & { _id: string }, set: Partial<StakeholderMapDoc>) => updateHeld(holds, maps, filter, set),
     revisions: db.collection<StakeholderRevisionDoc>('stakeholder_map_revisions'),
     graphs: db.collection<StakeholderGraphDoc>('stakeholder_map_graphs'),
     versions: db.collection<StakeholderVersionDoc>('stakeholder_map_versions'),

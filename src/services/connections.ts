@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../crypto/secrets.js';
-import { claim, isDuplicateKey } from '../db/claims.js';
+import { isDuplicateKey, releaseHold, tryHold } from '../db/claims.js';
 import { decodeBlob } from '../db/codec.js';
 import type { ConnectionDoc, ConnectionRepo, IntegrationDoc } from '../db/connections.js';
 import type { ReflexDoc, ReflexRepo } from '../db/reflexes.js';
@@ -97,13 +97,8 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
   async function refresh(i: IntegrationDoc, owner: string, c: ConnectionDoc): Promise<string | null> {
     const claimId = `${c._id}:${sha256(c.accessSealed).toString('hex').slice(0, 32)}`;
     const stillValid = () => (c.expiresAt && c.expiresAt.getTime() > Date.now() ? box.open(c.accessSealed) : null);
-    let won = await claim(repo.refreshes, { _id: claimId, at: new Date() });
-    if (!won) {
-      const held = await repo.refreshes.findOne({ _id: claimId });
-      if (held && held.at.getTime() < Date.now() - REFRESH_LEASE_MS && (await repo.refreshes.deleteOne({ _id: claimId, at: held.at })).deletedCount === 1) {
-        won = await claim(repo.refreshes, { _id: claimId, at: new Date() });
-      }
-    }
+    const holder = randomUUID();
+    const won = await tryHold(repo.refreshes, claimId, holder, REFRESH_LEASE_MS);
     if (!won) {
       for (const until = Date.now() + REFRESH_WAIT_MS; Date.now() < until;) {
         await sleep(100);
@@ -122,7 +117,7 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
       if (t.status !== 200 || !t.access_token) return stillValid();
       return box.open((await store(i, owner, t, c)).accessSealed);
     } finally {
-      await repo.refreshes.deleteOne({ _id: claimId }).catch(() => undefined);
+      await releaseHold(repo.refreshes, claimId, holder).catch(() => undefined);
     }
   }
 

@@ -5,7 +5,7 @@ import type { Filter } from 'mongodb';
 import type { BlobStore, StoredBlob } from '../blobs/store.js';
 import { fromBuffer } from '../blobs/store.js';
 import type { Config } from '../config.js';
-import { claimNext, convergeSet } from '../db/claims.js';
+import { claimNext } from '../db/claims.js';
 import { decodeBlob, encodeBlob } from '../db/codec.js';
 import type { DocumentDoc, DocumentVersionDoc, KnowledgeRepo, Lane } from '../db/knowledge.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
@@ -148,7 +148,7 @@ export function createDocumentService(d: {
 
   const firstLine = (t: string) => t.split('\n').find((l) => l.trim())?.trim().slice(0, 80) || 'Untitled';
 
-  /** Every version is a claimed `<id>:<n>`; the head converges on the newest (src/db/claims.ts). */
+  /** Every version is a claimed `<id>:<n>`; the head is written under the row's hold when it is still older (src/db/knowledge.ts). */
   async function newVersion(scope: Scope, cur: DocumentDoc, change: (prev: DocumentDoc) => { next: DocumentDoc; changes: string[] } | null, baseVersion?: number) {
     let made: { next: DocumentDoc; changes: string[] } | null = null;
     await claimNext(repo.versions, { documentId: cur._id }, 'version', (prev) => {
@@ -195,7 +195,7 @@ export function createDocumentService(d: {
     const [chunkCount, embeddedCount] = await Promise.all([
       repo.chunks.countDocuments({ resourceId: r._id }), repo.chunks.countDocuments({ resourceId: r._id, embedding: { $ne: null } }),
     ]);
-    await repo.documents.updateOne({ _id: r._id, workspaceId: r.workspaceId }, { $set: { 'ingest.chunkCount': chunkCount, 'ingest.embeddedCount': embeddedCount } });
+    await repo.updateHeld(repo.documents, { _id: r._id, workspaceId: r.workspaceId }, { 'ingest.chunkCount': chunkCount, 'ingest.embeddedCount': embeddedCount });
   }
 
   return {
@@ -292,7 +292,7 @@ export function createDocumentService(d: {
         jobId = randomUUID();
         set.ingest = { ...cur.ingest, jobId, status: 'pending' };
       }
-      const applied = await convergeSet(repo.documents, { _id: cur._id, workspaceId: scope.workspaceId, version: { $lt: next.version } }, set, (doc) => doc.version > next.version);
+      const applied = await repo.updateHeld(repo.documents, { _id: cur._id, workspaceId: scope.workspaceId, version: { $lt: next.version } }, set);
       if (!applied) return { doc: (await get(scope, id, 'asset')), jobId: null };
       if (changes.includes('path')) await repo.chunks.updateMany({ resourceId: cur._id, workspaceId: scope.workspaceId }, { $set: { path: next.path } });
       if (changes.includes('skip_embedding') && next.skipEmbedding) {
@@ -352,8 +352,8 @@ export function createDocumentService(d: {
       let ingestVersion = cur.ingest.version;
       if (changes.includes('content') || changes.includes('content_type')) { jobId = randomUUID(); ingestVersion = next.version; set.ingest = newIngestState(next.version, jobId); }
       else if (changes.includes('skip_embedding') && !next.skipEmbedding) { jobId = randomUUID(); set.ingest = { ...cur.ingest, jobId, status: 'pending' }; }
-      // Converged: an ingest job writing its state meanwhile must not put the previous version back.
-      const applied = await convergeSet(repo.documents, { _id: cur._id, workspaceId: scope.workspaceId, version: { $lt: next.version } }, set, (doc) => doc.version > next.version);
+      // Held (src/db/knowledge.ts): an ingest job writing its state meanwhile must not put the previous version back.
+      const applied = await repo.updateHeld(repo.documents, { _id: cur._id, workspaceId: scope.workspaceId, version: { $lt: next.version } }, set);
       if (!applied) return { doc: await get(scope, id, 'artifact'), jobId: null };
       if (changes.includes('path')) await repo.chunks.updateMany({ resourceId: cur._id, workspaceId: scope.workspaceId }, { $set: { path: next.path } });
       if (changes.includes('skip_embedding') && next.skipEmbedding) {

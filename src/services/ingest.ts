@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { Binary, type Collection } from 'mongodb';
-import { convergeSet } from '../db/claims.js';
 import type { BlobStore } from '../blobs/store.js';
 import type { Config } from '../config.js';
 import type { ChunkDoc, ChunkedKind, DocumentDoc, IngestState, KnowledgeRepo, MemoryDoc } from '../db/knowledge.js';
@@ -37,9 +36,9 @@ export function createIngestService(d: {
   const setState = (i: IngestInput, patch: Partial<IngestState>) => {
     const $set: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(patch)) $set[`ingest.${k}`] = v;
-    // Only the job that owns the resource's current version writes its state; converged, so that a
-    // concurrent head write (a new version's name or path) does not put the previous state back.
-    return convergeSet(collOf(i.kind), { _id: i.resourceId, workspaceId: i.workspaceId, 'ingest.jobId': i.jobId }, $set, (doc) => doc.ingest?.jobId !== i.jobId);
+    // Only the job that owns the resource's current version writes its state; held, so that a
+    // concurrent head write (a new version's name or path) and this one cannot undo each other.
+    return repo.updateHeld(collOf(i.kind), { _id: i.resourceId, workspaceId: i.workspaceId, 'ingest.jobId': i.jobId }, $set);
   };
   const progress = (i: IngestInput, p: number, step: string) => d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', progress: p, currentStep: step });
 
@@ -59,7 +58,7 @@ export function createIngestService(d: {
     let type = r.contentType ?? 'application/octet-stream';
     if (type === 'application/zip' || type === 'application/octet-stream') {
       type = await sniffContentType(body, { name: 'fileName' in r ? r.fileName ?? undefined : undefined });
-      if (type !== r.contentType) await collOf(i.kind).updateOne({ _id: r._id, workspaceId: i.workspaceId }, { $set: { contentType: type } });
+      if (type !== r.contentType) await repo.updateHeld(collOf(i.kind), { _id: r._id, workspaceId: i.workspaceId }, { contentType: type });
     }
     if (!isExtractable(type)) return { text: null, contentType: type, markdown: false };
     return { text: await extractText(body, type), contentType: type, markdown: type === 'text/markdown' };
@@ -141,7 +140,7 @@ export function createIngestService(d: {
         }
       } catch { /* the model's answer was not usable JSON: the text's own first line and opening stand in, recorded as derived */ }
       const keep = { name: m.name === '' ? out.name : m.name, description: m.description ?? out.description };
-      await repo.memories.updateOne({ _id: m._id, workspaceId: i.workspaceId, titleSource: 'pending' }, { $set: { ...keep, titleSource: source, titleModel: source === 'model' ? modelId : null, updatedAt: new Date() } });
+      await repo.updateHeld(repo.memories, { _id: m._id, workspaceId: i.workspaceId, titleSource: 'pending' }, { ...keep, titleSource: source, titleModel: source === 'model' ? modelId : null, updatedAt: new Date() });
     },
 
     /** Step 2: embeds chunks [from, to) that have no vector of the current model; returns how many it embedded. */
@@ -224,8 +223,8 @@ export function createIngestService(d: {
         if (!r || r.skipEmbedding || r.ingest.status === 'pending' || r.ingest.status === 'running') continue;
         if (started.length >= limit) { remaining = true; break; }
         const jobId = randomUUID();
-        const claimed = await collOf(kind).updateOne({ _id: id, workspaceId: scope.workspaceId, 'ingest.jobId': r.ingest.jobId }, { $set: { 'ingest.jobId': jobId, 'ingest.status': 'pending' } });
-        if (!claimed.modifiedCount) continue;
+        const claimed = await repo.updateHeld(collOf(kind), { _id: id, workspaceId: scope.workspaceId, 'ingest.jobId': r.ingest.jobId }, { 'ingest.jobId': jobId, 'ingest.status': 'pending' });
+        if (!claimed) continue;
         await this.start({ ...scope, brainId: r.brainId }, { kind, id, version: r.ingest.version, brainId: r.brainId, name: r.name || kind }, jobId);
         started.push({ kind, resource_id: id, job_id: jobId });
       }

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { ResourceEvents } from './resource-events.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Filter } from 'mongodb';
 import { escapeRegex } from '../db/client.js';
 import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
 import {
-  PATHWAY_VERSION_CAP, type PathwayDoc, type PathwayHead, type PathwayParticipantDoc, type PathwayRepo, type PathwayRole,
+  PATHWAY_LOCK_LEASE_MS, PATHWAY_VERSION_CAP, type PathwayDoc, type PathwayHead, type PathwayParticipantDoc, type PathwayRepo, type PathwayRole,
   type PathwayVersionEntry,
 } from '../db/pathways.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
@@ -16,7 +15,7 @@ import type {
   ParticipantCreateBody, PathwayCompileBody, PathwayCreateBody, PathwayListQuery, PathwayPromoteBody, PathwayUpdateBody, PathwayValidateBody,
 } from '../schemas/pathways.js';
 import { hasRole, type Scope } from '../scope.js';
-import { isDuplicateKey } from '../db/claims.js';
+import { holding, isDuplicateKey } from '../db/claims.js';
 
 /** Largest pathway_graph accepted (UTF-8 bytes of its JSON): the head keeps PATHWAY_VERSION_CAP copies of it. */
 export const PATHWAY_GRAPH_MAX_BYTES = 200_000;
@@ -126,20 +125,9 @@ export function createPathwayService({ repo, receptors, events }: { repo: Pathwa
     throw validationError(`pathway_graph is invalid: ${result.errors.slice(0, ERRORS_IN_MESSAGE).join('; ')}${more}`);
   }
 
-  /** Runs `fn` holding the pathway's write lock (see PathwayLockDoc in src/db/pathways.ts); 409 after LOCK_WAIT_MS. */
-  async function locked<T>(scope: Scope, id: string, fn: () => Promise<T>): Promise<T> {
-    const token = randomUUID();
-    const deadline = Date.now() + LOCK_WAIT_MS;
-    for (let wait = 5; !(await repo.tryLock(scope.workspaceId, id, token)); wait = Math.min(wait * 2, 100)) {
-      if (Date.now() > deadline) throw conflict('Pathway is being changed by another request; retry');
-      await sleep(wait + Math.floor(Math.random() * wait));
-    }
-    try {
-      return await fn();
-    } finally {
-      await repo.unlock(id, token);
-    }
-  }
+  /** Runs `fn` holding the pathway's write hold (`holding`, src/db/claims.ts); 409 after LOCK_WAIT_MS. */
+  const locked = <T>(id: string, fn: () => Promise<T>): Promise<T> =>
+    holding(repo.locks, id, fn, { leaseMs: PATHWAY_LOCK_LEASE_MS, waitMs: LOCK_WAIT_MS, busy: () => conflict('Pathway is being changed by another request; retry') });
 
   /**
    * Applies a change and, when `version` is given, appends a history entry and moves the tip, dropping the oldest
@@ -149,7 +137,7 @@ export function createPathwayService({ repo, receptors, events }: { repo: Pathwa
     scope: Scope, id: string,
     plan: (doc: PathwayDoc) => { set: Partial<PathwayDoc>; version?: { graph: Blob; nodeCount: number; note: string } },
   ): Promise<PathwayHead> {
-    return locked(scope, id, async () => {
+    return locked(id, async () => {
       const doc = await full(scope, id);
       const { set, version } = plan(doc);
       const now = new Date();

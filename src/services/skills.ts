@@ -82,7 +82,7 @@ export function createSkillService({ repo, workspaces, events }: { repo: SkillRe
       const v = made as unknown as SkillVersionDoc;
       const head: Partial<SkillDoc> = { name: v.name, skillPath: pathOf(v.name), bodyMd: v.bodyMd, toolLinks: v.toolLinks, latestVersion: v.version, updatedAt: v.createdAt };
       try {
-        await repo.skills.updateOne({ _id: cur._id, workspaceId: scope.workspaceId, latestVersion: { $lt: v.version } }, { $set: head });
+        await repo.updateHead({ _id: cur._id, workspaceId: scope.workspaceId, latestVersion: { $lt: v.version } }, head);
       } catch (e) {
         if (isDuplicateKey(e)) throw pathTaken(head.skillPath!);
         throw e;

@@ -173,8 +173,8 @@ export function createStakeholderMapService(d: {
   /** After a claimed revision: the head, where each stakeholder lives, pruning, and the event. */
   async function settle(m: StakeholderMapDoc, rev: StakeholderRevisionDoc, own: { graph: Graph; changes: Changes } | null) {
     const g = own?.graph ?? (await loadGraph(rev.graphId));
-    await repo.maps.updateOne({ _id: m._id, workspaceId: m.workspaceId, revision: { $lt: rev.revision } }, {
-      $set: { revision: rev.revision, counts: countsOf(g), summary: g.summary.slice(0, 2000), updatedAt: rev.createdAt },
+    await repo.updateHead({ _id: m._id, workspaceId: m.workspaceId, revision: { $lt: rev.revision } }, {
+      revision: rev.revision, counts: countsOf(g), summary: g.summary.slice(0, 2000), updatedAt: rev.createdAt,
     });
     const touched = own ? new Set([...own.changes.added.stakeholders, ...own.changes.updated.stakeholders]) : null;
     await indexStakeholders(m, g.stakeholders.filter((s) => !touched || touched.has(s.id)));
@@ -213,7 +213,7 @@ export function createStakeholderMapService(d: {
       _id: randomUUID(), mapId: m._id, workspaceId: m.workspaceId, brainId: m.brainId, version: (prev?.version ?? 0) + 1, label: label ?? null,
       revision: cur.revision, graphId, counts: countsOf(cur.graph), createdBy: by(scope), createdAt: new Date(),
     })))!;
-    await repo.maps.updateOne({ _id: m._id, workspaceId: m.workspaceId, latestVersion: { $lt: v.version } }, { $set: { latestVersion: v.version, updatedAt: v.createdAt } });
+    await repo.updateHead({ _id: m._id, workspaceId: m.workspaceId, latestVersion: { $lt: v.version } }, { latestVersion: v.version, updatedAt: v.createdAt });
     await d.events.emit(m.workspaceId, 'updated', { ...ref(m), version: v.version });
     return v;
   }

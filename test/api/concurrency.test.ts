@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { holding, releaseHold, tryHold } from '../../src/db/claims.js';
+import { createKnowledgeRepo } from '../../src/db/knowledge.js';
 import { buildWorkspace, startTestApp, useTestApp } from '../support/app.js';
 
 /**
@@ -45,6 +47,17 @@ describe('claims by unique insert', () => {
     expect(head.description).toBe(v16.description);
   });
 
+  it('12 concurrent skill edits: consecutive versions, and the head shows the newest one', async () => {
+    const ws = await buildWorkspace(app);
+    const skill = (await app.post<{ id: string }>('/v1/skills', ws.key, { body_md: '# v1', path_name: 'contended skill', brain_id: ws.brainId })).body;
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => app.put<{ latest_version: number; body_md: string }>(`/v1/skills/${skill.id}`, ws.key, { body_md: `# edit ${i}` })));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(results.map((r) => r.body.latest_version).sort((x, y) => x - y)).toEqual(Array.from({ length: 12 }, (_, i) => i + 2));
+    const newest = results.find((r) => r.body.latest_version === 13)!.body;
+    const head = (await app.get<{ latest_version: number; body_md: string }>(`/v1/skills/${skill.id}`, ws.key)).body;
+    expect(head).toMatchObject({ latest_version: 13, body_md: newest.body_md });
+  });
+
   it('a terminal transition racing others: exactly one terminal state wins and stays, and the stream agrees', async () => {
     const ws = await buildWorkspace(app);
     const scope = await app.services.auth.authenticate(ws.key);
@@ -67,6 +80,49 @@ describe('claims by unique insert', () => {
       const entries = (await app.services.streams.range(app.services.jobs.streamKey(id))).map((e) => e.data.type);
       expect(entries).toEqual([job.status === 'completed' ? 'complete' : 'error']);
     }
+  });
+
+  it('writers of different fields of one row lose nothing: 24 concurrent held updates all show, a version-guarded head write never goes back', async () => {
+    const ws = await buildWorkspace(app);
+    const created = (await app.post<{ artifact: { id: string } }>('/v1/artifacts', ws.key, { title: 'Held', content: 'one', skip_embedding: true }, ws.brainHeaders)).body;
+    const repo = createKnowledgeRepo(app.deps.db);
+    const id = created.artifact.id;
+    // Twelve writers of their own field, twelve head writers racing on `version` (each only if still older).
+    const results = await Promise.all(Array.from({ length: 24 }, (_, i) => (i % 2
+      ? repo.updateHeld(repo.documents, { _id: id, workspaceId: ws.workspaceId }, { [`metadata_probe_${i}`]: i })
+      : repo.updateHeld(repo.documents, { _id: id, workspaceId: ws.workspaceId, version: { $lt: 100 + i } }, { version: 100 + i }))));
+    const row = (await app.deps.db.collection('documents').findOne({ _id: id as never }))!;
+    for (let i = 1; i < 24; i += 2) expect(row[`metadata_probe_${i}`]).toBe(i);
+    expect(row.version).toBe(122);
+    expect(results.filter((r, i) => i % 2).every(Boolean)).toBe(true);
+    // No hold is left behind.
+    expect(await repo.holds.countDocuments({ _id: id })).toBe(0);
+    const api = (await app.get<{ latest_version: number }>(`/v1/artifacts/${id}`, ws.key)).body;
+    expect(api.latest_version).toBe(122);
+  });
+
+  it('a hold is exclusive while live and taken over once its lease ran out; only its owner gives it back', async () => {
+    const holds = createKnowledgeRepo(app.deps.db).holds;
+    const key = randomUUID();
+    expect(await tryHold(holds, key, 'a', 60_000)).toBe(true);
+    expect(await tryHold(holds, key, 'b', 60_000)).toBe(false);
+    await releaseHold(holds, key, 'b');
+    expect(await tryHold(holds, key, 'b', 60_000)).toBe(false);
+    // A holder that died: its lease runs out, the next writer takes the hold.
+    await holds.updateOne({ _id: key }, { $set: { expiresAt: new Date(Date.now() - 1) } });
+    expect(await tryHold(holds, key, 'b', 60_000)).toBe(true);
+    await releaseHold(holds, key, 'a');
+    expect((await holds.findOne({ _id: key }))?.owner).toBe('b');
+    await releaseHold(holds, key, 'b');
+    expect(await holds.findOne({ _id: key })).toBeNull();
+    // holding() serializes: 10 read-then-write increments through one hold count to 10.
+    const counter = app.deps.db.collection<{ _id: string; n: number }>('test_hold_counter');
+    await counter.insertOne({ _id: key, n: 0 });
+    await Promise.all(Array.from({ length: 10 }, () => holding(holds, `counter:${key}`, async () => {
+      const cur = (await counter.findOne({ _id: key }))!;
+      await counter.updateOne({ _id: key }, { $set: { n: cur.n + 1 } });
+    }, { leaseMs: 10_000, waitMs: 20_000, busy: () => new Error('busy') })));
+    expect((await counter.findOne({ _id: key }))!.n).toBe(10);
   });
 
   it('a store that cannot be reached answers a retryable 503 with the error body, never a 500', async () => {
