@@ -22,6 +22,16 @@ export interface EngramDoc {
   totals?: CostSummary;
 }
 
+/**
+ * Where an engram sits in its trace, found by key: `_id` is `<traceKey>:<seq>`. FerretDB's SQLite
+ * backend scans the whole engram collection for "the newest engram of this trace" (any filter but
+ * `_id` alone), so the append and the history read walk these keys from the trace's message count
+ * instead. A place is derived from its engram (the engram's unique (workspace, trace, seq) index
+ * stays the claim): written right after the engram, and written again by whoever finds it missing.
+ */
+export interface EngramPlaceDoc { _id: string; engramId: string; seq: number; totals: CostSummary }
+export const placeKey = (traceDocId: string, seq: number): string => `${traceDocId}:${seq}`;
+
 export const traceIndexes: IndexSpec[] = [
   { collection: 'traces', keys: { workspaceId: 1, traceId: 1 }, unique: true, name: 'ws_trace_unique' },
   { collection: 'traces', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
@@ -46,8 +56,9 @@ export const traceKey = (workspaceId: string, traceId: string): string => uuidFr
 export function createTraceRepo(db: Db) {
   const traces = db.collection<TraceDoc>('traces');
   const engrams = db.collection<EngramDoc>('engrams');
+  const places = db.collection<EngramPlaceDoc>('engram_places');
   return {
-    traces, engrams,
+    traces, engrams, places,
     find: async (workspaceId: string, traceId: string) =>
       (await findById(traces, traceKey(workspaceId, traceId), { workspaceId, traceId })) ?? traces.findOne({ workspaceId, traceId }),
     async list(filter: Filter<TraceDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {

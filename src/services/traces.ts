@@ -2,12 +2,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
 import { escapeRegex } from '../db/client.js';
 import { encodeBlob } from '../db/codec.js';
-import { emptyCost, traceKey, type CostSummary, type EngramDoc, type TraceDoc, type TraceRepo } from '../db/traces.js';
+import { emptyCost, placeKey, traceKey, type CostSummary, type EngramDoc, type EngramPlaceDoc, type TraceDoc, type TraceRepo } from '../db/traces.js';
 import { notFound, validationError } from '../errors.js';
 import type { MessageCreateBody, TraceListQuery } from '../schemas/traces.js';
 import type { Scope } from '../scope.js';
 import type { Streams } from '../streams.js';
-import { claim, claimNext, newest } from '../db/claims.js';
+import { claim, newest } from '../db/claims.js';
+import { findById } from '../db/client.js';
 
 /** What a caller appends to a trace: human turns from the API, neuron turns from runs. */
 export interface EngramInput {
@@ -27,6 +28,18 @@ export interface EngramInput {
 
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', message_count: 'messageCount' } as const;
 export const contentHash = (c: { type: string; content: string }) => createHash('sha256').update(`${c.type}\n${c.content}`).digest('hex');
+
+/** Histories up to this many engrams are read by key (places, then engrams); longer ones by one query. */
+const KEYED_HISTORY_MAX = 400;
+const KEY_READS_AT_ONCE = 32;
+/** `f(0..n-1)`, at most KEY_READS_AT_ONCE at a time, in order. */
+async function inBatches<T>(n: number, f: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let from = 0; from < n; from += KEY_READS_AT_ONCE) {
+    out.push(...await Promise.all(Array.from({ length: Math.min(KEY_READS_AT_ONCE, n - from) }, (_, k) => f(from + k))));
+  }
+  return out;
+}
 
 /** Traces and their engrams: implicit creation, API-order reads, cost roll-ups and trace events. */
 export function createTraceService({ repo, streams }: { repo: TraceRepo; streams: Streams }) {
@@ -63,10 +76,43 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
     };
   };
 
-  /** Creates the trace on first use (an insert claimed by the unique (workspace, trace) index). */
-  async function ensureTrace(scope: Scope, traceId: string, input: EngramInput): Promise<void> {
-    if (await repo.find(scope.workspaceId, traceId)) return;
+  /** Creates the trace on first use (an insert claimed by the unique (workspace, trace) index); the message count it had. */
+  async function ensureTrace(scope: Scope, traceId: string, input: EngramInput): Promise<number> {
+    const t = await repo.find(scope.workspaceId, traceId);
+    if (t) return t.messageCount;
     await claim(repo.traces, traceDoc(scope, traceId, input));
+    return 0;
+  }
+
+  /** An engram's place: its key, seq and the trace's totals through it (src/db/traces.ts). */
+  const placeOf = (e: EngramDoc): EngramPlaceDoc => ({ _id: placeKey(traceKey(e.workspaceId, e.traceId), e.seq), engramId: e._id, seq: e.seq, totals: e.totals ?? emptyCost() });
+  /** Writes an engram's place; a duplicate is the same place, written by another writer who found it missing too. */
+  const place = (e: EngramDoc) => claim(repo.places, placeOf(e));
+
+  /**
+   * The newest place of a trace, walked by key from `hint` (a message count the trace had reached;
+   * its counters only lag behind its engrams). A place missing at `hint` (a trace from before
+   * places, or a writer that died between its engram and its place) is rebuilt from the newest
+   * engram: the one scan left on this path, once.
+   */
+  async function newestPlace(workspaceId: string, traceId: string, hint: number): Promise<EngramPlaceDoc | null> {
+    const key = traceKey(workspaceId, traceId);
+    let [last, next] = await Promise.all([
+      hint > 0 ? findById(repo.places, placeKey(key, hint)) : Promise.resolve(null),
+      findById(repo.places, placeKey(key, hint + 1)),
+    ]);
+    if (hint > 0 && !last) {
+      const e = await newest(repo.engrams, { workspaceId, traceId }, 'seq');
+      if (!e) return null;
+      await place(e);
+      last = placeOf(e);
+      next = await findById(repo.places, placeKey(key, e.seq + 1));
+    }
+    while (next) {
+      last = next;
+      next = await findById(repo.places, placeKey(key, next.seq + 1));
+    }
+    return last;
   }
 
   /** Publishes a stored engram on its trace stream. */
@@ -80,17 +126,20 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
   /**
    * Brings the trace document's counters up to the newest engram's running totals. Each writer
    * converges after its own insert, so when appends stop the document matches the engrams exactly;
-   * a stale write of a slower writer is repaired by the check that follows it.
+   * a stale write of a slower writer is repaired by the check that follows it. The newest engram
+   * is found by walking places from the document's count (key reads, no scan).
    */
   async function converge(scope: Scope, traceId: string, memoryIds: string[]): Promise<void> {
     for (let i = 0; i < 20; i++) {
-      const [last, doc] = await Promise.all([newest(repo.engrams, { workspaceId: scope.workspaceId, traceId }, 'seq'), repo.find(scope.workspaceId, traceId)]);
-      if (!doc || !last) return;
+      const doc = await repo.find(scope.workspaceId, traceId);
+      if (!doc) return;
+      const last = await newestPlace(scope.workspaceId, traceId, doc.messageCount);
+      if (!last) return;
       const missing = memoryIds.filter((m) => !(doc.memoryIds ?? []).includes(m));
       if (doc.messageCount >= last.seq && missing.length === 0) return;
       await repo.traces.updateOne({ _id: doc._id }, {
         $set: {
-          ...(doc.messageCount < last.seq ? { messageCount: last.seq, cost: last.totals ?? doc.cost, updatedAt: new Date() } : {}),
+          ...(doc.messageCount < last.seq ? { messageCount: last.seq, cost: last.totals, updatedAt: new Date() } : {}),
           ...(missing.length ? { memoryIds: [...new Set([...(doc.memoryIds ?? []), ...memoryIds])] } : {}),
         },
       });
@@ -127,8 +176,24 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
     findEngram: (scope: Scope, id: string) => repo.findEngram(scope.workspaceId, id),
 
     async messages(scope: Scope, traceId: string, limit?: number): Promise<EngramDoc[]> {
-      await get(scope, traceId);
-      return repo.messages(scope.workspaceId, traceId, limit);
+      const t = await get(scope, traceId);
+      const ws = scope.workspaceId;
+      const last = await newestPlace(ws, traceId, t.messageCount);
+      const n = Math.min(last?.seq ?? 0, limit ?? Number.POSITIVE_INFINITY);
+      if (n === 0) return [];
+      // By key, in batches: the places 1..n, then their engrams. A long trace, or one whose places are
+      // not all written (from before places), is read with the scan, and its missing places written.
+      if (n <= KEYED_HISTORY_MAX) {
+        const key = traceKey(ws, traceId);
+        const places = await inBatches(n, (i) => findById(repo.places, placeKey(key, i + 1)));
+        if (places.every(Boolean)) {
+          const engrams = await inBatches(n, (i) => repo.findEngram(ws, places[i]!.engramId));
+          if (engrams.every(Boolean)) return engrams as EngramDoc[];
+        }
+      }
+      const rows = await repo.messages(ws, traceId, limit);
+      if (rows.length <= KEYED_HISTORY_MAX) await Promise.all(rows.map(place));
+      return rows;
     },
 
     /** A human turn from the API; source_type comes from the credential, never from the body. */
@@ -151,13 +216,34 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
         const existing = await repo.findEngram(scope.workspaceId, input.id);
         if (existing) return existing;
       }
-      if (!known.traceExists) await ensureTrace(scope, traceId, input);
+      const ws = scope.workspaceId;
+      let hint = known.traceExists ? (await repo.find(ws, traceId))?.messageCount ?? 0 : await ensureTrace(scope, traceId, input);
       const id = input.id ?? randomUUID();
-      const doc = await claimNext(repo.engrams, { workspaceId: scope.workspaceId, traceId }, 'seq',
-        (prev) => engramDoc(scope, traceId, input, id, (prev?.seq ?? 0) + 1, prev?.totals ?? emptyCost()),
-        () => repo.findEngram(scope.workspaceId, id));
+      let doc: EngramDoc | null = null;
+      for (let i = 0; i < 100 && !doc; i++) {
+        const prev = await newestPlace(ws, traceId, hint);
+        const next = engramDoc(scope, traceId, input, id, (prev?.seq ?? 0) + 1, prev?.totals ?? emptyCost());
+        if (await claim(repo.engrams, next)) {
+          await place(next);
+          doc = next;
+          break;
+        }
+        // Lost: this id was stored meanwhile (a retried call), or another writer holds the seq.
+        const done = await repo.findEngram(ws, id);
+        if (done) {
+          await place(done);
+          return done;
+        }
+        // The holder of that seq may not have written its place yet (or died before it): write it from its engram.
+        if (!(await findById(repo.places, placeKey(traceKey(ws, traceId), next.seq)))) {
+          const holder = await repo.engrams.findOne({ workspaceId: ws, traceId, seq: next.seq });
+          if (holder) await place(holder);
+        }
+        hint = next.seq;
+      }
+      if (!doc) throw new Error(`could not claim the next place of trace ${traceId} after 100 tries`);
       await converge(scope, traceId, input.memoryIds ?? []);
-      return published(scope, traceId, doc!);
+      return published(scope, traceId, doc);
     },
 
     /**
@@ -174,6 +260,7 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
       ]);
       // The id or the first place was taken (a retry, a trace that existed): the ordinary append.
       if (!engramNew) return this.append(scope, traceId, input);
+      await place(first);
       // The engram is the first of a trace that existed without engrams: its counters converge.
       if (!traceNew) await converge(scope, traceId, input.memoryIds ?? []);
       return published(scope, traceId, first);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { encodeBlob } from '../../src/db/codec.js';
-import { traceKey } from '../../src/db/traces.js';
+import { placeKey, traceKey } from '../../src/db/traces.js';
 import { Engram, Trace, TraceList } from '../../src/schemas/traces.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 import { dataOf, readSse } from '../support/sse.js';
@@ -102,6 +102,34 @@ describe('traces', () => {
     expect(Trace.parse(t.body.trace)).toMatchObject({ id: legacyKey, message_count: 2 });
     expect((await app.patch(`/v1/traces/${legacyId}`, ws.key, { title: 'Old one' })).status).toBe(200);
     expect((await app.get(`/v1/traces/${legacyId}`, ws.key)).body.trace).toMatchObject({ title: 'Old one' });
+  });
+
+  it('engrams are found by their places (keys): a trace from before places, and a place lost by a writer that died, are rebuilt', async () => {
+    const ws = await buildWorkspace(app);
+    const { places, engrams } = app.deps.repos.traces;
+    const traceId = randomUUID();
+    for (const c of ['a', 'b', 'c']) expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: c })).status).toBe(201);
+    const key = traceKey(ws.workspaceId, traceId);
+    const stored = await engrams.find({ workspaceId: ws.workspaceId, traceId }).sort({ seq: 1 }).toArray();
+    const placed = await Promise.all([1, 2, 3].map((n) => places.findOne({ _id: placeKey(key, n) })));
+    expect(placed.map((p) => p?.engramId)).toEqual(stored.map((e) => e._id));
+    expect(placed[2]?.totals).toEqual(stored[2]?.totals);
+    const contents = async () => ((await app.get(`/v1/traces/${traceId}/messages`, ws.key)).body.engrams as { content: { content: string } }[]).map((e) => e.content.content);
+
+    // Places gone (a trace written before them, or writers that died between engram and place):
+    // reads and appends still see every engram in order, and write the places back.
+    await places.deleteMany({ _id: { $in: [placeKey(key, 2), placeKey(key, 3)] } });
+    expect(await contents()).toEqual(['a', 'b', 'c']);
+    expect(await places.countDocuments({ _id: { $in: [1, 2, 3].map((n) => placeKey(key, n)) } })).toBe(3);
+    await places.deleteMany({ _id: { $in: [placeKey(key, 3)] } });
+    expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'd' })).status).toBe(201);
+    // The hole at the trace's head: an engram at seq 5 whose writer died before its place.
+    const orphan = { ...stored[0]!, _id: randomUUID(), seq: 5, content: { type: 'human', content: 'e' } };
+    await engrams.insertOne(orphan);
+    expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'f' })).status).toBe(201);
+    expect(await contents()).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    expect((await app.get(`/v1/traces/${traceId}`, ws.key)).body.trace).toMatchObject({ message_count: 6 });
+    expect((await app.get(`/v1/traces/${traceId}/messages?limit=2`, ws.key)).body.engrams).toHaveLength(2);
   });
 
   it('401 without a valid credential', async () => {
