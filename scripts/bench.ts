@@ -30,6 +30,10 @@
  *     writes, and the Redis commands served meanwhile (INFO commandstats, every client).
  * (k) Soak: BENCH_SOAK_MINUTES (10) of streaming runs at a fixed rate (BENCH_SOAK_RATE per second, 1), readers dropping and resuming, against
  *     the compiled API; the API's and the worker's RSS over time and the fitted slope (MB/min).
+ * (l) Stored history: a continuing conversation (RUNS_L runs on one trace, each run reading its history
+ *     and appending its reply) and GET /v1/traces/:id/messages, timed before and after BENCH_HISTORY
+ *     (20,000) engrams of other traces are written into the store; the ratio after ÷ before says
+ *     whether a run slows down as the platform's data grows (aim ≤ 1.2).
  *
  * Sections (a)–(g) and (j) use an API inside the bench process (startTestApp: its registry, store
  * clients and Temporal client are read directly); (h), (i) and (k) use the compiled API process.
@@ -91,6 +95,10 @@ const PATHWAY_RUNS = 10;
 const BARE_SEQ_RUNS = 20;
 /** (j) Sequential trivial runs whose store commands are counted. */
 const RT_RUNS = 20;
+/** (l) Runs on one trace per phase, and the engrams of other traces stored between the phases. */
+const RUNS_L = 12;
+const HISTORY_ROWS = Number(process.env.BENCH_HISTORY ?? 20_000);
+const AIM_HISTORY_RATIO = 1.2;
 /** Longest a single run may take before the bench reports an error. */
 const RUN_TIMEOUT_MS = 60_000;
 /** Aims from the performance brief, printed next to the figures. */
@@ -401,6 +409,54 @@ async function measureRoundTrips(app: TestApp, ws: Workspace, llm: ScriptedOpenA
   };
   say(`(j) per run: API ${fmt(result.api.reads)} reads + ${fmt(result.api.writes)} writes, worker ${fmt(result.worker.reads)} reads + ${fmt(result.worker.writes)} writes, Redis ${fmt(result.redis)} commands`);
   return result;
+}
+
+// ─── (l) Runs on a store that holds a history ─────────────────────────────────────────────────
+
+interface HistoryResult { rows: number; fillMs: number; before: { run: Spread; read: Spread }; after: { run: Spread; read: Spread }; runRatio: number; readRatio: number }
+
+/**
+ * A continuing conversation on an empty store and on one holding HISTORY_ROWS engrams of other
+ * traces (another workspace): each phase runs RUNS_L invokes on one fresh trace, sequentially (each
+ * run reads the trace's history and appends its reply), timing invoke → `complete`, and reads the
+ * trace's messages after each run. The engrams are written straight into the store in batches.
+ */
+async function measureStoredHistory(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Promise<HistoryResult> {
+  llm.setDefault(() => TPUT_REPLY);
+  const neuronId = await createNeuron(app, ws, 'bench-history');
+  const phase = async (label: string) => {
+    const traceId = randomUUID();
+    const runs: number[] = [];
+    const reads: number[] = [];
+    for (let i = 0; i < WARMUP + RUNS_L; i++) {
+      const r = await runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `turn ${i}`, trace_id: traceId });
+      const t0 = performance.now();
+      const m = await app.get(`/v1/traces/${traceId}/messages`, ws.key);
+      if (m.status !== 200) throw new Error(`GET messages answered ${m.status}`);
+      if (i >= WARMUP) { runs.push(r.done - r.t0); reads.push(performance.now() - t0); }
+    }
+    say(`(l) ${label}: run median ${fmt(median(runs))} ms, history read median ${fmt(median(reads))} ms`);
+    return { run: spread(runs), read: spread(reads) };
+  };
+  say(`(l) stored history: ${RUNS_L} runs on one trace, before and after ${HISTORY_ROWS} engrams of other traces`);
+  const before = await phase('empty store');
+  const fillStarted = performance.now();
+  const engrams = app.deps.db.collection('engrams');
+  const otherWs = randomUUID();
+  for (let from = 0; from < HISTORY_ROWS; from += 1000) {
+    await engrams.insertMany(Array.from({ length: Math.min(1000, HISTORY_ROWS - from) }, (_, k) => {
+      const n = from + k;
+      return {
+        _id: randomUUID() as never, workspaceId: otherWs, traceId: `history-${Math.floor(n / 20)}`, seq: (n % 20) + 1,
+        content: { type: n % 2 ? 'neuron' : 'human', content: `stored turn ${n}: ${'lorem ipsum '.repeat(20)}` }, contentHash: '', metadata: '{}',
+        sourceType: 'user', sourceId: null, targetType: null, targetId: null, traceType: 'thread', memoryIds: [], jobId: null, createdAt: new Date(),
+      };
+    }));
+  }
+  const fillMs = performance.now() - fillStarted;
+  say(`(l) wrote ${HISTORY_ROWS} engrams in ${fmt(fillMs)} ms`);
+  const after = await phase(`${HISTORY_ROWS} engrams stored`);
+  return { rows: HISTORY_ROWS, fillMs, before, after, runRatio: after.run.median / before.run.median, readRatio: after.read.median / before.read.median };
 }
 
 // ─── (g) What budgets cost a run ───────────────────────────────────────────────────────────────
@@ -1065,9 +1121,9 @@ function machine(): string {
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult }
+interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1085,6 +1141,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k }: Results): string {
     ...(h ? ['', ...streamingSummary(h, verdict)] : []),
     ...(j ? ['', ...sectionJ(j)] : []),
     ...(k ? ['', ...soakSummary(k, verdict)] : []),
+    ...(l ? ['', ...sectionL(l)] : []),
     line,
   ].join('\n');
 
@@ -1098,6 +1155,15 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k }: Results): string {
       `      where it goes (medians): API → workflow started ${fmt(bd.apiToStart)} | → modelTurn started ${fmt(bd.startToModel)}`,
       `        | → first token at client ${fmt(bd.modelToToken)} ms`,
       `        (→ modelTurn started: first workflow task picked up ${fmt(bd.taskDispatch)}, run by the worker ${fmt(bd.taskRun)} ms)`,
+    ];
+  }
+  function sectionL(l: HistoryResult): string[] {
+    return [
+      `  (l) Stored history: ${RUNS_L} runs continuing one trace, before and after ${l.rows} engrams of other traces (written in ${fmt(l.fillMs / 1000)} s)`,
+      `      run, empty store                      median ${fmt(l.before.run.median).padStart(7)} ms   p90 ${fmt(l.before.run.p90).padStart(7)} ms`,
+      `      run, ${String(l.rows).padEnd(6)} engrams stored         median ${fmt(l.after.run.median).padStart(7)} ms   p90 ${fmt(l.after.run.p90).padStart(7)} ms`,
+      `      ratio after / before                  ${l.runRatio.toFixed(2)}   (aim ≤ ${AIM_HISTORY_RATIO}: ${verdict(l.runRatio <= AIM_HISTORY_RATIO)})`,
+      `      history read (GET messages)           median ${fmt(l.before.read.median)} → ${fmt(l.after.read.median)} ms, ratio ${l.readRatio.toFixed(2)}`,
     ];
   }
   function sectionJ(j: RoundTrips): string[] {
@@ -1242,6 +1308,8 @@ async function main(): Promise<void> {
       if (runs('h') || runs('i')) r.h = await measureStreaming(served, ws, llm, worker.pid);
       if (runs('k')) r.k = await measureSoak(served, ws, llm, worker.pid);
     }
+    // Last: it fills the store.
+    if (runs('l')) r.l = await measureStoredHistory(app, ws, llm);
     console.log(summary(probes, r));
   } finally {
     say('stopping');

@@ -30,6 +30,9 @@ CACHE="${CORTEX_CACHE:-$HOME/.cache/cortex}"
 BIN="$CACHE/bin"
 TEMPORAL_CLI_VERSION="v1.5.1"
 FERRETDB_VERSION="v1.24.2"
+# The build's own version string: upstream plus our patch level (see ensure_ferretdb). A binary
+# that reports another one (an older patch level) is rebuilt.
+FERRETDB_BUILD="$FERRETDB_VERSION-cortex.1"
 VERSITYGW_VERSION="v1.8.0"
 
 log() { echo "[provision] $*"; }
@@ -123,12 +126,12 @@ temporal_is_current() {
   [ "$built" = "$TEMPORAL_CLI_VERSION" ]
 }
 
-# True when ferretdb binary $1 reports $FERRETDB_VERSION. The output is captured first: with
+# True when ferretdb binary $1 reports $FERRETDB_BUILD. The output is captured first: with
 # pipefail, `| grep -q` could fail spuriously when grep exits before the writer is done.
 ferretdb_is_current() {
   local out
   out="$("$1" --version 2>/dev/null)" || return 1
-  [[ "$out" == *"version: $FERRETDB_VERSION"* ]]
+  [[ "$out" == *"version: $FERRETDB_BUILD"* ]]
 }
 
 # ---------------------------------------------------------------------------------------
@@ -139,14 +142,21 @@ ferretdb_is_current() {
 # empty, so the binary panics at start. We therefore resolve the module through a throwaway
 # main module pinned to the exact version, copy its source into the cache, write the version
 # file and build from that copy via a replace directive.
+#
+# One patch (patch level cortex.1): the SQLite backend looks a document up by `_id` with the
+# expression `_ferretdb_sjson->'$._id'`, while the unique index it creates on `_id` is on
+# `_ferretdb_sjson->"_id"`. SQLite matches an expression index only when the expressions are the
+# same, so every find, update and delete by `_id` scanned the whole table (measured: 42 ms per
+# lookup at 10k engrams, growing with the collection). `->'_id'` is the same path and matches the
+# index (EXPLAIN QUERY PLAN: SEARCH ... USING INDEX instead of SCAN). docs/decisions.md.
 ensure_ferretdb() {
   local bin="$BIN/ferretdb"
   if [ -x "$bin" ] && ferretdb_is_current "$bin"; then
-    log "ferretdb $FERRETDB_VERSION: present ($bin)"
+    log "ferretdb $FERRETDB_BUILD: present ($bin)"
     return
   fi
   need_go "FerretDB"
-  log "building ferretdb $FERRETDB_VERSION into $BIN (first build takes several minutes)"
+  log "building ferretdb $FERRETDB_BUILD into $BIN (first build takes several minutes)"
   mkdir -p "$BIN" "$CACHE/src"
   local work src modcache
   work="$(mktemp -d)"
@@ -174,12 +184,16 @@ EOF
     rm -rf "$src"
     cp -r "$modcache" "$src"
     chmod -R u+w "$src"
-    echo "$FERRETDB_VERSION" > "$src/build/version/version.txt"
+    echo "$FERRETDB_BUILD" > "$src/build/version/version.txt"
+    local meta="$src/internal/backends/sqlite/metadata/metadata.go"
+    grep -q "IDColumn = DefaultColumn + \"->'\$._id'\"" "$meta" || die "FerretDB source changed: the _id lookup patch does not apply to $meta"
+    sed -i "s/IDColumn = DefaultColumn + \"->'\$._id'\"/IDColumn = DefaultColumn + \"->'_id'\"/" "$meta"
+    grep -q "IDColumn = DefaultColumn + \"->'_id'\"" "$meta" || die "patching FerretDB's _id lookup failed"
     go mod edit -replace "github.com/FerretDB/FerretDB=$src"
     quiet ferretdb-go-build env GOFLAGS=-mod=mod go build -v -o "$bin" github.com/FerretDB/FerretDB/cmd/ferretdb || die "building FerretDB failed"
   )
-  ferretdb_is_current "$bin" || die "ferretdb --version does not report $FERRETDB_VERSION"
-  log "ferretdb $FERRETDB_VERSION built"
+  ferretdb_is_current "$bin" || die "ferretdb --version does not report $FERRETDB_BUILD"
+  log "ferretdb $FERRETDB_BUILD built"
 }
 
 # ---------------------------------------------------------------------------------------
