@@ -1160,7 +1160,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l }: Results): strin
   function sectionL(l: HistoryResult): string[] {
     return [
       `  (l) Stored history: ${RUNS_L} runs continuing one trace, before and after ${l.rows} engrams of other traces (written in ${fmt(l.fillMs / 1000)} s)`,
-      `      run, empty store                      median ${fmt(l.before.run.median).padStart(7)} ms   p90 ${fmt(l.before.run.p90).padStart(7)} ms`,
+      `      run, before the fill                  median ${fmt(l.before.run.median).padStart(7)} ms   p90 ${fmt(l.before.run.p90).padStart(7)} ms`,
       `      run, ${String(l.rows).padEnd(6)} engrams stored         median ${fmt(l.after.run.median).padStart(7)} ms   p90 ${fmt(l.after.run.p90).padStart(7)} ms`,
       `      ratio after / before                  ${l.runRatio.toFixed(2)}   (aim ≤ ${AIM_HISTORY_RATIO}: ${verdict(l.runRatio <= AIM_HISTORY_RATIO)})`,
       `      history read (GET messages)           median ${fmt(l.before.read.median)} → ${fmt(l.after.read.median)} ms, ratio ${l.readRatio.toFixed(2)}`,
