@@ -1,6 +1,7 @@
 import type { Db, Document, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import { claim } from './claims.js';
+import { findById } from './client.js';
 
 /** What a billed provider call served (the facets usage is reported by). */
 export interface UsageAttribution {
@@ -45,15 +46,39 @@ export interface UsageSums { tokens: number; costNanos: number; inputTokens: num
 const MEASURES = {
   tokens: '$totalTokens', costNanos: '$costNanos', inputTokens: '$inputTokens', outputTokens: '$outputTokens', cachedInputTokens: '$cachedInputTokens', rows: 1,
 } as const;
+/**
+ * Where a job's ledger rows are found by key: `_id` = `<jobId>:<n>` for n = 1, 2, … (FerretDB's
+ * SQLite backend scans the whole ledger for `{ workspaceId, jobId }`, and the ledger grows with
+ * every run). A place is claimed before its row is inserted, so a row always has one; a place
+ * whose row was never written (the writer died between the two) names no row and counts nothing.
+ */
+export interface JobRowPlaceDoc { _id: string; rowId: string }
+
 export type Measure = keyof typeof MEASURES;
 const ALL_MEASURES = Object.keys(MEASURES) as Measure[];
 
 export function createUsageRepo(db: Db) {
   const rows = db.collection<UsageRowDoc>('usage_ledger');
+  const places = db.collection<JobRowPlaceDoc>('usage_job_rows');
+  /** The row ids a job's places name, in order (probed by key from 1 until a miss). */
+  async function placedRows(jobId: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (let n = 1; ; n++) {
+      const p = await findById(places, `${jobId}:${n}`);
+      if (!p) return ids;
+      ids.push(p.rowId);
+    }
+  }
   return {
-    rows,
-    /** Inserts the row once; a repeat of the same key is a no-op (returns false). */
+    rows, places, placedRows,
+    /** Inserts the row once (a repeat of the same key is a no-op: returns false), its job's place first. */
     async insert(row: UsageRowDoc): Promise<boolean> {
+      if (row.jobId) {
+        for (let i = 0; i < 50; i++) {
+          const ids = await placedRows(row.jobId);
+          if (ids.includes(row._id) || (await claim(places, { _id: `${row.jobId}:${ids.length + 1}`, rowId: row._id }))) break;
+        }
+      }
       return claim(rows, row);
     },
     /**

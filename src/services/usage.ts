@@ -1,4 +1,5 @@
 import type { Filter } from 'mongodb';
+import { findById } from '../db/client.js';
 import type { NeuronRepo } from '../db/neurons.js';
 import type { PathwayRepo } from '../db/pathways.js';
 import type { ReceptorRepo } from '../db/receptors.js';
@@ -101,9 +102,13 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
     async jobTotals(workspaceId: string, jobId: string, whole = false) {
       // A run has a handful of rows (one per billed call): one read of them, summed here, instead
       // of one aggregation per measure (FerretDB computes a single accumulator per $group).
-      const rows = await repo.rows.find(whole ? { workspaceId, runId: jobId } : { workspaceId, jobId }, {
-        projection: { inputTokens: 1, outputTokens: 1, totalTokens: 1, costNanos: 1 },
-      }).toArray();
+      // A job's own rows by key through its places; a run's rows (and a job from before places) by query.
+      const placed = whole ? [] : [...new Set(await repo.placedRows(jobId))];
+      const rows = placed.length
+        ? (await Promise.all(placed.map((id) => findById(repo.rows, id, { workspaceId, jobId })))).filter((r): r is UsageRowDoc => r !== null)
+        : await repo.rows.find(whole ? { workspaceId, runId: jobId } : { workspaceId, jobId }, {
+          projection: { inputTokens: 1, outputTokens: 1, totalTokens: 1, costNanos: 1 },
+        }).toArray();
       const sum = (f: (r: UsageRowDoc) => number) => rows.reduce((n, r) => n + f(r), 0);
       return {
         inputTokens: sum((r) => r.inputTokens), outputTokens: sum((r) => r.outputTokens), totalTokens: sum((r) => r.totalTokens),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { UsageRowDoc } from '../../src/db/usage.js';
 import { ReceptorList } from '../../src/schemas/receptors.js';
@@ -215,6 +216,32 @@ describe('usage ledger and routes', () => {
     expect(stats.totalCost).toBeCloseTo(rows[0].costNanos / 1e9, 12);
     expect(stats.usageByModel['whisper-1']).toMatchObject({ tokens: 0, priced: true });
     expect(stats.usageRollupIntegrity.allFacetsMatchTotals).toBe(true);
+  });
+
+  it("a job's totals are read through its row places (keys) and equal the sum of its rows: a repeated write, a place without a row", async () => {
+    const ws = await buildWorkspace(app);
+    const jobId = randomUUID();
+    const attribution = { brainId: null, userId: null, apiKeyId: null, jobId, traceId: null, receptorId: null, neuronId: null, pathwayId: null };
+    const call = (turn: number, attempt: number, tokens: number) => ({
+      key: `${jobId}:chat:${turn}:${attempt}`, workspaceId: ws.workspaceId, kind: 'chat' as const, modelId: 'openai/gpt-4o-mini', attribution,
+      usage: { inputTokens: tokens, outputTokens: tokens, totalTokens: 2 * tokens },
+    });
+    expect(await app.services.usage.record(call(1, 1, 10))).toBe(true);
+    expect(await app.services.usage.record(call(1, 1, 10))).toBe(false); // the same call again: one row, one place
+    expect(await app.services.usage.record(call(1, 2, 7))).toBe(true);
+    // A writer that died between its place and its row: the place names no row.
+    await app.deps.db.collection('usage_job_rows').insertOne({ _id: `${jobId}:3` as never, rowId: `${jobId}:chat:9:9` });
+    expect(await app.services.usage.record(call(2, 1, 5))).toBe(true);
+    const places = await app.deps.db.collection('usage_job_rows').find({ _id: { $in: [1, 2, 3, 4, 5].map((n) => `${jobId}:${n}`) } as never }).toArray();
+    expect(places.map((p) => p._id).sort()).toEqual([1, 2, 3, 4].map((n) => `${jobId}:${n}`));
+    const rows = await app.deps.db.collection<UsageRowDoc>('usage_ledger').find({ workspaceId: ws.workspaceId, jobId }).toArray();
+    expect(rows).toHaveLength(3);
+    const totals = await app.services.usage.jobTotals(ws.workspaceId, jobId);
+    expect(totals).toMatchObject({ inputTokens: 22, outputTokens: 22, totalTokens: 44, calls: 3 });
+    expect(totals.costUsd).toBeCloseTo(sum(rows, (r) => r.costNanos) / 1e9, 12);
+    // Another workspace's key finds nothing of this job.
+    const other = await buildWorkspace(app);
+    expect(await app.services.usage.jobTotals(other.workspaceId, jobId)).toMatchObject({ totalTokens: 0, calls: 0 });
   });
 
   it('the workspace reads are admin only; another workspace is a 404; bad windows and filters are 400s', async () => {
