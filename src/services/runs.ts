@@ -1,7 +1,7 @@
 import { metrics } from '../metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
-import type { EngramDoc } from '../db/traces.js';
+import type { EngramDoc, TraceDoc } from '../db/traces.js';
 import { AppError, validationError } from '../errors.js';
 import { costOf } from '../llm/pricing.js';
 import type { ModelRegistry } from '../llm/registry.js';
@@ -433,8 +433,9 @@ export function createRunService(d: {
         ...inline, ...base, toolCalls: toolCalls.map((c) => ({ ...c, result: preview(c.result, TOOL_PREVIEW) })), ...(output !== undefined ? { output } : {}),
       };
       if (current.status === 'failed') return { ...result, cancelled: true }; // cancelled meanwhile: store nothing
+      let read: TraceDoc | null = null;
       if (!existing) {
-        await traces.append(scope, f.input.traceId, {
+        ({ trace: read } = await traces.appendWithTrace(scope, f.input.traceId, {
           id: f.engramId, content: { type: 'neuron', content: text },
           metadata: {
             content_blocks: [{ type: 'text', text }], tool_calls: toolCalls, model: f.model, usage: spent, job_id: f.input.jobId,
@@ -443,15 +444,16 @@ export function createRunService(d: {
           sourceType: 'neuron', sourceId: f.input.neuronId, targetType: 'user', targetId: f.input.scope.userId,
           traceType: f.input.traceType, jobId: f.input.jobId,
           cost: { totalCostUsd: spent.costUsd, totalTokens: spent.totalTokens, inputTokens: spent.inputTokens, outputTokens: spent.outputTokens },
-        }, { absent: true, traceExists: f.input.userEngramId !== null }); // the human turn (userEngramId) created the trace
+        }, { absent: true, traceExists: f.input.userEngramId !== null })); // the human turn (userEngramId) created the trace
       }
       // A delegated run's reply is its parent's tool result (stored, so the parent's next turn reads it).
       if (f.input.answers) await runLog.putTool(f.input.answers.jobId, { turn: f.input.answers.turn, callId: f.input.answers.callId, name: f.input.answers.name, content: text });
       if (f.input.depth === 0 && !f.input.pathwayContext) {
-        const trace = await traces.get(scope, f.input.traceId);
+        // The trace as the reply's append last read it (read again only when the reply was stored before).
+        const trace = read ?? await traces.get(scope, f.input.traceId);
         if (!trace.title) {
           const title = (await runLog.context(f.input.jobId))?.title ?? (f.input.message ? titleFrom(f.input.message) : undefined);
-          if (title) await traces.setTitle(scope, f.input.traceId, title, 'generated');
+          if (title) await traces.setTitle(scope, f.input.traceId, title, 'generated', trace);
         }
       }
       const applied = await jobs.finalize(scope.workspaceId, f.input.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result });

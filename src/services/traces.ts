@@ -129,21 +129,65 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
    * a stale write of a slower writer is repaired by the check that follows it. The newest engram
    * is found by walking places from the document's count (key reads, no scan).
    */
-  async function converge(scope: Scope, traceId: string, memoryIds: string[]): Promise<void> {
+  async function converge(scope: Scope, traceId: string, memoryIds: string[], mine?: EngramPlaceDoc): Promise<TraceDoc | null> {
+    const key = traceKey(scope.workspaceId, traceId);
+    let known = mine;
     for (let i = 0; i < 20; i++) {
-      const doc = await repo.find(scope.workspaceId, traceId);
-      if (!doc) return;
-      const last = await newestPlace(scope.workspaceId, traceId, doc.messageCount);
-      if (!last) return;
+      // The document and the place after the newest one this writer knows, read together.
+      const [doc, after] = await Promise.all([
+        repo.find(scope.workspaceId, traceId),
+        known ? findById(repo.places, placeKey(key, known.seq + 1)) : Promise.resolve(null),
+      ]);
+      if (!doc) return null;
+      const last = known && !after && doc.messageCount <= known.seq
+        ? known
+        : await newestPlace(scope.workspaceId, traceId, Math.max(doc.messageCount, after?.seq ?? 0));
+      if (!last) return doc;
       const missing = memoryIds.filter((m) => !(doc.memoryIds ?? []).includes(m));
-      if (doc.messageCount >= last.seq && missing.length === 0) return;
-      await repo.traces.updateOne({ _id: doc._id }, {
-        $set: {
-          ...(doc.messageCount < last.seq ? { messageCount: last.seq, cost: last.totals, updatedAt: new Date() } : {}),
-          ...(missing.length ? { memoryIds: [...new Set([...(doc.memoryIds ?? []), ...memoryIds])] } : {}),
-        },
-      });
+      if (doc.messageCount >= last.seq && missing.length === 0) return doc;
+      const set = {
+        ...(doc.messageCount < last.seq ? { messageCount: last.seq, cost: last.totals, updatedAt: new Date() } : {}),
+        ...(missing.length ? { memoryIds: [...new Set([...(doc.memoryIds ?? []), ...memoryIds])] } : {}),
+      };
+      await repo.traces.updateOne({ _id: doc._id }, { $set: set });
+      known = last;
     }
+    return repo.find(scope.workspaceId, traceId);
+  }
+
+  /** See `append` below; also answers the trace document the last converge check read. */
+  async function appendEngram(scope: Scope, traceId: string, input: EngramInput, known: { absent?: boolean; traceExists?: boolean } = {}): Promise<{ engram: EngramDoc; trace: TraceDoc | null }> {
+    // `known`: the caller has just found that input.id is not stored yet, or that the trace exists.
+    if (input.id && !known.absent) {
+      const existing = await repo.findEngram(scope.workspaceId, input.id);
+      if (existing) return { engram: existing, trace: null };
+    }
+    const ws = scope.workspaceId;
+    let hint = known.traceExists ? (await repo.find(ws, traceId))?.messageCount ?? 0 : await ensureTrace(scope, traceId, input);
+    const id = input.id ?? randomUUID();
+    let doc: EngramDoc | null = null;
+    for (let i = 0; i < 100 && !doc; i++) {
+      const prev = await newestPlace(ws, traceId, hint);
+      const next = engramDoc(scope, traceId, input, id, (prev?.seq ?? 0) + 1, prev?.totals ?? emptyCost());
+      if (await claim(repo.engrams, next)) {
+        doc = next;
+      } else {
+        // Lost: this id was stored meanwhile (a retried call), or another writer holds the seq.
+        doc = await repo.findEngram(ws, id);
+        if (!doc) {
+          // The holder of that seq may not have written its place yet (or died before it): write it from its engram.
+          if (!(await findById(repo.places, placeKey(traceKey(ws, traceId), next.seq)))) {
+            const holder = await repo.engrams.findOne({ workspaceId: ws, traceId, seq: next.seq });
+            if (holder) await place(holder);
+          }
+          hint = next.seq;
+        }
+      }
+    }
+    if (!doc) throw new Error(`could not claim the next place of trace ${traceId} after 100 tries`);
+    await place(doc);
+    const trace = await converge(scope, traceId, input.memoryIds ?? [], placeOf(doc));
+    return { engram: await published(scope, traceId, doc), trace };
   }
 
   return {
@@ -211,40 +255,11 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
      * and FerretDB alike; the trace document's counters converge to the newest engram's.
      */
     async append(scope: Scope, traceId: string, input: EngramInput, known: { absent?: boolean; traceExists?: boolean } = {}): Promise<EngramDoc> {
-      // `known`: the caller has just found that input.id is not stored yet, or that the trace exists.
-      if (input.id && !known.absent) {
-        const existing = await repo.findEngram(scope.workspaceId, input.id);
-        if (existing) return existing;
-      }
-      const ws = scope.workspaceId;
-      let hint = known.traceExists ? (await repo.find(ws, traceId))?.messageCount ?? 0 : await ensureTrace(scope, traceId, input);
-      const id = input.id ?? randomUUID();
-      let doc: EngramDoc | null = null;
-      for (let i = 0; i < 100 && !doc; i++) {
-        const prev = await newestPlace(ws, traceId, hint);
-        const next = engramDoc(scope, traceId, input, id, (prev?.seq ?? 0) + 1, prev?.totals ?? emptyCost());
-        if (await claim(repo.engrams, next)) {
-          await place(next);
-          doc = next;
-          break;
-        }
-        // Lost: this id was stored meanwhile (a retried call), or another writer holds the seq.
-        const done = await repo.findEngram(ws, id);
-        if (done) {
-          await place(done);
-          return done;
-        }
-        // The holder of that seq may not have written its place yet (or died before it): write it from its engram.
-        if (!(await findById(repo.places, placeKey(traceKey(ws, traceId), next.seq)))) {
-          const holder = await repo.engrams.findOne({ workspaceId: ws, traceId, seq: next.seq });
-          if (holder) await place(holder);
-        }
-        hint = next.seq;
-      }
-      if (!doc) throw new Error(`could not claim the next place of trace ${traceId} after 100 tries`);
-      await converge(scope, traceId, input.memoryIds ?? []);
-      return published(scope, traceId, doc);
+      return (await appendEngram(scope, traceId, input, known)).engram;
     },
+
+    /** `append`, also answering the trace document as the append's last check read it (null: an engram stored before, nothing read). */
+    appendWithTrace: appendEngram,
 
     /**
      * Starts a trace whose id the platform just chose (an invoke without trace_id) with its first
@@ -262,7 +277,7 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
       if (!engramNew) return this.append(scope, traceId, input);
       await place(first);
       // The engram is the first of a trace that existed without engrams: its counters converge.
-      if (!traceNew) await converge(scope, traceId, input.memoryIds ?? []);
+      if (!traceNew) await converge(scope, traceId, input.memoryIds ?? [], placeOf(first));
       return published(scope, traceId, first);
     },
 
@@ -271,12 +286,15 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
      * trace is read and written by `_id` (a key lookup on every store); a manual title set between
      * that read and a generated title's write is the one race left, and only on a run's first reply.
      */
-    async setTitle(scope: Scope, traceId: string, title: string, source: 'manual' | 'generated'): Promise<TraceDoc> {
-      const before = await get(scope, traceId);
+    async setTitle(scope: Scope, traceId: string, title: string, source: 'manual' | 'generated', read?: TraceDoc): Promise<TraceDoc> {
+      // `read`: the trace as the caller has just read it (a run's reply append), so it is not read again.
+      const before = read ?? await get(scope, traceId);
+      let t = before;
       if (source === 'manual' || before.titleSource !== 'manual') {
-        await repo.traces.updateOne({ _id: before._id }, { $set: { title, titleSource: source, updatedAt: new Date() } });
+        const set = { title, titleSource: source, updatedAt: new Date() };
+        await repo.traces.updateOne({ _id: before._id }, { $set: set });
+        t = { ...before, ...set };
       }
-      const t = await get(scope, traceId);
       await streams.append(streams.keys.trace(scope.workspaceId, traceId), { type: 'trace.updated', trace_id: traceId, title: t.title });
       return t;
     },
