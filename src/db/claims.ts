@@ -33,6 +33,20 @@ export async function claim<T extends Document>(coll: Collection<T>, doc: Option
   }
 }
 
+/**
+ * The documents of a keyed sequence from position `from` on, in order: `key(from)`, `key(from + 1)`,
+ * … read by `_id` until the first miss. Places (an engram's position in its trace, a job's ledger
+ * rows) are claimed in order without gaps, so the run ends at the newest.
+ */
+export async function probeFrom<T extends Document & { _id: string }>(coll: Collection<T>, key: (n: number) => string, from: number): Promise<T[]> {
+  const out: T[] = [];
+  for (let n = from; ; n++) {
+    const doc = await coll.findOne({ _id: key(n) } as Filter<T>) as T | null;
+    if (!doc) return out;
+    out.push(doc);
+  }
+}
+
 /** Reads the newest claimed document of a sequence (highest `field`), or null. */
 export const newest = <T extends Document>(coll: Collection<T>, filter: Filter<T>, field: keyof T & string) =>
   coll.find(filter).sort({ [field]: -1 } as Record<string, 1 | -1>).limit(1).next();

@@ -1,7 +1,6 @@
 import type { Db, Document, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
-import { claim } from './claims.js';
-import { findById } from './client.js';
+import { claim, probeFrom } from './claims.js';
 
 /** What a billed provider call served (the facets usage is reported by). */
 export interface UsageAttribution {
@@ -61,14 +60,7 @@ export function createUsageRepo(db: Db) {
   const rows = db.collection<UsageRowDoc>('usage_ledger');
   const places = db.collection<JobRowPlaceDoc>('usage_job_rows');
   /** The row ids a job's places name, in order (probed by key from 1 until a miss). */
-  async function placedRows(jobId: string): Promise<string[]> {
-    const ids: string[] = [];
-    for (let n = 1; ; n++) {
-      const p = await findById(places, `${jobId}:${n}`);
-      if (!p) return ids;
-      ids.push(p.rowId);
-    }
-  }
+  const placedRows = async (jobId: string): Promise<string[]> => (await probeFrom(places, (n) => `${jobId}:${n}`, 1)).map((p) => p.rowId);
   return {
     rows, places, placedRows,
     /** Inserts the row once (a repeat of the same key is a no-op: returns false), its job's place first. */

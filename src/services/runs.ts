@@ -113,8 +113,8 @@ export function createRunService(d: {
     receptorId: input.scope.receptorId ?? null, neuronId: input.neuronId, shareTokenId: input.scope.shareTokenId ?? null, runId: input.rootJobId ?? input.jobId,
     pathwayId: input.pathwayContext && input.pathwayContext.pathwayId !== 'inline' ? input.pathwayContext.pathwayId : null,
   });
-  /** The trace's engrams so far; a trace that does not exist yet has none. */
-  const repoMessages = (scope: Scope, traceId: string) => traces.messages(scope, traceId).catch((e: unknown) => {
+  /** The trace's newest engrams (the context's HISTORY_LIMIT, plus the run's own human turn); a trace that does not exist yet has none. */
+  const repoMessages = (scope: Scope, traceId: string) => traces.messages(scope, traceId, undefined, HISTORY_LIMIT + 1).catch((e: unknown) => {
     if ((e as { status?: number }).status === 404) return [];
     throw e;
   });

@@ -7,7 +7,7 @@ import { notFound, validationError } from '../errors.js';
 import type { MessageCreateBody, TraceListQuery } from '../schemas/traces.js';
 import type { Scope } from '../scope.js';
 import type { Streams } from '../streams.js';
-import { claim, newest } from '../db/claims.js';
+import { claim, newest, probeFrom } from '../db/claims.js';
 import { findById } from '../db/client.js';
 
 /** What a caller appends to a trace: human turns from the API, neuron turns from runs. */
@@ -108,11 +108,8 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
       last = placeOf(e);
       next = await findById(repo.places, placeKey(key, e.seq + 1));
     }
-    while (next) {
-      last = next;
-      next = await findById(repo.places, placeKey(key, next.seq + 1));
-    }
-    return last;
+    if (!next) return last;
+    return (await probeFrom(repo.places, (n) => placeKey(key, n), next.seq + 1)).at(-1) ?? next;
   }
 
   /** Publishes a stored engram on its trace stream. */
@@ -219,25 +216,30 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
     /** One engram by id in the caller's workspace (null when missing). */
     findEngram: (scope: Scope, id: string) => repo.findEngram(scope.workspaceId, id),
 
-    async messages(scope: Scope, traceId: string, limit?: number): Promise<EngramDoc[]> {
+    /** The trace's engrams in order: the first `limit`, or with `newest` only the newest that many (a run's context). */
+    async messages(scope: Scope, traceId: string, limit?: number, newest?: number): Promise<EngramDoc[]> {
       const t = await get(scope, traceId);
       const ws = scope.workspaceId;
       const last = await newestPlace(ws, traceId, t.messageCount);
-      const n = Math.min(last?.seq ?? 0, limit ?? Number.POSITIVE_INFINITY);
-      if (n === 0) return [];
-      // By key, in batches: the places 1..n, then their engrams. A long trace, or one whose places are
-      // not all written (from before places), is read with the scan, and its missing places written.
+      const total = last?.seq ?? 0;
+      const to = Math.min(total, limit ?? Number.POSITIVE_INFINITY);
+      const from = newest !== undefined ? Math.max(1, to - newest + 1) : 1;
+      const n = to - from + 1;
+      if (to === 0 || n <= 0) return [];
+      // By key, in batches: the places from..to, then their engrams. A long range, or one whose places
+      // are not all written (a trace from before places), is read with the query, and its missing
+      // places written.
       if (n <= KEYED_HISTORY_MAX) {
         const key = traceKey(ws, traceId);
-        const places = await inBatches(n, (i) => findById(repo.places, placeKey(key, i + 1)));
+        const places = await inBatches(n, (i) => findById(repo.places, placeKey(key, from + i)));
         if (places.every(Boolean)) {
           const engrams = await inBatches(n, (i) => repo.findEngram(ws, places[i]!.engramId));
           if (engrams.every(Boolean)) return engrams as EngramDoc[];
         }
       }
       const rows = await repo.messages(ws, traceId, limit);
-      if (rows.length <= KEYED_HISTORY_MAX) await Promise.all(rows.map(place));
-      return rows;
+      if (rows.length <= KEYED_HISTORY_MAX) await inBatches(rows.length, (i) => place(rows[i]!));
+      return newest !== undefined ? rows.slice(-newest) : rows;
     },
 
     /** A human turn from the API; source_type comes from the credential, never from the body. */

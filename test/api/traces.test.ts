@@ -130,6 +130,14 @@ describe('traces', () => {
     expect(await contents()).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
     expect((await app.get(`/v1/traces/${traceId}`, ws.key)).body.trace).toMatchObject({ message_count: 6 });
     expect((await app.get(`/v1/traces/${traceId}/messages?limit=2`, ws.key)).body.engrams).toHaveLength(2);
+    // A run's context: only the newest engrams, by key and (places missing) by the query alike.
+    const scope = await app.services.auth.authenticate(ws.key);
+    const newest = async (k: number) => (await app.services.traces.messages(scope, traceId, undefined, k)).map((e) => e.content.content);
+    expect(await newest(2)).toEqual(['e', 'f']);
+    expect(await newest(10)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    await places.deleteMany({ _id: { $in: [placeKey(key, 1)] } });
+    expect(await newest(3)).toEqual(['d', 'e', 'f']);
+    expect(await newest(6)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
   });
 
   it('401 without a valid credential', async () => {
