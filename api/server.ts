@@ -7,6 +7,9 @@ import { createServices } from '../src/services/index.js';
 import { startTelemetry } from '../src/telemetry.js';
 import { createApp } from './app.js';
 
+/** How often every API looks for stored runs whose workflow has not started (runs.startPending). */
+const START_SWEEP_MS = 10_000;
+
 /** API entry point: connect, ensure bootstrap identity, listen, and shut down gracefully. */
 async function main() {
   const config = loadConfig();
@@ -36,6 +39,14 @@ async function main() {
   }
   // The search index is built from the store in the background, then follows the resource feed (docs/search.md).
   services.search.start().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'search index build failed; it is built again at the first search'));
+  // Invokes answer 202 once the run is stored and start its workflow right after: runs whose start
+  // did not land (an API that died in between, Temporal away for a while) are started by this sweep.
+  const sweepStarts = () => services.runs.startPending()
+    .then((r) => { if (r.started) log.info(r, 'start sweep started stored runs'); })
+    .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'start sweep failed; it runs again'));
+  void sweepStarts();
+  const sweep = setInterval(() => void sweepStarts(), START_SWEEP_MS);
+  sweep.unref();
   const server = createServer(createApp(deps, services).callback());
   server.listen(config.PORT, config.HOST, () => log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'api listening'));
   let stopping = false;
@@ -45,6 +56,10 @@ async function main() {
     log.info({ signal }, 'api stopping');
     server.close();
     server.closeAllConnections();
+    clearInterval(sweep);
+    // First turns this API was streaming are recorded as failed, so their runs retry them at once;
+    // workflow starts in flight get a moment to land (a sweep of another API starts any that did not).
+    await services.runs.drain();
     await closeDeps(deps);
     await telemetry?.shutdown();
     process.exit(0);

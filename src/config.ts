@@ -70,6 +70,8 @@ export const ConfigSchema = z.object({
   CHAT_WEBHOOK_BASE_URL: z.url().optional(),
   // Run the schedule reconciler when the API starts (repairs drift between scheduled receptors and Temporal Schedules).
   RECONCILE_SCHEDULES_ON_START: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** `true` (default): the API starts an invoke's first model turn itself and the workflow adopts it (src/services/first-turns.ts). */
+  FIRST_TURN_IN_API: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   // Knowledge (docs/knowledge.md). Blob bodies: files under DATA_DIR/blobs, or any S3-compatible store.
   DATA_DIR: z.string().default('.data'),
   BLOB_STORE: z.enum(['fs', 's3']).default('fs'),

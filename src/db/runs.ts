@@ -12,7 +12,18 @@ import { claim } from './claims.js';
  * tool result. Keys are natural (job, turn, attempt or call), so a retried activity rewrites the
  * same document instead of adding one. Text is stored through the blob codec (FerretDB refuses NUL).
  */
-interface RunContextDoc { _id: string; workspaceId: string; data: Blob; createdAt: Date }
+interface RunContextDoc {
+  _id: string; workspaceId: string; data: Blob; createdAt: Date;
+  /**
+   * How to start the run's workflow, kept until a sweep has seen the workflow exist: an invoke
+   * answers 202 once the run is stored and starts its workflow right after, so an API that dies in
+   * between leaves this for another (or the restarted) API to start (runs.startPending).
+   */
+  start?: Blob;
+}
+
+/** A stored workflow start (see RunContextDoc.start). */
+export interface StoredStart { workflowType: string; args: unknown[]; summary?: string }
 interface RunStepDoc {
   _id: string; jobId: string; kind: 'model' | 'tool'; turn: number; attempt: number | null;
   callId: string | null; name: string | null; text: Blob; toolCalls: Blob | null; createdAt: Date;
@@ -34,8 +45,22 @@ export function createRunRepo(db: Db) {
   const put = (doc: RunStepDoc) => steps.replaceOne({ _id: doc._id }, doc, { upsert: true });
   return {
     /** Stores the context once (a retried prepare finds it there). */
-    async putContext(workspaceId: string, jobId: string, data: PreparedRunData): Promise<void> {
-      await claim(contexts, { _id: jobId, workspaceId, data: encodeBlob(data), createdAt: new Date() });
+    async putContext(workspaceId: string, jobId: string, data: PreparedRunData, start?: StoredStart): Promise<void> {
+      await claim(contexts, { _id: jobId, workspaceId, data: encodeBlob(data), createdAt: new Date(), ...(start ? { start: encodeBlob(start) } : {}) });
+    },
+    /** Runs stored before `olderThan` whose workflow start no sweep has confirmed yet (a small set: runs in flight). */
+    async unconfirmedStarts(olderThan: Date, limit = 200): Promise<{ jobId: string; workspaceId: string; start: StoredStart }[]> {
+      const docs = await contexts.find({ start: { $exists: true }, createdAt: { $lt: olderThan } }, { projection: { data: 0 } }).limit(limit).toArray();
+      return docs.map((d) => ({ jobId: d._id, workspaceId: d.workspaceId, start: decodeBlob<StoredStart>(d.start!, { workflowType: '', args: [] }) }));
+    },
+    /** Its workflow exists: the sweeps no longer look at this run. */
+    async confirmStart(jobId: string): Promise<void> {
+      await contexts.updateOne({ _id: jobId }, { $unset: { start: '' } });
+    },
+    /** The stored start of one run (null when none is kept, or it was confirmed). */
+    async storedStart(jobId: string): Promise<StoredStart | null> {
+      const doc = await contexts.findOne({ _id: jobId }, { projection: { start: 1 } });
+      return doc?.start ? decodeBlob<StoredStart | null>(doc.start, null) : null;
     },
     async context(jobId: string): Promise<PreparedRunData | null> {
       const doc = await contexts.findOne({ _id: jobId });

@@ -50,7 +50,11 @@ function fenceOf(event: Record<string, unknown>): Fence {
 }
 
 /** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
-export function createJobService({ repo, streams, temporal, config }: { repo: JobRepo; streams: Streams; temporal: Client; config: Config }) {
+export function createJobService({ repo, streams, temporal, config, restart }: {
+  repo: JobRepo; streams: Streams; temporal: Client; config: Config;
+  /** Starts a never-started job from its stored start, if it has one (late-bound: the run service). */
+  restart?: () => (job: JobDoc) => Promise<boolean>;
+}) {
   const streamKey = (jobId: string) => streams.keys.job(jobId);
   /**
    * Live `status` answers, shared for LIVE_TTL_MS: each query is a task on the worker that runs
@@ -181,7 +185,7 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
     },
 
     /** Starts the job's workflow by name with the search attributes operators filter on. */
-    async startWorkflow(job: JobDoc, workflowType: string, args: unknown[], summary?: string, opts: { workflowId?: string } = {}): Promise<void> {
+    async startWorkflow(job: JobDoc, workflowType: string, args: unknown[], summary?: string, opts: { workflowId?: string; failJob?: boolean } = {}): Promise<void> {
       const attrs = [
         { key: WorkspaceIdKey, value: job.workspaceId }, { key: JobKindKey, value: job.kind },
         ...(job.brainId ? [{ key: BrainIdKey, value: job.brainId }] : []),
@@ -200,6 +204,8 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
         });
       } catch (e) {
         if ((e as { name?: string }).name === 'WorkflowExecutionAlreadyStartedError') return; // idempotent start
+        // A start whose arguments are stored is tried again later (runs.startPending): the job stays.
+        if (opts.failJob === false) throw e;
         // The record exists but no run does: it must not stay pending. It ends failed with the reason.
         const reason = `could not start the run: ${(e as Error).message || 'Temporal unavailable'}`;
         await this.finalize(job.workspaceId, job._id, { status: 'failed', failedReason: reason, currentStep: NOT_STARTED_STEP }).catch(() => undefined);
@@ -259,12 +265,18 @@ export function createJobService({ repo, streams, temporal, config }: { repo: Jo
       return { ...job, status: live.status, progress: live.progress, currentStep: live.currentStep, waitingFor, live };
     },
 
+    /** Whether Temporal has a workflow of this id (null: Temporal did not answer). */
+    workflowExists: (id: string): Promise<boolean | null> =>
+      temporal.workflow.getHandle(id).describe().then(() => true, (e: unknown) => (e as { name?: string }).name === 'WorkflowNotFoundError' ? false : null),
+
     /** A long-pending job: if Temporal has no run for it (the API died between record and start), it ends failed. */
     async checkStarted(job: JobDoc): Promise<JobDoc> {
-      const exists = (id: string) => temporal.workflow.getHandle(id).describe().then(() => true, (e: unknown) => (e as { name?: string }).name === 'WorkflowNotFoundError' ? false : null);
+      const exists = (id: string) => this.workflowExists(id);
       // A receptor's job is started by its fire workflow (fire-<job id>), which may still be queued.
       const ids = job.receptorId ? [job._id, `fire-${job._id}`] : [job._id];
       for (const id of ids) if ((await exists(id)) !== false) return job;
+      // A run whose start is stored (an invoke answered 202 before its workflow started) is started now, not failed.
+      if (await restart?.()(job)) return (await repo.find(job.workspaceId, job._id)) ?? job;
       await this.finalize(job.workspaceId, job._id, { status: 'failed', failedReason: 'the run was never started', currentStep: NOT_STARTED_STEP });
       return (await repo.find(job.workspaceId, job._id)) ?? job;
     },

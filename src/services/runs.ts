@@ -20,17 +20,22 @@ import { OutboundBlocked } from '../net/guard.js';
 import type { ConnectionService } from './connections.js';
 import { NOT_STARTED_STEP, type JobService } from './jobs.js';
 import type { JobDoc } from '../db/jobs.js';
-import type { ModelStep, RunRepo, ToolStep } from '../db/runs.js';
+import type { ModelStep, RunRepo, StoredStart, ToolStep } from '../db/runs.js';
 import type { NeuronService } from './neurons.js';
 import type { ReflexService } from './reflexes.js';
 import type { TraceService } from './traces.js';
 import { decodeBlob } from '../db/codec.js';
 import { uuidFromName } from '../ids.js';
+import type { FirstTurns } from './first-turns.js';
+import type { Logger } from '../logger.js';
+import { TERMINAL_STATES } from '../db/jobs.js';
 
 export const DEFAULT_MAX_TURNS = 8;
 /** Attempts of a tool call whose failure is transient (network, timeout, 429, 5xx) before the model is told. */
 export const TOOL_ATTEMPTS = 3;
 export const MAX_DELEGATION_DEPTH = 3;
+/** When an invoke's background workflow start is tried (ms after the previous try). */
+const START_RETRIES_MS = [0, 250, 1_000];
 const HISTORY_LIMIT = 50;
 
 /** What the workflow needs to drive the loop; plain data (it crosses the activity boundary). */
@@ -105,8 +110,9 @@ function conversation(context: PreparedRunData, models: ModelStep[], tools: Tool
 export function createRunService(d: {
   config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; reflexes: ReflexService; models: ModelRegistry; runLog: RunRepo;
   usage: UsageService; budgets: BudgetService; interventions: InterventionService; remote: RemoteTools; connections: ConnectionService;
+  firstTurns: FirstTurns; log: Logger;
 }) {
-  const { jobs, traces, neurons, reflexes, models, runLog, usage, budgets, interventions, remote, connections } = d;
+  const { jobs, traces, neurons, reflexes, models, runLog, usage, budgets, interventions, remote, connections, firstTurns } = d;
   /** What a run's calls serve (usage ledger facets). */
   const attributionOf = (input: NeuronRunInput, brainId: string | null): UsageAttribution => ({
     brainId, userId: input.scope.userId, apiKeyId: input.scope.apiKeyId, jobId: input.jobId, traceId: input.traceId,
@@ -119,6 +125,27 @@ export function createRunService(d: {
     throw e;
   });
   const summaryOf = (p: PreparedRunData): RunSummary => ({ model: p.model, neuronName: p.neuronName, neuronType: p.neuronType, responseFormat: p.responseFormat, delegates: p.delegates });
+  /** Workflow starts this process has begun and not finished (an API stopping waits for them briefly). */
+  const starting = new Set<Promise<void>>();
+  /**
+   * Starts a stored run's workflow in the background, retrying a start Temporal refused a few
+   * times; after that the sweep (startPending) goes on trying, so the run is never lost.
+   */
+  const startSoon = (job: JobDoc, start: StoredStart): void => {
+    const p = (async () => {
+      for (const wait of START_RETRIES_MS) {
+        if (wait) await new Promise((r) => setTimeout(r, wait));
+        try {
+          await jobs.startWorkflow(job, start.workflowType, start.args, start.summary, { failJob: false });
+          return;
+        } catch (e) {
+          d.log.warn({ jobId: job._id, err: (e as Error).message }, 'workflow start failed; retrying');
+        }
+      }
+      d.log.warn({ jobId: job._id }, 'workflow start still failing; the start sweep retries it');
+    })().finally(() => starting.delete(p));
+    starting.add(p);
+  };
 
   return {
     /** POST /v1/neurons/:id/invoke: stores the human turn and the run context, records the job, starts neuronRun. */
@@ -151,17 +178,25 @@ export function createRunService(d: {
         sourceType: 'user', sourceId: scope.userId ?? scope.apiKeyId, targetType: 'neuron', targetId: neuron._id,
         traceType, jobId, trace: { brainId: neuron.brainId, neuronId: neuron._id },
       };
+      // The API claims the first model turn while the run is prepared, and starts it once the run
+      // is stored (src/services/first-turns.ts): the provider call no longer waits for a workflow
+      // task and an activity dispatch. The claim is recorded in the run context the activity reads.
+      const claimed = d.config.FIRST_TURN_IN_API ? firstTurns.claim(jobId).catch(() => false) : Promise.resolve(false);
       const settled = await Promise.allSettled([
         fresh ? traces.start(scope, traceId, human) : traces.append(scope, traceId, human),
         jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: body.client_nonce ?? null }),
-        this.load(input, message, body.data, { freshTrace: fresh }).then(async (prepared) => {
-          await runLog.putContext(scope.workspaceId, jobId, { ...prepared, title: titleFrom(message), attribution: attributionOf(input, neuron.brainId) });
-          return prepared;
+        Promise.all([this.load(input, message, body.data, { freshTrace: fresh }), claimed]).then(async ([loaded, inApi]) => {
+          const prepared: PreparedRunData = { ...loaded, title: titleFrom(message), attribution: attributionOf(input, neuron.brainId), ...(inApi ? { firstTurn: 'api' as const } : {}) };
+          // The workflow start is stored with the context: the 202 does not wait for it (startSoon).
+          const start: StoredStart = { workflowType: 'neuronRun', args: [{ ...input, context: summaryOf(prepared) }], summary: `neuron ${neuron.name} · trace ${traceId}` };
+          await runLog.putContext(scope.workspaceId, jobId, prepared, start);
+          return { prepared, start };
         }),
       ]);
       const [appended, created, loaded] = settled;
       const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failure) {
+        if (await claimed) await firstTurns.release(jobId);
         // The job record may exist already: it must not stay pending. It ends failed with the reason.
         if (created.status === 'fulfilled' && created.value.created) {
           const reason = `could not prepare the run: ${(failure.reason as Error).message ?? 'unknown error'}`;
@@ -171,11 +206,68 @@ export function createRunService(d: {
       }
       void appended;
       const { job } = (created as PromiseFulfilledResult<{ job: JobDoc; created: boolean }>).value;
-      const prepared = (loaded as PromiseFulfilledResult<PreparedRunData>).value;
-      if ((created as PromiseFulfilledResult<{ created: boolean }>).value.created) {
-        await jobs.startWorkflow(job, 'neuronRun', [{ ...input, context: summaryOf(prepared) }], `neuron ${neuron.name} · trace ${traceId}`);
+      const { prepared, start } = (loaded as PromiseFulfilledResult<{ prepared: PreparedRunData; start: StoredStart }>).value;
+      const isNew = (created as PromiseFulfilledResult<{ created: boolean }>).value.created;
+      if (await claimed) {
+        // A job that existed already (a client_nonce repeat) is not this claim's to run.
+        if (isNew && prepared.firstTurn === 'api') {
+          firstTurns.run(jobId, (signal) => this.runTurn({
+            jobId, workspaceId: scope.workspaceId, turn: 0, accepted: [], attempt: 1,
+            start: { scope: input.scope, traceId, neuronId: neuron._id },
+          }, signal, { inApi: prepared }));
+        } else await firstTurns.release(jobId);
       }
+      // The run is stored (job, human turn, context and its start): it is answered 202 now and its
+      // workflow starts right after; if this process dies first, a sweep starts it (startPending).
+      if (isNew) startSoon(job, start);
       return { job, userEngramId, traceId };
+    },
+
+    /**
+     * The start sweep (every API, on start and every START_SWEEP_MS): runs stored at least
+     * `minAgeMs` ago whose workflow start no sweep has confirmed. A workflow that exists is
+     * confirmed (each run is looked at once); one that does not is started from the stored start
+     * (an API died between its 202 and the start, or Temporal refused it for a while).
+     */
+    async startPending(opts: { minAgeMs?: number } = {}): Promise<{ checked: number; started: number }> {
+      const due = await runLog.unconfirmedStarts(new Date(Date.now() - (opts.minAgeMs ?? 10_000)));
+      let started = 0;
+      for (const r of due) {
+        const job = await jobs.repoFind(r.jobId);
+        if (job && !TERMINAL_STATES.includes(job.status)) {
+          const exists = await jobs.workflowExists(r.jobId);
+          if (exists === null) continue; // Temporal did not answer: the next sweep looks again
+          if (!exists) {
+            try {
+              await jobs.startWorkflow(job, r.start.workflowType, r.start.args, r.start.summary, { failJob: false });
+              started++;
+              d.log.info({ jobId: r.jobId }, 'started a stored run whose workflow had not started');
+            } catch (e) {
+              d.log.warn({ jobId: r.jobId, err: (e as Error).message }, 'stored run still cannot start');
+              continue;
+            }
+          }
+        }
+        await runLog.confirmStart(r.jobId);
+      }
+      return { checked: due.length, started };
+    },
+
+    /** Starts one never-started job from its stored start (GET status of a long-pending job). False when it has none or the start fails. */
+    async startStored(jobId: string): Promise<boolean> {
+      const [start, job] = await Promise.all([runLog.storedStart(jobId), jobs.repoFind(jobId)]);
+      if (!start || !job) return false;
+      try {
+        await jobs.startWorkflow(job, start.workflowType, start.args, start.summary, { failJob: false });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+
+    /** API shutdown: first turns in flight are recorded as failed, workflow starts in flight get a moment to land. */
+    async drain(): Promise<void> {
+      await Promise.all([firstTurns.drain(), Promise.race([Promise.allSettled([...starting]), new Promise((r) => setTimeout(r, 2_000))])]);
     },
 
     /** Activity path (child and pathway runs): records the job, stores the run context, marks it running. */
@@ -290,6 +382,21 @@ export function createRunService(d: {
      * tool calls are stored as a step; the workflow gets the decision and the figures.
      */
     async modelTurn(t: ModelTurnInput & { attempt: number }, signal?: AbortSignal): Promise<ModelTurnOutcome> {
+      // The first turn of an invoke was started by the API (src/services/first-turns.ts): its
+      // outcome is adopted (waiting while it streams); the turn runs here only when it did not
+      // finish there (failed, or the API process is gone), as a new attempt.
+      if (t.turn === 0 && t.start) {
+        const adopted = await firstTurns.adopt(t.jobId, t.attempt, signal);
+        if (adopted) return adopted;
+      }
+      return this.runTurn(t, signal);
+    },
+
+    /**
+     * The body of one model turn attempt, wherever it runs: the activity, or the API for the
+     * first turn of an invoke (`inApi`, with the context it has just stored).
+     */
+    async runTurn(t: ModelTurnInput & { attempt: number }, signal?: AbortSignal, opts: { inApi?: PreparedRunData } = {}): Promise<ModelTurnOutcome> {
       // The workspace's budgets are read alongside the run context (off the path to the first token).
       const workspaceBudgets = budgets.ofWorkspace(t.workspaceId);
       workspaceBudgets.catch(() => undefined); // awaited below
@@ -297,16 +404,19 @@ export function createRunService(d: {
       // On a first attempt the `running` entry goes out before any token (one Redis write, made
       // while the run context is read).
       const emitted = t.start !== undefined && t.attempt === 1;
-      const [context] = await Promise.all([runLog.context(t.jobId), emitted ? jobs.emit(t.jobId, { type: 'status', status: 'running' }) : null]);
+      const [context] = await Promise.all([opts.inApi ?? runLog.context(t.jobId), emitted ? jobs.emit(t.jobId, { type: 'status', status: 'running' }) : null]);
       if (!context) throw validationError(`run context of job ${t.jobId} is missing`);
-      const fence = { turn: t.turn, attempt: t.attempt };
+      // The activity runs a first turn the API had claimed only when the API's attempt did not
+      // finish: as the next attempt, whose reset fences off whatever the API's attempt streamed.
+      const attempt = t.turn === 0 && t.start && !opts.inApi && context.firstTurn === 'api' ? t.attempt + 1 : t.attempt;
+      const fence = { turn: t.turn, attempt };
       const started = t.start ? this.markStarted({ ...t.start, jobId: t.jobId }, { emitted }) : Promise.resolve();
       started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile
       const attribution = context.attribution ?? noAttribution(t.jobId);
       // What the budgets covering this call have spent, summed while the conversation loads (docs/usage.md).
       const spent = workspaceBudgets.then((all) => budgets.spentOf(budgets.covering(all, attribution, t.approvedBudgets)));
       spent.catch(() => undefined); // awaited below
-      if (t.attempt > 1) await jobs.emit(t.jobId, { type: 'reset', ...fence });
+      if (attempt > 1) await jobs.emit(t.jobId, { type: 'reset', ...fence });
       // The first turn has no earlier steps to read (one query fewer before the first token).
       const { models: done, tools: results } = t.accepted.length ? await runLog.steps(t.jobId, t.accepted) : { models: [], tools: [] };
       const messages = conversation(context, done, results);
@@ -318,12 +428,12 @@ export function createRunService(d: {
         await started;
         if (over.policy === 'fail') throw new AppError('BUDGET_EXCEEDED', 402, over.message);
         const budget: BudgetPause = { ...over };
-        return { attempt: t.attempt, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, costUsd: 0, finishReason: 'budget', textChars: 0, budget };
+        return { attempt, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, costUsd: 0, finishReason: 'budget', textChars: 0, budget };
       }
       let index = 0;
       let streamed = '';
       const calledAt = performance.now();
-      const billed = { key: `${t.jobId}:chat:${t.turn}:${t.attempt}`, workspaceId: t.workspaceId, kind: 'chat' as const, modelId: resolved.id, attribution };
+      const billed = { key: `${t.jobId}:chat:${t.turn}:${attempt}`, workspaceId: t.workspaceId, kind: 'chat' as const, modelId: resolved.id, attribution };
       let res: ChatResult;
       try {
         res = await resolved.provider.chat(
@@ -349,12 +459,12 @@ export function createRunService(d: {
       }
       await Promise.all([
         usage.record({ ...billed, usage: res.usage }),
-        runLog.putModel(t.jobId, { turn: t.turn, attempt: t.attempt, text: res.text, toolCalls: res.toolCalls }),
+        runLog.putModel(t.jobId, { turn: t.turn, attempt, text: res.text, toolCalls: res.toolCalls }),
         started,
       ]);
       const { costUsd } = costOf(resolved.id, res.usage);
       await jobs.emit(t.jobId, { type: 'progress', step: `model turn ${t.turn + 1} done`, ...fence, usage: res.usage, tool_calls: res.toolCalls.map((c) => c.name) });
-      return { attempt: t.attempt, toolCalls: res.toolCalls, usage: res.usage, costUsd, finishReason: res.finishReason, textChars: res.text.length };
+      return { attempt, toolCalls: res.toolCalls, usage: res.usage, costUsd, finishReason: res.finishReason, textChars: res.text.length };
     },
 
     /**

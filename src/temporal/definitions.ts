@@ -108,6 +108,8 @@ export interface PreparedRunData extends RunSummary {
   attribution?: UsageAttribution;
   /** How each offered reflex tool is run (HTTP or MCP), by the name the model calls it. */
   bindings?: Record<string, ToolBinding>;
+  /** The API claimed and started the run's first model turn (src/services/first-turns.ts). */
+  firstTurn?: 'api';
 }
 
 /** What a model turn activity returns to the workflow: the decision and the figures, never the text itself. */

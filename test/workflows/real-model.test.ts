@@ -101,33 +101,56 @@ describe('runs under real provider behaviour', () => {
     }
   });
 
-  it('a failed workflow start leaves no pending job, and a client_nonce retry starts a working run', async () => {
+  it('a workflow start Temporal refuses is retried: the 202 run completes, once, and is never failed for it', async () => {
     const ws = await buildWorkspace(app);
     const id = await neuron(ws);
     const client = app.deps.temporal.client.workflow;
     const start = client.start.bind(client);
-    client.start = (() => Promise.reject(new Error('14 UNAVAILABLE: connection refused'))) as typeof client.start;
-    const traceId = crypto.randomUUID();
+    let refused = 0;
+    client.start = ((...args: Parameters<typeof start>) => (refused++ < 2 ? Promise.reject(new Error('14 UNAVAILABLE: connection refused')) : start(...args))) as typeof client.start;
     let res;
     try {
-      res = await app.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'start fails', trace_id: traceId, client_nonce: 'n-1' });
+      res = await app.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'start fails twice' });
+      expect(res.status).toBe(202);
+      // GET status right after the 202 finds the job.
+      const seen = Job.parse((await app.get(`/v1/jobs/${String(res.body.job_id)}/status`, ws.key)).body);
+      expect(['pending', 'running']).toContain(seen.status);
+      const job = await settle(ws.key, String(res.body.job_id));
+      expect(job.status, String(job.failedReason)).toBe('completed');
     } finally {
       client.start = start;
     }
-    expect(res.status).toBe(503);
-    expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
-    const jobId = uuidFromName(`${ws.workspaceId}:${traceId}:n-1`);
-    const failed = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
-    expect(failed.status).toBe('failed');
-    expect(failed.failedReason).toContain('could not start the run');
-    const pending = (await app.get<{ jobs: { status: string }[] }>(`/v1/jobs?status=pending`, ws.key)).body.jobs;
-    expect(pending).toHaveLength(0);
+    expect(refused).toBeGreaterThanOrEqual(3);
+    const entries = await entriesOf(String(res.body.job_id));
+    expectOneTerminalLast(entries);
+    expect(shownReply(entries)).toBe(await storedReply(ws.key, String(res.body.trace_id)));
+  });
 
-    const again = await app.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'start fails', trace_id: traceId, client_nonce: 'n-1' });
-    expect(again.status).toBe(202);
-    expect(again.body.job_id).toBe(jobId);
-    expect((await settle(ws.key, jobId)).status).toBe('completed');
-    expectOneTerminalLast(await entriesOf(jobId));
+  it('an API that answered 202 and died before the workflow started: the start sweep starts the stored run', async () => {
+    const ws = await buildWorkspace(app);
+    const id = await neuron(ws);
+    const client = app.deps.temporal.client.workflow;
+    const start = client.start.bind(client);
+    // The start never reaches Temporal (the process that sent it is gone).
+    client.start = (() => new Promise(() => undefined)) as typeof client.start;
+    let res;
+    try {
+      res = await app.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'api died after 202' });
+    } finally {
+      client.start = start;
+    }
+    expect(res.status).toBe(202);
+    const jobId = String(res.body.job_id);
+    expect(await app.services.jobs.workflowExists(jobId)).toBe(false);
+    const swept = await app.services.runs.startPending({ minAgeMs: 0 });
+    expect(swept.started).toBeGreaterThanOrEqual(1);
+    const job = await settle(ws.key, jobId);
+    expect(job.status, String(job.failedReason)).toBe('completed');
+    const entries = await entriesOf(jobId);
+    expectOneTerminalLast(entries);
+    expect(shownReply(entries)).toBe(await storedReply(ws.key, String(res.body.trace_id)));
+    // A second sweep finds nothing left to start.
+    expect((await app.services.runs.startPending({ minAgeMs: 0 })).started).toBe(0);
   });
 
   it('a failed load after the job record was written ends the job failed, never pending', async () => {

@@ -23,7 +23,9 @@ async function spawnWorker(baseURL = llm.baseURL): Promise<ChildProcess> {
 beforeAll(async () => {
   llm = await startScriptedOpenAI();
   sim = await startProviderSim({ tokens: [25, 35], interTokenMs: [40, 90], firstTokenMs: [100, 600] });
-  app = await startTestApp({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key' });
+  // These tests kill the worker while it streams a turn: the first turn stays in the worker
+  // (test/workflows/first-turn.test.ts covers the API's first turn and an API killed under it).
+  app = await startTestApp({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key', FIRST_TURN_IN_API: false });
 });
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
