@@ -52,7 +52,7 @@
  * Exit code: 0 when every measure ran (whether or not the aims are met), 1 on a real error.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -533,7 +533,47 @@ async function startBare(app: TestApp, bundle: Awaited<ReturnType<typeof bundleW
   };
 }
 
-interface ThroughputResult { platformPerS: number; barePerS: number; ratio: number }
+interface ThroughputResult {
+  platformPerS: number; barePerS: number; ratio: number;
+  /** CPU time per completed run, ms, by process (this process and its descendants), for each side. */
+  cpuPerRun: { platform: Record<string, number>; bare: Record<string, number> };
+}
+
+/** CPU seconds (user + system) so far of this process and every descendant, keyed by a readable name. */
+function treeCpu(names: Map<number, string>): Map<string, number> {
+  const procs: { pid: number; ppid: number; comm: string; s: number }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const rest = stat.slice(close + 2).split(' ');
+      procs.push({ pid: Number(entry), ppid: Number(rest[1]), comm: stat.slice(stat.indexOf('(') + 1, close), s: (Number(rest[11]) + Number(rest[12])) / 100 });
+    } catch { /* the process ended meanwhile */ }
+  }
+  const byPid = new Map(procs.map((p) => [p.pid, p]));
+  const inTree = (p: { pid: number; ppid: number }): boolean => {
+    for (let q: { pid: number; ppid: number } | undefined = p; q; q = byPid.get(q.ppid)) if (q.pid === process.pid) return true;
+    return false;
+  };
+  const out = new Map<string, number>();
+  for (const p of procs) {
+    if (!inTree(p)) continue;
+    const name = names.get(p.pid) ?? p.comm;
+    out.set(name, (out.get(name) ?? 0) + p.s);
+  }
+  return out;
+}
+
+/** CPU ms per run by process between two treeCpu snapshots. */
+function cpuDelta(before: Map<string, number>, after: Map<string, number>, runs: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, s] of after) {
+    const d = ((s - (before.get(name) ?? 0)) * 1000) / runs;
+    if (d >= 0.5) out[name] = d;
+  }
+  return out;
+}
 
 /**
  * Throughput: completed runs per second with TPUT_CONCURRENCY in flight, wall time from the first
@@ -542,24 +582,29 @@ interface ThroughputResult { platformPerS: number; barePerS: number; ratio: numb
  *   its `complete` event (the job is completed in the database before that event is written).
  * - Bare: `client.workflow.execute(bareOneActivity)` on the same Temporal server.
  */
-async function measureThroughput(app: TestApp, ws: Workspace, llm: ScriptedOpenAI, bare: Bare): Promise<ThroughputResult> {
+async function measureThroughput(app: TestApp, ws: Workspace, llm: ScriptedOpenAI, bare: Bare, workerPid: number | undefined): Promise<ThroughputResult> {
+  const names = new Map<number, string>([[process.pid, 'bench process (API, bare worker, provider, clients)'], ...(workerPid ? [[workerPid, 'worker'] as [number, string]] : [])]);
   llm.setDefault(() => TPUT_REPLY);
   const neuronId = await createNeuron(app, ws, 'bench-throughput');
   const invoke = (i: number) => runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `tput ${i}` }).then(() => undefined);
 
   say(`(b) throughput: warm-up ${WARMUP}, then ${TPUT_RUNS} platform runs, ${TPUT_CONCURRENCY} at a time`);
   await pool(WARMUP, TPUT_CONCURRENCY, invoke);
+  let cpu0 = treeCpu(names);
   let t0 = performance.now();
   await pool(TPUT_RUNS, TPUT_CONCURRENCY, invoke);
   const platformS = (performance.now() - t0) / 1000;
+  const platformCpu = cpuDelta(cpu0, treeCpu(names), TPUT_RUNS);
 
   say(`(b) throughput: warm-up ${WARMUP}, then ${TPUT_RUNS} bare one-activity workflows, ${TPUT_CONCURRENCY} at a time`);
   await pool(WARMUP, TPUT_CONCURRENCY, () => bare.runOnce().then(() => undefined));
+  cpu0 = treeCpu(names);
   t0 = performance.now();
   await pool(TPUT_RUNS, TPUT_CONCURRENCY, () => bare.runOnce().then(() => undefined));
   const bareS = (performance.now() - t0) / 1000;
+  const bareCpu = cpuDelta(cpu0, treeCpu(names), TPUT_RUNS);
 
-  const result = { platformPerS: TPUT_RUNS / platformS, barePerS: TPUT_RUNS / bareS, ratio: bareS / platformS };
+  const result = { platformPerS: TPUT_RUNS / platformS, barePerS: TPUT_RUNS / bareS, ratio: bareS / platformS, cpuPerRun: { platform: platformCpu, bare: bareCpu } };
   say(`(b) platform ${result.platformPerS.toFixed(1)} runs/s (${fmt(platformS * 1000)} ms)  bare ${result.barePerS.toFixed(1)} runs/s (${fmt(bareS * 1000)} ms)  ratio ${result.ratio.toFixed(2)}`);
   return result;
 }
@@ -1182,6 +1227,11 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l }: Results): strin
       `      platform neuron runs                  ${b.platformPerS.toFixed(1).padStart(7)} runs/s`,
       `      bare one-activity workflows           ${b.barePerS.toFixed(1).padStart(7)} runs/s`,
       `      ratio platform / bare                 ${b.ratio.toFixed(2)}   (aim ≥ ${AIM_TPUT_RATIO}: ${verdict(b.ratio >= AIM_TPUT_RATIO)})`,
+      ...(['platform', 'bare'] as const).map((side) => {
+        const parts = Object.entries(b.cpuPerRun[side]).sort(([, x], [, y]) => y - x);
+        const total = parts.reduce((a, [, v]) => a + v, 0);
+        return `      CPU per ${side} run ${fmt(total).padStart(7)} ms: ${parts.map(([k, v]) => `${k} ${fmt(v)}`).join(' | ')}`;
+      }),
     ];
   }
   function sectionC(c: PathwayResult): string[] {
@@ -1292,7 +1342,7 @@ async function main(): Promise<void> {
     const probes = await probeServices(app);
     const r: Results = {};
     if (runs('a')) r.a = await measureTtft(app, ws, llm);
-    if (runs('b')) r.b = await measureThroughput(app, ws, llm, bare!);
+    if (runs('b')) r.b = await measureThroughput(app, ws, llm, bare!, worker.pid);
     if (runs('c')) r.c = await measurePathway(app, ws, bare!);
     if (runs('d')) r.d = await measureRealistic(app, ws, llm);
     if (runs('e')) r.e = await measureSearch(say);

@@ -27,7 +27,7 @@ export const STIMULI: StimulusKey[] = [
     payload: { type: 'object', properties: { intervention_id: { type: 'string' }, job_id: { type: 'string' }, action: { type: 'string' }, status: { type: 'string' } } },
   },
   {
-    key: 'maintenance.job_sweep', description: 'Fails jobs of the workspace that stayed pending because their run was never started (the API died between record and start)', schedulable: true,
+    key: 'maintenance.job_sweep', description: 'Jobs of the workspace pending for 30 s with no workflow: a stored run (an invoke answered 202 before its start) is started, any other fails as never started', schedulable: true,
     payload: tick,
   },
   {
