@@ -76,13 +76,15 @@ export function createRunRepo(db: Db) {
     }),
     /** The accepted attempt of each turn (in order) and every tool result. */
     async steps(jobId: string, accepted: number[]): Promise<{ models: ModelStep[]; tools: ToolStep[] }> {
-      const docs = await steps.find({ jobId }).toArray();
+      // By key: each accepted attempt's model step, then the result of each tool call it made.
+      const modelDocs = await Promise.all(accepted.map((attempt, turn) => steps.findOne({ _id: modelId(jobId, turn, attempt) })));
       const models: ModelStep[] = [];
-      accepted.forEach((attempt, turn) => {
-        const d = docs.find((x) => x._id === modelId(jobId, turn, attempt));
-        if (d) models.push({ turn, attempt, text: decodeBlob(d.text, ''), toolCalls: decodeBlob<ToolCall[]>(d.toolCalls, []) });
+      modelDocs.forEach((d, turn) => {
+        if (d) models.push({ turn, attempt: accepted[turn], text: decodeBlob(d.text, ''), toolCalls: decodeBlob<ToolCall[]>(d.toolCalls, []) });
       });
-      const tools = docs.filter((d) => d.kind === 'tool').map((d) => ({ turn: d.turn, callId: d.callId ?? '', name: d.name ?? '', content: decodeBlob(d.text, '') }));
+      const toolDocs = await Promise.all(models.flatMap((m) => m.toolCalls.map((c) => steps.findOne({ _id: toolId(jobId, m.turn, c.id) }))));
+      const tools = toolDocs.filter((d): d is NonNullable<typeof d> => d !== null)
+        .map((d) => ({ turn: d.turn, callId: d.callId ?? '', name: d.name ?? '', content: decodeBlob(d.text, '') }));
       return { models, tools };
     },
     /** Drops a finished run's working set (the engram and the job keep what lasts). */

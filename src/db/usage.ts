@@ -64,8 +64,8 @@ export function createUsageRepo(db: Db) {
   return {
     rows, places, placedRows,
     /** Inserts the row once (a repeat of the same key is a no-op: returns false), its job's place first. */
-    async insert(row: UsageRowDoc): Promise<boolean> {
-      if (row.jobId) {
+    async insert(row: UsageRowDoc, opts: { placed?: boolean } = {}): Promise<boolean> {
+      if (row.jobId && opts.placed !== false) {
         for (let i = 0; i < 50; i++) {
           const ids = await placedRows(row.jobId);
           if (ids.includes(row._id) || (await claim(places, { _id: `${row.jobId}:${ids.length + 1}`, rowId: row._id }))) break;

@@ -136,9 +136,10 @@ export function createReflexService({ repo, workspaces, neurons, events }: { rep
      * The reflexes assigned to a neuron (UUID or slug), in assignment order, active or not:
      * the run engine filters on isActive. 404 when the neuron is not visible.
      */
-    async forNeuron(scope: Scope, neuronId: string): Promise<ReflexDoc[]> {
-      const neuron = await neurons.resolve(scope, neuronId);
-      const links = await repo.linksOfNeuron(scope.workspaceId, neuron._id);
+    async forNeuron(scope: Scope, neuronId: string, opts: { resolved?: boolean } = {}): Promise<ReflexDoc[]> {
+      // `resolved`: neuronId is the id of a neuron the caller has just resolved in this scope (a run's load).
+      const id = opts.resolved ? neuronId : (await neurons.resolve(scope, neuronId))._id;
+      const links = await repo.linksOfNeuron(scope.workspaceId, id);
       if (links.length === 0) return [];
       const docs = await repo.reflexes.find({ workspaceId: scope.workspaceId, _id: { $in: links.map((l) => l.reflexId) } }).toArray();
       const byId = new Map(docs.map((d) => [d._id, d]));

@@ -124,7 +124,9 @@ export function createRunService(d: {
     if ((e as { status?: number }).status === 404) return [];
     throw e;
   });
-  const summaryOf = (p: PreparedRunData): RunSummary => ({ model: p.model, neuronName: p.neuronName, neuronType: p.neuronType, responseFormat: p.responseFormat, delegates: p.delegates });
+  const summaryOf = (p: PreparedRunData): RunSummary => ({
+    model: p.model, neuronName: p.neuronName, neuronType: p.neuronType, responseFormat: p.responseFormat, delegates: p.delegates, ...(p.title !== undefined ? { title: p.title } : {}),
+  });
   /** Workflow starts this process has begun and not finished (an API stopping waits for them briefly). */
   const starting = new Set<Promise<void>>();
   /**
@@ -185,7 +187,7 @@ export function createRunService(d: {
       const settled = await Promise.allSettled([
         fresh ? traces.start(scope, traceId, human) : traces.append(scope, traceId, human),
         jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: body.client_nonce ?? null }),
-        Promise.all([this.load(input, message, body.data, { freshTrace: fresh }), claimed]).then(async ([loaded, inApi]) => {
+        Promise.all([this.load(input, message, body.data, { freshTrace: fresh, head }), claimed]).then(async ([loaded, inApi]) => {
           const prepared: PreparedRunData = { ...loaded, title: titleFrom(message), attribution: attributionOf(input, neuron.brainId), ...(inApi ? { firstTurn: 'api' as const } : {}) };
           // The workflow start is stored with the context: the 202 does not wait for it (startSoon).
           const start: StoredStart = { workflowType: 'neuronRun', args: [{ ...input, context: summaryOf(prepared) }], summary: `neuron ${neuron.name} · trace ${traceId}` };
@@ -292,9 +294,10 @@ export function createRunService(d: {
     },
 
     /** Loads the pinned version, the trace history, tools and delegates (no writes). */
-    async load(input: NeuronRunInput, message: string, data?: Record<string, unknown>, opts: { freshTrace?: boolean } = {}): Promise<PreparedRun> {
+    async load(input: NeuronRunInput, message: string, data?: Record<string, unknown>, opts: { freshTrace?: boolean; head?: NeuronSnapshot } = {}): Promise<PreparedRun> {
       const scope = fromRunScope(input.scope);
-      const snap: NeuronSnapshot = await neurons.snapshot(scope, input.neuronId, input.neuronVersion);
+      // `head`: the invoke has just read the neuron, and the run is pinned to its head version.
+      const snap: NeuronSnapshot = opts.head ?? await neurons.snapshot(scope, input.neuronId, input.neuronVersion);
       const cfg = snap.neuron_config;
       const modelId = models.resolve(cfg.model ?? d.config.DEFAULT_MODEL).id;
       const isCompletion = cfg.neuron_type === 'completion';
@@ -314,7 +317,8 @@ export function createRunService(d: {
           tools.push({ ...spec, name });
           bindings[name] = binding;
         };
-        for (const r of await reflexes.forNeuron(scope, input.neuronId)) {
+        // The run's neuron was resolved in this scope (the invoke, the workflow's delegate, the pathway node).
+        for (const r of await reflexes.forNeuron(scope, input.neuronId, { resolved: true })) {
           if (!r.isActive) continue;
           const meta = decodeBlob<Record<string, unknown>>(r.metadata, {});
           if (typeof meta.handler === 'string') names.add(meta.handler);
@@ -433,7 +437,8 @@ export function createRunService(d: {
       let index = 0;
       let streamed = '';
       const calledAt = performance.now();
-      const billed = { key: `${t.jobId}:chat:${t.turn}:${attempt}`, workspaceId: t.workspaceId, kind: 'chat' as const, modelId: resolved.id, attribution };
+      // Found by this key when the run finishes (finish), so the row needs no job place.
+      const billed = { key: `${t.jobId}:chat:${t.turn}:${attempt}`, workspaceId: t.workspaceId, kind: 'chat' as const, modelId: resolved.id, attribution, placed: false };
       let res: ChatResult;
       try {
         res = await resolved.provider.chat(
@@ -518,48 +523,51 @@ export function createRunService(d: {
      */
     async finish(f: FinishInput): Promise<NeuronRunResult & { cancelled?: boolean }> {
       const scope = fromRunScope(f.input.scope);
-      const current = await jobs.get(scope, f.input.jobId);
       // The job's usage is read from the ledger (every billed call, retried attempts included), so
-      // the job result, the engram and the trace cost are the same figures as GET /v1/usage.
-      const ledger = await usage.jobTotals(scope.workspaceId, f.input.jobId);
+      // the job result, the engram and the trace cost are the same figures as GET /v1/usage. A
+      // run's model calls are billed under `<job>:chat:<turn>:<attempt>`, and a turn's attempts
+      // are numbered up to its accepted one: every row is read by its key.
+      const billedKeys = f.accepted.flatMap((last, turn) => Array.from({ length: last }, (_, i) => `${f.input.jobId}:chat:${turn}:${i + 1}`));
+      const [current, ledger, steps] = await Promise.all([
+        jobs.get(scope, f.input.jobId), usage.totalsOf(scope.workspaceId, f.input.jobId, billedKeys), runLog.steps(f.input.jobId, f.accepted),
+      ]);
       const spent = ledger.calls > 0 ? { inputTokens: ledger.inputTokens, outputTokens: ledger.outputTokens, totalTokens: ledger.totalTokens, costUsd: ledger.costUsd } : f.usage;
       const base = { engramId: f.engramId, traceId: f.input.traceId, model: f.model, usage: spent, turns: f.turns };
-      const existing = await traces.findEngram(scope, f.engramId);
-      let text: string;
-      let toolCalls: NeuronRunResult['toolCalls'];
-      if (existing) {
-        text = existing.content.content;
-        toolCalls = decodeBlob<{ tool_calls?: NeuronRunResult['toolCalls'] }>(existing.metadata, {}).tool_calls ?? [];
-      } else {
-        const { models: done, tools: results } = await runLog.steps(f.input.jobId, f.accepted);
-        text = done.map((m) => m.text).join('');
-        toolCalls = done.flatMap((m) => m.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, result: results.find((r) => r.turn === m.turn && r.callId === c.id)?.content ?? '' })));
-      }
+      let text = steps.models.map((m) => m.text).join('');
+      let toolCalls: NeuronRunResult['toolCalls'] = steps.models.flatMap((m) => m.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, result: steps.tools.find((r) => r.turn === m.turn && r.callId === c.id)?.content ?? '' })));
       if (f.turns >= f.input.maxTurns && !text) text = `Stopped after ${f.input.maxTurns} model turns.`;
-      let output: unknown;
-      if (f.neuronType === 'completion') { try { output = JSON.parse(text); } catch { output = undefined; } }
-      const inline = text.length > MAX_INLINE_TEXT ? { text: text.slice(0, MAX_INLINE_TEXT), textTruncated: true } : { text };
-      const result: NeuronRunResult = {
-        ...inline, ...base, toolCalls: toolCalls.map((c) => ({ ...c, result: preview(c.result, TOOL_PREVIEW) })), ...(output !== undefined ? { output } : {}),
+      const resultOf = (): NeuronRunResult => {
+        let output: unknown;
+        if (f.neuronType === 'completion') { try { output = JSON.parse(text); } catch { output = undefined; } }
+        const inline = text.length > MAX_INLINE_TEXT ? { text: text.slice(0, MAX_INLINE_TEXT), textTruncated: true } : { text };
+        return { ...inline, ...base, toolCalls: toolCalls.map((c) => ({ ...c, result: preview(c.result, TOOL_PREVIEW) })), ...(output !== undefined ? { output } : {}) };
       };
-      if (current.status === 'failed') return { ...result, cancelled: true }; // cancelled meanwhile: store nothing
-      let read: TraceDoc | null = null;
-      if (!existing) {
-        ({ trace: read } = await traces.appendWithTrace(scope, f.input.traceId, {
-          id: f.engramId, content: { type: 'neuron', content: text },
-          metadata: {
-            content_blocks: [{ type: 'text', text }], tool_calls: toolCalls, model: f.model, usage: spent, job_id: f.input.jobId,
-            ...(f.input.parentJobId ? { delegated_from: f.input.parentJobId } : {}), ...(output !== undefined ? { output } : {}),
-          },
-          sourceType: 'neuron', sourceId: f.input.neuronId, targetType: 'user', targetId: f.input.scope.userId,
-          traceType: f.input.traceType, jobId: f.input.jobId,
-          cost: { totalCostUsd: spent.costUsd, totalTokens: spent.totalTokens, inputTokens: spent.inputTokens, outputTokens: spent.outputTokens },
-        }, { absent: true, traceExists: f.input.userEngramId !== null })); // the human turn (userEngramId) created the trace
+      if (current.status === 'failed') return { ...resultOf(), cancelled: true }; // cancelled meanwhile: store nothing
+      const topLevel = f.input.depth === 0 && !f.input.pathwayContext;
+      // A run prepared by the API carries its trace's title: it is written with the reply's counters.
+      const title = topLevel ? f.input.context?.title : undefined;
+      const completion = f.neuronType === 'completion' ? resultOf().output : undefined;
+      // The reply's engram is claimed under its id: a retry (the engram is stored) gets the stored one.
+      const appended = await traces.appendWithTrace(scope, f.input.traceId, {
+        id: f.engramId, content: { type: 'neuron', content: text },
+        metadata: {
+          content_blocks: [{ type: 'text', text }], tool_calls: toolCalls, model: f.model, usage: spent, job_id: f.input.jobId,
+          ...(f.input.parentJobId ? { delegated_from: f.input.parentJobId } : {}), ...(completion !== undefined ? { output: completion } : {}),
+        },
+        sourceType: 'neuron', sourceId: f.input.neuronId, targetType: 'user', targetId: f.input.scope.userId,
+        traceType: f.input.traceType, jobId: f.input.jobId,
+        cost: { totalCostUsd: spent.costUsd, totalTokens: spent.totalTokens, inputTokens: spent.inputTokens, outputTokens: spent.outputTokens },
+      }, { absent: true, traceExists: f.input.userEngramId !== null, ...(title !== undefined ? { title } : {}) }); // the human turn (userEngramId) created the trace
+      if (appended.existed) {
+        text = appended.engram.content.content;
+        toolCalls = decodeBlob<{ tool_calls?: NeuronRunResult['toolCalls'] }>(appended.engram.metadata, {}).tool_calls ?? [];
       }
+      const result = resultOf();
+      const read: TraceDoc | null = appended.existed ? null : appended.trace;
       // A delegated run's reply is its parent's tool result (stored, so the parent's next turn reads it).
       if (f.input.answers) await runLog.putTool(f.input.answers.jobId, { turn: f.input.answers.turn, callId: f.input.answers.callId, name: f.input.answers.name, content: text });
-      if (f.input.depth === 0 && !f.input.pathwayContext) {
-        // The trace as the reply's append last read it (read again only when the reply was stored before).
+      if (topLevel && title === undefined) {
+        // A run prepared by an activity: the trace as the reply's append last read it (read again only when the reply was stored before).
         const trace = read ?? await traces.get(scope, f.input.traceId);
         if (!trace.title) {
           const title = (await runLog.context(f.input.jobId))?.title ?? (f.input.message ? titleFrom(f.input.message) : undefined);

@@ -126,7 +126,8 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
    * a stale write of a slower writer is repaired by the check that follows it. The newest engram
    * is found by walking places from the document's count (key reads, no scan).
    */
-  async function converge(scope: Scope, traceId: string, memoryIds: string[], mine?: EngramPlaceDoc): Promise<TraceDoc | null> {
+  async function converge(scope: Scope, traceId: string, memoryIds: string[], mine?: EngramPlaceDoc, generated?: { title: string; written?: boolean }): Promise<TraceDoc | null> {
+    const title = generated?.title;
     const key = traceKey(scope.workspaceId, traceId);
     let known = mine;
     for (let i = 0; i < 20; i++) {
@@ -141,28 +142,35 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
         : await newestPlace(scope.workspaceId, traceId, Math.max(doc.messageCount, after?.seq ?? 0));
       if (!last) return doc;
       const missing = memoryIds.filter((m) => !(doc.memoryIds ?? []).includes(m));
-      if (doc.messageCount >= last.seq && missing.length === 0) return doc;
+      // A generated title goes into the same write as the counters, while the trace has no title.
+      const titled = title !== undefined && !doc.title && doc.titleSource !== 'manual';
+      if (doc.messageCount >= last.seq && missing.length === 0 && !titled) return doc;
       const set = {
         ...(doc.messageCount < last.seq ? { messageCount: last.seq, cost: last.totals, updatedAt: new Date() } : {}),
         ...(missing.length ? { memoryIds: [...new Set([...(doc.memoryIds ?? []), ...memoryIds])] } : {}),
+        ...(titled ? { title, titleSource: 'generated' as const, updatedAt: new Date() } : {}),
       };
       await repo.traces.updateOne({ _id: doc._id }, { $set: set });
+      if (titled) generated!.written = true;
       known = last;
     }
     return repo.find(scope.workspaceId, traceId);
   }
 
   /** See `append` below; also answers the trace document the last converge check read. */
-  async function appendEngram(scope: Scope, traceId: string, input: EngramInput, known: { absent?: boolean; traceExists?: boolean } = {}): Promise<{ engram: EngramDoc; trace: TraceDoc | null }> {
-    // `known`: the caller has just found that input.id is not stored yet, or that the trace exists.
+  async function appendEngram(scope: Scope, traceId: string, input: EngramInput, known: { absent?: boolean; traceExists?: boolean; title?: string } = {}): Promise<{ engram: EngramDoc; trace: TraceDoc | null; existed: boolean; titled: boolean }> {
+    // `known`: the caller has just found that input.id is not stored yet (or will take the stored
+    // engram of that id: `existed`), or that the trace exists. `title`: set with the counters when
+    // the trace has none (a run's generated title).
     if (input.id && !known.absent) {
       const existing = await repo.findEngram(scope.workspaceId, input.id);
-      if (existing) return { engram: existing, trace: null };
+      if (existing) return { engram: existing, trace: null, existed: true, titled: false };
     }
     const ws = scope.workspaceId;
     let hint = known.traceExists ? (await repo.find(ws, traceId))?.messageCount ?? 0 : await ensureTrace(scope, traceId, input);
     const id = input.id ?? randomUUID();
     let doc: EngramDoc | null = null;
+    let existed = false;
     for (let i = 0; i < 100 && !doc; i++) {
       const prev = await newestPlace(ws, traceId, hint);
       const next = engramDoc(scope, traceId, input, id, (prev?.seq ?? 0) + 1, prev?.totals ?? emptyCost());
@@ -171,6 +179,7 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
       } else {
         // Lost: this id was stored meanwhile (a retried call), or another writer holds the seq.
         doc = await repo.findEngram(ws, id);
+        existed = doc !== null;
         if (!doc) {
           // The holder of that seq may not have written its place yet (or died before it): write it from its engram.
           if (!(await findById(repo.places, placeKey(traceKey(ws, traceId), next.seq)))) {
@@ -183,8 +192,10 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
     }
     if (!doc) throw new Error(`could not claim the next place of trace ${traceId} after 100 tries`);
     await place(doc);
-    const trace = await converge(scope, traceId, input.memoryIds ?? [], placeOf(doc));
-    return { engram: await published(scope, traceId, doc), trace };
+    const generated = known.title !== undefined ? { title: known.title, written: false } : undefined;
+    const trace = await converge(scope, traceId, input.memoryIds ?? [], placeOf(doc), generated);
+    if (generated?.written) await streams.append(streams.keys.trace(scope.workspaceId, traceId), { type: 'trace.updated', trace_id: traceId, title: generated.title });
+    return { engram: await published(scope, traceId, doc), trace, existed, titled: generated?.written ?? false };
   }
 
   return {

@@ -24,6 +24,8 @@ export interface BilledCall {
   at?: Date;
   /** Transcription calls: the audio sent (priced per minute; their token counts are 0). */
   audioMs?: number;
+  /** false: the caller finds the row by its key (a run's model calls), so no job place is written. */
+  placed?: boolean;
 }
 
 export interface UsageWindow { startDate?: string; endDate?: string; receptorId?: string }
@@ -91,7 +93,17 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
         inputTokens: c.usage.inputTokens, outputTokens: c.usage.outputTokens, cachedInputTokens: c.usage.cachedInputTokens ?? 0,
         totalTokens: c.usage.inputTokens + c.usage.outputTokens, costNanos: Math.round(costUsd * NANOS), priced, priceVersion: version,
         outcome: c.outcome ?? 'ok', estimated: c.estimated ?? false, at, ...(c.audioMs !== undefined ? { audioMs: c.audioMs } : {}),
-      });
+      }, { placed: c.placed ?? true });
+    },
+
+    /** What the ledger rows of these keys (one job's) add up to: key reads, no query. */
+    async totalsOf(workspaceId: string, jobId: string, keys: string[]) {
+      const rows = (await Promise.all(keys.map((id) => findById(repo.rows, id, { workspaceId, jobId })))).filter((r): r is UsageRowDoc => r !== null);
+      const sum = (f: (r: UsageRowDoc) => number) => rows.reduce((n, r) => n + f(r), 0);
+      return {
+        inputTokens: sum((r) => r.inputTokens), outputTokens: sum((r) => r.outputTokens), totalTokens: sum((r) => r.totalTokens),
+        costUsd: usd(sum((r) => r.costNanos)), calls: rows.length,
+      };
     },
 
     /**

@@ -95,6 +95,8 @@ export interface NeuronRunInput {
 export interface RunSummary {
   model: string; neuronName: string; neuronType: string | null; responseFormat: 'text' | 'json';
   delegates: { tool: string; neuronId: string; version: number; name: string }[];
+  /** The trace's generated title, for a top-level run the API prepared (written with its reply). */
+  title?: string;
 }
 
 /** Everything a model turn needs, loaded once from the pinned neuron version and the trace; stored as the run context. */

@@ -38,7 +38,9 @@ function sharedEnv(app: TestApp): Record<string, string | undefined> {
 export type ServiceForm = 'tsx' | 'compiled';
 
 function serviceArgs(entry: 'api/server' | 'worker/index', form: ServiceForm): string[] {
-  return form === 'compiled' ? [`dist/${entry}.js`] : ['--import', 'tsx', `${entry}.ts`];
+  // CORTEX_CPU_PROF_DIR: the process writes a V8 CPU profile there when it exits (profiling a bench).
+  const prof = process.env.CORTEX_CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.CORTEX_CPU_PROF_DIR] : [];
+  return [...prof, ...(form === 'compiled' ? [`dist/${entry}.js`] : ['--import', 'tsx', `${entry}.ts`])];
 }
 
 /**
