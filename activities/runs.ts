@@ -34,6 +34,7 @@ export const createRunActivities = ({ services }: { services: Services }) => ({
     return withHeartbeat(() => permanentOn4xx(() => services.runs.modelTurn({ ...t, attempt: ctx.info.attempt }, ctx.cancellationSignal)));
   },
 
+  adoptFirstTurn: (jobId: string, waitMs: number) => services.runs.adoptFirstTurn(jobId, waitMs),
   runTool: (jobId: string, call: ToolCall, turn?: number) => permanentOn4xx(() => services.runs.runTool(jobId, call, turn, Context.current().info.attempt)),
   finishRun: (f: FinishInput) => permanentOn4xx(() => services.runs.finish(f)),
   failRun: (input: NeuronRunInput, reason: string) => services.runs.fail(input, reason),

@@ -2,7 +2,7 @@ import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import {
   BrainIdKey, JobKindKey, NeuronIdKey, TraceIdKey, WorkspaceIdKey, answerUpdate, cancelSignal, statusQuery,
-  type BudgetPause, type InterventionAnswer, type LiveStatus, type NeuronRunInput, type NeuronRunResult, type RunSummary,
+  type BudgetPause, type InterventionAnswer, type LiveStatus, type ModelTurnOutcome, type NeuronRunInput, type NeuronRunResult, type RunSummary,
 } from '../src/temporal/definitions.js';
 import { recordFailure } from './failures.js';
 
@@ -23,6 +23,12 @@ const model = wf.proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes', heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1s', maximumInterval: '20s', maximumAttempts: 6 },
 });
+// The first turn of a run the API prepared is streamed by the API (src/services/first-turns.ts):
+// when it is done by the first workflow task, a local activity adopts it and a short run ends in
+// that one task; else the `modelTurn` activity waits for it (heartbeating), or runs it again.
+const adoptLocally = wf.proxyLocalActivities<Activities>({ startToCloseTimeout: '5 seconds', retry: { maximumAttempts: 1 } });
+/** How long that local activity waits for the API's turn to finish before leaving it to `modelTurn`. */
+const ADOPT_LOCALLY_WAIT_MS = 500;
 /** How long a run whose job was cancelled under it waits for Temporal's cancel request (sent right after). */
 const CANCEL_REQUEST_WAIT = '1 minute';
 
@@ -88,7 +94,11 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
         jobId: input.jobId, workspaceId: input.scope.workspaceId, turn, accepted: [...accepted],
         ...(approvedBudgets.length ? { approvedBudgets: [...approvedBudgets] } : {}),
       });
-      let reply = await model.modelTurn({
+      let adopted: ModelTurnOutcome | null = null;
+      if (turn === 0 && preparedByApi && wf.patched('first-turn-adopted-locally')) {
+        adopted = await adoptLocally.adoptFirstTurn(input.jobId, ADOPT_LOCALLY_WAIT_MS).catch(() => null);
+      }
+      let reply = adopted ?? await model.modelTurn({
         // A run prepared by the API is marked running by its first turn (one hop fewer before the first token).
         start: turn === 0 && preparedByApi ? { scope: input.scope, traceId: input.traceId, neuronId: input.neuronId } : undefined,
         ...turnInput(),

@@ -143,6 +143,20 @@ export function createFirstTurns(d: { redis: Redis; prefix: string; log: Logger 
       }
     },
 
+    /**
+     * Workflow task (a local activity): the outcome of the API's turn if it is done within
+     * `waitMs`, else null (the `modelTurn` activity then waits, takes over or fails the run).
+     */
+    async peek(jobId: string, waitMs: number): Promise<ModelTurnOutcome | null> {
+      const until = Date.now() + waitMs;
+      for (let delay = FIRST_POLL_MS; ; delay = Math.min(MAX_POLL_MS, delay * 2)) {
+        const s = await state(jobId);
+        if (s.state === 'done') return s.outcome;
+        if (s.state !== 'running' || Date.now() + delay > until) return null;
+        await sleep(delay);
+      }
+    },
+
     /** API shutdown: aborts the turns in flight and waits (briefly) until each has recorded its failure. */
     async drain(): Promise<void> {
       const all = [...inFlight.values()];

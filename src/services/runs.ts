@@ -396,6 +396,9 @@ export function createRunService(d: {
       return this.runTurn(t, signal);
     },
 
+    /** The outcome of the API's first turn when it is done within `waitMs` (a local activity of the workflow), else null. */
+    adoptFirstTurn: (jobId: string, waitMs: number): Promise<ModelTurnOutcome | null> => firstTurns.peek(jobId, waitMs),
+
     /**
      * The body of one model turn attempt, wherever it runs: the activity, or the API for the
      * first turn of an invoke (`inApi`, with the context it has just stored).
