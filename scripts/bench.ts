@@ -227,48 +227,44 @@ function tsMs(ts: ProtoTime): number {
 }
 
 /**
- * Where one invoke's time to first token went, from the workflow history (server timestamps, ms)
- * and the client's clock (same host). Segments add up to the platform TTFT.
+ * Where one invoke's time to first token went, from the client's clock, the first token's Redis
+ * stream id (the ms the API's first turn wrote it) and the workflow history (server timestamps),
+ * all on this host. The first three segments add up to the platform TTFT.
  */
 interface TtftBreakdown {
-  /** POST sent → workflow started: the API's Mongo writes, Redis emit and the start RPC. */
+  /** POST sent → 202 read: auth, the neuron, the run's stores (job, human turn, run context). */
+  apiToAccepted: number;
+  /** 202 → first token written to the job stream by the API's first turn (it began before the 202). */
+  acceptedToEmit: number;
+  /** First token written → read by the client's SSE reader (which connected after the 202). */
+  emitToClient: number;
+  /** Off the path: POST sent → workflow started (the start follows the 202). */
   apiToStart: number;
-  /**
-   * Workflow started → modelTurn started: the first workflow task and the activity dispatch
-   * (the API prepared the run at invoke, so the first step is the model turn).
-   */
-  startToModel: number;
-  /** Of startToModel: workflow started → first workflow task picked up by the worker (matching, poll). */
+  /** Off the path: the run's first workflow task, picked up after the start, and run by the worker. */
   taskDispatch: number;
-  /** Of startToModel: first workflow task started → completed (the worker runs the workflow code). */
   taskRun: number;
-  /** modelTurn started → first token at the client: provider call, XADD, XREAD wake-up, SSE write. */
-  modelToToken: number;
 }
 
 async function ttftBreakdown(app: TestApp, run: RunTrace): Promise<TtftBreakdown> {
   const history = await app.deps.temporal.client.workflow.getHandle(run.jobId).fetchHistory();
-  const names = new Map<string, string>();
   const at: Record<string, number> = {};
   for (const e of history.events ?? []) {
     const t = tsMs(e.eventTime);
     if (e.workflowExecutionStartedEventAttributes) at.start = t;
     if (e.workflowTaskStartedEventAttributes) at.taskStarted ??= t;
     if (e.workflowTaskCompletedEventAttributes) at.taskCompleted ??= t;
-    const sched = e.activityTaskScheduledEventAttributes;
-    if (sched) names.set(String(e.eventId), sched.activityType?.name ?? '?');
-    const started = e.activityTaskStartedEventAttributes;
-    if (started) at[`${names.get(String(started.scheduledEventId))}:started`] ??= t;
-    const completed = e.activityTaskCompletedEventAttributes;
-    if (completed) at[`${names.get(String(completed.scheduledEventId))}:completed`] ??= t;
   }
+  const token = run.events.find((e) => e.data.type === 'token');
+  const emitted = Number(String(token?.id ?? 'NaN-0').split('-')[0]);
+  const acceptedEpoch = run.startEpoch + (run.accepted - run.t0);
   const firstTokenEpoch = run.startEpoch + (run.firstToken! - run.t0);
   return {
+    apiToAccepted: run.accepted - run.t0,
+    acceptedToEmit: emitted - acceptedEpoch,
+    emitToClient: firstTokenEpoch - emitted,
     apiToStart: at.start - run.startEpoch,
-    startToModel: at['modelTurn:started'] - at.start,
     taskDispatch: at.taskStarted - at.start,
     taskRun: at.taskCompleted - at.taskStarted,
-    modelToToken: firstTokenEpoch - at['modelTurn:started'],
   };
 }
 
@@ -1197,9 +1193,9 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l }: Results): strin
       `      platform (invoke → first SSE token)   median ${fmt(a.platform.median).padStart(7)} ms   p90 ${fmt(a.platform.p90).padStart(7)} ms`,
       `      direct (openai adapter → onToken)     median ${fmt(a.direct.median).padStart(7)} ms   p90 ${fmt(a.direct.p90).padStart(7)} ms`,
       `      added by the platform at the median   ${fmt(a.addedAtMedian)} ms   (aim < ${AIM_ADDED_TTFT_MS} ms: ${verdict(a.addedAtMedian < AIM_ADDED_TTFT_MS)})`,
-      `      where it goes (medians): API → workflow started ${fmt(bd.apiToStart)} | → modelTurn started ${fmt(bd.startToModel)}`,
-      `        | → first token at client ${fmt(bd.modelToToken)} ms`,
-      `        (→ modelTurn started: first workflow task picked up ${fmt(bd.taskDispatch)}, run by the worker ${fmt(bd.taskRun)} ms)`,
+      `      where it goes (medians): POST → 202 ${fmt(bd.apiToAccepted)} | 202 → first token written ${fmt(bd.acceptedToEmit)}`,
+      `        | written → read by the client ${fmt(bd.emitToClient)} ms (the API's first turn streams it)`,
+      `      off that path: POST → workflow started ${fmt(bd.apiToStart)}, its first task picked up ${fmt(bd.taskDispatch)}, run ${fmt(bd.taskRun)} ms`,
     ];
   }
   function sectionL(l: HistoryResult): string[] {

@@ -9,6 +9,7 @@ import { estimateTokens, type ChatMessage, type ChatResult, type ToolCall, type 
 import type { UsageAttribution } from '../db/usage.js';
 import type { UsageService } from './usage.js';
 import type { BudgetService } from './budgets.js';
+import type { BudgetDoc } from '../db/budgets.js';
 import type { InterventionService } from './interventions.js';
 import type { InvokeBody } from '../schemas/jobs.js';
 import type { NeuronSnapshot } from '../schemas/neuron-config.js';
@@ -184,16 +185,31 @@ export function createRunService(d: {
       // is stored (src/services/first-turns.ts): the provider call no longer waits for a workflow
       // task and an activity dispatch. The claim is recorded in the run context the activity reads.
       const claimed = d.config.FIRST_TURN_IN_API ? firstTurns.claim(jobId).catch(() => false) : Promise.resolve(false);
+      // Read while the run loads: the first turn's budget check needs them before its call.
+      const workspaceBudgets = d.config.FIRST_TURN_IN_API ? budgets.ofWorkspace(scope.workspaceId) : undefined;
+      workspaceBudgets?.catch(() => undefined); // awaited by the turn
+      const creating = jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: body.client_nonce ?? null });
+      const preparing = Promise.all([this.load(input, message, body.data, { freshTrace: fresh, head }), claimed]).then(([loaded, inApi]) => {
+        const prepared: PreparedRunData = { ...loaded, title: titleFrom(message), attribution: attributionOf(input, neuron.brainId), ...(inApi ? { firstTurn: 'api' as const } : {}) };
+        // The workflow start is stored with the context: the 202 does not wait for it (startSoon).
+        const start: StoredStart = { workflowType: 'neuronRun', args: [{ ...input, context: summaryOf(prepared) }], summary: `neuron ${neuron.name} · trace ${traceId}` };
+        return { prepared, start };
+      });
+      // The first turn starts as soon as its job exists and the run is loaded, while the human turn
+      // and the run context are still being stored (a failure of those releases it).
+      const turnStarted = Promise.all([creating, preparing]).then(([c, { prepared }]) => {
+        // A job that existed already (a client_nonce repeat) is not this claim's to run.
+        if (!c.created || prepared.firstTurn !== 'api') return false;
+        firstTurns.run(jobId, (signal) => this.runTurn({
+          jobId, workspaceId: scope.workspaceId, turn: 0, accepted: [], attempt: 1,
+          start: { scope: input.scope, traceId, neuronId: neuron._id },
+        }, signal, { inApi: prepared, budgets: workspaceBudgets }));
+        return true;
+      }, () => false);
       const settled = await Promise.allSettled([
         fresh ? traces.start(scope, traceId, human) : traces.append(scope, traceId, human),
-        jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: body.client_nonce ?? null }),
-        Promise.all([this.load(input, message, body.data, { freshTrace: fresh, head }), claimed]).then(async ([loaded, inApi]) => {
-          const prepared: PreparedRunData = { ...loaded, title: titleFrom(message), attribution: attributionOf(input, neuron.brainId), ...(inApi ? { firstTurn: 'api' as const } : {}) };
-          // The workflow start is stored with the context: the 202 does not wait for it (startSoon).
-          const start: StoredStart = { workflowType: 'neuronRun', args: [{ ...input, context: summaryOf(prepared) }], summary: `neuron ${neuron.name} · trace ${traceId}` };
-          await runLog.putContext(scope.workspaceId, jobId, prepared, start);
-          return { prepared, start };
-        }),
+        creating,
+        preparing.then(async (p) => { await runLog.putContext(scope.workspaceId, jobId, p.prepared, p.start); return p; }),
       ]);
       const [appended, created, loaded] = settled;
       const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -208,17 +224,9 @@ export function createRunService(d: {
       }
       void appended;
       const { job } = (created as PromiseFulfilledResult<{ job: JobDoc; created: boolean }>).value;
-      const { prepared, start } = (loaded as PromiseFulfilledResult<{ prepared: PreparedRunData; start: StoredStart }>).value;
+      const { start } = (loaded as PromiseFulfilledResult<{ prepared: PreparedRunData; start: StoredStart }>).value;
       const isNew = (created as PromiseFulfilledResult<{ created: boolean }>).value.created;
-      if (await claimed) {
-        // A job that existed already (a client_nonce repeat) is not this claim's to run.
-        if (isNew && prepared.firstTurn === 'api') {
-          firstTurns.run(jobId, (signal) => this.runTurn({
-            jobId, workspaceId: scope.workspaceId, turn: 0, accepted: [], attempt: 1,
-            start: { scope: input.scope, traceId, neuronId: neuron._id },
-          }, signal, { inApi: prepared }));
-        } else await firstTurns.release(jobId);
-      }
+      if ((await claimed) && !(await turnStarted)) await firstTurns.release(jobId);
       // The run is stored (job, human turn, context and its start): it is answered 202 now and its
       // workflow starts right after; if this process dies first, a sweep starts it (startPending).
       if (isNew) startSoon(job, start);
@@ -403,9 +411,9 @@ export function createRunService(d: {
      * The body of one model turn attempt, wherever it runs: the activity, or the API for the
      * first turn of an invoke (`inApi`, with the context it has just stored).
      */
-    async runTurn(t: ModelTurnInput & { attempt: number }, signal?: AbortSignal, opts: { inApi?: PreparedRunData } = {}): Promise<ModelTurnOutcome> {
+    async runTurn(t: ModelTurnInput & { attempt: number }, signal?: AbortSignal, opts: { inApi?: PreparedRunData; budgets?: Promise<BudgetDoc[]> } = {}): Promise<ModelTurnOutcome> {
       // The workspace's budgets are read alongside the run context (off the path to the first token).
-      const workspaceBudgets = budgets.ofWorkspace(t.workspaceId);
+      const workspaceBudgets = opts.budgets ?? budgets.ofWorkspace(t.workspaceId);
       workspaceBudgets.catch(() => undefined); // awaited below
       // Marking the job running overlaps the provider's time to first token instead of preceding it.
       // On a first attempt the `running` entry goes out before any token (one Redis write, made
