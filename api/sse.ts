@@ -35,14 +35,16 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
   ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
-  const reader = opts.redis.duplicate();
+  // The blocking reader's own connection is made only once the replay is sent: a stream whose
+  // entries are already there (a reader arriving after the first token) never waits for a connect.
+  let reader: Redis | undefined;
   let closed = false;
   metrics.sseOpen.inc();
   const close = () => {
     if (closed) return;
     closed = true;
     metrics.sseOpen.dec();
-    reader.disconnect();
+    reader?.disconnect();
     out.end();
   };
   ctx.req.on('close', close);
@@ -62,6 +64,8 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
       }
       backlog = backlog.length >= 1000 ? await opts.streams.range(opts.key, last) : [];
     }
+    if (closed) return;
+    reader = opts.redis.duplicate();
     while (!closed) {
       const entries = await opts.streams.read(reader, opts.key, last, opts.pingMs ?? 15_000);
       if (closed) return;
