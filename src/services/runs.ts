@@ -136,6 +136,9 @@ export function createRunService(d: {
    */
   const startSoon = (job: JobDoc, start: StoredStart): void => {
     const p = (async () => {
+      // After this turn of the event loop: the client's encoding of the start (payloads, search
+      // attributes) would otherwise run before the 202 is written.
+      await new Promise((r) => setImmediate(r));
       for (const wait of START_RETRIES_MS) {
         if (wait) await new Promise((r) => setTimeout(r, wait));
         try {
