@@ -111,9 +111,14 @@ async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Prom
   }
   let scope: Scope | null = null;
   if (mode !== 'none' && token) {
-    await rc.rateLimit.checkAuthFailures(ctx);
+    // An address that failed too often is refused before any store lookup; a credential that
+    // needs none (a JWT, a key looked up recently) is checked meanwhile. The 429 wins either way.
+    const checked = rc.rateLimit.checkAuthFailures(ctx);
+    const authed = rc.services.auth.needsNoLookup(token) ? rc.services.auth.authenticate(token) : checked.then(() => rc.services.auth.authenticate(token));
+    authed.catch(() => undefined); // awaited below, after the check
+    await checked;
     try {
-      scope = await rc.services.auth.authenticate(token);
+      scope = await authed;
     } catch (e) {
       if (e instanceof AppError && e.status === 401) await rc.rateLimit.recordAuthFailure(ctx);
       if (mode !== 'optional') throw e;

@@ -11,6 +11,8 @@ export interface SseOptions {
   key: string;
   /** Resume point: only entries after it are sent. */
   after?: string;
+  /** The replay after `after`, already requested by the route (while it checked access). */
+  backlog?: Promise<StreamEntry[]>;
   /** End the response after a terminal entry (job streams). */
   endOnTerminal: boolean;
   /** Checked before blocking: when it says the stream is finished and nothing is pending, end. */
@@ -56,7 +58,7 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
   };
   const pump = async () => {
     out.write(': connected\n\n');
-    let backlog = await opts.streams.range(opts.key, opts.after);
+    let backlog = await (opts.backlog ?? opts.streams.range(opts.key, opts.after));
     while (backlog.length > 0 && !closed) {
       for (const e of backlog) {
         send(e);

@@ -24,9 +24,14 @@ export default [
     method: 'get', path: '/v1/jobs/:jobId/stream', params: JobIdParams, query: JobStreamQuery, tags: ['jobs'],
     summary: 'SSE: tokens and progress of a run; ends after complete or error',
     handler: async ({ params, query, scope, services, ctx }) => {
+      const key = services.jobs.streamKey(params.jobId);
+      const after = resumeCursor(ctx, query.after);
+      // The replay is read while the job's workspace is checked; nothing is sent unless the check passes.
+      const backlog = services.streams.range(key, after);
+      backlog.catch(() => undefined); // awaited by the stream
       await services.jobs.get(scope, params.jobId);
       return sseStream(ctx, {
-        streams: services.streams, redis: services.redis, key: services.jobs.streamKey(params.jobId), after: resumeCursor(ctx, query.after), endOnTerminal: true,
+        streams: services.streams, redis: services.redis, key, after, backlog, endOnTerminal: true,
         isFinished: async () => TERMINAL_STATES.includes((await services.jobs.get(scope, params.jobId)).status),
       });
     },
