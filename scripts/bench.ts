@@ -84,8 +84,10 @@ const TTFT_RUNS = 30;
 /** (a) The reply both paths stream: several chunks, no artificial delay. */
 const TTFT_REPLY: ScriptedReply = { chunks: ['Hello', ' from', ' the', ' scripted', ' provider.'], usage: { prompt_tokens: 20, completion_tokens: 5 } };
 /** (b) Runs per throughput measure and how many are in flight at once. */
-const TPUT_RUNS = 40;
+const TPUT_RUNS = 60;
 const TPUT_CONCURRENCY = 8;
+/** (b) The runs of each side are made in this many alternating rounds (platform, then bare). */
+const TPUT_ROUNDS = 6;
 /** (b) A trivial run: one short chunk. */
 const TPUT_REPLY: ScriptedReply = { chunks: ['ok'], usage: { prompt_tokens: 10, completion_tokens: 1 } };
 /** (c) Nodes of the linear pathway (start + transforms + output) and its sequential runs. */
@@ -305,15 +307,15 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
     return run;
   };
 
-  say(`(a) time to first token: warm-up ${WARMUP} + ${TTFT_RUNS} direct provider calls`);
-  for (let i = 0; i < WARMUP; i++) await directOnce(i);
+  say(`(a) time to first token: warm-up ${WARMUP} + ${TTFT_RUNS} direct provider calls and sequential invokes through the API, alternating`);
+  for (let i = 0; i < WARMUP; i++) { await directOnce(i); await platformOnce(i); }
   const directMs: number[] = [];
-  for (let i = 0; i < TTFT_RUNS; i++) directMs.push(await directOnce(i));
-
-  say(`(a) time to first token: warm-up ${WARMUP} + ${TTFT_RUNS} sequential invokes through the API`);
-  for (let i = 0; i < WARMUP; i++) await platformOnce(i);
   const runs: RunTrace[] = [];
-  for (let i = 0; i < TTFT_RUNS; i++) runs.push(await platformOnce(i));
+  // Alternating, so a slow spell of this shared machine falls on both sides alike.
+  for (let i = 0; i < TTFT_RUNS; i++) {
+    directMs.push(await directOnce(i));
+    runs.push(await platformOnce(i));
+  }
   const platformMs = runs.map((r) => r.firstToken! - r.t0);
 
   // History reads happen after all timed runs, so they do not disturb them.
@@ -584,21 +586,33 @@ async function measureThroughput(app: TestApp, ws: Workspace, llm: ScriptedOpenA
   const neuronId = await createNeuron(app, ws, 'bench-throughput');
   const invoke = (i: number) => runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `tput ${i}` }).then(() => undefined);
 
-  say(`(b) throughput: warm-up ${WARMUP}, then ${TPUT_RUNS} platform runs, ${TPUT_CONCURRENCY} at a time`);
+  const bareOnce = () => bare.runOnce().then(() => undefined);
+  say(`(b) throughput: warm-up ${WARMUP} of each, then ${TPUT_ROUNDS} rounds of ${TPUT_RUNS / TPUT_ROUNDS} platform runs and ${TPUT_RUNS / TPUT_ROUNDS} bare workflows, ${TPUT_CONCURRENCY} at a time`);
   await pool(WARMUP, TPUT_CONCURRENCY, invoke);
-  let cpu0 = treeCpu(names);
-  let t0 = performance.now();
-  await pool(TPUT_RUNS, TPUT_CONCURRENCY, invoke);
-  const platformS = (performance.now() - t0) / 1000;
-  const platformCpu = cpuDelta(cpu0, treeCpu(names), TPUT_RUNS);
-
-  say(`(b) throughput: warm-up ${WARMUP}, then ${TPUT_RUNS} bare one-activity workflows, ${TPUT_CONCURRENCY} at a time`);
-  await pool(WARMUP, TPUT_CONCURRENCY, () => bare.runOnce().then(() => undefined));
-  cpu0 = treeCpu(names);
-  t0 = performance.now();
-  await pool(TPUT_RUNS, TPUT_CONCURRENCY, () => bare.runOnce().then(() => undefined));
-  const bareS = (performance.now() - t0) / 1000;
-  const bareCpu = cpuDelta(cpu0, treeCpu(names), TPUT_RUNS);
+  await pool(WARMUP, TPUT_CONCURRENCY, bareOnce);
+  // Rounds alternate the sides, so a slow spell of this shared machine falls on both alike.
+  let platformS = 0;
+  let bareS = 0;
+  const platformCpuS = new Map<string, number>();
+  const bareCpuS = new Map<string, number>();
+  const add = (into: Map<string, number>, before: Map<string, number>, after: Map<string, number>) => {
+    for (const [k, v] of after) into.set(k, (into.get(k) ?? 0) + v - (before.get(k) ?? 0));
+  };
+  const perRound = TPUT_RUNS / TPUT_ROUNDS;
+  for (let round = 0; round < TPUT_ROUNDS; round++) {
+    let cpu0 = treeCpu(names);
+    let t0 = performance.now();
+    await pool(perRound, TPUT_CONCURRENCY, (i) => invoke(round * perRound + i));
+    platformS += (performance.now() - t0) / 1000;
+    add(platformCpuS, cpu0, treeCpu(names));
+    cpu0 = treeCpu(names);
+    t0 = performance.now();
+    await pool(perRound, TPUT_CONCURRENCY, bareOnce);
+    bareS += (performance.now() - t0) / 1000;
+    add(bareCpuS, cpu0, treeCpu(names));
+  }
+  const platformCpu = cpuDelta(new Map(), platformCpuS, TPUT_RUNS);
+  const bareCpu = cpuDelta(new Map(), bareCpuS, TPUT_RUNS);
 
   const result = { platformPerS: TPUT_RUNS / platformS, barePerS: TPUT_RUNS / bareS, ratio: bareS / platformS, cpuPerRun: { platform: platformCpu, bare: bareCpu } };
   say(`(b) platform ${result.platformPerS.toFixed(1)} runs/s (${fmt(platformS * 1000)} ms)  bare ${result.barePerS.toFixed(1)} runs/s (${fmt(bareS * 1000)} ms)  ratio ${result.ratio.toFixed(2)}`);
@@ -1219,7 +1233,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l }: Results): strin
   }
   function sectionB(b: ThroughputResult): string[] {
     return [
-      `  (b) Throughput, ${TPUT_RUNS} trivial runs, ${TPUT_CONCURRENCY} in flight`,
+      `  (b) Throughput, ${TPUT_RUNS} trivial runs a side in ${TPUT_ROUNDS} alternating rounds, ${TPUT_CONCURRENCY} in flight`,
       `      platform neuron runs                  ${b.platformPerS.toFixed(1).padStart(7)} runs/s`,
       `      bare one-activity workflows           ${b.barePerS.toFixed(1).padStart(7)} runs/s`,
       `      ratio platform / bare                 ${b.ratio.toFixed(2)}   (aim ≥ ${AIM_TPUT_RATIO}: ${verdict(b.ratio >= AIM_TPUT_RATIO)})`,
