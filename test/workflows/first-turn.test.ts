@@ -62,6 +62,26 @@ async function storedReply(ws: Awaited<ReturnType<typeof buildWorkspace>>, trace
   return replies[0].content.content;
 }
 
+/**
+ * A first turn the worker ran again after the API's attempt did not finish: the stream holds the
+ * API's attempt-1 tokens, then a reset to attempt 2 and only attempt-2 tokens, one terminal entry
+ * last; the stored reply is the worker's one call, and it is exactly what a reader shows.
+ */
+async function expectTakenOver(ws: Awaited<ReturnType<typeof buildWorkspace>>, jobId: string, traceId: string, user: string) {
+  const entries = await streamOf(jobId);
+  const reset = entries.findIndex((e) => e.type === 'reset');
+  expect(reset).toBeGreaterThan(0);
+  expect(entries[reset]).toMatchObject({ turn: 0, attempt: 2 });
+  // The API's attempt did stream part of its (different) answer first.
+  expect(entries.slice(0, reset).some((e) => e.type === 'token' && e.attempt === 1)).toBe(true);
+  expect(entries.slice(reset).filter((e) => e.type === 'token').every((t) => t.attempt === 2)).toBe(true);
+  const stored = await storedReply(ws, traceId);
+  expect(calls(workerSim, user).map((s) => s.text)).toEqual([stored]);
+  expect(shownReply(entries)).toBe(stored);
+  expect(entries.filter((e) => e.type === 'complete')).toHaveLength(1);
+  expect(entries.at(-1)?.type).toBe('complete');
+}
+
 describe('the first turn starts in the API', () => {
   it('the API makes the one provider call of a plain run; the workflow adopts its outcome (no second call, no reset)', async () => {
     const ws = await buildWorkspace(app);
@@ -110,17 +130,7 @@ describe('the first turn starts in the API', () => {
     const jobId = String(inv.body.job_id);
     const job = await settleJob(app, ws.key, jobId, 30_000);
     expect(job.status, String(job.failedReason)).toBe('completed');
-    const entries = await streamOf(jobId);
-    const reset = entries.findIndex((e) => e.type === 'reset');
-    expect(reset).toBeGreaterThan(0);
-    expect(entries[reset]).toMatchObject({ turn: 0, attempt: 2 });
-    // The API's attempt did stream part of its (different) answer before the drop.
-    expect(entries.slice(0, reset).some((e) => e.type === 'token' && e.attempt === 1)).toBe(true);
-    expect(entries.slice(reset).filter((e) => e.type === 'token').every((t) => t.attempt === 2)).toBe(true);
-    const stored = await storedReply(ws, String(inv.body.trace_id));
-    expect(calls(workerSim, 'drop the first').map((s) => s.text)).toEqual([stored]);
-    expect(shownReply(entries)).toBe(stored);
-    expect(entries.filter((e) => e.type === 'complete')).toHaveLength(1);
+    await expectTakenOver(ws, jobId, String(inv.body.trace_id), 'drop the first');
   }, 40_000);
 
   it('the API process killed mid-turn: once its lease lapses the worker runs the turn again, and readers show exactly the stored reply', async () => {
@@ -141,16 +151,7 @@ describe('the first turn starts in the API', () => {
       const killedAt = Date.now();
       const job = await settleJob(app, ws.key, jobId, 60_000);
       expect(job.status, String(job.failedReason)).toBe('completed');
-      const entries = await streamOf(jobId);
-      const reset = entries.findIndex((e) => e.type === 'reset');
-      expect(reset).toBeGreaterThan(0);
-      expect(entries[reset]).toMatchObject({ turn: 0, attempt: 2 });
-      const stored = await storedReply(ws, String(inv.body.trace_id));
-      expect(calls(workerSim, 'survive the api').map((s) => s.text)).toEqual([stored]);
-      expect(shownReply(entries)).toBe(stored);
-      expect(entries.slice(reset).filter((e) => e.type === 'token').every((t) => t.attempt === 2)).toBe(true);
-      expect(entries.filter((e) => e.type === 'complete')).toHaveLength(1);
-      expect(entries.at(-1)?.type).toBe('complete');
+      await expectTakenOver(ws, jobId, String(inv.body.trace_id), 'survive the api');
       // The worker took over within the lease (plus its look-ups), not after an activity timeout.
       expect(workerSim.times.at(-1)! - killedAt).toBeLessThan(FIRST_TURN_LEASE_MS + 2_000);
     } finally {
