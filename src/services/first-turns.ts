@@ -84,6 +84,15 @@ export function createFirstTurns(d: { redis: Redis; prefix: string; log: Logger 
     }
   };
 
+  /** The turn's state once it is no longer running (or at `until`): polled, backing off from FIRST_POLL_MS to MAX_POLL_MS. */
+  const settled = async (jobId: string, opts: { until?: number; signal?: AbortSignal }): Promise<FirstTurnState> => {
+    for (let delay = FIRST_POLL_MS; ; delay = Math.min(MAX_POLL_MS, delay * 2)) {
+      const s = await state(jobId);
+      if (s.state !== 'running' || (opts.until !== undefined && Date.now() + delay > opts.until)) return s;
+      await sleep(delay, opts.signal);
+    }
+  };
+
   return {
     state,
 
@@ -130,17 +139,11 @@ export function createFirstTurns(d: { redis: Redis; prefix: string; log: Logger 
      * the turn itself (never claimed, failed otherwise, or its API is gone).
      */
     async adopt(jobId: string, activityAttempt: number, signal?: AbortSignal): Promise<ModelTurnOutcome | null> {
-      for (let delay = FIRST_POLL_MS; ; delay = Math.min(MAX_POLL_MS, delay * 2)) {
-        const s = await state(jobId);
-        if (s.state === 'done') return s.outcome;
-        if (s.state === 'failed') {
-          const err = errorOf(s.failure, activityAttempt);
-          if (err) throw err;
-          return null;
-        }
-        if (s.state !== 'running') return null;
-        await sleep(delay, signal);
-      }
+      const s = await settled(jobId, { signal });
+      if (s.state === 'done') return s.outcome;
+      const err = s.state === 'failed' ? errorOf(s.failure, activityAttempt) : null;
+      if (err) throw err;
+      return null;
     },
 
     /**
@@ -148,13 +151,8 @@ export function createFirstTurns(d: { redis: Redis; prefix: string; log: Logger 
      * `waitMs`, else null (the `modelTurn` activity then waits, takes over or fails the run).
      */
     async peek(jobId: string, waitMs: number): Promise<ModelTurnOutcome | null> {
-      const until = Date.now() + waitMs;
-      for (let delay = FIRST_POLL_MS; ; delay = Math.min(MAX_POLL_MS, delay * 2)) {
-        const s = await state(jobId);
-        if (s.state === 'done') return s.outcome;
-        if (s.state !== 'running' || Date.now() + delay > until) return null;
-        await sleep(delay);
-      }
+      const s = await settled(jobId, { until: Date.now() + waitMs });
+      return s.state === 'done' ? s.outcome : null;
     },
 
     /** API shutdown: aborts the turns in flight and waits (briefly) until each has recorded its failure. */

@@ -134,6 +134,16 @@ export function createRunService(d: {
    * Starts a stored run's workflow in the background, retrying a start Temporal refused a few
    * times; after that the sweep (startPending) goes on trying, so the run is never lost.
    */
+  /** Starts a stored run's workflow (a start that exists already counts); false, logged, when Temporal refuses. */
+  const startFrom = async (job: JobDoc, start: StoredStart): Promise<boolean> => {
+    try {
+      await jobs.startWorkflow(job, start.workflowType, start.args, start.summary, { failJob: false });
+      return true;
+    } catch (e) {
+      d.log.warn({ jobId: job._id, err: (e as Error).message }, 'workflow start failed; it is tried again');
+      return false;
+    }
+  };
   const startSoon = (job: JobDoc, start: StoredStart): void => {
     const p = (async () => {
       // After this turn of the event loop: the client's encoding of the start (payloads, search
@@ -141,12 +151,7 @@ export function createRunService(d: {
       await new Promise((r) => setImmediate(r));
       for (const wait of START_RETRIES_MS) {
         if (wait) await new Promise((r) => setTimeout(r, wait));
-        try {
-          await jobs.startWorkflow(job, start.workflowType, start.args, start.summary, { failJob: false });
-          return;
-        } catch (e) {
-          d.log.warn({ jobId: job._id, err: (e as Error).message }, 'workflow start failed; retrying');
-        }
+        if (await startFrom(job, start)) return;
       }
       d.log.warn({ jobId: job._id }, 'workflow start still failing; the start sweep retries it');
     })().finally(() => starting.delete(p));
@@ -251,14 +256,9 @@ export function createRunService(d: {
           const exists = await jobs.workflowExists(r.jobId);
           if (exists === null) continue; // Temporal did not answer: the next sweep looks again
           if (!exists) {
-            try {
-              await jobs.startWorkflow(job, r.start.workflowType, r.start.args, r.start.summary, { failJob: false });
-              started++;
-              d.log.info({ jobId: r.jobId }, 'started a stored run whose workflow had not started');
-            } catch (e) {
-              d.log.warn({ jobId: r.jobId, err: (e as Error).message }, 'stored run still cannot start');
-              continue;
-            }
+            if (!(await startFrom(job, r.start))) continue;
+            started++;
+            d.log.info({ jobId: r.jobId }, 'started a stored run whose workflow had not started');
           }
         }
         await runLog.confirmStart(r.jobId);
@@ -269,13 +269,7 @@ export function createRunService(d: {
     /** Starts one never-started job from its stored start (GET status of a long-pending job). False when it has none or the start fails. */
     async startStored(jobId: string): Promise<boolean> {
       const [start, job] = await Promise.all([runLog.storedStart(jobId), jobs.repoFind(jobId)]);
-      if (!start || !job) return false;
-      try {
-        await jobs.startWorkflow(job, start.workflowType, start.args, start.summary, { failJob: false });
-        return true;
-      } catch {
-        return false;
-      }
+      return start !== null && job !== null && startFrom(job, start);
     },
 
     /** API shutdown: first turns in flight are recorded as failed, workflow starts in flight get a moment to land. */

@@ -112,6 +112,10 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
     return (await probeFrom(repo.places, (n) => placeKey(key, n), next.seq + 1)).at(-1) ?? next;
   }
 
+  /** Tells the trace's followers its title changed. */
+  const publishTitle = (scope: Scope, traceId: string, title: string | null | undefined) =>
+    streams.append(streams.keys.trace(scope.workspaceId, traceId), { type: 'trace.updated', trace_id: traceId, title });
+
   /** Publishes a stored engram on its trace stream. */
   const published = async (scope: Scope, traceId: string, doc: EngramDoc): Promise<EngramDoc> => {
     await streams.append(streams.keys.trace(scope.workspaceId, traceId), {
@@ -194,7 +198,7 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
     await place(doc);
     const generated = known.title !== undefined ? { title: known.title, written: false } : undefined;
     const trace = await converge(scope, traceId, input.memoryIds ?? [], placeOf(doc), generated);
-    if (generated?.written) await streams.append(streams.keys.trace(scope.workspaceId, traceId), { type: 'trace.updated', trace_id: traceId, title: generated.title });
+    if (generated?.written) await publishTitle(scope, traceId, generated.title);
     return { engram: await published(scope, traceId, doc), trace, existed, titled: generated?.written ?? false };
   }
 
@@ -308,7 +312,7 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
         await repo.traces.updateOne({ _id: before._id }, { $set: set });
         t = { ...before, ...set };
       }
-      await streams.append(streams.keys.trace(scope.workspaceId, traceId), { type: 'trace.updated', trace_id: traceId, title: t.title });
+      await publishTitle(scope, traceId, t.title);
       return t;
     },
 
