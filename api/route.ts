@@ -100,6 +100,10 @@ async function resolveShare(ctx: Context, rc: RouteContext): Promise<ShareAccess
   return access;
 }
 
+/** Counts one request of an authenticated credential against its rate limit (429 past it). */
+const countRequest = (ctx: Context, rc: RouteContext, scope: Scope): Promise<void> =>
+  rc.rateLimit.consume(ctx, `cred:${scope.apiKeyId ?? `jwt:${scope.userId}`}`, scope.rateLimit);
+
 /** Resolves credentials, brain scope and role for a route. */
 async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Promise<Scope> {
   const mode = def.auth ?? 'required';
@@ -110,12 +114,19 @@ async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Prom
     return access.scope;
   }
   let scope: Scope | null = null;
+  let counted: Promise<void> | undefined;
   if (mode !== 'none' && token) {
     // An address that failed too often is refused before any store lookup; a credential that
-    // needs none (a JWT, a key looked up recently) is checked meanwhile. The 429 wins either way.
+    // needs none (a JWT, a key looked up recently) is checked meanwhile, and its request counted
+    // against its rate limit in the same Redis round trip as the check. The 429 wins either way.
     const checked = rc.rateLimit.checkAuthFailures(ctx);
-    const authed = rc.services.auth.needsNoLookup(token) ? rc.services.auth.authenticate(token) : checked.then(() => rc.services.auth.authenticate(token));
+    const known = rc.services.auth.needsNoLookup(token);
+    const authed = known ? rc.services.auth.authenticate(token) : checked.then(() => rc.services.auth.authenticate(token));
     authed.catch(() => undefined); // awaited below, after the check
+    if (known) {
+      counted = authed.then((s) => countRequest(ctx, rc, s), () => undefined);
+      counted.catch(() => undefined); // awaited below, after the check
+    }
     await checked;
     try {
       scope = await authed;
@@ -130,7 +141,7 @@ async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Prom
     return { workspaceId: '', userId: null, apiKeyId: null, roles: [], credential: 'anonymous' };
   }
   if (mode === 'jwt' && scope.credential !== 'jwt') throw forbidden('This route accepts a JWT only');
-  await rc.rateLimit.consume(ctx, `cred:${scope.apiKeyId ?? `jwt:${scope.userId}`}`, scope.rateLimit);
+  await (counted ?? countRequest(ctx, rc, scope));
   // Route-level roles (docs/roles.md): the one check every route passes through.
   for (const r of def.roles ?? []) if (!hasRole(scope, r)) throw forbidden(`Requires role ${r}`);
   const brainHeader = ctx.get('x-brain-id');

@@ -29,7 +29,7 @@ export default [
       // The replay is read while the job's workspace is checked; nothing is sent unless the check passes.
       const backlog = services.streams.range(key, after);
       backlog.catch(() => undefined); // awaited by the stream
-      await services.jobs.get(scope, params.jobId);
+      await services.jobs.check(scope, params.jobId);
       return sseStream(ctx, {
         streams: services.streams, redis: services.redis, key, after, backlog, endOnTerminal: true,
         isFinished: async () => TERMINAL_STATES.includes((await services.jobs.get(scope, params.jobId)).status),

@@ -26,6 +26,8 @@ export interface NewJob {
 }
 
 const LIVE_TTL_MS = 250;
+/** Jobs whose workspace this process remembers from their creation (`check`), ~100 bytes each. */
+const CREATED_HERE_MAX = 10_000;
 /** How long cancel waits for the run to finish its own cleanup before answering. */
 const CANCEL_WAIT_MS = 5_000;
 /** A pending job older than this whose workflow does not exist was never started (the API died in between). */
@@ -70,6 +72,17 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
     const live = temporal.connection.withDeadline(Date.now() + 1_500, () => temporal.workflow.getHandle(jobId).query(statusQuery)).catch(() => null);
     liveCache.set(jobId, { at: now, live });
     return live;
+  };
+
+  /**
+   * Jobs this process created, id → workspace (a job never changes workspace, and a restarted one
+   * keeps its id and workspace): the stream a client opens right after its invoke's 202 is checked
+   * without a store read. Bounded; the oldest are forgotten first, and a miss reads the store.
+   */
+  const createdHere = new Map<string, string>();
+  const remember = (jobId: string, workspaceId: string) => {
+    if (createdHere.size >= CREATED_HERE_MAX) createdHere.delete(createdHere.keys().next().value!);
+    createdHere.set(jobId, workspaceId);
   };
 
   async function get(scope: Scope, jobId: string): Promise<JobDoc> {
@@ -163,6 +176,11 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
     get,
     streamKey,
 
+    /** 404 unless the job is the caller workspace's (`get` without the document, read only when this process did not create the job). */
+    async check(scope: Scope, jobId: string): Promise<void> {
+      if (createdHere.get(jobId) !== scope.workspaceId) await get(scope, jobId);
+    },
+
     /** Inserts the pending job; an existing id returns the existing job (idempotent starts). */
     async create(scope: Scope, j: NewJob): Promise<{ job: JobDoc; created: boolean }> {
       const now = new Date();
@@ -176,6 +194,7 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
       };
       try {
         await repo.jobs.insertOne(doc);
+        remember(doc._id, doc.workspaceId);
         metrics.runsStarted.inc({ kind: doc.kind });
         return { job: doc, created: true };
       } catch (e) {

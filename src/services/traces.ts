@@ -286,16 +286,25 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
      */
     async start(scope: Scope, traceId: string, input: EngramInput & { id: string }): Promise<EngramDoc> {
       const first = engramDoc(scope, traceId, input, input.id, 1, emptyCost());
-      const [traceNew, engramNew] = await Promise.all([
+      // The three inserts go together (nobody else knows a trace id the platform just chose): an
+      // invoke's 202 waits for them, so they cost one store round trip instead of two.
+      const [traceNew, engramNew, placed] = await Promise.all([
         claim(repo.traces, traceDoc(scope, traceId, input, 1, first.totals!)),
         claim(repo.engrams, first),
+        place(first),
       ]);
-      // The id or the first place was taken (a retry, a trace that existed): the ordinary append.
-      if (!engramNew) return this.append(scope, traceId, input);
-      await place(first);
+      // The id or the first place was taken (a retry, a trace that existed): the ordinary append,
+      // without the place claimed here for an engram that is not this one.
+      if (!engramNew) {
+        if (placed) await repo.places.deleteOne({ _id: placeOf(first)._id, engramId: first._id });
+        return this.append(scope, traceId, input);
+      }
       // The engram is the first of a trace that existed without engrams: its counters converge.
       if (!traceNew) await converge(scope, traceId, input.memoryIds ?? [], placeOf(first));
-      return published(scope, traceId, first);
+      // The stream entry is sent, not awaited: it is a notification (a reader replays the trace from
+      // the store), and the connection keeps it ahead of every later entry this process writes.
+      void published(scope, traceId, first).catch(() => undefined);
+      return first;
     },
 
     /**

@@ -140,6 +140,32 @@ describe('traces', () => {
     expect(await newest(6)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
   });
 
+
+  it('a trace started with an engram id stored before (a retried invoke) keeps no place of its own claim: its first place is the engram that holds it', async () => {
+    const ws = await buildWorkspace(app);
+    const { places, engrams } = app.deps.repos.traces;
+    const scope = await app.services.auth.authenticate(ws.key);
+    const id = randomUUID();
+    const human = { id, content: { type: 'human', content: 'hello' }, metadata: {}, sourceType: 'user', sourceId: ws.workspaceId };
+    const first = randomUUID();
+    await app.services.traces.start(scope, first, human);
+    // The same engram id on a new trace (start claims the trace, the engram and place 1 together):
+    // the engram claim loses, so the place claimed for it is withdrawn and the stored engram answered.
+    const second = randomUUID();
+    const again = await app.services.traces.start(scope, second, human);
+    expect(again._id).toBe(id);
+    expect(again.traceId).toBe(first);
+    expect(await places.findOne({ _id: placeKey(traceKey(ws.workspaceId, second), 1) })).toBeNull();
+    // A trace whose seq 1 is held by another engram whose writer died before its place: the place
+    // claimed alongside a losing engram claim is withdrawn, and the append writes the holder's place.
+    const third = randomUUID();
+    const holder = { ...(await engrams.findOne({ _id: id }))!, _id: randomUUID(), traceId: third, content: { type: 'human', content: 'held' } };
+    await engrams.insertOne(holder);
+    const next = await app.services.traces.start(scope, third, { ...human, id: randomUUID(), content: { type: 'human', content: 'next' } });
+    expect(next.seq).toBe(2);
+    expect((await places.findOne({ _id: placeKey(traceKey(ws.workspaceId, third), 1) }))?.engramId).toBe(holder._id);
+    expect((await app.services.traces.messages(scope, third)).map((e) => e.content.content)).toEqual(['held', 'next']);
+  });
   it('401 without a valid credential', async () => {
     expect((await app.get('/v1/traces')).body).toMatchObject({ code: 'AUTH_REQUIRED' });
     expect((await app.get('/v1/traces', 'ctx_wrong')).status).toBe(401);
