@@ -126,19 +126,24 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
 
   /**
    * Brings the trace document's counters up to the newest engram's running totals. Each writer
-   * converges after its own insert, so when appends stop the document matches the engrams exactly;
-   * a stale write of a slower writer is repaired by the check that follows it. The newest engram
-   * is found by walking places from the document's count (key reads, no scan).
+   * converges after its own insert, so when appends stop the document matches the engrams exactly.
+   * The newest engram is found by walking places from the document's count (key reads, no scan).
+   *
+   * After its write a writer checks only whether the place after the newest engram it wrote for
+   * exists (one key read): if it does, its write may have been stale and it goes round again. A
+   * stale write of an older writer that lands after this one is that writer's to repair: its own
+   * check follows its write, which follows this writer's place, so it finds that place.
    */
   async function converge(scope: Scope, traceId: string, memoryIds: string[], mine?: EngramPlaceDoc, generated?: { title: string; written?: boolean }): Promise<TraceDoc | null> {
     const title = generated?.title;
     const key = traceKey(scope.workspaceId, traceId);
     let known = mine;
+    let checked: Promise<EngramPlaceDoc | null> | undefined; // the place after `known`, read by the last check
     for (let i = 0; i < 20; i++) {
       // The document and the place after the newest one this writer knows, read together.
       const [doc, after] = await Promise.all([
         repo.find(scope.workspaceId, traceId),
-        known ? findById(repo.places, placeKey(key, known.seq + 1)) : Promise.resolve(null),
+        checked ?? (known ? findById(repo.places, placeKey(key, known.seq + 1)) : Promise.resolve(null)),
       ]);
       if (!doc) return null;
       const last = known && !after && doc.messageCount <= known.seq
@@ -157,6 +162,8 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
       await repo.traces.updateOne({ _id: doc._id }, { $set: set });
       if (titled) generated!.written = true;
       known = last;
+      checked = findById(repo.places, placeKey(key, last.seq + 1));
+      if (!(await checked)) return { ...doc, ...set };
     }
     return repo.find(scope.workspaceId, traceId);
   }
