@@ -69,7 +69,6 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
   }
 
   return {
-    /** Resolves a bearer token (API key or JWT) into a Scope, or throws 401. */
     /** Whether authenticating this credential reads no store: a JWT, or an API key this process has looked up recently. */
     needsNoLookup(bearer: string): boolean {
       if (looksLikeJwt(bearer)) return true;
@@ -77,6 +76,7 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
       return cached !== undefined && cached.until > Date.now();
     },
 
+    /** Resolves a bearer token (API key or JWT) into a Scope, or throws 401. */
     async authenticate(bearer: string | undefined): Promise<Scope> {
       if (!bearer) throw authRequired();
       return looksLikeJwt(bearer) ? fromJwt(bearer) : fromApiKey(bearer);

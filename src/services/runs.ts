@@ -150,7 +150,13 @@ export function createRunService(d: {
       // attributes) would otherwise run before the 202 is written.
       await new Promise((r) => setImmediate(r));
       for (const wait of START_RETRIES_MS) {
-        if (wait) await new Promise((r) => setTimeout(r, wait));
+        if (wait) {
+          await new Promise((r) => setTimeout(r, wait));
+          // A run cancelled while its start was being retried is not started (cancel found no
+          // workflow to cancel); the sweep is told it needs none.
+          const now = await jobs.repoFind(job._id).catch(() => null);
+          if (now && TERMINAL_STATES.includes(now.status)) return void (await runLog.confirmStart(job._id).catch(() => undefined));
+        }
         if (await startFrom(job, start)) return;
       }
       d.log.warn({ jobId: job._id }, 'workflow start still failing; the start sweep retries it');

@@ -126,6 +126,35 @@ describe('runs under real provider behaviour', () => {
     expect(shownReply(entries)).toBe(await storedReply(ws.key, String(res.body.trace_id)));
   });
 
+  it('a run cancelled while Temporal refused its start is not started when Temporal is back, by the retries or by the sweep', async () => {
+    const ws = await buildWorkspace(app);
+    const id = await neuron(ws);
+    const client = app.deps.temporal.client.workflow;
+    const start = client.start.bind(client);
+    // The first start is refused; the retry 250 ms later would be accepted.
+    let tried = 0;
+    client.start = ((...args: Parameters<typeof start>) => (tried++ < 1 ? Promise.reject(new Error('14 UNAVAILABLE: connection refused')) : start(...args))) as typeof client.start;
+    let jobId = '';
+    try {
+      const res = await app.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'cancelled before its start' });
+      expect(res.status).toBe(202);
+      jobId = String(res.body.job_id);
+      const cancelled = await app.post(`/v1/jobs/${jobId}/cancel`, ws.key);
+      expect(cancelled.status).toBe(200);
+      // Past the last retry (0, 250 and 1,000 ms after the 202).
+      await new Promise((r) => setTimeout(r, 1_600));
+    } finally {
+      client.start = start;
+    }
+    expect(tried).toBe(1); // the retry found the job cancelled and did not start it
+    expect(await app.services.jobs.workflowExists(jobId)).toBe(false);
+    expect((await app.services.runs.startPending({ minAgeMs: 0 })).started).toBe(0);
+    expect(await app.services.jobs.workflowExists(jobId)).toBe(false);
+    const job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+    expect(job.status).toBe('failed');
+    expect(String(job.failedReason)).toMatch(/^cancelled/);
+  });
+
   it('an API that answered 202 and died before the workflow started: the start sweep starts the stored run', async () => {
     const ws = await buildWorkspace(app);
     const id = await neuron(ws);
