@@ -101,13 +101,27 @@ describe('runs under real provider behaviour', () => {
     }
   });
 
+  /**
+   * Workflow starts sent by the API as `refuse` says: the first `n` refused as by an unreachable
+   * server, or every one lost (`'lost'`: never answered, as when the process that sent it died).
+   * `tried` counts them; `restore` puts the real start back.
+   */
+  const interceptStarts = (refuse: number | 'lost') => {
+    const client = app.deps.temporal.client.workflow;
+    const start = client.start.bind(client);
+    const calls = { tried: 0, restore: () => { client.start = start; } };
+    client.start = ((...args: Parameters<typeof start>) => {
+      calls.tried++;
+      if (refuse === 'lost') return new Promise(() => undefined);
+      return calls.tried <= refuse ? Promise.reject(new Error('14 UNAVAILABLE: connection refused')) : start(...args);
+    }) as typeof client.start;
+    return calls;
+  };
+
   it('a workflow start Temporal refuses is retried: the 202 run completes, once, and is never failed for it', async () => {
     const ws = await buildWorkspace(app);
     const id = await neuron(ws);
-    const client = app.deps.temporal.client.workflow;
-    const start = client.start.bind(client);
-    let refused = 0;
-    client.start = ((...args: Parameters<typeof start>) => (refused++ < 2 ? Promise.reject(new Error('14 UNAVAILABLE: connection refused')) : start(...args))) as typeof client.start;
+    const starts = interceptStarts(2);
     let res;
     try {
       res = await app.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'start fails twice' });
@@ -118,9 +132,9 @@ describe('runs under real provider behaviour', () => {
       const job = await settle(ws.key, String(res.body.job_id));
       expect(job.status, String(job.failedReason)).toBe('completed');
     } finally {
-      client.start = start;
+      starts.restore();
     }
-    expect(refused).toBeGreaterThanOrEqual(3);
+    expect(starts.tried).toBeGreaterThanOrEqual(3);
     const entries = await entriesOf(String(res.body.job_id));
     expectOneTerminalLast(entries);
     expect(shownReply(entries)).toBe(await storedReply(ws.key, String(res.body.trace_id)));
@@ -129,11 +143,8 @@ describe('runs under real provider behaviour', () => {
   it('a run cancelled while Temporal refused its start is not started when Temporal is back, by the retries or by the sweep', async () => {
     const ws = await buildWorkspace(app);
     const id = await neuron(ws);
-    const client = app.deps.temporal.client.workflow;
-    const start = client.start.bind(client);
     // The first start is refused; the retry 250 ms later would be accepted.
-    let tried = 0;
-    client.start = ((...args: Parameters<typeof start>) => (tried++ < 1 ? Promise.reject(new Error('14 UNAVAILABLE: connection refused')) : start(...args))) as typeof client.start;
+    const starts = interceptStarts(1);
     let jobId = '';
     try {
       const res = await app.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'cancelled before its start' });
@@ -144,9 +155,9 @@ describe('runs under real provider behaviour', () => {
       // Past the last retry (0, 250 and 1,000 ms after the 202).
       await new Promise((r) => setTimeout(r, 1_600));
     } finally {
-      client.start = start;
+      starts.restore();
     }
-    expect(tried).toBe(1); // the retry found the job cancelled and did not start it
+    expect(starts.tried).toBe(1); // the retry found the job cancelled and did not start it
     expect(await app.services.jobs.workflowExists(jobId)).toBe(false);
     expect((await app.services.runs.startPending({ minAgeMs: 0 })).started).toBe(0);
     expect(await app.services.jobs.workflowExists(jobId)).toBe(false);
@@ -158,15 +169,13 @@ describe('runs under real provider behaviour', () => {
   it('an API that answered 202 and died before the workflow started: the start sweep starts the stored run', async () => {
     const ws = await buildWorkspace(app);
     const id = await neuron(ws);
-    const client = app.deps.temporal.client.workflow;
-    const start = client.start.bind(client);
     // The start never reaches Temporal (the process that sent it is gone).
-    client.start = (() => new Promise(() => undefined)) as typeof client.start;
+    const starts = interceptStarts('lost');
     let res;
     try {
       res = await app.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'api died after 202' });
     } finally {
-      client.start = start;
+      starts.restore();
     }
     expect(res.status).toBe(202);
     const jobId = String(res.body.job_id);
