@@ -52,6 +52,7 @@
  *
  * Exit code: 0 when every measure ran (whether or not the aims are met), 1 on a real error.
  */
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -1358,20 +1359,22 @@ async function main(): Promise<void> {
     // The bare worker serves (b) and (c) only.
     const needBare = runs('b') || runs('c');
     const [workerMetricsPort] = await freePorts(1);
-    const startWorker = () => spawnWorkerProcess(app, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', CORTEX_WORKFLOW_BUNDLE: bundlePath, WORKER_METRICS_PORT: String(workerMetricsPort) }, 'compiled').then((child) => {
+    /** SIGTERM and wait for the exit; a no-op once the process has exited. */
+    const stopperOf = (child: ChildProcess) => {
       let exited = false;
       child.once('exit', () => { exited = true; });
-      return { pid: child.pid, stop: async () => { if (exited) return; child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); } };
-    });
+      return async () => { if (exited) return; child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); };
+    };
+    const startWorker = () => spawnWorkerProcess(app, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', CORTEX_WORKFLOW_BUNDLE: bundlePath, WORKER_METRICS_PORT: String(workerMetricsPort) }, 'compiled')
+      .then((child) => ({ pid: child.pid, stop: stopperOf(child) }));
     const startApi = async (): Promise<ServedApi & { stop(): Promise<void> }> => {
       const [apiPort] = await freePorts(1);
       const child = await spawnApiProcess(app, apiPort, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', RATE_LIMIT_POINTS: '1000000' }, 'compiled');
-      let exited = false;
-      child.once('exit', () => { exited = true; });
-      const stop = async () => { if (exited) return; child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); };
+      const stop = stopperOf(child);
       cleanups.push(stop);
-      say(`compiled API process at http://127.0.0.1:${apiPort} (pid ${child.pid}, ${(pidRss(child.pid) / MB).toFixed(0)} MB at start)`);
-      return { client: makeClient(`http://127.0.0.1:${apiPort}`), pid: child.pid, startRss: pidRss(child.pid), stop };
+      const startRss = pidRss(child.pid);
+      say(`compiled API process at http://127.0.0.1:${apiPort} (pid ${child.pid}, ${(startRss / MB).toFixed(0)} MB at start)`);
+      return { client: makeClient(`http://127.0.0.1:${apiPort}`), pid: child.pid, startRss, stop };
     };
     let worker: Awaited<ReturnType<typeof startWorker>>;
     const [firstWorker, bare] = await Promise.all([

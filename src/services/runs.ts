@@ -135,6 +135,8 @@ export function createRunService(d: {
    * times; after that the sweep (startPending) goes on trying, so the run is never lost.
    */
   /** Starts a stored run's workflow (a start that exists already counts); false, logged, when Temporal refuses. */
+  /** Whether a stored run still wants its workflow: a job that ended before its start (cancelled meanwhile) never starts. */
+  const wantsStart = (job: JobDoc | null): job is JobDoc => job !== null && !TERMINAL_STATES.includes(job.status);
   const startFrom = async (job: JobDoc, start: StoredStart): Promise<boolean> => {
     try {
       await jobs.startWorkflow(job, start.workflowType, start.args, start.summary, { failJob: false });
@@ -154,8 +156,8 @@ export function createRunService(d: {
           await new Promise((r) => setTimeout(r, wait));
           // A run cancelled while its start was being retried is not started (cancel found no
           // workflow to cancel); the sweep is told it needs none.
-          const now = await jobs.repoFind(job._id).catch(() => null);
-          if (now && TERMINAL_STATES.includes(now.status)) return void (await runLog.confirmStart(job._id).catch(() => undefined));
+          const now = await jobs.repoFind(job._id).catch(() => job);
+          if (!wantsStart(now)) return void (await runLog.confirmStart(job._id).catch(() => undefined));
         }
         if (await startFrom(job, start)) return;
       }
@@ -258,7 +260,7 @@ export function createRunService(d: {
       let started = 0;
       for (const r of due) {
         const job = await jobs.repoFind(r.jobId);
-        if (job && !TERMINAL_STATES.includes(job.status)) {
+        if (wantsStart(job)) {
           const exists = await jobs.workflowExists(r.jobId);
           if (exists === null) continue; // Temporal did not answer: the next sweep looks again
           if (!exists) {

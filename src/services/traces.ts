@@ -303,7 +303,8 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
       // The id or the first place was taken (a retry, a trace that existed): the ordinary append,
       // without the place claimed here for an engram that is not this one.
       if (!engramNew) {
-        if (placed) await repo.places.deleteOne({ _id: placeOf(first)._id, engramId: first._id });
+        // By `_id` alone (a key lookup): `placed` says this call inserted that place, and places are never rewritten.
+        if (placed) await repo.places.deleteOne({ _id: placeOf(first)._id });
         return this.append(scope, traceId, input);
       }
       // The engram is the first of a trace that existed without engrams: its counters converge.
