@@ -4,6 +4,9 @@ import Koa from 'koa';
 import type { Deps } from '../src/deps.js';
 import { createServices, type Services } from '../src/services/index.js';
 import { errorMiddleware } from './middleware/errors.js';
+import { createAdmission } from './middleware/admission.js';
+import { createRequestGuard } from './middleware/guard.js';
+import { createIdempotency } from './middleware/idempotency.js';
 import { createRateLimiter } from './middleware/rate-limit.js';
 import { requestMiddleware } from './middleware/request.js';
 import { buildOpenApi } from './openapi.js';
@@ -18,7 +21,15 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   // Behind a reverse proxy (TRUST_PROXY_HOPS > 0), the client address comes from X-Forwarded-For.
   const app = new Koa({ proxy: deps.config.TRUST_PROXY_HOPS > 0, maxIpsCount: deps.config.TRUST_PROXY_HOPS });
   const router = new Router();
-  const rc = { services, rateLimit: createRateLimiter(deps.redis, deps.config) };
+  const { config } = deps;
+  const admission = createAdmission({ maxInFlight: config.ADMISSION_MAX_INFLIGHT, maxQueue: config.ADMISSION_MAX_QUEUE, maxWaitMs: config.ADMISSION_QUEUE_WAIT_MS });
+  const rc = {
+    services, rateLimit: createRateLimiter(deps.redis, config),
+    guard: createRequestGuard({ config, breakers: deps.breakers, admission, temporal: deps.temporal.connection }),
+    idempotency: createIdempotency(deps.redis, { prefix: config.REDIS_PREFIX, ttlS: config.IDEMPOTENCY_TTL_S }),
+  };
+  // The API watches its dependencies so that requests meet a 503 at once while one is down.
+  deps.breakers.start();
   for (const def of allRoutes()) router[def.method](def.path, toKoaHandler(def, rc));
   // The OpenAPI document of every route above, generated from the same route objects at its first
   // request and kept as JSON text (building it at start cost every process ~25 MB of resident

@@ -19,6 +19,8 @@ const exampleMessage: Partial<Record<keyof typeof ERROR_CODES, string>> = {
   VALIDATION_ERROR: 'message: expected string, received number', AUTH_REQUIRED: 'Authentication required', FORBIDDEN: 'Requires role workspace_admin',
   NOT_FOUND: 'Neuron not found', RATE_LIMIT: 'Rate limit exceeded', CONFLICT: 'Already exists', PAYLOAD_TOO_LARGE: 'Request body too large',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported content type; send application/json',
+  SERVICE_UNAVAILABLE: 'The API is at capacity; retry shortly',
+  IDEMPOTENCY_KEY_REUSED: 'This Idempotency-Key was used with a different request; use a new key for a new request',
 };
 
 /** A job stream as it appears on the wire (docs/streams.md): a retried turn resets, one terminal entry ends it. */
@@ -30,6 +32,12 @@ const JOB_STREAM_EXAMPLE = [
   ': ping', '',
   'id: 1731000000300-0', 'data: {"type":"complete","result":{"text":"Hello"}}', '', '',
 ].join('\n');
+
+const IdempotencyKeyHeader = z.string().min(1).max(255).optional().meta({
+  description: 'Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header '
+    + '`Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. '
+    + 'Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key.',
+});
 
 const SSE_DESCRIPTION = 'Server-sent events: `id: <cursor>` then `data: <json>` per entry, `: ping` keepalives. Resume with `after=<cursor>` or the `Last-Event-ID` header. '
   + 'On a job stream, a `reset` entry means: drop every token of that turn shown so far; the stream ends after its one terminal entry (`complete` or `error`). Entry types: docs/streams.md.';
@@ -67,6 +75,8 @@ export function buildOpenApi(routes: RouteDef[]) {
     const path = toOpenApiPath(r.path);
     const status = String(r.status ?? 200);
     const hasBody = Boolean(r.body);
+    // Every POST but a stream's takes an Idempotency-Key (api/middleware/idempotency.ts).
+    const idempotent = r.method === 'post' && !r.kind;
     const op: ZodOpenApiOperationObject = {
       operationId,
       summary: operationTitle(r),
@@ -76,7 +86,12 @@ export function buildOpenApi(routes: RouteDef[]) {
       requestParams: {
         ...(r.params ? { path: r.params as z.ZodObject } : {}),
         ...(r.query ? { query: r.query as z.ZodObject } : {}),
-        ...(r.brain ? { header: z.object({ 'x-brain-id': r.brain === 'required' ? z.uuid() : z.uuid().optional() }) } : {}),
+        ...(r.brain || idempotent ? {
+          header: z.object({
+            ...(r.brain ? { 'x-brain-id': r.brain === 'required' ? z.uuid() : z.uuid().optional() } : {}),
+            ...(idempotent ? { 'idempotency-key': IdempotencyKeyHeader } : {}),
+          }),
+        } : {}),
       },
       ...(hasBody ? { requestBody: { content: { 'application/json': { schema: r.body as ZodType, ...(r.examples?.request !== undefined ? { example: r.examples.request } : {}) } } } } : {}),
       responses: {
@@ -87,7 +102,9 @@ export function buildOpenApi(routes: RouteDef[]) {
         ...(r.auth === 'none' ? {} : { '401': errorResponse('AUTH_REQUIRED'), '403': errorResponse('FORBIDDEN') }),
         '404': errorResponse('NOT_FOUND'),
         ...(hasBody ? { '413': errorResponse('PAYLOAD_TOO_LARGE'), '415': errorResponse('UNSUPPORTED_MEDIA_TYPE') } : {}),
+        ...(idempotent ? { '409': errorResponse('CONFLICT'), '422': errorResponse('IDEMPOTENCY_KEY_REUSED') } : {}),
         '429': errorResponse('RATE_LIMIT'),
+        '503': errorResponse('SERVICE_UNAVAILABLE'),
       },
     };
     paths[path] = { ...(paths[path] ?? {}), [r.method]: op };

@@ -6,6 +6,9 @@ import type { Logger } from '../src/logger.js';
 import { hasRole, type Role, type Scope } from '../src/scope.js';
 import type { Services } from '../src/services/index.js';
 import type { ShareAccess } from '../src/services/shares.js';
+import { currentRequest } from '../src/request-context.js';
+import type { Idempotency } from './middleware/idempotency.js';
+import type { RequestGuard } from './middleware/guard.js';
 import type { RateLimit } from './middleware/rate-limit.js';
 
 /**
@@ -58,6 +61,13 @@ export interface RouteDef<PS = unknown, QS = unknown, BS = unknown> {
    * their place. Share traffic is rate limited per token and per client address.
    */
   share?: 'only' | 'accept';
+  /**
+   * `stream`: an SSE route (its set-up is bounded, the stream is not, and it takes no admission
+   * slot); `health`: a health probe (answers while dependencies are down, no admission slot).
+   */
+  kind?: 'stream' | 'health';
+  /** A deadline of the route's own, where its work is known to take longer than REQUEST_DEADLINE_MS. */
+  deadlineMs?: number;
   params?: PS; query?: QS; body?: BS;
   status?: number;
   response?: ZodType;
@@ -71,7 +81,7 @@ export function route<PS extends ZodType | undefined = undefined, QS extends Zod
   return def as unknown as RouteDef;
 }
 
-export interface RouteContext { services: Services; rateLimit: RateLimit }
+export interface RouteContext { services: Services; rateLimit: RateLimit; guard: RequestGuard; idempotency: Idempotency }
 
 const bearer = (ctx: Context): string | undefined => {
   const h = ctx.get('authorization');
@@ -159,27 +169,41 @@ async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Prom
   return scope;
 }
 
-/** The Koa handler for one route: validate → authenticate → handler → status and body. */
+/** The Koa handler for one route: guard → authenticate → admit → validate → handler → status and body. */
 export function toKoaHandler(def: RouteDef, rc: RouteContext) {
   const parse = (schema: unknown, value: unknown) => (schema ? (schema as ZodType).parse(value) : value);
+  const guarded = { kind: def.kind ?? 'request', deadlineMs: def.deadlineMs } as const;
   return async (ctx: Context) => {
     // A body in anything but JSON is refused before it is read (415), on every route that takes one.
     if (def.body && ctx.request.length && !ctx.is('application/json', '+json')) throw unsupportedMediaType('application/json');
-    const scope = await resolveScope(def, ctx, rc);
-    const params = parse(def.params, ctx.params);
-    const query = parse(def.query, ctx.query);
-    const rawBody = (ctx.request as { body?: unknown }).body;
-    const body = parse(def.body, rawBody === undefined && def.body ? {} : rawBody);
-    const share = ctx.state.share as ShareAccess | undefined;
-    const result = await def.handler({ params, query, body, scope, services: rc.services, ctx, log: ctx.state.log as Logger, share } as HandlerInput<never, never, never>);
-    if (result === undefined && ctx.body != null) return; // the handler wrote the response itself
-    if (result instanceof Readable) {
-      ctx.status = 200;
-      ctx.body = result;
-      return;
-    }
-    ctx.status = def.status ?? (result === undefined ? 204 : 200);
-    if (result !== undefined) ctx.body = result;
+    await rc.guard.run(guarded, ctx, async (admit) => {
+      const scope = await resolveScope(def, ctx, rc);
+      // Admission is fair between workspaces (anonymous callers: per address).
+      await admit(scope.workspaceId || `ip:${ctx.ip}`);
+      const params = parse(def.params, ctx.params);
+      const query = parse(def.query, ctx.query);
+      const rawBody = (ctx.request as { body?: unknown }).body;
+      const body = parse(def.body, rawBody === undefined && def.body ? {} : rawBody);
+      const share = ctx.state.share as ShareAccess | undefined;
+      const respond = async (seed: string | undefined) => {
+        // The ids this request creates derive from its Idempotency-Key (src/request-context.ts newId).
+        const req = currentRequest();
+        if (req && seed) req.idempotency = seed;
+        const result = await def.handler({ params, query, body, scope, services: rc.services, ctx, log: ctx.state.log as Logger, share } as HandlerInput<never, never, never>);
+        if (result === undefined && ctx.body != null) return; // the handler wrote the response itself
+        if (result instanceof Readable) {
+          ctx.status = 200;
+          ctx.body = result;
+          return;
+        }
+        ctx.status = def.status ?? (result === undefined ? 204 : 200);
+        if (result !== undefined) ctx.body = result;
+      };
+      if (def.method !== 'post' || def.kind) return respond(undefined);
+      const tenant = scope.workspaceId || `ip:${ctx.ip}`;
+      const request = { method: def.method, path: ctx.path, query, body: ctx.is('application/json', '+json') || !ctx.request.length ? body : { length: ctx.request.length } };
+      await rc.idempotency.run(ctx, `${tenant} ${def.method} ${def.path}`, request, respond);
+    });
   };
 }
 

@@ -116,6 +116,24 @@ export const ConfigSchema = z.object({
   ATTACHMENT_MAX_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
   // Live captions: audio per final caption window.
   LIVE_CAPTION_WINDOW_MS: z.coerce.number().int().min(500).max(60_000).default(4000),
+  // Bounded waits and load shedding (docs/operations.md). Every non-streaming request has a deadline;
+  // past it the request is answered 503 with Retry-After and its remaining store work is abandoned.
+  REQUEST_DEADLINE_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
+  // Uploads (multipart bodies) read their body within the request, so they get a longer deadline.
+  UPLOAD_DEADLINE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(120_000),
+  // Admission control: non-streaming requests running at once, queued beyond that (fair between
+  // workspaces), and how long a queued request may wait before it is answered 503.
+  ADMISSION_MAX_INFLIGHT: z.coerce.number().int().min(1).max(10_000).default(48),
+  ADMISSION_MAX_QUEUE: z.coerce.number().int().min(0).max(100_000).default(256),
+  ADMISSION_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  // A Redis command not answered within this is failed (the blocking stream readers are exempt).
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2000),
+  // Dependency breakers: each of MongoDB, Redis and Temporal is probed this often; a probe not
+  // answered within the timeout opens its breaker, and requests that need it answer 503 at once.
+  BREAKER_PROBE_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
+  BREAKER_PROBE_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
+  // Idempotency-Key: how long a key's outcome is kept (a repeat within it returns the first response).
+  IDEMPOTENCY_TTL_S: z.coerce.number().int().min(60).max(30 * 86_400).default(86_400),
   EMBEDDINGS_CACHE_DIR: z.string().default(path.join(process.env.CORTEX_CACHE ?? path.join(os.homedir(), '.cache', 'cortex'), 'embeddings')),
 });
 export type Config = z.infer<typeof ConfigSchema>;

@@ -1,6 +1,7 @@
 import type { Client, Connection } from '@temporalio/client';
 import type { Db, MongoClient } from 'mongodb';
 import type { Redis } from 'ioredis';
+import { createBreakers, type Breakers } from './breakers.js';
 import type { Config } from './config.js';
 import { connectMongo, ensureIndexes } from './db/client.js';
 import { createRepos, allIndexes, type Repos } from './db/index.js';
@@ -22,18 +23,26 @@ export interface Deps {
   streams: Streams;
   repos: Repos;
   temporal: { connection: Connection; client: Client };
+  /** Probe-driven breakers per dependency (src/breakers.ts); the API starts them, the worker does not. */
+  breakers: Breakers;
 }
 
 /** Connects to MongoDB, Redis and Temporal and creates indexes (idempotent). */
 export async function createDeps(config: Config, log: Logger): Promise<Deps> {
   const { client: mongo, db } = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   await ensureIndexes(db, allIndexes, log);
-  const redis = createRedis(config.REDIS_URL);
+  const redis = createRedis(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS });
   const temporal = await connectTemporal(config);
-  return { config, log, mongo, db, redis, streams: createStreams(redis, config.REDIS_PREFIX), repos: createRepos(db), temporal };
+  const breakers = createBreakers({
+    mongodb: () => db.command({ ping: 1 }, { timeoutMS: config.BREAKER_PROBE_TIMEOUT_MS }),
+    redis: () => redis.ping(),
+    temporal: () => temporal.connection.withDeadline(Date.now() + config.BREAKER_PROBE_TIMEOUT_MS, () => temporal.connection.workflowService.getSystemInfo({})),
+  }, { intervalMs: config.BREAKER_PROBE_INTERVAL_MS, timeoutMs: config.BREAKER_PROBE_TIMEOUT_MS, log });
+  return { config, log, mongo, db, redis, streams: createStreams(redis, config.REDIS_PREFIX), repos: createRepos(db), temporal, breakers };
 }
 
 /** Closes every connection; used by graceful shutdown and test teardown. */
 export async function closeDeps(deps: Deps): Promise<void> {
+  deps.breakers.stop();
   await Promise.allSettled([deps.mongo.close(), deps.redis.quit(), deps.temporal.connection.close()]);
 }

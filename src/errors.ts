@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   GONE: { status: 410, meaning: 'A retired route or an expired link' },
   PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The request body is over the limit' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'A body that is not application/json (or multipart where a route takes files)' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, meaning: 'An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with' },
   RATE_LIMIT: { status: 429, meaning: 'Too many requests; wait for Retry-After seconds' },
   INTERNAL_SERVER_ERROR: { status: 500, meaning: 'An unexpected failure; the message never repeats its cause' },
   SERVICE_UNAVAILABLE: { status: 503, meaning: 'A platform component is unreachable or a run could not start; retry after Retry-After' },
@@ -46,3 +47,7 @@ export const payloadTooLarge = (msg = 'Request body too large') => new AppError(
 export const unsupportedMediaType = (accepted: string) => new AppError('UNSUPPORTED_MEDIA_TYPE', 415, `Unsupported content type; send ${accepted}`);
 export const rateLimited = (retryAfterS: number) =>
   new AppError('RATE_LIMIT', 429, 'Rate limit exceeded', { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterS))) });
+
+/** 503 with Retry-After: the platform cannot take the request now; nothing of it was stored. */
+export const unavailable = (msg: string, retryAfterS = 1) =>
+  new AppError('SERVICE_UNAVAILABLE', 503, msg, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterS))) });

@@ -32,4 +32,10 @@ export const metrics = {
   mongoCommands: new Counter({ name: 'cortex_mongo_commands_total', help: 'Commands sent to the document store, by command name', labelNames: ['command'] as const, registers }),
   sseOpen: new Gauge({ name: 'cortex_sse_streams_open', help: 'Open server-sent-event streams', registers }),
   rateLimited: new Counter({ name: 'cortex_rate_limited_total', help: 'Requests refused with 429, by reason', labelNames: ['reason'] as const, registers }),
+  /** 1 while a dependency's breaker is open (src/breakers.ts): requests that need it answer 503 at once. */
+  breakerOpen: new Gauge({ name: 'cortex_dependency_breaker_open', help: 'Dependency breaker state (1 open, 0 closed)', labelNames: ['dependency'] as const, registers }),
+  /** Requests answered 503 without running to the end, by reason (capacity, deadline, dependency, client gone). */
+  requestsShed: new Counter({ name: 'cortex_requests_shed_total', help: 'Requests refused or abandoned, by reason', labelNames: ['reason'] as const, registers }),
+  admissionInFlight: new Gauge({ name: 'cortex_admission_in_flight', help: 'Non-streaming requests running', registers }),
+  admissionQueued: new Gauge({ name: 'cortex_admission_queued', help: 'Non-streaming requests waiting for a slot', registers }),
 };

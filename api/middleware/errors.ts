@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
+import { MongoNetworkError, MongoOperationTimeoutError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { isDuplicateKey } from '../../src/db/claims.js';
 import { AppError, conflict, notFound, payloadTooLarge, unsupportedMediaType, validationError } from '../../src/errors.js';
 import { redactPath } from './request.js';
@@ -18,7 +18,9 @@ export function firstIssue(err: ZodError): string {
 /** Connectivity failures of MongoDB, Redis or Temporal (by class name or message, without importing each client's internals). */
 function isUnreachable(err: unknown): boolean {
   const e = err as { name?: string; message?: string; code?: string | number };
-  if (err instanceof MongoNetworkError || err instanceof MongoServerSelectionError) return true;
+  if (err instanceof MongoNetworkError || err instanceof MongoServerSelectionError || err instanceof MongoOperationTimeoutError) return true;
+  // Temporal calls cut by the request's deadline or abort (gRPC CANCELLED, DEADLINE_EXCEEDED) and Redis command timeouts.
+  if (e?.name === 'AbortError' || /DEADLINE_EXCEEDED|CANCELLED|Command timed out|operation was aborted/i.test(String(e?.message ?? ''))) return true;
   if (e?.name === 'MaxRetriesPerRequestError') return true;
   if (typeof e?.code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(e.code)) return true;
   return /Connection is closed|Stream isn't writeable|UNAVAILABLE|Connection refused|connect ECONNREFUSED/i.test(String(e?.message ?? ''));

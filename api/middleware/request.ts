@@ -30,6 +30,7 @@ export function requestMiddleware(log: Logger) {
     const requestId = /^[\w-]{1,64}$/.test(incoming) ? incoming : randomUUID();
     ctx.set('X-Request-Id', requestId);
     ctx.state.requestId = requestId;
+    ctx.state.startedAt = Date.now();
     ctx.state.log = log.child({ requestId });
     const started = performance.now();
     // The request span: a caller's `traceparent` continues its trace; the span is named after the

@@ -21,7 +21,7 @@ export default [
     handler: async ({ params, scope, services }) => presentJob(await services.jobs.status(scope, params.jobId)),
   }),
   route({
-    method: 'get', path: '/v1/jobs/:jobId/stream', params: JobIdParams, query: JobStreamQuery, tags: ['jobs'],
+    method: 'get', path: '/v1/jobs/:jobId/stream', kind: 'stream', params: JobIdParams, query: JobStreamQuery, tags: ['jobs'],
     summary: 'SSE: tokens and progress of a run; ends after complete or error',
     handler: async ({ params, query, scope, services, ctx }) => {
       const key = services.jobs.streamKey(params.jobId);

@@ -40,7 +40,7 @@ export default [
     handler: async ({ params, body, scope, services }) => services.transcription.chunk(scope, params.id, body),
   }),
   route({
-    method: 'get', path: `${base}/live/events/:session_id`, brain: 'optional', params: SessionParams, query: LiveEventsQuery, tags,
+    method: 'get', path: `${base}/live/events/:session_id`, kind: 'stream', brain: 'optional', params: SessionParams, query: LiveEventsQuery, tags,
     summary: 'SSE captions: { type: partial | final, text, seq_from, seq_to, start_ms, end_ms }, { type: gap, missing_seqs }, then one { type: complete, artifact_id } or { type: error }; resume with after=<cursor>',
     handler: async ({ params, query, scope, services, ctx }) => {
       const s = await services.transcription.session(scope, params.id, params.session_id);

@@ -13,11 +13,13 @@ import { route, type RouteDef } from '../route.js';
 async function health({ scope, services, ctx }: { scope: Scope; services: Services; ctx: Context }) {
   const h = await services.health.check();
   ctx.status = h.healthy ? 200 : 503;
-  const ws = scope.workspaceId ? await services.workspaces.findWorkspace(scope.workspaceId) : null;
+  // A load balancer or client polling health backs off as it would on any other 503.
+  if (!h.healthy) ctx.set('Retry-After', '2');
+  const ws = scope.workspaceId && h.components.mongodb === 'up' ? await services.workspaces.findWorkspace(scope.workspaceId) : null;
   ctx.body = { status: h.healthy ? 'healthy' : 'unhealthy', version: services.health.version, ...(ws ? { workspace: presentWorkspace(ws), components: h.components } : {}) };
 }
 
-const healthRoute = (path: string, operationId?: string): RouteDef => route({ method: 'get', path, operationId, auth: 'optional', response: Health, tags: ['health'], handler: async (i) => { await health(i); } });
+const healthRoute = (path: string, operationId?: string): RouteDef => route({ method: 'get', path, operationId, kind: 'health', auth: 'optional', response: Health, tags: ['health'], handler: async (i) => { await health(i); } });
 
 export default [
   healthRoute('/health', 'health.probe'),

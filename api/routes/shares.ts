@@ -115,7 +115,7 @@ export default [
     handler: async (i) => ({ trace: presentTrace(await linkTrace(i, i.params.id, i.query)) }),
   }),
   route({
-    method: 'get', path: '/v1/public/traces/:id/events', auth: 'optional', share: 'only', params: TraceIdParams, query: ShareQuery, tags: pub,
+    method: 'get', path: '/v1/public/traces/:id/events', kind: 'stream', auth: 'optional', share: 'only', params: TraceIdParams, query: ShareQuery, tags: pub,
     summary: 'SSE: the trace\'s events, for a trace of the link\'s receptor',
     handler: async (i) => {
       await linkTrace(i, i.params.id, i.query);
@@ -123,7 +123,7 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/public/jobs/:job_id/stream', auth: 'optional', share: 'only', params: z.object({ job_id: z.uuid() }), query: JobQuery, tags: pub,
+    method: 'get', path: '/v1/public/jobs/:job_id/stream', kind: 'stream', auth: 'optional', share: 'only', params: z.object({ job_id: z.uuid() }), query: JobQuery, tags: pub,
     summary: 'SSE: a job of the link\'s receptor; 403 for any other job',
     handler: async ({ params, query, share, services, ctx }) => {
       const a = share!;

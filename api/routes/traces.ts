@@ -54,7 +54,7 @@ export default [
     handler: async ({ params, body, scope, services }) => ({ engram: presentEngram(await services.traces.addHumanMessage(scope, params.id, body)) }),
   }),
   route({
-    method: 'get', path: '/v1/traces/:id/events', brain: 'optional', share: 'accept', params: z.object({ id: Uuid }), query: EventsQuery, tags: ['traces'],
+    method: 'get', path: '/v1/traces/:id/events', kind: 'stream', brain: 'optional', share: 'accept', params: z.object({ id: Uuid }), query: EventsQuery, tags: ['traces'],
     summary: 'SSE: trace-scoped events (new engrams, run state, title changes); also with share-token parameters',
     handler: async ({ params, query, scope, services, ctx, share }) => {
       await shareCheck(share, services, params.id, query);

@@ -1,3 +1,4 @@
+import { idempotentId } from '../request-context.js';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
@@ -307,7 +308,9 @@ export function createDocumentService(d: {
 
     // ---- artifacts ----
     /** `id` (platform callers only): a retried writer names the artifact it meant, and finds it instead of writing a second. */
-    async createArtifact(scope: Scope, b: { title: string; content: string; content_type?: string; path?: string; metadata?: Record<string, unknown>; skip_embedding?: boolean; brain_id?: string }, id?: string) {
+    async createArtifact(scope: Scope, b: { title: string; content: string; content_type?: string; path?: string; metadata?: Record<string, unknown>; skip_embedding?: boolean; brain_id?: string }, given?: string) {
+      // With an Idempotency-Key the id is derived from it: a retry returns the first attempt's artifact.
+      const id = given ?? idempotentId('artifact');
       const brainId = await brainFor(scope, b.brain_id);
       if (id) {
         const existing = await findById(repo.documents, id, { workspaceId: scope.workspaceId });

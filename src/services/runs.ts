@@ -1,3 +1,4 @@
+import { idempotentId, newId } from '../request-context.js';
 import { metrics } from '../metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
@@ -175,9 +176,11 @@ export function createRunService(d: {
       models.resolve(head.neuron_config.model ?? d.config.DEFAULT_MODEL);
       const opts = body.neuron_task_options;
       const traceType = opts?.trace_type ?? opts?.traceType ?? (head.neuron_config.neuron_type === 'completion' ? 'system' : 'thread');
-      const traceId = body.trace_id ?? randomUUID();
-      const jobId = body.client_nonce ? uuidFromName(`${scope.workspaceId}:${traceId}:${body.client_nonce}`) : randomUUID();
-      if (body.client_nonce) {
+      // An Idempotency-Key stands in for client_nonce (and names the trace it starts), so a retry is the same run.
+      const traceId = body.trace_id ?? newId('trace');
+      const nonce = body.client_nonce ?? idempotentId('invoke');
+      const jobId = nonce ? uuidFromName(`${scope.workspaceId}:${traceId}:${nonce}`) : randomUUID();
+      if (nonce) {
         const existing = await jobs.get(scope, jobId).catch(() => null);
         // A job whose run never started is started afresh; any other is the same job again.
         if (existing && !(await jobs.restartable(existing))) return { job: existing, userEngramId: null as string | null, traceId };
@@ -204,7 +207,7 @@ export function createRunService(d: {
       // Read while the run loads: the first turn's budget check needs them before its call.
       const workspaceBudgets = d.config.FIRST_TURN_IN_API ? budgets.ofWorkspace(scope.workspaceId) : undefined;
       workspaceBudgets?.catch(() => undefined); // awaited by the turn
-      const creating = jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: body.client_nonce ?? null });
+      const creating = jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: nonce ?? null });
       const preparing = Promise.all([this.load(input, message, body.data, { freshTrace: fresh, head }), claimed]).then(([loaded, inApi]) => {
         const prepared: PreparedRunData = { ...loaded, title: titleFrom(message), attribution: attributionOf(input, neuron.brainId), ...(inApi ? { firstTurn: 'api' as const } : {}) };
         // The workflow start is stored with the context: the 202 does not wait for it (startSoon).

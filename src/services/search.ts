@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { blockingReader } from '../redis.js';
 import type { Config } from '../config.js';
 import type { Repos } from '../db/index.js';
 import type { Embedder } from '../embeddings/index.js';
@@ -117,7 +118,7 @@ export function createSearchService(d: {
   }
 
   async function follow(): Promise<void> {
-    reader = d.redis.duplicate();
+    reader = blockingReader(d.redis);
     while (!stopped) {
       try {
         const batch = await d.streams.read(reader, feedKey, applied, 5000);

@@ -1,3 +1,4 @@
+import { idempotentId } from '../request-context.js';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
 import { escapeRegex } from '../db/client.js';
@@ -267,6 +268,8 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
     /** A human turn from the API; source_type comes from the credential, never from the body. */
     addHumanMessage(scope: Scope, traceId: string, body: MessageCreateBody): Promise<EngramDoc> {
       return this.append(scope, traceId, {
+        // With an Idempotency-Key the engram's id is derived from it: a retry finds the first attempt's engram.
+        id: idempotentId('engram'),
         content: { type: 'human', content: body.content }, metadata: body.metadata ?? {},
         sourceType: 'user', sourceId: scope.userId ?? scope.apiKeyId, memoryIds: body.memory_ids,
       });

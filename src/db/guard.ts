@@ -1,0 +1,61 @@
+import type { Collection, Db, Document } from 'mongodb';
+import { abandonedError, currentRequest } from '../request-context.js';
+
+/**
+ * Where each collection method takes its options argument. Only these methods are bounded: they
+ * are every driver call the repositories and services make (a new one must be added here).
+ */
+const OPTIONS_AT: Record<string, number> = {
+  findOne: 1, find: 1, aggregate: 1, countDocuments: 1, distinct: 2, estimatedDocumentCount: 0,
+  insertOne: 1, insertMany: 1, updateOne: 2, updateMany: 2, replaceOne: 2, deleteOne: 1, deleteMany: 1,
+  findOneAndUpdate: 2, findOneAndReplace: 2, findOneAndDelete: 1, bulkWrite: 1,
+};
+
+/** A store call made for a request never waits past the request's deadline: at least this long is left for it. */
+const MIN_CALL_MS = 1;
+
+function bounded<T extends Document>(coll: Collection<T>): Collection<T> {
+  return new Proxy(coll, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof prop !== 'string' || typeof value !== 'function' || !(prop in OPTIONS_AT)) return value;
+      const at = OPTIONS_AT[prop]!;
+      return (...args: unknown[]) => {
+        const rc = currentRequest();
+        if (!rc) return (value as (...a: unknown[]) => unknown).apply(target, args);
+        // Work of an abandoned request (answered 503, or its client left) is not started: a write
+        // that was refused must not be stored later.
+        if (rc.signal.aborted) throw abandonedError(rc.signal);
+        const left = rc.deadline - Date.now();
+        // Past the deadline nothing new starts; a request that has answered has an infinite deadline.
+        if (left <= 0) throw abandonedError(rc.signal);
+        if (!Number.isFinite(left)) return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const given = (args[at] ?? {}) as Record<string, unknown>;
+        const next = [...args];
+        while (next.length < at) next.push(undefined);
+        // timeoutMS (the driver's client-side operation timeout) bounds server selection, the wait
+        // for a pooled connection and the round trip; the signal stops a cursor still being read.
+        next[at] = { ...given, timeoutMS: Math.max(MIN_CALL_MS, Math.min(left, (given.timeoutMS as number | undefined) ?? left)), signal: rc.signal };
+        return (value as (...a: unknown[]) => unknown).apply(target, next);
+      };
+    },
+  });
+}
+
+/**
+ * The storage boundary's guard: every collection handed out by this Db bounds the calls made for
+ * an HTTP request by that request's deadline and refuses to start work for an abandoned request
+ * (src/request-context.ts). Work outside a request (the worker's activities, start-up, sweeps) is
+ * untouched.
+ */
+export function guardDb(db: Db): Db {
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop === 'collection') {
+        return <T extends Document>(name: string, options?: Parameters<Db['collection']>[1]) => bounded(target.collection<T>(name, options));
+      }
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
