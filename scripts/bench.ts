@@ -52,6 +52,7 @@
  *
  * Exit code: 0 when every measure ran (whether or not the aims are met), 1 on a real error.
  */
+import { loadSummary, measureLoad, type LoadResult } from './bench-load.js';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -1201,9 +1202,9 @@ function machine(): string {
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult }
+interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult; n?: LoadResult }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, n }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1222,6 +1223,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l }: Results): strin
     ...(j ? ['', ...sectionJ(j)] : []),
     ...(k ? ['', ...soakSummary(k, verdict)] : []),
     ...(l ? ['', ...sectionL(l)] : []),
+    ...(n ? ['', ...loadSummary(n, verdict)] : []),
     line,
   ].join('\n');
 
@@ -1414,6 +1416,16 @@ async function main(): Promise<void> {
         worker = await startWorker();
       }
       r.k = await measureSoak(await startApi(), ws, llm, worker.pid);
+    }
+    if (runs('n')) {
+      // (n) Load: its own fresh API process, the same worker.
+      const served = await startApi();
+      const neuronId = await createNeuron(served.client, ws, 'bench-load');
+      r.n = await measureLoad({
+        api: served.client, apiRss: () => pidRss(served.pid), ws, llm, neuronId, say,
+        seconds: Number(process.env.BENCH_LOAD_SECONDS ?? 180), runs: 50, readersPerRun: 2, writesPerS: 20, stepS: Number(process.env.BENCH_LOAD_STEP_S ?? 15),
+      });
+      await served.stop();
     }
     // Last: it fills the store.
     if (runs('l')) r.l = await measureStoredHistory(app, ws, llm);

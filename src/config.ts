@@ -132,6 +132,8 @@ export const ConfigSchema = z.object({
   // answered within the timeout opens its breaker, and requests that need it answer 503 at once.
   BREAKER_PROBE_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
   BREAKER_PROBE_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
+  // Background work (ingest: chunking, describing, embedding) running at once per worker process.
+  BACKGROUND_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   // Idempotency-Key: how long a key's outcome is kept (a repeat within it returns the first response).
   IDEMPOTENCY_TTL_S: z.coerce.number().int().min(60).max(30 * 86_400).default(86_400),
   EMBEDDINGS_CACHE_DIR: z.string().default(path.join(process.env.CORTEX_CACHE ?? path.join(os.homedir(), '.cache', 'cortex'), 'embeddings')),

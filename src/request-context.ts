@@ -17,7 +17,16 @@ export interface RequestContext {
   deadline: number;
   signal: AbortSignal;
   idempotency?: string;
+  /**
+   * Set by `markCommitted` once the request's write is stored: from then on the request answers
+   * its success, late if need be, rather than a 503 that would claim nothing was stored; its
+   * remaining store calls get COMMIT_GRACE_MS more and are no longer refused.
+   */
+  committed?: boolean;
 }
+
+/** Time given to a committed request's remaining work (its follow-up writes and notifications). */
+export const COMMIT_GRACE_MS = 5_000;
 
 const storage = new AsyncLocalStorage<RequestContext>();
 
@@ -36,10 +45,22 @@ export function remainingMs(): number | undefined {
   return rc ? rc.deadline - Date.now() : undefined;
 }
 
+/**
+ * The current request's write is stored: it will not be answered 503 any more (see
+ * `RequestContext.committed`). Called by services at their commit point (the insert that makes the
+ * resource exist); a no-op outside a request.
+ */
+export function markCommitted(): void {
+  const rc = storage.getStore();
+  if (!rc || rc.committed) return;
+  rc.committed = true;
+  rc.deadline = Math.max(rc.deadline, Date.now() + COMMIT_GRACE_MS);
+}
+
 /** Throws 503 when the current request has been abandoned (answered, or its client left). */
 export function checkNotAbandoned(): void {
   const rc = storage.getStore();
-  if (rc?.signal.aborted) throw abandonedError(rc.signal);
+  if (rc?.signal.aborted && !rc.committed) throw abandonedError(rc.signal);
 }
 
 /** The error a request's abandoned work fails with (the reason given to `abort`, else a plain 503). */

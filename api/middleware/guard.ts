@@ -50,7 +50,8 @@ export function createRequestGuard(d: { config: Config; breakers: Breakers; admi
       const ms = route.kind === 'health' ? HEALTH_DEADLINE_MS : route.deadlineMs ?? (upload ? config.UPLOAD_DEADLINE_MS : config.REQUEST_DEADLINE_MS);
       const ctl = new AbortController();
       const rc: RequestContext = { deadline: started + ms, signal: ctl.signal };
-      const abandon = (reason: string, e: Error) => { if (!ctl.signal.aborted) ctl.abort(shed(reason, e)); };
+      // A request whose write is stored (markCommitted) is no longer abandoned: it answers its success.
+      const abandon = (reason: string, e: Error) => { if (!ctl.signal.aborted && !rc.committed) ctl.abort(shed(reason, e)); };
       const timer = setTimeout(() => abandon('deadline', unavailable(`The request did not finish within ${ms} ms; retry shortly`, 1)), Math.max(0, rc.deadline - Date.now()));
       const offBreaker = breakers.onOpen((dep) => {
         if (route.kind !== 'health' && ALWAYS.includes(dep)) abandon('dependency', unavailable(`The platform's ${dep === 'mongodb' ? 'store' : 'Redis'} is unavailable; retry shortly`, 2));

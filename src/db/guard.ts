@@ -24,8 +24,8 @@ function bounded<T extends Document>(coll: Collection<T>): Collection<T> {
         const rc = currentRequest();
         if (!rc) return (value as (...a: unknown[]) => unknown).apply(target, args);
         // Work of an abandoned request (answered 503, or its client left) is not started: a write
-        // that was refused must not be stored later.
-        if (rc.signal.aborted) throw abandonedError(rc.signal);
+        // that was refused must not be stored later. A committed request finishes its work.
+        if (rc.signal.aborted && !rc.committed) throw abandonedError(rc.signal);
         const left = rc.deadline - Date.now();
         // Past the deadline nothing new starts; a request that has answered has an infinite deadline.
         if (left <= 0) throw abandonedError(rc.signal);
@@ -35,7 +35,7 @@ function bounded<T extends Document>(coll: Collection<T>): Collection<T> {
         while (next.length < at) next.push(undefined);
         // timeoutMS (the driver's client-side operation timeout) bounds server selection, the wait
         // for a pooled connection and the round trip; the signal stops a cursor still being read.
-        next[at] = { ...given, timeoutMS: Math.max(MIN_CALL_MS, Math.min(left, (given.timeoutMS as number | undefined) ?? left)), signal: rc.signal };
+        next[at] = { ...given, timeoutMS: Math.max(MIN_CALL_MS, Math.min(left, (given.timeoutMS as number | undefined) ?? left)), ...(rc.committed ? {} : { signal: rc.signal }) };
         return (value as (...a: unknown[]) => unknown).apply(target, next);
       };
     },

@@ -1,4 +1,6 @@
-import { idempotentId } from '../request-context.js';
+import { idempotentId, markCommitted } from '../request-context.js';
+import { bestEffort } from '../best-effort.js';
+import type { Logger } from '../logger.js';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
@@ -82,7 +84,7 @@ const BODY_MAX_CHARS = 5_000_000;
  * `ingest` job; every change is announced on the resource event stream.
  */
 export function createDocumentService(d: {
-  repo: KnowledgeRepo; workspaces: WorkspaceRepo; blobs: BlobStore; ingest: IngestService; events: ResourceEvents; guard: Guard; config: Config;
+  repo: KnowledgeRepo; workspaces: WorkspaceRepo; blobs: BlobStore; ingest: IngestService; events: ResourceEvents; guard: Guard; config: Config; log?: Logger;
 }) {
   const { repo, config } = d;
   const ref = (r: DocumentDoc, extra: Partial<ResourceRef> = {}): ResourceRef => ({ kind: r.lane, id: r._id, brain_id: r.brainId, name: r.name, version: r.version, ...extra });
@@ -125,9 +127,12 @@ export function createDocumentService(d: {
     const jobId = ingestBody ? randomUUID() : null;
     if (jobId) r.ingest = newIngestState(r.lane === 'artifact' ? r.version : 1, jobId);
     await repo.documents.insertOne(r);
-    await repo.versions.insertOne(versionDoc(r, r.version, ['created'], scope));
-    await d.events.emit(scope.workspaceId, 'created', ref(r));
-    if (jobId) await d.ingest.start(scope, { kind: r.lane, id: r._id, version: r.ingest.version, brainId: r.brainId, name: r.name }, jobId);
+    // The resource exists: the request answers its success from here on (src/request-context.ts),
+    // and what follows cannot turn it into an error that would claim nothing was stored.
+    markCommitted();
+    await bestEffort(d.log, 'first version record', repo.versions.insertOne(versionDoc(r, r.version, ['created'], scope)));
+    await bestEffort(d.log, 'created event', d.events.emit(scope.workspaceId, 'created', ref(r)));
+    if (jobId) await bestEffort(d.log, 'ingest start', d.ingest.start(scope, { kind: r.lane, id: r._id, version: r.ingest.version, brainId: r.brainId, name: r.name }, jobId));
     return { doc: r, jobId };
   }
 

@@ -39,7 +39,7 @@ import { createStakeholderMapService } from './stakeholder-maps.js';
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
   const auth = createAuthService({ config: deps.config, repo: deps.repos.workspaces });
-  const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams });
+  const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams, log: deps.log });
   const health = createHealthService(deps);
   const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client });
   // A cancelled run closes its own open interventions (its failure step): the run is their one writer.
@@ -80,7 +80,7 @@ export function createServices(deps: Deps) {
   // URL ingest reads up to ASSET_MAX_BYTES through the same guard (another cap, the same checks).
   const ingestGuard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS, maxResponseBytes: c.ASSET_MAX_BYTES, timeoutMs: 60_000 });
   const ingest = createIngestService({ repo: deps.repos.knowledge, blobs, embedder, jobs, usage, models, config: c, events });
-  const documents = createDocumentService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, blobs, ingest, events, guard: ingestGuard, config: c });
+  const documents = createDocumentService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, blobs, ingest, events, guard: ingestGuard, config: c, log: deps.log });
   const memories = createMemoryService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, neurons: deps.repos.neurons, traces: deps.repos.traces, blobs, ingest, events, guard: ingestGuard, config: c });
   const catalog = createCatalogService({ repo: deps.repos.knowledge, documents, memories, skills, events });
   // Meetings and speech (docs/meetings.md): chunks and attachments in the blob store, transcripts as artifacts.

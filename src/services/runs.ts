@@ -1,4 +1,4 @@
-import { idempotentId, newId } from '../request-context.js';
+import { idempotentId, markCommitted, newId, runDetached } from '../request-context.js';
 import { metrics } from '../metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
@@ -208,6 +208,9 @@ export function createRunService(d: {
       const workspaceBudgets = d.config.FIRST_TURN_IN_API ? budgets.ofWorkspace(scope.workspaceId) : undefined;
       workspaceBudgets?.catch(() => undefined); // awaited by the turn
       const creating = jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: nonce ?? null });
+      // Once its job exists the run is the request's write: it is prepared to the end and answered
+      // 202, not abandoned half-stored (src/request-context.ts).
+      void creating.then((c) => { if (c.created) markCommitted(); }, () => undefined);
       const preparing = Promise.all([this.load(input, message, body.data, { freshTrace: fresh, head }), claimed]).then(([loaded, inApi]) => {
         const prepared: PreparedRunData = { ...loaded, title: titleFrom(message), attribution: attributionOf(input, neuron.brainId), ...(inApi ? { firstTurn: 'api' as const } : {}) };
         // The workflow start is stored with the context: the 202 does not wait for it (startSoon).
@@ -237,7 +240,8 @@ export function createRunService(d: {
         // The job record may exist already: it must not stay pending. It ends failed with the reason.
         if (created.status === 'fulfilled' && created.value.created) {
           const reason = `could not prepare the run: ${(failure.reason as Error).message ?? 'unknown error'}`;
-          await jobs.finalize(scope.workspaceId, jobId, { status: 'failed', failedReason: reason, currentStep: NOT_STARTED_STEP }).catch(() => undefined);
+          // Outside the request: this cleanup must run even when the request was abandoned.
+          await runDetached(() => jobs.finalize(scope.workspaceId, jobId, { status: 'failed', failedReason: reason, currentStep: NOT_STARTED_STEP })).catch(() => undefined);
         }
         throw failure.reason;
       }

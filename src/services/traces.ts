@@ -1,4 +1,6 @@
-import { idempotentId } from '../request-context.js';
+import { idempotentId, markCommitted } from '../request-context.js';
+import { bestEffort } from '../best-effort.js';
+import type { Logger } from '../logger.js';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
 import { escapeRegex } from '../db/client.js';
@@ -43,7 +45,7 @@ async function inBatches<T>(n: number, f: (i: number) => Promise<T>): Promise<T[
 }
 
 /** Traces and their engrams: implicit creation, API-order reads, cost roll-ups and trace events. */
-export function createTraceService({ repo, streams }: { repo: TraceRepo; streams: Streams }) {
+export function createTraceService({ repo, streams, log }: { repo: TraceRepo; streams: Streams; log?: Logger }) {
   async function get(scope: Scope, traceId: string): Promise<TraceDoc> {
     const t = await repo.find(scope.workspaceId, traceId);
     if (!t) throw notFound('Trace');
@@ -188,6 +190,8 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
       const next = engramDoc(scope, traceId, input, id, (prev?.seq ?? 0) + 1, prev?.totals ?? emptyCost());
       if (await claim(repo.engrams, next)) {
         doc = next;
+        // The engram is stored: the request answers its success from here on (src/request-context.ts).
+        markCommitted();
       } else {
         // Lost: this id was stored meanwhile (a retried call), or another writer holds the seq.
         doc = await repo.findEngram(ws, id);
@@ -207,7 +211,9 @@ export function createTraceService({ repo, streams }: { repo: TraceRepo; streams
     const generated = known.title !== undefined ? { title: known.title, written: false } : undefined;
     const trace = await converge(scope, traceId, input.memoryIds ?? [], placeOf(doc), generated);
     if (generated?.written) await publishTitle(scope, traceId, generated.title);
-    return { engram: await published(scope, traceId, doc), trace, existed, titled: generated?.written ?? false };
+    // The stream entry is a notification of what is stored: Redis failing here does not undo the write.
+    await bestEffort(log, 'engram.created entry', published(scope, traceId, doc));
+    return { engram: doc, trace, existed, titled: generated?.written ?? false };
   }
 
   return {

@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 async function appOn(overrides: Parameters<typeof startTestApp>[0] = {}): Promise<App> {
-  const a = await startTestApp({ MONGODB_URI: own.mongoUri, REDIS_URL: own.redisUrl, BREAKER_PROBE_INTERVAL_MS: 250, BREAKER_PROBE_TIMEOUT_MS: 750, ...overrides });
+  const a = await startTestApp({ MONGODB_URI: own.mongoUri, REDIS_URL: own.redisUrl, REQUEST_DEADLINE_MS: 5000, BREAKER_PROBE_INTERVAL_MS: 250, BREAKER_PROBE_TIMEOUT_MS: 750, ...overrides });
   apps.push(a);
   return a;
 }

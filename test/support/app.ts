@@ -35,7 +35,11 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     MONGODB_DB: process.env.MONGODB_DB ?? `cortex_t${tag}`,
     // Blob bodies of this app in a folder of its own (never the repository's .data).
     DATA_DIR: path.join(os.tmpdir(), `cortex-t${tag}`), REDIS_PREFIX: `t${tag}:`, TEMPORAL_TASK_QUEUE: `tq-${tag}`,
-    JWT_SECRET: 'test-secret-0123456789abcdef', ...overrides,
+    JWT_SECRET: 'test-secret-0123456789abcdef',
+    // The suite runs two files at once beside Temporal and FerretDB on a 2-core machine: generous
+    // deadlines and breakers so that a slow moment is not a 503. test/api/faults.test.ts sets the
+    // production defaults (or tighter) where the bounds are what it tests.
+    REQUEST_DEADLINE_MS: 30_000, BREAKER_PROBE_TIMEOUT_MS: 10_000, ...overrides,
   });
 }
 
