@@ -73,7 +73,8 @@ let dataDir = '';
 let redis: Redis | undefined;
 afterAll(async () => {
   redis?.disconnect();
-  for (const pid of [npm?.pid, ...tree]) if (pid && alive(pid)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+  const left = new Set([...tree, ...(npm?.pid ? descendants(npm.pid) : [])]);
+  for (const pid of [npm?.pid, ...left]) if (pid && alive(pid)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -101,9 +102,9 @@ describe('npm run up supervises everything it starts', () => {
       });
     }
 
+    await out.wait(/Cortex is up/, 180_000);
     // Provisioning for running only: the test tools are skipped, and it says so.
-    await out.wait(/^\[provision\] chromium, versitygw, pocketsphinx, sox, flite, espeak-ng: skipped/, 120_000);
-    await out.wait(/Cortex is up/, 150_000);
+    await out.wait(/^\[provision\] chromium, versitygw, pocketsphinx, sox, flite, espeak-ng: skipped/, 1_000);
     const redisUrl = (await out.wait(/^\[up\] redis\s+(redis:\/\/\S+)/, 1_000))[1]!;
     const key = (await out.wait(/^\s+API key\s+(\S+)/, 1_000))[1]!;
     const api = makeClient(`http://127.0.0.1:${apiPort}`);
