@@ -168,7 +168,7 @@ describe('safe configuration', () => {
 });
 
 describe('failed authentications slow further failures only', () => {
-  it('a valid key or JWT keeps working while its address fails 100 times, on an API process that never saw the key too; unknown keys get 429 without a store read', async () => {
+  it('a valid key, JWT or share link keeps working while its address fails 100 times, on an API process that never saw the key too; unknown keys get 429 without a store read', async () => {
     const ws = await buildWorkspace(first);
     const jwt = await ws.jwt(['workspace_admin']);
     const revoked = (await first.post<{ id: string; key: string }>('/v1/api-keys', jwt, { name: 'to revoke' })).body;
@@ -216,6 +216,15 @@ describe('failed authentications slow further failures only', () => {
     // A JWT that does not verify is a failure like any other.
     expect((await second.get('/v1/config/models', `${jwt.slice(0, -4)}AAAA`)).status).toBe(429);
     expect((await second.get('/v1/config/models', jwt)).status).toBe(200);
+    // Share links follow the same rule: a link recently seen valid works, a wrong one is a 429.
+    const neuron = await first.post<{ id: string }>('/v1/neurons', ws.key, { name: 'shared', brain_id: ws.brainId, neuron_config: { model: 'local/echo' } });
+    expect(neuron.status).toBe(201);
+    const receptors = (await first.get<{ receptors: { id: string; slug: string; executable_target: { id: string } }[] }>('/v1/receptors?limit=200', ws.key, ws.brainHeaders)).body.receptors;
+    const receptor = receptors.find((r) => r.executable_target.id === neuron.body.id)!;
+    const share = await first.post<{ token: string }>(`/v1/receptors/${ws.workspaceId}/${receptor.slug}/share`, ws.key, {});
+    expect(share.status).toBe(201);
+    expect((await second.get(`/v1/public/receptors/by-id/${receptor.id}?t=${share.body.token}`)).status).toBe(200);
+    expect((await second.get(`/v1/public/receptors/by-id/${receptor.id}?t=cxs_${randomUUID().replace(/-/g, '')}`)).status).toBe(429);
   });
 });
 
