@@ -16,6 +16,8 @@
  * - Without setpriv the children stay in our process group, so Ctrl-C reaches them directly.
  * - An `exit` hook sends SIGTERM to any child still running, and when nobody else handles
  *   SIGINT/SIGTERM/SIGHUP we stop the children gracefully and re-raise the signal.
+ * - With the `restart` option (`npm run up`) a service that dies is started again on its ports
+ *   and data by Restarting, the supervisor scripts/up.ts also runs its applications under.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants, createWriteStream, existsSync, type WriteStream } from 'node:fs';
