@@ -101,9 +101,11 @@ async function resolveShare(ctx: Context, rc: RouteContext): Promise<ShareAccess
   let user: Scope | null = null;
   const jwt = bearer(ctx);
   if (jwt) user = await rc.services.auth.authenticate(jwt).then((s) => (s.credential === 'jwt' ? s : null), () => null);
-  await rc.rateLimit.checkAuthFailures(ctx);
+  // As for keys (authenticateLimited): a link recently seen valid passes an address over its failure limit.
+  const blocked = await rc.rateLimit.authFailureBlock(ctx);
+  if (blocked && !(await rc.services.shares.recentlyValid(token))) throw blocked;
   const access = await rc.services.shares.authenticate(token, user).catch(async (e: unknown) => {
-    if (e instanceof AppError && e.status === 401) await rc.rateLimit.recordAuthFailure(ctx);
+    if (e instanceof AppError && e.status === 401) throw (await rc.rateLimit.recordAuthFailure(ctx)) ?? e;
     throw e;
   });
   await rc.rateLimit.consume(ctx, `share:${access.share._id}`, SHARE_LIMIT);
@@ -113,6 +115,28 @@ async function resolveShare(ctx: Context, rc: RouteContext): Promise<ShareAccess
 /** Counts one request of an authenticated credential against its rate limit (429 past it). */
 const countRequest = (ctx: Context, rc: RouteContext, scope: Scope): Promise<void> =>
   rc.rateLimit.consume(ctx, `cred:${scope.apiKeyId ?? `jwt:${scope.userId}`}`, scope.rateLimit);
+
+/**
+ * Authenticates a bearer credential under the failed-authentication limiter: failures slow
+ * further failures only (docs/decisions.md, "Auth and scoping"). A credential that authenticates
+ * passes whatever its address's failure count: a JWT or a key this process verified recently is
+ * checked without the limiter at all, and a key any API process verified recently (Redis) reaches
+ * its lookup. Any other key from an address over its limit is a 429 before the store is read; a
+ * credential that fails costs its address a point, and is a 429 once that puts it over the limit.
+ */
+async function authenticateLimited(ctx: Context, rc: RouteContext, token: string): Promise<Scope> {
+  const { auth } = rc.services;
+  if (!auth.needsNoLookup(token)) {
+    const blocked = await rc.rateLimit.authFailureBlock(ctx);
+    if (blocked && !(await auth.recentlyValid(token))) throw blocked;
+  }
+  try {
+    return await auth.authenticate(token);
+  } catch (e) {
+    if (e instanceof AppError && e.status === 401) throw (await rc.rateLimit.recordAuthFailure(ctx)) ?? e;
+    throw e;
+  }
+}
 
 /** Resolves credentials, brain scope and role for a route. */
 async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Promise<Scope> {
@@ -124,25 +148,12 @@ async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Prom
     return access.scope;
   }
   let scope: Scope | null = null;
-  let counted: Promise<void> | undefined;
   if (mode !== 'none' && token) {
-    // An address that failed too often is refused before any store lookup; a credential that
-    // needs none (a JWT, a key looked up recently) is checked meanwhile, and its request counted
-    // against its rate limit in the same Redis round trip as the check. The 429 wins either way.
-    const checked = rc.rateLimit.checkAuthFailures(ctx);
-    const known = rc.services.auth.needsNoLookup(token);
-    const authed = known ? rc.services.auth.authenticate(token) : checked.then(() => rc.services.auth.authenticate(token));
-    authed.catch(() => undefined); // awaited below, after the check
-    if (known) {
-      counted = authed.then((s) => countRequest(ctx, rc, s), () => undefined);
-      counted.catch(() => undefined); // awaited below, after the check
-    }
-    await checked;
     try {
-      scope = await authed;
+      scope = await authenticateLimited(ctx, rc, token);
     } catch (e) {
-      if (e instanceof AppError && e.status === 401) await rc.rateLimit.recordAuthFailure(ctx);
-      if (mode !== 'optional') throw e;
+      // An optional credential that fails leaves the request anonymous; a 429 stays a 429.
+      if (mode !== 'optional' || (e instanceof AppError && e.status === 429)) throw e;
     }
   }
   if (!scope) {
@@ -151,7 +162,7 @@ async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Prom
     return { workspaceId: '', userId: null, apiKeyId: null, roles: [], credential: 'anonymous' };
   }
   if (mode === 'jwt' && scope.credential !== 'jwt') throw forbidden('This route accepts a JWT only');
-  await (counted ?? countRequest(ctx, rc, scope));
+  await countRequest(ctx, rc, scope);
   // Route-level roles (docs/roles.md): the one check every route passes through.
   for (const r of def.roles ?? []) if (!hasRole(scope, r)) throw forbidden(`Requires role ${r}`);
   const brainHeader = ctx.get('x-brain-id');

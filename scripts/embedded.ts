@@ -16,6 +16,8 @@
  * - Without setpriv the children stay in our process group, so Ctrl-C reaches them directly.
  * - An `exit` hook sends SIGTERM to any child still running, and when nobody else handles
  *   SIGINT/SIGTERM/SIGHUP we stop the children gracefully and re-raise the signal.
+ * - With the `restart` option (`npm run up`) a service that dies is started again on its ports
+ *   and data by Restarting, the supervisor scripts/up.ts also runs its applications under.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants, createWriteStream, existsSync, type WriteStream } from 'node:fs';
@@ -24,6 +26,7 @@ import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import { SEARCH_ATTRIBUTES } from '../src/temporal/definitions.js';
 
@@ -44,6 +47,12 @@ export interface EmbeddedOptions {
    * it. Unset: any free port (the tests, which must never collide with a running `npm run up`).
    */
   preferredPorts?: { temporal?: number; temporalUi?: number };
+  /**
+   * Supervise the services (`npm run up`): one that exits unexpectedly is restarted like the
+   * applications (Restarting), on the same ports with the same data, so clients reconnect.
+   * Unset: a service that dies stays dead (the tests, which start fresh ones each run).
+   */
+  restart?: { onGiveUp: (why: string) => void };
 }
 
 /** Connection strings of the started services and the one way to stop them. */
@@ -272,6 +281,91 @@ export class SupervisedProcess {
   }
 }
 
+/** An application or service that ran this long before it exited counts as healthy: its backoff starts over. */
+const STABLE_MS = 60_000;
+/** Consecutive quick crashes after which a supervisor gives up (`npm run up` then stops everything, exit code 1). */
+const MAX_QUICK_CRASHES = 5;
+
+/** Backoff before restart number `n` (1-based) of a crashed process: 1 s, 2 s, 4 s … 30 s. */
+export function restartDelayMs(n: number): number {
+  return Math.min(30_000, 1_000 * 2 ** Math.max(0, n - 1));
+}
+
+/** What a Restarting supervisor says and does; see its constructor. */
+export interface RestartPolicy {
+  /** One line per exit and restart (scripts/up.ts prefixes them with `[up]`). */
+  log: (line: string) => void;
+  /** Called once when the process crashed MAX_QUICK_CRASHES times in a row, each within STABLE_MS of its start. */
+  onGiveUp: (why: string) => void;
+  /** Called for every process started by `launch` (not for `first`); `again` is false only for the very first. */
+  onStart?: (proc: SupervisedProcess, again: boolean) => void;
+  /** True while the host is shutting down: an exit then is expected, nothing restarts. */
+  stopping?: () => boolean;
+}
+
+/**
+ * Keeps one process running, the one rule for the applications and the embedded services of
+ * `npm run up`: when it exits while nobody stops it, the exit is logged with how it ended and
+ * `launch` starts it again after restartDelayMs (1 s, doubling to 30 s; a process that ran a
+ * minute starts its backoff over). After MAX_QUICK_CRASHES quick crashes in a row it gives up
+ * (policy.onGiveUp) instead of looping on, say, a configuration error.
+ */
+export class Restarting {
+  current!: SupervisedProcess;
+  /** Crashes in a row, each within STABLE_MS of its start. */
+  private crashes = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** Set when the process crashed MAX_QUICK_CRASHES times in a row. */
+  gaveUp = false;
+
+  /** `first`: an already started process to supervise (a service started and probed by startEmbedded). */
+  constructor(
+    readonly name: string,
+    private readonly launch: () => SupervisedProcess,
+    private readonly policy: RestartPolicy,
+    first?: SupervisedProcess,
+  ) {
+    this.watch(first ?? this.started(false), Date.now());
+  }
+
+  private started(again: boolean): SupervisedProcess {
+    const proc = this.launch();
+    this.policy.onStart?.(proc, again);
+    return proc;
+  }
+
+  private watch(proc: SupervisedProcess, startedAt: number): void {
+    this.current = proc;
+    void proc.exited.then(() => {
+      if (this.stopped || this.policy.stopping?.()) return;
+      this.crashes = Date.now() - startedAt >= STABLE_MS ? 1 : this.crashes + 1;
+      if (this.crashes >= MAX_QUICK_CRASHES) {
+        this.gaveUp = true;
+        this.policy.onGiveUp(`${this.name} exited (${proc.exitText()}) ${this.crashes} times in a row, each within ${STABLE_MS / 1000} s of its start; giving up`);
+        return;
+      }
+      const delay = restartDelayMs(this.crashes);
+      this.policy.log(`${this.name} exited unexpectedly (${proc.exitText()}); restarting in ${delay / 1000} s (restart ${this.crashes} in a row)`);
+      this.timer = setTimeout(() => {
+        if (!this.stopped && !this.policy.stopping?.()) this.watch(this.started(true), Date.now());
+      }, delay);
+    });
+  }
+
+  /** Cancels a pending restart; nothing is started after this call. Synchronous. */
+  halt(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  /** halt(), then stops the running process (SIGTERM, then SIGKILL after graceMs). */
+  async stop(graceMs?: number): Promise<void> {
+    this.halt();
+    await this.current.stop(graceMs);
+  }
+}
+
 // Last resort: whatever still runs when this process exits gets SIGTERM (synchronous).
 process.on('exit', () => {
   for (const p of live) p.signal('SIGTERM');
@@ -350,6 +444,31 @@ function redisPing(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Whether redis-server can start with `--appendonly yes` in `dir`: it already has its AOF, or it
+ * has no data at all. A folder with only a snapshot (dump.rdb, from before the AOF was on) must
+ * start without: Redis 7.0 would otherwise start empty and ignore the snapshot.
+ */
+function redisStartsWithAof(dir: string): boolean {
+  return existsSync(path.join(dir, 'appendonlydir')) || !existsSync(path.join(dir, 'dump.rdb'));
+}
+
+/** Turns the AOF on in a running redis-server (it rewrites its data into the AOF) and waits for the rewrite. */
+async function enableAof(port: number): Promise<void> {
+  const redis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    await redis.config('SET', 'appendonly', 'yes');
+    for (;;) {
+      const info = await redis.info('persistence');
+      if (/aof_enabled:1/.test(info) && /aof_rewrite_in_progress:0/.test(info) && /aof_rewrite_scheduled:0/.test(info)) return;
+      await sleep(100);
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** MongoDB readiness: the real driver connects and answers `ping`. */
 async function mongoPing(uri: string): Promise<boolean> {
   const client = new MongoClient(uri, { serverSelectionTimeoutMS: 1_000, connectTimeoutMS: 1_000 });
@@ -397,6 +516,8 @@ interface ServiceSpec {
   preferred?: (number | undefined)[];
   args: (dir: string, ports: number[]) => string[];
   probe: (ports: number[]) => () => Promise<boolean>;
+  /** Runs once after the first start is ready (redis: turns on the AOF of an older data folder). */
+  prepare?: (dir: string, ports: number[]) => Promise<void>;
   /** The connection strings this service contributes to the result. */
   urls: (ports: number[]) => Omit<EmbeddedServices, 'stop'>;
 }
@@ -437,13 +558,18 @@ function serviceSpecs(temporalUi: boolean, preferredPorts: EmbeddedOptions['pref
         '--port', String(port),
         '--bind', '127.0.0.1',
         '--dir', dir,
-        '--save', '60 1', // a snapshot a minute and at shutdown, so `npm run up` keeps its streams
-        '--appendonly', 'no',
+        // The append-only file, fsynced every second: a crash (even SIGKILL) loses at most about the
+        // last second of writes, where a snapshot a minute lost up to a minute of stream entries.
+        // A folder that only has an older snapshot starts from it and turns the AOF on (prepare).
+        '--appendonly', redisStartsWithAof(dir) ? 'yes' : 'no',
+        '--appendfsync', 'everysec',
+        '--save', '',
         '--daemonize', 'no',
         '--logfile', '',
         '--loglevel', 'warning',
       ],
       probe: ([port]) => () => redisPing(port),
+      prepare: (dir, [port]) => (redisStartsWithAof(dir) ? Promise.resolve() : enableAof(port!)),
       urls: ([port]) => ({ redisUrl: `redis://127.0.0.1:${port}` }),
     },
     temporal: {
@@ -488,9 +614,11 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
   const env = childEnv();
   const specs = serviceSpecs(opts.temporalUi, opts.preferredPorts);
 
+  const supervisors: Restarting[] = [];
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
+      for (const s of supervisors) s.halt(); // no restart from here on
       const running = started.filter((p) => !p.exitInfo);
       if (running.length) opts.log(`stopping ${running.map((p) => p.name).join(', ')}`);
       await Promise.all(running.map((p) => p.stop()));
@@ -506,13 +634,31 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
         env,
         logFile: path.join(dir, `${spec.name}.log`),
       });
+      for (let i = started.length - 1; i >= 0; i--) if (started[i]!.exitInfo) started.splice(i, 1);
       started.push(proc);
       return proc;
     };
-    const { ports } = await startService(spec.portCount, spec.preferred ?? [], launch, spec.probe, timeoutMs);
+    const { proc, ports } = await startService(spec.portCount, spec.preferred ?? [], launch, spec.probe, timeoutMs);
+    await spec.prepare?.(dir, ports);
     const urls = spec.urls(ports);
     Object.assign(result, urls);
     opts.log(`${spec.name.padEnd(9)} ${Object.values(urls).join('  ')}  (data ${dir})`);
+    if (!opts.restart || stopping) return;
+    // Restarts keep the ports (clients reconnect to the same address) and the data folder.
+    const { onGiveUp } = opts.restart;
+    supervisors.push(new Restarting(spec.name, () => launch(ports), {
+      log: opts.log,
+      onGiveUp,
+      stopping: () => stopping !== undefined,
+      onStart: (restarted) => {
+        opts.log(`${spec.name} restarted (pid ${restarted.child.pid ?? '?'}) on ${Object.values(urls).join('  ')} with its data in ${dir}`);
+        void waitReady(restarted, spec.probe(ports), timeoutMs).then(
+          () => opts.log(`${spec.name} is ready again`),
+          // An exit is reported (and restarted) by the supervisor; a start that hangs is said here.
+          (err: unknown) => { if (!restarted.exitInfo) opts.log(`warning: ${err instanceof Error ? err.message : String(err)}`); },
+        );
+      },
+    }, proc));
   };
 
   const wanted = (Object.keys(specs) as (keyof typeof specs)[]).filter((key) => opts.need[key]);

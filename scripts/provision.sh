@@ -22,8 +22,20 @@
 #                         offline speech-to-text default; sox converts audio to 16 kHz linear16;
 #                         flite and espeak-ng speak the test sentences; docs/meetings.md)
 #
+# Steps 5, 6 and 8 are for the tests only: `provision.sh --run` (what `npm run up` runs) skips
+# them, so a bare machine comes up without building Versity Gateway or installing a browser and
+# the speech tools; `npm test` and CI run the full provisioning.
+#
 # Environment: CORTEX_CACHE (cache root), CORTEX_SKIP_CHROMIUM=1.
 set -euo pipefail
+
+MODE=full
+for arg in "$@"; do
+  case "$arg" in
+    --run) MODE=run ;;
+    *) echo "[provision] ERROR: unknown argument $arg (usage: provision.sh [--run])" >&2; exit 2 ;;
+  esac
+done
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${CORTEX_CACHE:-$HOME/.cache/cortex}"
@@ -282,8 +294,12 @@ ensure_node_modules
 ensure_temporal
 ensure_ferretdb
 ensure_redis
-ensure_chromium
-ensure_versitygw
+if [ "$MODE" = run ]; then
+  log "chromium, versitygw, pocketsphinx, sox, flite, espeak-ng: skipped (--run: only what running needs; npm test provisions them)"
+else
+  ensure_chromium
+  ensure_versitygw
+fi
 ensure_word_vectors
-ensure_speech
+[ "$MODE" = run ] || ensure_speech
 log "done"

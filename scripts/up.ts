@@ -15,10 +15,12 @@
  *      the URLs, the API key, the workspace id and the brain id.
  * Ports are stable (API 8080, snake 8090, Temporal 7233, its UI 8233; PORT and SNAKE_PORT set
  * the first two): each moves to the next free port only when taken, and says so.
- * An application that exits on its own is restarted after a backoff (1 s, doubling to 30 s;
- * logged); one that crashes 5 times in a row, each within a minute of its start, stops
- * everything with exit code 1 (a configuration error should not loop forever).
- * Ctrl-C (SIGINT) or SIGTERM stops the applications first, then the services.
+ * An application or embedded service that exits on its own is restarted after a backoff (1 s,
+ * doubling to 30 s; logged, a service on its same ports and data); one that crashes 5 times in a
+ * row, each within a minute of its start, stops everything with exit code 1 (a configuration
+ * error should not loop forever): Restarting in embedded.ts.
+ * Ctrl-C (SIGINT) or SIGTERM stops the applications first, then the services; so does the exit of
+ * the process that started `up` (npm, whose script `exec`s this one so that signals reach it).
  * DATA_DIR (default `.data`) is the data folder, as for the API's blob store.
  */
 import { execFile } from 'node:child_process';
@@ -27,7 +29,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type EmbeddedServices, nextFreePort, startEmbedded, SupervisedProcess } from './embedded.js';
+import { type EmbeddedServices, nextFreePort, Restarting, startEmbedded, SupervisedProcess } from './embedded.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DATA_DIR = path.resolve(ROOT, process.env.DATA_DIR ?? '.data');
@@ -37,17 +39,10 @@ const LOCK_FILE = path.join(DATA_DIR, 'up.pid');
 const HEALTH_TIMEOUT_MS = 120_000;
 /** How long an application may take to exit after SIGTERM before it gets SIGKILL. */
 const APP_STOP_GRACE_MS = 10_000;
-/** An application that ran this long before it exited counts as healthy: its backoff starts over. */
-const STABLE_MS = 60_000;
-/** Consecutive quick crashes after which `up` gives up (stops everything, exit code 1). */
-const MAX_QUICK_CRASHES = 5;
+/** How often `up` checks that the process that started it (npm, a shell) is still there. */
+const PARENT_POLL_MS = 1_000;
 /** The stable default ports; each moves to the next free one only when taken. */
 const DEFAULT_PORTS = { api: 8080, snake: 8090, temporal: 7233, temporalUi: 8233 } as const;
-
-/** Backoff before restart number `n` (1-based) of a crashed application: 1 s, 2 s, 4 s … 30 s. */
-export function restartDelayMs(n: number): number {
-  return Math.min(30_000, 1_000 * 2 ** Math.max(0, n - 1));
-}
 
 /** The generated-if-missing identity of a local installation; keys are env variable names. */
 export interface Bootstrap {
@@ -215,63 +210,27 @@ function banner(env: NodeJS.ProcessEnv, snake: boolean, embedded: string[]): str
 }
 
 /**
- * One application (API, worker or snake) kept running: when its process exits while `up` is
- * not stopping, it is started again after restartDelayMs (logged with the exit reason).
+ * One application (API, worker or snake) kept running under the same rule as the embedded
+ * services (Restarting in embedded.ts): restarted after a backoff when it exits on its own.
  */
-class RestartingApp {
-  current!: SupervisedProcess;
-  /** Crashes in a row, each within STABLE_MS of its start. */
-  private crashes = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = false;
-  /** Set when the application crashed MAX_QUICK_CRASHES times in a row. */
-  gaveUp = false;
-
-  constructor(
-    readonly name: string,
-    private readonly script: string,
-    private readonly env: NodeJS.ProcessEnv,
-    private readonly prefix: string,
-  ) {
-    this.start();
-  }
-
-  private start(): void {
-    if (this.stopped) return;
-    const startedAt = Date.now();
-    // `node --import tsx` is `tsx <script>` in one process, so our signals reach the app itself.
-    const proc = new SupervisedProcess(this.name, process.execPath, ['--import', 'tsx', this.script], {
-      cwd: ROOT,
-      env: this.env,
-      onLine: (line, stream) => (stream === 'stderr' ? process.stderr : process.stdout).write(`${this.prefix}${line}\n`),
-    });
-    this.current = proc;
-    say(`${this.name} started (pid ${proc.child.pid ?? '?'})`);
-    void proc.exited.then(() => {
-      if (this.stopped || stopping) return;
-      this.crashes = Date.now() - startedAt >= STABLE_MS ? 1 : this.crashes + 1;
-      if (this.crashes >= MAX_QUICK_CRASHES) {
-        this.gaveUp = true;
-        void shutdown(1, `${this.name} exited (${proc.exitText()}) ${this.crashes} times in a row, each within ${STABLE_MS / 1000} s of its start; giving up`);
-        return;
-      }
-      const delay = restartDelayMs(this.crashes);
-      say(`${this.name} exited unexpectedly (${proc.exitText()}); restarting in ${delay / 1000} s (restart ${this.crashes} in a row)`);
-      this.timer = setTimeout(() => this.start(), delay);
-    });
-  }
-
-  /** Cancels a pending restart and stops the running process (SIGTERM, then SIGKILL after graceMs). */
-  async stop(graceMs: number): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.current.stop(graceMs);
-  }
+function startApp(name: string, script: string, env: NodeJS.ProcessEnv, prefix: string): Restarting {
+  // `node --import tsx` is `tsx <script>` in one process, so our signals reach the app itself.
+  const launch = () => new SupervisedProcess(name, process.execPath, ['--import', 'tsx', script], {
+    cwd: ROOT,
+    env,
+    onLine: (line, stream) => (stream === 'stderr' ? process.stderr : process.stdout).write(`${prefix}${line}\n`),
+  });
+  return new Restarting(name, launch, {
+    log: say,
+    onGiveUp: (why) => void shutdown(1, why),
+    onStart: (proc) => say(`${name} started (pid ${proc.child.pid ?? '?'})`),
+    stopping: () => stopping !== undefined,
+  });
 }
 
 /** What is running; module state so that shutdown() works from any point of start-up. */
 let services: EmbeddedServices | undefined;
-const apps: RestartingApp[] = [];
+const apps: Restarting[] = [];
 let stopping: Promise<never> | undefined;
 
 /**
@@ -354,6 +313,13 @@ async function main(): Promise<void> {
       void shutdown(0, sig);
     });
   }
+  // npm exits on SIGTERM without waiting for its script, and a closed terminal or a SIGKILLed
+  // npm sends nothing at all: when the process that started `up` is gone (we were re-parented),
+  // `up` stops everything as on SIGTERM.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void shutdown(0, `the process that started up (pid ${parent}) exited`);
+  }, PARENT_POLL_MS).unref();
 
   const need = { mongo: !process.env.MONGODB_URI, redis: !process.env.REDIS_URL, temporal: !process.env.TEMPORAL_ADDRESS };
   if (need.mongo) await chooseFerretStore();
@@ -362,6 +328,7 @@ async function main(): Promise<void> {
     say(`starting embedded ${embedded.join(', ')} (data in ${DATA_DIR})`);
     services = await startEmbedded({
       dataDir: DATA_DIR, need, temporalUi: true, log: (l) => say(l),
+      restart: { onGiveUp: (why) => void shutdown(1, why) },
       preferredPorts: { temporal: DEFAULT_PORTS.temporal, temporalUi: DEFAULT_PORTS.temporalUi },
     });
   }
@@ -384,7 +351,7 @@ async function main(): Promise<void> {
       say(`warning: ${app.script} does not exist yet; ${app.name} not started`);
       continue;
     }
-    apps.push(new RestartingApp(app.name, app.script, env, `${app.name.padEnd(width)} │ `));
+    apps.push(startApp(app.name, app.script, env, `${app.name.padEnd(width)} │ `));
   }
 
   const api = apps.find((p) => p.name === 'api')!;

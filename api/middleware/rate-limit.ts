@@ -12,7 +12,8 @@ export interface Limit { points: number; durationS: number }
  * Rate limiting in Redis (rate-limiter-flexible: atomic, shared by every API instance): per
  * credential (an API key may carry its own admin-set limit), per client address for anonymous
  * callers, and for failed authentications per client address (each bad credential costs a
- * lookup, so guessing is limited before it reaches the store). Every limited response carries
+ * lookup, so guessing is limited before it reaches the store; a credential that authenticates is
+ * never refused by it, see api/route.ts). Every limited response carries
  * the standard `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers; a 429
  * carries `Retry-After`. When Redis is unreachable the library's insurance limiter (per
  * process, in memory) takes over, so health can still answer 503.
@@ -34,6 +35,11 @@ export function createRateLimiter(redis: Redis, config: Config) {
   const standard: Limit = { points: config.RATE_LIMIT_POINTS, durationS: config.RATE_LIMIT_DURATION_S };
   const authFailures: Limit = { points: config.AUTH_FAILURES_PER_MINUTE, durationS: 60 };
 
+  const tooManyFailures = (res: RateLimiterRes): AppError => {
+    metrics.rateLimited.inc({ reason: 'auth-failures' });
+    return new AppError('RATE_LIMIT', 429, 'Too many failed authentication attempts from this address', { 'Retry-After': String(Math.max(1, Math.ceil(res.msBeforeNext / 1000))) });
+  };
+
   const headers = (ctx: Context, l: Limit, res: RateLimiterRes) => {
     ctx.set('RateLimit-Limit', String(l.points));
     ctx.set('RateLimit-Remaining', String(Math.max(0, res.remainingPoints)));
@@ -53,17 +59,19 @@ export function createRateLimiter(redis: Redis, config: Config) {
         throw rateLimited(e.msBeforeNext / 1000);
       }
     },
-    /** 429 while the address has failed authentication too often (checked before any lookup). */
-    async checkAuthFailures(ctx: Context): Promise<void> {
+    /**
+     * The 429 for a client address that has failed authentication too often, or undefined while
+     * it is within its limit. Callers throw it only for a credential not recently seen valid
+     * (api/route.ts): failures slow further failures, never a valid credential.
+     */
+    async authFailureBlock(ctx: Context): Promise<AppError | undefined> {
       const res = await limiter('authfail', authFailures).get(`ip:${ctx.ip}`);
-      if (res && res.consumedPoints >= authFailures.points) {
-        metrics.rateLimited.inc({ reason: 'auth-failures' });
-        throw new AppError('RATE_LIMIT', 429, 'Too many failed authentication attempts from this address', { 'Retry-After': String(Math.max(1, Math.ceil(res.msBeforeNext / 1000))) });
-      }
+      return res && res.consumedPoints >= authFailures.points ? tooManyFailures(res) : undefined;
     },
-    /** Records one failed authentication of the address. */
-    async recordAuthFailure(ctx: Context): Promise<void> {
-      await limiter('authfail', authFailures).penalty(`ip:${ctx.ip}`, 1).catch(() => undefined);
+    /** Records one failed authentication of the address; the 429 when that put it over its limit. */
+    async recordAuthFailure(ctx: Context): Promise<AppError | undefined> {
+      const res = await limiter('authfail', authFailures).penalty(`ip:${ctx.ip}`, 1).catch(() => undefined);
+      return res && res.consumedPoints > authFailures.points ? tooManyFailures(res) : undefined;
     },
   };
 }

@@ -6,6 +6,7 @@ import { SLUG_RE, type WorkspaceRepo, type ApiKeyDoc, type WorkspaceDoc } from '
 import { AppError, authRequired, conflict, forbidden, notFound, validationError } from '../errors.js';
 import { hasRole, type Role, type Scope } from '../scope.js';
 import { findById } from '../db/client.js';
+import type { RecentCredentials } from './recent-credentials.js';
 
 /** JWT claims fixed by DESIGN.md (Contract). */
 const JwtClaims = z.object({
@@ -28,7 +29,7 @@ const KEY_CACHE_MS = 5_000;
 /** last_used_at is a coarse signal: written at most once a minute per key, never on every request. */
 const LAST_USED_WRITE_MS = 60_000;
 
-export function createAuthService({ config, repo }: { config: Config; repo: WorkspaceRepo }) {
+export function createAuthService({ config, repo, recent }: { config: Config; repo: WorkspaceRepo; recent: RecentCredentials }) {
   const secret = new TextEncoder().encode(config.JWT_SECRET);
   const keyCache = new Map<string, { key: ApiKeyDoc; until: number }>();
   const lastUsedWrite = new Map<string, number>();
@@ -40,9 +41,13 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
     let key = cached && cached.until > now ? cached.key : null;
     if (!key) {
       key = await repo.apiKeys.findOne({ hash, revokedAt: null });
-      if (!key) throw authRequired('Invalid API key');
+      if (!key) {
+        recent.forget('key', hash);
+        throw authRequired('Invalid API key');
+      }
       if (keyCache.size > 10_000) keyCache.clear();
       keyCache.set(hash, { key, until: now + KEY_CACHE_MS });
+      recent.remember('key', hash);
     }
     if (now - (lastUsedWrite.get(key._id) ?? 0) > LAST_USED_WRITE_MS) {
       lastUsedWrite.set(key._id, now);
@@ -76,6 +81,15 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
       return cached !== undefined && cached.until > Date.now();
     },
 
+    /**
+     * Whether an API key was recently seen valid, by this process or (through Redis) by any API
+     * process: such a key reaches its store lookup even while its address is over the
+     * failed-authentication limit. A JWT never needs this (it verifies without a lookup).
+     */
+    async recentlyValid(bearer: string): Promise<boolean> {
+      return !looksLikeJwt(bearer) && (this.needsNoLookup(bearer) || recent.seen('key', hashApiKey(bearer)));
+    },
+
     /** Resolves a bearer token (API key or JWT) into a Scope, or throws 401. */
     async authenticate(bearer: string | undefined): Promise<Scope> {
       if (!bearer) throw authRequired();
@@ -98,6 +112,7 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
         prefix: secretValue.slice(0, 10), roles, createdBy: scope.userId, createdAt: new Date(), lastUsedAt: null, revokedAt: null,
       };
       await repo.apiKeys.insertOne(doc);
+      recent.remember('key', doc.hash); // a new key is recognised at once, before its first use
       return { doc, secret: secretValue };
     },
 
@@ -113,6 +128,7 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
       if (!hasRole(scope, 'workspace_admin') && (key.createdBy === null || key.createdBy !== scope.userId)) throw forbidden("Only an admin may revoke another user's key");
       await repo.apiKeys.updateOne({ _id: id, workspaceId: scope.workspaceId }, { $set: { revokedAt: new Date() } });
       for (const [hash, entry] of keyCache) if (entry.key._id === id) keyCache.delete(hash);
+      recent.forget('key', key.hash);
     },
 
     /** Admin: sets (or clears, with null) a key's own request limit. */

@@ -14,6 +14,7 @@ import { createResourceEvents } from './resource-events.js';
 import { createSearchService } from './search.js';
 import { createSkillService } from './skills.js';
 import { createShareService } from './shares.js';
+import { createRecentCredentials } from './recent-credentials.js';
 import { createGuard } from '../net/guard.js';
 import { createSecretBox } from '../crypto/secrets.js';
 import { createConnectionService } from './connections.js';
@@ -38,7 +39,9 @@ import { createStakeholderMapService } from './stakeholder-maps.js';
 
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
-  const auth = createAuthService({ config: deps.config, repo: deps.repos.workspaces });
+  // Credentials recently verified against the store, shared through Redis (the failed-authentication limiter lets them through).
+  const recent = createRecentCredentials(deps.redis, deps.config.REDIS_PREFIX);
+  const auth = createAuthService({ config: deps.config, repo: deps.repos.workspaces, recent });
   const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams, log: deps.log });
   const health = createHealthService(deps);
   const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client });
@@ -92,7 +95,7 @@ export function createServices(deps: Deps) {
   });
   // Stakeholder maps (docs/stakeholder-maps.md): extraction reads finalized meetings' transcripts.
   const stakeholderMaps = createStakeholderMapService({ repo: deps.repos.stakeholderMaps, workspaces: deps.repos.workspaces, jobs, usage, models, events, config: c, meetings: () => meetings });
-  const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, budgets, workspaces: deps.repos.workspaces, receptors, fires: receptorFires });
+  const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, budgets, workspaces: deps.repos.workspaces, receptors, fires: receptorFires, recent });
   const search = createSearchService({ repos: deps.repos, redis: deps.redis, streams: deps.streams, embedder, jobs, usage, config: c, log: deps.log });
   return { firstTurns, search, stakeholderMaps, meetings, vocabulary, transcription, blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, budgets, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }

@@ -10,6 +10,7 @@ import type { Scope } from '../scope.js';
 import type { BudgetService } from './budgets.js';
 import type { ReceptorFireService } from './receptor-fires.js';
 import type { ReceptorService } from './receptors.js';
+import type { RecentCredentials } from './recent-credentials.js';
 
 const TOKEN_PREFIX = 'cxs_';
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
@@ -23,7 +24,7 @@ export interface ShareAccess { share: ShareTokenDoc; receptor: ReceptorDoc; work
  * receptor, random, stored as a SHA-256, shown whole only when created or rotated. Every request
  * looks the hash up, so a revoke or a rotation takes effect at once on every API instance.
  */
-export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets: BudgetService; workspaces: WorkspaceRepo; receptors: ReceptorService; fires: ReceptorFireService }) {
+export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets: BudgetService; workspaces: WorkspaceRepo; receptors: ReceptorService; fires: ReceptorFireService; recent: RecentCredentials }) {
   const { repo, receptors, fires } = d;
 
   /** Requests are the jobs the link started; its token limit is its lifetime budget (src/services/budgets.ts). */
@@ -66,6 +67,7 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets:
         throw e;
       }
       await d.budgets.setShareTokens(scope.workspaceId, doc._id, body.budget?.max_tokens ?? null, doc.createdBy);
+      d.recent.remember('share', doc.tokenHash);
       return { doc, receptor: r, token };
     },
 
@@ -83,6 +85,7 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets:
       const cur = await repo.forReceptor(scope.workspaceId, r._id);
       const res = await repo.tokens.deleteOne({ workspaceId: scope.workspaceId, receptorId: r._id });
       if (!cur || res.deletedCount !== 1) throw notFound('Share token');
+      d.recent.forget('share', cur.tokenHash);
       await d.budgets.dropFor(scope.workspaceId, 'share_token', cur._id);
     },
 
@@ -103,9 +106,14 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets:
       }
       if (body.budget !== undefined) set.budget = { maxRequests: body.budget.max_requests ?? null };
       await repo.tokens.updateOne({ _id: cur._id, workspaceId: scope.workspaceId }, { $set: set });
+      d.recent.forget('share', cur.tokenHash);
+      d.recent.remember('share', hashOf(token));
       if (body.budget !== undefined) await d.budgets.setShareTokens(scope.workspaceId, cur._id, body.budget.max_tokens ?? null, scope.userId ?? scope.apiKeyId);
       return { doc: { ...cur, ...set }, receptor: r, token };
     },
+
+    /** Whether a share token was recently seen valid by any API process (docs/decisions.md, "Auth and scoping"). */
+    recentlyValid: (token: string | undefined): Promise<boolean> => (token ? d.recent.seen('share', hashOf(token)) : Promise.resolve(false)),
 
     /**
      * Resolves a share token (401 when missing, wrong, revoked, rotated away or expired) to its
@@ -117,8 +125,15 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets:
       const hash = hashOf(token);
       const share = token.startsWith(TOKEN_PREFIX) ? await repo.byHash(hash) : null;
       // The lookup is by hash; the comparison of what was found is constant-time all the same.
-      if (!share || !timingSafeEqual(Buffer.from(share.tokenHash, 'hex'), Buffer.from(hash, 'hex'))) throw invalidToken('is invalid, revoked or rotated');
-      if (share.expiresAt && share.expiresAt.getTime() <= Date.now()) throw invalidToken('has expired');
+      if (!share || !timingSafeEqual(Buffer.from(share.tokenHash, 'hex'), Buffer.from(hash, 'hex'))) {
+        d.recent.forget('share', hash);
+        throw invalidToken('is invalid, revoked or rotated');
+      }
+      if (share.expiresAt && share.expiresAt.getTime() <= Date.now()) {
+        d.recent.forget('share', hash);
+        throw invalidToken('has expired');
+      }
+      d.recent.remember('share', hash);
       const receptor = await receptors.find({ workspaceId: share.workspaceId, userId: null, apiKeyId: null, roles: [], credential: 'share' }, share.receptorId);
       const ws = await d.workspaces.findWorkspace(share.workspaceId);
       const sameWs = user && user.workspaceId === share.workspaceId;

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey, newApiKeySecret } from '../../src/services/auth.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 
 /**
@@ -13,15 +14,33 @@ const logLines: string[] = [];
 let app: TestApp & { close(): Promise<void> };
 let limited: TestApp & { close(): Promise<void> };
 let proxied: TestApp & { close(): Promise<void> };
+/** Two API processes of one installation (one store, one Redis prefix), both reached from 127.0.0.1. */
+let first: TestApp & { close(): Promise<void> };
+let second: TestApp & { close(): Promise<void> };
 
 beforeAll(async () => {
   app = await startTestApp({}, { logLines });
   limited = await startTestApp({ AUTH_FAILURES_PER_MINUTE: 5 });
   proxied = await startTestApp({ AUTH_FAILURES_PER_MINUTE: 5, TRUST_PROXY_HOPS: 1 });
+  const tag = randomUUID().slice(0, 8);
+  first = await startTestApp({ AUTH_FAILURES_PER_MINUTE: 5, MONGODB_DB: `cortex_lock${tag}`, REDIS_PREFIX: `lock${tag}:` });
+  second = await startTestApp({ AUTH_FAILURES_PER_MINUTE: 5, MONGODB_DB: `cortex_lock${tag}`, REDIS_PREFIX: `lock${tag}:` });
 });
 afterAll(async () => {
-  await Promise.all([app?.close(), limited?.close(), proxied?.close()]);
+  await Promise.all([app?.close(), limited?.close(), proxied?.close(), first?.close(), second?.close()]);
 });
+
+/** Counts the API-key lookups an app makes in the store (its real collection, the calls passed through). */
+function countKeyLookups(a: TestApp): { readonly n: number } {
+  const keys = a.deps.repos.workspaces.apiKeys;
+  const findOne = keys.findOne.bind(keys) as (...args: unknown[]) => unknown;
+  const counter = { n: 0 };
+  (keys as unknown as { findOne: (...args: unknown[]) => unknown }).findOne = (...args: unknown[]) => {
+    counter.n++;
+    return findOne(...args);
+  };
+  return counter;
+}
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** Runs the API entry point with `env` and returns its exit code and stderr (it must exit by itself). */
@@ -145,6 +164,67 @@ describe('safe configuration', () => {
     expect((await app.patch('/v1/workspace', other.key, { slug })).status).toBe(409);
     expect((await app.patch('/v1/workspace', other.key, { slug: randomUUID() })).status).toBe(400);
     expect((await app.patch('/v1/workspace', await ws.jwt([]), { name: 'nope' })).status).toBe(403);
+  });
+});
+
+describe('failed authentications slow further failures only', () => {
+  it('a valid key, JWT or share link keeps working while its address fails 100 times, on an API process that never saw the key too; unknown keys get 429 without a store read', async () => {
+    const ws = await buildWorkspace(first);
+    const jwt = await ws.jwt(['workspace_admin']);
+    const revoked = (await first.post<{ id: string; key: string }>('/v1/api-keys', jwt, { name: 'to revoke' })).body;
+    expect((await first.get('/v1/config/models', ws.key)).status).toBe(200);
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const bad = await (i % 2 ? second : first).get('/v1/config/models', `ctx_bad${i}`.padEnd(36, 'x'));
+      statuses.push(bad.status);
+      if (bad.status === 429) expect(Number(bad.headers.get('retry-after'))).toBeGreaterThan(0);
+      if (i % 10 === 9) {
+        expect((await first.get('/v1/config/models', ws.key)).status).toBe(200);
+        expect((await first.get('/v1/config/models', jwt)).status).toBe(200);
+        expect((await second.get('/v1/config/models', jwt)).status).toBe(200);
+      }
+    }
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(new Set(statuses.slice(5))).toEqual(new Set([429]));
+
+    // The second process has never seen the key: it recognises it as recently valid through
+    // Redis (no store read for that), then reads the key once to learn its scope, and serves it
+    // from its own cache after that.
+    const lookups = countKeyLookups(second);
+    expect((await second.get('/v1/config/models', ws.key)).status).toBe(200);
+    expect(lookups.n).toBe(1);
+    expect((await second.get('/v1/config/models', ws.key)).status).toBe(200);
+    expect(lookups.n).toBe(1);
+    // An unknown key from this address: 429 before any store read.
+    const unknown = await second.get('/v1/config/models', newApiKeySecret());
+    expect(unknown.status).toBe(429);
+    expect(unknown.body).toMatchObject({ code: 'RATE_LIMIT' });
+    expect(lookups.n).toBe(1);
+    // A revoked key is forgotten at once: 429 without a read, as for any unknown key.
+    expect((await first.del(`/v1/api-keys/${revoked.id}`, jwt)).status).toBe(200);
+    expect((await second.get('/v1/config/models', revoked.key)).status).toBe(429);
+    expect(lookups.n).toBe(1);
+    // A valid key that no API process has verified (written to the store by other means) is
+    // not known to be valid: from this address it waits for the window like any unknown key.
+    const stray = newApiKeySecret();
+    await first.deps.repos.workspaces.apiKeys.insertOne({
+      _id: randomUUID(), workspaceId: ws.workspaceId, name: 'stray', hash: hashApiKey(stray), prefix: stray.slice(0, 10),
+      roles: ['member'], createdBy: null, createdAt: new Date(), lastUsedAt: null, revokedAt: null,
+    });
+    expect((await second.get('/v1/config/models', stray)).status).toBe(429);
+    expect(lookups.n).toBe(1);
+    // A JWT that does not verify is a failure like any other.
+    expect((await second.get('/v1/config/models', `${jwt.slice(0, -4)}AAAA`)).status).toBe(429);
+    expect((await second.get('/v1/config/models', jwt)).status).toBe(200);
+    // Share links follow the same rule: a link recently seen valid works, a wrong one is a 429.
+    const neuron = await first.post<{ id: string }>('/v1/neurons', ws.key, { name: 'shared', brain_id: ws.brainId, neuron_config: { model: 'local/echo' } });
+    expect(neuron.status).toBe(201);
+    const receptors = (await first.get<{ receptors: { id: string; slug: string; executable_target: { id: string } }[] }>('/v1/receptors?limit=200', ws.key, ws.brainHeaders)).body.receptors;
+    const receptor = receptors.find((r) => r.executable_target.id === neuron.body.id)!;
+    const share = await first.post<{ token: string }>(`/v1/receptors/${ws.workspaceId}/${receptor.slug}/share`, ws.key, {});
+    expect(share.status).toBe(201);
+    expect((await second.get(`/v1/public/receptors/by-id/${receptor.id}?t=${share.body.token}`)).status).toBe(200);
+    expect((await second.get(`/v1/public/receptors/by-id/${receptor.id}?t=cxs_${randomUUID().replace(/-/g, '')}`)).status).toBe(429);
   });
 });
 
