@@ -29,6 +29,18 @@ export function resumeCursor(ctx: Context, after: string | undefined): string | 
 }
 
 /**
+ * A job stream resumed after its last entry once the job has ended: nothing will ever follow, so
+ * the route answers 204 No Content instead of a stream. That is what makes a standard EventSource
+ * (the WHATWG client in browsers and the `eventsource` package) stop: after the terminal entry the
+ * server closes, the client reconnects with Last-Event-ID, and a 204 ends its reconnecting.
+ */
+export async function endedAfter(after: string | undefined, backlog: Promise<StreamEntry[]>, isFinished: () => Promise<boolean>): Promise<boolean> {
+  if (after === undefined) return false;
+  const rest = await backlog;
+  return rest.length === 0 && (await isFinished());
+}
+
+/**
  * Serves one Redis stream as SSE (STYLE.md §10): replay with XRANGE after the cursor, then
  * block on XREAD on a dedicated connection, `: ping` keepalives, and clean close when the
  * client goes away (disconnect() unblocks XREAD at once).

@@ -3,7 +3,7 @@ import { TERMINAL_STATES } from '../../src/db/jobs.js';
 import { Job, JobIdParams, JobList, JobListQuery, JobStreamQuery } from '../../src/schemas/jobs.js';
 import { presentJob } from '../presenters/job.js';
 import { route } from '../route.js';
-import { resumeCursor, sseStream } from '../sse.js';
+import { endedAfter, resumeCursor, sseStream } from '../sse.js';
 
 /** Jobs (document 1, Jobs): status, list, token stream and cancel. Pathway routes add start/resume/input. */
 export default [
@@ -22,7 +22,7 @@ export default [
   }),
   route({
     method: 'get', path: '/v1/jobs/:jobId/stream', kind: 'stream', params: JobIdParams, query: JobStreamQuery, tags: ['jobs'],
-    summary: 'SSE: tokens and progress of a run; ends after complete or error',
+    summary: 'SSE: tokens and progress of a run; ends after complete or error. Resumed (after= or Last-Event-ID) past the end of a finished job: 204 No Content, so an EventSource stops reconnecting',
     handler: async ({ params, query, scope, services, ctx }) => {
       const key = services.jobs.streamKey(params.jobId);
       const after = resumeCursor(ctx, query.after);
@@ -30,10 +30,10 @@ export default [
       const backlog = services.streams.range(key, after);
       backlog.catch(() => undefined); // awaited by the stream
       await services.jobs.check(scope, params.jobId);
-      return sseStream(ctx, {
-        streams: services.streams, redis: services.redis, key, after, backlog, endOnTerminal: true,
-        isFinished: async () => TERMINAL_STATES.includes((await services.jobs.get(scope, params.jobId)).status),
-      });
+      const isFinished = async () => TERMINAL_STATES.includes((await services.jobs.get(scope, params.jobId)).status);
+      // Resumed after the end of a finished job: 204, so an EventSource stops reconnecting.
+      if (await endedAfter(after, backlog, isFinished)) return undefined;
+      return sseStream(ctx, { streams: services.streams, redis: services.redis, key, after, backlog, endOnTerminal: true, isFinished });
     },
   }),
   route({

@@ -13,7 +13,7 @@ import { presentPublicReceptor, presentShare } from '../presenters/share.js';
 import { presentTrace } from '../presenters/trace.js';
 import type { HandlerInput } from '../route.js';
 import { route } from '../route.js';
-import { resumeCursor, sseStream } from '../sse.js';
+import { endedAfter, resumeCursor, sseStream } from '../sse.js';
 
 const tags = ['shares'];
 const pub = ['public'];
@@ -131,10 +131,14 @@ export default [
       const job = await services.jobs.repoFind(params.job_id);
       if (!job) throw notFound('Job');
       if (job.workspaceId !== a.share.workspaceId || job.receptorId !== a.receptor._id) throw forbidden('This job is not in the share token\'s workspace and receptor');
-      return sseStream(ctx, {
-        streams: services.streams, redis: services.redis, key: services.jobs.streamKey(job._id), after: resumeCursor(ctx, query.after), endOnTerminal: true,
-        isFinished: async () => TERMINAL_STATES.includes((await services.jobs.repoFind(job._id))?.status ?? 'failed'),
-      });
+      const key = services.jobs.streamKey(job._id);
+      const after = resumeCursor(ctx, query.after);
+      const backlog = services.streams.range(key, after);
+      backlog.catch(() => undefined); // awaited by the check or the stream
+      const isFinished = async () => TERMINAL_STATES.includes((await services.jobs.repoFind(job._id))?.status ?? 'failed');
+      // Resumed after the end of a finished job: 204, so an EventSource stops reconnecting.
+      if (await endedAfter(after, backlog, isFinished)) return undefined;
+      return sseStream(ctx, { streams: services.streams, redis: services.redis, key, after, backlog, endOnTerminal: true, isFinished });
     },
   }),
 ];
