@@ -65,7 +65,7 @@ const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, 
  * Follows one SSE stream: yields every entry once, in order; after a dropped connection it reconnects
  * with the last entry id, so nothing is lost or repeated. With `endOnTerminal` (job streams) it stops
  * after `complete` or `error`. A 4xx other than 429 is thrown as CortexApiError; a 429, a 5xx and a
- * network failure are retried (Retry-After is honoured).
+ * network failure are retried (Retry-After is honoured). A 204 (a finished job resumed after its end) ends it.
  */
 export async function* followStream<T extends { type: string }>(transport: StreamTransport, opts: StreamOptions & { endOnTerminal: boolean }): AsyncGenerator<StreamEntry<T>> {
   let last = opts.after;
@@ -82,6 +82,8 @@ export async function* followStream<T extends { type: string }>(transport: Strea
         headers: { ...transport.headers, accept: 'text/event-stream', ...(last ? { 'last-event-id': last } : {}) },
         signal: opts.signal,
       });
+      // 204: the stream has ended and nothing follows the cursor (a finished job): done.
+      if (res.status === 204) return;
       if (!res.ok || !res.body) {
         const err = await apiError(res);
         if (res.status < 500 && res.status !== 429) throw err;
