@@ -44,7 +44,7 @@ TEMPORAL_CLI_VERSION="v1.5.1"
 FERRETDB_VERSION="v1.24.2"
 # The build's own version string: upstream plus our patch level (see ensure_ferretdb). A binary
 # that reports another one (an older patch level) is rebuilt.
-FERRETDB_BUILD="$FERRETDB_VERSION-cortex.2"
+FERRETDB_BUILD="$FERRETDB_VERSION-cortex.3"
 VERSITYGW_VERSION="v1.8.0"
 
 log() { echo "[provision] $*"; }
@@ -166,6 +166,14 @@ ferretdb_is_current() {
 # time, and FerretDB's connections waited for it in SQLite's busy handler, which sleeps 1, 2, 5,
 # 10 … ms between tries; the patch queues FerretDB's writes to a database file on a Go mutex
 # instead (five concurrent inserts: median 4.3 → 2.0 ms, p90 9.5 → 3.0 ms, measured here).
+#
+# Patch level cortex.3 adds scripts/ferretdb-sqlite-indexes.patch: upstream's SQLite backend
+# serves no filter but `_id` from an index, and sorts and limits in Go after loading every
+# matching document. The patch builds non-unique indexes on typed expressions (each key's sjson
+# type and SQL value; an index built by an older binary is rebuilt once at start), and answers
+# equalities on strings and booleans, a range on a Date or a string (with the keyset `_id`
+# tie-break) and a sort with its limit from them, returning a superset of the matching documents
+# that the handler filters, sorts and limits as before (docs/decisions.md, "Storage").
 ensure_ferretdb() {
   local bin="$BIN/ferretdb"
   if [ -x "$bin" ] && ferretdb_is_current "$bin"; then
@@ -206,7 +214,11 @@ EOF
     grep -q "IDColumn = DefaultColumn + \"->'\$._id'\"" "$meta" || die "FerretDB source changed: the _id lookup patch does not apply to $meta"
     sed -i "s/IDColumn = DefaultColumn + \"->'\$._id'\"/IDColumn = DefaultColumn + \"->'_id'\"/" "$meta"
     grep -q "IDColumn = DefaultColumn + \"->'_id'\"" "$meta" || die "patching FerretDB's _id lookup failed"
-    (cd "$src" && GIT_CEILING_DIRECTORIES="$(dirname "$src")" git apply -p1 "$ROOT/scripts/ferretdb-sqlite-writes.patch") || die "FerretDB source changed: scripts/ferretdb-sqlite-writes.patch does not apply"
+    local patch
+    for patch in ferretdb-sqlite-writes ferretdb-sqlite-indexes; do
+      log "applying scripts/$patch.patch"
+      (cd "$src" && GIT_CEILING_DIRECTORIES="$(dirname "$src")" git apply -p1 "$ROOT/scripts/$patch.patch") || die "FerretDB source changed: scripts/$patch.patch does not apply"
+    done
     go mod edit -replace "github.com/FerretDB/FerretDB=$src"
     quiet ferretdb-go-build env GOFLAGS=-mod=mod go build -v -o "$bin" github.com/FerretDB/FerretDB/cmd/ferretdb || die "building FerretDB failed"
   )

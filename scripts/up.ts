@@ -266,17 +266,21 @@ const STORE_FILE = path.join(DATA_DIR, 'store.json');
 const LOCAL_PG_URL = 'postgres://postgres@127.0.0.1:5432/cortex';
 
 /**
- * Picks the embedded FerretDB's backend once per data folder and remembers it: the local
- * PostgreSQL when one answers (FerretDB's PostgreSQL backend uses indexes; its SQLite backend
- * scans, so lookups slow down as data grows), else SQLite in .data/mongo. FERRETDB_POSTGRESQL_URL
- * or CORTEX_FERRETDB_SQLITE=1 decide explicitly.
+ * Picks the embedded FerretDB's backend once per data folder and remembers it in
+ * .data/store.json: SQLite in .data/mongo by default. FerretDB's SQLite backend (patch level
+ * cortex.3, scripts/provision.sh) answers key lookups, filtered lists, keyset pages and sorted
+ * first pages from the collection's indexes; its PostgreSQL backend answers every filter, `_id`
+ * included, with a sequential scan (docs/decisions.md, "Storage"). CORTEX_FERRETDB_POSTGRESQL=1
+ * picks the local PostgreSQL (database `cortex`, created if missing) for a new data folder,
+ * FERRETDB_POSTGRESQL_URL names a PostgreSQL database explicitly; a folder that already chose
+ * keeps its choice.
  */
 async function chooseFerretStore(): Promise<void> {
   if (process.env.FERRETDB_POSTGRESQL_URL) return;
   let store: { handler: 'postgresql' | 'sqlite'; url?: string } | undefined;
   if (existsSync(STORE_FILE)) store = JSON.parse(readFileSync(STORE_FILE, 'utf8')) as typeof store;
   else if (existsSync(path.join(DATA_DIR, 'mongo'))) store = { handler: 'sqlite' }; // an earlier run's data stays where it is
-  else if (process.env.CORTEX_FERRETDB_SQLITE === '1') store = { handler: 'sqlite' };
+  else if (process.env.CORTEX_FERRETDB_POSTGRESQL !== '1') store = { handler: 'sqlite' };
   else {
     const psql = (sql: string, db = 'postgres') => new Promise<string>((resolve, reject) => {
       execFile('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', db, '-tAc', sql], { timeout: 5_000 }, (err, out) => (err ? reject(err) : resolve(out.trim())));
@@ -285,15 +289,16 @@ async function chooseFerretStore(): Promise<void> {
       if ((await psql("SELECT 1 FROM pg_database WHERE datname = 'cortex'")) !== '1') await psql('CREATE DATABASE cortex');
       store = { handler: 'postgresql', url: LOCAL_PG_URL };
     } catch {
+      say('CORTEX_FERRETDB_POSTGRESQL=1 but no local PostgreSQL answered on 127.0.0.1:5432: using SQLite');
       store = { handler: 'sqlite' };
     }
-    writeFileSync(STORE_FILE, `${JSON.stringify(store)}\n`);
   }
+  if (!existsSync(STORE_FILE)) writeFileSync(STORE_FILE, `${JSON.stringify(store)}\n`);
   if (store?.handler === 'postgresql' && store.url) {
     process.env.FERRETDB_POSTGRESQL_URL = store.url;
-    say(`FerretDB stores data in the local PostgreSQL (${store.url})`);
+    say(`FerretDB stores data in the local PostgreSQL (${store.url}; its queries scan, see docs/decisions.md "Storage")`);
   } else {
-    say(`FerretDB stores data in SQLite under ${shown(path.join(DATA_DIR, 'mongo'))} (no local PostgreSQL answered; lookups slow down as data grows)`);
+    say(`FerretDB stores data in SQLite under ${shown(path.join(DATA_DIR, 'mongo'))}`);
   }
 }
 
