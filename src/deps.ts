@@ -30,7 +30,7 @@ export async function createDeps(config: Config, log: Logger): Promise<Deps> {
   await ensureIndexes(db, allIndexes, log);
   const redis = createRedis(config.REDIS_URL);
   const temporal = await connectTemporal(config);
-  return { config, log, mongo, db, redis, streams: createStreams(redis, config.REDIS_PREFIX), repos: createRepos(db), temporal };
+  return { config, log, mongo, db, redis, streams: createStreams(redis, config.REDIS_PREFIX, { feedMaxLen: config.RESOURCE_FEED_MAXLEN }), repos: createRepos(db), temporal };
 }
 
 /** Closes every connection; used by graceful shutdown and test teardown. */

@@ -14,7 +14,7 @@ async function health({ scope, services, ctx }: { scope: Scope; services: Servic
   const h = await services.health.check();
   ctx.status = h.healthy ? 200 : 503;
   const ws = scope.workspaceId ? await services.workspaces.findWorkspace(scope.workspaceId) : null;
-  ctx.body = { status: h.healthy ? 'healthy' : 'unhealthy', version: services.health.version, ...(ws ? { workspace: presentWorkspace(ws), components: h.components } : {}) };
+  ctx.body = { status: h.healthy ? 'healthy' : 'unhealthy', version: services.health.version, ...(ws ? { workspace: presentWorkspace(ws), components: h.components } : {}), search_index: services.search.status() };
 }
 
 const healthRoute = (path: string, operationId?: string): RouteDef => route({ method: 'get', path, operationId, auth: 'optional', response: Health, tags: ['health'], handler: async (i) => { await health(i); } });
