@@ -85,6 +85,7 @@ export function createSearchService(d: {
   let stopped = false;
   let reader: Redis | null = null;
   let held: Promise<void> | null = null;
+  let parked = false;
   const stats = { builds: 0, batches: 0, events: 0, lastBuild: null as SearchIndexStatus['last_build'] };
   const waiters = new Set<() => void>();
   const wake = () => { for (const w of [...waiters]) w(); };
@@ -213,7 +214,7 @@ export function createSearchService(d: {
     let lastCheck = Date.now();
     while (!stopped) {
       try {
-        if (held) await held;
+        if (held) { parked = true; wake(); await held; parked = false; }
         if (reason) {
           if (built) d.log.warn({ reason }, 'search index: re-syncing from the store');
           await resync(reason);
@@ -288,10 +289,15 @@ export function createSearchService(d: {
     };
   }
 
-  /** Tests: the follower applies nothing until the returned function is called (a follower that fell behind). */
-  function holdFollower(): () => void {
+  /**
+   * Tests: a follower that falls behind. Resolves once the follower has stopped (after the batch
+   * it is reading, at most CHECK_MS); it applies nothing until the returned function is called.
+   */
+  async function holdFollower(): Promise<() => void> {
     let release = () => {};
     held = new Promise<void>((r) => { release = () => { held = null; r(); }; });
+    start();
+    await waitFor(() => parked, 60_000);
     return release;
   }
 
