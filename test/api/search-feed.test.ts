@@ -95,7 +95,7 @@ describe('search index and the resource feed', () => {
     expect(shown.size).toBe(20_000);
     expect(ids.filter((id) => !shown.has(id))).toEqual([]);
     for (const i of [0, 1, 4_321, 9_999, 15_000, 19_998]) expect((await search(app, w, `memories/${token('burst', i)}`)).results[0]?.id).toBe(ids[i]);
-  }, 300_000);
+  }, 600_000);
 
   it('a burst within the cap is applied in batches (bulk re-reads), not entry by entry', async () => {
     const w = await buildWorkspace(app);
