@@ -97,6 +97,21 @@ describe('search index and the resource feed', () => {
     for (const i of [0, 1, 4_321, 9_999, 15_000, 19_998]) expect((await search(app, w, `memories/${token('burst', i)}`)).results[0]?.id).toBe(ids[i]);
   }, 600_000);
 
+  it('a follower the feed was trimmed past (300 writes over a ~100-entry cap) sees the jump in seq and re-syncs', async () => {
+    const w = await buildWorkspace(app);
+    await search(app, w, 'memories/x');
+    const release = await app.services.search.holdFollower();
+    let ids: string[];
+    try {
+      ids = await writeMemories(app, w, 300, 'trim');
+    } finally {
+      release();
+    }
+    expect((await search(app, w, `memories/${token('trim', 0)}`)).results[0]?.id).toBe(ids[0]);
+    expect(app.services.search.status().last_build?.reason).toMatch(/skipped entries/);
+    expect((await browseAll(app, w)).size).toBe(300);
+  }, 60_000);
+
   it('a burst within the cap is applied in batches (bulk re-reads), not entry by entry', async () => {
     const w = await buildWorkspace(app);
     await search(app, w, 'memories/x');
