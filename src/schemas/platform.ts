@@ -12,7 +12,7 @@ export const Health = z.object({
     lag: z.number().int().nullable().meta({ description: 'feed entries written after it, at the follower\'s last look' }),
     entries: z.number().int(), builds: z.number().int(), batches: z.number().int(), events: z.number().int(),
     last_build: z.object({ reason: z.string(), started_at: z.string(), ms: z.number().int().nullable(), resources: z.number().int() }).nullable(),
-  }).optional().meta({ description: "This API process's search index (docs/search.md); it never makes health fail" }),
+  }).optional().meta({ description: "With a credential: this API process's search index (docs/search.md); it never makes health fail" }),
 }).meta({ id: 'Health' });
 
 export const ApiKeyCreateBody = z.object({

@@ -60,7 +60,7 @@ describe('search index and the resource feed', () => {
       const ids = await writeMemories(app, busy, 50, 'backlog');
       // The follower applies nothing now: another workspace's search answers at once (it has no writes to wait for).
       expect((await search(app, empty, 'memories/backlog')).total).toBe(0);
-      const health = await app.get('/health');
+      const health = await app.get('/health', empty.key);
       expect((health.body as { search_index: { state: string; lag: number } }).search_index.state).toBe('ready');
       // The writer's own search waits for its writes: it answers once the follower applies them.
       const pending = search(app, busy, `memories/${token('backlog', 49)}`);
@@ -158,7 +158,7 @@ describe('search index and the resource feed', () => {
       // A second process on the same store and Redis starts with an index that is not built yet.
       const second = await startTestApp({ SEARCH_BUILD_WAIT_MS: 0, MONGODB_DB: first.config.MONGODB_DB, REDIS_PREFIX: first.config.REDIS_PREFIX });
       try {
-        expect((await second.get('/health')).body).toMatchObject({ search_index: { state: 'building' } });
+        expect((await second.get('/health', w.key)).body).toMatchObject({ search_index: { state: 'building' } });
         const res = await second.post('/v1/search', w.key, { query: `memories/${token('early', 7)}` }, w.brainHeaders);
         expect(res.status, res.text).toBe(503);
         expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
@@ -170,7 +170,8 @@ describe('search index and the resource feed', () => {
           else await new Promise((x) => setTimeout(x, 200));
         }
         expect(found[0]?.id).toBe(ids[7]);
-        expect((await second.get('/health')).body).toMatchObject({ status: 'healthy', search_index: { state: 'ready', lag: 0 } });
+        expect((await second.get('/health', w.key)).body).toMatchObject({ status: 'healthy', search_index: { state: 'ready', lag: 0 } });
+        expect(Object.keys((await second.get('/health')).body).sort()).toEqual(['status', 'version']);
       } finally {
         await second.close();
       }

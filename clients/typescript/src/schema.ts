@@ -3506,7 +3506,7 @@ export interface components {
             components?: {
                 [key: string]: "up" | "down";
             };
-            /** @description This API process's search index (docs/search.md); it never makes health fail */
+            /** @description With a credential: this API process's search index (docs/search.md); it never makes health fail */
             search_index?: {
                 /** @description the last resource-feed entry applied */
                 applied: string;
