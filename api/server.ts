@@ -37,8 +37,9 @@ async function main() {
       .then((r) => log.info({ checked: r.checked, created: r.created.length, removed: r.removed.length }, 'receptor schedules reconciled'))
       .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'receptor schedule reconcile failed; it runs again at the next start or as maintenance.schedule_reconcile'));
   }
-  // The search index is built from the store in the background, then follows the resource feed (docs/search.md).
-  services.search.start().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'search index build failed; it is built again at the first search'));
+  // The search index is built from the store in the background, then follows the resource feed
+  // (docs/search.md); /health reports its state, and a search waits for it only a bounded time.
+  services.search.start();
   // Invokes answer 202 once the run is stored and start its workflow right after: runs whose start
   // did not land (an API that died in between, Temporal away for a while) are started by this sweep.
   const sweepStarts = () => services.runs.startPending()

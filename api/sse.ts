@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import { blockingReader } from '../src/redis.js';
 import type { Redis } from 'ioredis';
 import { validationError } from '../src/errors.js';
-import { CURSOR_RE, isTerminal, type StreamEntry, type Streams } from '../src/streams.js';
+import { compareIds, CURSOR_RE, isTerminal, type StreamEntry, type Streams } from '../src/streams.js';
 
 export interface SseOptions {
   streams: Streams;
@@ -72,6 +72,17 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
   const pump = async () => {
     out.write(': connected\n\n');
     let backlog = await (opts.backlog ?? opts.streams.range(opts.key, opts.after));
+    if (opts.after && backlog.length === 0) {
+      // A cursor newer than the stream's newest entry: the stream went backwards (Redis came back
+      // without its newest entries, or the stream was deleted and written again). Waiting after the
+      // cursor could wait forever: say so (docs/streams.md, stream_reset) and send the stream anew.
+      const newest = await opts.streams.newest(opts.key);
+      if (!newest || compareIds(newest.id, opts.after) < 0) {
+        out.write(`data: ${JSON.stringify({ type: 'stream_reset', after: opts.after, newest: newest?.id ?? null })}\n\n`);
+        last = '0-0';
+        backlog = await opts.streams.range(opts.key);
+      }
+    }
     while (backlog.length > 0 && !closed) {
       for (const e of backlog) {
         send(e);

@@ -98,8 +98,12 @@ export const ConfigSchema = z.object({
   SEARCH_RRF_K: z.coerce.number().int().min(1).max(1000).default(60),
   SEARCH_LEXICAL_WEIGHT: z.coerce.number().min(0).max(100).default(1),
   SEARCH_VECTOR_WEIGHT: z.coerce.number().min(0).max(100).default(0.5),
-  /** How long a search waits for this process's index to apply changes already written (read your writes). */
+  /** How long a search waits for this process's index to apply its workspace's earlier writes (read your writes). */
   SEARCH_FRESH_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(3000),
+  /** How long a search waits for the index's first build before answering 503 with Retry-After (docs/search.md). */
+  SEARCH_BUILD_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
+  /** The resource feed keeps about this many newest entries (a follower that falls further behind re-syncs from the store). */
+  RESOURCE_FEED_MAXLEN: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
   // Where the offline word vectors are kept in their compact form (converted once from the npm package).
   // Speech to text (docs/meetings.md). auto: Gladia when GLADIA_API_KEY is set, else the OpenAI-compatible
   // endpoint when STT_BASE_URL is set, else pocketsphinx (offline, Debian's pocketsphinx-en-us model).

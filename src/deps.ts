@@ -38,7 +38,7 @@ export async function createDeps(config: Config, log: Logger): Promise<Deps> {
     redis: () => redis.ping(),
     temporal: () => temporal.connection.withDeadline(Date.now() + config.BREAKER_PROBE_TIMEOUT_MS, () => temporal.connection.workflowService.getSystemInfo({})),
   }, { intervalMs: config.BREAKER_PROBE_INTERVAL_MS, timeoutMs: config.BREAKER_PROBE_TIMEOUT_MS, log });
-  return { config, log, mongo, db, redis, streams: createStreams(redis, config.REDIS_PREFIX), repos: createRepos(db), temporal, breakers };
+  return { config, log, mongo, db, redis, streams: createStreams(redis, config.REDIS_PREFIX, { feedMaxLen: config.RESOURCE_FEED_MAXLEN }), repos: createRepos(db), temporal, breakers };
 }
 
 /** Closes every connection; used by graceful shutdown and test teardown. */

@@ -9,14 +9,14 @@ import type { Context } from 'koa';
 import { presentApiKey, presentBrain, presentWorkspace } from '../presenters/platform.js';
 import { route, type RouteDef } from '../route.js';
 
-/** Unauthenticated health says healthy/unhealthy and version; a credential adds its workspace. */
+/** Unauthenticated health says healthy/unhealthy and version; a credential adds its workspace, the components and the search index. */
 async function health({ scope, services, ctx }: { scope: Scope; services: Services; ctx: Context }) {
   const h = await services.health.check();
   ctx.status = h.healthy ? 200 : 503;
   // A load balancer or client polling health backs off as it would on any other 503.
   if (!h.healthy) ctx.set('Retry-After', '2');
   const ws = scope.workspaceId && h.components.mongodb === 'up' ? await services.workspaces.findWorkspace(scope.workspaceId) : null;
-  ctx.body = { status: h.healthy ? 'healthy' : 'unhealthy', version: services.health.version, ...(ws ? { workspace: presentWorkspace(ws), components: h.components } : {}) };
+  ctx.body = { status: h.healthy ? 'healthy' : 'unhealthy', version: services.health.version, ...(ws ? { workspace: presentWorkspace(ws), components: h.components, search_index: services.search.status() } : {}) };
 }
 
 const healthRoute = (path: string, operationId?: string): RouteDef => route({ method: 'get', path, operationId, kind: 'health', auth: 'optional', response: Health, tags: ['health'], handler: async (i) => { await health(i); } });

@@ -51,3 +51,21 @@ export async function findById<T extends Document>(coll: Collection<T>, id: stri
   }
   return doc;
 }
+
+/** Up to this many ids are read by key one by one (in parallel); more in one `$in` query. */
+const FEW_IDS = 8;
+
+/**
+ * Documents by `_id`, in bulk (the search index's batched re-reads): a few ids each by key, more
+ * in one `$in` query. FerretDB's SQLite backend serves a filter of `_id` alone by key but scans
+ * the collection for `$in`, so one scan is cheaper than many lookups only for a batch; MongoDB
+ * answers both from the `_id` index. Missing ids are left out; the caller checks other conditions.
+ */
+export async function findByIds<T extends Document>(coll: Collection<T>, ids: string[], options?: FindOptions): Promise<WithId<T>[]> {
+  const unique = [...new Set(ids)];
+  if (unique.length <= FEW_IDS) {
+    const docs: (WithId<T> | null)[] = await Promise.all(unique.map((id) => coll.findOne({ _id: id } as Filter<T>, options) as Promise<WithId<T> | null>));
+    return docs.filter((x): x is WithId<T> => x !== null);
+  }
+  return await coll.find({ _id: { $in: unique } } as Filter<T>, options).toArray() as WithId<T>[];
+}

@@ -5,6 +5,14 @@ export const Health = z.object({
   status: z.enum(['healthy', 'unhealthy']), version: z.string(),
   components: z.record(z.string(), z.enum(['up', 'down'])).optional(),
   workspace: z.object({ id: z.string(), slug: z.string(), name: z.string() }).optional(),
+  search_index: z.object({
+    state: z.enum(['building', 'ready']).meta({ description: 'building until the first snapshot of the store is in; searches then wait at most SEARCH_BUILD_WAIT_MS and answer 503 with Retry-After' }),
+    resyncing: z.boolean().meta({ description: 'a re-sync from the store runs (the feed lost entries or went backwards); the previous index keeps answering' }),
+    applied: z.string().meta({ description: 'the last resource-feed entry applied' }),
+    lag: z.number().int().nullable().meta({ description: 'feed entries written after it, at the follower\'s last look' }),
+    entries: z.number().int(), builds: z.number().int(), batches: z.number().int(), events: z.number().int(),
+    last_build: z.object({ reason: z.string(), started_at: z.string(), ms: z.number().int().nullable(), resources: z.number().int() }).nullable(),
+  }).optional().meta({ description: "With a credential: this API process's search index (docs/search.md); it never makes health fail" }),
 }).meta({ id: 'Health' });
 
 export const ApiKeyCreateBody = z.object({

@@ -4,14 +4,14 @@ import { blockingReader } from '../redis.js';
 import type { Config } from '../config.js';
 import type { Repos } from '../db/index.js';
 import type { Embedder } from '../embeddings/index.js';
-import { validationError } from '../errors.js';
+import { AppError, validationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Scope } from '../scope.js';
 import { createMemoryIndex, tokenize, type EntryFilter, type IndexEntry, type MemoryIndex, type SearchType } from '../search/memory-index.js';
 import { rankEntries, type HitExplain } from '../search/rank.js';
 import { andTerms, CONTENT_GREP, LISTABLE_TYPES, HAS_PATH, HAS_VISIBILITY, haystack, KEYWORD_ONLY, needlesOf, parseQuery, SEARCH_TYPES, snippetOf, typeOf, type ParsedQuery } from '../search/query.js';
-import { createSources, TYPE_OF_KIND, type Source } from '../search/sources.js';
-import type { Streams } from '../streams.js';
+import { createSources, TYPE_OF_KIND, type ResourceKey, type Source } from '../search/sources.js';
+import { compareIds, type StreamEntry, type Streams } from '../streams.js';
 import type { SearchJobInput } from '../temporal/definitions.js';
 import type { JobService } from './jobs.js';
 import type { ResourceRef } from './resource-events.js';
@@ -37,21 +37,34 @@ export interface SearchRequest {
 interface Scoping { brainId: string | null | undefined; types: Set<SearchType>; isActive?: boolean; visibility?: string; pathPrefix?: string; and: string[]; extra?: EntryFilter }
 
 const isHead = (e: IndexEntry) => e.id === e.resourceId;
-const cmp = (a: string, b: string): number => {
-  const [am, as] = a.split('-').map(Number);
-  const [bm, bs] = b.split('-').map(Number);
-  return am - bm || as - bs;
-};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Feed entries read and applied at once: one re-read per collection per batch. */
+const FEED_BATCH = 1000;
+/** How long the follower blocks on an idle feed, and how often it checks the feed's bounds and Redis's identity. */
+const CHECK_MS = 2000;
+
+/** What `/health` says about this process's index (docs/search.md, Start-up and health). */
+export interface SearchIndexStatus {
+  /** `building` until the first snapshot is in; searches wait at most SEARCH_BUILD_WAIT_MS for it, then 503. */
+  state: 'building' | 'ready';
+  /** A re-sync from the store is running (the previous index keeps answering meanwhile). */
+  resyncing: boolean;
+  /** The last feed entry applied, and how many feed entries were written after it (at the last look). */
+  applied: string; lag: number | null;
+  entries: number; builds: number; batches: number; events: number;
+  last_build: { reason: string; started_at: string; ms: number | null; resources: number } | null;
+}
 
 /**
  * Discovery (docs/search.md): grep, sync and async search, browse, the resource tree and
  * recollection search, all answered from one in-process index per API (or worker) process.
- * The index is rebuilt from the store when the process first needs it, then follows the
- * platform-wide resource feed (every resource event of every workspace, in order), re-reading each
- * changed resource from the store; a search first waits until the events written before it are
- * applied, so a caller reads its own writes. Several processes each follow the same feed and
- * converge on the same entries.
+ * The index is built in the background from a snapshot of the store (bulk reads, page by page),
+ * then follows the platform-wide resource feed (every resource event of every workspace, in
+ * order) in batches, re-reading the changed resources in bulk. A feed that skipped entries
+ * (trimmed before they were read, or lost by Redis) or went backwards is detected by the entries'
+ * `seq` and the feed's bounds, and the index re-syncs from the store. A search waits (bounded)
+ * only until its own workspace's earlier writes are applied. Several processes each follow the
+ * same feed and converge on the same entries.
  */
 export function createSearchService(d: {
   repos: Repos; redis: Redis; streams: Streams; embedder: Embedder; jobs: JobService; usage: UsageService; config: Config; log: Logger;
@@ -62,11 +75,34 @@ export function createSearchService(d: {
   const sourceOf = new Map<SearchType, Source>(sources.map((s) => [s.type, s]));
   const localHeads = d.embedder.model.startsWith('local/');
   let index: MemoryIndex = createMemoryIndex();
-  let applied = '0-0';
-  let started: Promise<void> | null = null;
+  let built = false;
+  let resyncing = false;
+  /** The last feed entry applied (its seq; null when it had none) and the Redis clock when the last snapshot began. */
+  let applied: { id: string; seq: number | null } = { id: '0-0', seq: 0 };
+  let snapshotMs = 0;
+  let feedSeq: number | null = null;
+  let runId: string | null = null;
+  let loop: Promise<void> | null = null;
   let stopped = false;
   let reader: Redis | null = null;
+  let held: Promise<void> | null = null;
+  let parked = false;
+  const stats = { builds: 0, batches: 0, events: 0, lastBuild: null as SearchIndexStatus['last_build'] };
   const waiters = new Set<() => void>();
+  const wake = () => { for (const w of [...waiters]) w(); };
+
+  /** Waits until `done()` holds, at most `ms` (woken by every applied batch and finished build); returns `done()`. */
+  async function waitFor(done: () => boolean, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (!done() && !stopped && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const fin = () => { waiters.delete(fin); clearTimeout(t); resolve(); };
+        const t = setTimeout(fin, Math.max(1, deadline - Date.now()));
+        waiters.add(fin);
+      });
+    }
+    return done();
+  }
 
   /** Heads get vectors from the offline embedder (in process, free); chunks carry the vectors ingest stored. */
   async function withHeadVectors(entries: IndexEntry[]): Promise<IndexEntry[]> {
@@ -78,62 +114,134 @@ export function createSearchService(d: {
     return entries;
   }
 
-  async function feedState(): Promise<{ last: string; maxDeleted: string }> {
+  /** Replaces the entries of each resource (a page of the walk, or a batch's re-reads), head vectors embedded in one call. */
+  async function put(into: MemoryIndex, found: IndexEntry[][]): Promise<void> {
+    await withHeadVectors(found.flat());
+    for (const entries of found) if (entries.length) into.replaceResource(entries[0].workspaceId, entries[0].resourceId, entries);
+  }
+
+  /** Redis's run id: a new one means it restarted, and may have come back without its newest entries. */
+  async function redisRunId(): Promise<string | null> {
+    try { return /run_id:(\w+)/.exec(await d.redis.info('server'))?.[1] ?? null; } catch { return null; }
+  }
+
+  /**
+   * A new index from a snapshot of the store: the feed's position is read first, then every source
+   * is walked page by page (bulk reads); the follower applies what the feed got after that position.
+   * The previous index keeps answering until the new one replaces it.
+   */
+  async function resync(reason: string): Promise<void> {
+    const t0 = Date.now();
+    resyncing = true;
+    stats.lastBuild = { reason, started_at: new Date(t0).toISOString(), ms: null, resources: 0 };
     try {
-      const info = (await d.redis.call('XINFO', 'STREAM', feedKey)) as unknown[];
-      const get = (k: string) => { const i = info.indexOf(k); return i >= 0 ? String(info[i + 1]) : '0-0'; };
-      return { last: get('last-generated-id'), maxDeleted: get('max-deleted-entry-id') };
-    } catch {
-      return { last: '0-0', maxDeleted: '0-0' }; // no feed yet
+      const [pos, id] = await Promise.all([d.streams.feedPosition(), redisRunId()]);
+      const next = createMemoryIndex();
+      let resources = 0;
+      for (const s of sources) {
+        for await (const page of s.all()) {
+          if (stopped) return;
+          await put(next, page);
+          resources += page.length;
+          stats.lastBuild.resources = resources;
+        }
+      }
+      index = next;
+      applied = { id: pos.id, seq: pos.seq };
+      feedSeq = pos.seq;
+      snapshotMs = pos.timeMs;
+      runId = id;
+      built = true;
+      stats.builds++;
+      stats.lastBuild.ms = Date.now() - t0;
+      d.log.info({ reason, resources, entries: index.size(), ms: stats.lastBuild.ms }, 'search index built from the store');
+    } finally {
+      resyncing = false;
+      wake();
     }
   }
 
-  /** A fresh index from the store; events after `from` are then applied by the follower. */
-  async function rebuild(): Promise<void> {
-    const t0 = Date.now();
-    const { last } = await feedState();
-    const next = createMemoryIndex();
-    let resources = 0;
-    for (const s of sources) {
-      for await (const entries of s.all()) {
-        if (!entries.length) continue;
-        next.replaceResource(entries[0].workspaceId, entries[0].resourceId, await withHeadVectors(entries));
-        resources++;
+  /** Why a batch cannot be applied after `applied`: its entries' seq skip a number or step back. */
+  function gapIn(batch: StreamEntry[]): string | null {
+    let prev = applied.seq;
+    for (const e of batch) {
+      if (e.seq === undefined) { prev = null; continue; } // written before entries had a seq
+      if (prev !== null && e.seq !== prev + 1) {
+        return e.seq > prev + 1
+          ? `the feed skipped entries ${prev + 1}..${e.seq - 1} (trimmed before they were read, or lost)`
+          : `the feed went backwards (entry ${e.seq} after ${prev})`;
+      }
+      prev = e.seq;
+    }
+    return null;
+  }
+
+  /** The feed's position and Redis's identity (when the feed is idle, and every CHECK_MS): why to re-sync, or null. */
+  async function check(): Promise<string | null> {
+    const [pos, id] = await Promise.all([d.streams.feedPosition(), redisRunId()]);
+    feedSeq = pos.seq;
+    if (id && runId && id !== runId) return 'Redis restarted (it may have come back without its newest entries)';
+    if (compareIds(pos.id, applied.id) < 0 || (applied.seq !== null && pos.seq < applied.seq)) return `the feed went backwards (its newest entry is ${pos.id}, seq ${pos.seq}; applied ${applied.id})`;
+    return null;
+  }
+
+  /** Applies a batch of feed entries: the changed resources re-read in bulk (one read per collection), then replaced or removed. */
+  async function applyBatch(batch: StreamEntry[]): Promise<void> {
+    const byType = new Map<SearchType, Map<string, ResourceKey>>();
+    for (const e of batch) {
+      const ws = String(e.data.workspace_id ?? '');
+      const ref = e.data.resource as ResourceRef | undefined;
+      const type = ref ? TYPE_OF_KIND[ref.kind] : undefined;
+      if (!ws || !ref || !type || !sourceOf.has(type)) continue;
+      let keys = byType.get(type);
+      if (!keys) byType.set(type, (keys = new Map()));
+      keys.set(ref.id, { workspaceId: ws, id: ref.id });
+    }
+    const read = await Promise.all([...byType].map(async ([type, keys]) => ({ keys: [...keys.values()], found: await sourceOf.get(type)!.loadMany([...keys.values()]) })));
+    const found: IndexEntry[][] = [];
+    for (const r of read) {
+      for (const k of r.keys) {
+        const entries = r.found.get(k.id);
+        if (entries) found.push(entries); else index.removeResource(k.workspaceId, k.id);
       }
     }
-    index = next;
-    applied = last;
-    d.log.info({ resources, entries: index.size(), ms: Date.now() - t0 }, 'search index built');
+    await put(index, found);
   }
 
-  async function apply(data: Record<string, unknown>): Promise<void> {
-    const ws = String(data.workspace_id ?? '');
-    const ref = data.resource as ResourceRef | undefined;
-    const type = ref ? TYPE_OF_KIND[ref.kind] : undefined;
-    const source = type ? sourceOf.get(type) : undefined;
-    if (!ws || !ref || !source) return;
-    const entries = await source.load(ws, ref.id);
-    if (entries.length) index.replaceResource(ws, ref.id, await withHeadVectors(entries));
-    else index.removeResource(ws, ref.id);
-  }
-
+  /** Builds the index, then follows the feed in batches; re-syncs from the store when the feed lost entries or went backwards. */
   async function follow(): Promise<void> {
     reader = blockingReader(d.redis);
+    let reason: string | null = 'start';
+    let lastCheck = Date.now();
     while (!stopped) {
       try {
-        const batch = await d.streams.read(reader, feedKey, applied, 5000);
-        if (stopped) break;
-        if (!batch) continue;
-        // Entries after the last applied one were trimmed before they were read: start again from the store.
-        if (cmp((await feedState()).maxDeleted, applied) > 0) { await rebuild(); continue; }
-        for (const e of batch) {
-          await apply(e.data);
-          applied = e.id;
+        if (held) { parked = true; wake(); await held; parked = false; }
+        if (reason) {
+          if (built) d.log.warn({ reason }, 'search index: re-syncing from the store');
+          await resync(reason);
+          reason = null;
+          lastCheck = Date.now();
+          continue;
         }
-        for (const w of waiters) w();
+        const batch = await d.streams.read(reader, feedKey, applied.id, CHECK_MS, FEED_BATCH);
+        if (stopped) break;
+        if (batch) {
+          reason = gapIn(batch);
+          if (reason) continue;
+          await applyBatch(batch);
+          const last = batch[batch.length - 1];
+          applied = { id: last.id, seq: last.seq ?? null };
+          stats.batches++;
+          stats.events += batch.length;
+          wake();
+        }
+        if (!batch || Date.now() - lastCheck >= CHECK_MS) {
+          lastCheck = Date.now();
+          reason = await check();
+        }
       } catch (err) {
         if (stopped) break;
-        d.log.warn({ err: (err as Error).message }, 'search index: following the resource feed failed; retrying');
+        d.log.warn({ err: (err as Error).message }, 'search index: building or following the resource feed failed; retrying');
         await sleep(1000);
       }
     }
@@ -142,29 +250,56 @@ export function createSearchService(d: {
   function stop() {
     stopped = true;
     reader?.disconnect();
-    for (const w of waiters) w();
+    wake();
   }
   d.redis.once('end', stop);
 
-  /** Builds the index once per process (at API start-up, or on the first search). */
-  function start(): Promise<void> {
-    started ??= rebuild().then(() => { void follow(); }, (e: unknown) => { started = null; throw e; });
-    return started;
+  /** Starts the background build and the follower (once per process); returns at once. */
+  function start(): void {
+    if (stopped || loop) return;
+    loop = follow();
   }
 
-  /** Waits (bounded) until every event written before this call is applied: the caller reads its writes. */
-  async function fresh(): Promise<void> {
-    await start();
-    const { last } = await feedState();
-    if (cmp(applied, last) >= 0) return;
-    const deadline = Date.now() + c.SEARCH_FRESH_WAIT_MS;
-    while (cmp(applied, last) < 0 && Date.now() < deadline && !stopped) {
-      await new Promise<void>((resolve) => {
-        const done = () => { waiters.delete(done); clearTimeout(t); resolve(); };
-        const t = setTimeout(done, Math.max(1, deadline - Date.now()));
-        waiters.add(done);
-      });
+  /** The index's first build, waited for at most SEARCH_BUILD_WAIT_MS; then 503 with Retry-After. */
+  async function whenBuilt(): Promise<void> {
+    if (built) return;
+    start();
+    if (!(await waitFor(() => built, c.SEARCH_BUILD_WAIT_MS))) {
+      throw new AppError('SERVICE_UNAVAILABLE', 503, 'The search index is still being built; retry after Retry-After', { 'Retry-After': '2' });
     }
+  }
+
+  /**
+   * Read your writes: waits (at most SEARCH_FRESH_WAIT_MS) until the index has applied the
+   * workspace's newest feed entry, its mark. A workspace that wrote nothing since the last
+   * snapshot, or whose writes are applied, does not wait; other workspaces' backlogs never count.
+   */
+  async function fresh(workspaceId: string): Promise<void> {
+    await whenBuilt();
+    const mark = await d.streams.feedMark(workspaceId);
+    const done = () => !mark || compareIds(applied.id, mark) >= 0 || compareIds(mark, `${snapshotMs}-0`) < 0;
+    if (!done()) await waitFor(done, c.SEARCH_FRESH_WAIT_MS);
+  }
+
+  /** For /health: the index's state, position and lag (entries written after the applied one, at the follower's last look). */
+  function status(): SearchIndexStatus {
+    return {
+      state: built ? 'ready' : 'building', resyncing: built && resyncing, applied: applied.id,
+      lag: feedSeq !== null && applied.seq !== null ? Math.max(0, feedSeq - applied.seq) : null,
+      entries: index.size(), builds: stats.builds, batches: stats.batches, events: stats.events, last_build: stats.lastBuild,
+    };
+  }
+
+  /**
+   * Tests: a follower that falls behind. Resolves once the follower has stopped (after the batch
+   * it is reading, at most CHECK_MS); it applies nothing until the returned function is called.
+   */
+  async function holdFollower(): Promise<() => void> {
+    let release = () => {};
+    held = new Promise<void>((r) => { release = () => { held = null; r(); }; });
+    start();
+    await waitFor(() => parked, 60_000);
+    return release;
   }
 
   function entryFilter(s: Scoping): EntryFilter {
@@ -256,13 +391,13 @@ export function createSearchService(d: {
     hits.map((h) => ({ type: h.type, id: h.id, title: h.title, path: h.path, snippet: h.snippet, url: h.url, score: h.score, similarity: h.similarity, ...('chunk_id' in h && h.chunk_id ? { chunk_id: h.chunk_id } : {}) }));
 
   return {
-    start, fresh, stop,
+    start, stop, status, holdFollower,
     /** For tests and the bench: the process's index. */
     index: () => index,
 
     /** POST /v1/grep: list a type, or match a pattern case-insensitively on names and descriptions (and content for memories, artifacts). */
     async grep(scope: Scope, b: { query: string; limit: number }) {
-      await fresh();
+      await fresh(scope.workspaceId);
       const p = parseQuery(b.query, { bareTerm: 'type' });
       const scoping: Scoping = { brainId: scope.brainId, types: new Set([p.type]), and: [] };
       if (p.listOnly) {
@@ -298,7 +433,7 @@ export function createSearchService(d: {
 
     /** POST /v1/search: one facet, ranked. */
     async search(scope: Scope, r: SearchRequest) {
-      await fresh();
+      await fresh(scope.workspaceId);
       const p = parseQuery(r.query, { bareTerm: 'neurons' });
       const and = andTerms(r.keywords, r.grep_keywords);
       if (p.listOnly && and.length) throw validationError(`keywords: a list-only query ("${r.query}") takes no keywords; write ${p.type}/<pattern>`);
@@ -322,7 +457,7 @@ export function createSearchService(d: {
 
     /** The activity of one facet of an async search. */
     async facetFor(i: SearchJobInput, type: SearchType) {
-      await fresh();
+      await fresh(i.workspaceId);
       const scope = scopeOf(i);
       const p: ParsedQuery = { type, pattern: i.q, listOnly: false };
       const r: SearchRequest = { query: i.q, search_mode: i.searchMode, filters: i.isActive === null ? undefined : { is_active: i.isActive }, limit: i.limit, offset: i.offset, explain: false };
@@ -346,7 +481,7 @@ export function createSearchService(d: {
 
     /** GET/POST /v1/browse: the heads of one type visible in the brain, newest first. */
     async browse(scope: Scope, b: { type: string; limit: number; offset: number }) {
-      await fresh();
+      await fresh(scope.workspaceId);
       const type = typeOf(b.type);
       const rows = list(scope, { brainId: scope.brainId, types: new Set([type]), and: [] });
       return { type, results: rows.slice(b.offset, b.offset + b.limit).map(toListHit), total: rows.length, limit: b.limit, offset: b.offset };
@@ -358,7 +493,7 @@ export function createSearchService(d: {
      * Each parent gets at most `limit` nodes; `cursor` continues one parent.
      */
     async tree(scope: Scope, b: { brainId: string; parent_key?: string; parent_keys?: string[]; limit: number; cursor?: string }) {
-      await fresh();
+      await fresh(scope.workspaceId);
       const heads = index.scan(scope.workspaceId, (e) => isHead(e) && (e.brainId === b.brainId || !!(e.visibility && e.visibility !== 'brain')));
       const level = (key: string | null, offset: number) => {
         const nodes = childrenOf(heads, key);
@@ -377,7 +512,7 @@ export function createSearchService(d: {
       query: string; owner_type: string; owner_ids: string[]; trace_id?: string; neuron_id?: string; project?: string; context?: string;
       tags?: string[]; limit: number; threshold: number; strategy: 'vector' | 'qdrant' | 'fulltext' | 'hybrid';
     }) {
-      await fresh();
+      await fresh(scope.workspaceId);
       const owners = new Set(b.owner_ids.map((o) => o.toLowerCase()));
       if (b.owner_type === 'trace' && b.trace_id) owners.add(b.trace_id.toLowerCase());
       if (!owners.size) throw validationError('owner_ids: may be empty only with owner_type trace and a trace_id');

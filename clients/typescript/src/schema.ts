@@ -3506,6 +3506,30 @@ export interface components {
             components?: {
                 [key: string]: "up" | "down";
             };
+            /** @description With a credential: this API process's search index (docs/search.md); it never makes health fail */
+            search_index?: {
+                /** @description the last resource-feed entry applied */
+                applied: string;
+                batches: number;
+                builds: number;
+                entries: number;
+                events: number;
+                /** @description feed entries written after it, at the follower's last look */
+                lag: number | null;
+                last_build: {
+                    ms: number | null;
+                    reason: string;
+                    resources: number;
+                    started_at: string;
+                } | null;
+                /** @description a re-sync from the store runs (the feed lost entries or went backwards); the previous index keeps answering */
+                resyncing: boolean;
+                /**
+                 * @description building until the first snapshot of the store is in; searches then wait at most SEARCH_BUILD_WAIT_MS and answer 503 with Retry-After
+                 * @enum {string}
+                 */
+                state: "building" | "ready";
+            };
             /** @enum {string} */
             status: "healthy" | "unhealthy";
             version: string;
