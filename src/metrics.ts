@@ -31,5 +31,10 @@ export const metrics = {
    */
   mongoCommands: new Counter({ name: 'cortex_mongo_commands_total', help: 'Commands sent to the document store, by command name', labelNames: ['command'] as const, registers }),
   sseOpen: new Gauge({ name: 'cortex_sse_streams_open', help: 'Open server-sent-event streams', registers }),
+  /**
+   * What the usage reconciler found different from the ledger (docs/usage.md), by kind: rows the
+   * counters had missed, stored rollups rewritten, hour counters above the ledger, budget counters corrected.
+   */
+  usageDrift: new Counter({ name: 'cortex_usage_drift_total', help: 'Usage counters and rollups found different from the ledger, by kind', labelNames: ['kind'] as const, registers }),
   rateLimited: new Counter({ name: 'cortex_rate_limited_total', help: 'Requests refused with 429, by reason', labelNames: ['reason'] as const, registers }),
 };
