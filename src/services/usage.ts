@@ -31,7 +31,6 @@ export interface BilledCall {
 
 export interface UsageWindow { startDate?: string; endDate?: string; receptorId?: string }
 export type ResourceFacet = 'receptor' | 'neuron' | 'pathway';
-const FACET_FIELD = { receptor: 'receptorId', neuron: 'neuronId', pathway: 'pathwayId' } as const;
 
 const usd = (nanos: number) => nanos / 1e9;
 const NANOS = 1e9;
