@@ -234,20 +234,27 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
     return rows.map((r) => ({ receptorId: r.resourceId, receptorSlug: r.slug, receptorType: r.subtype, tokens: r.tokens, cost: r.cost, invokeCount: r.invokeCount }));
   }
 
+  /** The ledger row of a billed call, priced with the table in force at the call (without `firstOf`, decided as it is written). */
+  function rowOf(c: BilledCall): UsageRowDoc {
+    const at = c.at ?? new Date();
+    const { version, prices, audio } = pricesAt(at);
+    const { costUsd, priced } = c.kind === 'transcription' ? costOfAudio(c.modelId, c.audioMs ?? 0, audio) : costOf(c.modelId, c.usage, prices);
+    const slash = c.modelId.indexOf('/');
+    return {
+      _id: c.key, workspaceId: c.workspaceId, ...c.attribution, runId: c.attribution.runId ?? c.attribution.jobId, kind: c.kind,
+      provider: slash >= 0 ? c.modelId.slice(0, slash) : 'unknown', model: slash >= 0 ? c.modelId.slice(slash + 1) : c.modelId,
+      inputTokens: c.usage.inputTokens, outputTokens: c.usage.outputTokens, cachedInputTokens: c.usage.cachedInputTokens ?? 0,
+      totalTokens: c.usage.inputTokens + c.usage.outputTokens, costNanos: Math.round(costUsd * NANOS), priced, priceVersion: version,
+      outcome: c.outcome ?? 'ok', estimated: c.estimated ?? false, at, ...(c.audioMs !== undefined ? { audioMs: c.audioMs } : {}),
+    };
+  }
+
   return {
+    rowOf,
+
     /** Writes the call's row once, priced with the table in force at the call. Returns whether it was new. */
     async record(c: BilledCall): Promise<boolean> {
-      const at = c.at ?? new Date();
-      const { version, prices, audio } = pricesAt(at);
-      const { costUsd, priced } = c.kind === 'transcription' ? costOfAudio(c.modelId, c.audioMs ?? 0, audio) : costOf(c.modelId, c.usage, prices);
-      const slash = c.modelId.indexOf('/');
-      const row: UsageRowDoc = {
-        _id: c.key, workspaceId: c.workspaceId, ...c.attribution, runId: c.attribution.runId ?? c.attribution.jobId, kind: c.kind,
-        provider: slash >= 0 ? c.modelId.slice(0, slash) : 'unknown', model: slash >= 0 ? c.modelId.slice(slash + 1) : c.modelId,
-        inputTokens: c.usage.inputTokens, outputTokens: c.usage.outputTokens, cachedInputTokens: c.usage.cachedInputTokens ?? 0,
-        totalTokens: c.usage.inputTokens + c.usage.outputTokens, costNanos: Math.round(costUsd * NANOS), priced, priceVersion: version,
-        outcome: c.outcome ?? 'ok', estimated: c.estimated ?? false, at, ...(c.audioMs !== undefined ? { audioMs: c.audioMs } : {}),
-      };
+      const row = rowOf(c);
       // Which invocations this row starts is decided before it is stored (a repeat gets the same answer).
       const firstOf = await counters.firstOf(row);
       if (firstOf.length) row.firstOf = firstOf;
