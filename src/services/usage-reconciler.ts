@@ -67,7 +67,12 @@ export function createUsageReconciler(d: {
     report.rowsRecounted = await counters.countAll(rows.filter((r) => hourOf(r.at) >= lookFrom));
     // 2. Hours: closed ones stored as rollups from the ledger; every one checked against its counters.
     const byHour = new Map<number, UsageRowDoc[]>();
-    for (const r of rows) byHour.set(hourOf(r.at), [...(byHour.get(hourOf(r.at)) ?? []), r]);
+    for (const r of rows) {
+      const h = hourOf(r.at);
+      const list = byHour.get(h);
+      if (list) list.push(r);
+      else byHour.set(h, [r]);
+    }
     const hours = [...new Set([...byHour.keys(), ...listed])].sort((a, b) => a - b);
     const closedBefore = hourOf(now.getTime() - ROLLUP_GRACE_MS);
     const [stored, counted] = await Promise.all([usage.rollupsBetween(workspaceId, fromHour, null), counters.hourGroups(workspaceId, hours)]);
