@@ -261,8 +261,11 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
       const fresh = await repo.insert(row, { placed: c.placed ?? true });
       // The counters add the stored row once (its marker), after the row exists: a writer that died
       // between the two is completed by its retry (the stored row is counted) or by the reconciler.
-      const stored = fresh ? row : await findById(repo.rows, row._id, { workspaceId: row.workspaceId });
-      if (stored && stored.at.getTime() > Date.now() - COUNT_RETRY_WINDOW_MS) await counters.count(stored);
+      if (fresh) await counters.count(row);
+      else {
+        const stored = await findById(repo.rows, row._id, { workspaceId: row.workspaceId });
+        if (stored && stored.at.getTime() > Date.now() - COUNT_RETRY_WINDOW_MS) await counters.count(stored);
+      }
       return fresh;
     },
 
