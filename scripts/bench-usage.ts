@@ -65,10 +65,11 @@ async function oneSize(app: TestApp, n: number, say: (l: string) => void, withLe
   const t0 = performance.now();
   for (let i = 0; i < rows.length; i += 2_000) await app.deps.repos.usage.rows.insertMany(rows.slice(i, i + 2_000), { ordered: false });
   const insertMs = performance.now() - t0;
+  say(`(m) ${n} rows inserted in ${(insertMs / 1000).toFixed(1)} s; rebuilding the counters and rollups from the ledger`);
   const t1 = performance.now();
   const report = await app.services.usageReconciler.workspace(ws.workspaceId, new Date(), { since: new Date(now - span - 3_600_000) });
   const rebuildMs = performance.now() - t1;
-  say(`(m) ${n} rows inserted in ${(insertMs / 1000).toFixed(1)} s; counters and rollups rebuilt in ${(rebuildMs / 1000).toFixed(1)} s (${report.hoursStored} hours stored)`);
+  say(`(m) ${n} rows: counters and rollups rebuilt in ${(rebuildMs / 1000).toFixed(1)} s (${report.hoursStored} hours stored)`);
 
   const route: number[] = [];
   const check: number[] = [];
@@ -116,4 +117,35 @@ export function formatUsageScale(m: UsageScaleFigures): string[] {
     `      ratio large ÷ small: GET /v1/usage ${m.routeRatio.toFixed(2)}, budget check ${m.checkRatio.toFixed(2)} (aim ≤ 1.5)`,
     ...(m.small.ledgerRoute ? [`      the same figures summed over the ledger rows (the old path) at ${m.small.rows} rows: median ${f(m.small.ledgerRoute.median)} ms`] : []),
   ];
+}
+
+/**
+ * Run alone (`npx tsx scripts/bench-usage.ts`): section (m) without the rest of the bench (no build,
+ * no worker): embedded FerretDB, Redis and Temporal on free ports, the app in this process.
+ */
+async function main(): Promise<void> {
+  const [{ mkdtemp, rm }, os, path, { startEmbedded }, { startTestApp }] = await Promise.all([
+    import('node:fs/promises'), import('node:os'), import('node:path'), import('./embedded.js'), import('../test/support/app.js'),
+  ]);
+  const say = (l: string) => console.log(`[bench-usage] ${l}`);
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cortex-bench-usage-'));
+  const services = await startEmbedded({ dataDir, need: { mongo: true, redis: true, temporal: true }, temporalUi: false, log: say });
+  try {
+    process.env.MONGODB_URI = services.mongoUri;
+    process.env.REDIS_URL = services.redisUrl;
+    process.env.TEMPORAL_ADDRESS = services.temporalAddress;
+    const app = await startTestApp({ RATE_LIMIT_POINTS: 1_000_000 });
+    try {
+      console.log(formatUsageScale(await measureUsageScale(app, say)).join('\n'));
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await services.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href) {
+  main().then(() => process.exit(0), (e: unknown) => { console.error(e); process.exit(1); });
 }
