@@ -3,8 +3,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { BudgetRepo } from '../db/budgets.js';
 import { claim } from '../db/claims.js';
+import { encodeBlob } from '../db/codec.js';
 import type { UsageCounters } from '../db/usage-counters.js';
-import { GROUP_SUMS, HOUR_MS, groupRows, hourOf, mergeGroups, type UsageGroup, type UsageRepo, type UsageRowDoc } from '../db/usage.js';
+import { GROUP_SUMS, HOUR_MS, groupRows, hourOf, mergeGroups, rollupGroups, type UsageGroup, type UsageRepo, type UsageRowDoc } from '../db/usage.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { metrics } from '../metrics.js';
 import type { BudgetService } from './budgets.js';
@@ -81,11 +82,11 @@ export function createUsageReconciler(d: {
       const ledger = groupRows(byHour.get(h) ?? []);
       if (!sameGroups(ledger, mergeGroups(new Map(), counted.get(h) ?? []))) report.hourCounterDrift++;
       if (h >= closedBefore) continue;
-      const doc = { _id: `${workspaceId}:${h}`, workspaceId, hour: new Date(h * HOUR_MS), groups: [...ledger.values()], rows: byHour.get(h)?.length ?? 0, computedAt: now };
+      const doc = { _id: `${workspaceId}:${h}`, workspaceId, hour: new Date(h * HOUR_MS), groups: encodeBlob([...ledger.values()]), rows: byHour.get(h)?.length ?? 0, computedAt: now };
       const have = storedAt.get(h);
       if (!have) {
         if (doc.rows > 0 && (await claim(usage.rollups, doc))) report.hoursStored++;
-      } else if (!sameGroups(ledger, mergeGroups(new Map(), have.groups))) {
+      } else if (!sameGroups(ledger, mergeGroups(new Map(), rollupGroups(have)))) {
         // Only the reconciler writes a stored rollup after its claim (one run at a time: the schedule skips overlaps).
         await usage.rollups.replaceOne({ _id: doc._id }, doc);
         report.hoursCorrected++;

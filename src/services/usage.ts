@@ -3,7 +3,7 @@ import { findById } from '../db/client.js';
 import type { NeuronRepo } from '../db/neurons.js';
 import type { PathwayRepo } from '../db/pathways.js';
 import type { ReceptorRepo } from '../db/receptors.js';
-import { HOUR_MS, groupRows, hourOf, mergeGroups, type Measure, type UsageAttribution, type UsageGroup, type UsageRepo, type UsageRowDoc, type UsageSums } from '../db/usage.js';
+import { HOUR_MS, groupRows, hourOf, mergeGroups, rollupGroups, type Measure, type UsageAttribution, type UsageGroup, type UsageRepo, type UsageRowDoc, type UsageSums } from '../db/usage.js';
 import type { UsageCounters } from '../db/usage-counters.js';
 import { notFound, validationError } from '../errors.js';
 import { costOf, costOfAudio, pricesAt } from '../llm/pricing.js';
@@ -119,7 +119,7 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
     const storedHours = new Set(stored.map((r) => hourOf(r.hour)));
     const counted = await counters.hourGroups(workspaceId, listed.filter((h) => !storedHours.has(h)));
     const all = new Map<string, UsageGroup>();
-    for (const r of stored) mergeGroups(all, r.groups);
+    for (const r of stored) mergeGroups(all, rollupGroups(r));
     for (const g of counted.values()) mergeGroups(all, g);
     for (const rows of edgeRows) mergeGroups(all, groupRows(rows).values());
     const keep = Object.entries(narrow) as [keyof UsageGroup, unknown][];
