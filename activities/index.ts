@@ -6,6 +6,7 @@ import { createSearchActivities } from './search.js';
 import { createRunActivities } from './runs.js';
 import { createTranscriptionActivities } from './transcription.js';
 import { createStakeholderMapActivities } from './stakeholder-maps.js';
+import { createUsageActivities } from './usage.js';
 
 /** Every activity, assembled from per-area factories; wired only in worker/index.ts (and tests). */
 export const createActivities = (deps: { services: Services }) => ({
@@ -16,5 +17,6 @@ export const createActivities = (deps: { services: Services }) => ({
   ...createSearchActivities(deps),
   ...createTranscriptionActivities(deps),
   ...createStakeholderMapActivities(deps),
+  ...createUsageActivities(deps),
 });
 export type Activities = ReturnType<typeof createActivities>;

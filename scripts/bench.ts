@@ -31,6 +31,8 @@
  *     writes, and the Redis commands served meanwhile (INFO commandstats, every client).
  * (k) Soak: BENCH_SOAK_MINUTES (10) of streaming runs at a fixed rate (BENCH_SOAK_RATE per second, 1), readers dropping and resuming, against
  *     a compiled API and worker started for it; their RSS over time and the slope fitted after SOAK_WARMUP_MS (MB/min).
+ * (m) Usage at scale (scripts/bench-usage.ts): GET /v1/usage and the budget check with 1,000 and with
+ *     100,000 ledger rows (BENCH_USAGE_SMALL, BENCH_USAGE_LARGE); the ratio says whether they grow with the ledger (aim ≤ 1.5).
  * (l) Stored history: a continuing conversation (RUNS_L runs on one trace, each run reading its history
  *     and appending its reply) and GET /v1/traces/:id/messages, timed before and after BENCH_HISTORY
  *     (20,000) engrams of other traces are written into the store; the ratio after ÷ before says
@@ -75,6 +77,7 @@ import type { bareOneActivity } from './bench-workflows.js';
 import { freePorts, startEmbedded, type EmbeddedServices } from './embedded.js';
 import { registry } from '../src/metrics.js';
 import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
+import { formatUsageScale, measureUsageScale, type UsageScaleFigures } from './bench-usage.js';
 
 // ─── Parameters (bounded: the whole run takes a minute or two on 2 cores) ──────────────────────
 
@@ -1202,9 +1205,9 @@ function machine(): string {
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult; n?: LoadResult }
+interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult; n?: LoadResult; m?: UsageScaleFigures }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, n }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1219,6 +1222,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, n }: Results): st
     ...(e ? ['', ...searchSummary(e)] : []),
     ...(f ? ['', ...formatStakeholderMaps(f, fmt)] : []),
     ...(g ? ['', ...sectionG(g)] : []),
+    ...(m ? ['', ...formatUsageScale(m)] : []),
     ...(h ? ['', ...streamingSummary(h, verdict)] : []),
     ...(j ? ['', ...sectionJ(j)] : []),
     ...(k ? ['', ...soakSummary(k, verdict)] : []),
@@ -1417,6 +1421,7 @@ async function main(): Promise<void> {
       }
       r.k = await measureSoak(await startApi(), ws, llm, worker.pid);
     }
+    if (runs('m')) r.m = await measureUsageScale(app, say);
     if (runs('n')) {
       // (n) Load: its own fresh API process, the same worker.
       const served = await startApi();

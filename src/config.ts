@@ -69,6 +69,8 @@ export const ConfigSchema = z.object({
   // Where chat and email providers reach the webhook ingress (the bots host); unset: http://HOST:PORT.
   CHAT_WEBHOOK_BASE_URL: z.url().optional(),
   // Run the schedule reconciler when the API starts (repairs drift between scheduled receptors and Temporal Schedules).
+  /** How often the usage reconciler runs (its Temporal Schedule `usage-reconcile`, docs/usage.md). */
+  USAGE_RECONCILE_EVERY_S: z.coerce.number().int().min(60).default(600),
   RECONCILE_SCHEDULES_ON_START: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** `true` (default): the API starts an invoke's first model turn itself and the workflow adopts it (src/services/first-turns.ts). */
   FIRST_TURN_IN_API: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),

@@ -31,6 +31,11 @@ export const metrics = {
    */
   mongoCommands: new Counter({ name: 'cortex_mongo_commands_total', help: 'Commands sent to the document store, by command name', labelNames: ['command'] as const, registers }),
   sseOpen: new Gauge({ name: 'cortex_sse_streams_open', help: 'Open server-sent-event streams', registers }),
+  /**
+   * What the usage reconciler found different from the ledger (docs/usage.md), by kind: rows the
+   * counters had missed, stored rollups rewritten, hour counters above the ledger, budget counters corrected.
+   */
+  usageDrift: new Counter({ name: 'cortex_usage_drift_total', help: 'Usage counters and rollups found different from the ledger, by kind', labelNames: ['kind'] as const, registers }),
   rateLimited: new Counter({ name: 'cortex_rate_limited_total', help: 'Requests refused with 429, by reason', labelNames: ['reason'] as const, registers }),
   /** 1 while a dependency's breaker is open (src/breakers.ts): requests that need it answer 503 at once. */
   breakerOpen: new Gauge({ name: 'cortex_dependency_breaker_open', help: 'Dependency breaker state (1 open, 0 closed)', labelNames: ['dependency'] as const, registers }),

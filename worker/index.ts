@@ -43,7 +43,7 @@ export function replayOptions(): Pick<WorkerOptions, 'workflowsPath' | 'intercep
  * produced once by the test setup or a production build) is used when given; otherwise the
  * workflows are bundled from source at start.
  */
-export async function createWorker(deps: Deps, opts: { bundlePath?: string; taskQueue?: string } = {}): Promise<{ worker: Worker; connection: NativeConnection }> {
+export async function createWorker(deps: Deps, opts: { bundlePath?: string; taskQueue?: string } = {}): Promise<{ worker: Worker; connection: NativeConnection; services: ReturnType<typeof createServices> }> {
   const connection = await NativeConnection.connect({ address: deps.config.TEMPORAL_ADDRESS });
   const services = createServices(deps);
   const bundlePath = opts.bundlePath ?? process.env.CORTEX_WORKFLOW_BUNDLE;
@@ -61,7 +61,7 @@ export async function createWorker(deps: Deps, opts: { bundlePath?: string; task
     sinks: workflowSpanSinks(),
     shutdownGraceTime: '2s',
   });
-  return { worker, connection };
+  return { worker, connection, services };
 }
 
 async function main(config: Config = loadConfig()) {
@@ -76,7 +76,10 @@ async function main(config: Config = loadConfig()) {
   const telemetry = await startTelemetry(config, 'worker');
   const log = createLogger(config.LOG_LEVEL, { component: 'worker' });
   const deps = await createDeps(config, log);
-  const { worker, connection } = await createWorker(deps);
+  const { worker, connection, services } = await createWorker(deps);
+  // The usage reconciler runs on a Temporal Schedule of its own, created once (docs/usage.md).
+  services.usageReconciler.ensureSchedule()
+    .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'could not create the usage-reconcile schedule; it is tried again at the next start'));
   const stop = () => { log.info('worker stopping'); worker.shutdown(); };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -8,3 +8,4 @@ export { search } from './search.js';
 export { liveTranscription } from './live-transcription.js';
 export { transcription } from './transcription.js';
 export { stakeholderExtract } from './stakeholder-extract.js';
+export { usageReconcile } from './usage-reconcile.js';

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { Db, Document, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import { claim, probeFrom } from './claims.js';
+import { decodeBlob, type Blob } from './codec.js';
 
 /** What a billed provider call served (the facets usage is reported by). */
 export interface UsageAttribution {
@@ -28,7 +30,83 @@ export interface UsageRowDoc extends UsageAttribution {
   outcome: 'ok' | 'failed'; estimated: boolean; at: Date;
   /** Transcription rows: the audio sent, which is what speech providers bill (their tokens are 0). */
   audioMs?: number;
+  /**
+   * The facets this row is the run's first row of (`neuron`: the first of its job for its neuron;
+   * `receptor`, `pathway`: the first of its run for them): what `invokeCount` counts, decided once
+   * when the row is written (src/db/usage-counters.ts), so an invocation counts once in any sum.
+   */
+  firstOf?: InvokeFacet[];
 }
+
+/** The facets whose `invokeCount` counts runs (neuron: jobs; receptor and pathway: top runs). */
+export type InvokeFacet = 'neuron' | 'receptor' | 'pathway';
+
+/**
+ * What a rollup groups by: every facet the usage routes report by or filter on. A group is one
+ * combination of them, so the caller's filters (user or API key, receptor) combine with every facet.
+ */
+export interface UsageGroupKey {
+  provider: string; model: string; priced: boolean;
+  receptorId: string | null; neuronId: string | null; pathwayId: string | null; shareTokenId: string | null;
+  userId: string | null; apiKeyId: string | null;
+}
+/** The sums of one group: tokens, cost, counts, and the invocations that started in it. */
+export interface UsageGroupSums {
+  tokens: number; costNanos: number; inputTokens: number; outputTokens: number; cachedInputTokens: number; rows: number;
+  neuronInvokes: number; receptorInvokes: number; pathwayInvokes: number;
+}
+export type UsageGroup = UsageGroupKey & UsageGroupSums;
+export const GROUP_SUMS: (keyof UsageGroupSums)[] = ['tokens', 'costNanos', 'inputTokens', 'outputTokens', 'cachedInputTokens', 'rows', 'neuronInvokes', 'receptorInvokes', 'pathwayInvokes'];
+
+export const groupKeyOf = (r: UsageRowDoc): UsageGroupKey => ({
+  provider: r.provider, model: r.model, priced: r.priced, receptorId: r.receptorId ?? null, neuronId: r.neuronId ?? null, pathwayId: r.pathwayId ?? null,
+  shareTokenId: r.shareTokenId ?? null, userId: r.userId ?? null, apiKeyId: r.apiKeyId ?? null,
+});
+/** A group's id: its key's facets in a fixed order (the same for a row, a Redis counter and a stored rollup). */
+export const groupIdOf = (k: UsageGroupKey): string =>
+  createHash('sha1').update(JSON.stringify([k.provider, k.model, k.priced, k.receptorId, k.neuronId, k.pathwayId, k.shareTokenId, k.userId, k.apiKeyId])).digest('hex').slice(0, 16);
+/** What one row adds to its group. */
+export const rowSums = (r: UsageRowDoc): UsageGroupSums => ({
+  tokens: r.totalTokens, costNanos: r.costNanos, inputTokens: r.inputTokens, outputTokens: r.outputTokens, cachedInputTokens: r.cachedInputTokens, rows: 1,
+  neuronInvokes: r.firstOf?.includes('neuron') ? 1 : 0, receptorInvokes: r.firstOf?.includes('receptor') ? 1 : 0, pathwayInvokes: r.firstOf?.includes('pathway') ? 1 : 0,
+});
+/** Adds groups into `into` (by group id); returns it. */
+export function mergeGroups(into: Map<string, UsageGroup>, groups: Iterable<UsageGroup>): Map<string, UsageGroup> {
+  for (const g of groups) {
+    const id = groupIdOf(g);
+    const cur = into.get(id);
+    if (!cur) { into.set(id, { ...g }); continue; }
+    for (const m of GROUP_SUMS) cur[m] += g[m];
+  }
+  return into;
+}
+/** Ledger rows summed by group (the rollup of any set of rows). */
+export const groupRows = (rows: Iterable<UsageRowDoc>): Map<string, UsageGroup> => {
+  const out = new Map<string, UsageGroup>();
+  for (const r of rows) mergeGroups(out, [{ ...groupKeyOf(r), ...rowSums(r) }]);
+  return out;
+};
+
+/** Epoch hour of a time (hours since 1970-01-01T00Z): the rollups' unit. */
+export const HOUR_MS = 3_600_000;
+export const hourOf = (t: Date | number): number => Math.floor((typeof t === 'number' ? t : t.getTime()) / HOUR_MS);
+
+/**
+ * The rollup of one closed hour of a workspace (`usage_rollups`), computed from the ledger rows of
+ * that hour once it is closed (plus a grace period), and claimed by unique `_id` =
+ * `<workspace>:<epoch hour>`: written once, never contended (only the reconciler corrects one).
+ * An hour without rows has none.
+ */
+export interface UsageRollupDoc {
+  _id: string; workspaceId: string; hour: Date;
+  /**
+   * The hour's groups as one JSON string (`UsageGroup[]`): FerretDB decodes a document field by
+   * field, and a dozen groups of eighteen fields per hour made a month's read several times slower
+   * than one string per hour. Nothing filters inside it.
+   */
+  groups: Blob; rows: number; computedAt: Date;
+}
+export const rollupGroups = (d: Pick<UsageRollupDoc, 'groups'>): UsageGroup[] => decodeBlob<UsageGroup[]>(d.groups, []);
 
 export const usageIndexes: IndexSpec[] = [
   { collection: 'usage_ledger', keys: { workspaceId: 1, at: 1 }, name: 'ws_at' },
@@ -36,6 +114,7 @@ export const usageIndexes: IndexSpec[] = [
   { collection: 'usage_ledger', keys: { workspaceId: 1, userId: 1, at: 1 }, name: 'ws_user_at' },
   { collection: 'usage_ledger', keys: { workspaceId: 1, receptorId: 1, at: 1 }, name: 'ws_receptor_at' },
   { collection: 'usage_ledger', keys: { workspaceId: 1, shareTokenId: 1 }, name: 'ws_share' },
+  { collection: 'usage_rollups', keys: { workspaceId: 1, hour: 1 }, name: 'ws_hour' },
 ];
 
 /** A group of ledger rows: the sums every usage figure is made of. */
@@ -59,10 +138,20 @@ const ALL_MEASURES = Object.keys(MEASURES) as Measure[];
 export function createUsageRepo(db: Db) {
   const rows = db.collection<UsageRowDoc>('usage_ledger');
   const places = db.collection<JobRowPlaceDoc>('usage_job_rows');
+  const rollups = db.collection<UsageRollupDoc>('usage_rollups');
   /** The row ids a job's places name, in order (probed by key from 1 until a miss). */
   const placedRows = async (jobId: string): Promise<string[]> => (await probeFrom(places, (n) => `${jobId}:${n}`, 1)).map((p) => p.rowId);
   return {
-    rows, places, placedRows,
+    rows, places, placedRows, rollups,
+    /** The rows of a workspace written in [from, to) (null: unbounded), with `narrow` (the caller, a receptor) applied by the store. */
+    rowsBetween: (workspaceId: string, from: Date | null, to: Date | null, narrow: Filter<UsageRowDoc> = {}): Promise<UsageRowDoc[]> =>
+      rows.find({ ...narrow, workspaceId, ...(from || to ? { at: { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) } } : {}) }).toArray(),
+    /** The stored rollups of a workspace's hours in [from, to) (epoch hours; null: unbounded). */
+    rollupsBetween: (workspaceId: string, from: number | null, to: number | null): Promise<UsageRollupDoc[]> =>
+      rollups.find({
+        workspaceId,
+        ...(from !== null || to !== null ? { hour: { ...(from !== null ? { $gte: new Date(from * HOUR_MS) } : {}), ...(to !== null ? { $lt: new Date(to * HOUR_MS) } : {}) } } : {}),
+      }).toArray(),
     /** Inserts the row once (a repeat of the same key is a no-op: returns false), its job's place first. */
     async insert(row: UsageRowDoc, opts: { placed?: boolean } = {}): Promise<boolean> {
       if (row.jobId && opts.placed !== false) {

@@ -6,12 +6,17 @@ import type { NeuronRepo } from '../db/neurons.js';
 import type { ReceptorRepo } from '../db/receptors.js';
 import type { ShareRepo } from '../db/shares.js';
 import type { UsageRepo, UsageRowDoc } from '../db/usage.js';
+import type { SpendKey, UsageCounters } from '../db/usage-counters.js';
 import { AppError, conflict, notFound, validationError } from '../errors.js';
 import type { BudgetCreateBody, BudgetListQuery, BudgetUpdateBody } from '../schemas/budgets.js';
 import type { Scope } from '../scope.js';
 import { findById } from '../db/client.js';
 
 const NANOS = 1e9;
+/** How long a process uses a workspace's remembered budgets at most, even when their version is unchanged (a Redis that lost the version). */
+const BUDGET_CACHE_TTL_MS = 60_000;
+/** Workspaces whose budgets a process remembers. */
+const BUDGET_CACHE_MAX = 10_000;
 
 /** The current period of a budget: UTC calendar day or month; `total` has no bounds. */
 export function periodOf(period: BudgetPeriod, now: Date = new Date()): { start: Date | null; end: Date | null } {
@@ -48,19 +53,50 @@ const describe = (b: BudgetDoc) => `the ${b.scope === 'workspace' ? 'workspace' 
  * (the same rows every usage figure is made of) whenever a budget is read or checked; the run
  * engine checks before each model turn, so a run stops between turns, never in the middle of one.
  */
-export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; receptors: ReceptorRepo; neurons: NeuronRepo; shares: ShareRepo }) {
-  const { repo } = d;
+export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; counters: UsageCounters; receptors: ReceptorRepo; neurons: NeuronRepo; shares: ShareRepo }) {
+  const { repo, counters } = d;
 
-  /** Spent in the budget's current period, in its own unit (tokens, or nano-USD for usd). */
+  const spendKey = (b: BudgetDoc): SpendKey => ({ workspaceId: b.workspaceId, scope: b.scope, targetId: b.targetId, period: b.period, measure: b.measure });
+
+  /** Spent in the budget's current period, in its own unit (tokens, or nano-USD for usd): its counter. */
   async function spentRaw(b: BudgetDoc, now = new Date()): Promise<number> {
+    const [s] = await counters.spent([spendKey(b)], now);
+    return s;
+  }
+
+  /** The same, summed by the store over the ledger rows of the period (the reconciler's reference; reads every row). */
+  async function spentFromLedger(b: BudgetDoc, now = new Date()): Promise<number> {
     const { start } = periodOf(b.period, now);
     const filter: Filter<UsageRowDoc> = { workspaceId: b.workspaceId };
     const field = LEDGER_FIELD[b.scope];
     if (field) filter[field] = b.targetId;
-    if (start) filter.at = { $gte: start };
+    if (start) filter.at = { $gte: start, $lt: periodOf(b.period, now).end! };
     const measure = b.measure === 'usd' ? 'costNanos' : 'tokens';
     const [s] = await d.usage.sums(filter, null, [measure]);
     return s?.[measure] ?? 0;
+  }
+
+  /**
+   * The workspaces' budgets, remembered per process (docs/usage.md): an entry is used while the
+   * workspace's budget version in Redis (bumped by every budget write) is the one it was read
+   * at, so a turn in a workspace without budgets reads one Redis key and nothing from the store.
+   * Bounded (oldest entries dropped) and re-read after BUDGET_CACHE_TTL_MS whatever the version.
+   */
+  const cache = new Map<string, { version: string; budgets: BudgetDoc[]; at: number }>();
+  async function ofWorkspace(workspaceId: string): Promise<BudgetDoc[]> {
+    const version = await counters.budgetVersion(workspaceId);
+    const hit = cache.get(workspaceId);
+    if (hit && hit.version === version && Date.now() - hit.at < BUDGET_CACHE_TTL_MS) return hit.budgets;
+    const budgets = await repo.budgets.find({ workspaceId }).limit(1000).toArray();
+    cache.delete(workspaceId);
+    cache.set(workspaceId, { version, budgets, at: Date.now() });
+    if (cache.size > BUDGET_CACHE_MAX) cache.delete(cache.keys().next().value!);
+    return budgets;
+  }
+  /** After a budget write: other processes see the new version at their next check; this one forgets at once. */
+  async function changed(workspaceId: string): Promise<void> {
+    cache.delete(workspaceId);
+    await counters.bumpBudgetVersion(workspaceId);
   }
   const limitRaw = (b: BudgetDoc) => (b.measure === 'usd' ? Math.round(b.limit * NANOS) : b.limit);
   const toUnit = (b: BudgetDoc, raw: number) => (b.measure === 'usd' ? raw / NANOS : raw);
@@ -113,6 +149,7 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; rec
         if (isDuplicateKey(e)) throw conflict(`This ${body.scope} already has a ${body.measure} budget per ${body.period}: change it (PATCH /v1/budgets/:id)`);
         throw e;
       }
+      await changed(scope.workspaceId);
       return doc;
     },
 
@@ -131,12 +168,14 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; rec
       if (body.policy !== undefined) set.policy = body.policy;
       if (body.name !== undefined) set.name = body.name;
       await repo.budgets.updateOne({ _id: b._id, workspaceId: scope.workspaceId }, { $set: set });
+      await changed(scope.workspaceId);
       return { ...b, ...set };
     },
 
     async remove(scope: Scope, id: string): Promise<void> {
       const res = await repo.budgets.deleteOne({ _id: id, workspaceId: scope.workspaceId });
       if (res.deletedCount !== 1) throw notFound('Budget');
+      await changed(scope.workspaceId);
     },
 
     /**
@@ -147,12 +186,14 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; rec
       const key = budgetKey(workspaceId, 'share_token', shareTokenId, 'tokens', 'total');
       if (maxTokens === null) {
         await repo.budgets.deleteOne({ key, workspaceId });
+        await changed(workspaceId);
         return;
       }
       const now = new Date();
       const cur = await repo.budgets.findOne({ key, workspaceId });
       if (cur) {
         await repo.budgets.updateOne({ _id: cur._id, workspaceId }, { $set: { limit: maxTokens, updatedAt: now } });
+        await changed(workspaceId);
         return;
       }
       const doc: BudgetDoc = {
@@ -160,27 +201,33 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; rec
         policy: 'fail', name: 'share link', createdBy: by, createdAt: now, updatedAt: now,
       };
       try { await repo.budgets.insertOne(doc); } catch (e) { if (!isDuplicateKey(e)) throw e; }
+      await changed(workspaceId);
     },
 
     /** The link's lifetime token budget and what its runs spent (the share view's max_tokens and used_tokens). */
     async shareTokens(workspaceId: string, shareTokenId: string): Promise<{ maxTokens: number | null; used: number }> {
-      const b = await repo.budgets.findOne({ key: budgetKey(workspaceId, 'share_token', shareTokenId, 'tokens', 'total'), workspaceId });
-      const [s] = await d.usage.sums({ workspaceId, shareTokenId }, null, ['tokens']);
-      return { maxTokens: b?.limit ?? null, used: s?.tokens ?? 0 };
+      const [b, [used]] = await Promise.all([
+        repo.budgets.findOne({ key: budgetKey(workspaceId, 'share_token', shareTokenId, 'tokens', 'total'), workspaceId }),
+        counters.spent([{ workspaceId, scope: 'share_token', targetId: shareTokenId, period: 'total', measure: 'tokens' }]),
+      ]);
+      return { maxTokens: b?.limit ?? null, used };
     },
 
     /** Removes the budgets of a deleted target (a revoked share link). */
     async dropFor(workspaceId: string, scope: BudgetDoc['scope'], targetId: string): Promise<void> {
       await repo.budgets.deleteMany({ workspaceId, scope, targetId });
+      await changed(workspaceId);
     },
 
-    /** The budgets that cover a call, less those an admin already let this run go beyond (one indexed query). */
+    /** The budgets that cover a call, less those an admin already let this run go beyond (remembered: see `ofWorkspace`). */
     async applicable(workspaceId: string, targets: BudgetTargets, approved: readonly string[] = []): Promise<BudgetDoc[]> {
-      return (await repo.forCall(workspaceId, targets)).filter((b) => !approved.includes(b._id));
+      return this.covering(await ofWorkspace(workspaceId), targets, approved);
     },
 
-    /** Every budget of the workspace (read before the call's attribution is known; see `covering`). */
-    ofWorkspace: (workspaceId: string): Promise<BudgetDoc[]> => repo.budgets.find({ workspaceId }).limit(1000).toArray(),
+    /** Every budget of the workspace (read before the call's attribution is known; see `covering`), remembered per process. */
+    ofWorkspace,
+
+    spentFromLedger,
 
     /** Of a workspace's budgets, those that cover a call with these targets, less the approved ones. */
     covering(all: BudgetDoc[], targets: BudgetTargets, approved: readonly string[] = []): BudgetDoc[] {
@@ -188,9 +235,11 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; rec
       return all.filter((b) => !approved.includes(b._id) && (b.scope === 'workspace' || (ids[b.scope] != null && ids[b.scope] === b.targetId)));
     },
 
-    /** What each budget has spent in its current period (raw: tokens or nano-USD), read before the call's size is known. */
-    spentOf: (list: BudgetDoc[], now = new Date()): Promise<{ budget: BudgetDoc; spent: number }[]> =>
-      Promise.all(list.map(async (b) => ({ budget: b, spent: await spentRaw(b, now) }))),
+    /** What each budget has spent in its current period (raw: tokens or nano-USD), read before the call's size is known: one read of their counters, none without budgets. */
+    async spentOf(list: BudgetDoc[], now = new Date()): Promise<{ budget: BudgetDoc; spent: number }[]> {
+      const spent = await counters.spent(list.map(spendKey), now);
+      return list.map((budget, i) => ({ budget, spent: spent[i] }));
+    },
 
     /**
      * The run engine's decision before a model call: the first budget (fail policy before pause)
@@ -202,7 +251,7 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; rec
       return over.find((o) => o.policy === 'fail') ?? over[0] ?? null;
     },
 
-    /** spentOf + judge: one ledger aggregation per applicable budget; none at all when no budget applies. */
+    /** spentOf + judge: one read of the applicable budgets' counters; none at all when no budget applies. */
     async evaluate(applicable: BudgetDoc[], estimate: TurnEstimate, now = new Date()): Promise<BudgetOverrun | null> {
       if (applicable.length === 0) return null;
       return this.judge(await this.spentOf(applicable, now), estimate);
@@ -213,9 +262,8 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; rec
      * request (402), rather than starting a run that fails at its first turn.
      */
     async refuseIfSpent(workspaceId: string, targets: BudgetTargets): Promise<void> {
-      const spent = (await repo.forCall(workspaceId, targets)).filter((b) => b.policy === 'fail');
-      for (const b of spent) {
-        const s = await spentRaw(b);
+      const failing = this.covering(await ofWorkspace(workspaceId), targets).filter((b) => b.policy === 'fail');
+      for (const { budget: b, spent: s } of await this.spentOf(failing)) {
         if (s >= limitRaw(b)) throw new AppError('BUDGET_EXCEEDED', 402, `${describe(b)} is spent (${unitOf(b, toUnit(b, s))} used)`);
       }
     },

@@ -26,6 +26,8 @@ import { createModelRegistry } from '../llm/registry.js';
 import { createTraceService } from './traces.js';
 import { createUsageService } from './usage.js';
 import { createBudgetService } from './budgets.js';
+import { createUsageReconciler } from './usage-reconciler.js';
+import { createUsageCounters } from '../db/usage-counters.js';
 import { createBlobStore } from '../blobs/store.js';
 import { createEmbedder } from '../embeddings/index.js';
 import { createDocumentService } from './documents.js';
@@ -64,8 +66,13 @@ export function createServices(deps: Deps) {
     defaultProvider: c.OPENAI_BASE_URL || c.OPENAI_API_KEY ? 'openai' : 'local', defaultModel: c.DEFAULT_MODEL,
     openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY }, anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
   });
-  const usage = createUsageService({ repo: deps.repos.usage, receptors: deps.repos.receptors, neurons: deps.repos.neurons, pathways: deps.repos.pathways });
-  const budgets = createBudgetService({ repo: deps.repos.budgets, usage: deps.repos.usage, receptors: deps.repos.receptors, neurons: deps.repos.neurons, shares: deps.repos.shares });
+  // The usage counters (Redis) every ledger write adds to; budgets and the usage routes read them (docs/usage.md).
+  const usageCounters = createUsageCounters(deps.redis, c.REDIS_PREFIX);
+  const usage = createUsageService({ repo: deps.repos.usage, counters: usageCounters, receptors: deps.repos.receptors, neurons: deps.repos.neurons, pathways: deps.repos.pathways });
+  const budgets = createBudgetService({ repo: deps.repos.budgets, usage: deps.repos.usage, counters: usageCounters, receptors: deps.repos.receptors, neurons: deps.repos.neurons, shares: deps.repos.shares });
+  const usageReconciler = createUsageReconciler({
+    usage: deps.repos.usage, counters: usageCounters, budgetRepo: deps.repos.budgets, budgets, workspaces: deps.repos.workspaces, temporal: deps.temporal.client, config: c, log: deps.log,
+  });
   // The one outbound-HTTP guard (src/net/guard.ts): every user-influenced URL goes through it.
   const guard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS });
   const remote = createRemoteTools({ guard });
@@ -97,6 +104,6 @@ export function createServices(deps: Deps) {
   const stakeholderMaps = createStakeholderMapService({ repo: deps.repos.stakeholderMaps, workspaces: deps.repos.workspaces, jobs, usage, models, events, config: c, meetings: () => meetings });
   const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, budgets, workspaces: deps.repos.workspaces, receptors, fires: receptorFires, recent });
   const search = createSearchService({ repos: deps.repos, redis: deps.redis, streams: deps.streams, embedder, jobs, usage, config: c, log: deps.log });
-  return { firstTurns, search, stakeholderMaps, meetings, vocabulary, transcription, blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, budgets, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  return { firstTurns, search, stakeholderMaps, meetings, vocabulary, transcription, blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, usageReconciler, budgets, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -3,7 +3,8 @@ import { findById } from '../db/client.js';
 import type { NeuronRepo } from '../db/neurons.js';
 import type { PathwayRepo } from '../db/pathways.js';
 import type { ReceptorRepo } from '../db/receptors.js';
-import type { Measure, UsageAttribution, UsageRepo, UsageRowDoc, UsageSums } from '../db/usage.js';
+import { HOUR_MS, groupRows, hourOf, mergeGroups, rollupGroups, type Measure, type UsageAttribution, type UsageGroup, type UsageRepo, type UsageRowDoc, type UsageSums } from '../db/usage.js';
+import type { UsageCounters } from '../db/usage-counters.js';
 import { notFound, validationError } from '../errors.js';
 import { costOf, costOfAudio, pricesAt } from '../llm/pricing.js';
 import type { TokenUsage } from '../llm/types.js';
@@ -30,31 +31,99 @@ export interface BilledCall {
 
 export interface UsageWindow { startDate?: string; endDate?: string; receptorId?: string }
 export type ResourceFacet = 'receptor' | 'neuron' | 'pathway';
-const FACET_FIELD = { receptor: 'receptorId', neuron: 'neuronId', pathway: 'pathwayId' } as const;
 
 const usd = (nanos: number) => nanos / 1e9;
 const NANOS = 1e9;
+/**
+ * A repeated write of a row the ledger holds already counts the stored row (a writer that died
+ * between its row and its counters), while the row's counter marker is surely still kept (it is
+ * kept 3 days); an older repeat adds nothing.
+ */
+const COUNT_RETRY_WINDOW_MS = 2 * 86_400_000;
+
+type Keyed = UsageSums & { key: string | null };
+const emptySums = (): UsageSums => ({ tokens: 0, costNanos: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, rows: 0 });
+/** Per facet, what the figures are made of: sums per value (null: unattributed) and invocations per resource. */
+interface Facets {
+  total: UsageSums;
+  provider: Keyed[]; model: Keyed[]; unpricedModels: Set<string | null>;
+  receptor: Keyed[]; neuron: Keyed[]; pathway: Keyed[];
+  invokes: Record<ResourceFacet, Map<string, number>>;
+}
 
 /**
- * The usage ledger and every figure read from it (document 2, Usage statistics). Each figure is
- * a database aggregation over the same immutable rows, so totals, facets, job results and trace
- * costs add up by construction: `allFacetsMatchTotals` compares sums of one set of rows.
+ * The usage ledger and every figure read from it (document 2, Usage statistics). The ledger's
+ * immutable rows are the truth; as each is written, counters are added to (src/db/usage-counters.ts),
+ * and closed hours are stored as rollups computed from the ledger (the reconciler). The usage
+ * routes sum rollups and counters, so totals, facets, job results and trace costs add up by
+ * construction: `allFacetsMatchTotals` compares sums of one set of groups.
  */
-export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo; neurons: NeuronRepo; pathways: PathwayRepo }) {
-  const { repo } = d;
+export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters; receptors: ReceptorRepo; neurons: NeuronRepo; pathways: PathwayRepo }) {
+  const { repo, counters } = d;
+
+  /** The window as [from, to) (null: unbounded). endDate is inclusive: a date alone (2026-01-31) covers that whole UTC day. */
+  function rangeOf(w: UsageWindow): { from: Date | null; to: Date | null } {
+    const from = w.startDate ? new Date(w.startDate) : null;
+    const end = w.endDate ? new Date(w.endDate) : null;
+    if (from && end && from > end) throw validationError('startDate must not be after endDate');
+    const dayOnly = w.endDate !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(w.endDate);
+    // Ledger times are whole milliseconds: `at <= end` is `at < end + 1 ms`.
+    return { from, to: end ? new Date(end.getTime() + (dayOnly ? 86_400_000 : 1)) : null };
+  }
 
   function windowFilter(workspaceId: string, w: UsageWindow): Filter<UsageRowDoc> {
-    const from = w.startDate ? new Date(w.startDate) : undefined;
-    const to = w.endDate ? new Date(w.endDate) : undefined;
-    if (from && to && from > to) throw validationError('startDate must not be after endDate');
-    // endDate is inclusive: a date alone (2026-01-31) covers that whole UTC day.
-    const dayOnly = w.endDate !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(w.endDate);
+    const { from, to } = rangeOf(w);
     const filter: Filter<UsageRowDoc> = { workspaceId };
-    if (from || to) {
-      filter.at = { ...(from ? { $gte: from } : {}), ...(to ? (dayOnly ? { $lt: new Date(to.getTime() + 86_400_000) } : { $lte: to }) : {}) };
-    }
+    if (from || to) filter.at = { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) };
     if (w.receptorId) filter.receptorId = w.receptorId;
     return filter;
+  }
+
+  /** Who the figures are about: the caller's own calls (its user, or its API key without a user), or the whole workspace. */
+  function narrowOf(scope: Scope, w: UsageWindow, caller: boolean): Filter<UsageRowDoc> {
+    const narrow: Filter<UsageRowDoc> = {};
+    if (caller) {
+      if (scope.userId) narrow.userId = scope.userId;
+      else if (scope.apiKeyId) narrow.apiKeyId = scope.apiKeyId;
+      else throw validationError('usage for the caller needs a user or API key credential');
+    }
+    if (w.receptorId) narrow.receptorId = w.receptorId;
+    return narrow;
+  }
+
+  /**
+   * The groups of a window (docs/usage.md, "Counters and rollups"): whole hours from the stored
+   * rollups, or from the hour counters for hours not stored yet (the open hour, the last closed
+   * ones); the parts of hours at the window's edges from the ledger rows of those parts. The cost
+   * is bounded by the hours and groups in the window, not by the calls.
+   */
+  async function groupsIn(workspaceId: string, range: { from: Date | null; to: Date | null }, narrow: Filter<UsageRowDoc>): Promise<UsageGroup[]> {
+    const now = Date.now();
+    const { from, to } = range;
+    if (from && from.getTime() > now) return [];
+    // Whole hours: [first, end). Hours up to the open one are whole when the window reaches now.
+    const first = from ? Math.ceil(from.getTime() / HOUR_MS) : null;
+    const end = !to || to.getTime() > now ? hourOf(now) + 1 : Math.floor(to.getTime() / HOUR_MS);
+    const edges: [Date | null, Date | null][] = [];
+    if (first !== null && first >= end) edges.push([from, to]);
+    else {
+      if (from && first! * HOUR_MS > from.getTime()) edges.push([from, new Date(first! * HOUR_MS)]);
+      if (to && to.getTime() <= now && end * HOUR_MS < to.getTime()) edges.push([new Date(end * HOUR_MS), to]);
+    }
+    const whole = first === null || first < end;
+    const [stored, listed, edgeRows] = await Promise.all([
+      whole ? repo.rollupsBetween(workspaceId, first, end) : Promise.resolve([]),
+      whole ? counters.hoursWithCounters(workspaceId, first, end) : Promise.resolve([]),
+      Promise.all(edges.map(([a, b]) => repo.rowsBetween(workspaceId, a, b, narrow))),
+    ]);
+    const storedHours = new Set(stored.map((r) => hourOf(r.hour)));
+    const counted = await counters.hourGroups(workspaceId, listed.filter((h) => !storedHours.has(h)));
+    const all = new Map<string, UsageGroup>();
+    for (const r of stored) mergeGroups(all, rollupGroups(r));
+    for (const g of counted.values()) mergeGroups(all, g);
+    for (const rows of edgeRows) mergeGroups(all, groupRows(rows).values());
+    const keep = Object.entries(narrow) as [keyof UsageGroup, unknown][];
+    return [...all.values()].filter((g) => keep.every(([k, v]) => g[k] === v));
   }
 
   async function names(facet: ResourceFacet, workspaceId: string, ids: string[]): Promise<Map<string, { slug: string; subtype: string }>> {
@@ -70,30 +139,134 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
     return out;
   }
 
-  async function byResource(facet: ResourceFacet, filter: Filter<UsageRowDoc>, workspaceId: string, groups: (UsageSums & { key: string | null })[]) {
-    const attributed = groups.filter((g) => g.key !== null);
-    const [invokes, named] = await Promise.all([repo.jobsPer(filter, FACET_FIELD[facet], facet === 'neuron' ? 'jobId' : 'runId'), names(facet, workspaceId, attributed.map((g) => g.key!))]);
+  /** The facets of a set of groups (rollups, counters and edge rows), summed here. */
+  function facetsOfGroups(groups: UsageGroup[]): Facets {
+    const by = (field: 'provider' | 'model' | 'receptorId' | 'neuronId' | 'pathwayId'): Keyed[] => {
+      const out = new Map<string | null, Keyed>();
+      for (const g of groups) {
+        const key = g[field] ?? null;
+        const k = out.get(key) ?? { key, ...emptySums() };
+        k.tokens += g.tokens; k.costNanos += g.costNanos; k.inputTokens += g.inputTokens; k.outputTokens += g.outputTokens; k.cachedInputTokens += g.cachedInputTokens; k.rows += g.rows;
+        out.set(key, k);
+      }
+      return [...out.values()];
+    };
+    const invokes = (field: 'receptorId' | 'neuronId' | 'pathwayId', m: 'receptorInvokes' | 'neuronInvokes' | 'pathwayInvokes') => {
+      const out = new Map<string, number>();
+      for (const g of groups) if (g[field] && g[m]) out.set(g[field], (out.get(g[field]) ?? 0) + g[m]);
+      return out;
+    };
+    return {
+      total: by('provider').reduce((t, k) => ({ ...t, tokens: t.tokens + k.tokens, costNanos: t.costNanos + k.costNanos, inputTokens: t.inputTokens + k.inputTokens, outputTokens: t.outputTokens + k.outputTokens, cachedInputTokens: t.cachedInputTokens + k.cachedInputTokens, rows: t.rows + k.rows }), emptySums()),
+      provider: by('provider'), model: by('model'), unpricedModels: new Set(groups.filter((g) => !g.priced && g.rows > 0).map((g) => g.model)),
+      receptor: by('receptorId'), neuron: by('neuronId'), pathway: by('pathwayId'),
+      invokes: { receptor: invokes('receptorId', 'receptorInvokes'), neuron: invokes('neuronId', 'neuronInvokes'), pathway: invokes('pathwayId', 'pathwayInvokes') },
+    };
+  }
+
+  /**
+   * The same facets summed by the store over the ledger rows themselves (one single-accumulator
+   * aggregation per measure and facet; reads every row of the window): the reference the rollups
+   * are checked against (the reconciler, tests). Not on any request path.
+   */
+  async function facetsOfLedger(filter: Filter<UsageRowDoc>): Promise<Facets> {
+    const spend: Measure[] = ['tokens', 'costNanos'];
+    const perResource: Measure[] = ['tokens', 'costNanos', 'inputTokens', 'outputTokens', 'cachedInputTokens'];
+    const [total, provider, model, unpriced, receptor, neuron, pathway, rInv, nInv, pInv] = await Promise.all([
+      repo.sums(filter, null), repo.sums(filter, 'provider', spend), repo.sums(filter, 'model', spend), repo.sums({ ...filter, priced: false }, 'model', ['rows']),
+      repo.sums(filter, 'receptorId', perResource), repo.sums(filter, 'neuronId', perResource), repo.sums(filter, 'pathwayId', perResource),
+      repo.jobsPer(filter, 'receptorId', 'runId'), repo.jobsPer(filter, 'neuronId', 'jobId'), repo.jobsPer(filter, 'pathwayId', 'runId'),
+    ]);
+    return {
+      total: total[0] ?? emptySums(), provider, model, unpricedModels: new Set(unpriced.map((u) => u.key)), receptor, neuron, pathway,
+      invokes: { receptor: rInv, neuron: nInv, pathway: pInv },
+    };
+  }
+
+  async function byResource(facet: ResourceFacet, f: Facets, workspaceId: string) {
+    const attributed = f[facet].filter((g) => g.key !== null);
+    const named = await names(facet, workspaceId, attributed.map((g) => g.key!));
     return Object.fromEntries(attributed.map((g) => [g.key!, {
       resourceId: g.key!, slug: named.get(g.key!)?.slug ?? null, subtype: named.get(g.key!)?.subtype ?? facet,
-      tokens: g.tokens, cost: usd(g.costNanos), invokeCount: invokes.get(g.key!) ?? 0,
+      tokens: g.tokens, cost: usd(g.costNanos), invokeCount: f.invokes[facet].get(g.key!) ?? 0,
       inputTokens: g.inputTokens, outputTokens: g.outputTokens, cachedInputTokens: g.cachedInputTokens,
     }]));
   }
 
+  /** The usage statistics of a window from its facets (document 2, Usage statistics). */
+  async function present(workspaceId: string, w: UsageWindow, f: Facets) {
+    const t = f.total;
+    const facetSum = (groups: Keyed[], attributedOnly = false) => {
+      const g = attributedOnly ? groups.filter((x) => x.key !== null) : groups;
+      return { tokens: g.reduce((a, x) => a + x.tokens, 0), nanos: g.reduce((a, x) => a + x.costNanos, 0) };
+    };
+    const integrityOf = (groups: Keyed[], withUnattributed: boolean) => {
+      const all = facetSum(groups);
+      const attributed = facetSum(groups, true);
+      return {
+        tokens: attributed.tokens, cost: usd(attributed.nanos),
+        ...(withUnattributed ? { unattributedTokens: all.tokens - attributed.tokens, unattributedCost: usd(all.nanos - attributed.nanos) } : {}),
+        matchesTotals: all.tokens === t.tokens && all.nanos === t.costNanos,
+      };
+    };
+    const integrity = {
+      totalTokens: t.tokens, totalCost: usd(t.costNanos),
+      provider: integrityOf(f.provider, false), model: integrityOf(f.model, false),
+      receptor: integrityOf(f.receptor, true), neuron: integrityOf(f.neuron, true), pathway: integrityOf(f.pathway, true),
+    };
+    const [receptors, neurons, pathways] = await Promise.all([byResource('receptor', f, workspaceId), byResource('neuron', f, workspaceId), byResource('pathway', f, workspaceId)]);
+    return {
+      startDate: w.startDate ?? null, endDate: w.endDate ?? null,
+      totalTokens: t.tokens, totalCost: usd(t.costNanos), inputTokens: t.inputTokens, outputTokens: t.outputTokens, cachedInputTokens: t.cachedInputTokens, calls: t.rows,
+      usageByProvider: Object.fromEntries(f.provider.map((g) => [g.key ?? 'unknown', { tokens: g.tokens, cost: usd(g.costNanos) }])),
+      usageByModel: Object.fromEntries(f.model.map((g) => [g.key ?? 'unknown', { tokens: g.tokens, cost: usd(g.costNanos), priced: !f.unpricedModels.has(g.key) }])),
+      usageByResource: { receptor: receptors, neuron: neurons, pathway: pathways },
+      usageRollupIntegrity: {
+        ...integrity,
+        allFacetsMatchTotals: [integrity.provider, integrity.model, integrity.receptor, integrity.neuron, integrity.pathway].every((x) => x.matchesTotals),
+      },
+    };
+  }
+
+  async function ranking(workspaceId: string, f: Facets, sortBy: 'tokens' | 'cost' | 'invokeCount') {
+    const rows = Object.values(await byResource('receptor', f, workspaceId));
+    rows.sort((a, b) => b[sortBy] - a[sortBy] || a.resourceId.localeCompare(b.resourceId));
+    return rows.map((r) => ({ receptorId: r.resourceId, receptorSlug: r.slug, receptorType: r.subtype, tokens: r.tokens, cost: r.cost, invokeCount: r.invokeCount }));
+  }
+
+  /** The ledger row of a billed call, priced with the table in force at the call (without `firstOf`, decided as it is written). */
+  function rowOf(c: BilledCall): UsageRowDoc {
+    const at = c.at ?? new Date();
+    const { version, prices, audio } = pricesAt(at);
+    const { costUsd, priced } = c.kind === 'transcription' ? costOfAudio(c.modelId, c.audioMs ?? 0, audio) : costOf(c.modelId, c.usage, prices);
+    const slash = c.modelId.indexOf('/');
+    return {
+      _id: c.key, workspaceId: c.workspaceId, ...c.attribution, runId: c.attribution.runId ?? c.attribution.jobId, kind: c.kind,
+      provider: slash >= 0 ? c.modelId.slice(0, slash) : 'unknown', model: slash >= 0 ? c.modelId.slice(slash + 1) : c.modelId,
+      inputTokens: c.usage.inputTokens, outputTokens: c.usage.outputTokens, cachedInputTokens: c.usage.cachedInputTokens ?? 0,
+      totalTokens: c.usage.inputTokens + c.usage.outputTokens, costNanos: Math.round(costUsd * NANOS), priced, priceVersion: version,
+      outcome: c.outcome ?? 'ok', estimated: c.estimated ?? false, at, ...(c.audioMs !== undefined ? { audioMs: c.audioMs } : {}),
+    };
+  }
+
   return {
+    rowOf,
+
     /** Writes the call's row once, priced with the table in force at the call. Returns whether it was new. */
     async record(c: BilledCall): Promise<boolean> {
-      const at = c.at ?? new Date();
-      const { version, prices, audio } = pricesAt(at);
-      const { costUsd, priced } = c.kind === 'transcription' ? costOfAudio(c.modelId, c.audioMs ?? 0, audio) : costOf(c.modelId, c.usage, prices);
-      const slash = c.modelId.indexOf('/');
-      return repo.insert({
-        _id: c.key, workspaceId: c.workspaceId, ...c.attribution, runId: c.attribution.runId ?? c.attribution.jobId, kind: c.kind,
-        provider: slash >= 0 ? c.modelId.slice(0, slash) : 'unknown', model: slash >= 0 ? c.modelId.slice(slash + 1) : c.modelId,
-        inputTokens: c.usage.inputTokens, outputTokens: c.usage.outputTokens, cachedInputTokens: c.usage.cachedInputTokens ?? 0,
-        totalTokens: c.usage.inputTokens + c.usage.outputTokens, costNanos: Math.round(costUsd * NANOS), priced, priceVersion: version,
-        outcome: c.outcome ?? 'ok', estimated: c.estimated ?? false, at, ...(c.audioMs !== undefined ? { audioMs: c.audioMs } : {}),
-      }, { placed: c.placed ?? true });
+      const row = rowOf(c);
+      // Which invocations this row starts is decided before it is stored (a repeat gets the same answer).
+      const firstOf = await counters.firstOf(row);
+      if (firstOf.length) row.firstOf = firstOf;
+      const fresh = await repo.insert(row, { placed: c.placed ?? true });
+      // The counters add the stored row once (its marker), after the row exists: a writer that died
+      // between the two is completed by its retry (the stored row is counted) or by the reconciler.
+      if (fresh) await counters.count(row);
+      else {
+        const stored = await findById(repo.rows, row._id, { workspaceId: row.workspaceId });
+        if (stored && stored.at.getTime() > Date.now() - COUNT_RETRY_WINDOW_MS) await counters.count(stored);
+      }
+      return fresh;
     },
 
     /** What the ledger rows of these keys (one job's) add up to: key reads, no query. */
@@ -130,64 +303,26 @@ export function createUsageService(d: { repo: UsageRepo; receptors: ReceptorRepo
 
     /**
      * Usage statistics over a window: `caller` limits to the credential's own calls (GET /v1/usage);
-     * without it, the whole workspace (admins).
+     * without it, the whole workspace (admins). Summed from rollups and counters (`groupsIn`).
      */
     async stats(scope: Scope, w: UsageWindow, caller: boolean) {
-      const filter = windowFilter(scope.workspaceId, w);
-      if (caller) {
-        if (scope.userId) filter.userId = scope.userId;
-        else if (scope.apiKeyId) filter.apiKeyId = scope.apiKeyId;
-        else throw validationError('usage for the caller needs a user or API key credential');
-      }
-      const spend: Measure[] = ['tokens', 'costNanos'];
-      const perResource: Measure[] = ['tokens', 'costNanos', 'inputTokens', 'outputTokens', 'cachedInputTokens'];
-      const [total, provider, model, unpriced, receptor, neuron, pathway] = await Promise.all([
-        repo.sums(filter, null), repo.sums(filter, 'provider', spend), repo.sums(filter, 'model', spend), repo.sums({ ...filter, priced: false }, 'model', ['rows']),
-        repo.sums(filter, 'receptorId', perResource), repo.sums(filter, 'neuronId', perResource), repo.sums(filter, 'pathwayId', perResource),
-      ]);
-      const t = total[0] ?? { tokens: 0, costNanos: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, rows: 0 };
-      const unpricedModels = new Set(unpriced.map((u) => u.key));
-      const facetSum = (groups: (UsageSums & { key: string | null })[], attributedOnly = false) => {
-        const g = attributedOnly ? groups.filter((x) => x.key !== null) : groups;
-        return { tokens: g.reduce((a, x) => a + x.tokens, 0), nanos: g.reduce((a, x) => a + x.costNanos, 0) };
-      };
-      const integrityOf = (groups: (UsageSums & { key: string | null })[], withUnattributed: boolean) => {
-        const all = facetSum(groups);
-        const attributed = facetSum(groups, true);
-        return {
-          tokens: attributed.tokens, cost: usd(attributed.nanos),
-          ...(withUnattributed ? { unattributedTokens: all.tokens - attributed.tokens, unattributedCost: usd(all.nanos - attributed.nanos) } : {}),
-          matchesTotals: all.tokens === t.tokens && all.nanos === t.costNanos,
-        };
-      };
-      const integrity = {
-        totalTokens: t.tokens, totalCost: usd(t.costNanos),
-        provider: integrityOf(provider, false), model: integrityOf(model, false),
-        receptor: integrityOf(receptor, true), neuron: integrityOf(neuron, true), pathway: integrityOf(pathway, true),
-      };
-      const [receptors, neurons, pathways] = await Promise.all([
-        byResource('receptor', filter, scope.workspaceId, receptor), byResource('neuron', filter, scope.workspaceId, neuron), byResource('pathway', filter, scope.workspaceId, pathway),
-      ]);
-      return {
-        startDate: w.startDate ?? null, endDate: w.endDate ?? null,
-        totalTokens: t.tokens, totalCost: usd(t.costNanos), inputTokens: t.inputTokens, outputTokens: t.outputTokens, cachedInputTokens: t.cachedInputTokens, calls: t.rows,
-        usageByProvider: Object.fromEntries(provider.map((g) => [g.key ?? 'unknown', { tokens: g.tokens, cost: usd(g.costNanos) }])),
-        usageByModel: Object.fromEntries(model.map((g) => [g.key ?? 'unknown', { tokens: g.tokens, cost: usd(g.costNanos), priced: !unpricedModels.has(g.key) }])),
-        usageByResource: { receptor: receptors, neuron: neurons, pathway: pathways },
-        usageRollupIntegrity: {
-          ...integrity,
-          allFacetsMatchTotals: [integrity.provider, integrity.model, integrity.receptor, integrity.neuron, integrity.pathway].every((f) => f.matchesTotals),
-        },
-      };
+      const groups = await groupsIn(scope.workspaceId, rangeOf(w), narrowOf(scope, w, caller));
+      return present(scope.workspaceId, w, facetsOfGroups(groups));
+    },
+
+    /** The same statistics summed by the store over every ledger row of the window: the reference (slow; never on a request path). */
+    async statsFromLedger(scope: Scope, w: UsageWindow, caller: boolean) {
+      return present(scope.workspaceId, w, await facetsOfLedger({ ...windowFilter(scope.workspaceId, w), ...narrowOf(scope, w, caller) }));
     },
 
     /** Receptors ranked by tokens, cost or invocations in the window (admins). */
     async receptorRanking(scope: Scope, w: UsageWindow, sortBy: 'tokens' | 'cost' | 'invokeCount') {
-      const filter = windowFilter(scope.workspaceId, w);
-      const groups = await repo.sums(filter, 'receptorId', ['tokens', 'costNanos', 'inputTokens', 'outputTokens', 'cachedInputTokens']);
-      const rows = Object.values(await byResource('receptor', filter, scope.workspaceId, groups));
-      rows.sort((a, b) => b[sortBy] - a[sortBy] || a.resourceId.localeCompare(b.resourceId));
-      return rows.map((r) => ({ receptorId: r.resourceId, receptorSlug: r.slug, receptorType: r.subtype, tokens: r.tokens, cost: r.cost, invokeCount: r.invokeCount }));
+      return ranking(scope.workspaceId, facetsOfGroups(await groupsIn(scope.workspaceId, rangeOf(w), narrowOf(scope, w, false))), sortBy);
+    },
+
+    /** The ranking summed over every ledger row of the window: the reference. */
+    async receptorRankingFromLedger(scope: Scope, w: UsageWindow, sortBy: 'tokens' | 'cost' | 'invokeCount') {
+      return ranking(scope.workspaceId, await facetsOfLedger(windowFilter(scope.workspaceId, w)), sortBy);
     },
 
     /** The :workspace_id path segment must name the caller's own workspace (another one is a 404). */

@@ -1,5 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import type { BudgetDoc } from '../../src/db/budgets.js';
 import type { UsageRowDoc } from '../../src/db/usage.js';
+import { metrics } from '../../src/metrics.js';
 import { Budget, BudgetList } from '../../src/schemas/budgets.js';
 import { Intervention } from '../../src/schemas/interventions.js';
 import { Job } from '../../src/schemas/jobs.js';
@@ -280,5 +283,30 @@ describe('budgets', () => {
     expect((await app.del(`/v1/budgets/${created.id}`, other.key)).status).toBe(404);
     expect(BudgetList.parse((await app.get('/v1/budgets', other.key)).body).total).toBe(0);
     expect(BudgetList.parse((await app.get('/v1/budgets?scope=neuron', ws.key)).body).budgets.map((b) => b.id)).toEqual([created.id]);
+  });
+
+  it('the check reads no store in a workspace without budgets, sees a budget another process wrote at its next check, and sums counters', async () => {
+    const ws = await buildWorkspace(app);
+    const storeCommands = async () => (await metrics.mongoCommands.get()).values.filter((v) => v.labels.command === 'find' || v.labels.command === 'aggregate').reduce((a, v) => a + v.value, 0);
+    const check = async () => app.services.budgets.evaluate(app.services.budgets.covering(await app.services.budgets.ofWorkspace(ws.workspaceId), {}), { tokens: 10, costNanos: 0 });
+    expect(await check()).toBeNull(); // read once, then remembered
+    const before = await storeCommands();
+    for (let i = 0; i < 5; i++) expect(await check()).toBeNull();
+    expect(await storeCommands()).toBe(before);
+    // Another process writes a budget (the store, then the workspace's budget version): this one sees it at its next check.
+    const b: BudgetDoc = {
+      _id: randomUUID(), workspaceId: ws.workspaceId, key: `${ws.workspaceId}:workspace:-:tokens:total`, scope: 'workspace', targetId: null, measure: 'tokens', period: 'total',
+      limit: 100, policy: 'fail', name: null, createdBy: null, createdAt: new Date(), updatedAt: new Date(),
+    };
+    await app.deps.db.collection<BudgetDoc>('budgets').insertOne(b);
+    expect(await check()).toBeNull(); // the version is unchanged: the remembered list (no budget) is used
+    await app.deps.redis.incr(`${app.config.REDIS_PREFIX}usage:{${ws.workspaceId}}:budgets`);
+    expect(await check()).toBeNull(); // now covered, and nothing spent
+    await app.services.usage.record({
+      key: `${randomUUID()}:chat:0:1`, workspaceId: ws.workspaceId, kind: 'chat', modelId: 'openai/gpt-4o-mini', usage: { inputTokens: 60, outputTokens: 35, totalTokens: 95 }, placed: false,
+      attribution: { brainId: ws.brainId, userId: null, apiKeyId: ws.apiKeyId, jobId: randomUUID(), traceId: null, receptorId: null, neuronId: null, pathwayId: null },
+    });
+    expect(await check()).toMatchObject({ budgetId: b._id, spent: 95, policy: 'fail' }); // 95 + 10 > 100
+    expect(await budgetOf(ws, b._id)).toMatchObject({ spent: 95, remaining: 5 });
   });
 });

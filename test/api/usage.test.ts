@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { UsageRowDoc } from '../../src/db/usage.js';
 import { ReceptorList } from '../../src/schemas/receptors.js';
 import { ReceptorUsageRanking, UsageStats } from '../../src/schemas/usage.js';
+import { systemScope } from '../../src/scope.js';
 import { buildWorkspace } from '../support/app.js';
 import { useSimPlatform } from '../support/platform.js';
 import { settleJob } from '../support/jobs.js';
@@ -75,6 +76,8 @@ describe('usage ledger and routes', () => {
     expect(n.tokens).toBe(sum(rows.filter((r) => r.neuronId === priced), (r) => r.totalTokens));
     expect(stats.usageByResource.neuron[unpriced].invokeCount).toBe(1);
     expect(stats.usageRollupIntegrity.receptor).toMatchObject({ tokens: 0, unattributedTokens: totalTokens, matchesTotals: true });
+    // Summed from counters, the same figures as summed by the store over the ledger rows.
+    expect(await app.services.usage.stats(systemScope(ws.workspaceId), {}, false)).toEqual(await app.services.usage.statsFromLedger(systemScope(ws.workspaceId), {}, false));
 
     // The job result and the trace cost are the same ledger rows.
     for (const r of [retried, tooled, other]) {
@@ -146,6 +149,7 @@ describe('usage ledger and routes', () => {
     expect(integrity.receptor.tokens + integrity.receptor.unattributedTokens!).toBe(stats.totalTokens);
     expect(integrity.pathway.tokens + integrity.pathway.unattributedTokens!).toBe(stats.totalTokens);
     expect(integrity.model.tokens).toBe(stats.totalTokens);
+    expect(await app.services.usage.stats(systemScope(ws.workspaceId), {}, false)).toEqual(await app.services.usage.statsFromLedger(systemScope(ws.workspaceId), {}, false));
 
     // The caller's usage filtered by receptor, and the receptor ranking, are the same rows.
     const mine = UsageStats.parse((await app.get(`/v1/usage?receptorId=${receptorId}`, ws.key)).body);

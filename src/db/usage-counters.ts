@@ -1,0 +1,213 @@
+import type { Redis } from 'ioredis';
+import type { BudgetPeriod, BudgetScope } from './budgets.js';
+import { GROUP_SUMS, groupIdOf, groupKeyOf, hourOf, rowSums, type InvokeFacet, type UsageGroup, type UsageRowDoc } from './usage.js';
+
+/**
+ * The usage counters (docs/usage.md, "Counters and rollups"): a cache in Redis, added to as each
+ * ledger row is written and rebuilt from the ledger by the reconciler. Redis applies a script
+ * atomically, so concurrent writers never lose an increment (FerretDB 1.x applies `$inc` as
+ * read-modify-write), and a per-row marker set in the same script makes a row count once,
+ * whatever retries. Every key of a workspace shares the hash tag `{<workspaceId>}`, so a script's
+ * keys are in one slot on Redis Cluster.
+ *
+ * - `spend:<scope>:<target>`: per budget target (the workspace, a receptor, a neuron, a share
+ *   link) the tokens and nano-USD of each UTC day (`d2026-01-31`), month (`m2026-01`) and in all
+ *   (`all`): what a budget check reads (one round trip for every budget covering a call);
+ * - `h:<epoch hour>`: per hour, the sums of each group of facets (`<group id>:<measure>`, and
+ *   `<group id>` = the group's facets as JSON): the open hour and the hours not yet stored as rollups;
+ * - `hours`: the epoch hours that have counters (a sorted set), so a range reads only those;
+ * - `row:<ledger id>`: the row is counted (kept ROW_MARK_S, longer than the reconciler looks back);
+ * - `first:<facet>:<value>:<run>`: the ledger id of the run's first row for that facet value.
+ */
+
+/** A row's marker outlives the reconciler's look-back (RECONCILE_LOOKBACK_H), so a replay never counts a row twice. */
+const ROW_MARK_S = 3 * 86_400;
+/** An hour's counters are kept this long after their last write; closed hours are stored as rollups well before. */
+const HOUR_KEEP_S = 8 * 86_400;
+/** A run that continues after this long without a first-row marker counts as a new invocation. */
+const FIRST_MARK_S = 40 * 86_400;
+
+/** The facet values and run a row's `firstOf` is decided for. */
+const INVOKE_OF: Record<InvokeFacet, { field: 'neuronId' | 'receptorId' | 'pathwayId'; per: 'jobId' | 'runId' }> = {
+  neuron: { field: 'neuronId', per: 'jobId' }, receptor: { field: 'receptorId', per: 'runId' }, pathway: { field: 'pathwayId', per: 'runId' },
+};
+
+/** KEYS: row marker, hour hash, hours set, spend hashes…; ARGV: see `count`. */
+const COUNT_LUA = `
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return 0 end
+local names = {${GROUP_SUMS.map((m) => `'${m}'`).join(',')}}
+local gid = ARGV[4]
+redis.call('HSET', KEYS[2], gid, ARGV[5])
+for i, n in ipairs(names) do
+  local v = tonumber(ARGV[5 + i])
+  if v ~= 0 then redis.call('HINCRBY', KEYS[2], gid .. ':' .. n, v) end
+end
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[3])
+local at = 6 + #names
+for k = 4, #KEYS do
+  for _, p in ipairs({ARGV[at], ARGV[at + 1], 'all'}) do
+    redis.call('HINCRBY', KEYS[k], p .. ':tokens', ARGV[at + 2])
+    redis.call('HINCRBY', KEYS[k], p .. ':cost', ARGV[at + 3])
+  end
+end
+return 1
+`;
+
+/** KEYS: first-row markers; ARGV: ledger id, ttl. Returns 1 per key whose first row is this one. */
+const FIRST_LUA = `
+local out = {}
+for i, k in ipairs(KEYS) do
+  redis.call('SET', k, ARGV[1], 'NX', 'EX', ARGV[2])
+  if redis.call('GET', k) == ARGV[1] then out[i] = 1 else out[i] = 0 end
+end
+return out
+`;
+
+/** KEYS: spend hashes; ARGV: field, delta per key (the reconciler's correction). */
+const ADJUST_LUA = `
+for i, k in ipairs(KEYS) do redis.call('HINCRBY', k, ARGV[2 * i - 1], ARGV[2 * i]) end
+return 1
+`;
+
+interface CounterRedis {
+  cortexUsageCount(...args: (string | number)[]): Promise<number>;
+  cortexUsageFirst(...args: (string | number)[]): Promise<number[]>;
+  cortexUsageAdjust(...args: (string | number)[]): Promise<number>;
+}
+
+/** The period key of a budget period at a time (UTC). */
+export function periodKey(period: BudgetPeriod, at: Date): string {
+  const iso = at.toISOString();
+  return period === 'day' ? `d${iso.slice(0, 10)}` : period === 'month' ? `m${iso.slice(0, 7)}` : 'all';
+}
+
+/** A budget's counter: which target's hash and which field. */
+export interface SpendKey { workspaceId: string; scope: BudgetScope; targetId: string | null; period: BudgetPeriod; measure: 'tokens' | 'usd' }
+
+export function createUsageCounters(redis: Redis, prefix: string) {
+  const base = (ws: string) => `${prefix}usage:{${ws}}:`;
+  const keys = {
+    row: (ws: string, id: string) => `${base(ws)}row:${id}`,
+    hour: (ws: string, hour: number) => `${base(ws)}h:${hour}`,
+    hours: (ws: string) => `${base(ws)}hours`,
+    spend: (ws: string, scope: BudgetScope, target: string | null) => `${base(ws)}spend:${scope}:${target ?? '-'}`,
+    first: (ws: string, facet: InvokeFacet, value: string, run: string) => `${base(ws)}first:${facet}:${value}:${run}`,
+    budgets: (ws: string) => `${base(ws)}budgets`,
+  };
+  if (!('cortexUsageCount' in redis)) {
+    redis.defineCommand('cortexUsageCount', { lua: COUNT_LUA });
+    redis.defineCommand('cortexUsageFirst', { lua: FIRST_LUA });
+    redis.defineCommand('cortexUsageAdjust', { lua: ADJUST_LUA });
+  }
+  const r = redis as unknown as CounterRedis;
+
+  /** The spend hashes a row adds to: its workspace's, and its receptor's, neuron's and share link's. */
+  const spendKeysOf = (row: UsageRowDoc) => [
+    keys.spend(row.workspaceId, 'workspace', null),
+    ...(row.receptorId ? [keys.spend(row.workspaceId, 'receptor', row.receptorId)] : []),
+    ...(row.neuronId ? [keys.spend(row.workspaceId, 'neuron', row.neuronId)] : []),
+    ...(row.shareTokenId ? [keys.spend(row.workspaceId, 'share_token', row.shareTokenId)] : []),
+  ];
+
+  const fieldOf = (k: SpendKey, at: Date) => `${periodKey(k.period, at)}:${k.measure === 'usd' ? 'cost' : 'tokens'}`;
+
+  /** Parses an hour hash into its groups. */
+  function groupsOf(hash: Record<string, string>): UsageGroup[] {
+    const out: UsageGroup[] = [];
+    for (const [field, json] of Object.entries(hash)) {
+      if (field.includes(':')) continue;
+      const g = { ...(JSON.parse(json) as UsageGroup) };
+      for (const m of GROUP_SUMS) g[m] = Number(hash[`${field}:${m}`] ?? 0);
+      out.push(g);
+    }
+    return out;
+  }
+
+  return {
+    keys,
+
+    /**
+     * Which facets a row about to be written is its run's first row of (one round trip; none for
+     * a row that serves no neuron, receptor or pathway). A repeat of the same ledger id gets the
+     * same answer, so a retried write stores the same row.
+     */
+    async firstOf(row: Pick<UsageRowDoc, '_id' | 'workspaceId' | 'neuronId' | 'receptorId' | 'pathwayId' | 'jobId' | 'runId'>): Promise<InvokeFacet[]> {
+      const asked = (Object.keys(INVOKE_OF) as InvokeFacet[]).flatMap((f) => {
+        const value = row[INVOKE_OF[f].field];
+        const run = row[INVOKE_OF[f].per];
+        return value && run ? [{ f, key: keys.first(row.workspaceId, f, value, run) }] : [];
+      });
+      if (asked.length === 0) return [];
+      const got = await r.cortexUsageFirst(asked.length, ...asked.map((a) => a.key), row._id, FIRST_MARK_S);
+      return asked.filter((_, i) => Number(got[i]) === 1).map((a) => a.f);
+    },
+
+    /** Adds a stored ledger row to every counter it belongs to, once (false: it was counted already). */
+    async count(row: UsageRowDoc): Promise<boolean> {
+      const ks = [keys.row(row.workspaceId, row._id), keys.hour(row.workspaceId, hourOf(row.at)), keys.hours(row.workspaceId), ...spendKeysOf(row)];
+      const key = groupKeyOf(row);
+      const sums = rowSums(row);
+      const added = await r.cortexUsageCount(
+        ks.length, ...ks, ROW_MARK_S, HOUR_KEEP_S, hourOf(row.at), groupIdOf(key), JSON.stringify(key), ...GROUP_SUMS.map((m) => sums[m]),
+        periodKey('day', row.at), periodKey('month', row.at), row.totalTokens, row.costNanos,
+      );
+      return added === 1;
+    },
+
+    /** Counts many rows (the reconciler's replay), pipelined; returns how many were not counted before. */
+    async countAll(rows: UsageRowDoc[]): Promise<number> {
+      let added = 0;
+      for (let i = 0; i < rows.length; i += 500) {
+        const res = await Promise.all(rows.slice(i, i + 500).map((row) => this.count(row)));
+        added += res.filter(Boolean).length;
+      }
+      return added;
+    },
+
+    /** What budgets have spent (raw: tokens or nano-USD), one round trip for all of them. */
+    async spent(list: SpendKey[], now = new Date()): Promise<number[]> {
+      if (list.length === 0) return [];
+      const p = redis.pipeline();
+      for (const k of list) p.hget(keys.spend(k.workspaceId, k.scope, k.targetId), fieldOf(k, now));
+      const res = (await p.exec()) ?? [];
+      return res.map(([err, v]) => { if (err) throw err; return Number(v ?? 0); });
+    },
+
+    /** Adds `delta` to a budget's counter (the reconciler's correction). */
+    async adjust(k: SpendKey, delta: number, now = new Date()): Promise<void> {
+      await r.cortexUsageAdjust(1, keys.spend(k.workspaceId, k.scope, k.targetId), fieldOf(k, now), delta);
+    },
+
+    /** The epoch hours in [from, to) that have counters (null: unbounded). */
+    async hoursWithCounters(ws: string, from: number | null, to: number | null): Promise<number[]> {
+      const got = await redis.zrangebyscore(keys.hours(ws), from === null ? '-inf' : from, to === null ? '+inf' : `(${to}`);
+      return got.map(Number);
+    },
+
+    /** The groups counted in each of these hours (one round trip). */
+    async hourGroups(ws: string, hours: number[]): Promise<Map<number, UsageGroup[]>> {
+      const out = new Map<number, UsageGroup[]>();
+      if (hours.length === 0) return out;
+      const p = redis.pipeline();
+      for (const h of hours) p.hgetall(keys.hour(ws, h));
+      const res = (await p.exec()) ?? [];
+      hours.forEach((h, i) => {
+        const [err, v] = res[i];
+        if (err) throw err;
+        out.set(h, groupsOf(v as Record<string, string>));
+      });
+      return out;
+    },
+
+    /** Forgets hours that are stored as rollups and older than `before` (their counters expire anyway). */
+    async forgetHours(ws: string, before: number): Promise<void> {
+      await redis.zremrangebyscore(keys.hours(ws), '-inf', `(${before}`);
+    },
+
+    /** The workspace's budget version: changed by every budget write, so a cached list of budgets is known to be current. */
+    budgetVersion: async (ws: string): Promise<string> => (await redis.get(keys.budgets(ws))) ?? '0',
+    bumpBudgetVersion: async (ws: string): Promise<void> => { await redis.incr(keys.budgets(ws)); },
+  };
+}
+export type UsageCounters = ReturnType<typeof createUsageCounters>;

@@ -1,0 +1,150 @@
+import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { BudgetRepo } from '../db/budgets.js';
+import { claim } from '../db/claims.js';
+import { encodeBlob } from '../db/codec.js';
+import type { UsageCounters } from '../db/usage-counters.js';
+import { GROUP_SUMS, HOUR_MS, groupRows, hourOf, mergeGroups, rollupGroups, type UsageGroup, type UsageRepo, type UsageRowDoc } from '../db/usage.js';
+import type { WorkspaceRepo } from '../db/workspaces.js';
+import { metrics } from '../metrics.js';
+import type { BudgetService } from './budgets.js';
+
+/** How far back each run replays ledger rows into the counters and checks hours (the counters' row markers are kept longer). */
+export const RECONCILE_LOOKBACK_H = 48;
+/** An hour is stored as a rollup once it has been closed this long (rows are written right after their call). */
+export const ROLLUP_GRACE_MS = 5 * 60_000;
+/** The Temporal Schedule that runs the reconciler (Schedules in the Temporal UI). */
+export const RECONCILE_SCHEDULE_ID = 'usage-reconcile';
+
+/** What one run found and did, per workspace or summed over all. */
+export interface ReconcileReport {
+  workspaces: number;
+  /** Ledger rows the counters had not counted (added now): Redis lost writes, or a writer died between its row and its counters. */
+  rowsRecounted: number;
+  /** Closed hours stored as rollups by this run. */
+  hoursStored: number;
+  /** Stored rollups that differed from the ledger (rewritten): a row written after its hour was stored. */
+  hoursCorrected: number;
+  /** Hours whose counters differ from the ledger after the replay (more counted than the ledger holds; reported, not used once stored). */
+  hourCounterDrift: number;
+  /** Budget counters that differed from the ledger's sum for their period (corrected by the difference). */
+  budgetCountersCorrected: number;
+  /** Budget counters that changed while being checked (checked again at the next run). */
+  budgetCountersBusy: number;
+}
+
+const emptyReport = (): ReconcileReport => ({ workspaces: 0, rowsRecounted: 0, hoursStored: 0, hoursCorrected: 0, hourCounterDrift: 0, budgetCountersCorrected: 0, budgetCountersBusy: 0 });
+
+/** Two sets of groups with the same sums (groups of all zeros count as absent). */
+function sameGroups(a: Map<string, UsageGroup>, b: Map<string, UsageGroup>): boolean {
+  const nonZero = (m: Map<string, UsageGroup>) => [...m.entries()].filter(([, g]) => GROUP_SUMS.some((k) => g[k] !== 0));
+  const x = nonZero(a);
+  const y = new Map(nonZero(b));
+  return x.length === y.size && x.every(([id, g]) => { const o = y.get(id); return o !== undefined && GROUP_SUMS.every((k) => o[k] === g[k]); });
+}
+
+/**
+ * The usage reconciler (docs/usage.md): a system job on a Temporal Schedule that makes the
+ * counters and rollups what the ledger says. Per workspace: it replays the last
+ * RECONCILE_LOOKBACK_H hours of ledger rows into the counters (idempotent: a counted row's marker
+ * makes the replay a no-op), stores every closed hour as a rollup computed from the ledger (and
+ * rewrites a stored one that differs), and checks each budget's counter against the ledger's sum
+ * for its period. Drift is logged, counted in `cortex_usage_drift_total` and returned.
+ */
+export function createUsageReconciler(d: {
+  usage: UsageRepo; counters: UsageCounters; budgetRepo: BudgetRepo; budgets: BudgetService; workspaces: WorkspaceRepo;
+  temporal: Client; config: Config; log: Logger;
+}) {
+  const { usage, counters } = d;
+
+  async function workspace(workspaceId: string, now = new Date(), opts: { since?: Date } = {}): Promise<ReconcileReport> {
+    const report = { ...emptyReport(), workspaces: 1 };
+    const lookFrom = hourOf(opts.since ?? new Date(now.getTime() - RECONCILE_LOOKBACK_H * HOUR_MS));
+    const listed = await counters.hoursWithCounters(workspaceId, null, null);
+    const fromHour = Math.min(lookFrom, ...listed);
+    const rows = await usage.rowsBetween(workspaceId, new Date(fromHour * HOUR_MS), null);
+    // 1. Counters: every recent row counted once (a row already counted is skipped by its marker).
+    report.rowsRecounted = await counters.countAll(rows.filter((r) => hourOf(r.at) >= lookFrom));
+    // 2. Hours: closed ones stored as rollups from the ledger; every one checked against its counters.
+    const byHour = new Map<number, UsageRowDoc[]>();
+    for (const r of rows) {
+      const h = hourOf(r.at);
+      const list = byHour.get(h);
+      if (list) list.push(r);
+      else byHour.set(h, [r]);
+    }
+    const hours = [...new Set([...byHour.keys(), ...listed])].sort((a, b) => a - b);
+    const closedBefore = hourOf(now.getTime() - ROLLUP_GRACE_MS);
+    const [stored, counted] = await Promise.all([usage.rollupsBetween(workspaceId, fromHour, null), counters.hourGroups(workspaceId, hours)]);
+    const storedAt = new Map(stored.map((s) => [hourOf(s.hour), s]));
+    for (const h of hours) {
+      const ledger = groupRows(byHour.get(h) ?? []);
+      if (!sameGroups(ledger, mergeGroups(new Map(), counted.get(h) ?? []))) report.hourCounterDrift++;
+      if (h >= closedBefore) continue;
+      const doc = { _id: `${workspaceId}:${h}`, workspaceId, hour: new Date(h * HOUR_MS), groups: encodeBlob([...ledger.values()]), rows: byHour.get(h)?.length ?? 0, computedAt: now };
+      const have = storedAt.get(h);
+      if (!have) {
+        if (doc.rows > 0 && (await claim(usage.rollups, doc))) report.hoursStored++;
+      } else if (!sameGroups(ledger, mergeGroups(new Map(), rollupGroups(have)))) {
+        // Only the reconciler writes a stored rollup after its claim (one run at a time: the schedule skips overlaps).
+        await usage.rollups.replaceOne({ _id: doc._id }, doc);
+        report.hoursCorrected++;
+      }
+    }
+    await counters.forgetHours(workspaceId, closedBefore);
+    // 3. Budget counters of the current periods: corrected by their difference from the ledger when
+    // they did not change while the ledger was summed (else a write in flight would be counted twice).
+    for (const b of await d.budgetRepo.budgets.find({ workspaceId }).toArray()) {
+      const key = { workspaceId, scope: b.scope, targetId: b.targetId, period: b.period, measure: b.measure };
+      const [before] = await counters.spent([key], now);
+      const fromLedger = await d.budgets.spentFromLedger(b, now);
+      const [after] = await counters.spent([key], now);
+      if (before !== after) report.budgetCountersBusy++;
+      else if (fromLedger !== after) {
+        await counters.adjust(key, fromLedger - after, now);
+        report.budgetCountersCorrected++;
+        d.log.warn({ workspaceId, budgetId: b._id, counter: after, ledger: fromLedger }, 'usage reconcile: budget counter drift corrected');
+      }
+    }
+    const drift = { rows_recounted: report.rowsRecounted, rollup_corrected: report.hoursCorrected, hour_counter: report.hourCounterDrift, budget_counter: report.budgetCountersCorrected };
+    for (const [kind, n] of Object.entries(drift)) if (n) metrics.usageDrift.inc({ kind }, n);
+    if (Object.values(drift).some((n) => n > 0)) d.log.warn({ workspaceId, ...report }, 'usage reconcile: drift between the ledger and its counters or rollups');
+    return report;
+  }
+
+  return {
+    workspace,
+
+    /** Every workspace, one after the other; a workspace that fails is logged and skipped. */
+    async all(now = new Date()): Promise<ReconcileReport> {
+      const total = emptyReport();
+      for (const w of await d.workspaces.workspaces.find({}, { projection: { _id: 1 } }).toArray()) {
+        try {
+          const r = await workspace(w._id, now);
+          for (const k of Object.keys(total) as (keyof ReconcileReport)[]) total[k] += r[k];
+        } catch (e) {
+          d.log.warn({ workspaceId: w._id, err: (e as Error).message }, 'usage reconcile failed for a workspace; it runs again at the next tick');
+        }
+      }
+      d.log.info(total, 'usage reconciled');
+      return total;
+    },
+
+    /** Creates the reconciler's schedule unless it exists (at worker start; idempotent). */
+    async ensureSchedule(): Promise<void> {
+      try {
+        await d.temporal.schedule.create({
+          scheduleId: RECONCILE_SCHEDULE_ID,
+          spec: { intervals: [{ every: d.config.USAGE_RECONCILE_EVERY_S * 1000 }] },
+          action: { type: 'startWorkflow', workflowType: 'usageReconcile', taskQueue: d.config.TEMPORAL_TASK_QUEUE, workflowId: 'usage-reconcile', args: [] },
+          policies: { overlap: 'SKIP', catchupWindow: 60_000 },
+          state: { note: 'usage counters and rollups from the ledger (docs/usage.md)' },
+        });
+      } catch (e) {
+        if (!(e instanceof ScheduleAlreadyRunning)) throw e;
+      }
+    },
+  };
+}
+export type UsageReconciler = ReturnType<typeof createUsageReconciler>;
