@@ -2,7 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import type { JobKind, JobState } from '../temporal/definitions.js';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
-import { page, type PageQuery } from './paging.js';
+import { page, pageIndexes, type PageQuery } from './paging.js';
 
 /**
  * The jobs read model (DESIGN.md): one document per workflow, id = workflow id. Activities
@@ -23,11 +23,8 @@ export const TERMINAL_STATES: JobState[] = ['completed', 'failed'];
 
 export const jobIndexes: IndexSpec[] = [
   // GET /v1/jobs pages by (createdAt, _id) under the workspace and at most one of these equalities (src/db/paging.ts).
-  { collection: 'jobs', keys: { workspaceId: 1, createdAt: -1, _id: -1 }, name: 'ws_created_id' },
-  { collection: 'jobs', keys: { workspaceId: 1, status: 1, createdAt: -1, _id: -1 }, name: 'ws_status_created_id' },
-  { collection: 'jobs', keys: { workspaceId: 1, pathwayId: 1, createdAt: -1, _id: -1 }, name: 'ws_pathway_created_id' },
-  { collection: 'jobs', keys: { workspaceId: 1, receptorId: 1, createdAt: -1, _id: -1 }, name: 'ws_receptor_created_id' },
-  { collection: 'jobs', keys: { workspaceId: 1, neuronId: 1, createdAt: -1, _id: -1 }, name: 'ws_neuron_created_id' },
+  ...pageIndexes('jobs', ['workspaceId'], ['createdAt']),
+  ...(['status', 'pathwayId', 'receptorId', 'neuronId'] as const).flatMap((f) => pageIndexes('jobs', ['workspaceId', f], ['createdAt'])),
   { collection: 'jobs', keys: { parentJobId: 1 }, name: 'parent' },
   { collection: 'jobs', keys: { workspaceId: 1, shareTokenId: 1 }, name: 'ws_share' },
 ];

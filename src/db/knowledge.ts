@@ -100,6 +100,9 @@ export const knowledgeIndexes: IndexSpec[] = [
   ...pageIndexes('memories', ['workspaceId', 'ownerType', 'ownerId'], ['createdAt']),
   ...pageIndexes('recollections', ['workspaceId'], ['createdAt']),
   ...pageIndexes('recollections', ['workspaceId', 'brainId'], ['createdAt']),
+  // GET /v1/resources/tree reads documents in (path, name) order, in a brain or workspace-wide, a path prefix a range on path.
+  { collection: 'documents', keys: { workspaceId: 1, brainId: 1, path: 1, name: 1 }, name: 'ws_brain_path_name' },
+  { collection: 'documents', keys: { workspaceId: 1, path: 1, name: 1 }, name: 'ws_path_name' },
   // A resource's chunks, in order, within its live version.
   ...pageIndexes('chunks', ['resourceId', 'version'], ['index']),
   { collection: 'documents', keys: { workspaceId: 1, brainId: 1, lane: 1, path: 1 }, name: 'ws_brain_lane_path' },

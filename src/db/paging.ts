@@ -98,8 +98,11 @@ function and(filter: Document, extra: Document): Document {
   return clash ? { $and: [filter, extra] } : { ...filter, ...extra };
 }
 
-/** Matching rows counted up to TOTAL_CAP + 1, in index order (the list's own index bounds the read). */
-async function boundedCount<T extends Document>(coll: Collection<T>, filter: Filter<T>, sortSpec: Record<string, 1 | -1>): Promise<number> {
+/**
+ * Matching rows counted up to TOTAL_CAP + 1 (a result above TOTAL_CAP means "more than TOTAL_CAP"),
+ * read as `_id`s in the order of `sortSpec`, so the list's own index bounds the read.
+ */
+export async function boundedCount<T extends Document>(coll: Collection<T>, filter: Filter<T>, sortSpec: Record<string, 1 | -1>): Promise<number> {
   const ids = await coll.find(filter, { projection: { _id: 1 } }).sort(sortSpec).limit(TOTAL_CAP + 1).toArray();
   return ids.length;
 }

@@ -80,6 +80,10 @@ export const receptorIndexes: IndexSpec[] = [
   { collection: 'receptor_firings', keys: { workspaceId: 1, receptorId: 1, firedAt: -1 }, name: 'ws_receptor_fired' },
   { collection: 'receptor_channel_bindings', keys: { channel: 1, externalId: 1 }, unique: true, name: 'channel_external_unique' },
   { collection: 'receptor_channel_bindings', keys: { workspaceId: 1, receptorId: 1 }, name: 'ws_receptor' },
+  // GET /v1/receptor-channel-bindings pages by (createdAt, _id) (src/db/paging.ts).
+  ...pageIndexes('receptor_channel_bindings', ['workspaceId'], ['createdAt']),
+  ...pageIndexes('receptor_channel_bindings', ['workspaceId', 'receptorId'], ['createdAt']),
+  ...pageIndexes('receptor_channel_bindings', ['workspaceId', 'channel'], ['createdAt']),
   { collection: 'action_plans', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
 ];
 

@@ -2,7 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
 import { findById } from './client.js';
-import { page, type PageQuery, type PageScan, type PageSort } from './paging.js';
+import { page, pageIndexes, type PageQuery, type PageScan, type PageSort } from './paging.js';
 import { uuidFromName } from '../ids.js';
 
 export interface CostSummary { totalCostUsd: number; totalTokens: number; inputTokens: number; outputTokens: number }
@@ -37,13 +37,10 @@ export const traceIndexes: IndexSpec[] = [
   { collection: 'traces', keys: { workspaceId: 1, traceId: 1 }, unique: true, name: 'ws_trace_unique' },
   // GET /v1/traces pages by (sort field, _id) (src/db/paging.ts): each sort under the workspace with
   // and without the trace type, and the default sort under each single equality filter.
-  ...(['createdAt', 'updatedAt', 'messageCount'] as const).flatMap((f): IndexSpec[] => [
-    { collection: 'traces', keys: { workspaceId: 1, traceType: 1, [f]: -1, _id: -1 }, name: `ws_type_${f}_id` },
-    { collection: 'traces', keys: { workspaceId: 1, [f]: -1, _id: -1 }, name: `ws_${f}_id` },
-  ]),
-  ...(['brainId', 'receptorId', 'userId'] as const).map((f): IndexSpec => (
-    { collection: 'traces', keys: { workspaceId: 1, [f]: 1, traceType: 1, updatedAt: -1, _id: -1 }, name: `ws_${f}_type_updatedAt_id` })),
-  { collection: 'traces', keys: { workspaceId: 1, brainId: 1, neuronId: 1, traceType: 1, updatedAt: -1, _id: -1 }, name: 'ws_brain_neuron_type_updatedAt_id' },
+  ...pageIndexes('traces', ['workspaceId', 'traceType'], ['createdAt', 'updatedAt', 'messageCount']),
+  ...pageIndexes('traces', ['workspaceId'], ['createdAt', 'updatedAt', 'messageCount']),
+  ...(['brainId', 'receptorId', 'userId'] as const).flatMap((f) => pageIndexes('traces', ['workspaceId', f, 'traceType'], ['updatedAt'])),
+  ...pageIndexes('traces', ['workspaceId', 'brainId', 'neuronId', 'traceType'], ['updatedAt']),
   // The claim of an engram's place in its trace (src/db/claims.ts): one engram per (trace, seq).
   { collection: 'engrams', keys: { workspaceId: 1, traceId: 1, seq: 1 }, unique: true, name: 'ws_trace_seq_unique' },
 ];

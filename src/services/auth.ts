@@ -6,6 +6,7 @@ import { SLUG_RE, type WorkspaceRepo, type ApiKeyDoc, type WorkspaceDoc } from '
 import { AppError, authRequired, conflict, forbidden, notFound, validationError } from '../errors.js';
 import { hasRole, type Role, type Scope } from '../scope.js';
 import { findById } from '../db/client.js';
+import { page, type PageQuery } from '../db/paging.js';
 
 /** JWT claims fixed by DESIGN.md (Contract). */
 const JwtClaims = z.object({
@@ -102,9 +103,9 @@ export function createAuthService({ config, repo }: { config: Config; repo: Work
     },
 
     /** Admins see every key of the workspace; a member sees the keys they created. */
-    listApiKeys: (scope: Scope) => repo.apiKeys.find({
+    listApiKeys: (scope: Scope, q: PageQuery) => page(repo.apiKeys, {
       workspaceId: scope.workspaceId, revokedAt: null, ...(hasRole(scope, 'workspace_admin') ? {} : { createdBy: scope.userId ?? '(none)' }),
-    }).sort({ createdAt: -1 }).toArray(),
+    }, { field: 'createdAt', dir: -1 }, q),
 
     /** A member may revoke their own keys; only an admin may revoke another user's key (docs/roles.md). */
     async revokeApiKey(scope: Scope, id: string): Promise<void> {

@@ -3402,7 +3402,16 @@ export interface components {
         };
         BudgetList: {
             budgets: components["schemas"]["Budget"][];
+            /** @description true when rows follow this page */
+            has_more: boolean;
+            limit: number;
+            /** @description pass as cursor for the next page; null on the last page */
+            next_cursor: string | null;
+            offset: number;
+            /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
             total: number;
+            /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+            total_exact: boolean;
         };
         BudgetUpdateBody: {
             /** @description tokens (a whole number) or USD */
@@ -3883,11 +3892,17 @@ export interface components {
             scope?: "brain" | "workspace" | "core";
         };
         NeuronList: {
+            /** @description true when rows follow this page */
             has_more: boolean;
             limit: number;
             neurons: components["schemas"]["Neuron"][];
+            /** @description pass as cursor for the next page; null on the last page */
+            next_cursor: string | null;
             offset: number;
+            /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
             total: number;
+            /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+            total_exact: boolean;
         };
         NeuronReflexAssignment: {
             created_at: string;
@@ -4088,11 +4103,17 @@ export interface components {
             trace_id?: string;
         };
         PathwayList: {
+            /** @description true when rows follow this page */
             has_more: boolean;
             limit: number;
+            /** @description pass as cursor for the next page; null on the last page */
+            next_cursor: string | null;
             offset: number;
             pathways: components["schemas"]["Pathway"][];
+            /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
             total: number;
+            /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+            total_exact: boolean;
         };
         PathwayOverrides: {
             [key: string]: {
@@ -4546,11 +4567,17 @@ export interface components {
             type: "sensory" | "effector";
         };
         ReflexList: {
+            /** @description true when rows follow this page */
             has_more: boolean;
             limit: number;
+            /** @description pass as cursor for the next page; null on the last page */
+            next_cursor: string | null;
             offset: number;
             reflexes: components["schemas"]["Reflex"][];
+            /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
             total: number;
+            /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+            total_exact: boolean;
         };
         ReflexToolSet: {
             integration_id: string;
@@ -5492,7 +5519,13 @@ export interface operations {
     };
     "apiKeys.list": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
+                limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
+                offset?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5507,6 +5540,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         api_keys: components["schemas"]["ApiKey"][];
+                        /** @description true when rows follow this page */
+                        has_more: boolean;
+                        limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
+                        offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
+                        total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -5969,7 +6012,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 path?: string;
                 path_prefix?: string;
@@ -6019,10 +6065,16 @@ export interface operations {
                             updated_at: string;
                             version: number;
                         }[];
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -6677,7 +6729,10 @@ export interface operations {
     "artifacts.chunks.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 source?: string;
             };
@@ -6699,10 +6754,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         chunks: components["schemas"]["Chunk"][];
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -7238,7 +7299,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 path?: string;
                 path_prefix?: string;
@@ -7262,10 +7326,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         assets: components["schemas"]["Asset"][];
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -7820,7 +7890,10 @@ export interface operations {
     "assets.chunks.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 source?: string;
             };
@@ -7842,10 +7915,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         chunks: components["schemas"]["Chunk"][];
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -9274,6 +9353,11 @@ export interface operations {
     "budgets.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
+                limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
+                offset?: number;
                 scope?: "workspace" | "receptor" | "neuron" | "share_token";
                 target_id?: string;
             };
@@ -11210,10 +11294,14 @@ export interface operations {
                 brain_id?: string;
                 /** @description all: workspace-wide */
                 brain_scope?: "all" | "brain";
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 job_id?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 status?: "pending" | "approved" | "rejected" | "answered" | "expired" | "cancelled";
+                /** @description counts per status instead of a page, each counted up to 1,000 (counts_exact false when one reached it) */
                 summary?: boolean | ("0" | "1" | "true" | "false");
                 trace_id?: string;
             };
@@ -11546,8 +11634,11 @@ export interface operations {
     "jobs.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
                 neuron_id?: string;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 pathway_id?: string;
                 receptor_id?: string;
@@ -11566,10 +11657,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
+                        has_more: boolean;
                         jobs: components["schemas"]["Job"][];
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -12406,7 +12504,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 transcription_status?: "idle" | "live" | "finalizing" | "ready" | "failed";
             };
@@ -12425,11 +12526,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
                         meetings: components["schemas"]["Meeting"][];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -13473,7 +13580,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 owner_id?: string;
                 owner_type?: "neuron" | "trace";
@@ -13496,11 +13606,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
                         memories: components["schemas"]["Memory"][];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -13817,7 +13933,10 @@ export interface operations {
     "memories.chunks.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
             };
             header?: {
@@ -13838,10 +13957,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         chunks: components["schemas"]["Chunk"][];
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -14159,7 +14284,10 @@ export interface operations {
     "neurons.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 /** @description substring of name or description (case-insensitive) */
                 search?: string;
@@ -15532,7 +15660,10 @@ export interface operations {
             query?: {
                 /** @description creator: user id (JWT) or API key id */
                 createdBy?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 /** @description case-insensitive substring of the name */
                 search?: string;
@@ -18666,8 +18797,11 @@ export interface operations {
         parameters: {
             query?: {
                 channel?: "slack" | "teams" | "discord" | "telegram" | "whatsapp" | "email" | "webchat";
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 id?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 receptor_id?: string;
             };
@@ -18685,9 +18819,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         bindings: components["schemas"]["ReceptorChannelBinding"][];
+                        /** @description true when rows follow this page */
+                        has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -19479,8 +19620,11 @@ export interface operations {
     "receptors.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 ids?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 sortBy?: "created_at" | "updated_at" | "slug";
                 sortDirection?: "asc" | "desc";
@@ -19501,11 +19645,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
                         receptors: components["schemas"]["Receptor"][];
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -21212,7 +21362,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
             };
             header?: {
@@ -21230,11 +21383,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
                         recollections: components["schemas"]["Recollection"][];
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -22017,7 +22176,10 @@ export interface operations {
     "reflexes.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 /** @description substring of name or description (case-insensitive) */
                 search?: string;
@@ -24103,9 +24265,12 @@ export interface operations {
     "resources.neurons.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 /** @description also list soft-deleted neurons */
                 include_deleted?: boolean | ("0" | "1" | "true" | "false");
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 /** @description substring of name or description (case-insensitive) */
                 search?: string;
@@ -24966,7 +25131,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
             };
             header?: {
@@ -24984,11 +25152,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
                         stakeholder_maps: components["schemas"]["StakeholderMap"][];
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -25308,7 +25482,10 @@ export interface operations {
     "resources.stakeholderMaps.history": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
             };
             header?: {
@@ -25328,12 +25505,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         latest_version: number;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
                         resource_id: string;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                         versions: components["schemas"]["StakeholderMapVersion"][];
                     };
                 };
@@ -26306,7 +26489,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 sortBy?: "created_at" | "updated_at" | "name";
                 sortDirection?: "asc" | "desc";
@@ -26326,11 +26512,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
                         skills: components["schemas"]["Skill"][];
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -27217,7 +27409,10 @@ export interface operations {
     "stakeholderMap.versions.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 resource_id?: string;
             };
@@ -27236,12 +27431,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         latest_version: number;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
                         resource_id: string;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                         versions: components["schemas"]["StakeholderMapVersion"][];
                     };
                 };
@@ -27773,9 +27974,12 @@ export interface operations {
                 brain_id?: string;
                 created_after?: string;
                 created_before?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
                 /** @description needs brain scope (X-Brain-Id) */
                 neuron_id?: string;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 order?: "asc" | "desc";
                 receptor_id?: string;
@@ -27801,10 +28005,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                         traces: components["schemas"]["Trace"][];
                     };
                 };
