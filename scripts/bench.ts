@@ -35,6 +35,8 @@
  *     and appending its reply) and GET /v1/traces/:id/messages, timed before and after BENCH_HISTORY
  *     (20,000) engrams of other traces are written into the store; the ratio after ÷ before says
  *     whether a run slows down as the platform's data grows (aim ≤ 1.2).
+ * (m) Lists (scripts/bench-lists.ts, alone: `npm run bench:lists`): pages of jobs, traces and
+ *     interventions, the summary and a public token at 1,000 and at 100,000 rows (aim: ratio ≤ 1.5).
  *
  * Sections (a)–(g) and (j) use an API inside the bench process (startTestApp: its registry, store
  * clients and Temporal client are read directly); (h), (i) and (k) use the compiled API process.
@@ -74,6 +76,7 @@ import type { bareOneActivity } from './bench-workflows.js';
 import { freePorts, startEmbedded, type EmbeddedServices } from './embedded.js';
 import { registry } from '../src/metrics.js';
 import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
+import { formatLists, measureLists, type ListFigures } from './bench-lists.js';
 
 // ─── Parameters (bounded: the whole run takes a minute or two on 2 cores) ──────────────────────
 
@@ -1201,9 +1204,9 @@ function machine(): string {
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult }
+interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult; m?: ListFigures }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1217,6 +1220,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l }: Results): strin
     ...(d ? ['', ...sectionD(d)] : []),
     ...(e ? ['', ...searchSummary(e)] : []),
     ...(f ? ['', ...formatStakeholderMaps(f, fmt)] : []),
+    ...(m ? ['', ...formatLists(m)] : []),
     ...(g ? ['', ...sectionG(g)] : []),
     ...(h ? ['', ...streamingSummary(h, verdict)] : []),
     ...(j ? ['', ...sectionJ(j)] : []),
@@ -1415,8 +1419,9 @@ async function main(): Promise<void> {
       }
       r.k = await measureSoak(await startApi(), ws, llm, worker.pid);
     }
-    // Last: it fills the store.
+    // Last: they fill the store.
     if (runs('l')) r.l = await measureStoredHistory(app, ws, llm);
+    if (runs('m')) r.m = await measureLists(app, say);
     console.log(summary(probes, r));
   } finally {
     say('stopping');
