@@ -4,7 +4,7 @@
  * token) costs with 1,000 rows in the workspace and again after it has grown to
  * BENCH_LISTS_ROWS (100,000) rows of each. Goal: the large/small ratio of each ≤ 1.5. Rows are
  * written straight into the store (the bench measures reads); each figure is the median of RUNS
- * requests through the API. Run alone with `npm run bench:lists` (embedded services unless
+ * requests through the API (BENCH_LISTS_RUNS, default 15). Run alone with `npm run bench:lists` (embedded services unless
  * MONGODB_URI, REDIS_URL and TEMPORAL_ADDRESS are set).
  */
 import { randomUUID } from 'node:crypto';
@@ -22,7 +22,7 @@ import { startEmbedded } from './embedded.js';
 
 const SMALL = 1_000;
 const LARGE = Number(process.env.BENCH_LISTS_ROWS ?? 100_000);
-const RUNS = 15;
+const RUNS = Number(process.env.BENCH_LISTS_RUNS ?? 15);
 const BATCH = 2_000;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 

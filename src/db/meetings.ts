@@ -1,4 +1,4 @@
-import type { Db, Filter, Sort } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import { page, pageIndexes, type PageQuery } from './paging.js';
 

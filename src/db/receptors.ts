@@ -1,4 +1,4 @@
-import type { Db, Filter, Sort } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
 import { findById } from './client.js';

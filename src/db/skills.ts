@@ -1,4 +1,4 @@
-import type { Db, Filter, Sort } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import { updateHeld, type HoldDoc } from './claims.js';
 import type { IndexSpec } from './client.js';
 import { findById } from './client.js';
