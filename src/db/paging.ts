@@ -128,8 +128,9 @@ export async function page<T extends Document>(coll: Collection<T>, filter: Filt
     const at = decodeCursor(sort, q.cursor);
     where = and(where, afterCondition(sort, at.v, at.id));
   }
-  if (options.scan) return scanPage(coll, where as Filter<T>, sort, sortSpec, q, offset, options.scan);
-  const rows = await coll.find(where as Filter<T>, options).sort(sortSpec).skip(offset).limit(q.limit + 1).toArray() as WithId<T>[];
+  const { scan, ...findOptions } = options;
+  if (scan) return scanPage(coll, where as Filter<T>, sort, sortSpec, q, offset, scan);
+  const rows = await coll.find(where as Filter<T>, findOptions).sort(sortSpec).skip(offset).limit(q.limit + 1).toArray() as WithId<T>[];
   const hasMore = rows.length > q.limit;
   const items = hasMore ? rows.slice(0, q.limit) : rows;
   const nextCursor = hasMore ? encodeCursor(sort, items[items.length - 1]!) : null;
