@@ -83,7 +83,7 @@ async function timed(app: TestApp, key: string, url: string): Promise<number> {
   return median(ms);
 }
 
-async function measureAt(app: TestApp, ws: { workspaceId: string; key: string }, rows: number): Promise<Record<Case, number>> {
+async function measureAt(app: TestApp, ws: { workspaceId: string; key: string }, rows: number, say: (line: string) => void): Promise<Record<Case, number>> {
   const r = app.deps.repos;
   const half = Math.floor(rows / 2);
   // Cursors at half depth, read from the store outside the timing.
@@ -104,7 +104,10 @@ async function measureAt(app: TestApp, ws: { workspaceId: string; key: string },
     'public intervention token': `/v1/public/interventions/${token}`,
   };
   const out = {} as Record<Case, number>;
-  for (const c of CASES) out[c] = await timed(app, ws.key, urls[c]);
+  for (const c of CASES) {
+    out[c] = await timed(app, ws.key, urls[c]);
+    say(`lists: ${rows} rows, ${c}: ${out[c].toFixed(1)} ms`);
+  }
   return out;
 }
 
@@ -112,12 +115,12 @@ export async function measureLists(app: TestApp, say: (line: string) => void): P
   const ws = await buildWorkspace(app);
   say(`lists: writing ${SMALL} jobs, traces and interventions`);
   await fill(app, ws.workspaceId, 0, SMALL);
-  const small = await measureAt(app, ws, SMALL);
+  const small = await measureAt(app, ws, SMALL, say);
   const t = performance.now();
   say(`lists: growing the workspace to ${LARGE} rows of each`);
   await fill(app, ws.workspaceId, SMALL, LARGE);
   say(`lists: written in ${((performance.now() - t) / 1000).toFixed(0)} s`);
-  const large = await measureAt(app, ws, LARGE);
+  const large = await measureAt(app, ws, LARGE, say);
   return { small: SMALL, large: LARGE, ms: { small, large } };
 }
 
