@@ -5,7 +5,7 @@ import { systemScope } from '../src/scope.js';
 import { buildWorkspace, type TestApp } from '../test/support/app.js';
 
 /**
- * (m) Usage at scale (docs/usage.md, "Counters and rollups"): `GET /v1/usage/:workspace_id` and the
+ * (o) Usage at scale (docs/usage.md, "Counters and rollups"): `GET /v1/usage/:workspace_id` and the
  * budget check before a model turn, timed in a workspace whose ledger holds USAGE_SMALL rows and in
  * one whose ledger holds USAGE_LARGE rows (aim: large ÷ small ≤ 1.5).
  *
@@ -65,11 +65,11 @@ async function oneSize(app: TestApp, n: number, say: (l: string) => void, withLe
   const t0 = performance.now();
   for (let i = 0; i < rows.length; i += 2_000) await app.deps.repos.usage.rows.insertMany(rows.slice(i, i + 2_000), { ordered: false });
   const insertMs = performance.now() - t0;
-  say(`(m) ${n} rows inserted in ${(insertMs / 1000).toFixed(1)} s; rebuilding the counters and rollups from the ledger`);
+  say(`(o) ${n} rows inserted in ${(insertMs / 1000).toFixed(1)} s; rebuilding the counters and rollups from the ledger`);
   const t1 = performance.now();
   const report = await app.services.usageReconciler.workspace(ws.workspaceId, new Date(), { since: new Date(now - span - 3_600_000) });
   const rebuildMs = performance.now() - t1;
-  say(`(m) ${n} rows: counters and rollups rebuilt in ${(rebuildMs / 1000).toFixed(1)} s (${report.hoursStored} hours stored)`);
+  say(`(o) ${n} rows: counters and rollups rebuilt in ${(rebuildMs / 1000).toFixed(1)} s (${report.hoursStored} hours stored)`);
 
   const route: number[] = [];
   const check: number[] = [];
@@ -101,7 +101,7 @@ async function oneSize(app: TestApp, n: number, say: (l: string) => void, withLe
 }
 
 export async function measureUsageScale(app: TestApp, say: (l: string) => void): Promise<UsageScaleFigures> {
-  say(`(m) usage at scale: GET /v1/usage and the budget check with ${USAGE_SMALL} and ${USAGE_LARGE} ledger rows over ${USAGE_DAYS} days`);
+  say(`(o) usage at scale: GET /v1/usage and the budget check with ${USAGE_SMALL} and ${USAGE_LARGE} ledger rows over ${USAGE_DAYS} days`);
   const small = await oneSize(app, USAGE_SMALL, say, true);
   const large = await oneSize(app, USAGE_LARGE, say, false);
   return { small, large, routeRatio: large.route.median / small.route.median, checkRatio: large.check.median / small.check.median };
@@ -112,7 +112,7 @@ export function formatUsageScale(m: UsageScaleFigures): string[] {
   const line = (s: UsageScaleSize) =>
     `      ${String(s.rows).padStart(7)} rows: GET /v1/usage median ${f(s.route.median).padStart(7)} ms  p90 ${f(s.route.p90).padStart(7)} ms;  budget check median ${f(s.check.median).padStart(6)} ms  p90 ${f(s.check.p90).padStart(6)} ms`;
   return [
-    `  (m) Usage at scale (counters and hour rollups, ${USAGE_DAYS} days of rows, three budgets)`,
+    `  (o) Usage at scale (counters and hour rollups, ${USAGE_DAYS} days of rows, three budgets)`,
     line(m.small), line(m.large),
     `      ratio large ÷ small: GET /v1/usage ${m.routeRatio.toFixed(2)}, budget check ${m.checkRatio.toFixed(2)} (aim ≤ 1.5)`,
     ...(m.small.ledgerRoute ? [`      the same figures summed over the ledger rows (the old path) at ${m.small.rows} rows: median ${f(m.small.ledgerRoute.median)} ms`] : []),
@@ -120,7 +120,7 @@ export function formatUsageScale(m: UsageScaleFigures): string[] {
 }
 
 /**
- * Run alone (`npx tsx scripts/bench-usage.ts`): section (m) without the rest of the bench (no build,
+ * Run alone (`npx tsx scripts/bench-usage.ts`): section (o) without the rest of the bench (no build,
  * no worker): embedded FerretDB, Redis and Temporal on free ports, the app in this process.
  */
 async function main(): Promise<void> {

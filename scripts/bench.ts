@@ -31,12 +31,14 @@
  *     writes, and the Redis commands served meanwhile (INFO commandstats, every client).
  * (k) Soak: BENCH_SOAK_MINUTES (10) of streaming runs at a fixed rate (BENCH_SOAK_RATE per second, 1), readers dropping and resuming, against
  *     a compiled API and worker started for it; their RSS over time and the slope fitted after SOAK_WARMUP_MS (MB/min).
- * (m) Usage at scale (scripts/bench-usage.ts): GET /v1/usage and the budget check with 1,000 and with
+ * (o) Usage at scale (scripts/bench-usage.ts): GET /v1/usage and the budget check with 1,000 and with
  *     100,000 ledger rows (BENCH_USAGE_SMALL, BENCH_USAGE_LARGE); the ratio says whether they grow with the ledger (aim ≤ 1.5).
  * (l) Stored history: a continuing conversation (RUNS_L runs on one trace, each run reading its history
  *     and appending its reply) and GET /v1/traces/:id/messages, timed before and after BENCH_HISTORY
  *     (20,000) engrams of other traces are written into the store; the ratio after ÷ before says
  *     whether a run slows down as the platform's data grows (aim ≤ 1.2).
+ * (p) Lists (scripts/bench-lists.ts, alone: `npm run bench:lists`): pages of jobs, traces and
+ *     interventions, the summary and a public token at 1,000 and at 100,000 rows (aim: ratio ≤ 1.5).
  *
  * Sections (a)–(g) and (j) use an API inside the bench process (startTestApp: its registry, store
  * clients and Temporal client are read directly); (h), (i) and (k) use the compiled API process.
@@ -78,6 +80,7 @@ import { freePorts, startEmbedded, type EmbeddedServices } from './embedded.js';
 import { registry } from '../src/metrics.js';
 import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
 import { formatUsageScale, measureUsageScale, type UsageScaleFigures } from './bench-usage.js';
+import { formatLists, measureLists, type ListFigures } from './bench-lists.js';
 
 // ─── Parameters (bounded: the whole run takes a minute or two on 2 cores) ──────────────────────
 
@@ -1205,9 +1208,9 @@ function machine(): string {
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult; n?: LoadResult; m?: UsageScaleFigures }
+interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult; n?: LoadResult; o?: UsageScaleFigures; p?: ListFigures }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, n, o, p: lists }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1221,8 +1224,9 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n }: Results):
     ...(d ? ['', ...sectionD(d)] : []),
     ...(e ? ['', ...searchSummary(e)] : []),
     ...(f ? ['', ...formatStakeholderMaps(f, fmt)] : []),
+    ...(lists ? ['', ...formatLists(lists)] : []),
     ...(g ? ['', ...sectionG(g)] : []),
-    ...(m ? ['', ...formatUsageScale(m)] : []),
+    ...(o ? ['', ...formatUsageScale(o)] : []),
     ...(h ? ['', ...streamingSummary(h, verdict)] : []),
     ...(j ? ['', ...sectionJ(j)] : []),
     ...(k ? ['', ...soakSummary(k, verdict)] : []),
@@ -1421,7 +1425,7 @@ async function main(): Promise<void> {
       }
       r.k = await measureSoak(await startApi(), ws, llm, worker.pid);
     }
-    if (runs('m')) r.m = await measureUsageScale(app, say);
+    if (runs('o')) r.o = await measureUsageScale(app, say);
     if (runs('n')) {
       // (n) Load: its own fresh API process, the same worker.
       const served = await startApi();
@@ -1432,8 +1436,9 @@ async function main(): Promise<void> {
       });
       await served.stop();
     }
-    // Last: it fills the store.
+    // Last: they fill the store.
     if (runs('l')) r.l = await measureStoredHistory(app, ws, llm);
+    if (runs('p')) r.p = await measureLists(app, say);
     console.log(summary(probes, r));
   } finally {
     say('stopping');

@@ -4,6 +4,7 @@ import type { NeuronDoc, NeuronVersionDoc } from '../../src/db/neurons.js';
 import type { NeuronSnapshot } from '../../src/schemas/neuron-config.js';
 import type { Neuron, NeuronList, NeuronVersion, NeuronVersionList, NeuronVersionSummary } from '../../src/schemas/neurons.js';
 import type { NeuronPage, NeuronVersionView, NeuronView } from '../../src/services/neurons.js';
+import { presentPage } from './page.js';
 
 /** Wire shape of a neuron (head or a version's body); every field is listed so a new DB field never leaks. */
 export function presentNeuron(v: NeuronView): z.input<typeof Neuron> {
@@ -39,7 +40,7 @@ export function presentNeuronVersion(v: NeuronVersionView): z.input<typeof Neuro
 
 /** A list page: `{ neurons, total, limit, offset, has_more }`. */
 export const presentNeuronPage = (p: NeuronPage): z.input<typeof NeuronList> => ({
-  neurons: p.items.map(presentNeuron), total: p.total, limit: p.limit, offset: p.offset, has_more: p.hasMore,
+  neurons: p.items.map(presentNeuron), ...presentPage(p),
 });
 
 /** Version history, newest first. */

@@ -7,6 +7,7 @@ import type {
   CheckRoleResult, Participant, Pathway, PathwayCompilation, PathwayList, PathwayValidation, PathwayVersion, PathwayVersionList, PathwayVersionSummary,
 } from '../../src/schemas/pathways.js';
 import type { PathwayPage, RoleCheck } from '../../src/services/pathways.js';
+import { presentPage } from './page.js';
 
 type Json = Record<string, unknown>;
 const EMPTY_GRAPH = { nodes: [], edges: [] };
@@ -24,7 +25,7 @@ export function presentPathway(p: PathwayHead): z.input<typeof Pathway> {
 
 /** A list page: `{ pathways, total, limit, offset, has_more }`. */
 export const presentPathwayPage = (p: PathwayPage): z.input<typeof PathwayList> => ({
-  pathways: p.items.map(presentPathway), total: p.total, limit: p.limit, offset: p.offset, has_more: p.hasMore,
+  pathways: p.items.map(presentPathway), ...presentPage(p),
 });
 
 /** One line of the version history. */

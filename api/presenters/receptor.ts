@@ -3,6 +3,8 @@ import { decodeBlob } from '../../src/db/codec.js';
 import type { ChannelBindingDoc } from '../../src/db/receptors.js';
 import type { ChannelBinding, Receptor, ReceptorList } from '../../src/schemas/receptors.js';
 import { fromTiming, type ReceptorView } from '../../src/services/receptors.js';
+import { presentPage } from './page.js';
+import type { Page } from '../../src/db/paging.js';
 
 /** Wire shape of a receptor; every field is listed so a new DB field never leaks. */
 export function presentReceptor({ doc: r, schedule }: { doc: ReceptorView['doc']; schedule?: ReceptorView['schedule'] }): z.input<typeof Receptor> {
@@ -22,8 +24,8 @@ export function presentReceptor({ doc: r, schedule }: { doc: ReceptorView['doc']
   };
 }
 
-export function presentReceptorPage(p: { items: ReceptorView['doc'][]; total: number; limit: number; offset: number; hasMore: boolean }): z.input<typeof ReceptorList> {
-  return { receptors: p.items.map((doc) => presentReceptor({ doc })), total: p.total, limit: p.limit, offset: p.offset, has_more: p.hasMore };
+export function presentReceptorPage(p: Page<ReceptorView['doc']>): z.input<typeof ReceptorList> {
+  return { receptors: p.items.map((doc) => presentReceptor({ doc })), ...presentPage(p) };
 }
 
 /** A binding; its webhook secret only when just created or rotated (like an API key, shown once). */

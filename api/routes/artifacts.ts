@@ -5,6 +5,7 @@ import {
   DocumentListQuery, Structure, StructureQuery, VersionList,
 } from '../../src/schemas/knowledge.js';
 import { presentArtifact, presentArtifactRow, presentChunk, presentVersion } from '../presenters/knowledge.js';
+import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 import { chunkPage } from './assets.js';
 
@@ -17,7 +18,7 @@ export default [
     method: 'get', path: '/v1/artifacts', brain: 'optional', query: DocumentListQuery, response: ArtifactList, tags,
     handler: async ({ query, scope, services }) => {
       const p = await services.documents.list(scope, 'artifact', query);
-      return { artifacts: p.items.map(presentArtifactRow), total: p.total, limit: p.limit, offset: p.offset, has_more: p.hasMore };
+      return { artifacts: p.items.map(presentArtifactRow), ...presentPage(p) };
     },
   }),
   route({
@@ -75,7 +76,7 @@ export default [
   }),
   route({
     method: 'get', path: '/v1/artifacts/:id/chunks', brain: 'optional', params: IdParams, query: ChunkListQuery, response: ChunkList, tags,
-    handler: async ({ params, query, scope, services }) => chunkPage(await services.documents.chunks(scope, params.id, 'artifact', query), query),
+    handler: async ({ params, query, scope, services }) => chunkPage(await services.documents.chunks(scope, params.id, 'artifact', query)),
   }),
   route({
     method: 'get', path: '/v1/artifacts/:id/versions', brain: 'optional', params: IdParams, response: VersionList, tags,

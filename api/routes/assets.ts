@@ -8,14 +8,15 @@ import {
 } from '../../src/schemas/knowledge.js';
 import { streamUpload } from '../multipart.js';
 import { presentAsset, presentChunk, presentVersion } from '../presenters/knowledge.js';
+import { presentPage } from '../presenters/page.js';
 import { route, type HandlerInput } from '../route.js';
+import type { Page } from '../../src/db/paging.js';
 
 const tags = ['assets'];
 const Deleted = z.object({ deleted_count: z.number() });
 
 /** Shared by the asset and artifact lanes: chunk pages. */
-export const chunkPage = (p: { items: Parameters<typeof presentChunk>[0][]; total: number }, q: { limit: number; offset: number }) =>
-  ({ chunks: p.items.map(presentChunk), total: p.total, limit: q.limit, offset: q.offset, has_more: q.offset + p.items.length < p.total });
+export const chunkPage = (p: Page<Parameters<typeof presentChunk>[0]>) => ({ chunks: p.items.map(presentChunk), ...presentPage(p) });
 
 /** The multipart form of POST /v1/assets/ingest: the file streams into the blob store, then the row is written. */
 async function ingestUpload({ ctx, scope, services }: HandlerInput<unknown, unknown, unknown>) {
@@ -38,7 +39,7 @@ export default [
     method: 'get', path: '/v1/assets', brain: 'optional', query: DocumentListQuery, response: AssetList, tags,
     handler: async ({ query, scope, services }) => {
       const p = await services.documents.list(scope, 'asset', query);
-      return { assets: p.items.map(presentAsset), total: p.total, limit: p.limit, offset: p.offset, has_more: p.hasMore };
+      return { assets: p.items.map(presentAsset), ...presentPage(p) };
     },
   }),
   route({
@@ -88,7 +89,7 @@ export default [
   }),
   route({
     method: 'get', path: '/v1/assets/:id/chunks', brain: 'optional', params: IdParams, query: ChunkListQuery, response: ChunkList, tags,
-    handler: async ({ params, query, scope, services }) => chunkPage(await services.documents.chunks(scope, params.id, 'asset', query), query),
+    handler: async ({ params, query, scope, services }) => chunkPage(await services.documents.chunks(scope, params.id, 'asset', query)),
   }),
   route({
     method: 'delete', path: '/v1/assets/:id/chunks', brain: 'optional', params: IdParams, response: Deleted, tags,

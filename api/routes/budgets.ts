@@ -2,6 +2,7 @@ import { IdParams, SuccessBody } from '../../src/schemas/common.js';
 import { Budget, BudgetCreateBody, BudgetList, BudgetListQuery, BudgetUpdateBody } from '../../src/schemas/budgets.js';
 import { presentBudget } from '../presenters/budget.js';
 import { route } from '../route.js';
+import { presentPage } from '../presenters/page.js';
 
 const tags = ['budgets'];
 const admin = ['workspace_admin' as const];
@@ -17,8 +18,8 @@ export default [
     method: 'get', path: '/v1/budgets', roles: admin, query: BudgetListQuery, response: BudgetList, tags,
     summary: 'The workspace\'s budgets with what each has spent in its current period',
     handler: async ({ query, scope, services }) => {
-      const budgets = await Promise.all((await services.budgets.list(scope, query)).map(async (b) => presentBudget(await services.budgets.view(b))));
-      return { budgets, total: budgets.length };
+      const p = await services.budgets.list(scope, query);
+      return { budgets: await Promise.all(p.items.map(async (b) => presentBudget(await services.budgets.view(b)))), ...presentPage(p) };
     },
   }),
   route({

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { IdParams } from '../../src/schemas/common.js';
 import { Intervention, InterventionListQuery, RespondBody, TokenParams } from '../../src/schemas/interventions.js';
 import { presentIntervention, presentPublicDelivery } from '../presenters/intervention.js';
+import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 
 /** Interventions (document 2): a paused run's question to a person, answered by API or public token. */
@@ -12,7 +13,7 @@ export default [
     handler: async ({ query, scope, services }) => {
       if (query.summary) return services.interventions.summary(scope, query);
       const r = await services.interventions.list(scope, query);
-      return { interventions: r.items.map((i) => presentIntervention(i)), total: r.total, limit: r.limit, offset: r.offset };
+      return { interventions: r.items.map((i) => presentIntervention(i)), ...presentPage(r) };
     },
   }),
   route({

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { TERMINAL_STATES } from '../../src/db/jobs.js';
 import { Job, JobIdParams, JobList, JobListQuery, JobStreamQuery } from '../../src/schemas/jobs.js';
 import { presentJob } from '../presenters/job.js';
+import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 import { endedAfter, resumeCursor, sseStream } from '../sse.js';
 
@@ -11,7 +12,7 @@ export default [
     method: 'get', path: '/v1/jobs', query: JobListQuery, response: JobList, tags: ['jobs'],
     handler: async ({ query, scope, services }) => {
       const r = await services.jobs.list(scope, query);
-      return { jobs: r.items.map(presentJob), total: r.total, limit: r.limit, offset: r.offset };
+      return { jobs: r.items.map(presentJob), ...presentPage(r) };
     },
   }),
   route({

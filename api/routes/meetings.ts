@@ -5,6 +5,7 @@ import {
 } from '../../src/schemas/meetings.js';
 import { presentArtifact } from '../presenters/knowledge.js';
 import { presentMeeting } from '../presenters/meeting.js';
+import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 import { resumeCursor, sseStream } from '../sse.js';
 
@@ -18,7 +19,7 @@ export default [
     summary: 'Meeting heads of the active brain (X-Brain-Id or brain_id), newest change first',
     handler: async ({ query, scope, services }) => {
       const p = await services.meetings.list(scope, query);
-      return { meetings: p.items.map(presentMeeting), total: p.total, limit: p.limit, offset: p.offset, has_more: p.hasMore };
+      return { meetings: p.items.map(presentMeeting), ...presentPage(p) };
     },
   }),
   route({

@@ -7,6 +7,7 @@ import {
 } from '../../src/schemas/knowledge.js';
 import { streamUpload } from '../multipart.js';
 import { presentMemory, presentRecollection } from '../presenters/knowledge.js';
+import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 import { chunkPage } from './assets.js';
 
@@ -19,7 +20,7 @@ export default [
     method: 'get', path: '/v1/memories', brain: 'optional', query: MemoryListQuery, response: MemoryList, tags,
     handler: async ({ query, scope, services }) => {
       const p = await services.memories.list(scope, query);
-      return { memories: p.items.map(presentMemory), total: p.total, limit: p.limit, offset: p.offset, has_more: p.hasMore };
+      return { memories: p.items.map(presentMemory), ...presentPage(p) };
     },
   }),
   route({
@@ -58,14 +59,14 @@ export default [
   }),
   route({
     method: 'get', path: '/v1/memories/:id/chunks', brain: 'optional', params: IdParams, query: z.object(paging(20, 500)), response: ChunkList, tags,
-    handler: async ({ params, query, scope, services }) => chunkPage(await services.memories.chunks(scope, params.id, query), query),
+    handler: async ({ params, query, scope, services }) => chunkPage(await services.memories.chunks(scope, params.id, query)),
   }),
 
   route({
     method: 'get', path: '/v1/recollections', brain: 'optional', query: z.object({ ...paging(20), brain_id: z.uuid().optional() }), response: RecollectionList, tags: rtags,
     handler: async ({ query, scope, services }) => {
       const p = await services.memories.listRecollections(scope, query);
-      return { recollections: p.items.map((r) => presentRecollection(r)), total: p.total, limit: p.limit, offset: p.offset, has_more: p.hasMore };
+      return { recollections: p.items.map((r) => presentRecollection(r)), ...presentPage(p) };
     },
   }),
   route({

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { gone, notFound } from '../../src/errors.js';
-import { IdParams, SuccessBody } from '../../src/schemas/common.js';
+import { IdParams, PageTotal, SuccessBody, pageFields, paging } from '../../src/schemas/common.js';
 import { ApiKey, ApiKeyCreateBody, ApiKeyCreated, ApiKeyPatchBody, Brain, BrainCreateBody, Health, SessionContext, Workspace, WorkspacePatchBody } from '../../src/schemas/platform.js';
 import type { Services } from '../../src/services/index.js';
 import type { Scope } from '../../src/scope.js';
 import type { Context } from 'koa';
 import { presentApiKey, presentBrain, presentWorkspace } from '../presenters/platform.js';
 import { route, type RouteDef } from '../route.js';
+import { presentPage } from '../presenters/page.js';
 
 /** Unauthenticated health says healthy/unhealthy and version; a credential adds its workspace, the components and the search index. */
 async function health({ scope, services, ctx }: { scope: Scope; services: Services; ctx: Context }) {
@@ -46,8 +47,12 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/api-keys', auth: 'jwt', response: z.object({ api_keys: z.array(ApiKey) }), tags: ['api-keys'],
-    handler: async ({ scope, services }) => ({ api_keys: (await services.auth.listApiKeys(scope)).map(presentApiKey) }),
+    method: 'get', path: '/v1/api-keys', auth: 'jwt', query: z.object(paging(100, 1000)), tags: ['api-keys'],
+    response: z.object({ api_keys: z.array(ApiKey), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields }),
+    handler: async ({ query, scope, services }) => {
+      const p = await services.auth.listApiKeys(scope, query);
+      return { api_keys: p.items.map(presentApiKey), ...presentPage(p) };
+    },
   }),
   route({
     method: 'patch', path: '/v1/api-keys/:id', auth: 'jwt', roles: ['workspace_admin'], params: IdParams, body: ApiKeyPatchBody, response: ApiKey, tags: ['api-keys'],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IdParams, SuccessBody } from '../../src/schemas/common.js';
+import { IdParams, PageTotal, SuccessBody, pageFields } from '../../src/schemas/common.js';
 import {
   BackfillBody, BindingCreateBody, BindingIdQuery, BindingListQuery, BindingPatchBody, BindingPatchByBody, ChannelBinding, ChatWebhookBody, ChatWebhookParams,
   FireAccepted, FireBody, PauseBody, Receptor, ReceptorGetQuery, ReceptorList, ReceptorListQuery, ReceptorPatchBody, ReceptorRefParams, ReceptorSlugParams,
@@ -7,6 +7,7 @@ import {
 } from '../../src/schemas/receptors.js';
 import { STIMULI, internalSecret, verifySignature } from '../../src/services/stimuli.js';
 import { presentBinding, presentReceptor, presentReceptorPage } from '../presenters/receptor.js';
+import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 
 const tags = ['receptors'];
@@ -18,7 +19,7 @@ const Published = z.object({
   fired: z.array(z.object({ receptor_id: z.string(), job_id: z.string(), duplicate: z.boolean() })),
   skipped: z.array(z.object({ receptor_id: z.string(), reason: z.string() })),
 });
-const BindingList = z.object({ bindings: z.array(ChannelBinding), total: z.number(), limit: z.number(), offset: z.number() });
+const BindingList = z.object({ bindings: z.array(ChannelBinding), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });
 const WebhookAccepted = z.object({ job_id: z.string(), status: z.string(), duplicate: z.boolean(), trace_id: z.string().nullable(), receptor_id: z.string() });
 
 /**
@@ -107,7 +108,7 @@ export default [
     method: 'get', path: '/v1/receptor-channel-bindings', auth: 'jwt', query: BindingListQuery, response: BindingList, tags,
     handler: async ({ query, scope, services }) => {
       const page = await services.channelBindings.list(scope, query);
-      return { bindings: page.items.map((b) => presentBinding(b, { webhookUrl: services.channelBindings.webhookUrl(b) })), total: page.total, limit: page.limit, offset: page.offset };
+      return { bindings: page.items.map((b) => presentBinding(b, { webhookUrl: services.channelBindings.webhookUrl(b) })), ...presentPage(page) };
     },
   }),
   route({

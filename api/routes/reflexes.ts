@@ -6,6 +6,7 @@ import {
 } from '../../src/schemas/reflexes.js';
 import { NeuronRefParams } from '../../src/schemas/neurons.js';
 import { presentAssignment, presentNeuronReflex, presentReflex } from '../presenters/reflex.js';
+import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 
 const tags = ['reflexes'];
@@ -16,7 +17,7 @@ export default [
     method: 'get', path: '/v1/reflexes', brain: 'optional', query: ReflexListQuery, response: ReflexList, tags,
     handler: async ({ query, scope, services }) => {
       const r = await services.reflexes.list(scope, query);
-      return { reflexes: r.items.map(presentReflex), total: r.total, limit: r.limit, offset: r.offset, has_more: r.hasMore };
+      return { reflexes: r.items.map(presentReflex), ...presentPage(r) };
     },
   }),
   route({

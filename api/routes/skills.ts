@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { IdParams, SuccessBody } from '../../src/schemas/common.js';
 import type { SkillDoc } from '../../src/db/skills.js';
 import { Skill, SkillCreateBody, SkillList, SkillListQuery, SkillUpdateBody } from '../../src/schemas/skills.js';
+import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 
 const tags = ['skills'];
@@ -20,7 +21,7 @@ export default [
     method: 'get', path: '/v1/skills', brain: 'optional', query: SkillListQuery, response: SkillList, tags,
     handler: async ({ query, scope, services }) => {
       const p = await services.skills.list(scope, query);
-      return { skills: p.items.map(presentSkill), total: p.total, limit: p.limit, offset: p.offset, has_more: p.hasMore };
+      return { skills: p.items.map(presentSkill), ...presentPage(p) };
     },
   }),
   route({

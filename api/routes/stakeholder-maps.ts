@@ -7,6 +7,7 @@ import {
 import type { Services } from '../../src/services/index.js';
 import type { Graph } from '../../src/stakeholders/graph.js';
 import { presentStakeholderMap, presentStakeholderVersion } from '../presenters/stakeholder-map.js';
+import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 
 const tags = ['stakeholder-maps'];
@@ -15,7 +16,7 @@ const liveMap = (s: Services, r: { map: StakeholderMapDoc; graph: Graph; revisio
   resource_id: r.map._id, brain_id: r.map.brainId, revision: r.revision, latest_version: r.map.latestVersion, updated_at: r.at.toISOString(), graph: s.stakeholderMaps.viewOf(r.graph, limitsOf(q)),
 });
 const versionList = (r: Awaited<ReturnType<Services['stakeholderMaps']['versions']>>) => ({
-  resource_id: r.map._id, versions: r.items.map(presentStakeholderVersion), total: r.total, limit: r.limit, offset: r.offset, has_more: r.hasMore, latest_version: r.map.latestVersion,
+  resource_id: r.map._id, versions: r.items.map(presentStakeholderVersion), ...presentPage(r), latest_version: r.map.latestVersion,
 });
 const briefingRoute = (path: string) => route({
   method: 'get', path, brain: 'optional', params: BriefingParams, query: BriefingQuery, response: Briefing, tags,
@@ -44,7 +45,7 @@ export default [
     method: 'get', path: '/v1/resources/stakeholder_maps', brain: 'optional', query: MapListQuery, response: MapList, tags,
     handler: async ({ query, scope, services }) => {
       const p = await services.stakeholderMaps.list(scope, query);
-      return { stakeholder_maps: p.items.map(presentStakeholderMap), total: p.total, limit: p.limit, offset: p.offset, has_more: p.hasMore };
+      return { stakeholder_maps: p.items.map(presentStakeholderMap), ...presentPage(p) };
     },
   }),
   route({

@@ -6,6 +6,7 @@ import type { ShareAccess } from '../../src/services/shares.js';
 import { Uuid } from '../../src/schemas/common.js';
 import { Engram, MessageCreateBody, MessagesQuery, Trace, TraceIdParams, TraceList, TraceListQuery, TracePatchBody } from '../../src/schemas/traces.js';
 import { presentEngram, presentTrace } from '../presenters/trace.js';
+import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 import { resumeCursor, sseStream } from '../sse.js';
 
@@ -26,7 +27,7 @@ export default [
     method: 'get', path: '/v1/traces', brain: 'optional', query: TraceListQuery, response: TraceList, tags: ['traces'],
     handler: async ({ query, scope, services }) => {
       const r = await services.traces.list(scope, query);
-      return { traces: r.items.map(presentTrace), total: r.total, limit: r.limit, offset: r.offset, has_more: r.hasMore };
+      return { traces: r.items.map(presentTrace), ...presentPage(r) };
     },
   }),
   route({

@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { UsageAttribution } from './usage.js';
 import { findById } from './client.js';
+import { pageIndexes } from './paging.js';
 
 /** What a budget caps (docs/usage.md): the whole workspace, or the calls made for one receptor, neuron or share link. */
 export type BudgetScope = 'workspace' | 'receptor' | 'neuron' | 'share_token';
@@ -39,6 +40,10 @@ export const LEDGER_FIELD = { workspace: null, receptor: 'receptorId', neuron: '
 export const budgetIndexes: IndexSpec[] = [
   { collection: 'budgets', keys: { key: 1 }, unique: true, name: 'key_unique' },
   { collection: 'budgets', keys: { workspaceId: 1, scope: 1, targetId: 1 }, name: 'ws_scope_target' },
+  // GET /v1/budgets pages by (createdAt, _id), oldest first (src/db/paging.ts).
+  ...pageIndexes('budgets', ['workspaceId'], ['createdAt']),
+  ...pageIndexes('budgets', ['workspaceId', 'scope'], ['createdAt']),
+  ...pageIndexes('budgets', ['workspaceId', 'scope', 'targetId'], ['createdAt']),
 ];
 
 export function createBudgetRepo(db: Db) {

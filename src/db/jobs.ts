@@ -2,6 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import type { JobKind, JobState } from '../temporal/definitions.js';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
+import { page, pageIndexes, type PageQuery } from './paging.js';
 
 /**
  * The jobs read model (DESIGN.md): one document per workflow, id = workflow id. Activities
@@ -21,11 +22,9 @@ export interface JobDoc {
 export const TERMINAL_STATES: JobState[] = ['completed', 'failed'];
 
 export const jobIndexes: IndexSpec[] = [
-  { collection: 'jobs', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
-  { collection: 'jobs', keys: { workspaceId: 1, status: 1, createdAt: -1 }, name: 'ws_status' },
-  { collection: 'jobs', keys: { workspaceId: 1, pathwayId: 1, createdAt: -1 }, name: 'ws_pathway' },
-  { collection: 'jobs', keys: { workspaceId: 1, receptorId: 1, createdAt: -1 }, name: 'ws_receptor' },
-  { collection: 'jobs', keys: { workspaceId: 1, neuronId: 1, createdAt: -1 }, name: 'ws_neuron' },
+  // GET /v1/jobs pages by (createdAt, _id) under the workspace and at most one of these equalities (src/db/paging.ts).
+  ...pageIndexes('jobs', ['workspaceId'], ['createdAt']),
+  ...(['status', 'pathwayId', 'receptorId', 'neuronId'] as const).flatMap((f) => pageIndexes('jobs', ['workspaceId', f], ['createdAt'])),
   { collection: 'jobs', keys: { parentJobId: 1 }, name: 'parent' },
   { collection: 'jobs', keys: { workspaceId: 1, shareTokenId: 1 }, name: 'ws_share' },
 ];
@@ -43,13 +42,8 @@ export function createJobRepo(db: Db) {
      * serves an `_id`-only filter from its primary key and scans the collection for any other.
      */
     find: (workspaceId: string, id: string) => jobs.findOne({ _id: id }).then((j) => (j?.workspaceId === workspaceId ? j : null)),
-    async list(filter: Filter<JobDoc>, offset: number, limit: number) {
-      const [items, total] = await Promise.all([
-        jobs.find(filter).sort({ createdAt: -1, _id: -1 }).skip(offset).limit(limit).toArray(),
-        jobs.countDocuments(filter),
-      ]);
-      return { items, total };
-    },
+    /** A page of the workspace's jobs, newest first (`filter` holds the workspace). */
+    list: (filter: Filter<JobDoc> & { workspaceId: string }, q: PageQuery) => page(jobs, filter, { field: 'createdAt', dir: -1 }, q),
   };
 }
 export type JobRepo = ReturnType<typeof createJobRepo>;

@@ -1,7 +1,8 @@
-import type { Binary, Collection, Db, Filter, Sort } from 'mongodb';
+import type { Binary, Collection, Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
 import { updateHeld as updateRowHeld, type HoldDoc } from './claims.js';
+import { pageIndexes } from './paging.js';
 
 /** The two storage lanes of the document table (document 2, Asset and artifact rows). */
 export type Lane = 'asset' | 'artifact';
@@ -89,14 +90,26 @@ export interface RecollectionMemberDoc {
 }
 
 export const knowledgeIndexes: IndexSpec[] = [
-  { collection: 'documents', keys: { workspaceId: 1, lane: 1, createdAt: -1 }, name: 'ws_lane_created' },
+  // GET /v1/assets, /v1/artifacts, /v1/memories, /v1/recollections page by (sort field, _id) under their
+  // equality filters (src/db/paging.ts); a path prefix is checked on the rows read in that order.
+  ...pageIndexes('documents', ['workspaceId', 'lane'], ['createdAt', 'updatedAt', 'name']),
+  ...pageIndexes('documents', ['workspaceId', 'brainId', 'lane'], ['createdAt', 'updatedAt', 'name']),
+  ...pageIndexes('documents', ['workspaceId', 'brainId', 'lane', 'path'], ['createdAt', 'updatedAt', 'name']),
+  ...pageIndexes('memories', ['workspaceId'], ['createdAt', 'updatedAt', 'name']),
+  ...pageIndexes('memories', ['workspaceId', 'brainId'], ['createdAt', 'updatedAt', 'name']),
+  ...pageIndexes('memories', ['workspaceId', 'ownerType', 'ownerId'], ['createdAt']),
+  ...pageIndexes('recollections', ['workspaceId'], ['createdAt']),
+  ...pageIndexes('recollections', ['workspaceId', 'brainId'], ['createdAt']),
+  // GET /v1/resources/tree reads documents in (path, name) order, in a brain or workspace-wide, a path prefix a range on path.
+  { collection: 'documents', keys: { workspaceId: 1, brainId: 1, path: 1, name: 1 }, name: 'ws_brain_path_name' },
+  { collection: 'documents', keys: { workspaceId: 1, path: 1, name: 1 }, name: 'ws_path_name' },
+  // A resource's chunks, in order, within its live version.
+  ...pageIndexes('chunks', ['resourceId', 'version'], ['index']),
   { collection: 'documents', keys: { workspaceId: 1, brainId: 1, lane: 1, path: 1 }, name: 'ws_brain_lane_path' },
   { collection: 'document_versions', keys: { documentId: 1, version: -1 }, name: 'doc_version' },
   { collection: 'chunks', keys: { resourceId: 1, version: 1, index: 1 }, name: 'resource_version_index' },
   { collection: 'chunks', keys: { workspaceId: 1, resourceKind: 1 }, name: 'ws_kind' },
-  { collection: 'memories', keys: { workspaceId: 1, brainId: 1, createdAt: -1 }, name: 'ws_brain_created' },
   { collection: 'memories', keys: { workspaceId: 1, ownerType: 1, ownerId: 1 }, name: 'ws_owner' },
-  { collection: 'recollections', keys: { workspaceId: 1, brainId: 1, createdAt: -1 }, name: 'ws_brain_created' },
   { collection: 'recollection_members', keys: { recollectionId: 1, resourceId: 1 }, name: 'recollection_resource' },
   { collection: 'recollection_members', keys: { resourceId: 1 }, name: 'resource' },
 ];
@@ -112,10 +125,6 @@ export function createKnowledgeRepo(db: Db) {
   /** Every update of a document or memory row goes through here: rows have several writers (a new version's head, its ingest job's state, a recount). */
   const updateHeld = <T extends DocumentDoc | MemoryDoc>(coll: Collection<T>, filter: Filter<T> & { _id: string }, set: Record<string, unknown>) =>
     updateRowHeld(holds, coll, filter, set);
-  async function page<T extends { _id: string }>(coll: Collection<T>, filter: Filter<T>, sort: Sort, offset: number, limit: number) {
-    const [items, total] = await Promise.all([coll.find(filter).sort(sort).skip(offset).limit(limit).toArray(), coll.countDocuments(filter)]);
-    return { items: items as T[], total };
-  }
-  return { documents, versions, chunks, memories, recollections, members, holds, page, updateHeld };
+  return { documents, versions, chunks, memories, recollections, members, holds, updateHeld };
 }
 export type KnowledgeRepo = ReturnType<typeof createKnowledgeRepo>;

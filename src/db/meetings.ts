@@ -1,5 +1,6 @@
-import type { Db, Filter, Sort } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
+import { page, pageIndexes, type PageQuery } from './paging.js';
 
 /** Transcription states of a meeting (docs/meetings.md). */
 export type TranscriptionStatus = 'idle' | 'live' | 'finalizing' | 'ready' | 'failed';
@@ -43,7 +44,10 @@ export interface AttachmentDoc {
 export interface VocabularyDoc { _id: string; workspaceId: string; brainId: string | null; terms: string[]; updatedAt: Date }
 
 export const meetingIndexes: IndexSpec[] = [
-  { collection: 'meetings', keys: { workspaceId: 1, brainId: 1, updatedAt: -1 }, name: 'ws_brain_updated' },
+  // GET /v1/meetings pages by (updatedAt, _id) (src/db/paging.ts), workspace-wide or in one brain, with or without ?transcription_status.
+  ...pageIndexes('meetings', ['workspaceId'], ['updatedAt']),
+  ...pageIndexes('meetings', ['workspaceId', 'brainId'], ['updatedAt']),
+  ...pageIndexes('meetings', ['workspaceId', 'brainId', 'transcriptionStatus'], ['updatedAt']),
   { collection: 'meeting_versions', keys: { meetingId: 1, version: -1 }, name: 'meeting_version' },
   { collection: 'transcription_sessions', keys: { workspaceId: 1, meetingId: 1, startedAt: -1 }, name: 'ws_meeting_started' },
   { collection: 'transcription_sessions', keys: { jobId: 1 }, name: 'job' },
@@ -60,10 +64,8 @@ export function createMeetingRepo(db: Db) {
     chunks: db.collection<ChunkRowDoc>('transcription_chunks'),
     attachments: db.collection<AttachmentDoc>('attachments'),
     vocabulary: db.collection<VocabularyDoc>('stt_vocabulary'),
-    async page(filter: Filter<MeetingDoc>, sort: Sort, offset: number, limit: number) {
-      const [items, total] = await Promise.all([meetings.find(filter).sort(sort).skip(offset).limit(limit).toArray(), meetings.countDocuments(filter)]);
-      return { items, total };
-    },
+    /** A page of the workspace's meetings, most recently changed first. */
+    list: (filter: Filter<MeetingDoc> & { workspaceId: string }, q: PageQuery) => page(meetings, filter, { field: 'updatedAt', dir: -1 }, q),
   };
 }
 export type MeetingRepo = ReturnType<typeof createMeetingRepo>;

@@ -3,6 +3,7 @@ import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
 import { claim } from './claims.js';
 import { findById } from './client.js';
+import { page, pageIndexes, type PageQuery, type PageSort } from './paging.js';
 
 export type NeuronScopeValue = 'brain' | 'workspace' | 'core';
 
@@ -26,7 +27,8 @@ export interface NeuronVersionDoc {
 export const neuronIndexes: IndexSpec[] = [
   { collection: 'neurons', keys: { workspaceId: 1, brainId: 1, name: 1 }, unique: true, name: 'ws_brain_name_unique' },
   { collection: 'neurons', keys: { workspaceId: 1, scope: 1 }, name: 'ws_scope' },
-  { collection: 'neurons', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
+  // GET /v1/neurons pages by (sort field, _id); visibility and search are checked on the workspace's rows read in that order.
+  ...pageIndexes('neurons', ['workspaceId'], ['createdAt', 'updatedAt', 'name']),
   { collection: 'neuron_versions', keys: { neuronId: 1, version: -1 }, name: 'neuron_version' },
 ];
 
@@ -37,13 +39,7 @@ export function createNeuronRepo(db: Db) {
   return {
     neurons, versions,
     findById: (workspaceId: string, id: string) => findById(neurons, id, { workspaceId }),
-    async list(filter: Filter<NeuronDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {
-      const [items, total] = await Promise.all([
-        neurons.find(filter).sort(sort).skip(offset).limit(limit).toArray(),
-        neurons.countDocuments(filter),
-      ]);
-      return { items, total };
-    },
+    list: (filter: Filter<NeuronDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery) => page(neurons, filter, sort, q),
     findVersion: (workspaceId: string, neuronId: string, version: number) => findById(versions, `${neuronId}:${version}`, { workspaceId }),
     listVersions: (workspaceId: string, neuronId: string) => versions.find({ workspaceId, neuronId }).sort({ version: -1 }).toArray(),
     /** Idempotent: a version that already exists (a retried write) is left as it was. */

@@ -3,6 +3,7 @@ import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
 import type { HoldDoc } from './claims.js';
 import { findById } from './client.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
 
 /**
  * How many version entries a pathway keeps on its head record (document 1, Limits: "capped"). When a new version
@@ -62,11 +63,10 @@ interface NeuronRef { _id: string; workspaceId: string; brainId: string; scope: 
 
 export const pathwayIndexes: IndexSpec[] = [
   // GET /v1/pathways: workspace + brain, sorted by created_at | updated_at | name; the name index also narrows search.
-  { collection: 'pathways', keys: { workspaceId: 1, brainId: 1, createdAt: -1 }, name: 'ws_brain_created' },
-  { collection: 'pathways', keys: { workspaceId: 1, brainId: 1, updatedAt: -1 }, name: 'ws_brain_updated' },
-  { collection: 'pathways', keys: { workspaceId: 1, brainId: 1, name: 1 }, name: 'ws_brain_name' },
+  // Each page is one range of (sort field, _id) (src/db/paging.ts); a search is checked on the rows read in that order.
+  ...pageIndexes('pathways', ['workspaceId', 'brainId'], ['createdAt', 'updatedAt', 'name']),
   // ?createdBy=
-  { collection: 'pathways', keys: { workspaceId: 1, brainId: 1, createdBy: 1, createdAt: -1 }, name: 'ws_brain_creator' },
+  ...pageIndexes('pathways', ['workspaceId', 'brainId', 'createdBy'], ['createdAt', 'updatedAt', 'name']),
   { collection: 'pathway_participants', keys: { pathwayId: 1, userId: 1 }, unique: true, name: 'pathway_user_unique' },
   { collection: 'pathway_participants', keys: { workspaceId: 1, pathwayId: 1, createdAt: 1 }, name: 'ws_pathway_created' },
 ];
@@ -89,13 +89,7 @@ export function createPathwayRepo(db: Db) {
     findHead: (workspaceId: string, id: string) => pathways.findOne<PathwayHead>({ _id: id, workspaceId }, WITHOUT_HISTORY),
     /** The head with its capped history. */
     findFull: (workspaceId: string, id: string) => findById(pathways, id, { workspaceId }),
-    async list(filter: Filter<PathwayDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {
-      const [items, total] = await Promise.all([
-        pathways.find<PathwayHead>(filter, WITHOUT_HISTORY).sort(sort).skip(offset).limit(limit).toArray(),
-        pathways.countDocuments(filter),
-      ]);
-      return { items, total };
-    },
+    list: async (filter: Filter<PathwayDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery): Promise<Page<PathwayHead>> => page(pathways, filter, sort, q, WITHOUT_HISTORY),
     /**
      * Writes a new head state if the tip is still `expectedVersion` (a second guard behind the write lock; FerretDB
      * ignores $push's $slice, so the capped history is rewritten whole).

@@ -1,7 +1,8 @@
-import type { Db, Filter, Sort } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
 import { findById } from './client.js';
+import { page, pageIndexes, type PageQuery, type PageSort } from './paging.js';
 
 /** `plasticity_pass` is the older name of `action_plan`; it is stored as `action_plan`. */
 export type ReceptorTargetKind = 'neuron' | 'pathway' | 'action_plan' | 'plasticity_pass' | 'system_job';
@@ -72,11 +73,17 @@ export const receptorIndexes: IndexSpec[] = [
   { collection: 'receptors', keys: { workspaceId: 1, slug: 1 }, unique: true, name: 'ws_slug_unique' },
   { collection: 'receptors', keys: { workspaceId: 1, 'executableTarget.kind': 1, 'executableTarget.id': 1 }, name: 'ws_target' },
   { collection: 'receptors', keys: { workspaceId: 1, brainId: 1, createdAt: -1 }, name: 'ws_brain_created' },
+  // GET /v1/receptors pages by (sort field, _id); brain visibility and the target filter are checked on the workspace's rows read in that order.
+  ...pageIndexes('receptors', ['workspaceId'], ['createdAt', 'updatedAt', 'slug']),
   { collection: 'receptors', keys: { workspaceId: 1, stimulusKeys: 1 }, name: 'ws_stimulus' },
   { collection: 'receptors', keys: { activation: 1 }, name: 'activation' },
   { collection: 'receptor_firings', keys: { workspaceId: 1, receptorId: 1, firedAt: -1 }, name: 'ws_receptor_fired' },
   { collection: 'receptor_channel_bindings', keys: { channel: 1, externalId: 1 }, unique: true, name: 'channel_external_unique' },
   { collection: 'receptor_channel_bindings', keys: { workspaceId: 1, receptorId: 1 }, name: 'ws_receptor' },
+  // GET /v1/receptor-channel-bindings pages by (createdAt, _id) (src/db/paging.ts).
+  ...pageIndexes('receptor_channel_bindings', ['workspaceId'], ['createdAt']),
+  ...pageIndexes('receptor_channel_bindings', ['workspaceId', 'receptorId'], ['createdAt']),
+  ...pageIndexes('receptor_channel_bindings', ['workspaceId', 'channel'], ['createdAt']),
   { collection: 'action_plans', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
 ];
 
@@ -92,13 +99,7 @@ export function createReceptorRepo(db: Db) {
     findBySlug: (workspaceId: string, slug: string) => receptors.findOne({ workspaceId, slug }),
     forTarget: (workspaceId: string, kind: ReceptorTargetKind, id: string) =>
       receptors.findOne({ workspaceId, 'executableTarget.kind': kind, 'executableTarget.id': id }),
-    async list(filter: Filter<ReceptorDoc>, sort: Sort, offset: number, limit: number) {
-      const [items, total] = await Promise.all([
-        receptors.find(filter).sort(sort).skip(offset).limit(limit).toArray(),
-        receptors.countDocuments(filter),
-      ]);
-      return { items, total };
-    },
+    list: (filter: Filter<ReceptorDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery) => page(receptors, filter, sort, q),
     /** Every receptor with a schedule, across workspaces (the start-up reconciler). */
     scheduled: () => receptors.find({ activation: 'schedule' }).toArray(),
   };

@@ -2,6 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
 import { findById } from './client.js';
+import { page, pageIndexes, type PageQuery, type PageSort } from './paging.js';
 
 /** One integration and the tools of it the reflex exposes. */
 export interface ReflexToolSet { integrationId: string; tools: string[] }
@@ -17,8 +18,9 @@ export interface ReflexDoc {
 export interface NeuronReflexDoc { _id: string; workspaceId: string; neuronId: string; reflexId: string; createdBy: string | null; createdAt: Date }
 
 export const reflexIndexes: IndexSpec[] = [
-  { collection: 'reflexes', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
-  { collection: 'reflexes', keys: { workspaceId: 1, type: 1 }, name: 'ws_type' },
+  // GET /v1/reflexes pages by (sort field, _id), with or without ?type; visibility and search are checked on the rows read in that order.
+  ...pageIndexes('reflexes', ['workspaceId'], ['createdAt', 'updatedAt', 'name']),
+  ...pageIndexes('reflexes', ['workspaceId', 'type'], ['createdAt', 'updatedAt', 'name']),
   { collection: 'neuron_reflexes', keys: { neuronId: 1, reflexId: 1 }, unique: true, name: 'neuron_reflex_unique' },
   { collection: 'neuron_reflexes', keys: { workspaceId: 1, reflexId: 1 }, name: 'ws_reflex' },
 ];
@@ -30,13 +32,7 @@ export function createReflexRepo(db: Db) {
   return {
     reflexes, links,
     findById: (workspaceId: string, id: string) => findById(reflexes, id, { workspaceId }),
-    async list(filter: Filter<ReflexDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {
-      const [items, total] = await Promise.all([
-        reflexes.find(filter).sort(sort).skip(offset).limit(limit).toArray(),
-        reflexes.countDocuments(filter),
-      ]);
-      return { items, total };
-    },
+    list: (filter: Filter<ReflexDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery) => page(reflexes, filter, sort, q),
     linksOfNeuron: (workspaceId: string, neuronId: string) => links.find({ workspaceId, neuronId }).sort({ createdAt: 1, _id: 1 }).toArray(),
     /** Drops every link of a neuron (the neuron is being removed). */
     unlinkNeuron: (workspaceId: string, neuronId: string) => links.deleteMany({ workspaceId, neuronId }),

@@ -1,7 +1,8 @@
-import type { Db, Filter, Sort } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import { updateHeld, type HoldDoc } from './claims.js';
 import type { IndexSpec } from './client.js';
 import { findById } from './client.js';
+import { page, pageIndexes, type PageQuery, type PageSort } from './paging.js';
 
 export interface SkillToolLink { integrationId: string; scopePath: string }
 
@@ -18,7 +19,9 @@ export interface SkillVersionDoc {
 
 export const skillIndexes: IndexSpec[] = [
   { collection: 'skills', keys: { workspaceId: 1, brainId: 1, skillPath: 1 }, unique: true, name: 'ws_brain_path_unique' },
-  { collection: 'skills', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
+  // GET /v1/skills pages by (sort field, _id), workspace-wide or in one brain (src/db/paging.ts).
+  ...pageIndexes('skills', ['workspaceId'], ['createdAt', 'updatedAt', 'name']),
+  ...pageIndexes('skills', ['workspaceId', 'brainId'], ['createdAt', 'updatedAt', 'name']),
   { collection: 'skill_versions', keys: { skillId: 1, version: -1 }, name: 'skill_version' },
 ];
 
@@ -31,10 +34,7 @@ export function createSkillRepo(db: Db) {
     /** The head's update, held (src/db/claims.ts): concurrent edits write it from different versions. */
     updateHead: (filter: Filter<SkillDoc> & { _id: string }, set: Partial<SkillDoc>) => updateHeld(holds, skills, filter, set),
     find: (workspaceId: string, id: string) => findById(skills, id, { workspaceId }),
-    async list(filter: Filter<SkillDoc>, sort: Sort, offset: number, limit: number) {
-      const [items, total] = await Promise.all([skills.find(filter).sort(sort).skip(offset).limit(limit).toArray(), skills.countDocuments(filter)]);
-      return { items, total };
-    },
+    list: (filter: Filter<SkillDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery) => page(skills, filter, sort, q),
   };
 }
 export type SkillRepo = ReturnType<typeof createSkillRepo>;

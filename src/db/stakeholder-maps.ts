@@ -2,6 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import { updateHeld, type HoldDoc } from './claims.js';
 import type { Blob } from './codec.js';
 import type { IndexSpec } from './client.js';
+import { pageIndexes } from './paging.js';
 
 export interface GraphCounts { stakeholders: number; interactions: number; edges: number; risks: number }
 
@@ -56,6 +57,10 @@ export interface StakeholderExtractionDoc {
 
 export const stakeholderMapIndexes: IndexSpec[] = [
   { collection: 'stakeholder_maps', keys: { workspaceId: 1, brainId: 1, createdAt: -1 }, name: 'ws_brain_created' },
+  // The map list and a map's version history page by key (src/db/paging.ts).
+  ...pageIndexes('stakeholder_maps', ['workspaceId'], ['createdAt']),
+  ...pageIndexes('stakeholder_maps', ['workspaceId', 'brainId'], ['createdAt']),
+  ...pageIndexes('stakeholder_map_versions', ['workspaceId', 'mapId'], ['version']),
   { collection: 'stakeholder_map_revisions', keys: { mapId: 1, revision: -1 }, name: 'map_revision' },
   { collection: 'stakeholder_map_versions', keys: { mapId: 1, version: 1 }, unique: true, name: 'map_version_unique' },
   { collection: 'stakeholder_index', keys: { workspaceId: 1, mapId: 1 }, name: 'ws_map' },

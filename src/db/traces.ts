@@ -2,6 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
 import { findById } from './client.js';
+import { page, pageIndexes, type PageQuery, type PageScan, type PageSort } from './paging.js';
 import { uuidFromName } from '../ids.js';
 
 export interface CostSummary { totalCostUsd: number; totalTokens: number; inputTokens: number; outputTokens: number }
@@ -34,11 +35,12 @@ export const placeKey = (traceDocId: string, seq: number): string => `${traceDoc
 
 export const traceIndexes: IndexSpec[] = [
   { collection: 'traces', keys: { workspaceId: 1, traceId: 1 }, unique: true, name: 'ws_trace_unique' },
-  { collection: 'traces', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
-  { collection: 'traces', keys: { workspaceId: 1, updatedAt: -1 }, name: 'ws_updated' },
-  { collection: 'traces', keys: { workspaceId: 1, brainId: 1, neuronId: 1 }, name: 'ws_brain_neuron' },
-  { collection: 'traces', keys: { workspaceId: 1, receptorId: 1 }, name: 'ws_receptor' },
-  { collection: 'traces', keys: { workspaceId: 1, userId: 1 }, name: 'ws_user' },
+  // GET /v1/traces pages by (sort field, _id) (src/db/paging.ts): each sort under the workspace with
+  // and without the trace type, and the default sort under each single equality filter.
+  ...pageIndexes('traces', ['workspaceId', 'traceType'], ['createdAt', 'updatedAt', 'messageCount']),
+  ...pageIndexes('traces', ['workspaceId'], ['createdAt', 'updatedAt', 'messageCount']),
+  ...(['brainId', 'receptorId', 'userId'] as const).flatMap((f) => pageIndexes('traces', ['workspaceId', f, 'traceType'], ['updatedAt'])),
+  ...pageIndexes('traces', ['workspaceId', 'brainId', 'neuronId', 'traceType'], ['updatedAt']),
   // The claim of an engram's place in its trace (src/db/claims.ts): one engram per (trace, seq).
   { collection: 'engrams', keys: { workspaceId: 1, traceId: 1, seq: 1 }, unique: true, name: 'ws_trace_seq_unique' },
 ];
@@ -61,13 +63,8 @@ export function createTraceRepo(db: Db) {
     traces, engrams, places,
     find: async (workspaceId: string, traceId: string) =>
       (await findById(traces, traceKey(workspaceId, traceId), { workspaceId, traceId })) ?? traces.findOne({ workspaceId, traceId }),
-    async list(filter: Filter<TraceDoc>, sort: Record<string, 1 | -1>, offset: number, limit: number) {
-      const [items, total] = await Promise.all([
-        traces.find(filter).sort(sort).skip(offset).limit(limit).toArray(),
-        traces.countDocuments(filter),
-      ]);
-      return { items, total };
-    },
+    /** A page of the workspace's traces (`filter` holds the workspace; `scan` checks a search on the rows read). */
+    list: (filter: Filter<TraceDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery, scan?: PageScan<TraceDoc>) => page(traces, filter, sort, q, { scan }),
     messages: (workspaceId: string, traceId: string, limit?: number) => {
       const cur = engrams.find({ workspaceId, traceId }).sort({ seq: 1, createdAt: 1 });
       return (limit ? cur.limit(limit) : cur).toArray();

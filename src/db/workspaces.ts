@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import { isDuplicateKey } from './claims.js';
 import { findById } from './client.js';
+import { pageIndexes } from './paging.js';
 
 export interface WorkspaceDoc { _id: string; slug: string; name: string; createdAt: Date; updatedAt: Date }
 export interface BrainDoc { _id: string; workspaceId: string; name: string; createdAt: Date; updatedAt: Date }
@@ -19,7 +20,9 @@ export const workspaceIndexes: IndexSpec[] = [
   { collection: 'workspaces', keys: { slug: 1 }, unique: true, name: 'slug_unique' },
   { collection: 'brains', keys: { workspaceId: 1, _id: 1 }, name: 'ws_id' },
   { collection: 'api_keys', keys: { hash: 1 }, unique: true, name: 'hash_unique' },
-  { collection: 'api_keys', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
+  // GET /v1/api-keys pages by (createdAt, _id): the workspace's live keys, or those one user created (src/db/paging.ts).
+  ...pageIndexes('api_keys', ['workspaceId', 'revokedAt'], ['createdAt']),
+  ...pageIndexes('api_keys', ['workspaceId', 'revokedAt', 'createdBy'], ['createdAt']),
 ];
 
 /** Workspace, brain and API-key storage (the tenancy root; not itself workspace-scoped). */

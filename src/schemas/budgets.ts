@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Uuid } from './common.js';
+import { PageTotal, Uuid, pageFields, paging } from './common.js';
 
 export const BudgetScope = z.enum(['workspace', 'receptor', 'neuron', 'share_token']).meta({ description: 'what the budget caps: the workspace, or the calls made for one receptor, neuron or share link' });
 export const BudgetMeasure = z.enum(['tokens', 'usd']);
@@ -34,7 +34,7 @@ export const BudgetUpdateBody = z.object({ limit: Limit.optional(), policy: Budg
 export type BudgetUpdateBody = z.infer<typeof BudgetUpdateBody>;
 
 export const BudgetListQuery = z.object({
-  scope: BudgetScope.optional(), target_id: Uuid.optional(),
+  scope: BudgetScope.optional(), target_id: Uuid.optional(), ...paging(100, 1000),
 }).meta({ id: 'BudgetListQuery' });
 export type BudgetListQuery = z.infer<typeof BudgetListQuery>;
 
@@ -49,4 +49,4 @@ export const Budget = z.object({
   created_at: z.string(), updated_at: z.string(),
 }).meta({ id: 'Budget' });
 
-export const BudgetList = z.object({ budgets: z.array(Budget), total: z.number() }).meta({ id: 'BudgetList' });
+export const BudgetList = z.object({ budgets: z.array(Budget), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields }).meta({ id: 'BudgetList' });

@@ -9,11 +9,23 @@ export const ErrorBody = z.object({
   code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]).meta({ description: 'stable machine-readable code; see the error table in the API description' }),
 }).meta({ id: 'Error' });
 
-/** limit/offset as query strings; each list route sets its own default limit. */
+/**
+ * limit/offset/cursor as query strings; each list route sets its own default limit. Every list
+ * pages by key (src/db/paging.ts, docs/decisions.md "Lists that page by key").
+ */
 export const paging = (defaultLimit: number, max = 200) => ({
   limit: z.coerce.number().int().min(1).max(max).default(defaultLimit),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).default(0).meta({ description: 'rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages' }),
+  cursor: z.string().min(1).max(2000).optional().meta({ description: 'next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset)' }),
 });
+/** The paging fields of every list response, next to the list's own `total`, `limit`, `offset` (and `has_more` where it has one). */
+export const pageFields = {
+  has_more: z.boolean().meta({ description: 'true when rows follow this page' }),
+  next_cursor: z.string().nullable().meta({ description: 'pass as cursor for the next page; null on the last page' }),
+  total_exact: z.boolean().meta({ description: 'true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history)' }),
+};
+/** `total` of a list response (see total_exact). */
+export const PageTotal = z.number().meta({ description: 'rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false' });
 export const SortDirection = z.enum(['asc', 'desc']);
 export const IsoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date');
 /** Any JSON object supplied by a client (stored intact through the blob codec). */

@@ -1,14 +1,13 @@
 import { z } from 'zod';
-import { JsonObject, QueryBool, Uuid } from './common.js';
+import { JsonObject, QueryBool, Uuid, paging } from './common.js';
 
 export const InterventionListQuery = z.object({
   status: z.enum(['pending', 'approved', 'rejected', 'answered', 'expired', 'cancelled']).optional(),
   job_id: Uuid.optional(), trace_id: Uuid.optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  ...paging(50),
   brain_scope: z.enum(['all', 'brain']).optional().meta({ description: 'all: workspace-wide' }),
   brain_id: Uuid.optional().meta({ description: 'overrides X-Brain-Id' }),
-  summary: QueryBool.optional(),
+  summary: QueryBool.optional().meta({ description: 'counts per status instead of a page, each counted up to 1,000 (counts_exact false when one reached it)' }),
 }).meta({ id: 'InterventionListQuery' });
 export type InterventionListQuery = z.infer<typeof InterventionListQuery>;
 

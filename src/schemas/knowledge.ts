@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObject, QueryBool, SortDirection, Uuid, paging } from './common.js';
+import { JsonObject, QueryBool, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
 
 /** Request and response shapes of assets, artifacts, memories, recollections and the folder routes (document 2). */
 
@@ -65,7 +65,7 @@ export const Asset = z.object({
   version: z.number(), ingest: Ingest, created_at: z.string(), updated_at: z.string(),
 }).meta({ id: 'Asset' });
 export const AssetWithJob = z.object({ asset: Asset, job_id: z.string().nullable() });
-export const AssetList = z.object({ assets: z.array(Asset), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() });
+export const AssetList = z.object({ assets: z.array(Asset), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });
 
 export const EditOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('replace'), content: z.string().max(5_000_000) }).strict(),
@@ -100,13 +100,13 @@ export const Artifact = z.object({
   skip_embedding: z.boolean(), version: z.number(), latest_version: z.number(), size: z.number(), ingest: Ingest, created_at: z.string(), updated_at: z.string(),
 }).meta({ id: 'Artifact' });
 export const ArtifactWithJob = z.object({ artifact: Artifact, job_id: z.string().nullable() });
-export const ArtifactList = z.object({ artifacts: z.array(Artifact.omit({ content: true })), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() });
+export const ArtifactList = z.object({ artifacts: z.array(Artifact.omit({ content: true })), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });
 
 export const Chunk = z.object({
   id: z.string(), resource_id: z.string(), resource_kind: z.string(), version: z.number(), index: z.number(), source: z.string(), text: z.string(), tokens: z.number(),
   path: z.string(), embedding_model: z.string().nullable(), embedding_dimension: z.number().nullable(), created_at: z.string(),
 }).meta({ id: 'Chunk' });
-export const ChunkList = z.object({ chunks: z.array(Chunk), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() });
+export const ChunkList = z.object({ chunks: z.array(Chunk), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });
 export const DocumentVersion = z.object({
   version: z.number(), changes: z.array(z.string()), name: z.string(), path: z.string(), metadata: JsonObject, skip_embedding: z.boolean(),
   content_type: z.string().nullable(), size: z.number(), created_by: z.string().nullable(), created_at: z.string(), content: z.string().optional(),
@@ -143,7 +143,7 @@ export const Memory = z.object({
   created_at: z.string(), updated_at: z.string(),
 }).meta({ id: 'Memory' });
 export const MemoryWithJob = z.object({ memory: Memory, job_id: z.string().nullable() });
-export const MemoryList = z.object({ memories: z.array(Memory), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() });
+export const MemoryList = z.object({ memories: z.array(Memory), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });
 
 export const RecollectionCreateBody = z.object({
   name: Name, description: z.string().max(2000).optional(), resource_ids: z.array(Uuid).max(1000).optional(), brain_id: Uuid.optional(),
@@ -157,7 +157,7 @@ export const Recollection = z.object({
   id: z.string(), kind: z.literal('recollection'), brain_id: z.string(), name: z.string(), description: z.string().nullable(),
   members: z.array(z.object({ resource_id: z.string(), resource_kind: z.string() })).optional(), created_at: z.string(), updated_at: z.string(),
 }).meta({ id: 'Recollection' });
-export const RecollectionList = z.object({ recollections: z.array(Recollection), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() });
+export const RecollectionList = z.object({ recollections: z.array(Recollection), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });
 export const RecollectionStats = z.object({ resource_count: z.number(), chunk_count: z.number(), embedding_lane_chunk_row_count: z.number() });
 
 // ---- folders and catalog ----

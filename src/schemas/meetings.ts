@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObject, paging, Uuid } from './common.js';
+import { JsonObject, paging, Uuid, PageTotal, pageFields } from './common.js';
 
 /** A transcript stretch (document 2). */
 export const TranscriptSegment = z.object({
@@ -47,7 +47,7 @@ export const Meeting = z.object({
   id: z.string(), kind: z.literal('meeting'), brain_id: z.string(), title: z.string(), description: z.string(), body: JsonObject,
   transcription: MeetingTranscription, version: z.number(), created_at: z.string(), updated_at: z.string(),
 }).meta({ id: 'Meeting' });
-export const MeetingList = z.object({ meetings: z.array(Meeting), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() });
+export const MeetingList = z.object({ meetings: z.array(Meeting), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });
 
 // ---- live transcription ----
 export const LiveStartBody = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { QueryBool, SortDirection, Uuid, paging } from './common.js';
+import { QueryBool, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
 import { NeuronConfig } from './neuron-config.js';
 
 /** brain (default): one brain; workspace: every brain of the workspace; core: curated platform neurons. */
@@ -74,7 +74,7 @@ export const Neuron = z.object({
   redacted: z.boolean().meta({ description: 'true when a core neuron\'s system_prompt was hidden from a caller without core_admin' }),
   created_by: z.string().nullable(), created_at: z.string(), updated_at: z.string(), deleted_at: z.string().nullable(),
 }).meta({ id: 'Neuron' });
-export const NeuronList = z.object({ neurons: z.array(Neuron), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() }).meta({ id: 'NeuronList' });
+export const NeuronList = z.object({ neurons: z.array(Neuron), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields }).meta({ id: 'NeuronList' });
 
 export const NeuronVersionSummary = z.object({
   version: z.number().int(), created_at: z.string(), name: z.string(), is_active: z.boolean(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CompiledGraph, GraphOverrides } from '../pathways/graph.js';
-import { JsonObject, SortDirection, Uuid, paging } from './common.js';
+import { JsonObject, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
 
 /** Pathway participant roles; owner ⊇ editor ⊇ viewer. */
 export const PathwayRole = z.enum(['owner', 'editor', 'viewer']);
@@ -84,7 +84,7 @@ export const Pathway = z.object({
   created_by: z.string().nullable(), created_at: z.string(), updated_at: z.string(),
 }).meta({ id: 'Pathway' });
 export const PathwayList = z.object({
-  pathways: z.array(Pathway), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean(),
+  pathways: z.array(Pathway), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields,
 }).meta({ id: 'PathwayList' });
 
 export const PathwayVersionSummary = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IsoDate, JsonObject, QueryBool, SortDirection, Uuid, paging } from './common.js';
+import { IsoDate, JsonObject, QueryBool, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
 import { NeuronTaskOptions } from './jobs.js';
 
 /** Channels a receptor listens on (document 1, Receptor.active_channels). */
@@ -194,7 +194,7 @@ export const Receptor = z.object({
   schedule: ScheduleView.nullable().optional(),
   created_at: z.string(), updated_at: z.string(),
 }).meta({ id: 'Receptor' });
-export const ReceptorList = z.object({ receptors: z.array(Receptor), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() });
+export const ReceptorList = z.object({ receptors: z.array(Receptor), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });
 export const FireAccepted = z.object({ job_id: z.string(), status: z.literal('pending'), trace_id: z.string().nullable().optional(), receptor_id: z.string() });
 export const StimulusKeyView = z.object({ key: z.string(), description: z.string(), schedulable: z.boolean(), payload: JsonObject });
 export const StimuliCatalog = z.object({ stimuli: z.array(StimulusKeyView) });

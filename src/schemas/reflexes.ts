@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObject, SortDirection, Uuid, paging } from './common.js';
+import { JsonObject, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
 
 /** sensory: provides input; effector: executes actions. */
 export const ReflexType = z.enum(['sensory', 'effector']);
@@ -51,7 +51,7 @@ export const Reflex = z.object({
   description: z.string(), tools: z.array(ReflexToolSet), metadata: JsonObject, is_active: z.boolean(), scope: ReflexScope,
   created_by: z.string().nullable(), created_at: z.string(), updated_at: z.string(),
 }).meta({ id: 'Reflex' });
-export const ReflexList = z.object({ reflexes: z.array(Reflex), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() }).meta({ id: 'ReflexList' });
+export const ReflexList = z.object({ reflexes: z.array(Reflex), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields }).meta({ id: 'ReflexList' });
 
 /** Neuron–reflex association routes. */
 export const NeuronReflexParams = z.object({ id: z.string().min(1).max(200).meta({ description: 'neuron UUID, or its name or slug' }), reflexId: Uuid });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SortDirection, Uuid, paging } from './common.js';
+import { SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
 
 /** A tool a skill uses: an integration (UUID) and the path of its scope (for example "repos/read"). */
 export const ToolLink = z.object({
@@ -23,4 +23,4 @@ export const Skill = z.object({
   tool_links: z.array(z.object({ integration_id: z.string(), scope_path: z.string() })), latest_version: z.number(), kind: z.literal('skill'),
   created_at: z.string(), updated_at: z.string(),
 }).meta({ id: 'Skill' });
-export const SkillList = z.object({ skills: z.array(Skill), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() });
+export const SkillList = z.object({ skills: z.array(Skill), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IsoDate, Uuid, paging } from './common.js';
+import { IsoDate, Uuid, paging, PageTotal, pageFields } from './common.js';
 
 /**
  * Stakeholder maps (document 2, Stakeholder map; docs/stakeholder-maps.md): the live graph's
@@ -141,7 +141,7 @@ export const MapHead = z.object({
   id: z.string(), kind: z.literal('stakeholder_map'), brain_id: z.string(), name: z.string(), description: z.string().nullable(), is_default: z.boolean(),
   revision: z.number(), latest_version: z.number(), counts: Counts, summary: z.string(), created_at: z.string(), updated_at: z.string(),
 }).meta({ id: 'StakeholderMap' });
-export const MapList = z.object({ stakeholder_maps: z.array(MapHead), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() });
+export const MapList = z.object({ stakeholder_maps: z.array(MapHead), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });
 export const VersionMeta = z.object({
   id: z.string(), resource_id: z.string(), version: z.number(), label: z.string().nullable(), revision: z.number(), counts: Counts,
   created_by: z.string().nullable(), created_at: z.string(),
@@ -150,7 +150,7 @@ export const LiveMap = z.object({ resource_id: z.string(), brain_id: z.string(),
   .meta({ id: 'StakeholderMapLive' });
 export const MapRead = z.object({ stakeholder_map: MapHead, live: GraphView });
 export const VersionRead = z.object({ version: VersionMeta, graph: GraphView });
-export const VersionList = z.object({ resource_id: z.string(), versions: z.array(VersionMeta), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean(), latest_version: z.number() });
+export const VersionList = z.object({ resource_id: z.string(), versions: z.array(VersionMeta), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields, latest_version: z.number() });
 const IdLists = z.object({ stakeholders: z.array(z.string()), interactions: z.array(z.string()), edges: z.array(z.string()), risks: z.array(z.string()) });
 export const Changes = z.object({ added: IdLists, updated: IdLists, removed: IdLists, summary_changed: z.boolean() });
 export type Changes = z.infer<typeof Changes>;

@@ -7,6 +7,7 @@ import { AppError, authRequired, conflict, forbidden, notFound, validationError 
 import { hasRole, type Role, type Scope } from '../scope.js';
 import { findById } from '../db/client.js';
 import type { RecentCredentials } from './recent-credentials.js';
+import { page, type PageQuery } from '../db/paging.js';
 
 /** JWT claims fixed by DESIGN.md (Contract). */
 const JwtClaims = z.object({
@@ -117,9 +118,9 @@ export function createAuthService({ config, repo, recent }: { config: Config; re
     },
 
     /** Admins see every key of the workspace; a member sees the keys they created. */
-    listApiKeys: (scope: Scope) => repo.apiKeys.find({
+    listApiKeys: (scope: Scope, q: PageQuery) => page(repo.apiKeys, {
       workspaceId: scope.workspaceId, revokedAt: null, ...(hasRole(scope, 'workspace_admin') ? {} : { createdBy: scope.userId ?? '(none)' }),
-    }).sort({ createdAt: -1 }).toArray(),
+    }, { field: 'createdAt', dir: -1 }, q),
 
     /** A member may revoke their own keys; only an admin may revoke another user's key (docs/roles.md). */
     async revokeApiKey(scope: Scope, id: string): Promise<void> {

@@ -11,6 +11,7 @@ import { AppError, conflict, notFound, validationError } from '../errors.js';
 import type { BudgetCreateBody, BudgetListQuery, BudgetUpdateBody } from '../schemas/budgets.js';
 import type { Scope } from '../scope.js';
 import { findById } from '../db/client.js';
+import { page, type Page } from '../db/paging.js';
 
 const NANOS = 1e9;
 /** How long a process uses a workspace's remembered budgets at most, even when their version is unchanged (a Redis that lost the version). */
@@ -153,11 +154,11 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
       return doc;
     },
 
-    async list(scope: Scope, q: BudgetListQuery): Promise<BudgetDoc[]> {
-      const filter: Filter<BudgetDoc> = { workspaceId: scope.workspaceId };
+    async list(scope: Scope, q: BudgetListQuery): Promise<Page<BudgetDoc>> {
+      const filter: Filter<BudgetDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
       if (q.scope) filter.scope = q.scope;
       if (q.target_id) filter.targetId = q.target_id.toLowerCase();
-      return repo.budgets.find(filter).sort({ createdAt: 1, _id: 1 }).limit(1000).toArray();
+      return page(repo.budgets, filter, { field: 'createdAt', dir: 1 }, q);
     },
 
     async update(scope: Scope, id: string, body: BudgetUpdateBody): Promise<BudgetDoc> {

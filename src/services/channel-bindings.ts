@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import type { Filter } from 'mongodb';
 import type { Config } from '../config.js';
 import { decodeBlob, encodeBlob } from '../db/codec.js';
 import { isDuplicateKey } from '../db/claims.js';
@@ -11,6 +12,7 @@ import type { ReceptorService } from './receptors.js';
 import { uuidFromName } from '../ids.js';
 import { verifySignature } from './stimuli.js';
 import { findById } from '../db/client.js';
+import { page } from '../db/paging.js';
 
 /**
  * Receptor channel bindings (document 1): an external chat or email conversation (channel +
@@ -42,16 +44,12 @@ export function createChannelBindingService({ repo, receptors, fires, config }: 
   return {
     secretOf, webhookUrl, get,
 
-    async list(scope: Scope, q: { receptor_id?: string; channel?: string; id?: string; limit: number; offset: number }) {
-      const filter: Record<string, unknown> = { workspaceId: scope.workspaceId };
+    async list(scope: Scope, q: { receptor_id?: string; channel?: string; id?: string; limit: number; offset: number; cursor?: string }) {
+      const filter: Filter<ChannelBindingDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
       if (q.receptor_id) filter.receptorId = q.receptor_id;
-      if (q.channel) filter.channel = q.channel;
+      if (q.channel) filter.channel = q.channel as ChannelBindingDoc['channel'];
       if (q.id) filter._id = q.id;
-      const [items, total] = await Promise.all([
-        repo.bindings.find(filter).sort({ createdAt: -1, _id: -1 }).skip(q.offset).limit(q.limit).toArray(),
-        repo.bindings.countDocuments(filter),
-      ]);
-      return { items, total, limit: q.limit, offset: q.offset };
+      return page(repo.bindings, filter, { field: 'createdAt', dir: -1 }, q);
     },
 
     /** 409 when the external id of that channel is bound already (on any workspace: a conversation reaches one receptor). */

@@ -19,10 +19,11 @@ import type { Scope } from '../scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
 import type { ResourceEvents, ResourceRef } from './resource-events.js';
 import { findById } from '../db/client.js';
+import { page } from '../db/paging.js';
 
 const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 export interface DocumentListQuery {
-  brain_id?: string; path?: string; path_prefix?: string; limit: number; offset: number; sortBy: keyof typeof SORT; sortDirection: 'asc' | 'desc';
+  brain_id?: string; path?: string; path_prefix?: string; limit: number; offset: number; cursor?: string; sortBy: keyof typeof SORT; sortDirection: 'asc' | 'desc';
 }
 
 /** A folder path: segments of letters, digits, spaces and `._-`, joined by `/`, no `..`; '' is the root. */
@@ -106,14 +107,13 @@ export function createDocumentService(d: {
   }
 
   async function list(scope: Scope, lane: Lane, q: DocumentListQuery) {
-    const filter: Filter<DocumentDoc> = { workspaceId: scope.workspaceId, lane };
+    const filter: Filter<DocumentDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId, lane };
     const brain = q.brain_id ?? scope.brainId;
     if (brain) filter.brainId = brain;
     if (q.path !== undefined) filter.path = normalizePath(q.path);
     else if (q.path_prefix) filter.path = underPrefix(normalizePath(q.path_prefix));
     const dir = q.sortDirection === 'asc' ? 1 : -1;
-    const { items, total } = await repo.page(repo.documents, filter, { [SORT[q.sortBy]]: dir, _id: dir }, q.offset, q.limit);
-    return { items, total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+    return page(repo.documents, filter, { field: SORT[q.sortBy], dir }, q);
   }
 
   const versionDoc = (r: DocumentDoc, version: number, changes: string[], scope: Scope): DocumentVersionDoc => ({
@@ -188,7 +188,7 @@ export function createDocumentService(d: {
 
   async function structure(scope: Scope, lane: Lane, q: { path_prefix?: string; brain_id?: string }) {
     const prefix = normalizePath(q.path_prefix);
-    const filter: Filter<DocumentDoc> = { workspaceId: scope.workspaceId, lane };
+    const filter: Filter<DocumentDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId, lane };
     const brain = q.brain_id ?? scope.brainId;
     if (brain) filter.brainId = brain;
     if (prefix) filter.path = underPrefix(prefix);
@@ -206,7 +206,7 @@ export function createDocumentService(d: {
 
   return {
     get, list, remove, versions, structure,
-    async chunks(scope: Scope, id: string, lane: Lane, q: { limit: number; offset: number; source?: string }) {
+    async chunks(scope: Scope, id: string, lane: Lane, q: { limit: number; offset: number; cursor?: string; source?: string }) {
       const r = await get(scope, id, lane);
       return d.ingest.chunks(scope.workspaceId, r._id, q);
     },

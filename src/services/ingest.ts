@@ -14,6 +14,7 @@ import type { JobService } from './jobs.js';
 import type { ResourceEvents } from './resource-events.js';
 import type { UsageService } from './usage.js';
 import { findById } from '../db/client.js';
+import { page } from '../db/paging.js';
 
 export const newIngestState = (version: number, jobId: string | null, status: IngestState['status'] = 'pending'): IngestState =>
   ({ status, jobId, version, chunkCount: 0, embeddedCount: 0, embeddingModel: null, error: null });
@@ -193,10 +194,11 @@ export function createIngestService(d: {
       await d.jobs.finalize(i.workspaceId, i.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed' });
     },
 
-    /** Chunks of a resource's live version (the newest ingested), paged. */
-    async chunks(workspaceId: string, resourceId: string, q: { limit: number; offset: number; source?: string }) {
-      const filter = { workspaceId, resourceId, ...(q.source ? { source: q.source } : {}) };
-      return repo.page(repo.chunks, filter, { version: -1, index: 1 }, q.offset, q.limit);
+    /** Chunks of a resource's live version (the newest ingested), in order, paged by (index, _id). */
+    async chunks(workspaceId: string, resourceId: string, q: { limit: number; offset: number; cursor?: string; source?: string }) {
+      const newest = await repo.chunks.find({ resourceId }, { projection: { version: 1 } }).sort({ version: -1 }).limit(1).next();
+      const filter = { workspaceId, resourceId, version: newest?.version ?? 0, ...(q.source ? { source: q.source } : {}) };
+      return page(repo.chunks, filter, { field: 'index', dir: 1 }, q);
     },
     chunk: (workspaceId: string, chunkId: string) => findById(repo.chunks, chunkId, { workspaceId }),
     async deleteChunks(workspaceId: string, resourceId: string, source?: string): Promise<number> {

@@ -1,8 +1,9 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Filter } from 'mongodb';
 import { encodeBlob } from '../db/codec.js';
-import type { InterventionDoc, InterventionRepo, InterventionStatus } from '../db/interventions.js';
+import { newDeliveryToken, type InterventionDoc, type InterventionRepo, type InterventionStatus } from '../db/interventions.js';
+import { TOTAL_CAP } from '../db/paging.js';
 import { forbidden, notFound, validationError } from '../errors.js';
 import type { InterventionListQuery, RespondBody } from '../schemas/interventions.js';
 import { hasRole, type Scope } from '../scope.js';
@@ -17,7 +18,6 @@ export interface NewIntervention {
 
 const STATUS_FOR: Record<string, InterventionStatus> = { approve: 'approved', approved: 'approved', reject: 'rejected', rejected: 'rejected' };
 const ALL_STATUSES: InterventionStatus[] = ['pending', 'approved', 'rejected', 'answered', 'expired', 'cancelled'];
-const newToken = () => randomBytes(24).toString('base64url');
 
 /**
  * Interventions: a paused run's question to a person (document 2). An answer goes to the waiting
@@ -56,6 +56,17 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
     return (await repo.interventions.findOne({ _id: doc._id }))!;
   }
 
+  /** The list's filter: the workspace, then the brain (X-Brain-Id unless brain_scope=all or brain_id), job, trace, status. */
+  function filterOf(scope: Scope, q: InterventionListQuery): Filter<InterventionDoc> & { workspaceId: string } {
+    const filter: Filter<InterventionDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
+    const brain = q.brain_id ?? (q.brain_scope === 'all' ? undefined : scope.brainId);
+    if (brain) filter.brainId = brain;
+    if (q.job_id) filter.jobId = q.job_id;
+    if (q.trace_id) filter.traceId = q.trace_id;
+    if (q.status) filter.status = q.status;
+    return filter;
+  }
+
   return {
     get,
 
@@ -70,7 +81,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         action: null, comment: null, fields: null, respondedBy: null, respondedAt: null,
         expiresAt: n.expiresInS ? new Date(now.getTime() + n.expiresInS * 1000) : null,
         // Going beyond a budget is an admin's decision: no public link to answer it with.
-        deliveries: (n.kind === 'budget' ? ['api'] as const : ['api', 'link'] as const).map((channel) => ({ id: randomUUID(), channel, token: newToken(), status: 'pending' as const, createdAt: now, respondedAt: null })),
+        deliveries: (n.kind === 'budget' ? ['api'] as const : ['api', 'link'] as const).map((channel) => ({ id: randomUUID(), channel, token: newDeliveryToken(n.id), status: 'pending' as const, createdAt: now, respondedAt: null })),
         createdAt: now, updatedAt: now,
       };
       await repo.interventions.insertOne(doc);
@@ -78,24 +89,20 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
     },
 
     async list(scope: Scope, q: InterventionListQuery) {
-      const filter: Filter<InterventionDoc> = { workspaceId: scope.workspaceId };
-      const brain = q.brain_id ?? (q.brain_scope === 'all' ? undefined : scope.brainId);
-      if (brain) filter.brainId = brain;
-      if (q.job_id) filter.jobId = q.job_id;
-      if (q.trace_id) filter.traceId = q.trace_id;
-      if (q.status) filter.status = q.status;
-      const [items, total] = await Promise.all([
-        repo.interventions.find(filter).sort({ createdAt: -1, _id: -1 }).skip(q.offset).limit(q.limit).toArray(),
-        repo.interventions.countDocuments(filter),
-      ]);
-      return { items, total, limit: q.limit, offset: q.offset };
+      return repo.list(filterOf(scope, q), q);
     },
 
-    /** Counts per status and the three groups a dashboard shows. */
+    /**
+     * Counts per status and the three groups a dashboard shows. Each status is counted up to 1,000
+     * (TOTAL_CAP) on its own index range: a count that reached the cap reads 1,000 with
+     * `counts_exact: false` ("1,000 or more"), never a count of the whole history.
+     */
     async summary(scope: Scope, q: InterventionListQuery) {
-      const { items } = await this.list(scope, { ...q, status: undefined, limit: 10_000, offset: 0 });
-      const byStatus = Object.fromEntries(ALL_STATUSES.map((s) => [s, items.filter((i) => i.status === s).length])) as Record<InterventionStatus, number>;
-      return { byStatus, grouped: { active: byStatus.pending, resolved: byStatus.approved + byStatus.rejected + byStatus.answered, expired_or_cancelled: byStatus.expired + byStatus.cancelled } };
+      const base = filterOf(scope, { ...q, status: undefined });
+      const counted = await Promise.all(ALL_STATUSES.map((status) => repo.countUpTo({ ...base, status })));
+      const byStatus = Object.fromEntries(ALL_STATUSES.map((s, i) => [s, Math.min(counted[i]!, TOTAL_CAP)])) as Record<InterventionStatus, number>;
+      const exact = counted.every((n) => n <= TOTAL_CAP);
+      return { byStatus, grouped: { active: byStatus.pending, resolved: byStatus.approved + byStatus.rejected + byStatus.answered, expired_or_cancelled: byStatus.expired + byStatus.cancelled }, counts_exact: exact };
     },
 
     /** A budget pause (docs/usage.md) is answered by a workspace admin only; other interventions by any member. */

@@ -301,13 +301,12 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
     },
 
     async list(scope: Scope, q: JobListQuery) {
-      const filter: Filter<JobDoc> = { workspaceId: scope.workspaceId };
+      const filter: Filter<JobDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
       if (q.pathway_id) filter.pathwayId = q.pathway_id;
       if (q.receptor_id) filter.receptorId = q.receptor_id;
       if (q.neuron_id) filter.neuronId = q.neuron_id;
       if (q.status) filter.status = q.status;
-      const { items, total } = await repo.list(filter, q.offset, q.limit);
-      return { items, total, limit: q.limit, offset: q.offset };
+      return repo.list(filter, q);
     },
 
     /**

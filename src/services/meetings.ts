@@ -93,13 +93,12 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
   return {
     get,
     bodyOf,
-    async list(scope: Scope, q: { limit: number; offset: number; brain_id?: string; transcription_status?: TranscriptionStatus }) {
-      const filter: Filter<MeetingDoc> = { workspaceId: scope.workspaceId };
+    async list(scope: Scope, q: { limit: number; offset: number; cursor?: string; brain_id?: string; transcription_status?: TranscriptionStatus }) {
+      const filter: Filter<MeetingDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
       const brain = q.brain_id ?? scope.brainId;
       if (brain) filter.brainId = brain;
       if (q.transcription_status) filter.transcriptionStatus = q.transcription_status;
-      const { items, total } = await repo.page(filter, { updatedAt: -1, _id: -1 }, q.offset, q.limit);
-      return { items, total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+      return repo.list(filter, q);
     },
 
     async create(scope: Scope, b: { title: string; description?: string; body?: MeetingBody; brain_id?: string }): Promise<MeetingDoc> {

@@ -17,6 +17,7 @@ import type { Scope } from '../scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
 import type { ResourceEvents } from './resource-events.js';
 import { findById } from '../db/client.js';
+import { page } from '../db/paging.js';
 
 export interface MemoryIngest {
   content?: string; file_url?: string; name?: string; description?: string; owner_type?: 'neuron' | 'trace'; owner_id?: string;
@@ -91,16 +92,15 @@ export function createMemoryService(d: {
   const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
   return {
     get, getRecollection,
-    async list(scope: Scope, q: { source_type?: string; limit: number; offset: number; sortBy: keyof typeof SORT; sortDirection: 'asc' | 'desc'; owner_type?: string; owner_id?: string; brain_id?: string }) {
-      const filter: Filter<MemoryDoc> = { workspaceId: scope.workspaceId };
+    async list(scope: Scope, q: { source_type?: string; limit: number; offset: number; cursor?: string; sortBy: keyof typeof SORT; sortDirection: 'asc' | 'desc'; owner_type?: string; owner_id?: string; brain_id?: string }) {
+      const filter: Filter<MemoryDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
       const brain = q.brain_id ?? scope.brainId;
       if (brain) filter.brainId = brain;
       if (q.source_type) filter.sourceType = q.source_type as MemoryDoc['sourceType'];
       if (q.owner_type) filter.ownerType = q.owner_type as MemoryDoc['ownerType'];
       if (q.owner_id) filter.ownerId = q.owner_id;
       const dir = q.sortDirection === 'asc' ? 1 : -1;
-      const p = await repo.page(repo.memories, filter, { [SORT[q.sortBy]]: dir, _id: dir }, q.offset, q.limit);
-      return { ...p, limit: q.limit, offset: q.offset, hasMore: q.offset + p.items.length < p.total };
+      return page(repo.memories, filter, { field: SORT[q.sortBy], dir }, q);
     },
 
     /** POST /v1/memories: a memory by name (and `content` when sent). */
@@ -151,7 +151,7 @@ export function createMemoryService(d: {
     },
     discardUpload: (scope: Scope, id: string) => d.blobs.delete(blobKey(scope, id)),
 
-    async chunks(scope: Scope, id: string, q: { limit: number; offset: number }) {
+    async chunks(scope: Scope, id: string, q: { limit: number; offset: number; cursor?: string }) {
       const m = await get(scope, id);
       return d.ingest.chunks(scope.workspaceId, m._id, q);
     },
@@ -177,12 +177,11 @@ export function createMemoryService(d: {
     },
 
     // ---- recollections ----
-    async listRecollections(scope: Scope, q: { limit: number; offset: number; brain_id?: string }) {
-      const filter: Filter<RecollectionDoc> = { workspaceId: scope.workspaceId };
+    async listRecollections(scope: Scope, q: { limit: number; offset: number; cursor?: string; brain_id?: string }) {
+      const filter: Filter<RecollectionDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
       const brain = q.brain_id ?? scope.brainId;
       if (brain) filter.brainId = brain;
-      const p = await repo.page(repo.recollections, filter, { createdAt: -1, _id: -1 }, q.offset, q.limit);
-      return { ...p, limit: q.limit, offset: q.offset, hasMore: q.offset + p.items.length < p.total };
+      return page(repo.recollections, filter, { field: 'createdAt', dir: -1 }, q);
     },
     async createRecollection(scope: Scope, b: { name: string; description?: string; resource_ids?: string[]; brain_id?: string }) {
       const brainId = await brainFor(scope, b.brain_id);

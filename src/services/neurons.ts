@@ -12,6 +12,7 @@ import { hasRole, type Scope } from '../scope.js';
 import { claimNext, isDuplicateKey, newest } from '../db/claims.js';
 import type { ReceptorService } from './receptors.js';
 import type { ResourceEvents } from './resource-events.js';
+import type { Page } from '../db/paging.js';
 
 /** What a caller without core_admin sees instead of a core neuron's system_prompt. */
 export const REDACTED = '[redacted]';
@@ -31,7 +32,7 @@ export interface NeuronView {
 export interface NeuronVersionView { doc: NeuronVersionDoc; snapshot: NeuronSnapshot; redacted: boolean }
 
 /** A page of neuron views. */
-export interface NeuronPage { items: NeuronView[]; total: number; limit: number; offset: number; hasMore: boolean }
+export type NeuronPage = Page<NeuronView>;
 
 /**
  * name → slug: accents folded, lowercase, every run of characters outside [a-z0-9] becomes '-',
@@ -236,10 +237,10 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes, eve
       const rx = { $regex: escapeRegex(q.search), $options: 'i' };
       and.push({ $or: [{ name: rx }, { description: rx }] });
     }
-    const filter: Filter<NeuronDoc> = { workspaceId: scope.workspaceId, ...(includeDeleted ? {} : { deletedAt: null }), ...(and.length ? { $and: and } : {}) };
+    const filter: Filter<NeuronDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId, ...(includeDeleted ? {} : { deletedAt: null }), ...(and.length ? { $and: and } : {}) };
     const dir = q.sortDirection === 'asc' ? 1 : -1;
-    const { items, total } = await repo.list(filter, { [SORT_FIELD[q.sortBy]]: dir, _id: dir }, q.offset, q.limit);
-    return { items: items.map((d) => view(scope, d)), total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+    const p = await repo.list(filter, { field: SORT_FIELD[q.sortBy], dir }, q);
+    return { ...p, items: p.items.map((d) => view(scope, d)) };
   }
 
   return {

@@ -16,6 +16,7 @@ import type {
 } from '../schemas/pathways.js';
 import { hasRole, type Scope } from '../scope.js';
 import { holding, isDuplicateKey } from '../db/claims.js';
+import type { Page } from '../db/paging.js';
 
 /** Largest pathway_graph accepted (UTF-8 bytes of its JSON): the head keeps PATHWAY_VERSION_CAP copies of it. */
 export const PATHWAY_GRAPH_MAX_BYTES = 200_000;
@@ -23,7 +24,7 @@ export const PATHWAY_GRAPH_MAX_BYTES = 200_000;
 export const PATHWAY_DATA_MAX_BYTES = 1_000_000;
 
 /** A page of pathway heads. */
-export interface PathwayPage { items: PathwayHead[]; total: number; limit: number; offset: number; hasMore: boolean }
+export type PathwayPage = Page<PathwayHead>;
 /** What getForRun hands the run engine: the head, the version chosen and that version's id-based graph. */
 export interface PathwayForRun { pathway: PathwayDoc; version: number; graph: unknown }
 /** Result of a role check for one user on one pathway. */
@@ -169,12 +170,11 @@ export function createPathwayService({ repo, receptors, events }: { repo: Pathwa
 
     async list(scope: Scope, q: PathwayListQuery): Promise<PathwayPage> {
       if (!scope.brainId) throw validationError('X-Brain-Id header is required');
-      const filter: Filter<PathwayDoc> = { workspaceId: scope.workspaceId, brainId: scope.brainId };
+      const filter: Filter<PathwayDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId, brainId: scope.brainId };
       if (q.createdBy) filter.createdBy = q.createdBy;
       if (q.search) filter.name = { $regex: escapeRegex(q.search), $options: 'i' };
       const dir = q.sortDirection === 'asc' ? 1 : -1;
-      const { items, total } = await repo.list(filter, { [SORT_FIELD[q.sortBy]]: dir, _id: dir }, q.offset, q.limit);
-      return { items, total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+      return repo.list(filter, { field: SORT_FIELD[q.sortBy], dir }, q);
     },
 
     get: head,

@@ -222,13 +222,12 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
 
     /** GET /v1/receptors (brain): the brain's receptors plus workspace- and core-scoped ones. */
     async list(scope: Scope, q: ReceptorListQuery) {
-      const filter: Filter<ReceptorDoc> = { workspaceId: scope.workspaceId };
+      const filter: Filter<ReceptorDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
       if (scope.brainId) filter.$or = [{ brainId: scope.brainId }, { scope: { $in: ['workspace', 'core'] } }];
       if (q.target_type) filter['executableTarget.kind'] = q.target_type;
       if (q.ids) filter._id = { $in: q.ids };
       const dir = q.sortDirection === 'asc' ? 1 : -1;
-      const { items, total } = await repo.list(filter, { [SORT_FIELD[q.sortBy]]: dir, _id: dir }, q.offset, q.limit);
-      return { items, total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+      return repo.list(filter, { field: SORT_FIELD[q.sortBy], dir }, q);
     },
 
     async get(scope: Scope, workspaceSegment: string, slugOrId: string, preview = 5): Promise<ReceptorView> {

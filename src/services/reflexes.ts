@@ -78,10 +78,9 @@ export function createReflexService({ repo, workspaces, neurons, events }: { rep
         const rx = { $regex: escapeRegex(q.search), $options: 'i' };
         and.push({ $or: [{ name: rx }, { description: rx }] });
       }
-      const filter: Filter<ReflexDoc> = { workspaceId: scope.workspaceId, ...(q.type ? { type: q.type } : {}), ...(and.length ? { $and: and } : {}) };
+      const filter: Filter<ReflexDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId, ...(q.type ? { type: q.type } : {}), ...(and.length ? { $and: and } : {}) };
       const dir = q.sortDirection === 'asc' ? 1 : -1;
-      const { items, total } = await repo.list(filter, { [SORT_FIELD[q.sortBy]]: dir, _id: dir }, q.offset, q.limit);
-      return { items, total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+      return repo.list(filter, { field: SORT_FIELD[q.sortBy], dir }, q);
     },
 
     async create(scope: Scope, body: ReflexCreateBody): Promise<ReflexDoc> {

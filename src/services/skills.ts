@@ -35,12 +35,11 @@ export function createSkillService({ repo, workspaces, events }: { repo: SkillRe
   return {
     get,
     async list(scope: Scope, q: SkillListQuery) {
-      const filter: Filter<SkillDoc> = { workspaceId: scope.workspaceId };
+      const filter: Filter<SkillDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
       const brain = q.brain_id ?? scope.brainId;
       if (brain) filter.brainId = brain;
       const dir = q.sortDirection === 'asc' ? 1 : -1;
-      const { items, total } = await repo.list(filter, { [SORT[q.sortBy]]: dir, _id: dir }, q.offset, q.limit);
-      return { items, total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+      return repo.list(filter, { field: SORT[q.sortBy], dir }, q);
     },
 
     async create(scope: Scope, body: SkillCreateBody): Promise<SkillDoc> {

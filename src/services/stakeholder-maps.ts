@@ -20,6 +20,7 @@ import type { ResourceEvents } from './resource-events.js';
 import { uuidFromName } from '../ids.js';
 import type { UsageService } from './usage.js';
 import { findById } from '../db/client.js';
+import { page } from '../db/paging.js';
 
 /** The offline local/* models answer with fixed text: they can never produce an extraction. */
 const canExtract = (modelId: string) => !modelId.startsWith('local/');
@@ -247,11 +248,10 @@ export function createStakeholderMapService(d: {
       const m = await resolve(scope, resourceId);
       return { map: m, ...(await live(m)) };
     },
-    async list(scope: Scope, q: { brain_id?: string; limit: number; offset: number }) {
+    async list(scope: Scope, q: { brain_id?: string; limit: number; offset: number; cursor?: string }) {
       const brain = q.brain_id ?? scope.brainId;
       const filter = { workspaceId: scope.workspaceId, ...(brain ? { brainId: brain } : {}) };
-      const [items, total] = await Promise.all([repo.maps.find(filter).sort({ createdAt: -1, _id: 1 }).skip(q.offset).limit(q.limit).toArray(), repo.maps.countDocuments(filter)]);
-      return { items, total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+      return page(repo.maps, filter, { field: 'createdAt', dir: -1 }, q);
     },
     async create(scope: Scope, body: MapCreateBody): Promise<StakeholderMapDoc> {
       const brainId = await brainOf(scope, body.brain_id);
@@ -279,13 +279,10 @@ export function createStakeholderMapService(d: {
     async saveVersion(scope: Scope, resourceId: string | undefined, label: string | undefined) {
       return saveVersion(scope, await resolve(scope, resourceId), label);
     },
-    async versions(scope: Scope, resourceId: string | undefined, q: { limit: number; offset: number }) {
+    async versions(scope: Scope, resourceId: string | undefined, q: { limit: number; offset: number; cursor?: string }) {
       const m = await resolve(scope, resourceId);
-      const [items, total] = await Promise.all([
-        repo.versions.find({ mapId: m._id }).sort({ version: -1 }).skip(q.offset).limit(q.limit).toArray(),
-        repo.versions.countDocuments({ mapId: m._id }),
-      ]);
-      return { map: m, items: items as StakeholderVersionDoc[], total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+      const p = await page(repo.versions, { workspaceId: scope.workspaceId, mapId: m._id }, { field: 'version', dir: -1 }, q);
+      return { map: m, ...p, items: p.items as StakeholderVersionDoc[] };
     },
     async version(scope: Scope, resourceId: string, n: number) {
       const m = await get(scope, resourceId);

@@ -29,6 +29,8 @@ export interface EngramInput {
   cost?: CostSummary;
 }
 
+/** Traces a search reads per page at most (docs/decisions.md, "Lists that page by key"). */
+export const SEARCH_SCAN_MAX = 5_000;
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', message_count: 'messageCount' } as const;
 export const contentHash = (c: { type: string; content: string }) => createHash('sha256').update(`${c.type}\n${c.content}`).digest('hex');
 
@@ -220,7 +222,7 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
     get,
 
     async list(scope: Scope, q: TraceListQuery) {
-      const filter: Filter<TraceDoc> = { workspaceId: scope.workspaceId };
+      const filter: Filter<TraceDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
       if (q.brain_id) filter.brainId = q.brain_id;
       if (q.receptor_id) filter.receptorId = q.receptor_id;
       if (q.user_id) filter.userId = q.user_id;
@@ -230,16 +232,14 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
         filter.brainId = scope.brainId;
       }
       if (q.trace_type !== 'all') filter.traceType = q.trace_type;
-      if (q.search) {
-        const rx = { $regex: escapeRegex(q.search), $options: 'i' };
-        filter.$or = [{ traceId: rx }, { title: rx }];
-      }
+      // A substring is no index range: it is checked on the rows read in the sort's index order, at
+      // most SEARCH_SCAN_MAX of them per page (a short page then carries has_more and next_cursor).
+      const rx = q.search ? new RegExp(escapeRegex(q.search), 'i') : null;
+      const scan = rx ? { match: (t: TraceDoc) => rx.test(t.traceId) || (t.title != null && rx.test(t.title)), scanMax: SEARCH_SCAN_MAX } : undefined;
       if (q.created_after || q.created_before) {
         filter.createdAt = { ...(q.created_after ? { $gte: new Date(q.created_after) } : {}), ...(q.created_before ? { $lte: new Date(q.created_before) } : {}) };
       }
-      const dir = q.order === 'asc' ? 1 : -1;
-      const { items, total } = await repo.list(filter, { [SORT_FIELD[q.sort]]: dir, _id: dir }, q.offset, q.limit);
-      return { items, total, limit: q.limit, offset: q.offset, hasMore: q.offset + items.length < total };
+      return repo.list(filter, { field: SORT_FIELD[q.sort], dir: q.order === 'asc' ? 1 : -1 }, q, scan);
     },
 
     /** One engram by id in the caller's workspace (null when missing). */

@@ -3402,7 +3402,16 @@ export interface components {
         };
         BudgetList: {
             budgets: components["schemas"]["Budget"][];
+            /** @description true when rows follow this page */
+            has_more: boolean;
+            limit: number;
+            /** @description pass as cursor for the next page; null on the last page */
+            next_cursor: string | null;
+            offset: number;
+            /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
             total: number;
+            /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+            total_exact: boolean;
         };
         BudgetUpdateBody: {
             /** @description tokens (a whole number) or USD */
@@ -3907,11 +3916,17 @@ export interface components {
             scope?: "brain" | "workspace" | "core";
         };
         NeuronList: {
+            /** @description true when rows follow this page */
             has_more: boolean;
             limit: number;
             neurons: components["schemas"]["Neuron"][];
+            /** @description pass as cursor for the next page; null on the last page */
+            next_cursor: string | null;
             offset: number;
+            /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
             total: number;
+            /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+            total_exact: boolean;
         };
         NeuronReflexAssignment: {
             created_at: string;
@@ -4112,11 +4127,17 @@ export interface components {
             trace_id?: string;
         };
         PathwayList: {
+            /** @description true when rows follow this page */
             has_more: boolean;
             limit: number;
+            /** @description pass as cursor for the next page; null on the last page */
+            next_cursor: string | null;
             offset: number;
             pathways: components["schemas"]["Pathway"][];
+            /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
             total: number;
+            /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+            total_exact: boolean;
         };
         PathwayOverrides: {
             [key: string]: {
@@ -4570,11 +4591,17 @@ export interface components {
             type: "sensory" | "effector";
         };
         ReflexList: {
+            /** @description true when rows follow this page */
             has_more: boolean;
             limit: number;
+            /** @description pass as cursor for the next page; null on the last page */
+            next_cursor: string | null;
             offset: number;
             reflexes: components["schemas"]["Reflex"][];
+            /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
             total: number;
+            /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+            total_exact: boolean;
         };
         ReflexToolSet: {
             integration_id: string;
@@ -5516,7 +5543,13 @@ export interface operations {
     };
     "apiKeys.list": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
+                limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
+                offset?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5531,6 +5564,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         api_keys: components["schemas"]["ApiKey"][];
+                        /** @description true when rows follow this page */
+                        has_more: boolean;
+                        limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
+                        offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
+                        total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -5993,7 +6036,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 path?: string;
                 path_prefix?: string;
@@ -6043,10 +6089,16 @@ export interface operations {
                             updated_at: string;
                             version: number;
                         }[];
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -6701,7 +6753,10 @@ export interface operations {
     "artifacts.chunks.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 source?: string;
             };
@@ -6723,10 +6778,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         chunks: components["schemas"]["Chunk"][];
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -7262,7 +7323,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 path?: string;
                 path_prefix?: string;
@@ -7286,10 +7350,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         assets: components["schemas"]["Asset"][];
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -7844,7 +7914,10 @@ export interface operations {
     "assets.chunks.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 source?: string;
             };
@@ -7866,10 +7939,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         chunks: components["schemas"]["Chunk"][];
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -9298,6 +9377,11 @@ export interface operations {
     "budgets.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
+                limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
+                offset?: number;
                 scope?: "workspace" | "receptor" | "neuron" | "share_token";
                 target_id?: string;
             };
@@ -11234,10 +11318,14 @@ export interface operations {
                 brain_id?: string;
                 /** @description all: workspace-wide */
                 brain_scope?: "all" | "brain";
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 job_id?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 status?: "pending" | "approved" | "rejected" | "answered" | "expired" | "cancelled";
+                /** @description counts per status instead of a page, each counted up to 1,000 (counts_exact false when one reached it) */
                 summary?: boolean | ("0" | "1" | "true" | "false");
                 trace_id?: string;
             };
@@ -11570,8 +11658,11 @@ export interface operations {
     "jobs.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
                 neuron_id?: string;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 pathway_id?: string;
                 receptor_id?: string;
@@ -11590,10 +11681,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
+                        has_more: boolean;
                         jobs: components["schemas"]["Job"][];
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -12430,7 +12528,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 transcription_status?: "idle" | "live" | "finalizing" | "ready" | "failed";
             };
@@ -12449,11 +12550,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
                         meetings: components["schemas"]["Meeting"][];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -13497,7 +13604,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 owner_id?: string;
                 owner_type?: "neuron" | "trace";
@@ -13520,11 +13630,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
                         memories: components["schemas"]["Memory"][];
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -13841,7 +13957,10 @@ export interface operations {
     "memories.chunks.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
             };
             header?: {
@@ -13862,10 +13981,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         chunks: components["schemas"]["Chunk"][];
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -14183,7 +14308,10 @@ export interface operations {
     "neurons.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 /** @description substring of name or description (case-insensitive) */
                 search?: string;
@@ -15556,7 +15684,10 @@ export interface operations {
             query?: {
                 /** @description creator: user id (JWT) or API key id */
                 createdBy?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 /** @description case-insensitive substring of the name */
                 search?: string;
@@ -18690,8 +18821,11 @@ export interface operations {
         parameters: {
             query?: {
                 channel?: "slack" | "teams" | "discord" | "telegram" | "whatsapp" | "email" | "webchat";
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 id?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 receptor_id?: string;
             };
@@ -18709,9 +18843,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         bindings: components["schemas"]["ReceptorChannelBinding"][];
+                        /** @description true when rows follow this page */
+                        has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -19503,8 +19644,11 @@ export interface operations {
     "receptors.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 ids?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 sortBy?: "created_at" | "updated_at" | "slug";
                 sortDirection?: "asc" | "desc";
@@ -19525,11 +19669,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
                         receptors: components["schemas"]["Receptor"][];
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -21236,7 +21386,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
             };
             header?: {
@@ -21254,11 +21407,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
                         recollections: components["schemas"]["Recollection"][];
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -22041,7 +22200,10 @@ export interface operations {
     "reflexes.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 /** @description substring of name or description (case-insensitive) */
                 search?: string;
@@ -24127,9 +24289,12 @@ export interface operations {
     "resources.neurons.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 /** @description also list soft-deleted neurons */
                 include_deleted?: boolean | ("0" | "1" | "true" | "false");
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 /** @description substring of name or description (case-insensitive) */
                 search?: string;
@@ -24990,7 +25155,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
             };
             header?: {
@@ -25008,11 +25176,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
                         stakeholder_maps: components["schemas"]["StakeholderMap"][];
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -25332,7 +25506,10 @@ export interface operations {
     "resources.stakeholderMaps.history": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
             };
             header?: {
@@ -25352,12 +25529,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         latest_version: number;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
                         resource_id: string;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                         versions: components["schemas"]["StakeholderMapVersion"][];
                     };
                 };
@@ -26330,7 +26513,10 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 sortBy?: "created_at" | "updated_at" | "name";
                 sortDirection?: "asc" | "desc";
@@ -26350,11 +26536,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
                         skills: components["schemas"]["Skill"][];
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                     };
                 };
             };
@@ -27241,7 +27433,10 @@ export interface operations {
     "stakeholderMap.versions.list": {
         parameters: {
             query?: {
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 resource_id?: string;
             };
@@ -27260,12 +27455,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         latest_version: number;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
                         resource_id: string;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                         versions: components["schemas"]["StakeholderMapVersion"][];
                     };
                 };
@@ -27797,9 +27998,12 @@ export interface operations {
                 brain_id?: string;
                 created_after?: string;
                 created_before?: string;
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                cursor?: string;
                 limit?: number;
                 /** @description needs brain scope (X-Brain-Id) */
                 neuron_id?: string;
+                /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
                 order?: "asc" | "desc";
                 receptor_id?: string;
@@ -27825,10 +28029,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description true when rows follow this page */
                         has_more: boolean;
                         limit: number;
+                        /** @description pass as cursor for the next page; null on the last page */
+                        next_cursor: string | null;
                         offset: number;
+                        /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
+                        /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
+                        total_exact: boolean;
                         traces: components["schemas"]["Trace"][];
                     };
                 };
