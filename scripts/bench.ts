@@ -35,6 +35,12 @@
  *     and appending its reply) and GET /v1/traces/:id/messages, timed before and after BENCH_HISTORY
  *     (20,000) engrams of other traces are written into the store; the ratio after ÷ before says
  *     whether a run slows down as the platform's data grows (aim ≤ 1.2).
+ * (m) History (scripts/bench-history.ts): one workspace filled with a realistic history (100,000 ledger
+ *     rows, 100,000 jobs, 100,000 engrams over 10,000 traces, 20,000 interventions, 50,000 chunks;
+ *     BENCH_HISTORY_SCALE scales it, e.g. 0.1) and one with 1,000 of each, plus other tenants'
+ *     rows; every list, aggregate, search and the per-turn budget check timed on both over HTTP:
+ *     p50 small, p50 big and the ratio (aim ≤ 1.5). Runs last (it fills the store); its timing
+ *     phase is bounded by BENCH_HISTORY_MINUTES (30), each request by 30 s.
  *
  * Sections (a)–(g) and (j) use an API inside the bench process (startTestApp: its registry, store
  * clients and Temporal client are read directly); (h), (i) and (k) use the compiled API process.
@@ -72,8 +78,9 @@ import { createBenchActivities } from './bench-activities.js';
 import { measureSearch, searchSummary, type SearchBenchResult } from './bench-search.js';
 import type { bareOneActivity } from './bench-workflows.js';
 import { freePorts, startEmbedded, type EmbeddedServices } from './embedded.js';
-import { registry } from '../src/metrics.js';
+import { metrics, registry } from '../src/metrics.js';
 import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
+import { fillHistory, historySummary, measureHistory, scaledHistory, SMALL_HISTORY, type HistoryMeasure } from './bench-history.js';
 
 // ─── Parameters (bounded: the whole run takes a minute or two on 2 cores) ──────────────────────
 
@@ -103,6 +110,9 @@ const RT_RUNS = 20;
 const RUNS_L = 12;
 const HISTORY_ROWS = Number(process.env.BENCH_HISTORY ?? 20_000);
 const AIM_HISTORY_RATIO = 1.2;
+/** (m) Size of the big workspace's history (1: the issue's figures) and the bound on its timing phase. */
+const HISTORY_SCALE = Number(process.env.BENCH_HISTORY_SCALE ?? 1);
+const HISTORY_BOUND_MIN = Number(process.env.BENCH_HISTORY_MINUTES ?? 30);
 /** Longest a single run may take before the bench reports an error. */
 const RUN_TIMEOUT_MS = 60_000;
 /** Aims from the performance brief, printed next to the figures. */
@@ -463,6 +473,44 @@ async function measureStoredHistory(app: TestApp, ws: Workspace, llm: ScriptedOp
   say(`(l) wrote ${HISTORY_ROWS} engrams in ${fmt(fillMs)} ms`);
   const after = await phase(`${HISTORY_ROWS} engrams stored`);
   return { rows: HISTORY_ROWS, fillMs, before, after, runRatio: after.run.median / before.run.median, readRatio: after.read.median / before.read.median };
+}
+
+// ─── (m) Every list, aggregate and per-turn check on a realistic history ───────────────────────
+
+/**
+ * Fills a big and a small workspace (and two other tenants) through scripts/bench-history.ts,
+ * gives the big and the small one a neuron on the scripted provider covered by three monthly
+ * budgets (POST /v1/budgets), then times the routes on both against the in-process API.
+ */
+async function measureHistorySection(app: TestApp, llm: ScriptedOpenAI): Promise<HistoryMeasure> {
+  const [big, small, ...others] = await Promise.all(Array.from({ length: 4 }, () => buildWorkspace(app)));
+  const size = scaledHistory(HISTORY_SCALE);
+  say(`(m) history: filling one workspace with ${size.jobs} jobs, ${size.ledger} ledger rows, ${size.engrams} engrams over ${size.traces} traces, ${size.interventions} interventions, ${size.chunks} chunks (scale ${HISTORY_SCALE}); one and two other tenants with ${SMALL_HISTORY.jobs} of each`);
+  const fill = await fillHistory(app.deps.db, app.services, { big, small, others }, size, SMALL_HISTORY, (l) => say(`(m) ${l}`));
+  say(`(m) filled in ${fmt(fill.totalMs / 1000)} s`);
+  llm.setDefault(() => TTFT_REPLY);
+  const neurons: [string, string] = [await createNeuron(app, big, 'bench-history-m'), await createNeuron(app, small, 'bench-history-m')];
+  for (const [ws, neuron] of [[big, neurons[0]], [small, neurons[1]]] as const) {
+    for (const body of [
+      { scope: 'workspace', measure: 'tokens', period: 'month', limit: 1e12 },
+      { scope: 'workspace', measure: 'usd', period: 'month', limit: 1e9 },
+      { scope: 'neuron', target_id: neuron, measure: 'tokens', period: 'month', limit: 1e12 },
+    ]) {
+      const r = await app.post('/v1/budgets', ws.key, body);
+      if (r.status !== 201) throw new Error(`POST /v1/budgets answered ${r.status}: ${r.text}`);
+    }
+  }
+  const byId = new Map<string, Workspace>([big, small].map((w) => [w.workspaceId, w]));
+  return measureHistory(fill, {
+    client: app, neurons, boundMs: HISTORY_BOUND_MIN * 60_000, log: say,
+    // Requests the in-process API has finished (its request metric), to wait for ones the bench gave up on.
+    completedRequests: async () => (await metrics.httpRequests.get()).values.filter((v) => v.metricName?.endsWith('_count')).reduce((n, v) => n + v.value, 0),
+    firstToken: async (w, neuronId) => {
+      const run = await runThroughApi(app, byId.get(w.workspaceId)!, `/v1/neurons/${neuronId}/invoke`, { message: 'history', stream: true });
+      if (run.firstToken === undefined) throw new Error(`job ${run.jobId} completed without a token event`);
+      return run.firstToken - run.t0;
+    },
+  });
 }
 
 // ─── (g) What budgets cost a run ───────────────────────────────────────────────────────────────
@@ -1201,9 +1249,9 @@ function machine(): string {
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult }
+interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult; m?: HistoryMeasure }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1222,6 +1270,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l }: Results): strin
     ...(j ? ['', ...sectionJ(j)] : []),
     ...(k ? ['', ...soakSummary(k, verdict)] : []),
     ...(l ? ['', ...sectionL(l)] : []),
+    ...(m ? ['', ...historySummary(m)] : []),
     line,
   ].join('\n');
 
@@ -1417,6 +1466,8 @@ async function main(): Promise<void> {
     }
     // Last: it fills the store.
     if (runs('l')) r.l = await measureStoredHistory(app, ws, llm);
+    // After (l): it fills the store with months of history.
+    if (runs('m')) r.m = await measureHistorySection(app, llm);
     console.log(summary(probes, r));
   } finally {
     say('stopping');
