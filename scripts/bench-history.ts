@@ -392,22 +392,18 @@ async function fillWorkspace(db: Db, services: Services, ws: HistoryWorkspace, s
 }
 
 /**
- * Fills `big` with `bigSize` history and `small` and every one of `others` with `smallSize`
- * (other tenants' rows share the collections). `services` must be built over `db`.
+ * Fills each workspace of `plan` with its history, in order, into one store (`services` built
+ * over `db`); other tenants' rows share the collections, as in a real store. `seed` makes the
+ * history reproducible (default: the workspace's position in the plan).
  */
 export async function fillHistory(
-  db: Db, services: Services,
-  w: { big: HistoryWorkspace; small: HistoryWorkspace; others?: HistoryWorkspace[] },
-  bigSize: HistorySize, smallSize: HistorySize = SMALL_HISTORY, log: (line: string) => void = () => undefined,
+  db: Db, services: Services, plan: { ws: HistoryWorkspace; size: HistorySize; seed?: number }[], log: (line: string) => void = () => undefined,
 ): Promise<FillReport> {
   const t0 = performance.now();
   const ms: Record<string, number> = {};
   const written: Record<string, number> = {};
   const filled: FilledWorkspace[] = [];
-  // Small and other tenants first, then the big one: its rows are the newest in the collections.
-  filled.push(await fillWorkspace(db, services, w.small, smallSize, 2, ms, written, log));
-  for (const [k, o] of (w.others ?? []).entries()) await fillWorkspace(db, services, o, smallSize, 10 + k, ms, written, log);
-  filled.unshift(await fillWorkspace(db, services, w.big, bigSize, 1, ms, written, log));
+  for (const [k, p] of plan.entries()) filled.push(await fillWorkspace(db, services, p.ws, p.size, p.seed ?? k + 1, ms, written, log));
   return { filled, ms, written, totalMs: performance.now() - t0 };
 }
 
@@ -432,8 +428,11 @@ export interface RouteTiming {
   note?: string;
 }
 
+/** One side of the comparison: the API over its own store, and the workspace timed on it. */
+export interface HistorySide { client: TestClient; fill: FillReport; filled: FilledWorkspace }
+
 export interface HistoryMeasure {
-  fill: FillReport;
+  small: HistorySide; big: HistorySide;
   routes: RouteTiming[];
   totalMs: number;
   /** The bound on the timing phase, ms. */
@@ -449,13 +448,11 @@ type Outcome = { ok: true; ms: number; body: unknown } | { ok: false; why: strin
 type Req = { method?: 'GET' | 'POST'; path: string; body?: unknown; brain?: boolean } | null;
 
 export interface MeasureOptions {
-  /** A client for the API under test (its base URL). */
-  client: TestClient;
   /** Completed-request count of the API under test (its request metric), to wait for abandoned requests; omitted: no wait. */
   completedRequests?: () => Promise<number>;
   /** Time to first token of one invoke of a neuron covered by the workspace's budgets, ms (the per-turn budget check); omitted: not timed. */
   firstToken?: (ws: HistoryWorkspace, neuronId: string) => Promise<number>;
-  /** A neuron per workspace for `firstToken` (same order as `filled`). */
+  /** A neuron of each timed workspace for `firstToken`: [small, big]. */
   neurons?: [string, string];
   /** Bound on the timing phase (routes past it are reported, not run). */
   boundMs: number;
@@ -505,15 +502,14 @@ async function cursorAt(client: TestClient, ws: HistoryWorkspace, path: string, 
 }
 
 /**
- * Times every list, aggregate and per-turn check on the big and the small workspace (filled[0],
- * filled[1]): one warm-up each, then up to SAMPLES requests each, alternating, within
+ * Times every list, aggregate and per-turn check on the small and the big side, each an API over
+ * its own store: one warm-up each, then up to SAMPLES requests each, alternating, within
  * ROUTE_BUDGET_MS per route; a side whose warm-up times out is reported "> 30 s" and not sampled.
  * Routes that read the search index (built from the store at its first use) come last.
  */
-export async function measureHistory(fill: FillReport, o: MeasureOptions): Promise<HistoryMeasure> {
+export async function measureHistory(small: HistorySide, big: HistorySide, o: MeasureOptions): Promise<HistoryMeasure> {
   const started = performance.now();
-  const [big, small] = fill.filled;
-  const { client, log } = o;
+  const { log } = o;
   // Requests this route sent, and the API's completed-request count when it began.
   let sent = 0;
   let baseline = 0;
@@ -532,13 +528,13 @@ export async function measureHistory(fill: FillReport, o: MeasureOptions): Promi
   };
 
   const routes: RouteTiming[] = [];
-  const time = async (route: string, reqOf: (f: FilledWorkspace) => Req | Promise<Req>) => {
+  const time = async (route: string, reqOf: (f: FilledWorkspace, client: TestClient) => Req | Promise<Req>) => {
     if (performance.now() - started > o.boundMs) {
       routes.push({ route, small: null, big: null, samples: [0, 0], note: 'not run: the section\'s time bound was reached' });
       return;
     }
     const sides = [small, big];
-    const reqs = await Promise.all(sides.map(reqOf));
+    const reqs = await Promise.all(sides.map((s) => reqOf(s.filled, s.client)));
     sent = 0;
     baseline = o.completedRequests ? await o.completedRequests() : 0;
     const samples: number[][] = [[], []];
@@ -548,7 +544,7 @@ export async function measureHistory(fill: FillReport, o: MeasureOptions): Promi
     let timedOut = false;
     const once = async (k: number): Promise<void> => {
       sent++;
-      const out = await timedRequest(client, sides[k].ws, reqs[k]!);
+      const out = await timedRequest(sides[k].client, sides[k].filled.ws, reqs[k]!);
       if (out.ok) { samples[k].push(out.ms); return; }
       live[k] = false;
       notes[k] = out.why;
@@ -575,7 +571,7 @@ export async function measureHistory(fill: FillReport, o: MeasureOptions): Promi
   await time('GET /v1/jobs?pathway_id=…', (f) => ({ path: `/v1/jobs?pathway_id=${f.pathwayId}` }));
   await time('GET /v1/jobs?offset=5000 (small: 500)', (f) => ({ path: `/v1/jobs?offset=${deep(f)}` }));
   // Deep paging by cursor, when the list offers next_cursor: the page after deep() rows (walked untimed).
-  await time('GET /v1/jobs?cursor=… (at 5000 | 500)', async (f) => {
+  await time('GET /v1/jobs?cursor=… (at 5000 | 500)', async (f, client) => {
     const cursor = await cursorAt(client, f.ws, '/v1/jobs', deep(f));
     return cursor ? { path: `/v1/jobs?cursor=${encodeURIComponent(cursor)}` } : null;
   });
@@ -601,7 +597,7 @@ export async function measureHistory(fill: FillReport, o: MeasureOptions): Promi
     const label = 'invoke → first token (3 budgets, per-turn check)';
     if (performance.now() - started > o.boundMs) routes.push({ route: label, small: null, big: null, samples: [0, 0], note: 'not run: the section\'s time bound was reached' });
     else {
-      const sides = [{ f: small, n: o.neurons[1] }, { f: big, n: o.neurons[0] }];
+      const sides = [{ f: small.filled, n: o.neurons[0] }, { f: big.filled, n: o.neurons[1] }];
       const samples: number[][] = [[], []];
       const t0 = performance.now();
       let note: string | undefined;
@@ -625,7 +621,7 @@ export async function measureHistory(fill: FillReport, o: MeasureOptions): Promi
   await time('POST /v1/grep (memories)', (f) => ({ method: 'POST', path: '/v1/grep', body: { query: `memories/${f.term}` }, brain: true }));
   await time('POST /v1/browse/resource-tree', () => ({ method: 'POST', path: '/v1/browse/resource-tree', body: {}, brain: true }));
   await drain();
-  return { fill, routes, totalMs: performance.now() - started, boundMs: o.boundMs, undrained };
+  return { small, big, routes, totalMs: performance.now() - started, boundMs: o.boundMs, undrained };
 }
 
 // ─── Summary ───────────────────────────────────────────────────────────────────────────────
@@ -640,14 +636,16 @@ const cell = (ms: number | null, note: string | undefined, side: 'small' | 'big'
 
 /** The table: route, p50 small, p50 big, ratio, goal met. */
 export function historySummary(m: HistoryMeasure): string[] {
-  const [big, small] = m.fill.filled;
-  const b = big.size;
-  const written = Object.entries(m.fill.written).map(([k, v]) => `${k} ${v}`).join(', ');
-  const fillMs = Object.entries(m.fill.ms).map(([k, v]) => `${k} ${(v / 1000).toFixed(0)} s`).join(', ');
+  const b = m.big.filled.size;
+  const s = m.small.filled.size;
+  const others = (side: HistorySide) => side.fill.filled.length - 1;
+  const fillLine = (name: string, f: FillReport) =>
+    `      ${name} store: filled in ${(f.totalMs / 1000).toFixed(0)} s (${Object.entries(f.ms).map(([k, v]) => `${k} ${(v / 1000).toFixed(0)} s`).join(', ')}); ${Object.entries(f.written).map(([k, v]) => `${k} ${v}`).join(', ')}`;
   const out = [
     `  (m) History: the same routes on a workspace with ${b.jobs} jobs, ${b.ledger} ledger rows, ${b.engrams} engrams over ${b.traces} traces,`,
-    `      ${b.interventions} interventions, ${b.chunks} chunks (big) and one with ${small.size.jobs} of each (small; ${small.size.traces} traces), plus other tenants' rows`,
-    `      fill ${(m.fill.totalMs / 1000).toFixed(0)} s (${fillMs}); documents written: ${written}`,
+    `      ${b.interventions} interventions and ${b.chunks} chunks (big, ${others(m.big)} other tenants with ${s.jobs} of each in its store) and on one with`,
+    `      ${s.jobs} of each, ${s.traces} traces (small, ${others(m.small)} such tenants beside it), each side an API over its own database on the same FerretDB`,
+    fillLine('big', m.big.fill), fillLine('small', m.small.fill),
     '      written through services.usage.record (ledger), services.interventions.create (the timed public link) and POST /v1/budgets;',
     '      jobs, traces, engrams + places, other interventions, memories, assets, artifacts, chunks inserted directly (insertMany, the platform\'s document types)',
     `      p50 of up to ${SAMPLES} requests after a warm-up, alternating small and big; per request ${REQUEST_TIMEOUT_MS / 1000} s at most; timing phase bounded at ${(m.boundMs / 60_000).toFixed(0)} min (took ${(m.totalMs / 1000).toFixed(0)} s)`,
