@@ -1,25 +1,29 @@
 /**
  * Bench section (m), "history": the platform's reads on a store that holds a realistic history.
  *
- * `fillHistory` fills workspaces with months of history; `measureHistory` times every list,
- * aggregate and per-turn check over HTTP on a big workspace and on a small one (the same routes,
- * the same machine, interleaved), and `historySummary` prints the ratio big ÷ small of each
- * (goal ≤ 1.5) beside the absolute p50s. The fill is also the realistic store other sections
- * (e.g. a load test) can reuse: call `fillHistory` on their own database.
+ * `fillHistory` fills workspaces of one store with months of history; `measureHistory` times
+ * every list, aggregate, search and the per-turn budget check over HTTP on two sides, each an API
+ * over a store of its own: a small workspace (1,000 of each kind of row) and a big one (the
+ * issue's history), each beside small tenants, interleaved request by request on the same machine;
+ * `historySummary` prints the ratio big ÷ small of each (goal ≤ 1.5) beside the absolute p50s.
+ * The two sides have separate stores because the embedded store scans whole collections: on a
+ * shared store the small workspace pays for the big one's rows and the ratio says nothing.
+ * The fill is also the realistic store other sections (e.g. a load test) can reuse: call
+ * `fillHistory` on their own database with the sizes they want (BIG_HISTORY, SMALL_HISTORY).
  *
  * What is written how (stated in the output too):
  * - usage-ledger rows go through the platform's own write path, `services.usage.record` (as a
  *   run's model call records them, `placed: false`), so whatever that path maintains besides the
  *   row is maintained for the filled rows as well;
  * - the one intervention per workspace whose public token is timed goes through
- *   `services.interventions.create`, and the three budgets per workspace through `POST /v1/budgets`
- *   (done by measureHistory);
+ *   `services.interventions.create`; the three budgets per timed workspace through `POST /v1/budgets`
+ *   (scripts/bench.ts);
  * - jobs, traces, engrams with their places, the other interventions, memories, assets,
  *   artifacts (with their first version) and chunks (with 100-dimension vectors of the offline
  *   embedder's layout) are inserted in batches with `insertMany`, typed with the platform's own
  *   document types (src/db/*.ts), shaped as their services write them. Inserted directly, they
- *   reach no Redis stream: the search index sees them when it builds from the store (the in-process
- *   API builds it at its first search, after the fill).
+ *   reach no Redis stream: the search index sees them when it builds from the store (an
+ *   in-process API builds it at its first search, after the fill).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Binary, type Db, type OptionalUnlessRequiredId } from 'mongodb';
