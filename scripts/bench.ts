@@ -40,7 +40,8 @@
  *     BENCH_HISTORY_SCALE scales it, e.g. 0.1) in one store and one with 1,000 of each in another,
  *     each beside two small tenants, each served by its own in-process API; every list, aggregate,
  *     search and the per-turn budget check timed on both over HTTP: p50 small, p50 big and the
- *     ratio (aim ≤ 1.5). Its timing phase is bounded by BENCH_HISTORY_MINUTES (30), each request by 30 s.
+ *     ratio (aim ≤ 1.5). Its timing phase is bounded by BENCH_HISTORY_MINUTES (30), each request by 30 s;
+ *     BENCH_HISTORY_ROUTES=usage,jobs times only the routes whose label contains one of those words.
  *
  * Sections (a)–(g) and (j) use an API inside the bench process (startTestApp: its registry, store
  * clients and Temporal client are read directly); (h), (i) and (k) use the compiled API process.
@@ -80,7 +81,7 @@ import type { bareOneActivity } from './bench-workflows.js';
 import { freePorts, startEmbedded, type EmbeddedServices } from './embedded.js';
 import { metrics, registry } from '../src/metrics.js';
 import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
-import { fillHistory, historySummary, measureHistory, scaledHistory, SMALL_HISTORY, type HistoryMeasure } from './bench-history.js';
+import { fillHistory, historySummary, measureHistory, REQUEST_TIMEOUT_MS, scaledHistory, SMALL_HISTORY, type HistoryMeasure } from './bench-history.js';
 
 // ─── Parameters (bounded: the whole run takes a minute or two on 2 cores) ──────────────────────
 
@@ -525,6 +526,7 @@ async function measureHistorySection(llm: ScriptedOpenAI, onCleanup: (fn: () => 
     { client: bigApp, fill: big.fill, filled: big.fill.filled[0] },
     {
       neurons, boundMs: HISTORY_BOUND_MIN * 60_000, log: say,
+      only: (process.env.BENCH_HISTORY_ROUTES ?? '').split(',').map((x) => x.trim()).filter(Boolean),
       // Requests both in-process APIs have finished (their request metric), to wait for ones the bench gave up on.
       completedRequests: async () => (await metrics.httpRequests.get()).values.filter((v) => v.metricName?.endsWith('_count')).reduce((n, v) => n + v.value, 0),
       firstToken: async (w, neuronId) => {
@@ -534,13 +536,13 @@ async function measureHistorySection(llm: ScriptedOpenAI, onCleanup: (fn: () => 
         if (res.status !== 202) throw new Error(`invoke answered ${res.status}: ${res.text}`);
         let first: number | undefined;
         const sse = await readSse(`${app.url}/v1/jobs/${String(res.body.job_id)}/stream`, {
-          headers: { authorization: `Bearer ${w.key}` }, timeoutMs: RUN_TIMEOUT_MS,
+          headers: { authorization: `Bearer ${w.key}` }, timeoutMs: REQUEST_TIMEOUT_MS,
           until: (events) => {
             if (first === undefined && events.some((e) => dataOf(e).type === 'token')) first = performance.now();
             return first !== undefined || events.some((e) => ['complete', 'error'].includes(String(dataOf(e).type)));
           },
         });
-        if (first === undefined) throw new Error(`job ${String(res.body.job_id)} streamed no token (status ${sse.status})`);
+        if (first === undefined) throw new Error(performance.now() - t0 >= REQUEST_TIMEOUT_MS ? `> ${REQUEST_TIMEOUT_MS / 1000} s` : `job ${String(res.body.job_id)} streamed no token (status ${sse.status})`);
         return first - t0;
       },
     },
