@@ -39,6 +39,13 @@
  *     whether a run slows down as the platform's data grows (aim ≤ 1.2).
  * (p) Lists (scripts/bench-lists.ts, alone: `npm run bench:lists`): pages of jobs, traces and
  *     interventions, the summary and a public token at 1,000 and at 100,000 rows (aim: ratio ≤ 1.5).
+ * (m) History (scripts/bench-history.ts): a workspace filled with a realistic history (100,000 ledger
+ *     rows, 100,000 jobs, 100,000 engrams over 10,000 traces, 20,000 interventions, 50,000 chunks;
+ *     BENCH_HISTORY_SCALE scales it, e.g. 0.1) in one store and one with 1,000 of each in another,
+ *     each beside two small tenants, each served by its own in-process API; every list, aggregate,
+ *     search and the per-turn budget check timed on both over HTTP: p50 small, p50 big and the
+ *     ratio (aim ≤ 1.5). Its timing phase is bounded by BENCH_HISTORY_MINUTES (30), each request by 30 s;
+ *     BENCH_HISTORY_ROUTES=usage,jobs times only the routes whose label contains one of those words.
  *
  * Sections (a)–(g) and (j) use an API inside the bench process (startTestApp: its registry, store
  * clients and Temporal client are read directly); (h), (i) and (k) use the compiled API process.
@@ -77,10 +84,11 @@ import { createBenchActivities } from './bench-activities.js';
 import { measureSearch, searchSummary, type SearchBenchResult } from './bench-search.js';
 import type { bareOneActivity } from './bench-workflows.js';
 import { freePorts, startEmbedded, type EmbeddedServices } from './embedded.js';
-import { registry } from '../src/metrics.js';
+import { metrics, registry } from '../src/metrics.js';
 import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
 import { formatUsageScale, measureUsageScale, type UsageScaleFigures } from './bench-usage.js';
 import { formatLists, measureLists, type ListFigures } from './bench-lists.js';
+import { fillHistory, historySummary, measureHistory, REQUEST_TIMEOUT_MS, scaledHistory, SMALL_HISTORY, type HistoryMeasure } from './bench-history.js';
 
 // ─── Parameters (bounded: the whole run takes a minute or two on 2 cores) ──────────────────────
 
@@ -110,6 +118,9 @@ const RT_RUNS = 20;
 const RUNS_L = 12;
 const HISTORY_ROWS = Number(process.env.BENCH_HISTORY ?? 20_000);
 const AIM_HISTORY_RATIO = 1.2;
+/** (m) Size of the big workspace's history (1: the issue's figures) and the bound on its timing phase. */
+const HISTORY_SCALE = Number(process.env.BENCH_HISTORY_SCALE ?? 1);
+const HISTORY_BOUND_MIN = Number(process.env.BENCH_HISTORY_MINUTES ?? 30);
 /** Longest a single run may take before the bench reports an error. */
 const RUN_TIMEOUT_MS = 60_000;
 /** Aims from the performance brief, printed next to the figures. */
@@ -470,6 +481,79 @@ async function measureStoredHistory(app: TestApp, ws: Workspace, llm: ScriptedOp
   say(`(l) wrote ${HISTORY_ROWS} engrams in ${fmt(fillMs)} ms`);
   const after = await phase(`${HISTORY_ROWS} engrams stored`);
   return { rows: HISTORY_ROWS, fillMs, before, after, runRatio: after.run.median / before.run.median, readRatio: after.read.median / before.read.median };
+}
+
+// ─── (m) Every list, aggregate and per-turn check on a realistic history ───────────────────────
+
+/**
+ * Two APIs in the bench process, each over a database of its own on the same FerretDB: the
+ * small store holds a workspace with 1,000 of each kind of row and two other tenants like it;
+ * the big store a workspace with the realistic history (scaled by BENCH_HISTORY_SCALE) and two
+ * small tenants. Each timed workspace gets a neuron on the scripted provider covered by three
+ * monthly budgets (POST /v1/budgets); then scripts/bench-history.ts times the routes on both.
+ * No worker serves these APIs: the per-turn check is timed to the first token, which the API's
+ * first turn streams (FIRST_TURN_IN_API) after the run's budget check.
+ */
+async function measureHistorySection(llm: ScriptedOpenAI, onCleanup: (fn: () => Promise<unknown>) => void): Promise<HistoryMeasure> {
+  const tag = randomUUID().slice(0, 8);
+  const start = async (name: string) => {
+    const a = await startTestApp({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', MONGODB_DB: `cortex_bench_${tag}_${name}`, RATE_LIMIT_POINTS: 1_000_000 });
+    onCleanup(() => a.close());
+    onCleanup(() => dropRedisKeys(a));
+    onCleanup(() => a.deps.db.dropDatabase());
+    return a;
+  };
+  const [smallApp, bigApp] = [await start('small'), await start('big')];
+  const size = scaledHistory(HISTORY_SCALE);
+  say(`(m) history: the big store gets a workspace with ${size.jobs} jobs, ${size.ledger} ledger rows, ${size.engrams} engrams over ${size.traces} traces, ${size.interventions} interventions, ${size.chunks} chunks (scale ${HISTORY_SCALE}); every other workspace ${SMALL_HISTORY.jobs} of each`);
+  const fillStore = async (app: TestApp, first: typeof SMALL_HISTORY) => {
+    const wss = await Promise.all(Array.from({ length: 3 }, () => buildWorkspace(app)));
+    const fill = await fillHistory(app.deps.db, app.services, wss.map((ws, k) => ({ ws, size: k === 0 ? first : SMALL_HISTORY })), (l) => say(`(m) ${l}`));
+    say(`(m) ${first === SMALL_HISTORY ? 'small' : 'big'} store filled in ${fmt(fill.totalMs / 1000)} s`);
+    return { ws: wss[0], fill };
+  };
+  const small = await fillStore(smallApp, SMALL_HISTORY);
+  const big = await fillStore(bigApp, size);
+  llm.setDefault(() => TTFT_REPLY);
+  const sides = [{ app: smallApp, ws: small.ws }, { app: bigApp, ws: big.ws }];
+  const neurons = await Promise.all(sides.map(({ app, ws }) => createNeuron(app, ws, 'bench-history-m'))) as [string, string];
+  for (const [k, { app, ws }] of sides.entries()) {
+    for (const body of [
+      { scope: 'workspace', measure: 'tokens', period: 'month', limit: 1e12 },
+      { scope: 'workspace', measure: 'usd', period: 'month', limit: 1e9 },
+      { scope: 'neuron', target_id: neurons[k], measure: 'tokens', period: 'month', limit: 1e12 },
+    ]) {
+      const r = await app.post('/v1/budgets', ws.key, body);
+      if (r.status !== 201) throw new Error(`POST /v1/budgets answered ${r.status}: ${r.text}`);
+    }
+  }
+  const appOf = new Map<string, TestApp>(sides.map((s) => [s.ws.workspaceId, s.app]));
+  return measureHistory(
+    { client: smallApp, fill: small.fill, filled: small.fill.filled[0] },
+    { client: bigApp, fill: big.fill, filled: big.fill.filled[0] },
+    {
+      neurons, boundMs: HISTORY_BOUND_MIN * 60_000, log: say,
+      only: (process.env.BENCH_HISTORY_ROUTES ?? '').split(',').map((x) => x.trim()).filter(Boolean),
+      // Requests both in-process APIs have finished (their request metric), to wait for ones the bench gave up on.
+      completedRequests: async () => (await metrics.httpRequests.get()).values.filter((v) => v.metricName?.endsWith('_count')).reduce((n, v) => n + v.value, 0),
+      firstToken: async (w, neuronId) => {
+        const app = appOf.get(w.workspaceId)!;
+        const t0 = performance.now();
+        const res = await app.post(`/v1/neurons/${neuronId}/invoke`, w.key, { message: 'history', stream: true });
+        if (res.status !== 202) throw new Error(`invoke answered ${res.status}: ${res.text}`);
+        let first: number | undefined;
+        const sse = await readSse(`${app.url}/v1/jobs/${String(res.body.job_id)}/stream`, {
+          headers: { authorization: `Bearer ${w.key}` }, timeoutMs: REQUEST_TIMEOUT_MS,
+          until: (events) => {
+            if (first === undefined && events.some((e) => dataOf(e).type === 'token')) first = performance.now();
+            return first !== undefined || events.some((e) => ['complete', 'error'].includes(String(dataOf(e).type)));
+          },
+        });
+        if (first === undefined) throw new Error(performance.now() - t0 >= REQUEST_TIMEOUT_MS ? `> ${REQUEST_TIMEOUT_MS / 1000} s` : `job ${String(res.body.job_id)} streamed no token (status ${sse.status})`);
+        return first - t0;
+      },
+    },
+  );
 }
 
 // ─── (g) What budgets cost a run ───────────────────────────────────────────────────────────────
@@ -1208,9 +1292,9 @@ function machine(): string {
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult; n?: LoadResult; o?: UsageScaleFigures; p?: ListFigures }
+interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult; n?: LoadResult; o?: UsageScaleFigures; p?: ListFigures; m?: HistoryMeasure }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, n, o, p: lists }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1231,6 +1315,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, n, o, p: lists }:
     ...(j ? ['', ...sectionJ(j)] : []),
     ...(k ? ['', ...soakSummary(k, verdict)] : []),
     ...(l ? ['', ...sectionL(l)] : []),
+    ...(m ? ['', ...historySummary(m)] : []),
     ...(n ? ['', ...loadSummary(n, verdict)] : []),
     line,
   ].join('\n');
@@ -1344,8 +1429,12 @@ async function main(): Promise<void> {
     }
 
     // The worker (every section) and the API of (h), (i) and (k) run compiled, as in production.
-    say('building dist/ (npm run build) for the compiled worker and API');
-    await build((l) => say(`build: ${l}`));
+    // (m) alone needs neither: its APIs run in the bench process and no run goes past its first token.
+    const needWorker = ONLY.size === 0 || [...ONLY].some((x) => x !== 'm');
+    if (needWorker) {
+      say('building dist/ (npm run build) for the compiled worker and API');
+      await build((l) => say(`build: ${l}`));
+    }
     const bundlePath = fileURLToPath(new URL('../dist/workflow-bundle.js', import.meta.url));
 
     const llm = await startScriptedOpenAI({ models: ['gpt-4o-mini'] });
@@ -1388,7 +1477,7 @@ async function main(): Promise<void> {
     };
     let worker: Awaited<ReturnType<typeof startWorker>>;
     const [firstWorker, bare] = await Promise.all([
-      startWorker(),
+      needWorker ? startWorker() : { pid: undefined, stop: async () => undefined },
       needBare
         ? bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./bench-workflows.ts', import.meta.url)), logger: new DefaultLogger('WARN') })
           .then((bundle) => startBare(app, bundle))
@@ -1439,6 +1528,8 @@ async function main(): Promise<void> {
     // Last: they fill the store.
     if (runs('l')) r.l = await measureStoredHistory(app, ws, llm);
     if (runs('p')) r.p = await measureLists(app, say);
+    // After (l): it fills the store with months of history.
+    if (runs('m')) r.m = await measureHistorySection(llm, (fn) => cleanups.push(fn));
     console.log(summary(probes, r));
   } finally {
     say('stopping');
