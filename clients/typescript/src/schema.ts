@@ -896,7 +896,7 @@ export interface paths {
         };
         /**
          * Get job stream
-         * @description SSE: tokens and progress of a run; ends after complete or error
+         * @description SSE: tokens and progress of a run; ends after complete or error. Resumed (after= or Last-Event-ID) past the end of a finished job: 204 No Content, so an EventSource stops reconnecting
          */
         get: operations["jobs.stream"];
         put?: never;
@@ -3477,7 +3477,7 @@ export interface components {
              * @description stable machine-readable code; see the error table in the API description
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "AUTH_REQUIRED" | "BUDGET_EXCEEDED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "AUTH_REQUIRED" | "BUDGET_EXCEEDED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMIT" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description safe to show to the caller */
             message: string;
         };
@@ -5539,6 +5539,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "apiKeys.list": {
@@ -5652,12 +5667,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "apiKeys.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5754,6 +5787,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -5784,6 +5832,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -5794,6 +5857,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5894,6 +5972,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6025,6 +6118,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6177,12 +6285,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "artifacts.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -6266,6 +6391,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -6296,6 +6436,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -6306,6 +6461,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6405,6 +6575,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6546,6 +6731,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "artifacts.delete": {
@@ -6648,6 +6848,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "artifacts.body": {
@@ -6743,6 +6958,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6866,6 +7096,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "artifacts.versions.list": {
@@ -6982,6 +7227,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "artifacts.chunks.get": {
@@ -7081,12 +7341,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "artifacts.patch": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -7170,6 +7447,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -7200,6 +7492,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -7210,6 +7517,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7312,6 +7634,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7438,12 +7775,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "assets.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -7527,6 +7881,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -7557,6 +7926,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -7567,6 +7951,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7666,6 +8065,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7807,6 +8221,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "assets.delete": {
@@ -7904,6 +8333,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8027,6 +8471,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "assets.chunks.deleteAll": {
@@ -8123,6 +8582,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8226,6 +8700,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8347,6 +8836,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "assets.chunks.get": {
@@ -8446,12 +8950,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "assets.ingest": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -8531,6 +9052,36 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -8541,6 +9092,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8648,12 +9214,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "assets.structureBatch": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -8736,6 +9319,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -8766,6 +9364,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -8776,6 +9389,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8878,12 +9506,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "brains.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8962,6 +9608,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -8992,6 +9653,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -9002,6 +9678,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9110,12 +9801,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "browse.query": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -9196,6 +9904,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -9226,6 +9949,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -9241,12 +9979,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "browse.resourceTree": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -9327,6 +10082,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -9357,6 +10127,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -9367,6 +10152,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9475,12 +10275,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "budgets.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9559,6 +10377,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -9589,6 +10422,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -9599,6 +10447,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9701,6 +10564,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "budgets.delete": {
@@ -9796,6 +10674,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -9932,12 +10825,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "chatWebhooks.post": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 provider: "slack" | "teams" | "discord" | "telegram" | "whatsapp" | "email" | "webchat";
             };
@@ -10005,6 +10916,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -10035,6 +10961,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -10050,12 +10991,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "chat.post": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10098,6 +11057,36 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -10113,12 +11102,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "chat.attachments.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -10195,6 +11201,36 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -10205,6 +11241,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10311,6 +11362,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "config.embeddingModel": {
@@ -10409,12 +11475,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "config.embeddingModel.reembed": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10497,6 +11581,36 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -10507,6 +11621,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10612,12 +11741,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "grep.run": {
         parameters: {
             query?: never;
             header: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id": string;
             };
             path?: never;
@@ -10698,6 +11844,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -10728,6 +11889,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -10738,6 +11914,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10838,6 +12029,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "integrations.list": {
@@ -10930,6 +12136,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11089,6 +12310,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "integrations.delete": {
@@ -11189,12 +12425,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "internal.stimuli.publish": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -11264,6 +12518,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -11294,6 +12563,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -11304,6 +12588,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11419,6 +12718,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "interventions.get": {
@@ -11516,12 +12830,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "interventions.respond": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -11608,6 +12940,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -11638,6 +12985,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -11648,6 +13010,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11770,12 +13147,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "jobs.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -11856,6 +13250,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -11886,6 +13295,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -11901,12 +13325,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "jobs.cancel": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 jobId: string;
             };
@@ -12005,6 +13447,36 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -12020,12 +13492,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "jobs.input": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 jobId: string;
             };
@@ -12109,6 +13599,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -12139,6 +13644,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -12154,12 +13674,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "jobs.resume": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 jobId: string;
             };
@@ -12243,6 +13781,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -12273,6 +13826,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -12283,6 +13851,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12405,6 +13988,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "jobs.stream": {
@@ -12517,6 +14115,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12639,12 +14252,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "meetings.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -12725,6 +14355,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -12755,6 +14400,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -12765,6 +14425,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12864,6 +14539,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -12969,12 +14659,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "meetings.transcription.chunk": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path: {
@@ -13064,6 +14771,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -13094,6 +14816,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -13104,6 +14841,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13204,6 +14956,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13324,12 +15091,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "meetings.transcription.live.start": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path: {
@@ -13417,6 +15201,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -13447,6 +15246,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -13462,12 +15276,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "meetings.transcription.live.stop": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path: {
@@ -13553,6 +15384,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -13583,6 +15429,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -13593,6 +15454,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13719,12 +15595,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "memories.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -13808,6 +15701,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -13838,6 +15746,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -13848,6 +15771,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -13947,6 +15885,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14069,12 +16022,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "memories.bulkDelete": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -14158,6 +16128,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -14188,6 +16173,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -14203,12 +16203,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "memories.ingest": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -14288,6 +16305,36 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -14298,6 +16345,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14410,12 +16472,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "neurons.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -14496,6 +16575,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -14526,6 +16620,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -14536,6 +16645,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14639,6 +16763,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -14778,6 +16917,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "neurons.delete": {
@@ -14881,12 +17035,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "neurons.invoke": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path: {
@@ -14992,6 +17163,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -15022,6 +17208,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -15032,6 +17233,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15137,12 +17353,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "neurons.reflexes.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path: {
@@ -15226,6 +17459,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -15256,6 +17504,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -15266,6 +17529,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15375,6 +17653,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "neurons.versions.list": {
@@ -15470,6 +17763,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15576,12 +17884,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "neurons.versions.promote": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path: {
@@ -15662,6 +17987,36 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -15672,6 +18027,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -15786,12 +18156,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "pathways.create": {
         parameters: {
             query?: never;
             header: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id": string;
             };
             path?: never;
@@ -15872,6 +18259,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -15902,6 +18304,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -15912,6 +18329,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16011,6 +18443,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16149,6 +18596,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "pathways.delete": {
@@ -16251,12 +18713,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "pathways.execute": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -16351,6 +18831,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -16381,6 +18876,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -16391,6 +18901,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16497,12 +19022,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "pathways.participants.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path: {
@@ -16587,6 +19129,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -16617,6 +19174,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -16627,6 +19199,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -16735,6 +19322,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "pathways.participants.checkRole": {
@@ -16837,6 +19439,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "pathways.versions.list": {
@@ -16931,6 +19548,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17036,12 +19668,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "pathways.versions.promote": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path: {
@@ -17125,6 +19774,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -17155,6 +19819,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -17170,12 +19849,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "pathways.compile": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -17256,6 +19952,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -17286,6 +19997,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -17296,6 +20022,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17436,6 +20177,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "pathways.participants.deleteById": {
@@ -17538,12 +20294,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "pathways.validate": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -17624,6 +20397,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -17654,6 +20442,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -17664,6 +20467,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17734,12 +20552,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "public.interventions.respond": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 token: string;
             };
@@ -17795,6 +20631,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -17825,6 +20676,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -17835,6 +20701,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -17956,6 +20837,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18085,6 +20981,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "public.receptors.execute": {
@@ -18096,7 +21007,10 @@ export interface operations {
                 t?: string;
                 workspace?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 slug: string;
                 workspace: string;
@@ -18185,6 +21099,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -18215,6 +21144,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -18225,6 +21169,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18353,6 +21312,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "public.receptors.byId.assets.create": {
@@ -18364,7 +21338,10 @@ export interface operations {
                 t?: string;
                 workspace?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 receptor_id: string;
             };
@@ -18448,6 +21425,36 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -18458,6 +21465,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18474,7 +21496,10 @@ export interface operations {
                 t?: string;
                 workspace?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 receptor_id: string;
             };
@@ -18562,6 +21587,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -18592,6 +21632,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -18602,6 +21657,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18712,6 +21782,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "public.traces.events": {
@@ -18810,6 +21895,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -18931,12 +22031,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "receptorChannelBindings.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -19015,6 +22133,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -19045,6 +22178,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -19055,6 +22203,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19155,6 +22318,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19301,6 +22479,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "receptorChannelBindings.get": {
@@ -19393,6 +22586,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19493,6 +22701,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19639,6 +22862,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "receptors.list": {
@@ -19758,12 +22996,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "receptors.fire": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -19850,6 +23106,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -19880,6 +23151,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -19890,6 +23176,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -19996,6 +23297,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "receptors.delete": {
@@ -20097,12 +23413,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "receptors.schedule.backfill": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 slug_or_id: string;
                 workspace_slug: string;
@@ -20199,6 +23533,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -20229,6 +23578,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -20244,12 +23608,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "receptors.schedule.pause": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 slug_or_id: string;
                 workspace_slug: string;
@@ -20333,6 +23715,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -20363,6 +23760,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -20378,12 +23790,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "receptors.schedule.trigger": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 slug_or_id: string;
                 workspace_slug: string;
@@ -20475,6 +23905,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -20505,6 +23950,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -20520,12 +23980,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "receptors.schedule.unpause": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 slug_or_id: string;
                 workspace_slug: string;
@@ -20609,6 +24087,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -20639,6 +24132,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -20649,6 +24157,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20752,12 +24275,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "receptors.share.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 slug_or_id: string;
                 workspace_slug: string;
@@ -20839,6 +24380,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -20869,6 +24425,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -20879,6 +24450,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -20985,12 +24571,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "receptors.share.rotate": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 slug_or_id: string;
                 workspace_slug: string;
@@ -21072,6 +24676,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -21102,6 +24721,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -21112,6 +24746,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21249,12 +24898,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "receptors.subscribe": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -21335,6 +25001,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -21365,6 +25046,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -21375,6 +25071,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21496,12 +25207,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "recollections.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -21582,6 +25310,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -21612,6 +25355,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -21622,6 +25380,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21721,6 +25494,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -21859,6 +25647,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "recollections.delete": {
@@ -21956,6 +25759,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -22064,12 +25882,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "recollections.search": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -22150,6 +25985,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -22180,6 +26030,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -22190,6 +26055,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -22303,12 +26183,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "reflexes.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -22389,6 +26286,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -22419,6 +26331,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -22429,6 +26356,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -22528,6 +26470,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -22666,6 +26623,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "reflexes.delete": {
@@ -22768,6 +26740,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "reflexes.callback": {
@@ -22846,12 +26833,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "reflexes.connect": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -22943,6 +26948,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -22973,6 +26993,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -22983,6 +27018,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -23088,6 +27138,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "reflexes.connection.delete": {
@@ -23183,6 +27248,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -23285,12 +27365,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "reflexes.connections.initiate": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -23382,6 +27480,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -23412,6 +27525,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -23427,12 +27555,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "reflexes.connections.batch": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -23519,6 +27665,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -23549,6 +27710,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -23564,12 +27740,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "reflexes.connections.checkBatch": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -23655,6 +27849,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -23685,6 +27894,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -23695,6 +27919,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -23815,6 +28054,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.get": {
@@ -23913,12 +28167,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.patch": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path: {
@@ -24000,6 +28271,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -24030,6 +28316,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -24045,12 +28346,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.versions.promote": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path: {
@@ -24130,6 +28448,36 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -24145,12 +28493,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.move": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -24239,6 +28604,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -24269,6 +28649,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -24279,6 +28674,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -24393,6 +28803,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.neurons.get": {
@@ -24487,6 +28912,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -24594,6 +29034,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.neurons.history": {
@@ -24693,12 +29148,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.neurons.restore": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path: {
@@ -24777,6 +29249,36 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -24787,6 +29289,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -24892,6 +29409,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.receptors.get": {
@@ -24991,12 +29523,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.stakeholderMap.patch": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path: {
@@ -25104,6 +29653,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -25134,6 +29698,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -25144,6 +29723,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -25265,12 +29859,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.stakeholderMaps.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -25351,6 +29962,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -25381,6 +30007,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -25391,6 +30032,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -25496,6 +30152,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -25620,6 +30291,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.stakeholderMaps.versions.get": {
@@ -25721,6 +30407,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -25829,6 +30530,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.stakeholderMaps.live": {
@@ -25925,6 +30641,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -26032,12 +30763,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "resources.treeByBody": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -26129,6 +30877,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -26159,6 +30922,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -26169,6 +30947,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -26279,12 +31072,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "search.query": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -26365,6 +31175,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -26395,6 +31220,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -26405,6 +31245,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -26502,6 +31357,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -26625,12 +31495,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "skills.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -26711,6 +31598,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -26741,6 +31643,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -26751,6 +31668,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -26850,6 +31782,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -26988,6 +31935,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "skills.delete": {
@@ -27090,6 +32052,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "stakeholderMap.get": {
@@ -27186,6 +32163,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -27293,12 +32285,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "stakeholderMap.extract": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -27383,6 +32392,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -27413,6 +32437,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -27423,6 +32462,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -27546,12 +32600,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "stakeholderMap.versions.create": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -27632,6 +32703,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -27662,6 +32748,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -27672,6 +32773,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -27782,6 +32898,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "stakeholders.briefing.get": {
@@ -27879,6 +33010,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -27985,6 +33131,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -28118,6 +33279,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "traces.get": {
@@ -28212,6 +33388,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -28350,6 +33541,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "traces.events": {
@@ -28450,6 +33656,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -28560,12 +33781,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "traces.messages.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -28648,6 +33887,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -28678,6 +33932,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -28693,12 +33962,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "transcribe.post": {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
                 "x-brain-id"?: string;
             };
             path?: never;
@@ -28781,6 +34067,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -28811,6 +34112,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -28821,6 +34137,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -28916,6 +34247,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -29018,6 +34364,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -29127,6 +34488,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "usage.receptors.list": {
@@ -29230,6 +34606,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "voice.sttVocabulary.defaults.list": {
@@ -29327,12 +34718,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "voice.sttVocabulary.prewarm": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -29411,6 +34820,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
             413: {
                 headers: {
@@ -29441,6 +34865,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
             429: {
                 headers: {
@@ -29451,6 +34890,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -29580,6 +35034,21 @@ export interface operations {
                      * @example {
                      *       "message": "Rate limit exceeded",
                      *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
