@@ -499,7 +499,7 @@ async function cursorAt(client: TestClient, ws: HistoryWorkspace, path: string, 
   const limit = 200;
   for (let seen = 0; seen < depth; seen += limit) {
     const sep = path.includes('?') ? '&' : '?';
-    const o = await timedRequest(client, ws, { path: `${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}` });
+    const o = await timedRequest(client, ws, { path: `${path}${sep}limit=${limit}&cursor=${cursor ? encodeURIComponent(cursor) : 'first'}` });
     if (!o.ok) return null;
     const next = (o.body as { next_cursor?: unknown } | null)?.next_cursor;
     if (typeof next !== 'string' || !next) return null;

@@ -12,7 +12,7 @@ export default [
     method: 'get', path: '/v1/jobs', query: JobListQuery, response: JobList, tags: ['jobs'],
     handler: async ({ query, scope, services }) => {
       const r = await services.jobs.list(scope, query);
-      return { jobs: r.items.map(presentJob), ...presentPage(r) };
+      return { jobs: r.items.map(presentJob), ...presentPage(r, { hasMore: false, byCursor: query.cursor !== undefined }) };
     },
   }),
   route({

@@ -27,7 +27,7 @@ export default [
     method: 'get', path: '/v1/traces', brain: 'optional', query: TraceListQuery, response: TraceList, tags: ['traces'],
     handler: async ({ query, scope, services }) => {
       const r = await services.traces.list(scope, query);
-      return { traces: r.items.map(presentTrace), ...presentPage(r) };
+      return { traces: r.items.map(presentTrace), ...presentPage(r, { hasMore: true, byCursor: query.cursor !== undefined }) };
     },
   }),
   route({

@@ -119,7 +119,9 @@ export interface PageScan<T> { match: (row: T) => boolean; scanMax: number }
  * One page of `coll` under `filter` in the order of `sort` (then `_id`), from `q.offset` or after
  * `q.cursor` (a cursor with a non-zero offset is refused: one position per request).
  */
-export async function page<T extends Document>(coll: Collection<T>, filter: Filter<T>, sort: PageSort, q: PageQuery, options: Pick<FindOptions, 'projection'> & { scan?: PageScan<WithId<T>> } = {}): Promise<Page<WithId<T>>> {
+export async function page<T extends Document>(coll: Collection<T>, filter: Filter<T>, sort: PageSort, asked: PageQuery, options: Pick<FindOptions, 'projection'> & { scan?: PageScan<WithId<T>> } = {}): Promise<Page<WithId<T>>> {
+  // `cursor=first`: cursor paging from the first page (no position yet).
+  const q = asked.cursor === 'first' ? { ...asked, cursor: undefined } : asked;
   const offset = q.offset ?? 0;
   if (q.cursor !== undefined && offset > 0) throw validationError('offset: pass either cursor or offset, not both');
   const sortSpec: Record<string, 1 | -1> = sort.field === '_id' ? { _id: sort.dir } : { [sort.field]: sort.dir, _id: sort.dir };

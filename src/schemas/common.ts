@@ -16,13 +16,23 @@ export const ErrorBody = z.object({
 export const paging = (defaultLimit: number, max = 200) => ({
   limit: z.coerce.number().int().min(1).max(max).default(defaultLimit),
   offset: z.coerce.number().int().min(0).default(0).meta({ description: 'rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages' }),
-  cursor: z.string().min(1).max(2000).optional().meta({ description: 'next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset)' }),
+  cursor: z.string().min(1).max(2000).optional().meta({ description: 'next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent)' }),
 });
 /** The paging fields of every list response, next to the list's own `total`, `limit`, `offset` (and `has_more` where it has one). */
 export const pageFields = {
   has_more: z.boolean().meta({ description: 'true when rows follow this page' }),
   next_cursor: z.string().nullable().meta({ description: 'pass as cursor for the next page; null on the last page' }),
   total_exact: z.boolean().meta({ description: 'true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history)' }),
+};
+/**
+ * The paging fields of the two lists whose body the API reference fixes (GET /v1/jobs: jobs, total,
+ * limit, offset; GET /v1/traces: also has_more): the cursor fields appear when the request pages by
+ * cursor (`cursor`, or `cursor=first` for the first page).
+ */
+export const optionalPageFields = {
+  has_more: pageFields.has_more.optional(),
+  next_cursor: pageFields.next_cursor.optional(),
+  total_exact: pageFields.total_exact.optional(),
 };
 /** `total` of a list response (see total_exact). */
 export const PageTotal = z.number().meta({ description: 'rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false' });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObject, Uuid, paging, PageTotal, pageFields } from './common.js';
+import { JsonObject, Uuid, paging, PageTotal, optionalPageFields } from './common.js';
 
 const JobState = z.enum(['pending', 'running', 'completed', 'failed', 'waiting', 'paused']);
 
@@ -17,7 +17,7 @@ export const Job = z.object({
   parent_job_id: z.string().nullable(),
   created_at: z.string(), processed_at: z.string().nullable(), finished_at: z.string().nullable(),
 }).meta({ id: 'Job' });
-export const JobList = z.object({ jobs: z.array(Job), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });
+export const JobList = z.object({ jobs: z.array(Job), total: PageTotal, limit: z.number(), offset: z.number(), ...optionalPageFields });
 export const JobAccepted = z.object({ job_id: z.string(), status: z.literal('pending'), trace_id: z.string().nullable().optional() }).meta({ id: 'JobAccepted' });
 
 /** neuron_task_options: only trace_type (or its camel alias) is accepted; other persistence aliases are 400. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IsoDate, JsonObject, Uuid, paging, PageTotal, pageFields } from './common.js';
+import { IsoDate, JsonObject, Uuid, paging, PageTotal, pageFields, optionalPageFields } from './common.js';
 
 export const TraceIdParams = z.object({ id: Uuid });
 
@@ -42,4 +42,4 @@ export const Engram = z.object({
   target_type: z.string().nullable(), target_id: z.string().nullable(), trace_id: z.string(), trace_type: z.enum(['thread', 'system']),
   memory_ids: z.array(z.string()),
 }).meta({ id: 'Engram' });
-export const TraceList = z.object({ traces: z.array(Trace), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });
+export const TraceList = z.object({ traces: z.array(Trace), total: PageTotal, limit: z.number(), offset: z.number(), ...optionalPageFields, has_more: pageFields.has_more });

@@ -130,6 +130,8 @@ describe('claims by unique insert', () => {
     try {
       const ws = await buildWorkspace(broken);
       broken.deps.redis.disconnect();
+      // The breaker notices within a probe interval; from then on requests are refused before they write.
+      for (let i = 0; i < 100 && !broken.deps.breakers.isOpen('redis'); i++) await new Promise((r) => setTimeout(r, 50));
       const res = await broken.post(`/v1/traces/${randomUUID()}/messages`, ws.key, { content: 'hi' });
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });

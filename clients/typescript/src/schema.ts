@@ -5559,7 +5559,7 @@ export interface operations {
     "apiKeys.list": {
         parameters: {
             query?: {
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -6144,7 +6144,7 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -6983,7 +6983,7 @@ export interface operations {
     "artifacts.chunks.list": {
         parameters: {
             query?: {
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -7660,7 +7660,7 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -8358,7 +8358,7 @@ export interface operations {
     "assets.chunks.list": {
         parameters: {
             query?: {
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -10177,7 +10177,7 @@ export interface operations {
     "budgets.list": {
         parameters: {
             query?: {
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -12617,7 +12617,7 @@ export interface operations {
                 brain_id?: string;
                 /** @description all: workspace-wide */
                 brain_scope?: "all" | "brain";
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 job_id?: string;
                 limit?: number;
@@ -13035,7 +13035,7 @@ export interface operations {
     "jobs.list": {
         parameters: {
             query?: {
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 neuron_id?: string;
@@ -13059,16 +13059,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @description true when rows follow this page */
-                        has_more: boolean;
+                        has_more?: boolean;
                         jobs: components["schemas"]["Job"][];
                         limit: number;
                         /** @description pass as cursor for the next page; null on the last page */
-                        next_cursor: string | null;
+                        next_cursor?: string | null;
                         offset: number;
                         /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
                         /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
-                        total_exact: boolean;
+                        total_exact?: boolean;
                     };
                 };
             };
@@ -14141,7 +14141,7 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -15480,7 +15480,7 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -15910,7 +15910,7 @@ export interface operations {
     "memories.chunks.list": {
         parameters: {
             query?: {
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -16370,7 +16370,7 @@ export interface operations {
     "neurons.list": {
         parameters: {
             query?: {
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -18054,7 +18054,7 @@ export interface operations {
             query?: {
                 /** @description creator: user id (JWT) or API key id */
                 createdBy?: string;
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -21921,7 +21921,7 @@ export interface operations {
         parameters: {
             query?: {
                 channel?: "slack" | "teams" | "discord" | "telegram" | "whatsapp" | "email" | "webchat";
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 id?: string;
                 limit?: number;
@@ -22882,7 +22882,7 @@ export interface operations {
     "receptors.list": {
         parameters: {
             query?: {
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 ids?: string;
                 limit?: number;
@@ -25097,7 +25097,7 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -26080,7 +26080,7 @@ export interface operations {
     "reflexes.list": {
         parameters: {
             query?: {
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -28699,7 +28699,7 @@ export interface operations {
     "resources.neurons.list": {
         parameters: {
             query?: {
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 /** @description also list soft-deleted neurons */
                 include_deleted?: boolean | ("0" | "1" | "true" | "false");
@@ -29749,7 +29749,7 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -30177,7 +30177,7 @@ export interface operations {
     "resources.stakeholderMaps.history": {
         parameters: {
             query?: {
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -31383,7 +31383,7 @@ export interface operations {
         parameters: {
             query?: {
                 brain_id?: string;
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -32487,7 +32487,7 @@ export interface operations {
     "stakeholderMap.versions.list": {
         parameters: {
             query?: {
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
@@ -33159,7 +33159,7 @@ export interface operations {
                 brain_id?: string;
                 created_after?: string;
                 created_before?: string;
-                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset) */
+                /** @description next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent) */
                 cursor?: string;
                 limit?: number;
                 /** @description needs brain scope (X-Brain-Id) */
@@ -33194,12 +33194,12 @@ export interface operations {
                         has_more: boolean;
                         limit: number;
                         /** @description pass as cursor for the next page; null on the last page */
-                        next_cursor: string | null;
+                        next_cursor?: string | null;
                         offset: number;
                         /** @description rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false */
                         total: number;
                         /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
-                        total_exact: boolean;
+                        total_exact?: boolean;
                         traces: components["schemas"]["Trace"][];
                     };
                 };
