@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Context } from 'koa';
 import type { Connection } from '@temporalio/client';
 import type { Breakers, Dependency } from '../../src/breakers.js';
@@ -49,6 +50,8 @@ export function createRequestGuard(d: { config: Config; breakers: Breakers; admi
       const upload = !!ctx.request.length && !ctx.is('application/json', '+json');
       const ms = route.kind === 'health' ? HEALTH_DEADLINE_MS : route.deadlineMs ?? (upload ? config.UPLOAD_DEADLINE_MS : config.REQUEST_DEADLINE_MS);
       const ctl = new AbortController();
+      // Every store call of the request listens on its signal (src/db/guard.ts): many at once is normal.
+      setMaxListeners(0, ctl.signal);
       const rc: RequestContext = { deadline: started + ms, signal: ctl.signal };
       // A request whose write is stored (markCommitted) is no longer abandoned: it answers its success.
       const abandon = (reason: string, e: Error) => { if (!ctl.signal.aborted && !rc.committed) ctl.abort(shed(reason, e)); };
@@ -58,6 +61,7 @@ export function createRequestGuard(d: { config: Config; breakers: Breakers; admi
       });
       // Temporal calls fail at once while Temporal's breaker is open, and when the request is abandoned.
       const temporalCtl = new AbortController();
+      setMaxListeners(0, temporalCtl.signal);
       const stopTemporal = () => temporalCtl.abort(unavailable('Temporal is unavailable; retry shortly', 2));
       if (breakers.isOpen('temporal')) stopTemporal();
       const offTemporal = breakers.onOpen((dep) => { if (dep === 'temporal') stopTemporal(); });
