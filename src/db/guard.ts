@@ -13,6 +13,8 @@ const OPTIONS_AT: Record<string, number> = {
 
 /** A store call made for a request never waits past the request's deadline: at least this long is left for it. */
 const MIN_CALL_MS = 1;
+/** What each store call of a committed request past its grace still gets. */
+const COMMITTED_CALL_MS = 1_000;
 
 function bounded<T extends Document>(coll: Collection<T>): Collection<T> {
   return new Proxy(coll, {
@@ -28,14 +30,16 @@ function bounded<T extends Document>(coll: Collection<T>): Collection<T> {
         if (rc.signal.aborted && !rc.committed) throw abandonedError(rc.signal);
         const left = rc.deadline - Date.now();
         // Past the deadline nothing new starts; a request that has answered has an infinite deadline.
-        if (left <= 0) throw abandonedError(rc.signal);
+        // A committed request's follow-up calls still get a short bound, never a refusal (its write stands).
+        if (left <= 0 && !rc.committed) throw abandonedError(rc.signal);
         if (!Number.isFinite(left)) return (value as (...a: unknown[]) => unknown).apply(target, args);
         const given = (args[at] ?? {}) as Record<string, unknown>;
         const next = [...args];
         while (next.length < at) next.push(undefined);
         // timeoutMS (the driver's client-side operation timeout) bounds server selection, the wait
         // for a pooled connection and the round trip; the signal stops a cursor still being read.
-        next[at] = { ...given, timeoutMS: Math.max(MIN_CALL_MS, Math.min(left, (given.timeoutMS as number | undefined) ?? left)), ...(rc.committed ? {} : { signal: rc.signal }) };
+        const bound = rc.committed ? Math.max(left, COMMITTED_CALL_MS) : left;
+        next[at] = { ...given, timeoutMS: Math.max(MIN_CALL_MS, Math.min(bound, (given.timeoutMS as number | undefined) ?? bound)), ...(rc.committed ? {} : { signal: rc.signal }) };
         return (value as (...a: unknown[]) => unknown).apply(target, next);
       };
     },
