@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { setFlagsFromString } from 'node:v8';
 import { loadConfig, productionProblem } from '../src/config.js';
 import { AppError } from '../src/errors.js';
 import { closeDeps, createDeps } from '../src/deps.js';
@@ -13,6 +14,9 @@ const START_SWEEP_MS = 10_000;
 /** API entry point: connect, ensure bootstrap identity, listen, and shut down gracefully. */
 async function main() {
   const config = loadConfig();
+  // Memory under load (docs/operations.md, "Memory"): V8 reads its heap growing factor at each
+  // full collection, so setting it before the app allocates applies it to the whole process.
+  if (config.API_HEAP_GROWING_PERCENT > 0) setFlagsFromString(`--heap-growing-percent=${config.API_HEAP_GROWING_PERCENT}`);
   const unsafe = productionProblem(config);
   if (unsafe) exitWith(`cortex api: refusing to start: ${unsafe}`);
   const telemetry = await startTelemetry(config, 'api');

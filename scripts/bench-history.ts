@@ -304,6 +304,10 @@ async function fillWorkspace(db: Db, services: Services, ws: HistoryWorkspace, s
     });
   }));
   written.usage_ledger = (written.usage_ledger ?? 0) + size.ledger;
+  // What the hourly reconciler schedule would have done over those months: the closed hours and
+  // days stored as rollups (their Redis hour counters then are no longer read).
+  const since = jobs.reduce((m, j) => (j.createdAt < m ? j.createdAt : m), new Date());
+  await timed('usage rollups (reconciler)', async () => { await services.usageReconciler.workspace(ws.workspaceId, new Date(), { since }); });
 
   // Interventions: pathway human nodes and budget pauses, most answered long ago.
   const statuses: (readonly [InterventionStatus, number])[] = [['pending', 10], ['approved', 40], ['rejected', 10], ['answered', 25], ['expired', 10], ['cancelled', 5]];

@@ -12,13 +12,14 @@
  *   rates; the highest rate whose answers have p99 < 1 s and no 503.
  */
 import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import type { TestClient } from '../test/support/app.js';
 import type { ScriptedOpenAI } from '../test/support/scripted-openai.js';
 import { dataOf, readSse, shownReply } from '../test/support/sse.js';
 
 export interface LoadWorkspace { key: string; brainHeaders: Record<string, string> }
 
-interface WriteOutcome { kind: 'message' | 'artifact'; text: string; status: number | 'timeout' | 'error'; ms: number }
+interface WriteOutcome { kind: 'message' | 'artifact'; text: string; status: number | 'timeout' | 'error'; ms: number; at: number }
 
 export interface LoadResult {
   seconds: number;
@@ -40,6 +41,7 @@ const pct = (xs: number[], q: number): number => {
 /** One write with a client timeout; its outcome and how long the answer took. */
 async function write(api: TestClient, ws: LoadWorkspace, kind: WriteOutcome['kind'], traceId: string, text: string): Promise<WriteOutcome> {
   const t0 = performance.now();
+  const at = Date.now();
   const url = kind === 'message' ? `${api.url}/v1/traces/${traceId}/messages` : `${api.url}/v1/artifacts`;
   const body = kind === 'message' ? { content: text } : { title: text, content: `${text} body` };
   try {
@@ -48,10 +50,10 @@ async function write(api: TestClient, ws: LoadWorkspace, kind: WriteOutcome['kin
       headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json', ...ws.brainHeaders }, body: JSON.stringify(body),
     });
     await res.arrayBuffer();
-    return { kind, text, status: res.status, ms: performance.now() - t0 };
+    return { kind, text, status: res.status, ms: performance.now() - t0, at };
   } catch (e) {
     const timeout = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');
-    return { kind, text, status: timeout ? 'timeout' : 'error', ms: performance.now() - t0 };
+    return { kind, text, status: timeout ? 'timeout' : 'error', ms: performance.now() - t0, at };
   }
 }
 
@@ -139,6 +141,11 @@ export async function measureLoad(o: {
     runs: runStats, rss: { start: rssStart, end: rssEnd }, sustainable: { message: 0, artifact: 0, steps: [] },
   };
   say(`(n) writes ${result.writes.sent}: 201 ${result.writes.created}, 503 ${result.writes.shed}, other ${result.writes.other}, client timeouts ${result.writes.timeouts}; p50 ${result.writes.p50.toFixed(0)} ms p99 ${result.writes.p99.toFixed(0)} ms; stored though answered 503: ${result.writes.storedAfter503}`);
+  if (process.env.BENCH_LOAD_DUMP) await writeFile(process.env.BENCH_LOAD_DUMP, JSON.stringify(writes));
+  for (const kind of ['message', 'artifact'] as const) {
+    const mine = answered.filter((w) => w.kind === kind);
+    say(`(n) ${kind}s: p50 ${pct(mine.map((w) => w.ms), 0.5).toFixed(0)} ms, p99 ${pct(mine.map((w) => w.ms), 0.99).toFixed(0)} ms, 503 ${mine.filter((w) => w.status === 503).length}`);
+  }
   say(`(n) runs completed ${runStats.completed}, failed ${runStats.failed}; readers exact ${runStats.exact}/${runStats.readers}`);
 
   // The sustainable rate of each write alone.

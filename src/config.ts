@@ -132,6 +132,10 @@ export const ConfigSchema = z.object({
   ADMISSION_MAX_INFLIGHT: z.coerce.number().int().min(1).max(10_000).default(48),
   ADMISSION_MAX_QUEUE: z.coerce.number().int().min(0).max(100_000).default(256),
   ADMISSION_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  // The API's V8 heap grows by at most this percent over what survived its last full collection
+  // (V8's own factor is 1.1–4× and chosen by allocation rate: under streaming load it let a heap
+  // of 80 MB live grow to 280 MB). 0 leaves V8's default (docs/operations.md, "Memory").
+  API_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(300).default(25),
   // A Redis command not answered within this is failed (the blocking stream readers are exempt).
   REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2000),
   // Dependency breakers: each of MongoDB, Redis and Temporal is probed this often; a probe not

@@ -108,6 +108,16 @@ export interface UsageRollupDoc {
 }
 export const rollupGroups = (d: Pick<UsageRollupDoc, 'groups'>): UsageGroup[] => decodeBlob<UsageGroup[]>(d.groups, []);
 
+/** Hours in a UTC day (epoch days are epoch hours ÷ 24). */
+export const DAY_H = 24;
+/**
+ * The rollup of one closed UTC day of a workspace (`usage_day_rollups`): the merge of that day's
+ * hour rollups, stored by the reconciler once every hour of the day is closed and stored, so that a
+ * range of months reads a document a day instead of one an hour. A day without calls has one too
+ * (`rows` 0): a day with no document is simply read hour by hour. `_id` = `<workspace>:d<epoch day>`.
+ */
+export interface UsageDayRollupDoc { _id: string; workspaceId: string; day: Date; groups: Blob; rows: number; computedAt: Date }
+
 export const usageIndexes: IndexSpec[] = [
   { collection: 'usage_ledger', keys: { workspaceId: 1, at: 1 }, name: 'ws_at' },
   { collection: 'usage_ledger', keys: { workspaceId: 1, jobId: 1 }, name: 'ws_job' },
@@ -115,6 +125,7 @@ export const usageIndexes: IndexSpec[] = [
   { collection: 'usage_ledger', keys: { workspaceId: 1, receptorId: 1, at: 1 }, name: 'ws_receptor_at' },
   { collection: 'usage_ledger', keys: { workspaceId: 1, shareTokenId: 1 }, name: 'ws_share' },
   { collection: 'usage_rollups', keys: { workspaceId: 1, hour: 1 }, name: 'ws_hour' },
+  { collection: 'usage_day_rollups', keys: { workspaceId: 1, day: 1 }, name: 'ws_day' },
 ];
 
 /** A group of ledger rows: the sums every usage figure is made of. */
@@ -139,10 +150,11 @@ export function createUsageRepo(db: Db) {
   const rows = db.collection<UsageRowDoc>('usage_ledger');
   const places = db.collection<JobRowPlaceDoc>('usage_job_rows');
   const rollups = db.collection<UsageRollupDoc>('usage_rollups');
+  const dayRollups = db.collection<UsageDayRollupDoc>('usage_day_rollups');
   /** The row ids a job's places name, in order (probed by key from 1 until a miss). */
   const placedRows = async (jobId: string): Promise<string[]> => (await probeFrom(places, (n) => `${jobId}:${n}`, 1)).map((p) => p.rowId);
   return {
-    rows, places, placedRows, rollups,
+    rows, places, placedRows, rollups, dayRollups,
     /** The rows of a workspace written in [from, to) (null: unbounded), with `narrow` (the caller, a receptor) applied by the store. */
     rowsBetween: (workspaceId: string, from: Date | null, to: Date | null, narrow: Filter<UsageRowDoc> = {}): Promise<UsageRowDoc[]> =>
       rows.find({ ...narrow, workspaceId, ...(from || to ? { at: { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) } } : {}) }).toArray(),
@@ -151,6 +163,12 @@ export function createUsageRepo(db: Db) {
       rollups.find({
         workspaceId,
         ...(from !== null || to !== null ? { hour: { ...(from !== null ? { $gte: new Date(from * HOUR_MS) } : {}), ...(to !== null ? { $lt: new Date(to * HOUR_MS) } : {}) } } : {}),
+      }).toArray(),
+    /** The stored day rollups of a workspace's days in [from, to) (epoch days; null: unbounded). */
+    dayRollupsBetween: (workspaceId: string, from: number | null, to: number | null): Promise<UsageDayRollupDoc[]> =>
+      dayRollups.find({
+        workspaceId,
+        ...(from !== null || to !== null ? { day: { ...(from !== null ? { $gte: new Date(from * DAY_H * HOUR_MS) } : {}), ...(to !== null ? { $lt: new Date(to * DAY_H * HOUR_MS) } : {}) } } : {}),
       }).toArray(),
     /** Inserts the row once (a repeat of the same key is a no-op: returns false), its job's place first. */
     async insert(row: UsageRowDoc, opts: { placed?: boolean } = {}): Promise<boolean> {

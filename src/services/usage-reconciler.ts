@@ -5,7 +5,7 @@ import type { BudgetRepo } from '../db/budgets.js';
 import { claim } from '../db/claims.js';
 import { encodeBlob } from '../db/codec.js';
 import type { UsageCounters } from '../db/usage-counters.js';
-import { GROUP_SUMS, HOUR_MS, groupRows, hourOf, mergeGroups, rollupGroups, type UsageGroup, type UsageRepo, type UsageRowDoc } from '../db/usage.js';
+import { DAY_H, GROUP_SUMS, HOUR_MS, groupRows, hourOf, mergeGroups, rollupGroups, type UsageGroup, type UsageRepo, type UsageRowDoc } from '../db/usage.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { metrics } from '../metrics.js';
 import type { BudgetService } from './budgets.js';
@@ -26,6 +26,10 @@ export interface ReconcileReport {
   hoursStored: number;
   /** Stored rollups that differed from the ledger (rewritten): a row written after its hour was stored. */
   hoursCorrected: number;
+  /** Closed days stored as day rollups by this run (the merge of their hours' rollups). */
+  daysStored: number;
+  /** Stored day rollups that differed from their hours' rollups (rewritten, after an hour was corrected). */
+  daysCorrected: number;
   /** Hours whose counters differ from the ledger after the replay (more counted than the ledger holds; reported, not used once stored). */
   hourCounterDrift: number;
   /** Budget counters that differed from the ledger's sum for their period (corrected by the difference). */
@@ -34,7 +38,7 @@ export interface ReconcileReport {
   budgetCountersBusy: number;
 }
 
-const emptyReport = (): ReconcileReport => ({ workspaces: 0, rowsRecounted: 0, hoursStored: 0, hoursCorrected: 0, hourCounterDrift: 0, budgetCountersCorrected: 0, budgetCountersBusy: 0 });
+const emptyReport = (): ReconcileReport => ({ workspaces: 0, rowsRecounted: 0, hoursStored: 0, hoursCorrected: 0, daysStored: 0, daysCorrected: 0, hourCounterDrift: 0, budgetCountersCorrected: 0, budgetCountersBusy: 0 });
 
 /** Two sets of groups with the same sums (groups of all zeros count as absent). */
 function sameGroups(a: Map<string, UsageGroup>, b: Map<string, UsageGroup>): boolean {
@@ -92,6 +96,33 @@ export function createUsageReconciler(d: {
         report.hoursCorrected++;
       }
     }
+    // 2b. Days: every closed day whose hours all lie in this run's window (so each of its hours was
+    // just stored or checked), stored as one rollup, the merge of its hours' rollups.
+    const firstDay = Math.ceil(fromHour / DAY_H);
+    const endDay = Math.floor(closedBefore / DAY_H);
+    if (firstDay < endDay) {
+      const [hourDocs, dayDocs] = await Promise.all([usage.rollupsBetween(workspaceId, firstDay * DAY_H, endDay * DAY_H), usage.dayRollupsBetween(workspaceId, firstDay, endDay)]);
+      const perDay = new Map<number, { groups: Map<string, UsageGroup>; rows: number }>();
+      for (const h of hourDocs) {
+        const day = Math.floor(hourOf(h.hour) / DAY_H);
+        const acc = perDay.get(day) ?? { groups: new Map<string, UsageGroup>(), rows: 0 };
+        mergeGroups(acc.groups, rollupGroups(h));
+        acc.rows += h.rows;
+        perDay.set(day, acc);
+      }
+      const storedDays = new Map(dayDocs.map((x) => [Math.floor(hourOf(x.day) / DAY_H), x]));
+      for (let day = firstDay; day < endDay; day++) {
+        const acc = perDay.get(day) ?? { groups: new Map<string, UsageGroup>(), rows: 0 };
+        const doc = { _id: `${workspaceId}:d${day}`, workspaceId, day: new Date(day * DAY_H * HOUR_MS), groups: encodeBlob([...acc.groups.values()]), rows: acc.rows, computedAt: now };
+        const have = storedDays.get(day);
+        if (!have) {
+          if (await claim(usage.dayRollups, doc)) report.daysStored++;
+        } else if (have.rows !== acc.rows || !sameGroups(acc.groups, mergeGroups(new Map(), rollupGroups(have)))) {
+          await usage.dayRollups.replaceOne({ _id: doc._id }, doc);
+          report.daysCorrected++;
+        }
+      }
+    }
     await counters.forgetHours(workspaceId, closedBefore);
     // 3. Budget counters of the current periods: corrected by their difference from the ledger when
     // they did not change while the ledger was summed (else a write in flight would be counted twice).
@@ -107,7 +138,7 @@ export function createUsageReconciler(d: {
         d.log.warn({ workspaceId, budgetId: b._id, counter: after, ledger: fromLedger }, 'usage reconcile: budget counter drift corrected');
       }
     }
-    const drift = { rows_recounted: report.rowsRecounted, rollup_corrected: report.hoursCorrected, hour_counter: report.hourCounterDrift, budget_counter: report.budgetCountersCorrected };
+    const drift = { rows_recounted: report.rowsRecounted, rollup_corrected: report.hoursCorrected, day_rollup_corrected: report.daysCorrected, hour_counter: report.hourCounterDrift, budget_counter: report.budgetCountersCorrected };
     for (const [kind, n] of Object.entries(drift)) if (n) metrics.usageDrift.inc({ kind }, n);
     if (Object.values(drift).some((n) => n > 0)) d.log.warn({ workspaceId, ...report }, 'usage reconcile: drift between the ledger and its counters or rollups');
     return report;

@@ -3,7 +3,7 @@ import { findById } from '../db/client.js';
 import type { NeuronRepo } from '../db/neurons.js';
 import type { PathwayRepo } from '../db/pathways.js';
 import type { ReceptorRepo } from '../db/receptors.js';
-import { HOUR_MS, groupRows, hourOf, mergeGroups, rollupGroups, type Measure, type UsageAttribution, type UsageGroup, type UsageRepo, type UsageRowDoc, type UsageSums } from '../db/usage.js';
+import { DAY_H, HOUR_MS, groupRows, hourOf, mergeGroups, rollupGroups, type Measure, type UsageAttribution, type UsageGroup, type UsageRepo, type UsageRowDoc, type UsageSums } from '../db/usage.js';
 import type { UsageCounters } from '../db/usage-counters.js';
 import { notFound, validationError } from '../errors.js';
 import { costOf, costOfAudio, pricesAt } from '../llm/pricing.js';
@@ -111,16 +111,36 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
       if (to && to.getTime() <= now && end * HOUR_MS < to.getTime()) edges.push([new Date(end * HOUR_MS), to]);
     }
     const whole = first === null || first < end;
-    const [stored, listed, edgeRows] = await Promise.all([
-      whole ? repo.rollupsBetween(workspaceId, first, end) : Promise.resolve([]),
+    // The whole days of the window come from stored day rollups; the whole hours outside them from
+    // hour rollups, and from the hour counters for hours not stored yet.
+    const dayFrom = first === null ? null : Math.ceil(first / DAY_H);
+    const dayTo = Math.floor(end / DAY_H);
+    const [days, listed, edgeRows] = await Promise.all([
+      whole && (dayFrom === null || dayFrom < dayTo) ? repo.dayRollupsBetween(workspaceId, dayFrom, dayTo) : Promise.resolve([]),
       whole ? counters.hoursWithCounters(workspaceId, first, end) : Promise.resolve([]),
       Promise.all(edges.map(([a, b]) => repo.rowsBetween(workspaceId, a, b, narrow))),
     ]);
+    const coveredDays = new Set(days.map((x) => Math.floor(hourOf(x.day) / DAY_H)));
+    const underDay = (h: number) => coveredDays.has(Math.floor(h / DAY_H));
+    const gaps: [number | null, number][] = [];
+    if (whole) {
+      let at: number | null = first;
+      for (const day of [...coveredDays].sort((a, b) => a - b)) {
+        if (at === null || at < day * DAY_H) gaps.push([at, day * DAY_H]);
+        at = (day + 1) * DAY_H;
+      }
+      if (at === null || at < end) gaps.push([at, end]);
+    }
+    const [stored, countedAll] = await Promise.all([
+      Promise.all(gaps.map(([a, b]) => repo.rollupsBetween(workspaceId, a, b))).then((x) => x.flat()),
+      counters.hourGroups(workspaceId, listed.filter((h) => !underDay(h))),
+    ]);
     const storedHours = new Set(stored.map((r) => hourOf(r.hour)));
-    const counted = await counters.hourGroups(workspaceId, listed.filter((h) => !storedHours.has(h)));
+    const counted = [...countedAll].filter(([h]) => !storedHours.has(h)).map(([, g]) => g);
     const all = new Map<string, UsageGroup>();
+    for (const x of days) mergeGroups(all, rollupGroups(x));
     for (const r of stored) mergeGroups(all, rollupGroups(r));
-    for (const g of counted.values()) mergeGroups(all, g);
+    for (const g of counted) mergeGroups(all, g);
     for (const rows of edgeRows) mergeGroups(all, groupRows(rows).values());
     const keep = Object.entries(narrow) as [keyof UsageGroup, unknown][];
     return [...all.values()].filter((g) => keep.every(([k, v]) => g[k] === v));

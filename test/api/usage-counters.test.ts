@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { BudgetDoc } from '../../src/db/budgets.js';
-import { HOUR_MS, type UsageRollupDoc, type UsageRowDoc } from '../../src/db/usage.js';
+import { HOUR_MS, type UsageDayRollupDoc, type UsageRollupDoc, type UsageRowDoc } from '../../src/db/usage.js';
 import { systemScope, type Scope } from '../../src/scope.js';
 import type { BilledCall } from '../../src/services/usage.js';
 import { UsageStats } from '../../src/schemas/usage.js';
@@ -128,7 +128,16 @@ describe('usage counters and rollups', () => {
 
     // The reconciler finds nothing to correct and stores the closed hours as rollups.
     const first = await app.services.usageReconciler.workspace(ws.workspaceId);
-    expect(first).toMatchObject({ rowsRecounted: 0, hoursCorrected: 0, hourCounterDrift: 0, budgetCountersCorrected: 0 });
+    expect(first).toMatchObject({ rowsRecounted: 0, hoursCorrected: 0, daysCorrected: 0, hourCounterDrift: 0, budgetCountersCorrected: 0 });
+    // …and every closed day whose hours it covered (the ledger reaches 60 hours back) as a day rollup.
+    const DAY = 24 * HOUR_MS;
+    const yesterday = Math.floor(now / DAY) - 1;
+    const closedHour = Math.floor((Date.now() - 5 * 60_000) / HOUR_MS);
+    const days = await app.deps.db.collection<UsageDayRollupDoc>('usage_day_rollups').find({ workspaceId: ws.workspaceId }).toArray();
+    expect(first.daysStored).toBe(days.length);
+    const dayStored = (yesterday + 1) * 24 <= closedHour; // not in the first five minutes of a UTC day
+    if (dayStored) expect(days.map((x) => x.day.getTime())).toContain(yesterday * DAY);
+    for (const x of days) expect(x.rows).toBe(rows.filter((r) => r.at.getTime() >= x.day.getTime() && r.at.getTime() < x.day.getTime() + DAY).length);
     const closedHours = new Set(rows.filter((r) => r.at.getTime() < Math.floor((Date.now() - 5 * 60_000) / HOUR_MS) * HOUR_MS).map((r) => Math.floor(r.at.getTime() / HOUR_MS)));
     expect(first.hoursStored).toBe(closedHours.size);
     const stored = await app.deps.db.collection<UsageRollupDoc>('usage_rollups').find({ workspaceId: ws.workspaceId }).toArray();
@@ -152,10 +161,16 @@ describe('usage counters and rollups', () => {
     await app.services.usage.record({ ...calls[3], key: `${randomUUID()}:chat:0:1`, at: new Date(lateHour * HOUR_MS + 20 * 60_000), attribution: { ...calls[3].attribution, jobId: randomUUID(), runId: null } });
     const behind = await app.services.usage.stats(systemScope(ws.workspaceId), {}, false);
     expect(behind.calls).toBe(calls.length); // the stored rollup of that hour wins over its counters
+    // …and one in a day already stored as a day rollup: the reconciler rewrites its hour and its day.
+    const dayLateHour = yesterday * 24 + 12;
+    if (dayStored) await app.services.usage.record({ ...calls[4], key: `${randomUUID()}:chat:0:1`, at: new Date(dayLateHour * HOUR_MS + 20 * 60_000), attribution: { ...calls[4].attribution, jobId: randomUUID(), runId: null } });
     const late = await app.services.usageReconciler.workspace(ws.workspaceId);
-    expect(late).toMatchObject({ hoursCorrected: 1, rowsRecounted: 0 });
-    await compareAll(ws, ids, now, false);
-    expect((await app.services.usage.stats(systemScope(ws.workspaceId), {}, false)).calls).toBe(calls.length + 1);
+    // (An hour that had no rows before has no stored rollup: it is stored now rather than corrected.)
+    expect(late).toMatchObject({ daysCorrected: dayStored ? 1 : 0, rowsRecounted: 0 });
+    expect(late.hoursCorrected + late.hoursStored).toBe(dayStored ? new Set([lateHour, dayLateHour]).size : 1);
+    expect(late.hoursCorrected).toBeGreaterThanOrEqual(1);
+    await compareAll(ws, ids, now);
+    expect((await app.services.usage.stats(systemScope(ws.workspaceId), {}, false)).calls).toBe(calls.length + 1 + (dayStored ? 1 : 0));
   }, 300_000);
 
   it('the reconciler runs as a Temporal workflow on its schedule, created once', async () => {
