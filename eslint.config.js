@@ -2,7 +2,20 @@
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 
-const nodeBuiltins = ['fs', 'path', 'os', 'crypto', 'http', 'https', 'net', 'child_process', 'stream', 'util', 'events', 'url'];
+const nodeBuiltins = [
+  'fs',
+  'path',
+  'os',
+  'crypto',
+  'http',
+  'https',
+  'net',
+  'child_process',
+  'stream',
+  'util',
+  'events',
+  'url',
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'test-output/**', 'snake/public/**'] },
@@ -23,22 +36,55 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/api/**', '**/worker/**', '**/workflows/**', '**/activities/**'], message: 'src/ is the core: it imports nothing from api, worker, workflows or activities' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/api/**', '**/worker/**', '**/workflows/**', '**/activities/**'],
+              message: 'src/ is the core: it imports nothing from api, worker, workflows or activities',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['api/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/workflows/**', '**/activities/**', '**/worker/**'], message: 'api/ talks to Temporal through src/temporal only' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/workflows/**', '**/activities/**', '**/worker/**'],
+              message: 'api/ talks to Temporal through src/temporal only',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['workflows/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: [...nodeBuiltins.flatMap((m) => [m, `node:${m}`]), 'mongodb', 'ioredis'].map((name) => ({ name, message: 'workflows are deterministic and hold no I/O' })),
-        patterns: [{ regex: '/src/(?!temporal/definitions|temporal/gated|pathways/walk)', message: 'workflows import only src/temporal/definitions, src/temporal/gated and src/pathways/walk as values (types are fine): every module a workflow imports is evaluated for each run', allowTypeImports: true }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [...nodeBuiltins.flatMap((m) => [m, `node:${m}`]), 'mongodb', 'ioredis'].map((name) => ({
+            name,
+            message: 'workflows are deterministic and hold no I/O',
+          })),
+          patterns: [
+            {
+              regex: '/src/(?!temporal/definitions|temporal/gated|pathways/walk)',
+              message:
+                'workflows import only src/temporal/definitions, src/temporal/gated and src/pathways/walk as values (types are fine): every module a workflow imports is evaluated for each run',
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
     },
   },
 );

@@ -4,11 +4,24 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'snake/**/*.unit.test.ts'], environment: 'node', sequence: { groupOrder: 0 } } },
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'snake/**/*.unit.test.ts'],
+          environment: 'node',
+          sequence: { groupOrder: 0 },
+        },
+      },
       {
         test: {
           name: 'integration',
-          include: ['test/api/**/*.test.ts', 'test/workflows/**/*.test.ts', 'test/scripts/**/*.test.ts', 'test/snake/**/*.test.ts', 'test/pages/**/*.test.ts'],
+          include: [
+            'test/api/**/*.test.ts',
+            'test/workflows/**/*.test.ts',
+            'test/scripts/**/*.test.ts',
+            'test/snake/**/*.test.ts',
+            'test/pages/**/*.test.ts',
+          ],
           environment: 'node',
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,

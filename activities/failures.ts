@@ -15,7 +15,11 @@ export async function permanentOn4xx<T>(fn: () => Promise<T>): Promise<T> {
     if (e instanceof AppError && e.status < 500) throw ApplicationFailure.nonRetryable(e.message, e.code);
     if (e instanceof LlmError && !e.retryable) throw ApplicationFailure.nonRetryable(e.message, 'LLM_ERROR');
     if (e instanceof LlmError && e.retryAfterMs !== undefined) {
-      throw ApplicationFailure.create({ message: e.message, type: 'LLM_RETRY_AFTER', nextRetryDelay: Math.max(100, e.retryAfterMs) });
+      throw ApplicationFailure.create({
+        message: e.message,
+        type: 'LLM_RETRY_AFTER',
+        nextRetryDelay: Math.max(100, e.retryAfterMs),
+      });
     }
     throw e;
   }

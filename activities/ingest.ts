@@ -15,8 +15,10 @@ export const createIngestActivities = ({ services }: { services: Services }) => 
   const background = createLimiter(services.config.BACKGROUND_CONCURRENCY);
   return {
     ingestPrepare: (i: IngestInput) => background.run(() => permanentOn4xx(() => services.ingest.prepare(i))),
-    ingestDescribe: (i: IngestInput) => background.run(() => permanentOn4xx(() => services.ingest.describe(i, attempt()))),
-    ingestEmbed: (i: IngestInput, from: number, to: number, total: number) => background.run(() => permanentOn4xx(() => services.ingest.embed(i, from, to, total, attempt()))),
+    ingestDescribe: (i: IngestInput) =>
+      background.run(() => permanentOn4xx(() => services.ingest.describe(i, attempt()))),
+    ingestEmbed: (i: IngestInput, from: number, to: number, total: number) =>
+      background.run(() => permanentOn4xx(() => services.ingest.embed(i, from, to, total, attempt()))),
     ingestFinish: (i: IngestInput) => services.ingest.finish(i),
     ingestFail: (i: IngestInput, reason: string) => services.ingest.fail(i, reason),
   };

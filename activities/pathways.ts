@@ -6,30 +6,54 @@ import type { InterventionAnswer, PathwayRunInput, PathwayRunResult, RunScope } 
 import { permanentOn4xx } from './failures.js';
 
 /** A transform/if/output expression, or a template to render, over the run's context. */
-interface NodeExpression { expression: string; template?: string; context: Record<string, unknown> }
+interface NodeExpression {
+  expression: string;
+  template?: string;
+  context: Record<string, unknown>;
+}
 const evaluateNode = (x: NodeExpression) =>
-  permanentOn4xx(() => (x.template !== undefined ? renderTemplate(x.template, x.context) : evaluateExpression(x.expression, x.context)));
+  permanentOn4xx(() =>
+    x.template !== undefined ? renderTemplate(x.template, x.context) : evaluateExpression(x.expression, x.context),
+  );
 
 /** Pathway-run activities: thin adapters over the pathway-run service. */
 export const createPathwayActivities = ({ services }: { services: Services }) => ({
   startPathwayRun: (input: PathwayRunInput) => services.pathwayRuns.startRun(input),
-  pathwayNodeEvent: (jobId: string, event: Record<string, unknown>, patch: JobPatch | null) => services.pathwayRuns.nodeEvent(jobId, event, patch),
+  pathwayNodeEvent: (jobId: string, event: Record<string, unknown>, patch: JobPatch | null) =>
+    services.pathwayRuns.nodeEvent(jobId, event, patch),
   /**
    * One hop for a node's stream entries and its expression: appends `events` in order (the previous
    * node's node_finish, this node's node_start), applies `patch` once, then evaluates when asked.
    */
-  pathwayStep: async (a: { jobId: string; events: Record<string, unknown>[]; patch: JobPatch | null; evaluate?: NodeExpression }) => {
-    for (const [i, e] of a.events.entries()) await services.pathwayRuns.nodeEvent(a.jobId, e, i === a.events.length - 1 ? a.patch : null);
+  pathwayStep: async (a: {
+    jobId: string;
+    events: Record<string, unknown>[];
+    patch: JobPatch | null;
+    evaluate?: NodeExpression;
+  }) => {
+    for (const [i, e] of a.events.entries())
+      await services.pathwayRuns.nodeEvent(a.jobId, e, i === a.events.length - 1 ? a.patch : null);
     return a.evaluate ? evaluateNode(a.evaluate) : null;
   },
   evaluate: (a: NodeExpression) => evaluateNode(a),
-  renderMessage: (a: { template?: string; context: Record<string, unknown> }) => permanentOn4xx(() => renderTemplate(a.template, a.context)),
-  classify: (a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string; approvedBudgets?: string[] }) =>
-    permanentOn4xx(() => services.pathwayRuns.classify({ ...a, attempt: Context.current().info.attempt })),
-  openIntervention: (input: PathwayRunInput, spec: Parameters<Services['pathwayRuns']['openIntervention']>[1]) => permanentOn4xx(() => services.pathwayRuns.openIntervention(input, spec)),
+  renderMessage: (a: { template?: string; context: Record<string, unknown> }) =>
+    permanentOn4xx(() => renderTemplate(a.template, a.context)),
+  classify: (a: {
+    scope: RunScope;
+    jobId: string;
+    categories: string[];
+    text: string;
+    neuronId?: string;
+    model?: string;
+    approvedBudgets?: string[];
+  }) => permanentOn4xx(() => services.pathwayRuns.classify({ ...a, attempt: Context.current().info.attempt })),
+  openIntervention: (input: PathwayRunInput, spec: Parameters<Services['pathwayRuns']['openIntervention']>[1]) =>
+    permanentOn4xx(() => services.pathwayRuns.openIntervention(input, spec)),
   expireIntervention: (input: PathwayRunInput, id: string) => services.pathwayRuns.expireIntervention(input, id),
-  recordAnswer: (input: PathwayRunInput, answer: InterventionAnswer, kind: 'approval' | 'pause' | 'budget') => permanentOn4xx(() => services.pathwayRuns.recordAnswer(input, answer, kind)),
+  recordAnswer: (input: PathwayRunInput, answer: InterventionAnswer, kind: 'approval' | 'pause' | 'budget') =>
+    permanentOn4xx(() => services.pathwayRuns.recordAnswer(input, answer, kind)),
   finishPathwayRun: (input: PathwayRunInput, result: PathwayRunResult) => services.pathwayRuns.finishRun(input, result),
   failPathwayRun: (input: PathwayRunInput, reason: string) => services.pathwayRuns.failRun(input, reason),
-  neuronVersion: (scope: RunScope, neuronId: string) => permanentOn4xx(() => services.pathwayRuns.neuronVersion(scope, neuronId)),
+  neuronVersion: (scope: RunScope, neuronId: string) =>
+    permanentOn4xx(() => services.pathwayRuns.neuronVersion(scope, neuronId)),
 });

@@ -31,15 +31,22 @@ export const createRunActivities = ({ services }: { services: Services }) => ({
 
   modelTurn: (t: ModelTurnInput) => {
     const ctx = Context.current();
-    return withHeartbeat(() => permanentOn4xx(() => services.runs.modelTurn({ ...t, attempt: ctx.info.attempt }, ctx.cancellationSignal)));
+    return withHeartbeat(() =>
+      permanentOn4xx(() => services.runs.modelTurn({ ...t, attempt: ctx.info.attempt }, ctx.cancellationSignal)),
+    );
   },
 
   adoptFirstTurn: (jobId: string, waitMs: number) => services.runs.adoptFirstTurn(jobId, waitMs),
-  runTool: (jobId: string, call: ToolCall, turn?: number) => permanentOn4xx(() => services.runs.runTool(jobId, call, turn, Context.current().info.attempt)),
+  runTool: (jobId: string, call: ToolCall, turn?: number) =>
+    permanentOn4xx(() => services.runs.runTool(jobId, call, turn, Context.current().info.attempt)),
   finishRun: (f: FinishInput) => permanentOn4xx(() => services.runs.finish(f)),
   failRun: (input: NeuronRunInput, reason: string) => services.runs.fail(input, reason),
-  openBudgetPause: (input: NeuronRunInput, p: { id: string; turn: number; budget: BudgetPause; progress: number; currentStep: string }) =>
-    permanentOn4xx(() => services.runs.openBudgetPause(input, p)),
-  recordBudgetAnswer: (input: NeuronRunInput, answer: InterventionAnswer) => permanentOn4xx(() => services.runs.recordBudgetAnswer(input, answer)),
-  emitJobEvent: (jobId: string, event: Record<string, unknown>) => services.jobs.emit(jobId, event).then(() => undefined),
+  openBudgetPause: (
+    input: NeuronRunInput,
+    p: { id: string; turn: number; budget: BudgetPause; progress: number; currentStep: string },
+  ) => permanentOn4xx(() => services.runs.openBudgetPause(input, p)),
+  recordBudgetAnswer: (input: NeuronRunInput, answer: InterventionAnswer) =>
+    permanentOn4xx(() => services.runs.recordBudgetAnswer(input, answer)),
+  emitJobEvent: (jobId: string, event: Record<string, unknown>) =>
+    services.jobs.emit(jobId, event).then(() => undefined),
 });

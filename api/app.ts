@@ -22,9 +22,14 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   const app = new Koa({ proxy: deps.config.TRUST_PROXY_HOPS > 0, maxIpsCount: deps.config.TRUST_PROXY_HOPS });
   const router = new Router();
   const { config } = deps;
-  const admission = createAdmission({ maxInFlight: config.ADMISSION_MAX_INFLIGHT, maxQueue: config.ADMISSION_MAX_QUEUE, maxWaitMs: config.ADMISSION_QUEUE_WAIT_MS });
+  const admission = createAdmission({
+    maxInFlight: config.ADMISSION_MAX_INFLIGHT,
+    maxQueue: config.ADMISSION_MAX_QUEUE,
+    maxWaitMs: config.ADMISSION_QUEUE_WAIT_MS,
+  });
   const rc = {
-    services, rateLimit: createRateLimiter(deps.redis, config),
+    services,
+    rateLimit: createRateLimiter(deps.redis, config),
     guard: createRequestGuard({ config, breakers: deps.breakers, admission, temporal: deps.temporal.connection }),
     idempotency: createIdempotency(deps.redis, { prefix: config.REDIS_PREFIX, ttlS: config.IDEMPOTENCY_TTL_S }),
   };
@@ -44,7 +49,8 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   // Prometheus scrape endpoint (src/metrics.ts); behind METRICS_TOKEN when one is configured.
   router.get('/metrics', async (ctx) => {
     const token = deps.config.METRICS_TOKEN;
-    if (token && ctx.get('authorization') !== `Bearer ${token}`) throw authRequired('GET /metrics needs the metrics token');
+    if (token && ctx.get('authorization') !== `Bearer ${token}`)
+      throw authRequired('GET /metrics needs the metrics token');
     ctx.set('Content-Type', registry.contentType);
     ctx.body = await registry.metrics();
   });
@@ -55,11 +61,18 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   });
   app.use(requestMiddleware(deps.log));
   app.use(errorMiddleware());
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '5mb', encoding: 'utf-8', onError: (err) => {
-    // Too large stays 413 (errorMiddleware gives it PAYLOAD_TOO_LARGE); anything else is malformed JSON.
-    if ((err as { status?: number }).status === 413) throw err;
-    throw Object.assign(err, { status: 400, expose: true, message: 'Malformed JSON body' });
-  } }));
+  app.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: '5mb',
+      encoding: 'utf-8',
+      onError: (err) => {
+        // Too large stays 413 (errorMiddleware gives it PAYLOAD_TOO_LARGE); anything else is malformed JSON.
+        if ((err as { status?: number }).status === 413) throw err;
+        throw Object.assign(err, { status: 400, expose: true, message: 'Malformed JSON body' });
+      },
+    }),
+  );
   app.use(router.routes());
   // A known path with a wrong method: 405 with an Allow header; errorMiddleware gives it the error body.
   app.use(router.allowedMethods({ throw: false }));

@@ -3,7 +3,11 @@ import busboy from 'busboy';
 import type { Context } from 'koa';
 import { payloadTooLarge, unsupportedMediaType, validationError } from '../src/errors.js';
 
-export interface UploadedFile { name: string; contentType: string; data: Buffer }
+export interface UploadedFile {
+  name: string;
+  contentType: string;
+  data: Buffer;
+}
 
 /** Room for the multipart framing and form fields around a file of the size limit. */
 const FRAMING_SLACK = 256 * 1024;
@@ -15,8 +19,12 @@ const FRAMING_SLACK = 256 * 1024;
  * at `maxBytes` + 1 and `onFile`'s sink reports the 413 while the rest of the request is drained.
  * The answer comes once the whole request has been read, so the connection stays usable.
  */
-export function streamUpload<T>(ctx: Context, opts: { maxBytes: number; onFile: (stream: Readable, info: { filename: string; mimeType: string }) => Promise<T> }): Promise<{ fields: Record<string, string>; file: T }> {
-  if (!ctx.is('multipart/form-data')) throw unsupportedMediaType('multipart/form-data with a file field, or application/json');
+export function streamUpload<T>(
+  ctx: Context,
+  opts: { maxBytes: number; onFile: (stream: Readable, info: { filename: string; mimeType: string }) => Promise<T> },
+): Promise<{ fields: Record<string, string>; file: T }> {
+  if (!ctx.is('multipart/form-data'))
+    throw unsupportedMediaType('multipart/form-data with a file field, or application/json');
   const declared = Number(ctx.get('content-length') || 0);
   if (declared > opts.maxBytes + FRAMING_SLACK) {
     ctx.set('Connection', 'close');
@@ -25,23 +33,36 @@ export function streamUpload<T>(ctx: Context, opts: { maxBytes: number; onFile: 
   return new Promise((resolve, reject) => {
     const fields: Record<string, string> = {};
     let pending: Promise<T> | null = null;
-    const bb = busboy({ headers: ctx.req.headers, limits: { files: 1, fileSize: opts.maxBytes + 1, fields: 30, fieldSize: 200_000 } });
-    bb.on('field', (name, value) => { fields[name] = value; });
+    const bb = busboy({
+      headers: ctx.req.headers,
+      limits: { files: 1, fileSize: opts.maxBytes + 1, fields: 30, fieldSize: 200_000 },
+    });
+    bb.on('field', (name, value) => {
+      fields[name] = value;
+    });
     bb.on('file', (field, stream, info) => {
-      if (pending || field !== 'file') { stream.resume(); return; }
+      if (pending || field !== 'file') {
+        stream.resume();
+        return;
+      }
       const tap = new PassThrough();
       stream.pipe(tap);
-      pending = opts.onFile(tap, { filename: (info.filename || 'upload').slice(0, 300), mimeType: info.mimeType }).catch((e: unknown) => {
-        // The sink stopped (the size cap): the rest of the file is read and dropped.
-        stream.unpipe(tap);
-        stream.resume();
-        throw e;
-      });
+      pending = opts
+        .onFile(tap, { filename: (info.filename || 'upload').slice(0, 300), mimeType: info.mimeType })
+        .catch((e: unknown) => {
+          // The sink stopped (the size cap): the rest of the file is read and dropped.
+          stream.unpipe(tap);
+          stream.resume();
+          throw e;
+        });
       pending.catch(() => undefined);
     });
     bb.on('error', (e: Error) => reject(validationError(`malformed multipart body: ${e.message}`)));
     bb.on('close', () => {
-      if (!pending) { reject(validationError('send one file in the field "file"')); return; }
+      if (!pending) {
+        reject(validationError('send one file in the field "file"'));
+        return;
+      }
       pending.then((file) => resolve({ fields, file }), reject);
     });
     ctx.req.pipe(bb);
@@ -49,7 +70,10 @@ export function streamUpload<T>(ctx: Context, opts: { maxBytes: number; onFile: 
 }
 
 /** Reads the one (small) file of a multipart request into memory: share-link uploads (see streamUpload for large ones). */
-export async function readOneFile(ctx: Context, opts: { maxBytes: number; allowed: (type: string) => boolean }): Promise<UploadedFile> {
+export async function readOneFile(
+  ctx: Context,
+  opts: { maxBytes: number; allowed: (type: string) => boolean },
+): Promise<UploadedFile> {
   const { file } = await streamUpload(ctx, {
     maxBytes: opts.maxBytes,
     onFile: async (stream, info) => {

@@ -9,15 +9,21 @@ import { operationIdOf, operationTitle, type RouteDef } from './route.js';
 export const toOpenApiPath = (p: string): string => p.replace(/:([A-Za-z_]+)/g, '{$1}');
 
 /** Routes that answer with server-sent events rather than JSON. */
-export const isSseRoute = (r: Pick<RouteDef, 'path' | 'method'>): boolean => r.method === 'get' && (r.path.endsWith('/events') || r.path.endsWith('/stream'));
+export const isSseRoute = (r: Pick<RouteDef, 'path' | 'method'>): boolean =>
+  r.method === 'get' && (r.path.endsWith('/events') || r.path.endsWith('/stream'));
 
 const errorResponse = (code: keyof typeof ERROR_CODES) => ({
   description: `${code}: ${ERROR_CODES[code].meaning}`,
   content: { 'application/json': { schema: ErrorBody, example: { message: exampleMessage[code], code } } },
 });
 const exampleMessage: Partial<Record<keyof typeof ERROR_CODES, string>> = {
-  VALIDATION_ERROR: 'message: expected string, received number', AUTH_REQUIRED: 'Authentication required', FORBIDDEN: 'Requires role workspace_admin',
-  NOT_FOUND: 'Neuron not found', RATE_LIMIT: 'Rate limit exceeded', CONFLICT: 'Already exists', PAYLOAD_TOO_LARGE: 'Request body too large',
+  VALIDATION_ERROR: 'message: expected string, received number',
+  AUTH_REQUIRED: 'Authentication required',
+  FORBIDDEN: 'Requires role workspace_admin',
+  NOT_FOUND: 'Neuron not found',
+  RATE_LIMIT: 'Rate limit exceeded',
+  CONFLICT: 'Already exists',
+  PAYLOAD_TOO_LARGE: 'Request body too large',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported content type; send application/json',
   SERVICE_UNAVAILABLE: 'The API is at capacity; retry shortly',
   IDEMPOTENCY_KEY_REUSED: 'This Idempotency-Key was used with a different request; use a new key for a new request',
@@ -25,25 +31,45 @@ const exampleMessage: Partial<Record<keyof typeof ERROR_CODES, string>> = {
 
 /** A job stream as it appears on the wire (docs/streams.md): a retried turn resets, one terminal entry ends it. */
 const JOB_STREAM_EXAMPLE = [
-  'id: 1731000000000-0', 'data: {"type":"status","status":"running"}', '',
-  'id: 1731000000050-0', 'data: {"type":"token","turn":0,"attempt":1,"index":0,"text":"Hel"}', '',
-  'id: 1731000000090-0', 'data: {"type":"reset","turn":0,"attempt":2}', '',
-  'id: 1731000000120-0', 'data: {"type":"token","turn":0,"attempt":2,"index":0,"text":"Hello"}', '',
-  ': ping', '',
-  'id: 1731000000300-0', 'data: {"type":"complete","result":{"text":"Hello"}}', '', '',
+  'id: 1731000000000-0',
+  'data: {"type":"status","status":"running"}',
+  '',
+  'id: 1731000000050-0',
+  'data: {"type":"token","turn":0,"attempt":1,"index":0,"text":"Hel"}',
+  '',
+  'id: 1731000000090-0',
+  'data: {"type":"reset","turn":0,"attempt":2}',
+  '',
+  'id: 1731000000120-0',
+  'data: {"type":"token","turn":0,"attempt":2,"index":0,"text":"Hello"}',
+  '',
+  ': ping',
+  '',
+  'id: 1731000000300-0',
+  'data: {"type":"complete","result":{"text":"Hello"}}',
+  '',
+  '',
 ].join('\n');
 
-const IdempotencyKeyHeader = z.string().min(1).max(255).optional().meta({
-  description: 'Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header '
-    + '`Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. '
-    + 'Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key.',
-});
+const IdempotencyKeyHeader = z
+  .string()
+  .min(1)
+  .max(255)
+  .optional()
+  .meta({
+    description:
+      'Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header ' +
+      '`Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. ' +
+      'Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key.',
+  });
 
-const SSE_DESCRIPTION = 'Server-sent events: `id: <cursor>` then `data: <json>` per entry, `: ping` keepalives. Resume with `after=<cursor>` or the `Last-Event-ID` header. '
-  + 'On a job stream, a `reset` entry means: drop every token of that turn shown so far; the stream ends after its one terminal entry (`complete` or `error`). Entry types: docs/streams.md.';
+const SSE_DESCRIPTION =
+  'Server-sent events: `id: <cursor>` then `data: <json>` per entry, `: ping` keepalives. Resume with `after=<cursor>` or the `Last-Event-ID` header. ' +
+  'On a job stream, a `reset` entry means: drop every token of that turn shown so far; the stream ends after its one terminal entry (`complete` or `error`). Entry types: docs/streams.md.';
 
 const ERROR_TABLE = [
-  '| status | code | meaning |', '|---|---|---|',
+  '| status | code | meaning |',
+  '|---|---|---|',
   ...Object.entries(ERROR_CODES).map(([code, e]) => `| ${e.status} | \`${code}\` | ${e.meaning} |`),
 ].join('\n');
 
@@ -70,7 +96,10 @@ export function buildOpenApi(routes: RouteDef[]) {
   for (const r of routes) {
     const operationId = operationIdOf(r);
     const where = `${r.method.toUpperCase()} ${r.path}`;
-    if (ids.has(operationId)) throw new Error(`operation id ${operationId} of ${where} is also derived for ${ids.get(operationId)}: give one of them an explicit operationId`);
+    if (ids.has(operationId))
+      throw new Error(
+        `operation id ${operationId} of ${where} is also derived for ${ids.get(operationId)}: give one of them an explicit operationId`,
+      );
     ids.set(operationId, where);
     const path = toOpenApiPath(r.path);
     const status = String(r.status ?? 200);
@@ -86,22 +115,57 @@ export function buildOpenApi(routes: RouteDef[]) {
       requestParams: {
         ...(r.params ? { path: r.params as z.ZodObject } : {}),
         ...(r.query ? { query: r.query as z.ZodObject } : {}),
-        ...(r.brain || idempotent ? {
-          header: z.object({
-            ...(r.brain ? { 'x-brain-id': r.brain === 'required' ? z.uuid() : z.uuid().optional() } : {}),
-            ...(idempotent ? { 'idempotency-key': IdempotencyKeyHeader } : {}),
-          }),
-        } : {}),
+        ...(r.brain || idempotent
+          ? {
+              header: z.object({
+                ...(r.brain ? { 'x-brain-id': r.brain === 'required' ? z.uuid() : z.uuid().optional() } : {}),
+                ...(idempotent ? { 'idempotency-key': IdempotencyKeyHeader } : {}),
+              }),
+            }
+          : {}),
       },
-      ...(hasBody ? { requestBody: { content: { 'application/json': { schema: r.body as ZodType, ...(r.examples?.request !== undefined ? { example: r.examples.request } : {}) } } } } : {}),
+      ...(hasBody
+        ? {
+            requestBody: {
+              content: {
+                'application/json': {
+                  schema: r.body as ZodType,
+                  ...(r.examples?.request !== undefined ? { example: r.examples.request } : {}),
+                },
+              },
+            },
+          }
+        : {}),
       responses: {
         [status]: isSseRoute(r)
-          ? { description: SSE_DESCRIPTION, content: { 'text/event-stream': { schema: z.string(), ...(r.path.endsWith('/stream') ? { example: JOB_STREAM_EXAMPLE } : {}) } } }
-          : { description: 'OK', ...(r.response ? { content: { 'application/json': { schema: r.response, ...(r.examples?.response !== undefined ? { example: r.examples.response } : {}) } } } : {}) },
+          ? {
+              description: SSE_DESCRIPTION,
+              content: {
+                'text/event-stream': {
+                  schema: z.string(),
+                  ...(r.path.endsWith('/stream') ? { example: JOB_STREAM_EXAMPLE } : {}),
+                },
+              },
+            }
+          : {
+              description: 'OK',
+              ...(r.response
+                ? {
+                    content: {
+                      'application/json': {
+                        schema: r.response,
+                        ...(r.examples?.response !== undefined ? { example: r.examples.response } : {}),
+                      },
+                    },
+                  }
+                : {}),
+            },
         '400': errorResponse('VALIDATION_ERROR'),
         ...(r.auth === 'none' ? {} : { '401': errorResponse('AUTH_REQUIRED'), '403': errorResponse('FORBIDDEN') }),
         '404': errorResponse('NOT_FOUND'),
-        ...(hasBody ? { '413': errorResponse('PAYLOAD_TOO_LARGE'), '415': errorResponse('UNSUPPORTED_MEDIA_TYPE') } : {}),
+        ...(hasBody
+          ? { '413': errorResponse('PAYLOAD_TOO_LARGE'), '415': errorResponse('UNSUPPORTED_MEDIA_TYPE') }
+          : {}),
         ...(idempotent ? { '409': errorResponse('CONFLICT'), '422': errorResponse('IDEMPOTENCY_KEY_REUSED') } : {}),
         '429': errorResponse('RATE_LIMIT'),
         '503': errorResponse('SERVICE_UNAVAILABLE'),
@@ -112,7 +176,9 @@ export function buildOpenApi(routes: RouteDef[]) {
   return createDocument({
     openapi: '3.1.0',
     info: { title: 'Cortex platform API', version: VERSION, description: DESCRIPTION },
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key or HS256 JWT' } } },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key or HS256 JWT' } },
+    },
     paths,
   });
 }

@@ -11,12 +11,20 @@ import type Router from '@koa/router';
  */
 const dir = new URL('./pages/', import.meta.url);
 const FILES: Record<string, { body: string; type: string }> = Object.fromEntries(
-  [['share.html', 'text/html'], ['approve.html', 'text/html'], ['share.js', 'text/javascript'], ['approve.js', 'text/javascript'], ['pages.css', 'text/css']]
-    .map(([name, type]) => [name, { body: readFileSync(new URL(name, dir), 'utf8'), type: `${type}; charset=utf-8` }]),
+  [
+    ['share.html', 'text/html'],
+    ['approve.html', 'text/html'],
+    ['share.js', 'text/javascript'],
+    ['approve.js', 'text/javascript'],
+    ['pages.css', 'text/css'],
+  ].map(([name, type]) => [name, { body: readFileSync(new URL(name, dir), 'utf8'), type: `${type}; charset=utf-8` }]),
 );
 const HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store',
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
+  'Cache-Control': 'no-store',
 };
 
 /*
@@ -26,7 +34,10 @@ const HEADERS = {
  */
 const swaggerDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const DOC_ASSETS: Record<string, { body: Buffer; type: string }> = {
-  'swagger-ui-bundle.js': { body: readFileSync(path.join(swaggerDir, 'swagger-ui-bundle.js')), type: 'text/javascript; charset=utf-8' },
+  'swagger-ui-bundle.js': {
+    body: readFileSync(path.join(swaggerDir, 'swagger-ui-bundle.js')),
+    type: 'text/javascript; charset=utf-8',
+  },
   'swagger-ui.css': { body: readFileSync(path.join(swaggerDir, 'swagger-ui.css')), type: 'text/css; charset=utf-8' },
   'favicon.png': { body: readFileSync(path.join(swaggerDir, 'favicon-32x32.png')), type: 'image/png' },
   'docs.js': { body: readFileSync(new URL('docs.js', dir)), type: 'text/javascript; charset=utf-8' },
@@ -34,8 +45,10 @@ const DOC_ASSETS: Record<string, { body: Buffer; type: string }> = {
 };
 const DOCS_HTML = readFileSync(new URL('docs.html', dir), 'utf8');
 const DOCS_HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff',
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
 };
 
 export function mountPages(router: Router): void {

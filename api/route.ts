@@ -20,7 +20,13 @@ export type AuthMode = 'required' | 'jwt' | 'optional' | 'none';
 type Infer<S> = S extends ZodType ? z.output<S> : Record<string, never>;
 
 export interface HandlerInput<P, Q, B> {
-  params: P; query: Q; body: B; scope: Scope; services: Services; ctx: Context; log: Logger;
+  params: P;
+  query: Q;
+  body: B;
+  scope: Scope;
+  services: Services;
+  ctx: Context;
+  log: Logger;
   /** Set when the request came with a share token (routes with `share`). */
   share?: ShareAccess;
 }
@@ -68,27 +74,35 @@ export interface RouteDef<PS = unknown, QS = unknown, BS = unknown> {
   kind?: 'stream' | 'health';
   /** A deadline of the route's own, where its work is known to take longer than REQUEST_DEADLINE_MS. */
   deadlineMs?: number;
-  params?: PS; query?: QS; body?: BS;
+  params?: PS;
+  query?: QS;
+  body?: BS;
   status?: number;
   response?: ZodType;
   handler: (input: HandlerInput<Infer<PS>, Infer<QS>, Infer<BS>>) => Promise<unknown>;
 }
 
 /** Builds a typed route object (inference only; the router mounts it). */
-export function route<PS extends ZodType | undefined = undefined, QS extends ZodType | undefined = undefined, BS extends ZodType | undefined = undefined>(
-  def: RouteDef<PS, QS, BS>,
-): RouteDef {
+export function route<
+  PS extends ZodType | undefined = undefined,
+  QS extends ZodType | undefined = undefined,
+  BS extends ZodType | undefined = undefined,
+>(def: RouteDef<PS, QS, BS>): RouteDef {
   return def as unknown as RouteDef;
 }
 
-export interface RouteContext { services: Services; rateLimit: RateLimit; guard: RequestGuard; idempotency: Idempotency }
+export interface RouteContext {
+  services: Services;
+  rateLimit: RateLimit;
+  guard: RequestGuard;
+  idempotency: Idempotency;
+}
 
 const bearer = (ctx: Context): string | undefined => {
   const h = ctx.get('authorization');
   const m = /^Bearer\s+(.+)$/i.exec(h);
   return m?.[1]?.trim();
 };
-
 
 /** A share-token request: the link, its scope, and its rate limits. */
 async function resolveShare(ctx: Context, rc: RouteContext): Promise<ShareAccess> {
@@ -100,7 +114,11 @@ async function resolveShare(ctx: Context, rc: RouteContext): Promise<ShareAccess
   await rc.rateLimit.consume(ctx, `share-ip:${ctx.ip}`, SHARE_LIMIT);
   let user: Scope | null = null;
   const jwt = bearer(ctx);
-  if (jwt) user = await rc.services.auth.authenticate(jwt).then((s) => (s.credential === 'jwt' ? s : null), () => null);
+  if (jwt)
+    user = await rc.services.auth.authenticate(jwt).then(
+      (s) => (s.credential === 'jwt' ? s : null),
+      () => null,
+    );
   // As for keys (authenticateLimited): a link recently seen valid passes an address over its failure limit.
   const blocked = await rc.rateLimit.authFailureBlock(ctx);
   if (blocked && !(await rc.services.shares.recentlyValid(token))) throw blocked;
@@ -186,7 +204,8 @@ export function toKoaHandler(def: RouteDef, rc: RouteContext) {
   const guarded = { kind: def.kind ?? 'request', deadlineMs: def.deadlineMs } as const;
   return async (ctx: Context) => {
     // A body in anything but JSON is refused before it is read (415), on every route that takes one.
-    if (def.body && ctx.request.length && !ctx.is('application/json', '+json')) throw unsupportedMediaType('application/json');
+    if (def.body && ctx.request.length && !ctx.is('application/json', '+json'))
+      throw unsupportedMediaType('application/json');
     await rc.guard.run(guarded, ctx, async (admit) => {
       const scope = await resolveScope(def, ctx, rc);
       // Admission is fair between workspaces (anonymous callers: per address).
@@ -200,7 +219,16 @@ export function toKoaHandler(def: RouteDef, rc: RouteContext) {
         // The ids this request creates derive from its Idempotency-Key (src/request-context.ts newId).
         const req = currentRequest();
         if (req && seed) req.idempotency = seed;
-        const result = await def.handler({ params, query, body, scope, services: rc.services, ctx, log: ctx.state.log as Logger, share } as HandlerInput<never, never, never>);
+        const result = await def.handler({
+          params,
+          query,
+          body,
+          scope,
+          services: rc.services,
+          ctx,
+          log: ctx.state.log as Logger,
+          share,
+        } as HandlerInput<never, never, never>);
         if (result === undefined && ctx.body != null) return; // the handler wrote the response itself
         if (result instanceof Readable) {
           ctx.status = 200;
@@ -212,7 +240,12 @@ export function toKoaHandler(def: RouteDef, rc: RouteContext) {
       };
       if (def.method !== 'post' || def.kind) return respond(undefined);
       const tenant = scope.workspaceId || `ip:${ctx.ip}`;
-      const request = { method: def.method, path: ctx.path, query, body: ctx.is('application/json', '+json') || !ctx.request.length ? body : { length: ctx.request.length } };
+      const request = {
+        method: def.method,
+        path: ctx.path,
+        query,
+        body: ctx.is('application/json', '+json') || !ctx.request.length ? body : { length: ctx.request.length },
+      };
       await rc.idempotency.run(ctx, `${tenant} ${def.method} ${def.path}`, request, respond);
     });
   };
@@ -252,14 +285,20 @@ export function operationIdOf(def: Pick<RouteDef, 'method' | 'path' | 'operation
   }
   if (def.method === 'get' || def.method === 'post') {
     // A single segment (`/v1/workspace`, `/health`) reads as the resource itself.
-    return statics.length === 1 ? join(statics, def.method === 'get' ? 'get' : 'post') : join(statics.slice(0, -1), statics.at(-1)!);
+    return statics.length === 1
+      ? join(statics, def.method === 'get' ? 'get' : 'post')
+      : join(statics.slice(0, -1), statics.at(-1)!);
   }
   return join(statics, def.method === 'delete' ? 'delete' : 'update');
 }
 
 /** Verbs that read better with a preposition in a title. */
 const ACTION_PHRASES: Record<string, string> = { respond: 'respond to', input: 'send input to' };
-const singular = (word: string) => word.replace(/ies$/, 'y').replace(/(ss|sh|ch|x)es$/, '$1').replace(/([^s])s$/, '$1');
+const singular = (word: string) =>
+  word
+    .replace(/ies$/, 'y')
+    .replace(/(ss|sh|ch|x)es$/, '$1')
+    .replace(/([^s])s$/, '$1');
 const words = (id: string) => id.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
 
 /**
@@ -276,15 +315,23 @@ export function operationTitle(def: Pick<RouteDef, 'method' | 'path' | 'operatio
   const one = [...lead, singular(words(parts.at(-1) ?? ''))].join(' ');
   const text = (() => {
     switch (verb) {
-      case 'list': return `List ${noun}`;
-      case 'create': return `Create ${one}`;
-      case 'get': return `Get ${one}`;
-      case 'update': return `Update ${one}`;
-      case 'replace': return `Replace ${noun}`;
-      case 'delete': return `Delete ${one}`;
-      case 'deleteAll': return `Delete all ${noun}`;
+      case 'list':
+        return `List ${noun}`;
+      case 'create':
+        return `Create ${one}`;
+      case 'get':
+        return `Get ${one}`;
+      case 'update':
+        return `Update ${one}`;
+      case 'replace':
+        return `Replace ${noun}`;
+      case 'delete':
+        return `Delete ${one}`;
+      case 'deleteAll':
+        return `Delete all ${noun}`;
       // A view of a resource (`jobs.status`): "Get job status"; an action (`neurons.invoke`): "Invoke neuron".
-      default: return def.method === 'get' ? `Get ${one} ${words(verb)}` : `${ACTION_PHRASES[verb] ?? words(verb)} ${one}`;
+      default:
+        return def.method === 'get' ? `Get ${one} ${words(verb)}` : `${ACTION_PHRASES[verb] ?? words(verb)} ${one}`;
     }
   })();
   return text.charAt(0).toUpperCase() + text.slice(1);

@@ -16,7 +16,8 @@ async function main() {
   const config = loadConfig();
   // Memory under load (docs/operations.md, "Memory"): V8 reads its heap growing factor at each
   // full collection, so setting it before the app allocates applies it to the whole process.
-  if (config.API_HEAP_GROWING_PERCENT > 0) setFlagsFromString(`--heap-growing-percent=${config.API_HEAP_GROWING_PERCENT}`);
+  if (config.API_HEAP_GROWING_PERCENT > 0)
+    setFlagsFromString(`--heap-growing-percent=${config.API_HEAP_GROWING_PERCENT}`);
   const unsafe = productionProblem(config);
   if (unsafe) exitWith(`cortex api: refusing to start: ${unsafe}`);
   const telemetry = await startTelemetry(config, 'api');
@@ -27,33 +28,57 @@ async function main() {
     await services.auth.bootstrap();
   } catch (e) {
     // A bootstrap identity that cannot be reconciled with the store is a configuration problem: one line, no stack.
-    if (e instanceof AppError) { await closeDeps(deps); exitWith(`cortex api: bootstrap failed: ${e.message}`); }
+    if (e instanceof AppError) {
+      await closeDeps(deps);
+      exitWith(`cortex api: bootstrap failed: ${e.message}`);
+    }
     throw e;
   }
   // Pathways created before pathways had receptors get theirs (idempotent; a no-op once done).
-  deps.repos.pathways.pathways.find({}, { projection: { _id: 1, workspaceId: 1, brainId: 1, name: 1, isActive: 1 } }).toArray()
+  deps.repos.pathways.pathways
+    .find({}, { projection: { _id: 1, workspaceId: 1, brainId: 1, name: 1, isActive: 1 } })
+    .toArray()
     .then((all) => services.receptors.ensureForPathways(all))
-    .then((n) => { if (n) log.info({ created: n }, 'receptors created for existing pathways'); })
+    .then((n) => {
+      if (n) log.info({ created: n }, 'receptors created for existing pathways');
+    })
     .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'could not create receptors for existing pathways'));
   if (config.RECONCILE_SCHEDULES_ON_START) {
     // Receptors are the desired state of their Temporal Schedules: repair drift (in the background, logged).
-    services.receptors.reconcileSchedules()
-      .then((r) => log.info({ checked: r.checked, created: r.created.length, removed: r.removed.length }, 'receptor schedules reconciled'))
-      .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'receptor schedule reconcile failed; it runs again at the next start or as maintenance.schedule_reconcile'));
+    services.receptors
+      .reconcileSchedules()
+      .then((r) =>
+        log.info(
+          { checked: r.checked, created: r.created.length, removed: r.removed.length },
+          'receptor schedules reconciled',
+        ),
+      )
+      .catch((e: unknown) =>
+        log.warn(
+          { err: (e as Error).message },
+          'receptor schedule reconcile failed; it runs again at the next start or as maintenance.schedule_reconcile',
+        ),
+      );
   }
   // The search index is built from the store in the background, then follows the resource feed
   // (docs/search.md); /health reports its state, and a search waits for it only a bounded time.
   services.search.start();
   // Invokes answer 202 once the run is stored and start its workflow right after: runs whose start
   // did not land (an API that died in between, Temporal away for a while) are started by this sweep.
-  const sweepStarts = () => services.runs.startPending()
-    .then((r) => { if (r.started) log.info(r, 'start sweep started stored runs'); })
-    .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'start sweep failed; it runs again'));
+  const sweepStarts = () =>
+    services.runs
+      .startPending()
+      .then((r) => {
+        if (r.started) log.info(r, 'start sweep started stored runs');
+      })
+      .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'start sweep failed; it runs again'));
   void sweepStarts();
   const sweep = setInterval(() => void sweepStarts(), START_SWEEP_MS);
   sweep.unref();
   const server = createServer(createApp(deps, services).callback());
-  server.listen(config.PORT, config.HOST, () => log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'api listening'));
+  server.listen(config.PORT, config.HOST, () =>
+    log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'api listening'),
+  );
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -80,6 +105,8 @@ function exitWith(line: string): never {
 
 main().catch((err: unknown) => {
   // A configuration problem is the operator's to fix: its message, without a stack.
-  console.error(err instanceof Error && err.message.startsWith('Invalid configuration') ? `cortex api: ${err.message}` : err);
+  console.error(
+    err instanceof Error && err.message.startsWith('Invalid configuration') ? `cortex api: ${err.message}` : err,
+  );
   process.exit(1);
 });

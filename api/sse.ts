@@ -24,7 +24,8 @@ export interface SseOptions {
 /** Validates a resume cursor from `after` or Last-Event-ID (document 1, Events rule 2). */
 export function resumeCursor(ctx: Context, after: string | undefined): string | undefined {
   const c = after ?? (ctx.get('last-event-id') || undefined);
-  if (c !== undefined && !CURSOR_RE.test(c)) throw validationError('after: must be a stream cursor like 1731000000000-0');
+  if (c !== undefined && !CURSOR_RE.test(c))
+    throw validationError('after: must be a stream cursor like 1731000000000-0');
   return c;
 }
 
@@ -34,7 +35,11 @@ export function resumeCursor(ctx: Context, after: string | undefined): string | 
  * (the WHATWG client in browsers and the `eventsource` package) stop: after the terminal entry the
  * server closes, the client reconnects with Last-Event-ID, and a 204 ends its reconnecting.
  */
-export async function endedAfter(after: string | undefined, backlog: Promise<StreamEntry[]>, isFinished: () => Promise<boolean>): Promise<boolean> {
+export async function endedAfter(
+  after: string | undefined,
+  backlog: Promise<StreamEntry[]>,
+  isFinished: () => Promise<boolean>,
+): Promise<boolean> {
   if (after === undefined) return false;
   const rest = await backlog;
   return rest.length === 0 && (await isFinished());
@@ -49,7 +54,12 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
   const out = new PassThrough();
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
-  ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+  ctx.set({
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
   // The blocking reader's own connection is made only once the replay is sent: a stream whose
   // entries are already there (a reader arriving after the first token) never waits for a connect.
   let reader: Redis | undefined;
@@ -78,7 +88,9 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
       // cursor could wait forever: say so (docs/streams.md, stream_reset) and send the stream anew.
       const newest = await opts.streams.newest(opts.key);
       if (!newest || compareIds(newest.id, opts.after) < 0) {
-        out.write(`data: ${JSON.stringify({ type: 'stream_reset', after: opts.after, newest: newest?.id ?? null })}\n\n`);
+        out.write(
+          `data: ${JSON.stringify({ type: 'stream_reset', after: opts.after, newest: newest?.id ?? null })}\n\n`,
+        );
         last = '0-0';
         backlog = await opts.streams.range(opts.key);
       }

@@ -27,35 +27,109 @@ const BATCH = 2_000;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** The requests measured at each size; `deep` pages start halfway into the workspace's rows. */
-const CASES = ['jobs first page', 'jobs status=completed', 'jobs cursor at half depth', 'jobs offset=500', 'traces first page', 'traces search', 'traces sort=message_count asc', 'traces cursor at half depth', 'interventions first page', 'interventions summary=1', 'public intervention token'] as const;
-type Case = typeof CASES[number];
-export interface ListFigures { small: number; large: number; ms: Record<'small' | 'large', Record<Case, number>> }
+const CASES = [
+  'jobs first page',
+  'jobs status=completed',
+  'jobs cursor at half depth',
+  'jobs offset=500',
+  'traces first page',
+  'traces search',
+  'traces sort=message_count asc',
+  'traces cursor at half depth',
+  'interventions first page',
+  'interventions summary=1',
+  'public intervention token',
+] as const;
+type Case = (typeof CASES)[number];
+export interface ListFigures {
+  small: number;
+  large: number;
+  ms: Record<'small' | 'large', Record<Case, number>>;
+}
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 function job(workspaceId: string, i: number): JobDoc {
   const at = new Date(T0 + i * 1000);
   return {
-    _id: randomUUID(), workspaceId, brainId: null, kind: 'neuron', status: i % 4 === 0 ? 'running' : 'completed', progress: 100, currentStep: null,
-    failedReason: null, result: null, waitingFor: null, neuronId: null, pathwayId: null, receptorId: null, traceId: null, parentJobId: null,
-    clientNonce: null, createdBy: null, createdAt: at, processedAt: at, finishedAt: at, updatedAt: at,
+    _id: randomUUID(),
+    workspaceId,
+    brainId: null,
+    kind: 'neuron',
+    status: i % 4 === 0 ? 'running' : 'completed',
+    progress: 100,
+    currentStep: null,
+    failedReason: null,
+    result: null,
+    waitingFor: null,
+    neuronId: null,
+    pathwayId: null,
+    receptorId: null,
+    traceId: null,
+    parentJobId: null,
+    clientNonce: null,
+    createdBy: null,
+    createdAt: at,
+    processedAt: at,
+    finishedAt: at,
+    updatedAt: at,
   };
 }
 function trace(workspaceId: string, i: number): TraceDoc {
   const at = new Date(T0 + i * 1000);
   return {
-    _id: randomUUID(), traceId: randomUUID(), workspaceId, brainId: null, userId: null, apiKeyId: null, receptorId: null, neuronId: null,
-    title: `conversation ${i}${i % 50 === 0 ? ' about invoices' : ''}`, titleSource: 'manual', traceType: 'thread', messageCount: i % 40,
-    cost: emptyCost(), memoryIds: [], metadata: encodeBlob({}), createdAt: at, updatedAt: at,
+    _id: randomUUID(),
+    traceId: randomUUID(),
+    workspaceId,
+    brainId: null,
+    userId: null,
+    apiKeyId: null,
+    receptorId: null,
+    neuronId: null,
+    title: `conversation ${i}${i % 50 === 0 ? ' about invoices' : ''}`,
+    titleSource: 'manual',
+    traceType: 'thread',
+    messageCount: i % 40,
+    cost: emptyCost(),
+    memoryIds: [],
+    metadata: encodeBlob({}),
+    createdAt: at,
+    updatedAt: at,
   };
 }
 function intervention(workspaceId: string, i: number): InterventionDoc {
   const at = new Date(T0 + i * 1000);
   const id = randomUUID();
   return {
-    _id: id, workspaceId, brainId: null, jobId: randomUUID(), traceId: null, pathwayId: null, nodeIndex: 0, kind: 'approval', title: `t${i}`, prompt: 'p',
-    options: ['approve', 'reject'], status: (['pending', 'approved', 'rejected', 'expired'] as const)[i % 4]!, action: null, comment: null, fields: null,
-    respondedBy: null, respondedAt: null, expiresAt: null, createdAt: at, updatedAt: at,
-    deliveries: [{ id: randomUUID(), channel: 'link', token: newDeliveryToken(id), status: 'pending', createdAt: at, respondedAt: null }],
+    _id: id,
+    workspaceId,
+    brainId: null,
+    jobId: randomUUID(),
+    traceId: null,
+    pathwayId: null,
+    nodeIndex: 0,
+    kind: 'approval',
+    title: `t${i}`,
+    prompt: 'p',
+    options: ['approve', 'reject'],
+    status: (['pending', 'approved', 'rejected', 'expired'] as const)[i % 4]!,
+    action: null,
+    comment: null,
+    fields: null,
+    respondedBy: null,
+    respondedAt: null,
+    expiresAt: null,
+    createdAt: at,
+    updatedAt: at,
+    deliveries: [
+      {
+        id: randomUUID(),
+        channel: 'link',
+        token: newDeliveryToken(id),
+        status: 'pending',
+        createdAt: at,
+        respondedAt: null,
+      },
+    ],
   };
 }
 
@@ -83,13 +157,38 @@ async function timed(app: TestApp, key: string, url: string): Promise<number> {
   return median(ms);
 }
 
-async function measureAt(app: TestApp, ws: { workspaceId: string; key: string }, rows: number, say: (line: string) => void): Promise<Record<Case, number>> {
+async function measureAt(
+  app: TestApp,
+  ws: { workspaceId: string; key: string },
+  rows: number,
+  say: (line: string) => void,
+): Promise<Record<Case, number>> {
   const r = app.deps.repos;
   const half = Math.floor(rows / 2);
   // Cursors at half depth, read from the store outside the timing.
-  const jobAt = (await r.jobs.jobs.find({ workspaceId: ws.workspaceId }).sort({ createdAt: -1, _id: -1 }).skip(half).limit(1).toArray())[0]!;
-  const traceAt = (await r.traces.traces.find({ workspaceId: ws.workspaceId, traceType: 'thread' }).sort({ updatedAt: -1, _id: -1 }).skip(half).limit(1).toArray())[0]!;
-  const token = (await r.interventions.interventions.find({ workspaceId: ws.workspaceId }).sort({ createdAt: -1, _id: -1 }).limit(1).toArray())[0]!.deliveries[0]!.token;
+  const jobAt = (
+    await r.jobs.jobs
+      .find({ workspaceId: ws.workspaceId })
+      .sort({ createdAt: -1, _id: -1 })
+      .skip(half)
+      .limit(1)
+      .toArray()
+  )[0]!;
+  const traceAt = (
+    await r.traces.traces
+      .find({ workspaceId: ws.workspaceId, traceType: 'thread' })
+      .sort({ updatedAt: -1, _id: -1 })
+      .skip(half)
+      .limit(1)
+      .toArray()
+  )[0]!;
+  const token = (
+    await r.interventions.interventions
+      .find({ workspaceId: ws.workspaceId })
+      .sort({ createdAt: -1, _id: -1 })
+      .limit(1)
+      .toArray()
+  )[0]!.deliveries[0]!.token;
   const urls: Record<Case, string> = {
     'jobs first page': '/v1/jobs?limit=20',
     'jobs status=completed': '/v1/jobs?limit=20&status=completed',
@@ -128,19 +227,31 @@ export function formatLists(f: ListFigures): string[] {
   const fmt = (ms: number) => ms.toFixed(1).padStart(8);
   return [
     `  (p) Lists that page by key: median of ${RUNS} requests, ${f.small.toLocaleString('en')} vs ${f.large.toLocaleString('en')} rows in the workspace (goal: ratio ≤ 1.5)`,
-    ...CASES.map((c) => `      ${c.padEnd(32)} ${fmt(f.ms.small[c])} ms ${fmt(f.ms.large[c])} ms   ×${(f.ms.large[c] / f.ms.small[c]).toFixed(2)}`),
+    ...CASES.map(
+      (c) =>
+        `      ${c.padEnd(32)} ${fmt(f.ms.small[c])} ms ${fmt(f.ms.large[c])} ms   ×${(f.ms.large[c] / f.ms.small[c]).toFixed(2)}`,
+    ),
   ];
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const say = (l: string) => console.log(`[bench] ${l}`);
-  const need = { mongo: !process.env.MONGODB_URI, redis: !process.env.REDIS_URL, temporal: !process.env.TEMPORAL_ADDRESS };
+  const need = {
+    mongo: !process.env.MONGODB_URI,
+    redis: !process.env.REDIS_URL,
+    temporal: !process.env.TEMPORAL_ADDRESS,
+  };
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cortex-bench-lists-'));
-  const services = Object.values(need).some(Boolean) ? await startEmbedded({ dataDir, need, temporalUi: false, log: say }) : null;
+  const services = Object.values(need).some(Boolean)
+    ? await startEmbedded({ dataDir, need, temporalUi: false, log: say })
+    : null;
   process.env.MONGODB_URI ??= services?.mongoUri;
   process.env.REDIS_URL ??= services?.redisUrl;
   process.env.TEMPORAL_ADDRESS ??= services?.temporalAddress;
-  const app = await startTestApp({ MONGODB_DB: `cortex_bench_lists_${randomUUID().slice(0, 8)}`, RATE_LIMIT_POINTS: 1_000_000 });
+  const app = await startTestApp({
+    MONGODB_DB: `cortex_bench_lists_${randomUUID().slice(0, 8)}`,
+    RATE_LIMIT_POINTS: 1_000_000,
+  });
   try {
     console.log(formatLists(await measureLists(app, say)).join('\n'));
   } finally {

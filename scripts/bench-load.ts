@@ -17,16 +17,38 @@ import type { TestClient } from '../test/support/app.js';
 import type { ScriptedOpenAI } from '../test/support/scripted-openai.js';
 import { dataOf, readSse, shownReply } from '../test/support/sse.js';
 
-export interface LoadWorkspace { key: string; brainHeaders: Record<string, string> }
+export interface LoadWorkspace {
+  key: string;
+  brainHeaders: Record<string, string>;
+}
 
-interface WriteOutcome { kind: 'message' | 'artifact'; text: string; status: number | 'timeout' | 'error'; ms: number; at: number }
+interface WriteOutcome {
+  kind: 'message' | 'artifact';
+  text: string;
+  status: number | 'timeout' | 'error';
+  ms: number;
+  at: number;
+}
 
 export interface LoadResult {
   seconds: number;
-  writes: { sent: number; created: number; shed: number; other: number; timeouts: number; p50: number; p99: number; storedAfter503: number };
+  writes: {
+    sent: number;
+    created: number;
+    shed: number;
+    other: number;
+    timeouts: number;
+    p50: number;
+    p99: number;
+    storedAfter503: number;
+  };
   runs: { completed: number; failed: number; readers: number; exact: number };
   rss: { start: number; end: number };
-  sustainable: { message: number; artifact: number; steps: { kind: string; rate: number; p99: number; shed: number; timeouts: number }[] };
+  sustainable: {
+    message: number;
+    artifact: number;
+    steps: { kind: string; rate: number; p99: number; shed: number; timeouts: number }[];
+  };
 }
 
 const CLIENT_TIMEOUT_MS = 30_000;
@@ -39,15 +61,23 @@ const pct = (xs: number[], q: number): number => {
 };
 
 /** One write with a client timeout; its outcome and how long the answer took. */
-async function write(api: TestClient, ws: LoadWorkspace, kind: WriteOutcome['kind'], traceId: string, text: string): Promise<WriteOutcome> {
+async function write(
+  api: TestClient,
+  ws: LoadWorkspace,
+  kind: WriteOutcome['kind'],
+  traceId: string,
+  text: string,
+): Promise<WriteOutcome> {
   const t0 = performance.now();
   const at = Date.now();
   const url = kind === 'message' ? `${api.url}/v1/traces/${traceId}/messages` : `${api.url}/v1/artifacts`;
   const body = kind === 'message' ? { content: text } : { title: text, content: `${text} body` };
   try {
     const res = await fetch(url, {
-      method: 'POST', signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
-      headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json', ...ws.brainHeaders }, body: JSON.stringify(body),
+      method: 'POST',
+      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+      headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json', ...ws.brainHeaders },
+      body: JSON.stringify(body),
     });
     await res.arrayBuffer();
     return { kind, text, status: res.status, ms: performance.now() - t0, at };
@@ -58,7 +88,11 @@ async function write(api: TestClient, ws: LoadWorkspace, kind: WriteOutcome['kin
 }
 
 /** Open loop: `rate` writes a second for `seconds`, whatever the answers; resolves when all are answered. */
-async function openLoop(seconds: number, rate: number, send: (i: number) => Promise<WriteOutcome>): Promise<WriteOutcome[]> {
+async function openLoop(
+  seconds: number,
+  rate: number,
+  send: (i: number) => Promise<WriteOutcome>,
+): Promise<WriteOutcome[]> {
   const pending: Promise<WriteOutcome>[] = [];
   const t0 = performance.now();
   const total = Math.round(seconds * rate);
@@ -75,11 +109,18 @@ async function openLoop(seconds: number, rate: number, send: (i: number) => Prom
 async function storedTexts(api: TestClient, ws: LoadWorkspace, traces: string[]): Promise<Set<string>> {
   const out = new Set<string>();
   for (const t of traces) {
-    const r = await api.get<{ engrams?: { content?: { content?: unknown } }[] }>(`/v1/traces/${t}/messages?limit=100000`, ws.key);
+    const r = await api.get<{ engrams?: { content?: { content?: unknown } }[] }>(
+      `/v1/traces/${t}/messages?limit=100000`,
+      ws.key,
+    );
     for (const e of r.body.engrams ?? []) out.add(String(e.content?.content ?? ''));
   }
   for (let offset = 0; ; offset += 100) {
-    const r = await api.get<{ artifacts?: { title?: string; name?: string }[] }>(`/v1/artifacts?limit=100&offset=${offset}`, ws.key, ws.brainHeaders);
+    const r = await api.get<{ artifacts?: { title?: string; name?: string }[] }>(
+      `/v1/artifacts?limit=100&offset=${offset}`,
+      ws.key,
+      ws.brainHeaders,
+    );
     const items = r.body.artifacts ?? [];
     for (const a of items) out.add(String(a.title ?? a.name ?? ''));
     if (items.length < 100) break;
@@ -88,12 +129,26 @@ async function storedTexts(api: TestClient, ws: LoadWorkspace, traces: string[])
 }
 
 export async function measureLoad(o: {
-  api: TestClient; apiRss: () => number; ws: LoadWorkspace; llm: ScriptedOpenAI; neuronId: string; say: (l: string) => void;
-  seconds: number; runs: number; readersPerRun: number; writesPerS: number; stepS: number;
+  api: TestClient;
+  apiRss: () => number;
+  ws: LoadWorkspace;
+  llm: ScriptedOpenAI;
+  neuronId: string;
+  say: (l: string) => void;
+  seconds: number;
+  runs: number;
+  readersPerRun: number;
+  writesPerS: number;
+  stepS: number;
 }): Promise<LoadResult> {
   const { api, ws, say } = o;
   // Each run streams 100 tokens at 100 ms: about 10 s, so runs turn over during the window.
-  o.llm.setDefault(() => ({ chunks: Array.from({ length: 100 }, (_, i) => `t${i} `), paceMs: 100, firstTokenMs: 300, usage: { prompt_tokens: 20, completion_tokens: 100 } }));
+  o.llm.setDefault(() => ({
+    chunks: Array.from({ length: 100 }, (_, i) => `t${i} `),
+    paceMs: 100,
+    firstTokenMs: 300,
+    usage: { prompt_tokens: 20, completion_tokens: 100 },
+  }));
   const traces = Array.from({ length: 10 }, () => randomUUID());
   const rssStart = o.apiRss();
   const end = performance.now() + o.seconds * 1000;
@@ -101,29 +156,53 @@ export async function measureLoad(o: {
 
   const oneRun = async (n: number): Promise<void> => {
     const res = await api.post(`/v1/neurons/${o.neuronId}/invoke`, ws.key, { message: `load run ${n}`, stream: true });
-    if (res.status !== 202) { runStats.failed++; return; }
+    if (res.status !== 202) {
+      runStats.failed++;
+      return;
+    }
     const jobId = String(res.body.job_id);
-    const readers = await Promise.all(Array.from({ length: o.readersPerRun }, () => readSse(`${api.url}/v1/jobs/${jobId}/stream`, {
-      headers: { authorization: `Bearer ${ws.key}` }, timeoutMs: 120_000,
-      until: (events) => events.some((e) => { const d = dataOf(e); return d.type === 'complete' || d.type === 'error'; }),
-    }).catch(() => null)));
+    const readers = await Promise.all(
+      Array.from({ length: o.readersPerRun }, () =>
+        readSse(`${api.url}/v1/jobs/${jobId}/stream`, {
+          headers: { authorization: `Bearer ${ws.key}` },
+          timeoutMs: 120_000,
+          until: (events) =>
+            events.some((e) => {
+              const d = dataOf(e);
+              return d.type === 'complete' || d.type === 'error';
+            }),
+        }).catch(() => null),
+      ),
+    );
     let ok = true;
     for (const r of readers) {
       runStats.readers++;
       const entries = (r?.events ?? []).map(dataOf);
       const last = entries.at(-1);
-      if (last?.type !== 'complete') { ok = false; continue; }
+      if (last?.type !== 'complete') {
+        ok = false;
+        continue;
+      }
       if (shownReply(entries) === String((last.result as { text?: string } | undefined)?.text ?? '')) runStats.exact++;
     }
     if (ok) runStats.completed++;
     else runStats.failed++;
   };
   let runNo = 0;
-  const slot = async (): Promise<void> => { while (performance.now() < end) await oneRun(runNo++).catch(() => { runStats.failed++; }); };
+  const slot = async (): Promise<void> => {
+    while (performance.now() < end)
+      await oneRun(runNo++).catch(() => {
+        runStats.failed++;
+      });
+  };
 
-  say(`(n) load: ${o.runs} streaming runs (×${o.readersPerRun} readers) kept in flight, ${o.writesPerS} writes/s (messages and artifacts) for ${o.seconds} s`);
+  say(
+    `(n) load: ${o.runs} streaming runs (×${o.readersPerRun} readers) kept in flight, ${o.writesPerS} writes/s (messages and artifacts) for ${o.seconds} s`,
+  );
   const slots = Array.from({ length: o.runs }, () => slot());
-  const writes = await openLoop(o.seconds, o.writesPerS, (i) => write(api, ws, i % 2 ? 'artifact' : 'message', traces[i % traces.length]!, `load-${i}-${randomUUID().slice(0, 8)}`));
+  const writes = await openLoop(o.seconds, o.writesPerS, (i) =>
+    write(api, ws, i % 2 ? 'artifact' : 'message', traces[i % traces.length]!, `load-${i}-${randomUUID().slice(0, 8)}`),
+  );
   await Promise.all(slots);
   say('(n) settling 15 s, then looking for writes answered 503 in the store');
   await new Promise((r) => setTimeout(r, 15_000));
@@ -134,26 +213,48 @@ export async function measureLoad(o: {
   const result: LoadResult = {
     seconds: o.seconds,
     writes: {
-      sent: writes.length, created: writes.filter((w) => w.status === 201).length, shed: writes.filter((w) => w.status === 503).length,
-      other: answered.filter((w) => w.status !== 201 && w.status !== 503).length, timeouts: writes.filter((w) => w.status === 'timeout' || w.status === 'error').length,
-      p50: pct(lat, 0.5), p99: pct(lat, 0.99), storedAfter503: writes.filter((w) => w.status === 503 && stored.has(w.text)).length,
+      sent: writes.length,
+      created: writes.filter((w) => w.status === 201).length,
+      shed: writes.filter((w) => w.status === 503).length,
+      other: answered.filter((w) => w.status !== 201 && w.status !== 503).length,
+      timeouts: writes.filter((w) => w.status === 'timeout' || w.status === 'error').length,
+      p50: pct(lat, 0.5),
+      p99: pct(lat, 0.99),
+      storedAfter503: writes.filter((w) => w.status === 503 && stored.has(w.text)).length,
     },
-    runs: runStats, rss: { start: rssStart, end: rssEnd }, sustainable: { message: 0, artifact: 0, steps: [] },
+    runs: runStats,
+    rss: { start: rssStart, end: rssEnd },
+    sustainable: { message: 0, artifact: 0, steps: [] },
   };
-  say(`(n) writes ${result.writes.sent}: 201 ${result.writes.created}, 503 ${result.writes.shed}, other ${result.writes.other}, client timeouts ${result.writes.timeouts}; p50 ${result.writes.p50.toFixed(0)} ms p99 ${result.writes.p99.toFixed(0)} ms; stored though answered 503: ${result.writes.storedAfter503}`);
+  say(
+    `(n) writes ${result.writes.sent}: 201 ${result.writes.created}, 503 ${result.writes.shed}, other ${result.writes.other}, client timeouts ${result.writes.timeouts}; p50 ${result.writes.p50.toFixed(0)} ms p99 ${result.writes.p99.toFixed(0)} ms; stored though answered 503: ${result.writes.storedAfter503}`,
+  );
   if (process.env.BENCH_LOAD_DUMP) await writeFile(process.env.BENCH_LOAD_DUMP, JSON.stringify(writes));
   for (const kind of ['message', 'artifact'] as const) {
     const mine = answered.filter((w) => w.kind === kind);
-    say(`(n) ${kind}s: p50 ${pct(mine.map((w) => w.ms), 0.5).toFixed(0)} ms, p99 ${pct(mine.map((w) => w.ms), 0.99).toFixed(0)} ms, 503 ${mine.filter((w) => w.status === 503).length}`);
+    say(
+      `(n) ${kind}s: p50 ${pct(
+        mine.map((w) => w.ms),
+        0.5,
+      ).toFixed(0)} ms, p99 ${pct(
+        mine.map((w) => w.ms),
+        0.99,
+      ).toFixed(0)} ms, 503 ${mine.filter((w) => w.status === 503).length}`,
+    );
   }
-  say(`(n) runs completed ${runStats.completed}, failed ${runStats.failed}; readers exact ${runStats.exact}/${runStats.readers}`);
+  say(
+    `(n) runs completed ${runStats.completed}, failed ${runStats.failed}; readers exact ${runStats.exact}/${runStats.readers}`,
+  );
 
   // The sustainable rate of each write alone.
   for (const kind of ['message', 'artifact'] as const) {
     const trace = randomUUID();
     for (const rate of [5, 10, 20, 40, 80, 160]) {
       const out = await openLoop(o.stepS, rate, (i) => write(api, ws, kind, trace, `sustain-${kind}-${rate}-${i}`));
-      const p99 = pct(out.filter((w) => typeof w.status === 'number').map((w) => w.ms), 0.99);
+      const p99 = pct(
+        out.filter((w) => typeof w.status === 'number').map((w) => w.ms),
+        0.99,
+      );
       const shed = out.filter((w) => w.status === 503).length;
       const timeouts = out.filter((w) => typeof w.status !== 'number').length;
       result.sustainable.steps.push({ kind, rate, p99, shed, timeouts });

@@ -20,32 +20,64 @@ const QUERIES = 300;
 const WS = 'bench-ws';
 const K = 60;
 /** The defaults of SEARCH_LEXICAL_WEIGHT and SEARCH_VECTOR_WEIGHT (src/config.ts). */
-const WEIGHTS = { lexical: loadConfigDefaults().SEARCH_LEXICAL_WEIGHT, vector: loadConfigDefaults().SEARCH_VECTOR_WEIGHT };
+const WEIGHTS = {
+  lexical: loadConfigDefaults().SEARCH_LEXICAL_WEIGHT,
+  vector: loadConfigDefaults().SEARCH_VECTOR_WEIGHT,
+};
 /** Vector weights tried beside the default (lexical weight 1) on the labelled set. */
 const VECTOR_WEIGHTS = [1, 0.75, 0.5, 0.25];
-function loadConfigDefaults() { return loadConfig({}, {}); }
+function loadConfigDefaults() {
+  return loadConfig({}, {});
+}
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 export interface SearchBenchResult {
-  chunks: number; buildMs: number; embedMs: number; heapMb: number; rssMb: number;
-  hybrid: { p50: number; p95: number }; hybridHard: { p50: number; p95: number };
-  lexical: { p50: number; p95: number }; vector: { p50: number; p95: number };
-  recall10: number; agreement: { easy: number; hard: number };
-  relevance: { queries: number; docs: number; lexical: number; vector: number; hybrid: number; byKind: Record<string, { n: number; lexical: number; vector: number; hybrid: number }>; sweep: Record<string, number> } | null;
+  chunks: number;
+  buildMs: number;
+  embedMs: number;
+  heapMb: number;
+  rssMb: number;
+  hybrid: { p50: number; p95: number };
+  hybridHard: { p50: number; p95: number };
+  lexical: { p50: number; p95: number };
+  vector: { p50: number; p95: number };
+  recall10: number;
+  agreement: { easy: number; hard: number };
+  relevance: {
+    queries: number;
+    docs: number;
+    lexical: number;
+    vector: number;
+    hybrid: number;
+    byKind: Record<string, { n: number; lexical: number; vector: number; hybrid: number }>;
+    sweep: Record<string, number>;
+  } | null;
 }
 
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
-const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))];
+};
 const mb = (b: number) => Math.round(b / 1e5) / 10;
 
 /** BM25 the slow, obvious way (k1 1.2, b 0.75, title counted twice), over every document. */
 const tokenCache = new WeakMap<IndexEntry[], string[][]>();
 function bm25Reference(docs: IndexEntry[], terms: string[], top: number): string[] {
   let toks = tokenCache.get(docs);
-  if (!toks) tokenCache.set(docs, (toks = docs.map((d) => [...tokenize(d.title), ...tokenize(d.title), ...tokenize(d.description), ...tokenize(d.text)])));
+  if (!toks)
+    tokenCache.set(
+      docs,
+      (toks = docs.map((d) => [
+        ...tokenize(d.title),
+        ...tokenize(d.title),
+        ...tokenize(d.description),
+        ...tokenize(d.text),
+      ])),
+    );
   const avgdl = toks.reduce((a, t) => a + t.length, 0) / docs.length;
   const q = [...new Set(terms)];
   const df = new Map(q.map((t) => [t, toks.filter((x) => x.includes(t)).length]));
@@ -63,62 +95,128 @@ function bm25Reference(docs: IndexEntry[], terms: string[], top: number): string
     }
     if (s > 0) scored.push({ id: docs[i].id, s });
   });
-  return scored.sort((a, b) => b.s - a.s || (a.id < b.id ? -1 : 1)).slice(0, top).map((x) => x.id);
+  return scored
+    .sort((a, b) => b.s - a.s || (a.id < b.id ? -1 : 1))
+    .slice(0, top)
+    .map((x) => x.id);
 }
 
 /** Discounted cumulative gain at 10 of a ranked list of ids against graded judgements, normalised by the ideal. */
 function ndcg10(ranked: string[], relevant: Record<string, number>): number {
   const gain = (g: number) => 2 ** g - 1;
   const dcg = ranked.slice(0, 10).reduce((a, id, i) => a + gain(relevant[id] ?? 0) / Math.log2(i + 2), 0);
-  const ideal = Object.values(relevant).sort((a, b) => b - a).slice(0, 10).reduce((a, g, i) => a + gain(g) / Math.log2(i + 2), 0);
+  const ideal = Object.values(relevant)
+    .sort((a, b) => b - a)
+    .slice(0, 10)
+    .reduce((a, g, i) => a + gain(g) / Math.log2(i + 2), 0);
   return ideal ? dcg / ideal : 0;
 }
 
 /** The spec documents split at every heading (the labelled set's documents). */
 async function specSections(): Promise<{ id: string; title: string; text: string }[]> {
   const dir = path.join(here, '..', '..', 'shared', 'spec');
-  const files = ['1-conversations-agents-workflows-jobs.md', '2-knowledge-search-catalog-services.md', '3-snake-demo-service.md'];
+  const files = [
+    '1-conversations-agents-workflows-jobs.md',
+    '2-knowledge-search-catalog-services.md',
+    '3-snake-demo-service.md',
+  ];
   const out: { id: string; title: string; text: string }[] = [];
   for (const f of files) {
     const lines = (await readFile(path.join(dir, f), 'utf8')).split('\n');
     let cur: { id: string; title: string; text: string[] } | null = null;
-    const flush = () => { if (cur) out.push({ id: cur.id, title: cur.title, text: cur.text.join('\n') }); };
+    const flush = () => {
+      if (cur) out.push({ id: cur.id, title: cur.title, text: cur.text.join('\n') });
+    };
     for (const line of lines) {
       const m = /^#+\s+(.*)$/.exec(line);
-      if (m) { flush(); cur = { id: `${f.replace(/\.md$/, '')}#${m[1].trim()}`, title: m[1].trim(), text: [] }; } else cur?.text.push(line);
+      if (m) {
+        flush();
+        cur = { id: `${f.replace(/\.md$/, '')}#${m[1].trim()}`, title: m[1].trim(), text: [] };
+      } else cur?.text.push(line);
     }
     flush();
   }
   return out;
 }
 
-async function relevance(embed: (texts: string[]) => Promise<Float32Array[]>, model: string): Promise<SearchBenchResult['relevance']> {
+async function relevance(
+  embed: (texts: string[]) => Promise<Float32Array[]>,
+  model: string,
+): Promise<SearchBenchResult['relevance']> {
   let set: { queries: { q: string; kind: string; relevant: Record<string, number> }[] };
-  try { set = JSON.parse(await readFile(path.join(here, 'search-relevance.json'), 'utf8')) as typeof set; } catch { return null; }
+  try {
+    set = JSON.parse(await readFile(path.join(here, 'search-relevance.json'), 'utf8')) as typeof set;
+  } catch {
+    return null;
+  }
   const sections = await specSections();
   const index = createMemoryIndex();
   const vectors = await embed(sections.map((s) => `${s.title}. ${s.text}`));
-  sections.forEach((s, i) => index.replaceResource('spec', s.id, [{
-    id: s.id, workspaceId: 'spec', brainId: null, type: 'artifacts', resourceId: s.id, title: s.title, description: '', text: s.text, path: '',
-    url: '', displayPath: s.id, updatedAt: 0, vector: vectors[i], vectorModel: model,
-  }]));
+  sections.forEach((s, i) =>
+    index.replaceResource('spec', s.id, [
+      {
+        id: s.id,
+        workspaceId: 'spec',
+        brainId: null,
+        type: 'artifacts',
+        resourceId: s.id,
+        title: s.title,
+        description: '',
+        text: s.text,
+        path: '',
+        url: '',
+        displayPath: s.id,
+        updatedAt: 0,
+        vector: vectors[i],
+        vectorModel: model,
+      },
+    ]),
+  );
   const modes = { lexical: 0, vector: 0, hybrid: 0 };
   const sweep: Record<number, number> = {};
   const byKind: Record<string, { n: number; lexical: number; vector: number; hybrid: number }> = {};
   for (const q of set.queries) {
     const [qv] = await embed([q.q]);
-    const run = (lexical: boolean, vector: boolean, weights = WEIGHTS) => rankEntries(index, {
-      workspaceId: 'spec', terms: tokenize(q.q), query: vector ? { vector: qv, model } : null, filter: () => true, depth: 50, lexical, k: K, weights,
-    }).map((h) => h.entry.resourceId);
-    const scores = { lexical: ndcg10(run(true, false), q.relevant), vector: ndcg10(run(false, true), q.relevant), hybrid: ndcg10(run(true, true), q.relevant) };
-    for (const w of VECTOR_WEIGHTS) sweep[w] = (sweep[w] ?? 0) + ndcg10(run(true, true, { lexical: 1, vector: w }), q.relevant);
+    const run = (lexical: boolean, vector: boolean, weights = WEIGHTS) =>
+      rankEntries(index, {
+        workspaceId: 'spec',
+        terms: tokenize(q.q),
+        query: vector ? { vector: qv, model } : null,
+        filter: () => true,
+        depth: 50,
+        lexical,
+        k: K,
+        weights,
+      }).map((h) => h.entry.resourceId);
+    const scores = {
+      lexical: ndcg10(run(true, false), q.relevant),
+      vector: ndcg10(run(false, true), q.relevant),
+      hybrid: ndcg10(run(true, true), q.relevant),
+    };
+    for (const w of VECTOR_WEIGHTS)
+      sweep[w] = (sweep[w] ?? 0) + ndcg10(run(true, true, { lexical: 1, vector: w }), q.relevant);
     const kind = (byKind[q.kind] ??= { n: 0, lexical: 0, vector: 0, hybrid: 0 });
     kind.n++;
-    for (const m of ['lexical', 'vector', 'hybrid'] as const) { modes[m] += scores[m]; kind[m] += scores[m]; }
+    for (const m of ['lexical', 'vector', 'hybrid'] as const) {
+      modes[m] += scores[m];
+      kind[m] += scores[m];
+    }
   }
   const n = set.queries.length;
-  for (const k of Object.values(byKind)) { k.lexical /= k.n; k.vector /= k.n; k.hybrid /= k.n; }
-  return { queries: n, docs: sections.length, lexical: modes.lexical / n, vector: modes.vector / n, hybrid: modes.hybrid / n, byKind, sweep: Object.fromEntries(Object.entries(sweep).map(([w, v]) => [w, v / n])) };
+  for (const k of Object.values(byKind)) {
+    k.lexical /= k.n;
+    k.vector /= k.n;
+    k.hybrid /= k.n;
+  }
+  return {
+    queries: n,
+    docs: sections.length,
+    lexical: modes.lexical / n,
+    vector: modes.vector / n,
+    hybrid: modes.hybrid / n,
+    byKind,
+    sweep: Object.fromEntries(Object.entries(sweep).map(([w, v]) => [w, v / n])),
+  };
 }
 
 export async function measureSearch(say: (line: string) => void): Promise<SearchBenchResult> {
@@ -142,8 +240,21 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
   for (let i = 0; i < texts.length; i += 2000) vecs.push(...(await embedder.embed(texts.slice(i, i + 2000))).vectors);
   const embedMs = performance.now() - t0;
   const docs: IndexEntry[] = texts.map((text, i) => ({
-    id: `c${i}`, workspaceId: WS, brainId: 'b', type: 'artifacts', resourceId: `r${Math.floor(i / 4)}`, title: `document ${Math.floor(i / 4)}`, description: '', text, path: '',
-    url: '', displayPath: '', updatedAt: 0, vector: vecs[i], vectorModel: embedder.model, chunkIndex: i % 4,
+    id: `c${i}`,
+    workspaceId: WS,
+    brainId: 'b',
+    type: 'artifacts',
+    resourceId: `r${Math.floor(i / 4)}`,
+    title: `document ${Math.floor(i / 4)}`,
+    description: '',
+    text,
+    path: '',
+    url: '',
+    displayPath: '',
+    updatedAt: 0,
+    vector: vecs[i],
+    vectorModel: embedder.model,
+    chunkIndex: i % 4,
   }));
   global.gc?.();
   const heap0 = process.memoryUsage();
@@ -164,7 +275,16 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
     for (const q of qs) {
       const s = performance.now();
       const [qv] = (await embedder.embed([q])).vectors;
-      rankEntries(index, { workspaceId: WS, terms: tokenize(q), query: { vector: qv, model: embedder.model }, filter, depth: 50, lexical: true, k: K, weights: WEIGHTS }).slice(0, 10);
+      rankEntries(index, {
+        workspaceId: WS,
+        terms: tokenize(q),
+        query: { vector: qv, model: embedder.model },
+        filter,
+        depth: 50,
+        lexical: true,
+        k: K,
+        weights: WEIGHTS,
+      }).slice(0, 10);
       ms.push(performance.now() - s);
     }
     return { p50: pct(ms, 0.5), p95: pct(ms, 0.95) };
@@ -188,7 +308,15 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
   const recallQueries = 50;
   for (let i = 0; i < recallQueries; i++) {
     const q = qvs[i];
-    const brute = docs.map((d) => { let s = 0; for (let j = 0; j < q.length; j++) s += q[j] * d.vector![j]; return { id: d.id, s }; }).sort((a, b) => b.s - a.s).slice(0, 10).map((x) => x.id);
+    const brute = docs
+      .map((d) => {
+        let s = 0;
+        for (let j = 0; j < q.length; j++) s += q[j] * d.vector![j];
+        return { id: d.id, s };
+      })
+      .sort((a, b) => b.s - a.s)
+      .slice(0, 10)
+      .map((x) => x.id);
     const got = new Set(index.vector(WS, q, embedder.model, () => true, 10).map((h) => h.entry.id));
     recall += brute.filter((id) => got.has(id)).length / 10;
   }
@@ -206,9 +334,18 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
   say('search: relevance on the labelled spec queries');
   const rel = await relevance(async (t) => (await embedder.embed(t)).vectors, embedder.model);
   return {
-    chunks: CHUNKS, buildMs, embedMs, heapMb: mb(heap1.heapUsed + heap1.arrayBuffers - heap0.heapUsed - heap0.arrayBuffers), rssMb: mb(heap1.rss - heap0.rss),
-    hybrid, hybridHard, lexical: { p50: pct(legMs.lexical, 0.5), p95: pct(legMs.lexical, 0.95) }, vector: { p50: pct(legMs.vector, 0.5), p95: pct(legMs.vector, 0.95) },
-    recall10: recall / recallQueries, agreement, relevance: rel,
+    chunks: CHUNKS,
+    buildMs,
+    embedMs,
+    heapMb: mb(heap1.heapUsed + heap1.arrayBuffers - heap0.heapUsed - heap0.arrayBuffers),
+    rssMb: mb(heap1.rss - heap0.rss),
+    hybrid,
+    hybridHard,
+    lexical: { p50: pct(legMs.lexical, 0.5), p95: pct(legMs.lexical, 0.95) },
+    vector: { p50: pct(legMs.vector, 0.5), p95: pct(legMs.vector, 0.95) },
+    recall10: recall / recallQueries,
+    agreement,
+    relevance: rel,
   };
 }
 
@@ -224,9 +361,18 @@ export function searchSummary(s: SearchBenchResult): string[] {
   ];
   if (s.relevance) {
     const r = s.relevance;
-    lines.push(`      relevance, ${r.queries} labelled queries over ${r.docs} spec sections, nDCG@10: lexical ${f2(r.lexical)} | vector ${f2(r.vector)} | hybrid ${f2(r.hybrid)}`);
-    lines.push(`        hybrid nDCG@10 by vector weight (lexical 1): ${Object.entries(r.sweep).map(([w, v]) => `${w} → ${f2(v)}`).join(' | ')}`);
-    for (const [kind, k] of Object.entries(r.byKind)) lines.push(`        ${kind.padEnd(10)} (${String(k.n).padStart(2)} queries): lexical ${f2(k.lexical)} | vector ${f2(k.vector)} | hybrid ${f2(k.hybrid)}`);
+    lines.push(
+      `      relevance, ${r.queries} labelled queries over ${r.docs} spec sections, nDCG@10: lexical ${f2(r.lexical)} | vector ${f2(r.vector)} | hybrid ${f2(r.hybrid)}`,
+    );
+    lines.push(
+      `        hybrid nDCG@10 by vector weight (lexical 1): ${Object.entries(r.sweep)
+        .map(([w, v]) => `${w} → ${f2(v)}`)
+        .join(' | ')}`,
+    );
+    for (const [kind, k] of Object.entries(r.byKind))
+      lines.push(
+        `        ${kind.padEnd(10)} (${String(k.n).padStart(2)} queries): lexical ${f2(k.lexical)} | vector ${f2(k.vector)} | hybrid ${f2(k.hybrid)}`,
+      );
   } else {
     lines.push('      relevance: scripts/search-relevance.json not found');
   }
@@ -234,5 +380,14 @@ export function searchSummary(s: SearchBenchResult): string[] {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  measureSearch((l) => console.log(`[bench] ${l}`)).then((s) => { console.log(searchSummary(s).join('\n')); process.exit(0); }, (e: unknown) => { console.error(e); process.exit(1); });
+  measureSearch((l) => console.log(`[bench] ${l}`)).then(
+    (s) => {
+      console.log(searchSummary(s).join('\n'));
+      process.exit(0);
+    },
+    (e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
 }

@@ -25,39 +25,88 @@ async function timed(n: number, fn: (i: number) => Promise<{ status: number; tex
   return median(ms);
 }
 
-export async function measureStakeholderMaps(app: TestApp, ws: { key: string; brainId: string }): Promise<StakeholderMapFigures> {
+export async function measureStakeholderMaps(
+  app: TestApp,
+  ws: { key: string; brainId: string },
+): Promise<StakeholderMapFigures> {
   const h = { 'x-brain-id': ws.brainId };
-  const mapOf = async (name: string) => String((await app.post('/v1/resources/stakeholder_maps', ws.key, { name }, h)).body.id);
+  const mapOf = async (name: string) =>
+    String((await app.post('/v1/resources/stakeholder_maps', ws.key, { name }, h)).body.id);
   const patch = (id: string, body: unknown) => app.post(`/v1/resources/stakeholder_map/${id}/patch`, ws.key, body, h);
-  const oneOp = (id: string) => (i: number) => patch(id, { ops: [{ op: 'add_interaction', summary: `bench call ${i}`, participants: ['Person 1', 'Person 2'], sentiment: 'neutral' }] });
+  const oneOp = (id: string) => (i: number) =>
+    patch(id, {
+      ops: [
+        {
+          op: 'add_interaction',
+          summary: `bench call ${i}`,
+          participants: ['Person 1', 'Person 2'],
+          sentiment: 'neutral',
+        },
+      ],
+    });
 
   const small = await mapOf('bench small');
-  await patch(small, { ops: Array.from({ length: 10 }, (_, i) => ({ op: 'add_interaction', summary: `seed ${i}`, participants: [`Person ${i}`, `Person ${(i + 1) % 10}`] })) });
+  await patch(small, {
+    ops: Array.from({ length: 10 }, (_, i) => ({
+      op: 'add_interaction',
+      summary: `seed ${i}`,
+      participants: [`Person ${i}`, `Person ${(i + 1) % 10}`],
+    })),
+  });
   const smallPatch = await timed(RUNS, oneOp(small));
 
   // Fill a map to the caps, 500 ops per patch (the most a patch takes).
   const full = await mapOf('bench full');
   const people = 1000;
   for (let from = 0; from < people; from += 500) {
-    await patch(full, { ops: Array.from({ length: 500 }, (_, k) => ({ op: 'upsert_stakeholder', name: `Person ${from + k}`, role: 'Role', organization: 'Org', influence: 'medium', stance: 'neutral' })) });
+    await patch(full, {
+      ops: Array.from({ length: 500 }, (_, k) => ({
+        op: 'upsert_stakeholder',
+        name: `Person ${from + k}`,
+        role: 'Role',
+        organization: 'Org',
+        influence: 'medium',
+        stance: 'neutral',
+      })),
+    });
   }
   const interactions = 5000 - RUNS - 1;
   for (let from = 0; from < interactions; from += 500) {
     const n = Math.min(500, interactions - from);
-    await patch(full, { ops: Array.from({ length: n }, (_, k) => ({
-      op: 'add_interaction', summary: `Discussed item ${from + k} of the rollout plan with the group`, participants: [`Person ${(from + k) % people}`, `Person ${(from + k + 7) % people}`],
-      sentiment: (from + k) % 3 === 0 ? 'negative' : 'positive', topics: ['rollout', 'budget'],
-    })) });
+    await patch(full, {
+      ops: Array.from({ length: n }, (_, k) => ({
+        op: 'add_interaction',
+        summary: `Discussed item ${from + k} of the rollout plan with the group`,
+        participants: [`Person ${(from + k) % people}`, `Person ${(from + k + 7) % people}`],
+        sentiment: (from + k) % 3 === 0 ? 'negative' : 'positive',
+        topics: ['rollout', 'budget'],
+      })),
+    });
   }
   await app.post('/v1/stakeholder-map/versions', ws.key, { resource_id: full }, h);
   const fullPatch = await timed(RUNS, oneOp(full));
-  const liveRead = await timed(RUNS, () => app.get(`/v1/resources/stakeholder_maps/live?resource_id=${full}`, ws.key, h));
-  const diff = await timed(RUNS, () => app.get(`/v1/resources/stakeholder_maps/diff?resource_id=${full}&from=1&to=live`, ws.key, h));
-  const live = await app.get<{ graph: { stakeholders: { id: string }[] } }>(`/v1/resources/stakeholder_maps/live?resource_id=${full}`, ws.key, h);
+  const liveRead = await timed(RUNS, () =>
+    app.get(`/v1/resources/stakeholder_maps/live?resource_id=${full}`, ws.key, h),
+  );
+  const diff = await timed(RUNS, () =>
+    app.get(`/v1/resources/stakeholder_maps/diff?resource_id=${full}&from=1&to=live`, ws.key, h),
+  );
+  const live = await app.get<{ graph: { stakeholders: { id: string }[] } }>(
+    `/v1/resources/stakeholder_maps/live?resource_id=${full}`,
+    ws.key,
+    h,
+  );
   const someone = live.body.graph.stakeholders[0].id;
   const briefing = await timed(RUNS, () => app.get(`/v1/stakeholders/briefing/${someone}`, ws.key, h));
-  const rev = await app.deps.db.collection('stakeholder_map_revisions').find({ mapId: full }).sort({ revision: -1 }).limit(1).next();
-  const body = await app.deps.db.collection<{ _id: string; graph: string }>('stakeholder_map_graphs').findOne({ _id: String(rev?.graphId) });
+  const rev = await app.deps.db
+    .collection('stakeholder_map_revisions')
+    .find({ mapId: full })
+    .sort({ revision: -1 })
+    .limit(1)
+    .next();
+  const body = await app.deps.db
+    .collection<{ _id: string; graph: string }>('stakeholder_map_graphs')
+    .findOne({ _id: String(rev?.graphId) });
   return {
     graphBytes: body?.graph.length ?? 0,
     small: { patchMs: smallPatch },

@@ -42,7 +42,15 @@ const OTHERS = ['ws_a', 'ws_b', 'ws_c'];
 const STATUSES = ['pending', 'running', 'succeeded', 'failed'];
 const T0 = Date.UTC(2026, 0, 1);
 
-interface JobLike { _id: string; workspaceId: string; status: string; token: string; createdAt: Date; brainId: string; input: string }
+interface JobLike {
+  _id: string;
+  workspaceId: string;
+  status: string;
+  token: string;
+  createdAt: Date;
+  brainId: string;
+  input: string;
+}
 
 /** The i-th document of a workspace: createdAt one second apart, two at a time (ties for the _id tie-break). */
 function makeDoc(ws: string, i: number): JobLike {
@@ -59,7 +67,9 @@ function makeDoc(ws: string, i: number): JobLike {
 
 function psql(sql: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('psql', [`${PG_URL}/postgres`, '-tAc', sql], { timeout: 10_000 }, (err, out) => (err ? reject(err) : resolve(out.trim())));
+    execFile('psql', [`${PG_URL}/postgres`, '-tAc', sql], { timeout: 10_000 }, (err, out) =>
+      err ? reject(err) : resolve(out.trim()),
+    );
   });
 }
 
@@ -69,17 +79,32 @@ async function startFerret(store: string): Promise<{ uri: string; stop: () => Pr
   const dbName = `cortex_bench_${process.pid}`;
   if (store === 'postgresql') await psql(`CREATE DATABASE ${dbName}`);
   const args = [
-    ...(store === 'postgresql' ? ['--handler=postgresql', `--postgresql-url=${PG_URL}/${dbName}`] : ['--handler=sqlite', `--sqlite-url=file:${dir}/`]),
-    `--listen-addr=127.0.0.1:${port}`, '--debug-addr=-', '--telemetry=disable', `--state-dir=${dir}`, '--log-level=warn',
+    ...(store === 'postgresql'
+      ? ['--handler=postgresql', `--postgresql-url=${PG_URL}/${dbName}`]
+      : ['--handler=sqlite', `--sqlite-url=file:${dir}/`]),
+    `--listen-addr=127.0.0.1:${port}`,
+    '--debug-addr=-',
+    '--telemetry=disable',
+    `--state-dir=${dir}`,
+    '--log-level=warn',
   ];
   const child: ChildProcess = spawn(BIN, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   // Ctrl-C or a timeout: the server and its data go too.
-  const onSignal = () => { child.kill('SIGKILL'); rmSync(dir, { recursive: true, force: true }); process.exit(130); };
+  const onSignal = () => {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  };
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   const uri = `mongodb://127.0.0.1:${port}/`;
   for (let i = 0; ; i++) {
     const c = new MongoClient(uri, { serverSelectionTimeoutMS: 500 });
-    try { await c.connect(); await c.db('admin').command({ ping: 1 }); await c.close(); break; } catch {
+    try {
+      await c.connect();
+      await c.db('admin').command({ ping: 1 });
+      await c.close();
+      break;
+    } catch {
       await c.close().catch(() => undefined);
       if (i > 100 || child.exitCode !== null) throw new Error(`ferretdb (${BIN}) did not start`);
       await new Promise((r) => setTimeout(r, 200));
@@ -109,7 +134,11 @@ async function fill(db: Db, ws: string, from: number, to: number): Promise<void>
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Runs `fn` up to REPS times within the shape budget; checks its answer every time. */
-async function time(fn: () => Promise<unknown>, check: (r: unknown) => boolean, label: string): Promise<{ p50: number; n: number }> {
+async function time(
+  fn: () => Promise<unknown>,
+  check: (r: unknown) => boolean,
+  label: string,
+): Promise<{ p50: number; n: number }> {
   const times: number[] = [];
   // One unmeasured run (the first touches cold pages); a shape slower than the budget is timed by it alone.
   const w = performance.now();
@@ -131,9 +160,15 @@ const ids = (docs: unknown): string => (docs as Document[]).map((d) => String(d.
 /** The expected first `limit` ids of the workspace's documents matching `pred`, newest first. */
 function expected(n: number, pred: (d: JobLike) => boolean, limit = 20): string {
   const docs: JobLike[] = [];
-  for (let i = n - 1; i >= 0 && docs.length < limit * 3; i--) { const d = makeDoc(WS, i); if (pred(d)) docs.push(d); }
+  for (let i = n - 1; i >= 0 && docs.length < limit * 3; i--) {
+    const d = makeDoc(WS, i);
+    if (pred(d)) docs.push(d);
+  }
   docs.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a._id < b._id ? 1 : -1));
-  return docs.slice(0, limit).map((d) => d._id).join(',');
+  return docs
+    .slice(0, limit)
+    .map((d) => d._id)
+    .join(',');
 }
 
 async function benchStore(store: string): Promise<Record<string, Record<number, { p50: number; n: number }>>> {
@@ -153,21 +188,61 @@ async function benchStore(store: string): Promise<Record<string, Record<number, 
       await fill(db, WS, have, n);
       for (const o of OTHERS) await fill(db, o, Math.floor(have / 4), Math.floor(n / 4));
       have = n;
-      console.log(`[bench-store] ${store}: ${n} documents in ${WS} (+ ${3 * Math.floor(n / 4)} in other workspaces) stored in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+      console.log(
+        `[bench-store] ${store}: ${n} documents in ${WS} (+ ${3 * Math.floor(n / 4)} in other workspaces) stored in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+      );
 
       const mid = Math.floor(n / 2);
       const midDoc = makeDoc(WS, mid);
       const sort = { createdAt: -1, _id: -1 } as const;
       const shapes: [string, () => Promise<unknown>, (r: unknown) => boolean][] = [
         ['id', () => jobs.findOne({ _id: makeDoc(WS, mid)._id }), (r) => (r as JobLike | null)?._id === midDoc._id],
-        ['eq', () => jobs.findOne({ workspaceId: WS, token: midDoc.token }), (r) => (r as JobLike | null)?._id === midDoc._id],
-        ['page1', () => jobs.find({ workspaceId: WS }).sort(sort).limit(20).toArray(), (r) => ids(r) === expected(n, () => true)],
-        ['status', () => jobs.find({ workspaceId: WS, status: 'running' }).sort(sort).limit(20).toArray(), (r) => ids(r) === expected(n, (d) => d.status === 'running')],
-        ['deep', () => jobs.find({ workspaceId: WS, $or: [{ createdAt: { $lt: midDoc.createdAt } }, { createdAt: midDoc.createdAt, _id: { $lt: midDoc._id } }] }).sort(sort).limit(20).toArray(),
-          (r) => ids(r) === expected(mid + 1, (d) => d._id < midDoc._id || d.createdAt < midDoc.createdAt)],
-        ['range', () => jobs.find({ workspaceId: WS, createdAt: { $lt: midDoc.createdAt } }).sort(sort).limit(20).toArray(),
-          (r) => ids(r) === expected(mid, (d) => d.createdAt < midDoc.createdAt)],
-        ['count', () => jobs.countDocuments({ workspaceId: WS, status: 'running' }), (r) => r === Math.floor((n + 2) / 4)],
+        [
+          'eq',
+          () => jobs.findOne({ workspaceId: WS, token: midDoc.token }),
+          (r) => (r as JobLike | null)?._id === midDoc._id,
+        ],
+        [
+          'page1',
+          () => jobs.find({ workspaceId: WS }).sort(sort).limit(20).toArray(),
+          (r) => ids(r) === expected(n, () => true),
+        ],
+        [
+          'status',
+          () => jobs.find({ workspaceId: WS, status: 'running' }).sort(sort).limit(20).toArray(),
+          (r) => ids(r) === expected(n, (d) => d.status === 'running'),
+        ],
+        [
+          'deep',
+          () =>
+            jobs
+              .find({
+                workspaceId: WS,
+                $or: [
+                  { createdAt: { $lt: midDoc.createdAt } },
+                  { createdAt: midDoc.createdAt, _id: { $lt: midDoc._id } },
+                ],
+              })
+              .sort(sort)
+              .limit(20)
+              .toArray(),
+          (r) => ids(r) === expected(mid + 1, (d) => d._id < midDoc._id || d.createdAt < midDoc.createdAt),
+        ],
+        [
+          'range',
+          () =>
+            jobs
+              .find({ workspaceId: WS, createdAt: { $lt: midDoc.createdAt } })
+              .sort(sort)
+              .limit(20)
+              .toArray(),
+          (r) => ids(r) === expected(mid, (d) => d.createdAt < midDoc.createdAt),
+        ],
+        [
+          'count',
+          () => jobs.countDocuments({ workspaceId: WS, status: 'running' }),
+          (r) => r === Math.floor((n + 2) / 4),
+        ],
       ];
       for (const [name, fn, check] of shapes) {
         const r = await time(fn, check, `${store} ${name} at ${n}`);
@@ -177,11 +252,20 @@ async function benchStore(store: string): Promise<Record<string, Record<number, 
       if (process.env.BENCH_EXPLAIN === '1' && n === SIZES[SIZES.length - 1]) {
         const explain = async (label: string, find: Document) => {
           const e = await db.command({ explain: { find: 'jobs', ...find }, verbosity: 'queryPlanner' });
-          console.log(`[bench-store] ${store} explain ${label}: filter/sort/limit pushdown ${e.filterPushdown}/${e.sortPushdown}/${e.limitPushdown}\n${JSON.stringify(e.queryPlanner, null, 1)}`);
+          console.log(
+            `[bench-store] ${store} explain ${label}: filter/sort/limit pushdown ${e.filterPushdown}/${e.sortPushdown}/${e.limitPushdown}\n${JSON.stringify(e.queryPlanner, null, 1)}`,
+          );
         };
         await explain('eq', { filter: { workspaceId: WS, token: midDoc.token }, limit: 1 });
         await explain('page1', { filter: { workspaceId: WS }, sort, limit: 20 });
-        await explain('deep', { filter: { workspaceId: WS, $or: [{ createdAt: { $lt: midDoc.createdAt } }, { createdAt: midDoc.createdAt, _id: { $lt: midDoc._id } }] }, sort, limit: 20 });
+        await explain('deep', {
+          filter: {
+            workspaceId: WS,
+            $or: [{ createdAt: { $lt: midDoc.createdAt } }, { createdAt: midDoc.createdAt, _id: { $lt: midDoc._id } }],
+          },
+          sort,
+          limit: 20,
+        });
       }
     }
   } finally {
@@ -192,22 +276,35 @@ async function benchStore(store: string): Promise<Record<string, Record<number, 
 }
 
 async function pgAnswers(): Promise<boolean> {
-  try { return (await psql('SELECT 1')) === '1'; } catch { return false; }
+  try {
+    return (await psql('SELECT 1')) === '1';
+  } catch {
+    return false;
+  }
 }
 
-const bin = await new Promise<string>((resolve) => execFile(BIN, ['--version'], (_e, out) => resolve(String(out).split('\n')[0] ?? '?')));
+const bin = await new Promise<string>((resolve) =>
+  execFile(BIN, ['--version'], (_e, out) => resolve(String(out).split('\n')[0] ?? '?')),
+);
 console.log(`[bench-store] ${BIN} (${bin}), sizes ${SIZES.join(', ')}, up to ${REPS} runs per shape`);
 const results: Record<string, Awaited<ReturnType<typeof benchStore>>> = {};
 for (const store of STORES) {
-  if (store === 'postgresql' && !(await pgAnswers())) { console.log('[bench-store] postgresql: no server answers at', PG_URL, '(skipped)'); continue; }
+  if (store === 'postgresql' && !(await pgAnswers())) {
+    console.log('[bench-store] postgresql: no server answers at', PG_URL, '(skipped)');
+    continue;
+  }
   results[store] = await benchStore(store);
 }
-console.log('\n| store | shape | ' + SIZES.map((n) => `p50 at ${n}`).join(' | ') + ` | ×${SIZES[SIZES.length - 1]}/${SIZES[0]} |`);
+console.log(
+  '\n| store | shape | ' + SIZES.map((n) => `p50 at ${n}`).join(' | ') + ` | ×${SIZES[SIZES.length - 1]}/${SIZES[0]} |`,
+);
 console.log('|---|---|' + SIZES.map(() => '---|').join('') + '---|');
 for (const [store, shapes] of Object.entries(results)) {
   for (const [name, bySize] of Object.entries(shapes)) {
     const first = bySize[SIZES[0]!]!.p50;
     const last = bySize[SIZES[SIZES.length - 1]!]!.p50;
-    console.log(`| ${store} | ${name} | ${SIZES.map((n) => `${bySize[n]!.p50.toFixed(2)} ms`).join(' | ')} | ${(last / first).toFixed(1)} |`);
+    console.log(
+      `| ${store} | ${name} | ${SIZES.map((n) => `${bySize[n]!.p50.toFixed(2)} ms`).join(' | ')} | ${(last / first).toFixed(1)} |`,
+    );
   }
 }

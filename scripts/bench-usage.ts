@@ -21,18 +21,42 @@ const USAGE_LARGE = Number(process.env.BENCH_USAGE_LARGE ?? 100_000);
 const USAGE_DAYS = 14;
 const REPS = 15;
 
-interface Spread { median: number; p90: number }
+interface Spread {
+  median: number;
+  p90: number;
+}
 const spreadOf = (xs: number[]): Spread => {
   const s = [...xs].sort((a, b) => a - b);
   return { median: s[Math.floor(s.length / 2)], p90: s[Math.min(s.length - 1, Math.floor(s.length * 0.9))] };
 };
 
-export interface UsageScaleSize { rows: number; insertMs: number; rebuildMs: number; route: Spread; check: Spread; ledgerRoute?: Spread }
-export interface UsageScaleFigures { small: UsageScaleSize; large: UsageScaleSize; routeRatio: number; checkRatio: number }
+export interface UsageScaleSize {
+  rows: number;
+  insertMs: number;
+  rebuildMs: number;
+  route: Spread;
+  check: Spread;
+  ledgerRoute?: Spread;
+}
+export interface UsageScaleFigures {
+  small: UsageScaleSize;
+  large: UsageScaleSize;
+  routeRatio: number;
+  checkRatio: number;
+}
 
-async function oneSize(app: TestApp, n: number, say: (l: string) => void, withLedger: boolean): Promise<UsageScaleSize> {
+async function oneSize(
+  app: TestApp,
+  n: number,
+  say: (l: string) => void,
+  withLedger: boolean,
+): Promise<UsageScaleSize> {
   const ws = await buildWorkspace(app);
-  const neuron = await app.post('/v1/neurons', ws.key, { name: 'bench-usage', brain_id: ws.brainId, neuron_config: { model: 'openai/gpt-4o-mini' } });
+  const neuron = await app.post('/v1/neurons', ws.key, {
+    name: 'bench-usage',
+    brain_id: ws.brainId,
+    neuron_config: { model: 'openai/gpt-4o-mini' },
+  });
   const neuronId = String(neuron.body.id);
   for (const body of [
     { scope: 'workspace', measure: 'tokens', period: 'month', limit: 1e12 },
@@ -50,12 +74,32 @@ async function oneSize(app: TestApp, n: number, say: (l: string) => void, withLe
   const rows: UsageRowDoc[] = [];
   for (let i = 0; rows.length < n; i++) {
     const jobId = randomUUID();
-    const at = now - 60_000 - Math.floor(((i * 7919) % 10_007) / 10_007 * span);
+    const at = now - 60_000 - Math.floor((((i * 7919) % 10_007) / 10_007) * span);
     for (let t = 0; t < 3 && rows.length < n; t++) {
       const call: BilledCall = {
-        key: `${jobId}:chat:${t}:1`, workspaceId: ws.workspaceId, kind: 'chat', modelId: models[(i + t) % 3], placed: false, at: new Date(at + t * 1000),
-        usage: { inputTokens: 200 + ((i * 13 + t) % 800), outputTokens: 20 + (i % 200), totalTokens: 0, cachedInputTokens: t ? 64 : 0 },
-        attribution: { brainId: ws.brainId, userId: users[i % 4], apiKeyId: null, jobId, runId: jobId, traceId: null, receptorId: null, neuronId: neurons[i % 2], pathwayId: null },
+        key: `${jobId}:chat:${t}:1`,
+        workspaceId: ws.workspaceId,
+        kind: 'chat',
+        modelId: models[(i + t) % 3],
+        placed: false,
+        at: new Date(at + t * 1000),
+        usage: {
+          inputTokens: 200 + ((i * 13 + t) % 800),
+          outputTokens: 20 + (i % 200),
+          totalTokens: 0,
+          cachedInputTokens: t ? 64 : 0,
+        },
+        attribution: {
+          brainId: ws.brainId,
+          userId: users[i % 4],
+          apiKeyId: null,
+          jobId,
+          runId: jobId,
+          traceId: null,
+          receptorId: null,
+          neuronId: neurons[i % 2],
+          pathwayId: null,
+        },
       };
       const row = app.services.usage.rowOf(call);
       if (t === 0) row.firstOf = ['neuron'];
@@ -63,13 +107,20 @@ async function oneSize(app: TestApp, n: number, say: (l: string) => void, withLe
     }
   }
   const t0 = performance.now();
-  for (let i = 0; i < rows.length; i += 2_000) await app.deps.repos.usage.rows.insertMany(rows.slice(i, i + 2_000), { ordered: false });
+  for (let i = 0; i < rows.length; i += 2_000)
+    await app.deps.repos.usage.rows.insertMany(rows.slice(i, i + 2_000), { ordered: false });
   const insertMs = performance.now() - t0;
-  say(`(o) ${n} rows inserted in ${(insertMs / 1000).toFixed(1)} s; rebuilding the counters and rollups from the ledger`);
+  say(
+    `(o) ${n} rows inserted in ${(insertMs / 1000).toFixed(1)} s; rebuilding the counters and rollups from the ledger`,
+  );
   const t1 = performance.now();
-  const report = await app.services.usageReconciler.workspace(ws.workspaceId, new Date(), { since: new Date(now - span - 3_600_000) });
+  const report = await app.services.usageReconciler.workspace(ws.workspaceId, new Date(), {
+    since: new Date(now - span - 3_600_000),
+  });
   const rebuildMs = performance.now() - t1;
-  say(`(o) ${n} rows: counters and rollups rebuilt in ${(rebuildMs / 1000).toFixed(1)} s (${report.hoursStored} hours stored)`);
+  say(
+    `(o) ${n} rows: counters and rollups rebuilt in ${(rebuildMs / 1000).toFixed(1)} s (${report.hoursStored} hours stored)`,
+  );
 
   const route: number[] = [];
   const check: number[] = [];
@@ -82,9 +133,15 @@ async function oneSize(app: TestApp, n: number, say: (l: string) => void, withLe
     calls = res.body.calls;
     // The run engine's check before a model turn: the workspace's budgets (remembered), those covering the call, their counters.
     const all = await app.services.budgets.ofWorkspace(ws.workspaceId);
-    await app.services.budgets.evaluate(app.services.budgets.covering(all, { neuronId }), { tokens: 500, costNanos: 100_000 });
+    await app.services.budgets.evaluate(app.services.budgets.covering(all, { neuronId }), {
+      tokens: 500,
+      costNanos: 100_000,
+    });
     const c = performance.now();
-    if (i >= 2) { route.push(b - a); check.push(c - b); }
+    if (i >= 2) {
+      route.push(b - a);
+      check.push(c - b);
+    }
   }
   if (calls !== n) throw new Error(`GET /v1/usage counted ${calls} calls, the ledger holds ${n}`);
   let ledgerRoute: Spread | undefined;
@@ -101,10 +158,17 @@ async function oneSize(app: TestApp, n: number, say: (l: string) => void, withLe
 }
 
 export async function measureUsageScale(app: TestApp, say: (l: string) => void): Promise<UsageScaleFigures> {
-  say(`(o) usage at scale: GET /v1/usage and the budget check with ${USAGE_SMALL} and ${USAGE_LARGE} ledger rows over ${USAGE_DAYS} days`);
+  say(
+    `(o) usage at scale: GET /v1/usage and the budget check with ${USAGE_SMALL} and ${USAGE_LARGE} ledger rows over ${USAGE_DAYS} days`,
+  );
   const small = await oneSize(app, USAGE_SMALL, say, true);
   const large = await oneSize(app, USAGE_LARGE, say, false);
-  return { small, large, routeRatio: large.route.median / small.route.median, checkRatio: large.check.median / small.check.median };
+  return {
+    small,
+    large,
+    routeRatio: large.route.median / small.route.median,
+    checkRatio: large.check.median / small.check.median,
+  };
 }
 
 export function formatUsageScale(m: UsageScaleFigures): string[] {
@@ -113,9 +177,14 @@ export function formatUsageScale(m: UsageScaleFigures): string[] {
     `      ${String(s.rows).padStart(7)} rows: GET /v1/usage median ${f(s.route.median).padStart(7)} ms  p90 ${f(s.route.p90).padStart(7)} ms;  budget check median ${f(s.check.median).padStart(6)} ms  p90 ${f(s.check.p90).padStart(6)} ms`;
   return [
     `  (o) Usage at scale (counters and hour rollups, ${USAGE_DAYS} days of rows, three budgets)`,
-    line(m.small), line(m.large),
+    line(m.small),
+    line(m.large),
     `      ratio large ÷ small: GET /v1/usage ${m.routeRatio.toFixed(2)}, budget check ${m.checkRatio.toFixed(2)} (aim ≤ 1.5)`,
-    ...(m.small.ledgerRoute ? [`      the same figures summed over the ledger rows (the old path) at ${m.small.rows} rows: median ${f(m.small.ledgerRoute.median)} ms`] : []),
+    ...(m.small.ledgerRoute
+      ? [
+          `      the same figures summed over the ledger rows (the old path) at ${m.small.rows} rows: median ${f(m.small.ledgerRoute.median)} ms`,
+        ]
+      : []),
   ];
 }
 
@@ -125,11 +194,20 @@ export function formatUsageScale(m: UsageScaleFigures): string[] {
  */
 async function main(): Promise<void> {
   const [{ mkdtemp, rm }, os, path, { startEmbedded }, { startTestApp }] = await Promise.all([
-    import('node:fs/promises'), import('node:os'), import('node:path'), import('./embedded.js'), import('../test/support/app.js'),
+    import('node:fs/promises'),
+    import('node:os'),
+    import('node:path'),
+    import('./embedded.js'),
+    import('../test/support/app.js'),
   ]);
   const say = (l: string) => console.log(`[bench-usage] ${l}`);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cortex-bench-usage-'));
-  const services = await startEmbedded({ dataDir, need: { mongo: true, redis: true, temporal: true }, temporalUi: false, log: say });
+  const services = await startEmbedded({
+    dataDir,
+    need: { mongo: true, redis: true, temporal: true },
+    temporalUi: false,
+    log: say,
+  });
   try {
     process.env.MONGODB_URI = services.mongoUri;
     process.env.REDIS_URL = services.redisUrl;
@@ -147,5 +225,11 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href) {
-  main().then(() => process.exit(0), (e: unknown) => { console.error(e); process.exit(1); });
+  main().then(
+    () => process.exit(0),
+    (e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
 }

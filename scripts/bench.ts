@@ -75,7 +75,13 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createOpenAIProvider } from '../src/llm/openai.js';
 import { buildWorkspace, makeClient, startTestApp, type TestApp, type TestClient } from '../test/support/app.js';
-import { lastUserText, startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply, type ScriptedRequestBody } from '../test/support/scripted-openai.js';
+import {
+  lastUserText,
+  startScriptedOpenAI,
+  type ScriptedOpenAI,
+  type ScriptedReply,
+  type ScriptedRequestBody,
+} from '../test/support/scripted-openai.js';
 import { createSimulation } from '../test/support/provider-sim.js';
 import { dataOf, readSse, shownReply } from '../test/support/sse.js';
 import { spawnApiProcess, spawnWorkerProcess } from '../test/support/worker.js';
@@ -88,7 +94,15 @@ import { metrics, registry } from '../src/metrics.js';
 import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
 import { formatUsageScale, measureUsageScale, type UsageScaleFigures } from './bench-usage.js';
 import { formatLists, measureLists, type ListFigures } from './bench-lists.js';
-import { fillHistory, historySummary, measureHistory, REQUEST_TIMEOUT_MS, scaledHistory, SMALL_HISTORY, type HistoryMeasure } from './bench-history.js';
+import {
+  fillHistory,
+  historySummary,
+  measureHistory,
+  REQUEST_TIMEOUT_MS,
+  scaledHistory,
+  SMALL_HISTORY,
+  type HistoryMeasure,
+} from './bench-history.js';
 
 // ─── Parameters (bounded: the whole run takes a minute or two on 2 cores) ──────────────────────
 
@@ -99,7 +113,10 @@ const WARMUP = 3;
 /** (a) Sequential invokes (and direct provider calls) measured for time to first token. */
 const TTFT_RUNS = 30;
 /** (a) The reply both paths stream: several chunks, no artificial delay. */
-const TTFT_REPLY: ScriptedReply = { chunks: ['Hello', ' from', ' the', ' scripted', ' provider.'], usage: { prompt_tokens: 20, completion_tokens: 5 } };
+const TTFT_REPLY: ScriptedReply = {
+  chunks: ['Hello', ' from', ' the', ' scripted', ' provider.'],
+  usage: { prompt_tokens: 20, completion_tokens: 5 },
+};
 /** (b) Runs per throughput measure and how many are in flight at once. */
 const TPUT_RUNS = 60;
 const TPUT_CONCURRENCY = 8;
@@ -206,7 +223,13 @@ interface RunTrace {
  * POSTs `path` (an invoke or execute), opens the job stream as soon as it answers and reads it to
  * the terminal event. Throws unless the job completed: a failed run is a real error for a bench.
  */
-async function runThroughApi(app: TestClient, ws: Workspace, path: string, body: Record<string, unknown>, headers?: Record<string, string>): Promise<RunTrace> {
+async function runThroughApi(
+  app: TestClient,
+  ws: Workspace,
+  path: string,
+  body: Record<string, unknown>,
+  headers?: Record<string, string>,
+): Promise<RunTrace> {
   const startEpoch = epochNow();
   const t0 = performance.now();
   const res = await app.post(path, ws.key, body, headers);
@@ -232,13 +255,20 @@ async function runThroughApi(app: TestClient, ws: Workspace, path: string, body:
   if (sse.status !== 200) throw new Error(`stream of job ${jobId} answered ${sse.status}: ${sse.body}`);
   const events = sse.events.map((e) => ({ id: e.id, data: dataOf(e) }));
   const last = events.at(-1)?.data;
-  if (last?.type !== 'complete') throw new Error(`job ${jobId} did not complete within ${RUN_TIMEOUT_MS} ms (last event: ${JSON.stringify(last ?? null)})`);
+  if (last?.type !== 'complete')
+    throw new Error(
+      `job ${jobId} did not complete within ${RUN_TIMEOUT_MS} ms (last event: ${JSON.stringify(last ?? null)})`,
+    );
   return { jobId, startEpoch, t0, accepted, firstToken, done, events };
 }
 
 /** Creates a neuron on the scripted provider in the bench workspace. */
 async function createNeuron(app: TestClient, ws: Workspace, name: string): Promise<string> {
-  const r = await app.post('/v1/neurons', ws.key, { name, brain_id: ws.brainId, neuron_config: { model: MODEL, system_prompt: `You are ${name}.` } });
+  const r = await app.post('/v1/neurons', ws.key, {
+    name,
+    brain_id: ws.brainId,
+    neuron_config: { model: MODEL, system_prompt: `You are ${name}.` },
+  });
   if (r.status !== 201) throw new Error(`creating neuron ${name} answered ${r.status}: ${r.text}`);
   return String(r.body.id);
 }
@@ -299,10 +329,19 @@ async function ttftBreakdown(app: TestApp, run: RunTrace): Promise<TtftBreakdown
 // ─── (a) Time to first token ──────────────────────────────────────────────────────────────────
 
 /** Median and p90 of a series of milliseconds. */
-interface Spread { median: number; p90: number }
+interface Spread {
+  median: number;
+  p90: number;
+}
 const spread = (xs: number[]): Spread => ({ median: median(xs), p90: p90(xs) });
 
-interface TtftResult { platform: Spread; direct: Spread; addedAtMedian: number; accepted: Spread; breakdown: TtftBreakdown }
+interface TtftResult {
+  platform: Spread;
+  direct: Spread;
+  addedAtMedian: number;
+  accepted: Spread;
+  breakdown: TtftBreakdown;
+}
 
 /**
  * Time to first token.
@@ -321,7 +360,13 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
     const t0 = performance.now();
     let first: number | undefined;
     await direct.chat(
-      { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'You are bench-ttft.' }, { role: 'user', content: `ttft ${i}` }] },
+      {
+        model: 'gpt-4o-mini',
+        messages: [
+          { role: 'system', content: 'You are bench-ttft.' },
+          { role: 'user', content: `ttft ${i}` },
+        ],
+      },
       () => void (first ??= performance.now()),
     );
     if (first === undefined) throw new Error('the direct provider call streamed no token');
@@ -333,8 +378,13 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
     return run;
   };
 
-  say(`(a) time to first token: warm-up ${WARMUP} + ${TTFT_RUNS} direct provider calls and sequential invokes through the API, alternating`);
-  for (let i = 0; i < WARMUP; i++) { await directOnce(i); await platformOnce(i); }
+  say(
+    `(a) time to first token: warm-up ${WARMUP} + ${TTFT_RUNS} direct provider calls and sequential invokes through the API, alternating`,
+  );
+  for (let i = 0; i < WARMUP; i++) {
+    await directOnce(i);
+    await platformOnce(i);
+  }
   const directMs: number[] = [];
   const runs: RunTrace[] = [];
   // Alternating, so a slow spell of this shared machine falls on both sides alike.
@@ -351,11 +401,16 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
   ) as unknown as TtftBreakdown;
 
   const result: TtftResult = {
-    platform: spread(platformMs), direct: spread(directMs), addedAtMedian: median(platformMs) - median(directMs),
-    accepted: spread(runs.map((r) => r.accepted - r.t0)), breakdown,
+    platform: spread(platformMs),
+    direct: spread(directMs),
+    addedAtMedian: median(platformMs) - median(directMs),
+    accepted: spread(runs.map((r) => r.accepted - r.t0)),
+    breakdown,
   };
   say(`(a) direct   median ${fmt(result.direct.median)} ms  p90 ${fmt(result.direct.p90)} ms`);
-  say(`(a) platform median ${fmt(result.platform.median)} ms  p90 ${fmt(result.platform.p90)} ms  (invoke POST alone: median ${fmt(result.accepted.median)} ms)`);
+  say(
+    `(a) platform median ${fmt(result.platform.median)} ms  p90 ${fmt(result.platform.p90)} ms  (invoke POST alone: median ${fmt(result.accepted.median)} ms)`,
+  );
   say(`(a) added at the median: ${fmt(result.addedAtMedian)} ms`);
   return result;
 }
@@ -379,7 +434,8 @@ const WRITE_COMMANDS = new Set(['insert', 'update', 'delete', 'findAndModify']);
 /** cortex_mongo_commands_total by command, from Prometheus text. */
 function mongoCounts(text: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const m of text.matchAll(/^cortex_mongo_commands_total\{command="([^"]+)"\} (\S+)$/gm)) out.set(m[1], Number(m[2]));
+  for (const m of text.matchAll(/^cortex_mongo_commands_total\{command="([^"]+)"\} (\S+)$/gm))
+    out.set(m[1], Number(m[2]));
   return out;
 }
 
@@ -397,7 +453,12 @@ async function redisCalls(app: TestApp): Promise<number> {
  * worker's on its metrics port, Redis's commandstats) and divided by the run count. Nothing else
  * runs meanwhile, so the deltas are the runs' own (the INFO calls themselves are subtracted).
  */
-async function measureRoundTrips(app: TestApp, ws: Workspace, llm: ScriptedOpenAI, workerMetricsUrl: string): Promise<RoundTrips> {
+async function measureRoundTrips(
+  app: TestApp,
+  ws: Workspace,
+  llm: ScriptedOpenAI,
+  workerMetricsUrl: string,
+): Promise<RoundTrips> {
   llm.setDefault(() => TPUT_REPLY);
   const neuronId = await createNeuron(app, ws, 'bench-round-trips');
   const invoke = (i: number) => runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `rt ${i}` });
@@ -419,25 +480,42 @@ async function measureRoundTrips(app: TestApp, ws: Workspace, llm: ScriptedOpenA
     const r = { reads: 0, writes: 0, other: 0 };
     for (const [cmd, n] of a) {
       const d = (n - (b.get(cmd) ?? 0)) / RT_RUNS;
-      if (READ_COMMANDS.has(cmd)) r.reads += d; else if (WRITE_COMMANDS.has(cmd)) r.writes += d; else r.other += d;
+      if (READ_COMMANDS.has(cmd)) r.reads += d;
+      else if (WRITE_COMMANDS.has(cmd)) r.writes += d;
+      else r.other += d;
     }
     return r;
   };
   const byCommand: Record<string, number> = {};
-  for (const [which, a] of [['api', after.api], ['worker', after.worker]] as const) {
+  for (const [which, a] of [
+    ['api', after.api],
+    ['worker', after.worker],
+  ] as const) {
     for (const [cmd, n] of a) byCommand[cmd] = (byCommand[cmd] ?? 0) + (n - (before[which].get(cmd) ?? 0)) / RT_RUNS;
   }
   const result: RoundTrips = {
-    runs: RT_RUNS, api: split(after.api, before.api), worker: split(after.worker, before.worker),
-    redis: (after.redis - before.redis - 1) / RT_RUNS, byCommand,
+    runs: RT_RUNS,
+    api: split(after.api, before.api),
+    worker: split(after.worker, before.worker),
+    redis: (after.redis - before.redis - 1) / RT_RUNS,
+    byCommand,
   };
-  say(`(j) per run: API ${fmt(result.api.reads)} reads + ${fmt(result.api.writes)} writes, worker ${fmt(result.worker.reads)} reads + ${fmt(result.worker.writes)} writes, Redis ${fmt(result.redis)} commands`);
+  say(
+    `(j) per run: API ${fmt(result.api.reads)} reads + ${fmt(result.api.writes)} writes, worker ${fmt(result.worker.reads)} reads + ${fmt(result.worker.writes)} writes, Redis ${fmt(result.redis)} commands`,
+  );
   return result;
 }
 
 // ─── (l) Runs on a store that holds a history ─────────────────────────────────────────────────
 
-interface HistoryResult { rows: number; fillMs: number; before: { run: Spread; read: Spread }; after: { run: Spread; read: Spread }; runRatio: number; readRatio: number }
+interface HistoryResult {
+  rows: number;
+  fillMs: number;
+  before: { run: Spread; read: Spread };
+  after: { run: Spread; read: Spread };
+  runRatio: number;
+  readRatio: number;
+}
 
 /**
  * A continuing conversation on an empty store and on one holding HISTORY_ROWS engrams of other
@@ -453,11 +531,17 @@ async function measureStoredHistory(app: TestApp, ws: Workspace, llm: ScriptedOp
     const runs: number[] = [];
     const reads: number[] = [];
     for (let i = 0; i < WARMUP + RUNS_L; i++) {
-      const r = await runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `turn ${i}`, trace_id: traceId });
+      const r = await runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, {
+        message: `turn ${i}`,
+        trace_id: traceId,
+      });
       const t0 = performance.now();
       const m = await app.get(`/v1/traces/${traceId}/messages`, ws.key);
       if (m.status !== 200) throw new Error(`GET messages answered ${m.status}`);
-      if (i >= WARMUP) { runs.push(r.done - r.t0); reads.push(performance.now() - t0); }
+      if (i >= WARMUP) {
+        runs.push(r.done - r.t0);
+        reads.push(performance.now() - t0);
+      }
     }
     say(`(l) ${label}: run median ${fmt(median(runs))} ms, history read median ${fmt(median(reads))} ms`);
     return { run: spread(runs), read: spread(reads) };
@@ -468,19 +552,40 @@ async function measureStoredHistory(app: TestApp, ws: Workspace, llm: ScriptedOp
   const engrams = app.deps.db.collection('engrams');
   const otherWs = randomUUID();
   for (let from = 0; from < HISTORY_ROWS; from += 1000) {
-    await engrams.insertMany(Array.from({ length: Math.min(1000, HISTORY_ROWS - from) }, (_, k) => {
-      const n = from + k;
-      return {
-        _id: randomUUID() as never, workspaceId: otherWs, traceId: `history-${Math.floor(n / 20)}`, seq: (n % 20) + 1,
-        content: { type: n % 2 ? 'neuron' : 'human', content: `stored turn ${n}: ${'lorem ipsum '.repeat(20)}` }, contentHash: '', metadata: '{}',
-        sourceType: 'user', sourceId: null, targetType: null, targetId: null, traceType: 'thread', memoryIds: [], jobId: null, createdAt: new Date(),
-      };
-    }));
+    await engrams.insertMany(
+      Array.from({ length: Math.min(1000, HISTORY_ROWS - from) }, (_, k) => {
+        const n = from + k;
+        return {
+          _id: randomUUID() as never,
+          workspaceId: otherWs,
+          traceId: `history-${Math.floor(n / 20)}`,
+          seq: (n % 20) + 1,
+          content: { type: n % 2 ? 'neuron' : 'human', content: `stored turn ${n}: ${'lorem ipsum '.repeat(20)}` },
+          contentHash: '',
+          metadata: '{}',
+          sourceType: 'user',
+          sourceId: null,
+          targetType: null,
+          targetId: null,
+          traceType: 'thread',
+          memoryIds: [],
+          jobId: null,
+          createdAt: new Date(),
+        };
+      }),
+    );
   }
   const fillMs = performance.now() - fillStarted;
   say(`(l) wrote ${HISTORY_ROWS} engrams in ${fmt(fillMs)} ms`);
   const after = await phase(`${HISTORY_ROWS} engrams stored`);
-  return { rows: HISTORY_ROWS, fillMs, before, after, runRatio: after.run.median / before.run.median, readRatio: after.read.median / before.read.median };
+  return {
+    rows: HISTORY_ROWS,
+    fillMs,
+    before,
+    after,
+    runRatio: after.run.median / before.run.median,
+    readRatio: after.read.median / before.read.median,
+  };
 }
 
 // ─── (m) Every list, aggregate and per-turn check on a realistic history ───────────────────────
@@ -494,10 +599,18 @@ async function measureStoredHistory(app: TestApp, ws: Workspace, llm: ScriptedOp
  * No worker serves these APIs: the per-turn check is timed to the first token, which the API's
  * first turn streams (FIRST_TURN_IN_API) after the run's budget check.
  */
-async function measureHistorySection(llm: ScriptedOpenAI, onCleanup: (fn: () => Promise<unknown>) => void): Promise<HistoryMeasure> {
+async function measureHistorySection(
+  llm: ScriptedOpenAI,
+  onCleanup: (fn: () => Promise<unknown>) => void,
+): Promise<HistoryMeasure> {
   const tag = randomUUID().slice(0, 8);
   const start = async (name: string) => {
-    const a = await startTestApp({ OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', MONGODB_DB: `cortex_bench_${tag}_${name}`, RATE_LIMIT_POINTS: 1_000_000 });
+    const a = await startTestApp({
+      OPENAI_BASE_URL: llm.baseURL,
+      OPENAI_API_KEY: 'bench',
+      MONGODB_DB: `cortex_bench_${tag}_${name}`,
+      RATE_LIMIT_POINTS: 1_000_000,
+    });
     onCleanup(() => a.close());
     onCleanup(() => dropRedisKeys(a));
     onCleanup(() => a.deps.db.dropDatabase());
@@ -505,18 +618,31 @@ async function measureHistorySection(llm: ScriptedOpenAI, onCleanup: (fn: () => 
   };
   const [smallApp, bigApp] = [await start('small'), await start('big')];
   const size = scaledHistory(HISTORY_SCALE);
-  say(`(m) history: the big store gets a workspace with ${size.jobs} jobs, ${size.ledger} ledger rows, ${size.engrams} engrams over ${size.traces} traces, ${size.interventions} interventions, ${size.chunks} chunks (scale ${HISTORY_SCALE}); every other workspace ${SMALL_HISTORY.jobs} of each`);
+  say(
+    `(m) history: the big store gets a workspace with ${size.jobs} jobs, ${size.ledger} ledger rows, ${size.engrams} engrams over ${size.traces} traces, ${size.interventions} interventions, ${size.chunks} chunks (scale ${HISTORY_SCALE}); every other workspace ${SMALL_HISTORY.jobs} of each`,
+  );
   const fillStore = async (app: TestApp, first: typeof SMALL_HISTORY) => {
     const wss = await Promise.all(Array.from({ length: 3 }, () => buildWorkspace(app)));
-    const fill = await fillHistory(app.deps.db, app.services, wss.map((ws, k) => ({ ws, size: k === 0 ? first : SMALL_HISTORY })), (l) => say(`(m) ${l}`));
+    const fill = await fillHistory(
+      app.deps.db,
+      app.services,
+      wss.map((ws, k) => ({ ws, size: k === 0 ? first : SMALL_HISTORY })),
+      (l) => say(`(m) ${l}`),
+    );
     say(`(m) ${first === SMALL_HISTORY ? 'small' : 'big'} store filled in ${fmt(fill.totalMs / 1000)} s`);
     return { ws: wss[0], fill };
   };
   const small = await fillStore(smallApp, SMALL_HISTORY);
   const big = await fillStore(bigApp, size);
   llm.setDefault(() => TTFT_REPLY);
-  const sides = [{ app: smallApp, ws: small.ws }, { app: bigApp, ws: big.ws }];
-  const neurons = await Promise.all(sides.map(({ app, ws }) => createNeuron(app, ws, 'bench-history-m'))) as [string, string];
+  const sides = [
+    { app: smallApp, ws: small.ws },
+    { app: bigApp, ws: big.ws },
+  ];
+  const neurons = (await Promise.all(sides.map(({ app, ws }) => createNeuron(app, ws, 'bench-history-m')))) as [
+    string,
+    string,
+  ];
   for (const [k, { app, ws }] of sides.entries()) {
     for (const body of [
       { scope: 'workspace', measure: 'tokens', period: 'month', limit: 1e12 },
@@ -532,10 +658,18 @@ async function measureHistorySection(llm: ScriptedOpenAI, onCleanup: (fn: () => 
     { client: smallApp, fill: small.fill, filled: small.fill.filled[0] },
     { client: bigApp, fill: big.fill, filled: big.fill.filled[0] },
     {
-      neurons, boundMs: HISTORY_BOUND_MIN * 60_000, log: say,
-      only: (process.env.BENCH_HISTORY_ROUTES ?? '').split(',').map((x) => x.trim()).filter(Boolean),
+      neurons,
+      boundMs: HISTORY_BOUND_MIN * 60_000,
+      log: say,
+      only: (process.env.BENCH_HISTORY_ROUTES ?? '')
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
       // Requests both in-process APIs have finished (their request metric), to wait for ones the bench gave up on.
-      completedRequests: async () => (await metrics.httpRequests.get()).values.filter((v) => v.metricName?.endsWith('_count')).reduce((n, v) => n + v.value, 0),
+      completedRequests: async () =>
+        (await metrics.httpRequests.get()).values
+          .filter((v) => v.metricName?.endsWith('_count'))
+          .reduce((n, v) => n + v.value, 0),
       firstToken: async (w, neuronId) => {
         const app = appOf.get(w.workspaceId)!;
         const t0 = performance.now();
@@ -543,13 +677,19 @@ async function measureHistorySection(llm: ScriptedOpenAI, onCleanup: (fn: () => 
         if (res.status !== 202) throw new Error(`invoke answered ${res.status}: ${res.text}`);
         let first: number | undefined;
         const sse = await readSse(`${app.url}/v1/jobs/${String(res.body.job_id)}/stream`, {
-          headers: { authorization: `Bearer ${w.key}` }, timeoutMs: REQUEST_TIMEOUT_MS,
+          headers: { authorization: `Bearer ${w.key}` },
+          timeoutMs: REQUEST_TIMEOUT_MS,
           until: (events) => {
             if (first === undefined && events.some((e) => dataOf(e).type === 'token')) first = performance.now();
             return first !== undefined || events.some((e) => ['complete', 'error'].includes(String(dataOf(e).type)));
           },
         });
-        if (first === undefined) throw new Error(performance.now() - t0 >= REQUEST_TIMEOUT_MS ? `> ${REQUEST_TIMEOUT_MS / 1000} s` : `job ${String(res.body.job_id)} streamed no token (status ${sse.status})`);
+        if (first === undefined)
+          throw new Error(
+            performance.now() - t0 >= REQUEST_TIMEOUT_MS
+              ? `> ${REQUEST_TIMEOUT_MS / 1000} s`
+              : `job ${String(res.body.job_id)} streamed no token (status ${sse.status})`,
+          );
         return first - t0;
       },
     },
@@ -558,7 +698,11 @@ async function measureHistorySection(llm: ScriptedOpenAI, onCleanup: (fn: () => 
 
 // ─── (g) What budgets cost a run ───────────────────────────────────────────────────────────────
 
-interface BudgetResult { without: Spread; with: Spread; addedAtMedian: number }
+interface BudgetResult {
+  without: Spread;
+  with: Spread;
+  addedAtMedian: number;
+}
 
 /**
  * Budgets are checked before every model turn (sums over the usage ledger). Two workspaces, one
@@ -580,20 +724,34 @@ async function measureBudgets(app: TestApp, llm: ScriptedOpenAI): Promise<Budget
     if (r.status !== 201) throw new Error(`POST /v1/budgets answered ${r.status}: ${r.text}`);
   }
   const once = async (ws: Workspace, neuronId: string, i: number): Promise<number> => {
-    const run = await runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `budget ${i}`, stream: true });
+    const run = await runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, {
+      message: `budget ${i}`,
+      stream: true,
+    });
     if (run.firstToken === undefined) throw new Error(`job ${run.jobId} completed without a token event`);
     return run.firstToken - run.t0;
   };
-  say(`(g) budgets: warm-up ${WARMUP} + ${TTFT_RUNS} invokes each, alternating a workspace with three budgets and one without`);
-  for (let i = 0; i < WARMUP; i++) { await once(plain, plainNeuron, i); await once(capped, cappedNeuron, i); }
+  say(
+    `(g) budgets: warm-up ${WARMUP} + ${TTFT_RUNS} invokes each, alternating a workspace with three budgets and one without`,
+  );
+  for (let i = 0; i < WARMUP; i++) {
+    await once(plain, plainNeuron, i);
+    await once(capped, cappedNeuron, i);
+  }
   const without: number[] = [];
   const withBudgets: number[] = [];
   for (let i = 0; i < TTFT_RUNS; i++) {
     without.push(await once(plain, plainNeuron, i));
     withBudgets.push(await once(capped, cappedNeuron, i));
   }
-  const result = { without: spread(without), with: spread(withBudgets), addedAtMedian: median(withBudgets) - median(without) };
-  say(`(g) without budgets median ${fmt(result.without.median)} ms; with three budgets median ${fmt(result.with.median)} ms (added ${fmt(result.addedAtMedian)} ms)`);
+  const result = {
+    without: spread(without),
+    with: spread(withBudgets),
+    addedAtMedian: median(withBudgets) - median(without),
+  };
+  say(
+    `(g) without budgets median ${fmt(result.without.median)} ms; with three budgets median ${fmt(result.with.median)} ms (added ${fmt(result.addedAtMedian)} ms)`,
+  );
   return result;
 }
 
@@ -610,7 +768,11 @@ async function startBare(app: TestApp, bundle: Awaited<ReturnType<typeof bundleW
   const taskQueue = `bench-bare-${randomUUID().slice(0, 8)}`;
   const connection = await NativeConnection.connect({ address: app.config.TEMPORAL_ADDRESS });
   const worker = await Worker.create({
-    connection, namespace: app.config.TEMPORAL_NAMESPACE, taskQueue, workflowBundle: bundle, activities: createBenchActivities(),
+    connection,
+    namespace: app.config.TEMPORAL_NAMESPACE,
+    taskQueue,
+    workflowBundle: bundle,
+    activities: createBenchActivities(),
   });
   const running = worker.run();
   const client = app.deps.temporal.client;
@@ -631,7 +793,9 @@ async function startBare(app: TestApp, bundle: Awaited<ReturnType<typeof bundleW
 }
 
 interface ThroughputResult {
-  platformPerS: number; barePerS: number; ratio: number;
+  platformPerS: number;
+  barePerS: number;
+  ratio: number;
   /** CPU time per completed run, ms, by process (this process and its descendants), for each side. */
   cpuPerRun: { platform: Record<string, number>; bare: Record<string, number> };
 }
@@ -645,12 +809,20 @@ function treeCpu(names: Map<number, string>): Map<string, number> {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const close = stat.lastIndexOf(')');
       const rest = stat.slice(close + 2).split(' ');
-      procs.push({ pid: Number(entry), ppid: Number(rest[1]), comm: stat.slice(stat.indexOf('(') + 1, close), s: (Number(rest[11]) + Number(rest[12])) / 100 });
-    } catch { /* the process ended meanwhile */ }
+      procs.push({
+        pid: Number(entry),
+        ppid: Number(rest[1]),
+        comm: stat.slice(stat.indexOf('(') + 1, close),
+        s: (Number(rest[11]) + Number(rest[12])) / 100,
+      });
+    } catch {
+      /* the process ended meanwhile */
+    }
   }
   const byPid = new Map(procs.map((p) => [p.pid, p]));
   const inTree = (p: { pid: number; ppid: number }): boolean => {
-    for (let q: { pid: number; ppid: number } | undefined = p; q; q = byPid.get(q.ppid)) if (q.pid === process.pid) return true;
+    for (let q: { pid: number; ppid: number } | undefined = p; q; q = byPid.get(q.ppid))
+      if (q.pid === process.pid) return true;
     return false;
   };
   const out = new Map<string, number>();
@@ -679,14 +851,26 @@ function cpuDelta(before: Map<string, number>, after: Map<string, number>, runs:
  *   its `complete` event (the job is completed in the database before that event is written).
  * - Bare: `client.workflow.execute(bareOneActivity)` on the same Temporal server.
  */
-async function measureThroughput(app: TestApp, ws: Workspace, llm: ScriptedOpenAI, bare: Bare, workerPid: number | undefined): Promise<ThroughputResult> {
-  const names = new Map<number, string>([[process.pid, 'bench process (API, bare worker, provider, clients)'], ...(workerPid ? [[workerPid, 'worker'] as [number, string]] : [])]);
+async function measureThroughput(
+  app: TestApp,
+  ws: Workspace,
+  llm: ScriptedOpenAI,
+  bare: Bare,
+  workerPid: number | undefined,
+): Promise<ThroughputResult> {
+  const names = new Map<number, string>([
+    [process.pid, 'bench process (API, bare worker, provider, clients)'],
+    ...(workerPid ? [[workerPid, 'worker'] as [number, string]] : []),
+  ]);
   llm.setDefault(() => TPUT_REPLY);
   const neuronId = await createNeuron(app, ws, 'bench-throughput');
-  const invoke = (i: number) => runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `tput ${i}` }).then(() => undefined);
+  const invoke = (i: number) =>
+    runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `tput ${i}` }).then(() => undefined);
 
   const bareOnce = () => bare.runOnce().then(() => undefined);
-  say(`(b) throughput: warm-up ${WARMUP} of each, then ${TPUT_ROUNDS} rounds of ${TPUT_RUNS / TPUT_ROUNDS} platform runs and ${TPUT_RUNS / TPUT_ROUNDS} bare workflows, ${TPUT_CONCURRENCY} at a time`);
+  say(
+    `(b) throughput: warm-up ${WARMUP} of each, then ${TPUT_ROUNDS} rounds of ${TPUT_RUNS / TPUT_ROUNDS} platform runs and ${TPUT_RUNS / TPUT_ROUNDS} bare workflows, ${TPUT_CONCURRENCY} at a time`,
+  );
   await pool(WARMUP, TPUT_CONCURRENCY, invoke);
   await pool(WARMUP, TPUT_CONCURRENCY, bareOnce);
   // Rounds alternate the sides, so a slow spell of this shared machine falls on both alike.
@@ -713,8 +897,15 @@ async function measureThroughput(app: TestApp, ws: Workspace, llm: ScriptedOpenA
   const platformCpu = cpuDelta(new Map(), platformCpuS, TPUT_RUNS);
   const bareCpu = cpuDelta(new Map(), bareCpuS, TPUT_RUNS);
 
-  const result = { platformPerS: TPUT_RUNS / platformS, barePerS: TPUT_RUNS / bareS, ratio: bareS / platformS, cpuPerRun: { platform: platformCpu, bare: bareCpu } };
-  say(`(b) platform ${result.platformPerS.toFixed(1)} runs/s (${fmt(platformS * 1000)} ms)  bare ${result.barePerS.toFixed(1)} runs/s (${fmt(bareS * 1000)} ms)  ratio ${result.ratio.toFixed(2)}`);
+  const result = {
+    platformPerS: TPUT_RUNS / platformS,
+    barePerS: TPUT_RUNS / bareS,
+    ratio: bareS / platformS,
+    cpuPerRun: { platform: platformCpu, bare: bareCpu },
+  };
+  say(
+    `(b) platform ${result.platformPerS.toFixed(1)} runs/s (${fmt(platformS * 1000)} ms)  bare ${result.barePerS.toFixed(1)} runs/s (${fmt(bareS * 1000)} ms)  ratio ${result.ratio.toFixed(2)}`,
+  );
   return result;
 }
 
@@ -767,18 +958,28 @@ async function measurePathway(app: TestApp, ws: Workspace, bare: Bare): Promise<
   const transforms = PATHWAY_NODES - 2;
   const nodes = [
     { id: 'start', type: 'start', data: {} },
-    ...Array.from({ length: transforms }, (_, i) => ({ id: `t${i + 1}`, type: 'transform', data: { expression: i === 0 ? 'input.n + 1' : 'last + 1' } })),
+    ...Array.from({ length: transforms }, (_, i) => ({
+      id: `t${i + 1}`,
+      type: 'transform',
+      data: { expression: i === 0 ? 'input.n + 1' : 'last + 1' },
+    })),
     { id: 'out', type: 'output', data: {} },
   ];
   const edges = nodes.slice(1).map((n, i) => ({ source: nodes[i].id, target: n.id }));
-  const created = await app.post('/v1/pathways', ws.key, { name: `bench-linear-${PATHWAY_NODES}`, pathway_graph: { nodes, edges } }, ws.brainHeaders);
+  const created = await app.post(
+    '/v1/pathways',
+    ws.key,
+    { name: `bench-linear-${PATHWAY_NODES}`, pathway_graph: { nodes, edges } },
+    ws.brainHeaders,
+  );
   if (created.status !== 201) throw new Error(`creating the pathway answered ${created.status}: ${created.text}`);
   const pathwayId = String(created.body.id);
 
   const once = async (): Promise<RunTrace> => {
     const run = await runThroughApi(app, ws, `/v1/pathways/${pathwayId}/execute`, { input: { n: 0 } }, ws.brainHeaders);
     const result = run.events.at(-1)?.data.result as { output?: unknown } | undefined;
-    if (result?.output !== transforms) throw new Error(`pathway job ${run.jobId} returned ${JSON.stringify(result?.output)}, expected ${transforms}`);
+    if (result?.output !== transforms)
+      throw new Error(`pathway job ${run.jobId} returned ${JSON.stringify(result?.output)}, expected ${transforms}`);
     return run;
   };
 
@@ -810,20 +1011,35 @@ async function measurePathway(app: TestApp, ws: Workspace, bare: Bare): Promise<
   });
   const perNodeMs = median(runMs) / PATHWAY_NODES;
   const result: PathwayResult = {
-    runMs: spread(runMs), perNodeMs, bareRunMs: spread(bareMs), ratio: perNodeMs / median(bareMs),
-    inWorkflowPerNodeMs: median(nodeSpans) / PATHWAY_NODES, fixedMs: median(runMs) - median(nodeSpans),
-    nodeStartToFinishMs: median(inside), finishToNextStartMs: median(between),
-    bareTaskDispatch: median(bareTasks.map((t) => t.dispatch)), bareTaskRun: median(bareTasks.map((t) => t.run)),
+    runMs: spread(runMs),
+    perNodeMs,
+    bareRunMs: spread(bareMs),
+    ratio: perNodeMs / median(bareMs),
+    inWorkflowPerNodeMs: median(nodeSpans) / PATHWAY_NODES,
+    fixedMs: median(runMs) - median(nodeSpans),
+    nodeStartToFinishMs: median(inside),
+    finishToNextStartMs: median(between),
+    bareTaskDispatch: median(bareTasks.map((t) => t.dispatch)),
+    bareTaskRun: median(bareTasks.map((t) => t.run)),
   };
-  say(`(c) pathway run median ${fmt(result.runMs.median)} ms  p90 ${fmt(result.runMs.p90)} ms → ${fmt(perNodeMs)} ms per node`);
-  say(`(c) bare one-activity run median ${fmt(result.bareRunMs.median)} ms  p90 ${fmt(result.bareRunMs.p90)} ms  ratio ${result.ratio.toFixed(2)}`);
+  say(
+    `(c) pathway run median ${fmt(result.runMs.median)} ms  p90 ${fmt(result.runMs.p90)} ms → ${fmt(perNodeMs)} ms per node`,
+  );
+  say(
+    `(c) bare one-activity run median ${fmt(result.bareRunMs.median)} ms  p90 ${fmt(result.bareRunMs.p90)} ms  ratio ${result.ratio.toFixed(2)}`,
+  );
   return result;
 }
 
 // ─── Service round trips ──────────────────────────────────────────────────────────────────────
 
 /** Median round trip of one call to each backing service, the unit the platform's overhead is made of. */
-interface Probes { mongoRead: number; mongoWrite: number; redis: number; temporalRpc: number }
+interface Probes {
+  mongoRead: number;
+  mongoWrite: number;
+  redis: number;
+  temporalRpc: number;
+}
 
 /**
  * Medians of 20 sequential calls each: a Mongo findOne by _id and an upsert (in the bench's own
@@ -847,14 +1063,22 @@ async function probeServices(app: TestApp): Promise<Probes> {
     redis: await time(() => app.deps.redis.ping()),
     temporalRpc: await time(() => app.deps.temporal.connection.workflowService.getSystemInfo({})),
   };
-  say(`service round trips (medians): Mongo read ${fmt(result.mongoRead)} ms, Mongo write ${fmt(result.mongoWrite)} ms, Redis ${fmt(result.redis)} ms, Temporal RPC ${fmt(result.temporalRpc)} ms`);
+  say(
+    `service round trips (medians): Mongo read ${fmt(result.mongoRead)} ms, Mongo write ${fmt(result.mongoWrite)} ms, Redis ${fmt(result.redis)} ms, Temporal RPC ${fmt(result.temporalRpc)} ms`,
+  );
   return result;
 }
 
 // ─── (d) Under a realistic provider ───────────────────────────────────────────────────────────
 
 const REAL_RUNS = 20;
-interface RealisticResult { completed: number; exact: number; retried: number; wallMs: number; addedTtft: Spread }
+interface RealisticResult {
+  completed: number;
+  exact: number;
+  retried: number;
+  wallMs: number;
+  addedTtft: Spread;
+}
 
 /**
  * (d) REAL_RUNS concurrent runs against the provider simulator (test/support/provider-sim.ts):
@@ -864,12 +1088,23 @@ interface RealisticResult { completed: number; exact: number; retried: number; w
  * time to first token the platform adds over the simulated think.
  */
 async function measureRealistic(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Promise<RealisticResult> {
-  const sim = createSimulation({ firstTokenMs: [300, 800], interTokenMs: [10, 30], tokens: 20, faultRate: { disconnect: 0.1, '429': 0.05, '500': 0.05 }, retryAfterS: 1, seed: 7 });
+  const sim = createSimulation({
+    firstTokenMs: [300, 800],
+    interTokenMs: [10, 30],
+    tokens: 20,
+    faultRate: { disconnect: 0.1, '429': 0.05, '500': 0.05 },
+    retryAfterS: 1,
+    seed: 7,
+  });
   llm.setDefault(sim.reply);
   const neuronId = await createNeuron(app, ws, 'bench-realistic');
   say(`(d) realistic provider: ${REAL_RUNS} concurrent runs with faults`);
   const t0 = performance.now();
-  const runs = await Promise.allSettled(Array.from({ length: REAL_RUNS }, (_, i) => runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `real ${i}` })));
+  const runs = await Promise.allSettled(
+    Array.from({ length: REAL_RUNS }, (_, i) =>
+      runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `real ${i}` }),
+    ),
+  );
   const wallMs = performance.now() - t0;
   let exact = 0;
   let retried = 0;
@@ -887,7 +1122,13 @@ async function measureRealistic(app: TestApp, ws: Workspace, llm: ScriptedOpenAI
       if (think !== undefined) added.push(think - r.value.startEpoch);
     }
   }
-  return { completed: runs.filter((r) => r.status === 'fulfilled').length, exact, retried, wallMs, addedTtft: spread(added.length ? added : [NaN]) };
+  return {
+    completed: runs.filter((r) => r.status === 'fulfilled').length,
+    exact,
+    retried,
+    wallMs,
+    addedTtft: spread(added.length ? added : [NaN]),
+  };
 }
 
 // ─── (h) Streaming at scale, (i) memory ───────────────────────────────────────────────────────
@@ -909,26 +1150,42 @@ function pidRss(pid: number | undefined): number {
  * `node dist/api/server.js`) in a process of its own on the bench's stores, so its RSS is the
  * API's alone (the provider and the readers stay in the bench process).
  */
-interface ServedApi { client: TestClient; pid: number | undefined; startRss: number }
+interface ServedApi {
+  client: TestClient;
+  pid: number | undefined;
+  startRss: number;
+}
 
 /** RSS in bytes of the API and the worker (both children), idle median and peak under (h). */
 interface MemoryResult {
   start: number;
   /** Right after a run (the first second of quiet) and settled (after IDLE_SETTLE_MS of quiet); the heap parts are the settled ones. */
-  apiAfterRun: number; workerAfterRun: number;
-  apiParts: { heapUsed: number; heapTotal: number; external: number }; apiIdle: number; workerIdle: number;
-  apiPeak: number; workerPeak: number; samples: number;
+  apiAfterRun: number;
+  workerAfterRun: number;
+  apiParts: { heapUsed: number; heapTotal: number; external: number };
+  apiIdle: number;
+  workerIdle: number;
+  apiPeak: number;
+  workerPeak: number;
+  samples: number;
 }
 
 /** Where a process's memory is, from its /metrics (prom-client's default Node.js metrics), bytes. */
 async function memoryParts(baseUrl: string): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
   const text = await fetch(`${baseUrl}/metrics`).then((r) => r.text());
   const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
-  return { heapUsed: value('cortex_nodejs_heap_size_used_bytes'), heapTotal: value('cortex_nodejs_heap_size_total_bytes'), external: value('cortex_nodejs_external_memory_bytes') };
+  return {
+    heapUsed: value('cortex_nodejs_heap_size_used_bytes'),
+    heapTotal: value('cortex_nodejs_heap_size_total_bytes'),
+    external: value('cortex_nodejs_external_memory_bytes'),
+  };
 }
 
 /** Median of a few samples one MEM_SAMPLE_MS apart, with nothing running. */
-async function idleMemory(apiPid: number | undefined, workerPid: number | undefined): Promise<{ api: number; worker: number }> {
+async function idleMemory(
+  apiPid: number | undefined,
+  workerPid: number | undefined,
+): Promise<{ api: number; worker: number }> {
   const api: number[] = [];
   const worker: number[] = [];
   for (let i = 0; i < 5; i++) {
@@ -964,7 +1221,12 @@ interface StreamingResult {
  * clocks are this process's performance.now(). Tokens of a superseded attempt (after a `reset`)
  * are not counted as received. (i) RSS is sampled every MEM_SAMPLE_MS ms throughout.
  */
-async function measureStreaming(served: ServedApi, ws: Workspace, llm: ScriptedOpenAI, workerPid: number | undefined): Promise<StreamingResult> {
+async function measureStreaming(
+  served: ServedApi,
+  ws: Workspace,
+  llm: ScriptedOpenAI,
+  workerPid: number | undefined,
+): Promise<StreamingResult> {
   const app = served.client;
   const neuronId = await createNeuron(app, ws, 'bench-streaming');
   const emittedAt = new Map<string, number>();
@@ -973,7 +1235,8 @@ async function measureStreaming(served: ServedApi, ws: Workspace, llm: ScriptedO
     const run = runOf(body);
     return {
       chunks: Array.from({ length: STREAM_TOKENS }, (_, i) => `r${run}.${i} `),
-      paceMs: STREAM_TOKEN_MS, firstTokenMs: STREAM_FIRST_TOKEN_MS,
+      paceMs: STREAM_TOKEN_MS,
+      firstTokenMs: STREAM_FIRST_TOKEN_MS,
       usage: { prompt_tokens: 20, completion_tokens: STREAM_TOKENS },
       onContentChunk: (_i, text) => void emittedAt.set(text, performance.now()),
     };
@@ -985,11 +1248,15 @@ async function measureStreaming(served: ServedApi, ws: Workspace, llm: ScriptedO
 
   const quietSince = performance.now();
   const afterRun = await idleMemory(served.pid, workerPid);
-  say(`(i) RSS in the first second after a run: API ${(afterRun.api / MB).toFixed(0)} MB, worker ${(afterRun.worker / MB).toFixed(0)} MB; settling for ${IDLE_SETTLE_MS / 1000} s`);
+  say(
+    `(i) RSS in the first second after a run: API ${(afterRun.api / MB).toFixed(0)} MB, worker ${(afterRun.worker / MB).toFixed(0)} MB; settling for ${IDLE_SETTLE_MS / 1000} s`,
+  );
   await new Promise((r) => setTimeout(r, Math.max(0, IDLE_SETTLE_MS - (performance.now() - quietSince))));
   const idle = await idleMemory(served.pid, workerPid);
   const parts = await memoryParts(served.client.url);
-  say(`(i) settled idle RSS: API ${(idle.api / MB).toFixed(0)} MB (V8 heap used ${(parts.heapUsed / MB).toFixed(0)} of ${(parts.heapTotal / MB).toFixed(0)} MB, external ${(parts.external / MB).toFixed(0)} MB), worker ${(idle.worker / MB).toFixed(0)} MB`);
+  say(
+    `(i) settled idle RSS: API ${(idle.api / MB).toFixed(0)} MB (V8 heap used ${(parts.heapUsed / MB).toFixed(0)} of ${(parts.heapTotal / MB).toFixed(0)} MB, external ${(parts.external / MB).toFixed(0)} MB), worker ${(idle.worker / MB).toFixed(0)} MB`,
+  );
   let apiPeak = idle.api;
   let workerPeak = idle.worker;
   let samples = 0;
@@ -1026,16 +1293,20 @@ async function measureStreaming(served: ServedApi, ws: Workspace, llm: ScriptedO
     });
     if (sse.status !== 200) throw new Error(`stream of job ${jobId} answered ${sse.status}: ${sse.body}`);
     for (const [text, at] of mine) receivedAt.set(text, at);
-    if ((terminal as { type?: string } | undefined)?.type !== 'complete') throw new Error(`job ${jobId} ended with ${JSON.stringify(terminal ?? 'no terminal event')}`);
+    if ((terminal as { type?: string } | undefined)?.type !== 'complete')
+      throw new Error(`job ${jobId} ended with ${JSON.stringify(terminal ?? 'no terminal event')}`);
   };
 
-  say(`(h) streaming: ${STREAM_RUNS} concurrent runs × ${STREAM_TOKENS} tokens every ${STREAM_TOKEN_MS} ms, one SSE reader each`);
+  say(
+    `(h) streaming: ${STREAM_RUNS} concurrent runs × ${STREAM_TOKENS} tokens every ${STREAM_TOKEN_MS} ms, one SSE reader each`,
+  );
   const t0 = performance.now();
   const settled = await Promise.allSettled(Array.from({ length: STREAM_RUNS }, (_, run) => one(run)));
   const wallMs = performance.now() - t0;
   clearInterval(sampler);
   const failures = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-  for (const f of failures.slice(0, 3)) say(`(h) a run failed: ${f.reason instanceof Error ? f.reason.message : String(f.reason)}`);
+  for (const f of failures.slice(0, 3))
+    say(`(h) a run failed: ${f.reason instanceof Error ? f.reason.message : String(f.reason)}`);
 
   const delays: number[] = [];
   for (const [text, at] of receivedAt) {
@@ -1055,19 +1326,47 @@ async function measureStreaming(served: ServedApi, ws: Workspace, llm: ScriptedO
     const sp = spans.get(run);
     spans.set(run, sp ? [Math.min(sp[0], at), Math.max(sp[1], at)] : [at, at]);
   }
-  const edges = [...spans.values()].flatMap(([a, b]) => [[a, 1], [b, -1]] as [number, number][]).sort((x, y) => x[0] - y[0] || y[1] - x[1]);
+  const edges = [...spans.values()]
+    .flatMap(
+      ([a, b]) =>
+        [
+          [a, 1],
+          [b, -1],
+        ] as [number, number][],
+    )
+    .sort((x, y) => x[0] - y[0] || y[1] - x[1]);
   let live = 0;
   let peakConcurrent = 0;
   for (const [, d] of edges) peakConcurrent = Math.max(peakConcurrent, (live += d));
 
   const result: StreamingResult = {
-    completed: settled.length - failures.length, failed: failures.length,
-    emitted: emitTimes.length, received: recvTimes.length, emittedPerS, deliveredPerS, ratio: deliveredPerS / emittedPerS,
-    delay: delays.length ? { p50: pct(delays, 0.5), p99: pct(delays, 0.99), max: Math.max(...delays) } : { p50: NaN, p99: NaN, max: NaN },
-    peakConcurrent, wallMs,
-    memory: { start: served.startRss, apiAfterRun: afterRun.api, workerAfterRun: afterRun.worker, apiParts: parts, apiIdle: idle.api, workerIdle: idle.worker, apiPeak, workerPeak, samples },
+    completed: settled.length - failures.length,
+    failed: failures.length,
+    emitted: emitTimes.length,
+    received: recvTimes.length,
+    emittedPerS,
+    deliveredPerS,
+    ratio: deliveredPerS / emittedPerS,
+    delay: delays.length
+      ? { p50: pct(delays, 0.5), p99: pct(delays, 0.99), max: Math.max(...delays) }
+      : { p50: NaN, p99: NaN, max: NaN },
+    peakConcurrent,
+    wallMs,
+    memory: {
+      start: served.startRss,
+      apiAfterRun: afterRun.api,
+      workerAfterRun: afterRun.worker,
+      apiParts: parts,
+      apiIdle: idle.api,
+      workerIdle: idle.worker,
+      apiPeak,
+      workerPeak,
+      samples,
+    },
   };
-  say(`(h) ${result.completed}/${STREAM_RUNS} completed, tokens received ${result.received}/${result.emitted}, ratio ${result.ratio.toFixed(3)}, delay p50 ${fmt(result.delay.p50)} ms p99 ${fmt(result.delay.p99)} ms`);
+  say(
+    `(h) ${result.completed}/${STREAM_RUNS} completed, tokens received ${result.received}/${result.emitted}, ratio ${result.ratio.toFixed(3)}, delay p50 ${fmt(result.delay.p50)} ms p99 ${fmt(result.delay.p99)} ms`,
+  );
   say(`(i) peak RSS under (h): API ${(apiPeak / MB).toFixed(0)} MB, worker ${(workerPeak / MB).toFixed(0)} MB`);
   return result;
 }
@@ -1077,7 +1376,7 @@ function streamingSummary(h: StreamingResult, verdict: (ok: boolean) => string):
   const m = h.memory;
   return [
     `  (h) Streaming at scale: ${STREAM_RUNS} concurrent runs × ${STREAM_TOKENS} tokens, one every ${STREAM_TOKEN_MS} ms (first after ${STREAM_FIRST_TOKEN_MS} ms), one SSE reader each`,
-    `      (provider, readers and API share this process; at full overlap the provider emits ${(STREAM_RUNS * 1000 / STREAM_TOKEN_MS).toFixed(0)} tokens/s)`,
+    `      (provider, readers and API share this process; at full overlap the provider emits ${((STREAM_RUNS * 1000) / STREAM_TOKEN_MS).toFixed(0)} tokens/s)`,
     `      runs completed ${h.completed}/${STREAM_RUNS}   tokens received ${h.received}/${h.emitted}   peak runs streaming at once ${h.peakConcurrent}   wall ${fmt(h.wallMs / 1000)} s`,
     `      emitted by the provider               ${h.emittedPerS.toFixed(0).padStart(7)} tokens/s (first → last emit)`,
     `      delivered to the readers              ${h.deliveredPerS.toFixed(0).padStart(7)} tokens/s (first → last receipt)`,
@@ -1146,7 +1445,13 @@ interface SoakResult {
  * warm-up, and the slope of the second half alone (a leak grows in both halves; warming up, the
  * heap reaching its working size, shows in the first only).
  */
-interface SoakSeries { first: number; last: number; max: number; slopeMbPerMin: number; secondHalfMbPerMin: number }
+interface SoakSeries {
+  first: number;
+  last: number;
+  max: number;
+  slopeMbPerMin: number;
+  secondHalfMbPerMin: number;
+}
 
 /** Least-squares slope of y (bytes) over t (ms), in MB per minute. */
 function slopeMbPerMin(points: [number, number][]): number {
@@ -1156,8 +1461,11 @@ function slopeMbPerMin(points: [number, number][]): number {
   const my = points.reduce((a, [, y]) => a + y, 0) / n;
   let num = 0;
   let den = 0;
-  for (const [t, y] of points) { num += (t - mt) * (y - my); den += (t - mt) ** 2; }
-  return den === 0 ? NaN : (num / den) * 60_000 / MB;
+  for (const [t, y] of points) {
+    num += (t - mt) * (y - my);
+    den += (t - mt) ** 2;
+  }
+  return den === 0 ? NaN : ((num / den) * 60_000) / MB;
 }
 
 /**
@@ -1166,13 +1474,20 @@ function slopeMbPerMin(points: [number, number][]): number {
  * reconnects with `after=<last entry id>`, as a browser losing its connection would. The API's
  * and the worker's RSS are sampled every SOAK_SAMPLE_MS; the slope is fitted after the warm-up.
  */
-async function measureSoak(served: ServedApi, ws: Workspace, llm: ScriptedOpenAI, workerPid: number | undefined): Promise<SoakResult> {
+async function measureSoak(
+  served: ServedApi,
+  ws: Workspace,
+  llm: ScriptedOpenAI,
+  workerPid: number | undefined,
+): Promise<SoakResult> {
   const app = served.client;
   const neuronId = await createNeuron(app, ws, 'bench-soak');
   const tokens = (run: string): string[] => Array.from({ length: SOAK_TOKENS }, (_, i) => `${run}.${i} `);
   llm.setDefault((body) => ({
     chunks: tokens(/^soak (\S+)$/.exec(lastUserText(body))?.[1] ?? 'x'),
-    paceMs: SOAK_TOKEN_MS, firstTokenMs: 50, usage: { prompt_tokens: 20, completion_tokens: SOAK_TOKENS },
+    paceMs: SOAK_TOKEN_MS,
+    firstTokenMs: 50,
+    usage: { prompt_tokens: 20, completion_tokens: SOAK_TOKENS },
   }));
   const auth = { authorization: `Bearer ${ws.key}` };
   let runs = 0;
@@ -1219,14 +1534,21 @@ async function measureSoak(served: ServedApi, ws: Workspace, llm: ScriptedOpenAI
       reconnects++;
       seen = 0;
       dropNow = false;
-      const again = await readSse(`${url}?after=${encodeURIComponent(lastId ?? '0')}`, { headers: auth, timeoutMs: RUN_TIMEOUT_MS, until });
+      const again = await readSse(`${url}?after=${encodeURIComponent(lastId ?? '0')}`, {
+        headers: auth,
+        timeoutMs: RUN_TIMEOUT_MS,
+        until,
+      });
       if (again.status !== 200) throw new Error(`resumed stream answered ${again.status}`);
     }
-    if (entries.at(-1)?.type !== 'complete') throw new Error(`run ${run} ended with ${JSON.stringify(entries.at(-1) ?? null)}`);
+    if (entries.at(-1)?.type !== 'complete')
+      throw new Error(`run ${run} ended with ${JSON.stringify(entries.at(-1) ?? null)}`);
     if (shownReply(entries) === tokens(run).join('')) exact++;
   };
 
-  say(`(k) soak: ${SOAK_MINUTES} min, a streaming run every ${(1 / SOAK_RATE_PER_S).toFixed(1)} s, every other reader drops after ${SOAK_DROP_AFTER} tokens and resumes`);
+  say(
+    `(k) soak: ${SOAK_MINUTES} min, a streaming run every ${(1 / SOAK_RATE_PER_S).toFixed(1)} s, every other reader drops after ${SOAK_DROP_AFTER} tokens and resumes`,
+  );
   let lastReport = t0;
   let offered = 0;
   let skipped = 0;
@@ -1239,18 +1561,34 @@ async function measureSoak(served: ServedApi, ws: Workspace, llm: ScriptedOpenAI
     const wait = at - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     offered++;
-    if (inFlight >= SOAK_MAX_IN_FLIGHT) { skipped++; continue; }
+    if (inFlight >= SOAK_MAX_IN_FLIGHT) {
+      skipped++;
+      continue;
+    }
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
-    open.push(one(`k${i}`, i % 2 === 1).then(() => { runs++; }, (err: unknown) => {
-      failed++;
-      if (failed <= 3) say(`(k) a run failed: ${err instanceof Error ? err.message : String(err)}`);
-    }).finally(() => { inFlight--; }));
+    open.push(
+      one(`k${i}`, i % 2 === 1)
+        .then(
+          () => {
+            runs++;
+          },
+          (err: unknown) => {
+            failed++;
+            if (failed <= 3) say(`(k) a run failed: ${err instanceof Error ? err.message : String(err)}`);
+          },
+        )
+        .finally(() => {
+          inFlight--;
+        }),
+    );
     if (performance.now() - lastReport > 60_000) {
       lastReport = performance.now();
       const a = apiPoints.at(-1)?.[1] ?? NaN;
       const w = workerPoints.at(-1)?.[1] ?? NaN;
-      say(`(k) ${((lastReport - t0) / 60_000).toFixed(0)} min: ${runs} runs done, ${inFlight} open, ${skipped} skipped, ${failed} failed, API ${(a / MB).toFixed(0)} MB, worker ${(w / MB).toFixed(0)} MB`);
+      say(
+        `(k) ${((lastReport - t0) / 60_000).toFixed(0)} min: ${runs} runs done, ${inFlight} open, ${skipped} skipped, ${failed} failed, API ${(a / MB).toFixed(0)} MB, worker ${(w / MB).toFixed(0)} MB`,
+      );
     }
   }
   await Promise.all(open);
@@ -1258,15 +1596,28 @@ async function measureSoak(served: ServedApi, ws: Workspace, llm: ScriptedOpenAI
   sample();
   const half = (SOAK_MINUTES * 60_000) / 2;
   const fit = (points: [number, number][]): SoakSeries => ({
-    first: points[0]?.[1] ?? NaN, last: points.at(-1)?.[1] ?? NaN, max: Math.max(...points.map(([, y]) => y)),
+    first: points[0]?.[1] ?? NaN,
+    last: points.at(-1)?.[1] ?? NaN,
+    max: Math.max(...points.map(([, y]) => y)),
     slopeMbPerMin: slopeMbPerMin(points.filter(([t]) => t >= SOAK_WARMUP_MS)),
     secondHalfMbPerMin: slopeMbPerMin(points.filter(([t]) => t >= half)),
   });
   const result: SoakResult = {
-    minutes: (performance.now() - t0) / 60_000, offered, skipped, maxInFlight, runs, failed, reconnects, exact, samples: apiPoints.length,
-    api: fit(apiPoints), worker: fit(workerPoints),
+    minutes: (performance.now() - t0) / 60_000,
+    offered,
+    skipped,
+    maxInFlight,
+    runs,
+    failed,
+    reconnects,
+    exact,
+    samples: apiPoints.length,
+    api: fit(apiPoints),
+    worker: fit(workerPoints),
   };
-  say(`(k) ${runs} runs (${failed} failed), ${reconnects} reconnects, API slope ${result.api.slopeMbPerMin.toFixed(2)} MB/min, worker ${result.worker.slopeMbPerMin.toFixed(2)} MB/min`);
+  say(
+    `(k) ${runs} runs (${failed} failed), ${reconnects} reconnects, API slope ${result.api.slopeMbPerMin.toFixed(2)} MB/min, worker ${result.worker.slopeMbPerMin.toFixed(2)} MB/min`,
+  );
   return result;
 }
 
@@ -1278,8 +1629,16 @@ function soakSummary(k: SoakResult, verdict: (ok: boolean) => string): string[] 
     `  (k) Soak: ${k.minutes.toFixed(1)} min, a streaming run (${SOAK_TOKENS} tokens every ${SOAK_TOKEN_MS} ms) every ${(1 / SOAK_RATE_PER_S).toFixed(1)} s on a fixed schedule; every other reader reconnects with after=`,
     `      arrivals ${k.offered}   skipped (${SOAK_MAX_IN_FLIGHT} already open) ${k.skipped}   most open at once ${k.maxInFlight}`,
     `      runs completed ${k.runs}   failed ${k.failed}   reconnects ${k.reconnects}   reader saw exactly the reply ${k.exact}/${k.runs}`,
-    row('API RSS, start → end', k.api, `(aim ≤ ${AIM_SOAK_SLOPE_MB_PER_MIN}: ${verdict(k.api.slopeMbPerMin <= AIM_SOAK_SLOPE_MB_PER_MIN)})`),
-    row('worker RSS, start → end', k.worker, `(aim ≤ ${AIM_SOAK_SLOPE_MB_PER_MIN}: ${verdict(k.worker.slopeMbPerMin <= AIM_SOAK_SLOPE_MB_PER_MIN)})`),
+    row(
+      'API RSS, start → end',
+      k.api,
+      `(aim ≤ ${AIM_SOAK_SLOPE_MB_PER_MIN}: ${verdict(k.api.slopeMbPerMin <= AIM_SOAK_SLOPE_MB_PER_MIN)})`,
+    ),
+    row(
+      'worker RSS, start → end',
+      k.worker,
+      `(aim ≤ ${AIM_SOAK_SLOPE_MB_PER_MIN}: ${verdict(k.worker.slopeMbPerMin <= AIM_SOAK_SLOPE_MB_PER_MIN)})`,
+    ),
     `      (${k.samples} samples every ${SOAK_SAMPLE_MS / 1000} s; slope = least-squares fit of RSS over time after the first ${SOAK_WARMUP_MS / 60_000} min; both processes freshly started)`,
   ];
 }
@@ -1292,7 +1651,23 @@ function machine(): string {
 
 // ─── Summary and main ─────────────────────────────────────────────────────────────────────────
 
-interface Results { a?: TtftResult; b?: ThroughputResult; c?: PathwayResult; d?: RealisticResult; e?: SearchBenchResult; f?: StakeholderMapFigures; g?: BudgetResult; h?: StreamingResult; j?: RoundTrips; k?: SoakResult; l?: HistoryResult; n?: LoadResult; o?: UsageScaleFigures; p?: ListFigures; m?: HistoryMeasure }
+interface Results {
+  a?: TtftResult;
+  b?: ThroughputResult;
+  c?: PathwayResult;
+  d?: RealisticResult;
+  e?: SearchBenchResult;
+  f?: StakeholderMapFigures;
+  g?: BudgetResult;
+  h?: StreamingResult;
+  j?: RoundTrips;
+  k?: SoakResult;
+  l?: HistoryResult;
+  n?: LoadResult;
+  o?: UsageScaleFigures;
+  p?: ListFigures;
+  m?: HistoryMeasure;
+}
 
 function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
@@ -1342,7 +1717,11 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists
     ];
   }
   function sectionJ(j: RoundTrips): string[] {
-    const cmds = Object.entries(j.byCommand).filter(([, n]) => n > 0).sort((x, y) => y[1] - x[1]).map(([c, n]) => `${c} ${n.toFixed(1)}`).join(', ');
+    const cmds = Object.entries(j.byCommand)
+      .filter(([, n]) => n > 0)
+      .sort((x, y) => y[1] - x[1])
+      .map(([c, n]) => `${c} ${n.toFixed(1)}`)
+      .join(', ');
     return [
       `  (j) Store round trips per run, ${j.runs} sequential trivial runs on fresh traces`,
       `      MongoDB, API                          ${fmt(j.api.reads)} reads + ${fmt(j.api.writes)} writes${j.api.other ? ` + ${fmt(j.api.other)} other` : ''}`,
@@ -1400,7 +1779,12 @@ async function dropRedisKeys(app: TestApp): Promise<void> {
 }
 
 /** BENCH_ONLY=h,i: the sections to run (all when unset). */
-const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').map((x) => x.trim().toLowerCase()).filter(Boolean));
+const ONLY = new Set(
+  (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((x) => x.trim().toLowerCase())
+    .filter(Boolean),
+);
 const runs = (section: string): boolean => ONLY.size === 0 || ONLY.has(section);
 
 async function main(): Promise<void> {
@@ -1409,14 +1793,25 @@ async function main(): Promise<void> {
 
   const cleanups: (() => Promise<unknown>)[] = [];
   const cleanup = async (): Promise<void> => {
-    for (const fn of cleanups.reverse()) await fn().catch((err: unknown) => say(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
+    for (const fn of cleanups.reverse())
+      await fn().catch((err: unknown) => say(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
   };
   try {
-    const need = { mongo: !process.env.MONGODB_URI, redis: !process.env.REDIS_URL, temporal: !process.env.TEMPORAL_ADDRESS };
-    for (const [name, value] of [['MONGODB_URI', process.env.MONGODB_URI], ['REDIS_URL', process.env.REDIS_URL], ['TEMPORAL_ADDRESS', process.env.TEMPORAL_ADDRESS]]) {
+    const need = {
+      mongo: !process.env.MONGODB_URI,
+      redis: !process.env.REDIS_URL,
+      temporal: !process.env.TEMPORAL_ADDRESS,
+    };
+    for (const [name, value] of [
+      ['MONGODB_URI', process.env.MONGODB_URI],
+      ['REDIS_URL', process.env.REDIS_URL],
+      ['TEMPORAL_ADDRESS', process.env.TEMPORAL_ADDRESS],
+    ]) {
       if (value) say(`using ${name}=${value}`);
     }
-    const missing = Object.entries(need).filter(([, n]) => n).map(([k]) => k);
+    const missing = Object.entries(need)
+      .filter(([, n]) => n)
+      .map(([k]) => k);
     if (missing.length) {
       const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cortex-bench-'));
       cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -1443,14 +1838,18 @@ async function main(): Promise<void> {
 
     const tag = randomUUID().slice(0, 8);
     const app = await startTestApp({
-      OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', MONGODB_DB: `cortex_bench_${tag}`,
+      OPENAI_BASE_URL: llm.baseURL,
+      OPENAI_API_KEY: 'bench',
+      MONGODB_DB: `cortex_bench_${tag}`,
       // The bench is one API key sending a few hundred requests a minute; the limiter is not what it measures.
       RATE_LIMIT_POINTS: 1_000_000,
     });
     cleanups.push(() => app.close());
     cleanups.push(() => dropRedisKeys(app));
     cleanups.push(() => app.deps.db.dropDatabase());
-    say(`API at ${app.url} (database ${app.config.MONGODB_DB}, Redis prefix ${app.config.REDIS_PREFIX}, task queue ${app.config.TEMPORAL_TASK_QUEUE})`);
+    say(
+      `API at ${app.url} (database ${app.config.MONGODB_DB}, Redis prefix ${app.config.REDIS_PREFIX}, task queue ${app.config.TEMPORAL_TASK_QUEUE})`,
+    );
 
     say(`starting the platform worker${runs('b') || runs('c') ? ' and bundling workflows for the bare worker' : ''}`);
     const bundleStarted = performance.now();
@@ -1461,26 +1860,50 @@ async function main(): Promise<void> {
     /** SIGTERM and wait for the exit; a no-op once the process has exited. */
     const stopperOf = (child: ChildProcess) => {
       let exited = false;
-      child.once('exit', () => { exited = true; });
-      return async () => { if (exited) return; child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); };
+      child.once('exit', () => {
+        exited = true;
+      });
+      return async () => {
+        if (exited) return;
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+      };
     };
-    const startWorker = () => spawnWorkerProcess(app, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', CORTEX_WORKFLOW_BUNDLE: bundlePath, WORKER_METRICS_PORT: String(workerMetricsPort) }, 'compiled')
-      .then((child) => ({ pid: child.pid, stop: stopperOf(child) }));
+    const startWorker = () =>
+      spawnWorkerProcess(
+        app,
+        {
+          OPENAI_BASE_URL: llm.baseURL,
+          OPENAI_API_KEY: 'bench',
+          CORTEX_WORKFLOW_BUNDLE: bundlePath,
+          WORKER_METRICS_PORT: String(workerMetricsPort),
+        },
+        'compiled',
+      ).then((child) => ({ pid: child.pid, stop: stopperOf(child) }));
     const startApi = async (): Promise<ServedApi & { stop(): Promise<void> }> => {
       const [apiPort] = await freePorts(1);
-      const child = await spawnApiProcess(app, apiPort, { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', RATE_LIMIT_POINTS: '1000000' }, 'compiled');
+      const child = await spawnApiProcess(
+        app,
+        apiPort,
+        { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', RATE_LIMIT_POINTS: '1000000' },
+        'compiled',
+      );
       const stop = stopperOf(child);
       cleanups.push(stop);
       const startRss = pidRss(child.pid);
-      say(`compiled API process at http://127.0.0.1:${apiPort} (pid ${child.pid}, ${(startRss / MB).toFixed(0)} MB at start)`);
+      say(
+        `compiled API process at http://127.0.0.1:${apiPort} (pid ${child.pid}, ${(startRss / MB).toFixed(0)} MB at start)`,
+      );
       return { client: makeClient(`http://127.0.0.1:${apiPort}`), pid: child.pid, startRss, stop };
     };
     let worker: Awaited<ReturnType<typeof startWorker>>;
     const [firstWorker, bare] = await Promise.all([
       needWorker ? startWorker() : { pid: undefined, stop: async () => undefined },
       needBare
-        ? bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./bench-workflows.ts', import.meta.url)), logger: new DefaultLogger('WARN') })
-          .then((bundle) => startBare(app, bundle))
+        ? bundleWorkflowCode({
+            workflowsPath: fileURLToPath(new URL('./bench-workflows.ts', import.meta.url)),
+            logger: new DefaultLogger('WARN'),
+          }).then((bundle) => startBare(app, bundle))
         : undefined,
     ]);
     worker = firstWorker;
@@ -1520,8 +1943,17 @@ async function main(): Promise<void> {
       const served = await startApi();
       const neuronId = await createNeuron(served.client, ws, 'bench-load');
       r.n = await measureLoad({
-        api: served.client, apiRss: () => pidRss(served.pid), ws, llm, neuronId, say,
-        seconds: Number(process.env.BENCH_LOAD_SECONDS ?? 180), runs: 50, readersPerRun: 2, writesPerS: 20, stepS: Number(process.env.BENCH_LOAD_STEP_S ?? 15),
+        api: served.client,
+        apiRss: () => pidRss(served.pid),
+        ws,
+        llm,
+        neuronId,
+        say,
+        seconds: Number(process.env.BENCH_LOAD_SECONDS ?? 180),
+        runs: 50,
+        readersPerRun: 2,
+        writesPerS: 20,
+        stepS: Number(process.env.BENCH_LOAD_STEP_S ?? 15),
       });
       await served.stop();
     }

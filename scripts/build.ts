@@ -26,12 +26,17 @@ export async function build(say: (line: string) => void = (l) => console.log(`[b
   let t = performance.now();
   await rm(DIST, { recursive: true, force: true });
   say('compiling TypeScript (tsc -p tsconfig.build.json) …');
-  const tsc = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  const tsc = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+    { cwd: ROOT, stdio: 'inherit' },
+  );
   if (tsc.status !== 0) throw new Error(`tsc exited ${tsc.status ?? tsc.signal}`);
   say(`compiled in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
   // Static files the compiled modules serve relative to themselves.
-  for (const dir of ['api/pages', 'snake/public']) await cp(path.join(ROOT, dir), path.join(DIST, dir), { recursive: true });
+  for (const dir of ['api/pages', 'snake/public'])
+    await cp(path.join(ROOT, dir), path.join(DIST, dir), { recursive: true });
   say('copied api/pages and snake/public');
 
   t = performance.now();
@@ -39,8 +44,12 @@ export async function build(say: (line: string) => void = (l) => console.log(`[b
   const bundle = await bundleWorkflowCode({ ...workflowBundleOptions, logger: new DefaultLogger('WARN') });
   await mkdir(DIST, { recursive: true });
   await writeFile(path.join(DIST, 'workflow-bundle.js'), bundle.code);
-  say(`dist/workflow-bundle.js (${Math.round(bundle.code.length / 1024)} KiB, ${((performance.now() - t) / 1000).toFixed(1)} s)`);
-  say('run: node dist/api/server.js · CORTEX_WORKFLOW_BUNDLE=dist/workflow-bundle.js node dist/worker/index.js · node dist/snake/server.js');
+  say(
+    `dist/workflow-bundle.js (${Math.round(bundle.code.length / 1024)} KiB, ${((performance.now() - t) / 1000).toFixed(1)} s)`,
+  );
+  say(
+    'run: node dist/api/server.js · CORTEX_WORKFLOW_BUNDLE=dist/workflow-bundle.js node dist/worker/index.js · node dist/snake/server.js',
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

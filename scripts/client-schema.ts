@@ -18,6 +18,10 @@ const HEADER = `/*
  */
 export async function renderClientSchema(): Promise<string> {
   const doc = buildOpenApi(allRoutes());
-  const ast = await openapiTS(doc as unknown as Parameters<typeof openapiTS>[0], { alphabetize: true, silent: true, defaultNonNullable: false });
+  const ast = await openapiTS(doc as unknown as Parameters<typeof openapiTS>[0], {
+    alphabetize: true,
+    silent: true,
+    defaultNonNullable: false,
+  });
   return HEADER + astToString(ast);
 }

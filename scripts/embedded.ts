@@ -116,7 +116,11 @@ function portIsFree(port: number): Promise<boolean> {
  * moving up only when taken). Like freePorts, another process may take it before our child
  * binds it; startService retries.
  */
-export async function nextFreePort(preferred: number, skip: ReadonlySet<number> = new Set(), span = 100): Promise<number> {
+export async function nextFreePort(
+  preferred: number,
+  skip: ReadonlySet<number> = new Set(),
+  span = 100,
+): Promise<number> {
   for (let port = preferred; port < Math.min(preferred + span, 65536); port++) {
     if (!skip.has(port) && (await portIsFree(port))) return port;
   }
@@ -195,9 +199,17 @@ export class SupervisedProcess {
   ) {
     this.logFile = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
     const [cmd, argv] = hasSetpriv ? [SETPRIV, ['--pdeathsig', 'TERM', '--', command, ...args]] : [command, args];
-    this.child = spawn(cmd, argv, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: hasSetpriv });
+    this.child = spawn(cmd, argv, {
+      cwd: opts.cwd,
+      env: opts.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: hasSetpriv,
+    });
     live.add(this);
-    for (const [streamName, stream] of [['stdout', this.child.stdout], ['stderr', this.child.stderr]] as const) {
+    for (const [streamName, stream] of [
+      ['stdout', this.child.stdout],
+      ['stderr', this.child.stderr],
+    ] as const) {
       let partial = '';
       stream?.setEncoding('utf8');
       stream?.on('data', (chunk: string) => {
@@ -251,7 +263,9 @@ export class SupervisedProcess {
 
   /** An Error that names the process, the command and its last output lines. */
   failure(reason: string): Error {
-    return new Error(`${this.name} ${reason}\n  command: ${this.command} ${this.args.join(' ')}\n  last output:\n${this.tailText()}`);
+    return new Error(
+      `${this.name} ${reason}\n  command: ${this.command} ${this.args.join(' ')}\n  last output:\n${this.tailText()}`,
+    );
   }
 
   /** Sends a signal without throwing when the process is already gone. */
@@ -342,11 +356,15 @@ export class Restarting {
       this.crashes = Date.now() - startedAt >= STABLE_MS ? 1 : this.crashes + 1;
       if (this.crashes >= MAX_QUICK_CRASHES) {
         this.gaveUp = true;
-        this.policy.onGiveUp(`${this.name} exited (${proc.exitText()}) ${this.crashes} times in a row, each within ${STABLE_MS / 1000} s of its start; giving up`);
+        this.policy.onGiveUp(
+          `${this.name} exited (${proc.exitText()}) ${this.crashes} times in a row, each within ${STABLE_MS / 1000} s of its start; giving up`,
+        );
         return;
       }
       const delay = restartDelayMs(this.crashes);
-      this.policy.log(`${this.name} exited unexpectedly (${proc.exitText()}); restarting in ${delay / 1000} s (restart ${this.crashes} in a row)`);
+      this.policy.log(
+        `${this.name} exited unexpectedly (${proc.exitText()}); restarting in ${delay / 1000} s (restart ${this.crashes} in a row)`,
+      );
       this.timer = setTimeout(() => {
         if (!this.stopped && !this.policy.stopping?.()) this.watch(this.started(true), Date.now());
       }, delay);
@@ -461,7 +479,8 @@ async function enableAof(port: number): Promise<void> {
     await redis.config('SET', 'appendonly', 'yes');
     for (;;) {
       const info = await redis.info('persistence');
-      if (/aof_enabled:1/.test(info) && /aof_rewrite_in_progress:0/.test(info) && /aof_rewrite_scheduled:0/.test(info)) return;
+      if (/aof_enabled:1/.test(info) && /aof_rewrite_in_progress:0/.test(info) && /aof_rewrite_scheduled:0/.test(info))
+        return;
       await sleep(100);
     }
   } finally {
@@ -523,7 +542,10 @@ interface ServiceSpec {
 }
 
 /** The three services; `temporalUi` decides between a UI port and `--headless`. */
-function serviceSpecs(temporalUi: boolean, preferredPorts: EmbeddedOptions['preferredPorts'] = {}): Record<keyof EmbeddedOptions['need'], ServiceSpec> {
+function serviceSpecs(
+  temporalUi: boolean,
+  preferredPorts: EmbeddedOptions['preferredPorts'] = {},
+): Record<keyof EmbeddedOptions['need'], ServiceSpec> {
   return {
     mongo: {
       name: 'ferretdb',
@@ -542,7 +564,10 @@ function serviceSpecs(temporalUi: boolean, preferredPorts: EmbeddedOptions['pref
         `--state-dir=${dir}`,
         '--log-level=warn',
       ],
-      probe: ([port]) => () => mongoPing(`mongodb://127.0.0.1:${port}/`),
+      probe:
+        ([port]) =>
+        () =>
+          mongoPing(`mongodb://127.0.0.1:${port}/`),
       urls: ([port]) => ({ mongoUri: `mongodb://127.0.0.1:${port}/` }),
     },
     redis: {
@@ -555,20 +580,32 @@ function serviceSpecs(temporalUi: boolean, preferredPorts: EmbeddedOptions['pref
       },
       portCount: 1,
       args: (dir, [port]) => [
-        '--port', String(port),
-        '--bind', '127.0.0.1',
-        '--dir', dir,
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
         // The append-only file, fsynced every second: a crash (even SIGKILL) loses at most about the
         // last second of writes, where a snapshot a minute lost up to a minute of stream entries.
         // A folder that only has an older snapshot starts from it and turns the AOF on (prepare).
-        '--appendonly', redisStartsWithAof(dir) ? 'yes' : 'no',
-        '--appendfsync', 'everysec',
-        '--save', '',
-        '--daemonize', 'no',
-        '--logfile', '',
-        '--loglevel', 'warning',
+        '--appendonly',
+        redisStartsWithAof(dir) ? 'yes' : 'no',
+        '--appendfsync',
+        'everysec',
+        '--save',
+        '',
+        '--daemonize',
+        'no',
+        '--logfile',
+        '',
+        '--loglevel',
+        'warning',
       ],
-      probe: ([port]) => () => redisPing(port),
+      probe:
+        ([port]) =>
+        () =>
+          redisPing(port),
       prepare: (dir, [port]) => (redisStartsWithAof(dir) ? Promise.resolve() : enableAof(port!)),
       urls: ([port]) => ({ redisUrl: `redis://127.0.0.1:${port}` }),
     },
@@ -579,20 +616,33 @@ function serviceSpecs(temporalUi: boolean, preferredPorts: EmbeddedOptions['pref
       portCount: temporalUi ? 2 : 1,
       preferred: [preferredPorts.temporal, preferredPorts.temporalUi],
       args: (dir, [port, uiPort]) => [
-        'server', 'start-dev',
-        '--ip', '127.0.0.1',
-        '--port', String(port),
+        'server',
+        'start-dev',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(port),
         ...(temporalUi ? ['--ui-port', String(uiPort)] : ['--headless']),
-        '--db-filename', path.join(dir, 'temporal.db'),
-        '--namespace', 'default',
-        '--log-level', 'warn',
+        '--db-filename',
+        path.join(dir, 'temporal.db'),
+        '--namespace',
+        'default',
+        '--log-level',
+        'warn',
         // The server hands an activity scheduled by a workflow task straight back to the worker
         // that completed the task (no poll round trip): first tokens arrive sooner.
-        '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
-        '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal',
+        '--dynamic-config-value',
+        'system.enableActivityEagerExecution=true',
+        '--sqlite-pragma',
+        'journal_mode=wal',
+        '--sqlite-pragma',
+        'synchronous=normal',
         ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
       ],
-      probe: ([port]) => () => temporalReady(`127.0.0.1:${port}`),
+      probe:
+        ([port]) =>
+        () =>
+          temporalReady(`127.0.0.1:${port}`),
       urls: ([port, uiPort]) => ({
         temporalAddress: `127.0.0.1:${port}`,
         ...(temporalUi ? { temporalUiUrl: `http://127.0.0.1:${uiPort}` } : {}),
@@ -646,19 +696,30 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
     if (!opts.restart || stopping) return;
     // Restarts keep the ports (clients reconnect to the same address) and the data folder.
     const { onGiveUp } = opts.restart;
-    supervisors.push(new Restarting(spec.name, () => launch(ports), {
-      log: opts.log,
-      onGiveUp,
-      stopping: () => stopping !== undefined,
-      onStart: (restarted) => {
-        opts.log(`${spec.name} restarted (pid ${restarted.child.pid ?? '?'}) on ${Object.values(urls).join('  ')} with its data in ${dir}`);
-        void waitReady(restarted, spec.probe(ports), timeoutMs).then(
-          () => opts.log(`${spec.name} is ready again`),
-          // An exit is reported (and restarted) by the supervisor; a start that hangs is said here.
-          (err: unknown) => { if (!restarted.exitInfo) opts.log(`warning: ${err instanceof Error ? err.message : String(err)}`); },
-        );
-      },
-    }, proc));
+    supervisors.push(
+      new Restarting(
+        spec.name,
+        () => launch(ports),
+        {
+          log: opts.log,
+          onGiveUp,
+          stopping: () => stopping !== undefined,
+          onStart: (restarted) => {
+            opts.log(
+              `${spec.name} restarted (pid ${restarted.child.pid ?? '?'}) on ${Object.values(urls).join('  ')} with its data in ${dir}`,
+            );
+            void waitReady(restarted, spec.probe(ports), timeoutMs).then(
+              () => opts.log(`${spec.name} is ready again`),
+              // An exit is reported (and restarted) by the supervisor; a start that hangs is said here.
+              (err: unknown) => {
+                if (!restarted.exitInfo) opts.log(`warning: ${err instanceof Error ? err.message : String(err)}`);
+              },
+            );
+          },
+        },
+        proc,
+      ),
+    );
   };
 
   const wanted = (Object.keys(specs) as (keyof typeof specs)[]).filter((key) => opts.need[key]);

@@ -14,7 +14,9 @@ const box = createSecretBox(config);
 const { client, db } = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
 try {
   const changed = await resealSecrets(createConnectionRepo(db), box);
-  console.log(`re-sealed under key ${box.keyId}: ${changed.integrations} integration secret(s), ${changed.connections} connection(s), ${changed.requests} pending connect request(s); ${changed.expiredRequests} expired request(s) deleted`);
+  console.log(
+    `re-sealed under key ${box.keyId}: ${changed.integrations} integration secret(s), ${changed.connections} connection(s), ${changed.requests} pending connect request(s); ${changed.expiredRequests} expired request(s) deleted`,
+  );
 } finally {
   await client.close();
 }

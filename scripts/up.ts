@@ -179,7 +179,9 @@ async function ensureSnakeNeuron(env: NodeJS.ProcessEnv): Promise<void> {
       brainId: env.CORTEX_BRAIN_ID!,
       model: env.SNAKE_MODEL ?? env.DEFAULT_MODEL ?? 'local/echo',
     });
-    say(`snake decision pathway "${res.name}" ${res.created ? 'created' : res.updated ? 'updated' : 'already present'}: ${res.uses === 'model' ? 'a neuron node asks the model' : 'offline rules (transform and if nodes); set SNAKE_MODEL or DEFAULT_MODEL to a provider model for a neuron node'}`);
+    say(
+      `snake decision pathway "${res.name}" ${res.created ? 'created' : res.updated ? 'updated' : 'already present'}: ${res.uses === 'model' ? 'a neuron node asks the model' : 'offline rules (transform and if nodes); set SNAKE_MODEL or DEFAULT_MODEL to a provider model for a neuron node'}`,
+    );
   } catch (err) {
     say(`warning: could not create the snake decision pathway: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -215,11 +217,12 @@ function banner(env: NodeJS.ProcessEnv, snake: boolean, embedded: string[]): str
  */
 function startApp(name: string, script: string, env: NodeJS.ProcessEnv, prefix: string): Restarting {
   // `node --import tsx` is `tsx <script>` in one process, so our signals reach the app itself.
-  const launch = () => new SupervisedProcess(name, process.execPath, ['--import', 'tsx', script], {
-    cwd: ROOT,
-    env,
-    onLine: (line, stream) => (stream === 'stderr' ? process.stderr : process.stdout).write(`${prefix}${line}\n`),
-  });
+  const launch = () =>
+    new SupervisedProcess(name, process.execPath, ['--import', 'tsx', script], {
+      cwd: ROOT,
+      env,
+      onLine: (line, stream) => (stream === 'stderr' ? process.stderr : process.stdout).write(`${prefix}${line}\n`),
+    });
   return new Restarting(name, launch, {
     log: say,
     onGiveUp: (why) => void shutdown(1, why),
@@ -279,14 +282,22 @@ async function chooseFerretStore(): Promise<void> {
   if (process.env.FERRETDB_POSTGRESQL_URL) return;
   let store: { handler: 'postgresql' | 'sqlite'; url?: string } | undefined;
   if (existsSync(STORE_FILE)) store = JSON.parse(readFileSync(STORE_FILE, 'utf8')) as typeof store;
-  else if (existsSync(path.join(DATA_DIR, 'mongo'))) store = { handler: 'sqlite' }; // an earlier run's data stays where it is
+  else if (existsSync(path.join(DATA_DIR, 'mongo')))
+    store = { handler: 'sqlite' }; // an earlier run's data stays where it is
   else if (process.env.CORTEX_FERRETDB_POSTGRESQL !== '1') store = { handler: 'sqlite' };
   else {
-    const psql = (sql: string, db = 'postgres') => new Promise<string>((resolve, reject) => {
-      execFile('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', db, '-tAc', sql], { timeout: 5_000 }, (err, out) => (err ? reject(err) : resolve(out.trim())));
-    });
+    const psql = (sql: string, db = 'postgres') =>
+      new Promise<string>((resolve, reject) => {
+        execFile(
+          'psql',
+          ['-h', '127.0.0.1', '-U', 'postgres', '-d', db, '-tAc', sql],
+          { timeout: 5_000 },
+          (err, out) => (err ? reject(err) : resolve(out.trim())),
+        );
+      });
     try {
-      if ((await psql("SELECT 1 FROM pg_database WHERE datname = 'cortex'")) !== '1') await psql('CREATE DATABASE cortex');
+      if ((await psql("SELECT 1 FROM pg_database WHERE datname = 'cortex'")) !== '1')
+        await psql('CREATE DATABASE cortex');
       store = { handler: 'postgresql', url: LOCAL_PG_URL };
     } catch {
       say('CORTEX_FERRETDB_POSTGRESQL=1 but no local PostgreSQL answered on 127.0.0.1:5432: using SQLite');
@@ -296,7 +307,9 @@ async function chooseFerretStore(): Promise<void> {
   if (!existsSync(STORE_FILE)) writeFileSync(STORE_FILE, `${JSON.stringify(store)}\n`);
   if (store?.handler === 'postgresql' && store.url) {
     process.env.FERRETDB_POSTGRESQL_URL = store.url;
-    say(`FerretDB stores data in the local PostgreSQL (${store.url}; its queries scan, see docs/decisions.md "Storage")`);
+    say(
+      `FerretDB stores data in the local PostgreSQL (${store.url}; its queries scan, see docs/decisions.md "Storage")`,
+    );
   } else {
     say(`FerretDB stores data in SQLite under ${shown(path.join(DATA_DIR, 'mongo'))}`);
   }
@@ -326,20 +339,31 @@ async function main(): Promise<void> {
     if (process.ppid !== parent) void shutdown(0, `the process that started up (pid ${parent}) exited`);
   }, PARENT_POLL_MS).unref();
 
-  const need = { mongo: !process.env.MONGODB_URI, redis: !process.env.REDIS_URL, temporal: !process.env.TEMPORAL_ADDRESS };
+  const need = {
+    mongo: !process.env.MONGODB_URI,
+    redis: !process.env.REDIS_URL,
+    temporal: !process.env.TEMPORAL_ADDRESS,
+  };
   if (need.mongo) await chooseFerretStore();
-  const embedded = Object.entries(need).filter(([, n]) => n).map(([k]) => k);
+  const embedded = Object.entries(need)
+    .filter(([, n]) => n)
+    .map(([k]) => k);
   if (embedded.length) {
     say(`starting embedded ${embedded.join(', ')} (data in ${DATA_DIR})`);
     services = await startEmbedded({
-      dataDir: DATA_DIR, need, temporalUi: true, log: (l) => say(l),
+      dataDir: DATA_DIR,
+      need,
+      temporalUi: true,
+      log: (l) => say(l),
       restart: { onGiveUp: (why) => void shutdown(1, why) },
       preferredPorts: { temporal: DEFAULT_PORTS.temporal, temporalUi: DEFAULT_PORTS.temporalUi },
     });
   }
   if (stopping) return;
-  if (services?.temporalAddress && !services.temporalAddress.endsWith(`:${DEFAULT_PORTS.temporal}`)) say(`port ${DEFAULT_PORTS.temporal} is taken: Temporal listens on ${services.temporalAddress}`);
-  if (services?.temporalUiUrl && !services.temporalUiUrl.endsWith(`:${DEFAULT_PORTS.temporalUi}`)) say(`port ${DEFAULT_PORTS.temporalUi} is taken: the Temporal UI is on ${services.temporalUiUrl}`);
+  if (services?.temporalAddress && !services.temporalAddress.endsWith(`:${DEFAULT_PORTS.temporal}`))
+    say(`port ${DEFAULT_PORTS.temporal} is taken: Temporal listens on ${services.temporalAddress}`);
+  if (services?.temporalUiUrl && !services.temporalUiUrl.endsWith(`:${DEFAULT_PORTS.temporalUi}`))
+    say(`port ${DEFAULT_PORTS.temporalUi} is taken: the Temporal UI is on ${services.temporalUiUrl}`);
   const ports = await choosePorts();
 
   const { values, persist, generated } = resolveBootstrap(process.env, await readPersisted());
@@ -347,7 +371,11 @@ async function main(): Promise<void> {
     await writeFile(BOOTSTRAP_FILE, `${JSON.stringify(persist, null, 2)}\n`, { mode: 0o600 });
     say(`generated ${generated.join(', ')} (saved in ${shown(BOOTSTRAP_FILE)})`);
   }
-  const env = assembleEnv({ ...process.env, PORT: String(ports.api), SNAKE_PORT: String(ports.snake) }, services ?? {}, values);
+  const env = assembleEnv(
+    { ...process.env, PORT: String(ports.api), SNAKE_PORT: String(ports.snake) },
+    services ?? {},
+    values,
+  );
 
   const width = Math.max(...APPS.map((a) => a.name.length));
   for (const app of APPS) {
@@ -363,7 +391,13 @@ async function main(): Promise<void> {
   await waitForHealth(`http://127.0.0.1:${env.PORT ?? '8080'}/health`, () => api.gaveUp);
   if (stopping) return;
   await ensureSnakeNeuron(env);
-  console.log(banner(env, apps.some((p) => p.name === 'snake'), embedded));
+  console.log(
+    banner(
+      env,
+      apps.some((p) => p.name === 'snake'),
+      embedded,
+    ),
+  );
 }
 
 main().catch((err: unknown) => {

@@ -20,7 +20,8 @@ export type AgentAnswer =
 /** What the client needs; `fetch` is injected so tests can point it anywhere or replace it. */
 export interface AgentDeps {
   fetch: typeof fetch;
-  config: Pick<SnakeConfig, 'apiUrl' | 'apiKey' | 'brainId' | 'neuron' | 'agentTimeoutMs' | 'pollMs'> & Partial<Pick<SnakeConfig, 'pathway'>>;
+  config: Pick<SnakeConfig, 'apiUrl' | 'apiKey' | 'brainId' | 'neuron' | 'agentTimeoutMs' | 'pollMs'> &
+    Partial<Pick<SnakeConfig, 'pathway'>>;
 }
 
 /** Who decides: the decision pathway (rules in transform and if nodes, or a neuron node when a model is configured) or the neuron. */
@@ -94,10 +95,14 @@ export function createAgentClient({ fetch, config }: AgentDeps) {
     const r = redact(text, config.apiKey);
     return r.length > max ? `${r.slice(0, max - 1)}…` : r;
   };
-  const client = config.apiKey ? createCortexClient({ baseUrl: config.apiUrl, apiKey: config.apiKey, brainId: config.brainId, fetch }) : null;
+  const client = config.apiKey
+    ? createCortexClient({ baseUrl: config.apiUrl, apiKey: config.apiKey, brainId: config.brainId, fetch })
+    : null;
   const target: Decider['target'] = config.pathway ? 'pathway' : 'neuron';
   const upstream = (what: string, e: CortexApiError): AgentAnswer => ({
-    ok: false, failure: 'upstream_error', reason: `platform answered ${e.status} to ${what}${e.message ? `: ${clean(e.message, 160)}` : ''}`,
+    ok: false,
+    failure: 'upstream_error',
+    reason: `platform answered ${e.status} to ${what}${e.message ? `: ${clean(e.message, 160)}` : ''}`,
   });
   let decider: Promise<Decider> | undefined;
   let pathwayId: string | undefined;
@@ -106,7 +111,10 @@ export function createAgentClient({ fetch, config }: AgentDeps) {
   async function resolvePathway(c: CortexClient, ref: string, signal?: AbortSignal): Promise<string | undefined> {
     if (UUID.test(ref)) return ref;
     if (pathwayId) return pathwayId;
-    const r = await c.api.GET('/v1/pathways', { params: { query: { search: ref, limit: 50 }, header: { 'x-brain-id': config.brainId ?? '' } }, signal });
+    const r = await c.api.GET('/v1/pathways', {
+      params: { query: { search: ref, limit: 50 }, header: { 'x-brain-id': config.brainId ?? '' } },
+      signal,
+    });
     pathwayId = (r.data?.pathways as { id: string; name: string }[] | undefined)?.find((p) => p.name === ref)?.id;
     return pathwayId;
   }
@@ -115,13 +123,32 @@ export function createAgentClient({ fetch, config }: AgentDeps) {
   async function start(c: CortexClient, state: SnakeState, signal: AbortSignal): Promise<string | AgentAnswer> {
     const message = describeState(state);
     const pathway = config.pathway ? await resolvePathway(c, config.pathway, signal) : undefined;
-    if (config.pathway && !pathway) return { ok: false, failure: 'upstream_error', reason: `decision pathway ${clean(config.pathway, 60)} not found` };
+    if (config.pathway && !pathway)
+      return {
+        ok: false,
+        failure: 'upstream_error',
+        reason: `decision pathway ${clean(config.pathway, 60)} not found`,
+      };
     const r = pathway
-      ? await c.api.POST('/v1/pathways/{id}/execute', { params: { path: { id: pathway } }, body: { input: { state, message } }, signal })
-      : await c.api.POST('/v1/neurons/{id}/invoke', { params: { path: { id: config.neuron } }, body: { message, data: state }, signal });
+      ? await c.api.POST('/v1/pathways/{id}/execute', {
+          params: { path: { id: pathway } },
+          body: { input: { state, message } },
+          signal,
+        })
+      : await c.api.POST('/v1/neurons/{id}/invoke', {
+          params: { path: { id: config.neuron } },
+          body: { message, data: state },
+          signal,
+        });
     if (!r.response.ok) return upstream(target === 'pathway' ? 'execute' : 'invoke', toApiError(r));
     const accepted = Accepted.safeParse(r.data);
-    return accepted.success ? accepted.data.job_id : { ok: false, failure: 'upstream_error', reason: `platform ${target === 'pathway' ? 'execute' : 'invoke'} reply has no job_id` };
+    return accepted.success
+      ? accepted.data.job_id
+      : {
+          ok: false,
+          failure: 'upstream_error',
+          reason: `platform ${target === 'pathway' ? 'execute' : 'invoke'} reply has no job_id`,
+        };
   }
 
   return {
@@ -133,9 +160,15 @@ export function createAgentClient({ fetch, config }: AgentDeps) {
       const ref = config.pathway;
       decider ??= (async (): Promise<Decider> => {
         const id = client ? await resolvePathway(client, ref).catch(() => undefined) : undefined;
-        const r = client && id ? await client.api.GET('/v1/pathways/{id}', { params: { path: { id } } }).catch(() => null) : null;
+        const r =
+          client && id
+            ? await client.api.GET('/v1/pathways/{id}', { params: { path: { id } } }).catch(() => null)
+            : null;
         const p = r?.data as { name?: string; pathway_graph?: { nodes?: { type?: string }[] } } | undefined;
-        if (!p || !id) { decider = undefined; return { target: 'pathway', id: id ?? ref, name: id ? undefined : ref, uses: 'unknown' }; }
+        if (!p || !id) {
+          decider = undefined;
+          return { target: 'pathway', id: id ?? ref, name: id ? undefined : ref, uses: 'unknown' };
+        }
         const uses = p.pathway_graph?.nodes?.some((n) => n.type === 'neuron') ? 'model' : 'rules';
         return { target: 'pathway', id, name: p.name, uses };
       })();
@@ -144,7 +177,8 @@ export function createAgentClient({ fetch, config }: AgentDeps) {
 
     /** Asks the decision target for the next heading; resolves within agentTimeoutMs (plus one poll). */
     async decide(state: SnakeState): Promise<AgentAnswer> {
-      if (!client) return { ok: false, failure: 'not_configured', reason: 'CORTEX_API_KEY is not set on the snake service' };
+      if (!client)
+        return { ok: false, failure: 'not_configured', reason: 'CORTEX_API_KEY is not set on the snake service' };
       const signal = AbortSignal.timeout(config.agentTimeoutMs);
       let jobId: string | undefined;
       try {
@@ -157,19 +191,54 @@ export function createAgentClient({ fetch, config }: AgentDeps) {
         });
         if ('ok' in job) return { ...job, job_id: jobId };
         if (job.status === 'failed') {
-          return { ok: false, failure: 'job_failed', reason: `decision job failed: ${clean(job.failedReason ?? 'no reason given', 160)}`, job_id: jobId };
+          return {
+            ok: false,
+            failure: 'job_failed',
+            reason: `decision job failed: ${clean(job.failedReason ?? 'no reason given', 160)}`,
+            job_id: jobId,
+          };
         }
         const text = answerText(job.result, target);
-        if (text === undefined) return { ok: false, failure: 'invalid_answer', reason: 'the completed job has no text result', job_id: jobId };
+        if (text === undefined)
+          return {
+            ok: false,
+            failure: 'invalid_answer',
+            reason: 'the completed job has no text result',
+            job_id: jobId,
+          };
         const heading = parseHeading(text);
-        if (!heading) return { ok: false, failure: 'invalid_answer', reason: 'the reply is not one of up, down, left, right', raw: clean(text), job_id: jobId };
+        if (!heading)
+          return {
+            ok: false,
+            failure: 'invalid_answer',
+            reason: 'the reply is not one of up, down, left, right',
+            raw: clean(text),
+            job_id: jobId,
+          };
         return { ok: true, heading, raw: clean(text), job_id: jobId };
       } catch (err) {
-        if (signal.aborted) return { ok: false, failure: 'timeout', reason: `no answer within ${config.agentTimeoutMs} ms`, job_id: jobId };
+        if (signal.aborted)
+          return {
+            ok: false,
+            failure: 'timeout',
+            reason: `no answer within ${config.agentTimeoutMs} ms`,
+            job_id: jobId,
+          };
         const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
         const detail =
-          typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : err instanceof Error ? err.message : 'unknown error';
-        return { ok: false, failure: 'upstream_error', reason: `platform unreachable (${clean(detail, 60)})`, job_id: jobId };
+          typeof cause?.code === 'string'
+            ? cause.code
+            : typeof cause?.message === 'string'
+              ? cause.message
+              : err instanceof Error
+                ? err.message
+                : 'unknown error';
+        return {
+          ok: false,
+          failure: 'upstream_error',
+          reason: `platform unreachable (${clean(detail, 60)})`,
+          job_id: jobId,
+        };
       }
     },
   };

@@ -4,13 +4,28 @@ import { reset } from './state.js';
 
 describe('parseHeading', () => {
   it.each([
-    ['up', 'up'], ['  Down\n', 'down'], ['LEFT', 'left'], ['right.', 'right'], ['"up"', 'up'],
-    ['{"heading":"left"}', 'left'], ['{"heading": "RIGHT", "why": "fruit"}', 'right'],
-    ['I will go left', 'left'], ['left, left', 'left'], ['```json\n{"heading":"down"}\n```', 'down'],
+    ['up', 'up'],
+    ['  Down\n', 'down'],
+    ['LEFT', 'left'],
+    ['right.', 'right'],
+    ['"up"', 'up'],
+    ['{"heading":"left"}', 'left'],
+    ['{"heading": "RIGHT", "why": "fruit"}', 'right'],
+    ['I will go left', 'left'],
+    ['left, left', 'left'],
+    ['```json\n{"heading":"down"}\n```', 'down'],
   ])('reads %j as %s', (text, heading) => expect(parseHeading(text)).toBe(heading));
 
   it.each([
-    [''], ['north'], ['diagonal'], ['up or down'], ['left then right'], ['upward'], ['{"heading":"north"}'], ['{"heading":3}'], ['42'],
+    [''],
+    ['north'],
+    ['diagonal'],
+    ['up or down'],
+    ['left then right'],
+    ['upward'],
+    ['{"heading":"north"}'],
+    ['{"heading":3}'],
+    ['42'],
   ])('rejects %j', (text) => expect(parseHeading(text)).toBeNull());
 });
 
@@ -33,8 +48,16 @@ describe('redact', () => {
 });
 
 describe('createAgentClient', () => {
-  const config = { apiUrl: 'http://platform.test', apiKey: 'sk-unit-secret', brainId: 'brain-1', neuron: 'snake-decider', agentTimeoutMs: 500, pollMs: 10 };
-  const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  const config = {
+    apiUrl: 'http://platform.test',
+    apiKey: 'sk-unit-secret',
+    brainId: 'brain-1',
+    neuron: 'snake-decider',
+    agentTimeoutMs: 500,
+    pollMs: 10,
+  };
+  const json = (status: number, body: unknown) =>
+    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
   it('invokes with the key and brain, polls the job and reads the heading', async () => {
     const seen: { url: string; headers: Headers; body: string }[] = [];
@@ -44,7 +67,9 @@ describe('createAgentClient', () => {
       seen.push({ url, headers: req.headers, body: await req.text() });
       if (url.endsWith('/invoke')) return json(202, { job_id: 'j1', status: 'pending', user_engram_id: 'e1' });
       polls++;
-      return polls < 3 ? json(200, { job_id: 'j1', status: 'running' }) : json(200, { job_id: 'j1', status: 'completed', result: { text: 'Up' } });
+      return polls < 3
+        ? json(200, { job_id: 'j1', status: 'running' })
+        : json(200, { job_id: 'j1', status: 'completed', result: { text: 'Up' } });
     }) as typeof globalThis.fetch;
     const answer = await createAgentClient({ fetch, config }).decide(reset());
     expect(answer).toEqual({ ok: true, heading: 'up', raw: 'Up', job_id: 'j1' });
@@ -57,20 +82,29 @@ describe('createAgentClient', () => {
   });
 
   it('fails fast without a key', async () => {
-    const fetch = (() => { throw new Error('must not be called'); }) as typeof globalThis.fetch;
+    const fetch = (() => {
+      throw new Error('must not be called');
+    }) as typeof globalThis.fetch;
     const answer = await createAgentClient({ fetch, config: { ...config, apiKey: undefined } }).decide(reset());
     expect(answer).toMatchObject({ ok: false, failure: 'not_configured' });
   });
 
   it('scrubs the key from upstream error messages', async () => {
-    const fetch = (async () => json(401, { message: 'bad key sk-unit-secret', code: 'AUTH_REQUIRED' })) as typeof globalThis.fetch;
+    const fetch = (async () =>
+      json(401, { message: 'bad key sk-unit-secret', code: 'AUTH_REQUIRED' })) as typeof globalThis.fetch;
     const answer = await createAgentClient({ fetch, config }).decide(reset());
-    expect(answer).toEqual({ ok: false, failure: 'upstream_error', reason: 'platform answered 401 to invoke: bad key [redacted]' });
+    expect(answer).toEqual({
+      ok: false,
+      failure: 'upstream_error',
+      reason: 'platform answered 401 to invoke: bad key [redacted]',
+    });
   });
 
   it('times out while the job keeps running', async () => {
     const fetch = (async (req: Request) =>
-      req.url.endsWith('/invoke') ? json(202, { job_id: 'j2' }) : json(200, { status: 'running' })) as typeof globalThis.fetch;
+      req.url.endsWith('/invoke')
+        ? json(202, { job_id: 'j2' })
+        : json(200, { status: 'running' })) as typeof globalThis.fetch;
     const started = Date.now();
     const answer = await createAgentClient({ fetch, config: { ...config, agentTimeoutMs: 120 } }).decide(reset());
     expect(answer).toEqual({ ok: false, failure: 'timeout', reason: 'no answer within 120 ms', job_id: 'j2' });

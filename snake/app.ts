@@ -44,9 +44,27 @@ const route = <B extends z.ZodType = z.ZodUnknown>(r: Route<B>) => r;
 function routes(svc: SnakeService): Route<z.ZodType>[] {
   return [
     route({ method: 'get', path: '/api/health', response: Health, handler: () => svc.health() }),
-    route({ method: 'post', path: '/api/reset', body: ResetBody, response: SnakeState, handler: ({ body }) => svc.reset(body) }),
-    route({ method: 'post', path: '/api/fruit', body: FruitBody, response: SnakeState, handler: ({ body }) => svc.toggleFruit(body) }),
-    route({ method: 'post', path: '/api/tick', body: TickBody, response: TickResult, handler: ({ body }) => svc.tick(body) }),
+    route({
+      method: 'post',
+      path: '/api/reset',
+      body: ResetBody,
+      response: SnakeState,
+      handler: ({ body }) => svc.reset(body),
+    }),
+    route({
+      method: 'post',
+      path: '/api/fruit',
+      body: FruitBody,
+      response: SnakeState,
+      handler: ({ body }) => svc.toggleFruit(body),
+    }),
+    route({
+      method: 'post',
+      path: '/api/tick',
+      body: TickBody,
+      response: TickResult,
+      handler: ({ body }) => svc.tick(body),
+    }),
   ];
 }
 
@@ -104,7 +122,12 @@ export function createSnakeApp(opts: SnakeAppOptions): Koa {
   app.use(errors(logger, config.apiKey));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '200kb' }));
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true, methodNotAllowed: () => new SnakeError('METHOD_NOT_ALLOWED', 405, 'method not allowed') }));
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new SnakeError('METHOD_NOT_ALLOWED', 405, 'method not allowed'),
+    }),
+  );
   return app;
 }
 
@@ -118,10 +141,15 @@ function errors(logger: Logger, apiKey: string | undefined): Middleware {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body == null) throw notFound(ctx.path.startsWith('/api/') ? `route ${ctx.method} ${ctx.path}` : 'page');
+      if (ctx.status === 404 && ctx.body == null)
+        throw notFound(ctx.path.startsWith('/api/') ? `route ${ctx.method} ${ctx.path}` : 'page');
     } catch (err) {
       const e = toSnakeError(err);
-      if (e.status >= 500) logger.error({ err: redact(String((err as Error)?.stack ?? err), apiKey), path: ctx.path }, 'snake request failed');
+      if (e.status >= 500)
+        logger.error(
+          { err: redact(String((err as Error)?.stack ?? err), apiKey), path: ctx.path },
+          'snake request failed',
+        );
       ctx.status = e.status;
       ctx.body = { message: redact(e.message, apiKey), code: e.code };
     }
@@ -134,6 +162,7 @@ function toSnakeError(err: unknown): SnakeError {
   const http = err as { status?: unknown; type?: unknown };
   if (err instanceof SyntaxError && http.status === 400) return validationError('the request body is not valid JSON');
   if (http.status === 413) return new SnakeError('PAYLOAD_TOO_LARGE', 413, 'the request body is too large');
-  if (typeof http.status === 'number' && http.status >= 400 && http.status < 500) return validationError('the request body could not be read');
+  if (typeof http.status === 'number' && http.status >= 400 && http.status < 500)
+    return validationError('the request body could not be read');
   return internalError();
 }

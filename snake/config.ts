@@ -6,10 +6,16 @@ import { z } from 'zod';
  */
 export const SnakeEnv = z.object({
   CORTEX_API_URL: z.url().default('http://127.0.0.1:8080').meta({ description: 'platform public API base URL' }),
-  CORTEX_API_KEY: z.string().min(1).optional().meta({ description: 'server-held platform key; never sent to the browser' }),
+  CORTEX_API_KEY: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'server-held platform key; never sent to the browser' }),
   CORTEX_BRAIN_ID: z.string().min(1).optional().meta({ description: 'X-Brain-Id header value for platform calls' }),
   SNAKE_NEURON: z.string().min(1).default('snake-decider').meta({ description: 'decision neuron id or name' }),
-  SNAKE_PATHWAY: z.string().min(1).max(200).optional().meta({ description: 'decision pathway id or name: when set, every tick runs this pathway instead of invoking SNAKE_NEURON' }),
+  SNAKE_PATHWAY: z.string().min(1).max(200).optional().meta({
+    description: 'decision pathway id or name: when set, every tick runs this pathway instead of invoking SNAKE_NEURON',
+  }),
   SNAKE_HOST: z.string().min(1).default('127.0.0.1'),
   SNAKE_PORT: z.coerce.number().int().min(0).max(65535).default(8090),
   SNAKE_AGENT_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(8000),

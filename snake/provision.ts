@@ -115,7 +115,10 @@ export function decisionGraph(mode: 'rules' | 'model', neuronId?: string) {
         { id: 'ask', type: 'neuron', data: { neuron_id: neuronId, message: '{{ input.message }}' } },
         { id: 'heading', type: 'output' },
       ],
-      edges: [{ source: 'start', target: 'ask' }, { source: 'ask', target: 'heading' }],
+      edges: [
+        { source: 'start', target: 'ask' },
+        { source: 'ask', target: 'heading' },
+      ],
     };
   }
   return {
@@ -123,8 +126,22 @@ export function decisionGraph(mode: 'rules' | 'model', neuronId?: string) {
       { id: 'start', type: 'start' },
       { id: 'moves', type: 'transform', data: { expression: SAFE_MOVES_EXPRESSION } },
       { id: 'toward-fruit', type: 'if', data: { condition: '$count(last.closer) > 0' } },
-      { id: 'chase', type: 'transform', data: { expression: '{ "heading": last.current in last.closer ? last.current : last.closer[0], "why": "closer to the fruit" }' } },
-      { id: 'survive', type: 'transform', data: { expression: '{ "heading": last.current in last.safe ? last.current : ($count(last.safe) > 0 ? last.safe[0] : last.current), "why": $count(last.safe) > 0 ? "a safe move" : "no safe move" }' } },
+      {
+        id: 'chase',
+        type: 'transform',
+        data: {
+          expression:
+            '{ "heading": last.current in last.closer ? last.current : last.closer[0], "why": "closer to the fruit" }',
+        },
+      },
+      {
+        id: 'survive',
+        type: 'transform',
+        data: {
+          expression:
+            '{ "heading": last.current in last.safe ? last.current : ($count(last.safe) > 0 ? last.safe[0] : last.current), "why": $count(last.safe) > 0 ? "a safe move" : "no safe move" }',
+        },
+      },
       { id: 'heading', type: 'output' },
     ],
     edges: [
@@ -141,7 +158,13 @@ export function decisionGraph(mode: 'rules' | 'model', neuronId?: string) {
 /** A model id that needs no key (`local/…`) cannot steer: the rules decide instead. */
 export const decidesWithModel = (model: string): boolean => !model.startsWith('local/');
 
-export interface EnsureDecisionPathwayResult { id: string; name: string; uses: 'rules' | 'model'; created: boolean; updated: boolean }
+export interface EnsureDecisionPathwayResult {
+  id: string;
+  name: string;
+  uses: 'rules' | 'model';
+  created: boolean;
+  updated: boolean;
+}
 
 /**
  * Makes sure the decision pathway exists and decides the way the configuration says: a neuron node
@@ -153,7 +176,12 @@ export async function ensureDecisionPathway(opts: EnsureDecisionNeuronOptions): 
   const { apiKey, brainId, model, fetch: doFetch = globalThis.fetch } = opts;
   const name = DECISION_PATHWAY_NAME;
   const client = createCortexClient({ baseUrl: opts.apiUrl, apiKey, brainId, fetch: doFetch });
-  const fail = (what: string, e: unknown) => new Error(`ensureDecisionPathway: ${what}: ${String(e instanceof Error ? e.message : e).split(apiKey).join('[redacted]')}`);
+  const fail = (what: string, e: unknown) =>
+    new Error(
+      `ensureDecisionPathway: ${what}: ${String(e instanceof Error ? e.message : e)
+        .split(apiKey)
+        .join('[redacted]')}`,
+    );
   const uses = decidesWithModel(model) ? 'model' : 'rules';
   let neuronId: string | undefined;
   if (uses === 'model') {
@@ -162,18 +190,30 @@ export async function ensureDecisionPathway(opts: EnsureDecisionNeuronOptions): 
     if (!neuronId) throw fail('the decision neuron', 'not found after creation');
   }
   const graph = decisionGraph(uses, neuronId);
-  const list = await client.api.GET('/v1/pathways', { params: { query: { search: name, limit: 50 }, header: { 'x-brain-id': brainId } } });
+  const list = await client.api.GET('/v1/pathways', {
+    params: { query: { search: name, limit: 50 }, header: { 'x-brain-id': brainId } },
+  });
   if (!list.data) throw fail('GET /v1/pathways', list.response.status);
   const found = (list.data.pathways as { id: string; name: string }[]).find((p) => p.name === name);
   if (!found) {
-    const created = await client.api.POST('/v1/pathways', { params: { header: { 'x-brain-id': brainId } }, body: { name, description: 'Decides the snake demo\'s next heading on every tick.', pathway_graph: graph } });
+    const created = await client.api.POST('/v1/pathways', {
+      params: { header: { 'x-brain-id': brainId } },
+      body: { name, description: "Decides the snake demo's next heading on every tick.", pathway_graph: graph },
+    });
     if (!created.data) throw fail('POST /v1/pathways', JSON.stringify(created.error));
     return { id: created.data.id, name, uses, created: true, updated: false };
   }
   const current = await client.api.GET('/v1/pathways/{id}', { params: { path: { id: found.id } } });
-  const hasNeuron = Boolean((current.data?.pathway_graph as { nodes?: { type?: string }[] } | undefined)?.nodes?.some((n) => n.type === 'neuron'));
+  const hasNeuron = Boolean(
+    (current.data?.pathway_graph as { nodes?: { type?: string }[] } | undefined)?.nodes?.some(
+      (n) => n.type === 'neuron',
+    ),
+  );
   if (hasNeuron === (uses === 'model')) return { id: found.id, name, uses, created: false, updated: false };
-  const put = await client.api.PUT('/v1/pathways/{id}', { params: { path: { id: found.id } }, body: { pathway_graph: graph } });
+  const put = await client.api.PUT('/v1/pathways/{id}', {
+    params: { path: { id: found.id } },
+    body: { pathway_graph: graph },
+  });
   if (!put.data) throw fail('PUT /v1/pathways', JSON.stringify(put.error));
   return { id: found.id, name, uses, created: false, updated: true };
 }

@@ -17,7 +17,10 @@ export const FruitBody = z
     y: z.int().meta({ description: 'row, 0-based, growing down' }),
   })
   .superRefine((b, ctx) => {
-    for (const [axis, max] of [['x', b.state.width], ['y', b.state.height]] as const) {
+    for (const [axis, max] of [
+      ['x', b.state.width],
+      ['y', b.state.height],
+    ] as const) {
       if (b[axis] < 0 || b[axis] >= max) {
         ctx.addIssue({ code: 'custom', path: [axis], message: `${b[axis]} is outside the board (0..${max - 1})` });
       }
@@ -36,7 +39,14 @@ export const TickBody = z
 export type TickBody = z.infer<typeof TickBody>;
 
 /** Why the agent's answer was not used; absent when it was. */
-export const AgentFailure = z.enum(['not_configured', 'timeout', 'upstream_error', 'job_failed', 'invalid_answer', 'reversal']);
+export const AgentFailure = z.enum([
+  'not_configured',
+  'timeout',
+  'upstream_error',
+  'job_failed',
+  'invalid_answer',
+  'reversal',
+]);
 export type AgentFailure = z.infer<typeof AgentFailure>;
 
 /**
@@ -73,11 +83,24 @@ export type TickResult = z.infer<typeof TickResult>;
 
 /** `GET /api/health`: the service is up; `agent_configured` is false when no platform key is set. */
 /** Who decides each tick, so the page can say it. */
-export const Decider = z.discriminatedUnion('target', [
-  z.object({ target: z.literal('pathway'), id: z.string(), name: z.string().optional(), uses: z.enum(['rules', 'model', 'unknown']) }),
-  z.object({ target: z.literal('neuron'), name: z.string(), uses: z.literal('model') }),
-]).meta({ id: 'SnakeDecider' });
-export const Health = z.object({ ok: z.boolean(), agent_configured: z.boolean(), decider: Decider.optional().meta({ description: 'absent without a platform key' }) }).meta({ id: 'SnakeHealth' });
+export const Decider = z
+  .discriminatedUnion('target', [
+    z.object({
+      target: z.literal('pathway'),
+      id: z.string(),
+      name: z.string().optional(),
+      uses: z.enum(['rules', 'model', 'unknown']),
+    }),
+    z.object({ target: z.literal('neuron'), name: z.string(), uses: z.literal('model') }),
+  ])
+  .meta({ id: 'SnakeDecider' });
+export const Health = z
+  .object({
+    ok: z.boolean(),
+    agent_configured: z.boolean(),
+    decider: Decider.optional().meta({ description: 'absent without a platform key' }),
+  })
+  .meta({ id: 'SnakeHealth' });
 export type Health = z.infer<typeof Health>;
 
 /** Every error body. */
@@ -91,6 +114,8 @@ export function formatIssue(issue: z.core.$ZodIssue): string {
     '',
   );
   const message =
-    issue.code === 'invalid_type' && /received undefined$/.test(issue.message) ? `is required (expected ${issue.expected})` : issue.message;
+    issue.code === 'invalid_type' && /received undefined$/.test(issue.message)
+      ? `is required (expected ${issue.expected})`
+      : issue.message;
   return path ? `${path}: ${message}` : message;
 }

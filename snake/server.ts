@@ -13,7 +13,10 @@ const logger = createSnakeLogger(config.logLevel);
 const app = createSnakeApp({ config, logger });
 
 const server = app.listen(config.port, config.host, () => {
-  logger.info({ url: `http://${config.host}:${config.port}/`, neuron: config.neuron, api: config.apiUrl }, 'snake service listening');
+  logger.info(
+    { url: `http://${config.host}:${config.port}/`, neuron: config.neuron, api: config.apiUrl },
+    'snake service listening',
+  );
   if (!config.apiKey) logger.warn('CORTEX_API_KEY is not set: every tick will use the fallback heading');
 });
 

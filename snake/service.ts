@@ -7,7 +7,15 @@ import { fallbackHeading, isReversal, reset, step, toggleFruit, type BoardSize, 
  * What the routes call: one method per endpoint, so handlers stay a line long and the game's `if`s live
  * here and in state.ts. Built from its dependencies so tests can hand in any agent client.
  */
-export function createSnakeService({ agent, logger, now = () => performance.now() }: { agent: AgentClient; logger: Logger; now?: () => number }) {
+export function createSnakeService({
+  agent,
+  logger,
+  now = () => performance.now(),
+}: {
+  agent: AgentClient;
+  logger: Logger;
+  now?: () => number;
+}) {
   /** Asks the agent and turns every failure (including a reversal) into a visible fallback decision. */
   async function decide(state: SnakeState): Promise<Decision> {
     const started = now();
@@ -17,19 +25,41 @@ export function createSnakeService({ agent, logger, now = () => performance.now(
       return { source: 'agent', heading: answer.heading, raw: answer.raw, latency_ms, job_id: answer.job_id };
     }
     const heading = fallbackHeading(state);
-    const applied = heading === state.heading ? `kept heading ${heading}` : `heading ${state.heading} was unsafe, turned ${heading}`;
+    const applied =
+      heading === state.heading ? `kept heading ${heading}` : `heading ${state.heading} was unsafe, turned ${heading}`;
     const decision: Decision = answer.ok
-      ? { source: 'fallback', heading, failure: 'reversal', raw: answer.raw, job_id: answer.job_id, latency_ms,
-          reason: `agent chose ${answer.heading}, a reversal into the neck; ${applied}` }
-      : { source: 'fallback', heading, failure: answer.failure, raw: answer.raw, job_id: answer.job_id, latency_ms,
-          reason: `${answer.reason}; ${applied}` };
-    logger.warn({ failure: decision.failure, reason: decision.reason, job_id: decision.job_id, latency_ms }, 'snake agent fallback');
+      ? {
+          source: 'fallback',
+          heading,
+          failure: 'reversal',
+          raw: answer.raw,
+          job_id: answer.job_id,
+          latency_ms,
+          reason: `agent chose ${answer.heading}, a reversal into the neck; ${applied}`,
+        }
+      : {
+          source: 'fallback',
+          heading,
+          failure: answer.failure,
+          raw: answer.raw,
+          job_id: answer.job_id,
+          latency_ms,
+          reason: `${answer.reason}; ${applied}`,
+        };
+    logger.warn(
+      { failure: decision.failure, reason: decision.reason, job_id: decision.job_id, latency_ms },
+      'snake agent fallback',
+    );
     return decision;
   }
 
   return {
     /** Liveness, plus whether ticks can reach the agent at all (false means every tick falls back). */
-    health: async () => ({ ok: true, agent_configured: agent.configured, ...(agent.configured ? { decider: await agent.decider() } : {}) }),
+    health: async () => ({
+      ok: true,
+      agent_configured: agent.configured,
+      ...(agent.configured ? { decider: await agent.decider() } : {}),
+    }),
 
     /** A fresh board. */
     reset: (size: BoardSize): SnakeState => reset(size),

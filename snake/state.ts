@@ -24,7 +24,16 @@ export const HEADINGS: readonly Heading[] = ['up', 'right', 'down', 'left'];
 
 /** One board cell; the upper bound is checked against the actual board by SnakeState. */
 export const Cell = z
-  .object({ x: z.int().min(0).max(MAX_SIDE - 1), y: z.int().min(0).max(MAX_SIDE - 1) })
+  .object({
+    x: z
+      .int()
+      .min(0)
+      .max(MAX_SIDE - 1),
+    y: z
+      .int()
+      .min(0)
+      .max(MAX_SIDE - 1),
+  })
   .meta({ id: 'SnakeCell', description: 'a board cell; x grows right, y grows down' });
 export type Cell = z.infer<typeof Cell>;
 
@@ -36,7 +45,11 @@ const Side = z.int().min(MIN_SIDE).max(MAX_SIDE);
 const Common = z.object({
   width: Side.meta({ description: 'columns' }),
   height: Side.meta({ description: 'rows' }),
-  snake: z.array(Cell).min(1).max(MAX_SIDE * MAX_SIDE).meta({ description: 'cells, head first, each next to the previous' }),
+  snake: z
+    .array(Cell)
+    .min(1)
+    .max(MAX_SIDE * MAX_SIDE)
+    .meta({ description: 'cells, head first, each next to the previous' }),
   heading: Heading.meta({ description: 'direction of the last move; never into the neck' }),
   fruit: Cell.nullable().meta({ description: 'the single fruit, or null' }),
   score: z.int().min(0).meta({ description: 'fruits eaten' }),
@@ -62,13 +75,17 @@ export const SnakeState = z
       seen.add(key(c));
       const prev = s.snake[i - 1];
       if (prev && !adjacent(prev, c)) {
-        return issue(['snake', i], `cell ${fmt(c)} is not next to ${fmt(prev)}; the snake must be a contiguous chain, head first`);
+        return issue(
+          ['snake', i],
+          `cell ${fmt(c)} is not next to ${fmt(prev)}; the snake must be a contiguous chain, head first`,
+        );
       }
     }
     if (isReversal(s, s.heading)) {
       return issue(['heading'], `'${s.heading}' points into the snake's neck at ${fmt(s.snake[1])}`);
     }
-    if (s.fruit && off(s.fruit)) return issue(['fruit'], `cell ${fmt(s.fruit)} is off the ${s.width}x${s.height} board`);
+    if (s.fruit && off(s.fruit))
+      return issue(['fruit'], `cell ${fmt(s.fruit)} is off the ${s.width}x${s.height} board`);
     if (s.fruit && seen.has(key(s.fruit))) return issue(['fruit'], `cell ${fmt(s.fruit)} is under the snake`);
   })
   .meta({ id: 'SnakeState' });
@@ -81,7 +98,12 @@ export const BoardSize = z.object({
 });
 export type BoardSize = z.input<typeof BoardSize>;
 
-const DELTA: Record<Heading, Cell> = { up: { x: 0, y: -1 }, down: { x: 0, y: 1 }, left: { x: -1, y: 0 }, right: { x: 1, y: 0 } };
+const DELTA: Record<Heading, Cell> = {
+  up: { x: 0, y: -1 },
+  down: { x: 0, y: 1 },
+  left: { x: -1, y: 0 },
+  right: { x: 1, y: 0 },
+};
 
 /** The cell one step from `c`; may be off the board (that is how a wall hit is detected). */
 export function move(c: Cell, h: Heading): Cell {

@@ -18,7 +18,14 @@ describe('reset', () => {
   it('makes a 3-cell snake in the middle heading right, no fruit, tick 0', () => {
     const s = reset();
     expect(s).toEqual({
-      width: 16, height: 16, snake: cells([8, 8], [7, 8], [6, 8]), heading: 'right', fruit: null, score: 0, tick: 0, status: 'running',
+      width: 16,
+      height: 16,
+      snake: cells([8, 8], [7, 8], [6, 8]),
+      heading: 'right',
+      fruit: null,
+      score: 0,
+      tick: 0,
+      status: 'running',
     });
     expect(SnakeState.parse(s)).toEqual(s);
   });
@@ -35,7 +42,9 @@ describe('SnakeState validation', () => {
   it('accepts a fresh state', () => expect(SnakeState.safeParse(ok).success).toBe(true));
 
   it('rejects a cell off the board', () => {
-    expect(firstError({ ...ok, snake: cells([8, 4], [7, 4], [6, 4]) })).toBe('snake[0]: cell (8, 4) is off the 8x8 board');
+    expect(firstError({ ...ok, snake: cells([8, 4], [7, 4], [6, 4]) })).toBe(
+      'snake[0]: cell (8, 4) is off the 8x8 board',
+    );
     expect(firstError({ ...ok, snake: cells([-1, 4]) })).toMatch(/^snake\[0\]\.x: /);
   });
 
@@ -47,7 +56,9 @@ describe('SnakeState validation', () => {
   });
 
   it('rejects a snake that overlaps itself', () => {
-    expect(firstError({ ...ok, snake: cells([4, 4], [3, 4], [4, 4]) })).toMatch(/^snake\[2\]: cell \(4, 4\) appears twice/);
+    expect(firstError({ ...ok, snake: cells([4, 4], [3, 4], [4, 4]) })).toMatch(
+      /^snake\[2\]: cell \(4, 4\) appears twice/,
+    );
   });
 
   it('rejects a heading into the neck', () => {
@@ -119,7 +130,13 @@ describe('step', () => {
   it('moves the head, drops the tail, counts the tick and records the heading', () => {
     const s = state({});
     const n = step(s, 'up');
-    expect(n).toMatchObject({ snake: cells([4, 3], [4, 4], [3, 4]), heading: 'up', tick: 1, score: 0, status: 'running' });
+    expect(n).toMatchObject({
+      snake: cells([4, 3], [4, 4], [3, 4]),
+      heading: 'up',
+      tick: 1,
+      score: 0,
+      status: 'running',
+    });
     expect(SnakeState.safeParse(n).success).toBe(true);
   });
 
@@ -138,7 +155,10 @@ describe('step', () => {
     const n = step(s, 'right');
     expect(n).toMatchObject({ status: 'ended', ended_reason: 'wall', snake: s.snake, tick: 1 });
     expect(SnakeState.safeParse(n).success).toBe(true);
-    expect(step(state({ snake: cells([3, 0], [3, 1]), heading: 'up' }), 'up')).toMatchObject({ status: 'ended', ended_reason: 'wall' });
+    expect(step(state({ snake: cells([3, 0], [3, 1]), heading: 'up' }), 'up')).toMatchObject({
+      status: 'ended',
+      ended_reason: 'wall',
+    });
   });
 
   it('ends with self when the head runs into the body', () => {
@@ -149,7 +169,10 @@ describe('step', () => {
 
   it('lets the head move into the cell the tail is leaving, but not when eating keeps the tail', () => {
     const loop = cells([2, 2], [2, 1], [1, 1], [1, 2]); // tail (1,2) is left of the head
-    expect(step(state({ snake: loop, heading: 'down' }), 'left')).toMatchObject({ status: 'running', snake: cells([1, 2], [2, 2], [2, 1], [1, 1]) });
+    expect(step(state({ snake: loop, heading: 'down' }), 'left')).toMatchObject({
+      status: 'running',
+      snake: cells([1, 2], [2, 2], [2, 1], [1, 1]),
+    });
   });
 
   it('ends with full when the snake fills the board', () => {
@@ -157,7 +180,14 @@ describe('step', () => {
     const path: Cell[] = [];
     for (let y = 0; y < 4; y++) for (let i = 0; i < 4; i++) path.push({ x: y % 2 === 0 ? i : 3 - i, y });
     const s = SnakeState.parse({
-      width: 4, height: 4, snake: path.slice(0, 15).reverse(), heading: 'left', fruit: path[15], score: 12, tick: 40, status: 'running',
+      width: 4,
+      height: 4,
+      snake: path.slice(0, 15).reverse(),
+      heading: 'left',
+      fruit: path[15],
+      score: 12,
+      tick: 40,
+      status: 'running',
     });
     const n = step(s, 'left');
     expect(n).toMatchObject({ status: 'ended', ended_reason: 'full', score: 13, fruit: null });

@@ -5,7 +5,11 @@ import { metrics } from './metrics.js';
 export type Dependency = 'mongodb' | 'redis' | 'temporal';
 export const DEPENDENCIES: readonly Dependency[] = ['mongodb', 'redis', 'temporal'];
 
-export interface BreakerState { open: boolean; since: number; reason: string | null }
+export interface BreakerState {
+  open: boolean;
+  since: number;
+  reason: string | null;
+}
 
 /**
  * A breaker per dependency, driven by probes: each dependency is pinged every `intervalMs`; a ping
@@ -15,8 +19,13 @@ export interface BreakerState { open: boolean; since: number; reason: string | n
  * so a stalled or missing store, Redis or Temporal is met with 503s within about
  * `intervalMs + timeoutMs`, not with requests that hang.
  */
-export function createBreakers(probes: Record<Dependency, () => Promise<unknown>>, o: { intervalMs: number; timeoutMs: number; log?: Logger }) {
-  const state = Object.fromEntries(DEPENDENCIES.map((d) => [d, { open: false, since: Date.now(), reason: null }])) as Record<Dependency, BreakerState>;
+export function createBreakers(
+  probes: Record<Dependency, () => Promise<unknown>>,
+  o: { intervalMs: number; timeoutMs: number; log?: Logger },
+) {
+  const state = Object.fromEntries(
+    DEPENDENCIES.map((d) => [d, { open: false, since: Date.now(), reason: null }]),
+  ) as Record<Dependency, BreakerState>;
   const listeners = new Set<(dep: Dependency) => void>();
   const inFlight = new Set<Dependency>();
   let timer: NodeJS.Timeout | undefined;
@@ -44,7 +53,9 @@ export function createBreakers(probes: Record<Dependency, () => Promise<unknown>
     try {
       await Promise.race([
         probes[dep](),
-        new Promise((_, reject) => { t = setTimeout(() => reject(new Error(`no answer within ${o.timeoutMs} ms`)), o.timeoutMs); }),
+        new Promise((_, reject) => {
+          t = setTimeout(() => reject(new Error(`no answer within ${o.timeoutMs} ms`)), o.timeoutMs);
+        }),
       ]);
       set(dep, false, null);
     } catch (e) {
@@ -55,7 +66,9 @@ export function createBreakers(probes: Record<Dependency, () => Promise<unknown>
     }
   }
 
-  const tick = () => { for (const dep of DEPENDENCIES) void probe(dep); };
+  const tick = () => {
+    for (const dep of DEPENDENCIES) void probe(dep);
+  };
 
   return {
     /** Starts probing (idempotent); the timer never keeps the process alive. */

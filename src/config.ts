@@ -43,21 +43,48 @@ export const ConfigSchema = z.object({
   GLADIA_API_KEY: z.string().optional(),
   // Secrets at rest (OAuth tokens, integration client secrets): "<key id>:<32 bytes base64>"; old keys still readable.
   SECRETS_KEY: z.string().optional(),
-  SECRETS_KEYS_OLD: z.string().default('').transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+  SECRETS_KEYS_OLD: z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
   // Where OAuth providers send the browser back (the API's public address); unset: http://HOST:PORT.
   PUBLIC_BASE_URL: z.url().optional(),
   // Where a connect flow may send the browser afterwards (callbackUrl): origins, comma separated.
-  OAUTH_CALLBACK_ALLOW: z.string().default('').transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+  OAUTH_CALLBACK_ALLOW: z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
   // Outbound HTTP (tool servers, OAuth, file URLs) refuses private and loopback addresses; these
   // hosts (comma separated, host or host:port) are allowed anywhere, for self-hosted tool servers.
-  OUTBOUND_ALLOW_HOSTS: z.string().default('').transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+  OUTBOUND_ALLOW_HOSTS: z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
   // Prometheus metrics: GET /metrics on the API (with METRICS_TOKEN set, only with "Authorization: Bearer <token>"),
   // and on the worker at WORKER_METRICS_PORT (unset: not served).
   METRICS_TOKEN: z.string().min(16).optional(),
   WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   // The worker's Temporal SDK metrics (task latencies, slots, polls) in Prometheus format at this
   // host:port (unset: not served). Separate from WORKER_METRICS_PORT: the SDK's core serves them itself.
-  TEMPORAL_METRICS_ADDRESS: z.string().regex(/^[\w.-]+:\d{1,5}$/, 'host:port').optional(),
+  TEMPORAL_METRICS_ADDRESS: z
+    .string()
+    .regex(/^[\w.-]+:\d{1,5}$/, 'host:port')
+    .optional(),
   // OpenTelemetry traces (docs/observability.md): the OTLP/HTTP collector base URL (spans go to
   // <endpoint>/v1/traces); unset: no spans are recorded or sent. Protocol: protobuf (default) or JSON.
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
@@ -71,9 +98,15 @@ export const ConfigSchema = z.object({
   // Run the schedule reconciler when the API starts (repairs drift between scheduled receptors and Temporal Schedules).
   /** How often the usage reconciler runs (its Temporal Schedule `usage-reconcile`, docs/usage.md). */
   USAGE_RECONCILE_EVERY_S: z.coerce.number().int().min(60).default(600),
-  RECONCILE_SCHEDULES_ON_START: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  RECONCILE_SCHEDULES_ON_START: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   /** `true` (default): the API starts an invoke's first model turn itself and the workflow adopts it (src/services/first-turns.ts). */
-  FIRST_TURN_IN_API: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  FIRST_TURN_IN_API: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   // Knowledge (docs/knowledge.md). Blob bodies: files under DATA_DIR/blobs, or any S3-compatible store.
   DATA_DIR: z.string().default('.data'),
   BLOB_STORE: z.enum(['fs', 's3']).default('fs'),
@@ -82,10 +115,21 @@ export const ConfigSchema = z.object({
   S3_BUCKET: z.string().optional(),
   S3_ACCESS_KEY_ID: z.string().optional(),
   S3_SECRET_ACCESS_KEY: z.string().optional(),
-  S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  S3_FORCE_PATH_STYLE: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   // Largest asset body (upload or URL) and largest body whose text is extracted (bigger ones are stored, not chunked).
-  ASSET_MAX_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
-  EXTRACT_MAX_BYTES: z.coerce.number().int().positive().default(32 * 1024 * 1024),
+  ASSET_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(100 * 1024 * 1024),
+  EXTRACT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(32 * 1024 * 1024),
   // Chunking, in tokens (cl100k): size and overlap of each chunk.
   CHUNK_SIZE_TOKENS: z.coerce.number().int().min(32).max(8192).default(400),
   CHUNK_OVERLAP_TOKENS: z.coerce.number().int().min(0).max(2048).default(60),
@@ -118,8 +162,16 @@ export const ConfigSchema = z.object({
   POCKETSPHINX_MODEL_DIR: z.string().default('/usr/share/pocketsphinx/model/en-us'),
   SOX_BIN: z.string().default('sox'),
   // Live chunks (decoded linear16 bytes) and staged chat attachments: larger ones are refused.
-  TRANSCRIPTION_CHUNK_MAX_BYTES: z.coerce.number().int().min(320).default(256 * 1024),
-  ATTACHMENT_MAX_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  TRANSCRIPTION_CHUNK_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(320)
+    .default(256 * 1024),
+  ATTACHMENT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(25 * 1024 * 1024),
   // Live captions: audio per final caption window.
   LIVE_CAPTION_WINDOW_MS: z.coerce.number().int().min(500).max(60_000).default(4000),
   // Bounded waits and load shedding (docs/operations.md). Every non-streaming request has a deadline;
@@ -145,8 +197,15 @@ export const ConfigSchema = z.object({
   // Background work (ingest: chunking, describing, embedding) running at once per worker process.
   BACKGROUND_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   // Idempotency-Key: how long a key's outcome is kept (a repeat within it returns the first response).
-  IDEMPOTENCY_TTL_S: z.coerce.number().int().min(60).max(30 * 86_400).default(86_400),
-  EMBEDDINGS_CACHE_DIR: z.string().default(path.join(process.env.CORTEX_CACHE ?? path.join(os.homedir(), '.cache', 'cortex'), 'embeddings')),
+  IDEMPOTENCY_TTL_S: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .default(86_400),
+  EMBEDDINGS_CACHE_DIR: z
+    .string()
+    .default(path.join(process.env.CORTEX_CACHE ?? path.join(os.homedir(), '.cache', 'cortex'), 'embeddings')),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
@@ -167,9 +226,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
  */
 export function productionProblem(config: Config): string | null {
   if (config.NODE_ENV !== 'production') return null;
-  if (config.JWT_SECRET === DEV_JWT_SECRET) return 'JWT_SECRET is the development default: set JWT_SECRET to a random value of at least 32 bytes (for example: openssl rand -base64 48)';
-  if (Buffer.byteLength(config.JWT_SECRET, 'utf8') < 32) return `JWT_SECRET is ${Buffer.byteLength(config.JWT_SECRET, 'utf8')} bytes: set it to a random value of at least 32 bytes (for example: openssl rand -base64 48)`;
-  if (!config.SECRETS_KEY) return 'SECRETS_KEY is not set: set it to "<key id>:<32 random bytes, base64>" (for example: echo "k1:$(openssl rand -base64 32)")';
+  if (config.JWT_SECRET === DEV_JWT_SECRET)
+    return 'JWT_SECRET is the development default: set JWT_SECRET to a random value of at least 32 bytes (for example: openssl rand -base64 48)';
+  if (Buffer.byteLength(config.JWT_SECRET, 'utf8') < 32)
+    return `JWT_SECRET is ${Buffer.byteLength(config.JWT_SECRET, 'utf8')} bytes: set it to a random value of at least 32 bytes (for example: openssl rand -base64 48)`;
+  if (!config.SECRETS_KEY)
+    return 'SECRETS_KEY is not set: set it to "<key id>:<32 random bytes, base64>" (for example: echo "k1:$(openssl rand -base64 32)")';
   return null;
 }
 

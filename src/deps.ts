@@ -33,12 +33,28 @@ export async function createDeps(config: Config, log: Logger): Promise<Deps> {
   await ensureIndexes(db, allIndexes, log);
   const redis = createRedis(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS });
   const temporal = await connectTemporal(config);
-  const breakers = createBreakers({
-    mongodb: () => db.command({ ping: 1 }, { timeoutMS: config.BREAKER_PROBE_TIMEOUT_MS }),
-    redis: () => redis.ping(),
-    temporal: () => temporal.connection.withDeadline(Date.now() + config.BREAKER_PROBE_TIMEOUT_MS, () => temporal.connection.workflowService.getSystemInfo({})),
-  }, { intervalMs: config.BREAKER_PROBE_INTERVAL_MS, timeoutMs: config.BREAKER_PROBE_TIMEOUT_MS, log });
-  return { config, log, mongo, db, redis, streams: createStreams(redis, config.REDIS_PREFIX, { feedMaxLen: config.RESOURCE_FEED_MAXLEN }), repos: createRepos(db), temporal, breakers };
+  const breakers = createBreakers(
+    {
+      mongodb: () => db.command({ ping: 1 }, { timeoutMS: config.BREAKER_PROBE_TIMEOUT_MS }),
+      redis: () => redis.ping(),
+      temporal: () =>
+        temporal.connection.withDeadline(Date.now() + config.BREAKER_PROBE_TIMEOUT_MS, () =>
+          temporal.connection.workflowService.getSystemInfo({}),
+        ),
+    },
+    { intervalMs: config.BREAKER_PROBE_INTERVAL_MS, timeoutMs: config.BREAKER_PROBE_TIMEOUT_MS, log },
+  );
+  return {
+    config,
+    log,
+    mongo,
+    db,
+    redis,
+    streams: createStreams(redis, config.REDIS_PREFIX, { feedMaxLen: config.RESOURCE_FEED_MAXLEN }),
+    repos: createRepos(db),
+    temporal,
+    breakers,
+  };
 }
 
 /** Closes every connection; used by graceful shutdown and test teardown. */

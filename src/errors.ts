@@ -4,20 +4,40 @@
  * non-retryable failures.
  */
 export const ERROR_CODES = {
-  VALIDATION_ERROR: { status: 400, meaning: 'A path parameter, query, header or body failed validation; the message names the field' },
+  VALIDATION_ERROR: {
+    status: 400,
+    meaning: 'A path parameter, query, header or body failed validation; the message names the field',
+  },
   AUTH_REQUIRED: { status: 401, meaning: 'No credential, or an invalid or revoked one' },
-  BUDGET_EXCEEDED: { status: 402, meaning: 'A budget is spent: a share link\'s requests or tokens, or a budget set on the workspace, a receptor or a neuron (docs/usage.md)' },
+  BUDGET_EXCEEDED: {
+    status: 402,
+    meaning:
+      "A budget is spent: a share link's requests or tokens, or a budget set on the workspace, a receptor or a neuron (docs/usage.md)",
+  },
   FORBIDDEN: { status: 403, meaning: 'The credential lacks the role the route needs (docs/roles.md)' },
-  NOT_FOUND: { status: 404, meaning: 'No such resource in the caller\'s workspace (another workspace\'s resource reads the same)' },
+  NOT_FOUND: {
+    status: 404,
+    meaning: "No such resource in the caller's workspace (another workspace's resource reads the same)",
+  },
   METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists with other methods (see the Allow header)' },
   CONFLICT: { status: 409, meaning: 'A name or slug is taken, or a version or state precondition failed' },
   GONE: { status: 410, meaning: 'A retired route or an expired link' },
   PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The request body is over the limit' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'A body that is not application/json (or multipart where a route takes files)' },
-  IDEMPOTENCY_KEY_REUSED: { status: 422, meaning: 'An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    meaning: 'A body that is not application/json (or multipart where a route takes files)',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    meaning:
+      'An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with',
+  },
   RATE_LIMIT: { status: 429, meaning: 'Too many requests; wait for Retry-After seconds' },
   INTERNAL_SERVER_ERROR: { status: 500, meaning: 'An unexpected failure; the message never repeats its cause' },
-  SERVICE_UNAVAILABLE: { status: 503, meaning: 'A platform component is unreachable or a run could not start; retry after Retry-After' },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    meaning: 'A platform component is unreachable or a run could not start; retry after Retry-After',
+  },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 /** Every `code` an error body may carry; the OpenAPI document lists them from ERROR_CODES. */
@@ -42,11 +62,17 @@ export const notFound = (what = 'Resource') => new AppError('NOT_FOUND', 404, `$
 export const validationError = (msg: string) => new AppError('VALIDATION_ERROR', 400, msg);
 export const conflict = (msg = 'Already exists') => new AppError('CONFLICT', 409, msg);
 export const gone = (msg: string) => new AppError('GONE', 410, msg);
-export const methodNotAllowed = (allowed: string[]) => new AppError('METHOD_NOT_ALLOWED', 405, `Method not allowed; this path accepts ${allowed.join(', ')}`, { Allow: allowed.join(', ') });
+export const methodNotAllowed = (allowed: string[]) =>
+  new AppError('METHOD_NOT_ALLOWED', 405, `Method not allowed; this path accepts ${allowed.join(', ')}`, {
+    Allow: allowed.join(', '),
+  });
 export const payloadTooLarge = (msg = 'Request body too large') => new AppError('PAYLOAD_TOO_LARGE', 413, msg);
-export const unsupportedMediaType = (accepted: string) => new AppError('UNSUPPORTED_MEDIA_TYPE', 415, `Unsupported content type; send ${accepted}`);
+export const unsupportedMediaType = (accepted: string) =>
+  new AppError('UNSUPPORTED_MEDIA_TYPE', 415, `Unsupported content type; send ${accepted}`);
 export const rateLimited = (retryAfterS: number) =>
-  new AppError('RATE_LIMIT', 429, 'Rate limit exceeded', { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterS))) });
+  new AppError('RATE_LIMIT', 429, 'Rate limit exceeded', {
+    'Retry-After': String(Math.max(1, Math.ceil(retryAfterS))),
+  });
 
 /** 503 with Retry-After: the platform cannot take the request now; nothing of it was stored. */
 export const unavailable = (msg: string, retryAfterS = 1) =>

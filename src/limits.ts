@@ -14,7 +14,8 @@ export function createLimiter(n: number) {
         return await fn();
       } finally {
         const next = waiting.shift();
-        if (next) next(); // the slot passes to the next waiter
+        if (next)
+          next(); // the slot passes to the next waiter
         else running--;
       }
     },

@@ -15,20 +15,45 @@ export function traceFields(): { trace_id?: string; span_id?: string } {
  * written inside an OpenTelemetry span (a request, an activity) carries `trace_id` and `span_id`,
  * so a log search and a trace view meet (docs/observability.md).
  */
-export function createLogger(level: string, bindings: Record<string, unknown> = {}, destination?: { write(line: string): void }): Logger {
-  return pino({
-    level,
-    base: { service: 'cortex', ...bindings },
-    // Secrets never reach a log line: credentials by any of the names they travel under (docs/roles.md).
-    redact: {
-      paths: [
-        'req.headers.authorization', 'headers.authorization', 'authorization', 'apiKey', 'api_key', 'key', 'token', 't', 'share_token', 'secret', 'password',
-        '*.authorization', '*.apiKey', '*.api_key', '*.token', '*.share_token', '*.secret', '*.password', 'query.t', 'body.share_token',
-      ],
-      censor: '[redacted]',
+export function createLogger(
+  level: string,
+  bindings: Record<string, unknown> = {},
+  destination?: { write(line: string): void },
+): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'cortex', ...bindings },
+      // Secrets never reach a log line: credentials by any of the names they travel under (docs/roles.md).
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'headers.authorization',
+          'authorization',
+          'apiKey',
+          'api_key',
+          'key',
+          'token',
+          't',
+          'share_token',
+          'secret',
+          'password',
+          '*.authorization',
+          '*.apiKey',
+          '*.api_key',
+          '*.token',
+          '*.share_token',
+          '*.secret',
+          '*.password',
+          'query.t',
+          'body.share_token',
+        ],
+        censor: '[redacted]',
+      },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      mixin: traceFields,
     },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    mixin: traceFields,
-  }, destination);
+    destination,
+  );
 }
 export type { Logger };

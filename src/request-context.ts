@@ -65,7 +65,9 @@ export function checkNotAbandoned(): void {
 
 /** The error a request's abandoned work fails with (the reason given to `abort`, else a plain 503). */
 export function abandonedError(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : unavailable('The request was abandoned before it finished; retry', 1);
+  return signal.reason instanceof Error
+    ? signal.reason
+    : unavailable('The request was abandoned before it finished; retry', 1);
 }
 
 /**

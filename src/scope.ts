@@ -26,5 +26,10 @@ export const hasRole = (scope: Scope, role: Role): boolean =>
 
 /** A scope for work the platform does on its own behalf (schedules, workflows). */
 export const systemScope = (workspaceId: string, brainId?: string): Scope => ({
-  workspaceId, brainId, userId: null, apiKeyId: null, roles: ['workspace_admin'], credential: 'system',
+  workspaceId,
+  brainId,
+  userId: null,
+  apiKeyId: null,
+  roles: ['workspace_admin'],
+  credential: 'system',
 });

@@ -4,7 +4,11 @@ import type { Redis } from 'ioredis';
  * One entry of a Redis stream as the SSE layer sends it: the entry id is the cursor. Entries of
  * the resource feed also carry `seq`, the feed's own counter (see appendFeed).
  */
-export interface StreamEntry { id: string; data: Record<string, unknown>; seq?: number }
+export interface StreamEntry {
+  id: string;
+  data: Record<string, unknown>;
+  seq?: number;
+}
 
 /** Job stream entries that end the stream (document 1, Events rule 3). */
 export const TERMINAL_EVENTS = new Set(['complete', 'error']);
@@ -24,7 +28,8 @@ const TTL_S = 7 * 24 * 3600;
  * - `plain`: anything else.
  * Every kind is refused once the terminal entry is written.
  */
-export type Fence = { kind: 'plain' } | { kind: 'terminal' } | { kind: 'reset' | 'turn'; turn: number; attempt: number };
+export type Fence =
+  { kind: 'plain' } | { kind: 'terminal' } | { kind: 'reset' | 'turn'; turn: number; attempt: number };
 
 /**
  * The fence and the XADD run as one Lua script, so Redis applies them atomically: two terminal
@@ -69,15 +74,35 @@ return id
 `;
 
 interface FencedRedis {
-  cortexAppend(stream: string, meta: string, data: string, kind: string, turn: string, attempt: string, maxlen: string, ttl: string): Promise<string | null>;
-  cortexFeedAppend(feed: string, meta: string, mark: string, data: string, maxlen: string, ttl: string): Promise<string>;
+  cortexAppend(
+    stream: string,
+    meta: string,
+    data: string,
+    kind: string,
+    turn: string,
+    attempt: string,
+    maxlen: string,
+    ttl: string,
+  ): Promise<string | null>;
+  cortexFeedAppend(
+    feed: string,
+    meta: string,
+    mark: string,
+    data: string,
+    maxlen: string,
+    ttl: string,
+  ): Promise<string>;
 }
 
 function parseEntries(raw: [string, string[]][]): StreamEntry[] {
   return raw.map(([id, fields]) => {
     const i = fields.indexOf('data');
     let data: Record<string, unknown> = {};
-    try { data = i >= 0 ? (JSON.parse(fields[i + 1]) as Record<string, unknown>) : {}; } catch { /* keep empty */ }
+    try {
+      data = i >= 0 ? (JSON.parse(fields[i + 1]) as Record<string, unknown>) : {};
+    } catch {
+      /* keep empty */
+    }
     const j = fields.indexOf('seq');
     return j >= 0 ? { id, data, seq: Number(fields[j + 1]) } : { id, data };
   });
@@ -91,7 +116,11 @@ export function compareIds(a: string, b: string): number {
 }
 
 /** Where the resource feed stands (Streams.feedPosition). */
-export interface FeedPosition { id: string; seq: number; timeMs: number }
+export interface FeedPosition {
+  id: string;
+  seq: number;
+  timeMs: number;
+}
 
 /**
  * The only writer and reader of event streams (STYLE.md §10). Keys are built here so that
@@ -115,17 +144,31 @@ export function createStreams(redis: Redis, prefix: string, opts: { feedMaxLen?:
   if (!('cortexFeedAppend' in redis)) redis.defineCommand('cortexFeedAppend', { numberOfKeys: 3, lua: FEED_LUA });
   const fenced = redis as unknown as FencedRedis;
   const feedMaxLen = String(opts.feedMaxLen ?? Number(MAXLEN));
-  const newest = async (key: string): Promise<StreamEntry | null> => parseEntries(await redis.xrevrange(key, '+', '-', 'COUNT', 1))[0] ?? null;
+  const newest = async (key: string): Promise<StreamEntry | null> =>
+    parseEntries(await redis.xrevrange(key, '+', '-', 'COUNT', 1))[0] ?? null;
   return {
     keys,
     /**
      * Appends one event; returns its id (the SSE cursor), or null when the fence refused it.
      * Streams expire a week after the last write.
      */
-    async append(key: string, event: Record<string, unknown>, fence: Fence = { kind: 'plain' }): Promise<string | null> {
+    async append(
+      key: string,
+      event: Record<string, unknown>,
+      fence: Fence = { kind: 'plain' },
+    ): Promise<string | null> {
       const turn = 'turn' in fence ? String(fence.turn) : '0';
       const attempt = 'attempt' in fence ? String(fence.attempt) : '0';
-      return fenced.cortexAppend(key, `${key}:meta`, JSON.stringify(event), fence.kind, turn, attempt, MAXLEN, String(TTL_S));
+      return fenced.cortexAppend(
+        key,
+        `${key}:meta`,
+        JSON.stringify(event),
+        fence.kind,
+        turn,
+        attempt,
+        MAXLEN,
+        String(TTL_S),
+      );
     },
     /**
      * Appends one entry to the platform-wide resource feed (trimmed to RESOURCE_FEED_MAXLEN) with
@@ -133,7 +176,14 @@ export function createStreams(redis: Redis, prefix: string, opts: { feedMaxLen?:
      */
     async appendFeed(workspaceId: string, event: Record<string, unknown>): Promise<string> {
       const feed = keys.feed();
-      return fenced.cortexFeedAppend(feed, `${feed}:meta`, keys.feedMark(workspaceId), JSON.stringify(event), feedMaxLen, String(TTL_S));
+      return fenced.cortexFeedAppend(
+        feed,
+        `${feed}:meta`,
+        keys.feedMark(workspaceId),
+        JSON.stringify(event),
+        feedMaxLen,
+        String(TTL_S),
+      );
     },
     /** The id of a workspace's newest feed entry, or null when it wrote none this week. */
     async feedMark(workspaceId: string): Promise<string | null> {
@@ -151,7 +201,11 @@ export function createStreams(redis: Redis, prefix: string, opts: { feedMaxLen?:
       for (const [err] of res) if (err) throw err;
       const last = parseEntries(res[0][1] as [string, string[]][])[0];
       const time = res[2][1] as [string, string];
-      return { id: last?.id ?? '0-0', seq: Number(res[1][1] ?? 0), timeMs: Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000) };
+      return {
+        id: last?.id ?? '0-0',
+        seq: Number(res[1][1] ?? 0),
+        timeMs: Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000),
+      };
     },
     /** The newest entry of a stream, or null when it is empty or gone. */
     newest,
@@ -166,7 +220,8 @@ export function createStreams(redis: Redis, prefix: string, opts: { feedMaxLen?:
     },
     /** Blocks up to blockMs for entries after `last` on a dedicated connection. */
     async read(reader: Redis, key: string, last: string, blockMs: number, count = 500): Promise<StreamEntry[] | null> {
-      const res = (await reader.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, last)) as [string, [string, string[]][]][] | null;
+      const res = (await reader.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, last)) as
+        [string, [string, string[]][]][] | null;
       if (!res || res.length === 0) return null;
       return parseEntries(res[0][1]);
     },

@@ -27,16 +27,29 @@ let current: Telemetry | undefined;
  * Starts tracing for this process when OTEL_EXPORTER_OTLP_ENDPOINT is set (once; later calls
  * return the running one). `component` names the service (`cortex-api`, `cortex-worker`).
  */
-export async function startTelemetry(config: Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_PROTOCOL'>, component: string): Promise<Telemetry | undefined> {
+export async function startTelemetry(
+  config: Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_PROTOCOL'>,
+  component: string,
+): Promise<Telemetry | undefined> {
   if (current || !config.OTEL_EXPORTER_OTLP_ENDPOINT) return current;
-  const [{ OTLPTraceExporter: OtlpJsonExporter }, { OTLPTraceExporter: OtlpProtoExporter }, { Resource }, { BatchSpanProcessor }, { NodeSDK }] = await Promise.all([
-    import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/exporter-trace-otlp-proto'), import('@opentelemetry/resources'),
-    import('@opentelemetry/sdk-trace-base'), import('@opentelemetry/sdk-node'),
+  const [
+    { OTLPTraceExporter: OtlpJsonExporter },
+    { OTLPTraceExporter: OtlpProtoExporter },
+    { Resource },
+    { BatchSpanProcessor },
+    { NodeSDK },
+  ] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/exporter-trace-otlp-proto'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/sdk-node'),
   ]);
   if (current) return current; // started meanwhile by another caller
   // The generic endpoint names the collector; the traces path is appended, as the OTLP spec says.
   const url = `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`;
-  const exporter = config.OTEL_EXPORTER_OTLP_PROTOCOL === 'http/json' ? new OtlpJsonExporter({ url }) : new OtlpProtoExporter({ url });
+  const exporter =
+    config.OTEL_EXPORTER_OTLP_PROTOCOL === 'http/json' ? new OtlpJsonExporter({ url }) : new OtlpProtoExporter({ url });
   const resource = new Resource({ 'service.name': `cortex-${component}`, 'service.version': VERSION });
   const processor = new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1_000 });
   // No automatic instrumentations: the request span is ours (route template as its name), and the
@@ -44,9 +57,13 @@ export async function startTelemetry(config: Pick<Config, 'OTEL_EXPORTER_OTLP_EN
   const sdk = new NodeSDK({ resource, spanProcessors: [processor], instrumentations: [] });
   sdk.start();
   current = {
-    exporter, resource,
+    exporter,
+    resource,
     flush: () => processor.forceFlush(),
-    shutdown: async () => { current = undefined; await sdk.shutdown(); },
+    shutdown: async () => {
+      current = undefined;
+      await sdk.shutdown();
+    },
   };
   return current;
 }

@@ -3,7 +3,12 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { registry } from '../src/metrics.js';
 import { NativeConnection, Runtime, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
-import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, type OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  type OpenTelemetrySinks,
+} from '@temporalio/interceptors-opentelemetry';
 import { activeTelemetry, startTelemetry } from '../src/telemetry.js';
 import { createActivities } from '../activities/index.js';
 import { loadConfig, productionProblem, type Config } from '../src/config.js';
@@ -27,7 +32,11 @@ export const workflowBundleOptions = { workflowsPath, workflowInterceptorModules
  */
 function workflowSpanSinks(): InjectedSinks<OpenTelemetrySinks> {
   const telemetry = activeTelemetry();
-  return { exporter: telemetry ? makeWorkflowExporter(telemetry.exporter, telemetry.resource) : { export: { fn: () => undefined } } };
+  return {
+    exporter: telemetry
+      ? makeWorkflowExporter(telemetry.exporter, telemetry.resource)
+      : { export: { fn: () => undefined } },
+  };
 }
 
 /**
@@ -43,20 +52,30 @@ export function replayOptions(): Pick<WorkerOptions, 'workflowsPath' | 'intercep
  * produced once by the test setup or a production build) is used when given; otherwise the
  * workflows are bundled from source at start.
  */
-export async function createWorker(deps: Deps, opts: { bundlePath?: string; taskQueue?: string } = {}): Promise<{ worker: Worker; connection: NativeConnection; services: ReturnType<typeof createServices> }> {
+export async function createWorker(
+  deps: Deps,
+  opts: { bundlePath?: string; taskQueue?: string } = {},
+): Promise<{ worker: Worker; connection: NativeConnection; services: ReturnType<typeof createServices> }> {
   const connection = await NativeConnection.connect({ address: deps.config.TEMPORAL_ADDRESS });
   const services = createServices(deps);
   const bundlePath = opts.bundlePath ?? process.env.CORTEX_WORKFLOW_BUNDLE;
-  const source: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = bundlePath && existsSync(bundlePath)
-    ? { workflowBundle: { codePath: bundlePath } }
-    : { workflowsPath };
+  const source: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> =
+    bundlePath && existsSync(bundlePath) ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath };
   const worker = await Worker.create({
-    connection, namespace: deps.config.TEMPORAL_NAMESPACE, taskQueue: opts.taskQueue ?? deps.config.TEMPORAL_TASK_QUEUE,
-    activities: createActivities({ services }), ...source,
+    connection,
+    namespace: deps.config.TEMPORAL_NAMESPACE,
+    taskQueue: opts.taskQueue ?? deps.config.TEMPORAL_TASK_QUEUE,
+    activities: createActivities({ services }),
+    ...source,
     // Activity spans continue the workflow's trace; their log lines carry its ids.
     interceptors: {
       ...(source.workflowsPath ? { workflowModules: workflowInterceptorModules } : {}),
-      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+      activity: [
+        (ctx) => ({
+          inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+          outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+        }),
+      ],
     },
     sinks: workflowSpanSinks(),
     shutdownGraceTime: '2s',
@@ -72,22 +91,34 @@ async function main(config: Config = loadConfig()) {
   }
   // The SDK's own metrics (workflow and activity task latencies, slots, polls), served by its core;
   // must be installed before the first connection is made.
-  if (config.TEMPORAL_METRICS_ADDRESS) Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: config.TEMPORAL_METRICS_ADDRESS } } } });
+  if (config.TEMPORAL_METRICS_ADDRESS)
+    Runtime.install({
+      telemetryOptions: { metrics: { prometheus: { bindAddress: config.TEMPORAL_METRICS_ADDRESS } } },
+    });
   const telemetry = await startTelemetry(config, 'worker');
   const log = createLogger(config.LOG_LEVEL, { component: 'worker' });
   const deps = await createDeps(config, log);
   const { worker, connection, services } = await createWorker(deps);
   // The usage reconciler runs on a Temporal Schedule of its own, created once (docs/usage.md).
-  services.usageReconciler.ensureSchedule()
-    .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'could not create the usage-reconcile schedule; it is tried again at the next start'));
-  const stop = () => { log.info('worker stopping'); worker.shutdown(); };
+  services.usageReconciler
+    .ensureSchedule()
+    .catch((e: unknown) =>
+      log.warn(
+        { err: (e as Error).message },
+        'could not create the usage-reconcile schedule; it is tried again at the next start',
+      ),
+    );
+  const stop = () => {
+    log.info('worker stopping');
+    worker.shutdown();
+  };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   // The worker's own metrics (runs it finishes, model first-token latency), for Prometheus to scrape.
   const metricsServer = config.WORKER_METRICS_PORT
     ? createServer((_req, res) => {
-      void registry.metrics().then((body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body));
-    }).listen(config.WORKER_METRICS_PORT, config.HOST)
+        void registry.metrics().then((body) => res.writeHead(200, { 'content-type': registry.contentType }).end(body));
+      }).listen(config.WORKER_METRICS_PORT, config.HOST)
     : undefined;
   log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
   await worker.run();

@@ -7,12 +7,19 @@ import { cancelSignal, statusQuery, type LiveStatus } from '../src/temporal/defi
  * (the run's own scope is already cancelled); any other failure records the root cause
  * (an activity's or child workflow's own message, not the wrapper's).
  */
-export async function recordFailure(err: unknown, cancelReason: string | undefined, record: (reason: string) => Promise<unknown>): Promise<never> {
+export async function recordFailure(
+  err: unknown,
+  cancelReason: string | undefined,
+  record: (reason: string) => Promise<unknown>,
+): Promise<never> {
   if (wf.isCancellation(err)) {
     await wf.CancellationScope.nonCancellable(() => record(`cancelled: ${cancelReason ?? 'cancelled'}`));
     throw err;
   }
-  const cause = (err instanceof wf.ActivityFailure || err instanceof wf.ChildWorkflowFailure) && err.cause ? err.cause : (err as Error);
+  const cause =
+    (err instanceof wf.ActivityFailure || err instanceof wf.ChildWorkflowFailure) && err.cause
+      ? err.cause
+      : (err as Error);
   await record(cause.message || 'run failed');
   throw err;
 }
@@ -22,7 +29,11 @@ export async function recordFailure(err: unknown, cancelReason: string | undefin
  * moved to completed (progress 100) when the body returns, and on a failure the reason recorded
  * through `fail` before the run ends failed. A continue-as-new passes through untouched.
  */
-export async function trackedJob<T>(firstStep: string, body: (status: LiveStatus) => Promise<T>, fail: (reason: string) => Promise<unknown>): Promise<T> {
+export async function trackedJob<T>(
+  firstStep: string,
+  body: (status: LiveStatus) => Promise<T>,
+  fail: (reason: string) => Promise<unknown>,
+): Promise<T> {
   const status: LiveStatus = { status: 'running', progress: 0, currentStep: firstStep };
   let cancelReason: string | undefined;
   wf.setHandler(statusQuery, () => status);

@@ -17,20 +17,24 @@ const BATCH = 64;
  * index), so a retried step never writes a chunk twice; progress and current_step follow the steps.
  */
 export async function ingest(input: IngestInput): Promise<Record<string, unknown>> {
-  return trackedJob('extracting text', async (status) => {
-    const prep = await steps.ingestPrepare(input);
-    if (prep.describe) {
-      status.currentStep = 'describing';
-      await steps.ingestDescribe(input);
-    }
-    const batch = input.batchSize ?? BATCH;
-    for (let from = 0; from < prep.toEmbed; from += batch) {
-      const to = Math.min(prep.toEmbed, from + batch);
-      status.currentStep = `embedding ${to}/${prep.toEmbed} chunks`;
-      await steps.ingestEmbed(input, from, to, prep.toEmbed);
-      status.progress = 25 + Math.round((70 * to) / prep.toEmbed);
-    }
-    status.currentStep = 'finishing';
-    return steps.ingestFinish(input);
-  }, (reason) => steps.ingestFail(input, reason));
+  return trackedJob(
+    'extracting text',
+    async (status) => {
+      const prep = await steps.ingestPrepare(input);
+      if (prep.describe) {
+        status.currentStep = 'describing';
+        await steps.ingestDescribe(input);
+      }
+      const batch = input.batchSize ?? BATCH;
+      for (let from = 0; from < prep.toEmbed; from += batch) {
+        const to = Math.min(prep.toEmbed, from + batch);
+        status.currentStep = `embedding ${to}/${prep.toEmbed} chunks`;
+        await steps.ingestEmbed(input, from, to, prep.toEmbed);
+        status.progress = 25 + Math.round((70 * to) / prep.toEmbed);
+      }
+      status.currentStep = 'finishing';
+      return steps.ingestFinish(input);
+    },
+    (reason) => steps.ingestFail(input, reason),
+  );
 }

@@ -14,7 +14,13 @@
  * source, so a traced run's span ids are the same as when they were made with the workflow.
  */
 import type * as OtelWorkflow from '@temporalio/interceptors-opentelemetry/lib/workflow/index.js';
-import type { WorkflowExecuteInput, WorkflowInboundCallsInterceptor, WorkflowInterceptorsFactory, WorkflowInternalsInterceptor, WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
+import type {
+  WorkflowExecuteInput,
+  WorkflowInboundCallsInterceptor,
+  WorkflowInterceptorsFactory,
+  WorkflowInternalsInterceptor,
+  WorkflowOutboundCallsInterceptor,
+} from '@temporalio/workflow';
 import { lazyGated } from '../src/temporal/gated.js';
 
 /** The header Temporal's OpenTelemetry client and outbound interceptors write (`TRACE_HEADER`). */
@@ -27,8 +33,9 @@ const TRACE_HEADER = '_tracer-data';
  * trace SDK: ~8 ms of worker CPU before the first command of every run, traced or not (measured,
  * docs/decisions.md "Workflow bundle"). Webpack bundles a literal `require` and runs it at the call.
  */
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred evaluation inside the workflow bundle (see above)
-const otel = (): typeof OtelWorkflow => require('@temporalio/interceptors-opentelemetry/lib/workflow/index.js') as typeof OtelWorkflow;
+const otel = (): typeof OtelWorkflow =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred evaluation inside the workflow bundle (see above)
+  require('@temporalio/interceptors-opentelemetry/lib/workflow/index.js') as typeof OtelWorkflow;
 
 /**
  * The methods each OpenTelemetry interceptor implements (their prototypes' methods; test/unit/
@@ -37,7 +44,16 @@ const otel = (): typeof OtelWorkflow => require('@temporalio/interceptors-opente
  */
 export const OTEL_METHODS = {
   inbound: ['execute', 'handleSignal', 'handleUpdate', 'validateUpdate', 'handleQuery'],
-  outbound: ['scheduleActivity', 'scheduleLocalActivity', 'startNexusOperation', 'startChildWorkflowExecution', 'continueAsNew', 'signalWorkflow', 'getLogAttributes', 'getMetricTags'],
+  outbound: [
+    'scheduleActivity',
+    'scheduleLocalActivity',
+    'startNexusOperation',
+    'startChildWorkflowExecution',
+    'continueAsNew',
+    'signalWorkflow',
+    'getLogAttributes',
+    'getMetricTags',
+  ],
   internals: ['dispose'],
 } as const;
 
@@ -45,18 +61,36 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
   let traced = false;
   const on = () => traced;
   // Made on first use, in a traced workflow only: untraced runs never evaluate OpenTelemetry.
-  const inbound = lazyGated<WorkflowInboundCallsInterceptor>(OTEL_METHODS.inbound, () => new (otel().OpenTelemetryInboundInterceptor)(), on);
+  const inbound = lazyGated<WorkflowInboundCallsInterceptor>(
+    OTEL_METHODS.inbound,
+    () => new (otel().OpenTelemetryInboundInterceptor)(),
+    on,
+  );
   const execute = inbound.execute!.bind(inbound);
   return {
-    inbound: [{
-      ...inbound,
-      // The workflow's start decides, before its first command: the header is in its history.
-      execute: (input: WorkflowExecuteInput, next) => {
-        traced = input.headers[TRACE_HEADER] !== undefined;
-        return execute(input, next);
+    inbound: [
+      {
+        ...inbound,
+        // The workflow's start decides, before its first command: the header is in its history.
+        execute: (input: WorkflowExecuteInput, next) => {
+          traced = input.headers[TRACE_HEADER] !== undefined;
+          return execute(input, next);
+        },
       },
-    }],
-    outbound: [lazyGated<WorkflowOutboundCallsInterceptor>(OTEL_METHODS.outbound, () => new (otel().OpenTelemetryOutboundInterceptor)(), on)],
-    internals: [lazyGated<WorkflowInternalsInterceptor>(OTEL_METHODS.internals, () => new (otel().OpenTelemetryInternalsInterceptor)(), on)],
+    ],
+    outbound: [
+      lazyGated<WorkflowOutboundCallsInterceptor>(
+        OTEL_METHODS.outbound,
+        () => new (otel().OpenTelemetryOutboundInterceptor)(),
+        on,
+      ),
+    ],
+    internals: [
+      lazyGated<WorkflowInternalsInterceptor>(
+        OTEL_METHODS.internals,
+        () => new (otel().OpenTelemetryInternalsInterceptor)(),
+        on,
+      ),
+    ],
   };
 };

@@ -28,22 +28,26 @@ export async function liveTranscription(input: LiveTranscriptionInput): Promise<
   let partialSeq = -1;
   wf.setHandler(chunkSignal, () => void (pending = true));
   wf.setHandler(stopSignal, () => void (stopped = true));
-  return trackedJob(input.stopped ? 'finalizing' : 'live', async (status) => {
-    await live.liveBegin(input);
-    while (!stopped) {
-      const woke = await wf.condition(() => pending || stopped, input.idleTimeoutMs);
-      if (!woke || stopped) break; // idle: the session ends and finalizes
-      pending = false;
-      const out = await live.liveCaption(input, partialSeq);
-      partialSeq = out.partialSeq;
-      if (out.more) pending = true;
-      if (wf.workflowInfo().historyLength > HISTORY_LIMIT || wf.workflowInfo().continueAsNewSuggested) {
-        await wf.condition(wf.allHandlersFinished);
-        return await wf.continueAsNew<typeof liveTranscription>({ ...input, stopped });
+  return trackedJob(
+    input.stopped ? 'finalizing' : 'live',
+    async (status) => {
+      await live.liveBegin(input);
+      while (!stopped) {
+        const woke = await wf.condition(() => pending || stopped, input.idleTimeoutMs);
+        if (!woke || stopped) break; // idle: the session ends and finalizes
+        pending = false;
+        const out = await live.liveCaption(input, partialSeq);
+        partialSeq = out.partialSeq;
+        if (out.more) pending = true;
+        if (wf.workflowInfo().historyLength > HISTORY_LIMIT || wf.workflowInfo().continueAsNewSuggested) {
+          await wf.condition(wf.allHandlersFinished);
+          return await wf.continueAsNew<typeof liveTranscription>({ ...input, stopped });
+        }
       }
-    }
-    status.currentStep = 'finalizing';
-    status.progress = 50;
-    return final.liveFinalize(input);
-  }, (reason) => live.liveFail(input, reason));
+      status.currentStep = 'finalizing';
+      status.progress = 50;
+      return final.liveFinalize(input);
+    },
+    (reason) => live.liveFail(input, reason),
+  );
 }

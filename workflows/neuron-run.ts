@@ -1,8 +1,21 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import {
-  BrainIdKey, JobKindKey, NeuronIdKey, TraceIdKey, WorkspaceIdKey, answerUpdate, cancelSignal, statusQuery,
-  type BudgetPause, type InterventionAnswer, type LiveStatus, type ModelTurnOutcome, type NeuronRunInput, type NeuronRunResult, type RunSummary,
+  BrainIdKey,
+  JobKindKey,
+  NeuronIdKey,
+  TraceIdKey,
+  WorkspaceIdKey,
+  answerUpdate,
+  cancelSignal,
+  statusQuery,
+  type BudgetPause,
+  type InterventionAnswer,
+  type LiveStatus,
+  type ModelTurnOutcome,
+  type NeuronRunInput,
+  type NeuronRunResult,
+  type RunSummary,
 } from '../src/temporal/definitions.js';
 import { recordFailure } from './failures.js';
 
@@ -13,20 +26,25 @@ const steps = wf.proxyActivities<Activities>({
 // Storing the reply and completing the job are short writes: a local activity saves a server
 // round trip at the end of every run.
 const local = wf.proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30 seconds', retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10 },
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10 },
 });
 // A model turn streams for a while: it heartbeats on a timer for as long as the provider call is
 // alive (a long think before the first token is fine), so Temporal notices a dead worker within
 // heartbeatTimeout and retries the turn on another one. A provider's Retry-After sets the delay
 // of that one retry (activities/failures.ts); 4xx answers are not retried.
 const model = wf.proxyActivities<Activities>({
-  startToCloseTimeout: '10 minutes', heartbeatTimeout: '5 seconds',
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1s', maximumInterval: '20s', maximumAttempts: 6 },
 });
 // The first turn of a run the API prepared is streamed by the API (src/services/first-turns.ts):
 // when it is done by the first workflow task, a local activity adopts it and a short run ends in
 // that one task; else the `modelTurn` activity waits for it (heartbeating), or runs it again.
-const adoptLocally = wf.proxyLocalActivities<Activities>({ startToCloseTimeout: '5 seconds', retry: { maximumAttempts: 1 } });
+const adoptLocally = wf.proxyLocalActivities<Activities>({
+  startToCloseTimeout: '5 seconds',
+  retry: { maximumAttempts: 1 },
+});
 /** How long that local activity waits for the API's turn to finish before leaving it to `modelTurn`. */
 const ADOPT_LOCALLY_WAIT_MS = 500;
 /** How long a run whose job was cancelled under it waits for Temporal's cancel request (sent right after). */
@@ -47,23 +65,33 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
   // the validator refuses what the run does not wait for, the handler marks it answered first.
   const pauses = new Map<string, { state: 'pending' | 'approved' | 'rejected' | 'cancelled' }>();
   const answers = new Map<string, InterventionAnswer>();
-  wf.setHandler(answerUpdate, async (a) => {
-    pauses.get(a.interventionId)!.state = a.action === 'approve' ? 'approved' : 'rejected';
-    answers.set(a.interventionId, a);
-    return { interventionId: a.interventionId, status: await steps.recordBudgetAnswer(input, a) };
-  }, {
-    validator: (a) => {
-      const p = pauses.get(a.interventionId);
-      if (!p) throw new Error('This run is not waiting for that intervention');
-      if (p.state !== 'pending') throw new Error(`Intervention is already ${p.state}`);
-      if (a.action !== 'approve' && a.action !== 'reject') throw new Error('action must be one of: approve, reject');
+  wf.setHandler(
+    answerUpdate,
+    async (a) => {
+      pauses.get(a.interventionId)!.state = a.action === 'approve' ? 'approved' : 'rejected';
+      answers.set(a.interventionId, a);
+      return { interventionId: a.interventionId, status: await steps.recordBudgetAnswer(input, a) };
     },
-  });
+    {
+      validator: (a) => {
+        const p = pauses.get(a.interventionId);
+        if (!p) throw new Error('This run is not waiting for that intervention');
+        if (p.state !== 'pending') throw new Error(`Intervention is already ${p.state}`);
+        if (a.action !== 'approve' && a.action !== 'reject') throw new Error('action must be one of: approve, reject');
+      },
+    },
+  );
   /** Waits for an admin to let the run go beyond `budget`; a rejection fails the run with BUDGET_EXCEEDED. */
   const pauseForBudget = async (budget: BudgetPause, turn: number): Promise<void> => {
     const id = wf.uuid4();
     status.currentStep = `model turn ${turn + 1}: waiting for budget approval`;
-    const waitingFor = await steps.openBudgetPause(input, { id, turn, budget, progress: status.progress, currentStep: status.currentStep });
+    const waitingFor = await steps.openBudgetPause(input, {
+      id,
+      turn,
+      budget,
+      progress: status.progress,
+      currentStep: status.currentStep,
+    });
     pauses.set(id, { state: 'pending' });
     status.status = 'waiting';
     status.waitingFor = waitingFor;
@@ -74,7 +102,11 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
     status.status = 'running';
     status.waitingFor = null;
     status.currentStep = `model turn ${turn + 1}`;
-    if (answers.get(id)!.action !== 'approve') throw wf.ApplicationFailure.nonRetryable(`${budget.message}; an admin declined to go beyond it`, 'BUDGET_EXCEEDED');
+    if (answers.get(id)!.action !== 'approve')
+      throw wf.ApplicationFailure.nonRetryable(
+        `${budget.message}; an admin declined to go beyond it`,
+        'BUDGET_EXCEEDED',
+      );
   };
   const approvedBudgets: string[] = [];
   const engramId = wf.uuid4();
@@ -91,18 +123,26 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
       status.currentStep = `model turn ${turn + 1}`;
       status.progress = Math.min(90, 5 + Math.round((turn * 85) / input.maxTurns));
       const turnInput = () => ({
-        jobId: input.jobId, workspaceId: input.scope.workspaceId, turn, accepted: [...accepted],
+        jobId: input.jobId,
+        workspaceId: input.scope.workspaceId,
+        turn,
+        accepted: [...accepted],
         ...(approvedBudgets.length ? { approvedBudgets: [...approvedBudgets] } : {}),
       });
       let adopted: ModelTurnOutcome | null = null;
       if (turn === 0 && preparedByApi && wf.patched('first-turn-adopted-locally')) {
         adopted = await adoptLocally.adoptFirstTurn(input.jobId, ADOPT_LOCALLY_WAIT_MS).catch(() => null);
       }
-      let reply = adopted ?? await model.modelTurn({
-        // A run prepared by the API is marked running by its first turn (one hop fewer before the first token).
-        start: turn === 0 && preparedByApi ? { scope: input.scope, traceId: input.traceId, neuronId: input.neuronId } : undefined,
-        ...turnInput(),
-      });
+      let reply =
+        adopted ??
+        (await model.modelTurn({
+          // A run prepared by the API is marked running by its first turn (one hop fewer before the first token).
+          start:
+            turn === 0 && preparedByApi
+              ? { scope: input.scope, traceId: input.traceId, neuronId: input.neuronId }
+              : undefined,
+          ...turnInput(),
+        }));
       // A budget stopped the turn before its call: once an admin approves, the same turn runs.
       while (reply.budget) {
         await pauseForBudget(reply.budget, turn);
@@ -118,14 +158,24 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
       for (const call of reply.toolCalls) {
         status.currentStep = `tool ${call.name}`;
         const delegate = prep.delegates.find((dl) => dl.tool === call.name);
-        const result = delegate ? await runDelegate(input, delegate, call, turn) : await steps.runTool(input.jobId, call, turn);
+        const result = delegate
+          ? await runDelegate(input, delegate, call, turn)
+          : await steps.runTool(input.jobId, call, turn);
         toolCalls.push({ name: call.name, arguments: call.arguments, result });
       }
     }
     status.currentStep = 'saving';
     status.progress = 95;
     await wf.condition(wf.allHandlersFinished); // an admin's answer is recorded before the run ends
-    const result = await local.finishRun({ input, engramId, model: prep.model, turns: Math.min(turn + 1, input.maxTurns), accepted, usage, neuronType: prep.neuronType });
+    const result = await local.finishRun({
+      input,
+      engramId,
+      model: prep.model,
+      turns: Math.min(turn + 1, input.maxTurns),
+      accepted,
+      usage,
+      neuronType: prep.neuronType,
+    });
     if (result.cancelled) {
       // The job was cancelled while the reply was being saved: the cancel request follows the
       // job's transition at once, and the run must end Canceled (not Completed) in Temporal.
@@ -144,25 +194,47 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
 }
 
 /** Runs a sub-neuron as a child workflow on the same trace; its reply becomes the tool result. */
-async function runDelegate(input: NeuronRunInput, delegate: { neuronId: string; version: number; name: string }, call: { id: string; name: string; arguments: string }, turn: number): Promise<string> {
+async function runDelegate(
+  input: NeuronRunInput,
+  delegate: { neuronId: string; version: number; name: string },
+  call: { id: string; name: string; arguments: string },
+  turn: number,
+): Promise<string> {
   let message = call.arguments;
   try {
     const parsed = JSON.parse(call.arguments) as { message?: unknown };
     if (typeof parsed.message === 'string') message = parsed.message;
-  } catch { /* the raw text is the message */ }
+  } catch {
+    /* the raw text is the message */
+  }
   const childJobId = wf.uuid4();
   await steps.emitJobEvent(input.jobId, { type: 'delegate', neuron: delegate.name, child_job_id: childJobId });
   const child = await wf.executeChild(neuronRun, {
     workflowId: childJobId,
-    args: [{
-      jobId: childJobId, scope: input.scope, neuronId: delegate.neuronId, neuronVersion: delegate.version, traceId: input.traceId, traceType: input.traceType,
-      message, userEngramId: null, depth: input.depth + 1, maxTurns: input.maxTurns, parentJobId: input.jobId, rootJobId: input.rootJobId ?? input.jobId, pathwayContext: input.pathwayContext ?? null,
-      // The child stores its reply as this call's result, where this run's next turn reads it.
-      answers: { jobId: input.jobId, turn, callId: call.id, name: call.name },
-    }],
+    args: [
+      {
+        jobId: childJobId,
+        scope: input.scope,
+        neuronId: delegate.neuronId,
+        neuronVersion: delegate.version,
+        traceId: input.traceId,
+        traceType: input.traceType,
+        message,
+        userEngramId: null,
+        depth: input.depth + 1,
+        maxTurns: input.maxTurns,
+        parentJobId: input.jobId,
+        rootJobId: input.rootJobId ?? input.jobId,
+        pathwayContext: input.pathwayContext ?? null,
+        // The child stores its reply as this call's result, where this run's next turn reads it.
+        answers: { jobId: input.jobId, turn, callId: call.id, name: call.name },
+      },
+    ],
     typedSearchAttributes: [
-      { key: WorkspaceIdKey, value: input.scope.workspaceId }, { key: JobKindKey, value: 'neuron' },
-      { key: NeuronIdKey, value: delegate.neuronId }, { key: TraceIdKey, value: input.traceId },
+      { key: WorkspaceIdKey, value: input.scope.workspaceId },
+      { key: JobKindKey, value: 'neuron' },
+      { key: NeuronIdKey, value: delegate.neuronId },
+      { key: TraceIdKey, value: input.traceId },
       ...(input.scope.brainId ? [{ key: BrainIdKey, value: input.scope.brainId }] : []),
     ],
   });

@@ -1,18 +1,32 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import {
-  BrainIdKey, JobKindKey, NeuronIdKey, PathwayIdKey, ReceptorIdKey, TraceIdKey, WorkspaceIdKey, statusQuery,
-  type LiveStatus, type ReceptorFireInput, type SearchAttributePairs,
+  BrainIdKey,
+  JobKindKey,
+  NeuronIdKey,
+  PathwayIdKey,
+  ReceptorIdKey,
+  TraceIdKey,
+  WorkspaceIdKey,
+  statusQuery,
+  type LiveStatus,
+  type ReceptorFireInput,
+  type SearchAttributePairs,
 } from '../src/temporal/definitions.js';
 import { neuronRun } from './neuron-run.js';
 import { pathwayRun } from './pathway-run.js';
 import { systemJob } from './system-job.js';
 
 const steps = wf.proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute', retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10 },
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10 },
 });
 
-export interface ReceptorFireResult { jobId: string; status: 'completed' | 'failed' | 'skipped'; reason?: string }
+export interface ReceptorFireResult {
+  jobId: string;
+  status: 'completed' | 'failed' | 'skipped';
+  reason?: string;
+}
 
 /**
  * One firing of a receptor (DESIGN.md): from the fire route, a stimulus, a channel message or its
@@ -32,15 +46,22 @@ export async function receptorFire(input: ReceptorFireInput): Promise<ReceptorFi
     return { jobId: plan.jobId, status: 'skipped', reason: plan.reason };
   }
   const attrs: SearchAttributePairs = [
-    { key: WorkspaceIdKey, value: input.workspaceId }, { key: ReceptorIdKey, value: input.receptorId },
+    { key: WorkspaceIdKey, value: input.workspaceId },
+    { key: ReceptorIdKey, value: input.receptorId },
     { key: JobKindKey, value: plan.kind === 'system' ? 'receptor' : plan.kind },
   ];
-  if (plan.kind === 'neuron') attrs.push({ key: NeuronIdKey, value: plan.run.neuronId }, { key: TraceIdKey, value: plan.run.traceId });
-  if (plan.kind === 'pathway' && plan.run.pathwayId) attrs.push({ key: PathwayIdKey, value: plan.run.pathwayId }, { key: TraceIdKey, value: plan.run.traceId });
+  if (plan.kind === 'neuron')
+    attrs.push({ key: NeuronIdKey, value: plan.run.neuronId }, { key: TraceIdKey, value: plan.run.traceId });
+  if (plan.kind === 'pathway' && plan.run.pathwayId)
+    attrs.push({ key: PathwayIdKey, value: plan.run.pathwayId }, { key: TraceIdKey, value: plan.run.traceId });
   if (plan.kind !== 'system' && plan.run.scope.brainId) attrs.push({ key: BrainIdKey, value: plan.run.scope.brainId });
   status.currentStep = `running ${plan.kind} job ${plan.jobId}`;
   try {
-    const common = { workflowId: plan.jobId, typedSearchAttributes: attrs, staticSummary: `receptor ${plan.receptorSlug} · ${input.source}` };
+    const common = {
+      workflowId: plan.jobId,
+      typedSearchAttributes: attrs,
+      staticSummary: `receptor ${plan.receptorSlug} · ${input.source}`,
+    };
     if (plan.kind === 'neuron') await wf.executeChild(neuronRun, { ...common, args: [plan.run] });
     else if (plan.kind === 'pathway') await wf.executeChild(pathwayRun, { ...common, args: [plan.run] });
     else await wf.executeChild(systemJob, { ...common, args: [plan.run] });

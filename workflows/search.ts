@@ -15,17 +15,23 @@ const local = wf.proxyLocalActivities<Activities>({ startToCloseTimeout: '10 sec
  * type's hits, the total and the normalized list.
  */
 export async function search(input: SearchJobInput): Promise<{ total: number }> {
-  return trackedJob(`searching ${input.types.length} types`, async (status) => {
-    let done = 0;
-    const facets = await Promise.all(input.types.map(async (type) => {
-      const facet = await steps.searchFacet(input, type);
-      done++;
-      status.progress = Math.round((100 * done) / input.types.length);
-      status.currentStep = `searched ${type} (${done}/${input.types.length})`;
-      await local.searchProgress(input, done, input.types.length, type);
-      return facet;
-    }));
-    status.currentStep = 'finishing';
-    return steps.searchFinish(input, facets);
-  }, (reason) => steps.searchFail(input, reason));
+  return trackedJob(
+    `searching ${input.types.length} types`,
+    async (status) => {
+      let done = 0;
+      const facets = await Promise.all(
+        input.types.map(async (type) => {
+          const facet = await steps.searchFacet(input, type);
+          done++;
+          status.progress = Math.round((100 * done) / input.types.length);
+          status.currentStep = `searched ${type} (${done}/${input.types.length})`;
+          await local.searchProgress(input, done, input.types.length, type);
+          return facet;
+        }),
+      );
+      status.currentStep = 'finishing';
+      return steps.searchFinish(input, facets);
+    },
+    (reason) => steps.searchFail(input, reason),
+  );
 }

@@ -20,10 +20,14 @@ const steps = wf.proxyActivities<Activities>({
  * Two activities, so a failed apply never asks the model again; each is idempotent by the job id.
  */
 export async function stakeholderExtract(input: StakeholderExtractInput): Promise<Record<string, unknown>> {
-  return trackedJob('asking the model', async (status) => {
-    const plan = await ask.stakeholderExtractPlan(input);
-    status.progress = 70;
-    status.currentStep = `applying ${plan.ops} changes`;
-    return steps.stakeholderExtractApply(input);
-  }, (reason) => steps.stakeholderExtractFail(input, reason));
+  return trackedJob(
+    'asking the model',
+    async (status) => {
+      const plan = await ask.stakeholderExtractPlan(input);
+      status.progress = 70;
+      status.currentStep = `applying ${plan.ops} changes`;
+      return steps.stakeholderExtractApply(input);
+    },
+    (reason) => steps.stakeholderExtractFail(input, reason),
+  );
 }

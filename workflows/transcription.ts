@@ -13,6 +13,12 @@ const steps = wf.proxyActivities<Activities>({
  * reads and converts the audio and ends the job with `{ text, segments }`; this history holds
  * only ids and counts.
  */
-export async function transcription(input: TranscriptionInput): Promise<{ chars: number; segments: number; durationMs: number }> {
-  return trackedJob('transcribing', () => steps.transcribeRun(input), (reason) => steps.transcribeFail(input, reason));
+export async function transcription(
+  input: TranscriptionInput,
+): Promise<{ chars: number; segments: number; durationMs: number }> {
+  return trackedJob(
+    'transcribing',
+    () => steps.transcribeRun(input),
+    (reason) => steps.transcribeFail(input, reason),
+  );
 }

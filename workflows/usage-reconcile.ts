@@ -3,7 +3,8 @@ import type { Activities } from '../activities/index.js';
 import type { ReconcileReport } from '../src/services/usage-reconciler.js';
 
 const steps = wf.proxyActivities<Activities>({
-  startToCloseTimeout: '30 minutes', retry: { initialInterval: '10s', maximumInterval: '2m', maximumAttempts: 3 },
+  startToCloseTimeout: '30 minutes',
+  retry: { initialInterval: '10s', maximumInterval: '2m', maximumAttempts: 3 },
 });
 
 /**

@@ -1,7 +1,11 @@
 import { unavailable } from '../../src/errors.js';
 import { metrics } from '../../src/metrics.js';
 
-interface Waiter { admit: () => void; refuse: (e: Error) => void; timer: NodeJS.Timeout }
+interface Waiter {
+  admit: () => void;
+  refuse: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
 
 /**
  * Admission control for non-streaming requests: at most `maxInFlight` run at once; beyond that a
@@ -46,7 +50,12 @@ export function createAdmission(o: { maxInFlight: number; maxQueue: number; maxW
      */
     acquire(tenant: string, deadline: number): Promise<() => void> {
       let released = false;
-      const done = () => { if (!released) { released = true; release(); } };
+      const done = () => {
+        if (!released) {
+          released = true;
+          release();
+        }
+      };
       if (inFlight < o.maxInFlight && queued === 0) {
         inFlight++;
         metrics.admissionInFlight.set(inFlight);

@@ -3,7 +3,14 @@ import { ZodError } from 'zod';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { MongoNetworkError, MongoOperationTimeoutError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { isDuplicateKey } from '../../src/db/claims.js';
-import { AppError, conflict, notFound, payloadTooLarge, unsupportedMediaType, validationError } from '../../src/errors.js';
+import {
+  AppError,
+  conflict,
+  notFound,
+  payloadTooLarge,
+  unsupportedMediaType,
+  validationError,
+} from '../../src/errors.js';
 import { redactPath } from './request.js';
 import type { Logger } from '../../src/logger.js';
 
@@ -18,12 +25,27 @@ export function firstIssue(err: ZodError): string {
 /** Connectivity failures of MongoDB, Redis or Temporal (by class name or message, without importing each client's internals). */
 function isUnreachable(err: unknown): boolean {
   const e = err as { name?: string; message?: string; code?: string | number };
-  if (err instanceof MongoNetworkError || err instanceof MongoServerSelectionError || err instanceof MongoOperationTimeoutError) return true;
+  if (
+    err instanceof MongoNetworkError ||
+    err instanceof MongoServerSelectionError ||
+    err instanceof MongoOperationTimeoutError
+  )
+    return true;
   // Temporal calls cut by the request's deadline or abort (gRPC CANCELLED, DEADLINE_EXCEEDED) and Redis command timeouts.
-  if (e?.name === 'AbortError' || /DEADLINE_EXCEEDED|CANCELLED|Command timed out|operation was aborted/i.test(String(e?.message ?? ''))) return true;
+  if (
+    e?.name === 'AbortError' ||
+    /DEADLINE_EXCEEDED|CANCELLED|Command timed out|operation was aborted/i.test(String(e?.message ?? ''))
+  )
+    return true;
   if (e?.name === 'MaxRetriesPerRequestError') return true;
-  if (typeof e?.code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(e.code)) return true;
-  return /Connection is closed|Stream isn't writeable|UNAVAILABLE|Connection refused|connect ECONNREFUSED/i.test(String(e?.message ?? ''));
+  if (
+    typeof e?.code === 'string' &&
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(e.code)
+  )
+    return true;
+  return /Connection is closed|Stream isn't writeable|UNAVAILABLE|Connection refused|connect ECONNREFUSED/i.test(
+    String(e?.message ?? ''),
+  );
 }
 
 /** The one place where any thrown value becomes an AppError (STYLE.md §5). */
@@ -34,7 +56,10 @@ export function toAppError(err: unknown): AppError {
   // FerretDB 1.x reports a unique violation caused by an update as code 1 "UNIQUE constraint failed".
   if (err instanceof MongoServerError && isDuplicateKey(err)) return conflict('Already exists');
   // A store, Redis or Temporal that cannot be reached is a retryable 503, never a 500.
-  if (isUnreachable(err)) return new AppError('SERVICE_UNAVAILABLE', 503, 'A platform component is unreachable; retry shortly', { 'Retry-After': '2' });
+  if (isUnreachable(err))
+    return new AppError('SERVICE_UNAVAILABLE', 503, 'A platform component is unreachable; retry shortly', {
+      'Retry-After': '2',
+    });
   // Koa/bodyparser client errors (malformed JSON, payload too large, bad encoding) carry a 4xx status.
   const e = err as { status?: number; expose?: boolean; message?: string };
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
@@ -57,11 +82,14 @@ export function errorMiddleware() {
       } else if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
         const allowed = ctx.response.get('Allow') || 'none';
         ctx.status = 405;
-        ctx.body = { message: `Method ${ctx.method} is not allowed on this path; allowed: ${allowed}`, code: 'METHOD_NOT_ALLOWED' };
+        ctx.body = {
+          message: `Method ${ctx.method} is not allowed on this path; allowed: ${allowed}`,
+          code: 'METHOD_NOT_ALLOWED',
+        };
       }
     } catch (err) {
       const app = toAppError(err);
-      const log = (ctx.state.log as Logger | undefined);
+      const log = ctx.state.log as Logger | undefined;
       if (app.status >= 500) log?.error({ err }, 'request failed');
       else log?.debug({ code: app.code, message: app.message }, 'request rejected');
       ctx.status = app.status;

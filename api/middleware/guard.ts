@@ -20,7 +20,10 @@ export interface GuardedRoute {
 const ALWAYS: readonly Dependency[] = ['mongodb', 'redis'];
 const HEALTH_DEADLINE_MS = 2_000;
 
-const shed = (reason: string, e: Error) => { metrics.requestsShed.inc({ reason }); return e; };
+const shed = (reason: string, e: Error) => {
+  metrics.requestsShed.inc({ reason });
+  return e;
+};
 
 /**
  * Bounded waits for every request (docs/operations.md):
@@ -34,39 +37,68 @@ const shed = (reason: string, e: Error) => { metrics.requestsShed.inc({ reason }
  * Work a request leaves behind after it has answered (a workflow start after a 202) is no longer
  * bounded by its deadline.
  */
-export function createRequestGuard(d: { config: Config; breakers: Breakers; admission: Admission; temporal: Connection }) {
+export function createRequestGuard(d: {
+  config: Config;
+  breakers: Breakers;
+  admission: Admission;
+  temporal: Connection;
+}) {
   const { config, breakers, admission } = d;
   return {
     /**
      * Runs `work` for the request; `work` calls `admit(tenant)` once it knows the tenant (after
      * authentication), which waits for an admission slot.
      */
-    async run(route: GuardedRoute, ctx: Context, work: (admit: (tenant: string) => Promise<void>) => Promise<void>): Promise<void> {
+    async run(
+      route: GuardedRoute,
+      ctx: Context,
+      work: (admit: (tenant: string) => Promise<void>) => Promise<void>,
+    ): Promise<void> {
       if (route.kind !== 'health') {
         const down = breakers.firstOpen(ALWAYS);
-        if (down) throw shed('dependency', unavailable(`The platform's ${down === 'mongodb' ? 'store' : 'Redis'} is unavailable; retry shortly`, 2));
+        if (down)
+          throw shed(
+            'dependency',
+            unavailable(`The platform's ${down === 'mongodb' ? 'store' : 'Redis'} is unavailable; retry shortly`, 2),
+          );
       }
       const started = (ctx.state.startedAt as number | undefined) ?? Date.now();
       const upload = !!ctx.request.length && !ctx.is('application/json', '+json');
-      const ms = route.kind === 'health' ? HEALTH_DEADLINE_MS : route.deadlineMs ?? (upload ? config.UPLOAD_DEADLINE_MS : config.REQUEST_DEADLINE_MS);
+      const ms =
+        route.kind === 'health'
+          ? HEALTH_DEADLINE_MS
+          : (route.deadlineMs ?? (upload ? config.UPLOAD_DEADLINE_MS : config.REQUEST_DEADLINE_MS));
       const ctl = new AbortController();
       // Every store call of the request listens on its signal (src/db/guard.ts): many at once is normal.
       setMaxListeners(0, ctl.signal);
       const rc: RequestContext = { deadline: started + ms, signal: ctl.signal };
       // A request whose write is stored (markCommitted) is no longer abandoned: it answers its success.
-      const abandon = (reason: string, e: Error) => { if (!ctl.signal.aborted && !rc.committed) ctl.abort(shed(reason, e)); };
-      const timer = setTimeout(() => abandon('deadline', unavailable(`The request did not finish within ${ms} ms; retry shortly`, 1)), Math.max(0, rc.deadline - Date.now()));
+      const abandon = (reason: string, e: Error) => {
+        if (!ctl.signal.aborted && !rc.committed) ctl.abort(shed(reason, e));
+      };
+      const timer = setTimeout(
+        () => abandon('deadline', unavailable(`The request did not finish within ${ms} ms; retry shortly`, 1)),
+        Math.max(0, rc.deadline - Date.now()),
+      );
       const offBreaker = breakers.onOpen((dep) => {
-        if (route.kind !== 'health' && ALWAYS.includes(dep)) abandon('dependency', unavailable(`The platform's ${dep === 'mongodb' ? 'store' : 'Redis'} is unavailable; retry shortly`, 2));
+        if (route.kind !== 'health' && ALWAYS.includes(dep))
+          abandon(
+            'dependency',
+            unavailable(`The platform's ${dep === 'mongodb' ? 'store' : 'Redis'} is unavailable; retry shortly`, 2),
+          );
       });
       // Temporal calls fail at once while Temporal's breaker is open, and when the request is abandoned.
       const temporalCtl = new AbortController();
       setMaxListeners(0, temporalCtl.signal);
       const stopTemporal = () => temporalCtl.abort(unavailable('Temporal is unavailable; retry shortly', 2));
       if (breakers.isOpen('temporal')) stopTemporal();
-      const offTemporal = breakers.onOpen((dep) => { if (dep === 'temporal') stopTemporal(); });
+      const offTemporal = breakers.onOpen((dep) => {
+        if (dep === 'temporal') stopTemporal();
+      });
       ctl.signal.addEventListener('abort', () => temporalCtl.abort(ctl.signal.reason), { once: true });
-      const onClose = () => { if (!ctx.res.writableFinished) abandon('client-gone', unavailable('The client closed the connection', 1)); };
+      const onClose = () => {
+        if (!ctx.res.writableFinished) abandon('client-gone', unavailable('The client closed the connection', 1));
+      };
       ctx.res.once('close', onClose);
 
       let release: (() => void) | undefined;
@@ -74,7 +106,11 @@ export function createRequestGuard(d: { config: Config; breakers: Breakers; admi
         if (route.kind !== 'request') return;
         release = await admission.acquire(tenant, rc.deadline);
         // A slot that arrives after the request was abandoned is given back at once.
-        if (ctl.signal.aborted) { release(); release = undefined; throw ctl.signal.reason as Error; }
+        if (ctl.signal.aborted) {
+          release();
+          release = undefined;
+          throw ctl.signal.reason as Error;
+        }
       };
       const running = runInRequest(rc, () => d.temporal.withAbortSignal(temporalCtl.signal, () => work(admit)));
       const settled = running.finally(() => {

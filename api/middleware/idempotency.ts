@@ -4,12 +4,18 @@ import type { Context } from 'koa';
 import { AppError, validationError } from '../../src/errors.js';
 
 /** What a key's record holds: in progress (with the owner's token), or the first response. */
-type Record_ = { state: 'running'; fp: string; token: string } | { state: 'done'; fp: string; status: number; body: unknown; type?: string };
+type Record_ =
+  | { state: 'running'; fp: string; token: string }
+  | { state: 'done'; fp: string; status: number; body: unknown; type?: string };
 
 /** JSON with object keys sorted, so the same body always gives the same fingerprint. */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }
 
@@ -33,21 +39,38 @@ export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: numbe
      * Runs `respond` (which sets ctx.status and ctx.body) under the request's key, or replays the
      * first response. `scopeKey` names the tenant and route; returns the key's derivation seed.
      */
-    async run(ctx: Context, scopeKey: string, request: unknown, respond: (seed: string | undefined) => Promise<void>): Promise<void> {
+    async run(
+      ctx: Context,
+      scopeKey: string,
+      request: unknown,
+      respond: (seed: string | undefined) => Promise<void>,
+    ): Promise<void> {
       const header = ctx.get('idempotency-key');
       if (!header) return respond(undefined);
-      if (header.length > 255 || !/^[\x21-\x7e]+$/.test(header)) throw validationError('Idempotency-Key: 1 to 255 visible ASCII characters');
+      if (header.length > 255 || !/^[\x21-\x7e]+$/.test(header))
+        throw validationError('Idempotency-Key: 1 to 255 visible ASCII characters');
       const seed = createHash('sha256').update(`${scopeKey}\n${header}`).digest('base64url');
       const key = `${o.prefix}idem:${seed}`;
       const fp = createHash('sha256').update(canonical(request)).digest('base64url');
       const token = randomUUID();
       const running: Record_ = { state: 'running', fp, token };
       // While it runs the claim lives as long as a request may (it is given back or replaced at the end).
-      const held = await redis.eval(CLAIM, 1, key, JSON.stringify(running), String(10 * 60_000)) as string | null;
+      const held = (await redis.eval(CLAIM, 1, key, JSON.stringify(running), String(10 * 60_000))) as string | null;
       if (held) {
         const r = JSON.parse(held) as Record_;
-        if (r.fp !== fp) throw new AppError('IDEMPOTENCY_KEY_REUSED', 422, 'This Idempotency-Key was used with a different request; use a new key for a new request');
-        if (r.state === 'running') throw new AppError('CONFLICT', 409, 'A request with this Idempotency-Key is still in progress; retry shortly', { 'Retry-After': '1' });
+        if (r.fp !== fp)
+          throw new AppError(
+            'IDEMPOTENCY_KEY_REUSED',
+            422,
+            'This Idempotency-Key was used with a different request; use a new key for a new request',
+          );
+        if (r.state === 'running')
+          throw new AppError(
+            'CONFLICT',
+            409,
+            'A request with this Idempotency-Key is still in progress; retry shortly',
+            { 'Retry-After': '1' },
+          );
         ctx.status = r.status;
         if (r.type) ctx.type = r.type;
         ctx.body = r.body;
@@ -59,7 +82,14 @@ export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: numbe
       } catch (e) {
         // A 4xx is the request's final answer; anything else may succeed on a retry.
         if (e instanceof AppError && e.status < 500 && e.status !== 429) {
-          await redis.set(key, JSON.stringify({ state: 'done', fp, status: e.status, body: { message: e.message, code: e.code } }), 'EX', o.ttlS).catch(() => undefined);
+          await redis
+            .set(
+              key,
+              JSON.stringify({ state: 'done', fp, status: e.status, body: { message: e.message, code: e.code } }),
+              'EX',
+              o.ttlS,
+            )
+            .catch(() => undefined);
         } else {
           await redis.eval(GIVE_BACK, 1, key, token).catch(() => undefined);
         }
@@ -67,13 +97,25 @@ export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: numbe
       }
       const body: unknown = ctx.body;
       // Only a JSON (or empty) answer can be replayed; a stream or file answer gives the key back.
-      if (body != null && (typeof body !== 'object' || Buffer.isBuffer(body) || typeof (body as { pipe?: unknown }).pipe === 'function')) {
+      if (
+        body != null &&
+        (typeof body !== 'object' || Buffer.isBuffer(body) || typeof (body as { pipe?: unknown }).pipe === 'function')
+      ) {
         await redis.eval(GIVE_BACK, 1, key, token).catch(() => undefined);
         return;
       }
-      const done: Record_ = { state: 'done', fp, status: ctx.status, body: body ?? null, type: ctx.response.type || undefined };
+      const done: Record_ = {
+        state: 'done',
+        fp,
+        status: ctx.status,
+        body: body ?? null,
+        type: ctx.response.type || undefined,
+      };
       // The answer stands even if it cannot be kept: a retry then runs again with the same ids.
-      await redis.set(key, JSON.stringify(done), 'EX', o.ttlS).catch(() => redis.eval(GIVE_BACK, 1, key, token)).catch(() => undefined);
+      await redis
+        .set(key, JSON.stringify(done), 'EX', o.ttlS)
+        .catch(() => redis.eval(GIVE_BACK, 1, key, token))
+        .catch(() => undefined);
     },
   };
 }

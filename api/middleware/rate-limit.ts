@@ -6,7 +6,10 @@ import type { Config } from '../../src/config.js';
 import { AppError, rateLimited } from '../../src/errors.js';
 
 /** One limit: so many points per window. */
-export interface Limit { points: number; durationS: number }
+export interface Limit {
+  points: number;
+  durationS: number;
+}
 
 /**
  * Rate limiting in Redis (rate-limiter-flexible: atomic, shared by every API instance): per
@@ -25,7 +28,10 @@ export function createRateLimiter(redis: Redis, config: Config) {
     let rl = limiters.get(id);
     if (!rl) {
       rl = new RateLimiterRedis({
-        storeClient: redis, keyPrefix: `${config.REDIS_PREFIX}rl:${name}`, points: l.points, duration: l.durationS,
+        storeClient: redis,
+        keyPrefix: `${config.REDIS_PREFIX}rl:${name}`,
+        points: l.points,
+        duration: l.durationS,
         insuranceLimiter: new RateLimiterMemory({ points: l.points, duration: l.durationS }),
       });
       limiters.set(id, rl);
@@ -37,7 +43,9 @@ export function createRateLimiter(redis: Redis, config: Config) {
 
   const tooManyFailures = (res: RateLimiterRes): AppError => {
     metrics.rateLimited.inc({ reason: 'auth-failures' });
-    return new AppError('RATE_LIMIT', 429, 'Too many failed authentication attempts from this address', { 'Retry-After': String(Math.max(1, Math.ceil(res.msBeforeNext / 1000))) });
+    return new AppError('RATE_LIMIT', 429, 'Too many failed authentication attempts from this address', {
+      'Retry-After': String(Math.max(1, Math.ceil(res.msBeforeNext / 1000))),
+    });
   };
 
   const headers = (ctx: Context, l: Limit, res: RateLimiterRes) => {
@@ -70,7 +78,9 @@ export function createRateLimiter(redis: Redis, config: Config) {
     },
     /** Records one failed authentication of the address; the 429 when that put it over its limit. */
     async recordAuthFailure(ctx: Context): Promise<AppError | undefined> {
-      const res = await limiter('authfail', authFailures).penalty(`ip:${ctx.ip}`, 1).catch(() => undefined);
+      const res = await limiter('authfail', authFailures)
+        .penalty(`ip:${ctx.ip}`, 1)
+        .catch(() => undefined);
       return res && res.consumedPoints > authFailures.points ? tooManyFailures(res) : undefined;
     },
   };

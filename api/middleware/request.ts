@@ -14,7 +14,10 @@ const SECRET_LIKE = /^[A-Za-z0-9_\-.~]{20,}$/;
  * is not a UUID: public intervention tokens, share tokens) is replaced by `[redacted]`.
  */
 export function redactPath(path: string): string {
-  return path.split('/').map((seg) => (SECRET_LIKE.test(seg) && !UUID_RE.test(seg) ? '[redacted]' : seg)).join('/');
+  return path
+    .split('/')
+    .map((seg) => (SECRET_LIKE.test(seg) && !UUID_RE.test(seg) ? '[redacted]' : seg))
+    .join('/');
 }
 
 /**
@@ -37,18 +40,34 @@ export function requestMiddleware(log: Logger) {
     // matched route template once routing is done (never the raw path). Everything the handler
     // does (a workflow start, its activities) runs inside it.
     const parent = propagation.extract(context.active(), ctx.headers);
-    const span = tracer.startSpan(ctx.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method } }, parent);
+    const span = tracer.startSpan(
+      ctx.method,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method } },
+      parent,
+    );
     await context.with(trace.setSpan(parent, span), async () => {
       try {
         await next();
       } finally {
         const route = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
         const template = typeof route === 'string' ? route : null;
-        metrics.httpRequests.observe({ method: ctx.method, route: template ?? 'unmatched', status: String(ctx.status) }, (performance.now() - started) / 1000);
+        metrics.httpRequests.observe(
+          { method: ctx.method, route: template ?? 'unmatched', status: String(ctx.status) },
+          (performance.now() - started) / 1000,
+        );
         if (template) span.updateName(`${ctx.method} ${template}`).setAttribute('http.route', template);
         span.setAttribute('http.response.status_code', ctx.status);
         if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        (ctx.state.log as Logger).info({ method: ctx.method, route: template, path: template ?? redactPath(ctx.path), status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
+        (ctx.state.log as Logger).info(
+          {
+            method: ctx.method,
+            route: template,
+            path: template ?? redactPath(ctx.path),
+            status: ctx.status,
+            ms: Math.round(performance.now() - started),
+          },
+          'request',
+        );
         span.end();
       }
     });

@@ -4,8 +4,11 @@ const $ = (id) => document.getElementById(id);
 const token = decodeURIComponent(location.pathname.split('/').filter(Boolean)[1] || '');
 const api = `/v1/public/interventions/${encodeURIComponent(token)}`;
 const OUTCOME = {
-  approved: 'Approved. The run continues.', rejected: 'Rejected. The run takes its rejection path.', answered: 'Answered. The run continues.',
-  expired: 'This request has expired: it can no longer be answered.', cancelled: 'This request was cancelled: the run was stopped.',
+  approved: 'Approved. The run continues.',
+  rejected: 'Rejected. The run takes its rejection path.',
+  answered: 'Answered. The run continues.',
+  expired: 'This request has expired: it can no longer be answered.',
+  cancelled: 'This request was cancelled: the run was stopped.',
 };
 
 function show(status, extra = '') {
@@ -15,8 +18,10 @@ function show(status, extra = '') {
 }
 function row(term, value) {
   if (value === null || value === undefined || value === '') return;
-  const dt = document.createElement('dt'); dt.textContent = term;
-  const dd = document.createElement('dd'); dd.textContent = value;
+  const dt = document.createElement('dt');
+  dt.textContent = term;
+  const dd = document.createElement('dd');
+  dd.textContent = value;
   $('context').append(dt, dd);
 }
 
@@ -24,13 +29,17 @@ async function start() {
   const res = await fetch(api);
   if (!res.ok) {
     $('notice').hidden = false;
-    $('notice').textContent = res.status === 404 ? 'This approval link is not valid.' : `Could not load the request (${res.status}).`;
+    $('notice').textContent =
+      res.status === 404 ? 'This approval link is not valid.' : `Could not load the request (${res.status}).`;
     return;
   }
   const { intervention: i } = await res.json();
   $('title').textContent = i.title || 'Approval requested';
   document.title = i.title || 'Approval';
-  if (i.status !== 'pending') { show(i.status, i.action ? ` (answer: ${i.action})` : ''); return; }
+  if (i.status !== 'pending') {
+    show(i.status, i.action ? ` (answer: ${i.action})` : '');
+    return;
+  }
   $('prompt').textContent = i.prompt || '';
   row('Kind', i.kind === 'pause' ? 'Checkpoint: the run waits to be resumed' : 'Approval');
   row('Requested', i.created_at ? new Date(i.created_at).toLocaleString() : null);
@@ -50,12 +59,24 @@ async function start() {
 async function answer(action) {
   for (const b of $('options').querySelectorAll('button')) b.disabled = true;
   const comment = $('comment').value.trim();
-  const res = await fetch(`${api}/respond`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action, ...(comment ? { comment } : {}) }) });
+  const res = await fetch(`${api}/respond`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ action, ...(comment ? { comment } : {}) }),
+  });
   const body = await res.json().catch(() => ({}));
-  if (res.ok) { show(body.intervention.status); return; }
+  if (res.ok) {
+    show(body.intervention.status);
+    return;
+  }
   // Someone else answered first, or it expired meanwhile: say what the request is now.
-  const now = await fetch(api).then((r) => (r.ok ? r.json() : null)).catch(() => null);
-  if (now && now.intervention.status !== 'pending') { show(now.intervention.status, ' (someone answered first, or it ended)'); return; }
+  const now = await fetch(api)
+    .then((r) => (r.ok ? r.json() : null))
+    .catch(() => null);
+  if (now && now.intervention.status !== 'pending') {
+    show(now.intervention.status, ' (someone answered first, or it ended)');
+    return;
+  }
   $('notice').hidden = false;
   $('notice').textContent = body.message || `The answer was not accepted (${res.status}).`;
   for (const b of $('options').querySelectorAll('button')) b.disabled = false;

@@ -14,8 +14,14 @@ const enc = encodeURIComponent;
 let pendingAssets = [];
 let source = null;
 
-function notice(text) { $('notice').textContent = text; $('notice').hidden = !text; }
-function lock(locked) { $('send').disabled = locked; $('message').disabled = locked; }
+function notice(text) {
+  $('notice').textContent = text;
+  $('notice').hidden = !text;
+}
+function lock(locked) {
+  $('send').disabled = locked;
+  $('message').disabled = locked;
+}
 function bubble(role, text, streaming = false) {
   const li = document.createElement('li');
   li.className = `${role}${streaming ? ' streaming' : ''}`;
@@ -32,19 +38,33 @@ async function refused(res) {
   return body.message || `Something went wrong (${res.status}).`;
 }
 
-const jobText = (job) => Object.keys(job.turns).map(Number).sort((a, b) => a - b).map((k) => job.turns[k]).join('');
+const jobText = (job) =>
+  Object.keys(job.turns)
+    .map(Number)
+    .sort((a, b) => a - b)
+    .map((k) => job.turns[k])
+    .join('');
 
 function follow(job, li) {
-  const url = withToken(`/v1/public/jobs/${enc(job.id)}/stream?receptor_id=${enc(state.receptorId)}${job.cursor ? `&after=${enc(job.cursor)}` : ''}`);
+  const url = withToken(
+    `/v1/public/jobs/${enc(job.id)}/stream?receptor_id=${enc(state.receptorId)}${job.cursor ? `&after=${enc(job.cursor)}` : ''}`,
+  );
   source = new EventSource(url);
   source.onmessage = (e) => {
     const d = JSON.parse(e.data);
     if (e.lastEventId) job.cursor = e.lastEventId;
-    if (d.type === 'reset') { job.turns[d.turn] = ''; job.attempt[d.turn] = d.attempt; job.next[d.turn] = 0; }
+    if (d.type === 'reset') {
+      job.turns[d.turn] = '';
+      job.attempt[d.turn] = d.attempt;
+      job.next[d.turn] = 0;
+    }
     if (d.type === 'token') {
       const attempt = job.attempt[d.turn] ?? d.attempt;
       if (d.attempt < attempt) return; // a superseded attempt
-      if (d.attempt > attempt) { job.turns[d.turn] = ''; job.next[d.turn] = 0; }
+      if (d.attempt > attempt) {
+        job.turns[d.turn] = '';
+        job.next[d.turn] = 0;
+      }
       job.attempt[d.turn] = d.attempt;
       if (d.index < (job.next[d.turn] ?? 0)) return; // already shown (a replay after a reconnect)
       job.turns[d.turn] = (job.turns[d.turn] || '') + d.text;
@@ -54,8 +74,10 @@ function follow(job, li) {
     if (d.type === 'complete' || d.type === 'error') {
       source.close();
       li.classList.remove('streaming');
-      if (d.type === 'complete') li.textContent = (d.result && typeof d.result.text === 'string') ? d.result.text : jobText(job);
-      else li.textContent = `${jobText(job)}${jobText(job) ? '\n\n' : ''}(The answer could not be finished: ${d.message || d.error}.)`;
+      if (d.type === 'complete')
+        li.textContent = d.result && typeof d.result.text === 'string' ? d.result.text : jobText(job);
+      else
+        li.textContent = `${jobText(job)}${jobText(job) ? '\n\n' : ''}(The answer could not be finished: ${d.message || d.error}.)`;
       delete state.job;
       lock(false);
     }
@@ -66,23 +88,39 @@ function follow(job, li) {
     // Reconnect from our own cursor (the browser's automatic retry would resend the first one).
     if (source.readyState === EventSource.CLOSED || !state.job) return;
     source.close();
-    setTimeout(() => { if (state.job === job) follow(job, li); }, 1000);
+    setTimeout(() => {
+      if (state.job === job) follow(job, li);
+    }, 1000);
   };
 }
 
 async function start() {
-  if (!token) { notice('This page needs the link you were given (it carries a ?t= token).'); lock(true); return; }
+  if (!token) {
+    notice('This page needs the link you were given (it carries a ?t= token).');
+    lock(true);
+    return;
+  }
   const res = await fetch(withToken(`/v1/public/receptors/${enc(ws)}/${enc(slug)}`));
-  if (!res.ok) { notice(await refused(res)); lock(true); return; }
+  if (!res.ok) {
+    notice(await refused(res));
+    lock(true);
+    return;
+  }
   const info = await res.json();
   state.receptorId = info.receptor.id;
   const c = info.customization || {};
-  if (c.title) { $('title').textContent = c.title; document.title = c.title; }
+  if (c.title) {
+    $('title').textContent = c.title;
+    document.title = c.title;
+  }
   const root = document.documentElement.style;
   if (c.colors?.primary) root.setProperty('--primary', c.colors.primary);
   if (c.colors?.background) root.setProperty('--bg', c.colors.background);
   if (c.colors?.text) root.setProperty('--text', c.colors.text);
-  if (c.logo_url) { $('logo').src = c.logo_url; $('logo').hidden = false; }
+  if (c.logo_url) {
+    $('logo').src = c.logo_url;
+    $('logo').hidden = false;
+  }
   $('files').hidden = !info.allow_files;
   if (!info.receptor.is_active) notice('This assistant is switched off for now.');
   let shown = 0;
@@ -107,7 +145,10 @@ async function start() {
 async function upload(file) {
   const form = new FormData();
   form.append('file', file);
-  const res = await fetch(withToken(`/v1/public/receptors/by-id/${enc(state.receptorId)}/assets`), { method: 'POST', body: form });
+  const res = await fetch(withToken(`/v1/public/receptors/by-id/${enc(state.receptorId)}/assets`), {
+    method: 'POST',
+    body: form,
+  });
   if (!res.ok) throw new Error(await refused(res));
   return (await res.json()).asset.id;
 }
@@ -120,12 +161,25 @@ $('form').addEventListener('submit', async (ev) => {
   notice('');
   try {
     const file = $('file').files?.[0];
-    if (file) { pendingAssets = [await upload(file)]; $('file').value = ''; }
+    if (file) {
+      pendingAssets = [await upload(file)];
+      $('file').value = '';
+    }
     const res = await fetch(withToken(`/v1/public/receptors/${enc(ws)}/${enc(slug)}/execute`), {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ message, stream: true, ...(state.traceId ? { trace_id: state.traceId } : {}), ...(pendingAssets.length ? { asset_ids: pendingAssets } : {}) }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        message,
+        stream: true,
+        ...(state.traceId ? { trace_id: state.traceId } : {}),
+        ...(pendingAssets.length ? { asset_ids: pendingAssets } : {}),
+      }),
     });
-    if (!res.ok) { notice(await refused(res)); lock(res.status === 401); return; }
+    if (!res.ok) {
+      notice(await refused(res));
+      lock(res.status === 401);
+      return;
+    }
     const ref = await res.json();
     pendingAssets = [];
     $('message').value = '';
@@ -140,6 +194,9 @@ $('form').addEventListener('submit', async (ev) => {
   }
 });
 $('message').addEventListener('keydown', (ev) => {
-  if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); $('form').requestSubmit(); }
+  if (ev.key === 'Enter' && !ev.shiftKey) {
+    ev.preventDefault();
+    $('form').requestSubmit();
+  }
 });
 start();

@@ -8,12 +8,21 @@ export function presentJob(j: JobDoc): z.input<typeof Job> {
   const result = decodeBlob<unknown>(j.result, undefined);
   const waitingFor = decodeBlob<Record<string, unknown> | undefined>(j.waitingFor, undefined);
   return {
-    job_id: j._id, kind: j.kind, status: j.status, progress: j.progress ?? 0, current_step: j.currentStep ?? null,
+    job_id: j._id,
+    kind: j.kind,
+    status: j.status,
+    progress: j.progress ?? 0,
+    current_step: j.currentStep ?? null,
     ...(j.failedReason ? { failedReason: j.failedReason } : {}),
     ...(j.status === 'completed' && result !== undefined ? { result } : {}),
     ...((j.status === 'waiting' || j.status === 'paused') && waitingFor ? { waitingFor } : {}),
-    neuron_id: j.neuronId ?? null, pathway_id: j.pathwayId ?? null, receptor_id: j.receptorId ?? null, trace_id: j.traceId ?? null,
+    neuron_id: j.neuronId ?? null,
+    pathway_id: j.pathwayId ?? null,
+    receptor_id: j.receptorId ?? null,
+    trace_id: j.traceId ?? null,
     parent_job_id: j.parentJobId ?? null,
-    created_at: j.createdAt.toISOString(), processed_at: j.processedAt?.toISOString() ?? null, finished_at: j.finishedAt?.toISOString() ?? null,
+    created_at: j.createdAt.toISOString(),
+    processed_at: j.processedAt?.toISOString() ?? null,
+    finished_at: j.finishedAt?.toISOString() ?? null,
   };
 }

@@ -1,25 +1,63 @@
 import type { z } from 'zod';
 import { decodeBlob } from '../../src/db/codec.js';
-import type { ChunkDoc, DocumentDoc, DocumentVersionDoc, IngestState, MemoryDoc, RecollectionDoc, RecollectionMemberDoc } from '../../src/db/knowledge.js';
+import type {
+  ChunkDoc,
+  DocumentDoc,
+  DocumentVersionDoc,
+  IngestState,
+  MemoryDoc,
+  RecollectionDoc,
+  RecollectionMemberDoc,
+} from '../../src/db/knowledge.js';
 import type { Artifact, Asset, Chunk, DocumentVersion, Memory, Recollection } from '../../src/schemas/knowledge.js';
 
 const ingest = (s: IngestState) => ({
-  status: s.status, job_id: s.jobId, version: s.version, chunk_count: s.chunkCount, embedded_count: s.embeddedCount, embedding_model: s.embeddingModel, error: s.error,
+  status: s.status,
+  job_id: s.jobId,
+  version: s.version,
+  chunk_count: s.chunkCount,
+  embedded_count: s.embeddedCount,
+  embedding_model: s.embeddingModel,
+  error: s.error,
 });
 
 export function presentAsset(r: DocumentDoc): z.input<typeof Asset> {
   return {
-    id: r._id, kind: 'asset', brain_id: r.brainId, name: r.name, path: r.path, metadata: decodeBlob(r.metadata, {}), skip_embedding: r.skipEmbedding,
-    content_type: r.contentType, size: r.size, sha256: r.sha256, source: r.source, version: r.version, ingest: ingest(r.ingest),
-    created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+    id: r._id,
+    kind: 'asset',
+    brain_id: r.brainId,
+    name: r.name,
+    path: r.path,
+    metadata: decodeBlob(r.metadata, {}),
+    skip_embedding: r.skipEmbedding,
+    content_type: r.contentType,
+    size: r.size,
+    sha256: r.sha256,
+    source: r.source,
+    version: r.version,
+    ingest: ingest(r.ingest),
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
   };
 }
 
 export function presentArtifact(r: DocumentDoc): z.input<typeof Artifact> {
   return {
-    id: r._id, kind: 'artifact', brain_id: r.brainId, title: r.name, content: r.content ?? '', content_type: r.contentType ?? 'text/plain', path: r.path,
-    metadata: decodeBlob(r.metadata, {}), skip_embedding: r.skipEmbedding, version: r.version, latest_version: r.version, size: r.size, ingest: ingest(r.ingest),
-    created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+    id: r._id,
+    kind: 'artifact',
+    brain_id: r.brainId,
+    title: r.name,
+    content: r.content ?? '',
+    content_type: r.contentType ?? 'text/plain',
+    path: r.path,
+    metadata: decodeBlob(r.metadata, {}),
+    skip_embedding: r.skipEmbedding,
+    version: r.version,
+    latest_version: r.version,
+    size: r.size,
+    ingest: ingest(r.ingest),
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
   };
 }
 export const presentArtifactRow = (r: DocumentDoc) => {
@@ -29,30 +67,73 @@ export const presentArtifactRow = (r: DocumentDoc) => {
 
 export function presentChunk(c: ChunkDoc): z.input<typeof Chunk> {
   return {
-    id: c._id, resource_id: c.resourceId, resource_kind: c.resourceKind, version: c.version, index: c.index, source: c.source, text: c.text, tokens: c.tokens, path: c.path,
-    embedding_model: c.embedding?.model ?? null, embedding_dimension: c.embedding?.dimension ?? null, created_at: c.createdAt.toISOString(),
+    id: c._id,
+    resource_id: c.resourceId,
+    resource_kind: c.resourceKind,
+    version: c.version,
+    index: c.index,
+    source: c.source,
+    text: c.text,
+    tokens: c.tokens,
+    path: c.path,
+    embedding_model: c.embedding?.model ?? null,
+    embedding_dimension: c.embedding?.dimension ?? null,
+    created_at: c.createdAt.toISOString(),
   };
 }
 
 export function presentVersion(v: DocumentVersionDoc): z.input<typeof DocumentVersion> {
   return {
-    version: v.version, changes: v.changes, name: v.name, path: v.path, metadata: decodeBlob(v.metadata, {}), skip_embedding: v.skipEmbedding, content_type: v.contentType,
-    size: v.size, created_by: v.createdBy, created_at: v.createdAt.toISOString(), ...(v.content !== undefined ? { content: v.content } : {}),
+    version: v.version,
+    changes: v.changes,
+    name: v.name,
+    path: v.path,
+    metadata: decodeBlob(v.metadata, {}),
+    skip_embedding: v.skipEmbedding,
+    content_type: v.contentType,
+    size: v.size,
+    created_by: v.createdBy,
+    created_at: v.createdAt.toISOString(),
+    ...(v.content !== undefined ? { content: v.content } : {}),
   };
 }
 
 export function presentMemory(m: MemoryDoc): z.input<typeof Memory> {
   return {
-    id: m._id, kind: 'memory', brain_id: m.brainId, name: m.name, description: m.description, source_type: m.sourceType, owner_type: m.ownerType, owner_id: m.ownerId,
-    tags: m.tags, metadata: decodeBlob(m.metadata, {}), content_type: m.contentType, size: m.size, file_name: m.fileName, skip_embedding: m.skipEmbedding,
-    title_source: m.titleSource, title_model: m.titleModel, ingest: ingest(m.ingest), created_at: m.createdAt.toISOString(), updated_at: m.updatedAt.toISOString(),
+    id: m._id,
+    kind: 'memory',
+    brain_id: m.brainId,
+    name: m.name,
+    description: m.description,
+    source_type: m.sourceType,
+    owner_type: m.ownerType,
+    owner_id: m.ownerId,
+    tags: m.tags,
+    metadata: decodeBlob(m.metadata, {}),
+    content_type: m.contentType,
+    size: m.size,
+    file_name: m.fileName,
+    skip_embedding: m.skipEmbedding,
+    title_source: m.titleSource,
+    title_model: m.titleModel,
+    ingest: ingest(m.ingest),
+    created_at: m.createdAt.toISOString(),
+    updated_at: m.updatedAt.toISOString(),
   };
 }
 
-export function presentRecollection(r: RecollectionDoc, members?: RecollectionMemberDoc[]): z.input<typeof Recollection> {
+export function presentRecollection(
+  r: RecollectionDoc,
+  members?: RecollectionMemberDoc[],
+): z.input<typeof Recollection> {
   return {
-    id: r._id, kind: 'recollection', brain_id: r.brainId, name: r.name, description: r.description,
+    id: r._id,
+    kind: 'recollection',
+    brain_id: r.brainId,
+    name: r.name,
+    description: r.description,
     ...(members ? { members: members.map((m) => ({ resource_id: m.resourceId, resource_kind: m.resourceKind })) } : {}),
-    created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
   };
 }

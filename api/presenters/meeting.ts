@@ -8,11 +8,28 @@ import { transcriptionOf } from '../../src/services/meetings.js';
 export function presentMeeting(m: MeetingDoc): z.input<typeof Meeting> {
   const body = decodeBlob<Record<string, unknown>>(m.body, {});
   return {
-    id: m._id, kind: 'meeting', brain_id: m.brainId, title: m.title, description: m.description, body,
-    transcription: transcriptionOf(body) as z.input<typeof MeetingTranscription>, version: m.version, created_at: m.createdAt.toISOString(), updated_at: m.updatedAt.toISOString(),
+    id: m._id,
+    kind: 'meeting',
+    brain_id: m.brainId,
+    title: m.title,
+    description: m.description,
+    body,
+    transcription: transcriptionOf(body) as z.input<typeof MeetingTranscription>,
+    version: m.version,
+    created_at: m.createdAt.toISOString(),
+    updated_at: m.updatedAt.toISOString(),
   };
 }
 
 export function presentAttachment(a: AttachmentDoc): z.input<typeof Attachment> {
-  return { id: a._id, attachment_id: a._id, name: a.name, content_type: a.contentType, size: a.size, sha256: a.sha256, brain_id: a.brainId, created_at: a.createdAt.toISOString() };
+  return {
+    id: a._id,
+    attachment_id: a._id,
+    name: a.name,
+    content_type: a.contentType,
+    size: a.size,
+    sha256: a.sha256,
+    brain_id: a.brainId,
+    created_at: a.createdAt.toISOString(),
+  };
 }

@@ -2,7 +2,13 @@ import type { z } from 'zod';
 import { decodeBlob } from '../../src/db/codec.js';
 import type { NeuronDoc, NeuronVersionDoc } from '../../src/db/neurons.js';
 import type { NeuronSnapshot } from '../../src/schemas/neuron-config.js';
-import type { Neuron, NeuronList, NeuronVersion, NeuronVersionList, NeuronVersionSummary } from '../../src/schemas/neurons.js';
+import type {
+  Neuron,
+  NeuronList,
+  NeuronVersion,
+  NeuronVersionList,
+  NeuronVersionSummary,
+} from '../../src/schemas/neurons.js';
 import type { NeuronPage, NeuronVersionView, NeuronView } from '../../src/services/neurons.js';
 import { presentPage } from './page.js';
 
@@ -10,11 +16,22 @@ import { presentPage } from './page.js';
 export function presentNeuron(v: NeuronView): z.input<typeof Neuron> {
   const { doc, body } = v;
   return {
-    id: doc._id, workspace_id: doc.workspaceId, brain_id: body.brainId, name: body.name, description: body.description,
-    neuron_config: body.neuron_config, is_active: body.is_active, scope: body.scope, version: body.version,
-    latest_version: doc.version, attached: v.attached, redacted: v.redacted,
+    id: doc._id,
+    workspace_id: doc.workspaceId,
+    brain_id: body.brainId,
+    name: body.name,
+    description: body.description,
+    neuron_config: body.neuron_config,
+    is_active: body.is_active,
+    scope: body.scope,
+    version: body.version,
+    latest_version: doc.version,
+    attached: v.attached,
+    redacted: v.redacted,
     // `?? null`: FerretDB 1.x may return a stored null as a missing field.
-    created_by: doc.createdBy ?? null, created_at: doc.createdAt.toISOString(), updated_at: v.bodyAt.toISOString(),
+    created_by: doc.createdBy ?? null,
+    created_at: doc.createdAt.toISOString(),
+    updated_at: v.bodyAt.toISOString(),
     deleted_at: doc.deletedAt?.toISOString() ?? null,
   };
 }
@@ -23,8 +40,12 @@ export function presentNeuron(v: NeuronView): z.input<typeof Neuron> {
 export function presentNeuronVersionSummary(v: NeuronVersionDoc): z.input<typeof NeuronVersionSummary> {
   const snap = decodeBlob<Partial<NeuronSnapshot>>(v.snapshot, {});
   return {
-    version: v.version, created_at: v.createdAt.toISOString(), name: snap.name ?? '', is_active: snap.is_active ?? false,
-    created_by: v.createdBy ?? null, note: v.note ?? null,
+    version: v.version,
+    created_at: v.createdAt.toISOString(),
+    name: snap.name ?? '',
+    is_active: snap.is_active ?? false,
+    created_by: v.createdBy ?? null,
+    note: v.note ?? null,
   };
 }
 
@@ -32,18 +53,36 @@ export function presentNeuronVersionSummary(v: NeuronVersionDoc): z.input<typeof
 export function presentNeuronVersion(v: NeuronVersionView): z.input<typeof NeuronVersion> {
   const s = v.snapshot;
   return {
-    neuron_id: v.doc.neuronId, version: v.doc.version, created_at: v.doc.createdAt.toISOString(), created_by: v.doc.createdBy ?? null,
-    note: v.doc.note ?? null, redacted: v.redacted,
-    snapshot: { id: s.id, name: s.name, description: s.description, brain_id: s.brainId, neuron_config: s.neuron_config, is_active: s.is_active, scope: s.scope },
+    neuron_id: v.doc.neuronId,
+    version: v.doc.version,
+    created_at: v.doc.createdAt.toISOString(),
+    created_by: v.doc.createdBy ?? null,
+    note: v.doc.note ?? null,
+    redacted: v.redacted,
+    snapshot: {
+      id: s.id,
+      name: s.name,
+      description: s.description,
+      brain_id: s.brainId,
+      neuron_config: s.neuron_config,
+      is_active: s.is_active,
+      scope: s.scope,
+    },
   };
 }
 
 /** A list page: `{ neurons, total, limit, offset, has_more }`. */
 export const presentNeuronPage = (p: NeuronPage): z.input<typeof NeuronList> => ({
-  neurons: p.items.map(presentNeuron), ...presentPage(p),
+  neurons: p.items.map(presentNeuron),
+  ...presentPage(p),
 });
 
 /** Version history, newest first. */
-export const presentNeuronHistory = (h: { doc: NeuronDoc; versions: NeuronVersionDoc[] }): z.input<typeof NeuronVersionList> => ({
-  neuron_id: h.doc._id, latest_version: h.doc.version, versions: h.versions.map(presentNeuronVersionSummary),
+export const presentNeuronHistory = (h: {
+  doc: NeuronDoc;
+  versions: NeuronVersionDoc[];
+}): z.input<typeof NeuronVersionList> => ({
+  neuron_id: h.doc._id,
+  latest_version: h.doc.version,
+  versions: h.versions.map(presentNeuronVersionSummary),
 });

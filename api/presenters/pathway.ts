@@ -4,7 +4,15 @@ import type { PathwayDoc, PathwayHead, PathwayParticipantDoc, PathwayVersionEntr
 import type { CompileResult } from '../../src/pathways/compile.js';
 import type { ValidationResult } from '../../src/pathways/validate.js';
 import type {
-  CheckRoleResult, Participant, Pathway, PathwayCompilation, PathwayList, PathwayValidation, PathwayVersion, PathwayVersionList, PathwayVersionSummary,
+  CheckRoleResult,
+  Participant,
+  Pathway,
+  PathwayCompilation,
+  PathwayList,
+  PathwayValidation,
+  PathwayVersion,
+  PathwayVersionList,
+  PathwayVersionSummary,
 } from '../../src/schemas/pathways.js';
 import type { PathwayPage, RoleCheck } from '../../src/services/pathways.js';
 import { presentPage } from './page.js';
@@ -15,52 +23,96 @@ const EMPTY_GRAPH = { nodes: [], edges: [] };
 /** Wire shape of a pathway head; every field is listed so a new DB field never leaks. `version` is the tip shown. */
 export function presentPathway(p: PathwayHead): z.input<typeof Pathway> {
   return {
-    id: p._id, workspace_id: p.workspaceId, brain_id: p.brainId, name: p.name, description: p.description ?? '',
-    pathway_graph: decodeBlob<Json>(p.graph, EMPTY_GRAPH), pathway_data: decodeBlob<Json | null>(p.design, null),
-    is_active: p.isActive, latest_version: p.latestVersion, version: p.latestVersion,
+    id: p._id,
+    workspace_id: p.workspaceId,
+    brain_id: p.brainId,
+    name: p.name,
+    description: p.description ?? '',
+    pathway_graph: decodeBlob<Json>(p.graph, EMPTY_GRAPH),
+    pathway_data: decodeBlob<Json | null>(p.design, null),
+    is_active: p.isActive,
+    latest_version: p.latestVersion,
+    version: p.latestVersion,
     // `?? null`: FerretDB 1.x may return a stored null as a missing field.
-    created_by: p.createdBy ?? null, created_at: p.createdAt.toISOString(), updated_at: p.updatedAt.toISOString(),
+    created_by: p.createdBy ?? null,
+    created_at: p.createdAt.toISOString(),
+    updated_at: p.updatedAt.toISOString(),
   };
 }
 
 /** A list page: `{ pathways, total, limit, offset, has_more }`. */
 export const presentPathwayPage = (p: PathwayPage): z.input<typeof PathwayList> => ({
-  pathways: p.items.map(presentPathway), ...presentPage(p),
+  pathways: p.items.map(presentPathway),
+  ...presentPage(p),
 });
 
 /** One line of the version history. */
 export function presentPathwayVersionSummary(v: PathwayVersionEntry): z.input<typeof PathwayVersionSummary> {
-  return { version: v.version, created_at: v.createdAt.toISOString(), created_by: v.createdBy ?? null, note: v.note ?? null, node_count: v.nodeCount ?? 0 };
+  return {
+    version: v.version,
+    created_at: v.createdAt.toISOString(),
+    created_by: v.createdBy ?? null,
+    note: v.note ?? null,
+    node_count: v.nodeCount ?? 0,
+  };
 }
 
 /** The kept history, newest first. */
-export const presentPathwayHistory = (h: { doc: PathwayDoc; versions: PathwayVersionEntry[] }): z.input<typeof PathwayVersionList> => ({
-  pathway_id: h.doc._id, latest_version: h.doc.latestVersion, versions: h.versions.map(presentPathwayVersionSummary),
+export const presentPathwayHistory = (h: {
+  doc: PathwayDoc;
+  versions: PathwayVersionEntry[];
+}): z.input<typeof PathwayVersionList> => ({
+  pathway_id: h.doc._id,
+  latest_version: h.doc.latestVersion,
+  versions: h.versions.map(presentPathwayVersionSummary),
 });
 
 /** One kept version with its graph. */
-export const presentPathwayVersion = (v: { doc: PathwayDoc; entry: PathwayVersionEntry }): z.input<typeof PathwayVersion> => ({
-  ...presentPathwayVersionSummary(v.entry), pathway_id: v.doc._id, latest_version: v.doc.latestVersion,
-  name: v.entry.name, description: v.entry.description ?? '', pathway_graph: decodeBlob<Json>(v.entry.graph, EMPTY_GRAPH),
+export const presentPathwayVersion = (v: {
+  doc: PathwayDoc;
+  entry: PathwayVersionEntry;
+}): z.input<typeof PathwayVersion> => ({
+  ...presentPathwayVersionSummary(v.entry),
+  pathway_id: v.doc._id,
+  latest_version: v.doc.latestVersion,
+  name: v.entry.name,
+  description: v.entry.description ?? '',
+  pathway_graph: decodeBlob<Json>(v.entry.graph, EMPTY_GRAPH),
 });
 
 /** `{ valid, errors?, warnings? }`: each list only when it has entries. */
 export const presentValidation = (r: ValidationResult): z.input<typeof PathwayValidation> => ({
-  valid: r.valid, ...(r.errors.length > 0 && { errors: r.errors }), ...(r.warnings.length > 0 && { warnings: r.warnings }),
+  valid: r.valid,
+  ...(r.errors.length > 0 && { errors: r.errors }),
+  ...(r.warnings.length > 0 && { warnings: r.warnings }),
 });
 
 /** `{ compiled, preview?, errors?, warnings? }`: each list only when it has entries. */
-export const presentCompilation = (r: CompileResult & { preview?: { input: Json } }): z.input<typeof PathwayCompilation> => ({
-  compiled: r.compiled, ...(r.preview && { preview: r.preview }),
-  ...(r.errors.length > 0 && { errors: r.errors }), ...(r.warnings.length > 0 && { warnings: r.warnings }),
+export const presentCompilation = (
+  r: CompileResult & { preview?: { input: Json } },
+): z.input<typeof PathwayCompilation> => ({
+  compiled: r.compiled,
+  ...(r.preview && { preview: r.preview }),
+  ...(r.errors.length > 0 && { errors: r.errors }),
+  ...(r.warnings.length > 0 && { warnings: r.warnings }),
 });
 
 /** Wire shape of a pathway participant. */
 export function presentParticipant(p: PathwayParticipantDoc): z.input<typeof Participant> {
-  return { id: p._id, pathway_id: p.pathwayId, user_id: p.userId, role: p.role, added_by: p.addedBy ?? null, created_at: p.createdAt.toISOString() };
+  return {
+    id: p._id,
+    pathway_id: p.pathwayId,
+    user_id: p.userId,
+    role: p.role,
+    added_by: p.addedBy ?? null,
+    created_at: p.createdAt.toISOString(),
+  };
 }
 
 /** `{ user_id, role, required_role, allowed }`. */
 export const presentRoleCheck = (r: RoleCheck): z.input<typeof CheckRoleResult> => ({
-  user_id: r.userId, role: r.role, required_role: r.requiredRole, allowed: r.allowed,
+  user_id: r.userId,
+  role: r.role,
+  required_role: r.requiredRole,
+  allowed: r.allowed,
 });

@@ -7,20 +7,42 @@ import { presentPage } from './page.js';
 import type { Page } from '../../src/db/paging.js';
 
 /** Wire shape of a receptor; every field is listed so a new DB field never leaks. */
-export function presentReceptor({ doc: r, schedule }: { doc: ReceptorView['doc']; schedule?: ReceptorView['schedule'] }): z.input<typeof Receptor> {
+export function presentReceptor({
+  doc: r,
+  schedule,
+}: {
+  doc: ReceptorView['doc'];
+  schedule?: ReceptorView['schedule'];
+}): z.input<typeof Receptor> {
   const t = r.executableTarget;
   const source = decodeBlob<Record<string, unknown>>(r.sourceConfig, {});
   return {
-    id: r._id, slug: r.slug, workspace_id: r.workspaceId, brain_id: r.brainId,
-    active_channels: r.activeChannels, config: decodeBlob<Record<string, unknown>>(r.config, {}), is_active: r.isActive, scope: r.scope,
-    source_config: { ...source, ...(r.activation ? { activation: r.activation, stimulus_keys: r.stimulusKeys ?? [] } : {}), ...(r.timing ? { timing: fromTiming(r.timing) } : {}) },
-    executable_target: {
-      kind: t.kind, id: t.id ?? null, ...(t.kind === 'action_plan' ? { auto_execute: Boolean(t.autoExecute) } : {}), ...(t.kind === 'system_job' ? { job: t.job ?? null } : {}),
+    id: r._id,
+    slug: r.slug,
+    workspace_id: r.workspaceId,
+    brain_id: r.brainId,
+    active_channels: r.activeChannels,
+    config: decodeBlob<Record<string, unknown>>(r.config, {}),
+    is_active: r.isActive,
+    scope: r.scope,
+    source_config: {
+      ...source,
+      ...(r.activation ? { activation: r.activation, stimulus_keys: r.stimulusKeys ?? [] } : {}),
+      ...(r.timing ? { timing: fromTiming(r.timing) } : {}),
     },
-    sensory_reflex_id: r.sensoryReflexId ?? null, target_type: t.kind, origin: r.origin ?? 'target',
+    executable_target: {
+      kind: t.kind,
+      id: t.id ?? null,
+      ...(t.kind === 'action_plan' ? { auto_execute: Boolean(t.autoExecute) } : {}),
+      ...(t.kind === 'system_job' ? { job: t.job ?? null } : {}),
+    },
+    sensory_reflex_id: r.sensoryReflexId ?? null,
+    target_type: t.kind,
+    origin: r.origin ?? 'target',
     // A single read carries the live schedule view (null without a schedule); list items leave it out.
     ...(schedule !== undefined ? { schedule } : {}),
-    created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
   };
 }
 
@@ -29,11 +51,21 @@ export function presentReceptorPage(p: Page<ReceptorView['doc']>): z.input<typeo
 }
 
 /** A binding; its webhook secret only when just created or rotated (like an API key, shown once). */
-export function presentBinding(b: ChannelBindingDoc, extra: { webhookUrl: string; secret?: string }): z.input<typeof ChannelBinding> {
+export function presentBinding(
+  b: ChannelBindingDoc,
+  extra: { webhookUrl: string; secret?: string },
+): z.input<typeof ChannelBinding> {
   return {
-    id: b._id, receptor_id: b.receptorId, channel: b.channel, external_id: b.externalId, trace_id: b.traceId,
-    metadata: decodeBlob<Record<string, unknown>>(b.metadata, {}), is_active: b.isActive, webhook_url: extra.webhookUrl,
+    id: b._id,
+    receptor_id: b.receptorId,
+    channel: b.channel,
+    external_id: b.externalId,
+    trace_id: b.traceId,
+    metadata: decodeBlob<Record<string, unknown>>(b.metadata, {}),
+    is_active: b.isActive,
+    webhook_url: extra.webhookUrl,
     ...(extra.secret ? { webhook_secret: extra.secret } : {}),
-    created_at: b.createdAt.toISOString(), updated_at: b.updatedAt.toISOString(),
+    created_at: b.createdAt.toISOString(),
+    updated_at: b.updatedAt.toISOString(),
   };
 }

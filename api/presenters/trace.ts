@@ -8,10 +8,24 @@ export function presentTrace(t: TraceDoc): z.input<typeof Trace> {
   const metadata = decodeBlob<Record<string, unknown>>(t.metadata, {});
   return {
     // `?? null`: FerretDB 1.x drops null values written by $setOnInsert, so a stored null may read back as missing.
-    id: t._id, trace_id: t.traceId, tenant_id: t.workspaceId, user_id: t.userId ?? null, api_key_id: t.apiKeyId ?? null,
-    synapse_id: t.receptorId ?? null, brain_id: t.brainId ?? null, neuron_id: t.neuronId ?? null, trace_type: t.traceType,
-    created_at: t.createdAt.toISOString(), updated_at: t.updatedAt.toISOString(), message_count: t.messageCount,
-    cost_summary: { total_cost_usd: t.cost.totalCostUsd, total_tokens: t.cost.totalTokens, input_tokens: t.cost.inputTokens, output_tokens: t.cost.outputTokens },
+    id: t._id,
+    trace_id: t.traceId,
+    tenant_id: t.workspaceId,
+    user_id: t.userId ?? null,
+    api_key_id: t.apiKeyId ?? null,
+    synapse_id: t.receptorId ?? null,
+    brain_id: t.brainId ?? null,
+    neuron_id: t.neuronId ?? null,
+    trace_type: t.traceType,
+    created_at: t.createdAt.toISOString(),
+    updated_at: t.updatedAt.toISOString(),
+    message_count: t.messageCount,
+    cost_summary: {
+      total_cost_usd: t.cost.totalCostUsd,
+      total_tokens: t.cost.totalTokens,
+      input_tokens: t.cost.inputTokens,
+      output_tokens: t.cost.outputTokens,
+    },
     ...(t.title ? { title: t.title } : {}),
     metadata: t.title ? { ...metadata, title: t.title } : metadata,
   };
@@ -20,8 +34,18 @@ export function presentTrace(t: TraceDoc): z.input<typeof Trace> {
 /** Wire shape of an engram (stored message). */
 export function presentEngram(e: EngramDoc): z.input<typeof Engram> {
   return {
-    id: e._id, workspace_id: e.workspaceId, created_at: e.createdAt.toISOString(), content: e.content, content_hash: e.contentHash,
-    metadata: decodeBlob<Record<string, unknown>>(e.metadata, {}), source_type: e.sourceType, source_id: e.sourceId ?? null,
-    target_type: e.targetType ?? null, target_id: e.targetId ?? null, trace_id: e.traceId, trace_type: e.traceType, memory_ids: e.memoryIds ?? [],
+    id: e._id,
+    workspace_id: e.workspaceId,
+    created_at: e.createdAt.toISOString(),
+    content: e.content,
+    content_hash: e.contentHash,
+    metadata: decodeBlob<Record<string, unknown>>(e.metadata, {}),
+    source_type: e.sourceType,
+    source_id: e.sourceId ?? null,
+    target_type: e.targetType ?? null,
+    target_id: e.targetId ?? null,
+    trace_id: e.traceId,
+    trace_type: e.traceType,
+    memory_ids: e.memoryIds ?? [],
   };
 }

@@ -1,8 +1,21 @@
 import { z } from 'zod';
 import { IdParams } from '../../src/schemas/common.js';
 import {
-  Artifact, ArtifactBodyQuery, ArtifactCreateBody, ArtifactList, ArtifactPatchEnvelope, ArtifactUpdateBody, ArtifactWithJob, Chunk, ChunkList, ChunkListQuery, ChunkParams,
-  DocumentListQuery, Structure, StructureQuery, VersionList,
+  Artifact,
+  ArtifactBodyQuery,
+  ArtifactCreateBody,
+  ArtifactList,
+  ArtifactPatchEnvelope,
+  ArtifactUpdateBody,
+  ArtifactWithJob,
+  Chunk,
+  ChunkList,
+  ChunkListQuery,
+  ChunkParams,
+  DocumentListQuery,
+  Structure,
+  StructureQuery,
+  VersionList,
 } from '../../src/schemas/knowledge.js';
 import { presentArtifact, presentArtifactRow, presentChunk, presentVersion } from '../presenters/knowledge.js';
 import { presentPage } from '../presenters/page.js';
@@ -15,22 +28,39 @@ const MIME = { markdown: 'text/markdown; charset=utf-8', text: 'text/plain; char
 /** Artifacts (document 2, Artifacts): mutable UTF-8 text with a content version on every change. */
 export default [
   route({
-    method: 'get', path: '/v1/artifacts', brain: 'optional', query: DocumentListQuery, response: ArtifactList, tags,
+    method: 'get',
+    path: '/v1/artifacts',
+    brain: 'optional',
+    query: DocumentListQuery,
+    response: ArtifactList,
+    tags,
     handler: async ({ query, scope, services }) => {
       const p = await services.documents.list(scope, 'artifact', query);
       return { artifacts: p.items.map(presentArtifactRow), ...presentPage(p) };
     },
   }),
   route({
-    method: 'post', path: '/v1/artifacts', status: 201, brain: 'optional', body: ArtifactCreateBody, response: ArtifactWithJob, tags,
+    method: 'post',
+    path: '/v1/artifacts',
+    status: 201,
+    brain: 'optional',
+    body: ArtifactCreateBody,
+    response: ArtifactWithJob,
+    tags,
     handler: async ({ body, scope, services }) => {
       const { doc, jobId } = await services.documents.createArtifact(scope, body);
       return { artifact: presentArtifact(doc), job_id: jobId };
     },
   }),
   route({
-    method: 'post', path: '/v1/artifacts/patch', brain: 'optional', body: ArtifactPatchEnvelope, response: ArtifactWithJob, tags,
-    summary: 'Patch envelope: { artifact_id, base_version, edits: [replace | append | prepend | search_replace], title?, content_type? }; 409 when base_version is not the current version',
+    method: 'post',
+    path: '/v1/artifacts/patch',
+    brain: 'optional',
+    body: ArtifactPatchEnvelope,
+    response: ArtifactWithJob,
+    tags,
+    summary:
+      'Patch envelope: { artifact_id, base_version, edits: [replace | append | prepend | search_replace], title?, content_type? }; 409 when base_version is not the current version',
     handler: async ({ body, scope, services }) => {
       const { artifact_id, ...rest } = body;
       const { doc, jobId } = await services.documents.updateArtifact(scope, artifact_id, rest);
@@ -38,19 +68,42 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/artifacts/structure', brain: 'optional', query: StructureQuery, response: Structure, tags,
+    method: 'get',
+    path: '/v1/artifacts/structure',
+    brain: 'optional',
+    query: StructureQuery,
+    response: Structure,
+    tags,
     handler: async ({ query, scope, services }) => services.documents.structure(scope, 'artifact', query),
   }),
   route({
-    method: 'get', path: '/v1/artifacts/chunks/:chunk_id', brain: 'optional', params: ChunkParams, response: Chunk, tags,
-    handler: async ({ params, scope, services }) => presentChunk(await services.documents.chunk(scope, params.chunk_id, 'artifact')),
+    method: 'get',
+    path: '/v1/artifacts/chunks/:chunk_id',
+    brain: 'optional',
+    params: ChunkParams,
+    response: Chunk,
+    tags,
+    handler: async ({ params, scope, services }) =>
+      presentChunk(await services.documents.chunk(scope, params.chunk_id, 'artifact')),
   }),
   route({
-    method: 'get', path: '/v1/artifacts/:id', brain: 'optional', params: IdParams, response: Artifact, tags,
-    handler: async ({ params, scope, services }) => presentArtifact(await services.documents.get(scope, params.id, 'artifact')),
+    method: 'get',
+    path: '/v1/artifacts/:id',
+    brain: 'optional',
+    params: IdParams,
+    response: Artifact,
+    tags,
+    handler: async ({ params, scope, services }) =>
+      presentArtifact(await services.documents.get(scope, params.id, 'artifact')),
   }),
   route({
-    method: 'put', path: '/v1/artifacts/:id', brain: 'optional', params: IdParams, body: ArtifactUpdateBody, response: ArtifactWithJob, tags,
+    method: 'put',
+    path: '/v1/artifacts/:id',
+    brain: 'optional',
+    params: IdParams,
+    body: ArtifactUpdateBody,
+    response: ArtifactWithJob,
+    tags,
     summary: 'Each change is a content version; base_version (optional) makes it conditional (409 when stale)',
     handler: async ({ params, body, scope, services }) => {
       const { doc, jobId } = await services.documents.updateArtifact(scope, params.id, body);
@@ -58,12 +111,26 @@ export default [
     },
   }),
   route({
-    method: 'delete', path: '/v1/artifacts/:id', brain: 'optional', params: IdParams, response: z.object({ success: z.literal(true) }), tags,
-    handler: async ({ params, scope, services }) => { await services.documents.remove(scope, params.id, 'artifact'); return { success: true as const }; },
+    method: 'delete',
+    path: '/v1/artifacts/:id',
+    brain: 'optional',
+    params: IdParams,
+    response: z.object({ success: z.literal(true) }),
+    tags,
+    handler: async ({ params, scope, services }) => {
+      await services.documents.remove(scope, params.id, 'artifact');
+      return { success: true as const };
+    },
   }),
   route({
-    method: 'get', path: '/v1/artifacts/:id/body', brain: 'optional', params: IdParams, query: ArtifactBodyQuery, tags,
-    summary: 'The raw body of a content version (version=N; default the current); format raw (its content type), markdown, text, or json ({ content, version, content_type })',
+    method: 'get',
+    path: '/v1/artifacts/:id/body',
+    brain: 'optional',
+    params: IdParams,
+    query: ArtifactBodyQuery,
+    tags,
+    summary:
+      'The raw body of a content version (version=N; default the current); format raw (its content type), markdown, text, or json ({ content, version, content_type })',
     handler: async ({ params, query, scope, services, ctx }) => {
       const b = await services.documents.artifactBody(scope, params.id, query.version);
       if (query.format === 'json') return { content: b.content, version: b.version, content_type: b.contentType };
@@ -75,11 +142,23 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/artifacts/:id/chunks', brain: 'optional', params: IdParams, query: ChunkListQuery, response: ChunkList, tags,
-    handler: async ({ params, query, scope, services }) => chunkPage(await services.documents.chunks(scope, params.id, 'artifact', query)),
+    method: 'get',
+    path: '/v1/artifacts/:id/chunks',
+    brain: 'optional',
+    params: IdParams,
+    query: ChunkListQuery,
+    response: ChunkList,
+    tags,
+    handler: async ({ params, query, scope, services }) =>
+      chunkPage(await services.documents.chunks(scope, params.id, 'artifact', query)),
   }),
   route({
-    method: 'get', path: '/v1/artifacts/:id/versions', brain: 'optional', params: IdParams, response: VersionList, tags,
+    method: 'get',
+    path: '/v1/artifacts/:id/versions',
+    brain: 'optional',
+    params: IdParams,
+    response: VersionList,
+    tags,
     handler: async ({ params, scope, services }) => {
       const v = await services.documents.versions(scope, params.id, 'artifact');
       return { versions: v.map(presentVersion), total: v.length };

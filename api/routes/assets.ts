@@ -3,8 +3,23 @@ import { z } from 'zod';
 import { validationError } from '../../src/errors.js';
 import { IdParams } from '../../src/schemas/common.js';
 import {
-  Asset, AssetCreateBody, AssetIngestBody, AssetList, AssetUpdateBody, AssetWithJob, Chunk, ChunkDeleteQuery, ChunkList, ChunkListQuery, ChunkParams,
-  DocumentListQuery, StructureBatchBody, StructureQuery, Structure, UploadFields, VersionList,
+  Asset,
+  AssetCreateBody,
+  AssetIngestBody,
+  AssetList,
+  AssetUpdateBody,
+  AssetWithJob,
+  Chunk,
+  ChunkDeleteQuery,
+  ChunkList,
+  ChunkListQuery,
+  ChunkParams,
+  DocumentListQuery,
+  StructureBatchBody,
+  StructureQuery,
+  Structure,
+  UploadFields,
+  VersionList,
 } from '../../src/schemas/knowledge.js';
 import { streamUpload } from '../multipart.js';
 import { presentAsset, presentChunk, presentVersion } from '../presenters/knowledge.js';
@@ -16,14 +31,20 @@ const tags = ['assets'];
 const Deleted = z.object({ deleted_count: z.number() });
 
 /** Shared by the asset and artifact lanes: chunk pages. */
-export const chunkPage = (p: Page<Parameters<typeof presentChunk>[0]>) => ({ chunks: p.items.map(presentChunk), ...presentPage(p) });
+export const chunkPage = (p: Page<Parameters<typeof presentChunk>[0]>) => ({
+  chunks: p.items.map(presentChunk),
+  ...presentPage(p),
+});
 
 /** The multipart form of POST /v1/assets/ingest: the file streams into the blob store, then the row is written. */
 async function ingestUpload({ ctx, scope, services }: HandlerInput<unknown, unknown, unknown>) {
   const id = randomUUID();
   const { fields, file } = await streamUpload(ctx, {
     maxBytes: services.config.ASSET_MAX_BYTES,
-    onFile: (stream, info) => services.documents.ingestUpload(scope, id, { stream, fileName: info.filename, declaredType: info.mimeType }).then((stored) => ({ stored, fileName: info.filename })),
+    onFile: (stream, info) =>
+      services.documents
+        .ingestUpload(scope, id, { stream, fileName: info.filename, declaredType: info.mimeType })
+        .then((stored) => ({ stored, fileName: info.filename })),
   });
   const parsed = UploadFields.safeParse(fields);
   if (!parsed.success) {
@@ -36,14 +57,25 @@ async function ingestUpload({ ctx, scope, services }: HandlerInput<unknown, unkn
 /** Assets (document 2, Assets): immutable bodies, versioned metadata, chunks. */
 export default [
   route({
-    method: 'get', path: '/v1/assets', brain: 'optional', query: DocumentListQuery, response: AssetList, tags,
+    method: 'get',
+    path: '/v1/assets',
+    brain: 'optional',
+    query: DocumentListQuery,
+    response: AssetList,
+    tags,
     handler: async ({ query, scope, services }) => {
       const p = await services.documents.list(scope, 'asset', query);
       return { assets: p.items.map(presentAsset), ...presentPage(p) };
     },
   }),
   route({
-    method: 'post', path: '/v1/assets', status: 201, brain: 'optional', body: AssetCreateBody, response: AssetWithJob, tags,
+    method: 'post',
+    path: '/v1/assets',
+    status: 201,
+    brain: 'optional',
+    body: AssetCreateBody,
+    response: AssetWithJob,
+    tags,
     summary: 'A row with metadata; with content, also a body that is chunked and embedded by an ingest job (job_id)',
     handler: async ({ body, scope, services }) => {
       const { doc, jobId } = await services.documents.createAsset(scope, body);
@@ -51,62 +83,146 @@ export default [
     },
   }),
   route({
-    method: 'post', path: '/v1/assets/ingest', status: 201, brain: 'optional', response: AssetWithJob, tags,
-    summary: 'JSON { source: { type: text | url, value }, name, path, metadata, skip_embedding } or multipart/form-data (field "file", and name, path, metadata as JSON, skip_embedding); content type sniffed; 413 beyond ASSET_MAX_BYTES',
+    method: 'post',
+    path: '/v1/assets/ingest',
+    status: 201,
+    brain: 'optional',
+    response: AssetWithJob,
+    tags,
+    summary:
+      'JSON { source: { type: text | url, value }, name, path, metadata, skip_embedding } or multipart/form-data (field "file", and name, path, metadata as JSON, skip_embedding); content type sniffed; 413 beyond ASSET_MAX_BYTES',
     handler: async (i) => {
-      const { doc, jobId } = i.ctx.is('multipart/form-data') ? await ingestUpload(i) : await i.services.documents.ingestSource(i.scope, AssetIngestBody.parse((i.ctx.request as { body?: unknown }).body ?? {}));
+      const { doc, jobId } = i.ctx.is('multipart/form-data')
+        ? await ingestUpload(i)
+        : await i.services.documents.ingestSource(
+            i.scope,
+            AssetIngestBody.parse((i.ctx.request as { body?: unknown }).body ?? {}),
+          );
       return { asset: presentAsset(doc), job_id: jobId };
     },
   }),
   route({
-    method: 'get', path: '/v1/assets/structure', brain: 'optional', query: StructureQuery, response: Structure, tags,
+    method: 'get',
+    path: '/v1/assets/structure',
+    brain: 'optional',
+    query: StructureQuery,
+    response: Structure,
+    tags,
     summary: 'Folder structure under path_prefix: sub-folders with item counts, and the assets right there',
     handler: async ({ query, scope, services }) => services.documents.structure(scope, 'asset', query),
   }),
   route({
-    method: 'post', path: '/v1/assets/structure-batch', brain: 'optional', body: StructureBatchBody, response: z.object({ structures: z.array(Structure) }), tags,
-    handler: async ({ body, scope, services }) => ({ structures: await Promise.all(body.paths.map((p) => services.documents.structure(scope, 'asset', { path_prefix: p, brain_id: body.brain_id }))) }),
+    method: 'post',
+    path: '/v1/assets/structure-batch',
+    brain: 'optional',
+    body: StructureBatchBody,
+    response: z.object({ structures: z.array(Structure) }),
+    tags,
+    handler: async ({ body, scope, services }) => ({
+      structures: await Promise.all(
+        body.paths.map((p) =>
+          services.documents.structure(scope, 'asset', { path_prefix: p, brain_id: body.brain_id }),
+        ),
+      ),
+    }),
   }),
   route({
-    method: 'get', path: '/v1/assets/chunks/:chunk_id', brain: 'optional', params: ChunkParams, response: Chunk, tags,
-    handler: async ({ params, scope, services }) => presentChunk(await services.documents.chunk(scope, params.chunk_id, 'asset')),
+    method: 'get',
+    path: '/v1/assets/chunks/:chunk_id',
+    brain: 'optional',
+    params: ChunkParams,
+    response: Chunk,
+    tags,
+    handler: async ({ params, scope, services }) =>
+      presentChunk(await services.documents.chunk(scope, params.chunk_id, 'asset')),
   }),
   route({
-    method: 'get', path: '/v1/assets/:id', brain: 'optional', params: IdParams, response: Asset, tags,
-    handler: async ({ params, scope, services }) => presentAsset(await services.documents.get(scope, params.id, 'asset')),
+    method: 'get',
+    path: '/v1/assets/:id',
+    brain: 'optional',
+    params: IdParams,
+    response: Asset,
+    tags,
+    handler: async ({ params, scope, services }) =>
+      presentAsset(await services.documents.get(scope, params.id, 'asset')),
   }),
   route({
-    method: 'put', path: '/v1/assets/:id', brain: 'optional', params: IdParams, body: AssetUpdateBody, response: AssetWithJob, tags,
-    summary: 'Changes name, path, metadata or skip_embedding (each change a metadata version); the stored body cannot be replaced (400)',
+    method: 'put',
+    path: '/v1/assets/:id',
+    brain: 'optional',
+    params: IdParams,
+    body: AssetUpdateBody,
+    response: AssetWithJob,
+    tags,
+    summary:
+      'Changes name, path, metadata or skip_embedding (each change a metadata version); the stored body cannot be replaced (400)',
     handler: async ({ params, body, scope, services }) => {
-      const { doc, jobId } = await services.documents.updateAsset(scope, params.id, body as { name?: string; path?: string; metadata?: Record<string, unknown>; skip_embedding?: boolean });
+      const { doc, jobId } = await services.documents.updateAsset(
+        scope,
+        params.id,
+        body as { name?: string; path?: string; metadata?: Record<string, unknown>; skip_embedding?: boolean },
+      );
       return { asset: presentAsset(doc), job_id: jobId };
     },
   }),
   route({
-    method: 'delete', path: '/v1/assets/:id', brain: 'optional', params: IdParams, response: z.object({ success: z.literal(true) }), tags,
-    handler: async ({ params, scope, services }) => { await services.documents.remove(scope, params.id, 'asset'); return { success: true as const }; },
+    method: 'delete',
+    path: '/v1/assets/:id',
+    brain: 'optional',
+    params: IdParams,
+    response: z.object({ success: z.literal(true) }),
+    tags,
+    handler: async ({ params, scope, services }) => {
+      await services.documents.remove(scope, params.id, 'asset');
+      return { success: true as const };
+    },
   }),
   route({
-    method: 'get', path: '/v1/assets/:id/chunks', brain: 'optional', params: IdParams, query: ChunkListQuery, response: ChunkList, tags,
-    handler: async ({ params, query, scope, services }) => chunkPage(await services.documents.chunks(scope, params.id, 'asset', query)),
+    method: 'get',
+    path: '/v1/assets/:id/chunks',
+    brain: 'optional',
+    params: IdParams,
+    query: ChunkListQuery,
+    response: ChunkList,
+    tags,
+    handler: async ({ params, query, scope, services }) =>
+      chunkPage(await services.documents.chunks(scope, params.id, 'asset', query)),
   }),
   route({
-    method: 'delete', path: '/v1/assets/:id/chunks', brain: 'optional', params: IdParams, response: Deleted, tags,
+    method: 'delete',
+    path: '/v1/assets/:id/chunks',
+    brain: 'optional',
+    params: IdParams,
+    response: Deleted,
+    tags,
     summary: 'Removes every chunk of the asset (the body stays; a new ingest is not started)',
-    handler: async ({ params, scope, services }) => ({ deleted_count: await services.documents.deleteChunks(scope, params.id, 'asset') }),
+    handler: async ({ params, scope, services }) => ({
+      deleted_count: await services.documents.deleteChunks(scope, params.id, 'asset'),
+    }),
   }),
   route({
-    method: 'delete', path: '/v1/assets/:id/chunks/by-source', brain: 'optional', params: IdParams, query: ChunkDeleteQuery, response: Deleted, tags,
+    method: 'delete',
+    path: '/v1/assets/:id/chunks/by-source',
+    brain: 'optional',
+    params: IdParams,
+    query: ChunkDeleteQuery,
+    response: Deleted,
+    tags,
     summary: 'Removes the chunks that came from one source (query source, for example body)',
     handler: async ({ params, query, scope, services, ctx }) => {
       const source = query.source ?? (ctx.request as { body?: { source?: unknown } }).body?.source;
-      if (typeof source !== 'string' || !source) throw validationError('source: required (query ?source= or JSON body { source })');
+      if (typeof source !== 'string' || !source)
+        throw validationError('source: required (query ?source= or JSON body { source })');
       return { deleted_count: await services.documents.deleteChunks(scope, params.id, 'asset', source) };
     },
   }),
   route({
-    method: 'get', path: '/v1/assets/:id/versions', brain: 'optional', params: IdParams, response: VersionList, tags,
+    method: 'get',
+    path: '/v1/assets/:id/versions',
+    brain: 'optional',
+    params: IdParams,
+    response: VersionList,
+    tags,
     handler: async ({ params, scope, services }) => {
       const v = await services.documents.versions(scope, params.id, 'asset');
       return { versions: v.map(presentVersion), total: v.length };

@@ -10,29 +10,65 @@ const admin = ['workspace_admin' as const];
 /** Budgets (docs/usage.md): spending caps on the workspace, a receptor, a neuron or a share link; admins only. */
 export default [
   route({
-    method: 'post', path: '/v1/budgets', status: 201, roles: admin, body: BudgetCreateBody, response: Budget, tags,
+    method: 'post',
+    path: '/v1/budgets',
+    status: 201,
+    roles: admin,
+    body: BudgetCreateBody,
+    response: Budget,
+    tags,
     summary: 'Sets a budget (tokens or USD per day, month or in all); one per target, measure and period',
-    handler: async ({ body, scope, services }) => presentBudget(await services.budgets.view(await services.budgets.create(scope, body))),
+    handler: async ({ body, scope, services }) =>
+      presentBudget(await services.budgets.view(await services.budgets.create(scope, body))),
   }),
   route({
-    method: 'get', path: '/v1/budgets', roles: admin, query: BudgetListQuery, response: BudgetList, tags,
-    summary: 'The workspace\'s budgets with what each has spent in its current period',
+    method: 'get',
+    path: '/v1/budgets',
+    roles: admin,
+    query: BudgetListQuery,
+    response: BudgetList,
+    tags,
+    summary: "The workspace's budgets with what each has spent in its current period",
     handler: async ({ query, scope, services }) => {
       const p = await services.budgets.list(scope, query);
-      return { budgets: await Promise.all(p.items.map(async (b) => presentBudget(await services.budgets.view(b)))), ...presentPage(p) };
+      return {
+        budgets: await Promise.all(p.items.map(async (b) => presentBudget(await services.budgets.view(b)))),
+        ...presentPage(p),
+      };
     },
   }),
   route({
-    method: 'get', path: '/v1/budgets/:id', roles: admin, params: IdParams, response: Budget, tags,
-    handler: async ({ params, scope, services }) => presentBudget(await services.budgets.view(await services.budgets.get(scope, params.id))),
+    method: 'get',
+    path: '/v1/budgets/:id',
+    roles: admin,
+    params: IdParams,
+    response: Budget,
+    tags,
+    handler: async ({ params, scope, services }) =>
+      presentBudget(await services.budgets.view(await services.budgets.get(scope, params.id))),
   }),
   route({
-    method: 'patch', path: '/v1/budgets/:id', roles: admin, params: IdParams, body: BudgetUpdateBody, response: Budget, tags,
+    method: 'patch',
+    path: '/v1/budgets/:id',
+    roles: admin,
+    params: IdParams,
+    body: BudgetUpdateBody,
+    response: Budget,
+    tags,
     summary: 'Changes the limit, policy or name (takes effect at the next model turn of every run)',
-    handler: async ({ params, body, scope, services }) => presentBudget(await services.budgets.view(await services.budgets.update(scope, params.id, body))),
+    handler: async ({ params, body, scope, services }) =>
+      presentBudget(await services.budgets.view(await services.budgets.update(scope, params.id, body))),
   }),
   route({
-    method: 'delete', path: '/v1/budgets/:id', roles: admin, params: IdParams, response: SuccessBody, tags,
-    handler: async ({ params, scope, services }) => { await services.budgets.remove(scope, params.id); return { success: true as const }; },
+    method: 'delete',
+    path: '/v1/budgets/:id',
+    roles: admin,
+    params: IdParams,
+    response: SuccessBody,
+    tags,
+    handler: async ({ params, scope, services }) => {
+      await services.budgets.remove(scope, params.id);
+      return { success: true as const };
+    },
   }),
 ];

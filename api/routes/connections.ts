@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { IdParams, SuccessBody } from '../../src/schemas/common.js';
 import {
-  BatchBody, CallbackQuery, CallbackResult, CheckBatchBody, ConnectAccepted, ConnectBody, ConnectionView, Integration, IntegrationBody, IntegrationParams,
+  BatchBody,
+  CallbackQuery,
+  CallbackResult,
+  CheckBatchBody,
+  ConnectAccepted,
+  ConnectBody,
+  ConnectionView,
+  Integration,
+  IntegrationBody,
+  IntegrationParams,
   ReflexConnectionStatus,
 } from '../../src/schemas/connections.js';
 import type { IntegrationDoc } from '../../src/db/connections.js';
@@ -9,34 +18,80 @@ import { route } from '../route.js';
 
 const tags = ['reflexes'];
 const presentIntegration = (i: IntegrationDoc): z.input<typeof Integration> => ({
-  integration_id: i.integrationId, name: i.name, authorization_endpoint: i.authorizationEndpoint, token_endpoint: i.tokenEndpoint, scopes: i.scopes,
-  client_id: i.clientId, has_client_secret: Boolean(i.clientSecretSealed || i.clientSecretEnv), per: i.per, mcp_server_url: i.mcpServerUrl ?? null,
-  created_at: i.createdAt.toISOString(), updated_at: i.updatedAt.toISOString(),
+  integration_id: i.integrationId,
+  name: i.name,
+  authorization_endpoint: i.authorizationEndpoint,
+  token_endpoint: i.tokenEndpoint,
+  scopes: i.scopes,
+  client_id: i.clientId,
+  has_client_secret: Boolean(i.clientSecretSealed || i.clientSecretEnv),
+  per: i.per,
+  mcp_server_url: i.mcpServerUrl ?? null,
+  created_at: i.createdAt.toISOString(),
+  updated_at: i.updatedAt.toISOString(),
 });
 
 /** Reflex connections over OAuth 2 (document 1, Reflexes) and the integrations admins configure for them. */
 export default [
   route({
-    method: 'get', path: '/v1/integrations', roles: ['workspace_admin'], response: z.object({ integrations: z.array(Integration) }), tags,
-    handler: async ({ scope, services }) => ({ integrations: (await services.connections.listIntegrations(scope)).map(presentIntegration) }),
+    method: 'get',
+    path: '/v1/integrations',
+    roles: ['workspace_admin'],
+    response: z.object({ integrations: z.array(Integration) }),
+    tags,
+    handler: async ({ scope, services }) => ({
+      integrations: (await services.connections.listIntegrations(scope)).map(presentIntegration),
+    }),
   }),
   route({
     // The id names an integration of the caller's own workspace (another workspace's of the same name is never touched).
-    method: 'put', path: '/v1/integrations/:integration_id', roles: ['workspace_admin'], createsByPath: true, params: IntegrationParams, body: IntegrationBody.omit({ integration_id: true }), response: Integration, tags,
+    method: 'put',
+    path: '/v1/integrations/:integration_id',
+    roles: ['workspace_admin'],
+    createsByPath: true,
+    params: IntegrationParams,
+    body: IntegrationBody.omit({ integration_id: true }),
+    response: Integration,
+    tags,
     summary: 'Creates or replaces an OAuth 2 integration; the client secret is stored sealed and never returned',
-    handler: async ({ params, body, scope, services }) => presentIntegration(await services.connections.putIntegration(scope, { ...body, integration_id: params.integration_id })),
+    handler: async ({ params, body, scope, services }) =>
+      presentIntegration(
+        await services.connections.putIntegration(scope, { ...body, integration_id: params.integration_id }),
+      ),
   }),
   route({
-    method: 'delete', path: '/v1/integrations/:integration_id', roles: ['workspace_admin'], params: IntegrationParams, response: SuccessBody, tags,
-    handler: async ({ params, scope, services }) => { await services.connections.removeIntegration(scope, params.integration_id); return { success: true as const }; },
+    method: 'delete',
+    path: '/v1/integrations/:integration_id',
+    roles: ['workspace_admin'],
+    params: IntegrationParams,
+    response: SuccessBody,
+    tags,
+    handler: async ({ params, scope, services }) => {
+      await services.connections.removeIntegration(scope, params.integration_id);
+      return { success: true as const };
+    },
   }),
-  ...(['/v1/reflexes/:id/connect', '/v1/reflexes/:id/connections/initiate'] as const).map((path) => route({
-    method: 'post', path, params: IdParams, body: ConnectBody, response: ConnectAccepted, tags,
-    summary: 'Starts an OAuth 2 authorization-code flow with PKCE: open redirectUrl in the browser',
-    handler: async ({ params, body, scope, services, ctx }) => services.connections.initiate(scope, params.id, body, `${ctx.protocol}://${ctx.host}`),
-  })),
+  ...(['/v1/reflexes/:id/connect', '/v1/reflexes/:id/connections/initiate'] as const).map((path) =>
+    route({
+      method: 'post',
+      path,
+      params: IdParams,
+      body: ConnectBody,
+      response: ConnectAccepted,
+      tags,
+      summary: 'Starts an OAuth 2 authorization-code flow with PKCE: open redirectUrl in the browser',
+      handler: async ({ params, body, scope, services, ctx }) =>
+        services.connections.initiate(scope, params.id, body, `${ctx.protocol}://${ctx.host}`),
+    }),
+  ),
   route({
-    method: 'get', path: '/v1/reflexes/:id/callback', auth: 'none', params: IdParams, query: CallbackQuery, response: CallbackResult, tags,
+    method: 'get',
+    path: '/v1/reflexes/:id/callback',
+    auth: 'none',
+    params: IdParams,
+    query: CallbackQuery,
+    response: CallbackResult,
+    tags,
     summary: 'Where the provider sends the browser (code and state); with a callbackUrl the browser is sent on there',
     handler: async ({ params, query, services, ctx }) => {
       const { callbackUrl, ...result } = await services.connections.callback(params.id, query);
@@ -51,23 +106,50 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/reflexes/:id/connection', params: IdParams, response: ConnectionView, tags,
+    method: 'get',
+    path: '/v1/reflexes/:id/connection',
+    params: IdParams,
+    response: ConnectionView,
+    tags,
     handler: async ({ params, scope, services }) => services.connections.connection(scope, params.id),
   }),
   route({
-    method: 'get', path: '/v1/reflexes/:id/connections/check', params: IdParams, response: ReflexConnectionStatus, tags,
+    method: 'get',
+    path: '/v1/reflexes/:id/connections/check',
+    params: IdParams,
+    response: ReflexConnectionStatus,
+    tags,
     handler: async ({ params, scope, services }) => services.connections.check(scope, params.id),
   }),
   route({
-    method: 'post', path: '/v1/reflexes/connections/batch', body: BatchBody, response: z.object({ connections: z.array(ConnectionView.extend({ reflexId: z.string() })) }), tags,
-    handler: async ({ body, scope, services }) => ({ connections: await services.connections.batch(scope, body.reflexIds) }),
+    method: 'post',
+    path: '/v1/reflexes/connections/batch',
+    body: BatchBody,
+    response: z.object({ connections: z.array(ConnectionView.extend({ reflexId: z.string() })) }),
+    tags,
+    handler: async ({ body, scope, services }) => ({
+      connections: await services.connections.batch(scope, body.reflexIds),
+    }),
   }),
   route({
-    method: 'post', path: '/v1/reflexes/connections/check-batch', body: CheckBatchBody, response: z.object({ statuses: z.array(z.object({ reflexId: z.string(), status: ReflexConnectionStatus })) }), tags,
-    handler: async ({ body, scope, services }) => ({ statuses: await services.connections.checkBatch(scope, body.reflexIds) }),
+    method: 'post',
+    path: '/v1/reflexes/connections/check-batch',
+    body: CheckBatchBody,
+    response: z.object({ statuses: z.array(z.object({ reflexId: z.string(), status: ReflexConnectionStatus })) }),
+    tags,
+    handler: async ({ body, scope, services }) => ({
+      statuses: await services.connections.checkBatch(scope, body.reflexIds),
+    }),
   }),
   route({
-    method: 'delete', path: '/v1/reflexes/:id/connection', params: IdParams, response: SuccessBody, tags,
-    handler: async ({ params, scope, services }) => { await services.connections.disconnect(scope, params.id); return { success: true as const }; },
+    method: 'delete',
+    path: '/v1/reflexes/:id/connection',
+    params: IdParams,
+    response: SuccessBody,
+    tags,
+    handler: async ({ params, scope, services }) => {
+      await services.connections.disconnect(scope, params.id);
+      return { success: true as const };
+    },
   }),
 ];

@@ -31,5 +31,30 @@ import stakeholderMaps from './stakeholder-maps.js';
  * retired POST /v1/chat/:traceId), and stakeholderMaps' literal /v1/resources/stakeholder_maps…
  * paths precede the generic catalog routes of knowledgeCatalog.
  */
-export const routeFamilies: Record<string, RouteDef[]> = { voice, platform, traces, neurons, reflexes, connections, neuronRuns, jobs, interventions, pathways, pathwayRuns, receptors, shares, resourceEvents, skills, usage, budgets, assets, artifacts, memories, stakeholderMaps, knowledgeCatalog, meetings, search };
+export const routeFamilies: Record<string, RouteDef[]> = {
+  voice,
+  platform,
+  traces,
+  neurons,
+  reflexes,
+  connections,
+  neuronRuns,
+  jobs,
+  interventions,
+  pathways,
+  pathwayRuns,
+  receptors,
+  shares,
+  resourceEvents,
+  skills,
+  usage,
+  budgets,
+  assets,
+  artifacts,
+  memories,
+  stakeholderMaps,
+  knowledgeCatalog,
+  meetings,
+  search,
+};
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

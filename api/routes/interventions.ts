@@ -8,7 +8,11 @@ import { route } from '../route.js';
 /** Interventions (document 2): a paused run's question to a person, answered by API or public token. */
 export default [
   route({
-    method: 'get', path: '/v1/interventions', brain: 'optional', query: InterventionListQuery, tags: ['interventions'],
+    method: 'get',
+    path: '/v1/interventions',
+    brain: 'optional',
+    query: InterventionListQuery,
+    tags: ['interventions'],
     summary: 'List (default scope: the X-Brain-Id brain; brain_scope=all for the workspace); summary=1 for counts',
     handler: async ({ query, scope, services }) => {
       if (query.summary) return services.interventions.summary(scope, query);
@@ -17,25 +21,45 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/interventions/:id', params: IdParams, response: Intervention, tags: ['interventions'],
-    handler: async ({ params, scope, services }) => presentIntervention(await services.interventions.get(scope, params.id)),
+    method: 'get',
+    path: '/v1/interventions/:id',
+    params: IdParams,
+    response: Intervention,
+    tags: ['interventions'],
+    handler: async ({ params, scope, services }) =>
+      presentIntervention(await services.interventions.get(scope, params.id)),
   }),
   route({
-    method: 'post', path: '/v1/interventions/:id/respond', params: IdParams, body: RespondBody, response: Intervention, tags: ['interventions'],
+    method: 'post',
+    path: '/v1/interventions/:id/respond',
+    params: IdParams,
+    body: RespondBody,
+    response: Intervention,
+    tags: ['interventions'],
     examples: { request: { action: 'approve', comment: 'Looks good' } },
     summary: 'Answers the intervention and resumes the paused job',
-    handler: async ({ params, body, scope, services }) => presentIntervention(await services.interventions.respond(scope, params.id, body)),
+    handler: async ({ params, body, scope, services }) =>
+      presentIntervention(await services.interventions.respond(scope, params.id, body)),
   }),
   route({
-    method: 'get', path: '/v1/public/interventions/:token', auth: 'none', params: TokenParams, tags: ['interventions'],
+    method: 'get',
+    path: '/v1/public/interventions/:token',
+    auth: 'none',
+    params: TokenParams,
+    tags: ['interventions'],
     handler: async ({ params, services }) => {
       const { doc, deliveryId } = await services.interventions.byToken(params.token);
       return presentPublicDelivery(doc, deliveryId);
     },
   }),
   route({
-    method: 'post', path: '/v1/public/interventions/:token/respond', auth: 'none', params: TokenParams, body: RespondBody,
-    response: z.object({ intervention: z.object({ id: z.string(), status: z.string() }) }), tags: ['interventions'],
+    method: 'post',
+    path: '/v1/public/interventions/:token/respond',
+    auth: 'none',
+    params: TokenParams,
+    body: RespondBody,
+    response: z.object({ intervention: z.object({ id: z.string(), status: z.string() }) }),
+    tags: ['interventions'],
     handler: async ({ params, body, services }) => {
       const doc = await services.interventions.respondByToken(params.token, body);
       return { intervention: { id: doc._id, status: doc.status } };

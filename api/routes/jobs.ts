@@ -9,21 +9,55 @@ import { endedAfter, resumeCursor, sseStream } from '../sse.js';
 /** Jobs (document 1, Jobs): status, list, token stream and cancel. Pathway routes add start/resume/input. */
 export default [
   route({
-    method: 'get', path: '/v1/jobs', query: JobListQuery, response: JobList, tags: ['jobs'],
+    method: 'get',
+    path: '/v1/jobs',
+    query: JobListQuery,
+    response: JobList,
+    tags: ['jobs'],
     handler: async ({ query, scope, services }) => {
       const r = await services.jobs.list(scope, query);
-      return { jobs: r.items.map(presentJob), ...presentPage(r, { hasMore: false, byCursor: query.cursor !== undefined }) };
+      return {
+        jobs: r.items.map(presentJob),
+        ...presentPage(r, { hasMore: false, byCursor: query.cursor !== undefined }),
+      };
     },
   }),
   route({
-    method: 'get', path: '/v1/jobs/:jobId/status', params: JobIdParams, response: Job, tags: ['jobs'],
+    method: 'get',
+    path: '/v1/jobs/:jobId/status',
+    params: JobIdParams,
+    response: Job,
+    tags: ['jobs'],
     summary: 'Poll until status is completed or failed (waiting and paused wait for a human); result holds the answer',
-    examples: { response: { job_id: '7b0c5d2e-3f41-4a8b-9c6d-1e2f3a4b5c6d', kind: 'neuron', status: 'completed', progress: 100, current_step: null, result: { text: 'Two incidents are open: …' }, neuron_id: '2b3c4d5e-6f70-4a81-9b92-a3b4c5d6e7f8', pathway_id: null, receptor_id: null, trace_id: 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f', parent_job_id: null, created_at: '2025-11-20T10:00:00.000Z', processed_at: '2025-11-20T10:00:00.040Z', finished_at: '2025-11-20T10:00:02.310Z' } },
+    examples: {
+      response: {
+        job_id: '7b0c5d2e-3f41-4a8b-9c6d-1e2f3a4b5c6d',
+        kind: 'neuron',
+        status: 'completed',
+        progress: 100,
+        current_step: null,
+        result: { text: 'Two incidents are open: …' },
+        neuron_id: '2b3c4d5e-6f70-4a81-9b92-a3b4c5d6e7f8',
+        pathway_id: null,
+        receptor_id: null,
+        trace_id: 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f',
+        parent_job_id: null,
+        created_at: '2025-11-20T10:00:00.000Z',
+        processed_at: '2025-11-20T10:00:00.040Z',
+        finished_at: '2025-11-20T10:00:02.310Z',
+      },
+    },
     handler: async ({ params, scope, services }) => presentJob(await services.jobs.status(scope, params.jobId)),
   }),
   route({
-    method: 'get', path: '/v1/jobs/:jobId/stream', kind: 'stream', params: JobIdParams, query: JobStreamQuery, tags: ['jobs'],
-    summary: 'SSE: tokens and progress of a run; ends after complete or error. Resumed (after= or Last-Event-ID) past the end of a finished job: 204 No Content, so an EventSource stops reconnecting',
+    method: 'get',
+    path: '/v1/jobs/:jobId/stream',
+    kind: 'stream',
+    params: JobIdParams,
+    query: JobStreamQuery,
+    tags: ['jobs'],
+    summary:
+      'SSE: tokens and progress of a run; ends after complete or error. Resumed (after= or Last-Event-ID) past the end of a finished job: 204 No Content, so an EventSource stops reconnecting',
     handler: async ({ params, query, scope, services, ctx }) => {
       const key = services.jobs.streamKey(params.jobId);
       const after = resumeCursor(ctx, query.after);
@@ -34,12 +68,27 @@ export default [
       const isFinished = async () => TERMINAL_STATES.includes((await services.jobs.get(scope, params.jobId)).status);
       // Resumed after the end of a finished job: 204, so an EventSource stops reconnecting.
       if (await endedAfter(after, backlog, isFinished)) return undefined;
-      return sseStream(ctx, { streams: services.streams, redis: services.redis, key, after, backlog, endOnTerminal: true, isFinished });
+      return sseStream(ctx, {
+        streams: services.streams,
+        redis: services.redis,
+        key,
+        after,
+        backlog,
+        endOnTerminal: true,
+        isFinished,
+      });
     },
   }),
   route({
-    method: 'post', path: '/v1/jobs/:jobId/cancel', params: JobIdParams, response: Job.extend({ cancelled: z.literal(true) }), tags: ['jobs'],
+    method: 'post',
+    path: '/v1/jobs/:jobId/cancel',
+    params: JobIdParams,
+    response: Job.extend({ cancelled: z.literal(true) }),
+    tags: ['jobs'],
     summary: '400 when the job is already completed or failed',
-    handler: async ({ params, scope, services }) => ({ ...presentJob(await services.jobs.cancel(scope, params.jobId)), cancelled: true as const }),
+    handler: async ({ params, scope, services }) => ({
+      ...presentJob(await services.jobs.cancel(scope, params.jobId)),
+      cancelled: true as const,
+    }),
   }),
 ];

@@ -1,7 +1,20 @@
 import { IdParams } from '../../src/schemas/common.js';
 import { Artifact } from '../../src/schemas/knowledge.js';
 import {
-  ArtifactParams, ChunkAck, ChunkBody, LiveEventsQuery, LiveHistory, LiveHistoryQuery, LiveSession, LiveStartBody, LiveStopBody, Meeting, MeetingCreateBody, MeetingList, MeetingListQuery, SessionParams,
+  ArtifactParams,
+  ChunkAck,
+  ChunkBody,
+  LiveEventsQuery,
+  LiveHistory,
+  LiveHistoryQuery,
+  LiveSession,
+  LiveStartBody,
+  LiveStopBody,
+  Meeting,
+  MeetingCreateBody,
+  MeetingList,
+  MeetingListQuery,
+  SessionParams,
 } from '../../src/schemas/meetings.js';
 import { presentArtifact } from '../presenters/knowledge.js';
 import { presentMeeting } from '../presenters/meeting.js';
@@ -15,7 +28,12 @@ const base = '/v1/meetings/:id/transcription';
 /** Meetings and their live transcription (document 2, Meetings; docs/meetings.md). */
 export default [
   route({
-    method: 'get', path: '/v1/meetings', brain: 'optional', query: MeetingListQuery, response: MeetingList, tags,
+    method: 'get',
+    path: '/v1/meetings',
+    brain: 'optional',
+    query: MeetingListQuery,
+    response: MeetingList,
+    tags,
     summary: 'Meeting heads of the active brain (X-Brain-Id or brain_id), newest change first',
     handler: async ({ query, scope, services }) => {
       const p = await services.meetings.list(scope, query);
@@ -23,42 +41,103 @@ export default [
     },
   }),
   route({
-    method: 'post', path: '/v1/meetings', status: 201, brain: 'optional', body: MeetingCreateBody, response: Meeting, tags,
+    method: 'post',
+    path: '/v1/meetings',
+    status: 201,
+    brain: 'optional',
+    body: MeetingCreateBody,
+    response: Meeting,
+    tags,
     handler: async ({ body, scope, services }) => presentMeeting(await services.meetings.create(scope, body)),
   }),
   route({
-    method: 'get', path: '/v1/meetings/:id', brain: 'optional', params: IdParams, response: Meeting, tags,
+    method: 'get',
+    path: '/v1/meetings/:id',
+    brain: 'optional',
+    params: IdParams,
+    response: Meeting,
+    tags,
     handler: async ({ params, scope, services }) => presentMeeting(await services.meetings.get(scope, params.id)),
   }),
   route({
-    method: 'post', path: `${base}/live/start`, status: 201, brain: 'optional', params: IdParams, body: LiveStartBody, response: LiveSession, tags,
-    summary: 'Starts a live session (a liveTranscription job): send 16 kHz mono linear16 chunks to .../chunk with its job_id; 409 while another session is live',
-    handler: async ({ params, body, scope, services }) => services.transcription.presentSession(await services.transcription.liveStart(scope, params.id, body)),
+    method: 'post',
+    path: `${base}/live/start`,
+    status: 201,
+    brain: 'optional',
+    params: IdParams,
+    body: LiveStartBody,
+    response: LiveSession,
+    tags,
+    summary:
+      'Starts a live session (a liveTranscription job): send 16 kHz mono linear16 chunks to .../chunk with its job_id; 409 while another session is live',
+    handler: async ({ params, body, scope, services }) =>
+      services.transcription.presentSession(await services.transcription.liveStart(scope, params.id, body)),
   }),
   route({
-    method: 'post', path: `${base}/chunk`, brain: 'optional', params: IdParams, body: ChunkBody, response: ChunkAck, tags,
-    summary: 'Stores one chunk (seq from 0; a repeated seq is accepted once; out of order is placed by seq; gaps are reported in missing_seqs); 400 for malformed or oversized audio',
+    method: 'post',
+    path: `${base}/chunk`,
+    brain: 'optional',
+    params: IdParams,
+    body: ChunkBody,
+    response: ChunkAck,
+    tags,
+    summary:
+      'Stores one chunk (seq from 0; a repeated seq is accepted once; out of order is placed by seq; gaps are reported in missing_seqs); 400 for malformed or oversized audio',
     handler: async ({ params, body, scope, services }) => services.transcription.chunk(scope, params.id, body),
   }),
   route({
-    method: 'get', path: `${base}/live/events/:session_id`, kind: 'stream', brain: 'optional', params: SessionParams, query: LiveEventsQuery, tags,
-    summary: 'SSE captions: { type: partial | final, text, seq_from, seq_to, start_ms, end_ms }, { type: gap, missing_seqs }, then one { type: complete, artifact_id } or { type: error }; resume with after=<cursor>',
+    method: 'get',
+    path: `${base}/live/events/:session_id`,
+    kind: 'stream',
+    brain: 'optional',
+    params: SessionParams,
+    query: LiveEventsQuery,
+    tags,
+    summary:
+      'SSE captions: { type: partial | final, text, seq_from, seq_to, start_ms, end_ms }, { type: gap, missing_seqs }, then one { type: complete, artifact_id } or { type: error }; resume with after=<cursor>',
     handler: async ({ params, query, scope, services, ctx }) => {
       const s = await services.transcription.session(scope, params.id, params.session_id);
-      return sseStream(ctx, { streams: services.streams, redis: services.redis, key: services.transcription.captionStreamKey(s), after: resumeCursor(ctx, query.after), endOnTerminal: true });
+      return sseStream(ctx, {
+        streams: services.streams,
+        redis: services.redis,
+        key: services.transcription.captionStreamKey(s),
+        after: resumeCursor(ctx, query.after),
+        endOnTerminal: true,
+      });
     },
   }),
   route({
-    method: 'get', path: `${base}/live/history`, brain: 'optional', params: IdParams, query: LiveHistoryQuery, response: LiveHistory, tags,
+    method: 'get',
+    path: `${base}/live/history`,
+    brain: 'optional',
+    params: IdParams,
+    query: LiveHistoryQuery,
+    response: LiveHistory,
+    tags,
     handler: async ({ params, query, scope, services }) => services.transcription.history(scope, params.id, query),
   }),
   route({
-    method: 'post', path: `${base}/live/stop`, status: 202, brain: 'optional', params: IdParams, body: LiveStopBody, response: LiveSession, tags,
-    summary: 'Stops the newest (or the named) session: a final pass over all stored audio saves the transcript artifact and patches the meeting (transcription.status ready); follow the job',
-    handler: async ({ params, body, scope, services }) => services.transcription.presentSession(await services.transcription.liveStop(scope, params.id, body)),
+    method: 'post',
+    path: `${base}/live/stop`,
+    status: 202,
+    brain: 'optional',
+    params: IdParams,
+    body: LiveStopBody,
+    response: LiveSession,
+    tags,
+    summary:
+      'Stops the newest (or the named) session: a final pass over all stored audio saves the transcript artifact and patches the meeting (transcription.status ready); follow the job',
+    handler: async ({ params, body, scope, services }) =>
+      services.transcription.presentSession(await services.transcription.liveStop(scope, params.id, body)),
   }),
   route({
-    method: 'get', path: `${base}/artifacts/:artifact_id`, brain: 'optional', params: ArtifactParams, response: Artifact, tags,
-    handler: async ({ params, scope, services }) => presentArtifact(await services.transcription.artifact(scope, params.id, params.artifact_id)),
+    method: 'get',
+    path: `${base}/artifacts/:artifact_id`,
+    brain: 'optional',
+    params: ArtifactParams,
+    response: Artifact,
+    tags,
+    handler: async ({ params, scope, services }) =>
+      presentArtifact(await services.transcription.artifact(scope, params.id, params.artifact_id)),
   }),
 ];

@@ -11,8 +11,21 @@ const InterventionAnswered = z.object({ job_id: z.string(), intervention: Interv
 /** Starting pathway runs and answering them while they wait (document 1, Pathways and Jobs). */
 export default [
   route({
-    method: 'post', path: '/v1/pathways/:id/execute', status: 202, params: IdParams, body: ExecuteBody, response: JobAccepted, tags: ['pathways'],
-    examples: { request: { input: { ticket: 'Refund order 1234' } }, response: { job_id: '7b0c5d2e-3f41-4a8b-9c6d-1e2f3a4b5c6d', status: 'pending', trace_id: 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f' } },
+    method: 'post',
+    path: '/v1/pathways/:id/execute',
+    status: 202,
+    params: IdParams,
+    body: ExecuteBody,
+    response: JobAccepted,
+    tags: ['pathways'],
+    examples: {
+      request: { input: { ticket: 'Refund order 1234' } },
+      response: {
+        job_id: '7b0c5d2e-3f41-4a8b-9c6d-1e2f3a4b5c6d',
+        status: 'pending',
+        trace_id: 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f',
+      },
+    },
     summary: 'Runs the pathway (head version unless pathway_version is given) as a pathwayRun workflow',
     handler: async ({ params, body, scope, services }) => {
       const job = await services.pathwayRuns.execute(scope, params.id, body);
@@ -20,7 +33,12 @@ export default [
     },
   }),
   route({
-    method: 'post', path: '/v1/jobs', brain: 'optional', body: JobCreateBody, response: JobAccepted, tags: ['jobs'],
+    method: 'post',
+    path: '/v1/jobs',
+    brain: 'optional',
+    body: JobCreateBody,
+    response: JobAccepted,
+    tags: ['jobs'],
     summary: 'Starts a stored (pathway_id) or inline pathway with input or data',
     handler: async ({ body, scope, services }) => {
       const job = await services.pathwayRuns.createJob(scope, body);
@@ -28,13 +46,29 @@ export default [
     },
   }),
   route({
-    method: 'post', path: '/v1/jobs/:jobId/input', params: JobIdParams, body: JobInputBody, response: InterventionAnswered, tags: ['jobs'],
+    method: 'post',
+    path: '/v1/jobs/:jobId/input',
+    params: JobIdParams,
+    body: JobInputBody,
+    response: InterventionAnswered,
+    tags: ['jobs'],
     summary: 'Answers the intervention the job waits on; 400 when it does not match',
-    handler: async ({ params, body, scope, services }) => ({ job_id: params.jobId, intervention: presentIntervention(await services.pathwayRuns.input(scope, params.jobId, body)) }),
+    handler: async ({ params, body, scope, services }) => ({
+      job_id: params.jobId,
+      intervention: presentIntervention(await services.pathwayRuns.input(scope, params.jobId, body)),
+    }),
   }),
   route({
-    method: 'post', path: '/v1/jobs/:jobId/resume', params: JobIdParams, body: ResumeBody, response: InterventionAnswered, tags: ['jobs'],
+    method: 'post',
+    path: '/v1/jobs/:jobId/resume',
+    params: JobIdParams,
+    body: ResumeBody,
+    response: InterventionAnswered,
+    tags: ['jobs'],
     summary: 'Resumes a paused run; a run waiting for approval needs an action',
-    handler: async ({ params, body, scope, services }) => ({ job_id: params.jobId, intervention: presentIntervention(await services.pathwayRuns.resume(scope, params.jobId, body)) }),
+    handler: async ({ params, body, scope, services }) => ({
+      job_id: params.jobId,
+      intervention: presentIntervention(await services.pathwayRuns.resume(scope, params.jobId, body)),
+    }),
   }),
 ];

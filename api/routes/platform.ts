@@ -2,7 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { gone, notFound } from '../../src/errors.js';
 import { IdParams, PageTotal, SuccessBody, pageFields, paging } from '../../src/schemas/common.js';
-import { ApiKey, ApiKeyCreateBody, ApiKeyCreated, ApiKeyPatchBody, Brain, BrainCreateBody, Health, SessionContext, Workspace, WorkspacePatchBody } from '../../src/schemas/platform.js';
+import {
+  ApiKey,
+  ApiKeyCreateBody,
+  ApiKeyCreated,
+  ApiKeyPatchBody,
+  Brain,
+  BrainCreateBody,
+  Health,
+  SessionContext,
+  Workspace,
+  WorkspacePatchBody,
+} from '../../src/schemas/platform.js';
 import type { Services } from '../../src/services/index.js';
 import type { Scope } from '../../src/scope.js';
 import type { Context } from 'koa';
@@ -16,75 +27,177 @@ async function health({ scope, services, ctx }: { scope: Scope; services: Servic
   ctx.status = h.healthy ? 200 : 503;
   // A load balancer or client polling health backs off as it would on any other 503.
   if (!h.healthy) ctx.set('Retry-After', '2');
-  const ws = scope.workspaceId && h.components.mongodb === 'up' ? await services.workspaces.findWorkspace(scope.workspaceId) : null;
-  ctx.body = { status: h.healthy ? 'healthy' : 'unhealthy', version: services.health.version, ...(ws ? { workspace: presentWorkspace(ws), components: h.components, search_index: services.search.status() } : {}) };
+  const ws =
+    scope.workspaceId && h.components.mongodb === 'up'
+      ? await services.workspaces.findWorkspace(scope.workspaceId)
+      : null;
+  ctx.body = {
+    status: h.healthy ? 'healthy' : 'unhealthy',
+    version: services.health.version,
+    ...(ws
+      ? { workspace: presentWorkspace(ws), components: h.components, search_index: services.search.status() }
+      : {}),
+  };
 }
 
-const healthRoute = (path: string, operationId?: string): RouteDef => route({ method: 'get', path, operationId, kind: 'health', auth: 'optional', response: Health, tags: ['health'], handler: async (i) => { await health(i); } });
+const healthRoute = (path: string, operationId?: string): RouteDef =>
+  route({
+    method: 'get',
+    path,
+    operationId,
+    kind: 'health',
+    auth: 'optional',
+    response: Health,
+    tags: ['health'],
+    handler: async (i) => {
+      await health(i);
+    },
+  });
 
 export default [
   healthRoute('/health', 'health.probe'),
   healthRoute('/v1/health'),
   route({
-    method: 'get', path: '/v1/session/context', brain: 'optional', response: SessionContext, tags: ['session'],
-    summary: 'Client bootstrap: workspace, brains and the credential\'s roles',
+    method: 'get',
+    path: '/v1/session/context',
+    brain: 'optional',
+    response: SessionContext,
+    tags: ['session'],
+    summary: "Client bootstrap: workspace, brains and the credential's roles",
     handler: async ({ scope, services }) => {
       const ws = await services.workspaces.findWorkspace(scope.workspaceId);
       if (!ws) throw notFound('Workspace');
-      const brains = await services.workspaces.brains.find({ workspaceId: scope.workspaceId }).sort({ createdAt: 1 }).limit(200).toArray();
-      const brain = scope.brainId ? brains.find((b) => b._id === scope.brainId) ?? null : null;
+      const brains = await services.workspaces.brains
+        .find({ workspaceId: scope.workspaceId })
+        .sort({ createdAt: 1 })
+        .limit(200)
+        .toArray();
+      const brain = scope.brainId ? (brains.find((b) => b._id === scope.brainId) ?? null) : null;
       return {
-        workspace: presentWorkspace(ws), brain: brain ? presentBrain(brain) : null, brains: brains.map(presentBrain),
-        user_id: scope.userId, api_key_id: scope.apiKeyId, roles: scope.roles, credential: scope.credential,
+        workspace: presentWorkspace(ws),
+        brain: brain ? presentBrain(brain) : null,
+        brains: brains.map(presentBrain),
+        user_id: scope.userId,
+        api_key_id: scope.apiKeyId,
+        roles: scope.roles,
+        credential: scope.credential,
       };
     },
   }),
   route({
-    method: 'post', path: '/v1/api-keys', auth: 'jwt', status: 201, body: ApiKeyCreateBody, response: ApiKeyCreated, tags: ['api-keys'],
+    method: 'post',
+    path: '/v1/api-keys',
+    auth: 'jwt',
+    status: 201,
+    body: ApiKeyCreateBody,
+    response: ApiKeyCreated,
+    tags: ['api-keys'],
     handler: async ({ body, scope, services }) => {
       const { doc, secret } = await services.auth.createApiKey(scope, body);
       return { ...presentApiKey(doc), key: secret };
     },
   }),
   route({
-    method: 'get', path: '/v1/api-keys', auth: 'jwt', query: z.object(paging(100, 1000)), tags: ['api-keys'],
-    response: z.object({ api_keys: z.array(ApiKey), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields }),
+    method: 'get',
+    path: '/v1/api-keys',
+    auth: 'jwt',
+    query: z.object(paging(100, 1000)),
+    tags: ['api-keys'],
+    response: z.object({
+      api_keys: z.array(ApiKey),
+      total: PageTotal,
+      limit: z.number(),
+      offset: z.number(),
+      ...pageFields,
+    }),
     handler: async ({ query, scope, services }) => {
       const p = await services.auth.listApiKeys(scope, query);
       return { api_keys: p.items.map(presentApiKey), ...presentPage(p) };
     },
   }),
   route({
-    method: 'patch', path: '/v1/api-keys/:id', auth: 'jwt', roles: ['workspace_admin'], params: IdParams, body: ApiKeyPatchBody, response: ApiKey, tags: ['api-keys'],
+    method: 'patch',
+    path: '/v1/api-keys/:id',
+    auth: 'jwt',
+    roles: ['workspace_admin'],
+    params: IdParams,
+    body: ApiKeyPatchBody,
+    response: ApiKey,
+    tags: ['api-keys'],
     summary: "Admin: sets or clears (null) the key's own request limit",
-    handler: async ({ params, body, scope, services }) => presentApiKey(await services.auth.setKeyRateLimit(scope, params.id, body.rate_limit ? { points: body.rate_limit.points, durationS: body.rate_limit.duration_s } : null)),
+    handler: async ({ params, body, scope, services }) =>
+      presentApiKey(
+        await services.auth.setKeyRateLimit(
+          scope,
+          params.id,
+          body.rate_limit ? { points: body.rate_limit.points, durationS: body.rate_limit.duration_s } : null,
+        ),
+      ),
   }),
   route({
-    method: 'patch', path: '/v1/workspace', roles: ['workspace_admin'], body: WorkspacePatchBody, response: Workspace, tags: ['workspace'],
+    method: 'patch',
+    path: '/v1/workspace',
+    roles: ['workspace_admin'],
+    body: WorkspacePatchBody,
+    response: Workspace,
+    tags: ['workspace'],
     summary: "Admin: renames the caller's workspace or changes its slug (409 when taken)",
     handler: async ({ body, scope, services }) => presentWorkspace(await services.auth.updateWorkspace(scope, body)),
   }),
   route({
-    method: 'delete', path: '/v1/api-keys/:id', auth: 'jwt', params: IdParams, response: SuccessBody, tags: ['api-keys'],
-    summary: "Revokes a key: your own, or any key of the workspace for an admin",
-    handler: async ({ params, scope, services }) => { await services.auth.revokeApiKey(scope, params.id); return { success: true }; },
+    method: 'delete',
+    path: '/v1/api-keys/:id',
+    auth: 'jwt',
+    params: IdParams,
+    response: SuccessBody,
+    tags: ['api-keys'],
+    summary: 'Revokes a key: your own, or any key of the workspace for an admin',
+    handler: async ({ params, scope, services }) => {
+      await services.auth.revokeApiKey(scope, params.id);
+      return { success: true };
+    },
   }),
   route({
-    method: 'get', path: '/v1/brains', response: z.object({ brains: z.array(Brain) }), tags: ['brains'],
-    handler: async ({ scope, services }) => ({ brains: (await services.workspaces.brains.find({ workspaceId: scope.workspaceId }).sort({ createdAt: 1 }).toArray()).map(presentBrain) }),
+    method: 'get',
+    path: '/v1/brains',
+    response: z.object({ brains: z.array(Brain) }),
+    tags: ['brains'],
+    handler: async ({ scope, services }) => ({
+      brains: (
+        await services.workspaces.brains.find({ workspaceId: scope.workspaceId }).sort({ createdAt: 1 }).toArray()
+      ).map(presentBrain),
+    }),
   }),
   route({
-    method: 'post', path: '/v1/brains', status: 201, roles: ['workspace_admin'], body: BrainCreateBody, response: Brain, tags: ['brains'],
-    handler: async ({ body, scope, services }) => presentBrain(await services.workspaces.ensureBrain(scope.workspaceId, randomUUID(), body.name)),
+    method: 'post',
+    path: '/v1/brains',
+    status: 201,
+    roles: ['workspace_admin'],
+    body: BrainCreateBody,
+    response: Brain,
+    tags: ['brains'],
+    handler: async ({ body, scope, services }) =>
+      presentBrain(await services.workspaces.ensureBrain(scope.workspaceId, randomUUID(), body.name)),
   }),
   route({
-    method: 'get', path: '/v1/config/models', response: z.object({ models: z.array(z.object({ model: z.string(), provider: z.string() })) }), tags: ['config'],
+    method: 'get',
+    path: '/v1/config/models',
+    response: z.object({ models: z.array(z.object({ model: z.string(), provider: z.string() })) }),
+    tags: ['config'],
     summary: 'Models the platform can run: provider/model ids for neuron_config.model',
     handler: async ({ services }) => ({ models: services.models.list() }),
   }),
   route({
-    method: 'post', path: '/v1/chat/:traceId', title: 'Chat (retired)', auth: 'none', tags: ['chat'],
+    method: 'post',
+    path: '/v1/chat/:traceId',
+    title: 'Chat (retired)',
+    auth: 'none',
+    tags: ['chat'],
     summary: 'Retired: use POST /v1/neurons/:id/invoke with trace_id, stream and optional client_nonce',
-    handler: async () => { throw gone('POST /v1/chat/:traceId is retired; use POST /v1/neurons/:id/invoke with trace_id, stream and an optional client_nonce'); },
+    handler: async () => {
+      throw gone(
+        'POST /v1/chat/:traceId is retired; use POST /v1/neurons/:id/invoke with trace_id, stream and an optional client_nonce',
+      );
+    },
   }),
 ];

@@ -1,9 +1,30 @@
 import { z } from 'zod';
 import { IdParams, PageTotal, SuccessBody, pageFields } from '../../src/schemas/common.js';
 import {
-  BackfillBody, BindingCreateBody, BindingIdQuery, BindingListQuery, BindingPatchBody, BindingPatchByBody, ChannelBinding, ChatWebhookBody, ChatWebhookParams,
-  FireAccepted, FireBody, PauseBody, Receptor, ReceptorGetQuery, ReceptorList, ReceptorListQuery, ReceptorPatchBody, ReceptorRefParams, ReceptorSlugParams,
-  StimuliCatalog, StimuliCatalogQuery, StimulusEventBody, SubscribeBody, TriggerBody,
+  BackfillBody,
+  BindingCreateBody,
+  BindingIdQuery,
+  BindingListQuery,
+  BindingPatchBody,
+  BindingPatchByBody,
+  ChannelBinding,
+  ChatWebhookBody,
+  ChatWebhookParams,
+  FireAccepted,
+  FireBody,
+  PauseBody,
+  Receptor,
+  ReceptorGetQuery,
+  ReceptorList,
+  ReceptorListQuery,
+  ReceptorPatchBody,
+  ReceptorRefParams,
+  ReceptorSlugParams,
+  StimuliCatalog,
+  StimuliCatalogQuery,
+  StimulusEventBody,
+  SubscribeBody,
+  TriggerBody,
 } from '../../src/schemas/receptors.js';
 import { STIMULI, internalSecret, verifySignature } from '../../src/services/stimuli.js';
 import { presentBinding, presentReceptor, presentReceptorPage } from '../presenters/receptor.js';
@@ -12,15 +33,31 @@ import { route } from '../route.js';
 
 const tags = ['receptors'];
 const rawBodyOf = (ctx: { request: unknown }) => (ctx.request as { rawBody?: string }).rawBody ?? '';
-const Backfilled = z.object({ receptor: Receptor, backfill: z.object({ start_at: z.string(), end_at: z.string(), runs: z.number() }) });
+const Backfilled = z.object({
+  receptor: Receptor,
+  backfill: z.object({ start_at: z.string(), end_at: z.string(), runs: z.number() }),
+});
 const Triggered = z.object({ receptor: Receptor, triggered: z.literal(true) });
 const Published = z.object({
-  key: z.string(), event_id: z.string(),
+  key: z.string(),
+  event_id: z.string(),
   fired: z.array(z.object({ receptor_id: z.string(), job_id: z.string(), duplicate: z.boolean() })),
   skipped: z.array(z.object({ receptor_id: z.string(), reason: z.string() })),
 });
-const BindingList = z.object({ bindings: z.array(ChannelBinding), total: PageTotal, limit: z.number(), offset: z.number(), ...pageFields });
-const WebhookAccepted = z.object({ job_id: z.string(), status: z.string(), duplicate: z.boolean(), trace_id: z.string().nullable(), receptor_id: z.string() });
+const BindingList = z.object({
+  bindings: z.array(ChannelBinding),
+  total: PageTotal,
+  limit: z.number(),
+  offset: z.number(),
+  ...pageFields,
+});
+const WebhookAccepted = z.object({
+  job_id: z.string(),
+  status: z.string(),
+  duplicate: z.boolean(),
+  trace_id: z.string().nullable(),
+  receptor_id: z.string(),
+});
 
 /**
  * Receptors (document 1, Receptors; docs/receptors.md): reads and changes, fire, template
@@ -29,46 +66,105 @@ const WebhookAccepted = z.object({ job_id: z.string(), status: z.string(), dupli
  */
 export default [
   route({
-    method: 'get', path: '/v1/receptors', brain: 'required', query: ReceptorListQuery, response: ReceptorList, tags,
+    method: 'get',
+    path: '/v1/receptors',
+    brain: 'required',
+    query: ReceptorListQuery,
+    response: ReceptorList,
+    tags,
     handler: async ({ query, scope, services }) => presentReceptorPage(await services.receptors.list(scope, query)),
   }),
   route({
-    method: 'post', path: '/v1/receptors/subscribe', status: 201, brain: 'optional', body: SubscribeBody, response: Receptor, tags,
-    summary: 'Creates a receptor from a template: schedule (cron or interval in a time zone) or stimulus (platform events)',
+    method: 'post',
+    path: '/v1/receptors/subscribe',
+    status: 201,
+    brain: 'optional',
+    body: SubscribeBody,
+    response: Receptor,
+    tags,
+    summary:
+      'Creates a receptor from a template: schedule (cron or interval in a time zone) or stimulus (platform events)',
     handler: async ({ body, scope, services }) => presentReceptor(await services.receptors.subscribe(scope, body)),
   }),
   route({
-    method: 'post', path: '/v1/receptors/:id/fire', status: 202, params: IdParams, body: FireBody, response: FireAccepted, tags,
-    summary: 'Fires the receptor: a receptorFire workflow runs its target; job_id is the target run\'s job',
+    method: 'post',
+    path: '/v1/receptors/:id/fire',
+    status: 202,
+    params: IdParams,
+    body: FireBody,
+    response: FireAccepted,
+    tags,
+    summary: "Fires the receptor: a receptorFire workflow runs its target; job_id is the target run's job",
     handler: async ({ params, body, scope, services }) => {
       const { job, traceId } = await services.receptorFires.fire(scope, params.id, body);
       return { job_id: job._id, status: 'pending' as const, trace_id: traceId, receptor_id: params.id };
     },
   }),
   route({
-    method: 'get', path: '/v1/receptors/:workspace_slug/:slug_or_id', params: ReceptorRefParams, query: ReceptorGetQuery, response: Receptor, tags,
+    method: 'get',
+    path: '/v1/receptors/:workspace_slug/:slug_or_id',
+    params: ReceptorRefParams,
+    query: ReceptorGetQuery,
+    response: Receptor,
+    tags,
     summary: 'By slug or UUID; a scheduled receptor shows its schedule (state, next fire times, recent fires)',
-    handler: async ({ params, query, scope, services }) => presentReceptor(await services.receptors.get(scope, params.workspace_slug, params.slug_or_id, query.preview)),
+    handler: async ({ params, query, scope, services }) =>
+      presentReceptor(await services.receptors.get(scope, params.workspace_slug, params.slug_or_id, query.preview)),
   }),
   route({
-    method: 'patch', path: '/v1/receptors/:workspace_slug/:slug', params: ReceptorSlugParams, body: ReceptorPatchBody, response: Receptor, tags,
-    handler: async ({ params, body, scope, services }) => presentReceptor(await services.receptors.patch(scope, params.workspace_slug, params.slug, body)),
+    method: 'patch',
+    path: '/v1/receptors/:workspace_slug/:slug',
+    params: ReceptorSlugParams,
+    body: ReceptorPatchBody,
+    response: Receptor,
+    tags,
+    handler: async ({ params, body, scope, services }) =>
+      presentReceptor(await services.receptors.patch(scope, params.workspace_slug, params.slug, body)),
   }),
   route({
-    method: 'delete', path: '/v1/receptors/:workspace_slug/:slug_or_id', params: ReceptorRefParams, response: SuccessBody, tags,
-    summary: 'Removes a subscription receptor and its schedule; a neuron\'s or pathway\'s own receptor goes with its target',
-    handler: async ({ params, scope, services }) => { await services.receptors.remove(scope, params.workspace_slug, params.slug_or_id); return { success: true as const }; },
+    method: 'delete',
+    path: '/v1/receptors/:workspace_slug/:slug_or_id',
+    params: ReceptorRefParams,
+    response: SuccessBody,
+    tags,
+    summary:
+      "Removes a subscription receptor and its schedule; a neuron's or pathway's own receptor goes with its target",
+    handler: async ({ params, scope, services }) => {
+      await services.receptors.remove(scope, params.workspace_slug, params.slug_or_id);
+      return { success: true as const };
+    },
   }),
   route({
-    method: 'post', path: '/v1/receptors/:workspace_slug/:slug_or_id/schedule/pause', params: ReceptorRefParams, body: PauseBody, response: Receptor, tags,
-    handler: async ({ params, body, scope, services }) => presentReceptor(await services.receptors.setPaused(scope, params.workspace_slug, params.slug_or_id, true, body.note)),
+    method: 'post',
+    path: '/v1/receptors/:workspace_slug/:slug_or_id/schedule/pause',
+    params: ReceptorRefParams,
+    body: PauseBody,
+    response: Receptor,
+    tags,
+    handler: async ({ params, body, scope, services }) =>
+      presentReceptor(
+        await services.receptors.setPaused(scope, params.workspace_slug, params.slug_or_id, true, body.note),
+      ),
   }),
   route({
-    method: 'post', path: '/v1/receptors/:workspace_slug/:slug_or_id/schedule/unpause', params: ReceptorRefParams, body: PauseBody, response: Receptor, tags,
-    handler: async ({ params, body, scope, services }) => presentReceptor(await services.receptors.setPaused(scope, params.workspace_slug, params.slug_or_id, false, body.note)),
+    method: 'post',
+    path: '/v1/receptors/:workspace_slug/:slug_or_id/schedule/unpause',
+    params: ReceptorRefParams,
+    body: PauseBody,
+    response: Receptor,
+    tags,
+    handler: async ({ params, body, scope, services }) =>
+      presentReceptor(
+        await services.receptors.setPaused(scope, params.workspace_slug, params.slug_or_id, false, body.note),
+      ),
   }),
   route({
-    method: 'post', path: '/v1/receptors/:workspace_slug/:slug_or_id/schedule/trigger', params: ReceptorRefParams, body: TriggerBody, response: Triggered, tags,
+    method: 'post',
+    path: '/v1/receptors/:workspace_slug/:slug_or_id/schedule/trigger',
+    params: ReceptorRefParams,
+    body: TriggerBody,
+    response: Triggered,
+    tags,
     summary: 'Fires the schedule now (its overlap policy applies unless another is given)',
     handler: async ({ params, body, scope, services }) => {
       const r = await services.receptors.scheduled(scope, params.workspace_slug, params.slug_or_id);
@@ -77,84 +173,187 @@ export default [
     },
   }),
   route({
-    method: 'post', path: '/v1/receptors/:workspace_slug/:slug_or_id/schedule/backfill', params: ReceptorRefParams, body: BackfillBody, response: Backfilled, tags,
+    method: 'post',
+    path: '/v1/receptors/:workspace_slug/:slug_or_id/schedule/backfill',
+    params: ReceptorRefParams,
+    body: BackfillBody,
+    response: Backfilled,
+    tags,
     summary: 'Starts the fires a past range would have had (at most 500)',
     handler: async ({ params, body, scope, services }) => {
       const r = await services.receptors.scheduled(scope, params.workspace_slug, params.slug_or_id);
       const runs = await services.schedules.backfill(r, new Date(body.start_at), new Date(body.end_at), body.overlap);
-      return { receptor: presentReceptor(await services.receptors.view(r, 5)), backfill: { start_at: body.start_at, end_at: body.end_at, runs } };
+      return {
+        receptor: presentReceptor(await services.receptors.view(r, 5)),
+        backfill: { start_at: body.start_at, end_at: body.end_at, runs },
+      };
     },
   }),
   route({
-    method: 'get', path: '/v1/resources/receptors/:id', params: IdParams, response: z.object({ receptor: Receptor }), tags: ['receptors', 'resources'],
-    handler: async ({ params, scope, services }) => ({ receptor: presentReceptor(await services.receptors.catalogGet(scope, params.id)) }),
+    method: 'get',
+    path: '/v1/resources/receptors/:id',
+    params: IdParams,
+    response: z.object({ receptor: Receptor }),
+    tags: ['receptors', 'resources'],
+    handler: async ({ params, scope, services }) => ({
+      receptor: presentReceptor(await services.receptors.catalogGet(scope, params.id)),
+    }),
   }),
 
   route({
-    method: 'get', path: '/v1/stimuli/catalog', query: StimuliCatalogQuery, response: StimuliCatalog, tags,
-    summary: 'Hooks a stimulus receptor can subscribe to (vault., plasticity., maintenance.); schedulable=true for schedule-eligible keys',
-    handler: async ({ query }) => ({ stimuli: STIMULI.filter((s) => query.schedulable === undefined || s.schedulable === query.schedulable) }),
+    method: 'get',
+    path: '/v1/stimuli/catalog',
+    query: StimuliCatalogQuery,
+    response: StimuliCatalog,
+    tags,
+    summary:
+      'Hooks a stimulus receptor can subscribe to (vault., plasticity., maintenance.); schedulable=true for schedule-eligible keys',
+    handler: async ({ query }) => ({
+      stimuli: STIMULI.filter((s) => query.schedulable === undefined || s.schedulable === query.schedulable),
+    }),
   }),
   route({
-    method: 'post', path: '/v1/internal/stimuli', operationId: 'internal.stimuli.publish', title: 'Publish a signed platform event', auth: 'none', body: StimulusEventBody, response: Published, tags,
-    summary: 'Server to server only: a signed platform event (X-Cortex-Signature) fires every subscribed receptor once per event_id',
+    method: 'post',
+    path: '/v1/internal/stimuli',
+    operationId: 'internal.stimuli.publish',
+    title: 'Publish a signed platform event',
+    auth: 'none',
+    body: StimulusEventBody,
+    response: Published,
+    tags,
+    summary:
+      'Server to server only: a signed platform event (X-Cortex-Signature) fires every subscribed receptor once per event_id',
     handler: async ({ body, ctx, services }) => {
       verifySignature(internalSecret(services.config), ctx.get('x-cortex-signature') || undefined, rawBodyOf(ctx));
-      return services.receptorFires.publish(body.workspace_id, { key: body.key, eventId: body.event_id, payload: body.payload });
+      return services.receptorFires.publish(body.workspace_id, {
+        key: body.key,
+        eventId: body.event_id,
+        payload: body.payload,
+      });
     },
   }),
 
   route({
-    method: 'get', path: '/v1/receptor-channel-bindings', auth: 'jwt', query: BindingListQuery, response: BindingList, tags,
+    method: 'get',
+    path: '/v1/receptor-channel-bindings',
+    auth: 'jwt',
+    query: BindingListQuery,
+    response: BindingList,
+    tags,
     handler: async ({ query, scope, services }) => {
       const page = await services.channelBindings.list(scope, query);
-      return { bindings: page.items.map((b) => presentBinding(b, { webhookUrl: services.channelBindings.webhookUrl(b) })), ...presentPage(page) };
+      return {
+        bindings: page.items.map((b) => presentBinding(b, { webhookUrl: services.channelBindings.webhookUrl(b) })),
+        ...presentPage(page),
+      };
     },
   }),
   route({
-    method: 'post', path: '/v1/receptor-channel-bindings', status: 201, auth: 'jwt', body: BindingCreateBody, response: ChannelBinding, tags,
+    method: 'post',
+    path: '/v1/receptor-channel-bindings',
+    status: 201,
+    auth: 'jwt',
+    body: BindingCreateBody,
+    response: ChannelBinding,
+    tags,
     summary: 'Binds an external conversation to a receptor; the response shows the webhook secret once',
     handler: async ({ body, scope, services }) => {
       const b = await services.channelBindings.create(scope, body);
-      return presentBinding(b, { webhookUrl: services.channelBindings.webhookUrl(b), secret: services.channelBindings.secretOf(b) });
+      return presentBinding(b, {
+        webhookUrl: services.channelBindings.webhookUrl(b),
+        secret: services.channelBindings.secretOf(b),
+      });
     },
   }),
   route({
-    method: 'get', path: '/v1/receptor-channel-bindings/:id', auth: 'jwt', params: IdParams, response: ChannelBinding, tags,
+    method: 'get',
+    path: '/v1/receptor-channel-bindings/:id',
+    auth: 'jwt',
+    params: IdParams,
+    response: ChannelBinding,
+    tags,
     handler: async ({ params, scope, services }) => {
       const b = await services.channelBindings.get(scope, params.id);
       return presentBinding(b, { webhookUrl: services.channelBindings.webhookUrl(b) });
     },
   }),
   route({
-    method: 'patch', path: '/v1/receptor-channel-bindings/:id', auth: 'jwt', params: IdParams, body: BindingPatchBody, response: ChannelBinding, tags,
+    method: 'patch',
+    path: '/v1/receptor-channel-bindings/:id',
+    auth: 'jwt',
+    params: IdParams,
+    body: BindingPatchBody,
+    response: ChannelBinding,
+    tags,
     handler: async ({ params, body, scope, services }) => {
       const { doc, rotated } = await services.channelBindings.patch(scope, params.id, body);
-      return presentBinding(doc, { webhookUrl: services.channelBindings.webhookUrl(doc), ...(rotated ? { secret: services.channelBindings.secretOf(doc) } : {}) });
+      return presentBinding(doc, {
+        webhookUrl: services.channelBindings.webhookUrl(doc),
+        ...(rotated ? { secret: services.channelBindings.secretOf(doc) } : {}),
+      });
     },
   }),
   route({
-    method: 'patch', path: '/v1/receptor-channel-bindings', operationId: 'receptorChannelBindings.updateByBody', auth: 'jwt', body: BindingPatchByBody, response: ChannelBinding, tags,
+    method: 'patch',
+    path: '/v1/receptor-channel-bindings',
+    operationId: 'receptorChannelBindings.updateByBody',
+    auth: 'jwt',
+    body: BindingPatchByBody,
+    response: ChannelBinding,
+    tags,
     summary: 'The same change with the binding id in the body',
     handler: async ({ body, scope, services }) => {
       const { id, ...rest } = body;
       const { doc, rotated } = await services.channelBindings.patch(scope, id, rest);
-      return presentBinding(doc, { webhookUrl: services.channelBindings.webhookUrl(doc), ...(rotated ? { secret: services.channelBindings.secretOf(doc) } : {}) });
+      return presentBinding(doc, {
+        webhookUrl: services.channelBindings.webhookUrl(doc),
+        ...(rotated ? { secret: services.channelBindings.secretOf(doc) } : {}),
+      });
     },
   }),
   route({
-    method: 'delete', path: '/v1/receptor-channel-bindings/:id', auth: 'jwt', params: IdParams, response: SuccessBody, tags,
-    handler: async ({ params, scope, services }) => { await services.channelBindings.remove(scope, params.id); return { success: true as const }; },
+    method: 'delete',
+    path: '/v1/receptor-channel-bindings/:id',
+    auth: 'jwt',
+    params: IdParams,
+    response: SuccessBody,
+    tags,
+    handler: async ({ params, scope, services }) => {
+      await services.channelBindings.remove(scope, params.id);
+      return { success: true as const };
+    },
   }),
   route({
-    method: 'delete', path: '/v1/receptor-channel-bindings', operationId: 'receptorChannelBindings.deleteByQuery', auth: 'jwt', query: BindingIdQuery, response: SuccessBody, tags,
+    method: 'delete',
+    path: '/v1/receptor-channel-bindings',
+    operationId: 'receptorChannelBindings.deleteByQuery',
+    auth: 'jwt',
+    query: BindingIdQuery,
+    response: SuccessBody,
+    tags,
     summary: 'The same removal with ?id=',
-    handler: async ({ query, scope, services }) => { await services.channelBindings.remove(scope, query.id); return { success: true as const }; },
+    handler: async ({ query, scope, services }) => {
+      await services.channelBindings.remove(scope, query.id);
+      return { success: true as const };
+    },
   }),
   route({
-    method: 'post', path: '/v1/chat-webhooks/:provider', status: 202, auth: 'none', params: ChatWebhookParams, body: ChatWebhookBody, response: WebhookAccepted, tags,
-    summary: 'Generic signed ingress for chat and email channels (X-Cortex-Signature with the binding\'s webhook secret); fires once per event_id',
+    method: 'post',
+    path: '/v1/chat-webhooks/:provider',
+    status: 202,
+    auth: 'none',
+    params: ChatWebhookParams,
+    body: ChatWebhookBody,
+    response: WebhookAccepted,
+    tags,
+    summary:
+      "Generic signed ingress for chat and email channels (X-Cortex-Signature with the binding's webhook secret); fires once per event_id",
     handler: async ({ params, body, ctx, services }) =>
-      services.channelBindings.ingest(params.provider, ctx.get('x-cortex-signature') || undefined, rawBodyOf(ctx), body),
+      services.channelBindings.ingest(
+        params.provider,
+        ctx.get('x-cortex-signature') || undefined,
+        rawBodyOf(ctx),
+        body,
+      ),
   }),
 ];

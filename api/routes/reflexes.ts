@@ -1,8 +1,16 @@
 import { SuccessBody } from '../../src/schemas/common.js';
 import { z } from 'zod';
 import {
-  NeuronReflexAssignment, NeuronReflexBody, NeuronReflexParams, NeuronReflexSummary, Reflex, ReflexCreateBody, ReflexIdParams,
-  ReflexList, ReflexListQuery, ReflexUpdateBody,
+  NeuronReflexAssignment,
+  NeuronReflexBody,
+  NeuronReflexParams,
+  NeuronReflexSummary,
+  Reflex,
+  ReflexCreateBody,
+  ReflexIdParams,
+  ReflexList,
+  ReflexListQuery,
+  ReflexUpdateBody,
 } from '../../src/schemas/reflexes.js';
 import { NeuronRefParams } from '../../src/schemas/neurons.js';
 import { presentAssignment, presentNeuronReflex, presentReflex } from '../presenters/reflex.js';
@@ -14,41 +22,94 @@ const tags = ['reflexes'];
 /** Reflexes (document 1, Reflexes) and their assignment to neurons; the connection routes come later. */
 export default [
   route({
-    method: 'get', path: '/v1/reflexes', brain: 'optional', query: ReflexListQuery, response: ReflexList, tags,
+    method: 'get',
+    path: '/v1/reflexes',
+    brain: 'optional',
+    query: ReflexListQuery,
+    response: ReflexList,
+    tags,
     handler: async ({ query, scope, services }) => {
       const r = await services.reflexes.list(scope, query);
       return { reflexes: r.items.map(presentReflex), ...presentPage(r) };
     },
   }),
   route({
-    method: 'get', path: '/v1/reflexes/:id', brain: 'optional', params: ReflexIdParams, response: Reflex, tags,
+    method: 'get',
+    path: '/v1/reflexes/:id',
+    brain: 'optional',
+    params: ReflexIdParams,
+    response: Reflex,
+    tags,
     handler: async ({ params, scope, services }) => presentReflex(await services.reflexes.get(scope, params.id)),
   }),
   route({
-    method: 'post', path: '/v1/reflexes', status: 201, brain: 'optional', body: ReflexCreateBody, response: Reflex, tags,
+    method: 'post',
+    path: '/v1/reflexes',
+    status: 201,
+    brain: 'optional',
+    body: ReflexCreateBody,
+    response: Reflex,
+    tags,
     handler: async ({ body, scope, services }) => presentReflex(await services.reflexes.create(scope, body)),
   }),
   route({
-    method: 'put', path: '/v1/reflexes/:id', brain: 'optional', params: ReflexIdParams, body: ReflexUpdateBody, response: Reflex, tags,
-    handler: async ({ params, body, scope, services }) => presentReflex(await services.reflexes.update(scope, params.id, body)),
+    method: 'put',
+    path: '/v1/reflexes/:id',
+    brain: 'optional',
+    params: ReflexIdParams,
+    body: ReflexUpdateBody,
+    response: Reflex,
+    tags,
+    handler: async ({ params, body, scope, services }) =>
+      presentReflex(await services.reflexes.update(scope, params.id, body)),
   }),
   route({
-    method: 'delete', path: '/v1/reflexes/:id', brain: 'optional', params: ReflexIdParams, response: SuccessBody, tags,
+    method: 'delete',
+    path: '/v1/reflexes/:id',
+    brain: 'optional',
+    params: ReflexIdParams,
+    response: SuccessBody,
+    tags,
     summary: 'Also drops its neuron assignments',
-    handler: async ({ params, scope, services }) => { await services.reflexes.remove(scope, params.id); return { success: true }; },
+    handler: async ({ params, scope, services }) => {
+      await services.reflexes.remove(scope, params.id);
+      return { success: true };
+    },
   }),
 
   route({
-    method: 'get', path: '/v1/neurons/:id/reflexes', brain: 'optional', params: NeuronRefParams, response: z.array(NeuronReflexSummary), tags: ['neurons', ...tags],
-    handler: async ({ params, scope, services }) => (await services.reflexes.forNeuron(scope, params.id)).map(presentNeuronReflex),
+    method: 'get',
+    path: '/v1/neurons/:id/reflexes',
+    brain: 'optional',
+    params: NeuronRefParams,
+    response: z.array(NeuronReflexSummary),
+    tags: ['neurons', ...tags],
+    handler: async ({ params, scope, services }) =>
+      (await services.reflexes.forNeuron(scope, params.id)).map(presentNeuronReflex),
   }),
   route({
-    method: 'post', path: '/v1/neurons/:id/reflexes', status: 201, brain: 'optional', params: NeuronRefParams, body: NeuronReflexBody, response: NeuronReflexAssignment, tags: ['neurons', ...tags],
+    method: 'post',
+    path: '/v1/neurons/:id/reflexes',
+    status: 201,
+    brain: 'optional',
+    params: NeuronRefParams,
+    body: NeuronReflexBody,
+    response: NeuronReflexAssignment,
+    tags: ['neurons', ...tags],
     summary: '409 when already assigned; 404 for an unknown neuron or reflex',
-    handler: async ({ params, body, scope, services }) => presentAssignment(await services.reflexes.assign(scope, params.id, body.reflex_id)),
+    handler: async ({ params, body, scope, services }) =>
+      presentAssignment(await services.reflexes.assign(scope, params.id, body.reflex_id)),
   }),
   route({
-    method: 'delete', path: '/v1/neurons/:id/reflexes/:reflexId', brain: 'optional', params: NeuronReflexParams, response: SuccessBody, tags: ['neurons', ...tags],
-    handler: async ({ params, scope, services }) => { await services.reflexes.unassign(scope, params.id, params.reflexId); return { success: true }; },
+    method: 'delete',
+    path: '/v1/neurons/:id/reflexes/:reflexId',
+    brain: 'optional',
+    params: NeuronReflexParams,
+    response: SuccessBody,
+    tags: ['neurons', ...tags],
+    handler: async ({ params, scope, services }) => {
+      await services.reflexes.unassign(scope, params.id, params.reflexId);
+      return { success: true };
+    },
   }),
 ];

@@ -5,10 +5,20 @@ import { route } from '../route.js';
 /** The workspace's resource event stream (document 2, Catalog reads, patch and events). */
 export default [
   route({
-    method: 'get', path: '/v1/resource-events/stream', kind: 'stream', query: z.object({ after: z.string().optional() }), tags: ['resources'],
-    summary: 'SSE: { action: created | updated | deleted | moved, resource: { kind, id, brain_id, name, version }, at } for every change in the workspace; resume with after=<cursor>',
-    handler: async ({ query, scope, services, ctx }) => sseStream(ctx, {
-      streams: services.streams, redis: services.redis, key: services.events.streamKey(scope.workspaceId), after: resumeCursor(ctx, query.after), endOnTerminal: false,
-    }),
+    method: 'get',
+    path: '/v1/resource-events/stream',
+    kind: 'stream',
+    query: z.object({ after: z.string().optional() }),
+    tags: ['resources'],
+    summary:
+      'SSE: { action: created | updated | deleted | moved, resource: { kind, id, brain_id, name, version }, at } for every change in the workspace; resume with after=<cursor>',
+    handler: async ({ query, scope, services, ctx }) =>
+      sseStream(ctx, {
+        streams: services.streams,
+        redis: services.redis,
+        key: services.events.streamKey(scope.workspaceId),
+        after: resumeCursor(ctx, query.after),
+        endOnTerminal: false,
+      }),
   }),
 ];

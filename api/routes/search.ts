@@ -4,8 +4,19 @@ import { LISTABLE_TYPES, SEARCH_TYPES, typeOf } from '../../src/search/query.js'
 import type { SearchType } from '../../src/search/memory-index.js';
 import type { Services } from '../../src/services/index.js';
 import {
-  AsyncSearchQuery, AsyncSearchStarted, BrowseBody, BrowseQuery, BrowseResult, GrepBody, GrepResult, RecollectionSearchBody, RecollectionSearchResult,
-  ResourceTree, ResourceTreeBody, SearchBody, SearchResult,
+  AsyncSearchQuery,
+  AsyncSearchStarted,
+  BrowseBody,
+  BrowseQuery,
+  BrowseResult,
+  GrepBody,
+  GrepResult,
+  RecollectionSearchBody,
+  RecollectionSearchResult,
+  ResourceTree,
+  ResourceTreeBody,
+  SearchBody,
+  SearchResult,
 } from '../../src/schemas/search.js';
 import { presentAsset, presentArtifact, presentMemory } from '../presenters/knowledge.js';
 import { presentMeeting } from '../presenters/meeting.js';
@@ -29,12 +40,18 @@ const fullHead: Partial<Record<SearchType, (s: Services, scope: Scope, id: strin
   meetings: async (s, scope, id) => presentMeeting(await s.meetings.get(scope, id)),
 };
 
-async function browse(services: Services, scope: Scope, b: { type: string; limit: number; offset: number; full_heads: boolean }) {
+async function browse(
+  services: Services,
+  scope: Scope,
+  b: { type: string; limit: number; offset: number; full_heads: boolean },
+) {
   const page = await services.search.browse(scope, b);
   if (!b.full_heads) return page;
   const load = fullHead[page.type];
   const heads = load
-    ? (await Promise.all(page.results.map((r) => load(services, scope, r.id).catch(() => null)))).filter((h) => h !== null)
+    ? (await Promise.all(page.results.map((r) => load(services, scope, r.id).catch(() => null)))).filter(
+        (h) => h !== null,
+      )
     : page.results;
   return { ...page, heads };
 }
@@ -42,18 +59,40 @@ async function browse(services: Services, scope: Scope, b: { type: string; limit
 /** Discovery (document 2, Grep, Search, Browse and Vault tree; docs/search.md). */
 export default [
   route({
-    method: 'post', path: '/v1/grep', operationId: 'grep.run', brain: 'required', body: GrepBody, response: GrepResult, tags,
-    summary: 'List a type (type, type/) or match type/pattern on names and descriptions (content for memories and artifacts)',
+    method: 'post',
+    path: '/v1/grep',
+    operationId: 'grep.run',
+    brain: 'required',
+    body: GrepBody,
+    response: GrepResult,
+    tags,
+    summary:
+      'List a type (type, type/) or match type/pattern on names and descriptions (content for memories and artifacts)',
     handler: async ({ body, scope, services }) => services.search.grep(scope, body),
   }),
   route({
-    method: 'post', path: '/v1/search', operationId: 'search.query', brain: 'optional', body: SearchBody, response: SearchResult, tags,
-    summary: 'Search one type: hybrid (BM25 and vectors fused by RRF), lexical or vector; explain shows each hit\'s ranks',
+    method: 'post',
+    path: '/v1/search',
+    operationId: 'search.query',
+    brain: 'optional',
+    body: SearchBody,
+    response: SearchResult,
+    tags,
+    summary:
+      "Search one type: hybrid (BM25 and vectors fused by RRF), lexical or vector; explain shows each hit's ranks",
     handler: async ({ body, scope, services }) => services.search.search(scope, body),
   }),
   route({
-    method: 'get', path: '/v1/search', operationId: 'search.start', brain: 'optional', query: AsyncSearchQuery, response: AsyncSearchStarted, status: 202, tags,
-    summary: 'Start a multi-type search as a job (workflow search): one activity per type; the job result holds every type\'s hits',
+    method: 'get',
+    path: '/v1/search',
+    operationId: 'search.start',
+    brain: 'optional',
+    query: AsyncSearchQuery,
+    response: AsyncSearchStarted,
+    status: 202,
+    tags,
+    summary:
+      "Start a multi-type search as a job (workflow search): one activity per type; the job result holds every type's hits",
     handler: async ({ query, scope, services }) => {
       if (query.types && query.type) throw validationError('types: send types or type, not both');
       const names = query.types ?? (query.type ? [query.type] : [...SEARCH_TYPES]);
@@ -63,31 +102,63 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/browse', operationId: 'browse.list', brain: 'optional', query: BrowseQuery, response: BrowseResult, tags,
+    method: 'get',
+    path: '/v1/browse',
+    operationId: 'browse.list',
+    brain: 'optional',
+    query: BrowseQuery,
+    response: BrowseResult,
+    tags,
     summary: 'List the resources of one type visible in the brain, newest first',
     handler: async ({ query, scope, services }) => browse(services, scope, query),
   }),
   route({
-    method: 'post', path: '/v1/browse', operationId: 'browse.query', brain: 'optional', body: BrowseBody, response: BrowseResult, tags,
+    method: 'post',
+    path: '/v1/browse',
+    operationId: 'browse.query',
+    brain: 'optional',
+    body: BrowseBody,
+    response: BrowseResult,
+    tags,
     summary: 'List the resources of one type (limit 1 to 200); full_heads adds the full resource documents',
     handler: async ({ body, scope, services }) => browse(services, scope, body),
   }),
   route({
-    method: 'post', path: '/v1/browse/resource-tree', brain: 'optional', body: ResourceTreeBody, response: ResourceTree, tags,
-    summary: 'The resource tree of a brain: types, folders, resources; parent_keys reads several parents at once; cursor pages one parent',
+    method: 'post',
+    path: '/v1/browse/resource-tree',
+    brain: 'optional',
+    body: ResourceTreeBody,
+    response: ResourceTree,
+    tags,
+    summary:
+      'The resource tree of a brain: types, folders, resources; parent_keys reads several parents at once; cursor pages one parent',
     handler: async ({ body, scope, services }) => {
       const brainId = body.brain_id ?? scope.brainId;
       if (!brainId) throw validationError('brain_id: required (or send X-Brain-Id)');
-      if (body.brain_id && !(await services.workspaces.brains.findOne({ _id: body.brain_id, workspaceId: scope.workspaceId }))) throw notFound('Brain not found');
+      if (
+        body.brain_id &&
+        !(await services.workspaces.brains.findOne({ _id: body.brain_id, workspaceId: scope.workspaceId }))
+      )
+        throw notFound('Brain not found');
       return services.search.tree(scope, { ...body, brainId });
     },
   }),
   route({
-    method: 'post', path: '/v1/recollections/search', brain: 'optional', body: RecollectionSearchBody, response: RecollectionSearchResult, tags: ['recollections', ...tags],
+    method: 'post',
+    path: '/v1/recollections/search',
+    brain: 'optional',
+    body: RecollectionSearchBody,
+    response: RecollectionSearchResult,
+    tags: ['recollections', ...tags],
     summary: 'Search the memories of some owners: vector (default; qdrant is a synonym), fulltext or hybrid',
     handler: async ({ body, scope, services }) => {
-      if (body.brain_id && scope.brainId && body.brain_id !== scope.brainId) throw validationError('brain_id: differs from X-Brain-Id');
-      if (body.brain_id && !(await services.workspaces.brains.findOne({ _id: body.brain_id, workspaceId: scope.workspaceId }))) throw notFound('Brain not found');
+      if (body.brain_id && scope.brainId && body.brain_id !== scope.brainId)
+        throw validationError('brain_id: differs from X-Brain-Id');
+      if (
+        body.brain_id &&
+        !(await services.workspaces.brains.findOne({ _id: body.brain_id, workspaceId: scope.workspaceId }))
+      )
+        throw notFound('Brain not found');
       return services.search.recollections(body.brain_id ? { ...scope, brainId: body.brain_id } : scope, body);
     },
   }),

@@ -4,7 +4,16 @@ import { forbidden, notFound } from '../../src/errors.js';
 import { SuccessBody } from '../../src/schemas/common.js';
 import { ReceptorRefParams } from '../../src/schemas/receptors.js';
 import {
-  PublicExecuteBody, PublicIdParams, PublicJobRef, PublicReceptor, PublicSlugParams, PublicUpload, ShareCreateBody, ShareQuery, ShareRotateBody, ShareView,
+  PublicExecuteBody,
+  PublicIdParams,
+  PublicJobRef,
+  PublicReceptor,
+  PublicSlugParams,
+  PublicUpload,
+  ShareCreateBody,
+  ShareQuery,
+  ShareRotateBody,
+  ShareView,
 } from '../../src/schemas/shares.js';
 import { TraceIdParams, Trace } from '../../src/schemas/traces.js';
 import type { ShareAccess } from '../../src/services/shares.js';
@@ -19,17 +28,28 @@ const tags = ['shares'];
 const pub = ['public'];
 /** Files a share link accepts: text, JSON, CSV, PDF, Office documents and common images, 10 MB each. */
 export const SHARE_UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
-const ALLOWED = /^(text\/(plain|markdown|csv|html)|application\/(json|pdf|vnd\.openxmlformats-officedocument\.[a-z.]+)|image\/(png|jpeg|gif|webp))$/;
+const ALLOWED =
+  /^(text\/(plain|markdown|csv|html)|application\/(json|pdf|vnd\.openxmlformats-officedocument\.[a-z.]+)|image\/(png|jpeg|gif|webp))$/;
 const JobQuery = ShareQuery.pick({ t: true, workspace: true, receptor: true, receptor_id: true, after: true });
 
 async function jobRef(i: HandlerInput<unknown, unknown, z.infer<typeof PublicExecuteBody>>) {
   const a = i.share!;
   const { job, traceId } = await i.services.shares.execute(a, i.body);
-  return { job_id: job._id, status: 'pending' as const, trace_id: traceId, receptor_id: a.receptor._id, stream_url: `/v1/public/jobs/${job._id}/stream?receptor_id=${a.receptor._id}` };
+  return {
+    job_id: job._id,
+    status: 'pending' as const,
+    trace_id: traceId,
+    receptor_id: a.receptor._id,
+    stream_url: `/v1/public/jobs/${job._id}/stream?receptor_id=${a.receptor._id}`,
+  };
 }
 
 /** A trace read through a link: the names must be the link's and the trace its receptor's (403 otherwise). */
-async function linkTrace(i: { share?: ShareAccess; services: HandlerInput<unknown, unknown, unknown>['services'] }, traceId: string, q: z.infer<typeof ShareQuery>) {
+async function linkTrace(
+  i: { share?: ShareAccess; services: HandlerInput<unknown, unknown, unknown>['services'] },
+  traceId: string,
+  q: z.infer<typeof ShareQuery>,
+) {
   const a = i.share!;
   i.services.shares.checkNames(a, q);
   const t = await i.services.traces.get(a.scope, traceId);
@@ -43,51 +63,108 @@ async function linkTrace(i: { share?: ShareAccess; services: HandlerInput<unknow
  */
 export default [
   route({
-    method: 'post', path: '/v1/receptors/:workspace_slug/:slug_or_id/share', operationId: 'receptors.share.create', title: 'Create receptor share link', status: 201, params: ReceptorRefParams, body: ShareCreateBody, response: ShareView, tags,
-    summary: 'Creates the receptor\'s share token (shown once); 409 when it has one',
+    method: 'post',
+    path: '/v1/receptors/:workspace_slug/:slug_or_id/share',
+    operationId: 'receptors.share.create',
+    title: 'Create receptor share link',
+    status: 201,
+    params: ReceptorRefParams,
+    body: ShareCreateBody,
+    response: ShareView,
+    tags,
+    summary: "Creates the receptor's share token (shown once); 409 when it has one",
     handler: async ({ params, body, scope, services }) => {
       const s = await services.shares.create(scope, params.workspace_slug, params.slug_or_id, body);
-      return presentShare(s.doc, s.receptor, await services.shares.usedOf(s.doc), { token: s.token, workspace: params.workspace_slug });
+      return presentShare(s.doc, s.receptor, await services.shares.usedOf(s.doc), {
+        token: s.token,
+        workspace: params.workspace_slug,
+      });
     },
   }),
   route({
-    method: 'get', path: '/v1/receptors/:workspace_slug/:slug_or_id/share', operationId: 'receptors.share.get', title: 'Get receptor share link', params: ReceptorRefParams, response: ShareView, tags,
+    method: 'get',
+    path: '/v1/receptors/:workspace_slug/:slug_or_id/share',
+    operationId: 'receptors.share.get',
+    title: 'Get receptor share link',
+    params: ReceptorRefParams,
+    response: ShareView,
+    tags,
     handler: async ({ params, scope, services }) => {
       const s = await services.shares.get(scope, params.workspace_slug, params.slug_or_id);
       return presentShare(s.doc, s.receptor, await services.shares.usedOf(s.doc));
     },
   }),
   route({
-    method: 'delete', path: '/v1/receptors/:workspace_slug/:slug_or_id/share', params: ReceptorRefParams, response: SuccessBody, tags,
+    method: 'delete',
+    path: '/v1/receptors/:workspace_slug/:slug_or_id/share',
+    params: ReceptorRefParams,
+    response: SuccessBody,
+    tags,
     summary: 'Revokes the token: it stops working at once',
-    handler: async ({ params, scope, services }) => { await services.shares.revoke(scope, params.workspace_slug, params.slug_or_id); return { success: true as const }; },
+    handler: async ({ params, scope, services }) => {
+      await services.shares.revoke(scope, params.workspace_slug, params.slug_or_id);
+      return { success: true as const };
+    },
   }),
   route({
-    method: 'post', path: '/v1/receptors/:workspace_slug/:slug_or_id/share/rotate', params: ReceptorRefParams, body: ShareRotateBody, response: ShareView, tags,
+    method: 'post',
+    path: '/v1/receptors/:workspace_slug/:slug_or_id/share/rotate',
+    params: ReceptorRefParams,
+    body: ShareRotateBody,
+    response: ShareView,
+    tags,
     summary: 'A new token (shown once); the old one stops working at once; settings may change in the same call',
     handler: async ({ params, body, scope, services }) => {
       const s = await services.shares.rotate(scope, params.workspace_slug, params.slug_or_id, body);
-      return presentShare(s.doc, s.receptor, await services.shares.usedOf(s.doc), { token: s.token, workspace: params.workspace_slug });
+      return presentShare(s.doc, s.receptor, await services.shares.usedOf(s.doc), {
+        token: s.token,
+        workspace: params.workspace_slug,
+      });
     },
   }),
 
   route({
-    method: 'get', path: '/v1/public/receptors/by-id/:receptor_id', auth: 'optional', share: 'only', params: PublicIdParams, query: ShareQuery, response: PublicReceptor, tags: pub,
+    method: 'get',
+    path: '/v1/public/receptors/by-id/:receptor_id',
+    auth: 'optional',
+    share: 'only',
+    params: PublicIdParams,
+    query: ShareQuery,
+    response: PublicReceptor,
+    tags: pub,
     handler: async ({ params, share, services }) => {
       services.shares.checkReceptor(share!, { id: params.receptor_id });
       return presentPublicReceptor(share!);
     },
   }),
   route({
-    method: 'post', path: '/v1/public/receptors/by-id/:receptor_id/execute', status: 202, auth: 'optional', share: 'only', params: PublicIdParams, query: ShareQuery, body: PublicExecuteBody, response: PublicJobRef, tags: pub,
+    method: 'post',
+    path: '/v1/public/receptors/by-id/:receptor_id/execute',
+    status: 202,
+    auth: 'optional',
+    share: 'only',
+    params: PublicIdParams,
+    query: ShareQuery,
+    body: PublicExecuteBody,
+    response: PublicJobRef,
+    tags: pub,
     handler: async (i) => {
       i.services.shares.checkReceptor(i.share!, { id: i.params.receptor_id });
       return jobRef(i);
     },
   }),
   route({
-    method: 'post', path: '/v1/public/receptors/by-id/:receptor_id/assets', status: 201, auth: 'optional', share: 'only', params: PublicIdParams, query: ShareQuery, response: PublicUpload, tags: pub,
-    summary: 'multipart/form-data, field "file": text, JSON, CSV, PDF, Office documents, PNG/JPEG/GIF/WebP, 10 MB; 403 when the link does not allow files',
+    method: 'post',
+    path: '/v1/public/receptors/by-id/:receptor_id/assets',
+    status: 201,
+    auth: 'optional',
+    share: 'only',
+    params: PublicIdParams,
+    query: ShareQuery,
+    response: PublicUpload,
+    tags: pub,
+    summary:
+      'multipart/form-data, field "file": text, JSON, CSV, PDF, Office documents, PNG/JPEG/GIF/WebP, 10 MB; 403 when the link does not allow files',
     handler: async ({ params, share, services, ctx }) => {
       services.shares.checkReceptor(share!, { id: params.receptor_id });
       if (!share!.share.allowFiles) throw forbidden('This share link does not accept files');
@@ -97,48 +174,101 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/public/receptors/:workspace/:slug', auth: 'optional', share: 'only', params: PublicSlugParams, query: ShareQuery, response: PublicReceptor, tags: pub,
+    method: 'get',
+    path: '/v1/public/receptors/:workspace/:slug',
+    auth: 'optional',
+    share: 'only',
+    params: PublicSlugParams,
+    query: ShareQuery,
+    response: PublicReceptor,
+    tags: pub,
     handler: async ({ params, share, services }) => {
       services.shares.checkReceptor(share!, { workspace: params.workspace, slug: params.slug });
       return presentPublicReceptor(share!);
     },
   }),
   route({
-    method: 'post', path: '/v1/public/receptors/:workspace/:slug/execute', status: 202, auth: 'optional', share: 'only', params: PublicSlugParams, query: ShareQuery, body: PublicExecuteBody, response: PublicJobRef, tags: pub,
+    method: 'post',
+    path: '/v1/public/receptors/:workspace/:slug/execute',
+    status: 202,
+    auth: 'optional',
+    share: 'only',
+    params: PublicSlugParams,
+    query: ShareQuery,
+    body: PublicExecuteBody,
+    response: PublicJobRef,
+    tags: pub,
     handler: async (i) => {
       i.services.shares.checkReceptor(i.share!, { workspace: i.params.workspace, slug: i.params.slug });
       return jobRef(i);
     },
   }),
   route({
-    method: 'get', path: '/v1/public/traces/:id', auth: 'optional', share: 'only', params: TraceIdParams, query: ShareQuery, response: z.object({ trace: Trace }), tags: pub,
+    method: 'get',
+    path: '/v1/public/traces/:id',
+    auth: 'optional',
+    share: 'only',
+    params: TraceIdParams,
+    query: ShareQuery,
+    response: z.object({ trace: Trace }),
+    tags: pub,
     handler: async (i) => ({ trace: presentTrace(await linkTrace(i, i.params.id, i.query)) }),
   }),
   route({
-    method: 'get', path: '/v1/public/traces/:id/events', kind: 'stream', auth: 'optional', share: 'only', params: TraceIdParams, query: ShareQuery, tags: pub,
-    summary: 'SSE: the trace\'s events, for a trace of the link\'s receptor',
+    method: 'get',
+    path: '/v1/public/traces/:id/events',
+    kind: 'stream',
+    auth: 'optional',
+    share: 'only',
+    params: TraceIdParams,
+    query: ShareQuery,
+    tags: pub,
+    summary: "SSE: the trace's events, for a trace of the link's receptor",
     handler: async (i) => {
       await linkTrace(i, i.params.id, i.query);
-      return sseStream(i.ctx, { streams: i.services.streams, redis: i.services.redis, key: i.services.traces.streamKey(i.share!.scope, i.params.id), after: resumeCursor(i.ctx, i.query.after), endOnTerminal: false });
+      return sseStream(i.ctx, {
+        streams: i.services.streams,
+        redis: i.services.redis,
+        key: i.services.traces.streamKey(i.share!.scope, i.params.id),
+        after: resumeCursor(i.ctx, i.query.after),
+        endOnTerminal: false,
+      });
     },
   }),
   route({
-    method: 'get', path: '/v1/public/jobs/:job_id/stream', kind: 'stream', auth: 'optional', share: 'only', params: z.object({ job_id: z.uuid() }), query: JobQuery, tags: pub,
-    summary: 'SSE: a job of the link\'s receptor; 403 for any other job',
+    method: 'get',
+    path: '/v1/public/jobs/:job_id/stream',
+    kind: 'stream',
+    auth: 'optional',
+    share: 'only',
+    params: z.object({ job_id: z.uuid() }),
+    query: JobQuery,
+    tags: pub,
+    summary: "SSE: a job of the link's receptor; 403 for any other job",
     handler: async ({ params, query, share, services, ctx }) => {
       const a = share!;
       services.shares.checkNames(a, query);
       const job = await services.jobs.repoFind(params.job_id);
       if (!job) throw notFound('Job');
-      if (job.workspaceId !== a.share.workspaceId || job.receptorId !== a.receptor._id) throw forbidden('This job is not in the share token\'s workspace and receptor');
+      if (job.workspaceId !== a.share.workspaceId || job.receptorId !== a.receptor._id)
+        throw forbidden("This job is not in the share token's workspace and receptor");
       const key = services.jobs.streamKey(job._id);
       const after = resumeCursor(ctx, query.after);
       const backlog = services.streams.range(key, after);
       backlog.catch(() => undefined); // awaited by the check or the stream
-      const isFinished = async () => TERMINAL_STATES.includes((await services.jobs.repoFind(job._id))?.status ?? 'failed');
+      const isFinished = async () =>
+        TERMINAL_STATES.includes((await services.jobs.repoFind(job._id))?.status ?? 'failed');
       // Resumed after the end of a finished job: 204, so an EventSource stops reconnecting.
       if (await endedAfter(after, backlog, isFinished)) return undefined;
-      return sseStream(ctx, { streams: services.streams, redis: services.redis, key, after, backlog, endOnTerminal: true, isFinished });
+      return sseStream(ctx, {
+        streams: services.streams,
+        redis: services.redis,
+        key,
+        after,
+        backlog,
+        endOnTerminal: true,
+        isFinished,
+      });
     },
   }),
 ];

@@ -9,36 +9,75 @@ const tags = ['skills'];
 /** Wire shape of a skill; every field listed. */
 function presentSkill(s: SkillDoc): z.input<typeof Skill> {
   return {
-    id: s._id, brain_id: s.brainId, name: s.name, path_name: s.name, skill_path: s.skillPath, body_md: s.bodyMd,
-    tool_links: s.toolLinks.map((l) => ({ integration_id: l.integrationId, scope_path: l.scopePath })), latest_version: s.latestVersion, kind: 'skill',
-    created_at: s.createdAt.toISOString(), updated_at: s.updatedAt.toISOString(),
+    id: s._id,
+    brain_id: s.brainId,
+    name: s.name,
+    path_name: s.name,
+    skill_path: s.skillPath,
+    body_md: s.bodyMd,
+    tool_links: s.toolLinks.map((l) => ({ integration_id: l.integrationId, scope_path: l.scopePath })),
+    latest_version: s.latestVersion,
+    kind: 'skill',
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
   };
 }
 
 /** Skills (document 2, Skills): versioned Markdown with tool links. */
 export default [
   route({
-    method: 'get', path: '/v1/skills', brain: 'optional', query: SkillListQuery, response: SkillList, tags,
+    method: 'get',
+    path: '/v1/skills',
+    brain: 'optional',
+    query: SkillListQuery,
+    response: SkillList,
+    tags,
     handler: async ({ query, scope, services }) => {
       const p = await services.skills.list(scope, query);
       return { skills: p.items.map(presentSkill), ...presentPage(p) };
     },
   }),
   route({
-    method: 'get', path: '/v1/skills/:id', brain: 'optional', params: IdParams, response: Skill, tags,
+    method: 'get',
+    path: '/v1/skills/:id',
+    brain: 'optional',
+    params: IdParams,
+    response: Skill,
+    tags,
     handler: async ({ params, scope, services }) => presentSkill(await services.skills.get(scope, params.id)),
   }),
   route({
-    method: 'post', path: '/v1/skills', status: 201, brain: 'optional', body: SkillCreateBody, response: Skill, tags,
+    method: 'post',
+    path: '/v1/skills',
+    status: 201,
+    brain: 'optional',
+    body: SkillCreateBody,
+    response: Skill,
+    tags,
     handler: async ({ body, scope, services }) => presentSkill(await services.skills.create(scope, body)),
   }),
   route({
-    method: 'put', path: '/v1/skills/:id', brain: 'optional', params: IdParams, body: SkillUpdateBody, response: Skill, tags,
+    method: 'put',
+    path: '/v1/skills/:id',
+    brain: 'optional',
+    params: IdParams,
+    body: SkillUpdateBody,
+    response: Skill,
+    tags,
     summary: 'Every change records a new version (latest_version rises)',
-    handler: async ({ params, body, scope, services }) => presentSkill(await services.skills.update(scope, params.id, body)),
+    handler: async ({ params, body, scope, services }) =>
+      presentSkill(await services.skills.update(scope, params.id, body)),
   }),
   route({
-    method: 'delete', path: '/v1/skills/:id', brain: 'optional', params: IdParams, response: SuccessBody, tags,
-    handler: async ({ params, scope, services }) => { await services.skills.remove(scope, params.id); return { success: true as const }; },
+    method: 'delete',
+    path: '/v1/skills/:id',
+    brain: 'optional',
+    params: IdParams,
+    response: SuccessBody,
+    tags,
+    handler: async ({ params, scope, services }) => {
+      await services.skills.remove(scope, params.id);
+      return { success: true as const };
+    },
   }),
 ];

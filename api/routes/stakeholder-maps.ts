@@ -1,8 +1,32 @@
 import type { StakeholderMapDoc } from '../../src/db/stakeholder-maps.js';
 import {
-  Briefing, BriefingParams, BriefingQuery, Diff, DiffQuery, ExtractAccepted, ExtractBody, GraphLimitsQuery, HistoryQuery, LiveMap, LiveQuery, MapCreateBody,
-  MapHead, MapList, MapListQuery, MapParams, MapRead, MapVersionParams, PatchBody, PatchResult, VersionIdParams, VersionList, VersionListQuery, VersionMeta,
-  VersionRead, VersionSaveBody, type GraphLimits,
+  Briefing,
+  BriefingParams,
+  BriefingQuery,
+  Diff,
+  DiffQuery,
+  ExtractAccepted,
+  ExtractBody,
+  GraphLimitsQuery,
+  HistoryQuery,
+  LiveMap,
+  LiveQuery,
+  MapCreateBody,
+  MapHead,
+  MapList,
+  MapListQuery,
+  MapParams,
+  MapRead,
+  MapVersionParams,
+  PatchBody,
+  PatchResult,
+  VersionIdParams,
+  VersionList,
+  VersionListQuery,
+  VersionMeta,
+  VersionRead,
+  VersionSaveBody,
+  type GraphLimits,
 } from '../../src/schemas/stakeholder-maps.js';
 import type { Services } from '../../src/services/index.js';
 import type { Graph } from '../../src/stakeholders/graph.js';
@@ -11,18 +35,42 @@ import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 
 const tags = ['stakeholder-maps'];
-const limitsOf = (q: GraphLimits): GraphLimits => ({ stakeholder_limit: q.stakeholder_limit, interaction_limit: q.interaction_limit });
-const liveMap = (s: Services, r: { map: StakeholderMapDoc; graph: Graph; revision: number; at: Date }, q: GraphLimits) => ({
-  resource_id: r.map._id, brain_id: r.map.brainId, revision: r.revision, latest_version: r.map.latestVersion, updated_at: r.at.toISOString(), graph: s.stakeholderMaps.viewOf(r.graph, limitsOf(q)),
+const limitsOf = (q: GraphLimits): GraphLimits => ({
+  stakeholder_limit: q.stakeholder_limit,
+  interaction_limit: q.interaction_limit,
+});
+const liveMap = (
+  s: Services,
+  r: { map: StakeholderMapDoc; graph: Graph; revision: number; at: Date },
+  q: GraphLimits,
+) => ({
+  resource_id: r.map._id,
+  brain_id: r.map.brainId,
+  revision: r.revision,
+  latest_version: r.map.latestVersion,
+  updated_at: r.at.toISOString(),
+  graph: s.stakeholderMaps.viewOf(r.graph, limitsOf(q)),
 });
 const versionList = (r: Awaited<ReturnType<Services['stakeholderMaps']['versions']>>) => ({
-  resource_id: r.map._id, versions: r.items.map(presentStakeholderVersion), ...presentPage(r), latest_version: r.map.latestVersion,
+  resource_id: r.map._id,
+  versions: r.items.map(presentStakeholderVersion),
+  ...presentPage(r),
+  latest_version: r.map.latestVersion,
 });
-const briefingRoute = (path: string) => route({
-  method: 'get', path, brain: 'optional', params: BriefingParams, query: BriefingQuery, response: Briefing, tags,
-  summary: 'One stakeholder (by id): recent interactions, alliances, tensions, open risks and suggested discussion points, computed from the live graph',
-  handler: async ({ params, query, scope, services }) => services.stakeholderMaps.briefing(scope, params.id, query.interaction_limit),
-});
+const briefingRoute = (path: string) =>
+  route({
+    method: 'get',
+    path,
+    brain: 'optional',
+    params: BriefingParams,
+    query: BriefingQuery,
+    response: Briefing,
+    tags,
+    summary:
+      'One stakeholder (by id): recent interactions, alliances, tensions, open risks and suggested discussion points, computed from the live graph',
+    handler: async ({ params, query, scope, services }) =>
+      services.stakeholderMaps.briefing(scope, params.id, query.interaction_limit),
+  });
 
 /**
  * Stakeholder maps (document 2, Stakeholder maps; docs/stakeholder-maps.md): the catalog family
@@ -32,84 +80,176 @@ const briefingRoute = (path: string) => route({
  */
 export default [
   route({
-    method: 'get', path: '/v1/resources/stakeholder_maps/live', brain: 'optional', query: LiveQuery, response: LiveMap, tags,
+    method: 'get',
+    path: '/v1/resources/stakeholder_maps/live',
+    brain: 'optional',
+    query: LiveQuery,
+    response: LiveMap,
+    tags,
     summary: "The live graph of resource_id, or of the X-Brain-Id brain's default map (created on first use)",
-    handler: async ({ query, scope, services }) => liveMap(services, await services.stakeholderMaps.live(scope, query.resource_id), query),
+    handler: async ({ query, scope, services }) =>
+      liveMap(services, await services.stakeholderMaps.live(scope, query.resource_id), query),
   }),
   route({
-    method: 'get', path: '/v1/resources/stakeholder_maps/diff', brain: 'optional', query: DiffQuery, response: Diff, tags,
-    summary: 'from and to are each live or a version number; resource_id defaults to the brain\'s default map',
+    method: 'get',
+    path: '/v1/resources/stakeholder_maps/diff',
+    brain: 'optional',
+    query: DiffQuery,
+    response: Diff,
+    tags,
+    summary: "from and to are each live or a version number; resource_id defaults to the brain's default map",
     handler: async ({ query, scope, services }) => services.stakeholderMaps.diff(scope, query),
   }),
   route({
-    method: 'get', path: '/v1/resources/stakeholder_maps', brain: 'optional', query: MapListQuery, response: MapList, tags,
+    method: 'get',
+    path: '/v1/resources/stakeholder_maps',
+    brain: 'optional',
+    query: MapListQuery,
+    response: MapList,
+    tags,
     handler: async ({ query, scope, services }) => {
       const p = await services.stakeholderMaps.list(scope, query);
       return { stakeholder_maps: p.items.map(presentStakeholderMap), ...presentPage(p) };
     },
   }),
   route({
-    method: 'post', path: '/v1/resources/stakeholder_maps', status: 201, brain: 'optional', body: MapCreateBody, response: MapHead, tags,
-    handler: async ({ body, scope, services }) => presentStakeholderMap(await services.stakeholderMaps.create(scope, body)),
+    method: 'post',
+    path: '/v1/resources/stakeholder_maps',
+    status: 201,
+    brain: 'optional',
+    body: MapCreateBody,
+    response: MapHead,
+    tags,
+    handler: async ({ body, scope, services }) =>
+      presentStakeholderMap(await services.stakeholderMaps.create(scope, body)),
   }),
   route({
-    method: 'get', path: '/v1/resources/stakeholder_maps/:resourceId', brain: 'optional', params: MapParams, query: GraphLimitsQuery, response: MapRead, tags,
+    method: 'get',
+    path: '/v1/resources/stakeholder_maps/:resourceId',
+    brain: 'optional',
+    params: MapParams,
+    query: GraphLimitsQuery,
+    response: MapRead,
+    tags,
     handler: async ({ params, query, scope, services }) => {
       const r = await services.stakeholderMaps.live(scope, params.resourceId);
-      return { stakeholder_map: presentStakeholderMap(r.map), live: services.stakeholderMaps.viewOf(r.graph, limitsOf(query)) };
+      return {
+        stakeholder_map: presentStakeholderMap(r.map),
+        live: services.stakeholderMaps.viewOf(r.graph, limitsOf(query)),
+      };
     },
   }),
   route({
-    method: 'get', path: '/v1/resources/stakeholder_maps/:resourceId/history', brain: 'optional', params: MapParams, query: HistoryQuery, response: VersionList, tags,
+    method: 'get',
+    path: '/v1/resources/stakeholder_maps/:resourceId/history',
+    brain: 'optional',
+    params: MapParams,
+    query: HistoryQuery,
+    response: VersionList,
+    tags,
     summary: 'Saved versions, newest first',
-    handler: async ({ params, query, scope, services }) => versionList(await services.stakeholderMaps.versions(scope, params.resourceId, query)),
+    handler: async ({ params, query, scope, services }) =>
+      versionList(await services.stakeholderMaps.versions(scope, params.resourceId, query)),
   }),
   route({
-    method: 'get', path: '/v1/resources/stakeholder_maps/:resourceId/versions/:version', brain: 'optional', params: MapVersionParams, query: GraphLimitsQuery, response: VersionRead, tags,
+    method: 'get',
+    path: '/v1/resources/stakeholder_maps/:resourceId/versions/:version',
+    brain: 'optional',
+    params: MapVersionParams,
+    query: GraphLimitsQuery,
+    response: VersionRead,
+    tags,
     handler: async ({ params, query, scope, services }) => {
       const r = await services.stakeholderMaps.version(scope, params.resourceId, params.version);
-      return { version: presentStakeholderVersion(r.version), graph: services.stakeholderMaps.viewOf(r.graph, limitsOf(query)) };
+      return {
+        version: presentStakeholderVersion(r.version),
+        graph: services.stakeholderMaps.viewOf(r.graph, limitsOf(query)),
+      };
     },
   }),
   route({
-    method: 'post', path: '/v1/resources/stakeholder_map/:resourceId/patch', brain: 'optional', params: MapParams, body: PatchBody, response: PatchResult, tags,
-    summary: 'ops (JSON) or dsl applied to the live graph as one revision; patch_mode stakeholder_map_record_version then records a version (label)',
+    method: 'post',
+    path: '/v1/resources/stakeholder_map/:resourceId/patch',
+    brain: 'optional',
+    params: MapParams,
+    body: PatchBody,
+    response: PatchResult,
+    tags,
+    summary:
+      'ops (JSON) or dsl applied to the live graph as one revision; patch_mode stakeholder_map_record_version then records a version (label)',
     handler: async ({ params, body, scope, services }) => {
       const r = await services.stakeholderMaps.patch(scope, params.resourceId, body);
       const none = { stakeholders: [], interactions: [], edges: [], risks: [] };
       return {
-        stakeholder_map: presentStakeholderMap(r.map), revision: r.revision, changes: r.changes ?? { added: none, updated: none, removed: none, summary_changed: false },
+        stakeholder_map: presentStakeholderMap(r.map),
+        revision: r.revision,
+        changes: r.changes ?? { added: none, updated: none, removed: none, summary_changed: false },
         version: r.version ? presentStakeholderVersion(r.version) : null,
       };
     },
   }),
   briefingRoute('/v1/stakeholders/briefing/:id'),
   route({
-    method: 'get', path: '/v1/stakeholder-map', brain: 'optional', query: LiveQuery, response: LiveMap, tags,
+    method: 'get',
+    path: '/v1/stakeholder-map',
+    brain: 'optional',
+    query: LiveQuery,
+    response: LiveMap,
+    tags,
     summary: "The live graph of the X-Brain-Id brain's default map (or of resource_id)",
-    handler: async ({ query, scope, services }) => liveMap(services, await services.stakeholderMaps.live(scope, query.resource_id), query),
+    handler: async ({ query, scope, services }) =>
+      liveMap(services, await services.stakeholderMaps.live(scope, query.resource_id), query),
   }),
   briefingRoute('/v1/stakeholder-map/briefing/:id'),
   route({
-    method: 'post', path: '/v1/stakeholder-map/versions', status: 201, brain: 'optional', body: VersionSaveBody, response: VersionMeta, tags,
+    method: 'post',
+    path: '/v1/stakeholder-map/versions',
+    status: 201,
+    brain: 'optional',
+    body: VersionSaveBody,
+    response: VersionMeta,
+    tags,
     summary: "Saves the live graph as the next version of the brain's default map (or of resource_id)",
-    handler: async ({ body, scope, services }) => presentStakeholderVersion(await services.stakeholderMaps.saveVersion(scope, body.resource_id, body.label)),
+    handler: async ({ body, scope, services }) =>
+      presentStakeholderVersion(await services.stakeholderMaps.saveVersion(scope, body.resource_id, body.label)),
   }),
   route({
-    method: 'get', path: '/v1/stakeholder-map/versions', brain: 'optional', query: VersionListQuery, response: VersionList, tags,
-    handler: async ({ query, scope, services }) => versionList(await services.stakeholderMaps.versions(scope, query.resource_id, query)),
+    method: 'get',
+    path: '/v1/stakeholder-map/versions',
+    brain: 'optional',
+    query: VersionListQuery,
+    response: VersionList,
+    tags,
+    handler: async ({ query, scope, services }) =>
+      versionList(await services.stakeholderMaps.versions(scope, query.resource_id, query)),
   }),
   route({
-    method: 'get', path: '/v1/stakeholder-map/versions/:id', brain: 'optional', params: VersionIdParams, query: GraphLimitsQuery, response: VersionRead, tags,
+    method: 'get',
+    path: '/v1/stakeholder-map/versions/:id',
+    brain: 'optional',
+    params: VersionIdParams,
+    query: GraphLimitsQuery,
+    response: VersionRead,
+    tags,
     summary: "A saved version by its id, or by its number on the X-Brain-Id brain's default map",
     handler: async ({ params, query, scope, services }) => {
       const r = await services.stakeholderMaps.versionByKey(scope, params.id);
-      return { version: presentStakeholderVersion(r.version), graph: services.stakeholderMaps.viewOf(r.graph, limitsOf(query)) };
+      return {
+        version: presentStakeholderVersion(r.version),
+        graph: services.stakeholderMaps.viewOf(r.graph, limitsOf(query)),
+      };
     },
   }),
   route({
-    method: 'post', path: '/v1/stakeholder-map/extract', status: 202, brain: 'optional', body: ExtractBody, response: ExtractAccepted, tags,
-    summary: 'Starts a job that asks the model for structured JSON from a transcript (text, or a finalized meeting) and applies it to the map as patch ops',
+    method: 'post',
+    path: '/v1/stakeholder-map/extract',
+    status: 202,
+    brain: 'optional',
+    body: ExtractBody,
+    response: ExtractAccepted,
+    tags,
+    summary:
+      'Starts a job that asks the model for structured JSON from a transcript (text, or a finalized meeting) and applies it to the map as patch ops',
     handler: async ({ body, scope, services }) => services.stakeholderMaps.extract(scope, body),
   }),
 ];

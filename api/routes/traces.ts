@@ -4,7 +4,16 @@ import { ShareQuery } from '../../src/schemas/shares.js';
 import type { Services } from '../../src/services/index.js';
 import type { ShareAccess } from '../../src/services/shares.js';
 import { Uuid } from '../../src/schemas/common.js';
-import { Engram, MessageCreateBody, MessagesQuery, Trace, TraceIdParams, TraceList, TraceListQuery, TracePatchBody } from '../../src/schemas/traces.js';
+import {
+  Engram,
+  MessageCreateBody,
+  MessagesQuery,
+  Trace,
+  TraceIdParams,
+  TraceList,
+  TraceListQuery,
+  TracePatchBody,
+} from '../../src/schemas/traces.js';
 import { presentEngram, presentTrace } from '../presenters/trace.js';
 import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
@@ -14,7 +23,12 @@ const EventsQuery = ShareQuery;
 const ShareMessagesQuery = MessagesQuery.extend(ShareQuery.omit({ after: true }).shape);
 
 /** A trace read with a share token in place of credentials: the link's own receptor's traces only (403 otherwise). */
-async function shareCheck(share: ShareAccess | undefined, services: Services, traceId: string, q: { workspace?: string; receptor?: string; receptor_id?: string }) {
+async function shareCheck(
+  share: ShareAccess | undefined,
+  services: Services,
+  traceId: string,
+  q: { workspace?: string; receptor?: string; receptor_id?: string },
+) {
   if (!share) return;
   services.shares.checkNames(share, q);
   const t = await services.traces.get(share.scope, traceId);
@@ -24,18 +38,37 @@ async function shareCheck(share: ShareAccess | undefined, services: Services, tr
 /** Traces (document 1, Traces): implicit creation, API-order messages, title override, events. */
 export default [
   route({
-    method: 'get', path: '/v1/traces', brain: 'optional', query: TraceListQuery, response: TraceList, tags: ['traces'],
+    method: 'get',
+    path: '/v1/traces',
+    brain: 'optional',
+    query: TraceListQuery,
+    response: TraceList,
+    tags: ['traces'],
     handler: async ({ query, scope, services }) => {
       const r = await services.traces.list(scope, query);
-      return { traces: r.items.map(presentTrace), ...presentPage(r, { hasMore: true, byCursor: query.cursor !== undefined }) };
+      return {
+        traces: r.items.map(presentTrace),
+        ...presentPage(r, { hasMore: true, byCursor: query.cursor !== undefined }),
+      };
     },
   }),
   route({
-    method: 'get', path: '/v1/traces/:id', params: TraceIdParams, response: z.object({ trace: Trace }), tags: ['traces'],
-    handler: async ({ params, scope, services }) => ({ trace: presentTrace(await services.traces.get(scope, params.id)) }),
+    method: 'get',
+    path: '/v1/traces/:id',
+    params: TraceIdParams,
+    response: z.object({ trace: Trace }),
+    tags: ['traces'],
+    handler: async ({ params, scope, services }) => ({
+      trace: presentTrace(await services.traces.get(scope, params.id)),
+    }),
   }),
   route({
-    method: 'patch', path: '/v1/traces/:id', params: TraceIdParams, body: TracePatchBody, response: z.object({ trace: Trace }), tags: ['traces'],
+    method: 'patch',
+    path: '/v1/traces/:id',
+    params: TraceIdParams,
+    body: TracePatchBody,
+    response: z.object({ trace: Trace }),
+    tags: ['traces'],
     summary: 'Manual title update; overrides any generated title',
     handler: async ({ params, body, scope, services }) => {
       await services.traces.get(scope, params.id);
@@ -43,7 +76,13 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/traces/:id/messages', share: 'accept', params: TraceIdParams, query: ShareMessagesQuery, response: z.object({ engrams: z.array(Engram) }), tags: ['traces'],
+    method: 'get',
+    path: '/v1/traces/:id/messages',
+    share: 'accept',
+    params: TraceIdParams,
+    query: ShareMessagesQuery,
+    response: z.object({ engrams: z.array(Engram) }),
+    tags: ['traces'],
     summary: 'Also with share-token parameters (t plus workspace and receptor, or receptor_id) in place of credentials',
     handler: async ({ params, query, scope, services, share }) => {
       await shareCheck(share, services, params.id, query);
@@ -51,18 +90,41 @@ export default [
     },
   }),
   route({
-    method: 'post', path: '/v1/traces/:id/messages', createsByPath: true, status: 201, params: TraceIdParams, body: MessageCreateBody, response: z.object({ engram: Engram }), tags: ['traces'],
-    handler: async ({ params, body, scope, services }) => ({ engram: presentEngram(await services.traces.addHumanMessage(scope, params.id, body)) }),
+    method: 'post',
+    path: '/v1/traces/:id/messages',
+    createsByPath: true,
+    status: 201,
+    params: TraceIdParams,
+    body: MessageCreateBody,
+    response: z.object({ engram: Engram }),
+    tags: ['traces'],
+    handler: async ({ params, body, scope, services }) => ({
+      engram: presentEngram(await services.traces.addHumanMessage(scope, params.id, body)),
+    }),
   }),
   route({
-    method: 'get', path: '/v1/traces/:id/events', kind: 'stream', brain: 'optional', share: 'accept', params: z.object({ id: Uuid }), query: EventsQuery, tags: ['traces'],
+    method: 'get',
+    path: '/v1/traces/:id/events',
+    kind: 'stream',
+    brain: 'optional',
+    share: 'accept',
+    params: z.object({ id: Uuid }),
+    query: EventsQuery,
+    tags: ['traces'],
     summary: 'SSE: trace-scoped events (new engrams, run state, title changes); also with share-token parameters',
     handler: async ({ params, query, scope, services, ctx, share }) => {
       await shareCheck(share, services, params.id, query);
       // Auth rule 4: a session user (JWT) reads trace events within a brain.
-      if (scope.credential === 'jwt' && !scope.brainId) throw validationError('X-Brain-Id header is required for trace events with a session token');
+      if (scope.credential === 'jwt' && !scope.brainId)
+        throw validationError('X-Brain-Id header is required for trace events with a session token');
       await services.traces.get(scope, params.id);
-      return sseStream(ctx, { streams: services.streams, redis: services.redis, key: services.traces.streamKey(scope, params.id), after: resumeCursor(ctx, query.after), endOnTerminal: false });
+      return sseStream(ctx, {
+        streams: services.streams,
+        redis: services.redis,
+        key: services.traces.streamKey(scope, params.id),
+        after: resumeCursor(ctx, query.after),
+        endOnTerminal: false,
+      });
     },
   }),
 ];

@@ -1,15 +1,33 @@
-import { ReceptorUsageRanking, UsageQuery, UsageReceptorsQuery, UsageStats, UsageWorkspaceParams } from '../../src/schemas/usage.js';
+import {
+  ReceptorUsageRanking,
+  UsageQuery,
+  UsageReceptorsQuery,
+  UsageStats,
+  UsageWorkspaceParams,
+} from '../../src/schemas/usage.js';
 import { route } from '../route.js';
 
 /** Usage (document 2): figures from the usage ledger; the workspace-wide reads are for admins. */
 export default [
   route({
-    method: 'get', path: '/v1/usage', query: UsageQuery, response: UsageStats, tags: ['usage'],
+    method: 'get',
+    path: '/v1/usage',
+    query: UsageQuery,
+    response: UsageStats,
+    tags: ['usage'],
     summary: 'Usage of the calling user (or API key) in the window',
     handler: async ({ query, scope, services }) => services.usage.stats(scope, query, true),
   }),
   route({
-    method: 'get', path: '/v1/usage/:workspace_id', operationId: 'usage.workspace', title: 'Get workspace usage', roles: ['workspace_admin'], params: UsageWorkspaceParams, query: UsageQuery, response: UsageStats, tags: ['usage'],
+    method: 'get',
+    path: '/v1/usage/:workspace_id',
+    operationId: 'usage.workspace',
+    title: 'Get workspace usage',
+    roles: ['workspace_admin'],
+    params: UsageWorkspaceParams,
+    query: UsageQuery,
+    response: UsageStats,
+    tags: ['usage'],
     summary: 'Usage of the whole workspace in the window (admin only)',
     handler: async ({ params, query, scope, services }) => {
       services.usage.checkWorkspace(scope, params.workspace_id);
@@ -17,11 +35,21 @@ export default [
     },
   }),
   route({
-    method: 'get', path: '/v1/usage/:workspace_id/receptors', roles: ['workspace_admin'], params: UsageWorkspaceParams, query: UsageReceptorsQuery, response: ReceptorUsageRanking, tags: ['usage'],
+    method: 'get',
+    path: '/v1/usage/:workspace_id/receptors',
+    roles: ['workspace_admin'],
+    params: UsageWorkspaceParams,
+    query: UsageReceptorsQuery,
+    response: ReceptorUsageRanking,
+    tags: ['usage'],
     summary: 'Receptors ranked by tokens, cost or invocations (admin only)',
     handler: async ({ params, query, scope, services }) => {
       services.usage.checkWorkspace(scope, params.workspace_id);
-      return { workspaceId: scope.workspaceId, sortBy: query.sortBy, receptors: await services.usage.receptorRanking(scope, query, query.sortBy) };
+      return {
+        workspaceId: scope.workspaceId,
+        sortBy: query.sortBy,
+        receptors: await services.usage.receptorRanking(scope, query, query.sortBy),
+      };
     },
   }),
 ];

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { Attachment } from '../../src/schemas/meetings.js';
-import { PrewarmBody, PrewarmResult, TranscribeBody, TranscriptionRuntime, VocabularyDefaults, VocabularyDefaultsQuery } from '../../src/schemas/voice.js';
+import {
+  PrewarmBody,
+  PrewarmResult,
+  TranscribeBody,
+  TranscriptionRuntime,
+  VocabularyDefaults,
+  VocabularyDefaultsQuery,
+} from '../../src/schemas/voice.js';
 import { streamUpload } from '../multipart.js';
 import { presentAttachment } from '../presenters/meeting.js';
 import { route } from '../route.js';
@@ -11,33 +18,66 @@ const tags = ['voice'];
 /** Voice vocabulary, batch transcription and audio staging (document 2, Voice and transcription; docs/meetings.md). */
 export default [
   route({
-    method: 'get', path: '/v1/voice/stt-vocabulary/defaults', query: VocabularyDefaultsQuery, response: VocabularyDefaults, tags,
-    summary: 'The static vocabulary: core terms, the vertical\'s (vertical_id, default general) and both merged',
+    method: 'get',
+    path: '/v1/voice/stt-vocabulary/defaults',
+    query: VocabularyDefaultsQuery,
+    response: VocabularyDefaults,
+    tags,
+    summary: "The static vocabulary: core terms, the vertical's (vertical_id, default general) and both merged",
     handler: async ({ query, services }) => services.vocabulary.defaults(query.vertical_id),
   }),
   route({
-    method: 'post', path: '/v1/voice/stt-vocabulary/prewarm', body: PrewarmBody, response: PrewarmResult, tags,
-    summary: 'Merges core, vertical, workspace and brain terms and caches them for transcription hints; workspace_id must be the credential\'s (403), brain_id one of its brains (404)',
+    method: 'post',
+    path: '/v1/voice/stt-vocabulary/prewarm',
+    body: PrewarmBody,
+    response: PrewarmResult,
+    tags,
+    summary:
+      "Merges core, vertical, workspace and brain terms and caches them for transcription hints; workspace_id must be the credential's (403), brain_id one of its brains (404)",
     handler: async ({ body, scope, services }) => services.vocabulary.prewarm(scope, body),
   }),
   route({
-    method: 'get', path: '/v1/transcription/runtime', response: TranscriptionRuntime, tags,
-    summary: 'Which speech-to-text provider is active, whether it can run (reason when not) and whether GLADIA_API_KEY is set',
+    method: 'get',
+    path: '/v1/transcription/runtime',
+    response: TranscriptionRuntime,
+    tags,
+    summary:
+      'Which speech-to-text provider is active, whether it can run (reason when not) and whether GLADIA_API_KEY is set',
     handler: async ({ services }) => services.transcription.runtime(),
   }),
   route({
-    method: 'post', path: '/v1/transcribe', status: 202, brain: 'optional', body: TranscribeBody, response: z.object({ job_id: z.string() }), tags,
-    summary: 'Transcribes a staged attachment or an audio asset as a `transcription` job; its result is { text, segments }',
-    handler: async ({ body, scope, services }) => ({ job_id: (await services.transcription.transcribe(scope, body)).jobId }),
+    method: 'post',
+    path: '/v1/transcribe',
+    status: 202,
+    brain: 'optional',
+    body: TranscribeBody,
+    response: z.object({ job_id: z.string() }),
+    tags,
+    summary:
+      'Transcribes a staged attachment or an audio asset as a `transcription` job; its result is { text, segments }',
+    handler: async ({ body, scope, services }) => ({
+      job_id: (await services.transcription.transcribe(scope, body)).jobId,
+    }),
   }),
   route({
-    method: 'post', path: '/v1/chat/attachments', status: 201, brain: 'optional', response: Attachment, tags,
-    summary: 'multipart/form-data, field "file": audio (WAV, FLAC, Ogg, MP3, AIFF; type sniffed from the bytes, 415 otherwise) up to ATTACHMENT_MAX_BYTES (413)',
+    method: 'post',
+    path: '/v1/chat/attachments',
+    status: 201,
+    brain: 'optional',
+    response: Attachment,
+    tags,
+    summary:
+      'multipart/form-data, field "file": audio (WAV, FLAC, Ogg, MP3, AIFF; type sniffed from the bytes, 415 otherwise) up to ATTACHMENT_MAX_BYTES (413)',
     handler: async ({ ctx, scope, services }) => {
       const id = randomUUID();
       const { file } = await streamUpload(ctx, {
         maxBytes: services.config.ATTACHMENT_MAX_BYTES,
-        onFile: (stream, info) => services.transcription.stageAttachment(scope, id, { stream, fileName: info.filename, declaredType: info.mimeType }),
+        onFile: (stream, info) =>
+          services.transcription.stageAttachment(scope, id, {
+            stream,
+            fileName: info.filename,
+            declaredType: info.mimeType,
+          }),
       });
       return presentAttachment(file);
     },

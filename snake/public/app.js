@@ -5,7 +5,11 @@
 const TICK_MS = 250;
 const CELL_PX = 28;
 const COLORS = { bg: '#0b0f14', grid: '#18202a', body: '#2ea043', head: '#7ee787', dead: '#6e7681', fruit: '#f85149' };
-const END_TEXT = { wall: 'the snake hit the wall', self: 'the snake ran into itself', full: 'the snake fills the board. You win!' };
+const END_TEXT = {
+  wall: 'the snake hit the wall',
+  self: 'the snake ran into itself',
+  full: 'the snake fills the board. You win!',
+};
 
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const board = /** @type {HTMLCanvasElement} */ ($('board'));
@@ -51,7 +55,11 @@ async function api(method, path, body) {
   } catch {
     // not JSON
   }
-  if (!res.ok) throw new ApiError(json?.message ?? `The snake service answered HTTP ${res.status}`, json?.code ?? `HTTP_${res.status}`);
+  if (!res.ok)
+    throw new ApiError(
+      json?.message ?? `The snake service answered HTTP ${res.status}`,
+      json?.code ?? `HTTP_${res.status}`,
+    );
   if (json === null) throw new ApiError('The snake service sent an unreadable reply', 'BAD_REPLY');
   return json;
 }
@@ -112,7 +120,13 @@ function render() {
   $('length').textContent = String(state.snake.length);
   $('fruit').textContent = state.fruit ? `(${state.fruit.x}, ${state.fruit.y})` : 'none';
   $('status').textContent =
-    state.status === 'ended' ? `ended: ${state.ended_reason}` : running ? (paused ? 'paused (tab hidden)' : 'running') : 'stopped';
+    state.status === 'ended'
+      ? `ended: ${state.ended_reason}`
+      : running
+        ? paused
+          ? 'paused (tab hidden)'
+          : 'running'
+        : 'stopped';
   startBtn.textContent = running ? 'Pause' : 'Start';
   startBtn.disabled = state.status === 'ended';
 }
@@ -210,7 +224,8 @@ function deciderText(d) {
   if (!d) return 'Decides: nobody (no platform key); every tick uses the fallback heading.';
   if (d.target === 'neuron') return `Decides: the neuron ${d.name} (a model).`;
   const name = d.name ? `pathway ${d.name}` : 'the decision pathway';
-  if (d.uses === 'rules') return `Decides: ${name}, offline rules (transform and if nodes) run on the platform every tick.`;
+  if (d.uses === 'rules')
+    return `Decides: ${name}, offline rules (transform and if nodes) run on the platform every tick.`;
   if (d.uses === 'model') return `Decides: ${name}, through its neuron node (a model).`;
   return `Decides: ${name}.`;
 }

@@ -10,7 +10,12 @@ import type { Config } from '../config.js';
 import { payloadTooLarge } from '../errors.js';
 
 /** What a stored body turned out to be, counted as it streamed through. */
-export interface StoredBlob { key: string; size: number; sha256: string; head: Buffer }
+export interface StoredBlob {
+  key: string;
+  size: number;
+  sha256: string;
+  head: Buffer;
+}
 
 /**
  * The one interface over blob bodies (asset files, extracted text, audio). Bodies stream in and
@@ -35,15 +40,25 @@ class Meter extends Transform {
   private readonly hash = createHash('sha256');
   private headParts: Buffer[] = [];
   private headLen = 0;
-  constructor(private readonly maxBytes: number) { super(); }
+  constructor(private readonly maxBytes: number) {
+    super();
+  }
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.size += chunk.length;
-    if (this.size > this.maxBytes) { cb(payloadTooLarge(`bodies are limited to ${this.maxBytes} bytes`)); return; }
+    if (this.size > this.maxBytes) {
+      cb(payloadTooLarge(`bodies are limited to ${this.maxBytes} bytes`));
+      return;
+    }
     this.hash.update(chunk);
-    if (this.headLen < HEAD_BYTES) { this.headParts.push(chunk.subarray(0, HEAD_BYTES - this.headLen)); this.headLen += Math.min(chunk.length, HEAD_BYTES - this.headLen); }
+    if (this.headLen < HEAD_BYTES) {
+      this.headParts.push(chunk.subarray(0, HEAD_BYTES - this.headLen));
+      this.headLen += Math.min(chunk.length, HEAD_BYTES - this.headLen);
+    }
     cb(null, chunk);
   }
-  result(key: string): StoredBlob { return { key, size: this.size, sha256: this.hash.digest('hex'), head: Buffer.concat(this.headParts) }; }
+  result(key: string): StoredBlob {
+    return { key, size: this.size, sha256: this.hash.digest('hex'), head: Buffer.concat(this.headParts) };
+  }
 }
 
 async function collect(stream: Readable, maxBytes: number): Promise<Buffer> {
@@ -51,14 +66,18 @@ async function collect(stream: Readable, maxBytes: number): Promise<Buffer> {
   let n = 0;
   for await (const c of stream) {
     n += (c as Buffer).length;
-    if (n > maxBytes) { stream.destroy(); throw payloadTooLarge(`the body is larger than ${maxBytes} bytes`); }
+    if (n > maxBytes) {
+      stream.destroy();
+      throw payloadTooLarge(`the body is larger than ${maxBytes} bytes`);
+    }
     parts.push(c as Buffer);
   }
   return Buffer.concat(parts);
 }
 
 const safeKey = (key: string): string => {
-  if (!/^[\w./-]+$/.test(key) || key.split('/').some((p) => p === '..' || p === '.' || p === '')) throw new Error(`invalid blob key ${key}`);
+  if (!/^[\w./-]+$/.test(key) || key.split('/').some((p) => p === '..' || p === '.' || p === ''))
+    throw new Error(`invalid blob key ${key}`);
   return key;
 };
 
@@ -86,12 +105,23 @@ export function createFsBlobStore(root: string): BlobStore {
       await stat(file(key));
       return createReadStream(file(key));
     },
-    async read(key, maxBytes) { return collect(await this.get(key), maxBytes); },
-    async delete(key) { await rm(file(key), { force: true }); },
+    async read(key, maxBytes) {
+      return collect(await this.get(key), maxBytes);
+    },
+    async delete(key) {
+      await rm(file(key), { force: true });
+    },
   };
 }
 
-export interface S3Options { endpoint?: string; region: string; bucket: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean }
+export interface S3Options {
+  endpoint?: string;
+  region: string;
+  bucket: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  forcePathStyle: boolean;
+}
 
 /**
  * Bodies in any S3-compatible object store (AWS SDK v3). Uploads stream in parts
@@ -101,24 +131,40 @@ export interface S3Options { endpoint?: string; region: string; bucket: string; 
  */
 export function createS3BlobStore(o: S3Options): BlobStore & { ensureBucket(): Promise<void> } {
   let loading: Promise<{ s3: S3Sdk.S3Client; sdk: typeof S3Sdk; Upload: typeof S3Storage.Upload }> | undefined;
-  const load = () => (loading ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]).then(([sdk, storage]) => ({
-    sdk, Upload: storage.Upload,
-    s3: new sdk.S3Client({
-      region: o.region, endpoint: o.endpoint, forcePathStyle: o.forcePathStyle,
-      credentials: o.accessKeyId && o.secretAccessKey ? { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey } : undefined,
-    }),
-  })));
+  const load = () =>
+    (loading ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]).then(([sdk, storage]) => ({
+      sdk,
+      Upload: storage.Upload,
+      s3: new sdk.S3Client({
+        region: o.region,
+        endpoint: o.endpoint,
+        forcePathStyle: o.forcePathStyle,
+        credentials:
+          o.accessKeyId && o.secretAccessKey
+            ? { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey }
+            : undefined,
+      }),
+    })));
   return {
     kind: 's3',
     async ensureBucket() {
       const { s3, sdk } = await load();
-      try { await s3.send(new sdk.HeadBucketCommand({ Bucket: o.bucket })); } catch { await s3.send(new sdk.CreateBucketCommand({ Bucket: o.bucket })); }
+      try {
+        await s3.send(new sdk.HeadBucketCommand({ Bucket: o.bucket }));
+      } catch {
+        await s3.send(new sdk.CreateBucketCommand({ Bucket: o.bucket }));
+      }
     },
     async put(key, body, { contentType, maxBytes }) {
       const { s3, sdk, Upload } = await load();
       const meter = new Meter(maxBytes);
       const pass = new PassThrough();
-      const upload = new Upload({ client: s3, params: { Bucket: o.bucket, Key: safeKey(key), Body: pass, ContentType: contentType }, queueSize: 2, partSize: 5 * 1024 * 1024 });
+      const upload = new Upload({
+        client: s3,
+        params: { Bucket: o.bucket, Key: safeKey(key), Body: pass, ContentType: contentType },
+        queueSize: 2,
+        partSize: 5 * 1024 * 1024,
+      });
       const piping = pipeline(body, meter, pass);
       try {
         await Promise.all([piping, upload.done()]);
@@ -127,7 +173,10 @@ export function createS3BlobStore(o: S3Options): BlobStore & { ensureBucket(): P
         await upload.abort().catch(() => undefined);
         await s3.send(new sdk.DeleteObjectCommand({ Bucket: o.bucket, Key: key })).catch(() => undefined);
         // The cap's 413 wins over the abort error it caused.
-        throw await piping.then(() => e, (pipeErr: unknown) => pipeErr);
+        throw await piping.then(
+          () => e,
+          (pipeErr: unknown) => pipeErr,
+        );
       }
       return meter.result(key);
     },
@@ -136,7 +185,9 @@ export function createS3BlobStore(o: S3Options): BlobStore & { ensureBucket(): P
       const out = await s3.send(new sdk.GetObjectCommand({ Bucket: o.bucket, Key: safeKey(key) }));
       return out.Body as Readable;
     },
-    async read(key, maxBytes) { return collect(await this.get(key), maxBytes); },
+    async read(key, maxBytes) {
+      return collect(await this.get(key), maxBytes);
+    },
     async delete(key) {
       const { s3, sdk } = await load();
       await s3.send(new sdk.DeleteObjectCommand({ Bucket: o.bucket, Key: safeKey(key) }));
@@ -149,7 +200,12 @@ export function createBlobStore(c: Config): BlobStore {
   if (c.BLOB_STORE === 's3') {
     if (!c.S3_BUCKET) throw new Error('BLOB_STORE=s3 needs S3_BUCKET');
     return createS3BlobStore({
-      endpoint: c.S3_ENDPOINT, region: c.S3_REGION, bucket: c.S3_BUCKET, accessKeyId: c.S3_ACCESS_KEY_ID, secretAccessKey: c.S3_SECRET_ACCESS_KEY, forcePathStyle: c.S3_FORCE_PATH_STYLE,
+      endpoint: c.S3_ENDPOINT,
+      region: c.S3_REGION,
+      bucket: c.S3_BUCKET,
+      accessKeyId: c.S3_ACCESS_KEY_ID,
+      secretAccessKey: c.S3_SECRET_ACCESS_KEY,
+      forcePathStyle: c.S3_FORCE_PATH_STYLE,
     });
   }
   return createFsBlobStore(path.resolve(c.DATA_DIR, 'blobs'));

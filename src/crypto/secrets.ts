@@ -11,7 +11,9 @@ import type { Config } from '../config.js';
  * is derived from JWT_SECRET.
  */
 export interface SecretBox {
-  seal(plain: string): string; open(sealed: string): string; keyId: string;
+  seal(plain: string): string;
+  open(sealed: string): string;
+  keyId: string;
   /** The id of the key a value was sealed with. */
   keyOf(sealed: string): string;
   /** The value sealed with the current key (the same string when it already is). */
@@ -34,17 +36,26 @@ export function createSecretBox(config: Pick<Config, 'SECRETS_KEY' | 'SECRETS_KE
   return {
     keyId,
     keyOf: (sealed: string) => sealed.split('.')[1] ?? '',
-    reseal(sealed: string): string { return this.keyOf(sealed) === keyId ? sealed : this.seal(this.open(sealed)); },
+    reseal(sealed: string): string {
+      return this.keyOf(sealed) === keyId ? sealed : this.seal(this.open(sealed));
+    },
     seal(plain: string): string {
       const iv = randomBytes(12);
       const c = createCipheriv('aes-256-gcm', key, iv);
       const ct = Buffer.concat([c.update(plain, 'utf8'), c.final()]);
-      return ['v1', keyId, iv.toString('base64url'), c.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+      return [
+        'v1',
+        keyId,
+        iv.toString('base64url'),
+        c.getAuthTag().toString('base64url'),
+        ct.toString('base64url'),
+      ].join('.');
     },
     open(sealed: string): string {
       const [v, kid, iv, tag, ct] = sealed.split('.');
       const k = keys.get(kid);
-      if (v !== 'v1' || !k) throw new Error(`cannot open a secret sealed with key ${kid ?? '?'} (add it to SECRETS_KEYS_OLD)`);
+      if (v !== 'v1' || !k)
+        throw new Error(`cannot open a secret sealed with key ${kid ?? '?'} (add it to SECRETS_KEYS_OLD)`);
       const d = createDecipheriv('aes-256-gcm', k, Buffer.from(iv, 'base64url'));
       d.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([d.update(Buffer.from(ct, 'base64url')), d.final()]).toString('utf8');

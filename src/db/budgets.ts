@@ -19,23 +19,38 @@ export type BudgetPolicy = 'pause' | 'fail';
  * per measure and period (a unique index).
  */
 export interface BudgetDoc {
-  _id: string; workspaceId: string; key: string;
+  _id: string;
+  workspaceId: string;
+  key: string;
   scope: BudgetScope;
   /** The receptor, neuron or share link id; null for the workspace. */
   targetId: string | null;
-  measure: BudgetMeasure; period: BudgetPeriod;
+  measure: BudgetMeasure;
+  period: BudgetPeriod;
   /** Tokens (an integer) or USD. */
   limit: number;
   policy: BudgetPolicy;
   name: string | null;
-  createdBy: string | null; createdAt: Date; updatedAt: Date;
+  createdBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
-export const budgetKey = (workspaceId: string, scope: BudgetScope, targetId: string | null, measure: BudgetMeasure, period: BudgetPeriod) =>
-  `${workspaceId}:${scope}:${targetId ?? '-'}:${measure}:${period}`;
+export const budgetKey = (
+  workspaceId: string,
+  scope: BudgetScope,
+  targetId: string | null,
+  measure: BudgetMeasure,
+  period: BudgetPeriod,
+) => `${workspaceId}:${scope}:${targetId ?? '-'}:${measure}:${period}`;
 
 /** The usage-ledger field each scope filters on (workspace: none, every row of the workspace counts). */
-export const LEDGER_FIELD = { workspace: null, receptor: 'receptorId', neuron: 'neuronId', share_token: 'shareTokenId' } as const satisfies Record<BudgetScope, keyof UsageAttribution | null>;
+export const LEDGER_FIELD = {
+  workspace: null,
+  receptor: 'receptorId',
+  neuron: 'neuronId',
+  share_token: 'shareTokenId',
+} as const satisfies Record<BudgetScope, keyof UsageAttribution | null>;
 
 export const budgetIndexes: IndexSpec[] = [
   { collection: 'budgets', keys: { key: 1 }, unique: true, name: 'key_unique' },
@@ -52,7 +67,10 @@ export function createBudgetRepo(db: Db) {
     budgets,
     find: (workspaceId: string, id: string) => findById(budgets, id, { workspaceId }),
     /** The budgets that apply to a call with this attribution (the workspace's, and its receptor's, neuron's and link's). */
-    forCall(workspaceId: string, a: { receptorId?: string | null; neuronId?: string | null; shareTokenId?: string | null }) {
+    forCall(
+      workspaceId: string,
+      a: { receptorId?: string | null; neuronId?: string | null; shareTokenId?: string | null },
+    ) {
       const or: Record<string, unknown>[] = [{ scope: 'workspace' }];
       if (a.receptorId) or.push({ scope: 'receptor', targetId: a.receptorId });
       if (a.neuronId) or.push({ scope: 'neuron', targetId: a.neuronId });

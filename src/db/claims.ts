@@ -23,7 +23,10 @@ export function isDuplicateKey(e: unknown): boolean {
 }
 
 /** Inserts `doc` if its unique key is free; false when another writer holds the claim. */
-export async function claim<T extends Document>(coll: Collection<T>, doc: OptionalUnlessRequiredId<T>): Promise<boolean> {
+export async function claim<T extends Document>(
+  coll: Collection<T>,
+  doc: OptionalUnlessRequiredId<T>,
+): Promise<boolean> {
   try {
     await coll.insertOne(doc);
     return true;
@@ -38,10 +41,14 @@ export async function claim<T extends Document>(coll: Collection<T>, doc: Option
  * … read by `_id` until the first miss. Places (an engram's position in its trace, a job's ledger
  * rows) are claimed in order without gaps, so the run ends at the newest.
  */
-export async function probeFrom<T extends Document & { _id: string }>(coll: Collection<T>, key: (n: number) => string, from: number): Promise<T[]> {
+export async function probeFrom<T extends Document & { _id: string }>(
+  coll: Collection<T>,
+  key: (n: number) => string,
+  from: number,
+): Promise<T[]> {
   const out: T[] = [];
   for (let n = from; ; n++) {
-    const doc = await coll.findOne({ _id: key(n) } as Filter<T>) as T | null;
+    const doc = (await coll.findOne({ _id: key(n) } as Filter<T>)) as T | null;
     if (!doc) return out;
     out.push(doc);
   }
@@ -49,7 +56,11 @@ export async function probeFrom<T extends Document & { _id: string }>(coll: Coll
 
 /** Reads the newest claimed document of a sequence (highest `field`), or null. */
 export const newest = <T extends Document>(coll: Collection<T>, filter: Filter<T>, field: keyof T & string) =>
-  coll.find(filter).sort({ [field]: -1 } as Record<string, 1 | -1>).limit(1).next();
+  coll
+    .find(filter)
+    .sort({ [field]: -1 } as Record<string, 1 | -1>)
+    .limit(1)
+    .next();
 
 /**
  * Claims the next number of a sequence: reads the newest claim, builds the next document from it
@@ -57,10 +68,13 @@ export const newest = <T extends Document>(coll: Collection<T>, filter: Filter<T
  * `build` returns null to stop (the change turned out to be applied already).
  */
 export async function claimNext<T extends Document>(
-  coll: Collection<T>, filter: Filter<T>, field: keyof T & string,
+  coll: Collection<T>,
+  filter: Filter<T>,
+  field: keyof T & string,
   build: (previous: T | null) => OptionalUnlessRequiredId<T> | null,
   /** After a lost claim: the document when this change was applied meanwhile (an idempotent id), else null. */
-  already: () => Promise<T | null> = async () => null, maxTries = 100,
+  already: () => Promise<T | null> = async () => null,
+  maxTries = 100,
 ): Promise<T | null> {
   for (let i = 0; i < maxTries; i++) {
     const prev = await newest(coll, filter, field);
@@ -80,13 +94,26 @@ export async function claimNext<T extends Document>(
  * different fields can lose one) and where a step must run once at a time (a pathway save, a token
  * refresh). A hold left by a process that died is taken over once its lease has run out.
  */
-export interface HoldDoc { _id: string; owner: string; expiresAt: Date }
+export interface HoldDoc {
+  _id: string;
+  owner: string;
+  expiresAt: Date;
+}
 
 /** Takes the hold `key` for `owner`; false while another live holder has it (an expired hold is removed first). */
-export async function tryHold(coll: Collection<HoldDoc>, key: string, owner: string, leaseMs: number): Promise<boolean> {
+export async function tryHold(
+  coll: Collection<HoldDoc>,
+  key: string,
+  owner: string,
+  leaseMs: number,
+): Promise<boolean> {
   if (await claim(coll, { _id: key, owner, expiresAt: new Date(Date.now() + leaseMs) })) return true;
   const held = await coll.findOne({ _id: key });
-  if (held && held.expiresAt.getTime() < Date.now() && (await coll.deleteOne({ _id: key, owner: held.owner })).deletedCount === 1) {
+  if (
+    held &&
+    held.expiresAt.getTime() < Date.now() &&
+    (await coll.deleteOne({ _id: key, owner: held.owner })).deletedCount === 1
+  ) {
     return claim(coll, { _id: key, owner, expiresAt: new Date(Date.now() + leaseMs) });
   }
   return false;
@@ -102,7 +129,9 @@ export async function releaseHold(coll: Collection<HoldDoc>, key: string, owner:
  * after `waitMs` throws `busy()`. Holders keep the hold for one short write, so waits are brief.
  */
 export async function holding<T>(
-  coll: Collection<HoldDoc>, key: string, fn: () => Promise<T>,
+  coll: Collection<HoldDoc>,
+  key: string,
+  fn: () => Promise<T>,
   o: { leaseMs: number; waitMs: number; busy: () => Error },
 ): Promise<T> {
   const owner = randomUUID();
@@ -131,9 +160,16 @@ const ROW_HOLD_WAIT_MS = 15_000;
  * must come through here. Returns whether the document changed.
  */
 export const updateHeld = <T extends Document & { _id: string }>(
-  holds: Collection<HoldDoc>, coll: Collection<T>, filter: Filter<T> & { _id: string }, set: Record<string, unknown>,
+  holds: Collection<HoldDoc>,
+  coll: Collection<T>,
+  filter: Filter<T> & { _id: string },
+  set: Record<string, unknown>,
 ): Promise<boolean> =>
   holding(holds, filter._id, () => coll.updateOne(filter, { $set: set } as never), {
-    leaseMs: ROW_HOLD_LEASE_MS, waitMs: ROW_HOLD_WAIT_MS,
-    busy: () => new AppError('SERVICE_UNAVAILABLE', 503, 'The resource is being changed by other requests; retry', { 'Retry-After': '1' }),
+    leaseMs: ROW_HOLD_LEASE_MS,
+    waitMs: ROW_HOLD_WAIT_MS,
+    busy: () =>
+      new AppError('SERVICE_UNAVAILABLE', 503, 'The resource is being changed by other requests; retry', {
+        'Retry-After': '1',
+      }),
   }).then((r) => r.modifiedCount > 0);

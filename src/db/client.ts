@@ -1,18 +1,35 @@
-import { MongoClient, type Collection, type Db, type Document, type Filter, type FindOptions, type WithId } from 'mongodb';
+import {
+  MongoClient,
+  type Collection,
+  type Db,
+  type Document,
+  type Filter,
+  type FindOptions,
+  type WithId,
+} from 'mongodb';
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 
 /** Connects with the official driver; the same code path serves MongoDB 7 and FerretDB 1.x. */
 export async function connectMongo(uri: string, dbName: string): Promise<{ client: MongoClient; db: Db }> {
   // Command monitoring feeds cortex_mongo_commands_total (one counter increment per round trip).
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000, ignoreUndefined: true, monitorCommands: true });
+  const client = new MongoClient(uri, {
+    serverSelectionTimeoutMS: 5_000,
+    ignoreUndefined: true,
+    monitorCommands: true,
+  });
   client.on('commandStarted', (e) => metrics.mongoCommands.inc({ command: e.commandName }));
   await client.connect();
   return { client, db: client.db(dbName) };
 }
 
 /** Declares one index; the key is the query path it serves. */
-export interface IndexSpec { collection: string; keys: Record<string, 1 | -1>; unique?: boolean; name: string }
+export interface IndexSpec {
+  collection: string;
+  keys: Record<string, 1 | -1>;
+  unique?: boolean;
+  name: string;
+}
 
 /**
  * Creates every index idempotently (createIndex is a no-op when the same index exists).
@@ -38,12 +55,19 @@ export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/
  * "Hot path"); MongoDB answers both from the `_id` index. An inclusive `projection` is widened to the
  * `where` fields; an exclusive one must not drop them.
  */
-export async function findById<T extends Document>(coll: Collection<T>, id: string, where: Partial<Record<keyof T & string, unknown>> = {}, options?: FindOptions): Promise<WithId<T> | null> {
+export async function findById<T extends Document>(
+  coll: Collection<T>,
+  id: string,
+  where: Partial<Record<keyof T & string, unknown>> = {},
+  options?: FindOptions,
+): Promise<WithId<T> | null> {
   // An inclusive projection gets the checked fields too (they are what the check reads).
   const projection = options?.projection as Record<string, unknown> | undefined;
   const inclusive = projection && Object.values(projection).some((v) => v === 1 || v === true);
-  const opts = inclusive ? { ...options, projection: { ...projection, ...Object.fromEntries(Object.keys(where).map((k) => [k, 1])) } } : options;
-  const doc = await coll.findOne({ _id: id } as Filter<T>, opts) as WithId<T> | null;
+  const opts = inclusive
+    ? { ...options, projection: { ...projection, ...Object.fromEntries(Object.keys(where).map((k) => [k, 1])) } }
+    : options;
+  const doc = (await coll.findOne({ _id: id } as Filter<T>, opts)) as WithId<T> | null;
   if (!doc) return null;
   for (const [field, want] of Object.entries(where)) {
     const actual = (doc as Record<string, unknown>)[field];
@@ -61,11 +85,17 @@ const FEW_IDS = 8;
  * the collection for `$in`, so one scan is cheaper than many lookups only for a batch; MongoDB
  * answers both from the `_id` index. Missing ids are left out; the caller checks other conditions.
  */
-export async function findByIds<T extends Document>(coll: Collection<T>, ids: string[], options?: FindOptions): Promise<WithId<T>[]> {
+export async function findByIds<T extends Document>(
+  coll: Collection<T>,
+  ids: string[],
+  options?: FindOptions,
+): Promise<WithId<T>[]> {
   const unique = [...new Set(ids)];
   if (unique.length <= FEW_IDS) {
-    const docs: (WithId<T> | null)[] = await Promise.all(unique.map((id) => coll.findOne({ _id: id } as Filter<T>, options) as Promise<WithId<T> | null>));
+    const docs: (WithId<T> | null)[] = await Promise.all(
+      unique.map((id) => coll.findOne({ _id: id } as Filter<T>, options) as Promise<WithId<T> | null>),
+    );
     return docs.filter((x): x is WithId<T> => x !== null);
   }
-  return await coll.find({ _id: { $in: unique } } as Filter<T>, options).toArray() as WithId<T>[];
+  return (await coll.find({ _id: { $in: unique } } as Filter<T>, options).toArray()) as WithId<T>[];
 }

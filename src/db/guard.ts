@@ -6,9 +6,23 @@ import { abandonedError, currentRequest } from '../request-context.js';
  * are every driver call the repositories and services make (a new one must be added here).
  */
 const OPTIONS_AT: Record<string, number> = {
-  findOne: 1, find: 1, aggregate: 1, countDocuments: 1, distinct: 2, estimatedDocumentCount: 0,
-  insertOne: 1, insertMany: 1, updateOne: 2, updateMany: 2, replaceOne: 2, deleteOne: 1, deleteMany: 1,
-  findOneAndUpdate: 2, findOneAndReplace: 2, findOneAndDelete: 1, bulkWrite: 1,
+  findOne: 1,
+  find: 1,
+  aggregate: 1,
+  countDocuments: 1,
+  distinct: 2,
+  estimatedDocumentCount: 0,
+  insertOne: 1,
+  insertMany: 1,
+  updateOne: 2,
+  updateMany: 2,
+  replaceOne: 2,
+  deleteOne: 1,
+  deleteMany: 1,
+  findOneAndUpdate: 2,
+  findOneAndReplace: 2,
+  findOneAndDelete: 1,
+  bulkWrite: 1,
 };
 
 /** A store call made for a request never waits past the request's deadline: at least this long is left for it. */
@@ -39,7 +53,11 @@ function bounded<T extends Document>(coll: Collection<T>): Collection<T> {
         // timeoutMS (the driver's client-side operation timeout) bounds server selection, the wait
         // for a pooled connection and the round trip; the signal stops a cursor still being read.
         const bound = rc.committed ? Math.max(left, COMMITTED_CALL_MS) : left;
-        next[at] = { ...given, timeoutMS: Math.max(MIN_CALL_MS, Math.min(bound, (given.timeoutMS as number | undefined) ?? bound)), ...(rc.committed ? {} : { signal: rc.signal }) };
+        next[at] = {
+          ...given,
+          timeoutMS: Math.max(MIN_CALL_MS, Math.min(bound, (given.timeoutMS as number | undefined) ?? bound)),
+          ...(rc.committed ? {} : { signal: rc.signal }),
+        };
         return (value as (...a: unknown[]) => unknown).apply(target, next);
       };
     },
@@ -56,7 +74,8 @@ export function guardDb(db: Db): Db {
   return new Proxy(db, {
     get(target, prop, receiver) {
       if (prop === 'collection') {
-        return <T extends Document>(name: string, options?: Parameters<Db['collection']>[1]) => bounded(target.collection<T>(name, options));
+        return <T extends Document>(name: string, options?: Parameters<Db['collection']>[1]) =>
+          bounded(target.collection<T>(name, options));
       }
       const value = Reflect.get(target, prop, receiver) as unknown;
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;

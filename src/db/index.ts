@@ -20,12 +20,47 @@ import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';
 import { createMeetingRepo, meetingIndexes } from './meetings.js';
 
 /** Every index the platform's query paths need; created at start-up by ensureIndexes. */
-export const allIndexes: IndexSpec[] = [...workspaceIndexes, ...traceIndexes, ...jobIndexes, ...interventionIndexes, ...neuronIndexes, ...receptorIndexes, ...reflexIndexes, ...pathwayIndexes, ...runIndexes, ...usageIndexes, ...budgetIndexes, ...shareIndexes, ...connectionIndexes, ...skillIndexes, ...knowledgeIndexes, ...meetingIndexes, ...stakeholderMapIndexes];
+export const allIndexes: IndexSpec[] = [
+  ...workspaceIndexes,
+  ...traceIndexes,
+  ...jobIndexes,
+  ...interventionIndexes,
+  ...neuronIndexes,
+  ...receptorIndexes,
+  ...reflexIndexes,
+  ...pathwayIndexes,
+  ...runIndexes,
+  ...usageIndexes,
+  ...budgetIndexes,
+  ...shareIndexes,
+  ...connectionIndexes,
+  ...skillIndexes,
+  ...knowledgeIndexes,
+  ...meetingIndexes,
+  ...stakeholderMapIndexes,
+];
 
 /** All repositories, built over one Db; calls made for an HTTP request are bounded by its deadline (guard.ts). */
 export function createRepos(unguarded: Db) {
   const db = guardDb(unguarded);
-  return { workspaces: createWorkspaceRepo(db), traces: createTraceRepo(db), jobs: createJobRepo(db), interventions: createInterventionRepo(db),
-    neurons: createNeuronRepo(db), receptors: createReceptorRepo(db), reflexes: createReflexRepo(db), pathways: createPathwayRepo(db), runs: createRunRepo(db), usage: createUsageRepo(db), budgets: createBudgetRepo(db), shares: createShareRepo(db), connections: createConnectionRepo(db), skills: createSkillRepo(db), knowledge: createKnowledgeRepo(db), meetings: createMeetingRepo(db), stakeholderMaps: createStakeholderMapRepo(db) };
+  return {
+    workspaces: createWorkspaceRepo(db),
+    traces: createTraceRepo(db),
+    jobs: createJobRepo(db),
+    interventions: createInterventionRepo(db),
+    neurons: createNeuronRepo(db),
+    receptors: createReceptorRepo(db),
+    reflexes: createReflexRepo(db),
+    pathways: createPathwayRepo(db),
+    runs: createRunRepo(db),
+    usage: createUsageRepo(db),
+    budgets: createBudgetRepo(db),
+    shares: createShareRepo(db),
+    connections: createConnectionRepo(db),
+    skills: createSkillRepo(db),
+    knowledge: createKnowledgeRepo(db),
+    meetings: createMeetingRepo(db),
+    stakeholderMaps: createStakeholderMapRepo(db),
+  };
 }
 export type Repos = ReturnType<typeof createRepos>;

@@ -8,15 +8,38 @@ import { boundedCount, page, pageIndexes, type PageQuery } from './paging.js';
 export type InterventionStatus = 'pending' | 'approved' | 'rejected' | 'answered' | 'expired' | 'cancelled';
 
 /** One way the request reached a person; each delivery has its own public token. */
-export interface DeliveryDoc { id: string; channel: 'api' | 'link'; token: string; status: 'pending' | 'responded' | 'closed'; createdAt: Date; respondedAt: Date | null }
+export interface DeliveryDoc {
+  id: string;
+  channel: 'api' | 'link';
+  token: string;
+  status: 'pending' | 'responded' | 'closed';
+  createdAt: Date;
+  respondedAt: Date | null;
+}
 
 export interface InterventionDoc {
-  _id: string; workspaceId: string; brainId: string | null; jobId: string; traceId: string | null; pathwayId: string | null;
+  _id: string;
+  workspaceId: string;
+  brainId: string | null;
+  jobId: string;
+  traceId: string | null;
+  pathwayId: string | null;
   nodeIndex: number;
   /** approval and pause: a pathway's human node; budget: a run stopped by a budget (docs/usage.md), answered by admins only. */
-  kind: 'approval' | 'pause' | 'budget'; title: string; prompt: string; options: string[]; status: InterventionStatus;
-  action: string | null; comment: string | null; fields: Blob | null; respondedBy: string | null; respondedAt: Date | null;
-  expiresAt: Date | null; deliveries: DeliveryDoc[]; createdAt: Date; updatedAt: Date;
+  kind: 'approval' | 'pause' | 'budget';
+  title: string;
+  prompt: string;
+  options: string[];
+  status: InterventionStatus;
+  action: string | null;
+  comment: string | null;
+  fields: Blob | null;
+  respondedBy: string | null;
+  respondedAt: Date | null;
+  expiresAt: Date | null;
+  deliveries: DeliveryDoc[];
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 export const interventionIndexes: IndexSpec[] = [
@@ -36,7 +59,8 @@ const BY_CREATED = { field: 'createdAt', dir: -1 } as const;
 const LEGACY_TOKEN = /^[A-Za-z0-9_-]{32}$/;
 const TOKEN_RE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[A-Za-z0-9_-]{32,}$/;
 /** A delivery token: the intervention's id, a dot, and a secret. */
-export const newDeliveryToken = (interventionId: string) => `${interventionId}.${randomBytes(24).toString('base64url')}`;
+export const newDeliveryToken = (interventionId: string) =>
+  `${interventionId}.${randomBytes(24).toString('base64url')}`;
 /** The intervention id a token names, or null for a token of the older form. */
 export const tokenKey = (token: string): string | null => TOKEN_RE.exec(token)?.[1] ?? null;
 
@@ -55,9 +79,11 @@ export function createInterventionRepo(db: Db) {
       if (key) return findById(interventions, key);
       return LEGACY_TOKEN.test(token) ? interventions.findOne({ 'deliveries.token': token }) : null;
     },
-    list: (filter: Filter<InterventionDoc> & { workspaceId: string }, q: PageQuery) => page(interventions, filter, BY_CREATED, q),
+    list: (filter: Filter<InterventionDoc> & { workspaceId: string }, q: PageQuery) =>
+      page(interventions, filter, BY_CREATED, q),
     /** Rows under `filter` counted up to TOTAL_CAP + 1 (src/db/paging.ts). */
-    countUpTo: (filter: Filter<InterventionDoc> & { workspaceId: string }) => boundedCount(interventions, filter, { createdAt: -1, _id: -1 }),
+    countUpTo: (filter: Filter<InterventionDoc> & { workspaceId: string }) =>
+      boundedCount(interventions, filter, { createdAt: -1, _id: -1 }),
   };
 }
 export type InterventionRepo = ReturnType<typeof createInterventionRepo>;

@@ -13,15 +13,31 @@ export type NeuronScopeValue = 'brain' | 'workspace' | 'core';
  * neuron_versions entry.
  */
 export interface NeuronDoc {
-  _id: string; workspaceId: string; brainId: string; name: string; description: string; config: Blob;
-  isActive: boolean; scope: NeuronScopeValue; version: number; deletedAt: Date | null; createdBy: string | null;
-  createdAt: Date; updatedAt: Date;
+  _id: string;
+  workspaceId: string;
+  brainId: string;
+  name: string;
+  description: string;
+  config: Blob;
+  isActive: boolean;
+  scope: NeuronScopeValue;
+  version: number;
+  deletedAt: Date | null;
+  createdBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 /** One recorded version; the natural `_id` (`neuronId:version`) makes a retried write idempotent. */
 export interface NeuronVersionDoc {
-  _id: string; neuronId: string; workspaceId: string; version: number; snapshot: Blob;
-  createdAt: Date; createdBy: string | null; note?: string;
+  _id: string;
+  neuronId: string;
+  workspaceId: string;
+  version: number;
+  snapshot: Blob;
+  createdAt: Date;
+  createdBy: string | null;
+  note?: string;
 }
 
 export const neuronIndexes: IndexSpec[] = [
@@ -37,11 +53,15 @@ export function createNeuronRepo(db: Db) {
   const neurons = db.collection<NeuronDoc>('neurons');
   const versions = db.collection<NeuronVersionDoc>('neuron_versions');
   return {
-    neurons, versions,
+    neurons,
+    versions,
     findById: (workspaceId: string, id: string) => findById(neurons, id, { workspaceId }),
-    list: (filter: Filter<NeuronDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery) => page(neurons, filter, sort, q),
-    findVersion: (workspaceId: string, neuronId: string, version: number) => findById(versions, `${neuronId}:${version}`, { workspaceId }),
-    listVersions: (workspaceId: string, neuronId: string) => versions.find({ workspaceId, neuronId }).sort({ version: -1 }).toArray(),
+    list: (filter: Filter<NeuronDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery) =>
+      page(neurons, filter, sort, q),
+    findVersion: (workspaceId: string, neuronId: string, version: number) =>
+      findById(versions, `${neuronId}:${version}`, { workspaceId }),
+    listVersions: (workspaceId: string, neuronId: string) =>
+      versions.find({ workspaceId, neuronId }).sort({ version: -1 }).toArray(),
     /** Idempotent: a version that already exists (a retried write) is left as it was. */
     async recordVersion(doc: NeuronVersionDoc): Promise<void> {
       await claim(versions, doc);

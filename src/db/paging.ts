@@ -25,7 +25,10 @@ import type { IndexSpec } from './client.js';
 /** Above this many matching rows `total` is no longer counted exactly (it becomes a lower bound). */
 export const TOTAL_CAP = 1000;
 
-export interface PageSort { field: string; dir: 1 | -1 }
+export interface PageSort {
+  field: string;
+  dir: 1 | -1;
+}
 
 /**
  * The indexes a list pages on: for each sort field, `equalities` (top-level fields, the workspace
@@ -33,37 +36,55 @@ export interface PageSort { field: string; dir: 1 | -1 }
  */
 export function pageIndexes(collection: string, equalities: string[], fields: string[]): IndexSpec[] {
   return fields.map((f) => ({
-    collection, keys: { ...Object.fromEntries(equalities.map((e) => [e, 1 as const])), [f]: -1 as const, _id: -1 as const },
+    collection,
+    keys: { ...Object.fromEntries(equalities.map((e) => [e, 1 as const])), [f]: -1 as const, _id: -1 as const },
     name: `page_${[...equalities.map((e) => e.replace(/Id$/, '')), f].join('_')}`,
   }));
 }
-export interface PageQuery { limit: number; offset?: number; cursor?: string }
+export interface PageQuery {
+  limit: number;
+  offset?: number;
+  cursor?: string;
+}
 export interface Page<T> {
-  items: T[]; total: number; totalExact: boolean; hasMore: boolean; nextCursor: string | null; limit: number; offset: number;
+  items: T[];
+  total: number;
+  totalExact: boolean;
+  hasMore: boolean;
+  nextCursor: string | null;
+  limit: number;
+  offset: number;
 }
 
 type SortValue = string | number | boolean | Date | null;
 
-const CursorBody = z.object({
-  /** The sort it belongs to (`field:dir`): a cursor of another sort is refused. */
-  s: z.string(),
-  /** The sort value; `d` marks an ISO date. */
-  v: z.union([z.string(), z.number(), z.boolean(), z.null()]),
-  d: z.literal(1).optional(),
-  id: z.string().min(1),
-}).strict();
+const CursorBody = z
+  .object({
+    /** The sort it belongs to (`field:dir`): a cursor of another sort is refused. */
+    s: z.string(),
+    /** The sort value; `d` marks an ISO date. */
+    v: z.union([z.string(), z.number(), z.boolean(), z.null()]),
+    d: z.literal(1).optional(),
+    id: z.string().min(1),
+  })
+  .strict();
 
 const sortKey = (sort: PageSort) => `${sort.field}:${sort.dir}`;
 
 function fieldValue(row: Document, field: string): SortValue {
-  const v = field.split('.').reduce<unknown>((o, k) => (o == null ? undefined : (o as Record<string, unknown>)[k]), row);
+  const v = field
+    .split('.')
+    .reduce<unknown>((o, k) => (o == null ? undefined : (o as Record<string, unknown>)[k]), row);
   return (v ?? null) as SortValue;
 }
 
 /** The opaque cursor after `row`: base64url JSON of its sort value and `_id`. */
 export function encodeCursor(sort: PageSort, row: Document): string {
   const v = fieldValue(row, sort.field);
-  const body = v instanceof Date ? { s: sortKey(sort), v: v.toISOString(), d: 1 as const, id: String(row._id) } : { s: sortKey(sort), v, id: String(row._id) };
+  const body =
+    v instanceof Date
+      ? { s: sortKey(sort), v: v.toISOString(), d: 1 as const, id: String(row._id) }
+      : { s: sortKey(sort), v, id: String(row._id) };
   return Buffer.from(JSON.stringify(body), 'utf8').toString('base64url');
 }
 
@@ -78,7 +99,8 @@ export function decodeCursor(sort: PageSort, cursor: string): { v: SortValue; id
   if (parsed.s !== sortKey(sort)) throw validationError('cursor: it belongs to another sort order of this list');
   if (parsed.d) {
     const at = new Date(String(parsed.v));
-    if (Number.isNaN(at.getTime())) throw validationError('cursor: not a cursor of this list (pass next_cursor as it was returned)');
+    if (Number.isNaN(at.getTime()))
+      throw validationError('cursor: not a cursor of this list (pass next_cursor as it was returned)');
     return { v: at, id: parsed.id };
   }
   return { v: parsed.v, id: parsed.id };
@@ -102,8 +124,16 @@ function and(filter: Document, extra: Document): Document {
  * Matching rows counted up to TOTAL_CAP + 1 (a result above TOTAL_CAP means "more than TOTAL_CAP"),
  * read as `_id`s in the order of `sortSpec`, so the list's own index bounds the read.
  */
-export async function boundedCount<T extends Document>(coll: Collection<T>, filter: Filter<T>, sortSpec: Record<string, 1 | -1>): Promise<number> {
-  const ids = await coll.find(filter, { projection: { _id: 1 } }).sort(sortSpec).limit(TOTAL_CAP + 1).toArray();
+export async function boundedCount<T extends Document>(
+  coll: Collection<T>,
+  filter: Filter<T>,
+  sortSpec: Record<string, 1 | -1>,
+): Promise<number> {
+  const ids = await coll
+    .find(filter, { projection: { _id: 1 } })
+    .sort(sortSpec)
+    .limit(TOTAL_CAP + 1)
+    .toArray();
   return ids.length;
 }
 
@@ -113,18 +143,28 @@ export async function boundedCount<T extends Document>(coll: Collection<T>, filt
  * a scan of the whole history. A page that reaches `scanMax` first may be short (even empty), with
  * `hasMore` and a `nextCursor` after the last row read; `total` then counts only what was seen.
  */
-export interface PageScan<T> { match: (row: T) => boolean; scanMax: number }
+export interface PageScan<T> {
+  match: (row: T) => boolean;
+  scanMax: number;
+}
 
 /**
  * One page of `coll` under `filter` in the order of `sort` (then `_id`), from `q.offset` or after
  * `q.cursor` (a cursor with a non-zero offset is refused: one position per request).
  */
-export async function page<T extends Document>(coll: Collection<T>, filter: Filter<T>, sort: PageSort, asked: PageQuery, options: Pick<FindOptions, 'projection'> & { scan?: PageScan<WithId<T>> } = {}): Promise<Page<WithId<T>>> {
+export async function page<T extends Document>(
+  coll: Collection<T>,
+  filter: Filter<T>,
+  sort: PageSort,
+  asked: PageQuery,
+  options: Pick<FindOptions, 'projection'> & { scan?: PageScan<WithId<T>> } = {},
+): Promise<Page<WithId<T>>> {
   // `cursor=first`: cursor paging from the first page (no position yet).
   const q = asked.cursor === 'first' ? { ...asked, cursor: undefined } : asked;
   const offset = q.offset ?? 0;
   if (q.cursor !== undefined && offset > 0) throw validationError('offset: pass either cursor or offset, not both');
-  const sortSpec: Record<string, 1 | -1> = sort.field === '_id' ? { _id: sort.dir } : { [sort.field]: sort.dir, _id: sort.dir };
+  const sortSpec: Record<string, 1 | -1> =
+    sort.field === '_id' ? { _id: sort.dir } : { [sort.field]: sort.dir, _id: sort.dir };
   let where = filter as Document;
   if (q.cursor !== undefined) {
     const at = decodeCursor(sort, q.cursor);
@@ -132,7 +172,12 @@ export async function page<T extends Document>(coll: Collection<T>, filter: Filt
   }
   const { scan, ...findOptions } = options;
   if (scan) return scanPage(coll, where as Filter<T>, sort, sortSpec, q, offset, scan);
-  const rows = await coll.find(where as Filter<T>, findOptions).sort(sortSpec).skip(offset).limit(q.limit + 1).toArray() as WithId<T>[];
+  const rows = (await coll
+    .find(where as Filter<T>, findOptions)
+    .sort(sortSpec)
+    .skip(offset)
+    .limit(q.limit + 1)
+    .toArray()) as WithId<T>[];
   const hasMore = rows.length > q.limit;
   const items = hasMore ? rows.slice(0, q.limit) : rows;
   const nextCursor = hasMore ? encodeCursor(sort, items[items.length - 1]!) : null;
@@ -143,11 +188,27 @@ export async function page<T extends Document>(coll: Collection<T>, filter: Filt
   const counted = await boundedCount(coll, filter, sortSpec);
   const totalExact = counted <= TOTAL_CAP;
   const seen = offset + items.length + (hasMore ? 1 : 0);
-  return { items, total: totalExact ? counted : Math.max(counted, seen), totalExact, hasMore, nextCursor, limit: q.limit, offset };
+  return {
+    items,
+    total: totalExact ? counted : Math.max(counted, seen),
+    totalExact,
+    hasMore,
+    nextCursor,
+    limit: q.limit,
+    offset,
+  };
 }
 
 /** page() with a condition checked on the rows read, at most `scan.scanMax` of them (see PageScan). */
-async function scanPage<T extends Document>(coll: Collection<T>, where: Filter<T>, sort: PageSort, sortSpec: Record<string, 1 | -1>, q: PageQuery, offset: number, scan: PageScan<WithId<T>>): Promise<Page<WithId<T>>> {
+async function scanPage<T extends Document>(
+  coll: Collection<T>,
+  where: Filter<T>,
+  sort: PageSort,
+  sortSpec: Record<string, 1 | -1>,
+  q: PageQuery,
+  offset: number,
+  scan: PageScan<WithId<T>>,
+): Promise<Page<WithId<T>>> {
   const matched: WithId<T>[] = [];
   let scanned = 0;
   let last: WithId<T> | null = null;
@@ -155,12 +216,18 @@ async function scanPage<T extends Document>(coll: Collection<T>, where: Filter<T
   const cur = coll.find(where).sort(sortSpec).batchSize(Math.min(scan.scanMax, 500));
   try {
     for await (const row of cur) {
-      if (scanned >= scan.scanMax) { exhausted = false; break; }
+      if (scanned >= scan.scanMax) {
+        exhausted = false;
+        break;
+      }
       scanned++;
       last = row;
       if (!scan.match(row)) continue;
       matched.push(row);
-      if (matched.length > offset + q.limit) { exhausted = false; break; }
+      if (matched.length > offset + q.limit) {
+        exhausted = false;
+        break;
+      }
     }
   } finally {
     await cur.close();

@@ -44,9 +44,19 @@ export interface PathwayVersionEntry {
  * `versions` is the capped history, oldest first; its last entry always equals the head's graph/name/description at `latestVersion`.
  */
 export interface PathwayDoc {
-  _id: string; workspaceId: string; brainId: string; name: string; description: string;
-  graph: Blob; design: Blob; isActive: boolean; latestVersion: number; versions: PathwayVersionEntry[];
-  createdBy: string | null; createdAt: Date; updatedAt: Date;
+  _id: string;
+  workspaceId: string;
+  brainId: string;
+  name: string;
+  description: string;
+  graph: Blob;
+  design: Blob;
+  isActive: boolean;
+  latestVersion: number;
+  versions: PathwayVersionEntry[];
+  createdBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 /** A pathway head read without its history (lists and single reads never load the 50 stored graphs). */
@@ -54,12 +64,23 @@ export type PathwayHead = Omit<PathwayDoc, 'versions'>;
 
 /** A user's role on one pathway; unique per (pathwayId, userId). */
 export interface PathwayParticipantDoc {
-  _id: string; workspaceId: string; pathwayId: string; userId: string; role: PathwayRole; addedBy: string | null; createdAt: Date;
+  _id: string;
+  workspaceId: string;
+  pathwayId: string;
+  userId: string;
+  role: PathwayRole;
+  addedBy: string | null;
+  createdAt: Date;
 }
 
-
 /** The fields of a neuron doc the pathway validator needs (read-only view of the neurons family's collection). */
-interface NeuronRef { _id: string; workspaceId: string; brainId: string; scope: 'brain' | 'workspace' | 'core'; deletedAt?: Date | null }
+interface NeuronRef {
+  _id: string;
+  workspaceId: string;
+  brainId: string;
+  scope: 'brain' | 'workspace' | 'core';
+  deletedAt?: Date | null;
+}
 
 export const pathwayIndexes: IndexSpec[] = [
   // GET /v1/pathways: workspace + brain, sorted by created_at | updated_at | name; the name index also narrows search.
@@ -68,7 +89,11 @@ export const pathwayIndexes: IndexSpec[] = [
   // ?createdBy=
   ...pageIndexes('pathways', ['workspaceId', 'brainId', 'createdBy'], ['createdAt', 'updatedAt', 'name']),
   { collection: 'pathway_participants', keys: { pathwayId: 1, userId: 1 }, unique: true, name: 'pathway_user_unique' },
-  { collection: 'pathway_participants', keys: { workspaceId: 1, pathwayId: 1, createdAt: 1 }, name: 'ws_pathway_created' },
+  {
+    collection: 'pathway_participants',
+    keys: { workspaceId: 1, pathwayId: 1, createdAt: 1 },
+    name: 'ws_pathway_created',
+  },
 ];
 
 const WITHOUT_HISTORY = { projection: { versions: 0 } } as const;
@@ -84,17 +109,29 @@ export function createPathwayRepo(db: Db) {
    */
   const locks = db.collection<HoldDoc>('pathway_locks');
   return {
-    pathways, participants, locks,
+    pathways,
+    participants,
+    locks,
     /** The head without its history. */
-    findHead: (workspaceId: string, id: string) => pathways.findOne<PathwayHead>({ _id: id, workspaceId }, WITHOUT_HISTORY),
+    findHead: (workspaceId: string, id: string) =>
+      pathways.findOne<PathwayHead>({ _id: id, workspaceId }, WITHOUT_HISTORY),
     /** The head with its capped history. */
     findFull: (workspaceId: string, id: string) => findById(pathways, id, { workspaceId }),
-    list: async (filter: Filter<PathwayDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery): Promise<Page<PathwayHead>> => page(pathways, filter, sort, q, WITHOUT_HISTORY),
+    list: async (
+      filter: Filter<PathwayDoc> & { workspaceId: string },
+      sort: PageSort,
+      q: PageQuery,
+    ): Promise<Page<PathwayHead>> => page(pathways, filter, sort, q, WITHOUT_HISTORY),
     /**
      * Writes a new head state if the tip is still `expectedVersion` (a second guard behind the write lock; FerretDB
      * ignores $push's $slice, so the capped history is rewritten whole).
      */
-    async writeIfVersion(workspaceId: string, id: string, expectedVersion: number, set: Partial<PathwayDoc>): Promise<boolean> {
+    async writeIfVersion(
+      workspaceId: string,
+      id: string,
+      expectedVersion: number,
+      set: Partial<PathwayDoc>,
+    ): Promise<boolean> {
       const r = await pathways.updateOne({ _id: id, workspaceId, latestVersion: expectedVersion }, { $set: set });
       return r.matchedCount === 1;
     },
@@ -106,7 +143,8 @@ export function createPathwayRepo(db: Db) {
     listParticipants: (workspaceId: string, pathwayId: string) =>
       participants.find({ workspaceId, pathwayId }).sort({ createdAt: 1, _id: 1 }).toArray(),
     findParticipant: (workspaceId: string, id: string) => findById(participants, id, { workspaceId }),
-    findParticipantByUser: (workspaceId: string, pathwayId: string, userId: string) => participants.findOne({ workspaceId, pathwayId, userId }),
+    findParticipantByUser: (workspaceId: string, pathwayId: string, userId: string) =>
+      participants.findOne({ workspaceId, pathwayId, userId }),
     /**
      * Neurons a pathway node may reference: not soft-deleted, and in `brainId` or workspace/core scoped; without a
      * brain, every neuron of the workspace. Read-only; the neurons family owns the collection.

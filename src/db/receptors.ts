@@ -11,13 +11,23 @@ export type ReceptorTargetKind = 'neuron' | 'pathway' | 'action_plan' | 'plastic
  * What a receptor dispatches when it fires. `id` names the neuron or pathway (an action plan's
  * pathway); `job` names the maintenance job of a system_job target (null: the stimulus key that fired).
  */
-export interface ExecutableTarget { kind: ReceptorTargetKind; id: string | null; autoExecute?: boolean; job?: string | null }
+export interface ExecutableTarget {
+  kind: ReceptorTargetKind;
+  id: string | null;
+  autoExecute?: boolean;
+  job?: string | null;
+}
 
 /** How a scheduled receptor's Temporal Schedule is shaped (source_config.timing, validated by src/schemas/receptors.ts). */
 export interface ScheduleTiming {
-  cron: string[]; intervals: { everyS: number; offsetS: number }[]; timezone: string;
+  cron: string[];
+  intervals: { everyS: number; offsetS: number }[];
+  timezone: string;
   overlap: 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other' | 'allow_all';
-  catchupWindowS: number; jitterS: number; startAt: string | null; endAt: string | null;
+  catchupWindowS: number;
+  jitterS: number;
+  startAt: string | null;
+  endAt: string | null;
 }
 
 /**
@@ -27,9 +37,19 @@ export interface ScheduleTiming {
  * source_config is a blob.
  */
 export interface ReceptorDoc {
-  _id: string; workspaceId: string; brainId: string; slug: string; activeChannels: string[]; config: Blob;
-  isActive: boolean; scope: 'brain' | 'workspace' | 'core'; sourceConfig: Blob; executableTarget: ExecutableTarget;
-  sensoryReflexId: string | null; createdAt: Date; updatedAt: Date;
+  _id: string;
+  workspaceId: string;
+  brainId: string;
+  slug: string;
+  activeChannels: string[];
+  config: Blob;
+  isActive: boolean;
+  scope: 'brain' | 'workspace' | 'core';
+  sourceConfig: Blob;
+  executableTarget: ExecutableTarget;
+  sensoryReflexId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
   /** target: created with its neuron or pathway (removed with it); subscription: created by POST /v1/receptors/subscribe. */
   origin?: 'target' | 'subscription';
   /** Keys it subscribes to (source_config.stimulus_keys). */
@@ -43,42 +63,75 @@ export interface ReceptorDoc {
 
 /** One firing of a receptor: the fire workflow's record (id = that workflow's id). */
 export interface FiringDoc {
-  _id: string; workspaceId: string; receptorId: string; jobId: string;
+  _id: string;
+  workspaceId: string;
+  receptorId: string;
+  jobId: string;
   source: 'http' | 'schedule' | 'stimulus' | 'channel' | 'share';
   /** The stimulus event or channel message that fired it (deduplication key with the receptor). */
-  eventId: string | null; stimulusKey: string | null;
+  eventId: string | null;
+  stimulusKey: string | null;
   /** The trigger payload (blob): kept here so the workflow input carries ids only. */
   trigger: Blob;
   status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
-  reason: string | null; firedAt: Date; startedAt: Date | null; finishedAt: Date | null;
+  reason: string | null;
+  firedAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
 }
 
 /** Maps an external chat or email conversation to a receptor (document 1, receptor-channel-bindings). */
 export interface ChannelBindingDoc {
-  _id: string; workspaceId: string; receptorId: string; channel: string; externalId: string;
+  _id: string;
+  workspaceId: string;
+  receptorId: string;
+  channel: string;
+  externalId: string;
   /** The thread the conversation continues (neuron targets). */
-  traceId: string; metadata: Blob; isActive: boolean;
+  traceId: string;
+  metadata: Blob;
+  isActive: boolean;
   /** Bumped by a secret rotation: the webhook secret is derived from the binding id and this number, never stored. */
   secretVersion: number;
-  createdBy: string | null; createdAt: Date; updatedAt: Date;
+  createdBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 /** An action plan written when an action_plan receptor fires (searchable later as `action_plans`). */
 export interface ActionPlanDoc {
-  _id: string; workspaceId: string; brainId: string; receptorId: string; pathwayId: string; jobId: string;
-  input: Blob; status: 'proposed' | 'executed'; executionJobId: string | null; createdAt: Date; updatedAt: Date;
+  _id: string;
+  workspaceId: string;
+  brainId: string;
+  receptorId: string;
+  pathwayId: string;
+  jobId: string;
+  input: Blob;
+  status: 'proposed' | 'executed';
+  executionJobId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 export const receptorIndexes: IndexSpec[] = [
   { collection: 'receptors', keys: { workspaceId: 1, slug: 1 }, unique: true, name: 'ws_slug_unique' },
-  { collection: 'receptors', keys: { workspaceId: 1, 'executableTarget.kind': 1, 'executableTarget.id': 1 }, name: 'ws_target' },
+  {
+    collection: 'receptors',
+    keys: { workspaceId: 1, 'executableTarget.kind': 1, 'executableTarget.id': 1 },
+    name: 'ws_target',
+  },
   { collection: 'receptors', keys: { workspaceId: 1, brainId: 1, createdAt: -1 }, name: 'ws_brain_created' },
   // GET /v1/receptors pages by (sort field, _id); brain visibility and the target filter are checked on the workspace's rows read in that order.
   ...pageIndexes('receptors', ['workspaceId'], ['createdAt', 'updatedAt', 'slug']),
   { collection: 'receptors', keys: { workspaceId: 1, stimulusKeys: 1 }, name: 'ws_stimulus' },
   { collection: 'receptors', keys: { activation: 1 }, name: 'activation' },
   { collection: 'receptor_firings', keys: { workspaceId: 1, receptorId: 1, firedAt: -1 }, name: 'ws_receptor_fired' },
-  { collection: 'receptor_channel_bindings', keys: { channel: 1, externalId: 1 }, unique: true, name: 'channel_external_unique' },
+  {
+    collection: 'receptor_channel_bindings',
+    keys: { channel: 1, externalId: 1 },
+    unique: true,
+    name: 'channel_external_unique',
+  },
   { collection: 'receptor_channel_bindings', keys: { workspaceId: 1, receptorId: 1 }, name: 'ws_receptor' },
   // GET /v1/receptor-channel-bindings pages by (createdAt, _id) (src/db/paging.ts).
   ...pageIndexes('receptor_channel_bindings', ['workspaceId'], ['createdAt']),
@@ -94,12 +147,16 @@ export function createReceptorRepo(db: Db) {
   const bindings = db.collection<ChannelBindingDoc>('receptor_channel_bindings');
   const actionPlans = db.collection<ActionPlanDoc>('action_plans');
   return {
-    receptors, firings, bindings, actionPlans,
+    receptors,
+    firings,
+    bindings,
+    actionPlans,
     findById: (workspaceId: string, id: string) => findById(receptors, id, { workspaceId }),
     findBySlug: (workspaceId: string, slug: string) => receptors.findOne({ workspaceId, slug }),
     forTarget: (workspaceId: string, kind: ReceptorTargetKind, id: string) =>
       receptors.findOne({ workspaceId, 'executableTarget.kind': kind, 'executableTarget.id': id }),
-    list: (filter: Filter<ReceptorDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery) => page(receptors, filter, sort, q),
+    list: (filter: Filter<ReceptorDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery) =>
+      page(receptors, filter, sort, q),
     /** Every receptor with a schedule, across workspaces (the start-up reconciler). */
     scheduled: () => receptors.find({ activation: 'schedule' }).toArray(),
   };

@@ -13,7 +13,10 @@ import { claim } from './claims.js';
  * same document instead of adding one. Text is stored through the blob codec (FerretDB refuses NUL).
  */
 interface RunContextDoc {
-  _id: string; workspaceId: string; data: Blob; createdAt: Date;
+  _id: string;
+  workspaceId: string;
+  data: Blob;
+  createdAt: Date;
   /**
    * How to start the run's workflow, kept until a sweep has seen the workflow exist: an invoke
    * answers 202 once the run is stored and starts its workflow right after, so an API that dies in
@@ -23,18 +26,38 @@ interface RunContextDoc {
 }
 
 /** A stored workflow start (see RunContextDoc.start). */
-export interface StoredStart { workflowType: string; args: unknown[]; summary?: string }
+export interface StoredStart {
+  workflowType: string;
+  args: unknown[];
+  summary?: string;
+}
 interface RunStepDoc {
-  _id: string; jobId: string; kind: 'model' | 'tool'; turn: number; attempt: number | null;
-  callId: string | null; name: string | null; text: Blob; toolCalls: Blob | null; createdAt: Date;
+  _id: string;
+  jobId: string;
+  kind: 'model' | 'tool';
+  turn: number;
+  attempt: number | null;
+  callId: string | null;
+  name: string | null;
+  text: Blob;
+  toolCalls: Blob | null;
+  createdAt: Date;
 }
 
-export interface ModelStep { turn: number; attempt: number; text: string; toolCalls: ToolCall[] }
-export interface ToolStep { turn: number; callId: string; name: string; content: string }
+export interface ModelStep {
+  turn: number;
+  attempt: number;
+  text: string;
+  toolCalls: ToolCall[];
+}
+export interface ToolStep {
+  turn: number;
+  callId: string;
+  name: string;
+  content: string;
+}
 
-export const runIndexes: IndexSpec[] = [
-  { collection: 'run_steps', keys: { jobId: 1, turn: 1 }, name: 'job_turn' },
-];
+export const runIndexes: IndexSpec[] = [{ collection: 'run_steps', keys: { jobId: 1, turn: 1 }, name: 'job_turn' }];
 
 const modelId = (jobId: string, turn: number, attempt: number) => `${jobId}:m:${turn}:${attempt}`;
 const toolId = (jobId: string, turn: number, callId: string) => `${jobId}:t:${turn}:${callId}`;
@@ -46,12 +69,28 @@ export function createRunRepo(db: Db) {
   return {
     /** Stores the context once (a retried prepare finds it there). */
     async putContext(workspaceId: string, jobId: string, data: PreparedRunData, start?: StoredStart): Promise<void> {
-      await claim(contexts, { _id: jobId, workspaceId, data: encodeBlob(data), createdAt: new Date(), ...(start ? { start: encodeBlob(start) } : {}) });
+      await claim(contexts, {
+        _id: jobId,
+        workspaceId,
+        data: encodeBlob(data),
+        createdAt: new Date(),
+        ...(start ? { start: encodeBlob(start) } : {}),
+      });
     },
     /** Runs stored before `olderThan` whose workflow start no sweep has confirmed yet (a small set: runs in flight). */
-    async unconfirmedStarts(olderThan: Date, limit = 200): Promise<{ jobId: string; workspaceId: string; start: StoredStart }[]> {
-      const docs = await contexts.find({ start: { $exists: true }, createdAt: { $lt: olderThan } }, { projection: { data: 0 } }).limit(limit).toArray();
-      return docs.map((d) => ({ jobId: d._id, workspaceId: d.workspaceId, start: decodeBlob<StoredStart>(d.start!, { workflowType: '', args: [] }) }));
+    async unconfirmedStarts(
+      olderThan: Date,
+      limit = 200,
+    ): Promise<{ jobId: string; workspaceId: string; start: StoredStart }[]> {
+      const docs = await contexts
+        .find({ start: { $exists: true }, createdAt: { $lt: olderThan } }, { projection: { data: 0 } })
+        .limit(limit)
+        .toArray();
+      return docs.map((d) => ({
+        jobId: d._id,
+        workspaceId: d.workspaceId,
+        start: decodeBlob<StoredStart>(d.start!, { workflowType: '', args: [] }),
+      }));
     },
     /** Its workflow exists: the sweeps no longer look at this run. */
     async confirmStart(jobId: string): Promise<void> {
@@ -66,24 +105,53 @@ export function createRunRepo(db: Db) {
       const doc = await contexts.findOne({ _id: jobId });
       return doc ? decodeBlob<PreparedRunData | null>(doc.data, null) : null;
     },
-    putModel: (jobId: string, s: ModelStep) => put({
-      _id: modelId(jobId, s.turn, s.attempt), jobId, kind: 'model', turn: s.turn, attempt: s.attempt, callId: null, name: null,
-      text: encodeBlob(s.text), toolCalls: encodeBlob(s.toolCalls), createdAt: new Date(),
-    }),
-    putTool: (jobId: string, s: ToolStep) => put({
-      _id: toolId(jobId, s.turn, s.callId), jobId, kind: 'tool', turn: s.turn, attempt: null, callId: s.callId, name: s.name,
-      text: encodeBlob(s.content), toolCalls: null, createdAt: new Date(),
-    }),
+    putModel: (jobId: string, s: ModelStep) =>
+      put({
+        _id: modelId(jobId, s.turn, s.attempt),
+        jobId,
+        kind: 'model',
+        turn: s.turn,
+        attempt: s.attempt,
+        callId: null,
+        name: null,
+        text: encodeBlob(s.text),
+        toolCalls: encodeBlob(s.toolCalls),
+        createdAt: new Date(),
+      }),
+    putTool: (jobId: string, s: ToolStep) =>
+      put({
+        _id: toolId(jobId, s.turn, s.callId),
+        jobId,
+        kind: 'tool',
+        turn: s.turn,
+        attempt: null,
+        callId: s.callId,
+        name: s.name,
+        text: encodeBlob(s.content),
+        toolCalls: null,
+        createdAt: new Date(),
+      }),
     /** The accepted attempt of each turn (in order) and every tool result. */
     async steps(jobId: string, accepted: number[]): Promise<{ models: ModelStep[]; tools: ToolStep[] }> {
       // By key: each accepted attempt's model step, then the result of each tool call it made.
-      const modelDocs = await Promise.all(accepted.map((attempt, turn) => steps.findOne({ _id: modelId(jobId, turn, attempt) })));
+      const modelDocs = await Promise.all(
+        accepted.map((attempt, turn) => steps.findOne({ _id: modelId(jobId, turn, attempt) })),
+      );
       const models: ModelStep[] = [];
       modelDocs.forEach((d, turn) => {
-        if (d) models.push({ turn, attempt: accepted[turn], text: decodeBlob(d.text, ''), toolCalls: decodeBlob<ToolCall[]>(d.toolCalls, []) });
+        if (d)
+          models.push({
+            turn,
+            attempt: accepted[turn],
+            text: decodeBlob(d.text, ''),
+            toolCalls: decodeBlob<ToolCall[]>(d.toolCalls, []),
+          });
       });
-      const toolDocs = await Promise.all(models.flatMap((m) => m.toolCalls.map((c) => steps.findOne({ _id: toolId(jobId, m.turn, c.id) }))));
-      const tools = toolDocs.filter((d): d is NonNullable<typeof d> => d !== null)
+      const toolDocs = await Promise.all(
+        models.flatMap((m) => m.toolCalls.map((c) => steps.findOne({ _id: toolId(jobId, m.turn, c.id) }))),
+      );
+      const tools = toolDocs
+        .filter((d): d is NonNullable<typeof d> => d !== null)
         .map((d) => ({ turn: d.turn, callId: d.callId ?? '', name: d.name ?? '', content: decodeBlob(d.text, '') }));
       return { models, tools };
     },

@@ -2,7 +2,12 @@ import type { Db } from 'mongodb';
 import type { IndexSpec } from './client.js';
 
 /** Share-link look and feel (validated by src/schemas/shares.ts). */
-export interface ShareCustomization { title?: string; greeting?: string; colors?: { primary?: string; background?: string; text?: string }; logo_url?: string }
+export interface ShareCustomization {
+  title?: string;
+  greeting?: string;
+  colors?: { primary?: string; background?: string; text?: string };
+  logo_url?: string;
+}
 
 /**
  * The live share token of a receptor (document 1, Authentication: one per receptor). The token
@@ -10,17 +15,33 @@ export interface ShareCustomization { title?: string; greeting?: string; colors?
  * link's budget survives a rotation (a rotation is not a way to reset spending).
  */
 export interface ShareTokenDoc {
-  _id: string; workspaceId: string; receptorId: string; tokenHash: string; prefix: string;
-  allowFiles: boolean; customization: ShareCustomization; expiresAt: Date | null;
+  _id: string;
+  workspaceId: string;
+  receptorId: string;
+  tokenHash: string;
+  prefix: string;
+  allowFiles: boolean;
+  customization: ShareCustomization;
+  expiresAt: Date | null;
   /** Executes the link may start in all; its token limit is a budget (src/services/budgets.ts, scope share_token). */
   budget: { maxRequests: number | null };
-  createdBy: string | null; createdAt: Date; rotatedAt: Date | null; updatedAt: Date;
+  createdBy: string | null;
+  createdAt: Date;
+  rotatedAt: Date | null;
+  updatedAt: Date;
 }
 
 /** A file uploaded through a share link (kept until the knowledge lanes take uploads over). */
 export interface ShareUploadDoc {
-  _id: string; workspaceId: string; receptorId: string; shareTokenId: string; name: string; contentType: string; size: number;
-  data: Buffer; createdAt: Date;
+  _id: string;
+  workspaceId: string;
+  receptorId: string;
+  shareTokenId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  data: Buffer;
+  createdAt: Date;
 }
 
 export const shareIndexes: IndexSpec[] = [
@@ -33,7 +54,8 @@ export function createShareRepo(db: Db) {
   const tokens = db.collection<ShareTokenDoc>('share_tokens');
   const uploads = db.collection<ShareUploadDoc>('share_uploads');
   return {
-    tokens, uploads,
+    tokens,
+    uploads,
     forReceptor: (workspaceId: string, receptorId: string) => tokens.findOne({ workspaceId, receptorId }),
     byHash: (tokenHash: string) => tokens.findOne({ tokenHash }),
   };

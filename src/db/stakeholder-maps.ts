@@ -4,18 +4,32 @@ import type { Blob } from './codec.js';
 import type { IndexSpec } from './client.js';
 import { pageIndexes } from './paging.js';
 
-export interface GraphCounts { stakeholders: number; interactions: number; edges: number; risks: number }
+export interface GraphCounts {
+  stakeholders: number;
+  interactions: number;
+  edges: number;
+  risks: number;
+}
 
 /**
  * A stakeholder map's head (a resource of kind stakeholder_map): a projection of its newest
  * revision and version, converged by writers after they claim (src/db/claims.ts).
  */
 export interface StakeholderMapDoc {
-  _id: string; workspaceId: string; brainId: string; name: string; description: string | null;
+  _id: string;
+  workspaceId: string;
+  brainId: string;
+  name: string;
+  description: string | null;
   /** The brain's default map (its id is derived from the brain, so it is created once). */
   isDefault: boolean;
-  revision: number; latestVersion: number; counts: GraphCounts; summary: string;
-  createdBy: string | null; createdAt: Date; updatedAt: Date;
+  revision: number;
+  latestVersion: number;
+  counts: GraphCounts;
+  summary: string;
+  createdBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 /**
@@ -25,30 +39,64 @@ export interface StakeholderMapDoc {
  * (and their bodies) are kept.
  */
 export interface StakeholderRevisionDoc {
-  _id: string; mapId: string; workspaceId: string; revision: number; graphId: string; counts: GraphCounts;
+  _id: string;
+  mapId: string;
+  workspaceId: string;
+  revision: number;
+  graphId: string;
+  counts: GraphCounts;
   /** Idempotency key of the change (an extraction job applies once). */
   opKey: string | null;
-  createdBy: string | null; createdAt: Date;
+  createdBy: string | null;
+  createdAt: Date;
 }
 
 /** A graph body (JSON through the codec), immutable, read by `_id` only. */
-export interface StakeholderGraphDoc { _id: string; mapId: string; workspaceId: string; graph: Blob; createdAt: Date }
+export interface StakeholderGraphDoc {
+  _id: string;
+  mapId: string;
+  workspaceId: string;
+  graph: Blob;
+  createdAt: Date;
+}
 
 /** A saved version: a numbered snapshot of the live graph (unique per map and number), with its own body. */
 export interface StakeholderVersionDoc {
-  _id: string; mapId: string; workspaceId: string; brainId: string; version: number; label: string | null; revision: number;
-  graphId: string; counts: GraphCounts; createdBy: string | null; createdAt: Date;
+  _id: string;
+  mapId: string;
+  workspaceId: string;
+  brainId: string;
+  version: number;
+  label: string | null;
+  revision: number;
+  graphId: string;
+  counts: GraphCounts;
+  createdBy: string | null;
+  createdAt: Date;
 }
 
 /** Where a stakeholder lives (briefings name a stakeholder by id alone). */
-export interface StakeholderIndexDoc { _id: string; workspaceId: string; brainId: string; mapId: string; name: string }
+export interface StakeholderIndexDoc {
+  _id: string;
+  workspaceId: string;
+  brainId: string;
+  mapId: string;
+  name: string;
+}
 
 /** An extraction's input and outcome, keyed by its job id (the workflow carries ids only). */
 export interface StakeholderExtractionDoc {
-  _id: string; workspaceId: string; brainId: string; mapId: string; model: string;
+  _id: string;
+  workspaceId: string;
+  brainId: string;
+  mapId: string;
+  model: string;
   source: { type: 'text' | 'meeting'; id: string | null };
-  text: string; truncated: boolean; occurredAt: Date;
-  userId: string | null; apiKeyId: string | null;
+  text: string;
+  truncated: boolean;
+  occurredAt: Date;
+  userId: string | null;
+  apiKeyId: string | null;
   /** The ops the model's answer became (JSON), stored before they are applied. */
   ops: Blob | null;
   appliedRevision: number | null;
@@ -72,7 +120,8 @@ export function createStakeholderMapRepo(db: Db) {
   return {
     maps,
     /** Every update of a map head goes through here: a revision's counts and a saved version's number are written by different writers (src/db/claims.ts). */
-    updateHead: (filter: Filter<StakeholderMapDoc> & { _id: string }, set: Partial<StakeholderMapDoc>) => updateHeld(holds, maps, filter, set),
+    updateHead: (filter: Filter<StakeholderMapDoc> & { _id: string }, set: Partial<StakeholderMapDoc>) =>
+      updateHeld(holds, maps, filter, set),
     revisions: db.collection<StakeholderRevisionDoc>('stakeholder_map_revisions'),
     graphs: db.collection<StakeholderGraphDoc>('stakeholder_map_graphs'),
     versions: db.collection<StakeholderVersionDoc>('stakeholder_map_versions'),

@@ -1,6 +1,15 @@
 import type { Redis } from 'ioredis';
 import type { BudgetPeriod, BudgetScope } from './budgets.js';
-import { GROUP_SUMS, groupIdOf, groupKeyOf, hourOf, rowSums, type InvokeFacet, type UsageGroup, type UsageRowDoc } from './usage.js';
+import {
+  GROUP_SUMS,
+  groupIdOf,
+  groupKeyOf,
+  hourOf,
+  rowSums,
+  type InvokeFacet,
+  type UsageGroup,
+  type UsageRowDoc,
+} from './usage.js';
 
 /**
  * The usage counters (docs/usage.md, "Counters and rollups"): a cache in Redis, added to as each
@@ -29,7 +38,9 @@ const FIRST_MARK_S = 40 * 86_400;
 
 /** The facet values and run a row's `firstOf` is decided for. */
 const INVOKE_OF: Record<InvokeFacet, { field: 'neuronId' | 'receptorId' | 'pathwayId'; per: 'jobId' | 'runId' }> = {
-  neuron: { field: 'neuronId', per: 'jobId' }, receptor: { field: 'receptorId', per: 'runId' }, pathway: { field: 'pathwayId', per: 'runId' },
+  neuron: { field: 'neuronId', per: 'jobId' },
+  receptor: { field: 'receptorId', per: 'runId' },
+  pathway: { field: 'pathwayId', per: 'runId' },
 };
 
 /** KEYS: row marker, hour hash, hours set, spend hashes…; ARGV: see `count`. */
@@ -83,7 +94,13 @@ export function periodKey(period: BudgetPeriod, at: Date): string {
 }
 
 /** A budget's counter: which target's hash and which field. */
-export interface SpendKey { workspaceId: string; scope: BudgetScope; targetId: string | null; period: BudgetPeriod; measure: 'tokens' | 'usd' }
+export interface SpendKey {
+  workspaceId: string;
+  scope: BudgetScope;
+  targetId: string | null;
+  period: BudgetPeriod;
+  measure: 'tokens' | 'usd';
+}
 
 export function createUsageCounters(redis: Redis, prefix: string) {
   const base = (ws: string) => `${prefix}usage:{${ws}}:`;
@@ -132,7 +149,9 @@ export function createUsageCounters(redis: Redis, prefix: string) {
      * a row that serves no neuron, receptor or pathway). A repeat of the same ledger id gets the
      * same answer, so a retried write stores the same row.
      */
-    async firstOf(row: Pick<UsageRowDoc, '_id' | 'workspaceId' | 'neuronId' | 'receptorId' | 'pathwayId' | 'jobId' | 'runId'>): Promise<InvokeFacet[]> {
+    async firstOf(
+      row: Pick<UsageRowDoc, '_id' | 'workspaceId' | 'neuronId' | 'receptorId' | 'pathwayId' | 'jobId' | 'runId'>,
+    ): Promise<InvokeFacet[]> {
       const asked = (Object.keys(INVOKE_OF) as InvokeFacet[]).flatMap((f) => {
         const value = row[INVOKE_OF[f].field];
         const run = row[INVOKE_OF[f].per];
@@ -145,12 +164,27 @@ export function createUsageCounters(redis: Redis, prefix: string) {
 
     /** Adds a stored ledger row to every counter it belongs to, once (false: it was counted already). */
     async count(row: UsageRowDoc): Promise<boolean> {
-      const ks = [keys.row(row.workspaceId, row._id), keys.hour(row.workspaceId, hourOf(row.at)), keys.hours(row.workspaceId), ...spendKeysOf(row)];
+      const ks = [
+        keys.row(row.workspaceId, row._id),
+        keys.hour(row.workspaceId, hourOf(row.at)),
+        keys.hours(row.workspaceId),
+        ...spendKeysOf(row),
+      ];
       const key = groupKeyOf(row);
       const sums = rowSums(row);
       const added = await r.cortexUsageCount(
-        ks.length, ...ks, ROW_MARK_S, HOUR_KEEP_S, hourOf(row.at), groupIdOf(key), JSON.stringify(key), ...GROUP_SUMS.map((m) => sums[m]),
-        periodKey('day', row.at), periodKey('month', row.at), row.totalTokens, row.costNanos,
+        ks.length,
+        ...ks,
+        ROW_MARK_S,
+        HOUR_KEEP_S,
+        hourOf(row.at),
+        groupIdOf(key),
+        JSON.stringify(key),
+        ...GROUP_SUMS.map((m) => sums[m]),
+        periodKey('day', row.at),
+        periodKey('month', row.at),
+        row.totalTokens,
+        row.costNanos,
       );
       return added === 1;
     },
@@ -171,7 +205,10 @@ export function createUsageCounters(redis: Redis, prefix: string) {
       const p = redis.pipeline();
       for (const k of list) p.hget(keys.spend(k.workspaceId, k.scope, k.targetId), fieldOf(k, now));
       const res = (await p.exec()) ?? [];
-      return res.map(([err, v]) => { if (err) throw err; return Number(v ?? 0); });
+      return res.map(([err, v]) => {
+        if (err) throw err;
+        return Number(v ?? 0);
+      });
     },
 
     /** Adds `delta` to a budget's counter (the reconciler's correction). */
@@ -181,7 +218,11 @@ export function createUsageCounters(redis: Redis, prefix: string) {
 
     /** The epoch hours in [from, to) that have counters (null: unbounded). */
     async hoursWithCounters(ws: string, from: number | null, to: number | null): Promise<number[]> {
-      const got = await redis.zrangebyscore(keys.hours(ws), from === null ? '-inf' : from, to === null ? '+inf' : `(${to}`);
+      const got = await redis.zrangebyscore(
+        keys.hours(ws),
+        from === null ? '-inf' : from,
+        to === null ? '+inf' : `(${to}`,
+      );
       return got.map(Number);
     },
 
@@ -207,7 +248,9 @@ export function createUsageCounters(redis: Redis, prefix: string) {
 
     /** The workspace's budget version: changed by every budget write, so a cached list of budgets is known to be current. */
     budgetVersion: async (ws: string): Promise<string> => (await redis.get(keys.budgets(ws))) ?? '0',
-    bumpBudgetVersion: async (ws: string): Promise<void> => { await redis.incr(keys.budgets(ws)); },
+    bumpBudgetVersion: async (ws: string): Promise<void> => {
+      await redis.incr(keys.budgets(ws));
+    },
   };
 }
 export type UsageCounters = ReturnType<typeof createUsageCounters>;

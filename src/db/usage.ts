@@ -6,8 +6,14 @@ import { decodeBlob, type Blob } from './codec.js';
 
 /** What a billed provider call served (the facets usage is reported by). */
 export interface UsageAttribution {
-  brainId: string | null; userId: string | null; apiKeyId: string | null; jobId: string | null; traceId: string | null;
-  receptorId: string | null; neuronId: string | null; pathwayId: string | null;
+  brainId: string | null;
+  userId: string | null;
+  apiKeyId: string | null;
+  jobId: string | null;
+  traceId: string | null;
+  receptorId: string | null;
+  neuronId: string | null;
+  pathwayId: string | null;
   /** The share link the call was made through (its token budget sums these rows). */
   shareTokenId?: string | null;
   /**
@@ -23,11 +29,22 @@ export interface UsageAttribution {
  * integer in nano-USD so that every sum over rows is exact in any order; it is USD only at the API.
  */
 export interface UsageRowDoc extends UsageAttribution {
-  _id: string; workspaceId: string; kind: 'chat' | 'embedding' | 'transcription';
-  provider: string; model: string; inputTokens: number; outputTokens: number; cachedInputTokens: number; totalTokens: number;
-  costNanos: number; priced: boolean; priceVersion: string;
+  _id: string;
+  workspaceId: string;
+  kind: 'chat' | 'embedding' | 'transcription';
+  provider: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  totalTokens: number;
+  costNanos: number;
+  priced: boolean;
+  priceVersion: string;
   /** `failed`: the call broke after the provider had started to bill it (tokens streamed); `estimated`: counts estimated, not reported. */
-  outcome: 'ok' | 'failed'; estimated: boolean; at: Date;
+  outcome: 'ok' | 'failed';
+  estimated: boolean;
+  at: Date;
   /** Transcription rows: the audio sent, which is what speech providers bill (their tokens are 0). */
   audioMs?: number;
   /**
@@ -46,36 +63,91 @@ export type InvokeFacet = 'neuron' | 'receptor' | 'pathway';
  * combination of them, so the caller's filters (user or API key, receptor) combine with every facet.
  */
 export interface UsageGroupKey {
-  provider: string; model: string; priced: boolean;
-  receptorId: string | null; neuronId: string | null; pathwayId: string | null; shareTokenId: string | null;
-  userId: string | null; apiKeyId: string | null;
+  provider: string;
+  model: string;
+  priced: boolean;
+  receptorId: string | null;
+  neuronId: string | null;
+  pathwayId: string | null;
+  shareTokenId: string | null;
+  userId: string | null;
+  apiKeyId: string | null;
 }
 /** The sums of one group: tokens, cost, counts, and the invocations that started in it. */
 export interface UsageGroupSums {
-  tokens: number; costNanos: number; inputTokens: number; outputTokens: number; cachedInputTokens: number; rows: number;
-  neuronInvokes: number; receptorInvokes: number; pathwayInvokes: number;
+  tokens: number;
+  costNanos: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  rows: number;
+  neuronInvokes: number;
+  receptorInvokes: number;
+  pathwayInvokes: number;
 }
 export type UsageGroup = UsageGroupKey & UsageGroupSums;
-export const GROUP_SUMS: (keyof UsageGroupSums)[] = ['tokens', 'costNanos', 'inputTokens', 'outputTokens', 'cachedInputTokens', 'rows', 'neuronInvokes', 'receptorInvokes', 'pathwayInvokes'];
+export const GROUP_SUMS: (keyof UsageGroupSums)[] = [
+  'tokens',
+  'costNanos',
+  'inputTokens',
+  'outputTokens',
+  'cachedInputTokens',
+  'rows',
+  'neuronInvokes',
+  'receptorInvokes',
+  'pathwayInvokes',
+];
 
 export const groupKeyOf = (r: UsageRowDoc): UsageGroupKey => ({
-  provider: r.provider, model: r.model, priced: r.priced, receptorId: r.receptorId ?? null, neuronId: r.neuronId ?? null, pathwayId: r.pathwayId ?? null,
-  shareTokenId: r.shareTokenId ?? null, userId: r.userId ?? null, apiKeyId: r.apiKeyId ?? null,
+  provider: r.provider,
+  model: r.model,
+  priced: r.priced,
+  receptorId: r.receptorId ?? null,
+  neuronId: r.neuronId ?? null,
+  pathwayId: r.pathwayId ?? null,
+  shareTokenId: r.shareTokenId ?? null,
+  userId: r.userId ?? null,
+  apiKeyId: r.apiKeyId ?? null,
 });
 /** A group's id: its key's facets in a fixed order (the same for a row, a Redis counter and a stored rollup). */
 export const groupIdOf = (k: UsageGroupKey): string =>
-  createHash('sha1').update(JSON.stringify([k.provider, k.model, k.priced, k.receptorId, k.neuronId, k.pathwayId, k.shareTokenId, k.userId, k.apiKeyId])).digest('hex').slice(0, 16);
+  createHash('sha1')
+    .update(
+      JSON.stringify([
+        k.provider,
+        k.model,
+        k.priced,
+        k.receptorId,
+        k.neuronId,
+        k.pathwayId,
+        k.shareTokenId,
+        k.userId,
+        k.apiKeyId,
+      ]),
+    )
+    .digest('hex')
+    .slice(0, 16);
 /** What one row adds to its group. */
 export const rowSums = (r: UsageRowDoc): UsageGroupSums => ({
-  tokens: r.totalTokens, costNanos: r.costNanos, inputTokens: r.inputTokens, outputTokens: r.outputTokens, cachedInputTokens: r.cachedInputTokens, rows: 1,
-  neuronInvokes: r.firstOf?.includes('neuron') ? 1 : 0, receptorInvokes: r.firstOf?.includes('receptor') ? 1 : 0, pathwayInvokes: r.firstOf?.includes('pathway') ? 1 : 0,
+  tokens: r.totalTokens,
+  costNanos: r.costNanos,
+  inputTokens: r.inputTokens,
+  outputTokens: r.outputTokens,
+  cachedInputTokens: r.cachedInputTokens,
+  rows: 1,
+  neuronInvokes: r.firstOf?.includes('neuron') ? 1 : 0,
+  receptorInvokes: r.firstOf?.includes('receptor') ? 1 : 0,
+  pathwayInvokes: r.firstOf?.includes('pathway') ? 1 : 0,
 });
 /** Adds groups into `into` (by group id); returns it. */
 export function mergeGroups(into: Map<string, UsageGroup>, groups: Iterable<UsageGroup>): Map<string, UsageGroup> {
   for (const g of groups) {
     const id = groupIdOf(g);
     const cur = into.get(id);
-    if (!cur) { into.set(id, { ...g }); continue; }
+    if (!cur) {
+      into.set(id, { ...g });
+      continue;
+    }
     for (const m of GROUP_SUMS) cur[m] += g[m];
   }
   return into;
@@ -98,13 +170,17 @@ export const hourOf = (t: Date | number): number => Math.floor((typeof t === 'nu
  * An hour without rows has none.
  */
 export interface UsageRollupDoc {
-  _id: string; workspaceId: string; hour: Date;
+  _id: string;
+  workspaceId: string;
+  hour: Date;
   /**
    * The hour's groups as one JSON string (`UsageGroup[]`): FerretDB decodes a document field by
    * field, and a dozen groups of eighteen fields per hour made a month's read several times slower
    * than one string per hour. Nothing filters inside it.
    */
-  groups: Blob; rows: number; computedAt: Date;
+  groups: Blob;
+  rows: number;
+  computedAt: Date;
 }
 export const rollupGroups = (d: Pick<UsageRollupDoc, 'groups'>): UsageGroup[] => decodeBlob<UsageGroup[]>(d.groups, []);
 
@@ -116,7 +192,14 @@ export const DAY_H = 24;
  * range of months reads a document a day instead of one an hour. A day without calls has one too
  * (`rows` 0): a day with no document is simply read hour by hour. `_id` = `<workspace>:d<epoch day>`.
  */
-export interface UsageDayRollupDoc { _id: string; workspaceId: string; day: Date; groups: Blob; rows: number; computedAt: Date }
+export interface UsageDayRollupDoc {
+  _id: string;
+  workspaceId: string;
+  day: Date;
+  groups: Blob;
+  rows: number;
+  computedAt: Date;
+}
 
 export const usageIndexes: IndexSpec[] = [
   { collection: 'usage_ledger', keys: { workspaceId: 1, at: 1 }, name: 'ws_at' },
@@ -129,11 +212,23 @@ export const usageIndexes: IndexSpec[] = [
 ];
 
 /** A group of ledger rows: the sums every usage figure is made of. */
-export interface UsageSums { tokens: number; costNanos: number; inputTokens: number; outputTokens: number; cachedInputTokens: number; rows: number }
+export interface UsageSums {
+  tokens: number;
+  costNanos: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  rows: number;
+}
 
 /** What each sum adds up: a field of the row, or 1 per row. */
 const MEASURES = {
-  tokens: '$totalTokens', costNanos: '$costNanos', inputTokens: '$inputTokens', outputTokens: '$outputTokens', cachedInputTokens: '$cachedInputTokens', rows: 1,
+  tokens: '$totalTokens',
+  costNanos: '$costNanos',
+  inputTokens: '$inputTokens',
+  outputTokens: '$outputTokens',
+  cachedInputTokens: '$cachedInputTokens',
+  rows: 1,
 } as const;
 /**
  * Where a job's ledger rows are found by key: `_id` = `<jobId>:<n>` for n = 1, 2, … (FerretDB's
@@ -141,7 +236,10 @@ const MEASURES = {
  * every run). A place is claimed before its row is inserted, so a row always has one; a place
  * whose row was never written (the writer died between the two) names no row and counts nothing.
  */
-export interface JobRowPlaceDoc { _id: string; rowId: string }
+export interface JobRowPlaceDoc {
+  _id: string;
+  rowId: string;
+}
 
 export type Measure = keyof typeof MEASURES;
 const ALL_MEASURES = Object.keys(MEASURES) as Measure[];
@@ -152,30 +250,65 @@ export function createUsageRepo(db: Db) {
   const rollups = db.collection<UsageRollupDoc>('usage_rollups');
   const dayRollups = db.collection<UsageDayRollupDoc>('usage_day_rollups');
   /** The row ids a job's places name, in order (probed by key from 1 until a miss). */
-  const placedRows = async (jobId: string): Promise<string[]> => (await probeFrom(places, (n) => `${jobId}:${n}`, 1)).map((p) => p.rowId);
+  const placedRows = async (jobId: string): Promise<string[]> =>
+    (await probeFrom(places, (n) => `${jobId}:${n}`, 1)).map((p) => p.rowId);
   return {
-    rows, places, placedRows, rollups, dayRollups,
+    rows,
+    places,
+    placedRows,
+    rollups,
+    dayRollups,
     /** The rows of a workspace written in [from, to) (null: unbounded), with `narrow` (the caller, a receptor) applied by the store. */
-    rowsBetween: (workspaceId: string, from: Date | null, to: Date | null, narrow: Filter<UsageRowDoc> = {}): Promise<UsageRowDoc[]> =>
-      rows.find({ ...narrow, workspaceId, ...(from || to ? { at: { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) } } : {}) }).toArray(),
+    rowsBetween: (
+      workspaceId: string,
+      from: Date | null,
+      to: Date | null,
+      narrow: Filter<UsageRowDoc> = {},
+    ): Promise<UsageRowDoc[]> =>
+      rows
+        .find({
+          ...narrow,
+          workspaceId,
+          ...(from || to ? { at: { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) } } : {}),
+        })
+        .toArray(),
     /** The stored rollups of a workspace's hours in [from, to) (epoch hours; null: unbounded). */
     rollupsBetween: (workspaceId: string, from: number | null, to: number | null): Promise<UsageRollupDoc[]> =>
-      rollups.find({
-        workspaceId,
-        ...(from !== null || to !== null ? { hour: { ...(from !== null ? { $gte: new Date(from * HOUR_MS) } : {}), ...(to !== null ? { $lt: new Date(to * HOUR_MS) } : {}) } } : {}),
-      }).toArray(),
+      rollups
+        .find({
+          workspaceId,
+          ...(from !== null || to !== null
+            ? {
+                hour: {
+                  ...(from !== null ? { $gte: new Date(from * HOUR_MS) } : {}),
+                  ...(to !== null ? { $lt: new Date(to * HOUR_MS) } : {}),
+                },
+              }
+            : {}),
+        })
+        .toArray(),
     /** The stored day rollups of a workspace's days in [from, to) (epoch days; null: unbounded). */
     dayRollupsBetween: (workspaceId: string, from: number | null, to: number | null): Promise<UsageDayRollupDoc[]> =>
-      dayRollups.find({
-        workspaceId,
-        ...(from !== null || to !== null ? { day: { ...(from !== null ? { $gte: new Date(from * DAY_H * HOUR_MS) } : {}), ...(to !== null ? { $lt: new Date(to * DAY_H * HOUR_MS) } : {}) } } : {}),
-      }).toArray(),
+      dayRollups
+        .find({
+          workspaceId,
+          ...(from !== null || to !== null
+            ? {
+                day: {
+                  ...(from !== null ? { $gte: new Date(from * DAY_H * HOUR_MS) } : {}),
+                  ...(to !== null ? { $lt: new Date(to * DAY_H * HOUR_MS) } : {}),
+                },
+              }
+            : {}),
+        })
+        .toArray(),
     /** Inserts the row once (a repeat of the same key is a no-op: returns false), its job's place first. */
     async insert(row: UsageRowDoc, opts: { placed?: boolean } = {}): Promise<boolean> {
       if (row.jobId && opts.placed !== false) {
         for (let i = 0; i < 50; i++) {
           const ids = await placedRows(row.jobId);
-          if (ids.includes(row._id) || (await claim(places, { _id: `${row.jobId}:${ids.length + 1}`, rowId: row._id }))) break;
+          if (ids.includes(row._id) || (await claim(places, { _id: `${row.jobId}:${ids.length + 1}`, rowId: row._id })))
+            break;
         }
       }
       return claim(rows, row);
@@ -186,20 +319,36 @@ export function createUsageRepo(db: Db) {
      * `$group` and returns 0 for the others (measured: one `$group` with six sums gave totalCost 0 in test/api/usage.test.ts), so each sum is its
      * own aggregation, which is correct on MongoDB and FerretDB alike. Unasked measures read 0.
      */
-    async sums(filter: Filter<UsageRowDoc>, field: keyof UsageRowDoc | null, measures: Measure[] = ALL_MEASURES): Promise<(UsageSums & { key: string | null })[]> {
+    async sums(
+      filter: Filter<UsageRowDoc>,
+      field: keyof UsageRowDoc | null,
+      measures: Measure[] = ALL_MEASURES,
+    ): Promise<(UsageSums & { key: string | null })[]> {
       const groups = new Map<string | null, UsageSums & { key: string | null }>();
-      await Promise.all(measures.map(async (m) => {
-        const out = await rows.aggregate<{ _id: string | null; v: number }>([
-          { $match: filter },
-          { $group: { _id: field ? `$${field}` : null, v: { $sum: MEASURES[m] } } },
-        ]).toArray();
-        for (const o of out) {
-          const key = o._id ?? null;
-          const g = groups.get(key) ?? { key, tokens: 0, costNanos: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, rows: 0 };
-          g[m] = o.v;
-          groups.set(key, g);
-        }
-      }));
+      await Promise.all(
+        measures.map(async (m) => {
+          const out = await rows
+            .aggregate<{ _id: string | null; v: number }>([
+              { $match: filter },
+              { $group: { _id: field ? `$${field}` : null, v: { $sum: MEASURES[m] } } },
+            ])
+            .toArray();
+          for (const o of out) {
+            const key = o._id ?? null;
+            const g = groups.get(key) ?? {
+              key,
+              tokens: 0,
+              costNanos: 0,
+              inputTokens: 0,
+              outputTokens: 0,
+              cachedInputTokens: 0,
+              rows: 0,
+            };
+            g[m] = o.v;
+            groups.set(key, g);
+          }
+        }),
+      );
       return [...groups.values()];
     },
     /**
@@ -207,7 +356,11 @@ export function createUsageRepo(db: Db) {
      * database: `per` jobId (a neuron's own runs) or runId (the run a receptor or pathway started,
      * whose child jobs are one invocation).
      */
-    async jobsPer(filter: Filter<UsageRowDoc>, field: 'receptorId' | 'neuronId' | 'pathwayId', per: 'jobId' | 'runId' = 'jobId'): Promise<Map<string, number>> {
+    async jobsPer(
+      filter: Filter<UsageRowDoc>,
+      field: 'receptorId' | 'neuronId' | 'pathwayId',
+      per: 'jobId' | 'runId' = 'jobId',
+    ): Promise<Map<string, number>> {
       const pipeline: Document[] = [
         { $match: { ...filter, [field]: { $ne: null }, [per]: { $ne: null } } },
         { $group: { _id: { r: `$${field}`, j: `$${per}` } } },

@@ -4,11 +4,31 @@ import { isDuplicateKey } from './claims.js';
 import { findById } from './client.js';
 import { pageIndexes } from './paging.js';
 
-export interface WorkspaceDoc { _id: string; slug: string; name: string; createdAt: Date; updatedAt: Date }
-export interface BrainDoc { _id: string; workspaceId: string; name: string; createdAt: Date; updatedAt: Date }
+export interface WorkspaceDoc {
+  _id: string;
+  slug: string;
+  name: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+export interface BrainDoc {
+  _id: string;
+  workspaceId: string;
+  name: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
 export interface ApiKeyDoc {
-  _id: string; workspaceId: string; name: string; hash: string; prefix: string;
-  roles: string[]; createdBy: string | null; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null;
+  _id: string;
+  workspaceId: string;
+  name: string;
+  hash: string;
+  prefix: string;
+  roles: string[];
+  createdBy: string | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
   /** Per-key request limit set by an admin (null: the platform default). */
   rateLimit?: { points: number; durationS: number } | null;
 }
@@ -31,7 +51,9 @@ export function createWorkspaceRepo(db: Db) {
   const brains = db.collection<BrainDoc>('brains');
   const apiKeys = db.collection<ApiKeyDoc>('api_keys');
   return {
-    workspaces, brains, apiKeys,
+    workspaces,
+    brains,
+    apiKeys,
     findWorkspace: (idOrSlug: string) => workspaces.findOne({ $or: [{ _id: idOrSlug }, { slug: idOrSlug }] }),
     /**
      * Idempotent: creates the workspace only if its id is new. Slugs are unique: when the wanted
@@ -56,7 +78,11 @@ export function createWorkspaceRepo(db: Db) {
     },
     async ensureBrain(workspaceId: string, id: string, name: string): Promise<BrainDoc> {
       const now = new Date();
-      await brains.updateOne({ _id: id }, { $setOnInsert: { workspaceId, name, createdAt: now, updatedAt: now } }, { upsert: true });
+      await brains.updateOne(
+        { _id: id },
+        { $setOnInsert: { workspaceId, name, createdAt: now, updatedAt: now } },
+        { upsert: true },
+      );
       return (await brains.findOne({ _id: id }))!;
     },
     findBrain: (workspaceId: string, id: string) => findById(brains, id, { workspaceId }),

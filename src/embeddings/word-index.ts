@@ -17,7 +17,9 @@ export class WordIndex {
   ) {}
 
   /** Words in the list (repeats included: rows keep their position in the list). */
-  get size(): number { return this.starts.length - 1; }
+  get size(): number {
+    return this.starts.length - 1;
+  }
 
   /**
    * Indexes the lines of `bytes` from byte `from` on; each line is one word, row = its position
@@ -26,7 +28,8 @@ export class WordIndex {
   static build(bytes: Buffer, from = 0): WordIndex {
     const ends: number[] = [];
     for (let i = bytes.indexOf(10, from); i !== -1; i = bytes.indexOf(10, i + 1)) ends.push(i);
-    if (from < bytes.length && (ends.length === 0 || ends[ends.length - 1] !== bytes.length - 1)) ends.push(bytes.length);
+    if (from < bytes.length && (ends.length === 0 || ends[ends.length - 1] !== bytes.length - 1))
+      ends.push(bytes.length);
     const n = ends.length;
     const starts = new Uint32Array(n + 1);
     starts[0] = from;
@@ -60,7 +63,10 @@ export class WordIndex {
     const mask = this.table.length - 1;
     for (let slot = fnv1a(this.bytes, start, end) & mask; ; slot = (slot + 1) & mask) {
       const entry = this.table[slot];
-      if (entry === 0) { this.table[slot] = row + 1; return; }
+      if (entry === 0) {
+        this.table[slot] = row + 1;
+        return;
+      }
       if (this.equals(entry - 1, this.bytes, start, end)) return; // a repeat: the first row stays
     }
   }

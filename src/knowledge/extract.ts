@@ -2,8 +2,15 @@
 // which never reads a PDF, DOCX or HTML body should not pay for at start-up (issue 17, memory).
 
 /** Content types whose text is extracted (docs/knowledge.md). */
-export const TEXT_TYPES = ['text/plain', 'text/markdown', 'text/html', 'text/csv', 'application/json', 'application/pdf',
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document'] as const;
+export const TEXT_TYPES = [
+  'text/plain',
+  'text/markdown',
+  'text/html',
+  'text/csv',
+  'application/json',
+  'application/pdf',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+] as const;
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
@@ -31,7 +38,12 @@ export async function sniffContentType(head: Buffer, hint: { declared?: string; 
   }
   if (!looksLikeText(head)) return 'application/octet-stream';
   const start = head.subarray(0, 512).toString('utf8').trimStart().toLowerCase();
-  if (start.startsWith('<!doctype html') || start.startsWith('<html') || /^<(head|body|div|p|h1|table)[\s>]/.test(start)) return 'text/html';
+  if (
+    start.startsWith('<!doctype html') ||
+    start.startsWith('<html') ||
+    /^<(head|body|div|p|h1|table)[\s>]/.test(start)
+  )
+    return 'text/html';
   const name = (hint.name ?? '').toLowerCase();
   const declared = (hint.declared ?? '').split(';')[0].trim().toLowerCase();
   if (declared === 'text/markdown' || /\.(md|markdown)$/.test(name)) return 'text/markdown';
@@ -45,11 +57,20 @@ export const isExtractable = (contentType: string): boolean => (TEXT_TYPES as re
 /** The text of a body of a sniffed type; throws for types with no extractor. */
 export async function extractText(body: Buffer, contentType: string): Promise<string> {
   switch (contentType) {
-    case 'text/plain': case 'text/markdown': case 'text/csv': case 'application/json':
+    case 'text/plain':
+    case 'text/markdown':
+    case 'text/csv':
+    case 'application/json':
       return body.toString('utf8');
     case 'text/html':
       const { convert: htmlToText } = await import('html-to-text');
-      return htmlToText(body.toString('utf8'), { wordwrap: false, selectors: [{ selector: 'a', options: { ignoreHref: true } }, { selector: 'img', format: 'skip' }] });
+      return htmlToText(body.toString('utf8'), {
+        wordwrap: false,
+        selectors: [
+          { selector: 'a', options: { ignoreHref: true } },
+          { selector: 'img', format: 'skip' },
+        ],
+      });
     case 'application/pdf': {
       const { PDFParse } = await import('pdf-parse');
       const parser = new PDFParse({ data: new Uint8Array(body) });

@@ -42,12 +42,16 @@ export function createAnthropicProvider(opts: AnthropicProviderOptions = {}): Ch
   // The SDK is loaded at the first call, so a process that never calls Anthropic never holds it.
   // Explicit values (null = none) keep the SDK from reading ANTHROPIC_* from process.env.
   let client: Promise<Anthropic> | undefined;
-  const connect = (): Promise<Anthropic> => (client ??= import('@anthropic-ai/sdk').then(({ default: Sdk }) => new Sdk({
-    apiKey: opts.apiKey ?? null,
-    authToken: null,
-    baseURL: opts.baseURL ?? ANTHROPIC_API,
-    maxRetries: 0,
-  })));
+  const connect = (): Promise<Anthropic> =>
+    (client ??= import('@anthropic-ai/sdk').then(
+      ({ default: Sdk }) =>
+        new Sdk({
+          apiKey: opts.apiKey ?? null,
+          authToken: null,
+          baseURL: opts.baseURL ?? ANTHROPIC_API,
+          maxRetries: 0,
+        }),
+    ));
   const advertised = [...new Set([...pricedModels('anthropic'), ...(opts.models ?? [])])];
 
   return {
@@ -57,7 +61,8 @@ export function createAnthropicProvider(opts: AnthropicProviderOptions = {}): Ch
       const system = req.messages.filter((m) => m.role === 'system').map((m) => m.content);
       if (req.responseFormat === 'json' || req.jsonSchema) system.push(JSON_INSTRUCTION);
       // The Messages API has no schema mode: the schema goes into the instruction (callers validate the answer).
-      if (req.jsonSchema) system.push(`The JSON object must match this JSON Schema:\n${JSON.stringify(req.jsonSchema.schema)}`);
+      if (req.jsonSchema)
+        system.push(`The JSON object must match this JSON Schema:\n${JSON.stringify(req.jsonSchema.schema)}`);
       const params: MessageCreateParamsStreaming = {
         model: req.model,
         max_tokens: req.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
@@ -84,7 +89,8 @@ export function createAnthropicProvider(opts: AnthropicProviderOptions = {}): Ch
           throw new LlmAbortError(name, req.signal.reason);
         }
         // A connection that closes before the stop reason is a failed call (retryable), never a short answer.
-        if (!acc.finished) throw new LlmError(name, `${name}: the stream ended before the model finished`, { retryable: true });
+        if (!acc.finished)
+          throw new LlmError(name, `${name}: the stream ended before the model finished`, { retryable: true });
         return acc.result(name, req.model);
       } catch (err) {
         throw toLlmError(name, err, req.signal);
@@ -112,7 +118,8 @@ function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
         break;
       case 'assistant': {
         const blocks: ContentBlockParam[] = m.content ? [{ type: 'text', text: m.content }] : [];
-        for (const c of m.toolCalls ?? []) blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: parseArguments(c.arguments) });
+        for (const c of m.toolCalls ?? [])
+          blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: parseArguments(c.arguments) });
         push('assistant', blocks);
         break;
       }
@@ -129,7 +136,9 @@ function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
 function parseArguments(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text || '{}');
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }
@@ -206,7 +215,12 @@ class EventAccumulator {
     return {
       text: this.text,
       toolCalls,
-      usage: { inputTokens: this.inputTokens, outputTokens: this.outputTokens, totalTokens: this.inputTokens + this.outputTokens, cachedInputTokens: this.cachedInputTokens },
+      usage: {
+        inputTokens: this.inputTokens,
+        outputTokens: this.outputTokens,
+        totalTokens: this.inputTokens + this.outputTokens,
+        cachedInputTokens: this.cachedInputTokens,
+      },
       finishReason: this.stopReason || (toolCalls.length ? 'tool_use' : 'end_turn'),
       provider,
       model,

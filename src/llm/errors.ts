@@ -16,7 +16,11 @@ export class LlmError extends Error {
   /** How long the provider asked us to wait before retrying (`Retry-After` / `retry-after-ms`), when it said. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(provider: string, message: string, opts: { status?: number; retryable: boolean; cause?: unknown; retryAfterMs?: number }) {
+  constructor(
+    provider: string,
+    message: string,
+    opts: { status?: number; retryable: boolean; cause?: unknown; retryAfterMs?: number },
+  ) {
     super(message, { cause: opts.cause });
     this.name = 'LlmError';
     this.provider = provider;
@@ -60,7 +64,12 @@ export function toLlmError(provider: string, err: unknown, signal?: AbortSignal)
   if (signal?.aborted) return new LlmAbortError(provider, err);
   const status = statusOf(err);
   const detail = err instanceof Error ? err.message : String(err);
-  return new LlmError(provider, `${provider}: ${detail}`, { status, retryable: isRetryableStatus(status), cause: err, retryAfterMs: retryAfterOf(err) });
+  return new LlmError(provider, `${provider}: ${detail}`, {
+    status,
+    retryable: isRetryableStatus(status),
+    cause: err,
+    retryAfterMs: retryAfterOf(err),
+  });
 }
 
 /**
@@ -72,7 +81,10 @@ export function retryAfterOf(err: unknown): number | undefined {
   const h = (err as { headers: unknown }).headers;
   const get = (name: string): string | undefined => {
     if (h && typeof (h as Headers).get === 'function') return (h as Headers).get(name) ?? undefined;
-    if (h && typeof h === 'object') { const v = (h as Record<string, unknown>)[name]; return typeof v === 'string' ? v : undefined; }
+    if (h && typeof h === 'object') {
+      const v = (h as Record<string, unknown>)[name];
+      return typeof v === 'string' ? v : undefined;
+    }
     return undefined;
   };
   const ms = Number(get('retry-after-ms'));

@@ -22,11 +22,14 @@ export function createLocalProvider(): ChatProvider {
     models: () => [...MODELS],
     async chat(req: ChatRequest, onToken?: TokenSink): Promise<ChatResult> {
       if (!(MODELS as readonly string[]).includes(req.model)) {
-        throw validationError(`Unknown local model "${req.model}"; available: ${MODELS.map((m) => `local/${m}`).join(', ')}`);
+        throw validationError(
+          `Unknown local model "${req.model}"; available: ${MODELS.map((m) => `local/${m}`).join(', ')}`,
+        );
       }
       throwIfAborted(req.signal);
       const last = lastUserMessage(req.messages);
-      const full = req.model === 'json' ? JSON.stringify({ echo: last, model: 'local/json' }) : LOCAL_ECHO_PREFACE + last;
+      const full =
+        req.model === 'json' ? JSON.stringify({ echo: last, model: 'local/json' }) : LOCAL_ECHO_PREFACE + last;
 
       let pieces = splitWords(full);
       let finishReason = 'stop';

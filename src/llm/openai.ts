@@ -67,7 +67,11 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions = {}): ChatProv
       if (req.tools?.length) params.tools = req.tools.map(toOpenAITool);
       if (req.temperature !== undefined) params.temperature = req.temperature;
       if (req.maxTokens !== undefined) params[maxTokensField] = req.maxTokens;
-      if (req.jsonSchema) params.response_format = { type: 'json_schema', json_schema: { name: req.jsonSchema.name, schema: req.jsonSchema.schema, strict: true } };
+      if (req.jsonSchema)
+        params.response_format = {
+          type: 'json_schema',
+          json_schema: { name: req.jsonSchema.name, schema: req.jsonSchema.schema, strict: true },
+        };
       else if (req.responseFormat === 'json') params.response_format = { type: 'json_object' };
 
       try {
@@ -85,7 +89,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions = {}): ChatProv
           throw new LlmAbortError(name, req.signal.reason);
         }
         // A connection that closes before the final chunk is a failed call (retryable), never a short answer.
-        if (!acc.finished) throw new LlmError(name, `${name}: the stream ended before the model finished`, { retryable: true });
+        if (!acc.finished)
+          throw new LlmError(name, `${name}: the stream ended before the model finished`, { retryable: true });
         return acc.result(name, req);
       } catch (err) {
         throw toLlmError(name, err, req.signal);
@@ -107,7 +112,11 @@ function toOpenAIMessage(m: ChatMessage): ChatCompletionMessageParam {
         role: 'assistant',
         // OpenAI accepts null content beside tool calls; an empty string is rejected by some servers.
         content: m.content === '' ? null : m.content,
-        tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+        tool_calls: m.toolCalls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.name, arguments: c.arguments },
+        })),
       };
     case 'tool':
       if (!m.toolCallId) throw validationError('A tool message needs toolCallId');
@@ -166,7 +175,9 @@ class StreamAccumulator {
     } else {
       // The server sent no usage (some OpenAI-compatible servers ignore stream_options): estimate
       // ceil(chars / 4) so cost rollups are approximate rather than silently zero.
-      inputTokens = estimateTokens(req.messages.map((m) => m.content + (m.toolCalls ?? []).map((c) => c.name + c.arguments).join('')).join(''));
+      inputTokens = estimateTokens(
+        req.messages.map((m) => m.content + (m.toolCalls ?? []).map((c) => c.name + c.arguments).join('')).join(''),
+      );
       outputTokens = estimateTokens(this.text + toolCalls.map((c) => c.name + c.arguments).join(''));
     }
     return {

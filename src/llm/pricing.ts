@@ -59,9 +59,8 @@ export const DEFAULT_AUDIO_PRICES: AudioPriceTable = {
  * force when the call was made and records that table's version, so a later price change never
  * rewrites what past calls cost. Add a new entry (never edit an old one) when prices change.
  */
-export const PRICE_VERSIONS: readonly { version: string; since: string; prices: PriceTable; audio: AudioPriceTable }[] = [
-  { version: '2025-06-01', since: '2025-06-01T00:00:00Z', prices: DEFAULT_PRICES, audio: DEFAULT_AUDIO_PRICES },
-];
+export const PRICE_VERSIONS: readonly { version: string; since: string; prices: PriceTable; audio: AudioPriceTable }[] =
+  [{ version: '2025-06-01', since: '2025-06-01T00:00:00Z', prices: DEFAULT_PRICES, audio: DEFAULT_AUDIO_PRICES }];
 
 /** The price table in force at `at`, with its version. */
 export function pricesAt(at: Date = new Date()): { version: string; prices: PriceTable; audio: AudioPriceTable } {
@@ -108,18 +107,28 @@ export function priceOf(modelId: string, prices: PriceTable = DEFAULT_PRICES): M
  * USD cost of one call's usage. Unknown models cost 0 with `priced: false`, so rollups still add
  * up and the UI can say "unpriced" instead of pretending the call was free.
  */
-export function costOf(modelId: string, usage: Pick<TokenUsage, 'inputTokens' | 'outputTokens' | 'cachedInputTokens'>, prices: PriceTable = DEFAULT_PRICES): Cost {
+export function costOf(
+  modelId: string,
+  usage: Pick<TokenUsage, 'inputTokens' | 'outputTokens' | 'cachedInputTokens'>,
+  prices: PriceTable = DEFAULT_PRICES,
+): Cost {
   const price = priceOf(modelId, prices);
   if (!price) return { costUsd: 0, priced: false };
   const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
-  const costUsd = ((usage.inputTokens - cached) * price.input + cached * (price.cachedInput ?? price.input) + usage.outputTokens * price.output) / 1_000_000;
+  const costUsd =
+    ((usage.inputTokens - cached) * price.input +
+      cached * (price.cachedInput ?? price.input) +
+      usage.outputTokens * price.output) /
+    1_000_000;
   return { costUsd, priced: true };
 }
 
 /** Model names of one provider in the table, for the model list when no live listing is used. */
 export function pricedModels(provider: string, prices: PriceTable = DEFAULT_PRICES): string[] {
   const prefix = `${provider}/`;
-  return Object.keys(prices).filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
+  return Object.keys(prices)
+    .filter((k) => k.startsWith(prefix))
+    .map((k) => k.slice(prefix.length));
 }
 
 /** USD cost of transcribing `audioMs` of audio; an unknown model costs 0 with `priced: false`. */
@@ -128,4 +137,3 @@ export function costOfAudio(modelId: string, audioMs: number, prices: AudioPrice
   if (perMinute === undefined) return { costUsd: 0, priced: false };
   return { costUsd: (audioMs / 60_000) * perMinute, priced: true };
 }
-

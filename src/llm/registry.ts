@@ -85,11 +85,16 @@ export function createModelRegistry(opts: ModelRegistryOptions): ModelRegistry {
       const entry = providers.get(providerName);
       if (!entry) {
         const known = [...providers.keys()].join(', ');
-        throw validationError(`Unknown model provider "${providerName}" in "${modelId}"; configured providers: ${known}`);
+        throw validationError(
+          `Unknown model provider "${providerName}" in "${modelId}"; configured providers: ${known}`,
+        );
       }
       if (!model) throw validationError(`Model id "${modelId}" names no model; expected provider/model`);
       if (!entry.acceptsUnlisted && !entry.provider.models().includes(model)) {
-        const names = entry.provider.models().map((m) => `${providerName}/${m}`).join(', ');
+        const names = entry.provider
+          .models()
+          .map((m) => `${providerName}/${m}`)
+          .join(', ');
         throw validationError(`Unknown model "${providerName}/${model}"; available: ${names}`);
       }
       return { provider: entry.provider, model, id: `${providerName}/${model}` };

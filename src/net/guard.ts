@@ -22,11 +22,16 @@ import { AppError } from '../errors.js';
  *   - an answer body longer than maxResponseBytes fails the read.
  */
 export class OutboundBlocked extends AppError {
-  constructor(message: string) { super('VALIDATION_ERROR', 400, `Outbound request refused: ${message}`); }
+  constructor(message: string) {
+    super('VALIDATION_ERROR', 400, `Outbound request refused: ${message}`);
+  }
 }
 
 type Resolver = (host: string) => Promise<LookupAddress[]>;
-const systemResolver: Resolver = (host) => new Promise((resolve, reject) => dnsLookup(host, { all: true, verbatim: true }, (e, a) => (e ? reject(e) : resolve(a))));
+const systemResolver: Resolver = (host) =>
+  new Promise((resolve, reject) =>
+    dnsLookup(host, { all: true, verbatim: true }, (e, a) => (e ? reject(e) : resolve(a))),
+  );
 
 export interface GuardOptions {
   /** Hostnames (optionally host:port) that may resolve anywhere, for self-hosted servers. */
@@ -51,7 +56,10 @@ export function blockedRange(address: string): string | null {
   return range === 'unicast' ? null : range;
 }
 
-const hostKey = (u: URL) => [u.hostname.replace(/^\[|\]$/g, '').toLowerCase(), `${u.hostname.replace(/^\[|\]$/g, '').toLowerCase()}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`];
+const hostKey = (u: URL) => [
+  u.hostname.replace(/^\[|\]$/g, '').toLowerCase(),
+  `${u.hostname.replace(/^\[|\]$/g, '').toLowerCase()}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`,
+];
 
 export function createGuard(opts: GuardOptions) {
   const resolve = opts.resolve ?? systemResolver;
@@ -60,14 +68,21 @@ export function createGuard(opts: GuardOptions) {
   /** Checks one URL and returns the address to connect to. */
   async function check(raw: string | URL): Promise<{ url: URL; address: LookupAddress }> {
     let url: URL;
-    try { url = new URL(raw); } catch { throw new OutboundBlocked('not a valid URL'); }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundBlocked(`${url.protocol} URLs are not allowed (http and https only)`);
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new OutboundBlocked('not a valid URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new OutboundBlocked(`${url.protocol} URLs are not allowed (http and https only)`);
     if (url.username || url.password) throw new OutboundBlocked('URLs with credentials are not allowed');
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const allowed = hostKey(url).some((k) => allow.has(k));
-    const addresses = ipaddr.isValid(host) ? [{ address: host, family: host.includes(':') ? 6 : 4 }] : await resolve(host).catch(() => {
-      throw new OutboundBlocked(`${host} does not resolve`);
-    });
+    const addresses = ipaddr.isValid(host)
+      ? [{ address: host, family: host.includes(':') ? 6 : 4 }]
+      : await resolve(host).catch(() => {
+          throw new OutboundBlocked(`${host} does not resolve`);
+        });
     if (!addresses.length) throw new OutboundBlocked(`${host} does not resolve`);
     if (!allowed) {
       for (const a of addresses) {
@@ -84,27 +99,47 @@ export function createGuard(opts: GuardOptions) {
   /** The body as a web stream that fails once more than maxBytes came (read lazily, as the caller pulls). */
   function cappedBody(url: URL, res: http.IncomingMessage): ReadableStream<Uint8Array> {
     let seen = 0;
-    return (Readable.toWeb(res) as ReadableStream<Uint8Array>).pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, ctrl) {
-        seen += chunk.byteLength;
-        if (seen > maxBytes) { res.destroy(); ctrl.error(tooLong(url)); } else ctrl.enqueue(chunk);
-      },
-    }));
+    return (Readable.toWeb(res) as ReadableStream<Uint8Array>).pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, ctrl) {
+          seen += chunk.byteLength;
+          if (seen > maxBytes) {
+            res.destroy();
+            ctrl.error(tooLong(url));
+          } else ctrl.enqueue(chunk);
+        },
+      }),
+    );
   }
 
   /** One request to a checked address (no redirect handling). */
-  function once(url: URL, address: LookupAddress, init: { method: string; headers: Record<string, string>; body?: Buffer; signal?: AbortSignal }, timeoutMs: number) {
+  function once(
+    url: URL,
+    address: LookupAddress,
+    init: { method: string; headers: Record<string, string>; body?: Buffer; signal?: AbortSignal },
+    timeoutMs: number,
+  ) {
     return new Promise<http.IncomingMessage>((resolveRes, reject) => {
       const mod = url.protocol === 'https:' ? https : http;
       const req = mod.request(url, {
-        method: init.method, headers: init.headers, timeout: timeoutMs, signal: init.signal,
+        method: init.method,
+        headers: init.headers,
+        timeout: timeoutMs,
+        signal: init.signal,
         // Pinned: the socket connects to the address that was checked, whatever DNS says now.
-        lookup: ((_h: string, o: { all?: boolean }, cb: (err: NodeJS.ErrnoException | null, a: string | LookupAddress[], f?: number) => void) =>
-          (o?.all ? cb(null, [address]) : cb(null, address.address, address.family))) as unknown as LookupFunction,
+        lookup: ((
+          _h: string,
+          o: { all?: boolean },
+          cb: (err: NodeJS.ErrnoException | null, a: string | LookupAddress[], f?: number) => void,
+        ) => (o?.all ? cb(null, [address]) : cb(null, address.address, address.family))) as unknown as LookupFunction,
       });
       req.on('response', (res) => {
         // A body longer than the cap fails the read (announced by Content-Length, or counted as it arrives).
-        if (Number(res.headers['content-length'] ?? 0) > maxBytes) { res.destroy(); reject(tooLong(url)); return; }
+        if (Number(res.headers['content-length'] ?? 0) > maxBytes) {
+          res.destroy();
+          reject(tooLong(url));
+          return;
+        }
         resolveRes(res);
       });
       req.on('timeout', () => req.destroy(new OutboundBlocked(`no answer from ${url.host} within ${timeoutMs} ms`)));
@@ -122,12 +157,23 @@ export function createGuard(opts: GuardOptions) {
     let url = await check(req ? req.url : (input as string | URL));
     let method = (init.method ?? req?.method ?? 'GET').toUpperCase();
     const headers: Record<string, string> = {};
-    new Headers(init.headers ?? req?.headers ?? {}).forEach((v, k) => { headers[k] = v; });
-    let body: Buffer | undefined = init.body != null ? Buffer.from(await new Response(init.body as BodyInit).arrayBuffer())
-      : req && req.body ? Buffer.from(await req.arrayBuffer()) : undefined;
+    new Headers(init.headers ?? req?.headers ?? {}).forEach((v, k) => {
+      headers[k] = v;
+    });
+    let body: Buffer | undefined =
+      init.body != null
+        ? Buffer.from(await new Response(init.body as BodyInit).arrayBuffer())
+        : req && req.body
+          ? Buffer.from(await req.arrayBuffer())
+          : undefined;
     const manual = init.redirect === 'manual';
     for (let hop = 0; ; hop++) {
-      const res = await once(url.url, url.address, { method, headers, body, signal: init.signal ?? undefined }, opts.timeoutMs ?? 30_000);
+      const res = await once(
+        url.url,
+        url.address,
+        { method, headers, body, signal: init.signal ?? undefined },
+        opts.timeoutMs ?? 30_000,
+      );
       const status = res.statusCode ?? 502;
       const location = res.headers.location;
       if (status >= 300 && status < 400 && location && !manual) {
@@ -138,15 +184,26 @@ export function createGuard(opts: GuardOptions) {
         const from = url.url.origin;
         url = await check(new URL(location, url.url));
         // Credentials stay with the origin they were meant for (as fetch does): a redirect elsewhere loses them.
-        if (url.url.origin !== from) for (const h of ['authorization', 'cookie', 'proxy-authorization']) delete headers[h];
-        if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) { method = 'GET'; body = undefined; delete headers['content-type']; delete headers['content-length']; }
+        if (url.url.origin !== from)
+          for (const h of ['authorization', 'cookie', 'proxy-authorization']) delete headers[h];
+        if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
+          method = 'GET';
+          body = undefined;
+          delete headers['content-type'];
+          delete headers['content-length'];
+        }
         continue;
       }
       const out = new Headers();
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) for (const one of Array.isArray(v) ? v : [v]) out.append(k, one);
+      for (const [k, v] of Object.entries(res.headers))
+        if (v !== undefined) for (const one of Array.isArray(v) ? v : [v]) out.append(k, one);
       const nullBody = status === 204 || status === 304 || method === 'HEAD';
       if (nullBody) res.resume();
-      return new Response(nullBody ? null : cappedBody(url.url, res), { status, statusText: res.statusMessage, headers: out });
+      return new Response(nullBody ? null : cappedBody(url.url, res), {
+        status,
+        statusText: res.statusMessage,
+        headers: out,
+      });
     }
   }
 

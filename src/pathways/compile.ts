@@ -2,7 +2,15 @@
  * Compiles a pathway graph (either form) into the index-based graph the workflow interpreter walks. Compilation runs
  * outside the workflow (STYLE §8): the API compiles, the workflow receives the result as input. Pure and deterministic.
  */
-import { applyOverrides, branchHandles, canonicalType, isIndexGraph, type CompiledEdge, type CompiledGraph, type GraphOverrides } from './graph.js';
+import {
+  applyOverrides,
+  branchHandles,
+  canonicalType,
+  isIndexGraph,
+  type CompiledEdge,
+  type CompiledGraph,
+  type GraphOverrides,
+} from './graph.js';
 import { checkGraph, resolveGraph, type ValidationContext } from './validate.js';
 
 /** Options of compileGraph: the validation context plus optional per-node data overrides (POST /v1/pathways/compile). */
@@ -12,7 +20,11 @@ export interface CompileOptions extends ValidationContext {
 }
 
 /** `errors` are the validation errors (empty means the graph may run); `compiled` is always as complete as possible. */
-export interface CompileResult { compiled: CompiledGraph; errors: string[]; warnings: string[] }
+export interface CompileResult {
+  compiled: CompiledGraph;
+  errors: string[];
+  warnings: string[];
+}
 
 /**
  * Validates and compiles a graph of either form. Node index = position in the input node order, except that the
@@ -41,7 +53,10 @@ export function compileGraph(input: unknown, options: CompileOptions = {}): Comp
   const position = new Array<number>(nodes.length);
   order.forEach((old, i) => (position[old] = i));
 
-  const compiledNodes = order.map((i) => ({ type: canonicalType(nodes[i].type) ?? nodes[i].type, data: { ...nodes[i].data } }));
+  const compiledNodes = order.map((i) => ({
+    type: canonicalType(nodes[i].type) ?? nodes[i].type,
+    data: { ...nodes[i].data },
+  }));
   const buckets: CompiledEdge[][] = compiledNodes.map(() => []);
   for (const e of graph.edges) {
     const s = position[e.source];
@@ -68,7 +83,11 @@ export function compileGraph(input: unknown, options: CompileOptions = {}): Comp
  */
 export function normalizeCompiled(input: unknown, options: CompileOptions = {}): CompileResult {
   if (isIndexGraph(input)) return compileGraph(input, options);
-  return { compiled: { nodes: [], edges: [] }, errors: ['expected an index-based graph: nodes without ids, edges as [source, target, handle?]'], warnings: [] };
+  return {
+    compiled: { nodes: [], edges: [] },
+    errors: ['expected an index-based graph: nodes without ids, edges as [source, target, handle?]'],
+    warnings: [],
+  };
 }
 
 /** Alias of normalizeCompiled, under the name used in the jobs plan. */

@@ -66,7 +66,11 @@ export function nodeExpressionErrors(type: string, data: Record<string, unknown>
  * (`timeout` and `stack` options: errors D1012 and D1011); throws with the reason on an error,
  * a timeout or runaway recursion.
  */
-export async function evaluateTimeboxed(expression: string, context: Record<string, unknown>, limits = EXPRESSION_LIMITS): Promise<unknown> {
+export async function evaluateTimeboxed(
+  expression: string,
+  context: Record<string, unknown>,
+  limits = EXPRESSION_LIMITS,
+): Promise<unknown> {
   const options = { timeout: limits.timeoutMs, stack: limits.maxDepth };
   return jsonata(expression, options as Parameters<typeof jsonata>[1]).evaluate(context);
 }

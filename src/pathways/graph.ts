@@ -8,8 +8,19 @@ import { z } from 'zod';
 import { branchHandles, WHILE_DEFAULT_MAX_ITERATIONS, WHILE_MAX_ITERATIONS_CAP, type NodeType } from './walk.js';
 
 export {
-  BRANCH_HANDLES, DEFAULT_HUMAN_OPTIONS, ENTRY_TYPES, NODE_TYPE_ALIASES, NODE_TYPES, WHILE_DEFAULT_MAX_ITERATIONS, WHILE_MAX_ITERATIONS_CAP,
-  branchHandles, canonicalType, humanOptions, nextEdges, whileMaxIterations, type NodeType,
+  BRANCH_HANDLES,
+  DEFAULT_HUMAN_OPTIONS,
+  ENTRY_TYPES,
+  NODE_TYPE_ALIASES,
+  NODE_TYPES,
+  WHILE_DEFAULT_MAX_ITERATIONS,
+  WHILE_MAX_ITERATIONS_CAP,
+  branchHandles,
+  canonicalType,
+  humanOptions,
+  nextEdges,
+  whileMaxIterations,
+  type NodeType,
 } from './walk.js';
 
 // ---------------------------------------------------------------- node data contracts
@@ -20,74 +31,105 @@ const needs = (what: string) => (iss: { input?: unknown }) =>
   iss.input === undefined ? `missing; ${what}` : `${quote(iss.input)} is invalid; ${what}`;
 
 /** Any UUID-shaped id (no version check: ids minted elsewhere, e.g. fixtures, need not be v4). */
-export const NeuronId = z.string({ error: needs('expected a neuron UUID') })
+export const NeuronId = z
+  .string({ error: needs('expected a neuron UUID') })
   .regex(UUID_RE, { error: (iss) => `${quote(iss.input)} is not a UUID` });
 
 /** Nodes whose data is free-form (start, input): extra keys are kept for the editor. */
 export const FreeNodeData = z.looseObject({});
 
 /** `neuron`: runs one neuron. `message` is a template over the run context; omitted, the current value is sent. */
-export const NeuronNodeData = z.looseObject({
-  neuron_id: NeuronId.meta({ description: 'neuron to run; must exist in the caller workspace and brain' }),
-  message: z.string().optional().meta({ description: 'template for the message sent to the neuron' }),
-}).meta({ id: 'PathwayNeuronNodeData' });
+export const NeuronNodeData = z
+  .looseObject({
+    neuron_id: NeuronId.meta({ description: 'neuron to run; must exist in the caller workspace and brain' }),
+    message: z.string().optional().meta({ description: 'template for the message sent to the neuron' }),
+  })
+  .meta({ id: 'PathwayNeuronNodeData' });
 export type NeuronNodeData = z.infer<typeof NeuronNodeData>;
 
 /** `if`: evaluates `condition` and follows the `true` or `false` edge. */
-export const IfNodeData = z.looseObject({
-  condition: z.string({ error: needs('expected an expression string') }).min(1, 'must not be empty'),
-}).meta({ id: 'PathwayIfNodeData' });
+export const IfNodeData = z
+  .looseObject({
+    condition: z.string({ error: needs('expected an expression string') }).min(1, 'must not be empty'),
+  })
+  .meta({ id: 'PathwayIfNodeData' });
 export type IfNodeData = z.infer<typeof IfNodeData>;
 
 /** `while`: follows `body` while `condition` holds, at most `max_iterations` times per entry, then `done`. */
-export const WhileNodeData = z.looseObject({
-  condition: z.string({ error: needs('expected an expression string') }).min(1, 'must not be empty'),
-  max_iterations: z.int().min(1).max(WHILE_MAX_ITERATIONS_CAP).optional()
-    .meta({ description: `loop bound; default ${WHILE_DEFAULT_MAX_ITERATIONS}, hard cap ${WHILE_MAX_ITERATIONS_CAP}` }),
-}).meta({ id: 'PathwayWhileNodeData' });
+export const WhileNodeData = z
+  .looseObject({
+    condition: z.string({ error: needs('expected an expression string') }).min(1, 'must not be empty'),
+    max_iterations: z
+      .int()
+      .min(1)
+      .max(WHILE_MAX_ITERATIONS_CAP)
+      .optional()
+      .meta({
+        description: `loop bound; default ${WHILE_DEFAULT_MAX_ITERATIONS}, hard cap ${WHILE_MAX_ITERATIONS_CAP}`,
+      }),
+  })
+  .meta({ id: 'PathwayWhileNodeData' });
 export type WhileNodeData = z.infer<typeof WhileNodeData>;
 
 /** `classify`: asks a neuron (or a bare model) to pick one of `categories` and follows the edge of that name. */
-export const ClassifyNodeData = z.looseObject({
-  categories: z.array(z.string().min(1), { error: needs('expected a non-empty array of category names') })
-    .min(1, 'must list at least one category')
-    .refine((c) => new Set(c).size === c.length, 'category names must be unique'),
-  neuron_id: NeuronId.optional(),
-  model: z.string().min(1).optional().meta({ description: "'provider/model' used when no neuron_id is given" }),
-  input: z.string().optional().meta({ description: 'template for the text to classify; default the current value' }),
-}).meta({ id: 'PathwayClassifyNodeData' });
+export const ClassifyNodeData = z
+  .looseObject({
+    categories: z
+      .array(z.string().min(1), { error: needs('expected a non-empty array of category names') })
+      .min(1, 'must list at least one category')
+      .refine((c) => new Set(c).size === c.length, 'category names must be unique'),
+    neuron_id: NeuronId.optional(),
+    model: z.string().min(1).optional().meta({ description: "'provider/model' used when no neuron_id is given" }),
+    input: z.string().optional().meta({ description: 'template for the text to classify; default the current value' }),
+  })
+  .meta({ id: 'PathwayClassifyNodeData' });
 export type ClassifyNodeData = z.infer<typeof ClassifyNodeData>;
 
 /** `human` (alias `approval`): pauses the run until input arrives; the reply becomes the current value. */
-export const HumanNodeData = z.looseObject({
-  prompt: z.string().optional(),
-  title: z.string().optional(),
-  options: z.array(z.union([z.string(), z.looseObject({ label: z.string(), value: z.unknown().optional() })])).optional(),
-  expires_in_s: z.number().positive().optional().meta({ description: 'the wait fails after this many seconds' }),
-}).meta({ id: 'PathwayHumanNodeData' });
+export const HumanNodeData = z
+  .looseObject({
+    prompt: z.string().optional(),
+    title: z.string().optional(),
+    options: z
+      .array(z.union([z.string(), z.looseObject({ label: z.string(), value: z.unknown().optional() })]))
+      .optional(),
+    expires_in_s: z.number().positive().optional().meta({ description: 'the wait fails after this many seconds' }),
+  })
+  .meta({ id: 'PathwayHumanNodeData' });
 export type HumanNodeData = z.infer<typeof HumanNodeData>;
 
 /** `transform`: replaces the current value with an expression result or a rendered template. */
-export const TransformNodeData = z.looseObject({ expression: z.string().optional(), template: z.string().optional() })
+export const TransformNodeData = z
+  .looseObject({ expression: z.string().optional(), template: z.string().optional() })
   .meta({ id: 'PathwayTransformNodeData' });
 export type TransformNodeData = z.infer<typeof TransformNodeData>;
 
 /** `delay`: a durable timer of `seconds` or `ms` (one is required). */
-export const DelayNodeData = z.looseObject({ seconds: z.number().min(0).optional(), ms: z.number().min(0).optional() })
+export const DelayNodeData = z
+  .looseObject({ seconds: z.number().min(0).optional(), ms: z.number().min(0).optional() })
   .refine((d) => d.seconds !== undefined || d.ms !== undefined, 'seconds or ms is required')
   .meta({ id: 'PathwayDelayNodeData' });
 export type DelayNodeData = z.infer<typeof DelayNodeData>;
 
 /** `output` records the run result (the run continues along its edge, if any); `end` also stops the run. */
-export const OutputNodeData = z.looseObject({ value: z.string().optional().meta({ description: 'expression; default the current value' }) })
+export const OutputNodeData = z
+  .looseObject({ value: z.string().optional().meta({ description: 'expression; default the current value' }) })
   .meta({ id: 'PathwayOutputNodeData' });
 export type OutputNodeData = z.infer<typeof OutputNodeData>;
 
 /** The data contract of each canonical node type, used by validation and available to the interpreter. */
 export const NODE_DATA: Readonly<Record<NodeType, z.ZodType>> = {
-  start: FreeNodeData, input: FreeNodeData, neuron: NeuronNodeData, if: IfNodeData, while: WhileNodeData,
-  classify: ClassifyNodeData, human: HumanNodeData, transform: TransformNodeData, delay: DelayNodeData,
-  output: OutputNodeData, end: OutputNodeData,
+  start: FreeNodeData,
+  input: FreeNodeData,
+  neuron: NeuronNodeData,
+  if: IfNodeData,
+  while: WhileNodeData,
+  classify: ClassifyNodeData,
+  human: HumanNodeData,
+  transform: TransformNodeData,
+  delay: DelayNodeData,
+  output: OutputNodeData,
+  end: OutputNodeData,
 };
 
 // ---------------------------------------------------------------- id-based graph (stored pathways, editor)
@@ -95,25 +137,29 @@ export const NODE_DATA: Readonly<Record<NodeType, z.ZodType>> = {
 const NodeData = z.record(z.string(), z.unknown());
 
 /** A node of the id-based graph. Unknown keys (position, selected, …) are kept so editor round trips lose nothing. */
-export const GraphNode = z.looseObject({
-  id: z.string().min(1),
-  type: z.string().min(1),
-  data: NodeData.nullish().meta({ description: 'type-specific settings, see the Pathway*NodeData schemas' }),
-}).meta({ id: 'PathwayGraphNode' });
+export const GraphNode = z
+  .looseObject({
+    id: z.string().min(1),
+    type: z.string().min(1),
+    data: NodeData.nullish().meta({ description: 'type-specific settings, see the Pathway*NodeData schemas' }),
+  })
+  .meta({ id: 'PathwayGraphNode' });
 export type GraphNode = z.infer<typeof GraphNode>;
 
 /**
  * An edge of the id-based graph. The branch name is `handle`, or React Flow's `sourceHandle` when `handle` is absent
  * (`handle` wins when both are set). `label` is display text only and never selects a branch.
  */
-export const GraphEdge = z.looseObject({
-  id: z.string().nullish(),
-  source: z.string().min(1),
-  target: z.string().min(1),
-  handle: z.string().nullish(),
-  sourceHandle: z.string().nullish(),
-  label: z.string().nullish(),
-}).meta({ id: 'PathwayGraphEdge' });
+export const GraphEdge = z
+  .looseObject({
+    id: z.string().nullish(),
+    source: z.string().min(1),
+    target: z.string().min(1),
+    handle: z.string().nullish(),
+    sourceHandle: z.string().nullish(),
+    label: z.string().nullish(),
+  })
+  .meta({ id: 'PathwayGraphEdge' });
 export type GraphEdge = z.infer<typeof GraphEdge>;
 
 /** The branch an id-based edge takes (see GraphEdge), or undefined. */
@@ -122,10 +168,12 @@ export function edgeHandle(edge: Pick<GraphEdge, 'handle' | 'sourceHandle'>): st
 }
 
 /** Id-based graph as stored on a pathway and sent to POST /v1/pathways/validate; both lists default to empty. */
-export const IdGraph = z.object({
-  nodes: z.array(GraphNode).default([]),
-  edges: z.array(GraphEdge).default([]),
-}).meta({ id: 'PathwayIdGraph' });
+export const IdGraph = z
+  .object({
+    nodes: z.array(GraphNode).default([]),
+    edges: z.array(GraphEdge).default([]),
+  })
+  .meta({ id: 'PathwayIdGraph' });
 export type IdGraph = z.infer<typeof IdGraph>;
 /** What callers may send for an IdGraph (lists optional). */
 export type IdGraphInput = z.input<typeof IdGraph>;
@@ -133,21 +181,27 @@ export type IdGraphInput = z.input<typeof IdGraph>;
 // ---------------------------------------------------------------- index-based graph (compiled, inline jobs)
 
 /** A compiled node: its index is its array position; no id. */
-export const CompiledNode = z.object({ type: z.string().min(1), data: NodeData.default({}) }).meta({ id: 'PathwayCompiledNode' });
+export const CompiledNode = z
+  .object({ type: z.string().min(1), data: NodeData.default({}) })
+  .meta({ id: 'PathwayCompiledNode' });
 export type CompiledNode = z.infer<typeof CompiledNode>;
 
 /** `[source, target, handle?]`; target -1 is terminal. A null handle (JSON of `undefined`) means none. */
-export const CompiledEdge = z.tuple([z.int().min(-1), z.int().min(-1), z.string().nullish()]).meta({ id: 'PathwayCompiledEdge' });
+export const CompiledEdge = z
+  .tuple([z.int().min(-1), z.int().min(-1), z.string().nullish()])
+  .meta({ id: 'PathwayCompiledEdge' });
 export type CompiledEdge = z.infer<typeof CompiledEdge>;
 
 /**
  * The index-based graph the workflow interpreter walks. After compileGraph: node 0 is the entry, every node has its
  * outgoing edges (terminals as -1, handles only on branches), and types are canonical.
  */
-export const CompiledGraph = z.object({
-  nodes: z.array(CompiledNode).default([]),
-  edges: z.array(CompiledEdge).default([]),
-}).meta({ id: 'PathwayCompiledGraph' });
+export const CompiledGraph = z
+  .object({
+    nodes: z.array(CompiledNode).default([]),
+    edges: z.array(CompiledEdge).default([]),
+  })
+  .meta({ id: 'PathwayCompiledGraph' });
 export type CompiledGraph = z.infer<typeof CompiledGraph>;
 
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -178,7 +232,12 @@ export function toIdGraph(compiled: CompiledGraph): IdGraph {
       if (!node || handle === undefined || branchHandles(node.type, node.data) === null) return;
       needsEnd = true;
     }
-    edges.push({ id: `e${k}`, source: String(s), target: t === -1 ? 'end' : String(t), ...(handle !== undefined && { handle }) });
+    edges.push({
+      id: `e${k}`,
+      source: String(s),
+      target: t === -1 ? 'end' : String(t),
+      ...(handle !== undefined && { handle }),
+    });
   });
   if (needsEnd) nodes.push({ id: 'end', type: 'end', data: {} });
   return { nodes, edges };
@@ -195,7 +254,10 @@ type OverridableNode = { id?: unknown; data?: Record<string, unknown> | null };
  * the stored graph. A node is addressed by its string `id`, or by its index when it has none. Merging is shallow;
  * a key matching no node is reported, not ignored, so a typo is visible. Returns a new graph.
  */
-export function applyOverrides<G extends { nodes: readonly OverridableNode[] }>(graph: G, overrides: GraphOverrides): { graph: G; errors: string[] } {
+export function applyOverrides<G extends { nodes: readonly OverridableNode[] }>(
+  graph: G,
+  overrides: GraphOverrides,
+): { graph: G; errors: string[] } {
   const keyOf = (n: OverridableNode, i: number) => (typeof n.id === 'string' ? n.id : String(i));
   const keys = new Set(graph.nodes.map(keyOf));
   const errors: string[] = [];

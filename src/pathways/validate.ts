@@ -7,7 +7,16 @@
  */
 import type { z } from 'zod';
 import {
-  CompiledGraph, ENTRY_TYPES, IdGraph, NODE_DATA, NODE_TYPES, NeuronId, branchHandles, canonicalType, edgeHandle, isIndexGraph,
+  CompiledGraph,
+  ENTRY_TYPES,
+  IdGraph,
+  NODE_DATA,
+  NODE_TYPES,
+  NeuronId,
+  branchHandles,
+  canonicalType,
+  edgeHandle,
+  isIndexGraph,
   type NodeType,
 } from './graph.js';
 import { nodeExpressionErrors } from './expressions.js';
@@ -19,14 +28,30 @@ export interface ValidationContext {
 }
 
 /** Result of validateGraph: `valid` is false exactly when `errors` is non-empty; warnings never block a run. */
-export interface ValidationResult { valid: boolean; errors: string[]; warnings: string[] }
+export interface ValidationResult {
+  valid: boolean;
+  errors: string[];
+  warnings: string[];
+}
 
 /** A node after resolution; for index graphs `id` is the index as a string ("0", "1", …). */
-export interface ResolvedNode { id: string; type: string; data: Record<string, unknown> }
+export interface ResolvedNode {
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+}
 /** An edge after resolution: node indices, target -1 for terminal, `name` describes the edge in messages. */
-export interface ResolvedEdge { source: number; target: number; handle?: string; name: string }
+export interface ResolvedEdge {
+  source: number;
+  target: number;
+  handle?: string;
+  name: string;
+}
 /** The single shape every rule and the compiler work on. */
-export interface ResolvedGraph { nodes: ResolvedNode[]; edges: ResolvedEdge[] }
+export interface ResolvedGraph {
+  nodes: ResolvedNode[];
+  edges: ResolvedEdge[];
+}
 
 const issueText = (issues: readonly z.core.$ZodIssue[], prefix: string, root?: string) =>
   issues.map((i) => {
@@ -42,20 +67,23 @@ export function resolveGraph(input: unknown): { graph: ResolvedGraph; errors: st
   const errors: string[] = [];
   if (isIndexGraph(input)) {
     const parsed = CompiledGraph.safeParse(input);
-    if (!parsed.success) return { graph: { nodes: [], edges: [] }, errors: issueText(parsed.error.issues, 'invalid graph: ') };
+    if (!parsed.success)
+      return { graph: { nodes: [], edges: [] }, errors: issueText(parsed.error.issues, 'invalid graph: ') };
     const n = parsed.data.nodes.length;
     const nodes = parsed.data.nodes.map((node, i) => ({ id: String(i), type: node.type, data: node.data }));
     const edges: ResolvedEdge[] = [];
     parsed.data.edges.forEach(([source, target, handle], k) => {
       const name = `edge #${k} [${source}, ${target}]`;
       if (source < 0 || source >= n) errors.push(`${name}: source index ${source} is out of range (0..${n - 1})`);
-      else if (target >= n) errors.push(`${name}: target index ${target} is out of range (-1 for terminal, or 0..${n - 1})`);
+      else if (target >= n)
+        errors.push(`${name}: target index ${target} is out of range (-1 for terminal, or 0..${n - 1})`);
       else edges.push({ source, target, name, ...(handle != null && { handle }) });
     });
     return { graph: { nodes, edges }, errors };
   }
   const parsed = IdGraph.safeParse(input ?? {});
-  if (!parsed.success) return { graph: { nodes: [], edges: [] }, errors: issueText(parsed.error.issues, 'invalid graph: ') };
+  if (!parsed.success)
+    return { graph: { nodes: [], edges: [] }, errors: issueText(parsed.error.issues, 'invalid graph: ') };
   const index = new Map<string, number>();
   const nodes = parsed.data.nodes.map((node, i) => {
     const first = index.get(node.id);
@@ -71,7 +99,8 @@ export function resolveGraph(input: unknown): { graph: ResolvedGraph; errors: st
     if (source === undefined) errors.push(`${name}: source node "${e.source}" does not exist`);
     if (target === undefined) errors.push(`${name}: target node "${e.target}" does not exist`);
     const handle = edgeHandle(e);
-    if (source !== undefined && target !== undefined) edges.push({ source, target, name, ...(handle !== undefined && { handle }) });
+    if (source !== undefined && target !== undefined)
+      edges.push({ source, target, name, ...(handle !== undefined && { handle }) });
   });
   return { graph: { nodes, edges }, errors };
 }
@@ -91,7 +120,10 @@ export function validateGraph(input: unknown, ctx: ValidationContext = {}): Vali
  * a cycle that does not run through a while node's body edge. Warnings: empty graph; unreachable or isolated node;
  * handle on a non-branching edge; classify category without an edge; while body that never returns; no-op node data.
  */
-export function checkGraph(graph: ResolvedGraph, ctx: ValidationContext = {}): { entry: number; errors: string[]; warnings: string[] } {
+export function checkGraph(
+  graph: ResolvedGraph,
+  ctx: ValidationContext = {},
+): { entry: number; errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const warnings: string[] = [];
   const { nodes, edges } = graph;
@@ -117,11 +149,17 @@ export function checkGraph(graph: ResolvedGraph, ctx: ValidationContext = {}): {
     const parsed = NODE_DATA[type].safeParse(node.data);
     if (!parsed.success) errors.push(...issueText(parsed.error.issues, `${at} (${type}): `, 'data'));
     const neuronId = node.data.neuron_id;
-    const hasNeuron = (type === 'neuron' || type === 'classify') && typeof neuronId === 'string' && NeuronId.safeParse(neuronId).success;
+    const hasNeuron =
+      (type === 'neuron' || type === 'classify') &&
+      typeof neuronId === 'string' &&
+      NeuronId.safeParse(neuronId).success;
     if (hasNeuron && ctx.neuronIds && !ctx.neuronIds.has(neuronId) && !ctx.neuronIds.has(neuronId.toLowerCase())) {
-      errors.push(`${at} (${type}): data.neuron_id: foreign or missing neuron "${neuronId}" (not in this workspace and brain)`);
+      errors.push(
+        `${at} (${type}): data.neuron_id: foreign or missing neuron "${neuronId}" (not in this workspace and brain)`,
+      );
     }
-    if (type === 'human' && !node.data.prompt && !node.data.title) warnings.push(`${at} (human): no data.prompt or data.title; the reviewer sees no question`);
+    if (type === 'human' && !node.data.prompt && !node.data.title)
+      warnings.push(`${at} (human): no data.prompt or data.title; the reviewer sees no question`);
     if (type === 'transform' && node.data.expression === undefined && node.data.template === undefined) {
       warnings.push(`${at} (transform): no data.expression or data.template; the value passes through unchanged`);
     }
@@ -145,7 +183,8 @@ export function checkGraph(graph: ResolvedGraph, ctx: ValidationContext = {}): {
     const seen = reach(entry, out);
     nodes.forEach((_, i) => {
       if (seen.has(i)) return;
-      if (out[i].length === 0 && incoming[i] === 0) warnings.push(`node ${label(i)} is isolated (no edges) and never runs`);
+      if (out[i].length === 0 && incoming[i] === 0)
+        warnings.push(`node ${label(i)} is isolated (no edges) and never runs`);
       else warnings.push(`node ${label(i)} is not reachable from the start node ${label(entry)} and never runs`);
     });
   }
@@ -154,16 +193,20 @@ export function checkGraph(graph: ResolvedGraph, ctx: ValidationContext = {}): {
   const isBody = (e: ResolvedEdge) => canonicalType(nodes[e.source].type) === 'while' && e.handle === 'body';
   const acyclicOut = out.map((list) => list.filter((e) => !isBody(e)));
   for (const scc of cycles(acyclicOut)) {
-    errors.push(scc.length === 1
-      ? `node ${label(scc[0])} has an edge to itself; loops must go through a while node's body branch`
-      : `cycle through ${scc.map(label).join(', ')} does not pass through a while node's body branch; loops must use a while node`);
+    errors.push(
+      scc.length === 1
+        ? `node ${label(scc[0])} has an edge to itself; loops must go through a while node's body branch`
+        : `cycle through ${scc.map(label).join(', ')} does not pass through a while node's body branch; loops must use a while node`,
+    );
   }
 
   nodes.forEach((node, i) => {
     if (canonicalType(node.type) !== 'while') return;
     const body = out[i].find((e) => e.handle === 'body');
     if (body && (body.target < 0 || !reach(body.target, out).has(i))) {
-      warnings.push(`while node ${label(i)}: body branch never leads back to ${label(i)}, so the loop body runs at most once`);
+      warnings.push(
+        `while node ${label(i)}: body branch never leads back to ${label(i)}, so the loop body runs at most once`,
+      );
     }
   });
   return { entry, errors, warnings };
@@ -171,18 +214,28 @@ export function checkGraph(graph: ResolvedGraph, ctx: ValidationContext = {}): {
 
 /** Handle and fan-out rules for one node's outgoing edges. */
 function checkOutgoing(
-  type: string, data: Record<string, unknown>, at: string, list: ResolvedEdge[], label: (i: number) => string,
-  errors: string[], warnings: string[],
+  type: string,
+  data: Record<string, unknown>,
+  at: string,
+  list: ResolvedEdge[],
+  label: (i: number) => string,
+  errors: string[],
+  warnings: string[],
 ): void {
   const to = (e: ResolvedEdge) => (e.target < 0 ? 'terminal (-1)' : label(e.target));
   const handles = branchHandles(type, data);
   if (handles === null) {
     if (type === 'end' && list.length > 0) errors.push(`end ${at} has outgoing edges; end stops the run`);
     for (const e of list) {
-      if (e.handle !== undefined) warnings.push(`${at} (${type}): ${e.name} handle "${e.handle}" is ignored; only if, while and classify nodes branch`);
+      if (e.handle !== undefined)
+        warnings.push(
+          `${at} (${type}): ${e.name} handle "${e.handle}" is ignored; only if, while and classify nodes branch`,
+        );
     }
     if (list.length > 1 && type !== 'end') {
-      errors.push(`${at} (${type}) has ${list.length} outgoing edges (to ${list.map(to).join(', ')}); parallel fan-out is not supported, branch with if, while or classify`);
+      errors.push(
+        `${at} (${type}) has ${list.length} outgoing edges (to ${list.map(to).join(', ')}); parallel fan-out is not supported, branch with if, while or classify`,
+      );
     }
     return;
   }
@@ -194,14 +247,17 @@ function checkOutgoing(
   const counts = new Map<string, number>();
   for (const e of list) {
     if (e.handle === undefined) errors.push(`${type} ${at}: ${e.name} has no handle; expected ${what}`);
-    else if (!handles.includes(e.handle)) errors.push(`${type} ${at}: ${e.name} has handle "${e.handle}", which is not ${what}`);
+    else if (!handles.includes(e.handle))
+      errors.push(`${type} ${at}: ${e.name} has handle "${e.handle}", which is not ${what}`);
     else counts.set(e.handle, (counts.get(e.handle) ?? 0) + 1);
   }
   for (const h of handles) {
     const n = counts.get(h) ?? 0;
     if (n > 1) errors.push(`${type} ${at} has ${n} "${h}" edges; a branch leads to exactly one node`);
-    else if (n === 0 && type === 'classify') warnings.push(`classify ${at}: category "${h}" has no edge; that branch ends the run`);
-    else if (n === 0 && type === 'human') warnings.push(`human ${at}: answer "${h}" has no edge; that answer ends the run`);
+    else if (n === 0 && type === 'classify')
+      warnings.push(`classify ${at}: category "${h}" has no edge; that branch ends the run`);
+    else if (n === 0 && type === 'human')
+      warnings.push(`human ${at}: answer "${h}" has no edge; that answer ends the run`);
     else if (n === 0) errors.push(`${type} ${at} has no "${h}" edge`);
   }
 }

@@ -11,7 +11,19 @@
 import type { CompiledGraph } from './graph.js';
 
 /** Every node type a pathway may use. Anything else is rejected by validation, so the interpreter never meets it. */
-export const NODE_TYPES = ['start', 'input', 'neuron', 'if', 'while', 'classify', 'human', 'transform', 'delay', 'output', 'end'] as const;
+export const NODE_TYPES = [
+  'start',
+  'input',
+  'neuron',
+  'if',
+  'while',
+  'classify',
+  'human',
+  'transform',
+  'delay',
+  'output',
+  'end',
+] as const;
 /** A canonical node type (aliases resolved). */
 export type NodeType = (typeof NODE_TYPES)[number];
 
@@ -52,7 +64,13 @@ export const DEFAULT_HUMAN_OPTIONS = ['approve', 'reject'];
 export function humanOptions(data?: Record<string, unknown> | null): string[] {
   const opts = data?.options;
   if (!Array.isArray(opts) || opts.length === 0) return [...DEFAULT_HUMAN_OPTIONS];
-  const labels = opts.map((o) => (typeof o === 'string' ? o : o && typeof o === 'object' && typeof (o as { label?: unknown }).label === 'string' ? (o as { label: string }).label : ''));
+  const labels = opts.map((o) =>
+    typeof o === 'string'
+      ? o
+      : o && typeof o === 'object' && typeof (o as { label?: unknown }).label === 'string'
+        ? (o as { label: string }).label
+        : '',
+  );
   return [...new Set(labels.filter((l) => l !== ''))];
 }
 

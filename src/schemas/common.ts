@@ -4,10 +4,14 @@ import { ERROR_CODES, type ErrorCode } from '../errors.js';
 /** Shapes shared by every resource family. */
 export const Uuid = z.uuid({ message: 'must be a UUID' });
 export const IdParams = z.object({ id: Uuid });
-export const ErrorBody = z.object({
-  message: z.string().meta({ description: 'safe to show to the caller' }),
-  code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]).meta({ description: 'stable machine-readable code; see the error table in the API description' }),
-}).meta({ id: 'Error' });
+export const ErrorBody = z
+  .object({
+    message: z.string().meta({ description: 'safe to show to the caller' }),
+    code: z
+      .enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]])
+      .meta({ description: 'stable machine-readable code; see the error table in the API description' }),
+  })
+  .meta({ id: 'Error' });
 
 /**
  * limit/offset/cursor as query strings; each list route sets its own default limit. Every list
@@ -15,14 +19,23 @@ export const ErrorBody = z.object({
  */
 export const paging = (defaultLimit: number, max = 200) => ({
   limit: z.coerce.number().int().min(1).max(max).default(defaultLimit),
-  offset: z.coerce.number().int().min(0).default(0).meta({ description: 'rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages' }),
-  cursor: z.string().min(1).max(2000).optional().meta({ description: 'next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent)' }),
+  offset: z.coerce.number().int().min(0).default(0).meta({
+    description:
+      'rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages',
+  }),
+  cursor: z.string().min(1).max(2000).optional().meta({
+    description:
+      'next_cursor of the previous page: the page after it, the same cost at any depth (not combined with a non-zero offset); `first` starts cursor paging at the first page (on GET /v1/jobs and GET /v1/traces, whose bodies carry next_cursor and total_exact only when cursor is sent)',
+  }),
 });
 /** The paging fields of every list response, next to the list's own `total`, `limit`, `offset` (and `has_more` where it has one). */
 export const pageFields = {
   has_more: z.boolean().meta({ description: 'true when rows follow this page' }),
   next_cursor: z.string().nullable().meta({ description: 'pass as cursor for the next page; null on the last page' }),
-  total_exact: z.boolean().meta({ description: 'true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history)' }),
+  total_exact: z.boolean().meta({
+    description:
+      'true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history)',
+  }),
 };
 /**
  * The paging fields of the two lists whose body the API reference fixes (GET /v1/jobs: jobs, total,
@@ -35,13 +48,18 @@ export const optionalPageFields = {
   total_exact: pageFields.total_exact.optional(),
 };
 /** `total` of a list response (see total_exact). */
-export const PageTotal = z.number().meta({ description: 'rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false' });
+export const PageTotal = z.number().meta({
+  description:
+    'rows matching the filter: exact up to 1,000 (and on the last page of an offset walk), else a lower bound with total_exact false',
+});
 export const SortDirection = z.enum(['asc', 'desc']);
 export const IsoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date');
 /** Any JSON object supplied by a client (stored intact through the blob codec). */
 export const JsonObject = z.record(z.string(), z.unknown());
 /** 'true'/'1' query flags. */
-export const QueryBool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
+export const QueryBool = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
+  .transform((v) => v === true || v === 'true' || v === '1');
 /** X-Brain-Id header (routes marked (brain)). */
 export const BrainHeader = z.object({ 'x-brain-id': z.uuid({ message: 'X-Brain-Id must be a UUID' }) });
 export const SuccessBody = z.object({ success: z.literal(true) });

@@ -4,35 +4,76 @@ import { JsonObject, Uuid, paging, PageTotal, optionalPageFields } from './commo
 const JobState = z.enum(['pending', 'running', 'completed', 'failed', 'waiting', 'paused']);
 
 export const JobIdParams = z.object({ jobId: Uuid });
-export const JobListQuery = z.object({
-  pathway_id: Uuid.optional(), receptor_id: Uuid.optional(), neuron_id: Uuid.optional(), status: JobState.optional(), ...paging(20),
-}).meta({ id: 'JobListQuery' });
+export const JobListQuery = z
+  .object({
+    pathway_id: Uuid.optional(),
+    receptor_id: Uuid.optional(),
+    neuron_id: Uuid.optional(),
+    status: JobState.optional(),
+    ...paging(20),
+  })
+  .meta({ id: 'JobListQuery' });
 export type JobListQuery = z.infer<typeof JobListQuery>;
 export const JobStreamQuery = z.object({ after: z.string().optional() });
 
-export const Job = z.object({
-  job_id: z.string(), kind: z.string(), status: JobState, progress: z.number(), current_step: z.string().nullable(),
-  failedReason: z.string().optional(), result: z.unknown().optional(), waitingFor: JsonObject.optional(),
-  neuron_id: z.string().nullable(), pathway_id: z.string().nullable(), receptor_id: z.string().nullable(), trace_id: z.string().nullable(),
-  parent_job_id: z.string().nullable(),
-  created_at: z.string(), processed_at: z.string().nullable(), finished_at: z.string().nullable(),
-}).meta({ id: 'Job' });
-export const JobList = z.object({ jobs: z.array(Job), total: PageTotal, limit: z.number(), offset: z.number(), ...optionalPageFields });
-export const JobAccepted = z.object({ job_id: z.string(), status: z.literal('pending'), trace_id: z.string().nullable().optional() }).meta({ id: 'JobAccepted' });
+export const Job = z
+  .object({
+    job_id: z.string(),
+    kind: z.string(),
+    status: JobState,
+    progress: z.number(),
+    current_step: z.string().nullable(),
+    failedReason: z.string().optional(),
+    result: z.unknown().optional(),
+    waitingFor: JsonObject.optional(),
+    neuron_id: z.string().nullable(),
+    pathway_id: z.string().nullable(),
+    receptor_id: z.string().nullable(),
+    trace_id: z.string().nullable(),
+    parent_job_id: z.string().nullable(),
+    created_at: z.string(),
+    processed_at: z.string().nullable(),
+    finished_at: z.string().nullable(),
+  })
+  .meta({ id: 'Job' });
+export const JobList = z.object({
+  jobs: z.array(Job),
+  total: PageTotal,
+  limit: z.number(),
+  offset: z.number(),
+  ...optionalPageFields,
+});
+export const JobAccepted = z
+  .object({ job_id: z.string(), status: z.literal('pending'), trace_id: z.string().nullable().optional() })
+  .meta({ id: 'JobAccepted' });
 
 /** neuron_task_options: only trace_type (or its camel alias) is accepted; other persistence aliases are 400. */
-export const NeuronTaskOptions = z.object({
-  trace_type: z.enum(['thread', 'system']).optional(),
-  traceType: z.enum(['thread', 'system']).optional(),
-}).strict().refine((o) => !(o.trace_type && o.traceType && o.trace_type !== o.traceType), 'trace_type and traceType disagree');
+export const NeuronTaskOptions = z
+  .object({
+    trace_type: z.enum(['thread', 'system']).optional(),
+    traceType: z.enum(['thread', 'system']).optional(),
+  })
+  .strict()
+  .refine((o) => !(o.trace_type && o.traceType && o.trace_type !== o.traceType), 'trace_type and traceType disagree');
 
-export const InvokeBody = z.object({
-  message: z.string().max(200_000).optional(),
-  data: JsonObject.optional(),
-  trace_id: Uuid.optional(),
-  stream: z.boolean().default(false),
-  neuron_task_options: NeuronTaskOptions.optional(),
-  client_nonce: z.string().min(1).max(200).optional(),
-}).strict().refine((b) => b.message !== undefined || b.data !== undefined, 'message or data is required').meta({ id: 'InvokeBody' });
+export const InvokeBody = z
+  .object({
+    message: z.string().max(200_000).optional(),
+    data: JsonObject.optional(),
+    trace_id: Uuid.optional(),
+    stream: z.boolean().default(false),
+    neuron_task_options: NeuronTaskOptions.optional(),
+    client_nonce: z.string().min(1).max(200).optional(),
+  })
+  .strict()
+  .refine((b) => b.message !== undefined || b.data !== undefined, 'message or data is required')
+  .meta({ id: 'InvokeBody' });
 export type InvokeBody = z.infer<typeof InvokeBody>;
-export const InvokeAccepted = z.object({ job_id: z.string(), status: JobState.meta({ description: 'pending for a new run; the current status when client_nonce matched an earlier one' }), user_engram_id: z.string().nullable(), trace_id: z.string() });
+export const InvokeAccepted = z.object({
+  job_id: z.string(),
+  status: JobState.meta({
+    description: 'pending for a new run; the current status when client_nonce matched an earlier one',
+  }),
+  user_engram_id: z.string().nullable(),
+  trace_id: z.string(),
+});

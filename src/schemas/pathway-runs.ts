@@ -1,39 +1,51 @@
 import { z } from 'zod';
 import { JsonObject, Uuid } from './common.js';
 
-export const ExecuteBody = z.object({
-  input: JsonObject.optional(),
-  trace_id: Uuid.optional().meta({ description: 'pins engrams and interventions to an existing thread trace' }),
-  pathway_version: z.number().int().positive().optional().meta({ description: 'default: the head version' }),
-}).meta({ id: 'PathwayExecuteBody' });
+export const ExecuteBody = z
+  .object({
+    input: JsonObject.optional(),
+    trace_id: Uuid.optional().meta({ description: 'pins engrams and interventions to an existing thread trace' }),
+    pathway_version: z.number().int().positive().optional().meta({ description: 'default: the head version' }),
+  })
+  .meta({ id: 'PathwayExecuteBody' });
 export type ExecuteBody = z.infer<typeof ExecuteBody>;
 
 export const InlineGraph = z.object({ nodes: z.array(z.unknown()), edges: z.array(z.unknown()).optional() });
-export const JobCreateBody = z.object({
-  pathway_id: Uuid.optional(),
-  pathway: InlineGraph.optional().meta({ description: 'inline graph, id-based or index-based' }),
-  input: JsonObject.optional(),
-  data: JsonObject.optional(),
-  trace_id: Uuid.optional(),
-  pathway_version: z.number().int().positive().optional(),
-}).refine((b) => (b.pathway_id === undefined) !== (b.pathway === undefined), 'exactly one of pathway_id or pathway is required').meta({ id: 'JobCreateBody' });
+export const JobCreateBody = z
+  .object({
+    pathway_id: Uuid.optional(),
+    pathway: InlineGraph.optional().meta({ description: 'inline graph, id-based or index-based' }),
+    input: JsonObject.optional(),
+    data: JsonObject.optional(),
+    trace_id: Uuid.optional(),
+    pathway_version: z.number().int().positive().optional(),
+  })
+  .refine(
+    (b) => (b.pathway_id === undefined) !== (b.pathway === undefined),
+    'exactly one of pathway_id or pathway is required',
+  )
+  .meta({ id: 'JobCreateBody' });
 export type JobCreateBody = z.infer<typeof JobCreateBody>;
 
-export const JobInputBody = z.object({
-  workspace_id: Uuid.optional(),
-  input: z.object({
-    type: z.literal('intervention_response'),
-    interventionId: Uuid,
-    action: z.string().trim().min(1).max(100),
-    comment: z.string().max(10_000).optional(),
-    fields: JsonObject.optional(),
-  }),
-}).meta({ id: 'JobInputBody' });
+export const JobInputBody = z
+  .object({
+    workspace_id: Uuid.optional(),
+    input: z.object({
+      type: z.literal('intervention_response'),
+      interventionId: Uuid,
+      action: z.string().trim().min(1).max(100),
+      comment: z.string().max(10_000).optional(),
+      fields: JsonObject.optional(),
+    }),
+  })
+  .meta({ id: 'JobInputBody' });
 export type JobInputBody = z.infer<typeof JobInputBody>;
 
-export const ResumeBody = z.object({
-  action: z.string().trim().min(1).max(100).optional(),
-  comment: z.string().max(10_000).optional(),
-  fields: JsonObject.optional(),
-}).meta({ id: 'JobResumeBody' });
+export const ResumeBody = z
+  .object({
+    action: z.string().trim().min(1).max(100).optional(),
+    comment: z.string().max(10_000).optional(),
+    fields: JsonObject.optional(),
+  })
+  .meta({ id: 'JobResumeBody' });
 export type ResumeBody = z.infer<typeof ResumeBody>;

@@ -11,29 +11,54 @@
  */
 import usearch from 'usearch';
 
-export type SearchType = 'assets' | 'artifacts' | 'stakeholder_maps' | 'meetings' | 'action_plans' | 'receptors' | 'pathways' | 'neurons' | 'reflexes' | 'memories';
+export type SearchType =
+  | 'assets'
+  | 'artifacts'
+  | 'stakeholder_maps'
+  | 'meetings'
+  | 'action_plans'
+  | 'receptors'
+  | 'pathways'
+  | 'neurons'
+  | 'reflexes'
+  | 'memories';
 
 /** One searchable unit: a resource head (name, description) or a chunk of its text. */
 export interface IndexEntry {
   /** Unique in the workspace: the resource id for a head, the chunk id for a chunk. */
   id: string;
-  workspaceId: string; brainId: string | null; type: SearchType; resourceId: string;
-  title: string; description: string; text: string;
+  workspaceId: string;
+  brainId: string | null;
+  type: SearchType;
+  resourceId: string;
+  title: string;
+  description: string;
+  text: string;
   /** Folder path (assets, artifacts); '' elsewhere. */
   path: string;
-  isActive?: boolean; visibility?: string;
+  isActive?: boolean;
+  visibility?: string;
   /** Memories: owner and tags; traces they belong to. */
-  ownerType?: string | null; ownerId?: string | null; tags?: string[];
-  vector?: Float32Array | null; vectorModel?: string | null;
+  ownerType?: string | null;
+  ownerId?: string | null;
+  tags?: string[];
+  vector?: Float32Array | null;
+  vectorModel?: string | null;
   /** Memories: project and context from the metadata (recollection search filters). */
-  project?: string | null; context?: string | null;
+  project?: string | null;
+  context?: string | null;
   /** Chunks: their position in the resource's text. */
   chunkIndex?: number;
   /** Where the resource is read through the API, its path in the type's listing (`neurons/<name>`), and its last change (ms). */
-  url: string; displayPath: string; updatedAt: number;
+  url: string;
+  displayPath: string;
+  updatedAt: number;
 }
 
-export interface Scored { entry: IndexEntry; score: number }
+export interface Scored {
+  entry: IndexEntry;
+  score: number;
+}
 export type EntryFilter = (e: IndexEntry) => boolean;
 
 const WORD = /[\p{L}\p{N}]+/gu;
@@ -45,7 +70,9 @@ const B = 0.75;
 
 /** The top `k` of scored items, best first (ties by id, so orders are stable). */
 function topK<T extends { score: number; entry: IndexEntry }>(items: T[], k: number): T[] {
-  return items.sort((a, b) => b.score - a.score || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0)).slice(0, k);
+  return items
+    .sort((a, b) => b.score - a.score || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0))
+    .slice(0, k);
 }
 
 /** One term's postings: slots and term frequencies in growable typed arrays; `df` counts live entries. */
@@ -56,8 +83,12 @@ class Posting {
   df = 0;
   push(slot: number, tf: number) {
     if (this.count === this.slots.length) {
-      const slots = new Int32Array(this.count * 2); slots.set(this.slots); this.slots = slots;
-      const tfs = new Uint16Array(this.count * 2); tfs.set(this.tfs); this.tfs = tfs;
+      const slots = new Int32Array(this.count * 2);
+      slots.set(this.slots);
+      this.slots = slots;
+      const tfs = new Uint16Array(this.count * 2);
+      tfs.set(this.tfs);
+      this.tfs = tfs;
     }
     this.slots[this.count] = slot;
     this.tfs[this.count] = Math.min(tf, 65535);
@@ -69,12 +100,14 @@ class Posting {
 /** Term frequencies of an entry; the title counts twice (a word in a name says more than one in a body). */
 function termFrequencies(e: IndexEntry): Map<string, number> {
   const tf = new Map<string, number>();
-  for (const part of [e.title, e.title, e.description, e.text]) for (const t of tokenize(part)) tf.set(t, (tf.get(t) ?? 0) + 1);
+  for (const part of [e.title, e.title, e.description, e.text])
+    for (const t of tokenize(part)) tf.set(t, (tf.get(t) ?? 0) + 1);
   return tf;
 }
 
 /** Ranks before `other`: a higher score, or the same score and a smaller id. */
-const better = (score: number, id: string, other: Scored) => score > other.score || (score === other.score && id < other.entry.id);
+const better = (score: number, id: string, other: Scored) =>
+  score > other.score || (score === other.score && id < other.entry.id);
 
 /** The vectors of one model in a shard: row `slot` of one contiguous matrix (zeros where no entry is). */
 class VectorTable {
@@ -82,7 +115,9 @@ class VectorTable {
   has = new Uint8Array(0);
   used = 0;
   live = 0;
-  constructor(readonly dim: number) { this.data = new Float32Array(0); }
+  constructor(readonly dim: number) {
+    this.data = new Float32Array(0);
+  }
 
   set(slot: number, v: Float32Array) {
     if (v.length !== this.dim) return;
@@ -135,7 +170,9 @@ class Shard {
   private acc = new Float64Array(0);
   private hitCount = new Uint16Array(0);
 
-  get size() { return this.live; }
+  get size() {
+    return this.live;
+  }
 
   add(e: IndexEntry) {
     this.remove(e.id);
@@ -153,7 +190,11 @@ class Shard {
       p.push(slot, n);
       length += n;
     }
-    if (slot >= this.lengths.length) { const l = new Uint32Array(this.lengths.length * 2); l.set(this.lengths); this.lengths = l; }
+    if (slot >= this.lengths.length) {
+      const l = new Uint32Array(this.lengths.length * 2);
+      l.set(this.lengths);
+      this.lengths = l;
+    }
     this.lengths[slot] = length;
     this.totalLength += length;
     this.live++;
@@ -212,12 +253,24 @@ class Shard {
     const n = this.live;
     const avgdl = this.totalLength / n || 1;
     const cap = this.entries.length;
-    if (this.acc.length < cap) { this.acc = new Float64Array(cap * 2); this.hitCount = new Uint16Array(cap * 2); }
+    if (this.acc.length < cap) {
+      this.acc = new Float64Array(cap * 2);
+      this.hitCount = new Uint16Array(cap * 2);
+    }
     const { acc, hitCount } = this;
     const touched: number[] = [];
     for (const t of distinct) {
       const p = this.postings.get(t);
-      if (!p) { if (all) { for (const slot of touched) { acc[slot] = 0; hitCount[slot] = 0; } return []; } continue; }
+      if (!p) {
+        if (all) {
+          for (const slot of touched) {
+            acc[slot] = 0;
+            hitCount[slot] = 0;
+          }
+          return [];
+        }
+        continue;
+      }
       const idf = Math.log(1 + (n - p.df + 0.5) / (p.df + 0.5));
       const norm = K1 * (1 - B);
       const perLength = (K1 * B) / avgdl;
@@ -244,8 +297,12 @@ class Shard {
       if (best.length >= limit && !better(sc, e.id, best[best.length - 1])) continue;
       if (!filter(e)) continue;
       let i = best.length;
-      if (best.length < limit) best.push({ entry: e, score: sc }); else i = best.length - 1;
-      while (i > 0 && better(sc, e.id, best[i - 1])) { best[i] = best[i - 1]; i--; }
+      if (best.length < limit) best.push({ entry: e, score: sc });
+      else i = best.length - 1;
+      while (i > 0 && better(sc, e.id, best[i - 1])) {
+        best[i] = best[i - 1];
+        i--;
+      }
       best[i] = { entry: e, score: sc };
     }
     return best;
@@ -262,7 +319,13 @@ class Shard {
     const rows = table.used;
     const candidates = Math.min(rows, Math.max(limit * 4, 64));
     const out: Scored[] = [];
-    const found = usearch.exactSearch(table.data.subarray(0, rows * table.dim), q, table.dim, candidates, usearch.MetricKind.IP);
+    const found = usearch.exactSearch(
+      table.data.subarray(0, rows * table.dim),
+      q,
+      table.dim,
+      candidates,
+      usearch.MetricKind.IP,
+    );
     for (const key of found.keys) {
       const slot = Number(key);
       const e = pass(slot);
@@ -300,21 +363,27 @@ export function createMemoryIndex() {
       s.removeResource(resourceId);
       for (const e of entries) s.add(e);
     },
-    removeResource(workspaceId: string, resourceId: string) { shards.get(workspaceId)?.removeResource(resourceId); },
+    removeResource(workspaceId: string, resourceId: string) {
+      shards.get(workspaceId)?.removeResource(resourceId);
+    },
     lexical(workspaceId: string, terms: string[], filter: EntryFilter, limit: number, all = false) {
       return shards.get(workspaceId)?.lexical(terms, filter, limit, all) ?? [];
     },
     vector(workspaceId: string, q: Float32Array, model: string, filter: EntryFilter, limit: number) {
       return shards.get(workspaceId)?.vector(q, model, filter, limit) ?? [];
     },
-    scan(workspaceId: string, filter: EntryFilter): IndexEntry[] { return [...(shards.get(workspaceId)?.scan(filter) ?? [])]; },
+    scan(workspaceId: string, filter: EntryFilter): IndexEntry[] {
+      return [...(shards.get(workspaceId)?.scan(filter) ?? [])];
+    },
     size(workspaceId?: string) {
       if (workspaceId) return shards.get(workspaceId)?.size ?? 0;
       let n = 0;
       for (const s of shards.values()) n += s.size;
       return n;
     },
-    clear() { shards.clear(); },
+    clear() {
+      shards.clear();
+    },
   };
 }
 export type MemoryIndex = ReturnType<typeof createMemoryIndex>;

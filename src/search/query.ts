@@ -2,7 +2,17 @@ import { validationError } from '../errors.js';
 import { tokenize, type IndexEntry, type SearchType } from './memory-index.js';
 
 /** The searchable types of document 2 (the default bundle of the async search), in its order. */
-export const SEARCH_TYPES = ['assets', 'artifacts', 'stakeholder_maps', 'meetings', 'action_plans', 'receptors', 'pathways', 'neurons', 'reflexes'] as const satisfies readonly SearchType[];
+export const SEARCH_TYPES = [
+  'assets',
+  'artifacts',
+  'stakeholder_maps',
+  'meetings',
+  'action_plans',
+  'receptors',
+  'pathways',
+  'neurons',
+  'reflexes',
+] as const satisfies readonly SearchType[];
 /** Grep and browse also reach memories (matched on content, like artifacts). */
 export const LISTABLE_TYPES = [...SEARCH_TYPES, 'memories'] as const satisfies readonly SearchType[];
 
@@ -16,25 +26,43 @@ export const HAS_PATH = new Set<SearchType>(['assets', 'artifacts']);
 export const CONTENT_GREP = new Set<SearchType>(['memories', 'artifacts']);
 
 const ALIASES: Record<string, SearchType> = {
-  asset: 'assets', artifact: 'artifacts', stakeholder_map: 'stakeholder_maps', 'stakeholder-maps': 'stakeholder_maps', meeting: 'meetings',
-  action_plan: 'action_plans', 'action-plans': 'action_plans', receptor: 'receptors', pathway: 'pathways', neuron: 'neurons', reflex: 'reflexes', memory: 'memories',
+  asset: 'assets',
+  artifact: 'artifacts',
+  stakeholder_map: 'stakeholder_maps',
+  'stakeholder-maps': 'stakeholder_maps',
+  meeting: 'meetings',
+  action_plan: 'action_plans',
+  'action-plans': 'action_plans',
+  receptor: 'receptors',
+  pathway: 'pathways',
+  neuron: 'neurons',
+  reflex: 'reflexes',
+  memory: 'memories',
 };
 
 /** A type name as callers write it (plural, singular or dashed) → the type, or a 400 naming the valid ones. */
 export function typeOf(name: string, allowed: readonly SearchType[] = LISTABLE_TYPES, field = 'type'): SearchType {
   const n = name.trim().toLowerCase();
   const t = (allowed as readonly string[]).includes(n) ? (n as SearchType) : ALIASES[n];
-  if (!t || !allowed.includes(t)) throw validationError(`${field}: unknown type "${name}"; one of ${allowed.join(', ')}`);
+  if (!t || !allowed.includes(t))
+    throw validationError(`${field}: unknown type "${name}"; one of ${allowed.join(', ')}`);
   return t;
 }
 
-export interface ParsedQuery { type: SearchType; pattern: string; listOnly: boolean }
+export interface ParsedQuery {
+  type: SearchType;
+  pattern: string;
+  listOnly: boolean;
+}
 
 /**
  * `type`, `type/` (list the type), `type/pattern` (search it) or, for search, a bare term (a
  * neuron search). A bare word that names a type lists it, as in grep.
  */
-export function parseQuery(query: string, opts: { bareTerm: 'neurons' | 'type'; allowed?: readonly SearchType[] }): ParsedQuery {
+export function parseQuery(
+  query: string,
+  opts: { bareTerm: 'neurons' | 'type'; allowed?: readonly SearchType[] },
+): ParsedQuery {
   const q = query.trim();
   if (!q) throw validationError('query: must not be empty');
   const slash = q.indexOf('/');
@@ -71,16 +99,27 @@ export function snippetOf(text: string, needles: string[], width = 200): string 
   for (const n of needles) {
     if (!n) continue;
     const i = lower.indexOf(n.toLowerCase());
-    if (i >= 0 && (at < 0 || i < at)) { at = i; len = n.length; }
+    if (i >= 0 && (at < 0 || i < at)) {
+      at = i;
+      len = n.length;
+    }
   }
-  if (at < 0 || flat.length <= width) return flat.length <= width ? flat : `${flat.slice(0, width).replace(/\s+\S*$/, '')}…`;
+  if (at < 0 || flat.length <= width)
+    return flat.length <= width ? flat : `${flat.slice(0, width).replace(/\s+\S*$/, '')}…`;
   let start = Math.max(0, at - Math.floor((width - len) / 2));
   let end = Math.min(flat.length, start + width);
   start = Math.max(0, end - width);
-  if (start > 0) { const sp = flat.indexOf(' ', start); if (sp >= 0 && sp < at) start = sp + 1; }
-  if (end < flat.length) { const sp = flat.lastIndexOf(' ', end); if (sp > at + len) end = sp; }
+  if (start > 0) {
+    const sp = flat.indexOf(' ', start);
+    if (sp >= 0 && sp < at) start = sp + 1;
+  }
+  if (end < flat.length) {
+    const sp = flat.lastIndexOf(' ', end);
+    if (sp > at + len) end = sp;
+  }
   return `${start > 0 ? '…' : ''}${flat.slice(start, end)}${end < flat.length ? '…' : ''}`;
 }
 
 /** The words a snippet should show: the pattern's words, then the AND terms. */
-export const needlesOf = (pattern: string, terms: string[]): string[] => [pattern.trim(), ...tokenize(pattern), ...terms].filter((s) => s.length > 0);
+export const needlesOf = (pattern: string, terms: string[]): string[] =>
+  [pattern.trim(), ...tokenize(pattern), ...terms].filter((s) => s.length > 0);

@@ -4,13 +4,24 @@ import { fuseRrf, type EntryFilter, type IndexEntry, type MemoryIndex, type Scor
 export interface HitExplain {
   lexical: { rank: number; score: number } | null;
   vector: { rank: number; similarity: number } | null;
-  fused: number; k: number; weights: { lexical: number; vector: number };
+  fused: number;
+  k: number;
+  weights: { lexical: number; vector: number };
   /** Kept although below the threshold, because the lexical leg matched it. */
   kept_by_lexical?: boolean;
 }
-export interface RankedHit { entry: IndexEntry; score: number; similarity: number; explain: HitExplain }
+export interface RankedHit {
+  entry: IndexEntry;
+  score: number;
+  similarity: number;
+  explain: HitExplain;
+}
 
-const dot = (a: Float32Array, b: Float32Array) => { let s = 0; for (let i = 0; i < a.length; i++) s += a[i] * b[i]; return s; };
+const dot = (a: Float32Array, b: Float32Array) => {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+};
 
 /**
  * The one ranking path of search, recollection search and the bench (docs/search.md, Ranking):
@@ -19,14 +30,30 @@ const dot = (a: Float32Array, b: Float32Array) => { let s = 0; for (let i = 0; i
  * marked); then one hit per resource, its best entry. `similarity` is the cosine with the query
  * when the entry has a vector of the query's model, else the BM25 score relative to the best hit.
  */
-export function rankEntries(index: MemoryIndex, o: {
-  workspaceId: string; terms: string[]; query: { vector: Float32Array; model: string } | null; filter: EntryFilter; depth: number;
-  lexical: boolean; k: number; weights: { lexical: number; vector: number }; threshold?: number;
-}): RankedHit[] {
+export function rankEntries(
+  index: MemoryIndex,
+  o: {
+    workspaceId: string;
+    terms: string[];
+    query: { vector: Float32Array; model: string } | null;
+    filter: EntryFilter;
+    depth: number;
+    lexical: boolean;
+    k: number;
+    weights: { lexical: number; vector: number };
+    threshold?: number;
+  },
+): RankedHit[] {
   const q = o.query;
   const lexical: Scored[] = o.lexical ? index.lexical(o.workspaceId, o.terms, o.filter, o.depth) : [];
   const vector: Scored[] = q ? index.vector(o.workspaceId, q.vector, q.model, o.filter, o.depth) : [];
-  const fused = fuseRrf([{ name: 'lexical', hits: lexical, weight: o.weights.lexical }, { name: 'vector', hits: vector, weight: o.weights.vector }], o.k);
+  const fused = fuseRrf(
+    [
+      { name: 'lexical', hits: lexical, weight: o.weights.lexical },
+      { name: 'vector', hits: vector, weight: o.weights.vector },
+    ],
+    o.k,
+  );
   const lexScore = new Map(lexical.map((h) => [h.entry.id, h.score]));
   const vecScore = new Map(vector.map((h) => [h.entry.id, h.score]));
   const topLexical = lexical[0]?.score ?? 1;
@@ -34,12 +61,18 @@ export function rankEntries(index: MemoryIndex, o: {
   const out: RankedHit[] = [];
   for (const f of fused) {
     const e = f.entry;
-    const sim = vecScore.get(e.id) ?? (q && e.vector && e.vectorModel === q.model && e.vector.length === q.vector.length ? dot(q.vector, e.vector) : null);
+    const sim =
+      vecScore.get(e.id) ??
+      (q && e.vector && e.vectorModel === q.model && e.vector.length === q.vector.length
+        ? dot(q.vector, e.vector)
+        : null);
     const similarity = sim ?? (lexScore.has(e.id) ? lexScore.get(e.id)! / topLexical : 0);
     const explain: HitExplain = {
       lexical: f.ranks.lexical ? { rank: f.ranks.lexical, score: lexScore.get(e.id)! } : null,
       vector: f.ranks.vector ? { rank: f.ranks.vector, similarity: vecScore.get(e.id)! } : null,
-      fused: f.score, k: o.k, weights: o.weights,
+      fused: f.score,
+      k: o.k,
+      weights: o.weights,
     };
     if (o.threshold !== undefined && sim !== null && sim < o.threshold) {
       if (!f.ranks.lexical) continue;

@@ -30,7 +30,15 @@ const KEY_CACHE_MS = 5_000;
 /** last_used_at is a coarse signal: written at most once a minute per key, never on every request. */
 const LAST_USED_WRITE_MS = 60_000;
 
-export function createAuthService({ config, repo, recent }: { config: Config; repo: WorkspaceRepo; recent: RecentCredentials }) {
+export function createAuthService({
+  config,
+  repo,
+  recent,
+}: {
+  config: Config;
+  repo: WorkspaceRepo;
+  recent: RecentCredentials;
+}) {
   const secret = new TextEncoder().encode(config.JWT_SECRET);
   const keyCache = new Map<string, { key: ApiKeyDoc; until: number }>();
   const lastUsedWrite = new Map<string, number>();
@@ -56,7 +64,11 @@ export function createAuthService({ config, repo, recent }: { config: Config; re
     }
     // The key acts for the user who created it (per-resource roles apply as to that user), with the roles it was given.
     return {
-      workspaceId: key.workspaceId, userId: key.createdBy, apiKeyId: key._id, roles: toRoles(key.roles), credential: 'api_key',
+      workspaceId: key.workspaceId,
+      userId: key.createdBy,
+      apiKeyId: key._id,
+      roles: toRoles(key.roles),
+      credential: 'api_key',
       ...(key.rateLimit ? { rateLimit: key.rateLimit } : {}),
     };
   }
@@ -70,8 +82,18 @@ export function createAuthService({ config, repo, recent }: { config: Config; re
       throw authRequired('Invalid or expired token');
     }
     // A JWT for a workspace the platform has not seen yet provisions it (DESIGN.md, Contract).
-    await repo.ensureWorkspace(claims.workspace_id, `ws-${claims.workspace_id.slice(0, 8)}`, `Workspace ${claims.workspace_id.slice(0, 8)}`);
-    return { workspaceId: claims.workspace_id, userId: claims.sub, apiKeyId: null, roles: toRoles(claims.roles), credential: 'jwt' };
+    await repo.ensureWorkspace(
+      claims.workspace_id,
+      `ws-${claims.workspace_id.slice(0, 8)}`,
+      `Workspace ${claims.workspace_id.slice(0, 8)}`,
+    );
+    return {
+      workspaceId: claims.workspace_id,
+      userId: claims.sub,
+      apiKeyId: null,
+      roles: toRoles(claims.roles),
+      credential: 'jwt',
+    };
   }
 
   return {
@@ -100,17 +122,32 @@ export function createAuthService({ config, repo, recent }: { config: Config; re
     /** Signs a JWT (used by tests and tooling; dashboards receive theirs from an identity provider). */
     async signJwt(claims: { sub: string; workspace_id: string; roles: string[] }, expiresIn = '1h'): Promise<string> {
       return new SignJWT({ workspace_id: claims.workspace_id, roles: claims.roles })
-        .setProtectedHeader({ alg: 'HS256' }).setSubject(claims.sub).setIssuedAt().setExpirationTime(expiresIn).sign(secret);
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(claims.sub)
+        .setIssuedAt()
+        .setExpirationTime(expiresIn)
+        .sign(secret);
     },
 
     /** Creates a key in the caller's workspace; it may carry at most the caller's roles. */
-    async createApiKey(scope: Scope, input: { name: string; roles?: Role[] }): Promise<{ doc: ApiKeyDoc; secret: string }> {
+    async createApiKey(
+      scope: Scope,
+      input: { name: string; roles?: Role[] },
+    ): Promise<{ doc: ApiKeyDoc; secret: string }> {
       const roles = input.roles ?? ['member'];
       for (const r of roles) if (r !== 'member' && !hasRole(scope, r)) throw forbidden(`Cannot grant role ${r}`);
       const secretValue = newApiKeySecret();
       const doc: ApiKeyDoc = {
-        _id: randomUUID(), workspaceId: scope.workspaceId, name: input.name, hash: hashApiKey(secretValue),
-        prefix: secretValue.slice(0, 10), roles, createdBy: scope.userId, createdAt: new Date(), lastUsedAt: null, revokedAt: null,
+        _id: randomUUID(),
+        workspaceId: scope.workspaceId,
+        name: input.name,
+        hash: hashApiKey(secretValue),
+        prefix: secretValue.slice(0, 10),
+        roles,
+        createdBy: scope.userId,
+        createdAt: new Date(),
+        lastUsedAt: null,
+        revokedAt: null,
       };
       await repo.apiKeys.insertOne(doc);
       recent.remember('key', doc.hash); // a new key is recognised at once, before its first use
@@ -118,23 +155,39 @@ export function createAuthService({ config, repo, recent }: { config: Config; re
     },
 
     /** Admins see every key of the workspace; a member sees the keys they created. */
-    listApiKeys: (scope: Scope, q: PageQuery) => page(repo.apiKeys, {
-      workspaceId: scope.workspaceId, revokedAt: null, ...(hasRole(scope, 'workspace_admin') ? {} : { createdBy: scope.userId ?? '(none)' }),
-    }, { field: 'createdAt', dir: -1 }, q),
+    listApiKeys: (scope: Scope, q: PageQuery) =>
+      page(
+        repo.apiKeys,
+        {
+          workspaceId: scope.workspaceId,
+          revokedAt: null,
+          ...(hasRole(scope, 'workspace_admin') ? {} : { createdBy: scope.userId ?? '(none)' }),
+        },
+        { field: 'createdAt', dir: -1 },
+        q,
+      ),
 
     /** A member may revoke their own keys; only an admin may revoke another user's key (docs/roles.md). */
     async revokeApiKey(scope: Scope, id: string): Promise<void> {
       const key = await findById(repo.apiKeys, id, { workspaceId: scope.workspaceId, revokedAt: null });
       if (!key) throw notFound('API key');
-      if (!hasRole(scope, 'workspace_admin') && (key.createdBy === null || key.createdBy !== scope.userId)) throw forbidden("Only an admin may revoke another user's key");
+      if (!hasRole(scope, 'workspace_admin') && (key.createdBy === null || key.createdBy !== scope.userId))
+        throw forbidden("Only an admin may revoke another user's key");
       await repo.apiKeys.updateOne({ _id: id, workspaceId: scope.workspaceId }, { $set: { revokedAt: new Date() } });
       for (const [hash, entry] of keyCache) if (entry.key._id === id) keyCache.delete(hash);
       recent.forget('key', key.hash);
     },
 
     /** Admin: sets (or clears, with null) a key's own request limit. */
-    async setKeyRateLimit(scope: Scope, id: string, limit: { points: number; durationS: number } | null): Promise<ApiKeyDoc> {
-      const res = await repo.apiKeys.updateOne({ _id: id, workspaceId: scope.workspaceId, revokedAt: null }, { $set: { rateLimit: limit } });
+    async setKeyRateLimit(
+      scope: Scope,
+      id: string,
+      limit: { points: number; durationS: number } | null,
+    ): Promise<ApiKeyDoc> {
+      const res = await repo.apiKeys.updateOne(
+        { _id: id, workspaceId: scope.workspaceId, revokedAt: null },
+        { $set: { rateLimit: limit } },
+      );
       if (res.matchedCount === 0) throw notFound('API key');
       for (const [hash, entry] of keyCache) if (entry.key._id === id) keyCache.delete(hash);
       return (await repo.apiKeys.findOne({ _id: id }))!;
@@ -145,7 +198,11 @@ export function createAuthService({ config, repo, recent }: { config: Config; re
       if (patch.slug !== undefined && (!SLUG_RE.test(patch.slug) || z.uuid().safeParse(patch.slug).success)) {
         throw validationError('slug: lowercase letters, digits and dashes, 1-64 characters, not a UUID');
       }
-      const set = { ...(patch.slug !== undefined ? { slug: patch.slug } : {}), ...(patch.name !== undefined ? { name: patch.name } : {}), updatedAt: new Date() };
+      const set = {
+        ...(patch.slug !== undefined ? { slug: patch.slug } : {}),
+        ...(patch.name !== undefined ? { name: patch.name } : {}),
+        updatedAt: new Date(),
+      };
       if (patch.slug !== undefined) {
         const taken = await repo.workspaces.findOne({ slug: patch.slug, _id: { $ne: scope.workspaceId } });
         if (taken) throw conflict(`slug ${patch.slug} is taken`);
@@ -161,7 +218,12 @@ export function createAuthService({ config, repo, recent }: { config: Config; re
      * `npm run up` can print a key that works on a fresh database.
      */
     async bootstrap(): Promise<void> {
-      if (config.BOOTSTRAP_WORKSPACE_ID) await this.bootstrapWith({ workspaceId: config.BOOTSTRAP_WORKSPACE_ID, brainId: config.BOOTSTRAP_BRAIN_ID, apiKey: config.BOOTSTRAP_API_KEY });
+      if (config.BOOTSTRAP_WORKSPACE_ID)
+        await this.bootstrapWith({
+          workspaceId: config.BOOTSTRAP_WORKSPACE_ID,
+          brainId: config.BOOTSTRAP_BRAIN_ID,
+          apiKey: config.BOOTSTRAP_API_KEY,
+        });
     },
 
     /** The reconciliation behind bootstrap(): a 409 AppError names what to change when the store disagrees. */
@@ -171,18 +233,38 @@ export function createAuthService({ config, repo, recent }: { config: Config; re
       if (brain) {
         const other = await repo.brains.findOne({ _id: brain });
         if (other && other.workspaceId !== ws) {
-          throw new AppError('CONFLICT', 409, `BOOTSTRAP_BRAIN_ID ${brain} is a brain of workspace ${other.workspaceId}, not of BOOTSTRAP_WORKSPACE_ID ${ws}: unset BOOTSTRAP_BRAIN_ID or set BOOTSTRAP_WORKSPACE_ID=${other.workspaceId}`);
+          throw new AppError(
+            'CONFLICT',
+            409,
+            `BOOTSTRAP_BRAIN_ID ${brain} is a brain of workspace ${other.workspaceId}, not of BOOTSTRAP_WORKSPACE_ID ${ws}: unset BOOTSTRAP_BRAIN_ID or set BOOTSTRAP_WORKSPACE_ID=${other.workspaceId}`,
+          );
         }
         await repo.ensureBrain(ws, brain, 'Default brain');
       }
       if (key) {
         const other = await repo.apiKeys.findOne({ hash: hashApiKey(key) });
         if (other && other.workspaceId !== ws) {
-          throw new AppError('CONFLICT', 409, `BOOTSTRAP_API_KEY is already a key of workspace ${other.workspaceId}, not of BOOTSTRAP_WORKSPACE_ID ${ws}: use a new BOOTSTRAP_API_KEY or set BOOTSTRAP_WORKSPACE_ID=${other.workspaceId}`);
+          throw new AppError(
+            'CONFLICT',
+            409,
+            `BOOTSTRAP_API_KEY is already a key of workspace ${other.workspaceId}, not of BOOTSTRAP_WORKSPACE_ID ${ws}: use a new BOOTSTRAP_API_KEY or set BOOTSTRAP_WORKSPACE_ID=${other.workspaceId}`,
+          );
         }
         await repo.apiKeys.updateOne(
           { hash: hashApiKey(key) },
-          { $setOnInsert: { _id: randomUUID(), workspaceId: ws, name: 'bootstrap', prefix: key.slice(0, 10), roles: ['workspace_admin'], createdBy: null, createdAt: new Date(), lastUsedAt: null, revokedAt: null } },
+          {
+            $setOnInsert: {
+              _id: randomUUID(),
+              workspaceId: ws,
+              name: 'bootstrap',
+              prefix: key.slice(0, 10),
+              roles: ['workspace_admin'],
+              createdBy: null,
+              createdAt: new Date(),
+              lastUsedAt: null,
+              revokedAt: null,
+            },
+          },
           { upsert: true },
         );
       }
@@ -194,8 +276,17 @@ export function createAuthService({ config, repo, recent }: { config: Config; re
       const brainId = randomUUID();
       await repo.ensureWorkspace(workspaceId, opts.slug ?? `ws-${workspaceId.slice(0, 8)}`, 'Workspace');
       await repo.ensureBrain(workspaceId, brainId, 'Brain');
-      const scope: Scope = { workspaceId, userId: null, apiKeyId: null, roles: ['core_admin', 'workspace_admin'], credential: 'system' };
-      const { secret: key, doc } = await this.createApiKey(scope, { name: 'admin', roles: opts.roles ?? ['workspace_admin'] });
+      const scope: Scope = {
+        workspaceId,
+        userId: null,
+        apiKeyId: null,
+        roles: ['core_admin', 'workspace_admin'],
+        credential: 'system',
+      };
+      const { secret: key, doc } = await this.createApiKey(scope, {
+        name: 'admin',
+        roles: opts.roles ?? ['workspace_admin'],
+      });
       return { workspaceId, brainId, key, apiKeyId: doc._id };
     },
   };

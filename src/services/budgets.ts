@@ -32,21 +32,36 @@ export function periodOf(period: BudgetPeriod, now: Date = new Date()): { start:
 }
 
 /** What a run's next model turn would spend, estimated before the call (its prompt; output is unknown yet). */
-export interface TurnEstimate { tokens: number; costNanos: number }
+export interface TurnEstimate {
+  tokens: number;
+  costNanos: number;
+}
 
 /** A budget the next call would go over, as the run engine and the intervention show it. */
 export interface BudgetOverrun {
-  budgetId: string; scope: BudgetDoc['scope']; targetId: string | null; measure: BudgetDoc['measure']; period: BudgetPeriod;
-  limit: number; spent: number; policy: BudgetDoc['policy'];
+  budgetId: string;
+  scope: BudgetDoc['scope'];
+  targetId: string | null;
+  measure: BudgetDoc['measure'];
+  period: BudgetPeriod;
+  limit: number;
+  spent: number;
+  policy: BudgetDoc['policy'];
   /** `BUDGET_EXCEEDED: …`, the sentence a failed job or an intervention carries. */
   message: string;
 }
 
 /** What a call served, as far as budgets are concerned. */
-export interface BudgetTargets { receptorId?: string | null; neuronId?: string | null; shareTokenId?: string | null }
+export interface BudgetTargets {
+  receptorId?: string | null;
+  neuronId?: string | null;
+  shareTokenId?: string | null;
+}
 
-const unitOf = (b: Pick<BudgetDoc, 'measure'>, v: number) => (b.measure === 'usd' ? `$${v.toFixed(6).replace(/\.?0+$/, '')}` : `${v} tokens`);
-const describe = (b: BudgetDoc) => `the ${b.scope === 'workspace' ? 'workspace' : `${b.scope.replace('_', ' ')} ${b.targetId}`} budget of ${unitOf(b, b.limit)}${b.period === 'total' ? ' in all' : ` per ${b.period}`}`;
+const unitOf = (b: Pick<BudgetDoc, 'measure'>, v: number) =>
+  b.measure === 'usd' ? `$${v.toFixed(6).replace(/\.?0+$/, '')}` : `${v} tokens`;
+const describe = (b: BudgetDoc) =>
+  `the ${b.scope === 'workspace' ? 'workspace' : `${b.scope.replace('_', ' ')} ${b.targetId}`} budget of ${unitOf(b, b.limit)}${b.period === 'total' ? ' in all' : ` per ${b.period}`}`;
 
 /**
  * Budgets (docs/usage.md): an admin caps tokens or USD per day, month or in all, on the workspace,
@@ -54,10 +69,23 @@ const describe = (b: BudgetDoc) => `the ${b.scope === 'workspace' ? 'workspace' 
  * (the same rows every usage figure is made of) whenever a budget is read or checked; the run
  * engine checks before each model turn, so a run stops between turns, never in the middle of one.
  */
-export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; counters: UsageCounters; receptors: ReceptorRepo; neurons: NeuronRepo; shares: ShareRepo }) {
+export function createBudgetService(d: {
+  repo: BudgetRepo;
+  usage: UsageRepo;
+  counters: UsageCounters;
+  receptors: ReceptorRepo;
+  neurons: NeuronRepo;
+  shares: ShareRepo;
+}) {
   const { repo, counters } = d;
 
-  const spendKey = (b: BudgetDoc): SpendKey => ({ workspaceId: b.workspaceId, scope: b.scope, targetId: b.targetId, period: b.period, measure: b.measure });
+  const spendKey = (b: BudgetDoc): SpendKey => ({
+    workspaceId: b.workspaceId,
+    scope: b.scope,
+    targetId: b.targetId,
+    period: b.period,
+    measure: b.measure,
+  });
 
   /** Spent in the budget's current period, in its own unit (tokens, or nano-USD for usd): its counter. */
   async function spentRaw(b: BudgetDoc, now = new Date()): Promise<number> {
@@ -111,16 +139,26 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
   /** The target must be a receptor, neuron or share link of the caller's workspace (another one is a 404). */
   async function checkTarget(workspaceId: string, scope: BudgetDoc['scope'], targetId: string | null): Promise<void> {
     if (scope === 'workspace') return;
-    const found = scope === 'receptor' ? await findById(d.receptors.receptors, targetId!, { workspaceId }, { projection: { _id: 1 } })
-      : scope === 'neuron' ? await findById(d.neurons.neurons, targetId!, { workspaceId, deletedAt: null }, { projection: { _id: 1 } })
-        : await findById(d.shares.tokens, targetId!, { workspaceId }, { projection: { _id: 1 } });
+    const found =
+      scope === 'receptor'
+        ? await findById(d.receptors.receptors, targetId!, { workspaceId }, { projection: { _id: 1 } })
+        : scope === 'neuron'
+          ? await findById(d.neurons.neurons, targetId!, { workspaceId, deletedAt: null }, { projection: { _id: 1 } })
+          : await findById(d.shares.tokens, targetId!, { workspaceId }, { projection: { _id: 1 } });
     if (!found) throw notFound(scope === 'share_token' ? 'Share token' : scope === 'receptor' ? 'Receptor' : 'Neuron');
   }
 
   function overrun(b: BudgetDoc, spent: number): BudgetOverrun {
     const s = toUnit(b, spent);
     return {
-      budgetId: b._id, scope: b.scope, targetId: b.targetId, measure: b.measure, period: b.period, limit: b.limit, spent: s, policy: b.policy,
+      budgetId: b._id,
+      scope: b.scope,
+      targetId: b.targetId,
+      measure: b.measure,
+      period: b.period,
+      limit: b.limit,
+      spent: s,
+      policy: b.policy,
       message: `BUDGET_EXCEEDED: ${describe(b)} would be exceeded (${unitOf(b, s)} spent${b.period === 'total' ? '' : ` this ${b.period}`})`,
     };
   }
@@ -131,7 +169,13 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
     /** The budget with what it has spent in its current period. */
     async view(b: BudgetDoc, now = new Date()) {
       const spent = toUnit(b, await spentRaw(b, now));
-      return { doc: b, spent, remaining: Math.max(0, b.limit - spent), exceeded: spent >= b.limit, period: periodOf(b.period, now) };
+      return {
+        doc: b,
+        spent,
+        remaining: Math.max(0, b.limit - spent),
+        exceeded: spent >= b.limit,
+        period: periodOf(b.period, now),
+      };
     },
 
     /** POST /v1/budgets: one budget per target, measure and period (409 for a second). */
@@ -140,14 +184,27 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
       await checkTarget(scope.workspaceId, body.scope, targetId);
       const now = new Date();
       const doc: BudgetDoc = {
-        _id: randomUUID(), workspaceId: scope.workspaceId, key: budgetKey(scope.workspaceId, body.scope, targetId, body.measure, body.period),
-        scope: body.scope, targetId, measure: body.measure, period: body.period, limit: body.limit, policy: body.policy, name: body.name ?? null,
-        createdBy: scope.userId ?? scope.apiKeyId, createdAt: now, updatedAt: now,
+        _id: randomUUID(),
+        workspaceId: scope.workspaceId,
+        key: budgetKey(scope.workspaceId, body.scope, targetId, body.measure, body.period),
+        scope: body.scope,
+        targetId,
+        measure: body.measure,
+        period: body.period,
+        limit: body.limit,
+        policy: body.policy,
+        name: body.name ?? null,
+        createdBy: scope.userId ?? scope.apiKeyId,
+        createdAt: now,
+        updatedAt: now,
       };
       try {
         await repo.budgets.insertOne(doc);
       } catch (e) {
-        if (isDuplicateKey(e)) throw conflict(`This ${body.scope} already has a ${body.measure} budget per ${body.period}: change it (PATCH /v1/budgets/:id)`);
+        if (isDuplicateKey(e))
+          throw conflict(
+            `This ${body.scope} already has a ${body.measure} budget per ${body.period}: change it (PATCH /v1/budgets/:id)`,
+          );
         throw e;
       }
       await changed(scope.workspaceId);
@@ -163,7 +220,8 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
 
     async update(scope: Scope, id: string, body: BudgetUpdateBody): Promise<BudgetDoc> {
       const b = await get(scope, id);
-      if (body.limit !== undefined && b.measure === 'tokens' && !Number.isInteger(body.limit)) throw validationError('limit: a token limit must be a whole number');
+      if (body.limit !== undefined && b.measure === 'tokens' && !Number.isInteger(body.limit))
+        throw validationError('limit: a token limit must be a whole number');
       const set: Partial<BudgetDoc> = { updatedAt: new Date() };
       if (body.limit !== undefined) set.limit = body.limit;
       if (body.policy !== undefined) set.policy = body.policy;
@@ -183,7 +241,12 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
      * A share link's `max_tokens` (docs/shares.md) is this link's lifetime token budget with the
      * fail policy: the same budget an admin sees and changes under /v1/budgets. null removes it.
      */
-    async setShareTokens(workspaceId: string, shareTokenId: string, maxTokens: number | null, by: string | null): Promise<void> {
+    async setShareTokens(
+      workspaceId: string,
+      shareTokenId: string,
+      maxTokens: number | null,
+      by: string | null,
+    ): Promise<void> {
       const key = budgetKey(workspaceId, 'share_token', shareTokenId, 'tokens', 'total');
       if (maxTokens === null) {
         await repo.budgets.deleteOne({ key, workspaceId });
@@ -198,18 +261,38 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
         return;
       }
       const doc: BudgetDoc = {
-        _id: randomUUID(), workspaceId, key, scope: 'share_token', targetId: shareTokenId, measure: 'tokens', period: 'total', limit: maxTokens,
-        policy: 'fail', name: 'share link', createdBy: by, createdAt: now, updatedAt: now,
+        _id: randomUUID(),
+        workspaceId,
+        key,
+        scope: 'share_token',
+        targetId: shareTokenId,
+        measure: 'tokens',
+        period: 'total',
+        limit: maxTokens,
+        policy: 'fail',
+        name: 'share link',
+        createdBy: by,
+        createdAt: now,
+        updatedAt: now,
       };
-      try { await repo.budgets.insertOne(doc); } catch (e) { if (!isDuplicateKey(e)) throw e; }
+      try {
+        await repo.budgets.insertOne(doc);
+      } catch (e) {
+        if (!isDuplicateKey(e)) throw e;
+      }
       await changed(workspaceId);
     },
 
     /** The link's lifetime token budget and what its runs spent (the share view's max_tokens and used_tokens). */
     async shareTokens(workspaceId: string, shareTokenId: string): Promise<{ maxTokens: number | null; used: number }> {
       const [b, [used]] = await Promise.all([
-        repo.budgets.findOne({ key: budgetKey(workspaceId, 'share_token', shareTokenId, 'tokens', 'total'), workspaceId }),
-        counters.spent([{ workspaceId, scope: 'share_token', targetId: shareTokenId, period: 'total', measure: 'tokens' }]),
+        repo.budgets.findOne({
+          key: budgetKey(workspaceId, 'share_token', shareTokenId, 'tokens', 'total'),
+          workspaceId,
+        }),
+        counters.spent([
+          { workspaceId, scope: 'share_token', targetId: shareTokenId, period: 'total', measure: 'tokens' },
+        ]),
       ]);
       return { maxTokens: b?.limit ?? null, used };
     },
@@ -221,7 +304,11 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
     },
 
     /** The budgets that cover a call, less those an admin already let this run go beyond (remembered: see `ofWorkspace`). */
-    async applicable(workspaceId: string, targets: BudgetTargets, approved: readonly string[] = []): Promise<BudgetDoc[]> {
+    async applicable(
+      workspaceId: string,
+      targets: BudgetTargets,
+      approved: readonly string[] = [],
+    ): Promise<BudgetDoc[]> {
       return this.covering(await ofWorkspace(workspaceId), targets, approved);
     },
 
@@ -232,8 +319,17 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
 
     /** Of a workspace's budgets, those that cover a call with these targets, less the approved ones. */
     covering(all: BudgetDoc[], targets: BudgetTargets, approved: readonly string[] = []): BudgetDoc[] {
-      const ids: Record<BudgetDoc['scope'], string | null | undefined> = { workspace: null, receptor: targets.receptorId, neuron: targets.neuronId, share_token: targets.shareTokenId };
-      return all.filter((b) => !approved.includes(b._id) && (b.scope === 'workspace' || (ids[b.scope] != null && ids[b.scope] === b.targetId)));
+      const ids: Record<BudgetDoc['scope'], string | null | undefined> = {
+        workspace: null,
+        receptor: targets.receptorId,
+        neuron: targets.neuronId,
+        share_token: targets.shareTokenId,
+      };
+      return all.filter(
+        (b) =>
+          !approved.includes(b._id) &&
+          (b.scope === 'workspace' || (ids[b.scope] != null && ids[b.scope] === b.targetId)),
+      );
     },
 
     /** What each budget has spent in its current period (raw: tokens or nano-USD), read before the call's size is known: one read of their counters, none without budgets. */
@@ -247,7 +343,11 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
      * that is spent, or that this call's estimated prompt would take over its limit.
      */
     judge(spent: { budget: BudgetDoc; spent: number }[], estimate: TurnEstimate): BudgetOverrun | null {
-      const over = spent.filter(({ budget: b, spent: s }) => s >= limitRaw(b) || s + (b.measure === 'usd' ? estimate.costNanos : estimate.tokens) > limitRaw(b))
+      const over = spent
+        .filter(
+          ({ budget: b, spent: s }) =>
+            s >= limitRaw(b) || s + (b.measure === 'usd' ? estimate.costNanos : estimate.tokens) > limitRaw(b),
+        )
         .map(({ budget: b, spent: s }) => overrun(b, s));
       return over.find((o) => o.policy === 'fail') ?? over[0] ?? null;
     },
@@ -265,7 +365,8 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
     async refuseIfSpent(workspaceId: string, targets: BudgetTargets): Promise<void> {
       const failing = this.covering(await ofWorkspace(workspaceId), targets).filter((b) => b.policy === 'fail');
       for (const { budget: b, spent: s } of await this.spentOf(failing)) {
-        if (s >= limitRaw(b)) throw new AppError('BUDGET_EXCEEDED', 402, `${describe(b)} is spent (${unitOf(b, toUnit(b, s))} used)`);
+        if (s >= limitRaw(b))
+          throw new AppError('BUDGET_EXCEEDED', 402, `${describe(b)} is spent (${unitOf(b, toUnit(b, s))} used)`);
       }
     },
   };

@@ -21,12 +21,23 @@ import { page } from '../db/paging.js';
  * Each binding has its own webhook secret, derived from the binding id and a version number
  * (never stored; a rotation bumps the version).
  */
-export function createChannelBindingService({ repo, receptors, fires, config }: {
-  repo: ReceptorRepo; receptors: ReceptorService; fires: ReceptorFireService; config: Config;
+export function createChannelBindingService({
+  repo,
+  receptors,
+  fires,
+  config,
+}: {
+  repo: ReceptorRepo;
+  receptors: ReceptorService;
+  fires: ReceptorFireService;
+  config: Config;
 }) {
   const secretOf = (b: Pick<ChannelBindingDoc, '_id' | 'secretVersion'>) =>
-    createHmac('sha256', config.INTERNAL_SIGNING_SECRET ?? config.JWT_SECRET).update(`cortex:channel-binding:${b._id}:${b.secretVersion}`).digest('base64url');
-  const webhookUrl = (b: ChannelBindingDoc) => `${config.CHAT_WEBHOOK_BASE_URL ?? `http://${config.HOST}:${config.PORT}`}/v1/chat-webhooks/${b.channel}`;
+    createHmac('sha256', config.INTERNAL_SIGNING_SECRET ?? config.JWT_SECRET)
+      .update(`cortex:channel-binding:${b._id}:${b.secretVersion}`)
+      .digest('base64url');
+  const webhookUrl = (b: ChannelBindingDoc) =>
+    `${config.CHAT_WEBHOOK_BASE_URL ?? `http://${config.HOST}:${config.PORT}`}/v1/chat-webhooks/${b.channel}`;
 
   async function get(scope: Scope, id: string): Promise<ChannelBindingDoc> {
     const b = await findById(repo.bindings, id, { workspaceId: scope.workspaceId });
@@ -37,14 +48,22 @@ export function createChannelBindingService({ repo, receptors, fires, config }: 
   /** The receptor must be the caller's and listen on the channel (400 otherwise). */
   async function checkReceptor(scope: Scope, receptorId: string, channel: string) {
     const r = await receptors.find(scope, receptorId);
-    if (!r.activeChannels.includes(channel)) throw validationError(`channel ${channel} is not in the receptor's active_channels (${r.activeChannels.join(', ') || 'none'}): add it with PATCH /v1/receptors/:workspace_slug/:slug first`);
+    if (!r.activeChannels.includes(channel))
+      throw validationError(
+        `channel ${channel} is not in the receptor's active_channels (${r.activeChannels.join(', ') || 'none'}): add it with PATCH /v1/receptors/:workspace_slug/:slug first`,
+      );
     return r;
   }
 
   return {
-    secretOf, webhookUrl, get,
+    secretOf,
+    webhookUrl,
+    get,
 
-    async list(scope: Scope, q: { receptor_id?: string; channel?: string; id?: string; limit: number; offset: number; cursor?: string }) {
+    async list(
+      scope: Scope,
+      q: { receptor_id?: string; channel?: string; id?: string; limit: number; offset: number; cursor?: string },
+    ) {
       const filter: Filter<ChannelBindingDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
       if (q.receptor_id) filter.receptorId = q.receptor_id;
       if (q.channel) filter.channel = q.channel as ChannelBindingDoc['channel'];
@@ -57,23 +76,40 @@ export function createChannelBindingService({ repo, receptors, fires, config }: 
       await checkReceptor(scope, body.receptor_id, body.channel);
       const now = new Date();
       const doc: ChannelBindingDoc = {
-        _id: randomUUID(), workspaceId: scope.workspaceId, receptorId: body.receptor_id, channel: body.channel, externalId: body.external_id,
-        traceId: randomUUID(), metadata: encodeBlob(body.metadata ?? {}), isActive: body.is_active, secretVersion: 1,
-        createdBy: scope.userId, createdAt: now, updatedAt: now,
+        _id: randomUUID(),
+        workspaceId: scope.workspaceId,
+        receptorId: body.receptor_id,
+        channel: body.channel,
+        externalId: body.external_id,
+        traceId: randomUUID(),
+        metadata: encodeBlob(body.metadata ?? {}),
+        isActive: body.is_active,
+        secretVersion: 1,
+        createdBy: scope.userId,
+        createdAt: now,
+        updatedAt: now,
       };
       try {
         await repo.bindings.insertOne(doc);
       } catch (e) {
-        if (isDuplicateKey(e)) throw conflict(`${body.channel} conversation ${body.external_id} is already bound to a receptor`);
+        if (isDuplicateKey(e))
+          throw conflict(`${body.channel} conversation ${body.external_id} is already bound to a receptor`);
         throw e;
       }
       return doc;
     },
 
-    async patch(scope: Scope, id: string, body: BindingPatchBody): Promise<{ doc: ChannelBindingDoc; rotated: boolean }> {
+    async patch(
+      scope: Scope,
+      id: string,
+      body: BindingPatchBody,
+    ): Promise<{ doc: ChannelBindingDoc; rotated: boolean }> {
       const b = await get(scope, id);
       const set: Partial<ChannelBindingDoc> = { updatedAt: new Date() };
-      if (body.receptor_id) { await checkReceptor(scope, body.receptor_id, b.channel); set.receptorId = body.receptor_id; }
+      if (body.receptor_id) {
+        await checkReceptor(scope, body.receptor_id, b.channel);
+        set.receptorId = body.receptor_id;
+      }
       if (body.external_id) set.externalId = body.external_id;
       if (body.metadata) set.metadata = encodeBlob(body.metadata);
       if (body.is_active !== undefined) set.isActive = body.is_active;
@@ -81,7 +117,8 @@ export function createChannelBindingService({ repo, receptors, fires, config }: 
       try {
         await repo.bindings.updateOne({ _id: id, workspaceId: scope.workspaceId }, { $set: set });
       } catch (e) {
-        if (isDuplicateKey(e)) throw conflict(`${b.channel} conversation ${body.external_id ?? ''} is already bound to a receptor`);
+        if (isDuplicateKey(e))
+          throw conflict(`${b.channel} conversation ${body.external_id ?? ''} is already bound to a receptor`);
         throw e;
       }
       return { doc: { ...b, ...set }, rotated: Boolean(body.rotate_secret) };
@@ -105,17 +142,27 @@ export function createChannelBindingService({ repo, receptors, fires, config }: 
       if (!b.isActive) throw validationError('This channel binding is inactive');
       const scope = systemScope(b.workspaceId);
       const r = await receptors.find(scope, b.receptorId);
-      if (!r.activeChannels.includes(provider)) throw validationError(`channel ${provider} is no longer in the receptor's active_channels`);
+      if (!r.activeChannels.includes(provider))
+        throw validationError(`channel ${provider} is no longer in the receptor's active_channels`);
       const why = await fires.notFireable(r);
       if (why) throw validationError(`Receptor cannot fire: ${why}`);
       const meta = decodeBlob<Record<string, unknown>>(b.metadata, {});
       const { job, created, traceId } = await fires.launch(r, {
-        source: 'channel', scope: { ...systemScope(b.workspaceId, r.brainId), receptorId: r._id },
+        source: 'channel',
+        scope: { ...systemScope(b.workspaceId, r.brainId), receptorId: r._id },
         trigger: {
-          payload: { message: body.message, channel: provider, external_id: body.external_id, ...(body.sender ? { sender: body.sender } : {}), ...(Object.keys(meta).length ? { binding: meta } : {}) },
-          data: body.data, traceId: r.executableTarget.kind === 'neuron' ? b.traceId : undefined,
+          payload: {
+            message: body.message,
+            channel: provider,
+            external_id: body.external_id,
+            ...(body.sender ? { sender: body.sender } : {}),
+            ...(Object.keys(meta).length ? { binding: meta } : {}),
+          },
+          data: body.data,
+          traceId: r.executableTarget.kind === 'neuron' ? b.traceId : undefined,
         },
-        jobId: uuidFromName(`channel:${b._id}:${body.event_id}`), eventId: body.event_id,
+        jobId: uuidFromName(`channel:${b._id}:${body.event_id}`),
+        eventId: body.event_id,
       });
       return { job_id: job._id, status: job.status, duplicate: !created, trace_id: traceId, receptor_id: r._id };
     },

@@ -25,30 +25,52 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The integrations a reflex needs a connection for: its tool sets' integration ids and metadata.integration_id. */
 export function requiredIntegrations(r: Pick<ReflexDoc, 'tools' | 'metadata'>): string[] {
   const meta = decodeBlob<Record<string, unknown>>(r.metadata, {});
-  const ids = [...r.tools.map((t) => t.integrationId), ...(typeof meta.integration_id === 'string' ? [meta.integration_id] : [])];
+  const ids = [
+    ...r.tools.map((t) => t.integrationId),
+    ...(typeof meta.integration_id === 'string' ? [meta.integration_id] : []),
+  ];
   return [...new Set(ids)];
 }
 
-interface TokenAnswer { access_token?: string; refresh_token?: string; expires_in?: number; scope?: string; error?: string; error_description?: string }
+interface TokenAnswer {
+  access_token?: string;
+  refresh_token?: string;
+  expires_in?: number;
+  scope?: string;
+  error?: string;
+  error_description?: string;
+}
 
 /**
  * Reflex connections over OAuth 2 (issue 12; docs/decisions.md): authorization code with PKCE
  * (S256), `state` bound to the connection request (and so to its user), tokens sealed at rest and
  * refreshed before they expire, every provider request through the outbound guard.
  */
-export function createConnectionService(d: { repo: ConnectionRepo; reflexes: ReflexRepo; box: SecretBox; guard: Guard; config: Config; env?: NodeJS.ProcessEnv }) {
+export function createConnectionService(d: {
+  repo: ConnectionRepo;
+  reflexes: ReflexRepo;
+  box: SecretBox;
+  guard: Guard;
+  config: Config;
+  env?: NodeJS.ProcessEnv;
+}) {
   const { repo, box, guard, config } = d;
   /** Where the provider sends the browser back: PUBLIC_BASE_URL, else the address the request came in on. */
   const base = (origin?: string) => config.PUBLIC_BASE_URL ?? origin ?? `http://${config.HOST}:${config.PORT}`;
 
   async function reflexOf(scope: Scope, id: string): Promise<ReflexDoc> {
     const r = await d.reflexes.findById(scope.workspaceId, id);
-    if (!r || (scope.brainId && r.brainId && r.brainId !== scope.brainId && r.scope === 'brain')) throw notFound('Reflex');
+    if (!r || (scope.brainId && r.brainId && r.brainId !== scope.brainId && r.scope === 'brain'))
+      throw notFound('Reflex');
     return r;
   }
-  const integration = (workspaceId: string, integrationId: string) => repo.integrations.findOne({ workspaceId, integrationId });
+  const integration = (workspaceId: string, integrationId: string) =>
+    repo.integrations.findOne({ workspaceId, integrationId });
   /** Whose connection a call uses: the user's, or the workspace's for a workspace-wide integration. */
-  function ownerOf(scope: { userId: string | null; apiKeyId: string | null }, i: Pick<IntegrationDoc, 'per'>): string | null {
+  function ownerOf(
+    scope: { userId: string | null; apiKeyId: string | null },
+    i: Pick<IntegrationDoc, 'per'>,
+  ): string | null {
     if (i.per === 'workspace') return 'workspace';
     return scope.userId ?? (scope.apiKeyId ? `key:${scope.apiKeyId}` : null);
   }
@@ -59,28 +81,58 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
   }
 
   /** POSTs a form to the token endpoint (through the guard) with the client's credentials. */
-  async function tokenRequest(i: IntegrationDoc, form: Record<string, string>): Promise<TokenAnswer & { status: number }> {
+  async function tokenRequest(
+    i: IntegrationDoc,
+    form: Record<string, string>,
+  ): Promise<TokenAnswer & { status: number }> {
     const secret = clientSecret(i);
-    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    };
     const body = new URLSearchParams(form);
-    if (secret) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(i.clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+    if (secret)
+      headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(i.clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
     else body.set('client_id', i.clientId);
-    const res = await guard.fetch(i.tokenEndpoint, { method: 'POST', headers, body: body.toString(), signal: AbortSignal.timeout(15_000) });
+    const res = await guard.fetch(i.tokenEndpoint, {
+      method: 'POST',
+      headers,
+      body: body.toString(),
+      signal: AbortSignal.timeout(15_000),
+    });
     const json = (await res.json().catch(() => ({}))) as TokenAnswer;
     return { ...json, status: res.status };
   }
 
-  async function store(i: IntegrationDoc, ownerId: string, t: TokenAnswer, previous: ConnectionDoc | null): Promise<ConnectionDoc> {
+  async function store(
+    i: IntegrationDoc,
+    ownerId: string,
+    t: TokenAnswer,
+    previous: ConnectionDoc | null,
+  ): Promise<ConnectionDoc> {
     const now = new Date();
     const doc: ConnectionDoc = {
-      _id: previous?._id ?? randomUUID(), workspaceId: i.workspaceId, integrationId: i.integrationId, ownerId,
+      _id: previous?._id ?? randomUUID(),
+      workspaceId: i.workspaceId,
+      integrationId: i.integrationId,
+      ownerId,
       accessSealed: box.seal(t.access_token!),
       // A kept refresh token is re-sealed too, so the whole record is under the current key.
-      refreshSealed: t.refresh_token ? box.seal(t.refresh_token) : previous?.refreshSealed ? box.reseal(previous.refreshSealed) : null,
-      expiresAt: t.expires_in ? new Date(now.getTime() + t.expires_in * 1000) : null, scope: t.scope ?? previous?.scope ?? null, keyId: box.keyId,
-      createdAt: previous?.createdAt ?? now, refreshedAt: previous ? now : null, updatedAt: now,
+      refreshSealed: t.refresh_token
+        ? box.seal(t.refresh_token)
+        : previous?.refreshSealed
+          ? box.reseal(previous.refreshSealed)
+          : null,
+      expiresAt: t.expires_in ? new Date(now.getTime() + t.expires_in * 1000) : null,
+      scope: t.scope ?? previous?.scope ?? null,
+      keyId: box.keyId,
+      createdAt: previous?.createdAt ?? now,
+      refreshedAt: previous ? now : null,
+      updatedAt: now,
     };
-    await repo.connections.replaceOne({ workspaceId: i.workspaceId, integrationId: i.integrationId, ownerId }, doc, { upsert: true });
+    await repo.connections.replaceOne({ workspaceId: i.workspaceId, integrationId: i.integrationId, ownerId }, doc, {
+      upsert: true,
+    });
     return doc;
   }
 
@@ -122,16 +174,24 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
   }
 
   async function statusOf(scope: Scope, r: ReflexDoc) {
-    const integrations = await Promise.all(requiredIntegrations(r).map(async (id) => {
-      const i = await integration(scope.workspaceId, id);
-      const c = i ? await connectionOf(scope.workspaceId, id, ownerOf(scope, i)) : null;
-      const live = Boolean(c && (c.refreshSealed || !c.expiresAt || c.expiresAt.getTime() > Date.now()));
-      return {
-        integration_id: id, configured: Boolean(i), per: i?.per ?? null, connected: live, connectedAccountId: c?._id ?? null,
-        expires_at: c?.expiresAt?.toISOString() ?? null, refreshable: Boolean(c?.refreshSealed), scope: c?.scope ?? null,
-        action: (!i ? 'configure' : live ? 'none' : 'connect') as 'none' | 'connect' | 'configure',
-      };
-    }));
+    const integrations = await Promise.all(
+      requiredIntegrations(r).map(async (id) => {
+        const i = await integration(scope.workspaceId, id);
+        const c = i ? await connectionOf(scope.workspaceId, id, ownerOf(scope, i)) : null;
+        const live = Boolean(c && (c.refreshSealed || !c.expiresAt || c.expiresAt.getTime() > Date.now()));
+        return {
+          integration_id: id,
+          configured: Boolean(i),
+          per: i?.per ?? null,
+          connected: live,
+          connectedAccountId: c?._id ?? null,
+          expires_at: c?.expiresAt?.toISOString() ?? null,
+          refreshable: Boolean(c?.refreshSealed),
+          scope: c?.scope ?? null,
+          action: (!i ? 'configure' : live ? 'none' : 'connect') as 'none' | 'connect' | 'configure',
+        };
+      }),
+    );
     return { reflexId: r._id, connected: integrations.every((x) => x.connected), integrations };
   }
 
@@ -142,21 +202,37 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
 
     // ---------------------------------------------------------------- integrations (admin)
     async putIntegration(scope: Scope, body: IntegrationBody): Promise<IntegrationDoc> {
-      if (body.client_secret && body.client_secret_env) throw validationError('send client_secret or client_secret_env, not both');
+      if (body.client_secret && body.client_secret_env)
+        throw validationError('send client_secret or client_secret_env, not both');
       const now = new Date();
       const existing = await integration(scope.workspaceId, body.integration_id);
       const doc: IntegrationDoc = {
-        _id: existing?._id ?? randomUUID(), workspaceId: scope.workspaceId, integrationId: body.integration_id, name: body.name ?? body.integration_id,
-        authorizationEndpoint: body.authorization_endpoint, tokenEndpoint: body.token_endpoint, scopes: body.scopes, clientId: body.client_id,
-        clientSecretSealed: body.client_secret ? box.seal(body.client_secret) : body.client_secret_env ? null : existing?.clientSecretSealed ?? null,
-        clientSecretEnv: body.client_secret_env ?? (body.client_secret ? null : existing?.clientSecretEnv ?? null), per: body.per,
+        _id: existing?._id ?? randomUUID(),
+        workspaceId: scope.workspaceId,
+        integrationId: body.integration_id,
+        name: body.name ?? body.integration_id,
+        authorizationEndpoint: body.authorization_endpoint,
+        tokenEndpoint: body.token_endpoint,
+        scopes: body.scopes,
+        clientId: body.client_id,
+        clientSecretSealed: body.client_secret
+          ? box.seal(body.client_secret)
+          : body.client_secret_env
+            ? null
+            : (existing?.clientSecretSealed ?? null),
+        clientSecretEnv: body.client_secret_env ?? (body.client_secret ? null : (existing?.clientSecretEnv ?? null)),
+        per: body.per,
         mcpServerUrl: body.mcp_server_url ?? null,
-        createdAt: existing?.createdAt ?? now, updatedAt: now,
+        createdAt: existing?.createdAt ?? now,
+        updatedAt: now,
       };
-      await repo.integrations.replaceOne({ workspaceId: scope.workspaceId, integrationId: body.integration_id }, doc, { upsert: true });
+      await repo.integrations.replaceOne({ workspaceId: scope.workspaceId, integrationId: body.integration_id }, doc, {
+        upsert: true,
+      });
       return doc;
     },
-    listIntegrations: (scope: Scope) => repo.integrations.find({ workspaceId: scope.workspaceId }).sort({ integrationId: 1 }).toArray(),
+    listIntegrations: (scope: Scope) =>
+      repo.integrations.find({ workspaceId: scope.workspaceId }).sort({ integrationId: 1 }).toArray(),
     async removeIntegration(scope: Scope, integrationId: string): Promise<void> {
       const res = await repo.integrations.deleteOne({ workspaceId: scope.workspaceId, integrationId });
       if (res.deletedCount !== 1) throw notFound('Integration');
@@ -166,22 +242,35 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
     // ---------------------------------------------------------------- the connect flow
 
     /** POST /v1/reflexes/:id/connect: a connection request and the provider's authorization URL. */
-    async initiate(scope: Scope, reflexId: string, body: { callbackUrl?: string; integration_id?: string }, origin?: string) {
+    async initiate(
+      scope: Scope,
+      reflexId: string,
+      body: { callbackUrl?: string; integration_id?: string },
+      origin?: string,
+    ) {
       const r = await reflexOf(scope, reflexId);
       const needed = requiredIntegrations(r);
       if (!needed.length) throw validationError('This reflex needs no connection (it names no integration)');
-      if (body.integration_id && !needed.includes(body.integration_id)) throw validationError(`integration_id: this reflex needs ${needed.join(', ')}`);
+      if (body.integration_id && !needed.includes(body.integration_id))
+        throw validationError(`integration_id: this reflex needs ${needed.join(', ')}`);
       const status = await statusOf(scope, r);
       const pick = body.integration_id ?? status.integrations.find((x) => !x.connected)?.integration_id ?? needed[0];
       const i = await integration(scope.workspaceId, pick);
-      if (!i) throw validationError(`integration ${pick} is not configured: an admin adds it with PUT /v1/integrations/${pick}`);
+      if (!i)
+        throw validationError(
+          `integration ${pick} is not configured: an admin adds it with PUT /v1/integrations/${pick}`,
+        );
       // One account for everyone: only an admin may connect (or replace) it.
-      if (i.per === 'workspace' && !hasRole(scope, 'workspace_admin')) throw forbidden(`${i.integrationId} is connected once for the whole workspace: that needs role workspace_admin`);
+      if (i.per === 'workspace' && !hasRole(scope, 'workspace_admin'))
+        throw forbidden(
+          `${i.integrationId} is connected once for the whole workspace: that needs role workspace_admin`,
+        );
       const owner = ownerOf(scope, i);
-      if (!owner) throw validationError('A connection belongs to a user: connect with a JWT or with a user\'s API key');
+      if (!owner) throw validationError("A connection belongs to a user: connect with a JWT or with a user's API key");
       if (body.callbackUrl) {
         const origin = new URL(body.callbackUrl).origin;
-        if (!config.OAUTH_CALLBACK_ALLOW.includes(origin)) throw validationError(`callbackUrl: ${origin} is not an allowed callback origin (OAUTH_CALLBACK_ALLOW)`);
+        if (!config.OAUTH_CALLBACK_ALLOW.includes(origin))
+          throw validationError(`callbackUrl: ${origin} is not an allowed callback origin (OAUTH_CALLBACK_ALLOW)`);
       }
       const id = randomUUID();
       const state = `${id}.${randomBytes(24).toString('base64url')}`;
@@ -189,9 +278,18 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
       const redirectUri = `${base(origin)}/v1/reflexes/${r._id}/callback`;
       const now = new Date();
       await repo.requests.insertOne({
-        _id: id, workspaceId: scope.workspaceId, reflexId: r._id, integrationId: i.integrationId, userId: owner,
-        stateHash: sha256(state).toString('hex'), verifierSealed: box.seal(verifier), redirectUri, callbackUrl: body.callbackUrl ?? null,
-        createdAt: now, expiresAt: new Date(now.getTime() + REQUEST_TTL_MS), usedAt: null,
+        _id: id,
+        workspaceId: scope.workspaceId,
+        reflexId: r._id,
+        integrationId: i.integrationId,
+        userId: owner,
+        stateHash: sha256(state).toString('hex'),
+        verifierSealed: box.seal(verifier),
+        redirectUri,
+        callbackUrl: body.callbackUrl ?? null,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
+        usedAt: null,
       });
       const url = new URL(i.authorizationEndpoint);
       url.searchParams.set('response_type', 'code');
@@ -208,15 +306,30 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
      * GET /v1/reflexes/:id/callback (the provider sends the browser here): the state must be the
      * request's, the request unused and fresh; the code is exchanged with the PKCE verifier.
      */
-    async callback(reflexId: string, q: { connectionRequestId?: string; request_id?: string; code?: string; state?: string; error?: string; error_description?: string }) {
+    async callback(
+      reflexId: string,
+      q: {
+        connectionRequestId?: string;
+        request_id?: string;
+        code?: string;
+        state?: string;
+        error?: string;
+        error_description?: string;
+      },
+    ) {
       const id = q.connectionRequestId ?? q.request_id ?? q.state?.split('.')[0];
       if (!id) throw validationError('connectionRequestId is required');
       const req = await findById(repo.requests, id, { reflexId });
       if (!req) throw notFound('Connection request');
-      if (q.error) throw validationError(`the provider refused: ${q.error}${q.error_description ? ` (${q.error_description})` : ''}`);
+      if (q.error)
+        throw validationError(
+          `the provider refused: ${q.error}${q.error_description ? ` (${q.error_description})` : ''}`,
+        );
       const given = sha256(q.state ?? '');
-      if (!q.state || !timingSafeEqual(given, Buffer.from(req.stateHash, 'hex'))) throw validationError('state does not match this connection request');
-      if (req.expiresAt.getTime() < Date.now()) throw validationError('this connection request has expired: start again');
+      if (!q.state || !timingSafeEqual(given, Buffer.from(req.stateHash, 'hex')))
+        throw validationError('state does not match this connection request');
+      if (req.expiresAt.getTime() < Date.now())
+        throw validationError('this connection request has expired: start again');
       if (!q.code) throw validationError('code is required');
       try {
         await repo.used.insertOne({ _id: req._id, at: new Date() });
@@ -227,10 +340,22 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
       await repo.requests.updateOne({ _id: req._id }, { $set: { usedAt: new Date() } });
       const i = await integration(req.workspaceId, req.integrationId);
       if (!i) throw validationError(`integration ${req.integrationId} is no longer configured`);
-      const t = await tokenRequest(i, { grant_type: 'authorization_code', code: q.code, redirect_uri: req.redirectUri, code_verifier: box.open(req.verifierSealed) });
-      if (t.status !== 200 || !t.access_token) throw validationError(`the token exchange failed: ${t.error ?? t.status}${t.error_description ? ` (${t.error_description})` : ''}`);
+      const t = await tokenRequest(i, {
+        grant_type: 'authorization_code',
+        code: q.code,
+        redirect_uri: req.redirectUri,
+        code_verifier: box.open(req.verifierSealed),
+      });
+      if (t.status !== 200 || !t.access_token)
+        throw validationError(
+          `the token exchange failed: ${t.error ?? t.status}${t.error_description ? ` (${t.error_description})` : ''}`,
+        );
       const owner = req.userId ?? 'workspace';
-      const previous = await repo.connections.findOne({ workspaceId: req.workspaceId, integrationId: i.integrationId, ownerId: owner });
+      const previous = await repo.connections.findOne({
+        workspaceId: req.workspaceId,
+        integrationId: i.integrationId,
+        ownerId: owner,
+      });
       const doc = await store(i, owner, t, previous);
       return { connectedAccountId: doc._id, success: true as const, callbackUrl: req.callbackUrl };
     },
@@ -238,19 +363,29 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
     async connection(scope: Scope, reflexId: string) {
       const s = await statusOf(scope, await reflexOf(scope, reflexId));
       const first = s.integrations.find((x) => x.connectedAccountId);
-      return { connectedAccountId: first?.connectedAccountId ?? null, connected: s.connected && s.integrations.length > 0 };
+      return {
+        connectedAccountId: first?.connectedAccountId ?? null,
+        connected: s.connected && s.integrations.length > 0,
+      };
     },
     check: async (scope: Scope, reflexId: string) => statusOf(scope, await reflexOf(scope, reflexId)),
     async batch(scope: Scope, ids: string[]) {
-      return Promise.all(ids.map(async (reflexId) => {
-        const r = await d.reflexes.findById(scope.workspaceId, reflexId);
-        if (!r) return { reflexId, connectedAccountId: null, connected: false };
-        const s = await statusOf(scope, r);
-        return { reflexId, connectedAccountId: s.integrations.find((x) => x.connectedAccountId)?.connectedAccountId ?? null, connected: s.connected && s.integrations.length > 0 };
-      }));
+      return Promise.all(
+        ids.map(async (reflexId) => {
+          const r = await d.reflexes.findById(scope.workspaceId, reflexId);
+          if (!r) return { reflexId, connectedAccountId: null, connected: false };
+          const s = await statusOf(scope, r);
+          return {
+            reflexId,
+            connectedAccountId: s.integrations.find((x) => x.connectedAccountId)?.connectedAccountId ?? null,
+            connected: s.connected && s.integrations.length > 0,
+          };
+        }),
+      );
     },
     async checkBatch(scope: Scope, ids?: string[]) {
-      const reflexes = ids ? await d.reflexes.reflexes.find({ workspaceId: scope.workspaceId, _id: { $in: ids } }).toArray()
+      const reflexes = ids
+        ? await d.reflexes.reflexes.find({ workspaceId: scope.workspaceId, _id: { $in: ids } }).toArray()
         : await d.reflexes.reflexes.find({ workspaceId: scope.workspaceId }).limit(100).toArray();
       return Promise.all(reflexes.map(async (r) => ({ reflexId: r._id, status: await statusOf(scope, r) })));
     },
@@ -264,10 +399,16 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
         const owner = i && ownerOf(scope, i);
         if (!owner) continue;
         // The workspace's shared account is an admin's to remove; a member's disconnect leaves it.
-        if (owner === 'workspace' && !hasRole(scope, 'workspace_admin')) { sharedLeft ||= Boolean(await connectionOf(scope.workspaceId, id, owner)); continue; }
-        removed += (await repo.connections.deleteOne({ workspaceId: scope.workspaceId, integrationId: id, ownerId: owner })).deletedCount;
+        if (owner === 'workspace' && !hasRole(scope, 'workspace_admin')) {
+          sharedLeft ||= Boolean(await connectionOf(scope.workspaceId, id, owner));
+          continue;
+        }
+        removed += (
+          await repo.connections.deleteOne({ workspaceId: scope.workspaceId, integrationId: id, ownerId: owner })
+        ).deletedCount;
       }
-      if (!removed && sharedLeft) throw forbidden('This connection is the workspace\'s shared account: removing it needs role workspace_admin');
+      if (!removed && sharedLeft)
+        throw forbidden("This connection is the workspace's shared account: removing it needs role workspace_admin");
       if (!removed) throw notFound('Connection');
     },
 
@@ -275,7 +416,10 @@ export function createConnectionService(d: { repo: ConnectionRepo; reflexes: Ref
      * The access token a tool call sends for an integration, refreshed first when it expires
      * within a minute; null when the caller has no connection (the model is told "not connected").
      */
-    async tokenFor(who: { workspaceId: string; userId: string | null; apiKeyId: string | null }, integrationId: string): Promise<string | null> {
+    async tokenFor(
+      who: { workspaceId: string; userId: string | null; apiKeyId: string | null },
+      integrationId: string,
+    ): Promise<string | null> {
       const i = await integration(who.workspaceId, integrationId);
       if (!i) return null;
       const owner = ownerOf(who, i);
@@ -298,25 +442,44 @@ export type ConnectionService = ReturnType<typeof createConnectionService>;
  * SECRETS_KEYS_OLD. Each update names the value it replaces, so a concurrent refresh wins and is
  * not overwritten. Safe to run again; returns what it changed.
  */
-export async function resealSecrets(repo: ConnectionRepo, box: SecretBox): Promise<{ integrations: number; connections: number; requests: number; expiredRequests: number }> {
+export async function resealSecrets(
+  repo: ConnectionRepo,
+  box: SecretBox,
+): Promise<{ integrations: number; connections: number; requests: number; expiredRequests: number }> {
   const out = { integrations: 0, connections: 0, requests: 0, expiredRequests: 0 };
   for (const i of await repo.integrations.find({ clientSecretSealed: { $ne: null } }).toArray()) {
     if (!i.clientSecretSealed || box.keyOf(i.clientSecretSealed) === box.keyId) continue;
-    const res = await repo.integrations.updateOne({ _id: i._id, clientSecretSealed: i.clientSecretSealed }, { $set: { clientSecretSealed: box.reseal(i.clientSecretSealed) } });
+    const res = await repo.integrations.updateOne(
+      { _id: i._id, clientSecretSealed: i.clientSecretSealed },
+      { $set: { clientSecretSealed: box.reseal(i.clientSecretSealed) } },
+    );
     out.integrations += res.modifiedCount;
   }
   for (const c of await repo.connections.find({}).toArray()) {
-    const stale = box.keyOf(c.accessSealed) !== box.keyId || (c.refreshSealed !== null && box.keyOf(c.refreshSealed) !== box.keyId);
+    const stale =
+      box.keyOf(c.accessSealed) !== box.keyId || (c.refreshSealed !== null && box.keyOf(c.refreshSealed) !== box.keyId);
     if (!stale) continue;
-    const res = await repo.connections.updateOne({ _id: c._id, accessSealed: c.accessSealed }, {
-      $set: { accessSealed: box.reseal(c.accessSealed), refreshSealed: c.refreshSealed ? box.reseal(c.refreshSealed) : null, keyId: box.keyId },
-    });
+    const res = await repo.connections.updateOne(
+      { _id: c._id, accessSealed: c.accessSealed },
+      {
+        $set: {
+          accessSealed: box.reseal(c.accessSealed),
+          refreshSealed: c.refreshSealed ? box.reseal(c.refreshSealed) : null,
+          keyId: box.keyId,
+        },
+      },
+    );
     out.connections += res.modifiedCount;
   }
   out.expiredRequests = (await repo.requests.deleteMany({ expiresAt: { $lt: new Date() } })).deletedCount;
   for (const r of await repo.requests.find({}).toArray()) {
     if (box.keyOf(r.verifierSealed) === box.keyId) continue;
-    out.requests += (await repo.requests.updateOne({ _id: r._id, verifierSealed: r.verifierSealed }, { $set: { verifierSealed: box.reseal(r.verifierSealed) } })).modifiedCount;
+    out.requests += (
+      await repo.requests.updateOne(
+        { _id: r._id, verifierSealed: r.verifierSealed },
+        { $set: { verifierSealed: box.reseal(r.verifierSealed) } },
+      )
+    ).modifiedCount;
   }
   return out;
 }

@@ -33,7 +33,15 @@ const MAX_POLL_MS = 200;
 const DRAIN_MS = 2_000;
 
 /** Why the API's turn failed, as much as the activity needs to fail or retry the same way. */
-interface Failure { kind: 'llm' | 'app' | 'other'; message: string; provider?: string; status?: number; code?: ErrorCode; retryable?: boolean; retryAfterMs?: number }
+interface Failure {
+  kind: 'llm' | 'app' | 'other';
+  message: string;
+  provider?: string;
+  status?: number;
+  code?: ErrorCode;
+  retryable?: boolean;
+  retryAfterMs?: number;
+}
 
 export type FirstTurnState =
   | { state: 'running' }
@@ -42,7 +50,15 @@ export type FirstTurnState =
   | { state: 'none' };
 
 function failureOf(err: unknown): Failure {
-  if (err instanceof LlmError) return { kind: 'llm', message: err.message, provider: err.provider, status: err.status, retryable: err.retryable, retryAfterMs: err.retryAfterMs };
+  if (err instanceof LlmError)
+    return {
+      kind: 'llm',
+      message: err.message,
+      provider: err.provider,
+      status: err.status,
+      retryable: err.retryable,
+      retryAfterMs: err.retryAfterMs,
+    };
   if (err instanceof AppError) return { kind: 'app', message: err.message, status: err.status, code: err.code };
   return { kind: 'other', message: (err as Error)?.message ?? String(err) };
 }
@@ -52,20 +68,36 @@ function failureOf(err: unknown): Failure {
  * permanent failures always; a Retry-After only on the activity's first attempt (its retry runs the turn).
  */
 function errorOf(f: Failure | undefined, activityAttempt: number): Error | null {
-  if (f?.kind === 'app' && (f.status ?? 500) < 500) return new AppError(f.code ?? 'VALIDATION_ERROR', f.status ?? 400, f.message);
-  if (f?.kind === 'llm' && f.retryable === false) return new LlmError(f.provider ?? 'provider', f.message, { status: f.status, retryable: false });
+  if (f?.kind === 'app' && (f.status ?? 500) < 500)
+    return new AppError(f.code ?? 'VALIDATION_ERROR', f.status ?? 400, f.message);
+  if (f?.kind === 'llm' && f.retryable === false)
+    return new LlmError(f.provider ?? 'provider', f.message, { status: f.status, retryable: false });
   if (f?.kind === 'llm' && f.retryAfterMs !== undefined && activityAttempt === 1) {
-    return new LlmError(f.provider ?? 'provider', f.message, { status: f.status, retryable: true, retryAfterMs: f.retryAfterMs });
+    return new LlmError(f.provider ?? 'provider', f.message, {
+      status: f.status,
+      retryable: true,
+      retryAfterMs: f.retryAfterMs,
+    });
   }
   return null;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-  if (signal?.aborted) { reject(signal.reason as Error); return; }
-  const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
-  const onAbort = () => { clearTimeout(timer); reject(signal!.reason as Error); };
-  signal?.addEventListener('abort', onAbort, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason as Error);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 
 export function createFirstTurns(d: { redis: Redis; prefix: string; log: Logger }) {
   const key = (jobId: string) => `${d.prefix}turn0:${jobId}`;
@@ -104,7 +136,9 @@ export function createFirstTurns(d: { redis: Redis; prefix: string; log: Logger 
     /** API: gives up a claimed turn that will not run (the workflow runs it without waiting for the lease). */
     async release(jobId: string): Promise<void> {
       inFlight.get(jobId)?.abort.abort(new Error('released'));
-      await d.redis.set(key(jobId), JSON.stringify({ failed: { kind: 'other', message: 'released' } }), 'PX', OUTCOME_TTL_MS).catch(() => undefined);
+      await d.redis
+        .set(key(jobId), JSON.stringify({ failed: { kind: 'other', message: 'released' } }), 'PX', OUTCOME_TTL_MS)
+        .catch(() => undefined);
     },
 
     /**
@@ -113,23 +147,32 @@ export function createFirstTurns(d: { redis: Redis; prefix: string; log: Logger 
      */
     run(jobId: string, turn: (signal: AbortSignal) => Promise<ModelTurnOutcome>): void {
       const abort = new AbortController();
-      const renew = setInterval(() => void d.redis.pexpire(key(jobId), FIRST_TURN_LEASE_MS).catch(() => undefined), FIRST_TURN_LEASE_MS / 3);
+      const renew = setInterval(
+        () => void d.redis.pexpire(key(jobId), FIRST_TURN_LEASE_MS).catch(() => undefined),
+        FIRST_TURN_LEASE_MS / 3,
+      );
       // The renewal stops before the outcome is written: a late PEXPIRE must not shorten its TTL.
-      const settled = turn(abort.signal).then(
-        async (outcome) => {
+      const settled = turn(abort.signal)
+        .then(
+          async (outcome) => {
+            clearInterval(renew);
+            await d.redis.set(key(jobId), JSON.stringify({ done: outcome }), 'PX', OUTCOME_TTL_MS);
+          },
+          async (err: unknown) => {
+            clearInterval(renew);
+            d.log.info(
+              { jobId, err: (err as Error)?.message },
+              'first turn in the API failed; its run decides what follows',
+            );
+            await d.redis.set(key(jobId), JSON.stringify({ failed: failureOf(err) }), 'PX', OUTCOME_TTL_MS);
+          },
+        )
+        .catch((err: unknown) => {
+          // Redis refused the record: the key lapses with its lease and the workflow runs the turn.
           clearInterval(renew);
-          await d.redis.set(key(jobId), JSON.stringify({ done: outcome }), 'PX', OUTCOME_TTL_MS);
-        },
-        async (err: unknown) => {
-          clearInterval(renew);
-          d.log.info({ jobId, err: (err as Error)?.message }, 'first turn in the API failed; its run decides what follows');
-          await d.redis.set(key(jobId), JSON.stringify({ failed: failureOf(err) }), 'PX', OUTCOME_TTL_MS);
-        },
-      ).catch((err: unknown) => {
-        // Redis refused the record: the key lapses with its lease and the workflow runs the turn.
-        clearInterval(renew);
-        d.log.warn({ jobId, err: (err as Error)?.message }, 'could not record the first turn');
-      }).finally(() => inFlight.delete(jobId));
+          d.log.warn({ jobId, err: (err as Error)?.message }, 'could not record the first turn');
+        })
+        .finally(() => inFlight.delete(jobId));
       inFlight.set(jobId, { abort, settled });
     },
 
@@ -163,7 +206,9 @@ export function createFirstTurns(d: { redis: Redis; prefix: string; log: Logger 
     },
 
     /** Turns this process is running now (tests, metrics). */
-    get running(): number { return inFlight.size; },
+    get running(): number {
+      return inFlight.size;
+    },
   };
 }
 export type FirstTurns = ReturnType<typeof createFirstTurns>;

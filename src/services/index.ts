@@ -48,62 +48,268 @@ export function createServices(deps: Deps) {
   const health = createHealthService(deps);
   const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client });
   // A cancelled run closes its own open interventions (its failure step): the run is their one writer.
-  const jobs = createJobService({ repo: deps.repos.jobs, streams: deps.streams, temporal: deps.temporal.client, config: deps.config, restart: () => (job) => runs.startStored(job._id) });
+  const jobs = createJobService({
+    repo: deps.repos.jobs,
+    streams: deps.streams,
+    temporal: deps.temporal.client,
+    config: deps.config,
+    restart: () => (job) => runs.startStored(job._id),
+  });
   const schedules = createScheduleService({ temporal: deps.temporal.client, config: deps.config });
   // Every create, update and delete of a resource appends to the workspace's resource event stream.
   const events = createResourceEvents({ streams: deps.streams, publish: () => receptorFires.publish, log: deps.log });
   // Receptors follow their targets, and change them (is_active): the targets are bound late.
   const receptors = createReceptorService({
-    repo: deps.repos.receptors, schedules, workspaces: deps.repos.workspaces, reflexes: deps.repos.reflexes, targets: () => ({ neurons, pathways }), events,
+    repo: deps.repos.receptors,
+    schedules,
+    workspaces: deps.repos.workspaces,
+    reflexes: deps.repos.reflexes,
+    targets: () => ({ neurons, pathways }),
+    events,
   });
-  const neurons = createNeuronService({ repo: deps.repos.neurons, workspaces: deps.repos.workspaces, receptors, reflexes: deps.repos.reflexes, events });
-  const reflexes = createReflexService({ repo: deps.repos.reflexes, workspaces: deps.repos.workspaces, neurons, events });
+  const neurons = createNeuronService({
+    repo: deps.repos.neurons,
+    workspaces: deps.repos.workspaces,
+    receptors,
+    reflexes: deps.repos.reflexes,
+    events,
+  });
+  const reflexes = createReflexService({
+    repo: deps.repos.reflexes,
+    workspaces: deps.repos.workspaces,
+    neurons,
+    events,
+  });
   const skills = createSkillService({ repo: deps.repos.skills, workspaces: deps.repos.workspaces, events });
   const pathways = createPathwayService({ repo: deps.repos.pathways, receptors: () => receptors, events });
   const c = deps.config;
   const models = createModelRegistry({
     // A bare model name goes to OpenAI-compatible when one is configured, else to the offline model.
-    defaultProvider: c.OPENAI_BASE_URL || c.OPENAI_API_KEY ? 'openai' : 'local', defaultModel: c.DEFAULT_MODEL,
-    openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY }, anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
+    defaultProvider: c.OPENAI_BASE_URL || c.OPENAI_API_KEY ? 'openai' : 'local',
+    defaultModel: c.DEFAULT_MODEL,
+    openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY },
+    anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
   });
   // The usage counters (Redis) every ledger write adds to; budgets and the usage routes read them (docs/usage.md).
   const usageCounters = createUsageCounters(deps.redis, c.REDIS_PREFIX);
-  const usage = createUsageService({ repo: deps.repos.usage, counters: usageCounters, receptors: deps.repos.receptors, neurons: deps.repos.neurons, pathways: deps.repos.pathways });
-  const budgets = createBudgetService({ repo: deps.repos.budgets, usage: deps.repos.usage, counters: usageCounters, receptors: deps.repos.receptors, neurons: deps.repos.neurons, shares: deps.repos.shares });
+  const usage = createUsageService({
+    repo: deps.repos.usage,
+    counters: usageCounters,
+    receptors: deps.repos.receptors,
+    neurons: deps.repos.neurons,
+    pathways: deps.repos.pathways,
+  });
+  const budgets = createBudgetService({
+    repo: deps.repos.budgets,
+    usage: deps.repos.usage,
+    counters: usageCounters,
+    receptors: deps.repos.receptors,
+    neurons: deps.repos.neurons,
+    shares: deps.repos.shares,
+  });
   const usageReconciler = createUsageReconciler({
-    usage: deps.repos.usage, counters: usageCounters, budgetRepo: deps.repos.budgets, budgets, workspaces: deps.repos.workspaces, temporal: deps.temporal.client, config: c, log: deps.log,
+    usage: deps.repos.usage,
+    counters: usageCounters,
+    budgetRepo: deps.repos.budgets,
+    budgets,
+    workspaces: deps.repos.workspaces,
+    temporal: deps.temporal.client,
+    config: c,
+    log: deps.log,
   });
   // The one outbound-HTTP guard (src/net/guard.ts): every user-influenced URL goes through it.
   const guard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS });
   const remote = createRemoteTools({ guard });
   const box = createSecretBox(c);
-  const connections = createConnectionService({ repo: deps.repos.connections, reflexes: deps.repos.reflexes, box, guard, config: c });
+  const connections = createConnectionService({
+    repo: deps.repos.connections,
+    reflexes: deps.repos.reflexes,
+    box,
+    guard,
+    config: c,
+  });
   // An invoke's first model turn starts in the API; the run's workflow adopts it (first-turns.ts).
   const firstTurns = createFirstTurns({ redis: deps.redis, prefix: c.REDIS_PREFIX, log: deps.log });
-  const runs = createRunService({ config: c, jobs, traces, neurons, reflexes, models, runLog: deps.repos.runs, usage, budgets, interventions, remote, connections, firstTurns, log: deps.log });
-  const pathwayRuns = createPathwayRunService({ config: c, jobs, traces, neurons, pathways, interventions, models, usage, budgets, publish: () => receptorFires.publish });
-  const receptorFires = createReceptorFireService({ repo: deps.repos.receptors, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage, events });
-  const channelBindings = createChannelBindingService({ repo: deps.repos.receptors, receptors, fires: receptorFires, config: c });
+  const runs = createRunService({
+    config: c,
+    jobs,
+    traces,
+    neurons,
+    reflexes,
+    models,
+    runLog: deps.repos.runs,
+    usage,
+    budgets,
+    interventions,
+    remote,
+    connections,
+    firstTurns,
+    log: deps.log,
+  });
+  const pathwayRuns = createPathwayRunService({
+    config: c,
+    jobs,
+    traces,
+    neurons,
+    pathways,
+    interventions,
+    models,
+    usage,
+    budgets,
+    publish: () => receptorFires.publish,
+  });
+  const receptorFires = createReceptorFireService({
+    repo: deps.repos.receptors,
+    receptors,
+    neurons,
+    pathways,
+    pathwayRuns,
+    jobs,
+    traces,
+    usage,
+    events,
+  });
+  const channelBindings = createChannelBindingService({
+    repo: deps.repos.receptors,
+    receptors,
+    fires: receptorFires,
+    config: c,
+  });
   // Knowledge (docs/knowledge.md): bodies in the blob store, text chunked and embedded by `ingest` jobs.
   const blobs = createBlobStore(c);
   const embedder = createEmbedder(c);
   // URL ingest reads up to ASSET_MAX_BYTES through the same guard (another cap, the same checks).
-  const ingestGuard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS, maxResponseBytes: c.ASSET_MAX_BYTES, timeoutMs: 60_000 });
-  const ingest = createIngestService({ repo: deps.repos.knowledge, blobs, embedder, jobs, usage, models, config: c, events });
-  const documents = createDocumentService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, blobs, ingest, events, guard: ingestGuard, config: c, log: deps.log });
-  const memories = createMemoryService({ repo: deps.repos.knowledge, workspaces: deps.repos.workspaces, neurons: deps.repos.neurons, traces: deps.repos.traces, blobs, ingest, events, guard: ingestGuard, config: c });
+  const ingestGuard = createGuard({
+    allowHosts: c.OUTBOUND_ALLOW_HOSTS,
+    maxResponseBytes: c.ASSET_MAX_BYTES,
+    timeoutMs: 60_000,
+  });
+  const ingest = createIngestService({
+    repo: deps.repos.knowledge,
+    blobs,
+    embedder,
+    jobs,
+    usage,
+    models,
+    config: c,
+    events,
+  });
+  const documents = createDocumentService({
+    repo: deps.repos.knowledge,
+    workspaces: deps.repos.workspaces,
+    blobs,
+    ingest,
+    events,
+    guard: ingestGuard,
+    config: c,
+    log: deps.log,
+  });
+  const memories = createMemoryService({
+    repo: deps.repos.knowledge,
+    workspaces: deps.repos.workspaces,
+    neurons: deps.repos.neurons,
+    traces: deps.repos.traces,
+    blobs,
+    ingest,
+    events,
+    guard: ingestGuard,
+    config: c,
+  });
   const catalog = createCatalogService({ repo: deps.repos.knowledge, documents, memories, skills, events });
   // Meetings and speech (docs/meetings.md): chunks and attachments in the blob store, transcripts as artifacts.
   const meetings = createMeetingService({ repo: deps.repos.meetings, workspaces: deps.repos.workspaces, events });
-  const vocabulary = createVocabularyService({ repo: deps.repos.meetings, workspaces: deps.repos.workspaces, redis: deps.redis, prefix: c.REDIS_PREFIX });
+  const vocabulary = createVocabularyService({
+    repo: deps.repos.meetings,
+    workspaces: deps.repos.workspaces,
+    redis: deps.redis,
+    prefix: c.REDIS_PREFIX,
+  });
   const transcription = createTranscriptionService({
-    repo: deps.repos.meetings, workspaces: deps.repos.workspaces, blobs, jobs, meetings, documents, vocabulary, streams: deps.streams, temporal: deps.temporal.client, config: c, log: deps.log, usage,
+    repo: deps.repos.meetings,
+    workspaces: deps.repos.workspaces,
+    blobs,
+    jobs,
+    meetings,
+    documents,
+    vocabulary,
+    streams: deps.streams,
+    temporal: deps.temporal.client,
+    config: c,
+    log: deps.log,
+    usage,
     onFinalized: () => stakeholderMaps.extractFromMeeting,
   });
   // Stakeholder maps (docs/stakeholder-maps.md): extraction reads finalized meetings' transcripts.
-  const stakeholderMaps = createStakeholderMapService({ repo: deps.repos.stakeholderMaps, workspaces: deps.repos.workspaces, jobs, usage, models, events, config: c, meetings: () => meetings });
-  const shares = createShareService({ repo: deps.repos.shares, jobs: deps.repos.jobs, budgets, workspaces: deps.repos.workspaces, receptors, fires: receptorFires, recent });
-  const search = createSearchService({ repos: deps.repos, redis: deps.redis, streams: deps.streams, embedder, jobs, usage, config: c, log: deps.log });
-  return { firstTurns, search, stakeholderMaps, meetings, vocabulary, transcription, blobs, embedder, ingest, documents, memories, catalog, auth, traces, health, jobs, models, runs, usage, usageReconciler, budgets, interventions, neurons, receptors, receptorFires, channelBindings, schedules, shares, guard, remote, connections, events, skills, reflexes, pathways, pathwayRuns, workspaces: deps.repos.workspaces, streams: deps.streams, redis: deps.redis, config: deps.config };
+  const stakeholderMaps = createStakeholderMapService({
+    repo: deps.repos.stakeholderMaps,
+    workspaces: deps.repos.workspaces,
+    jobs,
+    usage,
+    models,
+    events,
+    config: c,
+    meetings: () => meetings,
+  });
+  const shares = createShareService({
+    repo: deps.repos.shares,
+    jobs: deps.repos.jobs,
+    budgets,
+    workspaces: deps.repos.workspaces,
+    receptors,
+    fires: receptorFires,
+    recent,
+  });
+  const search = createSearchService({
+    repos: deps.repos,
+    redis: deps.redis,
+    streams: deps.streams,
+    embedder,
+    jobs,
+    usage,
+    config: c,
+    log: deps.log,
+  });
+  return {
+    firstTurns,
+    search,
+    stakeholderMaps,
+    meetings,
+    vocabulary,
+    transcription,
+    blobs,
+    embedder,
+    ingest,
+    documents,
+    memories,
+    catalog,
+    auth,
+    traces,
+    health,
+    jobs,
+    models,
+    runs,
+    usage,
+    usageReconciler,
+    budgets,
+    interventions,
+    neurons,
+    receptors,
+    receptorFires,
+    channelBindings,
+    schedules,
+    shares,
+    guard,
+    remote,
+    connections,
+    events,
+    skills,
+    reflexes,
+    pathways,
+    pathwayRuns,
+    workspaces: deps.repos.workspaces,
+    streams: deps.streams,
+    redis: deps.redis,
+    config: deps.config,
+  };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -16,8 +16,11 @@ import type { UsageService } from './usage.js';
 import { findById } from '../db/client.js';
 import { page } from '../db/paging.js';
 
-export const newIngestState = (version: number, jobId: string | null, status: IngestState['status'] = 'pending'): IngestState =>
-  ({ status, jobId, version, chunkCount: 0, embeddedCount: 0, embeddingModel: null, error: null });
+export const newIngestState = (
+  version: number,
+  jobId: string | null,
+  status: IngestState['status'] = 'pending',
+): IngestState => ({ status, jobId, version, chunkCount: 0, embeddedCount: 0, embeddingModel: null, error: null });
 
 type Ingestible = (DocumentDoc | MemoryDoc) & { ingest: IngestState };
 
@@ -28,27 +31,42 @@ type Ingestible = (DocumentDoc | MemoryDoc) & { ingest: IngestState };
  * without a vector of the current model, and the ledger key names the batch and attempt.
  */
 export function createIngestService(d: {
-  repo: KnowledgeRepo; blobs: BlobStore; embedder: Embedder; jobs: JobService; usage: UsageService; models: ModelRegistry;
-  config: Config; events: ResourceEvents;
+  repo: KnowledgeRepo;
+  blobs: BlobStore;
+  embedder: Embedder;
+  jobs: JobService;
+  usage: UsageService;
+  models: ModelRegistry;
+  config: Config;
+  events: ResourceEvents;
 }) {
   const { repo, config } = d;
-  const collOf = (kind: ChunkedKind) => (kind === 'memory' ? repo.memories : repo.documents) as unknown as Collection<Ingestible>;
+  const collOf = (kind: ChunkedKind) =>
+    (kind === 'memory' ? repo.memories : repo.documents) as unknown as Collection<Ingestible>;
   const load = (i: IngestInput) => findById(collOf(i.kind), i.resourceId, { workspaceId: i.workspaceId });
   const setState = (i: IngestInput, patch: Partial<IngestState>) => {
     const $set: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(patch)) $set[`ingest.${k}`] = v;
     // Only the job that owns the resource's current version writes its state; held, so that a
     // concurrent head write (a new version's name or path) and this one cannot undo each other.
-    return repo.updateHeld(collOf(i.kind), { _id: i.resourceId, workspaceId: i.workspaceId, 'ingest.jobId': i.jobId }, $set);
+    return repo.updateHeld(
+      collOf(i.kind),
+      { _id: i.resourceId, workspaceId: i.workspaceId, 'ingest.jobId': i.jobId },
+      $set,
+    );
   };
-  const progress = (i: IngestInput, p: number, step: string) => d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', progress: p, currentStep: step });
+  const progress = (i: IngestInput, p: number, step: string) =>
+    d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', progress: p, currentStep: step });
 
   /** The text of a resource version: an artifact's content of that version, else the body in the blob store. */
-  async function textOf(i: IngestInput, r: Ingestible): Promise<{ text: string | null; contentType: string | null; markdown: boolean }> {
+  async function textOf(
+    i: IngestInput,
+    r: Ingestible,
+  ): Promise<{ text: string | null; contentType: string | null; markdown: boolean }> {
     if (i.kind === 'artifact') {
       const v = await repo.versions.findOne({ _id: `${r._id}:${i.version}` });
       const doc = r as DocumentDoc;
-      const text = v?.content ?? (doc.version === i.version ? doc.content ?? '' : null);
+      const text = v?.content ?? (doc.version === i.version ? (doc.content ?? '') : null);
       if (text === null) throw notFound(`Artifact version ${i.version}`);
       return { text, contentType: doc.contentType, markdown: /markdown/.test(doc.contentType ?? '') };
     }
@@ -58,8 +76,9 @@ export function createIngestService(d: {
     // The full body may say more than the head did (a Word document is a zip to the head).
     let type = r.contentType ?? 'application/octet-stream';
     if (type === 'application/zip' || type === 'application/octet-stream') {
-      type = await sniffContentType(body, { name: 'fileName' in r ? r.fileName ?? undefined : undefined });
-      if (type !== r.contentType) await repo.updateHeld(collOf(i.kind), { _id: r._id, workspaceId: i.workspaceId }, { contentType: type });
+      type = await sniffContentType(body, { name: 'fileName' in r ? (r.fileName ?? undefined) : undefined });
+      if (type !== r.contentType)
+        await repo.updateHeld(collOf(i.kind), { _id: r._id, workspaceId: i.workspaceId }, { contentType: type });
     }
     if (!isExtractable(type)) return { text: null, contentType: type, markdown: false };
     return { text: await extractText(body, type), contentType: type, markdown: type === 'text/markdown' };
@@ -67,9 +86,23 @@ export function createIngestService(d: {
 
   return {
     /** Records the ingest job of a resource version and starts its workflow (job id = workflow id). */
-    async start(scope: Scope, ref: { kind: ChunkedKind; id: string; version: number; brainId: string; name: string }, jobId: string = randomUUID()): Promise<string> {
+    async start(
+      scope: Scope,
+      ref: { kind: ChunkedKind; id: string; version: number; brainId: string; name: string },
+      jobId: string = randomUUID(),
+    ): Promise<string> {
       const { job } = await d.jobs.create(scope, { id: jobId, kind: 'ingest', brainId: ref.brainId });
-      const input: IngestInput = { jobId, workspaceId: scope.workspaceId, brainId: ref.brainId, kind: ref.kind, resourceId: ref.id, version: ref.version, userId: scope.userId, apiKeyId: scope.apiKeyId, batchSize: config.EMBED_BATCH_SIZE };
+      const input: IngestInput = {
+        jobId,
+        workspaceId: scope.workspaceId,
+        brainId: ref.brainId,
+        kind: ref.kind,
+        resourceId: ref.id,
+        version: ref.version,
+        userId: scope.userId,
+        apiKeyId: scope.apiKeyId,
+        batchSize: config.EMBED_BATCH_SIZE,
+      };
       await d.jobs.startWorkflow(job, 'ingest', [input], `ingest ${ref.kind} ${ref.name} v${ref.version}`);
       return jobId;
     },
@@ -90,22 +123,53 @@ export function createIngestService(d: {
       }
       const { text, markdown } = extracted;
       if (text === null) {
-        await setState(i, { status: 'stored', chunkCount: 0, error: r.size > config.EXTRACT_MAX_BYTES ? `larger than EXTRACT_MAX_BYTES (${config.EXTRACT_MAX_BYTES}): stored, not chunked` : null });
+        await setState(i, {
+          status: 'stored',
+          chunkCount: 0,
+          error:
+            r.size > config.EXTRACT_MAX_BYTES
+              ? `larger than EXTRACT_MAX_BYTES (${config.EXTRACT_MAX_BYTES}): stored, not chunked`
+              : null,
+        });
         return { chunkCount: 0, toEmbed: 0, describe: false };
       }
       await progress(i, 15, 'chunking');
-      const parts = await chunkText(text, { sizeTokens: config.CHUNK_SIZE_TOKENS, overlapTokens: config.CHUNK_OVERLAP_TOKENS, markdown });
-      const existing = new Map((await repo.chunks.find({ resourceId: i.resourceId, version: i.version }, { projection: { text: 1 } }).toArray()).map((c) => [c._id, c.text]));
+      const parts = await chunkText(text, {
+        sizeTokens: config.CHUNK_SIZE_TOKENS,
+        overlapTokens: config.CHUNK_OVERLAP_TOKENS,
+        markdown,
+      });
+      const existing = new Map(
+        (
+          await repo.chunks
+            .find({ resourceId: i.resourceId, version: i.version }, { projection: { text: 1 } })
+            .toArray()
+        ).map((c) => [c._id, c.text]),
+      );
       const path = 'path' in r ? r.path : '';
       const now = new Date();
-      const writes = parts.filter((p) => existing.get(`${i.resourceId}:${i.version}:${p.index}`) !== p.text).map((p) => {
-        const doc: ChunkDoc = {
-          _id: `${i.resourceId}:${i.version}:${p.index}`, workspaceId: i.workspaceId, brainId: i.brainId, resourceKind: i.kind, resourceId: i.resourceId,
-          version: i.version, index: p.index, source: 'body', text: p.text, tokens: p.tokens, path, embedding: null, createdAt: now,
-        };
-        return { replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } };
-      });
-      for (let k = 0; k < writes.length; k += 500) await repo.chunks.bulkWrite(writes.slice(k, k + 500), { ordered: false });
+      const writes = parts
+        .filter((p) => existing.get(`${i.resourceId}:${i.version}:${p.index}`) !== p.text)
+        .map((p) => {
+          const doc: ChunkDoc = {
+            _id: `${i.resourceId}:${i.version}:${p.index}`,
+            workspaceId: i.workspaceId,
+            brainId: i.brainId,
+            resourceKind: i.kind,
+            resourceId: i.resourceId,
+            version: i.version,
+            index: p.index,
+            source: 'body',
+            text: p.text,
+            tokens: p.tokens,
+            path,
+            embedding: null,
+            createdAt: now,
+          };
+          return { replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } };
+        });
+      for (let k = 0; k < writes.length; k += 500)
+        await repo.chunks.bulkWrite(writes.slice(k, k + 500), { ordered: false });
       // A re-chunk with fewer parts leaves no stale tail.
       await repo.chunks.deleteMany({ resourceId: i.resourceId, version: i.version, index: { $gte: parts.length } });
       await setState(i, { chunkCount: parts.length });
@@ -118,36 +182,85 @@ export function createIngestService(d: {
       const m = (await load(i)) as MemoryDoc | null;
       if (!m || m.titleSource !== 'pending') return;
       await progress(i, 20, 'describing');
-      const first = await repo.chunks.find({ resourceId: i.resourceId, version: i.version }).sort({ index: 1 }).limit(3).toArray();
-      const text = first.map((c) => c.text).join('\n\n').slice(0, 6000);
-      const derived = { name: text.split('\n').find((l) => l.trim())?.trim().slice(0, 80) || m.name, description: text.replace(/\s+/g, ' ').slice(0, 200) };
+      const first = await repo.chunks
+        .find({ resourceId: i.resourceId, version: i.version })
+        .sort({ index: 1 })
+        .limit(3)
+        .toArray();
+      const text = first
+        .map((c) => c.text)
+        .join('\n\n')
+        .slice(0, 6000);
+      const derived = {
+        name:
+          text
+            .split('\n')
+            .find((l) => l.trim())
+            ?.trim()
+            .slice(0, 80) || m.name,
+        description: text.replace(/\s+/g, ' ').slice(0, 200),
+      };
       let out = derived;
       let source: MemoryDoc['titleSource'] = 'derived';
       const modelId = config.DEFAULT_MODEL;
       try {
         const model = d.models.resolve(modelId);
-        const res = await model.provider.chat({ model: model.model, responseFormat: 'json', maxTokens: 300, messages: [
-          { role: 'system', content: 'Give the following text a short title (at most 8 words) and a one-sentence description. Answer with JSON only: {"title": "...", "description": "..."}' },
-          { role: 'user', content: text },
-        ] });
-        await d.usage.record({
-          key: `${i.jobId}:describe:${attempt}`, workspaceId: i.workspaceId, kind: 'chat', modelId: model.id, usage: res.usage,
-          attribution: { brainId: i.brainId, userId: i.userId, apiKeyId: i.apiKeyId, jobId: i.jobId, traceId: null, receptorId: null, neuronId: null, pathwayId: null },
+        const res = await model.provider.chat({
+          model: model.model,
+          responseFormat: 'json',
+          maxTokens: 300,
+          messages: [
+            {
+              role: 'system',
+              content:
+                'Give the following text a short title (at most 8 words) and a one-sentence description. Answer with JSON only: {"title": "...", "description": "..."}',
+            },
+            { role: 'user', content: text },
+          ],
         });
-        const parsed = JSON.parse(res.text.replace(/^```(?:json)?\s*|\s*```$/g, '')) as { title?: unknown; description?: unknown };
+        await d.usage.record({
+          key: `${i.jobId}:describe:${attempt}`,
+          workspaceId: i.workspaceId,
+          kind: 'chat',
+          modelId: model.id,
+          usage: res.usage,
+          attribution: {
+            brainId: i.brainId,
+            userId: i.userId,
+            apiKeyId: i.apiKeyId,
+            jobId: i.jobId,
+            traceId: null,
+            receptorId: null,
+            neuronId: null,
+            pathwayId: null,
+          },
+        });
+        const parsed = JSON.parse(res.text.replace(/^```(?:json)?\s*|\s*```$/g, '')) as {
+          title?: unknown;
+          description?: unknown;
+        };
         if (typeof parsed.title === 'string' && parsed.title.trim() && typeof parsed.description === 'string') {
           out = { name: parsed.title.trim().slice(0, 200), description: parsed.description.trim().slice(0, 1000) };
           source = 'model';
         }
-      } catch { /* the model's answer was not usable JSON: the text's own first line and opening stand in, recorded as derived */ }
+      } catch {
+        /* the model's answer was not usable JSON: the text's own first line and opening stand in, recorded as derived */
+      }
       const keep = { name: m.name === '' ? out.name : m.name, description: m.description ?? out.description };
-      await repo.updateHeld(repo.memories, { _id: m._id, workspaceId: i.workspaceId, titleSource: 'pending' }, { ...keep, titleSource: source, titleModel: source === 'model' ? modelId : null, updatedAt: new Date() });
+      await repo.updateHeld(
+        repo.memories,
+        { _id: m._id, workspaceId: i.workspaceId, titleSource: 'pending' },
+        { ...keep, titleSource: source, titleModel: source === 'model' ? modelId : null, updatedAt: new Date() },
+      );
     },
 
     /** Step 2: embeds chunks [from, to) that have no vector of the current model; returns how many it embedded. */
     async embed(i: IngestInput, from: number, to: number, total: number, attempt: number): Promise<number> {
       const model = d.embedder.model;
-      const rows = await repo.chunks.find({ resourceId: i.resourceId, version: i.version, index: { $gte: from, $lt: to } }).sort({ index: 1 }).toArray();
+      const rows = await repo.chunks
+        .find({ resourceId: i.resourceId, version: i.version, index: { $gte: from, $lt: to } })
+        .sort({ index: 1 })
+        .toArray();
       const need = rows.filter((c) => c.embedding?.model !== model);
       if (need.length) {
         const out = await d.embedder.embed(need.map((c) => c.text));
@@ -156,14 +269,40 @@ export function createIngestService(d: {
         // The offline embedder is no provider call (nothing billed; its counts are words): no row.
         if (!out.model.startsWith('local/')) {
           await d.usage.record({
-            key: `${i.jobId}:embed:${from}:${attempt}`, workspaceId: i.workspaceId, kind: 'embedding', modelId: out.model,
+            key: `${i.jobId}:embed:${from}:${attempt}`,
+            workspaceId: i.workspaceId,
+            kind: 'embedding',
+            modelId: out.model,
             usage: { inputTokens: out.tokens, outputTokens: 0, totalTokens: out.tokens },
-            attribution: { brainId: i.brainId, userId: i.userId, apiKeyId: i.apiKeyId, jobId: i.jobId, traceId: null, receptorId: null, neuronId: null, pathwayId: null },
+            attribution: {
+              brainId: i.brainId,
+              userId: i.userId,
+              apiKeyId: i.apiKeyId,
+              jobId: i.jobId,
+              traceId: null,
+              receptorId: null,
+              neuronId: null,
+              pathwayId: null,
+            },
           });
         }
-        await repo.chunks.bulkWrite(need.map((c, k) => ({
-          updateOne: { filter: { _id: c._id }, update: { $set: { embedding: { model: out.model, dimension: out.dimension, vector: new Binary(vectorToBytes(out.vectors[k])) } } } },
-        })), { ordered: false });
+        await repo.chunks.bulkWrite(
+          need.map((c, k) => ({
+            updateOne: {
+              filter: { _id: c._id },
+              update: {
+                $set: {
+                  embedding: {
+                    model: out.model,
+                    dimension: out.dimension,
+                    vector: new Binary(vectorToBytes(out.vectors[k])),
+                  },
+                },
+              },
+            },
+          })),
+          { ordered: false },
+        );
       }
       await progress(i, 25 + Math.round((70 * to) / Math.max(1, total)), `embedding ${to}/${total} chunks`);
       return need.length;
@@ -176,16 +315,46 @@ export function createIngestService(d: {
       if (!r) await repo.chunks.deleteMany({ resourceId: i.resourceId, version: i.version });
       const [chunkCount, embedded] = await Promise.all([
         repo.chunks.countDocuments({ resourceId: i.resourceId, version: i.version }),
-        repo.chunks.countDocuments({ resourceId: i.resourceId, version: i.version, 'embedding.model': d.embedder.model }),
+        repo.chunks.countDocuments({
+          resourceId: i.resourceId,
+          version: i.version,
+          'embedding.model': d.embedder.model,
+        }),
       ]);
       if (current) {
         await repo.chunks.deleteMany({ resourceId: i.resourceId, version: { $lt: i.version } });
         const status = r.ingest.status === 'stored' ? 'stored' : chunkCount ? 'ready' : 'skipped';
-        await setState(i, { status, chunkCount, embeddedCount: embedded, embeddingModel: embedded ? d.embedder.model : null, error: r.ingest.error ?? null });
-        await d.events.emit(i.workspaceId, 'updated', { kind: i.kind, id: i.resourceId, brain_id: i.brainId, name: r.name, version: i.version, change: 'chunks' });
+        await setState(i, {
+          status,
+          chunkCount,
+          embeddedCount: embedded,
+          embeddingModel: embedded ? d.embedder.model : null,
+          error: r.ingest.error ?? null,
+        });
+        await d.events.emit(i.workspaceId, 'updated', {
+          kind: i.kind,
+          id: i.resourceId,
+          brain_id: i.brainId,
+          name: r.name,
+          version: i.version,
+          change: 'chunks',
+        });
       }
-      const result = { resource_id: i.resourceId, kind: i.kind, version: i.version, chunk_count: chunkCount, embedded_count: embedded, embedding_model: embedded ? d.embedder.model : null, ...(current ? {} : { superseded: true }) };
-      await d.jobs.finalize(i.workspaceId, i.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result });
+      const result = {
+        resource_id: i.resourceId,
+        kind: i.kind,
+        version: i.version,
+        chunk_count: chunkCount,
+        embedded_count: embedded,
+        embedding_model: embedded ? d.embedder.model : null,
+        ...(current ? {} : { superseded: true }),
+      };
+      await d.jobs.finalize(i.workspaceId, i.jobId, {
+        status: 'completed',
+        progress: 100,
+        currentStep: 'completed',
+        result,
+      });
       return result;
     },
 
@@ -195,9 +364,22 @@ export function createIngestService(d: {
     },
 
     /** Chunks of a resource's live version (the newest ingested), in order, paged by (index, _id). */
-    async chunks(workspaceId: string, resourceId: string, q: { limit: number; offset: number; cursor?: string; source?: string }) {
-      const newest = await repo.chunks.find({ resourceId }, { projection: { version: 1 } }).sort({ version: -1 }).limit(1).next();
-      const filter = { workspaceId, resourceId, version: newest?.version ?? 0, ...(q.source ? { source: q.source } : {}) };
+    async chunks(
+      workspaceId: string,
+      resourceId: string,
+      q: { limit: number; offset: number; cursor?: string; source?: string },
+    ) {
+      const newest = await repo.chunks
+        .find({ resourceId }, { projection: { version: 1 } })
+        .sort({ version: -1 })
+        .limit(1)
+        .next();
+      const filter = {
+        workspaceId,
+        resourceId,
+        version: newest?.version ?? 0,
+        ...(q.source ? { source: q.source } : {}),
+      };
       return page(repo.chunks, filter, { field: 'index', dir: 1 }, q);
     },
     chunk: (workspaceId: string, chunkId: string) => findById(repo.chunks, chunkId, { workspaceId }),
@@ -213,9 +395,22 @@ export function createIngestService(d: {
      * `limit` per call; `remaining` says whether to call again. Vectors of the old model are
      * replaced chunk by chunk, so search keeps working on the old ones until then.
      */
-    async reembed(scope: Scope, limit = 200): Promise<{ model: string; started: { kind: ChunkedKind; resource_id: string; job_id: string }[]; remaining: boolean }> {
+    async reembed(
+      scope: Scope,
+      limit = 200,
+    ): Promise<{
+      model: string;
+      started: { kind: ChunkedKind; resource_id: string; job_id: string }[];
+      remaining: boolean;
+    }> {
       const model = d.embedder.model;
-      const stale = await repo.chunks.find({ workspaceId: scope.workspaceId, 'embedding.model': { $ne: model } }, { projection: { resourceId: 1, resourceKind: 1 } }).limit(20_000).toArray();
+      const stale = await repo.chunks
+        .find(
+          { workspaceId: scope.workspaceId, 'embedding.model': { $ne: model } },
+          { projection: { resourceId: 1, resourceKind: 1 } },
+        )
+        .limit(20_000)
+        .toArray();
       const seen = new Map<string, ChunkedKind>();
       for (const c of stale) seen.set(c.resourceId, c.resourceKind);
       const started: { kind: ChunkedKind; resource_id: string; job_id: string }[] = [];
@@ -223,11 +418,22 @@ export function createIngestService(d: {
       for (const [id, kind] of seen) {
         const r = await findById(collOf(kind), id, { workspaceId: scope.workspaceId });
         if (!r || r.skipEmbedding || r.ingest.status === 'pending' || r.ingest.status === 'running') continue;
-        if (started.length >= limit) { remaining = true; break; }
+        if (started.length >= limit) {
+          remaining = true;
+          break;
+        }
         const jobId = randomUUID();
-        const claimed = await repo.updateHeld(collOf(kind), { _id: id, workspaceId: scope.workspaceId, 'ingest.jobId': r.ingest.jobId }, { 'ingest.jobId': jobId, 'ingest.status': 'pending' });
+        const claimed = await repo.updateHeld(
+          collOf(kind),
+          { _id: id, workspaceId: scope.workspaceId, 'ingest.jobId': r.ingest.jobId },
+          { 'ingest.jobId': jobId, 'ingest.status': 'pending' },
+        );
         if (!claimed) continue;
-        await this.start({ ...scope, brainId: r.brainId }, { kind, id, version: r.ingest.version, brainId: r.brainId, name: r.name || kind }, jobId);
+        await this.start(
+          { ...scope, brainId: r.brainId },
+          { kind, id, version: r.ingest.version, brainId: r.brainId, name: r.name || kind },
+          jobId,
+        );
         started.push({ kind, resource_id: id, job_id: jobId });
       }
       return { model, started, remaining };

@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Filter } from 'mongodb';
 import { encodeBlob } from '../db/codec.js';
-import { newDeliveryToken, type InterventionDoc, type InterventionRepo, type InterventionStatus } from '../db/interventions.js';
+import {
+  newDeliveryToken,
+  type InterventionDoc,
+  type InterventionRepo,
+  type InterventionStatus,
+} from '../db/interventions.js';
 import { TOTAL_CAP } from '../db/paging.js';
 import { forbidden, notFound, validationError } from '../errors.js';
 import type { InterventionListQuery, RespondBody } from '../schemas/interventions.js';
@@ -12,11 +17,25 @@ import { answerUpdate, type InterventionAnswer } from '../temporal/definitions.j
 import { findById } from '../db/client.js';
 
 export interface NewIntervention {
-  id: string; jobId: string; traceId: string | null; pathwayId: string | null; brainId: string | null; nodeIndex: number;
-  kind: InterventionDoc['kind']; title: string; prompt: string; options: string[]; expiresInS?: number;
+  id: string;
+  jobId: string;
+  traceId: string | null;
+  pathwayId: string | null;
+  brainId: string | null;
+  nodeIndex: number;
+  kind: InterventionDoc['kind'];
+  title: string;
+  prompt: string;
+  options: string[];
+  expiresInS?: number;
 }
 
-const STATUS_FOR: Record<string, InterventionStatus> = { approve: 'approved', approved: 'approved', reject: 'rejected', rejected: 'rejected' };
+const STATUS_FOR: Record<string, InterventionStatus> = {
+  approve: 'approved',
+  approved: 'approved',
+  reject: 'rejected',
+  rejected: 'rejected',
+};
 const ALL_STATUSES: InterventionStatus[] = ['pending', 'approved', 'rejected', 'answered', 'expired', 'cancelled'];
 
 /**
@@ -35,12 +54,19 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
    * run accepts and records it, or refuses it and nothing changes. The run's own state decides,
    * so two answers, or an answer racing the expiry timer, have exactly one outcome.
    */
-  async function answer(doc: InterventionDoc, body: RespondBody, by: string | null, deliveryId?: string): Promise<InterventionDoc> {
+  async function answer(
+    doc: InterventionDoc,
+    body: RespondBody,
+    by: string | null,
+    deliveryId?: string,
+  ): Promise<InterventionDoc> {
     if (doc.status !== 'pending') throw validationError(`Intervention is already ${doc.status}`);
     if (!doc.options.includes(body.action)) throw validationError(`action must be one of: ${doc.options.join(', ')}`);
     try {
       await temporal.workflow.getHandle(doc.jobId).executeUpdate(answerUpdate, {
-        args: [{ interventionId: doc._id, action: body.action, comment: body.comment, fields: body.fields, by, deliveryId }],
+        args: [
+          { interventionId: doc._id, action: body.action, comment: body.comment, fields: body.fields, by, deliveryId },
+        ],
       });
     } catch (e) {
       const fresh = await repo.interventions.findOne({ _id: doc._id });
@@ -49,7 +75,11 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         throw validationError(fresh && fresh.status !== 'pending' ? `Intervention is already ${fresh.status}` : reason);
       }
       if (e instanceof WorkflowNotFoundError || /already completed|not found/i.test(String((e as Error).message))) {
-        throw validationError(fresh && fresh.status !== 'pending' ? `Intervention is already ${fresh.status}` : 'The run is no longer waiting for this intervention');
+        throw validationError(
+          fresh && fresh.status !== 'pending'
+            ? `Intervention is already ${fresh.status}`
+            : 'The run is no longer waiting for this intervention',
+        );
       }
       throw e;
     }
@@ -76,13 +106,35 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
       if (existing) return existing;
       const now = new Date();
       const doc: InterventionDoc = {
-        _id: n.id, workspaceId: scope.workspaceId, brainId: n.brainId, jobId: n.jobId, traceId: n.traceId, pathwayId: n.pathwayId,
-        nodeIndex: n.nodeIndex, kind: n.kind, title: n.title, prompt: n.prompt, options: n.options, status: 'pending',
-        action: null, comment: null, fields: null, respondedBy: null, respondedAt: null,
+        _id: n.id,
+        workspaceId: scope.workspaceId,
+        brainId: n.brainId,
+        jobId: n.jobId,
+        traceId: n.traceId,
+        pathwayId: n.pathwayId,
+        nodeIndex: n.nodeIndex,
+        kind: n.kind,
+        title: n.title,
+        prompt: n.prompt,
+        options: n.options,
+        status: 'pending',
+        action: null,
+        comment: null,
+        fields: null,
+        respondedBy: null,
+        respondedAt: null,
         expiresAt: n.expiresInS ? new Date(now.getTime() + n.expiresInS * 1000) : null,
         // Going beyond a budget is an admin's decision: no public link to answer it with.
-        deliveries: (n.kind === 'budget' ? ['api'] as const : ['api', 'link'] as const).map((channel) => ({ id: randomUUID(), channel, token: newDeliveryToken(n.id), status: 'pending' as const, createdAt: now, respondedAt: null })),
-        createdAt: now, updatedAt: now,
+        deliveries: (n.kind === 'budget' ? (['api'] as const) : (['api', 'link'] as const)).map((channel) => ({
+          id: randomUUID(),
+          channel,
+          token: newDeliveryToken(n.id),
+          status: 'pending' as const,
+          createdAt: now,
+          respondedAt: null,
+        })),
+        createdAt: now,
+        updatedAt: now,
       };
       await repo.interventions.insertOne(doc);
       return doc;
@@ -100,15 +152,27 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
     async summary(scope: Scope, q: InterventionListQuery) {
       const base = filterOf(scope, { ...q, status: undefined });
       const counted = await Promise.all(ALL_STATUSES.map((status) => repo.countUpTo({ ...base, status })));
-      const byStatus = Object.fromEntries(ALL_STATUSES.map((s, i) => [s, Math.min(counted[i]!, TOTAL_CAP)])) as Record<InterventionStatus, number>;
+      const byStatus = Object.fromEntries(ALL_STATUSES.map((s, i) => [s, Math.min(counted[i]!, TOTAL_CAP)])) as Record<
+        InterventionStatus,
+        number
+      >;
       const exact = counted.every((n) => n <= TOTAL_CAP);
-      return { byStatus, grouped: { active: byStatus.pending, resolved: byStatus.approved + byStatus.rejected + byStatus.answered, expired_or_cancelled: byStatus.expired + byStatus.cancelled }, counts_exact: exact };
+      return {
+        byStatus,
+        grouped: {
+          active: byStatus.pending,
+          resolved: byStatus.approved + byStatus.rejected + byStatus.answered,
+          expired_or_cancelled: byStatus.expired + byStatus.cancelled,
+        },
+        counts_exact: exact,
+      };
     },
 
     /** A budget pause (docs/usage.md) is answered by a workspace admin only; other interventions by any member. */
     async respond(scope: Scope, id: string, body: RespondBody) {
       const doc = await get(scope, id);
-      if (doc.kind === 'budget' && !hasRole(scope, 'workspace_admin')) throw forbidden('Only a workspace admin can let a run go beyond a budget');
+      if (doc.kind === 'budget' && !hasRole(scope, 'workspace_admin'))
+        throw forbidden('Only a workspace admin can let a run go beyond a budget');
       return answer(doc, body, scope.userId ?? scope.apiKeyId);
     },
 
@@ -122,7 +186,8 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
     async respondByToken(token: string, body: RespondBody): Promise<InterventionDoc> {
       const { doc, deliveryId } = await this.byToken(token);
       // A delivery token proves no role: going beyond a budget is answered by an admin's credential.
-      if (doc.kind === 'budget') throw forbidden('A budget pause is answered by a workspace admin through POST /v1/interventions/:id/respond');
+      if (doc.kind === 'budget')
+        throw forbidden('A budget pause is answered by a workspace admin through POST /v1/interventions/:id/respond');
       return answer(doc, body, null, deliveryId);
     },
 
@@ -130,17 +195,36 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
      * Records an answer the run accepted (called only by the run's activity: the run is the one
      * writer of an intervention's outcome, so no lock is needed). Idempotent for a retried activity.
      */
-    async recordAnswer(workspaceId: string, a: InterventionAnswer, kind: InterventionDoc['kind']): Promise<InterventionDoc> {
+    async recordAnswer(
+      workspaceId: string,
+      a: InterventionAnswer,
+      kind: InterventionDoc['kind'],
+    ): Promise<InterventionDoc> {
       const doc = await findById(repo.interventions, a.interventionId, { workspaceId });
       if (!doc) throw notFound('Intervention');
       if (doc.status !== 'pending') return doc;
       const now = new Date();
-      const status = kind === 'pause' ? 'answered' : STATUS_FOR[a.action] ?? 'answered';
+      const status = kind === 'pause' ? 'answered' : (STATUS_FOR[a.action] ?? 'answered');
       const deliveryId = a.deliveryId ?? doc.deliveries.find((d) => d.channel === 'api')?.id;
-      const deliveries = doc.deliveries.map((d) => (d.id === deliveryId ? { ...d, status: 'responded' as const, respondedAt: now } : { ...d, status: 'closed' as const }));
+      const deliveries = doc.deliveries.map((d) =>
+        d.id === deliveryId
+          ? { ...d, status: 'responded' as const, respondedAt: now }
+          : { ...d, status: 'closed' as const },
+      );
       await repo.interventions.updateOne(
         { _id: doc._id, workspaceId },
-        { $set: { status, action: a.action, comment: a.comment ?? null, fields: a.fields ? encodeBlob(a.fields) : null, respondedBy: a.by ?? null, respondedAt: now, deliveries, updatedAt: now } },
+        {
+          $set: {
+            status,
+            action: a.action,
+            comment: a.comment ?? null,
+            fields: a.fields ? encodeBlob(a.fields) : null,
+            respondedBy: a.by ?? null,
+            respondedAt: now,
+            deliveries,
+            updatedAt: now,
+          },
+        },
       );
       return (await repo.interventions.findOne({ _id: doc._id }))!;
     },
@@ -149,13 +233,23 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
     async close(workspaceId: string, id: string, status: 'expired' | 'cancelled'): Promise<boolean> {
       const cur = await findById(repo.interventions, id, { workspaceId });
       if (cur?.status !== 'pending') return false;
-      await repo.interventions.updateOne({ _id: id, workspaceId }, { $set: { status, updatedAt: new Date(), deliveries: cur.deliveries.map((d) => ({ ...d, status: 'closed' as const })) } });
+      await repo.interventions.updateOne(
+        { _id: id, workspaceId },
+        {
+          $set: {
+            status,
+            updatedAt: new Date(),
+            deliveries: cur.deliveries.map((d) => ({ ...d, status: 'closed' as const })),
+          },
+        },
+      );
       return true;
     },
 
     /** Cancelling a job cancels its open interventions. */
     async cancelForJob(workspaceId: string, jobId: string): Promise<void> {
-      for (const d of await repo.interventions.find({ workspaceId, jobId, status: 'pending' }).toArray()) await this.close(workspaceId, d._id, 'cancelled');
+      for (const d of await repo.interventions.find({ workspaceId, jobId, status: 'pending' }).toArray())
+        await this.close(workspaceId, d._id, 'cancelled');
     },
   };
 }

@@ -10,19 +10,40 @@ import type { Scope } from '../scope.js';
 import { TERMINAL_EVENTS, type Fence, type Streams } from '../streams.js';
 import { claim, isDuplicateKey } from '../db/claims.js';
 import {
-  BrainIdKey, JobKindKey, NeuronIdKey, PathwayIdKey, ReceptorIdKey, TraceIdKey, WorkspaceIdKey, cancelSignal, statusQuery,
-  type JobKind, type JobState, type LiveStatus,
+  BrainIdKey,
+  JobKindKey,
+  NeuronIdKey,
+  PathwayIdKey,
+  ReceptorIdKey,
+  TraceIdKey,
+  WorkspaceIdKey,
+  cancelSignal,
+  statusQuery,
+  type JobKind,
+  type JobState,
+  type LiveStatus,
 } from '../temporal/definitions.js';
 
 /** A change at a status transition; terminal states are sticky (a cancelled run never later reads completed). */
 export interface JobPatch {
-  status?: JobState; progress?: number; currentStep?: string | null; failedReason?: string | null;
-  result?: unknown; waitingFor?: Record<string, unknown> | null;
+  status?: JobState;
+  progress?: number;
+  currentStep?: string | null;
+  failedReason?: string | null;
+  result?: unknown;
+  waitingFor?: Record<string, unknown> | null;
 }
 
 export interface NewJob {
-  id: string; kind: JobKind; brainId?: string | null; neuronId?: string | null; pathwayId?: string | null;
-  receptorId?: string | null; traceId?: string | null; parentJobId?: string | null; clientNonce?: string | null;
+  id: string;
+  kind: JobKind;
+  brainId?: string | null;
+  neuronId?: string | null;
+  pathwayId?: string | null;
+  receptorId?: string | null;
+  traceId?: string | null;
+  parentJobId?: string | null;
+  clientNonce?: string | null;
 }
 
 const LIVE_TTL_MS = 250;
@@ -52,8 +73,17 @@ function fenceOf(event: Record<string, unknown>): Fence {
 }
 
 /** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
-export function createJobService({ repo, streams, temporal, config, restart }: {
-  repo: JobRepo; streams: Streams; temporal: Client; config: Config;
+export function createJobService({
+  repo,
+  streams,
+  temporal,
+  config,
+  restart,
+}: {
+  repo: JobRepo;
+  streams: Streams;
+  temporal: Client;
+  config: Config;
   /** Starts a never-started job from its stored start, if it has one (late-bound: the run service). */
   restart?: () => (job: JobDoc) => Promise<boolean>;
 }) {
@@ -69,7 +99,9 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
     if (hit && now - hit.at < LIVE_TTL_MS) return hit.live;
     if (liveCache.size > 5_000) liveCache.clear();
     // The deadline cancels the call itself (a query to a run whose worker is down would otherwise keep retrying).
-    const live = temporal.connection.withDeadline(Date.now() + 1_500, () => temporal.workflow.getHandle(jobId).query(statusQuery)).catch(() => null);
+    const live = temporal.connection
+      .withDeadline(Date.now() + 1_500, () => temporal.workflow.getHandle(jobId).query(statusQuery))
+      .catch(() => null);
     liveCache.set(jobId, { at: now, live });
     return live;
   };
@@ -97,14 +129,23 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
    * stored terminal state when there is one (`claimed`, or read here), so it always agrees with
    * the record. Returns the entry id, or null when a fence refused it.
    */
-  async function emit(jobId: string, event: Record<string, unknown>, claimed?: Partial<JobDoc>): Promise<string | null> {
+  async function emit(
+    jobId: string,
+    event: Record<string, unknown>,
+    claimed?: Partial<JobDoc>,
+  ): Promise<string | null> {
     const fence = fenceOf(event);
     let entry = event;
     if (fence.kind === 'terminal') {
       // The claimed terminal state is the truth (the job document may not show it yet).
       const held = claimed ?? (await repo.claims.findOne({ _id: `job:${jobId}:terminal` }))?.set;
       const job = held ? null : await repo.jobs.findOne({ _id: jobId });
-      if (held) entry = terminalEntry({ status: held.status!, result: held.result ?? null, failedReason: held.failedReason ?? null });
+      if (held)
+        entry = terminalEntry({
+          status: held.status!,
+          result: held.result ?? null,
+          failedReason: held.failedReason ?? null,
+        });
       else if (job && TERMINAL_STATES.includes(job.status)) entry = terminalEntry(job);
     }
     return streams.append(streamKey(jobId), entry, fence);
@@ -122,7 +163,11 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
    * `{ _id, workspaceId }` scans the collection): every caller passes the job's own workspace, either
    * from the run's input or after `get(scope, jobId)` has checked it (cancel).
    */
-  async function apply(workspaceId: string, jobId: string, patch: JobPatch): Promise<{ applied: boolean; previous: JobDoc | null; job: JobDoc | null }> {
+  async function apply(
+    workspaceId: string,
+    jobId: string,
+    patch: JobPatch,
+  ): Promise<{ applied: boolean; previous: JobDoc | null; job: JobDoc | null }> {
     const now = new Date();
     const set: Partial<JobDoc> = { updatedAt: now };
     if (patch.status !== undefined) set.status = patch.status;
@@ -130,7 +175,8 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
     if (patch.currentStep !== undefined) set.currentStep = patch.currentStep;
     if (patch.failedReason !== undefined) set.failedReason = patch.failedReason;
     if (patch.result !== undefined) set.result = encodeBlob(patch.result);
-    if (patch.waitingFor !== undefined) set.waitingFor = patch.waitingFor === null ? null : encodeBlob(patch.waitingFor);
+    if (patch.waitingFor !== undefined)
+      set.waitingFor = patch.waitingFor === null ? null : encodeBlob(patch.waitingFor);
     const leavesPending = patch.status !== undefined && patch.status !== 'pending';
     const claimId = `job:${jobId}:terminal`;
     if (patch.status && TERMINAL_STATES.includes(patch.status)) {
@@ -141,13 +187,19 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
       // Claims written before processedAt moved to `$min` carry it in their set.
       const { processedAt: _legacy, ...held } = claimed;
       await emit(jobId, { type: held.status === 'completed' ? 'complete' : 'error' }, held);
-      const job = await repo.jobs.findOneAndUpdate({ _id: jobId }, { $set: held, $min: { processedAt: now } }, { returnDocument: 'after' });
+      const job = await repo.jobs.findOneAndUpdate(
+        { _id: jobId },
+        { $set: held, $min: { processedAt: now } },
+        { returnDocument: 'after' },
+      );
       await repairProcessedAt(job, now);
       const applied = job !== null && (won || (held.status === set.status && held.failedReason === set.failedReason));
       return { applied, previous: null, job };
     }
     const previous = await repo.jobs.findOneAndUpdate(
-      { _id: jobId }, { $set: set, ...(leavesPending ? { $min: { processedAt: now } } : {}) }, { returnDocument: 'before' },
+      { _id: jobId },
+      { $set: set, ...(leavesPending ? { $min: { processedAt: now } } : {}) },
+      { returnDocument: 'before' },
     );
     if (!previous) return { applied: false, previous: null, job: null };
     if (leavesPending) await repairProcessedAt(previous, now);
@@ -159,9 +211,19 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
     }
     if (TERMINAL_STATES.includes(previous.status)) {
       // Ended without a claim (a record older than claims): the end stays.
-      await repo.jobs.updateOne({ _id: jobId }, {
-        $set: { status: previous.status, progress: previous.progress, currentStep: previous.currentStep, failedReason: previous.failedReason, result: previous.result, waitingFor: previous.waitingFor },
-      });
+      await repo.jobs.updateOne(
+        { _id: jobId },
+        {
+          $set: {
+            status: previous.status,
+            progress: previous.progress,
+            currentStep: previous.currentStep,
+            failedReason: previous.failedReason,
+            result: previous.result,
+            waitingFor: previous.waitingFor,
+          },
+        },
+      );
       return { applied: false, previous, job: null };
     }
     return { applied: true, previous, job: null };
@@ -169,7 +231,8 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
 
   /** Jobs recorded with `processedAt: null` (before it was left unset) get it on their first transition. */
   async function repairProcessedAt(job: JobDoc | null, now: Date): Promise<void> {
-    if (job && job.processedAt === null) await repo.jobs.updateOne({ _id: job._id, processedAt: null }, { $set: { processedAt: now } });
+    if (job && job.processedAt === null)
+      await repo.jobs.updateOne({ _id: job._id, processedAt: null }, { $set: { processedAt: now } });
   }
 
   return {
@@ -185,12 +248,27 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
     async create(scope: Scope, j: NewJob): Promise<{ job: JobDoc; created: boolean }> {
       const now = new Date();
       const doc: JobDoc = {
-        _id: j.id, workspaceId: scope.workspaceId, brainId: j.brainId ?? scope.brainId ?? null, kind: j.kind, status: 'pending',
-        progress: 0, currentStep: 'queued', failedReason: null, result: null, waitingFor: null,
-        neuronId: j.neuronId ?? null, pathwayId: j.pathwayId ?? null, receptorId: j.receptorId ?? null, traceId: j.traceId ?? null,
-        parentJobId: j.parentJobId ?? null, clientNonce: j.clientNonce ?? null, createdBy: scope.userId ?? scope.apiKeyId,
+        _id: j.id,
+        workspaceId: scope.workspaceId,
+        brainId: j.brainId ?? scope.brainId ?? null,
+        kind: j.kind,
+        status: 'pending',
+        progress: 0,
+        currentStep: 'queued',
+        failedReason: null,
+        result: null,
+        waitingFor: null,
+        neuronId: j.neuronId ?? null,
+        pathwayId: j.pathwayId ?? null,
+        receptorId: j.receptorId ?? null,
+        traceId: j.traceId ?? null,
+        parentJobId: j.parentJobId ?? null,
+        clientNonce: j.clientNonce ?? null,
+        createdBy: scope.userId ?? scope.apiKeyId,
         ...(scope.shareTokenId ? { shareTokenId: scope.shareTokenId } : {}),
-        createdAt: now, finishedAt: null, updatedAt: now,
+        createdAt: now,
+        finishedAt: null,
+        updatedAt: now,
       };
       try {
         await repo.jobs.insertOne(doc);
@@ -204,9 +282,16 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
     },
 
     /** Starts the job's workflow by name with the search attributes operators filter on. */
-    async startWorkflow(job: JobDoc, workflowType: string, args: unknown[], summary?: string, opts: { workflowId?: string; failJob?: boolean } = {}): Promise<void> {
+    async startWorkflow(
+      job: JobDoc,
+      workflowType: string,
+      args: unknown[],
+      summary?: string,
+      opts: { workflowId?: string; failJob?: boolean } = {},
+    ): Promise<void> {
       const attrs = [
-        { key: WorkspaceIdKey, value: job.workspaceId }, { key: JobKindKey, value: job.kind },
+        { key: WorkspaceIdKey, value: job.workspaceId },
+        { key: JobKindKey, value: job.kind },
         ...(job.brainId ? [{ key: BrainIdKey, value: job.brainId }] : []),
         ...(job.neuronId ? [{ key: NeuronIdKey, value: job.neuronId }] : []),
         ...(job.pathwayId ? [{ key: PathwayIdKey, value: job.pathwayId }] : []),
@@ -216,7 +301,10 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
       try {
         await temporal.workflow.start(workflowType, {
           // The job id, or the id of the workflow that starts the job's run (a receptor's fire).
-          taskQueue: config.TEMPORAL_TASK_QUEUE, workflowId: opts.workflowId ?? job._id, args, typedSearchAttributes: attrs,
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          workflowId: opts.workflowId ?? job._id,
+          args,
+          typedSearchAttributes: attrs,
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           // Shown on the run in the Temporal UI next to the search attributes.
           staticSummary: summary,
@@ -227,8 +315,17 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
         if (opts.failJob === false) throw e;
         // The record exists but no run does: it must not stay pending. It ends failed with the reason.
         const reason = `could not start the run: ${(e as Error).message || 'Temporal unavailable'}`;
-        await this.finalize(job.workspaceId, job._id, { status: 'failed', failedReason: reason, currentStep: NOT_STARTED_STEP }).catch(() => undefined);
-        throw new AppError('SERVICE_UNAVAILABLE', 503, 'The run could not be started; retry (with the same client_nonce to keep one job)', { 'Retry-After': '1' });
+        await this.finalize(job.workspaceId, job._id, {
+          status: 'failed',
+          failedReason: reason,
+          currentStep: NOT_STARTED_STEP,
+        }).catch(() => undefined);
+        throw new AppError(
+          'SERVICE_UNAVAILABLE',
+          503,
+          'The run could not be started; retry (with the same client_nonce to keep one job)',
+          { 'Retry-After': '1' },
+        );
       }
     },
 
@@ -237,11 +334,20 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
      * whatever terminal state was stored (this writer's or an earlier one's), so a retried or
      * racing writer never makes stream and record disagree. Returns whether this call's patch applied.
      */
-    async finalize(workspaceId: string, jobId: string, patch: JobPatch & { status: 'completed' | 'failed' }): Promise<boolean> {
+    async finalize(
+      workspaceId: string,
+      jobId: string,
+      patch: JobPatch & { status: 'completed' | 'failed' },
+    ): Promise<boolean> {
       const { applied, job } = await apply(workspaceId, jobId, patch);
       if (applied && job) {
         // Metrics from the document the transition returned (no read of its own).
-        const outcome = patch.status === 'completed' ? 'completed' : patch.failedReason?.startsWith('cancelled') ? 'cancelled' : 'failed';
+        const outcome =
+          patch.status === 'completed'
+            ? 'completed'
+            : patch.failedReason?.startsWith('cancelled')
+              ? 'cancelled'
+              : 'failed';
         metrics.runsFinished.inc({ kind: job.kind, outcome });
         metrics.runDuration.observe({ kind: job.kind, outcome }, (Date.now() - job.createdAt.getTime()) / 1000);
       }
@@ -261,7 +367,8 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
      * Applies a transition (see `apply`). Returns whether this call's patch applied (a retried
      * writer whose own terminal state was claimed counts as applied).
      */
-    transition: async (workspaceId: string, jobId: string, patch: JobPatch): Promise<boolean> => (await apply(workspaceId, jobId, patch)).applied,
+    transition: async (workspaceId: string, jobId: string, patch: JobPatch): Promise<boolean> =>
+      (await apply(workspaceId, jobId, patch)).applied,
 
     /**
      * A transition that also says what the job was before it (`previous`: null when the job does
@@ -275,18 +382,29 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
     /** The read model merged with the workflow's live `status` query while it runs. */
     async status(scope: Scope, jobId: string): Promise<JobDoc & { live?: LiveStatus }> {
       const job = await get(scope, jobId);
-      if (job.status === 'pending' && Date.now() - job.createdAt.getTime() > NEVER_STARTED_AFTER_MS) return this.checkStarted(job);
+      if (job.status === 'pending' && Date.now() - job.createdAt.getTime() > NEVER_STARTED_AFTER_MS)
+        return this.checkStarted(job);
       if (TERMINAL_STATES.includes(job.status) || job.status === 'pending') return job;
       const live = await liveStatus(jobId);
       if (!live || TERMINAL_STATES.includes(live.status)) return job;
       // The live answer is newer than the document read before it: take its waitingFor as well.
-      const waitingFor = live.waitingFor ? encodeBlob(live.waitingFor) : live.status === 'running' ? null : job.waitingFor;
+      const waitingFor = live.waitingFor
+        ? encodeBlob(live.waitingFor)
+        : live.status === 'running'
+          ? null
+          : job.waitingFor;
       return { ...job, status: live.status, progress: live.progress, currentStep: live.currentStep, waitingFor, live };
     },
 
     /** Whether Temporal has a workflow of this id (null: Temporal did not answer). */
     workflowExists: (id: string): Promise<boolean | null> =>
-      temporal.workflow.getHandle(id).describe().then(() => true, (e: unknown) => (e as { name?: string }).name === 'WorkflowNotFoundError' ? false : null),
+      temporal.workflow
+        .getHandle(id)
+        .describe()
+        .then(
+          () => true,
+          (e: unknown) => ((e as { name?: string }).name === 'WorkflowNotFoundError' ? false : null),
+        ),
 
     /** A long-pending job: if Temporal has no run for it (the API died between record and start), it ends failed. */
     async checkStarted(job: JobDoc): Promise<JobDoc> {
@@ -296,7 +414,11 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
       for (const id of ids) if ((await exists(id)) !== false) return job;
       // A run whose start is stored (an invoke answered 202 before its workflow started) is started now, not failed.
       if (await restart?.()(job)) return (await repo.find(job.workspaceId, job._id)) ?? job;
-      await this.finalize(job.workspaceId, job._id, { status: 'failed', failedReason: 'the run was never started', currentStep: NOT_STARTED_STEP });
+      await this.finalize(job.workspaceId, job._id, {
+        status: 'failed',
+        failedReason: 'the run was never started',
+        currentStep: NOT_STARTED_STEP,
+      });
       return (await repo.find(job.workspaceId, job._id)) ?? job;
     },
 
@@ -316,7 +438,11 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
     async cancel(scope: Scope, jobId: string, reason = 'Cancelled by user'): Promise<JobDoc> {
       const job = await get(scope, jobId);
       if (TERMINAL_STATES.includes(job.status)) throw validationError(`Job is already ${job.status}`);
-      const applied = await this.finalize(scope.workspaceId, jobId, { status: 'failed', failedReason: `cancelled: ${reason}`, currentStep: 'cancelled' });
+      const applied = await this.finalize(scope.workspaceId, jobId, {
+        status: 'failed',
+        failedReason: `cancelled: ${reason}`,
+        currentStep: 'cancelled',
+      });
       if (!applied) throw validationError('Job already finished');
       // Then Temporal: the run (and its children) end as Canceled in the Temporal UI.
       const handle = temporal.workflow.getHandle(jobId);
@@ -326,8 +452,14 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
       // little for it, so that what cancel answers is already true; a run whose worker is down
       // finishes the cleanup when it comes back.
       await temporal.connection.withDeadline(Date.now() + CANCEL_WAIT_MS, () => handle.result()).catch(() => undefined);
-      for (const child of await repo.jobs.find({ parentJobId: jobId, workspaceId: scope.workspaceId, status: { $nin: TERMINAL_STATES } }).toArray()) {
-        await this.finalize(scope.workspaceId, child._id, { status: 'failed', failedReason: `cancelled: parent job ${jobId} was cancelled`, currentStep: 'cancelled' });
+      for (const child of await repo.jobs
+        .find({ parentJobId: jobId, workspaceId: scope.workspaceId, status: { $nin: TERMINAL_STATES } })
+        .toArray()) {
+        await this.finalize(scope.workspaceId, child._id, {
+          status: 'failed',
+          failedReason: `cancelled: parent job ${jobId} was cancelled`,
+          currentStep: 'cancelled',
+        });
       }
       return get(scope, jobId);
     },
@@ -342,11 +474,13 @@ export function createJobService({ repo, streams, temporal, config, restart }: {
 
     /** Pending jobs of a workspace older than `ms` (the job sweep checks whether their run exists). */
     pendingOlderThan: (workspaceId: string, ms: number) =>
-      repo.jobs.find({ workspaceId, status: 'pending', createdAt: { $lt: new Date(Date.now() - ms) } }).limit(500).toArray(),
+      repo.jobs
+        .find({ workspaceId, status: 'pending', createdAt: { $lt: new Date(Date.now() - ms) } })
+        .limit(500)
+        .toArray(),
 
     /** Unscoped read for the worker (the job id came from a workflow the platform started). */
     repoFind: (jobId: string) => repo.jobs.findOne({ _id: jobId }),
-
   };
 }
 export type JobService = ReturnType<typeof createJobService>;

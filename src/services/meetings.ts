@@ -15,7 +15,9 @@ const MAX_BODY_CHARS = 8_000_000;
 const RETRIES = 8;
 
 /** The transcription state of a body (idle when never transcribed). */
-export const transcriptionOf = (body: Record<string, unknown>): { status: TranscriptionStatus } & Record<string, unknown> => {
+export const transcriptionOf = (
+  body: Record<string, unknown>,
+): { status: TranscriptionStatus } & Record<string, unknown> => {
   const t = body.transcription as { status?: TranscriptionStatus } | undefined;
   return { ...(t ?? {}), status: t?.status ?? 'idle' };
 };
@@ -32,7 +34,14 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
   const { repo } = d;
   const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
   const bodyOf = (m: MeetingDoc) => decodeBlob<Record<string, unknown>>(m.body, {});
-  const ref = (m: MeetingDoc, extra: Partial<ResourceRef> = {}): ResourceRef => ({ kind: 'meeting', id: m._id, brain_id: m.brainId, name: m.title, version: m.version, ...extra });
+  const ref = (m: MeetingDoc, extra: Partial<ResourceRef> = {}): ResourceRef => ({
+    kind: 'meeting',
+    id: m._id,
+    brain_id: m.brainId,
+    name: m.title,
+    version: m.version,
+    ...extra,
+  });
 
   async function get(scope: Scope, id: string): Promise<MeetingDoc> {
     const m = await findById(repo.meetings, id, { workspaceId: scope.workspaceId });
@@ -50,29 +59,70 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
    * Applies a change to the newest version: `change` gets the current head and returns the new
    * title, description and body (or null: nothing changed). Retried on a concurrent write.
    */
-  async function update(workspaceId: string, id: string, change: (m: MeetingDoc) => { title: string; description: string; body: Record<string, unknown>; changes: string[] } | null, o: { baseVersion?: number; by: string | null }) {
+  async function update(
+    workspaceId: string,
+    id: string,
+    change: (
+      m: MeetingDoc,
+    ) => { title: string; description: string; body: Record<string, unknown>; changes: string[] } | null,
+    o: { baseVersion?: number; by: string | null },
+  ) {
     for (let attempt = 0; attempt < RETRIES; attempt++) {
       const cur = await findById(repo.meetings, id, { workspaceId });
       if (!cur) throw notFound('Meeting');
-      if (o.baseVersion !== undefined && o.baseVersion !== cur.version) throw conflict(`base_version ${o.baseVersion} is not the current version ${cur.version}`);
+      if (o.baseVersion !== undefined && o.baseVersion !== cur.version)
+        throw conflict(`base_version ${o.baseVersion} is not the current version ${cur.version}`);
       const next = change(cur);
       if (!next) return { doc: cur, changed: false };
       const now = new Date();
       const set = {
-        title: next.title, description: next.description, body: encode(next.body), transcriptionStatus: transcriptionOf(next.body).status, version: cur.version + 1, updatedAt: now,
+        title: next.title,
+        description: next.description,
+        body: encode(next.body),
+        transcriptionStatus: transcriptionOf(next.body).status,
+        version: cur.version + 1,
+        updatedAt: now,
       };
       const res = await repo.meetings.updateOne({ _id: id, workspaceId, version: cur.version }, { $set: set });
       if (!res.modifiedCount) continue;
       const doc: MeetingDoc = { ...cur, ...set };
-      await repo.versions.insertOne({ _id: `${id}:${doc.version}`, meetingId: id, workspaceId, version: doc.version, title: doc.title, description: doc.description, body: doc.body, changes: next.changes, createdBy: o.by, createdAt: now });
-      const t = next.changes.includes('transcription') || next.changes.includes('transcript_segments') ? transcriptionOf(next.body) : null;
-      await d.events.emit(workspaceId, 'updated', ref(doc, {
-        fields: next.changes,
-        ...(t ? { transcription: {
-          status: t.status, finalized_at: (t.finalized_at as string | null | undefined) ?? null, session_id: t.session_id as string | undefined, job_id: t.job_id as string | undefined,
-          artifact_id: t.artifact_id as string | undefined, segment_count: Array.isArray(next.body.transcript_segments) ? next.body.transcript_segments.length : 0,
-        } } : {}),
-      }));
+      await repo.versions.insertOne({
+        _id: `${id}:${doc.version}`,
+        meetingId: id,
+        workspaceId,
+        version: doc.version,
+        title: doc.title,
+        description: doc.description,
+        body: doc.body,
+        changes: next.changes,
+        createdBy: o.by,
+        createdAt: now,
+      });
+      const t =
+        next.changes.includes('transcription') || next.changes.includes('transcript_segments')
+          ? transcriptionOf(next.body)
+          : null;
+      await d.events.emit(
+        workspaceId,
+        'updated',
+        ref(doc, {
+          fields: next.changes,
+          ...(t
+            ? {
+                transcription: {
+                  status: t.status,
+                  finalized_at: (t.finalized_at as string | null | undefined) ?? null,
+                  session_id: t.session_id as string | undefined,
+                  job_id: t.job_id as string | undefined,
+                  artifact_id: t.artifact_id as string | undefined,
+                  segment_count: Array.isArray(next.body.transcript_segments)
+                    ? next.body.transcript_segments.length
+                    : 0,
+                },
+              }
+            : {}),
+        }),
+      );
       return { doc, changed: true };
     }
     throw conflict('the meeting changed concurrently too often; retry');
@@ -93,7 +143,16 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
   return {
     get,
     bodyOf,
-    async list(scope: Scope, q: { limit: number; offset: number; cursor?: string; brain_id?: string; transcription_status?: TranscriptionStatus }) {
+    async list(
+      scope: Scope,
+      q: {
+        limit: number;
+        offset: number;
+        cursor?: string;
+        brain_id?: string;
+        transcription_status?: TranscriptionStatus;
+      },
+    ) {
       const filter: Filter<MeetingDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
       const brain = q.brain_id ?? scope.brainId;
       if (brain) filter.brainId = brain;
@@ -101,18 +160,41 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
       return repo.list(filter, q);
     },
 
-    async create(scope: Scope, b: { title: string; description?: string; body?: MeetingBody; brain_id?: string }): Promise<MeetingDoc> {
+    async create(
+      scope: Scope,
+      b: { title: string; description?: string; body?: MeetingBody; brain_id?: string },
+    ): Promise<MeetingDoc> {
       const brainId = b.brain_id ?? scope.brainId;
       if (!brainId) throw validationError('brain_id: required (or send X-Brain-Id)');
       if (!(await d.workspaces.findBrain(scope.workspaceId, brainId))) throw notFound('Brain');
       const now = new Date();
       const body = (b.body ?? {}) as Record<string, unknown>;
       const doc: MeetingDoc = {
-        _id: randomUUID(), workspaceId: scope.workspaceId, brainId, title: b.title, description: b.description ?? '', body: encode(body),
-        transcriptionStatus: transcriptionOf(body).status, version: 1, createdBy: by(scope), createdAt: now, updatedAt: now,
+        _id: randomUUID(),
+        workspaceId: scope.workspaceId,
+        brainId,
+        title: b.title,
+        description: b.description ?? '',
+        body: encode(body),
+        transcriptionStatus: transcriptionOf(body).status,
+        version: 1,
+        createdBy: by(scope),
+        createdAt: now,
+        updatedAt: now,
       };
       await repo.meetings.insertOne(doc);
-      await repo.versions.insertOne({ _id: `${doc._id}:1`, meetingId: doc._id, workspaceId: doc.workspaceId, version: 1, title: doc.title, description: doc.description, body: doc.body, changes: ['created'], createdBy: doc.createdBy, createdAt: now });
+      await repo.versions.insertOne({
+        _id: `${doc._id}:1`,
+        meetingId: doc._id,
+        workspaceId: doc.workspaceId,
+        version: 1,
+        title: doc.title,
+        description: doc.description,
+        body: doc.body,
+        changes: ['created'],
+        createdBy: doc.createdBy,
+        createdAt: now,
+      });
       await d.events.emit(scope.workspaceId, 'created', ref(doc));
       return doc;
     },
@@ -122,23 +204,33 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
       await get(scope, id);
       const fields: Record<string, unknown> = { ...(p.body ?? {}) };
       for (const [k, v] of Object.entries(p)) if (!ENVELOPE.has(k) && v !== undefined) fields[k] = v;
-      const { doc } = await update(scope.workspaceId, id, (cur) => {
-        const { next, changes } = merge(bodyOf(cur), fields);
-        const title = p.title ?? cur.title;
-        const description = p.description ?? cur.description;
-        if (title !== cur.title) changes.push('title');
-        if (description !== cur.description) changes.push('description');
-        return changes.length ? { title, description, body: next, changes } : null;
-      }, { baseVersion: p.base_version, by: by(scope) });
+      const { doc } = await update(
+        scope.workspaceId,
+        id,
+        (cur) => {
+          const { next, changes } = merge(bodyOf(cur), fields);
+          const title = p.title ?? cur.title;
+          const description = p.description ?? cur.description;
+          if (title !== cur.title) changes.push('title');
+          if (description !== cur.description) changes.push('description');
+          return changes.length ? { title, description, body: next, changes } : null;
+        },
+        { baseVersion: p.base_version, by: by(scope) },
+      );
       return doc;
     },
 
     /** Patches body fields from the platform itself (live transcription): unscoped by brain, by workspace id. */
     async patchBody(workspaceId: string, id: string, fields: Record<string, unknown>) {
-      return update(workspaceId, id, (cur) => {
-        const { next, changes } = merge(bodyOf(cur), fields);
-        return changes.length ? { title: cur.title, description: cur.description, body: next, changes } : null;
-      }, { by: null });
+      return update(
+        workspaceId,
+        id,
+        (cur) => {
+          const { next, changes } = merge(bodyOf(cur), fields);
+          return changes.length ? { title: cur.title, description: cur.description, body: next, changes } : null;
+        },
+        { by: null },
+      );
     },
     findUnscoped: (workspaceId: string, id: string) => findById(repo.meetings, id, { workspaceId }),
 
@@ -147,8 +239,15 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
       const m = await findById(repo.meetings, id, { workspaceId });
       if (!m) return null;
       const body = bodyOf(m);
-      const segments = Array.isArray(body.transcript_segments) ? (body.transcript_segments as { speaker?: unknown; text?: unknown }[]) : [];
-      const text = segments.map((x) => `${typeof x.speaker === 'string' && x.speaker ? `${x.speaker}: ` : ''}${typeof x.text === 'string' ? x.text : ''}`).join('\n');
+      const segments = Array.isArray(body.transcript_segments)
+        ? (body.transcript_segments as { speaker?: unknown; text?: unknown }[])
+        : [];
+      const text = segments
+        .map(
+          (x) =>
+            `${typeof x.speaker === 'string' && x.speaker ? `${x.speaker}: ` : ''}${typeof x.text === 'string' ? x.text : ''}`,
+        )
+        .join('\n');
       const t = body.transcription as { finalized_at?: unknown } | undefined;
       const finalizedAt = typeof t?.finalized_at === 'string' ? new Date(t.finalized_at) : null;
       return { brainId: m.brainId, title: m.title, text, finalizedAt };

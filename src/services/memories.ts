@@ -20,8 +20,17 @@ import { findById } from '../db/client.js';
 import { page } from '../db/paging.js';
 
 export interface MemoryIngest {
-  content?: string; file_url?: string; name?: string; description?: string; owner_type?: 'neuron' | 'trace'; owner_id?: string;
-  skip_title_description?: boolean; skip_embedding?: boolean; metadata?: Record<string, unknown>; tags?: string[]; brain_id?: string;
+  content?: string;
+  file_url?: string;
+  name?: string;
+  description?: string;
+  owner_type?: 'neuron' | 'trace';
+  owner_id?: string;
+  skip_title_description?: boolean;
+  skip_embedding?: boolean;
+  metadata?: Record<string, unknown>;
+  tags?: string[];
+  brain_id?: string;
 }
 
 /**
@@ -31,7 +40,15 @@ export interface MemoryIngest {
  * assets, artifacts) by explicit membership; its stats are counted from the rows on every read.
  */
 export function createMemoryService(d: {
-  repo: KnowledgeRepo; workspaces: WorkspaceRepo; neurons: NeuronRepo; traces: TraceRepo; blobs: BlobStore; ingest: IngestService; events: ResourceEvents; guard: Guard; config: Config;
+  repo: KnowledgeRepo;
+  workspaces: WorkspaceRepo;
+  neurons: NeuronRepo;
+  traces: TraceRepo;
+  blobs: BlobStore;
+  ingest: IngestService;
+  events: ResourceEvents;
+  guard: Guard;
+  config: Config;
 }) {
   const { repo, config } = d;
   const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
@@ -46,7 +63,10 @@ export function createMemoryService(d: {
   async function checkOwner(scope: Scope, type?: 'neuron' | 'trace', id?: string) {
     if (!type && !id) return { ownerType: null, ownerId: null };
     if (!type || !id) throw validationError('owner_type and owner_id go together');
-    const found = type === 'neuron' ? await findById(d.neurons.neurons, id, { workspaceId: scope.workspaceId }) : await d.traces.find(scope.workspaceId, id);
+    const found =
+      type === 'neuron'
+        ? await findById(d.neurons.neurons, id, { workspaceId: scope.workspaceId })
+        : await d.traces.find(scope.workspaceId, id);
     if (!found) throw notFound(type === 'neuron' ? 'Neuron' : 'Trace');
     return { ownerType: type, ownerId: id };
   }
@@ -67,32 +87,87 @@ export function createMemoryService(d: {
     m.ingest = newIngestState(1, jobId, withBody ? 'pending' : 'skipped');
     await repo.memories.insertOne(m);
     await d.events.emit(scope.workspaceId, 'created', ref(m));
-    if (jobId) await d.ingest.start(scope, { kind: 'memory', id: m._id, version: 1, brainId: m.brainId, name: m.name || 'memory' }, jobId);
+    if (jobId)
+      await d.ingest.start(
+        scope,
+        { kind: 'memory', id: m._id, version: 1, brainId: m.brainId, name: m.name || 'memory' },
+        jobId,
+      );
     return { memory: m, jobId };
   }
 
-  function newMemory(scope: Scope, o: { id?: string; brainId: string; name?: string; description?: string | null; sourceType: 'text' | 'file'; owner: { ownerType: 'neuron' | 'trace' | null; ownerId: string | null }; blob: StoredBlob | null; contentType: string | null; fileName?: string | null; skipTitle: boolean; skipEmbedding: boolean; metadata?: Record<string, unknown>; tags?: string[] }): MemoryDoc {
+  function newMemory(
+    scope: Scope,
+    o: {
+      id?: string;
+      brainId: string;
+      name?: string;
+      description?: string | null;
+      sourceType: 'text' | 'file';
+      owner: { ownerType: 'neuron' | 'trace' | null; ownerId: string | null };
+      blob: StoredBlob | null;
+      contentType: string | null;
+      fileName?: string | null;
+      skipTitle: boolean;
+      skipEmbedding: boolean;
+      metadata?: Record<string, unknown>;
+      tags?: string[];
+    },
+  ): MemoryDoc {
     const now = new Date();
     const given = !!o.name && o.description != null;
     return {
-      _id: o.id ?? randomUUID(), workspaceId: scope.workspaceId, brainId: o.brainId, name: o.name ?? '', description: o.description ?? null, sourceType: o.sourceType,
-      ownerType: o.owner.ownerType, ownerId: o.owner.ownerId, tags: o.tags ?? [], metadata: encodeBlob(o.metadata ?? {}),
-      contentType: o.contentType, size: o.blob?.size ?? 0, blobKey: o.blob?.key ?? null, fileName: o.fileName ?? null, skipEmbedding: o.skipEmbedding,
+      _id: o.id ?? randomUUID(),
+      workspaceId: scope.workspaceId,
+      brainId: o.brainId,
+      name: o.name ?? '',
+      description: o.description ?? null,
+      sourceType: o.sourceType,
+      ownerType: o.owner.ownerType,
+      ownerId: o.owner.ownerId,
+      tags: o.tags ?? [],
+      metadata: encodeBlob(o.metadata ?? {}),
+      contentType: o.contentType,
+      size: o.blob?.size ?? 0,
+      blobKey: o.blob?.key ?? null,
+      fileName: o.fileName ?? null,
+      skipEmbedding: o.skipEmbedding,
       // Without skip_title_description, what the caller left out is generated once the text is chunked.
-      titleSource: given || o.skipTitle || !o.blob ? 'caller' : 'pending', titleModel: null,
-      ingest: newIngestState(1, null), createdBy: by(scope), createdAt: now, updatedAt: now,
+      titleSource: given || o.skipTitle || !o.blob ? 'caller' : 'pending',
+      titleModel: null,
+      ingest: newIngestState(1, null),
+      createdBy: by(scope),
+      createdAt: now,
+      updatedAt: now,
     };
   }
   const blobKey = (scope: Scope, id: string) => `memories/${scope.workspaceId}/${id}`;
   const store = async (scope: Scope, id: string, body: Readable, hint: { declared?: string; name?: string }) => {
-    const blob = await d.blobs.put(blobKey(scope, id), body, { maxBytes: config.ASSET_MAX_BYTES, contentType: hint.declared });
+    const blob = await d.blobs.put(blobKey(scope, id), body, {
+      maxBytes: config.ASSET_MAX_BYTES,
+      contentType: hint.declared,
+    });
     return { blob, contentType: await sniffContentType(blob.head, hint) };
   };
 
   const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
   return {
-    get, getRecollection,
-    async list(scope: Scope, q: { source_type?: string; limit: number; offset: number; cursor?: string; sortBy: keyof typeof SORT; sortDirection: 'asc' | 'desc'; owner_type?: string; owner_id?: string; brain_id?: string }) {
+    get,
+    getRecollection,
+    async list(
+      scope: Scope,
+      q: {
+        source_type?: string;
+        limit: number;
+        offset: number;
+        cursor?: string;
+        sortBy: keyof typeof SORT;
+        sortDirection: 'asc' | 'desc';
+        owner_type?: string;
+        owner_id?: string;
+        brain_id?: string;
+      },
+    ) {
       const filter: Filter<MemoryDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
       const brain = q.brain_id ?? scope.brainId;
       if (brain) filter.brainId = brain;
@@ -104,12 +179,40 @@ export function createMemoryService(d: {
     },
 
     /** POST /v1/memories: a memory by name (and `content` when sent). */
-    async create(scope: Scope, b: { name: string; description?: string; source_type: 'text' | 'file'; content?: string; owner_type?: 'neuron' | 'trace'; owner_id?: string; metadata?: Record<string, unknown>; tags?: string[]; skip_embedding?: boolean; brain_id?: string }) {
+    async create(
+      scope: Scope,
+      b: {
+        name: string;
+        description?: string;
+        source_type: 'text' | 'file';
+        content?: string;
+        owner_type?: 'neuron' | 'trace';
+        owner_id?: string;
+        metadata?: Record<string, unknown>;
+        tags?: string[];
+        skip_embedding?: boolean;
+        brain_id?: string;
+      },
+    ) {
       const brainId = await brainFor(scope, b.brain_id);
       const owner = await checkOwner(scope, b.owner_type, b.owner_id);
       const id = randomUUID();
-      const stored = b.content !== undefined ? await store(scope, id, fromBuffer(Buffer.from(b.content, 'utf8')), {}) : null;
-      const m = newMemory(scope, { id, brainId, name: b.name, description: b.description ?? null, sourceType: b.source_type, owner, blob: stored?.blob ?? null, contentType: stored?.contentType ?? null, skipTitle: true, skipEmbedding: b.skip_embedding ?? false, metadata: b.metadata, tags: b.tags });
+      const stored =
+        b.content !== undefined ? await store(scope, id, fromBuffer(Buffer.from(b.content, 'utf8')), {}) : null;
+      const m = newMemory(scope, {
+        id,
+        brainId,
+        name: b.name,
+        description: b.description ?? null,
+        sourceType: b.source_type,
+        owner,
+        blob: stored?.blob ?? null,
+        contentType: stored?.contentType ?? null,
+        skipTitle: true,
+        skipEmbedding: b.skip_embedding ?? false,
+        metadata: b.metadata,
+        tags: b.tags,
+      });
       return insertMemory(scope, m, !!stored);
     },
 
@@ -124,24 +227,68 @@ export function createMemoryService(d: {
       else {
         const url = new URL(b.file_url!);
         const res = await d.guard.fetch(url);
-        if (!res.ok || !res.body) { await res.body?.cancel(); throw validationError(`file_url: ${url.host} answered ${res.status}`); }
+        if (!res.ok || !res.body) {
+          await res.body?.cancel();
+          throw validationError(`file_url: ${url.host} answered ${res.status}`);
+        }
         fileName = decodeURIComponent(url.pathname.split('/').filter(Boolean).pop() ?? '') || url.host;
-        stored = await store(scope, id, Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), { declared: res.headers.get('content-type') ?? undefined, name: fileName });
+        stored = await store(scope, id, Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), {
+          declared: res.headers.get('content-type') ?? undefined,
+          name: fileName,
+        });
       }
       const m = newMemory(scope, {
-        id, brainId, name: b.name, description: b.description ?? null, sourceType: b.content !== undefined ? 'text' : 'file', owner, blob: stored.blob, contentType: stored.contentType,
-        fileName, skipTitle: b.skip_title_description ?? false, skipEmbedding: b.skip_embedding ?? false, metadata: b.metadata, tags: b.tags,
+        id,
+        brainId,
+        name: b.name,
+        description: b.description ?? null,
+        sourceType: b.content !== undefined ? 'text' : 'file',
+        owner,
+        blob: stored.blob,
+        contentType: stored.contentType,
+        fileName,
+        skipTitle: b.skip_title_description ?? false,
+        skipEmbedding: b.skip_embedding ?? false,
+        metadata: b.metadata,
+        tags: b.tags,
       });
       if (!m.name && m.titleSource === 'caller') m.name = fileName ?? 'memory';
       return insertMemory(scope, m, true);
     },
     /** Multipart ingest: the file streams into the blob store first. */
-    storeUpload: (scope: Scope, id: string, f: { stream: Readable; fileName: string; declaredType: string }) => store(scope, id, f.stream, { declared: f.declaredType, name: f.fileName }),
-    async finishUpload(scope: Scope, id: string, stored: { blob: StoredBlob; contentType: string }, f: { fileName: string; name?: string; description?: string; owner_type?: 'neuron' | 'trace'; owner_id?: string; skip_title_description?: boolean; skip_embedding?: boolean; brain_id?: string }) {
+    storeUpload: (scope: Scope, id: string, f: { stream: Readable; fileName: string; declaredType: string }) =>
+      store(scope, id, f.stream, { declared: f.declaredType, name: f.fileName }),
+    async finishUpload(
+      scope: Scope,
+      id: string,
+      stored: { blob: StoredBlob; contentType: string },
+      f: {
+        fileName: string;
+        name?: string;
+        description?: string;
+        owner_type?: 'neuron' | 'trace';
+        owner_id?: string;
+        skip_title_description?: boolean;
+        skip_embedding?: boolean;
+        brain_id?: string;
+      },
+    ) {
       try {
         const brainId = await brainFor(scope, f.brain_id);
         const owner = await checkOwner(scope, f.owner_type, f.owner_id);
-        const m = newMemory(scope, { id, brainId, name: f.name, description: f.description ?? null, sourceType: 'file', owner, blob: stored.blob, contentType: stored.contentType, fileName: f.fileName, skipTitle: f.skip_title_description ?? false, skipEmbedding: f.skip_embedding ?? false });
+        const m = newMemory(scope, {
+          id,
+          brainId,
+          name: f.name,
+          description: f.description ?? null,
+          sourceType: 'file',
+          owner,
+          blob: stored.blob,
+          contentType: stored.contentType,
+          fileName: f.fileName,
+          skipTitle: f.skip_title_description ?? false,
+          skipEmbedding: f.skip_embedding ?? false,
+        });
         if (!m.name && m.titleSource === 'caller') m.name = f.fileName;
         return await insertMemory(scope, m, true);
       } catch (e) {
@@ -168,7 +315,8 @@ export function createMemoryService(d: {
         if (!res.deletedCount) continue;
         deleted++;
         await Promise.all([
-          repo.chunks.deleteMany({ resourceId: m._id, workspaceId: scope.workspaceId }), repo.members.deleteMany({ resourceId: m._id, workspaceId: scope.workspaceId }),
+          repo.chunks.deleteMany({ resourceId: m._id, workspaceId: scope.workspaceId }),
+          repo.members.deleteMany({ resourceId: m._id, workspaceId: scope.workspaceId }),
           m.blobKey ? d.blobs.delete(m.blobKey).catch(() => undefined) : Promise.resolve(),
         ]);
         await d.events.emit(scope.workspaceId, 'deleted', ref(m));
@@ -183,15 +331,37 @@ export function createMemoryService(d: {
       if (brain) filter.brainId = brain;
       return page(repo.recollections, filter, { field: 'createdAt', dir: -1 }, q);
     },
-    async createRecollection(scope: Scope, b: { name: string; description?: string; resource_ids?: string[]; brain_id?: string }) {
+    async createRecollection(
+      scope: Scope,
+      b: { name: string; description?: string; resource_ids?: string[]; brain_id?: string },
+    ) {
       const brainId = await brainFor(scope, b.brain_id);
       const now = new Date();
-      const r: RecollectionDoc = { _id: randomUUID(), workspaceId: scope.workspaceId, brainId, name: b.name, description: b.description ?? null, createdBy: by(scope), createdAt: now, updatedAt: now };
+      const r: RecollectionDoc = {
+        _id: randomUUID(),
+        workspaceId: scope.workspaceId,
+        brainId,
+        name: b.name,
+        description: b.description ?? null,
+        createdBy: by(scope),
+        createdAt: now,
+        updatedAt: now,
+      };
       // Members are checked before anything is written: a refused create leaves nothing behind.
-      if (b.resource_ids?.length) await this.resolveMembers(scope, brainId, b.resource_ids.map((x) => x.toLowerCase()));
+      if (b.resource_ids?.length)
+        await this.resolveMembers(
+          scope,
+          brainId,
+          b.resource_ids.map((x) => x.toLowerCase()),
+        );
       await repo.recollections.insertOne(r);
       if (b.resource_ids?.length) await this.join(scope, r, b.resource_ids, []);
-      await d.events.emit(scope.workspaceId, 'created', { kind: 'recollection', id: r._id, brain_id: r.brainId, name: r.name });
+      await d.events.emit(scope.workspaceId, 'created', {
+        kind: 'recollection',
+        id: r._id,
+        brain_id: r.brainId,
+        name: r.name,
+      });
       return r;
     },
     /** Adds and removes members: resources of the recollection's brain (memories, assets, artifacts), by id. */
@@ -200,49 +370,109 @@ export function createMemoryService(d: {
       const kinds = await this.resolveMembers(scope, r.brainId, ids);
       const now = new Date();
       if (ids.length) {
-        await repo.members.bulkWrite(ids.map((id) => ({ updateOne: {
-          filter: { _id: `${r._id}:${id}` }, upsert: true,
-          update: { $setOnInsert: { _id: `${r._id}:${id}`, workspaceId: scope.workspaceId, recollectionId: r._id, resourceKind: kinds.get(id)!, resourceId: id, addedAt: now } },
-        } })), { ordered: false });
+        await repo.members.bulkWrite(
+          ids.map((id) => ({
+            updateOne: {
+              filter: { _id: `${r._id}:${id}` },
+              upsert: true,
+              update: {
+                $setOnInsert: {
+                  _id: `${r._id}:${id}`,
+                  workspaceId: scope.workspaceId,
+                  recollectionId: r._id,
+                  resourceKind: kinds.get(id)!,
+                  resourceId: id,
+                  addedAt: now,
+                },
+              },
+            },
+          })),
+          { ordered: false },
+        );
       }
-      if (remove.length) await repo.members.deleteMany({ recollectionId: r._id, workspaceId: scope.workspaceId, resourceId: { $in: remove.map((x) => x.toLowerCase()) } });
+      if (remove.length)
+        await repo.members.deleteMany({
+          recollectionId: r._id,
+          workspaceId: scope.workspaceId,
+          resourceId: { $in: remove.map((x) => x.toLowerCase()) },
+        });
     },
     /** The kind of each id, or a 400 naming those that are no memory, asset or artifact of the brain. */
     async resolveMembers(scope: Scope, brainId: string, ids: string[]): Promise<Map<string, ChunkedKind>> {
       const [mems, docs] = await Promise.all([
-        repo.memories.find({ workspaceId: scope.workspaceId, brainId, _id: { $in: ids } }, { projection: { _id: 1 } }).toArray(),
-        repo.documents.find({ workspaceId: scope.workspaceId, brainId, _id: { $in: ids } }, { projection: { _id: 1, lane: 1 } }).toArray(),
+        repo.memories
+          .find({ workspaceId: scope.workspaceId, brainId, _id: { $in: ids } }, { projection: { _id: 1 } })
+          .toArray(),
+        repo.documents
+          .find({ workspaceId: scope.workspaceId, brainId, _id: { $in: ids } }, { projection: { _id: 1, lane: 1 } })
+          .toArray(),
       ]);
-      const kinds = new Map<string, ChunkedKind>([...mems.map((m) => [m._id, 'memory'] as const), ...docs.map((x) => [x._id, x.lane] as const)]);
+      const kinds = new Map<string, ChunkedKind>([
+        ...mems.map((m) => [m._id, 'memory'] as const),
+        ...docs.map((x) => [x._id, x.lane] as const),
+      ]);
       const missing = ids.filter((i) => !kinds.has(i));
-      if (missing.length) throw validationError(`resource_ids: ${missing.slice(0, 5).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not a memory, asset or artifact of this recollection's brain`);
+      if (missing.length)
+        throw validationError(
+          `resource_ids: ${missing.slice(0, 5).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not a memory, asset or artifact of this recollection's brain`,
+        );
       return kinds;
     },
-    async updateRecollection(scope: Scope, id: string, b: { name?: string; description?: string | null; resource_ids?: string[]; add_resource_ids?: string[]; remove_resource_ids?: string[] }) {
+    async updateRecollection(
+      scope: Scope,
+      id: string,
+      b: {
+        name?: string;
+        description?: string | null;
+        resource_ids?: string[];
+        add_resource_ids?: string[];
+        remove_resource_ids?: string[];
+      },
+    ) {
       const r = await getRecollection(scope, id);
       if (b.resource_ids) {
         const keep = new Set(b.resource_ids.map((x) => x.toLowerCase()));
         const current = await repo.members.find({ recollectionId: r._id, workspaceId: scope.workspaceId }).toArray();
-        await this.join(scope, r, [...keep], current.filter((m) => !keep.has(m.resourceId)).map((m) => m.resourceId));
+        await this.join(
+          scope,
+          r,
+          [...keep],
+          current.filter((m) => !keep.has(m.resourceId)).map((m) => m.resourceId),
+        );
       }
-      if (b.add_resource_ids?.length || b.remove_resource_ids?.length) await this.join(scope, r, b.add_resource_ids ?? [], b.remove_resource_ids ?? []);
+      if (b.add_resource_ids?.length || b.remove_resource_ids?.length)
+        await this.join(scope, r, b.add_resource_ids ?? [], b.remove_resource_ids ?? []);
       const set: Partial<RecollectionDoc> = { updatedAt: new Date() };
       if (b.name !== undefined) set.name = b.name;
       if (b.description !== undefined) set.description = b.description;
       await repo.recollections.updateOne({ _id: r._id, workspaceId: scope.workspaceId }, { $set: set });
       const next = { ...r, ...set };
-      await d.events.emit(scope.workspaceId, 'updated', { kind: 'recollection', id: r._id, brain_id: r.brainId, name: next.name });
+      await d.events.emit(scope.workspaceId, 'updated', {
+        kind: 'recollection',
+        id: r._id,
+        brain_id: r.brainId,
+        name: next.name,
+      });
       return next;
     },
     async removeRecollection(scope: Scope, id: string) {
       const r = await getRecollection(scope, id);
       await repo.recollections.deleteOne({ _id: r._id, workspaceId: scope.workspaceId });
       await repo.members.deleteMany({ recollectionId: r._id, workspaceId: scope.workspaceId });
-      await d.events.emit(scope.workspaceId, 'deleted', { kind: 'recollection', id: r._id, brain_id: r.brainId, name: r.name });
+      await d.events.emit(scope.workspaceId, 'deleted', {
+        kind: 'recollection',
+        id: r._id,
+        brain_id: r.brainId,
+        name: r.name,
+      });
     },
     async members(scope: Scope, id: string) {
       const r = await getRecollection(scope, id);
-      return repo.members.find({ recollectionId: r._id, workspaceId: scope.workspaceId }).sort({ addedAt: 1 }).limit(1000).toArray();
+      return repo.members
+        .find({ recollectionId: r._id, workspaceId: scope.workspaceId })
+        .sort({ addedAt: 1 })
+        .limit(1000)
+        .toArray();
     },
     /**
      * Counted from the stored rows on each read: members that still exist in the recollection's
@@ -250,13 +480,20 @@ export function createMemoryService(d: {
      */
     async stats(scope: Scope, id: string) {
       const r = await getRecollection(scope, id);
-      const ids = (await repo.members.find({ recollectionId: r._id, workspaceId: scope.workspaceId }, { projection: { resourceId: 1 } }).toArray()).map((m) => m.resourceId);
+      const ids = (
+        await repo.members
+          .find({ recollectionId: r._id, workspaceId: scope.workspaceId }, { projection: { resourceId: 1 } })
+          .toArray()
+      ).map((m) => m.resourceId);
       const [mems, docs] = await Promise.all([
         repo.memories.countDocuments({ workspaceId: scope.workspaceId, brainId: r.brainId, _id: { $in: ids } }),
         repo.documents.countDocuments({ workspaceId: scope.workspaceId, brainId: r.brainId, _id: { $in: ids } }),
       ]);
       const live = { workspaceId: scope.workspaceId, brainId: r.brainId, resourceId: { $in: ids } };
-      const [chunkCount, embedded] = await Promise.all([repo.chunks.countDocuments(live), repo.chunks.countDocuments({ ...live, embedding: { $ne: null } })]);
+      const [chunkCount, embedded] = await Promise.all([
+        repo.chunks.countDocuments(live),
+        repo.chunks.countDocuments({ ...live, embedding: { $ne: null } }),
+      ]);
       return { resource_count: mems + docs, chunk_count: chunkCount, embedding_lane_chunk_row_count: embedded };
     },
   };

@@ -7,7 +7,13 @@ import type { ReflexRepo } from '../db/reflexes.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import type { NeuronConfig, NeuronSnapshot } from '../schemas/neuron-config.js';
-import type { NeuronCatalogListQuery, NeuronCreateBody, NeuronListQuery, NeuronScope, NeuronUpdateBody } from '../schemas/neurons.js';
+import type {
+  NeuronCatalogListQuery,
+  NeuronCreateBody,
+  NeuronListQuery,
+  NeuronScope,
+  NeuronUpdateBody,
+} from '../schemas/neurons.js';
 import { hasRole, type Scope } from '../scope.js';
 import { claimNext, isDuplicateKey, newest } from '../db/claims.js';
 import type { ReceptorService } from './receptors.js';
@@ -29,7 +35,11 @@ export interface NeuronView {
 }
 
 /** One stored version as a read shows it (snapshot already redacted). */
-export interface NeuronVersionView { doc: NeuronVersionDoc; snapshot: NeuronSnapshot; redacted: boolean }
+export interface NeuronVersionView {
+  doc: NeuronVersionDoc;
+  snapshot: NeuronSnapshot;
+  redacted: boolean;
+}
 
 /** A page of neuron views. */
 export type NeuronPage = Page<NeuronView>;
@@ -39,8 +49,15 @@ export type NeuronPage = Page<NeuronView>;
  * no leading or trailing '-', at most 100 characters. '' means the name had no letter or digit.
  */
 export function toNeuronSlug(name: string): string {
-  const folded = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
-  return folded.replace(/[^a-z0-9]+/g, '-').replace(/^-+/, '').slice(0, 100).replace(/-+$/, '');
+  const folded = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase();
+  return folded
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, 100)
+    .replace(/-+$/, '');
 }
 
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
@@ -49,7 +66,8 @@ const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ??
 
 /** The role a scope value needs: workspace → workspace_admin, core → core_admin, brain → none (neurons and reflexes alike). */
 export function assertScopeRole(scope: Scope, target: NeuronScope): void {
-  if (target === 'workspace' && !hasRole(scope, 'workspace_admin')) throw forbidden('Scope workspace requires role workspace_admin');
+  if (target === 'workspace' && !hasRole(scope, 'workspace_admin'))
+    throw forbidden('Scope workspace requires role workspace_admin');
   if (target === 'core' && !hasRole(scope, 'core_admin')) throw forbidden('Scope core requires role core_admin');
 }
 
@@ -63,41 +81,91 @@ const isVisible = (scope: Scope, doc: NeuronDoc): boolean =>
 /** The point-in-time body of a head document (what a run executes when no version is pinned). */
 export function headSnapshot(doc: NeuronDoc): NeuronSnapshot {
   return {
-    id: doc._id, version: doc.version, name: doc.name, description: doc.description ?? '', brainId: doc.brainId,
-    neuron_config: decodeBlob<NeuronConfig>(doc.config, {}), is_active: doc.isActive, scope: doc.scope,
+    id: doc._id,
+    version: doc.version,
+    name: doc.name,
+    description: doc.description ?? '',
+    brainId: doc.brainId,
+    neuron_config: decodeBlob<NeuronConfig>(doc.config, {}),
+    is_active: doc.isActive,
+    scope: doc.scope,
   };
 }
 
 /** Neurons: CRUD, versions (one per change), slug resolution, scope roles, catalog soft delete, and their receptor. */
-export function createNeuronService({ repo, workspaces, receptors, reflexes, events }: {
-  repo: NeuronRepo; workspaces: WorkspaceRepo; receptors: ReceptorService; reflexes: ReflexRepo; events: ResourceEvents;
+export function createNeuronService({
+  repo,
+  workspaces,
+  receptors,
+  reflexes,
+  events,
+}: {
+  repo: NeuronRepo;
+  workspaces: WorkspaceRepo;
+  receptors: ReceptorService;
+  reflexes: ReflexRepo;
+  events: ResourceEvents;
 }) {
-  const ref = (d: NeuronDoc, extra: { soft?: boolean } = {}) => ({ kind: 'neuron' as const, id: d._id, brain_id: d.brainId, name: d.name, version: d.version, ...extra });
+  const ref = (d: NeuronDoc, extra: { soft?: boolean } = {}) => ({
+    kind: 'neuron' as const,
+    id: d._id,
+    brain_id: d.brainId,
+    name: d.name,
+    version: d.version,
+    ...extra,
+  });
   /** Core redaction: without core_admin, a core neuron's system_prompt reads as REDACTED. */
-  function redact(scope: Scope, snap: NeuronSnapshot, headScope: NeuronScope): { snapshot: NeuronSnapshot; redacted: boolean } {
-    if ((snap.scope !== 'core' && headScope !== 'core') || hasRole(scope, 'core_admin')) return { snapshot: snap, redacted: false };
-    const cfg = snap.neuron_config.system_prompt === undefined ? snap.neuron_config : { ...snap.neuron_config, system_prompt: REDACTED };
+  function redact(
+    scope: Scope,
+    snap: NeuronSnapshot,
+    headScope: NeuronScope,
+  ): { snapshot: NeuronSnapshot; redacted: boolean } {
+    if ((snap.scope !== 'core' && headScope !== 'core') || hasRole(scope, 'core_admin'))
+      return { snapshot: snap, redacted: false };
+    const cfg =
+      snap.neuron_config.system_prompt === undefined
+        ? snap.neuron_config
+        : { ...snap.neuron_config, system_prompt: REDACTED };
     return { snapshot: { ...snap, neuron_config: cfg }, redacted: true };
   }
 
-  function view(scope: Scope, doc: NeuronDoc, body: NeuronSnapshot = headSnapshot(doc), bodyAt: Date = doc.updatedAt): NeuronView {
+  function view(
+    scope: Scope,
+    doc: NeuronDoc,
+    body: NeuronSnapshot = headSnapshot(doc),
+    bodyAt: Date = doc.updatedAt,
+  ): NeuronView {
     const r = redact(scope, body, doc.scope);
-    return { doc, body: r.snapshot, bodyAt, redacted: r.redacted, attached: scope.brainId ? doc.brainId === scope.brainId : null };
+    return {
+      doc,
+      body: r.snapshot,
+      bodyAt,
+      redacted: r.redacted,
+      attached: scope.brainId ? doc.brainId === scope.brainId : null,
+    };
   }
 
   /** The vertical lookup: UUID or name/slug, never soft-deleted, visible in the scope's brain. */
   async function resolve(scope: Scope, idOrSlug: string): Promise<NeuronDoc> {
     if (UUID_RE.test(idOrSlug)) {
-      const doc = await findById(repo.neurons, idOrSlug.toLowerCase(), { workspaceId: scope.workspaceId, deletedAt: null });
+      const doc = await findById(repo.neurons, idOrSlug.toLowerCase(), {
+        workspaceId: scope.workspaceId,
+        deletedAt: null,
+      });
       if (doc && isVisible(scope, doc)) return doc;
     }
     const name = toNeuronSlug(idOrSlug);
     if (!name) throw notFound('Neuron');
-    const matches = await repo.neurons.find({ workspaceId: scope.workspaceId, deletedAt: null, name, ...visibility(scope) }).sort({ createdAt: 1, _id: 1 }).limit(20).toArray();
+    const matches = await repo.neurons
+      .find({ workspaceId: scope.workspaceId, deletedAt: null, name, ...visibility(scope) })
+      .sort({ createdAt: 1, _id: 1 })
+      .limit(20)
+      .toArray();
     // In a brain, the brain's own neuron wins over a workspace/core one of the same name.
     const own = scope.brainId ? matches.find((m) => m.brainId === scope.brainId) : undefined;
     if (own) return own;
-    if (!scope.brainId && matches.length > 1) throw validationError(`Neuron name "${name}" exists in several brains: send X-Brain-Id or use the neuron id`);
+    if (!scope.brainId && matches.length > 1)
+      throw validationError(`Neuron name "${name}" exists in several brains: send X-Brain-Id or use the neuron id`);
     if (!matches[0]) throw notFound('Neuron');
     return matches[0];
   }
@@ -126,29 +194,53 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes, eve
 
   async function findManyVisible(scope: Scope, ids: string[]): Promise<NeuronDoc[]> {
     if (ids.length === 0) return [];
-    const docs = await repo.neurons.find({ workspaceId: scope.workspaceId, deletedAt: null, _id: { $in: [...new Set(ids)] }, ...visibility(scope) }).toArray();
+    const docs = await repo.neurons
+      .find({ workspaceId: scope.workspaceId, deletedAt: null, _id: { $in: [...new Set(ids)] }, ...visibility(scope) })
+      .toArray();
     const byId = new Map(docs.map((d) => [d._id, d]));
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
   /** sub_neuron_ids must name live neurons visible in the neuron's own brain, and not the neuron itself (400 otherwise). */
-  async function checkSubNeurons(scope: Scope, brainId: string, config: NeuronConfig, selfId: string | null): Promise<void> {
+  async function checkSubNeurons(
+    scope: Scope,
+    brainId: string,
+    config: NeuronConfig,
+    selfId: string | null,
+  ): Promise<void> {
     const ids = config.sub_neuron_ids ?? [];
-    if (selfId && ids.includes(selfId)) throw validationError('neuron_config.sub_neuron_ids: a neuron cannot delegate to itself');
+    if (selfId && ids.includes(selfId))
+      throw validationError('neuron_config.sub_neuron_ids: a neuron cannot delegate to itself');
     const found = new Set((await findManyVisible({ ...scope, brainId }, ids)).map((d) => d._id));
     const missing = ids.find((id) => !found.has(id));
     if (missing) throw validationError(`neuron_config.sub_neuron_ids: ${missing} is not a neuron of this brain`);
   }
 
-  const recordVersion = (scope: Scope, doc: NeuronDoc, note: string) => repo.recordVersion({
-    _id: `${doc._id}:${doc.version}`, neuronId: doc._id, workspaceId: doc.workspaceId, version: doc.version,
-    snapshot: encodeBlob(headSnapshot(doc)), createdAt: doc.updatedAt, createdBy: actor(scope), note,
-  });
+  const recordVersion = (scope: Scope, doc: NeuronDoc, note: string) =>
+    repo.recordVersion({
+      _id: `${doc._id}:${doc.version}`,
+      neuronId: doc._id,
+      workspaceId: doc.workspaceId,
+      version: doc.version,
+      snapshot: encodeBlob(headSnapshot(doc)),
+      createdAt: doc.updatedAt,
+      createdBy: actor(scope),
+      note,
+    });
 
   /** The head a version describes (the version documents are the record; the head is their projection). */
   const headOf = (doc: NeuronDoc, v: NeuronVersionDoc): NeuronDoc => {
     const snap = decodeBlob<NeuronSnapshot>(v.snapshot, headSnapshot(doc));
-    return { ...doc, name: snap.name, description: snap.description, config: encodeBlob(snap.neuron_config), isActive: snap.is_active, scope: snap.scope, version: v.version, updatedAt: v.createdAt };
+    return {
+      ...doc,
+      name: snap.name,
+      description: snap.description,
+      config: encodeBlob(snap.neuron_config),
+      isActive: snap.is_active,
+      scope: snap.scope,
+      version: v.version,
+      updatedAt: v.createdAt,
+    };
   };
 
   /**
@@ -157,11 +249,26 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes, eve
    * consecutive numbers and none is lost; the head then converges to the newest version. Syncs
    * the receptor.
    */
-  async function commit(scope: Scope, doc: NeuronDoc, set: Partial<NeuronDoc>, note: string, extraFilter: Filter<NeuronDoc> = { deletedAt: null }): Promise<NeuronDoc> {
+  async function commit(
+    scope: Scope,
+    doc: NeuronDoc,
+    set: Partial<NeuronDoc>,
+    note: string,
+    extraFilter: Filter<NeuronDoc> = { deletedAt: null },
+  ): Promise<NeuronDoc> {
     const nameTaken = () => conflict(`A neuron named "${set.name}" already exists in this brain`);
     // Checked first for a clear 409; the unique index still decides a race.
-    if (set.name !== undefined && set.name !== doc.name
-      && await repo.neurons.findOne({ workspaceId: scope.workspaceId, brainId: doc.brainId, name: set.name, _id: { $ne: doc._id } })) throw nameTaken();
+    if (
+      set.name !== undefined &&
+      set.name !== doc.name &&
+      (await repo.neurons.findOne({
+        workspaceId: scope.workspaceId,
+        brainId: doc.brainId,
+        name: set.name,
+        _id: { $ne: doc._id },
+      }))
+    )
+      throw nameTaken();
     const fresh = await repo.neurons.findOne({ _id: doc._id, workspaceId: scope.workspaceId, ...extraFilter });
     if (!fresh) throw notFound('Neuron');
     let next: NeuronDoc = fresh;
@@ -169,21 +276,33 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes, eve
       const base = prev && prev.version > fresh.version ? headOf(fresh, prev) : fresh;
       next = { ...base, ...set, version: Math.max(prev?.version ?? 0, fresh.version) + 1, updatedAt: new Date() };
       return {
-        _id: `${doc._id}:${next.version}`, neuronId: doc._id, workspaceId: doc.workspaceId, version: next.version,
-        snapshot: encodeBlob(headSnapshot(next)), createdAt: next.updatedAt, createdBy: actor(scope), note,
+        _id: `${doc._id}:${next.version}`,
+        neuronId: doc._id,
+        workspaceId: doc.workspaceId,
+        version: next.version,
+        snapshot: encodeBlob(headSnapshot(next)),
+        createdAt: next.updatedAt,
+        createdBy: actor(scope),
+        note,
       };
     });
     // Project the head: fields of the newest version (a slower writer's stale projection is repaired by the check after it).
     const { _id: _ignored, ...fields } = next;
     void _ignored;
     try {
-      await repo.neurons.updateOne({ _id: doc._id, workspaceId: scope.workspaceId }, { $set: { ...fields, ...('deletedAt' in set ? { deletedAt: set.deletedAt } : {}) } });
+      await repo.neurons.updateOne(
+        { _id: doc._id, workspaceId: scope.workspaceId },
+        { $set: { ...fields, ...('deletedAt' in set ? { deletedAt: set.deletedAt } : {}) } },
+      );
     } catch (e) {
       if (isDuplicateKey(e)) throw nameTaken();
       throw e;
     }
     for (let i = 0; i < 20; i++) {
-      const [head, newestVersion] = await Promise.all([repo.neurons.findOne({ _id: doc._id }), newest(repo.versions, { neuronId: doc._id }, 'version')]);
+      const [head, newestVersion] = await Promise.all([
+        repo.neurons.findOne({ _id: doc._id }),
+        newest(repo.versions, { neuronId: doc._id }, 'version'),
+      ]);
       if (!head || !newestVersion || head.version >= newestVersion.version) break;
       const { _id: _h, ...projected } = headOf(head, newestVersion);
       void _h;
@@ -194,12 +313,24 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes, eve
     return next; // the version this change made (the head may already be newer)
   }
 
-  async function loadVersion(scope: Scope, doc: NeuronDoc, version: number): Promise<{ doc: NeuronVersionDoc; snapshot: NeuronSnapshot }> {
+  async function loadVersion(
+    scope: Scope,
+    doc: NeuronDoc,
+    version: number,
+  ): Promise<{ doc: NeuronVersionDoc; snapshot: NeuronSnapshot }> {
     const v = await repo.findVersion(scope.workspaceId, doc._id, version);
     if (v) return { doc: v, snapshot: decodeBlob<NeuronSnapshot>(v.snapshot, headSnapshot(doc)) };
     // The head's own version record may be missing if its write was interrupted; the head is that version.
     if (version === doc.version) {
-      const synthetic: NeuronVersionDoc = { _id: `${doc._id}:${doc.version}`, neuronId: doc._id, workspaceId: doc.workspaceId, version, snapshot: encodeBlob(headSnapshot(doc)), createdAt: doc.updatedAt, createdBy: null };
+      const synthetic: NeuronVersionDoc = {
+        _id: `${doc._id}:${doc.version}`,
+        neuronId: doc._id,
+        workspaceId: doc.workspaceId,
+        version,
+        snapshot: encodeBlob(headSnapshot(doc)),
+        createdAt: doc.updatedAt,
+        createdBy: null,
+      };
       return { doc: synthetic, snapshot: headSnapshot(doc) };
     }
     throw notFound('Neuron version');
@@ -222,10 +353,18 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes, eve
     assertCanChange(scope, doc);
     const { snapshot } = await loadVersion(scope, doc, version);
     if (snapshot.scope !== doc.scope) assertScopeRole(scope, snapshot.scope);
-    const next = await commit(scope, doc, {
-      name: snapshot.name, description: snapshot.description, config: encodeBlob(snapshot.neuron_config),
-      isActive: snapshot.is_active, scope: snapshot.scope,
-    }, `promoted from v${version}`);
+    const next = await commit(
+      scope,
+      doc,
+      {
+        name: snapshot.name,
+        description: snapshot.description,
+        config: encodeBlob(snapshot.neuron_config),
+        isActive: snapshot.is_active,
+        scope: snapshot.scope,
+      },
+      `promoted from v${version}`,
+    );
     return view(scope, next);
   }
 
@@ -237,7 +376,11 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes, eve
       const rx = { $regex: escapeRegex(q.search), $options: 'i' };
       and.push({ $or: [{ name: rx }, { description: rx }] });
     }
-    const filter: Filter<NeuronDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId, ...(includeDeleted ? {} : { deletedAt: null }), ...(and.length ? { $and: and } : {}) };
+    const filter: Filter<NeuronDoc> & { workspaceId: string } = {
+      workspaceId: scope.workspaceId,
+      ...(includeDeleted ? {} : { deletedAt: null }),
+      ...(and.length ? { $and: and } : {}),
+    };
     const dir = q.sortDirection === 'asc' ? 1 : -1;
     const p = await repo.list(filter, { field: SORT_FIELD[q.sortBy], dir }, q);
     return { ...p, items: p.items.map((d) => view(scope, d)) };
@@ -264,7 +407,8 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes, eve
     list: (scope: Scope, q: NeuronListQuery) => page(scope, q, false),
 
     /** Head, or the body of `version` (404 when that version does not exist). */
-    get: async (scope: Scope, idOrSlug: string, version?: number) => getView(scope, await resolve(scope, idOrSlug), version),
+    get: async (scope: Scope, idOrSlug: string, version?: number) =>
+      getView(scope, await resolve(scope, idOrSlug), version),
 
     async create(scope: Scope, body: NeuronCreateBody): Promise<NeuronView> {
       const name = slugOrThrow(body.name);
@@ -276,8 +420,19 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes, eve
       await checkSubNeurons(scope, brainId, config, null);
       const now = new Date();
       const doc: NeuronDoc = {
-        _id: randomUUID(), workspaceId: scope.workspaceId, brainId, name, description: body.description, config: encodeBlob(config),
-        isActive: body.is_active, scope: body.scope, version: 1, deletedAt: null, createdBy: actor(scope), createdAt: now, updatedAt: now,
+        _id: randomUUID(),
+        workspaceId: scope.workspaceId,
+        brainId,
+        name,
+        description: body.description,
+        config: encodeBlob(config),
+        isActive: body.is_active,
+        scope: body.scope,
+        version: 1,
+        deletedAt: null,
+        createdBy: actor(scope),
+        createdAt: now,
+        updatedAt: now,
       };
       try {
         await repo.neurons.insertOne(doc);
@@ -322,8 +477,10 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes, eve
       const doc = await resolve(scope, idOrSlug);
       return { doc, versions: await repo.listVersions(scope.workspaceId, doc._id) };
     },
-    version: async (scope: Scope, idOrSlug: string, version: number) => versionView(scope, await resolve(scope, idOrSlug), version),
-    promote: async (scope: Scope, idOrSlug: string, version: number) => promoteDoc(scope, await resolve(scope, idOrSlug), version),
+    version: async (scope: Scope, idOrSlug: string, version: number) =>
+      versionView(scope, await resolve(scope, idOrSlug), version),
+    promote: async (scope: Scope, idOrSlug: string, version: number) =>
+      promoteDoc(scope, await resolve(scope, idOrSlug), version),
 
     // Catalog family (resource UUID only; soft-deleted neurons stay readable there).
     catalogList: (scope: Scope, q: NeuronCatalogListQuery) => page(scope, q, q.include_deleted ?? false),
@@ -332,15 +489,21 @@ export function createNeuronService({ repo, workspaces, receptors, reflexes, eve
       const doc = await catalogFind(scope, id);
       return { doc, versions: await repo.listVersions(scope.workspaceId, doc._id) };
     },
-    catalogVersion: async (scope: Scope, id: string, version: number) => versionView(scope, await catalogFind(scope, id), version),
-    catalogPromote: async (scope: Scope, id: string, version: number) => promoteDoc(scope, await liveCatalogFind(scope, id), version),
+    catalogVersion: async (scope: Scope, id: string, version: number) =>
+      versionView(scope, await catalogFind(scope, id), version),
+    catalogPromote: async (scope: Scope, id: string, version: number) =>
+      promoteDoc(scope, await liveCatalogFind(scope, id), version),
 
     /** Soft delete (idempotent): the neuron leaves lists, vertical reads and invoke; its receptor reads inactive. */
     async softDelete(scope: Scope, id: string): Promise<void> {
       const doc = await catalogFind(scope, id);
       assertCanChange(scope, doc);
       if (doc.deletedAt) return;
-      const next = await repo.neurons.findOneAndUpdate({ _id: doc._id, workspaceId: scope.workspaceId }, { $set: { deletedAt: new Date() } }, { returnDocument: 'after' });
+      const next = await repo.neurons.findOneAndUpdate(
+        { _id: doc._id, workspaceId: scope.workspaceId },
+        { $set: { deletedAt: new Date() } },
+        { returnDocument: 'after' },
+      );
       if (next) await receptors.syncWithNeuron(scope, next);
       await events.emit(scope.workspaceId, 'deleted', ref(doc, { soft: true }));
     },

@@ -9,7 +9,14 @@ import type { ModelRegistry } from '../llm/registry.js';
 import { compileGraph } from '../pathways/compile.js';
 import type { ExecuteBody, JobCreateBody, JobInputBody, ResumeBody } from '../schemas/pathway-runs.js';
 import type { Scope } from '../scope.js';
-import type { BudgetPause, InterventionAnswer, PathwayRunInput, PathwayRunResult, RunGraph, RunScope } from '../temporal/definitions.js';
+import type {
+  BudgetPause,
+  InterventionAnswer,
+  PathwayRunInput,
+  PathwayRunResult,
+  RunGraph,
+  RunScope,
+} from '../temporal/definitions.js';
 import type { InterventionService } from './interventions.js';
 import type { JobPatch, JobService } from './jobs.js';
 import type { NeuronService } from './neurons.js';
@@ -36,29 +43,56 @@ export async function renderTemplate(template: string | undefined, context: Reco
   const asText = (v: unknown) => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
   if (template === undefined) return asText(context.last);
   const parts = template.split(/(\{\{[\s\S]*?\}\})/g);
-  const out = await Promise.all(parts.map(async (p) => (p.startsWith('{{') && p.endsWith('}}') ? asText(await evaluateExpression(p.slice(2, -2), context)) : p)));
+  const out = await Promise.all(
+    parts.map(async (p) =>
+      p.startsWith('{{') && p.endsWith('}}') ? asText(await evaluateExpression(p.slice(2, -2), context)) : p,
+    ),
+  );
   return out.join('');
 }
 
 /** Picks one category from a model reply: exact match first, then a single contained name. */
 export function matchCategory(reply: string, categories: string[]): string | null {
-  const r = reply.trim().replace(/^["'`]|["'`.]$/g, '').toLowerCase();
+  const r = reply
+    .trim()
+    .replace(/^["'`]|["'`.]$/g, '')
+    .toLowerCase();
   const exact = categories.find((c) => c.toLowerCase() === r);
   if (exact) return exact;
-  const contained = categories.filter((c) => new RegExp(`\\b${c.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(r));
+  const contained = categories.filter((c) =>
+    new RegExp(`\\b${c.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(r),
+  );
   return contained.length === 1 ? contained[0] : null;
 }
 
 /** Pathway runs: start (execute and POST /v1/jobs), the interpreter's I/O steps, and human input. */
 export function createPathwayRunService(d: {
-  config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; pathways: PathwayService;
-  interventions: InterventionService; models: ModelRegistry; usage: UsageService; budgets: BudgetService;
+  config: Config;
+  jobs: JobService;
+  traces: TraceService;
+  neurons: NeuronService;
+  pathways: PathwayService;
+  interventions: InterventionService;
+  models: ModelRegistry;
+  usage: UsageService;
+  budgets: BudgetService;
   /** Publishes a platform event to subscribed receptors (bound late: receptor fires start pathway runs). */
-  publish?: () => (workspaceId: string, ev: { key: string; eventId: string; payload: Record<string, unknown> }) => Promise<unknown>;
+  publish?: () => (
+    workspaceId: string,
+    ev: { key: string; eventId: string; payload: Record<string, unknown> },
+  ) => Promise<unknown>;
 }) {
   const { jobs, traces, neurons, pathways, interventions, models } = d;
 
-  type StartArgs = { graph: unknown; pathwayId: string | null; version: number | null; input: Record<string, unknown>; traceId?: string; brainId: string | null; name: string };
+  type StartArgs = {
+    graph: unknown;
+    pathwayId: string | null;
+    version: number | null;
+    input: Record<string, unknown>;
+    traceId?: string;
+    brainId: string | null;
+    name: string;
+  };
 
   /** Compiles the graph (400 when invalid) and pins the version of every neuron a node runs, as a neuron invoke pins its own. */
   async function runInput(scope: Scope, args: StartArgs, jobId: string): Promise<PathwayRunInput> {
@@ -66,20 +100,41 @@ export function createPathwayRunService(d: {
     const { compiled, errors } = compileGraph(args.graph, { neuronIds });
     if (errors.length) throw validationError(`pathway graph is invalid: ${errors.slice(0, 3).join('; ')}`);
     const neuronVersions: Record<string, number> = {};
-    await Promise.all((compiled as RunGraph).nodes.map(async (n, i) => {
-      if (n.type === 'neuron' && typeof n.data.neuron_id === 'string') neuronVersions[String(i)] = (await neurons.resolve(scope, n.data.neuron_id)).version;
-    }));
+    await Promise.all(
+      (compiled as RunGraph).nodes.map(async (n, i) => {
+        if (n.type === 'neuron' && typeof n.data.neuron_id === 'string')
+          neuronVersions[String(i)] = (await neurons.resolve(scope, n.data.neuron_id)).version;
+      }),
+    );
     return {
-      jobId, scope: toRunScope(scope), pathwayId: args.pathwayId, pathwayVersion: args.version, traceId: args.traceId ?? randomUUID(), input: args.input,
-      graph: compiled as RunGraph, maxSteps: MAX_PATHWAY_STEPS, neuronVersions,
+      jobId,
+      scope: toRunScope(scope),
+      pathwayId: args.pathwayId,
+      pathwayVersion: args.version,
+      traceId: args.traceId ?? randomUUID(),
+      input: args.input,
+      graph: compiled as RunGraph,
+      maxSteps: MAX_PATHWAY_STEPS,
+      neuronVersions,
     };
   }
 
   async function start(scope: Scope, args: StartArgs) {
     const input = await runInput(scope, args, randomUUID());
-    const { job } = await jobs.create(scope, { id: input.jobId, kind: 'pathway', pathwayId: args.pathwayId, traceId: input.traceId, brainId: args.brainId });
+    const { job } = await jobs.create(scope, {
+      id: input.jobId,
+      kind: 'pathway',
+      pathwayId: args.pathwayId,
+      traceId: input.traceId,
+      brainId: args.brainId,
+    });
     await jobs.emit(input.jobId, { type: 'status', status: 'pending' });
-    await jobs.startWorkflow(job, 'pathwayRun', [input], `pathway ${args.name}${args.version ? ` v${args.version}` : ''} · ${input.graph.nodes.length} nodes`);
+    await jobs.startWorkflow(
+      job,
+      'pathwayRun',
+      [input],
+      `pathway ${args.name}${args.version ? ` v${args.version}` : ''} · ${input.graph.nodes.length} nodes`,
+    );
     return job;
   }
 
@@ -90,7 +145,9 @@ export function createPathwayRunService(d: {
     }
   }
 
-  async function patch(workspaceId: string, jobId: string, p: JobPatch) { await jobs.transition(workspaceId, jobId, p); }
+  async function patch(workspaceId: string, jobId: string, p: JobPatch) {
+    await jobs.transition(workspaceId, jobId, p);
+  }
 
   return {
     runInput,
@@ -99,7 +156,15 @@ export function createPathwayRunService(d: {
     async execute(scope: Scope, pathwayId: string, body: ExecuteBody) {
       const run = await pathways.getForRun(scope, pathwayId, body.pathway_version);
       await checkTrace(scope, body.trace_id);
-      return start(scope, { graph: run.graph, pathwayId, version: run.version, input: body.input ?? {}, traceId: body.trace_id, brainId: run.pathway.brainId, name: run.pathway.name });
+      return start(scope, {
+        graph: run.graph,
+        pathwayId,
+        version: run.version,
+        input: body.input ?? {},
+        traceId: body.trace_id,
+        brainId: run.pathway.brainId,
+        name: run.pathway.name,
+      });
     },
 
     /** POST /v1/jobs: a stored pathway (pathway_id) or an inline graph, with input or data. */
@@ -108,15 +173,35 @@ export function createPathwayRunService(d: {
       await checkTrace(scope, body.trace_id);
       if (body.pathway_id) {
         const run = await pathways.getForRun(scope, body.pathway_id, body.pathway_version);
-        return start(scope, { graph: run.graph, pathwayId: body.pathway_id, version: run.version, input, traceId: body.trace_id, brainId: run.pathway.brainId, name: run.pathway.name });
+        return start(scope, {
+          graph: run.graph,
+          pathwayId: body.pathway_id,
+          version: run.version,
+          input,
+          traceId: body.trace_id,
+          brainId: run.pathway.brainId,
+          name: run.pathway.name,
+        });
       }
-      return start(scope, { graph: body.pathway, pathwayId: null, version: null, input, traceId: body.trace_id, brainId: scope.brainId ?? null, name: 'inline' });
+      return start(scope, {
+        graph: body.pathway,
+        pathwayId: null,
+        version: null,
+        input,
+        traceId: body.trace_id,
+        brainId: scope.brainId ?? null,
+        name: 'inline',
+      });
     },
 
     async startRun(input: PathwayRunInput) {
       await patch(input.scope.workspaceId, input.jobId, { status: 'running', progress: 0, currentStep: 'starting' });
       await jobs.emit(input.jobId, { type: 'status', status: 'running' });
-      await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.started', job_id: input.jobId, pathway_id: input.pathwayId });
+      await traces.publish(fromRunScope(input.scope), input.traceId, {
+        type: 'run.started',
+        job_id: input.jobId,
+        pathway_id: input.pathwayId,
+      });
     },
 
     async nodeEvent(jobId: string, event: Record<string, unknown>, p: JobPatch | null) {
@@ -132,7 +217,16 @@ export function createPathwayRunService(d: {
      * (docs/usage.md): the fail policy fails the node with BUDGET_EXCEEDED; the pause policy
      * returns the budget instead of a category, and the run asks an admin before calling again.
      */
-    async classify(a: { scope: RunScope; jobId: string; categories: string[]; text: string; neuronId?: string; model?: string; attempt?: number; approvedBudgets?: string[] }): Promise<string | { budget: BudgetPause }> {
+    async classify(a: {
+      scope: RunScope;
+      jobId: string;
+      categories: string[];
+      text: string;
+      neuronId?: string;
+      model?: string;
+      attempt?: number;
+      approvedBudgets?: string[];
+    }): Promise<string | { budget: BudgetPause }> {
       let modelId = a.model ?? d.config.DEFAULT_MODEL;
       let system = '';
       if (a.neuronId) {
@@ -143,58 +237,121 @@ export function createPathwayRunService(d: {
       }
       const m = models.resolve(modelId);
       const messages: ChatMessage[] = [
-        { role: 'system', content: `${system}\n\nClassify the user's input into exactly one of these categories: ${a.categories.join(', ')}. Answer with the category name only.`.trim() },
+        {
+          role: 'system',
+          content:
+            `${system}\n\nClassify the user's input into exactly one of these categories: ${a.categories.join(', ')}. Answer with the category name only.`.trim(),
+        },
         { role: 'user', content: a.text },
       ];
       const promptTokens = estimateTokens(messages.map((x) => x.content).join(''));
       const over = await d.budgets.evaluate(
-        await d.budgets.applicable(a.scope.workspaceId, { receptorId: a.scope.receptorId, neuronId: a.neuronId, shareTokenId: a.scope.shareTokenId }, a.approvedBudgets),
-        { tokens: promptTokens, costNanos: Math.round(costOf(m.id, { inputTokens: promptTokens, outputTokens: 0 }).costUsd * 1e9) },
+        await d.budgets.applicable(
+          a.scope.workspaceId,
+          { receptorId: a.scope.receptorId, neuronId: a.neuronId, shareTokenId: a.scope.shareTokenId },
+          a.approvedBudgets,
+        ),
+        {
+          tokens: promptTokens,
+          costNanos: Math.round(costOf(m.id, { inputTokens: promptTokens, outputTokens: 0 }).costUsd * 1e9),
+        },
       );
       if (over?.policy === 'fail') throw new AppError('BUDGET_EXCEEDED', 402, over.message);
       if (over) return { budget: { ...over } };
       const res = await m.provider.chat({ model: m.model, messages });
       // The call is billed: one ledger row per attempt (a retried activity is another billed call).
       const job = await jobs.repoFind(a.jobId);
-      const callKey = createHash('sha1').update(`${a.categories.join('|')}\n${a.text}`).digest('hex').slice(0, 12);
+      const callKey = createHash('sha1')
+        .update(`${a.categories.join('|')}\n${a.text}`)
+        .digest('hex')
+        .slice(0, 12);
       await d.usage.record({
-        key: `${a.jobId}:classify:${callKey}:${a.attempt ?? 1}`, workspaceId: a.scope.workspaceId, kind: 'chat', modelId: m.id, usage: res.usage,
+        key: `${a.jobId}:classify:${callKey}:${a.attempt ?? 1}`,
+        workspaceId: a.scope.workspaceId,
+        kind: 'chat',
+        modelId: m.id,
+        usage: res.usage,
         attribution: {
-          brainId: job?.brainId ?? a.scope.brainId ?? null, userId: a.scope.userId, apiKeyId: a.scope.apiKeyId, jobId: a.jobId, traceId: job?.traceId ?? null,
-          receptorId: a.scope.receptorId ?? null, neuronId: a.neuronId ?? null, pathwayId: job?.pathwayId ?? null, shareTokenId: a.scope.shareTokenId ?? null,
+          brainId: job?.brainId ?? a.scope.brainId ?? null,
+          userId: a.scope.userId,
+          apiKeyId: a.scope.apiKeyId,
+          jobId: a.jobId,
+          traceId: job?.traceId ?? null,
+          receptorId: a.scope.receptorId ?? null,
+          neuronId: a.neuronId ?? null,
+          pathwayId: job?.pathwayId ?? null,
+          shareTokenId: a.scope.shareTokenId ?? null,
         },
       });
       const category = matchCategory(res.text, a.categories);
       await jobs.emit(a.jobId, { type: 'classified', reply: res.text, category });
-      if (!category) throw validationError(`classify: the model answered "${res.text.slice(0, 100)}", which is none of ${a.categories.join(', ')}`);
+      if (!category)
+        throw validationError(
+          `classify: the model answered "${res.text.slice(0, 100)}", which is none of ${a.categories.join(', ')}`,
+        );
       return category;
     },
 
     /** Creates the intervention and sets the job waiting (or paused) with waitingFor naming it. */
-    async openIntervention(input: PathwayRunInput, spec: { id: string; nodeIndex: number; kind: 'approval' | 'pause' | 'budget'; options: string[]; expiresInS?: number; title: string; prompt: string; progress: number; currentStep: string }) {
+    async openIntervention(
+      input: PathwayRunInput,
+      spec: {
+        id: string;
+        nodeIndex: number;
+        kind: 'approval' | 'pause' | 'budget';
+        options: string[];
+        expiresInS?: number;
+        title: string;
+        prompt: string;
+        progress: number;
+        currentStep: string;
+      },
+    ) {
       const scope = fromRunScope(input.scope);
       const { progress, currentStep, ...rest } = spec;
-      const doc = await interventions.create(scope, { ...rest, jobId: input.jobId, traceId: input.traceId, pathwayId: input.pathwayId, brainId: scope.brainId ?? null });
+      const doc = await interventions.create(scope, {
+        ...rest,
+        jobId: input.jobId,
+        traceId: input.traceId,
+        pathwayId: input.pathwayId,
+        brainId: scope.brainId ?? null,
+      });
       const waitingFor = {
-        type: 'intervention', interventionId: doc._id, kind: doc.kind, node: spec.nodeIndex, title: doc.title, prompt: doc.prompt,
-        options: doc.options, expires_at: doc.expiresAt?.toISOString() ?? null,
+        type: 'intervention',
+        interventionId: doc._id,
+        kind: doc.kind,
+        node: spec.nodeIndex,
+        title: doc.title,
+        prompt: doc.prompt,
+        options: doc.options,
+        expires_at: doc.expiresAt?.toISOString() ?? null,
       };
       const status = spec.kind === 'pause' ? 'paused' : 'waiting';
       await patch(scope.workspaceId, input.jobId, { status, waitingFor, progress, currentStep });
       await jobs.emit(input.jobId, { type: status, intervention_id: doc._id, options: doc.options });
-      await traces.publish(scope, input.traceId, { type: 'run.waiting', job_id: input.jobId, intervention_id: doc._id });
+      await traces.publish(scope, input.traceId, {
+        type: 'run.waiting',
+        job_id: input.jobId,
+        intervention_id: doc._id,
+      });
       return waitingFor;
     },
 
-    expireIntervention: (input: PathwayRunInput, id: string) => interventions.close(input.scope.workspaceId, id, 'expired').then(() => undefined),
+    expireIntervention: (input: PathwayRunInput, id: string) =>
+      interventions.close(input.scope.workspaceId, id, 'expired').then(() => undefined),
 
     /** Records an answer the run accepted: the intervention record and the job read model together. */
-    async recordAnswer(input: PathwayRunInput, answer: InterventionAnswer, kind: 'approval' | 'pause' | 'budget'): Promise<string> {
+    async recordAnswer(
+      input: PathwayRunInput,
+      answer: InterventionAnswer,
+      kind: 'approval' | 'pause' | 'budget',
+    ): Promise<string> {
       const doc = await interventions.recordAnswer(input.scope.workspaceId, answer, kind);
       await patch(input.scope.workspaceId, input.jobId, { status: 'running', waitingFor: null });
       // A person's answer is a learning signal receptors may subscribe to (once per intervention: the event id is its id).
       await d.publish?.()(input.scope.workspaceId, {
-        key: 'plasticity.intervention.answered', eventId: `intervention:${doc._id}`,
+        key: 'plasticity.intervention.answered',
+        eventId: `intervention:${doc._id}`,
         payload: { intervention_id: doc._id, job_id: input.jobId, action: answer.action, status: doc.status },
       });
       return doc.status;
@@ -204,39 +361,71 @@ export function createPathwayRunService(d: {
     async finishRun(input: PathwayRunInput, run: PathwayRunResult) {
       const { calls: _calls, ...usage } = await d.usage.jobTotals(input.scope.workspaceId, input.jobId, true);
       const result = { ...run, usage };
-      await patch(input.scope.workspaceId, input.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result, waitingFor: null });
+      await patch(input.scope.workspaceId, input.jobId, {
+        status: 'completed',
+        progress: 100,
+        currentStep: 'completed',
+        result,
+        waitingFor: null,
+      });
       await jobs.emit(input.jobId, { type: 'complete', result });
       await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.completed', job_id: input.jobId });
     },
 
     async failRun(input: PathwayRunInput, reason: string) {
-      await patch(input.scope.workspaceId, input.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed', waitingFor: null });
+      await patch(input.scope.workspaceId, input.jobId, {
+        status: 'failed',
+        failedReason: reason,
+        currentStep: 'failed',
+        waitingFor: null,
+      });
       await interventions.cancelForJob(input.scope.workspaceId, input.jobId);
-      await jobs.emit(input.jobId, { type: 'error', error: reason.startsWith('cancelled') ? 'cancelled' : 'failed', message: reason });
-      await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.failed', job_id: input.jobId, reason });
+      await jobs.emit(input.jobId, {
+        type: 'error',
+        error: reason.startsWith('cancelled') ? 'cancelled' : 'failed',
+        message: reason,
+      });
+      await traces.publish(fromRunScope(input.scope), input.traceId, {
+        type: 'run.failed',
+        job_id: input.jobId,
+        reason,
+      });
     },
 
-    neuronVersion: async (scope: RunScope, neuronId: string) => (await neurons.resolve(fromRunScope(scope), neuronId)).version,
+    neuronVersion: async (scope: RunScope, neuronId: string) =>
+      (await neurons.resolve(fromRunScope(scope), neuronId)).version,
 
     /** POST /v1/jobs/:id/input: the input must answer the intervention the run is paused on. */
     async input(scope: Scope, jobId: string, body: JobInputBody) {
-      if (body.workspace_id && body.workspace_id !== scope.workspaceId) throw forbidden('workspace_id does not match the credential');
+      if (body.workspace_id && body.workspace_id !== scope.workspaceId)
+        throw forbidden('workspace_id does not match the credential');
       const job = await jobs.get(scope, jobId);
       const waiting = decodeBlob<{ interventionId?: string } | null>(job.waitingFor, null);
-      if (job.status !== 'waiting' && job.status !== 'paused') throw validationError(`Job is ${job.status}, not waiting for input`);
-      if (!waiting?.interventionId || waiting.interventionId !== body.input.interventionId) throw validationError('input does not match the intervention the job is waiting for');
-      return interventions.respond(scope, body.input.interventionId, { action: body.input.action, comment: body.input.comment, fields: body.input.fields });
+      if (job.status !== 'waiting' && job.status !== 'paused')
+        throw validationError(`Job is ${job.status}, not waiting for input`);
+      if (!waiting?.interventionId || waiting.interventionId !== body.input.interventionId)
+        throw validationError('input does not match the intervention the job is waiting for');
+      return interventions.respond(scope, body.input.interventionId, {
+        action: body.input.action,
+        comment: body.input.comment,
+        fields: body.input.fields,
+      });
     },
 
     /** POST /v1/jobs/:id/resume: continues a paused run; a waiting approval needs an action. */
     async resume(scope: Scope, jobId: string, body: ResumeBody) {
       const job = await jobs.get(scope, jobId);
-      if (job.status !== 'waiting' && job.status !== 'paused') throw validationError(`Job is ${job.status}; only waiting or paused jobs can be resumed`);
+      if (job.status !== 'waiting' && job.status !== 'paused')
+        throw validationError(`Job is ${job.status}; only waiting or paused jobs can be resumed`);
       const waiting = decodeBlob<{ interventionId?: string; kind?: string } | null>(job.waitingFor, null);
       if (!waiting?.interventionId) throw validationError('Job is not paused at an intervention');
       const action = body.action ?? (waiting.kind === 'pause' ? 'resume' : undefined);
       if (!action) throw validationError('This job waits for an approval: send action (for example approve or reject)');
-      return interventions.respond(scope, waiting.interventionId, { action, comment: body.comment, fields: body.fields });
+      return interventions.respond(scope, waiting.interventionId, {
+        action,
+        comment: body.comment,
+        fields: body.fields,
+      });
     },
   };
 }

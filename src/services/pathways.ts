@@ -4,7 +4,13 @@ import type { Filter } from 'mongodb';
 import { escapeRegex } from '../db/client.js';
 import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
 import {
-  PATHWAY_LOCK_LEASE_MS, PATHWAY_VERSION_CAP, type PathwayDoc, type PathwayHead, type PathwayParticipantDoc, type PathwayRepo, type PathwayRole,
+  PATHWAY_LOCK_LEASE_MS,
+  PATHWAY_VERSION_CAP,
+  type PathwayDoc,
+  type PathwayHead,
+  type PathwayParticipantDoc,
+  type PathwayRepo,
+  type PathwayRole,
   type PathwayVersionEntry,
 } from '../db/pathways.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
@@ -12,7 +18,13 @@ import { compileGraph, type CompileResult } from '../pathways/compile.js';
 import { isIndexGraph } from '../pathways/graph.js';
 import { validateGraph, type ValidationResult } from '../pathways/validate.js';
 import type {
-  ParticipantCreateBody, PathwayCompileBody, PathwayCreateBody, PathwayListQuery, PathwayPromoteBody, PathwayUpdateBody, PathwayValidateBody,
+  ParticipantCreateBody,
+  PathwayCompileBody,
+  PathwayCreateBody,
+  PathwayListQuery,
+  PathwayPromoteBody,
+  PathwayUpdateBody,
+  PathwayValidateBody,
 } from '../schemas/pathways.js';
 import { hasRole, type Scope } from '../scope.js';
 import { holding, isDuplicateKey } from '../db/claims.js';
@@ -26,9 +38,18 @@ export const PATHWAY_DATA_MAX_BYTES = 1_000_000;
 /** A page of pathway heads. */
 export type PathwayPage = Page<PathwayHead>;
 /** What getForRun hands the run engine: the head, the version chosen and that version's id-based graph. */
-export interface PathwayForRun { pathway: PathwayDoc; version: number; graph: unknown }
+export interface PathwayForRun {
+  pathway: PathwayDoc;
+  version: number;
+  graph: unknown;
+}
 /** Result of a role check for one user on one pathway. */
-export interface RoleCheck { userId: string; role: PathwayRole | null; requiredRole: PathwayRole; allowed: boolean }
+export interface RoleCheck {
+  userId: string;
+  role: PathwayRole | null;
+  requiredRole: PathwayRole;
+  allowed: boolean;
+}
 
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 const RANK: Record<PathwayRole, number> = { viewer: 1, editor: 2, owner: 3 };
@@ -66,13 +87,30 @@ function encodeBounded(value: unknown, field: string, max: number): Blob {
  */
 /** What a pathway keeps in step with itself: its receptor (document 1: a pathway gets its receptor as a neuron does). */
 export interface PathwayReceptorHooks {
-  ensureForPathway(scope: Scope, p: { _id: string; brainId: string; name: string; isActive: boolean }): Promise<unknown>;
+  ensureForPathway(
+    scope: Scope,
+    p: { _id: string; brainId: string; name: string; isActive: boolean },
+  ): Promise<unknown>;
   syncWithTarget(scope: Scope, kind: 'pathway', id: string, state: { isActive: boolean }): Promise<void>;
   deleteForTarget(scope: Scope, kind: 'pathway', id: string): Promise<void>;
 }
 
-export function createPathwayService({ repo, receptors, events }: { repo: PathwayRepo; receptors: () => PathwayReceptorHooks; events: ResourceEvents }) {
-  const ref = (d: { _id: string; brainId: string; name: string; latestVersion: number }) => ({ kind: 'pathway' as const, id: d._id, brain_id: d.brainId, name: d.name, version: d.latestVersion });
+export function createPathwayService({
+  repo,
+  receptors,
+  events,
+}: {
+  repo: PathwayRepo;
+  receptors: () => PathwayReceptorHooks;
+  events: ResourceEvents;
+}) {
+  const ref = (d: { _id: string; brainId: string; name: string; latestVersion: number }) => ({
+    kind: 'pathway' as const,
+    id: d._id,
+    brain_id: d.brainId,
+    name: d.name,
+    version: d.latestVersion,
+  });
   /** Neuron ids a graph may reference in this scope (brain-visible ones, or the whole workspace without a brain). */
   async function neuronIdsFor(scope: Scope): Promise<Set<string>> {
     const ids = await repo.neuronIds(scope.workspaceId, scope.brainId);
@@ -112,30 +150,39 @@ export function createPathwayService({ repo, receptors, events }: { repo: Pathwa
 
   async function requireRole(scope: Scope, pathwayId: string, need: PathwayRole, action: string): Promise<void> {
     const role = await callerRole(scope, pathwayId);
-    if (!role || RANK[role] < RANK[need]) throw forbidden(`${action} requires pathway role ${need}${role ? ` (you are ${role})` : ''}`);
+    if (!role || RANK[role] < RANK[need])
+      throw forbidden(`${action} requires pathway role ${need}${role ? ` (you are ${role})` : ''}`);
   }
 
   /** 400 unless `graph` is a valid id-based graph whose neurons exist in the pathway's workspace and brain. */
   async function checkGraph(scope: Scope, brainId: string, graph: unknown): Promise<void> {
     if (isIndexGraph(graph) && graph.nodes.length > 0) {
-      throw validationError('pathway_graph: expected an id-based graph (nodes { id, type, data }, edges { id, source, target }); compile produces the index form');
+      throw validationError(
+        'pathway_graph: expected an id-based graph (nodes { id, type, data }, edges { id, source, target }); compile produces the index form',
+      );
     }
     const result = validateGraph(graph, { neuronIds: await neuronIdsFor({ ...scope, brainId }) });
     if (result.valid) return;
-    const more = result.errors.length > ERRORS_IN_MESSAGE ? ` (and ${result.errors.length - ERRORS_IN_MESSAGE} more)` : '';
+    const more =
+      result.errors.length > ERRORS_IN_MESSAGE ? ` (and ${result.errors.length - ERRORS_IN_MESSAGE} more)` : '';
     throw validationError(`pathway_graph is invalid: ${result.errors.slice(0, ERRORS_IN_MESSAGE).join('; ')}${more}`);
   }
 
   /** Runs `fn` holding the pathway's write hold (`holding`, src/db/claims.ts); 409 after LOCK_WAIT_MS. */
   const locked = <T>(id: string, fn: () => Promise<T>): Promise<T> =>
-    holding(repo.locks, id, fn, { leaseMs: PATHWAY_LOCK_LEASE_MS, waitMs: LOCK_WAIT_MS, busy: () => conflict('Pathway is being changed by another request; retry') });
+    holding(repo.locks, id, fn, {
+      leaseMs: PATHWAY_LOCK_LEASE_MS,
+      waitMs: LOCK_WAIT_MS,
+      busy: () => conflict('Pathway is being changed by another request; retry'),
+    });
 
   /**
    * Applies a change and, when `version` is given, appends a history entry and moves the tip, dropping the oldest
    * entries past PATHWAY_VERSION_CAP. Serialized per pathway by the write lock, so concurrent saves never lose a version.
    */
   function commit(
-    scope: Scope, id: string,
+    scope: Scope,
+    id: string,
     plan: (doc: PathwayDoc) => { set: Partial<PathwayDoc>; version?: { graph: Blob; nodeCount: number; note: string } },
   ): Promise<PathwayHead> {
     return locked(id, async () => {
@@ -146,8 +193,14 @@ export function createPathwayService({ repo, receptors, events }: { repo: Pathwa
       if (version) {
         const merged = { ...doc, ...set };
         const entry: PathwayVersionEntry = {
-          version: doc.latestVersion + 1, createdAt: now, createdBy: actor(scope), note: version.note, graph: version.graph,
-          name: merged.name, description: merged.description, nodeCount: version.nodeCount,
+          version: doc.latestVersion + 1,
+          createdAt: now,
+          createdBy: actor(scope),
+          note: version.note,
+          graph: version.graph,
+          name: merged.name,
+          description: merged.description,
+          nodeCount: version.nodeCount,
         };
         next.latestVersion = entry.version;
         next.versions = [...(doc.versions ?? []), entry].slice(-PATHWAY_VERSION_CAP);
@@ -170,7 +223,10 @@ export function createPathwayService({ repo, receptors, events }: { repo: Pathwa
 
     async list(scope: Scope, q: PathwayListQuery): Promise<PathwayPage> {
       if (!scope.brainId) throw validationError('X-Brain-Id header is required');
-      const filter: Filter<PathwayDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId, brainId: scope.brainId };
+      const filter: Filter<PathwayDoc> & { workspaceId: string } = {
+        workspaceId: scope.workspaceId,
+        brainId: scope.brainId,
+      };
       if (q.createdBy) filter.createdBy = q.createdBy;
       if (q.search) filter.name = { $regex: escapeRegex(q.search), $options: 'i' };
       const dir = q.sortDirection === 'asc' ? 1 : -1;
@@ -189,17 +245,44 @@ export function createPathwayService({ repo, receptors, events }: { repo: Pathwa
       const now = new Date();
       const description = body.description ?? '';
       const doc: PathwayDoc = {
-        _id: randomUUID(), workspaceId: scope.workspaceId, brainId: scope.brainId, name: body.name, description, graph, design,
-        isActive: body.is_active, latestVersion: 1,
-        versions: [{ version: 1, createdAt: now, createdBy: actor(scope), note: 'created', graph, name: body.name, description, nodeCount: nodeCount(graphValue) }],
-        createdBy: actor(scope), createdAt: now, updatedAt: now,
+        _id: randomUUID(),
+        workspaceId: scope.workspaceId,
+        brainId: scope.brainId,
+        name: body.name,
+        description,
+        graph,
+        design,
+        isActive: body.is_active,
+        latestVersion: 1,
+        versions: [
+          {
+            version: 1,
+            createdAt: now,
+            createdBy: actor(scope),
+            note: 'created',
+            graph,
+            name: body.name,
+            description,
+            nodeCount: nodeCount(graphValue),
+          },
+        ],
+        createdBy: actor(scope),
+        createdAt: now,
+        updatedAt: now,
       };
       await repo.pathways.insertOne(doc);
       await events.emit(scope.workspaceId, 'created', ref(doc));
       await receptors().ensureForPathway(scope, doc);
-      if (scope.userId) { // the creator (through a JWT or their own API key) owns it
+      if (scope.userId) {
+        // the creator (through a JWT or their own API key) owns it
         await repo.participants.insertOne({
-          _id: randomUUID(), workspaceId: scope.workspaceId, pathwayId: doc._id, userId: scope.userId, role: 'owner', addedBy: scope.userId, createdAt: now,
+          _id: randomUUID(),
+          workspaceId: scope.workspaceId,
+          pathwayId: doc._id,
+          userId: scope.userId,
+          role: 'owner',
+          addedBy: scope.userId,
+          createdAt: now,
         });
       }
       return toHead(doc);
@@ -212,23 +295,46 @@ export function createPathwayService({ repo, receptors, events }: { repo: Pathwa
     async update(scope: Scope, id: string, body: PathwayUpdateBody): Promise<PathwayHead> {
       const current = await head(scope, id);
       await requireRole(scope, id, 'editor', 'Updating a pathway');
-      const graph = body.pathway_graph === undefined ? undefined : encodeBounded(body.pathway_graph, 'pathway_graph', PATHWAY_GRAPH_MAX_BYTES);
-      const design = body.pathway_data === undefined ? undefined : encodeBounded(body.pathway_data, 'pathway_data', PATHWAY_DATA_MAX_BYTES);
+      const graph =
+        body.pathway_graph === undefined
+          ? undefined
+          : encodeBounded(body.pathway_graph, 'pathway_graph', PATHWAY_GRAPH_MAX_BYTES);
+      const design =
+        body.pathway_data === undefined
+          ? undefined
+          : encodeBounded(body.pathway_data, 'pathway_data', PATHWAY_DATA_MAX_BYTES);
       if (graph !== undefined && graph !== current.graph) await checkGraph(scope, current.brainId, body.pathway_graph);
       const updated = await commit(scope, id, (doc) => {
         const set: Partial<PathwayDoc> = {};
         const changed: string[] = [];
-        if (graph !== undefined && graph !== doc.graph) { set.graph = graph; changed.push('graph'); }
-        if (body.name !== undefined && body.name !== doc.name) { set.name = body.name; changed.push('name'); }
-        const description = body.description === undefined ? undefined : body.description ?? '';
-        if (description !== undefined && description !== doc.description) { set.description = description; changed.push('description'); }
+        if (graph !== undefined && graph !== doc.graph) {
+          set.graph = graph;
+          changed.push('graph');
+        }
+        if (body.name !== undefined && body.name !== doc.name) {
+          set.name = body.name;
+          changed.push('name');
+        }
+        const description = body.description === undefined ? undefined : (body.description ?? '');
+        if (description !== undefined && description !== doc.description) {
+          set.description = description;
+          changed.push('description');
+        }
         if (design !== undefined) set.design = design;
         if (body.is_active !== undefined) set.isActive = body.is_active;
         if (!changed.length) return { set };
         const tipGraph = set.graph ?? doc.graph;
-        return { set, version: { graph: tipGraph, nodeCount: nodeCount(decodeBlob(tipGraph, EMPTY_GRAPH)), note: `updated: ${changed.join(', ')}` } };
+        return {
+          set,
+          version: {
+            graph: tipGraph,
+            nodeCount: nodeCount(decodeBlob(tipGraph, EMPTY_GRAPH)),
+            note: `updated: ${changed.join(', ')}`,
+          },
+        };
       });
-      if (body.is_active !== undefined) await receptors().syncWithTarget(scope, 'pathway', id, { isActive: updated.isActive });
+      if (body.is_active !== undefined)
+        await receptors().syncWithTarget(scope, 'pathway', id, { isActive: updated.isActive });
       return updated;
     },
 
@@ -261,23 +367,33 @@ export function createPathwayService({ repo, receptors, events }: { repo: Pathwa
      * and a run compiles (and checks neurons) anyway.
      */
     async promote(scope: Scope, id: string, version: number, body: PathwayPromoteBody = {}): Promise<PathwayHead> {
-      if (body.workspace_id !== undefined && body.workspace_id !== scope.workspaceId) throw forbidden('workspace_id does not match the credential');
+      if (body.workspace_id !== undefined && body.workspace_id !== scope.workspaceId)
+        throw forbidden('workspace_id does not match the credential');
       await head(scope, id);
       await requireRole(scope, id, 'editor', 'Promoting a pathway version');
       return commit(scope, id, (doc) => {
         const entry = (doc.versions ?? []).find((v) => v.version === version);
         if (!entry) throw notFound('Pathway version');
-        return { set: { graph: entry.graph }, version: { graph: entry.graph, nodeCount: entry.nodeCount, note: `promoted from v${version}` } };
+        return {
+          set: { graph: entry.graph },
+          version: { graph: entry.graph, nodeCount: entry.nodeCount, note: `promoted from v${version}` },
+        };
       });
     },
 
     /** POST /v1/pathways/validate: the graph rules plus the neuron check against the caller's workspace (and brain). */
     async validate(scope: Scope, body: PathwayValidateBody): Promise<ValidationResult> {
-      return validateGraph({ nodes: body.nodes ?? [], edges: body.edges ?? [] }, { neuronIds: await neuronIdsFor(scope) });
+      return validateGraph(
+        { nodes: body.nodes ?? [], edges: body.edges ?? [] },
+        { neuronIds: await neuronIdsFor(scope) },
+      );
     },
 
     /** POST /v1/pathways/compile: the index-based graph a run would walk, with the preview input echoed. */
-    async compile(scope: Scope, body: PathwayCompileBody): Promise<CompileResult & { preview?: { input: Record<string, unknown> } }> {
+    async compile(
+      scope: Scope,
+      body: PathwayCompileBody,
+    ): Promise<CompileResult & { preview?: { input: Record<string, unknown> } }> {
       const result = compileGraph(body.pathway, { neuronIds: await neuronIdsFor(scope), overrides: body.overrides });
       return { ...result, ...(body.payload !== undefined && { preview: { input: body.payload } }) };
     },
@@ -312,9 +428,16 @@ export function createPathwayService({ repo, receptors, events }: { repo: Pathwa
     async addParticipant(scope: Scope, id: string, body: ParticipantCreateBody): Promise<PathwayParticipantDoc> {
       await head(scope, id);
       await requireRole(scope, id, 'owner', 'Managing participants');
-      if (await repo.findParticipantByUser(scope.workspaceId, id, body.user_id)) throw conflict('User is already a participant of this pathway');
+      if (await repo.findParticipantByUser(scope.workspaceId, id, body.user_id))
+        throw conflict('User is already a participant of this pathway');
       const doc: PathwayParticipantDoc = {
-        _id: randomUUID(), workspaceId: scope.workspaceId, pathwayId: id, userId: body.user_id, role: body.role, addedBy: actor(scope), createdAt: new Date(),
+        _id: randomUUID(),
+        workspaceId: scope.workspaceId,
+        pathwayId: id,
+        userId: body.user_id,
+        role: body.role,
+        addedBy: actor(scope),
+        createdAt: new Date(),
       };
       try {
         await repo.participants.insertOne(doc);

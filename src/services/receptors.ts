@@ -2,11 +2,24 @@ import { randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
 import { decodeBlob, encodeBlob } from '../db/codec.js';
 import type { NeuronDoc } from '../db/neurons.js';
-import type { ExecutableTarget, ReceptorDoc, ReceptorRepo, ReceptorTargetKind, ScheduleTiming } from '../db/receptors.js';
+import type {
+  ExecutableTarget,
+  ReceptorDoc,
+  ReceptorRepo,
+  ReceptorTargetKind,
+  ScheduleTiming,
+} from '../db/receptors.js';
 import type { ReflexRepo } from '../db/reflexes.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { forbidden, notFound, validationError } from '../errors.js';
-import type { ExecutableTargetBody, ReceptorListQuery, ReceptorPatchBody, SourceConfig, SubscribeBody, Timing } from '../schemas/receptors.js';
+import type {
+  ExecutableTargetBody,
+  ReceptorListQuery,
+  ReceptorPatchBody,
+  SourceConfig,
+  SubscribeBody,
+  Timing,
+} from '../schemas/receptors.js';
 import { hasRole, type Scope } from '../scope.js';
 import { isDuplicateKey } from '../db/claims.js';
 import type { NeuronService } from './neurons.js';
@@ -23,10 +36,16 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', slug: 'slug' } as const;
 
 /** The targets a receptor dispatches, bound late (the neuron service itself keeps its receptor in step). */
-export interface ReceptorTargets { neurons: NeuronService; pathways: PathwayService }
+export interface ReceptorTargets {
+  neurons: NeuronService;
+  pathways: PathwayService;
+}
 
 /** A receptor as a read shows it: the record and, when scheduled, its schedule's live view. */
-export interface ReceptorView { doc: ReceptorDoc; schedule: Awaited<ReturnType<ScheduleService['view']>> | null }
+export interface ReceptorView {
+  doc: ReceptorDoc;
+  schedule: Awaited<ReturnType<ScheduleService['view']>> | null;
+}
 
 /** Stimulus receptors take source_config, executable_target and sensory_reflex_id (document 1, Receptors). */
 const isStimulusReceptor = (channels: string[]) => channels.includes('stimulus') || channels.includes('cron');
@@ -35,11 +54,21 @@ const isTargetOrigin = (r: ReceptorDoc) => (r.origin ?? 'target') === 'target';
 /** source_config.timing → the stored schedule shape. */
 export function toTiming(t: Timing): ScheduleTiming {
   const cron = t.cron === undefined ? [] : Array.isArray(t.cron) ? t.cron : [t.cron];
-  const intervals = t.interval === undefined ? [] : typeof t.interval === 'number'
-    ? [{ everyS: t.interval, offsetS: 0 }] : [{ everyS: t.interval.every, offsetS: t.interval.offset ?? 0 }];
+  const intervals =
+    t.interval === undefined
+      ? []
+      : typeof t.interval === 'number'
+        ? [{ everyS: t.interval, offsetS: 0 }]
+        : [{ everyS: t.interval.every, offsetS: t.interval.offset ?? 0 }];
   return {
-    cron, intervals, timezone: t.timezone, overlap: t.overlap, catchupWindowS: t.catchup_window, jitterS: t.jitter,
-    startAt: t.start_at ? new Date(t.start_at).toISOString() : null, endAt: t.end_at ? new Date(t.end_at).toISOString() : null,
+    cron,
+    intervals,
+    timezone: t.timezone,
+    overlap: t.overlap,
+    catchupWindowS: t.catchup_window,
+    jitterS: t.jitter,
+    startAt: t.start_at ? new Date(t.start_at).toISOString() : null,
+    endAt: t.end_at ? new Date(t.end_at).toISOString() : null,
   };
 }
 
@@ -47,9 +76,19 @@ export function toTiming(t: Timing): ScheduleTiming {
 export function fromTiming(t: ScheduleTiming): Record<string, unknown> {
   return {
     ...(t.cron.length ? { cron: t.cron.length === 1 ? t.cron[0] : t.cron } : {}),
-    ...(t.intervals.length ? { interval: t.intervals[0].offsetS ? { every: t.intervals[0].everyS, offset: t.intervals[0].offsetS } : t.intervals[0].everyS } : {}),
-    timezone: t.timezone, overlap: t.overlap, catchup_window: t.catchupWindowS, jitter: t.jitterS,
-    ...(t.startAt ? { start_at: t.startAt } : {}), ...(t.endAt ? { end_at: t.endAt } : {}),
+    ...(t.intervals.length
+      ? {
+          interval: t.intervals[0].offsetS
+            ? { every: t.intervals[0].everyS, offset: t.intervals[0].offsetS }
+            : t.intervals[0].everyS,
+        }
+      : {}),
+    timezone: t.timezone,
+    overlap: t.overlap,
+    catchup_window: t.catchupWindowS,
+    jitter: t.jitterS,
+    ...(t.startAt ? { start_at: t.startAt } : {}),
+    ...(t.endAt ? { end_at: t.endAt } : {}),
   };
 }
 
@@ -58,8 +97,20 @@ export function fromTiming(t: ScheduleTiming): Record<string, unknown> {
  * pathway and kept in step with it, receptors made from templates (subscribe), reads, changes,
  * and their schedules (src/services/schedules.ts). Firing is src/services/receptor-fires.ts.
  */
-export function createReceptorService({ repo, schedules, workspaces, reflexes, targets, events }: {
-  repo: ReceptorRepo; schedules: ScheduleService; workspaces: WorkspaceRepo; reflexes: ReflexRepo; targets: () => ReceptorTargets; events: ResourceEvents;
+export function createReceptorService({
+  repo,
+  schedules,
+  workspaces,
+  reflexes,
+  targets,
+  events,
+}: {
+  repo: ReceptorRepo;
+  schedules: ScheduleService;
+  workspaces: WorkspaceRepo;
+  reflexes: ReflexRepo;
+  targets: () => ReceptorTargets;
+  events: ResourceEvents;
 }) {
   const ref = (r: ReceptorDoc) => ({ kind: 'receptor' as const, id: r._id, brain_id: r.brainId, name: r.slug });
   /** First free slug in the workspace: `base`, then `base-2`, `base-3`, … */
@@ -81,12 +132,33 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
     throw new Error(`no free receptor slug for ${base}`);
   }
 
-  const blank = (scope: Scope, brainId: string, target: ExecutableTarget, isActive: boolean, rScope: ReceptorDoc['scope']): Omit<ReceptorDoc, 'slug'> => {
+  const blank = (
+    scope: Scope,
+    brainId: string,
+    target: ExecutableTarget,
+    isActive: boolean,
+    rScope: ReceptorDoc['scope'],
+  ): Omit<ReceptorDoc, 'slug'> => {
     const now = new Date();
     return {
-      _id: randomUUID(), workspaceId: scope.workspaceId, brainId, activeChannels: ['http'], config: encodeBlob({}), isActive, scope: rScope,
-      sourceConfig: encodeBlob({}), executableTarget: target, sensoryReflexId: null, createdAt: now, updatedAt: now,
-      origin: 'target', stimulusKeys: [], activation: null, timing: null, schedulePause: null, createdBy: scope.userId ?? scope.apiKeyId,
+      _id: randomUUID(),
+      workspaceId: scope.workspaceId,
+      brainId,
+      activeChannels: ['http'],
+      config: encodeBlob({}),
+      isActive,
+      scope: rScope,
+      sourceConfig: encodeBlob({}),
+      executableTarget: target,
+      sensoryReflexId: null,
+      createdAt: now,
+      updatedAt: now,
+      origin: 'target',
+      stimulusKeys: [],
+      activation: null,
+      timing: null,
+      schedulePause: null,
+      createdBy: scope.userId ?? scope.apiKeyId,
     };
   };
 
@@ -118,8 +190,12 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
   async function assertCanChange(scope: Scope, r: Pick<ReceptorDoc, 'executableTarget' | 'scope'>): Promise<void> {
     assertScopeRole(scope, r.scope);
     const t = r.executableTarget;
-    if (t.kind === 'pathway' && t.id) await targets().pathways.assertRole(scope, t.id, 'editor', 'Changing a pathway\'s receptor');
-    if ((t.kind === 'system_job' || t.kind === 'action_plan' || t.kind === 'plasticity_pass') && !hasRole(scope, 'workspace_admin')) {
+    if (t.kind === 'pathway' && t.id)
+      await targets().pathways.assertRole(scope, t.id, 'editor', "Changing a pathway's receptor");
+    if (
+      (t.kind === 'system_job' || t.kind === 'action_plan' || t.kind === 'plasticity_pass') &&
+      !hasRole(scope, 'workspace_admin')
+    ) {
       throw forbidden(`A ${t.kind} receptor requires role workspace_admin`);
     }
   }
@@ -130,8 +206,14 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
     const inBrain = { ...scope, brainId };
     if (kind === 'neuron') await targets().neurons.resolve(inBrain, t.id!);
     if (kind === 'pathway' || kind === 'action_plan') await targets().pathways.get(inBrain, t.id!);
-    if (kind === 'system_job' && t.job !== undefined && !isSchedulable(t.job)) throw validationError(`executable_target.job: ${t.job} is not a maintenance key of GET /v1/stimuli/catalog`);
-    return { kind, id: t.id ?? null, ...(kind === 'action_plan' ? { autoExecute: t.auto_execute ?? false } : {}), ...(kind === 'system_job' ? { job: t.job ?? null } : {}) };
+    if (kind === 'system_job' && t.job !== undefined && !isSchedulable(t.job))
+      throw validationError(`executable_target.job: ${t.job} is not a maintenance key of GET /v1/stimuli/catalog`);
+    return {
+      kind,
+      id: t.id ?? null,
+      ...(kind === 'action_plan' ? { autoExecute: t.auto_execute ?? false } : {}),
+      ...(kind === 'system_job' ? { job: t.job ?? null } : {}),
+    };
   }
 
   /** source_config checked (known keys; a schedule's keys schedulable; a system job has a job to run) and split into stored fields. */
@@ -140,14 +222,21 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
     if (unknown) throw validationError(`source_config.stimulus_keys: ${unknown} is not in GET /v1/stimuli/catalog`);
     if (s.activation === 'schedule') {
       const notSchedulable = s.stimulus_keys.find((k) => !isSchedulable(k));
-      if (notSchedulable) throw validationError(`source_config.stimulus_keys: ${notSchedulable} is not schedulable (see GET /v1/stimuli/catalog?schedulable=true)`);
+      if (notSchedulable)
+        throw validationError(
+          `source_config.stimulus_keys: ${notSchedulable} is not schedulable (see GET /v1/stimuli/catalog?schedulable=true)`,
+        );
     }
     if (target.kind === 'system_job' && !target.job && !s.stimulus_keys.some(isSchedulable)) {
-      throw validationError('a system_job target needs executable_target.job or a maintenance key in source_config.stimulus_keys');
+      throw validationError(
+        'a system_job target needs executable_target.job or a maintenance key in source_config.stimulus_keys',
+      );
     }
     const { timing, stimulus_keys: keys, activation, ...rest } = s;
     return {
-      stimulusKeys: keys, activation, timing: activation === 'schedule' && timing ? toTiming(timing) : null,
+      stimulusKeys: keys,
+      activation,
+      timing: activation === 'schedule' && timing ? toTiming(timing) : null,
       sourceConfig: encodeBlob({ ...rest, stimulus_keys: keys, activation }),
     };
   }
@@ -165,7 +254,10 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
     // The schedule first: a spec Temporal refuses is a 400 and the record stays as it was. A receptor
     // that neither had nor has a schedule never calls Temporal (a neuron update must not depend on it).
     if (before.activation === 'schedule' || next.activation === 'schedule') await schedules.sync(next);
-    await repo.receptors.updateOne({ _id: before._id, workspaceId: before.workspaceId }, { $set: { ...set, updatedAt: next.updatedAt } });
+    await repo.receptors.updateOne(
+      { _id: before._id, workspaceId: before.workspaceId },
+      { $set: { ...set, updatedAt: next.updatedAt } },
+    );
     await events.emit(next.workspaceId, 'updated', ref(next));
     return next;
   }
@@ -180,11 +272,19 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
   }
 
   return {
-    find, view, checkWorkspace, assertCanChange,
+    find,
+    view,
+    checkWorkspace,
+    assertCanChange,
 
     /** The receptor that dispatches this target, or null. */
     forTarget: (scope: Scope, kind: ReceptorTargetKind, id: string): Promise<ReceptorDoc | null> =>
-      repo.receptors.findOne({ workspaceId: scope.workspaceId, 'executableTarget.kind': kind, 'executableTarget.id': id, origin: { $ne: 'subscription' } }),
+      repo.receptors.findOne({
+        workspaceId: scope.workspaceId,
+        'executableTarget.kind': kind,
+        'executableTarget.id': id,
+        origin: { $ne: 'subscription' },
+      }),
 
     /**
      * Creates the receptor trigger of a new neuron (idempotent: an existing one is returned).
@@ -193,18 +293,38 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
     async ensureForNeuron(scope: Scope, neuron: NeuronDoc): Promise<ReceptorDoc> {
       const existing = await this.forTarget(scope, 'neuron', neuron._id);
       if (existing) return existing;
-      return insertWithFreeSlug(blank(scope, neuron.brainId, { kind: 'neuron', id: neuron._id }, neuron.isActive && !neuron.deletedAt, neuron.scope), neuron.name);
+      return insertWithFreeSlug(
+        blank(
+          scope,
+          neuron.brainId,
+          { kind: 'neuron', id: neuron._id },
+          neuron.isActive && !neuron.deletedAt,
+          neuron.scope,
+        ),
+        neuron.name,
+      );
     },
 
     /** A pathway gets its receptor as a neuron does (brain scope; is_active follows the pathway). */
-    async ensureForPathway(scope: Scope, pathway: { _id: string; brainId: string; name: string; isActive: boolean }): Promise<ReceptorDoc> {
+    async ensureForPathway(
+      scope: Scope,
+      pathway: { _id: string; brainId: string; name: string; isActive: boolean },
+    ): Promise<ReceptorDoc> {
       const existing = await this.forTarget(scope, 'pathway', pathway._id);
       if (existing) return existing;
-      return insertWithFreeSlug(blank(scope, pathway.brainId, { kind: 'pathway', id: pathway._id }, pathway.isActive, 'brain'), pathway.name);
+      return insertWithFreeSlug(
+        blank(scope, pathway.brainId, { kind: 'pathway', id: pathway._id }, pathway.isActive, 'brain'),
+        pathway.name,
+      );
     },
 
     /** Mirrors the target's scope and activity onto its receptor (a soft-deleted target reads as inactive); its schedule pauses with it. */
-    async syncWithTarget(scope: Scope, kind: 'neuron' | 'pathway', id: string, state: { isActive: boolean; scope?: ReceptorDoc['scope'] }): Promise<void> {
+    async syncWithTarget(
+      scope: Scope,
+      kind: 'neuron' | 'pathway',
+      id: string,
+      state: { isActive: boolean; scope?: ReceptorDoc['scope'] },
+    ): Promise<void> {
       const r = await this.forTarget(scope, kind, id);
       if (!r) return;
       if (r.isActive === state.isActive && (state.scope === undefined || r.scope === state.scope)) return;
@@ -212,12 +332,19 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
     },
 
     syncWithNeuron(scope: Scope, neuron: NeuronDoc): Promise<void> {
-      return this.syncWithTarget(scope, 'neuron', neuron._id, { isActive: neuron.isActive && !neuron.deletedAt, scope: neuron.scope });
+      return this.syncWithTarget(scope, 'neuron', neuron._id, {
+        isActive: neuron.isActive && !neuron.deletedAt,
+        scope: neuron.scope,
+      });
     },
 
     /** Removes the receptors of a target that is being removed (its own and subscriptions to it), with their schedules and bindings. */
     async deleteForTarget(scope: Scope, kind: ReceptorTargetKind, id: string): Promise<void> {
-      await removeDocs(await repo.receptors.find({ workspaceId: scope.workspaceId, 'executableTarget.kind': kind, 'executableTarget.id': id }).toArray());
+      await removeDocs(
+        await repo.receptors
+          .find({ workspaceId: scope.workspaceId, 'executableTarget.kind': kind, 'executableTarget.id': id })
+          .toArray(),
+      );
     },
 
     /** GET /v1/receptors (brain): the brain's receptors plus workspace- and core-scoped ones. */
@@ -255,11 +382,18 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
       const channels = body.active_channels ? [...new Set(body.active_channels)] : r.activeChannels;
       const stimulus = isStimulusReceptor(channels);
       if (!stimulus && (body.source_config || body.executable_target || body.sensory_reflex_id)) {
-        throw validationError('source_config, executable_target and sensory_reflex_id apply to stimulus receptors: include stimulus or cron in active_channels');
+        throw validationError(
+          'source_config, executable_target and sensory_reflex_id apply to stimulus receptors: include stimulus or cron in active_channels',
+        );
       }
       if (body.executable_target && isTargetOrigin(r)) {
-        const same = body.executable_target.id === r.executableTarget.id && body.executable_target.kind === r.executableTarget.kind;
-        if (!same) throw validationError(`executable_target: this receptor belongs to its ${r.executableTarget.kind}; subscribe a new receptor to target something else`);
+        const same =
+          body.executable_target.id === r.executableTarget.id &&
+          body.executable_target.kind === r.executableTarget.kind;
+        if (!same)
+          throw validationError(
+            `executable_target: this receptor belongs to its ${r.executableTarget.kind}; subscribe a new receptor to target something else`,
+          );
       }
       const set: Partial<ReceptorDoc> = {};
       if (body.active_channels) set.activeChannels = channels;
@@ -268,13 +402,23 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
         await checkReflex(scope, body.sensory_reflex_id);
         set.sensoryReflexId = body.sensory_reflex_id;
       }
-      const target = body.executable_target ? await checkTarget(scope, r.brainId, body.executable_target) : r.executableTarget;
+      const target = body.executable_target
+        ? await checkTarget(scope, r.brainId, body.executable_target)
+        : r.executableTarget;
       if (body.executable_target) {
         await assertCanChange(scope, { executableTarget: target, scope: r.scope });
         set.executableTarget = target;
       }
       if (body.source_config) Object.assign(set, checkSource(body.source_config, target));
-      else if (body.executable_target) checkSource({ ...decodeBlob<SourceConfig>(r.sourceConfig, { stimulus_keys: [], activation: 'event' }), stimulus_keys: r.stimulusKeys ?? [], activation: r.activation ?? 'event' } as SourceConfig, target);
+      else if (body.executable_target)
+        checkSource(
+          {
+            ...decodeBlob<SourceConfig>(r.sourceConfig, { stimulus_keys: [], activation: 'event' }),
+            stimulus_keys: r.stimulusKeys ?? [],
+            activation: r.activation ?? 'event',
+          } as SourceConfig,
+          target,
+        );
       if (!stimulus && (r.activation || (r.stimulusKeys ?? []).length)) {
         // No longer a stimulus receptor: its subscriptions and schedule go.
         Object.assign(set, { stimulusKeys: [], activation: null, timing: null });
@@ -299,16 +443,27 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
       if (!brainId) throw validationError('brain_id (or X-Brain-Id) is required');
       if (!(await findById(workspaces.brains, brainId, { workspaceId: scope.workspaceId }))) throw notFound('Brain');
       const target = await checkTarget(scope, brainId, body.target);
-      const scopeOf = target.kind === 'neuron' && target.id ? (await targets().neurons.resolve({ ...scope, brainId }, target.id)).scope : 'brain';
+      const scopeOf =
+        target.kind === 'neuron' && target.id
+          ? (await targets().neurons.resolve({ ...scope, brainId }, target.id)).scope
+          : 'brain';
       await assertCanChange(scope, { executableTarget: target, scope: scopeOf });
-      const source: SourceConfig = body.template === 'schedule'
-        ? { stimulus_keys: body.stimulus_keys ?? [], activation: 'schedule', timing: body.timing, ...(body.payload ? { payload: body.payload } : {}) }
-        : { stimulus_keys: body.stimulus_keys, activation: 'event' };
+      const source: SourceConfig =
+        body.template === 'schedule'
+          ? {
+              stimulus_keys: body.stimulus_keys ?? [],
+              activation: 'schedule',
+              timing: body.timing,
+              ...(body.payload ? { payload: body.payload } : {}),
+            }
+          : { stimulus_keys: body.stimulus_keys, activation: 'event' };
       const checked = checkSource(source, target);
       const doc: Omit<ReceptorDoc, 'slug'> = {
-        ...blank(scope, brainId, target, body.is_active, scopeOf), origin: 'subscription',
+        ...blank(scope, brainId, target, body.is_active, scopeOf),
+        origin: 'subscription',
         activeChannels: body.template === 'schedule' ? ['cron'] : ['stimulus'],
-        config: encodeBlob(body.template === 'stimulus' ? body.config ?? {} : {}), ...checked,
+        config: encodeBlob(body.template === 'stimulus' ? (body.config ?? {}) : {}),
+        ...checked,
       };
       // The schedule before the record: a spec the engine refuses is a 400 and nothing is stored.
       const slugged = await insertWithFreeSlug(doc, body.name);
@@ -326,14 +481,23 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
       await checkWorkspace(scope, workspaceSegment);
       const r = await find(scope, slugOrId);
       await assertCanChange(scope, r);
-      if (isTargetOrigin(r)) throw validationError(`This receptor belongs to its ${r.executableTarget.kind}: it is removed with it`);
+      if (isTargetOrigin(r))
+        throw validationError(`This receptor belongs to its ${r.executableTarget.kind}: it is removed with it`);
       await removeDocs([r]);
     },
 
     /** Pause or unpause a receptor's schedule, with a note (kept on the receptor, so a reconcile keeps it). */
-    async setPaused(scope: Scope, workspaceSegment: string, slugOrId: string, paused: boolean, note?: string): Promise<ReceptorView> {
+    async setPaused(
+      scope: Scope,
+      workspaceSegment: string,
+      slugOrId: string,
+      paused: boolean,
+      note?: string,
+    ): Promise<ReceptorView> {
       const r = await this.scheduled(scope, workspaceSegment, slugOrId);
-      const next = await save(r, { schedulePause: { paused, note: note ?? (paused ? 'paused' : 'unpaused'), at: new Date() } });
+      const next = await save(r, {
+        schedulePause: { paused, note: note ?? (paused ? 'paused' : 'unpaused'), at: new Date() },
+      });
       return view(next, 5);
     },
 
@@ -342,19 +506,30 @@ export function createReceptorService({ repo, schedules, workspaces, reflexes, t
       await checkWorkspace(scope, workspaceSegment);
       const r = await find(scope, slugOrId);
       await assertCanChange(scope, r);
-      if (r.activation !== 'schedule' || !r.timing) throw validationError('This receptor has no schedule (source_config.activation is not schedule)');
+      if (r.activation !== 'schedule' || !r.timing)
+        throw validationError('This receptor has no schedule (source_config.activation is not schedule)');
       return r;
     },
 
     /** The stimulus receptors of a workspace that subscribe to any of these patterns (event activation). */
     subscribers: (workspaceId: string, patterns: string[]) =>
-      repo.receptors.find({ workspaceId, activation: 'event', stimulusKeys: { $in: patterns }, activeChannels: 'stimulus' }).toArray(),
+      repo.receptors
+        .find({ workspaceId, activation: 'event', stimulusKeys: { $in: patterns }, activeChannels: 'stimulus' })
+        .toArray(),
 
     /** Start-up migration: every pathway has its receptor (pathways created before receptors followed them get one). */
-    async ensureForPathways(pathways: { _id: string; workspaceId: string; brainId: string; name: string; isActive: boolean }[]): Promise<number> {
+    async ensureForPathways(
+      pathways: { _id: string; workspaceId: string; brainId: string; name: string; isActive: boolean }[],
+    ): Promise<number> {
       let created = 0;
       for (const p of pathways) {
-        const scope: Scope = { workspaceId: p.workspaceId, userId: null, apiKeyId: null, roles: ['workspace_admin'], credential: 'system' };
+        const scope: Scope = {
+          workspaceId: p.workspaceId,
+          userId: null,
+          apiKeyId: null,
+          roles: ['workspace_admin'],
+          credential: 'system',
+        };
         if (await this.forTarget(scope, 'pathway', p._id)) continue;
         await this.ensureForPathway(scope, p);
         created++;

@@ -17,7 +17,8 @@ const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'na
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
 
 /** Visible in a brain: its own reflexes plus workspace- and core-scoped ones; without a brain, the whole workspace. */
-const isVisible = (scope: Scope, doc: ReflexDoc): boolean => !scope.brainId || doc.scope !== 'brain' || doc.brainId === scope.brainId;
+const isVisible = (scope: Scope, doc: ReflexDoc): boolean =>
+  !scope.brainId || doc.scope !== 'brain' || doc.brainId === scope.brainId;
 
 function isHttpUrl(s: string): boolean {
   try {
@@ -36,16 +37,26 @@ export function assertImplementation(tools: ReflexToolSet[], metadata: Record<st
   const { handler, server_url: serverUrl, http_tools: httpTools } = metadata;
   if (httpTools !== undefined) {
     const parsed = HttpToolDefs.safeParse(httpTools);
-    if (!parsed.success) throw validationError(`metadata.http_tools: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw validationError(
+        `metadata.http_tools: ${parsed.error.issues
+          .slice(0, 3)
+          .map((i) => `${i.path.join('.')}: ${i.message}`)
+          .join('; ')}`,
+      );
   }
   if (handler !== undefined && (typeof handler !== 'string' || !Object.hasOwn(BUILTIN_TOOLS, handler))) {
-    throw validationError(`metadata.handler: must name a built-in internal tool (${Object.keys(BUILTIN_TOOLS).join(', ')})`);
+    throw validationError(
+      `metadata.handler: must name a built-in internal tool (${Object.keys(BUILTIN_TOOLS).join(', ')})`,
+    );
   }
   if (serverUrl !== undefined && (typeof serverUrl !== 'string' || !isHttpUrl(serverUrl))) {
     throw validationError('metadata.server_url: must be an http(s) URL');
   }
   if (tools.length === 0 && handler === undefined && serverUrl === undefined && httpTools === undefined) {
-    throw validationError('a reflex must define integration-backed tools, internal behavior (metadata.handler) or a server-backed implementation (metadata.server_url)');
+    throw validationError(
+      'a reflex must define integration-backed tools, internal behavior (metadata.handler) or a server-backed implementation (metadata.server_url)',
+    );
   }
 }
 
@@ -53,7 +64,17 @@ const toToolSets = (tools: { integration_id: string; tools: string[] }[]): Refle
   tools.map((t) => ({ integrationId: t.integration_id, tools: t.tools }));
 
 /** Reflexes (tool bundles) and their assignment to neurons. */
-export function createReflexService({ repo, workspaces, neurons, events }: { repo: ReflexRepo; workspaces: WorkspaceRepo; neurons: NeuronService; events: ResourceEvents }) {
+export function createReflexService({
+  repo,
+  workspaces,
+  neurons,
+  events,
+}: {
+  repo: ReflexRepo;
+  workspaces: WorkspaceRepo;
+  neurons: NeuronService;
+  events: ResourceEvents;
+}) {
   const ref = (d: ReflexDoc) => ({ kind: 'reflex' as const, id: d._id, brain_id: d.brainId, name: d.name });
   async function get(scope: Scope, id: string): Promise<ReflexDoc> {
     const doc = await repo.findById(scope.workspaceId, id);
@@ -78,7 +99,11 @@ export function createReflexService({ repo, workspaces, neurons, events }: { rep
         const rx = { $regex: escapeRegex(q.search), $options: 'i' };
         and.push({ $or: [{ name: rx }, { description: rx }] });
       }
-      const filter: Filter<ReflexDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId, ...(q.type ? { type: q.type } : {}), ...(and.length ? { $and: and } : {}) };
+      const filter: Filter<ReflexDoc> & { workspaceId: string } = {
+        workspaceId: scope.workspaceId,
+        ...(q.type ? { type: q.type } : {}),
+        ...(and.length ? { $and: and } : {}),
+      };
       const dir = q.sortDirection === 'asc' ? 1 : -1;
       return repo.list(filter, { field: SORT_FIELD[q.sortBy], dir }, q);
     },
@@ -86,14 +111,26 @@ export function createReflexService({ repo, workspaces, neurons, events }: { rep
     async create(scope: Scope, body: ReflexCreateBody): Promise<ReflexDoc> {
       assertScopeRole(scope, body.scope);
       const brainId = body.brain_id ?? scope.brainId ?? null;
-      if (body.scope === 'brain' && !brainId) throw validationError('brain_id: required for scope brain (or send X-Brain-Id)');
+      if (body.scope === 'brain' && !brainId)
+        throw validationError('brain_id: required for scope brain (or send X-Brain-Id)');
       if (brainId && !(await workspaces.findBrain(scope.workspaceId, brainId))) throw notFound('Brain');
       const tools = toToolSets(body.tools);
       assertImplementation(tools, body.metadata);
       const now = new Date();
       const doc: ReflexDoc = {
-        _id: randomUUID(), workspaceId: scope.workspaceId, brainId, name: body.name, type: body.type, description: body.description,
-        tools, metadata: encodeBlob(body.metadata), isActive: body.is_active, scope: body.scope, createdBy: actor(scope), createdAt: now, updatedAt: now,
+        _id: randomUUID(),
+        workspaceId: scope.workspaceId,
+        brainId,
+        name: body.name,
+        type: body.type,
+        description: body.description,
+        tools,
+        metadata: encodeBlob(body.metadata),
+        isActive: body.is_active,
+        scope: body.scope,
+        createdBy: actor(scope),
+        createdAt: now,
+        updatedAt: now,
       };
       await repo.reflexes.insertOne(doc);
       await events.emit(scope.workspaceId, 'created', ref(doc));
@@ -116,7 +153,11 @@ export function createReflexService({ repo, workspaces, neurons, events }: { rep
         ...(body.scope !== undefined ? { scope: body.scope } : {}),
         updatedAt: new Date(),
       };
-      const next = await repo.reflexes.findOneAndUpdate({ _id: doc._id, workspaceId: scope.workspaceId }, { $set: set }, { returnDocument: 'after' });
+      const next = await repo.reflexes.findOneAndUpdate(
+        { _id: doc._id, workspaceId: scope.workspaceId },
+        { $set: set },
+        { returnDocument: 'after' },
+      );
       if (!next) throw notFound('Reflex');
       await events.emit(scope.workspaceId, 'updated', ref(next));
       return next;
@@ -140,7 +181,9 @@ export function createReflexService({ repo, workspaces, neurons, events }: { rep
       const id = opts.resolved ? neuronId : (await neurons.resolve(scope, neuronId))._id;
       const links = await repo.linksOfNeuron(scope.workspaceId, id);
       if (links.length === 0) return [];
-      const docs = await repo.reflexes.find({ workspaceId: scope.workspaceId, _id: { $in: links.map((l) => l.reflexId) } }).toArray();
+      const docs = await repo.reflexes
+        .find({ workspaceId: scope.workspaceId, _id: { $in: links.map((l) => l.reflexId) } })
+        .toArray();
       const byId = new Map(docs.map((d) => [d._id, d]));
       return links.flatMap((l) => byId.get(l.reflexId) ?? []);
     },
@@ -150,8 +193,12 @@ export function createReflexService({ repo, workspaces, neurons, events }: { rep
       const neuron = await neuronForChange(scope, neuronIdOrSlug);
       const reflex = await get({ ...scope, brainId: neuron.brainId }, reflexId);
       const link: NeuronReflexDoc = {
-        _id: `${neuron._id}:${reflex._id}`, workspaceId: scope.workspaceId, neuronId: neuron._id, reflexId: reflex._id,
-        createdBy: actor(scope), createdAt: new Date(),
+        _id: `${neuron._id}:${reflex._id}`,
+        workspaceId: scope.workspaceId,
+        neuronId: neuron._id,
+        reflexId: reflex._id,
+        createdBy: actor(scope),
+        createdAt: new Date(),
       };
       try {
         await repo.links.insertOne(link);

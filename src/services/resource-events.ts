@@ -4,17 +4,40 @@ import type { Streams } from '../streams.js';
 export type ResourceAction = 'created' | 'updated' | 'deleted' | 'moved';
 /** The resource an event is about: enough for a follower (search index, stimuli, a UI) to re-read it. */
 export interface ResourceRef {
-  kind: 'neuron' | 'pathway' | 'receptor' | 'reflex' | 'skill' | 'asset' | 'artifact' | 'memory' | 'recollection' | 'meeting' | 'stakeholder_map' | 'action_plan';
-  id: string; brain_id?: string | null; name?: string | null; version?: number | null;
+  kind:
+    | 'neuron'
+    | 'pathway'
+    | 'receptor'
+    | 'reflex'
+    | 'skill'
+    | 'asset'
+    | 'artifact'
+    | 'memory'
+    | 'recollection'
+    | 'meeting'
+    | 'stakeholder_map'
+    | 'action_plan';
+  id: string;
+  brain_id?: string | null;
+  name?: string | null;
+  version?: number | null;
   /** Soft delete (catalog): the resource can still be read and restored. */
   soft?: boolean;
   /** What changed, when not the resource itself (`chunks`: its text was indexed again). */
   change?: string;
   /** Moves: the folder path before and after. */
-  from_path?: string; to_path?: string;
+  from_path?: string;
+  to_path?: string;
   /** Meetings: the body fields an update changed, and the transcription state after it (docs/meetings.md). */
   fields?: string[];
-  transcription?: { status: string; finalized_at?: string | null; session_id?: string; job_id?: string; artifact_id?: string; segment_count?: number };
+  transcription?: {
+    status: string;
+    finalized_at?: string | null;
+    session_id?: string;
+    job_id?: string;
+    artifact_id?: string;
+    segment_count?: number;
+  };
 }
 
 /**
@@ -23,7 +46,15 @@ export interface ResourceRef {
  * (the same fenced writer as every stream, src/streams.ts). GET /v1/resource-events/stream serves
  * it with `after=` resume; search indexes and stimuli follow it.
  */
-export function createResourceEvents({ streams, publish, log }: { streams: Streams; publish?: () => StimulusPublisher; log?: Logger }) {
+export function createResourceEvents({
+  streams,
+  publish,
+  log,
+}: {
+  streams: Streams;
+  publish?: () => StimulusPublisher;
+  log?: Logger;
+}) {
   return {
     streamKey: (workspaceId: string) => streams.keys.workspace(workspaceId),
     async emit(workspaceId: string, action: ResourceAction, resource: ResourceRef): Promise<void> {
@@ -36,12 +67,23 @@ export function createResourceEvents({ streams, publish, log }: { streams: Strea
       // event (the stream entry id is the event id); a re-index of the same text is not a change.
       if (!id || !publish || !VAULT_KINDS.has(resource.kind) || resource.change) return;
       const key = `vault.${resource.kind}.${action === 'moved' ? 'updated' : action}`;
-      await publish()(workspaceId, { key, eventId: `${workspaceId}:${id}`, payload: { resource_type: resource.kind, resource_id: resource.id, brain_id: resource.brain_id ?? null, name: resource.name ?? null } })
-        .catch((e: unknown) => log?.warn({ err: e, key }, 'publishing a vault stimulus failed'));
+      await publish()(workspaceId, {
+        key,
+        eventId: `${workspaceId}:${id}`,
+        payload: {
+          resource_type: resource.kind,
+          resource_id: resource.id,
+          brain_id: resource.brain_id ?? null,
+          name: resource.name ?? null,
+        },
+      }).catch((e: unknown) => log?.warn({ err: e, key }, 'publishing a vault stimulus failed'));
     },
   };
 }
 
 const VAULT_KINDS = new Set<ResourceRef['kind']>(['asset', 'artifact', 'memory']);
-export type StimulusPublisher = (workspaceId: string, ev: { key: string; eventId: string; payload: Record<string, unknown> }) => Promise<unknown>;
+export type StimulusPublisher = (
+  workspaceId: string,
+  ev: { key: string; eventId: string; payload: Record<string, unknown> },
+) => Promise<unknown>;
 export type ResourceEvents = ReturnType<typeof createResourceEvents>;

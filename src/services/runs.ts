@@ -15,7 +15,17 @@ import type { InterventionService } from './interventions.js';
 import type { InvokeBody } from '../schemas/jobs.js';
 import type { NeuronSnapshot } from '../schemas/neuron-config.js';
 import type { Scope } from '../scope.js';
-import { MAX_INLINE_TEXT, type BudgetPause, type InterventionAnswer, type ModelTurnOutcome, type NeuronRunInput, type NeuronRunResult, type PreparedRunData, type RunScope, type RunSummary } from '../temporal/definitions.js';
+import {
+  MAX_INLINE_TEXT,
+  type BudgetPause,
+  type InterventionAnswer,
+  type ModelTurnOutcome,
+  type NeuronRunInput,
+  type NeuronRunResult,
+  type PreparedRunData,
+  type RunScope,
+  type RunSummary,
+} from '../temporal/definitions.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import { HttpToolDefs, TransientToolError, type RemoteTools, type ToolBinding } from '../tools/remote.js';
 import { OutboundBlocked } from '../net/guard.js';
@@ -45,7 +55,9 @@ export type PreparedRun = PreparedRunData;
 
 /** A model turn as the workflow asks for it: ids and small values only; the activity loads the conversation. */
 export interface ModelTurnInput {
-  jobId: string; workspaceId: string; turn: number;
+  jobId: string;
+  workspaceId: string;
+  turn: number;
   /** The accepted attempt of each earlier turn: the conversation is rebuilt from those stored steps. */
   accepted: number[];
   /** Set on the first turn of a run prepared by the API: the turn also marks the job running. */
@@ -55,14 +67,27 @@ export interface ModelTurnInput {
 }
 
 export interface FinishInput {
-  input: NeuronRunInput; engramId: string; model: string; turns: number;
+  input: NeuronRunInput;
+  engramId: string;
+  model: string;
+  turns: number;
   /** The accepted attempt of each turn (see ModelTurnInput). */
   accepted: number[];
-  usage: NeuronRunResult['usage']; neuronType: string | null;
+  usage: NeuronRunResult['usage'];
+  neuronType: string | null;
 }
 
 /** Attribution of a run whose context predates the ledger (only the job is known). */
-const noAttribution = (jobId: string): UsageAttribution => ({ brainId: null, userId: null, apiKeyId: null, jobId, traceId: null, receptorId: null, neuronId: null, pathwayId: null });
+const noAttribution = (jobId: string): UsageAttribution => ({
+  brainId: null,
+  userId: null,
+  apiKeyId: null,
+  jobId,
+  traceId: null,
+  receptorId: null,
+  neuronId: null,
+  pathwayId: null,
+});
 
 /** A tool call whose integration the user has not connected (the model is told, never retried). */
 class NotConnected extends Error {}
@@ -72,8 +97,21 @@ const TOOL_PREVIEW = 2_000;
 const preview = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n)}…`);
 
 /** The workflow-safe scope back as a service Scope (roles and credential were plain strings in the payload). */
-export const fromRunScope = (s: RunScope): Scope => ({ ...s, roles: s.roles as Scope['roles'], credential: s.credential as Scope['credential'] });
-export const toRunScope = (s: Scope): RunScope => ({ workspaceId: s.workspaceId, brainId: s.brainId, userId: s.userId, apiKeyId: s.apiKeyId, roles: [...s.roles], credential: s.credential, receptorId: s.receptorId, ...(s.shareTokenId ? { shareTokenId: s.shareTokenId } : {}) });
+export const fromRunScope = (s: RunScope): Scope => ({
+  ...s,
+  roles: s.roles as Scope['roles'],
+  credential: s.credential as Scope['credential'],
+});
+export const toRunScope = (s: Scope): RunScope => ({
+  workspaceId: s.workspaceId,
+  brainId: s.brainId,
+  userId: s.userId,
+  apiKeyId: s.apiKeyId,
+  roles: [...s.roles],
+  credential: s.credential,
+  receptorId: s.receptorId,
+  ...(s.shareTokenId ? { shareTokenId: s.shareTokenId } : {}),
+});
 const toolName = (s: string) => s.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
 
 /** Deterministic title from the first human turn: no extra model call, no extra cost. */
@@ -84,7 +122,7 @@ export function titleFrom(text: string): string {
 
 function historyToMessages(engrams: EngramDoc[]): ChatMessage[] {
   return engrams.slice(-HISTORY_LIMIT).map((e) => ({
-    role: e.sourceType === 'neuron' ? 'assistant' as const : 'user' as const,
+    role: e.sourceType === 'neuron' ? ('assistant' as const) : ('user' as const),
     content: e.content.content,
   }));
 }
@@ -93,11 +131,19 @@ function historyToMessages(engrams: EngramDoc[]): ChatMessage[] {
 function conversation(context: PreparedRunData, models: ModelStep[], tools: ToolStep[]): ChatMessage[] {
   const messages: ChatMessage[] = [...context.messages];
   for (const m of models) {
-    if (m.toolCalls.length === 0) { messages.push({ role: 'assistant', content: m.text }); continue; }
+    if (m.toolCalls.length === 0) {
+      messages.push({ role: 'assistant', content: m.text });
+      continue;
+    }
     messages.push({ role: 'assistant', content: m.text, toolCalls: m.toolCalls });
     for (const c of m.toolCalls) {
       const r = tools.find((t) => t.turn === m.turn && t.callId === c.id);
-      messages.push({ role: 'tool', content: r?.content ?? JSON.stringify({ error: 'no result recorded' }), toolCallId: c.id, name: c.name });
+      messages.push({
+        role: 'tool',
+        content: r?.content ?? JSON.stringify({ error: 'no result recorded' }),
+        toolCallId: c.id,
+        name: c.name,
+      });
     }
   }
   return messages;
@@ -110,24 +156,62 @@ function conversation(context: PreparedRunData, models: ModelStep[], tools: Tool
  * live in the run context and steps (src/db/runs.ts) and are loaded here.
  */
 export function createRunService(d: {
-  config: Config; jobs: JobService; traces: TraceService; neurons: NeuronService; reflexes: ReflexService; models: ModelRegistry; runLog: RunRepo;
-  usage: UsageService; budgets: BudgetService; interventions: InterventionService; remote: RemoteTools; connections: ConnectionService;
-  firstTurns: FirstTurns; log: Logger;
+  config: Config;
+  jobs: JobService;
+  traces: TraceService;
+  neurons: NeuronService;
+  reflexes: ReflexService;
+  models: ModelRegistry;
+  runLog: RunRepo;
+  usage: UsageService;
+  budgets: BudgetService;
+  interventions: InterventionService;
+  remote: RemoteTools;
+  connections: ConnectionService;
+  firstTurns: FirstTurns;
+  log: Logger;
 }) {
-  const { jobs, traces, neurons, reflexes, models, runLog, usage, budgets, interventions, remote, connections, firstTurns } = d;
+  const {
+    jobs,
+    traces,
+    neurons,
+    reflexes,
+    models,
+    runLog,
+    usage,
+    budgets,
+    interventions,
+    remote,
+    connections,
+    firstTurns,
+  } = d;
   /** What a run's calls serve (usage ledger facets). */
   const attributionOf = (input: NeuronRunInput, brainId: string | null): UsageAttribution => ({
-    brainId, userId: input.scope.userId, apiKeyId: input.scope.apiKeyId, jobId: input.jobId, traceId: input.traceId,
-    receptorId: input.scope.receptorId ?? null, neuronId: input.neuronId, shareTokenId: input.scope.shareTokenId ?? null, runId: input.rootJobId ?? input.jobId,
-    pathwayId: input.pathwayContext && input.pathwayContext.pathwayId !== 'inline' ? input.pathwayContext.pathwayId : null,
+    brainId,
+    userId: input.scope.userId,
+    apiKeyId: input.scope.apiKeyId,
+    jobId: input.jobId,
+    traceId: input.traceId,
+    receptorId: input.scope.receptorId ?? null,
+    neuronId: input.neuronId,
+    shareTokenId: input.scope.shareTokenId ?? null,
+    runId: input.rootJobId ?? input.jobId,
+    pathwayId:
+      input.pathwayContext && input.pathwayContext.pathwayId !== 'inline' ? input.pathwayContext.pathwayId : null,
   });
   /** The trace's newest engrams (the context's HISTORY_LIMIT, plus the run's own human turn); a trace that does not exist yet has none. */
-  const repoMessages = (scope: Scope, traceId: string) => traces.messages(scope, traceId, undefined, HISTORY_LIMIT + 1).catch((e: unknown) => {
-    if ((e as { status?: number }).status === 404) return [];
-    throw e;
-  });
+  const repoMessages = (scope: Scope, traceId: string) =>
+    traces.messages(scope, traceId, undefined, HISTORY_LIMIT + 1).catch((e: unknown) => {
+      if ((e as { status?: number }).status === 404) return [];
+      throw e;
+    });
   const summaryOf = (p: PreparedRunData): RunSummary => ({
-    model: p.model, neuronName: p.neuronName, neuronType: p.neuronType, responseFormat: p.responseFormat, delegates: p.delegates, ...(p.title !== undefined ? { title: p.title } : {}),
+    model: p.model,
+    neuronName: p.neuronName,
+    neuronType: p.neuronType,
+    responseFormat: p.responseFormat,
+    delegates: p.delegates,
+    ...(p.title !== undefined ? { title: p.title } : {}),
   });
   /** Workflow starts this process has begun and not finished (an API stopping waits for them briefly). */
   const starting = new Set<Promise<void>>();
@@ -175,7 +259,8 @@ export function createRunService(d: {
       const head = neurons.headSnapshot(neuron);
       models.resolve(head.neuron_config.model ?? d.config.DEFAULT_MODEL);
       const opts = body.neuron_task_options;
-      const traceType = opts?.trace_type ?? opts?.traceType ?? (head.neuron_config.neuron_type === 'completion' ? 'system' : 'thread');
+      const traceType =
+        opts?.trace_type ?? opts?.traceType ?? (head.neuron_config.neuron_type === 'completion' ? 'system' : 'thread');
       // An Idempotency-Key stands in for client_nonce (and names the trace it starts), so a retry is the same run.
       const traceId = body.trace_id ?? newId('trace');
       const nonce = body.client_nonce ?? idempotentId('invoke');
@@ -183,22 +268,38 @@ export function createRunService(d: {
       if (nonce) {
         const existing = await jobs.get(scope, jobId).catch(() => null);
         // A job whose run never started is started afresh; any other is the same job again.
-        if (existing && !(await jobs.restartable(existing))) return { job: existing, userEngramId: null as string | null, traceId };
+        if (existing && !(await jobs.restartable(existing)))
+          return { job: existing, userEngramId: null as string | null, traceId };
       }
       const message = body.message ?? JSON.stringify(body.data ?? {});
       const userEngramId = uuidFromName(`${jobId}:human`);
       const input: NeuronRunInput = {
-        jobId, scope: toRunScope(scope), neuronId: neuron._id, neuronVersion: neuron.version, traceId, traceType,
-        userEngramId, depth: 0, maxTurns: DEFAULT_MAX_TURNS, pathwayContext: null,
+        jobId,
+        scope: toRunScope(scope),
+        neuronId: neuron._id,
+        neuronVersion: neuron.version,
+        traceId,
+        traceType,
+        userEngramId,
+        depth: 0,
+        maxTurns: DEFAULT_MAX_TURNS,
+        pathwayContext: null,
       };
       // Independent steps run concurrently (they are on the path to the first token); load()
       // leaves this turn's engram out of the history it reads and appends the message itself.
       // A trace the platform names here is new: two inserts and no history to read (traces.start).
       const fresh = body.trace_id === undefined;
       const human = {
-        id: userEngramId, content: { type: 'human', content: message }, metadata: body.data ? { data: body.data } : {},
-        sourceType: 'user', sourceId: scope.userId ?? scope.apiKeyId, targetType: 'neuron', targetId: neuron._id,
-        traceType, jobId, trace: { brainId: neuron.brainId, neuronId: neuron._id },
+        id: userEngramId,
+        content: { type: 'human', content: message },
+        metadata: body.data ? { data: body.data } : {},
+        sourceType: 'user',
+        sourceId: scope.userId ?? scope.apiKeyId,
+        targetType: 'neuron',
+        targetId: neuron._id,
+        traceType,
+        jobId,
+        trace: { brainId: neuron.brainId, neuronId: neuron._id },
       };
       // The API claims the first model turn while the run is prepared, and starts it once the run
       // is stored (src/services/first-turns.ts): the provider call no longer waits for a workflow
@@ -207,31 +308,70 @@ export function createRunService(d: {
       // Read while the run loads: the first turn's budget check needs them before its call.
       const workspaceBudgets = d.config.FIRST_TURN_IN_API ? budgets.ofWorkspace(scope.workspaceId) : undefined;
       workspaceBudgets?.catch(() => undefined); // awaited by the turn
-      const creating = jobs.create(scope, { id: jobId, kind: 'neuron', brainId: neuron.brainId, neuronId: neuron._id, traceId, clientNonce: nonce ?? null });
+      const creating = jobs.create(scope, {
+        id: jobId,
+        kind: 'neuron',
+        brainId: neuron.brainId,
+        neuronId: neuron._id,
+        traceId,
+        clientNonce: nonce ?? null,
+      });
       // Once its job exists the run is the request's write: it is prepared to the end and answered
       // 202, not abandoned half-stored (src/request-context.ts).
-      void creating.then((c) => { if (c.created) markCommitted(); }, () => undefined);
-      const preparing = Promise.all([this.load(input, message, body.data, { freshTrace: fresh, head }), claimed]).then(([loaded, inApi]) => {
-        const prepared: PreparedRunData = { ...loaded, title: titleFrom(message), attribution: attributionOf(input, neuron.brainId), ...(inApi ? { firstTurn: 'api' as const } : {}) };
-        // The workflow start is stored with the context: the 202 does not wait for it (startSoon).
-        const start: StoredStart = { workflowType: 'neuronRun', args: [{ ...input, context: summaryOf(prepared) }], summary: `neuron ${neuron.name} · trace ${traceId}` };
-        return { prepared, start };
-      });
+      void creating.then(
+        (c) => {
+          if (c.created) markCommitted();
+        },
+        () => undefined,
+      );
+      const preparing = Promise.all([this.load(input, message, body.data, { freshTrace: fresh, head }), claimed]).then(
+        ([loaded, inApi]) => {
+          const prepared: PreparedRunData = {
+            ...loaded,
+            title: titleFrom(message),
+            attribution: attributionOf(input, neuron.brainId),
+            ...(inApi ? { firstTurn: 'api' as const } : {}),
+          };
+          // The workflow start is stored with the context: the 202 does not wait for it (startSoon).
+          const start: StoredStart = {
+            workflowType: 'neuronRun',
+            args: [{ ...input, context: summaryOf(prepared) }],
+            summary: `neuron ${neuron.name} · trace ${traceId}`,
+          };
+          return { prepared, start };
+        },
+      );
       // The first turn starts as soon as its job exists and the run is loaded, while the human turn
       // and the run context are still being stored (a failure of those releases it).
-      const turnStarted = Promise.all([creating, preparing]).then(([c, { prepared }]) => {
-        // A job that existed already (a client_nonce repeat) is not this claim's to run.
-        if (!c.created || prepared.firstTurn !== 'api') return false;
-        firstTurns.run(jobId, (signal) => this.runTurn({
-          jobId, workspaceId: scope.workspaceId, turn: 0, accepted: [], attempt: 1,
-          start: { scope: input.scope, traceId, neuronId: neuron._id },
-        }, signal, { inApi: prepared, budgets: workspaceBudgets }));
-        return true;
-      }, () => false);
+      const turnStarted = Promise.all([creating, preparing]).then(
+        ([c, { prepared }]) => {
+          // A job that existed already (a client_nonce repeat) is not this claim's to run.
+          if (!c.created || prepared.firstTurn !== 'api') return false;
+          firstTurns.run(jobId, (signal) =>
+            this.runTurn(
+              {
+                jobId,
+                workspaceId: scope.workspaceId,
+                turn: 0,
+                accepted: [],
+                attempt: 1,
+                start: { scope: input.scope, traceId, neuronId: neuron._id },
+              },
+              signal,
+              { inApi: prepared, budgets: workspaceBudgets },
+            ),
+          );
+          return true;
+        },
+        () => false,
+      );
       const settled = await Promise.allSettled([
         fresh ? traces.start(scope, traceId, human) : traces.append(scope, traceId, human),
         creating,
-        preparing.then(async (p) => { await runLog.putContext(scope.workspaceId, jobId, p.prepared, p.start); return p; }),
+        preparing.then(async (p) => {
+          await runLog.putContext(scope.workspaceId, jobId, p.prepared, p.start);
+          return p;
+        }),
       ]);
       const [appended, created, loaded] = settled;
       const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -241,7 +381,13 @@ export function createRunService(d: {
         if (created.status === 'fulfilled' && created.value.created) {
           const reason = `could not prepare the run: ${(failure.reason as Error).message ?? 'unknown error'}`;
           // Outside the request: this cleanup must run even when the request was abandoned.
-          await runDetached(() => jobs.finalize(scope.workspaceId, jobId, { status: 'failed', failedReason: reason, currentStep: NOT_STARTED_STEP })).catch(() => undefined);
+          await runDetached(() =>
+            jobs.finalize(scope.workspaceId, jobId, {
+              status: 'failed',
+              failedReason: reason,
+              currentStep: NOT_STARTED_STEP,
+            }),
+          ).catch(() => undefined);
         }
         throw failure.reason;
       }
@@ -289,23 +435,48 @@ export function createRunService(d: {
 
     /** API shutdown: first turns in flight are recorded as failed, workflow starts in flight get a moment to land. */
     async drain(): Promise<void> {
-      await Promise.all([firstTurns.drain(), Promise.race([Promise.allSettled([...starting]), new Promise((r) => setTimeout(r, 2_000))])]);
+      await Promise.all([
+        firstTurns.drain(),
+        Promise.race([Promise.allSettled([...starting]), new Promise((r) => setTimeout(r, 2_000))]),
+      ]);
     },
 
     /** Activity path (child and pathway runs): records the job, stores the run context, marks it running. */
     async prepare(input: NeuronRunInput): Promise<RunSummary> {
       const scope = fromRunScope(input.scope);
-      await jobs.create(scope, { id: input.jobId, kind: 'neuron', neuronId: input.neuronId, traceId: input.traceId, parentJobId: input.parentJobId ?? null, brainId: scope.brainId ?? null });
-      const prepared = (await runLog.context(input.jobId)) ?? { ...(await this.load(input, input.message ?? '', input.data)), attribution: attributionOf(input, scope.brainId ?? null) };
+      await jobs.create(scope, {
+        id: input.jobId,
+        kind: 'neuron',
+        neuronId: input.neuronId,
+        traceId: input.traceId,
+        parentJobId: input.parentJobId ?? null,
+        brainId: scope.brainId ?? null,
+      });
+      const prepared = (await runLog.context(input.jobId)) ?? {
+        ...(await this.load(input, input.message ?? '', input.data)),
+        attribution: attributionOf(input, scope.brainId ?? null),
+      };
       await runLog.putContext(scope.workspaceId, input.jobId, prepared);
-      await this.markStarted({ scope: input.scope, traceId: input.traceId, neuronId: input.neuronId, jobId: input.jobId });
+      await this.markStarted({
+        scope: input.scope,
+        traceId: input.traceId,
+        neuronId: input.neuronId,
+        jobId: input.jobId,
+      });
       return summaryOf(prepared);
     },
 
     /** The job turns running: read model, job stream and a run-state event on the trace. */
-    async markStarted(s: { scope: RunScope; traceId: string; neuronId: string; jobId: string }, opts: { emitted?: boolean } = {}): Promise<void> {
+    async markStarted(
+      s: { scope: RunScope; traceId: string; neuronId: string; jobId: string },
+      opts: { emitted?: boolean } = {},
+    ): Promise<void> {
       const scope = fromRunScope(s.scope);
-      const { previous } = await jobs.transitionFrom(scope.workspaceId, s.jobId, { status: 'running', progress: 5, currentStep: 'model turn 1' });
+      const { previous } = await jobs.transitionFrom(scope.workspaceId, s.jobId, {
+        status: 'running',
+        progress: 5,
+        currentStep: 'model turn 1',
+      });
       if (previous?.status !== 'pending') return; // a retried turn: the run was marked running once already
       await Promise.all([
         opts.emitted ? null : jobs.emit(s.jobId, { type: 'status', status: 'running' }),
@@ -314,10 +485,15 @@ export function createRunService(d: {
     },
 
     /** Loads the pinned version, the trace history, tools and delegates (no writes). */
-    async load(input: NeuronRunInput, message: string, data?: Record<string, unknown>, opts: { freshTrace?: boolean; head?: NeuronSnapshot } = {}): Promise<PreparedRun> {
+    async load(
+      input: NeuronRunInput,
+      message: string,
+      data?: Record<string, unknown>,
+      opts: { freshTrace?: boolean; head?: NeuronSnapshot } = {},
+    ): Promise<PreparedRun> {
       const scope = fromRunScope(input.scope);
       // `head`: the invoke has just read the neuron, and the run is pinned to its head version.
-      const snap: NeuronSnapshot = opts.head ?? await neurons.snapshot(scope, input.neuronId, input.neuronVersion);
+      const snap: NeuronSnapshot = opts.head ?? (await neurons.snapshot(scope, input.neuronId, input.neuronVersion));
       const cfg = snap.neuron_config;
       const modelId = models.resolve(cfg.model ?? d.config.DEFAULT_MODEL).id;
       const isCompletion = cfg.neuron_type === 'completion';
@@ -327,11 +503,17 @@ export function createRunService(d: {
       if (!isCompletion) {
         const names = new Set(cfg.tools ?? []);
         /** The caller's token for an integration (null: not connected, or it could not be read now). */
-        const tokenOf = (integrationId: string) => connections.tokenFor({ workspaceId: scope.workspaceId, userId: scope.userId, apiKeyId: scope.apiKeyId }, integrationId).catch(() => null);
+        const tokenOf = (integrationId: string) =>
+          connections
+            .tokenFor({ workspaceId: scope.workspaceId, userId: scope.userId, apiKeyId: scope.apiKeyId }, integrationId)
+            .catch(() => null);
         const offered = new Set<string>();
         /** A reflex tool under its own name, or prefixed with its reflex when the name is taken. */
         const offer = (reflexName: string, spec: ToolSpec, binding: ToolBinding) => {
-          const name = offered.has(spec.name) || BUILTIN_TOOLS[spec.name] ? toolName(`${reflexName}__${spec.name}`) : toolName(spec.name);
+          const name =
+            offered.has(spec.name) || BUILTIN_TOOLS[spec.name]
+              ? toolName(`${reflexName}__${spec.name}`)
+              : toolName(spec.name);
           if (offered.has(name)) return;
           offered.add(name);
           tools.push({ ...spec, name });
@@ -345,14 +527,23 @@ export function createRunService(d: {
           const integrationId = typeof meta.integration_id === 'string' ? meta.integration_id : undefined;
           const auth = integrationId ? { integrationId } : {};
           const http = HttpToolDefs.safeParse(meta.http_tools ?? []);
-          if (http.success) for (const def of http.data) offer(r.name, { name: def.name, description: def.description, parameters: def.parameters }, { kind: 'http', reflexId: r._id, def, ...auth });
+          if (http.success)
+            for (const def of http.data)
+              offer(
+                r.name,
+                { name: def.name, description: def.description, parameters: def.parameters },
+                { kind: 'http', reflexId: r._id, def, ...auth },
+              );
           if (typeof meta.server_url === 'string') {
             const serverUrl = meta.server_url;
             // The tool list of a server behind a connection is read with the caller's token when there is one.
             const token = integrationId ? await tokenOf(integrationId) : null;
             // A server that cannot be listed leaves its tools out of this run (the run still starts).
-            const listed = await remote.mcpTools(r._id, r.updatedAt.toISOString(), serverUrl, token ?? undefined).catch(() => []);
-            for (const t of listed) offer(r.name, t, { kind: 'mcp', reflexId: r._id, serverUrl, tool: t.name, ...auth });
+            const listed = await remote
+              .mcpTools(r._id, r.updatedAt.toISOString(), serverUrl, token ?? undefined)
+              .catch(() => []);
+            for (const t of listed)
+              offer(r.name, t, { kind: 'mcp', reflexId: r._id, serverUrl, tool: t.name, ...auth });
           }
           // Integration-backed tool sets (`tools: [{ integration_id, tools }]`): the named tools of the
           // integration's MCP server (all of them when the set names none), called with the connection's token.
@@ -362,25 +553,59 @@ export function createRunService(d: {
             if (!i?.mcpServerUrl) continue;
             const serverUrl = i.mcpServerUrl;
             const token = await tokenOf(set.integrationId);
-            const binding = (tool: string): ToolBinding => ({ kind: 'mcp', reflexId: r._id, serverUrl, tool, integrationId: set.integrationId });
-            const listed = await remote.mcpTools(r._id, `${r.updatedAt.toISOString()}/${i.updatedAt.toISOString()}`, serverUrl, token ?? undefined).catch(() => null);
+            const binding = (tool: string): ToolBinding => ({
+              kind: 'mcp',
+              reflexId: r._id,
+              serverUrl,
+              tool,
+              integrationId: set.integrationId,
+            });
+            const listed = await remote
+              .mcpTools(
+                r._id,
+                `${r.updatedAt.toISOString()}/${i.updatedAt.toISOString()}`,
+                serverUrl,
+                token ?? undefined,
+              )
+              .catch(() => null);
             if (listed) {
-              for (const t of listed) if (!set.tools.length || set.tools.includes(t.name)) offer(r.name, t, binding(t.name));
+              for (const t of listed)
+                if (!set.tools.length || set.tools.includes(t.name)) offer(r.name, t, binding(t.name));
             } else if (!token) {
               // A server that lists its tools only to a connected account: the set's tools are offered by
               // name, so that a call answers the model "not connected" and puts the connect link on the job stream.
               for (const name of set.tools) {
-                offer(r.name, { name, description: `${name}, a tool of ${i.name} (needs the user's connected ${i.name} account)`, parameters: { type: 'object', properties: {}, additionalProperties: true } }, binding(name));
+                offer(
+                  r.name,
+                  {
+                    name,
+                    description: `${name}, a tool of ${i.name} (needs the user's connected ${i.name} account)`,
+                    parameters: { type: 'object', properties: {}, additionalProperties: true },
+                  },
+                  binding(name),
+                );
               }
             }
           }
         }
-        for (const n of names) if (BUILTIN_TOOLS[n] && !offered.has(n)) { tools.push(BUILTIN_TOOLS[n].spec); offered.add(n); }
+        for (const n of names)
+          if (BUILTIN_TOOLS[n] && !offered.has(n)) {
+            tools.push(BUILTIN_TOOLS[n].spec);
+            offered.add(n);
+          }
         if (input.depth < MAX_DELEGATION_DEPTH && cfg.sub_neuron_ids?.length) {
           for (const sub of await neurons.findManyVisible(scope, cfg.sub_neuron_ids)) {
             const tool = toolName(`delegate_${sub.name}`);
             delegates.push({ tool, neuronId: sub._id, version: sub.version, name: sub.name });
-            tools.push({ name: tool, description: `Delegate a task to neuron ${sub.name}: ${sub.description || 'no description'}`, parameters: { type: 'object', properties: { message: { type: 'string', description: 'what the sub-neuron should do' } }, required: ['message'] } });
+            tools.push({
+              name: tool,
+              description: `Delegate a task to neuron ${sub.name}: ${sub.description || 'no description'}`,
+              parameters: {
+                type: 'object',
+                properties: { message: { type: 'string', description: 'what the sub-neuron should do' } },
+                required: ['message'],
+              },
+            });
           }
         }
       }
@@ -391,10 +616,23 @@ export function createRunService(d: {
         const earlier = (await repoMessages(scope, input.traceId)).filter((e) => e._id !== input.userEngramId);
         history = [...historyToMessages(earlier), { role: 'user', content: message }];
       }
-      const system = [cfg.system_prompt ?? '', data ? `Structured input (JSON):\n${JSON.stringify(data)}` : '', isCompletion ? 'Answer with a single JSON object.' : ''].filter(Boolean).join('\n\n');
+      const system = [
+        cfg.system_prompt ?? '',
+        data ? `Structured input (JSON):\n${JSON.stringify(data)}` : '',
+        isCompletion ? 'Answer with a single JSON object.' : '',
+      ]
+        .filter(Boolean)
+        .join('\n\n');
       return {
-        model: modelId, neuronName: snap.name, neuronType: cfg.neuron_type ?? null, temperature: cfg.temperature, maxTokens: cfg.max_tokens,
-        responseFormat: isCompletion ? 'json' : 'text', tools, delegates, ...(Object.keys(bindings).length ? { bindings } : {}),
+        model: modelId,
+        neuronName: snap.name,
+        neuronType: cfg.neuron_type ?? null,
+        temperature: cfg.temperature,
+        maxTokens: cfg.max_tokens,
+        responseFormat: isCompletion ? 'json' : 'text',
+        tools,
+        delegates,
+        ...(Object.keys(bindings).length ? { bindings } : {}),
         messages: [...(system ? [{ role: 'system' as const, content: system }] : []), ...history],
       };
     },
@@ -423,7 +661,11 @@ export function createRunService(d: {
      * The body of one model turn attempt, wherever it runs: the activity, or the API for the
      * first turn of an invoke (`inApi`, with the context it has just stored).
      */
-    async runTurn(t: ModelTurnInput & { attempt: number }, signal?: AbortSignal, opts: { inApi?: PreparedRunData; budgets?: Promise<BudgetDoc[]> } = {}): Promise<ModelTurnOutcome> {
+    async runTurn(
+      t: ModelTurnInput & { attempt: number },
+      signal?: AbortSignal,
+      opts: { inApi?: PreparedRunData; budgets?: Promise<BudgetDoc[]> } = {},
+    ): Promise<ModelTurnOutcome> {
       // The workspace's budgets are read alongside the run context (off the path to the first token).
       const workspaceBudgets = opts.budgets ?? budgets.ofWorkspace(t.workspaceId);
       workspaceBudgets.catch(() => undefined); // awaited below
@@ -431,7 +673,10 @@ export function createRunService(d: {
       // On a first attempt the `running` entry goes out before any token (one Redis write, made
       // while the run context is read).
       const emitted = t.start !== undefined && t.attempt === 1;
-      const [context] = await Promise.all([opts.inApi ?? runLog.context(t.jobId), emitted ? jobs.emit(t.jobId, { type: 'status', status: 'running' }) : null]);
+      const [context] = await Promise.all([
+        opts.inApi ?? runLog.context(t.jobId),
+        emitted ? jobs.emit(t.jobId, { type: 'status', status: 'running' }) : null,
+      ]);
       if (!context) throw validationError(`run context of job ${t.jobId} is missing`);
       // The activity runs a first turn the API had claimed only when the API's attempt did not
       // finish: as the next attempt, whose reset fences off whatever the API's attempt streamed.
@@ -441,36 +686,67 @@ export function createRunService(d: {
       started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile
       const attribution = context.attribution ?? noAttribution(t.jobId);
       // What the budgets covering this call have spent, summed while the conversation loads (docs/usage.md).
-      const spent = workspaceBudgets.then((all) => budgets.spentOf(budgets.covering(all, attribution, t.approvedBudgets)));
+      const spent = workspaceBudgets.then((all) =>
+        budgets.spentOf(budgets.covering(all, attribution, t.approvedBudgets)),
+      );
       spent.catch(() => undefined); // awaited below
       if (attempt > 1) await jobs.emit(t.jobId, { type: 'reset', ...fence });
       // The first turn has no earlier steps to read (one query fewer before the first token).
-      const { models: done, tools: results } = t.accepted.length ? await runLog.steps(t.jobId, t.accepted) : { models: [], tools: [] };
+      const { models: done, tools: results } = t.accepted.length
+        ? await runLog.steps(t.jobId, t.accepted)
+        : { models: [], tools: [] };
       const messages = conversation(context, done, results);
       const resolved = models.resolve(context.model);
       // The check before the call: what is spent (ledger sums) plus this turn's prompt, estimated.
       const promptTokens = estimateTokens(messages.map((m) => m.content).join(''));
-      const over = budgets.judge(await spent, { tokens: promptTokens, costNanos: Math.round(costOf(resolved.id, { inputTokens: promptTokens, outputTokens: 0 }).costUsd * 1e9) });
+      const over = budgets.judge(await spent, {
+        tokens: promptTokens,
+        costNanos: Math.round(costOf(resolved.id, { inputTokens: promptTokens, outputTokens: 0 }).costUsd * 1e9),
+      });
       if (over) {
         await started;
         if (over.policy === 'fail') throw new AppError('BUDGET_EXCEEDED', 402, over.message);
         const budget: BudgetPause = { ...over };
-        return { attempt, toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, costUsd: 0, finishReason: 'budget', textChars: 0, budget };
+        return {
+          attempt,
+          toolCalls: [],
+          usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+          costUsd: 0,
+          finishReason: 'budget',
+          textChars: 0,
+          budget,
+        };
       }
       let index = 0;
       let streamed = '';
       const calledAt = performance.now();
       // Found by this key when the run finishes (finish), so the row needs no job place.
-      const billed = { key: `${t.jobId}:chat:${t.turn}:${attempt}`, workspaceId: t.workspaceId, kind: 'chat' as const, modelId: resolved.id, attribution, placed: false };
+      const billed = {
+        key: `${t.jobId}:chat:${t.turn}:${attempt}`,
+        workspaceId: t.workspaceId,
+        kind: 'chat' as const,
+        modelId: resolved.id,
+        attribution,
+        placed: false,
+      };
       let res: ChatResult;
       try {
         res = await resolved.provider.chat(
           {
-            model: resolved.model, messages, tools: context.tools.length ? context.tools : undefined, temperature: context.temperature,
-            maxTokens: context.maxTokens, responseFormat: context.responseFormat, signal,
+            model: resolved.model,
+            messages,
+            tools: context.tools.length ? context.tools : undefined,
+            temperature: context.temperature,
+            maxTokens: context.maxTokens,
+            responseFormat: context.responseFormat,
+            signal,
           },
           async (delta) => {
-            if (index === 0) metrics.firstToken.observe({ provider: resolved.id.split('/')[0] }, (performance.now() - calledAt) / 1000);
+            if (index === 0)
+              metrics.firstToken.observe(
+                { provider: resolved.id.split('/')[0] },
+                (performance.now() - calledAt) / 1000,
+              );
             streamed += delta;
             await jobs.emit(t.jobId, { type: 'token', ...fence, index: index++, text: delta });
           },
@@ -481,7 +757,14 @@ export function createRunService(d: {
         if (index > 0) {
           const inputTokens = estimateTokens(messages.map((m) => m.content).join(''));
           const outputTokens = estimateTokens(streamed);
-          await usage.record({ ...billed, usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }, outcome: 'failed', estimated: true }).catch(() => undefined);
+          await usage
+            .record({
+              ...billed,
+              usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
+              outcome: 'failed',
+              estimated: true,
+            })
+            .catch(() => undefined);
         }
         throw e;
       }
@@ -491,8 +774,21 @@ export function createRunService(d: {
         started,
       ]);
       const { costUsd } = costOf(resolved.id, res.usage);
-      await jobs.emit(t.jobId, { type: 'progress', step: `model turn ${t.turn + 1} done`, ...fence, usage: res.usage, tool_calls: res.toolCalls.map((c) => c.name) });
-      return { attempt, toolCalls: res.toolCalls, usage: res.usage, costUsd, finishReason: res.finishReason, textChars: res.text.length };
+      await jobs.emit(t.jobId, {
+        type: 'progress',
+        step: `model turn ${t.turn + 1} done`,
+        ...fence,
+        usage: res.usage,
+        tool_calls: res.toolCalls.map((c) => c.name),
+      });
+      return {
+        attempt,
+        toolCalls: res.toolCalls,
+        usage: res.usage,
+        costUsd,
+        finishReason: res.finishReason,
+        textChars: res.text.length,
+      };
     },
 
     /**
@@ -502,23 +798,39 @@ export function createRunService(d: {
      */
     async runTool(jobId: string, call: ToolCall, turn = 0, attempt = 1): Promise<string> {
       let args: Record<string, unknown> | null = null;
-      try { args = JSON.parse(call.arguments || '{}') as Record<string, unknown>; } catch { /* reported below */ }
+      try {
+        args = JSON.parse(call.arguments || '{}') as Record<string, unknown>;
+      } catch {
+        /* reported below */
+      }
       const tool = BUILTIN_TOOLS[call.name];
       const context = tool ? null : await runLog.context(jobId);
       const binding = context?.bindings?.[call.name];
       let result: string;
-      if (!args || typeof args !== 'object' || Array.isArray(args)) result = JSON.stringify({ error: 'arguments are not a valid JSON object' });
+      if (!args || typeof args !== 'object' || Array.isArray(args))
+        result = JSON.stringify({ error: 'arguments are not a valid JSON object' });
       else if (binding) {
         try {
           let token: string | undefined;
           if (binding.integrationId) {
             const job = await jobs.repoFind(jobId);
-            const who = { workspaceId: job?.workspaceId ?? '', userId: context?.attribution?.userId ?? null, apiKeyId: context?.attribution?.apiKeyId ?? null };
+            const who = {
+              workspaceId: job?.workspaceId ?? '',
+              userId: context?.attribution?.userId ?? null,
+              apiKeyId: context?.attribution?.apiKeyId ?? null,
+            };
             token = (await connections.tokenFor(who, binding.integrationId)) ?? undefined;
             if (!token) {
               // The model hears "not connected"; the person following the job gets the link to connect.
-              await jobs.emit(jobId, { type: 'connection_required', reflex_id: binding.reflexId, integration_id: binding.integrationId, connect: { method: 'POST', path: `/v1/reflexes/${binding.reflexId}/connect` } });
-              throw new NotConnected(`${call.name} needs a connected ${binding.integrationId} account, and the user has not connected one: ask them to connect it (POST /v1/reflexes/${binding.reflexId}/connect), then try again`);
+              await jobs.emit(jobId, {
+                type: 'connection_required',
+                reflex_id: binding.reflexId,
+                integration_id: binding.integrationId,
+                connect: { method: 'POST', path: `/v1/reflexes/${binding.reflexId}/connect` },
+              });
+              throw new NotConnected(
+                `${call.name} needs a connected ${binding.integrationId} account, and the user has not connected one: ask them to connect it (POST /v1/reflexes/${binding.reflexId}/connect), then try again`,
+              );
             }
           }
           result = await remote.run(binding, args, `${jobId}:${turn}:${call.id}`, token);
@@ -526,16 +838,29 @@ export function createRunService(d: {
           // Transient failures are retried by the activity; the last attempt tells the model.
           if (e instanceof TransientToolError && attempt < TOOL_ATTEMPTS) throw e;
           result = JSON.stringify({
-            error: e instanceof OutboundBlocked || e instanceof TransientToolError || e instanceof NotConnected ? e.message : `${call.name} failed: ${(e as Error).message || 'error'}`,
+            error:
+              e instanceof OutboundBlocked || e instanceof TransientToolError || e instanceof NotConnected
+                ? e.message
+                : `${call.name} failed: ${(e as Error).message || 'error'}`,
             ...(e instanceof NotConnected ? { not_connected: true } : {}),
           });
         }
-      } else if (!tool) result = JSON.stringify({ error: `tool ${call.name} is not one of the tools offered to this neuron` });
+      } else if (!tool)
+        result = JSON.stringify({ error: `tool ${call.name} is not one of the tools offered to this neuron` });
       else {
-        try { result = await tool.run(args); } catch (e) { result = JSON.stringify({ error: `${call.name} failed: ${(e as Error).message || 'error'}` }); }
+        try {
+          result = await tool.run(args);
+        } catch (e) {
+          result = JSON.stringify({ error: `${call.name} failed: ${(e as Error).message || 'error'}` });
+        }
       }
       await runLog.putTool(jobId, { turn, callId: call.id, name: call.name, content: result });
-      await jobs.emit(jobId, { type: 'tool', name: call.name, arguments: args ?? call.arguments, result: preview(result, TOOL_PREVIEW) });
+      await jobs.emit(jobId, {
+        type: 'tool',
+        name: call.name,
+        arguments: args ?? call.arguments,
+        result: preview(result, TOOL_PREVIEW),
+      });
       return preview(result, TOOL_PREVIEW);
     },
 
@@ -550,20 +875,50 @@ export function createRunService(d: {
       // the job result, the engram and the trace cost are the same figures as GET /v1/usage. A
       // run's model calls are billed under `<job>:chat:<turn>:<attempt>`, and a turn's attempts
       // are numbered up to its accepted one: every row is read by its key.
-      const billedKeys = f.accepted.flatMap((last, turn) => Array.from({ length: last }, (_, i) => `${f.input.jobId}:chat:${turn}:${i + 1}`));
+      const billedKeys = f.accepted.flatMap((last, turn) =>
+        Array.from({ length: last }, (_, i) => `${f.input.jobId}:chat:${turn}:${i + 1}`),
+      );
       const [current, ledger, steps] = await Promise.all([
-        jobs.get(scope, f.input.jobId), usage.totalsOf(scope.workspaceId, f.input.jobId, billedKeys), runLog.steps(f.input.jobId, f.accepted),
+        jobs.get(scope, f.input.jobId),
+        usage.totalsOf(scope.workspaceId, f.input.jobId, billedKeys),
+        runLog.steps(f.input.jobId, f.accepted),
       ]);
-      const spent = ledger.calls > 0 ? { inputTokens: ledger.inputTokens, outputTokens: ledger.outputTokens, totalTokens: ledger.totalTokens, costUsd: ledger.costUsd } : f.usage;
+      const spent =
+        ledger.calls > 0
+          ? {
+              inputTokens: ledger.inputTokens,
+              outputTokens: ledger.outputTokens,
+              totalTokens: ledger.totalTokens,
+              costUsd: ledger.costUsd,
+            }
+          : f.usage;
       const base = { engramId: f.engramId, traceId: f.input.traceId, model: f.model, usage: spent, turns: f.turns };
       let text = steps.models.map((m) => m.text).join('');
-      let toolCalls: NeuronRunResult['toolCalls'] = steps.models.flatMap((m) => m.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, result: steps.tools.find((r) => r.turn === m.turn && r.callId === c.id)?.content ?? '' })));
+      let toolCalls: NeuronRunResult['toolCalls'] = steps.models.flatMap((m) =>
+        m.toolCalls.map((c) => ({
+          name: c.name,
+          arguments: c.arguments,
+          result: steps.tools.find((r) => r.turn === m.turn && r.callId === c.id)?.content ?? '',
+        })),
+      );
       if (f.turns >= f.input.maxTurns && !text) text = `Stopped after ${f.input.maxTurns} model turns.`;
       const resultOf = (): NeuronRunResult => {
         let output: unknown;
-        if (f.neuronType === 'completion') { try { output = JSON.parse(text); } catch { output = undefined; } }
-        const inline = text.length > MAX_INLINE_TEXT ? { text: text.slice(0, MAX_INLINE_TEXT), textTruncated: true } : { text };
-        return { ...inline, ...base, toolCalls: toolCalls.map((c) => ({ ...c, result: preview(c.result, TOOL_PREVIEW) })), ...(output !== undefined ? { output } : {}) };
+        if (f.neuronType === 'completion') {
+          try {
+            output = JSON.parse(text);
+          } catch {
+            output = undefined;
+          }
+        }
+        const inline =
+          text.length > MAX_INLINE_TEXT ? { text: text.slice(0, MAX_INLINE_TEXT), textTruncated: true } : { text };
+        return {
+          ...inline,
+          ...base,
+          toolCalls: toolCalls.map((c) => ({ ...c, result: preview(c.result, TOOL_PREVIEW) })),
+          ...(output !== undefined ? { output } : {}),
+        };
       };
       if (current.status === 'failed') return { ...resultOf(), cancelled: true }; // cancelled meanwhile: store nothing
       const topLevel = f.input.depth === 0 && !f.input.pathwayContext;
@@ -571,34 +926,72 @@ export function createRunService(d: {
       const title = topLevel ? f.input.context?.title : undefined;
       const completion = f.neuronType === 'completion' ? resultOf().output : undefined;
       // The reply's engram is claimed under its id: a retry (the engram is stored) gets the stored one.
-      const appended = await traces.appendWithTrace(scope, f.input.traceId, {
-        id: f.engramId, content: { type: 'neuron', content: text },
-        metadata: {
-          content_blocks: [{ type: 'text', text }], tool_calls: toolCalls, model: f.model, usage: spent, job_id: f.input.jobId,
-          ...(f.input.parentJobId ? { delegated_from: f.input.parentJobId } : {}), ...(completion !== undefined ? { output: completion } : {}),
+      const appended = await traces.appendWithTrace(
+        scope,
+        f.input.traceId,
+        {
+          id: f.engramId,
+          content: { type: 'neuron', content: text },
+          metadata: {
+            content_blocks: [{ type: 'text', text }],
+            tool_calls: toolCalls,
+            model: f.model,
+            usage: spent,
+            job_id: f.input.jobId,
+            ...(f.input.parentJobId ? { delegated_from: f.input.parentJobId } : {}),
+            ...(completion !== undefined ? { output: completion } : {}),
+          },
+          sourceType: 'neuron',
+          sourceId: f.input.neuronId,
+          targetType: 'user',
+          targetId: f.input.scope.userId,
+          traceType: f.input.traceType,
+          jobId: f.input.jobId,
+          cost: {
+            totalCostUsd: spent.costUsd,
+            totalTokens: spent.totalTokens,
+            inputTokens: spent.inputTokens,
+            outputTokens: spent.outputTokens,
+          },
         },
-        sourceType: 'neuron', sourceId: f.input.neuronId, targetType: 'user', targetId: f.input.scope.userId,
-        traceType: f.input.traceType, jobId: f.input.jobId,
-        cost: { totalCostUsd: spent.costUsd, totalTokens: spent.totalTokens, inputTokens: spent.inputTokens, outputTokens: spent.outputTokens },
-      }, { absent: true, traceExists: f.input.userEngramId !== null, ...(title !== undefined ? { title } : {}) }); // the human turn (userEngramId) created the trace
+        { absent: true, traceExists: f.input.userEngramId !== null, ...(title !== undefined ? { title } : {}) },
+      ); // the human turn (userEngramId) created the trace
       if (appended.existed) {
         text = appended.engram.content.content;
-        toolCalls = decodeBlob<{ tool_calls?: NeuronRunResult['toolCalls'] }>(appended.engram.metadata, {}).tool_calls ?? [];
+        toolCalls =
+          decodeBlob<{ tool_calls?: NeuronRunResult['toolCalls'] }>(appended.engram.metadata, {}).tool_calls ?? [];
       }
       const result = resultOf();
       const read: TraceDoc | null = appended.existed ? null : appended.trace;
       // A delegated run's reply is its parent's tool result (stored, so the parent's next turn reads it).
-      if (f.input.answers) await runLog.putTool(f.input.answers.jobId, { turn: f.input.answers.turn, callId: f.input.answers.callId, name: f.input.answers.name, content: text });
+      if (f.input.answers)
+        await runLog.putTool(f.input.answers.jobId, {
+          turn: f.input.answers.turn,
+          callId: f.input.answers.callId,
+          name: f.input.answers.name,
+          content: text,
+        });
       if (topLevel && title === undefined) {
         // A run prepared by an activity: the trace as the reply's append last read it (read again only when the reply was stored before).
-        const trace = read ?? await traces.get(scope, f.input.traceId);
+        const trace = read ?? (await traces.get(scope, f.input.traceId));
         if (!trace.title) {
-          const title = (await runLog.context(f.input.jobId))?.title ?? (f.input.message ? titleFrom(f.input.message) : undefined);
+          const title =
+            (await runLog.context(f.input.jobId))?.title ?? (f.input.message ? titleFrom(f.input.message) : undefined);
           if (title) await traces.setTitle(scope, f.input.traceId, title, 'generated', trace);
         }
       }
-      const applied = await jobs.finalize(scope.workspaceId, f.input.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result });
-      if (applied) await traces.publish(scope, f.input.traceId, { type: 'run.completed', job_id: f.input.jobId, engram_id: f.engramId });
+      const applied = await jobs.finalize(scope.workspaceId, f.input.jobId, {
+        status: 'completed',
+        progress: 100,
+        currentStep: 'completed',
+        result,
+      });
+      if (applied)
+        await traces.publish(scope, f.input.traceId, {
+          type: 'run.completed',
+          job_id: f.input.jobId,
+          engram_id: f.engramId,
+        });
       await runLog.drop(f.input.jobId).catch(() => undefined);
       return applied ? result : { ...result, cancelled: (await jobs.get(scope, f.input.jobId)).status === 'failed' };
     },
@@ -608,20 +1001,63 @@ export function createRunService(d: {
      * can answer (approve: the run asks for the same turn again; reject: it fails BUDGET_EXCEEDED).
      * The job waits with waitingFor naming it. Idempotent on the id the workflow chose.
      */
-    async openBudgetPause(input: NeuronRunInput, p: { id: string; turn: number; budget: BudgetPause; progress: number; currentStep: string }): Promise<Record<string, unknown>> {
+    async openBudgetPause(
+      input: NeuronRunInput,
+      p: { id: string; turn: number; budget: BudgetPause; progress: number; currentStep: string },
+    ): Promise<Record<string, unknown>> {
       const scope = fromRunScope(input.scope);
       const doc = await interventions.create(scope, {
-        id: p.id, jobId: input.jobId, traceId: input.traceId, pathwayId: input.pathwayContext?.pathwayId && input.pathwayContext.pathwayId !== 'inline' ? input.pathwayContext.pathwayId : null,
-        brainId: scope.brainId ?? null, nodeIndex: input.pathwayContext?.nodeIndex ?? -1, kind: 'budget', title: 'Budget reached',
-        prompt: `${p.budget.message}. Approve to let this run continue beyond it, or reject to stop it.`, options: ['approve', 'reject'],
+        id: p.id,
+        jobId: input.jobId,
+        traceId: input.traceId,
+        pathwayId:
+          input.pathwayContext?.pathwayId && input.pathwayContext.pathwayId !== 'inline'
+            ? input.pathwayContext.pathwayId
+            : null,
+        brainId: scope.brainId ?? null,
+        nodeIndex: input.pathwayContext?.nodeIndex ?? -1,
+        kind: 'budget',
+        title: 'Budget reached',
+        prompt: `${p.budget.message}. Approve to let this run continue beyond it, or reject to stop it.`,
+        options: ['approve', 'reject'],
       });
       const waitingFor = {
-        type: 'intervention', interventionId: doc._id, kind: 'budget', turn: p.turn, title: doc.title, prompt: doc.prompt, options: doc.options, expires_at: null,
-        budget: { id: p.budget.budgetId, scope: p.budget.scope, target_id: p.budget.targetId, measure: p.budget.measure, period: p.budget.period, limit: p.budget.limit, spent: p.budget.spent },
+        type: 'intervention',
+        interventionId: doc._id,
+        kind: 'budget',
+        turn: p.turn,
+        title: doc.title,
+        prompt: doc.prompt,
+        options: doc.options,
+        expires_at: null,
+        budget: {
+          id: p.budget.budgetId,
+          scope: p.budget.scope,
+          target_id: p.budget.targetId,
+          measure: p.budget.measure,
+          period: p.budget.period,
+          limit: p.budget.limit,
+          spent: p.budget.spent,
+        },
       };
-      await jobs.transition(scope.workspaceId, input.jobId, { status: 'waiting', waitingFor, progress: p.progress, currentStep: p.currentStep });
-      await jobs.emit(input.jobId, { type: 'waiting', intervention_id: doc._id, options: doc.options, reason: 'budget', budget_id: p.budget.budgetId });
-      await traces.publish(scope, input.traceId, { type: 'run.waiting', job_id: input.jobId, intervention_id: doc._id });
+      await jobs.transition(scope.workspaceId, input.jobId, {
+        status: 'waiting',
+        waitingFor,
+        progress: p.progress,
+        currentStep: p.currentStep,
+      });
+      await jobs.emit(input.jobId, {
+        type: 'waiting',
+        intervention_id: doc._id,
+        options: doc.options,
+        reason: 'budget',
+        budget_id: p.budget.budgetId,
+      });
+      await traces.publish(scope, input.traceId, {
+        type: 'run.waiting',
+        job_id: input.jobId,
+        intervention_id: doc._id,
+      });
       return waitingFor;
     },
 
@@ -636,8 +1072,17 @@ export function createRunService(d: {
     /** Marks the job failed (no-op when already terminal) and ends its stream with its one terminal entry. */
     async fail(input: NeuronRunInput, reason: string): Promise<void> {
       await interventions.cancelForJob(input.scope.workspaceId, input.jobId);
-      const applied = await jobs.finalize(input.scope.workspaceId, input.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed' });
-      if (applied) await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.failed', job_id: input.jobId, reason });
+      const applied = await jobs.finalize(input.scope.workspaceId, input.jobId, {
+        status: 'failed',
+        failedReason: reason,
+        currentStep: 'failed',
+      });
+      if (applied)
+        await traces.publish(fromRunScope(input.scope), input.traceId, {
+          type: 'run.failed',
+          job_id: input.jobId,
+          reason,
+        });
       await runLog.drop(input.jobId).catch(() => undefined);
     },
   };

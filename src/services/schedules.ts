@@ -1,25 +1,50 @@
 import { createHash } from 'node:crypto';
-import { ScheduleNotFoundError, type Client, type ScheduleOverlapPolicy, type ScheduleOptions, type ScheduleDescription } from '@temporalio/client';
+import {
+  ScheduleNotFoundError,
+  type Client,
+  type ScheduleOverlapPolicy,
+  type ScheduleOptions,
+  type ScheduleDescription,
+} from '@temporalio/client';
 import { msToTs, tsToMs } from '@temporalio/common';
 import type { temporal as proto } from '@temporalio/proto';
 import type { Config } from '../config.js';
 import type { ReceptorDoc, ScheduleTiming } from '../db/receptors.js';
 import { validationError } from '../errors.js';
-import { BrainIdKey, JobKindKey, ReceptorIdKey, WorkspaceIdKey, type ReceptorFireInput } from '../temporal/definitions.js';
+import {
+  BrainIdKey,
+  JobKindKey,
+  ReceptorIdKey,
+  WorkspaceIdKey,
+  type ReceptorFireInput,
+} from '../temporal/definitions.js';
 
 /** The Temporal Schedule of a scheduled receptor (one per receptor; visible in the Temporal UI under Schedules). */
 export const scheduleIdOf = (receptorId: string) => `receptor-${receptorId}`;
-const receptorIdOf = (scheduleId: string) => (scheduleId.startsWith('receptor-') ? scheduleId.slice('receptor-'.length) : null);
+const receptorIdOf = (scheduleId: string) =>
+  scheduleId.startsWith('receptor-') ? scheduleId.slice('receptor-'.length) : null;
 
 const OVERLAP: Record<ScheduleTiming['overlap'], ScheduleOverlapPolicy> = {
-  skip: 'SKIP', buffer_one: 'BUFFER_ONE', buffer_all: 'BUFFER_ALL', cancel_other: 'CANCEL_OTHER', allow_all: 'ALLOW_ALL',
+  skip: 'SKIP',
+  buffer_one: 'BUFFER_ONE',
+  buffer_all: 'BUFFER_ALL',
+  cancel_other: 'CANCEL_OTHER',
+  allow_all: 'ALLOW_ALL',
 };
-const OVERLAP_BACK = Object.fromEntries(Object.entries(OVERLAP).map(([k, v]) => [v, k])) as Record<string, ScheduleTiming['overlap']>;
+const OVERLAP_BACK = Object.fromEntries(Object.entries(OVERLAP).map(([k, v]) => [v, k])) as Record<
+  string,
+  ScheduleTiming['overlap']
+>;
 
 type ListScheduleMatchingTimesResponse = proto.api.workflowservice.v1.IListScheduleMatchingTimesResponse;
 
 /** What the receptor wants its schedule to be; the memo's hash lets the reconciler see drift. */
-interface Desired { options: ScheduleOptions; hash: string; paused: boolean; note: string }
+interface Desired {
+  options: ScheduleOptions;
+  hash: string;
+  paused: boolean;
+  note: string;
+}
 
 /** A Temporal error the client caused (a cron the server refuses): the caller's 400. */
 function asInvalid(e: unknown, what: string): never {
@@ -42,23 +67,38 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
     const t = r.timing!;
     const input: ReceptorFireInput = { workspaceId: r.workspaceId, receptorId: r._id, source: 'schedule' };
     const spec = {
-      cronExpressions: t.cron, intervals: t.intervals.map((i) => ({ every: i.everyS * 1000, offset: i.offsetS * 1000 })),
-      timezone: t.timezone, jitter: t.jitterS * 1000,
-      ...(t.startAt ? { startAt: new Date(t.startAt) } : {}), ...(t.endAt ? { endAt: new Date(t.endAt) } : {}),
+      cronExpressions: t.cron,
+      intervals: t.intervals.map((i) => ({ every: i.everyS * 1000, offset: i.offsetS * 1000 })),
+      timezone: t.timezone,
+      jitter: t.jitterS * 1000,
+      ...(t.startAt ? { startAt: new Date(t.startAt) } : {}),
+      ...(t.endAt ? { endAt: new Date(t.endAt) } : {}),
     };
     const paused = !r.isActive || Boolean(r.schedulePause?.paused);
-    const note = !r.isActive ? 'receptor inactive' : r.schedulePause?.paused ? (r.schedulePause.note ?? 'paused') : (r.schedulePause?.note ?? 'active');
-    const hash = createHash('sha1').update(JSON.stringify({ spec, o: t.overlap, c: t.catchupWindowS, input })).digest('hex').slice(0, 16);
+    const note = !r.isActive
+      ? 'receptor inactive'
+      : r.schedulePause?.paused
+        ? (r.schedulePause.note ?? 'paused')
+        : (r.schedulePause?.note ?? 'active');
+    const hash = createHash('sha1')
+      .update(JSON.stringify({ spec, o: t.overlap, c: t.catchupWindowS, input }))
+      .digest('hex')
+      .slice(0, 16);
     const attrs = [
-      { key: WorkspaceIdKey, value: r.workspaceId }, { key: ReceptorIdKey, value: r._id }, { key: BrainIdKey, value: r.brainId },
+      { key: WorkspaceIdKey, value: r.workspaceId },
+      { key: ReceptorIdKey, value: r._id },
+      { key: BrainIdKey, value: r.brainId },
     ];
     const options: ScheduleOptions = {
       scheduleId: scheduleIdOf(r._id),
       spec,
       action: {
-        type: 'startWorkflow', workflowType: 'receptorFire', taskQueue: config.TEMPORAL_TASK_QUEUE,
+        type: 'startWorkflow',
+        workflowType: 'receptorFire',
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
         // Temporal appends each fire's scheduled time to this id.
-        workflowId: `receptor-fire-${r._id}`, args: [input],
+        workflowId: `receptor-fire-${r._id}`,
+        args: [input],
         // The desired-state hash rides on the action (updatable, unlike the schedule's own memo).
         memo: { specHash: hash },
         typedSearchAttributes: [...attrs, { key: JobKindKey, value: 'receptor' }],
@@ -100,10 +140,15 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
     if (current.action.memo?.specHash !== want.hash) {
       try {
         await handle(r._id).update((prev) => ({
-          ...prev, spec: want.options.spec, action: want.options.action, policies: { ...prev.policies, ...want.options.policies },
+          ...prev,
+          spec: want.options.spec,
+          action: want.options.action,
+          policies: { ...prev.policies, ...want.options.policies },
           state: { ...prev.state, paused: want.paused, note: want.note },
         }));
-      } catch (e) { asInvalid(e, 'source_config.timing'); }
+      } catch (e) {
+        asInvalid(e, 'source_config.timing');
+      }
       return;
     }
     if (current.state.paused !== want.paused) {
@@ -122,7 +167,10 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
   }
 
   return {
-    sync, remove, describe, scheduleIdOf,
+    sync,
+    remove,
+    describe,
+    scheduleIdOf,
 
     /** Starts a fire now, with the schedule's own overlap policy unless another is given. */
     async trigger(r: ReceptorDoc, overlap?: ScheduleTiming['overlap']): Promise<void> {
@@ -134,7 +182,8 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
     async backfill(r: ReceptorDoc, startAt: Date, endAt: Date, overlap: ScheduleTiming['overlap']): Promise<number> {
       if (!(await describe(r._id))) await sync(r);
       const times = await this.matchingTimes(r._id, startAt, endAt, MAX_BACKFILL + 1);
-      if (times.length > MAX_BACKFILL) throw validationError(`backfill would start more than ${MAX_BACKFILL} runs: narrow the range`);
+      if (times.length > MAX_BACKFILL)
+        throw validationError(`backfill would start more than ${MAX_BACKFILL} runs: narrow the range`);
       await handle(r._id).backfill({ start: startAt, end: endAt, overlap: OVERLAP[overlap] });
       return times.length;
     },
@@ -142,7 +191,10 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
     /** The spec's fire times in a range, computed by the server (time zone and DST included). */
     async matchingTimes(receptorId: string, start: Date, end: Date, max: number): Promise<Date[]> {
       const res: ListScheduleMatchingTimesResponse = await temporal.workflowService.listScheduleMatchingTimes({
-        namespace: config.TEMPORAL_NAMESPACE, scheduleId: scheduleIdOf(receptorId), startTime: msToTs(start.getTime()), endTime: msToTs(end.getTime()),
+        namespace: config.TEMPORAL_NAMESPACE,
+        scheduleId: scheduleIdOf(receptorId),
+        startTime: msToTs(start.getTime()),
+        endTime: msToTs(end.getTime()),
       });
       return (res.startTime ?? []).slice(0, max).map((t) => new Date(tsToMs(t)));
     },
@@ -152,20 +204,44 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
       const d = await describe(r._id);
       const t = r.timing!;
       const base = {
-        schedule_id: scheduleIdOf(r._id), timezone: t.timezone, cron: t.cron, interval_seconds: t.intervals.map((i) => i.everyS), overlap: t.overlap,
+        schedule_id: scheduleIdOf(r._id),
+        timezone: t.timezone,
+        cron: t.cron,
+        interval_seconds: t.intervals.map((i) => i.everyS),
+        overlap: t.overlap,
       };
-      if (!d) return { ...base, state: 'missing' as const, note: null, next_fire_times: [], recent_fires: [], fires_taken: 0, skipped_overlap: 0, missed_catchup: 0 };
+      if (!d)
+        return {
+          ...base,
+          state: 'missing' as const,
+          note: null,
+          next_fire_times: [],
+          recent_fires: [],
+          fires_taken: 0,
+          skipped_overlap: 0,
+          missed_catchup: 0,
+        };
       let next: Date[] = [];
       if (preview > 0) {
         const now = new Date();
-        next = await this.matchingTimes(r._id, now, new Date(now.getTime() + 2 * 365 * 86400_000), preview).catch(() => d.info.nextActionTimes.slice(0, preview));
+        next = await this.matchingTimes(r._id, now, new Date(now.getTime() + 2 * 365 * 86400_000), preview).catch(() =>
+          d.info.nextActionTimes.slice(0, preview),
+        );
       }
       return {
-        ...base, overlap: (d.policies.overlap && OVERLAP_BACK[d.policies.overlap]) || t.overlap,
-        state: d.state.paused ? 'paused' as const : 'active' as const, note: d.state.note ?? null,
+        ...base,
+        overlap: (d.policies.overlap && OVERLAP_BACK[d.policies.overlap]) || t.overlap,
+        state: d.state.paused ? ('paused' as const) : ('active' as const),
+        note: d.state.note ?? null,
         next_fire_times: next.map((x) => x.toISOString()),
-        recent_fires: d.info.recentActions.slice(-10).map((a) => ({ scheduled_at: a.scheduledAt.toISOString(), started_at: a.takenAt.toISOString(), workflow_id: a.action.workflow.workflowId })),
-        fires_taken: d.info.numActionsTaken, skipped_overlap: d.info.numActionsSkippedOverlap, missed_catchup: d.info.numActionsMissedCatchupWindow,
+        recent_fires: d.info.recentActions.slice(-10).map((a) => ({
+          scheduled_at: a.scheduledAt.toISOString(),
+          started_at: a.takenAt.toISOString(),
+          workflow_id: a.action.workflow.workflowId,
+        })),
+        fires_taken: d.info.numActionsTaken,
+        skipped_overlap: d.info.numActionsSkippedOverlap,
+        missed_catchup: d.info.numActionsMissedCatchupWindow,
       };
     },
 

@@ -7,9 +7,30 @@ import type { Embedder } from '../embeddings/index.js';
 import { AppError, validationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Scope } from '../scope.js';
-import { createMemoryIndex, tokenize, type EntryFilter, type IndexEntry, type MemoryIndex, type SearchType } from '../search/memory-index.js';
+import {
+  createMemoryIndex,
+  tokenize,
+  type EntryFilter,
+  type IndexEntry,
+  type MemoryIndex,
+  type SearchType,
+} from '../search/memory-index.js';
 import { rankEntries, type HitExplain } from '../search/rank.js';
-import { andTerms, CONTENT_GREP, LISTABLE_TYPES, HAS_PATH, HAS_VISIBILITY, haystack, KEYWORD_ONLY, needlesOf, parseQuery, SEARCH_TYPES, snippetOf, typeOf, type ParsedQuery } from '../search/query.js';
+import {
+  andTerms,
+  CONTENT_GREP,
+  LISTABLE_TYPES,
+  HAS_PATH,
+  HAS_VISIBILITY,
+  haystack,
+  KEYWORD_ONLY,
+  needlesOf,
+  parseQuery,
+  SEARCH_TYPES,
+  snippetOf,
+  typeOf,
+  type ParsedQuery,
+} from '../search/query.js';
 import { createSources, TYPE_OF_KIND, type ResourceKey, type Source } from '../search/sources.js';
 import { compareIds, type StreamEntry, type Streams } from '../streams.js';
 import type { SearchJobInput } from '../temporal/definitions.js';
@@ -21,20 +42,52 @@ export type SearchMode = 'hybrid' | 'lexical' | 'vector';
 
 /** One search hit (document 2, Search and grep hit), with what a client needs to open it. */
 export interface SearchHit {
-  type: SearchType; id: string; path: string; title: string; snippet: string; url: string;
-  similarity: number; score: number; chunk_id?: string;
+  type: SearchType;
+  id: string;
+  path: string;
+  title: string;
+  snippet: string;
+  url: string;
+  similarity: number;
+  score: number;
+  chunk_id?: string;
   explain?: HitExplain;
 }
-export interface ListHit { type: SearchType; id: string; path: string; title: string; snippet: string; url: string; updated_at: string; is_active?: boolean }
+export interface ListHit {
+  type: SearchType;
+  id: string;
+  path: string;
+  title: string;
+  snippet: string;
+  url: string;
+  updated_at: string;
+  is_active?: boolean;
+}
 
 export interface SearchRequest {
-  query: string; search_mode: SearchMode; filters?: { is_active?: boolean; visibility?: 'brain' | 'workspace' | 'core' };
-  path_prefix?: string; keywords?: string | string[]; grep_keywords?: string[];
-  limit: number; offset: number; threshold?: number; explain: boolean; weights?: { lexical?: number; vector?: number };
+  query: string;
+  search_mode: SearchMode;
+  filters?: { is_active?: boolean; visibility?: 'brain' | 'workspace' | 'core' };
+  path_prefix?: string;
+  keywords?: string | string[];
+  grep_keywords?: string[];
+  limit: number;
+  offset: number;
+  threshold?: number;
+  explain: boolean;
+  weights?: { lexical?: number; vector?: number };
 }
 
 /** Filters one search applies to index entries (besides workspace, which picks the shard). */
-interface Scoping { brainId: string | null | undefined; types: Set<SearchType>; isActive?: boolean; visibility?: string; pathPrefix?: string; and: string[]; extra?: EntryFilter }
+interface Scoping {
+  brainId: string | null | undefined;
+  types: Set<SearchType>;
+  isActive?: boolean;
+  visibility?: string;
+  pathPrefix?: string;
+  and: string[];
+  extra?: EntryFilter;
+}
 
 const isHead = (e: IndexEntry) => e.id === e.resourceId;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -50,8 +103,12 @@ export interface SearchIndexStatus {
   /** A re-sync from the store is running (the previous index keeps answering meanwhile). */
   resyncing: boolean;
   /** The last feed entry applied, and how many feed entries were written after it (at the last look). */
-  applied: string; lag: number | null;
-  entries: number; builds: number; batches: number; events: number;
+  applied: string;
+  lag: number | null;
+  entries: number;
+  builds: number;
+  batches: number;
+  events: number;
   last_build: { reason: string; started_at: string; ms: number | null; resources: number } | null;
 }
 
@@ -67,7 +124,14 @@ export interface SearchIndexStatus {
  * same feed and converge on the same entries.
  */
 export function createSearchService(d: {
-  repos: Repos; redis: Redis; streams: Streams; embedder: Embedder; jobs: JobService; usage: UsageService; config: Config; log: Logger;
+  repos: Repos;
+  redis: Redis;
+  streams: Streams;
+  embedder: Embedder;
+  jobs: JobService;
+  usage: UsageService;
+  config: Config;
+  log: Logger;
 }) {
   const { config: c } = d;
   const feedKey = d.streams.keys.feed();
@@ -89,14 +153,20 @@ export function createSearchService(d: {
   let parked = false;
   const stats = { builds: 0, batches: 0, events: 0, lastBuild: null as SearchIndexStatus['last_build'] };
   const waiters = new Set<() => void>();
-  const wake = () => { for (const w of [...waiters]) w(); };
+  const wake = () => {
+    for (const w of [...waiters]) w();
+  };
 
   /** Waits until `done()` holds, at most `ms` (woken by every applied batch and finished build); returns `done()`. */
   async function waitFor(done: () => boolean, ms: number): Promise<boolean> {
     const deadline = Date.now() + ms;
     while (!done() && !stopped && Date.now() < deadline) {
       await new Promise<void>((resolve) => {
-        const fin = () => { waiters.delete(fin); clearTimeout(t); resolve(); };
+        const fin = () => {
+          waiters.delete(fin);
+          clearTimeout(t);
+          resolve();
+        };
         const t = setTimeout(fin, Math.max(1, deadline - Date.now()));
         waiters.add(fin);
       });
@@ -107,22 +177,32 @@ export function createSearchService(d: {
   /** Heads get vectors from the offline embedder (in process, free); chunks carry the vectors ingest stored. */
   async function withHeadVectors(entries: IndexEntry[]): Promise<IndexEntry[]> {
     if (!localHeads) return entries;
-    const need = entries.filter((e) => isHead(e) && !KEYWORD_ONLY.has(e.type) && !e.vector && `${e.title} ${e.description}`.trim());
+    const need = entries.filter(
+      (e) => isHead(e) && !KEYWORD_ONLY.has(e.type) && !e.vector && `${e.title} ${e.description}`.trim(),
+    );
     if (!need.length) return entries;
     const out = await d.embedder.embed(need.map((e) => `${e.title}. ${e.description}`));
-    need.forEach((e, i) => { e.vector = out.vectors[i]; e.vectorModel = out.model; });
+    need.forEach((e, i) => {
+      e.vector = out.vectors[i];
+      e.vectorModel = out.model;
+    });
     return entries;
   }
 
   /** Replaces the entries of each resource (a page of the walk, or a batch's re-reads), head vectors embedded in one call. */
   async function put(into: MemoryIndex, found: IndexEntry[][]): Promise<void> {
     await withHeadVectors(found.flat());
-    for (const entries of found) if (entries.length) into.replaceResource(entries[0].workspaceId, entries[0].resourceId, entries);
+    for (const entries of found)
+      if (entries.length) into.replaceResource(entries[0].workspaceId, entries[0].resourceId, entries);
   }
 
   /** Redis's run id: a new one means it restarted, and may have come back without its newest entries. */
   async function redisRunId(): Promise<string | null> {
-    try { return /run_id:(\w+)/.exec(await d.redis.info('server'))?.[1] ?? null; } catch { return null; }
+    try {
+      return /run_id:(\w+)/.exec(await d.redis.info('server'))?.[1] ?? null;
+    } catch {
+      return null;
+    }
   }
 
   /**
@@ -154,7 +234,10 @@ export function createSearchService(d: {
       built = true;
       stats.builds++;
       stats.lastBuild.ms = Date.now() - t0;
-      d.log.info({ reason, resources, entries: index.size(), ms: stats.lastBuild.ms }, 'search index built from the store');
+      d.log.info(
+        { reason, resources, entries: index.size(), ms: stats.lastBuild.ms },
+        'search index built from the store',
+      );
     } finally {
       resyncing = false;
       wake();
@@ -165,7 +248,10 @@ export function createSearchService(d: {
   function gapIn(batch: StreamEntry[]): string | null {
     let prev = applied.seq;
     for (const e of batch) {
-      if (e.seq === undefined) { prev = null; continue; } // written before entries had a seq
+      if (e.seq === undefined) {
+        prev = null;
+        continue;
+      } // written before entries had a seq
       if (prev !== null && e.seq !== prev + 1) {
         return e.seq > prev + 1
           ? `the feed skipped entries ${prev + 1}..${e.seq - 1} (trimmed before they were read, or lost)`
@@ -181,7 +267,8 @@ export function createSearchService(d: {
     const [pos, id] = await Promise.all([d.streams.feedPosition(), redisRunId()]);
     feedSeq = pos.seq;
     if (id && runId && id !== runId) return 'Redis restarted (it may have come back without its newest entries)';
-    if (compareIds(pos.id, applied.id) < 0 || (applied.seq !== null && pos.seq < applied.seq)) return `the feed went backwards (its newest entry is ${pos.id}, seq ${pos.seq}; applied ${applied.id})`;
+    if (compareIds(pos.id, applied.id) < 0 || (applied.seq !== null && pos.seq < applied.seq))
+      return `the feed went backwards (its newest entry is ${pos.id}, seq ${pos.seq}; applied ${applied.id})`;
     return null;
   }
 
@@ -197,12 +284,18 @@ export function createSearchService(d: {
       if (!keys) byType.set(type, (keys = new Map()));
       keys.set(ref.id, { workspaceId: ws, id: ref.id });
     }
-    const read = await Promise.all([...byType].map(async ([type, keys]) => ({ keys: [...keys.values()], found: await sourceOf.get(type)!.loadMany([...keys.values()]) })));
+    const read = await Promise.all(
+      [...byType].map(async ([type, keys]) => ({
+        keys: [...keys.values()],
+        found: await sourceOf.get(type)!.loadMany([...keys.values()]),
+      })),
+    );
     const found: IndexEntry[][] = [];
     for (const r of read) {
       for (const k of r.keys) {
         const entries = r.found.get(k.id);
-        if (entries) found.push(entries); else index.removeResource(k.workspaceId, k.id);
+        if (entries) found.push(entries);
+        else index.removeResource(k.workspaceId, k.id);
       }
     }
     await put(index, found);
@@ -215,7 +308,12 @@ export function createSearchService(d: {
     let lastCheck = Date.now();
     while (!stopped) {
       try {
-        if (held) { parked = true; wake(); await held; parked = false; }
+        if (held) {
+          parked = true;
+          wake();
+          await held;
+          parked = false;
+        }
         if (reason) {
           if (built) d.log.warn({ reason }, 'search index: re-syncing from the store');
           await resync(reason);
@@ -241,7 +339,10 @@ export function createSearchService(d: {
         }
       } catch (err) {
         if (stopped) break;
-        d.log.warn({ err: (err as Error).message }, 'search index: building or following the resource feed failed; retrying');
+        d.log.warn(
+          { err: (err as Error).message },
+          'search index: building or following the resource feed failed; retrying',
+        );
         await sleep(1000);
       }
     }
@@ -265,7 +366,9 @@ export function createSearchService(d: {
     if (built) return;
     start();
     if (!(await waitFor(() => built, c.SEARCH_BUILD_WAIT_MS))) {
-      throw new AppError('SERVICE_UNAVAILABLE', 503, 'The search index is still being built; retry after Retry-After', { 'Retry-After': '2' });
+      throw new AppError('SERVICE_UNAVAILABLE', 503, 'The search index is still being built; retry after Retry-After', {
+        'Retry-After': '2',
+      });
     }
   }
 
@@ -284,9 +387,15 @@ export function createSearchService(d: {
   /** For /health: the index's state, position and lag (entries written after the applied one, at the follower's last look). */
   function status(): SearchIndexStatus {
     return {
-      state: built ? 'ready' : 'building', resyncing: built && resyncing, applied: applied.id,
+      state: built ? 'ready' : 'building',
+      resyncing: built && resyncing,
+      applied: applied.id,
       lag: feedSeq !== null && applied.seq !== null ? Math.max(0, feedSeq - applied.seq) : null,
-      entries: index.size(), builds: stats.builds, batches: stats.batches, events: stats.events, last_build: stats.lastBuild,
+      entries: index.size(),
+      builds: stats.builds,
+      batches: stats.batches,
+      events: stats.events,
+      last_build: stats.lastBuild,
     };
   }
 
@@ -296,7 +405,12 @@ export function createSearchService(d: {
    */
   async function holdFollower(): Promise<() => void> {
     let release = () => {};
-    held = new Promise<void>((r) => { release = () => { held = null; r(); }; });
+    held = new Promise<void>((r) => {
+      release = () => {
+        held = null;
+        r();
+      };
+    });
     start();
     await waitFor(() => parked, 60_000);
     return release;
@@ -310,7 +424,10 @@ export function createSearchService(d: {
       if (s.isActive !== undefined && e.isActive !== undefined && e.isActive !== s.isActive) return false;
       if (s.visibility && e.visibility !== s.visibility) return false;
       if (prefix && !(e.path === prefix || e.path.startsWith(`${prefix}/`))) return false;
-      if (s.and.length) { const h = haystack(e); if (!s.and.every((t) => h.includes(t))) return false; }
+      if (s.and.length) {
+        const h = haystack(e);
+        if (!s.and.every((t) => h.includes(t))) return false;
+      }
       return !s.extra || s.extra(e);
     };
   }
@@ -321,9 +438,21 @@ export function createSearchService(d: {
     if (!localHeads) {
       // A remote model bills the query's tokens: one ledger row per query, like any embedding call.
       await d.usage.record({
-        key: `search:${randomUUID()}`, workspaceId: scope.workspaceId, kind: 'embedding', modelId: out.model,
+        key: `search:${randomUUID()}`,
+        workspaceId: scope.workspaceId,
+        kind: 'embedding',
+        modelId: out.model,
         usage: { inputTokens: out.tokens, outputTokens: 0, totalTokens: out.tokens },
-        attribution: { brainId: scope.brainId ?? null, userId: scope.userId, apiKeyId: scope.apiKeyId, jobId: null, traceId: null, receptorId: null, neuronId: null, pathwayId: null },
+        attribution: {
+          brainId: scope.brainId ?? null,
+          userId: scope.userId,
+          apiKeyId: scope.apiKeyId,
+          jobId: null,
+          traceId: null,
+          receptorId: null,
+          neuronId: null,
+          pathwayId: null,
+        },
       });
     }
     return { vector: out.vectors[0], model: out.model };
@@ -334,64 +463,139 @@ export function createSearchService(d: {
    * RRF (k, weights), the threshold applied after fusion to hits only the vector leg found, then
    * one hit per resource (its best entry).
    */
-  async function rank(scope: Scope, text: string, filter: EntryFilter, o: {
-    mode: SearchMode; depth: number; keywordOnly: boolean; threshold?: number; weights?: { lexical?: number; vector?: number };
-  }) {
+  async function rank(
+    scope: Scope,
+    text: string,
+    filter: EntryFilter,
+    o: {
+      mode: SearchMode;
+      depth: number;
+      keywordOnly: boolean;
+      threshold?: number;
+      weights?: { lexical?: number; vector?: number };
+    },
+  ) {
     const useVector = o.mode !== 'lexical' && !o.keywordOnly;
     const q = useVector ? await queryVector(scope, text) : null;
     return rankEntries(index, {
-      workspaceId: scope.workspaceId, terms: tokenize(text), query: q, filter, depth: o.depth, lexical: o.mode !== 'vector' || o.keywordOnly,
-      k: c.SEARCH_RRF_K, weights: { lexical: o.weights?.lexical ?? c.SEARCH_LEXICAL_WEIGHT, vector: o.weights?.vector ?? c.SEARCH_VECTOR_WEIGHT }, threshold: o.threshold,
+      workspaceId: scope.workspaceId,
+      terms: tokenize(text),
+      query: q,
+      filter,
+      depth: o.depth,
+      lexical: o.mode !== 'vector' || o.keywordOnly,
+      k: c.SEARCH_RRF_K,
+      weights: {
+        lexical: o.weights?.lexical ?? c.SEARCH_LEXICAL_WEIGHT,
+        vector: o.weights?.vector ?? c.SEARCH_VECTOR_WEIGHT,
+      },
+      threshold: o.threshold,
     });
   }
 
-  const toHit = (e: IndexEntry, needles: string[], extra: { score: number; similarity: number; explain?: HitExplain }): SearchHit => ({
-    type: e.type, id: e.resourceId, path: e.displayPath, title: e.title,
+  const toHit = (
+    e: IndexEntry,
+    needles: string[],
+    extra: { score: number; similarity: number; explain?: HitExplain },
+  ): SearchHit => ({
+    type: e.type,
+    id: e.resourceId,
+    path: e.displayPath,
+    title: e.title,
     snippet: snippetOf(isHead(e) ? [e.description, e.text].filter(Boolean).join(' — ') || e.title : e.text, needles),
-    url: e.url, similarity: extra.similarity, score: extra.score, ...(isHead(e) ? {} : { chunk_id: e.id }), ...(extra.explain ? { explain: extra.explain } : {}),
+    url: e.url,
+    similarity: extra.similarity,
+    score: extra.score,
+    ...(isHead(e) ? {} : { chunk_id: e.id }),
+    ...(extra.explain ? { explain: extra.explain } : {}),
   });
 
   const toListHit = (e: IndexEntry): ListHit => ({
-    type: e.type, id: e.resourceId, path: e.displayPath, title: e.title, snippet: snippetOf([e.description, e.text].filter(Boolean).join(' — '), [], 200),
-    url: e.url, updated_at: new Date(e.updatedAt).toISOString(), ...(e.isActive === undefined ? {} : { is_active: e.isActive }),
+    type: e.type,
+    id: e.resourceId,
+    path: e.displayPath,
+    title: e.title,
+    snippet: snippetOf([e.description, e.text].filter(Boolean).join(' — '), [], 200),
+    url: e.url,
+    updated_at: new Date(e.updatedAt).toISOString(),
+    ...(e.isActive === undefined ? {} : { is_active: e.isActive }),
   });
 
   /** Heads of one type visible in the brain, newest first. */
   function list(scope: Scope, s: Scoping): IndexEntry[] {
-    return index.scan(scope.workspaceId, (e) => isHead(e) && entryFilter(s)(e)).sort((a, b) => b.updatedAt - a.updatedAt || (a.title < b.title ? -1 : 1));
+    return index
+      .scan(scope.workspaceId, (e) => isHead(e) && entryFilter(s)(e))
+      .sort((a, b) => b.updatedAt - a.updatedAt || (a.title < b.title ? -1 : 1));
   }
 
   function checkFacetFilters(type: SearchType, r: { filters?: SearchRequest['filters']; path_prefix?: string }) {
-    if (r.filters?.visibility && !HAS_VISIBILITY.has(type)) throw validationError(`filters.visibility: ${type} have no visibility (it applies to ${[...HAS_VISIBILITY].join(', ')})`);
-    if (r.path_prefix && !HAS_PATH.has(type)) throw validationError(`path_prefix: ${type} have no folder paths (it applies to assets and artifacts)`);
+    if (r.filters?.visibility && !HAS_VISIBILITY.has(type))
+      throw validationError(
+        `filters.visibility: ${type} have no visibility (it applies to ${[...HAS_VISIBILITY].join(', ')})`,
+      );
+    if (r.path_prefix && !HAS_PATH.has(type))
+      throw validationError(`path_prefix: ${type} have no folder paths (it applies to assets and artifacts)`);
   }
 
   /** One facet of a search, sync or async. */
   async function facet(scope: Scope, p: ParsedQuery, r: SearchRequest, and: string[]) {
-    const scoping: Scoping = { brainId: scope.brainId, types: new Set([p.type]), isActive: r.filters?.is_active, visibility: r.filters?.visibility, pathPrefix: r.path_prefix, and };
+    const scoping: Scoping = {
+      brainId: scope.brainId,
+      types: new Set([p.type]),
+      isActive: r.filters?.is_active,
+      visibility: r.filters?.visibility,
+      pathPrefix: r.path_prefix,
+      and,
+    };
     const filter = entryFilter(scoping);
     if (p.listOnly) {
       const rows = list(scope, scoping);
-      return { hits: rows.slice(r.offset, r.offset + r.limit).map((e) => ({ ...toListHit(e), similarity: 0, score: 0 })), total: rows.length };
+      return {
+        hits: rows.slice(r.offset, r.offset + r.limit).map((e) => ({ ...toListHit(e), similarity: 0, score: 0 })),
+        total: rows.length,
+      };
     }
     // Keywords alone (no pattern) rank by the keywords themselves.
     const text = p.pattern || and.join(' ');
     const ranked = await rank(scope, text, filter, {
-      mode: r.search_mode, depth: Math.max(50, (r.offset + r.limit) * 5), keywordOnly: KEYWORD_ONLY.has(p.type), threshold: r.threshold, weights: r.weights,
+      mode: r.search_mode,
+      depth: Math.max(50, (r.offset + r.limit) * 5),
+      keywordOnly: KEYWORD_ONLY.has(p.type),
+      threshold: r.threshold,
+      weights: r.weights,
     });
     const needles = needlesOf(p.pattern, and);
     return {
-      hits: ranked.slice(r.offset, r.offset + r.limit).map((h) => toHit(h.entry, needles, { score: Math.round(h.score * 1e9) / 1e9, similarity: h.similarity, explain: r.explain ? h.explain : undefined })),
+      hits: ranked.slice(r.offset, r.offset + r.limit).map((h) =>
+        toHit(h.entry, needles, {
+          score: Math.round(h.score * 1e9) / 1e9,
+          similarity: h.similarity,
+          explain: r.explain ? h.explain : undefined,
+        }),
+      ),
       total: ranked.length,
     };
   }
 
   /** The same hits in one shape whatever their type (document 2 leaves `normalized` to us; docs/search.md). */
   const normalize = (hits: (SearchHit | (ListHit & { similarity: number; score: number }))[]) =>
-    hits.map((h) => ({ type: h.type, id: h.id, title: h.title, path: h.path, snippet: h.snippet, url: h.url, score: h.score, similarity: h.similarity, ...('chunk_id' in h && h.chunk_id ? { chunk_id: h.chunk_id } : {}) }));
+    hits.map((h) => ({
+      type: h.type,
+      id: h.id,
+      title: h.title,
+      path: h.path,
+      snippet: h.snippet,
+      url: h.url,
+      score: h.score,
+      similarity: h.similarity,
+      ...('chunk_id' in h && h.chunk_id ? { chunk_id: h.chunk_id } : {}),
+    }));
 
   return {
-    start, stop, status, holdFollower,
+    start,
+    stop,
+    status,
+    holdFollower,
     /** For tests and the bench: the process's index. */
     index: () => index,
 
@@ -401,7 +605,12 @@ export function createSearchService(d: {
       const p = parseQuery(b.query, { bareTerm: 'type' });
       const scoping: Scoping = { brainId: scope.brainId, types: new Set([p.type]), and: [] };
       if (p.listOnly) {
-        return { type: p.type, results: list(scope, scoping).slice(0, b.limit).map((e) => ({ path: e.displayPath, title: e.title, snippet: toListHit(e).snippet, url: e.url })) };
+        return {
+          type: p.type,
+          results: list(scope, scoping)
+            .slice(0, b.limit)
+            .map((e) => ({ path: e.displayPath, title: e.title, snippet: toListHit(e).snippet, url: e.url })),
+        };
       }
       const needle = p.pattern.toLowerCase();
       const byResource = new Map<string, { head?: IndexEntry; match?: IndexEntry; where: number; count: number }>();
@@ -409,24 +618,44 @@ export function createSearchService(d: {
       for (const e of index.scan(scope.workspaceId, visible)) {
         const slot = byResource.get(e.resourceId) ?? { where: 9, count: 0 };
         if (isHead(e)) slot.head = e;
-        const fields = isHead(e) ? [e.title, e.description, ...(CONTENT_GREP.has(e.type) ? [e.text] : [])] : CONTENT_GREP.has(e.type) ? [e.text] : [];
+        const fields = isHead(e)
+          ? [e.title, e.description, ...(CONTENT_GREP.has(e.type) ? [e.text] : [])]
+          : CONTENT_GREP.has(e.type)
+            ? [e.text]
+            : [];
         fields.forEach((f, i) => {
           const n = f.toLowerCase().split(needle).length - 1;
           if (!n) return;
           slot.count += n;
           // Where it matched first decides the order: the name, then the description, then content.
           const where = isHead(e) ? i : 3;
-          if (where < slot.where) { slot.where = where; slot.match = e; }
+          if (where < slot.where) {
+            slot.where = where;
+            slot.match = e;
+          }
         });
         byResource.set(e.resourceId, slot);
       }
-      const rows = [...byResource.values()].filter((r) => r.match && r.head).sort((a, b) => a.where - b.where || b.count - a.count || (a.head!.title < b.head!.title ? -1 : 1));
+      const rows = [...byResource.values()]
+        .filter((r) => r.match && r.head)
+        .sort((a, b) => a.where - b.where || b.count - a.count || (a.head!.title < b.head!.title ? -1 : 1));
       return {
         type: p.type,
         results: rows.slice(0, b.limit).map((r) => {
           const e = r.match!;
-          const text = isHead(e) ? (r.where === 0 ? [e.title, e.description].filter(Boolean).join(' — ') : r.where === 1 ? e.description : e.text) : e.text;
-          return { path: r.head!.displayPath, title: r.head!.title, snippet: snippetOf(text, [p.pattern]), url: r.head!.url };
+          const text = isHead(e)
+            ? r.where === 0
+              ? [e.title, e.description].filter(Boolean).join(' — ')
+              : r.where === 1
+                ? e.description
+                : e.text
+            : e.text;
+          return {
+            path: r.head!.displayPath,
+            title: r.head!.title,
+            snippet: snippetOf(text, [p.pattern]),
+            url: r.head!.url,
+          };
         }),
       };
     },
@@ -436,20 +665,49 @@ export function createSearchService(d: {
       await fresh(scope.workspaceId);
       const p = parseQuery(r.query, { bareTerm: 'neurons' });
       const and = andTerms(r.keywords, r.grep_keywords);
-      if (p.listOnly && and.length) throw validationError(`keywords: a list-only query ("${r.query}") takes no keywords; write ${p.type}/<pattern>`);
+      if (p.listOnly && and.length)
+        throw validationError(
+          `keywords: a list-only query ("${r.query}") takes no keywords; write ${p.type}/<pattern>`,
+        );
       checkFacetFilters(p.type, r);
       const { hits, total } = await facet(scope, p, r, and);
-      return { type: p.type, results: hits, normalized: normalize(hits), total, search_mode: KEYWORD_ONLY.has(p.type) ? 'lexical' : r.search_mode };
+      return {
+        type: p.type,
+        results: hits,
+        normalized: normalize(hits),
+        total,
+        search_mode: KEYWORD_ONLY.has(p.type) ? 'lexical' : r.search_mode,
+      };
     },
 
     /** Starts the async multi-facet search (`search` workflow): one activity per type. */
-    async startAsync(scope: Scope, q: { q: string; types: SearchType[]; limit: number; offset: number; is_active?: boolean; search_mode: SearchMode }) {
+    async startAsync(
+      scope: Scope,
+      q: {
+        q: string;
+        types: SearchType[];
+        limit: number;
+        offset: number;
+        is_active?: boolean;
+        search_mode: SearchMode;
+      },
+    ) {
       if (!q.q.trim()) throw validationError('q: must not be empty');
       const jobId = randomUUID();
       const { job } = await d.jobs.create(scope, { id: jobId, kind: 'search', brainId: scope.brainId });
       const input: SearchJobInput = {
-        jobId, workspaceId: scope.workspaceId, brainId: scope.brainId ?? null, userId: scope.userId, apiKeyId: scope.apiKeyId, roles: [...scope.roles],
-        q: q.q, types: q.types, limit: q.limit, offset: q.offset, isActive: q.is_active ?? null, searchMode: q.search_mode,
+        jobId,
+        workspaceId: scope.workspaceId,
+        brainId: scope.brainId ?? null,
+        userId: scope.userId,
+        apiKeyId: scope.apiKeyId,
+        roles: [...scope.roles],
+        q: q.q,
+        types: q.types,
+        limit: q.limit,
+        offset: q.offset,
+        isActive: q.is_active ?? null,
+        searchMode: q.search_mode,
       };
       await d.jobs.startWorkflow(job, 'search', [input], `search "${q.q.slice(0, 60)}" over ${q.types.join(', ')}`);
       return jobId;
@@ -460,19 +718,40 @@ export function createSearchService(d: {
       await fresh(i.workspaceId);
       const scope = scopeOf(i);
       const p: ParsedQuery = { type, pattern: i.q, listOnly: false };
-      const r: SearchRequest = { query: i.q, search_mode: i.searchMode, filters: i.isActive === null ? undefined : { is_active: i.isActive }, limit: i.limit, offset: i.offset, explain: false };
+      const r: SearchRequest = {
+        query: i.q,
+        search_mode: i.searchMode,
+        filters: i.isActive === null ? undefined : { is_active: i.isActive },
+        limit: i.limit,
+        offset: i.offset,
+        explain: false,
+      };
       const { hits, total } = await facet(scope, p, r, []);
       return { type, hits, total };
     },
     async progress(i: SearchJobInput, done: number, total: number, type: string) {
-      await d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', progress: Math.round((100 * done) / total), currentStep: `searched ${type} (${done}/${total})` });
+      await d.jobs.transition(i.workspaceId, i.jobId, {
+        status: 'running',
+        progress: Math.round((100 * done) / total),
+        currentStep: `searched ${type} (${done}/${total})`,
+      });
     },
     async finishAsync(i: SearchJobInput, facets: { type: SearchType; hits: SearchHit[]; total: number }[]) {
       const results: Record<string, SearchHit[]> = {};
       for (const f of facets) results[f.type] = f.hits;
       const all = facets.flatMap((f) => f.hits).sort((a, b) => b.score - a.score || b.similarity - a.similarity);
-      const result = { results, total: facets.reduce((n, f) => n + f.hits.length, 0), totals: Object.fromEntries(facets.map((f) => [f.type, f.total])), normalized: normalize(all) };
-      await d.jobs.finalize(i.workspaceId, i.jobId, { status: 'completed', progress: 100, currentStep: 'completed', result });
+      const result = {
+        results,
+        total: facets.reduce((n, f) => n + f.hits.length, 0),
+        totals: Object.fromEntries(facets.map((f) => [f.type, f.total])),
+        normalized: normalize(all),
+      };
+      await d.jobs.finalize(i.workspaceId, i.jobId, {
+        status: 'completed',
+        progress: 100,
+        currentStep: 'completed',
+        result,
+      });
       return { total: result.total };
     },
     async failAsync(i: SearchJobInput, reason: string) {
@@ -484,7 +763,13 @@ export function createSearchService(d: {
       await fresh(scope.workspaceId);
       const type = typeOf(b.type);
       const rows = list(scope, { brainId: scope.brainId, types: new Set([type]), and: [] });
-      return { type, results: rows.slice(b.offset, b.offset + b.limit).map(toListHit), total: rows.length, limit: b.limit, offset: b.offset };
+      return {
+        type,
+        results: rows.slice(b.offset, b.offset + b.limit).map(toListHit),
+        total: rows.length,
+        limit: b.limit,
+        offset: b.offset,
+      };
     },
 
     /**
@@ -492,14 +777,25 @@ export function createSearchService(d: {
      * folders and resources (assets and artifacts by folder: `<type>/<folder>`); resources are leaves.
      * Each parent gets at most `limit` nodes; `cursor` continues one parent.
      */
-    async tree(scope: Scope, b: { brainId: string; parent_key?: string; parent_keys?: string[]; limit: number; cursor?: string }) {
+    async tree(
+      scope: Scope,
+      b: { brainId: string; parent_key?: string; parent_keys?: string[]; limit: number; cursor?: string },
+    ) {
       await fresh(scope.workspaceId);
-      const heads = index.scan(scope.workspaceId, (e) => isHead(e) && (e.brainId === b.brainId || !!(e.visibility && e.visibility !== 'brain')));
+      const heads = index.scan(
+        scope.workspaceId,
+        (e) => isHead(e) && (e.brainId === b.brainId || !!(e.visibility && e.visibility !== 'brain')),
+      );
       const level = (key: string | null, offset: number) => {
         const nodes = childrenOf(heads, key);
         const page = nodes.slice(offset, offset + b.limit);
         const more = offset + page.length < nodes.length;
-        return { parent_key: key, nodes: page, total: nodes.length, next_cursor: more ? encodeCursor(key, offset + page.length) : null };
+        return {
+          parent_key: key,
+          nodes: page,
+          total: nodes.length,
+          next_cursor: more ? encodeCursor(key, offset + page.length) : null,
+        };
       };
       if (b.parent_keys) return { brain_id: b.brainId, results: b.parent_keys.map((k) => level(k, 0)) };
       const key = b.parent_key ?? null;
@@ -508,27 +804,56 @@ export function createSearchService(d: {
     },
 
     /** POST /v1/recollections/search: memories of the given owners, by vector, full text or both. */
-    async recollections(scope: Scope, b: {
-      query: string; owner_type: string; owner_ids: string[]; trace_id?: string; neuron_id?: string; project?: string; context?: string;
-      tags?: string[]; limit: number; threshold: number; strategy: 'vector' | 'qdrant' | 'fulltext' | 'hybrid';
-    }) {
+    async recollections(
+      scope: Scope,
+      b: {
+        query: string;
+        owner_type: string;
+        owner_ids: string[];
+        trace_id?: string;
+        neuron_id?: string;
+        project?: string;
+        context?: string;
+        tags?: string[];
+        limit: number;
+        threshold: number;
+        strategy: 'vector' | 'qdrant' | 'fulltext' | 'hybrid';
+      },
+    ) {
       await fresh(scope.workspaceId);
       const owners = new Set(b.owner_ids.map((o) => o.toLowerCase()));
       if (b.owner_type === 'trace' && b.trace_id) owners.add(b.trace_id.toLowerCase());
       if (!owners.size) throw validationError('owner_ids: may be empty only with owner_type trace and a trace_id');
       const tags = b.tags ?? [];
-      const extra: EntryFilter = (e) => e.ownerType === b.owner_type && !!e.ownerId && owners.has(e.ownerId.toLowerCase())
-        && tags.every((t) => e.tags?.includes(t))
-        && (!b.project || e.project === b.project) && (!b.context || e.context === b.context)
-        && (!b.neuron_id || (e.ownerType === 'neuron' ? e.ownerId === b.neuron_id : true));
+      const extra: EntryFilter = (e) =>
+        e.ownerType === b.owner_type &&
+        !!e.ownerId &&
+        owners.has(e.ownerId.toLowerCase()) &&
+        tags.every((t) => e.tags?.includes(t)) &&
+        (!b.project || e.project === b.project) &&
+        (!b.context || e.context === b.context) &&
+        (!b.neuron_id || (e.ownerType === 'neuron' ? e.ownerId === b.neuron_id : true));
       const filter = entryFilter({ brainId: scope.brainId, types: new Set(['memories']), and: [], extra });
       const strategy = b.strategy === 'qdrant' ? 'vector' : b.strategy;
       const mode: SearchMode = strategy === 'fulltext' ? 'lexical' : strategy === 'vector' ? 'vector' : 'hybrid';
-      const ranked = await rank(scope, b.query, filter, { mode, depth: Math.max(50, b.limit * 5), keywordOnly: false, threshold: mode === 'lexical' ? undefined : b.threshold });
+      const ranked = await rank(scope, b.query, filter, {
+        mode,
+        depth: Math.max(50, b.limit * 5),
+        keywordOnly: false,
+        threshold: mode === 'lexical' ? undefined : b.threshold,
+      });
       const needles = needlesOf(b.query, []);
       const results = ranked.slice(0, b.limit).map((h) => ({
-        memory_id: h.entry.resourceId, name: h.entry.title, snippet: toHit(h.entry, needles, h).snippet, similarity: h.similarity, score: Math.round(h.score * 1e9) / 1e9,
-        owner_type: h.entry.ownerType ?? null, owner_id: h.entry.ownerId ?? null, tags: h.entry.tags ?? [], url: h.entry.url, ...(isHead(h.entry) ? {} : { chunk_id: h.entry.id }),
+        memory_id: h.entry.resourceId,
+        name: h.entry.title,
+        snippet: toHit(h.entry, needles, h).snippet,
+        similarity: h.similarity,
+        score: Math.round(h.score * 1e9) / 1e9,
+        owner_type: h.entry.ownerType ?? null,
+        owner_id: h.entry.ownerId ?? null,
+        tags: h.entry.tags ?? [],
+        url: h.entry.url,
+        ...(isHead(h.entry) ? {} : { chunk_id: h.entry.id }),
       }));
       return { strategy: b.strategy, results, total: results.length };
     },
@@ -536,7 +861,17 @@ export function createSearchService(d: {
 }
 export type SearchService = ReturnType<typeof createSearchService>;
 
-export interface TreeNode { key: string; label: string; kind: 'type' | 'folder' | 'resource'; type: string; has_children: boolean; count?: number; id?: string; url?: string; updated_at?: string }
+export interface TreeNode {
+  key: string;
+  label: string;
+  kind: 'type' | 'folder' | 'resource';
+  type: string;
+  has_children: boolean;
+  count?: number;
+  id?: string;
+  url?: string;
+  updated_at?: string;
+}
 
 /** The children of one tree key among the visible heads (see `tree`). */
 function childrenOf(heads: IndexEntry[], key: string | null): TreeNode[] {
@@ -552,35 +887,67 @@ function childrenOf(heads: IndexEntry[], key: string | null): TreeNode[] {
   const folder = slash < 0 ? '' : key.slice(slash + 1).replace(/^\/+|\/+$/g, '');
   if (folder && !HAS_PATH.has(type)) throw validationError(`parent_key: ${type} have no folders`);
   const ofType = heads.filter((e) => e.type === type);
-  const leaf = (e: IndexEntry): TreeNode => ({ key: `resource:${e.resourceId}`, label: e.title, kind: 'resource', type, has_children: false, id: e.resourceId, url: e.url, updated_at: new Date(e.updatedAt).toISOString() });
-  const byTitle = (a: IndexEntry, b: IndexEntry) => a.title.localeCompare(b.title) || (a.resourceId < b.resourceId ? -1 : 1);
+  const leaf = (e: IndexEntry): TreeNode => ({
+    key: `resource:${e.resourceId}`,
+    label: e.title,
+    kind: 'resource',
+    type,
+    has_children: false,
+    id: e.resourceId,
+    url: e.url,
+    updated_at: new Date(e.updatedAt).toISOString(),
+  });
+  const byTitle = (a: IndexEntry, b: IndexEntry) =>
+    a.title.localeCompare(b.title) || (a.resourceId < b.resourceId ? -1 : 1);
   if (!HAS_PATH.has(type)) return ofType.sort(byTitle).map(leaf);
   const sub = new Map<string, number>();
   const here: IndexEntry[] = [];
   for (const e of ofType) {
-    if (e.path === folder) { here.push(e); continue; }
+    if (e.path === folder) {
+      here.push(e);
+      continue;
+    }
     if (folder && !e.path.startsWith(`${folder}/`)) continue;
     const rest = folder ? e.path.slice(folder.length + 1) : e.path;
     const name = rest.split('/')[0];
     if (name) sub.set(name, (sub.get(name) ?? 0) + 1);
   }
-  const folders: TreeNode[] = [...sub.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, count]) => ({
-    key: `${type}/${folder ? `${folder}/` : ''}${name}`, label: name, kind: 'folder', type, has_children: true, count,
-  }));
+  const folders: TreeNode[] = [...sub.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, count]) => ({
+      key: `${type}/${folder ? `${folder}/` : ''}${name}`,
+      label: name,
+      kind: 'folder',
+      type,
+      has_children: true,
+      count,
+    }));
   return [...folders, ...here.sort(byTitle).map(leaf)];
 }
 
-const encodeCursor = (key: string | null, offset: number) => Buffer.from(JSON.stringify({ k: key, o: offset })).toString('base64url');
+const encodeCursor = (key: string | null, offset: number) =>
+  Buffer.from(JSON.stringify({ k: key, o: offset })).toString('base64url');
 function decodeCursor(cursor: string, key: string | null): number {
   try {
     const c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown; o?: unknown };
     if ((c.k ?? null) === key && typeof c.o === 'number' && Number.isInteger(c.o) && c.o >= 0) return c.o;
-  } catch { /* fall through */ }
-  throw validationError('cursor: not a cursor of this parent_key (send the next_cursor you were given, with the same parent_key)');
+  } catch {
+    /* fall through */
+  }
+  throw validationError(
+    'cursor: not a cursor of this parent_key (send the next_cursor you were given, with the same parent_key)',
+  );
 }
 
 function scopeOf(i: SearchJobInput): Scope {
-  return { workspaceId: i.workspaceId, brainId: i.brainId ?? undefined, userId: i.userId, apiKeyId: i.apiKeyId, roles: i.roles as Scope['roles'], credential: 'system' };
+  return {
+    workspaceId: i.workspaceId,
+    brainId: i.brainId ?? undefined,
+    userId: i.userId,
+    apiKeyId: i.apiKeyId,
+    roles: i.roles as Scope['roles'],
+    credential: 'system',
+  };
 }
 
 export { SEARCH_TYPES };

@@ -17,14 +17,27 @@ const hashOf = (token: string) => createHash('sha256').update(token).digest('hex
 const invalidToken = (why = 'invalid') => new AppError('AUTH_REQUIRED', 401, `Share token ${why}`);
 
 /** What a share request resolved to: the link, its receptor, and the scope its calls run in. */
-export interface ShareAccess { share: ShareTokenDoc; receptor: ReceptorDoc; workspaceSlug: string; scope: Scope }
+export interface ShareAccess {
+  share: ShareTokenDoc;
+  receptor: ReceptorDoc;
+  workspaceSlug: string;
+  scope: Scope;
+}
 
 /**
  * Share links (document 1, Authentication rules 1–3; docs/shares.md): one live token per
  * receptor, random, stored as a SHA-256, shown whole only when created or rotated. Every request
  * looks the hash up, so a revoke or a rotation takes effect at once on every API instance.
  */
-export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets: BudgetService; workspaces: WorkspaceRepo; receptors: ReceptorService; fires: ReceptorFireService; recent: RecentCredentials }) {
+export function createShareService(d: {
+  repo: ShareRepo;
+  jobs: JobRepo;
+  budgets: BudgetService;
+  workspaces: WorkspaceRepo;
+  receptors: ReceptorService;
+  fires: ReceptorFireService;
+  recent: RecentCredentials;
+}) {
   const { repo, receptors, fires } = d;
 
   /** Requests are the jobs the link started; its token limit is its lifetime budget (src/services/budgets.ts). */
@@ -54,16 +67,27 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets:
       const token = newToken();
       const now = new Date();
       const doc: ShareTokenDoc = {
-        _id: randomUUID(), workspaceId: scope.workspaceId, receptorId: r._id, tokenHash: hashOf(token), prefix: token.slice(0, 10),
-        allowFiles: body.allow_files, customization: body.customization, expiresAt: body.expires_at ? new Date(body.expires_at) : null,
+        _id: randomUUID(),
+        workspaceId: scope.workspaceId,
+        receptorId: r._id,
+        tokenHash: hashOf(token),
+        prefix: token.slice(0, 10),
+        allowFiles: body.allow_files,
+        customization: body.customization,
+        expiresAt: body.expires_at ? new Date(body.expires_at) : null,
         budget: { maxRequests: body.budget?.max_requests ?? null },
-        createdBy: scope.userId ?? scope.apiKeyId, createdAt: now, rotatedAt: null, updatedAt: now,
+        createdBy: scope.userId ?? scope.apiKeyId,
+        createdAt: now,
+        rotatedAt: null,
+        updatedAt: now,
       };
-      if (doc.expiresAt && doc.expiresAt.getTime() <= Date.now()) throw validationError('expires_at must be in the future');
+      if (doc.expiresAt && doc.expiresAt.getTime() <= Date.now())
+        throw validationError('expires_at must be in the future');
       try {
         await repo.tokens.insertOne(doc);
       } catch (e) {
-        if (isDuplicateKey(e)) throw conflict('This receptor already has a share token: rotate it (POST …/share/rotate) or revoke it first');
+        if (isDuplicateKey(e))
+          throw conflict('This receptor already has a share token: rotate it (POST …/share/rotate) or revoke it first');
         throw e;
       }
       await d.budgets.setShareTokens(scope.workspaceId, doc._id, body.budget?.max_tokens ?? null, doc.createdBy);
@@ -97,23 +121,36 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets:
       if (!cur) throw notFound('Share token');
       const token = newToken();
       const now = new Date();
-      const set: Partial<ShareTokenDoc> = { tokenHash: hashOf(token), prefix: token.slice(0, 10), rotatedAt: now, updatedAt: now };
+      const set: Partial<ShareTokenDoc> = {
+        tokenHash: hashOf(token),
+        prefix: token.slice(0, 10),
+        rotatedAt: now,
+        updatedAt: now,
+      };
       if (body.allow_files !== undefined) set.allowFiles = body.allow_files;
       if (body.customization !== undefined) set.customization = body.customization;
       if (body.expires_at !== undefined) {
         set.expiresAt = body.expires_at ? new Date(body.expires_at) : null;
-        if (set.expiresAt && set.expiresAt.getTime() <= Date.now()) throw validationError('expires_at must be in the future');
+        if (set.expiresAt && set.expiresAt.getTime() <= Date.now())
+          throw validationError('expires_at must be in the future');
       }
       if (body.budget !== undefined) set.budget = { maxRequests: body.budget.max_requests ?? null };
       await repo.tokens.updateOne({ _id: cur._id, workspaceId: scope.workspaceId }, { $set: set });
       d.recent.forget('share', cur.tokenHash);
       d.recent.remember('share', hashOf(token));
-      if (body.budget !== undefined) await d.budgets.setShareTokens(scope.workspaceId, cur._id, body.budget.max_tokens ?? null, scope.userId ?? scope.apiKeyId);
+      if (body.budget !== undefined)
+        await d.budgets.setShareTokens(
+          scope.workspaceId,
+          cur._id,
+          body.budget.max_tokens ?? null,
+          scope.userId ?? scope.apiKeyId,
+        );
       return { doc: { ...cur, ...set }, receptor: r, token };
     },
 
     /** Whether a share token was recently seen valid by any API process (docs/decisions.md, "Auth and scoping"). */
-    recentlyValid: (token: string | undefined): Promise<boolean> => (token ? d.recent.seen('share', hashOf(token)) : Promise.resolve(false)),
+    recentlyValid: (token: string | undefined): Promise<boolean> =>
+      token ? d.recent.seen('share', hashOf(token)) : Promise.resolve(false),
 
     /**
      * Resolves a share token (401 when missing, wrong, revoked, rotated away or expired) to its
@@ -134,14 +171,25 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets:
         throw invalidToken('has expired');
       }
       d.recent.remember('share', hash);
-      const receptor = await receptors.find({ workspaceId: share.workspaceId, userId: null, apiKeyId: null, roles: [], credential: 'share' }, share.receptorId);
+      const receptor = await receptors.find(
+        { workspaceId: share.workspaceId, userId: null, apiKeyId: null, roles: [], credential: 'share' },
+        share.receptorId,
+      );
       const ws = await d.workspaces.findWorkspace(share.workspaceId);
       const sameWs = user && user.workspaceId === share.workspaceId;
       return {
-        share, receptor, workspaceSlug: ws?.slug ?? share.workspaceId,
+        share,
+        receptor,
+        workspaceSlug: ws?.slug ?? share.workspaceId,
         scope: {
-          workspaceId: share.workspaceId, brainId: receptor.brainId, userId: sameWs ? user.userId : null, apiKeyId: null, roles: [],
-          credential: 'share', receptorId: receptor._id, shareTokenId: share._id,
+          workspaceId: share.workspaceId,
+          brainId: receptor.brainId,
+          userId: sameWs ? user.userId : null,
+          apiKeyId: null,
+          roles: [],
+          credential: 'share',
+          receptorId: receptor._id,
+          shareTokenId: share._id,
         },
       };
     },
@@ -152,16 +200,22 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets:
         if (q.receptor_id.toLowerCase() !== a.receptor._id) throw forbidden('This share token is for another receptor');
         return;
       }
-      if (!q.workspace || !q.receptor) throw validationError('Send workspace and receptor, or receptor_id, with the share token');
-      if (q.workspace !== a.workspaceSlug && q.workspace !== a.share.workspaceId) throw forbidden('This share token is for another workspace');
-      if (q.receptor !== a.receptor.slug && q.receptor.toLowerCase() !== a.receptor._id) throw forbidden('This share token is for another receptor');
+      if (!q.workspace || !q.receptor)
+        throw validationError('Send workspace and receptor, or receptor_id, with the share token');
+      if (q.workspace !== a.workspaceSlug && q.workspace !== a.share.workspaceId)
+        throw forbidden('This share token is for another workspace');
+      if (q.receptor !== a.receptor.slug && q.receptor.toLowerCase() !== a.receptor._id)
+        throw forbidden('This share token is for another receptor');
     },
 
     /** The route's receptor (by workspace + slug, or by id) must be the link's (403 otherwise). */
     checkReceptor(a: ShareAccess, ref: { workspace?: string; slug?: string; id?: string }): void {
-      if (ref.id !== undefined && ref.id.toLowerCase() !== a.receptor._id) throw forbidden('This share token is for another receptor');
-      if (ref.workspace !== undefined && ref.workspace !== a.workspaceSlug && ref.workspace !== a.share.workspaceId) throw forbidden('This share token is for another workspace');
-      if (ref.slug !== undefined && ref.slug !== a.receptor.slug && ref.slug.toLowerCase() !== a.receptor._id) throw forbidden('This share token is for another receptor');
+      if (ref.id !== undefined && ref.id.toLowerCase() !== a.receptor._id)
+        throw forbidden('This share token is for another receptor');
+      if (ref.workspace !== undefined && ref.workspace !== a.workspaceSlug && ref.workspace !== a.share.workspaceId)
+        throw forbidden('This share token is for another workspace');
+      if (ref.slug !== undefined && ref.slug !== a.receptor.slug && ref.slug.toLowerCase() !== a.receptor._id)
+        throw forbidden('This share token is for another receptor');
     },
 
     /**
@@ -172,31 +226,56 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets:
     async execute(a: ShareAccess, body: PublicExecuteBody) {
       const max = a.share.budget.maxRequests;
       if (max !== null) {
-        const requests = await d.jobs.jobs.countDocuments({ workspaceId: a.share.workspaceId, shareTokenId: a.share._id });
-        if (requests >= max) throw new AppError('BUDGET_EXCEEDED', 402, `This share link has used its budget (${requests} of ${max} requests)`);
+        const requests = await d.jobs.jobs.countDocuments({
+          workspaceId: a.share.workspaceId,
+          shareTokenId: a.share._id,
+        });
+        if (requests >= max)
+          throw new AppError(
+            'BUDGET_EXCEEDED',
+            402,
+            `This share link has used its budget (${requests} of ${max} requests)`,
+          );
       }
       await d.budgets.refuseIfSpent(a.share.workspaceId, { receptorId: a.receptor._id, shareTokenId: a.share._id });
       const why = await fires.notFireable(a.receptor);
       if (why) throw validationError(`This link cannot run now: ${why}`);
       if (body.trace_id && a.receptor.executableTarget.kind === 'neuron') {
-        const t = await d.jobs.jobs.findOne({ workspaceId: a.share.workspaceId, traceId: body.trace_id, receptorId: a.receptor._id });
+        const t = await d.jobs.jobs.findOne({
+          workspaceId: a.share.workspaceId,
+          traceId: body.trace_id,
+          receptorId: a.receptor._id,
+        });
         if (!t) throw forbidden('trace_id is not a conversation of this link');
       }
       let attachments: { id: string; name: string; content_type: string; size: number; text?: string }[] = [];
       if (body.asset_ids?.length) {
-        const files = await repo.uploads.find({ _id: { $in: body.asset_ids }, receptorId: a.receptor._id, workspaceId: a.share.workspaceId }).toArray();
-        if (files.length !== new Set(body.asset_ids).size) throw validationError('asset_ids: a file was not uploaded through this link');
+        const files = await repo.uploads
+          .find({ _id: { $in: body.asset_ids }, receptorId: a.receptor._id, workspaceId: a.share.workspaceId })
+          .toArray();
+        if (files.length !== new Set(body.asset_ids).size)
+          throw validationError('asset_ids: a file was not uploaded through this link');
         attachments = files.map((f) => ({
-          id: f._id, name: f.name, content_type: f.contentType, size: f.size,
-          ...(/^(text\/|application\/json)/.test(f.contentType) ? { text: f.data.toString('utf8').slice(0, 50_000) } : {}),
+          id: f._id,
+          name: f.name,
+          content_type: f.contentType,
+          size: f.size,
+          ...(/^(text\/|application\/json)/.test(f.contentType)
+            ? { text: f.data.toString('utf8').slice(0, 50_000) }
+            : {}),
         }));
       }
       const message = attachments.length
         ? `${body.message}\n\n${attachments.map((f) => (f.text !== undefined ? `--- ${f.name} ---\n${f.text}` : `[attached: ${f.name} (${f.content_type}, ${f.size} bytes)]`)).join('\n\n')}`
         : body.message;
       return fires.launch(a.receptor, {
-        source: 'share', scope: a.scope,
-        trigger: { payload: { message }, data: attachments.length ? { attachments: attachments.map(({ text: _t, ...f }) => f) } : undefined, traceId: body.trace_id },
+        source: 'share',
+        scope: a.scope,
+        trigger: {
+          payload: { message },
+          data: attachments.length ? { attachments: attachments.map(({ text: _t, ...f }) => f) } : undefined,
+          traceId: body.trace_id,
+        },
       });
     },
 
@@ -204,8 +283,15 @@ export function createShareService(d: { repo: ShareRepo; jobs: JobRepo; budgets:
     async upload(a: ShareAccess, file: { name: string; contentType: string; data: Buffer }) {
       if (!a.share.allowFiles) throw forbidden('This share link does not accept files');
       const doc = {
-        _id: randomUUID(), workspaceId: a.share.workspaceId, receptorId: a.receptor._id, shareTokenId: a.share._id,
-        name: file.name, contentType: file.contentType, size: file.data.length, data: file.data, createdAt: new Date(),
+        _id: randomUUID(),
+        workspaceId: a.share.workspaceId,
+        receptorId: a.receptor._id,
+        shareTokenId: a.share._id,
+        name: file.name,
+        contentType: file.contentType,
+        size: file.data.length,
+        data: file.data,
+        createdAt: new Date(),
       };
       await repo.uploads.insertOne(doc);
       return doc;

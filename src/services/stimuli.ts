@@ -3,12 +3,22 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 
 /** One key of the stimuli catalog (GET /v1/stimuli/catalog). */
-export interface StimulusKey { key: string; description: string; schedulable: boolean; payload: Record<string, unknown> }
+export interface StimulusKey {
+  key: string;
+  description: string;
+  schedulable: boolean;
+  payload: Record<string, unknown>;
+}
 
 const resourcePayload = (type: string) => ({
-  type: 'object', properties: {
-    resource_type: { const: type }, resource_id: { type: 'string', format: 'uuid' }, brain_id: { type: ['string', 'null'] }, name: { type: ['string', 'null'] },
-  }, required: ['resource_type', 'resource_id'],
+  type: 'object',
+  properties: {
+    resource_type: { const: type },
+    resource_id: { type: 'string', format: 'uuid' },
+    brain_id: { type: ['string', 'null'] },
+    name: { type: ['string', 'null'] },
+  },
+  required: ['resource_type', 'resource_id'],
 });
 const tick = { type: 'object', properties: { scheduled_at: { type: 'string', format: 'date-time' } } };
 
@@ -19,29 +29,52 @@ const tick = { type: 'object', properties: { scheduled_at: { type: 'string', for
  * schedule may run (schedulable). A key ending in `.*` in a receptor's stimulus_keys matches the lane.
  */
 export const STIMULI: StimulusKey[] = [
-  ...(['asset', 'artifact', 'memory'] as const).flatMap((type) => (['created', 'updated', 'deleted'] as const).map((what) => ({
-    key: `vault.${type}.${what}`, description: `A ${type} of the workspace was ${what}`, schedulable: false, payload: resourcePayload(type),
-  }))),
+  ...(['asset', 'artifact', 'memory'] as const).flatMap((type) =>
+    (['created', 'updated', 'deleted'] as const).map((what) => ({
+      key: `vault.${type}.${what}`,
+      description: `A ${type} of the workspace was ${what}`,
+      schedulable: false,
+      payload: resourcePayload(type),
+    })),
+  ),
   {
-    key: 'plasticity.intervention.answered', description: 'A person answered an intervention (approval, rejection or input): feedback to learn from', schedulable: false,
-    payload: { type: 'object', properties: { intervention_id: { type: 'string' }, job_id: { type: 'string' }, action: { type: 'string' }, status: { type: 'string' } } },
+    key: 'plasticity.intervention.answered',
+    description: 'A person answered an intervention (approval, rejection or input): feedback to learn from',
+    schedulable: false,
+    payload: {
+      type: 'object',
+      properties: {
+        intervention_id: { type: 'string' },
+        job_id: { type: 'string' },
+        action: { type: 'string' },
+        status: { type: 'string' },
+      },
+    },
   },
   {
-    key: 'maintenance.job_sweep', description: 'Jobs of the workspace pending for 30 s with no workflow: a stored run (an invoke answered 202 before its start) is started, any other fails as never started', schedulable: true,
+    key: 'maintenance.job_sweep',
+    description:
+      'Jobs of the workspace pending for 30 s with no workflow: a stored run (an invoke answered 202 before its start) is started, any other fails as never started',
+    schedulable: true,
     payload: tick,
   },
   {
-    key: 'maintenance.schedule_reconcile', description: 'Repairs drift between the workspace\'s scheduled receptors and their Temporal Schedules', schedulable: true,
+    key: 'maintenance.schedule_reconcile',
+    description: "Repairs drift between the workspace's scheduled receptors and their Temporal Schedules",
+    schedulable: true,
     payload: tick,
   },
   {
-    key: 'maintenance.usage_report', description: 'Totals of the workspace\'s model usage over the last 24 hours, as the job result', schedulable: true,
+    key: 'maintenance.usage_report',
+    description: "Totals of the workspace's model usage over the last 24 hours, as the job result",
+    schedulable: true,
     payload: tick,
   },
 ];
 const BY_KEY = new Map(STIMULI.map((s) => [s.key, s]));
 
-export const isKnownKey = (key: string) => BY_KEY.has(key) || (key.endsWith('.*') && STIMULI.some((s) => s.key.startsWith(key.slice(0, -1))));
+export const isKnownKey = (key: string) =>
+  BY_KEY.has(key) || (key.endsWith('.*') && STIMULI.some((s) => s.key.startsWith(key.slice(0, -1))));
 export const isSchedulable = (key: string) => BY_KEY.get(key)?.schedulable === true;
 /** The subscription patterns that match an event key: the key itself and its lane wildcards (`vault.*`, `vault.asset.*`). */
 export function patternsFor(key: string): string[] {
@@ -53,7 +86,9 @@ export function patternsFor(key: string): string[] {
 const SIGNATURE_WINDOW_S = 300;
 
 /** The secret server-side producers sign internal stimulus requests with (INTERNAL_SIGNING_SECRET, else derived from JWT_SECRET). */
-export const internalSecret = (config: Config) => config.INTERNAL_SIGNING_SECRET ?? createHmac('sha256', config.JWT_SECRET).update('cortex:internal-stimulus').digest('hex');
+export const internalSecret = (config: Config) =>
+  config.INTERNAL_SIGNING_SECRET ??
+  createHmac('sha256', config.JWT_SECRET).update('cortex:internal-stimulus').digest('hex');
 
 /** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`: the header value a producer sends. */
 export function signBody(secret: string, rawBody: string, at = Math.floor(Date.now() / 1000)): string {
@@ -61,7 +96,12 @@ export function signBody(secret: string, rawBody: string, at = Math.floor(Date.n
 }
 
 /** Checks a signature header against the raw body; 401 when missing, malformed, stale or wrong. */
-export function verifySignature(secret: string, header: string | undefined, rawBody: string, now = Math.floor(Date.now() / 1000)): void {
+export function verifySignature(
+  secret: string,
+  header: string | undefined,
+  rawBody: string,
+  now = Math.floor(Date.now() / 1000),
+): void {
   const refuse = (why: string) => new AppError('AUTH_REQUIRED', 401, `Signed request required: ${why}`);
   if (!header) throw refuse('missing X-Cortex-Signature');
   const parts = Object.fromEntries(header.split(',').map((p) => p.trim().split('=') as [string, string]));

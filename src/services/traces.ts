@@ -5,7 +5,16 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
 import { escapeRegex } from '../db/client.js';
 import { encodeBlob } from '../db/codec.js';
-import { emptyCost, placeKey, traceKey, type CostSummary, type EngramDoc, type EngramPlaceDoc, type TraceDoc, type TraceRepo } from '../db/traces.js';
+import {
+  emptyCost,
+  placeKey,
+  traceKey,
+  type CostSummary,
+  type EngramDoc,
+  type EngramPlaceDoc,
+  type TraceDoc,
+  type TraceRepo,
+} from '../db/traces.js';
 import { notFound, validationError } from '../errors.js';
 import type { MessageCreateBody, TraceListQuery } from '../schemas/traces.js';
 import type { Scope } from '../scope.js';
@@ -19,8 +28,10 @@ export interface EngramInput {
   id?: string;
   content: { type: string; content: string };
   metadata?: Record<string, unknown>;
-  sourceType: string; sourceId: string | null;
-  targetType?: string | null; targetId?: string | null;
+  sourceType: string;
+  sourceId: string | null;
+  targetType?: string | null;
+  targetId?: string | null;
   traceType?: 'thread' | 'system';
   memoryIds?: string[];
   jobId?: string | null;
@@ -32,7 +43,8 @@ export interface EngramInput {
 /** Traces a search reads per page at most (docs/decisions.md, "Lists that page by key"). */
 export const SEARCH_SCAN_MAX = 5_000;
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', message_count: 'messageCount' } as const;
-export const contentHash = (c: { type: string; content: string }) => createHash('sha256').update(`${c.type}\n${c.content}`).digest('hex');
+export const contentHash = (c: { type: string; content: string }) =>
+  createHash('sha256').update(`${c.type}\n${c.content}`).digest('hex');
 
 /** Histories up to this many engrams are read by key (places, then engrams); longer ones by one query. */
 const KEYED_HISTORY_MAX = 400;
@@ -41,7 +53,9 @@ const KEY_READS_AT_ONCE = 32;
 async function inBatches<T>(n: number, f: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = [];
   for (let from = 0; from < n; from += KEY_READS_AT_ONCE) {
-    out.push(...await Promise.all(Array.from({ length: Math.min(KEY_READS_AT_ONCE, n - from) }, (_, k) => f(from + k))));
+    out.push(
+      ...(await Promise.all(Array.from({ length: Math.min(KEY_READS_AT_ONCE, n - from) }, (_, k) => f(from + k)))),
+    );
   }
   return out;
 }
@@ -58,25 +72,57 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
   const traceDoc = (scope: Scope, traceId: string, input: EngramInput, count = 0, cost = emptyCost()): TraceDoc => {
     const now = new Date();
     return {
-      _id: traceKey(scope.workspaceId, traceId), traceId, workspaceId: scope.workspaceId,
-      brainId: input.trace?.brainId ?? scope.brainId ?? null, userId: scope.userId, apiKeyId: scope.apiKeyId,
-      receptorId: input.trace?.receptorId ?? scope.receptorId ?? null, neuronId: input.trace?.neuronId ?? null,
-      title: null, titleSource: null, traceType: input.traceType ?? 'thread', metadata: encodeBlob({}), createdAt: now,
-      messageCount: count, cost, memoryIds: count ? [...new Set(input.memoryIds ?? [])] : [], updatedAt: now,
+      _id: traceKey(scope.workspaceId, traceId),
+      traceId,
+      workspaceId: scope.workspaceId,
+      brainId: input.trace?.brainId ?? scope.brainId ?? null,
+      userId: scope.userId,
+      apiKeyId: scope.apiKeyId,
+      receptorId: input.trace?.receptorId ?? scope.receptorId ?? null,
+      neuronId: input.trace?.neuronId ?? null,
+      title: null,
+      titleSource: null,
+      traceType: input.traceType ?? 'thread',
+      metadata: encodeBlob({}),
+      createdAt: now,
+      messageCount: count,
+      cost,
+      memoryIds: count ? [...new Set(input.memoryIds ?? [])] : [],
+      updatedAt: now,
     };
   };
 
   /** The engram document at `seq`, carrying the trace's running totals (`prev`: those before it). */
-  const engramDoc = (scope: Scope, traceId: string, input: EngramInput, id: string, seq: number, prev: CostSummary): EngramDoc => {
+  const engramDoc = (
+    scope: Scope,
+    traceId: string,
+    input: EngramInput,
+    id: string,
+    seq: number,
+    prev: CostSummary,
+  ): EngramDoc => {
     const cost = input.cost ?? emptyCost();
     return {
-      _id: id, workspaceId: scope.workspaceId, traceId, seq, content: input.content,
-      contentHash: contentHash(input.content), metadata: encodeBlob(input.metadata ?? {}), sourceType: input.sourceType,
-      sourceId: input.sourceId, targetType: input.targetType ?? null, targetId: input.targetId ?? null,
-      traceType: input.traceType ?? 'thread', memoryIds: input.memoryIds ?? [], jobId: input.jobId ?? null, createdAt: new Date(),
+      _id: id,
+      workspaceId: scope.workspaceId,
+      traceId,
+      seq,
+      content: input.content,
+      contentHash: contentHash(input.content),
+      metadata: encodeBlob(input.metadata ?? {}),
+      sourceType: input.sourceType,
+      sourceId: input.sourceId,
+      targetType: input.targetType ?? null,
+      targetId: input.targetId ?? null,
+      traceType: input.traceType ?? 'thread',
+      memoryIds: input.memoryIds ?? [],
+      jobId: input.jobId ?? null,
+      createdAt: new Date(),
       totals: {
-        totalCostUsd: prev.totalCostUsd + cost.totalCostUsd, totalTokens: prev.totalTokens + cost.totalTokens,
-        inputTokens: prev.inputTokens + cost.inputTokens, outputTokens: prev.outputTokens + cost.outputTokens,
+        totalCostUsd: prev.totalCostUsd + cost.totalCostUsd,
+        totalTokens: prev.totalTokens + cost.totalTokens,
+        inputTokens: prev.inputTokens + cost.inputTokens,
+        outputTokens: prev.outputTokens + cost.outputTokens,
       },
     };
   };
@@ -90,7 +136,12 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
   }
 
   /** An engram's place: its key, seq and the trace's totals through it (src/db/traces.ts). */
-  const placeOf = (e: EngramDoc): EngramPlaceDoc => ({ _id: placeKey(traceKey(e.workspaceId, e.traceId), e.seq), engramId: e._id, seq: e.seq, totals: e.totals ?? emptyCost() });
+  const placeOf = (e: EngramDoc): EngramPlaceDoc => ({
+    _id: placeKey(traceKey(e.workspaceId, e.traceId), e.seq),
+    engramId: e._id,
+    seq: e.seq,
+    totals: e.totals ?? emptyCost(),
+  });
   /** Writes an engram's place; a duplicate is the same place, written by another writer who found it missing too. */
   const place = (e: EngramDoc) => claim(repo.places, placeOf(e));
 
@@ -124,7 +175,12 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
   /** Publishes a stored engram on its trace stream. */
   const published = async (scope: Scope, traceId: string, doc: EngramDoc): Promise<EngramDoc> => {
     await streams.append(streams.keys.trace(scope.workspaceId, traceId), {
-      type: 'engram.created', trace_id: traceId, engram_id: doc._id, source_type: doc.sourceType, content: doc.content, created_at: doc.createdAt.toISOString(),
+      type: 'engram.created',
+      trace_id: traceId,
+      engram_id: doc._id,
+      source_type: doc.sourceType,
+      content: doc.content,
+      created_at: doc.createdAt.toISOString(),
     });
     return doc;
   };
@@ -139,7 +195,13 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
    * stale write of an older writer that lands after this one is that writer's to repair: its own
    * check follows its write, which follows this writer's place, so it finds that place.
    */
-  async function converge(scope: Scope, traceId: string, memoryIds: string[], mine?: EngramPlaceDoc, generated?: { title: string; written?: boolean }): Promise<TraceDoc | null> {
+  async function converge(
+    scope: Scope,
+    traceId: string,
+    memoryIds: string[],
+    mine?: EngramPlaceDoc,
+    generated?: { title: string; written?: boolean },
+  ): Promise<TraceDoc | null> {
     const title = generated?.title;
     const key = traceKey(scope.workspaceId, traceId);
     let known = mine;
@@ -151,9 +213,10 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
         checked ?? (known ? findById(repo.places, placeKey(key, known.seq + 1)) : Promise.resolve(null)),
       ]);
       if (!doc) return null;
-      const last = known && !after && doc.messageCount <= known.seq
-        ? known
-        : await newestPlace(scope.workspaceId, traceId, Math.max(doc.messageCount, after?.seq ?? 0));
+      const last =
+        known && !after && doc.messageCount <= known.seq
+          ? known
+          : await newestPlace(scope.workspaceId, traceId, Math.max(doc.messageCount, after?.seq ?? 0));
       if (!last) return doc;
       const missing = memoryIds.filter((m) => !(doc.memoryIds ?? []).includes(m));
       // A generated title goes into the same write as the counters, while the trace has no title.
@@ -174,7 +237,12 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
   }
 
   /** See `append` below; also answers the trace document the last converge check read. */
-  async function appendEngram(scope: Scope, traceId: string, input: EngramInput, known: { absent?: boolean; traceExists?: boolean; title?: string } = {}): Promise<{ engram: EngramDoc; trace: TraceDoc | null; existed: boolean; titled: boolean }> {
+  async function appendEngram(
+    scope: Scope,
+    traceId: string,
+    input: EngramInput,
+    known: { absent?: boolean; traceExists?: boolean; title?: string } = {},
+  ): Promise<{ engram: EngramDoc; trace: TraceDoc | null; existed: boolean; titled: boolean }> {
     // `known`: the caller has just found that input.id is not stored yet (or will take the stored
     // engram of that id: `existed`), or that the trace exists. `title`: set with the counters when
     // the trace has none (a run's generated title).
@@ -183,7 +251,9 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
       if (existing) return { engram: existing, trace: null, existed: true, titled: false };
     }
     const ws = scope.workspaceId;
-    let hint = known.traceExists ? (await repo.find(ws, traceId))?.messageCount ?? 0 : await ensureTrace(scope, traceId, input);
+    let hint = known.traceExists
+      ? ((await repo.find(ws, traceId))?.messageCount ?? 0)
+      : await ensureTrace(scope, traceId, input);
     const id = input.id ?? randomUUID();
     let doc: EngramDoc | null = null;
     let existed = false;
@@ -235,9 +305,17 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
       // A substring is no index range: it is checked on the rows read in the sort's index order, at
       // most SEARCH_SCAN_MAX of them per page (a short page then carries has_more and next_cursor).
       const rx = q.search ? new RegExp(escapeRegex(q.search), 'i') : null;
-      const scan = rx ? { match: (t: TraceDoc) => rx.test(t.traceId) || (t.title != null && rx.test(t.title)), scanMax: SEARCH_SCAN_MAX } : undefined;
+      const scan = rx
+        ? {
+            match: (t: TraceDoc) => rx.test(t.traceId) || (t.title != null && rx.test(t.title)),
+            scanMax: SEARCH_SCAN_MAX,
+          }
+        : undefined;
       if (q.created_after || q.created_before) {
-        filter.createdAt = { ...(q.created_after ? { $gte: new Date(q.created_after) } : {}), ...(q.created_before ? { $lte: new Date(q.created_before) } : {}) };
+        filter.createdAt = {
+          ...(q.created_after ? { $gte: new Date(q.created_after) } : {}),
+          ...(q.created_before ? { $lte: new Date(q.created_before) } : {}),
+        };
       }
       return repo.list(filter, { field: SORT_FIELD[q.sort], dir: q.order === 'asc' ? 1 : -1 }, q, scan);
     },
@@ -276,8 +354,11 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
       return this.append(scope, traceId, {
         // With an Idempotency-Key the engram's id is derived from it: a retry finds the first attempt's engram.
         id: idempotentId('engram'),
-        content: { type: 'human', content: body.content }, metadata: body.metadata ?? {},
-        sourceType: 'user', sourceId: scope.userId ?? scope.apiKeyId, memoryIds: body.memory_ids,
+        content: { type: 'human', content: body.content },
+        metadata: body.metadata ?? {},
+        sourceType: 'user',
+        sourceId: scope.userId ?? scope.apiKeyId,
+        memoryIds: body.memory_ids,
       });
     },
 
@@ -287,7 +368,12 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
      * trace's running totals, so order and counters are exact under concurrent writers on MongoDB
      * and FerretDB alike; the trace document's counters converge to the newest engram's.
      */
-    async append(scope: Scope, traceId: string, input: EngramInput, known: { absent?: boolean; traceExists?: boolean } = {}): Promise<EngramDoc> {
+    async append(
+      scope: Scope,
+      traceId: string,
+      input: EngramInput,
+      known: { absent?: boolean; traceExists?: boolean } = {},
+    ): Promise<EngramDoc> {
       return (await appendEngram(scope, traceId, input, known)).engram;
     },
 
@@ -329,9 +415,15 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
      * trace is read and written by `_id` (a key lookup on every store); a manual title set between
      * that read and a generated title's write is the one race left, and only on a run's first reply.
      */
-    async setTitle(scope: Scope, traceId: string, title: string, source: 'manual' | 'generated', read?: TraceDoc): Promise<TraceDoc> {
+    async setTitle(
+      scope: Scope,
+      traceId: string,
+      title: string,
+      source: 'manual' | 'generated',
+      read?: TraceDoc,
+    ): Promise<TraceDoc> {
       // `read`: the trace as the caller has just read it (a run's reply append), so it is not read again.
-      const before = read ?? await get(scope, traceId);
+      const before = read ?? (await get(scope, traceId));
       let t = before;
       if (source === 'manual' || before.titleSource !== 'manual') {
         const set = { title, titleSource: source, updatedAt: new Date() };
@@ -343,7 +435,8 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
     },
 
     /** Publishes a run-state or other trace-scoped event (document 1, Events). */
-    publish: (scope: Scope, traceId: string, event: Record<string, unknown>) => streams.append(streams.keys.trace(scope.workspaceId, traceId), event),
+    publish: (scope: Scope, traceId: string, event: Record<string, unknown>) =>
+      streams.append(streams.keys.trace(scope.workspaceId, traceId), event),
     streamKey: (scope: Scope, traceId: string) => streams.keys.trace(scope.workspaceId, traceId),
   };
 }

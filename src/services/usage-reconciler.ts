@@ -5,7 +5,18 @@ import type { BudgetRepo } from '../db/budgets.js';
 import { claim } from '../db/claims.js';
 import { encodeBlob } from '../db/codec.js';
 import type { UsageCounters } from '../db/usage-counters.js';
-import { DAY_H, GROUP_SUMS, HOUR_MS, groupRows, hourOf, mergeGroups, rollupGroups, type UsageGroup, type UsageRepo, type UsageRowDoc } from '../db/usage.js';
+import {
+  DAY_H,
+  GROUP_SUMS,
+  HOUR_MS,
+  groupRows,
+  hourOf,
+  mergeGroups,
+  rollupGroups,
+  type UsageGroup,
+  type UsageRepo,
+  type UsageRowDoc,
+} from '../db/usage.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { metrics } from '../metrics.js';
 import type { BudgetService } from './budgets.js';
@@ -38,14 +49,31 @@ export interface ReconcileReport {
   budgetCountersBusy: number;
 }
 
-const emptyReport = (): ReconcileReport => ({ workspaces: 0, rowsRecounted: 0, hoursStored: 0, hoursCorrected: 0, daysStored: 0, daysCorrected: 0, hourCounterDrift: 0, budgetCountersCorrected: 0, budgetCountersBusy: 0 });
+const emptyReport = (): ReconcileReport => ({
+  workspaces: 0,
+  rowsRecounted: 0,
+  hoursStored: 0,
+  hoursCorrected: 0,
+  daysStored: 0,
+  daysCorrected: 0,
+  hourCounterDrift: 0,
+  budgetCountersCorrected: 0,
+  budgetCountersBusy: 0,
+});
 
 /** Two sets of groups with the same sums (groups of all zeros count as absent). */
 function sameGroups(a: Map<string, UsageGroup>, b: Map<string, UsageGroup>): boolean {
-  const nonZero = (m: Map<string, UsageGroup>) => [...m.entries()].filter(([, g]) => GROUP_SUMS.some((k) => g[k] !== 0));
+  const nonZero = (m: Map<string, UsageGroup>) =>
+    [...m.entries()].filter(([, g]) => GROUP_SUMS.some((k) => g[k] !== 0));
   const x = nonZero(a);
   const y = new Map(nonZero(b));
-  return x.length === y.size && x.every(([id, g]) => { const o = y.get(id); return o !== undefined && GROUP_SUMS.every((k) => o[k] === g[k]); });
+  return (
+    x.length === y.size &&
+    x.every(([id, g]) => {
+      const o = y.get(id);
+      return o !== undefined && GROUP_SUMS.every((k) => o[k] === g[k]);
+    })
+  );
 }
 
 /**
@@ -57,12 +85,22 @@ function sameGroups(a: Map<string, UsageGroup>, b: Map<string, UsageGroup>): boo
  * for its period. Drift is logged, counted in `cortex_usage_drift_total` and returned.
  */
 export function createUsageReconciler(d: {
-  usage: UsageRepo; counters: UsageCounters; budgetRepo: BudgetRepo; budgets: BudgetService; workspaces: WorkspaceRepo;
-  temporal: Client; config: Config; log: Logger;
+  usage: UsageRepo;
+  counters: UsageCounters;
+  budgetRepo: BudgetRepo;
+  budgets: BudgetService;
+  workspaces: WorkspaceRepo;
+  temporal: Client;
+  config: Config;
+  log: Logger;
 }) {
   const { usage, counters } = d;
 
-  async function workspace(workspaceId: string, now = new Date(), opts: { since?: Date } = {}): Promise<ReconcileReport> {
+  async function workspace(
+    workspaceId: string,
+    now = new Date(),
+    opts: { since?: Date } = {},
+  ): Promise<ReconcileReport> {
     const report = { ...emptyReport(), workspaces: 1 };
     const lookFrom = hourOf(opts.since ?? new Date(now.getTime() - RECONCILE_LOOKBACK_H * HOUR_MS));
     const listed = await counters.hoursWithCounters(workspaceId, null, null);
@@ -80,13 +118,23 @@ export function createUsageReconciler(d: {
     }
     const hours = [...new Set([...byHour.keys(), ...listed])].sort((a, b) => a - b);
     const closedBefore = hourOf(now.getTime() - ROLLUP_GRACE_MS);
-    const [stored, counted] = await Promise.all([usage.rollupsBetween(workspaceId, fromHour, null), counters.hourGroups(workspaceId, hours)]);
+    const [stored, counted] = await Promise.all([
+      usage.rollupsBetween(workspaceId, fromHour, null),
+      counters.hourGroups(workspaceId, hours),
+    ]);
     const storedAt = new Map(stored.map((s) => [hourOf(s.hour), s]));
     for (const h of hours) {
       const ledger = groupRows(byHour.get(h) ?? []);
       if (!sameGroups(ledger, mergeGroups(new Map(), counted.get(h) ?? []))) report.hourCounterDrift++;
       if (h >= closedBefore) continue;
-      const doc = { _id: `${workspaceId}:${h}`, workspaceId, hour: new Date(h * HOUR_MS), groups: encodeBlob([...ledger.values()]), rows: byHour.get(h)?.length ?? 0, computedAt: now };
+      const doc = {
+        _id: `${workspaceId}:${h}`,
+        workspaceId,
+        hour: new Date(h * HOUR_MS),
+        groups: encodeBlob([...ledger.values()]),
+        rows: byHour.get(h)?.length ?? 0,
+        computedAt: now,
+      };
       const have = storedAt.get(h);
       if (!have) {
         if (doc.rows > 0 && (await claim(usage.rollups, doc))) report.hoursStored++;
@@ -101,7 +149,10 @@ export function createUsageReconciler(d: {
     const firstDay = Math.ceil(fromHour / DAY_H);
     const endDay = Math.floor(closedBefore / DAY_H);
     if (firstDay < endDay) {
-      const [hourDocs, dayDocs] = await Promise.all([usage.rollupsBetween(workspaceId, firstDay * DAY_H, endDay * DAY_H), usage.dayRollupsBetween(workspaceId, firstDay, endDay)]);
+      const [hourDocs, dayDocs] = await Promise.all([
+        usage.rollupsBetween(workspaceId, firstDay * DAY_H, endDay * DAY_H),
+        usage.dayRollupsBetween(workspaceId, firstDay, endDay),
+      ]);
       const perDay = new Map<number, { groups: Map<string, UsageGroup>; rows: number }>();
       for (const h of hourDocs) {
         const day = Math.floor(hourOf(h.hour) / DAY_H);
@@ -113,7 +164,14 @@ export function createUsageReconciler(d: {
       const storedDays = new Map(dayDocs.map((x) => [Math.floor(hourOf(x.day) / DAY_H), x]));
       for (let day = firstDay; day < endDay; day++) {
         const acc = perDay.get(day) ?? { groups: new Map<string, UsageGroup>(), rows: 0 };
-        const doc = { _id: `${workspaceId}:d${day}`, workspaceId, day: new Date(day * DAY_H * HOUR_MS), groups: encodeBlob([...acc.groups.values()]), rows: acc.rows, computedAt: now };
+        const doc = {
+          _id: `${workspaceId}:d${day}`,
+          workspaceId,
+          day: new Date(day * DAY_H * HOUR_MS),
+          groups: encodeBlob([...acc.groups.values()]),
+          rows: acc.rows,
+          computedAt: now,
+        };
         const have = storedDays.get(day);
         if (!have) {
           if (await claim(usage.dayRollups, doc)) report.daysStored++;
@@ -135,12 +193,22 @@ export function createUsageReconciler(d: {
       else if (fromLedger !== after) {
         await counters.adjust(key, fromLedger - after, now);
         report.budgetCountersCorrected++;
-        d.log.warn({ workspaceId, budgetId: b._id, counter: after, ledger: fromLedger }, 'usage reconcile: budget counter drift corrected');
+        d.log.warn(
+          { workspaceId, budgetId: b._id, counter: after, ledger: fromLedger },
+          'usage reconcile: budget counter drift corrected',
+        );
       }
     }
-    const drift = { rows_recounted: report.rowsRecounted, rollup_corrected: report.hoursCorrected, day_rollup_corrected: report.daysCorrected, hour_counter: report.hourCounterDrift, budget_counter: report.budgetCountersCorrected };
+    const drift = {
+      rows_recounted: report.rowsRecounted,
+      rollup_corrected: report.hoursCorrected,
+      day_rollup_corrected: report.daysCorrected,
+      hour_counter: report.hourCounterDrift,
+      budget_counter: report.budgetCountersCorrected,
+    };
     for (const [kind, n] of Object.entries(drift)) if (n) metrics.usageDrift.inc({ kind }, n);
-    if (Object.values(drift).some((n) => n > 0)) d.log.warn({ workspaceId, ...report }, 'usage reconcile: drift between the ledger and its counters or rollups');
+    if (Object.values(drift).some((n) => n > 0))
+      d.log.warn({ workspaceId, ...report }, 'usage reconcile: drift between the ledger and its counters or rollups');
     return report;
   }
 
@@ -155,7 +223,10 @@ export function createUsageReconciler(d: {
           const r = await workspace(w._id, now);
           for (const k of Object.keys(total) as (keyof ReconcileReport)[]) total[k] += r[k];
         } catch (e) {
-          d.log.warn({ workspaceId: w._id, err: (e as Error).message }, 'usage reconcile failed for a workspace; it runs again at the next tick');
+          d.log.warn(
+            { workspaceId: w._id, err: (e as Error).message },
+            'usage reconcile failed for a workspace; it runs again at the next tick',
+          );
         }
       }
       d.log.info(total, 'usage reconciled');
@@ -168,7 +239,13 @@ export function createUsageReconciler(d: {
         await d.temporal.schedule.create({
           scheduleId: RECONCILE_SCHEDULE_ID,
           spec: { intervals: [{ every: d.config.USAGE_RECONCILE_EVERY_S * 1000 }] },
-          action: { type: 'startWorkflow', workflowType: 'usageReconcile', taskQueue: d.config.TEMPORAL_TASK_QUEUE, workflowId: 'usage-reconcile', args: [] },
+          action: {
+            type: 'startWorkflow',
+            workflowType: 'usageReconcile',
+            taskQueue: d.config.TEMPORAL_TASK_QUEUE,
+            workflowId: 'usage-reconcile',
+            args: [],
+          },
           policies: { overlap: 'SKIP', catchupWindow: 60_000 },
           state: { note: 'usage counters and rollups from the ledger (docs/usage.md)' },
         });

@@ -3,7 +3,20 @@ import { findById } from '../db/client.js';
 import type { NeuronRepo } from '../db/neurons.js';
 import type { PathwayRepo } from '../db/pathways.js';
 import type { ReceptorRepo } from '../db/receptors.js';
-import { DAY_H, HOUR_MS, groupRows, hourOf, mergeGroups, rollupGroups, type Measure, type UsageAttribution, type UsageGroup, type UsageRepo, type UsageRowDoc, type UsageSums } from '../db/usage.js';
+import {
+  DAY_H,
+  HOUR_MS,
+  groupRows,
+  hourOf,
+  mergeGroups,
+  rollupGroups,
+  type Measure,
+  type UsageAttribution,
+  type UsageGroup,
+  type UsageRepo,
+  type UsageRowDoc,
+  type UsageSums,
+} from '../db/usage.js';
 import type { UsageCounters } from '../db/usage-counters.js';
 import { notFound, validationError } from '../errors.js';
 import { costOf, costOfAudio, pricesAt } from '../llm/pricing.js';
@@ -29,7 +42,11 @@ export interface BilledCall {
   placed?: boolean;
 }
 
-export interface UsageWindow { startDate?: string; endDate?: string; receptorId?: string }
+export interface UsageWindow {
+  startDate?: string;
+  endDate?: string;
+  receptorId?: string;
+}
 export type ResourceFacet = 'receptor' | 'neuron' | 'pathway';
 
 const usd = (nanos: number) => nanos / 1e9;
@@ -42,12 +59,23 @@ const NANOS = 1e9;
 const COUNT_RETRY_WINDOW_MS = 2 * 86_400_000;
 
 type Keyed = UsageSums & { key: string | null };
-const emptySums = (): UsageSums => ({ tokens: 0, costNanos: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, rows: 0 });
+const emptySums = (): UsageSums => ({
+  tokens: 0,
+  costNanos: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cachedInputTokens: 0,
+  rows: 0,
+});
 /** Per facet, what the figures are made of: sums per value (null: unattributed) and invocations per resource. */
 interface Facets {
   total: UsageSums;
-  provider: Keyed[]; model: Keyed[]; unpricedModels: Set<string | null>;
-  receptor: Keyed[]; neuron: Keyed[]; pathway: Keyed[];
+  provider: Keyed[];
+  model: Keyed[];
+  unpricedModels: Set<string | null>;
+  receptor: Keyed[];
+  neuron: Keyed[];
+  pathway: Keyed[];
   invokes: Record<ResourceFacet, Map<string, number>>;
 }
 
@@ -58,7 +86,13 @@ interface Facets {
  * routes sum rollups and counters, so totals, facets, job results and trace costs add up by
  * construction: `allFacetsMatchTotals` compares sums of one set of groups.
  */
-export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters; receptors: ReceptorRepo; neurons: NeuronRepo; pathways: PathwayRepo }) {
+export function createUsageService(d: {
+  repo: UsageRepo;
+  counters: UsageCounters;
+  receptors: ReceptorRepo;
+  neurons: NeuronRepo;
+  pathways: PathwayRepo;
+}) {
   const { repo, counters } = d;
 
   /** The window as [from, to) (null: unbounded). endDate is inclusive: a date alone (2026-01-31) covers that whole UTC day. */
@@ -97,7 +131,11 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
    * ones); the parts of hours at the window's edges from the ledger rows of those parts. The cost
    * is bounded by the hours and groups in the window, not by the calls.
    */
-  async function groupsIn(workspaceId: string, range: { from: Date | null; to: Date | null }, narrow: Filter<UsageRowDoc>): Promise<UsageGroup[]> {
+  async function groupsIn(
+    workspaceId: string,
+    range: { from: Date | null; to: Date | null },
+    narrow: Filter<UsageRowDoc>,
+  ): Promise<UsageGroup[]> {
     const now = Date.now();
     const { from, to } = range;
     if (from && from.getTime() > now) return [];
@@ -116,7 +154,9 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
     const dayFrom = first === null ? null : Math.ceil(first / DAY_H);
     const dayTo = Math.floor(end / DAY_H);
     const [days, listed, edgeRows] = await Promise.all([
-      whole && (dayFrom === null || dayFrom < dayTo) ? repo.dayRollupsBetween(workspaceId, dayFrom, dayTo) : Promise.resolve([]),
+      whole && (dayFrom === null || dayFrom < dayTo)
+        ? repo.dayRollupsBetween(workspaceId, dayFrom, dayTo)
+        : Promise.resolve([]),
       whole ? counters.hoursWithCounters(workspaceId, first, end) : Promise.resolve([]),
       Promise.all(edges.map(([a, b]) => repo.rowsBetween(workspaceId, a, b, narrow))),
     ]);
@@ -133,7 +173,10 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
     }
     const [stored, countedAll] = await Promise.all([
       Promise.all(gaps.map(([a, b]) => repo.rollupsBetween(workspaceId, a, b))).then((x) => x.flat()),
-      counters.hourGroups(workspaceId, listed.filter((h) => !underDay(h))),
+      counters.hourGroups(
+        workspaceId,
+        listed.filter((h) => !underDay(h)),
+      ),
     ]);
     const storedHours = new Set(stored.map((r) => hourOf(r.hour)));
     const counted = [...countedAll].filter(([h]) => !storedHours.has(h)).map(([, g]) => g);
@@ -146,15 +189,24 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
     return [...all.values()].filter((g) => keep.every(([k, v]) => g[k] === v));
   }
 
-  async function names(facet: ResourceFacet, workspaceId: string, ids: string[]): Promise<Map<string, { slug: string; subtype: string }>> {
+  async function names(
+    facet: ResourceFacet,
+    workspaceId: string,
+    ids: string[],
+  ): Promise<Map<string, { slug: string; subtype: string }>> {
     const out = new Map<string, { slug: string; subtype: string }>();
     if (ids.length === 0) return out;
     if (facet === 'receptor') {
-      for (const r of await d.receptors.receptors.find({ workspaceId, _id: { $in: ids } }).toArray()) out.set(r._id, { slug: r.slug, subtype: r.executableTarget?.kind ?? 'receptor' });
+      for (const r of await d.receptors.receptors.find({ workspaceId, _id: { $in: ids } }).toArray())
+        out.set(r._id, { slug: r.slug, subtype: r.executableTarget?.kind ?? 'receptor' });
     } else if (facet === 'neuron') {
-      for (const n of await d.neurons.neurons.find({ workspaceId, _id: { $in: ids } }).toArray()) out.set(n._id, { slug: n.name, subtype: 'neuron' });
+      for (const n of await d.neurons.neurons.find({ workspaceId, _id: { $in: ids } }).toArray())
+        out.set(n._id, { slug: n.name, subtype: 'neuron' });
     } else {
-      for (const p of await d.pathways.pathways.find({ workspaceId, _id: { $in: ids } }, { projection: { versions: 0 } }).toArray()) out.set(p._id, { slug: p.name, subtype: 'pathway' });
+      for (const p of await d.pathways.pathways
+        .find({ workspaceId, _id: { $in: ids } }, { projection: { versions: 0 } })
+        .toArray())
+        out.set(p._id, { slug: p.name, subtype: 'pathway' });
     }
     return out;
   }
@@ -166,21 +218,48 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
       for (const g of groups) {
         const key = g[field] ?? null;
         const k = out.get(key) ?? { key, ...emptySums() };
-        k.tokens += g.tokens; k.costNanos += g.costNanos; k.inputTokens += g.inputTokens; k.outputTokens += g.outputTokens; k.cachedInputTokens += g.cachedInputTokens; k.rows += g.rows;
+        k.tokens += g.tokens;
+        k.costNanos += g.costNanos;
+        k.inputTokens += g.inputTokens;
+        k.outputTokens += g.outputTokens;
+        k.cachedInputTokens += g.cachedInputTokens;
+        k.rows += g.rows;
         out.set(key, k);
       }
       return [...out.values()];
     };
-    const invokes = (field: 'receptorId' | 'neuronId' | 'pathwayId', m: 'receptorInvokes' | 'neuronInvokes' | 'pathwayInvokes') => {
+    const invokes = (
+      field: 'receptorId' | 'neuronId' | 'pathwayId',
+      m: 'receptorInvokes' | 'neuronInvokes' | 'pathwayInvokes',
+    ) => {
       const out = new Map<string, number>();
       for (const g of groups) if (g[field] && g[m]) out.set(g[field], (out.get(g[field]) ?? 0) + g[m]);
       return out;
     };
     return {
-      total: by('provider').reduce((t, k) => ({ ...t, tokens: t.tokens + k.tokens, costNanos: t.costNanos + k.costNanos, inputTokens: t.inputTokens + k.inputTokens, outputTokens: t.outputTokens + k.outputTokens, cachedInputTokens: t.cachedInputTokens + k.cachedInputTokens, rows: t.rows + k.rows }), emptySums()),
-      provider: by('provider'), model: by('model'), unpricedModels: new Set(groups.filter((g) => !g.priced && g.rows > 0).map((g) => g.model)),
-      receptor: by('receptorId'), neuron: by('neuronId'), pathway: by('pathwayId'),
-      invokes: { receptor: invokes('receptorId', 'receptorInvokes'), neuron: invokes('neuronId', 'neuronInvokes'), pathway: invokes('pathwayId', 'pathwayInvokes') },
+      total: by('provider').reduce(
+        (t, k) => ({
+          ...t,
+          tokens: t.tokens + k.tokens,
+          costNanos: t.costNanos + k.costNanos,
+          inputTokens: t.inputTokens + k.inputTokens,
+          outputTokens: t.outputTokens + k.outputTokens,
+          cachedInputTokens: t.cachedInputTokens + k.cachedInputTokens,
+          rows: t.rows + k.rows,
+        }),
+        emptySums(),
+      ),
+      provider: by('provider'),
+      model: by('model'),
+      unpricedModels: new Set(groups.filter((g) => !g.priced && g.rows > 0).map((g) => g.model)),
+      receptor: by('receptorId'),
+      neuron: by('neuronId'),
+      pathway: by('pathwayId'),
+      invokes: {
+        receptor: invokes('receptorId', 'receptorInvokes'),
+        neuron: invokes('neuronId', 'neuronInvokes'),
+        pathway: invokes('pathwayId', 'pathwayInvokes'),
+      },
     };
   }
 
@@ -193,24 +272,52 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
     const spend: Measure[] = ['tokens', 'costNanos'];
     const perResource: Measure[] = ['tokens', 'costNanos', 'inputTokens', 'outputTokens', 'cachedInputTokens'];
     const [total, provider, model, unpriced, receptor, neuron, pathway, rInv, nInv, pInv] = await Promise.all([
-      repo.sums(filter, null), repo.sums(filter, 'provider', spend), repo.sums(filter, 'model', spend), repo.sums({ ...filter, priced: false }, 'model', ['rows']),
-      repo.sums(filter, 'receptorId', perResource), repo.sums(filter, 'neuronId', perResource), repo.sums(filter, 'pathwayId', perResource),
-      repo.jobsPer(filter, 'receptorId', 'runId'), repo.jobsPer(filter, 'neuronId', 'jobId'), repo.jobsPer(filter, 'pathwayId', 'runId'),
+      repo.sums(filter, null),
+      repo.sums(filter, 'provider', spend),
+      repo.sums(filter, 'model', spend),
+      repo.sums({ ...filter, priced: false }, 'model', ['rows']),
+      repo.sums(filter, 'receptorId', perResource),
+      repo.sums(filter, 'neuronId', perResource),
+      repo.sums(filter, 'pathwayId', perResource),
+      repo.jobsPer(filter, 'receptorId', 'runId'),
+      repo.jobsPer(filter, 'neuronId', 'jobId'),
+      repo.jobsPer(filter, 'pathwayId', 'runId'),
     ]);
     return {
-      total: total[0] ?? emptySums(), provider, model, unpricedModels: new Set(unpriced.map((u) => u.key)), receptor, neuron, pathway,
+      total: total[0] ?? emptySums(),
+      provider,
+      model,
+      unpricedModels: new Set(unpriced.map((u) => u.key)),
+      receptor,
+      neuron,
+      pathway,
       invokes: { receptor: rInv, neuron: nInv, pathway: pInv },
     };
   }
 
   async function byResource(facet: ResourceFacet, f: Facets, workspaceId: string) {
     const attributed = f[facet].filter((g) => g.key !== null);
-    const named = await names(facet, workspaceId, attributed.map((g) => g.key!));
-    return Object.fromEntries(attributed.map((g) => [g.key!, {
-      resourceId: g.key!, slug: named.get(g.key!)?.slug ?? null, subtype: named.get(g.key!)?.subtype ?? facet,
-      tokens: g.tokens, cost: usd(g.costNanos), invokeCount: f.invokes[facet].get(g.key!) ?? 0,
-      inputTokens: g.inputTokens, outputTokens: g.outputTokens, cachedInputTokens: g.cachedInputTokens,
-    }]));
+    const named = await names(
+      facet,
+      workspaceId,
+      attributed.map((g) => g.key!),
+    );
+    return Object.fromEntries(
+      attributed.map((g) => [
+        g.key!,
+        {
+          resourceId: g.key!,
+          slug: named.get(g.key!)?.slug ?? null,
+          subtype: named.get(g.key!)?.subtype ?? facet,
+          tokens: g.tokens,
+          cost: usd(g.costNanos),
+          invokeCount: f.invokes[facet].get(g.key!) ?? 0,
+          inputTokens: g.inputTokens,
+          outputTokens: g.outputTokens,
+          cachedInputTokens: g.cachedInputTokens,
+        },
+      ]),
+    );
   }
 
   /** The usage statistics of a window from its facets (document 2, Usage statistics). */
@@ -224,26 +331,56 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
       const all = facetSum(groups);
       const attributed = facetSum(groups, true);
       return {
-        tokens: attributed.tokens, cost: usd(attributed.nanos),
-        ...(withUnattributed ? { unattributedTokens: all.tokens - attributed.tokens, unattributedCost: usd(all.nanos - attributed.nanos) } : {}),
+        tokens: attributed.tokens,
+        cost: usd(attributed.nanos),
+        ...(withUnattributed
+          ? { unattributedTokens: all.tokens - attributed.tokens, unattributedCost: usd(all.nanos - attributed.nanos) }
+          : {}),
         matchesTotals: all.tokens === t.tokens && all.nanos === t.costNanos,
       };
     };
     const integrity = {
-      totalTokens: t.tokens, totalCost: usd(t.costNanos),
-      provider: integrityOf(f.provider, false), model: integrityOf(f.model, false),
-      receptor: integrityOf(f.receptor, true), neuron: integrityOf(f.neuron, true), pathway: integrityOf(f.pathway, true),
+      totalTokens: t.tokens,
+      totalCost: usd(t.costNanos),
+      provider: integrityOf(f.provider, false),
+      model: integrityOf(f.model, false),
+      receptor: integrityOf(f.receptor, true),
+      neuron: integrityOf(f.neuron, true),
+      pathway: integrityOf(f.pathway, true),
     };
-    const [receptors, neurons, pathways] = await Promise.all([byResource('receptor', f, workspaceId), byResource('neuron', f, workspaceId), byResource('pathway', f, workspaceId)]);
+    const [receptors, neurons, pathways] = await Promise.all([
+      byResource('receptor', f, workspaceId),
+      byResource('neuron', f, workspaceId),
+      byResource('pathway', f, workspaceId),
+    ]);
     return {
-      startDate: w.startDate ?? null, endDate: w.endDate ?? null,
-      totalTokens: t.tokens, totalCost: usd(t.costNanos), inputTokens: t.inputTokens, outputTokens: t.outputTokens, cachedInputTokens: t.cachedInputTokens, calls: t.rows,
-      usageByProvider: Object.fromEntries(f.provider.map((g) => [g.key ?? 'unknown', { tokens: g.tokens, cost: usd(g.costNanos) }])),
-      usageByModel: Object.fromEntries(f.model.map((g) => [g.key ?? 'unknown', { tokens: g.tokens, cost: usd(g.costNanos), priced: !f.unpricedModels.has(g.key) }])),
+      startDate: w.startDate ?? null,
+      endDate: w.endDate ?? null,
+      totalTokens: t.tokens,
+      totalCost: usd(t.costNanos),
+      inputTokens: t.inputTokens,
+      outputTokens: t.outputTokens,
+      cachedInputTokens: t.cachedInputTokens,
+      calls: t.rows,
+      usageByProvider: Object.fromEntries(
+        f.provider.map((g) => [g.key ?? 'unknown', { tokens: g.tokens, cost: usd(g.costNanos) }]),
+      ),
+      usageByModel: Object.fromEntries(
+        f.model.map((g) => [
+          g.key ?? 'unknown',
+          { tokens: g.tokens, cost: usd(g.costNanos), priced: !f.unpricedModels.has(g.key) },
+        ]),
+      ),
       usageByResource: { receptor: receptors, neuron: neurons, pathway: pathways },
       usageRollupIntegrity: {
         ...integrity,
-        allFacetsMatchTotals: [integrity.provider, integrity.model, integrity.receptor, integrity.neuron, integrity.pathway].every((x) => x.matchesTotals),
+        allFacetsMatchTotals: [
+          integrity.provider,
+          integrity.model,
+          integrity.receptor,
+          integrity.neuron,
+          integrity.pathway,
+        ].every((x) => x.matchesTotals),
       },
     };
   }
@@ -251,21 +388,42 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
   async function ranking(workspaceId: string, f: Facets, sortBy: 'tokens' | 'cost' | 'invokeCount') {
     const rows = Object.values(await byResource('receptor', f, workspaceId));
     rows.sort((a, b) => b[sortBy] - a[sortBy] || a.resourceId.localeCompare(b.resourceId));
-    return rows.map((r) => ({ receptorId: r.resourceId, receptorSlug: r.slug, receptorType: r.subtype, tokens: r.tokens, cost: r.cost, invokeCount: r.invokeCount }));
+    return rows.map((r) => ({
+      receptorId: r.resourceId,
+      receptorSlug: r.slug,
+      receptorType: r.subtype,
+      tokens: r.tokens,
+      cost: r.cost,
+      invokeCount: r.invokeCount,
+    }));
   }
 
   /** The ledger row of a billed call, priced with the table in force at the call (without `firstOf`, decided as it is written). */
   function rowOf(c: BilledCall): UsageRowDoc {
     const at = c.at ?? new Date();
     const { version, prices, audio } = pricesAt(at);
-    const { costUsd, priced } = c.kind === 'transcription' ? costOfAudio(c.modelId, c.audioMs ?? 0, audio) : costOf(c.modelId, c.usage, prices);
+    const { costUsd, priced } =
+      c.kind === 'transcription' ? costOfAudio(c.modelId, c.audioMs ?? 0, audio) : costOf(c.modelId, c.usage, prices);
     const slash = c.modelId.indexOf('/');
     return {
-      _id: c.key, workspaceId: c.workspaceId, ...c.attribution, runId: c.attribution.runId ?? c.attribution.jobId, kind: c.kind,
-      provider: slash >= 0 ? c.modelId.slice(0, slash) : 'unknown', model: slash >= 0 ? c.modelId.slice(slash + 1) : c.modelId,
-      inputTokens: c.usage.inputTokens, outputTokens: c.usage.outputTokens, cachedInputTokens: c.usage.cachedInputTokens ?? 0,
-      totalTokens: c.usage.inputTokens + c.usage.outputTokens, costNanos: Math.round(costUsd * NANOS), priced, priceVersion: version,
-      outcome: c.outcome ?? 'ok', estimated: c.estimated ?? false, at, ...(c.audioMs !== undefined ? { audioMs: c.audioMs } : {}),
+      _id: c.key,
+      workspaceId: c.workspaceId,
+      ...c.attribution,
+      runId: c.attribution.runId ?? c.attribution.jobId,
+      kind: c.kind,
+      provider: slash >= 0 ? c.modelId.slice(0, slash) : 'unknown',
+      model: slash >= 0 ? c.modelId.slice(slash + 1) : c.modelId,
+      inputTokens: c.usage.inputTokens,
+      outputTokens: c.usage.outputTokens,
+      cachedInputTokens: c.usage.cachedInputTokens ?? 0,
+      totalTokens: c.usage.inputTokens + c.usage.outputTokens,
+      costNanos: Math.round(costUsd * NANOS),
+      priced,
+      priceVersion: version,
+      outcome: c.outcome ?? 'ok',
+      estimated: c.estimated ?? false,
+      at,
+      ...(c.audioMs !== undefined ? { audioMs: c.audioMs } : {}),
     };
   }
 
@@ -291,11 +449,16 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
 
     /** What the ledger rows of these keys (one job's) add up to: key reads, no query. */
     async totalsOf(workspaceId: string, jobId: string, keys: string[]) {
-      const rows = (await Promise.all(keys.map((id) => findById(repo.rows, id, { workspaceId, jobId })))).filter((r): r is UsageRowDoc => r !== null);
+      const rows = (await Promise.all(keys.map((id) => findById(repo.rows, id, { workspaceId, jobId })))).filter(
+        (r): r is UsageRowDoc => r !== null,
+      );
       const sum = (f: (r: UsageRowDoc) => number) => rows.reduce((n, r) => n + f(r), 0);
       return {
-        inputTokens: sum((r) => r.inputTokens), outputTokens: sum((r) => r.outputTokens), totalTokens: sum((r) => r.totalTokens),
-        costUsd: usd(sum((r) => r.costNanos)), calls: rows.length,
+        inputTokens: sum((r) => r.inputTokens),
+        outputTokens: sum((r) => r.outputTokens),
+        totalTokens: sum((r) => r.totalTokens),
+        costUsd: usd(sum((r) => r.costNanos)),
+        calls: rows.length,
       };
     },
 
@@ -310,14 +473,21 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
       // A job's own rows by key through its places; a run's rows (and a job from before places) by query.
       const placed = whole ? [] : [...new Set(await repo.placedRows(jobId))];
       const rows = placed.length
-        ? (await Promise.all(placed.map((id) => findById(repo.rows, id, { workspaceId, jobId })))).filter((r): r is UsageRowDoc => r !== null)
-        : await repo.rows.find(whole ? { workspaceId, runId: jobId } : { workspaceId, jobId }, {
-          projection: { inputTokens: 1, outputTokens: 1, totalTokens: 1, costNanos: 1 },
-        }).toArray();
+        ? (await Promise.all(placed.map((id) => findById(repo.rows, id, { workspaceId, jobId })))).filter(
+            (r): r is UsageRowDoc => r !== null,
+          )
+        : await repo.rows
+            .find(whole ? { workspaceId, runId: jobId } : { workspaceId, jobId }, {
+              projection: { inputTokens: 1, outputTokens: 1, totalTokens: 1, costNanos: 1 },
+            })
+            .toArray();
       const sum = (f: (r: UsageRowDoc) => number) => rows.reduce((n, r) => n + f(r), 0);
       return {
-        inputTokens: sum((r) => r.inputTokens), outputTokens: sum((r) => r.outputTokens), totalTokens: sum((r) => r.totalTokens),
-        costUsd: usd(sum((r) => r.costNanos)), calls: rows.length,
+        inputTokens: sum((r) => r.inputTokens),
+        outputTokens: sum((r) => r.outputTokens),
+        totalTokens: sum((r) => r.totalTokens),
+        costUsd: usd(sum((r) => r.costNanos)),
+        calls: rows.length,
       };
     },
 
@@ -332,12 +502,20 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
 
     /** The same statistics summed by the store over every ledger row of the window: the reference (slow; never on a request path). */
     async statsFromLedger(scope: Scope, w: UsageWindow, caller: boolean) {
-      return present(scope.workspaceId, w, await facetsOfLedger({ ...windowFilter(scope.workspaceId, w), ...narrowOf(scope, w, caller) }));
+      return present(
+        scope.workspaceId,
+        w,
+        await facetsOfLedger({ ...windowFilter(scope.workspaceId, w), ...narrowOf(scope, w, caller) }),
+      );
     },
 
     /** Receptors ranked by tokens, cost or invocations in the window (admins). */
     async receptorRanking(scope: Scope, w: UsageWindow, sortBy: 'tokens' | 'cost' | 'invokeCount') {
-      return ranking(scope.workspaceId, facetsOfGroups(await groupsIn(scope.workspaceId, rangeOf(w), narrowOf(scope, w, false))), sortBy);
+      return ranking(
+        scope.workspaceId,
+        facetsOfGroups(await groupsIn(scope.workspaceId, rangeOf(w), narrowOf(scope, w, false))),
+        sortBy,
+      );
     },
 
     /** The ranking summed over every ledger row of the window: the reference. */

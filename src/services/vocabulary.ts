@@ -5,13 +5,67 @@ import { forbidden, notFound, validationError } from '../errors.js';
 import type { Scope } from '../scope.js';
 
 /** Terms every workspace's speech gets as hints: the platform's own words and meeting vocabulary. */
-const CORE = ['Cortex', 'neuron', 'pathway', 'receptor', 'reflex', 'engram', 'brain', 'workspace', 'agenda', 'action item', 'follow-up', 'decision', 'stakeholder', 'transcript', 'summary', 'deadline', 'owner'];
+const CORE = [
+  'Cortex',
+  'neuron',
+  'pathway',
+  'receptor',
+  'reflex',
+  'engram',
+  'brain',
+  'workspace',
+  'agenda',
+  'action item',
+  'follow-up',
+  'decision',
+  'stakeholder',
+  'transcript',
+  'summary',
+  'deadline',
+  'owner',
+];
 /** Static vocabulary per vertical (GET /v1/voice/stt-vocabulary/defaults); `general` adds nothing. */
 const VERTICALS: Record<string, string[]> = {
   general: [],
-  sales: ['pipeline', 'forecast', 'quota', 'renewal', 'churn', 'upsell', 'discovery call', 'procurement', 'MSA', 'ARR', 'MRR', 'CRM'],
-  engineering: ['deployment', 'rollback', 'incident', 'postmortem', 'Kubernetes', 'latency', 'SLO', 'pull request', 'sprint', 'backlog', 'Temporal', 'Redis'],
-  legal: ['indemnification', 'liability', 'counterparty', 'NDA', 'jurisdiction', 'governing law', 'redline', 'clause', 'amendment'],
+  sales: [
+    'pipeline',
+    'forecast',
+    'quota',
+    'renewal',
+    'churn',
+    'upsell',
+    'discovery call',
+    'procurement',
+    'MSA',
+    'ARR',
+    'MRR',
+    'CRM',
+  ],
+  engineering: [
+    'deployment',
+    'rollback',
+    'incident',
+    'postmortem',
+    'Kubernetes',
+    'latency',
+    'SLO',
+    'pull request',
+    'sprint',
+    'backlog',
+    'Temporal',
+    'Redis',
+  ],
+  legal: [
+    'indemnification',
+    'liability',
+    'counterparty',
+    'NDA',
+    'jurisdiction',
+    'governing law',
+    'redline',
+    'clause',
+    'amendment',
+  ],
   healthcare: ['patient', 'diagnosis', 'prescription', 'HIPAA', 'triage', 'referral', 'dosage', 'EHR'],
 };
 export const DEFAULT_VERTICAL = 'general';
@@ -21,7 +75,10 @@ const MAX_TERMS = 1000;
 /** Case-insensitive de-duplication, first spelling wins. */
 function dedupe(terms: string[]): string[] {
   const seen = new Set<string>();
-  return terms.map((t) => t.trim()).filter((t) => t && !seen.has(t.toLowerCase()) && seen.add(t.toLowerCase())).slice(0, MAX_TERMS);
+  return terms
+    .map((t) => t.trim())
+    .filter((t) => t && !seen.has(t.toLowerCase()) && seen.add(t.toLowerCase()))
+    .slice(0, MAX_TERMS);
 }
 
 /**
@@ -30,41 +87,78 @@ function dedupe(terms: string[]): string[] {
  * transcription reads the merged list (computing it when the cache is cold) and passes it to the
  * provider as hints.
  */
-export function createVocabularyService(d: { repo: MeetingRepo; workspaces: WorkspaceRepo; redis: Redis; prefix: string }) {
-  const cacheKey = (workspaceId: string, brainId: string | null) => `${d.prefix}stt-vocab:${workspaceId}:${brainId ?? '-'}`;
+export function createVocabularyService(d: {
+  repo: MeetingRepo;
+  workspaces: WorkspaceRepo;
+  redis: Redis;
+  prefix: string;
+}) {
+  const cacheKey = (workspaceId: string, brainId: string | null) =>
+    `${d.prefix}stt-vocab:${workspaceId}:${brainId ?? '-'}`;
   const vertical = (id: string | undefined) => {
     const v = id ?? DEFAULT_VERTICAL;
     if (!VERTICALS[v]) throw validationError(`vertical_id: one of ${Object.keys(VERTICALS).join(', ')}`);
     return v;
   };
-  const saved = async (workspaceId: string, brainId: string | null) => (await d.repo.vocabulary.findOne({ _id: `${workspaceId}:${brainId ?? '-'}`, workspaceId }))?.terms ?? [];
+  const saved = async (workspaceId: string, brainId: string | null) =>
+    (await d.repo.vocabulary.findOne({ _id: `${workspaceId}:${brainId ?? '-'}`, workspaceId }))?.terms ?? [];
 
   async function merged(workspaceId: string, brainId: string | null, verticalId: string) {
-    const parts = { core: CORE, vertical: VERTICALS[verticalId], workspace: await saved(workspaceId, null), brain: brainId ? await saved(workspaceId, brainId) : [] };
+    const parts = {
+      core: CORE,
+      vertical: VERTICALS[verticalId],
+      workspace: await saved(workspaceId, null),
+      brain: brainId ? await saved(workspaceId, brainId) : [],
+    };
     return { parts, terms: dedupe([...parts.core, ...parts.vertical, ...parts.workspace, ...parts.brain]) };
   }
 
   return {
     defaults(verticalId?: string) {
       const v = vertical(verticalId);
-      return { vertical_id: v, core: CORE, vertical: VERTICALS[v], merged_static: dedupe([...CORE, ...VERTICALS[v]]), verticals: Object.keys(VERTICALS) };
+      return {
+        vertical_id: v,
+        core: CORE,
+        vertical: VERTICALS[v],
+        merged_static: dedupe([...CORE, ...VERTICALS[v]]),
+        verticals: Object.keys(VERTICALS),
+      };
     },
 
     /** workspace_id must be the credential's (403) and brain_id a brain of it (404); `terms` replaces the saved ones of that level. */
-    async prewarm(scope: Scope, b: { workspace_id: string; brain_id?: string; vertical_id?: string; terms?: string[] }) {
+    async prewarm(
+      scope: Scope,
+      b: { workspace_id: string; brain_id?: string; vertical_id?: string; terms?: string[] },
+    ) {
       if (b.workspace_id !== scope.workspaceId) throw forbidden('workspace_id is not the workspace of this credential');
       const brainId = b.brain_id ?? null;
       if (brainId && !(await d.workspaces.findBrain(scope.workspaceId, brainId))) throw notFound('Brain');
       const v = vertical(b.vertical_id);
       if (b.terms) {
-        await d.repo.vocabulary.updateOne({ _id: `${scope.workspaceId}:${brainId ?? '-'}`, workspaceId: scope.workspaceId },
-          { $set: { workspaceId: scope.workspaceId, brainId, terms: dedupe(b.terms), updatedAt: new Date() } }, { upsert: true });
+        await d.repo.vocabulary.updateOne(
+          { _id: `${scope.workspaceId}:${brainId ?? '-'}`, workspaceId: scope.workspaceId },
+          { $set: { workspaceId: scope.workspaceId, brainId, terms: dedupe(b.terms), updatedAt: new Date() } },
+          { upsert: true },
+        );
       }
       const { parts, terms } = await merged(scope.workspaceId, brainId, v);
-      await d.redis.set(cacheKey(scope.workspaceId, brainId), JSON.stringify({ vertical_id: v, terms }), 'EX', CACHE_TTL_S);
+      await d.redis.set(
+        cacheKey(scope.workspaceId, brainId),
+        JSON.stringify({ vertical_id: v, terms }),
+        'EX',
+        CACHE_TTL_S,
+      );
       return {
-        workspace_id: scope.workspaceId, brain_id: brainId, vertical_id: v, term_count: terms.length,
-        counts: { core: parts.core.length, vertical: parts.vertical.length, workspace: parts.workspace.length, brain: parts.brain.length },
+        workspace_id: scope.workspaceId,
+        brain_id: brainId,
+        vertical_id: v,
+        term_count: terms.length,
+        counts: {
+          core: parts.core.length,
+          vertical: parts.vertical.length,
+          workspace: parts.workspace.length,
+          brain: parts.brain.length,
+        },
         cached_until: new Date(Date.now() + CACHE_TTL_S * 1000).toISOString(),
       };
     },

@@ -1,4 +1,12 @@
-import type { Briefing, DiscussionPoint, GraphLimits, Interaction, Related, Risk, Stakeholder } from '../schemas/stakeholder-maps.js';
+import type {
+  Briefing,
+  DiscussionPoint,
+  GraphLimits,
+  Interaction,
+  Related,
+  Risk,
+  Stakeholder,
+} from '../schemas/stakeholder-maps.js';
 import { countsOf, newestFirst, rankStakeholders, type Graph } from './graph.js';
 
 /**
@@ -16,15 +24,26 @@ function fieldsChanged<T extends object>(a: T, b: T, keys: (keyof T)[]): Fields<
   return out as Fields<T>;
 }
 
-function section<T extends { id: string }>(from: T[], to: T[], keys: (keyof T)[], nameOf: (x: T) => string, limit: number) {
+function section<T extends { id: string }>(
+  from: T[],
+  to: T[],
+  keys: (keyof T)[],
+  nameOf: (x: T) => string,
+  limit: number,
+) {
   const before = new Map(from.map((x) => [x.id, x]));
   const after = new Map(to.map((x) => [x.id, x]));
   const added = to.filter((x) => !before.has(x.id));
   const removed = from.filter((x) => !after.has(x.id));
-  const changed = to.filter((x) => before.has(x.id)).map((x) => ({ id: x.id, name: nameOf(x), fields: fieldsChanged(before.get(x.id)!, x, keys) }))
+  const changed = to
+    .filter((x) => before.has(x.id))
+    .map((x) => ({ id: x.id, name: nameOf(x), fields: fieldsChanged(before.get(x.id)!, x, keys) }))
     .filter((c) => Object.keys(c.fields).length > 0);
   const truncated = added.length > limit || removed.length > limit || changed.length > limit;
-  return { section: { added: added.slice(0, limit), removed: removed.slice(0, limit), changed: changed.slice(0, limit) }, truncated };
+  return {
+    section: { added: added.slice(0, limit), removed: removed.slice(0, limit), changed: changed.slice(0, limit) },
+    truncated,
+  };
 }
 
 /**
@@ -35,12 +54,39 @@ function section<T extends { id: string }>(from: T[], to: T[], keys: (keyof T)[]
 export function diffGraphs(from: Graph, to: Graph, limits: GraphLimits) {
   const names = new Map([...from.stakeholders, ...to.stakeholders].map((s) => [s.id, s.name]));
   const edgeName = (e: { from: string; to: string }) => `${names.get(e.from) ?? e.from} – ${names.get(e.to) ?? e.to}`;
-  const st = section(rankStakeholders(from), rankStakeholders(to), ['name', 'role', 'organization', 'influence', 'stance', 'notes', 'tags'], (s) => s.name, limits.stakeholder_limit);
-  const it = section(newestFirst(from.interactions), newestFirst(to.interactions), ['occurred_at', 'kind', 'summary', 'participants', 'sentiment', 'topics'], (i) => i.summary.slice(0, 80), limits.interaction_limit);
-  const ed = section(from.edges, to.edges, ['from', 'to', 'polarity', 'strength', 'relation'], edgeName, limits.stakeholder_limit);
-  const rk = section(from.risks, to.risks, ['title', 'description', 'severity', 'status', 'stakeholders'], (r) => r.title, limits.stakeholder_limit);
+  const st = section(
+    rankStakeholders(from),
+    rankStakeholders(to),
+    ['name', 'role', 'organization', 'influence', 'stance', 'notes', 'tags'],
+    (s) => s.name,
+    limits.stakeholder_limit,
+  );
+  const it = section(
+    newestFirst(from.interactions),
+    newestFirst(to.interactions),
+    ['occurred_at', 'kind', 'summary', 'participants', 'sentiment', 'topics'],
+    (i) => i.summary.slice(0, 80),
+    limits.interaction_limit,
+  );
+  const ed = section(
+    from.edges,
+    to.edges,
+    ['from', 'to', 'polarity', 'strength', 'relation'],
+    edgeName,
+    limits.stakeholder_limit,
+  );
+  const rk = section(
+    from.risks,
+    to.risks,
+    ['title', 'description', 'severity', 'status', 'stakeholders'],
+    (r) => r.title,
+    limits.stakeholder_limit,
+  );
   return {
-    stakeholders: st.section, interactions: it.section, edges: ed.section, risks: rk.section,
+    stakeholders: st.section,
+    interactions: it.section,
+    edges: ed.section,
+    risks: rk.section,
     summary: { changed: from.summary !== to.summary, from: from.summary, to: to.summary },
     counts: { from: countsOf(from), to: countsOf(to) },
     truncated: { stakeholders: st.truncated || ed.truncated || rk.truncated, interactions: it.truncated },
@@ -54,7 +100,14 @@ const DAY = 86_400_000;
 export const RECONNECT_AFTER_DAYS = 30;
 const MAX_POINTS = 8;
 
-const brief = (s: Stakeholder): Related['stakeholder'] => ({ id: s.id, name: s.name, role: s.role, organization: s.organization, influence: s.influence, stance: s.stance });
+const brief = (s: Stakeholder): Related['stakeholder'] => ({
+  id: s.id,
+  name: s.name,
+  role: s.role,
+  organization: s.organization,
+  influence: s.influence,
+  stance: s.stance,
+});
 
 /**
  * One stakeholder's briefing, computed from the graph:
@@ -68,7 +121,12 @@ const brief = (s: Stakeholder): Related['stakeholder'] => ({ id: s.id, name: s.n
  *   interaction is older than RECONNECT_AFTER_DAYS (or there is none), and the strongest influential
  *   ally to bring in; at most MAX_POINTS.
  */
-export function briefingOf(g: Graph, stakeholderId: string, now: Date, interactionLimit: number): Omit<Briefing, 'resource_id' | 'brain_id' | 'revision'> | null {
+export function briefingOf(
+  g: Graph,
+  stakeholderId: string,
+  now: Date,
+  interactionLimit: number,
+): Omit<Briefing, 'resource_id' | 'brain_id' | 'revision'> | null {
   const me = g.stakeholders.find((s) => s.id === stakeholderId);
   if (!me) return null;
   const byId = new Map(g.stakeholders.map((s) => [s.id, s]));
@@ -93,48 +151,111 @@ export function briefingOf(g: Graph, stakeholderId: string, now: Date, interacti
     const other = byId.get(e.from === me.id ? e.to : e.from);
     if (!other) continue;
     withEdge.add(other.id);
-    const rel: Related = { stakeholder: brief(other), relation: e.relation, strength: e.strength, inferred: false, shared_interactions: shared.get(other.id)?.n ?? 0 };
+    const rel: Related = {
+      stakeholder: brief(other),
+      relation: e.relation,
+      strength: e.strength,
+      inferred: false,
+      shared_interactions: shared.get(other.id)?.n ?? 0,
+    };
     if (e.polarity === 'positive') alliances.push(rel);
     else if (e.polarity === 'negative') tensions.push(rel);
   }
   for (const [id, { n, net }] of shared) {
     if (withEdge.has(id) || net === 0) continue;
-    const rel: Related = { stakeholder: brief(byId.get(id)!), relation: null, strength: Math.min(1, Math.abs(net) / n), inferred: true, shared_interactions: n };
+    const rel: Related = {
+      stakeholder: brief(byId.get(id)!),
+      relation: null,
+      strength: Math.min(1, Math.abs(net) / n),
+      inferred: true,
+      shared_interactions: n,
+    };
     (net > 0 ? alliances : tensions).push(rel);
   }
-  const order = (a: Related, b: Related) => Number(a.inferred) - Number(b.inferred) || b.strength - a.strength || b.shared_interactions - a.shared_interactions || a.stakeholder.name.localeCompare(b.stakeholder.name);
+  const order = (a: Related, b: Related) =>
+    Number(a.inferred) - Number(b.inferred) ||
+    b.strength - a.strength ||
+    b.shared_interactions - a.shared_interactions ||
+    a.stakeholder.name.localeCompare(b.stakeholder.name);
   alliances.sort(order);
   tensions.sort(order);
 
-  const risks = g.risks.filter((r) => r.status === 'open' && r.stakeholders.includes(me.id)).sort((a, b) => SEVERITY[b.severity] - SEVERITY[a.severity] || a.title.localeCompare(b.title));
+  const risks = g.risks
+    .filter((r) => r.status === 'open' && r.stakeholders.includes(me.id))
+    .sort((a, b) => SEVERITY[b.severity] - SEVERITY[a.severity] || a.title.localeCompare(b.title));
   const recent = mine.slice(0, interactionLimit);
   const last = mine[0]?.occurred_at ?? null;
   return {
-    stakeholder: me, interaction_count: mine.length, last_interaction_at: last, recent_interactions: recent, alliances, tensions, risks,
+    stakeholder: me,
+    interaction_count: mine.length,
+    last_interaction_at: last,
+    recent_interactions: recent,
+    alliances,
+    tensions,
+    risks,
     suggested_discussion_points: discussionPoints(me, { risks, tensions, alliances, recent, last, now }),
   };
 }
 
-function discussionPoints(me: Stakeholder, c: { risks: Risk[]; tensions: Related[]; alliances: Related[]; recent: Interaction[]; last: string | null; now: Date }): DiscussionPoint[] {
+function discussionPoints(
+  me: Stakeholder,
+  c: {
+    risks: Risk[];
+    tensions: Related[];
+    alliances: Related[];
+    recent: Interaction[];
+    last: string | null;
+    now: Date;
+  },
+): DiscussionPoint[] {
   const points: DiscussionPoint[] = [];
   for (const r of c.risks.filter((x) => x.severity !== 'low')) {
-    points.push({ text: `Address the ${r.severity}-severity risk "${r.title}"${r.description ? `: ${r.description}` : ''}`, reason: 'risk', refs: [r.id] });
+    points.push({
+      text: `Address the ${r.severity}-severity risk "${r.title}"${r.description ? `: ${r.description}` : ''}`,
+      reason: 'risk',
+      refs: [r.id],
+    });
   }
   for (const t of c.tensions.slice(0, 2)) {
-    points.push({ text: `Ease the tension with ${t.stakeholder.name}${t.relation ? ` (${t.relation})` : ''}`, reason: 'tension', refs: [t.stakeholder.id] });
+    points.push({
+      text: `Ease the tension with ${t.stakeholder.name}${t.relation ? ` (${t.relation})` : ''}`,
+      reason: 'tension',
+      refs: [t.stakeholder.id],
+    });
   }
   for (const i of c.recent.filter((x) => x.sentiment === 'negative').slice(0, 2)) {
     const about = i.topics.length ? i.topics.join(', ') : i.summary.slice(0, 120);
     points.push({ text: `Follow up on ${about} (${i.occurred_at.slice(0, 10)})`, reason: 'follow_up', refs: [i.id] });
   }
-  if (me.stance === 'opposed') points.push({ text: `Understand ${me.name}'s objections and what would change their position`, reason: 'stance', refs: [me.id] });
-  else if (me.stance === 'unknown') points.push({ text: `Find out where ${me.name} stands`, reason: 'stance', refs: [me.id] });
-  if (!c.last) points.push({ text: `No interaction with ${me.name} is recorded yet: arrange a first conversation`, reason: 'reconnect', refs: [me.id] });
+  if (me.stance === 'opposed')
+    points.push({
+      text: `Understand ${me.name}'s objections and what would change their position`,
+      reason: 'stance',
+      refs: [me.id],
+    });
+  else if (me.stance === 'unknown')
+    points.push({ text: `Find out where ${me.name} stands`, reason: 'stance', refs: [me.id] });
+  if (!c.last)
+    points.push({
+      text: `No interaction with ${me.name} is recorded yet: arrange a first conversation`,
+      reason: 'reconnect',
+      refs: [me.id],
+    });
   else {
     const days = Math.floor((c.now.getTime() - Date.parse(c.last)) / DAY);
-    if (days > RECONNECT_AFTER_DAYS) points.push({ text: `Reconnect: the last recorded interaction was ${days} days ago`, reason: 'reconnect', refs: [me.id] });
+    if (days > RECONNECT_AFTER_DAYS)
+      points.push({
+        text: `Reconnect: the last recorded interaction was ${days} days ago`,
+        reason: 'reconnect',
+        refs: [me.id],
+      });
   }
   const ally = c.alliances.find((a) => a.stakeholder.influence === 'high') ?? c.alliances[0];
-  if (ally) points.push({ text: `Bring in ${ally.stakeholder.name} as an ally${ally.relation ? ` (${ally.relation})` : ''}`, reason: 'alliance', refs: [ally.stakeholder.id] });
+  if (ally)
+    points.push({
+      text: `Bring in ${ally.stakeholder.name} as an ally${ally.relation ? ` (${ally.relation})` : ''}`,
+      reason: 'alliance',
+      refs: [ally.stakeholder.id],
+    });
   return points.slice(0, MAX_POINTS);
 }

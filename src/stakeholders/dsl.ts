@@ -25,10 +25,18 @@ export function compileDsl(source: string): StakeholderOp[] {
     const { words, attrs } = tokenize(line, fail);
     const [command, ...args] = words;
     const take = (allowed: string[]) => {
-      for (const k of Object.keys(attrs)) if (!allowed.includes(k)) throw fail(`unknown attribute ${k} for ${command} (allowed: ${allowed.join(', ') || 'none'})`);
+      for (const k of Object.keys(attrs))
+        if (!allowed.includes(k))
+          throw fail(`unknown attribute ${k} for ${command} (allowed: ${allowed.join(', ') || 'none'})`);
       return attrs;
     };
-    const list = (s: string | undefined) => (s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter(Boolean));
+    const list = (s: string | undefined) =>
+      s === undefined
+        ? undefined
+        : s
+            .split(',')
+            .map((x) => x.trim())
+            .filter(Boolean);
     const num = (s: string | undefined) => {
       if (s === undefined) return undefined;
       const n = Number(s);
@@ -41,25 +49,58 @@ export function compileDsl(source: string): StakeholderOp[] {
       case 'stakeholder': {
         if (args.length !== 1) throw fail('stakeholder takes one name: stakeholder "Name" key=value…');
         const a = take(['role', 'organization', 'influence', 'stance', 'notes', 'tags']);
-        op = { op: 'upsert_stakeholder', name: args[0], role: nullable(a.role), organization: nullable(a.organization), influence: nullable(a.influence), stance: a.stance, notes: nullable(a.notes), tags: list(a.tags) };
+        op = {
+          op: 'upsert_stakeholder',
+          name: args[0],
+          role: nullable(a.role),
+          organization: nullable(a.organization),
+          influence: nullable(a.influence),
+          stance: a.stance,
+          notes: nullable(a.notes),
+          tags: list(a.tags),
+        };
         break;
       }
       case 'interaction': {
         const a = take(['summary', 'kind', 'sentiment', 'at', 'topics']);
-        op = { op: 'add_interaction', participants: args, summary: a.summary, kind: a.kind, sentiment: a.sentiment, occurred_at: a.at, topics: list(a.topics) };
+        op = {
+          op: 'add_interaction',
+          participants: args,
+          summary: a.summary,
+          kind: a.kind,
+          sentiment: a.sentiment,
+          occurred_at: a.at,
+          topics: list(a.topics),
+        };
         break;
       }
-      case 'edge': case 'ally': case 'tension': {
+      case 'edge':
+      case 'ally':
+      case 'tension': {
         if (args.length !== 2) throw fail(`${command} joins two stakeholders: ${command} "A" "B"`);
         const a = take(command === 'edge' ? ['polarity', 'relation', 'strength'] : ['relation', 'strength']);
         const polarity = command === 'ally' ? 'positive' : command === 'tension' ? 'negative' : a.polarity;
-        op = { op: 'set_edge', from: args[0], to: args[1], polarity, relation: nullable(a.relation), strength: num(a.strength) };
+        op = {
+          op: 'set_edge',
+          from: args[0],
+          to: args[1],
+          polarity,
+          relation: nullable(a.relation),
+          strength: num(a.strength),
+        };
         break;
       }
       case 'risk': {
         if (args.length < 1) throw fail('risk needs a title: risk "Title" "Stakeholder"… key=value…');
         const a = take(['severity', 'status', 'description']);
-        op = { op: 'upsert_risk', title: args[0], stakeholders: args.length > 1 ? args.slice(1) : undefined, severity: a.severity, status: a.status, description: nullable(a.description) };
+        op = {
+          op: 'upsert_risk',
+          title: args[0],
+          stakeholders: args.length > 1 ? args.slice(1) : undefined,
+          severity: a.severity,
+          status: a.status,
+          description: nullable(a.description),
+        };
         break;
       }
       case 'summary': {
@@ -73,13 +114,19 @@ export function compileDsl(source: string): StakeholderOp[] {
         const [what, ...rest] = args;
         if (what === 'stakeholder' && rest.length === 1) op = { op: 'remove_stakeholder', stakeholder: rest[0] };
         else if (what === 'edge' && rest.length === 2) op = { op: 'remove_edge', from: rest[0], to: rest[1] };
-        else if (what === 'risk' && rest.length === 1) op = /^[0-9a-f-]{36}$/i.test(rest[0]) ? { op: 'remove_risk', id: rest[0] } : { op: 'remove_risk', title: rest[0] };
+        else if (what === 'risk' && rest.length === 1)
+          op = /^[0-9a-f-]{36}$/i.test(rest[0])
+            ? { op: 'remove_risk', id: rest[0] }
+            : { op: 'remove_risk', title: rest[0] };
         else if (what === 'interaction' && rest.length === 1) op = { op: 'remove_interaction', id: rest[0] };
-        else throw fail('remove stakeholder "Name" | remove edge "A" "B" | remove risk "Title" | remove interaction <id>');
+        else
+          throw fail('remove stakeholder "Name" | remove edge "A" "B" | remove risk "Title" | remove interaction <id>');
         break;
       }
       default:
-        throw fail(`unknown statement ${command ?? ''} (stakeholder, interaction, edge, ally, tension, risk, summary, remove)`);
+        throw fail(
+          `unknown statement ${command ?? ''} (stakeholder, interaction, edge, ally, tension, risk, summary, remove)`,
+        );
     }
     const parsed = StakeholderOp.safeParse(dropUndefined(op as Record<string, unknown>));
     if (!parsed.success) {
@@ -93,7 +140,8 @@ export function compileDsl(source: string): StakeholderOp[] {
   return ops;
 }
 
-const dropUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+const dropUndefined = (o: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 /** Splits a line into positional words and key=value attributes; "…" quotes (with \" and \\ escapes). */
 function tokenize(line: string, fail: (m: string) => Error): { words: string[]; attrs: Record<string, string> } {
@@ -105,8 +153,14 @@ function tokenize(line: string, fail: (m: string) => Error): { words: string[]; 
     i++; // opening quote
     for (; i < line.length; i++) {
       const ch = line[i];
-      if (ch === '\\' && i + 1 < line.length) { out += line[++i]; continue; }
-      if (ch === '"') { i++; return out; }
+      if (ch === '\\' && i + 1 < line.length) {
+        out += line[++i];
+        continue;
+      }
+      if (ch === '"') {
+        i++;
+        return out;
+      }
       out += ch;
     }
     throw fail('unterminated quote');
@@ -117,8 +171,14 @@ function tokenize(line: string, fail: (m: string) => Error): { words: string[]; 
     return line.slice(start, i);
   };
   while (i < line.length) {
-    if (/\s/.test(line[i])) { i++; continue; }
-    if (line[i] === '"') { words.push(quoted()); continue; }
+    if (/\s/.test(line[i])) {
+      i++;
+      continue;
+    }
+    if (line[i] === '"') {
+      words.push(quoted());
+      continue;
+    }
     const m = /^([a-z_]+)=/.exec(line.slice(i));
     if (m) {
       i += m[0].length;

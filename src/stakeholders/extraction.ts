@@ -30,10 +30,16 @@ const INSTRUCTIONS = [
 
 /** The messages of one extraction call: instructions, who is on the map already, then the transcript. */
 export function extractionMessages(graph: Graph, transcript: string): ChatMessage[] {
-  const known = graph.stakeholders.slice(0, 200).map((s) => `- ${s.name}${s.role ? ` (${s.role})` : ''}`).join('\n');
+  const known = graph.stakeholders
+    .slice(0, 200)
+    .map((s) => `- ${s.name}${s.role ? ` (${s.role})` : ''}`)
+    .join('\n');
   return [
     { role: 'system', content: INSTRUCTIONS },
-    { role: 'user', content: `People on the map:\n${known || '(none yet)'}\n\nCurrent summary: ${graph.summary || '(none)'}\n\nTranscript:\n${transcript}` },
+    {
+      role: 'user',
+      content: `People on the map:\n${known || '(none yet)'}\n\nCurrent summary: ${graph.summary || '(none)'}\n\nTranscript:\n${transcript}`,
+    },
   ];
 }
 
@@ -67,27 +73,51 @@ export function answerToOps(a: ExtractionAnswer, occurredAt: string): Stakeholde
     const name = cut(s.name, 200);
     if (!name) continue;
     ops.push({
-      op: 'upsert_stakeholder', name, ...(s.role ? { role: cut(s.role, 200) } : {}), ...(s.organization ? { organization: cut(s.organization, 200) } : {}),
-      ...(s.influence ? { influence: s.influence } : {}), ...(s.stance !== 'unknown' ? { stance: s.stance } : {}),
+      op: 'upsert_stakeholder',
+      name,
+      ...(s.role ? { role: cut(s.role, 200) } : {}),
+      ...(s.organization ? { organization: cut(s.organization, 200) } : {}),
+      ...(s.influence ? { influence: s.influence } : {}),
+      ...(s.stance !== 'unknown' ? { stance: s.stance } : {}),
     });
   }
   for (const i of a.interactions) {
     const participants = names(i.participants);
     if (!participants.length || !i.summary.trim()) continue;
-    ops.push({ op: 'add_interaction', summary: cut(i.summary, 4000), participants, sentiment: i.sentiment, kind: 'meeting', occurred_at: occurredAt, topics: names(i.topics).map((t) => t.slice(0, 60)).slice(0, 30) });
+    ops.push({
+      op: 'add_interaction',
+      summary: cut(i.summary, 4000),
+      participants,
+      sentiment: i.sentiment,
+      kind: 'meeting',
+      occurred_at: occurredAt,
+      topics: names(i.topics)
+        .map((t) => t.slice(0, 60))
+        .slice(0, 30),
+    });
   }
   for (const r of a.relationships) {
     const [from, to] = [cut(r.from, 200), cut(r.to, 200)];
     if (!from || !to || from.toLowerCase() === to.toLowerCase()) continue;
     ops.push({
-      op: 'set_edge', from, to, polarity: r.polarity, ...(r.relation ? { relation: cut(r.relation, 200) } : {}),
+      op: 'set_edge',
+      from,
+      to,
+      polarity: r.polarity,
+      ...(r.relation ? { relation: cut(r.relation, 200) } : {}),
       ...(r.strength !== null && Number.isFinite(r.strength) ? { strength: Math.min(1, Math.max(0, r.strength)) } : {}),
     });
   }
   for (const r of a.risks) {
     const title = cut(r.title, 200);
     if (!title) continue;
-    ops.push({ op: 'upsert_risk', title, severity: r.severity, ...(r.description ? { description: cut(r.description, 4000) } : {}), stakeholders: names(r.stakeholders) });
+    ops.push({
+      op: 'upsert_risk',
+      title,
+      severity: r.severity,
+      ...(r.description ? { description: cut(r.description, 4000) } : {}),
+      stakeholders: names(r.stakeholders),
+    });
   }
   if (a.summary?.trim()) ops.push({ op: 'set_summary', summary: a.summary.trim().slice(0, 20_000) });
   return ops.slice(0, 500);

@@ -1,5 +1,14 @@
 import { conflict, validationError } from '../errors.js';
-import type { Changes, Counts, Edge, GraphLimits, Interaction, Risk, Stakeholder, StakeholderOp } from '../schemas/stakeholder-maps.js';
+import type {
+  Changes,
+  Counts,
+  Edge,
+  GraphLimits,
+  Interaction,
+  Risk,
+  Stakeholder,
+  StakeholderOp,
+} from '../schemas/stakeholder-maps.js';
 
 /**
  * The live stakeholder graph (docs/stakeholder-maps.md) and the one function that changes it.
@@ -20,7 +29,12 @@ export const GRAPH_LIMITS = { stakeholders: 1000, interactions: 5000, edges: 500
 
 export const emptyGraph = (): Graph => ({ summary: '', stakeholders: [], interactions: [], edges: [], risks: [] });
 
-export const countsOf = (g: Graph): Counts => ({ stakeholders: g.stakeholders.length, interactions: g.interactions.length, edges: g.edges.length, risks: g.risks.length });
+export const countsOf = (g: Graph): Counts => ({
+  stakeholders: g.stakeholders.length,
+  interactions: g.interactions.length,
+  edges: g.edges.length,
+  risks: g.risks.length,
+});
 
 /** Names match case- and space-insensitively (one stakeholder per name in a map). */
 export const nameKey = (name: string): string => name.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
@@ -67,7 +81,18 @@ export function applyOps(graph: Graph, ops: StakeholderOp[], ctx: ApplyContext):
   ops.forEach((op, i) => {
     const fail = (msg: string) => validationError(`ops[${i}] (${op.op}): ${msg}`);
     const create = (name: string): Stakeholder => {
-      const s: Stakeholder = { id: ctx.newId(), name: name.trim().replace(/\s+/g, ' '), role: null, organization: null, influence: null, stance: 'unknown', notes: null, tags: [], created_at: ctx.now, updated_at: ctx.now };
+      const s: Stakeholder = {
+        id: ctx.newId(),
+        name: name.trim().replace(/\s+/g, ' '),
+        role: null,
+        organization: null,
+        influence: null,
+        stance: 'unknown',
+        notes: null,
+        tags: [],
+        created_at: ctx.now,
+        updated_at: ctx.now,
+      };
       g.stakeholders.push(s);
       byId.set(s.id, s);
       byName.set(nameKey(s.name), s);
@@ -94,7 +119,8 @@ export function applyOps(graph: Graph, ops: StakeholderOp[], ctx: ApplyContext):
         if (!s) s = create(op.name!);
         else if (op.name && nameKey(op.name) !== nameKey(s.name)) {
           const other = byName.get(nameKey(op.name));
-          if (other && other.id !== s.id) throw conflict(`ops[${i}] (upsert_stakeholder): another stakeholder is named "${op.name}"`);
+          if (other && other.id !== s.id)
+            throw conflict(`ops[${i}] (upsert_stakeholder): another stakeholder is named "${op.name}"`);
           byName.delete(nameKey(s.name));
           s.name = op.name.trim().replace(/\s+/g, ' ');
           byName.set(nameKey(s.name), s);
@@ -133,8 +159,15 @@ export function applyOps(graph: Graph, ops: StakeholderOp[], ctx: ApplyContext):
       case 'add_interaction': {
         const participants = [...new Set(op.participants.map((p) => resolve(p, true).id))];
         const it: Interaction = {
-          id: ctx.newId(), occurred_at: op.occurred_at ? new Date(op.occurred_at).toISOString() : ctx.now, kind: op.kind ?? (ctx.source.type === 'manual' ? 'note' : 'meeting'),
-          summary: op.summary, participants, sentiment: op.sentiment ?? 'neutral', topics: [...new Set(op.topics ?? [])], source: ctx.source, created_at: ctx.now,
+          id: ctx.newId(),
+          occurred_at: op.occurred_at ? new Date(op.occurred_at).toISOString() : ctx.now,
+          kind: op.kind ?? (ctx.source.type === 'manual' ? 'note' : 'meeting'),
+          summary: op.summary,
+          participants,
+          sentiment: op.sentiment ?? 'neutral',
+          topics: [...new Set(op.topics ?? [])],
+          source: ctx.source,
+          created_at: ctx.now,
         };
         g.interactions.push(it);
         mark('interactions', 'added', it.id);
@@ -158,7 +191,15 @@ export function applyOps(graph: Graph, ops: StakeholderOp[], ctx: ApplyContext):
           if (op.relation !== undefined) e.relation = op.relation || null;
           mark('edges', 'updated', e.id);
         } else {
-          const n: Edge = { id: ctx.newId(), from: a.id, to: b.id, polarity: op.polarity, strength: op.strength ?? 0.5, relation: op.relation || null, updated_at: ctx.now };
+          const n: Edge = {
+            id: ctx.newId(),
+            from: a.id,
+            to: b.id,
+            polarity: op.polarity,
+            strength: op.strength ?? 0.5,
+            relation: op.relation || null,
+            updated_at: ctx.now,
+          };
           g.edges.push(n);
           mark('edges', 'added', n.id);
         }
@@ -174,10 +215,20 @@ export function applyOps(graph: Graph, ops: StakeholderOp[], ctx: ApplyContext):
         break;
       }
       case 'upsert_risk': {
-        let r = op.id ? g.risks.find((x) => x.id === op.id!.toLowerCase()) : g.risks.find((x) => nameKey(x.title) === nameKey(op.title!));
+        let r = op.id
+          ? g.risks.find((x) => x.id === op.id!.toLowerCase())
+          : g.risks.find((x) => nameKey(x.title) === nameKey(op.title!));
         if (op.id && !r) throw fail(`no risk ${op.id} in this map`);
         if (!r) {
-          r = { id: ctx.newId(), title: op.title!, description: null, severity: 'medium', status: 'open', stakeholders: [], updated_at: ctx.now };
+          r = {
+            id: ctx.newId(),
+            title: op.title!,
+            description: null,
+            severity: 'medium',
+            status: 'open',
+            stakeholders: [],
+            updated_at: ctx.now,
+          };
           g.risks.push(r);
           mark('risks', 'added', r.id);
         } else mark('risks', 'updated', r.id);
@@ -190,7 +241,9 @@ export function applyOps(graph: Graph, ops: StakeholderOp[], ctx: ApplyContext):
         break;
       }
       case 'remove_risk': {
-        const r = op.id ? g.risks.find((x) => x.id === op.id!.toLowerCase()) : g.risks.find((x) => nameKey(x.title) === nameKey(op.title!));
+        const r = op.id
+          ? g.risks.find((x) => x.id === op.id!.toLowerCase())
+          : g.risks.find((x) => nameKey(x.title) === nameKey(op.title!));
         if (!r) throw fail(`no risk ${op.id ?? `titled "${op.title}"`} in this map`);
         g.risks = g.risks.filter((x) => x !== r);
         mark('risks', 'removed', r.id);
@@ -203,7 +256,8 @@ export function applyOps(graph: Graph, ops: StakeholderOp[], ctx: ApplyContext):
     }
   });
   for (const k of Object.keys(GRAPH_LIMITS) as (keyof typeof GRAPH_LIMITS)[]) {
-    if (g[k].length > GRAPH_LIMITS[k]) throw validationError(`a map holds at most ${GRAPH_LIMITS[k]} ${k} (this patch would make ${g[k].length})`);
+    if (g[k].length > GRAPH_LIMITS[k])
+      throw validationError(`a map holds at most ${GRAPH_LIMITS[k]} ${k} (this patch would make ${g[k].length})`);
   }
   return { graph: g, changes };
 }
@@ -215,12 +269,21 @@ export function rankStakeholders(g: Graph): Stakeholder[] {
   const seen = new Map<string, number>();
   for (const it of g.interactions) for (const p of it.participants) seen.set(p, (seen.get(p) ?? 0) + 1);
   const rank = (s: Stakeholder) => (s.influence ? INFLUENCE_RANK[s.influence] : 0);
-  return [...g.stakeholders].sort((a, b) => rank(b) - rank(a) || (seen.get(b.id) ?? 0) - (seen.get(a.id) ?? 0) || a.name.localeCompare(b.name) || (a.id < b.id ? -1 : 1));
+  return [...g.stakeholders].sort(
+    (a, b) =>
+      rank(b) - rank(a) ||
+      (seen.get(b.id) ?? 0) - (seen.get(a.id) ?? 0) ||
+      a.name.localeCompare(b.name) ||
+      (a.id < b.id ? -1 : 1),
+  );
 }
 
 /** Interactions, newest first (ties: newest recorded first). */
 export const newestFirst = (xs: Interaction[]): Interaction[] =>
-  [...xs].sort((a, b) => b.occurred_at.localeCompare(a.occurred_at) || b.created_at.localeCompare(a.created_at) || (a.id < b.id ? 1 : -1));
+  [...xs].sort(
+    (a, b) =>
+      b.occurred_at.localeCompare(a.occurred_at) || b.created_at.localeCompare(a.created_at) || (a.id < b.id ? 1 : -1),
+  );
 
 /**
  * The graph as returned: the first `stakeholder_limit` stakeholders (rankStakeholders), the newest
@@ -233,7 +296,15 @@ export function viewOf(g: Graph, limits: GraphLimits) {
   const ids = new Set(stakeholders.map((s) => s.id));
   const interactions = newestFirst(g.interactions).slice(0, limits.interaction_limit);
   return {
-    summary: g.summary, stakeholders, interactions, edges: g.edges.filter((e) => ids.has(e.from) && ids.has(e.to)), risks: g.risks,
-    counts: countsOf(g), truncated: { stakeholders: ranked.length > stakeholders.length, interactions: g.interactions.length > interactions.length },
+    summary: g.summary,
+    stakeholders,
+    interactions,
+    edges: g.edges.filter((e) => ids.has(e.from) && ids.has(e.to)),
+    risks: g.risks,
+    counts: countsOf(g),
+    truncated: {
+      stakeholders: ranked.length > stakeholders.length,
+      interactions: g.interactions.length > interactions.length,
+    },
   };
 }

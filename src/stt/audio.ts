@@ -36,7 +36,11 @@ export function pcmOfWav(wav: Buffer): Buffer | null {
     const id = wav.toString('ascii', off, off + 4);
     const size = wav.readUInt32LE(off + 4);
     if (id === 'fmt ') {
-      fmtOk = wav.readUInt16LE(off + 8) === 1 && wav.readUInt16LE(off + 10) === 1 && wav.readUInt32LE(off + 12) === SAMPLE_RATE && wav.readUInt16LE(off + 22) === 16;
+      fmtOk =
+        wav.readUInt16LE(off + 8) === 1 &&
+        wav.readUInt16LE(off + 10) === 1 &&
+        wav.readUInt32LE(off + 12) === SAMPLE_RATE &&
+        wav.readUInt16LE(off + 22) === 16;
     } else if (id === 'data') {
       return fmtOk ? wav.subarray(off + 8, Math.min(wav.length, off + 8 + size)) : null;
     }
@@ -47,8 +51,16 @@ export function pcmOfWav(wav: Buffer): Buffer | null {
 
 /** Audio container types a staged attachment may have; sox converts them (mp3 when the system's sox has that format). */
 export const AUDIO_TYPES: Record<string, string> = {
-  'audio/wav': 'wav', 'audio/x-wav': 'wav', 'audio/wave': 'wav', 'audio/vnd.wave': 'wav',
-  'audio/flac': 'flac', 'audio/x-flac': 'flac', 'audio/ogg': 'ogg', 'audio/mpeg': 'mp3', 'audio/aiff': 'aiff', 'audio/x-aiff': 'aiff',
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/wave': 'wav',
+  'audio/vnd.wave': 'wav',
+  'audio/flac': 'flac',
+  'audio/x-flac': 'flac',
+  'audio/ogg': 'ogg',
+  'audio/mpeg': 'mp3',
+  'audio/aiff': 'aiff',
+  'audio/x-aiff': 'aiff',
 };
 
 /**
@@ -63,13 +75,43 @@ export function toLinear16(body: Buffer, type: string, soxBin: string): Promise<
     if (pcm) return Promise.resolve(pcm);
   }
   return new Promise((resolve, reject) => {
-    const p = spawn(soxBin, ['-t', fmt, '-', '-t', 'raw', '-r', String(SAMPLE_RATE), '-c', '1', '-b', '16', '-e', 'signed-integer', '-L', '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const p = spawn(
+      soxBin,
+      [
+        '-t',
+        fmt,
+        '-',
+        '-t',
+        'raw',
+        '-r',
+        String(SAMPLE_RATE),
+        '-c',
+        '1',
+        '-b',
+        '16',
+        '-e',
+        'signed-integer',
+        '-L',
+        '-',
+      ],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
     const out: Buffer[] = [];
     let err = '';
     p.stdout.on('data', (b: Buffer) => out.push(b));
-    p.stderr.on('data', (b: Buffer) => { err += b.toString(); });
+    p.stderr.on('data', (b: Buffer) => {
+      err += b.toString();
+    });
     p.on('error', (e) => reject(new Error(`sox could not run (${soxBin}): ${e.message}`)));
-    p.on('close', (code) => code === 0 ? resolve(Buffer.concat(out)) : reject(validationError(`the audio could not be decoded as ${fmt}: ${err.trim().split('\n').pop() ?? `sox exited ${code}`}`)));
+    p.on('close', (code) =>
+      code === 0
+        ? resolve(Buffer.concat(out))
+        : reject(
+            validationError(
+              `the audio could not be decoded as ${fmt}: ${err.trim().split('\n').pop() ?? `sox exited ${code}`}`,
+            ),
+          ),
+    );
     p.stdin.on('error', () => undefined);
     p.stdin.end(body);
   });

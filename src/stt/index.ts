@@ -4,8 +4,16 @@ import { createOpenAICompatibleStt } from './openai.js';
 import { createPocketsphinx } from './pocketsphinx.js';
 
 /** One stretch of speech (document 2: transcript_segments). Times are milliseconds from the start of the audio. */
-export interface Segment { speaker: string; text: string; start_ms?: number; end_ms?: number }
-export interface Transcript { text: string; segments: Segment[] }
+export interface Segment {
+  speaker: string;
+  text: string;
+  start_ms?: number;
+  end_ms?: number;
+}
+export interface Transcript {
+  text: string;
+  segments: Segment[];
+}
 export interface TranscribeOptions {
   /** BCP 47 (en-US) or ISO 639-1 (en). */
   locale: string;
@@ -40,7 +48,12 @@ export function activeSttName(c: Config): SttName {
 
 export function createStt(c: Config, name: SttName = activeSttName(c)): SpeechToText {
   if (name === 'gladia') return createGladia({ apiKey: c.GLADIA_API_KEY, baseUrl: c.GLADIA_BASE_URL });
-  if (name === 'openai') return createOpenAICompatibleStt({ baseURL: c.STT_BASE_URL ?? c.OPENAI_BASE_URL, apiKey: c.STT_API_KEY ?? c.OPENAI_API_KEY, model: c.STT_MODEL });
+  if (name === 'openai')
+    return createOpenAICompatibleStt({
+      baseURL: c.STT_BASE_URL ?? c.OPENAI_BASE_URL,
+      apiKey: c.STT_API_KEY ?? c.OPENAI_API_KEY,
+      model: c.STT_MODEL,
+    });
   return createPocketsphinx({ bin: c.POCKETSPHINX_BIN, modelDir: c.POCKETSPHINX_MODEL_DIR });
 }
 
@@ -48,4 +61,10 @@ export function createStt(c: Config, name: SttName = activeSttName(c)): SpeechTo
 export const languageOf = (locale: string): string => locale.split(/[-_]/)[0].toLowerCase();
 
 /** Joins segment texts into the transcript text. */
-export const textOf = (segments: Segment[]): string => segments.map((s) => s.text).filter(Boolean).join(' ').replace(/\s+/g, ' ').trim();
+export const textOf = (segments: Segment[]): string =>
+  segments
+    .map((s) => s.text)
+    .filter(Boolean)
+    .join(' ')
+    .replace(/\s+/g, ' ')
+    .trim();

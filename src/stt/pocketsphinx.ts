@@ -12,7 +12,12 @@ const queue: (() => void)[] = [];
 async function slot<T>(fn: () => Promise<T>): Promise<T> {
   if (running >= MAX_PARALLEL) await new Promise<void>((r) => queue.push(r));
   running++;
-  try { return await fn(); } finally { running--; queue.shift()?.(); }
+  try {
+    return await fn();
+  } finally {
+    running--;
+    queue.shift()?.();
+  }
 }
 
 /** Fillers pocketsphinx marks in its word timings; `word(2)` names a pronunciation variant. */
@@ -28,7 +33,12 @@ export function parsePocketsphinx(out: string): Segment[] {
   const flush = () => {
     const spoken = words.filter((x) => !FILLER.test(x.w));
     if (spoken.length) {
-      segments.push({ speaker: 'speaker_0', text: spoken.map((x) => x.w.replace(/\(\d+\)$/, '')).join(' '), start_ms: Math.round(spoken[0].s * 1000), end_ms: Math.round(spoken[spoken.length - 1].e * 1000) });
+      segments.push({
+        speaker: 'speaker_0',
+        text: spoken.map((x) => x.w.replace(/\(\d+\)$/, '')).join(' '),
+        start_ms: Math.round(spoken[0].s * 1000),
+        end_ms: Math.round(spoken[spoken.length - 1].e * 1000),
+      });
     }
     words = [];
   };
@@ -50,23 +60,61 @@ export function parsePocketsphinx(out: string): Segment[] {
  * documented no-op: its keyword-spotting mode would replace the language model rather than bias it.
  */
 export function createPocketsphinx(o: { bin: string; modelDir: string }): SpeechToText {
-  const model = { hmm: path.join(o.modelDir, 'en-us'), lm: path.join(o.modelDir, 'en-us.lm.bin'), dict: path.join(o.modelDir, 'cmudict-en-us.dict') };
-  const run = (wavPath: string) => new Promise<string>((resolve, reject) => {
-    const p = spawn(o.bin, ['-infile', wavPath, '-hmm', model.hmm, '-lm', model.lm, '-dict', model.dict, '-time', 'yes', '-logfn', '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (b: Buffer) => { out += b.toString(); });
-    p.stderr.on('data', (b: Buffer) => { err += b.toString(); });
-    p.on('error', (e) => reject(new Error(`pocketsphinx could not run (${o.bin}): ${e.message}`)));
-    p.on('close', (code) => code === 0 ? resolve(out) : reject(new Error(`pocketsphinx exited ${code}: ${err.trim().slice(-300)}`)));
-  });
+  const model = {
+    hmm: path.join(o.modelDir, 'en-us'),
+    lm: path.join(o.modelDir, 'en-us.lm.bin'),
+    dict: path.join(o.modelDir, 'cmudict-en-us.dict'),
+  };
+  const run = (wavPath: string) =>
+    new Promise<string>((resolve, reject) => {
+      const p = spawn(
+        o.bin,
+        [
+          '-infile',
+          wavPath,
+          '-hmm',
+          model.hmm,
+          '-lm',
+          model.lm,
+          '-dict',
+          model.dict,
+          '-time',
+          'yes',
+          '-logfn',
+          '/dev/null',
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let out = '';
+      let err = '';
+      p.stdout.on('data', (b: Buffer) => {
+        out += b.toString();
+      });
+      p.stderr.on('data', (b: Buffer) => {
+        err += b.toString();
+      });
+      p.on('error', (e) => reject(new Error(`pocketsphinx could not run (${o.bin}): ${e.message}`)));
+      p.on('close', (code) =>
+        code === 0 ? resolve(out) : reject(new Error(`pocketsphinx exited ${code}: ${err.trim().slice(-300)}`)),
+      );
+    });
   return {
     name: 'pocketsphinx',
     hints: 'none',
     async check() {
-      if (!(await canSpawn(o.bin))) return { available: false, reason: `${o.bin} not found: install Debian's pocketsphinx and pocketsphinx-en-us (scripts/provision.sh does)` };
+      if (!(await canSpawn(o.bin)))
+        return {
+          available: false,
+          reason: `${o.bin} not found: install Debian's pocketsphinx and pocketsphinx-en-us (scripts/provision.sh does)`,
+        };
       for (const f of [model.hmm, model.lm, model.dict]) {
-        if (!(await access(f).then(() => true, () => false))) return { available: false, reason: `pocketsphinx model file ${f} missing: install pocketsphinx-en-us` };
+        if (
+          !(await access(f).then(
+            () => true,
+            () => false,
+          ))
+        )
+          return { available: false, reason: `pocketsphinx model file ${f} missing: install pocketsphinx-en-us` };
       }
       return { available: true };
     },
@@ -90,6 +138,9 @@ function canSpawn(bin: string): Promise<boolean> {
   return new Promise((resolve) => {
     const p = spawn(bin, [], { stdio: 'ignore' });
     p.on('error', () => resolve(false));
-    p.on('spawn', () => { p.kill('SIGKILL'); resolve(true); });
+    p.on('spawn', () => {
+      p.kill('SIGKILL');
+      resolve(true);
+    });
   });
 }

@@ -13,7 +13,12 @@ import { gated } from './gated.js';
 async function tracingClientInterceptors(): Promise<WorkflowClientInterceptor[]> {
   if (!activeTelemetry()) return [];
   const { OpenTelemetryWorkflowClientInterceptor } = await import('@temporalio/interceptors-opentelemetry');
-  return [gated<WorkflowClientInterceptor>(new OpenTelemetryWorkflowClientInterceptor(), () => activeTelemetry() !== undefined)];
+  return [
+    gated<WorkflowClientInterceptor>(
+      new OpenTelemetryWorkflowClientInterceptor(),
+      () => activeTelemetry() !== undefined,
+    ),
+  ];
 }
 
 /**
@@ -24,7 +29,8 @@ async function tracingClientInterceptors(): Promise<WorkflowClientInterceptor[]>
 export async function connectTemporal(config: Config): Promise<{ connection: Connection; client: Client }> {
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS, connectTimeout: '10s' });
   const client = new Client({
-    connection, namespace: config.TEMPORAL_NAMESPACE,
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
     interceptors: { workflow: await tracingClientInterceptors() },
   });
   return { connection, client };

@@ -18,7 +18,15 @@ export const TraceIdKey = defineSearchAttributeKey('TraceId', 'KEYWORD');
 export const JobKindKey = defineSearchAttributeKey('JobKind', 'KEYWORD');
 /** Search attributes of a workflow start. */
 export type SearchAttributePairs = SearchAttributePair[];
-export const SEARCH_ATTRIBUTES = ['WorkspaceId', 'BrainId', 'NeuronId', 'PathwayId', 'ReceptorId', 'TraceId', 'JobKind'] as const;
+export const SEARCH_ATTRIBUTES = [
+  'WorkspaceId',
+  'BrainId',
+  'NeuronId',
+  'PathwayId',
+  'ReceptorId',
+  'TraceId',
+  'JobKind',
+] as const;
 
 export type JobKind = 'neuron' | 'pathway' | 'receptor' | 'transcription' | 'search' | 'ingest' | 'stakeholder_extract';
 export type JobState = 'pending' | 'running' | 'completed' | 'failed' | 'waiting' | 'paused';
@@ -35,12 +43,19 @@ export const cancelSignal = defineSignal<[{ reason?: string }]>('cancel');
 export const resumeSignal = defineSignal<[Record<string, unknown>]>('resume');
 export const inputSignal = defineSignal<[Record<string, unknown>]>('input');
 /** Legacy: answers of runs recorded before answers were Updates (kept so their histories replay). */
-export const interventionResponseSignal = defineSignal<[{ interventionId: string; action: string; comment?: string; fields?: Record<string, unknown>; by?: string | null }]>('interventionResponse');
+export const interventionResponseSignal =
+  defineSignal<
+    [{ interventionId: string; action: string; comment?: string; fields?: Record<string, unknown>; by?: string | null }]
+  >('interventionResponse');
 export const statusQuery = defineQuery<LiveStatus>('status');
 
 /** A person's answer to an intervention, as every answer route sends it. */
 export interface InterventionAnswer {
-  interventionId: string; action: string; comment?: string; fields?: Record<string, unknown>; by?: string | null;
+  interventionId: string;
+  action: string;
+  comment?: string;
+  fields?: Record<string, unknown>;
+  by?: string | null;
   /** The delivery (API or link) it came through; absent: the API delivery. */
   deliveryId?: string;
 }
@@ -53,7 +68,16 @@ export interface InterventionAnswer {
 export const answerUpdate = defineUpdate<{ interventionId: string; status: string }, [InterventionAnswer]>('answer');
 
 /** Workflow-safe copy of the caller's scope (plain data). */
-export interface RunScope { workspaceId: string; brainId?: string; userId: string | null; apiKeyId: string | null; roles: string[]; credential: string; receptorId?: string; shareTokenId?: string }
+export interface RunScope {
+  workspaceId: string;
+  brainId?: string;
+  userId: string | null;
+  apiKeyId: string | null;
+  roles: string[];
+  credential: string;
+  receptorId?: string;
+  shareTokenId?: string;
+}
 
 export interface NeuronRunInput {
   jobId: string;
@@ -93,7 +117,10 @@ export interface NeuronRunInput {
 
 /** The small part of a prepared run that the agent loop needs to drive turns (no prompt, no history). */
 export interface RunSummary {
-  model: string; neuronName: string; neuronType: string | null; responseFormat: 'text' | 'json';
+  model: string;
+  neuronName: string;
+  neuronType: string | null;
+  responseFormat: 'text' | 'json';
   delegates: { tool: string; neuronId: string; version: number; name: string }[];
   /** The trace's generated title, for a top-level run the API prepared (written with its reply). */
   title?: string;
@@ -101,8 +128,15 @@ export interface RunSummary {
 
 /** Everything a model turn needs, loaded once from the pinned neuron version and the trace; stored as the run context. */
 export interface PreparedRunData extends RunSummary {
-  temperature?: number; maxTokens?: number;
-  messages: { role: 'system' | 'user' | 'assistant' | 'tool'; content: string; toolCalls?: { id: string; name: string; arguments: string }[]; toolCallId?: string; name?: string }[];
+  temperature?: number;
+  maxTokens?: number;
+  messages: {
+    role: 'system' | 'user' | 'assistant' | 'tool';
+    content: string;
+    toolCalls?: { id: string; name: string; arguments: string }[];
+    toolCallId?: string;
+    name?: string;
+  }[];
   tools: { name: string; description: string; parameters: Record<string, unknown> }[];
   /** Title for the trace when the run's first reply lands (top-level thread runs). */
   title?: string;
@@ -132,7 +166,14 @@ export interface ModelTurnOutcome {
 
 /** A budget the next model turn would exceed (plain data: it crosses the activity boundary). */
 export interface BudgetPause {
-  budgetId: string; scope: string; targetId: string | null; measure: string; period: string; limit: number; spent: number; policy: string;
+  budgetId: string;
+  scope: string;
+  targetId: string | null;
+  measure: string;
+  period: string;
+  limit: number;
+  spent: number;
+  policy: string;
   /** `BUDGET_EXCEEDED: …` */
   message: string;
 }
@@ -155,7 +196,10 @@ export interface NeuronRunResult {
 export type NeuronRun = (input: NeuronRunInput) => Promise<NeuronRunResult>;
 
 /** Index-based graph as the interpreter walks it (see src/pathways/graph.ts CompiledGraph). */
-export interface RunGraph { nodes: { type: string; data: Record<string, unknown> }[]; edges: [number, number, string?][] }
+export interface RunGraph {
+  nodes: { type: string; data: Record<string, unknown> }[];
+  edges: [number, number, string?][];
+}
 
 export interface PathwayRunInput {
   jobId: string;
@@ -217,15 +261,41 @@ export interface SystemJobInput {
 
 /** The `search` workflow (GET /v1/search, docs/search.md): the query and the caller's scope; one activity per type. */
 export interface SearchJobInput {
-  jobId: string; workspaceId: string; brainId: string | null; userId: string | null; apiKeyId: string | null; roles: string[];
-  q: string; types: ('assets' | 'artifacts' | 'stakeholder_maps' | 'meetings' | 'action_plans' | 'receptors' | 'pathways' | 'neurons' | 'reflexes' | 'memories')[];
-  limit: number; offset: number; isActive: boolean | null; searchMode: 'hybrid' | 'lexical' | 'vector';
+  jobId: string;
+  workspaceId: string;
+  brainId: string | null;
+  userId: string | null;
+  apiKeyId: string | null;
+  roles: string[];
+  q: string;
+  types: (
+    | 'assets'
+    | 'artifacts'
+    | 'stakeholder_maps'
+    | 'meetings'
+    | 'action_plans'
+    | 'receptors'
+    | 'pathways'
+    | 'neurons'
+    | 'reflexes'
+    | 'memories'
+  )[];
+  limit: number;
+  offset: number;
+  isActive: boolean | null;
+  searchMode: 'hybrid' | 'lexical' | 'vector';
 }
 
 /** The `ingest` workflow (docs/knowledge.md): one resource version; ids only, the text is read by the activities. */
 export interface IngestInput {
-  jobId: string; workspaceId: string; brainId: string; kind: 'asset' | 'artifact' | 'memory'; resourceId: string; version: number;
-  userId: string | null; apiKeyId: string | null;
+  jobId: string;
+  workspaceId: string;
+  brainId: string;
+  kind: 'asset' | 'artifact' | 'memory';
+  resourceId: string;
+  version: number;
+  userId: string | null;
+  apiKeyId: string | null;
   /** Chunks per embedding call (EMBED_BATCH_SIZE when started). */
   batchSize?: number;
 }
@@ -237,18 +307,36 @@ export const stopSignal = defineSignal<[Record<string, never>]>('stop');
 
 /** The `liveTranscription` workflow (docs/meetings.md): ids and small values only, never audio. */
 export interface LiveTranscriptionInput {
-  jobId: string; workspaceId: string; brainId: string; meetingId: string; sessionId: string;
+  jobId: string;
+  workspaceId: string;
+  brainId: string;
+  meetingId: string;
+  sessionId: string;
   /** Ends the session (and finalizes it) after this long without a chunk. */
   idleTimeoutMs: number;
   /** Carried over continue-as-new: whether stop was already asked for. */
   stopped?: boolean;
 }
 /** What a caption pass did: where the next final window starts, whether audio is still waiting. */
-export interface CaptionOutcome { captionSeq: number; partialSeq: number; more: boolean }
+export interface CaptionOutcome {
+  captionSeq: number;
+  partialSeq: number;
+  more: boolean;
+}
 
 /** The batch `transcription` workflow: the audio is read from the blob store by the activity. */
 export interface TranscriptionInput {
-  jobId: string; workspaceId: string; brainId: string | null; source: { kind: 'attachment' | 'asset'; id: string }; locale: string; diarize: boolean;
+  jobId: string;
+  workspaceId: string;
+  brainId: string | null;
+  source: { kind: 'attachment' | 'asset'; id: string };
+  locale: string;
+  diarize: boolean;
 }
 /** The `stakeholderExtract` workflow (docs/stakeholder-maps.md): ids only; the transcript is stored under the job id. */
-export interface StakeholderExtractInput { jobId: string; workspaceId: string; brainId: string; mapId: string }
+export interface StakeholderExtractInput {
+  jobId: string;
+  workspaceId: string;
+  brainId: string;
+  mapId: string;
+}

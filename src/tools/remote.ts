@@ -14,14 +14,22 @@ export const TOOL_TIMEOUT_MS = 30_000;
  * A plain HTTP tool described by a reflex (metadata.http_tools[]): the URL template's `{name}`
  * placeholders take arguments; the other arguments go in the query (GET, DELETE) or as a JSON body.
  */
-export const HttpToolDef = z.object({
-  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64'),
-  description: z.string().max(2000).default(''),
-  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
-  url: z.string().url().refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL template'),
-  parameters: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }).meta({ description: 'JSON schema of the arguments' }),
-  headers: z.record(z.string(), z.string()).optional(),
-}).strict();
+export const HttpToolDef = z
+  .object({
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64'),
+    description: z.string().max(2000).default(''),
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
+    url: z
+      .string()
+      .url()
+      .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL template'),
+    parameters: z
+      .record(z.string(), z.unknown())
+      .default({ type: 'object', properties: {} })
+      .meta({ description: 'JSON schema of the arguments' }),
+    headers: z.record(z.string(), z.string()).optional(),
+  })
+  .strict();
 export type HttpToolDef = z.infer<typeof HttpToolDef>;
 export const HttpToolDefs = z.array(HttpToolDef).max(50);
 
@@ -42,7 +50,8 @@ export const MAX_TOOL_BODY_BYTES = 256 * 1024;
 
 /** The text the model reads: at most MAX_TOOL_RESULT_CHARS, with a note saying what was cut. `unread`: the answer went on beyond what was read. */
 export function capResult(text: string, unread = false): string {
-  if (unread) return `${text.slice(0, MAX_TOOL_RESULT_CHARS)}\n[truncated: the answer was longer than ${MAX_TOOL_BODY_BYTES} bytes and only its first ${Math.min(text.length, MAX_TOOL_RESULT_CHARS)} characters are shown; ask for less]`;
+  if (unread)
+    return `${text.slice(0, MAX_TOOL_RESULT_CHARS)}\n[truncated: the answer was longer than ${MAX_TOOL_BODY_BYTES} bytes and only its first ${Math.min(text.length, MAX_TOOL_RESULT_CHARS)} characters are shown; ask for less]`;
   if (text.length <= MAX_TOOL_RESULT_CHARS) return text;
   return `${text.slice(0, MAX_TOOL_RESULT_CHARS)}\n[truncated: ${text.length - MAX_TOOL_RESULT_CHARS} more characters were cut; ask for less]`;
 }
@@ -67,8 +76,12 @@ async function readCapped(res: Response, max: number): Promise<{ text: string; u
 }
 
 const isNetwork = (e: unknown) => {
-  const code = (e as { code?: string; cause?: { code?: string } }).code ?? (e as { cause?: { code?: string } }).cause?.code;
-  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'UND_ERR_SOCKET'].includes(code ?? '') || /timed? ?out|socket hang up|fetch failed/i.test(String((e as Error).message));
+  const code =
+    (e as { code?: string; cause?: { code?: string } }).code ?? (e as { cause?: { code?: string } }).cause?.code;
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'UND_ERR_SOCKET'].includes(code ?? '') ||
+    /timed? ?out|socket hang up|fetch failed/i.test(String((e as Error).message))
+  );
 };
 
 /**
@@ -84,11 +97,13 @@ export function createRemoteTools({ guard }: { guard: Guard }) {
     await guard.check(serverUrl); // a refused URL is refused before the SDK starts
     // The SDK is loaded at the first MCP call: a process whose tools never use MCP never holds it.
     const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
-      import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
     ]);
     const client = new Client({ name: 'cortex', version: '0.1.0' });
     const transport = new StreamableHTTPClientTransport(new URL(serverUrl), {
-      fetch: guard.fetch, ...(token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}),
+      fetch: guard.fetch,
+      ...(token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}),
     });
     try {
       await client.connect(transport);
@@ -105,9 +120,16 @@ export function createRemoteTools({ guard }: { guard: Guard }) {
       const key = `${reflexId}:${version}:${serverUrl}:${token ? createHash('sha256').update(token).digest('base64url').slice(0, 22) : 'anon'}`;
       const hit = listed.get(key);
       if (hit && Date.now() - hit.at < LIST_TTL_MS) return hit.tools;
-      const tools = await withMcp(serverUrl, async (c) => (await c.listTools(undefined, { timeout: TOOL_TIMEOUT_MS })).tools.map((t) => ({
-        name: t.name, description: t.description ?? '', parameters: (t.inputSchema ?? { type: 'object', properties: {} }) as Record<string, unknown>,
-      })), token);
+      const tools = await withMcp(
+        serverUrl,
+        async (c) =>
+          (await c.listTools(undefined, { timeout: TOOL_TIMEOUT_MS })).tools.map((t) => ({
+            name: t.name,
+            description: t.description ?? '',
+            parameters: (t.inputSchema ?? { type: 'object', properties: {} }) as Record<string, unknown>,
+          })),
+        token,
+      );
       if (listed.size > 1000) listed.clear();
       listed.set(key, { at: Date.now(), tools });
       return tools;
@@ -121,33 +143,54 @@ export function createRemoteTools({ guard }: { guard: Guard }) {
     async run(b: ToolBinding, args: Record<string, unknown>, idempotencyKey: string, token?: string): Promise<string> {
       try {
         if (b.kind === 'mcp') {
-          const res = await withMcp(b.serverUrl, (c) => c.callTool({ name: b.tool, arguments: args, _meta: { idempotency_key: idempotencyKey } }, undefined, { timeout: TOOL_TIMEOUT_MS }), token);
+          const res = await withMcp(
+            b.serverUrl,
+            (c) =>
+              c.callTool({ name: b.tool, arguments: args, _meta: { idempotency_key: idempotencyKey } }, undefined, {
+                timeout: TOOL_TIMEOUT_MS,
+              }),
+            token,
+          );
           const content = (res.content ?? []) as { type: string; text?: string }[];
-          const text = content.map((p) => (p.type === 'text' ? p.text ?? '' : `[${p.type} content]`)).join('\n');
+          const text = content.map((p) => (p.type === 'text' ? (p.text ?? '') : `[${p.type} content]`)).join('\n');
           return capResult(res.isError ? JSON.stringify({ error: text || 'the tool reported an error' }) : text);
         }
         const def = b.def;
         const rest = { ...args };
-        const url = new URL(def.url.replace(/\{(\w+)\}/g, (_, k: string) => {
-          const v = rest[k];
-          delete rest[k];
-          return encodeURIComponent(v === undefined ? '' : String(v));
-        }));
+        const url = new URL(
+          def.url.replace(/\{(\w+)\}/g, (_, k: string) => {
+            const v = rest[k];
+            delete rest[k];
+            return encodeURIComponent(v === undefined ? '' : String(v));
+          }),
+        );
         const hasBody = def.method !== 'GET' && def.method !== 'DELETE';
-        if (!hasBody) for (const [k, v] of Object.entries(rest)) url.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+        if (!hasBody)
+          for (const [k, v] of Object.entries(rest))
+            url.searchParams.set(k, typeof v === 'string' ? v : JSON.stringify(v));
         const res = await guard.fetch(url, {
-          method: def.method, redirect: 'follow',
-          headers: { ...(def.headers ?? {}), ...(token ? { authorization: `Bearer ${token}` } : {}), accept: 'application/json, text/plain;q=0.9, */*;q=0.5', 'idempotency-key': idempotencyKey, ...(hasBody ? { 'content-type': 'application/json' } : {}) },
+          method: def.method,
+          redirect: 'follow',
+          headers: {
+            ...(def.headers ?? {}),
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+            accept: 'application/json, text/plain;q=0.9, */*;q=0.5',
+            'idempotency-key': idempotencyKey,
+            ...(hasBody ? { 'content-type': 'application/json' } : {}),
+          },
           ...(hasBody ? { body: JSON.stringify(rest) } : {}),
           signal: AbortSignal.timeout(TOOL_TIMEOUT_MS),
         });
         const { text, unread } = await readCapped(res, MAX_TOOL_BODY_BYTES);
-        if (res.status === 429 || res.status >= 500) throw new TransientToolError(`${def.name}: the server answered ${res.status}`);
-        if (res.status >= 400) return capResult(JSON.stringify({ error: `the server answered ${res.status}`, body: text.slice(0, 2000) }));
+        if (res.status === 429 || res.status >= 500)
+          throw new TransientToolError(`${def.name}: the server answered ${res.status}`);
+        if (res.status >= 400)
+          return capResult(JSON.stringify({ error: `the server answered ${res.status}`, body: text.slice(0, 2000) }));
         return capResult(text, unread);
       } catch (e) {
         if (e instanceof TransientToolError || e instanceof OutboundBlocked) throw e;
-        if (isNetwork(e) || (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError') throw new TransientToolError(`${b.kind === 'http' ? b.def.name : b.tool}: ${(e as Error).message}`);
+        if (isNetwork(e) || (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError')
+          throw new TransientToolError(`${b.kind === 'http' ? b.def.name : b.tool}: ${(e as Error).message}`);
         throw e;
       }
     },

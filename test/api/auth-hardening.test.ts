@@ -23,8 +23,16 @@ beforeAll(async () => {
   limited = await startTestApp({ AUTH_FAILURES_PER_MINUTE: 5 });
   proxied = await startTestApp({ AUTH_FAILURES_PER_MINUTE: 5, TRUST_PROXY_HOPS: 1 });
   const tag = randomUUID().slice(0, 8);
-  first = await startTestApp({ AUTH_FAILURES_PER_MINUTE: 5, MONGODB_DB: `cortex_lock${tag}`, REDIS_PREFIX: `lock${tag}:` });
-  second = await startTestApp({ AUTH_FAILURES_PER_MINUTE: 5, MONGODB_DB: `cortex_lock${tag}`, REDIS_PREFIX: `lock${tag}:` });
+  first = await startTestApp({
+    AUTH_FAILURES_PER_MINUTE: 5,
+    MONGODB_DB: `cortex_lock${tag}`,
+    REDIS_PREFIX: `lock${tag}:`,
+  });
+  second = await startTestApp({
+    AUTH_FAILURES_PER_MINUTE: 5,
+    MONGODB_DB: `cortex_lock${tag}`,
+    REDIS_PREFIX: `lock${tag}:`,
+  });
 });
 afterAll(async () => {
   await Promise.all([app?.close(), limited?.close(), proxied?.close(), first?.close(), second?.close()]);
@@ -48,11 +56,20 @@ function runApi(env: Record<string, string>): Promise<{ code: number | null; std
   return new Promise((resolve) => {
     const merged: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'silent', PORT: '0', ...env };
     for (const [k, v] of Object.entries(env)) if (v === '') delete merged[k]; // '' = unset
-    const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], { cwd: root, env: merged, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+      cwd: root,
+      env: merged,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
-    child.stderr!.on('data', (b: Buffer) => { stderr += b.toString(); });
+    child.stderr!.on('data', (b: Buffer) => {
+      stderr += b.toString();
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stderr }); });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
   });
 }
 
@@ -63,18 +80,23 @@ describe('API keys: one role model for keys and sessions', () => {
     const memberSub = randomUUID();
     const member = await ws.jwt([], memberSub);
     const adminKey = (await app.post<{ id: string; key: string }>('/v1/api-keys', admin, { name: 'admin key' })).body;
-    const own = (await app.post<{ id: string; key: string; roles: string[] }>('/v1/api-keys', member, { name: 'mine' })).body;
+    const own = (await app.post<{ id: string; key: string; roles: string[] }>('/v1/api-keys', member, { name: 'mine' }))
+      .body;
     expect(own.roles).toEqual(['member']);
     const revoke = await app.del(`/v1/api-keys/${adminKey.id}`, member);
     expect(revoke.status).toBe(403);
     expect(revoke.body).toMatchObject({ code: 'FORBIDDEN' });
     expect((await app.get('/v1/config/models', adminKey.key)).status).toBe(200);
-    const listed = (await app.get<{ api_keys: { id: string }[] }>('/v1/api-keys', member)).body.api_keys.map((k) => k.id);
+    const listed = (await app.get<{ api_keys: { id: string }[] }>('/v1/api-keys', member)).body.api_keys.map(
+      (k) => k.id,
+    );
     expect(listed).toEqual([own.id]);
     expect((await app.del(`/v1/api-keys/${own.id}`, member)).status).toBe(200);
     expect((await app.get('/v1/config/models', own.key)).status).toBe(401);
     // An admin revokes anyone's key.
-    const another = (await app.post<{ id: string; key: string }>('/v1/api-keys', await ws.jwt([], randomUUID()), { name: 'x' })).body;
+    const another = (
+      await app.post<{ id: string; key: string }>('/v1/api-keys', await ws.jwt([], randomUUID()), { name: 'x' })
+    ).body;
     expect((await app.del(`/v1/api-keys/${another.id}`, admin)).status).toBe(200);
     // A member cannot mint a key above their roles.
     expect((await app.post('/v1/api-keys', member, { name: 'escalate', roles: ['workspace_admin'] })).status).toBe(403);
@@ -85,7 +107,16 @@ describe('API keys: one role model for keys and sessions', () => {
     const sub = randomUUID();
     const jwt = await ws.jwt([], sub);
     const pathway = (await app.post<{ id: string }>('/v1/pathways', ws.key, { name: 'guarded' }, ws.brainHeaders)).body;
-    expect((await app.post(`/v1/pathways/${pathway.id}/participants`, ws.key, { user_id: sub, role: 'viewer' }, ws.brainHeaders)).status).toBe(201);
+    expect(
+      (
+        await app.post(
+          `/v1/pathways/${pathway.id}/participants`,
+          ws.key,
+          { user_id: sub, role: 'viewer' },
+          ws.brainHeaders,
+        )
+      ).status,
+    ).toBe(201);
     expect((await app.put(`/v1/pathways/${pathway.id}`, jwt, { description: 'x' })).status).toBe(403);
     const key = (await app.post<{ key: string }>('/v1/api-keys', jwt, { name: 'viewer key' })).body.key;
     expect((await app.get(`/v1/pathways/${pathway.id}`, key)).status).toBe(200);
@@ -103,8 +134,16 @@ describe('secrets never logged', () => {
     const jwt = await ws.jwt(['workspace_admin']);
     const scope = await app.services.auth.authenticate(ws.key);
     const doc = await app.services.interventions.create(scope, {
-      id: randomUUID(), jobId: randomUUID(), traceId: null, pathwayId: null, brainId: ws.brainId, nodeIndex: 0, kind: 'approval',
-      title: 'ok?', prompt: '', options: ['approve', 'reject'],
+      id: randomUUID(),
+      jobId: randomUUID(),
+      traceId: null,
+      pathwayId: null,
+      brainId: ws.brainId,
+      nodeIndex: 0,
+      kind: 'approval',
+      title: 'ok?',
+      prompt: '',
+      options: ['approve', 'reject'],
     });
     const token = doc.deliveries[0].token;
     const shareToken = `shr_${randomUUID().replace(/-/g, '')}`;
@@ -112,14 +151,18 @@ describe('secrets never logged', () => {
     expect((await app.get(`/v1/public/interventions/${token}`)).status).toBe(200);
     await app.post(`/v1/public/interventions/${token}/respond`, undefined, { action: 'approve' });
     await app.get(`/v1/public/receptors/${ws.workspaceId}/any?t=${shareToken}`);
-    await app.post(`/v1/public/receptors/${ws.workspaceId}/any/execute`, undefined, { share_token: shareToken, message: 'hi' });
+    await app.post(`/v1/public/receptors/${ws.workspaceId}/any/execute`, undefined, {
+      share_token: shareToken,
+      message: 'hi',
+    });
     await app.get(`/v1/public/jobs/${randomUUID()}/stream?t=${shareToken}`);
     await app.get('/v1/config/models', ws.key);
     await app.get('/v1/api-keys', jwt);
     await app.get('/v1/config/models', 'ctx_wrongwrongwrongwrongwrongwrong');
     const all = logLines.join('\n');
     expect(logLines.length).toBeGreaterThan(5);
-    for (const secret of [token, shareToken, ws.key, jwt, 'ctx_wrongwrongwrongwrongwrongwrong']) expect(all).not.toContain(secret);
+    for (const secret of [token, shareToken, ws.key, jwt, 'ctx_wrongwrongwrongwrongwrongwrong'])
+      expect(all).not.toContain(secret);
     expect(all).toContain('/v1/public/interventions/:token');
   });
 });
@@ -138,7 +181,11 @@ describe('safe configuration', () => {
 
   it('a bootstrap identity that cannot be reconciled exits with one clear line, never a stack trace; another workspace id boots fine', async () => {
     const ws = await buildWorkspace(app);
-    const base = { MONGODB_DB: app.config.MONGODB_DB, REDIS_PREFIX: app.config.REDIS_PREFIX, JWT_SECRET: 'x'.repeat(40) };
+    const base = {
+      MONGODB_DB: app.config.MONGODB_DB,
+      REDIS_PREFIX: app.config.REDIS_PREFIX,
+      JWT_SECRET: 'x'.repeat(40),
+    };
     // A bootstrap key that is already a key of another workspace.
     const key = `ctx_${randomUUID().replace(/-/g, '')}`;
     await app.services.auth.bootstrapWith({ workspaceId: ws.workspaceId, apiKey: key });
@@ -152,7 +199,9 @@ describe('safe configuration', () => {
     const second = randomUUID();
     await app.services.auth.bootstrapWith({ workspaceId: first });
     await app.services.auth.bootstrapWith({ workspaceId: second });
-    const slugs = await Promise.all([first, second].map(async (id) => (await app.services.workspaces.findWorkspace(id))!.slug));
+    const slugs = await Promise.all(
+      [first, second].map(async (id) => (await app.services.workspaces.findWorkspace(id))!.slug),
+    );
     expect(new Set(slugs).size).toBe(2);
   }, 120_000);
 
@@ -208,8 +257,16 @@ describe('failed authentications slow further failures only', () => {
     // not known to be valid: from this address it waits for the window like any unknown key.
     const stray = newApiKeySecret();
     await first.deps.repos.workspaces.apiKeys.insertOne({
-      _id: randomUUID(), workspaceId: ws.workspaceId, name: 'stray', hash: hashApiKey(stray), prefix: stray.slice(0, 10),
-      roles: ['member'], createdBy: null, createdAt: new Date(), lastUsedAt: null, revokedAt: null,
+      _id: randomUUID(),
+      workspaceId: ws.workspaceId,
+      name: 'stray',
+      hash: hashApiKey(stray),
+      prefix: stray.slice(0, 10),
+      roles: ['member'],
+      createdBy: null,
+      createdAt: new Date(),
+      lastUsedAt: null,
+      revokedAt: null,
     });
     expect((await second.get('/v1/config/models', stray)).status).toBe(429);
     expect(lookups.n).toBe(1);
@@ -217,36 +274,68 @@ describe('failed authentications slow further failures only', () => {
     expect((await second.get('/v1/config/models', `${jwt.slice(0, -4)}AAAA`)).status).toBe(429);
     expect((await second.get('/v1/config/models', jwt)).status).toBe(200);
     // Share links follow the same rule: a link recently seen valid works, a wrong one is a 429.
-    const neuron = await first.post<{ id: string }>('/v1/neurons', ws.key, { name: 'shared', brain_id: ws.brainId, neuron_config: { model: 'local/echo' } });
+    const neuron = await first.post<{ id: string }>('/v1/neurons', ws.key, {
+      name: 'shared',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'local/echo' },
+    });
     expect(neuron.status).toBe(201);
-    const receptors = (await first.get<{ receptors: { id: string; slug: string; executable_target: { id: string } }[] }>('/v1/receptors?limit=200', ws.key, ws.brainHeaders)).body.receptors;
+    const receptors = (
+      await first.get<{ receptors: { id: string; slug: string; executable_target: { id: string } }[] }>(
+        '/v1/receptors?limit=200',
+        ws.key,
+        ws.brainHeaders,
+      )
+    ).body.receptors;
     const receptor = receptors.find((r) => r.executable_target.id === neuron.body.id)!;
-    const share = await first.post<{ token: string }>(`/v1/receptors/${ws.workspaceId}/${receptor.slug}/share`, ws.key, {});
+    const share = await first.post<{ token: string }>(
+      `/v1/receptors/${ws.workspaceId}/${receptor.slug}/share`,
+      ws.key,
+      {},
+    );
     expect(share.status).toBe(201);
     expect((await second.get(`/v1/public/receptors/by-id/${receptor.id}?t=${share.body.token}`)).status).toBe(200);
-    expect((await second.get(`/v1/public/receptors/by-id/${receptor.id}?t=cxs_${randomUUID().replace(/-/g, '')}`)).status).toBe(429);
+    expect(
+      (await second.get(`/v1/public/receptors/by-id/${receptor.id}?t=cxs_${randomUUID().replace(/-/g, '')}`)).status,
+    ).toBe(429);
   });
 });
 
 describe('abuse limits that fit real clients', () => {
   it('failed authentication is limited per client address; behind a trusted proxy per forwarded address', async () => {
-    for (let i = 0; i < 5; i++) expect((await limited.get('/v1/config/models', `ctx_bad${i}bad${i}bad${i}bad${i}bad${i}`)).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await limited.get('/v1/config/models', `ctx_bad${i}bad${i}bad${i}bad${i}bad${i}`)).status).toBe(401);
     const blocked = await limited.get('/v1/config/models', 'ctx_badbadbadbadbadbadbadbadbad');
     expect(blocked.status).toBe(429);
     expect(blocked.body).toMatchObject({ code: 'RATE_LIMIT' });
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     // Behind a proxy, each forwarded client address has its own budget.
-    for (let i = 0; i < 5; i++) expect((await proxied.get('/v1/config/models', 'ctx_badbadbadbadbadbadbadbadbad', { 'x-forwarded-for': '203.0.113.7' })).status).toBe(401);
-    expect((await proxied.get('/v1/config/models', 'ctx_badbadbadbadbadbadbadbadbad', { 'x-forwarded-for': '203.0.113.7' })).status).toBe(429);
-    expect((await proxied.get('/v1/config/models', 'ctx_badbadbadbadbadbadbadbadbad', { 'x-forwarded-for': '203.0.113.8' })).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect(
+        (
+          await proxied.get('/v1/config/models', 'ctx_badbadbadbadbadbadbadbadbad', {
+            'x-forwarded-for': '203.0.113.7',
+          })
+        ).status,
+      ).toBe(401);
+    expect(
+      (await proxied.get('/v1/config/models', 'ctx_badbadbadbadbadbadbadbadbad', { 'x-forwarded-for': '203.0.113.7' }))
+        .status,
+    ).toBe(429);
+    expect(
+      (await proxied.get('/v1/config/models', 'ctx_badbadbadbadbadbadbadbadbad', { 'x-forwarded-for': '203.0.113.8' }))
+        .status,
+    ).toBe(401);
   });
 
   it('a four-way parallel client on one key stays under the default limit; every response carries the RateLimit headers', async () => {
     const ws = await buildWorkspace(app);
     const statuses = new Set<number>();
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      for (let i = 0; i < 150; i++) statuses.add((await app.get('/v1/config/models', ws.key)).status);
-    }));
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let i = 0; i < 150; i++) statuses.add((await app.get('/v1/config/models', ws.key)).status);
+      }),
+    );
     expect([...statuses]).toEqual([200]);
     const res = await app.get('/v1/config/models', ws.key);
     expect(Number(res.headers.get('ratelimit-limit'))).toBe(3000);
@@ -265,15 +354,26 @@ describe('the error body everywhere', () => {
     expect(wrong.status).toBe(405);
     expect(wrong.body).toMatchObject({ code: 'METHOD_NOT_ALLOWED' });
     expect(wrong.headers.get('allow')).toContain('GET');
-    const big = await app.request('POST', `/v1/traces/${randomUUID()}/messages`, { auth: ws.key, raw: JSON.stringify({ content: 'x'.repeat(6 * 1024 * 1024) }) });
+    const big = await app.request('POST', `/v1/traces/${randomUUID()}/messages`, {
+      auth: ws.key,
+      raw: JSON.stringify({ content: 'x'.repeat(6 * 1024 * 1024) }),
+    });
     expect(big.status).toBe(413);
     expect(big.body).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
-    const form = await app.request('POST', `/v1/traces/${randomUUID()}/messages`, { auth: ws.key, raw: 'content=hi', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await app.request('POST', `/v1/traces/${randomUUID()}/messages`, {
+      auth: ws.key,
+      raw: 'content=hi',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(form.status).toBe(415);
     expect(form.body).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
-    const broken = await app.request('POST', `/v1/traces/${randomUUID()}/messages`, { auth: ws.key, raw: '{"content": ' });
+    const broken = await app.request('POST', `/v1/traces/${randomUUID()}/messages`, {
+      auth: ws.key,
+      raw: '{"content": ',
+    });
     expect(broken.status).toBe(400);
     expect(broken.body).toMatchObject({ code: 'VALIDATION_ERROR' });
-    for (const r of [unknown, wrong, big, form, broken]) expect(r.headers.get('content-type')).toContain('application/json');
+    for (const r of [unknown, wrong, big, form, broken])
+      expect(r.headers.get('content-type')).toContain('application/json');
   });
 });

@@ -19,10 +19,12 @@ const app = useTestApp();
 
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
 interface World {
-  a: Ws; b: Ws;
+  a: Ws;
+  b: Ws;
   ids: Record<string, string>;
   /** Pathway participants of workspace A: their JWTs and API keys. */
-  viewer: { jwt: string; key: string }; editor: { jwt: string; key: string };
+  viewer: { jwt: string; key: string };
+  editor: { jwt: string; key: string };
   member: { jwt: string; key: string };
 }
 let w: World;
@@ -47,7 +49,14 @@ beforeAll(async () => {
   const admin = await a.jwt(['workspace_admin']);
   const h = a.brainHeaders;
   const neuron = await ok(app.post('/v1/neurons', a.key, { name: 'authz-neuron', brain_id: a.brainId }));
-  const reflex = await ok(app.post('/v1/reflexes', a.key, { name: 'authz-reflex', type: 'effector', scope: 'brain', metadata: { handler: 'calculator' } }, h));
+  const reflex = await ok(
+    app.post(
+      '/v1/reflexes',
+      a.key,
+      { name: 'authz-reflex', type: 'effector', scope: 'brain', metadata: { handler: 'calculator' } },
+      h,
+    ),
+  );
   await ok(app.post(`/v1/neurons/${String(neuron.id)}/reflexes`, a.key, { reflex_id: reflex.id }));
   const traceId = randomUUID();
   await ok(app.post(`/v1/traces/${traceId}/messages`, a.key, { content: 'hello' }));
@@ -55,42 +64,126 @@ beforeAll(async () => {
   const viewer = await user(a);
   const editor = await user(a);
   const member = await user(a);
-  const vp = await ok(app.post(`/v1/pathways/${String(pathway.id)}/participants`, a.key, { user_id: viewer.sub, role: 'viewer' }, h));
-  await ok(app.post(`/v1/pathways/${String(pathway.id)}/participants`, a.key, { user_id: editor.sub, role: 'editor' }, h));
-  const inv = await ok(app.post(`/v1/neurons/${String(neuron.id)}/invoke`, a.key, { message: 'x', trace_id: traceId }), [202]);
+  const vp = await ok(
+    app.post(`/v1/pathways/${String(pathway.id)}/participants`, a.key, { user_id: viewer.sub, role: 'viewer' }, h),
+  );
+  await ok(
+    app.post(`/v1/pathways/${String(pathway.id)}/participants`, a.key, { user_id: editor.sub, role: 'editor' }, h),
+  );
+  const inv = await ok(
+    app.post(`/v1/neurons/${String(neuron.id)}/invoke`, a.key, { message: 'x', trace_id: traceId }),
+    [202],
+  );
   const scope = await app.services.auth.authenticate(a.key);
   const intervention = await app.services.interventions.create(scope, {
-    id: randomUUID(), jobId: String(inv.job_id), traceId, pathwayId: String(pathway.id), brainId: a.brainId, nodeIndex: 0,
-    kind: 'approval', title: 'ok?', prompt: '', options: ['approve', 'reject'],
+    id: randomUUID(),
+    jobId: String(inv.job_id),
+    traceId,
+    pathwayId: String(pathway.id),
+    brainId: a.brainId,
+    nodeIndex: 0,
+    kind: 'approval',
+    title: 'ok?',
+    prompt: '',
+    options: ['approve', 'reject'],
   });
   const adminKey = (await ok(app.get<{ api_keys: { id: string }[] }>('/v1/api-keys', admin))).api_keys[0].id;
-  const receptor = (await ok(app.get<{ receptors: { id: string; executable_target: { id: string } }[] }>('/v1/receptors?limit=200', a.key, h))).receptors
-    .find((r) => r.executable_target.id === String(neuron.id))!;
-  const scheduled = await ok(app.post('/v1/receptors/subscribe', a.key, {
-    template: 'schedule', name: 'authz-schedule', brain_id: a.brainId, target: { kind: 'neuron', id: String(neuron.id) }, timing: { interval: 86400 },
-  }));
-  const binding = await ok(app.patch(`/v1/receptors/${a.workspaceId}/${receptor.id}`, a.key, { active_channels: ['http', 'slack'] }))
-    .then(() => ok(app.post('/v1/receptor-channel-bindings', admin, { receptor_id: receptor.id, channel: 'slack', external_id: `authz-${randomUUID()}` })));
+  const receptor = (
+    await ok(
+      app.get<{ receptors: { id: string; executable_target: { id: string } }[] }>('/v1/receptors?limit=200', a.key, h),
+    )
+  ).receptors.find((r) => r.executable_target.id === String(neuron.id))!;
+  const scheduled = await ok(
+    app.post('/v1/receptors/subscribe', a.key, {
+      template: 'schedule',
+      name: 'authz-schedule',
+      brain_id: a.brainId,
+      target: { kind: 'neuron', id: String(neuron.id) },
+      timing: { interval: 86400 },
+    }),
+  );
+  const binding = await ok(
+    app.patch(`/v1/receptors/${a.workspaceId}/${receptor.id}`, a.key, { active_channels: ['http', 'slack'] }),
+  ).then(() =>
+    ok(
+      app.post('/v1/receptor-channel-bindings', admin, {
+        receptor_id: receptor.id,
+        channel: 'slack',
+        external_id: `authz-${randomUUID()}`,
+      }),
+    ),
+  );
   // Share links: A (this neuron's receptor) with a trace and a job of its own, and B (another neuron's) to try A's resources with.
-  const shareA = String((await ok(app.post(`/v1/receptors/${a.workspaceId}/${receptor.id}/share`, a.key, { allow_files: true }))).token);
+  const shareA = String(
+    (await ok(app.post(`/v1/receptors/${a.workspaceId}/${receptor.id}/share`, a.key, { allow_files: true }))).token,
+  );
   const other = await ok(app.post('/v1/neurons', a.key, { name: 'authz-other', brain_id: a.brainId }));
-  const receptorB = (await ok(app.get<{ receptors: { id: string; executable_target: { id: string } }[] }>('/v1/receptors?limit=200', a.key, h))).receptors
-    .find((r) => r.executable_target.id === String(other.id))!;
+  const receptorB = (
+    await ok(
+      app.get<{ receptors: { id: string; executable_target: { id: string } }[] }>('/v1/receptors?limit=200', a.key, h),
+    )
+  ).receptors.find((r) => r.executable_target.id === String(other.id))!;
   const shareB = String((await ok(app.post(`/v1/receptors/${a.workspaceId}/${receptorB.id}/share`, a.key, {}))).token);
   const shareTrace = randomUUID();
   await app.services.traces.append({ ...scope, receptorId: receptor.id }, shareTrace, {
-    content: { type: 'human', content: 'hi' }, sourceType: 'user', sourceId: null, trace: { brainId: a.brainId, receptorId: receptor.id },
+    content: { type: 'human', content: 'hi' },
+    sourceType: 'user',
+    sourceId: null,
+    trace: { brainId: a.brainId, receptorId: receptor.id },
   });
-  const shareJob = String((await ok(app.post(`/v1/public/receptors/by-id/${receptor.id}/execute?t=${shareA}`, undefined, { message: 'hi' }), [202])).job_id);
+  const shareJob = String(
+    (
+      await ok(
+        app.post(`/v1/public/receptors/by-id/${receptor.id}/execute?t=${shareA}`, undefined, { message: 'hi' }),
+        [202],
+      )
+    ).job_id,
+  );
   w = {
-    a, b, viewer, editor, member,
+    a,
+    b,
+    viewer,
+    editor,
+    member,
     ids: {
-      neuron: String(neuron.id), reflex: String(reflex.id), trace: traceId, pathway: String(pathway.id), participant: String((vp.participant as { id: string }).id),
-      participantUser: viewer.sub, job: String(inv.job_id), intervention: intervention._id, apiKey: adminKey, workspace: a.workspaceId,
-      receptor: receptor.id, schedule: String(scheduled.id), binding: String(binding.id),
-      shareA, shareB, receptorB: receptorB.id, shareTrace, shareJob,
-      skill: String((await ok(app.post('/v1/skills', a.key, { body_md: '# fixture', path_name: 'authz fixture', brain_id: a.brainId }))).id),
-      budget: String((await ok(app.post('/v1/budgets', a.key, { scope: 'neuron', target_id: String(neuron.id), measure: 'tokens', period: 'day', limit: 1_000_000 }))).id),
+      neuron: String(neuron.id),
+      reflex: String(reflex.id),
+      trace: traceId,
+      pathway: String(pathway.id),
+      participant: String((vp.participant as { id: string }).id),
+      participantUser: viewer.sub,
+      job: String(inv.job_id),
+      intervention: intervention._id,
+      apiKey: adminKey,
+      workspace: a.workspaceId,
+      receptor: receptor.id,
+      schedule: String(scheduled.id),
+      binding: String(binding.id),
+      shareA,
+      shareB,
+      receptorB: receptorB.id,
+      shareTrace,
+      shareJob,
+      skill: String(
+        (
+          await ok(
+            app.post('/v1/skills', a.key, { body_md: '# fixture', path_name: 'authz fixture', brain_id: a.brainId }),
+          )
+        ).id,
+      ),
+      budget: String(
+        (
+          await ok(
+            app.post('/v1/budgets', a.key, {
+              scope: 'neuron',
+              target_id: String(neuron.id),
+              measure: 'tokens',
+              period: 'day',
+              limit: 1_000_000,
+            }),
+          )
+        ).id,
+      ),
       ...(await knowledgeFixtures(a)),
       ...(await stakeholderMapFixtures(a)),
     },
@@ -100,51 +193,124 @@ beforeAll(async () => {
 /** Workspace A's knowledge: an asset and an artifact with one chunk each (written directly: this file runs no worker), a memory, a recollection. */
 async function knowledgeFixtures(a: Ws) {
   const h = a.brainHeaders;
-  const asset = String(((await ok(app.post('/v1/assets', a.key, { name: 'authz asset' }, h))).asset as { id: string }).id);
-  const artifact = String(((await ok(app.post('/v1/artifacts', a.key, { title: 'authz artifact', content: 'x' }, h))).artifact as { id: string }).id);
-  const memory = String(((await ok(app.post('/v1/memories', a.key, { name: 'authz memory', source_type: 'text' }, h))).memory as { id: string }).id);
+  const asset = String(
+    ((await ok(app.post('/v1/assets', a.key, { name: 'authz asset' }, h))).asset as { id: string }).id,
+  );
+  const artifact = String(
+    (
+      (await ok(app.post('/v1/artifacts', a.key, { title: 'authz artifact', content: 'x' }, h))).artifact as {
+        id: string;
+      }
+    ).id,
+  );
+  const memory = String(
+    (
+      (await ok(app.post('/v1/memories', a.key, { name: 'authz memory', source_type: 'text' }, h))).memory as {
+        id: string;
+      }
+    ).id,
+  );
   const recollection = String((await ok(app.post('/v1/recollections', a.key, { name: 'authz recollection' }, h))).id);
   const chunk = (kind: 'asset' | 'artifact', id: string) => ({
-    _id: `${id}:1:0`, workspaceId: a.workspaceId, brainId: a.brainId, resourceKind: kind, resourceId: id, version: 1, index: 0, source: 'body', text: 'x', tokens: 1, path: '', embedding: null, createdAt: new Date(),
+    _id: `${id}:1:0`,
+    workspaceId: a.workspaceId,
+    brainId: a.brainId,
+    resourceKind: kind,
+    resourceId: id,
+    version: 1,
+    index: 0,
+    source: 'body',
+    text: 'x',
+    tokens: 1,
+    path: '',
+    embedding: null,
+    createdAt: new Date(),
   });
   await app.deps.db.collection('chunks').insertMany([chunk('asset', asset), chunk('artifact', artifact)] as never[]);
   // Meetings (docs/meetings.md): a meeting with a live session (its job stays queued: this file runs no worker).
   const meeting = String((await ok(app.post('/v1/meetings', a.key, { title: 'authz meeting' }, h))).id);
   const live = await ok(app.post(`/v1/meetings/${meeting}/transcription/live/start`, a.key, {}, h));
-  return { asset, artifact, memory, recollection, assetChunk: `${asset}:1:0`, artifactChunk: `${artifact}:1:0`, meeting, session: String(live.session_id), sessionJob: String(live.job_id) };
+  return {
+    asset,
+    artifact,
+    memory,
+    recollection,
+    assetChunk: `${asset}:1:0`,
+    artifactChunk: `${artifact}:1:0`,
+    meeting,
+    session: String(live.session_id),
+    sessionJob: String(live.job_id),
+  };
 }
 
 /** Workspace A's default stakeholder map with one stakeholder and saved version 1. */
 async function stakeholderMapFixtures(a: Ws) {
   const map = String((await ok(app.get('/v1/stakeholder-map', a.key, a.brainHeaders))).resource_id);
-  const r = await ok(app.post<{ changes: { added: { stakeholders: string[] } }; version: { id: string } }>(`/v1/resources/stakeholder_map/${map}/patch`, a.key, {
-    patch_mode: 'stakeholder_map_record_version', ops: [{ op: 'upsert_stakeholder', name: 'Authz Person' }],
-  }, a.brainHeaders));
+  const r = await ok(
+    app.post<{ changes: { added: { stakeholders: string[] } }; version: { id: string } }>(
+      `/v1/resources/stakeholder_map/${map}/patch`,
+      a.key,
+      {
+        patch_mode: 'stakeholder_map_record_version',
+        ops: [{ op: 'upsert_stakeholder', name: 'Authz Person' }],
+      },
+      a.brainHeaders,
+    ),
+  );
   return { stakeholderMap: map, stakeholder: r.changes.added.stakeholders[0], stakeholderVersion: r.version.id };
 }
 
 // The subscribed schedule lives in the shared Temporal server: it must not outlive this file.
-afterAll(async () => { if (w?.ids.schedule) await app.services.schedules.remove(w.ids.schedule); });
+afterAll(async () => {
+  if (w?.ids.schedule) await app.services.schedules.remove(w.ids.schedule);
+});
 
 /** Fills a route's path parameters with workspace A's resources; undefined when no fixture fits (the suite then fails). */
 function fill(path: string): string | undefined {
   const family = path.split('/')[2];
   const byParam: Record<string, string | undefined> = {
     id: {
-      neurons: w.ids.neuron, reflexes: w.ids.reflex, traces: w.ids.trace, pathways: w.ids.pathway, interventions: w.ids.intervention, 'api-keys': w.ids.apiKey,
-      receptors: w.ids.receptor, resources: w.ids.receptor, 'receptor-channel-bindings': w.ids.binding, public: w.ids.shareTrace, skills: w.ids.skill,
-      assets: w.ids.asset, artifacts: w.ids.artifact, memories: w.ids.memory, recollections: w.ids.recollection, meetings: w.ids.meeting, budgets: w.ids.budget,
-      stakeholders: w.ids.stakeholder, 'stakeholder-map': path.includes('/versions/') ? w.ids.stakeholderVersion : w.ids.stakeholder,
+      neurons: w.ids.neuron,
+      reflexes: w.ids.reflex,
+      traces: w.ids.trace,
+      pathways: w.ids.pathway,
+      interventions: w.ids.intervention,
+      'api-keys': w.ids.apiKey,
+      receptors: w.ids.receptor,
+      resources: w.ids.receptor,
+      'receptor-channel-bindings': w.ids.binding,
+      public: w.ids.shareTrace,
+      skills: w.ids.skill,
+      assets: w.ids.asset,
+      artifacts: w.ids.artifact,
+      memories: w.ids.memory,
+      recollections: w.ids.recollection,
+      meetings: w.ids.meeting,
+      budgets: w.ids.budget,
+      stakeholders: w.ids.stakeholder,
+      'stakeholder-map': path.includes('/versions/') ? w.ids.stakeholderVersion : w.ids.stakeholder,
     }[family],
-    session_id: w.ids.session, artifact_id: w.ids.artifact,
+    session_id: w.ids.session,
+    artifact_id: w.ids.artifact,
     resourceId: w.ids.stakeholderMap,
     chunk_id: family === 'assets' ? w.ids.assetChunk : w.ids.artifactChunk,
     // /v1/resources/:catalog/:resource_id reads the asset; /v1/resources/:kind/:resource_id/patch patches the artifact.
-    catalog: 'assets', kind: 'artifact',
-    workspace: w.ids.workspace, receptor_id: w.ids.receptor, job_id: w.ids.shareJob, integration_id: 'authz-integration',
-    workspace_slug: w.ids.workspace, slug: w.ids.receptor, slug_or_id: path.includes('/schedule/') ? w.ids.schedule : w.ids.receptor,
-    resource_id: path.includes(':catalog') ? w.ids.asset : path.includes(':kind') ? w.ids.artifact : w.ids.neuron, version: '1', reflexId: w.ids.reflex, jobId: w.ids.job, participantId: w.ids.participant,
-    userId: w.ids.participantUser, workspace_id: w.ids.workspace,
+    catalog: 'assets',
+    kind: 'artifact',
+    workspace: w.ids.workspace,
+    receptor_id: w.ids.receptor,
+    job_id: w.ids.shareJob,
+    integration_id: 'authz-integration',
+    workspace_slug: w.ids.workspace,
+    slug: w.ids.receptor,
+    slug_or_id: path.includes('/schedule/') ? w.ids.schedule : w.ids.receptor,
+    resource_id: path.includes(':catalog') ? w.ids.asset : path.includes(':kind') ? w.ids.artifact : w.ids.neuron,
+    version: '1',
+    reflexId: w.ids.reflex,
+    jobId: w.ids.job,
+    participantId: w.ids.participant,
+    userId: w.ids.participantUser,
+    workspace_id: w.ids.workspace,
   };
   let missing = false;
   const out = path.replace(/:(\w+)/g, (_, name: string) => {
@@ -167,7 +333,13 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/traces/:id/messages': { content: 'c' },
     'POST /v1/neurons': { name: 'n2', brain_id: w.a.brainId },
     'PUT /v1/neurons/:id': { description: 'd' },
-    'POST /v1/reflexes': { name: 'r2', type: 'effector', scope: 'brain', brain_id: w.a.brainId, metadata: { handler: 'calculator' } },
+    'POST /v1/reflexes': {
+      name: 'r2',
+      type: 'effector',
+      scope: 'brain',
+      brain_id: w.a.brainId,
+      metadata: { handler: 'calculator' },
+    },
     'PUT /v1/reflexes/:id': { description: 'd' },
     'POST /v1/neurons/:id/reflexes': { reflex_id: w.ids.reflex },
     'POST /v1/neurons/:id/invoke': { message: 'm' },
@@ -181,23 +353,42 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/pathways/:id/participants': { user_id: randomUUID(), role: 'viewer' },
     'POST /v1/pathways/:id/execute': {},
     'POST /v1/jobs': { pathway_id: w.ids.pathway },
-    'POST /v1/jobs/:jobId/input': { input: { type: 'intervention_response', interventionId: w.ids.intervention, action: 'approve' } },
+    'POST /v1/jobs/:jobId/input': {
+      input: { type: 'intervention_response', interventionId: w.ids.intervention, action: 'approve' },
+    },
     'POST /v1/jobs/:jobId/resume': { action: 'approve' },
-    'POST /v1/receptors/subscribe': { template: 'stimulus', name: 's', brain_id: w.a.brainId, target: { kind: 'neuron', id: w.ids.neuron }, stimulus_keys: ['vault.asset.created'] },
+    'POST /v1/receptors/subscribe': {
+      template: 'stimulus',
+      name: 's',
+      brain_id: w.a.brainId,
+      target: { kind: 'neuron', id: w.ids.neuron },
+      stimulus_keys: ['vault.asset.created'],
+    },
     'POST /v1/receptors/:id/fire': { message: 'm' },
     'PATCH /v1/receptors/:workspace_slug/:slug': { config: { a: 1 } },
     'POST /v1/receptors/:workspace_slug/:slug_or_id/schedule/pause': { note: 'n' },
     'POST /v1/receptors/:workspace_slug/:slug_or_id/schedule/unpause': {},
     'POST /v1/receptors/:workspace_slug/:slug_or_id/schedule/trigger': {},
-    'POST /v1/receptors/:workspace_slug/:slug_or_id/schedule/backfill': { start_at: '2020-01-01T00:00:00Z', end_at: '2020-01-02T00:00:00Z' },
-    'POST /v1/receptor-channel-bindings': { receptor_id: w.ids.receptor, channel: 'slack', external_id: `authz-${randomUUID()}` },
+    'POST /v1/receptors/:workspace_slug/:slug_or_id/schedule/backfill': {
+      start_at: '2020-01-01T00:00:00Z',
+      end_at: '2020-01-02T00:00:00Z',
+    },
+    'POST /v1/receptor-channel-bindings': {
+      receptor_id: w.ids.receptor,
+      channel: 'slack',
+      external_id: `authz-${randomUUID()}`,
+    },
     'PATCH /v1/receptor-channel-bindings/:id': { metadata: { a: 1 } },
     'PATCH /v1/receptor-channel-bindings': { id: w.ids.binding, metadata: { a: 1 } },
     'POST /v1/receptors/:workspace_slug/:slug_or_id/share': {},
     'POST /v1/receptors/:workspace_slug/:slug_or_id/share/rotate': {},
     'POST /v1/public/receptors/by-id/:receptor_id/execute': { message: 'm' },
     'POST /v1/public/receptors/:workspace/:slug/execute': { message: 'm' },
-    'PUT /v1/integrations/:integration_id': { authorization_endpoint: 'https://id.example/auth', token_endpoint: 'https://id.example/token', client_id: 'c' },
+    'PUT /v1/integrations/:integration_id': {
+      authorization_endpoint: 'https://id.example/auth',
+      token_endpoint: 'https://id.example/token',
+      client_id: 'c',
+    },
     'POST /v1/reflexes/:id/connect': {},
     'POST /v1/reflexes/:id/connections/initiate': {},
     'POST /v1/reflexes/connections/batch': { reflexIds: [w.ids.reflex] },
@@ -259,71 +450,95 @@ const authed = routes.filter((r) => (r.auth ?? 'required') === 'required' || r.a
 
 describe('authorization, generated from the route table', () => {
   it('every mounted route has fixtures for its parameters and body', () => {
-    const missing = routes.filter((r) => r.auth !== 'none').filter((r) => fill(r.path) === undefined || bodyFor(r) === MISSING);
+    const missing = routes
+      .filter((r) => r.auth !== 'none')
+      .filter((r) => fill(r.path) === undefined || bodyFor(r) === MISSING);
     expect(missing.map((r) => `${r.method.toUpperCase()} ${r.path}`)).toEqual([]);
   });
 
-  it.each(authed.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s: no credential → 401', async (_, def) => {
-    const res = await call(def, fill(def.path) ?? def.path, undefined);
-    expect(res.status).toBe(401);
-    expect(res.body).toMatchObject({ code: 'AUTH_REQUIRED' });
-  });
+  it.each(authed.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
+    '%s: no credential → 401',
+    async (_, def) => {
+      const res = await call(def, fill(def.path) ?? def.path, undefined);
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({ code: 'AUTH_REQUIRED' });
+    },
+  );
 
   const jwtOnly = routes.filter((r) => r.auth === 'jwt');
-  it.each(jwtOnly.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s: an API key → 403 (JWT only)', async (_, def) => {
-    const res = await call(def, fill(def.path)!, w.a.key);
-    expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
-  });
-
-  const withRoles = routes.filter((r) => (r.roles ?? []).length > 0);
-  it.each(withRoles.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s: a member (JWT and own API key) → 403', async (_, def) => {
-    for (const cred of def.auth === 'jwt' ? [w.member.jwt] : [w.member.jwt, w.member.key]) {
-      const res = await call(def, fill(def.path)!, cred, w.a.brainHeaders);
+  it.each(jwtOnly.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
+    '%s: an API key → 403 (JWT only)',
+    async (_, def) => {
+      const res = await call(def, fill(def.path)!, w.a.key);
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
-    }
-  });
+    },
+  );
 
-  const withResourceRole = routes.filter((r) => r.resourceRole);
-  it.each(withResourceRole.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s: a participant below the resource role (JWT and own API key) → 403', async (_, def) => {
-    const below = def.resourceRole!.role === 'owner' ? [w.viewer, w.editor] : [w.viewer];
-    for (const u of below) {
-      for (const cred of [u.jwt, u.key]) {
+  const withRoles = routes.filter((r) => (r.roles ?? []).length > 0);
+  it.each(withRoles.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
+    '%s: a member (JWT and own API key) → 403',
+    async (_, def) => {
+      for (const cred of def.auth === 'jwt' ? [w.member.jwt] : [w.member.jwt, w.member.key]) {
         const res = await call(def, fill(def.path)!, cred, w.a.brainHeaders);
-        expect(res.status, `${def.method} ${def.path}`).toBe(403);
+        expect(res.status).toBe(403);
         expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
       }
-    }
-  });
+    },
+  );
+
+  const withResourceRole = routes.filter((r) => r.resourceRole);
+  it.each(withResourceRole.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
+    '%s: a participant below the resource role (JWT and own API key) → 403',
+    async (_, def) => {
+      const below = def.resourceRole!.role === 'owner' ? [w.viewer, w.editor] : [w.viewer];
+      for (const u of below) {
+        for (const cred of [u.jwt, u.key]) {
+          const res = await call(def, fill(def.path)!, cred, w.a.brainHeaders);
+          expect(res.status, `${def.method} ${def.path}`).toBe(403);
+          expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
+        }
+      }
+    },
+  );
 
   const naming = authed.filter((r) => r.path.includes(':'));
-  it.each(naming.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))("%s: another workspace's admin naming this workspace's resources → 404", async (_, def) => {
-    const other = await buildWorkspace(app); // a fresh one per route: no test sees another's side effects
-    const cred = def.auth === 'jwt' ? await other.jwt(['workspace_admin']) : other.key;
-    const engrams = async () => (await app.get<{ engrams: unknown[] }>(`/v1/traces/${w.ids.trace}/messages`, w.a.key)).body.engrams.length;
-    const before = def.createsByPath ? await engrams() : 0;
-    const res = await call(def, fill(def.path)!, cred);
-    if (def.createsByPath) {
-      // The id names the caller's own resource, created on first use: this workspace's one is untouched.
-      expect(res.status).toBeLessThan(300);
-      expect(await engrams()).toBe(before);
-      return;
-    }
-    expect(res.status).toBe(404);
-    expect(res.body).toMatchObject({ code: 'NOT_FOUND' });
-  });
+  it.each(naming.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
+    "%s: another workspace's admin naming this workspace's resources → 404",
+    async (_, def) => {
+      const other = await buildWorkspace(app); // a fresh one per route: no test sees another's side effects
+      const cred = def.auth === 'jwt' ? await other.jwt(['workspace_admin']) : other.key;
+      const engrams = async () =>
+        (await app.get<{ engrams: unknown[] }>(`/v1/traces/${w.ids.trace}/messages`, w.a.key)).body.engrams.length;
+      const before = def.createsByPath ? await engrams() : 0;
+      const res = await call(def, fill(def.path)!, cred);
+      if (def.createsByPath) {
+        // The id names the caller's own resource, created on first use: this workspace's one is untouched.
+        expect(res.status).toBeLessThan(300);
+        expect(await engrams()).toBe(before);
+        return;
+      }
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ code: 'NOT_FOUND' });
+    },
+  );
 
   // Share links (docs/shares.md): every route that takes a share token refuses one of another receptor (link B naming A's resources).
   const shareOnly = routes.filter((r) => r.share);
-  it.each(shareOnly.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))("%s: another receptor's share token → 403, no token → 401", async (_, def) => {
-    const names = def.path.includes('/jobs/') || def.path.includes('/traces/') ? `&receptor_id=${w.ids.receptorB}` : '';
-    const path = fill(def.path)!.replace(':id', w.ids.shareTrace).replace(/\/v1\/traces\/[^/]+/, `/v1/traces/${w.ids.shareTrace}`);
-    const body = def.method === 'post' && def.path.endsWith('/execute') ? { message: 'm' } : undefined;
-    const res = await app.request(def.method.toUpperCase(), `${path}?t=${w.ids.shareB}${names}`, { body });
-    expect(res.status, res.text).toBe(403);
-    expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
-    const none = await app.request(def.method.toUpperCase(), `${path}?receptor_id=${w.ids.receptor}`, { body });
-    expect(none.status).toBe(401);
-  });
+  it.each(shareOnly.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
+    "%s: another receptor's share token → 403, no token → 401",
+    async (_, def) => {
+      const names =
+        def.path.includes('/jobs/') || def.path.includes('/traces/') ? `&receptor_id=${w.ids.receptorB}` : '';
+      const path = fill(def.path)!
+        .replace(':id', w.ids.shareTrace)
+        .replace(/\/v1\/traces\/[^/]+/, `/v1/traces/${w.ids.shareTrace}`);
+      const body = def.method === 'post' && def.path.endsWith('/execute') ? { message: 'm' } : undefined;
+      const res = await app.request(def.method.toUpperCase(), `${path}?t=${w.ids.shareB}${names}`, { body });
+      expect(res.status, res.text).toBe(403);
+      expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
+      const none = await app.request(def.method.toUpperCase(), `${path}?receptor_id=${w.ids.receptor}`, { body });
+      expect(none.status).toBe(401);
+    },
+  );
 });

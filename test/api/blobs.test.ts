@@ -30,10 +30,15 @@ beforeAll(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'cortex-s3-'));
   const [port] = await freePorts(1);
   endpoint = `http://127.0.0.1:${port}`;
-  gw = spawn(BIN, ['--access', KEY, '--secret', SECRET, '--port', `127.0.0.1:${port}`, 'posix', root], { stdio: 'ignore' });
+  gw = spawn(BIN, ['--access', KEY, '--secret', SECRET, '--port', `127.0.0.1:${port}`, 'posix', root], {
+    stdio: 'ignore',
+  });
   const until = Date.now() + 20_000;
   for (;;) {
-    const up = await fetch(endpoint).then(() => true, () => false);
+    const up = await fetch(endpoint).then(
+      () => true,
+      () => false,
+    );
     if (up) break;
     if (Date.now() > until) throw new Error('versitygw did not start');
     await new Promise((r) => setTimeout(r, 100));
@@ -44,7 +49,15 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const store = (bucket: string) => createS3BlobStore({ endpoint, region: 'us-east-1', bucket, accessKeyId: KEY, secretAccessKey: SECRET, forcePathStyle: true });
+const store = (bucket: string) =>
+  createS3BlobStore({
+    endpoint,
+    region: 'us-east-1',
+    bucket,
+    accessKeyId: KEY,
+    secretAccessKey: SECRET,
+    forcePathStyle: true,
+  });
 const text = async (b: BlobStore, key: string) => (await b.read(key, 1 << 20)).toString('utf8');
 
 describe('blob store on S3 (Versity Gateway)', () => {
@@ -54,13 +67,26 @@ describe('blob store on S3 (Versity Gateway)', () => {
     await s.ensureBucket();
     // 12 MiB in 64 KiB pieces: three multipart parts of 5 MiB.
     const piece = Buffer.alloc(64 * 1024, 'a');
-    const big = await s.put('w/big', Readable.from((function* () { for (let i = 0; i < 192; i++) yield piece; })()), { maxBytes: 20 * 1024 * 1024 });
+    const big = await s.put(
+      'w/big',
+      Readable.from(
+        (function* () {
+          for (let i = 0; i < 192; i++) yield piece;
+        })(),
+      ),
+      { maxBytes: 20 * 1024 * 1024 },
+    );
     expect(big.size).toBe(12 * 1024 * 1024);
     expect(big.head.length).toBe(4100);
-    const small = await s.put('w/small', Readable.from([Buffer.from('hello s3')]), { maxBytes: 100, contentType: 'text/plain' });
+    const small = await s.put('w/small', Readable.from([Buffer.from('hello s3')]), {
+      maxBytes: 100,
+      contentType: 'text/plain',
+    });
     expect(small).toMatchObject({ size: 8, sha256: createHash('sha256').update('hello s3').digest('hex') });
     expect(await text(s, 'w/small')).toBe('hello s3');
-    await expect(s.put('w/over', Readable.from([Buffer.alloc(300)]), { maxBytes: 100 })).rejects.toMatchObject({ status: 413 });
+    await expect(s.put('w/over', Readable.from([Buffer.alloc(300)]), { maxBytes: 100 })).rejects.toMatchObject({
+      status: 413,
+    });
     await expect(s.get('w/over')).rejects.toBeTruthy();
     await s.delete('w/small');
     await expect(s.get('w/small')).rejects.toBeTruthy();
@@ -73,12 +99,27 @@ describe('blob store on S3 (Versity Gateway)', () => {
     try {
       const bucket = 'cortex-api';
       await store(bucket).ensureBucket();
-      p = await startPlatform(undefined, { BLOB_STORE: 's3', S3_ENDPOINT: endpoint, S3_BUCKET: bucket, S3_ACCESS_KEY_ID: KEY, S3_SECRET_ACCESS_KEY: SECRET, S3_FORCE_PATH_STYLE: true });
+      p = await startPlatform(undefined, {
+        BLOB_STORE: 's3',
+        S3_ENDPOINT: endpoint,
+        S3_BUCKET: bucket,
+        S3_ACCESS_KEY_ID: KEY,
+        S3_SECRET_ACCESS_KEY: SECRET,
+        S3_FORCE_PATH_STYLE: true,
+      });
       const app = p.app;
       const ws = await buildWorkspace(app);
       const form = new FormData();
-      form.append('file', new Blob(['# Tide tables\n\nHigh tide at 06:12, low tide at 12:30.'], { type: 'text/markdown' }), 'tides.md');
-      const res = await fetch(`${app.url}/v1/assets/ingest`, { method: 'POST', headers: { authorization: `Bearer ${ws.key}`, ...ws.brainHeaders }, body: form });
+      form.append(
+        'file',
+        new Blob(['# Tide tables\n\nHigh tide at 06:12, low tide at 12:30.'], { type: 'text/markdown' }),
+        'tides.md',
+      );
+      const res = await fetch(`${app.url}/v1/assets/ingest`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ws.key}`, ...ws.brainHeaders },
+        body: form,
+      });
       expect(res.status).toBe(201);
       const { asset, job_id } = AssetWithJob.parse(await res.json());
       expect(asset.content_type).toBe('text/markdown');

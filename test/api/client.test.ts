@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createCortexClient, CortexApiError, type JobStreamData, type StreamEntry } from '../../clients/typescript/src/index.js';
+import {
+  createCortexClient,
+  CortexApiError,
+  type JobStreamData,
+  type StreamEntry,
+} from '../../clients/typescript/src/index.js';
 import { buildWorkspace } from '../support/app.js';
 import { useSimPlatform } from '../support/platform.js';
 
@@ -49,11 +54,16 @@ describe('the TypeScript client', () => {
     const ws = await buildWorkspace(app);
     const cutter = cuttingFetch(4);
     const client = createCortexClient({ baseUrl: app.url, apiKey: ws.key, brainId: ws.brainId, fetch: cutter.fetch });
-    const neuron = await client.api.POST('/v1/neurons', { body: { name: 'client-stream', brain_id: ws.brainId, neuron_config: { model: 'openai/sim' } } });
+    const neuron = await client.api.POST('/v1/neurons', {
+      body: { name: 'client-stream', brain_id: ws.brainId, neuron_config: { model: 'openai/sim' } },
+    });
     expect(neuron.response.status).toBe(201);
     // The first model call drops mid-stream: its turn is retried and the stream gets a reset.
     sim.configure({ faults: ['disconnect'] });
-    const inv = await client.api.POST('/v1/neurons/{id}/invoke', { params: { path: { id: String(neuron.data!.id) } }, body: { message: 'tell me about streams' } });
+    const inv = await client.api.POST('/v1/neurons/{id}/invoke', {
+      params: { path: { id: String(neuron.data!.id) } },
+      body: { message: 'tell me about streams' },
+    });
     expect(inv.response.status).toBe(202);
     const jobId = inv.data!.job_id;
 
@@ -61,7 +71,10 @@ describe('the TypeScript client', () => {
     const shown: string[] = [];
     const seenAtConnect: number[] = [];
     const result = await client.jobs.follow(jobId, {
-      retryDelayMs: 50, onConnect: () => seenAtConnect.push(entries.length), onEntry: (e) => entries.push(e), onText: (t) => shown.push(t),
+      retryDelayMs: 50,
+      onConnect: () => seenAtConnect.push(entries.length),
+      onEntry: (e) => entries.push(e),
+      onText: (t) => shown.push(t),
     });
 
     // Resumed: a second connection after the cut, carrying the last id the client had processed.
@@ -90,8 +103,13 @@ describe('the TypeScript client', () => {
   it('polls a job to its end and throws the API error body for a refused call', async () => {
     const ws = await buildWorkspace(app);
     const client = createCortexClient({ baseUrl: app.url, apiKey: ws.key, brainId: ws.brainId });
-    const neuron = await client.api.POST('/v1/neurons', { body: { name: 'client-poll', brain_id: ws.brainId, neuron_config: { model: 'local/echo' } } });
-    const inv = await client.api.POST('/v1/neurons/{id}/invoke', { params: { path: { id: String(neuron.data!.id) } }, body: { message: 'echo me' } });
+    const neuron = await client.api.POST('/v1/neurons', {
+      body: { name: 'client-poll', brain_id: ws.brainId, neuron_config: { model: 'local/echo' } },
+    });
+    const inv = await client.api.POST('/v1/neurons/{id}/invoke', {
+      params: { path: { id: String(neuron.data!.id) } },
+      body: { message: 'echo me' },
+    });
     const job = await client.jobs.wait(inv.data!.job_id, { intervalMs: 100, timeoutMs: 30_000 });
     expect(job.status).toBe('completed');
     expect(job.result).toMatchObject({ text: expect.stringContaining('echo me') });
@@ -100,6 +118,9 @@ describe('the TypeScript client', () => {
     await expect(missing).rejects.toBeInstanceOf(CortexApiError);
     await expect(missing).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
     const other = createCortexClient({ baseUrl: app.url, apiKey: 'ctx_not-a-key' });
-    await expect(other.jobs.stream(inv.data!.job_id).next()).rejects.toMatchObject({ status: 401, code: 'AUTH_REQUIRED' });
+    await expect(other.jobs.stream(inv.data!.job_id).next()).rejects.toMatchObject({
+      status: 401,
+      code: 'AUTH_REQUIRED',
+    });
   });
 });

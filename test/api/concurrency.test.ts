@@ -15,10 +15,16 @@ describe('claims by unique insert', () => {
     const ws = await buildWorkspace(app);
     const scope = await app.services.auth.authenticate(ws.key);
     const traceId = randomUUID();
-    await Promise.all(Array.from({ length: 40 }, (_, i) => app.services.traces.append(scope, traceId, {
-      content: { type: 'human', content: `m${i}` }, sourceType: 'user', sourceId: null,
-      cost: { totalCostUsd: 0.25, totalTokens: 10, inputTokens: 6, outputTokens: 4 },
-    })));
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        app.services.traces.append(scope, traceId, {
+          content: { type: 'human', content: `m${i}` },
+          sourceType: 'user',
+          sourceId: null,
+          cost: { totalCostUsd: 0.25, totalTokens: 10, inputTokens: 6, outputTokens: 4 },
+        }),
+      ),
+    );
     const engrams = await app.services.traces.messages(scope, traceId);
     expect(engrams.map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     expect(new Set(engrams.map((e) => e.content.content)).size).toBe(40);
@@ -27,7 +33,16 @@ describe('claims by unique insert', () => {
     expect(trace.cost).toMatchObject({ totalTokens: 400, inputTokens: 240, outputTokens: 160, totalCostUsd: 10 });
     // A repeated append with the same id is the same engram (a retried activity writes once).
     const id = randomUUID();
-    const [a, b] = await Promise.all([0, 1].map(() => app.services.traces.append(scope, traceId, { id, content: { type: 'neuron', content: 'once' }, sourceType: 'neuron', sourceId: null })));
+    const [a, b] = await Promise.all(
+      [0, 1].map(() =>
+        app.services.traces.append(scope, traceId, {
+          id,
+          content: { type: 'neuron', content: 'once' },
+          sourceType: 'neuron',
+          sourceId: null,
+        }),
+      ),
+    );
     expect(a._id).toBe(b._id);
     expect((await app.services.traces.messages(scope, traceId)).filter((e) => e._id === id)).toHaveLength(1);
     expect((await app.services.traces.get(scope, traceId)).messageCount).toBe(41);
@@ -35,11 +50,20 @@ describe('claims by unique insert', () => {
 
   it('15 concurrent neuron edits get distinct consecutive versions, every one recorded, the head the newest', async () => {
     const ws = await buildWorkspace(app);
-    const neuron = (await app.post<{ id: string }>('/v1/neurons', ws.key, { name: 'contended', brain_id: ws.brainId })).body;
-    const results = await Promise.all(Array.from({ length: 15 }, (_, i) => app.put<{ version: number }>(`/v1/neurons/${neuron.id}`, ws.key, { description: `edit ${i}` })));
+    const neuron = (await app.post<{ id: string }>('/v1/neurons', ws.key, { name: 'contended', brain_id: ws.brainId }))
+      .body;
+    const results = await Promise.all(
+      Array.from({ length: 15 }, (_, i) =>
+        app.put<{ version: number }>(`/v1/neurons/${neuron.id}`, ws.key, { description: `edit ${i}` }),
+      ),
+    );
     expect(results.every((r) => r.status === 200)).toBe(true);
-    expect(results.map((r) => r.body.version).sort((x, y) => x - y)).toEqual(Array.from({ length: 15 }, (_, i) => i + 2));
-    const versions = (await app.get<{ versions: { version: number }[] }>(`/v1/neurons/${neuron.id}/versions`, ws.key)).body.versions.map((v) => v.version);
+    expect(results.map((r) => r.body.version).sort((x, y) => x - y)).toEqual(
+      Array.from({ length: 15 }, (_, i) => i + 2),
+    );
+    const versions = (
+      await app.get<{ versions: { version: number }[] }>(`/v1/neurons/${neuron.id}/versions`, ws.key)
+    ).body.versions.map((v) => v.version);
     expect([...versions].sort((x, y) => x - y)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
     const head = (await app.get<{ version: number; description: string }>(`/v1/neurons/${neuron.id}`, ws.key)).body;
     expect(head.version).toBe(16);
@@ -49,10 +73,24 @@ describe('claims by unique insert', () => {
 
   it('12 concurrent skill edits: consecutive versions, and the head shows the newest one', async () => {
     const ws = await buildWorkspace(app);
-    const skill = (await app.post<{ id: string }>('/v1/skills', ws.key, { body_md: '# v1', path_name: 'contended skill', brain_id: ws.brainId })).body;
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => app.put<{ latest_version: number; body_md: string }>(`/v1/skills/${skill.id}`, ws.key, { body_md: `# edit ${i}` })));
+    const skill = (
+      await app.post<{ id: string }>('/v1/skills', ws.key, {
+        body_md: '# v1',
+        path_name: 'contended skill',
+        brain_id: ws.brainId,
+      })
+    ).body;
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        app.put<{ latest_version: number; body_md: string }>(`/v1/skills/${skill.id}`, ws.key, {
+          body_md: `# edit ${i}`,
+        }),
+      ),
+    );
     expect(results.every((r) => r.status === 200)).toBe(true);
-    expect(results.map((r) => r.body.latest_version).sort((x, y) => x - y)).toEqual(Array.from({ length: 12 }, (_, i) => i + 2));
+    expect(results.map((r) => r.body.latest_version).sort((x, y) => x - y)).toEqual(
+      Array.from({ length: 12 }, (_, i) => i + 2),
+    );
     const newest = results.find((r) => r.body.latest_version === 13)!.body;
     const head = (await app.get<{ latest_version: number; body_md: string }>(`/v1/skills/${skill.id}`, ws.key)).body;
     expect(head).toMatchObject({ latest_version: 13, body_md: newest.body_md });
@@ -84,13 +122,28 @@ describe('claims by unique insert', () => {
 
   it('writers of different fields of one row lose nothing: 24 concurrent held updates all show, a version-guarded head write never goes back', async () => {
     const ws = await buildWorkspace(app);
-    const created = (await app.post<{ artifact: { id: string } }>('/v1/artifacts', ws.key, { title: 'Held', content: 'one', skip_embedding: true }, ws.brainHeaders)).body;
+    const created = (
+      await app.post<{ artifact: { id: string } }>(
+        '/v1/artifacts',
+        ws.key,
+        { title: 'Held', content: 'one', skip_embedding: true },
+        ws.brainHeaders,
+      )
+    ).body;
     const repo = createKnowledgeRepo(app.deps.db);
     const id = created.artifact.id;
     // Twelve writers of their own field, twelve head writers racing on `version` (each only if still older).
-    const results = await Promise.all(Array.from({ length: 24 }, (_, i) => (i % 2
-      ? repo.updateHeld(repo.documents, { _id: id, workspaceId: ws.workspaceId }, { [`metadata_probe_${i}`]: i })
-      : repo.updateHeld(repo.documents, { _id: id, workspaceId: ws.workspaceId, version: { $lt: 100 + i } }, { version: 100 + i }))));
+    const results = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        i % 2
+          ? repo.updateHeld(repo.documents, { _id: id, workspaceId: ws.workspaceId }, { [`metadata_probe_${i}`]: i })
+          : repo.updateHeld(
+              repo.documents,
+              { _id: id, workspaceId: ws.workspaceId, version: { $lt: 100 + i } },
+              { version: 100 + i },
+            ),
+      ),
+    );
     const row = (await app.deps.db.collection('documents').findOne({ _id: id as never }))!;
     for (let i = 1; i < 24; i += 2) expect(row[`metadata_probe_${i}`]).toBe(i);
     expect(row.version).toBe(122);
@@ -118,10 +171,19 @@ describe('claims by unique insert', () => {
     // holding() serializes: 10 read-then-write increments through one hold count to 10.
     const counter = app.deps.db.collection<{ _id: string; n: number }>('test_hold_counter');
     await counter.insertOne({ _id: key, n: 0 });
-    await Promise.all(Array.from({ length: 10 }, () => holding(holds, `counter:${key}`, async () => {
-      const cur = (await counter.findOne({ _id: key }))!;
-      await counter.updateOne({ _id: key }, { $set: { n: cur.n + 1 } });
-    }, { leaseMs: 10_000, waitMs: 20_000, busy: () => new Error('busy') })));
+    await Promise.all(
+      Array.from({ length: 10 }, () =>
+        holding(
+          holds,
+          `counter:${key}`,
+          async () => {
+            const cur = (await counter.findOne({ _id: key }))!;
+            await counter.updateOne({ _id: key }, { $set: { n: cur.n + 1 } });
+          },
+          { leaseMs: 10_000, waitMs: 20_000, busy: () => new Error('busy') },
+        ),
+      ),
+    );
     expect((await counter.findOne({ _id: key }))!.n).toBe(10);
   });
 
@@ -131,7 +193,8 @@ describe('claims by unique insert', () => {
       const ws = await buildWorkspace(broken);
       broken.deps.redis.disconnect();
       // The breaker notices within a probe interval; from then on requests are refused before they write.
-      for (let i = 0; i < 100 && !broken.deps.breakers.isOpen('redis'); i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 100 && !broken.deps.breakers.isOpen('redis'); i++)
+        await new Promise((r) => setTimeout(r, 50));
       const res = await broken.post(`/v1/traces/${randomUUID()}/messages`, ws.key, { content: 'hi' });
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });

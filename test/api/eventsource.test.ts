@@ -19,14 +19,20 @@ function follow(url: string, key: string) {
   const es = new EventSource(url, {
     fetch: async (input, init) => {
       connections++;
-      const res = await fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${key}` } });
+      const res = await fetch(input, {
+        ...init,
+        headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${key}` },
+      });
       statuses.push(res.status);
       return res;
     },
   });
-  es.onmessage = (m) => entries.push({ id: m.lastEventId, type: String((JSON.parse(m.data) as { type?: string }).type) });
+  es.onmessage = (m) =>
+    entries.push({ id: m.lastEventId, type: String((JSON.parse(m.data) as { type?: string }).type) });
   const closed = new Promise<void>((resolve) => {
-    es.onerror = () => { if (es.readyState === EventSource.CLOSED) resolve(); };
+    es.onerror = () => {
+      if (es.readyState === EventSource.CLOSED) resolve();
+    };
   });
   return { es, closed, entries, statuses, connections: () => connections };
 }
@@ -34,12 +40,23 @@ function follow(url: string, key: string) {
 describe('job streams end cleanly for a standard EventSource', () => {
   it('a finished job: the entries once, one reconnection answered 204, then no more connections', async () => {
     const ws = await buildWorkspace(app);
-    const n = await app.post('/v1/neurons', ws.key, { name: 'es-reader', brain_id: ws.brainId, neuron_config: { model: 'openai/gpt-4o-mini' } });
-    llm.setDefault(() => ({ chunks: ['One', ' two'], delayMsPerChunk: 30, usage: { prompt_tokens: 3, completion_tokens: 2 } }));
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'es-reader',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'openai/gpt-4o-mini' },
+    });
+    llm.setDefault(() => ({
+      chunks: ['One', ' two'],
+      delayMsPerChunk: 30,
+      usage: { prompt_tokens: 3, completion_tokens: 2 },
+    }));
     const inv = await app.post(`/v1/neurons/${String(n.body.id)}/invoke`, ws.key, { message: 'count', stream: true });
     const jobId = String(inv.body.job_id);
     const f = follow(`${app.url}/v1/jobs/${jobId}/stream`, ws.key);
-    await Promise.race([f.closed, new Promise((_, reject) => setTimeout(() => reject(new Error('the EventSource is still reconnecting')), 20_000))]);
+    await Promise.race([
+      f.closed,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the EventSource is still reconnecting')), 20_000)),
+    ]);
     // Give a client that would reconnect again the time to do it.
     await new Promise((r) => setTimeout(r, 4_000));
     f.es.close();
@@ -54,7 +71,11 @@ describe('job streams end cleanly for a standard EventSource', () => {
 
   it('resuming a finished job from its last cursor is 204 at once; from an earlier cursor, the rest and the end', async () => {
     const ws = await buildWorkspace(app);
-    const n = await app.post('/v1/neurons', ws.key, { name: 'es-resume', brain_id: ws.brainId, neuron_config: { model: 'openai/gpt-4o-mini' } });
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'es-resume',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'openai/gpt-4o-mini' },
+    });
     llm.setDefault(() => ({ chunks: ['a', 'b', 'c'], usage: { prompt_tokens: 3, completion_tokens: 3 } }));
     const inv = await app.post(`/v1/neurons/${String(n.body.id)}/invoke`, ws.key, { message: 'letters' });
     const jobId = String(inv.body.job_id);

@@ -13,14 +13,23 @@ type App = TestApp & { close(): Promise<void> };
 let own: Own;
 const apps: App[] = [];
 
-beforeAll(async () => { own = await startOwnStoreAndRedis(); });
+beforeAll(async () => {
+  own = await startOwnStoreAndRedis();
+});
 afterAll(async () => {
   for (const a of apps) await a.close();
   await own?.stop();
 });
 
 async function appOn(overrides: Parameters<typeof startTestApp>[0] = {}): Promise<App> {
-  const a = await startTestApp({ MONGODB_URI: own.mongoUri, REDIS_URL: own.redisUrl, REQUEST_DEADLINE_MS: 5000, BREAKER_PROBE_INTERVAL_MS: 250, BREAKER_PROBE_TIMEOUT_MS: 750, ...overrides });
+  const a = await startTestApp({
+    MONGODB_URI: own.mongoUri,
+    REDIS_URL: own.redisUrl,
+    REQUEST_DEADLINE_MS: 5000,
+    BREAKER_PROBE_INTERVAL_MS: 250,
+    BREAKER_PROBE_TIMEOUT_MS: 750,
+    ...overrides,
+  });
   apps.push(a);
   return a;
 }
@@ -41,14 +50,18 @@ async function until(fn: () => Promise<boolean>, ms = 30_000): Promise<void> {
 }
 
 const contents = async (app: App, key: string, traceId: string) =>
-  ((await app.get<{ engrams: unknown[] }>(`/v1/traces/${traceId}/messages?limit=100`, key)).body.engrams ?? []).map((e) => Engram.parse(e).content.content);
+  ((await app.get<{ engrams: unknown[] }>(`/v1/traces/${traceId}/messages?limit=100`, key)).body.engrams ?? []).map(
+    (e) => Engram.parse(e).content.content,
+  );
 
 // The bound the issue sets is 2 s; the assertion leaves room for a loaded 2-core machine.
 const BOUND_MS = 2_500;
 
 describe('bounded waits under a stalled dependency', () => {
   let app: App;
-  beforeAll(async () => { app = await appOn(); });
+  beforeAll(async () => {
+    app = await appOn();
+  });
 
   it('a stalled store: 503 with Retry-After within the bound, /health too; nothing answered 503 is stored; a keyed retry is stored once', async () => {
     const ws = await buildWorkspace(app);
@@ -58,7 +71,9 @@ describe('bounded waits under a stalled dependency', () => {
     const resume = stall(own.mongoPid);
     try {
       // Sent while the store has just stalled: its write may already be on its way to the store.
-      const first = await timed(() => app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'keyed' }, { 'idempotency-key': key }));
+      const first = await timed(() =>
+        app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'keyed' }, { 'idempotency-key': key }),
+      );
       expect(first.res.status).toBe(503);
       expect(first.res.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(first.ms).toBeLessThan(BOUND_MS);
@@ -81,16 +96,33 @@ describe('bounded waits under a stalled dependency', () => {
     }
     await until(async () => (await app.get('/health')).status === 200);
     // The retry with the same key completes the write once, whether or not the first attempt's landed.
-    let retried = await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'keyed' }, { 'idempotency-key': key });
+    let retried = await app.post(
+      `/v1/traces/${traceId}/messages`,
+      ws.key,
+      { content: 'keyed' },
+      { 'idempotency-key': key },
+    );
     for (let i = 0; retried.status === 409 && i < 50; i++) {
       await new Promise((r) => setTimeout(r, 200)); // the first attempt still holds its key until its store call ends
-      retried = await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'keyed' }, { 'idempotency-key': key });
+      retried = await app.post(
+        `/v1/traces/${traceId}/messages`,
+        ws.key,
+        { content: 'keyed' },
+        { 'idempotency-key': key },
+      );
     }
     expect(retried.status).toBe(201);
-    const again = await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'keyed' }, { 'idempotency-key': key });
+    const again = await app.post(
+      `/v1/traces/${traceId}/messages`,
+      ws.key,
+      { content: 'keyed' },
+      { 'idempotency-key': key },
+    );
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect(Engram.parse((again.body as { engram: unknown }).engram).id).toBe(Engram.parse((retried.body as { engram: unknown }).engram).id);
+    expect(Engram.parse((again.body as { engram: unknown }).engram).id).toBe(
+      Engram.parse((retried.body as { engram: unknown }).engram).id,
+    );
     expect(await contents(app, ws.key, traceId)).toEqual(['before', 'keyed']);
   });
 
@@ -126,7 +158,11 @@ describe('bounded waits under a stalled dependency', () => {
 
   it('a request past its deadline is answered 503 at the deadline, even with no breaker open', async () => {
     // Breakers that would not notice within the test: only the deadline bounds the request.
-    const slow = await appOn({ REQUEST_DEADLINE_MS: 700, BREAKER_PROBE_INTERVAL_MS: 600_000, BREAKER_PROBE_TIMEOUT_MS: 60_000 });
+    const slow = await appOn({
+      REQUEST_DEADLINE_MS: 700,
+      BREAKER_PROBE_INTERVAL_MS: 600_000,
+      BREAKER_PROBE_TIMEOUT_MS: 60_000,
+    });
     const ws = await buildWorkspace(slow);
     const traceId = randomUUID();
     expect((await slow.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'before' })).status).toBe(201);
@@ -143,7 +179,12 @@ describe('bounded waits under a stalled dependency', () => {
 
   it('work whose client has gone is abandoned: a write waiting on Redis when its client left is never stored', async () => {
     // Redis calls long enough to outlive the client, and breakers that stay closed meanwhile.
-    const patient = await appOn({ REDIS_COMMAND_TIMEOUT_MS: 10_000, BREAKER_PROBE_INTERVAL_MS: 600_000, BREAKER_PROBE_TIMEOUT_MS: 60_000, REQUEST_DEADLINE_MS: 20_000 });
+    const patient = await appOn({
+      REDIS_COMMAND_TIMEOUT_MS: 10_000,
+      BREAKER_PROBE_INTERVAL_MS: 600_000,
+      BREAKER_PROBE_TIMEOUT_MS: 60_000,
+      REQUEST_DEADLINE_MS: 20_000,
+    });
     const ws = await buildWorkspace(patient);
     const traceId = randomUUID();
     expect((await patient.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'before' })).status).toBe(201);
@@ -151,7 +192,10 @@ describe('bounded waits under a stalled dependency', () => {
     try {
       const ctl = new AbortController();
       const sent = fetch(`${patient.url}/v1/traces/${traceId}/messages`, {
-        method: 'POST', signal: ctl.signal, headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'left' }),
+        method: 'POST',
+        signal: ctl.signal,
+        headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ content: 'left' }),
       }).catch((e: unknown) => e);
       await new Promise((r) => setTimeout(r, 400));
       ctl.abort();
@@ -167,7 +211,9 @@ describe('bounded waits under a stalled dependency', () => {
 
 describe('load shedding and Idempotency-Key', () => {
   let app: App;
-  beforeAll(async () => { app = await appOn({ ADMISSION_MAX_INFLIGHT: 2, ADMISSION_MAX_QUEUE: 4, ADMISSION_QUEUE_WAIT_MS: 300 }); });
+  beforeAll(async () => {
+    app = await appOn({ ADMISSION_MAX_INFLIGHT: 2, ADMISSION_MAX_QUEUE: 4, ADMISSION_QUEUE_WAIT_MS: 300 });
+  });
 
   it('beyond the admission bounds a request is answered 503 with Retry-After at once, and health still answers', async () => {
     const ws = await buildWorkspace(app);
@@ -179,7 +225,10 @@ describe('load shedding and Idempotency-Key', () => {
       expect(r.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
     }
-    const [health] = await Promise.all([app.get('/health'), ...Array.from({ length: 20 }, () => app.get('/v1/traces?limit=50', ws.key))]);
+    const [health] = await Promise.all([
+      app.get('/health'),
+      ...Array.from({ length: 20 }, () => app.get('/v1/traces?limit=50', ws.key)),
+    ]);
     expect(health!.status).toBe(200);
   });
 
@@ -188,7 +237,8 @@ describe('load shedding and Idempotency-Key', () => {
     const other = await buildWorkspace(app);
     const key = `k-${randomUUID()}`;
     const body = { title: 'Plan', content: 'one' };
-    const post = (w: typeof ws, b: unknown) => app.post('/v1/artifacts', w.key, b, { 'idempotency-key': key, ...w.brainHeaders });
+    const post = (w: typeof ws, b: unknown) =>
+      app.post('/v1/artifacts', w.key, b, { 'idempotency-key': key, ...w.brainHeaders });
     const first = await post(ws, body);
     expect(first.status, JSON.stringify(first.body)).toBe(201);
     const repeat = await post(ws, { ...body });
@@ -209,7 +259,11 @@ describe('load shedding and Idempotency-Key', () => {
     const ws = await buildWorkspace(app);
     const traceId = randomUUID();
     const key = `k-${randomUUID()}`;
-    const res = await Promise.all(Array.from({ length: 6 }, () => app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'once' }, { 'idempotency-key': key })));
+    const res = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'once' }, { 'idempotency-key': key }),
+      ),
+    );
     expect(res.every((r) => [201, 409, 503].includes(r.status))).toBe(true);
     expect(res.filter((r) => r.status === 201).length).toBeGreaterThan(0);
     expect(await contents(app, ws.key, traceId)).toEqual(['once']);

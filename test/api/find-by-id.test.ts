@@ -5,7 +5,12 @@ import { useTestApp } from '../support/app.js';
 
 const app = useTestApp();
 
-interface Doc { _id: string; workspaceId: string; deletedAt?: Date | null; name: string }
+interface Doc {
+  _id: string;
+  workspaceId: string;
+  deletedAt?: Date | null;
+  name: string;
+}
 
 describe('findById (a key read, the other conditions checked on the document)', () => {
   it('matches as the filter would: equality, null for null or missing, and a miss for another workspace', async () => {

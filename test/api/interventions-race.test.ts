@@ -15,10 +15,16 @@ type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
 
 const graph = (human: Record<string, unknown>) => ({
   nodes: [
-    { id: 's', type: 'start' }, { id: 'h', type: 'human', data: { title: 'ok?', ...human } },
-    { id: 'y', type: 'output', data: { value: '"approved"' } }, { id: 'n', type: 'output', data: { value: '"rejected"' } },
+    { id: 's', type: 'start' },
+    { id: 'h', type: 'human', data: { title: 'ok?', ...human } },
+    { id: 'y', type: 'output', data: { value: '"approved"' } },
+    { id: 'n', type: 'output', data: { value: '"rejected"' } },
   ],
-  edges: [{ source: 's', target: 'h' }, { source: 'h', target: 'y', handle: 'approve' }, { source: 'h', target: 'n', handle: 'reject' }],
+  edges: [
+    { source: 's', target: 'h' },
+    { source: 'h', target: 'y', handle: 'approve' },
+    { source: 'h', target: 'n', handle: 'reject' },
+  ],
 });
 
 async function startWaiting(ws: Ws, human: Record<string, unknown> = {}) {
@@ -40,7 +46,9 @@ describe('atomic human answers', () => {
     const ws = await buildWorkspace(app);
     for (let round = 0; round < 3; round++) {
       const { jobId, interventionId } = await startWaiting(ws);
-      const token = (await app.services.interventions.get(await app.services.auth.authenticate(ws.key), interventionId)).deliveries.find((d) => d.channel === 'link')!.token;
+      const token = (
+        await app.services.interventions.get(await app.services.auth.authenticate(ws.key), interventionId)
+      ).deliveries.find((d) => d.channel === 'link')!.token;
       const [viaRespond, viaToken] = await Promise.all([
         app.post(`/v1/interventions/${interventionId}/respond`, ws.key, { action: 'approve' }),
         app.post(`/v1/public/interventions/${token}/respond`, undefined, { action: 'reject' }),
@@ -49,7 +57,9 @@ describe('atomic human answers', () => {
       expect(statuses).toEqual([200, 400]);
       const loser = viaRespond.status === 400 ? viaRespond : viaToken;
       expect(loser.body).toMatchObject({ code: 'VALIDATION_ERROR' });
-      expect(String(loser.body.message), JSON.stringify([viaRespond.body, viaToken.body])).toMatch(/already (approved|rejected)/);
+      expect(String(loser.body.message), JSON.stringify([viaRespond.body, viaToken.body])).toMatch(
+        /already (approved|rejected)/,
+      );
       const winner = viaRespond.status === 200 ? 'approve' : 'reject';
       const record = Intervention.parse((await app.get(`/v1/interventions/${interventionId}`, ws.key)).body);
       expect(record.status).toBe(winner === 'approve' ? 'approved' : 'rejected');

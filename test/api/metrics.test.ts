@@ -17,15 +17,22 @@ describe('GET /metrics', () => {
   it('counts requests by route pattern and status, runs by kind and outcome, first-token latency, open streams and store commands', async () => {
     const ws = await buildWorkspace(app);
     const before = await (await fetch(`${app.url}/metrics`)).text();
-    const n = await app.post('/v1/neurons', ws.key, { name: 'measured', brain_id: ws.brainId, neuron_config: { model: 'openai/sim' } });
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'measured',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'openai/sim' },
+    });
     await app.get(`/v1/neurons/${String(n.body.id)}`, ws.key);
     await app.get('/v1/neurons/00000000-0000-4000-8000-000000000000', ws.key);
     const inv = await app.post(`/v1/neurons/${String(n.body.id)}/invoke`, ws.key, { message: 'count me' });
     // A stream open while we scrape.
     let scraped = '';
     await readSse(`${app.url}/v1/jobs/${String(inv.body.job_id)}/stream`, {
-      headers: { authorization: `Bearer ${ws.key}` }, timeoutMs: 30_000,
-      onOpen: async () => { scraped = await (await fetch(`${app.url}/metrics`)).text(); },
+      headers: { authorization: `Bearer ${ws.key}` },
+      timeoutMs: 30_000,
+      onOpen: async () => {
+        scraped = await (await fetch(`${app.url}/metrics`)).text();
+      },
     });
     await settleJob(app, ws.key, String(inv.body.job_id));
     // Run metrics are recorded off the run's critical path: wait for the finished run to be counted.
@@ -39,15 +46,40 @@ describe('GET /metrics', () => {
     }
     expect(res.headers.get('content-type')).toContain('text/plain');
     const route = { method: 'GET', route: '/v1/neurons/:id' };
-    expect(sample(after, 'cortex_http_request_duration_seconds_count', { ...route, status: '200' }) - sample(before, 'cortex_http_request_duration_seconds_count', { ...route, status: '200' })).toBe(1);
-    expect(sample(after, 'cortex_http_request_duration_seconds_count', { ...route, status: '404' }) - sample(before, 'cortex_http_request_duration_seconds_count', { ...route, status: '404' })).toBe(1);
-    expect(sample(after, 'cortex_runs_started_total', { kind: 'neuron' }) - sample(before, 'cortex_runs_started_total', { kind: 'neuron' })).toBe(1);
-    expect(sample(after, 'cortex_runs_finished_total', { kind: 'neuron', outcome: 'completed' }) - sample(before, 'cortex_runs_finished_total', { kind: 'neuron', outcome: 'completed' })).toBe(1);
-    expect(sample(after, 'cortex_model_first_token_seconds_count', { provider: 'openai' })).toBeGreaterThan(sample(before, 'cortex_model_first_token_seconds_count', { provider: 'openai' }));
-    expect(Number(scraped.split('\n').find((l) => l.startsWith('cortex_sse_streams_open '))?.split(' ')[1])).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(after, 'cortex_http_request_duration_seconds_count', { ...route, status: '200' }) -
+        sample(before, 'cortex_http_request_duration_seconds_count', { ...route, status: '200' }),
+    ).toBe(1);
+    expect(
+      sample(after, 'cortex_http_request_duration_seconds_count', { ...route, status: '404' }) -
+        sample(before, 'cortex_http_request_duration_seconds_count', { ...route, status: '404' }),
+    ).toBe(1);
+    expect(
+      sample(after, 'cortex_runs_started_total', { kind: 'neuron' }) -
+        sample(before, 'cortex_runs_started_total', { kind: 'neuron' }),
+    ).toBe(1);
+    expect(
+      sample(after, 'cortex_runs_finished_total', { kind: 'neuron', outcome: 'completed' }) -
+        sample(before, 'cortex_runs_finished_total', { kind: 'neuron', outcome: 'completed' }),
+    ).toBe(1);
+    expect(sample(after, 'cortex_model_first_token_seconds_count', { provider: 'openai' })).toBeGreaterThan(
+      sample(before, 'cortex_model_first_token_seconds_count', { provider: 'openai' }),
+    );
+    expect(
+      Number(
+        scraped
+          .split('\n')
+          .find((l) => l.startsWith('cortex_sse_streams_open '))
+          ?.split(' ')[1],
+      ),
+    ).toBeGreaterThanOrEqual(1);
     // Store round trips are counted by command (the invoke inserted its job, the GETs found the neuron).
-    expect(sample(after, 'cortex_mongo_commands_total', { command: 'insert' })).toBeGreaterThan(sample(before, 'cortex_mongo_commands_total', { command: 'insert' }));
-    expect(sample(after, 'cortex_mongo_commands_total', { command: 'find' })).toBeGreaterThan(sample(before, 'cortex_mongo_commands_total', { command: 'find' }));
+    expect(sample(after, 'cortex_mongo_commands_total', { command: 'insert' })).toBeGreaterThan(
+      sample(before, 'cortex_mongo_commands_total', { command: 'insert' }),
+    );
+    expect(sample(after, 'cortex_mongo_commands_total', { command: 'find' })).toBeGreaterThan(
+      sample(before, 'cortex_mongo_commands_total', { command: 'find' }),
+    );
     expect(after).toContain('cortex_process_cpu_seconds_total');
   });
 });

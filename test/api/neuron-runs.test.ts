@@ -12,12 +12,21 @@ const MODEL = 'openai/gpt-4o-mini';
 
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
 async function createNeuron(ws: Ws, name: string, config: Record<string, unknown> = {}) {
-  const r = await app.post('/v1/neurons', ws.key, { name, brain_id: ws.brainId, neuron_config: { model: MODEL, system_prompt: `You are ${name}.`, ...config } });
+  const r = await app.post('/v1/neurons', ws.key, {
+    name,
+    brain_id: ws.brainId,
+    neuron_config: { model: MODEL, system_prompt: `You are ${name}.`, ...config },
+  });
   expect(r.status).toBe(201);
   return r.body as { id: string; name: string };
 }
 
-async function waitForJob(ws: Ws, jobId: string, until: (s: string) => boolean = (s) => s === 'completed' || s === 'failed', timeoutMs = 30_000) {
+async function waitForJob(
+  ws: Ws,
+  jobId: string,
+  until: (s: string) => boolean = (s) => s === 'completed' || s === 'failed',
+  timeoutMs = 30_000,
+) {
   const started = Date.now();
   for (;;) {
     const r = await app.get(`/v1/jobs/${jobId}/status`, ws.key);
@@ -32,14 +41,21 @@ describe('neuron invoke runs as a durable workflow', () => {
   it('streams tokens in order over SSE, completes, stores both engrams with usage and cost', async () => {
     const ws = await buildWorkspace(app);
     const n = await createNeuron(ws, 'streamer');
-    llm.setDefault(() => ({ chunks: ['Hello', ', ', 'wor', 'ld', '!'], delayMsPerChunk: 20, usage: { prompt_tokens: 12, completion_tokens: 5 } }));
+    llm.setDefault(() => ({
+      chunks: ['Hello', ', ', 'wor', 'ld', '!'],
+      delayMsPerChunk: 20,
+      usage: { prompt_tokens: 12, completion_tokens: 5 },
+    }));
     const inv = await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, { message: 'Say hello', stream: true });
     expect(inv.status).toBe(202);
     expect(inv.body).toMatchObject({ status: 'pending' });
     const jobId = String(inv.body.job_id);
     expect(typeof inv.body.user_engram_id).toBe('string');
 
-    const sse = await readSse(`${app.url}/v1/jobs/${jobId}/stream`, { headers: { authorization: `Bearer ${ws.key}` }, timeoutMs: 30_000 });
+    const sse = await readSse(`${app.url}/v1/jobs/${jobId}/stream`, {
+      headers: { authorization: `Bearer ${ws.key}` },
+      timeoutMs: 30_000,
+    });
     expect(sse.ended).toBe(true);
     const types = sse.events.map((e) => dataOf(e).type);
     expect(types.at(-1)).toBe('complete');
@@ -56,12 +72,21 @@ describe('neuron invoke runs as a durable workflow', () => {
     expect(job.finished_at).not.toBeNull();
 
     const traceId = String(inv.body.trace_id);
-    const msgs = (await app.get<{ engrams: unknown[] }>(`/v1/traces/${traceId}/messages`, ws.key)).body.engrams.map((e) => Engram.parse(e));
+    const msgs = (await app.get<{ engrams: unknown[] }>(`/v1/traces/${traceId}/messages`, ws.key)).body.engrams.map(
+      (e) => Engram.parse(e),
+    );
     expect(msgs.map((m) => m.source_type)).toEqual(['user', 'neuron']);
     expect(msgs[0].id).toBe(inv.body.user_engram_id);
     expect(msgs[1].content).toEqual({ type: 'neuron', content: 'Hello, world!' });
-    expect(msgs[1].metadata).toMatchObject({ usage: { inputTokens: 12, outputTokens: 5, totalTokens: 17 }, content_blocks: [{ type: 'text', text: 'Hello, world!' }] });
-    const trace = (await app.get(`/v1/traces/${traceId}`, ws.key)).body.trace as { message_count: number; cost_summary: { total_tokens: number; total_cost_usd: number }; title?: string };
+    expect(msgs[1].metadata).toMatchObject({
+      usage: { inputTokens: 12, outputTokens: 5, totalTokens: 17 },
+      content_blocks: [{ type: 'text', text: 'Hello, world!' }],
+    });
+    const trace = (await app.get(`/v1/traces/${traceId}`, ws.key)).body.trace as {
+      message_count: number;
+      cost_summary: { total_tokens: number; total_cost_usd: number };
+      title?: string;
+    };
     expect(trace.message_count).toBe(2);
     expect(trace.cost_summary.total_tokens).toBe(17);
     expect(trace.cost_summary.total_cost_usd).toBeGreaterThan(0);
@@ -106,8 +131,14 @@ describe('neuron invoke runs as a durable workflow', () => {
     expect(childJob).toMatchObject({ parent_job_id: jobId, trace_id: inv.body.trace_id, status: 'completed' });
     const desc = await app.deps.temporal.client.workflow.getHandle(childJob.job_id).describe();
     expect(desc.parentExecution?.workflowId).toBe(jobId);
-    const msgs = (await app.get<{ engrams: unknown[] }>(`/v1/traces/${String(inv.body.trace_id)}/messages`, ws.key)).body.engrams.map((e) => Engram.parse(e));
-    expect(msgs.map((m) => [m.source_type, m.source_id])).toEqual([['user', expect.any(String)], ['neuron', child.id], ['neuron', parent.id]]);
+    const msgs = (
+      await app.get<{ engrams: unknown[] }>(`/v1/traces/${String(inv.body.trace_id)}/messages`, ws.key)
+    ).body.engrams.map((e) => Engram.parse(e));
+    expect(msgs.map((m) => [m.source_type, m.source_id])).toEqual([
+      ['user', expect.any(String)],
+      ['neuron', child.id],
+      ['neuron', parent.id],
+    ]);
   });
 
   it('cancel mid-stream: the stream ends with error, status failed with a cancelled reason, never later completed', async () => {
@@ -119,11 +150,14 @@ describe('neuron invoke runs as a durable workflow', () => {
     let cancelStatus = 0;
     let cancelled: Promise<void> | undefined;
     const sse = await readSse(`${app.url}/v1/jobs/${jobId}/stream`, {
-      headers: { authorization: `Bearer ${ws.key}` }, timeoutMs: 30_000,
+      headers: { authorization: `Bearer ${ws.key}` },
+      timeoutMs: 30_000,
       until: (ev) => {
         if (cancelStatus === 0 && ev.some((e) => dataOf(e).type === 'token')) {
           cancelStatus = -1;
-          cancelled = app.post(`/v1/jobs/${jobId}/cancel`, ws.key).then((r) => { cancelStatus = r.status; });
+          cancelled = app.post(`/v1/jobs/${jobId}/cancel`, ws.key).then((r) => {
+            cancelStatus = r.status;
+          });
         }
         return false;
       },
@@ -165,13 +199,25 @@ describe('neuron invoke runs as a durable workflow', () => {
     const n = await createNeuron(ws, 'nonce');
     llm.setDefault(() => ({ text: 'once' }));
     const traceId = randomUUID();
-    const a = await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, { message: 'hi', trace_id: traceId, client_nonce: 'n-1' });
-    const b = await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, { message: 'hi', trace_id: traceId, client_nonce: 'n-1' });
+    const a = await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, {
+      message: 'hi',
+      trace_id: traceId,
+      client_nonce: 'n-1',
+    });
+    const b = await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, {
+      message: 'hi',
+      trace_id: traceId,
+      client_nonce: 'n-1',
+    });
     expect(b.body.job_id).toBe(a.body.job_id);
     await waitForJob(ws, String(a.body.job_id));
     const msgs = (await app.get<{ engrams: unknown[] }>(`/v1/traces/${traceId}/messages`, ws.key)).body.engrams;
     expect(msgs).toHaveLength(2);
-    const c = await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, { message: 'hi', trace_id: traceId, client_nonce: 'n-2' });
+    const c = await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, {
+      message: 'hi',
+      trace_id: traceId,
+      client_nonce: 'n-2',
+    });
     expect(c.body.job_id).not.toBe(a.body.job_id);
     await waitForJob(ws, String(c.body.job_id));
   });
@@ -180,7 +226,10 @@ describe('neuron invoke runs as a durable workflow', () => {
     const ws = await buildWorkspace(app);
     const n = await createNeuron(ws, 'sys');
     llm.setDefault(() => ({ text: '{"answer": 42}' }));
-    const inv = await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, { message: 'x', neuron_task_options: { traceType: 'system' } });
+    const inv = await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, {
+      message: 'x',
+      neuron_task_options: { traceType: 'system' },
+    });
     await waitForJob(ws, String(inv.body.job_id));
     const listed = TraceList.parse((await app.get('/v1/traces', ws.key)).body);
     expect(listed.traces.map((t) => t.trace_id)).not.toContain(inv.body.trace_id);
@@ -222,7 +271,8 @@ describe('neuron invoke runs as a durable workflow', () => {
     const n = await createNeuron(ws, 'lister');
     llm.setDefault(() => ({ text: 'ok' }));
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push(String((await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, { message: `m${i}` })).body.job_id));
+    for (let i = 0; i < 3; i++)
+      ids.push(String((await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, { message: `m${i}` })).body.job_id));
     for (const id of ids) await waitForJob(ws, id);
     const list = JobList.parse((await app.get('/v1/jobs?limit=2', ws.key)).body);
     expect(list).toMatchObject({ total: 3, limit: 2, offset: 0 });
@@ -237,6 +287,11 @@ describe('neuron invoke runs as a durable workflow', () => {
     expect(val('NeuronId')).toBe(n.id);
     expect(val('JobKind')).toBe('neuron');
     expect(val('TraceId')).toBeTruthy();
-    expect(await app.deps.temporal.client.workflow.getHandle(ids[0]).describe().then((d) => d.staticSummary())).toBe(`neuron lister · trace ${val('TraceId')}`);
+    expect(
+      await app.deps.temporal.client.workflow
+        .getHandle(ids[0])
+        .describe()
+        .then((d) => d.staticSummary()),
+    ).toBe(`neuron lister · trace ${val('TraceId')}`);
   });
 });

@@ -26,7 +26,14 @@ function sorted<T extends { _id: string }>(rows: T[], key: (r: T) => string | nu
 }
 
 /** Every page of `path` by offset, then by cursor; returns both id sequences and the pages' bodies. */
-async function walk(path: string, key: string, listKey: string, idOf: (row: Body) => string, limit: number, headers?: Record<string, string>) {
+async function walk(
+  path: string,
+  key: string,
+  listKey: string,
+  idOf: (row: Body) => string,
+  limit: number,
+  headers?: Record<string, string>,
+) {
   const sep = path.includes('?') ? '&' : '?';
   const byOffset: string[] = [];
   const offsetPages: Body[] = [];
@@ -36,7 +43,9 @@ async function walk(path: string, key: string, listKey: string, idOf: (row: Body
     offsetPages.push(r.body);
     byOffset.push(...(r.body[listKey] as Body[]).map(idOf));
     // GET /v1/jobs answers the reference's fields only (no has_more) unless it pages by cursor.
-    const more = (r.body.has_more as boolean | undefined) ?? offset + (r.body[listKey] as Body[]).length < (r.body.total as number);
+    const more =
+      (r.body.has_more as boolean | undefined) ??
+      offset + (r.body[listKey] as Body[]).length < (r.body.total as number);
     if (!more) break;
     expect(offsetPages.length).toBeLessThan(100);
   }
@@ -44,7 +53,11 @@ async function walk(path: string, key: string, listKey: string, idOf: (row: Body
   const cursorPages: Body[] = [];
   let cursor: string | null = null;
   do {
-    const r = await app.get(`${path}${sep}limit=${limit}&cursor=${cursor ? encodeURIComponent(cursor) : 'first'}`, key, headers);
+    const r = await app.get(
+      `${path}${sep}limit=${limit}&cursor=${cursor ? encodeURIComponent(cursor) : 'first'}`,
+      key,
+      headers,
+    );
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     cursorPages.push(r.body);
     byCursor.push(...(r.body[listKey] as Body[]).map(idOf));
@@ -58,18 +71,52 @@ async function walk(path: string, key: string, listKey: string, idOf: (row: Body
 function job(workspaceId: string, i: number, over: Partial<JobDoc> = {}): JobDoc {
   const at = tied(i);
   return {
-    _id: randomUUID(), workspaceId, brainId: null, kind: 'neuron', status: i % 3 === 0 ? 'completed' : 'running', progress: 0, currentStep: null,
-    failedReason: null, result: null, waitingFor: null, neuronId: null, pathwayId: null, receptorId: null, traceId: null, parentJobId: null,
-    clientNonce: null, createdBy: null, createdAt: at, processedAt: at, finishedAt: null, updatedAt: at, ...over,
+    _id: randomUUID(),
+    workspaceId,
+    brainId: null,
+    kind: 'neuron',
+    status: i % 3 === 0 ? 'completed' : 'running',
+    progress: 0,
+    currentStep: null,
+    failedReason: null,
+    result: null,
+    waitingFor: null,
+    neuronId: null,
+    pathwayId: null,
+    receptorId: null,
+    traceId: null,
+    parentJobId: null,
+    clientNonce: null,
+    createdBy: null,
+    createdAt: at,
+    processedAt: at,
+    finishedAt: null,
+    updatedAt: at,
+    ...over,
   };
 }
 
 function trace(workspaceId: string, i: number, over: Partial<TraceDoc> = {}): TraceDoc {
   const traceId = randomUUID();
   return {
-    _id: randomUUID(), traceId, workspaceId, brainId: null, userId: null, apiKeyId: null, receptorId: null, neuronId: null,
-    title: i % 4 === 0 ? `Needle ${i}` : `hay ${i}`, titleSource: 'manual', traceType: i % 7 === 0 ? 'system' : 'thread', messageCount: i % 3,
-    cost: emptyCost(), memoryIds: [], metadata: encodeBlob({}), createdAt: tied(i + 1), updatedAt: tied(i), ...over,
+    _id: randomUUID(),
+    traceId,
+    workspaceId,
+    brainId: null,
+    userId: null,
+    apiKeyId: null,
+    receptorId: null,
+    neuronId: null,
+    title: i % 4 === 0 ? `Needle ${i}` : `hay ${i}`,
+    titleSource: 'manual',
+    traceType: i % 7 === 0 ? 'system' : 'thread',
+    messageCount: i % 3,
+    cost: emptyCost(),
+    memoryIds: [],
+    metadata: encodeBlob({}),
+    createdAt: tied(i + 1),
+    updatedAt: tied(i),
+    ...over,
   };
 }
 
@@ -89,7 +136,11 @@ describe('lists that page by key', () => {
     for (const p of w.offsetPages) expect(p).toMatchObject({ total: 47, limit: 6 });
     for (const p of w.cursorPages) expect(p).toMatchObject({ total: 47, total_exact: true, limit: 6 });
 
-    const completed = sorted(mine.filter((j) => j.status === 'completed'), (j) => j.createdAt, -1);
+    const completed = sorted(
+      mine.filter((j) => j.status === 'completed'),
+      (j) => j.createdAt,
+      -1,
+    );
     const f = await walk('/v1/jobs?status=completed', ws.key, 'jobs', (j) => j.job_id as string, 4);
     expect(f.byOffset).toEqual(completed);
     expect(f.byCursor).toEqual(completed);
@@ -105,7 +156,9 @@ describe('lists that page by key', () => {
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/^cursor:/) });
     const forged = Buffer.from(JSON.stringify({ s: 'createdAt:-1', v: 'x', d: 1, id: 'a' })).toString('base64url');
-    expect((await app.get(`/v1/jobs?cursor=${forged}`, ws.key)).body).toMatchObject({ message: expect.stringMatching(/^cursor:/) });
+    expect((await app.get(`/v1/jobs?cursor=${forged}`, ws.key)).body).toMatchObject({
+      message: expect.stringMatching(/^cursor:/),
+    });
     const both = await app.get(`/v1/jobs?offset=3&cursor=${first.body.next_cursor as string}`, ws.key);
     expect(both.status).toBe(400);
     // Another workspace walks only its own rows.
@@ -115,7 +168,10 @@ describe('lists that page by key', () => {
   it('jobs: total is exact up to the cap, then a lower bound; the last page of an offset walk is exact again', async () => {
     const ws = await buildWorkspace(app);
     const n = TOTAL_CAP + 17;
-    await insertJobs(app, Array.from({ length: n }, (_, i) => job(ws.workspaceId, i)));
+    await insertJobs(
+      app,
+      Array.from({ length: n }, (_, i) => job(ws.workspaceId, i)),
+    );
     const first = await app.get('/v1/jobs?limit=5&cursor=first', ws.key);
     expect(first.body).toMatchObject({ total: TOTAL_CAP + 1, total_exact: false, has_more: true });
     expect((first.body.total as number) > (first.body.offset as number) + 5).toBe(true);
@@ -131,7 +187,10 @@ describe('lists that page by key', () => {
     const ws = await buildWorkspace(app);
     const other = await buildWorkspace(app);
     const mine = Array.from({ length: 40 }, (_, i) => trace(ws.workspaceId, i));
-    await app.deps.repos.traces.traces.insertMany([...mine, ...Array.from({ length: 9 }, (_, i) => trace(other.workspaceId, i, { title: `Needle other ${i}` }))]);
+    await app.deps.repos.traces.traces.insertMany([
+      ...mine,
+      ...Array.from({ length: 9 }, (_, i) => trace(other.workspaceId, i, { title: `Needle other ${i}` })),
+    ]);
     const threads = mine.filter((t) => t.traceType === 'thread');
     const idOf = (t: Body) => t.trace_id as string;
     const tidOf = new Map(mine.map((t) => [t._id, t.traceId]));
@@ -149,9 +208,18 @@ describe('lists that page by key', () => {
 
     // A cursor of one sort is refused by another.
     const onUpdated = (await app.get('/v1/traces?limit=3&cursor=first', ws.key)).body.next_cursor as string;
-    expect((await app.get(`/v1/traces?sort=created_at&cursor=${onUpdated}`, ws.key)).body).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/^cursor:/) });
+    expect((await app.get(`/v1/traces?sort=created_at&cursor=${onUpdated}`, ws.key)).body).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: expect.stringMatching(/^cursor:/),
+    });
 
-    const needles = ids(sorted(threads.filter((t) => /needle/i.test(t.title ?? '')), (t) => t.createdAt, -1));
+    const needles = ids(
+      sorted(
+        threads.filter((t) => /needle/i.test(t.title ?? '')),
+        (t) => t.createdAt,
+        -1,
+      ),
+    );
     const s = await walk('/v1/traces?search=NEEDLE&sort=created_at', ws.key, 'traces', idOf, 3);
     expect(s.byOffset).toEqual(needles);
     expect(s.byCursor).toEqual(needles);
@@ -163,33 +231,90 @@ describe('lists that page by key', () => {
     const statuses = ['pending', 'approved', 'rejected', 'answered'] as const;
     const jobId = randomUUID();
     const make = (workspaceId: string, i: number): InterventionDoc => ({
-      _id: randomUUID(), workspaceId, brainId: ws.brainId, jobId, traceId: null, pathwayId: null, nodeIndex: 0, kind: 'approval', title: `t${i}`, prompt: 'p',
-      options: ['approve', 'reject'], status: statuses[i % 4]!, action: null, comment: null, fields: null, respondedBy: null, respondedAt: null, expiresAt: null,
-      deliveries: [], createdAt: tied(i), updatedAt: tied(i),
+      _id: randomUUID(),
+      workspaceId,
+      brainId: ws.brainId,
+      jobId,
+      traceId: null,
+      pathwayId: null,
+      nodeIndex: 0,
+      kind: 'approval',
+      title: `t${i}`,
+      prompt: 'p',
+      options: ['approve', 'reject'],
+      status: statuses[i % 4]!,
+      action: null,
+      comment: null,
+      fields: null,
+      respondedBy: null,
+      respondedAt: null,
+      expiresAt: null,
+      deliveries: [],
+      createdAt: tied(i),
+      updatedAt: tied(i),
     });
     const mine = Array.from({ length: 23 }, (_, i) => make(ws.workspaceId, i));
-    await app.deps.repos.interventions.interventions.insertMany([...mine, ...Array.from({ length: 5 }, (_, i) => make(other.workspaceId, i))]);
+    await app.deps.repos.interventions.interventions.insertMany([
+      ...mine,
+      ...Array.from({ length: 5 }, (_, i) => make(other.workspaceId, i)),
+    ]);
     const all = sorted(mine, (r) => r.createdAt, -1);
     const w = await walk('/v1/interventions?brain_scope=all', ws.key, 'interventions', (r) => r.id as string, 4);
     expect(w.byOffset).toEqual(all);
     expect(w.byCursor).toEqual(all);
-    const pending = sorted(mine.filter((r) => r.status === 'pending'), (r) => r.createdAt, -1);
-    expect((await walk('/v1/interventions?brain_scope=all&status=pending', ws.key, 'interventions', (r) => r.id as string, 2)).byCursor).toEqual(pending);
+    const pending = sorted(
+      mine.filter((r) => r.status === 'pending'),
+      (r) => r.createdAt,
+      -1,
+    );
+    expect(
+      (
+        await walk(
+          '/v1/interventions?brain_scope=all&status=pending',
+          ws.key,
+          'interventions',
+          (r) => r.id as string,
+          2,
+        )
+      ).byCursor,
+    ).toEqual(pending);
 
     const summary = await app.get('/v1/interventions?summary=1&brain_scope=all', ws.key);
-    expect(summary.body).toMatchObject({ byStatus: { pending: 6, approved: 6, rejected: 6, answered: 5, expired: 0, cancelled: 0 }, grouped: { active: 6, resolved: 17 }, counts_exact: true });
+    expect(summary.body).toMatchObject({
+      byStatus: { pending: 6, approved: 6, rejected: 6, answered: 5, expired: 0, cancelled: 0 },
+      grouped: { active: 6, resolved: 17 },
+      counts_exact: true,
+    });
 
     // A token carries its intervention's id: found by key; a token of the older form still by its index.
     const created = await app.services.interventions.create(await app.services.auth.authenticate(ws.key), {
-      id: randomUUID(), jobId, traceId: null, pathwayId: null, brainId: ws.brainId, nodeIndex: 0, kind: 'approval', title: 'Ship?', prompt: 'Ship it?', options: ['approve', 'reject'],
+      id: randomUUID(),
+      jobId,
+      traceId: null,
+      pathwayId: null,
+      brainId: ws.brainId,
+      nodeIndex: 0,
+      kind: 'approval',
+      title: 'Ship?',
+      prompt: 'Ship it?',
+      options: ['approve', 'reject'],
     });
     const link = created.deliveries.find((x) => x.channel === 'link')!;
     expect(link.token.startsWith(`${created._id}.`)).toBe(true);
-    expect(await app.get(`/v1/public/interventions/${link.token}`)).toMatchObject({ status: 200, body: { intervention: { id: created._id } } });
+    expect(await app.get(`/v1/public/interventions/${link.token}`)).toMatchObject({
+      status: 200,
+      body: { intervention: { id: created._id } },
+    });
     expect((await app.get(`/v1/public/interventions/${created._id}.${'A'.repeat(32)}`)).status).toBe(404);
     const legacy = 'L'.repeat(32);
-    await app.deps.repos.interventions.interventions.updateOne({ _id: created._id }, { $set: { 'deliveries.1.token': legacy } });
-    expect(await app.get(`/v1/public/interventions/${legacy}`)).toMatchObject({ status: 200, body: { intervention: { id: created._id } } });
+    await app.deps.repos.interventions.interventions.updateOne(
+      { _id: created._id },
+      { $set: { 'deliveries.1.token': legacy } },
+    );
+    expect(await app.get(`/v1/public/interventions/${legacy}`)).toMatchObject({
+      status: 200,
+      body: { intervention: { id: created._id } },
+    });
   });
 
   it('memories: ties on name walk in _id order; budgets and API keys page too', async () => {
@@ -197,18 +322,35 @@ describe('lists that page by key', () => {
     const other = await buildWorkspace(app);
     const made: { id: string; name: string }[] = [];
     for (let i = 0; i < 11; i++) {
-      const r = await app.post('/v1/memories', ws.key, { name: `m${i % 3}`, source_type: 'text', brain_id: ws.brainId });
+      const r = await app.post('/v1/memories', ws.key, {
+        name: `m${i % 3}`,
+        source_type: 'text',
+        brain_id: ws.brainId,
+      });
       expect(r.status, JSON.stringify(r.body)).toBe(201);
       made.push({ id: (r.body.id ?? (r.body.memory as Body).id) as string, name: `m${i % 3}` });
     }
     await app.post('/v1/memories', other.key, { name: 'm0', source_type: 'text', brain_id: other.brainId });
-    const expected = sorted(made.map((m) => ({ _id: m.id, name: m.name })), (m) => m.name, 1);
-    const w = await walk('/v1/memories?sortBy=name&sortDirection=asc', ws.key, 'memories', (m) => m.id as string, 3, ws.brainHeaders);
+    const expected = sorted(
+      made.map((m) => ({ _id: m.id, name: m.name })),
+      (m) => m.name,
+      1,
+    );
+    const w = await walk(
+      '/v1/memories?sortBy=name&sortDirection=asc',
+      ws.key,
+      'memories',
+      (m) => m.id as string,
+      3,
+      ws.brainHeaders,
+    );
     expect(w.byOffset).toEqual(expected);
     expect(w.byCursor).toEqual(expected);
 
     for (const period of ['day', 'month', 'total']) {
-      expect((await app.post('/v1/budgets', ws.key, { scope: 'workspace', measure: 'tokens', period, limit: 1000 })).status).toBe(201);
+      expect(
+        (await app.post('/v1/budgets', ws.key, { scope: 'workspace', measure: 'tokens', period, limit: 1000 })).status,
+      ).toBe(201);
     }
     const b = await walk('/v1/budgets', ws.key, 'budgets', (x) => x.id as string, 2);
     expect(b.byCursor).toHaveLength(3);

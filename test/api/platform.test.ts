@@ -27,7 +27,16 @@ describe('health and session', () => {
   });
 
   it('says unhealthy (503) when a component is unreachable', async () => {
-    const deps = { ...app.deps, redis: app.deps.redis.duplicate({ port: 1, lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null }) };
+    const deps = {
+      ...app.deps,
+      redis: app.deps.redis.duplicate({
+        port: 1,
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        enableOfflineQueue: false,
+        retryStrategy: () => null,
+      }),
+    };
     const server = createServer(createApp(deps, { ...createServices(deps), auth: app.services.auth }).callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
@@ -80,16 +89,26 @@ describe('API keys and JWTs', () => {
     const member = await ws.jwt(['member']);
     expect((await app.post('/v1/api-keys', member, { name: 'x', roles: ['workspace_admin'] })).status).toBe(403);
     expect((await app.post('/v1/brains', member, { name: 'b' })).status).toBe(403);
-    const fresh = await app.services.auth.signJwt({ sub: randomUUID(), workspace_id: randomUUID(), roles: ['workspace_admin'] });
+    const fresh = await app.services.auth.signJwt({
+      sub: randomUUID(),
+      workspace_id: randomUUID(),
+      roles: ['workspace_admin'],
+    });
     const r = await app.get('/v1/session/context', fresh);
     expect(r.status).toBe(200);
   });
 
   it('rejects a JWT with a bad signature or bad claims', async () => {
     const { SignJWT } = await import('jose');
-    const bad = await new SignJWT({ workspace_id: randomUUID(), roles: [] }).setProtectedHeader({ alg: 'HS256' }).setSubject(randomUUID()).sign(new TextEncoder().encode('another-secret-0123456789'));
+    const bad = await new SignJWT({ workspace_id: randomUUID(), roles: [] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(randomUUID())
+      .sign(new TextEncoder().encode('another-secret-0123456789'));
     expect((await app.get('/v1/traces', bad)).status).toBe(401);
-    const noWs = await new SignJWT({ roles: [] }).setProtectedHeader({ alg: 'HS256' }).setSubject(randomUUID()).sign(new TextEncoder().encode(app.config.JWT_SECRET));
+    const noWs = await new SignJWT({ roles: [] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(randomUUID())
+      .sign(new TextEncoder().encode(app.config.JWT_SECRET));
     expect((await app.get('/v1/traces', noWs)).status).toBe(401);
   });
 });

@@ -20,7 +20,12 @@ afterAll(async () => {
 });
 
 async function neuron(ws: Ws, name: string, extra: Record<string, unknown> = {}) {
-  const r = await app.post('/v1/neurons', ws.key, { name, brain_id: ws.brainId, neuron_config: { model: MODEL }, ...extra });
+  const r = await app.post('/v1/neurons', ws.key, {
+    name,
+    brain_id: ws.brainId,
+    neuron_config: { model: MODEL },
+    ...extra,
+  });
   expect(r.status).toBe(201);
   return r.body as { id: string; name: string };
 }
@@ -51,7 +56,11 @@ const signed = (body: Record<string, unknown>, secret = internalSecret(app.confi
   return { raw, signature: signBody(secret, raw) };
 };
 async function postRaw(path: string, raw: string, headers: Record<string, string>) {
-  const res = await fetch(`${app.url}${path}`, { method: 'POST', body: raw, headers: { 'content-type': 'application/json', ...headers } });
+  const res = await fetch(`${app.url}${path}`, {
+    method: 'POST',
+    body: raw,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -63,12 +72,22 @@ describe('receptor reads', () => {
     expect(p.status).toBe(201);
     const rn = await receptorOf(ws, n.id);
     const rp = await receptorOf(ws, String(p.body.id));
-    expect(rn).toMatchObject({ slug: 'reader-bot', is_active: true, scope: 'brain', target_type: 'neuron', active_channels: ['http'] });
+    expect(rn).toMatchObject({
+      slug: 'reader-bot',
+      is_active: true,
+      scope: 'brain',
+      target_type: 'neuron',
+      active_channels: ['http'],
+    });
     expect(rp).toMatchObject({ slug: 'flow-one', is_active: true, target_type: 'pathway' });
 
-    const neuronsOnly = ReceptorList.parse((await app.get('/v1/receptors?target_type=neuron', ws.key, ws.brainHeaders)).body);
+    const neuronsOnly = ReceptorList.parse(
+      (await app.get('/v1/receptors?target_type=neuron', ws.key, ws.brainHeaders)).body,
+    );
     expect(neuronsOnly.receptors.map((r) => r.id)).toEqual([rn.id]);
-    const byIds = ReceptorList.parse((await app.get(`/v1/receptors?ids=${rp.id},${randomUUID()}`, ws.key, ws.brainHeaders)).body);
+    const byIds = ReceptorList.parse(
+      (await app.get(`/v1/receptors?ids=${rp.id},${randomUUID()}`, ws.key, ws.brainHeaders)).body,
+    );
     expect(byIds).toMatchObject({ total: 1, limit: 20, offset: 0 });
     expect(byIds.receptors[0].id).toBe(rp.id);
     const tooMany = Array.from({ length: 101 }, () => randomUUID()).join(',');
@@ -102,10 +121,15 @@ describe('receptor reads', () => {
     const ws = await buildWorkspace(app);
     const p = await app.post('/v1/pathways', ws.key, { name: 'toggle flow' }, ws.brainHeaders);
     const rp = await receptorOf(ws, String(p.body.id));
-    const off = await app.patch(`/v1/receptors/${ws.workspaceId}/${rp.slug}`, ws.key, { is_active: false, config: { conditions: ['x'] } });
+    const off = await app.patch(`/v1/receptors/${ws.workspaceId}/${rp.slug}`, ws.key, {
+      is_active: false,
+      config: { conditions: ['x'] },
+    });
     expect(off.status).toBe(200);
     expect(off.body).toMatchObject({ is_active: false, config: { conditions: ['x'] } });
-    expect((await app.get(`/v1/pathways/${String(p.body.id)}`, ws.key, ws.brainHeaders)).body).toMatchObject({ is_active: false });
+    expect((await app.get(`/v1/pathways/${String(p.body.id)}`, ws.key, ws.brainHeaders)).body).toMatchObject({
+      is_active: false,
+    });
     const fire = await app.post(`/v1/receptors/${rp.id}/fire`, ws.key, {});
     expect(fire.status).toBe(400);
     expect(String(fire.body.message)).toMatch(/inactive/);
@@ -113,12 +137,26 @@ describe('receptor reads', () => {
     await app.put(`/v1/pathways/${String(p.body.id)}`, ws.key, { is_active: true }, ws.brainHeaders);
     expect((await app.get(`/v1/receptors/${ws.workspaceId}/${rp.id}`, ws.key)).body).toMatchObject({ is_active: true });
 
-    expect((await app.patch(`/v1/receptors/${ws.workspaceId}/${rp.slug}`, ws.key, { source_config: { stimulus_keys: ['vault.asset.created'] } })).status).toBe(400);
-    expect((await app.patch(`/v1/receptors/${ws.workspaceId}/${rp.slug}`, ws.key, { active_channels: ['pigeon'] })).status).toBe(400);
+    expect(
+      (
+        await app.patch(`/v1/receptors/${ws.workspaceId}/${rp.slug}`, ws.key, {
+          source_config: { stimulus_keys: ['vault.asset.created'] },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await app.patch(`/v1/receptors/${ws.workspaceId}/${rp.slug}`, ws.key, { active_channels: ['pigeon'] })).status,
+    ).toBe(400);
     expect((await app.patch(`/v1/receptors/${ws.workspaceId}/${rp.slug}`, ws.key, { bogus: 1 })).status).toBe(400);
-    const bad = await app.patch(`/v1/receptors/${ws.workspaceId}/${rp.slug}`, ws.key, { active_channels: ['http', 'stimulus'], source_config: { stimulus_keys: ['vault.nothing'] } });
+    const bad = await app.patch(`/v1/receptors/${ws.workspaceId}/${rp.slug}`, ws.key, {
+      active_channels: ['http', 'stimulus'],
+      source_config: { stimulus_keys: ['vault.nothing'] },
+    });
     expect(bad.status).toBe(400);
-    const tz = await app.patch(`/v1/receptors/${ws.workspaceId}/${rp.slug}`, ws.key, { active_channels: ['cron'], source_config: { activation: 'schedule', timing: { cron: '0 9 * * *', timezone: 'Mars/Olympus' } } });
+    const tz = await app.patch(`/v1/receptors/${ws.workspaceId}/${rp.slug}`, ws.key, {
+      active_channels: ['cron'],
+      source_config: { activation: 'schedule', timing: { cron: '0 9 * * *', timezone: 'Mars/Olympus' } },
+    });
     expect(tz.status).toBe(400);
   });
 });
@@ -128,7 +166,10 @@ describe('fire', () => {
     const ws = await buildWorkspace(app);
     const n = await neuron(ws, 'firee');
     const r = await receptorOf(ws, n.id);
-    const res = await app.post(`/v1/receptors/${r.id}/fire`, ws.key, { invoke: { message: 'hello from a trigger' }, stream: true });
+    const res = await app.post(`/v1/receptors/${r.id}/fire`, ws.key, {
+      invoke: { message: 'hello from a trigger' },
+      stream: true,
+    });
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ status: 'pending', receptor_id: r.id });
     const job = await settleJob(app, ws.key, String(res.body.job_id));
@@ -139,7 +180,8 @@ describe('fire', () => {
     const traces = TraceList.parse((await app.get(`/v1/traces?receptor_id=${r.id}`, ws.key)).body);
     expect(traces.traces.map((t) => t.trace_id)).toEqual([job.trace_id]);
     expect(traces.traces[0].synapse_id).toBe(r.id);
-    const msgs = (await app.get<{ engrams: { source_type: string }[] }>(`/v1/traces/${job.trace_id}/messages`, ws.key)).body.engrams;
+    const msgs = (await app.get<{ engrams: { source_type: string }[] }>(`/v1/traces/${job.trace_id}/messages`, ws.key))
+      .body.engrams;
     expect(msgs.map((m) => m.source_type)).toEqual(['user', 'neuron']);
     // The firing workflow is in Temporal, with the child run under the job id.
     const fire = await app.services.jobs.repoFind(job.job_id);
@@ -157,25 +199,41 @@ describe('fire', () => {
     expect(top.status).toBe(202);
     await settleJob(app, ws.key, String(top.body.job_id));
     expect(sim.said.at(-1)?.user).toBe('{"order":42}');
-    expect((await app.post(`/v1/receptors/${r.id}/fire`, ws.key, { message: 'x', neuron_task_options: { persist: true } })).status).toBe(400);
-    expect((await app.post(`/v1/receptors/${r.id}/fire`, ws.key, { invoke: { message: 'x' }, extra: 1 })).status).toBe(400);
+    expect(
+      (await app.post(`/v1/receptors/${r.id}/fire`, ws.key, { message: 'x', neuron_task_options: { persist: true } }))
+        .status,
+    ).toBe(400);
+    expect((await app.post(`/v1/receptors/${r.id}/fire`, ws.key, { invoke: { message: 'x' }, extra: 1 })).status).toBe(
+      400,
+    );
     expect((await app.post(`/v1/receptors/${r.id}/fire`, ws.key, { message: 'x', trace_id: 'nope' })).status).toBe(400);
     expect((await app.post(`/v1/receptors/${randomUUID()}/fire`, ws.key, {})).status).toBe(404);
     await app.put(`/v1/neurons/${n.id}`, ws.key, { is_active: false });
     const inactive = await app.post(`/v1/receptors/${r.id}/fire`, ws.key, { message: 'x' });
     expect(inactive.status).toBe(400);
 
-    const graph = { nodes: [{ id: 'a', type: 'input', data: {} }, { id: 'b', type: 'output', data: {} }], edges: [{ source: 'a', target: 'b' }] };
+    const graph = {
+      nodes: [
+        { id: 'a', type: 'input', data: {} },
+        { id: 'b', type: 'output', data: {} },
+      ],
+      edges: [{ source: 'a', target: 'b' }],
+    };
     const p = await app.post('/v1/pathways', ws.key, { name: 'fired flow', pathway_graph: graph }, ws.brainHeaders);
     expect(p.status).toBe(201);
     const rp = await receptorOf(ws, String(p.body.id));
     const fp = await app.post(`/v1/receptors/${rp.id}/fire`, ws.key, { data: { x: 1 }, invoke: { y: 2 } });
     expect(fp.status).toBe(202);
     const pj = await settleJob(app, ws.key, String(fp.body.job_id));
-    expect(pj).toMatchObject({ status: 'completed', kind: 'pathway', receptor_id: rp.id, pathway_id: String(p.body.id) });
+    expect(pj).toMatchObject({
+      status: 'completed',
+      kind: 'pathway',
+      receptor_id: rp.id,
+      pathway_id: String(p.body.id),
+    });
   });
 
-  it('a member may fire; changing a workspace-scoped neuron\'s receptor needs workspace_admin', async () => {
+  it("a member may fire; changing a workspace-scoped neuron's receptor needs workspace_admin", async () => {
     const ws = await buildWorkspace(app);
     const member = await ws.jwt([]);
     const n = await neuron(ws, 'shared one', { scope: 'workspace' });
@@ -185,7 +243,9 @@ describe('fire', () => {
     await settleJob(app, ws.key, String(fired.body.job_id));
     const patch = await app.patch(`/v1/receptors/${ws.workspaceId}/${r.slug}`, member, { config: { a: 1 } });
     expect(patch.status).toBe(403);
-    expect((await app.patch(`/v1/receptors/${ws.workspaceId}/${r.slug}`, ws.key, { config: { a: 1 } })).status).toBe(200);
+    expect((await app.patch(`/v1/receptors/${ws.workspaceId}/${r.slug}`, ws.key, { config: { a: 1 } })).status).toBe(
+      200,
+    );
   });
 });
 
@@ -196,15 +256,25 @@ describe('schedules on Temporal Schedules', () => {
     const r = await receptorOf(ws, n.id);
     // Twice a year, 09:00 in New York: any two consecutive fires straddle a DST change.
     const res = await app.patch(`/v1/receptors/${ws.workspaceId}/${r.slug}`, ws.key, {
-      active_channels: ['http', 'cron'], source_config: { activation: 'schedule', timing: { cron: '0 9 1 1,7 *', timezone: 'America/New_York' } },
+      active_channels: ['http', 'cron'],
+      source_config: { activation: 'schedule', timing: { cron: '0 9 1 1,7 *', timezone: 'America/New_York' } },
     });
     expect(res.status).toBe(200);
     scheduled.push(r.id);
     const view = Receptor.parse((await app.get(`/v1/receptors/${ws.workspaceId}/${r.slug}?preview=4`, ws.key)).body);
-    expect(view.schedule).toMatchObject({ state: 'active', timezone: 'America/New_York', schedule_id: `receptor-${r.id}` });
+    expect(view.schedule).toMatchObject({
+      state: 'active',
+      timezone: 'America/New_York',
+      schedule_id: `receptor-${r.id}`,
+    });
     const times = view.schedule!.next_fire_times.map((t) => new Date(t));
     expect(times).toHaveLength(4);
-    const local = new Intl.DateTimeFormat('en-US', { timeZone: 'America/New_York', hour: 'numeric', hourCycle: 'h23', day: 'numeric' });
+    const local = new Intl.DateTimeFormat('en-US', {
+      timeZone: 'America/New_York',
+      hour: 'numeric',
+      hourCycle: 'h23',
+      day: 'numeric',
+    });
     for (const t of times) expect(Number(local.formatToParts(t).find((p) => p.type === 'hour')!.value)).toBe(9);
     const utcHours = new Set(times.map((t) => t.getUTCHours()));
     expect([...utcHours].sort()).toEqual([13, 14]); // EDT (UTC-4) in July, EST (UTC-5) in January
@@ -218,21 +288,39 @@ describe('schedules on Temporal Schedules', () => {
     const n = await neuron(ws, 'ticker');
     sim.configure({ firstTokenMs: 2500 });
     try {
-      const s = await subscribeSchedule(ws, { name: 'every second', target: { kind: 'neuron', id: n.id }, timing: { interval: 1 }, payload: { message: 'tick' } });
+      const s = await subscribeSchedule(ws, {
+        name: 'every second',
+        target: { kind: 'neuron', id: n.id },
+        timing: { interval: 1 },
+        payload: { message: 'tick' },
+      });
       expect(s.status).toBe(201);
       const id = String(s.body.id);
-      const jobs = await until(() => jobsOf(ws, id), (j) => j.filter((x) => x.status === 'completed').length >= 2, 30_000);
+      const jobs = await until(
+        () => jobsOf(ws, id),
+        (j) => j.filter((x) => x.status === 'completed').length >= 2,
+        30_000,
+      );
       expect(jobs.filter((x) => x.status === 'completed').length).toBeGreaterThanOrEqual(2);
       // No two runs of this receptor overlapped in time.
-      const spans = jobs.filter((j) => j.processed_at && j.finished_at).map((j) => [Date.parse(j.processed_at!), Date.parse(j.finished_at!)]).sort((a, b) => a[0] - b[0]);
+      const spans = jobs
+        .filter((j) => j.processed_at && j.finished_at)
+        .map((j) => [Date.parse(j.processed_at!), Date.parse(j.finished_at!)])
+        .sort((a, b) => a[0] - b[0]);
       for (let i = 1; i < spans.length; i++) expect(spans[i][0]).toBeGreaterThanOrEqual(spans[i - 1][1] - 50);
       const view = Receptor.parse((await app.get(`/v1/receptors/${ws.workspaceId}/${id}`, ws.key)).body);
       expect(view.schedule!.skipped_overlap).toBeGreaterThan(0);
 
-      const paused = await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/pause`, ws.key, { note: 'quiet hours' });
+      const paused = await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/pause`, ws.key, {
+        note: 'quiet hours',
+      });
       expect(paused.status).toBe(200);
       expect(paused.body.schedule).toMatchObject({ state: 'paused', note: 'quiet hours' });
-      await until(() => jobsOf(ws, id), (j) => j.every((x) => x.status === 'completed' || x.status === 'failed'), 15_000);
+      await until(
+        () => jobsOf(ws, id),
+        (j) => j.every((x) => x.status === 'completed' || x.status === 'failed'),
+        15_000,
+      );
       const before = (await jobsOf(ws, id)).length;
       await sleep(3000);
       expect((await jobsOf(ws, id)).length).toBe(before);
@@ -241,12 +329,20 @@ describe('schedules on Temporal Schedules', () => {
       // Trigger-now works on a paused schedule: exactly one more run.
       const trig = await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/trigger`, ws.key, {});
       expect(trig.status).toBe(200);
-      await until(() => jobsOf(ws, id), (j) => j.length > before, 15_000);
+      await until(
+        () => jobsOf(ws, id),
+        (j) => j.length > before,
+        15_000,
+      );
       await sleep(1500);
       expect((await jobsOf(ws, id)).length).toBe(before + 1);
       const un = await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/unpause`, ws.key, { note: 'back' });
       expect(un.body.schedule).toMatchObject({ state: 'active', note: 'back' });
-      const resumed = await until(() => jobsOf(ws, id), (j) => j.length >= before + 2, 15_000);
+      const resumed = await until(
+        () => jobsOf(ws, id),
+        (j) => j.length >= before + 2,
+        15_000,
+      );
       expect(resumed.length).toBeGreaterThanOrEqual(before + 2);
       await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/pause`, ws.key, {});
     } finally {
@@ -257,17 +353,35 @@ describe('schedules on Temporal Schedules', () => {
   it('backfill starts the runs of a past range; delete removes the schedule; the reconciler repairs drift', async () => {
     const ws = await buildWorkspace(app);
     const n = await neuron(ws, 'hourly');
-    const s = await subscribeSchedule(ws, { name: 'hourly', target: { kind: 'neuron', id: n.id }, timing: { cron: '0 * * * *' } });
+    const s = await subscribeSchedule(ws, {
+      name: 'hourly',
+      target: { kind: 'neuron', id: n.id },
+      timing: { cron: '0 * * * *' },
+    });
     const id = String(s.body.id);
     const now = Date.now();
     const end = new Date(Math.floor(now / 3600_000) * 3600_000 - 60_000); // just before the last full hour
     const start = new Date(end.getTime() - 3 * 3600_000); // three hour marks inside
-    const bf = await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/backfill`, ws.key, { start_at: start.toISOString(), end_at: end.toISOString() });
+    const bf = await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/backfill`, ws.key, {
+      start_at: start.toISOString(),
+      end_at: end.toISOString(),
+    });
     expect(bf.status).toBe(200);
     expect(bf.body.backfill).toMatchObject({ runs: 3 });
-    const jobs = await until(() => jobsOf(ws, id), (j) => j.filter((x) => x.status === 'completed').length >= 3, 30_000);
+    const jobs = await until(
+      () => jobsOf(ws, id),
+      (j) => j.filter((x) => x.status === 'completed').length >= 3,
+      30_000,
+    );
     expect(jobs.filter((x) => x.status === 'completed')).toHaveLength(3);
-    expect((await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/backfill`, ws.key, { start_at: end.toISOString(), end_at: start.toISOString() })).status).toBe(400);
+    expect(
+      (
+        await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/backfill`, ws.key, {
+          start_at: end.toISOString(),
+          end_at: start.toISOString(),
+        })
+      ).status,
+    ).toBe(400);
 
     // Deleted behind its back: the reconciler brings it back.
     await app.deps.temporal.client.schedule.getHandle(`receptor-${id}`).delete();
@@ -277,7 +391,11 @@ describe('schedules on Temporal Schedules', () => {
     expect(await app.services.schedules.describe(id)).not.toBeNull();
 
     // A schedule whose receptor is gone: removed.
-    const orphan = await subscribeSchedule(ws, { name: 'orphan', target: { kind: 'neuron', id: n.id }, timing: { interval: 3600 } });
+    const orphan = await subscribeSchedule(ws, {
+      name: 'orphan',
+      target: { kind: 'neuron', id: n.id },
+      timing: { interval: 3600 },
+    });
     await app.deps.repos.receptors.receptors.deleteOne({ _id: String(orphan.body.id) });
     const cleaned = await app.services.receptors.reconcileSchedules();
     expect(cleaned.removed).toContain(`receptor-${String(orphan.body.id)}`);
@@ -295,18 +413,38 @@ describe('schedules on Temporal Schedules', () => {
   it('a bad cron is a 400 and stores nothing; system jobs need workspace_admin and run their maintenance key', async () => {
     const ws = await buildWorkspace(app);
     const n = await neuron(ws, 'cronless');
-    const bad = await subscribeSchedule(ws, { name: 'bad', target: { kind: 'neuron', id: n.id }, timing: { cron: 'every tuesday-ish' } });
+    const bad = await subscribeSchedule(ws, {
+      name: 'bad',
+      target: { kind: 'neuron', id: n.id },
+      timing: { cron: 'every tuesday-ish' },
+    });
     expect(bad.status).toBe(400);
     expect(ReceptorList.parse((await app.get('/v1/receptors', ws.key, ws.brainHeaders)).body).total).toBe(1);
 
     const member = await ws.jwt([]);
     const target = { kind: 'system_job', job: 'maintenance.usage_report' };
-    expect((await subscribeSchedule(ws, { name: 'report', target, timing: { cron: '0 6 * * *', timezone: 'Europe/Berlin' } }, member)).status).toBe(403);
-    const s = await subscribeSchedule(ws, { name: 'report', target, timing: { cron: '0 6 * * *', timezone: 'Europe/Berlin' } });
+    expect(
+      (
+        await subscribeSchedule(
+          ws,
+          { name: 'report', target, timing: { cron: '0 6 * * *', timezone: 'Europe/Berlin' } },
+          member,
+        )
+      ).status,
+    ).toBe(403);
+    const s = await subscribeSchedule(ws, {
+      name: 'report',
+      target,
+      timing: { cron: '0 6 * * *', timezone: 'Europe/Berlin' },
+    });
     expect(s.status).toBe(201);
     const id = String(s.body.id);
     await app.post(`/v1/receptors/${ws.workspaceId}/${id}/schedule/trigger`, ws.key, {});
-    const [job] = await until(() => jobsOf(ws, id), (j) => j.length === 1 && j[0].status === 'completed', 20_000);
+    const [job] = await until(
+      () => jobsOf(ws, id),
+      (j) => j.length === 1 && j[0].status === 'completed',
+      20_000,
+    );
     expect(job).toMatchObject({ status: 'completed', kind: 'receptor' });
     expect(job.result).toMatchObject({ key: 'maintenance.usage_report' });
   });
@@ -315,10 +453,20 @@ describe('schedules on Temporal Schedules', () => {
 describe('stimuli', () => {
   it('the catalog lists prefixed keys; schedulable=true filters', async () => {
     const ws = await buildWorkspace(app);
-    const all = (await app.get<{ stimuli: { key: string; schedulable: boolean; description: string }[] }>('/v1/stimuli/catalog', ws.key)).body.stimuli;
+    const all = (
+      await app.get<{ stimuli: { key: string; schedulable: boolean; description: string }[] }>(
+        '/v1/stimuli/catalog',
+        ws.key,
+      )
+    ).body.stimuli;
     expect(all.every((s) => /^(vault|plasticity|maintenance)\./.test(s.key) && s.description)).toBe(true);
     expect(all.some((s) => s.key === 'vault.asset.created')).toBe(true);
-    const sched = (await app.get<{ stimuli: { key: string; schedulable: boolean }[] }>('/v1/stimuli/catalog?schedulable=true', ws.key)).body.stimuli;
+    const sched = (
+      await app.get<{ stimuli: { key: string; schedulable: boolean }[] }>(
+        '/v1/stimuli/catalog?schedulable=true',
+        ws.key,
+      )
+    ).body.stimuli;
     expect(sched.length).toBeGreaterThan(0);
     expect(sched.every((s) => s.schedulable && s.key.startsWith('maintenance.'))).toBe(true);
   });
@@ -327,21 +475,56 @@ describe('stimuli', () => {
     const ws = await buildWorkspace(app);
     const a = await neuron(ws, 'listener a');
     const b = await neuron(ws, 'listener b');
-    const s1 = await app.post('/v1/receptors/subscribe', ws.key, { template: 'stimulus', name: 'on asset', brain_id: ws.brainId, target: { kind: 'neuron', id: a.id }, stimulus_keys: ['vault.asset.created'] });
-    const s2 = await app.post('/v1/receptors/subscribe', ws.key, { template: 'stimulus', name: 'on vault', brain_id: ws.brainId, target: { kind: 'neuron', id: b.id }, stimulus_keys: ['vault.*'] });
+    const s1 = await app.post('/v1/receptors/subscribe', ws.key, {
+      template: 'stimulus',
+      name: 'on asset',
+      brain_id: ws.brainId,
+      target: { kind: 'neuron', id: a.id },
+      stimulus_keys: ['vault.asset.created'],
+    });
+    const s2 = await app.post('/v1/receptors/subscribe', ws.key, {
+      template: 'stimulus',
+      name: 'on vault',
+      brain_id: ws.brainId,
+      target: { kind: 'neuron', id: b.id },
+      stimulus_keys: ['vault.*'],
+    });
     expect([s1.status, s2.status]).toEqual([201, 201]);
-    const other = await app.post('/v1/receptors/subscribe', ws.key, { template: 'stimulus', name: 'on memory', brain_id: ws.brainId, target: { kind: 'neuron', id: a.id }, stimulus_keys: ['vault.memory.deleted'] });
+    const other = await app.post('/v1/receptors/subscribe', ws.key, {
+      template: 'stimulus',
+      name: 'on memory',
+      brain_id: ws.brainId,
+      target: { kind: 'neuron', id: a.id },
+      stimulus_keys: ['vault.memory.deleted'],
+    });
     expect(other.status).toBe(201);
-    expect((await app.post('/v1/receptors/subscribe', ws.key, { template: 'stimulus', name: 'x', brain_id: ws.brainId, target: { kind: 'neuron', id: a.id }, stimulus_keys: ['not.a.key'] })).status).toBe(400);
+    expect(
+      (
+        await app.post('/v1/receptors/subscribe', ws.key, {
+          template: 'stimulus',
+          name: 'x',
+          brain_id: ws.brainId,
+          target: { kind: 'neuron', id: a.id },
+          stimulus_keys: ['not.a.key'],
+        })
+      ).status,
+    ).toBe(400);
 
-    const event = { workspace_id: ws.workspaceId, key: 'vault.asset.created', event_id: randomUUID(), payload: { resource_id: randomUUID(), resource_type: 'asset' } };
+    const event = {
+      workspace_id: ws.workspaceId,
+      key: 'vault.asset.created',
+      event_id: randomUUID(),
+      payload: { resource_id: randomUUID(), resource_type: 'asset' },
+    };
     const { raw, signature } = signed(event);
     const first = await postRaw('/v1/internal/stimuli', raw, { 'x-cortex-signature': signature });
     expect(first.status).toBe(200);
     const fired = first.body.fired as { receptor_id: string; job_id: string; duplicate: boolean }[];
     expect(fired.map((f) => f.receptor_id).sort()).toEqual([String(s1.body.id), String(s2.body.id)].sort());
     expect(fired.every((f) => !f.duplicate)).toBe(true);
-    const again = await postRaw('/v1/internal/stimuli', raw, { 'x-cortex-signature': signBody(internalSecret(app.config), raw) });
+    const again = await postRaw('/v1/internal/stimuli', raw, {
+      'x-cortex-signature': signBody(internalSecret(app.config), raw),
+    });
     expect((again.body.fired as { duplicate: boolean }[]).every((f) => f.duplicate)).toBe(true);
     for (const f of fired) expect((await settleJob(app, ws.key, f.job_id)).status).toBe('completed');
     for (const id of [String(s1.body.id), String(s2.body.id)]) expect(await jobsOf(ws, id)).toHaveLength(1);
@@ -349,41 +532,104 @@ describe('stimuli', () => {
 
     // Never an API key, never unsigned, never a wrong or stale signature.
     expect((await postRaw('/v1/internal/stimuli', raw, { authorization: `Bearer ${ws.key}` })).status).toBe(401);
-    expect((await postRaw('/v1/internal/stimuli', raw, { 'x-cortex-signature': signBody('wrong-secret', raw) })).status).toBe(401);
-    expect((await postRaw('/v1/internal/stimuli', raw, { 'x-cortex-signature': signBody(internalSecret(app.config), raw, Math.floor(Date.now() / 1000) - 3600) })).status).toBe(401);
+    expect(
+      (await postRaw('/v1/internal/stimuli', raw, { 'x-cortex-signature': signBody('wrong-secret', raw) })).status,
+    ).toBe(401);
+    expect(
+      (
+        await postRaw('/v1/internal/stimuli', raw, {
+          'x-cortex-signature': signBody(internalSecret(app.config), raw, Math.floor(Date.now() / 1000) - 3600),
+        })
+      ).status,
+    ).toBe(401);
   });
 });
 
 describe('platform events and action plans', () => {
-  it('a person\'s answer publishes plasticity.intervention.answered; an action plan is proposed, or executed with auto_execute', async () => {
+  it("a person's answer publishes plasticity.intervention.answered; an action plan is proposed, or executed with auto_execute", async () => {
     const ws = await buildWorkspace(app);
     const graph = {
-      nodes: [{ id: 's', type: 'start' }, { id: 'h', type: 'human', data: { title: 'Ship it?' } }, { id: 'o', type: 'output', data: { value: '"shipped"' } }],
-      edges: [{ source: 's', target: 'h' }, { source: 'h', target: 'o', data: { condition: 'approve' } }],
+      nodes: [
+        { id: 's', type: 'start' },
+        { id: 'h', type: 'human', data: { title: 'Ship it?' } },
+        { id: 'o', type: 'output', data: { value: '"shipped"' } },
+      ],
+      edges: [
+        { source: 's', target: 'h' },
+        { source: 'h', target: 'o', data: { condition: 'approve' } },
+      ],
     };
-    const approval = await app.post('/v1/pathways', ws.key, { name: 'approval', pathway_graph: graph }, ws.brainHeaders);
+    const approval = await app.post(
+      '/v1/pathways',
+      ws.key,
+      { name: 'approval', pathway_graph: graph },
+      ws.brainHeaders,
+    );
     expect(approval.status).toBe(201);
-    const plan = await app.post('/v1/pathways', ws.key, { name: 'plan', pathway_graph: { nodes: [{ id: 'a', type: 'input' }, { id: 'b', type: 'output' }], edges: [{ source: 'a', target: 'b' }] } }, ws.brainHeaders);
+    const plan = await app.post(
+      '/v1/pathways',
+      ws.key,
+      {
+        name: 'plan',
+        pathway_graph: {
+          nodes: [
+            { id: 'a', type: 'input' },
+            { id: 'b', type: 'output' },
+          ],
+          edges: [{ source: 'a', target: 'b' }],
+        },
+      },
+      ws.brainHeaders,
+    );
     const proposed = await app.post('/v1/receptors/subscribe', ws.key, {
-      template: 'stimulus', name: 'learn from answers', brain_id: ws.brainId, target: { kind: 'plasticity_pass', id: String(plan.body.id) }, stimulus_keys: ['plasticity.intervention.answered'],
+      template: 'stimulus',
+      name: 'learn from answers',
+      brain_id: ws.brainId,
+      target: { kind: 'plasticity_pass', id: String(plan.body.id) },
+      stimulus_keys: ['plasticity.intervention.answered'],
     });
     expect(proposed.status).toBe(201);
     expect(proposed.body.executable_target).toMatchObject({ kind: 'action_plan', auto_execute: false });
     const auto = await app.post('/v1/receptors/subscribe', ws.key, {
-      template: 'stimulus', name: 'act on answers', brain_id: ws.brainId, target: { kind: 'action_plan', id: String(plan.body.id), auto_execute: true }, stimulus_keys: ['plasticity.*'],
+      template: 'stimulus',
+      name: 'act on answers',
+      brain_id: ws.brainId,
+      target: { kind: 'action_plan', id: String(plan.body.id), auto_execute: true },
+      stimulus_keys: ['plasticity.*'],
     });
     expect(auto.status).toBe(201);
 
     const run = await app.post(`/v1/pathways/${String(approval.body.id)}/execute`, ws.key, {}, ws.brainHeaders);
-    const waiting = await until(() => app.get<{ status: string; waitingFor?: { interventionId: string } }>(`/v1/jobs/${String(run.body.job_id)}/status`, ws.key), (r) => r.body.status === 'waiting');
-    const answered = await app.post(`/v1/interventions/${waiting.body.waitingFor!.interventionId}/respond`, ws.key, { action: 'approve' });
+    const waiting = await until(
+      () =>
+        app.get<{ status: string; waitingFor?: { interventionId: string } }>(
+          `/v1/jobs/${String(run.body.job_id)}/status`,
+          ws.key,
+        ),
+      (r) => r.body.status === 'waiting',
+    );
+    const answered = await app.post(`/v1/interventions/${waiting.body.waitingFor!.interventionId}/respond`, ws.key, {
+      action: 'approve',
+    });
     expect(answered.status).toBe(200);
     expect((await settleJob(app, ws.key, String(run.body.job_id))).status).toBe('completed');
 
-    const [pj] = await until(() => jobsOf(ws, String(proposed.body.id)), (j) => j.length === 1 && j[0].status === 'completed');
-    expect(pj.result).toMatchObject({ status: 'proposed', pathway_id: String(plan.body.id), execute_with: { path: '/v1/jobs' } });
-    expect((pj.result as { execute_with: { body: { input: Record<string, unknown> } } }).execute_with.body.input).toMatchObject({ stimulus: 'plasticity.intervention.answered', action: 'approve' });
-    const [aj] = await until(() => jobsOf(ws, String(auto.body.id)).then((j) => j.filter((x) => x.kind === 'receptor')), (j) => j.length === 1 && j[0].status === 'completed');
+    const [pj] = await until(
+      () => jobsOf(ws, String(proposed.body.id)),
+      (j) => j.length === 1 && j[0].status === 'completed',
+    );
+    expect(pj.result).toMatchObject({
+      status: 'proposed',
+      pathway_id: String(plan.body.id),
+      execute_with: { path: '/v1/jobs' },
+    });
+    expect(
+      (pj.result as { execute_with: { body: { input: Record<string, unknown> } } }).execute_with.body.input,
+    ).toMatchObject({ stimulus: 'plasticity.intervention.answered', action: 'approve' });
+    const [aj] = await until(
+      () => jobsOf(ws, String(auto.body.id)).then((j) => j.filter((x) => x.kind === 'receptor')),
+      (j) => j.length === 1 && j[0].status === 'completed',
+    );
     expect(aj.result).toMatchObject({ status: 'executed' });
     const exec = await settleJob(app, ws.key, String((aj.result as { execution_job_id: string }).execution_job_id));
     expect(exec).toMatchObject({ status: 'completed', kind: 'pathway', parent_job_id: aj.job_id });
@@ -391,7 +637,7 @@ describe('platform events and action plans', () => {
 });
 
 describe('channel bindings and the webhook ingress', () => {
-  it('binds a conversation (JWT only, channel must be active, unique), and a signed message fires the receptor on the binding\'s thread once per event', async () => {
+  it("binds a conversation (JWT only, channel must be active, unique), and a signed message fires the receptor on the binding's thread once per event", async () => {
     const ws = await buildWorkspace(app);
     const jwt = await ws.jwt();
     const n = await neuron(ws, 'chatty');
@@ -406,7 +652,10 @@ describe('channel bindings and the webhook ingress', () => {
     const secret = String(created.body.webhook_secret);
     expect(secret.length).toBeGreaterThan(20);
     expect((await app.post('/v1/receptor-channel-bindings', jwt, body)).status).toBe(409);
-    const listed = await app.get<{ bindings: Record<string, unknown>[] }>(`/v1/receptor-channel-bindings?receptor_id=${r.id}`, jwt);
+    const listed = await app.get<{ bindings: Record<string, unknown>[] }>(
+      `/v1/receptor-channel-bindings?receptor_id=${r.id}`,
+      jwt,
+    );
     expect(listed.body.bindings).toHaveLength(1);
     expect(listed.body.bindings[0].webhook_secret).toBeUndefined();
 
@@ -421,16 +670,25 @@ describe('channel bindings and the webhook ingress', () => {
     const second = JSON.stringify({ ...msg, event_id: 'evt-2', message: 'and again' });
     const next = await postRaw('/v1/chat-webhooks/slack', second, { 'x-cortex-signature': signBody(secret, second) });
     await settleJob(app, ws.key, String(next.body.job_id));
-    const msgs = (await app.get<{ engrams: unknown[] }>(`/v1/traces/${String(created.body.trace_id)}/messages`, ws.key)).body.engrams;
+    const msgs = (await app.get<{ engrams: unknown[] }>(`/v1/traces/${String(created.body.trace_id)}/messages`, ws.key))
+      .body.engrams;
     expect(msgs).toHaveLength(4); // one thread: two messages, two replies
 
-    expect((await postRaw('/v1/chat-webhooks/slack', raw, { 'x-cortex-signature': signBody('not-the-secret', raw) })).status).toBe(401);
-    const rotated = await app.patch(`/v1/receptor-channel-bindings/${String(created.body.id)}`, jwt, { rotate_secret: true });
+    expect(
+      (await postRaw('/v1/chat-webhooks/slack', raw, { 'x-cortex-signature': signBody('not-the-secret', raw) })).status,
+    ).toBe(401);
+    const rotated = await app.patch(`/v1/receptor-channel-bindings/${String(created.body.id)}`, jwt, {
+      rotate_secret: true,
+    });
     expect(rotated.body.webhook_secret).not.toBe(secret);
     const third = JSON.stringify({ ...msg, event_id: 'evt-3' });
-    expect((await postRaw('/v1/chat-webhooks/slack', third, { 'x-cortex-signature': signBody(secret, third) })).status).toBe(401);
+    expect(
+      (await postRaw('/v1/chat-webhooks/slack', third, { 'x-cortex-signature': signBody(secret, third) })).status,
+    ).toBe(401);
     const other = await buildWorkspace(app);
-    expect((await app.get(`/v1/receptor-channel-bindings/${String(created.body.id)}`, await other.jwt())).status).toBe(404);
+    expect((await app.get(`/v1/receptor-channel-bindings/${String(created.body.id)}`, await other.jwt())).status).toBe(
+      404,
+    );
     expect((await app.del(`/v1/receptor-channel-bindings?id=${String(created.body.id)}`, jwt)).status).toBe(200);
     expect((await app.get(`/v1/receptor-channel-bindings/${String(created.body.id)}`, jwt)).status).toBe(404);
   });

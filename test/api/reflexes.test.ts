@@ -9,10 +9,19 @@ const app = useTestApp();
 
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
 
-const toolsBody = { type: 'effector', scope: 'workspace', tools: [{ integration_id: 'gmail', tools: ['send_email', 'list_threads'] }] };
+const toolsBody = {
+  type: 'effector',
+  scope: 'workspace',
+  tools: [{ integration_id: 'gmail', tools: ['send_email', 'list_threads'] }],
+};
 
 async function createReflex(ws: Ws, body: Record<string, unknown> = {}, auth: string = ws.key) {
-  const res = await app.post('/v1/reflexes', auth, { name: `r-${randomUUID().slice(0, 8)}`, ...toolsBody, ...body }, ws.brainHeaders);
+  const res = await app.post(
+    '/v1/reflexes',
+    auth,
+    { name: `r-${randomUUID().slice(0, 8)}`, ...toolsBody, ...body },
+    ws.brainHeaders,
+  );
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return Reflex.parse(res.body);
 }
@@ -26,11 +35,22 @@ async function createNeuron(ws: Ws, name = `n-${randomUUID().slice(0, 8)}`) {
 describe('reflexes: CRUD', () => {
   it('POST /v1/reflexes creates a reflex; metadata is stored intact', async () => {
     const ws = await buildWorkspace(app);
-    const res = await app.post('/v1/reflexes', ws.key, { name: 'Mailer', description: 'sends mail', metadata: { 'a.b': 1, $x: [[1, 2]] }, ...toolsBody });
+    const res = await app.post('/v1/reflexes', ws.key, {
+      name: 'Mailer',
+      description: 'sends mail',
+      metadata: { 'a.b': 1, $x: [[1, 2]] },
+      ...toolsBody,
+    });
     expect(res.status).toBe(201);
     expect(Reflex.parse(res.body)).toMatchObject({
-      name: 'Mailer', type: 'effector', scope: 'workspace', is_active: true, description: 'sends mail', workspace_id: ws.workspaceId,
-      tools: [{ integration_id: 'gmail', tools: ['send_email', 'list_threads'] }], metadata: { 'a.b': 1, $x: [[1, 2]] },
+      name: 'Mailer',
+      type: 'effector',
+      scope: 'workspace',
+      is_active: true,
+      description: 'sends mail',
+      workspace_id: ws.workspaceId,
+      tools: [{ integration_id: 'gmail', tools: ['send_email', 'list_threads'] }],
+      metadata: { 'a.b': 1, $x: [[1, 2]] },
     });
     const got = await app.get(`/v1/reflexes/${res.body.id as string}`, ws.key);
     expect(got.status).toBe(200);
@@ -39,7 +59,8 @@ describe('reflexes: CRUD', () => {
 
   it('a reflex must define integration-backed tools, internal behavior or a server-backed implementation', async () => {
     const ws = await buildWorkspace(app);
-    const post = (body: Record<string, unknown>) => app.post('/v1/reflexes', ws.key, { name: 'x', type: 'sensory', scope: 'workspace', ...body });
+    const post = (body: Record<string, unknown>) =>
+      app.post('/v1/reflexes', ws.key, { name: 'x', type: 'sensory', scope: 'workspace', ...body });
     const none = await post({});
     expect(none.status).toBe(400);
     expect(none.body).toMatchObject({ code: 'VALIDATION_ERROR' });
@@ -55,7 +76,10 @@ describe('reflexes: CRUD', () => {
     // Other body validation.
     expect((await post({ name: '', metadata: { handler: 'calculator' } })).status).toBe(400);
     expect((await post({ type: 'motor', metadata: { handler: 'calculator' } })).status).toBe(400);
-    expect((await app.post('/v1/reflexes', ws.key, { name: 'x', type: 'sensory', metadata: { handler: 'calculator' } })).status).toBe(400);
+    expect(
+      (await app.post('/v1/reflexes', ws.key, { name: 'x', type: 'sensory', metadata: { handler: 'calculator' } }))
+        .status,
+    ).toBe(400);
     expect((await post({ tools: [{ integration_id: 'gmail' }] })).status).toBe(400);
   });
 
@@ -83,7 +107,9 @@ describe('reflexes: CRUD', () => {
     const denied = await app.post('/v1/reflexes', member, { name: 'm', ...toolsBody });
     expect(denied.status).toBe(403);
     expect(denied.body).toMatchObject({ code: 'FORBIDDEN' });
-    expect((await app.post('/v1/reflexes', member, { name: 'm', ...toolsBody, scope: 'brain' }, ws.brainHeaders)).status).toBe(201);
+    expect(
+      (await app.post('/v1/reflexes', member, { name: 'm', ...toolsBody, scope: 'brain' }, ws.brainHeaders)).status,
+    ).toBe(201);
     expect((await app.post('/v1/reflexes', ws.key, { name: 'c', ...toolsBody, scope: 'core' })).status).toBe(403);
     const c = await createReflex(ws, { scope: 'core' }, core);
     expect((await app.put(`/v1/reflexes/${c.id}`, ws.key, { description: 'x' })).status).toBe(403);
@@ -96,13 +122,24 @@ describe('reflexes: CRUD', () => {
   it('PUT updates, re-checks the implementation rule and accepts scope workspace or core only', async () => {
     const ws = await buildWorkspace(app);
     const r = await createReflex(ws, { name: 'before' });
-    const upd = await app.put(`/v1/reflexes/${r.id}`, ws.key, { name: 'after', is_active: false, metadata: { note: 'n' } });
+    const upd = await app.put(`/v1/reflexes/${r.id}`, ws.key, {
+      name: 'after',
+      is_active: false,
+      metadata: { note: 'n' },
+    });
     expect(upd.status).toBe(200);
-    expect(Reflex.parse(upd.body)).toMatchObject({ name: 'after', is_active: false, metadata: { note: 'n' }, tools: r.tools });
+    expect(Reflex.parse(upd.body)).toMatchObject({
+      name: 'after',
+      is_active: false,
+      metadata: { note: 'n' },
+      tools: r.tools,
+    });
     const emptied = await app.put(`/v1/reflexes/${r.id}`, ws.key, { tools: [] });
     expect(emptied.status).toBe(400);
     expect(String(emptied.body.message)).toContain('a reflex must define');
-    expect((await app.put(`/v1/reflexes/${r.id}`, ws.key, { tools: [], metadata: { handler: 'calculator' } })).status).toBe(200);
+    expect(
+      (await app.put(`/v1/reflexes/${r.id}`, ws.key, { tools: [], metadata: { handler: 'calculator' } })).status,
+    ).toBe(200);
     expect((await app.put(`/v1/reflexes/${r.id}`, ws.key, { scope: 'brain' })).status).toBe(400);
     expect((await app.put(`/v1/reflexes/${r.id}`, ws.key, {})).status).toBe(400);
     expect((await app.put(`/v1/reflexes/${randomUUID()}`, ws.key, { name: 'x' })).status).toBe(404);
@@ -122,8 +159,14 @@ describe('reflexes: CRUD', () => {
     const all = await get('');
     expect(all).toMatchObject({ total: 3, limit: 20, offset: 0, has_more: false });
     expect(all.reflexes.map((r) => r.name)).toEqual(['charlie', 'bravo', 'alpha']);
-    expect((await get('?type=effector&sortBy=name&sortDirection=asc')).reflexes.map((r) => r.name)).toEqual(['bravo', 'charlie']);
-    expect((await get('?search=inbox&sortBy=name&sortDirection=asc')).reflexes.map((r) => r.name)).toEqual(['alpha', 'charlie']);
+    expect((await get('?type=effector&sortBy=name&sortDirection=asc')).reflexes.map((r) => r.name)).toEqual([
+      'bravo',
+      'charlie',
+    ]);
+    expect((await get('?search=inbox&sortBy=name&sortDirection=asc')).reflexes.map((r) => r.name)).toEqual([
+      'alpha',
+      'charlie',
+    ]);
     expect(await get('?limit=2&offset=0')).toMatchObject({ has_more: true, limit: 2 });
     expect((await app.get('/v1/reflexes?type=motor', ws.key)).status).toBe(400);
     expect((await app.get('/v1/reflexes?sortDirection=up', ws.key)).status).toBe(400);
@@ -149,12 +192,19 @@ describe('neuron–reflex associations', () => {
     const ws = await buildWorkspace(app);
     const n = await createNeuron(ws, 'Assistant');
     const r1 = await createReflex(ws, { name: 'first' });
-    const r2 = await createReflex(ws, { name: 'second', type: 'sensory', metadata: { handler: 'calculator' }, tools: [] });
+    const r2 = await createReflex(ws, {
+      name: 'second',
+      type: 'sensory',
+      metadata: { handler: 'calculator' },
+      tools: [],
+    });
     expect((await app.get(`/v1/neurons/${n.id}/reflexes`, ws.key)).body).toEqual([]);
     const a = await app.post(`/v1/neurons/${n.id}/reflexes`, ws.key, { reflex_id: r1.id });
     expect(a.status).toBe(201);
     expect(NeuronReflexAssignment.parse(a.body)).toMatchObject({ neuron_id: n.id, reflex_id: r1.id });
-    expect((await app.post('/v1/neurons/assistant/reflexes', ws.key, { reflex_id: r2.id }, ws.brainHeaders)).status).toBe(201);
+    expect(
+      (await app.post('/v1/neurons/assistant/reflexes', ws.key, { reflex_id: r2.id }, ws.brainHeaders)).status,
+    ).toBe(201);
     const dup = await app.post(`/v1/neurons/${n.id}/reflexes`, ws.key, { reflex_id: r1.id });
     expect(dup.status).toBe(409);
     expect(dup.body).toMatchObject({ code: 'CONFLICT' });
@@ -193,16 +243,20 @@ describe('neuron–reflex associations', () => {
 });
 
 describe('reflexes: tenancy and auth', () => {
-  it('another workspace\'s reflex or neuron is 404', async () => {
+  it("another workspace's reflex or neuron is 404", async () => {
     const a = await buildWorkspace(app);
     const b = await buildWorkspace(app);
     const r = await createReflex(a);
     const n = await createNeuron(a);
     const theirNeuron = await createNeuron(b);
     for (const [method, path, body] of [
-      ['GET', `/v1/reflexes/${r.id}`], ['PUT', `/v1/reflexes/${r.id}`, { name: 'x' }], ['DELETE', `/v1/reflexes/${r.id}`],
-      ['GET', `/v1/neurons/${n.id}/reflexes`], ['POST', `/v1/neurons/${n.id}/reflexes`, { reflex_id: r.id }],
-      ['POST', `/v1/neurons/${theirNeuron.id}/reflexes`, { reflex_id: r.id }], ['DELETE', `/v1/neurons/${n.id}/reflexes/${r.id}`],
+      ['GET', `/v1/reflexes/${r.id}`],
+      ['PUT', `/v1/reflexes/${r.id}`, { name: 'x' }],
+      ['DELETE', `/v1/reflexes/${r.id}`],
+      ['GET', `/v1/neurons/${n.id}/reflexes`],
+      ['POST', `/v1/neurons/${n.id}/reflexes`, { reflex_id: r.id }],
+      ['POST', `/v1/neurons/${theirNeuron.id}/reflexes`, { reflex_id: r.id }],
+      ['DELETE', `/v1/neurons/${n.id}/reflexes/${r.id}`],
     ] as [string, string, unknown?][]) {
       const res = await app.request(method, path, { auth: b.key, body });
       expect(res.status, `${method} ${path}`).toBe(404);
@@ -213,10 +267,18 @@ describe('reflexes: tenancy and auth', () => {
   it('401 without a valid credential on every route', async () => {
     const id = randomUUID();
     for (const [method, path] of [
-      ['GET', '/v1/reflexes'], ['GET', `/v1/reflexes/${id}`], ['POST', '/v1/reflexes'], ['PUT', `/v1/reflexes/${id}`], ['DELETE', `/v1/reflexes/${id}`],
-      ['GET', `/v1/neurons/${id}/reflexes`], ['POST', `/v1/neurons/${id}/reflexes`], ['DELETE', `/v1/neurons/${id}/reflexes/${id}`],
+      ['GET', '/v1/reflexes'],
+      ['GET', `/v1/reflexes/${id}`],
+      ['POST', '/v1/reflexes'],
+      ['PUT', `/v1/reflexes/${id}`],
+      ['DELETE', `/v1/reflexes/${id}`],
+      ['GET', `/v1/neurons/${id}/reflexes`],
+      ['POST', `/v1/neurons/${id}/reflexes`],
+      ['DELETE', `/v1/neurons/${id}/reflexes/${id}`],
     ]) {
-      const r = await app.request(method, path, { body: method === 'POST' || method === 'PUT' ? { name: 'x' } : undefined });
+      const r = await app.request(method, path, {
+        body: method === 'POST' || method === 'PUT' ? { name: 'x' } : undefined,
+      });
       expect(r.status, `${method} ${path}`).toBe(401);
       expect(r.body).toMatchObject({ code: 'AUTH_REQUIRED' });
     }

@@ -17,19 +17,32 @@ const app = useTestApp({ RESOURCE_FEED_MAXLEN: 100, SEARCH_FRESH_WAIT_MS: 60_000
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
 type Hit = { id: string; title: string };
 
-const scopeOf = (w: Ws): Scope => ({ workspaceId: w.workspaceId, brainId: w.brainId, userId: null, apiKeyId: w.apiKeyId, roles: ['workspace_admin'], credential: 'api_key' });
+const scopeOf = (w: Ws): Scope => ({
+  workspaceId: w.workspaceId,
+  brainId: w.brainId,
+  userId: null,
+  apiKeyId: w.apiKeyId,
+  roles: ['workspace_admin'],
+  credential: 'api_key',
+});
 
 /** Creates `n` memories named `<prefix> <i> <token i>` with `concurrency` writers; returns their ids in order. */
 async function writeMemories(a: TestApp, w: Ws, n: number, prefix: string, concurrency = 16): Promise<string[]> {
   const ids: string[] = new Array<string>(n);
   let next = 0;
   const scope = scopeOf(w);
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let i = next++; i < n; i = next++) {
-      const { memory } = await a.services.memories.create(scope, { name: `${prefix} ${i} ${token(prefix, i)}`, description: `burst memory number ${i}`, source_type: 'text' });
-      ids[i] = memory._id;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < n; i = next++) {
+        const { memory } = await a.services.memories.create(scope, {
+          name: `${prefix} ${i} ${token(prefix, i)}`,
+          description: `burst memory number ${i}`,
+          source_type: 'text',
+        });
+        ids[i] = memory._id;
+      }
+    }),
+  );
   return ids;
 }
 const token = (prefix: string, i: number) => `${prefix}${i.toString(36)}q`;
@@ -94,7 +107,8 @@ describe('search index and the resource feed', () => {
     const shown = await browseAll(app, w);
     expect(shown.size).toBe(20_000);
     expect(ids.filter((id) => !shown.has(id))).toEqual([]);
-    for (const i of [0, 1, 4_321, 9_999, 15_000, 19_998]) expect((await search(app, w, `memories/${token('burst', i)}`)).results[0]?.id).toBe(ids[i]);
+    for (const i of [0, 1, 4_321, 9_999, 15_000, 19_998])
+      expect((await search(app, w, `memories/${token('burst', i)}`)).results[0]?.id).toBe(ids[i]);
   }, 600_000);
 
   it('a follower the feed was trimmed past (300 writes over a ~100-entry cap) sees the jump in seq and re-syncs', async () => {
@@ -156,7 +170,11 @@ describe('search index and the resource feed', () => {
       const w = await buildWorkspace(first);
       const ids = await writeMemories(first, w, 300, 'early');
       // A second process on the same store and Redis starts with an index that is not built yet.
-      const second = await startTestApp({ SEARCH_BUILD_WAIT_MS: 0, MONGODB_DB: first.config.MONGODB_DB, REDIS_PREFIX: first.config.REDIS_PREFIX });
+      const second = await startTestApp({
+        SEARCH_BUILD_WAIT_MS: 0,
+        MONGODB_DB: first.config.MONGODB_DB,
+        REDIS_PREFIX: first.config.REDIS_PREFIX,
+      });
       try {
         expect((await second.get('/health', w.key)).body).toMatchObject({ search_index: { state: 'building' } });
         const res = await second.post('/v1/search', w.key, { query: `memories/${token('early', 7)}` }, w.brainHeaders);
@@ -170,7 +188,10 @@ describe('search index and the resource feed', () => {
           else await new Promise((x) => setTimeout(x, 200));
         }
         expect(found[0]?.id).toBe(ids[7]);
-        expect((await second.get('/health', w.key)).body).toMatchObject({ status: 'healthy', search_index: { state: 'ready', lag: 0 } });
+        expect((await second.get('/health', w.key)).body).toMatchObject({
+          status: 'healthy',
+          search_index: { state: 'ready', lag: 0 },
+        });
         expect(Object.keys((await second.get('/health')).body).sort()).toEqual(['status', 'version']);
       } finally {
         await second.close();
@@ -195,7 +216,11 @@ describe('trace-event readers', () => {
     // looks would be after the cursor: then there is nothing to reset).
     let posted: Promise<{ status: number }> | null = null;
     const resumed = await readSse(`${app.url}/v1/traces/${trace}/events?after=${cursor}`, {
-      headers, until: (e) => { if (e.length === 1) posted ??= app.post(`/v1/traces/${trace}/messages`, w.key, { content: 'second message' }); return e.length >= 2; },
+      headers,
+      until: (e) => {
+        if (e.length === 1) posted ??= app.post(`/v1/traces/${trace}/messages`, w.key, { content: 'second message' });
+        return e.length >= 2;
+      },
     });
     expect((await posted!)?.status).toBe(201);
     expect(dataOf(resumed.events[0])).toEqual({ type: 'stream_reset', after: cursor, newest: null });

@@ -8,12 +8,30 @@ import { usePlatform } from '../support/platform.js';
 /** Discovery (docs/search.md) over a real store, the offline embedder and a real worker (ingest, async search). */
 const { app } = usePlatform();
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
-type Hit = { type: string; id: string; path: string; title: string; snippet: string; similarity: number; score: number; url: string; chunk_id?: string; explain?: Explain };
-type Explain = { lexical: { rank: number; score: number } | null; vector: { rank: number; similarity: number } | null; fused: number; k: number; weights: { lexical: number; vector: number } };
+type Hit = {
+  type: string;
+  id: string;
+  path: string;
+  title: string;
+  snippet: string;
+  similarity: number;
+  score: number;
+  url: string;
+  chunk_id?: string;
+  explain?: Explain;
+};
+type Explain = {
+  lexical: { rank: number; score: number } | null;
+  vector: { rank: number; similarity: number } | null;
+  fused: number;
+  k: number;
+  weights: { lexical: number; vector: number };
+};
 
 let ws: Ws;
 const ids: Record<string, string> = {};
-const post = (path: string, body: unknown, w: Ws = ws, headers: Record<string, string> = w.brainHeaders) => app.post(path, w.key, body, headers);
+const post = (path: string, body: unknown, w: Ws = ws, headers: Record<string, string> = w.brainHeaders) =>
+  app.post(path, w.key, body, headers);
 const search = async (body: Record<string, unknown>, w: Ws = ws) => {
   const res = await post('/v1/search', body, w);
   expect(res.status, res.text).toBe(200);
@@ -29,42 +47,116 @@ async function ingestDone(jobId: unknown) {
 beforeAll(async () => {
   ws = await buildWorkspace(app);
   const neuron = async (name: string, description: string, prompt: string, extra: Record<string, unknown> = {}) => {
-    const res = await post('/v1/neurons', { name, description, brain_id: ws.brainId, neuron_config: { model: 'local/echo', system_prompt: prompt }, ...extra });
+    const res = await post('/v1/neurons', {
+      name,
+      description,
+      brain_id: ws.brainId,
+      neuron_config: { model: 'local/echo', system_prompt: prompt },
+      ...extra,
+    });
     expect(res.status, res.text).toBe(201);
     ids[name] = String((res.body as { id: string }).id);
   };
-  await neuron('invoice-clerk', 'Reads supplier invoices and books them', 'You extract totals and due dates from invoices.');
-  await neuron('travel-planner', 'Plans trips: flights, trains and hotels', 'You plan itineraries for business travel.');
-  await neuron('weather-bot', 'Answers questions about rain and sunshine', 'You forecast the weather.', { is_active: false });
-  await neuron('support-triage', 'Sorts customer tickets by urgency', 'You triage support tickets about invoices and refunds.');
-  const reflex = await post('/v1/reflexes', { name: 'calendar-tools', type: 'effector', scope: 'brain', description: 'Books meetings in a shared calendar', metadata: { handler: 'calculator' } });
+  await neuron(
+    'invoice-clerk',
+    'Reads supplier invoices and books them',
+    'You extract totals and due dates from invoices.',
+  );
+  await neuron(
+    'travel-planner',
+    'Plans trips: flights, trains and hotels',
+    'You plan itineraries for business travel.',
+  );
+  await neuron('weather-bot', 'Answers questions about rain and sunshine', 'You forecast the weather.', {
+    is_active: false,
+  });
+  await neuron(
+    'support-triage',
+    'Sorts customer tickets by urgency',
+    'You triage support tickets about invoices and refunds.',
+  );
+  const reflex = await post('/v1/reflexes', {
+    name: 'calendar-tools',
+    type: 'effector',
+    scope: 'brain',
+    description: 'Books meetings in a shared calendar',
+    metadata: { handler: 'calculator' },
+  });
   expect(reflex.status, reflex.text).toBe(201);
-  const pathway = await post('/v1/pathways', { name: 'refund-approval', description: 'Routes refund requests to a manager for approval' });
+  const pathway = await post('/v1/pathways', {
+    name: 'refund-approval',
+    description: 'Routes refund requests to a manager for approval',
+  });
   expect(pathway.status, pathway.text).toBe(201);
 
   const artifact = async (title: string, content: string, path = '') => {
-    const res = await post('/v1/artifacts', { title, content, content_type: 'text/markdown', ...(path ? { path } : {}) });
+    const res = await post('/v1/artifacts', {
+      title,
+      content,
+      content_type: 'text/markdown',
+      ...(path ? { path } : {}),
+    });
     expect(res.status, res.text).toBe(201);
     const b = res.body as { artifact: { id: string }; job_id: string };
     ids[title] = b.artifact.id;
     await ingestDone(b.job_id);
   };
-  await artifact('Quarterly report', '# Q3\n\nRevenue grew in the northern region. The platypus project shipped late because of supplier delays.', 'reports/2026');
-  await artifact('Onboarding guide', '# Welcome\n\nNew engineers set up their laptop, then read the runbook about the kangaroo cluster.', 'guides');
+  await artifact(
+    'Quarterly report',
+    '# Q3\n\nRevenue grew in the northern region. The platypus project shipped late because of supplier delays.',
+    'reports/2026',
+  );
+  await artifact(
+    'Onboarding guide',
+    '# Welcome\n\nNew engineers set up their laptop, then read the runbook about the kangaroo cluster.',
+    'guides',
+  );
   await artifact('Holiday plan', 'Trip to the coast: pack sunscreen, book the ferry, visit the lighthouse.', 'reports');
 
-  const memory = async (name: string, content: string, owner: { owner_type: string; owner_id: string }, tags: string[], metadata: Record<string, unknown> = {}) => {
-    const res = await post('/v1/memories/ingest', { name, description: `${name} memory`, content, ...owner, tags, metadata, skip_title_description: true });
+  const memory = async (
+    name: string,
+    content: string,
+    owner: { owner_type: string; owner_id: string },
+    tags: string[],
+    metadata: Record<string, unknown> = {},
+  ) => {
+    const res = await post('/v1/memories/ingest', {
+      name,
+      description: `${name} memory`,
+      content,
+      ...owner,
+      tags,
+      metadata,
+      skip_title_description: true,
+    });
     expect(res.status, res.text).toBe(201);
     const b = res.body as { memory: { id: string }; job_id: string };
     ids[name] = b.memory.id;
     await ingestDone(b.job_id);
   };
   ids.trace = randomUUID();
-  expect((await post(`/v1/traces/${ids.trace}/messages`, { content: 'When does the lighthouse open?' })).status).toBe(201);
-  await memory('customer prefers email', 'The customer Alice prefers to be contacted by email, never by phone.', { owner_type: 'neuron', owner_id: ids['support-triage'] }, ['contact', 'alice'], { project: 'crm' });
-  await memory('budget cap', 'The travel budget for Q4 is capped at 2000 euros per trip.', { owner_type: 'neuron', owner_id: ids['travel-planner'] }, ['finance']);
-  await memory('trace note', 'During this conversation the user asked about the lighthouse opening hours.', { owner_type: 'trace', owner_id: ids.trace }, ['visit']);
+  expect((await post(`/v1/traces/${ids.trace}/messages`, { content: 'When does the lighthouse open?' })).status).toBe(
+    201,
+  );
+  await memory(
+    'customer prefers email',
+    'The customer Alice prefers to be contacted by email, never by phone.',
+    { owner_type: 'neuron', owner_id: ids['support-triage'] },
+    ['contact', 'alice'],
+    { project: 'crm' },
+  );
+  await memory(
+    'budget cap',
+    'The travel budget for Q4 is capped at 2000 euros per trip.',
+    { owner_type: 'neuron', owner_id: ids['travel-planner'] },
+    ['finance'],
+  );
+  await memory(
+    'trace note',
+    'During this conversation the user asked about the lighthouse opening hours.',
+    { owner_type: 'trace', owner_id: ids.trace },
+    ['visit'],
+  );
 }, 120_000);
 
 describe('grep', () => {
@@ -82,26 +174,39 @@ describe('grep', () => {
       const b = res.body as { type: string; results: { path: string; title: string; url: string }[] };
       expect(b.type).toBe('neurons');
       expect(titles(b.results).sort()).toEqual(['invoice-clerk', 'support-triage', 'travel-planner', 'weather-bot']);
-      expect(b.results.find((r) => r.title === 'invoice-clerk')).toMatchObject({ path: 'neurons/invoice-clerk', url: `/v1/neurons/${ids['invoice-clerk']}` });
+      expect(b.results.find((r) => r.title === 'invoice-clerk')).toMatchObject({
+        path: 'neurons/invoice-clerk',
+        url: `/v1/neurons/${ids['invoice-clerk']}`,
+      });
     }
   });
 
   it('type/pattern matches names and descriptions case-insensitively, with a snippet that shows the match', async () => {
-    const byName = (await post('/v1/grep', { query: 'neurons/CLERK' })).body as { results: { title: string; snippet: string }[] };
+    const byName = (await post('/v1/grep', { query: 'neurons/CLERK' })).body as {
+      results: { title: string; snippet: string }[];
+    };
     expect(titles(byName.results)).toEqual(['invoice-clerk']);
-    const byDescription = (await post('/v1/grep', { query: 'neurons/hotels' })).body as { results: { title: string; snippet: string }[] };
+    const byDescription = (await post('/v1/grep', { query: 'neurons/hotels' })).body as {
+      results: { title: string; snippet: string }[];
+    };
     expect(titles(byDescription.results)).toEqual(['travel-planner']);
     expect(byDescription.results[0].snippet.toLowerCase()).toContain('hotels');
     // A neuron's system prompt is not grepped (names and descriptions only).
-    expect(((await post('/v1/grep', { query: 'neurons/itineraries' })).body as { results: unknown[] }).results).toEqual([]);
+    expect(((await post('/v1/grep', { query: 'neurons/itineraries' })).body as { results: unknown[] }).results).toEqual(
+      [],
+    );
   });
 
   it('matches content for artifacts and memories', async () => {
-    const art = (await post('/v1/grep', { query: 'artifacts/platypus' })).body as { results: { title: string; snippet: string; path: string }[] };
+    const art = (await post('/v1/grep', { query: 'artifacts/platypus' })).body as {
+      results: { title: string; snippet: string; path: string }[];
+    };
     expect(titles(art.results)).toEqual(['Quarterly report']);
     expect(art.results[0].snippet).toContain('platypus');
     expect(art.results[0].path).toBe('artifacts/reports/2026/Quarterly report');
-    const mem = (await post('/v1/grep', { query: 'memories/by phone' })).body as { results: { title: string; snippet: string }[] };
+    const mem = (await post('/v1/grep', { query: 'memories/by phone' })).body as {
+      results: { title: string; snippet: string }[];
+    };
     expect(titles(mem.results)).toEqual(['customer prefers email']);
     expect(mem.results[0].snippet).toContain('by phone');
   });
@@ -122,7 +227,10 @@ describe('sync search', () => {
     expect((await post('/v1/search', { query: 'neurons/x', search_mode: 'semantic' })).status).toBe(400);
     expect((await post('/v1/search', { query: 'assets/x', filters: { visibility: 'brain' } })).status).toBe(400);
     expect((await post('/v1/search', { query: 'neurons/x', path_prefix: 'reports' })).status).toBe(400);
-    expect((await post('/v1/search', { query: 'neurons/x', grep_keywords: Array.from({ length: 13 }, (_, i) => `k${i}`) })).status).toBe(400);
+    expect(
+      (await post('/v1/search', { query: 'neurons/x', grep_keywords: Array.from({ length: 13 }, (_, i) => `k${i}`) }))
+        .status,
+    ).toBe(400);
     expect((await post('/v1/search', { query: 'neurons/', keywords: 'invoice' })).status).toBe(400);
     expect((await post('/v1/search', { query: 'artifacts', grep_keywords: ['x'] })).status).toBe(400);
     expect((await post('/v1/search', { query: 'gadgets/x' })).status).toBe(400);
@@ -134,31 +242,62 @@ describe('sync search', () => {
       const r = await search({ query: 'neurons/weather forecast rain', search_mode });
       expect(r.results[0]?.title, search_mode).toBe('weather-bot');
     }
-    expect(titles((await search({ query: 'neurons/weather forecast rain', filters: { is_active: true }, search_mode: 'lexical' })).results)).not.toContain('weather-bot');
-    expect(titles((await search({ query: 'neurons/weather forecast rain', filters: { is_active: false }, search_mode: 'lexical' })).results)).toEqual(['weather-bot']);
+    expect(
+      titles(
+        (await search({ query: 'neurons/weather forecast rain', filters: { is_active: true }, search_mode: 'lexical' }))
+          .results,
+      ),
+    ).not.toContain('weather-bot');
+    expect(
+      titles(
+        (
+          await search({
+            query: 'neurons/weather forecast rain',
+            filters: { is_active: false },
+            search_mode: 'lexical',
+          })
+        ).results,
+      ),
+    ).toEqual(['weather-bot']);
     expect((await search({ query: 'neurons/weather', filters: { visibility: 'workspace' } })).results).toEqual([]);
   });
 
   it('keywords (a string or a list) and grep_keywords are AND terms', async () => {
     const all = titles((await search({ query: 'neurons/invoices tickets', search_mode: 'lexical' })).results);
     expect(all).toEqual(expect.arrayContaining(['invoice-clerk', 'support-triage']));
-    expect(titles((await search({ query: 'neurons/invoices', keywords: 'tickets urgency' })).results)).toEqual(['support-triage']);
-    expect(titles((await search({ query: 'neurons/invoices', keywords: ['tickets'], grep_keywords: ['refunds'] })).results)).toEqual(['support-triage']);
+    expect(titles((await search({ query: 'neurons/invoices', keywords: 'tickets urgency' })).results)).toEqual([
+      'support-triage',
+    ]);
+    expect(
+      titles((await search({ query: 'neurons/invoices', keywords: ['tickets'], grep_keywords: ['refunds'] })).results),
+    ).toEqual(['support-triage']);
     expect((await search({ query: 'neurons/invoices', grep_keywords: ['tickets', 'spaceship'] })).results).toEqual([]);
   });
 
   it('path_prefix (or pathPrefix) scopes assets and artifacts to a folder', async () => {
-    const everywhere = titles((await search({ query: 'artifacts/lighthouse platypus kangaroo', search_mode: 'lexical' })).results);
+    const everywhere = titles(
+      (await search({ query: 'artifacts/lighthouse platypus kangaroo', search_mode: 'lexical' })).results,
+    );
     expect(everywhere.sort()).toEqual(['Holiday plan', 'Onboarding guide', 'Quarterly report']);
-    expect(titles((await search({ query: 'artifacts/lighthouse platypus kangaroo', path_prefix: 'reports' })).results).sort()).toEqual(['Holiday plan', 'Quarterly report']);
-    expect(titles((await search({ query: 'artifacts/lighthouse platypus kangaroo', pathPrefix: 'reports/2026' })).results)).toEqual(['Quarterly report']);
+    expect(
+      titles(
+        (await search({ query: 'artifacts/lighthouse platypus kangaroo', path_prefix: 'reports' })).results,
+      ).sort(),
+    ).toEqual(['Holiday plan', 'Quarterly report']);
+    expect(
+      titles((await search({ query: 'artifacts/lighthouse platypus kangaroo', pathPrefix: 'reports/2026' })).results),
+    ).toEqual(['Quarterly report']);
     const chunkHit = (await search({ query: 'artifacts/platypus' })).results[0];
     expect(chunkHit.chunk_id).toMatch(new RegExp(`^${ids['Quarterly report']}:`));
     expect(chunkHit.snippet).toContain('platypus');
   });
 
   it('explain gives each hit its lexical and vector ranks, and they reproduce the fused score and order', async () => {
-    const r = await search({ query: 'artifacts/supplier revenue engineers coast', explain: true, weights: { lexical: 2, vector: 1 } });
+    const r = await search({
+      query: 'artifacts/supplier revenue engineers coast',
+      explain: true,
+      weights: { lexical: 2, vector: 1 },
+    });
     expect(r.results.length).toBeGreaterThan(1);
     let last = Infinity;
     for (const h of r.results) {
@@ -196,22 +335,44 @@ describe('sync search', () => {
 
 describe('the index follows the store', () => {
   it('a resource created through the API is found at once; an update and a delete are too', async () => {
-    const created = await post('/v1/neurons', { name: 'ornithologist', description: 'Identifies birds by their song', brain_id: ws.brainId });
+    const created = await post('/v1/neurons', {
+      name: 'ornithologist',
+      description: 'Identifies birds by their song',
+      brain_id: ws.brainId,
+    });
     expect(created.status).toBe(201);
     const id = String((created.body as { id: string }).id);
     expect(titles((await search({ query: 'birds song' })).results)[0]).toBe('ornithologist');
-    expect((await app.put(`/v1/neurons/${id}`, ws.key, { description: 'Identifies moths at night' }, ws.brainHeaders)).status).toBe(200);
-    expect(titles((await search({ query: 'neurons/birds', search_mode: 'lexical' })).results)).not.toContain('ornithologist');
-    expect(titles((await search({ query: 'neurons/moths', search_mode: 'lexical' })).results)).toEqual(['ornithologist']);
+    expect(
+      (await app.put(`/v1/neurons/${id}`, ws.key, { description: 'Identifies moths at night' }, ws.brainHeaders))
+        .status,
+    ).toBe(200);
+    expect(titles((await search({ query: 'neurons/birds', search_mode: 'lexical' })).results)).not.toContain(
+      'ornithologist',
+    );
+    expect(titles((await search({ query: 'neurons/moths', search_mode: 'lexical' })).results)).toEqual([
+      'ornithologist',
+    ]);
     expect((await app.del(`/v1/neurons/${id}`, ws.key, ws.brainHeaders)).status).toBe(200);
     expect(titles((await search({ query: 'neurons/moths', search_mode: 'lexical' })).results)).toEqual([]);
-    expect(titles(((await post('/v1/grep', { query: 'neurons/ornith' })).body as { results: Hit[] }).results)).toEqual([]);
+    expect(titles(((await post('/v1/grep', { query: 'neurons/ornith' })).body as { results: Hit[] }).results)).toEqual(
+      [],
+    );
   });
 
   it('another API process built from the store (a restart) gives the same hits', async () => {
-    const queries = [{ query: 'invoices' }, { query: 'artifacts/supplier delays', explain: true }, { query: 'memories/email phone' }];
+    const queries = [
+      { query: 'invoices' },
+      { query: 'artifacts/supplier delays', explain: true },
+      { query: 'memories/email phone' },
+    ];
     const before = await Promise.all(queries.map((q) => search(q)));
-    const other = await startTestApp({ MONGODB_DB: app.config.MONGODB_DB, REDIS_PREFIX: app.config.REDIS_PREFIX, DATA_DIR: app.config.DATA_DIR, TEMPORAL_TASK_QUEUE: app.config.TEMPORAL_TASK_QUEUE });
+    const other = await startTestApp({
+      MONGODB_DB: app.config.MONGODB_DB,
+      REDIS_PREFIX: app.config.REDIS_PREFIX,
+      DATA_DIR: app.config.DATA_DIR,
+      TEMPORAL_TASK_QUEUE: app.config.TEMPORAL_TASK_QUEUE,
+    });
     try {
       for (const [i, q] of queries.entries()) {
         const res = await other.post('/v1/search', ws.key, q, ws.brainHeaders);
@@ -224,21 +385,31 @@ describe('the index follows the store', () => {
   });
 
   it('meetings are found by their notes and transcript, and a patch is followed', async () => {
-    const created = await post('/v1/meetings', { title: 'Vendor review', description: 'Monthly review', body: { notes: 'Discussed the wombat migration.' } });
+    const created = await post('/v1/meetings', {
+      title: 'Vendor review',
+      description: 'Monthly review',
+      body: { notes: 'Discussed the wombat migration.' },
+    });
     expect(created.status, created.text).toBe(201);
     const id = String((created.body as { id: string }).id);
     expect(titles((await search({ query: 'meetings/wombat' })).results)).toEqual(['Vendor review']);
-    const patched = await post(`/v1/resources/meeting/${id}/patch`, { transcript_segments: [{ speaker: 'A', text: 'The echidna contract renews in May.' }] });
+    const patched = await post(`/v1/resources/meeting/${id}/patch`, {
+      transcript_segments: [{ speaker: 'A', text: 'The echidna contract renews in May.' }],
+    });
     expect(patched.status, patched.text).toBe(200);
     expect(titles((await search({ query: 'meetings/echidna contract' })).results)).toEqual(['Vendor review']);
-    expect(titles(((await post('/v1/grep', { query: 'meetings/vendor' })).body as { results: Hit[] }).results)).toEqual(['Vendor review']);
+    expect(titles(((await post('/v1/grep', { query: 'meetings/vendor' })).body as { results: Hit[] }).results)).toEqual(
+      ['Vendor review'],
+    );
   });
 
   it('stakeholder maps are found by the names of their stakeholders', async () => {
     const map = await app.get('/v1/stakeholder-map', ws.key, ws.brainHeaders);
     expect(map.status, map.text).toBe(200);
     const id = String((map.body as { resource_id: string }).resource_id);
-    const patched = await post(`/v1/resources/stakeholder_map/${id}/patch`, { ops: [{ op: 'upsert_stakeholder', name: 'Philippa Quokkaman' }] });
+    const patched = await post(`/v1/resources/stakeholder_map/${id}/patch`, {
+      ops: [{ op: 'upsert_stakeholder', name: 'Philippa Quokkaman' }],
+    });
     expect(patched.status, patched.text).toBe(200);
     const hits = (await search({ query: 'stakeholder_maps/quokkaman' })).results;
     expect(hits.map((h) => h.id)).toEqual([id]);
@@ -255,15 +426,29 @@ describe('the index follows the store', () => {
 });
 
 describe('async multi-facet search', () => {
-  it('runs one activity per type and completes with every type\'s hits, the total and the normalized list', async () => {
-    const start = await app.get(`/v1/search?q=${encodeURIComponent('lighthouse invoices')}&limit=5`, ws.key, ws.brainHeaders);
+  it("runs one activity per type and completes with every type's hits, the total and the normalized list", async () => {
+    const start = await app.get(
+      `/v1/search?q=${encodeURIComponent('lighthouse invoices')}&limit=5`,
+      ws.key,
+      ws.brainHeaders,
+    );
     expect(start.status, start.text).toBe(202);
     const jobId = (start.body as { job_id: string }).job_id;
     const job = await settleJob(app, ws.key, jobId);
     expect(job.status, JSON.stringify(job)).toBe('completed');
     expect(job.progress).toBe(100);
     const result = job.result as { results: Record<string, Hit[]>; total: number; normalized: Hit[] };
-    expect(Object.keys(result.results).sort()).toEqual(['action_plans', 'artifacts', 'assets', 'meetings', 'neurons', 'pathways', 'receptors', 'reflexes', 'stakeholder_maps']);
+    expect(Object.keys(result.results).sort()).toEqual([
+      'action_plans',
+      'artifacts',
+      'assets',
+      'meetings',
+      'neurons',
+      'pathways',
+      'receptors',
+      'reflexes',
+      'stakeholder_maps',
+    ]);
     expect(titles(result.results.artifacts)).toContain('Holiday plan');
     expect(titles(result.results.neurons)).toContain('invoice-clerk');
     expect(result.total).toBe(Object.values(result.results).reduce((n, h) => n + h.length, 0));
@@ -271,7 +456,11 @@ describe('async multi-facet search', () => {
   });
 
   it('types as a JSON array or a name; is_active; bad input is a 400', async () => {
-    const start = await app.get(`/v1/search?q=weather&types=${encodeURIComponent('["neurons","reflexes"]')}&is_active=false`, ws.key, ws.brainHeaders);
+    const start = await app.get(
+      `/v1/search?q=weather&types=${encodeURIComponent('["neurons","reflexes"]')}&is_active=false`,
+      ws.key,
+      ws.brainHeaders,
+    );
     expect(start.status, start.text).toBe(202);
     const job = await settleJob(app, ws.key, (start.body as { job_id: string }).job_id);
     const result = job.result as { results: Record<string, Hit[]> };
@@ -306,20 +495,31 @@ describe('browse and the resource tree', () => {
   it('root, folders, batch parents; parent_key and parent_keys are exclusive; a cursor pages one parent', async () => {
     const root = (await post('/v1/browse/resource-tree', {})).body as { nodes: { key: string; count: number }[] };
     expect(root.nodes.find((n) => n.key === 'artifacts')!.count).toBe(3);
-    const arts = (await post('/v1/browse/resource-tree', { parent_key: 'artifacts' })).body as { nodes: { key: string; kind: string; label: string }[] };
+    const arts = (await post('/v1/browse/resource-tree', { parent_key: 'artifacts' })).body as {
+      nodes: { key: string; kind: string; label: string }[];
+    };
     expect(arts.nodes.map((n) => `${n.kind}:${n.label}`)).toEqual(['folder:guides', 'folder:reports']);
-    const batch = (await post('/v1/browse/resource-tree', { parent_keys: ['artifacts/reports', 'artifacts/reports/2026'] })).body as { results: { parent_key: string; nodes: { label: string }[] }[] };
+    const batch = (
+      await post('/v1/browse/resource-tree', { parent_keys: ['artifacts/reports', 'artifacts/reports/2026'] })
+    ).body as { results: { parent_key: string; nodes: { label: string }[] }[] };
     expect(batch.results.map((r) => [r.parent_key, r.nodes.map((n) => n.label)])).toEqual([
-      ['artifacts/reports', ['2026', 'Holiday plan']], ['artifacts/reports/2026', ['Quarterly report']],
+      ['artifacts/reports', ['2026', 'Holiday plan']],
+      ['artifacts/reports/2026', ['Quarterly report']],
     ]);
-    expect((await post('/v1/browse/resource-tree', { parent_key: 'artifacts', parent_keys: ['neurons'] })).status).toBe(400);
+    expect((await post('/v1/browse/resource-tree', { parent_key: 'artifacts', parent_keys: ['neurons'] })).status).toBe(
+      400,
+    );
     expect((await post('/v1/browse/resource-tree', { parent_keys: ['neurons'], cursor: 'x' })).status).toBe(400);
     expect((await post('/v1/browse/resource-tree', { parent_key: 'planets' })).status).toBe(400);
     expect((await app.post('/v1/browse/resource-tree', ws.key, {})).status).toBe(400); // no brain at all
     const seen: string[] = [];
     let cursor: string | null | undefined;
     do {
-      const page = await post('/v1/browse/resource-tree', { parent_key: 'neurons', limit: 3, ...(cursor ? { cursor } : {}) });
+      const page = await post('/v1/browse/resource-tree', {
+        parent_key: 'neurons',
+        limit: 3,
+        ...(cursor ? { cursor } : {}),
+      });
       expect(page.status, page.text).toBe(200);
       const b = page.body as { nodes: { label: string }[]; next_cursor: string | null; total: number };
       expect(b.nodes.length).toBeLessThanOrEqual(3);
@@ -327,8 +527,12 @@ describe('browse and the resource tree', () => {
       cursor = b.next_cursor;
     } while (cursor);
     expect(seen).toEqual(['invoice-clerk', 'support-triage', 'travel-planner', 'weather-bot']);
-    const first = (await post('/v1/browse/resource-tree', { parent_key: 'neurons', limit: 3 })).body as { next_cursor: string };
-    expect((await post('/v1/browse/resource-tree', { parent_key: 'artifacts', cursor: first.next_cursor })).status).toBe(400);
+    const first = (await post('/v1/browse/resource-tree', { parent_key: 'neurons', limit: 3 })).body as {
+      next_cursor: string;
+    };
+    expect(
+      (await post('/v1/browse/resource-tree', { parent_key: 'artifacts', cursor: first.next_cursor })).status,
+    ).toBe(400);
   });
 });
 
@@ -341,35 +545,90 @@ describe('recollection search', () => {
   };
   const owners = () => ({ owner_type: 'neuron', owner_ids: [ids['support-triage'], ids['travel-planner']] });
 
-  it('vector (default, qdrant is a synonym), fulltext and hybrid find the owners\' memories', async () => {
+  it("vector (default, qdrant is a synonym), fulltext and hybrid find the owners' memories", async () => {
     for (const strategy of ['vector', 'qdrant', 'fulltext', 'hybrid']) {
-      const r = await rs({ query: 'how should we contact the customer by email', ...owners(), strategy, threshold: 0.3 });
+      const r = await rs({
+        query: 'how should we contact the customer by email',
+        ...owners(),
+        strategy,
+        threshold: 0.3,
+      });
       expect(r.results[0]?.name, strategy).toBe('customer prefers email');
     }
-    const only = await rs({ query: 'travel budget euros', owner_type: 'neuron', owner_ids: [ids['support-triage']], strategy: 'fulltext' });
+    const only = await rs({
+      query: 'travel budget euros',
+      owner_type: 'neuron',
+      owner_ids: [ids['support-triage']],
+      strategy: 'fulltext',
+    });
     expect(only.results.map((r) => r.name)).not.toContain('budget cap');
   });
 
   it('the vector threshold (default 0.7) drops weak matches; tags must all match; project filters', async () => {
     const weak = await rs({ query: 'zebra', ...owners(), threshold: 0.99 });
     expect(weak.results).toEqual([]);
-    expect((await rs({ query: 'customer email', ...owners(), strategy: 'fulltext', tags: ['contact', 'alice'] })).results.map((r) => r.name)).toEqual(['customer prefers email']);
-    expect((await rs({ query: 'customer email', ...owners(), strategy: 'fulltext', tags: ['contact', 'bob'] })).results).toEqual([]);
-    expect((await rs({ query: 'customer email', ...owners(), strategy: 'fulltext', project: 'crm' })).results).toHaveLength(1);
-    expect((await rs({ query: 'customer email', ...owners(), strategy: 'fulltext', project: 'erp' })).results).toEqual([]);
+    expect(
+      (
+        await rs({ query: 'customer email', ...owners(), strategy: 'fulltext', tags: ['contact', 'alice'] })
+      ).results.map((r) => r.name),
+    ).toEqual(['customer prefers email']);
+    expect(
+      (await rs({ query: 'customer email', ...owners(), strategy: 'fulltext', tags: ['contact', 'bob'] })).results,
+    ).toEqual([]);
+    expect(
+      (await rs({ query: 'customer email', ...owners(), strategy: 'fulltext', project: 'crm' })).results,
+    ).toHaveLength(1);
+    expect((await rs({ query: 'customer email', ...owners(), strategy: 'fulltext', project: 'erp' })).results).toEqual(
+      [],
+    );
   });
 
   it('owner_ids may be empty with a trace owner and trace_id; brain by header or body; every 400', async () => {
-    const r = await rs({ query: 'lighthouse opening hours', owner_type: 'trace', owner_ids: [], trace_id: ids.trace, strategy: 'hybrid' });
+    const r = await rs({
+      query: 'lighthouse opening hours',
+      owner_type: 'trace',
+      owner_ids: [],
+      trace_id: ids.trace,
+      strategy: 'hybrid',
+    });
     expect(r.results.map((x) => x.name)).toEqual(['trace note']);
-    const byBody = await app.post('/v1/recollections/search', ws.key, { query: 'lighthouse', owner_type: 'trace', owner_ids: [ids.trace], brain_id: ws.brainId, strategy: 'fulltext' });
+    const byBody = await app.post('/v1/recollections/search', ws.key, {
+      query: 'lighthouse',
+      owner_type: 'trace',
+      owner_ids: [ids.trace],
+      brain_id: ws.brainId,
+      strategy: 'fulltext',
+    });
     expect(byBody.status, byBody.text).toBe(200);
     expect((byBody.body as Rec).results.map((x) => x.name)).toEqual(['trace note']);
-    expect((await post('/v1/recollections/search', { query: 'x', owner_type: 'trace', owner_ids: [] })).status).toBe(400);
+    expect((await post('/v1/recollections/search', { query: 'x', owner_type: 'trace', owner_ids: [] })).status).toBe(
+      400,
+    );
     expect((await post('/v1/recollections/search', { query: 'x', owner_ids: [ids.trace] })).status).toBe(400);
     expect((await post('/v1/recollections/search', { owner_type: 'trace', owner_ids: [ids.trace] })).status).toBe(400);
-    expect((await post('/v1/recollections/search', { query: 'x', owner_type: 'trace', owner_ids: [ids.trace], limit: 101 })).status).toBe(400);
-    expect((await post('/v1/recollections/search', { query: 'x', owner_type: 'trace', owner_ids: [ids.trace], strategy: 'bm25' })).status).toBe(400);
-    expect((await app.post('/v1/recollections/search', ws.key, { query: 'x', owner_type: 'trace', owner_ids: [ids.trace], brain_id: randomUUID() })).status).toBe(404);
+    expect(
+      (await post('/v1/recollections/search', { query: 'x', owner_type: 'trace', owner_ids: [ids.trace], limit: 101 }))
+        .status,
+    ).toBe(400);
+    expect(
+      (
+        await post('/v1/recollections/search', {
+          query: 'x',
+          owner_type: 'trace',
+          owner_ids: [ids.trace],
+          strategy: 'bm25',
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await app.post('/v1/recollections/search', ws.key, {
+          query: 'x',
+          owner_type: 'trace',
+          owner_ids: [ids.trace],
+          brain_id: randomUUID(),
+        })
+      ).status,
+    ).toBe(404);
   });
 });

@@ -17,18 +17,31 @@ const key = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 const k1 = key('k1');
 const k2 = key('k2');
 let app: TestApp & { close(): Promise<void> };
-beforeAll(async () => { app = await startTestApp({ SECRETS_KEY: k1, OAUTH_CALLBACK_ALLOW: [] }); });
-afterAll(async () => { await app?.close(); });
+beforeAll(async () => {
+  app = await startTestApp({ SECRETS_KEY: k1, OAUTH_CALLBACK_ALLOW: [] });
+});
+afterAll(async () => {
+  await app?.close();
+});
 
 describe('secrets key rotation', () => {
   it('re-seals integration secrets, connection tokens and pending verifiers under the new key; the old key can then go', async () => {
     const ws = await buildWorkspace(app);
     const clientSecret = `client-secret-${randomUUID()}`;
     const put = await app.put('/v1/integrations/rotating', await ws.jwt(['workspace_admin']), {
-      authorization_endpoint: 'https://id.example/auth', token_endpoint: 'https://id.example/token', client_id: 'c', client_secret: clientSecret,
+      authorization_endpoint: 'https://id.example/auth',
+      token_endpoint: 'https://id.example/token',
+      client_id: 'c',
+      client_secret: clientSecret,
     });
     expect(put.status, put.text).toBe(200);
-    const reflex = await app.post('/v1/reflexes', ws.key, { name: 'rotating', type: 'effector', scope: 'brain', brain_id: ws.brainId, tools: [{ integration_id: 'rotating', tools: [] }] });
+    const reflex = await app.post('/v1/reflexes', ws.key, {
+      name: 'rotating',
+      type: 'effector',
+      scope: 'brain',
+      brain_id: ws.brainId,
+      tools: [{ integration_id: 'rotating', tools: [] }],
+    });
     const userId = randomUUID();
     const user = await ws.jwt([], userId);
     const pending = await app.post(`/v1/reflexes/${String(reflex.body.id)}/connect`, user, {});
@@ -40,20 +53,50 @@ describe('secrets key rotation', () => {
     const refresh = `refresh-${randomUUID()}`;
     const now = new Date();
     await repo.connections.insertOne({
-      _id: randomUUID(), workspaceId: ws.workspaceId, integrationId: 'rotating', ownerId: userId, accessSealed: old.seal(access), refreshSealed: old.seal(refresh),
-      expiresAt: new Date(Date.now() + 3600_000), scope: null, keyId: 'k1', createdAt: now, refreshedAt: null, updatedAt: now,
+      _id: randomUUID(),
+      workspaceId: ws.workspaceId,
+      integrationId: 'rotating',
+      ownerId: userId,
+      accessSealed: old.seal(access),
+      refreshSealed: old.seal(refresh),
+      expiresAt: new Date(Date.now() + 3600_000),
+      scope: null,
+      keyId: 'k1',
+      createdAt: now,
+      refreshedAt: null,
+      updatedAt: now,
     });
     await repo.requests.insertOne({
-      _id: randomUUID(), workspaceId: ws.workspaceId, reflexId: String(reflex.body.id), integrationId: 'rotating', userId, stateHash: 'x', verifierSealed: old.seal('v'),
-      redirectUri: 'https://x', callbackUrl: null, createdAt: new Date(0), expiresAt: new Date(1000), usedAt: null,
+      _id: randomUUID(),
+      workspaceId: ws.workspaceId,
+      reflexId: String(reflex.body.id),
+      integrationId: 'rotating',
+      userId,
+      stateHash: 'x',
+      verifierSealed: old.seal('v'),
+      redirectUri: 'https://x',
+      callbackUrl: null,
+      createdAt: new Date(0),
+      expiresAt: new Date(1000),
+      usedAt: null,
     });
 
     // The script, as an operator runs it: k2 current, k1 still readable.
     const root = fileURLToPath(new URL('../..', import.meta.url));
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/reseal-secrets.ts'], {
-      cwd: root, env: { ...process.env, MONGODB_URI: app.config.MONGODB_URI, MONGODB_DB: app.config.MONGODB_DB, SECRETS_KEY: k2, SECRETS_KEYS_OLD: k1, JWT_SECRET: app.config.JWT_SECRET },
+      cwd: root,
+      env: {
+        ...process.env,
+        MONGODB_URI: app.config.MONGODB_URI,
+        MONGODB_DB: app.config.MONGODB_DB,
+        SECRETS_KEY: k2,
+        SECRETS_KEYS_OLD: k1,
+        JWT_SECRET: app.config.JWT_SECRET,
+      },
     });
-    expect(stdout).toMatch(/re-sealed under key k2: 1 integration secret\(s\), 1 connection\(s\), 1 pending connect request\(s\); 1 expired request\(s\) deleted/);
+    expect(stdout).toMatch(
+      /re-sealed under key k2: 1 integration secret\(s\), 1 connection\(s\), 1 pending connect request\(s\); 1 expired request\(s\) deleted/,
+    );
 
     // k2 alone opens everything; nothing is under k1 any more; a second run has nothing to do.
     const next = createSecretBox({ SECRETS_KEY: k2, SECRETS_KEYS_OLD: [], JWT_SECRET: app.config.JWT_SECRET });
@@ -64,9 +107,18 @@ describe('secrets key rotation', () => {
     const requests = await repo.requests.find({ workspaceId: ws.workspaceId }).toArray();
     expect(requests.map((r) => r._id)).toEqual([String(pending.body.connectionRequestId)]);
     expect(next.keyOf(requests[0].verifierSealed)).toBe('k2');
-    const dump = JSON.stringify(await Promise.all(['integrations', 'connections', 'connection_requests'].map((c) => app.deps.db.collection(c).find({}).toArray())));
+    const dump = JSON.stringify(
+      await Promise.all(
+        ['integrations', 'connections', 'connection_requests'].map((c) => app.deps.db.collection(c).find({}).toArray()),
+      ),
+    );
     for (const plain of [clientSecret, access, refresh]) expect(dump).not.toContain(plain);
     expect(dump).not.toContain('v1.k1.');
-    expect(await resealSecrets(repo, next)).toEqual({ integrations: 0, connections: 0, requests: 0, expiredRequests: 0 });
+    expect(await resealSecrets(repo, next)).toEqual({
+      integrations: 0,
+      connections: 0,
+      requests: 0,
+      expiredRequests: 0,
+    });
   });
 });

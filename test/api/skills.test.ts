@@ -9,14 +9,44 @@ describe('skills', () => {
   it('create, read, list, versioned updates, tool-link validation, 404 across workspaces, delete', async () => {
     const ws = await buildWorkspace(app);
     const link = { integration_id: randomUUID(), scope_path: 'repos/read' };
-    const created = await app.post('/v1/skills', ws.key, { body_md: '# Triage\nRead the issue first.', path_name: 'Issue Triage', brain_id: ws.brainId, tool_links: [link] });
+    const created = await app.post('/v1/skills', ws.key, {
+      body_md: '# Triage\nRead the issue first.',
+      path_name: 'Issue Triage',
+      brain_id: ws.brainId,
+      tool_links: [link],
+    });
     expect(created.status).toBe(201);
     const s = Skill.parse(created.body);
-    expect(s).toMatchObject({ skill_path: 'skills/issue-triage', latest_version: 1, kind: 'skill', tool_links: [link] });
-    expect((await app.post('/v1/skills', ws.key, { body_md: 'x', path_name: 'issue triage', brain_id: ws.brainId })).status).toBe(409);
-    expect((await app.post('/v1/skills', ws.key, { body_md: 'x', path_name: 'bad link', brain_id: ws.brainId, tool_links: [{ integration_id: 'github', scope_path: 'x' }] })).status).toBe(400);
+    expect(s).toMatchObject({
+      skill_path: 'skills/issue-triage',
+      latest_version: 1,
+      kind: 'skill',
+      tool_links: [link],
+    });
+    expect(
+      (await app.post('/v1/skills', ws.key, { body_md: 'x', path_name: 'issue triage', brain_id: ws.brainId })).status,
+    ).toBe(409);
+    expect(
+      (
+        await app.post('/v1/skills', ws.key, {
+          body_md: 'x',
+          path_name: 'bad link',
+          brain_id: ws.brainId,
+          tool_links: [{ integration_id: 'github', scope_path: 'x' }],
+        })
+      ).status,
+    ).toBe(400);
     expect((await app.post('/v1/skills', ws.key, { body_md: 'x', path_name: 'no brain' })).status).toBe(400);
-    expect((await app.post('/v1/skills', ws.key, { body_md: 'x', path_name: 'bad path', brain_id: ws.brainId, tool_links: [{ integration_id: randomUUID(), scope_path: 'a b' }] })).status).toBe(400);
+    expect(
+      (
+        await app.post('/v1/skills', ws.key, {
+          body_md: 'x',
+          path_name: 'bad path',
+          brain_id: ws.brainId,
+          tool_links: [{ integration_id: randomUUID(), scope_path: 'a b' }],
+        })
+      ).status,
+    ).toBe(400);
 
     const v2 = Skill.parse((await app.put(`/v1/skills/${s.id}`, ws.key, { body_md: '# Triage v2' })).body);
     expect(v2).toMatchObject({ latest_version: 2, body_md: '# Triage v2', tool_links: [link] });

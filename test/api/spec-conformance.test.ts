@@ -55,7 +55,12 @@ function expectError(r: TestResponse, status: number, code?: string) {
 }
 
 async function createNeuron(ws: Ws, name: string, config: Obj = {}, extra: Obj = {}) {
-  const r = await app.post('/v1/neurons', ws.key, { name, brain_id: ws.brainId, neuron_config: { model: MODEL, system_prompt: `You are ${name}.`, ...config }, ...extra });
+  const r = await app.post('/v1/neurons', ws.key, {
+    name,
+    brain_id: ws.brainId,
+    neuron_config: { model: MODEL, system_prompt: `You are ${name}.`, ...config },
+    ...extra,
+  });
   expect([200, 201], r.text).toContain(r.status);
   return obj(r.body) as Obj & { id: string; name: string };
 }
@@ -67,14 +72,32 @@ const graph = (nodes: GNode[], pairs: [string, string, string?][]) => ({
   edges: pairs.map(([s, t, h], i): GEdge => ({ id: `e${i}`, source: s, target: t, ...(h ? { sourceHandle: h } : {}) })),
 });
 /** start → transform (a JSONata string literal) → output. */
-const markerGraph = (marker: string) => graph(
-  [{ id: 'start', type: 'start', data: {} }, { id: 't', type: 'transform', data: { expression: `"${marker}"` } }, { id: 'out', type: 'output', data: {} }],
-  [['start', 't'], ['t', 'out']],
-);
-const humanGraph = (data: Obj = {}) => graph(
-  [{ id: 'start', type: 'start', data: {} }, { id: 'h', type: 'human', data: { title: 'Approve?', prompt: 'Approve?', ...data } }, { id: 't', type: 'transform', data: { expression: '"after-human"' } }, { id: 'out', type: 'output', data: {} }],
-  [['start', 'h'], ['h', 't'], ['t', 'out']],
-);
+const markerGraph = (marker: string) =>
+  graph(
+    [
+      { id: 'start', type: 'start', data: {} },
+      { id: 't', type: 'transform', data: { expression: `"${marker}"` } },
+      { id: 'out', type: 'output', data: {} },
+    ],
+    [
+      ['start', 't'],
+      ['t', 'out'],
+    ],
+  );
+const humanGraph = (data: Obj = {}) =>
+  graph(
+    [
+      { id: 'start', type: 'start', data: {} },
+      { id: 'h', type: 'human', data: { title: 'Approve?', prompt: 'Approve?', ...data } },
+      { id: 't', type: 'transform', data: { expression: '"after-human"' } },
+      { id: 'out', type: 'output', data: {} },
+    ],
+    [
+      ['start', 'h'],
+      ['h', 't'],
+      ['t', 'out'],
+    ],
+  );
 
 async function createPathway(ws: Ws, name: string, body: Obj = {}) {
   const r = await app.post('/v1/pathways', ws.key, { name, ...body }, ws.brainHeaders);
@@ -89,7 +112,12 @@ async function jobStatus(ws: Ws, jobId: string) {
   expect(r.status, r.text).toBe(200);
   return obj(r.body);
 }
-async function waitForJob(ws: Ws, jobId: string, until: (s: string) => boolean = (s) => s === 'completed' || s === 'failed', timeoutMs = 30_000) {
+async function waitForJob(
+  ws: Ws,
+  jobId: string,
+  until: (s: string) => boolean = (s) => s === 'completed' || s === 'failed',
+  timeoutMs = 30_000,
+) {
   const started = Date.now();
   for (;;) {
     const job = await jobStatus(ws, jobId);
@@ -121,11 +149,28 @@ describe('authentication and error bodies', () => {
   it('routes without credentials answer 401 AUTH_REQUIRED with exactly { message, code }', async () => {
     const id = randomUUID();
     const routes: [string, string][] = [
-      ['GET', '/v1/traces'], ['GET', `/v1/traces/${id}`], ['GET', `/v1/traces/${id}/messages`], ['POST', `/v1/traces/${id}/messages`],
-      ['GET', '/v1/pathways'], ['POST', '/v1/pathways'], ['GET', `/v1/pathways/${id}`], ['POST', '/v1/pathways/validate'], ['POST', '/v1/pathways/compile'],
-      ['GET', '/v1/neurons'], ['POST', '/v1/neurons'], ['GET', `/v1/neurons/${id}`], ['POST', `/v1/neurons/${id}/invoke`],
-      ['GET', '/v1/reflexes'], ['POST', '/v1/reflexes'], ['GET', '/v1/jobs'], ['POST', '/v1/jobs'], ['GET', `/v1/jobs/${id}/status`],
-      ['GET', `/v1/jobs/${id}/stream`], ['POST', `/v1/jobs/${id}/cancel`], ['GET', '/v1/interventions'], ['GET', '/v1/config/models'],
+      ['GET', '/v1/traces'],
+      ['GET', `/v1/traces/${id}`],
+      ['GET', `/v1/traces/${id}/messages`],
+      ['POST', `/v1/traces/${id}/messages`],
+      ['GET', '/v1/pathways'],
+      ['POST', '/v1/pathways'],
+      ['GET', `/v1/pathways/${id}`],
+      ['POST', '/v1/pathways/validate'],
+      ['POST', '/v1/pathways/compile'],
+      ['GET', '/v1/neurons'],
+      ['POST', '/v1/neurons'],
+      ['GET', `/v1/neurons/${id}`],
+      ['POST', `/v1/neurons/${id}/invoke`],
+      ['GET', '/v1/reflexes'],
+      ['POST', '/v1/reflexes'],
+      ['GET', '/v1/jobs'],
+      ['POST', '/v1/jobs'],
+      ['GET', `/v1/jobs/${id}/status`],
+      ['GET', `/v1/jobs/${id}/stream`],
+      ['POST', `/v1/jobs/${id}/cancel`],
+      ['GET', '/v1/interventions'],
+      ['GET', '/v1/config/models'],
       ['GET', '/v1/session/context'],
     ];
     for (const [method, path] of routes) {
@@ -140,7 +185,15 @@ describe('authentication and error bodies', () => {
   it('unknown resources give 404 NOT_FOUND with exactly { message, code }', async () => {
     const ws = await buildWorkspace(app);
     const id = randomUUID();
-    for (const path of [`/v1/traces/${id}`, `/v1/traces/${id}/messages`, `/v1/pathways/${id}`, `/v1/neurons/${id}`, `/v1/reflexes/${id}`, `/v1/jobs/${id}/status`, `/v1/interventions/${id}`]) {
+    for (const path of [
+      `/v1/traces/${id}`,
+      `/v1/traces/${id}/messages`,
+      `/v1/pathways/${id}`,
+      `/v1/neurons/${id}`,
+      `/v1/reflexes/${id}`,
+      `/v1/jobs/${id}/status`,
+      `/v1/interventions/${id}`,
+    ]) {
       const r = await app.get(path, ws.key, ws.brainHeaders);
       expect(r.status, path).toBe(404);
       expectError(r, 404, 'NOT_FOUND');
@@ -154,7 +207,12 @@ describe('authentication and error bodies', () => {
     await postMessage(ws, traceId, 'mine');
     const n = await createNeuron(ws, 'private-neuron');
     const p = await createPathway(ws, 'private-pathway', { pathway_graph: markerGraph('x') });
-    const rf = await app.post('/v1/reflexes', ws.key, { name: 'private-reflex', type: 'effector', scope: 'workspace', metadata: { handler: 'calculator' } });
+    const rf = await app.post('/v1/reflexes', ws.key, {
+      name: 'private-reflex',
+      type: 'effector',
+      scope: 'workspace',
+      metadata: { handler: 'calculator' },
+    });
     expect([200, 201]).toContain(rf.status);
     llm.setDefault(() => ({ text: 'ok' }));
     const job = await invoke(ws, n.id, { message: 'hi' });
@@ -173,7 +231,10 @@ describe('authentication and error bodies', () => {
       await app.get(`/v1/jobs/${String(job.job_id)}/status`, other.key),
       await app.post(`/v1/jobs/${String(job.job_id)}/cancel`, other.key),
     ];
-    checks.forEach((r, i) => { expect(r.status, `check ${i}: ${r.text}`).toBe(404); expectError(r, 404, 'NOT_FOUND'); });
+    checks.forEach((r, i) => {
+      expect(r.status, `check ${i}: ${r.text}`).toBe(404);
+      expectError(r, 404, 'NOT_FOUND');
+    });
     // SPEC-SILENT: trace ids are namespaced per workspace, so another workspace posting to the
     // same trace id creates its own trace and never touches (or streams into) this one.
     const intrude = await app.post(`/v1/traces/${traceId}/messages`, other.key, { content: 'intrude' });
@@ -182,7 +243,15 @@ describe('authentication and error bodies', () => {
     expect(mine.map((e) => obj(e.content).content)).toEqual(['mine']);
     expect(obj(obj((await app.get(`/v1/traces/${traceId}`, ws.key)).body).trace).message_count).toBe(1);
     expect((await app.get(`/v1/jobs/${String(job.job_id)}/stream`, other.key)).status).toBe(404);
-    expect((await readSse(`${app.url}/v1/traces/${traceId}/events`, { headers: auth(other), timeoutMs: 1_000, until: () => true })).status).not.toBe(500);
+    expect(
+      (
+        await readSse(`${app.url}/v1/traces/${traceId}/events`, {
+          headers: auth(other),
+          timeoutMs: 1_000,
+          until: () => true,
+        })
+      ).status,
+    ).not.toBe(500);
     // Another workspace's brain in X-Brain-Id is not usable either.
     const list = await app.get('/v1/pathways', other.key, ws.brainHeaders);
     expect([403, 404]).toContain(list.status);
@@ -222,10 +291,15 @@ describe('authentication and error bodies', () => {
     // SPEC-SILENT: the default is 3,000 requests per 10 s per credential; an admin sets a key's own limit (docs/roles.md).
     const admin = await ws.jwt(['workspace_admin']);
     const key = (await app.post('/v1/api-keys', admin, { name: 'flood' })).body as { id: string; key: string };
-    expect((await app.patch(`/v1/api-keys/${key.id}`, admin, { rate_limit: { points: 50, duration_s: 60 } })).status).toBe(200);
+    expect(
+      (await app.patch(`/v1/api-keys/${key.id}`, admin, { rate_limit: { points: 50, duration_s: 60 } })).status,
+    ).toBe(200);
     for (let batch = 0; batch < 4 && !limited; batch++) {
       const rs = await Promise.all(Array.from({ length: 40 }, () => app.get('/v1/config/models', key.key)));
-      for (const r of rs) { statuses.push(r.status); if (r.status === 429) limited = r; }
+      for (const r of rs) {
+        statuses.push(r.status);
+        if (r.status === 429) limited = r;
+      }
     }
     expect(limited, `statuses: ${[...new Set(statuses)].join(',')}`).toBeDefined();
     expectError(limited!, 429, 'RATE_LIMIT');
@@ -283,11 +357,27 @@ describe('traces and engrams', () => {
   it('POST messages creates the trace and returns { engram } with the Engram fields', async () => {
     const ws = await buildWorkspace(app);
     const traceId = randomUUID();
-    const r = await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'Hello there', metadata: { k: 'v' } });
+    const r = await app.post(`/v1/traces/${traceId}/messages`, ws.key, {
+      content: 'Hello there',
+      metadata: { k: 'v' },
+    });
     expect([200, 201]).toContain(r.status);
     expect(Object.keys(obj(r.body))).toEqual(['engram']);
     const e = obj(obj(r.body).engram);
-    for (const f of ['id', 'workspace_id', 'created_at', 'content', 'content_hash', 'metadata', 'source_type', 'source_id', 'target_type', 'target_id', 'trace_id', 'trace_type']) {
+    for (const f of [
+      'id',
+      'workspace_id',
+      'created_at',
+      'content',
+      'content_hash',
+      'metadata',
+      'source_type',
+      'source_id',
+      'target_type',
+      'target_id',
+      'trace_id',
+      'trace_type',
+    ]) {
       expect(e, f).toHaveProperty(f);
     }
     expect(e.id).toMatch(UUID_RE);
@@ -307,7 +397,18 @@ describe('traces and engrams', () => {
     expect(t.status).toBe(200);
     expect(Object.keys(obj(t.body))).toEqual(['trace']);
     const trace = obj(obj(t.body).trace);
-    for (const f of ['id', 'trace_id', 'tenant_id', 'user_id', 'api_key_id', 'created_at', 'updated_at', 'message_count', 'cost_summary']) expect(trace, f).toHaveProperty(f);
+    for (const f of [
+      'id',
+      'trace_id',
+      'tenant_id',
+      'user_id',
+      'api_key_id',
+      'created_at',
+      'updated_at',
+      'message_count',
+      'cost_summary',
+    ])
+      expect(trace, f).toHaveProperty(f);
     expect(typeof trace.id).toBe('string');
     expect(trace.trace_id).toBe(traceId);
     expect(trace.tenant_id).toBe(ws.workspaceId);
@@ -316,7 +417,8 @@ describe('traces and engrams', () => {
     expect(trace.message_count).toBe(1);
     expect(typeof trace.api_key_id).toBe('string');
     const cost = obj(trace.cost_summary);
-    for (const f of ['total_cost_usd', 'total_tokens', 'input_tokens', 'output_tokens']) expect(typeof cost[f], f).toBe('number');
+    for (const f of ['total_cost_usd', 'total_tokens', 'input_tokens', 'output_tokens'])
+      expect(typeof cost[f], f).toBe('number');
   });
 
   it('a trace created through a JWT carries user_id = subject (UUID) and api_key_id null', async () => {
@@ -331,7 +433,7 @@ describe('traces and engrams', () => {
     expect(trace.api_key_id).toBeNull();
   });
 
-  it('API key traces: api_key_id is the key id; user_id is a UUID string (the key\'s creator)', async () => {
+  it("API key traces: api_key_id is the key id; user_id is a UUID string (the key's creator)", async () => {
     const ws = await buildWorkspace(app);
     const sub = randomUUID();
     const created = await app.post('/v1/api-keys', await ws.jwt(['workspace_admin'], sub), { name: 'user key' });
@@ -392,7 +494,19 @@ describe('traces and engrams', () => {
     const traces = arr(b.traces);
     expect(traces).toHaveLength(20);
     for (const t of traces) {
-      for (const f of ['id', 'trace_id', 'tenant_id', 'user_id', 'api_key_id', 'synapse_id', 'created_at', 'updated_at', 'message_count', 'cost_summary']) expect(t, f).toHaveProperty(f);
+      for (const f of [
+        'id',
+        'trace_id',
+        'tenant_id',
+        'user_id',
+        'api_key_id',
+        'synapse_id',
+        'created_at',
+        'updated_at',
+        'message_count',
+        'cost_summary',
+      ])
+        expect(t, f).toHaveProperty(f);
     }
     const page2 = obj((await app.get('/v1/traces?limit=20&offset=20', ws.key)).body);
     expect(page2).toMatchObject({ total: 21, limit: 20, offset: 20, has_more: false });
@@ -403,10 +517,15 @@ describe('traces and engrams', () => {
 
   it('GET /v1/traces filters: search on trace_id, created_after/before, sort and order', async () => {
     const ws = await buildWorkspace(app);
-    const a = randomUUID(); const b = randomUUID(); const c = randomUUID();
+    const a = randomUUID();
+    const b = randomUUID();
+    const c = randomUUID();
     await postMessage(ws, a, 'one');
-    await postMessage(ws, b, 'two'); await postMessage(ws, b, 'two again');
-    await postMessage(ws, c, 'three'); await postMessage(ws, c, 'three again'); await postMessage(ws, c, 'three more');
+    await postMessage(ws, b, 'two');
+    await postMessage(ws, b, 'two again');
+    await postMessage(ws, c, 'three');
+    await postMessage(ws, c, 'three again');
+    await postMessage(ws, c, 'three more');
     const search = obj((await app.get(`/v1/traces?search=${b.slice(0, 13)}`, ws.key)).body);
     expect(arr(search.traces).map((t) => t.trace_id)).toEqual([b]);
     const asc = obj((await app.get('/v1/traces?sort=message_count&order=asc', ws.key)).body);
@@ -450,7 +569,10 @@ describe('traces and engrams', () => {
     expect(inv.user_engram_id).toMatch(UUID_RE);
     await waitForJob(ws, String(inv.job_id));
     let trace = obj(obj((await app.get(`/v1/traces/${traceId}`, ws.key)).body).trace);
-    for (let i = 0; i < 30 && !trace.title; i++) { await sleep(100); trace = obj(obj((await app.get(`/v1/traces/${traceId}`, ws.key)).body).trace); }
+    for (let i = 0; i < 30 && !trace.title; i++) {
+      await sleep(100);
+      trace = obj(obj((await app.get(`/v1/traces/${traceId}`, ws.key)).body).trace);
+    }
     expect(typeof trace.title).toBe('string');
     expect(String(trace.title).length).toBeGreaterThan(0);
     expect(trace.message_count).toBe(2);
@@ -479,9 +601,13 @@ describe('SSE events', () => {
     await postMessage(ws, traceId, 'first');
     const url = `${app.url}/v1/traces/${traceId}/events`;
     const live = await readSse(url, {
-      headers: auth(ws), timeoutMs: 10_000,
+      headers: auth(ws),
+      timeoutMs: 10_000,
       until: (ev) => ev.length >= 3,
-      onOpen: async () => { await postMessage(ws, traceId, 'second'); await postMessage(ws, traceId, 'third'); },
+      onOpen: async () => {
+        await postMessage(ws, traceId, 'second');
+        await postMessage(ws, traceId, 'third');
+      },
     });
     expect(live.status).toBe(200);
     expect(live.contentType).toMatch(/^text\/event-stream/);
@@ -492,9 +618,17 @@ describe('SSE events', () => {
     }
     const first = live.events[0].id!;
     const expectedAfter = live.events.slice(1).map((e) => e.id);
-    const viaAfter = await readSse(`${url}?after=${first}`, { headers: auth(ws), timeoutMs: 3_000, until: (ev) => ev.length >= expectedAfter.length });
+    const viaAfter = await readSse(`${url}?after=${first}`, {
+      headers: auth(ws),
+      timeoutMs: 3_000,
+      until: (ev) => ev.length >= expectedAfter.length,
+    });
     expect(viaAfter.events.map((e) => e.id).slice(0, expectedAfter.length)).toEqual(expectedAfter);
-    const viaHeader = await readSse(url, { headers: { ...auth(ws), 'last-event-id': first }, timeoutMs: 3_000, until: (ev) => ev.length >= expectedAfter.length });
+    const viaHeader = await readSse(url, {
+      headers: { ...auth(ws), 'last-event-id': first },
+      timeoutMs: 3_000,
+      until: (ev) => ev.length >= expectedAfter.length,
+    });
     expect(viaHeader.events.map((e) => e.id).slice(0, expectedAfter.length)).toEqual(expectedAfter);
   });
 
@@ -506,11 +640,18 @@ describe('SSE events', () => {
     const url = `${app.url}/v1/traces/${traceId}/events`;
     const noBrain = await readSse(url, { headers: { authorization: `Bearer ${jwt}` }, timeoutMs: 3_000 });
     expect(noBrain.status).toBe(400);
-    const withBrain = await readSse(url, { headers: { authorization: `Bearer ${jwt}`, ...ws.brainHeaders }, timeoutMs: 1_000, until: () => true });
+    const withBrain = await readSse(url, {
+      headers: { authorization: `Bearer ${jwt}`, ...ws.brainHeaders },
+      timeoutMs: 1_000,
+      until: () => true,
+    });
     expect(withBrain.status).toBe(200);
     const anon = await readSse(url, { timeoutMs: 3_000 });
     expect(anon.status).toBe(401);
-    const missing = await readSse(`${app.url}/v1/traces/${randomUUID()}/events`, { headers: auth(ws), timeoutMs: 3_000 });
+    const missing = await readSse(`${app.url}/v1/traces/${randomUUID()}/events`, {
+      headers: auth(ws),
+      timeoutMs: 3_000,
+    });
     expect(missing.status).toBe(404);
   });
 
@@ -532,12 +673,18 @@ describe('SSE events', () => {
     // Raw wire format of a finished stream.
     const raw = await fetch(`${app.url}/v1/jobs/${jobId}/stream`, { headers: auth(ws) });
     const text = await raw.text();
-    const blocks = text.split('\n\n').map((b) => b.trim()).filter((b) => b && !b.startsWith(':'));
+    const blocks = text
+      .split('\n\n')
+      .map((b) => b.trim())
+      .filter((b) => b && !b.startsWith(':'));
     expect(blocks.length).toBe(sse.events.length);
     for (const b of blocks) expect(b).toMatch(/^id: \d+-\d+\ndata: .+$/);
 
     const k = 1;
-    const rest = await readSse(`${app.url}/v1/jobs/${jobId}/stream?after=${sse.events[k].id}`, { headers: auth(ws), timeoutMs: 10_000 });
+    const rest = await readSse(`${app.url}/v1/jobs/${jobId}/stream?after=${sse.events[k].id}`, {
+      headers: auth(ws),
+      timeoutMs: 10_000,
+    });
     expect(rest.ended).toBe(true);
     expect(rest.events.map((e) => e.id)).toEqual(sse.events.slice(k + 1).map((e) => e.id));
     const job = await waitForJob(ws, jobId);
@@ -552,7 +699,8 @@ describe('SSE events', () => {
     const jobId = String(inv.job_id);
     let cancelled: Promise<TestResponse> | undefined;
     const sse = await readSse(`${app.url}/v1/jobs/${jobId}/stream`, {
-      headers: auth(ws), timeoutMs: 30_000,
+      headers: auth(ws),
+      timeoutMs: 30_000,
       until: (ev) => {
         if (!cancelled && ev.length >= 2) cancelled = app.post(`/v1/jobs/${jobId}/cancel`, ws.key);
         return false;
@@ -575,7 +723,12 @@ describe('SSE events', () => {
 describe('neurons', () => {
   it('create: name normalized to a slug, defaults is_active true and scope brain', async () => {
     const ws = await buildWorkspace(app);
-    const r = await app.post('/v1/neurons', ws.key, { name: 'My Helper Bot', brain_id: ws.brainId, description: 'helps', neuron_config: { model: MODEL, system_prompt: 'Purpose: help', temperature: 0.2, max_tokens: 100 } });
+    const r = await app.post('/v1/neurons', ws.key, {
+      name: 'My Helper Bot',
+      brain_id: ws.brainId,
+      description: 'helps',
+      neuron_config: { model: MODEL, system_prompt: 'Purpose: help', temperature: 0.2, max_tokens: 100 },
+    });
     expect([200, 201]).toContain(r.status);
     const n = obj(r.body);
     expect(n.id).toMatch(UUID_RE);
@@ -584,7 +737,12 @@ describe('neurons', () => {
     expect(n.description).toBe('helps');
     expect(n.is_active).toBe(true);
     expect(n.scope).toBe('brain');
-    expect(obj(n.neuron_config)).toMatchObject({ model: MODEL, system_prompt: 'Purpose: help', temperature: 0.2, max_tokens: 100 });
+    expect(obj(n.neuron_config)).toMatchObject({
+      model: MODEL,
+      system_prompt: 'Purpose: help',
+      temperature: 0.2,
+      max_tokens: 100,
+    });
     const got = await app.get(`/v1/neurons/${String(n.id)}`, ws.key);
     expect(got.status).toBe(200);
     expect(obj(got.body)).toMatchObject({ id: n.id, name: 'my-helper-bot', is_active: true, scope: 'brain' });
@@ -598,10 +756,26 @@ describe('neurons', () => {
     const ws = await buildWorkspace(app);
     expectError(await app.post('/v1/neurons', ws.key, { brain_id: ws.brainId }), 400, 'VALIDATION_ERROR');
     expectError(await app.post('/v1/neurons', ws.key, { name: 'no-brain' }), 400, 'VALIDATION_ERROR');
-    expectError(await app.post('/v1/neurons', ws.key, { name: 'bad-scope', brain_id: ws.brainId, scope: 'galaxy' }), 400, 'VALIDATION_ERROR');
-    expectError(await app.post('/v1/neurons', ws.key, { name: 'eng', brain_id: ws.brainId, neuron_config: { model: MODEL, engagement_resource_id: randomUUID() } }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.post('/v1/neurons', ws.key, { name: 'bad-scope', brain_id: ws.brainId, scope: 'galaxy' }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.post('/v1/neurons', ws.key, {
+        name: 'eng',
+        brain_id: ws.brainId,
+        neuron_config: { model: MODEL, engagement_resource_id: randomUUID() },
+      }),
+      400,
+      'VALIDATION_ERROR',
+    );
     const n = await createNeuron(ws, 'invokee');
-    expectError(await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, { message: 'x', engagement_resource_id: randomUUID() }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.post(`/v1/neurons/${n.id}/invoke`, ws.key, { message: 'x', engagement_resource_id: randomUUID() }),
+      400,
+      'VALIDATION_ERROR',
+    );
   });
 
   it('GET /v1/neurons (brain): default limit 20, search, limit/offset, sortBy name', async () => {
@@ -615,16 +789,23 @@ describe('neurons', () => {
     expect(search.map((n) => n.name)).toEqual(['special-zebra']);
     const byDesc = itemsOf((await app.get('/v1/neurons?search=striped', ws.key, ws.brainHeaders)).body);
     expect(byDesc.map((n) => n.name)).toEqual(['special-zebra']);
-    const sorted = itemsOf((await app.get('/v1/neurons?sortBy=name&sortDirection=asc&limit=3&offset=1', ws.key, ws.brainHeaders)).body);
+    const sorted = itemsOf(
+      (await app.get('/v1/neurons?sortBy=name&sortDirection=asc&limit=3&offset=1', ws.key, ws.brainHeaders)).body,
+    );
     expect(sorted.map((n) => n.name)).toEqual(['bulk-01', 'bulk-02', 'bulk-03']);
-    const desc = itemsOf((await app.get('/v1/neurons?sortBy=name&sortDirection=desc&limit=1', ws.key, ws.brainHeaders)).body);
+    const desc = itemsOf(
+      (await app.get('/v1/neurons?sortBy=name&sortDirection=desc&limit=1', ws.key, ws.brainHeaders)).body,
+    );
     expect(desc.map((n) => n.name)).toEqual(['special-zebra']);
   });
 
   it('versions: ?version returns a snapshot; invalid 400, missing 404; promote moves it to head', async () => {
     const ws = await buildWorkspace(app);
     const n = await createNeuron(ws, 'versioned', { system_prompt: 'v1 prompt' });
-    const u = await app.put(`/v1/neurons/${n.id}`, ws.key, { neuron_config: { model: MODEL, system_prompt: 'v2 prompt' }, description: 'second' });
+    const u = await app.put(`/v1/neurons/${n.id}`, ws.key, {
+      neuron_config: { model: MODEL, system_prompt: 'v2 prompt' },
+      description: 'second',
+    });
     expect(u.status).toBe(200);
     expect(obj(obj(u.body).neuron_config).system_prompt).toBe('v2 prompt');
     const head = obj((await app.get(`/v1/neurons/${n.id}`, ws.key)).body);
@@ -668,15 +849,42 @@ describe('neurons', () => {
     const n = await createNeuron(ws, 'scoped');
     const member = await ws.jwt(['member']);
     expectError(await app.put(`/v1/neurons/${n.id}`, member, { scope: 'workspace' }), 403, 'FORBIDDEN');
-    expectError(await app.put(`/v1/neurons/${n.id}`, await ws.jwt(['workspace_admin']), { scope: 'core' }), 403, 'FORBIDDEN');
+    expectError(
+      await app.put(`/v1/neurons/${n.id}`, await ws.jwt(['workspace_admin']), { scope: 'core' }),
+      403,
+      'FORBIDDEN',
+    );
     const ok = await app.put(`/v1/neurons/${n.id}`, await ws.jwt(['workspace_admin']), { scope: 'workspace' });
     expect(ok.status).toBe(200);
     expect(obj(ok.body).scope).toBe('workspace');
     expectError(await app.put(`/v1/neurons/${n.id}`, ws.key, { scope: 'nowhere' }), 400, 'VALIDATION_ERROR');
     // Creating with those scopes follows the same rules.
-    expectError(await app.post('/v1/neurons', member, { name: 'ws-wide', brain_id: ws.brainId, scope: 'workspace', neuron_config: { model: MODEL } }), 403, 'FORBIDDEN');
-    expectError(await app.post('/v1/neurons', await ws.jwt(['workspace_admin']), { name: 'core-one', brain_id: ws.brainId, scope: 'core', neuron_config: { model: MODEL } }), 403, 'FORBIDDEN');
-    const core = await app.post('/v1/neurons', await ws.jwt(['core_admin', 'workspace_admin']), { name: 'core-one', brain_id: ws.brainId, scope: 'core', neuron_config: { model: MODEL, system_prompt: 'secret charter' } });
+    expectError(
+      await app.post('/v1/neurons', member, {
+        name: 'ws-wide',
+        brain_id: ws.brainId,
+        scope: 'workspace',
+        neuron_config: { model: MODEL },
+      }),
+      403,
+      'FORBIDDEN',
+    );
+    expectError(
+      await app.post('/v1/neurons', await ws.jwt(['workspace_admin']), {
+        name: 'core-one',
+        brain_id: ws.brainId,
+        scope: 'core',
+        neuron_config: { model: MODEL },
+      }),
+      403,
+      'FORBIDDEN',
+    );
+    const core = await app.post('/v1/neurons', await ws.jwt(['core_admin', 'workspace_admin']), {
+      name: 'core-one',
+      brain_id: ws.brainId,
+      scope: 'core',
+      neuron_config: { model: MODEL, system_prompt: 'secret charter' },
+    });
     expect([200, 201]).toContain(core.status);
     expect(obj(core.body).scope).toBe('core');
   });
@@ -693,14 +901,27 @@ describe('neurons', () => {
   it('neuron reflexes: assign, 409 when assigned, list items { id, name, type, is_active, created_at }, 404 unknowns, delete { success: true }', async () => {
     const ws = await buildWorkspace(app);
     const n = await createNeuron(ws, 'tooluser');
-    const rf = obj((await app.post('/v1/reflexes', ws.key, { name: 'calc', type: 'effector', scope: 'workspace', metadata: { handler: 'calculator' } })).body);
+    const rf = obj(
+      (
+        await app.post('/v1/reflexes', ws.key, {
+          name: 'calc',
+          type: 'effector',
+          scope: 'workspace',
+          metadata: { handler: 'calculator' },
+        })
+      ).body,
+    );
     const add = await app.post(`/v1/neurons/${n.id}/reflexes`, ws.key, { reflex_id: rf.id });
     expect([200, 201]).toContain(add.status);
     expectError(await app.post(`/v1/neurons/${n.id}/reflexes`, ws.key, { reflex_id: rf.id }), 409);
     expectError(await app.post(`/v1/neurons/${n.id}/reflexes`, ws.key, { reflex_id: randomUUID() }), 404, 'NOT_FOUND');
     expectError(await app.post(`/v1/neurons/${randomUUID()}/reflexes`, ws.key, { reflex_id: rf.id }), 404, 'NOT_FOUND');
     expectError(await app.post(`/v1/neurons/${n.id}/reflexes`, ws.key, {}), 400, 'VALIDATION_ERROR');
-    expectError(await app.post(`/v1/neurons/${n.id}/reflexes`, ws.key, { reflex_id: 'not-a-uuid' }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.post(`/v1/neurons/${n.id}/reflexes`, ws.key, { reflex_id: 'not-a-uuid' }),
+      400,
+      'VALIDATION_ERROR',
+    );
     const list = await app.get(`/v1/neurons/${n.id}/reflexes`, ws.key);
     expect(list.status).toBe(200);
     const items = arr(list.body);
@@ -734,7 +955,8 @@ describe('neuron invoke and jobs', () => {
     expect(typeof job.progress).toBe('number');
     expect(obj(job.result)).toBeDefined();
     expect(JSON.stringify(job.result)).toContain('forty two');
-    for (const f of ['created_at', 'processed_at', 'finished_at']) expect(isIso(job[f]), `${f}=${String(job[f])}`).toBe(true);
+    for (const f of ['created_at', 'processed_at', 'finished_at'])
+      expect(isIso(job[f]), `${f}=${String(job[f])}`).toBe(true);
     expect(Date.parse(String(job.finished_at))).toBeGreaterThanOrEqual(Date.parse(String(job.created_at)));
     expect(typeof job.current_step).toBe('string');
     expect(job.waitingFor ?? null).toBeNull();
@@ -777,8 +999,14 @@ describe('neuron invoke and jobs', () => {
     const b = obj(r.body);
     expect(Object.keys(b).sort()).toEqual(['jobs', 'limit', 'offset', 'total']);
     expect(b).toMatchObject({ total: 3, limit: 20, offset: 0 });
-    expect(arr(b.jobs).map((j) => j.job_id).sort()).toEqual([...ids].sort());
-    expect(obj((await app.get(`/v1/jobs?pathway_id=${p.id}&status=completed&limit=2&offset=1`, ws.key)).body)).toMatchObject({ total: 3, limit: 2, offset: 1 });
+    expect(
+      arr(b.jobs)
+        .map((j) => j.job_id)
+        .sort(),
+    ).toEqual([...ids].sort());
+    expect(
+      obj((await app.get(`/v1/jobs?pathway_id=${p.id}&status=completed&limit=2&offset=1`, ws.key)).body),
+    ).toMatchObject({ total: 3, limit: 2, offset: 1 });
     expect(arr(obj((await app.get(`/v1/jobs?pathway_id=${p.id}&limit=2&offset=1`, ws.key)).body).jobs)).toHaveLength(2);
     expect(obj((await app.get('/v1/jobs?status=failed', ws.key)).body).total).toBe(0);
     expect(obj((await app.get(`/v1/jobs?pathway_id=${randomUUID()}`, ws.key)).body).total).toBe(0);
@@ -793,7 +1021,12 @@ describe('neuron invoke and jobs', () => {
     const stored = await app.post('/v1/jobs', ws.key, { pathway_id: p.id, input: { a: 1 } }, ws.brainHeaders);
     expect(stored.status).toBe(200);
     expect(obj(stored.body)).toMatchObject({ job_id: expect.any(String), status: 'pending' });
-    const inline = await app.post('/v1/jobs', ws.key, { pathway: markerGraph('inline-marker'), data: { b: 2 } }, ws.brainHeaders);
+    const inline = await app.post(
+      '/v1/jobs',
+      ws.key,
+      { pathway: markerGraph('inline-marker'), data: { b: 2 } },
+      ws.brainHeaders,
+    );
     expect(inline.status, inline.text).toBe(200);
     expect(obj(inline.body)).toMatchObject({ job_id: expect.any(String), status: 'pending' });
     const j1 = await waitForJob(ws, String(obj(stored.body).job_id));
@@ -803,7 +1036,11 @@ describe('neuron invoke and jobs', () => {
     expect(j2.status).toBe('completed');
     expect(JSON.stringify(j2.result)).toContain('inline-marker');
     expectError(await app.post('/v1/jobs', ws.key, {}, ws.brainHeaders), 400, 'VALIDATION_ERROR');
-    expectError(await app.post('/v1/jobs', ws.key, { pathway_id: 'not-a-uuid' }, ws.brainHeaders), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.post('/v1/jobs', ws.key, { pathway_id: 'not-a-uuid' }, ws.brainHeaders),
+      400,
+      'VALIDATION_ERROR',
+    );
   });
 
   it('cancel: unknown job 404; completed job 400 and status unchanged', async () => {
@@ -825,7 +1062,11 @@ describe('pathways', () => {
     const ws = await buildWorkspace(app);
     const g = markerGraph('v1');
     const design = { nodes: [{ id: 'start', position: { x: 0, y: 0 }, data: {} }], edges: [] };
-    const p = await createPathway(ws, 'Onboarding Flow', { description: 'desc', pathway_graph: g, pathway_data: design });
+    const p = await createPathway(ws, 'Onboarding Flow', {
+      description: 'desc',
+      pathway_graph: g,
+      pathway_data: design,
+    });
     expect(p).toMatchObject({ name: 'Onboarding Flow', description: 'desc', is_active: true });
     expect(p.pathway_graph).toEqual(g);
     expect(p.pathway_data).toEqual(design);
@@ -836,8 +1077,16 @@ describe('pathways', () => {
     expect(typeof b.latest_version).toBe('number');
     expect(typeof b.version).toBe('number');
     expect(b.version).toBe(b.latest_version);
-    expectError(await app.post('/v1/pathways', ws.key, { description: 'no name' }, ws.brainHeaders), 400, 'VALIDATION_ERROR');
-    expectError(await app.post('/v1/pathways', ws.key, { name: 'bad', is_active: 'yes' }, ws.brainHeaders), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.post('/v1/pathways', ws.key, { description: 'no name' }, ws.brainHeaders),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.post('/v1/pathways', ws.key, { name: 'bad', is_active: 'yes' }, ws.brainHeaders),
+      400,
+      'VALIDATION_ERROR',
+    );
     const inactive = await createPathway(ws, 'off', { is_active: false });
     expect(inactive.is_active).toBe(false);
   });
@@ -847,7 +1096,12 @@ describe('pathways', () => {
     const p = await createPathway(ws, 'versioned', { pathway_graph: markerGraph('first') });
     const v0 = obj((await app.get(`/v1/pathways/${p.id}`, ws.key, ws.brainHeaders)).body);
     const base = Number(v0.latest_version);
-    const u = await app.put(`/v1/pathways/${p.id}`, ws.key, { pathway_graph: markerGraph('second'), description: 'changed' }, ws.brainHeaders);
+    const u = await app.put(
+      `/v1/pathways/${p.id}`,
+      ws.key,
+      { pathway_graph: markerGraph('second'), description: 'changed' },
+      ws.brainHeaders,
+    );
     expect(u.status).toBe(200);
     expect(obj(u.body)).toMatchObject({ description: 'changed' });
     const v1 = obj((await app.get(`/v1/pathways/${p.id}`, ws.key, ws.brainHeaders)).body);
@@ -867,9 +1121,16 @@ describe('pathways', () => {
     expect(tip.latest_version).toBe(base + 2);
     expect(tip.version).toBe(base + 2);
     expect(tip.pathway_graph).toEqual(markerGraph('first'));
-    expect(itemsOf((await app.get(`/v1/pathways/${p.id}/versions`, ws.key, ws.brainHeaders)).body).length).toBeGreaterThanOrEqual(3);
+    expect(
+      itemsOf((await app.get(`/v1/pathways/${p.id}/versions`, ws.key, ws.brainHeaders)).body).length,
+    ).toBeGreaterThanOrEqual(3);
     // workspace_id in the promote body must match auth.
-    const mismatch = await app.post(`/v1/pathways/${p.id}/versions/${base}/promote`, ws.key, { workspace_id: randomUUID() }, ws.brainHeaders);
+    const mismatch = await app.post(
+      `/v1/pathways/${p.id}/versions/${base}/promote`,
+      ws.key,
+      { workspace_id: randomUUID() },
+      ws.brainHeaders,
+    );
     expect([400, 403]).toContain(mismatch.status);
     expectError(mismatch, mismatch.status);
   });
@@ -881,15 +1142,23 @@ describe('pathways', () => {
     const all = await app.get('/v1/pathways', ws.key, ws.brainHeaders);
     expect(all.status).toBe(200);
     expect(itemsOf(all.body)).toHaveLength(20);
-    expect(itemsOf((await app.get('/v1/pathways?search=zeta', ws.key, ws.brainHeaders)).body).map((p) => p.name)).toEqual(['zeta-special']);
-    const sorted = itemsOf((await app.get('/v1/pathways?sortBy=name&sortDirection=asc&limit=2&offset=2', ws.key, ws.brainHeaders)).body);
+    expect(
+      itemsOf((await app.get('/v1/pathways?search=zeta', ws.key, ws.brainHeaders)).body).map((p) => p.name),
+    ).toEqual(['zeta-special']);
+    const sorted = itemsOf(
+      (await app.get('/v1/pathways?sortBy=name&sortDirection=asc&limit=2&offset=2', ws.key, ws.brainHeaders)).body,
+    );
     expect(sorted.map((p) => p.name)).toEqual(['flow-02', 'flow-03']);
-    expect(itemsOf((await app.get(`/v1/pathways?createdBy=${randomUUID()}`, ws.key, ws.brainHeaders)).body)).toHaveLength(0);
+    expect(
+      itemsOf((await app.get(`/v1/pathways?createdBy=${randomUUID()}`, ws.key, ws.brainHeaders)).body),
+    ).toHaveLength(0);
     const jwtSub = randomUUID();
     const jwt = await ws.jwt(['workspace_admin'], jwtSub);
     const mine = await app.post('/v1/pathways', jwt, { name: 'by-a-user' }, ws.brainHeaders);
     expect([200, 201]).toContain(mine.status);
-    expect(itemsOf((await app.get(`/v1/pathways?createdBy=${jwtSub}`, ws.key, ws.brainHeaders)).body).map((p) => p.name)).toEqual(['by-a-user']);
+    expect(
+      itemsOf((await app.get(`/v1/pathways?createdBy=${jwtSub}`, ws.key, ws.brainHeaders)).body).map((p) => p.name),
+    ).toEqual(['by-a-user']);
     // Brain scoped: another brain of the same workspace does not list them.
     const other = await buildWorkspace(app);
     expect(itemsOf((await app.get('/v1/pathways', other.key, other.brainHeaders)).body)).toHaveLength(0);
@@ -921,7 +1190,11 @@ describe('pathways', () => {
     expect(jo.status).toBe('completed');
     expect(JSON.stringify(jo.result)).toContain('alpha-marker');
     expect(JSON.stringify(jo.result)).not.toContain('beta-marker');
-    expectError(await app.post(`/v1/pathways/${p.id}/execute`, ws.key, { trace_id: 'nope' }, ws.brainHeaders), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.post(`/v1/pathways/${p.id}/execute`, ws.key, { trace_id: 'nope' }, ws.brainHeaders),
+      400,
+      'VALIDATION_ERROR',
+    );
     expectError(await app.post(`/v1/pathways/${randomUUID()}/execute`, ws.key, {}, ws.brainHeaders), 404, 'NOT_FOUND');
   });
 
@@ -931,7 +1204,17 @@ describe('pathways', () => {
     llm.setDefault((body) => ({ text: `worked on ${lastUserText(body)}` }));
     const traceId = randomUUID();
     await postMessage(ws, traceId, 'existing thread');
-    const g = graph([{ id: 'start', type: 'start', data: {} }, { id: 'n', type: 'neuron', data: { neuron_id: n.id, message: 'the task' } }, { id: 'end', type: 'end', data: {} }], [['start', 'n'], ['n', 'end']]);
+    const g = graph(
+      [
+        { id: 'start', type: 'start', data: {} },
+        { id: 'n', type: 'neuron', data: { neuron_id: n.id, message: 'the task' } },
+        { id: 'end', type: 'end', data: {} },
+      ],
+      [
+        ['start', 'n'],
+        ['n', 'end'],
+      ],
+    );
     const p = await createPathway(ws, 'with-neuron', { pathway_graph: g });
     const r = await app.post(`/v1/pathways/${p.id}/execute`, ws.key, { trace_id: traceId }, ws.brainHeaders);
     expect(r.status).toBe(202);
@@ -948,7 +1231,10 @@ describe('pathways', () => {
     const base = Number(obj((await app.get(`/v1/pathways/${p.id}`, ws.key, ws.brainHeaders)).body).latest_version);
     await app.put(`/v1/pathways/${p.id}`, ws.key, { is_active: false }, ws.brainHeaders);
     const notFound = async (r: TestResponse) => {
-      if (r.status === 404) { expectError(r, 404, 'NOT_FOUND'); return; }
+      if (r.status === 404) {
+        expectError(r, 404, 'NOT_FOUND');
+        return;
+      }
       expect(r.status, r.text).toBe(202);
       const job = await waitForJob(ws, String(obj(r.body).job_id));
       expect(job.status).toBe('failed');
@@ -986,10 +1272,18 @@ describe('pathways', () => {
     const errors = arr(db.errors);
     expect(errors.length).toBeGreaterThan(0);
     for (const e of errors) expect(typeof e).toBe('string');
-    const unreachable = obj((await app.post('/v1/pathways/validate', ws.key, {
-      nodes: [{ id: 'start', type: 'start', data: {} }, { id: 'out', type: 'output', data: {} }, { id: 'island', type: 'output', data: {} }],
-      edges: [{ id: 'e1', source: 'start', target: 'out' }],
-    })).body);
+    const unreachable = obj(
+      (
+        await app.post('/v1/pathways/validate', ws.key, {
+          nodes: [
+            { id: 'start', type: 'start', data: {} },
+            { id: 'out', type: 'output', data: {} },
+            { id: 'island', type: 'output', data: {} },
+          ],
+          edges: [{ id: 'e1', source: 'start', target: 'out' }],
+        })
+      ).body,
+    );
     expect(unreachable.valid).toBe(true);
     expect(arr(unreachable.warnings).length).toBeGreaterThan(0);
     for (const w of arr(unreachable.warnings)) expect(typeof w).toBe('string');
@@ -1003,7 +1297,10 @@ describe('pathways', () => {
 
   it('POST /v1/pathways/compile: index-based { compiled: { nodes, edges } } with -1 terminals and preview', async () => {
     const ws = await buildWorkspace(app);
-    const r = await app.post('/v1/pathways/compile', ws.key, { pathway: markerGraph('c'), payload: { hello: 'world' } });
+    const r = await app.post('/v1/pathways/compile', ws.key, {
+      pathway: markerGraph('c'),
+      payload: { hello: 'world' },
+    });
     expect(r.status).toBe(200);
     const b = obj(r.body);
     expect(Object.keys(b).every((k) => ['compiled', 'preview', 'errors'].includes(k))).toBe(true);
@@ -1037,42 +1334,82 @@ describe('pathways', () => {
 
   it('compile: if-node handles true/false and classify categories are the third edge element', async () => {
     const ws = await buildWorkspace(app);
-    const g = graph([
-      { id: 'start', type: 'start', data: {} },
-      { id: 'cond', type: 'if', data: { condition: 'input.score > 5' } },
-      { id: 'hi', type: 'output', data: {} },
-      { id: 'cls', type: 'classify', data: { categories: ['billing', 'support'] } },
-      { id: 'b', type: 'output', data: {} },
-      { id: 's', type: 'output', data: {} },
-    ], [['start', 'cond'], ['cond', 'hi', 'true'], ['cond', 'cls', 'false'], ['cls', 'b', 'billing'], ['cls', 's', 'support']]);
+    const g = graph(
+      [
+        { id: 'start', type: 'start', data: {} },
+        { id: 'cond', type: 'if', data: { condition: 'input.score > 5' } },
+        { id: 'hi', type: 'output', data: {} },
+        { id: 'cls', type: 'classify', data: { categories: ['billing', 'support'] } },
+        { id: 'b', type: 'output', data: {} },
+        { id: 's', type: 'output', data: {} },
+      ],
+      [
+        ['start', 'cond'],
+        ['cond', 'hi', 'true'],
+        ['cond', 'cls', 'false'],
+        ['cls', 'b', 'billing'],
+        ['cls', 's', 'support'],
+      ],
+    );
     const r = await app.post('/v1/pathways/compile', ws.key, { pathway: g });
     expect(r.status, r.text).toBe(200);
     const compiled = obj(obj(r.body).compiled);
     const edges = compiled.edges as unknown[][];
-    const handles = edges.filter((e) => e.length === 3).map((e) => String(e[2])).sort();
+    const handles = edges
+      .filter((e) => e.length === 3)
+      .map((e) => String(e[2]))
+      .sort();
     expect(handles).toEqual(['billing', 'false', 'support', 'true']);
   });
 
   it('participants: add (default viewer), list, update role, check-role, remove', async () => {
     const ws = await buildWorkspace(app);
     const p = await createPathway(ws, 'shared');
-    const u1 = randomUUID(); const u2 = randomUUID();
+    const u1 = randomUUID();
+    const u2 = randomUUID();
     const add1 = await app.post(`/v1/pathways/${p.id}/participants`, ws.key, { user_id: u1 }, ws.brainHeaders);
     expect([200, 201]).toContain(add1.status);
     expect(Object.keys(obj(add1.body))).toEqual(['participant']);
     const part1 = obj(obj(add1.body).participant);
-    for (const f of ['id', 'pathway_id', 'user_id', 'role', 'added_by', 'created_at']) expect(part1, f).toHaveProperty(f);
+    for (const f of ['id', 'pathway_id', 'user_id', 'role', 'added_by', 'created_at'])
+      expect(part1, f).toHaveProperty(f);
     expect(part1).toMatchObject({ pathway_id: p.id, user_id: u1, role: 'viewer' });
     expect(part1.id).toMatch(UUID_RE);
     expect(typeof part1.added_by).toBe('string');
     expect(isIso(part1.created_at)).toBe(true);
-    const add2 = await app.post(`/v1/pathways/${p.id}/participants`, ws.key, { user_id: u2, role: 'editor' }, ws.brainHeaders);
+    const add2 = await app.post(
+      `/v1/pathways/${p.id}/participants`,
+      ws.key,
+      { user_id: u2, role: 'editor' },
+      ws.brainHeaders,
+    );
     const part2 = obj(obj(add2.body).participant);
     expect(part2.role).toBe('editor');
-    expectError(await app.post(`/v1/pathways/${p.id}/participants`, ws.key, { role: 'editor' }, ws.brainHeaders), 400, 'VALIDATION_ERROR');
-    expectError(await app.post(`/v1/pathways/${p.id}/participants`, ws.key, { user_id: 'nope' }, ws.brainHeaders), 400, 'VALIDATION_ERROR');
-    expectError(await app.post(`/v1/pathways/${p.id}/participants`, ws.key, { user_id: randomUUID(), role: 'king' }, ws.brainHeaders), 400, 'VALIDATION_ERROR');
-    expectError(await app.post(`/v1/pathways/${randomUUID()}/participants`, ws.key, { user_id: randomUUID() }, ws.brainHeaders), 404, 'NOT_FOUND');
+    expectError(
+      await app.post(`/v1/pathways/${p.id}/participants`, ws.key, { role: 'editor' }, ws.brainHeaders),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.post(`/v1/pathways/${p.id}/participants`, ws.key, { user_id: 'nope' }, ws.brainHeaders),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.post(
+        `/v1/pathways/${p.id}/participants`,
+        ws.key,
+        { user_id: randomUUID(), role: 'king' },
+        ws.brainHeaders,
+      ),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.post(`/v1/pathways/${randomUUID()}/participants`, ws.key, { user_id: randomUUID() }, ws.brainHeaders),
+      404,
+      'NOT_FOUND',
+    );
 
     const list = await app.get(`/v1/pathways/${p.id}/participants`, ws.key, ws.brainHeaders);
     expect(list.status).toBe(200);
@@ -1080,23 +1417,50 @@ describe('pathways', () => {
     const ids = arr(obj(list.body).participants).map((x) => x.user_id);
     expect(ids).toEqual(expect.arrayContaining([u1, u2]));
 
-    const upd = await app.put(`/v1/pathways/participants/${String(part1.id)}`, ws.key, { role: 'owner' }, ws.brainHeaders);
+    const upd = await app.put(
+      `/v1/pathways/participants/${String(part1.id)}`,
+      ws.key,
+      { role: 'owner' },
+      ws.brainHeaders,
+    );
     expect(upd.status).toBe(200);
     expect(obj(obj(upd.body).participant)).toMatchObject({ id: part1.id, role: 'owner' });
-    expectError(await app.put(`/v1/pathways/participants/${String(part1.id)}`, ws.key, {}, ws.brainHeaders), 400, 'VALIDATION_ERROR');
-    expectError(await app.put(`/v1/pathways/participants/${randomUUID()}`, ws.key, { role: 'owner' }, ws.brainHeaders), 404, 'NOT_FOUND');
+    expectError(
+      await app.put(`/v1/pathways/participants/${String(part1.id)}`, ws.key, {}, ws.brainHeaders),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.put(`/v1/pathways/participants/${randomUUID()}`, ws.key, { role: 'owner' }, ws.brainHeaders),
+      404,
+      'NOT_FOUND',
+    );
 
-    const check = await app.get(`/v1/pathways/${p.id}/participants/check-role?user_id=${u1}&role=editor`, ws.key, ws.brainHeaders);
+    const check = await app.get(
+      `/v1/pathways/${p.id}/participants/check-role?user_id=${u1}&role=editor`,
+      ws.key,
+      ws.brainHeaders,
+    );
     expect(check.status).toBe(200);
     obj(check.body);
-    expectError(await app.get(`/v1/pathways/${p.id}/participants/check-role?role=editor`, ws.key, ws.brainHeaders), 400, 'VALIDATION_ERROR');
-    expectError(await app.get(`/v1/pathways/${p.id}/participants/check-role?user_id=${u1}`, ws.key, ws.brainHeaders), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.get(`/v1/pathways/${p.id}/participants/check-role?role=editor`, ws.key, ws.brainHeaders),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.get(`/v1/pathways/${p.id}/participants/check-role?user_id=${u1}`, ws.key, ws.brainHeaders),
+      400,
+      'VALIDATION_ERROR',
+    );
 
     const rm1 = await app.del(`/v1/pathways/${p.id}/participants/${u1}`, ws.key, ws.brainHeaders);
     expect(rm1.status).toBe(200);
     const rm2 = await app.del(`/v1/pathways/participants/${String(part2.id)}`, ws.key, ws.brainHeaders);
     expect(rm2.status).toBe(200);
-    const after = arr(obj((await app.get(`/v1/pathways/${p.id}/participants`, ws.key, ws.brainHeaders)).body).participants).map((x) => x.user_id);
+    const after = arr(
+      obj((await app.get(`/v1/pathways/${p.id}/participants`, ws.key, ws.brainHeaders)).body).participants,
+    ).map((x) => x.user_id);
     expect(after).not.toContain(u1);
     expect(after).not.toContain(u2);
   });
@@ -1108,16 +1472,31 @@ describe('reflexes', () => {
   it('create, read, update, delete → { success: true }', async () => {
     const ws = await buildWorkspace(app);
     const integration = randomUUID();
-    const r = await app.post('/v1/reflexes', ws.key, { name: 'Mailer', type: 'effector', description: 'sends mail', tools: [{ integration_id: integration, tools: ['send_email'] }], scope: 'workspace' });
+    const r = await app.post('/v1/reflexes', ws.key, {
+      name: 'Mailer',
+      type: 'effector',
+      description: 'sends mail',
+      tools: [{ integration_id: integration, tools: ['send_email'] }],
+      scope: 'workspace',
+    });
     expect([200, 201]).toContain(r.status);
     const rf = obj(r.body);
     expect(typeof rf.id).toBe('string');
-    expect(rf).toMatchObject({ name: 'Mailer', type: 'effector', description: 'sends mail', is_active: true, scope: 'workspace' });
+    expect(rf).toMatchObject({
+      name: 'Mailer',
+      type: 'effector',
+      description: 'sends mail',
+      is_active: true,
+      scope: 'workspace',
+    });
     expect(rf.tools).toEqual([{ integration_id: integration, tools: ['send_email'] }]);
     const got = await app.get(`/v1/reflexes/${String(rf.id)}`, ws.key);
     expect(got.status).toBe(200);
     expect(obj(got.body)).toMatchObject({ id: rf.id, name: 'Mailer', type: 'effector' });
-    const upd = await app.put(`/v1/reflexes/${String(rf.id)}`, ws.key, { description: 'sends more mail', is_active: false });
+    const upd = await app.put(`/v1/reflexes/${String(rf.id)}`, ws.key, {
+      description: 'sends more mail',
+      is_active: false,
+    });
     expect(upd.status).toBe(200);
     expect(obj(upd.body)).toMatchObject({ description: 'sends more mail', is_active: false });
     expectError(await app.put(`/v1/reflexes/${String(rf.id)}`, ws.key, { scope: 'brain' }), 400, 'VALIDATION_ERROR');
@@ -1143,28 +1522,56 @@ describe('reflexes', () => {
       { name: 'x', type: 'sensory', scope: 'workspace', tools: [{ integration_id: randomUUID() }] },
     ];
     for (const body of bad) expectError(await app.post('/v1/reflexes', ws.key, body), 400, 'VALIDATION_ERROR');
-    const brain = await app.post('/v1/reflexes', ws.key, { name: 'brainy', type: 'sensory', scope: 'brain', brain_id: ws.brainId, ...impl });
+    const brain = await app.post('/v1/reflexes', ws.key, {
+      name: 'brainy',
+      type: 'sensory',
+      scope: 'brain',
+      brain_id: ws.brainId,
+      ...impl,
+    });
     expect([200, 201]).toContain(brain.status);
     expect(obj(brain.body)).toMatchObject({ scope: 'brain', type: 'sensory' });
-    const server = await app.post('/v1/reflexes', ws.key, { name: 'remote', type: 'effector', scope: 'workspace', metadata: { server_url: 'https://tools.example.com/mcp' } });
+    const server = await app.post('/v1/reflexes', ws.key, {
+      name: 'remote',
+      type: 'effector',
+      scope: 'workspace',
+      metadata: { server_url: 'https://tools.example.com/mcp' },
+    });
     expect([200, 201]).toContain(server.status);
   });
 
   it('GET /v1/reflexes: default limit 20, type filter, search, sortBy name', async () => {
     const ws = await buildWorkspace(app);
     for (let i = 0; i < 21; i++) {
-      const r = await app.post('/v1/reflexes', ws.key, { name: `rf-${String(i).padStart(2, '0')}`, type: i % 3 === 0 ? 'sensory' : 'effector', scope: 'workspace', metadata: { handler: 'current_time' } });
+      const r = await app.post('/v1/reflexes', ws.key, {
+        name: `rf-${String(i).padStart(2, '0')}`,
+        type: i % 3 === 0 ? 'sensory' : 'effector',
+        scope: 'workspace',
+        metadata: { handler: 'current_time' },
+      });
       expect([200, 201]).toContain(r.status);
     }
-    await app.post('/v1/reflexes', ws.key, { name: 'weather-lookup', description: 'looks up weather', type: 'sensory', scope: 'workspace', metadata: { handler: 'current_time' } });
+    await app.post('/v1/reflexes', ws.key, {
+      name: 'weather-lookup',
+      description: 'looks up weather',
+      type: 'sensory',
+      scope: 'workspace',
+      metadata: { handler: 'current_time' },
+    });
     const all = await app.get('/v1/reflexes', ws.key);
     expect(all.status).toBe(200);
     expect(itemsOf(all.body)).toHaveLength(20);
     const sensory = itemsOf((await app.get('/v1/reflexes?type=sensory&limit=100', ws.key)).body);
     expect(sensory).toHaveLength(8);
     expect(sensory.every((r) => r.type === 'sensory')).toBe(true);
-    expect(itemsOf((await app.get('/v1/reflexes?search=weather', ws.key)).body).map((r) => r.name)).toEqual(['weather-lookup']);
-    expect(itemsOf((await app.get('/v1/reflexes?sortBy=name&sortDirection=asc&limit=2&offset=1', ws.key)).body).map((r) => r.name)).toEqual(['rf-01', 'rf-02']);
+    expect(itemsOf((await app.get('/v1/reflexes?search=weather', ws.key)).body).map((r) => r.name)).toEqual([
+      'weather-lookup',
+    ]);
+    expect(
+      itemsOf((await app.get('/v1/reflexes?sortBy=name&sortDirection=asc&limit=2&offset=1', ws.key)).body).map(
+        (r) => r.name,
+      ),
+    ).toEqual(['rf-01', 'rf-02']);
     expectError(await app.get('/v1/reflexes?type=actuator', ws.key), 400, 'VALIDATION_ERROR');
   });
 });
@@ -1177,7 +1584,11 @@ describe('interventions and waiting jobs', () => {
     const r = await app.post(`/v1/pathways/${p.id}/execute`, ws.key, { input: { amount: 10 } }, ws.brainHeaders);
     expect(r.status).toBe(202);
     const jobId = String(obj(r.body).job_id);
-    const job = await waitForJob(ws, jobId, (s) => s === 'waiting' || s === 'paused' || s === 'completed' || s === 'failed');
+    const job = await waitForJob(
+      ws,
+      jobId,
+      (s) => s === 'waiting' || s === 'paused' || s === 'completed' || s === 'failed',
+    );
     return { jobId, job, pathwayId: p.id };
   }
 
@@ -1196,7 +1607,7 @@ describe('interventions and waiting jobs', () => {
     expect(one.status).toBe(200);
     const rec = obj(one.body);
     expect(JSON.stringify(rec)).toContain(String(iv.id));
-    const deliveries = arr((rec.deliveries ?? obj(rec.intervention ?? {}).deliveries));
+    const deliveries = arr(rec.deliveries ?? obj(rec.intervention ?? {}).deliveries);
     expect(deliveries.length).toBeGreaterThan(0);
     const summary = await app.get('/v1/interventions?summary=1', ws.key, ws.brainHeaders);
     expect(summary.status).toBe(200);
@@ -1209,29 +1620,50 @@ describe('interventions and waiting jobs', () => {
     expect(grouped).toEqual({ active: 1, resolved: 0, expired_or_cancelled: 0 });
     expect(obj(job.waitingFor).interventionId ?? iv.id).toBe(iv.id);
     // status filter and brain_scope=all
-    expect(itemsOf((await app.get('/v1/interventions?status=pending', ws.key, ws.brainHeaders)).body).map((x) => x.id)).toContain(iv.id);
+    expect(
+      itemsOf((await app.get('/v1/interventions?status=pending', ws.key, ws.brainHeaders)).body).map((x) => x.id),
+    ).toContain(iv.id);
     expect(itemsOf((await app.get('/v1/interventions?status=approved', ws.key, ws.brainHeaders)).body)).toHaveLength(0);
-    expect(itemsOf((await app.get('/v1/interventions?brain_scope=all', ws.key)).body).map((x) => x.id)).toContain(iv.id);
-    for (const x of itemsOf((await app.get('/v1/interventions', ws.key, ws.brainHeaders)).body)) expect(INTERVENTION_STATUSES).toContain(x.status);
+    expect(itemsOf((await app.get('/v1/interventions?brain_scope=all', ws.key)).body).map((x) => x.id)).toContain(
+      iv.id,
+    );
+    for (const x of itemsOf((await app.get('/v1/interventions', ws.key, ws.brainHeaders)).body))
+      expect(INTERVENTION_STATUSES).toContain(x.status);
     // Other workspaces do not see it.
     const other = await buildWorkspace(app);
     expectError(await app.get(`/v1/interventions/${String(iv.id)}`, other.key, other.brainHeaders), 404, 'NOT_FOUND');
     await app.post(`/v1/jobs/${jobId}/cancel`, ws.key);
   });
 
-  it('POST /v1/jobs/:id/input: input must match the paused run\'s intervention (400), then the run continues', async () => {
+  it("POST /v1/jobs/:id/input: input must match the paused run's intervention (400), then the run continues", async () => {
     const ws = await buildWorkspace(app);
     const { jobId, job } = await startHumanRun(ws);
     expect(job.status).toBe('waiting');
     const iv = (await interventionsOf(ws, jobId))[0];
-    const wrong = await app.post(`/v1/jobs/${jobId}/input`, ws.key, { workspace_id: ws.workspaceId, input: { type: 'intervention_response', interventionId: randomUUID(), action: 'approve' } });
+    const wrong = await app.post(`/v1/jobs/${jobId}/input`, ws.key, {
+      workspace_id: ws.workspaceId,
+      input: { type: 'intervention_response', interventionId: randomUUID(), action: 'approve' },
+    });
     expectError(wrong, 400, 'VALIDATION_ERROR');
-    expectError(await app.post(`/v1/jobs/${jobId}/input`, ws.key, { workspace_id: ws.workspaceId, input: { type: 'something_else', interventionId: iv.id, action: 'approve' } }), 400, 'VALIDATION_ERROR');
-    const otherWs = await app.post(`/v1/jobs/${jobId}/input`, ws.key, { workspace_id: randomUUID(), input: { type: 'intervention_response', interventionId: iv.id, action: 'approve' } });
+    expectError(
+      await app.post(`/v1/jobs/${jobId}/input`, ws.key, {
+        workspace_id: ws.workspaceId,
+        input: { type: 'something_else', interventionId: iv.id, action: 'approve' },
+      }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    const otherWs = await app.post(`/v1/jobs/${jobId}/input`, ws.key, {
+      workspace_id: randomUUID(),
+      input: { type: 'intervention_response', interventionId: iv.id, action: 'approve' },
+    });
     expect([400, 403]).toContain(otherWs.status);
     expectError(otherWs, otherWs.status);
     expect((await jobStatus(ws, jobId)).status).toBe('waiting');
-    const ok = await app.post(`/v1/jobs/${jobId}/input`, ws.key, { workspace_id: ws.workspaceId, input: { type: 'intervention_response', interventionId: iv.id, action: 'approve' } });
+    const ok = await app.post(`/v1/jobs/${jobId}/input`, ws.key, {
+      workspace_id: ws.workspaceId,
+      input: { type: 'intervention_response', interventionId: iv.id, action: 'approve' },
+    });
     expect(ok.status, ok.text).toBe(200);
     const done = await waitForJob(ws, jobId);
     expect(done.status).toBe('completed');
@@ -1245,9 +1677,22 @@ describe('interventions and waiting jobs', () => {
     const { jobId, job } = await startHumanRun(ws);
     expect(job.status).toBe('waiting');
     const iv = (await interventionsOf(ws, jobId))[0];
-    expectError(await app.post(`/v1/interventions/${randomUUID()}/respond`, ws.key, { action: 'approve' }, ws.brainHeaders), 404, 'NOT_FOUND');
-    expectError(await app.post(`/v1/interventions/${String(iv.id)}/respond`, ws.key, {}, ws.brainHeaders), 400, 'VALIDATION_ERROR');
-    const r = await app.post(`/v1/interventions/${String(iv.id)}/respond`, ws.key, { action: 'approve', comment: 'looks fine' }, ws.brainHeaders);
+    expectError(
+      await app.post(`/v1/interventions/${randomUUID()}/respond`, ws.key, { action: 'approve' }, ws.brainHeaders),
+      404,
+      'NOT_FOUND',
+    );
+    expectError(
+      await app.post(`/v1/interventions/${String(iv.id)}/respond`, ws.key, {}, ws.brainHeaders),
+      400,
+      'VALIDATION_ERROR',
+    );
+    const r = await app.post(
+      `/v1/interventions/${String(iv.id)}/respond`,
+      ws.key,
+      { action: 'approve', comment: 'looks fine' },
+      ws.brainHeaders,
+    );
     expect(r.status, r.text).toBe(200);
     expect((await waitForJob(ws, jobId)).status).toBe('completed');
     const after = itemsOf((await app.get(`/v1/interventions?job_id=${jobId}`, ws.key, ws.brainHeaders)).body);
@@ -1266,7 +1711,10 @@ describe('interventions and waiting jobs', () => {
     expect(failed.status).toBe('failed');
     expectError(await app.post(`/v1/jobs/${jobId}/cancel`, ws.key), 400, 'VALIDATION_ERROR');
     let iv = (await interventionsOf(ws, jobId))[0];
-    for (let i = 0; i < 20 && iv.status === 'pending'; i++) { await sleep(100); iv = (await interventionsOf(ws, jobId))[0]; }
+    for (let i = 0; i < 20 && iv.status === 'pending'; i++) {
+      await sleep(100);
+      iv = (await interventionsOf(ws, jobId))[0];
+    }
     expect(iv.status).toBe('cancelled');
   });
 
@@ -1281,8 +1729,6 @@ describe('interventions and waiting jobs', () => {
     expectError(await app.post(`/v1/jobs/${randomUUID()}/resume`, ws.key, {}), 404, 'NOT_FOUND');
   });
 });
-
-
 
 // ───────────────────────────────────── More coverage ─────────────────────────────────────
 
@@ -1306,7 +1752,10 @@ describe('more traces, versions and public interventions', () => {
     const compMsgs = arr(obj((await app.get(`/v1/traces/${String(c.trace_id)}/messages`, ws.key)).body).engrams);
     expect(compMsgs.every((e) => e.trace_type === 'system')).toBe(true);
     const threadMsgs = arr(obj((await app.get(`/v1/traces/${String(thread.trace_id)}/messages`, ws.key)).body).engrams);
-    expect(threadMsgs.map((e) => [e.source_type, e.trace_type])).toEqual([['user', 'thread'], ['neuron', 'thread']]);
+    expect(threadMsgs.map((e) => [e.source_type, e.trace_type])).toEqual([
+      ['user', 'thread'],
+      ['neuron', 'thread'],
+    ]);
     expect(threadMsgs[1].source_id).toBe(n.id);
     expect(obj(threadMsgs[1].content).type).not.toBe('human');
   });
@@ -1315,7 +1764,8 @@ describe('more traces, versions and public interventions', () => {
     const ws = await buildWorkspace(app);
     const sub = randomUUID();
     const jwt = await ws.jwt(['member'], sub);
-    const mine = randomUUID(); const keyed = randomUUID();
+    const mine = randomUUID();
+    const keyed = randomUUID();
     await postMessage(ws, mine, 'by user', jwt);
     await postMessage(ws, keyed, 'by key');
     const byUser = obj((await app.get(`/v1/traces?user_id=${sub}`, ws.key)).body);
@@ -1329,8 +1779,16 @@ describe('more traces, versions and public interventions', () => {
     expect(Date.parse(String(after.updated_at))).toBeGreaterThan(Date.parse(String(before.updated_at)));
     expect(after.created_at).toBe(before.created_at);
     expect(after.message_count).toBe(2);
-    expectError(await app.post(`/v1/traces/${keyed}/messages`, ws.key, { content: 'x', memory_ids: ['not-a-uuid'] }), 400, 'VALIDATION_ERROR');
-    expectError(await app.post(`/v1/traces/${keyed}/messages`, ws.key, { content: 'x', metadata: 'flat' }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.post(`/v1/traces/${keyed}/messages`, ws.key, { content: 'x', memory_ids: ['not-a-uuid'] }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.post(`/v1/traces/${keyed}/messages`, ws.key, { content: 'x', metadata: 'flat' }),
+      400,
+      'VALIDATION_ERROR',
+    );
   });
 
   it('neuron catalog family: history, version read, promote, soft delete and restore', async () => {
@@ -1394,7 +1852,11 @@ describe('more traces, versions and public interventions', () => {
     expect(view.status).toBe(200);
     obj(view.body);
     expectError(await app.get('/v1/public/interventions/not-a-real-token'), 404, 'NOT_FOUND');
-    expectError(await app.post(`/v1/public/interventions/${String(token)}/respond`, undefined, {}), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.post(`/v1/public/interventions/${String(token)}/respond`, undefined, {}),
+      400,
+      'VALIDATION_ERROR',
+    );
     const resp = await app.post(`/v1/public/interventions/${String(token)}/respond`, undefined, { action: 'approve' });
     expect(resp.status, resp.text).toBe(200);
     expect((await waitForJob(ws, jobId)).status).toBe('completed');
@@ -1403,11 +1865,14 @@ describe('more traces, versions and public interventions', () => {
   });
 });
 
-
 describe('edge cases of validation and wire format', () => {
   it('malformed JSON, unknown routes and bad query values give { message, code } errors', async () => {
     const ws = await buildWorkspace(app);
-    expectError(await app.request('POST', '/v1/pathways', { auth: ws.key, raw: '{bad', headers: ws.brainHeaders }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.request('POST', '/v1/pathways', { auth: ws.key, raw: '{bad', headers: ws.brainHeaders }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expectError(await app.get('/v1/nothing-here', ws.key), 404, 'NOT_FOUND');
     expectError(await app.get('/v1/traces?created_after=notadate', ws.key), 400, 'VALIDATION_ERROR');
     expectError(await app.get('/v1/traces?limit=abc', ws.key), 400, 'VALIDATION_ERROR');
@@ -1422,9 +1887,33 @@ describe('edge cases of validation and wire format', () => {
   it('neuron_config types are validated; a brain of another workspace is refused; the raw name resolves', async () => {
     const ws = await buildWorkspace(app);
     const other = await buildWorkspace(app);
-    expectError(await app.post('/v1/neurons', ws.key, { name: 'rid', brain_id: ws.brainId, neuron_config: { resource_ids: ['x'] } }), 400, 'VALIDATION_ERROR');
-    expectError(await app.post('/v1/neurons', ws.key, { name: 'temp', brain_id: ws.brainId, neuron_config: { temperature: 'hot' } }), 400, 'VALIDATION_ERROR');
-    expectError(await app.post('/v1/neurons', ws.key, { name: 'subs', brain_id: ws.brainId, neuron_config: { sub_neuron_ids: 'all' } }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.post('/v1/neurons', ws.key, {
+        name: 'rid',
+        brain_id: ws.brainId,
+        neuron_config: { resource_ids: ['x'] },
+      }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.post('/v1/neurons', ws.key, {
+        name: 'temp',
+        brain_id: ws.brainId,
+        neuron_config: { temperature: 'hot' },
+      }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.post('/v1/neurons', ws.key, {
+        name: 'subs',
+        brain_id: ws.brainId,
+        neuron_config: { sub_neuron_ids: 'all' },
+      }),
+      400,
+      'VALIDATION_ERROR',
+    );
     const foreign = await app.post('/v1/neurons', ws.key, { name: 'foreign', brain_id: other.brainId });
     expect([400, 403, 404]).toContain(foreign.status);
     expectError(foreign, foreign.status);
@@ -1439,18 +1928,36 @@ describe('edge cases of validation and wire format', () => {
 
   it('a core neuron read without core admin is redacted', async () => {
     const ws = await buildWorkspace(app);
-    const core = await app.post('/v1/neurons', await ws.jwt(['core_admin', 'workspace_admin']), { name: 'curated', brain_id: ws.brainId, scope: 'core', neuron_config: { model: MODEL, system_prompt: 'top secret charter' } });
+    const core = await app.post('/v1/neurons', await ws.jwt(['core_admin', 'workspace_admin']), {
+      name: 'curated',
+      brain_id: ws.brainId,
+      scope: 'core',
+      neuron_config: { model: MODEL, system_prompt: 'top secret charter' },
+    });
     expect([200, 201]).toContain(core.status);
-    const asMember = await app.get(`/v1/neurons/${String(obj(core.body).id)}`, await ws.jwt(['member']), ws.brainHeaders);
+    const asMember = await app.get(
+      `/v1/neurons/${String(obj(core.body).id)}`,
+      await ws.jwt(['member']),
+      ws.brainHeaders,
+    );
     expect(asMember.status).toBe(200);
     expect(JSON.stringify(asMember.body)).not.toContain('top secret charter');
-    const asCore = await app.get(`/v1/neurons/${String(obj(core.body).id)}`, await ws.jwt(['core_admin']), ws.brainHeaders);
+    const asCore = await app.get(
+      `/v1/neurons/${String(obj(core.body).id)}`,
+      await ws.jwt(['core_admin']),
+      ws.brainHeaders,
+    );
     expect(JSON.stringify(asCore.body)).toContain('top secret charter');
   });
 
   it('compile: errors? alongside compiled for a broken graph; overrides apply; bad types 400', async () => {
     const ws = await buildWorkspace(app);
-    const bad = await app.post('/v1/pathways/compile', ws.key, { pathway: { nodes: [{ id: 'start', type: 'start', data: {} }], edges: [{ id: 'e', source: 'start', target: 'ghost' }] } });
+    const bad = await app.post('/v1/pathways/compile', ws.key, {
+      pathway: {
+        nodes: [{ id: 'start', type: 'start', data: {} }],
+        edges: [{ id: 'e', source: 'start', target: 'ghost' }],
+      },
+    });
     expect(bad.status).toBe(200);
     const b = obj(bad.body);
     obj(obj(b.compiled));
@@ -1459,15 +1966,31 @@ describe('edge cases of validation and wire format', () => {
     const ok = obj((await app.post('/v1/pathways/compile', ws.key, { pathway: markerGraph('x') })).body);
     expect(ok.preview).toBeUndefined();
     expect(ok.errors === undefined || (Array.isArray(ok.errors) && ok.errors.length === 0)).toBe(true);
-    expectError(await app.post('/v1/pathways/compile', ws.key, { pathway: markerGraph('x'), payload: 'str' }), 400, 'VALIDATION_ERROR');
-    expectError(await app.post('/v1/pathways/compile', ws.key, { pathway: markerGraph('x'), overrides: 'str' }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.post('/v1/pathways/compile', ws.key, { pathway: markerGraph('x'), payload: 'str' }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.post('/v1/pathways/compile', ws.key, { pathway: markerGraph('x'), overrides: 'str' }),
+      400,
+      'VALIDATION_ERROR',
+    );
   });
 
   it('execute and job input validation: input must be an object; unknown pathway_version; input on a finished job', async () => {
     const ws = await buildWorkspace(app);
     const p = await createPathway(ws, 'strict', { pathway_graph: markerGraph('s') });
-    expectError(await app.post(`/v1/pathways/${p.id}/execute`, ws.key, { input: 'text' }, ws.brainHeaders), 400, 'VALIDATION_ERROR');
-    expectError(await app.post(`/v1/pathways/${p.id}/execute`, ws.key, { pathway_version: 'one' }, ws.brainHeaders), 400, 'VALIDATION_ERROR');
+    expectError(
+      await app.post(`/v1/pathways/${p.id}/execute`, ws.key, { input: 'text' }, ws.brainHeaders),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.post(`/v1/pathways/${p.id}/execute`, ws.key, { pathway_version: 'one' }, ws.brainHeaders),
+      400,
+      'VALIDATION_ERROR',
+    );
     const missing = await app.post(`/v1/pathways/${p.id}/execute`, ws.key, { pathway_version: 999 }, ws.brainHeaders);
     if (missing.status === 202) {
       const job = await waitForJob(ws, String(obj(missing.body).job_id));
@@ -1479,19 +2002,38 @@ describe('edge cases of validation and wire format', () => {
     const r = await app.post(`/v1/pathways/${p.id}/execute`, ws.key, {}, ws.brainHeaders);
     const jobId = String(obj(r.body).job_id);
     await waitForJob(ws, jobId);
-    expectError(await app.post(`/v1/jobs/${jobId}/input`, ws.key, { workspace_id: ws.workspaceId, input: { type: 'intervention_response', interventionId: randomUUID(), action: 'approve' } }), 400, 'VALIDATION_ERROR');
-    expectError(await app.post(`/v1/jobs/${randomUUID()}/input`, ws.key, { workspace_id: ws.workspaceId, input: { type: 'intervention_response', interventionId: randomUUID(), action: 'approve' } }), 404, 'NOT_FOUND');
+    expectError(
+      await app.post(`/v1/jobs/${jobId}/input`, ws.key, {
+        workspace_id: ws.workspaceId,
+        input: { type: 'intervention_response', interventionId: randomUUID(), action: 'approve' },
+      }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await app.post(`/v1/jobs/${randomUUID()}/input`, ws.key, {
+        workspace_id: ws.workspaceId,
+        input: { type: 'intervention_response', interventionId: randomUUID(), action: 'approve' },
+      }),
+      404,
+      'NOT_FOUND',
+    );
   });
 
   it('traces sort by updated_at; title equals metadata.title', async () => {
     const ws = await buildWorkspace(app);
-    const a = randomUUID(); const b = randomUUID();
+    const a = randomUUID();
+    const b = randomUUID();
     await postMessage(ws, a, 'a1');
     await postMessage(ws, b, 'b1');
     await sleep(20);
     await postMessage(ws, a, 'a2');
-    expect(arr(obj((await app.get('/v1/traces?sort=updated_at&order=asc', ws.key)).body).traces).map((t) => t.trace_id)).toEqual([b, a]);
-    expect(arr(obj((await app.get('/v1/traces?sort=updated_at&order=desc', ws.key)).body).traces).map((t) => t.trace_id)).toEqual([a, b]);
+    expect(
+      arr(obj((await app.get('/v1/traces?sort=updated_at&order=asc', ws.key)).body).traces).map((t) => t.trace_id),
+    ).toEqual([b, a]);
+    expect(
+      arr(obj((await app.get('/v1/traces?sort=updated_at&order=desc', ws.key)).body).traces).map((t) => t.trace_id),
+    ).toEqual([a, b]);
     // Default sort (SPEC-SILENT: updated_at desc per docs/decisions.md).
     expect(arr(obj((await app.get('/v1/traces', ws.key)).body).traces).map((t) => t.trace_id)).toEqual([a, b]);
     expect((await app.patch(`/v1/traces/${b}`, ws.key, { title: 'Bee' })).status).toBe(200);
@@ -1516,4 +2058,3 @@ describe('edge cases of validation and wire format', () => {
     expect(sse.events.length).toBeGreaterThanOrEqual(1);
   }, 30_000);
 });
-

@@ -31,23 +31,104 @@ function documents(): Doc[] {
   for (let i = 0; i < 60; i++) {
     for (const ws of ['w1', 'w2']) {
       docs.push({
-        _id: `${ws}_${String(i).padStart(3, '0')}`, workspaceId: ws, status: ['pending', 'running', 'failed'][i % 3],
-        token: `t${i}`, createdAt: at(Math.floor(i / 2)), name: `n${String.fromCharCode(97 + (i % 26))}${i}`, flag: i % 2 === 0, meta: { k: i < 10 ? 1 : 2 },
+        _id: `${ws}_${String(i).padStart(3, '0')}`,
+        workspaceId: ws,
+        status: ['pending', 'running', 'failed'][i % 3],
+        token: `t${i}`,
+        createdAt: at(Math.floor(i / 2)),
+        name: `n${String.fromCharCode(97 + (i % 26))}${i}`,
+        flag: i % 2 === 0,
+        meta: { k: i < 10 ? 1 : 2 },
       });
     }
   }
   docs.push(
-    { _id: 'odd_ws_array', workspaceId: ['w1', 'x'], status: 'running', token: 't5', createdAt: at(10), name: 'nb', flag: true },
-    { _id: 'odd_status_array', workspaceId: 'w1', status: ['x', 'running'], token: 'tx', createdAt: at(100), name: 'nzz', flag: false },
-    { _id: 'odd_token_array', workspaceId: 'w1', status: 'failed', token: ['t7', 'tq'], createdAt: at(3), name: 'n<', flag: true },
-    { _id: 'odd_created_array', workspaceId: 'w1', status: 'running', token: 'ta', createdAt: [at(-5), at(500)], name: 'né', flag: [true] },
+    {
+      _id: 'odd_ws_array',
+      workspaceId: ['w1', 'x'],
+      status: 'running',
+      token: 't5',
+      createdAt: at(10),
+      name: 'nb',
+      flag: true,
+    },
+    {
+      _id: 'odd_status_array',
+      workspaceId: 'w1',
+      status: ['x', 'running'],
+      token: 'tx',
+      createdAt: at(100),
+      name: 'nzz',
+      flag: false,
+    },
+    {
+      _id: 'odd_token_array',
+      workspaceId: 'w1',
+      status: 'failed',
+      token: ['t7', 'tq'],
+      createdAt: at(3),
+      name: 'n<',
+      flag: true,
+    },
+    {
+      _id: 'odd_created_array',
+      workspaceId: 'w1',
+      status: 'running',
+      token: 'ta',
+      createdAt: [at(-5), at(500)],
+      name: 'né',
+      flag: [true],
+    },
     { _id: 'odd_created_missing', workspaceId: 'w1', status: 'running', token: 'tb', name: 'n"q' },
-    { _id: 'odd_created_null', workspaceId: 'w1', status: 'running', token: 'tc', createdAt: null, name: null, flag: null },
-    { _id: 'odd_created_string', workspaceId: 'w1', status: 'running', token: 'td', createdAt: '2026-01-01T00:10:00Z', name: 5 },
-    { _id: 'odd_created_number', workspaceId: 'w1', status: 'running', token: 'te', createdAt: T0 + 20_000, name: 'n\\z' },
-    { _id: 'odd_created_1999', workspaceId: 'w1', status: 'running', token: 'tf', createdAt: new Date(Date.UTC(1999, 5, 1)), name: 'A' },
-    { _id: 'odd_created_1960', workspaceId: 'w1', status: 'pending', token: 'tg', createdAt: new Date(Date.UTC(1960, 0, 1)), name: '' },
-    { _id: 'odd_created_2300', workspaceId: 'w1', status: 'pending', token: 'th', createdAt: new Date(Date.UTC(2300, 0, 1)), name: 'n😀' },
+    {
+      _id: 'odd_created_null',
+      workspaceId: 'w1',
+      status: 'running',
+      token: 'tc',
+      createdAt: null,
+      name: null,
+      flag: null,
+    },
+    {
+      _id: 'odd_created_string',
+      workspaceId: 'w1',
+      status: 'running',
+      token: 'td',
+      createdAt: '2026-01-01T00:10:00Z',
+      name: 5,
+    },
+    {
+      _id: 'odd_created_number',
+      workspaceId: 'w1',
+      status: 'running',
+      token: 'te',
+      createdAt: T0 + 20_000,
+      name: 'n\\z',
+    },
+    {
+      _id: 'odd_created_1999',
+      workspaceId: 'w1',
+      status: 'running',
+      token: 'tf',
+      createdAt: new Date(Date.UTC(1999, 5, 1)),
+      name: 'A',
+    },
+    {
+      _id: 'odd_created_1960',
+      workspaceId: 'w1',
+      status: 'pending',
+      token: 'tg',
+      createdAt: new Date(Date.UTC(1960, 0, 1)),
+      name: '',
+    },
+    {
+      _id: 'odd_created_2300',
+      workspaceId: 'w1',
+      status: 'pending',
+      token: 'th',
+      createdAt: new Date(Date.UTC(2300, 0, 1)),
+      name: 'n😀',
+    },
     { _id: 'odd_status_bool', workspaceId: 'w1', status: true, token: 'ti', createdAt: at(7) },
     { _id: 'odd_status_number', workspaceId: 'w1', status: 1, token: 't1', createdAt: at(8) },
     { _id: 'odd_ws_objectid', workspaceId: new ObjectId('77316d6f0000000000000000'), token: 't2', createdAt: at(9) },
@@ -69,13 +150,17 @@ beforeAll(async () => {
     [{ workspaceId: 1, token: 1 }, 'ws_token'],
     [{ workspaceId: 1, name: 1 }, 'ws_name'],
     [{ workspaceId: 1, flag: 1 }, 'ws_flag'],
-  ] as const) await indexed.createIndex(keys, { name });
+  ] as const)
+    await indexed.createIndex(keys, { name });
   await indexed.insertMany(documents());
   await plain.insertMany(documents());
 });
 
 afterAll(async () => {
-  await client.db(dbName).dropDatabase().catch(() => undefined);
+  await client
+    .db(dbName)
+    .dropDatabase()
+    .catch(() => undefined);
   await client.close();
 });
 
@@ -132,8 +217,16 @@ describe('store pushdown (same answers with and without indexes)', () => {
       await same({ workspaceId: 'w1', createdAt: { $lte: t, $gt: at(2) } }, byCreated, 5);
       await same({ workspaceId: 'w1', status: 'running', createdAt: { $lt: t } }, byCreated, 3);
       for (const id of ['w1_010', 'w1_031', 'w1_058']) {
-        await same({ workspaceId: 'w1', $or: [{ createdAt: { $lt: t } }, { createdAt: t, _id: { $lt: id } }] }, byCreated, 4);
-        await same({ workspaceId: 'w1', $or: [{ createdAt: { $gt: t } }, { createdAt: t, _id: { $gt: id } }] }, { createdAt: 1, _id: 1 }, 4);
+        await same(
+          { workspaceId: 'w1', $or: [{ createdAt: { $lt: t } }, { createdAt: t, _id: { $lt: id } }] },
+          byCreated,
+          4,
+        );
+        await same(
+          { workspaceId: 'w1', $or: [{ createdAt: { $gt: t } }, { createdAt: t, _id: { $gt: id } }] },
+          { createdAt: 1, _id: 1 },
+          4,
+        );
       }
     }
     await same({ workspaceId: 'w1', createdAt: { $gte: '2026' } }, byCreated, 5); // a string range matches strings only
@@ -150,10 +243,21 @@ describe('store pushdown (same answers with and without indexes)', () => {
   });
 
   it('counts (arrays counted too) and filters that are not pushed down keep their answers', async () => {
-    for (const filter of [{ workspaceId: 'w1', status: 'running' }, { workspaceId: 'w1' }, { workspaceId: 'w2', status: 'failed' }, { workspaceId: 'w1', token: 'nothing' },
-      { workspaceId: 'w1', createdAt: { $lt: at(20) } }, { workspaceId: 'w1', status: null }, { workspaceId: { $in: ['w1', 'w2'] } }]) {
-      expect(await indexed.countDocuments(filter as Filter<Doc>)).toBe(await plain.countDocuments(filter as Filter<Doc>));
-      expect(await indexed.countDocuments(filter as Filter<Doc>, { limit: 5 })).toBe(await plain.countDocuments(filter as Filter<Doc>, { limit: 5 }));
+    for (const filter of [
+      { workspaceId: 'w1', status: 'running' },
+      { workspaceId: 'w1' },
+      { workspaceId: 'w2', status: 'failed' },
+      { workspaceId: 'w1', token: 'nothing' },
+      { workspaceId: 'w1', createdAt: { $lt: at(20) } },
+      { workspaceId: 'w1', status: null },
+      { workspaceId: { $in: ['w1', 'w2'] } },
+    ]) {
+      expect(await indexed.countDocuments(filter as Filter<Doc>)).toBe(
+        await plain.countDocuments(filter as Filter<Doc>),
+      );
+      expect(await indexed.countDocuments(filter as Filter<Doc>, { limit: 5 })).toBe(
+        await plain.countDocuments(filter as Filter<Doc>, { limit: 5 }),
+      );
       await same(filter as Filter<Doc>, byCreated, 7);
     }
     await same({ workspaceId: 'w1', 'createdAt.0': { $exists: true } });
@@ -164,12 +268,15 @@ describe('store pushdown (same answers with and without indexes)', () => {
     await same({ _id: 'w1_004', workspaceId: 'w1' });
     await same({ workspaceId: 'w1', flag: true }, byCreated, 3); // the filter is served, the sort is not: no limit in SQL
     await same({ workspaceId: 'w1', token: 't5' }, { name: -1 }, 1);
-    expect(await indexed.countDocuments({ workspaceId: 'w1', status: 'running' })).toBe(await plain.countDocuments({ workspaceId: 'w1', status: 'running' }));
+    expect(await indexed.countDocuments({ workspaceId: 'w1', status: 'running' })).toBe(
+      await plain.countDocuments({ workspaceId: 'w1', status: 'running' }),
+    );
     expect(await indexed.countDocuments({ workspaceId: 'w1', status: 'running' })).toBeGreaterThan(20); // odd documents counted: arrays included
   });
 
   it('on FerretDB SQLite, the plans search the indexes and scan nothing', async (ctx) => {
-    const explain = (find: Document) => client.db(dbName).command({ explain: { find: 'indexed', ...find }, verbosity: 'queryPlanner' });
+    const explain = (find: Document) =>
+      client.db(dbName).command({ explain: { find: 'indexed', ...find }, verbosity: 'queryPlanner' });
     const probe = await explain({ filter: { workspaceId: 'w1' } });
     const plan = (probe.queryPlanner as { Plan?: unknown } | undefined)?.Plan;
     if (!Array.isArray(plan) || !String(plan[0]).includes('detail=')) ctx.skip(); // MongoDB or FerretDB on PostgreSQL
@@ -177,12 +284,25 @@ describe('store pushdown (same answers with and without indexes)', () => {
       { filter: { workspaceId: 'w1', token: 't5' }, limit: 1 },
       { filter: { workspaceId: 'w1' }, sort: byCreated, limit: 20 },
       { filter: { workspaceId: 'w1', status: 'running' }, sort: byCreated, limit: 20 },
-      { filter: { workspaceId: 'w1', $or: [{ createdAt: { $lt: at(9) } }, { createdAt: at(9), _id: { $lt: 'w1_019' } }] }, sort: byCreated, limit: 20 },
+      {
+        filter: {
+          workspaceId: 'w1',
+          $or: [{ createdAt: { $lt: at(9) } }, { createdAt: at(9), _id: { $lt: 'w1_019' } }],
+        },
+        sort: byCreated,
+        limit: 20,
+      },
     ]) {
       const e = await explain(find);
       const lines = (e.queryPlanner as { Plan: string[] }).Plan.map(String);
-      expect(lines.some((l) => /SEARCH \S+ USING INDEX \S+_ws_(token|created|status)/.test(l)), lines.join('\n')).toBe(true);
-      expect(lines.filter((l) => /detail=SCAN (?!\()/.test(l)), lines.join('\n')).toEqual([]); // a SCAN of the table, not of a subquery's rows
+      expect(
+        lines.some((l) => /SEARCH \S+ USING INDEX \S+_ws_(token|created|status)/.test(l)),
+        lines.join('\n'),
+      ).toBe(true);
+      expect(
+        lines.filter((l) => /detail=SCAN (?!\()/.test(l)),
+        lines.join('\n'),
+      ).toEqual([]); // a SCAN of the table, not of a subquery's rows
       expect(e.filterPushdown).toBe(true);
       if (find.sort) expect(e.sortPushdown).toBe(true);
     }

@@ -12,14 +12,18 @@ describe('traces', () => {
   it('POST /v1/traces/:id/messages creates the trace on the first message and keeps API order', async () => {
     const ws = await buildWorkspace(app);
     const traceId = randomUUID();
-    const first = await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'hello', metadata: { 'a.b': 1, $x: [[1, 2]] } });
+    const first = await app.post(`/v1/traces/${traceId}/messages`, ws.key, {
+      content: 'hello',
+      metadata: { 'a.b': 1, $x: [[1, 2]] },
+    });
     expect(first.status).toBe(201);
     const engram = Engram.parse(first.body.engram);
     expect(engram.source_type).toBe('user');
     expect(engram.content).toEqual({ type: 'human', content: 'hello' });
     expect(engram.content_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(engram.metadata).toEqual({ 'a.b': 1, $x: [[1, 2]] });
-    for (const c of ['two', 'three']) expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: c })).status).toBe(201);
+    for (const c of ['two', 'three'])
+      expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: c })).status).toBe(201);
 
     const msgs = await app.get<{ engrams: unknown[] }>(`/v1/traces/${traceId}/messages`, ws.key);
     expect(msgs.body.engrams.map((e) => Engram.parse(e).content.content)).toEqual(['hello', 'two', 'three']);
@@ -36,7 +40,9 @@ describe('traces', () => {
   it('concurrent messages to one trace keep distinct positions and an exact count', async () => {
     const ws = await buildWorkspace(app);
     const traceId = randomUUID();
-    const res = await Promise.all(Array.from({ length: 12 }, (_, i) => app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: `c${i}` })));
+    const res = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: `c${i}` })),
+    );
     expect(res.every((r) => r.status === 201)).toBe(true);
     const t = await app.get(`/v1/traces/${traceId}`, ws.key);
     expect(Trace.parse(t.body.trace).message_count).toBe(12);
@@ -56,7 +62,10 @@ describe('traces', () => {
     expect(String(bad.body.message)).toContain('content');
     const badMem = await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'x', memory_ids: ['nope'] });
     expect(badMem.status).toBe(400);
-    const malformed = await app.request('POST', `/v1/traces/${traceId}/messages`, { auth: ws.key, raw: '{"content": ' });
+    const malformed = await app.request('POST', `/v1/traces/${traceId}/messages`, {
+      auth: ws.key,
+      raw: '{"content": ',
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.body).toMatchObject({ code: 'VALIDATION_ERROR' });
     // Bad input never loses data already stored.
@@ -84,7 +93,9 @@ describe('traces', () => {
     expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'keyed' })).status).toBe(201);
     const stored = await app.deps.repos.traces.traces.findOne({ workspaceId: ws.workspaceId, traceId });
     expect(stored?._id).toBe(traceKey(ws.workspaceId, traceId));
-    expect(traceKey(ws.workspaceId, traceId)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(traceKey(ws.workspaceId, traceId)).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     expect(traceKey(randomUUID(), traceId)).not.toBe(stored?._id);
 
     // A trace written by earlier code: random _id, found through the (workspace, trace) index.
@@ -92,11 +103,26 @@ describe('traces', () => {
     const legacyKey = randomUUID();
     const now = new Date();
     await app.deps.repos.traces.traces.insertOne({
-      _id: legacyKey, traceId: legacyId, workspaceId: ws.workspaceId, brainId: null, userId: null, apiKeyId: null, receptorId: null, neuronId: null,
-      title: null, titleSource: null, traceType: 'thread', messageCount: 0, cost: { totalCostUsd: 0, totalTokens: 0, inputTokens: 0, outputTokens: 0 },
-      memoryIds: [], metadata: encodeBlob({}), createdAt: now, updatedAt: now,
+      _id: legacyKey,
+      traceId: legacyId,
+      workspaceId: ws.workspaceId,
+      brainId: null,
+      userId: null,
+      apiKeyId: null,
+      receptorId: null,
+      neuronId: null,
+      title: null,
+      titleSource: null,
+      traceType: 'thread',
+      messageCount: 0,
+      cost: { totalCostUsd: 0, totalTokens: 0, inputTokens: 0, outputTokens: 0 },
+      memoryIds: [],
+      metadata: encodeBlob({}),
+      createdAt: now,
+      updatedAt: now,
     });
-    for (const c of ['one', 'two']) expect((await app.post(`/v1/traces/${legacyId}/messages`, ws.key, { content: c })).status).toBe(201);
+    for (const c of ['one', 'two'])
+      expect((await app.post(`/v1/traces/${legacyId}/messages`, ws.key, { content: c })).status).toBe(201);
     const t = await app.get(`/v1/traces/${legacyId}`, ws.key);
     expect(t.status).toBe(200);
     expect(Trace.parse(t.body.trace)).toMatchObject({ id: legacyKey, message_count: 2 });
@@ -108,13 +134,17 @@ describe('traces', () => {
     const ws = await buildWorkspace(app);
     const { places, engrams } = app.deps.repos.traces;
     const traceId = randomUUID();
-    for (const c of ['a', 'b', 'c']) expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: c })).status).toBe(201);
+    for (const c of ['a', 'b', 'c'])
+      expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: c })).status).toBe(201);
     const key = traceKey(ws.workspaceId, traceId);
     const stored = await engrams.find({ workspaceId: ws.workspaceId, traceId }).sort({ seq: 1 }).toArray();
     const placed = await Promise.all([1, 2, 3].map((n) => places.findOne({ _id: placeKey(key, n) })));
     expect(placed.map((p) => p?.engramId)).toEqual(stored.map((e) => e._id));
     expect(placed[2]?.totals).toEqual(stored[2]?.totals);
-    const contents = async () => ((await app.get(`/v1/traces/${traceId}/messages`, ws.key)).body.engrams as { content: { content: string } }[]).map((e) => e.content.content);
+    const contents = async () =>
+      (
+        (await app.get(`/v1/traces/${traceId}/messages`, ws.key)).body.engrams as { content: { content: string } }[]
+      ).map((e) => e.content.content);
 
     // Places gone (a trace written before them, or writers that died between engram and place):
     // reads and appends still see every engram in order, and write the places back.
@@ -132,7 +162,8 @@ describe('traces', () => {
     expect((await app.get(`/v1/traces/${traceId}/messages?limit=2`, ws.key)).body.engrams).toHaveLength(2);
     // A run's context: only the newest engrams, by key and (places missing) by the query alike.
     const scope = await app.services.auth.authenticate(ws.key);
-    const newest = async (k: number) => (await app.services.traces.messages(scope, traceId, undefined, k)).map((e) => e.content.content);
+    const newest = async (k: number) =>
+      (await app.services.traces.messages(scope, traceId, undefined, k)).map((e) => e.content.content);
     expect(await newest(2)).toEqual(['e', 'f']);
     expect(await newest(10)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
     await places.deleteMany({ _id: { $in: [placeKey(key, 1)] } });
@@ -140,13 +171,18 @@ describe('traces', () => {
     expect(await newest(6)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
   });
 
-
   it('a trace started with an engram id stored before (a retried invoke) keeps no place of its own claim: its first place is the engram that holds it', async () => {
     const ws = await buildWorkspace(app);
     const { places, engrams } = app.deps.repos.traces;
     const scope = await app.services.auth.authenticate(ws.key);
     const id = randomUUID();
-    const human = { id, content: { type: 'human', content: 'hello' }, metadata: {}, sourceType: 'user', sourceId: ws.workspaceId };
+    const human = {
+      id,
+      content: { type: 'human', content: 'hello' },
+      metadata: {},
+      sourceType: 'user',
+      sourceId: ws.workspaceId,
+    };
     const first = randomUUID();
     await app.services.traces.start(scope, first, human);
     // The same engram id on a new trace (start claims the trace, the engram and place 1 together):
@@ -159,9 +195,18 @@ describe('traces', () => {
     // A trace whose seq 1 is held by another engram whose writer died before its place: the place
     // claimed alongside a losing engram claim is withdrawn, and the append writes the holder's place.
     const third = randomUUID();
-    const holder = { ...(await engrams.findOne({ _id: id }))!, _id: randomUUID(), traceId: third, content: { type: 'human', content: 'held' } };
+    const holder = {
+      ...(await engrams.findOne({ _id: id }))!,
+      _id: randomUUID(),
+      traceId: third,
+      content: { type: 'human', content: 'held' },
+    };
     await engrams.insertOne(holder);
-    const next = await app.services.traces.start(scope, third, { ...human, id: randomUUID(), content: { type: 'human', content: 'next' } });
+    const next = await app.services.traces.start(scope, third, {
+      ...human,
+      id: randomUUID(),
+      content: { type: 'human', content: 'next' },
+    });
     expect(next.seq).toBe(2);
     expect((await places.findOne({ _id: placeKey(traceKey(ws.workspaceId, third), 1) }))?.engramId).toBe(holder._id);
     expect((await app.services.traces.messages(scope, third)).map((e) => e.content.content)).toEqual(['held', 'next']);
@@ -193,9 +238,23 @@ describe('traces', () => {
     expect(byTitle.traces[0].metadata.title).toBe('Quarterly Planning');
     const byId = TraceList.parse((await app.get(`/v1/traces?search=${ids[2].slice(0, 13)}`, ws.key)).body);
     expect(byId.traces.map((t) => t.trace_id)).toEqual([ids[2]]);
-    const future = TraceList.parse((await app.get(`/v1/traces?created_after=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, ws.key)).body);
+    const future = TraceList.parse(
+      (
+        await app.get(
+          `/v1/traces?created_after=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+          ws.key,
+        )
+      ).body,
+    );
     expect(future.total).toBe(0);
-    const past = TraceList.parse((await app.get(`/v1/traces?created_before=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, ws.key)).body);
+    const past = TraceList.parse(
+      (
+        await app.get(
+          `/v1/traces?created_before=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+          ws.key,
+        )
+      ).body,
+    );
     expect(past.total).toBe(3);
     expect((await app.get(`/v1/traces?brain_id=${ws.brainId}`, ws.key)).status).toBe(200);
     expect((await app.get(`/v1/traces?user_id=${randomUUID()}`, ws.key)).body).toMatchObject({ total: 0 });
@@ -212,14 +271,22 @@ describe('traces', () => {
     const ok = await app.get(`/v1/traces?neuron_id=${neuronId}`, ws.key, ws.brainHeaders);
     expect(ok.status).toBe(200);
     expect((await app.get(`/v1/traces?neuron_id=${neuronId}`, ws.key, { 'x-brain-id': 'nope' })).status).toBe(400);
-    expect((await app.get(`/v1/traces?neuron_id=${neuronId}`, ws.key, { 'x-brain-id': randomUUID() })).status).toBe(404);
+    expect((await app.get(`/v1/traces?neuron_id=${neuronId}`, ws.key, { 'x-brain-id': randomUUID() })).status).toBe(
+      404,
+    );
   });
 
   it('a manual title overrides a generated one and is not replaced by later generation', async () => {
     const ws = await buildWorkspace(app);
     const traceId = randomUUID();
     await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'hi' });
-    const scope = { workspaceId: ws.workspaceId, userId: null, apiKeyId: null, roles: [], credential: 'system' as const };
+    const scope = {
+      workspaceId: ws.workspaceId,
+      userId: null,
+      apiKeyId: null,
+      roles: [],
+      credential: 'system' as const,
+    };
     await app.services.traces.setTitle(scope, traceId, 'Generated', 'generated');
     expect((await app.get(`/v1/traces/${traceId}`, ws.key)).body).toMatchObject({ trace: { title: 'Generated' } });
     expect((await app.patch(`/v1/traces/${traceId}`, ws.key, { title: 'Mine' })).status).toBe(200);
@@ -236,8 +303,11 @@ describe('traces', () => {
     const url = `${app.url}/v1/traces/${traceId}/events`;
     const headers = { authorization: `Bearer ${ws.key}` };
     const live = await readSse(url, {
-      headers, until: (ev) => ev.length >= 2,
-      onOpen: async () => { await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'two' }); },
+      headers,
+      until: (ev) => ev.length >= 2,
+      onOpen: async () => {
+        await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'two' });
+      },
     });
     expect(live.status).toBe(200);
     expect(live.contentType).toContain('text/event-stream');
@@ -247,7 +317,10 @@ describe('traces', () => {
     const cursor = live.events[0].id!;
     const resumed = await readSse(`${url}?after=${cursor}`, { headers, until: (ev) => ev.length >= 2 });
     expect(resumed.events.map((e) => (dataOf(e).content as { content: string }).content)).toEqual(['two', 'three']);
-    const byHeader = await readSse(url, { headers: { ...headers, 'last-event-id': live.events[1].id! }, until: (ev) => ev.length >= 1 });
+    const byHeader = await readSse(url, {
+      headers: { ...headers, 'last-event-id': live.events[1].id! },
+      until: (ev) => ev.length >= 1,
+    });
     expect(byHeader.events.map((e) => (dataOf(e).content as { content: string }).content)).toEqual(['three']);
     expect((await app.get(`/v1/traces/${traceId}/events?after=garbage`, ws.key)).status).toBe(400);
     const other = await buildWorkspace(app);
@@ -255,7 +328,10 @@ describe('traces', () => {
     // A session user (JWT) needs X-Brain-Id for trace events.
     const jwt = await ws.jwt(['member']);
     expect((await app.get(`/v1/traces/${traceId}/events`, jwt)).status).toBe(400);
-    const withBrain = await readSse(url, { headers: { authorization: `Bearer ${jwt}`, 'x-brain-id': ws.brainId }, until: (ev) => ev.length >= 1 });
+    const withBrain = await readSse(url, {
+      headers: { authorization: `Bearer ${jwt}`, 'x-brain-id': ws.brainId },
+      until: (ev) => ev.length >= 1,
+    });
     expect(withBrain.status).toBe(200);
   });
 });

@@ -9,8 +9,20 @@ import { settleJob } from '../support/jobs.js';
 import { usePlatform } from '../support/platform.js';
 
 /** One span as an OTLP/HTTP JSON export carries it (ids in hex). */
-interface OtlpSpan { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: { key: string; value: { stringValue?: string } }[] }
-interface OtlpExport { resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[] }
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes?: { key: string; value: { stringValue?: string } }[];
+}
+interface OtlpExport {
+  resourceSpans: {
+    resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+    scopeSpans: { spans: OtlpSpan[] }[];
+  }[];
+}
 
 /*
  * An in-process OTLP receiver on loopback (a collector's OTLP/HTTP JSON endpoint) receives what the
@@ -36,7 +48,13 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  telemetry = (await startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, 'test'))!;
+  telemetry = (await startTelemetry(
+    {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    },
+    'test',
+  ))!;
 });
 const { app } = usePlatform();
 afterAll(async () => {
@@ -45,12 +63,21 @@ afterAll(async () => {
 });
 
 describe('OpenTelemetry traces', () => {
-  it('one trace runs from the API request through the workflow to its activities, continuing the caller\'s traceparent', async () => {
+  it("one trace runs from the API request through the workflow to its activities, continuing the caller's traceparent", async () => {
     const ws = await buildWorkspace(app);
-    const n = await app.post('/v1/neurons', ws.key, { name: 'traced', brain_id: ws.brainId, neuron_config: { model: 'local/echo' } });
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'traced',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'local/echo' },
+    });
     const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
     const callerSpan = '00f067aa0ba902b7';
-    const inv = await app.post(`/v1/neurons/${String(n.body.id)}/invoke`, ws.key, { message: 'trace me' }, { traceparent: `00-${callerTrace}-${callerSpan}-01` });
+    const inv = await app.post(
+      `/v1/neurons/${String(n.body.id)}/invoke`,
+      ws.key,
+      { message: 'trace me' },
+      { traceparent: `00-${callerTrace}-${callerSpan}-01` },
+    );
     expect(inv.status).toBe(202);
     expect((await settleJob(app, ws.key, String(inv.body.job_id))).status).toBe('completed');
 
@@ -76,7 +103,10 @@ describe('OpenTelemetry traces', () => {
     for (const activity of activities) {
       const chain: string[] = [];
       let at: OtlpSpan | undefined = activity;
-      while (at && at !== api && chain.length < 20) { chain.push(at.name); at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined; }
+      while (at && at !== api && chain.length < 20) {
+        chain.push(at.name);
+        at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined;
+      }
       expect(at, `${activity.name} reaches the request span (chain: ${chain.join(' <- ')})`).toBe(api);
     }
     // Workflow spans come from the worker, the request span from the API (one process here).

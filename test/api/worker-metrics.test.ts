@@ -14,14 +14,23 @@ let worker: ChildProcess | undefined;
 let ports: number[] = [];
 beforeAll(async () => {
   ports = await freePorts(2);
-  worker = await spawnWorkerProcess(app, { WORKER_METRICS_PORT: String(ports[0]), TEMPORAL_METRICS_ADDRESS: `127.0.0.1:${ports[1]}` });
+  worker = await spawnWorkerProcess(app, {
+    WORKER_METRICS_PORT: String(ports[0]),
+    TEMPORAL_METRICS_ADDRESS: `127.0.0.1:${ports[1]}`,
+  });
 });
-afterAll(() => { if (worker?.exitCode === null) worker.kill('SIGKILL'); });
+afterAll(() => {
+  if (worker?.exitCode === null) worker.kill('SIGKILL');
+});
 
 describe('worker metrics', () => {
   it('serve the runs the worker finished and the Temporal SDK series of its task queue', async () => {
     const ws = await buildWorkspace(app);
-    const n = await app.post('/v1/neurons', ws.key, { name: 'worker-measured', brain_id: ws.brainId, neuron_config: { model: 'local/echo' } });
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'worker-measured',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'local/echo' },
+    });
     const inv = await app.post(`/v1/neurons/${String(n.body.id)}/invoke`, ws.key, { message: 'count me' });
     expect((await settleJob(app, ws.key, String(inv.body.job_id))).status).toBe('completed');
 
@@ -34,8 +43,20 @@ describe('worker metrics', () => {
       sdk = await (await fetch(`http://127.0.0.1:${ports[1]}/metrics`)).text();
       if (!/^temporal_workflow_completed\{/m.test(sdk)) await new Promise((r) => setTimeout(r, 100));
     }
-    const completed = sdk.split('\n').find((l) => l.startsWith('temporal_workflow_completed{') && l.includes(queue) && l.includes('workflow_type="neuronRun"'));
-    expect(completed, sdk.split('\n').filter((l) => l.startsWith('temporal_')).slice(0, 20).join('\n')).toBeDefined();
+    const completed = sdk
+      .split('\n')
+      .find(
+        (l) =>
+          l.startsWith('temporal_workflow_completed{') && l.includes(queue) && l.includes('workflow_type="neuronRun"'),
+      );
+    expect(
+      completed,
+      sdk
+        .split('\n')
+        .filter((l) => l.startsWith('temporal_'))
+        .slice(0, 20)
+        .join('\n'),
+    ).toBeDefined();
     expect(Number(completed!.split(' ').at(-1))).toBeGreaterThanOrEqual(1);
     // A short run adopts its first turn in a local activity (src/services/first-turns.ts): either kind of activity series counts.
     expect(sdk).toMatch(/^temporal_(local_)?activity_execution_latency(_seconds)?_bucket\{/m);

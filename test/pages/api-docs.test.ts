@@ -13,15 +13,29 @@ import { useTestApp } from '../support/app.js';
  */
 const app = useTestApp();
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const OUT = path.resolve(import.meta.dirname, '../../test-output/pages');
 let context: BrowserContext;
 let userDataDir: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
   userDataDir = await mkdtemp(path.join(tmpdir(), 'docs-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 } });
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1280, height: 900 },
+  });
 });
 afterAll(async () => {
   await context?.close();
@@ -33,20 +47,28 @@ describe('the API reference page', () => {
     const page = await context.newPage();
     const origins = new Set<string>();
     const problems: string[] = [];
-    page.on('request', (req) => { if (!req.url().startsWith('data:')) origins.add(new URL(req.url()).origin); });
-    page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+    page.on('request', (req) => {
+      if (!req.url().startsWith('data:')) origins.add(new URL(req.url()).origin);
+    });
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
     page.on('pageerror', (e) => problems.push(e.message));
     const res = await page.goto(`${app.url}/docs`);
     expect(res?.status()).toBe(200);
 
     // Swagger UI renders the operation list virtually (only what is in view): a reader filters by tag.
     await page.locator('.operation-filter-input').fill('neurons');
-    const invoke = page.locator('.opblock', { has: page.locator('.opblock-summary-path[data-path="/v1/neurons/{id}/invoke"]') });
+    const invoke = page.locator('.opblock', {
+      has: page.locator('.opblock-summary-path[data-path="/v1/neurons/{id}/invoke"]'),
+    });
     await expect.poll(() => invoke.count(), { timeout: 20_000 }).toBe(1);
     expect(await invoke.locator('.opblock-summary-operation-id').textContent()).toBe('neurons.invoke');
     expect(await invoke.locator('.opblock-summary-description').textContent()).toBe('Invoke neuron');
     await invoke.locator('.opblock-summary-control').click();
-    await expect.poll(() => invoke.locator('.opblock-body').textContent(), { timeout: 10_000 }).toContain('Summarise the open incidents');
+    await expect
+      .poll(() => invoke.locator('.opblock-body').textContent(), { timeout: 10_000 })
+      .toContain('Summarise the open incidents');
     // The error table from the API description is on the page.
     expect(await page.locator('.information-container').textContent()).toContain('VALIDATION_ERROR');
     await page.screenshot({ path: path.join(OUT, 'docs.png') });
@@ -54,7 +76,11 @@ describe('the API reference page', () => {
     // A deep link by tag and operation id opens the operation directly.
     const linked = await context.newPage();
     await linked.goto(`${app.url}/docs#/jobs/jobs.stream`);
-    await expect.poll(() => linked.locator('.opblock-summary-path[data-path="/v1/jobs/{jobId}/stream"]').count(), { timeout: 20_000 }).toBe(1);
+    await expect
+      .poll(() => linked.locator('.opblock-summary-path[data-path="/v1/jobs/{jobId}/stream"]').count(), {
+        timeout: 20_000,
+      })
+      .toBe(1);
     await linked.close();
 
     expect([...origins]).toEqual([app.url]);

@@ -16,16 +16,30 @@ import { useSimPlatform } from '../support/platform.js';
  */
 const { app } = useSimPlatform({ firstTokenMs: [100, 200], interTokenMs: 120, tokens: [25, 30] });
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const OUT = path.resolve(import.meta.dirname, '../../test-output/pages');
 const WIDTHS = { desktop: { width: 1100, height: 760 }, phone: { width: 390, height: 844 } };
 let context: BrowserContext;
 let userDataDir: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
   userDataDir = await mkdtemp(path.join(tmpdir(), 'pages-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: WIDTHS.desktop });
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport: WIDTHS.desktop,
+  });
 });
 afterAll(async () => {
   await context?.close();
@@ -43,8 +57,14 @@ async function shots(page: Page, name: string) {
 describe('the share page', () => {
   it('streams an answer, survives a reload mid-answer without losing or doubling text, and shows the revoked state', async () => {
     const ws = await buildWorkspace(app);
-    const n = await app.post('/v1/neurons', ws.key, { name: 'page helper', brain_id: ws.brainId, neuron_config: { model: 'openai/sim' } });
-    const r = ReceptorList.parse((await app.get('/v1/receptors?limit=200', ws.key, ws.brainHeaders)).body).receptors.find((x) => x.executable_target.id === String(n.body.id))!;
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'page helper',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'openai/sim' },
+    });
+    const r = ReceptorList.parse(
+      (await app.get('/v1/receptors?limit=200', ws.key, ws.brainHeaders)).body,
+    ).receptors.find((x) => x.executable_target.id === String(n.body.id))!;
     const share = await app.post(`/v1/receptors/${ws.workspaceId}/${r.slug}/share`, ws.key, {
       customization: { title: 'Ask the helper', greeting: 'Hi! Ask me anything.', colors: { primary: '#8250df' } },
     });
@@ -57,15 +77,29 @@ describe('the share page', () => {
     await page.keyboard.press('Enter');
     // Streaming: the answer grows while the run is going.
     const streaming = page.locator('#log li.agent.streaming');
-    await expect.poll(async () => ((await streaming.count()) ? ((await streaming.textContent()) ?? '').length : 0), { timeout: 15_000 }).toBeGreaterThan(10);
+    await expect
+      .poll(async () => ((await streaming.count()) ? ((await streaming.textContent()) ?? '').length : 0), {
+        timeout: 15_000,
+      })
+      .toBeGreaterThan(10);
     await shots(page, 'share-streaming');
     await page.reload();
     // After the reload the same conversation shows, the cut answer resumes and finishes.
-    await expect.poll(async () => (await page.locator('#log li').count()) === 2 && (await page.locator('#log li.agent.streaming').count()) === 0, { timeout: 30_000 }).toBe(true);
+    await expect
+      .poll(
+        async () =>
+          (await page.locator('#log li').count()) === 2 &&
+          (await page.locator('#log li.agent.streaming').count()) === 0,
+        { timeout: 30_000 },
+      )
+      .toBe(true);
     const texts = await page.locator('#log li').allTextContents();
-    const stored = (await app.get<{ engrams: { source_type: string; content: { content: string } }[] }>(
-      `/v1/traces/${await page.evaluate(() => JSON.parse(Object.values(localStorage).find((v) => v.includes('traceId'))!).traceId as string)}/messages`, ws.key,
-    )).body.engrams;
+    const stored = (
+      await app.get<{ engrams: { source_type: string; content: { content: string } }[] }>(
+        `/v1/traces/${await page.evaluate(() => JSON.parse(Object.values(localStorage).find((v) => v.includes('traceId'))!).traceId as string)}/messages`,
+        ws.key,
+      )
+    ).body.engrams;
     expect(stored.map((e) => e.source_type)).toEqual(['user', 'neuron']);
     expect(texts).toEqual(['Tell me something long', stored[1].content.content]);
     await shots(page, 'share-answered');
@@ -83,18 +117,37 @@ describe('the approval page', () => {
   it('approves a waiting pathway run, which then completes; a second visit shows the outcome', async () => {
     const ws = await buildWorkspace(app);
     const graph = {
-      nodes: [{ id: 's', type: 'start' }, { id: 'h', type: 'human', data: { title: 'Publish the release notes?', prompt: 'Version 2.4 notes are ready for the blog.' } }, { id: 'o', type: 'output', data: { value: '"published"' } }],
-      edges: [{ source: 's', target: 'h' }, { source: 'h', target: 'o', data: { condition: 'approve' } }],
+      nodes: [
+        { id: 's', type: 'start' },
+        {
+          id: 'h',
+          type: 'human',
+          data: { title: 'Publish the release notes?', prompt: 'Version 2.4 notes are ready for the blog.' },
+        },
+        { id: 'o', type: 'output', data: { value: '"published"' } },
+      ],
+      edges: [
+        { source: 's', target: 'h' },
+        { source: 'h', target: 'o', data: { condition: 'approve' } },
+      ],
     };
     const p = await app.post('/v1/pathways', ws.key, { name: 'release', pathway_graph: graph }, ws.brainHeaders);
     const run = await app.post(`/v1/pathways/${String(p.body.id)}/execute`, ws.key, {}, ws.brainHeaders);
     const jobId = String(run.body.job_id);
     let interventionId = '';
-    await expect.poll(async () => {
-      const s = await app.get<{ status: string; waitingFor?: { interventionId: string } }>(`/v1/jobs/${jobId}/status`, ws.key);
-      interventionId = s.body.waitingFor?.interventionId ?? '';
-      return s.body.status;
-    }, { timeout: 20_000 }).toBe('waiting');
+    await expect
+      .poll(
+        async () => {
+          const s = await app.get<{ status: string; waitingFor?: { interventionId: string } }>(
+            `/v1/jobs/${jobId}/status`,
+            ws.key,
+          );
+          interventionId = s.body.waitingFor?.interventionId ?? '';
+          return s.body.status;
+        },
+        { timeout: 20_000 },
+      )
+      .toBe('waiting');
     const rec = await app.get<{ deliveries: { page_url?: string }[] }>(`/v1/interventions/${interventionId}`, ws.key);
     const pageUrl = rec.body.deliveries[0].page_url!;
     const page = await context.newPage();

@@ -27,16 +27,35 @@ function descendants(pid: number): number[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch { /* exited meanwhile */ }
+    } catch {
+      /* exited meanwhile */
+    }
   }
   const out: number[] = [];
-  const walk = (p: number): void => { for (const c of children.get(p) ?? []) { out.push(c); walk(c); } };
+  const walk = (p: number): void => {
+    for (const c of children.get(p) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
   walk(pid);
   return out;
 }
-const commOf = (pid: number): string => { try { return readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { return ''; } };
+const commOf = (pid: number): string => {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+};
 /** Alive and not a zombie waiting for its parent. */
-const alive = (pid: number): boolean => { try { return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; } };
+const alive = (pid: number): boolean => {
+  try {
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
 
 /** Output lines of the process, and a way to wait for one. */
 class Output {
@@ -46,14 +65,29 @@ class Output {
     this.lines.push(line);
     for (const w of [...this.waiters]) {
       const m = w.re.exec(line);
-      if (m) { this.waiters.splice(this.waiters.indexOf(w), 1); w.resolve(m); }
+      if (m) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve(m);
+      }
     }
   }
   wait(re: RegExp, ms: number, from = 0): Promise<RegExpMatchArray> {
-    for (const line of this.lines.slice(from)) { const m = re.exec(line); if (m) return Promise.resolve(m); }
+    for (const line of this.lines.slice(from)) {
+      const m = re.exec(line);
+      if (m) return Promise.resolve(m);
+    }
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no line matching ${re} within ${ms} ms; output:\n${this.lines.slice(-60).join('\n')}`)), ms);
-      this.waiters.push({ re, resolve: (m) => { clearTimeout(timer); resolve(m); } });
+      const timer = setTimeout(
+        () => reject(new Error(`no line matching ${re} within ${ms} ms; output:\n${this.lines.slice(-60).join('\n')}`)),
+        ms,
+      );
+      this.waiters.push({
+        re,
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+      });
     });
   }
 }
@@ -74,7 +108,13 @@ let redis: Redis | undefined;
 afterAll(async () => {
   redis?.disconnect();
   const left = new Set([...tree, ...(npm?.pid ? descendants(npm.pid) : [])]);
-  for (const pid of [npm?.pid, ...left]) if (pid && alive(pid)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+  for (const pid of [npm?.pid, ...left])
+    if (pid && alive(pid))
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -84,12 +124,26 @@ describe('npm run up supervises everything it starts', () => {
     const [apiPort, snakePort] = await freePorts(2);
     const tag = randomUUID().slice(0, 8);
     const env: NodeJS.ProcessEnv = {
-      ...process.env, DATA_DIR: dataDir, PORT: String(apiPort), SNAKE_PORT: String(snakePort),
-      MONGODB_DB: `cortex_up${tag}`, REDIS_PREFIX: `up${tag}:`, TEMPORAL_TASK_QUEUE: `tq-up-${tag}`, LOG_LEVEL: 'warn',
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(apiPort),
+      SNAKE_PORT: String(snakePort),
+      MONGODB_DB: `cortex_up${tag}`,
+      REDIS_PREFIX: `up${tag}:`,
+      TEMPORAL_TASK_QUEUE: `tq-up-${tag}`,
+      LOG_LEVEL: 'warn',
       RECONCILE_SCHEDULES_ON_START: 'false',
     };
     // No REDIS_URL: `up` runs its own redis-server (FerretDB and Temporal are the test's).
-    for (const k of ['REDIS_URL', 'BOOTSTRAP_API_KEY', 'BOOTSTRAP_WORKSPACE_ID', 'BOOTSTRAP_BRAIN_ID', 'OPENAI_BASE_URL', 'OPENAI_API_KEY']) delete env[k];
+    for (const k of [
+      'REDIS_URL',
+      'BOOTSTRAP_API_KEY',
+      'BOOTSTRAP_WORKSPACE_ID',
+      'BOOTSTRAP_BRAIN_ID',
+      'OPENAI_BASE_URL',
+      'OPENAI_API_KEY',
+    ])
+      delete env[k];
     npm = spawn('npm', ['run', 'up'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const out = new Output();
     for (const stream of [npm.stdout!, npm.stderr!]) {
@@ -121,7 +175,9 @@ describe('npm run up supervises everything it starts', () => {
     const mark = out.lines.length;
     process.kill(redisPid!, 'SIGKILL');
     await out.wait(/^\[up\] redis exited unexpectedly \(SIGKILL\); restarting in 1 s/, 10_000, mark);
-    const restarted = Number((await out.wait(/^\[up\] redis restarted \(pid (\d+)\) on (redis:\/\/\S+)/, 10_000, mark))[1]);
+    const restarted = Number(
+      (await out.wait(/^\[up\] redis restarted \(pid (\d+)\) on (redis:\/\/\S+)/, 10_000, mark))[1],
+    );
     expect((await out.wait(/^\[up\] redis restarted \(pid \d+\) on (redis:\/\/\S+)/, 1_000, mark))[1]).toBe(redisUrl);
     await out.wait(/^\[up\] redis is ready again/, 30_000, mark);
     expect(restarted).not.toBe(redisPid);
@@ -136,7 +192,10 @@ describe('npm run up supervises everything it starts', () => {
     expect(tree.length).toBeGreaterThanOrEqual(5); // up, api, worker, snake, redis-server
     npm.kill('SIGTERM');
     const gone = await until(() => tree.every((pid) => !alive(pid)), 40_000);
-    expect(tree.filter(alive).map((pid) => `${pid} ${commOf(pid)}`), 'still running').toEqual([]);
+    expect(
+      tree.filter(alive).map((pid) => `${pid} ${commOf(pid)}`),
+      'still running',
+    ).toEqual([]);
     expect(gone).toBe(true);
   }, 300_000);
 });

@@ -26,20 +26,42 @@ class Output {
     this.lines.push(line);
     for (const w of [...this.waiters]) {
       const m = w.re.exec(line);
-      if (m) { this.waiters.splice(this.waiters.indexOf(w), 1); w.resolve(m); }
+      if (m) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve(m);
+      }
     }
   }
   /** The first line (from `from` on) matching `re`; fails after `ms` with the output so far. */
   wait(re: RegExp, ms: number, from = 0): Promise<RegExpMatchArray> {
-    for (const line of this.lines.slice(from)) { const m = re.exec(line); if (m) return Promise.resolve(m); }
+    for (const line of this.lines.slice(from)) {
+      const m = re.exec(line);
+      if (m) return Promise.resolve(m);
+    }
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no line matching ${re} within ${ms} ms; output:\n${this.lines.slice(-60).join('\n')}`)), ms);
-      this.waiters.push({ re, resolve: (m) => { clearTimeout(timer); resolve(m); } });
+      const timer = setTimeout(
+        () => reject(new Error(`no line matching ${re} within ${ms} ms; output:\n${this.lines.slice(-60).join('\n')}`)),
+        ms,
+      );
+      this.waiters.push({
+        re,
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+      });
     });
   }
 }
 
-const alive = (pid: number): boolean => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 let up: ChildProcess | undefined;
 let dataDir = '';
@@ -59,12 +81,29 @@ describe('npm run up', () => {
     await new Promise<void>((r) => squatter!.listen(snakePort, '127.0.0.1', r));
     const tag = randomUUID().slice(0, 8);
     const env: NodeJS.ProcessEnv = {
-      ...process.env, DATA_DIR: dataDir, PORT: String(apiPort), SNAKE_PORT: String(snakePort),
-      MONGODB_DB: `cortex_up${tag}`, REDIS_PREFIX: `up${tag}:`, TEMPORAL_TASK_QUEUE: `tq-up-${tag}`, LOG_LEVEL: 'info',
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(apiPort),
+      SNAKE_PORT: String(snakePort),
+      MONGODB_DB: `cortex_up${tag}`,
+      REDIS_PREFIX: `up${tag}:`,
+      TEMPORAL_TASK_QUEUE: `tq-up-${tag}`,
+      LOG_LEVEL: 'info',
       RECONCILE_SCHEDULES_ON_START: 'false',
     };
-    for (const k of ['BOOTSTRAP_API_KEY', 'BOOTSTRAP_WORKSPACE_ID', 'BOOTSTRAP_BRAIN_ID', 'OPENAI_BASE_URL', 'OPENAI_API_KEY']) delete env[k];
-    up = spawn(process.execPath, ['--import', 'tsx', 'scripts/up.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const k of [
+      'BOOTSTRAP_API_KEY',
+      'BOOTSTRAP_WORKSPACE_ID',
+      'BOOTSTRAP_BRAIN_ID',
+      'OPENAI_BASE_URL',
+      'OPENAI_API_KEY',
+    ])
+      delete env[k];
+    up = spawn(process.execPath, ['--import', 'tsx', 'scripts/up.ts'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const out = new Output();
     for (const stream of [up.stdout!, up.stderr!]) {
       let partial = '';
@@ -83,11 +122,22 @@ describe('npm run up', () => {
     const key = (await out.wait(/^\s+API key\s+(\S+)/, 1_000))[1]!;
     const brainId = (await out.wait(/^\s+Brain id\s+(\S+)/, 1_000))[1]!;
     expect(api).toBe(`http://127.0.0.1:${apiPort}`);
-    const movedTo = Number((await out.wait(new RegExp(`^\\[up\\] port ${snakePort} is taken: the snake listens on (\\d+)`), 1_000))[1]);
+    const movedTo = Number(
+      (await out.wait(new RegExp(`^\\[up\\] port ${snakePort} is taken: the snake listens on (\\d+)`), 1_000))[1],
+    );
     expect(movedTo).toBeGreaterThan(snakePort!);
     expect((await out.wait(/^\s+Snake\s+(http:\S+)/, 1_000))[1]).toBe(`http://127.0.0.1:${movedTo}`);
-    const pids = Object.fromEntries(await Promise.all(['api', 'worker', 'snake'].map(async (name) =>
-      [name, Number((await out.wait(new RegExp(`^\\[up\\] ${name} started \\(pid (\\d+)\\)`), 1_000))[1])] as const)));
+    const pids = Object.fromEntries(
+      await Promise.all(
+        ['api', 'worker', 'snake'].map(
+          async (name) =>
+            [
+              name,
+              Number((await out.wait(new RegExp(`^\\[up\\] ${name} started \\(pid (\\d+)\\)`), 1_000))[1]),
+            ] as const,
+        ),
+      ),
+    );
     await out.wait(/worker\s+│ .*worker running/, 60_000);
 
     // The worker dies hard; `up` logs it and starts a new one after the first backoff step.
@@ -97,9 +147,18 @@ describe('npm run up', () => {
 
     // A run started while the worker is down completes on the restarted one.
     const client = makeClient(api);
-    const neuron = await client.post('/v1/neurons', key, { name: `after-restart-${tag}`, brain_id: brainId, neuron_config: { model: 'local/echo' } });
+    const neuron = await client.post('/v1/neurons', key, {
+      name: `after-restart-${tag}`,
+      brain_id: brainId,
+      neuron_config: { model: 'local/echo' },
+    });
     expect(neuron.status).toBe(201);
-    const inv = await client.post(`/v1/neurons/${String(neuron.body.id)}/invoke`, key, { message: 'still here?' }, { 'x-brain-id': brainId });
+    const inv = await client.post(
+      `/v1/neurons/${String(neuron.body.id)}/invoke`,
+      key,
+      { message: 'still here?' },
+      { 'x-brain-id': brainId },
+    );
     expect(inv.status).toBe(202);
     const restarted = Number((await out.wait(/^\[up\] worker started \(pid (\d+)\)/, 15_000, mark))[1]);
     expect(restarted).not.toBe(pids.worker);

@@ -49,7 +49,11 @@ describe('GET /api/health', () => {
   it('answers ok and whether the agent is configured', async () => {
     const res = await app.get('/api/health');
     expect(res.status).toBe(200);
-    expect(Health.parse(res.body)).toEqual({ ok: true, agent_configured: true, decider: { target: 'neuron', name: 'snake-decider', uses: 'model' } });
+    expect(Health.parse(res.body)).toEqual({
+      ok: true,
+      agent_configured: true,
+      decider: { target: 'neuron', name: 'snake-decider', uses: 'model' },
+    });
   });
 });
 
@@ -59,7 +63,15 @@ describe('POST /api/reset', () => {
     expect(res.status).toBe(200);
     const s = SnakeState.parse(res.body);
     expect(s).toEqual(reset());
-    expect(s).toMatchObject({ width: 16, height: 16, score: 0, tick: 0, status: 'running', fruit: null, heading: 'right' });
+    expect(s).toMatchObject({
+      width: 16,
+      height: 16,
+      score: 0,
+      tick: 0,
+      status: 'running',
+      fruit: null,
+      heading: 'right',
+    });
     expect(s.snake).toHaveLength(3);
   });
 
@@ -96,15 +108,40 @@ describe('POST /api/fruit (at most one fruit; toggling always replaces the last 
   });
 
   it('rejects a snake cell with 400', async () => {
-    expectError(await app.post('/api/fruit', { state: board(), x: 3, y: 4 }), 400, 'VALIDATION_ERROR', 'cell (3, 4) is occupied by the snake');
+    expectError(
+      await app.post('/api/fruit', { state: board(), x: 3, y: 4 }),
+      400,
+      'VALIDATION_ERROR',
+      'cell (3, 4) is occupied by the snake',
+    );
   });
 
   it('rejects x or y out of range, missing or not an integer', async () => {
-    expectError(await app.post('/api/fruit', { state: board(), x: 8, y: 0 }), 400, 'VALIDATION_ERROR', 'x: 8 is outside the board (0..7)');
-    expectError(await app.post('/api/fruit', { state: board(), x: 0, y: -1 }), 400, 'VALIDATION_ERROR', 'y: -1 is outside the board (0..7)');
-    expectError(await app.post('/api/fruit', { state: board(), x: 1 }), 400, 'VALIDATION_ERROR', 'y: is required (expected number)');
+    expectError(
+      await app.post('/api/fruit', { state: board(), x: 8, y: 0 }),
+      400,
+      'VALIDATION_ERROR',
+      'x: 8 is outside the board (0..7)',
+    );
+    expectError(
+      await app.post('/api/fruit', { state: board(), x: 0, y: -1 }),
+      400,
+      'VALIDATION_ERROR',
+      'y: -1 is outside the board (0..7)',
+    );
+    expectError(
+      await app.post('/api/fruit', { state: board(), x: 1 }),
+      400,
+      'VALIDATION_ERROR',
+      'y: is required (expected number)',
+    );
     expectError(await app.post('/api/fruit', { state: board(), x: 1.5, y: 2 }), 400, 'VALIDATION_ERROR', /^x: /);
-    expectError(await app.post('/api/fruit', { x: 1, y: 2 }), 400, 'VALIDATION_ERROR', 'state: is required (expected object)');
+    expectError(
+      await app.post('/api/fruit', { x: 1, y: 2 }),
+      400,
+      'VALIDATION_ERROR',
+      'state: is required (expected object)',
+    );
   });
 
   it('rejects a finished game with 409', async () => {
@@ -115,10 +152,22 @@ describe('POST /api/fruit (at most one fruit; toggling always replaces the last 
 
 describe('impossible states are 400 on every route that takes one', () => {
   const bad: [string, Record<string, unknown>, string | RegExp][] = [
-    ['a cell off the board', { snake: cells([8, 4], [7, 4], [6, 4]) }, 'state.snake[0]: cell (8, 4) is off the 8x8 board'],
+    [
+      'a cell off the board',
+      { snake: cells([8, 4], [7, 4], [6, 4]) },
+      'state.snake[0]: cell (8, 4) is off the 8x8 board',
+    ],
     ['a negative coordinate', { snake: cells([-1, 4]) }, /^state\.snake\[0\]\.x: /],
-    ['a snake that is not contiguous', { snake: cells([4, 4], [3, 4], [1, 4]) }, 'state.snake[2]: cell (1, 4) is not next to (3, 4); the snake must be a contiguous chain, head first'],
-    ['a snake that overlaps itself', { snake: cells([4, 4], [3, 4], [4, 4]) }, /^state\.snake\[2\]: cell \(4, 4\) appears twice/],
+    [
+      'a snake that is not contiguous',
+      { snake: cells([4, 4], [3, 4], [1, 4]) },
+      'state.snake[2]: cell (1, 4) is not next to (3, 4); the snake must be a contiguous chain, head first',
+    ],
+    [
+      'a snake that overlaps itself',
+      { snake: cells([4, 4], [3, 4], [4, 4]) },
+      /^state\.snake\[2\]: cell \(4, 4\) appears twice/,
+    ],
     ['a heading into the neck', { heading: 'left' }, "state.heading: 'left' points into the snake's neck at (3, 4)"],
     ['fruit under the snake', { fruit: { x: 2, y: 4 } }, 'state.fruit: cell (2, 4) is under the snake'],
     ['an unknown heading', { heading: 'north' }, /^state\.heading: Invalid option/],
@@ -133,9 +182,24 @@ describe('impossible states are 400 on every route that takes one', () => {
   });
 
   it('a body that is not JSON, or not an object', async () => {
-    expectError(await app.postRaw('/api/tick', 'application/json', '{"state": '), 400, 'VALIDATION_ERROR', 'the request body is not valid JSON');
-    expectError(await app.postRaw('/api/tick', 'application/json', '[1,2]'), 400, 'VALIDATION_ERROR', /expected object/);
-    expectError(await app.postRaw('/api/tick', 'text/plain', 'hello'), 400, 'VALIDATION_ERROR', 'state: is required (expected object)');
+    expectError(
+      await app.postRaw('/api/tick', 'application/json', '{"state": '),
+      400,
+      'VALIDATION_ERROR',
+      'the request body is not valid JSON',
+    );
+    expectError(
+      await app.postRaw('/api/tick', 'application/json', '[1,2]'),
+      400,
+      'VALIDATION_ERROR',
+      /expected object/,
+    );
+    expectError(
+      await app.postRaw('/api/tick', 'text/plain', 'hello'),
+      400,
+      'VALIDATION_ERROR',
+      'state: is required (expected object)',
+    );
     expectError(await app.post('/api/tick', { state: board(), visible: 'no' }), 400, 'VALIDATION_ERROR', /^visible: /);
   });
 });
@@ -191,7 +255,12 @@ describe('POST /api/tick', () => {
       const r = await tick(board());
       expect(r.outcome).toBe('moved');
       if (r.outcome !== 'moved') return;
-      expect(r.decision).toMatchObject({ source: 'fallback', heading: 'right', failure: 'invalid_answer', raw: 'diagonal, obviously' });
+      expect(r.decision).toMatchObject({
+        source: 'fallback',
+        heading: 'right',
+        failure: 'invalid_answer',
+        raw: 'diagonal, obviously',
+      });
       expect(r.decision.reason).toBe('the reply is not one of up, down, left, right; kept heading right');
       expect(r.state.snake[0]).toEqual({ x: 5, y: 4 });
     });
@@ -199,14 +268,21 @@ describe('POST /api/tick', () => {
     it('an ambiguous answer (two headings) is not guessed', async () => {
       platform.script(() => ({ text: 'up or down' }));
       const r = await tick(board());
-      expect(r.outcome === 'moved' && r.decision).toMatchObject({ source: 'fallback', failure: 'invalid_answer', heading: 'right' });
+      expect(r.outcome === 'moved' && r.decision).toMatchObject({
+        source: 'fallback',
+        failure: 'invalid_answer',
+        heading: 'right',
+      });
     });
 
     it('a reversal into the neck is illegal', async () => {
       platform.script(() => ({ text: 'left' }));
       const r = await tick(board());
       expect(r.outcome === 'moved' && r.decision).toMatchObject({
-        source: 'fallback', heading: 'right', failure: 'reversal', raw: 'left',
+        source: 'fallback',
+        heading: 'right',
+        failure: 'reversal',
+        raw: 'left',
         reason: 'agent chose left, a reversal into the neck; kept heading right',
       });
     });
@@ -216,7 +292,9 @@ describe('POST /api/tick', () => {
       const r = await tick(board({ snake: cells([7, 4], [6, 4], [5, 4]) }));
       expect(r.outcome).toBe('moved');
       expect(r.outcome === 'moved' && r.decision).toMatchObject({
-        source: 'fallback', heading: 'up', reason: 'the reply is not one of up, down, left, right; heading right was unsafe, turned up',
+        source: 'fallback',
+        heading: 'up',
+        reason: 'the reply is not one of up, down, left, right; heading right was unsafe, turned up',
       });
     });
 
@@ -225,7 +303,12 @@ describe('POST /api/tick', () => {
       const started = Date.now();
       const r = await tick(board());
       expect(Date.now() - started).toBeLessThan(4500);
-      expect(r.outcome === 'moved' && r.decision).toMatchObject({ source: 'fallback', failure: 'timeout', heading: 'right', reason: 'no answer within 3000 ms; kept heading right' });
+      expect(r.outcome === 'moved' && r.decision).toMatchObject({
+        source: 'fallback',
+        failure: 'timeout',
+        heading: 'right',
+        reason: 'no answer within 3000 ms; kept heading right',
+      });
       expect(r.outcome === 'moved' && r.decision.job_id).toEqual(expect.any(String));
     });
 
@@ -233,7 +316,9 @@ describe('POST /api/tick', () => {
       platform.script(() => ({ fail: 'model overloaded' }));
       const r = await tick(board());
       expect(r.outcome === 'moved' && r.decision).toMatchObject({
-        source: 'fallback', failure: 'job_failed', reason: expect.stringMatching(/^decision job failed: .*model overloaded; kept heading right$/),
+        source: 'fallback',
+        failure: 'job_failed',
+        reason: expect.stringMatching(/^decision job failed: .*model overloaded; kept heading right$/),
       });
     });
 
@@ -243,7 +328,9 @@ describe('POST /api/tick', () => {
       try {
         const r = await tick(board(), {}, lost);
         expect(r.outcome === 'moved' && r.decision).toMatchObject({
-          source: 'fallback', failure: 'upstream_error', reason: 'platform answered 404 to invoke: Neuron not found; kept heading right',
+          source: 'fallback',
+          failure: 'upstream_error',
+          reason: 'platform answered 404 to invoke: Neuron not found; kept heading right',
         });
       } finally {
         await lost.close();
@@ -255,7 +342,11 @@ describe('POST /api/tick', () => {
       const down = await startSnake(snakeEnv(platform, { CORTEX_API_URL: `http://127.0.0.1:${port}` }));
       try {
         const r = await tick(board(), {}, down);
-        expect(r.outcome === 'moved' && r.decision).toMatchObject({ source: 'fallback', failure: 'upstream_error', reason: 'platform unreachable (ECONNREFUSED); kept heading right' });
+        expect(r.outcome === 'moved' && r.decision).toMatchObject({
+          source: 'fallback',
+          failure: 'upstream_error',
+          reason: 'platform unreachable (ECONNREFUSED); kept heading right',
+        });
       } finally {
         await down.close();
       }
@@ -266,7 +357,11 @@ describe('POST /api/tick', () => {
       try {
         expect(Health.parse((await bare.get('/api/health')).body)).toEqual({ ok: true, agent_configured: false });
         const r = await tick(board(), {}, bare);
-        expect(r.outcome === 'moved' && r.decision).toMatchObject({ source: 'fallback', failure: 'not_configured', reason: 'CORTEX_API_KEY is not set on the snake service; kept heading right' });
+        expect(r.outcome === 'moved' && r.decision).toMatchObject({
+          source: 'fallback',
+          failure: 'not_configured',
+          reason: 'CORTEX_API_KEY is not set on the snake service; kept heading right',
+        });
         expect(platform.invokes).toHaveLength(0);
       } finally {
         await bare.close();
@@ -295,10 +390,23 @@ describe('POST /api/tick', () => {
     it('full: eating the last free cell fills the board', async () => {
       const path: Cell[] = [];
       for (let y = 0; y < 4; y++) for (let i = 0; i < 4; i++) path.push({ x: y % 2 === 0 ? i : 3 - i, y });
-      const state = { width: 4, height: 4, snake: path.slice(0, 15).reverse(), heading: 'left', fruit: path[15], score: 12, tick: 30, status: 'running' };
+      const state = {
+        width: 4,
+        height: 4,
+        snake: path.slice(0, 15).reverse(),
+        heading: 'left',
+        fruit: path[15],
+        score: 12,
+        tick: 30,
+        status: 'running',
+      };
       platform.script(() => ({ text: 'left' }));
       const r = await tick(state);
-      expect(r).toMatchObject({ outcome: 'ended', reason: 'full', state: { score: 13, fruit: null, status: 'ended', ended_reason: 'full' } });
+      expect(r).toMatchObject({
+        outcome: 'ended',
+        reason: 'full',
+        state: { score: 13, fruit: null, status: 'ended', ended_reason: 'full' },
+      });
       expect(r.state.snake).toHaveLength(16);
     });
 
@@ -355,7 +463,9 @@ describe('the upstream key never leaves the server', () => {
     await app.post('/api/tick', { state });
     platform.script(() => ({ fail: `provider rejected Bearer ${key}` }));
     await app.post('/api/tick', { state });
-    platform.script(() => ({ http: { status: 401, body: { message: `Invalid API key ${key}`, code: 'AUTH_REQUIRED' } } }));
+    platform.script(() => ({
+      http: { status: 401, body: { message: `Invalid API key ${key}`, code: 'AUTH_REQUIRED' } },
+    }));
     await app.post('/api/tick', { state });
     platform.script(() => ({ http: { status: 500, body: `<html>upstream crashed, auth=${key}</html>` } }));
     await app.post('/api/tick', { state });
@@ -373,16 +483,25 @@ describe('the upstream key never leaves the server', () => {
 });
 
 describe('ensureDecisionNeuron (called by npm run up)', () => {
-  const opts = () => ({ apiUrl: platform.apiUrl, apiKey: platform.apiKey, brainId: platform.brainId, model: 'openai/gpt-4o-mini' });
+  const opts = () => ({
+    apiUrl: platform.apiUrl,
+    apiKey: platform.apiKey,
+    brainId: platform.brainId,
+    model: 'openai/gpt-4o-mini',
+  });
 
   it('is idempotent: the neuron created at start-up is found again, with its instructions', async () => {
     const again = await ensureDecisionNeuron(opts());
     expect(again).toMatchObject({ name: DECISION_NEURON_NAME, created: false, id: expect.any(String) });
-    const res = await fetch(`${platform.apiUrl}/v1/neurons/${DECISION_NEURON_NAME}`, { headers: { authorization: `Bearer ${platform.apiKey}`, 'x-brain-id': platform.brainId } });
+    const res = await fetch(`${platform.apiUrl}/v1/neurons/${DECISION_NEURON_NAME}`, {
+      headers: { authorization: `Bearer ${platform.apiKey}`, 'x-brain-id': platform.brainId },
+    });
     expect(res.status).toBe(200);
     const stored = (await res.json()) as Record<string, unknown>;
     expect(stored).toMatchObject({
-      id: again.id, name: 'snake-decider', brain_id: platform.brainId,
+      id: again.id,
+      name: 'snake-decider',
+      brain_id: platform.brainId,
       neuron_config: { system_prompt: DECISION_SYSTEM_PROMPT, model: 'openai/gpt-4o-mini' },
     });
     expect(DECISION_SYSTEM_PROMPT).toMatch(/one word: up, down, left or right/);

@@ -14,7 +14,15 @@ import { snakeEnv, startSnake, type SnakeTestApp } from './support/snake-app.js'
  */
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const SCREENSHOT = path.resolve(import.meta.dirname, '../../test-output/snake.png');
 const FRUIT_RGB = [0xf8, 0x51, 0x49];
 
@@ -46,12 +54,18 @@ function greedy({ message }: { message: string }): Script {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
   platform = await startRealPlatform();
   platform.script(greedy);
   app = await startSnake(snakeEnv(platform));
   userDataDir = await mkdtemp(path.join(tmpdir(), 'snake-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1000, height: 640 } });
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1000, height: 640 },
+  });
 });
 
 afterAll(async () => {
@@ -67,12 +81,21 @@ const text = (page: Page, id: string) => page.locator(`#${id}`).innerText();
 async function clickCell(page: Page, x: number, y: number) {
   const box = (await page.locator('#board').boundingBox())!;
   const size = await page.locator('#board').evaluate((c: HTMLCanvasElement) => [c.width, c.height]);
-  await page.mouse.click(box.x + ((x + 0.5) * 28 * box.width) / size[0], box.y + ((y + 0.5) * 28 * box.height) / size[1]);
+  await page.mouse.click(
+    box.x + ((x + 0.5) * 28 * box.width) / size[0],
+    box.y + ((y + 0.5) * 28 * box.height) / size[1],
+  );
 }
 
 /** The RGB drawn at the centre of cell (x, y). */
 const pixel = (page: Page, x: number, y: number) =>
-  page.locator('#board').evaluate((c: HTMLCanvasElement, [cx, cy]) => [...c.getContext('2d')!.getImageData(cx * 28 + 14, cy * 28 + 14, 1, 1).data].slice(0, 3), [x, y]);
+  page
+    .locator('#board')
+    .evaluate(
+      (c: HTMLCanvasElement, [cx, cy]) =>
+        [...c.getContext('2d')!.getImageData(cx * 28 + 14, cy * 28 + 14, 1, 1).data].slice(0, 3),
+      [x, y],
+    );
 
 it('plays: toggles fruit, ticks with the agent, pauses when hidden, shows failures', async () => {
   const page = await context.newPage();
@@ -125,12 +148,16 @@ it('plays: toggles fruit, ticks with the agent, pauses when hidden, shows failur
     document.dispatchEvent(new Event('visibilitychange'));
   });
   await expect.poll(() => text(page, 'status'), { timeout: 10_000 }).toBe('running');
-  await expect.poll(async () => Number(await text(page, 'tick')), { timeout: 20_000 }).toBeGreaterThan(Number(tickWhileHidden));
+  await expect
+    .poll(async () => Number(await text(page, 'tick')), { timeout: 20_000 })
+    .toBeGreaterThan(Number(tickWhileHidden));
 
   // The agent misbehaves: the decision and the message say so, and the snake keeps going.
   platform.script(() => ({ text: 'banana' }));
   await expect.poll(() => text(page, 'decision'), { timeout: 15_000 }).toMatch(/^fallback → /);
-  await expect.poll(() => text(page, 'message')).toMatch(/Agent problem: the reply is not one of up, down, left, right; /);
+  await expect
+    .poll(() => text(page, 'message'))
+    .toMatch(/Agent problem: the reply is not one of up, down, left, right; /);
   expect(await text(page, 'decision-detail')).toMatch(/reply: "banana"/);
 
   // Back to a good agent, a new fruit to chase, a few ticks, then pause and take the picture.
@@ -141,19 +168,25 @@ it('plays: toggles fruit, ticks with the agent, pauses when hidden, shows failur
   await clickCell(page, target.x, target.y);
   await expect.poll(() => text(page, 'fruit')).toBe(`(${target.x}, ${target.y})`);
   const tickBefore = Number(await text(page, 'tick'));
-  await expect.poll(async () => Number(await text(page, 'tick')), { timeout: 20_000 }).toBeGreaterThanOrEqual(tickBefore + 4);
+  await expect
+    .poll(async () => Number(await text(page, 'tick')), { timeout: 20_000 })
+    .toBeGreaterThanOrEqual(tickBefore + 4);
   await page.locator('#start').click();
   await expect.poll(() => text(page, 'start')).toBe('Start');
   expect(await text(page, 'status')).toBe('stopped');
   await mkdir(path.dirname(SCREENSHOT), { recursive: true });
   await page.screenshot({ path: SCREENSHOT });
   // The one failed request is the snake-cell click above, answered 400 on purpose.
-  expect(problems).toEqual(['console: Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+  expect(problems).toEqual([
+    'console: Failed to load resource: the server responded with a status of 400 (Bad Request)',
+  ]);
 
   // The service goes away: the page says so instead of failing silently.
   await app.close();
   await page.locator('#start').click();
-  await expect.poll(() => text(page, 'message'), { timeout: 20_000 }).toBe('Cannot reach the snake service. Is it running?');
+  await expect
+    .poll(() => text(page, 'message'), { timeout: 20_000 })
+    .toBe('Cannot reach the snake service. Is it running?');
   await expect.poll(() => text(page, 'start')).toBe('Start');
   await page.close();
 }, 180_000);

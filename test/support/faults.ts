@@ -19,13 +19,27 @@ const portOf = (url: string): number => Number(new URL(url).port);
  * ports), so that stalling them (SIGSTOP) or stopping them does not disturb other test files that
  * share the suite's services. Temporal stays the suite's.
  */
-export async function startOwnStoreAndRedis(): Promise<{ mongoUri: string; redisUrl: string; mongoPid: number; redisPid: number; stop(): Promise<void> }> {
+export async function startOwnStoreAndRedis(): Promise<{
+  mongoUri: string;
+  redisUrl: string;
+  mongoPid: number;
+  redisPid: number;
+  stop(): Promise<void>;
+}> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cortex-faults-'));
-  const services: EmbeddedServices = await startEmbedded({ dataDir, need: { mongo: true, redis: true, temporal: false }, temporalUi: false, log: () => undefined });
+  const services: EmbeddedServices = await startEmbedded({
+    dataDir,
+    need: { mongo: true, redis: true, temporal: false },
+    temporalUi: false,
+    log: () => undefined,
+  });
   const mongoUri = services.mongoUri!;
   const redisUrl = services.redisUrl!;
   return {
-    mongoUri, redisUrl, mongoPid: pidListeningOn(portOf(mongoUri)), redisPid: pidListeningOn(portOf(redisUrl)),
+    mongoUri,
+    redisUrl,
+    mongoPid: pidListeningOn(portOf(mongoUri)),
+    redisPid: pidListeningOn(portOf(redisUrl)),
     async stop() {
       await services.stop();
       await rm(dataDir, { recursive: true, force: true });
@@ -37,5 +51,10 @@ export async function startOwnStoreAndRedis(): Promise<{ mongoUri: string; redis
 export function stall(pid: number): () => void {
   process.kill(pid, 'SIGSTOP');
   let resumed = false;
-  return () => { if (!resumed) { resumed = true; process.kill(pid, 'SIGCONT'); } };
+  return () => {
+    if (!resumed) {
+      resumed = true;
+      process.kill(pid, 'SIGCONT');
+    }
+  };
 }

@@ -49,20 +49,34 @@ async function bundleWorkflows(): Promise<string> {
     return '';
   }
   const started = Date.now();
-  const bundle = await bundleWorkflowCode({ ...workflowBundleOptions, workflowsPath, logger: new DefaultLogger('WARN') });
+  const bundle = await bundleWorkflowCode({
+    ...workflowBundleOptions,
+    workflowsPath,
+    logger: new DefaultLogger('WARN'),
+  });
   const outDir = path.join(ROOT, 'test-output');
   await mkdir(outDir, { recursive: true });
   const bundlePath = path.join(outDir, 'workflow-bundle.js');
   await writeFile(bundlePath, bundle.code);
-  log(`workflow bundle ${path.relative(ROOT, bundlePath)} (${Math.round(bundle.code.length / 1024)} KiB, ${Date.now() - started} ms)`);
+  log(
+    `workflow bundle ${path.relative(ROOT, bundlePath)} (${Math.round(bundle.code.length / 1024)} KiB, ${Date.now() - started} ms)`,
+  );
   return bundlePath;
 }
 
 /** Starts what is missing, provides the addresses, and returns the teardown. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const need = { mongo: !process.env.MONGODB_URI, redis: !process.env.REDIS_URL, temporal: !process.env.TEMPORAL_ADDRESS };
+  const need = {
+    mongo: !process.env.MONGODB_URI,
+    redis: !process.env.REDIS_URL,
+    temporal: !process.env.TEMPORAL_ADDRESS,
+  };
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cortex-test-'));
-  for (const [name, url] of [['MONGODB_URI', process.env.MONGODB_URI], ['REDIS_URL', process.env.REDIS_URL], ['TEMPORAL_ADDRESS', process.env.TEMPORAL_ADDRESS]]) {
+  for (const [name, url] of [
+    ['MONGODB_URI', process.env.MONGODB_URI],
+    ['REDIS_URL', process.env.REDIS_URL],
+    ['TEMPORAL_ADDRESS', process.env.TEMPORAL_ADDRESS],
+  ]) {
     if (url) log(`using ${name}=${url}`);
   }
 

@@ -12,10 +12,17 @@ export function mcpHandler(name: string, register: (server: McpServer, req: Inco
     const server = new McpServer({ name, version: '1.0.0' });
     register(server, req);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => { void transport.close(); void server.close(); });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
     await server.connect(transport);
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    await transport.handleRequest(req, res, chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined);
+    await transport.handleRequest(
+      req,
+      res,
+      chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined,
+    );
   };
 }

@@ -1,7 +1,10 @@
 /** The part of oidc-provider (a real OpenID provider, used by the connection tests) those tests touch. */
 declare module 'oidc-provider' {
   import type { IncomingMessage, ServerResponse } from 'node:http';
-  interface Account { accountId: string; claims(): Promise<Record<string, unknown>> }
+  interface Account {
+    accountId: string;
+    claims(): Promise<Record<string, unknown>>;
+  }
   interface Configuration {
     clients?: Record<string, unknown>[];
     findAccount?(ctx: unknown, id: string): Promise<Account | undefined>;

@@ -1,4 +1,10 @@
-import { lastUserText, startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply, type ScriptedRequestBody } from './scripted-openai.js';
+import {
+  lastUserText,
+  startScriptedOpenAI,
+  type ScriptedOpenAI,
+  type ScriptedReply,
+  type ScriptedRequestBody,
+} from './scripted-openai.js';
 
 /**
  * A provider simulator that behaves like a real model behind an OpenAI-compatible endpoint
@@ -46,8 +52,11 @@ export interface ProviderSim extends ScriptedOpenAI {
   configure(opts: Partial<ProviderSimOptions>): void;
 }
 
-const WORDS = 'the a run model token stream durable agent worker queue retry answer reply turn graph neuron trace signal timer ' +
-  'record store shard river orbit maple copper violet lantern harbor meadow summit canyon ember quartz willow'.split(' ');
+const WORDS =
+  'the a run model token stream durable agent worker queue retry answer reply turn graph neuron trace signal timer ' +
+  'record store shard river orbit maple copper violet lantern harbor meadow summit canyon ember quartz willow'.split(
+    ' ',
+  );
 
 /** mulberry32: a small seeded PRNG. */
 function prng(seed: number): () => number {
@@ -83,14 +92,19 @@ export function createSimulation(initial: ProviderSimOptions = {}): Simulation {
     const call = ++calls;
     let fault: SimFault | null = faults.length ? faults.shift()! : null;
     if (fault === null && opts.faultRate) {
-      for (const [f, p] of Object.entries(opts.faultRate) as [SimFault, number][]) if (rnd() < p) { fault = f; break; }
+      for (const [f, p] of Object.entries(opts.faultRate) as [SimFault, number][])
+        if (rnd() < p) {
+          fault = f;
+          break;
+        }
     }
     const retryAfter = { 'retry-after': String(opts.retryAfterS ?? 1) };
     times.push(Date.now());
     if (fault === '400') return { status: 400, errorMessage: "Invalid value for 'temperature': must be at most 2" };
     if (fault === '429') return { status: 429, errorMessage: 'Rate limit reached for requests', headers: retryAfter };
     if (fault === '500') return { status: 500, errorMessage: 'The server had an error while processing your request' };
-    if (fault === '503') return { status: 503, errorMessage: 'The engine is currently overloaded', headers: retryAfter };
+    if (fault === '503')
+      return { status: 503, errorMessage: 'The engine is currently overloaded', headers: retryAfter };
     if (fault === 'hang') return { hangMs: opts.hangMs ?? 30_000, status: 504, errorMessage: 'upstream timed out' };
     const tools = opts.toolCalls?.(body) ?? null;
     const firstTokenMs = pick(opts.firstTokenMs, 0);
@@ -99,16 +113,24 @@ export function createSimulation(initial: ProviderSimOptions = {}): Simulation {
     // Different on every call: a call number no other call has, then random words.
     const exact = opts.text?.(body) ?? null;
     const n = exact !== null ? exact.split(/(?<=\s)(?=\S)/).length : Math.max(1, pick(opts.tokens, 12));
-    const chunks = exact !== null ? exact.split(/(?<=\s)(?=\S)/) : [`c${call} `, ...Array.from({ length: n - 1 }, () => `${WORDS[Math.floor(Math.random() * WORDS.length)]} `)];
+    const chunks =
+      exact !== null
+        ? exact.split(/(?<=\s)(?=\S)/)
+        : [`c${call} `, ...Array.from({ length: n - 1 }, () => `${WORDS[Math.floor(Math.random() * WORDS.length)]} `)];
     said.push({ call, text: chunks.join(''), fault, user: lastUserText(body) });
     return {
-      chunks, firstTokenMs, delayMsPerChunk, usage: { prompt_tokens: Math.ceil(JSON.stringify(body.messages).length / 4), completion_tokens: n },
+      chunks,
+      firstTokenMs,
+      delayMsPerChunk,
+      usage: { prompt_tokens: Math.ceil(JSON.stringify(body.messages).length / 4), completion_tokens: n },
       ...(fault === 'disconnect' ? { disconnectAfterChunks: Math.max(1, Math.floor(n / 2)) } : {}),
     };
   };
 
   return {
-    reply, said, times,
+    reply,
+    said,
+    times,
     configure(next: Partial<ProviderSimOptions>) {
       opts = { ...opts, ...next };
       if (next.faults) faults.splice(0, faults.length, ...next.faults);

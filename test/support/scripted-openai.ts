@@ -84,7 +84,12 @@ export interface ScriptedOpenAI {
 }
 
 /** An embeddings request as OpenAI's API takes it. */
-export interface EmbeddingRequestBody { model: string; input: string | string[]; dimensions?: number; encoding_format?: string }
+export interface EmbeddingRequestBody {
+  model: string;
+  input: string | string[];
+  dimensions?: number;
+  encoding_format?: string;
+}
 
 /**
  * Deterministic unit vector of a text (hashed words into `dim` buckets): equal texts embed alike,
@@ -157,7 +162,10 @@ export async function startScriptedOpenAI(opts: ScriptedOpenAIOptions = {}): Pro
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (req.method === 'GET' && url.pathname === '/v1/models') {
-      sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) });
+      sendJson(res, 200, {
+        object: 'list',
+        data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })),
+      });
       return;
     }
     if (req.method === 'POST' && url.pathname === '/v1/audio/transcriptions') {
@@ -166,10 +174,22 @@ export async function startScriptedOpenAI(opts: ScriptedOpenAIOptions = {}): Pro
       transcriptionRequests++;
       const fault = transcriptionFaults.shift();
       if (fault) {
-        sendJson(res, fault, { error: { message: `scripted transcription error ${fault}`, type: fault >= 500 ? 'server_error' : 'invalid_request_error', code: null } });
+        sendJson(res, fault, {
+          error: {
+            message: `scripted transcription error ${fault}`,
+            type: fault >= 500 ? 'server_error' : 'invalid_request_error',
+            code: null,
+          },
+        });
         return;
       }
-      sendJson(res, 200, { task: 'transcribe', language: 'english', duration: 0, text: 'scripted transcript', segments: [{ id: 0, start: 0, end: 1, text: 'scripted transcript' }] });
+      sendJson(res, 200, {
+        task: 'transcribe',
+        language: 'english',
+        duration: 0,
+        text: 'scripted transcript',
+        segments: [{ id: 0, start: 0, end: 1, text: 'scripted transcript' }],
+      });
       return;
     }
     if (req.method === 'POST' && url.pathname === '/v1/embeddings') {
@@ -178,19 +198,29 @@ export async function startScriptedOpenAI(opts: ScriptedOpenAIOptions = {}): Pro
       api.embeddingRequests.push(body);
       const fault = embeddingFaults.shift();
       if (fault) {
-        sendJson(res, fault, { error: { message: `scripted embeddings error ${fault}`, type: fault >= 500 ? 'server_error' : 'invalid_request_error', code: null } });
+        sendJson(res, fault, {
+          error: {
+            message: `scripted embeddings error ${fault}`,
+            type: fault >= 500 ? 'server_error' : 'invalid_request_error',
+            code: null,
+          },
+        });
         return;
       }
       const inputs = Array.isArray(body.input) ? body.input : [body.input];
       const tokens = inputs.reduce((a, t) => a + Math.ceil(t.length / 4), 0);
       sendJson(res, 200, {
-        object: 'list', model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens },
+        object: 'list',
+        model: body.model,
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
         data: inputs.map((t, index) => ({ object: 'embedding', index, embedding: vectorOf(t, body.dimensions ?? 8) })),
       });
       return;
     }
     if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') {
-      sendJson(res, 404, { error: { message: `No route ${req.method} ${url.pathname}`, type: 'invalid_request_error' } });
+      sendJson(res, 404, {
+        error: { message: `No route ${req.method} ${url.pathname}`, type: 'invalid_request_error' },
+      });
       return;
     }
     const body = JSON.parse(await readBody(req)) as ScriptedRequestBody;
@@ -202,14 +232,22 @@ export async function startScriptedOpenAI(opts: ScriptedOpenAIOptions = {}): Pro
     });
     const reply = queue.shift() ?? fallback?.(body);
     if (!reply) {
-      sendJson(res, 500, { error: { message: 'scripted-openai: no reply scripted for this request', type: 'server_error' } });
+      sendJson(res, 500, {
+        error: { message: 'scripted-openai: no reply scripted for this request', type: 'server_error' },
+      });
       return;
     }
     if (reply.hangMs) await sleep(reply.hangMs);
     if (res.destroyed) return;
     if (reply.status && reply.status >= 400) {
-      const type = reply.status === 429 ? 'rate_limit_exceeded' : reply.status >= 500 ? 'server_error' : 'invalid_request_error';
-      sendJson(res, reply.status, { error: { message: reply.errorMessage ?? `scripted error ${reply.status}`, type, code: null } }, reply.headers);
+      const type =
+        reply.status === 429 ? 'rate_limit_exceeded' : reply.status >= 500 ? 'server_error' : 'invalid_request_error';
+      sendJson(
+        res,
+        reply.status,
+        { error: { message: reply.errorMessage ?? `scripted error ${reply.status}`, type, code: null } },
+        reply.headers,
+      );
       return;
     }
     const answer = buildAnswer(body, reply);
@@ -240,7 +278,10 @@ function buildAnswer(body: ScriptedRequestBody, reply: ScriptedReply): Answer {
     arguments: JSON.stringify(c.arguments),
   }));
   const promptChars = JSON.stringify(body.messages).length;
-  const u = reply.usage ?? { prompt_tokens: Math.ceil(promptChars / 4), completion_tokens: pieces.length + calls.length * 8 };
+  const u = reply.usage ?? {
+    prompt_tokens: Math.ceil(promptChars / 4),
+    completion_tokens: pieces.length + calls.length * 8,
+  };
   return {
     id: `chatcmpl-${randomUUID()}`,
     pieces,
@@ -251,9 +292,20 @@ function buildAnswer(body: ScriptedRequestBody, reply: ScriptedReply): Answer {
   };
 }
 
-async function streamAnswer(res: ServerResponse, body: ScriptedRequestBody, reply: ScriptedReply, a: Answer): Promise<void> {
+async function streamAnswer(
+  res: ServerResponse,
+  body: ScriptedRequestBody,
+  reply: ScriptedReply,
+  a: Answer,
+): Promise<void> {
   const includeUsage = body.stream_options?.include_usage === true && a.usage !== null;
-  const base = { id: a.id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body.model, system_fingerprint: null };
+  const base = {
+    id: a.id,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model: body.model,
+    system_fingerprint: null,
+  };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
     ...base,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
@@ -264,13 +316,21 @@ async function streamAnswer(res: ServerResponse, body: ScriptedRequestBody, repl
   for (const p of a.pieces) events.push(chunk({ content: p }));
   a.calls.forEach((c, index) => {
     // Like OpenAI: the first delta names the call, the arguments text follows in pieces.
-    events.push(chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] }));
-    for (const part of splitInto(c.arguments, 3)) events.push(chunk({ tool_calls: [{ index, function: { arguments: part } }] }));
+    events.push(
+      chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] }),
+    );
+    for (const part of splitInto(c.arguments, 3))
+      events.push(chunk({ tool_calls: [{ index, function: { arguments: part } }] }));
   });
   events.push(chunk({}, a.finishReason));
   if (includeUsage) events.push({ ...base, choices: [], usage: a.usage });
 
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...reply.headers });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    ...reply.headers,
+  });
   res.flushHeaders();
   if (reply.firstTokenMs) await sleep(reply.firstTokenMs);
   const paceFrom = performance.now();
@@ -312,7 +372,13 @@ function completionJson(body: ScriptedRequestBody, a: Answer): object {
           content: a.text || (a.calls.length ? null : ''),
           refusal: null,
           ...(a.calls.length
-            ? { tool_calls: a.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+            ? {
+                tool_calls: a.calls.map((c) => ({
+                  id: c.id,
+                  type: 'function',
+                  function: { name: c.name, arguments: c.arguments },
+                })),
+              }
             : {}),
         },
         logprobs: null,

@@ -4,7 +4,15 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
  * Reads an SSE response with eventsource-parser until `until` says stop or the timeout
  * passes, then aborts the request. Comments (`: ping`) are collected separately.
  */
-export async function readSse(url: string, opts: { headers?: Record<string, string>; until?: (events: EventSourceMessage[]) => boolean; timeoutMs?: number; onOpen?: () => Promise<void> | void } = {}) {
+export async function readSse(
+  url: string,
+  opts: {
+    headers?: Record<string, string>;
+    until?: (events: EventSourceMessage[]) => boolean;
+    timeoutMs?: number;
+    onOpen?: () => Promise<void> | void;
+  } = {},
+) {
   const ac = new AbortController();
   const events: EventSourceMessage[] = [];
   const comments: string[] = [];
@@ -23,7 +31,10 @@ export async function readSse(url: string, opts: { headers?: Record<string, stri
     if (opts.onOpen) await opts.onOpen();
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) { ended = true; break; }
+      if (done) {
+        ended = true;
+        break;
+      }
       parser.feed(decoder.decode(value, { stream: true }));
       if (opts.until?.(events)) break;
     }
@@ -49,5 +60,8 @@ export function shownReply(entries: Record<string, unknown>[]): string {
     if (e.type === 'reset') turns.set(turn, []);
     if (e.type === 'token') turns.set(turn, [...(turns.get(turn) ?? []), String(e.text)]);
   }
-  return [...turns.entries()].sort(([a], [b]) => a - b).map(([, parts]) => parts.join('')).join('');
+  return [...turns.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, parts]) => parts.join(''))
+    .join('');
 }

@@ -26,8 +26,13 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 /** The app's stores, Redis prefix and task queue, for a child process that must share them. */
 function sharedEnv(app: TestApp): Record<string, string | undefined> {
   return {
-    ...process.env, MONGODB_URI: app.config.MONGODB_URI, MONGODB_DB: app.config.MONGODB_DB, REDIS_URL: app.config.REDIS_URL,
-    REDIS_PREFIX: app.config.REDIS_PREFIX, TEMPORAL_ADDRESS: app.config.TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: app.config.TEMPORAL_TASK_QUEUE,
+    ...process.env,
+    MONGODB_URI: app.config.MONGODB_URI,
+    MONGODB_DB: app.config.MONGODB_DB,
+    REDIS_URL: app.config.REDIS_URL,
+    REDIS_PREFIX: app.config.REDIS_PREFIX,
+    TEMPORAL_ADDRESS: app.config.TEMPORAL_ADDRESS,
+    TEMPORAL_TASK_QUEUE: app.config.TEMPORAL_TASK_QUEUE,
   };
 }
 
@@ -50,14 +55,30 @@ function serviceArgs(entry: 'api/server' | 'worker/index', form: ServiceForm): s
  * the API as in production. A compiled worker needs CORTEX_WORKFLOW_BUNDLE (dist/ has no sources
  * to bundle).
  */
-export function spawnWorkerProcess(app: TestApp, extraEnv: Record<string, string> = {}, form: ServiceForm = 'tsx'): Promise<ChildProcess> {
+export function spawnWorkerProcess(
+  app: TestApp,
+  extraEnv: Record<string, string> = {},
+  form: ServiceForm = 'tsx',
+): Promise<ChildProcess> {
   const env = { ...sharedEnv(app), LOG_LEVEL: 'info', ...extraEnv };
-  const child = spawn(process.execPath, serviceArgs('worker/index', form), { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, serviceArgs('worker/index', form), {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('worker did not start')), 90_000);
-    child.stdout!.on('data', (b: Buffer) => { if (b.toString().includes('worker running')) { clearTimeout(timer); resolve(child); } });
+    child.stdout!.on('data', (b: Buffer) => {
+      if (b.toString().includes('worker running')) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    });
     child.stderr!.resume();
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`worker exited ${code}`)); });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited ${code}`));
+    });
   });
 }
 
@@ -67,22 +88,44 @@ export function spawnWorkerProcess(app: TestApp, extraEnv: Record<string, string
  * Resolves with the child once `GET /v1/health` answers. Logs at `warn` (a request log per call
  * would be the bench's own load on the process).
  */
-export async function spawnApiProcess(app: TestApp, port: number, extraEnv: Record<string, string> = {}, form: ServiceForm = 'tsx'): Promise<ChildProcess> {
+export async function spawnApiProcess(
+  app: TestApp,
+  port: number,
+  extraEnv: Record<string, string> = {},
+  form: ServiceForm = 'tsx',
+): Promise<ChildProcess> {
   const env = {
-    ...sharedEnv(app), HOST: '127.0.0.1', PORT: String(port), JWT_SECRET: app.config.JWT_SECRET, DATA_DIR: app.config.DATA_DIR,
-    NODE_ENV: app.config.NODE_ENV, LOG_LEVEL: 'warn', ...extraEnv,
+    ...sharedEnv(app),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    JWT_SECRET: app.config.JWT_SECRET,
+    DATA_DIR: app.config.DATA_DIR,
+    NODE_ENV: app.config.NODE_ENV,
+    LOG_LEVEL: 'warn',
+    ...extraEnv,
   };
-  const child = spawn(process.execPath, serviceArgs('api/server', form), { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, serviceArgs('api/server', form), {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
-  const keep = (b: Buffer): void => { output = (output + b.toString()).slice(-4000); };
+  const keep = (b: Buffer): void => {
+    output = (output + b.toString()).slice(-4000);
+  };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   let exited: number | null | undefined;
-  child.once('exit', (code) => { exited = code; });
+  child.once('exit', (code) => {
+    exited = code;
+  });
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (exited !== undefined) throw new Error(`api exited ${exited}: ${output}`);
-    const up = await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.status === 200, () => false);
+    const up = await fetch(`http://127.0.0.1:${port}/v1/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (up) return child;
     await new Promise((r) => setTimeout(r, 100));
   }

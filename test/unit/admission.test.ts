@@ -25,7 +25,11 @@ describe('admission control', () => {
     const first = await a.acquire('busy', far());
     const order: string[] = [];
     const releases: (() => void)[] = [first];
-    const wait = (who: string) => a.acquire(who.replace(/\d+$/, ''), far()).then((rel) => { order.push(who); releases.push(rel); });
+    const wait = (who: string) =>
+      a.acquire(who.replace(/\d+$/, ''), far()).then((rel) => {
+        order.push(who);
+        releases.push(rel);
+      });
     const waiting = [wait('busy1'), wait('busy2'), wait('busy3'), wait('quiet1')];
     for (let i = 0; i < 4; i++) {
       releases.shift()!();
@@ -43,7 +47,8 @@ describe('admission control', () => {
     expect((third as AppError).status).toBe(503);
     const other = a.acquire('other', far());
     expect(a.load().queued).toBe(3);
-    void mine; void other;
+    void mine;
+    void other;
   });
 
   it('a queued request waits at most maxWaitMs', async () => {

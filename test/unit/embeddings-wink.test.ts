@@ -7,7 +7,7 @@ import { loadWinkVectors } from '../../src/embeddings/wink.js';
 const cacheDir = loadConfig(process.env).EMBEDDINGS_CACHE_DIR;
 
 describe('offline word vectors', () => {
-  it('reads a rare word\'s row from the file the same as a frequent one from memory', async () => {
+  it("reads a rare word's row from the file the same as a frequent one from memory", async () => {
     const wv = await loadWinkVectors(cacheDir);
     expect(wv.size).toBeGreaterThan(300_000);
     // Rows past the resident part are read from the file; twice (cache miss, then hit) gives the same values.

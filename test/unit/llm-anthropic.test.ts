@@ -14,13 +14,29 @@ const received: { body: Record<string, unknown>; credential: string | undefined 
 let next: { status?: number; events?: Event[] } = {};
 
 const TOOL_STREAM: Event[] = [
-  { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], model: 'claude-sonnet-4', stop_reason: null, stop_sequence: null, usage: { input_tokens: 25, output_tokens: 1, cache_read_input_tokens: 5 } } },
+  {
+    type: 'message_start',
+    message: {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      content: [],
+      model: 'claude-sonnet-4',
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 25, output_tokens: 1, cache_read_input_tokens: 5 },
+    },
+  },
   { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
   { type: 'ping' },
   { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Let me ' } },
   { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'check.' } },
   { type: 'content_block_stop', index: 0 },
-  { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_01', name: 'get_weather', input: {} } },
+  {
+    type: 'content_block_start',
+    index: 1,
+    content_block: { type: 'tool_use', id: 'toolu_01', name: 'get_weather', input: {} },
+  },
   { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '' } },
   { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"city": "Par' } },
   { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: 'is"}' } },
@@ -40,7 +56,9 @@ beforeAll(async () => {
       });
       if (next.status) {
         res.writeHead(next.status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'model: not found' } }));
+        res.end(
+          JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'model: not found' } }),
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -49,7 +67,10 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  anthropic = createAnthropicProvider({ apiKey: 'sk-ant-test', baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  anthropic = createAnthropicProvider({
+    apiKey: 'sk-ant-test',
+    baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+  });
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
@@ -57,7 +78,10 @@ describe('anthropic provider (loopback fake of the Messages event stream)', () =
   it('streams text, assembles tool_use input and reads usage', async () => {
     next = { events: TOOL_STREAM };
     const tokens: string[] = [];
-    const res = await anthropic.chat({ model: 'claude-sonnet-4', messages: [{ role: 'user', content: 'weather?' }] }, (t) => void tokens.push(t));
+    const res = await anthropic.chat(
+      { model: 'claude-sonnet-4', messages: [{ role: 'user', content: 'weather?' }] },
+      (t) => void tokens.push(t),
+    );
     expect(tokens).toEqual(['Let me ', 'check.']);
     expect(res.text).toBe('Let me check.');
     expect(res.toolCalls).toEqual([{ id: 'toolu_01', name: 'get_weather', arguments: '{"city": "Paris"}' }]);
@@ -73,14 +97,24 @@ describe('anthropic provider (loopback fake of the Messages event stream)', () =
       model: 'claude-sonnet-4',
       maxTokens: 100,
       responseFormat: 'json',
-      tools: [{ name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'get_weather',
+          description: 'Weather',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      ],
       messages: [
         { role: 'system', content: 'Be brief.' },
         { role: 'user', content: 'weather in Paris and Rome?' },
-        { role: 'assistant', content: 'Checking.', toolCalls: [
-          { id: 'toolu_a', name: 'get_weather', arguments: '{"city":"Paris"}' },
-          { id: 'toolu_b', name: 'get_weather', arguments: '{"city":"Rome"}' },
-        ] },
+        {
+          role: 'assistant',
+          content: 'Checking.',
+          toolCalls: [
+            { id: 'toolu_a', name: 'get_weather', arguments: '{"city":"Paris"}' },
+            { id: 'toolu_b', name: 'get_weather', arguments: '{"city":"Rome"}' },
+          ],
+        },
         { role: 'tool', toolCallId: 'toolu_a', content: 'sunny' },
         { role: 'tool', toolCallId: 'toolu_b', content: 'rain' },
       ],
@@ -90,18 +124,30 @@ describe('anthropic provider (loopback fake of the Messages event stream)', () =
       model: 'claude-sonnet-4',
       max_tokens: 100,
       stream: true,
-      tools: [{ name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'get_weather',
+          description: 'Weather',
+          input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      ],
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'weather in Paris and Rome?' }] },
-        { role: 'assistant', content: [
-          { type: 'text', text: 'Checking.' },
-          { type: 'tool_use', id: 'toolu_a', name: 'get_weather', input: { city: 'Paris' } },
-          { type: 'tool_use', id: 'toolu_b', name: 'get_weather', input: { city: 'Rome' } },
-        ] },
-        { role: 'user', content: [
-          { type: 'tool_result', tool_use_id: 'toolu_a', content: 'sunny' },
-          { type: 'tool_result', tool_use_id: 'toolu_b', content: 'rain' },
-        ] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Checking.' },
+            { type: 'tool_use', id: 'toolu_a', name: 'get_weather', input: { city: 'Paris' } },
+            { type: 'tool_use', id: 'toolu_b', name: 'get_weather', input: { city: 'Rome' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_a', content: 'sunny' },
+            { type: 'tool_result', tool_use_id: 'toolu_b', content: 'rain' },
+          ],
+        },
       ],
     });
     expect(body?.system).toMatch(/^Be brief\.\n\nRespond with a single JSON object/);
@@ -109,8 +155,17 @@ describe('anthropic provider (loopback fake of the Messages event stream)', () =
 
   it('structured output (jsonSchema): the schema goes into the system instruction, since the Messages API has no schema mode', async () => {
     next = { events: TOOL_STREAM };
-    const schema = { type: 'object', properties: { names: { type: 'array', items: { type: 'string' } } }, required: ['names'], additionalProperties: false };
-    await anthropic.chat({ model: 'claude-sonnet-4', jsonSchema: { name: 'people', schema }, messages: [{ role: 'user', content: 'who?' }] });
+    const schema = {
+      type: 'object',
+      properties: { names: { type: 'array', items: { type: 'string' } } },
+      required: ['names'],
+      additionalProperties: false,
+    };
+    await anthropic.chat({
+      model: 'claude-sonnet-4',
+      jsonSchema: { name: 'people', schema },
+      messages: [{ role: 'user', content: 'who?' }],
+    });
     const system = String(received.at(-1)?.body.system);
     expect(system).toMatch(/^Respond with a single JSON object/);
     expect(system).toContain(`The JSON object must match this JSON Schema:\n${JSON.stringify(schema)}`);

@@ -44,7 +44,9 @@ describe('local provider', () => {
 
   it('never calls tools, even when offered some', async () => {
     const res = await local.chat(
-      ask('echo', 'use a tool', { tools: [{ name: 'lookup', description: 'd', parameters: { type: 'object', properties: {} } }] }),
+      ask('echo', 'use a tool', {
+        tools: [{ name: 'lookup', description: 'd', parameters: { type: 'object', properties: {} } }],
+      }),
     );
     expect(res.toolCalls).toEqual([]);
   });
@@ -105,10 +107,11 @@ describe('model registry', () => {
   });
 
   it('registers openai when a base URL or key is set, anthropic when a key is set', () => {
-    expect(createModelRegistry({ defaultProvider: 'local', openai: {}, anthropic: {} }).list().map((m) => m.provider)).toEqual([
-      'local',
-      'local',
-    ]);
+    expect(
+      createModelRegistry({ defaultProvider: 'local', openai: {}, anthropic: {} })
+        .list()
+        .map((m) => m.provider),
+    ).toEqual(['local', 'local']);
     const reg = createModelRegistry({
       defaultProvider: 'openai',
       defaultModel: 'openai/my-served-model',
@@ -150,8 +153,14 @@ describe('model registry', () => {
 
 describe('pricing', () => {
   it('prices known models per million tokens', () => {
-    expect(costOf('openai/gpt-4o-mini', { inputTokens: 1_000_000, outputTokens: 1_000_000 })).toEqual({ costUsd: 0.75, priced: true });
-    expect(costOf('anthropic/claude-sonnet-4', { inputTokens: 1000, outputTokens: 2000 }).costUsd).toBeCloseTo(0.003 + 0.03, 10);
+    expect(costOf('openai/gpt-4o-mini', { inputTokens: 1_000_000, outputTokens: 1_000_000 })).toEqual({
+      costUsd: 0.75,
+      priced: true,
+    });
+    expect(costOf('anthropic/claude-sonnet-4', { inputTokens: 1000, outputTokens: 2000 }).costUsd).toBeCloseTo(
+      0.003 + 0.03,
+      10,
+    );
   });
 
   it('prices dated snapshots as their base model, picking the longest base', () => {
@@ -165,11 +174,17 @@ describe('pricing', () => {
 
   it('local models are free and priced; unknown models are 0 and unpriced', () => {
     expect(costOf('local/echo', { inputTokens: 5000, outputTokens: 5000 })).toEqual({ costUsd: 0, priced: true });
-    expect(costOf('openai/some-self-hosted', { inputTokens: 5000, outputTokens: 5000 })).toEqual({ costUsd: 0, priced: false });
+    expect(costOf('openai/some-self-hosted', { inputTokens: 5000, outputTokens: 5000 })).toEqual({
+      costUsd: 0,
+      priced: false,
+    });
   });
 
   it('takes an overriding price table', () => {
     const prices = { ...DEFAULT_PRICES, 'openai/my-model': { input: 1, output: 2 } };
-    expect(costOf('openai/my-model', { inputTokens: 1_000_000, outputTokens: 500_000 }, prices)).toEqual({ costUsd: 2, priced: true });
+    expect(costOf('openai/my-model', { inputTokens: 1_000_000, outputTokens: 500_000 }, prices)).toEqual({
+      costUsd: 2,
+      priced: true,
+    });
   });
 });

@@ -27,7 +27,9 @@ describe('openai provider against the scripted server', () => {
   it('a stream dropped mid-answer is a retryable failure, never a short answer', async () => {
     server.script([{ chunks: ['a ', 'b ', 'c ', 'd '], disconnectAfterChunks: 2 }]);
     const seen: string[] = [];
-    const err = await openai.chat({ model: 'scripted-model', messages: user('hi') }, (t) => void seen.push(t)).catch((e: unknown) => e);
+    const err = await openai
+      .chat({ model: 'scripted-model', messages: user('hi') }, (t) => void seen.push(t))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmError);
     expect((err as LlmError).retryable).toBe(true);
     expect(seen.length).toBeLessThanOrEqual(2); // what arrived before the drop, at most
@@ -55,7 +57,11 @@ describe('openai provider against the scripted server', () => {
     expect(res.text).toBe('Hello, world!');
     expect(res).toMatchObject({ finishReason: 'stop', provider: 'openai', model: 'scripted-model', toolCalls: [] });
     expect(res.usage).toEqual({ inputTokens: 12, outputTokens: 6, totalTokens: 18, cachedInputTokens: 0 });
-    expect(server.requests[0]).toMatchObject({ model: 'scripted-model', stream: true, stream_options: { include_usage: true } });
+    expect(server.requests[0]).toMatchObject({
+      model: 'scripted-model',
+      stream: true,
+      stream_options: { include_usage: true },
+    });
   });
 
   it('returns the whole text without a sink', async () => {
@@ -66,11 +72,25 @@ describe('openai provider against the scripted server', () => {
 
   it('assembles tool calls whose deltas are split across chunks', async () => {
     const args = { city: 'Zürich', days: 3, units: { temp: 'C' } };
-    server.script([{ text: 'Checking.', toolCalls: [{ name: 'get_weather', arguments: args }, { name: 'noop', arguments: {} }] }]);
+    server.script([
+      {
+        text: 'Checking.',
+        toolCalls: [
+          { name: 'get_weather', arguments: args },
+          { name: 'noop', arguments: {} },
+        ],
+      },
+    ]);
     const res = await openai.chat({
       model: 'scripted-model',
       messages: user('weather?'),
-      tools: [{ name: 'get_weather', description: 'Weather by city', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'get_weather',
+          description: 'Weather by city',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      ],
     });
     expect(res.finishReason).toBe('tool_calls');
     expect(res.text).toBe('Checking.');
@@ -80,7 +100,14 @@ describe('openai provider against the scripted server', () => {
     expect(JSON.parse(res.toolCalls[0].arguments)).toEqual(args);
     expect(JSON.parse(res.toolCalls[1].arguments)).toEqual({});
     expect(server.requests[0].tools).toEqual([
-      { type: 'function', function: { name: 'get_weather', description: 'Weather by city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather by city',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      },
     ]);
   });
 
@@ -105,7 +132,11 @@ describe('openai provider against the scripted server', () => {
       messages: [
         { role: 'system', content: 'sys' },
         { role: 'user', content: 'q', name: 'ann' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'result text' },
       ],
     });
@@ -113,9 +144,22 @@ describe('openai provider against the scripted server', () => {
 
   it('structured output (jsonSchema) becomes response_format json_schema, strict', async () => {
     server.script([{ text: '{"names":[]}' }]);
-    const schema = { type: 'object', properties: { names: { type: 'array', items: { type: 'string' } } }, required: ['names'], additionalProperties: false };
-    await openai.chat({ model: 'scripted-model', responseFormat: 'json', jsonSchema: { name: 'people', schema }, messages: user('who?') });
-    expect(server.requests.at(-1)?.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'people', schema, strict: true } });
+    const schema = {
+      type: 'object',
+      properties: { names: { type: 'array', items: { type: 'string' } } },
+      required: ['names'],
+      additionalProperties: false,
+    };
+    await openai.chat({
+      model: 'scripted-model',
+      responseFormat: 'json',
+      jsonSchema: { name: 'people', schema },
+      messages: user('who?'),
+    });
+    expect(server.requests.at(-1)?.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'people', schema, strict: true },
+    });
   });
 
   it('estimates usage at ceil(chars/4) when the server sends none', async () => {
@@ -130,14 +174,24 @@ describe('openai provider against the scripted server', () => {
     expect(err400).toBeInstanceOf(LlmError);
     expect(err400).toMatchObject({ status: 400, retryable: false, provider: 'openai' });
     expect((err400 as Error).message).toContain('bad model');
-    await expect(openai.chat({ model: 'x', messages: user('a') })).rejects.toMatchObject({ status: 429, retryable: true });
-    await expect(openai.chat({ model: 'x', messages: user('a') })).rejects.toMatchObject({ status: 503, retryable: true });
+    await expect(openai.chat({ model: 'x', messages: user('a') })).rejects.toMatchObject({
+      status: 429,
+      retryable: true,
+    });
+    await expect(openai.chat({ model: 'x', messages: user('a') })).rejects.toMatchObject({
+      status: 503,
+      retryable: true,
+    });
     expect(server.requests).toHaveLength(3); // maxRetries 0: one request per call, Temporal retries
   });
 
   it('a connection failure is a retryable LlmError without status', async () => {
     const dead = createOpenAIProvider({ baseURL: 'http://127.0.0.1:1/v1' });
-    await expect(dead.chat({ model: 'x', messages: user('a') })).rejects.toMatchObject({ name: 'LlmError', status: undefined, retryable: true });
+    await expect(dead.chat({ model: 'x', messages: user('a') })).rejects.toMatchObject({
+      name: 'LlmError',
+      status: undefined,
+      retryable: true,
+    });
   });
 
   it('aborts mid-stream through the signal with an AbortError', async () => {
@@ -174,7 +228,9 @@ describe('openai provider against the scripted server', () => {
   it('serves concurrent calls by request content through setDefault', async () => {
     server.setDefault((body) => ({ text: `answer to ${lastUserText(body)}`, delayMsPerChunk: 5 }));
     const names = ['a', 'b', 'c', 'd'];
-    const results = await Promise.all(names.map((n) => openai.chat({ model: 'scripted-model', messages: user(n) }, () => undefined)));
+    const results = await Promise.all(
+      names.map((n) => openai.chat({ model: 'scripted-model', messages: user(n) }, () => undefined)),
+    );
     expect(results.map((r) => r.text)).toEqual(names.map((n) => `answer to ${n}`));
   });
 
@@ -193,7 +249,9 @@ describe('openai provider against the scripted server', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
     });
-    const body = (await res.json()) as { choices: { message: { content: string; tool_calls: { function: { arguments: string } }[] } }[] };
+    const body = (await res.json()) as {
+      choices: { message: { content: string; tool_calls: { function: { arguments: string } }[] } }[];
+    };
     expect(body.choices[0].message.content).toBe('plain');
     expect(JSON.parse(body.choices[0].message.tool_calls[0].function.arguments)).toEqual({ a: 1 });
     const models = (await (await fetch(`${server.baseURL}/models`)).json()) as { data: { id: string }[] };

@@ -25,7 +25,9 @@ describe('OpenAPI document', () => {
 describe('operation ids and titles', () => {
   const routes = allRoutes();
   const doc = buildOpenApi(routes);
-  const ops = Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item as Record<string, { operationId: string; summary: string }>));
+  const ops = Object.values(doc.paths ?? {}).flatMap((item) =>
+    Object.values(item as Record<string, { operationId: string; summary: string }>),
+  );
 
   it('every operation has a unique, dotted camelCase id and a short title', () => {
     const ids = ops.map((o) => o.operationId);
@@ -55,15 +57,21 @@ describe('operation ids and titles', () => {
 
   it('refuses two routes that derive the same id', () => {
     const twin = (path: string): RouteDef => ({ method: 'get', path, handler: async () => undefined });
-    expect(() => buildOpenApi([twin('/v1/usage'), twin('/v1/usage/:workspace_id')])).toThrow(/usage\.get .*explicit operationId/);
+    expect(() => buildOpenApi([twin('/v1/usage'), twin('/v1/usage/:workspace_id')])).toThrow(
+      /usage\.get .*explicit operationId/,
+    );
   });
 
   it('the examples of the main flows are valid against their own schemas', () => {
     const withExamples = routes.filter((r) => r.examples);
-    expect(withExamples.map(operationIdOf)).toEqual(expect.arrayContaining(['neurons.invoke', 'jobs.status', 'pathways.execute', 'interventions.respond']));
+    expect(withExamples.map(operationIdOf)).toEqual(
+      expect.arrayContaining(['neurons.invoke', 'jobs.status', 'pathways.execute', 'interventions.respond']),
+    );
     for (const r of withExamples) {
-      if (r.examples?.request !== undefined) expect(() => (r.body as ZodType).parse(r.examples?.request), operationIdOf(r)).not.toThrow();
-      if (r.examples?.response !== undefined) expect(() => r.response!.parse(r.examples?.response), operationIdOf(r)).not.toThrow();
+      if (r.examples?.request !== undefined)
+        expect(() => (r.body as ZodType).parse(r.examples?.request), operationIdOf(r)).not.toThrow();
+      if (r.examples?.response !== undefined)
+        expect(() => r.response!.parse(r.examples?.response), operationIdOf(r)).not.toThrow();
     }
   });
 

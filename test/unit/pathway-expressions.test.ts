@@ -4,8 +4,20 @@ import { evaluateTimeboxed, syntaxError } from '../../src/pathways/expressions.j
 import { validateGraph } from '../../src/pathways/validate.js';
 
 const graph = (data: Record<string, unknown>, type = 'transform') => ({
-  nodes: [{ id: 's', type: 'start' }, { id: 'x', type, data }, { id: 'o', type: 'output' }],
-  edges: [{ source: 's', target: 'x' }, ...(type === 'if' ? [{ source: 'x', target: 'o', handle: 'true' }, { source: 'x', target: 'o', handle: 'false' }] : [{ source: 'x', target: 'o' }])],
+  nodes: [
+    { id: 's', type: 'start' },
+    { id: 'x', type, data },
+    { id: 'o', type: 'output' },
+  ],
+  edges: [
+    { source: 's', target: 'x' },
+    ...(type === 'if'
+      ? [
+          { source: 'x', target: 'o', handle: 'true' },
+          { source: 'x', target: 'o', handle: 'false' },
+        ]
+      : [{ source: 'x', target: 'o' }]),
+  ],
 });
 
 describe('pathway expressions', () => {
@@ -26,8 +38,16 @@ describe('pathway expressions', () => {
   });
 
   it('a runaway expression stops at the time box or the depth limit with a clear reason', async () => {
-    await expect(evaluateTimeboxed('( $f := function($n) { $f($n + 1) }; $f(0) )', {})).rejects.toThrow(/Stack overflow|timeout|stack/i);
-    await expect(evaluateTimeboxed('( $loop := function($n) { $n > 0 ? $loop($n) : 0 }; $loop(1) )', {}, { timeoutMs: 200, maxDepth: 1_000_000 })).rejects.toThrow(/timeout after 200 milliseconds|stack/i);
+    await expect(evaluateTimeboxed('( $f := function($n) { $f($n + 1) }; $f(0) )', {})).rejects.toThrow(
+      /Stack overflow|timeout|stack/i,
+    );
+    await expect(
+      evaluateTimeboxed(
+        '( $loop := function($n) { $n > 0 ? $loop($n) : 0 }; $loop(1) )',
+        {},
+        { timeoutMs: 200, maxDepth: 1_000_000 },
+      ),
+    ).rejects.toThrow(/timeout after 200 milliseconds|stack/i);
     expect(await evaluateTimeboxed('input.n * 2', { input: { n: 21 } })).toBe(42);
   });
 });

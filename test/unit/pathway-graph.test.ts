@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
-  CompiledGraph, IdGraph, applyOverrides, canonicalType, edgeHandle, isIndexGraph, nextEdges, toIdGraph, whileMaxIterations,
+  CompiledGraph,
+  IdGraph,
+  applyOverrides,
+  canonicalType,
+  edgeHandle,
+  isIndexGraph,
+  nextEdges,
+  toIdGraph,
+  whileMaxIterations,
   type IdGraphInput,
 } from '../../src/pathways/graph.js';
 import { validateGraph } from '../../src/pathways/validate.js';
@@ -11,7 +19,11 @@ const N2 = '22222222-2222-4222-8222-222222222222';
 
 type Node = { id: string; type: string; data?: Record<string, unknown> };
 const node = (id: string, type: string, data: Record<string, unknown> = {}): Node => ({ id, type, data });
-const e = (source: string, target: string, handle?: string) => ({ source, target, ...(handle !== undefined && { handle }) });
+const e = (source: string, target: string, handle?: string) => ({
+  source,
+  target,
+  ...(handle !== undefined && { handle }),
+});
 const graph = (nodes: Node[], edges: ReturnType<typeof e>[] = []): IdGraphInput => ({ nodes, edges });
 const neuron = (id: string, neuronId = N1) => node(id, 'neuron', { neuron_id: neuronId });
 
@@ -20,19 +32,27 @@ const ifGraph = (edges = [e('s', 'c'), e('c', 'y', 'true'), e('c', 'n', 'false')
   graph([node('s', 'start'), node('c', 'if', { condition: 'x > 1' }), node('y', 'output'), node('n', 'output')], edges);
 const whileGraph = (edges = [e('s', 'w'), e('w', 'b', 'body'), e('b', 'w'), e('w', 'z', 'done')]) =>
   graph([node('s', 'start'), node('w', 'while', { condition: 'i < 3' }), neuron('b'), node('z', 'end')], edges);
-const classifyGraph = (edges = [e('s', 'k'), e('k', 'a', 'sales'), e('k', 'b', 'support')], categories: unknown = ['sales', 'support']) =>
-  graph([node('s', 'start'), node('k', 'classify', { categories }), neuron('a'), neuron('b', N2)], edges);
+const classifyGraph = (
+  edges = [e('s', 'k'), e('k', 'a', 'sales'), e('k', 'b', 'support')],
+  categories: unknown = ['sales', 'support'],
+) => graph([node('s', 'start'), node('k', 'classify', { categories }), neuron('a'), neuron('b', N2)], edges);
 
 /** Asserts exactly one error containing every fragment (so each rule is seen in isolation). */
 function expectError(g: unknown, ...fragments: string[]) {
   const r = validateGraph(g);
   expect(r.valid).toBe(false);
-  expect(r.errors.filter((m) => fragments.every((f) => m.includes(f))), r.errors.join('\n')).toHaveLength(1);
+  expect(
+    r.errors.filter((m) => fragments.every((f) => m.includes(f))),
+    r.errors.join('\n'),
+  ).toHaveLength(1);
   return r;
 }
 function expectWarning(g: unknown, ...fragments: string[]) {
   const r = validateGraph(g);
-  expect(r.warnings.filter((m) => fragments.every((f) => m.includes(f))), r.warnings.join('\n')).toHaveLength(1);
+  expect(
+    r.warnings.filter((m) => fragments.every((f) => m.includes(f))),
+    r.warnings.join('\n'),
+  ).toHaveLength(1);
   return r;
 }
 
@@ -75,15 +95,31 @@ describe('validateGraph: valid graphs', () => {
     ['if with true/false', ifGraph()],
     ['while with body/done', whileGraph()],
     ['classify with category handles', classifyGraph()],
-    ['sourceHandle branches', graph(ifGraph().nodes as Node[], [e('s', 'c'), { source: 'c', target: 'y', sourceHandle: 'true' } as never, { source: 'c', target: 'n', sourceHandle: 'false' } as never])],
+    [
+      'sourceHandle branches',
+      graph(ifGraph().nodes as Node[], [
+        e('s', 'c'),
+        { source: 'c', target: 'y', sourceHandle: 'true' } as never,
+        { source: 'c', target: 'n', sourceHandle: 'false' } as never,
+      ]),
+    ],
     ['input as entry', graph([node('i', 'input'), neuron('a')], [e('i', 'a')])],
     ['single root as entry', graph([neuron('a'), node('z', 'output')], [e('a', 'z')])],
     ['approval alias', graph([node('s', 'start'), node('h', 'approval', { prompt: 'ok?' })], [e('s', 'h')])],
-    ['every node type', graph([
-      node('s', 'start'), node('t', 'transform', { expression: 'x' }), node('d', 'delay', { seconds: 1 }),
-      node('h', 'human', { title: 'Check', options: ['yes', { label: 'No', value: false }], expires_in_s: 60 }),
-      node('o', 'output', { value: 'x' }), node('z', 'end'),
-    ], [e('s', 't'), e('t', 'd'), e('d', 'h'), e('h', 'o'), e('o', 'z')])],
+    [
+      'every node type',
+      graph(
+        [
+          node('s', 'start'),
+          node('t', 'transform', { expression: 'x' }),
+          node('d', 'delay', { seconds: 1 }),
+          node('h', 'human', { title: 'Check', options: ['yes', { label: 'No', value: false }], expires_in_s: 60 }),
+          node('o', 'output', { value: 'x' }),
+          node('z', 'end'),
+        ],
+        [e('s', 't'), e('t', 'd'), e('d', 'h'), e('h', 'o'), e('o', 'z')],
+      ),
+    ],
   ])('%s', (_name, g) => {
     expect(validateGraph(g)).toEqual({ valid: true, errors: [], warnings: [] });
   });
@@ -113,11 +149,21 @@ describe('validateGraph: structural errors', () => {
   });
 
   it('duplicate node id', () => {
-    expectError(graph([node('s', 'start'), neuron('a'), neuron('a')], [e('s', 'a')]), 'duplicate node id "a"', '#1 and #2');
+    expectError(
+      graph([node('s', 'start'), neuron('a'), neuron('a')], [e('s', 'a')]),
+      'duplicate node id "a"',
+      '#1 and #2',
+    );
   });
 
   it('edge from or to a missing node', () => {
-    const r = validateGraph(graph([node('s', 'start'), neuron('a')], [e('s', 'a'), { id: 'e9', source: 'a', target: 'ghost' }, e('nope', 'a')] as never));
+    const r = validateGraph(
+      graph([node('s', 'start'), neuron('a')], [
+        e('s', 'a'),
+        { id: 'e9', source: 'a', target: 'ghost' },
+        e('nope', 'a'),
+      ] as never),
+    );
     expect(r.errors).toEqual([
       'edge "e9" ("a" → "ghost"): target node "ghost" does not exist',
       'edge #2 ("nope" → "a"): source node "nope" does not exist',
@@ -125,17 +171,27 @@ describe('validateGraph: structural errors', () => {
   });
 
   it('neuron node without neuron_id, with a non-UUID, or a foreign one', () => {
-    expectError(graph([node('s', 'start'), node('a', 'neuron')], [e('s', 'a')]), 'node "a" (neuron): data.neuron_id: missing');
-    expectError(graph([node('s', 'start'), neuron('a', 'abc')], [e('s', 'a')]), 'node "a" (neuron): data.neuron_id: "abc" is not a UUID');
+    expectError(
+      graph([node('s', 'start'), node('a', 'neuron')], [e('s', 'a')]),
+      'node "a" (neuron): data.neuron_id: missing',
+    );
+    expectError(
+      graph([node('s', 'start'), neuron('a', 'abc')], [e('s', 'a')]),
+      'node "a" (neuron): data.neuron_id: "abc" is not a UUID',
+    );
     const r = validateGraph(linear(), { neuronIds: new Set([N2]) });
-    expect(r.errors).toEqual([`node "a" (neuron): data.neuron_id: foreign or missing neuron "${N1}" (not in this workspace and brain)`]);
+    expect(r.errors).toEqual([
+      `node "a" (neuron): data.neuron_id: foreign or missing neuron "${N1}" (not in this workspace and brain)`,
+    ]);
   });
 
   it('classify neuron_id is checked like a neuron node', () => {
     const g = classifyGraph();
     (g.nodes![1].data as Record<string, unknown>).neuron_id = N2;
     const r = validateGraph(g, { neuronIds: new Set([N1]) });
-    expect(r.errors.filter((m) => m.includes('node "k" (classify)') && m.includes('foreign or missing'))).toHaveLength(1);
+    expect(r.errors.filter((m) => m.includes('node "k" (classify)') && m.includes('foreign or missing'))).toHaveLength(
+      1,
+    );
   });
 
   it('no start node: several roots, or none', () => {
@@ -148,16 +204,29 @@ describe('validateGraph: structural errors', () => {
   });
 
   it('non-branching node with more than one outgoing edge', () => {
-    expectError(graph([node('s', 'start'), neuron('a'), neuron('b')], [e('s', 'a'), e('s', 'b')]), 'node "s" (start) has 2 outgoing edges', 'fan-out');
+    expectError(
+      graph([node('s', 'start'), neuron('a'), neuron('b')], [e('s', 'a'), e('s', 'b')]),
+      'node "s" (start) has 2 outgoing edges',
+      'fan-out',
+    );
   });
 
   it('end node with outgoing edges', () => {
-    expectError(graph([node('s', 'start'), node('z', 'end'), neuron('a')], [e('s', 'z'), e('z', 'a')]), 'end node "z" has outgoing edges');
+    expectError(
+      graph([node('s', 'start'), node('z', 'end'), neuron('a')], [e('s', 'z'), e('z', 'a')]),
+      'end node "z" has outgoing edges',
+    );
   });
 
   it('node data contracts', () => {
-    expectError(graph([node('s', 'start'), node('d', 'delay')], [e('s', 'd')]), 'node "d" (delay): data: seconds or ms is required');
-    expectError(graph([node('s', 'start'), node('h', 'human', { prompt: 'p', expires_in_s: -1 })], [e('s', 'h')]), 'node "h" (human): data.expires_in_s');
+    expectError(
+      graph([node('s', 'start'), node('d', 'delay')], [e('s', 'd')]),
+      'node "d" (delay): data: seconds or ms is required',
+    );
+    expectError(
+      graph([node('s', 'start'), node('h', 'human', { prompt: 'p', expires_in_s: -1 })], [e('s', 'h')]),
+      'node "h" (human): data.expires_in_s',
+    );
   });
 });
 
@@ -171,14 +240,29 @@ describe('validateGraph: branch handles', () => {
   });
 
   it('if edges with an unknown, missing or repeated handle', () => {
-    expectError(ifGraph([e('s', 'c'), e('c', 'y', 'true'), e('c', 'n', 'false'), e('c', 'n', 'maybe')]), 'if node "c"', 'handle "maybe"', '"true" or "false"');
-    expectError(ifGraph([e('s', 'c'), e('c', 'y', 'true'), e('c', 'n', 'false'), e('c', 'n')]), 'if node "c"', 'has no handle');
-    expectError(ifGraph([e('s', 'c'), e('c', 'y', 'true'), e('c', 'n', 'true'), e('c', 'n', 'false')]), 'if node "c" has 2 "true" edges');
+    expectError(
+      ifGraph([e('s', 'c'), e('c', 'y', 'true'), e('c', 'n', 'false'), e('c', 'n', 'maybe')]),
+      'if node "c"',
+      'handle "maybe"',
+      '"true" or "false"',
+    );
+    expectError(
+      ifGraph([e('s', 'c'), e('c', 'y', 'true'), e('c', 'n', 'false'), e('c', 'n')]),
+      'if node "c"',
+      'has no handle',
+    );
+    expectError(
+      ifGraph([e('s', 'c'), e('c', 'y', 'true'), e('c', 'n', 'true'), e('c', 'n', 'false')]),
+      'if node "c" has 2 "true" edges',
+    );
   });
 
   it('while needs both body and done edges', () => {
     expectError(whileGraph([e('s', 'w'), e('w', 'b', 'body'), e('b', 'w')]), 'while node "w" has no "done" edge');
-    const r = expectError(whileGraph([e('s', 'w'), e('w', 'z', 'done'), e('b', 'w')]), 'while node "w" has no "body" edge');
+    const r = expectError(
+      whileGraph([e('s', 'w'), e('w', 'z', 'done'), e('b', 'w')]),
+      'while node "w" has no "body" edge',
+    );
     expect(r.warnings).toContain('node "b" is not reachable from the start node "s" and never runs');
   });
 
@@ -191,37 +275,63 @@ describe('validateGraph: branch handles', () => {
   });
 
   it('warns when a while body never leads back', () => {
-    const r = expectWarning(whileGraph([e('s', 'w'), e('w', 'b', 'body'), e('w', 'z', 'done')]), 'while node "w": body branch never leads back');
+    const r = expectWarning(
+      whileGraph([e('s', 'w'), e('w', 'b', 'body'), e('w', 'z', 'done')]),
+      'while node "w": body branch never leads back',
+    );
     expect(r.valid).toBe(true);
   });
 
   it('classify needs categories', () => {
-    expectError(classifyGraph([e('s', 'k')], []), 'node "k" (classify): data.categories: must list at least one category');
+    expectError(
+      classifyGraph([e('s', 'k')], []),
+      'node "k" (classify): data.categories: must list at least one category',
+    );
     const g = classifyGraph([e('s', 'k')]);
     g.nodes![1].data = {};
     expectError(g, 'node "k" (classify): data.categories: missing');
-    expectError(classifyGraph([e('s', 'k'), e('k', 'a', 'a')], ['a', 'a']), 'data.categories: category names must be unique');
+    expectError(
+      classifyGraph([e('s', 'k'), e('k', 'a', 'a')], ['a', 'a']),
+      'data.categories: category names must be unique',
+    );
   });
 
   it('classify edges must name one of its categories', () => {
-    expectError(classifyGraph([e('s', 'k'), e('k', 'a', 'sales'), e('k', 'b', 'billing')]), 'classify node "k"', 'handle "billing"', '"sales", "support"');
+    expectError(
+      classifyGraph([e('s', 'k'), e('k', 'a', 'sales'), e('k', 'b', 'billing')]),
+      'classify node "k"',
+      'handle "billing"',
+      '"sales", "support"',
+    );
     expectError(classifyGraph([e('s', 'k'), e('k', 'a', 'sales'), e('k', 'b')]), 'classify node "k"', 'has no handle');
   });
 
   it('warns about a category without an edge', () => {
-    const r = expectWarning(classifyGraph([e('s', 'k'), e('k', 'a', 'sales')]), 'classify node "k": category "support" has no edge');
+    const r = expectWarning(
+      classifyGraph([e('s', 'k'), e('k', 'a', 'sales')]),
+      'classify node "k": category "support" has no edge',
+    );
     expect(r.valid).toBe(true);
   });
 
   it('warns about a handle on a non-branching node', () => {
-    const r = expectWarning(graph([node('s', 'start'), neuron('a')], [e('s', 'a', 'out')]), 'node "s" (start)', 'handle "out" is ignored');
+    const r = expectWarning(
+      graph([node('s', 'start'), neuron('a')], [e('s', 'a', 'out')]),
+      'node "s" (start)',
+      'handle "out" is ignored',
+    );
     expect(r.valid).toBe(true);
   });
 });
 
 describe('validateGraph: reachability and cycles', () => {
   it('warns about isolated and unreachable nodes', () => {
-    const r = validateGraph(graph([node('s', 'start'), neuron('a'), neuron('lonely'), neuron('x'), node('y', 'end')], [e('s', 'a'), e('x', 'y')]));
+    const r = validateGraph(
+      graph(
+        [node('s', 'start'), neuron('a'), neuron('lonely'), neuron('x'), node('y', 'end')],
+        [e('s', 'a'), e('x', 'y')],
+      ),
+    );
     expect(r.valid).toBe(true);
     expect(r.warnings).toEqual([
       'node "lonely" is isolated (no edges) and never runs',
@@ -231,25 +341,53 @@ describe('validateGraph: reachability and cycles', () => {
   });
 
   it('rejects a cycle that does not pass through a while node', () => {
-    expectError(graph([node('s', 'start'), neuron('a'), neuron('b')], [e('s', 'a'), e('a', 'b'), e('b', 'a')]), 'cycle through "a", "b"');
+    expectError(
+      graph([node('s', 'start'), neuron('a'), neuron('b')], [e('s', 'a'), e('a', 'b'), e('b', 'a')]),
+      'cycle through "a", "b"',
+    );
     expectError(graph([node('s', 'start'), neuron('a')], [e('s', 'a'), e('a', 'a')]), 'node "a" has an edge to itself');
   });
 
   it('accepts a loop through a while body, including nested loops', () => {
     expect(validateGraph(whileGraph()).valid).toBe(true);
-    const nested = graph([
-      node('s', 'start'), node('w1', 'while', { condition: 'a' }), node('w2', 'while', { condition: 'b' }), neuron('x'), node('z', 'end'),
-    ], [e('s', 'w1'), e('w1', 'w2', 'body'), e('w2', 'x', 'body'), e('x', 'w2'), e('w2', 'w1', 'done'), e('w1', 'z', 'done')]);
+    const nested = graph(
+      [
+        node('s', 'start'),
+        node('w1', 'while', { condition: 'a' }),
+        node('w2', 'while', { condition: 'b' }),
+        neuron('x'),
+        node('z', 'end'),
+      ],
+      [
+        e('s', 'w1'),
+        e('w1', 'w2', 'body'),
+        e('w2', 'x', 'body'),
+        e('x', 'w2'),
+        e('w2', 'w1', 'done'),
+        e('w1', 'z', 'done'),
+      ],
+    );
     expect(validateGraph(nested)).toEqual({ valid: true, errors: [], warnings: [] });
   });
 
   it('rejects a cycle that re-enters a while node only through its done branch', () => {
-    expectError(whileGraph([e('s', 'w'), e('w', 'b', 'body'), e('b', 'w'), e('w', 'z', 'done'), e('z', 'w')]), 'cycle through "w", "z"');
+    expectError(
+      whileGraph([e('s', 'w'), e('w', 'b', 'body'), e('b', 'w'), e('w', 'z', 'done'), e('z', 'w')]),
+      'cycle through "w", "z"',
+    );
   });
 
   it('rejects a cycle inside a while body that bypasses the while node', () => {
-    const g = graph([node('s', 'start'), node('w', 'while', { condition: 'c' }), neuron('a'), neuron('b'), node('c', 'if', { condition: 'x' })],
-      [e('s', 'w'), e('w', 'a', 'body'), e('a', 'c'), e('c', 'b', 'true'), e('c', 'w', 'false'), e('b', 'a')]);
+    const g = graph(
+      [
+        node('s', 'start'),
+        node('w', 'while', { condition: 'c' }),
+        neuron('a'),
+        neuron('b'),
+        node('c', 'if', { condition: 'x' }),
+      ],
+      [e('s', 'w'), e('w', 'a', 'body'), e('a', 'c'), e('c', 'b', 'true'), e('c', 'w', 'false'), e('b', 'a')],
+    );
     expectError(g, 'cycle through "a", "b", "c"', 'while node');
   });
 });
@@ -261,31 +399,65 @@ describe('compileGraph', () => {
     expect(errors).toEqual([]);
     expect(warnings).toEqual([]);
     expect(compiled.nodes.map((n) => n.type)).toEqual(['start', 'neuron', 'end']);
-    expect(compiled.edges).toEqual([[0, 1], [1, 2], [2, -1]]);
+    expect(compiled.edges).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, -1],
+    ]);
   });
 
   it('adds -1 terminals, keeps handles only on branches, and canonicalises aliases', () => {
-    const g = graph([node('s', 'start'), node('h', 'approval', { prompt: 'go?' }), node('c', 'if', { condition: 'ok' }), neuron('a')],
-      [e('s', 'h', 'out'), e('h', 'c'), e('c', 'a', 'true'), e('c', 'a', 'false')]);
+    const g = graph(
+      [node('s', 'start'), node('h', 'approval', { prompt: 'go?' }), node('c', 'if', { condition: 'ok' }), neuron('a')],
+      [e('s', 'h', 'out'), e('h', 'c'), e('c', 'a', 'true'), e('c', 'a', 'false')],
+    );
     const { compiled, errors } = compileGraph(g);
     expect(errors).toEqual([]);
     expect(compiled.nodes[1]).toEqual({ type: 'human', data: { prompt: 'go?' } });
-    expect(compiled.edges).toEqual([[0, 1], [1, 2], [2, 3, 'true'], [2, 3, 'false'], [3, -1]]);
+    expect(compiled.edges).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3, 'true'],
+      [2, 3, 'false'],
+      [3, -1],
+    ]);
   });
 
   it('compiles every handle kind and a missing branch to -1', () => {
-    expect(compileGraph(whileGraph()).compiled.edges).toEqual([[0, 1], [1, 2, 'body'], [1, 3, 'done'], [2, 1], [3, -1]]);
-    expect(compileGraph(classifyGraph([e('s', 'k'), e('k', 'b', 'support')])).compiled.edges)
-      .toEqual([[0, 1], [1, 3, 'support'], [1, -1, 'sales'], [2, -1], [3, -1]]);
+    expect(compileGraph(whileGraph()).compiled.edges).toEqual([
+      [0, 1],
+      [1, 2, 'body'],
+      [1, 3, 'done'],
+      [2, 1],
+      [3, -1],
+    ]);
+    expect(compileGraph(classifyGraph([e('s', 'k'), e('k', 'b', 'support')])).compiled.edges).toEqual([
+      [0, 1],
+      [1, 3, 'support'],
+      [1, -1, 'sales'],
+      [2, -1],
+      [3, -1],
+    ]);
     const missing = compileGraph(ifGraph([e('s', 'c'), e('c', 'y', 'true')]));
     expect(missing.errors).toEqual(['if node "c" has no "false" edge']);
-    expect(missing.compiled.edges).toEqual([[0, 1], [1, 2, 'true'], [1, -1, 'false'], [2, -1], [3, -1]]);
+    expect(missing.compiled.edges).toEqual([
+      [0, 1],
+      [1, 2, 'true'],
+      [1, -1, 'false'],
+      [2, -1],
+      [3, -1],
+    ]);
   });
 
   it('returns what it could for an invalid graph', () => {
-    const { compiled, errors } = compileGraph(graph([node('s', 'start'), neuron('a', 'bad')], [e('s', 'a'), e('a', 'ghost')]));
+    const { compiled, errors } = compileGraph(
+      graph([node('s', 'start'), neuron('a', 'bad')], [e('s', 'a'), e('a', 'ghost')]),
+    );
     expect(errors).toHaveLength(2);
-    expect(compiled.edges).toEqual([[0, 1], [1, -1]]);
+    expect(compiled.edges).toEqual([
+      [0, 1],
+      [1, -1],
+    ]);
   });
 
   it('is deterministic and survives JSON (no null handles)', () => {
@@ -305,36 +477,82 @@ describe('compileGraph', () => {
 });
 
 describe('index-based graphs', () => {
-  const inline = { nodes: [{ type: 'start' }, { type: 'if', data: { condition: 'x' } }, { type: 'neuron', data: { neuron_id: N1 } }],
-    edges: [[0, 1], [1, 2, 'true'], [1, 2, 'false'], [2, -1]] };
+  const inline = {
+    nodes: [{ type: 'start' }, { type: 'if', data: { condition: 'x' } }, { type: 'neuron', data: { neuron_id: N1 } }],
+    edges: [
+      [0, 1],
+      [1, 2, 'true'],
+      [1, 2, 'false'],
+      [2, -1],
+    ],
+  };
 
   it('validates with the same rules, naming nodes by index', () => {
     expect(validateGraph(inline)).toEqual({ valid: true, errors: [], warnings: [] });
-    const r = validateGraph({ nodes: inline.nodes, edges: [[0, 1], [1, 2, 'true']] });
+    const r = validateGraph({
+      nodes: inline.nodes,
+      edges: [
+        [0, 1],
+        [1, 2, 'true'],
+      ],
+    });
     expect(r.errors).toEqual(['if node "1" has no "false" edge']);
-    expect(validateGraph(inline, { neuronIds: new Set() }).errors[0]).toContain('node "2" (neuron): data.neuron_id: foreign or missing neuron');
+    expect(validateGraph(inline, { neuronIds: new Set() }).errors[0]).toContain(
+      'node "2" (neuron): data.neuron_id: foreign or missing neuron',
+    );
   });
 
   it('rejects out-of-range indices', () => {
-    const r = validateGraph({ nodes: [{ type: 'start' }], edges: [[0, 3], [5, -1], [0, -1]] });
+    const r = validateGraph({
+      nodes: [{ type: 'start' }],
+      edges: [
+        [0, 3],
+        [5, -1],
+        [0, -1],
+      ],
+    });
     expect(r.errors).toEqual([
       'edge #0 [0, 3]: target index 3 is out of range (-1 for terminal, or 0..0)',
       'edge #1 [5, -1]: source index 5 is out of range (0..0)',
     ]);
-    expect(validateGraph({ nodes: [{ type: 'start' }], edges: [[0, 'x']] }).errors[0]).toContain('invalid graph: edges.0.1');
+    expect(validateGraph({ nodes: [{ type: 'start' }], edges: [[0, 'x']] }).errors[0]).toContain(
+      'invalid graph: edges.0.1',
+    );
   });
 
   it('accepts an explicit -1 branch and a null handle', () => {
-    const g = { nodes: inline.nodes, edges: [[0, 1, null], [1, 2, 'true'], [1, -1, 'false'], [2, -1]] };
+    const g = {
+      nodes: inline.nodes,
+      edges: [
+        [0, 1, null],
+        [1, 2, 'true'],
+        [1, -1, 'false'],
+        [2, -1],
+      ],
+    };
     expect(validateGraph(g).valid).toBe(true);
-    expect(normalizeCompiled(g).compiled.edges).toEqual([[0, 1], [1, 2, 'true'], [1, -1, 'false'], [2, -1]]);
+    expect(normalizeCompiled(g).compiled.edges).toEqual([
+      [0, 1],
+      [1, 2, 'true'],
+      [1, -1, 'false'],
+      [2, -1],
+    ]);
   });
 
   it('normalizes: entry to 0, implicit terminals made explicit', () => {
     const g = { nodes: [{ type: 'neuron', data: { neuron_id: N1 } }, { type: 'start' }], edges: [[1, 0]] };
     const { compiled, errors } = compileFromIndexed(g);
     expect(errors).toEqual([]);
-    expect(compiled).toEqual({ nodes: [{ type: 'start', data: {} }, { type: 'neuron', data: { neuron_id: N1 } }], edges: [[0, 1], [1, -1]] });
+    expect(compiled).toEqual({
+      nodes: [
+        { type: 'start', data: {} },
+        { type: 'neuron', data: { neuron_id: N1 } },
+      ],
+      edges: [
+        [0, 1],
+        [1, -1],
+      ],
+    });
   });
 
   it('normalizeCompiled refuses an id-based graph', () => {
@@ -351,7 +569,14 @@ describe('index-based graphs', () => {
   });
 
   it('toIdGraph points an explicit -1 branch at an added end node', () => {
-    const compiled = normalizeCompiled({ nodes: inline.nodes, edges: [[0, 1], [1, 2, 'true'], [1, -1, 'false']] }).compiled;
+    const compiled = normalizeCompiled({
+      nodes: inline.nodes,
+      edges: [
+        [0, 1],
+        [1, 2, 'true'],
+        [1, -1, 'false'],
+      ],
+    }).compiled;
     const ids = toIdGraph(compiled);
     expect(ids.nodes.at(-1)).toEqual({ id: 'end', type: 'end', data: {} });
     expect(ids.edges).toContainEqual({ id: 'e2', source: '1', target: 'end', handle: 'false' });
@@ -391,12 +616,22 @@ describe('run-time helpers', () => {
 
 describe('human nodes branch on their answers', () => {
   const base = (edges: { source: string; target: string; handle?: string }[], data: Record<string, unknown> = {}) => ({
-    nodes: [{ id: 's', type: 'start' }, { id: 'h', type: 'human', data }, { id: 'a', type: 'output' }, { id: 'b', type: 'output' }],
+    nodes: [
+      { id: 's', type: 'start' },
+      { id: 'h', type: 'human', data },
+      { id: 'a', type: 'output' },
+      { id: 'b', type: 'output' },
+    ],
     edges: [{ source: 's', target: 'h' }, ...edges],
   });
 
   it('approve/reject by default, each taking its own edge', () => {
-    const { compiled, errors } = compileGraph(base([{ source: 'h', target: 'a', handle: 'approve' }, { source: 'h', target: 'b', handle: 'reject' }]));
+    const { compiled, errors } = compileGraph(
+      base([
+        { source: 'h', target: 'a', handle: 'approve' },
+        { source: 'h', target: 'b', handle: 'reject' },
+      ]),
+    );
     expect(errors).toEqual([]);
     expect(nextEdges(compiled, 1, 'approve')).toBe(2);
     expect(nextEdges(compiled, 1, 'reject')).toBe(3);
@@ -414,10 +649,25 @@ describe('human nodes branch on their answers', () => {
 
   it('custom options are the handles; an option without an edge ends the run (warning); an unknown handle is an error', () => {
     const data = { options: ['ship', { label: 'hold' }, 'escalate'] };
-    const { compiled, errors, warnings } = compileGraph(base([{ source: 'h', target: 'a', handle: 'ship' }, { source: 'h', target: 'b', handle: 'hold' }], data));
+    const { compiled, errors, warnings } = compileGraph(
+      base(
+        [
+          { source: 'h', target: 'a', handle: 'ship' },
+          { source: 'h', target: 'b', handle: 'hold' },
+        ],
+        data,
+      ),
+    );
     expect(errors).toEqual([]);
     expect(warnings.some((w) => w.includes('"escalate"'))).toBe(true);
     expect(nextEdges(compiled, 1, 'escalate')).toBe(-1);
-    expect(validateGraph(base([{ source: 'h', target: 'a', handle: 'maybe' }, { source: 'h', target: 'b', handle: 'approve' }])).errors.some((e) => e.includes('"maybe"'))).toBe(true);
+    expect(
+      validateGraph(
+        base([
+          { source: 'h', target: 'a', handle: 'maybe' },
+          { source: 'h', target: 'b', handle: 'approve' },
+        ]),
+      ).errors.some((e) => e.includes('"maybe"')),
+    ).toBe(true);
   });
 });

@@ -25,7 +25,9 @@ describe('the secrets box (AES-256-GCM under a key id)', () => {
     expect(() => box.open([...parts.slice(0, 4), ct.toString('base64url')].join('.'))).toThrow();
     const other = createSecretBox({ SECRETS_KEY: key('k1'), SECRETS_KEYS_OLD: [], JWT_SECRET });
     expect(() => other.open(box.seal('x'))).toThrow(); // same id, different key: the tag does not verify
-    expect(() => createSecretBox({ SECRETS_KEY: key('k9'), SECRETS_KEYS_OLD: [], JWT_SECRET }).open(box.seal('x'))).toThrow(/SECRETS_KEYS_OLD/);
+    expect(() =>
+      createSecretBox({ SECRETS_KEY: key('k9'), SECRETS_KEYS_OLD: [], JWT_SECRET }).open(box.seal('x')),
+    ).toThrow(/SECRETS_KEYS_OLD/);
   });
 
   it('rotation: an old key in SECRETS_KEYS_OLD still opens, every new value uses the new key, reseal moves a value over', () => {

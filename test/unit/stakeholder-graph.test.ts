@@ -15,7 +15,12 @@ const byName = (g: Graph, name: string) => g.stakeholders.find((s) => s.name ===
 const limits = { stakeholder_limit: 100, interaction_limit: 100 };
 
 function errorOf(fn: () => unknown): AppError {
-  try { fn(); } catch (e) { if (e instanceof AppError) return e; throw e; }
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof AppError) return e;
+    throw e;
+  }
   throw new Error('expected an error');
 }
 
@@ -26,7 +31,13 @@ describe('applyOps', () => {
       { op: 'upsert_stakeholder', name: 'dana lee', stance: 'opposed' },
     ]);
     expect(a.graph.stakeholders).toHaveLength(1);
-    expect(a.graph.stakeholders[0]).toMatchObject({ name: 'dana lee', role: 'CFO', influence: 'high', stance: 'opposed', organization: null });
+    expect(a.graph.stakeholders[0]).toMatchObject({
+      name: 'dana lee',
+      role: 'CFO',
+      influence: 'high',
+      stance: 'opposed',
+      organization: null,
+    });
     expect(a.changes.added.stakeholders).toEqual([a.graph.stakeholders[0].id]);
     expect(a.changes.updated.stakeholders).toEqual([]);
   });
@@ -37,21 +48,41 @@ describe('applyOps', () => {
       { op: 'set_edge', from: 'Dana', to: 'Ari', polarity: 'positive' },
     ]);
     expect(a.graph.stakeholders.map((s) => s.name).sort()).toEqual(['Ari', 'Dana', 'Sam']);
-    expect(a.graph.interactions[0]).toMatchObject({ kind: 'note', sentiment: 'negative', occurred_at: NOW, source: { type: 'manual', id: null } });
+    expect(a.graph.interactions[0]).toMatchObject({
+      kind: 'note',
+      sentiment: 'negative',
+      occurred_at: NOW,
+      source: { type: 'manual', id: null },
+    });
     const before = JSON.stringify(a.graph);
-    const err = errorOf(() => apply(a.graph, [{ op: 'upsert_stakeholder', name: 'Zoe' }, { op: 'set_edge', from: randomUUID(), to: 'Dana', polarity: 'negative' }]));
+    const err = errorOf(() =>
+      apply(a.graph, [
+        { op: 'upsert_stakeholder', name: 'Zoe' },
+        { op: 'set_edge', from: randomUUID(), to: 'Dana', polarity: 'negative' },
+      ]),
+    );
     expect(err.status).toBe(400);
     expect(err.message).toMatch(/^ops\[1\] \(set_edge\): no stakeholder/);
     expect(JSON.stringify(a.graph)).toBe(before);
   });
 
   it('keeps one edge per pair whichever direction is named, and updates it in place', () => {
-    const a = apply(emptyGraph(), [{ op: 'set_edge', from: 'A', to: 'B', polarity: 'positive', strength: 0.9, relation: 'allies' }]);
+    const a = apply(emptyGraph(), [
+      { op: 'set_edge', from: 'A', to: 'B', polarity: 'positive', strength: 0.9, relation: 'allies' },
+    ]);
     const b = apply(a.graph, [{ op: 'set_edge', from: 'B', to: 'A', polarity: 'negative' }]);
     expect(b.graph.edges).toHaveLength(1);
-    expect(b.graph.edges[0]).toMatchObject({ id: a.graph.edges[0].id, polarity: 'negative', strength: 0.9, relation: 'allies', from: byName(b.graph, 'B').id });
+    expect(b.graph.edges[0]).toMatchObject({
+      id: a.graph.edges[0].id,
+      polarity: 'negative',
+      strength: 0.9,
+      relation: 'allies',
+      from: byName(b.graph, 'B').id,
+    });
     expect(b.changes.updated.edges).toEqual([a.graph.edges[0].id]);
-    expect(errorOf(() => apply(b.graph, [{ op: 'set_edge', from: 'A', to: 'a', polarity: 'neutral' }])).message).toMatch(/two different stakeholders/);
+    expect(
+      errorOf(() => apply(b.graph, [{ op: 'set_edge', from: 'A', to: 'a', polarity: 'neutral' }])).message,
+    ).toMatch(/two different stakeholders/);
   });
 
   it('removing a stakeholder removes its edges, drops it from interactions and risks, and drops interactions left empty', () => {
@@ -68,18 +99,31 @@ describe('applyOps', () => {
     expect(b.graph.interactions[0].participants).toEqual([byName(b.graph, 'B').id]);
     expect(b.graph.risks[0].stakeholders).toEqual([byName(b.graph, 'B').id]);
     expect(b.changes.removed.interactions).toHaveLength(1);
-    expect(errorOf(() => apply(b.graph, [{ op: 'remove_stakeholder', stakeholder: 'Nobody' }])).message).toMatch(/no stakeholder named "Nobody"/);
+    expect(errorOf(() => apply(b.graph, [{ op: 'remove_stakeholder', stakeholder: 'Nobody' }])).message).toMatch(
+      /no stakeholder named "Nobody"/,
+    );
   });
 
   it('renames by id, refusing a name another stakeholder has (409)', () => {
-    const a = apply(emptyGraph(), [{ op: 'upsert_stakeholder', name: 'A' }, { op: 'upsert_stakeholder', name: 'B' }]);
+    const a = apply(emptyGraph(), [
+      { op: 'upsert_stakeholder', name: 'A' },
+      { op: 'upsert_stakeholder', name: 'B' },
+    ]);
     const id = byName(a.graph, 'A').id;
-    expect(apply(a.graph, [{ op: 'upsert_stakeholder', id, name: 'Alice' }]).graph.stakeholders.map((s) => s.name).sort()).toEqual(['Alice', 'B']);
+    expect(
+      apply(a.graph, [{ op: 'upsert_stakeholder', id, name: 'Alice' }])
+        .graph.stakeholders.map((s) => s.name)
+        .sort(),
+    ).toEqual(['Alice', 'B']);
     expect(errorOf(() => apply(a.graph, [{ op: 'upsert_stakeholder', id, name: 'b' }])).status).toBe(409);
   });
 
   it('upserts risks by title and removes them by title or id; the summary is set', () => {
-    const a = apply(emptyGraph(), [{ op: 'upsert_risk', title: 'Budget freeze', severity: 'high' }, { op: 'upsert_risk', title: 'budget freeze', status: 'mitigated' }, { op: 'set_summary', summary: 'S' }]);
+    const a = apply(emptyGraph(), [
+      { op: 'upsert_risk', title: 'Budget freeze', severity: 'high' },
+      { op: 'upsert_risk', title: 'budget freeze', status: 'mitigated' },
+      { op: 'set_summary', summary: 'S' },
+    ]);
     expect(a.graph.risks).toHaveLength(1);
     expect(a.graph.risks[0]).toMatchObject({ severity: 'high', status: 'mitigated' });
     expect(a.changes.summary_changed).toBe(true);
@@ -90,7 +134,9 @@ describe('applyOps', () => {
   it('refuses a patch that would pass a size limit', () => {
     const many = Array.from({ length: 500 }, (_, i) => ({ op: 'upsert_risk', title: `risk ${i}` }));
     const a = apply(emptyGraph(), many);
-    expect(errorOf(() => apply(a.graph, [{ op: 'upsert_risk', title: 'one more' }])).message).toMatch(/at most 500 risks/);
+    expect(errorOf(() => apply(a.graph, [{ op: 'upsert_risk', title: 'one more' }])).message).toMatch(
+      /at most 500 risks/,
+    );
   });
 
   it('viewOf ranks stakeholders by influence then activity, keeps the newest interactions and only edges inside the view', () => {
@@ -113,24 +159,46 @@ describe('applyOps', () => {
 
 describe('the DSL', () => {
   it('compiles each statement to the ops the JSON form would send', () => {
-    const out = compileDsl([
-      '# a comment',
-      'stakeholder "Dana Lee" role="Chief \\"Money\\" Officer" influence=high stance=opposed tags="finance,exec"',
-      'interaction "Dana Lee" "Sam" summary="Budget review" sentiment=negative at=2025-01-10 topics="budget, timeline"',
-      'ally "Dana Lee" "Ari" relation="steering group" strength=0.8',
-      'tension "Sam" "Ari"',
-      'edge "Sam" "Dana Lee" polarity=neutral',
-      'risk "Budget freeze" "Dana Lee" severity=high description="Q3 spend on hold"',
-      'summary "Finance decides"',
-      'remove edge "Sam" "Ari"',
-    ].join('\n'));
+    const out = compileDsl(
+      [
+        '# a comment',
+        'stakeholder "Dana Lee" role="Chief \\"Money\\" Officer" influence=high stance=opposed tags="finance,exec"',
+        'interaction "Dana Lee" "Sam" summary="Budget review" sentiment=negative at=2025-01-10 topics="budget, timeline"',
+        'ally "Dana Lee" "Ari" relation="steering group" strength=0.8',
+        'tension "Sam" "Ari"',
+        'edge "Sam" "Dana Lee" polarity=neutral',
+        'risk "Budget freeze" "Dana Lee" severity=high description="Q3 spend on hold"',
+        'summary "Finance decides"',
+        'remove edge "Sam" "Ari"',
+      ].join('\n'),
+    );
     expect(out).toEqual([
-      { op: 'upsert_stakeholder', name: 'Dana Lee', role: 'Chief "Money" Officer', influence: 'high', stance: 'opposed', tags: ['finance', 'exec'] },
-      { op: 'add_interaction', participants: ['Dana Lee', 'Sam'], summary: 'Budget review', sentiment: 'negative', occurred_at: '2025-01-10', topics: ['budget', 'timeline'] },
+      {
+        op: 'upsert_stakeholder',
+        name: 'Dana Lee',
+        role: 'Chief "Money" Officer',
+        influence: 'high',
+        stance: 'opposed',
+        tags: ['finance', 'exec'],
+      },
+      {
+        op: 'add_interaction',
+        participants: ['Dana Lee', 'Sam'],
+        summary: 'Budget review',
+        sentiment: 'negative',
+        occurred_at: '2025-01-10',
+        topics: ['budget', 'timeline'],
+      },
       { op: 'set_edge', from: 'Dana Lee', to: 'Ari', polarity: 'positive', relation: 'steering group', strength: 0.8 },
       { op: 'set_edge', from: 'Sam', to: 'Ari', polarity: 'negative' },
       { op: 'set_edge', from: 'Sam', to: 'Dana Lee', polarity: 'neutral' },
-      { op: 'upsert_risk', title: 'Budget freeze', stakeholders: ['Dana Lee'], severity: 'high', description: 'Q3 spend on hold' },
+      {
+        op: 'upsert_risk',
+        title: 'Budget freeze',
+        stakeholders: ['Dana Lee'],
+        severity: 'high',
+        description: 'Q3 spend on hold',
+      },
       { op: 'set_summary', summary: 'Finance decides' },
       { op: 'remove_edge', from: 'Sam', to: 'Ari' },
     ]);
@@ -154,17 +222,27 @@ describe('the DSL', () => {
 describe('diffGraphs', () => {
   it('lists added, removed and changed elements by id, field by field, within the limits', () => {
     const a = apply(emptyGraph(), [
-      { op: 'upsert_stakeholder', name: 'A', stance: 'neutral' }, { op: 'upsert_stakeholder', name: 'B' },
-      { op: 'set_edge', from: 'A', to: 'B', polarity: 'positive' }, { op: 'set_summary', summary: 'before' },
+      { op: 'upsert_stakeholder', name: 'A', stance: 'neutral' },
+      { op: 'upsert_stakeholder', name: 'B' },
+      { op: 'set_edge', from: 'A', to: 'B', polarity: 'positive' },
+      { op: 'set_summary', summary: 'before' },
     ]).graph;
-    const b = apply(a, [
-      { op: 'upsert_stakeholder', name: 'A', stance: 'opposed' }, { op: 'remove_stakeholder', stakeholder: 'B' },
-      { op: 'add_interaction', summary: 'x', participants: ['C', 'D', 'E'] }, { op: 'set_summary', summary: 'after' },
-    ], '2025-03-02T00:00:00.000Z').graph;
+    const b = apply(
+      a,
+      [
+        { op: 'upsert_stakeholder', name: 'A', stance: 'opposed' },
+        { op: 'remove_stakeholder', stakeholder: 'B' },
+        { op: 'add_interaction', summary: 'x', participants: ['C', 'D', 'E'] },
+        { op: 'set_summary', summary: 'after' },
+      ],
+      '2025-03-02T00:00:00.000Z',
+    ).graph;
     const d = diffGraphs(a, b, limits);
     expect(d.stakeholders.added.map((s) => s.name).sort()).toEqual(['C', 'D', 'E']);
     expect(d.stakeholders.removed.map((s) => s.name)).toEqual(['B']);
-    expect(d.stakeholders.changed).toEqual([{ id: byName(a, 'A').id, name: 'A', fields: { stance: { from: 'neutral', to: 'opposed' } } }]);
+    expect(d.stakeholders.changed).toEqual([
+      { id: byName(a, 'A').id, name: 'A', fields: { stance: { from: 'neutral', to: 'opposed' } } },
+    ]);
     expect(d.edges.removed).toHaveLength(1);
     expect(d.interactions.added).toHaveLength(1);
     expect(d.summary).toEqual({ changed: true, from: 'before', to: 'after' });
@@ -183,8 +261,21 @@ describe('briefingOf', () => {
     { op: 'upsert_stakeholder', name: 'Ari', influence: 'high' },
     { op: 'set_edge', from: 'Dana', to: 'Ari', polarity: 'positive', relation: 'steering group', strength: 0.8 },
     { op: 'set_edge', from: 'Dana', to: 'Sam', polarity: 'negative', relation: 'budget conflict', strength: 0.7 },
-    { op: 'add_interaction', summary: 'Kickoff went well', participants: ['Dana', 'Lee'], sentiment: 'positive', occurred_at: '2025-01-05T00:00:00Z' },
-    { op: 'add_interaction', summary: 'Argued about scope', participants: ['Dana', 'Kim'], sentiment: 'negative', occurred_at: '2025-01-20T00:00:00Z', topics: ['scope'] },
+    {
+      op: 'add_interaction',
+      summary: 'Kickoff went well',
+      participants: ['Dana', 'Lee'],
+      sentiment: 'positive',
+      occurred_at: '2025-01-05T00:00:00Z',
+    },
+    {
+      op: 'add_interaction',
+      summary: 'Argued about scope',
+      participants: ['Dana', 'Kim'],
+      sentiment: 'negative',
+      occurred_at: '2025-01-20T00:00:00Z',
+      topics: ['scope'],
+    },
     { op: 'add_interaction', summary: 'Unrelated', participants: ['Ari', 'Kim'], occurred_at: '2025-02-20T00:00:00Z' },
     { op: 'upsert_risk', title: 'Budget freeze', severity: 'high', stakeholders: ['Dana'] },
     { op: 'upsert_risk', title: 'Closed one', status: 'closed', stakeholders: ['Dana'] },
@@ -196,27 +287,47 @@ describe('briefingOf', () => {
     expect(b.interaction_count).toBe(2);
     expect(b.recent_interactions.map((i) => i.summary)).toEqual(['Argued about scope', 'Kickoff went well']);
     expect(b.last_interaction_at).toBe('2025-01-20T00:00:00.000Z');
-    expect(b.alliances.map((a) => [a.stakeholder.name, a.inferred])).toEqual([['Ari', false], ['Lee', true]]);
-    expect(b.tensions.map((a) => [a.stakeholder.name, a.inferred, a.relation])).toEqual([['Sam', false, 'budget conflict'], ['Kim', true, null]]);
+    expect(b.alliances.map((a) => [a.stakeholder.name, a.inferred])).toEqual([
+      ['Ari', false],
+      ['Lee', true],
+    ]);
+    expect(b.tensions.map((a) => [a.stakeholder.name, a.inferred, a.relation])).toEqual([
+      ['Sam', false, 'budget conflict'],
+      ['Kim', true, null],
+    ]);
     expect(b.risks.map((r) => r.title)).toEqual(['Budget freeze']);
   });
 
   it('suggests discussion points in order: risks, tensions, follow-ups, stance, reconnect, ally', () => {
     const b = briefingOf(g, dana.id, new Date('2025-03-01T00:00:00Z'), 10)!;
-    expect(b.suggested_discussion_points.map((p) => p.reason)).toEqual(['risk', 'tension', 'tension', 'follow_up', 'stance', 'reconnect', 'alliance']);
+    expect(b.suggested_discussion_points.map((p) => p.reason)).toEqual([
+      'risk',
+      'tension',
+      'tension',
+      'follow_up',
+      'stance',
+      'reconnect',
+      'alliance',
+    ]);
     expect(b.suggested_discussion_points[0].text).toMatch(/Budget freeze/);
     expect(b.suggested_discussion_points[3].text).toBe('Follow up on scope (2025-01-20)');
     expect(b.suggested_discussion_points[5].text).toMatch(/40 days ago/);
     expect(b.suggested_discussion_points[6].text).toMatch(/Bring in Ari/);
     // Recent contact: no reconnect point; an unknown stakeholder: null.
-    expect(briefingOf(g, dana.id, new Date('2025-01-25T00:00:00Z'), 10)!.suggested_discussion_points.map((p) => p.reason)).not.toContain('reconnect');
+    expect(
+      briefingOf(g, dana.id, new Date('2025-01-25T00:00:00Z'), 10)!.suggested_discussion_points.map((p) => p.reason),
+    ).not.toContain('reconnect');
     expect(briefingOf(g, randomUUID(), new Date(), 10)).toBeNull();
   });
 });
 
 describe('extraction', () => {
   it('asks for a schema whose every object field is required (strict structured output)', () => {
-    const s = extractionSchema() as { $schema?: string; required: string[]; properties: Record<string, { items: { required: string[]; properties: object; additionalProperties: boolean } }> };
+    const s = extractionSchema() as {
+      $schema?: string;
+      required: string[];
+      properties: Record<string, { items: { required: string[]; properties: object; additionalProperties: boolean } }>;
+    };
     expect(s.$schema).toBeUndefined();
     expect(s.required.sort()).toEqual(['interactions', 'relationships', 'risks', 'stakeholders', 'summary']);
     for (const k of ['stakeholders', 'interactions', 'relationships', 'risks']) {
@@ -226,17 +337,42 @@ describe('extraction', () => {
   });
 
   it('turns an answer into ops: nulls keep what is known, strengths are clamped, empty names skipped', () => {
-    const answer = parseAnswer('```json\n' + JSON.stringify({
-      stakeholders: [{ name: 'Dana', role: null, organization: 'Acme', influence: 'high', stance: 'unknown' }, { name: ' ', role: null, organization: null, influence: null, stance: 'neutral' }],
-      interactions: [{ summary: 'Budget talk', participants: ['Dana', 'Sam', 'Dana'], sentiment: 'negative', topics: ['budget'] }],
-      relationships: [{ from: 'Dana', to: 'Sam', polarity: 'negative', relation: 'budget', strength: 3 }, { from: 'Dana', to: 'dana', polarity: 'positive', relation: null, strength: null }],
-      risks: [{ title: 'Freeze', description: null, severity: 'high', stakeholders: ['Dana'] }],
-      summary: 'Tense',
-    }) + '\n```');
+    const answer = parseAnswer(
+      '```json\n' +
+        JSON.stringify({
+          stakeholders: [
+            { name: 'Dana', role: null, organization: 'Acme', influence: 'high', stance: 'unknown' },
+            { name: ' ', role: null, organization: null, influence: null, stance: 'neutral' },
+          ],
+          interactions: [
+            {
+              summary: 'Budget talk',
+              participants: ['Dana', 'Sam', 'Dana'],
+              sentiment: 'negative',
+              topics: ['budget'],
+            },
+          ],
+          relationships: [
+            { from: 'Dana', to: 'Sam', polarity: 'negative', relation: 'budget', strength: 3 },
+            { from: 'Dana', to: 'dana', polarity: 'positive', relation: null, strength: null },
+          ],
+          risks: [{ title: 'Freeze', description: null, severity: 'high', stakeholders: ['Dana'] }],
+          summary: 'Tense',
+        }) +
+        '\n```',
+    );
     const out = answerToOps(answer, NOW);
     expect(out).toEqual([
       { op: 'upsert_stakeholder', name: 'Dana', organization: 'Acme', influence: 'high' },
-      { op: 'add_interaction', summary: 'Budget talk', participants: ['Dana', 'Sam'], sentiment: 'negative', kind: 'meeting', occurred_at: NOW, topics: ['budget'] },
+      {
+        op: 'add_interaction',
+        summary: 'Budget talk',
+        participants: ['Dana', 'Sam'],
+        sentiment: 'negative',
+        kind: 'meeting',
+        occurred_at: NOW,
+        topics: ['budget'],
+      },
       { op: 'set_edge', from: 'Dana', to: 'Sam', polarity: 'negative', relation: 'budget', strength: 1 },
       { op: 'upsert_risk', title: 'Freeze', severity: 'high', stakeholders: ['Dana'] },
       { op: 'set_summary', summary: 'Tense' },

@@ -18,8 +18,18 @@ describe('speech helpers', () => {
 
   it('turns pocketsphinx word timings into segments, dropping fillers and pronunciation variants', () => {
     const out = [
-      'hello the world', '<s> 0.000 0.050 0.99', 'hello 0.060 0.400 0.9', '<sil> 0.410 0.500 0.9', 'the(2) 0.510 0.600 0.8', 'world 0.610 1.000 0.7', '</s> 1.010 1.100 1.0',
-      'again', '<s> 2.000 2.050 1.0', '[NOISE] 2.060 2.100 1.0', 'again 2.110 2.500 0.6', '</s> 2.510 2.600 1.0',
+      'hello the world',
+      '<s> 0.000 0.050 0.99',
+      'hello 0.060 0.400 0.9',
+      '<sil> 0.410 0.500 0.9',
+      'the(2) 0.510 0.600 0.8',
+      'world 0.610 1.000 0.7',
+      '</s> 1.010 1.100 1.0',
+      'again',
+      '<s> 2.000 2.050 1.0',
+      '[NOISE] 2.060 2.100 1.0',
+      'again 2.110 2.500 0.6',
+      '</s> 2.510 2.600 1.0',
     ].join('\n');
     expect(parsePocketsphinx(out)).toEqual([
       { speaker: 'speaker_0', text: 'hello the world', start_ms: 60, end_ms: 1000 },

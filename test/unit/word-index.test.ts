@@ -24,7 +24,9 @@ describe('WordIndex', () => {
     const words = Array.from({ length: 5000 }, (_, i) => `w${(i * 7919) % 6007}x${i % 13}`);
     const idx = WordIndex.build(Buffer.from(words.join('\n')));
     const map = new Map<string, number>();
-    words.forEach((w, i) => { if (!map.has(w)) map.set(w, i); });
+    words.forEach((w, i) => {
+      if (!map.has(w)) map.set(w, i);
+    });
     for (const [w, row] of map) expect(idx.get(w)).toBe(row);
     for (let i = 0; i < 200; i++) expect(idx.get(`absent${i}`)).toBeUndefined();
   });

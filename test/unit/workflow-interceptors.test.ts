@@ -3,7 +3,10 @@ import * as otel from '@temporalio/interceptors-opentelemetry/lib/workflow/index
 import { OTEL_METHODS } from '../../workflows/interceptors.js';
 import { lazyGated } from '../../src/temporal/gated.js';
 
-const methodsOf = (cls: { prototype: object }) => Object.getOwnPropertyNames(cls.prototype).filter((n) => n !== 'constructor').sort();
+const methodsOf = (cls: { prototype: object }) =>
+  Object.getOwnPropertyNames(cls.prototype)
+    .filter((n) => n !== 'constructor')
+    .sort();
 
 describe('workflow interceptors', () => {
   it('list exactly the methods of the installed OpenTelemetry interceptors (they are made lazily, by name)', () => {
@@ -15,10 +18,14 @@ describe('workflow interceptors', () => {
   it('lazyGated makes the interceptor at the first call made while on, once, and passes through while off', () => {
     let made = 0;
     let on = false;
-    const g = lazyGated<{ a(i: number, next: (i: number) => number): number }>(['a'], () => {
-      made++;
-      return { a: (i, next) => next(i) * 10 };
-    }, () => on);
+    const g = lazyGated<{ a(i: number, next: (i: number) => number): number }>(
+      ['a'],
+      () => {
+        made++;
+        return { a: (i, next) => next(i) * 10 };
+      },
+      () => on,
+    );
     const next = (i: number) => i + 1;
     expect(g.a(1, next)).toBe(2);
     expect(made).toBe(0);

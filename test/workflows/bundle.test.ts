@@ -16,7 +16,10 @@ describe('workflow bundle', () => {
   it('loads the OpenTelemetry workflow interceptors only where a traced run asks for them', () => {
     // The module is in the bundle, but no module requires it at evaluation: only the deferred
     // `require` inside workflows/interceptors.ts names it.
-    const requires = code.match(/__webpack_require__\([^)]*"\.\/node_modules\/@temporalio\/interceptors-opentelemetry\/lib\/workflow\/index\.js"\)/g) ?? [];
+    const requires =
+      code.match(
+        /__webpack_require__\([^)]*"\.\/node_modules\/@temporalio\/interceptors-opentelemetry\/lib\/workflow\/index\.js"\)/g,
+      ) ?? [];
     expect(requires).toHaveLength(1);
     const at = code.indexOf(String(requires[0]));
     expect(code.slice(Math.max(0, at - 40), at)).toMatch(/const otel = \(\)\s*=>\s*$/);

@@ -46,17 +46,24 @@ afterAll(async () => {
 });
 
 async function neuronIn(ws: Awaited<ReturnType<typeof buildWorkspace>>, name: string): Promise<string> {
-  const r = await app.post('/v1/neurons', ws.key, { name, brain_id: ws.brainId, neuron_config: { model: 'openai/sim-model', temperature: 0.9 } });
+  const r = await app.post('/v1/neurons', ws.key, {
+    name,
+    brain_id: ws.brainId,
+    neuron_config: { model: 'openai/sim-model', temperature: 0.9 },
+  });
   expect(r.status).toBe(201);
   return String(r.body.id);
 }
 
-const streamOf = async (jobId: string) => (await app.services.streams.range(app.services.jobs.streamKey(jobId), undefined, 100_000)).map((e) => e.data);
+const streamOf = async (jobId: string) =>
+  (await app.services.streams.range(app.services.jobs.streamKey(jobId), undefined, 100_000)).map((e) => e.data);
 const calls = (sim: ProviderSim, user: string) => sim.said.filter((s) => s.user === user);
 
 /** The run's one neuron engram (its stored reply). */
 async function storedReply(ws: Awaited<ReturnType<typeof buildWorkspace>>, traceId: string): Promise<string> {
-  const msgs = (await app.get<{ engrams: unknown[] }>(`/v1/traces/${traceId}/messages`, ws.key)).body.engrams.map((e) => Engram.parse(e));
+  const msgs = (await app.get<{ engrams: unknown[] }>(`/v1/traces/${traceId}/messages`, ws.key)).body.engrams.map((e) =>
+    Engram.parse(e),
+  );
   const replies = msgs.filter((m) => m.source_type === 'neuron');
   expect(replies).toHaveLength(1);
   return replies[0].content.content;
@@ -67,14 +74,24 @@ async function storedReply(ws: Awaited<ReturnType<typeof buildWorkspace>>, trace
  * API's attempt-1 tokens, then a reset to attempt 2 and only attempt-2 tokens, one terminal entry
  * last; the stored reply is the worker's one call, and it is exactly what a reader shows.
  */
-async function expectTakenOver(ws: Awaited<ReturnType<typeof buildWorkspace>>, jobId: string, traceId: string, user: string) {
+async function expectTakenOver(
+  ws: Awaited<ReturnType<typeof buildWorkspace>>,
+  jobId: string,
+  traceId: string,
+  user: string,
+) {
   const entries = await streamOf(jobId);
   const reset = entries.findIndex((e) => e.type === 'reset');
   expect(reset).toBeGreaterThan(0);
   expect(entries[reset]).toMatchObject({ turn: 0, attempt: 2 });
   // The API's attempt did stream part of its (different) answer first.
   expect(entries.slice(0, reset).some((e) => e.type === 'token' && e.attempt === 1)).toBe(true);
-  expect(entries.slice(reset).filter((e) => e.type === 'token').every((t) => t.attempt === 2)).toBe(true);
+  expect(
+    entries
+      .slice(reset)
+      .filter((e) => e.type === 'token')
+      .every((t) => t.attempt === 2),
+  ).toBe(true);
   const stored = await storedReply(ws, traceId);
   expect(calls(workerSim, user).map((s) => s.text)).toEqual([stored]);
   expect(shownReply(entries)).toBe(stored);
@@ -122,7 +139,7 @@ describe('the first turn starts in the API', () => {
     }
   }, 40_000);
 
-  it('the API\'s call dropped mid-stream: the worker runs the turn as attempt 2, whose reset drops the half answer', async () => {
+  it("the API's call dropped mid-stream: the worker runs the turn as attempt 2, whose reset drops the half answer", async () => {
     const ws = await buildWorkspace(app);
     const id = await neuronIn(ws, 'dropped-first');
     apiSim.configure({ faults: ['disconnect'] });
@@ -146,7 +163,11 @@ describe('the first turn starts in the API', () => {
       expect(inv.status).toBe(202);
       const jobId = String(inv.body.job_id);
       const headers = { authorization: `Bearer ${ws.key}` };
-      await readSse(`${app.url}/v1/jobs/${jobId}/stream`, { headers, until: (ev) => ev.filter((e) => dataOf(e).type === 'token').length >= 4, timeoutMs: 30_000 });
+      await readSse(`${app.url}/v1/jobs/${jobId}/stream`, {
+        headers,
+        until: (ev) => ev.filter((e) => dataOf(e).type === 'token').length >= 4,
+        timeoutMs: 30_000,
+      });
       child.kill('SIGKILL');
       const killedAt = Date.now();
       const job = await settleJob(app, ws.key, jobId, 60_000);

@@ -15,13 +15,18 @@ async function spawnWorker(): Promise<ChildProcess> {
   children.push(child);
   return child;
 }
-beforeAll(async () => { app = await startTestApp(); });
+beforeAll(async () => {
+  app = await startTestApp();
+});
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
   await app?.close();
 });
 
-const SENTENCES = ['the quarterly budget meeting starts on monday', 'please review the marketing report before the meeting'];
+const SENTENCES = [
+  'the quarterly budget meeting starts on monday',
+  'please review the marketing report before the meeting',
+];
 
 describe('live transcription durability', () => {
   it('a worker killed mid-session loses no chunk: the next worker finalizes every stored chunk', async () => {
@@ -33,7 +38,11 @@ describe('live transcription durability', () => {
     const chunks: Buffer[] = [];
     for (let k = 0; k < pcm.length; k += 16_000) chunks.push(pcm.subarray(k, k + 16_000));
     const send = async (seq: number) => {
-      const r = await app.post(`/v1/meetings/${m.id}/transcription/chunk`, ws.key, { job_id: s.job_id, seq, chunk_base64: chunks[seq].toString('base64') });
+      const r = await app.post(`/v1/meetings/${m.id}/transcription/chunk`, ws.key, {
+        job_id: s.job_id,
+        seq,
+        chunk_base64: chunks[seq].toString('base64'),
+      });
       expect(r.status, r.text).toBe(200);
     };
     const half = Math.floor(chunks.length / 2);

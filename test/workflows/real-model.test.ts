@@ -14,17 +14,27 @@ import { settleJob } from '../support/jobs.js';
 const { app, sim } = useSimPlatform({ tokens: 8, interTokenMs: 5, retryAfterS: 2 });
 
 async function neuron(ws: Awaited<ReturnType<typeof buildWorkspace>>, config: Record<string, unknown> = {}) {
-  const res = await app.post('/v1/neurons', ws.key, { name: `n-${Math.random().toString(36).slice(2, 8)}`, brain_id: ws.brainId, neuron_config: { model: 'openai/sim', ...config } });
+  const res = await app.post('/v1/neurons', ws.key, {
+    name: `n-${Math.random().toString(36).slice(2, 8)}`,
+    brain_id: ws.brainId,
+    neuron_config: { model: 'openai/sim', ...config },
+  });
   expect(res.status).toBe(201);
   return String(res.body.id);
 }
 
 const settle = (key: string, jobId: string) => settleJob(app, key, jobId);
 
-const entriesOf = async (jobId: string) => (await app.services.streams.range(app.services.jobs.streamKey(jobId), undefined, 100_000)).map((e) => e.data);
+const entriesOf = async (jobId: string) =>
+  (await app.services.streams.range(app.services.jobs.streamKey(jobId), undefined, 100_000)).map((e) => e.data);
 
 async function storedReply(key: string, traceId: string): Promise<string> {
-  const msgs = (await app.get<{ engrams: { source_type: string; content: { content: string } }[] }>(`/v1/traces/${traceId}/messages`, key)).body.engrams;
+  const msgs = (
+    await app.get<{ engrams: { source_type: string; content: { content: string } }[] }>(
+      `/v1/traces/${traceId}/messages`,
+      key,
+    )
+  ).body.engrams;
   const replies = msgs.filter((m) => m.source_type === 'neuron');
   expect(replies).toHaveLength(1);
   return replies[0].content.content;
@@ -84,7 +94,10 @@ describe('runs under real provider behaviour', () => {
       toolCalls: (body) => {
         if (!JSON.stringify(body.messages).includes('malformed tool')) return null;
         const tool = body.messages.find((m) => m.role === 'tool');
-        if (tool) { seen.push(String(tool.content)); return null; }
+        if (tool) {
+          seen.push(String(tool.content));
+          return null;
+        }
         return [{ name: 'calculator', arguments: { expression: '2 +* (3' } }];
       },
     });
@@ -109,7 +122,12 @@ describe('runs under real provider behaviour', () => {
   const interceptStarts = (refuse: number | 'lost') => {
     const client = app.deps.temporal.client.workflow;
     const start = client.start.bind(client);
-    const calls = { tried: 0, restore: () => { client.start = start; } };
+    const calls = {
+      tried: 0,
+      restore: () => {
+        client.start = start;
+      },
+    };
     client.start = ((...args: Parameters<typeof start>) => {
       calls.tried++;
       if (refuse === 'lost') return new Promise(() => undefined);
@@ -200,14 +218,24 @@ describe('runs under real provider behaviour', () => {
     const traceId = crypto.randomUUID();
     let res;
     try {
-      res = await app.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'load fails', trace_id: traceId, client_nonce: 'n-2' });
+      res = await app.post(`/v1/neurons/${id}/invoke`, ws.key, {
+        message: 'load fails',
+        trace_id: traceId,
+        client_nonce: 'n-2',
+      });
     } finally {
       runs.load = load;
     }
     expect(res.status).toBeGreaterThanOrEqual(500);
-    const job = Job.parse((await app.get(`/v1/jobs/${uuidFromName(`${ws.workspaceId}:${traceId}:n-2`)}/status`, ws.key)).body);
+    const job = Job.parse(
+      (await app.get(`/v1/jobs/${uuidFromName(`${ws.workspaceId}:${traceId}:n-2`)}/status`, ws.key)).body,
+    );
     expect(job.status).toBe('failed');
-    const again = await app.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'load fails', trace_id: traceId, client_nonce: 'n-2' });
+    const again = await app.post(`/v1/neurons/${id}/invoke`, ws.key, {
+      message: 'load fails',
+      trace_id: traceId,
+      client_nonce: 'n-2',
+    });
     expect((await settle(ws.key, String(again.body.job_id))).status).toBe('completed');
   });
 
@@ -217,9 +245,16 @@ describe('runs under real provider behaviour', () => {
     const traceId = crypto.randomUUID();
     const scope = await app.services.auth.authenticate(ws.key);
     for (let i = 0; i < 200; i++) {
-      await app.services.traces.append(scope, traceId, { content: { type: 'human', content: `message ${i} ${'lorem ipsum dolor '.repeat(300)}` }, sourceType: 'user', sourceId: null });
+      await app.services.traces.append(scope, traceId, {
+        content: { type: 'human', content: `message ${i} ${'lorem ipsum dolor '.repeat(300)}` },
+        sourceType: 'user',
+        sourceId: null,
+      });
     }
-    const inv = await app.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'summarise all of it', trace_id: traceId });
+    const inv = await app.post(`/v1/neurons/${id}/invoke`, ws.key, {
+      message: 'summarise all of it',
+      trace_id: traceId,
+    });
     expect(inv.status).toBe(202);
     expect((await settle(ws.key, String(inv.body.job_id))).status).toBe('completed');
     const history = await app.deps.temporal.client.workflow.getHandle(String(inv.body.job_id)).fetchHistory();
@@ -237,7 +272,8 @@ describe('runs under real provider behaviour', () => {
     try {
       const inv = await app.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'cancel me' });
       const jobId = String(inv.body.job_id);
-      for (let i = 0; i < 100 && !(await entriesOf(jobId)).some((e) => e.type === 'token'); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 100 && !(await entriesOf(jobId)).some((e) => e.type === 'token'); i++)
+        await new Promise((r) => setTimeout(r, 100));
       expect((await app.post(`/v1/jobs/${jobId}/cancel`, ws.key)).status).toBe(200);
       const handle = app.deps.temporal.client.workflow.getHandle(jobId);
       await handle.result().catch(() => undefined);

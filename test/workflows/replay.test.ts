@@ -15,7 +15,11 @@ const HISTORIES = fileURLToPath(new URL('./histories/', import.meta.url));
 /** The history as the Temporal CLI exports it (the JSON form SDK replayers read). */
 function exportHistory(workflowId: string): string {
   const cli = `${process.env.CORTEX_CACHE ?? `${homedir()}/.cache/cortex`}/bin/temporal`;
-  return execFileSync(cli, ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', app.config.TEMPORAL_ADDRESS], { encoding: 'utf8' });
+  return execFileSync(
+    cli,
+    ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', app.config.TEMPORAL_ADDRESS],
+    { encoding: 'utf8' },
+  );
 }
 
 /** Waits until the job reaches a terminal state through the public status route. */
@@ -35,8 +39,20 @@ async function finished(key: string, jobId: string): Promise<string> {
 describe('workflow replay', () => {
   it('replays a neuron run with a tool call and a delegation, and a pathway run with a human node and a timer', async () => {
     const ws = await buildWorkspace(app);
-    const child = (await app.post('/v1/neurons', ws.key, { name: 'helper', brain_id: ws.brainId, neuron_config: { model: 'openai/gpt-4o-mini', system_prompt: 'You are helper.' } })).body as { id: string };
-    const lead = (await app.post('/v1/neurons', ws.key, { name: 'lead', brain_id: ws.brainId, neuron_config: { model: 'openai/gpt-4o-mini', tools: ['calculator'], sub_neuron_ids: [child.id] } })).body as { id: string };
+    const child = (
+      await app.post('/v1/neurons', ws.key, {
+        name: 'helper',
+        brain_id: ws.brainId,
+        neuron_config: { model: 'openai/gpt-4o-mini', system_prompt: 'You are helper.' },
+      })
+    ).body as { id: string };
+    const lead = (
+      await app.post('/v1/neurons', ws.key, {
+        name: 'lead',
+        brain_id: ws.brainId,
+        neuron_config: { model: 'openai/gpt-4o-mini', tools: ['calculator'], sub_neuron_ids: [child.id] },
+      })
+    ).body as { id: string };
     llm.setDefault((body) => {
       const system = String(body.messages.find((m) => m.role === 'system')?.content ?? '');
       if (system.includes('You are helper')) return { text: 'helped' };
@@ -49,19 +65,39 @@ describe('workflow replay', () => {
     const neuronJob = String(inv.body.job_id);
     expect(await finished(ws.key, neuronJob)).toBe('completed');
 
-    const p = await app.post('/v1/pathways', ws.key, { name: 'replayed', pathway_graph: {
-      nodes: [
-        { id: 's', type: 'start' }, { id: 't', type: 'transform', data: { expression: 'input.n * 2' } },
-        { id: 'd', type: 'delay', data: { ms: 50 } }, { id: 'h', type: 'human', data: { title: 'ok?' } },
-        { id: 'i', type: 'if', data: { condition: 'last.action = "approve"' } },
-        { id: 'y', type: 'output', data: { value: '"yes"' } }, { id: 'n', type: 'output', data: { value: '"no"' } },
-      ],
-      edges: [
-        { source: 's', target: 't' }, { source: 't', target: 'd' }, { source: 'd', target: 'h' }, { source: 'h', target: 'i' },
-        { source: 'i', target: 'y', handle: 'true' }, { source: 'i', target: 'n', handle: 'false' },
-      ],
-    } }, ws.brainHeaders);
-    const ex = await app.post(`/v1/pathways/${String(p.body.id)}/execute`, ws.key, { input: { n: 2 } }, ws.brainHeaders);
+    const p = await app.post(
+      '/v1/pathways',
+      ws.key,
+      {
+        name: 'replayed',
+        pathway_graph: {
+          nodes: [
+            { id: 's', type: 'start' },
+            { id: 't', type: 'transform', data: { expression: 'input.n * 2' } },
+            { id: 'd', type: 'delay', data: { ms: 50 } },
+            { id: 'h', type: 'human', data: { title: 'ok?' } },
+            { id: 'i', type: 'if', data: { condition: 'last.action = "approve"' } },
+            { id: 'y', type: 'output', data: { value: '"yes"' } },
+            { id: 'n', type: 'output', data: { value: '"no"' } },
+          ],
+          edges: [
+            { source: 's', target: 't' },
+            { source: 't', target: 'd' },
+            { source: 'd', target: 'h' },
+            { source: 'h', target: 'i' },
+            { source: 'i', target: 'y', handle: 'true' },
+            { source: 'i', target: 'n', handle: 'false' },
+          ],
+        },
+      },
+      ws.brainHeaders,
+    );
+    const ex = await app.post(
+      `/v1/pathways/${String(p.body.id)}/execute`,
+      ws.key,
+      { input: { n: 2 } },
+      ws.brainHeaders,
+    );
     const pathwayJob = String(ex.body.job_id);
     let waitingFor: { interventionId?: string } | undefined;
     for (let i = 0; i < 200 && !waitingFor; i++) {
@@ -72,7 +108,10 @@ describe('workflow replay', () => {
     await app.post(`/v1/interventions/${String(waitingFor?.interventionId)}/respond`, ws.key, { action: 'approve' });
     expect(await finished(ws.key, pathwayJob)).toBe('completed');
 
-    for (const [name, jobId] of [['neuron-run', neuronJob], ['pathway-run', pathwayJob]] as const) {
+    for (const [name, jobId] of [
+      ['neuron-run', neuronJob],
+      ['pathway-run', pathwayJob],
+    ] as const) {
       const history = await app.deps.temporal.client.workflow.getHandle(jobId).fetchHistory();
       await expect(Worker.runReplayHistory(replayOptions(), history, jobId)).resolves.toBeUndefined();
       // RECORD_HISTORIES=1 refreshes the committed fixtures (only when a change is meant to break replay, behind wf.patched).

@@ -14,11 +14,20 @@ const { app, sim } = useSimPlatform({ tokens: 6, interTokenMs: 20 });
 
 it('a model that thinks 60 s before its first token (after a tool-only turn that thinks 10 s) completes', async () => {
   const ws = await buildWorkspace(app);
-  const neuron = (await app.post('/v1/neurons', ws.key, { name: 'thinker', brain_id: ws.brainId, neuron_config: { model: 'openai/o-sim', tools: ['current_time'] } })).body as { id: string };
+  const neuron = (
+    await app.post('/v1/neurons', ws.key, {
+      name: 'thinker',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'openai/o-sim', tools: ['current_time'] },
+    })
+  ).body as { id: string };
   sim.configure({
     firstTokenMs: 10_000,
     toolCalls: (body) => {
-      if (body.messages.some((m) => m.role === 'tool')) { sim.configure({ firstTokenMs: 60_000 }); return null; }
+      if (body.messages.some((m) => m.role === 'tool')) {
+        sim.configure({ firstTokenMs: 60_000 });
+        return null;
+      }
       return [{ name: 'current_time', arguments: {} }];
     },
   });
@@ -30,7 +39,9 @@ it('a model that thinks 60 s before its first token (after a tool-only turn that
   expect(job.status, String(job.failedReason)).toBe('completed');
   expect(Date.now() - started).toBeGreaterThan(65_000); // the thinks really happened
   expect(sim.requests).toHaveLength(2); // no turn was retried
-  const entries = (await app.services.streams.range(app.services.jobs.streamKey(jobId), undefined, 10_000)).map((e) => e.data);
+  const entries = (await app.services.streams.range(app.services.jobs.streamKey(jobId), undefined, 10_000)).map(
+    (e) => e.data,
+  );
   expect(entries.some((e) => e.type === 'reset')).toBe(false);
   expect(shownReply(entries)).toBe(String((job.result as { text: string }).text));
 }, 150_000);

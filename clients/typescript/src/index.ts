@@ -1,6 +1,15 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { components, paths } from './schema.js';
-import { CortexApiError, JobReply, apiError, followStream, type JobStreamData, type StreamEntry, type StreamOptions, type TraceEventData } from './streams.js';
+import {
+  CortexApiError,
+  JobReply,
+  apiError,
+  followStream,
+  type JobStreamData,
+  type StreamEntry,
+  type StreamOptions,
+  type TraceEventData,
+} from './streams.js';
 
 /*
  * The Cortex TypeScript client: the generated, fully typed HTTP surface (`api`, openapi-fetch over
@@ -49,7 +58,11 @@ export interface FollowResult {
 /** The API's `{ message, code }` of a refused typed call (openapi-fetch has read the body into `error`). */
 export function toApiError(r: { error?: unknown; response: Response }): CortexApiError {
   const e = r.error as { message?: unknown; code?: unknown } | undefined;
-  return new CortexApiError(r.response.status, typeof e?.code === 'string' ? e.code : 'UNKNOWN', typeof e?.message === 'string' ? e.message : `HTTP ${r.response.status}`);
+  return new CortexApiError(
+    r.response.status,
+    typeof e?.code === 'string' ? e.code : 'UNKNOWN',
+    typeof e?.message === 'string' ? e.message : `HTTP ${r.response.status}`,
+  );
 }
 
 /** Throws the API's `{ message, code }` as a CortexApiError when a typed call was refused. */
@@ -58,16 +71,27 @@ export function unwrap<T>(r: { data?: T; error?: unknown; response: Response }):
   return r.data;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-  const t = setTimeout(resolve, ms);
-  signal?.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason); }, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
 
 /** Builds a client bound to one API and credential. */
 export function createCortexClient(opts: CortexClientOptions) {
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
   const doFetch = opts.fetch ?? globalThis.fetch;
-  const headers: Record<string, string> = { authorization: `Bearer ${opts.apiKey}`, ...(opts.brainId ? { 'x-brain-id': opts.brainId } : {}) };
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${opts.apiKey}`,
+    ...(opts.brainId ? { 'x-brain-id': opts.brainId } : {}),
+  };
   // openapi-fetch calls fetch(request); a custom fetch gets the same single-argument call.
   const api: Client<paths> = createClient<paths>({ baseUrl, headers, fetch: (req: Request) => doFetch(req) });
 
@@ -99,19 +123,26 @@ export function createCortexClient(opts: CortexClientOptions) {
 
     /** The job's stream entries, resuming after cuts, ending after the terminal entry. */
     stream(jobId: string, s: StreamOptions = {}): AsyncGenerator<StreamEntry<JobStreamData>> {
-      return followStream<JobStreamData>({ fetch: doFetch, url: `${baseUrl}/v1/jobs/${encodeURIComponent(jobId)}/stream`, headers }, { ...s, endOnTerminal: true });
+      return followStream<JobStreamData>(
+        { fetch: doFetch, url: `${baseUrl}/v1/jobs/${encodeURIComponent(jobId)}/stream`, headers },
+        { ...s, endOnTerminal: true },
+      );
     },
 
     /**
      * Follows the job to its end and returns the reply as the reset rule shows it; `onText` sees the
      * shown text each time it changes (a `reset` may shorten it).
      */
-    async follow(jobId: string, s: StreamOptions & { onText?: (text: string) => void; onEntry?: (e: StreamEntry<JobStreamData>) => void } = {}): Promise<FollowResult> {
+    async follow(
+      jobId: string,
+      s: StreamOptions & { onText?: (text: string) => void; onEntry?: (e: StreamEntry<JobStreamData>) => void } = {},
+    ): Promise<FollowResult> {
       const reply = new JobReply();
       for await (const entry of jobs.stream(jobId, s)) {
         s.onEntry?.(entry);
         if (reply.apply(entry.data)) s.onText?.(reply.text);
-        if (entry.data.type === 'complete' || entry.data.type === 'error') return { text: reply.text, terminal: entry, lastEventId: entry.id };
+        if (entry.data.type === 'complete' || entry.data.type === 'error')
+          return { text: reply.text, terminal: entry, lastEventId: entry.id };
       }
       throw new Error(`job ${jobId}: the stream ended without a terminal entry`);
     },
@@ -120,7 +151,10 @@ export function createCortexClient(opts: CortexClientOptions) {
   const traces = {
     /** A trace's events (new engrams, run state, titles); never ends by itself: stop it with `signal`. */
     events(traceId: string, s: StreamOptions = {}): AsyncGenerator<StreamEntry<TraceEventData>> {
-      return followStream<TraceEventData>({ fetch: doFetch, url: `${baseUrl}/v1/traces/${encodeURIComponent(traceId)}/events`, headers }, { ...s, endOnTerminal: false });
+      return followStream<TraceEventData>(
+        { fetch: doFetch, url: `${baseUrl}/v1/traces/${encodeURIComponent(traceId)}/events`, headers },
+        { ...s, endOnTerminal: false },
+      );
     },
   };
 

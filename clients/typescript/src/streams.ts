@@ -6,7 +6,10 @@ import { createParser } from 'eventsource-parser';
  */
 
 /** One stream entry: its cursor (the Redis entry id) and its JSON payload. */
-export interface StreamEntry<T extends { type: string } = JobStreamData> { id: string; data: T }
+export interface StreamEntry<T extends { type: string } = JobStreamData> {
+  id: string;
+  data: T;
+}
 
 /** The payload of a job stream entry (docs/streams.md); unknown types may appear and are passed on. */
 export type JobStreamData =
@@ -22,7 +25,11 @@ export type TraceEventData = { type: string; [field: string]: unknown };
 
 /** A refused request: the API's `{ message, code }` and the HTTP status. */
 export class CortexApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'CortexApiError';
   }
@@ -33,7 +40,8 @@ export async function apiError(res: Response): Promise<CortexApiError> {
   const text = await res.text().catch(() => '');
   try {
     const body = JSON.parse(text) as { message?: unknown; code?: unknown };
-    if (typeof body.message === 'string') return new CortexApiError(res.status, typeof body.code === 'string' ? body.code : 'UNKNOWN', body.message);
+    if (typeof body.message === 'string')
+      return new CortexApiError(res.status, typeof body.code === 'string' ? body.code : 'UNKNOWN', body.message);
   } catch {
     // not JSON
   }
@@ -54,12 +62,24 @@ export interface StreamOptions {
   onConnect?: (after: string | undefined) => void;
 }
 
-export interface StreamTransport { fetch: typeof fetch; url: string; headers: Record<string, string> }
+export interface StreamTransport {
+  fetch: typeof fetch;
+  url: string;
+  headers: Record<string, string>;
+}
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-  const t = setTimeout(resolve, ms);
-  signal?.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason); }, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
 
 /**
  * Follows one SSE stream: yields every entry once, in order; after a dropped connection it reconnects
@@ -67,7 +87,10 @@ const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, 
  * after `complete` or `error`. A 4xx other than 429 is thrown as CortexApiError; a 429, a 5xx and a
  * network failure are retried (Retry-After is honoured). A 204 (a finished job resumed after its end) ends it.
  */
-export async function* followStream<T extends { type: string }>(transport: StreamTransport, opts: StreamOptions & { endOnTerminal: boolean }): AsyncGenerator<StreamEntry<T>> {
+export async function* followStream<T extends { type: string }>(
+  transport: StreamTransport,
+  opts: StreamOptions & { endOnTerminal: boolean },
+): AsyncGenerator<StreamEntry<T>> {
   let last = opts.after;
   let failures = 0;
   const maxRetries = opts.maxRetries ?? 5;
@@ -92,7 +115,9 @@ export async function* followStream<T extends { type: string }>(transport: Strea
       } else {
         const queue: StreamEntry<T>[] = [];
         const parser = createParser({
-          onEvent: (e) => { if (e.id) queue.push({ id: e.id, data: JSON.parse(e.data) as T }); },
+          onEvent: (e) => {
+            if (e.id) queue.push({ id: e.id, data: JSON.parse(e.data) as T });
+          },
         });
         const reader = res.body.getReader();
         const decoder = new TextDecoder();
@@ -151,6 +176,9 @@ export class JobReply {
   }
 
   get text(): string {
-    return [...this.turns.entries()].sort(([a], [b]) => a - b).map(([, t]) => t.parts.join('')).join('');
+    return [...this.turns.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, t]) => t.parts.join(''))
+      .join('');
   }
 }

@@ -11,11 +11,18 @@ export type Script =
   | { http: { status: number; body: unknown } }; // the provider answers an error whose text echoes body
 
 /** What the decision model was asked, for assertions. */
-export interface InvokeRecord { neuron: string; message: string; data: unknown }
+export interface InvokeRecord {
+  neuron: string;
+  message: string;
+  data: unknown;
+}
 
 /** The platform behind the snake tests. */
 export interface TestPlatform {
-  apiUrl: string; apiKey: string; brainId: string; neuron: string;
+  apiUrl: string;
+  apiKey: string;
+  brainId: string;
+  neuron: string;
   /** Sets how the decision model answers from now on; it gets the tick's message and data (the SnakeState). */
   script(fn: (req: { message: string; data: unknown }) => Script): void;
   invokes: InvokeRecord[];
@@ -30,7 +37,11 @@ function dataOf(body: ScriptedRequestBody): unknown {
   const at = system.indexOf(DATA_MARKER);
   if (at < 0) return undefined;
   const rest = system.slice(at + DATA_MARKER.length).split('\n\n')[0];
-  try { return JSON.parse(rest); } catch { return undefined; }
+  try {
+    return JSON.parse(rest);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Maps a snake test's agent script onto the scripted OpenAI-compatible server. */
@@ -54,7 +65,12 @@ export async function startRealPlatform(): Promise<TestPlatform> {
   const platform = await startPlatform();
   const { app, llm } = platform;
   const ws = await buildWorkspace(app);
-  const neuron = await ensureDecisionNeuron({ apiUrl: app.url, apiKey: ws.key, brainId: ws.brainId, model: 'openai/gpt-4o-mini' });
+  const neuron = await ensureDecisionNeuron({
+    apiUrl: app.url,
+    apiKey: ws.key,
+    brainId: ws.brainId,
+    model: 'openai/gpt-4o-mini',
+  });
   if (neuron instanceof Error) throw neuron;
   const invokes: InvokeRecord[] = [];
   let answer: (req: { message: string; data: unknown }) => Script = () => ({ text: 'up' });
@@ -64,8 +80,14 @@ export async function startRealPlatform(): Promise<TestPlatform> {
     return toReply(answer(req));
   });
   return {
-    apiUrl: app.url, apiKey: ws.key, brainId: ws.brainId, neuron: 'snake-decider', invokes,
-    script(fn) { answer = fn; },
+    apiUrl: app.url,
+    apiKey: ws.key,
+    brainId: ws.brainId,
+    neuron: 'snake-decider',
+    invokes,
+    script(fn) {
+      answer = fn;
+    },
     close: () => platform.close(),
   };
 }

@@ -23,7 +23,12 @@ export async function startSnake(env: Record<string, string | undefined>) {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const exchanges: Exchange[] = [];
 
-  async function request(method: string, path: string, body?: unknown, raw?: { type: string; text: string }): Promise<Exchange> {
+  async function request(
+    method: string,
+    path: string,
+    body?: unknown,
+    raw?: { type: string; text: string },
+  ): Promise<Exchange> {
     const init: RequestInit = { method };
     if (raw) init.headers = { 'content-type': raw.type };
     if (raw) init.body = raw.text;
@@ -51,10 +56,11 @@ export async function startSnake(env: Record<string, string | undefined>) {
     get: (path: string) => request('GET', path),
     post: (path: string, body?: unknown) => request('POST', path, body),
     postRaw: (path: string, type: string, text: string) => request('POST', path, undefined, { type, text }),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 export type SnakeTestApp = Awaited<ReturnType<typeof startSnake>>;
@@ -63,7 +69,10 @@ export type SnakeTestApp = Awaited<ReturnType<typeof startSnake>>;
  * The snake env for a platform: key, brain, neuron, a 3 s decision deadline (each decision is
  * a durable workflow run) and fast polling.
  */
-export function snakeEnv(p: { apiUrl: string; apiKey: string; brainId: string; neuron: string }, over: Record<string, string | undefined> = {}) {
+export function snakeEnv(
+  p: { apiUrl: string; apiKey: string; brainId: string; neuron: string },
+  over: Record<string, string | undefined> = {},
+) {
   return {
     CORTEX_API_URL: p.apiUrl,
     CORTEX_API_KEY: p.apiKey,
