@@ -82,8 +82,7 @@ export function createInterventionRepo(db: Db) {
     list: (filter: Filter<InterventionDoc> & { workspaceId: string }, q: PageQuery) =>
       page(interventions, filter, BY_CREATED, q),
     /** Rows under `filter` counted up to TOTAL_CAP + 1 (src/db/paging.ts). */
-    countUpTo: (filter: Filter<InterventionDoc> & { workspaceId: string }) =>
-      boundedCount(interventions, filter, { createdAt: -1, _id: -1 }),
+    countUpTo: (filter: Filter<InterventionDoc> & { workspaceId: string }) => boundedCount(interventions, filter),
   };
 }
 export type InterventionRepo = ReturnType<typeof createInterventionRepo>;

@@ -121,20 +121,13 @@ function and(filter: Document, extra: Document): Document {
 }
 
 /**
- * Matching rows counted up to TOTAL_CAP + 1 (a result above TOTAL_CAP means "more than TOTAL_CAP"),
- * read as `_id`s in the order of `sortSpec`, so the list's own index bounds the read.
+ * Matching rows counted up to TOTAL_CAP + 1 (a result above TOTAL_CAP means "more than TOTAL_CAP"):
+ * `countDocuments` with a limit, which MongoDB answers from the filter's index and the embedded
+ * FerretDB (patch level cortex.4) counts in SQL over at most that many index entries, reading no
+ * document.
  */
-export async function boundedCount<T extends Document>(
-  coll: Collection<T>,
-  filter: Filter<T>,
-  sortSpec: Record<string, 1 | -1>,
-): Promise<number> {
-  const ids = await coll
-    .find(filter, { projection: { _id: 1 } })
-    .sort(sortSpec)
-    .limit(TOTAL_CAP + 1)
-    .toArray();
-  return ids.length;
+export async function boundedCount<T extends Document>(coll: Collection<T>, filter: Filter<T>): Promise<number> {
+  return coll.countDocuments(filter, { limit: TOTAL_CAP + 1 });
 }
 
 /**
@@ -185,7 +178,7 @@ export async function page<T extends Document>(
   if (q.cursor === undefined && !hasMore && (items.length > 0 || offset === 0)) {
     return { items, total: offset + items.length, totalExact: true, hasMore, nextCursor, limit: q.limit, offset };
   }
-  const counted = await boundedCount(coll, filter, sortSpec);
+  const counted = await boundedCount(coll, filter);
   const totalExact = counted <= TOTAL_CAP;
   const seen = offset + items.length + (hasMore ? 1 : 0);
   return {
