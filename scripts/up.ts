@@ -270,8 +270,8 @@ const LOCAL_PG_URL = 'postgres://postgres@127.0.0.1:5432/cortex';
 
 /**
  * Picks the embedded FerretDB's backend once per data folder and remembers it in
- * .data/store.json: SQLite in .data/mongo by default. FerretDB's SQLite backend (patch level
- * cortex.3, scripts/provision.sh) answers key lookups, filtered lists, keyset pages and sorted
+ * .data/store.json: SQLite in .data/mongo by default. FerretDB's SQLite backend (patch levels
+ * cortex.3 and .4, scripts/provision.sh) answers key lookups, filtered lists, keyset pages and sorted
  * first pages from the collection's indexes; its PostgreSQL backend answers every filter, `_id`
  * included, with a sequential scan (docs/decisions.md, "Storage"). CORTEX_FERRETDB_POSTGRESQL=1
  * picks the local PostgreSQL (database `cortex`, created if missing) for a new data folder,

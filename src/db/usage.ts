@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Db, Document, Filter } from 'mongodb';
-import type { IndexSpec } from './client.js';
+import { findById, type IndexSpec } from './client.js';
 import { claim, probeFrom } from './claims.js';
 import { decodeBlob, type Blob } from './codec.js';
 
@@ -192,6 +192,38 @@ export const DAY_H = 24;
  * range of months reads a document a day instead of one an hour. A day without calls has one too
  * (`rows` 0): a day with no document is simply read hour by hour. `_id` = `<workspace>:d<epoch day>`.
  */
+/**
+ * Everything a workspace was billed through one closed UTC day (`usage_cumulative`, `_id` =
+ * `<workspace>:c<epoch day>`): the day rollup of that day added to the previous day's cumulative
+ * rollup, so the whole days of any window are two key reads, `through(b) − through(a − 1)`, and a
+ * window without a start one. Kept by the reconciler with the day rollups. A chain starts at
+ * `chainFrom` with every ledger row before that day (`baseRows` of them) as its base: a day before
+ * it is known only when that base is empty.
+ */
+export interface UsageCumulativeDoc {
+  _id: string;
+  workspaceId: string;
+  day: Date;
+  chainFrom: number;
+  baseRows: number;
+  groups: Blob;
+  rows: number;
+  computedAt: Date;
+}
+export const cumulativeId = (workspaceId: string, day: number): string => `${workspaceId}:c${day}`;
+
+/** `a − b` by group id (sums subtract; a group left with nothing is dropped). */
+export function subtractGroups(a: Iterable<UsageGroup>, b: Iterable<UsageGroup>): UsageGroup[] {
+  const out = mergeGroups(new Map(), a);
+  for (const g of b) {
+    const id = groupIdOf(g);
+    const cur = out.get(id) ?? { ...g, ...Object.fromEntries(GROUP_SUMS.map((m) => [m, 0])) };
+    for (const m of GROUP_SUMS) cur[m] -= g[m];
+    out.set(id, cur);
+  }
+  return [...out.values()].filter((g) => GROUP_SUMS.some((m) => g[m] !== 0));
+}
+
 export interface UsageDayRollupDoc {
   _id: string;
   workspaceId: string;
@@ -209,6 +241,7 @@ export const usageIndexes: IndexSpec[] = [
   { collection: 'usage_ledger', keys: { workspaceId: 1, shareTokenId: 1 }, name: 'ws_share' },
   { collection: 'usage_rollups', keys: { workspaceId: 1, hour: 1 }, name: 'ws_hour' },
   { collection: 'usage_day_rollups', keys: { workspaceId: 1, day: 1 }, name: 'ws_day' },
+  { collection: 'usage_cumulative', keys: { workspaceId: 1, day: 1 }, name: 'ws_day' },
 ];
 
 /** A group of ledger rows: the sums every usage figure is made of. */
@@ -249,6 +282,7 @@ export function createUsageRepo(db: Db) {
   const places = db.collection<JobRowPlaceDoc>('usage_job_rows');
   const rollups = db.collection<UsageRollupDoc>('usage_rollups');
   const dayRollups = db.collection<UsageDayRollupDoc>('usage_day_rollups');
+  const cumulative = db.collection<UsageCumulativeDoc>('usage_cumulative');
   /** The row ids a job's places name, in order (probed by key from 1 until a miss). */
   const placedRows = async (jobId: string): Promise<string[]> =>
     (await probeFrom(places, (n) => `${jobId}:${n}`, 1)).map((p) => p.rowId);
@@ -258,6 +292,18 @@ export function createUsageRepo(db: Db) {
     placedRows,
     rollups,
     dayRollups,
+    cumulative,
+    /** The cumulative rollup through epoch day `day` (a key read), or null. */
+    cumulativeThrough: (workspaceId: string, day: number): Promise<UsageCumulativeDoc | null> =>
+      findById(cumulative, cumulativeId(workspaceId, day), { workspaceId }),
+    /** The cumulative rollups of days in [from, to) (epoch days). */
+    cumulativeBetween: (workspaceId: string, from: number, to: number): Promise<UsageCumulativeDoc[]> =>
+      cumulative
+        .find({
+          workspaceId,
+          day: { $gte: new Date(from * DAY_H * HOUR_MS), $lt: new Date(to * DAY_H * HOUR_MS) },
+        })
+        .toArray(),
     /** The rows of a workspace written in [from, to) (null: unbounded), with `narrow` (the caller, a receptor) applied by the store. */
     rowsBetween: (
       workspaceId: string,

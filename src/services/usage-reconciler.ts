@@ -6,6 +6,7 @@ import { claim } from '../db/claims.js';
 import { encodeBlob } from '../db/codec.js';
 import type { UsageCounters } from '../db/usage-counters.js';
 import {
+  cumulativeId,
   DAY_H,
   GROUP_SUMS,
   HOUR_MS,
@@ -41,6 +42,10 @@ export interface ReconcileReport {
   daysStored: number;
   /** Stored day rollups that differed from their hours' rollups (rewritten, after an hour was corrected). */
   daysCorrected: number;
+  /** Cumulative rollups (everything through a closed day) stored by this run. */
+  cumulativeStored: number;
+  /** Stored cumulative rollups rewritten (a day before them was corrected). */
+  cumulativeCorrected: number;
   /** Hours whose counters differ from the ledger after the replay (more counted than the ledger holds; reported, not used once stored). */
   hourCounterDrift: number;
   /** Budget counters that differed from the ledger's sum for their period (corrected by the difference). */
@@ -56,6 +61,8 @@ const emptyReport = (): ReconcileReport => ({
   hoursCorrected: 0,
   daysStored: 0,
   daysCorrected: 0,
+  cumulativeStored: 0,
+  cumulativeCorrected: 0,
   hourCounterDrift: 0,
   budgetCountersCorrected: 0,
   budgetCountersBusy: 0,
@@ -179,6 +186,50 @@ export function createUsageReconciler(d: {
           await usage.dayRollups.replaceOne({ _id: doc._id }, doc);
           report.daysCorrected++;
         }
+      }
+      // 2c. Cumulative: through each of those days, the previous day's cumulative rollup plus the
+      // day. A chain that has no day before this window starts from the ledger rows before it (a
+      // workspace's first run, or a reconciler that did not run for two days).
+      const stored = new Map(
+        (await usage.cumulativeBetween(workspaceId, firstDay - 1, endDay)).map((c) => [
+          Math.floor(hourOf(c.day) / DAY_H),
+          c,
+        ]),
+      );
+      const before = stored.get(firstDay - 1);
+      let prev: { groups: UsageGroup[]; rows: number; chainFrom: number; baseRows: number };
+      if (before) prev = { ...before, groups: rollupGroups(before) };
+      else {
+        const base = await usage.rowsBetween(workspaceId, null, new Date(firstDay * DAY_H * HOUR_MS));
+        prev = { groups: [...groupRows(base).values()], rows: base.length, chainFrom: firstDay, baseRows: base.length };
+      }
+      for (let day = firstDay; day < endDay; day++) {
+        const acc = perDay.get(day) ?? { groups: new Map<string, UsageGroup>(), rows: 0 };
+        const groups = mergeGroups(mergeGroups(new Map(), prev.groups), acc.groups.values());
+        const next = {
+          groups: [...groups.values()],
+          rows: prev.rows + acc.rows,
+          chainFrom: prev.chainFrom,
+          baseRows: prev.baseRows,
+        };
+        const doc = {
+          _id: cumulativeId(workspaceId, day),
+          workspaceId,
+          day: new Date(day * DAY_H * HOUR_MS),
+          chainFrom: next.chainFrom,
+          baseRows: next.baseRows,
+          groups: encodeBlob(next.groups),
+          rows: next.rows,
+          computedAt: now,
+        };
+        const have = stored.get(day);
+        if (!have) {
+          if (await claim(usage.cumulative, doc)) report.cumulativeStored++;
+        } else if (have.rows !== next.rows || !sameGroups(groups, mergeGroups(new Map(), rollupGroups(have)))) {
+          await usage.cumulative.replaceOne({ _id: doc._id }, doc);
+          report.cumulativeCorrected++;
+        }
+        prev = next;
       }
     }
     await counters.forgetHours(workspaceId, closedBefore);

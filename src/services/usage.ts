@@ -5,6 +5,7 @@ import type { PathwayRepo } from '../db/pathways.js';
 import type { ReceptorRepo } from '../db/receptors.js';
 import {
   DAY_H,
+  subtractGroups,
   HOUR_MS,
   groupRows,
   hourOf,
@@ -149,21 +150,32 @@ export function createUsageService(d: {
       if (to && to.getTime() <= now && end * HOUR_MS < to.getTime()) edges.push([new Date(end * HOUR_MS), to]);
     }
     const whole = first === null || first < end;
-    // The whole days of the window come from stored day rollups; the whole hours outside them from
-    // hour rollups, and from the hour counters for hours not stored yet.
+    // The whole days of the window: two cumulative rollups (through its last day, minus through the
+    // day before its first) when both are known, else the stored day rollups; the whole hours
+    // outside them from hour rollups, and from the hour counters for hours not stored yet.
     const dayFrom = first === null ? null : Math.ceil(first / DAY_H);
     const dayTo = Math.floor(end / DAY_H);
-    const [days, listed, edgeRows] = await Promise.all([
-      whole && (dayFrom === null || dayFrom < dayTo)
-        ? repo.dayRollupsBetween(workspaceId, dayFrom, dayTo)
-        : Promise.resolve([]),
+    const wholeDays = whole && (dayFrom === null || dayFrom < dayTo);
+    const [hi, lo, listed, edgeRows] = await Promise.all([
+      wholeDays ? repo.cumulativeThrough(workspaceId, dayTo - 1) : Promise.resolve(null),
+      wholeDays && dayFrom !== null ? repo.cumulativeThrough(workspaceId, dayFrom - 1) : Promise.resolve(null),
       whole ? counters.hoursWithCounters(workspaceId, first, end) : Promise.resolve([]),
       Promise.all(edges.map(([a, b]) => repo.rowsBetween(workspaceId, a, b, narrow))),
     ]);
+    // Before a chain's first day nothing is known, unless the chain started with no rows before it.
+    const loKnown = dayFrom === null || lo !== null || (hi !== null && dayFrom - 1 < hi.chainFrom && hi.baseRows === 0);
+    const span = wholeDays && hi && loKnown ? { from: dayFrom, to: dayTo } : null;
+    const days = wholeDays && !span ? await repo.dayRollupsBetween(workspaceId, dayFrom, dayTo) : [];
     const coveredDays = new Set(days.map((x) => Math.floor(hourOf(x.day) / DAY_H)));
-    const underDay = (h: number) => coveredDays.has(Math.floor(h / DAY_H));
+    const underDay = (h: number) => {
+      const day = Math.floor(h / DAY_H);
+      return span ? (span.from === null || day >= span.from) && day < span.to : coveredDays.has(day);
+    };
     const gaps: [number | null, number][] = [];
-    if (whole) {
+    if (whole && span) {
+      if (span.from !== null && first !== null && first < span.from * DAY_H) gaps.push([first, span.from * DAY_H]);
+      if (span.to * DAY_H < end) gaps.push([span.to * DAY_H, end]);
+    } else if (whole) {
       let at: number | null = first;
       for (const day of [...coveredDays].sort((a, b) => a - b)) {
         if (at === null || at < day * DAY_H) gaps.push([at, day * DAY_H]);
@@ -181,6 +193,7 @@ export function createUsageService(d: {
     const storedHours = new Set(stored.map((r) => hourOf(r.hour)));
     const counted = [...countedAll].filter(([h]) => !storedHours.has(h)).map(([, g]) => g);
     const all = new Map<string, UsageGroup>();
+    if (span && hi) mergeGroups(all, subtractGroups(rollupGroups(hi), lo ? rollupGroups(lo) : []));
     for (const x of days) mergeGroups(all, rollupGroups(x));
     for (const r of stored) mergeGroups(all, rollupGroups(r));
     for (const g of counted) mergeGroups(all, g);

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { BudgetDoc } from '../../src/db/budgets.js';
-import { HOUR_MS, type UsageDayRollupDoc, type UsageRollupDoc, type UsageRowDoc } from '../../src/db/usage.js';
+import {
+  HOUR_MS,
+  type UsageCumulativeDoc,
+  type UsageDayRollupDoc,
+  type UsageRollupDoc,
+  type UsageRowDoc,
+} from '../../src/db/usage.js';
 import { systemScope, type Scope } from '../../src/scope.js';
 import type { BilledCall } from '../../src/services/usage.js';
 import { UsageStats } from '../../src/schemas/usage.js';
@@ -216,6 +222,14 @@ describe('usage counters and rollups', () => {
       expect(x.rows).toBe(
         rows.filter((r) => r.at.getTime() >= x.day.getTime() && r.at.getTime() < x.day.getTime() + DAY).length,
       );
+    // …and, for each of those days, everything through it (the whole days of a window are then two key reads).
+    const cumulative = await app.deps.db
+      .collection<UsageCumulativeDoc>('usage_cumulative')
+      .find({ workspaceId: ws.workspaceId })
+      .toArray();
+    expect(first.cumulativeStored).toBe(days.length);
+    expect(cumulative.map((c) => c.day.getTime()).sort()).toEqual(days.map((x) => x.day.getTime()).sort());
+    for (const c of cumulative) expect(c.rows).toBe(rows.filter((r) => r.at.getTime() < c.day.getTime() + DAY).length);
     const closedHours = new Set(
       rows
         .filter((r) => r.at.getTime() < Math.floor((Date.now() - 5 * 60_000) / HOUR_MS) * HOUR_MS)
@@ -266,7 +280,11 @@ describe('usage counters and rollups', () => {
       });
     const late = await app.services.usageReconciler.workspace(ws.workspaceId);
     // (An hour that had no rows before has no stored rollup: it is stored now rather than corrected.)
-    expect(late).toMatchObject({ daysCorrected: dayStored ? 1 : 0, rowsRecounted: 0 });
+    expect(late).toMatchObject({
+      daysCorrected: dayStored ? 1 : 0,
+      cumulativeCorrected: dayStored ? 1 : 0,
+      rowsRecounted: 0,
+    });
     expect(late.hoursCorrected + late.hoursStored).toBe(dayStored ? new Set([lateHour, dayLateHour]).size : 1);
     expect(late.hoursCorrected).toBeGreaterThanOrEqual(1);
     await compareAll(ws, ids, now);
