@@ -25,7 +25,7 @@ async function withHeartbeat<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Neuron-run activities: thin adapters over the run service (STYLE.md §9). */
+/** Neuron-run activities: thin adapters over the run service (activities hold no logic of their own). */
 export const createRunActivities = ({ services }: { services: Services }) => ({
   prepareRun: (input: NeuronRunInput) => permanentOn4xx(() => services.runs.prepare(input)),
 

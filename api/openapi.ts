@@ -86,7 +86,7 @@ A typed TypeScript client, with stream resume and the reset rule built in, is in
 ${ERROR_TABLE}`;
 
 /**
- * The OpenAPI document, generated from the same route objects the router mounts (STYLE.md §3),
+ * The OpenAPI document, generated from the same route objects the router mounts,
  * so a route cannot exist without its documented shapes. Operation ids are derived in
  * api/route.ts; two routes with one id are refused here, so the id set stays unique.
  */

@@ -31,7 +31,7 @@ export interface HandlerInput<P, Q, B> {
   share?: ShareAccess;
 }
 
-/** A route is data: method, path, schemas and a short handler (STYLE.md §2); OpenAPI reads the same objects. */
+/** A route is data: method, path, schemas and a short handler; OpenAPI reads the same objects. */
 export interface RouteDef<PS = unknown, QS = unknown, BS = unknown> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;

@@ -21,7 +21,7 @@ export interface SseOptions {
   pingMs?: number;
 }
 
-/** Validates a resume cursor from `after` or Last-Event-ID (document 1, Events rule 2). */
+/** Validates a resume cursor from `after` or Last-Event-ID (docs/streams.md, rule 5). */
 export function resumeCursor(ctx: Context, after: string | undefined): string | undefined {
   const c = after ?? (ctx.get('last-event-id') || undefined);
   if (c !== undefined && !CURSOR_RE.test(c))
@@ -46,7 +46,7 @@ export async function endedAfter(
 }
 
 /**
- * Serves one Redis stream as SSE (STYLE.md §10): replay with XRANGE after the cursor, then
+ * Serves one Redis stream as SSE (the one SSE server of the API): replay with XRANGE after the cursor, then
  * block on XREAD on a dedicated connection, `: ping` keepalives, and clean close when the
  * client goes away (disconnect() unblocks XREAD at once).
  */

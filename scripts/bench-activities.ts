@@ -12,5 +12,5 @@ export const createBenchActivities = () => ({
   },
 });
 
-/** The activity interface the bare workflow proxies (imported there as a type only, STYLE.md §8). */
+/** The activity interface the bare workflow proxies (imported there as a type only: workflow code loads no activity code). */
 export type BenchActivities = ReturnType<typeof createBenchActivities>;

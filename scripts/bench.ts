@@ -778,7 +778,7 @@ async function startBare(app: TestApp, bundle: Awaited<ReturnType<typeof bundleW
   const client = app.deps.temporal.client;
   return {
     async runOnce() {
-      // Started by name with the function's type (STYLE.md §7): this module never loads workflow code.
+      // Started by name with the function's type: this module never loads workflow code.
       const workflowId = `bench-bare-${randomUUID()}`;
       const out = await client.workflow.execute<typeof bareOneActivity>('bareOneActivity', { taskQueue, workflowId });
       if (out !== 'ok') throw new Error(`bareOneActivity returned ${JSON.stringify(out)}`);

@@ -3,7 +3,7 @@
  *
  * - TypeScript compiled to JavaScript by `tsc -p tsconfig.build.json` (api, src, worker,
  *   activities, workflows, snake), so `node dist/api/server.js` runs without tsx: no loader
- *   thread, no transpiling at start, less memory (docs/decisions.md, "Compiled services").
+ *   thread, no transpiling at start, less memory (docs/decisions.md, "Compiled services and memory").
  * - Static files copied beside the compiled modules that serve them (api/pages, snake/public:
  *   both resolve them relative to themselves).
  * - The workflow bundle (`dist/workflow-bundle.js`) with the workflow interceptors every worker

@@ -3,7 +3,7 @@
  * Temporal dev server as child processes on free loopback ports.
  *
  * Why it exists: on a fresh machine of this project there is no MongoDB, Redis or Temporal
- * cluster (DESIGN.md, "Real components, and how they start"). `npm run up` (scripts/up.ts)
+ * cluster (docs/architecture.md). `npm run up` (scripts/up.ts)
  * and the integration tests (test/support/global-setup.ts) both need real servers, so the
  * one piece of code that knows how to start, probe and stop them lives here. The binaries
  * come from scripts/provision.sh (cache folder `${CORTEX_CACHE:-~/.cache/cortex}/bin`).
@@ -554,7 +554,7 @@ function serviceSpecs(
       portCount: 1,
       args: (dir, [port]) => [
         // SQLite (a file per data folder) needs no setup; FERRETDB_POSTGRESQL_URL selects the
-        // PostgreSQL handler instead, which takes concurrent writes far better (see docs/decisions.md).
+        // PostgreSQL handler instead, which takes concurrent writes far better (see docs/performance-history.md, "Performance (npm run bench)").
         ...(process.env.FERRETDB_POSTGRESQL_URL
           ? ['--handler=postgresql', `--postgresql-url=${process.env.FERRETDB_POSTGRESQL_URL}`]
           : ['--handler=sqlite', `--sqlite-url=file:${dir}/`]),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Provisioning for a fresh machine (DESIGN.md, "Real components, and how they start").
+# Provisioning for a fresh machine (README.md, "The two commands"; docs/architecture.md).
 #
 # Why one idempotent script: `npm run up`, `npm test` and CI all run it first, so it must be
 # cheap when everything is already there (a second run only reports "present") and it must

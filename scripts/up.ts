@@ -1,5 +1,5 @@
 /**
- * `npm run up`: the whole platform in the foreground on one machine (DESIGN.md, "Contract").
+ * `npm run up`: the whole platform in the foreground on one machine (README.md, "`npm run up` starts"; docs/architecture.md).
  *
  * Why: a new user should get a working API, worker, snake demo and Temporal UI with one
  * command and no external servers. So this script

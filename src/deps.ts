@@ -11,7 +11,7 @@ import { createStreams, type Streams } from './streams.js';
 import { connectTemporal } from './temporal/client.js';
 
 /**
- * The one typed bag of dependencies (STYLE.md §6) shared by the API and the worker.
+ * The one typed bag of dependencies shared by the API and the worker (docs/architecture.md).
  * Built once per process; services take the parts they need.
  */
 export interface Deps {

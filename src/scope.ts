@@ -1,4 +1,4 @@
-/** Roles a credential may carry (DESIGN.md, Contract). */
+/** Roles a credential may carry (docs/roles.md, "Roles"). */
 export type Role = 'workspace_admin' | 'core_admin' | 'member';
 
 /**

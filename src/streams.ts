@@ -10,7 +10,7 @@ export interface StreamEntry {
   seq?: number;
 }
 
-/** Job stream entries that end the stream (document 1, Events rule 3). */
+/** Job stream entries that end the stream: `complete` and `error` (a cancel is `error: cancelled`; docs/streams.md). */
 export const TERMINAL_EVENTS = new Set(['complete', 'error']);
 export const isTerminal = (e: StreamEntry): boolean => TERMINAL_EVENTS.has(String(e.data.type));
 
@@ -123,7 +123,7 @@ export interface FeedPosition {
 }
 
 /**
- * The only writer and reader of event streams (STYLE.md §10). Keys are built here so that
+ * The only writer and reader of event streams (nothing else touches a stream key). Keys are built here so that
  * routes and activities never assemble them: job streams, trace streams and the workspace
  * resource-event stream. Writers append through one fenced script; readers replay with XRANGE
  * after a cursor and then block on XREAD with a dedicated connection.

@@ -51,7 +51,7 @@ const ADOPT_LOCALLY_WAIT_MS = 500;
 const CANCEL_REQUEST_WAIT = '1 minute';
 
 /**
- * The agent loop of one neuron invoke (DESIGN.md): each model turn and each tool call is an
+ * The agent loop of one neuron invoke (docs/architecture.md): each model turn and each tool call is an
  * activity, a delegate_* tool runs the sub-neuron as a child workflow on the same trace.
  * Deterministic: ids come from wf.uuid4(), all I/O is in activities.
  */

@@ -54,7 +54,7 @@ const answeredState = (kind: OpenIntervention['kind'], action: string): OpenInte
         : 'answered';
 
 /**
- * Interprets a compiled pathway graph deterministically (STYLE.md §8, dsl-interpreter sample):
+ * Interprets a compiled pathway graph deterministically (after Temporal's dsl-interpreter sample):
  * node types that do I/O call activities, neuron nodes run neuronRun as child workflows, a
  * human node waits for a signal (with an expiry timer), delays are durable Temporal timers.
  */

@@ -29,7 +29,7 @@ export interface ReceptorFireResult {
 }
 
 /**
- * One firing of a receptor (DESIGN.md): from the fire route, a stimulus, a channel message or its
+ * One firing of a receptor (docs/receptors.md): from the fire route, a stimulus, a channel message or its
  * Temporal Schedule. Records the firing, then runs the target as a child workflow whose id is the
  * job id the caller follows, and records how it ended. With a schedule's overlap policy, "still
  * running" means this workflow: the next tick waits for (or skips) the whole target run.

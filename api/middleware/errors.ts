@@ -48,7 +48,7 @@ function isUnreachable(err: unknown): boolean {
   );
 }
 
-/** The one place where any thrown value becomes an AppError (STYLE.md §5). */
+/** The one place where any thrown value becomes an AppError (error codes: ERROR_CODES in src/errors.ts). */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof ZodError) return validationError(firstIssue(err));

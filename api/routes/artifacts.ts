@@ -25,7 +25,7 @@ import { chunkPage } from './assets.js';
 const tags = ['artifacts'];
 const MIME = { markdown: 'text/markdown; charset=utf-8', text: 'text/plain; charset=utf-8' } as const;
 
-/** Artifacts (document 2, Artifacts): mutable UTF-8 text with a content version on every change. */
+/** Artifacts (docs/knowledge.md): mutable UTF-8 text with a content version on every change. */
 export default [
   route({
     method: 'get',

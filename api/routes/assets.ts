@@ -54,7 +54,7 @@ async function ingestUpload({ ctx, scope, services }: HandlerInput<unknown, unkn
   return services.documents.finishUpload(scope, id, file.stored, { ...parsed.data, fileName: file.fileName });
 }
 
-/** Assets (document 2, Assets): immutable bodies, versioned metadata, chunks. */
+/** Assets (docs/knowledge.md): immutable bodies, versioned metadata, chunks. */
 export default [
   route({
     method: 'get',

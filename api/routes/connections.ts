@@ -31,7 +31,7 @@ const presentIntegration = (i: IntegrationDoc): z.input<typeof Integration> => (
   updated_at: i.updatedAt.toISOString(),
 });
 
-/** Reflex connections over OAuth 2 (document 1, Reflexes) and the integrations admins configure for them. */
+/** Reflex connections over OAuth 2 (docs/tools.md, "Connections (OAuth 2)") and the integrations admins configure for them. */
 export default [
   route({
     method: 'get',

@@ -5,7 +5,7 @@ import { presentIntervention, presentPublicDelivery } from '../presenters/interv
 import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 
-/** Interventions (document 2): a paused run's question to a person, answered by API or public token. */
+/** Interventions: a paused run's question to a person, answered by API or public token. */
 export default [
   route({
     method: 'get',

@@ -6,7 +6,7 @@ import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 import { endedAfter, resumeCursor, sseStream } from '../sse.js';
 
-/** Jobs (document 1, Jobs): status, list, token stream and cancel. Pathway routes add start/resume/input. */
+/** Jobs (stream entries and rules: docs/streams.md): status, list, token stream and cancel. Pathway routes add start/resume/input. */
 export default [
   route({
     method: 'get',

@@ -93,7 +93,7 @@ const PatchEnvelope = z.record(z.string(), z.unknown()).meta({
   description: 'ResourcePatchBody (kind artifact) or MeetingPatchBody (kind meeting)',
 });
 
-/** Folder tree, moves, catalog reads and the central patch (document 2, Folder utilities; Catalog reads, patch and events). */
+/** Folder tree, moves, catalog reads and the central patch (docs/knowledge.md, "Folders, moves and the catalog"). */
 export default [
   route({
     method: 'get',

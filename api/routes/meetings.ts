@@ -25,7 +25,7 @@ import { resumeCursor, sseStream } from '../sse.js';
 const tags = ['meetings'];
 const base = '/v1/meetings/:id/transcription';
 
-/** Meetings and their live transcription (document 2, Meetings; docs/meetings.md). */
+/** Meetings and their live transcription (docs/meetings.md). */
 export default [
   route({
     method: 'get',

@@ -26,7 +26,7 @@ import { chunkPage } from './assets.js';
 const tags = ['memories'];
 const rtags = ['recollections'];
 
-/** Memories and recollections (document 2). Recollection search is with the discovery routes. */
+/** Memories and recollections (docs/knowledge.md). Recollection search is with the discovery routes. */
 export default [
   route({
     method: 'get',

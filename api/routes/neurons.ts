@@ -21,7 +21,7 @@ const tags = ['neurons'];
 const catalog = ['neurons', 'resources'];
 
 /**
- * Neurons (document 1, Neurons): the vertical family (`:id` is a UUID or a name/slug) and the
+ * Neurons: the vertical family (`:id` is a UUID or a name/slug) and the
  * catalog family (resource UUID only, soft delete and restore). Invoke lives with jobs; the
  * neuron–reflex association routes live in reflexes.ts.
  */

@@ -8,7 +8,7 @@ import { route } from '../route.js';
 
 const InterventionAnswered = z.object({ job_id: z.string(), intervention: Intervention });
 
-/** Starting pathway runs and answering them while they wait (document 1, Pathways and Jobs). */
+/** Starting pathway runs and answering them while they wait (docs/streams.md for their job streams). */
 export default [
   route({
     method: 'post',

@@ -38,7 +38,7 @@ import { route } from '../route.js';
 const tags = ['pathways'];
 
 /**
- * Pathways (document 1, Pathways): CRUD with a capped version history, validate/compile, participants. Execute lives
+ * Pathways: CRUD with a capped version history, validate/compile, participants. Execute lives
  * with the run engine. Static paths come first: @koa/router runs the first registered route that matches, so
  * /v1/pathways/validate, /compile and /participants/:participantId are never taken for a pathway id.
  * Routes with :id use brain 'optional': when X-Brain-Id is sent, a pathway of another brain is 404.

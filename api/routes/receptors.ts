@@ -60,7 +60,7 @@ const WebhookAccepted = z.object({
 });
 
 /**
- * Receptors (document 1, Receptors; docs/receptors.md): reads and changes, fire, template
+ * Receptors (docs/receptors.md): reads and changes, fire, template
  * subscriptions, schedule controls, the stimuli catalog and the signed internal stimulus route,
  * channel bindings (session auth) and the signed chat webhook ingress.
  */

@@ -19,7 +19,7 @@ import { route } from '../route.js';
 
 const tags = ['reflexes'];
 
-/** Reflexes (document 1, Reflexes) and their assignment to neurons; the connection routes come later. */
+/** Reflexes (docs/tools.md) and their assignment to neurons; the connection routes come later. */
 export default [
   route({
     method: 'get',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { resumeCursor, sseStream } from '../sse.js';
 import { route } from '../route.js';
 
-/** The workspace's resource event stream (document 2, Catalog reads, patch and events). */
+/** The workspace's resource event stream (docs/knowledge.md, "Events and stimuli"). */
 export default [
   route({
     method: 'get',

@@ -56,7 +56,7 @@ async function browse(
   return { ...page, heads };
 }
 
-/** Discovery (document 2, Grep, Search, Browse and Vault tree; docs/search.md). */
+/** Discovery: grep, search, browse and the resource tree (docs/search.md). */
 export default [
   route({
     method: 'post',

@@ -58,7 +58,7 @@ async function linkTrace(
 }
 
 /**
- * Share links (document 1, the .../share routes and the public routes; docs/shares.md):
+ * Share links (the .../share routes and the public routes; docs/shares.md):
  * management (create, get, revoke, rotate) and every route a person without an account uses.
  */
 export default [

@@ -23,7 +23,7 @@ function presentSkill(s: SkillDoc): z.input<typeof Skill> {
   };
 }
 
-/** Skills (document 2, Skills): versioned Markdown with tool links. */
+/** Skills: versioned Markdown with tool links. */
 export default [
   route({
     method: 'get',

@@ -73,7 +73,7 @@ const briefingRoute = (path: string) =>
   });
 
 /**
- * Stakeholder maps (document 2, Stakeholder maps; docs/stakeholder-maps.md): the catalog family
+ * Stakeholder maps (docs/stakeholder-maps.md): the catalog family
  * (/v1/resources/stakeholder_maps…) and the brain's default map (/v1/stakeholder-map…). The
  * literal paths (live, diff) come before /:resourceId, and this family is mounted before the
  * generic catalog routes (/v1/resources/:catalog/:resource_id).

@@ -35,7 +35,7 @@ async function shareCheck(
   if (t.receptorId !== share.receptor._id) throw forbidden('This trace is not a conversation of this share link');
 }
 
-/** Traces (document 1, Traces): implicit creation, API-order messages, title override, events. */
+/** Traces (events: docs/streams.md, "Trace events"): implicit creation, API-order messages, title override, events. */
 export default [
   route({
     method: 'get',

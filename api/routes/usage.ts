@@ -7,7 +7,7 @@ import {
 } from '../../src/schemas/usage.js';
 import { route } from '../route.js';
 
-/** Usage (document 2): figures from the usage ledger; the workspace-wide reads are for admins. */
+/** Usage (docs/usage.md): figures from the usage ledger; the workspace-wide reads are for admins. */
 export default [
   route({
     method: 'get',

@@ -15,7 +15,7 @@ import { route } from '../route.js';
 
 const tags = ['voice'];
 
-/** Voice vocabulary, batch transcription and audio staging (document 2, Voice and transcription; docs/meetings.md). */
+/** Voice vocabulary, batch transcription and audio staging (docs/meetings.md). */
 export default [
   route({
     method: 'get',

@@ -52,7 +52,7 @@ export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/
  * as MongoDB does) checked on the document read. FerretDB's SQLite backend, the default embedded
  * store, serves a filter of `_id` alone by key and scans the whole collection for any other
  * filter, `{ _id, workspaceId }` included (263 ms at 5,000 documents against ~1 ms: docs/decisions.md,
- * "Hot path"); MongoDB answers both from the `_id` index. An inclusive `projection` is widened to the
+ * "Store round trips: key lookups, engram places, held writes"); MongoDB answers both from the `_id` index. An inclusive `projection` is widened to the
  * `where` fields; an exclusive one must not drop them.
  */
 export async function findById<T extends Document>(

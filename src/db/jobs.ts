@@ -5,7 +5,7 @@ import type { Blob } from './codec.js';
 import { page, pageIndexes, type PageQuery } from './paging.js';
 
 /**
- * The jobs read model (DESIGN.md): one document per workflow, id = workflow id. Activities
+ * The jobs read model: one document per workflow, id = workflow id. Activities
  * update it at status transitions; lists, filters and totals read it instead of Temporal.
  */
 export interface JobDoc {

@@ -4,7 +4,7 @@ import type { Blob } from './codec.js';
 import { updateHeld as updateRowHeld, type HoldDoc } from './claims.js';
 import { pageIndexes } from './paging.js';
 
-/** The two storage lanes of the document table (document 2, Asset and artifact rows). */
+/** The two storage lanes of the document table (docs/knowledge.md). */
 export type Lane = 'asset' | 'artifact';
 export type ChunkedKind = 'asset' | 'artifact' | 'memory';
 
@@ -98,7 +98,7 @@ export interface ChunkDoc {
   createdAt: Date;
 }
 
-/** A memory (document 2, Memories): a piece of knowledge an owner (a neuron or a trace) keeps. */
+/** A memory (docs/knowledge.md, "Memories and recollections"): a piece of knowledge an owner (a neuron or a trace) keeps. */
 export interface MemoryDoc {
   _id: string;
   workspaceId: string;

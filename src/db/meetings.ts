@@ -5,7 +5,7 @@ import { page, pageIndexes, type PageQuery } from './paging.js';
 /** Transcription states of a meeting (docs/meetings.md). */
 export type TranscriptionStatus = 'idle' | 'live' | 'finalizing' | 'ready' | 'failed';
 
-/** A meeting head (document 2, Meeting): the structured body is client JSON, stored through the codec. */
+/** A meeting head (docs/meetings.md): the structured body is client JSON, stored through the codec. */
 export interface MeetingDoc {
   _id: string;
   workspaceId: string;

@@ -8,8 +8,8 @@ import { page, pageIndexes, type PageQuery, type PageSort } from './paging.js';
 export type NeuronScopeValue = 'brain' | 'workspace' | 'core';
 
 /**
- * The head of a neuron. `config` is the normalized neuron_config as a blob (DESIGN.md, Storage
- * rules); `version` is the head version number, and every change writes a matching
+ * The head of a neuron. `config` is the normalized neuron_config as a blob (stored through
+ * src/db/codec.ts); `version` is the head version number, and every change writes a matching
  * neuron_versions entry.
  */
 export interface NeuronDoc {

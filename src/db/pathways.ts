@@ -6,7 +6,7 @@ import { findById } from './client.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
 
 /**
- * How many version entries a pathway keeps on its head record (document 1, Limits: "capped"). When a new version
+ * How many version entries a pathway keeps on its head record (the history is capped). When a new version
  * would exceed it, the oldest entries are dropped; `latestVersion` keeps counting, so version numbers are never
  * reused and a dropped version reads as 404. 50 × the graph size cap (see PATHWAY_GRAPH_MAX_BYTES in
  * src/services/pathways.ts) keeps the head record well under the 16 MB document limit.
@@ -30,7 +30,7 @@ export interface PathwayVersionEntry {
   createdBy: string | null;
   /** What made this version: 'created', 'updated: graph, name', 'promoted from v3'. */
   note: string | null;
-  /** The id-based pathway_graph of this version (blob: client JSON, DESIGN.md Storage rules). */
+  /** The id-based pathway_graph of this version (blob: client JSON, stored through src/db/codec.ts). */
   graph: Blob;
   name: string;
   description: string;

@@ -31,7 +31,7 @@ export interface ScheduleTiming {
 }
 
 /**
- * A trigger that listens on channels and dispatches its target (document 1, Receptor).
+ * A trigger that listens on channels and dispatches its target (docs/receptors.md).
  * For neuron and pathway targets, `isActive` and `scope` mirror the target. The parts the
  * platform queries (stimulus keys, activation, the schedule) are first-class fields; the rest of
  * source_config is a blob.
@@ -80,7 +80,7 @@ export interface FiringDoc {
   finishedAt: Date | null;
 }
 
-/** Maps an external chat or email conversation to a receptor (document 1, receptor-channel-bindings). */
+/** Maps an external chat or email conversation to a receptor (docs/receptors.md, "Channel bindings and the webhook ingress"). */
 export interface ChannelBindingDoc {
   _id: string;
   workspaceId: string;

@@ -10,7 +10,7 @@ export interface ReflexToolSet {
   tools: string[];
 }
 
-/** A reusable bundle of tools attached to neurons (document 1, Reflex). `metadata` is client JSON (a blob). */
+/** A reusable bundle of tools attached to neurons (docs/tools.md). `metadata` is client JSON (a blob). */
 export interface ReflexDoc {
   _id: string;
   workspaceId: string;

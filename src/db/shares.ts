@@ -10,7 +10,7 @@ export interface ShareCustomization {
 }
 
 /**
- * The live share token of a receptor (document 1, Authentication: one per receptor). The token
+ * The live share token of a receptor (one per receptor; docs/shares.md). The token
  * itself is never stored: its SHA-256 is, and the id stays the same across rotations, so the
  * link's budget survives a rotation (a rotation is not a way to reset spending).
  */

@@ -9,7 +9,7 @@ export interface SkillToolLink {
   scopePath: string;
 }
 
-/** A skill's head (document 2, Skill): the newest version's fields; the versions are the record. */
+/** A skill's head: the newest version's fields; the versions are the record. */
 export interface SkillDoc {
   _id: string;
   workspaceId: string;

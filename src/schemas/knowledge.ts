@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { JsonObject, QueryBool, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
 
-/** Request and response shapes of assets, artifacts, memories, recollections and the folder routes (document 2). */
+/** Request and response shapes of assets, artifacts, memories, recollections and the folder routes (docs/knowledge.md). */
 
 const Path = z.string().max(500);
 const Name = z.string().trim().min(1).max(300);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { JsonObject, paging, Uuid, PageTotal, pageFields } from './common.js';
 
-/** A transcript stretch (document 2). */
+/** A transcript stretch (a meeting's `transcript_segments`; docs/meetings.md). */
 export const TranscriptSegment = z
   .object({
     speaker: z.string().max(200),

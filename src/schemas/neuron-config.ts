@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * neuron_config as persisted (document 1, neuron_config fields). Unknown fields are stripped
+ * neuron_config as persisted (its fields are the `neuron_config` schema in the API reference). Unknown fields are stripped
  * on write; engagement_resource_id is refused outright (it must never be passed in config).
  */
 export const NeuronConfig = z.object({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { IsoDate, JsonObject, QueryBool, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
 import { NeuronTaskOptions } from './jobs.js';
 
-/** Channels a receptor listens on (document 1, Receptor.active_channels). */
+/** Channels a receptor listens on (a receptor's `active_channels`). */
 export const CHANNELS = [
   'http',
   'cron',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { LISTABLE_TYPES, SEARCH_TYPES } from '../search/query.js';
 import { QueryBool, Uuid } from './common.js';
 
-/** Request and response shapes of grep, search, browse, the resource tree and recollection search (document 2, docs/search.md). */
+/** Request and response shapes of grep, search, browse, the resource tree and recollection search (docs/search.md). */
 
 const Query = z.string().trim().min(1, 'must not be empty').max(1000);
 const TypeName = z.string().trim().min(1).max(40);

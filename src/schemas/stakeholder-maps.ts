@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { IsoDate, Uuid, paging, PageTotal, pageFields } from './common.js';
 
 /**
- * Stakeholder maps (document 2, Stakeholder map; docs/stakeholder-maps.md): the live graph's
+ * Stakeholder maps (docs/stakeholder-maps.md): the live graph's
  * element shapes, the patch operations that change it, and the request and response shapes of
  * both route families. The patch ops are the one way the graph changes: the DSL and the
  * meeting extraction both compile to them.

@@ -57,7 +57,7 @@ const FacetIntegrity = Spend.extend({
   matchesTotals: z.boolean().meta({ description: 'attributed + unattributed equal the totals exactly' }),
 });
 
-/** Usage statistics (document 2): every figure is a sum over the same ledger rows. */
+/** Usage statistics (docs/usage.md): every figure is a sum over the same ledger rows. */
 export const UsageStats = z
   .object({
     startDate: z.string().nullable(),

@@ -1,8 +1,8 @@
 /**
- * The embedded search index (DESIGN.md, Search index; docs/search.md): per workspace, a BM25
+ * The embedded search index (docs/search.md): per workspace, a BM25
  * inverted index and an exact vector index over the same entries, updated entry by entry.
  * - Lexical: hand-written BM25, because the measured libraries were too slow or disagreed with
- *   BM25 (research/search.md: minisearch agreement 0.62–0.77, flexsearch not BM25, orama 12–90 ms).
+ *   BM25 (measured: minisearch agreement 0.62–0.77, flexsearch not BM25, orama 12–90 ms).
  * - Vector: exact inner-product search by `usearch` (SIMD, 1.6–2.3 ms over 100k × 100 dims against
  *   10 ms in plain JS) over one contiguous matrix per model; exact, so recall is 1 by construction.
  *   A filter is applied to the library's top candidates; when too few pass (a selective filter), the

@@ -1,7 +1,7 @@
 import { validationError } from '../errors.js';
 import { tokenize, type IndexEntry, type SearchType } from './memory-index.js';
 
-/** The searchable types of document 2 (the default bundle of the async search), in its order. */
+/** The searchable types (the default bundle of the async search), in the API's order (docs/search.md). */
 export const SEARCH_TYPES = [
   'assets',
   'artifacts',
@@ -16,7 +16,7 @@ export const SEARCH_TYPES = [
 /** Grep and browse also reach memories (matched on content, like artifacts). */
 export const LISTABLE_TYPES = [...SEARCH_TYPES, 'memories'] as const satisfies readonly SearchType[];
 
-/** Types whose entries carry no vectors: search on them is lexical whatever the mode (document 2). */
+/** Types whose entries carry no vectors: search on them is lexical whatever the mode (docs/search.md). */
 export const KEYWORD_ONLY = new Set<SearchType>(['reflexes']);
 /** Types with a visibility (their `scope`: brain, workspace, core). */
 export const HAS_VISIBILITY = new Set<SearchType>(['neurons', 'receptors', 'reflexes']);

@@ -9,7 +9,7 @@ import { findById } from '../db/client.js';
 import type { RecentCredentials } from './recent-credentials.js';
 import { page, type PageQuery } from '../db/paging.js';
 
-/** JWT claims fixed by DESIGN.md (Contract). */
+/** JWT claims the platform accepts: `sub`, `workspace_id`, `roles` (docs/roles.md). */
 const JwtClaims = z.object({
   sub: z.uuid(),
   workspace_id: z.uuid(),
@@ -81,7 +81,7 @@ export function createAuthService({
     } catch {
       throw authRequired('Invalid or expired token');
     }
-    // A JWT for a workspace the platform has not seen yet provisions it (DESIGN.md, Contract).
+    // A JWT for a workspace the platform has not seen yet provisions it (its slug: `ws-<first 8 of id>`).
     await repo.ensureWorkspace(
       claims.workspace_id,
       `ws-${claims.workspace_id.slice(0, 8)}`,

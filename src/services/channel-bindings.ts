@@ -15,7 +15,7 @@ import { findById } from '../db/client.js';
 import { page } from '../db/paging.js';
 
 /**
- * Receptor channel bindings (document 1): an external chat or email conversation (channel +
+ * Receptor channel bindings (docs/receptors.md, "Channel bindings and the webhook ingress"): an external chat or email conversation (channel +
  * external id, unique on the platform) mapped to a receptor, and the generic signed webhook
  * ingress that turns a provider's message into a fire of that receptor (docs/receptors.md).
  * Each binding has its own webhook secret, derived from the binding id and a version number

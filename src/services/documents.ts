@@ -98,7 +98,7 @@ export function applyEdits(content: string, edits: ArtifactEdit[]): string {
 const BODY_MAX_CHARS = 5_000_000;
 
 /**
- * Assets and artifacts (document 2): the two lanes of the document table. Assets keep an
+ * Assets and artifacts (docs/knowledge.md, "The two lanes of the document table"): the two lanes of the document table. Assets keep an
  * immutable body in the blob store and version their metadata; artifacts are mutable UTF-8 text
  * with a content version on every change. Each body version is chunked and embedded by an
  * `ingest` job; every change is announced on the resource event stream.

@@ -39,7 +39,7 @@ const STATUS_FOR: Record<string, InterventionStatus> = {
 const ALL_STATUSES: InterventionStatus[] = ['pending', 'approved', 'rejected', 'answered', 'expired', 'cancelled'];
 
 /**
- * Interventions: a paused run's question to a person (document 2). An answer goes to the waiting
+ * Interventions: a paused run's question to a person (docs/glossary.md). An answer goes to the waiting
  * run as an Update; the run decides (first answer wins, an expired one is refused) and records it.
  */
 export function createInterventionService({ repo, temporal }: { repo: InterventionRepo; temporal: Client }) {

@@ -23,7 +23,7 @@ export const transcriptionOf = (
 };
 
 /**
- * Meetings (document 2, Meeting and Meetings): a title, a description and a structured body
+ * Meetings (docs/meetings.md, "Meetings"): a title, a description and a structured body
  * (agenda, notes, summary, decisions, action items, transcript segments, transcription state).
  * Every change is a new version (optimistic on `version`, so concurrent patches never lose
  * each other's fields) and an event on the resource stream; an update that changes the

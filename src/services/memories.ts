@@ -34,7 +34,7 @@ export interface MemoryIngest {
 }
 
 /**
- * Memories and recollections (document 2). A memory is text (or a file's text) that an owner
+ * Memories and recollections (docs/knowledge.md, "Memories and recollections"). A memory is text (or a file's text) that an owner
  * keeps: a neuron (what an agent knows) or a trace (what a conversation established), or the
  * brain itself when no owner is named. A recollection groups resources of one brain (memories,
  * assets, artifacts) by explicit membership; its stats are counted from the rows on every read.

@@ -81,11 +81,11 @@ function encodeBounded(value: unknown, field: string, max: number): Blob {
 }
 
 /**
- * Pathways (document 1, Pathways): CRUD with a capped version history on the head record, graph validation against
+ * Pathways (`/v1/pathways` in the API reference): CRUD with a capped version history on the head record, graph validation against
  * the caller's neurons, compile previews, participants with owner ⊇ editor ⊇ viewer, and the lookup the run engine
  * uses. Every call takes the scope first; another workspace's or brain's pathway is indistinguishable from a missing one.
  */
-/** What a pathway keeps in step with itself: its receptor (document 1: a pathway gets its receptor as a neuron does). */
+/** What a pathway keeps in step with itself: its receptor (a pathway gets its receptor as a neuron does). */
 export interface PathwayReceptorHooks {
   ensureForPathway(
     scope: Scope,
@@ -399,7 +399,7 @@ export function createPathwayService({
     },
 
     /**
-     * For the run engine (document 1, Errors rule 8): 404 'Pathway not found' when the scope has no brain, the pathway
+     * For the run engine: 404 'Pathway not found' when the scope has no brain, the pathway
      * is in another workspace or brain, or it is inactive and no version was requested. `version` picks a kept
      * version (404 'Pathway version not found' when it is not kept); omitted, the tip.
      */

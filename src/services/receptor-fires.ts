@@ -61,7 +61,7 @@ const jobKindOf = (r: ReceptorDoc): JobDoc['kind'] =>
   r.executableTarget.kind === 'neuron' ? 'neuron' : r.executableTarget.kind === 'pathway' ? 'pathway' : 'receptor';
 
 /**
- * Firing receptors (document 1, POST /v1/receptors/:id/fire; DESIGN.md receptorFire): every
+ * Firing receptors (POST /v1/receptors/:id/fire; docs/receptors.md, "Every firing is one `receptorFire` workflow"): every
  * firing — the fire route, a schedule tick, a stimulus event, a channel message — is one
  * `receptorFire` workflow that records the firing and runs the target as a child whose workflow
  * id is the job id the caller follows (neuronRun, pathwayRun or systemJob).

@@ -47,7 +47,7 @@ export interface ReceptorView {
   schedule: Awaited<ReturnType<ScheduleService['view']>> | null;
 }
 
-/** Stimulus receptors take source_config, executable_target and sensory_reflex_id (document 1, Receptors). */
+/** Stimulus receptors take source_config, executable_target and sensory_reflex_id (docs/receptors.md, "Stimuli"). */
 const isStimulusReceptor = (channels: string[]) => channels.includes('stimulus') || channels.includes('cron');
 const isTargetOrigin = (r: ReceptorDoc) => (r.origin ?? 'target') === 'target';
 
@@ -93,7 +93,7 @@ export function fromTiming(t: ScheduleTiming): Record<string, unknown> {
 }
 
 /**
- * Receptors (document 1, Receptor and Receptors): the trigger created with every neuron and
+ * Receptors (docs/receptors.md): the trigger created with every neuron and
  * pathway and kept in step with it, receptors made from templates (subscribe), reads, changes,
  * and their schedules (src/services/schedules.ts). Firing is src/services/receptor-fires.ts.
  */

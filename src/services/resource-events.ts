@@ -41,7 +41,7 @@ export interface ResourceRef {
 }
 
 /**
- * The workspace's resource event stream (document 2, Events: resource mutations): every create,
+ * The workspace's resource event stream (docs/knowledge.md, "Events and stimuli"): every create,
  * update, delete and move appends `{ action, resource, at }` in the code path that made the change
  * (the same fenced writer as every stream, src/streams.ts). GET /v1/resource-events/stream serves
  * it with `after=` resume; search indexes and stimuli follow it.

@@ -57,7 +57,7 @@ function asInvalid(e: unknown, what: string): never {
 }
 
 /**
- * Receptor schedules on Temporal Schedules (DESIGN.md): each scheduled receptor owns the schedule
+ * Receptor schedules on Temporal Schedules (docs/receptors.md, "Schedules"): each scheduled receptor owns the schedule
  * `receptor-<id>`, whose action starts `receptorFire`. Time zones and DST are the engine's; overlap,
  * catch-up window, jitter, pause, trigger-now and backfill are Temporal's own. The receptor record
  * is the desired state; `sync` makes the schedule match it and `reconcile` repairs drift.

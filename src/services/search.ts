@@ -40,7 +40,7 @@ import type { UsageService } from './usage.js';
 
 export type SearchMode = 'hybrid' | 'lexical' | 'vector';
 
-/** One search hit (document 2, Search and grep hit), with what a client needs to open it. */
+/** One search hit (the search and grep hit of docs/search.md), with what a client needs to open it. */
 export interface SearchHit {
   type: SearchType;
   id: string;
@@ -577,7 +577,7 @@ export function createSearchService(d: {
     };
   }
 
-  /** The same hits in one shape whatever their type (document 2 leaves `normalized` to us; docs/search.md). */
+  /** The same hits in one shape whatever their type (the `normalized` shape is ours; docs/search.md). */
   const normalize = (hits: (SearchHit | (ListHit & { similarity: number; score: number }))[]) =>
     hits.map((h) => ({
       type: h.type,

@@ -25,7 +25,7 @@ export interface ShareAccess {
 }
 
 /**
- * Share links (document 1, Authentication rules 1–3; docs/shares.md): one live token per
+ * Share links (docs/shares.md): one live token per
  * receptor, random, stored as a SHA-256, shown whole only when created or rotated. Every request
  * looks the hash up, so a revoke or a rotation takes effect at once on every API instance.
  */

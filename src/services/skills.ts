@@ -14,7 +14,7 @@ const toLinks = (l: { integration_id: string; scope_path: string }[]) =>
   l.map((x) => ({ integrationId: x.integration_id.toLowerCase(), scopePath: x.scope_path }));
 
 /**
- * Skills (document 2, Skills): versioned Markdown with tool links, on the document lane with
+ * Skills (`/v1/skills` in the API reference): versioned Markdown with tool links, on the document lane with
  * kind `skill`. Every PUT records a version (claimed by unique id, src/db/claims.ts) and
  * latest_version rises with it; `skill_path` is `skills/<slug of path_name>`, unique in its brain.
  */

@@ -61,7 +61,7 @@ export interface MeetingTranscriptSource {
 }
 
 /**
- * Stakeholder maps (document 2; docs/stakeholder-maps.md): map heads are resources of kind
+ * Stakeholder maps (docs/stakeholder-maps.md): map heads are resources of kind
  * stakeholder_map in a brain; each has a live graph (claimed revisions, src/db/stakeholder-maps.ts)
  * changed only through patch ops (JSON, the DSL, or a meeting extraction's answer), numbered saved
  * versions, diffs between any two states, and per-stakeholder briefings computed from the graph.

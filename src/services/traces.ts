@@ -434,7 +434,7 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
       return t;
     },
 
-    /** Publishes a run-state or other trace-scoped event (document 1, Events). */
+    /** Publishes a run-state or other trace-scoped event (docs/streams.md, "Trace events"). */
     publish: (scope: Scope, traceId: string, event: Record<string, unknown>) =>
       streams.append(streams.keys.trace(scope.workspaceId, traceId), event),
     streamKey: (scope: Scope, traceId: string) => streams.keys.trace(scope.workspaceId, traceId),

@@ -81,7 +81,7 @@ interface Facets {
 }
 
 /**
- * The usage ledger and every figure read from it (document 2, Usage statistics). The ledger's
+ * The usage ledger and every figure read from it (docs/usage.md, "Usage routes"). The ledger's
  * immutable rows are the truth; as each is written, counters are added to (src/db/usage-counters.ts),
  * and closed hours are stored as rollups computed from the ledger (the reconciler). The usage
  * routes sum rollups and counters, so totals, facets, job results and trace costs add up by
@@ -333,7 +333,7 @@ export function createUsageService(d: {
     );
   }
 
-  /** The usage statistics of a window from its facets (document 2, Usage statistics). */
+  /** The usage statistics of a window from its facets (docs/usage.md, "Usage routes"). */
   async function present(workspaceId: string, w: UsageWindow, f: Facets) {
     const t = f.total;
     const facetSum = (groups: Keyed[], attributedOnly = false) => {

@@ -82,7 +82,7 @@ function dedupe(terms: string[]): string[] {
 }
 
 /**
- * Speech vocabulary (document 2, Voice): core + vertical (static) + the workspace's and the
+ * Speech vocabulary (docs/meetings.md, "Vocabulary"): core + vertical (static) + the workspace's and the
  * brain's saved terms, merged and cached in Redis per workspace and brain by prewarm; every
  * transcription reads the merged list (computing it when the cache is cold) and passes it to the
  * provider as hints.

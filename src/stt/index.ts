@@ -3,7 +3,7 @@ import { createGladia } from './gladia.js';
 import { createOpenAICompatibleStt } from './openai.js';
 import { createPocketsphinx } from './pocketsphinx.js';
 
-/** One stretch of speech (document 2: transcript_segments). Times are milliseconds from the start of the audio. */
+/** One stretch of speech (a meeting's `transcript_segments`). Times are milliseconds from the start of the audio. */
 export interface Segment {
   speaker: string;
   text: string;

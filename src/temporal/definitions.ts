@@ -1,5 +1,5 @@
 /**
- * Shared Temporal definitions (STYLE.md §7): task queue, signals, queries, search-attribute
+ * Shared Temporal definitions (workflows are started by name, so callers never load workflow code): task queue, signals, queries, search-attribute
  * keys and workflow input types. Imported by the API (to start/signal/query by name), the
  * worker and the workflow bundle; it imports @temporalio/workflow and types only.
  */
@@ -60,7 +60,7 @@ export interface InterventionAnswer {
   deliveryId?: string;
 }
 /**
- * Answers an intervention the run waits on (DESIGN.md: human answers are Updates). The validator
+ * Answers an intervention the run waits on (human answers are Temporal Updates; docs/decisions.md, "Authorization (issue 9)"). The validator
  * refuses an answer the run does not wait for (unknown, answered, expired, cancelled, a wrong
  * action): nothing changes and the caller gets a 4xx. An accepted answer returns once it is
  * recorded, so the intervention record and the job always agree with the run.
@@ -209,7 +209,7 @@ export interface PathwayRunInput {
   pathwayVersion: number | null;
   traceId: string;
   input: Record<string, unknown>;
-  /** Compiled outside the workflow (STYLE.md §8): the workflow only interprets. */
+  /** Compiled outside the workflow (workflows are deterministic and do no I/O): the workflow only interprets. */
   graph: RunGraph;
   /** Safety net against runaway graphs: the run fails after this many node visits. */
   maxSteps: number;
@@ -229,7 +229,7 @@ export interface PathwayRunResult {
 export type PathwayRun = (input: PathwayRunInput) => Promise<PathwayRunResult>;
 
 /**
- * Starts `receptorFire` (DESIGN.md): from the fire route, a stimulus or a channel message (the
+ * Starts `receptorFire` (docs/receptors.md): from the fire route, a stimulus or a channel message (the
  * API recorded the firing and the job first: `firingId`, `jobId`), or from the receptor's
  * Temporal Schedule (only the receptor: the workflow records the firing itself).
  */

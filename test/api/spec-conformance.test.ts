@@ -1,9 +1,8 @@
 /**
- * Black-box conformance tests written from the spec only:
- *   /work/shared/spec/1-conversations-agents-workflows-jobs.md (traces, pathways, neurons,
- *   reflexes without connection routes, jobs, auth, events, errors, limits, versioning) and
- *   /work/shared/spec/2-knowledge-search-catalog-services.md (interventions, config and health).
- * Where the spec is silent, docs/decisions.md is taken as the intended behaviour (marked
+ * Black-box conformance tests written from the public API contract only (the OpenAPI document
+ * served at /v1/openapi.json and docs/): traces, pathways, neurons, reflexes without connection
+ * routes, jobs, auth, events, errors, limits, versioning, interventions, config and health.
+ * Where the contract is silent, docs/decisions.md is taken as the intended behaviour (marked
  * SPEC-SILENT). Tests that fail because the platform disagrees with the spec are marked BUG.
  */
 import { randomUUID } from 'node:crypto';

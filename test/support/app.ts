@@ -159,7 +159,7 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
   return new Proxy(holder, { get: (t, k) => (t as unknown as Record<string | symbol, unknown>)[k] }) as TestApp;
 }
 
-/** A fresh workspace with a brain and an admin API key (STYLE.md §11 factories). */
+/** A fresh workspace with a brain and an admin API key (the tests' factory for one). */
 export async function buildWorkspace(
   app: TestApp,
   opts: { roles?: ('workspace_admin' | 'core_admin' | 'member')[] } = {},

@@ -1,7 +1,7 @@
 /**
  * Vitest globalSetup of the integration project (vitest.config.ts).
  *
- * Why: integration tests run against real FerretDB, Redis and Temporal (STYLE.md §11), and
+ * Why: integration tests run against real FerretDB, Redis and Temporal (never mocks), and
  * starting those once per run (not per file) keeps the suite fast. Each test isolates itself
  * cheaply (fresh workspace, Redis prefix, task queue), so one set of servers serves all files.
  *

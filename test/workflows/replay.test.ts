@@ -33,7 +33,7 @@ async function finished(key: string, jobId: string): Promise<string> {
 }
 
 /**
- * Determinism guard (STYLE.md §11): histories recorded from real runs replay against the
+ * Determinism guard (workflows are deterministic; docs/architecture.md): histories recorded from real runs replay against the
  * current workflow code without a non-determinism error.
  */
 describe('workflow replay', () => {
