@@ -33,9 +33,10 @@ const TRACE_HEADER = '_tracer-data';
  * trace SDK: ~8 ms of worker CPU before the first command of every run, traced or not (measured,
  * docs/decisions.md "Workflow bundle"). Webpack bundles a literal `require` and runs it at the call.
  */
+/* eslint-disable @typescript-eslint/no-require-imports -- deferred evaluation inside the workflow bundle (see above) */
 const otel = (): typeof OtelWorkflow =>
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred evaluation inside the workflow bundle (see above)
   require('@temporalio/interceptors-opentelemetry/lib/workflow/index.js') as typeof OtelWorkflow;
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /**
  * The methods each OpenTelemetry interceptor implements (their prototypes' methods; test/unit/
