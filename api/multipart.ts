@@ -55,7 +55,7 @@ export function streamUpload<T>(
           stream.resume();
           throw e;
         });
-      pending.catch(() => undefined);
+      pending.catch(() => undefined); // rejects the request on 'close' below: only no unhandled rejection meanwhile
     });
     bb.on('error', (e: Error) => reject(validationError(`malformed multipart body: ${e.message}`)));
     bb.on('close', () => {

@@ -2,7 +2,9 @@ import type { Logger } from './logger.js';
 
 /**
  * Runs a step whose failure must not fail the caller (a notification after the write it follows
- * is stored, a cleanup), and logs what it swallows: a failure here is worth a line, never silence.
+ * is stored, a cleanup, a background write), and logs what it swallows: a failure here is worth a
+ * line, never silence. `what` names the step ("deleting the upload's blob"); the line says it
+ * failed and was ignored, which is true wherever the helper is used.
  */
 export async function bestEffort<T>(
   log: Logger | undefined,
@@ -12,7 +14,7 @@ export async function bestEffort<T>(
   try {
     return await (typeof step === 'function' ? step() : step);
   } catch (err) {
-    log?.warn({ err }, `${what} failed (the request's own write stands)`);
+    log?.warn({ err }, `${what} failed; ignored`);
     return undefined;
   }
 }

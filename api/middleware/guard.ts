@@ -118,12 +118,13 @@ export function createRequestGuard(d: {
         // What the request leaves behind once answered is not bounded by its deadline.
         rc.deadline = Number.POSITIVE_INFINITY;
       });
+      // Silent on purpose: its error is `running`'s, which the race below answers (or the request was abandoned first).
       settled.catch(() => undefined);
       const abandoned = new Promise<never>((_, reject) => {
         if (ctl.signal.aborted) reject(ctl.signal.reason as Error);
         ctl.signal.addEventListener('abort', () => reject(ctl.signal.reason as Error), { once: true });
       });
-      abandoned.catch(() => undefined);
+      abandoned.catch(() => undefined); // raced below, which throws its reason: only no unhandled rejection
       try {
         await Promise.race([running, abandoned]);
       } finally {

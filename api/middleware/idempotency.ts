@@ -2,6 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Context } from 'koa';
 import { AppError, validationError } from '../../src/errors.js';
+import { bestEffort } from '../../src/best-effort.js';
+import type { Logger } from '../../src/logger.js';
 
 /** What a key's record holds: in progress (with the owner's token), or the first response. */
 type Record_ =
@@ -47,6 +49,7 @@ export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: numbe
     ): Promise<void> {
       const header = ctx.get('idempotency-key');
       if (!header) return respond(undefined);
+      const log = ctx.state.log as Logger | undefined;
       if (header.length > 255 || !/^[\x21-\x7e]+$/.test(header))
         throw validationError('Idempotency-Key: 1 to 255 visible ASCII characters');
       const seed = createHash('sha256').update(`${scopeKey}\n${header}`).digest('base64url');
@@ -82,16 +85,18 @@ export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: numbe
       } catch (e) {
         // A 4xx is the request's final answer; anything else may succeed on a retry.
         if (e instanceof AppError && e.status < 500 && e.status !== 429) {
-          await redis
-            .set(
+          await bestEffort(
+            log,
+            'keeping a final idempotent answer',
+            redis.set(
               key,
               JSON.stringify({ state: 'done', fp, status: e.status, body: { message: e.message, code: e.code } }),
               'EX',
               o.ttlS,
-            )
-            .catch(() => undefined);
+            ),
+          );
         } else {
-          await redis.eval(GIVE_BACK, 1, key, token).catch(() => undefined);
+          await bestEffort(log, 'giving back an idempotency key', redis.eval(GIVE_BACK, 1, key, token));
         }
         throw e;
       }
@@ -101,7 +106,7 @@ export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: numbe
         body != null &&
         (typeof body !== 'object' || Buffer.isBuffer(body) || typeof (body as { pipe?: unknown }).pipe === 'function')
       ) {
-        await redis.eval(GIVE_BACK, 1, key, token).catch(() => undefined);
+        await bestEffort(log, 'giving back an idempotency key', redis.eval(GIVE_BACK, 1, key, token));
         return;
       }
       const done: Record_ = {
@@ -112,10 +117,13 @@ export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: numbe
         type: ctx.response.type || undefined,
       };
       // The answer stands even if it cannot be kept: a retry then runs again with the same ids.
-      await redis
-        .set(key, JSON.stringify(done), 'EX', o.ttlS)
-        .catch(() => redis.eval(GIVE_BACK, 1, key, token))
-        .catch(() => undefined);
+      const kept = await bestEffort(
+        log,
+        'keeping an idempotent answer',
+        redis.set(key, JSON.stringify(done), 'EX', o.ttlS),
+      );
+      if (kept === undefined)
+        await bestEffort(log, 'giving back an idempotency key', redis.eval(GIVE_BACK, 1, key, token));
     },
   };
 }

@@ -4,6 +4,8 @@ import type { Redis } from 'ioredis';
 import type { Context } from 'koa';
 import type { Config } from '../../src/config.js';
 import { AppError, rateLimited } from '../../src/errors.js';
+import { bestEffort } from '../../src/best-effort.js';
+import type { Logger } from '../../src/logger.js';
 
 /** One limit: so many points per window. */
 export interface Limit {
@@ -78,9 +80,11 @@ export function createRateLimiter(redis: Redis, config: Config) {
     },
     /** Records one failed authentication of the address; the 429 when that put it over its limit. */
     async recordAuthFailure(ctx: Context): Promise<AppError | undefined> {
-      const res = await limiter('authfail', authFailures)
-        .penalty(`ip:${ctx.ip}`, 1)
-        .catch(() => undefined);
+      const res = await bestEffort(
+        ctx.state.log as Logger | undefined,
+        'recording a failed authentication',
+        limiter('authfail', authFailures).penalty(`ip:${ctx.ip}`, 1),
+      );
       return res && res.consumedPoints > authFailures.points ? tooManyFailures(res) : undefined;
     },
   };

@@ -63,7 +63,7 @@ export default [
       const after = resumeCursor(ctx, query.after);
       // The replay is read while the job's workspace is checked; nothing is sent unless the check passes.
       const backlog = services.streams.range(key, after);
-      backlog.catch(() => undefined); // awaited by the stream
+      backlog.catch(() => undefined); // awaited (and its error answered) by the stream: only no unhandled rejection meanwhile
       await services.jobs.check(scope, params.jobId);
       const isFinished = async () => TERMINAL_STATES.includes((await services.jobs.get(scope, params.jobId)).status);
       // Resumed after the end of a finished job: 204, so an EventSource stops reconnecting.

@@ -255,7 +255,7 @@ export default [
       const key = services.jobs.streamKey(job._id);
       const after = resumeCursor(ctx, query.after);
       const backlog = services.streams.range(key, after);
-      backlog.catch(() => undefined); // awaited by the check or the stream
+      backlog.catch(() => undefined); // awaited (and its error answered) by the check or the stream: only no unhandled rejection
       const isFinished = async () =>
         TERMINAL_STATES.includes((await services.jobs.repoFind(job._id))?.status ?? 'failed');
       // Resumed after the end of a finished job: 204, so an EventSource stops reconnecting.

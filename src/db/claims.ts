@@ -143,6 +143,7 @@ export async function holding<T>(
   try {
     return await fn();
   } finally {
+    // Silent on purpose: no logger reaches this store helper, and a hold not given back ends with its lease (o.leaseMs).
     await releaseHold(coll, key, owner).catch(() => undefined);
   }
 }

@@ -30,6 +30,7 @@ function looksLikeText(b: Buffer): boolean {
  */
 export async function sniffContentType(head: Buffer, hint: { declared?: string; name?: string } = {}): Promise<string> {
   const { fileTypeFromBuffer } = await import('file-type');
+  // A head file-type cannot parse (too short, malformed) has no signature: the text checks below decide.
   const ft = await fileTypeFromBuffer(head).catch(() => undefined);
   if (ft) {
     // A zip whose first entries name a Word document is one (file-type needs more than the head for some writers).

@@ -8,6 +8,8 @@ import { hasRole, type Role, type Scope } from '../scope.js';
 import { findById } from '../db/client.js';
 import type { RecentCredentials } from './recent-credentials.js';
 import { page, type PageQuery } from '../db/paging.js';
+import { bestEffort } from '../best-effort.js';
+import type { Logger } from '../logger.js';
 
 /** JWT claims the platform accepts: `sub`, `workspace_id`, `roles` (docs/roles.md). */
 const JwtClaims = z.object({
@@ -34,10 +36,12 @@ export function createAuthService({
   config,
   repo,
   recent,
+  log,
 }: {
   config: Config;
   repo: WorkspaceRepo;
   recent: RecentCredentials;
+  log?: Logger;
 }) {
   const secret = new TextEncoder().encode(config.JWT_SECRET);
   const keyCache = new Map<string, { key: ApiKeyDoc; until: number }>();
@@ -60,7 +64,11 @@ export function createAuthService({
     }
     if (now - (lastUsedWrite.get(key._id) ?? 0) > LAST_USED_WRITE_MS) {
       lastUsedWrite.set(key._id, now);
-      void repo.apiKeys.updateOne({ _id: key._id }, { $set: { lastUsedAt: new Date(now) } }).catch(() => undefined);
+      void bestEffort(
+        log,
+        "writing an API key's last_used_at",
+        repo.apiKeys.updateOne({ _id: key._id }, { $set: { lastUsedAt: new Date(now) } }),
+      );
     }
     // The key acts for the user who created it (per-resource roles apply as to that user), with the roles it was given.
     return {

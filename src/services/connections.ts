@@ -10,6 +10,8 @@ import type { Guard } from '../net/guard.js';
 import type { IntegrationBody } from '../schemas/connections.js';
 import { hasRole, type Scope } from '../scope.js';
 import { findById } from '../db/client.js';
+import { bestEffort } from '../best-effort.js';
+import type { Logger } from '../logger.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 /** A connect attempt is good for ten minutes. */
@@ -53,6 +55,7 @@ export function createConnectionService(d: {
   guard: Guard;
   config: Config;
   env?: NodeJS.ProcessEnv;
+  log?: Logger;
 }) {
   const { repo, box, guard, config } = d;
   /** Where the provider sends the browser back: PUBLIC_BASE_URL, else the address the request came in on. */
@@ -169,7 +172,8 @@ export function createConnectionService(d: {
       if (t.status !== 200 || !t.access_token) return stillValid();
       return box.open((await store(i, owner, t, c)).accessSealed);
     } finally {
-      await releaseHold(repo.refreshes, claimId, holder).catch(() => undefined);
+      // Not given back, the hold still ends with its lease (REFRESH_LEASE_MS): worth a line, not a failure.
+      await bestEffort(d.log, 'releasing a token refresh hold', releaseHold(repo.refreshes, claimId, holder));
     }
   }
 

@@ -487,7 +487,7 @@ export function createDocumentService(d: {
         });
         return await insert(scope, doc, true);
       } catch (e) {
-        await d.blobs.delete(stored.blob.key).catch(() => undefined);
+        await bestEffort(d.log, "deleting a refused upload's blob", d.blobs.delete(stored.blob.key));
         throw e;
       }
     },

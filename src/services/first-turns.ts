@@ -3,6 +3,7 @@ import { AppError, type ErrorCode } from '../errors.js';
 import { LlmError } from '../llm/errors.js';
 import type { Logger } from '../logger.js';
 import type { ModelTurnOutcome } from '../temporal/definitions.js';
+import { bestEffort } from '../best-effort.js';
 
 /**
  * The first model turn of an invoke, started by the API (docs/decisions.md, "The first turn
@@ -136,9 +137,16 @@ export function createFirstTurns(d: { redis: Redis; prefix: string; log: Logger 
     /** API: gives up a claimed turn that will not run (the workflow runs it without waiting for the lease). */
     async release(jobId: string): Promise<void> {
       inFlight.get(jobId)?.abort.abort(new Error('released'));
-      await d.redis
-        .set(key(jobId), JSON.stringify({ failed: { kind: 'other', message: 'released' } }), 'PX', OUTCOME_TTL_MS)
-        .catch(() => undefined);
+      await bestEffort(
+        d.log,
+        'recording a released first turn',
+        d.redis.set(
+          key(jobId),
+          JSON.stringify({ failed: { kind: 'other', message: 'released' } }),
+          'PX',
+          OUTCOME_TTL_MS,
+        ),
+      );
     },
 
     /**
@@ -148,7 +156,7 @@ export function createFirstTurns(d: { redis: Redis; prefix: string; log: Logger 
     run(jobId: string, turn: (signal: AbortSignal) => Promise<ModelTurnOutcome>): void {
       const abort = new AbortController();
       const renew = setInterval(
-        () => void d.redis.pexpire(key(jobId), FIRST_TURN_LEASE_MS).catch(() => undefined),
+        () => void bestEffort(d.log, 'renewing a first turn lease', d.redis.pexpire(key(jobId), FIRST_TURN_LEASE_MS)),
         FIRST_TURN_LEASE_MS / 3,
       );
       // The renewal stops before the outcome is written: a late PEXPIRE must not shorten its TTL.

@@ -42,8 +42,8 @@ import { createStakeholderMapService } from './stakeholder-maps.js';
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
   // Credentials recently verified against the store, shared through Redis (the failed-authentication limiter lets them through).
-  const recent = createRecentCredentials(deps.redis, deps.config.REDIS_PREFIX);
-  const auth = createAuthService({ config: deps.config, repo: deps.repos.workspaces, recent });
+  const recent = createRecentCredentials(deps.redis, deps.config.REDIS_PREFIX, deps.log);
+  const auth = createAuthService({ config: deps.config, repo: deps.repos.workspaces, recent, log: deps.log });
   const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams, log: deps.log });
   const health = createHealthService(deps);
   const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client });
@@ -54,6 +54,7 @@ export function createServices(deps: Deps) {
     temporal: deps.temporal.client,
     config: deps.config,
     restart: () => (job) => runs.startStored(job._id),
+    log: deps.log,
   });
   const schedules = createScheduleService({ temporal: deps.temporal.client, config: deps.config });
   // Every create, update and delete of a resource appends to the workspace's resource event stream.
@@ -127,6 +128,7 @@ export function createServices(deps: Deps) {
     box,
     guard,
     config: c,
+    log: deps.log,
   });
   // An invoke's first model turn starts in the API; the run's workflow adopts it (first-turns.ts).
   const firstTurns = createFirstTurns({ redis: deps.redis, prefix: c.REDIS_PREFIX, log: deps.log });
@@ -214,6 +216,7 @@ export function createServices(deps: Deps) {
     events,
     guard: ingestGuard,
     config: c,
+    log: deps.log,
   });
   const catalog = createCatalogService({ repo: deps.repos.knowledge, documents, memories, skills, events });
   // Meetings and speech (docs/meetings.md): chunks and attachments in the blob store, transcripts as artifacts.

@@ -23,6 +23,8 @@ import {
   type JobState,
   type LiveStatus,
 } from '../temporal/definitions.js';
+import { bestEffort } from '../best-effort.js';
+import type { Logger } from '../logger.js';
 
 /** A change at a status transition; terminal states are sticky (a cancelled run never later reads completed). */
 export interface JobPatch {
@@ -79,11 +81,13 @@ export function createJobService({
   temporal,
   config,
   restart,
+  log,
 }: {
   repo: JobRepo;
   streams: Streams;
   temporal: Client;
   config: Config;
+  log?: Logger;
   /** Starts a never-started job from its stored start, if it has one (late-bound: the run service). */
   restart?: () => (job: JobDoc) => Promise<boolean>;
 }) {
@@ -315,11 +319,15 @@ export function createJobService({
         if (opts.failJob === false) throw e;
         // The record exists but no run does: it must not stay pending. It ends failed with the reason.
         const reason = `could not start the run: ${(e as Error).message || 'Temporal unavailable'}`;
-        await this.finalize(job.workspaceId, job._id, {
-          status: 'failed',
-          failedReason: reason,
-          currentStep: NOT_STARTED_STEP,
-        }).catch(() => undefined);
+        await bestEffort(
+          log,
+          'failing the job of a run that could not start',
+          this.finalize(job.workspaceId, job._id, {
+            status: 'failed',
+            failedReason: reason,
+            currentStep: NOT_STARTED_STEP,
+          }),
+        );
         throw new AppError(
           'SERVICE_UNAVAILABLE',
           503,
@@ -446,11 +454,13 @@ export function createJobService({
       if (!applied) throw validationError('Job already finished');
       // Then Temporal: the run (and its children) end as Canceled in the Temporal UI.
       const handle = temporal.workflow.getHandle(jobId);
-      await handle.signal(cancelSignal, { reason }).catch(() => undefined);
-      await handle.cancel().catch(() => undefined);
+      // Logged, not thrown: the job already reads failed, but a run left going would go on spending.
+      await bestEffort(log, 'signalling the cancel to the run', handle.signal(cancelSignal, { reason }));
+      await bestEffort(log, 'cancelling the run workflow', handle.cancel());
       // The run cleans up after itself (closes its open interventions, ends its children): wait a
       // little for it, so that what cancel answers is already true; a run whose worker is down
       // finishes the cleanup when it comes back.
+      // Silent on purpose: the result of a cancelled run is a rejection (the expected end), or the wait runs out.
       await temporal.connection.withDeadline(Date.now() + CANCEL_WAIT_MS, () => handle.result()).catch(() => undefined);
       for (const child of await repo.jobs
         .find({ parentJobId: jobId, workspaceId: scope.workspaceId, status: { $nin: TERMINAL_STATES } })

@@ -18,6 +18,8 @@ import { newIngestState, type IngestService } from './ingest.js';
 import type { ResourceEvents } from './resource-events.js';
 import { findById } from '../db/client.js';
 import { page } from '../db/paging.js';
+import { bestEffort } from '../best-effort.js';
+import type { Logger } from '../logger.js';
 
 export interface MemoryIngest {
   content?: string;
@@ -49,6 +51,7 @@ export function createMemoryService(d: {
   events: ResourceEvents;
   guard: Guard;
   config: Config;
+  log?: Logger;
 }) {
   const { repo, config } = d;
   const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
@@ -292,7 +295,7 @@ export function createMemoryService(d: {
         if (!m.name && m.titleSource === 'caller') m.name = f.fileName;
         return await insertMemory(scope, m, true);
       } catch (e) {
-        await d.blobs.delete(stored.blob.key).catch(() => undefined);
+        await bestEffort(d.log, "deleting a refused upload's blob", d.blobs.delete(stored.blob.key));
         throw e;
       }
     },
@@ -317,7 +320,9 @@ export function createMemoryService(d: {
         await Promise.all([
           repo.chunks.deleteMany({ resourceId: m._id, workspaceId: scope.workspaceId }),
           repo.members.deleteMany({ resourceId: m._id, workspaceId: scope.workspaceId }),
-          m.blobKey ? d.blobs.delete(m.blobKey).catch(() => undefined) : Promise.resolve(),
+          m.blobKey
+            ? bestEffort(d.log, "deleting a deleted memory's blob", d.blobs.delete(m.blobKey))
+            : Promise.resolve(),
         ]);
         await d.events.emit(scope.workspaceId, 'deleted', ref(m));
       }

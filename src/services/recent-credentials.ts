@@ -1,4 +1,6 @@
 import type { Redis } from 'ioredis';
+import { bestEffort } from '../best-effort.js';
+import type { Logger } from '../logger.js';
 
 /** How long a credential verified against the store stays "recently seen valid" (every API process). */
 export const RECENTLY_VALID_S = 24 * 60 * 60;
@@ -15,16 +17,20 @@ export type CredentialKind = 'key' | 'share';
  * has never seen it without a store read, and a revoked one gains one lookup, after which it is
  * forgotten. A Redis error reads as "not seen" (the limiter then behaves as before).
  */
-export function createRecentCredentials(redis: Redis, prefix: string) {
+export function createRecentCredentials(redis: Redis, prefix: string, log?: Logger) {
   const key = (kind: CredentialKind, digest: string) => `${prefix}auth:valid:${kind}:${digest}`;
   return {
     /** Marks a credential as verified just now (fire and forget). */
     remember(kind: CredentialKind, digest: string): void {
-      void redis.set(key(kind, digest), '1', 'EX', RECENTLY_VALID_S).catch(() => undefined);
+      void bestEffort(
+        log,
+        'remembering a verified credential',
+        redis.set(key(kind, digest), '1', 'EX', RECENTLY_VALID_S),
+      );
     },
     /** Forgets a credential that failed its lookup or was revoked (fire and forget). */
     forget(kind: CredentialKind, digest: string): void {
-      void redis.del(key(kind, digest)).catch(() => undefined);
+      void bestEffort(log, 'forgetting a credential', redis.del(key(kind, digest)));
     },
     /** Whether any API process verified this credential within RECENTLY_VALID_S. */
     async seen(kind: CredentialKind, digest: string): Promise<boolean> {

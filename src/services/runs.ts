@@ -41,6 +41,7 @@ import { uuidFromName } from '../ids.js';
 import type { FirstTurns } from './first-turns.js';
 import type { Logger } from '../logger.js';
 import { TERMINAL_STATES } from '../db/jobs.js';
+import { bestEffort } from '../best-effort.js';
 
 export const DEFAULT_MAX_TURNS = 8;
 /** Attempts of a tool call whose failure is transient (network, timeout, 429, 5xx) before the model is told. */
@@ -242,7 +243,12 @@ export function createRunService(d: {
           // A run cancelled while its start was being retried is not started (cancel found no
           // workflow to cancel); the sweep is told it needs none.
           const now = await jobs.repoFind(job._id).catch(() => job);
-          if (!wantsStart(now)) return void (await runLog.confirmStart(job._id).catch(() => undefined));
+          if (!wantsStart(now))
+            return void (await bestEffort(
+              d.log,
+              'confirming a cancelled run needs no start',
+              runLog.confirmStart(job._id),
+            ));
         }
         if (await startFrom(job, start)) return;
       }
@@ -307,7 +313,8 @@ export function createRunService(d: {
       const claimed = d.config.FIRST_TURN_IN_API ? firstTurns.claim(jobId).catch(() => false) : Promise.resolve(false);
       // Read while the run loads: the first turn's budget check needs them before its call.
       const workspaceBudgets = d.config.FIRST_TURN_IN_API ? budgets.ofWorkspace(scope.workspaceId) : undefined;
-      workspaceBudgets?.catch(() => undefined); // awaited by the turn
+      // Silent on purpose: a read the turn awaits (and fails with); unused, its failure matters to no one.
+      workspaceBudgets?.catch(() => undefined);
       const creating = jobs.create(scope, {
         id: jobId,
         kind: 'neuron',
@@ -381,13 +388,17 @@ export function createRunService(d: {
         if (created.status === 'fulfilled' && created.value.created) {
           const reason = `could not prepare the run: ${(failure.reason as Error).message ?? 'unknown error'}`;
           // Outside the request: this cleanup must run even when the request was abandoned.
-          await runDetached(() =>
-            jobs.finalize(scope.workspaceId, jobId, {
-              status: 'failed',
-              failedReason: reason,
-              currentStep: NOT_STARTED_STEP,
-            }),
-          ).catch(() => undefined);
+          await bestEffort(
+            d.log,
+            'failing the job of a run that could not be prepared',
+            runDetached(() =>
+              jobs.finalize(scope.workspaceId, jobId, {
+                status: 'failed',
+                failedReason: reason,
+                currentStep: NOT_STARTED_STEP,
+              }),
+            ),
+          );
         }
         throw failure.reason;
       }
@@ -668,7 +679,8 @@ export function createRunService(d: {
     ): Promise<ModelTurnOutcome> {
       // The workspace's budgets are read alongside the run context (off the path to the first token).
       const workspaceBudgets = opts.budgets ?? budgets.ofWorkspace(t.workspaceId);
-      workspaceBudgets.catch(() => undefined); // awaited below
+      // Silent on purpose: awaited (and rethrown) below through `spent`; this only avoids an unhandled rejection meanwhile.
+      workspaceBudgets.catch(() => undefined);
       // Marking the job running overlaps the provider's time to first token instead of preceding it.
       // On a first attempt the `running` entry goes out before any token (one Redis write, made
       // while the run context is read).
@@ -689,7 +701,7 @@ export function createRunService(d: {
       const spent = workspaceBudgets.then((all) =>
         budgets.spentOf(budgets.covering(all, attribution, t.approvedBudgets)),
       );
-      spent.catch(() => undefined); // awaited below
+      spent.catch(() => undefined); // silent on purpose: awaited (and rethrown) below, as `started` is
       if (attempt > 1) await jobs.emit(t.jobId, { type: 'reset', ...fence });
       // The first turn has no earlier steps to read (one query fewer before the first token).
       const { models: done, tools: results } = t.accepted.length
@@ -757,14 +769,16 @@ export function createRunService(d: {
         if (index > 0) {
           const inputTokens = estimateTokens(messages.map((m) => m.content).join(''));
           const outputTokens = estimateTokens(streamed);
-          await usage
-            .record({
+          await bestEffort(
+            d.log,
+            'recording the usage of a failed model call',
+            usage.record({
               ...billed,
               usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
               outcome: 'failed',
               estimated: true,
-            })
-            .catch(() => undefined);
+            }),
+          );
         }
         throw e;
       }
@@ -992,7 +1006,7 @@ export function createRunService(d: {
           job_id: f.input.jobId,
           engram_id: f.engramId,
         });
-      await runLog.drop(f.input.jobId).catch(() => undefined);
+      await bestEffort(d.log, 'dropping a completed run context', runLog.drop(f.input.jobId));
       return applied ? result : { ...result, cancelled: (await jobs.get(scope, f.input.jobId)).status === 'failed' };
     },
 
@@ -1083,7 +1097,7 @@ export function createRunService(d: {
           job_id: input.jobId,
           reason,
         });
-      await runLog.drop(input.jobId).catch(() => undefined);
+      await bestEffort(d.log, 'dropping a failed run context', runLog.drop(input.jobId));
     },
   };
 }

@@ -406,7 +406,7 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
       if (!traceNew) await converge(scope, traceId, input.memoryIds ?? [], placeOf(first));
       // The stream entry is sent, not awaited: it is a notification (a reader replays the trace from
       // the store), and the connection keeps it ahead of every later entry this process writes.
-      void published(scope, traceId, first).catch(() => undefined);
+      void bestEffort(log, 'engram.created entry', published(scope, traceId, first));
       return first;
     },
 

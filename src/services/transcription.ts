@@ -26,6 +26,7 @@ import type { MeetingService } from './meetings.js';
 import type { UsageService } from './usage.js';
 import type { VocabularyService } from './vocabulary.js';
 import { findById } from '../db/client.js';
+import { bestEffort } from '../best-effort.js';
 
 /** A live session ends (and finalizes) after this long without a chunk. */
 export const LIVE_IDLE_TIMEOUT_MS = 30 * 60_000;
@@ -314,7 +315,7 @@ export function createTranscriptionService(d: {
             { $inc: { chunkCount: 1, bytes: pcm.length }, $max: { maxSeq: b.seq } },
           );
         } catch (e) {
-          await d.blobs.delete(blob.key).catch(() => undefined);
+          await bestEffort(d.log, "deleting an unrecorded chunk's blob", d.blobs.delete(blob.key));
           if (!isDuplicateKey(e)) throw e;
           duplicate = true;
         }
@@ -629,7 +630,7 @@ export function createTranscriptionService(d: {
       const type =
         sniffed === 'audio/x-wav' || sniffed === 'audio/vnd.wave' || sniffed === 'audio/wave' ? 'audio/wav' : sniffed;
       if (!AUDIO_TYPES[type]) {
-        await d.blobs.delete(key).catch(() => undefined);
+        await bestEffort(d.log, "deleting a refused attachment's blob", d.blobs.delete(key));
         throw unsupportedMediaType(
           `audio (${[...new Set(Object.values(AUDIO_TYPES))].join(', ')}); this file is ${type}`,
         );

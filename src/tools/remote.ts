@@ -67,7 +67,7 @@ async function readCapped(res: Response, max: number): Promise<{ text: string; u
     if (done) return { text: Buffer.concat(chunks).toString('utf8'), unread: false };
     if (n + value.length > max) {
       chunks.push(value.subarray(0, max - n));
-      await reader.cancel().catch(() => undefined);
+      await reader.cancel().catch(() => undefined); // dropping a body we stopped reading: nothing to report
       return { text: Buffer.concat(chunks).toString('utf8'), unread: true };
     }
     chunks.push(value);
@@ -109,7 +109,7 @@ export function createRemoteTools({ guard }: { guard: Guard }) {
       await client.connect(transport);
       return await fn(client);
     } finally {
-      await client.close().catch(() => undefined);
+      await client.close().catch(() => undefined); // the call's own outcome stands; a failed close has nothing to add
     }
   }
 
