@@ -172,7 +172,7 @@ export function createS3BlobStore(o: S3Options): BlobStore & { ensureBucket(): P
         body.resume();
         // Silent on purpose: the upload's own error is thrown just below; S3 failing here too adds nothing to it.
         await upload.abort().catch(() => undefined);
-        await s3.send(new sdk.DeleteObjectCommand({ Bucket: o.bucket, Key: key })).catch(() => undefined);
+        await s3.send(new sdk.DeleteObjectCommand({ Bucket: o.bucket, Key: safeKey(key) })).catch(() => undefined);
         // The cap's 413 wins over the abort error it caused.
         throw await piping.then(
           () => e,
