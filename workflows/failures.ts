@@ -16,10 +16,10 @@ export async function recordFailure(
     await wf.CancellationScope.nonCancellable(() => record(`cancelled: ${cancelReason ?? 'cancelled'}`));
     throw err;
   }
-  const cause =
-    (err instanceof wf.ActivityFailure || err instanceof wf.ChildWorkflowFailure) && err.cause
-      ? err.cause
-      : (err as Error);
+  // A child workflow that failed in an activity is two wrappers deep: unwrap them all.
+  let cause = err as Error;
+  while ((cause instanceof wf.ActivityFailure || cause instanceof wf.ChildWorkflowFailure) && cause.cause)
+    cause = cause.cause;
   await record(cause.message || 'run failed');
   throw err;
 }

@@ -460,11 +460,10 @@ describe('pathwayRun branches (mocked activities)', () => {
       const failed = callsOf(id, 'failPathwayRun');
       expect(failed).toHaveLength(1);
       expect(failed[0].args[0]).toEqual(args);
-      // What the pathway records is the child's failure one level down (recordFailure unwraps one
-      // wrapper): for a child that failed in an activity that is the ActivityFailure's generic
-      // message, not the model's. Pinned as it is today; the root message is in the child's record.
+      // The pathway records the root cause: recordFailure unwraps the child's failure and the
+      // activity failure inside it down to the model's own message.
       expect((cause as ChildWorkflowFailure).cause).toBeInstanceOf(ActivityFailure);
-      expect(failed[0].args[1]).toBe('Activity task failed');
+      expect(failed[0].args[1]).toBe('model refused the request');
     } finally {
       behaviour.modelTurnFails = false;
     }
