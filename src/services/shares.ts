@@ -226,10 +226,11 @@ export function createShareService(d: {
     async execute(a: ShareAccess, body: PublicExecuteBody) {
       const max = a.share.budget.maxRequests;
       if (max !== null) {
-        const requests = await d.jobs.jobs.countDocuments({
-          workspaceId: a.share.workspaceId,
-          shareTokenId: a.share._id,
-        });
+        // Counted up to the limit only (an index range of at most `max` entries, whatever the link's history).
+        const requests = await d.jobs.jobs.countDocuments(
+          { workspaceId: a.share.workspaceId, shareTokenId: a.share._id },
+          { limit: max },
+        );
         if (requests >= max)
           throw new AppError(
             'BUDGET_EXCEEDED',
