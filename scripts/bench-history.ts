@@ -1056,24 +1056,20 @@ export async function measureHistory(small: HistorySide, big: HistorySide, o: Me
     for (const [k, side] of [small, big].entries()) {
       const t0 = performance.now();
       const until = t0 + 15 * 60_000;
-      let status = 503;
+      let state = 'answered 503';
       while (performance.now() < until) {
-        const res = await fetch(`${side.client.url}/v1/search`, {
+        const o = await timedRequest(side.client, side.filled.ws, {
           method: 'POST',
-          headers: {
-            authorization: `Bearer ${side.filled.ws.key}`,
-            'x-brain-id': side.filled.ws.brainId,
-            'content-type': 'application/json',
-          },
-          body: JSON.stringify({ query: `memories/${side.filled.term}` }),
+          path: '/v1/search',
+          body: { query: `memories/${side.filled.term}` },
+          brain: true,
         });
-        await res.arrayBuffer();
-        status = res.status;
-        if (status !== 503) break;
+        state = o.ok ? 'ready' : o.why;
+        if (o.ok || !o.why.startsWith('answered 503')) break;
         await new Promise((r) => setTimeout(r, 2_000));
       }
       log(
-        `(m) ${k ? 'big' : 'small'} side: search index ready after ${((performance.now() - t0) / 1000).toFixed(1)} s (status ${status})`,
+        `(m) ${k ? 'big' : 'small'} side: search index ${state.slice(0, 60)} after ${((performance.now() - t0) / 1000).toFixed(1)} s`,
       );
     }
   }

@@ -186,26 +186,20 @@ export const rollupGroups = (d: Pick<UsageRollupDoc, 'groups'>): UsageGroup[] =>
 
 /** Hours in a UTC day (epoch days are epoch hours ÷ 24). */
 export const DAY_H = 24;
-/**
- * The rollup of one closed UTC day of a workspace (`usage_day_rollups`): the merge of that day's
- * hour rollups, stored by the reconciler once every hour of the day is closed and stored, so that a
- * range of months reads a document a day instead of one an hour. A day without calls has one too
- * (`rows` 0): a day with no document is simply read hour by hour. `_id` = `<workspace>:d<epoch day>`.
- */
+
 /**
  * Everything a workspace was billed through one closed UTC day (`usage_cumulative`, `_id` =
- * `<workspace>:c<epoch day>`): the day rollup of that day added to the previous day's cumulative
- * rollup, so the whole days of any window are two key reads, `through(b) − through(a − 1)`, and a
- * window without a start one. Kept by the reconciler with the day rollups. A chain starts at
- * `chainFrom` with every ledger row before that day (`baseRows` of them) as its base: a day before
- * it is known only when that base is empty.
+ * `<workspace>:c<epoch day>`): the previous day's cumulative rollup plus that day's hour rollups,
+ * kept by the reconciler. The whole days of any window are two key reads, through(last day) −
+ * through(the day before the first), and a window without a start one; a day's own figures are
+ * through(d) − through(d − 1). A chain of them starts at `chainFrom` with a base: the document of the
+ * day before, everything billed before `chainFrom` summed from the ledger.
  */
 export interface UsageCumulativeDoc {
   _id: string;
   workspaceId: string;
   day: Date;
   chainFrom: number;
-  baseRows: number;
   groups: Blob;
   rows: number;
   computedAt: Date;
@@ -224,15 +218,6 @@ export function subtractGroups(a: Iterable<UsageGroup>, b: Iterable<UsageGroup>)
   return [...out.values()].filter((g) => GROUP_SUMS.some((m) => g[m] !== 0));
 }
 
-export interface UsageDayRollupDoc {
-  _id: string;
-  workspaceId: string;
-  day: Date;
-  groups: Blob;
-  rows: number;
-  computedAt: Date;
-}
-
 export const usageIndexes: IndexSpec[] = [
   { collection: 'usage_ledger', keys: { workspaceId: 1, at: 1 }, name: 'ws_at' },
   { collection: 'usage_ledger', keys: { workspaceId: 1, jobId: 1 }, name: 'ws_job' },
@@ -240,7 +225,6 @@ export const usageIndexes: IndexSpec[] = [
   { collection: 'usage_ledger', keys: { workspaceId: 1, receptorId: 1, at: 1 }, name: 'ws_receptor_at' },
   { collection: 'usage_ledger', keys: { workspaceId: 1, shareTokenId: 1 }, name: 'ws_share' },
   { collection: 'usage_rollups', keys: { workspaceId: 1, hour: 1 }, name: 'ws_hour' },
-  { collection: 'usage_day_rollups', keys: { workspaceId: 1, day: 1 }, name: 'ws_day' },
   { collection: 'usage_cumulative', keys: { workspaceId: 1, day: 1 }, name: 'ws_day' },
 ];
 
@@ -281,7 +265,6 @@ export function createUsageRepo(db: Db) {
   const rows = db.collection<UsageRowDoc>('usage_ledger');
   const places = db.collection<JobRowPlaceDoc>('usage_job_rows');
   const rollups = db.collection<UsageRollupDoc>('usage_rollups');
-  const dayRollups = db.collection<UsageDayRollupDoc>('usage_day_rollups');
   const cumulative = db.collection<UsageCumulativeDoc>('usage_cumulative');
   /** The row ids a job's places name, in order (probed by key from 1 until a miss). */
   const placedRows = async (jobId: string): Promise<string[]> =>
@@ -291,7 +274,6 @@ export function createUsageRepo(db: Db) {
     places,
     placedRows,
     rollups,
-    dayRollups,
     cumulative,
     /** The cumulative rollup through epoch day `day` (a key read), or null. */
     cumulativeThrough: (workspaceId: string, day: number): Promise<UsageCumulativeDoc | null> =>
@@ -328,21 +310,6 @@ export function createUsageRepo(db: Db) {
                 hour: {
                   ...(from !== null ? { $gte: new Date(from * HOUR_MS) } : {}),
                   ...(to !== null ? { $lt: new Date(to * HOUR_MS) } : {}),
-                },
-              }
-            : {}),
-        })
-        .toArray(),
-    /** The stored day rollups of a workspace's days in [from, to) (epoch days; null: unbounded). */
-    dayRollupsBetween: (workspaceId: string, from: number | null, to: number | null): Promise<UsageDayRollupDoc[]> =>
-      dayRollups
-        .find({
-          workspaceId,
-          ...(from !== null || to !== null
-            ? {
-                day: {
-                  ...(from !== null ? { $gte: new Date(from * DAY_H * HOUR_MS) } : {}),
-                  ...(to !== null ? { $lt: new Date(to * DAY_H * HOUR_MS) } : {}),
                 },
               }
             : {}),

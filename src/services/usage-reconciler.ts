@@ -38,10 +38,6 @@ export interface ReconcileReport {
   hoursStored: number;
   /** Stored rollups that differed from the ledger (rewritten): a row written after its hour was stored. */
   hoursCorrected: number;
-  /** Closed days stored as day rollups by this run (the merge of their hours' rollups). */
-  daysStored: number;
-  /** Stored day rollups that differed from their hours' rollups (rewritten, after an hour was corrected). */
-  daysCorrected: number;
   /** Cumulative rollups (everything through a closed day) stored by this run. */
   cumulativeStored: number;
   /** Stored cumulative rollups rewritten (a day before them was corrected). */
@@ -59,8 +55,6 @@ const emptyReport = (): ReconcileReport => ({
   rowsRecounted: 0,
   hoursStored: 0,
   hoursCorrected: 0,
-  daysStored: 0,
-  daysCorrected: 0,
   cumulativeStored: 0,
   cumulativeCorrected: 0,
   hourCounterDrift: 0,
@@ -151,14 +145,17 @@ export function createUsageReconciler(d: {
         report.hoursCorrected++;
       }
     }
-    // 2b. Days: every closed day whose hours all lie in this run's window (so each of its hours was
-    // just stored or checked), stored as one rollup, the merge of its hours' rollups.
+    // 2b. Cumulative rollups: everything through each closed day whose hours all lie in this run's
+    // window (so each of its hours was just stored or checked): the previous day's cumulative rollup
+    // plus that day's hour rollups. A chain with no day before this window starts with a base,
+    // everything before it summed from the ledger and stored as the cumulative rollup of the day
+    // before (a workspace's first run, or a reconciler that did not run for two days).
     const firstDay = Math.ceil(fromHour / DAY_H);
     const endDay = Math.floor(closedBefore / DAY_H);
     if (firstDay < endDay) {
-      const [hourDocs, dayDocs] = await Promise.all([
+      const [hourDocs, cumulative] = await Promise.all([
         usage.rollupsBetween(workspaceId, firstDay * DAY_H, endDay * DAY_H),
-        usage.dayRollupsBetween(workspaceId, firstDay, endDay),
+        usage.cumulativeBetween(workspaceId, firstDay - 1, endDay),
       ]);
       const perDay = new Map<number, { groups: Map<string, UsageGroup>; rows: number }>();
       for (const h of hourDocs) {
@@ -168,68 +165,38 @@ export function createUsageReconciler(d: {
         acc.rows += h.rows;
         perDay.set(day, acc);
       }
-      const storedDays = new Map(dayDocs.map((x) => [Math.floor(hourOf(x.day) / DAY_H), x]));
-      for (let day = firstDay; day < endDay; day++) {
-        const acc = perDay.get(day) ?? { groups: new Map<string, UsageGroup>(), rows: 0 };
-        const doc = {
-          _id: `${workspaceId}:d${day}`,
-          workspaceId,
-          day: new Date(day * DAY_H * HOUR_MS),
-          groups: encodeBlob([...acc.groups.values()]),
-          rows: acc.rows,
-          computedAt: now,
-        };
-        const have = storedDays.get(day);
-        if (!have) {
-          if (await claim(usage.dayRollups, doc)) report.daysStored++;
-        } else if (have.rows !== acc.rows || !sameGroups(acc.groups, mergeGroups(new Map(), rollupGroups(have)))) {
-          await usage.dayRollups.replaceOne({ _id: doc._id }, doc);
-          report.daysCorrected++;
-        }
-      }
-      // 2c. Cumulative: through each of those days, the previous day's cumulative rollup plus the
-      // day. A chain that has no day before this window starts from the ledger rows before it (a
-      // workspace's first run, or a reconciler that did not run for two days).
-      const stored = new Map(
-        (await usage.cumulativeBetween(workspaceId, firstDay - 1, endDay)).map((c) => [
-          Math.floor(hourOf(c.day) / DAY_H),
-          c,
-        ]),
-      );
-      const before = stored.get(firstDay - 1);
-      let prev: { groups: UsageGroup[]; rows: number; chainFrom: number; baseRows: number };
-      if (before) prev = { ...before, groups: rollupGroups(before) };
+      const stored = new Map(cumulative.map((c) => [Math.floor(hourOf(c.day) / DAY_H), c]));
+      const docOf = (day: number, chainFrom: number, groups: Map<string, UsageGroup>, rows: number) => ({
+        _id: cumulativeId(workspaceId, day),
+        workspaceId,
+        day: new Date(day * DAY_H * HOUR_MS),
+        chainFrom,
+        groups: encodeBlob([...groups.values()]),
+        rows,
+        computedAt: now,
+      });
+      let prev = stored.get(firstDay - 1);
+      let prevGroups: Map<string, UsageGroup>;
+      if (prev) prevGroups = mergeGroups(new Map(), rollupGroups(prev));
       else {
         const base = await usage.rowsBetween(workspaceId, null, new Date(firstDay * DAY_H * HOUR_MS));
-        prev = { groups: [...groupRows(base).values()], rows: base.length, chainFrom: firstDay, baseRows: base.length };
+        prevGroups = groupRows(base);
+        prev = docOf(firstDay - 1, firstDay, prevGroups, base.length);
+        if (await claim(usage.cumulative, prev)) report.cumulativeStored++;
       }
       for (let day = firstDay; day < endDay; day++) {
         const acc = perDay.get(day) ?? { groups: new Map<string, UsageGroup>(), rows: 0 };
-        const groups = mergeGroups(mergeGroups(new Map(), prev.groups), acc.groups.values());
-        const next = {
-          groups: [...groups.values()],
-          rows: prev.rows + acc.rows,
-          chainFrom: prev.chainFrom,
-          baseRows: prev.baseRows,
-        };
-        const doc = {
-          _id: cumulativeId(workspaceId, day),
-          workspaceId,
-          day: new Date(day * DAY_H * HOUR_MS),
-          chainFrom: next.chainFrom,
-          baseRows: next.baseRows,
-          groups: encodeBlob(next.groups),
-          rows: next.rows,
-          computedAt: now,
-        };
+        const groups = mergeGroups(new Map(prevGroups), acc.groups.values());
+        const doc = docOf(day, prev.chainFrom, groups, prev.rows + acc.rows);
         const have = stored.get(day);
         if (!have) {
           if (await claim(usage.cumulative, doc)) report.cumulativeStored++;
-        } else if (have.rows !== next.rows || !sameGroups(groups, mergeGroups(new Map(), rollupGroups(have)))) {
+        } else if (have.rows !== doc.rows || !sameGroups(groups, mergeGroups(new Map(), rollupGroups(have)))) {
           await usage.cumulative.replaceOne({ _id: doc._id }, doc);
           report.cumulativeCorrected++;
         }
-        prev = next;
+        prev = doc;
+        prevGroups = groups;
       }
     }
     await counters.forgetHours(workspaceId, closedBefore);
@@ -253,7 +220,7 @@ export function createUsageReconciler(d: {
     const drift = {
       rows_recounted: report.rowsRecounted,
       rollup_corrected: report.hoursCorrected,
-      day_rollup_corrected: report.daysCorrected,
+      cumulative_corrected: report.cumulativeCorrected,
       hour_counter: report.hourCounterDrift,
       budget_counter: report.budgetCountersCorrected,
     };

@@ -150,39 +150,35 @@ export function createUsageService(d: {
       if (to && to.getTime() <= now && end * HOUR_MS < to.getTime()) edges.push([new Date(end * HOUR_MS), to]);
     }
     const whole = first === null || first < end;
-    // The whole days of the window: two cumulative rollups (through its last day, minus through the
-    // day before its first) when both are known, else the stored day rollups; the whole hours
-    // outside them from hour rollups, and from the hour counters for hours not stored yet.
+    // The whole days of the window: two cumulative rollups, through its last day minus through the
+    // day before its first; the whole hours outside them from hour rollups, and from the hour
+    // counters for hours not stored yet. A window that starts before the cumulative chain of its
+    // last day takes that chain's base instead, and the hours before the chain.
     const dayFrom = first === null ? null : Math.ceil(first / DAY_H);
     const dayTo = Math.floor(end / DAY_H);
     const wholeDays = whole && (dayFrom === null || dayFrom < dayTo);
-    const [hi, lo, listed, edgeRows] = await Promise.all([
+    const [hi, before, listed, edgeRows] = await Promise.all([
       wholeDays ? repo.cumulativeThrough(workspaceId, dayTo - 1) : Promise.resolve(null),
       wholeDays && dayFrom !== null ? repo.cumulativeThrough(workspaceId, dayFrom - 1) : Promise.resolve(null),
       whole ? counters.hoursWithCounters(workspaceId, first, end) : Promise.resolve([]),
       Promise.all(edges.map(([a, b]) => repo.rowsBetween(workspaceId, a, b, narrow))),
     ]);
-    // Before a chain's first day nothing is known, unless the chain started with no rows before it.
-    const loKnown = dayFrom === null || lo !== null || (hi !== null && dayFrom - 1 < hi.chainFrom && hi.baseRows === 0);
-    const span = wholeDays && hi && loKnown ? { from: dayFrom, to: dayTo } : null;
-    const days = wholeDays && !span ? await repo.dayRollupsBetween(workspaceId, dayFrom, dayTo) : [];
-    const coveredDays = new Set(days.map((x) => Math.floor(hourOf(x.day) / DAY_H)));
+    let lo = before;
+    let spanFrom = dayFrom;
+    if (hi && dayFrom !== null && !lo && dayFrom < hi.chainFrom) {
+      lo = await repo.cumulativeThrough(workspaceId, hi.chainFrom - 1);
+      spanFrom = hi.chainFrom;
+    }
+    const span = hi && (spanFrom === null || lo) ? { from: spanFrom, to: dayTo } : null;
     const underDay = (h: number) => {
       const day = Math.floor(h / DAY_H);
-      return span ? (span.from === null || day >= span.from) && day < span.to : coveredDays.has(day);
+      return span !== null && (span.from === null || day >= span.from) && day < span.to;
     };
     const gaps: [number | null, number][] = [];
     if (whole && span) {
       if (span.from !== null && first !== null && first < span.from * DAY_H) gaps.push([first, span.from * DAY_H]);
       if (span.to * DAY_H < end) gaps.push([span.to * DAY_H, end]);
-    } else if (whole) {
-      let at: number | null = first;
-      for (const day of [...coveredDays].sort((a, b) => a - b)) {
-        if (at === null || at < day * DAY_H) gaps.push([at, day * DAY_H]);
-        at = (day + 1) * DAY_H;
-      }
-      if (at === null || at < end) gaps.push([at, end]);
-    }
+    } else if (whole) gaps.push([first, end]);
     const [stored, countedAll] = await Promise.all([
       Promise.all(gaps.map(([a, b]) => repo.rollupsBetween(workspaceId, a, b))).then((x) => x.flat()),
       counters.hourGroups(
@@ -194,7 +190,6 @@ export function createUsageService(d: {
     const counted = [...countedAll].filter(([h]) => !storedHours.has(h)).map(([, g]) => g);
     const all = new Map<string, UsageGroup>();
     if (span && hi) mergeGroups(all, subtractGroups(rollupGroups(hi), lo ? rollupGroups(lo) : []));
-    for (const x of days) mergeGroups(all, rollupGroups(x));
     for (const r of stored) mergeGroups(all, rollupGroups(r));
     for (const g of counted) mergeGroups(all, g);
     for (const rows of edgeRows) mergeGroups(all, groupRows(rows).values());

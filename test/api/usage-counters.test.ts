@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { BudgetDoc } from '../../src/db/budgets.js';
-import {
-  HOUR_MS,
-  type UsageCumulativeDoc,
-  type UsageDayRollupDoc,
-  type UsageRollupDoc,
-  type UsageRowDoc,
-} from '../../src/db/usage.js';
+import { HOUR_MS, type UsageCumulativeDoc, type UsageRollupDoc, type UsageRowDoc } from '../../src/db/usage.js';
 import { systemScope, type Scope } from '../../src/scope.js';
 import type { BilledCall } from '../../src/services/usage.js';
 import { UsageStats } from '../../src/schemas/usage.js';
@@ -97,11 +91,13 @@ async function compareAll(ws: Ws, ids: { users: string[]; receptor: string }, no
   const views: [Scope, { startDate?: string; endDate?: string; receptorId?: string }, boolean][] = [
     [admin, {}, false],
     [admin, { startDate: edgeStart, endDate: edgeEnd }, false],
+    // From before the reconciler's first day: the cumulative chain's base and the hours before it.
+    [admin, { startDate: new Date(now - 10 * 24 * HOUR_MS).toISOString().slice(0, 10) }, false],
     [admin, { startDate: today, endDate: today }, false],
     [asUser(ws, ids.users[0]), { endDate: edgeEnd }, true],
     [asKey(ws), { receptorId: ids.receptor }, true],
   ];
-  for (const [scope, w, caller] of every ? views : views.slice(0, 2)) {
+  for (const [scope, w, caller] of every ? views : views.slice(0, 3)) {
     const [fast, slow] = await Promise.all([
       app.services.usage.stats(scope, w, caller),
       app.services.usage.statsFromLedger(scope, w, caller),
@@ -203,33 +199,33 @@ describe('usage counters and rollups', () => {
     expect(first).toMatchObject({
       rowsRecounted: 0,
       hoursCorrected: 0,
-      daysCorrected: 0,
+      cumulativeCorrected: 0,
       hourCounterDrift: 0,
       budgetCountersCorrected: 0,
     });
-    // …and every closed day whose hours it covered (the ledger reaches 60 hours back) as a day rollup.
+    // …and, for every closed day whose hours it covered (the ledger reaches 60 hours back),
+    // everything billed through that day, after a base: everything before the first such day.
     const DAY = 24 * HOUR_MS;
     const yesterday = Math.floor(now / DAY) - 1;
     const closedHour = Math.floor((Date.now() - 5 * 60_000) / HOUR_MS);
-    const days = await app.deps.db
-      .collection<UsageDayRollupDoc>('usage_day_rollups')
-      .find({ workspaceId: ws.workspaceId })
-      .toArray();
-    expect(first.daysStored).toBe(days.length);
+    const cumulative = (
+      await app.deps.db
+        .collection<UsageCumulativeDoc>('usage_cumulative')
+        .find({ workspaceId: ws.workspaceId })
+        .toArray()
+    ).sort((x, y) => x.day.getTime() - y.day.getTime());
+    expect(first.cumulativeStored).toBe(cumulative.length);
     const dayStored = (yesterday + 1) * 24 <= closedHour; // not in the first five minutes of a UTC day
-    if (dayStored) expect(days.map((x) => x.day.getTime())).toContain(yesterday * DAY);
-    for (const x of days)
-      expect(x.rows).toBe(
-        rows.filter((r) => r.at.getTime() >= x.day.getTime() && r.at.getTime() < x.day.getTime() + DAY).length,
-      );
-    // …and, for each of those days, everything through it (the whole days of a window are then two key reads).
-    const cumulative = await app.deps.db
-      .collection<UsageCumulativeDoc>('usage_cumulative')
-      .find({ workspaceId: ws.workspaceId })
-      .toArray();
-    expect(first.cumulativeStored).toBe(days.length);
-    expect(cumulative.map((c) => c.day.getTime()).sort()).toEqual(days.map((x) => x.day.getTime()).sort());
+    if (dayStored) expect(cumulative.map((x) => x.day.getTime())).toContain(yesterday * DAY);
+    expect(cumulative[0]!.chainFrom).toBe(cumulative[0]!.day.getTime() / DAY + 1); // the base
     for (const c of cumulative) expect(c.rows).toBe(rows.filter((r) => r.at.getTime() < c.day.getTime() + DAY).length);
+    // A day's own figures are the difference of two neighbours.
+    for (let i = 1; i < cumulative.length; i++) {
+      const d = cumulative[i]!.day.getTime();
+      expect(cumulative[i]!.rows - cumulative[i - 1]!.rows).toBe(
+        rows.filter((r) => r.at.getTime() >= d && r.at.getTime() < d + DAY).length,
+      );
+    }
     const closedHours = new Set(
       rows
         .filter((r) => r.at.getTime() < Math.floor((Date.now() - 5 * 60_000) / HOUR_MS) * HOUR_MS)
@@ -269,7 +265,7 @@ describe('usage counters and rollups', () => {
     });
     const behind = await app.services.usage.stats(systemScope(ws.workspaceId), {}, false);
     expect(behind.calls).toBe(calls.length); // the stored rollup of that hour wins over its counters
-    // …and one in a day already stored as a day rollup: the reconciler rewrites its hour and its day.
+    // …and one in a day already in a cumulative rollup: the reconciler rewrites its hour and that rollup.
     const dayLateHour = yesterday * 24 + 12;
     if (dayStored)
       await app.services.usage.record({
@@ -281,7 +277,6 @@ describe('usage counters and rollups', () => {
     const late = await app.services.usageReconciler.workspace(ws.workspaceId);
     // (An hour that had no rows before has no stored rollup: it is stored now rather than corrected.)
     expect(late).toMatchObject({
-      daysCorrected: dayStored ? 1 : 0,
       cumulativeCorrected: dayStored ? 1 : 0,
       rowsRecounted: 0,
     });
