@@ -17,6 +17,7 @@ export default defineConfig({
           name: 'integration',
           include: [
             'test/api/**/*.test.ts',
+            'test/repos/**/*.test.ts',
             'test/workflows/**/*.test.ts',
             'test/scripts/**/*.test.ts',
             'test/snake/**/*.test.ts',

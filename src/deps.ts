@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { createBreakers, type Breakers } from './breakers.js';
 import type { Config } from './config.js';
 import { connectMongo, ensureIndexes } from './db/client.js';
-import { createRepos, allIndexes, type Repos } from './db/index.js';
+import { createRepos, allIndexes, detectBackend, type Repos } from './db/index.js';
 import type { Logger } from './logger.js';
 import { createRedis } from './redis.js';
 import { createStreams, type Streams } from './streams.js';
@@ -31,6 +31,8 @@ export interface Deps {
 export async function createDeps(config: Config, log: Logger): Promise<Deps> {
   const { client: mongo, db } = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   await ensureIndexes(db, allIndexes, log);
+  const backend = await detectBackend(db);
+  log.info({ backend }, 'document store');
   const redis = createRedis(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS });
   const temporal = await connectTemporal(config);
   const breakers = createBreakers(
@@ -51,7 +53,7 @@ export async function createDeps(config: Config, log: Logger): Promise<Deps> {
     db,
     redis,
     streams: createStreams(redis, config.REDIS_PREFIX, { feedMaxLen: config.RESOURCE_FEED_MAXLEN }),
-    repos: createRepos(db),
+    repos: createRepos(db, { backend }),
     temporal,
     breakers,
   };

