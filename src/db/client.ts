@@ -48,12 +48,9 @@ export type Coll<T extends Document> = Collection<T>;
 export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
- * One document by `_id`, the other conditions (`where`: equality, `null` matching null or missing
- * as MongoDB does) checked on the document read. FerretDB's SQLite backend, the default embedded
- * store, serves a filter of `_id` alone by key and scans the whole collection for any other
- * filter, `{ _id, workspaceId }` included (263 ms at 5,000 documents against ~1 ms: docs/decisions.md,
- * "Store round trips: key lookups, engram places, held writes"); MongoDB answers both from the `_id` index. An inclusive `projection` is widened to the
- * `where` fields; an exclusive one must not drop them.
+ * One document by `_id` and the other conditions in `where` (the workspace, most often), all in
+ * the query's filter. The patched FerretDB (scripts/ferretdb-sqlite-indexes.patch) serves any filter
+ * holding an `_id` equality by key, as MongoDB does from its `_id` index.
  */
 export async function findById<T extends Document>(
   coll: Collection<T>,
@@ -61,19 +58,7 @@ export async function findById<T extends Document>(
   where: Partial<Record<keyof T & string, unknown>> = {},
   options?: FindOptions,
 ): Promise<WithId<T> | null> {
-  // An inclusive projection gets the checked fields too (they are what the check reads).
-  const projection = options?.projection as Record<string, unknown> | undefined;
-  const inclusive = projection && Object.values(projection).some((v) => v === 1 || v === true);
-  const opts = inclusive
-    ? { ...options, projection: { ...projection, ...Object.fromEntries(Object.keys(where).map((k) => [k, 1])) } }
-    : options;
-  const doc = (await coll.findOne({ _id: id } as Filter<T>, opts)) as WithId<T> | null;
-  if (!doc) return null;
-  for (const [field, want] of Object.entries(where)) {
-    const actual = (doc as Record<string, unknown>)[field];
-    if (want === null ? actual != null : actual !== want) return null;
-  }
-  return doc;
+  return (await coll.findOne({ ...where, _id: id } as Filter<T>, options)) as WithId<T> | null;
 }
 
 /** Up to this many ids are read by key one by one (in parallel); more in one `$in` query. */
