@@ -310,7 +310,7 @@ describe('authentication and error bodies', () => {
 
 // ─────────────────────────────────── Config and health ───────────────────────────────────
 
-describe('config and health (document 2)', () => {
+describe('config and health', () => {
   it('GET /v1/health and /health unauthenticated: { status: healthy, version }', async () => {
     for (const path of ['/v1/health', '/health']) {
       const r = await app.get(path);
