@@ -1,6 +1,6 @@
 /**
  * Compiles a pathway graph (either form) into the index-based graph the workflow interpreter walks. Compilation runs
- * outside the workflow (STYLE §8): the API compiles, the workflow receives the result as input. Pure and deterministic.
+ * outside the workflow (workflows hold no logic that can change between versions of the code): the API compiles, the workflow receives the result as input. Pure and deterministic.
  */
 import {
   applyOverrides,
@@ -73,7 +73,11 @@ export function compileGraph(input: unknown, options: CompileOptions = {}): Comp
     if (node.type === 'human' && buckets[i].some((edge) => edge[2] === undefined)) return; // continues on any answer
     for (const h of handles) if (!buckets[i].some((edge) => edge[2] === h)) buckets[i].push([i, -1, h]);
   });
-  return { compiled: { nodes: compiledNodes, edges: buckets.flat() }, errors, warnings: checked.warnings };
+  return {
+    compiled: { nodes: compiledNodes, edges: buckets.flat() },
+    errors,
+    warnings: [...resolved.notes, ...checked.warnings],
+  };
 }
 
 /**

@@ -1,11 +1,13 @@
 import jsonata from 'jsonata';
+import { expressionHint, normalizeExpression, normalizeTemplate } from './normalize.js';
 
 /**
  * Pathway expressions (JSONata) and `{{ expression }}` templates: syntax checks for validation
  * and a time-boxed evaluation for runs. JSONata has no eval and no globals, but an expression can
  * still loop forever (a recursive function without a base case): evaluation is bounded in time
  * and depth by JSONata's guardrail options, so a runaway expression fails its node with a clear
- * reason instead of holding a worker.
+ * reason instead of holding a worker. Expressions are normalised first (./normalize.ts), so
+ * `a == 1 && !b` means what its writer meant.
  */
 
 /** How long one evaluation may run, and how deep it may recurse. */
@@ -27,16 +29,47 @@ export function templateExpressions(template: string): string[] {
   return [...template.matchAll(/\{\{([\s\S]*?)\}\}/g)].map((m) => m[1]);
 }
 
-/** The JSONata syntax error of an expression (null when it parses). */
+/** An expression error's message with its position and, for the usual mistakes, what to write instead. */
+export function describeExpressionError(e: unknown): string {
+  const err = e as { message?: string; position?: number; code?: string };
+  const hint = expressionHint(err);
+  return `${err.message ?? 'invalid expression'}${err.position !== undefined ? ` (at character ${err.position})` : ''}${hint ? `; ${hint}` : ''}`;
+}
+
+/** The syntax error of an expression, after normalisation (null when it parses). */
 export function syntaxError(expression: string): string | null {
   if (!expression.trim()) return null;
   try {
-    jsonata(expression);
+    jsonata(normalizeExpression(expression));
     return null;
   } catch (e) {
-    const err = e as { message?: string; position?: number };
-    return `${err.message ?? 'invalid expression'}${err.position !== undefined ? ` (at character ${err.position})` : ''}`;
+    return describeExpressionError(e);
   }
+}
+
+/**
+ * One node's data with its expressions and templates normalised, and a note per field that
+ * changed (`data.condition: "a == 1" is read as "a = 1"`), for validation to echo.
+ */
+export function normalizeNodeData(
+  type: string,
+  data: Record<string, unknown>,
+): { data: Record<string, unknown>; notes: string[] } {
+  const f = FIELDS[type];
+  if (!f) return { data, notes: [] };
+  const out = { ...data };
+  const notes: string[] = [];
+  const apply = (key: string, fn: (s: string) => string) => {
+    const v = data[key];
+    if (typeof v !== 'string') return;
+    const n = fn(v);
+    if (n === v) return;
+    out[key] = n;
+    notes.push(`data.${key}: ${JSON.stringify(v)} is read as ${JSON.stringify(n)}`);
+  };
+  for (const key of f.expressions) apply(key, normalizeExpression);
+  for (const key of f.templates) apply(key, normalizeTemplate);
+  return { data: notes.length ? out : data, notes };
 }
 
 /** Syntax errors of every expression and template of one node's data, as validation messages. */
@@ -72,5 +105,12 @@ export async function evaluateTimeboxed(
   limits = EXPRESSION_LIMITS,
 ): Promise<unknown> {
   const options = { timeout: limits.timeoutMs, stack: limits.maxDepth };
-  return jsonata(expression, options as Parameters<typeof jsonata>[1]).evaluate(context);
+  try {
+    return await jsonata(normalizeExpression(expression), options as Parameters<typeof jsonata>[1]).evaluate(context);
+  } catch (e) {
+    const hint = expressionHint(e as { code?: string; message?: string });
+    // JSONata throws plain objects ({ code, message, position }); the message gets the hint.
+    if (hint && typeof e === 'object' && e !== null) (e as { message?: string }).message += `; ${hint}`;
+    throw e;
+  }
 }

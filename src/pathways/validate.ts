@@ -19,7 +19,7 @@ import {
   isIndexGraph,
   type NodeType,
 } from './graph.js';
-import { nodeExpressionErrors } from './expressions.js';
+import { nodeExpressionErrors, normalizeNodeData } from './expressions.js';
 
 /** Facts only the caller can know (the validator does no I/O). */
 export interface ValidationContext {
@@ -63,7 +63,21 @@ const issueText = (issues: readonly z.core.$ZodIssue[], prefix: string, root?: s
  * Parses either graph form into a ResolvedGraph. Schema problems, duplicate ids and edges that name missing nodes
  * (or out-of-range indices) are errors; such edges are dropped so later rules only see real edges.
  */
-export function resolveGraph(input: unknown): { graph: ResolvedGraph; errors: string[] } {
+export function resolveGraph(input: unknown): { graph: ResolvedGraph; errors: string[]; notes: string[] } {
+  const { graph, errors } = resolveShape(input);
+  // Expressions as people write them (`a == 1 && !b`) are read as JSONata; each rewrite is echoed as a warning.
+  const notes: string[] = [];
+  const nodes = graph.nodes.map((node) => {
+    const type = canonicalType(node.type) ?? node.type;
+    const n = normalizeNodeData(type, node.data);
+    notes.push(...n.notes.map((note) => `node "${node.id}" (${type}): ${note}`));
+    return n.notes.length ? { ...node, data: n.data } : node;
+  });
+  return { graph: { nodes, edges: graph.edges }, errors, notes };
+}
+
+/** Either graph form as a ResolvedGraph, data as given. */
+function resolveShape(input: unknown): { graph: ResolvedGraph; errors: string[] } {
   const errors: string[] = [];
   if (isIndexGraph(input)) {
     const parsed = CompiledGraph.safeParse(input);
@@ -107,10 +121,10 @@ export function resolveGraph(input: unknown): { graph: ResolvedGraph; errors: st
 
 /** Validates either graph form (id-based or index-based); see checkGraph for the rules. */
 export function validateGraph(input: unknown, ctx: ValidationContext = {}): ValidationResult {
-  const { graph, errors } = resolveGraph(input);
+  const { graph, errors, notes } = resolveGraph(input);
   const checked = checkGraph(graph, ctx);
   const all = [...errors, ...checked.errors];
-  return { valid: all.length === 0, errors: all, warnings: checked.warnings };
+  return { valid: all.length === 0, errors: all, warnings: [...notes, ...checked.warnings] };
 }
 
 /**
