@@ -63,3 +63,16 @@ export const QueryBool = z
 /** X-Brain-Id header (routes marked (brain)). */
 export const BrainHeader = z.object({ 'x-brain-id': z.uuid({ message: 'X-Brain-Id must be a UUID' }) });
 export const SuccessBody = z.object({ success: z.literal(true) });
+
+/**
+ * A request body that refuses keys it does not know, naming them and saying where the run's data
+ * goes: `{"amount": 50}` sent to execute is a 400 ("unknown key "amount": …"), never a run with
+ * `{}` that takes the wrong branch.
+ */
+export const strictBody = <S extends z.core.$ZodLooseShape>(shape: S, where: string) =>
+  z.strictObject(shape, {
+    error: (iss) =>
+      iss.code === 'unrecognized_keys'
+        ? `unknown key${iss.keys.length > 1 ? 's' : ''} ${iss.keys.map((k) => `"${k}"`).join(', ')}: ${where}`
+        : undefined,
+  });

@@ -1,25 +1,30 @@
 import { z } from 'zod';
-import { JsonObject, Uuid } from './common.js';
+import { JsonObject, Uuid, strictBody } from './common.js';
 
-export const ExecuteBody = z
-  .object({
+const INPUT_GOES_IN_INPUT = 'the run\'s data goes in "input", e.g. {"input": {"amount": 50}}';
+
+export const ExecuteBody = strictBody(
+  {
     input: JsonObject.optional(),
     trace_id: Uuid.optional().meta({ description: 'pins engrams and interventions to an existing thread trace' }),
     pathway_version: z.number().int().positive().optional().meta({ description: 'default: the head version' }),
-  })
-  .meta({ id: 'PathwayExecuteBody' });
+  },
+  INPUT_GOES_IN_INPUT,
+).meta({ id: 'PathwayExecuteBody' });
 export type ExecuteBody = z.infer<typeof ExecuteBody>;
 
 export const InlineGraph = z.object({ nodes: z.array(z.unknown()), edges: z.array(z.unknown()).optional() });
-export const JobCreateBody = z
-  .object({
+export const JobCreateBody = strictBody(
+  {
     pathway_id: Uuid.optional(),
     pathway: InlineGraph.optional().meta({ description: 'inline graph, id-based or index-based' }),
     input: JsonObject.optional(),
     data: JsonObject.optional(),
     trace_id: Uuid.optional(),
     pathway_version: z.number().int().positive().optional(),
-  })
+  },
+  INPUT_GOES_IN_INPUT,
+)
   .refine(
     (b) => (b.pathway_id === undefined) !== (b.pathway === undefined),
     'exactly one of pathway_id or pathway is required',

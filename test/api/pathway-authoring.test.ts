@@ -1,0 +1,83 @@
+/** Pathways as people write them: bodies that say where input goes, conditions written the JavaScript way. */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { Job } from '../../src/schemas/jobs.js';
+import { buildWorkspace } from '../support/app.js';
+import { usePlatform } from '../support/platform.js';
+
+const { app } = usePlatform();
+type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
+
+const refundGraph = {
+  nodes: [
+    { id: 'start', type: 'start' },
+    { id: 'big', type: 'if', data: { condition: 'input.amount > 100 && !(input.vip == true)' } },
+    { id: 'review', type: 'output', data: { value: '"needs review"' } },
+    { id: 'auto', type: 'output', data: { value: '"auto-approved"' } },
+  ],
+  edges: [
+    { source: 'start', target: 'big' },
+    { source: 'big', target: 'review', handle: 'true' },
+    { source: 'big', target: 'auto', handle: 'false' },
+  ],
+};
+
+async function createPathway(ws: Ws) {
+  const r = await app.post(
+    '/v1/pathways',
+    ws.key,
+    { name: `refund-${randomUUID().slice(0, 6)}`, pathway_graph: refundGraph },
+    ws.brainHeaders,
+  );
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return String(r.body.id);
+}
+
+async function resultOf(ws: Ws, jobId: string): Promise<unknown> {
+  const t0 = Date.now();
+  for (;;) {
+    const job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+    if (job.status === 'completed' || job.status === 'failed') return job.result;
+    if (Date.now() - t0 > 30_000) throw new Error(`job ${jobId} is still ${job.status}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('pathway authoring', () => {
+  it('execute refuses input that is not wrapped in "input", naming the key; nothing runs', async () => {
+    const ws = await buildWorkspace(app);
+    const id = await createPathway(ws);
+    const r = await app.post(`/v1/pathways/${id}/execute`, ws.key, { amount: 50 }, ws.brainHeaders);
+    expect(r.status).toBe(400);
+    expect(r.body.message).toMatch(/unknown key "amount".*"input"/);
+    const jobs = await app.get(`/v1/jobs?pathway_id=${id}`, ws.key, ws.brainHeaders);
+    expect(jobs.status).toBe(200);
+    expect(jobs.body.jobs).toHaveLength(0);
+    const j = await app.post('/v1/jobs', ws.key, { pathway_id: id, amount: 50 }, ws.brainHeaders);
+    expect(j.status).toBe(400);
+    expect(j.body.message).toMatch(/unknown key "amount"/);
+  });
+
+  it('a condition written with ==, && and ! takes the branch its writer meant', async () => {
+    const ws = await buildWorkspace(app);
+    const id = await createPathway(ws);
+    const run = async (input: Record<string, unknown>) => {
+      const r = await app.post(`/v1/pathways/${id}/execute`, ws.key, { input }, ws.brainHeaders);
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      return resultOf(ws, String(r.body.job_id));
+    };
+    expect(JSON.stringify(await run({ amount: 500, vip: false }))).toContain('needs review');
+    expect(JSON.stringify(await run({ amount: 500, vip: true }))).toContain('auto-approved');
+    expect(JSON.stringify(await run({ amount: 50 }))).toContain('auto-approved');
+  });
+
+  it('validate echoes the JSONata it reads', async () => {
+    const ws = await buildWorkspace(app);
+    const r = await app.post('/v1/pathways/validate', ws.key, refundGraph, ws.brainHeaders);
+    expect(r.status).toBe(200);
+    expect(r.body.valid).toBe(true);
+    expect(r.body.warnings).toContain(
+      'node "big" (if): data.condition: "input.amount > 100 && !(input.vip == true)" is read as "input.amount > 100 and $not(input.vip = true)"',
+    );
+  });
+});
