@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CompiledGraph, GraphOverrides } from '../pathways/graph.js';
-import { JsonObject, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
+import { JsonObject, SortDirection, Uuid, paging, PageTotal, pageFields, strictBody } from './common.js';
 
 /** Pathway participant roles; owner ⊇ editor ⊇ viewer. */
 export const PathwayRole = z.enum(['owner', 'editor', 'viewer']);
@@ -68,12 +68,15 @@ export const PathwayPromoteBody = z
   .meta({ id: 'PathwayPromoteBody' });
 export type PathwayPromoteBody = z.infer<typeof PathwayPromoteBody>;
 
-export const PathwayValidateBody = z
-  .object({
+/** The graph itself (React Flow's `toObject()` output is accepted: its `viewport` is ignored). */
+export const PathwayValidateBody = strictBody(
+  {
     nodes: z.array(z.unknown()).optional().meta({ description: 'id-based nodes { id, type, data }' }),
     edges: z.array(z.unknown()).optional().meta({ description: 'id-based edges { id, source, target, handle? }' }),
-  })
-  .meta({ id: 'PathwayValidateBody' });
+    viewport: z.unknown().optional().meta({ description: "an editor's viewport; ignored" }),
+  },
+  'validate takes the graph itself, {"nodes": [...], "edges": [...]}; for a create body, send its pathway_graph',
+).meta({ id: 'PathwayValidateBody' });
 export type PathwayValidateBody = z.infer<typeof PathwayValidateBody>;
 
 export const PathwayCompileBody = z
