@@ -80,4 +80,18 @@ describe('pathway authoring', () => {
       'node "big" (if): data.condition: "input.amount > 100 && !(input.vip == true)" is read as "input.amount > 100 and $not(input.vip = true)"',
     );
   });
+
+  it('a create body sent to validate is a 400 that says to send the graph itself', async () => {
+    const ws = await buildWorkspace(app);
+    const r = await app.post(
+      '/v1/pathways/validate',
+      ws.key,
+      { name: 'x', pathway_graph: refundGraph },
+      ws.brainHeaders,
+    );
+    expect(r.status).toBe(400);
+    expect(r.body.message).toMatch(/unknown keys "name", "pathway_graph": validate takes the graph itself/);
+    const flow = await app.post('/v1/pathways/validate', ws.key, { ...refundGraph, viewport: { x: 0, y: 0, zoom: 1 } });
+    expect(flow.status).toBe(200);
+  });
 });
