@@ -1,8 +1,7 @@
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { MongoNetworkError, MongoOperationTimeoutError, MongoServerError, MongoServerSelectionError } from 'mongodb';
-import { isDuplicateKey } from '../../src/db/claims.js';
+import { storeFailure } from '../../src/db/errors.js';
 import {
   AppError,
   conflict,
@@ -25,12 +24,7 @@ export function firstIssue(err: ZodError): string {
 /** Connectivity failures of MongoDB, Redis or Temporal (by class name or message, without importing each client's internals). */
 function isUnreachable(err: unknown): boolean {
   const e = err as { name?: string; message?: string; code?: string | number };
-  if (
-    err instanceof MongoNetworkError ||
-    err instanceof MongoServerSelectionError ||
-    err instanceof MongoOperationTimeoutError
-  )
-    return true;
+  if (storeFailure(err) === 'unreachable') return true;
   // Temporal calls cut by the request's deadline or abort (gRPC CANCELLED, DEADLINE_EXCEEDED) and Redis command timeouts.
   if (
     e?.name === 'AbortError' ||
@@ -54,7 +48,7 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof ZodError) return validationError(firstIssue(err));
   if (err instanceof WorkflowNotFoundError) return notFound('Job');
   // FerretDB 1.x reports a unique violation caused by an update as code 1 "UNIQUE constraint failed".
-  if (err instanceof MongoServerError && isDuplicateKey(err)) return conflict('Already exists');
+  if (storeFailure(err) === 'duplicate') return conflict('Already exists');
   // A store, Redis or Temporal that cannot be reached is a retryable 503, never a 500.
   if (isUnreachable(err))
     return new AppError('SERVICE_UNAVAILABLE', 503, 'A platform component is unreachable; retry shortly', {
