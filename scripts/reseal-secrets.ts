@@ -8,14 +8,17 @@ import { createSecretBox } from '../src/crypto/secrets.js';
 import { connectMongo } from '../src/db/client.js';
 import { createConnectionRepo } from '../src/db/connections.js';
 import { resealSecrets } from '../src/services/connections.js';
+import { createSecretRepo } from '../src/db/secrets.js';
+import { createSecretService } from '../src/services/secrets.js';
 
 const config = loadConfig();
 const box = createSecretBox(config);
 const { client, db } = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
 try {
   const changed = await resealSecrets(createConnectionRepo(db), box);
+  const workspaceSecrets = await createSecretService({ repo: createSecretRepo(db), box }).resealAll();
   console.log(
-    `re-sealed under key ${box.keyId}: ${changed.integrations} integration secret(s), ${changed.connections} connection(s), ${changed.requests} pending connect request(s); ${changed.expiredRequests} expired request(s) deleted`,
+    `re-sealed under key ${box.keyId}: ${changed.integrations} integration secret(s), ${changed.connections} connection(s), ${changed.requests} pending connect request(s), ${workspaceSecrets} workspace secret(s); ${changed.expiredRequests} expired request(s) deleted`,
   );
 } finally {
   await client.close();

@@ -1,5 +1,6 @@
 import type { RouteDef } from '../route.js';
 import connections from './connections.js';
+import secrets from './secrets.js';
 import interventions from './interventions.js';
 import jobs from './jobs.js';
 import neuronRuns from './neuron-runs.js';
@@ -38,6 +39,7 @@ export const routeFamilies: Record<string, RouteDef[]> = {
   neurons,
   reflexes,
   connections,
+  secrets,
   neuronRuns,
   jobs,
   interventions,

@@ -18,6 +18,7 @@ import { createUsageRepo, usageIndexes } from './usage.js';
 import { createTraceRepo, traceIndexes } from './traces.js';
 import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';
 import { createMeetingRepo, meetingIndexes } from './meetings.js';
+import { createSecretRepo, secretIndexes } from './secrets.js';
 
 /** Every index the platform's query paths need; created at start-up by ensureIndexes. */
 export const allIndexes: IndexSpec[] = [
@@ -38,6 +39,7 @@ export const allIndexes: IndexSpec[] = [
   ...knowledgeIndexes,
   ...meetingIndexes,
   ...stakeholderMapIndexes,
+  ...secretIndexes,
 ];
 
 /**
@@ -81,6 +83,7 @@ export function createRepos(unguarded: Db, options: RepoOptions = {}) {
     knowledge: createKnowledgeRepo(db),
     meetings: createMeetingRepo(db),
     stakeholderMaps: createStakeholderMapRepo(db),
+    secrets: createSecretRepo(db),
   };
 }
 export type Repos = ReturnType<typeof createRepos>;

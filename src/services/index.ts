@@ -18,6 +18,7 @@ import { createRecentCredentials } from './recent-credentials.js';
 import { createGuard } from '../net/guard.js';
 import { createSecretBox } from '../crypto/secrets.js';
 import { createConnectionService } from './connections.js';
+import { createSecretService } from './secrets.js';
 import { createRemoteTools } from '../tools/remote.js';
 import { createReflexService } from './reflexes.js';
 import { createRunService } from './runs.js';
@@ -122,6 +123,8 @@ export function createServices(deps: Deps) {
   const guard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS });
   const remote = createRemoteTools({ guard });
   const box = createSecretBox(c);
+  // Workspace secrets (`{{ secrets.NAME }}` in HTTP nodes), sealed like connection tokens.
+  const secrets = createSecretService({ repo: deps.repos.secrets, box });
   const connections = createConnectionService({
     repo: deps.repos.connections,
     reflexes: deps.repos.reflexes,
@@ -304,6 +307,7 @@ export function createServices(deps: Deps) {
     guard,
     remote,
     connections,
+    secrets,
     events,
     skills,
     reflexes,

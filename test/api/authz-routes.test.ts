@@ -301,6 +301,7 @@ function fill(path: string): string | undefined {
     receptor_id: w.ids.receptor,
     job_id: w.ids.shareJob,
     integration_id: 'authz-integration',
+    name: 'AUTHZ_SECRET',
     workspace_slug: w.ids.workspace,
     slug: w.ids.receptor,
     slug_or_id: path.includes('/schedule/') ? w.ids.schedule : w.ids.receptor,
@@ -384,6 +385,7 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/receptors/:workspace_slug/:slug_or_id/share/rotate': {},
     'POST /v1/public/receptors/by-id/:receptor_id/execute': { message: 'm' },
     'POST /v1/public/receptors/:workspace/:slug/execute': { message: 'm' },
+    'PUT /v1/secrets/:name': { value: 's3cret' },
     'PUT /v1/integrations/:integration_id': {
       authorization_endpoint: 'https://id.example/auth',
       token_endpoint: 'https://id.example/token',

@@ -1,0 +1,56 @@
+import type { z } from 'zod';
+import { SuccessBody } from '../../src/schemas/common.js';
+import { Secret, SecretList, SecretParams, SecretPutBody } from '../../src/schemas/secrets.js';
+import type { SecretMeta } from '../../src/db/secrets.js';
+import { route } from '../route.js';
+
+const tags = ['secrets'];
+const admin = ['workspace_admin' as const];
+const present = (s: SecretMeta): z.input<typeof Secret> => ({
+  name: s.name,
+  created_by: s.createdBy,
+  created_at: s.createdAt.toISOString(),
+  updated_at: s.updatedAt.toISOString(),
+});
+
+/**
+ * Workspace secrets (docs/pathways.md, "Secrets"): values a pathway's HTTP node sends as
+ * `{{ secrets.NAME }}`. Admins only; the value is sealed at rest and no route returns it.
+ */
+export default [
+  route({
+    method: 'get',
+    path: '/v1/secrets',
+    roles: admin,
+    response: SecretList,
+    tags,
+    summary: "The workspace's secrets: names and times, never values",
+    handler: async ({ scope, services }) => ({ secrets: (await services.secrets.list(scope)).map(present) }),
+  }),
+  route({
+    // The name is the caller's own workspace's: another workspace's secret of that name is never touched.
+    method: 'put',
+    path: '/v1/secrets/:name',
+    roles: admin,
+    createsByPath: true,
+    params: SecretParams,
+    body: SecretPutBody,
+    response: Secret,
+    tags,
+    summary: 'Creates or replaces a secret; the value is stored sealed and never returned',
+    handler: async ({ params, body, scope, services }) =>
+      present((await services.secrets.put(scope, params.name, body.value)).secret),
+  }),
+  route({
+    method: 'delete',
+    path: '/v1/secrets/:name',
+    roles: admin,
+    params: SecretParams,
+    response: SuccessBody,
+    tags,
+    handler: async ({ params, scope, services }) => {
+      await services.secrets.remove(scope, params.name);
+      return { success: true as const };
+    },
+  }),
+];

@@ -1,0 +1,82 @@
+import type { Db } from 'mongodb';
+import type { IndexSpec } from './client.js';
+import { isDuplicateKey } from './claims.js';
+import { uuidFromName } from '../ids.js';
+
+/**
+ * A workspace secret (an API token a pathway's HTTP node sends, `{{ secrets.NAME }}`): the value is
+ * sealed (src/crypto/secrets.ts) and no route returns it. `_id` is a name-based UUID of (workspace,
+ * name), so one secret is found and replaced by key.
+ */
+export interface SecretDoc {
+  _id: string;
+  workspaceId: string;
+  name: string;
+  sealed: string;
+  keyId: string;
+  createdBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A secret as services see it: everything but the sealed value. */
+export type SecretMeta = Omit<SecretDoc, '_id' | 'sealed'>;
+
+export const secretIndexes: IndexSpec[] = [
+  { collection: 'workspace_secrets', keys: { workspaceId: 1, name: 1 }, unique: true, name: 'ws_name_unique' },
+];
+
+const secretKey = (workspaceId: string, name: string) => uuidFromName(`secret:${workspaceId}:${name}`);
+const meta = ({ _id: _, sealed: __, ...m }: SecretDoc): SecretMeta => m;
+
+/** Workspace secrets; every operation is scoped to the workspace in its filter. */
+export function createSecretRepo(db: Db) {
+  const secrets = db.collection<SecretDoc>('workspace_secrets');
+  return {
+    /** Creates or replaces `name`'s value; the creation time and creator of an existing secret are kept. */
+    async put(
+      workspaceId: string,
+      name: string,
+      v: { sealed: string; keyId: string; by: string | null },
+    ): Promise<{ secret: SecretMeta; created: boolean }> {
+      const _id = secretKey(workspaceId, name);
+      const now = new Date();
+      const upsert = () =>
+        secrets.findOneAndUpdate(
+          { _id, workspaceId },
+          {
+            $set: { sealed: v.sealed, keyId: v.keyId, updatedAt: now },
+            $setOnInsert: { workspaceId, name, createdBy: v.by, createdAt: now },
+          },
+          { upsert: true, returnDocument: 'after', includeResultMetadata: true },
+        );
+      // Two first puts of one name race on the key: the loser's upsert fails on it and, tried again, replaces.
+      const r = await upsert().catch((e: unknown) => (isDuplicateKey(e) ? upsert() : Promise.reject(e)));
+      return { secret: meta(r.value!), created: !r.lastErrorObject?.updatedExisting };
+    },
+    list: async (workspaceId: string): Promise<SecretMeta[]> =>
+      (await secrets.find({ workspaceId }).sort({ name: 1 }).toArray()).map(meta),
+    remove: async (workspaceId: string, name: string): Promise<boolean> =>
+      (await secrets.deleteOne({ _id: secretKey(workspaceId, name), workspaceId })).deletedCount === 1,
+    /** The sealed values of `names` that exist (by key, in parallel). */
+    async sealedValues(workspaceId: string, names: string[]): Promise<Map<string, string>> {
+      const docs = await Promise.all(
+        [...new Set(names)].map((n) => secrets.findOne({ _id: secretKey(workspaceId, n), workspaceId })),
+      );
+      return new Map(docs.flatMap((d) => (d ? [[d.name, d.sealed] as const] : [])));
+    },
+    /** Key rotation: re-seals every secret not under `keyId` with `reseal`; returns how many changed. */
+    async resealAll(keyId: string, reseal: (sealed: string) => string): Promise<number> {
+      let changed = 0;
+      for await (const d of secrets.find({ keyId: { $ne: keyId } })) {
+        const r = await secrets.updateOne(
+          { _id: d._id, workspaceId: d.workspaceId, sealed: d.sealed },
+          { $set: { sealed: reseal(d.sealed), keyId } },
+        );
+        changed += r.modifiedCount;
+      }
+      return changed;
+    },
+  };
+}
+export type SecretRepo = ReturnType<typeof createSecretRepo>;

@@ -1,0 +1,40 @@
+import type { SecretBox } from '../crypto/secrets.js';
+import type { SecretMeta, SecretRepo } from '../db/secrets.js';
+import { notFound, validationError } from '../errors.js';
+import type { Scope } from '../scope.js';
+
+/** Secret names are what `{{ secrets.NAME }}` can name: a letter or `_`, then letters, digits or `_`. */
+export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** The longest value a secret holds (a token, a key, a small credential file). */
+export const SECRET_MAX_BYTES = 16 * 1024;
+
+/**
+ * Workspace secrets (docs/pathways.md, "Secrets"): admins put, list and delete them; their values are
+ * sealed at rest and never returned by any route. Runs read them through `reveal`, for the HTTP node's
+ * templated headers, URL and body.
+ */
+export function createSecretService(d: { repo: SecretRepo; box: SecretBox }) {
+  const { repo, box } = d;
+  const checkName = (name: string) => {
+    if (!SECRET_NAME.test(name))
+      throw validationError(`name: "${name}" is not a secret name (a letter or _, then letters, digits or _; ≤ 64)`);
+  };
+  return {
+    async put(scope: Scope, name: string, value: string): Promise<{ secret: SecretMeta; created: boolean }> {
+      checkName(name);
+      return repo.put(scope.workspaceId, name, { sealed: box.seal(value), keyId: box.keyId, by: scope.userId ?? null });
+    },
+    list: (scope: Scope): Promise<SecretMeta[]> => repo.list(scope.workspaceId),
+    async remove(scope: Scope, name: string): Promise<void> {
+      if (!(await repo.remove(scope.workspaceId, name))) throw notFound('Secret');
+    },
+    /** The plain values of `names` in the workspace; a name with no secret is left out (the caller reports it). */
+    async reveal(workspaceId: string, names: string[]): Promise<Map<string, string>> {
+      const sealed = await repo.sealedValues(workspaceId, names);
+      return new Map([...sealed].map(([n, s]) => [n, box.open(s)]));
+    },
+    /** Key rotation: re-seals every secret under the current key. */
+    resealAll: (): Promise<number> => repo.resealAll(box.keyId, (s) => box.reseal(s)),
+  };
+}
+export type SecretService = ReturnType<typeof createSecretService>;
