@@ -136,7 +136,7 @@ export function createDocumentService(d: {
     return { doc: r, jobId };
   }
 
-  /** Every version is a claimed `<id>:<n>`; the head is written under the row's hold when it is still older (src/db/knowledge.ts). */
+  /** Claims the row's next version, built by `change` on the newest one (the repository claims each number once). */
   async function newVersion(
     scope: Scope,
     cur: KnowledgeDocument,
