@@ -1,13 +1,12 @@
 import type { z } from 'zod';
-import { decodeBlob } from '../../src/db/codec.js';
 import type {
-  ChunkDoc,
-  DocumentDoc,
-  DocumentVersionDoc,
+  Chunk as ChunkRow,
+  DocumentVersion as VersionRow,
   IngestState,
-  MemoryDoc,
-  RecollectionDoc,
-  RecollectionMemberDoc,
+  KnowledgeDocument,
+  Memory as MemoryRow,
+  Recollection as RecollectionRow,
+  RecollectionMember,
 } from '../../src/db/knowledge.js';
 import type { Artifact, Asset, Chunk, DocumentVersion, Memory, Recollection } from '../../src/schemas/knowledge.js';
 
@@ -21,14 +20,14 @@ const ingest = (s: IngestState) => ({
   error: s.error,
 });
 
-export function presentAsset(r: DocumentDoc): z.input<typeof Asset> {
+export function presentAsset(r: KnowledgeDocument): z.input<typeof Asset> {
   return {
     id: r._id,
     kind: 'asset',
     brain_id: r.brainId,
     name: r.name,
     path: r.path,
-    metadata: decodeBlob(r.metadata, {}),
+    metadata: r.metadata,
     skip_embedding: r.skipEmbedding,
     content_type: r.contentType,
     size: r.size,
@@ -41,7 +40,7 @@ export function presentAsset(r: DocumentDoc): z.input<typeof Asset> {
   };
 }
 
-export function presentArtifact(r: DocumentDoc): z.input<typeof Artifact> {
+export function presentArtifact(r: KnowledgeDocument): z.input<typeof Artifact> {
   return {
     id: r._id,
     kind: 'artifact',
@@ -50,7 +49,7 @@ export function presentArtifact(r: DocumentDoc): z.input<typeof Artifact> {
     content: r.content ?? '',
     content_type: r.contentType ?? 'text/plain',
     path: r.path,
-    metadata: decodeBlob(r.metadata, {}),
+    metadata: r.metadata,
     skip_embedding: r.skipEmbedding,
     version: r.version,
     latest_version: r.version,
@@ -60,12 +59,12 @@ export function presentArtifact(r: DocumentDoc): z.input<typeof Artifact> {
     updated_at: r.updatedAt.toISOString(),
   };
 }
-export const presentArtifactRow = (r: DocumentDoc) => {
+export const presentArtifactRow = (r: KnowledgeDocument) => {
   const { content: _c, ...rest } = presentArtifact(r);
   return rest;
 };
 
-export function presentChunk(c: ChunkDoc): z.input<typeof Chunk> {
+export function presentChunk(c: ChunkRow): z.input<typeof Chunk> {
   return {
     id: c._id,
     resource_id: c.resourceId,
@@ -82,13 +81,13 @@ export function presentChunk(c: ChunkDoc): z.input<typeof Chunk> {
   };
 }
 
-export function presentVersion(v: DocumentVersionDoc): z.input<typeof DocumentVersion> {
+export function presentVersion(v: VersionRow): z.input<typeof DocumentVersion> {
   return {
     version: v.version,
     changes: v.changes,
     name: v.name,
     path: v.path,
-    metadata: decodeBlob(v.metadata, {}),
+    metadata: v.metadata,
     skip_embedding: v.skipEmbedding,
     content_type: v.contentType,
     size: v.size,
@@ -98,7 +97,7 @@ export function presentVersion(v: DocumentVersionDoc): z.input<typeof DocumentVe
   };
 }
 
-export function presentMemory(m: MemoryDoc): z.input<typeof Memory> {
+export function presentMemory(m: MemoryRow): z.input<typeof Memory> {
   return {
     id: m._id,
     kind: 'memory',
@@ -109,7 +108,7 @@ export function presentMemory(m: MemoryDoc): z.input<typeof Memory> {
     owner_type: m.ownerType,
     owner_id: m.ownerId,
     tags: m.tags,
-    metadata: decodeBlob(m.metadata, {}),
+    metadata: m.metadata,
     content_type: m.contentType,
     size: m.size,
     file_name: m.fileName,
@@ -122,10 +121,7 @@ export function presentMemory(m: MemoryDoc): z.input<typeof Memory> {
   };
 }
 
-export function presentRecollection(
-  r: RecollectionDoc,
-  members?: RecollectionMemberDoc[],
-): z.input<typeof Recollection> {
+export function presentRecollection(r: RecollectionRow, members?: RecollectionMember[]): z.input<typeof Recollection> {
   return {
     id: r._id,
     kind: 'recollection',

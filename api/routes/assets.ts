@@ -25,7 +25,7 @@ import { streamUpload } from '../multipart.js';
 import { presentAsset, presentChunk, presentVersion } from '../presenters/knowledge.js';
 import { presentPage } from '../presenters/page.js';
 import { route, type HandlerInput } from '../route.js';
-import type { Page } from '../../src/db/paging.js';
+import type { Page } from '../../src/db/knowledge.js';
 
 const tags = ['assets'];
 const Deleted = z.object({ deleted_count: z.number() });

@@ -12,6 +12,7 @@ import { createShareRepo, shareIndexes } from './shares.js';
 import { connectionIndexes, createConnectionRepo } from './connections.js';
 import { createSkillRepo, skillIndexes } from './skills.js';
 import { createKnowledgeRepo, knowledgeIndexes } from './knowledge.js';
+import { createSearchSources } from './search-sources.js';
 import { createRunRepo, runIndexes } from './runs.js';
 import { createStakeholderMapRepo, stakeholderMapIndexes } from './stakeholder-maps.js';
 import { createUsageRepo, usageIndexes } from './usage.js';
@@ -81,6 +82,7 @@ export function createRepos(unguarded: Db, options: RepoOptions = {}) {
     connections: createConnectionRepo(db),
     skills: createSkillRepo(db),
     knowledge: createKnowledgeRepo(db),
+    searchSources: createSearchSources(db),
     meetings: createMeetingRepo(db),
     stakeholderMaps: createStakeholderMapRepo(db),
     secrets: createSecretRepo(db),

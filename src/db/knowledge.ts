@@ -1,8 +1,12 @@
-import type { Binary, Collection, Db, Filter } from 'mongodb';
+import type { Binary, Db } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
-import { updateHeld as updateRowHeld, type HoldDoc } from './claims.js';
+import { createDocumentOps } from './knowledge-documents.js';
+import { createChunkOps, createIngestOps } from './knowledge-chunks.js';
+import { createMemoryOps, createRecollectionOps } from './knowledge-memories.js';
+import { createOwnerReads } from './knowledge-owners.js';
 import { pageIndexes } from './paging.js';
+export type { Page, PageQuery } from './paging.js';
 
 /** The two storage lanes of the document table (docs/knowledge.md). */
 export type Lane = 'asset' | 'artifact';
@@ -170,20 +174,35 @@ export const knowledgeIndexes: IndexSpec[] = [
   { collection: 'recollection_members', keys: { resourceId: 1 }, name: 'resource' },
 ];
 
+/** Free-form metadata as the client sent it (stored as text, see src/db/codec.ts). */
+export type Metadata = Record<string, unknown>;
+/** An asset or artifact row as services see it: metadata decoded. */
+export type KnowledgeDocument = Omit<DocumentDoc, 'metadata'> & { metadata: Metadata };
+/** A version of a document row, metadata decoded. */
+export type DocumentVersion = Omit<DocumentVersionDoc, 'metadata'> & { metadata: Metadata };
+/** A memory, metadata decoded. */
+export type Memory = Omit<MemoryDoc, 'metadata'> & { metadata: Metadata };
+export type Recollection = RecollectionDoc;
+export type RecollectionMember = RecollectionMemberDoc;
+/** A chunk as services see it: which model embedded it (the vector itself stays with the search index). */
+export type Chunk = Omit<ChunkDoc, 'embedding'> & { embedding: { model: string; dimension: number } | null };
+/** The sort fields of the asset, artifact and memory lists. */
+export type KnowledgeSort = { field: 'createdAt' | 'updatedAt' | 'name'; dir: 1 | -1 };
+
+/**
+ * The knowledge area's repository: assets and artifacts (the document table and its versions),
+ * memories, recollections and their members, chunks, and the ingest state of chunked resources.
+ * Rows of the document and memory tables have several writers (a new version's head, its ingest
+ * job's state, a recount): every update of them is made under the row's hold (`knowledge_holds`).
+ */
 export function createKnowledgeRepo(db: Db) {
-  const documents = db.collection<DocumentDoc>('documents');
-  const versions = db.collection<DocumentVersionDoc>('document_versions');
-  const chunks = db.collection<ChunkDoc>('chunks');
-  const memories = db.collection<MemoryDoc>('memories');
-  const recollections = db.collection<RecollectionDoc>('recollections');
-  const members = db.collection<RecollectionMemberDoc>('recollection_members');
-  const holds = db.collection<HoldDoc>('knowledge_holds');
-  /** Every update of a document or memory row goes through here: rows have several writers (a new version's head, its ingest job's state, a recount). */
-  const updateHeld = <T extends DocumentDoc | MemoryDoc>(
-    coll: Collection<T>,
-    filter: Filter<T> & { _id: string },
-    set: Record<string, unknown>,
-  ) => updateRowHeld(holds, coll, filter, set);
-  return { documents, versions, chunks, memories, recollections, members, holds, updateHeld };
+  return {
+    documents: createDocumentOps(db),
+    memories: createMemoryOps(db),
+    recollections: createRecollectionOps(db),
+    chunks: createChunkOps(db),
+    ingest: createIngestOps(db),
+    owners: createOwnerReads(db),
+  };
 }
 export type KnowledgeRepo = ReturnType<typeof createKnowledgeRepo>;

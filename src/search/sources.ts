@@ -1,23 +1,22 @@
-import type { Collection, Document, Filter, FindOptions } from 'mongodb';
-import type { ChunkDoc, ChunkedKind, DocumentDoc, MemoryDoc } from '../db/knowledge.js';
-import type { MeetingDoc } from '../db/meetings.js';
-import type { StakeholderMapDoc } from '../db/stakeholder-maps.js';
-import { decodeBlob } from '../db/codec.js';
-import type { Repos } from '../db/index.js';
-import type { NeuronDoc } from '../db/neurons.js';
+import type { KnowledgeDocument, Memory } from '../db/knowledge.js';
 import type { PathwayHead } from '../db/pathways.js';
-import type { ActionPlanDoc, ReceptorDoc } from '../db/receptors.js';
 import type { ReflexDoc } from '../db/reflexes.js';
-import { bytesToVector } from '../embeddings/index.js';
+import type {
+  ActionPlanRecord,
+  ChunkedRecord,
+  MeetingRecord,
+  NeuronRecord,
+  ReceptorRecord,
+  ResourceKey,
+  SearchChunk,
+  SearchReader,
+  SearchSources,
+  StakeholderMapRecord,
+} from '../db/search-sources.js';
 import type { ResourceRef } from '../services/resource-events.js';
 import type { IndexEntry, SearchType } from './memory-index.js';
-import { findByIds } from '../db/client.js';
 
-/** One resource the index is asked to re-read: its workspace and id. */
-export interface ResourceKey {
-  workspaceId: string;
-  id: string;
-}
+export type { ResourceKey } from '../db/search-sources.js';
 
 /**
  * What the index holds for each resource kind (docs/search.md, What is indexed): read from the
@@ -50,309 +49,143 @@ export const TYPE_OF_KIND: Partial<Record<ResourceRef['kind'], SearchType>> = {
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const joinPath = (...parts: string[]) => parts.filter(Boolean).join('/');
-/** Resources per page of the snapshot walk. */
-const PAGE = 500;
-
-type ChunkRow = Pick<ChunkDoc, '_id' | 'workspaceId' | 'resourceId' | 'version' | 'index' | 'text' | 'embedding'>;
-const CHUNK_FIELDS = {
-  projection: { _id: 1, workspaceId: 1, resourceId: 1, version: 1, index: 1, text: 1, embedding: 1 },
-};
-/** Chunks of some resources, by resource id. */
-type ChunksOf = (ids: string[]) => Promise<Map<string, ChunkRow[]>>;
 
 /** Chunk entries of a resource's live version (the newest one that has chunks). */
-function chunkEntries(head: IndexEntry, chunks: ChunkRow[]): IndexEntry[] {
-  const mine = chunks.filter((c) => c.workspaceId === head.workspaceId);
-  const live = mine.reduce((m, c) => Math.max(m, c.version), 0);
-  return mine
+function chunkEntries(head: IndexEntry, chunks: SearchChunk[]): IndexEntry[] {
+  const live = chunks.reduce((m, c) => Math.max(m, c.version), 0);
+  return chunks
     .filter((c) => c.version === live)
     .sort((a, b) => a.index - b.index)
     .map((c) => ({
       ...head,
-      id: c._id,
+      id: c.id,
       chunkIndex: c.index,
       description: '',
       text: c.text,
-      vector: c.embedding ? bytesToVector(c.embedding.vector.buffer) : null,
-      vectorModel: c.embedding?.model ?? null,
+      vector: c.vector,
+      vectorModel: c.vectorModel,
     }));
 }
 
-function group<T extends { resourceId: string }>(rows: T[], into = new Map<string, T[]>()): Map<string, T[]> {
-  for (const r of rows) {
-    const list = into.get(r.resourceId);
-    if (list) list.push(r);
-    else into.set(r.resourceId, [r]);
-  }
-  return into;
-}
-
-async function* pages<T>(cursor: AsyncIterable<T>): AsyncIterable<T[]> {
-  let page: T[] = [];
-  for await (const d of cursor) {
-    page.push(d);
-    if (page.length >= PAGE) {
-      yield page;
-      page = [];
-    }
-  }
-  if (page.length) yield page;
-}
-
-interface KindSpec<D extends { _id: string; workspaceId: string }> {
-  type: SearchType;
-  coll: Collection<D>;
-  /** What the walk reads (and what a re-read must also satisfy, via `keep`). */
-  filter?: Filter<D>;
-  keep?: (d: D) => boolean;
-  options?: FindOptions;
-  /** Chunked kinds: the walk reads this kind's chunks in one scan first. */
-  chunked?: ChunkedKind;
-  /** The entries of each doc (same order); [] for one that is not searchable. */
-  entries(docs: D[], chunksOf: ChunksOf): Promise<IndexEntry[][]> | IndexEntry[][];
-}
-
-export function createSources(repos: Repos): Source[] {
-  const k = repos.knowledge;
-  /** Chunks of a batch of resources: one query. */
-  const chunksByIds: ChunksOf = async (ids) =>
-    ids.length ? group(await k.chunks.find({ resourceId: { $in: ids } }, CHUNK_FIELDS).toArray()) : new Map();
-
-  function source<D extends { _id: string; workspaceId: string }>(spec: KindSpec<D>): Source {
-    const keep = spec.keep ?? (() => true);
-    return {
-      type: spec.type,
-      async loadMany(keys) {
-        const ws = new Map(keys.map((x) => [x.id, x.workspaceId]));
-        const docs = ((await findByIds(spec.coll, [...ws.keys()], spec.options)) as D[]).filter(
-          (d) => ws.get(d._id) === d.workspaceId && keep(d),
-        );
-        const out = new Map<string, IndexEntry[]>();
-        (await spec.entries(docs, chunksByIds)).forEach((e, i) => {
-          if (e.length) out.set(docs[i]._id, e);
-        });
-        return out;
-      },
-      async *all() {
-        let chunksOf = chunksByIds;
-        if (spec.chunked) {
-          // One scan of the kind's chunks, grouped by resource, handed out page by page.
-          const byResource = new Map<string, ChunkRow[]>();
-          for await (const rows of pages(k.chunks.find({ resourceKind: spec.chunked }, CHUNK_FIELDS)))
-            group(rows, byResource);
-          chunksOf = async (ids) => {
-            const out = new Map<string, ChunkRow[]>();
-            for (const id of ids) {
-              const rows = byResource.get(id);
-              if (rows) {
-                out.set(id, rows);
-                byResource.delete(id);
-              }
-            }
-            return out;
-          };
-        }
-        for await (const docs of pages(spec.coll.find(spec.filter ?? {}, spec.options) as AsyncIterable<D>)) {
-          const kept = docs.filter(keep);
-          if (kept.length) yield await spec.entries(kept, chunksOf);
-        }
-      },
-    };
-  }
-
-  const documentHead = (r: DocumentDoc): IndexEntry => {
-    const type: SearchType = r.lane === 'asset' ? 'assets' : 'artifacts';
-    const meta = decodeBlob<Record<string, unknown>>(r.metadata, {});
-    return {
-      id: r._id,
-      workspaceId: r.workspaceId,
-      brainId: r.brainId,
-      type,
-      resourceId: r._id,
-      title: r.name,
-      description: str(meta.description),
-      text: '',
-      path: r.path,
-      url: `/v1/${type}/${r._id}`,
-      displayPath: joinPath(type, r.path, r.name),
-      updatedAt: r.updatedAt.getTime(),
-    };
+/** A source of `type` over a reader of records, each record's entries built by `entries`. */
+function source<R>(type: SearchType, reader: SearchReader<R>, entries: (r: R) => IndexEntry[]): Source {
+  return {
+    type,
+    async loadMany(keys) {
+      const out = new Map<string, IndexEntry[]>();
+      for (const [id, r] of await reader.loadMany(keys)) {
+        const e = entries(r);
+        if (e.length) out.set(id, e);
+      }
+      return out;
+    },
+    async *all() {
+      for await (const page of reader.all()) yield page.map(entries);
+    },
   };
-  const documents = (lane: 'asset' | 'artifact'): Source =>
-    source<DocumentDoc>({
-      type: lane === 'asset' ? 'assets' : 'artifacts',
-      coll: k.documents,
-      filter: { lane },
-      keep: (r) => r.lane === lane,
-      options: { projection: { content: 0 } },
-      chunked: lane,
-      async entries(docs, chunksOf) {
-        const chunks = await chunksOf(docs.map((r) => r._id));
-        return docs.map((r) => {
-          const head = documentHead(r);
-          return [head, ...chunkEntries(head, chunks.get(r._id) ?? [])];
-        });
-      },
-    });
+}
 
-  const memoryHead = (m: MemoryDoc): IndexEntry => {
-    const meta = decodeBlob<Record<string, unknown>>(m.metadata, {});
-    return {
-      id: m._id,
-      workspaceId: m.workspaceId,
-      brainId: m.brainId,
-      type: 'memories',
-      resourceId: m._id,
-      title: m.name,
-      description: m.description ?? '',
-      text: m.tags.join(' '),
-      path: 'memories',
-      ownerType: m.ownerType,
-      ownerId: m.ownerId,
-      tags: m.tags,
-      project: str(meta.project) || null,
-      context: str(meta.context) || null,
-      url: `/v1/memories/${m._id}`,
-      displayPath: joinPath('memories', m.name),
-      updatedAt: m.updatedAt.getTime(),
-    };
+const withChunks =
+  <T>(head: (d: T) => IndexEntry) =>
+  (r: ChunkedRecord<T>): IndexEntry[] => {
+    const h = head(r.doc);
+    return [h, ...chunkEntries(h, r.chunks)];
   };
 
+export function createSources(reads: SearchSources): Source[] {
   return [
-    source<NeuronDoc>({
-      type: 'neurons',
-      coll: repos.neurons.neurons,
-      filter: { deletedAt: null },
-      keep: (n) => n.deletedAt == null,
-      entries: (docs) => docs.map((n) => [neuronEntry(n)]),
-    }),
-    source<PathwayHead>({
-      type: 'pathways',
-      coll: repos.pathways.pathways as unknown as Collection<PathwayHead>,
-      options: { projection: { versions: 0 } },
-      entries: (docs) => docs.map((p) => [pathwayEntry(p)]),
-    }),
-    source<ReceptorDoc>({
-      type: 'receptors',
-      coll: repos.receptors.receptors,
-      entries: (docs) => docs.map((r) => [receptorEntry(r)]),
-    }),
-    source<ReflexDoc>({
-      type: 'reflexes',
-      coll: repos.reflexes.reflexes,
-      entries: (docs) => docs.map((r) => [reflexEntry(r)]),
-    }),
-    source<ActionPlanDoc>({ type: 'action_plans', coll: repos.receptors.actionPlans, entries: actionPlanEntries }),
-    source<MeetingDoc>({
-      type: 'meetings',
-      coll: repos.meetings.meetings,
-      entries: (docs) => docs.map((m) => [meetingEntry(m)]),
-    }),
-    source<StakeholderMapDoc>({
-      type: 'stakeholder_maps',
-      coll: repos.stakeholderMaps.maps,
-      entries: stakeholderMapEntries,
-    }),
-    documents('asset'),
-    documents('artifact'),
-    source<MemoryDoc>({
-      type: 'memories',
-      coll: k.memories,
-      chunked: 'memory',
-      async entries(docs, chunksOf) {
-        const chunks = await chunksOf(docs.map((m) => m._id));
-        return docs.map((m) => {
-          const head = memoryHead(m);
-          return [head, ...chunkEntries(head, chunks.get(m._id) ?? [])];
-        });
-      },
-    }),
+    source('neurons', reads.neurons, (n) => [neuronEntry(n)]),
+    source('pathways', reads.pathways, (p) => [pathwayEntry(p)]),
+    source('receptors', reads.receptors, (r) => [receptorEntry(r)]),
+    source('reflexes', reads.reflexes, (r) => [reflexEntry(r)]),
+    source('action_plans', reads.actionPlans, (p) => [actionPlanEntry(p)]),
+    source('meetings', reads.meetings, (m) => [meetingEntry(m)]),
+    source('stakeholder_maps', reads.stakeholderMaps, (m) => [stakeholderMapEntry(m)]),
+    source('assets', reads.assets, withChunks(documentHead)),
+    source('artifacts', reads.artifacts, withChunks(documentHead)),
+    source('memories', reads.memories, withChunks(memoryHead)),
   ];
-
-  /** A map is found by its name, description, summary and the names of its stakeholders (the first 2,000). */
-  async function stakeholderMapEntries(maps: StakeholderMapDoc[]): Promise<IndexEntry[][]> {
-    const people = maps.length
-      ? group(
-          (
-            await repos.stakeholderMaps.index
-              .find({ mapId: { $in: maps.map((m) => m._id) } }, { projection: { name: 1, mapId: 1, workspaceId: 1 } })
-              .toArray()
-          ).map((p) => ({ ...p, resourceId: p.mapId })),
-        )
-      : new Map<string, { name: string; workspaceId: string }[]>();
-    return maps.map((m) => [
-      {
-        id: m._id,
-        workspaceId: m.workspaceId,
-        brainId: m.brainId,
-        type: 'stakeholder_maps',
-        resourceId: m._id,
-        title: m.name,
-        description: [m.description, m.summary].filter(Boolean).join(' — '),
-        text: (people.get(m._id) ?? [])
-          .filter((p) => p.workspaceId === m.workspaceId)
-          .slice(0, 2000)
-          .map((p) => p.name)
-          .join(', '),
-        path: '',
-        url: `/v1/resources/stakeholder_maps/${m._id}`,
-        displayPath: joinPath('stakeholder_maps', m.name),
-        updatedAt: m.updatedAt.getTime(),
-      },
-    ]);
-  }
-
-  async function actionPlanEntries(plans: ActionPlanDoc[]): Promise<IndexEntry[][]> {
-    const [pathways, receptors] = await Promise.all([
-      byId(
-        repos.pathways.pathways as unknown as Collection<PathwayHead>,
-        plans.map((p) => p.pathwayId),
-        { projection: { _id: 1, workspaceId: 1, name: 1 } },
-      ),
-      byId(
-        repos.receptors.receptors,
-        plans.map((p) => p.receptorId),
-        { projection: { _id: 1, workspaceId: 1, slug: 1 } },
-      ),
-    ]);
-    return plans.map((p) => {
-      const pw = pathways.get(p.pathwayId);
-      const pathway = pw?.workspaceId === p.workspaceId ? pw : undefined;
-      const rc = receptors.get(p.receptorId);
-      const receptor = rc?.workspaceId === p.workspaceId ? rc : undefined;
-      const input = decodeBlob<unknown>(p.input, null);
-      const title = `${pathway?.name ?? 'pathway'} (${p.status})`;
-      return [
-        {
-          id: p._id,
-          workspaceId: p.workspaceId,
-          brainId: p.brainId,
-          type: 'action_plans',
-          resourceId: p._id,
-          title,
-          description: `Action plan ${p.status} by receptor ${receptor?.slug ?? p.receptorId} for pathway ${pathway?.name ?? p.pathwayId}`,
-          text: input == null ? '' : JSON.stringify(input).slice(0, 4000),
-          path: '',
-          isActive: p.status === 'proposed',
-          url: `/v1/jobs/${p.jobId}`,
-          displayPath: joinPath('action_plans', p._id),
-          updatedAt: p.updatedAt.getTime(),
-        },
-      ];
-    });
-  }
 }
 
-async function byId<D extends Document & { _id: string }>(
-  coll: Collection<D>,
-  ids: string[],
-  options: FindOptions,
-): Promise<Map<string, D>> {
-  return new Map(((await findByIds(coll, ids, options)) as D[]).map((d) => [d._id, d]));
+function documentHead(r: KnowledgeDocument): IndexEntry {
+  const type: SearchType = r.lane === 'asset' ? 'assets' : 'artifacts';
+  return {
+    id: r._id,
+    workspaceId: r.workspaceId,
+    brainId: r.brainId,
+    type,
+    resourceId: r._id,
+    title: r.name,
+    description: str(r.metadata.description),
+    text: '',
+    path: r.path,
+    url: `/v1/${type}/${r._id}`,
+    displayPath: joinPath(type, r.path, r.name),
+    updatedAt: r.updatedAt.getTime(),
+  };
 }
 
-function neuronEntry(n: NeuronDoc): IndexEntry {
-  const cfg = decodeBlob<Record<string, unknown>>(n.config, {});
+function memoryHead(m: Memory): IndexEntry {
+  return {
+    id: m._id,
+    workspaceId: m.workspaceId,
+    brainId: m.brainId,
+    type: 'memories',
+    resourceId: m._id,
+    title: m.name,
+    description: m.description ?? '',
+    text: m.tags.join(' '),
+    path: 'memories',
+    ownerType: m.ownerType,
+    ownerId: m.ownerId,
+    tags: m.tags,
+    project: str(m.metadata.project) || null,
+    context: str(m.metadata.context) || null,
+    url: `/v1/memories/${m._id}`,
+    displayPath: joinPath('memories', m.name),
+    updatedAt: m.updatedAt.getTime(),
+  };
+}
+
+/** A map is found by its name, description, summary and the names of its stakeholders (the first 2,000). */
+function stakeholderMapEntry({ map: m, people }: StakeholderMapRecord): IndexEntry {
+  return {
+    id: m._id,
+    workspaceId: m.workspaceId,
+    brainId: m.brainId,
+    type: 'stakeholder_maps',
+    resourceId: m._id,
+    title: m.name,
+    description: [m.description, m.summary].filter(Boolean).join(' — '),
+    text: people.slice(0, 2000).join(', '),
+    path: '',
+    url: `/v1/resources/stakeholder_maps/${m._id}`,
+    displayPath: joinPath('stakeholder_maps', m.name),
+    updatedAt: m.updatedAt.getTime(),
+  };
+}
+
+function actionPlanEntry({ plan: p, pathwayName, receptorSlug }: ActionPlanRecord): IndexEntry {
+  const title = `${pathwayName ?? 'pathway'} (${p.status})`;
+  return {
+    id: p._id,
+    workspaceId: p.workspaceId,
+    brainId: p.brainId,
+    type: 'action_plans',
+    resourceId: p._id,
+    title,
+    description: `Action plan ${p.status} by receptor ${receptorSlug ?? p.receptorId} for pathway ${pathwayName ?? p.pathwayId}`,
+    text: p.input == null ? '' : JSON.stringify(p.input).slice(0, 4000),
+    path: '',
+    isActive: p.status === 'proposed',
+    url: `/v1/jobs/${p.jobId}`,
+    displayPath: joinPath('action_plans', p._id),
+    updatedAt: p.updatedAt.getTime(),
+  };
+}
+
+function neuronEntry(n: NeuronRecord): IndexEntry {
+  const cfg = n.config;
   return {
     id: n._id,
     workspaceId: n.workspaceId,
@@ -373,8 +206,8 @@ function neuronEntry(n: NeuronDoc): IndexEntry {
 }
 
 /** A meeting's searchable text: summary, agenda, notes, decisions, action items, then the transcript (first 20,000 characters). */
-function meetingEntry(m: MeetingDoc): IndexEntry {
-  const body = decodeBlob<Record<string, unknown>>(m.body, {});
+function meetingEntry(m: MeetingRecord): IndexEntry {
+  const body = m.body;
   const flat = (v: unknown): string =>
     typeof v === 'string'
       ? v
@@ -431,8 +264,8 @@ function pathwayEntry(p: PathwayHead): IndexEntry {
   };
 }
 
-function receptorEntry(r: ReceptorDoc): IndexEntry {
-  const cfg = decodeBlob<Record<string, unknown>>(r.config, {});
+function receptorEntry(r: ReceptorRecord): IndexEntry {
+  const cfg = r.config;
   return {
     id: r._id,
     workspaceId: r.workspaceId,

@@ -1,12 +1,10 @@
-import type { Filter } from 'mongodb';
-import type { DocumentDoc, KnowledgeRepo } from '../db/knowledge.js';
+import type { KnowledgeRepo } from '../db/knowledge.js';
 import { forbidden, validationError } from '../errors.js';
 import { hasRole, type Scope } from '../scope.js';
-import { folderStructure, normalizePath, underPrefix, type DocumentService } from './documents.js';
+import { folderStructure, normalizePath, type DocumentService } from './documents.js';
 import type { MemoryService } from './memories.js';
 import type { ResourceEvents } from './resource-events.js';
 import type { SkillService } from './skills.js';
-import { findById } from '../db/client.js';
 
 export type TreeProfile = 'document' | 'broad';
 export interface TreeRow {
@@ -37,14 +35,7 @@ export function createCatalogService(d: {
     async tree(scope: Scope, q: { tree_profile: TreeProfile; path_prefix?: string; brain_id?: string; limit: number }) {
       const prefix = normalizePath(q.path_prefix);
       const brain = q.brain_id ?? scope.brainId;
-      const docFilter: Filter<DocumentDoc> = { workspaceId: scope.workspaceId };
-      if (brain) docFilter.brainId = brain;
-      if (prefix) docFilter.path = underPrefix(prefix);
-      const docs = await repo.documents
-        .find(docFilter, { projection: { content: 0, metadata: 0 } })
-        .sort({ path: 1, name: 1 })
-        .limit(q.limit)
-        .toArray();
+      const docs = await repo.documents.tree(scope.workspaceId, { brainId: brain, pathPrefix: prefix }, q.limit);
       const rows: TreeRow[] = docs.map((r) => ({
         id: r._id,
         kind: r.lane,
@@ -56,11 +47,7 @@ export function createCatalogService(d: {
       if (q.tree_profile === 'broad') {
         const inPrefix = (p: string) => !prefix || p === prefix || p.startsWith(`${prefix}/`);
         if (inPrefix('memories')) {
-          const mems = await repo.memories
-            .find({ workspaceId: scope.workspaceId, ...(brain ? { brainId: brain } : {}) })
-            .sort({ name: 1 })
-            .limit(q.limit)
-            .toArray();
+          const mems = await repo.memories.byName(scope.workspaceId, brain, q.limit);
           rows.push(
             ...mems.map((m) => ({
               id: m._id,
@@ -117,7 +104,7 @@ export function createCatalogService(d: {
       const notFound: string[] = [];
       for (const m of b.moves) {
         const path = normalizePath(m.path);
-        const r = await findById(repo.documents, m.resource_id.toLowerCase(), { workspaceId: scope.workspaceId });
+        const r = await repo.documents.get(scope.workspaceId, m.resource_id.toLowerCase());
         if (!r || (b.move_profile === 'document' && r.brainId !== scope.brainId)) {
           notFound.push(m.resource_id);
           continue;

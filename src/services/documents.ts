@@ -2,24 +2,19 @@ import { idempotentId, markCommitted } from '../request-context.js';
 import { bestEffort } from '../best-effort.js';
 import type { Logger } from '../logger.js';
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import type { Filter } from 'mongodb';
-import type { BlobStore, StoredBlob } from '../blobs/store.js';
-import { fromBuffer } from '../blobs/store.js';
+import type { BlobStore } from '../blobs/store.js';
 import type { Config } from '../config.js';
-import { claimNext } from '../db/claims.js';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
-import type { DocumentDoc, DocumentVersionDoc, KnowledgeRepo, Lane } from '../db/knowledge.js';
+import type { DocumentVersion, KnowledgeDocument, KnowledgeRepo, Lane } from '../db/knowledge.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, notFound, validationError } from '../errors.js';
-import { sniffContentType } from '../knowledge/extract.js';
 import type { Guard } from '../net/guard.js';
 import type { Scope } from '../scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
 import type { ResourceEvents, ResourceRef } from './resource-events.js';
-import { findById } from '../db/client.js';
-import { page } from '../db/paging.js';
+import { createAssetIntake } from './asset-intake.js';
+import { applyEdits, changeCommon, folderStructure, normalizePath, type ArtifactEdit } from './document-paths.js';
+
+export { applyEdits, folderStructure, normalizePath, type ArtifactEdit } from './document-paths.js';
 
 const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 export interface DocumentListQuery {
@@ -31,68 +26,6 @@ export interface DocumentListQuery {
   cursor?: string;
   sortBy: keyof typeof SORT;
   sortDirection: 'asc' | 'desc';
-}
-
-/** A folder path: segments of letters, digits, spaces and `._-`, joined by `/`, no `..`; '' is the root. */
-export function normalizePath(raw: string | undefined | null): string {
-  const p = (raw ?? '')
-    .trim()
-    .replace(/\\/g, '/')
-    .replace(/^\/+|\/+$/g, '')
-    .replace(/\/{2,}/g, '/');
-  if (p.length > 500) throw validationError('path: at most 500 characters');
-  for (const seg of p ? p.split('/') : []) {
-    if (seg === '.' || seg === '..' || !/^[\p{L}\p{N} ._@()-]+$/u.test(seg))
-      throw validationError(`path: "${seg}" is not a valid folder name`);
-  }
-  return p;
-}
-export const underPrefix = (prefix: string) =>
-  prefix ? { $regex: `^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(/|$)` } : undefined;
-
-/** Folder structure of a lane under a path: direct sub-folders (with item counts below them) and the items right there. */
-export function folderStructure(rows: { _id: string; name: string; path: string }[], prefix: string) {
-  const folders = new Map<string, number>();
-  const items: { id: string; name: string; path: string }[] = [];
-  for (const r of rows) {
-    if (r.path === prefix) {
-      items.push({ id: r._id, name: r.name, path: r.path });
-      continue;
-    }
-    const rest = prefix ? r.path.slice(prefix.length + 1) : r.path;
-    const child = prefix ? `${prefix}/${rest.split('/')[0]}` : rest.split('/')[0];
-    folders.set(child, (folders.get(child) ?? 0) + 1);
-  }
-  return {
-    path: prefix,
-    folders: [...folders]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([path, count]) => ({ path, name: path.split('/').pop() ?? path, item_count: count })),
-    items: items.sort((a, b) => a.name.localeCompare(b.name)),
-    total: rows.length,
-  };
-}
-
-/** The operations of an artifact patch envelope (docs/knowledge.md). */
-export type ArtifactEdit =
-  | { op: 'replace'; content: string }
-  | { op: 'append'; text: string }
-  | { op: 'prepend'; text: string }
-  | { op: 'search_replace'; search: string; replace: string; all?: boolean };
-
-export function applyEdits(content: string, edits: ArtifactEdit[]): string {
-  let out = content;
-  edits.forEach((e, k) => {
-    if (e.op === 'replace') out = e.content;
-    else if (e.op === 'append') out += e.text;
-    else if (e.op === 'prepend') out = e.text + out;
-    else {
-      if (!out.includes(e.search))
-        throw conflict(`edits[${k}]: "${e.search.slice(0, 60)}" does not occur in the artifact`);
-      out = e.all ? out.split(e.search).join(e.replace) : out.replace(e.search, () => e.replace);
-    }
-  });
-  return out;
 }
 
 const BODY_MAX_CHARS = 5_000_000;
@@ -113,8 +46,8 @@ export function createDocumentService(d: {
   config: Config;
   log?: Logger;
 }) {
-  const { repo, config } = d;
-  const ref = (r: DocumentDoc, extra: Partial<ResourceRef> = {}): ResourceRef => ({
+  const { repo } = d;
+  const ref = (r: KnowledgeDocument, extra: Partial<ResourceRef> = {}): ResourceRef => ({
     kind: r.lane,
     id: r._id,
     brain_id: r.brainId,
@@ -132,8 +65,8 @@ export function createDocumentService(d: {
   }
 
   /** A row of the lane; a row of the other lane is refused with a 400 that names the right route. */
-  async function get(scope: Scope, id: string, lane: Lane): Promise<DocumentDoc> {
-    const r = await findById(repo.documents, id, { workspaceId: scope.workspaceId });
+  async function get(scope: Scope, id: string, lane: Lane): Promise<KnowledgeDocument> {
+    const r = await repo.documents.get(scope.workspaceId, id);
     if (!r || (scope.brainId && r.brainId !== scope.brainId)) throw notFound(lane === 'asset' ? 'Asset' : 'Artifact');
     if (r.lane !== lane)
       throw validationError(`${id} is ${r.lane === 'asset' ? 'an asset' : 'an artifact'}: use /v1/${r.lane}s/${id}`);
@@ -141,16 +74,20 @@ export function createDocumentService(d: {
   }
 
   async function list(scope: Scope, lane: Lane, q: DocumentListQuery) {
-    const filter: Filter<DocumentDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId, lane };
-    const brain = q.brain_id ?? scope.brainId;
-    if (brain) filter.brainId = brain;
-    if (q.path !== undefined) filter.path = normalizePath(q.path);
-    else if (q.path_prefix) filter.path = underPrefix(normalizePath(q.path_prefix));
+    const where = {
+      lane,
+      brainId: q.brain_id ?? scope.brainId,
+      ...(q.path !== undefined
+        ? { path: normalizePath(q.path) }
+        : q.path_prefix
+          ? { pathPrefix: normalizePath(q.path_prefix) }
+          : {}),
+    };
     const dir = q.sortDirection === 'asc' ? 1 : -1;
-    return page(repo.documents, filter, { field: SORT[q.sortBy], dir }, q);
+    return repo.documents.page(scope.workspaceId, where, { field: SORT[q.sortBy], dir }, q);
   }
 
-  const versionDoc = (r: DocumentDoc, version: number, changes: string[], scope: Scope): DocumentVersionDoc => ({
+  const versionDoc = (r: KnowledgeDocument, version: number, changes: string[], scope: Scope): DocumentVersion => ({
     _id: `${r._id}:${version}`,
     documentId: r._id,
     workspaceId: r.workspaceId,
@@ -171,19 +108,19 @@ export function createDocumentService(d: {
   /** Inserts a new row with its first version, starts its ingest when it has a body, announces it. */
   async function insert(
     scope: Scope,
-    r: DocumentDoc,
+    r: KnowledgeDocument,
     ingestBody: boolean,
-  ): Promise<{ doc: DocumentDoc; jobId: string | null }> {
+  ): Promise<{ doc: KnowledgeDocument; jobId: string | null }> {
     const jobId = ingestBody ? randomUUID() : null;
     if (jobId) r.ingest = newIngestState(r.lane === 'artifact' ? r.version : 1, jobId);
-    await repo.documents.insertOne(r);
+    await repo.documents.insert(r);
     // The resource exists: the request answers its success from here on (src/request-context.ts),
     // and what follows cannot turn it into an error that would claim nothing was stored.
     markCommitted();
     await bestEffort(
       d.log,
       'first version record',
-      repo.versions.insertOne(versionDoc(r, r.version, ['created'], scope)),
+      repo.documents.recordVersion(versionDoc(r, r.version, ['created'], scope)),
     );
     await bestEffort(d.log, 'created event', d.events.emit(scope.workspaceId, 'created', ref(r)));
     if (jobId)
@@ -199,75 +136,21 @@ export function createDocumentService(d: {
     return { doc: r, jobId };
   }
 
-  function newAsset(
-    scope: Scope,
-    o: {
-      id?: string;
-      brainId: string;
-      name: string;
-      path: string;
-      metadata: unknown;
-      skipEmbedding: boolean;
-      source: DocumentDoc['source'];
-      blob: StoredBlob | null;
-      contentType: string | null;
-    },
-  ): DocumentDoc {
-    const now = new Date();
-    return {
-      _id: o.id ?? randomUUID(),
-      workspaceId: scope.workspaceId,
-      brainId: o.brainId,
-      lane: 'asset',
-      name: o.name,
-      path: o.path,
-      metadata: encodeBlob(o.metadata ?? {}),
-      skipEmbedding: o.skipEmbedding,
-      contentType: o.contentType,
-      size: o.blob?.size ?? 0,
-      sha256: o.blob?.sha256 ?? null,
-      blobKey: o.blob?.key ?? null,
-      source: o.source,
-      version: 1,
-      ingest: newIngestState(1, null, 'skipped'),
-      createdBy: by(scope),
-      createdAt: now,
-      updatedAt: now,
-    };
-  }
-  const blobKey = (scope: Scope, id: string) => `assets/${scope.workspaceId}/${id}`;
-
-  /** Stores a body stream as a new asset's blob; the row is written once the body is complete. */
-  async function storeBody(scope: Scope, id: string, body: Readable, hint: { declared?: string; name?: string }) {
-    const blob = await d.blobs.put(blobKey(scope, id), body, {
-      maxBytes: config.ASSET_MAX_BYTES,
-      contentType: hint.declared,
-    });
-    return { blob, contentType: await sniffContentType(blob.head, hint) };
-  }
-
-  const firstLine = (t: string) =>
-    t
-      .split('\n')
-      .find((l) => l.trim())
-      ?.trim()
-      .slice(0, 80) || 'Untitled';
-
-  /** Every version is a claimed `<id>:<n>`; the head is written under the row's hold when it is still older (src/db/knowledge.ts). */
+  /** Claims the row's next version, built by `change` on the newest one (the repository claims each number once). */
   async function newVersion(
     scope: Scope,
-    cur: DocumentDoc,
-    change: (prev: DocumentDoc) => { next: DocumentDoc; changes: string[] } | null,
+    cur: KnowledgeDocument,
+    change: (prev: KnowledgeDocument) => { next: KnowledgeDocument; changes: string[] } | null,
     baseVersion?: number,
   ) {
-    let made: { next: DocumentDoc; changes: string[] } | null = null;
-    await claimNext(repo.versions, { documentId: cur._id }, 'version', (prev) => {
+    let made: { next: KnowledgeDocument; changes: string[] } | null = null;
+    await repo.documents.claimVersion(cur._id, (prev) => {
       const prevVersion = prev?.version ?? cur.version;
       if (baseVersion !== undefined && baseVersion !== prevVersion)
         throw conflict(
           `base_version ${baseVersion} is not the current version (${prevVersion}): re-read the artifact and apply the change again`,
         );
-      const base: DocumentDoc = prev
+      const base: KnowledgeDocument = prev
         ? {
             ...cur,
             name: prev.name,
@@ -285,16 +168,14 @@ export function createDocumentService(d: {
       made.next.version = prevVersion + 1;
       return versionDoc(made.next, made.next.version, made.changes, scope);
     });
-    return made as { next: DocumentDoc; changes: string[] } | null;
+    return made as { next: KnowledgeDocument; changes: string[] } | null;
   }
 
   async function remove(scope: Scope, id: string, lane: Lane): Promise<void> {
     const r = await get(scope, id, lane);
-    await repo.documents.deleteOne({ _id: r._id, workspaceId: scope.workspaceId });
+    await repo.documents.remove(scope.workspaceId, r._id);
     await Promise.all([
-      repo.versions.deleteMany({ documentId: r._id, workspaceId: scope.workspaceId }),
-      repo.chunks.deleteMany({ resourceId: r._id, workspaceId: scope.workspaceId }),
-      repo.members.deleteMany({ resourceId: r._id, workspaceId: scope.workspaceId }),
+      repo.documents.removeRelated(scope.workspaceId, r._id),
       r.blobKey ? d.blobs.delete(r.blobKey) : Promise.resolve(),
     ]);
     await d.events.emit(scope.workspaceId, 'deleted', ref(r));
@@ -302,37 +183,53 @@ export function createDocumentService(d: {
 
   async function versions(scope: Scope, id: string, lane: Lane) {
     const r = await get(scope, id, lane);
-    return repo.versions
-      .find({ documentId: r._id, workspaceId: scope.workspaceId })
-      .sort({ version: -1 })
-      .limit(500)
-      .toArray();
+    return repo.documents.versions(scope.workspaceId, r._id);
   }
 
   async function structure(scope: Scope, lane: Lane, q: { path_prefix?: string; brain_id?: string }) {
     const prefix = normalizePath(q.path_prefix);
-    const filter: Filter<DocumentDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId, lane };
-    const brain = q.brain_id ?? scope.brainId;
-    if (brain) filter.brainId = brain;
-    if (prefix) filter.path = underPrefix(prefix);
-    const rows = await repo.documents
-      .find(filter, { projection: { _id: 1, name: 1, path: 1 } })
-      .limit(10_000)
-      .toArray();
-    return folderStructure(rows, prefix);
+    const where = { lane, brainId: q.brain_id ?? scope.brainId, pathPrefix: prefix };
+    return folderStructure(await repo.documents.folderRows(scope.workspaceId, where, 10_000), prefix);
   }
 
   /** Chunk counts are read from the rows after a removal (never kept as counters). */
-  async function recount(r: DocumentDoc) {
-    const [chunkCount, embeddedCount] = await Promise.all([
-      repo.chunks.countDocuments({ resourceId: r._id }),
-      repo.chunks.countDocuments({ resourceId: r._id, embedding: { $ne: null } }),
-    ]);
-    await repo.updateHeld(
-      repo.documents,
-      { _id: r._id, workspaceId: r.workspaceId },
-      { 'ingest.chunkCount': chunkCount, 'ingest.embeddedCount': embeddedCount },
+  async function recount(r: KnowledgeDocument) {
+    await repo.ingest.setCounts(r.lane, r.workspaceId, r._id, await repo.chunks.counts(r._id));
+  }
+
+  /**
+   * Writes a new version's head (held, and only over an older one: an ingest job writing its state
+   * meanwhile must not put the previous version back), then what follows from it: the chunks' path,
+   * dropped vectors, the event and the ingest job.
+   */
+  async function applyHead(
+    scope: Scope,
+    cur: KnowledgeDocument,
+    { next, changes }: { next: KnowledgeDocument; changes: string[] },
+    set: Partial<KnowledgeDocument>,
+    ingest: { jobId: string | null; version: number },
+  ): Promise<{ doc: KnowledgeDocument; jobId: string | null }> {
+    if (!(await repo.documents.setHead(scope.workspaceId, cur._id, set)))
+      return { doc: await get(scope, cur._id, cur.lane), jobId: null };
+    if (changes.includes('path')) await repo.chunks.setPath(scope.workspaceId, cur._id, next.path);
+    if (changes.includes('skip_embedding') && next.skipEmbedding) {
+      await repo.chunks.dropVectors(scope.workspaceId, cur._id);
+      await recount(cur);
+    }
+    const doc = { ...cur, ...set } as KnowledgeDocument;
+    await d.events.emit(
+      scope.workspaceId,
+      changes.length === 1 && changes[0] === 'path' ? 'moved' : 'updated',
+      ref(doc, changes.includes('path') ? { from_path: cur.path, to_path: next.path } : {}),
     );
+    const { jobId } = ingest;
+    if (jobId)
+      await d.ingest.start(
+        scope,
+        { kind: cur.lane, id: cur._id, version: ingest.version, brainId: cur.brainId, name: doc.name },
+        jobId,
+      );
+    return { doc, jobId };
   }
 
   return {
@@ -368,130 +265,7 @@ export function createDocumentService(d: {
     },
 
     // ---- assets ----
-    /** POST /v1/assets: a row with metadata, and a body when `content` is sent. */
-    async createAsset(
-      scope: Scope,
-      b: {
-        name: string;
-        path?: string;
-        metadata?: Record<string, unknown>;
-        content?: string;
-        content_type?: string;
-        skip_embedding?: boolean;
-        brain_id?: string;
-      },
-    ) {
-      const brainId = await brainFor(scope, b.brain_id);
-      const path = normalizePath(b.path);
-      const id = randomUUID();
-      const stored =
-        b.content !== undefined
-          ? await storeBody(scope, id, fromBuffer(Buffer.from(b.content, 'utf8')), {
-              declared: b.content_type,
-              name: b.name,
-            })
-          : null;
-      const doc = newAsset(scope, {
-        id,
-        brainId,
-        name: b.name,
-        path,
-        metadata: b.metadata,
-        skipEmbedding: b.skip_embedding ?? false,
-        source: { type: stored ? 'text' : 'none', value: null },
-        blob: stored?.blob ?? null,
-        contentType: stored?.contentType ?? null,
-      });
-      return insert(scope, doc, !!stored);
-    },
-
-    /** POST /v1/assets/ingest (JSON): `source { type: text | url, value }`; a URL is fetched through the outbound guard. */
-    async ingestSource(
-      scope: Scope,
-      b: {
-        source: { type: 'text' | 'url'; value: string };
-        name?: string;
-        path?: string;
-        metadata?: Record<string, unknown>;
-        skip_embedding?: boolean;
-        brain_id?: string;
-      },
-    ) {
-      const brainId = await brainFor(scope, b.brain_id);
-      const path = normalizePath(b.path);
-      const id = randomUUID();
-      let stored: { blob: StoredBlob; contentType: string };
-      let name = b.name;
-      if (b.source.type === 'text') {
-        stored = await storeBody(scope, id, fromBuffer(Buffer.from(b.source.value, 'utf8')), { name: b.name });
-        name ??= firstLine(b.source.value);
-      } else {
-        const url = new URL(b.source.value);
-        const res = await d.guard.fetch(url, {
-          headers: { accept: 'text/html, text/plain, text/markdown, application/pdf, */*;q=0.5' },
-        });
-        if (!res.ok || !res.body) {
-          await res.body?.cancel();
-          throw validationError(`source.value: ${url.host} answered ${res.status}`);
-        }
-        const lastSegment = decodeURIComponent(url.pathname.split('/').filter(Boolean).pop() ?? '');
-        stored = await storeBody(scope, id, Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), {
-          declared: res.headers.get('content-type') ?? undefined,
-          name: lastSegment,
-        });
-        name ??= lastSegment || url.host;
-      }
-      const doc = newAsset(scope, {
-        id,
-        brainId,
-        name: name.slice(0, 300),
-        path,
-        metadata: b.metadata,
-        skipEmbedding: b.skip_embedding ?? false,
-        source: { type: b.source.type, value: b.source.type === 'url' ? b.source.value : null },
-        blob: stored.blob,
-        contentType: stored.contentType,
-      });
-      return insert(scope, doc, true);
-    },
-
-    /** POST /v1/assets/ingest (multipart): the file streams into the blob store; the row is written when it is complete. */
-    async ingestUpload(scope: Scope, id: string, file: { stream: Readable; fileName: string; declaredType: string }) {
-      return storeBody(scope, id, file.stream, { declared: file.declaredType, name: file.fileName });
-    },
-    async finishUpload(
-      scope: Scope,
-      id: string,
-      stored: { blob: StoredBlob; contentType: string },
-      f: {
-        fileName: string;
-        name?: string;
-        path?: string;
-        metadata?: Record<string, unknown>;
-        skip_embedding?: boolean;
-        brain_id?: string;
-      },
-    ) {
-      try {
-        const brainId = await brainFor(scope, f.brain_id);
-        const doc = newAsset(scope, {
-          id,
-          brainId,
-          name: (f.name || f.fileName || 'upload').slice(0, 300),
-          path: normalizePath(f.path),
-          metadata: f.metadata,
-          skipEmbedding: f.skip_embedding ?? false,
-          source: { type: 'upload', value: f.fileName },
-          blob: stored.blob,
-          contentType: stored.contentType,
-        });
-        return await insert(scope, doc, true);
-      } catch (e) {
-        await bestEffort(d.log, "deleting a refused upload's blob", d.blobs.delete(stored.blob.key));
-        throw e;
-      }
-    },
-    discardUpload: (scope: Scope, id: string) => d.blobs.delete(blobKey(scope, id)),
+    ...createAssetIntake({ ...d, brainFor, insert, by }),
 
     /** PUT /v1/assets/:id: name, metadata, path or skip_embedding, each change a metadata version (the body never changes). */
     async updateAsset(
@@ -508,23 +282,12 @@ export function createDocumentService(d: {
           next.name = b.name;
           changes.push('name');
         }
-        if (path !== undefined && path !== prev.path) {
-          next.path = path;
-          changes.push('path');
-        }
-        if (b.metadata !== undefined && encodeBlob(b.metadata) !== prev.metadata) {
-          next.metadata = encodeBlob(b.metadata);
-          changes.push('metadata');
-        }
-        if (b.skip_embedding !== undefined && b.skip_embedding !== prev.skipEmbedding) {
-          next.skipEmbedding = b.skip_embedding;
-          changes.push('skip_embedding');
-        }
+        changeCommon(prev, next, changes, { ...b, path });
         return changes.length ? { next, changes } : null;
       });
       if (!made) return { doc: cur, jobId: null };
       const { next, changes } = made;
-      const set: Partial<DocumentDoc> = {
+      const set: Partial<KnowledgeDocument> = {
         name: next.name,
         path: next.path,
         metadata: next.metadata,
@@ -538,37 +301,7 @@ export function createDocumentService(d: {
         jobId = randomUUID();
         set.ingest = { ...cur.ingest, jobId, status: 'pending' };
       }
-      const applied = await repo.updateHeld(
-        repo.documents,
-        { _id: cur._id, workspaceId: scope.workspaceId, version: { $lt: next.version } },
-        set,
-      );
-      if (!applied) return { doc: await get(scope, id, 'asset'), jobId: null };
-      if (changes.includes('path'))
-        await repo.chunks.updateMany(
-          { resourceId: cur._id, workspaceId: scope.workspaceId },
-          { $set: { path: next.path } },
-        );
-      if (changes.includes('skip_embedding') && next.skipEmbedding) {
-        await repo.chunks.updateMany(
-          { resourceId: cur._id, workspaceId: scope.workspaceId },
-          { $set: { embedding: null } },
-        );
-        await recount(cur);
-      }
-      const doc = { ...cur, ...set } as DocumentDoc;
-      await d.events.emit(
-        scope.workspaceId,
-        changes.length === 1 && changes[0] === 'path' ? 'moved' : 'updated',
-        ref(doc, changes.includes('path') ? { from_path: cur.path, to_path: next.path } : {}),
-      );
-      if (jobId)
-        await d.ingest.start(
-          scope,
-          { kind: 'asset', id: cur._id, version: cur.ingest.version, brainId: cur.brainId, name: doc.name },
-          jobId,
-        );
-      return { doc, jobId };
+      return applyHead(scope, cur, made, set, { jobId, version: cur.ingest.version });
     },
 
     // ---- artifacts ----
@@ -590,18 +323,18 @@ export function createDocumentService(d: {
       const id = given ?? idempotentId('artifact');
       const brainId = await brainFor(scope, b.brain_id);
       if (id) {
-        const existing = await findById(repo.documents, id, { workspaceId: scope.workspaceId });
+        const existing = await repo.documents.get(scope.workspaceId, id);
         if (existing) return { doc: existing, jobId: existing.ingest.jobId };
       }
       const now = new Date();
-      const doc: DocumentDoc = {
+      const doc: KnowledgeDocument = {
         _id: id ?? randomUUID(),
         workspaceId: scope.workspaceId,
         brainId,
         lane: 'artifact',
         name: b.title,
         path: normalizePath(b.path),
-        metadata: encodeBlob(b.metadata ?? {}),
+        metadata: b.metadata ?? {},
         skipEmbedding: b.skip_embedding ?? false,
         contentType: b.content_type ?? 'text/markdown',
         size: Buffer.byteLength(b.content),
@@ -657,25 +390,14 @@ export function createDocumentService(d: {
             next.contentType = b.content_type;
             changes.push('content_type');
           }
-          if (path !== undefined && path !== prev.path) {
-            next.path = path;
-            changes.push('path');
-          }
-          if (b.metadata !== undefined && encodeBlob(b.metadata) !== prev.metadata) {
-            next.metadata = encodeBlob(b.metadata);
-            changes.push('metadata');
-          }
-          if (b.skip_embedding !== undefined && b.skip_embedding !== prev.skipEmbedding) {
-            next.skipEmbedding = b.skip_embedding;
-            changes.push('skip_embedding');
-          }
+          changeCommon(prev, next, changes, { ...b, path });
           return changes.length ? { next, changes } : null;
         },
         b.base_version,
       );
       if (!made) return { doc: cur, jobId: null };
       const { next, changes } = made;
-      const set: Partial<DocumentDoc> = {
+      const set: Partial<KnowledgeDocument> = {
         name: next.name,
         path: next.path,
         metadata: next.metadata,
@@ -698,38 +420,7 @@ export function createDocumentService(d: {
         jobId = randomUUID();
         set.ingest = { ...cur.ingest, jobId, status: 'pending' };
       }
-      // Held (src/db/knowledge.ts): an ingest job writing its state meanwhile must not put the previous version back.
-      const applied = await repo.updateHeld(
-        repo.documents,
-        { _id: cur._id, workspaceId: scope.workspaceId, version: { $lt: next.version } },
-        set,
-      );
-      if (!applied) return { doc: await get(scope, id, 'artifact'), jobId: null };
-      if (changes.includes('path'))
-        await repo.chunks.updateMany(
-          { resourceId: cur._id, workspaceId: scope.workspaceId },
-          { $set: { path: next.path } },
-        );
-      if (changes.includes('skip_embedding') && next.skipEmbedding) {
-        await repo.chunks.updateMany(
-          { resourceId: cur._id, workspaceId: scope.workspaceId },
-          { $set: { embedding: null } },
-        );
-        await recount(cur);
-      }
-      const doc = { ...cur, ...set } as DocumentDoc;
-      await d.events.emit(
-        scope.workspaceId,
-        changes.length === 1 && changes[0] === 'path' ? 'moved' : 'updated',
-        ref(doc, changes.includes('path') ? { from_path: cur.path, to_path: next.path } : {}),
-      );
-      if (jobId)
-        await d.ingest.start(
-          scope,
-          { kind: 'artifact', id: cur._id, version: ingestVersion, brainId: cur.brainId, name: doc.name },
-          jobId,
-        );
-      return { doc, jobId };
+      return applyHead(scope, cur, made, set, { jobId, version: ingestVersion });
     },
 
     /** The raw body of a content version (the current one without `version`). */
@@ -741,20 +432,20 @@ export function createDocumentService(d: {
       const r = await get(scope, id, 'artifact');
       if (version === undefined || version === r.version)
         return { content: r.content ?? '', version: r.version, contentType: r.contentType ?? 'text/plain' };
-      const v = await repo.versions.findOne({ _id: `${r._id}:${version}`, workspaceId: scope.workspaceId });
+      const v = await repo.documents.version(scope.workspaceId, r._id, version);
       if (!v) throw notFound(`Version ${version} of the artifact`);
       return { content: v.content ?? '', version: v.version, contentType: v.contentType ?? 'text/plain' };
     },
 
     /** Moves rows of the document lanes to a folder path (POST /v1/resources/move); each a `moved` event. */
     async move(scope: Scope, id: string, path: string) {
-      const r = await findById(repo.documents, id, { workspaceId: scope.workspaceId });
+      const r = await repo.documents.get(scope.workspaceId, id);
       if (!r) return null;
       return r.lane === 'asset'
         ? (await this.updateAsset(scope, id, { path })).doc
         : (await this.updateArtifact(scope, id, { path })).doc;
     },
-    metadataOf: (r: DocumentDoc) => decodeBlob<Record<string, unknown>>(r.metadata, {}),
+    metadataOf: (r: KnowledgeDocument) => r.metadata,
   };
 }
 export type DocumentService = ReturnType<typeof createDocumentService>;

@@ -212,8 +212,6 @@ export function createServices(deps: Deps) {
   const memories = createMemoryService({
     repo: deps.repos.knowledge,
     workspaces: deps.repos.workspaces,
-    neurons: deps.repos.neurons,
-    traces: deps.repos.traces,
     blobs,
     ingest,
     events,
@@ -266,7 +264,7 @@ export function createServices(deps: Deps) {
     recent,
   });
   const search = createSearchService({
-    repos: deps.repos,
+    sources: deps.repos.searchSources,
     redis: deps.redis,
     streams: deps.streams,
     embedder,

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Binary, type Collection } from 'mongodb';
 import type { BlobStore } from '../blobs/store.js';
 import type { Config } from '../config.js';
-import type { ChunkDoc, ChunkedKind, DocumentDoc, IngestState, KnowledgeRepo, MemoryDoc } from '../db/knowledge.js';
-import { vectorToBytes, type Embedder } from '../embeddings/index.js';
+import type { Chunk, ChunkedKind, IngestState, KnowledgeDocument, KnowledgeRepo, Memory } from '../db/knowledge.js';
+import type { Ingestible } from '../db/knowledge-chunks.js';
+import type { Embedder } from '../embeddings/index.js';
 import { notFound } from '../errors.js';
 import { chunkText } from '../knowledge/chunk.js';
 import { extractText, isExtractable, sniffContentType } from '../knowledge/extract.js';
@@ -13,16 +13,12 @@ import type { IngestInput } from '../temporal/definitions.js';
 import type { JobService } from './jobs.js';
 import type { ResourceEvents } from './resource-events.js';
 import type { UsageService } from './usage.js';
-import { findById } from '../db/client.js';
-import { page } from '../db/paging.js';
 
 export const newIngestState = (
   version: number,
   jobId: string | null,
   status: IngestState['status'] = 'pending',
 ): IngestState => ({ status, jobId, version, chunkCount: 0, embeddedCount: 0, embeddingModel: null, error: null });
-
-type Ingestible = (DocumentDoc | MemoryDoc) & { ingest: IngestState };
 
 /**
  * The `ingest` workflow's service (docs/knowledge.md): one job per resource version;
@@ -41,20 +37,11 @@ export function createIngestService(d: {
   events: ResourceEvents;
 }) {
   const { repo, config } = d;
-  const collOf = (kind: ChunkedKind) =>
-    (kind === 'memory' ? repo.memories : repo.documents) as unknown as Collection<Ingestible>;
-  const load = (i: IngestInput) => findById(collOf(i.kind), i.resourceId, { workspaceId: i.workspaceId });
-  const setState = (i: IngestInput, patch: Partial<IngestState>) => {
-    const $set: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(patch)) $set[`ingest.${k}`] = v;
-    // Only the job that owns the resource's current version writes its state; held, so that a
-    // concurrent head write (a new version's name or path) and this one cannot undo each other.
-    return repo.updateHeld(
-      collOf(i.kind),
-      { _id: i.resourceId, workspaceId: i.workspaceId, 'ingest.jobId': i.jobId },
-      $set,
-    );
-  };
+  const load = (i: IngestInput) => repo.ingest.load(i.kind, i.workspaceId, i.resourceId);
+  // Only the job that owns the resource's current version writes its state; held, so that a
+  // concurrent head write (a new version's name or path) and this one cannot undo each other.
+  const setState = (i: IngestInput, patch: Partial<IngestState>) =>
+    repo.ingest.setState(i.kind, i.workspaceId, i.resourceId, i.jobId, patch);
   const progress = (i: IngestInput, p: number, step: string) =>
     d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', progress: p, currentStep: step });
 
@@ -64,8 +51,8 @@ export function createIngestService(d: {
     r: Ingestible,
   ): Promise<{ text: string | null; contentType: string | null; markdown: boolean }> {
     if (i.kind === 'artifact') {
-      const v = await repo.versions.findOne({ _id: `${r._id}:${i.version}` });
-      const doc = r as DocumentDoc;
+      const v = await repo.documents.version(i.workspaceId, r._id, i.version);
+      const doc = r as KnowledgeDocument;
       const text = v?.content ?? (doc.version === i.version ? (doc.content ?? '') : null);
       if (text === null) throw notFound(`Artifact version ${i.version}`);
       return { text, contentType: doc.contentType, markdown: /markdown/.test(doc.contentType ?? '') };
@@ -77,8 +64,7 @@ export function createIngestService(d: {
     let type = r.contentType ?? 'application/octet-stream';
     if (type === 'application/zip' || type === 'application/octet-stream') {
       type = await sniffContentType(body, { name: 'fileName' in r ? (r.fileName ?? undefined) : undefined });
-      if (type !== r.contentType)
-        await repo.updateHeld(collOf(i.kind), { _id: r._id, workspaceId: i.workspaceId }, { contentType: type });
+      if (type !== r.contentType) await repo.ingest.setContentType(i.kind, i.workspaceId, r._id, type);
     }
     if (!isExtractable(type)) return { text: null, contentType: type, markdown: false };
     return { text: await extractText(body, type), contentType: type, markdown: type === 'text/markdown' };
@@ -139,54 +125,39 @@ export function createIngestService(d: {
         overlapTokens: config.CHUNK_OVERLAP_TOKENS,
         markdown,
       });
-      const existing = new Map(
-        (
-          await repo.chunks
-            .find({ resourceId: i.resourceId, version: i.version }, { projection: { text: 1 } })
-            .toArray()
-        ).map((c) => [c._id, c.text]),
-      );
+      const existing = await repo.chunks.textsOf(i.workspaceId, i.resourceId, i.version);
       const path = 'path' in r ? r.path : '';
       const now = new Date();
       const writes = parts
         .filter((p) => existing.get(`${i.resourceId}:${i.version}:${p.index}`) !== p.text)
-        .map((p) => {
-          const doc: ChunkDoc = {
-            _id: `${i.resourceId}:${i.version}:${p.index}`,
-            workspaceId: i.workspaceId,
-            brainId: i.brainId,
-            resourceKind: i.kind,
-            resourceId: i.resourceId,
-            version: i.version,
-            index: p.index,
-            source: 'body',
-            text: p.text,
-            tokens: p.tokens,
-            path,
-            embedding: null,
-            createdAt: now,
-          };
-          return { replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } };
-        });
-      for (let k = 0; k < writes.length; k += 500)
-        await repo.chunks.bulkWrite(writes.slice(k, k + 500), { ordered: false });
-      // A re-chunk with fewer parts leaves no stale tail.
-      await repo.chunks.deleteMany({ resourceId: i.resourceId, version: i.version, index: { $gte: parts.length } });
+        .map((p): Chunk => ({
+          _id: `${i.resourceId}:${i.version}:${p.index}`,
+          workspaceId: i.workspaceId,
+          brainId: i.brainId,
+          resourceKind: i.kind,
+          resourceId: i.resourceId,
+          version: i.version,
+          index: p.index,
+          source: 'body',
+          text: p.text,
+          tokens: p.tokens,
+          path,
+          embedding: null,
+          createdAt: now,
+        }));
+      await repo.chunks.write(writes);
+      await repo.chunks.trim(i.workspaceId, i.resourceId, i.version, parts.length);
       await setState(i, { chunkCount: parts.length });
-      const describe = i.kind === 'memory' && (r as MemoryDoc).titleSource === 'pending';
+      const describe = i.kind === 'memory' && (r as Memory).titleSource === 'pending';
       return { chunkCount: parts.length, toEmbed: r.skipEmbedding ? 0 : parts.length, describe };
     },
 
     /** Memories without a caller's name and description get them from the configured model (recorded as such). */
     async describe(i: IngestInput, attempt: number): Promise<void> {
-      const m = (await load(i)) as MemoryDoc | null;
+      const m = (await load(i)) as Memory | null;
       if (!m || m.titleSource !== 'pending') return;
       await progress(i, 20, 'describing');
-      const first = await repo.chunks
-        .find({ resourceId: i.resourceId, version: i.version })
-        .sort({ index: 1 })
-        .limit(3)
-        .toArray();
+      const first = await repo.chunks.range(i.workspaceId, i.resourceId, i.version, 0, 3);
       const text = first
         .map((c) => c.text)
         .join('\n\n')
@@ -201,7 +172,7 @@ export function createIngestService(d: {
         description: text.replace(/\s+/g, ' ').slice(0, 200),
       };
       let out = derived;
-      let source: MemoryDoc['titleSource'] = 'derived';
+      let source: Memory['titleSource'] = 'derived';
       const modelId = config.DEFAULT_MODEL;
       try {
         const model = d.models.resolve(modelId);
@@ -247,20 +218,18 @@ export function createIngestService(d: {
         /* the model's answer was not usable JSON: the text's own first line and opening stand in, recorded as derived */
       }
       const keep = { name: m.name === '' ? out.name : m.name, description: m.description ?? out.description };
-      await repo.updateHeld(
-        repo.memories,
-        { _id: m._id, workspaceId: i.workspaceId, titleSource: 'pending' },
+      await repo.memories.setHead(
+        i.workspaceId,
+        m._id,
         { ...keep, titleSource: source, titleModel: source === 'model' ? modelId : null, updatedAt: new Date() },
+        { titleSource: 'pending' },
       );
     },
 
     /** Step 2: embeds chunks [from, to) that have no vector of the current model; returns how many it embedded. */
     async embed(i: IngestInput, from: number, to: number, total: number, attempt: number): Promise<number> {
       const model = d.embedder.model;
-      const rows = await repo.chunks
-        .find({ resourceId: i.resourceId, version: i.version, index: { $gte: from, $lt: to } })
-        .sort({ index: 1 })
-        .toArray();
+      const rows = await repo.chunks.range(i.workspaceId, i.resourceId, i.version, from, to);
       const need = rows.filter((c) => c.embedding?.model !== model);
       if (need.length) {
         const out = await d.embedder.embed(need.map((c) => c.text));
@@ -286,22 +255,8 @@ export function createIngestService(d: {
             },
           });
         }
-        await repo.chunks.bulkWrite(
-          need.map((c, k) => ({
-            updateOne: {
-              filter: { _id: c._id },
-              update: {
-                $set: {
-                  embedding: {
-                    model: out.model,
-                    dimension: out.dimension,
-                    vector: new Binary(vectorToBytes(out.vectors[k])),
-                  },
-                },
-              },
-            },
-          })),
-          { ordered: false },
+        await repo.chunks.setVectors(
+          need.map((c, k) => ({ id: c._id, model: out.model, dimension: out.dimension, vector: out.vectors[k] })),
         );
       }
       await progress(i, 25 + Math.round((70 * to) / Math.max(1, total)), `embedding ${to}/${total} chunks`);
@@ -312,17 +267,11 @@ export function createIngestService(d: {
     async finish(i: IngestInput): Promise<Record<string, unknown>> {
       const r = await load(i);
       const current = !!r && r.ingest.jobId === i.jobId;
-      if (!r) await repo.chunks.deleteMany({ resourceId: i.resourceId, version: i.version });
-      const [chunkCount, embedded] = await Promise.all([
-        repo.chunks.countDocuments({ resourceId: i.resourceId, version: i.version }),
-        repo.chunks.countDocuments({
-          resourceId: i.resourceId,
-          version: i.version,
-          'embedding.model': d.embedder.model,
-        }),
-      ]);
+      if (!r) await repo.chunks.removeVersion(i.workspaceId, i.resourceId, i.version);
+      const counts = await repo.chunks.versionCounts(i.resourceId, i.version, d.embedder.model);
+      const { chunkCount, embeddedCount: embedded } = counts;
       if (current) {
-        await repo.chunks.deleteMany({ resourceId: i.resourceId, version: { $lt: i.version } });
+        await repo.chunks.removeOlder(i.workspaceId, i.resourceId, i.version);
         const status = r.ingest.status === 'stored' ? 'stored' : chunkCount ? 'ready' : 'skipped';
         await setState(i, {
           status,
@@ -369,24 +318,11 @@ export function createIngestService(d: {
       resourceId: string,
       q: { limit: number; offset: number; cursor?: string; source?: string },
     ) {
-      const newest = await repo.chunks
-        .find({ resourceId }, { projection: { version: 1 } })
-        .sort({ version: -1 })
-        .limit(1)
-        .next();
-      const filter = {
-        workspaceId,
-        resourceId,
-        version: newest?.version ?? 0,
-        ...(q.source ? { source: q.source } : {}),
-      };
-      return page(repo.chunks, filter, { field: 'index', dir: 1 }, q);
+      return repo.chunks.page(workspaceId, resourceId, q.source, q);
     },
-    chunk: (workspaceId: string, chunkId: string) => findById(repo.chunks, chunkId, { workspaceId }),
-    async deleteChunks(workspaceId: string, resourceId: string, source?: string): Promise<number> {
-      const res = await repo.chunks.deleteMany({ workspaceId, resourceId, ...(source ? { source } : {}) });
-      return res.deletedCount;
-    },
+    chunk: (workspaceId: string, chunkId: string) => repo.chunks.get(workspaceId, chunkId),
+    deleteChunks: (workspaceId: string, resourceId: string, source?: string): Promise<number> =>
+      repo.chunks.removeFor(workspaceId, resourceId, source),
     embedder: d.embedder,
 
     /**
@@ -404,30 +340,18 @@ export function createIngestService(d: {
       remaining: boolean;
     }> {
       const model = d.embedder.model;
-      const stale = await repo.chunks
-        .find(
-          { workspaceId: scope.workspaceId, 'embedding.model': { $ne: model } },
-          { projection: { resourceId: 1, resourceKind: 1 } },
-        )
-        .limit(20_000)
-        .toArray();
-      const seen = new Map<string, ChunkedKind>();
-      for (const c of stale) seen.set(c.resourceId, c.resourceKind);
+      const seen = await repo.chunks.staleResources(scope.workspaceId, model, 20_000);
       const started: { kind: ChunkedKind; resource_id: string; job_id: string }[] = [];
       let remaining = false;
       for (const [id, kind] of seen) {
-        const r = await findById(collOf(kind), id, { workspaceId: scope.workspaceId });
+        const r = await repo.ingest.load(kind, scope.workspaceId, id);
         if (!r || r.skipEmbedding || r.ingest.status === 'pending' || r.ingest.status === 'running') continue;
         if (started.length >= limit) {
           remaining = true;
           break;
         }
         const jobId = randomUUID();
-        const claimed = await repo.updateHeld(
-          collOf(kind),
-          { _id: id, workspaceId: scope.workspaceId, 'ingest.jobId': r.ingest.jobId },
-          { 'ingest.jobId': jobId, 'ingest.status': 'pending' },
-        );
+        const claimed = await repo.ingest.claimJob(kind, scope.workspaceId, id, r.ingest.jobId, jobId);
         if (!claimed) continue;
         await this.start(
           { ...scope, brainId: r.brainId },

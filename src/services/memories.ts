@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import type { Filter } from 'mongodb';
 import type { BlobStore, StoredBlob } from '../blobs/store.js';
 import { fromBuffer } from '../blobs/store.js';
 import type { Config } from '../config.js';
-import { encodeBlob } from '../db/codec.js';
-import type { ChunkedKind, KnowledgeRepo, MemoryDoc, RecollectionDoc } from '../db/knowledge.js';
-import type { NeuronRepo } from '../db/neurons.js';
-import type { TraceRepo } from '../db/traces.js';
+import type { ChunkedKind, KnowledgeRepo, Memory, Recollection } from '../db/knowledge.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { notFound, validationError } from '../errors.js';
 import { sniffContentType } from '../knowledge/extract.js';
@@ -16,8 +12,6 @@ import type { Guard } from '../net/guard.js';
 import type { Scope } from '../scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
 import type { ResourceEvents } from './resource-events.js';
-import { findById } from '../db/client.js';
-import { page } from '../db/paging.js';
 import { bestEffort } from '../best-effort.js';
 import type { Logger } from '../logger.js';
 
@@ -44,8 +38,6 @@ export interface MemoryIngest {
 export function createMemoryService(d: {
   repo: KnowledgeRepo;
   workspaces: WorkspaceRepo;
-  neurons: NeuronRepo;
-  traces: TraceRepo;
   blobs: BlobStore;
   ingest: IngestService;
   events: ResourceEvents;
@@ -55,7 +47,7 @@ export function createMemoryService(d: {
 }) {
   const { repo, config } = d;
   const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
-  const ref = (m: MemoryDoc) => ({ kind: 'memory' as const, id: m._id, brain_id: m.brainId, name: m.name, version: 1 });
+  const ref = (m: Memory) => ({ kind: 'memory' as const, id: m._id, brain_id: m.brainId, name: m.name, version: 1 });
 
   async function brainFor(scope: Scope, brainId?: string): Promise<string> {
     const b = brainId ?? scope.brainId;
@@ -66,29 +58,26 @@ export function createMemoryService(d: {
   async function checkOwner(scope: Scope, type?: 'neuron' | 'trace', id?: string) {
     if (!type && !id) return { ownerType: null, ownerId: null };
     if (!type || !id) throw validationError('owner_type and owner_id go together');
-    const found =
-      type === 'neuron'
-        ? await findById(d.neurons.neurons, id, { workspaceId: scope.workspaceId })
-        : await d.traces.find(scope.workspaceId, id);
-    if (!found) throw notFound(type === 'neuron' ? 'Neuron' : 'Trace');
+    if (!(await repo.owners.exists(scope.workspaceId, type, id)))
+      throw notFound(type === 'neuron' ? 'Neuron' : 'Trace');
     return { ownerType: type, ownerId: id };
   }
 
-  async function get(scope: Scope, id: string): Promise<MemoryDoc> {
-    const m = await findById(repo.memories, id, { workspaceId: scope.workspaceId });
+  async function get(scope: Scope, id: string): Promise<Memory> {
+    const m = await repo.memories.get(scope.workspaceId, id);
     if (!m || (scope.brainId && m.brainId !== scope.brainId)) throw notFound('Memory');
     return m;
   }
-  async function getRecollection(scope: Scope, id: string): Promise<RecollectionDoc> {
-    const r = await findById(repo.recollections, id, { workspaceId: scope.workspaceId });
+  async function getRecollection(scope: Scope, id: string): Promise<Recollection> {
+    const r = await repo.recollections.get(scope.workspaceId, id);
     if (!r || (scope.brainId && r.brainId !== scope.brainId)) throw notFound('Recollection');
     return r;
   }
 
-  async function insertMemory(scope: Scope, m: MemoryDoc, withBody: boolean) {
+  async function insertMemory(scope: Scope, m: Memory, withBody: boolean) {
     const jobId = withBody ? randomUUID() : null;
     m.ingest = newIngestState(1, jobId, withBody ? 'pending' : 'skipped');
-    await repo.memories.insertOne(m);
+    await repo.memories.insert(m);
     await d.events.emit(scope.workspaceId, 'created', ref(m));
     if (jobId)
       await d.ingest.start(
@@ -116,7 +105,7 @@ export function createMemoryService(d: {
       metadata?: Record<string, unknown>;
       tags?: string[];
     },
-  ): MemoryDoc {
+  ): Memory {
     const now = new Date();
     const given = !!o.name && o.description != null;
     return {
@@ -129,7 +118,7 @@ export function createMemoryService(d: {
       ownerType: o.owner.ownerType,
       ownerId: o.owner.ownerId,
       tags: o.tags ?? [],
-      metadata: encodeBlob(o.metadata ?? {}),
+      metadata: o.metadata ?? {},
       contentType: o.contentType,
       size: o.blob?.size ?? 0,
       blobKey: o.blob?.key ?? null,
@@ -171,14 +160,14 @@ export function createMemoryService(d: {
         brain_id?: string;
       },
     ) {
-      const filter: Filter<MemoryDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
-      const brain = q.brain_id ?? scope.brainId;
-      if (brain) filter.brainId = brain;
-      if (q.source_type) filter.sourceType = q.source_type as MemoryDoc['sourceType'];
-      if (q.owner_type) filter.ownerType = q.owner_type as MemoryDoc['ownerType'];
-      if (q.owner_id) filter.ownerId = q.owner_id;
+      const where = {
+        brainId: q.brain_id ?? scope.brainId,
+        sourceType: (q.source_type || undefined) as Memory['sourceType'] | undefined,
+        ownerType: (q.owner_type || undefined) as Memory['ownerType'] | undefined,
+        ownerId: q.owner_id || undefined,
+      };
       const dir = q.sortDirection === 'asc' ? 1 : -1;
-      return page(repo.memories, filter, { field: SORT[q.sortBy], dir }, q);
+      return repo.memories.page(scope.workspaceId, where, { field: SORT[q.sortBy], dir }, q);
     },
 
     /** POST /v1/memories: a memory by name (and `content` when sent). */
@@ -309,17 +298,13 @@ export function createMemoryService(d: {
     /** Deletes the memories of this workspace (and brain) among `ids`; the rest count as not found. */
     async bulkDelete(scope: Scope, ids: string[]): Promise<{ deletedCount: number; notFoundCount: number }> {
       const unique = [...new Set(ids.map((i) => i.toLowerCase()))];
-      const filter: Filter<MemoryDoc> = { workspaceId: scope.workspaceId, _id: { $in: unique } };
-      if (scope.brainId) filter.brainId = scope.brainId;
-      const found = await repo.memories.find(filter).toArray();
+      const found = await repo.memories.findMany(scope.workspaceId, unique, scope.brainId);
       let deleted = 0;
       for (const m of found) {
-        const res = await repo.memories.deleteOne({ _id: m._id, workspaceId: scope.workspaceId });
-        if (!res.deletedCount) continue;
+        if (!(await repo.memories.remove(scope.workspaceId, m._id))) continue;
         deleted++;
         await Promise.all([
-          repo.chunks.deleteMany({ resourceId: m._id, workspaceId: scope.workspaceId }),
-          repo.members.deleteMany({ resourceId: m._id, workspaceId: scope.workspaceId }),
+          repo.memories.removeRelated(scope.workspaceId, m._id),
           m.blobKey
             ? bestEffort(d.log, "deleting a deleted memory's blob", d.blobs.delete(m.blobKey))
             : Promise.resolve(),
@@ -331,10 +316,7 @@ export function createMemoryService(d: {
 
     // ---- recollections ----
     async listRecollections(scope: Scope, q: { limit: number; offset: number; cursor?: string; brain_id?: string }) {
-      const filter: Filter<RecollectionDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
-      const brain = q.brain_id ?? scope.brainId;
-      if (brain) filter.brainId = brain;
-      return page(repo.recollections, filter, { field: 'createdAt', dir: -1 }, q);
+      return repo.recollections.page(scope.workspaceId, q.brain_id ?? scope.brainId, q);
     },
     async createRecollection(
       scope: Scope,
@@ -342,7 +324,7 @@ export function createMemoryService(d: {
     ) {
       const brainId = await brainFor(scope, b.brain_id);
       const now = new Date();
-      const r: RecollectionDoc = {
+      const r: Recollection = {
         _id: randomUUID(),
         workspaceId: scope.workspaceId,
         brainId,
@@ -359,7 +341,7 @@ export function createMemoryService(d: {
           brainId,
           b.resource_ids.map((x) => x.toLowerCase()),
         );
-      await repo.recollections.insertOne(r);
+      await repo.recollections.insert(r);
       if (b.resource_ids?.length) await this.join(scope, r, b.resource_ids, []);
       await d.events.emit(scope.workspaceId, 'created', {
         kind: 'recollection',
@@ -370,51 +352,30 @@ export function createMemoryService(d: {
       return r;
     },
     /** Adds and removes members: resources of the recollection's brain (memories, assets, artifacts), by id. */
-    async join(scope: Scope, r: RecollectionDoc, add: string[], remove: string[]) {
+    async join(scope: Scope, r: Recollection, add: string[], remove: string[]) {
       const ids = [...new Set(add.map((x) => x.toLowerCase()))];
       const kinds = await this.resolveMembers(scope, r.brainId, ids);
-      const now = new Date();
-      if (ids.length) {
-        await repo.members.bulkWrite(
-          ids.map((id) => ({
-            updateOne: {
-              filter: { _id: `${r._id}:${id}` },
-              upsert: true,
-              update: {
-                $setOnInsert: {
-                  _id: `${r._id}:${id}`,
-                  workspaceId: scope.workspaceId,
-                  recollectionId: r._id,
-                  resourceKind: kinds.get(id)!,
-                  resourceId: id,
-                  addedAt: now,
-                },
-              },
-            },
-          })),
-          { ordered: false },
-        );
-      }
-      if (remove.length)
-        await repo.members.deleteMany({
-          recollectionId: r._id,
-          workspaceId: scope.workspaceId,
-          resourceId: { $in: remove.map((x) => x.toLowerCase()) },
-        });
+      await repo.recollections.addMembers(
+        scope.workspaceId,
+        r._id,
+        new Map(ids.map((id) => [id, kinds.get(id)!])),
+        new Date(),
+      );
+      await repo.recollections.removeMembers(
+        scope.workspaceId,
+        r._id,
+        remove.map((x) => x.toLowerCase()),
+      );
     },
     /** The kind of each id, or a 400 naming those that are no memory, asset or artifact of the brain. */
     async resolveMembers(scope: Scope, brainId: string, ids: string[]): Promise<Map<string, ChunkedKind>> {
       const [mems, docs] = await Promise.all([
-        repo.memories
-          .find({ workspaceId: scope.workspaceId, brainId, _id: { $in: ids } }, { projection: { _id: 1 } })
-          .toArray(),
-        repo.documents
-          .find({ workspaceId: scope.workspaceId, brainId, _id: { $in: ids } }, { projection: { _id: 1, lane: 1 } })
-          .toArray(),
+        repo.memories.idsIn(scope.workspaceId, brainId, ids),
+        repo.documents.lanesIn(scope.workspaceId, brainId, ids),
       ]);
       const kinds = new Map<string, ChunkedKind>([
-        ...mems.map((m) => [m._id, 'memory'] as const),
-        ...docs.map((x) => [x._id, x.lane] as const),
+        ...mems.map((id) => [id, 'memory'] as const),
+        ...docs.map((x) => [x.id, x.lane] as const),
       ]);
       const missing = ids.filter((i) => !kinds.has(i));
       if (missing.length)
@@ -437,20 +398,20 @@ export function createMemoryService(d: {
       const r = await getRecollection(scope, id);
       if (b.resource_ids) {
         const keep = new Set(b.resource_ids.map((x) => x.toLowerCase()));
-        const current = await repo.members.find({ recollectionId: r._id, workspaceId: scope.workspaceId }).toArray();
+        const current = await repo.recollections.memberIds(scope.workspaceId, r._id);
         await this.join(
           scope,
           r,
           [...keep],
-          current.filter((m) => !keep.has(m.resourceId)).map((m) => m.resourceId),
+          current.filter((m) => !keep.has(m)),
         );
       }
       if (b.add_resource_ids?.length || b.remove_resource_ids?.length)
         await this.join(scope, r, b.add_resource_ids ?? [], b.remove_resource_ids ?? []);
-      const set: Partial<RecollectionDoc> = { updatedAt: new Date() };
+      const set: Partial<Recollection> = { updatedAt: new Date() };
       if (b.name !== undefined) set.name = b.name;
       if (b.description !== undefined) set.description = b.description;
-      await repo.recollections.updateOne({ _id: r._id, workspaceId: scope.workspaceId }, { $set: set });
+      await repo.recollections.update(scope.workspaceId, r._id, set);
       const next = { ...r, ...set };
       await d.events.emit(scope.workspaceId, 'updated', {
         kind: 'recollection',
@@ -462,8 +423,7 @@ export function createMemoryService(d: {
     },
     async removeRecollection(scope: Scope, id: string) {
       const r = await getRecollection(scope, id);
-      await repo.recollections.deleteOne({ _id: r._id, workspaceId: scope.workspaceId });
-      await repo.members.deleteMany({ recollectionId: r._id, workspaceId: scope.workspaceId });
+      await repo.recollections.remove(scope.workspaceId, r._id);
       await d.events.emit(scope.workspaceId, 'deleted', {
         kind: 'recollection',
         id: r._id,
@@ -473,11 +433,7 @@ export function createMemoryService(d: {
     },
     async members(scope: Scope, id: string) {
       const r = await getRecollection(scope, id);
-      return repo.members
-        .find({ recollectionId: r._id, workspaceId: scope.workspaceId })
-        .sort({ addedAt: 1 })
-        .limit(1000)
-        .toArray();
+      return repo.recollections.members(scope.workspaceId, r._id);
     },
     /**
      * Counted from the stored rows on each read: members that still exist in the recollection's
@@ -485,21 +441,17 @@ export function createMemoryService(d: {
      */
     async stats(scope: Scope, id: string) {
       const r = await getRecollection(scope, id);
-      const ids = (
-        await repo.members
-          .find({ recollectionId: r._id, workspaceId: scope.workspaceId }, { projection: { resourceId: 1 } })
-          .toArray()
-      ).map((m) => m.resourceId);
-      const [mems, docs] = await Promise.all([
-        repo.memories.countDocuments({ workspaceId: scope.workspaceId, brainId: r.brainId, _id: { $in: ids } }),
-        repo.documents.countDocuments({ workspaceId: scope.workspaceId, brainId: r.brainId, _id: { $in: ids } }),
+      const ids = await repo.recollections.memberIds(scope.workspaceId, r._id);
+      const [mems, docs, chunks] = await Promise.all([
+        repo.memories.countIn(scope.workspaceId, r.brainId, ids),
+        repo.documents.countIn(scope.workspaceId, r.brainId, ids),
+        repo.chunks.countIn(scope.workspaceId, r.brainId, ids),
       ]);
-      const live = { workspaceId: scope.workspaceId, brainId: r.brainId, resourceId: { $in: ids } };
-      const [chunkCount, embedded] = await Promise.all([
-        repo.chunks.countDocuments(live),
-        repo.chunks.countDocuments({ ...live, embedding: { $ne: null } }),
-      ]);
-      return { resource_count: mems + docs, chunk_count: chunkCount, embedding_lane_chunk_row_count: embedded };
+      return {
+        resource_count: mems + docs,
+        chunk_count: chunks.chunkCount,
+        embedding_lane_chunk_row_count: chunks.embeddedCount,
+      };
     },
   };
 }

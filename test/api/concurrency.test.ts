@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { holding, releaseHold, tryHold } from '../../src/db/claims.js';
-import { createKnowledgeRepo } from '../../src/db/knowledge.js';
+import { holding, releaseHold, tryHold, updateHeld, type HoldDoc } from '../../src/db/claims.js';
+import type { DocumentDoc } from '../../src/db/knowledge.js';
 import { buildWorkspace, startTestApp, useTestApp } from '../support/app.js';
 
 /**
@@ -130,15 +130,17 @@ describe('claims by unique insert', () => {
         ws.brainHeaders,
       )
     ).body;
-    const repo = createKnowledgeRepo(app.deps.db);
+    const documents = app.deps.db.collection<DocumentDoc>('documents');
+    const holds = app.deps.db.collection<HoldDoc>('knowledge_holds');
     const id = created.artifact.id;
     // Twelve writers of their own field, twelve head writers racing on `version` (each only if still older).
     const results = await Promise.all(
       Array.from({ length: 24 }, (_, i) =>
         i % 2
-          ? repo.updateHeld(repo.documents, { _id: id, workspaceId: ws.workspaceId }, { [`metadata_probe_${i}`]: i })
-          : repo.updateHeld(
-              repo.documents,
+          ? updateHeld(holds, documents, { _id: id, workspaceId: ws.workspaceId }, { [`metadata_probe_${i}`]: i })
+          : updateHeld(
+              holds,
+              documents,
               { _id: id, workspaceId: ws.workspaceId, version: { $lt: 100 + i } },
               { version: 100 + i },
             ),
@@ -149,13 +151,13 @@ describe('claims by unique insert', () => {
     expect(row.version).toBe(122);
     expect(results.filter((r, i) => i % 2).every(Boolean)).toBe(true);
     // No hold is left behind.
-    expect(await repo.holds.countDocuments({ _id: id })).toBe(0);
+    expect(await holds.countDocuments({ _id: id })).toBe(0);
     const api = (await app.get<{ latest_version: number }>(`/v1/artifacts/${id}`, ws.key)).body;
     expect(api.latest_version).toBe(122);
   });
 
   it('a hold is exclusive while live and taken over once its lease ran out; only its owner gives it back', async () => {
-    const holds = createKnowledgeRepo(app.deps.db).holds;
+    const holds = app.deps.db.collection<HoldDoc>('knowledge_holds');
     const key = randomUUID();
     expect(await tryHold(holds, key, 'a', 60_000)).toBe(true);
     expect(await tryHold(holds, key, 'b', 60_000)).toBe(false);

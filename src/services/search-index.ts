@@ -1,0 +1,346 @@
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import type { SearchSources } from '../db/search-sources.js';
+import type { Embedder } from '../embeddings/index.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { blockingReader } from '../redis.js';
+import { createMemoryIndex, type IndexEntry, type MemoryIndex, type SearchType } from '../search/memory-index.js';
+import { KEYWORD_ONLY } from '../search/query.js';
+import { createSources, TYPE_OF_KIND, type ResourceKey, type Source } from '../search/sources.js';
+import { compareIds, type StreamEntry, type Streams } from '../streams.js';
+import type { ResourceRef } from './resource-events.js';
+
+export const isHead = (e: IndexEntry) => e.id === e.resourceId;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Feed entries read and applied at once: one re-read per collection per batch. */
+const FEED_BATCH = 1000;
+/** How long the follower blocks on an idle feed, and how often it checks the feed's bounds and Redis's identity. */
+const CHECK_MS = 2000;
+
+/** What `/health` says about this process's index (docs/search.md, Start-up and health). */
+export interface SearchIndexStatus {
+  /** `building` until the first snapshot is in; searches wait at most SEARCH_BUILD_WAIT_MS for it, then 503. */
+  state: 'building' | 'ready';
+  /** A re-sync from the store is running (the previous index keeps answering meanwhile). */
+  resyncing: boolean;
+  /** The last feed entry applied, and how many feed entries were written after it (at the last look). */
+  applied: string;
+  lag: number | null;
+  entries: number;
+  builds: number;
+  batches: number;
+  events: number;
+  last_build: { reason: string; started_at: string; ms: number | null; resources: number } | null;
+}
+
+/**
+ * The search index of this process (docs/search.md): built in the background from a snapshot of
+ * the store (bulk reads, page by page), then following the platform-wide resource feed (every
+ * resource event of every workspace, in order) in batches, re-reading the changed resources in
+ * bulk. A feed that skipped entries (trimmed before they were read, or lost by Redis) or went
+ * backwards is detected by the entries' `seq` and the feed's bounds, and the index re-syncs from
+ * the store. A search waits (bounded) only until its own workspace's earlier writes are applied.
+ */
+export function createSearchIndex(d: {
+  sources: SearchSources;
+  redis: Redis;
+  streams: Streams;
+  embedder: Embedder;
+  config: Config;
+  log: Logger;
+}) {
+  const { config: c } = d;
+  const feedKey = d.streams.keys.feed();
+  const sources = createSources(d.sources);
+  const sourceOf = new Map<SearchType, Source>(sources.map((s) => [s.type, s]));
+  const localHeads = d.embedder.model.startsWith('local/');
+  let index: MemoryIndex = createMemoryIndex();
+  let built = false;
+  let resyncing = false;
+  /** The last feed entry applied (its seq; null when it had none) and the Redis clock when the last snapshot began. */
+  let applied: { id: string; seq: number | null } = { id: '0-0', seq: 0 };
+  let snapshotMs = 0;
+  let feedSeq: number | null = null;
+  let runId: string | null = null;
+  let loop: Promise<void> | null = null;
+  let stopped = false;
+  let reader: Redis | null = null;
+  let held: Promise<void> | null = null;
+  let parked = false;
+  const stats = { builds: 0, batches: 0, events: 0, lastBuild: null as SearchIndexStatus['last_build'] };
+  const waiters = new Set<() => void>();
+  const wake = () => {
+    for (const w of [...waiters]) w();
+  };
+
+  /** Waits until `done()` holds, at most `ms` (woken by every applied batch and finished build); returns `done()`. */
+  async function waitFor(done: () => boolean, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (!done() && !stopped && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const fin = () => {
+          waiters.delete(fin);
+          clearTimeout(t);
+          resolve();
+        };
+        const t = setTimeout(fin, Math.max(1, deadline - Date.now()));
+        waiters.add(fin);
+      });
+    }
+    return done();
+  }
+
+  /** Heads get vectors from the offline embedder (in process, free); chunks carry the vectors ingest stored. */
+  async function withHeadVectors(entries: IndexEntry[]): Promise<IndexEntry[]> {
+    if (!localHeads) return entries;
+    const need = entries.filter(
+      (e) => isHead(e) && !KEYWORD_ONLY.has(e.type) && !e.vector && `${e.title} ${e.description}`.trim(),
+    );
+    if (!need.length) return entries;
+    const out = await d.embedder.embed(need.map((e) => `${e.title}. ${e.description}`));
+    need.forEach((e, i) => {
+      e.vector = out.vectors[i];
+      e.vectorModel = out.model;
+    });
+    return entries;
+  }
+
+  /** Replaces the entries of each resource (a page of the walk, or a batch's re-reads), head vectors embedded in one call. */
+  async function put(into: MemoryIndex, found: IndexEntry[][]): Promise<void> {
+    await withHeadVectors(found.flat());
+    for (const entries of found)
+      if (entries.length) into.replaceResource(entries[0].workspaceId, entries[0].resourceId, entries);
+  }
+
+  /** Redis's run id: a new one means it restarted, and may have come back without its newest entries. */
+  async function redisRunId(): Promise<string | null> {
+    try {
+      return /run_id:(\w+)/.exec(await d.redis.info('server'))?.[1] ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * A new index from a snapshot of the store: the feed's position is read first, then every source
+   * is walked page by page (bulk reads); the follower applies what the feed got after that position.
+   * The previous index keeps answering until the new one replaces it.
+   */
+  async function resync(reason: string): Promise<void> {
+    const t0 = Date.now();
+    resyncing = true;
+    stats.lastBuild = { reason, started_at: new Date(t0).toISOString(), ms: null, resources: 0 };
+    try {
+      const [pos, id] = await Promise.all([d.streams.feedPosition(), redisRunId()]);
+      const next = createMemoryIndex();
+      let resources = 0;
+      for (const s of sources) {
+        for await (const page of s.all()) {
+          if (stopped) return;
+          await put(next, page);
+          resources += page.length;
+          stats.lastBuild.resources = resources;
+        }
+      }
+      index = next;
+      applied = { id: pos.id, seq: pos.seq };
+      feedSeq = pos.seq;
+      snapshotMs = pos.timeMs;
+      runId = id;
+      built = true;
+      stats.builds++;
+      stats.lastBuild.ms = Date.now() - t0;
+      d.log.info(
+        { reason, resources, entries: index.size(), ms: stats.lastBuild.ms },
+        'search index built from the store',
+      );
+    } finally {
+      resyncing = false;
+      wake();
+    }
+  }
+
+  /** Why a batch cannot be applied after `applied`: its entries' seq skip a number or step back. */
+  function gapIn(batch: StreamEntry[]): string | null {
+    let prev = applied.seq;
+    for (const e of batch) {
+      if (e.seq === undefined) {
+        prev = null;
+        continue;
+      } // written before entries had a seq
+      if (prev !== null && e.seq !== prev + 1) {
+        return e.seq > prev + 1
+          ? `the feed skipped entries ${prev + 1}..${e.seq - 1} (trimmed before they were read, or lost)`
+          : `the feed went backwards (entry ${e.seq} after ${prev})`;
+      }
+      prev = e.seq;
+    }
+    return null;
+  }
+
+  /** The feed's position and Redis's identity (when the feed is idle, and every CHECK_MS): why to re-sync, or null. */
+  async function check(): Promise<string | null> {
+    const [pos, id] = await Promise.all([d.streams.feedPosition(), redisRunId()]);
+    feedSeq = pos.seq;
+    if (id && runId && id !== runId) return 'Redis restarted (it may have come back without its newest entries)';
+    if (compareIds(pos.id, applied.id) < 0 || (applied.seq !== null && pos.seq < applied.seq))
+      return `the feed went backwards (its newest entry is ${pos.id}, seq ${pos.seq}; applied ${applied.id})`;
+    return null;
+  }
+
+  /** Applies a batch of feed entries: the changed resources re-read in bulk (one read per collection), then replaced or removed. */
+  async function applyBatch(batch: StreamEntry[]): Promise<void> {
+    const byType = new Map<SearchType, Map<string, ResourceKey>>();
+    for (const e of batch) {
+      const ws = String(e.data.workspace_id ?? '');
+      const ref = e.data.resource as ResourceRef | undefined;
+      const type = ref ? TYPE_OF_KIND[ref.kind] : undefined;
+      if (!ws || !ref || !type || !sourceOf.has(type)) continue;
+      let keys = byType.get(type);
+      if (!keys) byType.set(type, (keys = new Map()));
+      keys.set(ref.id, { workspaceId: ws, id: ref.id });
+    }
+    const read = await Promise.all(
+      [...byType].map(async ([type, keys]) => ({
+        keys: [...keys.values()],
+        found: await sourceOf.get(type)!.loadMany([...keys.values()]),
+      })),
+    );
+    const found: IndexEntry[][] = [];
+    for (const r of read) {
+      for (const k of r.keys) {
+        const entries = r.found.get(k.id);
+        if (entries) found.push(entries);
+        else index.removeResource(k.workspaceId, k.id);
+      }
+    }
+    await put(index, found);
+  }
+
+  /** Builds the index, then follows the feed in batches; re-syncs from the store when the feed lost entries or went backwards. */
+  async function follow(): Promise<void> {
+    reader = blockingReader(d.redis);
+    let reason: string | null = 'start';
+    let lastCheck = Date.now();
+    while (!stopped) {
+      try {
+        if (held) {
+          parked = true;
+          wake();
+          await held;
+          parked = false;
+        }
+        if (reason) {
+          if (built) d.log.warn({ reason }, 'search index: re-syncing from the store');
+          await resync(reason);
+          reason = null;
+          lastCheck = Date.now();
+          continue;
+        }
+        const batch = await d.streams.read(reader, feedKey, applied.id, CHECK_MS, FEED_BATCH);
+        if (stopped) break;
+        if (batch) {
+          reason = gapIn(batch);
+          if (reason) continue;
+          await applyBatch(batch);
+          const last = batch[batch.length - 1];
+          applied = { id: last.id, seq: last.seq ?? null };
+          stats.batches++;
+          stats.events += batch.length;
+          wake();
+        }
+        if (!batch || Date.now() - lastCheck >= CHECK_MS) {
+          lastCheck = Date.now();
+          reason = await check();
+        }
+      } catch (err) {
+        if (stopped) break;
+        d.log.warn(
+          { err: (err as Error).message },
+          'search index: building or following the resource feed failed; retrying',
+        );
+        await sleep(1000);
+      }
+    }
+  }
+
+  function stop() {
+    stopped = true;
+    reader?.disconnect();
+    wake();
+  }
+  d.redis.once('end', stop);
+
+  /** Starts the background build and the follower (once per process); returns at once. */
+  function start(): void {
+    if (stopped || loop) return;
+    loop = follow();
+  }
+
+  /** The index's first build, waited for at most SEARCH_BUILD_WAIT_MS; then 503 with Retry-After. */
+  async function whenBuilt(): Promise<void> {
+    if (built) return;
+    start();
+    if (!(await waitFor(() => built, c.SEARCH_BUILD_WAIT_MS))) {
+      throw new AppError('SERVICE_UNAVAILABLE', 503, 'The search index is still being built; retry after Retry-After', {
+        'Retry-After': '2',
+      });
+    }
+  }
+
+  /**
+   * Read your writes: waits (at most SEARCH_FRESH_WAIT_MS) until the index has applied the
+   * workspace's newest feed entry, its mark. A workspace that wrote nothing since the last
+   * snapshot, or whose writes are applied, does not wait; other workspaces' backlogs never count.
+   */
+  async function fresh(workspaceId: string): Promise<void> {
+    await whenBuilt();
+    const mark = await d.streams.feedMark(workspaceId);
+    const done = () => !mark || compareIds(applied.id, mark) >= 0 || compareIds(mark, `${snapshotMs}-0`) < 0;
+    if (!done()) await waitFor(done, c.SEARCH_FRESH_WAIT_MS);
+  }
+
+  /** For /health: the index's state, position and lag (entries written after the applied one, at the follower's last look). */
+  function status(): SearchIndexStatus {
+    return {
+      state: built ? 'ready' : 'building',
+      resyncing: built && resyncing,
+      applied: applied.id,
+      lag: feedSeq !== null && applied.seq !== null ? Math.max(0, feedSeq - applied.seq) : null,
+      entries: index.size(),
+      builds: stats.builds,
+      batches: stats.batches,
+      events: stats.events,
+      last_build: stats.lastBuild,
+    };
+  }
+
+  /**
+   * Tests: a follower that falls behind. Resolves once the follower has stopped (after the batch
+   * it is reading, at most CHECK_MS); it applies nothing until the returned function is called.
+   */
+  async function holdFollower(): Promise<() => void> {
+    let release = () => {};
+    held = new Promise<void>((r) => {
+      release = () => {
+        held = null;
+        r();
+      };
+    });
+    start();
+    await waitFor(() => parked, 60_000);
+    return release;
+  }
+
+  return {
+    start,
+    stop,
+    status,
+    holdFollower,
+    fresh,
+    /** The current index (a re-sync replaces it). */
+    index: () => index,
+  };
+}
+export type SearchIndex = ReturnType<typeof createSearchIndex>;

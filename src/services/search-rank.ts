@@ -1,0 +1,266 @@
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config.js';
+import type { Embedder } from '../embeddings/index.js';
+import { validationError } from '../errors.js';
+import type { Scope } from '../scope.js';
+import {
+  tokenize,
+  type EntryFilter,
+  type IndexEntry,
+  type MemoryIndex,
+  type SearchType,
+} from '../search/memory-index.js';
+import { rankEntries, type HitExplain } from '../search/rank.js';
+import {
+  HAS_PATH,
+  HAS_VISIBILITY,
+  haystack,
+  KEYWORD_ONLY,
+  needlesOf,
+  snippetOf,
+  type ParsedQuery,
+} from '../search/query.js';
+import { isHead } from './search-index.js';
+import type { UsageService } from './usage.js';
+
+export type SearchMode = 'hybrid' | 'lexical' | 'vector';
+
+/** One search hit (the search and grep hit of docs/search.md), with what a client needs to open it. */
+export interface SearchHit {
+  type: SearchType;
+  id: string;
+  path: string;
+  title: string;
+  snippet: string;
+  url: string;
+  similarity: number;
+  score: number;
+  chunk_id?: string;
+  explain?: HitExplain;
+}
+export interface ListHit {
+  type: SearchType;
+  id: string;
+  path: string;
+  title: string;
+  snippet: string;
+  url: string;
+  updated_at: string;
+  is_active?: boolean;
+}
+
+export interface SearchRequest {
+  query: string;
+  search_mode: SearchMode;
+  filters?: { is_active?: boolean; visibility?: 'brain' | 'workspace' | 'core' };
+  path_prefix?: string;
+  keywords?: string | string[];
+  grep_keywords?: string[];
+  limit: number;
+  offset: number;
+  threshold?: number;
+  explain: boolean;
+  weights?: { lexical?: number; vector?: number };
+}
+
+/** Filters one search applies to index entries (besides workspace, which picks the shard). */
+export interface Scoping {
+  brainId: string | null | undefined;
+  types: Set<SearchType>;
+  isActive?: boolean;
+  visibility?: string;
+  pathPrefix?: string;
+  and: string[];
+  extra?: EntryFilter;
+}
+
+/**
+ * How the index answers a query (docs/search.md): entries filtered by scope, ranked by BM25 and
+ * exact vectors fused with RRF, and shaped into hits.
+ */
+export function createSearchRanking(d: {
+  index: () => MemoryIndex;
+  embedder: Embedder;
+  usage: UsageService;
+  config: Config;
+}) {
+  const { config: c } = d;
+  const localHeads = d.embedder.model.startsWith('local/');
+  function entryFilter(s: Scoping): EntryFilter {
+    const prefix = s.pathPrefix ? s.pathPrefix.replace(/^\/+|\/+$/g, '') : '';
+    return (e) => {
+      if (!s.types.has(e.type)) return false;
+      if (s.brainId && e.brainId !== s.brainId && !(e.visibility && e.visibility !== 'brain')) return false;
+      if (s.isActive !== undefined && e.isActive !== undefined && e.isActive !== s.isActive) return false;
+      if (s.visibility && e.visibility !== s.visibility) return false;
+      if (prefix && !(e.path === prefix || e.path.startsWith(`${prefix}/`))) return false;
+      if (s.and.length) {
+        const h = haystack(e);
+        if (!s.and.every((t) => h.includes(t))) return false;
+      }
+      return !s.extra || s.extra(e);
+    };
+  }
+
+  async function queryVector(scope: Scope, text: string): Promise<{ vector: Float32Array; model: string } | null> {
+    if (!text.trim()) return null;
+    const out = await d.embedder.embed([text]);
+    if (!localHeads) {
+      // A remote model bills the query's tokens: one ledger row per query, like any embedding call.
+      await d.usage.record({
+        key: `search:${randomUUID()}`,
+        workspaceId: scope.workspaceId,
+        kind: 'embedding',
+        modelId: out.model,
+        usage: { inputTokens: out.tokens, outputTokens: 0, totalTokens: out.tokens },
+        attribution: {
+          brainId: scope.brainId ?? null,
+          userId: scope.userId,
+          apiKeyId: scope.apiKeyId,
+          jobId: null,
+          traceId: null,
+          receptorId: null,
+          neuronId: null,
+          pathwayId: null,
+        },
+      });
+    }
+    return { vector: out.vectors[0], model: out.model };
+  }
+
+  /**
+   * Ranks entries for one text query: BM25 and exact vectors (each the top `depth`), fused with
+   * RRF (k, weights), the threshold applied after fusion to hits only the vector leg found, then
+   * one hit per resource (its best entry).
+   */
+  async function rank(
+    scope: Scope,
+    text: string,
+    filter: EntryFilter,
+    o: {
+      mode: SearchMode;
+      depth: number;
+      keywordOnly: boolean;
+      threshold?: number;
+      weights?: { lexical?: number; vector?: number };
+    },
+  ) {
+    const useVector = o.mode !== 'lexical' && !o.keywordOnly;
+    const q = useVector ? await queryVector(scope, text) : null;
+    return rankEntries(d.index(), {
+      workspaceId: scope.workspaceId,
+      terms: tokenize(text),
+      query: q,
+      filter,
+      depth: o.depth,
+      lexical: o.mode !== 'vector' || o.keywordOnly,
+      k: c.SEARCH_RRF_K,
+      weights: {
+        lexical: o.weights?.lexical ?? c.SEARCH_LEXICAL_WEIGHT,
+        vector: o.weights?.vector ?? c.SEARCH_VECTOR_WEIGHT,
+      },
+      threshold: o.threshold,
+    });
+  }
+
+  const toHit = (
+    e: IndexEntry,
+    needles: string[],
+    extra: { score: number; similarity: number; explain?: HitExplain },
+  ): SearchHit => ({
+    type: e.type,
+    id: e.resourceId,
+    path: e.displayPath,
+    title: e.title,
+    snippet: snippetOf(isHead(e) ? [e.description, e.text].filter(Boolean).join(' — ') || e.title : e.text, needles),
+    url: e.url,
+    similarity: extra.similarity,
+    score: extra.score,
+    ...(isHead(e) ? {} : { chunk_id: e.id }),
+    ...(extra.explain ? { explain: extra.explain } : {}),
+  });
+
+  const toListHit = (e: IndexEntry): ListHit => ({
+    type: e.type,
+    id: e.resourceId,
+    path: e.displayPath,
+    title: e.title,
+    snippet: snippetOf([e.description, e.text].filter(Boolean).join(' — '), [], 200),
+    url: e.url,
+    updated_at: new Date(e.updatedAt).toISOString(),
+    ...(e.isActive === undefined ? {} : { is_active: e.isActive }),
+  });
+
+  /** Heads of one type visible in the brain, newest first. */
+  function list(scope: Scope, s: Scoping): IndexEntry[] {
+    return d
+      .index()
+      .scan(scope.workspaceId, (e) => isHead(e) && entryFilter(s)(e))
+      .sort((a, b) => b.updatedAt - a.updatedAt || (a.title < b.title ? -1 : 1));
+  }
+
+  function checkFacetFilters(type: SearchType, r: { filters?: SearchRequest['filters']; path_prefix?: string }) {
+    if (r.filters?.visibility && !HAS_VISIBILITY.has(type))
+      throw validationError(
+        `filters.visibility: ${type} have no visibility (it applies to ${[...HAS_VISIBILITY].join(', ')})`,
+      );
+    if (r.path_prefix && !HAS_PATH.has(type))
+      throw validationError(`path_prefix: ${type} have no folder paths (it applies to assets and artifacts)`);
+  }
+
+  /** One facet of a search, sync or async. */
+  async function facet(scope: Scope, p: ParsedQuery, r: SearchRequest, and: string[]) {
+    const scoping: Scoping = {
+      brainId: scope.brainId,
+      types: new Set([p.type]),
+      isActive: r.filters?.is_active,
+      visibility: r.filters?.visibility,
+      pathPrefix: r.path_prefix,
+      and,
+    };
+    const filter = entryFilter(scoping);
+    if (p.listOnly) {
+      const rows = list(scope, scoping);
+      return {
+        hits: rows.slice(r.offset, r.offset + r.limit).map((e) => ({ ...toListHit(e), similarity: 0, score: 0 })),
+        total: rows.length,
+      };
+    }
+    // Keywords alone (no pattern) rank by the keywords themselves.
+    const text = p.pattern || and.join(' ');
+    const ranked = await rank(scope, text, filter, {
+      mode: r.search_mode,
+      depth: Math.max(50, (r.offset + r.limit) * 5),
+      keywordOnly: KEYWORD_ONLY.has(p.type),
+      threshold: r.threshold,
+      weights: r.weights,
+    });
+    const needles = needlesOf(p.pattern, and);
+    return {
+      hits: ranked.slice(r.offset, r.offset + r.limit).map((h) =>
+        toHit(h.entry, needles, {
+          score: Math.round(h.score * 1e9) / 1e9,
+          similarity: h.similarity,
+          explain: r.explain ? h.explain : undefined,
+        }),
+      ),
+      total: ranked.length,
+    };
+  }
+
+  /** The same hits in one shape whatever their type (the `normalized` shape is ours; docs/search.md). */
+  const normalize = (hits: (SearchHit | (ListHit & { similarity: number; score: number }))[]) =>
+    hits.map((h) => ({
+      type: h.type,
+      id: h.id,
+      title: h.title,
+      path: h.path,
+      snippet: h.snippet,
+      url: h.url,
+      score: h.score,
+      similarity: h.similarity,
+      ...('chunk_id' in h && h.chunk_id ? { chunk_id: h.chunk_id } : {}),
+    }));
+
+  return { entryFilter, rank, toHit, toListHit, list, checkFacetFilters, facet, normalize };
+}
