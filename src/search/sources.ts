@@ -1,7 +1,7 @@
 import type { Collection, Document, Filter, FindOptions } from 'mongodb';
 import type { ChunkDoc, ChunkedKind, DocumentDoc, MemoryDoc } from '../db/knowledge.js';
-import type { MeetingDoc } from '../db/meetings.js';
-import type { StakeholderMapDoc } from '../db/stakeholder-maps.js';
+import type { Meeting } from '../db/meetings.js';
+import type { StakeholderMap } from '../db/stakeholder-maps.js';
 import { decodeBlob } from '../db/codec.js';
 import type { Repos } from '../db/index.js';
 import type { NeuronDoc } from '../db/neurons.js';
@@ -110,6 +110,32 @@ interface KindSpec<D extends { _id: string; workspaceId: string }> {
   chunked?: ChunkedKind;
   /** The entries of each doc (same order); [] for one that is not searchable. */
   entries(docs: D[], chunksOf: ChunksOf): Promise<IndexEntry[][]> | IndexEntry[][];
+}
+
+/** A kind its repository reads in domain terms: by ids (any workspace; checked here) and a walk of every resource. */
+interface RepoKindSpec<D extends { _id: string; workspaceId: string }> {
+  type: SearchType;
+  read: { findMany(ids: string[]): Promise<D[]>; walk(pageSize: number): AsyncIterable<D[]> };
+  /** The entries of each doc (same order); [] for one that is not searchable. */
+  entries(docs: D[]): Promise<IndexEntry[][]> | IndexEntry[][];
+}
+
+function repoSource<D extends { _id: string; workspaceId: string }>(spec: RepoKindSpec<D>): Source {
+  return {
+    type: spec.type,
+    async loadMany(keys) {
+      const ws = new Map(keys.map((x) => [x.id, x.workspaceId]));
+      const docs = (await spec.read.findMany([...ws.keys()])).filter((d) => ws.get(d._id) === d.workspaceId);
+      const out = new Map<string, IndexEntry[]>();
+      (await spec.entries(docs)).forEach((e, i) => {
+        if (e.length) out.set(docs[i]._id, e);
+      });
+      return out;
+    },
+    async *all() {
+      for await (const docs of spec.read.walk(PAGE)) if (docs.length) yield await spec.entries(docs);
+    },
+  };
 }
 
 export function createSources(repos: Repos): Source[] {
@@ -243,14 +269,14 @@ export function createSources(repos: Repos): Source[] {
       entries: (docs) => docs.map((r) => [reflexEntry(r)]),
     }),
     source<ActionPlanDoc>({ type: 'action_plans', coll: repos.receptors.actionPlans, entries: actionPlanEntries }),
-    source<MeetingDoc>({
+    repoSource<Meeting>({
       type: 'meetings',
-      coll: repos.meetings.meetings,
+      read: repos.meetings,
       entries: (docs) => docs.map((m) => [meetingEntry(m)]),
     }),
-    source<StakeholderMapDoc>({
+    repoSource<StakeholderMap>({
       type: 'stakeholder_maps',
-      coll: repos.stakeholderMaps.maps,
+      read: repos.stakeholderMaps,
       entries: stakeholderMapEntries,
     }),
     documents('asset'),
@@ -270,14 +296,13 @@ export function createSources(repos: Repos): Source[] {
   ];
 
   /** A map is found by its name, description, summary and the names of its stakeholders (the first 2,000). */
-  async function stakeholderMapEntries(maps: StakeholderMapDoc[]): Promise<IndexEntry[][]> {
+  async function stakeholderMapEntries(maps: StakeholderMap[]): Promise<IndexEntry[][]> {
     const people = maps.length
       ? group(
-          (
-            await repos.stakeholderMaps.index
-              .find({ mapId: { $in: maps.map((m) => m._id) } }, { projection: { name: 1, mapId: 1, workspaceId: 1 } })
-              .toArray()
-          ).map((p) => ({ ...p, resourceId: p.mapId })),
+          (await repos.stakeholderMaps.stakeholderNames(maps.map((m) => m._id))).map((p) => ({
+            ...p,
+            resourceId: p.mapId,
+          })),
         )
       : new Map<string, { name: string; workspaceId: string }[]>();
     return maps.map((m) => [
@@ -373,8 +398,8 @@ function neuronEntry(n: NeuronDoc): IndexEntry {
 }
 
 /** A meeting's searchable text: summary, agenda, notes, decisions, action items, then the transcript (first 20,000 characters). */
-function meetingEntry(m: MeetingDoc): IndexEntry {
-  const body = decodeBlob<Record<string, unknown>>(m.body, {});
+function meetingEntry(m: Meeting): IndexEntry {
+  const body = m.body;
   const flat = (v: unknown): string =>
     typeof v === 'string'
       ? v
