@@ -1,5 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 import { validationError } from '../errors.js';
+import { updateHeld, type HoldDoc } from './claims.js';
 import { findById, findByIds, type IndexSpec } from './client.js';
 import { decodeBlob, encodeBlob } from './codec.js';
 import { page, pageIndexes, type Page, type PageQuery } from './paging.js';
@@ -102,6 +103,7 @@ function encodeBody(body: Record<string, unknown>): string {
 export function createMeetingRepo(db: Db) {
   const meetings = db.collection<MeetingDoc>('meetings');
   const versions = db.collection<MeetingVersionDoc>('meeting_versions');
+  const holds = db.collection<HoldDoc>('meeting_holds');
   const versionRow = (m: MeetingDoc, changes: string[], by: string | null, at: Date): MeetingVersionDoc => ({
     _id: `${m._id}:${m.version}`,
     meetingId: m._id,
@@ -135,7 +137,9 @@ export function createMeetingRepo(db: Db) {
     },
     /**
      * Makes `next` the meeting's next version if it is still at `cur.version` (optimistic): the
-     * head is updated and the version row written. Null when another writer changed it first.
+     * head is updated and the version row written. Null when another writer changed it first. The
+     * version guard is checked under the meeting's hold (FerretDB 1.x applies an update as
+     * read-modify-write, so two guarded updates could both pass without it).
      */
     recordVersion: async (
       cur: Meeting,
@@ -143,11 +147,13 @@ export function createMeetingRepo(db: Db) {
       o: { changes: string[]; by: string | null; at: Date },
     ): Promise<Meeting | null> => {
       const set = { ...next, body: encodeBody(next.body), version: cur.version + 1, updatedAt: o.at };
-      const res = await meetings.updateOne(
+      const changed = await updateHeld(
+        holds,
+        meetings,
         { _id: cur._id, workspaceId: cur.workspaceId, version: cur.version },
-        { $set: set },
+        set,
       );
-      if (!res.modifiedCount) return null;
+      if (!changed) return null;
       await versions.insertOne(versionRow({ ...cur, ...set }, o.changes, o.by, o.at));
       return { ...cur, ...next, version: set.version, updatedAt: o.at };
     },

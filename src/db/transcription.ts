@@ -1,5 +1,6 @@
-import type { Db } from 'mongodb';
-import { isDuplicateKey } from './claims.js';
+import type { Db, Filter, UpdateFilter } from 'mongodb';
+import { AppError } from '../errors.js';
+import { holding, isDuplicateKey, type HoldDoc } from './claims.js';
 import { findById } from './client.js';
 
 /** A live transcription session of a meeting; its id is the session id, its job is the `liveTranscription` workflow. */
@@ -74,9 +75,35 @@ type SessionKey = Pick<SessionDoc, '_id' | 'workspaceId'>;
 const chunkId = (sessionId: string, seq: number) => `${sessionId}:${seq}`;
 const vocabularyId = (workspaceId: string, brainId: string | null) => `${workspaceId}:${brainId ?? '-'}`;
 
+/** A session's write hold is given back after one update; a holder that died blocks others at most this long. */
+const SESSION_HOLD = {
+  leaseMs: 10_000,
+  waitMs: 15_000,
+  busy: () =>
+    new AppError('SERVICE_UNAVAILABLE', 503, 'The session is being changed by other requests; retry', {
+      'Retry-After': '1',
+    }),
+};
+
 /** Live sessions of a meeting: started, looked up, stopped, finalized or failed. */
 function sessionOps(db: Db) {
   const sessions = db.collection<SessionDoc>('transcription_sessions');
+  const holds = db.collection<HoldDoc>('transcription_session_holds');
+  /**
+   * Updates a session under its hold: chunks, caption passes, stops and the final pass write
+   * different fields of one document, and FerretDB 1.x applies each update as read-modify-write
+   * of the whole document, so without the hold one writer can put back what another just changed
+   * (and a guarded update, a claim, could succeed twice). True when the session changed.
+   */
+  const change = async (s: SessionKey, where: Filter<SessionDoc>, update: UpdateFilter<SessionDoc>) =>
+    (
+      await holding(
+        holds,
+        s._id,
+        () => sessions.updateOne({ ...where, _id: s._id, workspaceId: s.workspaceId }, update),
+        SESSION_HOLD,
+      )
+    ).modifiedCount > 0;
   const newestFirst = (workspaceId: string, meetingId: string) =>
     sessions.find({ workspaceId, meetingId }).sort({ startedAt: -1 });
   return {
@@ -103,42 +130,23 @@ function sessionOps(db: Db) {
       sessions.findOne({ workspaceId, meetingId, artifactId, status: 'ready' }),
     /** Moves the contiguous mark up to `contiguous` (never down). */
     advanceContiguous: async (s: SessionKey, contiguous: number) =>
-      void (await sessions.updateOne({ _id: s._id, workspaceId: s.workspaceId }, { $max: { contiguous } })),
+      void (await change(s, {}, { $max: { contiguous } })),
     /** A live session starts finalizing; false when it was no longer live (another stop won). */
-    stopSession: async (s: SessionKey, at: Date) =>
-      (
-        await sessions.updateOne(
-          { _id: s._id, workspaceId: s.workspaceId, status: 'live' },
-          { $set: { status: 'finalizing', stoppedAt: at } },
-        )
-      ).modifiedCount > 0,
+    stopSession: (s: SessionKey, at: Date) =>
+      change(s, { status: 'live' }, { $set: { status: 'finalizing', stoppedAt: at } }),
     /**
      * Claims the caption window that starts at `from` (the session's caption mark moves past `to`);
      * false when a retried pass captioned it already.
      */
-    claimCaptionWindow: async (s: SessionKey, from: number, to: number, captionMs: number) =>
-      (
-        await sessions.updateOne(
-          { _id: s._id, workspaceId: s.workspaceId, captionSeq: from },
-          { $set: { captionSeq: to + 1, captionMs } },
-        )
-      ).modifiedCount > 0,
+    claimCaptionWindow: (s: SessionKey, from: number, to: number, captionMs: number) =>
+      change(s, { captionSeq: from }, { $set: { captionSeq: to + 1, captionMs } }),
     markSessionReady: async (s: SessionKey, o: { finalizedAt: Date; missing: number[] }) =>
-      void (await sessions.updateOne(
-        { _id: s._id, workspaceId: s.workspaceId },
-        { $set: { status: 'ready', finalizedAt: o.finalizedAt, missing: o.missing } },
-      )),
+      void (await change(s, {}, { $set: { status: 'ready', finalizedAt: o.finalizedAt, missing: o.missing } })),
     markSessionFailed: async (s: SessionKey, error: string) =>
-      void (await sessions.updateOne(
-        { _id: s._id, workspaceId: s.workspaceId },
-        { $set: { status: 'failed', error } },
-      )),
+      void (await change(s, {}, { $set: { status: 'failed', error } })),
     /** Counts a newly stored chunk on its session. */
     countChunk: async (s: SessionKey, seq: number, bytes: number) =>
-      void (await sessions.updateOne(
-        { _id: s._id, workspaceId: s.workspaceId },
-        { $inc: { chunkCount: 1, bytes }, $max: { maxSeq: seq } },
-      )),
+      void (await change(s, {}, { $inc: { chunkCount: 1, bytes }, $max: { maxSeq: seq } })),
   };
 }
 
