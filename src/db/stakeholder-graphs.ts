@@ -75,25 +75,27 @@ export function createGraphBodies(graphs: Collection<StakeholderGraphDoc>) {
       cached -= hit.size;
     }
   };
+  /** Cached bodies are keyed by workspace too: a hit is scoped as the read it stands for. */
+  const keyOf = (m: MapKey, id: string) => `${m.workspaceId}:${id}`;
   return {
     async read(m: MapKey, id: string): Promise<Graph> {
-      const hit = cache.get(id);
+      const hit = cache.get(keyOf(m, id));
       if (hit) return hit.graph;
       const doc = await graphs.findOne({ _id: id, workspaceId: m.workspaceId });
       if (!doc) throw new Error(`stakeholder graph body ${id} is missing`);
       const graph = decodeBlob<Graph>(doc.graph, emptyGraph());
-      remember(id, graph, doc.graph.length);
+      remember(keyOf(m, id), graph, doc.graph.length);
       return graph;
     },
     async store(m: MapKey, graph: Graph, at: Date): Promise<string> {
       const id = randomUUID();
       const body = encodeBlob(graph);
       await graphs.insertOne({ _id: id, mapId: m._id, workspaceId: m.workspaceId, graph: body, createdAt: at });
-      remember(id, graph, body.length);
+      remember(keyOf(m, id), graph, body.length);
       return id;
     },
     async drop(m: MapKey, id: string): Promise<void> {
-      forget(id);
+      forget(keyOf(m, id));
       await graphs.deleteOne({ _id: id, workspaceId: m.workspaceId });
     },
   };

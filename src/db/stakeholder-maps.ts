@@ -111,9 +111,13 @@ export const stakeholderMapIndexes: IndexSpec[] = [
   { collection: 'stakeholder_index', keys: { workspaceId: 1, mapId: 1 }, name: 'ws_map' },
 ];
 
+/** Decoded; FerretDB 1.x leaves the null fields of an upsert's `$setOnInsert` out of the stored document, so they read as null. */
 const toExtraction = ({ ops, ...rest }: StakeholderExtractionDoc): StakeholderExtraction => ({
   ...rest,
+  userId: rest.userId ?? null,
+  apiKeyId: rest.apiKeyId ?? null,
   ops: ops == null ? null : decodeBlob<StakeholderOp[]>(ops, []),
+  appliedRevision: rest.appliedRevision ?? null,
 });
 
 /** Map heads: created, read, listed, and converged after a claimed revision or version. */
