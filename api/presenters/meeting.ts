@@ -1,12 +1,11 @@
 import type { z } from 'zod';
-import { decodeBlob } from '../../src/db/codec.js';
-import type { AttachmentDoc, MeetingDoc } from '../../src/db/meetings.js';
+import type { Attachment as StoredAttachment, Meeting as StoredMeeting } from '../../src/db/meetings.js';
 import type { Attachment, Meeting, MeetingTranscription } from '../../src/schemas/meetings.js';
 import { transcriptionOf } from '../../src/services/meetings.js';
 
 /** Wire shape of a meeting; `transcription` is lifted from the body for convenience (idle when never transcribed). */
-export function presentMeeting(m: MeetingDoc): z.input<typeof Meeting> {
-  const body = decodeBlob<Record<string, unknown>>(m.body, {});
+export function presentMeeting(m: StoredMeeting): z.input<typeof Meeting> {
+  const body = m.body;
   return {
     id: m._id,
     kind: 'meeting',
@@ -21,7 +20,7 @@ export function presentMeeting(m: MeetingDoc): z.input<typeof Meeting> {
   };
 }
 
-export function presentAttachment(a: AttachmentDoc): z.input<typeof Attachment> {
+export function presentAttachment(a: StoredAttachment): z.input<typeof Attachment> {
   return {
     id: a._id,
     attachment_id: a._id,

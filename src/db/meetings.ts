@@ -1,6 +1,21 @@
 import type { Db, Filter } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import { page, pageIndexes, type PageQuery } from './paging.js';
+import { validationError } from '../errors.js';
+import { updateHeld, type HoldDoc } from './claims.js';
+import { findById, findByIds, type IndexSpec } from './client.js';
+import { decodeBlob, encodeBlob } from './codec.js';
+import { page, pageIndexes, type Page, type PageQuery } from './paging.js';
+import { createTranscriptionStore } from './transcription.js';
+
+export type { Page, PageQuery } from './paging.js';
+export type {
+  Attachment,
+  AttachmentDoc,
+  AudioChunk,
+  ChunkRowDoc,
+  SessionDoc,
+  TranscriptionSession,
+  VocabularyDoc,
+} from './transcription.js';
 
 /** Transcription states of a meeting (docs/meetings.md). */
 export type TranscriptionStatus = 'idle' | 'live' | 'finalizing' | 'ready' | 'failed';
@@ -21,6 +36,9 @@ export interface MeetingDoc {
   createdAt: Date;
   updatedAt: Date;
 }
+/** A meeting as services and presenters see it: its body decoded. */
+export type Meeting = Omit<MeetingDoc, 'body'> & { body: Record<string, unknown> };
+
 /** One version of a meeting (`<meeting>:<version>`), written for every change. */
 export interface MeetingVersionDoc {
   _id: string;
@@ -35,65 +53,23 @@ export interface MeetingVersionDoc {
   createdAt: Date;
 }
 
-/** A live transcription session of a meeting; its id is the session id, its job is the `liveTranscription` workflow. */
-export interface SessionDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string;
-  meetingId: string;
-  jobId: string;
-  locale: string;
-  diarize: boolean;
-  status: 'live' | 'finalizing' | 'ready' | 'failed';
-  /** The first seq not yet received without a gap before it (chunks below it are all stored). */
-  contiguous: number;
-  maxSeq: number;
-  chunkCount: number;
-  bytes: number;
-  /** Live captions: the next seq a final caption window starts at, and the audio time there. */
-  captionSeq: number;
-  captionMs: number;
-  /** The transcript artifact (its id is chosen at start, so a retried finalize writes it once). */
-  artifactId: string;
-  missing: number[];
-  error: string | null;
-  createdBy: string | null;
-  startedAt: Date;
-  stoppedAt: Date | null;
-  finalizedAt: Date | null;
-}
-/** One stored chunk: its audio is a blob (`blobKey`); the first chunk of a seq wins. */
-export interface ChunkRowDoc {
-  _id: string;
-  sessionId: string;
-  workspaceId: string;
-  seq: number;
-  bytes: number;
-  blobKey: string;
-  createdAt: Date;
+/** The fields a change of a meeting sets (its body decoded). */
+export interface MeetingChange {
+  title: string;
+  description: string;
+  body: Record<string, unknown>;
+  transcriptionStatus: TranscriptionStatus;
 }
 
-/** Audio staged for transcription (POST /v1/chat/attachments). */
-export interface AttachmentDoc {
-  _id: string;
+/** Which meetings a list shows (the workspace always; a brain and a transcription state when asked). */
+export interface MeetingListFilter {
   workspaceId: string;
-  brainId: string | null;
-  name: string;
-  contentType: string;
-  size: number;
-  sha256: string;
-  blobKey: string;
-  createdBy: string | null;
-  createdAt: Date;
+  brainId?: string;
+  transcriptionStatus?: TranscriptionStatus;
 }
-/** Vocabulary terms saved for a workspace (brainId null) or a brain. */
-export interface VocabularyDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string | null;
-  terms: string[];
-  updatedAt: Date;
-}
+
+/** A meeting body is stored as at most this many characters of JSON. */
+export const MAX_MEETING_BODY_CHARS = 8_000_000;
 
 export const meetingIndexes: IndexSpec[] = [
   // GET /v1/meetings pages by (updatedAt, _id) (src/db/paging.ts), workspace-wide or in one brain, with or without ?transcription_status.
@@ -111,18 +87,91 @@ export const meetingIndexes: IndexSpec[] = [
   { collection: 'attachments', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
 ];
 
+const toMeeting = ({ body, ...rest }: MeetingDoc): Meeting => ({
+  ...rest,
+  body: decodeBlob<Record<string, unknown>>(body, {}),
+});
+
+function encodeBody(body: Record<string, unknown>): string {
+  const s = encodeBlob(body);
+  if (s.length > MAX_MEETING_BODY_CHARS)
+    throw validationError(`body: at most ${MAX_MEETING_BODY_CHARS} characters of JSON`);
+  return s;
+}
+
+/** Meetings, their versions, and (createTranscriptionStore) their transcription sessions, chunks, attachments and vocabulary. */
 export function createMeetingRepo(db: Db) {
   const meetings = db.collection<MeetingDoc>('meetings');
+  const versions = db.collection<MeetingVersionDoc>('meeting_versions');
+  const holds = db.collection<HoldDoc>('meeting_holds');
+  const versionRow = (m: MeetingDoc, changes: string[], by: string | null, at: Date): MeetingVersionDoc => ({
+    _id: `${m._id}:${m.version}`,
+    meetingId: m._id,
+    workspaceId: m.workspaceId,
+    version: m.version,
+    title: m.title,
+    description: m.description,
+    body: m.body,
+    changes,
+    createdBy: by,
+    createdAt: at,
+  });
   return {
-    meetings,
-    versions: db.collection<MeetingVersionDoc>('meeting_versions'),
-    sessions: db.collection<SessionDoc>('transcription_sessions'),
-    chunks: db.collection<ChunkRowDoc>('transcription_chunks'),
-    attachments: db.collection<AttachmentDoc>('attachments'),
-    vocabulary: db.collection<VocabularyDoc>('stt_vocabulary'),
+    meeting: async (workspaceId: string, id: string): Promise<Meeting | null> => {
+      const m = await findById(meetings, id, { workspaceId });
+      return m ? toMeeting(m) : null;
+    },
     /** A page of the workspace's meetings, most recently changed first. */
-    list: (filter: Filter<MeetingDoc> & { workspaceId: string }, q: PageQuery) =>
-      page(meetings, filter, { field: 'updatedAt', dir: -1 }, q),
+    page: async (f: MeetingListFilter, q: PageQuery): Promise<Page<Meeting>> => {
+      const filter: Filter<MeetingDoc> = { workspaceId: f.workspaceId };
+      if (f.brainId) filter.brainId = f.brainId;
+      if (f.transcriptionStatus) filter.transcriptionStatus = f.transcriptionStatus;
+      const p = await page(meetings, filter, { field: 'updatedAt', dir: -1 }, q);
+      return { ...p, items: p.items.map(toMeeting) };
+    },
+    /** Stores a new meeting (version 1) and its first version row; a body too large is a 400. */
+    create: async (m: Meeting): Promise<void> => {
+      const doc: MeetingDoc = { ...m, body: encodeBody(m.body) };
+      await meetings.insertOne(doc);
+      await versions.insertOne(versionRow(doc, ['created'], doc.createdBy, doc.createdAt));
+    },
+    /**
+     * Makes `next` the meeting's next version if it is still at `cur.version` (optimistic): the
+     * head is updated and the version row written. Null when another writer changed it first. The
+     * version guard is checked under the meeting's hold (FerretDB 1.x applies an update as
+     * read-modify-write, so two guarded updates could both pass without it).
+     */
+    recordVersion: async (
+      cur: Meeting,
+      next: MeetingChange,
+      o: { changes: string[]; by: string | null; at: Date },
+    ): Promise<Meeting | null> => {
+      const set = { ...next, body: encodeBody(next.body), version: cur.version + 1, updatedAt: o.at };
+      const changed = await updateHeld(
+        holds,
+        meetings,
+        { _id: cur._id, workspaceId: cur.workspaceId, version: cur.version },
+        set,
+      );
+      if (!changed) return null;
+      await versions.insertOne(versionRow({ ...cur, ...set }, o.changes, o.by, o.at));
+      return { ...cur, ...next, version: set.version, updatedAt: o.at };
+    },
+    /** Meetings by id in bulk, in any workspace (the search index's re-reads; the caller checks each one's workspace). */
+    findMany: async (ids: string[]): Promise<Meeting[]> => (await findByIds(meetings, ids)).map(toMeeting),
+    /** Every meeting, a page at a time (the search index's snapshot walk). */
+    async *walk(pageSize: number): AsyncIterable<Meeting[]> {
+      let batch: Meeting[] = [];
+      for await (const m of meetings.find({})) {
+        batch.push(toMeeting(m));
+        if (batch.length >= pageSize) {
+          yield batch;
+          batch = [];
+        }
+      }
+      if (batch.length) yield batch;
+    },
+    ...createTranscriptionStore(db),
   };
 }
 export type MeetingRepo = ReturnType<typeof createMeetingRepo>;

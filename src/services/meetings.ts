@@ -1,18 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { Filter } from 'mongodb';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
-import type { MeetingDoc, MeetingRepo, TranscriptionStatus } from '../db/meetings.js';
+import type { Meeting, MeetingListFilter, MeetingRepo, TranscriptionStatus } from '../db/meetings.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import type { MeetingBody, MeetingPatchBody } from '../schemas/meetings.js';
 import type { Scope } from '../scope.js';
 import type { ResourceEvents, ResourceRef } from './resource-events.js';
-import { findById } from '../db/client.js';
 
 /** Body keys of the patch envelope that are not body fields. */
 const ENVELOPE = new Set(['base_version', 'title', 'description', 'body']);
-const MAX_BODY_CHARS = 8_000_000;
 const RETRIES = 8;
+
+/** Whether two JSON values are the same (compared as their JSON text, key order included). */
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
 /** The transcription state of a body (idle when never transcribed). */
 export const transcriptionOf = (
@@ -33,8 +32,8 @@ export const transcriptionOf = (
 export function createMeetingService(d: { repo: MeetingRepo; workspaces: WorkspaceRepo; events: ResourceEvents }) {
   const { repo } = d;
   const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
-  const bodyOf = (m: MeetingDoc) => decodeBlob<Record<string, unknown>>(m.body, {});
-  const ref = (m: MeetingDoc, extra: Partial<ResourceRef> = {}): ResourceRef => ({
+  const bodyOf = (m: Meeting) => m.body;
+  const ref = (m: Meeting, extra: Partial<ResourceRef> = {}): ResourceRef => ({
     kind: 'meeting',
     id: m._id,
     brain_id: m.brainId,
@@ -43,17 +42,11 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
     ...extra,
   });
 
-  async function get(scope: Scope, id: string): Promise<MeetingDoc> {
-    const m = await findById(repo.meetings, id, { workspaceId: scope.workspaceId });
+  async function get(scope: Scope, id: string): Promise<Meeting> {
+    const m = await repo.meeting(scope.workspaceId, id);
     if (!m || (scope.brainId && m.brainId !== scope.brainId)) throw notFound('Meeting');
     return m;
   }
-
-  const encode = (body: Record<string, unknown>) => {
-    const s = encodeBlob(body);
-    if (s.length > MAX_BODY_CHARS) throw validationError(`body: at most ${MAX_BODY_CHARS} characters of JSON`);
-    return s;
-  };
 
   /**
    * Applies a change to the newest version: `change` gets the current head and returns the new
@@ -63,41 +56,28 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
     workspaceId: string,
     id: string,
     change: (
-      m: MeetingDoc,
+      m: Meeting,
     ) => { title: string; description: string; body: Record<string, unknown>; changes: string[] } | null,
     o: { baseVersion?: number; by: string | null },
   ) {
     for (let attempt = 0; attempt < RETRIES; attempt++) {
-      const cur = await findById(repo.meetings, id, { workspaceId });
+      const cur = await repo.meeting(workspaceId, id);
       if (!cur) throw notFound('Meeting');
       if (o.baseVersion !== undefined && o.baseVersion !== cur.version)
         throw conflict(`base_version ${o.baseVersion} is not the current version ${cur.version}`);
       const next = change(cur);
       if (!next) return { doc: cur, changed: false };
-      const now = new Date();
-      const set = {
-        title: next.title,
-        description: next.description,
-        body: encode(next.body),
-        transcriptionStatus: transcriptionOf(next.body).status,
-        version: cur.version + 1,
-        updatedAt: now,
-      };
-      const res = await repo.meetings.updateOne({ _id: id, workspaceId, version: cur.version }, { $set: set });
-      if (!res.modifiedCount) continue;
-      const doc: MeetingDoc = { ...cur, ...set };
-      await repo.versions.insertOne({
-        _id: `${id}:${doc.version}`,
-        meetingId: id,
-        workspaceId,
-        version: doc.version,
-        title: doc.title,
-        description: doc.description,
-        body: doc.body,
-        changes: next.changes,
-        createdBy: o.by,
-        createdAt: now,
-      });
+      const doc = await repo.recordVersion(
+        cur,
+        {
+          title: next.title,
+          description: next.description,
+          body: next.body,
+          transcriptionStatus: transcriptionOf(next.body).status,
+        },
+        { changes: next.changes, by: o.by, at: new Date() },
+      );
+      if (!doc) continue;
       const t =
         next.changes.includes('transcription') || next.changes.includes('transcript_segments')
           ? transcriptionOf(next.body)
@@ -133,7 +113,7 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
     const next = { ...body };
     const changes: string[] = [];
     for (const [k, v] of Object.entries(fields)) {
-      if (v === undefined || encodeBlob(v) === encodeBlob(body[k])) continue;
+      if (v === undefined || sameJson(v, body[k])) continue;
       next[k] = v;
       changes.push(k);
     }
@@ -153,54 +133,42 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
         transcription_status?: TranscriptionStatus;
       },
     ) {
-      const filter: Filter<MeetingDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
+      const filter: MeetingListFilter = { workspaceId: scope.workspaceId };
       const brain = q.brain_id ?? scope.brainId;
       if (brain) filter.brainId = brain;
       if (q.transcription_status) filter.transcriptionStatus = q.transcription_status;
-      return repo.list(filter, q);
+      return repo.page(filter, q);
     },
 
     async create(
       scope: Scope,
       b: { title: string; description?: string; body?: MeetingBody; brain_id?: string },
-    ): Promise<MeetingDoc> {
+    ): Promise<Meeting> {
       const brainId = b.brain_id ?? scope.brainId;
       if (!brainId) throw validationError('brain_id: required (or send X-Brain-Id)');
       if (!(await d.workspaces.findBrain(scope.workspaceId, brainId))) throw notFound('Brain');
       const now = new Date();
       const body = (b.body ?? {}) as Record<string, unknown>;
-      const doc: MeetingDoc = {
+      const doc: Meeting = {
         _id: randomUUID(),
         workspaceId: scope.workspaceId,
         brainId,
         title: b.title,
         description: b.description ?? '',
-        body: encode(body),
+        body,
         transcriptionStatus: transcriptionOf(body).status,
         version: 1,
         createdBy: by(scope),
         createdAt: now,
         updatedAt: now,
       };
-      await repo.meetings.insertOne(doc);
-      await repo.versions.insertOne({
-        _id: `${doc._id}:1`,
-        meetingId: doc._id,
-        workspaceId: doc.workspaceId,
-        version: 1,
-        title: doc.title,
-        description: doc.description,
-        body: doc.body,
-        changes: ['created'],
-        createdBy: doc.createdBy,
-        createdAt: now,
-      });
+      await repo.create(doc);
       await d.events.emit(scope.workspaceId, 'created', ref(doc));
       return doc;
     },
 
     /** The central patch for kind meeting: title, description and body fields (top level or under `body`). */
-    async patch(scope: Scope, id: string, p: MeetingPatchBody): Promise<MeetingDoc> {
+    async patch(scope: Scope, id: string, p: MeetingPatchBody): Promise<Meeting> {
       await get(scope, id);
       const fields: Record<string, unknown> = { ...(p.body ?? {}) };
       for (const [k, v] of Object.entries(p)) if (!ENVELOPE.has(k) && v !== undefined) fields[k] = v;
@@ -232,13 +200,13 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
         { by: null },
       );
     },
-    findUnscoped: (workspaceId: string, id: string) => findById(repo.meetings, id, { workspaceId }),
+    findUnscoped: (workspaceId: string, id: string) => repo.meeting(workspaceId, id),
 
     /** A meeting's transcript as text (`Speaker: text` lines) and when it was finalized: what stakeholder extraction reads. */
     async transcript(workspaceId: string, id: string) {
-      const m = await findById(repo.meetings, id, { workspaceId });
+      const m = await repo.meeting(workspaceId, id);
       if (!m) return null;
-      const body = bodyOf(m);
+      const body = m.body;
       const segments = Array.isArray(body.transcript_segments)
         ? (body.transcript_segments as { speaker?: unknown; text?: unknown }[])
         : [];

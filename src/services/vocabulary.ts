@@ -100,8 +100,7 @@ export function createVocabularyService(d: {
     if (!VERTICALS[v]) throw validationError(`vertical_id: one of ${Object.keys(VERTICALS).join(', ')}`);
     return v;
   };
-  const saved = async (workspaceId: string, brainId: string | null) =>
-    (await d.repo.vocabulary.findOne({ _id: `${workspaceId}:${brainId ?? '-'}`, workspaceId }))?.terms ?? [];
+  const saved = (workspaceId: string, brainId: string | null) => d.repo.savedTerms(workspaceId, brainId);
 
   async function merged(workspaceId: string, brainId: string | null, verticalId: string) {
     const parts = {
@@ -135,11 +134,7 @@ export function createVocabularyService(d: {
       if (brainId && !(await d.workspaces.findBrain(scope.workspaceId, brainId))) throw notFound('Brain');
       const v = vertical(b.vertical_id);
       if (b.terms) {
-        await d.repo.vocabulary.updateOne(
-          { _id: `${scope.workspaceId}:${brainId ?? '-'}`, workspaceId: scope.workspaceId },
-          { $set: { workspaceId: scope.workspaceId, brainId, terms: dedupe(b.terms), updatedAt: new Date() } },
-          { upsert: true },
-        );
+        await d.repo.saveTerms(scope.workspaceId, brainId, dedupe(b.terms));
       }
       const { parts, terms } = await merged(scope.workspaceId, brainId, v);
       await d.redis.set(
