@@ -1,7 +1,5 @@
 import type { z } from 'zod';
-import { decodeBlob } from '../../src/db/codec.js';
-import type { NeuronDoc, NeuronVersionDoc } from '../../src/db/neurons.js';
-import type { NeuronSnapshot } from '../../src/schemas/neuron-config.js';
+import type { Neuron as NeuronRow, NeuronVersion as NeuronVersionRow } from '../../src/db/neurons.js';
 import type {
   Neuron,
   NeuronList,
@@ -37,13 +35,12 @@ export function presentNeuron(v: NeuronView): z.input<typeof Neuron> {
 }
 
 /** One line of a neuron's version history. */
-export function presentNeuronVersionSummary(v: NeuronVersionDoc): z.input<typeof NeuronVersionSummary> {
-  const snap = decodeBlob<Partial<NeuronSnapshot>>(v.snapshot, {});
+export function presentNeuronVersionSummary(v: NeuronVersionRow): z.input<typeof NeuronVersionSummary> {
   return {
     version: v.version,
     created_at: v.createdAt.toISOString(),
-    name: snap.name ?? '',
-    is_active: snap.is_active ?? false,
+    name: v.snapshot?.name ?? '',
+    is_active: v.snapshot?.is_active ?? false,
     created_by: v.createdBy ?? null,
     note: v.note ?? null,
   };
@@ -79,8 +76,8 @@ export const presentNeuronPage = (p: NeuronPage): z.input<typeof NeuronList> => 
 
 /** Version history, newest first. */
 export const presentNeuronHistory = (h: {
-  doc: NeuronDoc;
-  versions: NeuronVersionDoc[];
+  doc: NeuronRow;
+  versions: NeuronVersionRow[];
 }): z.input<typeof NeuronVersionList> => ({
   neuron_id: h.doc._id,
   latest_version: h.doc.version,

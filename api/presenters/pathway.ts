@@ -1,6 +1,10 @@
 import type { z } from 'zod';
-import { decodeBlob } from '../../src/db/codec.js';
-import type { PathwayDoc, PathwayHead, PathwayParticipantDoc, PathwayVersionEntry } from '../../src/db/pathways.js';
+import type {
+  Pathway as PathwayRow,
+  PathwayParticipantDoc,
+  PathwayVersion as PathwayVersionRow,
+  PathwayVersionSummary as PathwayVersionSummaryRow,
+} from '../../src/db/pathways.js';
 import type { CompileResult } from '../../src/pathways/compile.js';
 import type { ValidationResult } from '../../src/pathways/validate.js';
 import type {
@@ -18,18 +22,17 @@ import type { PathwayPage, RoleCheck } from '../../src/services/pathways.js';
 import { presentPage } from './page.js';
 
 type Json = Record<string, unknown>;
-const EMPTY_GRAPH = { nodes: [], edges: [] };
 
 /** Wire shape of a pathway head; every field is listed so a new DB field never leaks. `version` is the tip shown. */
-export function presentPathway(p: PathwayHead): z.input<typeof Pathway> {
+export function presentPathway(p: PathwayRow): z.input<typeof Pathway> {
   return {
     id: p._id,
     workspace_id: p.workspaceId,
     brain_id: p.brainId,
     name: p.name,
     description: p.description ?? '',
-    pathway_graph: decodeBlob<Json>(p.graph, EMPTY_GRAPH),
-    pathway_data: decodeBlob<Json | null>(p.design, null),
+    pathway_graph: p.graph as Json,
+    pathway_data: p.design as Json | null,
     is_active: p.isActive,
     latest_version: p.latestVersion,
     version: p.latestVersion,
@@ -47,7 +50,7 @@ export const presentPathwayPage = (p: PathwayPage): z.input<typeof PathwayList> 
 });
 
 /** One line of the version history. */
-export function presentPathwayVersionSummary(v: PathwayVersionEntry): z.input<typeof PathwayVersionSummary> {
+export function presentPathwayVersionSummary(v: PathwayVersionSummaryRow): z.input<typeof PathwayVersionSummary> {
   return {
     version: v.version,
     created_at: v.createdAt.toISOString(),
@@ -59,8 +62,8 @@ export function presentPathwayVersionSummary(v: PathwayVersionEntry): z.input<ty
 
 /** The kept history, newest first. */
 export const presentPathwayHistory = (h: {
-  doc: PathwayDoc;
-  versions: PathwayVersionEntry[];
+  doc: PathwayRow;
+  versions: PathwayVersionSummaryRow[];
 }): z.input<typeof PathwayVersionList> => ({
   pathway_id: h.doc._id,
   latest_version: h.doc.latestVersion,
@@ -69,15 +72,15 @@ export const presentPathwayHistory = (h: {
 
 /** One kept version with its graph. */
 export const presentPathwayVersion = (v: {
-  doc: PathwayDoc;
-  entry: PathwayVersionEntry;
+  doc: PathwayRow;
+  entry: PathwayVersionRow;
 }): z.input<typeof PathwayVersion> => ({
   ...presentPathwayVersionSummary(v.entry),
   pathway_id: v.doc._id,
   latest_version: v.doc.latestVersion,
   name: v.entry.name,
   description: v.entry.description ?? '',
-  pathway_graph: decodeBlob<Json>(v.entry.graph, EMPTY_GRAPH),
+  pathway_graph: v.entry.graph as Json,
 });
 
 /** `{ valid, errors?, warnings? }`: each list only when it has entries. */

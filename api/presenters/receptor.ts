@@ -1,10 +1,8 @@
 import type { z } from 'zod';
-import { decodeBlob } from '../../src/db/codec.js';
-import type { ChannelBindingDoc } from '../../src/db/receptors.js';
+import type { ChannelBinding as ChannelBindingRow, Page } from '../../src/db/receptors.js';
 import type { ChannelBinding, Receptor, ReceptorList } from '../../src/schemas/receptors.js';
 import { fromTiming, type ReceptorView } from '../../src/services/receptors.js';
 import { presentPage } from './page.js';
-import type { Page } from '../../src/db/paging.js';
 
 /** Wire shape of a receptor; every field is listed so a new DB field never leaks. */
 export function presentReceptor({
@@ -15,14 +13,14 @@ export function presentReceptor({
   schedule?: ReceptorView['schedule'];
 }): z.input<typeof Receptor> {
   const t = r.executableTarget;
-  const source = decodeBlob<Record<string, unknown>>(r.sourceConfig, {});
+  const source = r.sourceConfig;
   return {
     id: r._id,
     slug: r.slug,
     workspace_id: r.workspaceId,
     brain_id: r.brainId,
     active_channels: r.activeChannels,
-    config: decodeBlob<Record<string, unknown>>(r.config, {}),
+    config: r.config,
     is_active: r.isActive,
     scope: r.scope,
     source_config: {
@@ -52,7 +50,7 @@ export function presentReceptorPage(p: Page<ReceptorView['doc']>): z.input<typeo
 
 /** A binding; its webhook secret only when just created or rotated (like an API key, shown once). */
 export function presentBinding(
-  b: ChannelBindingDoc,
+  b: ChannelBindingRow,
   extra: { webhookUrl: string; secret?: string },
 ): z.input<typeof ChannelBinding> {
   return {
@@ -61,7 +59,7 @@ export function presentBinding(
     channel: b.channel,
     external_id: b.externalId,
     trace_id: b.traceId,
-    metadata: decodeBlob<Record<string, unknown>>(b.metadata, {}),
+    metadata: b.metadata,
     is_active: b.isActive,
     webhook_url: extra.webhookUrl,
     ...(extra.secret ? { webhook_secret: extra.secret } : {}),

@@ -1,10 +1,9 @@
 import type { z } from 'zod';
-import { decodeBlob } from '../../src/db/codec.js';
-import type { NeuronReflexDoc, ReflexDoc } from '../../src/db/reflexes.js';
+import type { NeuronReflexDoc, Reflex as ReflexRow } from '../../src/db/reflexes.js';
 import type { NeuronReflexAssignment, NeuronReflexSummary, Reflex } from '../../src/schemas/reflexes.js';
 
 /** Wire shape of a reflex; every field is listed so a new DB field never leaks. */
-export function presentReflex(r: ReflexDoc): z.input<typeof Reflex> {
+export function presentReflex(r: ReflexRow): z.input<typeof Reflex> {
   return {
     id: r._id,
     workspace_id: r.workspaceId,
@@ -13,7 +12,7 @@ export function presentReflex(r: ReflexDoc): z.input<typeof Reflex> {
     type: r.type,
     description: r.description ?? '',
     tools: r.tools.map((t) => ({ integration_id: t.integrationId, tools: t.tools })),
-    metadata: decodeBlob<Record<string, unknown>>(r.metadata, {}),
+    metadata: r.metadata,
     is_active: r.isActive,
     scope: r.scope,
     created_by: r.createdBy ?? null,
@@ -23,7 +22,7 @@ export function presentReflex(r: ReflexDoc): z.input<typeof Reflex> {
 }
 
 /** A reflex as GET /v1/neurons/:id/reflexes lists it. */
-export const presentNeuronReflex = (r: ReflexDoc): z.input<typeof NeuronReflexSummary> => ({
+export const presentNeuronReflex = (r: ReflexRow): z.input<typeof NeuronReflexSummary> => ({
   id: r._id,
   name: r.name,
   type: r.type,

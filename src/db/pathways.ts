@@ -1,9 +1,12 @@
 import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
-import type { Blob } from './codec.js';
-import type { HoldDoc } from './claims.js';
-import { findById } from './client.js';
+import { decodeBlob, encodeBlob, type Blob } from './codec.js';
+import { holding, isDuplicateKey, type HoldDoc } from './claims.js';
+import { escapeRegex, findById } from './client.js';
+import { searchReader } from './search-rows.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
+
+export type { Page, PageQuery, PageSort };
 
 /**
  * How many version entries a pathway keeps on its head record (the history is capped). When a new version
@@ -62,6 +65,31 @@ export interface PathwayDoc {
 /** A pathway head read without its history (lists and single reads never load the 50 stored graphs). */
 export type PathwayHead = Omit<PathwayDoc, 'versions'>;
 
+/** A pathway head as the repository returns it: graph and design decoded (design null until first sent). */
+export type Pathway = Omit<PathwayHead, 'graph' | 'design'> & { graph: unknown; design: unknown };
+/** A kept version without its graph (history lists). */
+export type PathwayVersionSummary = Omit<PathwayVersionEntry, 'graph'>;
+/** A kept version with its graph decoded. */
+export type PathwayVersion = PathwayVersionSummary & { graph: unknown };
+/** The head fields a change may set. */
+export type PathwayChange = Partial<Pick<Pathway, 'graph' | 'design' | 'name' | 'description' | 'isActive'>>;
+/**
+ * What a change does, decided under the write hold from the head and its kept versions: the fields
+ * to set and, with a note, a new version recording the tip's graph, name and description.
+ */
+export type PathwayPlan = (
+  head: Pathway,
+  kept: (version: number) => PathwayVersion | undefined,
+) => { set: PathwayChange; note?: string };
+/** The outcome of a change: the head after it, or why it was not made. */
+export type PathwayChangeOutcome = Pathway | 'missing' | 'busy' | 'raced';
+/** What a list shows: one brain's pathways, optionally by creator and matching `search` in the name. */
+export interface PathwayListWhere {
+  brainId: string;
+  createdBy?: string;
+  search?: string;
+}
+
 /** A user's role on one pathway; unique per (pathwayId, userId). */
 export interface PathwayParticipantDoc {
   _id: string;
@@ -97,6 +125,45 @@ export const pathwayIndexes: IndexSpec[] = [
 ];
 
 const WITHOUT_HISTORY = { projection: { versions: 0 } } as const;
+const EMPTY_GRAPH = { nodes: [], edges: [] };
+/** How long a change waits for another change of the same pathway before giving up (busy). */
+const LOCK_WAIT_MS = 5_000;
+
+/** The bytes a value takes when stored (free-form client JSON is stored as its JSON text). */
+export const storedBytes = (value: unknown): number => Buffer.byteLength(encodeBlob(value), 'utf8');
+/** Whether two values are stored as the same text (a change that sends what is there changes nothing). */
+export const sameStored = (a: unknown, b: unknown): boolean => encodeBlob(a) === encodeBlob(b);
+const nodeCount = (graph: unknown): number => {
+  const nodes = (graph as { nodes?: unknown } | null)?.nodes;
+  return Array.isArray(nodes) ? nodes.length : 0;
+};
+
+export function toPathway(d: PathwayHead | PathwayDoc): Pathway {
+  const { versions: _v, ...head } = d as PathwayDoc;
+  void _v;
+  return {
+    ...head,
+    graph: decodeBlob<unknown>(head.graph, EMPTY_GRAPH),
+    design: decodeBlob<unknown>(head.design, null),
+  };
+}
+const summaryOf = ({ graph: _g, ...summary }: PathwayVersionEntry): PathwayVersionSummary => (void _g, summary);
+const versionOf = (e: PathwayVersionEntry): PathwayVersion => ({
+  ...e,
+  graph: decodeBlob<unknown>(e.graph, EMPTY_GRAPH),
+});
+
+/** The stored form of a change: graph and design encoded. */
+function encodeChange(set: PathwayChange): Partial<PathwayDoc> {
+  const { graph, design, ...rest } = set;
+  return {
+    ...rest,
+    ...(graph !== undefined ? { graph: encodeBlob(graph) } : {}),
+    ...(design !== undefined ? { design: encodeBlob(design) } : {}),
+  };
+}
+
+class Busy extends Error {}
 
 /** Pathway heads and participants; every query filters by workspace. */
 export function createPathwayRepo(db: Db) {
@@ -108,43 +175,161 @@ export function createPathwayRepo(db: Db) {
    * modify, write back without re-checking the filter, so two concurrent saves could both "win" and drop a version.
    */
   const locks = db.collection<HoldDoc>('pathway_locks');
+  const search = searchReader(pathways, toPathway, WITHOUT_HISTORY);
+  /** The next head state for a change planned on `doc` (a new version entry when the plan has a note). */
+  function nextState(doc: PathwayDoc, plan: PathwayPlan, createdBy: string | null): Partial<PathwayDoc> {
+    const kept = (v: number) => {
+      const e = (doc.versions ?? []).find((x) => x.version === v);
+      return e && versionOf(e);
+    };
+    const { set, note } = plan(toPathway(doc), kept);
+    const now = new Date();
+    const next: Partial<PathwayDoc> = { ...encodeChange(set), updatedAt: now };
+    if (note === undefined) return next;
+    const merged = { ...doc, ...next };
+    const entry: PathwayVersionEntry = {
+      version: doc.latestVersion + 1,
+      createdAt: now,
+      createdBy,
+      note,
+      graph: merged.graph,
+      name: merged.name,
+      description: merged.description,
+      nodeCount: nodeCount(set.graph !== undefined ? set.graph : decodeBlob<unknown>(doc.graph, EMPTY_GRAPH)),
+    };
+    // FerretDB ignores $push's $slice, so the capped history is rewritten whole.
+    return {
+      ...next,
+      latestVersion: entry.version,
+      versions: [...(doc.versions ?? []), entry].slice(-PATHWAY_VERSION_CAP),
+    };
+  }
+
+  /** Writes the next state if the tip is still the one read (a second guard behind the write hold). */
+  async function apply(
+    workspaceId: string,
+    brainId: string | undefined,
+    id: string,
+    plan: PathwayPlan,
+    by: string | null,
+  ) {
+    const doc = await findById(pathways, id, { workspaceId });
+    if (!doc || (brainId && doc.brainId !== brainId)) return 'missing';
+    const next = nextState(doc, plan, by);
+    const r = await pathways.updateOne({ _id: id, workspaceId, latestVersion: doc.latestVersion }, { $set: next });
+    if (r.matchedCount === 1) return toPathway({ ...doc, ...next });
+    // Only reachable when a stalled writer's hold was broken, or the pathway was deleted meanwhile.
+    return (await findById(pathways, id, { workspaceId }, WITHOUT_HISTORY)) ? 'raced' : 'missing';
+  }
+
   return {
-    pathways,
-    participants,
-    locks,
     /** The head without its history. */
-    findHead: (workspaceId: string, id: string) =>
-      pathways.findOne<PathwayHead>({ _id: id, workspaceId }, WITHOUT_HISTORY),
-    /** The head with its capped history. */
-    findFull: (workspaceId: string, id: string) => findById(pathways, id, { workspaceId }),
-    list: async (
-      filter: Filter<PathwayDoc> & { workspaceId: string },
+    findHead: async (workspaceId: string, id: string): Promise<Pathway | null> => {
+      const d = await pathways.findOne<PathwayHead>({ _id: id, workspaceId }, WITHOUT_HISTORY);
+      return d && toPathway(d);
+    },
+    /** The head and its kept history (without graphs), or null. */
+    history: async (workspaceId: string, id: string) => {
+      const d = await findById(pathways, id, { workspaceId });
+      return d && { head: toPathway(d), versions: (d.versions ?? []).map(summaryOf) };
+    },
+    /** The head and one kept version with its graph (null when it is not kept), or null without the pathway. */
+    findVersion: async (workspaceId: string, id: string, version: number) => {
+      const d = await findById(pathways, id, { workspaceId });
+      const entry = d && (d.versions ?? []).find((v) => v.version === version);
+      return d && { head: toPathway(d), entry: entry ? versionOf(entry) : null };
+    },
+    /** Names by id (usage reports). */
+    namesOf: async (workspaceId: string, ids: string[]): Promise<Map<string, string>> =>
+      new Map(
+        ids.length === 0
+          ? []
+          : (
+              await pathways.find({ workspaceId, _id: { $in: ids } }, { projection: { _id: 1, name: 1 } }).toArray()
+            ).map((p) => [p._id, p.name]),
+      ),
+    page: async (
+      workspaceId: string,
+      where: PathwayListWhere,
       sort: PageSort,
       q: PageQuery,
-    ): Promise<Page<PathwayHead>> => page(pathways, filter, sort, q, WITHOUT_HISTORY),
+    ): Promise<Page<Pathway>> => {
+      const filter: Filter<PathwayDoc> = { workspaceId, brainId: where.brainId };
+      if (where.createdBy) filter.createdBy = where.createdBy;
+      if (where.search) filter.name = { $regex: escapeRegex(where.search), $options: 'i' };
+      const p = await page(pathways, filter, sort, q, WITHOUT_HISTORY);
+      return { ...p, items: p.items.map(toPathway) };
+    },
+    /** A new pathway with its version 1 (`note`). */
+    async create(p: Pathway, note: string): Promise<void> {
+      const graph = encodeBlob(p.graph);
+      const first: PathwayVersionEntry = {
+        version: 1,
+        createdAt: p.createdAt,
+        createdBy: p.createdBy,
+        note,
+        graph,
+        name: p.name,
+        description: p.description,
+        nodeCount: nodeCount(p.graph),
+      };
+      await pathways.insertOne({ ...p, graph, design: encodeBlob(p.design), latestVersion: 1, versions: [first] });
+    },
     /**
-     * Writes a new head state if the tip is still `expectedVersion` (a second guard behind the write lock; FerretDB
-     * ignores $push's $slice, so the capped history is rewritten whole).
+     * Applies a change planned on the current head under the pathway's write hold (`holding`,
+     * src/db/claims.ts): FerretDB 1.x applies an update as read, modify, write back without
+     * re-checking the filter, so two concurrent saves could both "win" and drop a version. With a
+     * note the change records the next version, dropping the oldest past PATHWAY_VERSION_CAP.
+     * `brainId`: the pathway must be in that brain (else missing).
      */
-    async writeIfVersion(
+    async recordVersion(
       workspaceId: string,
       id: string,
-      expectedVersion: number,
-      set: Partial<PathwayDoc>,
-    ): Promise<boolean> {
-      const r = await pathways.updateOne({ _id: id, workspaceId, latestVersion: expectedVersion }, { $set: set });
-      return r.matchedCount === 1;
+      o: { brainId?: string; createdBy: string | null; plan: PathwayPlan },
+    ): Promise<PathwayChangeOutcome> {
+      try {
+        return await holding(locks, id, () => apply(workspaceId, o.brainId, id, o.plan, o.createdBy), {
+          leaseMs: PATHWAY_LOCK_LEASE_MS,
+          waitMs: LOCK_WAIT_MS,
+          busy: () => new Busy(),
+        });
+      } catch (e) {
+        if (e instanceof Busy) return 'busy';
+        throw e;
+      }
     },
     async remove(workspaceId: string, id: string): Promise<boolean> {
       const r = await pathways.deleteOne({ _id: id, workspaceId });
       await participants.deleteMany({ workspaceId, pathwayId: id });
       return r.deletedCount === 1;
     },
+    /** The search index's reads: heads by id (any workspace) and a walk of them all. */
+    searchRows: search.byIds,
+    allSearchRows: search.all,
     listParticipants: (workspaceId: string, pathwayId: string) =>
       participants.find({ workspaceId, pathwayId }).sort({ createdAt: 1, _id: 1 }).toArray(),
     findParticipant: (workspaceId: string, id: string) => findById(participants, id, { workspaceId }),
     findParticipantByUser: (workspaceId: string, pathwayId: string, userId: string) =>
       participants.findOne({ workspaceId, pathwayId, userId }),
+    /** Adds a participant; false when the user is one already. */
+    async addParticipant(p: PathwayParticipantDoc): Promise<boolean> {
+      try {
+        await participants.insertOne(p);
+        return true;
+      } catch (e) {
+        if (isDuplicateKey(e)) return false;
+        throw e;
+      }
+    },
+    async setParticipantRole(workspaceId: string, id: string, role: PathwayRole): Promise<void> {
+      await participants.updateOne({ _id: id, workspaceId }, { $set: { role } });
+    },
+    /** Removes a participant; false when there was none. */
+    removeParticipant: async (workspaceId: string, id: string) =>
+      (await participants.deleteOne({ _id: id, workspaceId })).deletedCount === 1,
+    /** Removes a user's participation; false when there was none. */
+    removeParticipantByUser: async (workspaceId: string, pathwayId: string, userId: string) =>
+      (await participants.deleteOne({ workspaceId, pathwayId, userId })).deletedCount === 1,
     /**
      * Neurons a pathway node may reference: not soft-deleted, and in `brainId` or workspace/core scoped; without a
      * brain, every neuron of the workspace. Read-only; the neurons family owns the collection.

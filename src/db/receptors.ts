@@ -1,8 +1,13 @@
 import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
-import type { Blob } from './codec.js';
+import { decodeBlob, encodeBlob, type Blob } from './codec.js';
+import { isDuplicateKey } from './claims.js';
 import { findById } from './client.js';
-import { page, pageIndexes, type PageQuery, type PageSort } from './paging.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
+import { createFiringOps } from './receptor-firings.js';
+import { searchReader } from './search-rows.js';
+
+export type { Page, PageQuery, PageSort };
 
 /** `plasticity_pass` is the older name of `action_plan`; it is stored as `action_plan`. */
 export type ReceptorTargetKind = 'neuron' | 'pathway' | 'action_plan' | 'plasticity_pass' | 'system_job';
@@ -113,6 +118,39 @@ export interface ActionPlanDoc {
   updatedAt: Date;
 }
 
+type Json = Record<string, unknown>;
+/** A receptor as the repository returns it: config and source_config decoded. */
+export type Receptor = Omit<ReceptorDoc, 'config' | 'sourceConfig'> & { config: Json; sourceConfig: Json };
+/** The fields a change may set. */
+export type ReceptorChange = Partial<Omit<Receptor, '_id' | 'workspaceId' | 'createdAt'>>;
+/** A firing as the repository returns it: the trigger decoded (null when unreadable). */
+export type Firing = Omit<FiringDoc, 'trigger'> & { trigger: unknown };
+/** A channel binding as the repository returns it: the metadata decoded. */
+export type ChannelBinding = Omit<ChannelBindingDoc, 'metadata'> & { metadata: Json };
+/** An action plan as the repository returns it: the input decoded. */
+export type ActionPlan = Omit<ActionPlanDoc, 'input'> & { input: unknown };
+/** What a list shows: the workspace's receptors, visible in `brainId` when given, of a target kind, among `ids`. */
+export interface ReceptorListWhere {
+  brainId?: string;
+  targetKind?: ReceptorTargetKind;
+  ids?: string[];
+}
+
+export const toReceptor = (d: ReceptorDoc): Receptor => ({
+  ...d,
+  config: decodeBlob<Json>(d.config, {}),
+  sourceConfig: decodeBlob<Json>(d.sourceConfig, {}),
+});
+/** The stored form of a change: blob fields encoded. */
+function encodeChange(set: ReceptorChange): Partial<ReceptorDoc> {
+  const { config, sourceConfig, ...rest } = set;
+  return {
+    ...rest,
+    ...(config !== undefined ? { config: encodeBlob(config) } : {}),
+    ...(sourceConfig !== undefined ? { sourceConfig: encodeBlob(sourceConfig) } : {}),
+  };
+}
+
 export const receptorIndexes: IndexSpec[] = [
   { collection: 'receptors', keys: { workspaceId: 1, slug: 1 }, unique: true, name: 'ws_slug_unique' },
   {
@@ -140,25 +178,89 @@ export const receptorIndexes: IndexSpec[] = [
   { collection: 'action_plans', keys: { workspaceId: 1, createdAt: -1 }, name: 'ws_created' },
 ];
 
-/** Receptor storage; every query filters by workspace (the schedule reconciler's scan is the one exception). */
+/**
+ * Receptor storage: receptors, their firings, channel bindings and action plans. Every query
+ * filters by workspace, except the schedule reconciler's scan, the webhook ingress's lookup of a
+ * conversation (unique on the platform) and the fire workflow's own record (keyed by its workflow id).
+ */
 export function createReceptorRepo(db: Db) {
   const receptors = db.collection<ReceptorDoc>('receptors');
-  const firings = db.collection<FiringDoc>('receptor_firings');
   const bindings = db.collection<ChannelBindingDoc>('receptor_channel_bindings');
-  const actionPlans = db.collection<ActionPlanDoc>('action_plans');
+  const search = searchReader(receptors, toReceptor);
+  const one = async (filter: Filter<ReceptorDoc>) => {
+    const d = await receptors.findOne(filter);
+    return d && toReceptor(d);
+  };
+  const many = async (filter: Filter<ReceptorDoc>) => (await receptors.find(filter).toArray()).map(toReceptor);
+  const targetOf = (workspaceId: string, kind: ReceptorTargetKind, id: string): Filter<ReceptorDoc> => ({
+    workspaceId,
+    'executableTarget.kind': kind,
+    'executableTarget.id': id,
+  });
   return {
-    receptors,
-    firings,
-    bindings,
-    actionPlans,
-    findById: (workspaceId: string, id: string) => findById(receptors, id, { workspaceId }),
-    findBySlug: (workspaceId: string, slug: string) => receptors.findOne({ workspaceId, slug }),
-    forTarget: (workspaceId: string, kind: ReceptorTargetKind, id: string) =>
-      receptors.findOne({ workspaceId, 'executableTarget.kind': kind, 'executableTarget.id': id }),
-    list: (filter: Filter<ReceptorDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery) =>
-      page(receptors, filter, sort, q),
+    findById: async (workspaceId: string, id: string) => {
+      const d = await findById(receptors, id, { workspaceId });
+      return d && toReceptor(d);
+    },
+    /** Whether the receptor exists in the workspace. */
+    exists: async (workspaceId: string, id: string) =>
+      (await findById(receptors, id, { workspaceId }, { projection: { _id: 1 } })) !== null,
+    findBySlug: (workspaceId: string, slug: string) => one({ workspaceId, slug }),
+    /** The receptor a target owns (subscriptions to it left out), or null. */
+    ownReceptorOf: (workspaceId: string, kind: ReceptorTargetKind, id: string) =>
+      one({ ...targetOf(workspaceId, kind, id), origin: { $ne: 'subscription' } }),
+    /** Every receptor that dispatches this target (its own and subscriptions to it). */
+    allForTarget: (workspaceId: string, kind: ReceptorTargetKind, id: string) => many(targetOf(workspaceId, kind, id)),
+    /** Slugs and target kinds by id (usage reports). */
+    labelsOf: async (workspaceId: string, ids: string[]): Promise<Map<string, { slug: string; kind: string }>> =>
+      new Map(
+        ids.length === 0
+          ? []
+          : (await receptors.find({ workspaceId, _id: { $in: ids } }).toArray()).map((r) => [
+              r._id,
+              { slug: r.slug, kind: r.executableTarget?.kind ?? 'receptor' },
+            ]),
+      ),
+    page: async (
+      workspaceId: string,
+      where: ReceptorListWhere,
+      sort: PageSort,
+      q: PageQuery,
+    ): Promise<Page<Receptor>> => {
+      const filter: Filter<ReceptorDoc> = { workspaceId };
+      if (where.brainId) filter.$or = [{ brainId: where.brainId }, { scope: { $in: ['workspace', 'core'] } }];
+      if (where.targetKind) filter['executableTarget.kind'] = where.targetKind;
+      if (where.ids) filter._id = { $in: where.ids };
+      const p = await page(receptors, filter, sort, q);
+      return { ...p, items: p.items.map(toReceptor) };
+    },
+    /** A new receptor; false when its slug is taken in the workspace. */
+    async create(r: Receptor): Promise<boolean> {
+      try {
+        await receptors.insertOne({ ...r, config: encodeBlob(r.config), sourceConfig: encodeBlob(r.sourceConfig) });
+        return true;
+      } catch (e) {
+        if (isDuplicateKey(e)) return false;
+        throw e;
+      }
+    },
+    async update(workspaceId: string, id: string, set: ReceptorChange): Promise<void> {
+      await receptors.updateOne({ _id: id, workspaceId }, { $set: encodeChange(set) });
+    },
+    /** Removes a receptor and its channel bindings. */
+    async remove(workspaceId: string, id: string): Promise<void> {
+      await receptors.deleteOne({ _id: id, workspaceId });
+      await bindings.deleteMany({ workspaceId, receptorId: id });
+    },
+    /** The stimulus receptors of a workspace that subscribe to any of these patterns (event activation). */
+    subscribers: (workspaceId: string, patterns: string[]) =>
+      many({ workspaceId, activation: 'event', stimulusKeys: { $in: patterns }, activeChannels: 'stimulus' }),
     /** Every receptor with a schedule, across workspaces (the start-up reconciler). */
-    scheduled: () => receptors.find({ activation: 'schedule' }).toArray(),
+    scheduled: () => many({ activation: 'schedule' }),
+    /** The search index's reads: receptors by id (any workspace) and a walk of them all. */
+    searchRows: search.byIds,
+    allSearchRows: search.all,
+    ...createFiringOps(db),
   };
 }
 export type ReceptorRepo = ReturnType<typeof createReceptorRepo>;

@@ -1,8 +1,10 @@
 import type { Db, Filter } from 'mongodb';
-import { updateHeld, type HoldDoc } from './claims.js';
+import { claimNext, isDuplicateKey, updateHeld, type HoldDoc } from './claims.js';
 import type { IndexSpec } from './client.js';
 import { findById } from './client.js';
-import { page, pageIndexes, type PageQuery, type PageSort } from './paging.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
+
+export type { Page, PageQuery, PageSort };
 
 export interface SkillToolLink {
   integrationId: string;
@@ -36,6 +38,19 @@ export interface SkillVersionDoc {
   createdAt: Date;
 }
 
+/** A change to record as the next version: fields left out keep the newest version's. */
+export interface SkillChange {
+  name: string;
+  /** The head's path for `name`. */
+  skillPath: string;
+  bodyMd?: string;
+  toolLinks?: SkillToolLink[];
+  createdBy: string | null;
+}
+/** The outcome of recording a change: the head fields it set, or why it was not recorded. */
+export type SkillRecordOutcome =
+  Pick<SkillDoc, 'name' | 'skillPath' | 'bodyMd' | 'toolLinks' | 'latestVersion' | 'updatedAt'> | 'path_taken';
+
 export const skillIndexes: IndexSpec[] = [
   {
     collection: 'skills',
@@ -49,19 +64,85 @@ export const skillIndexes: IndexSpec[] = [
   { collection: 'skill_versions', keys: { skillId: 1, version: -1 }, name: 'skill_version' },
 ];
 
+/** Skills and their versions; every query filters by workspace. */
 export function createSkillRepo(db: Db) {
   const skills = db.collection<SkillDoc>('skills');
   const versions = db.collection<SkillVersionDoc>('skill_versions');
   const holds = db.collection<HoldDoc>('skill_holds');
+  const versionOf = (s: SkillDoc, v: number, at: Date): SkillVersionDoc => ({
+    _id: `${s._id}:${v}`,
+    skillId: s._id,
+    workspaceId: s.workspaceId,
+    version: v,
+    bodyMd: s.bodyMd,
+    toolLinks: s.toolLinks,
+    name: s.name,
+    createdBy: s.createdBy,
+    createdAt: at,
+  });
   return {
-    skills,
-    versions,
-    /** The head's update, held (src/db/claims.ts): concurrent edits write it from different versions. */
-    updateHead: (filter: Filter<SkillDoc> & { _id: string }, set: Partial<SkillDoc>) =>
-      updateHeld(holds, skills, filter, set),
-    find: (workspaceId: string, id: string) => findById(skills, id, { workspaceId }),
-    list: (filter: Filter<SkillDoc> & { workspaceId: string }, sort: PageSort, q: PageQuery) =>
-      page(skills, filter, sort, q),
+    findById: (workspaceId: string, id: string) => findById(skills, id, { workspaceId }),
+    page: (workspaceId: string, where: { brainId?: string }, sort: PageSort, q: PageQuery): Promise<Page<SkillDoc>> =>
+      page(skills, { workspaceId, ...(where.brainId ? { brainId: where.brainId } : {}) }, sort, q),
+    /** Whether another skill of the brain has this path. */
+    pathTaken: async (workspaceId: string, brainId: string, skillPath: string, exceptId: string) =>
+      (await skills.findOne({ workspaceId, brainId, skillPath, _id: { $ne: exceptId } })) !== null,
+    /** A new skill and its version 1; false when its path is taken in the brain. */
+    async create(s: SkillDoc): Promise<boolean> {
+      try {
+        await skills.insertOne(s);
+      } catch (e) {
+        if (isDuplicateKey(e)) return false;
+        throw e;
+      }
+      await versions.insertOne(versionOf(s, 1, s.createdAt));
+      return true;
+    },
+    /**
+     * Records a change as the next version (claimed by unique `_id`, src/db/claims.ts) and moves the
+     * head to it under a hold, unless the head is already newer (concurrent edits write it from
+     * different versions).
+     */
+    async recordVersion(cur: SkillDoc, change: SkillChange): Promise<SkillRecordOutcome> {
+      let made: SkillVersionDoc | null = null;
+      await claimNext(versions, { skillId: cur._id }, 'version', (prev) => {
+        const version = (prev?.version ?? cur.latestVersion) + 1;
+        made = {
+          _id: `${cur._id}:${version}`,
+          skillId: cur._id,
+          workspaceId: cur.workspaceId,
+          version,
+          name: change.name,
+          bodyMd: change.bodyMd ?? prev?.bodyMd ?? cur.bodyMd,
+          toolLinks: change.toolLinks ?? prev?.toolLinks ?? cur.toolLinks,
+          createdBy: change.createdBy,
+          createdAt: new Date(),
+        };
+        return made;
+      });
+      const v = made as unknown as SkillVersionDoc;
+      const head = {
+        name: v.name,
+        skillPath: change.skillPath,
+        bodyMd: v.bodyMd,
+        toolLinks: v.toolLinks,
+        latestVersion: v.version,
+        updatedAt: v.createdAt,
+      };
+      const filter = { _id: cur._id, workspaceId: cur.workspaceId, latestVersion: { $lt: v.version } };
+      try {
+        await updateHeld(holds, skills, filter as Filter<SkillDoc> & { _id: string }, head);
+      } catch (e) {
+        if (isDuplicateKey(e)) return 'path_taken';
+        throw e;
+      }
+      return head;
+    },
+    /** Removes the skill: its versions first, the head last. */
+    async remove(workspaceId: string, id: string): Promise<void> {
+      await versions.deleteMany({ workspaceId, skillId: id });
+      await skills.deleteOne({ _id: id, workspaceId });
+    },
   };
 }
 export type SkillRepo = ReturnType<typeof createSkillRepo>;

@@ -1,9 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import type { Filter } from 'mongodb';
 import type { Config } from '../config.js';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
-import { isDuplicateKey } from '../db/claims.js';
-import type { ChannelBindingDoc, ReceptorRepo } from '../db/receptors.js';
+import type { BindingChange } from '../db/receptor-firings.js';
+import type { ChannelBinding, ReceptorRepo } from '../db/receptors.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import type { BindingCreateBody, BindingPatchBody, ChatWebhookBody } from '../schemas/receptors.js';
 import { systemScope, type Scope } from '../scope.js';
@@ -11,8 +9,6 @@ import type { ReceptorFireService } from './receptor-fires.js';
 import type { ReceptorService } from './receptors.js';
 import { uuidFromName } from '../ids.js';
 import { verifySignature } from './stimuli.js';
-import { findById } from '../db/client.js';
-import { page } from '../db/paging.js';
 
 /**
  * Receptor channel bindings (docs/receptors.md, "Channel bindings and the webhook ingress"): an external chat or email conversation (channel +
@@ -32,15 +28,15 @@ export function createChannelBindingService({
   fires: ReceptorFireService;
   config: Config;
 }) {
-  const secretOf = (b: Pick<ChannelBindingDoc, '_id' | 'secretVersion'>) =>
+  const secretOf = (b: Pick<ChannelBinding, '_id' | 'secretVersion'>) =>
     createHmac('sha256', config.INTERNAL_SIGNING_SECRET ?? config.JWT_SECRET)
       .update(`cortex:channel-binding:${b._id}:${b.secretVersion}`)
       .digest('base64url');
-  const webhookUrl = (b: ChannelBindingDoc) =>
+  const webhookUrl = (b: ChannelBinding) =>
     `${config.CHAT_WEBHOOK_BASE_URL ?? `http://${config.HOST}:${config.PORT}`}/v1/chat-webhooks/${b.channel}`;
 
-  async function get(scope: Scope, id: string): Promise<ChannelBindingDoc> {
-    const b = await findById(repo.bindings, id, { workspaceId: scope.workspaceId });
+  async function get(scope: Scope, id: string): Promise<ChannelBinding> {
+    const b = await repo.findBinding(scope.workspaceId, id);
     if (!b) throw notFound('Channel binding');
     return b;
   }
@@ -64,69 +60,51 @@ export function createChannelBindingService({
       scope: Scope,
       q: { receptor_id?: string; channel?: string; id?: string; limit: number; offset: number; cursor?: string },
     ) {
-      const filter: Filter<ChannelBindingDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
-      if (q.receptor_id) filter.receptorId = q.receptor_id;
-      if (q.channel) filter.channel = q.channel as ChannelBindingDoc['channel'];
-      if (q.id) filter._id = q.id;
-      return page(repo.bindings, filter, { field: 'createdAt', dir: -1 }, q);
+      return repo.pageBindings(scope.workspaceId, { receptorId: q.receptor_id, channel: q.channel, id: q.id }, q);
     },
 
     /** 409 when the external id of that channel is bound already (on any workspace: a conversation reaches one receptor). */
-    async create(scope: Scope, body: BindingCreateBody): Promise<ChannelBindingDoc> {
+    async create(scope: Scope, body: BindingCreateBody): Promise<ChannelBinding> {
       await checkReceptor(scope, body.receptor_id, body.channel);
       const now = new Date();
-      const doc: ChannelBindingDoc = {
+      const doc: ChannelBinding = {
         _id: randomUUID(),
         workspaceId: scope.workspaceId,
         receptorId: body.receptor_id,
         channel: body.channel,
         externalId: body.external_id,
         traceId: randomUUID(),
-        metadata: encodeBlob(body.metadata ?? {}),
+        metadata: body.metadata ?? {},
         isActive: body.is_active,
         secretVersion: 1,
         createdBy: scope.userId,
         createdAt: now,
         updatedAt: now,
       };
-      try {
-        await repo.bindings.insertOne(doc);
-      } catch (e) {
-        if (isDuplicateKey(e))
-          throw conflict(`${body.channel} conversation ${body.external_id} is already bound to a receptor`);
-        throw e;
-      }
+      if (!(await repo.createBinding(doc)))
+        throw conflict(`${body.channel} conversation ${body.external_id} is already bound to a receptor`);
       return doc;
     },
 
-    async patch(
-      scope: Scope,
-      id: string,
-      body: BindingPatchBody,
-    ): Promise<{ doc: ChannelBindingDoc; rotated: boolean }> {
+    async patch(scope: Scope, id: string, body: BindingPatchBody): Promise<{ doc: ChannelBinding; rotated: boolean }> {
       const b = await get(scope, id);
-      const set: Partial<ChannelBindingDoc> = { updatedAt: new Date() };
+      const set: BindingChange = { updatedAt: new Date() };
       if (body.receptor_id) {
         await checkReceptor(scope, body.receptor_id, b.channel);
         set.receptorId = body.receptor_id;
       }
       if (body.external_id) set.externalId = body.external_id;
-      if (body.metadata) set.metadata = encodeBlob(body.metadata);
+      if (body.metadata) set.metadata = body.metadata;
       if (body.is_active !== undefined) set.isActive = body.is_active;
       if (body.rotate_secret) set.secretVersion = b.secretVersion + 1;
-      try {
-        await repo.bindings.updateOne({ _id: id, workspaceId: scope.workspaceId }, { $set: set });
-      } catch (e) {
-        if (isDuplicateKey(e))
-          throw conflict(`${b.channel} conversation ${body.external_id ?? ''} is already bound to a receptor`);
-        throw e;
-      }
+      if (!(await repo.updateBinding(scope.workspaceId, id, set)))
+        throw conflict(`${b.channel} conversation ${body.external_id ?? ''} is already bound to a receptor`);
       return { doc: { ...b, ...set }, rotated: Boolean(body.rotate_secret) };
     },
 
     async remove(scope: Scope, id: string): Promise<void> {
       await get(scope, id);
-      await repo.bindings.deleteOne({ _id: id, workspaceId: scope.workspaceId });
+      await repo.removeBinding(scope.workspaceId, id);
     },
 
     /**
@@ -135,7 +113,7 @@ export function createChannelBindingService({
      * binding's secret; the receptor fires once per event_id, continuing the binding's thread.
      */
     async ingest(provider: string, signature: string | undefined, rawBody: string, body: ChatWebhookBody) {
-      const b = await repo.bindings.findOne({ channel: provider, externalId: body.external_id });
+      const b = await repo.bindingFor(provider, body.external_id);
       // No binding and a wrong signature look the same: nothing tells a prober which conversations exist.
       verifySignature(b ? secretOf(b) : randomUUID(), signature, rawBody);
       if (!b) throw notFound('Channel binding');
@@ -146,7 +124,7 @@ export function createChannelBindingService({
         throw validationError(`channel ${provider} is no longer in the receptor's active_channels`);
       const why = await fires.notFireable(r);
       if (why) throw validationError(`Receptor cannot fire: ${why}`);
-      const meta = decodeBlob<Record<string, unknown>>(b.metadata, {});
+      const meta = b.metadata;
       const { job, created, traceId } = await fires.launch(r, {
         source: 'channel',
         scope: { ...systemScope(b.workspaceId, r.brainId), receptorId: r._id },

@@ -1,16 +1,12 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../crypto/secrets.js';
-import { isDuplicateKey, releaseHold, tryHold } from '../db/claims.js';
-import { decodeBlob } from '../db/codec.js';
 import type { ConnectionDoc, ConnectionRepo, IntegrationDoc } from '../db/connections.js';
-import type { ReflexDoc, ReflexRepo } from '../db/reflexes.js';
+import type { Reflex, ReflexRepo } from '../db/reflexes.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import type { Guard } from '../net/guard.js';
 import type { IntegrationBody } from '../schemas/connections.js';
 import { hasRole, type Scope } from '../scope.js';
-import { findById } from '../db/client.js';
-import { bestEffort } from '../best-effort.js';
 import type { Logger } from '../logger.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
@@ -25,8 +21,8 @@ const REFRESH_WAIT_MS = 10_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The integrations a reflex needs a connection for: its tool sets' integration ids and metadata.integration_id. */
-export function requiredIntegrations(r: Pick<ReflexDoc, 'tools' | 'metadata'>): string[] {
-  const meta = decodeBlob<Record<string, unknown>>(r.metadata, {});
+export function requiredIntegrations(r: Pick<Reflex, 'tools' | 'metadata'>): string[] {
+  const meta = r.metadata;
   const ids = [
     ...r.tools.map((t) => t.integrationId),
     ...(typeof meta.integration_id === 'string' ? [meta.integration_id] : []),
@@ -61,14 +57,13 @@ export function createConnectionService(d: {
   /** Where the provider sends the browser back: PUBLIC_BASE_URL, else the address the request came in on. */
   const base = (origin?: string) => config.PUBLIC_BASE_URL ?? origin ?? `http://${config.HOST}:${config.PORT}`;
 
-  async function reflexOf(scope: Scope, id: string): Promise<ReflexDoc> {
+  async function reflexOf(scope: Scope, id: string): Promise<Reflex> {
     const r = await d.reflexes.findById(scope.workspaceId, id);
     if (!r || (scope.brainId && r.brainId && r.brainId !== scope.brainId && r.scope === 'brain'))
       throw notFound('Reflex');
     return r;
   }
-  const integration = (workspaceId: string, integrationId: string) =>
-    repo.integrations.findOne({ workspaceId, integrationId });
+  const integration = (workspaceId: string, integrationId: string) => repo.integration(workspaceId, integrationId);
   /** Whose connection a call uses: the user's, or the workspace's for a workspace-wide integration. */
   function ownerOf(
     scope: { userId: string | null; apiKeyId: string | null },
@@ -133,14 +128,12 @@ export function createConnectionService(d: {
       refreshedAt: previous ? now : null,
       updatedAt: now,
     };
-    await repo.connections.replaceOne({ workspaceId: i.workspaceId, integrationId: i.integrationId, ownerId }, doc, {
-      upsert: true,
-    });
+    await repo.putConnection(doc);
     return doc;
   }
 
   const connectionOf = (workspaceId: string, integrationId: string, ownerId: string | null) =>
-    ownerId ? repo.connections.findOne({ workspaceId, integrationId, ownerId }) : Promise.resolve(null);
+    ownerId ? repo.connection(workspaceId, integrationId, ownerId) : Promise.resolve(null);
 
   /**
    * Refreshes a connection's token once, however many callers (in any process) find it about to
@@ -152,32 +145,32 @@ export function createConnectionService(d: {
   async function refresh(i: IntegrationDoc, owner: string, c: ConnectionDoc): Promise<string | null> {
     const claimId = `${c._id}:${sha256(c.accessSealed).toString('hex').slice(0, 32)}`;
     const stillValid = () => (c.expiresAt && c.expiresAt.getTime() > Date.now() ? box.open(c.accessSealed) : null);
-    const holder = randomUUID();
-    const won = await tryHold(repo.refreshes, claimId, holder, REFRESH_LEASE_MS);
-    if (!won) {
-      for (const until = Date.now() + REFRESH_WAIT_MS; Date.now() < until;) {
-        await sleep(100);
+    const done = await repo.refreshOnce(
+      claimId,
+      REFRESH_LEASE_MS,
+      async () => {
+        // Refreshed by someone else between our read and our claim (their claim already released): use theirs.
         const now = await connectionOf(c.workspaceId, c.integrationId, owner);
-        if (!now) return null; // disconnected meanwhile
+        if (!now) return null;
         if (now.accessSealed !== c.accessSealed) return box.open(now.accessSealed);
-      }
-      return stillValid();
-    }
-    try {
-      // Refreshed by someone else between our read and our claim (their claim already released): use theirs.
-      const now = await connectionOf(c.workspaceId, c.integrationId, owner);
-      if (!now) return null;
-      if (now.accessSealed !== c.accessSealed) return box.open(now.accessSealed);
-      const t = await tokenRequest(i, { grant_type: 'refresh_token', refresh_token: box.open(c.refreshSealed!) });
-      if (t.status !== 200 || !t.access_token) return stillValid();
-      return box.open((await store(i, owner, t, c)).accessSealed);
-    } finally {
+        const t = await tokenRequest(i, { grant_type: 'refresh_token', refresh_token: box.open(c.refreshSealed!) });
+        if (t.status !== 200 || !t.access_token) return stillValid();
+        return box.open((await store(i, owner, t, c)).accessSealed);
+      },
       // Not given back, the hold still ends with its lease (REFRESH_LEASE_MS): worth a line, not a failure.
-      await bestEffort(d.log, 'releasing a token refresh hold', releaseHold(repo.refreshes, claimId, holder));
+      (err) => d.log?.warn({ err }, 'releasing a token refresh hold failed; ignored'),
+    );
+    if (done.held) return done.value;
+    for (const until = Date.now() + REFRESH_WAIT_MS; Date.now() < until;) {
+      await sleep(100);
+      const now = await connectionOf(c.workspaceId, c.integrationId, owner);
+      if (!now) return null; // disconnected meanwhile
+      if (now.accessSealed !== c.accessSealed) return box.open(now.accessSealed);
     }
+    return stillValid();
   }
 
-  async function statusOf(scope: Scope, r: ReflexDoc) {
+  async function statusOf(scope: Scope, r: Reflex) {
     const integrations = await Promise.all(
       requiredIntegrations(r).map(async (id) => {
         const i = await integration(scope.workspaceId, id);
@@ -230,17 +223,12 @@ export function createConnectionService(d: {
         createdAt: existing?.createdAt ?? now,
         updatedAt: now,
       };
-      await repo.integrations.replaceOne({ workspaceId: scope.workspaceId, integrationId: body.integration_id }, doc, {
-        upsert: true,
-      });
+      await repo.putIntegration(doc);
       return doc;
     },
-    listIntegrations: (scope: Scope) =>
-      repo.integrations.find({ workspaceId: scope.workspaceId }).sort({ integrationId: 1 }).toArray(),
+    listIntegrations: (scope: Scope) => repo.listIntegrations(scope.workspaceId),
     async removeIntegration(scope: Scope, integrationId: string): Promise<void> {
-      const res = await repo.integrations.deleteOne({ workspaceId: scope.workspaceId, integrationId });
-      if (res.deletedCount !== 1) throw notFound('Integration');
-      await repo.connections.deleteMany({ workspaceId: scope.workspaceId, integrationId });
+      if (!(await repo.removeIntegration(scope.workspaceId, integrationId))) throw notFound('Integration');
     },
 
     // ---------------------------------------------------------------- the connect flow
@@ -281,7 +269,7 @@ export function createConnectionService(d: {
       const verifier = randomBytes(32).toString('base64url');
       const redirectUri = `${base(origin)}/v1/reflexes/${r._id}/callback`;
       const now = new Date();
-      await repo.requests.insertOne({
+      await repo.createRequest({
         _id: id,
         workspaceId: scope.workspaceId,
         reflexId: r._id,
@@ -323,7 +311,7 @@ export function createConnectionService(d: {
     ) {
       const id = q.connectionRequestId ?? q.request_id ?? q.state?.split('.')[0];
       if (!id) throw validationError('connectionRequestId is required');
-      const req = await findById(repo.requests, id, { reflexId });
+      const req = await repo.findRequest(id, reflexId);
       if (!req) throw notFound('Connection request');
       if (q.error)
         throw validationError(
@@ -335,13 +323,7 @@ export function createConnectionService(d: {
       if (req.expiresAt.getTime() < Date.now())
         throw validationError('this connection request has expired: start again');
       if (!q.code) throw validationError('code is required');
-      try {
-        await repo.used.insertOne({ _id: req._id, at: new Date() });
-      } catch (e) {
-        if (isDuplicateKey(e)) throw conflict('this connection request was already used');
-        throw e;
-      }
-      await repo.requests.updateOne({ _id: req._id }, { $set: { usedAt: new Date() } });
+      if (!(await repo.useRequest(req._id))) throw conflict('this connection request was already used');
       const i = await integration(req.workspaceId, req.integrationId);
       if (!i) throw validationError(`integration ${req.integrationId} is no longer configured`);
       const t = await tokenRequest(i, {
@@ -355,11 +337,7 @@ export function createConnectionService(d: {
           `the token exchange failed: ${t.error ?? t.status}${t.error_description ? ` (${t.error_description})` : ''}`,
         );
       const owner = req.userId ?? 'workspace';
-      const previous = await repo.connections.findOne({
-        workspaceId: req.workspaceId,
-        integrationId: i.integrationId,
-        ownerId: owner,
-      });
+      const previous = await repo.connection(req.workspaceId, i.integrationId, owner);
       const doc = await store(i, owner, t, previous);
       return { connectedAccountId: doc._id, success: true as const, callbackUrl: req.callbackUrl };
     },
@@ -389,8 +367,8 @@ export function createConnectionService(d: {
     },
     async checkBatch(scope: Scope, ids?: string[]) {
       const reflexes = ids
-        ? await d.reflexes.reflexes.find({ workspaceId: scope.workspaceId, _id: { $in: ids } }).toArray()
-        : await d.reflexes.reflexes.find({ workspaceId: scope.workspaceId }).limit(100).toArray();
+        ? await d.reflexes.findMany(scope.workspaceId, ids)
+        : await d.reflexes.someOfWorkspace(scope.workspaceId, 100);
       return Promise.all(reflexes.map(async (r) => ({ reflexId: r._id, status: await statusOf(scope, r) })));
     },
     /** DELETE /v1/reflexes/:id/connection: removes the caller's connections of the reflex's integrations. */
@@ -407,9 +385,7 @@ export function createConnectionService(d: {
           sharedLeft ||= Boolean(await connectionOf(scope.workspaceId, id, owner));
           continue;
         }
-        removed += (
-          await repo.connections.deleteOne({ workspaceId: scope.workspaceId, integrationId: id, ownerId: owner })
-        ).deletedCount;
+        if (await repo.removeConnection(scope.workspaceId, id, owner)) removed++;
       }
       if (!removed && sharedLeft)
         throw forbidden("This connection is the workspace's shared account: removing it needs role workspace_admin");
@@ -451,39 +427,25 @@ export async function resealSecrets(
   box: SecretBox,
 ): Promise<{ integrations: number; connections: number; requests: number; expiredRequests: number }> {
   const out = { integrations: 0, connections: 0, requests: 0, expiredRequests: 0 };
-  for (const i of await repo.integrations.find({ clientSecretSealed: { $ne: null } }).toArray()) {
+  for (const i of await repo.integrationsWithSecret()) {
     if (!i.clientSecretSealed || box.keyOf(i.clientSecretSealed) === box.keyId) continue;
-    const res = await repo.integrations.updateOne(
-      { _id: i._id, clientSecretSealed: i.clientSecretSealed },
-      { $set: { clientSecretSealed: box.reseal(i.clientSecretSealed) } },
-    );
-    out.integrations += res.modifiedCount;
+    if (await repo.resealIntegration(i._id, i.clientSecretSealed, box.reseal(i.clientSecretSealed))) out.integrations++;
   }
-  for (const c of await repo.connections.find({}).toArray()) {
+  for (const c of await repo.allConnections()) {
     const stale =
       box.keyOf(c.accessSealed) !== box.keyId || (c.refreshSealed !== null && box.keyOf(c.refreshSealed) !== box.keyId);
     if (!stale) continue;
-    const res = await repo.connections.updateOne(
-      { _id: c._id, accessSealed: c.accessSealed },
-      {
-        $set: {
-          accessSealed: box.reseal(c.accessSealed),
-          refreshSealed: c.refreshSealed ? box.reseal(c.refreshSealed) : null,
-          keyId: box.keyId,
-        },
-      },
-    );
-    out.connections += res.modifiedCount;
+    const set = {
+      accessSealed: box.reseal(c.accessSealed),
+      refreshSealed: c.refreshSealed ? box.reseal(c.refreshSealed) : null,
+      keyId: box.keyId,
+    };
+    if (await repo.resealConnection(c._id, c.accessSealed, set)) out.connections++;
   }
-  out.expiredRequests = (await repo.requests.deleteMany({ expiresAt: { $lt: new Date() } })).deletedCount;
-  for (const r of await repo.requests.find({}).toArray()) {
+  out.expiredRequests = await repo.deleteExpiredRequests();
+  for (const r of await repo.allRequests()) {
     if (box.keyOf(r.verifierSealed) === box.keyId) continue;
-    out.requests += (
-      await repo.requests.updateOne(
-        { _id: r._id, verifierSealed: r.verifierSealed },
-        { $set: { verifierSealed: box.reseal(r.verifierSealed) } },
-      )
-    ).modifiedCount;
+    if (await repo.resealRequest(r._id, r.verifierSealed, box.reseal(r.verifierSealed))) out.requests++;
   }
   return out;
 }

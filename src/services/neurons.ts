@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Filter } from 'mongodb';
-import { escapeRegex, findById } from '../db/client.js';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
-import type { NeuronDoc, NeuronRepo, NeuronVersionDoc } from '../db/neurons.js';
+import {
+  snapshotOf,
+  type Neuron,
+  type NeuronChange,
+  type NeuronRepo,
+  type NeuronVersion,
+  type Page,
+} from '../db/neurons.js';
 import type { ReflexRepo } from '../db/reflexes.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
@@ -15,17 +19,15 @@ import type {
   NeuronUpdateBody,
 } from '../schemas/neurons.js';
 import { hasRole, type Scope } from '../scope.js';
-import { claimNext, isDuplicateKey, newest } from '../db/claims.js';
 import type { ReceptorService } from './receptors.js';
 import type { ResourceEvents } from './resource-events.js';
-import type { Page } from '../db/paging.js';
 
 /** What a caller without core_admin sees instead of a core neuron's system_prompt. */
 export const REDACTED = '[redacted]';
 
-/** A neuron as a read shows it: the head doc plus the body shown (head or a version), already redacted. */
+/** A neuron as a read shows it: the head plus the body shown (head or a version), already redacted. */
 export interface NeuronView {
-  doc: NeuronDoc;
+  doc: Neuron;
   body: NeuronSnapshot;
   /** When `body` was written: the head's updatedAt, or the version's createdAt. */
   bodyAt: Date;
@@ -36,7 +38,7 @@ export interface NeuronView {
 
 /** One stored version as a read shows it (snapshot already redacted). */
 export interface NeuronVersionView {
-  doc: NeuronVersionDoc;
+  doc: NeuronVersion;
   snapshot: NeuronSnapshot;
   redacted: boolean;
 }
@@ -72,25 +74,11 @@ export function assertScopeRole(scope: Scope, target: NeuronScope): void {
 }
 
 /** Visible in a brain: its own neurons plus workspace- and core-scoped ones; without a brain, the whole workspace. */
-function visibility(scope: Scope): Filter<NeuronDoc> {
-  return scope.brainId ? { $or: [{ brainId: scope.brainId }, { scope: { $in: ['workspace', 'core'] } }] } : {};
-}
-const isVisible = (scope: Scope, doc: NeuronDoc): boolean =>
+const isVisible = (scope: Scope, doc: Neuron): boolean =>
   !scope.brainId || doc.brainId === scope.brainId || doc.scope !== 'brain';
 
-/** The point-in-time body of a head document (what a run executes when no version is pinned). */
-export function headSnapshot(doc: NeuronDoc): NeuronSnapshot {
-  return {
-    id: doc._id,
-    version: doc.version,
-    name: doc.name,
-    description: doc.description ?? '',
-    brainId: doc.brainId,
-    neuron_config: decodeBlob<NeuronConfig>(doc.config, {}),
-    is_active: doc.isActive,
-    scope: doc.scope,
-  };
-}
+/** The point-in-time body of a head (what a run executes when no version is pinned). */
+export const headSnapshot = (doc: Neuron): NeuronSnapshot => snapshotOf(doc);
 
 /** Neurons: CRUD, versions (one per change), slug resolution, scope roles, catalog soft delete, and their receptor. */
 export function createNeuronService({
@@ -106,7 +94,7 @@ export function createNeuronService({
   reflexes: ReflexRepo;
   events: ResourceEvents;
 }) {
-  const ref = (d: NeuronDoc, extra: { soft?: boolean } = {}) => ({
+  const ref = (d: Neuron, extra: { soft?: boolean } = {}) => ({
     kind: 'neuron' as const,
     id: d._id,
     brain_id: d.brainId,
@@ -131,7 +119,7 @@ export function createNeuronService({
 
   function view(
     scope: Scope,
-    doc: NeuronDoc,
+    doc: Neuron,
     body: NeuronSnapshot = headSnapshot(doc),
     bodyAt: Date = doc.updatedAt,
   ): NeuronView {
@@ -146,21 +134,14 @@ export function createNeuronService({
   }
 
   /** The vertical lookup: UUID or name/slug, never soft-deleted, visible in the scope's brain. */
-  async function resolve(scope: Scope, idOrSlug: string): Promise<NeuronDoc> {
+  async function resolve(scope: Scope, idOrSlug: string): Promise<Neuron> {
     if (UUID_RE.test(idOrSlug)) {
-      const doc = await findById(repo.neurons, idOrSlug.toLowerCase(), {
-        workspaceId: scope.workspaceId,
-        deletedAt: null,
-      });
+      const doc = await repo.findById(scope.workspaceId, idOrSlug.toLowerCase(), { live: true });
       if (doc && isVisible(scope, doc)) return doc;
     }
     const name = toNeuronSlug(idOrSlug);
     if (!name) throw notFound('Neuron');
-    const matches = await repo.neurons
-      .find({ workspaceId: scope.workspaceId, deletedAt: null, name, ...visibility(scope) })
-      .sort({ createdAt: 1, _id: 1 })
-      .limit(20)
-      .toArray();
+    const matches = await repo.findByName(scope.workspaceId, name, scope.brainId);
     // In a brain, the brain's own neuron wins over a workspace/core one of the same name.
     const own = scope.brainId ? matches.find((m) => m.brainId === scope.brainId) : undefined;
     if (own) return own;
@@ -171,20 +152,20 @@ export function createNeuronService({
   }
 
   /** The catalog lookup: UUID only, soft-deleted included (so it can be inspected and restored). */
-  async function catalogFind(scope: Scope, id: string): Promise<NeuronDoc> {
+  async function catalogFind(scope: Scope, id: string): Promise<Neuron> {
     const doc = await repo.findById(scope.workspaceId, id);
     if (!doc || !isVisible(scope, doc)) throw notFound('Neuron');
     return doc;
   }
 
-  const liveCatalogFind = async (scope: Scope, id: string): Promise<NeuronDoc> => {
+  const liveCatalogFind = async (scope: Scope, id: string): Promise<Neuron> => {
     const doc = await catalogFind(scope, id);
     if (doc.deletedAt) throw notFound('Neuron');
     return doc;
   };
 
   /** Changing a workspace- or core-scoped neuron needs the role that setting that scope needs. */
-  const assertCanChange = (scope: Scope, doc: NeuronDoc) => assertScopeRole(scope, doc.scope);
+  const assertCanChange = (scope: Scope, doc: Neuron) => assertScopeRole(scope, doc.scope);
 
   function slugOrThrow(name: string): string {
     const slug = toNeuronSlug(name);
@@ -192,11 +173,8 @@ export function createNeuronService({
     return slug;
   }
 
-  async function findManyVisible(scope: Scope, ids: string[]): Promise<NeuronDoc[]> {
-    if (ids.length === 0) return [];
-    const docs = await repo.neurons
-      .find({ workspaceId: scope.workspaceId, deletedAt: null, _id: { $in: [...new Set(ids)] }, ...visibility(scope) })
-      .toArray();
+  async function findManyVisible(scope: Scope, ids: string[]): Promise<Neuron[]> {
+    const docs = await repo.findManyVisible(scope.workspaceId, ids, scope.brainId);
     const byId = new Map(docs.map((d) => [d._id, d]));
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
@@ -216,118 +194,42 @@ export function createNeuronService({
     if (missing) throw validationError(`neuron_config.sub_neuron_ids: ${missing} is not a neuron of this brain`);
   }
 
-  const recordVersion = (scope: Scope, doc: NeuronDoc, note: string) =>
-    repo.recordVersion({
-      _id: `${doc._id}:${doc.version}`,
-      neuronId: doc._id,
-      workspaceId: doc.workspaceId,
-      version: doc.version,
-      snapshot: encodeBlob(headSnapshot(doc)),
-      createdAt: doc.updatedAt,
-      createdBy: actor(scope),
-      note,
-    });
-
-  /** The head a version describes (the version documents are the record; the head is their projection). */
-  const headOf = (doc: NeuronDoc, v: NeuronVersionDoc): NeuronDoc => {
-    const snap = decodeBlob<NeuronSnapshot>(v.snapshot, headSnapshot(doc));
-    return {
-      ...doc,
-      name: snap.name,
-      description: snap.description,
-      config: encodeBlob(snap.neuron_config),
-      isActive: snap.is_active,
-      scope: snap.scope,
-      version: v.version,
-      updatedAt: v.createdAt,
-    };
-  };
-
   /**
-   * Applies a change as a new version: the version number is claimed by inserting its version
-   * document (src/db/claims.ts), built on the newest version, so concurrent edits get distinct
-   * consecutive numbers and none is lost; the head then converges to the newest version. Syncs
-   * the receptor.
+   * Applies a change as a new version (the repository claims the next number and converges the
+   * head), then syncs the receptor. Returns the version this change made (the head may already be newer).
    */
-  async function commit(
-    scope: Scope,
-    doc: NeuronDoc,
-    set: Partial<NeuronDoc>,
-    note: string,
-    extraFilter: Filter<NeuronDoc> = { deletedAt: null },
-  ): Promise<NeuronDoc> {
+  async function commit(scope: Scope, doc: Neuron, set: NeuronChange, note: string, deleted = false): Promise<Neuron> {
     const nameTaken = () => conflict(`A neuron named "${set.name}" already exists in this brain`);
     // Checked first for a clear 409; the unique index still decides a race.
     if (
       set.name !== undefined &&
       set.name !== doc.name &&
-      (await repo.neurons.findOne({
-        workspaceId: scope.workspaceId,
-        brainId: doc.brainId,
-        name: set.name,
-        _id: { $ne: doc._id },
-      }))
+      (await repo.nameTaken(scope.workspaceId, doc.brainId, set.name, doc._id))
     )
       throw nameTaken();
-    const fresh = await repo.neurons.findOne({ _id: doc._id, workspaceId: scope.workspaceId, ...extraFilter });
-    if (!fresh) throw notFound('Neuron');
-    let next: NeuronDoc = fresh;
-    await claimNext(repo.versions, { neuronId: doc._id }, 'version', (prev) => {
-      const base = prev && prev.version > fresh.version ? headOf(fresh, prev) : fresh;
-      next = { ...base, ...set, version: Math.max(prev?.version ?? 0, fresh.version) + 1, updatedAt: new Date() };
-      return {
-        _id: `${doc._id}:${next.version}`,
-        neuronId: doc._id,
-        workspaceId: doc.workspaceId,
-        version: next.version,
-        snapshot: encodeBlob(headSnapshot(next)),
-        createdAt: next.updatedAt,
-        createdBy: actor(scope),
-        note,
-      };
-    });
-    // Project the head: fields of the newest version (a slower writer's stale projection is repaired by the check after it).
-    const { _id: _ignored, ...fields } = next;
-    void _ignored;
-    try {
-      await repo.neurons.updateOne(
-        { _id: doc._id, workspaceId: scope.workspaceId },
-        { $set: { ...fields, ...('deletedAt' in set ? { deletedAt: set.deletedAt } : {}) } },
-      );
-    } catch (e) {
-      if (isDuplicateKey(e)) throw nameTaken();
-      throw e;
-    }
-    for (let i = 0; i < 20; i++) {
-      const [head, newestVersion] = await Promise.all([
-        repo.neurons.findOne({ _id: doc._id }),
-        newest(repo.versions, { neuronId: doc._id }, 'version'),
-      ]);
-      if (!head || !newestVersion || head.version >= newestVersion.version) break;
-      const { _id: _h, ...projected } = headOf(head, newestVersion);
-      void _h;
-      await repo.neurons.updateOne({ _id: doc._id }, { $set: projected });
-    }
-    await receptors.syncWithNeuron(scope, (await repo.neurons.findOne({ _id: doc._id }))!);
-    await events.emit(scope.workspaceId, 'updated', ref(next));
-    return next; // the version this change made (the head may already be newer)
+    const out = await repo.recordVersion(scope.workspaceId, doc._id, { set, note, createdBy: actor(scope), deleted });
+    if (out === 'missing') throw notFound('Neuron');
+    if (out === 'name_taken') throw nameTaken();
+    await receptors.syncWithNeuron(scope, out.head);
+    await events.emit(scope.workspaceId, 'updated', ref(out.made));
+    return out.made;
   }
 
   async function loadVersion(
     scope: Scope,
-    doc: NeuronDoc,
+    doc: Neuron,
     version: number,
-  ): Promise<{ doc: NeuronVersionDoc; snapshot: NeuronSnapshot }> {
+  ): Promise<{ doc: NeuronVersion; snapshot: NeuronSnapshot }> {
     const v = await repo.findVersion(scope.workspaceId, doc._id, version);
-    if (v) return { doc: v, snapshot: decodeBlob<NeuronSnapshot>(v.snapshot, headSnapshot(doc)) };
+    if (v) return { doc: v, snapshot: v.snapshot ?? headSnapshot(doc) };
     // The head's own version record may be missing if its write was interrupted; the head is that version.
     if (version === doc.version) {
-      const synthetic: NeuronVersionDoc = {
+      const synthetic: NeuronVersion = {
         _id: `${doc._id}:${doc.version}`,
         neuronId: doc._id,
         workspaceId: doc.workspaceId,
         version,
-        snapshot: encodeBlob(headSnapshot(doc)),
+        snapshot: headSnapshot(doc),
         createdAt: doc.updatedAt,
         createdBy: null,
       };
@@ -336,20 +238,20 @@ export function createNeuronService({
     throw notFound('Neuron version');
   }
 
-  async function getView(scope: Scope, doc: NeuronDoc, version?: number): Promise<NeuronView> {
+  async function getView(scope: Scope, doc: Neuron, version?: number): Promise<NeuronView> {
     if (version === undefined) return view(scope, doc);
     const v = await loadVersion(scope, doc, version);
     return view(scope, doc, v.snapshot, v.doc.createdAt);
   }
 
-  async function versionView(scope: Scope, doc: NeuronDoc, version: number): Promise<NeuronVersionView> {
+  async function versionView(scope: Scope, doc: Neuron, version: number): Promise<NeuronVersionView> {
     const v = await loadVersion(scope, doc, version);
     const r = redact(scope, v.snapshot, doc.scope);
     return { doc: v.doc, snapshot: r.snapshot, redacted: r.redacted };
   }
 
   /** Makes a new head whose body is that version's snapshot (the brain stays the neuron's own). */
-  async function promoteDoc(scope: Scope, doc: NeuronDoc, version: number): Promise<NeuronView> {
+  async function promoteDoc(scope: Scope, doc: Neuron, version: number): Promise<NeuronView> {
     assertCanChange(scope, doc);
     const { snapshot } = await loadVersion(scope, doc, version);
     if (snapshot.scope !== doc.scope) assertScopeRole(scope, snapshot.scope);
@@ -359,7 +261,7 @@ export function createNeuronService({
       {
         name: snapshot.name,
         description: snapshot.description,
-        config: encodeBlob(snapshot.neuron_config),
+        config: snapshot.neuron_config,
         isActive: snapshot.is_active,
         scope: snapshot.scope,
       },
@@ -369,20 +271,9 @@ export function createNeuronService({
   }
 
   async function page(scope: Scope, q: NeuronListQuery, includeDeleted: boolean): Promise<NeuronPage> {
-    const and: Filter<NeuronDoc>[] = [];
-    const vis = visibility(scope);
-    if (vis.$or) and.push(vis);
-    if (q.search) {
-      const rx = { $regex: escapeRegex(q.search), $options: 'i' };
-      and.push({ $or: [{ name: rx }, { description: rx }] });
-    }
-    const filter: Filter<NeuronDoc> & { workspaceId: string } = {
-      workspaceId: scope.workspaceId,
-      ...(includeDeleted ? {} : { deletedAt: null }),
-      ...(and.length ? { $and: and } : {}),
-    };
+    const where = { brainId: scope.brainId, search: q.search, includeDeleted };
     const dir = q.sortDirection === 'asc' ? 1 : -1;
-    const p = await repo.list(filter, { field: SORT_FIELD[q.sortBy], dir }, q);
+    const p = await repo.page(scope.workspaceId, where, { field: SORT_FIELD[q.sortBy], dir }, q);
     return { ...p, items: p.items.map((d) => view(scope, d)) };
   }
 
@@ -396,8 +287,7 @@ export function createNeuronService({
      * Not redacted: this is what the run engine executes.
      */
     async snapshot(scope: Scope, neuronId: string, version: number): Promise<NeuronSnapshot> {
-      const v = await repo.findVersion(scope.workspaceId, neuronId, version);
-      const stored = v ? decodeBlob<NeuronSnapshot | null>(v.snapshot, null) : null;
+      const stored = (await repo.findVersion(scope.workspaceId, neuronId, version))?.snapshot;
       if (stored) return stored;
       const head = await repo.findById(scope.workspaceId, neuronId);
       if (head && head.version === version) return headSnapshot(head);
@@ -419,13 +309,13 @@ export function createNeuronService({
       const config = body.neuron_config ?? {};
       await checkSubNeurons(scope, brainId, config, null);
       const now = new Date();
-      const doc: NeuronDoc = {
+      const doc: Neuron = {
         _id: randomUUID(),
         workspaceId: scope.workspaceId,
         brainId,
         name,
         description: body.description,
-        config: encodeBlob(config),
+        config,
         isActive: body.is_active,
         scope: body.scope,
         version: 1,
@@ -434,13 +324,7 @@ export function createNeuronService({
         createdAt: now,
         updatedAt: now,
       };
-      try {
-        await repo.neurons.insertOne(doc);
-      } catch (e) {
-        if (isDuplicateKey(e)) throw conflict(`A neuron named "${name}" already exists in this brain`);
-        throw e;
-      }
-      await recordVersion(scope, doc, 'created');
+      if (!(await repo.create(doc, 'created'))) throw conflict(`A neuron named "${name}" already exists in this brain`);
       await events.emit(scope.workspaceId, 'created', ref(doc));
       await receptors.ensureForNeuron(scope, doc);
       return view(scope, doc);
@@ -451,29 +335,28 @@ export function createNeuronService({
       assertCanChange(scope, doc);
       if (body.scope !== undefined && body.scope !== doc.scope) assertScopeRole(scope, body.scope);
       if (body.neuron_config) await checkSubNeurons(scope, doc.brainId, body.neuron_config, doc._id);
-      const set: Partial<NeuronDoc> = {
+      const set: NeuronChange = {
         ...(body.name !== undefined ? { name: slugOrThrow(body.name) } : {}),
         ...(body.description !== undefined ? { description: body.description } : {}),
-        ...(body.neuron_config !== undefined ? { config: encodeBlob(body.neuron_config) } : {}),
+        ...(body.neuron_config !== undefined ? { config: body.neuron_config } : {}),
         ...(body.is_active !== undefined ? { isActive: body.is_active } : {}),
         ...(body.scope !== undefined ? { scope: body.scope } : {}),
       };
       return view(scope, await commit(scope, doc, set, 'updated'));
     },
 
-    /** Hard remove: versions, reflex links and the receptor go first, the head last (a retry finishes the job). */
+    /** Hard remove: reflex links and the receptor go first, then the versions and the head (a retry finishes the job). */
     async remove(scope: Scope, idOrSlug: string): Promise<void> {
       const doc = await resolve(scope, idOrSlug);
       assertCanChange(scope, doc);
-      await repo.versions.deleteMany({ workspaceId: scope.workspaceId, neuronId: doc._id });
       await reflexes.unlinkNeuron(scope.workspaceId, doc._id);
       await receptors.deleteForTarget(scope, 'neuron', doc._id);
-      await repo.neurons.deleteOne({ _id: doc._id, workspaceId: scope.workspaceId });
+      await repo.remove(scope.workspaceId, doc._id);
       await events.emit(scope.workspaceId, 'deleted', ref(doc));
     },
 
     /** Version summaries, newest first. */
-    async versions(scope: Scope, idOrSlug: string): Promise<{ doc: NeuronDoc; versions: NeuronVersionDoc[] }> {
+    async versions(scope: Scope, idOrSlug: string): Promise<{ doc: Neuron; versions: NeuronVersion[] }> {
       const doc = await resolve(scope, idOrSlug);
       return { doc, versions: await repo.listVersions(scope.workspaceId, doc._id) };
     },
@@ -485,7 +368,7 @@ export function createNeuronService({
     // Catalog family (resource UUID only; soft-deleted neurons stay readable there).
     catalogList: (scope: Scope, q: NeuronCatalogListQuery) => page(scope, q, q.include_deleted ?? false),
     catalogGet: async (scope: Scope, id: string) => view(scope, await catalogFind(scope, id)),
-    async catalogHistory(scope: Scope, id: string): Promise<{ doc: NeuronDoc; versions: NeuronVersionDoc[] }> {
+    async catalogHistory(scope: Scope, id: string): Promise<{ doc: Neuron; versions: NeuronVersion[] }> {
       const doc = await catalogFind(scope, id);
       return { doc, versions: await repo.listVersions(scope.workspaceId, doc._id) };
     },
@@ -499,11 +382,7 @@ export function createNeuronService({
       const doc = await catalogFind(scope, id);
       assertCanChange(scope, doc);
       if (doc.deletedAt) return;
-      const next = await repo.neurons.findOneAndUpdate(
-        { _id: doc._id, workspaceId: scope.workspaceId },
-        { $set: { deletedAt: new Date() } },
-        { returnDocument: 'after' },
-      );
+      const next = await repo.softDelete(scope.workspaceId, doc._id);
       if (next) await receptors.syncWithNeuron(scope, next);
       await events.emit(scope.workspaceId, 'deleted', ref(doc, { soft: true }));
     },
@@ -513,7 +392,7 @@ export function createNeuronService({
       const doc = await catalogFind(scope, id);
       assertCanChange(scope, doc);
       if (!doc.deletedAt) return view(scope, doc);
-      return view(scope, await commit(scope, doc, { deletedAt: null }, 'restored', { deletedAt: { $ne: null } }));
+      return view(scope, await commit(scope, doc, { deletedAt: null }, 'restored', true));
     },
   };
 }

@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { ResourceEvents } from './resource-events.js';
-import type { Filter } from 'mongodb';
-import { escapeRegex } from '../db/client.js';
-import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
 import {
-  PATHWAY_LOCK_LEASE_MS,
-  PATHWAY_VERSION_CAP,
-  type PathwayDoc,
-  type PathwayHead,
+  sameStored,
+  storedBytes,
+  type Page,
+  type Pathway,
+  type PathwayChange,
+  type PathwayChangeOutcome,
   type PathwayParticipantDoc,
+  type PathwayPlan,
   type PathwayRepo,
   type PathwayRole,
-  type PathwayVersionEntry,
+  type PathwayVersion,
+  type PathwayVersionSummary,
 } from '../db/pathways.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import { compileGraph, type CompileResult } from '../pathways/compile.js';
@@ -27,8 +28,6 @@ import type {
   PathwayValidateBody,
 } from '../schemas/pathways.js';
 import { hasRole, type Scope } from '../scope.js';
-import { holding, isDuplicateKey } from '../db/claims.js';
-import type { Page } from '../db/paging.js';
 
 /** Largest pathway_graph accepted (UTF-8 bytes of its JSON): the head keeps PATHWAY_VERSION_CAP copies of it. */
 export const PATHWAY_GRAPH_MAX_BYTES = 200_000;
@@ -36,10 +35,10 @@ export const PATHWAY_GRAPH_MAX_BYTES = 200_000;
 export const PATHWAY_DATA_MAX_BYTES = 1_000_000;
 
 /** A page of pathway heads. */
-export type PathwayPage = Page<PathwayHead>;
+export type PathwayPage = Page<Pathway>;
 /** What getForRun hands the run engine: the head, the version chosen and that version's id-based graph. */
 export interface PathwayForRun {
-  pathway: PathwayDoc;
+  pathway: Pathway;
   version: number;
   graph: unknown;
 }
@@ -56,28 +55,14 @@ const RANK: Record<PathwayRole, number> = { viewer: 1, editor: 2, owner: 3 };
 const EMPTY_GRAPH = { nodes: [], edges: [] };
 /** How many validation errors a 400 message quotes. */
 const ERRORS_IN_MESSAGE = 3;
-/** How long a save waits for another save of the same pathway before answering 409. */
-const LOCK_WAIT_MS = 5_000;
 
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
 const pathwayNotFound = () => notFound('Pathway');
-const nodeCount = (graph: unknown): number => {
-  const nodes = (graph as { nodes?: unknown } | null)?.nodes;
-  return Array.isArray(nodes) ? nodes.length : 0;
-};
 
-/** The head fields of a full doc (what single reads and lists return). */
-function toHead(doc: PathwayDoc): PathwayHead {
-  const { versions, ...head } = doc;
-  void versions;
-  return head;
-}
-
-/** Encodes a client blob after checking its size; `field` names it in the 400 message. */
-function encodeBounded(value: unknown, field: string, max: number): Blob {
-  const blob = encodeBlob(value);
-  if (Buffer.byteLength(blob, 'utf8') > max) throw validationError(`${field}: larger than ${max} bytes of JSON`);
-  return blob;
+/** Checks the stored size of a client value; `field` names it in the 400 message. */
+function bounded<T>(value: T, field: string, max: number): T {
+  if (storedBytes(value) > max) throw validationError(`${field}: larger than ${max} bytes of JSON`);
+  return value;
 }
 
 /**
@@ -118,17 +103,17 @@ export function createPathwayService({
   }
 
   /** The head, or 404 when it is missing, in another workspace or (when X-Brain-Id was sent) in another brain. */
-  async function head(scope: Scope, id: string): Promise<PathwayHead> {
+  async function head(scope: Scope, id: string): Promise<Pathway> {
     const doc = await repo.findHead(scope.workspaceId, id);
     if (!doc || (scope.brainId && doc.brainId !== scope.brainId)) throw pathwayNotFound();
     return doc;
   }
 
-  async function full(scope: Scope, id: string): Promise<PathwayDoc> {
-    const doc = await repo.findFull(scope.workspaceId, id);
-    if (!doc || (scope.brainId && doc.brainId !== scope.brainId)) throw pathwayNotFound();
-    return doc;
-  }
+  /** 404 unless the pathway is visible in the scope (the brain, when X-Brain-Id was sent). */
+  const visible = <T extends { head: Pathway }>(scope: Scope, found: T | null): T => {
+    if (!found || (scope.brainId && found.head.brainId !== scope.brainId)) throw pathwayNotFound();
+    return found;
+  };
 
   /** A participant whose pathway is visible in the scope (else 404). */
   async function participant(scope: Scope, participantId: string): Promise<PathwayParticipantDoc> {
@@ -168,52 +153,21 @@ export function createPathwayService({
     throw validationError(`pathway_graph is invalid: ${result.errors.slice(0, ERRORS_IN_MESSAGE).join('; ')}${more}`);
   }
 
-  /** Runs `fn` holding the pathway's write hold (`holding`, src/db/claims.ts); 409 after LOCK_WAIT_MS. */
-  const locked = <T>(id: string, fn: () => Promise<T>): Promise<T> =>
-    holding(repo.locks, id, fn, {
-      leaseMs: PATHWAY_LOCK_LEASE_MS,
-      waitMs: LOCK_WAIT_MS,
-      busy: () => conflict('Pathway is being changed by another request; retry'),
-    });
-
   /**
-   * Applies a change and, when `version` is given, appends a history entry and moves the tip, dropping the oldest
-   * entries past PATHWAY_VERSION_CAP. Serialized per pathway by the write lock, so concurrent saves never lose a version.
+   * Applies a change and, when the plan has a note, records a new version (the repository holds the
+   * pathway's write hold, so concurrent saves never lose a version; 409 after a wait).
    */
-  function commit(
-    scope: Scope,
-    id: string,
-    plan: (doc: PathwayDoc) => { set: Partial<PathwayDoc>; version?: { graph: Blob; nodeCount: number; note: string } },
-  ): Promise<PathwayHead> {
-    return locked(id, async () => {
-      const doc = await full(scope, id);
-      const { set, version } = plan(doc);
-      const now = new Date();
-      const next: Partial<PathwayDoc> = { ...set, updatedAt: now };
-      if (version) {
-        const merged = { ...doc, ...set };
-        const entry: PathwayVersionEntry = {
-          version: doc.latestVersion + 1,
-          createdAt: now,
-          createdBy: actor(scope),
-          note: version.note,
-          graph: version.graph,
-          name: merged.name,
-          description: merged.description,
-          nodeCount: version.nodeCount,
-        };
-        next.latestVersion = entry.version;
-        next.versions = [...(doc.versions ?? []), entry].slice(-PATHWAY_VERSION_CAP);
-      }
-      if (!(await repo.writeIfVersion(scope.workspaceId, id, doc.latestVersion, next))) {
-        // Only reachable when a stalled writer's lease was broken, or the pathway was deleted meanwhile.
-        await full(scope, id);
-        throw conflict('Pathway was changed concurrently; retry');
-      }
-      const head = toHead({ ...doc, ...next });
-      await events.emit(scope.workspaceId, 'updated', ref(head));
-      return head;
+  async function commit(scope: Scope, id: string, plan: PathwayPlan): Promise<Pathway> {
+    const out: PathwayChangeOutcome = await repo.recordVersion(scope.workspaceId, id, {
+      brainId: scope.brainId,
+      createdBy: actor(scope),
+      plan,
     });
+    if (out === 'missing') throw pathwayNotFound();
+    if (out === 'busy') throw conflict('Pathway is being changed by another request; retry');
+    if (out === 'raced') throw conflict('Pathway was changed concurrently; retry');
+    await events.emit(scope.workspaceId, 'updated', ref(out));
+    return out;
   }
 
   return {
@@ -223,59 +177,40 @@ export function createPathwayService({
 
     async list(scope: Scope, q: PathwayListQuery): Promise<PathwayPage> {
       if (!scope.brainId) throw validationError('X-Brain-Id header is required');
-      const filter: Filter<PathwayDoc> & { workspaceId: string } = {
-        workspaceId: scope.workspaceId,
-        brainId: scope.brainId,
-      };
-      if (q.createdBy) filter.createdBy = q.createdBy;
-      if (q.search) filter.name = { $regex: escapeRegex(q.search), $options: 'i' };
+      const where = { brainId: scope.brainId, createdBy: q.createdBy, search: q.search };
       const dir = q.sortDirection === 'asc' ? 1 : -1;
-      return repo.list(filter, { field: SORT_FIELD[q.sortBy], dir }, q);
+      return repo.page(scope.workspaceId, where, { field: SORT_FIELD[q.sortBy], dir }, q);
     },
 
     get: head,
 
     /** Version 1 is recorded at creation; a JWT creator becomes the pathway's owner participant. */
-    async create(scope: Scope, body: PathwayCreateBody): Promise<PathwayHead> {
+    async create(scope: Scope, body: PathwayCreateBody): Promise<Pathway> {
       if (!scope.brainId) throw validationError('X-Brain-Id header is required');
-      const graphValue = body.pathway_graph ?? EMPTY_GRAPH;
-      const graph = encodeBounded(graphValue, 'pathway_graph', PATHWAY_GRAPH_MAX_BYTES);
-      const design = encodeBounded(body.pathway_data ?? null, 'pathway_data', PATHWAY_DATA_MAX_BYTES);
-      await checkGraph(scope, scope.brainId, graphValue);
+      const graph = bounded(body.pathway_graph ?? EMPTY_GRAPH, 'pathway_graph', PATHWAY_GRAPH_MAX_BYTES);
+      const design = bounded(body.pathway_data ?? null, 'pathway_data', PATHWAY_DATA_MAX_BYTES);
+      await checkGraph(scope, scope.brainId, graph);
       const now = new Date();
-      const description = body.description ?? '';
-      const doc: PathwayDoc = {
+      const doc: Pathway = {
         _id: randomUUID(),
         workspaceId: scope.workspaceId,
         brainId: scope.brainId,
         name: body.name,
-        description,
+        description: body.description ?? '',
         graph,
         design,
         isActive: body.is_active,
         latestVersion: 1,
-        versions: [
-          {
-            version: 1,
-            createdAt: now,
-            createdBy: actor(scope),
-            note: 'created',
-            graph,
-            name: body.name,
-            description,
-            nodeCount: nodeCount(graphValue),
-          },
-        ],
         createdBy: actor(scope),
         createdAt: now,
         updatedAt: now,
       };
-      await repo.pathways.insertOne(doc);
+      await repo.create(doc, 'created');
       await events.emit(scope.workspaceId, 'created', ref(doc));
       await receptors().ensureForPathway(scope, doc);
       if (scope.userId) {
         // the creator (through a JWT or their own API key) owns it
-        await repo.participants.insertOne({
+        await repo.addParticipant({
           _id: randomUUID(),
           workspaceId: scope.workspaceId,
           pathwayId: doc._id,
@@ -285,29 +220,29 @@ export function createPathwayService({
           createdAt: now,
         });
       }
-      return toHead(doc);
+      return doc;
     },
 
     /**
      * Needs role editor. A new version is recorded when the graph, name or description changes (the versioned content);
      * pathway_data (editor layout) and is_active change the head only. Sending identical values records nothing.
      */
-    async update(scope: Scope, id: string, body: PathwayUpdateBody): Promise<PathwayHead> {
+    async update(scope: Scope, id: string, body: PathwayUpdateBody): Promise<Pathway> {
       const current = await head(scope, id);
       await requireRole(scope, id, 'editor', 'Updating a pathway');
       const graph =
         body.pathway_graph === undefined
           ? undefined
-          : encodeBounded(body.pathway_graph, 'pathway_graph', PATHWAY_GRAPH_MAX_BYTES);
+          : bounded(body.pathway_graph, 'pathway_graph', PATHWAY_GRAPH_MAX_BYTES);
       const design =
         body.pathway_data === undefined
           ? undefined
-          : encodeBounded(body.pathway_data, 'pathway_data', PATHWAY_DATA_MAX_BYTES);
-      if (graph !== undefined && graph !== current.graph) await checkGraph(scope, current.brainId, body.pathway_graph);
+          : bounded(body.pathway_data, 'pathway_data', PATHWAY_DATA_MAX_BYTES);
+      if (graph !== undefined && !sameStored(graph, current.graph)) await checkGraph(scope, current.brainId, graph);
       const updated = await commit(scope, id, (doc) => {
-        const set: Partial<PathwayDoc> = {};
+        const set: PathwayChange = {};
         const changed: string[] = [];
-        if (graph !== undefined && graph !== doc.graph) {
+        if (graph !== undefined && !sameStored(graph, doc.graph)) {
           set.graph = graph;
           changed.push('graph');
         }
@@ -322,16 +257,7 @@ export function createPathwayService({
         }
         if (design !== undefined) set.design = design;
         if (body.is_active !== undefined) set.isActive = body.is_active;
-        if (!changed.length) return { set };
-        const tipGraph = set.graph ?? doc.graph;
-        return {
-          set,
-          version: {
-            graph: tipGraph,
-            nodeCount: nodeCount(decodeBlob(tipGraph, EMPTY_GRAPH)),
-            note: `updated: ${changed.join(', ')}`,
-          },
-        };
+        return changed.length ? { set, note: `updated: ${changed.join(', ')}` } : { set };
       });
       if (body.is_active !== undefined)
         await receptors().syncWithTarget(scope, 'pathway', id, { isActive: updated.isActive });
@@ -348,15 +274,14 @@ export function createPathwayService({
     },
 
     /** The kept history, newest first. */
-    async versions(scope: Scope, id: string): Promise<{ doc: PathwayDoc; versions: PathwayVersionEntry[] }> {
-      const doc = await full(scope, id);
-      return { doc, versions: [...(doc.versions ?? [])].sort((a, b) => b.version - a.version) };
+    async versions(scope: Scope, id: string): Promise<{ doc: Pathway; versions: PathwayVersionSummary[] }> {
+      const { head: doc, versions } = visible(scope, await repo.history(scope.workspaceId, id));
+      return { doc, versions: [...versions].sort((a, b) => b.version - a.version) };
     },
 
     /** One kept version; 404 when it was never recorded or has been dropped by the cap. */
-    async version(scope: Scope, id: string, version: number): Promise<{ doc: PathwayDoc; entry: PathwayVersionEntry }> {
-      const doc = await full(scope, id);
-      const entry = (doc.versions ?? []).find((v) => v.version === version);
+    async version(scope: Scope, id: string, version: number): Promise<{ doc: Pathway; entry: PathwayVersion }> {
+      const { head: doc, entry } = visible(scope, await repo.findVersion(scope.workspaceId, id, version));
       if (!entry) throw notFound('Pathway version');
       return { doc, entry };
     },
@@ -366,18 +291,15 @@ export function createPathwayService({
      * and is_active stay as they are. Needs role editor. The graph is not re-validated: rolling back must always work,
      * and a run compiles (and checks neurons) anyway.
      */
-    async promote(scope: Scope, id: string, version: number, body: PathwayPromoteBody = {}): Promise<PathwayHead> {
+    async promote(scope: Scope, id: string, version: number, body: PathwayPromoteBody = {}): Promise<Pathway> {
       if (body.workspace_id !== undefined && body.workspace_id !== scope.workspaceId)
         throw forbidden('workspace_id does not match the credential');
       await head(scope, id);
       await requireRole(scope, id, 'editor', 'Promoting a pathway version');
-      return commit(scope, id, (doc) => {
-        const entry = (doc.versions ?? []).find((v) => v.version === version);
+      return commit(scope, id, (_head, kept) => {
+        const entry = kept(version);
         if (!entry) throw notFound('Pathway version');
-        return {
-          set: { graph: entry.graph },
-          version: { graph: entry.graph, nodeCount: entry.nodeCount, note: `promoted from v${version}` },
-        };
+        return { set: { graph: entry.graph }, note: `promoted from v${version}` };
       });
     },
 
@@ -405,15 +327,16 @@ export function createPathwayService({
      */
     async getForRun(scope: Scope, id: string, version?: number): Promise<PathwayForRun> {
       if (!scope.brainId) throw pathwayNotFound();
-      const pathway = await repo.findFull(scope.workspaceId, id);
-      if (!pathway || pathway.brainId !== scope.brainId) throw pathwayNotFound();
       if (version === undefined) {
-        if (!pathway.isActive) throw pathwayNotFound();
-        return { pathway, version: pathway.latestVersion, graph: decodeBlob(pathway.graph, EMPTY_GRAPH) };
+        const pathway = await repo.findHead(scope.workspaceId, id);
+        if (!pathway || pathway.brainId !== scope.brainId || !pathway.isActive) throw pathwayNotFound();
+        return { pathway, version: pathway.latestVersion, graph: pathway.graph };
       }
-      const entry = (pathway.versions ?? []).find((v) => v.version === version);
-      if (entry) return { pathway, version, graph: decodeBlob(entry.graph, EMPTY_GRAPH) };
-      if (version === pathway.latestVersion) return { pathway, version, graph: decodeBlob(pathway.graph, EMPTY_GRAPH) };
+      const found = await repo.findVersion(scope.workspaceId, id, version);
+      if (!found || found.head.brainId !== scope.brainId) throw pathwayNotFound();
+      const { head: pathway, entry } = found;
+      if (entry) return { pathway, version, graph: entry.graph };
+      if (version === pathway.latestVersion) return { pathway, version, graph: pathway.graph };
       throw notFound('Pathway version');
     },
 
@@ -439,12 +362,7 @@ export function createPathwayService({
         addedBy: actor(scope),
         createdAt: new Date(),
       };
-      try {
-        await repo.participants.insertOne(doc);
-      } catch (e) {
-        if (isDuplicateKey(e)) throw conflict('User is already a participant of this pathway');
-        throw e;
-      }
+      if (!(await repo.addParticipant(doc))) throw conflict('User is already a participant of this pathway');
       return doc;
     },
 
@@ -452,7 +370,7 @@ export function createPathwayService({
     async updateParticipant(scope: Scope, participantId: string, role: PathwayRole): Promise<PathwayParticipantDoc> {
       const p = await participant(scope, participantId);
       await requireRole(scope, p.pathwayId, 'owner', 'Managing participants');
-      await repo.participants.updateOne({ _id: p._id, workspaceId: scope.workspaceId }, { $set: { role } });
+      await repo.setParticipantRole(scope.workspaceId, p._id, role);
       return { ...p, role };
     },
 
@@ -460,16 +378,14 @@ export function createPathwayService({
     async removeParticipantByUser(scope: Scope, id: string, userId: string): Promise<void> {
       await head(scope, id);
       await requireRole(scope, id, 'owner', 'Managing participants');
-      const r = await repo.participants.deleteOne({ workspaceId: scope.workspaceId, pathwayId: id, userId });
-      if (r.deletedCount !== 1) throw notFound('Participant');
+      if (!(await repo.removeParticipantByUser(scope.workspaceId, id, userId))) throw notFound('Participant');
     },
 
     /** Needs role owner on the participant's pathway. */
     async removeParticipant(scope: Scope, participantId: string): Promise<void> {
       const p = await participant(scope, participantId);
       await requireRole(scope, p.pathwayId, 'owner', 'Managing participants');
-      const r = await repo.participants.deleteOne({ _id: p._id, workspaceId: scope.workspaceId });
-      if (r.deletedCount !== 1) throw notFound('Participant');
+      if (!(await repo.removeParticipant(scope.workspaceId, p._id))) throw notFound('Participant');
     },
 
     /** Whether `userId`'s participant role covers `required` (owner ⊇ editor ⊇ viewer); a non-participant has role null. */

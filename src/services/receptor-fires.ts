@@ -1,18 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
-import { isDuplicateKey } from '../db/claims.js';
 import type { JobDoc } from '../db/jobs.js';
-import type { FiringDoc, ReceptorDoc, ReceptorRepo } from '../db/receptors.js';
+import type { Firing, Receptor, ReceptorRepo } from '../db/receptors.js';
 import { validationError } from '../errors.js';
 import { triggerPayload, type FireBody } from '../schemas/receptors.js';
 import { systemScope, type Scope } from '../scope.js';
-import type {
-  FirePlan,
-  PathwayRunInput,
-  ReceptorFireInput,
-  RunScope,
-  SystemJobInput,
-} from '../temporal/definitions.js';
+import type { FirePlan, ReceptorFireInput, SystemJobInput } from '../temporal/definitions.js';
 import type { JobService } from './jobs.js';
 import type { NeuronService } from './neurons.js';
 import type { PathwayRunService } from './pathway-runs.js';
@@ -24,22 +16,13 @@ import { isSchedulable, patternsFor } from './stimuli.js';
 import type { TraceService } from './traces.js';
 import type { UsageService } from './usage.js';
 import type { ResourceEvents } from './resource-events.js';
+import { createSystemJobSteps, triggerOf, type Trigger } from './receptor-system-jobs.js';
 
 /** The workflow id of the fire that the API (or a stimulus, or a channel message) starts for a job. */
 export const fireWorkflowId = (jobId: string) => `fire-${jobId}`;
 
-/** What a firing carries to its target (stored on the firing record; the workflow input holds ids only). */
-interface Trigger {
-  payload: Record<string, unknown>;
-  data?: Record<string, unknown>;
-  traceId?: string;
-  traceType?: 'thread' | 'system';
-  /** The credential that fired (http), for attribution; absent: the platform (schedules, stimuli). */
-  scope?: RunScope;
-}
-
 export interface Launch {
-  source: FiringDoc['source'];
+  source: Firing['source'];
   scope: Scope;
   trigger: Trigger;
   /** Deterministic job id (stimulus events and channel messages: the same event fires once). */
@@ -49,7 +32,7 @@ export interface Launch {
 }
 
 /** The message a neuron target receives: payload.message, else the payload (or data) as JSON, else a note of the fire. */
-export function messageOf(t: Trigger, r: Pick<ReceptorDoc, 'slug'>, source: string): string {
+export function messageOf(t: Trigger, r: Pick<Receptor, 'slug'>, source: string): string {
   if (typeof t.payload.message === 'string' && t.payload.message) return t.payload.message;
   const { message: _m, ...rest } = t.payload;
   if (Object.keys(rest).length) return JSON.stringify(rest);
@@ -57,7 +40,7 @@ export function messageOf(t: Trigger, r: Pick<ReceptorDoc, 'slug'>, source: stri
   return `Receptor ${r.slug} fired (${source}).`;
 }
 
-const jobKindOf = (r: ReceptorDoc): JobDoc['kind'] =>
+const jobKindOf = (r: Receptor): JobDoc['kind'] =>
   r.executableTarget.kind === 'neuron' ? 'neuron' : r.executableTarget.kind === 'pathway' ? 'pathway' : 'receptor';
 
 /**
@@ -77,10 +60,11 @@ export function createReceptorFireService(d: {
   usage: UsageService;
   events?: ResourceEvents;
 }) {
-  const { repo, receptors, neurons, pathways, pathwayRuns, jobs, traces, usage } = d;
+  const { repo, receptors, neurons, pathways, pathwayRuns, jobs, traces } = d;
+  const systemJobs = createSystemJobSteps(d);
 
   /** Why this receptor cannot fire now (null: it can). */
-  async function notFireable(r: ReceptorDoc): Promise<string | null> {
+  async function notFireable(r: Receptor): Promise<string | null> {
     if (!r.isActive) return 'the receptor is inactive';
     const t = r.executableTarget;
     const inBrain = systemScope(r.workspaceId, r.brainId);
@@ -100,7 +84,7 @@ export function createReceptorFireService(d: {
     return null;
   }
 
-  async function launch(r: ReceptorDoc, l: Launch): Promise<{ job: JobDoc; created: boolean; traceId: string | null }> {
+  async function launch(r: Receptor, l: Launch): Promise<{ job: JobDoc; created: boolean; traceId: string | null }> {
     const jobId = l.jobId ?? randomUUID();
     const t = r.executableTarget;
     const traceId =
@@ -116,7 +100,7 @@ export function createReceptorFireService(d: {
     });
     // The same event or message again: the job it fired already.
     if (!created) return { job, created, traceId: job.traceId };
-    const firing: FiringDoc = {
+    const firing: Firing = {
       _id: fireWorkflowId(jobId),
       workspaceId: r.workspaceId,
       receptorId: r._id,
@@ -125,22 +109,18 @@ export function createReceptorFireService(d: {
       eventId: l.eventId ?? null,
       stimulusKey: l.stimulusKey ?? null,
       // The credential that fired rides with the trigger: the run is attributed to it (user, key, share link).
-      trigger: encodeBlob({
+      trigger: {
         ...l.trigger,
         traceId: traceId ?? undefined,
         scope: l.trigger.scope ?? toRunScope({ ...l.scope, receptorId: r._id }),
-      }),
+      },
       status: 'pending',
       reason: null,
       firedAt: new Date(),
       startedAt: null,
       finishedAt: null,
     };
-    try {
-      await repo.firings.insertOne(firing);
-    } catch (e) {
-      if (!isDuplicateKey(e)) throw e;
-    }
+    await repo.recordFiring(firing);
     await jobs.emit(jobId, { type: 'status', status: 'pending', receptor_id: r._id });
     const input: ReceptorFireInput = {
       workspaceId: r.workspaceId,
@@ -166,39 +146,8 @@ export function createReceptorFireService(d: {
       failedReason: `the receptor did not fire: ${reason}`,
       currentStep: 'skipped',
     });
-    await repo.firings.updateOne({ _id: firingId }, { $set: { status: 'skipped', reason, finishedAt: new Date() } });
+    await repo.finishFiring(firingId, 'skipped', reason, workspaceId);
     return { kind: 'skipped', jobId, reason };
-  }
-
-  /** The maintenance work a system job runs (the `maintenance.` keys of the stimuli catalog). */
-  async function maintenance(key: string, workspaceId: string): Promise<Record<string, unknown>> {
-    const scope = systemScope(workspaceId);
-    switch (key) {
-      case 'maintenance.job_sweep': {
-        const stale = await jobs.pendingOlderThan(workspaceId, 30_000);
-        let failed = 0;
-        for (const j of stale) if ((await jobs.checkStarted(j)).status === 'failed') failed++;
-        return { key, checked: stale.length, failed };
-      }
-      case 'maintenance.schedule_reconcile':
-        return { key, ...(await receptors.reconcileSchedules(workspaceId)) };
-      case 'maintenance.usage_report': {
-        const end = new Date();
-        const start = new Date(end.getTime() - 86400_000);
-        const stats = await usage.stats(scope, { startDate: start.toISOString(), endDate: end.toISOString() }, false);
-        return {
-          key,
-          from: start.toISOString(),
-          to: end.toISOString(),
-          total_tokens: stats.totalTokens,
-          total_cost: stats.totalCost,
-          calls: stats.calls,
-          by_model: stats.usageByModel,
-        };
-      }
-      default:
-        throw validationError(`unknown maintenance job ${key}`);
-    }
   }
 
   return {
@@ -268,11 +217,11 @@ export function createReceptorFireService(d: {
      */
     async begin(input: ReceptorFireInput, workflowId: string, newJobId: string): Promise<FirePlan> {
       const firingId = input.firingId ?? workflowId;
-      let firing = await repo.firings.findOne({ _id: firingId });
+      let firing = await repo.findFiring(input.workspaceId, firingId);
       const r = await repo.findById(input.workspaceId, input.receptorId);
       if (!firing) {
         // A schedule tick: the workflow records its own firing and job.
-        const source = decodeBlob<{ payload?: Record<string, unknown> }>(r?.sourceConfig, {});
+        const source: { payload?: Record<string, unknown> } = r?.sourceConfig ?? {};
         const key = r?.stimulusKeys?.find(isSchedulable) ?? null;
         firing = {
           _id: firingId,
@@ -282,24 +231,19 @@ export function createReceptorFireService(d: {
           source: input.source,
           eventId: null,
           stimulusKey: key,
-          trigger: encodeBlob({
+          trigger: {
             payload: { ...(source.payload ?? {}), ...(key ? { stimulus: key } : {}), scheduled: true },
-          }),
+          },
           status: 'pending',
           reason: null,
           firedAt: new Date(),
           startedAt: null,
           finishedAt: null,
         };
-        try {
-          await repo.firings.insertOne(firing);
-        } catch (e) {
-          if (!isDuplicateKey(e)) throw e;
-          firing = (await repo.firings.findOne({ _id: firingId }))!;
-        }
+        if (!(await repo.recordFiring(firing))) firing = (await repo.findFiring(input.workspaceId, firingId))!;
       }
       const jobId = firing.jobId;
-      const trigger = decodeBlob<Trigger>(firing.trigger, { payload: {} });
+      const trigger = triggerOf(firing);
       const scope: Scope = trigger.scope
         ? fromRunScope(trigger.scope)
         : { ...systemScope(input.workspaceId, r?.brainId), receptorId: input.receptorId };
@@ -322,7 +266,7 @@ export function createReceptorFireService(d: {
       const why = await notFireable(r);
       if (why) return skip(firingId, input.workspaceId, jobId, why);
       const inBrain: Scope = { ...scope, brainId: r.brainId, receptorId: r._id };
-      await repo.firings.updateOne({ _id: firingId }, { $set: { status: 'running', startedAt: new Date() } });
+      await repo.markFiringRunning(input.workspaceId, firingId);
       try {
         if (t.kind === 'neuron') {
           const neuron = await neurons.resolve(inBrain, t.id!);
@@ -417,140 +361,14 @@ export function createReceptorFireService(d: {
 
     /** The firing's last step: what became of the target run. */
     async end(firingId: string, status: 'completed' | 'failed', reason: string | null): Promise<void> {
-      await repo.firings.updateOne({ _id: firingId }, { $set: { status, reason, finishedAt: new Date() } });
+      await repo.finishFiring(firingId, status, reason);
     },
 
-    /**
-     * A system job's work. Maintenance runs and completes the job; an action plan is recorded as
-     * proposed (completing the job) or, with auto_execute, returns the pathway run to start.
-     */
-    async runSystemJob(input: SystemJobInput): Promise<{ done: true } | { execute: PathwayRunInput; planId: string }> {
-      await jobs.transition(input.workspaceId, input.jobId, {
-        status: 'running',
-        progress: 10,
-        currentStep: input.job.kind === 'maintenance' ? input.job.key : 'action plan',
-      });
-      await jobs.emit(input.jobId, { type: 'status', status: 'running' });
-      if (input.job.kind === 'maintenance') {
-        const result = await maintenance(input.job.key, input.workspaceId);
-        await jobs.finalize(input.workspaceId, input.jobId, {
-          status: 'completed',
-          progress: 100,
-          currentStep: 'completed',
-          result,
-        });
-        return { done: true };
-      }
-      const r = await repo.findById(input.workspaceId, input.receptorId);
-      const firing = await repo.firings.findOne({ _id: input.firingId });
-      const trigger = decodeBlob<Trigger>(firing?.trigger, { payload: {} });
-      const brainId = r?.brainId ?? '';
-      const scope: Scope = { ...systemScope(input.workspaceId, brainId), receptorId: input.receptorId };
-      const planId = uuidFromName(`${input.jobId}:plan`);
-      const run = await pathways.getForRun(scope, input.job.pathwayId);
-      const planInput = { ...(trigger.data ?? {}), ...trigger.payload };
-      const now = new Date();
-      try {
-        await repo.actionPlans.insertOne({
-          _id: planId,
-          workspaceId: input.workspaceId,
-          brainId,
-          receptorId: input.receptorId,
-          pathwayId: input.job.pathwayId,
-          jobId: input.jobId,
-          input: encodeBlob(planInput),
-          status: 'proposed',
-          executionJobId: null,
-          createdAt: now,
-          updatedAt: now,
-        });
-        await d.events?.emit(input.workspaceId, 'created', {
-          kind: 'action_plan',
-          id: planId,
-          brain_id: brainId,
-          name: run.pathway.name,
-        });
-      } catch (e) {
-        if (!isDuplicateKey(e)) throw e;
-      }
-      if (!input.job.autoExecute) {
-        const result = {
-          action_plan_id: planId,
-          status: 'proposed',
-          pathway_id: input.job.pathwayId,
-          pathway_version: run.version,
-          execute_with: {
-            method: 'POST',
-            path: '/v1/jobs',
-            body: { pathway_id: input.job.pathwayId, input: planInput },
-          },
-        };
-        await jobs.finalize(input.workspaceId, input.jobId, {
-          status: 'completed',
-          progress: 100,
-          currentStep: 'completed',
-          result,
-        });
-        return { done: true };
-      }
-      const execJobId = uuidFromName(`${input.jobId}:execute`);
-      const execute = await pathwayRuns.runInput(
-        scope,
-        {
-          graph: run.graph,
-          pathwayId: input.job.pathwayId,
-          version: run.version,
-          input: planInput,
-          brainId,
-          name: run.pathway.name,
-          traceId: uuidFromName(`${execJobId}:trace`),
-        },
-        execJobId,
-      );
-      await jobs.create(scope, {
-        id: execJobId,
-        kind: 'pathway',
-        brainId,
-        pathwayId: input.job.pathwayId,
-        receptorId: input.receptorId,
-        traceId: execute.traceId,
-        parentJobId: input.jobId,
-      });
-      await repo.actionPlans.updateOne({ _id: planId }, { $set: { executionJobId: execJobId, updatedAt: new Date() } });
-      return { execute, planId };
-    },
-
-    /** An auto-executed action plan's run ended: the plan is executed and the system job completes with the run's output. */
-    async finishActionPlan(input: SystemJobInput, planId: string, output: unknown): Promise<void> {
-      const plan = await repo.actionPlans.findOne({ _id: planId });
-      await repo.actionPlans.updateOne({ _id: planId }, { $set: { status: 'executed', updatedAt: new Date() } });
-      if (plan)
-        await d.events?.emit(input.workspaceId, 'updated', { kind: 'action_plan', id: planId, brain_id: plan.brainId });
-      const result = {
-        action_plan_id: planId,
-        status: 'executed',
-        execution_job_id: plan?.executionJobId ?? null,
-        output,
-      };
-      await jobs.finalize(input.workspaceId, input.jobId, {
-        status: 'completed',
-        progress: 100,
-        currentStep: 'completed',
-        result,
-      });
-    },
-
-    async failSystemJob(input: SystemJobInput, reason: string): Promise<void> {
-      await jobs.finalize(input.workspaceId, input.jobId, {
-        status: 'failed',
-        failedReason: reason,
-        currentStep: 'failed',
-      });
-    },
+    ...systemJobs,
 
     /** Recent firings of a receptor (newest first). */
     firings: (workspaceId: string, receptorId: string, limit = 20) =>
-      repo.firings.find({ workspaceId, receptorId }).sort({ firedAt: -1 }).limit(limit).toArray(),
+      repo.recentFirings(workspaceId, receptorId, limit),
   };
 }
 export type ReceptorFireService = ReturnType<typeof createReceptorFireService>;

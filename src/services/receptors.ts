@@ -1,14 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Filter } from 'mongodb';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
-import type { NeuronDoc } from '../db/neurons.js';
-import type {
-  ExecutableTarget,
-  ReceptorDoc,
-  ReceptorRepo,
-  ReceptorTargetKind,
-  ScheduleTiming,
-} from '../db/receptors.js';
+import type { Neuron } from '../db/neurons.js';
+import type { ExecutableTarget, Receptor, ReceptorChange, ReceptorRepo, ReceptorTargetKind } from '../db/receptors.js';
 import type { ReflexRepo } from '../db/reflexes.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { forbidden, notFound, validationError } from '../errors.js';
@@ -18,17 +10,17 @@ import type {
   ReceptorPatchBody,
   SourceConfig,
   SubscribeBody,
-  Timing,
 } from '../schemas/receptors.js';
 import { hasRole, type Scope } from '../scope.js';
-import { isDuplicateKey } from '../db/claims.js';
 import type { NeuronService } from './neurons.js';
 import { assertScopeRole, toNeuronSlug } from './neurons.js';
 import type { PathwayService } from './pathways.js';
 import type { ResourceEvents } from './resource-events.js';
 import type { ScheduleService } from './schedules.js';
 import { isKnownKey, isSchedulable } from './stimuli.js';
-import { findById } from '../db/client.js';
+import { toTiming } from './receptor-timing.js';
+
+export { fromTiming, toTiming } from './receptor-timing.js';
 
 /** Slug attempts before giving up on a free `-N` suffix (a workspace never holds that many same-named targets). */
 const MAX_SLUG_ATTEMPTS = 100;
@@ -43,54 +35,13 @@ export interface ReceptorTargets {
 
 /** A receptor as a read shows it: the record and, when scheduled, its schedule's live view. */
 export interface ReceptorView {
-  doc: ReceptorDoc;
+  doc: Receptor;
   schedule: Awaited<ReturnType<ScheduleService['view']>> | null;
 }
 
 /** Stimulus receptors take source_config, executable_target and sensory_reflex_id (docs/receptors.md, "Stimuli"). */
 const isStimulusReceptor = (channels: string[]) => channels.includes('stimulus') || channels.includes('cron');
-const isTargetOrigin = (r: ReceptorDoc) => (r.origin ?? 'target') === 'target';
-
-/** source_config.timing → the stored schedule shape. */
-export function toTiming(t: Timing): ScheduleTiming {
-  const cron = t.cron === undefined ? [] : Array.isArray(t.cron) ? t.cron : [t.cron];
-  const intervals =
-    t.interval === undefined
-      ? []
-      : typeof t.interval === 'number'
-        ? [{ everyS: t.interval, offsetS: 0 }]
-        : [{ everyS: t.interval.every, offsetS: t.interval.offset ?? 0 }];
-  return {
-    cron,
-    intervals,
-    timezone: t.timezone,
-    overlap: t.overlap,
-    catchupWindowS: t.catchup_window,
-    jitterS: t.jitter,
-    startAt: t.start_at ? new Date(t.start_at).toISOString() : null,
-    endAt: t.end_at ? new Date(t.end_at).toISOString() : null,
-  };
-}
-
-/** The stored schedule shape back as source_config.timing (what reads show). */
-export function fromTiming(t: ScheduleTiming): Record<string, unknown> {
-  return {
-    ...(t.cron.length ? { cron: t.cron.length === 1 ? t.cron[0] : t.cron } : {}),
-    ...(t.intervals.length
-      ? {
-          interval: t.intervals[0].offsetS
-            ? { every: t.intervals[0].everyS, offset: t.intervals[0].offsetS }
-            : t.intervals[0].everyS,
-        }
-      : {}),
-    timezone: t.timezone,
-    overlap: t.overlap,
-    catchup_window: t.catchupWindowS,
-    jitter: t.jitterS,
-    ...(t.startAt ? { start_at: t.startAt } : {}),
-    ...(t.endAt ? { end_at: t.endAt } : {}),
-  };
-}
+const isTargetOrigin = (r: Receptor) => (r.origin ?? 'target') === 'target';
 
 /**
  * Receptors (docs/receptors.md): the trigger created with every neuron and
@@ -112,21 +63,18 @@ export function createReceptorService({
   targets: () => ReceptorTargets;
   events: ResourceEvents;
 }) {
-  const ref = (r: ReceptorDoc) => ({ kind: 'receptor' as const, id: r._id, brain_id: r.brainId, name: r.slug });
+  const ref = (r: Receptor) => ({ kind: 'receptor' as const, id: r._id, brain_id: r.brainId, name: r.slug });
   /** First free slug in the workspace: `base`, then `base-2`, `base-3`, … */
-  async function insertWithFreeSlug(doc: Omit<ReceptorDoc, 'slug'>, base: string): Promise<ReceptorDoc> {
+  async function insertWithFreeSlug(doc: Omit<Receptor, 'slug'>, base: string): Promise<Receptor> {
     const root = toNeuronSlug(base) || 'receptor';
     for (let n = 1; n <= MAX_SLUG_ATTEMPTS; n++) {
       const slug = n === 1 ? root : `${root}-${n}`;
       if (await repo.findBySlug(doc.workspaceId, slug)) continue;
-      const full: ReceptorDoc = { ...doc, slug };
-      try {
-        await repo.receptors.insertOne(full);
+      const full: Receptor = { ...doc, slug };
+      // false: another insert took the slug between the check and the write; try the next one.
+      if (await repo.create(full)) {
         await events.emit(full.workspaceId, 'created', ref(full));
         return full;
-      } catch (e) {
-        // Another insert took the slug between the check and the write: try the next one.
-        if (!isDuplicateKey(e)) throw e;
       }
     }
     throw new Error(`no free receptor slug for ${base}`);
@@ -137,18 +85,18 @@ export function createReceptorService({
     brainId: string,
     target: ExecutableTarget,
     isActive: boolean,
-    rScope: ReceptorDoc['scope'],
-  ): Omit<ReceptorDoc, 'slug'> => {
+    rScope: Receptor['scope'],
+  ): Omit<Receptor, 'slug'> => {
     const now = new Date();
     return {
       _id: randomUUID(),
       workspaceId: scope.workspaceId,
       brainId,
       activeChannels: ['http'],
-      config: encodeBlob({}),
+      config: {},
       isActive,
       scope: rScope,
-      sourceConfig: encodeBlob({}),
+      sourceConfig: {},
       executableTarget: target,
       sensoryReflexId: null,
       createdAt: now,
@@ -170,14 +118,14 @@ export function createReceptorService({
   }
 
   /** By slug or UUID in the caller's workspace. */
-  async function find(scope: Scope, slugOrId: string): Promise<ReceptorDoc> {
+  async function find(scope: Scope, slugOrId: string): Promise<Receptor> {
     const doc = UUID_RE.test(slugOrId) ? await repo.findById(scope.workspaceId, slugOrId.toLowerCase()) : null;
     const found = doc ?? (await repo.findBySlug(scope.workspaceId, slugOrId.toLowerCase()));
     if (!found) throw notFound('Receptor');
     return found;
   }
 
-  async function view(doc: ReceptorDoc, preview = 0): Promise<ReceptorView> {
+  async function view(doc: Receptor, preview = 0): Promise<ReceptorView> {
     const schedule = doc.activation === 'schedule' && doc.timing ? await schedules.view(doc, preview) : null;
     return { doc, schedule };
   }
@@ -187,7 +135,7 @@ export function createReceptorService({
    * receptor: the neuron's scope role; a pathway's: editor of the pathway; system jobs and
    * action plans (platform work): workspace_admin.
    */
-  async function assertCanChange(scope: Scope, r: Pick<ReceptorDoc, 'executableTarget' | 'scope'>): Promise<void> {
+  async function assertCanChange(scope: Scope, r: Pick<Receptor, 'executableTarget' | 'scope'>): Promise<void> {
     assertScopeRole(scope, r.scope);
     const t = r.executableTarget;
     if (t.kind === 'pathway' && t.id)
@@ -237,7 +185,7 @@ export function createReceptorService({
       stimulusKeys: keys,
       activation,
       timing: activation === 'schedule' && timing ? toTiming(timing) : null,
-      sourceConfig: encodeBlob({ ...rest, stimulus_keys: keys, activation }),
+      sourceConfig: { ...rest, stimulus_keys: keys, activation },
     };
   }
 
@@ -249,24 +197,20 @@ export function createReceptorService({
   }
 
   /** Writes a change and makes the schedule follow; a schedule the engine refuses (a bad cron) undoes nothing that was stored. */
-  async function save(before: ReceptorDoc, set: Partial<ReceptorDoc>): Promise<ReceptorDoc> {
-    const next: ReceptorDoc = { ...before, ...set, updatedAt: new Date() };
+  async function save(before: Receptor, set: ReceptorChange): Promise<Receptor> {
+    const next: Receptor = { ...before, ...set, updatedAt: new Date() };
     // The schedule first: a spec Temporal refuses is a 400 and the record stays as it was. A receptor
     // that neither had nor has a schedule never calls Temporal (a neuron update must not depend on it).
     if (before.activation === 'schedule' || next.activation === 'schedule') await schedules.sync(next);
-    await repo.receptors.updateOne(
-      { _id: before._id, workspaceId: before.workspaceId },
-      { $set: { ...set, updatedAt: next.updatedAt } },
-    );
+    await repo.update(before.workspaceId, before._id, { ...set, updatedAt: next.updatedAt });
     await events.emit(next.workspaceId, 'updated', ref(next));
     return next;
   }
 
-  async function removeDocs(docs: ReceptorDoc[]): Promise<void> {
+  async function removeDocs(docs: Receptor[]): Promise<void> {
     for (const r of docs) {
       if (r.activation === 'schedule') await schedules.remove(r._id);
-      await repo.receptors.deleteOne({ _id: r._id, workspaceId: r.workspaceId });
-      await repo.bindings.deleteMany({ workspaceId: r.workspaceId, receptorId: r._id });
+      await repo.remove(r.workspaceId, r._id);
       await events.emit(r.workspaceId, 'deleted', ref(r));
     }
   }
@@ -278,19 +222,14 @@ export function createReceptorService({
     assertCanChange,
 
     /** The receptor that dispatches this target, or null. */
-    forTarget: (scope: Scope, kind: ReceptorTargetKind, id: string): Promise<ReceptorDoc | null> =>
-      repo.receptors.findOne({
-        workspaceId: scope.workspaceId,
-        'executableTarget.kind': kind,
-        'executableTarget.id': id,
-        origin: { $ne: 'subscription' },
-      }),
+    forTarget: (scope: Scope, kind: ReceptorTargetKind, id: string): Promise<Receptor | null> =>
+      repo.ownReceptorOf(scope.workspaceId, kind, id),
 
     /**
      * Creates the receptor trigger of a new neuron (idempotent: an existing one is returned).
      * Its slug is the neuron name, suffixed `-2`, `-3`… when another receptor of the workspace has it.
      */
-    async ensureForNeuron(scope: Scope, neuron: NeuronDoc): Promise<ReceptorDoc> {
+    async ensureForNeuron(scope: Scope, neuron: Neuron): Promise<Receptor> {
       const existing = await this.forTarget(scope, 'neuron', neuron._id);
       if (existing) return existing;
       return insertWithFreeSlug(
@@ -309,7 +248,7 @@ export function createReceptorService({
     async ensureForPathway(
       scope: Scope,
       pathway: { _id: string; brainId: string; name: string; isActive: boolean },
-    ): Promise<ReceptorDoc> {
+    ): Promise<Receptor> {
       const existing = await this.forTarget(scope, 'pathway', pathway._id);
       if (existing) return existing;
       return insertWithFreeSlug(
@@ -323,7 +262,7 @@ export function createReceptorService({
       scope: Scope,
       kind: 'neuron' | 'pathway',
       id: string,
-      state: { isActive: boolean; scope?: ReceptorDoc['scope'] },
+      state: { isActive: boolean; scope?: Receptor['scope'] },
     ): Promise<void> {
       const r = await this.forTarget(scope, kind, id);
       if (!r) return;
@@ -331,7 +270,7 @@ export function createReceptorService({
       await save(r, { isActive: state.isActive, ...(state.scope ? { scope: state.scope } : {}) });
     },
 
-    syncWithNeuron(scope: Scope, neuron: NeuronDoc): Promise<void> {
+    syncWithNeuron(scope: Scope, neuron: Neuron): Promise<void> {
       return this.syncWithTarget(scope, 'neuron', neuron._id, {
         isActive: neuron.isActive && !neuron.deletedAt,
         scope: neuron.scope,
@@ -340,21 +279,14 @@ export function createReceptorService({
 
     /** Removes the receptors of a target that is being removed (its own and subscriptions to it), with their schedules and bindings. */
     async deleteForTarget(scope: Scope, kind: ReceptorTargetKind, id: string): Promise<void> {
-      await removeDocs(
-        await repo.receptors
-          .find({ workspaceId: scope.workspaceId, 'executableTarget.kind': kind, 'executableTarget.id': id })
-          .toArray(),
-      );
+      await removeDocs(await repo.allForTarget(scope.workspaceId, kind, id));
     },
 
     /** GET /v1/receptors (brain): the brain's receptors plus workspace- and core-scoped ones. */
     async list(scope: Scope, q: ReceptorListQuery) {
-      const filter: Filter<ReceptorDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
-      if (scope.brainId) filter.$or = [{ brainId: scope.brainId }, { scope: { $in: ['workspace', 'core'] } }];
-      if (q.target_type) filter['executableTarget.kind'] = q.target_type;
-      if (q.ids) filter._id = { $in: q.ids };
+      const where = { brainId: scope.brainId, targetKind: q.target_type, ids: q.ids };
       const dir = q.sortDirection === 'asc' ? 1 : -1;
-      return repo.list(filter, { field: SORT_FIELD[q.sortBy], dir }, q);
+      return repo.page(scope.workspaceId, where, { field: SORT_FIELD[q.sortBy], dir }, q);
     },
 
     async get(scope: Scope, workspaceSegment: string, slugOrId: string, preview = 5): Promise<ReceptorView> {
@@ -395,9 +327,9 @@ export function createReceptorService({
             `executable_target: this receptor belongs to its ${r.executableTarget.kind}; subscribe a new receptor to target something else`,
           );
       }
-      const set: Partial<ReceptorDoc> = {};
+      const set: ReceptorChange = {};
       if (body.active_channels) set.activeChannels = channels;
-      if (body.config) set.config = encodeBlob(body.config);
+      if (body.config) set.config = body.config;
       if (body.sensory_reflex_id !== undefined) {
         await checkReflex(scope, body.sensory_reflex_id);
         set.sensoryReflexId = body.sensory_reflex_id;
@@ -413,7 +345,7 @@ export function createReceptorService({
       else if (body.executable_target)
         checkSource(
           {
-            ...decodeBlob<SourceConfig>(r.sourceConfig, { stimulus_keys: [], activation: 'event' }),
+            ...r.sourceConfig,
             stimulus_keys: r.stimulusKeys ?? [],
             activation: r.activation ?? 'event',
           } as SourceConfig,
@@ -441,7 +373,7 @@ export function createReceptorService({
     async subscribe(scope: Scope, body: SubscribeBody): Promise<ReceptorView> {
       const brainId = body.brain_id ?? scope.brainId;
       if (!brainId) throw validationError('brain_id (or X-Brain-Id) is required');
-      if (!(await findById(workspaces.brains, brainId, { workspaceId: scope.workspaceId }))) throw notFound('Brain');
+      if (!(await workspaces.findBrain(scope.workspaceId, brainId))) throw notFound('Brain');
       const target = await checkTarget(scope, brainId, body.target);
       const scopeOf =
         target.kind === 'neuron' && target.id
@@ -458,11 +390,11 @@ export function createReceptorService({
             }
           : { stimulus_keys: body.stimulus_keys, activation: 'event' };
       const checked = checkSource(source, target);
-      const doc: Omit<ReceptorDoc, 'slug'> = {
+      const doc: Omit<Receptor, 'slug'> = {
         ...blank(scope, brainId, target, body.is_active, scopeOf),
         origin: 'subscription',
         activeChannels: body.template === 'schedule' ? ['cron'] : ['stimulus'],
-        config: encodeBlob(body.template === 'stimulus' ? (body.config ?? {}) : {}),
+        config: body.template === 'stimulus' ? (body.config ?? {}) : {},
         ...checked,
       };
       // The schedule before the record: a spec the engine refuses is a 400 and nothing is stored.
@@ -470,7 +402,7 @@ export function createReceptorService({
       try {
         if (slugged.activation === 'schedule') await schedules.sync(slugged);
       } catch (e) {
-        await repo.receptors.deleteOne({ _id: slugged._id, workspaceId: scope.workspaceId });
+        await repo.remove(scope.workspaceId, slugged._id);
         throw e;
       }
       return view(slugged, 5);
@@ -502,7 +434,7 @@ export function createReceptorService({
     },
 
     /** A scheduled receptor the caller may change (400 when it has no schedule). */
-    async scheduled(scope: Scope, workspaceSegment: string, slugOrId: string): Promise<ReceptorDoc> {
+    async scheduled(scope: Scope, workspaceSegment: string, slugOrId: string): Promise<Receptor> {
       await checkWorkspace(scope, workspaceSegment);
       const r = await find(scope, slugOrId);
       await assertCanChange(scope, r);
@@ -512,10 +444,7 @@ export function createReceptorService({
     },
 
     /** The stimulus receptors of a workspace that subscribe to any of these patterns (event activation). */
-    subscribers: (workspaceId: string, patterns: string[]) =>
-      repo.receptors
-        .find({ workspaceId, activation: 'event', stimulusKeys: { $in: patterns }, activeChannels: 'stimulus' })
-        .toArray(),
+    subscribers: (workspaceId: string, patterns: string[]) => repo.subscribers(workspaceId, patterns),
 
     /** Start-up migration: every pathway has its receptor (pathways created before receptors followed them get one). */
     async ensureForPathways(

@@ -1,8 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Filter } from 'mongodb';
-import { escapeRegex } from '../db/client.js';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
-import type { NeuronReflexDoc, ReflexDoc, ReflexRepo, ReflexToolSet } from '../db/reflexes.js';
+import type { NeuronReflexDoc, Reflex, ReflexChange, ReflexRepo, ReflexToolSet } from '../db/reflexes.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from '../schemas/reflexes.js';
@@ -11,13 +8,12 @@ import { HttpToolDefs } from '../tools/remote.js';
 import type { ResourceEvents } from './resource-events.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import { assertScopeRole, type NeuronService } from './neurons.js';
-import { isDuplicateKey } from '../db/claims.js';
 
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
 
 /** Visible in a brain: its own reflexes plus workspace- and core-scoped ones; without a brain, the whole workspace. */
-const isVisible = (scope: Scope, doc: ReflexDoc): boolean =>
+const isVisible = (scope: Scope, doc: Reflex): boolean =>
   !scope.brainId || doc.scope !== 'brain' || doc.brainId === scope.brainId;
 
 function isHttpUrl(s: string): boolean {
@@ -75,8 +71,8 @@ export function createReflexService({
   neurons: NeuronService;
   events: ResourceEvents;
 }) {
-  const ref = (d: ReflexDoc) => ({ kind: 'reflex' as const, id: d._id, brain_id: d.brainId, name: d.name });
-  async function get(scope: Scope, id: string): Promise<ReflexDoc> {
+  const ref = (d: Reflex) => ({ kind: 'reflex' as const, id: d._id, brain_id: d.brainId, name: d.name });
+  async function get(scope: Scope, id: string): Promise<Reflex> {
     const doc = await repo.findById(scope.workspaceId, id);
     if (!doc || !isVisible(scope, doc)) throw notFound('Reflex');
     return doc;
@@ -93,22 +89,12 @@ export function createReflexService({
     get,
 
     async list(scope: Scope, q: ReflexListQuery) {
-      const and: Filter<ReflexDoc>[] = [];
-      if (scope.brainId) and.push({ $or: [{ brainId: scope.brainId }, { scope: { $in: ['workspace', 'core'] } }] });
-      if (q.search) {
-        const rx = { $regex: escapeRegex(q.search), $options: 'i' };
-        and.push({ $or: [{ name: rx }, { description: rx }] });
-      }
-      const filter: Filter<ReflexDoc> & { workspaceId: string } = {
-        workspaceId: scope.workspaceId,
-        ...(q.type ? { type: q.type } : {}),
-        ...(and.length ? { $and: and } : {}),
-      };
+      const where = { brainId: scope.brainId, type: q.type, search: q.search };
       const dir = q.sortDirection === 'asc' ? 1 : -1;
-      return repo.list(filter, { field: SORT_FIELD[q.sortBy], dir }, q);
+      return repo.page(scope.workspaceId, where, { field: SORT_FIELD[q.sortBy], dir }, q);
     },
 
-    async create(scope: Scope, body: ReflexCreateBody): Promise<ReflexDoc> {
+    async create(scope: Scope, body: ReflexCreateBody): Promise<Reflex> {
       assertScopeRole(scope, body.scope);
       const brainId = body.brain_id ?? scope.brainId ?? null;
       if (body.scope === 'brain' && !brainId)
@@ -117,7 +103,7 @@ export function createReflexService({
       const tools = toToolSets(body.tools);
       assertImplementation(tools, body.metadata);
       const now = new Date();
-      const doc: ReflexDoc = {
+      const doc: Reflex = {
         _id: randomUUID(),
         workspaceId: scope.workspaceId,
         brainId,
@@ -125,39 +111,35 @@ export function createReflexService({
         type: body.type,
         description: body.description,
         tools,
-        metadata: encodeBlob(body.metadata),
+        metadata: body.metadata,
         isActive: body.is_active,
         scope: body.scope,
         createdBy: actor(scope),
         createdAt: now,
         updatedAt: now,
       };
-      await repo.reflexes.insertOne(doc);
+      await repo.create(doc);
       await events.emit(scope.workspaceId, 'created', ref(doc));
       return doc;
     },
 
-    async update(scope: Scope, id: string, body: ReflexUpdateBody): Promise<ReflexDoc> {
+    async update(scope: Scope, id: string, body: ReflexUpdateBody): Promise<Reflex> {
       const doc = await get(scope, id);
       assertScopeRole(scope, doc.scope);
       if (body.scope !== undefined && body.scope !== doc.scope) assertScopeRole(scope, body.scope);
       const tools = body.tools ? toToolSets(body.tools) : doc.tools;
-      const metadata = body.metadata ?? decodeBlob<Record<string, unknown>>(doc.metadata, {});
+      const metadata = body.metadata ?? doc.metadata;
       assertImplementation(tools, metadata);
-      const set: Partial<ReflexDoc> = {
+      const set: ReflexChange = {
         ...(body.name !== undefined ? { name: body.name } : {}),
         ...(body.description !== undefined ? { description: body.description } : {}),
         ...(body.tools !== undefined ? { tools } : {}),
-        ...(body.metadata !== undefined ? { metadata: encodeBlob(body.metadata) } : {}),
+        ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
         ...(body.is_active !== undefined ? { isActive: body.is_active } : {}),
         ...(body.scope !== undefined ? { scope: body.scope } : {}),
         updatedAt: new Date(),
       };
-      const next = await repo.reflexes.findOneAndUpdate(
-        { _id: doc._id, workspaceId: scope.workspaceId },
-        { $set: set },
-        { returnDocument: 'after' },
-      );
+      const next = await repo.update(scope.workspaceId, doc._id, set);
       if (!next) throw notFound('Reflex');
       await events.emit(scope.workspaceId, 'updated', ref(next));
       return next;
@@ -167,8 +149,7 @@ export function createReflexService({
     async remove(scope: Scope, id: string): Promise<void> {
       const doc = await get(scope, id);
       assertScopeRole(scope, doc.scope);
-      await repo.unlinkReflex(scope.workspaceId, doc._id);
-      await repo.reflexes.deleteOne({ _id: doc._id, workspaceId: scope.workspaceId });
+      await repo.remove(scope.workspaceId, doc._id);
       await events.emit(scope.workspaceId, 'deleted', ref(doc));
     },
 
@@ -176,14 +157,15 @@ export function createReflexService({
      * The reflexes assigned to a neuron (UUID or slug), in assignment order, active or not:
      * the run engine filters on isActive. 404 when the neuron is not visible.
      */
-    async forNeuron(scope: Scope, neuronId: string, opts: { resolved?: boolean } = {}): Promise<ReflexDoc[]> {
+    async forNeuron(scope: Scope, neuronId: string, opts: { resolved?: boolean } = {}): Promise<Reflex[]> {
       // `resolved`: neuronId is the id of a neuron the caller has just resolved in this scope (a run's load).
       const id = opts.resolved ? neuronId : (await neurons.resolve(scope, neuronId))._id;
       const links = await repo.linksOfNeuron(scope.workspaceId, id);
       if (links.length === 0) return [];
-      const docs = await repo.reflexes
-        .find({ workspaceId: scope.workspaceId, _id: { $in: links.map((l) => l.reflexId) } })
-        .toArray();
+      const docs = await repo.findMany(
+        scope.workspaceId,
+        links.map((l) => l.reflexId),
+      );
       const byId = new Map(docs.map((d) => [d._id, d]));
       return links.flatMap((l) => byId.get(l.reflexId) ?? []);
     },
@@ -200,19 +182,13 @@ export function createReflexService({
         createdBy: actor(scope),
         createdAt: new Date(),
       };
-      try {
-        await repo.links.insertOne(link);
-      } catch (e) {
-        if (isDuplicateKey(e)) throw conflict('Reflex is already assigned to this neuron');
-        throw e;
-      }
+      if (!(await repo.link(link))) throw conflict('Reflex is already assigned to this neuron');
       return link;
     },
 
     async unassign(scope: Scope, neuronIdOrSlug: string, reflexId: string): Promise<void> {
       const neuron = await neuronForChange(scope, neuronIdOrSlug);
-      const res = await repo.links.deleteOne({ _id: `${neuron._id}:${reflexId}`, workspaceId: scope.workspaceId });
-      if (res.deletedCount === 0) throw notFound('Reflex assignment');
+      if (!(await repo.unlink(scope.workspaceId, neuron._id, reflexId))) throw notFound('Reflex assignment');
     },
   };
 }

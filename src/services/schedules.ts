@@ -9,7 +9,7 @@ import {
 import { msToTs, tsToMs } from '@temporalio/common';
 import type { temporal as proto } from '@temporalio/proto';
 import type { Config } from '../config.js';
-import type { ReceptorDoc, ScheduleTiming } from '../db/receptors.js';
+import type { Receptor, ScheduleTiming } from '../db/receptors.js';
 import { validationError } from '../errors.js';
 import {
   BrainIdKey,
@@ -63,7 +63,7 @@ function asInvalid(e: unknown, what: string): never {
  * is the desired state; `sync` makes the schedule match it and `reconcile` repairs drift.
  */
 export function createScheduleService({ temporal, config }: { temporal: Client; config: Config }) {
-  function desired(r: ReceptorDoc): Desired {
+  function desired(r: Receptor): Desired {
     const t = r.timing!;
     const input: ReceptorFireInput = { workspaceId: r.workspaceId, receptorId: r._id, source: 'schedule' };
     const spec = {
@@ -124,7 +124,7 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
   }
 
   /** Makes the receptor's schedule match it: created, updated, paused or unpaused, or deleted when it has none. */
-  async function sync(r: ReceptorDoc): Promise<void> {
+  async function sync(r: Receptor): Promise<void> {
     if (r.activation !== 'schedule' || !r.timing) return remove(r._id);
     const want = desired(r);
     const current = await describe(r._id);
@@ -173,13 +173,13 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
     scheduleIdOf,
 
     /** Starts a fire now, with the schedule's own overlap policy unless another is given. */
-    async trigger(r: ReceptorDoc, overlap?: ScheduleTiming['overlap']): Promise<void> {
+    async trigger(r: Receptor, overlap?: ScheduleTiming['overlap']): Promise<void> {
       if (!(await describe(r._id))) await sync(r);
       await handle(r._id).trigger(OVERLAP[overlap ?? r.timing!.overlap]);
     },
 
     /** Starts the fires a past range would have had (the schedule's spec decides which times). */
-    async backfill(r: ReceptorDoc, startAt: Date, endAt: Date, overlap: ScheduleTiming['overlap']): Promise<number> {
+    async backfill(r: Receptor, startAt: Date, endAt: Date, overlap: ScheduleTiming['overlap']): Promise<number> {
       if (!(await describe(r._id))) await sync(r);
       const times = await this.matchingTimes(r._id, startAt, endAt, MAX_BACKFILL + 1);
       if (times.length > MAX_BACKFILL)
@@ -200,7 +200,7 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
     },
 
     /** The read-model view: state, note, next N fire times (up to two years ahead), recent fires and counters. */
-    async view(r: ReceptorDoc, preview: number) {
+    async view(r: Receptor, preview: number) {
       const d = await describe(r._id);
       const t = r.timing!;
       const base = {
@@ -250,7 +250,7 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
      * (or no longer scheduled) is deleted; a scheduled receptor whose schedule is missing, differs
      * or has the wrong pause state is synced. Returns what it changed.
      */
-    async reconcile(scheduled: ReceptorDoc[]): Promise<{ created: string[]; removed: string[]; checked: number }> {
+    async reconcile(scheduled: Receptor[]): Promise<{ created: string[]; removed: string[]; checked: number }> {
       const want = new Map(scheduled.filter((r) => r.timing).map((r) => [r._id, r]));
       const removed: string[] = [];
       const created: string[] = [];

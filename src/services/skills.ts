@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Filter } from 'mongodb';
-import { claimNext, isDuplicateKey } from '../db/claims.js';
-import type { SkillDoc, SkillRepo, SkillVersionDoc } from '../db/skills.js';
+import type { SkillDoc, SkillRepo } from '../db/skills.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import type { SkillCreateBody, SkillListQuery, SkillUpdateBody } from '../schemas/skills.js';
@@ -42,7 +40,7 @@ export function createSkillService({
   const pathTaken = (p: string) => conflict(`A skill at ${p} already exists in this brain`);
 
   async function get(scope: Scope, id: string): Promise<SkillDoc> {
-    const s = await repo.find(scope.workspaceId, id);
+    const s = await repo.findById(scope.workspaceId, id);
     if (!s || (scope.brainId && s.brainId !== scope.brainId)) throw notFound('Skill');
     return s;
   }
@@ -50,11 +48,9 @@ export function createSkillService({
   return {
     get,
     async list(scope: Scope, q: SkillListQuery) {
-      const filter: Filter<SkillDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
-      const brain = q.brain_id ?? scope.brainId;
-      if (brain) filter.brainId = brain;
+      const brainId = q.brain_id ?? scope.brainId;
       const dir = q.sortDirection === 'asc' ? 1 : -1;
-      return repo.list(filter, { field: SORT[q.sortBy], dir }, q);
+      return repo.page(scope.workspaceId, { brainId }, { field: SORT[q.sortBy], dir }, q);
     },
 
     async create(scope: Scope, body: SkillCreateBody): Promise<SkillDoc> {
@@ -75,23 +71,7 @@ export function createSkillService({
         createdAt: now,
         updatedAt: now,
       };
-      try {
-        await repo.skills.insertOne(doc);
-      } catch (e) {
-        if (isDuplicateKey(e)) throw pathTaken(doc.skillPath);
-        throw e;
-      }
-      await repo.versions.insertOne({
-        _id: `${doc._id}:1`,
-        skillId: doc._id,
-        workspaceId: doc.workspaceId,
-        version: 1,
-        bodyMd: doc.bodyMd,
-        toolLinks: doc.toolLinks,
-        name: doc.name,
-        createdBy: doc.createdBy,
-        createdAt: now,
-      });
+      if (!(await repo.create(doc))) throw pathTaken(doc.skillPath);
       await events.emit(scope.workspaceId, 'created', ref(doc));
       return doc;
     },
@@ -101,59 +81,25 @@ export function createSkillService({
       const cur = await get(scope, id);
       const name = body.path_name ?? cur.name;
       const skillPath = pathOf(name);
-      if (
-        skillPath !== cur.skillPath &&
-        (await repo.skills.findOne({
-          workspaceId: scope.workspaceId,
-          brainId: cur.brainId,
-          skillPath,
-          _id: { $ne: cur._id },
-        }))
-      )
+      if (skillPath !== cur.skillPath && (await repo.pathTaken(scope.workspaceId, cur.brainId, skillPath, cur._id)))
         throw pathTaken(skillPath);
-      let made: SkillVersionDoc | null = null;
-      await claimNext(repo.versions, { skillId: cur._id }, 'version', (prev) => {
-        const version = (prev?.version ?? cur.latestVersion) + 1;
-        made = {
-          _id: `${cur._id}:${version}`,
-          skillId: cur._id,
-          workspaceId: cur.workspaceId,
-          version,
-          name,
-          bodyMd: body.body_md ?? prev?.bodyMd ?? cur.bodyMd,
-          toolLinks: body.tool_links ? toLinks(body.tool_links) : (prev?.toolLinks ?? cur.toolLinks),
-          createdBy: scope.userId ?? scope.apiKeyId,
-          createdAt: new Date(),
-        };
-        return made;
-      });
-      const v = made as unknown as SkillVersionDoc;
-      const head: Partial<SkillDoc> = {
-        name: v.name,
-        skillPath: pathOf(v.name),
-        bodyMd: v.bodyMd,
-        toolLinks: v.toolLinks,
-        latestVersion: v.version,
-        updatedAt: v.createdAt,
+      const change = {
+        name,
+        skillPath,
+        bodyMd: body.body_md,
+        toolLinks: body.tool_links ? toLinks(body.tool_links) : undefined,
+        createdBy: scope.userId ?? scope.apiKeyId,
       };
-      try {
-        await repo.updateHead(
-          { _id: cur._id, workspaceId: scope.workspaceId, latestVersion: { $lt: v.version } },
-          head,
-        );
-      } catch (e) {
-        if (isDuplicateKey(e)) throw pathTaken(head.skillPath!);
-        throw e;
-      }
-      const next = { ...cur, ...head };
+      const head = await repo.recordVersion(cur, change);
+      if (head === 'path_taken') throw pathTaken(skillPath);
+      const next: SkillDoc = { ...cur, ...head };
       await events.emit(scope.workspaceId, 'updated', ref(next));
       return next;
     },
 
     async remove(scope: Scope, id: string): Promise<void> {
       const cur = await get(scope, id);
-      await repo.versions.deleteMany({ workspaceId: scope.workspaceId, skillId: cur._id });
-      await repo.skills.deleteOne({ _id: cur._id, workspaceId: scope.workspaceId });
+      await repo.remove(scope.workspaceId, cur._id);
       await events.emit(scope.workspaceId, 'deleted', ref(cur));
     },
   };

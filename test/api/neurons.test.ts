@@ -416,7 +416,7 @@ describe('neurons: receptor, delete, catalog', () => {
     expect((await app.get(`/v1/neurons/${n.id}`, ws.key)).status).toBe(404);
     expect((await app.get(`/v1/resources/neurons/${n.id}`, ws.key)).status).toBe(404);
     expect(await app.services.receptors.forTarget(scope, 'neuron', n.id)).toBeNull();
-    expect(await app.deps.repos.neurons.versions.countDocuments({ neuronId: n.id })).toBe(0);
+    expect(await app.deps.db.collection('neuron_versions').countDocuments({ neuronId: n.id })).toBe(0);
     expect((await app.del(`/v1/neurons/${n.id}`, ws.key)).status).toBe(404);
   });
 

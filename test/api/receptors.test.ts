@@ -396,7 +396,7 @@ describe('schedules on Temporal Schedules', () => {
       target: { kind: 'neuron', id: n.id },
       timing: { interval: 3600 },
     });
-    await app.deps.repos.receptors.receptors.deleteOne({ _id: String(orphan.body.id) });
+    await app.deps.db.collection('receptors').deleteOne({ _id: String(orphan.body.id) } as never);
     const cleaned = await app.services.receptors.reconcileSchedules();
     expect(cleaned.removed).toContain(`receptor-${String(orphan.body.id)}`);
     expect(await app.services.schedules.describe(String(orphan.body.id))).toBeNull();

@@ -182,7 +182,7 @@ describe('reflexes: CRUD', () => {
     expect(del.body).toEqual({ success: true });
     expect((await app.get(`/v1/reflexes/${r.id}`, ws.key)).status).toBe(404);
     expect((await app.get(`/v1/neurons/${n.id}/reflexes`, ws.key)).body).toEqual([]);
-    expect(await app.deps.repos.reflexes.links.countDocuments({ reflexId: r.id })).toBe(0);
+    expect(await app.deps.db.collection('neuron_reflexes').countDocuments({ reflexId: r.id })).toBe(0);
     expect((await app.del(`/v1/reflexes/${r.id}`, ws.key)).status).toBe(404);
   });
 });
@@ -237,7 +237,7 @@ describe('neuron–reflex associations', () => {
     expect((await app.del(`/v1/neurons/${n.id}/reflexes/not-a-uuid`, ws.key)).status).toBe(400);
     await app.post(`/v1/neurons/${n.id}/reflexes`, ws.key, { reflex_id: r.id });
     expect((await app.del(`/v1/neurons/${n.id}`, ws.key)).status).toBe(200);
-    expect(await app.deps.repos.reflexes.links.countDocuments({ neuronId: n.id })).toBe(0);
+    expect(await app.deps.db.collection('neuron_reflexes').countDocuments({ neuronId: n.id })).toBe(0);
     expect((await app.get(`/v1/reflexes/${r.id}`, ws.key)).status).toBe(200);
   });
 });

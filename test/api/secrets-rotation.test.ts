@@ -4,7 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../src/crypto/secrets.js';
-import { createConnectionRepo } from '../../src/db/connections.js';
+import {
+  createConnectionRepo,
+  type ConnectionDoc,
+  type ConnectionRequestDoc,
+  type IntegrationDoc,
+} from '../../src/db/connections.js';
 import { resealSecrets } from '../../src/services/connections.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 
@@ -47,12 +52,15 @@ describe('secrets key rotation', () => {
     const pending = await app.post(`/v1/reflexes/${String(reflex.body.id)}/connect`, user, {});
     expect(pending.status, pending.text).toBe(200);
     const repo = createConnectionRepo(app.deps.db);
+    const integrations = app.deps.db.collection<IntegrationDoc>('integrations');
+    const connections = app.deps.db.collection<ConnectionDoc>('connections');
+    const requests = app.deps.db.collection<ConnectionRequestDoc>('connection_requests');
     // A connection stored under k1 (as the callback stores one), and a connect request that has expired.
     const old = createSecretBox({ SECRETS_KEY: k1, SECRETS_KEYS_OLD: [], JWT_SECRET: app.config.JWT_SECRET });
     const access = `access-${randomUUID()}`;
     const refresh = `refresh-${randomUUID()}`;
     const now = new Date();
-    await repo.connections.insertOne({
+    await connections.insertOne({
       _id: randomUUID(),
       workspaceId: ws.workspaceId,
       integrationId: 'rotating',
@@ -66,7 +74,7 @@ describe('secrets key rotation', () => {
       refreshedAt: null,
       updatedAt: now,
     });
-    await repo.requests.insertOne({
+    await requests.insertOne({
       _id: randomUUID(),
       workspaceId: ws.workspaceId,
       reflexId: String(reflex.body.id),
@@ -100,13 +108,13 @@ describe('secrets key rotation', () => {
 
     // k2 alone opens everything; nothing is under k1 any more; a second run has nothing to do.
     const next = createSecretBox({ SECRETS_KEY: k2, SECRETS_KEYS_OLD: [], JWT_SECRET: app.config.JWT_SECRET });
-    const integration = (await repo.integrations.findOne({ workspaceId: ws.workspaceId, integrationId: 'rotating' }))!;
+    const integration = (await integrations.findOne({ workspaceId: ws.workspaceId, integrationId: 'rotating' }))!;
     expect(next.open(integration.clientSecretSealed!)).toBe(clientSecret);
-    const conn = (await repo.connections.findOne({ workspaceId: ws.workspaceId, ownerId: userId }))!;
+    const conn = (await connections.findOne({ workspaceId: ws.workspaceId, ownerId: userId }))!;
     expect([next.open(conn.accessSealed), next.open(conn.refreshSealed!), conn.keyId]).toEqual([access, refresh, 'k2']);
-    const requests = await repo.requests.find({ workspaceId: ws.workspaceId }).toArray();
-    expect(requests.map((r) => r._id)).toEqual([String(pending.body.connectionRequestId)]);
-    expect(next.keyOf(requests[0].verifierSealed)).toBe('k2');
+    const left = await requests.find({ workspaceId: ws.workspaceId }).toArray();
+    expect(left.map((r) => r._id)).toEqual([String(pending.body.connectionRequestId)]);
+    expect(next.keyOf(left[0].verifierSealed)).toBe('k2');
     const dump = JSON.stringify(
       await Promise.all(
         ['integrations', 'connections', 'connection_requests'].map((c) => app.deps.db.collection(c).find({}).toArray()),
