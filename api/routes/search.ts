@@ -135,10 +135,7 @@ export default [
     handler: async ({ body, scope, services }) => {
       const brainId = body.brain_id ?? scope.brainId;
       if (!brainId) throw validationError('brain_id: required (or send X-Brain-Id)');
-      if (
-        body.brain_id &&
-        !(await services.workspaces.brains.findOne({ _id: body.brain_id, workspaceId: scope.workspaceId }))
-      )
+      if (body.brain_id && !(await services.workspaces.findBrain(scope.workspaceId, body.brain_id)))
         throw notFound('Brain not found');
       return services.search.tree(scope, { ...body, brainId });
     },
@@ -154,10 +151,7 @@ export default [
     handler: async ({ body, scope, services }) => {
       if (body.brain_id && scope.brainId && body.brain_id !== scope.brainId)
         throw validationError('brain_id: differs from X-Brain-Id');
-      if (
-        body.brain_id &&
-        !(await services.workspaces.brains.findOne({ _id: body.brain_id, workspaceId: scope.workspaceId }))
-      )
+      if (body.brain_id && !(await services.workspaces.findBrain(scope.workspaceId, body.brain_id)))
         throw notFound('Brain not found');
       return services.search.recollections(body.brain_id ? { ...scope, brainId: body.brain_id } : scope, body);
     },
