@@ -190,7 +190,7 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
 
     /**
      * Appends one engram (idempotent when input.id is set) and publishes it on the trace stream.
-     * Its sequence number is claimed by a unique insert (src/db/claims.ts), and it carries the
+     * Its sequence number is claimed by a unique insert (the repository's), and it carries the
      * trace's running totals, so order and counters are exact under concurrent writers on MongoDB
      * and FerretDB alike; the trace document's counters converge to the newest engram's.
      */

@@ -21,7 +21,7 @@ const newJob = (workspaceId: string, over: Partial<Job> = {}): Job => {
     _id: randomUUID(),
     workspaceId,
     brainId: null,
-    kind: 'neuron_run',
+    kind: 'neuron',
     status: 'pending',
     progress: 0,
     currentStep: 'queued',

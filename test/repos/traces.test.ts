@@ -77,11 +77,14 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
     expect(await repo.find(randomUUID(), traceId)).toBeNull();
     await repo.setTitle(t!, { title: 'Quarterly', titleSource: 'manual', updatedAt: new Date() });
     // Another workspace's write through the same key changes nothing.
-    await repo.setTitle({ _id: t!._id, workspaceId: randomUUID() }, {
-      title: 'other',
-      titleSource: 'manual',
-      updatedAt: new Date(),
-    });
+    await repo.setTitle(
+      { _id: t!._id, workspaceId: randomUUID() },
+      {
+        title: 'other',
+        titleSource: 'manual',
+        updatedAt: new Date(),
+      },
+    );
     expect((await repo.find(ws, traceId))?.title).toBe('Quarterly');
     const page = await repo.list(ws, {}, { field: 'createdAt', dir: -1 }, { limit: 10 }, 'quarter');
     expect(page.items.map((x) => x.traceId)).toEqual([traceId]);
@@ -114,9 +117,7 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
       [3, 'c'],
     ]);
     expect((await repo.history(ws, traceId, 0, { newest: 2 })).map((e) => e.content.content)).toEqual(['b', 'c']);
-    expect((await repo.history(ws, traceId, 3, { limit: 2, newest: 1 })).map((e) => e.content.content)).toEqual([
-      'b',
-    ]);
+    expect((await repo.history(ws, traceId, 3, { limit: 2, newest: 1 })).map((e) => e.content.content)).toEqual(['b']);
     expect(await repo.history(randomUUID(), traceId, 3)).toEqual([]);
     expect(await repo.findEngram(randomUUID(), all[0]!._id)).toBeNull();
     expect((await repo.findEngram(ws, all[0]!._id))?.metadata).toEqual({ $weird: 'kept', list: [['a']] });
@@ -128,10 +129,13 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
     await repo.create(newTrace(ws, traceId));
     const e = newEngram(ws, traceId, 'once');
     const first = await repo.appendEngram(e, { hint: 0, memoryIds: [] });
-    const again = await repo.appendEngram({ ...e, content: { type: 'human', content: 'twice' } }, {
-      hint: 0,
-      memoryIds: [],
-    });
+    const again = await repo.appendEngram(
+      { ...e, content: { type: 'human', content: 'twice' } },
+      {
+        hint: 0,
+        memoryIds: [],
+      },
+    );
     expect(again.existed).toBe(true);
     expect(again.engram._id).toBe(first.engram._id);
     expect((await repo.history(ws, traceId, 1)).map((x) => x.content.content)).toEqual(['once']);
@@ -143,7 +147,9 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
     await repo.create(newTrace(ws, traceId));
     const n = 8;
     const results = await Promise.all(
-      Array.from({ length: n }, (_, i) => repo.appendEngram(newEngram(ws, traceId, `m${i}`), { hint: 0, memoryIds: [] })),
+      Array.from({ length: n }, (_, i) =>
+        repo.appendEngram(newEngram(ws, traceId, `m${i}`), { hint: 0, memoryIds: [] }),
+      ),
     );
     expect(results.map((r) => r.engram.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     const t = await repo.find(ws, traceId);
