@@ -35,9 +35,8 @@ async function main() {
     throw e;
   }
   // Pathways created before pathways had receptors get theirs (idempotent; a no-op once done).
-  deps.repos.pathways.pathways
-    .find({}, { projection: { _id: 1, workspaceId: 1, brainId: 1, name: 1, isActive: 1 } })
-    .toArray()
+  deps.repos.pathways
+    .allSummaries()
     .then((all) => services.receptors.ensureForPathways(all))
     .then((n) => {
       if (n) log.info({ created: n }, 'receptors created for existing pathways');

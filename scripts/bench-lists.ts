@@ -133,15 +133,22 @@ function intervention(workspaceId: string, i: number): InterventionDoc {
   };
 }
 
+/** The raw collections the bench seeds and reads positions from (the repositories hand out none). */
+const collectionsOf = (app: TestApp) => ({
+  jobs: app.deps.db.collection<JobDoc>('jobs'),
+  traces: app.deps.db.collection<TraceDoc>('traces'),
+  interventions: app.deps.db.collection<InterventionDoc>('interventions'),
+});
+
 async function fill(app: TestApp, workspaceId: string, from: number, to: number): Promise<void> {
-  const r = app.deps.repos;
+  const r = collectionsOf(app);
   for (let i = from; i < to; i += BATCH) {
     const n = Math.min(BATCH, to - i);
     const idx = Array.from({ length: n }, (_, k) => i + k);
     await Promise.all([
-      r.jobs.jobs.insertMany(idx.map((k) => job(workspaceId, k))),
-      r.traces.traces.insertMany(idx.map((k) => trace(workspaceId, k))),
-      r.interventions.interventions.insertMany(idx.map((k) => intervention(workspaceId, k))),
+      r.jobs.insertMany(idx.map((k) => job(workspaceId, k))),
+      r.traces.insertMany(idx.map((k) => trace(workspaceId, k))),
+      r.interventions.insertMany(idx.map((k) => intervention(workspaceId, k))),
     ]);
   }
 }
@@ -163,19 +170,14 @@ async function measureAt(
   rows: number,
   say: (line: string) => void,
 ): Promise<Record<Case, number>> {
-  const r = app.deps.repos;
+  const r = collectionsOf(app);
   const half = Math.floor(rows / 2);
   // Cursors at half depth, read from the store outside the timing.
   const jobAt = (
-    await r.jobs.jobs
-      .find({ workspaceId: ws.workspaceId })
-      .sort({ createdAt: -1, _id: -1 })
-      .skip(half)
-      .limit(1)
-      .toArray()
+    await r.jobs.find({ workspaceId: ws.workspaceId }).sort({ createdAt: -1, _id: -1 }).skip(half).limit(1).toArray()
   )[0]!;
   const traceAt = (
-    await r.traces.traces
+    await r.traces
       .find({ workspaceId: ws.workspaceId, traceType: 'thread' })
       .sort({ updatedAt: -1, _id: -1 })
       .skip(half)
@@ -183,11 +185,7 @@ async function measureAt(
       .toArray()
   )[0]!;
   const token = (
-    await r.interventions.interventions
-      .find({ workspaceId: ws.workspaceId })
-      .sort({ createdAt: -1, _id: -1 })
-      .limit(1)
-      .toArray()
+    await r.interventions.find({ workspaceId: ws.workspaceId }).sort({ createdAt: -1, _id: -1 }).limit(1).toArray()
   )[0]!.deliveries[0]!.token;
   const urls: Record<Case, string> = {
     'jobs first page': '/v1/jobs?limit=20',

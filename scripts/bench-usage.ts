@@ -108,7 +108,7 @@ async function oneSize(
   }
   const t0 = performance.now();
   for (let i = 0; i < rows.length; i += 2_000)
-    await app.deps.repos.usage.rows.insertMany(rows.slice(i, i + 2_000), { ordered: false });
+    await app.deps.db.collection<UsageRowDoc>('usage_ledger').insertMany(rows.slice(i, i + 2_000), { ordered: false });
   const insertMs = performance.now() - t0;
   say(
     `(o) ${n} rows inserted in ${(insertMs / 1000).toFixed(1)} s; rebuilding the counters and rollups from the ledger`,

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
-import { decodeBlob } from '../../src/db/codec.js';
-import type { DeliveryDoc, InterventionDoc } from '../../src/db/interventions.js';
+import type { DeliveryDoc, Intervention as InterventionRecord } from '../../src/db/interventions.js';
 import type { Delivery, Intervention } from '../../src/schemas/interventions.js';
 
 /** Delivery tokens are shown to authenticated workspace members only; the public view never lists other deliveries. */
@@ -15,7 +14,7 @@ const presentDelivery = (d: DeliveryDoc, withToken: boolean): z.input<typeof Del
 
 /** Wire shape of an intervention record with its deliveries. */
 export function presentIntervention(
-  i: InterventionDoc,
+  i: InterventionRecord,
   opts: { tokens: boolean } = { tokens: true },
 ): z.input<typeof Intervention> {
   return {
@@ -33,7 +32,7 @@ export function presentIntervention(
     status: i.status,
     action: i.action ?? null,
     comment: i.comment ?? null,
-    fields: i.fields ? decodeBlob<Record<string, unknown>>(i.fields, {}) : null,
+    fields: i.fields,
     responded_by: i.respondedBy ?? null,
     responded_at: i.respondedAt?.toISOString() ?? null,
     expires_at: i.expiresAt?.toISOString() ?? null,
@@ -44,7 +43,7 @@ export function presentIntervention(
 }
 
 /** The unauthenticated view of one delivery (GET /v1/public/interventions/:token). */
-export function presentPublicDelivery(i: InterventionDoc, deliveryId: string) {
+export function presentPublicDelivery(i: InterventionRecord, deliveryId: string) {
   const d = i.deliveries.find((x) => x.id === deliveryId)!;
   return {
     intervention: {

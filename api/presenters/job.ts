@@ -1,12 +1,10 @@
 import type { z } from 'zod';
-import type { JobDoc } from '../../src/db/jobs.js';
-import { decodeBlob } from '../../src/db/codec.js';
+import type { Job as JobRecord } from '../../src/db/jobs.js';
 import type { Job } from '../../src/schemas/jobs.js';
 
 /** Wire shape of a job (GET /v1/jobs/:id/status and list items). */
-export function presentJob(j: JobDoc): z.input<typeof Job> {
-  const result = decodeBlob<unknown>(j.result, undefined);
-  const waitingFor = decodeBlob<Record<string, unknown> | undefined>(j.waitingFor, undefined);
+export function presentJob(j: JobRecord): z.input<typeof Job> {
+  const { result, waitingFor } = j;
   return {
     job_id: j._id,
     kind: j.kind,

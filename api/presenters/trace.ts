@@ -1,11 +1,10 @@
 import type { z } from 'zod';
-import { decodeBlob } from '../../src/db/codec.js';
-import type { EngramDoc, TraceDoc } from '../../src/db/traces.js';
+import type { Engram as EngramRecord, Trace as TraceRecord } from '../../src/db/traces.js';
 import type { Engram, Trace } from '../../src/schemas/traces.js';
 
 /** Wire shape of a trace; every field is listed so a new DB field never leaks. */
-export function presentTrace(t: TraceDoc): z.input<typeof Trace> {
-  const metadata = decodeBlob<Record<string, unknown>>(t.metadata, {});
+export function presentTrace(t: TraceRecord): z.input<typeof Trace> {
+  const metadata = t.metadata;
   return {
     // `?? null`: FerretDB 1.x drops null values written by $setOnInsert, so a stored null may read back as missing.
     id: t._id,
@@ -32,14 +31,14 @@ export function presentTrace(t: TraceDoc): z.input<typeof Trace> {
 }
 
 /** Wire shape of an engram (stored message). */
-export function presentEngram(e: EngramDoc): z.input<typeof Engram> {
+export function presentEngram(e: EngramRecord): z.input<typeof Engram> {
   return {
     id: e._id,
     workspace_id: e.workspaceId,
     created_at: e.createdAt.toISOString(),
     content: e.content,
     content_hash: e.contentHash,
-    metadata: decodeBlob<Record<string, unknown>>(e.metadata, {}),
+    metadata: e.metadata,
     source_type: e.sourceType,
     source_id: e.sourceId ?? null,
     target_type: e.targetType ?? null,

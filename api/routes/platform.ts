@@ -67,11 +67,7 @@ export default [
     handler: async ({ scope, services }) => {
       const ws = await services.workspaces.findWorkspace(scope.workspaceId);
       if (!ws) throw notFound('Workspace');
-      const brains = await services.workspaces.brains
-        .find({ workspaceId: scope.workspaceId })
-        .sort({ createdAt: 1 })
-        .limit(200)
-        .toArray();
+      const brains = await services.workspaces.brainsOf(scope.workspaceId, 200);
       const brain = scope.brainId ? (brains.find((b) => b._id === scope.brainId) ?? null) : null;
       return {
         workspace: presentWorkspace(ws),
@@ -163,9 +159,7 @@ export default [
     response: z.object({ brains: z.array(Brain) }),
     tags: ['brains'],
     handler: async ({ scope, services }) => ({
-      brains: (
-        await services.workspaces.brains.find({ workspaceId: scope.workspaceId }).sort({ createdAt: 1 }).toArray()
-      ).map(presentBrain),
+      brains: (await services.workspaces.brainsOf(scope.workspaceId)).map(presentBrain),
     }),
   }),
   route({

@@ -1,8 +1,11 @@
-import type { Db } from 'mongodb';
+import type { Db, Document, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { UsageAttribution } from './usage.js';
+import { claim } from './claims.js';
 import { findById } from './client.js';
-import { pageIndexes } from './paging.js';
+import { page, pageIndexes, type Page, type PageQuery } from './paging.js';
+
+export type { Page, PageQuery } from './paging.js';
 
 /** What a budget caps (docs/usage.md): the whole workspace, or the calls made for one receptor, neuron or share link. */
 export type BudgetScope = 'workspace' | 'receptor' | 'neuron' | 'share_token';
@@ -61,21 +64,50 @@ export const budgetIndexes: IndexSpec[] = [
   ...pageIndexes('budgets', ['workspaceId', 'scope', 'targetId'], ['createdAt']),
 ];
 
+/** The collection each budget target lives in (a target is checked to be the workspace's). */
+const TARGETS = { receptor: 'receptors', neuron: 'neurons', share_token: 'share_tokens' } as const;
+
 export function createBudgetRepo(db: Db) {
   const budgets = db.collection<BudgetDoc>('budgets');
   return {
-    budgets,
     find: (workspaceId: string, id: string) => findById(budgets, id, { workspaceId }),
-    /** The budgets that apply to a call with this attribution (the workspace's, and its receptor's, neuron's and link's). */
-    forCall(
+    /** The workspace's budgets (at most `limit`). */
+    ofWorkspace: (workspaceId: string, limit?: number): Promise<BudgetDoc[]> =>
+      budgets
+        .find({ workspaceId })
+        .limit(limit ?? 0)
+        .toArray(),
+    /** The budget of this key (its target and terms), or null. */
+    byKey: (workspaceId: string, key: string) => budgets.findOne({ key, workspaceId }),
+    /** Creates the budget; false when its target already has one of these terms (the unique key). */
+    create: (doc: BudgetDoc): Promise<boolean> => claim(budgets, doc),
+    /** A page of the workspace's budgets, oldest first. */
+    page: (
       workspaceId: string,
-      a: { receptorId?: string | null; neuronId?: string | null; shareTokenId?: string | null },
-    ) {
-      const or: Record<string, unknown>[] = [{ scope: 'workspace' }];
-      if (a.receptorId) or.push({ scope: 'receptor', targetId: a.receptorId });
-      if (a.neuronId) or.push({ scope: 'neuron', targetId: a.neuronId });
-      if (a.shareTokenId) or.push({ scope: 'share_token', targetId: a.shareTokenId });
-      return budgets.find({ workspaceId, $or: or }).toArray();
+      f: { scope?: BudgetScope; targetId?: string },
+      q: PageQuery,
+    ): Promise<Page<BudgetDoc>> => page(budgets, { workspaceId, ...f }, { field: 'createdAt', dir: 1 }, q),
+    update: async (workspaceId: string, id: string, set: Partial<BudgetDoc>): Promise<void> => {
+      await budgets.updateOne({ _id: id, workspaceId }, { $set: set });
+    },
+    /** Removes one budget; false when the workspace has none of that id. */
+    remove: async (workspaceId: string, id: string): Promise<boolean> =>
+      (await budgets.deleteOne({ _id: id, workspaceId })).deletedCount === 1,
+    removeByKey: async (workspaceId: string, key: string): Promise<void> => {
+      await budgets.deleteOne({ key, workspaceId });
+    },
+    /** Removes the budgets of a target (a revoked share link). */
+    removeFor: async (workspaceId: string, scope: BudgetScope, targetId: string): Promise<void> => {
+      await budgets.deleteMany({ workspaceId, scope, targetId });
+    },
+    /** Whether the target of a budget (a receptor, a live neuron, a share link) is the workspace's. */
+    async targetExists(workspaceId: string, scope: Exclude<BudgetScope, 'workspace'>, id: string): Promise<boolean> {
+      const where: Filter<Document> = {
+        _id: id as never,
+        workspaceId,
+        ...(scope === 'neuron' ? { deletedAt: null } : {}),
+      };
+      return (await db.collection(TARGETS[scope]).findOne(where, { projection: { _id: 1 } })) !== null;
     },
   };
 }

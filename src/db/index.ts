@@ -68,7 +68,7 @@ export function createRepos(unguarded: Db, options: RepoOptions = {}) {
   void backend;
   return {
     workspaces: createWorkspaceRepo(db),
-    traces: createTraceRepo(db),
+    traces: createTraceRepo(db, backend),
     jobs: createJobRepo(db),
     interventions: createInterventionRepo(db),
     neurons: createNeuronRepo(db),

@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
-import type { Blob } from './codec.js';
+import { decodeBlob, encodeBlob, type Blob } from './codec.js';
 import { findById } from './client.js';
-import { boundedCount, page, pageIndexes, type PageQuery } from './paging.js';
+import { boundedCount, page, pageIndexes, TOTAL_CAP, type Page, type PageQuery } from './paging.js';
+
+export type { Page, PageQuery } from './paging.js';
+/** Above this many rows a count stops (it reads TOTAL_CAP + 1: "more than TOTAL_CAP"). */
+export const COUNT_CAP = TOTAL_CAP;
 
 export type InterventionStatus = 'pending' | 'approved' | 'rejected' | 'answered' | 'expired' | 'cancelled';
 
@@ -42,6 +46,37 @@ export interface InterventionDoc {
   updatedAt: Date;
 }
 
+/** An intervention as services see it: the answered `fields` decoded. */
+export interface Intervention extends Omit<InterventionDoc, 'fields'> {
+  fields: Record<string, unknown> | null;
+}
+
+/** What an intervention list may filter on (the workspace is the call's own argument). */
+export interface InterventionFilter {
+  brainId?: string;
+  jobId?: string;
+  traceId?: string;
+  status?: InterventionStatus;
+}
+
+/** The outcome an accepted answer records. */
+export interface InterventionOutcome {
+  status: InterventionStatus;
+  action: string;
+  comment: string | null;
+  fields: Record<string, unknown> | null;
+  respondedBy: string | null;
+  respondedAt: Date;
+  deliveries: DeliveryDoc[];
+  updatedAt: Date;
+}
+
+const decodeIntervention = ({ fields, ...i }: InterventionDoc): Intervention => ({
+  ...i,
+  fields: fields ? decodeBlob<Record<string, unknown>>(fields, {}) : null,
+});
+const decoded = (i: InterventionDoc | null) => i && decodeIntervention(i);
+
 export const interventionIndexes: IndexSpec[] = [
   // GET /v1/interventions pages by (createdAt, _id) under these equalities (src/db/paging.ts); summary=1
   // counts each status (capped) on the status ones.
@@ -66,23 +101,41 @@ export const tokenKey = (token: string): string | null => TOKEN_RE.exec(token)?.
 
 export function createInterventionRepo(db: Db) {
   const interventions = db.collection<InterventionDoc>('interventions');
+  const where = (workspaceId: string, f: InterventionFilter): Filter<InterventionDoc> => ({ workspaceId, ...f });
   return {
-    interventions,
-    find: (workspaceId: string, id: string) => findById(interventions, id, { workspaceId }),
+    find: async (workspaceId: string, id: string) => decoded(await findById(interventions, id, { workspaceId })),
     /**
      * The intervention a delivery token belongs to. A token is `<intervention id>.<secret>`, so it is
      * found by key (FerretDB's SQLite backend serves an `_id`-only filter from its primary key); a
      * token issued before that (32 base64url characters) is looked up on the delivery-token index.
      */
-    async byToken(token: string) {
+    async byToken(token: string): Promise<Intervention | null> {
       const key = tokenKey(token);
-      if (key) return findById(interventions, key);
-      return LEGACY_TOKEN.test(token) ? interventions.findOne({ 'deliveries.token': token }) : null;
+      if (key) return decoded(await findById(interventions, key));
+      return LEGACY_TOKEN.test(token) ? decoded(await interventions.findOne({ 'deliveries.token': token })) : null;
     },
-    list: (filter: Filter<InterventionDoc> & { workspaceId: string }, q: PageQuery) =>
-      page(interventions, filter, BY_CREATED, q),
-    /** Rows under `filter` counted up to TOTAL_CAP + 1 (src/db/paging.ts). */
-    countUpTo: (filter: Filter<InterventionDoc> & { workspaceId: string }) => boundedCount(interventions, filter),
+    /** Inserts a new intervention (its id is the workflow's choice, checked absent first). */
+    insert: async (i: Intervention): Promise<void> => {
+      await interventions.insertOne({ ...i, fields: i.fields ? encodeBlob(i.fields) : null });
+    },
+    async page(workspaceId: string, f: InterventionFilter, q: PageQuery): Promise<Page<Intervention>> {
+      const p = await page(interventions, where(workspaceId, f), BY_CREATED, q);
+      return { ...p, items: p.items.map(decodeIntervention) };
+    },
+    /** Rows under the filter counted up to COUNT_CAP + 1 (one index range). */
+    countUpTo: (workspaceId: string, f: InterventionFilter) => boundedCount(interventions, where(workspaceId, f)),
+    /** Records an accepted answer. */
+    recordOutcome: async (workspaceId: string, id: string, o: InterventionOutcome): Promise<void> => {
+      const set = { ...o, fields: o.fields ? encodeBlob(o.fields) : null };
+      await interventions.updateOne({ _id: id, workspaceId }, { $set: set });
+    },
+    /** Marks the intervention `status` with every delivery closed. */
+    close: async (workspaceId: string, id: string, status: InterventionStatus, deliveries: DeliveryDoc[]) => {
+      await interventions.updateOne({ _id: id, workspaceId }, { $set: { status, updatedAt: new Date(), deliveries } });
+    },
+    /** The job's interventions still pending. */
+    pendingOfJob: async (workspaceId: string, jobId: string): Promise<Intervention[]> =>
+      (await interventions.find({ workspaceId, jobId, status: 'pending' }).toArray()).map(decodeIntervention),
   };
 }
 export type InterventionRepo = ReturnType<typeof createInterventionRepo>;

@@ -1,8 +1,11 @@
 import type { Db, Filter } from 'mongodb';
 import type { JobKind, JobState } from '../temporal/definitions.js';
-import type { IndexSpec } from './client.js';
-import type { Blob } from './codec.js';
-import { page, pageIndexes, type PageQuery } from './paging.js';
+import { claim, isDuplicateKey } from './claims.js';
+import { findById, type IndexSpec } from './client.js';
+import { decodeBlob, encodeBlob, type Blob } from './codec.js';
+import { page, pageIndexes, type Page, type PageQuery } from './paging.js';
+
+export type { Page, PageQuery } from './paging.js';
 
 /**
  * The jobs read model: one document per workflow, id = workflow id. Activities
@@ -54,21 +57,174 @@ export interface JobClaimDoc {
   set: Partial<JobDoc>;
 }
 
+/** A job as services see it: `result` decoded (undefined while none is stored), `waitingFor` decoded. */
+export interface Job extends Omit<JobDoc, 'result' | 'waitingFor'> {
+  result?: unknown;
+  waitingFor: Record<string, unknown> | null;
+}
+
+/** The fields a status transition changes (decoded values). */
+export type JobChange = Partial<
+  Pick<
+    Job,
+    'status' | 'progress' | 'currentStep' | 'failedReason' | 'result' | 'waitingFor' | 'updatedAt' | 'finishedAt'
+  >
+>;
+
+/** What a job list may filter on (the workspace is the call's own argument). */
+export interface JobListFilter {
+  pathwayId?: string;
+  receptorId?: string;
+  neuronId?: string;
+  status?: JobState;
+}
+
+const decodeJob = ({ result, waitingFor, ...j }: JobDoc): Job => ({
+  ...j,
+  result: decodeBlob<unknown>(result, undefined),
+  waitingFor: decodeBlob<Record<string, unknown> | null>(waitingFor, null),
+});
+const encodeJob = ({ result, waitingFor, ...j }: Job): JobDoc => ({
+  ...j,
+  result: result === undefined ? null : encodeBlob(result),
+  waitingFor: waitingFor === null ? null : encodeBlob(waitingFor),
+});
+function encodeChange({ result, waitingFor, ...c }: JobChange): Partial<JobDoc> {
+  const set: Partial<JobDoc> = { ...c };
+  if (result !== undefined) set.result = encodeBlob(result);
+  if (waitingFor !== undefined) set.waitingFor = waitingFor === null ? null : encodeBlob(waitingFor);
+  return set;
+}
+/** A claim's stored set, decoded; claims written before processedAt moved to `$min` carry it in their set (dropped). */
+function decodeClaimed(set: Partial<JobDoc>): JobChange {
+  const { processedAt: _legacy, result, waitingFor, ...rest } = set;
+  return {
+    ...(rest as JobChange),
+    ...(result !== undefined ? { result: decodeBlob<unknown>(result, null) } : {}),
+    ...(waitingFor !== undefined ? { waitingFor: decodeBlob<Record<string, unknown> | null>(waitingFor, null) } : {}),
+  };
+}
+const terminalId = (jobId: string) => `job:${jobId}:terminal`;
+
 export function createJobRepo(db: Db) {
   const jobs = db.collection<JobDoc>('jobs');
   const claims = db.collection<JobClaimDoc>('job_claims');
+  const held = async (jobId: string): Promise<JobChange | null> => {
+    const c = await claims.findOne({ _id: terminalId(jobId) });
+    return c ? decodeClaimed(c.set) : null;
+  };
+  /** Jobs recorded with `processedAt: null` (before it was left unset) get it on their first transition. */
+  const repairProcessedAt = async (job: JobDoc | null, now: Date) => {
+    if (job && job.processedAt === null)
+      await jobs.updateOne(
+        { _id: job._id, workspaceId: job.workspaceId, processedAt: null },
+        { $set: { processedAt: now } },
+      );
+  };
   return {
-    jobs,
-    claims,
+    /** One job of a workspace (by key and workspace). */
+    find: async (workspaceId: string, id: string): Promise<Job | null> => {
+      const j = await findById(jobs, id, { workspaceId });
+      return j && decodeJob(j);
+    },
+    /** A job by id whatever its workspace: the worker's read (the id came from a workflow the platform started). */
+    findUnscoped: async (id: string): Promise<Job | null> => {
+      const j = await jobs.findOne({ _id: id });
+      return j && decodeJob(j);
+    },
+    /** Inserts a new job; false when its id exists. */
+    async insert(job: Job): Promise<boolean> {
+      try {
+        await jobs.insertOne(encodeJob(job));
+        return true;
+      } catch (e) {
+        if (isDuplicateKey(e)) return false;
+        throw e;
+      }
+    },
+    /** A page of the workspace's jobs, newest first. */
+    async page(workspaceId: string, f: JobListFilter, q: PageQuery): Promise<Page<Job>> {
+      const filter: Filter<JobDoc> = { workspaceId, ...f };
+      const p = await page(jobs, filter, { field: 'createdAt', dir: -1 }, q);
+      return { ...p, items: p.items.map(decodeJob) };
+    },
+    /** The job's claimed terminal state (decoded), or null while it has none. */
+    terminalState: held,
     /**
-     * One job of a workspace. Looked up by `_id` alone and checked here: FerretDB's SQLite backend
-     * serves an `_id`-only filter from its primary key and scans the collection for any other.
+     * Claims the job's terminal state by unique insert (src/db/claims.ts): exactly one of any
+     * number of racing writers wins. Answers whether this call won and the state that holds.
      */
-    find: (workspaceId: string, id: string) =>
-      jobs.findOne({ _id: id }).then((j) => (j?.workspaceId === workspaceId ? j : null)),
-    /** A page of the workspace's jobs, newest first (`filter` holds the workspace). */
-    list: (filter: Filter<JobDoc> & { workspaceId: string }, q: PageQuery) =>
-      page(jobs, filter, { field: 'createdAt', dir: -1 }, q),
+    async claimTerminal(workspaceId: string, jobId: string, change: JobChange) {
+      const set = encodeChange(change);
+      const won = await claim(claims, { _id: terminalId(jobId), workspaceId, set });
+      return { won, held: won ? decodeClaimed(set) : await held(jobId) };
+    },
+    /** Writes the claimed terminal state onto the job (processedAt set by `$min` if unset); the job after it. */
+    async settleTerminal(workspaceId: string, jobId: string, state: JobChange, now: Date): Promise<Job | null> {
+      const job = await jobs.findOneAndUpdate(
+        { _id: jobId, workspaceId },
+        { $set: encodeChange(state), $min: { processedAt: now } },
+        { returnDocument: 'after' },
+      );
+      await repairProcessedAt(job, now);
+      return job && decodeJob(job);
+    },
+    /**
+     * A non-terminal transition: one find-and-update that returns the job before it (`processedAt`
+     * set by `$min` when it leaves pending), then a read of the terminal claim by id: a change that
+     * raced a terminal transition is repaired by re-applying the claimed state, and a job that ended
+     * without a claim (a record older than claims) keeps its end. `applied`: the change stands.
+     */
+    async recordTransition(
+      workspaceId: string,
+      jobId: string,
+      change: JobChange,
+      now: Date,
+    ): Promise<{ applied: boolean; previous: Job | null }> {
+      const leavesPending = change.status !== undefined && change.status !== 'pending';
+      const previous = await jobs.findOneAndUpdate(
+        { _id: jobId, workspaceId },
+        { $set: encodeChange(change), ...(leavesPending ? { $min: { processedAt: now } } : {}) },
+        { returnDocument: 'before' },
+      );
+      if (!previous) return { applied: false, previous: null };
+      if (leavesPending) await repairProcessedAt(previous, now);
+      // A terminal claim may have landed before this write: it wins again.
+      const terminal = await claims.findOne({ _id: terminalId(jobId) });
+      if (terminal) {
+        await jobs.updateOne({ _id: jobId, workspaceId }, { $set: terminal.set });
+        return { applied: false, previous: decodeJob(previous) };
+      }
+      if (TERMINAL_STATES.includes(previous.status)) {
+        const { status, progress, currentStep, failedReason, result, waitingFor } = previous;
+        const end = { status, progress, currentStep, failedReason, result, waitingFor };
+        await jobs.updateOne({ _id: jobId, workspaceId }, { $set: end });
+        return { applied: false, previous: decodeJob(previous) };
+      }
+      return { applied: true, previous: decodeJob(previous) };
+    },
+    /** Removes a job that never started (still at `step`) and its terminal claim, so that its id can start afresh. */
+    async forgetNotStarted(workspaceId: string, jobId: string, step: string): Promise<void> {
+      await jobs.deleteOne({ _id: jobId, workspaceId, currentStep: step });
+      await claims.deleteOne({ _id: terminalId(jobId), workspaceId });
+    },
+    /** The job's child jobs that have not ended. */
+    openChildren: async (workspaceId: string, parentJobId: string): Promise<Job[]> =>
+      (await jobs.find({ parentJobId, workspaceId, status: { $nin: TERMINAL_STATES } }).toArray()).map(decodeJob),
+    /** Up to 500 pending jobs of a workspace created before `before` (the job sweep). */
+    pendingBefore: async (workspaceId: string, before: Date): Promise<Job[]> =>
+      (
+        await jobs
+          .find({ workspaceId, status: 'pending', createdAt: { $lt: before } })
+          .limit(500)
+          .toArray()
+      ).map(decodeJob),
+    /** Jobs a share link started, counted up to `limit` when given (an index range of at most that many entries). */
+    countForShare: (workspaceId: string, shareTokenId: string, limit?: number): Promise<number> =>
+      jobs.countDocuments({ workspaceId, shareTokenId }, limit !== undefined ? { limit } : {}),
+    /** Whether a job of this receptor ran on this trace (a share link's conversation). */
+    ranOnTrace: async (workspaceId: string, traceId: string, receptorId: string): Promise<boolean> =>
+      (await jobs.findOne({ workspaceId, traceId, receptorId }, { projection: { _id: 1 } })) !== null,
   };
 }
 export type JobRepo = ReturnType<typeof createJobRepo>;

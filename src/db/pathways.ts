@@ -341,6 +341,14 @@ export function createPathwayRepo(db: Db) {
       const docs = await neurons.find(filter, { projection: { _id: 1, deletedAt: 1 } }).toArray();
       return docs.filter((d) => !d.deletedAt).map((d) => d._id);
     },
+    /** Every pathway of every workspace, its id, workspace, brain, name and whether it is active (start-up repairs). */
+    allSummaries: () =>
+      pathways
+        .find<Pick<PathwayDoc, '_id' | 'workspaceId' | 'brainId' | 'name' | 'isActive'>>(
+          {},
+          { projection: { _id: 1, workspaceId: 1, brainId: 1, name: 1, isActive: 1 } },
+        )
+        .toArray(),
   };
 }
 export type PathwayRepo = ReturnType<typeof createPathwayRepo>;

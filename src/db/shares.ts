@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
-import type { IndexSpec } from './client.js';
+import { claim } from './claims.js';
+import { findById, type IndexSpec } from './client.js';
 
 /** Share-link look and feel (validated by src/schemas/shares.ts). */
 export interface ShareCustomization {
@@ -54,10 +55,25 @@ export function createShareRepo(db: Db) {
   const tokens = db.collection<ShareTokenDoc>('share_tokens');
   const uploads = db.collection<ShareUploadDoc>('share_uploads');
   return {
-    tokens,
-    uploads,
     forReceptor: (workspaceId: string, receptorId: string) => tokens.findOne({ workspaceId, receptorId }),
     byHash: (tokenHash: string) => tokens.findOne({ tokenHash }),
+    /** Whether the workspace has this share link. */
+    exists: async (workspaceId: string, id: string): Promise<boolean> =>
+      (await findById(tokens, id, { workspaceId }, { projection: { _id: 1 } })) !== null,
+    /** Creates the receptor's link; false when the receptor has one already (its unique index). */
+    create: (doc: ShareTokenDoc): Promise<boolean> => claim(tokens, doc),
+    update: async (workspaceId: string, id: string, set: Partial<ShareTokenDoc>): Promise<void> => {
+      await tokens.updateOne({ _id: id, workspaceId }, { $set: set });
+    },
+    /** Removes the receptor's link; false when it had none. */
+    removeForReceptor: async (workspaceId: string, receptorId: string): Promise<boolean> =>
+      (await tokens.deleteOne({ workspaceId, receptorId })).deletedCount === 1,
+    addUpload: async (doc: ShareUploadDoc): Promise<void> => {
+      await uploads.insertOne(doc);
+    },
+    /** The files of these ids uploaded through the receptor's link. */
+    uploadsOf: (workspaceId: string, receptorId: string, ids: string[]): Promise<ShareUploadDoc[]> =>
+      uploads.find({ _id: { $in: ids }, receptorId, workspaceId }).toArray(),
   };
 }
 export type ShareRepo = ReturnType<typeof createShareRepo>;

@@ -1,9 +1,16 @@
 import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from './client.js';
 import type { Blob } from './codec.js';
-import { findById } from './client.js';
-import { page, pageIndexes, type PageQuery, type PageScan, type PageSort } from './paging.js';
+import { claim } from './claims.js';
+import { escapeRegex, findById } from './client.js';
+import { encodeBlob } from './codec.js';
+import type { StoreBackend } from './index.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
+import { createEngramLog, decodeEngram, decodeTrace } from './trace-engrams.js';
 import { uuidFromName } from '../ids.js';
+
+export type { Page, PageQuery } from './paging.js';
+export type { Appended } from './trace-engrams.js';
 
 export interface CostSummary {
   totalCostUsd: number;
@@ -60,6 +67,33 @@ export interface EngramDoc {
  * instead. A place is derived from its engram (the engram's unique (workspace, trace, seq) index
  * stays the claim): written right after the engram, and written again by whoever finds it missing.
  */
+/** A trace as services see it: its metadata decoded. */
+export interface Trace extends Omit<TraceDoc, 'metadata'> {
+  metadata: Record<string, unknown>;
+}
+/** An engram as services see it: its metadata decoded. */
+export interface Engram extends Omit<EngramDoc, 'metadata'> {
+  metadata: Record<string, unknown>;
+}
+/** A trace to create: its stored key is derived from its workspace and trace id. */
+export type NewTrace = Omit<Trace, '_id'>;
+/** An engram to append: its seq and the running totals are the append's; `cost` is this engram's own. */
+export interface NewEngram extends Omit<Engram, 'seq' | 'totals'> {
+  cost: CostSummary;
+}
+
+/** What a trace list may filter on (the workspace is the repository call's own argument). */
+export interface TraceListFilter {
+  brainId?: string;
+  receptorId?: string;
+  userId?: string;
+  neuronId?: string;
+  traceType?: 'thread' | 'system';
+  createdAfter?: Date;
+  createdBefore?: Date;
+}
+export type TraceSortField = 'createdAt' | 'updatedAt' | 'messageCount';
+
 export interface EngramPlaceDoc {
   _id: string;
   engramId: string;
@@ -92,30 +126,80 @@ export const traceIndexes: IndexSpec[] = [
 export const traceKey = (workspaceId: string, traceId: string): string =>
   uuidFromName(`trace:${workspaceId}:${traceId}`);
 
-/** Trace and engram storage; every query filters by workspace. */
-export function createTraceRepo(db: Db) {
+/** Traces a search reads per page at most (docs/decisions.md, "Lists that page by key"). */
+export const SEARCH_SCAN_MAX = 5_000;
+
+const encodeTrace = (t: NewTrace): TraceDoc => ({
+  ...t,
+  _id: traceKey(t.workspaceId, t.traceId),
+  metadata: encodeBlob(t.metadata),
+});
+
+/** Trace and engram storage; every query filters by workspace (see trace-engrams.ts for the engram sequence). */
+export function createTraceRepo(db: Db, backend: StoreBackend = 'ferretdb') {
   const traces = db.collection<TraceDoc>('traces');
   const engrams = db.collection<EngramDoc>('engrams');
   const places = db.collection<EngramPlaceDoc>('engram_places');
+  const findDoc = async (workspaceId: string, traceId: string) =>
+    (await findById(traces, traceKey(workspaceId, traceId), { workspaceId, traceId })) ??
+    traces.findOne({ workspaceId, traceId });
+  const log = createEngramLog(traces, engrams, places, backend, findDoc);
   return {
-    traces,
-    engrams,
-    places,
-    find: async (workspaceId: string, traceId: string) =>
-      (await findById(traces, traceKey(workspaceId, traceId), { workspaceId, traceId })) ??
-      traces.findOne({ workspaceId, traceId }),
-    /** A page of the workspace's traces (`filter` holds the workspace; `scan` checks a search on the rows read). */
-    list: (
-      filter: Filter<TraceDoc> & { workspaceId: string },
-      sort: PageSort,
-      q: PageQuery,
-      scan?: PageScan<TraceDoc>,
-    ) => page(traces, filter, sort, q, { scan }),
-    messages: (workspaceId: string, traceId: string, limit?: number) => {
-      const cur = engrams.find({ workspaceId, traceId }).sort({ seq: 1, createdAt: 1 });
-      return (limit ? cur.limit(limit) : cur).toArray();
+    find: async (workspaceId: string, traceId: string): Promise<Trace | null> => {
+      const t = await findDoc(workspaceId, traceId);
+      return t && decodeTrace(t);
     },
-    findEngram: (workspaceId: string, id: string) => findById(engrams, id, { workspaceId }),
+    /** Creates the trace (a claim on the unique (workspace, trace) index); false when it exists. */
+    create: (t: NewTrace): Promise<boolean> => claim(traces, encodeTrace(t)),
+    /**
+     * A page of the workspace's traces. `search`: a substring of the trace id or title, checked on
+     * the rows read in the sort's index order, at most SEARCH_SCAN_MAX of them per page (a short page
+     * then carries has_more and next_cursor): a substring is no index range.
+     */
+    async list(
+      workspaceId: string,
+      f: TraceListFilter,
+      sort: { field: TraceSortField; dir: 1 | -1 },
+      q: PageQuery,
+      search?: string,
+    ): Promise<Page<Trace>> {
+      const filter: Filter<TraceDoc> = { workspaceId };
+      if (f.brainId) filter.brainId = f.brainId;
+      if (f.receptorId) filter.receptorId = f.receptorId;
+      if (f.userId) filter.userId = f.userId;
+      if (f.neuronId) filter.neuronId = f.neuronId;
+      if (f.traceType) filter.traceType = f.traceType;
+      if (f.createdAfter || f.createdBefore) {
+        filter.createdAt = {
+          ...(f.createdAfter ? { $gte: f.createdAfter } : {}),
+          ...(f.createdBefore ? { $lte: f.createdBefore } : {}),
+        };
+      }
+      const rx = search ? new RegExp(escapeRegex(search), 'i') : null;
+      const scan = rx
+        ? {
+            match: (t: TraceDoc) => rx.test(t.traceId) || (t.title != null && rx.test(t.title)),
+            scanMax: SEARCH_SCAN_MAX,
+          }
+        : undefined;
+      const p = await page(traces, filter, sort as PageSort, q, { scan });
+      return { ...p, items: p.items.map(decodeTrace) };
+    },
+    /** Sets the trace's title (by its key and workspace). */
+    setTitle: async (
+      t: Pick<Trace, '_id' | 'workspaceId'>,
+      set: { title: string; titleSource: 'manual' | 'generated'; updatedAt: Date },
+    ): Promise<void> => {
+      await traces.updateOne({ _id: t._id, workspaceId: t.workspaceId }, { $set: set });
+    },
+    findEngram: async (workspaceId: string, id: string): Promise<Engram | null> => {
+      const e = await findById(engrams, id, { workspaceId });
+      return e && decodeEngram(e);
+    },
+    appendEngram: log.appendEngram,
+    /** The first engram of a trace the platform just chose the id of (see trace-engrams.ts); null: append instead. */
+    start: (t: NewTrace, input: NewEngram) => log.start(encodeTrace(t), input),
+    history: log.history,
   };
 }
 export type TraceRepo = ReturnType<typeof createTraceRepo>;

@@ -1,8 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { Db, Document, Filter } from 'mongodb';
 import { findById, type IndexSpec } from './client.js';
 import { claim, probeFrom } from './claims.js';
-import { decodeBlob, type Blob } from './codec.js';
+import { decodeBlob, encodeBlob, type Blob } from './codec.js';
+import type { InvokeFacet, UsageGroup } from './usage-groups.js';
+
+export * from './usage-groups.js';
 
 /** What a billed provider call served (the facets usage is reported by). */
 export interface UsageAttribution {
@@ -55,110 +57,6 @@ export interface UsageRowDoc extends UsageAttribution {
   firstOf?: InvokeFacet[];
 }
 
-/** The facets whose `invokeCount` counts runs (neuron: jobs; receptor and pathway: top runs). */
-export type InvokeFacet = 'neuron' | 'receptor' | 'pathway';
-
-/**
- * What a rollup groups by: every facet the usage routes report by or filter on. A group is one
- * combination of them, so the caller's filters (user or API key, receptor) combine with every facet.
- */
-export interface UsageGroupKey {
-  provider: string;
-  model: string;
-  priced: boolean;
-  receptorId: string | null;
-  neuronId: string | null;
-  pathwayId: string | null;
-  shareTokenId: string | null;
-  userId: string | null;
-  apiKeyId: string | null;
-}
-/** The sums of one group: tokens, cost, counts, and the invocations that started in it. */
-export interface UsageGroupSums {
-  tokens: number;
-  costNanos: number;
-  inputTokens: number;
-  outputTokens: number;
-  cachedInputTokens: number;
-  rows: number;
-  neuronInvokes: number;
-  receptorInvokes: number;
-  pathwayInvokes: number;
-}
-export type UsageGroup = UsageGroupKey & UsageGroupSums;
-export const GROUP_SUMS: (keyof UsageGroupSums)[] = [
-  'tokens',
-  'costNanos',
-  'inputTokens',
-  'outputTokens',
-  'cachedInputTokens',
-  'rows',
-  'neuronInvokes',
-  'receptorInvokes',
-  'pathwayInvokes',
-];
-
-export const groupKeyOf = (r: UsageRowDoc): UsageGroupKey => ({
-  provider: r.provider,
-  model: r.model,
-  priced: r.priced,
-  receptorId: r.receptorId ?? null,
-  neuronId: r.neuronId ?? null,
-  pathwayId: r.pathwayId ?? null,
-  shareTokenId: r.shareTokenId ?? null,
-  userId: r.userId ?? null,
-  apiKeyId: r.apiKeyId ?? null,
-});
-/** A group's id: its key's facets in a fixed order (the same for a row, a Redis counter and a stored rollup). */
-export const groupIdOf = (k: UsageGroupKey): string =>
-  createHash('sha1')
-    .update(
-      JSON.stringify([
-        k.provider,
-        k.model,
-        k.priced,
-        k.receptorId,
-        k.neuronId,
-        k.pathwayId,
-        k.shareTokenId,
-        k.userId,
-        k.apiKeyId,
-      ]),
-    )
-    .digest('hex')
-    .slice(0, 16);
-/** What one row adds to its group. */
-export const rowSums = (r: UsageRowDoc): UsageGroupSums => ({
-  tokens: r.totalTokens,
-  costNanos: r.costNanos,
-  inputTokens: r.inputTokens,
-  outputTokens: r.outputTokens,
-  cachedInputTokens: r.cachedInputTokens,
-  rows: 1,
-  neuronInvokes: r.firstOf?.includes('neuron') ? 1 : 0,
-  receptorInvokes: r.firstOf?.includes('receptor') ? 1 : 0,
-  pathwayInvokes: r.firstOf?.includes('pathway') ? 1 : 0,
-});
-/** Adds groups into `into` (by group id); returns it. */
-export function mergeGroups(into: Map<string, UsageGroup>, groups: Iterable<UsageGroup>): Map<string, UsageGroup> {
-  for (const g of groups) {
-    const id = groupIdOf(g);
-    const cur = into.get(id);
-    if (!cur) {
-      into.set(id, { ...g });
-      continue;
-    }
-    for (const m of GROUP_SUMS) cur[m] += g[m];
-  }
-  return into;
-}
-/** Ledger rows summed by group (the rollup of any set of rows). */
-export const groupRows = (rows: Iterable<UsageRowDoc>): Map<string, UsageGroup> => {
-  const out = new Map<string, UsageGroup>();
-  for (const r of rows) mergeGroups(out, [{ ...groupKeyOf(r), ...rowSums(r) }]);
-  return out;
-};
-
 /** Epoch hour of a time (hours since 1970-01-01T00Z): the rollups' unit. */
 export const HOUR_MS = 3_600_000;
 export const hourOf = (t: Date | number): number => Math.floor((typeof t === 'number' ? t : t.getTime()) / HOUR_MS);
@@ -183,6 +81,11 @@ export interface UsageRollupDoc {
   computedAt: Date;
 }
 export const rollupGroups = (d: Pick<UsageRollupDoc, 'groups'>): UsageGroup[] => decodeBlob<UsageGroup[]>(d.groups, []);
+/** A stored hour rollup as services see it: its groups decoded. */
+export interface UsageRollup extends Omit<UsageRollupDoc, 'groups'> {
+  groups: UsageGroup[];
+}
+export const rollupId = (workspaceId: string, hour: number): string => `${workspaceId}:${hour}`;
 
 /** Hours in a UTC day (epoch days are epoch hours ÷ 24). */
 export const DAY_H = 24;
@@ -205,18 +108,36 @@ export interface UsageCumulativeDoc {
   computedAt: Date;
 }
 export const cumulativeId = (workspaceId: string, day: number): string => `${workspaceId}:c${day}`;
-
-/** `a − b` by group id (sums subtract; a group left with nothing is dropped). */
-export function subtractGroups(a: Iterable<UsageGroup>, b: Iterable<UsageGroup>): UsageGroup[] {
-  const out = mergeGroups(new Map(), a);
-  for (const g of b) {
-    const id = groupIdOf(g);
-    const cur = out.get(id) ?? { ...g, ...Object.fromEntries(GROUP_SUMS.map((m) => [m, 0])) };
-    for (const m of GROUP_SUMS) cur[m] -= g[m];
-    out.set(id, cur);
-  }
-  return [...out.values()].filter((g) => GROUP_SUMS.some((m) => g[m] !== 0));
+/** A stored cumulative rollup as services see it: its groups decoded. */
+export interface UsageCumulative extends Omit<UsageCumulativeDoc, 'groups'> {
+  groups: UsageGroup[];
 }
+
+/** Row fields a ledger read may match on exactly (the caller, a receptor, a budget's target, unpriced rows). */
+export type LedgerMatch = Partial<
+  Pick<UsageRowDoc, 'userId' | 'apiKeyId' | 'receptorId' | 'neuronId' | 'pathwayId' | 'shareTokenId' | 'priced'>
+>;
+/** Ledger rows of a workspace written in [from, to) (null or absent: unbounded) that match the given fields. */
+export interface LedgerQuery extends LedgerMatch {
+  workspaceId: string;
+  from?: Date | null;
+  to?: Date | null;
+}
+const ledgerFilter = ({ workspaceId, from, to, ...match }: LedgerQuery): Filter<UsageRowDoc> => ({
+  ...match,
+  workspaceId,
+  ...(from || to ? { at: { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) } } : {}),
+});
+const decodeGroups = <T extends { groups: Blob }>({ groups, ...d }: T) => ({
+  ...d,
+  groups: decodeBlob<UsageGroup[]>(groups, []),
+});
+/** The collection a resource facet names its resources in, and the field that is its name. */
+const NAMED = {
+  receptor: { collection: 'receptors', name: 'slug' },
+  neuron: { collection: 'neurons', name: 'name' },
+  pathway: { collection: 'pathways', name: 'name' },
+} as const;
 
 export const usageIndexes: IndexSpec[] = [
   { collection: 'usage_ledger', keys: { workspaceId: 1, at: 1 }, name: 'ws_at' },
@@ -269,52 +190,82 @@ export function createUsageRepo(db: Db) {
   /** The row ids a job's places name, in order (probed by key from 1 until a miss). */
   const placedRows = async (jobId: string): Promise<string[]> =>
     (await probeFrom(places, (n) => `${jobId}:${n}`, 1)).map((p) => p.rowId);
+  /** The job's rows of these keys (key reads); keys without a row are left out. */
+  const rowsOfJob = async (workspaceId: string, jobId: string, keys: string[]): Promise<UsageRowDoc[]> =>
+    (await Promise.all(keys.map((id) => findById(rows, id, { workspaceId, jobId })))).filter(
+      (r): r is UsageRowDoc => r !== null,
+    );
   return {
-    rows,
-    places,
     placedRows,
-    rollups,
-    cumulative,
-    /** The cumulative rollup through epoch day `day` (a key read), or null. */
-    cumulativeThrough: (workspaceId: string, day: number): Promise<UsageCumulativeDoc | null> =>
-      findById(cumulative, cumulativeId(workspaceId, day), { workspaceId }),
-    /** The cumulative rollups of days in [from, to) (epoch days). */
-    cumulativeBetween: (workspaceId: string, from: number, to: number): Promise<UsageCumulativeDoc[]> =>
-      cumulative
-        .find({
-          workspaceId,
-          day: { $gte: new Date(from * DAY_H * HOUR_MS), $lt: new Date(to * DAY_H * HOUR_MS) },
+    /** One ledger row of the workspace, or null. */
+    row: (workspaceId: string, id: string): Promise<UsageRowDoc | null> => findById(rows, id, { workspaceId }),
+    rowsOfJob,
+    /**
+     * The rows of one job: through its places (keys), or by query for a job from before places; with
+     * `whole`, every row of the run it started (by `runId`). Only the token and cost fields are read
+     * by the query.
+     */
+    async jobRows(workspaceId: string, jobId: string, whole = false): Promise<UsageRowDoc[]> {
+      const placed = whole ? [] : [...new Set(await placedRows(jobId))];
+      if (placed.length) return rowsOfJob(workspaceId, jobId, placed);
+      return rows
+        .find(whole ? { workspaceId, runId: jobId } : { workspaceId, jobId }, {
+          projection: { inputTokens: 1, outputTokens: 1, totalTokens: 1, costNanos: 1 },
         })
-        .toArray(),
+        .toArray();
+    },
+    /** The cumulative rollup through epoch day `day` (a key read), or null. */
+    cumulativeThrough: async (workspaceId: string, day: number): Promise<UsageCumulative | null> => {
+      const c = await findById(cumulative, cumulativeId(workspaceId, day), { workspaceId });
+      return c && decodeGroups(c);
+    },
+    /** The cumulative rollups of days in [from, to) (epoch days). */
+    cumulativeBetween: async (workspaceId: string, from: number, to: number): Promise<UsageCumulative[]> =>
+      (
+        await cumulative
+          .find({
+            workspaceId,
+            day: { $gte: new Date(from * DAY_H * HOUR_MS), $lt: new Date(to * DAY_H * HOUR_MS) },
+          })
+          .toArray()
+      ).map(decodeGroups),
     /** The rows of a workspace written in [from, to) (null: unbounded), with `narrow` (the caller, a receptor) applied by the store. */
     rowsBetween: (
       workspaceId: string,
       from: Date | null,
       to: Date | null,
-      narrow: Filter<UsageRowDoc> = {},
-    ): Promise<UsageRowDoc[]> =>
-      rows
-        .find({
-          ...narrow,
-          workspaceId,
-          ...(from || to ? { at: { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) } } : {}),
-        })
-        .toArray(),
+      narrow: LedgerMatch = {},
+    ): Promise<UsageRowDoc[]> => rows.find(ledgerFilter({ ...narrow, workspaceId, from, to })).toArray(),
     /** The stored rollups of a workspace's hours in [from, to) (epoch hours; null: unbounded). */
-    rollupsBetween: (workspaceId: string, from: number | null, to: number | null): Promise<UsageRollupDoc[]> =>
-      rollups
-        .find({
-          workspaceId,
-          ...(from !== null || to !== null
-            ? {
-                hour: {
-                  ...(from !== null ? { $gte: new Date(from * HOUR_MS) } : {}),
-                  ...(to !== null ? { $lt: new Date(to * HOUR_MS) } : {}),
-                },
-              }
-            : {}),
-        })
-        .toArray(),
+    rollupsBetween: async (workspaceId: string, from: number | null, to: number | null): Promise<UsageRollup[]> =>
+      (
+        await rollups
+          .find({
+            workspaceId,
+            ...(from !== null || to !== null
+              ? {
+                  hour: {
+                    ...(from !== null ? { $gte: new Date(from * HOUR_MS) } : {}),
+                    ...(to !== null ? { $lt: new Date(to * HOUR_MS) } : {}),
+                  },
+                }
+              : {}),
+          })
+          .toArray()
+      ).map(decodeGroups),
+    /** Stores an hour's rollup once (claimed by its `_id`); false when it is stored already. */
+    storeRollup: (r: UsageRollup): Promise<boolean> => claim(rollups, { ...r, groups: encodeBlob(r.groups) }),
+    /** Rewrites a stored hour rollup (the reconciler, one run at a time, is its only writer after the claim). */
+    correctRollup: async (r: UsageRollup): Promise<void> => {
+      await rollups.replaceOne({ _id: r._id, workspaceId: r.workspaceId }, { ...r, groups: encodeBlob(r.groups) });
+    },
+    /** Stores a day's cumulative rollup once; false when it is stored already. */
+    storeCumulative: (c: UsageCumulative): Promise<boolean> =>
+      claim(cumulative, { ...c, groups: encodeBlob(c.groups) }),
+    /** Rewrites a stored cumulative rollup (a day before it was corrected). */
+    correctCumulative: async (c: UsageCumulative): Promise<void> => {
+      await cumulative.replaceOne({ _id: c._id, workspaceId: c.workspaceId }, { ...c, groups: encodeBlob(c.groups) });
+    },
     /** Inserts the row once (a repeat of the same key is a no-op: returns false), its job's place first. */
     async insert(row: UsageRowDoc, opts: { placed?: boolean } = {}): Promise<boolean> {
       if (row.jobId && opts.placed !== false) {
@@ -333,7 +284,7 @@ export function createUsageRepo(db: Db) {
      * own aggregation, which is correct on MongoDB and FerretDB alike. Unasked measures read 0.
      */
     async sums(
-      filter: Filter<UsageRowDoc>,
+      q: LedgerQuery,
       field: keyof UsageRowDoc | null,
       measures: Measure[] = ALL_MEASURES,
     ): Promise<(UsageSums & { key: string | null })[]> {
@@ -342,7 +293,7 @@ export function createUsageRepo(db: Db) {
         measures.map(async (m) => {
           const out = await rows
             .aggregate<{ _id: string | null; v: number }>([
-              { $match: filter },
+              { $match: ledgerFilter(q) },
               { $group: { _id: field ? `$${field}` : null, v: { $sum: MEASURES[m] } } },
             ])
             .toArray();
@@ -370,17 +321,40 @@ export function createUsageRepo(db: Db) {
      * whose child jobs are one invocation).
      */
     async jobsPer(
-      filter: Filter<UsageRowDoc>,
+      q: LedgerQuery,
       field: 'receptorId' | 'neuronId' | 'pathwayId',
       per: 'jobId' | 'runId' = 'jobId',
     ): Promise<Map<string, number>> {
       const pipeline: Document[] = [
-        { $match: { ...filter, [field]: { $ne: null }, [per]: { $ne: null } } },
+        { $match: { ...ledgerFilter(q), [field]: { $ne: null }, [per]: { $ne: null } } },
         { $group: { _id: { r: `$${field}`, j: `$${per}` } } },
         { $group: { _id: '$_id.r', n: { $sum: 1 } } },
       ];
       const out = await rows.aggregate<{ _id: string; n: number }>(pipeline).toArray();
       return new Map(out.map((o) => [o._id, o.n]));
+    },
+    /**
+     * The names of a facet's resources (a receptor's slug and target kind, a neuron's or pathway's
+     * name) of the workspace, by id; ids without a resource are left out.
+     */
+    async resourceNames(
+      facet: InvokeFacet,
+      workspaceId: string,
+      ids: string[],
+    ): Promise<Map<string, { slug: string; subtype: string }>> {
+      const out = new Map<string, { slug: string; subtype: string }>();
+      if (ids.length === 0) return out;
+      const { collection, name } = NAMED[facet];
+      const projection = facet === 'receptor' ? { slug: 1, 'executableTarget.kind': 1 } : { [name]: 1 };
+      const found = await db
+        .collection<Document & { _id: string }>(collection)
+        .find({ workspaceId, _id: { $in: ids } }, { projection })
+        .toArray();
+      for (const r of found) {
+        const subtype = facet === 'receptor' ? ((r.executableTarget?.kind as string | undefined) ?? 'receptor') : facet;
+        out.set(String(r._id), { slug: r[name] as string, subtype });
+      }
+      return out;
     },
   };
 }

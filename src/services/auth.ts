@@ -2,12 +2,10 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../config.js';
-import { SLUG_RE, type WorkspaceRepo, type ApiKeyDoc, type WorkspaceDoc } from '../db/workspaces.js';
+import { SLUG_RE, type WorkspaceRepo, type ApiKeyDoc, type PageQuery, type WorkspaceDoc } from '../db/workspaces.js';
 import { AppError, authRequired, conflict, forbidden, notFound, validationError } from '../errors.js';
 import { hasRole, type Role, type Scope } from '../scope.js';
-import { findById } from '../db/client.js';
 import type { RecentCredentials } from './recent-credentials.js';
-import { page, type PageQuery } from '../db/paging.js';
 import { bestEffort } from '../best-effort.js';
 import type { Logger } from '../logger.js';
 
@@ -53,7 +51,7 @@ export function createAuthService({
     const cached = keyCache.get(hash);
     let key = cached && cached.until > now ? cached.key : null;
     if (!key) {
-      key = await repo.apiKeys.findOne({ hash, revokedAt: null });
+      key = await repo.liveKeyByHash(hash);
       if (!key) {
         recent.forget('key', hash);
         throw authRequired('Invalid API key');
@@ -64,11 +62,7 @@ export function createAuthService({
     }
     if (now - (lastUsedWrite.get(key._id) ?? 0) > LAST_USED_WRITE_MS) {
       lastUsedWrite.set(key._id, now);
-      void bestEffort(
-        log,
-        "writing an API key's last_used_at",
-        repo.apiKeys.updateOne({ _id: key._id }, { $set: { lastUsedAt: new Date(now) } }),
-      );
+      void bestEffort(log, "writing an API key's last_used_at", repo.touchKey(key._id, new Date(now)));
     }
     // The key acts for the user who created it (per-resource roles apply as to that user), with the roles it was given.
     return {
@@ -157,31 +151,26 @@ export function createAuthService({
         lastUsedAt: null,
         revokedAt: null,
       };
-      await repo.apiKeys.insertOne(doc);
+      await repo.insertKey(doc);
       recent.remember('key', doc.hash); // a new key is recognised at once, before its first use
       return { doc, secret: secretValue };
     },
 
     /** Admins see every key of the workspace; a member sees the keys they created. */
     listApiKeys: (scope: Scope, q: PageQuery) =>
-      page(
-        repo.apiKeys,
-        {
-          workspaceId: scope.workspaceId,
-          revokedAt: null,
-          ...(hasRole(scope, 'workspace_admin') ? {} : { createdBy: scope.userId ?? '(none)' }),
-        },
-        { field: 'createdAt', dir: -1 },
+      repo.pageKeys(
+        scope.workspaceId,
+        hasRole(scope, 'workspace_admin') ? {} : { createdBy: scope.userId ?? '(none)' },
         q,
       ),
 
     /** A member may revoke their own keys; only an admin may revoke another user's key (docs/roles.md). */
     async revokeApiKey(scope: Scope, id: string): Promise<void> {
-      const key = await findById(repo.apiKeys, id, { workspaceId: scope.workspaceId, revokedAt: null });
+      const key = await repo.findLiveKey(scope.workspaceId, id);
       if (!key) throw notFound('API key');
       if (!hasRole(scope, 'workspace_admin') && (key.createdBy === null || key.createdBy !== scope.userId))
         throw forbidden("Only an admin may revoke another user's key");
-      await repo.apiKeys.updateOne({ _id: id, workspaceId: scope.workspaceId }, { $set: { revokedAt: new Date() } });
+      await repo.revokeKey(scope.workspaceId, id);
       for (const [hash, entry] of keyCache) if (entry.key._id === id) keyCache.delete(hash);
       recent.forget('key', key.hash);
     },
@@ -192,13 +181,10 @@ export function createAuthService({
       id: string,
       limit: { points: number; durationS: number } | null,
     ): Promise<ApiKeyDoc> {
-      const res = await repo.apiKeys.updateOne(
-        { _id: id, workspaceId: scope.workspaceId, revokedAt: null },
-        { $set: { rateLimit: limit } },
-      );
-      if (res.matchedCount === 0) throw notFound('API key');
+      const key = await repo.setKeyRateLimit(scope.workspaceId, id, limit);
+      if (!key) throw notFound('API key');
       for (const [hash, entry] of keyCache) if (entry.key._id === id) keyCache.delete(hash);
-      return (await repo.apiKeys.findOne({ _id: id }))!;
+      return key;
     },
 
     /** Admin: renames the caller's workspace or changes its slug (unique; never UUID-shaped). */
@@ -212,11 +198,9 @@ export function createAuthService({
         updatedAt: new Date(),
       };
       if (patch.slug !== undefined) {
-        const taken = await repo.workspaces.findOne({ slug: patch.slug, _id: { $ne: scope.workspaceId } });
-        if (taken) throw conflict(`slug ${patch.slug} is taken`);
+        if (await repo.slugTaken(patch.slug, scope.workspaceId)) throw conflict(`slug ${patch.slug} is taken`);
       }
-      await repo.workspaces.updateOne({ _id: scope.workspaceId }, { $set: set });
-      const ws = await repo.workspaces.findOne({ _id: scope.workspaceId });
+      const ws = await repo.updateWorkspace(scope.workspaceId, set);
       if (!ws) throw notFound('Workspace');
       return ws;
     },
@@ -239,7 +223,7 @@ export function createAuthService({
       const { workspaceId: ws, brainId: brain, apiKey: key } = ids;
       await repo.ensureWorkspace(ws, 'default', 'Default workspace');
       if (brain) {
-        const other = await repo.brains.findOne({ _id: brain });
+        const other = await repo.brainById(brain);
         if (other && other.workspaceId !== ws) {
           throw new AppError(
             'CONFLICT',
@@ -250,7 +234,7 @@ export function createAuthService({
         await repo.ensureBrain(ws, brain, 'Default brain');
       }
       if (key) {
-        const other = await repo.apiKeys.findOne({ hash: hashApiKey(key) });
+        const other = await repo.keyByHash(hashApiKey(key));
         if (other && other.workspaceId !== ws) {
           throw new AppError(
             'CONFLICT',
@@ -258,23 +242,17 @@ export function createAuthService({
             `BOOTSTRAP_API_KEY is already a key of workspace ${other.workspaceId}, not of BOOTSTRAP_WORKSPACE_ID ${ws}: use a new BOOTSTRAP_API_KEY or set BOOTSTRAP_WORKSPACE_ID=${other.workspaceId}`,
           );
         }
-        await repo.apiKeys.updateOne(
-          { hash: hashApiKey(key) },
-          {
-            $setOnInsert: {
-              _id: randomUUID(),
-              workspaceId: ws,
-              name: 'bootstrap',
-              prefix: key.slice(0, 10),
-              roles: ['workspace_admin'],
-              createdBy: null,
-              createdAt: new Date(),
-              lastUsedAt: null,
-              revokedAt: null,
-            },
-          },
-          { upsert: true },
-        );
+        await repo.ensureKey(hashApiKey(key), {
+          _id: randomUUID(),
+          workspaceId: ws,
+          name: 'bootstrap',
+          prefix: key.slice(0, 10),
+          roles: ['workspace_admin'],
+          createdBy: null,
+          createdAt: new Date(),
+          lastUsedAt: null,
+          revokedAt: null,
+        });
       }
     },
 

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { Filter } from 'mongodb';
-import { budgetKey, LEDGER_FIELD, type BudgetDoc, type BudgetPeriod, type BudgetRepo } from '../db/budgets.js';
-import { isDuplicateKey } from '../db/claims.js';
-import type { NeuronRepo } from '../db/neurons.js';
-import type { ReceptorRepo } from '../db/receptors.js';
-import type { ShareRepo } from '../db/shares.js';
-import type { UsageRepo, UsageRowDoc } from '../db/usage.js';
+import {
+  budgetKey,
+  LEDGER_FIELD,
+  type BudgetDoc,
+  type BudgetPeriod,
+  type BudgetRepo,
+  type Page,
+} from '../db/budgets.js';
+import type { LedgerQuery, UsageRepo } from '../db/usage.js';
 import type { SpendKey, UsageCounters } from '../db/usage-counters.js';
 import { AppError, conflict, notFound, validationError } from '../errors.js';
 import type { BudgetCreateBody, BudgetListQuery, BudgetUpdateBody } from '../schemas/budgets.js';
 import type { Scope } from '../scope.js';
-import { findById } from '../db/client.js';
-import { page, type Page } from '../db/paging.js';
 
 const NANOS = 1e9;
 /** How long a process uses a workspace's remembered budgets at most, even when their version is unchanged (a Redis that lost the version). */
@@ -69,14 +69,7 @@ const describe = (b: BudgetDoc) =>
  * (the same rows every usage figure is made of) whenever a budget is read or checked; the run
  * engine checks before each model turn, so a run stops between turns, never in the middle of one.
  */
-export function createBudgetService(d: {
-  repo: BudgetRepo;
-  usage: UsageRepo;
-  counters: UsageCounters;
-  receptors: ReceptorRepo;
-  neurons: NeuronRepo;
-  shares: ShareRepo;
-}) {
+export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; counters: UsageCounters }) {
   const { repo, counters } = d;
 
   const spendKey = (b: BudgetDoc): SpendKey => ({
@@ -95,11 +88,10 @@ export function createBudgetService(d: {
 
   /** The same, summed by the store over the ledger rows of the period (the reconciler's reference; reads every row). */
   async function spentFromLedger(b: BudgetDoc, now = new Date()): Promise<number> {
-    const { start } = periodOf(b.period, now);
-    const filter: Filter<UsageRowDoc> = { workspaceId: b.workspaceId };
+    const { start, end } = periodOf(b.period, now);
     const field = LEDGER_FIELD[b.scope];
-    if (field) filter[field] = b.targetId;
-    if (start) filter.at = { $gte: start, $lt: periodOf(b.period, now).end! };
+    const filter: LedgerQuery = { workspaceId: b.workspaceId, ...(field ? { [field]: b.targetId } : {}) };
+    if (start) Object.assign(filter, { from: start, to: end });
     const measure = b.measure === 'usd' ? 'costNanos' : 'tokens';
     const [s] = await d.usage.sums(filter, null, [measure]);
     return s?.[measure] ?? 0;
@@ -116,7 +108,7 @@ export function createBudgetService(d: {
     const version = await counters.budgetVersion(workspaceId);
     const hit = cache.get(workspaceId);
     if (hit && hit.version === version && Date.now() - hit.at < BUDGET_CACHE_TTL_MS) return hit.budgets;
-    const budgets = await repo.budgets.find({ workspaceId }).limit(1000).toArray();
+    const budgets = await repo.ofWorkspace(workspaceId, 1000);
     cache.delete(workspaceId);
     cache.set(workspaceId, { version, budgets, at: Date.now() });
     if (cache.size > BUDGET_CACHE_MAX) cache.delete(cache.keys().next().value!);
@@ -139,13 +131,8 @@ export function createBudgetService(d: {
   /** The target must be a receptor, neuron or share link of the caller's workspace (another one is a 404). */
   async function checkTarget(workspaceId: string, scope: BudgetDoc['scope'], targetId: string | null): Promise<void> {
     if (scope === 'workspace') return;
-    const found =
-      scope === 'receptor'
-        ? await findById(d.receptors.receptors, targetId!, { workspaceId }, { projection: { _id: 1 } })
-        : scope === 'neuron'
-          ? await findById(d.neurons.neurons, targetId!, { workspaceId, deletedAt: null }, { projection: { _id: 1 } })
-          : await findById(d.shares.tokens, targetId!, { workspaceId }, { projection: { _id: 1 } });
-    if (!found) throw notFound(scope === 'share_token' ? 'Share token' : scope === 'receptor' ? 'Receptor' : 'Neuron');
+    if (!(await repo.targetExists(workspaceId, scope, targetId!)))
+      throw notFound(scope === 'share_token' ? 'Share token' : scope === 'receptor' ? 'Receptor' : 'Neuron');
   }
 
   function overrun(b: BudgetDoc, spent: number): BudgetOverrun {
@@ -198,24 +185,19 @@ export function createBudgetService(d: {
         createdAt: now,
         updatedAt: now,
       };
-      try {
-        await repo.budgets.insertOne(doc);
-      } catch (e) {
-        if (isDuplicateKey(e))
-          throw conflict(
-            `This ${body.scope} already has a ${body.measure} budget per ${body.period}: change it (PATCH /v1/budgets/:id)`,
-          );
-        throw e;
-      }
+      if (!(await repo.create(doc)))
+        throw conflict(
+          `This ${body.scope} already has a ${body.measure} budget per ${body.period}: change it (PATCH /v1/budgets/:id)`,
+        );
       await changed(scope.workspaceId);
       return doc;
     },
 
     async list(scope: Scope, q: BudgetListQuery): Promise<Page<BudgetDoc>> {
-      const filter: Filter<BudgetDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
+      const filter: { scope?: BudgetDoc['scope']; targetId?: string } = {};
       if (q.scope) filter.scope = q.scope;
       if (q.target_id) filter.targetId = q.target_id.toLowerCase();
-      return page(repo.budgets, filter, { field: 'createdAt', dir: 1 }, q);
+      return repo.page(scope.workspaceId, filter, q);
     },
 
     async update(scope: Scope, id: string, body: BudgetUpdateBody): Promise<BudgetDoc> {
@@ -226,14 +208,13 @@ export function createBudgetService(d: {
       if (body.limit !== undefined) set.limit = body.limit;
       if (body.policy !== undefined) set.policy = body.policy;
       if (body.name !== undefined) set.name = body.name;
-      await repo.budgets.updateOne({ _id: b._id, workspaceId: scope.workspaceId }, { $set: set });
+      await repo.update(scope.workspaceId, b._id, set);
       await changed(scope.workspaceId);
       return { ...b, ...set };
     },
 
     async remove(scope: Scope, id: string): Promise<void> {
-      const res = await repo.budgets.deleteOne({ _id: id, workspaceId: scope.workspaceId });
-      if (res.deletedCount !== 1) throw notFound('Budget');
+      if (!(await repo.remove(scope.workspaceId, id))) throw notFound('Budget');
       await changed(scope.workspaceId);
     },
 
@@ -249,14 +230,14 @@ export function createBudgetService(d: {
     ): Promise<void> {
       const key = budgetKey(workspaceId, 'share_token', shareTokenId, 'tokens', 'total');
       if (maxTokens === null) {
-        await repo.budgets.deleteOne({ key, workspaceId });
+        await repo.removeByKey(workspaceId, key);
         await changed(workspaceId);
         return;
       }
       const now = new Date();
-      const cur = await repo.budgets.findOne({ key, workspaceId });
+      const cur = await repo.byKey(workspaceId, key);
       if (cur) {
-        await repo.budgets.updateOne({ _id: cur._id, workspaceId }, { $set: { limit: maxTokens, updatedAt: now } });
+        await repo.update(workspaceId, cur._id, { limit: maxTokens, updatedAt: now });
         await changed(workspaceId);
         return;
       }
@@ -275,21 +256,15 @@ export function createBudgetService(d: {
         createdAt: now,
         updatedAt: now,
       };
-      try {
-        await repo.budgets.insertOne(doc);
-      } catch (e) {
-        if (!isDuplicateKey(e)) throw e;
-      }
+      // A budget of that key written meanwhile (a racing call) is the one kept.
+      await repo.create(doc);
       await changed(workspaceId);
     },
 
     /** The link's lifetime token budget and what its runs spent (the share view's max_tokens and used_tokens). */
     async shareTokens(workspaceId: string, shareTokenId: string): Promise<{ maxTokens: number | null; used: number }> {
       const [b, [used]] = await Promise.all([
-        repo.budgets.findOne({
-          key: budgetKey(workspaceId, 'share_token', shareTokenId, 'tokens', 'total'),
-          workspaceId,
-        }),
+        repo.byKey(workspaceId, budgetKey(workspaceId, 'share_token', shareTokenId, 'tokens', 'total')),
         counters.spent([
           { workspaceId, scope: 'share_token', targetId: shareTokenId, period: 'total', measure: 'tokens' },
         ]),
@@ -299,7 +274,7 @@ export function createBudgetService(d: {
 
     /** Removes the budgets of a deleted target (a revoked share link). */
     async dropFor(workspaceId: string, scope: BudgetDoc['scope'], targetId: string): Promise<void> {
-      await repo.budgets.deleteMany({ workspaceId, scope, targetId });
+      await repo.removeFor(workspaceId, scope, targetId);
       await changed(workspaceId);
     },
 

@@ -94,21 +94,8 @@ export function createServices(deps: Deps) {
   });
   // The usage counters (Redis) every ledger write adds to; budgets and the usage routes read them (docs/usage.md).
   const usageCounters = createUsageCounters(deps.redis, c.REDIS_PREFIX);
-  const usage = createUsageService({
-    repo: deps.repos.usage,
-    counters: usageCounters,
-    receptors: deps.repos.receptors,
-    neurons: deps.repos.neurons,
-    pathways: deps.repos.pathways,
-  });
-  const budgets = createBudgetService({
-    repo: deps.repos.budgets,
-    usage: deps.repos.usage,
-    counters: usageCounters,
-    receptors: deps.repos.receptors,
-    neurons: deps.repos.neurons,
-    shares: deps.repos.shares,
-  });
+  const usage = createUsageService({ repo: deps.repos.usage, counters: usageCounters });
+  const budgets = createBudgetService({ repo: deps.repos.budgets, usage: deps.repos.usage, counters: usageCounters });
   const usageReconciler = createUsageReconciler({
     usage: deps.repos.usage,
     counters: usageCounters,

@@ -1,20 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { Filter } from 'mongodb';
-import { encodeBlob } from '../db/codec.js';
 import {
+  COUNT_CAP,
   newDeliveryToken,
-  type InterventionDoc,
+  type Intervention,
+  type InterventionFilter,
   type InterventionRepo,
   type InterventionStatus,
 } from '../db/interventions.js';
-import { TOTAL_CAP } from '../db/paging.js';
 import { forbidden, notFound, validationError } from '../errors.js';
 import type { InterventionListQuery, RespondBody } from '../schemas/interventions.js';
 import { hasRole, type Scope } from '../scope.js';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { answerUpdate, type InterventionAnswer } from '../temporal/definitions.js';
-import { findById } from '../db/client.js';
 
 export interface NewIntervention {
   id: string;
@@ -23,7 +21,7 @@ export interface NewIntervention {
   pathwayId: string | null;
   brainId: string | null;
   nodeIndex: number;
-  kind: InterventionDoc['kind'];
+  kind: Intervention['kind'];
   title: string;
   prompt: string;
   options: string[];
@@ -43,7 +41,7 @@ const ALL_STATUSES: InterventionStatus[] = ['pending', 'approved', 'rejected', '
  * run as an Update; the run decides (first answer wins, an expired one is refused) and records it.
  */
 export function createInterventionService({ repo, temporal }: { repo: InterventionRepo; temporal: Client }) {
-  async function get(scope: Scope, id: string): Promise<InterventionDoc> {
+  async function get(scope: Scope, id: string): Promise<Intervention> {
     const doc = await repo.find(scope.workspaceId, id);
     if (!doc) throw notFound('Intervention');
     return doc;
@@ -55,11 +53,11 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
    * so two answers, or an answer racing the expiry timer, have exactly one outcome.
    */
   async function answer(
-    doc: InterventionDoc,
+    doc: Intervention,
     body: RespondBody,
     by: string | null,
     deliveryId?: string,
-  ): Promise<InterventionDoc> {
+  ): Promise<Intervention> {
     if (doc.status !== 'pending') throw validationError(`Intervention is already ${doc.status}`);
     if (!doc.options.includes(body.action)) throw validationError(`action must be one of: ${doc.options.join(', ')}`);
     try {
@@ -69,7 +67,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         ],
       });
     } catch (e) {
-      const fresh = await repo.interventions.findOne({ _id: doc._id });
+      const fresh = await repo.find(doc.workspaceId, doc._id);
       if (e instanceof WorkflowUpdateFailedError) {
         const reason = (e.cause as Error | undefined)?.message ?? 'the run refused the answer';
         throw validationError(fresh && fresh.status !== 'pending' ? `Intervention is already ${fresh.status}` : reason);
@@ -83,12 +81,12 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
       }
       throw e;
     }
-    return (await repo.interventions.findOne({ _id: doc._id }))!;
+    return (await repo.find(doc.workspaceId, doc._id))!;
   }
 
   /** The list's filter: the workspace, then the brain (X-Brain-Id unless brain_scope=all or brain_id), job, trace, status. */
-  function filterOf(scope: Scope, q: InterventionListQuery): Filter<InterventionDoc> & { workspaceId: string } {
-    const filter: Filter<InterventionDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
+  function filterOf(scope: Scope, q: InterventionListQuery): InterventionFilter {
+    const filter: InterventionFilter = {};
     const brain = q.brain_id ?? (q.brain_scope === 'all' ? undefined : scope.brainId);
     if (brain) filter.brainId = brain;
     if (q.job_id) filter.jobId = q.job_id;
@@ -101,11 +99,11 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
     get,
 
     /** Idempotent on id (the workflow picks it), so a retried activity creates one record. */
-    async create(scope: Scope, n: NewIntervention): Promise<InterventionDoc> {
+    async create(scope: Scope, n: NewIntervention): Promise<Intervention> {
       const existing = await repo.find(scope.workspaceId, n.id);
       if (existing) return existing;
       const now = new Date();
-      const doc: InterventionDoc = {
+      const doc: Intervention = {
         _id: n.id,
         workspaceId: scope.workspaceId,
         brainId: n.brainId,
@@ -136,27 +134,29 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         createdAt: now,
         updatedAt: now,
       };
-      await repo.interventions.insertOne(doc);
+      await repo.insert(doc);
       return doc;
     },
 
     async list(scope: Scope, q: InterventionListQuery) {
-      return repo.list(filterOf(scope, q), q);
+      return repo.page(scope.workspaceId, filterOf(scope, q), q);
     },
 
     /**
      * Counts per status and the three groups a dashboard shows. Each status is counted up to 1,000
-     * (TOTAL_CAP) on its own index range: a count that reached the cap reads 1,000 with
+     * (COUNT_CAP) on its own index range: a count that reached the cap reads 1,000 with
      * `counts_exact: false` ("1,000 or more"), never a count of the whole history.
      */
     async summary(scope: Scope, q: InterventionListQuery) {
       const base = filterOf(scope, { ...q, status: undefined });
-      const counted = await Promise.all(ALL_STATUSES.map((status) => repo.countUpTo({ ...base, status })));
-      const byStatus = Object.fromEntries(ALL_STATUSES.map((s, i) => [s, Math.min(counted[i]!, TOTAL_CAP)])) as Record<
+      const counted = await Promise.all(
+        ALL_STATUSES.map((status) => repo.countUpTo(scope.workspaceId, { ...base, status })),
+      );
+      const byStatus = Object.fromEntries(ALL_STATUSES.map((s, i) => [s, Math.min(counted[i]!, COUNT_CAP)])) as Record<
         InterventionStatus,
         number
       >;
-      const exact = counted.every((n) => n <= TOTAL_CAP);
+      const exact = counted.every((n) => n <= COUNT_CAP);
       return {
         byStatus,
         grouped: {
@@ -176,14 +176,14 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
       return answer(doc, body, scope.userId ?? scope.apiKeyId);
     },
 
-    async byToken(token: string): Promise<{ doc: InterventionDoc; deliveryId: string }> {
+    async byToken(token: string): Promise<{ doc: Intervention; deliveryId: string }> {
       const doc = await repo.byToken(token);
       const delivery = doc?.deliveries.find((d) => d.token === token);
       if (!doc || !delivery) throw notFound('Intervention');
       return { doc, deliveryId: delivery.id };
     },
 
-    async respondByToken(token: string, body: RespondBody): Promise<InterventionDoc> {
+    async respondByToken(token: string, body: RespondBody): Promise<Intervention> {
       const { doc, deliveryId } = await this.byToken(token);
       // A delivery token proves no role: going beyond a budget is answered by an admin's credential.
       if (doc.kind === 'budget')
@@ -195,12 +195,8 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
      * Records an answer the run accepted (called only by the run's activity: the run is the one
      * writer of an intervention's outcome, so no lock is needed). Idempotent for a retried activity.
      */
-    async recordAnswer(
-      workspaceId: string,
-      a: InterventionAnswer,
-      kind: InterventionDoc['kind'],
-    ): Promise<InterventionDoc> {
-      const doc = await findById(repo.interventions, a.interventionId, { workspaceId });
+    async recordAnswer(workspaceId: string, a: InterventionAnswer, kind: Intervention['kind']): Promise<Intervention> {
+      const doc = await repo.find(workspaceId, a.interventionId);
       if (!doc) throw notFound('Intervention');
       if (doc.status !== 'pending') return doc;
       const now = new Date();
@@ -211,45 +207,35 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
           ? { ...d, status: 'responded' as const, respondedAt: now }
           : { ...d, status: 'closed' as const },
       );
-      await repo.interventions.updateOne(
-        { _id: doc._id, workspaceId },
-        {
-          $set: {
-            status,
-            action: a.action,
-            comment: a.comment ?? null,
-            fields: a.fields ? encodeBlob(a.fields) : null,
-            respondedBy: a.by ?? null,
-            respondedAt: now,
-            deliveries,
-            updatedAt: now,
-          },
-        },
-      );
-      return (await repo.interventions.findOne({ _id: doc._id }))!;
+      await repo.recordOutcome(workspaceId, doc._id, {
+        status,
+        action: a.action,
+        comment: a.comment ?? null,
+        fields: a.fields ?? null,
+        respondedBy: a.by ?? null,
+        respondedAt: now,
+        deliveries,
+        updatedAt: now,
+      });
+      return (await repo.find(workspaceId, doc._id))!;
     },
 
     /** Marks a still-pending intervention expired or cancelled (the run's own steps); returns whether it changed. */
     async close(workspaceId: string, id: string, status: 'expired' | 'cancelled'): Promise<boolean> {
-      const cur = await findById(repo.interventions, id, { workspaceId });
+      const cur = await repo.find(workspaceId, id);
       if (cur?.status !== 'pending') return false;
-      await repo.interventions.updateOne(
-        { _id: id, workspaceId },
-        {
-          $set: {
-            status,
-            updatedAt: new Date(),
-            deliveries: cur.deliveries.map((d) => ({ ...d, status: 'closed' as const })),
-          },
-        },
+      await repo.close(
+        workspaceId,
+        id,
+        status,
+        cur.deliveries.map((d) => ({ ...d, status: 'closed' as const })),
       );
       return true;
     },
 
     /** Cancelling a job cancels its open interventions. */
     async cancelForJob(workspaceId: string, jobId: string): Promise<void> {
-      for (const d of await repo.interventions.find({ workspaceId, jobId, status: 'pending' }).toArray())
-        await this.close(workspaceId, d._id, 'cancelled');
+      for (const d of await repo.pendingOfJob(workspaceId, jobId)) await this.close(workspaceId, d._id, 'cancelled');
     },
   };
 }

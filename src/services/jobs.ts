@@ -1,14 +1,11 @@
 import { metrics } from '../metrics.js';
 import type { Client } from '@temporalio/client';
-import type { Filter } from 'mongodb';
 import type { Config } from '../config.js';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
-import { TERMINAL_STATES, type JobDoc, type JobRepo } from '../db/jobs.js';
+import { TERMINAL_STATES, type Job, type JobChange, type JobListFilter, type JobRepo } from '../db/jobs.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import type { JobListQuery } from '../schemas/jobs.js';
 import type { Scope } from '../scope.js';
 import { TERMINAL_EVENTS, type Fence, type Streams } from '../streams.js';
-import { claim, isDuplicateKey } from '../db/claims.js';
 import {
   BrainIdKey,
   JobKindKey,
@@ -59,8 +56,8 @@ const NEVER_STARTED_AFTER_MS = 30_000;
 export const NOT_STARTED_STEP = 'not started';
 
 /** The job stream's terminal entry, derived from the stored terminal state so stream and record always agree. */
-export function terminalEntry(job: Pick<JobDoc, 'status' | 'result' | 'failedReason'>): Record<string, unknown> {
-  if (job.status === 'completed') return { type: 'complete', result: decodeBlob<unknown>(job.result, null) };
+export function terminalEntry(job: Pick<Job, 'status' | 'result' | 'failedReason'>): Record<string, unknown> {
+  if (job.status === 'completed') return { type: 'complete', result: job.result ?? null };
   const reason = job.failedReason ?? 'failed';
   return { type: 'error', error: reason.startsWith('cancelled') ? 'cancelled' : 'failed', message: reason };
 }
@@ -89,7 +86,7 @@ export function createJobService({
   config: Config;
   log?: Logger;
   /** Starts a never-started job from its stored start, if it has one (late-bound: the run service). */
-  restart?: () => (job: JobDoc) => Promise<boolean>;
+  restart?: () => (job: Job) => Promise<boolean>;
 }) {
   const streamKey = (jobId: string) => streams.keys.job(jobId);
   /**
@@ -121,7 +118,7 @@ export function createJobService({
     createdHere.set(jobId, workspaceId);
   };
 
-  async function get(scope: Scope, jobId: string): Promise<JobDoc> {
+  async function get(scope: Scope, jobId: string): Promise<Job> {
     const job = await repo.find(scope.workspaceId, jobId);
     if (!job) throw notFound('Job');
     return job;
@@ -133,17 +130,13 @@ export function createJobService({
    * stored terminal state when there is one (`claimed`, or read here), so it always agrees with
    * the record. Returns the entry id, or null when a fence refused it.
    */
-  async function emit(
-    jobId: string,
-    event: Record<string, unknown>,
-    claimed?: Partial<JobDoc>,
-  ): Promise<string | null> {
+  async function emit(jobId: string, event: Record<string, unknown>, claimed?: JobChange): Promise<string | null> {
     const fence = fenceOf(event);
     let entry = event;
     if (fence.kind === 'terminal') {
       // The claimed terminal state is the truth (the job document may not show it yet).
-      const held = claimed ?? (await repo.claims.findOne({ _id: `job:${jobId}:terminal` }))?.set;
-      const job = held ? null : await repo.jobs.findOne({ _id: jobId });
+      const held = claimed ?? (await repo.terminalState(jobId));
+      const job = held ? null : await repo.findUnscoped(jobId);
       if (held)
         entry = terminalEntry({
           status: held.status!,
@@ -157,86 +150,36 @@ export function createJobService({
 
   /**
    * Applies a transition. Terminal states are sticky: the first terminal transition of a job is
-   * claimed by a unique insert (src/db/claims.ts), so exactly one writer ends the job however
-   * many race (the run, a cancel, an expiry); the stream's terminal entry, derived from the claim,
-   * is written before the record shows the end. A non-terminal change is one find-and-update
-   * that returns the document before it, then a read of the terminal claim by id: a change that
-   * raced a terminal transition is repaired by re-applying the claimed state. `processedAt` is
-   * set by `$min`, so the first transition out of pending sets it and later ones keep it.
-   * Writes address the job by `_id` alone (a key lookup on FerretDB's SQLite backend, where
-   * `{ _id, workspaceId }` scans the collection): every caller passes the job's own workspace, either
+   * claimed (`claimTerminal`), so exactly one writer ends the job however many race (the run, a
+   * cancel, an expiry); the stream's terminal entry, derived from the claim, is written before the
+   * record shows the end. A non-terminal change is recorded by the repository, which repairs a
+   * change that raced a terminal transition. Every caller passes the job's own workspace, either
    * from the run's input or after `get(scope, jobId)` has checked it (cancel).
    */
   async function apply(
     workspaceId: string,
     jobId: string,
     patch: JobPatch,
-  ): Promise<{ applied: boolean; previous: JobDoc | null; job: JobDoc | null }> {
+  ): Promise<{ applied: boolean; previous: Job | null; job: Job | null }> {
     const now = new Date();
-    const set: Partial<JobDoc> = { updatedAt: now };
+    const set: JobChange = { updatedAt: now };
     if (patch.status !== undefined) set.status = patch.status;
     if (patch.progress !== undefined) set.progress = Math.max(0, Math.min(100, Math.round(patch.progress)));
     if (patch.currentStep !== undefined) set.currentStep = patch.currentStep;
     if (patch.failedReason !== undefined) set.failedReason = patch.failedReason;
-    if (patch.result !== undefined) set.result = encodeBlob(patch.result);
-    if (patch.waitingFor !== undefined)
-      set.waitingFor = patch.waitingFor === null ? null : encodeBlob(patch.waitingFor);
-    const leavesPending = patch.status !== undefined && patch.status !== 'pending';
-    const claimId = `job:${jobId}:terminal`;
+    if (patch.result !== undefined) set.result = patch.result;
+    if (patch.waitingFor !== undefined) set.waitingFor = patch.waitingFor;
     if (patch.status && TERMINAL_STATES.includes(patch.status)) {
       set.finishedAt = now;
-      const won = await claim(repo.claims, { _id: claimId, workspaceId, set });
-      const claimed = won ? set : (await repo.claims.findOne({ _id: claimId }))?.set;
-      if (!claimed) return { applied: false, previous: null, job: null };
-      // Claims written before processedAt moved to `$min` carry it in their set.
-      const { processedAt: _legacy, ...held } = claimed;
+      const { won, held } = await repo.claimTerminal(workspaceId, jobId, set);
+      if (!held) return { applied: false, previous: null, job: null };
       await emit(jobId, { type: held.status === 'completed' ? 'complete' : 'error' }, held);
-      const job = await repo.jobs.findOneAndUpdate(
-        { _id: jobId },
-        { $set: held, $min: { processedAt: now } },
-        { returnDocument: 'after' },
-      );
-      await repairProcessedAt(job, now);
+      const job = await repo.settleTerminal(workspaceId, jobId, held, now);
       const applied = job !== null && (won || (held.status === set.status && held.failedReason === set.failedReason));
       return { applied, previous: null, job };
     }
-    const previous = await repo.jobs.findOneAndUpdate(
-      { _id: jobId },
-      { $set: set, ...(leavesPending ? { $min: { processedAt: now } } : {}) },
-      { returnDocument: 'before' },
-    );
-    if (!previous) return { applied: false, previous: null, job: null };
-    if (leavesPending) await repairProcessedAt(previous, now);
-    // A terminal claim may have landed before this write: it wins again.
-    const terminal = await repo.claims.findOne({ _id: claimId });
-    if (terminal) {
-      await repo.jobs.updateOne({ _id: jobId }, { $set: terminal.set });
-      return { applied: false, previous, job: null };
-    }
-    if (TERMINAL_STATES.includes(previous.status)) {
-      // Ended without a claim (a record older than claims): the end stays.
-      await repo.jobs.updateOne(
-        { _id: jobId },
-        {
-          $set: {
-            status: previous.status,
-            progress: previous.progress,
-            currentStep: previous.currentStep,
-            failedReason: previous.failedReason,
-            result: previous.result,
-            waitingFor: previous.waitingFor,
-          },
-        },
-      );
-      return { applied: false, previous, job: null };
-    }
-    return { applied: true, previous, job: null };
-  }
-
-  /** Jobs recorded with `processedAt: null` (before it was left unset) get it on their first transition. */
-  async function repairProcessedAt(job: JobDoc | null, now: Date): Promise<void> {
-    if (job && job.processedAt === null)
-      await repo.jobs.updateOne({ _id: job._id, processedAt: null }, { $set: { processedAt: now } });
+    const { applied, previous } = await repo.recordTransition(workspaceId, jobId, set, now);
+    return { applied, previous, job: null };
   }
 
   return {
@@ -249,9 +192,9 @@ export function createJobService({
     },
 
     /** Inserts the pending job; an existing id returns the existing job (idempotent starts). */
-    async create(scope: Scope, j: NewJob): Promise<{ job: JobDoc; created: boolean }> {
+    async create(scope: Scope, j: NewJob): Promise<{ job: Job; created: boolean }> {
       const now = new Date();
-      const doc: JobDoc = {
+      const doc: Job = {
         _id: j.id,
         workspaceId: scope.workspaceId,
         brainId: j.brainId ?? scope.brainId ?? null,
@@ -260,7 +203,6 @@ export function createJobService({
         progress: 0,
         currentStep: 'queued',
         failedReason: null,
-        result: null,
         waitingFor: null,
         neuronId: j.neuronId ?? null,
         pathwayId: j.pathwayId ?? null,
@@ -274,20 +216,15 @@ export function createJobService({
         finishedAt: null,
         updatedAt: now,
       };
-      try {
-        await repo.jobs.insertOne(doc);
-        remember(doc._id, doc.workspaceId);
-        metrics.runsStarted.inc({ kind: doc.kind });
-        return { job: doc, created: true };
-      } catch (e) {
-        if (!isDuplicateKey(e)) throw e;
-        return { job: await get(scope, j.id), created: false };
-      }
+      if (!(await repo.insert(doc))) return { job: await get(scope, j.id), created: false };
+      remember(doc._id, doc.workspaceId);
+      metrics.runsStarted.inc({ kind: doc.kind });
+      return { job: doc, created: true };
     },
 
     /** Starts the job's workflow by name with the search attributes operators filter on. */
     async startWorkflow(
-      job: JobDoc,
+      job: Job,
       workflowType: string,
       args: unknown[],
       summary?: string,
@@ -363,10 +300,9 @@ export function createJobService({
     },
 
     /** A job whose workflow never started (start failed) is reset so that a client_nonce retry starts a working run. */
-    async restartable(job: JobDoc): Promise<boolean> {
+    async restartable(job: Job): Promise<boolean> {
       if (job.status !== 'failed' || job.currentStep !== NOT_STARTED_STEP) return false;
-      await repo.jobs.deleteOne({ _id: job._id, workspaceId: job.workspaceId, currentStep: NOT_STARTED_STEP });
-      await repo.claims.deleteOne({ _id: `job:${job._id}:terminal` });
+      await repo.forgetNotStarted(job.workspaceId, job._id, NOT_STARTED_STEP);
       await streams.drop(streamKey(job._id));
       return true;
     },
@@ -388,7 +324,7 @@ export function createJobService({
     },
 
     /** The read model merged with the workflow's live `status` query while it runs. */
-    async status(scope: Scope, jobId: string): Promise<JobDoc & { live?: LiveStatus }> {
+    async status(scope: Scope, jobId: string): Promise<Job & { live?: LiveStatus }> {
       const job = await get(scope, jobId);
       if (job.status === 'pending' && Date.now() - job.createdAt.getTime() > NEVER_STARTED_AFTER_MS)
         return this.checkStarted(job);
@@ -396,11 +332,7 @@ export function createJobService({
       const live = await liveStatus(jobId);
       if (!live || TERMINAL_STATES.includes(live.status)) return job;
       // The live answer is newer than the document read before it: take its waitingFor as well.
-      const waitingFor = live.waitingFor
-        ? encodeBlob(live.waitingFor)
-        : live.status === 'running'
-          ? null
-          : job.waitingFor;
+      const waitingFor = live.waitingFor ? live.waitingFor : live.status === 'running' ? null : job.waitingFor;
       return { ...job, status: live.status, progress: live.progress, currentStep: live.currentStep, waitingFor, live };
     },
 
@@ -415,7 +347,7 @@ export function createJobService({
         ),
 
     /** A long-pending job: if Temporal has no run for it (the API died between record and start), it ends failed. */
-    async checkStarted(job: JobDoc): Promise<JobDoc> {
+    async checkStarted(job: Job): Promise<Job> {
       const exists = (id: string) => this.workflowExists(id);
       // A receptor's job is started by its fire workflow (fire-<job id>), which may still be queued.
       const ids = job.receptorId ? [job._id, `fire-${job._id}`] : [job._id];
@@ -431,19 +363,19 @@ export function createJobService({
     },
 
     async list(scope: Scope, q: JobListQuery) {
-      const filter: Filter<JobDoc> & { workspaceId: string } = { workspaceId: scope.workspaceId };
+      const filter: JobListFilter = {};
       if (q.pathway_id) filter.pathwayId = q.pathway_id;
       if (q.receptor_id) filter.receptorId = q.receptor_id;
       if (q.neuron_id) filter.neuronId = q.neuron_id;
       if (q.status) filter.status = q.status;
-      return repo.list(filter, q);
+      return repo.page(scope.workspaceId, filter, q);
     },
 
     /**
      * Cancels a running job: the read model turns failed first (sticky), then the workflow and
      * its child runs are cancelled, and the stream ends with a terminal `error` entry.
      */
-    async cancel(scope: Scope, jobId: string, reason = 'Cancelled by user'): Promise<JobDoc> {
+    async cancel(scope: Scope, jobId: string, reason = 'Cancelled by user'): Promise<Job> {
       const job = await get(scope, jobId);
       if (TERMINAL_STATES.includes(job.status)) throw validationError(`Job is already ${job.status}`);
       const applied = await this.finalize(scope.workspaceId, jobId, {
@@ -462,9 +394,7 @@ export function createJobService({
       // finishes the cleanup when it comes back.
       // Silent on purpose: the result of a cancelled run is a rejection (the expected end), or the wait runs out.
       await temporal.connection.withDeadline(Date.now() + CANCEL_WAIT_MS, () => handle.result()).catch(() => undefined);
-      for (const child of await repo.jobs
-        .find({ parentJobId: jobId, workspaceId: scope.workspaceId, status: { $nin: TERMINAL_STATES } })
-        .toArray()) {
+      for (const child of await repo.openChildren(scope.workspaceId, jobId)) {
         await this.finalize(scope.workspaceId, child._id, {
           status: 'failed',
           failedReason: `cancelled: parent job ${jobId} was cancelled`,
@@ -483,14 +413,10 @@ export function createJobService({
     emit: (jobId: string, event: Record<string, unknown>): Promise<string | null> => emit(jobId, event),
 
     /** Pending jobs of a workspace older than `ms` (the job sweep checks whether their run exists). */
-    pendingOlderThan: (workspaceId: string, ms: number) =>
-      repo.jobs
-        .find({ workspaceId, status: 'pending', createdAt: { $lt: new Date(Date.now() - ms) } })
-        .limit(500)
-        .toArray(),
+    pendingOlderThan: (workspaceId: string, ms: number) => repo.pendingBefore(workspaceId, new Date(Date.now() - ms)),
 
     /** Unscoped read for the worker (the job id came from a workflow the platform started). */
-    repoFind: (jobId: string) => repo.jobs.findOne({ _id: jobId }),
+    repoFind: (jobId: string) => repo.findUnscoped(jobId),
   };
 }
 export type JobService = ReturnType<typeof createJobService>;

@@ -3,7 +3,6 @@ import type { JobRepo } from '../db/jobs.js';
 import type { ReceptorDoc } from '../db/receptors.js';
 import type { ShareRepo, ShareTokenDoc } from '../db/shares.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { isDuplicateKey } from '../db/claims.js';
 import { AppError, conflict, forbidden, notFound, validationError } from '../errors.js';
 import type { PublicExecuteBody, ShareCreateBody, ShareRotateBody } from '../schemas/shares.js';
 import type { Scope } from '../scope.js';
@@ -43,7 +42,7 @@ export function createShareService(d: {
   /** Requests are the jobs the link started; its token limit is its lifetime budget (src/services/budgets.ts). */
   async function usedOf(s: ShareTokenDoc) {
     const [requests, tokens] = await Promise.all([
-      d.jobs.jobs.countDocuments({ workspaceId: s.workspaceId, shareTokenId: s._id }),
+      d.jobs.countForShare(s.workspaceId, s._id),
       d.budgets.shareTokens(s.workspaceId, s._id),
     ]);
     return { requests, tokens: tokens.used, maxTokens: tokens.maxTokens };
@@ -83,13 +82,8 @@ export function createShareService(d: {
       };
       if (doc.expiresAt && doc.expiresAt.getTime() <= Date.now())
         throw validationError('expires_at must be in the future');
-      try {
-        await repo.tokens.insertOne(doc);
-      } catch (e) {
-        if (isDuplicateKey(e))
-          throw conflict('This receptor already has a share token: rotate it (POST …/share/rotate) or revoke it first');
-        throw e;
-      }
+      if (!(await repo.create(doc)))
+        throw conflict('This receptor already has a share token: rotate it (POST …/share/rotate) or revoke it first');
       await d.budgets.setShareTokens(scope.workspaceId, doc._id, body.budget?.max_tokens ?? null, doc.createdBy);
       d.recent.remember('share', doc.tokenHash);
       return { doc, receptor: r, token };
@@ -107,8 +101,8 @@ export function createShareService(d: {
       const r = await managed(scope, workspaceSegment, slugOrId);
       await receptors.assertCanChange(scope, r);
       const cur = await repo.forReceptor(scope.workspaceId, r._id);
-      const res = await repo.tokens.deleteOne({ workspaceId: scope.workspaceId, receptorId: r._id });
-      if (!cur || res.deletedCount !== 1) throw notFound('Share token');
+      const removed = await repo.removeForReceptor(scope.workspaceId, r._id);
+      if (!cur || !removed) throw notFound('Share token');
       d.recent.forget('share', cur.tokenHash);
       await d.budgets.dropFor(scope.workspaceId, 'share_token', cur._id);
     },
@@ -135,7 +129,7 @@ export function createShareService(d: {
           throw validationError('expires_at must be in the future');
       }
       if (body.budget !== undefined) set.budget = { maxRequests: body.budget.max_requests ?? null };
-      await repo.tokens.updateOne({ _id: cur._id, workspaceId: scope.workspaceId }, { $set: set });
+      await repo.update(scope.workspaceId, cur._id, set);
       d.recent.forget('share', cur.tokenHash);
       d.recent.remember('share', hashOf(token));
       if (body.budget !== undefined)
@@ -227,10 +221,7 @@ export function createShareService(d: {
       const max = a.share.budget.maxRequests;
       if (max !== null) {
         // Counted up to the limit only (an index range of at most `max` entries, whatever the link's history).
-        const requests = await d.jobs.jobs.countDocuments(
-          { workspaceId: a.share.workspaceId, shareTokenId: a.share._id },
-          { limit: max },
-        );
+        const requests = await d.jobs.countForShare(a.share.workspaceId, a.share._id, max);
         if (requests >= max)
           throw new AppError(
             'BUDGET_EXCEEDED',
@@ -242,18 +233,12 @@ export function createShareService(d: {
       const why = await fires.notFireable(a.receptor);
       if (why) throw validationError(`This link cannot run now: ${why}`);
       if (body.trace_id && a.receptor.executableTarget.kind === 'neuron') {
-        const t = await d.jobs.jobs.findOne({
-          workspaceId: a.share.workspaceId,
-          traceId: body.trace_id,
-          receptorId: a.receptor._id,
-        });
-        if (!t) throw forbidden('trace_id is not a conversation of this link');
+        if (!(await d.jobs.ranOnTrace(a.share.workspaceId, body.trace_id, a.receptor._id)))
+          throw forbidden('trace_id is not a conversation of this link');
       }
       let attachments: { id: string; name: string; content_type: string; size: number; text?: string }[] = [];
       if (body.asset_ids?.length) {
-        const files = await repo.uploads
-          .find({ _id: { $in: body.asset_ids }, receptorId: a.receptor._id, workspaceId: a.share.workspaceId })
-          .toArray();
+        const files = await repo.uploadsOf(a.share.workspaceId, a.receptor._id, body.asset_ids);
         if (files.length !== new Set(body.asset_ids).size)
           throw validationError('asset_ids: a file was not uploaded through this link');
         attachments = files.map((f) => ({
@@ -294,7 +279,7 @@ export function createShareService(d: {
         data: file.data,
         createdAt: new Date(),
       };
-      await repo.uploads.insertOne(doc);
+      await repo.addUpload(doc);
       return doc;
     },
   };

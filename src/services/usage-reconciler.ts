@@ -2,8 +2,6 @@ import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { BudgetRepo } from '../db/budgets.js';
-import { claim } from '../db/claims.js';
-import { encodeBlob } from '../db/codec.js';
 import type { UsageCounters } from '../db/usage-counters.js';
 import {
   cumulativeId,
@@ -13,7 +11,7 @@ import {
   groupRows,
   hourOf,
   mergeGroups,
-  rollupGroups,
+  rollupId,
   type UsageGroup,
   type UsageRepo,
   type UsageRowDoc,
@@ -129,19 +127,19 @@ export function createUsageReconciler(d: {
       if (!sameGroups(ledger, mergeGroups(new Map(), counted.get(h) ?? []))) report.hourCounterDrift++;
       if (h >= closedBefore) continue;
       const doc = {
-        _id: `${workspaceId}:${h}`,
+        _id: rollupId(workspaceId, h),
         workspaceId,
         hour: new Date(h * HOUR_MS),
-        groups: encodeBlob([...ledger.values()]),
+        groups: [...ledger.values()],
         rows: byHour.get(h)?.length ?? 0,
         computedAt: now,
       };
       const have = storedAt.get(h);
       if (!have) {
-        if (doc.rows > 0 && (await claim(usage.rollups, doc))) report.hoursStored++;
-      } else if (!sameGroups(ledger, mergeGroups(new Map(), rollupGroups(have)))) {
+        if (doc.rows > 0 && (await usage.storeRollup(doc))) report.hoursStored++;
+      } else if (!sameGroups(ledger, mergeGroups(new Map(), have.groups))) {
         // Only the reconciler writes a stored rollup after its claim (one run at a time: the schedule skips overlaps).
-        await usage.rollups.replaceOne({ _id: doc._id }, doc);
+        await usage.correctRollup(doc);
         report.hoursCorrected++;
       }
     }
@@ -161,7 +159,7 @@ export function createUsageReconciler(d: {
       for (const h of hourDocs) {
         const day = Math.floor(hourOf(h.hour) / DAY_H);
         const acc = perDay.get(day) ?? { groups: new Map<string, UsageGroup>(), rows: 0 };
-        mergeGroups(acc.groups, rollupGroups(h));
+        mergeGroups(acc.groups, h.groups);
         acc.rows += h.rows;
         perDay.set(day, acc);
       }
@@ -171,18 +169,18 @@ export function createUsageReconciler(d: {
         workspaceId,
         day: new Date(day * DAY_H * HOUR_MS),
         chainFrom,
-        groups: encodeBlob([...groups.values()]),
+        groups: [...groups.values()],
         rows,
         computedAt: now,
       });
       let prev = stored.get(firstDay - 1);
       let prevGroups: Map<string, UsageGroup>;
-      if (prev) prevGroups = mergeGroups(new Map(), rollupGroups(prev));
+      if (prev) prevGroups = mergeGroups(new Map(), prev.groups);
       else {
         const base = await usage.rowsBetween(workspaceId, null, new Date(firstDay * DAY_H * HOUR_MS));
         prevGroups = groupRows(base);
         prev = docOf(firstDay - 1, firstDay, prevGroups, base.length);
-        if (await claim(usage.cumulative, prev)) report.cumulativeStored++;
+        if (await usage.storeCumulative(prev)) report.cumulativeStored++;
       }
       for (let day = firstDay; day < endDay; day++) {
         const acc = perDay.get(day) ?? { groups: new Map<string, UsageGroup>(), rows: 0 };
@@ -190,9 +188,9 @@ export function createUsageReconciler(d: {
         const doc = docOf(day, prev.chainFrom, groups, prev.rows + acc.rows);
         const have = stored.get(day);
         if (!have) {
-          if (await claim(usage.cumulative, doc)) report.cumulativeStored++;
-        } else if (have.rows !== doc.rows || !sameGroups(groups, mergeGroups(new Map(), rollupGroups(have)))) {
-          await usage.cumulative.replaceOne({ _id: doc._id }, doc);
+          if (await usage.storeCumulative(doc)) report.cumulativeStored++;
+        } else if (have.rows !== doc.rows || !sameGroups(groups, mergeGroups(new Map(), have.groups))) {
+          await usage.correctCumulative(doc);
           report.cumulativeCorrected++;
         }
         prev = doc;
@@ -202,7 +200,7 @@ export function createUsageReconciler(d: {
     await counters.forgetHours(workspaceId, closedBefore);
     // 3. Budget counters of the current periods: corrected by their difference from the ledger when
     // they did not change while the ledger was summed (else a write in flight would be counted twice).
-    for (const b of await d.budgetRepo.budgets.find({ workspaceId }).toArray()) {
+    for (const b of await d.budgetRepo.ofWorkspace(workspaceId)) {
       const key = { workspaceId, scope: b.scope, targetId: b.targetId, period: b.period, measure: b.measure };
       const [before] = await counters.spent([key], now);
       const fromLedger = await d.budgets.spentFromLedger(b, now);
@@ -236,13 +234,13 @@ export function createUsageReconciler(d: {
     /** Every workspace, one after the other; a workspace that fails is logged and skipped. */
     async all(now = new Date()): Promise<ReconcileReport> {
       const total = emptyReport();
-      for (const w of await d.workspaces.workspaces.find({}, { projection: { _id: 1 } }).toArray()) {
+      for (const id of await d.workspaces.workspaceIds()) {
         try {
-          const r = await workspace(w._id, now);
+          const r = await workspace(id, now);
           for (const k of Object.keys(total) as (keyof ReconcileReport)[]) total[k] += r[k];
         } catch (e) {
           d.log.warn(
-            { workspaceId: w._id, err: (e as Error).message },
+            { workspaceId: id, err: (e as Error).message },
             'usage reconcile failed for a workspace; it runs again at the next tick',
           );
         }

@@ -1,8 +1,3 @@
-import type { Filter } from 'mongodb';
-import { findById } from '../db/client.js';
-import type { NeuronRepo } from '../db/neurons.js';
-import type { PathwayRepo } from '../db/pathways.js';
-import type { ReceptorRepo } from '../db/receptors.js';
 import {
   DAY_H,
   subtractGroups,
@@ -10,7 +5,8 @@ import {
   groupRows,
   hourOf,
   mergeGroups,
-  rollupGroups,
+  type LedgerMatch,
+  type LedgerQuery,
   type Measure,
   type UsageAttribution,
   type UsageGroup,
@@ -51,6 +47,17 @@ export interface UsageWindow {
 export type ResourceFacet = 'receptor' | 'neuron' | 'pathway';
 
 const usd = (nanos: number) => nanos / 1e9;
+/** What rows add up to, as a job's result reports it. */
+function totalsOfRows(rows: UsageRowDoc[]) {
+  const sum = (f: (r: UsageRowDoc) => number) => rows.reduce((n, r) => n + f(r), 0);
+  return {
+    inputTokens: sum((r) => r.inputTokens),
+    outputTokens: sum((r) => r.outputTokens),
+    totalTokens: sum((r) => r.totalTokens),
+    costUsd: usd(sum((r) => r.costNanos)),
+    calls: rows.length,
+  };
+}
 const NANOS = 1e9;
 /**
  * A repeated write of a row the ledger holds already counts the stored row (a writer that died
@@ -87,13 +94,7 @@ interface Facets {
  * routes sum rollups and counters, so totals, facets, job results and trace costs add up by
  * construction: `allFacetsMatchTotals` compares sums of one set of groups.
  */
-export function createUsageService(d: {
-  repo: UsageRepo;
-  counters: UsageCounters;
-  receptors: ReceptorRepo;
-  neurons: NeuronRepo;
-  pathways: PathwayRepo;
-}) {
+export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters }) {
   const { repo, counters } = d;
 
   /** The window as [from, to) (null: unbounded). endDate is inclusive: a date alone (2026-01-31) covers that whole UTC day. */
@@ -106,17 +107,14 @@ export function createUsageService(d: {
     return { from, to: end ? new Date(end.getTime() + (dayOnly ? 86_400_000 : 1)) : null };
   }
 
-  function windowFilter(workspaceId: string, w: UsageWindow): Filter<UsageRowDoc> {
+  function windowQuery(workspaceId: string, w: UsageWindow): LedgerQuery {
     const { from, to } = rangeOf(w);
-    const filter: Filter<UsageRowDoc> = { workspaceId };
-    if (from || to) filter.at = { ...(from ? { $gte: from } : {}), ...(to ? { $lt: to } : {}) };
-    if (w.receptorId) filter.receptorId = w.receptorId;
-    return filter;
+    return { workspaceId, from, to, ...(w.receptorId ? { receptorId: w.receptorId } : {}) };
   }
 
   /** Who the figures are about: the caller's own calls (its user, or its API key without a user), or the whole workspace. */
-  function narrowOf(scope: Scope, w: UsageWindow, caller: boolean): Filter<UsageRowDoc> {
-    const narrow: Filter<UsageRowDoc> = {};
+  function narrowOf(scope: Scope, w: UsageWindow, caller: boolean): LedgerMatch {
+    const narrow: LedgerMatch = {};
     if (caller) {
       if (scope.userId) narrow.userId = scope.userId;
       else if (scope.apiKeyId) narrow.apiKeyId = scope.apiKeyId;
@@ -135,7 +133,7 @@ export function createUsageService(d: {
   async function groupsIn(
     workspaceId: string,
     range: { from: Date | null; to: Date | null },
-    narrow: Filter<UsageRowDoc>,
+    narrow: LedgerMatch,
   ): Promise<UsageGroup[]> {
     const now = Date.now();
     const { from, to } = range;
@@ -189,34 +187,12 @@ export function createUsageService(d: {
     const storedHours = new Set(stored.map((r) => hourOf(r.hour)));
     const counted = [...countedAll].filter(([h]) => !storedHours.has(h)).map(([, g]) => g);
     const all = new Map<string, UsageGroup>();
-    if (span && hi) mergeGroups(all, subtractGroups(rollupGroups(hi), lo ? rollupGroups(lo) : []));
-    for (const r of stored) mergeGroups(all, rollupGroups(r));
+    if (span && hi) mergeGroups(all, subtractGroups(hi.groups, lo ? lo.groups : []));
+    for (const r of stored) mergeGroups(all, r.groups);
     for (const g of counted) mergeGroups(all, g);
     for (const rows of edgeRows) mergeGroups(all, groupRows(rows).values());
     const keep = Object.entries(narrow) as [keyof UsageGroup, unknown][];
     return [...all.values()].filter((g) => keep.every(([k, v]) => g[k] === v));
-  }
-
-  async function names(
-    facet: ResourceFacet,
-    workspaceId: string,
-    ids: string[],
-  ): Promise<Map<string, { slug: string; subtype: string }>> {
-    const out = new Map<string, { slug: string; subtype: string }>();
-    if (ids.length === 0) return out;
-    if (facet === 'receptor') {
-      for (const r of await d.receptors.receptors.find({ workspaceId, _id: { $in: ids } }).toArray())
-        out.set(r._id, { slug: r.slug, subtype: r.executableTarget?.kind ?? 'receptor' });
-    } else if (facet === 'neuron') {
-      for (const n of await d.neurons.neurons.find({ workspaceId, _id: { $in: ids } }).toArray())
-        out.set(n._id, { slug: n.name, subtype: 'neuron' });
-    } else {
-      for (const p of await d.pathways.pathways
-        .find({ workspaceId, _id: { $in: ids } }, { projection: { versions: 0 } })
-        .toArray())
-        out.set(p._id, { slug: p.name, subtype: 'pathway' });
-    }
-    return out;
   }
 
   /** The facets of a set of groups (rollups, counters and edge rows), summed here. */
@@ -276,7 +252,7 @@ export function createUsageService(d: {
    * aggregation per measure and facet; reads every row of the window): the reference the rollups
    * are checked against (the reconciler, tests). Not on any request path.
    */
-  async function facetsOfLedger(filter: Filter<UsageRowDoc>): Promise<Facets> {
+  async function facetsOfLedger(filter: LedgerQuery): Promise<Facets> {
     const spend: Measure[] = ['tokens', 'costNanos'];
     const perResource: Measure[] = ['tokens', 'costNanos', 'inputTokens', 'outputTokens', 'cachedInputTokens'];
     const [total, provider, model, unpriced, receptor, neuron, pathway, rInv, nInv, pInv] = await Promise.all([
@@ -305,7 +281,7 @@ export function createUsageService(d: {
 
   async function byResource(facet: ResourceFacet, f: Facets, workspaceId: string) {
     const attributed = f[facet].filter((g) => g.key !== null);
-    const named = await names(
+    const named = await repo.resourceNames(
       facet,
       workspaceId,
       attributed.map((g) => g.key!),
@@ -449,55 +425,24 @@ export function createUsageService(d: {
       // between the two is completed by its retry (the stored row is counted) or by the reconciler.
       if (fresh) await counters.count(row);
       else {
-        const stored = await findById(repo.rows, row._id, { workspaceId: row.workspaceId });
+        const stored = await repo.row(row.workspaceId, row._id);
         if (stored && stored.at.getTime() > Date.now() - COUNT_RETRY_WINDOW_MS) await counters.count(stored);
       }
       return fresh;
     },
 
     /** What the ledger rows of these keys (one job's) add up to: key reads, no query. */
-    async totalsOf(workspaceId: string, jobId: string, keys: string[]) {
-      const rows = (await Promise.all(keys.map((id) => findById(repo.rows, id, { workspaceId, jobId })))).filter(
-        (r): r is UsageRowDoc => r !== null,
-      );
-      const sum = (f: (r: UsageRowDoc) => number) => rows.reduce((n, r) => n + f(r), 0);
-      return {
-        inputTokens: sum((r) => r.inputTokens),
-        outputTokens: sum((r) => r.outputTokens),
-        totalTokens: sum((r) => r.totalTokens),
-        costUsd: usd(sum((r) => r.costNanos)),
-        calls: rows.length,
-      };
-    },
+    totalsOf: async (workspaceId: string, jobId: string, keys: string[]) =>
+      totalsOfRows(await repo.rowsOfJob(workspaceId, jobId, keys)),
 
     /**
      * What one job's provider calls cost: its own rows (delegated children are jobs of their own),
      * or with `whole` every row of the run it started (a pathway: its classify calls and its
-     * neuron nodes' child jobs, by `runId`).
+     * neuron nodes' child jobs, by `runId`). A run has a handful of rows (one per billed call): one
+     * read of them, summed here, instead of one aggregation per measure.
      */
-    async jobTotals(workspaceId: string, jobId: string, whole = false) {
-      // A run has a handful of rows (one per billed call): one read of them, summed here, instead
-      // of one aggregation per measure (FerretDB computes a single accumulator per $group).
-      // A job's own rows by key through its places; a run's rows (and a job from before places) by query.
-      const placed = whole ? [] : [...new Set(await repo.placedRows(jobId))];
-      const rows = placed.length
-        ? (await Promise.all(placed.map((id) => findById(repo.rows, id, { workspaceId, jobId })))).filter(
-            (r): r is UsageRowDoc => r !== null,
-          )
-        : await repo.rows
-            .find(whole ? { workspaceId, runId: jobId } : { workspaceId, jobId }, {
-              projection: { inputTokens: 1, outputTokens: 1, totalTokens: 1, costNanos: 1 },
-            })
-            .toArray();
-      const sum = (f: (r: UsageRowDoc) => number) => rows.reduce((n, r) => n + f(r), 0);
-      return {
-        inputTokens: sum((r) => r.inputTokens),
-        outputTokens: sum((r) => r.outputTokens),
-        totalTokens: sum((r) => r.totalTokens),
-        costUsd: usd(sum((r) => r.costNanos)),
-        calls: rows.length,
-      };
-    },
+    jobTotals: async (workspaceId: string, jobId: string, whole = false) =>
+      totalsOfRows(await repo.jobRows(workspaceId, jobId, whole)),
 
     /**
      * Usage statistics over a window: `caller` limits to the credential's own calls (GET /v1/usage);
@@ -513,7 +458,7 @@ export function createUsageService(d: {
       return present(
         scope.workspaceId,
         w,
-        await facetsOfLedger({ ...windowFilter(scope.workspaceId, w), ...narrowOf(scope, w, caller) }),
+        await facetsOfLedger({ ...windowQuery(scope.workspaceId, w), ...narrowOf(scope, w, caller) }),
       );
     },
 
@@ -528,7 +473,7 @@ export function createUsageService(d: {
 
     /** The ranking summed over every ledger row of the window: the reference. */
     async receptorRankingFromLedger(scope: Scope, w: UsageWindow, sortBy: 'tokens' | 'cost' | 'invokeCount') {
-      return ranking(scope.workspaceId, await facetsOfLedger(windowFilter(scope.workspaceId, w)), sortBy);
+      return ranking(scope.workspaceId, await facetsOfLedger(windowQuery(scope.workspaceId, w)), sortBy);
     },
 
     /** The :workspace_id path segment must name the caller's own workspace (another one is a 404). */

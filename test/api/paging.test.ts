@@ -120,7 +120,7 @@ function trace(workspaceId: string, i: number, over: Partial<TraceDoc> = {}): Tr
   };
 }
 
-const insertJobs = (a: TestApp, rows: JobDoc[]) => a.deps.repos.jobs.jobs.insertMany(rows);
+const insertJobs = (a: TestApp, rows: JobDoc[]) => a.deps.db.collection<JobDoc>('jobs').insertMany(rows);
 
 describe('lists that page by key', () => {
   it('jobs: offset and cursor walks equal the full scan (ties, filters, no other workspace), cursor errors name cursor', async () => {
@@ -187,10 +187,12 @@ describe('lists that page by key', () => {
     const ws = await buildWorkspace(app);
     const other = await buildWorkspace(app);
     const mine = Array.from({ length: 40 }, (_, i) => trace(ws.workspaceId, i));
-    await app.deps.repos.traces.traces.insertMany([
-      ...mine,
-      ...Array.from({ length: 9 }, (_, i) => trace(other.workspaceId, i, { title: `Needle other ${i}` })),
-    ]);
+    await app.deps.db
+      .collection<TraceDoc>('traces')
+      .insertMany([
+        ...mine,
+        ...Array.from({ length: 9 }, (_, i) => trace(other.workspaceId, i, { title: `Needle other ${i}` })),
+      ]);
     const threads = mine.filter((t) => t.traceType === 'thread');
     const idOf = (t: Body) => t.trace_id as string;
     const tidOf = new Map(mine.map((t) => [t._id, t.traceId]));
@@ -254,10 +256,9 @@ describe('lists that page by key', () => {
       updatedAt: tied(i),
     });
     const mine = Array.from({ length: 23 }, (_, i) => make(ws.workspaceId, i));
-    await app.deps.repos.interventions.interventions.insertMany([
-      ...mine,
-      ...Array.from({ length: 5 }, (_, i) => make(other.workspaceId, i)),
-    ]);
+    await app.deps.db
+      .collection<InterventionDoc>('interventions')
+      .insertMany([...mine, ...Array.from({ length: 5 }, (_, i) => make(other.workspaceId, i))]);
     const all = sorted(mine, (r) => r.createdAt, -1);
     const w = await walk('/v1/interventions?brain_scope=all', ws.key, 'interventions', (r) => r.id as string, 4);
     expect(w.byOffset).toEqual(all);
@@ -307,10 +308,9 @@ describe('lists that page by key', () => {
     });
     expect((await app.get(`/v1/public/interventions/${created._id}.${'A'.repeat(32)}`)).status).toBe(404);
     const legacy = 'L'.repeat(32);
-    await app.deps.repos.interventions.interventions.updateOne(
-      { _id: created._id },
-      { $set: { 'deliveries.1.token': legacy } },
-    );
+    await app.deps.db
+      .collection<InterventionDoc>('interventions')
+      .updateOne({ _id: created._id }, { $set: { 'deliveries.1.token': legacy } });
     expect(await app.get(`/v1/public/interventions/${legacy}`)).toMatchObject({
       status: 200,
       body: { intervention: { id: created._id } },

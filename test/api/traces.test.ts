@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { encodeBlob } from '../../src/db/codec.js';
-import { placeKey, traceKey } from '../../src/db/traces.js';
+import { placeKey, traceKey, type EngramDoc, type EngramPlaceDoc, type TraceDoc } from '../../src/db/traces.js';
 import { Engram, Trace, TraceList } from '../../src/schemas/traces.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 import { dataOf, readSse } from '../support/sse.js';
@@ -91,7 +91,7 @@ describe('traces', () => {
     const ws = await buildWorkspace(app);
     const traceId = randomUUID();
     expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'keyed' })).status).toBe(201);
-    const stored = await app.deps.repos.traces.traces.findOne({ workspaceId: ws.workspaceId, traceId });
+    const stored = await app.deps.db.collection<TraceDoc>('traces').findOne({ workspaceId: ws.workspaceId, traceId });
     expect(stored?._id).toBe(traceKey(ws.workspaceId, traceId));
     expect(traceKey(ws.workspaceId, traceId)).toMatch(
       /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
@@ -102,7 +102,7 @@ describe('traces', () => {
     const legacyId = randomUUID();
     const legacyKey = randomUUID();
     const now = new Date();
-    await app.deps.repos.traces.traces.insertOne({
+    await app.deps.db.collection<TraceDoc>('traces').insertOne({
       _id: legacyKey,
       traceId: legacyId,
       workspaceId: ws.workspaceId,
@@ -132,7 +132,8 @@ describe('traces', () => {
 
   it('engrams are found by their places (keys): a trace from before places, and a place lost by a writer that died, are rebuilt', async () => {
     const ws = await buildWorkspace(app);
-    const { places, engrams } = app.deps.repos.traces;
+    const places = app.deps.db.collection<EngramPlaceDoc>('engram_places');
+    const engrams = app.deps.db.collection<EngramDoc>('engrams');
     const traceId = randomUUID();
     for (const c of ['a', 'b', 'c'])
       expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: c })).status).toBe(201);
@@ -173,7 +174,8 @@ describe('traces', () => {
 
   it('a trace started with an engram id stored before (a retried invoke) keeps no place of its own claim: its first place is the engram that holds it', async () => {
     const ws = await buildWorkspace(app);
-    const { places, engrams } = app.deps.repos.traces;
+    const places = app.deps.db.collection<EngramPlaceDoc>('engram_places');
+    const engrams = app.deps.db.collection<EngramDoc>('engrams');
     const scope = await app.services.auth.authenticate(ws.key);
     const id = randomUUID();
     const human = {
