@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ReceptorDoc } from '../../src/db/receptors.js';
+import type { Receptor } from '../../src/db/receptors.js';
 import type { ShareTokenDoc } from '../../src/db/shares.js';
 import type { PublicReceptor, ShareView } from '../../src/schemas/shares.js';
 import type { ShareAccess } from '../../src/services/shares.js';
@@ -7,7 +7,7 @@ import type { ShareAccess } from '../../src/services/shares.js';
 /** A share token's settings and use; the token itself only right after create or rotate. */
 export function presentShare(
   s: ShareTokenDoc,
-  r: ReceptorDoc,
+  r: Receptor,
   used: { requests: number; tokens: number; maxTokens: number | null },
   fresh?: { token: string; workspace: string },
 ): z.input<typeof ShareView> {

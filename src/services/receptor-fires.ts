@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { JobDoc } from '../db/jobs.js';
+import type { Job } from '../db/jobs.js';
 import type { Firing, Receptor, ReceptorRepo } from '../db/receptors.js';
 import { validationError } from '../errors.js';
 import { triggerPayload, type FireBody } from '../schemas/receptors.js';
@@ -40,7 +40,7 @@ export function messageOf(t: Trigger, r: Pick<Receptor, 'slug'>, source: string)
   return `Receptor ${r.slug} fired (${source}).`;
 }
 
-const jobKindOf = (r: Receptor): JobDoc['kind'] =>
+const jobKindOf = (r: Receptor): Job['kind'] =>
   r.executableTarget.kind === 'neuron' ? 'neuron' : r.executableTarget.kind === 'pathway' ? 'pathway' : 'receptor';
 
 /**
@@ -84,7 +84,7 @@ export function createReceptorFireService(d: {
     return null;
   }
 
-  async function launch(r: Receptor, l: Launch): Promise<{ job: JobDoc; created: boolean; traceId: string | null }> {
+  async function launch(r: Receptor, l: Launch): Promise<{ job: Job; created: boolean; traceId: string | null }> {
     const jobId = l.jobId ?? randomUUID();
     const t = r.executableTarget;
     const traceId =

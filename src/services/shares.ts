@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { JobRepo } from '../db/jobs.js';
-import type { ReceptorDoc } from '../db/receptors.js';
+import type { Receptor } from '../db/receptors.js';
 import type { ShareRepo, ShareTokenDoc } from '../db/shares.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { AppError, conflict, forbidden, notFound, validationError } from '../errors.js';
@@ -18,7 +18,7 @@ const invalidToken = (why = 'invalid') => new AppError('AUTH_REQUIRED', 401, `Sh
 /** What a share request resolved to: the link, its receptor, and the scope its calls run in. */
 export interface ShareAccess {
   share: ShareTokenDoc;
-  receptor: ReceptorDoc;
+  receptor: Receptor;
   workspaceSlug: string;
   scope: Scope;
 }
