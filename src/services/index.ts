@@ -59,14 +59,13 @@ export function createServices(deps: Deps) {
   });
   const schedules = createScheduleService({ temporal: deps.temporal.client, config: deps.config });
   // Every create, update and delete of a resource appends to the workspace's resource event stream.
-  const events = createResourceEvents({ streams: deps.streams, publish: () => receptorFires.publish, log: deps.log });
-  // Receptors follow their targets, and change them (is_active): the targets are bound late.
+  const events = createResourceEvents({ streams: deps.streams, log: deps.log });
+  // Receptors follow their targets, and change them (is_active): the neuron and pathway services register as targets.
   const receptors = createReceptorService({
     repo: deps.repos.receptors,
     schedules,
     workspaces: deps.repos.workspaces,
     reflexes: deps.repos.reflexes,
-    targets: () => ({ neurons, pathways }),
     events,
   });
   const neurons = createNeuronService({
@@ -83,7 +82,7 @@ export function createServices(deps: Deps) {
     events,
   });
   const skills = createSkillService({ repo: deps.repos.skills, workspaces: deps.repos.workspaces, events });
-  const pathways = createPathwayService({ repo: deps.repos.pathways, receptors: () => receptors, events });
+  const pathways = createPathwayService({ repo: deps.repos.pathways, receptors, events });
   const c = deps.config;
   const models = createModelRegistry({
     // A bare model name goes to OpenAI-compatible when one is configured, else to the offline model.
@@ -161,6 +160,8 @@ export function createServices(deps: Deps) {
     usage,
     events,
   });
+  // Vault changes (assets, artifacts, memories) are stimuli that fire the receptors subscribed to them.
+  events.onStimulus(receptorFires.publish);
   const channelBindings = createChannelBindingService({
     repo: deps.repos.receptors,
     receptors,
@@ -228,7 +229,6 @@ export function createServices(deps: Deps) {
     config: c,
     log: deps.log,
     usage,
-    onFinalized: () => stakeholderMaps.extractFromMeeting,
   });
   // Stakeholder maps (docs/stakeholder-maps.md): extraction reads finalized meetings' transcripts.
   const stakeholderMaps = createStakeholderMapService({
@@ -239,8 +239,10 @@ export function createServices(deps: Deps) {
     models,
     events,
     config: c,
-    meetings: () => meetings,
+    meetings,
   });
+  // A finalized meeting transcript starts the stakeholder extraction (docs/stakeholder-maps.md).
+  transcription.onFinalized(stakeholderMaps.extractFromMeeting);
   const shares = createShareService({
     repo: deps.repos.shares,
     jobs: deps.repos.jobs,

@@ -277,7 +277,7 @@ export function createNeuronService({
     return { ...p, items: p.items.map((d) => view(scope, d)) };
   }
 
-  return {
+  const service = {
     resolve,
     headSnapshot,
     findManyVisible,
@@ -395,5 +395,11 @@ export function createNeuronService({
       return view(scope, await commit(scope, doc, { deletedAt: null }, 'restored', true));
     },
   };
+  // A receptor that dispatches a neuron reaches it through this (the neuron keeps its receptor in step).
+  receptors.registerTarget('neuron', {
+    resolve: async (scope, id) => ({ scope: (await resolve(scope, id)).scope }),
+    setActive: async (scope, id, active) => void (await service.update(scope, id, { is_active: active })),
+  });
+  return service;
 }
 export type NeuronService = ReturnType<typeof createNeuronService>;

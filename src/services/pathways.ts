@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ReceptorTarget } from './receptors.js';
 import type { ResourceEvents } from './resource-events.js';
 import {
   sameStored,
@@ -78,6 +79,7 @@ export interface PathwayReceptorHooks {
   ): Promise<unknown>;
   syncWithTarget(scope: Scope, kind: 'pathway', id: string, state: { isActive: boolean }): Promise<void>;
   deleteForTarget(scope: Scope, kind: 'pathway', id: string): Promise<void>;
+  registerTarget(kind: 'pathway', t: ReceptorTarget): void;
 }
 
 export function createPathwayService({
@@ -86,7 +88,7 @@ export function createPathwayService({
   events,
 }: {
   repo: PathwayRepo;
-  receptors: () => PathwayReceptorHooks;
+  receptors: PathwayReceptorHooks;
   events: ResourceEvents;
 }) {
   const ref = (d: { _id: string; brainId: string; name: string; latestVersion: number }) => ({
@@ -170,7 +172,7 @@ export function createPathwayService({
     return out;
   }
 
-  return {
+  const service = {
     neuronIdsFor,
     /** 403 unless the caller's role on the pathway covers `need` (for services that change what a pathway owns, like its receptor). */
     assertRole: requireRole,
@@ -207,7 +209,7 @@ export function createPathwayService({
       };
       await repo.create(doc, 'created');
       await events.emit(scope.workspaceId, 'created', ref(doc));
-      await receptors().ensureForPathway(scope, doc);
+      await receptors.ensureForPathway(scope, doc);
       if (scope.userId) {
         // the creator (through a JWT or their own API key) owns it
         await repo.addParticipant({
@@ -260,7 +262,7 @@ export function createPathwayService({
         return changed.length ? { set, note: `updated: ${changed.join(', ')}` } : { set };
       });
       if (body.is_active !== undefined)
-        await receptors().syncWithTarget(scope, 'pathway', id, { isActive: updated.isActive });
+        await receptors.syncWithTarget(scope, 'pathway', id, { isActive: updated.isActive });
       return updated;
     },
 
@@ -270,7 +272,7 @@ export function createPathwayService({
       await requireRole(scope, id, 'owner', 'Deleting a pathway');
       if (!(await repo.remove(scope.workspaceId, id))) throw pathwayNotFound();
       await events.emit(scope.workspaceId, 'deleted', ref(doc));
-      await receptors().deleteForTarget(scope, 'pathway', id);
+      await receptors.deleteForTarget(scope, 'pathway', id);
     },
 
     /** The kept history, newest first. */
@@ -395,5 +397,13 @@ export function createPathwayService({
       return { userId, role, requiredRole: required, allowed: role !== null && RANK[role] >= RANK[required] };
     },
   };
+  // A receptor that dispatches a pathway reaches it through this (the pathway keeps its receptor in step).
+  receptors.registerTarget('pathway', {
+    resolve: async (scope, id) => (await head(scope, id), {}),
+    assertCanChange: (scope, id) =>
+      requireRole(scope, id, 'editor', "Changing a pathway's receptor").then(() => undefined),
+    setActive: async (scope, id, active) => void (await service.update(scope, id, { is_active: active })),
+  });
+  return service;
 }
 export type PathwayService = ReturnType<typeof createPathwayService>;

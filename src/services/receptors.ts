@@ -27,11 +27,20 @@ const MAX_SLUG_ATTEMPTS = 100;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', slug: 'slug' } as const;
 
-/** The targets a receptor dispatches, bound late (the neuron service itself keeps its receptor in step). */
-export interface ReceptorTargets {
-  neurons: NeuronService;
-  pathways: PathwayService;
+/**
+ * What a receptor needs from the kind of resource it dispatches. The neuron and pathway services
+ * register theirs (`registerTarget`) when they are created: they depend on receptors (each keeps
+ * its own receptor in step), so receptors reach them only through what they registered.
+ */
+export interface ReceptorTarget {
+  /** The target in the caller's scope (404 when it is not there); `scope` is a neuron's scope role. */
+  resolve(scope: Scope, id: string): Promise<{ scope?: 'brain' | 'workspace' | 'core' }>;
+  /** Throws unless the caller may change the target's receptor. */
+  assertCanChange?(scope: Scope, id: string): Promise<void>;
+  /** Turns the target on or off; the target's own update keeps its receptor in step. */
+  setActive(scope: Scope, id: string, active: boolean): Promise<void>;
 }
+type TargetKind = 'neuron' | 'pathway';
 
 /** A receptor as a read shows it: the record and, when scheduled, its schedule's live view. */
 export interface ReceptorView {
@@ -53,16 +62,20 @@ export function createReceptorService({
   schedules,
   workspaces,
   reflexes,
-  targets,
   events,
 }: {
   repo: ReceptorRepo;
   schedules: ScheduleService;
   workspaces: WorkspaceRepo;
   reflexes: ReflexRepo;
-  targets: () => ReceptorTargets;
   events: ResourceEvents;
 }) {
+  const targets = new Map<TargetKind, ReceptorTarget>();
+  const targetOf = (kind: TargetKind): ReceptorTarget => {
+    const t = targets.get(kind);
+    if (!t) throw new Error(`no receptor target of kind ${kind} is registered`);
+    return t;
+  };
   const ref = (r: Receptor) => ({ kind: 'receptor' as const, id: r._id, brain_id: r.brainId, name: r.slug });
   /** First free slug in the workspace: `base`, then `base-2`, `base-3`, … */
   async function insertWithFreeSlug(doc: Omit<Receptor, 'slug'>, base: string): Promise<Receptor> {
@@ -138,8 +151,7 @@ export function createReceptorService({
   async function assertCanChange(scope: Scope, r: Pick<Receptor, 'executableTarget' | 'scope'>): Promise<void> {
     assertScopeRole(scope, r.scope);
     const t = r.executableTarget;
-    if (t.kind === 'pathway' && t.id)
-      await targets().pathways.assertRole(scope, t.id, 'editor', "Changing a pathway's receptor");
+    if (t.kind === 'pathway' && t.id) await targetOf('pathway').assertCanChange?.(scope, t.id);
     if (
       (t.kind === 'system_job' || t.kind === 'action_plan' || t.kind === 'plasticity_pass') &&
       !hasRole(scope, 'workspace_admin')
@@ -152,8 +164,8 @@ export function createReceptorService({
   async function checkTarget(scope: Scope, brainId: string, t: ExecutableTargetBody): Promise<ExecutableTarget> {
     const kind: ReceptorTargetKind = t.kind === 'plasticity_pass' ? 'action_plan' : t.kind;
     const inBrain = { ...scope, brainId };
-    if (kind === 'neuron') await targets().neurons.resolve(inBrain, t.id!);
-    if (kind === 'pathway' || kind === 'action_plan') await targets().pathways.get(inBrain, t.id!);
+    if (kind === 'neuron') await targetOf('neuron').resolve(inBrain, t.id!);
+    if (kind === 'pathway' || kind === 'action_plan') await targetOf('pathway').resolve(inBrain, t.id!);
     if (kind === 'system_job' && t.job !== undefined && !isSchedulable(t.job))
       throw validationError(`executable_target.job: ${t.job} is not a maintenance key of GET /v1/stimuli/catalog`);
     return {
@@ -216,6 +228,10 @@ export function createReceptorService({
   }
 
   return {
+    /** Called once by the neuron and the pathway service as they are created (see ReceptorTarget). */
+    registerTarget(kind: TargetKind, t: ReceptorTarget): void {
+      targets.set(kind, t);
+    },
     find,
     view,
     checkWorkspace,
@@ -359,10 +375,10 @@ export function createReceptorService({
         const t = r.executableTarget;
         if (isTargetOrigin(r) && t.kind === 'neuron' && t.id) {
           // The neuron is the truth: its update syncs this receptor (and its schedule).
-          await targets().neurons.update({ ...scope, brainId: r.brainId }, t.id, { is_active: body.is_active });
+          await targetOf('neuron').setActive({ ...scope, brainId: r.brainId }, t.id, body.is_active);
           r = (await repo.findById(scope.workspaceId, r._id)) ?? r;
         } else if (isTargetOrigin(r) && t.kind === 'pathway' && t.id) {
-          await targets().pathways.update({ ...scope, brainId: r.brainId }, t.id, { is_active: body.is_active });
+          await targetOf('pathway').setActive({ ...scope, brainId: r.brainId }, t.id, body.is_active);
           r = (await repo.findById(scope.workspaceId, r._id)) ?? r;
         } else set.isActive = body.is_active;
       }
@@ -377,7 +393,7 @@ export function createReceptorService({
       const target = await checkTarget(scope, brainId, body.target);
       const scopeOf =
         target.kind === 'neuron' && target.id
-          ? (await targets().neurons.resolve({ ...scope, brainId }, target.id)).scope
+          ? ((await targetOf('neuron').resolve({ ...scope, brainId }, target.id)).scope ?? 'brain')
           : 'brain';
       await assertCanChange(scope, { executableTarget: target, scope: scopeOf });
       const source: SourceConfig =

@@ -46,16 +46,14 @@ export interface ResourceRef {
  * (the same fenced writer as every stream, src/streams.ts). GET /v1/resource-events/stream serves
  * it with `after=` resume; search indexes and stimuli follow it.
  */
-export function createResourceEvents({
-  streams,
-  publish,
-  log,
-}: {
-  streams: Streams;
-  publish?: () => StimulusPublisher;
-  log?: Logger;
-}) {
+export function createResourceEvents({ streams, log }: { streams: Streams; log?: Logger }) {
+  // Who turns a vault change into a receptor stimulus: the receptor fire service subscribes (onStimulus).
+  let publish: StimulusPublisher | null = null;
   return {
+    /** Subscribes the one stimulus publisher (the receptor fire service, as it is created). */
+    onStimulus(listener: StimulusPublisher): void {
+      publish = listener;
+    },
     streamKey: (workspaceId: string) => streams.keys.workspace(workspaceId),
     async emit(workspaceId: string, action: ResourceAction, resource: ResourceRef): Promise<void> {
       const at = new Date().toISOString();
@@ -67,7 +65,7 @@ export function createResourceEvents({
       // event (the stream entry id is the event id); a re-index of the same text is not a change.
       if (!id || !publish || !VAULT_KINDS.has(resource.kind) || resource.change) return;
       const key = `vault.${resource.kind}.${action === 'moved' ? 'updated' : action}`;
-      await publish()(workspaceId, {
+      await publish(workspaceId, {
         key,
         eventId: `${workspaceId}:${id}`,
         payload: {

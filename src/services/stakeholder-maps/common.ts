@@ -31,8 +31,8 @@ export interface StakeholderMapDeps {
   models: ModelRegistry;
   events: ResourceEvents;
   config: Config;
-  /** Bound late: the meetings family's transcript reader (null until meetings are mounted). */
-  meetings?: () => MeetingTranscriptSource | null;
+  /** The meetings family's transcript reader (extraction from a meeting needs it). */
+  meetings?: MeetingTranscriptSource;
 }
 
 /** Map heads and the graphs they hold: the reads every part of the service shares. */

@@ -80,7 +80,7 @@ export function createStakeholderExtraction(d: StakeholderMapDeps, reads: MapRea
     let occurredAt = new Date();
     let brainId: string | undefined;
     if (body.meeting_id) {
-      const src = d.meetings?.() ?? null;
+      const src = d.meetings ?? null;
       const t = src ? await src.transcript(scope.workspaceId, body.meeting_id.toLowerCase()) : null;
       if (!t || (scope.brainId && t.brainId !== scope.brainId)) throw notFound('Meeting');
       if (text === undefined) {

@@ -38,14 +38,13 @@ export interface TranscriptionDeps {
   log: Logger;
   stt?: SpeechToText;
   usage: UsageService;
-  /** Called once a meeting's transcript is final (stakeholder extraction, docs/stakeholder-maps.md); bound late. */
-  onFinalized?: () =>
-    | ((
-        workspaceId: string,
-        meeting: { id: string; brainId: string; text: string; finalizedAt: Date },
-      ) => Promise<unknown>)
-    | null;
 }
+
+/** Called once a meeting's transcript is final (stakeholder extraction, docs/stakeholder-maps.md). */
+export type FinalizedListener = (
+  workspaceId: string,
+  meeting: { id: string; brainId: string; text: string; finalizedAt: Date },
+) => Promise<unknown>;
 
 /** Who a provider call is billed to: `key` names the call within its job (with the activity attempt). */
 export interface Billing {
@@ -165,8 +164,11 @@ export function createTranscriptionCore(d: TranscriptionDeps) {
     error: s.error,
   });
 
+  // Listeners of a finalized transcript (the stakeholder map service subscribes in the composition root).
+  const finalizedListeners: FinalizedListener[] = [];
   return {
     stt,
+    finalizedListeners,
     transcribe,
     load,
     audioOf,

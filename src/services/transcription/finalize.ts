@@ -43,16 +43,17 @@ export function createLiveFinalize(d: TranscriptionDeps, core: TranscriptionCore
 
   /** The finalize hook (stakeholder extraction); a failed hook never fails the transcript. */
   async function runHook(i: LiveTranscriptionInput, t: Transcript, finalizedAt: Date) {
-    const hook = d.onFinalized?.();
-    if (!hook) return;
+    if (core.finalizedListeners.length === 0) return;
     // The extraction can be started again through its own route.
     const text = t.segments.map((x) => `${x.speaker ? `${x.speaker}: ` : ''}${x.text}`).join('\n');
-    await hook(i.workspaceId, { id: i.meetingId, brainId: i.brainId, text, finalizedAt }).catch((e: unknown) =>
-      d.log.warn(
-        { err: (e as Error).message, meetingId: i.meetingId },
-        'stakeholder extraction after finalize failed to start',
-      ),
-    );
+    for (const listener of core.finalizedListeners) {
+      await listener(i.workspaceId, { id: i.meetingId, brainId: i.brainId, text, finalizedAt }).catch((e: unknown) =>
+        d.log.warn(
+          { err: (e as Error).message, meetingId: i.meetingId },
+          'stakeholder extraction after finalize failed to start',
+        ),
+      );
+    }
   }
 
   return {
