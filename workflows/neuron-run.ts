@@ -17,6 +17,7 @@ import {
   type NeuronRunResult,
   type RunSummary,
 } from '../src/temporal/definitions.js';
+import { withinBudget } from './budget-pause.js';
 import { recordFailure } from './failures.js';
 
 const steps = wf.proxyActivities<Activities>({
@@ -81,8 +82,8 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
       },
     },
   );
-  /** Waits for an admin to let the run go beyond `budget`; a rejection fails the run with BUDGET_EXCEEDED. */
-  const pauseForBudget = async (budget: BudgetPause, turn: number): Promise<void> => {
+  /** Opens a budget pause before model turn `turn` and waits until an admin's answer is accepted. */
+  const waitForAdmin = async (budget: BudgetPause, turn: number): Promise<InterventionAnswer> => {
     const id = wf.uuid4();
     status.currentStep = `model turn ${turn + 1}: waiting for budget approval`;
     const waitingFor = await steps.openBudgetPause(input, {
@@ -96,17 +97,7 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
     status.status = 'waiting';
     status.waitingFor = waitingFor;
     await wf.condition(() => answers.has(id));
-    // The answer is recorded (by the Update's handler) before the run goes on: a rejection must
-    // not fail the run, and cancel the intervention, ahead of the record that says it was rejected.
-    await wf.condition(wf.allHandlersFinished);
-    status.status = 'running';
-    status.waitingFor = null;
-    status.currentStep = `model turn ${turn + 1}`;
-    if (answers.get(id)!.action !== 'approve')
-      throw wf.ApplicationFailure.nonRetryable(
-        `${budget.message}; an admin declined to go beyond it`,
-        'BUDGET_EXCEEDED',
-      );
+    return answers.get(id)!;
   };
   const approvedBudgets: string[] = [];
   const engramId = wf.uuid4();
@@ -144,11 +135,17 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
           ...turnInput(),
         }));
       // A budget stopped the turn before its call: once an admin approves, the same turn runs.
-      while (reply.budget) {
-        await pauseForBudget(reply.budget, turn);
-        approvedBudgets.push(reply.budget.budgetId);
-        reply = await model.modelTurn(turnInput());
-      }
+      reply = await withinBudget(reply, {
+        ask: () => model.modelTurn(turnInput()),
+        budgetOf: (r) => r.budget,
+        approved: approvedBudgets,
+        waitForAdmin: (budget) => waitForAdmin(budget, turn),
+        answered: () => {
+          status.status = 'running';
+          status.waitingFor = null;
+          status.currentStep = `model turn ${turn + 1}`;
+        },
+      });
       accepted.push(reply.attempt ?? 1);
       usage.inputTokens += reply.usage.inputTokens;
       usage.outputTokens += reply.usage.outputTokens;
