@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { ToolCall } from '../src/llm/types.js';
-import type { FinishInput, ModelTurnInput } from '../src/services/runs.js';
+import type { FinishInput, ModelTurnInput } from '../src/services/runs/index.js';
 import type { Services } from '../src/services/index.js';
 import type { BudgetPause, InterventionAnswer, NeuronRunInput } from '../src/temporal/definitions.js';
 import { permanentOn4xx } from './failures.js';

@@ -17,6 +17,7 @@ import {
   type NeuronRunResult,
   type RunSummary,
 } from '../src/temporal/definitions.js';
+import { withinBudget } from './budget-pause.js';
 import { recordFailure } from './failures.js';
 
 const steps = wf.proxyActivities<Activities>({
@@ -50,27 +51,74 @@ const ADOPT_LOCALLY_WAIT_MS = 500;
 /** How long a run whose job was cancelled under it waits for Temporal's cancel request (sent right after). */
 const CANCEL_REQUEST_WAIT = '1 minute';
 
+/** What one neuron run holds while it loops (workflow memory only: rebuilt by replay, never stored). */
+interface AgentRun {
+  input: NeuronRunInput;
+  /** The live status the `status` query returns. */
+  status: LiveStatus;
+  cancelReason: string | undefined;
+  /** Budget pauses this run opened, and the admins' answers it accepted. */
+  pauses: Map<string, { state: 'pending' | 'approved' | 'rejected' | 'cancelled' }>;
+  answers: Map<string, InterventionAnswer>;
+  /** Budgets an admin let this run go beyond. */
+  approvedBudgets: string[];
+  /** The accepted attempt of each turn so far. */
+  accepted: number[];
+  usage: NeuronRunResult['usage'];
+  toolCalls: NeuronRunResult['toolCalls'];
+}
+
 /**
  * The agent loop of one neuron invoke (docs/architecture.md): each model turn and each tool call is an
  * activity, a delegate_* tool runs the sub-neuron as a child workflow on the same trace.
  * Deterministic: ids come from wf.uuid4(), all I/O is in activities.
  */
 export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult> {
-  const status: LiveStatus = { status: 'running', progress: 0, currentStep: 'starting' };
-  let cancelReason: string | undefined;
-  wf.setHandler(statusQuery, () => status);
+  const run: AgentRun = {
+    input,
+    status: { status: 'running', progress: 0, currentStep: 'starting' },
+    cancelReason: undefined,
+    pauses: new Map(),
+    answers: new Map(),
+    approvedBudgets: [],
+    accepted: [],
+    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 },
+    toolCalls: [],
+  };
+  listen(run);
+  const engramId = wf.uuid4();
+  try {
+    // Inputs recorded before run contexts were stored by reference carry `prepared` instead of `context`.
+    const prep: RunSummary = input.context ?? input.prepared ?? (await steps.prepareRun(input));
+    const preparedByApi = Boolean(input.context ?? input.prepared);
+    let turn = 0;
+    for (; turn < input.maxTurns; turn++) {
+      const reply = await modelTurn(run, turn, preparedByApi);
+      if (reply.toolCalls.length === 0 || prep.responseFormat === 'json') break;
+      await runToolCalls(run, prep, reply, turn);
+    }
+    return await finish(run, prep, engramId, turn);
+  } catch (err) {
+    run.status.status = 'failed';
+    for (const p of run.pauses.values()) if (p.state === 'pending') p.state = 'cancelled';
+    return recordFailure(err, run.cancelReason, (reason) => steps.failRun(input, reason));
+  }
+}
+
+/** The run's query, its cancel signal and the `answer` Update of its budget pauses. */
+function listen(run: AgentRun): void {
+  const { pauses, answers } = run;
+  wf.setHandler(statusQuery, () => run.status);
   // Cancellation itself arrives as a Temporal cancel request; the signal only carries the reason.
-  wf.setHandler(cancelSignal, ({ reason }) => void (cancelReason = reason));
+  wf.setHandler(cancelSignal, ({ reason }) => void (run.cancelReason = reason));
   // Budget pauses (docs/usage.md): an admin's answer is the same `answer` Update pathways take;
   // the validator refuses what the run does not wait for, the handler marks it answered first.
-  const pauses = new Map<string, { state: 'pending' | 'approved' | 'rejected' | 'cancelled' }>();
-  const answers = new Map<string, InterventionAnswer>();
   wf.setHandler(
     answerUpdate,
     async (a) => {
       pauses.get(a.interventionId)!.state = a.action === 'approve' ? 'approved' : 'rejected';
       answers.set(a.interventionId, a);
-      return { interventionId: a.interventionId, status: await steps.recordBudgetAnswer(input, a) };
+      return { interventionId: a.interventionId, status: await steps.recordBudgetAnswer(run.input, a) };
     },
     {
       validator: (a) => {
@@ -81,116 +129,113 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
       },
     },
   );
-  /** Waits for an admin to let the run go beyond `budget`; a rejection fails the run with BUDGET_EXCEEDED. */
-  const pauseForBudget = async (budget: BudgetPause, turn: number): Promise<void> => {
-    const id = wf.uuid4();
-    status.currentStep = `model turn ${turn + 1}: waiting for budget approval`;
-    const waitingFor = await steps.openBudgetPause(input, {
-      id,
-      turn,
-      budget,
-      progress: status.progress,
-      currentStep: status.currentStep,
-    });
-    pauses.set(id, { state: 'pending' });
-    status.status = 'waiting';
-    status.waitingFor = waitingFor;
-    await wf.condition(() => answers.has(id));
-    // The answer is recorded (by the Update's handler) before the run goes on: a rejection must
-    // not fail the run, and cancel the intervention, ahead of the record that says it was rejected.
-    await wf.condition(wf.allHandlersFinished);
-    status.status = 'running';
-    status.waitingFor = null;
-    status.currentStep = `model turn ${turn + 1}`;
-    if (answers.get(id)!.action !== 'approve')
-      throw wf.ApplicationFailure.nonRetryable(
-        `${budget.message}; an admin declined to go beyond it`,
-        'BUDGET_EXCEEDED',
-      );
-  };
-  const approvedBudgets: string[] = [];
-  const engramId = wf.uuid4();
-  const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 };
-  const toolCalls: NeuronRunResult['toolCalls'] = [];
+}
 
-  try {
-    // Inputs recorded before run contexts were stored by reference carry `prepared` instead of `context`.
-    const prep: RunSummary = input.context ?? input.prepared ?? (await steps.prepareRun(input));
-    const preparedByApi = Boolean(input.context ?? input.prepared);
-    const accepted: number[] = [];
-    let turn = 0;
-    for (; turn < input.maxTurns; turn++) {
-      status.currentStep = `model turn ${turn + 1}`;
-      status.progress = Math.min(90, 5 + Math.round((turn * 85) / input.maxTurns));
-      const turnInput = () => ({
-        jobId: input.jobId,
-        workspaceId: input.scope.workspaceId,
-        turn,
-        accepted: [...accepted],
-        ...(approvedBudgets.length ? { approvedBudgets: [...approvedBudgets] } : {}),
-      });
-      let adopted: ModelTurnOutcome | null = null;
-      if (turn === 0 && preparedByApi && wf.patched('first-turn-adopted-locally')) {
-        adopted = await adoptLocally.adoptFirstTurn(input.jobId, ADOPT_LOCALLY_WAIT_MS).catch(() => null);
-      }
-      let reply =
-        adopted ??
-        (await model.modelTurn({
-          // A run prepared by the API is marked running by its first turn (one hop fewer before the first token).
-          start:
-            turn === 0 && preparedByApi
-              ? { scope: input.scope, traceId: input.traceId, neuronId: input.neuronId }
-              : undefined,
-          ...turnInput(),
-        }));
-      // A budget stopped the turn before its call: once an admin approves, the same turn runs.
-      while (reply.budget) {
-        await pauseForBudget(reply.budget, turn);
-        approvedBudgets.push(reply.budget.budgetId);
-        reply = await model.modelTurn(turnInput());
-      }
-      accepted.push(reply.attempt ?? 1);
-      usage.inputTokens += reply.usage.inputTokens;
-      usage.outputTokens += reply.usage.outputTokens;
-      usage.totalTokens += reply.usage.totalTokens;
-      usage.costUsd += reply.costUsd;
-      if (reply.toolCalls.length === 0 || prep.responseFormat === 'json') break;
-      for (const call of reply.toolCalls) {
-        status.currentStep = `tool ${call.name}`;
-        const delegate = prep.delegates.find((dl) => dl.tool === call.name);
-        const result = delegate
-          ? await runDelegate(input, delegate, call, turn)
-          : await steps.runTool(input.jobId, call, turn);
-        toolCalls.push({ name: call.name, arguments: call.arguments, result });
-      }
-    }
-    status.currentStep = 'saving';
-    status.progress = 95;
-    await wf.condition(wf.allHandlersFinished); // an admin's answer is recorded before the run ends
-    const result = await local.finishRun({
-      input,
-      engramId,
-      model: prep.model,
-      turns: Math.min(turn + 1, input.maxTurns),
-      accepted,
-      usage,
-      neuronType: prep.neuronType,
-    });
-    if (result.cancelled) {
-      // The job was cancelled while the reply was being saved: the cancel request follows the
-      // job's transition at once, and the run must end Canceled (not Completed) in Temporal.
-      await wf.condition(() => false, CANCEL_REQUEST_WAIT);
-      throw wf.ApplicationFailure.nonRetryable('the job was cancelled', 'CANCELLED');
-    }
-    status.status = 'completed';
-    status.progress = 100;
-    status.currentStep = 'completed';
-    return result;
-  } catch (err) {
-    status.status = 'failed';
-    for (const p of pauses.values()) if (p.state === 'pending') p.state = 'cancelled';
-    return recordFailure(err, cancelReason, (reason) => steps.failRun(input, reason));
+/**
+ * Model turn `turn`: adopted from the API (a first turn it prepared and already ran) or asked of
+ * the `modelTurn` activity, asked again after each budget pause an admin approves.
+ */
+async function modelTurn(run: AgentRun, turn: number, preparedByApi: boolean): Promise<ModelTurnOutcome> {
+  const { input, status, approvedBudgets } = run;
+  status.currentStep = `model turn ${turn + 1}`;
+  status.progress = Math.min(90, 5 + Math.round((turn * 85) / input.maxTurns));
+  const turnInput = () => ({
+    jobId: input.jobId,
+    workspaceId: input.scope.workspaceId,
+    turn,
+    accepted: [...run.accepted],
+    ...(approvedBudgets.length ? { approvedBudgets: [...approvedBudgets] } : {}),
+  });
+  let adopted: ModelTurnOutcome | null = null;
+  if (turn === 0 && preparedByApi && wf.patched('first-turn-adopted-locally')) {
+    adopted = await adoptLocally.adoptFirstTurn(input.jobId, ADOPT_LOCALLY_WAIT_MS).catch(() => null);
   }
+  const first =
+    adopted ??
+    (await model.modelTurn({
+      // A run prepared by the API is marked running by its first turn (one hop fewer before the first token).
+      start:
+        turn === 0 && preparedByApi
+          ? { scope: input.scope, traceId: input.traceId, neuronId: input.neuronId }
+          : undefined,
+      ...turnInput(),
+    }));
+  // A budget stopped the turn before its call: once an admin approves, the same turn runs.
+  const reply = await withinBudget(first, {
+    ask: () => model.modelTurn(turnInput()),
+    budgetOf: (r) => r.budget,
+    approved: approvedBudgets,
+    waitForAdmin: (budget) => waitForAdmin(run, budget, turn),
+    answered: () => {
+      status.status = 'running';
+      status.waitingFor = null;
+      status.currentStep = `model turn ${turn + 1}`;
+    },
+  });
+  run.accepted.push(reply.attempt ?? 1);
+  run.usage.inputTokens += reply.usage.inputTokens;
+  run.usage.outputTokens += reply.usage.outputTokens;
+  run.usage.totalTokens += reply.usage.totalTokens;
+  run.usage.costUsd += reply.costUsd;
+  return reply;
+}
+
+/** Opens a budget pause before model turn `turn` and waits until an admin's answer is accepted. */
+async function waitForAdmin(run: AgentRun, budget: BudgetPause, turn: number): Promise<InterventionAnswer> {
+  const { status } = run;
+  const id = wf.uuid4();
+  status.currentStep = `model turn ${turn + 1}: waiting for budget approval`;
+  const waitingFor = await steps.openBudgetPause(run.input, {
+    id,
+    turn,
+    budget,
+    progress: status.progress,
+    currentStep: status.currentStep,
+  });
+  run.pauses.set(id, { state: 'pending' });
+  status.status = 'waiting';
+  status.waitingFor = waitingFor;
+  await wf.condition(() => run.answers.has(id));
+  return run.answers.get(id)!;
+}
+
+/** The turn's tool calls, one after the other: a delegate_* call runs its sub-neuron, any other the `runTool` activity. */
+async function runToolCalls(run: AgentRun, prep: RunSummary, reply: ModelTurnOutcome, turn: number): Promise<void> {
+  for (const call of reply.toolCalls) {
+    run.status.currentStep = `tool ${call.name}`;
+    const delegate = prep.delegates.find((dl) => dl.tool === call.name);
+    const result = delegate
+      ? await runDelegate(run.input, delegate, call, turn)
+      : await steps.runTool(run.input.jobId, call, turn);
+    run.toolCalls.push({ name: call.name, arguments: call.arguments, result });
+  }
+}
+
+/** Stores the reply and completes the job (`turn`: the last turn the loop ran, or maxTurns when it ran out). */
+async function finish(run: AgentRun, prep: RunSummary, engramId: string, turn: number): Promise<NeuronRunResult> {
+  const { input, status } = run;
+  status.currentStep = 'saving';
+  status.progress = 95;
+  await wf.condition(wf.allHandlersFinished); // an admin's answer is recorded before the run ends
+  const result = await local.finishRun({
+    input,
+    engramId,
+    model: prep.model,
+    turns: Math.min(turn + 1, input.maxTurns),
+    accepted: run.accepted,
+    usage: run.usage,
+    neuronType: prep.neuronType,
+  });
+  if (result.cancelled) {
+    // The job was cancelled while the reply was being saved: the cancel request follows the
+    // job's transition at once, and the run must end Canceled (not Completed) in Temporal.
+    await wf.condition(() => false, CANCEL_REQUEST_WAIT);
+    throw wf.ApplicationFailure.nonRetryable('the job was cancelled', 'CANCELLED');
+  }
+  status.status = 'completed';
+  status.progress = 100;
+  status.currentStep = 'completed';
+  return result;
 }
 
 /** Runs a sub-neuron as a child workflow on the same trace; its reply becomes the tool result. */

@@ -21,7 +21,7 @@ import { createConnectionService } from './connections.js';
 import { createSecretService } from './secrets.js';
 import { createRemoteTools } from '../tools/remote.js';
 import { createReflexService } from './reflexes.js';
-import { createRunService } from './runs.js';
+import { createRunService } from './runs/index.js';
 import { createFirstTurns } from './first-turns.js';
 import { createModelRegistry } from '../llm/registry.js';
 import { createTraceService } from './traces.js';

@@ -21,7 +21,7 @@ import type { InterventionService } from './interventions.js';
 import type { JobPatch, JobService } from './jobs.js';
 import type { NeuronService } from './neurons.js';
 import type { PathwayService } from './pathways.js';
-import { fromRunScope, toRunScope } from './runs.js';
+import { fromRunScope, toRunScope } from './runs/index.js';
 import type { TraceService } from './traces.js';
 import type { UsageService } from './usage.js';
 import type { BudgetService } from './budgets.js';
@@ -65,8 +65,8 @@ export function matchCategory(reply: string, categories: string[]): string | nul
   return contained.length === 1 ? contained[0] : null;
 }
 
-/** Pathway runs: start (execute and POST /v1/jobs), the interpreter's I/O steps, and human input. */
-export function createPathwayRunService(d: {
+/** What the pathway-run service is built from (src/services/index.ts passes it). */
+export interface PathwayRunDeps {
   config: Config;
   jobs: JobService;
   traces: TraceService;
@@ -81,352 +81,387 @@ export function createPathwayRunService(d: {
     workspaceId: string,
     ev: { key: string; eventId: string; payload: Record<string, unknown> },
   ) => Promise<unknown>;
-}) {
-  const { jobs, traces, neurons, pathways, interventions, models } = d;
+}
 
-  type StartArgs = {
-    graph: unknown;
-    pathwayId: string | null;
-    version: number | null;
-    input: Record<string, unknown>;
-    traceId?: string;
-    brainId: string | null;
-    name: string;
-  };
+/** A run to start: the graph (compiled at start), where it comes from, its input and its trace. */
+interface StartArgs {
+  graph: unknown;
+  pathwayId: string | null;
+  version: number | null;
+  input: Record<string, unknown>;
+  traceId?: string;
+  brainId: string | null;
+  name: string;
+}
 
-  /** Compiles the graph (400 when invalid) and pins the version of every neuron a node runs, as a neuron invoke pins its own. */
-  async function runInput(scope: Scope, args: StartArgs, jobId: string): Promise<PathwayRunInput> {
-    const neuronIds = await pathways.neuronIdsFor(scope);
-    const { compiled, errors } = compileGraph(args.graph, { neuronIds });
-    if (errors.length) throw validationError(`pathway graph is invalid: ${errors.slice(0, 3).join('; ')}`);
-    const neuronVersions: Record<string, number> = {};
-    await Promise.all(
-      (compiled as RunGraph).nodes.map(async (n, i) => {
-        if (n.type === 'neuron' && typeof n.data.neuron_id === 'string')
-          neuronVersions[String(i)] = (await neurons.resolve(scope, n.data.neuron_id)).version;
-      }),
-    );
-    return {
-      jobId,
-      scope: toRunScope(scope),
-      pathwayId: args.pathwayId,
-      pathwayVersion: args.version,
-      traceId: args.traceId ?? randomUUID(),
-      input: args.input,
-      graph: compiled as RunGraph,
-      maxSteps: MAX_PATHWAY_STEPS,
-      neuronVersions,
-    };
-  }
+/** A classify node's call, as the activity passes it. */
+interface ClassifyCall {
+  scope: RunScope;
+  jobId: string;
+  categories: string[];
+  text: string;
+  neuronId?: string;
+  model?: string;
+  attempt?: number;
+  approvedBudgets?: string[];
+}
 
-  async function start(scope: Scope, args: StartArgs) {
-    const input = await runInput(scope, args, randomUUID());
-    const { job } = await jobs.create(scope, {
-      id: input.jobId,
-      kind: 'pathway',
-      pathwayId: args.pathwayId,
-      traceId: input.traceId,
-      brainId: args.brainId,
-    });
-    await jobs.emit(input.jobId, { type: 'status', status: 'pending' });
-    await jobs.startWorkflow(
-      job,
-      'pathwayRun',
-      [input],
-      `pathway ${args.name}${args.version ? ` v${args.version}` : ''} · ${input.graph.nodes.length} nodes`,
-    );
-    return job;
-  }
+/** What a human node (or a budget pause) opens, as the workflow asks for it. */
+interface InterventionSpec {
+  id: string;
+  nodeIndex: number;
+  kind: 'approval' | 'pause' | 'budget';
+  options: string[];
+  expiresInS?: number;
+  title: string;
+  prompt: string;
+  progress: number;
+  currentStep: string;
+}
 
-  async function checkTrace(scope: Scope, traceId: string | undefined) {
-    if (traceId) {
-      const t = await traces.get(scope, traceId);
-      if (t.traceType !== 'thread') throw validationError('trace_id must be a thread trace');
-    }
-  }
-
-  async function patch(workspaceId: string, jobId: string, p: JobPatch) {
-    await jobs.transition(workspaceId, jobId, p);
-  }
-
+/** Pathway runs: start (execute and POST /v1/jobs), the interpreter's I/O steps, and human input. */
+export function createPathwayRunService(d: PathwayRunDeps) {
   return {
-    runInput,
-
+    /** Compiles the graph (400 when invalid) and pins the version of every neuron a node runs, as a neuron invoke pins its own. */
+    runInput: (scope: Scope, args: StartArgs, jobId: string) => runInput(d, scope, args, jobId),
     /** POST /v1/pathways/:id/execute (brain header required; pinned or head version). */
-    async execute(scope: Scope, pathwayId: string, body: ExecuteBody) {
-      const run = await pathways.getForRun(scope, pathwayId, body.pathway_version);
-      await checkTrace(scope, body.trace_id);
-      return start(scope, {
-        graph: run.graph,
-        pathwayId,
-        version: run.version,
-        input: body.input ?? {},
-        traceId: body.trace_id,
-        brainId: run.pathway.brainId,
-        name: run.pathway.name,
-      });
-    },
-
+    execute: (scope: Scope, pathwayId: string, body: ExecuteBody) => execute(d, scope, pathwayId, body),
     /** POST /v1/jobs: a stored pathway (pathway_id) or an inline graph, with input or data. */
-    async createJob(scope: Scope, body: JobCreateBody) {
-      const input = { ...(body.data ?? {}), ...(body.input ?? {}) };
-      await checkTrace(scope, body.trace_id);
-      if (body.pathway_id) {
-        const run = await pathways.getForRun(scope, body.pathway_id, body.pathway_version);
-        return start(scope, {
-          graph: run.graph,
-          pathwayId: body.pathway_id,
-          version: run.version,
-          input,
-          traceId: body.trace_id,
-          brainId: run.pathway.brainId,
-          name: run.pathway.name,
-        });
-      }
-      return start(scope, {
-        graph: body.pathway,
-        pathwayId: null,
-        version: null,
-        input,
-        traceId: body.trace_id,
-        brainId: scope.brainId ?? null,
-        name: 'inline',
-      });
-    },
-
-    async startRun(input: PathwayRunInput) {
-      await patch(input.scope.workspaceId, input.jobId, { status: 'running', progress: 0, currentStep: 'starting' });
-      await jobs.emit(input.jobId, { type: 'status', status: 'running' });
-      await traces.publish(fromRunScope(input.scope), input.traceId, {
-        type: 'run.started',
-        job_id: input.jobId,
-        pathway_id: input.pathwayId,
-      });
-    },
-
-    async nodeEvent(jobId: string, event: Record<string, unknown>, p: JobPatch | null) {
-      await jobs.emit(jobId, event);
-      if (p) {
-        const job = await jobs.repoFind(jobId);
-        if (job) await patch(job.workspaceId, jobId, p);
-      }
-    },
-
+    createJob: (scope: Scope, body: JobCreateBody) => createJob(d, scope, body),
+    startRun: (input: PathwayRunInput) => startRun(d, input),
+    nodeEvent: (jobId: string, event: Record<string, unknown>, p: JobPatch | null) => nodeEvent(d, jobId, event, p),
     /**
      * A classify node's model call. Budgets are checked before it as before a neuron's model turn
      * (docs/usage.md): the fail policy fails the node with BUDGET_EXCEEDED; the pause policy
      * returns the budget instead of a category, and the run asks an admin before calling again.
      */
-    async classify(a: {
-      scope: RunScope;
-      jobId: string;
-      categories: string[];
-      text: string;
-      neuronId?: string;
-      model?: string;
-      attempt?: number;
-      approvedBudgets?: string[];
-    }): Promise<string | { budget: BudgetPause }> {
-      let modelId = a.model ?? d.config.DEFAULT_MODEL;
-      let system = '';
-      if (a.neuronId) {
-        const n = await neurons.resolve(fromRunScope(a.scope), a.neuronId);
-        const head = neurons.headSnapshot(n);
-        modelId = head.neuron_config.model ?? modelId;
-        system = head.neuron_config.system_prompt ?? '';
-      }
-      const m = models.resolve(modelId);
-      const messages: ChatMessage[] = [
-        {
-          role: 'system',
-          content:
-            `${system}\n\nClassify the user's input into exactly one of these categories: ${a.categories.join(', ')}. Answer with the category name only.`.trim(),
-        },
-        { role: 'user', content: a.text },
-      ];
-      const promptTokens = estimateTokens(messages.map((x) => x.content).join(''));
-      const over = await d.budgets.evaluate(
-        await d.budgets.applicable(
-          a.scope.workspaceId,
-          { receptorId: a.scope.receptorId, neuronId: a.neuronId, shareTokenId: a.scope.shareTokenId },
-          a.approvedBudgets,
-        ),
-        {
-          tokens: promptTokens,
-          costNanos: Math.round(costOf(m.id, { inputTokens: promptTokens, outputTokens: 0 }).costUsd * 1e9),
-        },
-      );
-      if (over?.policy === 'fail') throw new AppError('BUDGET_EXCEEDED', 402, over.message);
-      if (over) return { budget: { ...over } };
-      const res = await m.provider.chat({ model: m.model, messages });
-      // The call is billed: one ledger row per attempt (a retried activity is another billed call).
-      const job = await jobs.repoFind(a.jobId);
-      const callKey = createHash('sha1')
-        .update(`${a.categories.join('|')}\n${a.text}`)
-        .digest('hex')
-        .slice(0, 12);
-      await d.usage.record({
-        key: `${a.jobId}:classify:${callKey}:${a.attempt ?? 1}`,
-        workspaceId: a.scope.workspaceId,
-        kind: 'chat',
-        modelId: m.id,
-        usage: res.usage,
-        attribution: {
-          brainId: job?.brainId ?? a.scope.brainId ?? null,
-          userId: a.scope.userId,
-          apiKeyId: a.scope.apiKeyId,
-          jobId: a.jobId,
-          traceId: job?.traceId ?? null,
-          receptorId: a.scope.receptorId ?? null,
-          neuronId: a.neuronId ?? null,
-          pathwayId: job?.pathwayId ?? null,
-          shareTokenId: a.scope.shareTokenId ?? null,
-        },
-      });
-      const category = matchCategory(res.text, a.categories);
-      await jobs.emit(a.jobId, { type: 'classified', reply: res.text, category });
-      if (!category)
-        throw validationError(
-          `classify: the model answered "${res.text.slice(0, 100)}", which is none of ${a.categories.join(', ')}`,
-        );
-      return category;
-    },
-
+    classify: (a: ClassifyCall): Promise<string | { budget: BudgetPause }> => classify(d, a),
     /** Creates the intervention and sets the job waiting (or paused) with waitingFor naming it. */
-    async openIntervention(
-      input: PathwayRunInput,
-      spec: {
-        id: string;
-        nodeIndex: number;
-        kind: 'approval' | 'pause' | 'budget';
-        options: string[];
-        expiresInS?: number;
-        title: string;
-        prompt: string;
-        progress: number;
-        currentStep: string;
-      },
-    ) {
-      const scope = fromRunScope(input.scope);
-      const { progress, currentStep, ...rest } = spec;
-      const doc = await interventions.create(scope, {
-        ...rest,
-        jobId: input.jobId,
-        traceId: input.traceId,
-        pathwayId: input.pathwayId,
-        brainId: scope.brainId ?? null,
-      });
-      const waitingFor = {
-        type: 'intervention',
-        interventionId: doc._id,
-        kind: doc.kind,
-        node: spec.nodeIndex,
-        title: doc.title,
-        prompt: doc.prompt,
-        options: doc.options,
-        expires_at: doc.expiresAt?.toISOString() ?? null,
-      };
-      const status = spec.kind === 'pause' ? 'paused' : 'waiting';
-      await patch(scope.workspaceId, input.jobId, { status, waitingFor, progress, currentStep });
-      await jobs.emit(input.jobId, { type: status, intervention_id: doc._id, options: doc.options });
-      await traces.publish(scope, input.traceId, {
-        type: 'run.waiting',
-        job_id: input.jobId,
-        intervention_id: doc._id,
-      });
-      return waitingFor;
-    },
-
+    openIntervention: (input: PathwayRunInput, spec: InterventionSpec) => openIntervention(d, input, spec),
     expireIntervention: (input: PathwayRunInput, id: string) =>
-      interventions.close(input.scope.workspaceId, id, 'expired').then(() => undefined),
-
+      d.interventions.close(input.scope.workspaceId, id, 'expired').then(() => undefined),
     /** Records an answer the run accepted: the intervention record and the job read model together. */
-    async recordAnswer(
-      input: PathwayRunInput,
-      answer: InterventionAnswer,
-      kind: 'approval' | 'pause' | 'budget',
-    ): Promise<string> {
-      const doc = await interventions.recordAnswer(input.scope.workspaceId, answer, kind);
-      await patch(input.scope.workspaceId, input.jobId, { status: 'running', waitingFor: null });
-      // A person's answer is a learning signal receptors may subscribe to (once per intervention: the event id is its id).
-      await d.publish?.()(input.scope.workspaceId, {
-        key: 'plasticity.intervention.answered',
-        eventId: `intervention:${doc._id}`,
-        payload: { intervention_id: doc._id, job_id: input.jobId, action: answer.action, status: doc.status },
-      });
-      return doc.status;
-    },
-
+    recordAnswer: (input: PathwayRunInput, answer: InterventionAnswer, kind: InterventionSpec['kind']) =>
+      recordAnswer(d, input, answer, kind),
     /** Completes the job; its result carries what the whole run cost, read from the usage ledger (docs/usage.md). */
-    async finishRun(input: PathwayRunInput, run: PathwayRunResult) {
-      const { calls: _calls, ...usage } = await d.usage.jobTotals(input.scope.workspaceId, input.jobId, true);
-      const result = { ...run, usage };
-      await patch(input.scope.workspaceId, input.jobId, {
-        status: 'completed',
-        progress: 100,
-        currentStep: 'completed',
-        result,
-        waitingFor: null,
-      });
-      await jobs.emit(input.jobId, { type: 'complete', result });
-      await traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.completed', job_id: input.jobId });
-    },
-
-    async failRun(input: PathwayRunInput, reason: string) {
-      await patch(input.scope.workspaceId, input.jobId, {
-        status: 'failed',
-        failedReason: reason,
-        currentStep: 'failed',
-        waitingFor: null,
-      });
-      await interventions.cancelForJob(input.scope.workspaceId, input.jobId);
-      await jobs.emit(input.jobId, {
-        type: 'error',
-        error: reason.startsWith('cancelled') ? 'cancelled' : 'failed',
-        message: reason,
-      });
-      await traces.publish(fromRunScope(input.scope), input.traceId, {
-        type: 'run.failed',
-        job_id: input.jobId,
-        reason,
-      });
-    },
-
+    finishRun: (input: PathwayRunInput, run: PathwayRunResult) => finishRun(d, input, run),
+    failRun: (input: PathwayRunInput, reason: string) => failRun(d, input, reason),
     neuronVersion: async (scope: RunScope, neuronId: string) =>
-      (await neurons.resolve(fromRunScope(scope), neuronId)).version,
-
+      (await d.neurons.resolve(fromRunScope(scope), neuronId)).version,
     /** POST /v1/jobs/:id/input: the input must answer the intervention the run is paused on. */
-    async input(scope: Scope, jobId: string, body: JobInputBody) {
-      if (body.workspace_id && body.workspace_id !== scope.workspaceId)
-        throw forbidden('workspace_id does not match the credential');
-      const job = await jobs.get(scope, jobId);
-      const waiting = decodeBlob<{ interventionId?: string } | null>(job.waitingFor, null);
-      if (job.status !== 'waiting' && job.status !== 'paused')
-        throw validationError(`Job is ${job.status}, not waiting for input`);
-      if (!waiting?.interventionId || waiting.interventionId !== body.input.interventionId)
-        throw validationError('input does not match the intervention the job is waiting for');
-      return interventions.respond(scope, body.input.interventionId, {
-        action: body.input.action,
-        comment: body.input.comment,
-        fields: body.input.fields,
-      });
-    },
-
+    input: (scope: Scope, jobId: string, body: JobInputBody) => input(d, scope, jobId, body),
     /** POST /v1/jobs/:id/resume: continues a paused run; a waiting approval needs an action. */
-    async resume(scope: Scope, jobId: string, body: ResumeBody) {
-      const job = await jobs.get(scope, jobId);
-      if (job.status !== 'waiting' && job.status !== 'paused')
-        throw validationError(`Job is ${job.status}; only waiting or paused jobs can be resumed`);
-      const waiting = decodeBlob<{ interventionId?: string; kind?: string } | null>(job.waitingFor, null);
-      if (!waiting?.interventionId) throw validationError('Job is not paused at an intervention');
-      const action = body.action ?? (waiting.kind === 'pause' ? 'resume' : undefined);
-      if (!action) throw validationError('This job waits for an approval: send action (for example approve or reject)');
-      return interventions.respond(scope, waiting.interventionId, {
-        action,
-        comment: body.comment,
-        fields: body.fields,
-      });
-    },
+    resume: (scope: Scope, jobId: string, body: ResumeBody) => resume(d, scope, jobId, body),
   };
 }
 export type PathwayRunService = ReturnType<typeof createPathwayRunService>;
+
+async function runInput(d: PathwayRunDeps, scope: Scope, args: StartArgs, jobId: string): Promise<PathwayRunInput> {
+  const neuronIds = await d.pathways.neuronIdsFor(scope);
+  const { compiled, errors } = compileGraph(args.graph, { neuronIds });
+  if (errors.length) throw validationError(`pathway graph is invalid: ${errors.slice(0, 3).join('; ')}`);
+  const neuronVersions: Record<string, number> = {};
+  await Promise.all(
+    (compiled as RunGraph).nodes.map(async (n, i) => {
+      if (n.type === 'neuron' && typeof n.data.neuron_id === 'string')
+        neuronVersions[String(i)] = (await d.neurons.resolve(scope, n.data.neuron_id)).version;
+    }),
+  );
+  return {
+    jobId,
+    scope: toRunScope(scope),
+    pathwayId: args.pathwayId,
+    pathwayVersion: args.version,
+    traceId: args.traceId ?? randomUUID(),
+    input: args.input,
+    graph: compiled as RunGraph,
+    maxSteps: MAX_PATHWAY_STEPS,
+    neuronVersions,
+  };
+}
+
+async function start(d: PathwayRunDeps, scope: Scope, args: StartArgs) {
+  const input = await runInput(d, scope, args, randomUUID());
+  const { job } = await d.jobs.create(scope, {
+    id: input.jobId,
+    kind: 'pathway',
+    pathwayId: args.pathwayId,
+    traceId: input.traceId,
+    brainId: args.brainId,
+  });
+  await d.jobs.emit(input.jobId, { type: 'status', status: 'pending' });
+  await d.jobs.startWorkflow(
+    job,
+    'pathwayRun',
+    [input],
+    `pathway ${args.name}${args.version ? ` v${args.version}` : ''} · ${input.graph.nodes.length} nodes`,
+  );
+  return job;
+}
+
+async function checkTrace(d: PathwayRunDeps, scope: Scope, traceId: string | undefined) {
+  if (traceId) {
+    const t = await d.traces.get(scope, traceId);
+    if (t.traceType !== 'thread') throw validationError('trace_id must be a thread trace');
+  }
+}
+
+async function patch(d: PathwayRunDeps, workspaceId: string, jobId: string, p: JobPatch) {
+  await d.jobs.transition(workspaceId, jobId, p);
+}
+
+async function execute(d: PathwayRunDeps, scope: Scope, pathwayId: string, body: ExecuteBody) {
+  const run = await d.pathways.getForRun(scope, pathwayId, body.pathway_version);
+  await checkTrace(d, scope, body.trace_id);
+  return start(d, scope, {
+    graph: run.graph,
+    pathwayId,
+    version: run.version,
+    input: body.input ?? {},
+    traceId: body.trace_id,
+    brainId: run.pathway.brainId,
+    name: run.pathway.name,
+  });
+}
+
+async function createJob(d: PathwayRunDeps, scope: Scope, body: JobCreateBody) {
+  const input = { ...(body.data ?? {}), ...(body.input ?? {}) };
+  await checkTrace(d, scope, body.trace_id);
+  if (body.pathway_id) {
+    const run = await d.pathways.getForRun(scope, body.pathway_id, body.pathway_version);
+    return start(d, scope, {
+      graph: run.graph,
+      pathwayId: body.pathway_id,
+      version: run.version,
+      input,
+      traceId: body.trace_id,
+      brainId: run.pathway.brainId,
+      name: run.pathway.name,
+    });
+  }
+  return start(d, scope, {
+    graph: body.pathway,
+    pathwayId: null,
+    version: null,
+    input,
+    traceId: body.trace_id,
+    brainId: scope.brainId ?? null,
+    name: 'inline',
+  });
+}
+
+async function startRun(d: PathwayRunDeps, input: PathwayRunInput) {
+  await patch(d, input.scope.workspaceId, input.jobId, { status: 'running', progress: 0, currentStep: 'starting' });
+  await d.jobs.emit(input.jobId, { type: 'status', status: 'running' });
+  await d.traces.publish(fromRunScope(input.scope), input.traceId, {
+    type: 'run.started',
+    job_id: input.jobId,
+    pathway_id: input.pathwayId,
+  });
+}
+
+async function nodeEvent(d: PathwayRunDeps, jobId: string, event: Record<string, unknown>, p: JobPatch | null) {
+  await d.jobs.emit(jobId, event);
+  if (p) {
+    const job = await d.jobs.repoFind(jobId);
+    if (job) await patch(d, job.workspaceId, jobId, p);
+  }
+}
+
+async function classify(d: PathwayRunDeps, a: ClassifyCall): Promise<string | { budget: BudgetPause }> {
+  const { m, messages } = await classifyPrompt(d, a);
+  const promptTokens = estimateTokens(messages.map((x) => x.content).join(''));
+  const over = await d.budgets.evaluate(
+    await d.budgets.applicable(
+      a.scope.workspaceId,
+      { receptorId: a.scope.receptorId, neuronId: a.neuronId, shareTokenId: a.scope.shareTokenId },
+      a.approvedBudgets,
+    ),
+    {
+      tokens: promptTokens,
+      costNanos: Math.round(costOf(m.id, { inputTokens: promptTokens, outputTokens: 0 }).costUsd * 1e9),
+    },
+  );
+  if (over?.policy === 'fail') throw new AppError('BUDGET_EXCEEDED', 402, over.message);
+  if (over) return { budget: { ...over } };
+  const res = await m.provider.chat({ model: m.model, messages });
+  await billClassify(d, a, m.id, res.usage);
+  const category = matchCategory(res.text, a.categories);
+  await d.jobs.emit(a.jobId, { type: 'classified', reply: res.text, category });
+  if (!category)
+    throw validationError(
+      `classify: the model answered "${res.text.slice(0, 100)}", which is none of ${a.categories.join(', ')}`,
+    );
+  return category;
+}
+
+/** The classify call's model (the node's neuron's, its own, or the default) and its prompt. */
+async function classifyPrompt(d: PathwayRunDeps, a: ClassifyCall) {
+  let modelId = a.model ?? d.config.DEFAULT_MODEL;
+  let system = '';
+  if (a.neuronId) {
+    const n = await d.neurons.resolve(fromRunScope(a.scope), a.neuronId);
+    const head = d.neurons.headSnapshot(n);
+    modelId = head.neuron_config.model ?? modelId;
+    system = head.neuron_config.system_prompt ?? '';
+  }
+  const m = d.models.resolve(modelId);
+  const messages: ChatMessage[] = [
+    {
+      role: 'system',
+      content:
+        `${system}\n\nClassify the user's input into exactly one of these categories: ${a.categories.join(', ')}. Answer with the category name only.`.trim(),
+    },
+    { role: 'user', content: a.text },
+  ];
+  return { m, messages };
+}
+
+/** The call is billed: one ledger row per attempt (a retried activity is another billed call). */
+async function billClassify(
+  d: PathwayRunDeps,
+  a: ClassifyCall,
+  modelId: string,
+  usage: { inputTokens: number; outputTokens: number; totalTokens: number },
+) {
+  const job = await d.jobs.repoFind(a.jobId);
+  const callKey = createHash('sha1')
+    .update(`${a.categories.join('|')}\n${a.text}`)
+    .digest('hex')
+    .slice(0, 12);
+  await d.usage.record({
+    key: `${a.jobId}:classify:${callKey}:${a.attempt ?? 1}`,
+    workspaceId: a.scope.workspaceId,
+    kind: 'chat',
+    modelId,
+    usage,
+    attribution: {
+      brainId: job?.brainId ?? a.scope.brainId ?? null,
+      userId: a.scope.userId,
+      apiKeyId: a.scope.apiKeyId,
+      jobId: a.jobId,
+      traceId: job?.traceId ?? null,
+      receptorId: a.scope.receptorId ?? null,
+      neuronId: a.neuronId ?? null,
+      pathwayId: job?.pathwayId ?? null,
+      shareTokenId: a.scope.shareTokenId ?? null,
+    },
+  });
+}
+
+async function openIntervention(d: PathwayRunDeps, input: PathwayRunInput, spec: InterventionSpec) {
+  const scope = fromRunScope(input.scope);
+  const { progress, currentStep, ...rest } = spec;
+  const doc = await d.interventions.create(scope, {
+    ...rest,
+    jobId: input.jobId,
+    traceId: input.traceId,
+    pathwayId: input.pathwayId,
+    brainId: scope.brainId ?? null,
+  });
+  const waitingFor = {
+    type: 'intervention',
+    interventionId: doc._id,
+    kind: doc.kind,
+    node: spec.nodeIndex,
+    title: doc.title,
+    prompt: doc.prompt,
+    options: doc.options,
+    expires_at: doc.expiresAt?.toISOString() ?? null,
+  };
+  const status = spec.kind === 'pause' ? 'paused' : 'waiting';
+  await patch(d, scope.workspaceId, input.jobId, { status, waitingFor, progress, currentStep });
+  await d.jobs.emit(input.jobId, { type: status, intervention_id: doc._id, options: doc.options });
+  await d.traces.publish(scope, input.traceId, {
+    type: 'run.waiting',
+    job_id: input.jobId,
+    intervention_id: doc._id,
+  });
+  return waitingFor;
+}
+
+async function recordAnswer(
+  d: PathwayRunDeps,
+  input: PathwayRunInput,
+  answer: InterventionAnswer,
+  kind: InterventionSpec['kind'],
+): Promise<string> {
+  const doc = await d.interventions.recordAnswer(input.scope.workspaceId, answer, kind);
+  await patch(d, input.scope.workspaceId, input.jobId, { status: 'running', waitingFor: null });
+  // A person's answer is a learning signal receptors may subscribe to (once per intervention: the event id is its id).
+  await d.publish?.()(input.scope.workspaceId, {
+    key: 'plasticity.intervention.answered',
+    eventId: `intervention:${doc._id}`,
+    payload: { intervention_id: doc._id, job_id: input.jobId, action: answer.action, status: doc.status },
+  });
+  return doc.status;
+}
+
+async function finishRun(d: PathwayRunDeps, input: PathwayRunInput, run: PathwayRunResult) {
+  const { calls: _calls, ...usage } = await d.usage.jobTotals(input.scope.workspaceId, input.jobId, true);
+  const result = { ...run, usage };
+  await patch(d, input.scope.workspaceId, input.jobId, {
+    status: 'completed',
+    progress: 100,
+    currentStep: 'completed',
+    result,
+    waitingFor: null,
+  });
+  await d.jobs.emit(input.jobId, { type: 'complete', result });
+  await d.traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.completed', job_id: input.jobId });
+}
+
+async function failRun(d: PathwayRunDeps, input: PathwayRunInput, reason: string) {
+  await patch(d, input.scope.workspaceId, input.jobId, {
+    status: 'failed',
+    failedReason: reason,
+    currentStep: 'failed',
+    waitingFor: null,
+  });
+  await d.interventions.cancelForJob(input.scope.workspaceId, input.jobId);
+  await d.jobs.emit(input.jobId, {
+    type: 'error',
+    error: reason.startsWith('cancelled') ? 'cancelled' : 'failed',
+    message: reason,
+  });
+  await d.traces.publish(fromRunScope(input.scope), input.traceId, {
+    type: 'run.failed',
+    job_id: input.jobId,
+    reason,
+  });
+}
+
+/** The intervention a waiting or paused job names (its stored waitingFor). */
+const waitingOf = (job: Awaited<ReturnType<JobService['get']>>) =>
+  decodeBlob<{ interventionId?: string; kind?: string } | null>(job.waitingFor, null);
+
+async function input(d: PathwayRunDeps, scope: Scope, jobId: string, body: JobInputBody) {
+  if (body.workspace_id && body.workspace_id !== scope.workspaceId)
+    throw forbidden('workspace_id does not match the credential');
+  const job = await d.jobs.get(scope, jobId);
+  const waiting = waitingOf(job);
+  if (job.status !== 'waiting' && job.status !== 'paused')
+    throw validationError(`Job is ${job.status}, not waiting for input`);
+  if (!waiting?.interventionId || waiting.interventionId !== body.input.interventionId)
+    throw validationError('input does not match the intervention the job is waiting for');
+  return d.interventions.respond(scope, body.input.interventionId, {
+    action: body.input.action,
+    comment: body.input.comment,
+    fields: body.input.fields,
+  });
+}
+
+async function resume(d: PathwayRunDeps, scope: Scope, jobId: string, body: ResumeBody) {
+  const job = await d.jobs.get(scope, jobId);
+  if (job.status !== 'waiting' && job.status !== 'paused')
+    throw validationError(`Job is ${job.status}; only waiting or paused jobs can be resumed`);
+  const waiting = waitingOf(job);
+  if (!waiting?.interventionId) throw validationError('Job is not paused at an intervention');
+  const action = body.action ?? (waiting.kind === 'pause' ? 'resume' : undefined);
+  if (!action) throw validationError('This job waits for an approval: send action (for example approve or reject)');
+  return d.interventions.respond(scope, waiting.interventionId, {
+    action,
+    comment: body.comment,
+    fields: body.fields,
+  });
+}

@@ -10,7 +10,7 @@ import type { NeuronService } from './neurons.js';
 import type { PathwayRunService } from './pathway-runs.js';
 import type { PathwayService } from './pathways.js';
 import type { ReceptorService } from './receptors.js';
-import { DEFAULT_MAX_TURNS, fromRunScope, toRunScope } from './runs.js';
+import { DEFAULT_MAX_TURNS, fromRunScope, toRunScope } from './runs/index.js';
 import { uuidFromName } from '../ids.js';
 import { isSchedulable, patternsFor } from './stimuli.js';
 import type { TraceService } from './traces.js';

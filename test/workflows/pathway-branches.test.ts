@@ -14,21 +14,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import { Client, Connection, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure } from '@temporalio/common';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import {
   answerUpdate,
   statusQuery,
   type NeuronRunInput,
   type NeuronRunResult,
-  type PathwayRun,
   type PathwayRunInput,
   type PathwayRunResult,
   type RunGraph,
 } from '../../src/temporal/definitions.js';
+import { useMockedWorker } from './mocked-worker.js';
 
 /** The activities pathwayRun (and its neuronRun child) calls; each mock below implements one. */
 type Mocked = Pick<
@@ -171,38 +170,7 @@ const mocks: Mocked = {
   failRun: record('failRun', async () => undefined as never),
 };
 
-const taskQueue = `pathway-branches-${randomUUID()}`;
-let client: Client;
-let connection: Connection;
-let nativeConnection: NativeConnection;
-let stopWorker: () => void;
-let workerDone: Promise<void>;
-
-beforeAll(async () => {
-  const address = inject('temporalAddress');
-  nativeConnection = await NativeConnection.connect({ address });
-  const worker = await Worker.create({
-    connection: nativeConnection,
-    namespace: 'default', // the dev server's namespace (config TEMPORAL_NAMESPACE defaults to it)
-    taskQueue,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-    activities: mocks,
-    // The bundle's workflow interceptors export spans through this sink (only for traced starts; none here).
-    sinks: { exporter: { export: { fn: () => undefined } } },
-    shutdownGraceTime: '1s',
-  });
-  const stopped = new Promise<void>((resolve) => (stopWorker = resolve));
-  workerDone = worker.runUntil(stopped);
-  connection = await Connection.connect({ address });
-  client = new Client({ connection, namespace: 'default' });
-});
-
-afterAll(async () => {
-  stopWorker?.();
-  await workerDone;
-  await connection?.close();
-  await nativeConnection?.close();
-});
+const worker = useMockedWorker('pathway-branches', mocks);
 
 function runInput(graph: RunGraph, input: Record<string, unknown> = {}): PathwayRunInput {
   return {
@@ -220,18 +188,12 @@ function runInput(graph: RunGraph, input: Record<string, unknown> = {}): Pathway
 /** Starts pathwayRun with the job id as its workflow id (as the API does). */
 async function start(graph: RunGraph, input?: Record<string, unknown>) {
   const args = runInput(graph, input);
-  const handle = await client.workflow.start<PathwayRun>('pathwayRun', {
-    taskQueue,
-    workflowId: args.jobId,
-    args: [args],
-    // A broken run fails the test in seconds rather than at the test timeout.
-    workflowExecutionTimeout: '30s',
-  });
+  const handle = await worker.start('pathwayRun', args.jobId, args);
   return { handle, id: args.jobId, args };
 }
 const run = async (graph: RunGraph, input?: Record<string, unknown>) => {
   const s = await start(graph, input);
-  return { ...s, result: await s.handle.result() };
+  return { ...s, result: (await s.handle.result()) as PathwayRunResult };
 };
 
 async function waitFor<T>(what: string, probe: () => T | undefined, ms = 15_000): Promise<T> {

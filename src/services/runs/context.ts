@@ -1,0 +1,166 @@
+import type { ChatMessage } from '../../llm/types.js';
+import type { ModelStep, ToolStep } from '../../db/runs.js';
+import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
+import type { Scope } from '../../scope.js';
+import type { NeuronRunInput, PreparedRunData, RunScope, RunSummary } from '../../temporal/definitions.js';
+import {
+  HISTORY_LIMIT,
+  attributionOf,
+  fromRunScope,
+  summaryOf,
+  type PreparedRun,
+  type RunContext,
+  type RunDeps,
+} from './shared.js';
+import { toolsetOf } from './toolset.js';
+
+/** A run's context: preparing it (activity path), loading it, marking the run started, and each turn's conversation. */
+export const createContextSteps = (ctx: RunContext) => ({
+  /** Activity path (child and pathway runs): records the job, stores the run context, marks it running. */
+  prepare: (input: NeuronRunInput): Promise<RunSummary> => prepare(ctx, input),
+  /** The job turns running: read model, job stream and a run-state event on the trace. */
+  markStarted: (
+    s: { scope: RunScope; traceId: string; neuronId: string; jobId: string },
+    opts: { emitted?: boolean } = {},
+  ): Promise<void> => markStarted(ctx.d, s, opts),
+  /** Loads the pinned version, the trace history, tools and delegates (no writes). */
+  load: (
+    input: NeuronRunInput,
+    message: string,
+    data?: Record<string, unknown>,
+    opts: { freshTrace?: boolean; head?: NeuronSnapshot } = {},
+  ): Promise<PreparedRun> => load(ctx.d, input, message, data, opts),
+});
+
+async function prepare(ctx: RunContext, input: NeuronRunInput): Promise<RunSummary> {
+  const { jobs, runLog } = ctx.d;
+  const scope = fromRunScope(input.scope);
+  await jobs.create(scope, {
+    id: input.jobId,
+    kind: 'neuron',
+    neuronId: input.neuronId,
+    traceId: input.traceId,
+    parentJobId: input.parentJobId ?? null,
+    brainId: scope.brainId ?? null,
+  });
+  const prepared = (await runLog.context(input.jobId)) ?? {
+    ...(await ctx.steps().load(input, input.message ?? '', input.data)),
+    attribution: attributionOf(input, scope.brainId ?? null),
+  };
+  await runLog.putContext(scope.workspaceId, input.jobId, prepared);
+  await ctx.steps().markStarted({
+    scope: input.scope,
+    traceId: input.traceId,
+    neuronId: input.neuronId,
+    jobId: input.jobId,
+  });
+  return summaryOf(prepared);
+}
+
+async function markStarted(
+  d: RunDeps,
+  s: { scope: RunScope; traceId: string; neuronId: string; jobId: string },
+  opts: { emitted?: boolean },
+): Promise<void> {
+  const scope = fromRunScope(s.scope);
+  const { previous } = await d.jobs.transitionFrom(scope.workspaceId, s.jobId, {
+    status: 'running',
+    progress: 5,
+    currentStep: 'model turn 1',
+  });
+  if (previous?.status !== 'pending') return; // a retried turn: the run was marked running once already
+  await Promise.all([
+    opts.emitted ? null : d.jobs.emit(s.jobId, { type: 'status', status: 'running' }),
+    d.traces.publish(scope, s.traceId, { type: 'run.started', job_id: s.jobId, neuron_id: s.neuronId }),
+  ]);
+}
+
+async function load(
+  d: RunDeps,
+  input: NeuronRunInput,
+  message: string,
+  data: Record<string, unknown> | undefined,
+  opts: { freshTrace?: boolean; head?: NeuronSnapshot },
+): Promise<PreparedRun> {
+  const scope = fromRunScope(input.scope);
+  // `head`: the invoke has just read the neuron, and the run is pinned to its head version.
+  const snap: NeuronSnapshot = opts.head ?? (await d.neurons.snapshot(scope, input.neuronId, input.neuronVersion));
+  const cfg = snap.neuron_config;
+  const modelId = d.models.resolve(cfg.model ?? d.config.DEFAULT_MODEL).id;
+  const isCompletion = cfg.neuron_type === 'completion';
+  const { tools, delegates, bindings } = isCompletion
+    ? { tools: [], delegates: [], bindings: {} }
+    : await toolsetOf(d, scope, input, cfg);
+  const history = await historyOf(d, scope, input, message, opts.freshTrace === true);
+  const system = [
+    cfg.system_prompt ?? '',
+    data ? `Structured input (JSON):\n${JSON.stringify(data)}` : '',
+    isCompletion ? 'Answer with a single JSON object.' : '',
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+  return {
+    model: modelId,
+    neuronName: snap.name,
+    neuronType: cfg.neuron_type ?? null,
+    temperature: cfg.temperature,
+    maxTokens: cfg.max_tokens,
+    responseFormat: isCompletion ? 'json' : 'text',
+    tools,
+    delegates,
+    ...(Object.keys(bindings).length ? { bindings } : {}),
+    messages: [...(system ? [{ role: 'system' as const, content: system }] : []), ...history],
+  };
+}
+
+/**
+ * The run's conversation before its first turn: a top-level run on an existing trace reads the
+ * trace's newest engrams (leaving out this run's own human turn), then the message.
+ */
+async function historyOf(
+  d: RunDeps,
+  scope: Scope,
+  input: NeuronRunInput,
+  message: string,
+  freshTrace: boolean,
+): Promise<ChatMessage[]> {
+  if (input.depth > 0 || input.pathwayContext || freshTrace) return [{ role: 'user', content: message }];
+  // The trace's newest engrams (HISTORY_LIMIT, plus the run's own human turn); a trace that does not exist yet has none.
+  const engrams = await d.traces.messages(scope, input.traceId, undefined, HISTORY_LIMIT + 1).catch((e: unknown) => {
+    if ((e as { status?: number }).status === 404) return [];
+    throw e;
+  });
+  const earlier = engrams.filter((e) => e._id !== input.userEngramId);
+  return [...historyToMessages(earlier), { role: 'user', content: message }];
+}
+
+type Engram = Awaited<ReturnType<RunDeps['traces']['messages']>>[number];
+
+function historyToMessages(engrams: Engram[]): ChatMessage[] {
+  return engrams.slice(-HISTORY_LIMIT).map((e) => ({
+    role: e.sourceType === 'neuron' ? ('assistant' as const) : ('user' as const),
+    content: e.content.content,
+  }));
+}
+
+/** The conversation of a turn: the stored context, then each earlier turn's accepted reply and its tool results. */
+export function conversation(context: PreparedRunData, models: ModelStep[], tools: ToolStep[]): ChatMessage[] {
+  const messages: ChatMessage[] = [...context.messages];
+  for (const m of models) {
+    if (m.toolCalls.length === 0) {
+      messages.push({ role: 'assistant', content: m.text });
+      continue;
+    }
+    messages.push({ role: 'assistant', content: m.text, toolCalls: m.toolCalls });
+    for (const c of m.toolCalls) {
+      const r = tools.find((t) => t.turn === m.turn && t.callId === c.id);
+      messages.push({
+        role: 'tool',
+        content: r?.content ?? JSON.stringify({ error: 'no result recorded' }),
+        toolCallId: c.id,
+        name: c.name,
+      });
+    }
+  }
+  return messages;
+}

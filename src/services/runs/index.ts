@@ -1,0 +1,45 @@
+import { createBudgetPauseSteps } from './budget-pause.js';
+import { createContextSteps } from './context.js';
+import { createFinishSteps } from './finish.js';
+import { createInvokeSteps } from './invoke.js';
+import type { RunContext, RunDeps } from './shared.js';
+import { createStartSteps } from './starts.js';
+import { createToolSteps } from './tools.js';
+import { createTurnSteps } from './turn.js';
+
+export {
+  DEFAULT_MAX_TURNS,
+  MAX_DELEGATION_DEPTH,
+  TOOL_ATTEMPTS,
+  fromRunScope,
+  titleFrom,
+  toRunScope,
+  type FinishInput,
+  type ModelTurnInput,
+  type PreparedRun,
+  type RunDeps,
+} from './shared.js';
+
+/**
+ * The neuron run engine: starting a run (invoke) and the steps its workflow drives as
+ * activities. Every step is safe to retry: ids are chosen by the workflow, writes check first.
+ * The workflow carries ids and small values only; prompts, history, replies and tool results
+ * live in the run context and steps (src/db/runs.ts) and are loaded here.
+ *
+ * Each module builds its part over one RunContext; a module calls another's step through the
+ * assembled service (`ctx.steps()`), so the service object is the one place a step lives.
+ */
+export function createRunService(d: RunDeps) {
+  const ctx: RunContext = { d, steps: () => service, starting: new Set() };
+  const service = {
+    ...createInvokeSteps(ctx), // invoke
+    ...createStartSteps(ctx), // startPending, startStored, drain
+    ...createContextSteps(ctx), // prepare, markStarted, load
+    ...createTurnSteps(ctx), // modelTurn, adoptFirstTurn, runTurn
+    ...createToolSteps(ctx), // runTool
+    ...createFinishSteps(ctx), // finish, fail
+    ...createBudgetPauseSteps(ctx), // openBudgetPause, recordBudgetAnswer
+  };
+  return service;
+}
+export type RunService = ReturnType<typeof createRunService>;

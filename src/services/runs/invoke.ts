@@ -1,0 +1,249 @@
+import { randomUUID } from 'node:crypto';
+import { bestEffort } from '../../best-effort.js';
+import type { BudgetDoc } from '../../db/budgets.js';
+import type { JobDoc } from '../../db/jobs.js';
+import type { StoredStart } from '../../db/runs.js';
+import { validationError } from '../../errors.js';
+import { uuidFromName } from '../../ids.js';
+import { idempotentId, markCommitted, newId, runDetached } from '../../request-context.js';
+import type { InvokeBody } from '../../schemas/jobs.js';
+import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
+import type { Scope } from '../../scope.js';
+import type { NeuronRunInput, PreparedRunData } from '../../temporal/definitions.js';
+import { NOT_STARTED_STEP } from '../jobs.js';
+import {
+  DEFAULT_MAX_TURNS,
+  attributionOf,
+  summaryOf,
+  titleFrom,
+  toRunScope,
+  type RunContext,
+  type RunDeps,
+} from './shared.js';
+import { startSoon } from './starts.js';
+
+type Neuron = Awaited<ReturnType<RunDeps['neurons']['resolve']>>;
+
+/** One invoke being stored: who asked, for which neuron, and the run it starts. */
+interface Invoke {
+  scope: Scope;
+  neuron: Neuron;
+  head: NeuronSnapshot;
+  body: InvokeBody;
+  input: NeuronRunInput;
+  userEngramId: string;
+  message: string;
+  /** The platform names the trace: it is new (two inserts and no history to read: traces.start). */
+  fresh: boolean;
+  nonce: string | undefined;
+}
+
+/** What an invoke answers (202): the job, the human turn's engram (null for a repeated client_nonce) and the trace. */
+type Invoked = { job: JobDoc; userEngramId: string | null; traceId: string };
+
+export const createInvokeSteps = (ctx: RunContext) => ({
+  /** POST /v1/neurons/:id/invoke: stores the human turn and the run context, records the job, starts neuronRun. */
+  invoke: (scope: Scope, idOrSlug: string, body: InvokeBody): Promise<Invoked> => invoke(ctx, scope, idOrSlug, body),
+});
+
+async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: InvokeBody): Promise<Invoked> {
+  const { neurons, models, jobs, config } = ctx.d;
+  const neuron = await neurons.resolve(scope, idOrSlug);
+  if (!neuron.isActive) throw validationError('Neuron is inactive');
+  const head = neurons.headSnapshot(neuron);
+  models.resolve(head.neuron_config.model ?? config.DEFAULT_MODEL);
+  const run = invokeOf(scope, neuron, head, body);
+  const { jobId, traceId } = run.input;
+  if (run.nonce) {
+    const existing = await jobs.get(scope, jobId).catch(() => null);
+    // A job whose run never started is started afresh; any other is the same job again.
+    if (existing && !(await jobs.restartable(existing))) return { job: existing, userEngramId: null, traceId };
+  }
+  return store(ctx, run);
+}
+
+/** The run an invoke starts: its ids (an Idempotency-Key or client_nonce makes a retry the same run) and input. */
+function invokeOf(scope: Scope, neuron: Neuron, head: NeuronSnapshot, body: InvokeBody): Invoke {
+  const opts = body.neuron_task_options;
+  const traceType =
+    opts?.trace_type ?? opts?.traceType ?? (head.neuron_config.neuron_type === 'completion' ? 'system' : 'thread');
+  // An Idempotency-Key stands in for client_nonce (and names the trace it starts), so a retry is the same run.
+  const traceId = body.trace_id ?? newId('trace');
+  const nonce = body.client_nonce ?? idempotentId('invoke');
+  const jobId = nonce ? uuidFromName(`${scope.workspaceId}:${traceId}:${nonce}`) : randomUUID();
+  const userEngramId = uuidFromName(`${jobId}:human`);
+  const input: NeuronRunInput = {
+    jobId,
+    scope: toRunScope(scope),
+    neuronId: neuron._id,
+    neuronVersion: neuron.version,
+    traceId,
+    traceType,
+    userEngramId,
+    depth: 0,
+    maxTurns: DEFAULT_MAX_TURNS,
+    pathwayContext: null,
+  };
+  const message = body.message ?? JSON.stringify(body.data ?? {});
+  return { scope, neuron, head, body, input, userEngramId, message, fresh: body.trace_id === undefined, nonce };
+}
+
+/**
+ * Stores the run: job, human turn, run context and its workflow start, concurrently (they are on
+ * the path to the first token), then starts the workflow in the background.
+ */
+async function store(ctx: RunContext, run: Invoke): Promise<Invoked> {
+  const { config, jobs, budgets, firstTurns } = ctx.d;
+  const { scope, neuron, input } = run;
+  const { jobId, traceId } = input;
+  // The API claims the first model turn while the run is prepared, and starts it once the run
+  // is stored (src/services/first-turns.ts): the provider call no longer waits for a workflow
+  // task and an activity dispatch. The claim is recorded in the run context the activity reads.
+  const claimed = config.FIRST_TURN_IN_API ? firstTurns.claim(jobId).catch(() => false) : Promise.resolve(false);
+  // Read while the run loads: the first turn's budget check needs them before its call.
+  const workspaceBudgets = config.FIRST_TURN_IN_API ? budgets.ofWorkspace(scope.workspaceId) : undefined;
+  // Silent on purpose: a read the turn awaits (and fails with); unused, its failure matters to no one.
+  workspaceBudgets?.catch(() => undefined);
+  const creating = jobs.create(scope, {
+    id: jobId,
+    kind: 'neuron',
+    brainId: neuron.brainId,
+    neuronId: neuron._id,
+    traceId,
+    clientNonce: run.nonce ?? null,
+  });
+  // Once its job exists the run is the request's write: it is prepared to the end and answered
+  // 202, not abandoned half-stored (src/request-context.ts).
+  void creating.then(
+    (c) => {
+      if (c.created) markCommitted();
+    },
+    () => undefined,
+  );
+  const preparing = prepareRun(ctx, run, claimed);
+  const turnStarted = firstTurnWhenReady(ctx, run, creating, preparing, workspaceBudgets);
+  const settled = await Promise.allSettled([
+    appendHuman(ctx.d, run),
+    creating,
+    preparing.then(async (p) => {
+      await ctx.d.runLog.putContext(scope.workspaceId, jobId, p.prepared, p.start);
+      return p;
+    }),
+  ]);
+  const [, created, loaded] = settled;
+  const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) return failStore(ctx, run, claimed, created, failure);
+  const { job, created: isNew } = (created as PromiseFulfilledResult<{ job: JobDoc; created: boolean }>).value;
+  const { start } = (loaded as PromiseFulfilledResult<{ prepared: PreparedRunData; start: StoredStart }>).value;
+  if ((await claimed) && !(await turnStarted)) await firstTurns.release(jobId);
+  // The run is stored (job, human turn, context and its start): it is answered 202 now and its
+  // workflow starts right after; if this process dies first, a sweep starts it (startPending).
+  if (isNew) startSoon(ctx, job, start);
+  return { job, userEngramId: run.userEngramId, traceId };
+}
+
+/** The human turn's engram (load() leaves it out of the history it reads and appends the message itself). */
+function appendHuman(d: RunDeps, run: Invoke) {
+  const { scope, neuron, input, body } = run;
+  const human = {
+    id: run.userEngramId,
+    content: { type: 'human', content: run.message },
+    metadata: body.data ? { data: body.data } : {},
+    sourceType: 'user',
+    sourceId: scope.userId ?? scope.apiKeyId,
+    targetType: 'neuron',
+    targetId: neuron._id,
+    traceType: input.traceType,
+    jobId: input.jobId,
+    trace: { brainId: neuron.brainId, neuronId: neuron._id },
+  };
+  return run.fresh ? d.traces.start(scope, input.traceId, human) : d.traces.append(scope, input.traceId, human);
+}
+
+/** Loads the run context; the workflow start is stored with it, so the 202 does not wait for the start (startSoon). */
+async function prepareRun(ctx: RunContext, run: Invoke, claimed: Promise<boolean>) {
+  const { input, neuron } = run;
+  const [loaded, inApi] = await Promise.all([
+    ctx.steps().load(input, run.message, run.body.data, { freshTrace: run.fresh, head: run.head }),
+    claimed,
+  ]);
+  const prepared: PreparedRunData = {
+    ...loaded,
+    title: titleFrom(run.message),
+    attribution: attributionOf(input, neuron.brainId),
+    ...(inApi ? { firstTurn: 'api' as const } : {}),
+  };
+  const start: StoredStart = {
+    workflowType: 'neuronRun',
+    args: [{ ...input, context: summaryOf(prepared) }],
+    summary: `neuron ${neuron.name} · trace ${input.traceId}`,
+  };
+  return { prepared, start };
+}
+
+/**
+ * The first turn starts in the API as soon as its job exists and the run is loaded, while the
+ * human turn and the run context are still being stored (a failure of those releases it).
+ */
+async function firstTurnWhenReady(
+  ctx: RunContext,
+  run: Invoke,
+  creating: Promise<{ created: boolean }>,
+  preparing: Promise<{ prepared: PreparedRunData }>,
+  workspaceBudgets: Promise<BudgetDoc[]> | undefined,
+): Promise<boolean> {
+  const { jobId, traceId, neuronId } = run.input;
+  let ready: [{ created: boolean }, { prepared: PreparedRunData }];
+  try {
+    ready = await Promise.all([creating, preparing]);
+  } catch {
+    return false;
+  }
+  const [c, { prepared }] = ready;
+  // A job that existed already (a client_nonce repeat) is not this claim's to run.
+  if (!c.created || prepared.firstTurn !== 'api') return false;
+  ctx.d.firstTurns.run(jobId, (signal) =>
+    ctx.steps().runTurn(
+      {
+        jobId,
+        workspaceId: run.scope.workspaceId,
+        turn: 0,
+        accepted: [],
+        attempt: 1,
+        start: { scope: run.input.scope, traceId, neuronId },
+      },
+      signal,
+      { inApi: prepared, budgets: workspaceBudgets },
+    ),
+  );
+  return true;
+}
+
+/** A run that could not be stored: the claimed first turn is released, a job already recorded ends failed. */
+async function failStore(
+  ctx: RunContext,
+  run: Invoke,
+  claimed: Promise<boolean>,
+  created: PromiseSettledResult<{ created: boolean }>,
+  failure: PromiseRejectedResult,
+): Promise<never> {
+  const { jobId } = run.input;
+  if (await claimed) await ctx.d.firstTurns.release(jobId);
+  // The job record may exist already: it must not stay pending. It ends failed with the reason.
+  if (created.status === 'fulfilled' && created.value.created) {
+    const reason = `could not prepare the run: ${(failure.reason as Error).message ?? 'unknown error'}`;
+    // Outside the request: this cleanup must run even when the request was abandoned.
+    await bestEffort(
+      ctx.d.log,
+      'failing the job of a run that could not be prepared',
+      runDetached(() =>
+        ctx.d.jobs.finalize(run.scope.workspaceId, jobId, {
+          status: 'failed',
+          failedReason: reason,
+          currentStep: NOT_STARTED_STEP,
+        }),
+      ),
+    );
+  }
+  throw failure.reason;
+}

@@ -1,0 +1,175 @@
+import type { Config } from '../../config.js';
+import type { UsageAttribution } from '../../db/usage.js';
+import type { BudgetDoc } from '../../db/budgets.js';
+import type { RunRepo } from '../../db/runs.js';
+import type { ModelRegistry } from '../../llm/registry.js';
+import type { Logger } from '../../logger.js';
+import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
+import type { Scope } from '../../scope.js';
+import type {
+  ModelTurnOutcome,
+  NeuronRunInput,
+  NeuronRunResult,
+  PreparedRunData,
+  RunScope,
+  RunSummary,
+} from '../../temporal/definitions.js';
+import type { RemoteTools } from '../../tools/remote.js';
+import type { BudgetService } from '../budgets.js';
+import type { ConnectionService } from '../connections.js';
+import type { FirstTurns } from '../first-turns.js';
+import type { InterventionService } from '../interventions.js';
+import type { JobService } from '../jobs.js';
+import type { NeuronService } from '../neurons.js';
+import type { ReflexService } from '../reflexes.js';
+import type { TraceService } from '../traces.js';
+import type { UsageService } from '../usage.js';
+
+export const DEFAULT_MAX_TURNS = 8;
+/** Attempts of a tool call whose failure is transient (network, timeout, 429, 5xx) before the model is told. */
+export const TOOL_ATTEMPTS = 3;
+export const MAX_DELEGATION_DEPTH = 3;
+/** Earlier engrams of the trace a run's context holds. */
+export const HISTORY_LIMIT = 50;
+
+/** What the workflow needs to drive the loop; plain data (it crosses the activity boundary). */
+export type PreparedRun = PreparedRunData;
+
+/** A model turn as the workflow asks for it: ids and small values only; the activity loads the conversation. */
+export interface ModelTurnInput {
+  jobId: string;
+  workspaceId: string;
+  turn: number;
+  /** The accepted attempt of each earlier turn: the conversation is rebuilt from those stored steps. */
+  accepted: number[];
+  /** Set on the first turn of a run prepared by the API: the turn also marks the job running. */
+  start?: { scope: RunScope; traceId: string; neuronId: string };
+  /** Budgets an admin approved this run going beyond (after a budget pause); the check skips them. */
+  approvedBudgets?: string[];
+}
+/** One attempt of a model turn (the activity's attempt number). */
+export type TurnAttempt = ModelTurnInput & { attempt: number };
+
+export interface FinishInput {
+  input: NeuronRunInput;
+  engramId: string;
+  model: string;
+  turns: number;
+  /** The accepted attempt of each turn (see ModelTurnInput). */
+  accepted: number[];
+  usage: NeuronRunResult['usage'];
+  neuronType: string | null;
+}
+
+/** What the run engine is built from (src/services/index.ts passes it). */
+export interface RunDeps {
+  config: Config;
+  jobs: JobService;
+  traces: TraceService;
+  neurons: NeuronService;
+  reflexes: ReflexService;
+  models: ModelRegistry;
+  runLog: RunRepo;
+  usage: UsageService;
+  budgets: BudgetService;
+  interventions: InterventionService;
+  remote: RemoteTools;
+  connections: ConnectionService;
+  firstTurns: FirstTurns;
+  log: Logger;
+}
+
+/** The steps one module of the engine calls in another (see RunContext.steps). */
+export interface RunSteps {
+  load(
+    input: NeuronRunInput,
+    message: string,
+    data?: Record<string, unknown>,
+    opts?: { freshTrace?: boolean; head?: NeuronSnapshot },
+  ): Promise<PreparedRun>;
+  markStarted(
+    s: { scope: RunScope; traceId: string; neuronId: string; jobId: string },
+    opts?: { emitted?: boolean },
+  ): Promise<void>;
+  runTurn(
+    t: TurnAttempt,
+    signal?: AbortSignal,
+    opts?: { inApi?: PreparedRunData; budgets?: Promise<BudgetDoc[]> },
+  ): Promise<ModelTurnOutcome>;
+}
+
+/**
+ * The one object every module of the run engine is given: its dependencies, the engine's own
+ * steps and the workflow starts in flight. Those are called through the assembled service (`steps()`), never directly, so the
+ * service object is the one place a step is defined (and replaced, in tests).
+ */
+export interface RunContext {
+  d: RunDeps;
+  steps: () => RunSteps;
+  /** Workflow starts this process has begun and not finished (an API stopping waits for them briefly). */
+  starting: Set<Promise<void>>;
+}
+
+/** A tool result as the workflow keeps it: a preview; the whole result is a stored step. */
+export const TOOL_PREVIEW = 2_000;
+export const preview = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n)}…`);
+
+/** The workflow-safe scope back as a service Scope (roles and credential were plain strings in the payload). */
+export const fromRunScope = (s: RunScope): Scope => ({
+  ...s,
+  roles: s.roles as Scope['roles'],
+  credential: s.credential as Scope['credential'],
+});
+export const toRunScope = (s: Scope): RunScope => ({
+  workspaceId: s.workspaceId,
+  brainId: s.brainId,
+  userId: s.userId,
+  apiKeyId: s.apiKeyId,
+  roles: [...s.roles],
+  credential: s.credential,
+  receptorId: s.receptorId,
+  ...(s.shareTokenId ? { shareTokenId: s.shareTokenId } : {}),
+});
+
+/** Deterministic title from the first human turn: no extra model call, no extra cost. */
+export function titleFrom(text: string): string {
+  const clean = text.replace(/\s+/g, ' ').trim();
+  return clean.length <= 60 ? clean || 'Untitled' : `${clean.slice(0, 57).trimEnd()}…`;
+}
+
+/** What a run's calls serve (usage ledger facets). */
+export const attributionOf = (input: NeuronRunInput, brainId: string | null): UsageAttribution => ({
+  brainId,
+  userId: input.scope.userId,
+  apiKeyId: input.scope.apiKeyId,
+  jobId: input.jobId,
+  traceId: input.traceId,
+  receptorId: input.scope.receptorId ?? null,
+  neuronId: input.neuronId,
+  shareTokenId: input.scope.shareTokenId ?? null,
+  runId: input.rootJobId ?? input.jobId,
+  pathwayId:
+    input.pathwayContext && input.pathwayContext.pathwayId !== 'inline' ? input.pathwayContext.pathwayId : null,
+});
+
+/** Attribution of a run whose context predates the ledger (only the job is known). */
+export const noAttribution = (jobId: string): UsageAttribution => ({
+  brainId: null,
+  userId: null,
+  apiKeyId: null,
+  jobId,
+  traceId: null,
+  receptorId: null,
+  neuronId: null,
+  pathwayId: null,
+});
+
+/** The small part of a prepared run the workflow carries. */
+export const summaryOf = (p: PreparedRunData): RunSummary => ({
+  model: p.model,
+  neuronName: p.neuronName,
+  neuronType: p.neuronType,
+  responseFormat: p.responseFormat,
+  delegates: p.delegates,
+  ...(p.title !== undefined ? { title: p.title } : {}),
+});

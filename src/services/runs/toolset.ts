@@ -1,0 +1,160 @@
+import { decodeBlob } from '../../db/codec.js';
+import type { ToolSpec } from '../../llm/types.js';
+import type { NeuronConfig } from '../../schemas/neuron-config.js';
+import type { Scope } from '../../scope.js';
+import type { NeuronRunInput } from '../../temporal/definitions.js';
+import { BUILTIN_TOOLS } from '../../tools/builtin.js';
+import { HttpToolDefs, type ToolBinding } from '../../tools/remote.js';
+import { MAX_DELEGATION_DEPTH, type PreparedRun, type RunDeps } from './shared.js';
+
+/** The tools a run offers its model, the sub-neurons its delegate_* tools run, and how each reflex tool is run. */
+export interface Toolset {
+  tools: ToolSpec[];
+  delegates: PreparedRun['delegates'];
+  bindings: Record<string, ToolBinding>;
+}
+
+type Reflex = Awaited<ReturnType<RunDeps['reflexes']['forNeuron']>>[number];
+type ReflexToolSet = Reflex['tools'][number];
+
+const toolName = (s: string) => s.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
+
+/** A toolset being gathered: `offer` adds a reflex tool under its own name, or prefixed with its reflex when the name is taken. */
+class Offer implements Toolset {
+  tools: ToolSpec[] = [];
+  delegates: PreparedRun['delegates'] = [];
+  bindings: Record<string, ToolBinding> = {};
+  readonly offered = new Set<string>();
+
+  offer(reflexName: string, spec: ToolSpec, binding: ToolBinding): void {
+    const name =
+      this.offered.has(spec.name) || BUILTIN_TOOLS[spec.name]
+        ? toolName(`${reflexName}__${spec.name}`)
+        : toolName(spec.name);
+    if (this.offered.has(name)) return;
+    this.offered.add(name);
+    this.tools.push({ ...spec, name });
+    this.bindings[name] = binding;
+  }
+}
+
+/**
+ * The toolset of a (non-completion) run: its reflexes' HTTP and MCP tools and integration tool
+ * sets, the built-in tools its config and reflexes name, and one delegate tool per sub-neuron.
+ */
+export async function toolsetOf(d: RunDeps, scope: Scope, input: NeuronRunInput, cfg: NeuronConfig): Promise<Toolset> {
+  const set = new Offer();
+  const names = new Set(cfg.tools ?? []);
+  /** The caller's token for an integration (null: not connected, or it could not be read now). */
+  const tokenOf = (integrationId: string) =>
+    d.connections
+      .tokenFor({ workspaceId: scope.workspaceId, userId: scope.userId, apiKeyId: scope.apiKeyId }, integrationId)
+      .catch(() => null);
+  // The run's neuron was resolved in this scope (the invoke, the workflow's delegate, the pathway node).
+  for (const r of await d.reflexes.forNeuron(scope, input.neuronId, { resolved: true })) {
+    if (!r.isActive) continue;
+    const meta = decodeBlob<Record<string, unknown>>(r.metadata, {});
+    if (typeof meta.handler === 'string') names.add(meta.handler);
+    await offerReflexTools(d, set, r, meta, tokenOf);
+    // Integration-backed tool sets (`tools: [{ integration_id, tools }]`): the named tools of the
+    // integration's MCP server (all of them when the set names none), called with the connection's token.
+    for (const s of r.tools) await offerIntegrationSet(d, set, scope, r, s, tokenOf);
+  }
+  for (const n of names)
+    if (BUILTIN_TOOLS[n] && !set.offered.has(n)) {
+      set.tools.push(BUILTIN_TOOLS[n].spec);
+      set.offered.add(n);
+    }
+  if (input.depth < MAX_DELEGATION_DEPTH && cfg.sub_neuron_ids?.length) await offerDelegates(d, set, scope, cfg);
+  return { tools: set.tools, delegates: set.delegates, bindings: set.bindings };
+}
+
+/** A reflex's own tools: its HTTP tool definitions, and the tools its MCP server lists. */
+async function offerReflexTools(
+  d: RunDeps,
+  set: Offer,
+  r: Reflex,
+  meta: Record<string, unknown>,
+  tokenOf: (integrationId: string) => Promise<string | null>,
+): Promise<void> {
+  const integrationId = typeof meta.integration_id === 'string' ? meta.integration_id : undefined;
+  const auth = integrationId ? { integrationId } : {};
+  const http = HttpToolDefs.safeParse(meta.http_tools ?? []);
+  if (http.success)
+    for (const def of http.data)
+      set.offer(
+        r.name,
+        { name: def.name, description: def.description, parameters: def.parameters },
+        { kind: 'http', reflexId: r._id, def, ...auth },
+      );
+  if (typeof meta.server_url === 'string') {
+    const serverUrl = meta.server_url;
+    // The tool list of a server behind a connection is read with the caller's token when there is one.
+    const token = integrationId ? await tokenOf(integrationId) : null;
+    // A server that cannot be listed leaves its tools out of this run (the run still starts).
+    const listed = await d.remote
+      .mcpTools(r._id, r.updatedAt.toISOString(), serverUrl, token ?? undefined)
+      .catch(() => []);
+    for (const t of listed) set.offer(r.name, t, { kind: 'mcp', reflexId: r._id, serverUrl, tool: t.name, ...auth });
+  }
+}
+
+/** One integration tool set of a reflex: the tools its integration's MCP server lists (or names, to a user not connected). */
+async function offerIntegrationSet(
+  d: RunDeps,
+  set: Offer,
+  scope: Scope,
+  r: Reflex,
+  s: ReflexToolSet,
+  tokenOf: (integrationId: string) => Promise<string | null>,
+): Promise<void> {
+  const i = await d.connections.integration(scope.workspaceId, s.integrationId);
+  // Not configured, or an integration without a tool server: there is nothing to run (GET …/connections/check says so).
+  if (!i?.mcpServerUrl) return;
+  const serverUrl = i.mcpServerUrl;
+  const token = await tokenOf(s.integrationId);
+  const binding = (tool: string): ToolBinding => ({
+    kind: 'mcp',
+    reflexId: r._id,
+    serverUrl,
+    tool,
+    integrationId: s.integrationId,
+  });
+  const listed = await d.remote
+    .mcpTools(r._id, `${r.updatedAt.toISOString()}/${i.updatedAt.toISOString()}`, serverUrl, token ?? undefined)
+    .catch(() => null);
+  if (listed) {
+    for (const t of listed) if (!s.tools.length || s.tools.includes(t.name)) set.offer(r.name, t, binding(t.name));
+  } else if (!token) {
+    // A server that lists its tools only to a connected account: the set's tools are offered by
+    // name, so that a call answers the model "not connected" and puts the connect link on the job stream.
+    for (const name of s.tools) {
+      set.offer(
+        r.name,
+        {
+          name,
+          description: `${name}, a tool of ${i.name} (needs the user's connected ${i.name} account)`,
+          parameters: { type: 'object', properties: {}, additionalProperties: true },
+        },
+        binding(name),
+      );
+    }
+  }
+}
+
+/** One delegate_<name> tool per sub-neuron the caller can see. */
+async function offerDelegates(d: RunDeps, set: Offer, scope: Scope, cfg: NeuronConfig): Promise<void> {
+  for (const sub of await d.neurons.findManyVisible(scope, cfg.sub_neuron_ids ?? [])) {
+    const tool = toolName(`delegate_${sub.name}`);
+    set.delegates.push({ tool, neuronId: sub._id, version: sub.version, name: sub.name });
+    set.tools.push({
+      name: tool,
+      description: `Delegate a task to neuron ${sub.name}: ${sub.description || 'no description'}`,
+      parameters: {
+        type: 'object',
+        properties: { message: { type: 'string', description: 'what the sub-neuron should do' } },
+        required: ['message'],
+      },
+    });
+  }
+}

@@ -1,0 +1,211 @@
+import { metrics } from '../../metrics.js';
+import type { BudgetDoc } from '../../db/budgets.js';
+import { AppError, validationError } from '../../errors.js';
+import { costOf } from '../../llm/pricing.js';
+import type { ResolvedModel } from '../../llm/registry.js';
+import { estimateTokens, type ChatMessage, type ChatResult } from '../../llm/types.js';
+import type { ModelTurnOutcome, PreparedRunData } from '../../temporal/definitions.js';
+import { bestEffort } from '../../best-effort.js';
+import { conversation } from './context.js';
+import { noAttribution, type RunContext, type RunDeps, type TurnAttempt } from './shared.js';
+
+/** Model turns: the activity's turn (adopting the API's first turn), and the body of one attempt wherever it runs. */
+export const createTurnSteps = (ctx: RunContext) => ({
+  /**
+   * One attempt of one model turn, streaming tokens into the job stream (docs/streams.md).
+   * Attempt N > 1 first writes a `reset` for the turn: readers drop the turn's earlier tokens,
+   * and the stream's fence refuses any late token of an older attempt. The attempt's text and
+   * tool calls are stored as a step; the workflow gets the decision and the figures.
+   */
+  modelTurn: (t: TurnAttempt, signal?: AbortSignal): Promise<ModelTurnOutcome> => modelTurn(ctx, t, signal),
+  /** The outcome of the API's first turn when it is done within `waitMs` (a local activity of the workflow), else null. */
+  adoptFirstTurn: (jobId: string, waitMs: number): Promise<ModelTurnOutcome | null> =>
+    ctx.d.firstTurns.peek(jobId, waitMs),
+  /**
+   * The body of one model turn attempt, wherever it runs: the activity, or the API for the
+   * first turn of an invoke (`inApi`, with the context it has just stored).
+   */
+  runTurn: (
+    t: TurnAttempt,
+    signal?: AbortSignal,
+    opts: { inApi?: PreparedRunData; budgets?: Promise<BudgetDoc[]> } = {},
+  ): Promise<ModelTurnOutcome> => runTurn(ctx, t, signal, opts),
+});
+
+async function modelTurn(ctx: RunContext, t: TurnAttempt, signal?: AbortSignal): Promise<ModelTurnOutcome> {
+  // The first turn of an invoke was started by the API (src/services/first-turns.ts): its
+  // outcome is adopted (waiting while it streams); the turn runs here only when it did not
+  // finish there (failed, or the API process is gone), as a new attempt.
+  if (t.turn === 0 && t.start) {
+    const adopted = await ctx.d.firstTurns.adopt(t.jobId, t.attempt, signal);
+    if (adopted) return adopted;
+  }
+  return ctx.steps().runTurn(t, signal);
+}
+
+/** What one attempt needs once its context is read: the conversation, the model, and the pending side writes. */
+interface TurnSetup {
+  context: PreparedRunData;
+  attempt: number;
+  fence: { turn: number; attempt: number };
+  messages: ChatMessage[];
+  resolved: ResolvedModel;
+  /** Marking the job running (a first turn), awaited before the turn returns. */
+  started: Promise<void>;
+  /** What the budgets covering this call have spent. */
+  spent: Promise<Parameters<RunDeps['budgets']['judge']>[0]>;
+  attribution: NonNullable<PreparedRunData['attribution']>;
+}
+
+async function runTurn(
+  ctx: RunContext,
+  t: TurnAttempt,
+  signal: AbortSignal | undefined,
+  opts: { inApi?: PreparedRunData; budgets?: Promise<BudgetDoc[]> },
+): Promise<ModelTurnOutcome> {
+  const s = await setUpTurn(ctx, t, opts);
+  const stopped = await budgetStop(ctx.d, s);
+  if (stopped) return stopped;
+  const res = await callModel(ctx.d, t, s, signal);
+  const { jobs, usage, runLog } = ctx.d;
+  await Promise.all([
+    usage.record({ ...billedCall(t, s), usage: res.usage }),
+    runLog.putModel(t.jobId, { turn: t.turn, attempt: s.attempt, text: res.text, toolCalls: res.toolCalls }),
+    s.started,
+  ]);
+  const { costUsd } = costOf(s.resolved.id, res.usage);
+  await jobs.emit(t.jobId, {
+    type: 'progress',
+    step: `model turn ${t.turn + 1} done`,
+    ...s.fence,
+    usage: res.usage,
+    tool_calls: res.toolCalls.map((c) => c.name),
+  });
+  return {
+    attempt: s.attempt,
+    toolCalls: res.toolCalls,
+    usage: res.usage,
+    costUsd,
+    finishReason: res.finishReason,
+    textChars: res.text.length,
+  };
+}
+
+/** Reads the run context and the earlier turns, and starts the side work that overlaps the provider call. */
+async function setUpTurn(
+  ctx: RunContext,
+  t: TurnAttempt,
+  opts: { inApi?: PreparedRunData; budgets?: Promise<BudgetDoc[]> },
+): Promise<TurnSetup> {
+  const { jobs, runLog, budgets, models } = ctx.d;
+  // The workspace's budgets are read alongside the run context (off the path to the first token).
+  const workspaceBudgets = opts.budgets ?? budgets.ofWorkspace(t.workspaceId);
+  // Silent on purpose: awaited (and rethrown) below through `spent`; this only avoids an unhandled rejection meanwhile.
+  workspaceBudgets.catch(() => undefined);
+  // Marking the job running overlaps the provider's time to first token instead of preceding it.
+  // On a first attempt the `running` entry goes out before any token (one Redis write, made
+  // while the run context is read).
+  const emitted = t.start !== undefined && t.attempt === 1;
+  const [context] = await Promise.all([
+    opts.inApi ?? runLog.context(t.jobId),
+    emitted ? jobs.emit(t.jobId, { type: 'status', status: 'running' }) : null,
+  ]);
+  if (!context) throw validationError(`run context of job ${t.jobId} is missing`);
+  // The activity runs a first turn the API had claimed only when the API's attempt did not
+  // finish: as the next attempt, whose reset fences off whatever the API's attempt streamed.
+  const attempt = t.turn === 0 && t.start && !opts.inApi && context.firstTurn === 'api' ? t.attempt + 1 : t.attempt;
+  const fence = { turn: t.turn, attempt };
+  const started = t.start ? ctx.steps().markStarted({ ...t.start, jobId: t.jobId }, { emitted }) : Promise.resolve();
+  started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile
+  const attribution = context.attribution ?? noAttribution(t.jobId);
+  // What the budgets covering this call have spent, summed while the conversation loads (docs/usage.md).
+  const spent = workspaceBudgets.then((all) => budgets.spentOf(budgets.covering(all, attribution, t.approvedBudgets)));
+  spent.catch(() => undefined); // silent on purpose: awaited (and rethrown) below, as `started` is
+  if (attempt > 1) await jobs.emit(t.jobId, { type: 'reset', ...fence });
+  // The first turn has no earlier steps to read (one query fewer before the first token).
+  const { models: done, tools: results } = t.accepted.length
+    ? await runLog.steps(t.jobId, t.accepted)
+    : { models: [], tools: [] };
+  const messages = conversation(context, done, results);
+  const resolved = models.resolve(context.model);
+  return { context, attempt, fence, messages, resolved, started, spent, attribution };
+}
+
+/**
+ * The check before the call: what is spent (ledger sums) plus this turn's prompt, estimated. A
+ * budget with the fail policy fails the turn; with the pause policy the turn returns the budget.
+ */
+async function budgetStop(d: RunDeps, s: TurnSetup): Promise<ModelTurnOutcome | null> {
+  const promptTokens = estimateTokens(s.messages.map((m) => m.content).join(''));
+  const over = d.budgets.judge(await s.spent, {
+    tokens: promptTokens,
+    costNanos: Math.round(costOf(s.resolved.id, { inputTokens: promptTokens, outputTokens: 0 }).costUsd * 1e9),
+  });
+  if (!over) return null;
+  await s.started;
+  if (over.policy === 'fail') throw new AppError('BUDGET_EXCEEDED', 402, over.message);
+  return {
+    attempt: s.attempt,
+    toolCalls: [],
+    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    costUsd: 0,
+    finishReason: 'budget',
+    textChars: 0,
+    budget: { ...over },
+  };
+}
+
+/** The ledger row of this attempt's call; found by its key when the run finishes, so the row needs no job place. */
+const billedCall = (t: TurnAttempt, s: TurnSetup) => ({
+  key: `${t.jobId}:chat:${t.turn}:${s.attempt}`,
+  workspaceId: t.workspaceId,
+  kind: 'chat' as const,
+  modelId: s.resolved.id,
+  attribution: s.attribution,
+  placed: false,
+});
+
+/** The provider call, each token into the job stream; a call that broke after its first token is billed (estimated). */
+async function callModel(d: RunDeps, t: TurnAttempt, s: TurnSetup, signal?: AbortSignal): Promise<ChatResult> {
+  const { context, resolved, messages } = s;
+  let index = 0;
+  let streamed = '';
+  const calledAt = performance.now();
+  try {
+    return await resolved.provider.chat(
+      {
+        model: resolved.model,
+        messages,
+        tools: context.tools.length ? context.tools : undefined,
+        temperature: context.temperature,
+        maxTokens: context.maxTokens,
+        responseFormat: context.responseFormat,
+        signal,
+      },
+      async (delta) => {
+        if (index === 0)
+          metrics.firstToken.observe({ provider: resolved.id.split('/')[0] }, (performance.now() - calledAt) / 1000);
+        streamed += delta;
+        await d.jobs.emit(t.jobId, { type: 'token', ...s.fence, index: index++, text: delta });
+      },
+    );
+  } catch (e) {
+    // A call that broke after the model had started answering was billed by the provider:
+    // the ledger records it (counts estimated), so totals are what the provider invoices.
+    if (index > 0) {
+      const inputTokens = estimateTokens(messages.map((m) => m.content).join(''));
+      const outputTokens = estimateTokens(streamed);
+      await bestEffort(
+        d.log,
+        'recording the usage of a failed model call',
+        d.usage.record({
+          ...billedCall(t, s),
+          usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
+          outcome: 'failed',
+          estimated: true,
+        }),
+      );
+    }
+    throw e;
+  }
+}
