@@ -54,7 +54,6 @@ export function createServices(deps: Deps) {
     streams: deps.streams,
     temporal: deps.temporal.client,
     config: deps.config,
-    restart: () => (job) => runs.startStored(job._id),
     log: deps.log,
   });
   const schedules = createScheduleService({ temporal: deps.temporal.client, config: deps.config });
@@ -147,7 +146,6 @@ export function createServices(deps: Deps) {
     models,
     usage,
     budgets,
-    publish: () => receptorFires.publish,
   });
   const receptorFires = createReceptorFireService({
     repo: deps.repos.receptors,
@@ -162,6 +160,8 @@ export function createServices(deps: Deps) {
   });
   // Vault changes (assets, artifacts, memories) are stimuli that fire the receptors subscribed to them.
   events.onStimulus(receptorFires.publish);
+  // Pathway runs publish platform events (pathway.completed, …) that fire receptors too.
+  pathwayRuns.onStimulus(receptorFires.publish);
   const channelBindings = createChannelBindingService({
     repo: deps.repos.receptors,
     receptors,

@@ -77,7 +77,6 @@ export function createJobService({
   streams,
   temporal,
   config,
-  restart,
   log,
 }: {
   repo: JobRepo;
@@ -85,9 +84,9 @@ export function createJobService({
   temporal: Client;
   config: Config;
   log?: Logger;
-  /** Starts a never-started job from its stored start, if it has one (late-bound: the run service). */
-  restart?: () => (job: Job) => Promise<boolean>;
 }) {
+  // Starts a never-started job from its stored start, if it has one: the run service registers it.
+  let restart: ((job: Job) => Promise<boolean>) | null = null;
   const streamKey = (jobId: string) => streams.keys.job(jobId);
   /**
    * Live `status` answers, shared for LIVE_TTL_MS: each query is a task on the worker that runs
@@ -183,6 +182,10 @@ export function createJobService({
   }
 
   return {
+    /** Registers the run service's start of a stored run (checkStarted uses it before failing a job). */
+    onRestart(starter: (job: Job) => Promise<boolean>): void {
+      restart = starter;
+    },
     get,
     streamKey,
 
@@ -353,7 +356,7 @@ export function createJobService({
       const ids = job.receptorId ? [job._id, `fire-${job._id}`] : [job._id];
       for (const id of ids) if ((await exists(id)) !== false) return job;
       // A run whose start is stored (an invoke answered 202 before its workflow started) is started now, not failed.
-      if (await restart?.()(job)) return (await repo.find(job.workspaceId, job._id)) ?? job;
+      if (await restart?.(job)) return (await repo.find(job.workspaceId, job._id)) ?? job;
       await this.finalize(job.workspaceId, job._id, {
         status: 'failed',
         failedReason: 'the run was never started',

@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { evaluateTimeboxed } from '../pathways/expressions.js';
 import type { Config } from '../config.js';
-import { decodeBlob } from '../db/codec.js';
 import { AppError, forbidden, validationError } from '../errors.js';
 import { costOf } from '../llm/pricing.js';
 import { estimateTokens, type ChatMessage } from '../llm/types.js';
@@ -76,12 +75,14 @@ export interface PathwayRunDeps {
   models: ModelRegistry;
   usage: UsageService;
   budgets: BudgetService;
-  /** Publishes a platform event to subscribed receptors (bound late: receptor fires start pathway runs). */
-  publish?: () => (
-    workspaceId: string,
-    ev: { key: string; eventId: string; payload: Record<string, unknown> },
-  ) => Promise<unknown>;
 }
+
+/** Publishes a platform event to the receptors subscribed to it (the receptor fire service subscribes). */
+export type StimulusListener = (
+  workspaceId: string,
+  ev: { key: string; eventId: string; payload: Record<string, unknown> },
+) => Promise<unknown>;
+type Deps = PathwayRunDeps & { publish: StimulusListener | null };
 
 /** A run to start: the graph (compiled at start), where it comes from, its input and its trace. */
 interface StartArgs {
@@ -120,8 +121,13 @@ interface InterventionSpec {
 }
 
 /** Pathway runs: start (execute and POST /v1/jobs), the interpreter's I/O steps, and human input. */
-export function createPathwayRunService(d: PathwayRunDeps) {
+export function createPathwayRunService(deps: PathwayRunDeps) {
+  // Receptor fires start pathway runs, so they subscribe to the stimuli runs publish (onStimulus).
+  const d: Deps = { ...deps, publish: null };
   return {
+    onStimulus(listener: StimulusListener): void {
+      d.publish = listener;
+    },
     /** Compiles the graph (400 when invalid) and pins the version of every neuron a node runs, as a neuron invoke pins its own. */
     runInput: (scope: Scope, args: StartArgs, jobId: string) => runInput(d, scope, args, jobId),
     /** POST /v1/pathways/:id/execute (brain header required; pinned or head version). */
@@ -156,7 +162,7 @@ export function createPathwayRunService(d: PathwayRunDeps) {
 }
 export type PathwayRunService = ReturnType<typeof createPathwayRunService>;
 
-async function runInput(d: PathwayRunDeps, scope: Scope, args: StartArgs, jobId: string): Promise<PathwayRunInput> {
+async function runInput(d: Deps, scope: Scope, args: StartArgs, jobId: string): Promise<PathwayRunInput> {
   const neuronIds = await d.pathways.neuronIdsFor(scope);
   const { compiled, errors } = compileGraph(args.graph, { neuronIds });
   if (errors.length) throw validationError(`pathway graph is invalid: ${errors.slice(0, 3).join('; ')}`);
@@ -180,7 +186,7 @@ async function runInput(d: PathwayRunDeps, scope: Scope, args: StartArgs, jobId:
   };
 }
 
-async function start(d: PathwayRunDeps, scope: Scope, args: StartArgs) {
+async function start(d: Deps, scope: Scope, args: StartArgs) {
   const input = await runInput(d, scope, args, randomUUID());
   const { job } = await d.jobs.create(scope, {
     id: input.jobId,
@@ -199,18 +205,18 @@ async function start(d: PathwayRunDeps, scope: Scope, args: StartArgs) {
   return job;
 }
 
-async function checkTrace(d: PathwayRunDeps, scope: Scope, traceId: string | undefined) {
+async function checkTrace(d: Deps, scope: Scope, traceId: string | undefined) {
   if (traceId) {
     const t = await d.traces.get(scope, traceId);
     if (t.traceType !== 'thread') throw validationError('trace_id must be a thread trace');
   }
 }
 
-async function patch(d: PathwayRunDeps, workspaceId: string, jobId: string, p: JobPatch) {
+async function patch(d: Deps, workspaceId: string, jobId: string, p: JobPatch) {
   await d.jobs.transition(workspaceId, jobId, p);
 }
 
-async function execute(d: PathwayRunDeps, scope: Scope, pathwayId: string, body: ExecuteBody) {
+async function execute(d: Deps, scope: Scope, pathwayId: string, body: ExecuteBody) {
   const run = await d.pathways.getForRun(scope, pathwayId, body.pathway_version);
   await checkTrace(d, scope, body.trace_id);
   return start(d, scope, {
@@ -224,7 +230,7 @@ async function execute(d: PathwayRunDeps, scope: Scope, pathwayId: string, body:
   });
 }
 
-async function createJob(d: PathwayRunDeps, scope: Scope, body: JobCreateBody) {
+async function createJob(d: Deps, scope: Scope, body: JobCreateBody) {
   const input = { ...(body.data ?? {}), ...(body.input ?? {}) };
   await checkTrace(d, scope, body.trace_id);
   if (body.pathway_id) {
@@ -250,7 +256,7 @@ async function createJob(d: PathwayRunDeps, scope: Scope, body: JobCreateBody) {
   });
 }
 
-async function startRun(d: PathwayRunDeps, input: PathwayRunInput) {
+async function startRun(d: Deps, input: PathwayRunInput) {
   await patch(d, input.scope.workspaceId, input.jobId, { status: 'running', progress: 0, currentStep: 'starting' });
   await d.jobs.emit(input.jobId, { type: 'status', status: 'running' });
   await d.traces.publish(fromRunScope(input.scope), input.traceId, {
@@ -260,7 +266,7 @@ async function startRun(d: PathwayRunDeps, input: PathwayRunInput) {
   });
 }
 
-async function nodeEvent(d: PathwayRunDeps, jobId: string, event: Record<string, unknown>, p: JobPatch | null) {
+async function nodeEvent(d: Deps, jobId: string, event: Record<string, unknown>, p: JobPatch | null) {
   await d.jobs.emit(jobId, event);
   if (p) {
     const job = await d.jobs.repoFind(jobId);
@@ -268,7 +274,7 @@ async function nodeEvent(d: PathwayRunDeps, jobId: string, event: Record<string,
   }
 }
 
-async function classify(d: PathwayRunDeps, a: ClassifyCall): Promise<string | { budget: BudgetPause }> {
+async function classify(d: Deps, a: ClassifyCall): Promise<string | { budget: BudgetPause }> {
   const { m, messages } = await classifyPrompt(d, a);
   const promptTokens = estimateTokens(messages.map((x) => x.content).join(''));
   const over = await d.budgets.evaluate(
@@ -296,7 +302,7 @@ async function classify(d: PathwayRunDeps, a: ClassifyCall): Promise<string | { 
 }
 
 /** The classify call's model (the node's neuron's, its own, or the default) and its prompt. */
-async function classifyPrompt(d: PathwayRunDeps, a: ClassifyCall) {
+async function classifyPrompt(d: Deps, a: ClassifyCall) {
   let modelId = a.model ?? d.config.DEFAULT_MODEL;
   let system = '';
   if (a.neuronId) {
@@ -319,7 +325,7 @@ async function classifyPrompt(d: PathwayRunDeps, a: ClassifyCall) {
 
 /** The call is billed: one ledger row per attempt (a retried activity is another billed call). */
 async function billClassify(
-  d: PathwayRunDeps,
+  d: Deps,
   a: ClassifyCall,
   modelId: string,
   usage: { inputTokens: number; outputTokens: number; totalTokens: number },
@@ -349,7 +355,7 @@ async function billClassify(
   });
 }
 
-async function openIntervention(d: PathwayRunDeps, input: PathwayRunInput, spec: InterventionSpec) {
+async function openIntervention(d: Deps, input: PathwayRunInput, spec: InterventionSpec) {
   const scope = fromRunScope(input.scope);
   const { progress, currentStep, ...rest } = spec;
   const doc = await d.interventions.create(scope, {
@@ -381,7 +387,7 @@ async function openIntervention(d: PathwayRunDeps, input: PathwayRunInput, spec:
 }
 
 async function recordAnswer(
-  d: PathwayRunDeps,
+  d: Deps,
   input: PathwayRunInput,
   answer: InterventionAnswer,
   kind: InterventionSpec['kind'],
@@ -389,7 +395,7 @@ async function recordAnswer(
   const doc = await d.interventions.recordAnswer(input.scope.workspaceId, answer, kind);
   await patch(d, input.scope.workspaceId, input.jobId, { status: 'running', waitingFor: null });
   // A person's answer is a learning signal receptors may subscribe to (once per intervention: the event id is its id).
-  await d.publish?.()(input.scope.workspaceId, {
+  await d.publish?.(input.scope.workspaceId, {
     key: 'plasticity.intervention.answered',
     eventId: `intervention:${doc._id}`,
     payload: { intervention_id: doc._id, job_id: input.jobId, action: answer.action, status: doc.status },
@@ -397,7 +403,7 @@ async function recordAnswer(
   return doc.status;
 }
 
-async function finishRun(d: PathwayRunDeps, input: PathwayRunInput, run: PathwayRunResult) {
+async function finishRun(d: Deps, input: PathwayRunInput, run: PathwayRunResult) {
   const { calls: _calls, ...usage } = await d.usage.jobTotals(input.scope.workspaceId, input.jobId, true);
   const result = { ...run, usage };
   await patch(d, input.scope.workspaceId, input.jobId, {
@@ -411,7 +417,7 @@ async function finishRun(d: PathwayRunDeps, input: PathwayRunInput, run: Pathway
   await d.traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.completed', job_id: input.jobId });
 }
 
-async function failRun(d: PathwayRunDeps, input: PathwayRunInput, reason: string) {
+async function failRun(d: Deps, input: PathwayRunInput, reason: string) {
   await patch(d, input.scope.workspaceId, input.jobId, {
     status: 'failed',
     failedReason: reason,
@@ -433,9 +439,9 @@ async function failRun(d: PathwayRunDeps, input: PathwayRunInput, reason: string
 
 /** The intervention a waiting or paused job names (its stored waitingFor). */
 const waitingOf = (job: Awaited<ReturnType<JobService['get']>>) =>
-  decodeBlob<{ interventionId?: string; kind?: string } | null>(job.waitingFor, null);
+  job.waitingFor as { interventionId?: string; kind?: string } | null;
 
-async function input(d: PathwayRunDeps, scope: Scope, jobId: string, body: JobInputBody) {
+async function input(d: Deps, scope: Scope, jobId: string, body: JobInputBody) {
   if (body.workspace_id && body.workspace_id !== scope.workspaceId)
     throw forbidden('workspace_id does not match the credential');
   const job = await d.jobs.get(scope, jobId);
@@ -451,7 +457,7 @@ async function input(d: PathwayRunDeps, scope: Scope, jobId: string, body: JobIn
   });
 }
 
-async function resume(d: PathwayRunDeps, scope: Scope, jobId: string, body: ResumeBody) {
+async function resume(d: Deps, scope: Scope, jobId: string, body: ResumeBody) {
   const job = await d.jobs.get(scope, jobId);
   if (job.status !== 'waiting' && job.status !== 'paused')
     throw validationError(`Job is ${job.status}; only waiting or paused jobs can be resumed`);

@@ -12,9 +12,7 @@ import type {
   SubscribeBody,
 } from '../schemas/receptors.js';
 import { hasRole, type Scope } from '../scope.js';
-import type { NeuronService } from './neurons.js';
 import { assertScopeRole, toNeuronSlug } from './neurons.js';
-import type { PathwayService } from './pathways.js';
 import type { ResourceEvents } from './resource-events.js';
 import type { ScheduleService } from './schedules.js';
 import { isKnownKey, isSchedulable } from './stimuli.js';

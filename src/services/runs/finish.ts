@@ -1,5 +1,4 @@
 import { bestEffort } from '../../best-effort.js';
-import { decodeBlob } from '../../db/codec.js';
 import type { ModelStep, ToolStep } from '../../db/runs.js';
 import type { Scope } from '../../scope.js';
 import { MAX_INLINE_TEXT, type NeuronRunInput, type NeuronRunResult } from '../../temporal/definitions.js';
@@ -179,7 +178,7 @@ async function appendReply(
   if (!appended.existed) return { existed: false as const, trace: appended.trace };
   const stored: Reply = {
     text: appended.engram.content.content,
-    toolCalls: decodeBlob<{ tool_calls?: NeuronRunResult['toolCalls'] }>(appended.engram.metadata, {}).tool_calls ?? [],
+    toolCalls: ((appended.engram.metadata ?? {}) as { tool_calls?: NeuronRunResult['toolCalls'] }).tool_calls ?? [],
   };
   return { existed: true as const, reply: stored, trace: null };
 }

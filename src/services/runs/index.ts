@@ -40,6 +40,8 @@ export function createRunService(d: RunDeps) {
     ...createFinishSteps(ctx), // finish, fail
     ...createBudgetPauseSteps(ctx), // openBudgetPause, recordBudgetAnswer
   };
+  // A job found never started is started from its stored start (GET status, the sweep).
+  d.jobs.onRestart((job) => service.startStored(job._id));
   return service;
 }
 export type RunService = ReturnType<typeof createRunService>;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { bestEffort } from '../../best-effort.js';
 import type { BudgetDoc } from '../../db/budgets.js';
-import type { JobDoc } from '../../db/jobs.js';
+import type { Job } from '../../db/jobs.js';
 import type { StoredStart } from '../../db/runs.js';
 import { validationError } from '../../errors.js';
 import { uuidFromName } from '../../ids.js';
@@ -39,7 +39,7 @@ interface Invoke {
 }
 
 /** What an invoke answers (202): the job, the human turn's engram (null for a repeated client_nonce) and the trace. */
-type Invoked = { job: JobDoc; userEngramId: string | null; traceId: string };
+type Invoked = { job: Job; userEngramId: string | null; traceId: string };
 
 export const createInvokeSteps = (ctx: RunContext) => ({
   /** POST /v1/neurons/:id/invoke: stores the human turn and the run context, records the job, starts neuronRun. */
@@ -133,7 +133,7 @@ async function store(ctx: RunContext, run: Invoke): Promise<Invoked> {
   const [, created, loaded] = settled;
   const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) return failStore(ctx, run, claimed, created, failure);
-  const { job, created: isNew } = (created as PromiseFulfilledResult<{ job: JobDoc; created: boolean }>).value;
+  const { job, created: isNew } = (created as PromiseFulfilledResult<{ job: Job; created: boolean }>).value;
   const { start } = (loaded as PromiseFulfilledResult<{ prepared: PreparedRunData; start: StoredStart }>).value;
   if ((await claimed) && !(await turnStarted)) await firstTurns.release(jobId);
   // The run is stored (job, human turn, context and its start): it is answered 202 now and its

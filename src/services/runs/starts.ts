@@ -1,5 +1,5 @@
 import { bestEffort } from '../../best-effort.js';
-import type { JobDoc } from '../../db/jobs.js';
+import type { Job } from '../../db/jobs.js';
 import { TERMINAL_STATES } from '../../db/jobs.js';
 import type { StoredStart } from '../../db/runs.js';
 import type { RunContext, RunDeps } from './shared.js';
@@ -32,10 +32,10 @@ export const createStartSteps = (ctx: RunContext) => ({
 });
 
 /** Whether a stored run still wants its workflow: a job that ended before its start (cancelled meanwhile) never starts. */
-const wantsStart = (job: JobDoc | null): job is JobDoc => job !== null && !TERMINAL_STATES.includes(job.status);
+const wantsStart = (job: Job | null): job is Job => job !== null && !TERMINAL_STATES.includes(job.status);
 
 /** Starts a stored run's workflow (a start that exists already counts); false, logged, when Temporal refuses. */
-async function startFrom(d: RunDeps, job: JobDoc, start: StoredStart): Promise<boolean> {
+async function startFrom(d: RunDeps, job: Job, start: StoredStart): Promise<boolean> {
   try {
     await d.jobs.startWorkflow(job, start.workflowType, start.args, start.summary, { failJob: false });
     return true;
@@ -49,7 +49,7 @@ async function startFrom(d: RunDeps, job: JobDoc, start: StoredStart): Promise<b
  * Starts a stored run's workflow in the background, retrying a start Temporal refused a few
  * times; after that the sweep (startPending) goes on trying, so the run is never lost.
  */
-export function startSoon(ctx: RunContext, job: JobDoc, start: StoredStart): void {
+export function startSoon(ctx: RunContext, job: Job, start: StoredStart): void {
   const { d } = ctx;
   const p = (async () => {
     // After this turn of the event loop: the client's encoding of the start (payloads, search

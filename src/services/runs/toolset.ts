@@ -1,4 +1,3 @@
-import { decodeBlob } from '../../db/codec.js';
 import type { ToolSpec } from '../../llm/types.js';
 import type { NeuronConfig } from '../../schemas/neuron-config.js';
 import type { Scope } from '../../scope.js';
@@ -53,7 +52,7 @@ export async function toolsetOf(d: RunDeps, scope: Scope, input: NeuronRunInput,
   // The run's neuron was resolved in this scope (the invoke, the workflow's delegate, the pathway node).
   for (const r of await d.reflexes.forNeuron(scope, input.neuronId, { resolved: true })) {
     if (!r.isActive) continue;
-    const meta = decodeBlob<Record<string, unknown>>(r.metadata, {});
+    const meta = r.metadata ?? {};
     if (typeof meta.handler === 'string') names.add(meta.handler);
     await offerReflexTools(d, set, r, meta, tokenOf);
     // Integration-backed tool sets (`tools: [{ integration_id, tools }]`): the named tools of the
