@@ -70,7 +70,7 @@ const TARGETS = { receptor: 'receptors', neuron: 'neurons', share_token: 'share_
 export function createBudgetRepo(db: Db) {
   const budgets = db.collection<BudgetDoc>('budgets');
   return {
-    find: (workspaceId: string, id: string) => findById(budgets, id, { workspaceId }),
+    get: (workspaceId: string, id: string) => findById(budgets, id, { workspaceId }),
     /** The workspace's budgets (at most `limit`). */
     ofWorkspace: (workspaceId: string, limit?: number): Promise<BudgetDoc[]> =>
       budgets

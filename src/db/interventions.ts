@@ -103,7 +103,7 @@ export function createInterventionRepo(db: Db) {
   const interventions = db.collection<InterventionDoc>('interventions');
   const where = (workspaceId: string, f: InterventionFilter): Filter<InterventionDoc> => ({ workspaceId, ...f });
   return {
-    find: async (workspaceId: string, id: string) => decoded(await findById(interventions, id, { workspaceId })),
+    get: async (workspaceId: string, id: string) => decoded(await findById(interventions, id, { workspaceId })),
     /**
      * The intervention a delivery token belongs to. A token is `<intervention id>.<secret>`, so it is
      * found by key (FerretDB's SQLite backend serves an `_id`-only filter from its primary key); a

@@ -123,7 +123,7 @@ export function createJobRepo(db: Db) {
   };
   return {
     /** One job of a workspace (by key and workspace). */
-    find: async (workspaceId: string, id: string): Promise<Job | null> => {
+    get: async (workspaceId: string, id: string): Promise<Job | null> => {
       const j = await findById(jobs, id, { workspaceId });
       return j && decodeJob(j);
     },

@@ -145,7 +145,7 @@ export function createTraceRepo(db: Db, backend: StoreBackend = 'ferretdb') {
     traces.findOne({ workspaceId, traceId });
   const log = createEngramLog(traces, engrams, places, backend, findDoc);
   return {
-    find: async (workspaceId: string, traceId: string): Promise<Trace | null> => {
+    get: async (workspaceId: string, traceId: string): Promise<Trace | null> => {
       const t = await findDoc(workspaceId, traceId);
       return t && decodeTrace(t);
     },

@@ -123,7 +123,7 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
   const toUnit = (b: BudgetDoc, raw: number) => (b.measure === 'usd' ? raw / NANOS : raw);
 
   async function get(scope: Scope, id: string): Promise<BudgetDoc> {
-    const b = await repo.find(scope.workspaceId, id);
+    const b = await repo.get(scope.workspaceId, id);
     if (!b) throw notFound('Budget');
     return b;
   }

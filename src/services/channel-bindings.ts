@@ -43,7 +43,7 @@ export function createChannelBindingService({
 
   /** The receptor must be the caller's and listen on the channel (400 otherwise). */
   async function checkReceptor(scope: Scope, receptorId: string, channel: string) {
-    const r = await receptors.find(scope, receptorId);
+    const r = await receptors.lookup(scope, receptorId);
     if (!r.activeChannels.includes(channel))
       throw validationError(
         `channel ${channel} is not in the receptor's active_channels (${r.activeChannels.join(', ') || 'none'}): add it with PATCH /v1/receptors/:workspace_slug/:slug first`,
@@ -119,7 +119,7 @@ export function createChannelBindingService({
       if (!b) throw notFound('Channel binding');
       if (!b.isActive) throw validationError('This channel binding is inactive');
       const scope = systemScope(b.workspaceId);
-      const r = await receptors.find(scope, b.receptorId);
+      const r = await receptors.lookup(scope, b.receptorId);
       if (!r.activeChannels.includes(provider))
         throw validationError(`channel ${provider} is no longer in the receptor's active_channels`);
       const why = await fires.notFireable(r);

@@ -42,7 +42,7 @@ const ALL_STATUSES: InterventionStatus[] = ['pending', 'approved', 'rejected', '
  */
 export function createInterventionService({ repo, temporal }: { repo: InterventionRepo; temporal: Client }) {
   async function get(scope: Scope, id: string): Promise<Intervention> {
-    const doc = await repo.find(scope.workspaceId, id);
+    const doc = await repo.get(scope.workspaceId, id);
     if (!doc) throw notFound('Intervention');
     return doc;
   }
@@ -67,7 +67,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         ],
       });
     } catch (e) {
-      const fresh = await repo.find(doc.workspaceId, doc._id);
+      const fresh = await repo.get(doc.workspaceId, doc._id);
       if (e instanceof WorkflowUpdateFailedError) {
         const reason = (e.cause as Error | undefined)?.message ?? 'the run refused the answer';
         throw validationError(fresh && fresh.status !== 'pending' ? `Intervention is already ${fresh.status}` : reason);
@@ -81,7 +81,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
       }
       throw e;
     }
-    return (await repo.find(doc.workspaceId, doc._id))!;
+    return (await repo.get(doc.workspaceId, doc._id))!;
   }
 
   /** The list's filter: the workspace, then the brain (X-Brain-Id unless brain_scope=all or brain_id), job, trace, status. */
@@ -100,7 +100,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
 
     /** Idempotent on id (the workflow picks it), so a retried activity creates one record. */
     async create(scope: Scope, n: NewIntervention): Promise<Intervention> {
-      const existing = await repo.find(scope.workspaceId, n.id);
+      const existing = await repo.get(scope.workspaceId, n.id);
       if (existing) return existing;
       const now = new Date();
       const doc: Intervention = {
@@ -196,7 +196,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
      * writer of an intervention's outcome, so no lock is needed). Idempotent for a retried activity.
      */
     async recordAnswer(workspaceId: string, a: InterventionAnswer, kind: Intervention['kind']): Promise<Intervention> {
-      const doc = await repo.find(workspaceId, a.interventionId);
+      const doc = await repo.get(workspaceId, a.interventionId);
       if (!doc) throw notFound('Intervention');
       if (doc.status !== 'pending') return doc;
       const now = new Date();
@@ -217,12 +217,12 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         deliveries,
         updatedAt: now,
       });
-      return (await repo.find(workspaceId, doc._id))!;
+      return (await repo.get(workspaceId, doc._id))!;
     },
 
     /** Marks a still-pending intervention expired or cancelled (the run's own steps); returns whether it changed. */
     async close(workspaceId: string, id: string, status: 'expired' | 'cancelled'): Promise<boolean> {
-      const cur = await repo.find(workspaceId, id);
+      const cur = await repo.get(workspaceId, id);
       if (cur?.status !== 'pending') return false;
       await repo.close(
         workspaceId,

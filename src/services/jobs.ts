@@ -118,7 +118,7 @@ export function createJobService({
   };
 
   async function get(scope: Scope, jobId: string): Promise<Job> {
-    const job = await repo.find(scope.workspaceId, jobId);
+    const job = await repo.get(scope.workspaceId, jobId);
     if (!job) throw notFound('Job');
     return job;
   }
@@ -356,13 +356,13 @@ export function createJobService({
       const ids = job.receptorId ? [job._id, `fire-${job._id}`] : [job._id];
       for (const id of ids) if ((await exists(id)) !== false) return job;
       // A run whose start is stored (an invoke answered 202 before its workflow started) is started now, not failed.
-      if (await restart?.(job)) return (await repo.find(job.workspaceId, job._id)) ?? job;
+      if (await restart?.(job)) return (await repo.get(job.workspaceId, job._id)) ?? job;
       await this.finalize(job.workspaceId, job._id, {
         status: 'failed',
         failedReason: 'the run was never started',
         currentStep: NOT_STARTED_STEP,
       });
-      return (await repo.find(job.workspaceId, job._id)) ?? job;
+      return (await repo.get(job.workspaceId, job._id)) ?? job;
     },
 
     async list(scope: Scope, q: JobListQuery) {

@@ -156,7 +156,7 @@ export function createReceptorFireService(d: {
 
     /** POST /v1/receptors/:id/fire: any member of the workspace; an inactive receptor or target is a 400. */
     async fire(scope: Scope, id: string, body: FireBody) {
-      const r = await receptors.find(scope, id);
+      const r = await receptors.lookup(scope, id);
       const why = await notFireable(r);
       if (why) throw validationError(`Receptor cannot fire: ${why}`);
       const opts = body.neuron_task_options;

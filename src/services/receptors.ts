@@ -129,7 +129,7 @@ export function createReceptorService({
   }
 
   /** By slug or UUID in the caller's workspace. */
-  async function find(scope: Scope, slugOrId: string): Promise<Receptor> {
+  async function lookup(scope: Scope, slugOrId: string): Promise<Receptor> {
     const doc = UUID_RE.test(slugOrId) ? await repo.findById(scope.workspaceId, slugOrId.toLowerCase()) : null;
     const found = doc ?? (await repo.findBySlug(scope.workspaceId, slugOrId.toLowerCase()));
     if (!found) throw notFound('Receptor');
@@ -230,7 +230,7 @@ export function createReceptorService({
     registerTarget(kind: TargetKind, t: ReceptorTarget): void {
       targets.set(kind, t);
     },
-    find,
+    lookup,
     view,
     checkWorkspace,
     assertCanChange,
@@ -305,7 +305,7 @@ export function createReceptorService({
 
     async get(scope: Scope, workspaceSegment: string, slugOrId: string, preview = 5): Promise<ReceptorView> {
       await checkWorkspace(scope, workspaceSegment);
-      return view(await find(scope, slugOrId), preview);
+      return view(await lookup(scope, slugOrId), preview);
     },
 
     /** GET /v1/resources/receptors/:id (UUID only). */
@@ -323,7 +323,7 @@ export function createReceptorService({
      */
     async patch(scope: Scope, workspaceSegment: string, slug: string, body: ReceptorPatchBody): Promise<ReceptorView> {
       await checkWorkspace(scope, workspaceSegment);
-      let r = await find(scope, slug);
+      let r = await lookup(scope, slug);
       await assertCanChange(scope, r);
       const channels = body.active_channels ? [...new Set(body.active_channels)] : r.activeChannels;
       const stimulus = isStimulusReceptor(channels);
@@ -425,7 +425,7 @@ export function createReceptorService({
     /** DELETE: a subscription receptor (with its schedule and bindings); a target's own receptor goes with its target. */
     async remove(scope: Scope, workspaceSegment: string, slugOrId: string): Promise<void> {
       await checkWorkspace(scope, workspaceSegment);
-      const r = await find(scope, slugOrId);
+      const r = await lookup(scope, slugOrId);
       await assertCanChange(scope, r);
       if (isTargetOrigin(r))
         throw validationError(`This receptor belongs to its ${r.executableTarget.kind}: it is removed with it`);
@@ -450,7 +450,7 @@ export function createReceptorService({
     /** A scheduled receptor the caller may change (400 when it has no schedule). */
     async scheduled(scope: Scope, workspaceSegment: string, slugOrId: string): Promise<Receptor> {
       await checkWorkspace(scope, workspaceSegment);
-      const r = await find(scope, slugOrId);
+      const r = await lookup(scope, slugOrId);
       await assertCanChange(scope, r);
       if (r.activation !== 'schedule' || !r.timing)
         throw validationError('This receptor has no schedule (source_config.activation is not schedule)');

@@ -50,7 +50,7 @@ export function createShareService(d: {
 
   async function managed(scope: Scope, workspaceSegment: string, slugOrId: string) {
     await receptors.checkWorkspace(scope, workspaceSegment);
-    const r = await receptors.find(scope, slugOrId);
+    const r = await receptors.lookup(scope, slugOrId);
     return r;
   }
 
@@ -165,7 +165,7 @@ export function createShareService(d: {
         throw invalidToken('has expired');
       }
       d.recent.remember('share', hash);
-      const receptor = await receptors.find(
+      const receptor = await receptors.lookup(
         { workspaceId: share.workspaceId, userId: null, apiKeyId: null, roles: [], credential: 'share' },
         share.receptorId,
       );

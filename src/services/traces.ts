@@ -44,7 +44,7 @@ export const contentHash = (c: { type: string; content: string }) =>
 /** Traces and their engrams: implicit creation, API-order reads, cost roll-ups and trace events. */
 export function createTraceService({ repo, streams, log }: { repo: TraceRepo; streams: Streams; log?: Logger }) {
   async function get(scope: Scope, traceId: string): Promise<Trace> {
-    const t = await repo.find(scope.workspaceId, traceId);
+    const t = await repo.get(scope.workspaceId, traceId);
     if (!t) throw notFound('Trace');
     return t;
   }
@@ -93,7 +93,7 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
 
   /** Creates the trace on first use (a claim on the unique (workspace, trace) index); the message count it had. */
   async function ensureTrace(scope: Scope, traceId: string, input: EngramInput): Promise<number> {
-    const t = await repo.find(scope.workspaceId, traceId);
+    const t = await repo.get(scope.workspaceId, traceId);
     if (t) return t.messageCount;
     await repo.create(newTrace(scope, traceId, input));
     return 0;
@@ -131,7 +131,7 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
       if (existing) return { engram: existing, trace: null, existed: true, titled: false };
     }
     const hint = known.traceExists
-      ? ((await repo.find(scope.workspaceId, traceId))?.messageCount ?? 0)
+      ? ((await repo.get(scope.workspaceId, traceId))?.messageCount ?? 0)
       : await ensureTrace(scope, traceId, input);
     const appended = await repo.appendEngram(newEngram(scope, traceId, input, input.id ?? randomUUID()), {
       hint,

@@ -58,18 +58,18 @@ describe.each(['ferretdb', 'mongodb'] as const)('job repository (%s form)', (bac
     const job = newJob(ws);
     expect(await repo.insert(job)).toBe(true);
     expect(await repo.insert(job)).toBe(false);
-    expect(await repo.find(ws, job._id)).toMatchObject({ _id: job._id, result: undefined, waitingFor: null });
-    expect(await repo.find(randomUUID(), job._id)).toBeNull();
+    expect(await repo.get(ws, job._id)).toMatchObject({ _id: job._id, result: undefined, waitingFor: null });
+    expect(await repo.get(randomUUID(), job._id)).toBeNull();
     expect((await repo.findUnscoped(job._id))?._id).toBe(job._id);
     const waitingFor = { interventionId: 'i', 'odd.key': [[1]] };
     const r = await repo.recordTransition(ws, job._id, { status: 'waiting', waitingFor }, new Date());
     expect(r).toMatchObject({ applied: true, previous: { status: 'pending' } });
-    const after = await repo.find(ws, job._id);
+    const after = await repo.get(ws, job._id);
     expect(after?.waitingFor).toEqual(waitingFor);
     expect(after?.processedAt).toBeInstanceOf(Date);
     // Another workspace's transition of the same id changes nothing.
     expect((await repo.recordTransition(randomUUID(), job._id, { status: 'running' }, new Date())).previous).toBeNull();
-    expect((await repo.find(ws, job._id))?.status).toBe('waiting');
+    expect((await repo.get(ws, job._id))?.status).toBe('waiting');
   });
 
   run('concurrent terminal claims: exactly one wins, and every writer learns the state that holds', async () => {
@@ -96,7 +96,7 @@ describe.each(['ferretdb', 'mongodb'] as const)('job repository (%s form)', (bac
     expect((await repo.recordTransition(ws, job._id, { status: 'running', progress: 50 }, new Date())).applied).toBe(
       false,
     );
-    expect((await repo.find(ws, job._id))?.status).toBe(state!.status);
+    expect((await repo.get(ws, job._id))?.status).toBe(state!.status);
   });
 
   run('pages newest first under the filter; counts and finds by share link; children and pending sweeps', async () => {
@@ -130,7 +130,7 @@ describe.each(['ferretdb', 'mongodb'] as const)('job repository (%s form)', (bac
     await repo.claimTerminal(ws, job._id, { status: 'failed', failedReason: 'never', currentStep: 'not started' });
     await repo.settleTerminal(ws, job._id, (await repo.terminalState(job._id))!, new Date());
     await repo.forgetNotStarted(ws, job._id, 'not started');
-    expect(await repo.find(ws, job._id)).toBeNull();
+    expect(await repo.get(ws, job._id)).toBeNull();
     expect(await repo.terminalState(job._id)).toBeNull();
     expect(await repo.insert(job)).toBe(true);
   });

@@ -72,9 +72,9 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
     const traceId = randomUUID();
     expect(await repo.create(newTrace(ws, traceId))).toBe(true);
     expect(await repo.create(newTrace(ws, traceId))).toBe(false);
-    const t = await repo.find(ws, traceId);
+    const t = await repo.get(ws, traceId);
     expect(t?.metadata).toEqual({ origin: 'test', nested: [[1, 2]], 'a.b': true });
-    expect(await repo.find(randomUUID(), traceId)).toBeNull();
+    expect(await repo.get(randomUUID(), traceId)).toBeNull();
     await repo.setTitle(t!, { title: 'Quarterly', titleSource: 'manual', updatedAt: new Date() });
     // Another workspace's write through the same key changes nothing.
     await repo.setTitle(
@@ -85,7 +85,7 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
         updatedAt: new Date(),
       },
     );
-    expect((await repo.find(ws, traceId))?.title).toBe('Quarterly');
+    expect((await repo.get(ws, traceId))?.title).toBe('Quarterly');
     const page = await repo.list(ws, {}, { field: 'createdAt', dir: -1 }, { limit: 10 }, 'quarter');
     expect(page.items.map((x) => x.traceId)).toEqual([traceId]);
     expect(page.items[0]?.metadata).toMatchObject({ origin: 'test' });
@@ -107,7 +107,7 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
       expect(r.engram.metadata).toEqual({ $weird: 'kept', list: [[c]] });
     }
     expect(stored).toBe(3);
-    const t = await repo.find(ws, traceId);
+    const t = await repo.get(ws, traceId);
     expect(t).toMatchObject({ messageCount: 3, memoryIds: ['m1'] });
     expect(t?.cost).toEqual({ totalCostUsd: 1.5, totalTokens: 6, inputTokens: 6, outputTokens: 0 });
     const all = await repo.history(ws, traceId, 3);
@@ -152,7 +152,7 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
       ),
     );
     expect(results.map((r) => r.engram.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
-    const t = await repo.find(ws, traceId);
+    const t = await repo.get(ws, traceId);
     expect(t?.messageCount).toBe(n);
     expect(t?.cost.totalTokens).toBe(n);
     expect((await repo.history(ws, traceId, n)).map((e) => e.seq)).toEqual(results.map((_, i) => i + 1));
@@ -167,7 +167,7 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
     expect(r.trace).toMatchObject({ title: 'Generated', titleSource: 'generated', messageCount: 1 });
     const s = await repo.appendEngram(newEngram(ws, traceId, 'y'), { hint: 1, memoryIds: [], title: 'Other' });
     expect(s.titled).toBe(false);
-    expect((await repo.find(ws, traceId))?.title).toBe('Generated');
+    expect((await repo.get(ws, traceId))?.title).toBe('Generated');
   });
 
   run('start writes the trace with its first engram; a taken engram id leaves nothing and answers null', async () => {
@@ -176,7 +176,7 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
     const e = newEngram(ws, traceId, 'first');
     const first = await repo.start({ ...newTrace(ws, traceId), memoryIds: [] }, e);
     expect(first?.seq).toBe(1);
-    expect(await repo.find(ws, traceId)).toMatchObject({ messageCount: 1 });
+    expect(await repo.get(ws, traceId)).toMatchObject({ messageCount: 1 });
     const other = randomUUID();
     expect(await repo.start(newTrace(ws, other), { ...e, traceId: other })).toBeNull();
     // The trace of the losing call exists, its first place is free: an append takes seq 1.
