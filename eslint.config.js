@@ -2,6 +2,25 @@
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 
+/**
+ * The storage boundary (docs/architecture.md): services and routes speak to repositories in domain
+ * terms; the driver, the blob codec, the claims and the paging helpers stay in src/db.
+ */
+const storeInternals = {
+  paths: [{ name: 'mongodb', message: 'the driver stays in src/db: ask a repository for the operation' }],
+  patterns: [
+    {
+      group: ['**/db/codec*', '**/db/claims*', '**/db/client*', '**/db/guard*'],
+      message: 'the blob codec and the concurrency strategy stay in src/db: ask a repository for the operation',
+    },
+    {
+      group: ['**/db/paging*'],
+      message: 'paging stays in src/db: a repository pages its lists (its types may be imported)',
+      allowTypeImports: true,
+    },
+  ],
+};
+
 const nodeBuiltins = [
   'fs',
   'path',
@@ -50,16 +69,36 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/services/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: storeInternals.paths,
+          patterns: [
+            {
+              group: ['**/api/**', '**/worker/**', '**/workflows/**', '**/activities/**'],
+              message: 'src/ is the core: it imports nothing from api, worker, workflows or activities',
+            },
+            ...storeInternals.patterns,
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['api/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
+          paths: storeInternals.paths,
           patterns: [
             {
               group: ['**/workflows/**', '**/activities/**', '**/worker/**'],
               message: 'api/ talks to Temporal through src/temporal only',
             },
+            ...storeInternals.patterns,
           ],
         },
       ],
