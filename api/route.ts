@@ -136,7 +136,7 @@ const countRequest = (ctx: Context, rc: RouteContext, scope: Scope): Promise<voi
 
 /**
  * Authenticates a bearer credential under the failed-authentication limiter: failures slow
- * further failures only (docs/decisions.md, "Auth and scoping"). A credential that authenticates
+ * further failures only (docs/decisions.md, "Auth, scoping and roles"). A credential that authenticates
  * passes whatever its address's failure count: a JWT or a key this process verified recently is
  * checked without the limiter at all, and a key any API process verified recently (Redis) reaches
  * its lookup. Any other key from an address over its limit is a 429 before the store is read; a

@@ -1,5 +1,5 @@
 /**
- * Client-supplied free-form JSON is stored as a JSON string (docs/decisions.md, "Storage (FerretDB 1.24 and MongoDB)"):
+ * Client-supplied free-form JSON is stored as a JSON string (docs/decisions.md, "FerretDB and MongoDB"):
  * FerretDB 1.x refuses nested arrays, keys with '.' or a leading '$', NaN and NUL, so a blob
  * goes in intact as text on both MongoDB and FerretDB and comes back as it was sent.
  * The API never filters inside a blob; fields the platform queries are first-class.

@@ -7,7 +7,7 @@ import { claim } from './claims.js';
 
 /**
  * A neuron run's working set, stored by reference (workflow and activity payloads
- * carry ids and small values; docs/decisions.md, "Runs under real model behaviour (issue 8)"). The run context holds the prompt, history and tools, written once
+ * carry ids and small values; docs/decisions.md, "Model turns under real provider behaviour"). The run context holds the prompt, history and tools, written once
  * when the run is prepared; steps hold each model turn attempt's text and tool calls and each
  * tool result. Keys are natural (job, turn, attempt or call), so a retried activity rewrites the
  * same document instead of adding one. Text is stored through the blob codec (FerretDB refuses NUL).

@@ -13,7 +13,7 @@ export type CredentialKind = 'key' | 'share';
  * through Redis: one key per digest, with a TTL (bounded by the credentials in use, never more
  * than the store holds). Being remembered never authenticates anything: it only lets a credential
  * reach its store lookup while its client address is over the failed-authentication limit
- * (docs/decisions.md, "Auth and scoping"), so a valid key is recognised by an API process that
+ * (docs/decisions.md, "Auth, scoping and roles"), so a valid key is recognised by an API process that
  * has never seen it without a store read, and a revoked one gains one lookup, after which it is
  * forgotten. A Redis error reads as "not seen" (the limiter then behaves as before).
  */

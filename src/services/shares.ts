@@ -142,7 +142,7 @@ export function createShareService(d: {
       return { doc: { ...cur, ...set }, receptor: r, token };
     },
 
-    /** Whether a share token was recently seen valid by any API process (docs/decisions.md, "Auth and scoping"). */
+    /** Whether a share token was recently seen valid by any API process (docs/decisions.md, "Auth, scoping and roles"). */
     recentlyValid: (token: string | undefined): Promise<boolean> =>
       token ? d.recent.seen('share', hashOf(token)) : Promise.resolve(false),
 

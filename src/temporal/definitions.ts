@@ -60,7 +60,7 @@ export interface InterventionAnswer {
   deliveryId?: string;
 }
 /**
- * Answers an intervention the run waits on (human answers are Temporal Updates; docs/decisions.md, "Authorization (issue 9)"). The validator
+ * Answers an intervention the run waits on (human answers are Temporal Updates; docs/decisions.md, "Interventions and human answers"). The validator
  * refuses an answer the run does not wait for (unknown, answered, expired, cancelled, a wrong
  * action): nothing changes and the caller gets a 4xx. An accepted answer returns once it is
  * recorded, so the intervention record and the job always agree with the run.

@@ -51,6 +51,10 @@ describe('secrets key rotation', () => {
     const user = await ws.jwt([], userId);
     const pending = await app.post(`/v1/reflexes/${String(reflex.body.id)}/connect`, user, {});
     expect(pending.status, pending.text).toBe(200);
+    // A workspace secret (an HTTP node's token), sealed under k1 by the API.
+    const token = `token-${randomUUID()}`;
+    const secretPut = await app.put('/v1/secrets/ROTATING_TOKEN', await ws.jwt(['workspace_admin']), { value: token });
+    expect(secretPut.status, secretPut.text).toBe(200);
     const repo = createConnectionRepo(app.deps.db);
     const integrations = app.deps.db.collection<IntegrationDoc>('integrations');
     const connections = app.deps.db.collection<ConnectionDoc>('connections');
@@ -103,7 +107,7 @@ describe('secrets key rotation', () => {
       },
     });
     expect(stdout).toMatch(
-      /re-sealed under key k2: 1 integration secret\(s\), 1 connection\(s\), 1 pending connect request\(s\); 1 expired request\(s\) deleted/,
+      /re-sealed under key k2: 1 integration secret\(s\), 1 connection\(s\), 1 pending connect request\(s\), 1 workspace secret\(s\); 1 expired request\(s\) deleted/,
     );
 
     // k2 alone opens everything; nothing is under k1 any more; a second run has nothing to do.
@@ -117,10 +121,14 @@ describe('secrets key rotation', () => {
     expect(next.keyOf(left[0].verifierSealed)).toBe('k2');
     const dump = JSON.stringify(
       await Promise.all(
-        ['integrations', 'connections', 'connection_requests'].map((c) => app.deps.db.collection(c).find({}).toArray()),
+        ['integrations', 'connections', 'connection_requests', 'workspace_secrets'].map((c) =>
+          app.deps.db.collection(c).find({}).toArray(),
+        ),
       ),
     );
-    for (const plain of [clientSecret, access, refresh]) expect(dump).not.toContain(plain);
+    const secret = (await app.deps.db.collection('workspace_secrets').findOne({ workspaceId: ws.workspaceId }))!;
+    expect([next.open(String(secret.sealed)), secret.keyId]).toEqual([token, 'k2']);
+    for (const plain of [clientSecret, access, refresh, token]) expect(dump).not.toContain(plain);
     expect(dump).not.toContain('v1.k1.');
     expect(await resealSecrets(repo, next)).toEqual({
       integrations: 0,

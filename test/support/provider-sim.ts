@@ -8,7 +8,7 @@ import {
 
 /**
  * A provider simulator that behaves like a real model behind an OpenAI-compatible endpoint
- * (docs/decisions.md, "Runs under real model behaviour (issue 8)"): it thinks before its first token, streams with a delay between tokens,
+ * (docs/decisions.md, "Model turns under real provider behaviour"): it thinks before its first token, streams with a delay between tokens,
  * says something different on every call (as any model at temperature > 0 does), and fails the
  * way real providers fail: 429 with Retry-After, 5xx, a connection dropped mid-stream. It runs
  * on the same wire format as the deterministic scripted server (test/support/scripted-openai.ts),
