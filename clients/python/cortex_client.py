@@ -268,7 +268,7 @@ class Client:
         reply = JobReply()
         last = after
         for entry in self.stream(job_id, after=after):
-            if entry.id:
+            if entry.id or entry.type == "stream_reset":
                 last = entry.id
             if reply.apply(entry.data) and on_text:
                 on_text(reply.text)
@@ -300,8 +300,8 @@ class Client:
                 if res.status == 204:
                     return
                 for entry in _parse_sse(res):
-                    if entry.id:
-                        last = entry.id
+                    if entry.id or entry.type == "stream_reset":
+                        last = entry.id  # a stream_reset (no id): the whole stream follows, from its start
                     progressed = True
                     yield entry
                     if end_on_terminal and entry.terminal:

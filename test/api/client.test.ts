@@ -153,5 +153,15 @@ describe('the TypeScript client', () => {
     for await (const e of client.jobs.stream(jobId, { after: whole.lastEventId })) entries.push(e);
     expect(entries).toEqual([]);
     expect(counter.requests).toHaveLength(3);
+
+    // A cursor newer than the stream (it went backwards): stream_reset, then the whole stream again.
+    const rebuilt: StreamEntry<JobStreamData>[] = [];
+    const reset = await client.jobs.follow(jobId, { after: '9999999999999-0', onEntry: (e) => rebuilt.push(e) });
+    expect(rebuilt[0]).toMatchObject({ id: '', data: { type: 'stream_reset', after: '9999999999999-0' } });
+    expect(rebuilt.slice(1).map((e) => e.id)).toEqual(
+      (await app.services.streams.range(app.services.jobs.streamKey(jobId))).map((e) => e.id),
+    );
+    expect(reset.text).toBe(whole.text);
+    expect(reset.terminal?.data.type).toBe('complete');
   });
 });

@@ -63,7 +63,15 @@ describe('the Python client', () => {
     const out = `${result.stdout ?? ''}${result.stderr ?? ''}`;
     expect('code' in result ? result.code : 0, out).toBe(0);
     expect(out).toContain('all ok');
-    for (const step of ['ok stream', 'ok wait', 'ok ended stream', 'ok pathway', 'ok search', 'ok errors'])
+    for (const step of [
+      'ok stream',
+      'ok wait',
+      'ok ended stream',
+      'ok stream_reset',
+      'ok pathway',
+      'ok search',
+      'ok errors',
+    ])
       expect(out).toContain(step);
   }, 60_000);
 });

@@ -111,6 +111,14 @@ def main(base_url: str, api_key: str, brain_id: str, neuron: str, pathway_id: st
     check(again["terminal"] is None, f"follow after the end: {again}")
     print(f"ok ended stream: 204 in {took * 1000:.0f} ms")
 
+    # a cursor newer than the stream (it went backwards): stream_reset, then the whole stream again
+    future = "9999999999999-0"
+    rebuilt = list(cortex.stream(job_id, after=future))
+    check(rebuilt[0].type == "stream_reset" and rebuilt[0].id is None, f"stream_reset: {rebuilt[0]}")
+    check([e.id for e in rebuilt[1:]] == ids, "stream_reset: the whole stream follows")
+    check(cortex.follow(job_id, after=future)["text"] == reply.text, "stream_reset: the reply is rebuilt")
+    print("ok stream_reset: the whole stream again")
+
     # execute a pathway, answer its human step, wait for the output
     run = cortex.execute_pathway(pathway_id, {"ticket": "ship 1.2"})
     intervention_id = None

@@ -182,7 +182,7 @@ function bindClient(api: Client<paths>, baseUrl: string, doFetch: typeof fetch, 
       let last = s.after;
       for await (const entry of jobs.stream(jobId, s)) {
         s.onEntry?.(entry);
-        last = entry.id;
+        last = entry.id || undefined; // a stream_reset (no id) starts the stream over
         if (reply.apply(entry.data)) s.onText?.(reply.text);
         if (entry.data.type === 'complete' || entry.data.type === 'error')
           return { text: reply.text, terminal: entry, lastEventId: entry.id };
