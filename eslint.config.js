@@ -37,7 +37,7 @@ const nodeBuiltins = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'test-output/**', 'snake/public/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'clients/typescript/dist/**', 'test-output/**', 'snake/public/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

@@ -30,19 +30,32 @@ export function resumeCursor(ctx: Context, after: string | undefined): string | 
 }
 
 /**
- * A job stream resumed after its last entry once the job has ended: nothing will ever follow, so
- * the route answers 204 No Content instead of a stream. That is what makes a standard EventSource
+ * A job stream with nothing after the cursor once the job has ended (resumed after its terminal
+ * entry, or opened without a cursor on a stream that expired): nothing will ever follow, so the
+ * route answers 204 No Content instead of a stream. That is what makes a standard EventSource
  * (the WHATWG client in browsers and the `eventsource` package) stop: after the terminal entry the
  * server closes, the client reconnects with Last-Event-ID, and a 204 ends its reconnecting.
+ *
+ * The stream itself says it has ended when the cursor is its terminal entry: that holds even in the
+ * moment after the terminal entry is written and before the job record shows the end (docs/streams.md,
+ * rule 4), when a client that read the terminal entry reconnects at once. Otherwise the job record
+ * decides. A cursor newer than the stream's newest entry is left to the stream (`stream_reset`, then
+ * the stream anew), unless the stream is gone and the job has ended: then nothing is left to send.
  */
 export async function endedAfter(
+  streams: Streams,
+  key: string,
   after: string | undefined,
   backlog: Promise<StreamEntry[]>,
   isFinished: () => Promise<boolean>,
 ): Promise<boolean> {
-  if (after === undefined) return false;
-  const rest = await backlog;
-  return rest.length === 0 && (await isFinished());
+  if ((await backlog).length > 0) return false;
+  if (after !== undefined) {
+    const newest = await streams.newest(key);
+    if (newest && newest.id === after && isTerminal(newest)) return true;
+    if (newest && compareIds(newest.id, after) < 0) return false;
+  }
+  return isFinished();
 }
 
 /**

@@ -21,8 +21,10 @@
 #   8. speech            (apt-get, only what is missing: pocketsphinx + pocketsphinx-en-us, the
 #                         offline speech-to-text default; sox converts audio to 16 kHz linear16;
 #                         flite and espeak-ng speak the test sentences; docs/meetings.md)
+#   9. python3           (apt-get, only when missing; the Python client, clients/python, is
+#                         tested against the API with the system's python3, standard library only)
 #
-# Steps 5, 6 and 8 are for the tests only: `provision.sh --run` (what `npm run up` runs) skips
+# Steps 5, 6, 8 and 9 are for the tests only: `provision.sh --run` (what `npm run up` runs) skips
 # them, so a bare machine comes up without building Versity Gateway or installing a browser and
 # the speech tools; `npm test` and CI run the full provisioning.
 #
@@ -306,16 +308,30 @@ ensure_speech() {
   fi
 }
 
+# ---------------------------------------------------------------------------------------
+# 9. python3 for the Python client's test (clients/python uses the standard library only)
+# ---------------------------------------------------------------------------------------
+ensure_python() {
+  if command -v python3 >/dev/null 2>&1; then
+    log "python3: present ($(command -v python3))"
+  else
+    log "python3 missing"
+    apt_install python3
+  fi
+}
+
 ensure_node_modules
 ensure_temporal
 ensure_ferretdb
 ensure_redis
 if [ "$MODE" = run ]; then
   log "chromium, versitygw, pocketsphinx, sox, flite, espeak-ng: skipped (--run: only what running needs; npm test provisions them)"
+  log "python3: skipped (--run; npm test provisions it for the Python client's test)"
 else
   ensure_chromium
   ensure_versitygw
 fi
 ensure_word_vectors
 [ "$MODE" = run ] || ensure_speech
+[ "$MODE" = run ] || ensure_python
 log "done"

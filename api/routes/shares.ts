@@ -259,7 +259,7 @@ export default [
       const isFinished = async () =>
         TERMINAL_STATES.includes((await services.jobs.repoFind(job._id))?.status ?? 'failed');
       // Resumed after the end of a finished job: 204, so an EventSource stops reconnecting.
-      if (await endedAfter(after, backlog, isFinished)) return undefined;
+      if (await endedAfter(services.streams, key, after, backlog, isFinished)) return undefined;
       return sseStream(ctx, {
         streams: services.streams,
         redis: services.redis,

@@ -92,7 +92,7 @@ describe('the TypeScript client', () => {
     // The reset dropped the first attempt's text: the reply shrank at the reset, then grew again.
     const resetAt = shown.findIndex((t, i) => i > 0 && t.length < shown[i - 1].length);
     expect(resetAt).toBeGreaterThan(0);
-    expect(result.terminal.data.type).toBe('complete');
+    expect(result.terminal?.data.type).toBe('complete');
     const messages = await client.api.GET('/v1/traces/{id}/messages', { params: { path: { id: inv.data!.trace_id } } });
     const reply = messages.data!.engrams.find((e) => e.source_type === 'neuron');
     expect(result.text).toBe((reply!.content as { content: string }).content);
@@ -122,5 +122,46 @@ describe('the TypeScript client', () => {
       status: 401,
       code: 'AUTH_REQUIRED',
     });
+  });
+  it('stops at once on a finished job: read to its end in one request, resumed after its end by a 204', async () => {
+    const ws = await buildWorkspace(app);
+    const counter = cuttingFetch(Infinity);
+    const client = createCortexClient({ baseUrl: app.url, apiKey: ws.key, brainId: ws.brainId, fetch: counter.fetch });
+    const neuron = await client.api.POST('/v1/neurons', {
+      body: { name: 'client-ended', brain_id: ws.brainId, neuron_config: { model: 'local/echo' } },
+    });
+    const inv = await client.api.POST('/v1/neurons/{id}/invoke', {
+      params: { path: { id: String(neuron.data!.id) } },
+      body: { message: 'finished already' },
+    });
+    const jobId = inv.data!.job_id;
+    await client.jobs.wait(jobId, { intervalMs: 100, timeoutMs: 30_000 });
+
+    const whole = await client.jobs.follow(jobId);
+    expect(whole.terminal?.data.type).toBe('complete');
+    expect(whole.text).toContain('finished already');
+    expect(counter.requests).toHaveLength(1);
+
+    // Resumed from the terminal entry (as after a reload): the API answers 204 and the client returns.
+    const started = Date.now();
+    const resumed = await client.jobs.follow(jobId, { after: whole.lastEventId });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(resumed).toEqual({ text: '', lastEventId: whole.lastEventId });
+    expect(counter.requests).toHaveLength(2);
+    expect(counter.requests[1].lastEventId).toBe(whole.lastEventId);
+    const entries = [];
+    for await (const e of client.jobs.stream(jobId, { after: whole.lastEventId })) entries.push(e);
+    expect(entries).toEqual([]);
+    expect(counter.requests).toHaveLength(3);
+
+    // A cursor newer than the stream (it went backwards): stream_reset, then the whole stream again.
+    const rebuilt: StreamEntry<JobStreamData>[] = [];
+    const reset = await client.jobs.follow(jobId, { after: '9999999999999-0', onEntry: (e) => rebuilt.push(e) });
+    expect(rebuilt[0]).toMatchObject({ id: '', data: { type: 'stream_reset', after: '9999999999999-0' } });
+    expect(rebuilt.slice(1).map((e) => e.id)).toEqual(
+      (await app.services.streams.range(app.services.jobs.streamKey(jobId))).map((e) => e.id),
+    );
+    expect(reset.text).toBe(whole.text);
+    expect(reset.terminal?.data.type).toBe('complete');
   });
 });

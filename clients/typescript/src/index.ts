@@ -21,6 +21,29 @@ export type { components, operations, paths } from './schema.js';
 export { CortexApiError, JobReply, followStream, isTerminal } from './streams.js';
 export type { JobStreamData, StreamEntry, StreamOptions, TraceEventData } from './streams.js';
 
+/**
+ * An operation whose required `X-Brain-Id` header may be left out, because the client sends its
+ * `brainId` on every request. Every other parameter keeps its shape; the header object itself becomes
+ * optional when nothing else in it is required.
+ */
+export type BrainOptional<Op> = Op extends { parameters: infer P }
+  ? P extends { header: infer H }
+    ? H extends { 'x-brain-id': string }
+      ? Omit<Op, 'parameters'> & {
+          parameters: Omit<P, 'header'> &
+            (object extends Omit<H, 'x-brain-id'>
+              ? { header?: Omit<H, 'x-brain-id'> & { 'x-brain-id'?: string } }
+              : { header: Omit<H, 'x-brain-id'> & { 'x-brain-id'?: string } });
+        }
+      : Op
+    : Op
+  : Op;
+
+/** The API's paths as a client created with `brainId` sees them: brain-scoped operations need no header. */
+export type BrainScopedPaths = {
+  [P in keyof paths]: { [M in keyof paths[P]]: BrainOptional<paths[P][M]> };
+};
+
 /** A job as `GET /v1/jobs/{jobId}/status` returns it. */
 export type Job = components['schemas']['Job'];
 export type JobState = Job['status'];
@@ -30,7 +53,11 @@ export interface CortexClientOptions {
   baseUrl: string;
   /** An API key or a JWT, sent as `Authorization: Bearer …`. */
   apiKey: string;
-  /** Sent as `X-Brain-Id` on every request when set. */
+  /**
+   * Sent as `X-Brain-Id` on every request when set. When its type is `string` (not `string | undefined`),
+   * operations that require the header (listing neurons, pathways or receptors, creating a pathway, grep)
+   * type-check without it: `api` is typed over `BrainScopedPaths`.
+   */
   brainId?: string;
   /** A fetch implementation (default: the global one). */
   fetch?: typeof fetch;
@@ -49,10 +76,14 @@ export interface WaitOptions {
 export interface FollowResult {
   /** The reply as the reset rule shows it (equals the stored reply of a completed neuron run). */
   text: string;
-  /** The terminal entry: `complete` (with `result`) or `error`. */
-  terminal: StreamEntry<JobStreamData>;
-  /** The last entry's cursor, to resume from later. */
-  lastEventId: string;
+  /**
+   * The terminal entry: `complete` (with `result`) or `error`. Undefined when the stream was resumed
+   * after its terminal entry (the API answers 204: the job had already ended and nothing follows the
+   * cursor); `jobs.status` then has the job's result.
+   */
+  terminal?: StreamEntry<JobStreamData>;
+  /** The last entry's cursor, to resume from later (the cursor given when nothing followed it). */
+  lastEventId: string | undefined;
 }
 
 /** The API's `{ message, code }` of a refused typed call (openapi-fetch has read the body into `error`). */
@@ -84,8 +115,11 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     );
   });
 
-/** Builds a client bound to one API and credential. */
-export function createCortexClient(opts: CortexClientOptions) {
+/** The paths a client's `api` is typed over: brain-scoped when it was created with a `brainId` string. */
+export type ClientPaths<O extends CortexClientOptions> = O['brainId'] extends string ? BrainScopedPaths : paths;
+
+/** Builds a client bound to one API and credential (and brain, with `brainId`). */
+export function createCortexClient<O extends CortexClientOptions>(opts: O): CortexClient<ClientPaths<O>> {
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
   const doFetch = opts.fetch ?? globalThis.fetch;
   const headers: Record<string, string> = {
@@ -94,7 +128,11 @@ export function createCortexClient(opts: CortexClientOptions) {
   };
   // openapi-fetch calls fetch(request); a custom fetch gets the same single-argument call.
   const api: Client<paths> = createClient<paths>({ baseUrl, headers, fetch: (req: Request) => doFetch(req) });
+  return bindClient(api, baseUrl, doFetch, headers) as CortexClient<ClientPaths<O>>;
+}
 
+/** The helpers over one typed `api` (the same object whichever paths type it is seen through). */
+function bindClient(api: Client<paths>, baseUrl: string, doFetch: typeof fetch, headers: Record<string, string>) {
   const jobs = {
     /** `GET /v1/jobs/{jobId}/status`: the read model merged with the run's live state. */
     async status(jobId: string, signal?: AbortSignal): Promise<Job> {
@@ -121,7 +159,10 @@ export function createCortexClient(opts: CortexClientOptions) {
       }
     },
 
-    /** The job's stream entries, resuming after cuts, ending after the terminal entry. */
+    /**
+     * The job's stream entries, resuming after cuts, ending after the terminal entry, or at once
+     * (no entry) when the job has ended and nothing follows `after` (the API's 204).
+     */
     stream(jobId: string, s: StreamOptions = {}): AsyncGenerator<StreamEntry<JobStreamData>> {
       return followStream<JobStreamData>(
         { fetch: doFetch, url: `${baseUrl}/v1/jobs/${encodeURIComponent(jobId)}/stream`, headers },
@@ -138,13 +179,16 @@ export function createCortexClient(opts: CortexClientOptions) {
       s: StreamOptions & { onText?: (text: string) => void; onEntry?: (e: StreamEntry<JobStreamData>) => void } = {},
     ): Promise<FollowResult> {
       const reply = new JobReply();
+      let last = s.after;
       for await (const entry of jobs.stream(jobId, s)) {
         s.onEntry?.(entry);
+        last = entry.id || undefined; // a stream_reset (no id) starts the stream over
         if (reply.apply(entry.data)) s.onText?.(reply.text);
         if (entry.data.type === 'complete' || entry.data.type === 'error')
           return { text: reply.text, terminal: entry, lastEventId: entry.id };
       }
-      throw new Error(`job ${jobId}: the stream ended without a terminal entry`);
+      // The stream ends without a terminal entry only on a 204: the job ended before the cursor.
+      return { text: reply.text, lastEventId: last };
     },
   };
 
@@ -161,5 +205,6 @@ export function createCortexClient(opts: CortexClientOptions) {
   return { api, jobs, traces, baseUrl };
 }
 
-export type CortexClient = ReturnType<typeof createCortexClient>;
+/** A client: `api` typed over `P` (the API's paths, or `BrainScopedPaths` for a client with a brain). */
+export type CortexClient<P extends object = paths> = Omit<ReturnType<typeof bindClient>, 'api'> & { api: Client<P> };
 export { apiError };

@@ -5,7 +5,7 @@ import { createParser } from 'eventsource-parser';
  * the last entry id (sent as `after` and `Last-Event-ID`), and the reset rule for job replies.
  */
 
-/** One stream entry: its cursor (the Redis entry id) and its JSON payload. */
+/** One stream entry: its cursor (the Redis entry id; empty for a `stream_reset`, which has none) and its JSON payload. */
 export interface StreamEntry<T extends { type: string } = JobStreamData> {
   id: string;
   data: T;
@@ -18,6 +18,7 @@ export type JobStreamData =
   | { type: 'reset'; turn: number; attempt: number }
   | { type: 'complete'; result: unknown }
   | { type: 'error'; error: 'failed' | 'cancelled'; message: string }
+  | { type: 'stream_reset'; after: string; newest: string | null }
   | { type: string; [field: string]: unknown };
 
 /** A trace event (`engram.created`, `trace.updated`, `run.*`); a trace stream has no terminal entry. */
@@ -82,7 +83,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 /**
- * Follows one SSE stream: yields every entry once, in order; after a dropped connection it reconnects
+ * Follows one SSE stream: yields every entry once, in order (a `stream_reset`, with an empty id, says
+ * the stream went backwards: drop what was shown, the whole stream follows); after a dropped connection it reconnects
  * with the last entry id, so nothing is lost or repeated. With `endOnTerminal` (job streams) it stops
  * after `complete` or `error`. A 4xx other than 429 is thrown as CortexApiError; a 429, a 5xx and a
  * network failure are retried (Retry-After is honoured). A 204 (a finished job resumed after its end) ends it.
@@ -117,6 +119,12 @@ export async function* followStream<T extends { type: string }>(
         const parser = createParser({
           onEvent: (e) => {
             if (e.id) queue.push({ id: e.id, data: JSON.parse(e.data) as T });
+            else {
+              // The stream went backwards (docs/streams.md, stream_reset): passed on with an empty id;
+              // the whole stream follows, so the position is its beginning again.
+              const data = JSON.parse(e.data) as T;
+              if (data.type === 'stream_reset') queue.push({ id: '', data });
+            }
           },
         });
         const reader = res.body.getReader();
@@ -128,7 +136,7 @@ export async function* followStream<T extends { type: string }>(
             parser.feed(decoder.decode(value, { stream: true }));
             while (queue.length) {
               const entry = queue.shift()!;
-              last = entry.id;
+              last = entry.id || undefined;
               progressed = true;
               yield entry;
               if (opts.endOnTerminal && isTerminal(entry.data)) return;
@@ -158,6 +166,10 @@ export class JobReply {
 
   /** Applies one entry; returns true when the shown text changed. */
   apply(data: JobStreamData): boolean {
+    if (data.type === 'stream_reset') {
+      this.turns.clear();
+      return true;
+    }
     if (data.type === 'reset') {
       const d = data as Extract<JobStreamData, { type: 'reset' }>;
       this.turns.set(d.turn, { attempt: d.attempt, parts: [] });
