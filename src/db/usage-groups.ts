@@ -19,14 +19,17 @@ export interface UsageGroupKey {
   userId: string | null;
   apiKeyId: string | null;
 }
-/** The sums of one group: tokens, cost, counts, and the invocations that started in it. */
-export interface UsageGroupSums {
+/** A group of ledger rows: the sums every usage figure is made of. */
+export interface UsageSums {
   tokens: number;
   costNanos: number;
   inputTokens: number;
   outputTokens: number;
   cachedInputTokens: number;
   rows: number;
+}
+/** The sums of one group: tokens, cost, counts, and the invocations that started in it. */
+export interface UsageGroupSums extends UsageSums {
   neuronInvokes: number;
   receptorInvokes: number;
   pathwayInvokes: number;

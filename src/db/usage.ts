@@ -2,7 +2,7 @@ import type { Db, Document, Filter } from 'mongodb';
 import { findById, type IndexSpec } from './client.js';
 import { claim, probeFrom } from './claims.js';
 import { decodeBlob, encodeBlob, type Blob } from './codec.js';
-import type { InvokeFacet, UsageGroup } from './usage-groups.js';
+import type { InvokeFacet, UsageGroup, UsageSums } from './usage-groups.js';
 
 export * from './usage-groups.js';
 
@@ -148,16 +148,6 @@ export const usageIndexes: IndexSpec[] = [
   { collection: 'usage_rollups', keys: { workspaceId: 1, hour: 1 }, name: 'ws_hour' },
   { collection: 'usage_cumulative', keys: { workspaceId: 1, day: 1 }, name: 'ws_day' },
 ];
-
-/** A group of ledger rows: the sums every usage figure is made of. */
-export interface UsageSums {
-  tokens: number;
-  costNanos: number;
-  inputTokens: number;
-  outputTokens: number;
-  cachedInputTokens: number;
-  rows: number;
-}
 
 /** What each sum adds up: a field of the row, or 1 per row. */
 const MEASURES = {
