@@ -4,7 +4,7 @@ import type { PathwayRunInput, PathwayRunResult } from '../src/temporal/definiti
 import { recordFailure } from './failures.js';
 import { local, steps } from './pathway/activities.js';
 import { handlerFor, type NodeExpression, type NodeHandler, type RunNode } from './pathway/nodes/index.js';
-import { listen, newRunState, type RunState } from './pathway/state.js';
+import { listen, newRunState, nodeId, type RunState } from './pathway/state.js';
 
 const PROGRESS_WRITE_MS = 1000;
 
@@ -42,7 +42,8 @@ async function visit(run: RunState, at: number): Promise<number> {
   if (run.visited.length >= input.maxSteps)
     throw wf.ApplicationFailure.nonRetryable(`pathway exceeded ${input.maxSteps} node visits`, 'MAX_STEPS');
   const node = input.graph.nodes[at];
-  const label = `node ${at} (${node.type})`;
+  const id = nodeId(run, at);
+  const label = `node ${id} (${node.type})`;
   run.visited.push(at);
   status.currentStep = label;
   status.progress = Math.min(95, Math.round((new Set(run.visited).size * 100) / Math.max(1, input.graph.nodes.length)));
@@ -51,14 +52,18 @@ async function visit(run: RunState, at: number): Promise<number> {
   if (!handler) throw wf.ApplicationFailure.nonRetryable(`unknown node type ${node.type}`, 'BAD_GRAPH');
   const { value, handle } = await handler.run({ run, node, at, evaluate });
   values.last = value;
+  // Expressions read a node's value by its id, or by its index as graphs written before ids did.
   values.nodes[String(at)] = value;
+  values.nodes[id] = value;
+  run.byId[id] = value;
   // The read model's progress is written at most every PROGRESS_WRITE_MS (GET status merges the
   // live `status` query while the run is active, so it stays exact); Date.now() is replay-safe here.
   const writeProgress = Date.now() - run.lastProgressWrite >= PROGRESS_WRITE_MS;
   if (writeProgress) run.lastProgressWrite = Date.now();
   const finishEvent = {
     type: 'node_finish',
-    node: at,
+    node: id,
+    node_index: at,
     node_type: node.type,
     ...(handle !== undefined ? { handle } : {}),
   };
@@ -79,7 +84,7 @@ async function sendEntries(
   handler: NodeHandler | undefined,
 ): Promise<(e: NodeExpression) => Promise<unknown>> {
   const { jobId } = run.input;
-  const startEvent = { type: 'node_start', node: at, node_type: node.type };
+  const startEvent = { type: 'node_start', node: nodeId(run, at), node_index: at, node_type: node.type };
   const events = run.carried ? [run.carried.event, startEvent] : [startEvent];
   const patch = run.carried?.patch ?? null;
   run.carried = null;
@@ -95,8 +100,8 @@ async function complete(run: RunState): Promise<PathwayRunResult> {
   const result: PathwayRunResult = {
     output: values.output === undefined ? values.last : values.output,
     last: values.last,
-    nodes: values.nodes,
-    visited: run.visited,
+    nodes: run.byId,
+    visited: run.visited.map((at) => nodeId(run, at)),
     pathwayId: input.pathwayId,
     pathwayVersion: input.pathwayVersion,
     traceId: input.traceId,

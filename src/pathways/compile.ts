@@ -54,6 +54,7 @@ export function compileGraph(input: unknown, options: CompileOptions = {}): Comp
   order.forEach((old, i) => (position[old] = i));
 
   const compiledNodes = order.map((i) => ({
+    id: nodes[i].id,
     type: canonicalType(nodes[i].type) ?? nodes[i].type,
     data: { ...nodes[i].data },
   }));

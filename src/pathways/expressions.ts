@@ -22,6 +22,7 @@ const FIELDS: Record<string, { expressions: string[]; templates: string[] }> = {
   end: { expressions: ['value'], templates: [] },
   neuron: { expressions: [], templates: ['message'] },
   classify: { expressions: [], templates: ['input'] },
+  human: { expressions: [], templates: ['title', 'prompt'] },
 };
 
 /** The expressions inside a template's `{{ … }}` placeholders. */

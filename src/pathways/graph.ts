@@ -182,7 +182,11 @@ export type IdGraphInput = z.input<typeof IdGraph>;
 
 /** A compiled node: its index is its array position; no id. */
 export const CompiledNode = z
-  .object({ type: z.string().min(1), data: NodeData.default({}) })
+  .object({
+    id: z.string().min(1).optional().meta({ description: "the designer's node id (an index graph's: its position)" }),
+    type: z.string().min(1),
+    data: NodeData.default({}),
+  })
   .meta({ id: 'PathwayCompiledNode' });
 export type CompiledNode = z.infer<typeof CompiledNode>;
 
@@ -213,6 +217,8 @@ const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'obj
 export function isIndexGraph(x: unknown): x is { nodes: unknown[]; edges?: unknown[] } {
   if (!isRecord(x) || !Array.isArray(x.nodes)) return false;
   if (x.edges !== undefined && !(Array.isArray(x.edges) && x.edges.every(Array.isArray))) return false;
+  // Edges as index pairs make it an index graph (a compiled graph keeps its nodes' ids); without edges, nodes without ids do.
+  if (Array.isArray(x.edges) && x.edges.length > 0) return true;
   return x.nodes.every((n) => !(isRecord(n) && 'id' in n));
 }
 
@@ -222,7 +228,7 @@ export function isIndexGraph(x: unknown): x is { nodes: unknown[]; edges?: unkno
  * added `end` node with id "end" (otherwise validation would report the branch missing).
  */
 export function toIdGraph(compiled: CompiledGraph): IdGraph {
-  const nodes: GraphNode[] = compiled.nodes.map((n, i) => ({ id: String(i), type: n.type, data: { ...n.data } }));
+  const nodes: GraphNode[] = compiled.nodes.map((n, i) => ({ id: n.id ?? String(i), type: n.type, data: { ...n.data } }));
   const edges: GraphEdge[] = [];
   let needsEnd = false;
   compiled.edges.forEach(([s, t, h], k) => {
@@ -234,8 +240,8 @@ export function toIdGraph(compiled: CompiledGraph): IdGraph {
     }
     edges.push({
       id: `e${k}`,
-      source: String(s),
-      target: t === -1 ? 'end' : String(t),
+      source: nodes[s]?.id ?? String(s),
+      target: t === -1 ? 'end' : (nodes[t]?.id ?? String(t)),
       ...(handle !== undefined && { handle }),
     });
   });

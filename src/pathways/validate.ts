@@ -84,7 +84,13 @@ function resolveShape(input: unknown): { graph: ResolvedGraph; errors: string[] 
     if (!parsed.success)
       return { graph: { nodes: [], edges: [] }, errors: issueText(parsed.error.issues, 'invalid graph: ') };
     const n = parsed.data.nodes.length;
-    const nodes = parsed.data.nodes.map((node, i) => ({ id: String(i), type: node.type, data: node.data }));
+    const nodes = parsed.data.nodes.map((node, i) => ({ id: node.id ?? String(i), type: node.type, data: node.data }));
+    const seen = new Map<string, number>();
+    nodes.forEach((node, i) => {
+      const first = seen.get(node.id);
+      if (first === undefined) seen.set(node.id, i);
+      else errors.push(`duplicate node id "${node.id}" (nodes #${first} and #${i})`);
+    });
     const edges: ResolvedEdge[] = [];
     parsed.data.edges.forEach(([source, target, handle], k) => {
       const name = `edge #${k} [${source}, ${target}]`;

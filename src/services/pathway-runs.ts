@@ -111,6 +111,10 @@ interface ClassifyCall {
 interface InterventionSpec {
   id: string;
   nodeIndex: number;
+  /** The designer's node id (absent from runs started before ids were kept). */
+  nodeId?: string;
+  /** The run's data: the title and prompt are templates over it (absent from runs started before). */
+  context?: Record<string, unknown>;
   kind: 'approval' | 'pause' | 'budget';
   options: string[];
   expiresInS?: number;
@@ -357,9 +361,12 @@ async function billClassify(
 
 async function openIntervention(d: Deps, input: PathwayRunInput, spec: InterventionSpec) {
   const scope = fromRunScope(input.scope);
-  const { progress, currentStep, ...rest } = spec;
+  const { progress, currentStep, nodeId, context, ...rest } = spec;
+  const render = (text: string) => (context && text.includes('{{') ? renderTemplate(text, context) : text);
   const doc = await d.interventions.create(scope, {
     ...rest,
+    title: await render(rest.title),
+    prompt: await render(rest.prompt),
     jobId: input.jobId,
     traceId: input.traceId,
     pathwayId: input.pathwayId,
@@ -369,7 +376,7 @@ async function openIntervention(d: Deps, input: PathwayRunInput, spec: Intervent
     type: 'intervention',
     interventionId: doc._id,
     kind: doc.kind,
-    node: spec.nodeIndex,
+    node: nodeId ?? spec.nodeIndex,
     title: doc.title,
     prompt: doc.prompt,
     options: doc.options,

@@ -197,7 +197,8 @@ export type NeuronRun = (input: NeuronRunInput) => Promise<NeuronRunResult>;
 
 /** Index-based graph as the interpreter walks it (see src/pathways/graph.ts CompiledGraph). */
 export interface RunGraph {
-  nodes: { type: string; data: Record<string, unknown> }[];
+  /** `id`: the designer's node id (an index graph's: its position, "0", "1", …); absent in graphs compiled before ids were kept. */
+  nodes: { id?: string; type: string; data: Record<string, unknown> }[];
   edges: [number, number, string?][];
 }
 
@@ -220,8 +221,10 @@ export interface PathwayRunInput {
 export interface PathwayRunResult {
   output: unknown;
   last: unknown;
+  /** Each node's last value, by node id. */
   nodes: Record<string, unknown>;
-  visited: number[];
+  /** Node ids in visiting order. */
+  visited: string[];
   pathwayId: string | null;
   pathwayVersion: number | null;
   traceId: string;

@@ -94,4 +94,60 @@ describe('pathway authoring', () => {
     const flow = await app.post('/v1/pathways/validate', ws.key, { ...refundGraph, viewport: { x: 0, y: 0, zoom: 1 } });
     expect(flow.status).toBe(200);
   });
+
+  it("a human node's title and prompt are rendered with the run's data; stream, current_step and result name the designer's node ids", async () => {
+    const ws = await buildWorkspace(app);
+    const graph = {
+      nodes: [
+        { id: 'start', type: 'start' },
+        {
+          id: 'ask',
+          type: 'human',
+          data: {
+            title: 'Refund {{ input.amount }}?',
+            prompt: 'Customer {{ input.customer }} asks for {{ input.amount }}',
+          },
+        },
+        { id: 'ok', type: 'output', data: { value: '"refunded"' } },
+      ],
+      edges: [
+        { source: 'start', target: 'ask' },
+        { source: 'ask', target: 'ok' },
+      ],
+    };
+    const p = await app.post(
+      '/v1/pathways',
+      ws.key,
+      { name: `human-${randomUUID().slice(0, 6)}`, pathway_graph: graph },
+      ws.brainHeaders,
+    );
+    expect(p.status, p.text).toBe(201);
+    const r = await app.post(
+      `/v1/pathways/${String(p.body.id)}/execute`,
+      ws.key,
+      { input: { amount: 50, customer: 'Ada' } },
+      ws.brainHeaders,
+    );
+    const jobId = String(r.body.job_id);
+    let job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+    for (const t0 = Date.now(); job.status !== 'waiting' && Date.now() - t0 < 30_000;) {
+      await new Promise((res) => setTimeout(res, 100));
+      job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+    }
+    expect(job.waitingFor).toMatchObject({ title: 'Refund 50?', prompt: 'Customer Ada asks for 50', node: 'ask' });
+    expect(job.current_step).toBe('node ask (human): waiting');
+    const interventionId = String(job.waitingFor!.interventionId);
+    const rec = await app.get(`/v1/interventions/${interventionId}`, ws.key);
+    expect(rec.body).toMatchObject({ title: 'Refund 50?' });
+    await app.post(`/v1/interventions/${interventionId}/respond`, ws.key, { action: 'approve' });
+    const result = (await resultOf(ws, jobId)) as { visited: string[]; nodes: Record<string, unknown> };
+    expect(result.visited).toEqual(['start', 'ask', 'ok']);
+    expect(Object.keys(result.nodes).sort()).toEqual(['ask', 'ok', 'start']);
+    const stream = await app.get(`/v1/jobs/${jobId}/stream`, ws.key);
+    const starts = stream.text
+      .split('\n')
+      .filter((l) => l.startsWith('data:') && l.includes('"node_start"'))
+      .map((l) => (JSON.parse(l.slice(5)) as { node: string }).node);
+    expect(starts).toEqual(['start', 'ask', 'ok']);
+  });
 });

@@ -413,7 +413,7 @@ describe('compileGraph', () => {
     );
     const { compiled, errors } = compileGraph(g);
     expect(errors).toEqual([]);
-    expect(compiled.nodes[1]).toEqual({ type: 'human', data: { prompt: 'go?' } });
+    expect(compiled.nodes[1]).toEqual({ id: 'h', type: 'human', data: { prompt: 'go?' } });
     expect(compiled.edges).toEqual([
       [0, 1],
       [1, 2],
@@ -544,9 +544,10 @@ describe('index-based graphs', () => {
     const { compiled, errors } = compileFromIndexed(g);
     expect(errors).toEqual([]);
     expect(compiled).toEqual({
+      // Each node keeps its id: an index graph's is its position in the input.
       nodes: [
-        { type: 'start', data: {} },
-        { type: 'neuron', data: { neuron_id: N1 } },
+        { id: '1', type: 'start', data: {} },
+        { id: '0', type: 'neuron', data: { neuron_id: N1 } },
       ],
       edges: [
         [0, 1],
@@ -562,7 +563,7 @@ describe('index-based graphs', () => {
   it('round-trips through toIdGraph', () => {
     const compiled = compileGraph(linear()).compiled;
     const ids = toIdGraph(compiled);
-    expect(ids.nodes.map((n) => n.id)).toEqual(['0', '1', '2']);
+    expect(ids.nodes.map((n) => n.id)).toEqual(compileGraph(linear()).compiled.nodes.map((n) => n.id));
     expect(validateGraph(ids).valid).toBe(true);
     expect(compileGraph(ids).compiled).toEqual(compiled);
     expect(normalizeCompiled(compiled).compiled).toEqual(compiled);
@@ -607,7 +608,8 @@ describe('run-time helpers', () => {
     expect(byId.errors).toEqual([]);
     expect(byId.graph.nodes[1].data).toEqual({ neuron_id: N1, message: 'hi' });
     const compiled = compileGraph(linear()).compiled;
-    const byIndex = applyOverrides(compiled, { 1: { neuron_id: N2 }, 7: {} });
+    // A compiled graph keeps the designer's ids: its nodes are addressed by them.
+    const byIndex = applyOverrides(compiled, { [compiled.nodes[1].id!]: { neuron_id: N2 }, 7: {} });
     expect(byIndex.graph.nodes[1].data).toEqual({ neuron_id: N2 });
     expect(compiled.nodes[1].data).toEqual({ neuron_id: N1 });
     expect(byIndex.errors).toEqual(['overrides: no node "7"']);

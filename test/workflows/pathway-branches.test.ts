@@ -74,6 +74,11 @@ type Ctx = {
 };
 const EXPRESSIONS: Record<string, (c: Ctx) => unknown> = {
   'input.n * 2': (c) => Number(c.input.n) * 2,
+  // A node's value by its id and by its index (graphs written before ids were kept).
+  'nodes.double + nodes.`1`': (c) => {
+    const nodes = (c as unknown as { nodes: Record<string, number> }).nodes;
+    return nodes.double + nodes['1'];
+  },
   'last + 1': (c) => Number(c.last) + 1,
   'last > 10': (c) => Number(c.last) > 10,
   'last.n < 3': (c) => Number((c.last as { n: number }).n) < 3,
@@ -209,7 +214,7 @@ async function waitFor<T>(what: string, probe: () => T | undefined, ms = 15_000)
 /** The node_start entries a run sent, in order: the node indices it visited, as its stream shows them. */
 const streamedStarts = (workflowId: string) =>
   callsOf(workflowId, 'pathwayStep').flatMap((c) =>
-    (c.args[0] as { events: { type: string; node: number }[] }).events
+    (c.args[0] as { events: { type: string; node: string }[] }).events
       .filter((e) => e.type === 'node_start')
       .map((e) => e.node),
   );
@@ -241,7 +246,7 @@ describe('pathwayRun branches (mocked activities)', () => {
     };
     const { id, args, result } = await run(graph, { n: 21 });
     expect(result.output).toBe(42);
-    expect(result.visited).toEqual([0, 1, 2]);
+    expect(result.visited).toEqual(['0', '1', '2']);
     expect(result.nodes).toEqual({ '0': { n: 21 }, '1': 42, '2': 42 });
     // The transform was evaluated once, fused with its stream entries, over the run's context.
     const evaluated = callsOf(id, 'pathwayStep').filter((c) => (c.args[0] as { evaluate?: unknown }).evaluate);
@@ -251,12 +256,32 @@ describe('pathwayRun branches (mocked activities)', () => {
       template: undefined,
       context: { input: { n: 21 }, last: { n: 21 }, nodes: { '0': { n: 21 } }, loops: {} },
     });
-    expect(streamedStarts(id)).toEqual([0, 1, 2]);
+    expect(streamedStarts(id)).toEqual(['0', '1', '2']);
     expect(callsOf(id, 'startPathwayRun').map((c) => c.args[0])).toEqual([args]);
     const finished = callsOf(id, 'finishPathwayRun');
     expect(finished).toHaveLength(1);
     expect(finished[0].args[1]).toEqual(result);
     expect(callsOf(id, 'failPathwayRun')).toEqual([]);
+  });
+
+  it("a graph with the designer's node ids: the stream, visited, nodes and current_step name them", async () => {
+    const graph: RunGraph = {
+      nodes: [
+        { id: 'begin', type: 'start', data: {} },
+        { id: 'double', type: 'transform', data: { expression: 'input.n * 2' } },
+        { id: 'done', type: 'output', data: { value: 'nodes.double + nodes.`1`' } },
+      ],
+      edges: [
+        [0, 1],
+        [1, 2],
+      ],
+    };
+    const { id, result } = await run(graph, { n: 21 });
+    expect(result.visited).toEqual(['begin', 'double', 'done']);
+    expect(streamedStarts(id)).toEqual(['begin', 'double', 'done']);
+    // Expressions read a node's value by its id, and by its index as graphs written before ids did.
+    expect(result.output).toBe(84);
+    expect(result.nodes).toEqual({ begin: { n: 21 }, double: 42, done: 84 });
   });
 
   it('if takes the true branch for one input and the false branch for another', async () => {
@@ -277,14 +302,14 @@ describe('pathwayRun branches (mocked activities)', () => {
     };
     const [big, small] = await Promise.all([run(graph, { n: 6 }), run(graph, { n: 5 })]);
     expect(big.result.output).toBe('big');
-    expect(big.result.visited).toEqual([0, 1, 2, 3]);
+    expect(big.result.visited).toEqual(['0', '1', '2', '3']);
     expect(small.result.output).toBe('small');
-    expect(small.result.visited).toEqual([0, 1, 2, 4]);
+    expect(small.result.visited).toEqual(['0', '1', '2', '4']);
     // The if node's node_finish names the handle it took (sent with the next node's entries).
     const handles = (id: string) =>
       callsOf(id, 'pathwayStep').flatMap((c) =>
-        (c.args[0] as { events: { type: string; node: number; handle?: string }[] }).events
-          .filter((e) => e.type === 'node_finish' && e.node === 2)
+        (c.args[0] as { events: { type: string; node: string; handle?: string }[] }).events
+          .filter((e) => e.type === 'node_finish' && e.node === '2')
           .map((e) => e.handle),
       );
     expect(handles(big.id)).toEqual(['true']);
@@ -308,7 +333,7 @@ describe('pathwayRun branches (mocked activities)', () => {
     };
     const { id, result } = await run(graph, { n: 0 });
     expect(result.output).toEqual({ iterations: 3, last: { n: 3 } });
-    expect(result.visited).toEqual([0, 1, 2, 1, 2, 1, 2, 1, 3]);
+    expect(result.visited).toEqual(['0', '1', '2', '1', '2', '1', '2', '1', '3']);
     // The condition was asked four times (three true, one false); the body ran three times.
     const conditions = callsOf(id, 'evaluate').map((c) => c.args[0] as { expression: string; context: Ctx });
     expect(conditions.map((c) => c.expression)).toEqual(Array(4).fill('last.n < 3'));
@@ -450,10 +475,10 @@ describe('pathwayRun branches (mocked activities)', () => {
       run(graph, { text: 'the app crashes' }),
     ]);
     expect(billing.result.output).toBe('B');
-    expect(billing.result.visited).toEqual([0, 1, 2]);
+    expect(billing.result.visited).toEqual(['0', '1', '2']);
     expect(billing.result.nodes['1']).toEqual({ category: 'billing', input: '{"text":"my invoice is wrong"}' });
     expect(tech.result.output).toBe('T');
-    expect(tech.result.visited).toEqual([0, 1, 3]);
+    expect(tech.result.visited).toEqual(['0', '1', '3']);
     const asked = callsOf(billing.id, 'classify');
     expect(asked).toHaveLength(1);
     expect(asked[0].args[0]).toMatchObject({
@@ -508,7 +533,7 @@ describe('pathwayRun branches (mocked activities)', () => {
     };
     const [approved, rejected] = await Promise.all([answer('approve'), answer('reject')]);
     expect(approved.result.output).toBe('approved');
-    expect(approved.result.visited).toEqual([0, 1, 2]);
+    expect(approved.result.visited).toEqual(['0', '1', '2']);
     expect(approved.result.nodes['1']).toEqual({
       action: 'approve',
       comment: 'looked at it',
@@ -516,7 +541,7 @@ describe('pathwayRun branches (mocked activities)', () => {
       by: 'tester',
     });
     expect(rejected.result.output).toBe('rejected');
-    expect(rejected.result.visited).toEqual([0, 1, 3]);
+    expect(rejected.result.visited).toEqual(['0', '1', '3']);
   });
 
   it('human with expires_in_s: unanswered, the intervention expires and the run fails INTERVENTION_EXPIRED', async () => {

@@ -168,7 +168,7 @@ describe('pathwayRun pauses, cancellation and the step cap (mocked activities)',
     expect(accepted).toEqual({ interventionId: spec.id, status: 'approved' });
     const result = await s.result();
     expect(result.output).toEqual({ category: 'billing', input: '{"text":"my invoice"}' });
-    expect(result.visited).toEqual([0, 1, 2]);
+    expect(result.visited).toEqual(['0', '1', '2']);
     // The same node asked again, now beyond the approved budget; the answer was recorded as a budget's.
     expect(callsOf(s.id, 'classify').map((c) => (c.args[0] as { approvedBudgets?: string[] }).approvedBudgets)).toEqual(
       [undefined, ['budget-1']],
@@ -214,7 +214,7 @@ describe('pathwayRun pauses, cancellation and the step cap (mocked activities)',
       s.handle.executeUpdate(answerUpdate, { args: [{ interventionId: spec.id, action: 'resume' }] }),
     ).rejects.toThrow();
     const result = await s.result();
-    expect(result.visited).toEqual([0, 1, 2]);
+    expect(result.visited).toEqual(['0', '1', '2']);
     expect(result.nodes['1']).toEqual({ action: 'resume', comment: null, fields: null, by: 'tester' });
     expect(callsOf(s.id, 'recordAnswer').map((c) => c.args[2])).toEqual(['pause']);
   });
@@ -224,7 +224,7 @@ describe('pathwayRun pauses, cancellation and the step cap (mocked activities)',
     await opened(s, 'paused');
     await s.handle.signal(resumeSignal, {});
     const result = await s.result();
-    expect(result.visited).toEqual([0, 1, 2]);
+    expect(result.visited).toEqual(['0', '1', '2']);
     expect(result.nodes['1']).toMatchObject({ action: 'resume', by: null });
     // The signal is not an Update: nothing records an answer.
     expect(callsOf(s.id, 'recordAnswer')).toEqual([]);
@@ -272,7 +272,7 @@ describe('pathwayRun pauses, cancellation and the step cap (mocked activities)',
         .filter((e) => e.type === 'node_start')
         .map((e) => e.node),
     );
-    expect(starts).toEqual([0, 1, 2, 1, 2, 1, 2]);
+    expect(starts).toEqual(['0', '1', '2', '1', '2', '1', '2']);
     expect(callsOf(s.id, 'evaluate')).toHaveLength(3);
     expect(callsOf(s.id, 'finishPathwayRun')).toEqual([]);
   });

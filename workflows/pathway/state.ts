@@ -44,6 +44,8 @@ export interface RunState {
   values: RunValues;
   /** Node indices in visiting order (the maxSteps cap counts them). */
   visited: number[];
+  /** Each node's last value by the designer's node id (the run result's `nodes`). */
+  byId: Record<string, unknown>;
   /** Interventions this run opened, and the answers it accepted. */
   open: Map<string, OpenIntervention>;
   answers: Map<string, InterventionAnswer>;
@@ -64,6 +66,7 @@ export function newRunState(input: PathwayRunInput): RunState {
     status: { status: 'running', progress: 0, currentStep: 'starting', waitingFor: null },
     values: { input: input.input, last: input.input, output: undefined, nodes: {}, loops: {} },
     visited: [],
+    byId: {},
     open: new Map(),
     answers: new Map(),
     resumed: false,
@@ -74,6 +77,9 @@ export function newRunState(input: PathwayRunInput): RunState {
     lastProgressWrite: 0,
   };
 }
+
+/** The designer's id of node `at` (graphs compiled before ids were kept: its index). */
+export const nodeId = (run: Pick<RunState, 'input'>, at: number): string => run.input.graph.nodes[at]?.id ?? String(at);
 
 /** The context an expression or template is evaluated over. */
 export const contextOf = (run: RunState) => ({

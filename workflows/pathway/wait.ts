@@ -2,7 +2,7 @@ import * as wf from '@temporalio/workflow';
 import { humanOptions } from '../../src/pathways/walk.js';
 import type { InterventionAnswer } from '../../src/temporal/definitions.js';
 import { local, steps } from './activities.js';
-import type { OpenIntervention, RunState } from './state.js';
+import { contextOf, nodeId, type OpenIntervention, type RunState } from './state.js';
 
 /** What a run waits on: a human node's data (title, prompt, options, pause, expires_in_s) at node `at`. */
 export interface WaitOptions {
@@ -23,11 +23,12 @@ export async function waitForHuman(run: RunState, o: WaitOptions): Promise<Inter
   // The read model gets the workflow's own progress and step, so list and status agree while waiting.
   status.currentStep =
     kind === 'budget'
-      ? `node ${o.at} (classify): waiting for budget approval`
-      : `node ${o.at} (human): ${pause ? 'paused' : 'waiting'}`;
+      ? `node ${nodeId(run, o.at)} (classify): waiting for budget approval`
+      : `node ${nodeId(run, o.at)} (human): ${pause ? 'paused' : 'waiting'}`;
   const waitingFor = await steps.openIntervention(input, {
     id: interventionId,
     nodeIndex: o.at,
+    nodeId: nodeId(run, o.at),
     progress: status.progress,
     currentStep: status.currentStep,
     kind,
@@ -35,6 +36,8 @@ export async function waitForHuman(run: RunState, o: WaitOptions): Promise<Inter
     expiresInS,
     title: String(o.data.title ?? (pause ? 'Paused' : 'Approval required')),
     prompt: String(o.data.prompt ?? ''),
+    // The title and prompt are templates over the run's data (`Refund {{ input.amount }}?`), rendered by the activity.
+    context: contextOf(run),
   });
   status.status = pause ? 'paused' : 'waiting';
   status.waitingFor = waitingFor;
