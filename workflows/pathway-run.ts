@@ -50,7 +50,8 @@ async function visit(run: RunState, at: number): Promise<number> {
   const handler = handlerFor(node.type);
   const evaluate = await sendEntries(run, at, node, handler);
   if (!handler) throw wf.ApplicationFailure.nonRetryable(`unknown node type ${node.type}`, 'BAD_GRAPH');
-  const { value, handle } = await handler.run({ run, node, at, evaluate });
+  const context = { input: values.input, last: values.last, nodes: values.nodes, loops: values.loops };
+  const { value, handle } = await handler.run({ run, node, at, id, last: values.last, context, evaluate });
   values.last = value;
   // Expressions read a node's value by its id, or by its index as graphs written before ids did.
   values.nodes[String(at)] = value;

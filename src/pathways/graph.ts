@@ -117,6 +117,27 @@ export const OutputNodeData = z
   .meta({ id: 'PathwayOutputNodeData' });
 export type OutputNodeData = z.infer<typeof OutputNodeData>;
 
+/** `join`: waits for the parallel branches that reach it (`all`, the default) or takes the first (`any`, the others are cancelled); its value is the arrivals keyed by the node each came from. */
+export const JoinNodeData = z
+  .looseObject({
+    mode: z
+      .enum(['all', 'any'], { error: needs('expected "all" or "any"') })
+      .optional()
+      .meta({ description: 'all (default): every branch that can reach the join; any: the first, the others cancelled' }),
+  })
+  .meta({ id: 'PathwayJoinNodeData' });
+export type JoinNodeData = z.infer<typeof JoinNodeData>;
+
+/** Node types whose handler has not landed: any graph using one is refused, so a graph that validates also runs. */
+const NotYetRunnable = z.custom<Record<string, unknown>>(() => false, 'this node type cannot run yet');
+
+/** `map`: runs a neuron or a pathway once per item of a list (child workflows, bounded concurrency). */
+export const MapNodeData = NotYetRunnable;
+/** `http`: one HTTP request through the outbound guard. */
+export const HttpNodeData = NotYetRunnable;
+/** `pathway`: runs another pathway as a child workflow. */
+export const PathwayNodeData = NotYetRunnable;
+
 /** The data contract of each canonical node type, used by validation and available to the interpreter. */
 export const NODE_DATA: Readonly<Record<NodeType, z.ZodType>> = {
   start: FreeNodeData,
@@ -130,6 +151,10 @@ export const NODE_DATA: Readonly<Record<NodeType, z.ZodType>> = {
   delay: DelayNodeData,
   output: OutputNodeData,
   end: OutputNodeData,
+  join: JoinNodeData,
+  map: MapNodeData,
+  http: HttpNodeData,
+  pathway: PathwayNodeData,
 };
 
 // ---------------------------------------------------------------- id-based graph (stored pathways, editor)

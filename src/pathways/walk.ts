@@ -23,6 +23,10 @@ export const NODE_TYPES = [
   'delay',
   'output',
   'end',
+  'join',
+  'map',
+  'http',
+  'pathway',
 ] as const;
 /** A canonical node type (aliases resolved). */
 export type NodeType = (typeof NODE_TYPES)[number];
@@ -102,3 +106,39 @@ export function nextEdges(compiled: CompiledGraph, nodeIndex: number, handle?: s
   for (const [s, t, h] of compiled.edges) if (s === nodeIndex && (h ?? undefined) === undefined) return t;
   return -1;
 }
+
+/**
+ * Every node the interpreter goes to after `nodeIndex` (parallel branches: several unlabelled edges
+ * of a non-branching node run side by side): the targets in edge order, without terminals (-1).
+ * Empty when the branch ends there. Branching nodes follow the edges of `handle`, as nextEdges.
+ */
+export function nextTargets(compiled: CompiledGraph, nodeIndex: number, handle?: string | boolean): number[] {
+  const node = compiled.nodes[nodeIndex];
+  if (!node) throw new RangeError(`pathway has no node ${nodeIndex}`);
+  if (branchHandles(node.type, node.data) !== null) {
+    const t = nextEdges(compiled, nodeIndex, handle);
+    return t >= 0 ? [t] : [];
+  }
+  const out: number[] = [];
+  for (const [s, t] of compiled.edges) if (s === nodeIndex && t >= 0 && !out.includes(t)) out.push(t);
+  return out;
+}
+
+/** The nodes reachable from `from` along any edge (itself included only through a cycle). */
+export function reachableFrom(compiled: CompiledGraph, from: number): Set<number> {
+  const seen = new Set<number>();
+  const stack = [from];
+  while (stack.length) {
+    const n = stack.pop() as number;
+    for (const [s, t] of compiled.edges) {
+      if (s === n && t >= 0 && !seen.has(t)) {
+        seen.add(t);
+        stack.push(t);
+      }
+    }
+  }
+  return seen;
+}
+
+/** A join node's mode: `all` (default) waits for every branch that can still reach it, `any` takes the first. */
+export const joinMode = (data?: Record<string, unknown> | null): 'all' | 'any' => (data?.mode === 'any' ? 'any' : 'all');

@@ -2,12 +2,14 @@ import * as wf from '@temporalio/workflow';
 import { humanOptions } from '../../src/pathways/walk.js';
 import type { InterventionAnswer } from '../../src/temporal/definitions.js';
 import { local, steps } from './activities.js';
-import { contextOf, nodeId, type OpenIntervention, type RunState } from './state.js';
+import { nodeId, type OpenIntervention, type RunState } from './state.js';
 
 /** What a run waits on: a human node's data (title, prompt, options, pause, expires_in_s) at node `at`. */
 export interface WaitOptions {
   at: number;
   data: Record<string, unknown>;
+  /** What the title and prompt templates see (the node's context). */
+  context: Record<string, unknown>;
   /** A budget pause of a classify node (only an admin's approve or reject moves the run on). */
   kind?: 'budget';
 }
@@ -37,7 +39,7 @@ export async function waitForHuman(run: RunState, o: WaitOptions): Promise<Inter
     title: String(o.data.title ?? (pause ? 'Paused' : 'Approval required')),
     prompt: String(o.data.prompt ?? ''),
     // The title and prompt are templates over the run's data (`Refund {{ input.amount }}?`), rendered by the activity.
-    context: contextOf(run),
+    context: o.context,
   });
   status.status = pause ? 'paused' : 'waiting';
   status.waitingFor = waitingFor;

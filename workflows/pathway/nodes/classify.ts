@@ -1,6 +1,5 @@
 import { withinBudget } from '../../budget-pause.js';
 import { local, steps } from '../activities.js';
-import { contextOf } from '../state.js';
 import { waitForHuman } from '../wait.js';
 import type { NodeHandler } from './handler.js';
 
@@ -10,10 +9,10 @@ import type { NodeHandler } from './handler.js';
  * approves, then the same node asks again.
  */
 export const classifyNode: NodeHandler = {
-  run: async ({ run, node, at }) => {
+  run: async ({ run, node, at, context }) => {
     const text = await local.renderMessage({
       template: typeof node.data.input === 'string' ? node.data.input : undefined,
-      context: contextOf(run),
+      context,
     });
     const ask = () =>
       steps.classify({
@@ -31,6 +30,7 @@ export const classifyNode: NodeHandler = {
       approved: run.approvedBudgets,
       waitForAdmin: (budget) =>
         waitForHuman(run, {
+          context,
           at,
           kind: 'budget',
           data: {

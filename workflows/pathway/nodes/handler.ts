@@ -1,3 +1,4 @@
+import type { RetryPolicy } from '@temporalio/common';
 import type { RunGraph } from '../../../src/temporal/definitions.js';
 import type { RunState } from '../state.js';
 
@@ -16,6 +17,17 @@ export interface NodeCall {
   node: RunNode;
   /** The node's index in the graph. */
   at: number;
+  /** The node's id (the designer's; an index graph's: its position). */
+  id: string;
+  /** The value that flows into this node on its branch: the previous node's output. */
+  last: unknown;
+  /** What the node's expressions and templates see: the run's input, `last` (this branch's), each node's value, loop counters. */
+  context: Record<string, unknown>;
+  /**
+   * The node's own retry policy (`data.retry`: max_attempts, initial_interval_ms, backoff), for the
+   * activities and child workflows of a node that does I/O; undefined: the interpreter's defaults.
+   */
+  retry?: RetryPolicy;
   /**
    * Evaluates the node's one expression: for a handler that `fusesEntries` (in a run started since
    * the fused-steps patch) together with the node's stream entries, in one local activity; else on

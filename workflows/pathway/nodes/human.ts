@@ -3,8 +3,8 @@ import type { NodeHandler } from './handler.js';
 
 /** human: waits for a person's answer (or a resume, or expiry); the answer's action is the handle. */
 export const humanNode: NodeHandler = {
-  run: async ({ run, node, at }) => {
-    const answer = await waitForHuman(run, { at, data: node.data });
+  run: async ({ run, node, at, context }) => {
+    const answer = await waitForHuman(run, { at, data: node.data, context });
     return {
       value: {
         action: answer.action,

@@ -10,15 +10,14 @@ import {
 } from '../../../src/temporal/definitions.js';
 import { neuronRun } from '../../neuron-run.js';
 import { local, steps } from '../activities.js';
-import { contextOf } from '../state.js';
 import type { NodeHandler } from './handler.js';
 
 /** neuron: renders its message, runs the neuron as a child workflow; the reply (or its JSON output) is the value. */
 export const neuronNode: NodeHandler = {
-  run: async ({ run, node, at }) => {
+  run: async ({ run, node, at, context }) => {
     const message = await local.renderMessage({
       template: typeof node.data.message === 'string' ? node.data.message : undefined,
-      context: contextOf(run),
+      context,
     });
     const reply = await runNeuronNode(run.input, at, String(node.data.neuron_id), message);
     return { value: reply.output ?? reply.text };
