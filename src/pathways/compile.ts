@@ -63,7 +63,8 @@ export function compileGraph(input: unknown, options: CompileOptions = {}): Comp
     const s = position[e.source];
     const t = e.target < 0 ? -1 : position[e.target];
     const branching = branchHandles(compiledNodes[s].type, compiledNodes[s].data) !== null;
-    buckets[s].push(branching && e.handle !== undefined ? [s, t, e.handle] : [s, t]);
+    const keep = e.handle !== undefined && (branching || e.handle === 'error');
+    buckets[s].push(keep ? [s, t, e.handle!] : [s, t]);
   }
   compiledNodes.forEach((node, i) => {
     const handles = branchHandles(node.type, node.data);

@@ -123,7 +123,9 @@ export const JoinNodeData = z
     mode: z
       .enum(['all', 'any'], { error: needs('expected "all" or "any"') })
       .optional()
-      .meta({ description: 'all (default): every branch that can reach the join; any: the first, the others cancelled' }),
+      .meta({
+        description: 'all (default): every branch that can reach the join; any: the first, the others cancelled',
+      }),
   })
   .meta({ id: 'PathwayJoinNodeData' });
 export type JoinNodeData = z.infer<typeof JoinNodeData>;
@@ -253,7 +255,11 @@ export function isIndexGraph(x: unknown): x is { nodes: unknown[]; edges?: unkno
  * added `end` node with id "end" (otherwise validation would report the branch missing).
  */
 export function toIdGraph(compiled: CompiledGraph): IdGraph {
-  const nodes: GraphNode[] = compiled.nodes.map((n, i) => ({ id: n.id ?? String(i), type: n.type, data: { ...n.data } }));
+  const nodes: GraphNode[] = compiled.nodes.map((n, i) => ({
+    id: n.id ?? String(i),
+    type: n.type,
+    data: { ...n.data },
+  }));
   const edges: GraphEdge[] = [];
   let needsEnd = false;
   compiled.edges.forEach(([s, t, h], k) => {

@@ -237,26 +237,31 @@ function checkOutgoing(
   type: string,
   data: Record<string, unknown>,
   at: string,
-  list: ResolvedEdge[],
+  edges: ResolvedEdge[],
   label: (i: number) => string,
   errors: string[],
   warnings: string[],
 ): void {
-  const to = (e: ResolvedEdge) => (e.target < 0 ? 'terminal (-1)' : label(e.target));
+  // `error` edges: where a failed node goes when its error policy is `branch` (any node type).
+  let list = edges;
+  const errorEdges = list.filter((e) => e.handle === 'error');
+  if (errorEdges.length > 0 && data.on_error !== 'branch')
+    errors.push(`${at} (${type}) has an "error" edge but its data.on_error is not "branch"`);
+  if (data.on_error === 'branch' && errorEdges.length === 0)
+    warnings.push(
+      `${at} (${type}): data.on_error is "branch" but no "error" edge leaves it; a failure ends its branch`,
+    );
+  list = list.filter((e) => e.handle !== 'error');
   const handles = branchHandles(type, data);
   if (handles === null) {
     if (type === 'end' && list.length > 0) errors.push(`end ${at} has outgoing edges; end stops the run`);
     for (const e of list) {
       if (e.handle !== undefined)
         warnings.push(
-          `${at} (${type}): ${e.name} handle "${e.handle}" is ignored; only if, while and classify nodes branch`,
+          `${at} (${type}): ${e.name} handle "${e.handle}" is ignored; only if, while, classify and human nodes branch (and "error" edges)`,
         );
     }
-    if (list.length > 1 && type !== 'end') {
-      errors.push(
-        `${at} (${type}) has ${list.length} outgoing edges (to ${list.map(to).join(', ')}); parallel fan-out is not supported, branch with if, while or classify`,
-      );
-    }
+    // Several plain edges are parallel branches: each runs side by side (a join waits for them).
     return;
   }
   if (type === 'classify' && handles.length === 0) return; // categories are missing: already reported by the data rule

@@ -115,12 +115,19 @@ export function nextEdges(compiled: CompiledGraph, nodeIndex: number, handle?: s
 export function nextTargets(compiled: CompiledGraph, nodeIndex: number, handle?: string | boolean): number[] {
   const node = compiled.nodes[nodeIndex];
   if (!node) throw new RangeError(`pathway has no node ${nodeIndex}`);
+  const out: number[] = [];
+  // A failed node whose error policy is `branch` follows its `error` edges.
+  if (handle === 'error') {
+    for (const [s, t, h] of compiled.edges)
+      if (s === nodeIndex && h === 'error' && t >= 0 && !out.includes(t)) out.push(t);
+    return out;
+  }
   if (branchHandles(node.type, node.data) !== null) {
     const t = nextEdges(compiled, nodeIndex, handle);
     return t >= 0 ? [t] : [];
   }
-  const out: number[] = [];
-  for (const [s, t] of compiled.edges) if (s === nodeIndex && t >= 0 && !out.includes(t)) out.push(t);
+  for (const [s, t, h] of compiled.edges)
+    if (s === nodeIndex && h !== 'error' && t >= 0 && !out.includes(t)) out.push(t);
   return out;
 }
 
@@ -141,4 +148,5 @@ export function reachableFrom(compiled: CompiledGraph, from: number): Set<number
 }
 
 /** A join node's mode: `all` (default) waits for every branch that can still reach it, `any` takes the first. */
-export const joinMode = (data?: Record<string, unknown> | null): 'all' | 'any' => (data?.mode === 'any' ? 'any' : 'all');
+export const joinMode = (data?: Record<string, unknown> | null): 'all' | 'any' =>
+  data?.mode === 'any' ? 'any' : 'all';

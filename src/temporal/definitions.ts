@@ -225,6 +225,8 @@ export interface PathwayRunResult {
   nodes: Record<string, unknown>;
   /** Node ids in visiting order. */
   visited: string[];
+  /** Nodes whose error policy let the run go on (`continue` or `branch`), by node id. */
+  errors?: Record<string, { error: string; policy: 'continue' | 'branch' }>;
   pathwayId: string | null;
   pathwayVersion: number | null;
   traceId: string;

@@ -68,7 +68,7 @@ describe('graph schemas and helpers', () => {
   it('resolves the approval alias and rejects unknown names', () => {
     expect(canonicalType('approval')).toBe('human');
     expect(canonicalType('while')).toBe('while');
-    expect(canonicalType('http')).toBeUndefined();
+    expect(canonicalType('tool')).toBeUndefined();
     expect(canonicalType('toString')).toBeUndefined();
   });
 
@@ -145,7 +145,7 @@ describe('validateGraph: structural errors', () => {
   });
 
   it('unknown node type', () => {
-    expectError(graph([node('s', 'start'), node('x', 'http')], [e('s', 'x')]), 'node "x"', 'unknown type "http"');
+    expectError(graph([node('s', 'start'), node('x', 'tool')], [e('s', 'x')]), 'node "x"', 'unknown type "tool"');
   });
 
   it('duplicate node id', () => {
@@ -203,12 +203,38 @@ describe('validateGraph: structural errors', () => {
     expectError(graph([node('s', 'start'), node('i', 'input')], [e('s', 'i')]), 'more than one start node: "s", "i"');
   });
 
-  it('non-branching node with more than one outgoing edge', () => {
-    expectError(
-      graph([node('s', 'start'), neuron('a'), neuron('b')], [e('s', 'a'), e('s', 'b')]),
-      'node "s" (start) has 2 outgoing edges',
-      'fan-out',
+  it('a non-branching node with several outgoing edges fans out into parallel branches, joined or not', () => {
+    const fan = graph([node('s', 'start'), neuron('a'), neuron('b')], [e('s', 'a'), e('s', 'b')]);
+    expect(validateGraph(fan)).toMatchObject({ valid: true, errors: [] });
+    expect(compileGraph(fan).compiled.edges).toEqual([
+      [0, 1],
+      [0, 2],
+      [1, -1],
+      [2, -1],
+    ]);
+    const joined = graph(
+      [node('s', 'start'), neuron('a'), neuron('b'), node('j', 'join', { mode: 'any' })],
+      [e('s', 'a'), e('s', 'b'), e('a', 'j'), e('b', 'j')],
     );
+    expect(validateGraph(joined).valid).toBe(true);
+    expectError(
+      graph([node('s', 'start'), node('j', 'join', { mode: 'some' })], [e('s', 'j')]),
+      'node "j" (join)',
+      'mode',
+    );
+  });
+
+  it('an error edge needs on_error "branch", and compile keeps it on any node', () => {
+    const g = (data: Record<string, unknown>) =>
+      graph(
+        [node('s', 'start'), node('t', 'transform', { expression: '1', ...data }), neuron('a'), neuron('b')],
+        [e('s', 't'), e('t', 'a'), e('t', 'b', 'error')],
+      );
+    expectError(g({}), 'node "t" (transform) has an "error" edge but its data.on_error is not "branch"');
+    const ok = compileGraph(g({ on_error: 'branch' }));
+    expect(ok.errors).toEqual([]);
+    expect(ok.compiled.edges).toContainEqual([1, 3, 'error']);
+    expect(ok.compiled.edges).toContainEqual([1, 2]);
   });
 
   it('end node with outgoing edges', () => {

@@ -34,6 +34,25 @@ export interface CarriedEntry {
 }
 
 /**
+ * One line of execution through the graph. A run starts with one; a node with several plain
+ * outgoing edges starts one per edge (parallel branches), and a join starts one when it fires.
+ */
+export interface Branch {
+  /** The node this branch visits next (-1: it has ended). */
+  at: number;
+  /** The value flowing along the branch: the last node's output. */
+  last: unknown;
+  /** The id of the node the branch came from (a join keys its arrivals by it). */
+  from: string | null;
+  /** The branch was started by its join firing: it visits the join instead of arriving at it. */
+  entering: boolean;
+  /** This branch's node_finish waiting to go out with its next node_start. */
+  carried: CarriedEntry | null;
+  /** Cancelled by an `any` join another branch reached first. */
+  cancelled: boolean;
+}
+
+/**
  * Everything one pathway run holds while it walks its graph: the one object every node handler
  * receives (workflow memory only: it is rebuilt by replay, never stored).
  */
@@ -56,8 +75,15 @@ export interface RunState {
   approvedBudgets: string[];
   /** Runs started since the `pathway-fused-node-steps` patch send a node's entries with its expression in one hop. */
   fused: boolean;
-  carried: CarriedEntry | null;
   lastProgressWrite: number;
+  /** Parallel branches still walking (the first branch of the run is not among them). */
+  running: Set<Branch>;
+  /** Branches waiting at a join (by the join's node index), in arrival order. */
+  arrivals: Map<number, { from: string; value: unknown }[]>;
+  /** The first failure of a parallel branch: the run fails with it. */
+  failure: unknown;
+  /** Nodes whose error policy acted (`continue` or `branch`), by node id. */
+  errors: Record<string, { error: string; policy: 'continue' | 'branch' }>;
 }
 
 export function newRunState(input: PathwayRunInput): RunState {
@@ -73,8 +99,11 @@ export function newRunState(input: PathwayRunInput): RunState {
     cancelReason: undefined,
     approvedBudgets: [],
     fused: false,
-    carried: null,
     lastProgressWrite: 0,
+    running: new Set(),
+    arrivals: new Map(),
+    failure: undefined,
+    errors: {},
   };
 }
 

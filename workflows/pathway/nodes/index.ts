@@ -2,6 +2,7 @@ import { classifyNode } from './classify.js';
 import { delayNode, whileNode } from './flow.js';
 import type { NodeHandler } from './handler.js';
 import { humanNode } from './human.js';
+import { joinNode } from './join.js';
 import { neuronNode } from './neuron.js';
 import { endNode, ifNode, outputNode, startNode, transformNode } from './values.js';
 
@@ -23,6 +24,7 @@ const handlers: Record<string, NodeHandler> = {
   human: humanNode,
   output: outputNode,
   end: endNode,
+  join: joinNode,
 };
 
 /** The handler of a node type, or undefined for a type the interpreter does not know. */
