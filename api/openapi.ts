@@ -1,3 +1,4 @@
+import { PathwayGraphFormat } from '../src/pathways/graph.js';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { z, type ZodType } from 'zod';
 import { VERSION } from '../src/config.js';
@@ -178,6 +179,8 @@ export function buildOpenApi(routes: RouteDef[]) {
     info: { title: 'Cortex platform API', version: VERSION, description: DESCRIPTION },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key or HS256 JWT' } },
+      // The pathway graph format (one schema per node type), referenced by every pathway_graph field.
+      schemas: { PathwayGraph: PathwayGraphFormat },
     },
     paths,
   });

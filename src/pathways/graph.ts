@@ -35,103 +35,131 @@ export const NeuronId = z
   .string({ error: needs('expected a neuron UUID') })
   .regex(UUID_RE, { error: (iss) => `${quote(iss.input)} is not a UUID` });
 
+/**
+ * Keys every node's data may carry besides its own: what editors show (`label`, `description`,
+ * `notes`) and the node's error policy (`retry` for nodes that do I/O; `on_error`: `fail`, the
+ * default, fails the run; `continue` makes `{ error }` the node's value; `branch` follows the
+ * node's `error` edges).
+ */
+export const NodePolicyFields = {
+  label: z.string().optional().meta({ description: "the editor's label; not used by runs" }),
+  description: z.string().optional().meta({ description: "the editor's description; not used by runs" }),
+  notes: z.string().optional().meta({ description: 'free text for the designer; not used by runs' }),
+  retry: z
+    .strictObject({
+      max_attempts: z.int().min(1).max(10).optional(),
+      initial_interval_ms: z.int().min(1).max(3_600_000).optional(),
+      backoff: z.number().min(1).max(10).optional(),
+    })
+    .optional()
+    .meta({ description: "retry policy of the node's activities or child runs (I/O nodes)" }),
+  on_error: z
+    .enum(['fail', 'continue', 'branch'])
+    .optional()
+    .meta({ description: 'fail (default) | continue: the value is { error } | branch: follow the "error" edges' }),
+};
+
+/**
+ * A node type's data: its own keys plus NodePolicyFields; any other key is an error that names it
+ * and lists what the type takes (a typo such as `expression` on an output node is not ignored).
+ */
+const nodeData = <S extends z.core.$ZodLooseShape>(own: S) => {
+  const known = [...Object.keys(own), ...Object.keys(NodePolicyFields)];
+  return z.strictObject(
+    { ...NodePolicyFields, ...own },
+    {
+      error: (iss) =>
+        iss.code === 'unrecognized_keys'
+          ? `unknown key${iss.keys.length > 1 ? 's' : ''} ${iss.keys.map((k) => `"${k}"`).join(', ')} (this node type takes ${known.join(', ')})`
+          : undefined,
+    },
+  );
+};
+
 /** Nodes whose data is free-form (start, input): extra keys are kept for the editor. */
 export const FreeNodeData = z.looseObject({});
 
 /** `neuron`: runs one neuron. `message` is a template over the run context; omitted, the current value is sent. */
-export const NeuronNodeData = z
-  .looseObject({
-    neuron_id: NeuronId.meta({ description: 'neuron to run; must exist in the caller workspace and brain' }),
-    message: z.string().optional().meta({ description: 'template for the message sent to the neuron' }),
-  })
-  .meta({ id: 'PathwayNeuronNodeData' });
+export const NeuronNodeData = nodeData({
+  neuron_id: NeuronId.meta({ description: 'neuron to run; must exist in the caller workspace and brain' }),
+  message: z.string().optional().meta({ description: 'template for the message sent to the neuron' }),
+}).meta({ id: 'PathwayNeuronNodeData' });
 export type NeuronNodeData = z.infer<typeof NeuronNodeData>;
 
 /** `if`: evaluates `condition` and follows the `true` or `false` edge. */
-export const IfNodeData = z
-  .looseObject({
-    condition: z.string({ error: needs('expected an expression string') }).min(1, 'must not be empty'),
-  })
-  .meta({ id: 'PathwayIfNodeData' });
+export const IfNodeData = nodeData({
+  condition: z.string({ error: needs('expected an expression string') }).min(1, 'must not be empty'),
+}).meta({ id: 'PathwayIfNodeData' });
 export type IfNodeData = z.infer<typeof IfNodeData>;
 
 /** `while`: follows `body` while `condition` holds, at most `max_iterations` times per entry, then `done`. */
-export const WhileNodeData = z
-  .looseObject({
-    condition: z.string({ error: needs('expected an expression string') }).min(1, 'must not be empty'),
-    max_iterations: z
-      .int()
-      .min(1)
-      .max(WHILE_MAX_ITERATIONS_CAP)
-      .optional()
-      .meta({
-        description: `loop bound; default ${WHILE_DEFAULT_MAX_ITERATIONS}, hard cap ${WHILE_MAX_ITERATIONS_CAP}`,
-      }),
-  })
-  .meta({ id: 'PathwayWhileNodeData' });
+export const WhileNodeData = nodeData({
+  condition: z.string({ error: needs('expected an expression string') }).min(1, 'must not be empty'),
+  max_iterations: z
+    .int()
+    .min(1)
+    .max(WHILE_MAX_ITERATIONS_CAP)
+    .optional()
+    .meta({
+      description: `loop bound; default ${WHILE_DEFAULT_MAX_ITERATIONS}, hard cap ${WHILE_MAX_ITERATIONS_CAP}`,
+    }),
+}).meta({ id: 'PathwayWhileNodeData' });
 export type WhileNodeData = z.infer<typeof WhileNodeData>;
 
 /** `classify`: asks a neuron (or a bare model) to pick one of `categories` and follows the edge of that name. */
-export const ClassifyNodeData = z
-  .looseObject({
-    categories: z
-      .array(z.string().min(1), { error: needs('expected a non-empty array of category names') })
-      .min(1, 'must list at least one category')
-      .refine((c) => new Set(c).size === c.length, 'category names must be unique'),
-    neuron_id: NeuronId.optional(),
-    model: z.string().min(1).optional().meta({ description: "'provider/model' used when no neuron_id is given" }),
-    input: z.string().optional().meta({ description: 'template for the text to classify; default the current value' }),
-  })
-  .meta({ id: 'PathwayClassifyNodeData' });
+export const ClassifyNodeData = nodeData({
+  categories: z
+    .array(z.string().min(1), { error: needs('expected a non-empty array of category names') })
+    .min(1, 'must list at least one category')
+    .refine((c) => new Set(c).size === c.length, 'category names must be unique'),
+  neuron_id: NeuronId.optional(),
+  model: z.string().min(1).optional().meta({ description: "'provider/model' used when no neuron_id is given" }),
+  input: z.string().optional().meta({ description: 'template for the text to classify; default the current value' }),
+}).meta({ id: 'PathwayClassifyNodeData' });
 export type ClassifyNodeData = z.infer<typeof ClassifyNodeData>;
 
 /** `human` (alias `approval`): pauses the run until input arrives; the reply becomes the current value. */
-export const HumanNodeData = z
-  .looseObject({
-    prompt: z.string().optional(),
-    title: z.string().optional(),
-    options: z
-      .array(z.union([z.string(), z.looseObject({ label: z.string(), value: z.unknown().optional() })]))
-      .optional(),
-    expires_in_s: z.number().positive().optional().meta({ description: 'the wait fails after this many seconds' }),
-  })
-  .meta({ id: 'PathwayHumanNodeData' });
+export const HumanNodeData = nodeData({
+  prompt: z.string().optional(),
+  title: z.string().optional(),
+  options: z
+    .array(z.union([z.string(), z.looseObject({ label: z.string(), value: z.unknown().optional() })]))
+    .optional(),
+  expires_in_s: z.number().positive().optional().meta({ description: 'the wait fails after this many seconds' }),
+}).meta({ id: 'PathwayHumanNodeData' });
 export type HumanNodeData = z.infer<typeof HumanNodeData>;
 
 /** `transform`: replaces the current value with an expression result or a rendered template. */
-export const TransformNodeData = z
-  .looseObject({ expression: z.string().optional(), template: z.string().optional() })
-  .meta({ id: 'PathwayTransformNodeData' });
+export const TransformNodeData = nodeData({ expression: z.string().optional(), template: z.string().optional() }).meta({
+  id: 'PathwayTransformNodeData',
+});
 export type TransformNodeData = z.infer<typeof TransformNodeData>;
 
 /** `delay`: a durable timer of `seconds` or `ms` (one is required). */
-export const DelayNodeData = z
-  .looseObject({ seconds: z.number().min(0).optional(), ms: z.number().min(0).optional() })
+export const DelayNodeData = nodeData({ seconds: z.number().min(0).optional(), ms: z.number().min(0).optional() })
   .refine((d) => d.seconds !== undefined || d.ms !== undefined, 'seconds or ms is required')
   .meta({ id: 'PathwayDelayNodeData' });
 export type DelayNodeData = z.infer<typeof DelayNodeData>;
 
 /** `output` records the run result (the run continues along its edge, if any); `end` also stops the run. */
-export const OutputNodeData = z
-  .looseObject({ value: z.string().optional().meta({ description: 'expression; default the current value' }) })
-  .meta({ id: 'PathwayOutputNodeData' });
+export const OutputNodeData = nodeData({
+  value: z.string().optional().meta({ description: 'expression; default the current value' }),
+}).meta({ id: 'PathwayOutputNodeData' });
 export type OutputNodeData = z.infer<typeof OutputNodeData>;
 
 /** `join`: waits for the parallel branches that reach it (`all`, the default) or takes the first (`any`, the others are cancelled); its value is the arrivals keyed by the node each came from. */
-export const JoinNodeData = z
-  .looseObject({
-    mode: z
-      .enum(['all', 'any'], { error: needs('expected "all" or "any"') })
-      .optional()
-      .meta({
-        description: 'all (default): every branch that can reach the join; any: the first, the others cancelled',
-      }),
-  })
-  .meta({ id: 'PathwayJoinNodeData' });
+export const JoinNodeData = nodeData({
+  mode: z
+    .enum(['all', 'any'], { error: needs('expected "all" or "any"') })
+    .optional()
+    .meta({
+      description: 'all (default): every branch that can reach the join; any: the first, the others cancelled',
+    }),
+}).meta({ id: 'PathwayJoinNodeData' });
 export type JoinNodeData = z.infer<typeof JoinNodeData>;
 
 /** Node types whose handler has not landed: any graph using one is refused, so a graph that validates also runs. */
-const NotYetRunnable = z.custom<Record<string, unknown>>(() => false, 'this node type cannot run yet');
+const NotYetRunnable = z.looseObject({}).refine(() => false, 'this node type cannot run yet');
 
 /** `map`: runs a neuron or a pathway once per item of a list (child workflows, bounded concurrency). */
 export const MapNodeData = NotYetRunnable;
@@ -158,6 +186,51 @@ export const NODE_DATA: Readonly<Record<NodeType, z.ZodType>> = {
   http: HttpNodeData,
   pathway: PathwayNodeData,
 };
+
+// ---------------------------------------------------------------- the documented graph format
+
+/** One node of the documented format: its id, its type and that type's data (aliases included). */
+const documentedNode = (type: string | [string, ...string[]], data: z.ZodType, id: string) =>
+  z
+    .looseObject({
+      id: z.string().min(1).meta({ description: "the node's id: stream entries, results and current_step name it" }),
+      type: Array.isArray(type) ? z.enum(type) : z.literal(type),
+      data: data.optional(),
+    })
+    .meta({ id });
+
+/**
+ * The id-based graph format, one schema per node type (a discriminated union on `type`), as the
+ * OpenAPI document publishes it for `pathway_graph`. Requests are checked by the same per-type
+ * data schemas (NODE_DATA) in validation, which names the node id and the field of each problem.
+ * Node-level keys other than id, type and data (an editor's position, selection, …) are kept.
+ */
+export const PathwayGraphFormat = z
+  .object({
+    nodes: z.array(
+      z.discriminatedUnion('type', [
+        documentedNode(['start', 'input'], FreeNodeData, 'PathwayStartNode'),
+        documentedNode('transform', TransformNodeData, 'PathwayTransformNode'),
+        documentedNode('if', IfNodeData, 'PathwayIfNode'),
+        documentedNode('while', WhileNodeData, 'PathwayWhileNode'),
+        documentedNode('delay', DelayNodeData, 'PathwayDelayNode'),
+        documentedNode('neuron', NeuronNodeData, 'PathwayNeuronNode'),
+        documentedNode('classify', ClassifyNodeData, 'PathwayClassifyNode'),
+        documentedNode(['human', 'approval'], HumanNodeData, 'PathwayHumanNode'),
+        documentedNode(['output', 'end'], OutputNodeData, 'PathwayOutputNode'),
+        documentedNode('join', JoinNodeData, 'PathwayJoinNode'),
+        documentedNode('map', MapNodeData, 'PathwayMapNode'),
+        documentedNode('http', HttpNodeData, 'PathwayHttpNode'),
+        documentedNode('pathway', PathwayNodeData, 'PathwayPathwayNode'),
+      ]),
+    ),
+    edges: z.array(z.lazy(() => GraphEdge)),
+  })
+  .meta({
+    id: 'PathwayGraph',
+    description:
+      'A pathway graph: nodes (one schema per type) and edges { source, target, handle? }; several plain edges leaving a node run in parallel. See docs/pathways.md.',
+  });
 
 // ---------------------------------------------------------------- id-based graph (stored pathways, editor)
 

@@ -28,8 +28,16 @@ export const PathwayListQuery = z
   .meta({ id: 'PathwayListQuery' });
 export type PathwayListQuery = z.infer<typeof PathwayListQuery>;
 
+/**
+ * The execution graph. Requests are parsed as an object and checked by pathway validation (which
+ * names the node id and field of every problem); the document publishes the format itself.
+ */
 const graphField = JsonObject.meta({
   description: 'execution graph, id-based: { nodes: [{ id, type, data }], edges: [{ id, source, target, handle? }] }',
+  override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+    for (const k of Object.keys(jsonSchema)) delete jsonSchema[k];
+    jsonSchema.$ref = '#/components/schemas/PathwayGraph';
+  },
 });
 const dataField = JsonObject.meta({
   description: 'design graph for the visual editor; stored and returned exactly as sent',

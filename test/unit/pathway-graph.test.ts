@@ -224,6 +224,18 @@ describe('validateGraph: structural errors', () => {
     );
   });
 
+  it('an unknown data key is an error naming the node, the key and what the type takes; editor keys are fine', () => {
+    const g = (data: Record<string, unknown>) => graph([node('s', 'start'), node('o', 'output', data)], [e('s', 'o')]);
+    const v = validateGraph(g({ expression: '1' }));
+    expect(v.valid).toBe(false);
+    expect(v.errors.join('\n')).toMatch(
+      /node "o" \(output\): data: unknown key "expression" \(this node type takes value,/,
+    );
+    expect(validateGraph(g({ value: '1', label: 'Result', description: 'the answer' })).valid).toBe(true);
+    const wrong = validateGraph(g({ value: 1 }));
+    expect(wrong.errors.join('\n')).toMatch(/node "o" \(output\): data\.value: /);
+  });
+
   it('an error edge needs on_error "branch", and compile keeps it on any node', () => {
     const g = (data: Record<string, unknown>) =>
       graph(

@@ -4099,6 +4099,43 @@ export interface components {
             role: ("owner" | "editor" | "viewer") | null;
             user_id: string;
         };
+        PathwayClassifyNode: {
+            data?: components["schemas"]["PathwayClassifyNodeData"];
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "classify";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayClassifyNodeData: {
+            categories: string[];
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            /** @description template for the text to classify; default the current value */
+            input?: string;
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            /** @description 'provider/model' used when no neuron_id is given */
+            model?: string;
+            neuron_id?: string;
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
+            };
+        };
         PathwayCompilation: {
             compiled: components["schemas"]["PathwayCompiledGraph"];
             errors?: string[];
@@ -4139,6 +4176,8 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+            /** @description the designer's node id (an index graph's: its position) */
+            id?: string;
             type: string;
         };
         PathwayCreateBody: {
@@ -4150,10 +4189,40 @@ export interface components {
             pathway_data?: {
                 [key: string]: unknown;
             };
-            /** @description execution graph, id-based: { nodes: [{ id, type, data }], edges: [{ id, source, target, handle? }] } */
-            pathway_graph?: {
-                [key: string]: unknown;
+            pathway_graph?: components["schemas"]["PathwayGraph"];
+        };
+        PathwayDelayNode: {
+            data?: components["schemas"]["PathwayDelayNodeData"];
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "delay";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayDelayNodeData: {
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            ms?: number;
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
             };
+            seconds?: number;
         };
         PathwayExecuteBody: {
             input?: {
@@ -4167,6 +4236,144 @@ export interface components {
              */
             trace_id?: string;
         };
+        /** @description A pathway graph: nodes (one schema per type) and edges { source, target, handle? }; several plain edges leaving a node run in parallel. See docs/pathways.md. */
+        PathwayGraph: {
+            edges: components["schemas"]["PathwayGraphEdge"][];
+            nodes: (components["schemas"]["PathwayStartNode"] | components["schemas"]["PathwayTransformNode"] | components["schemas"]["PathwayIfNode"] | components["schemas"]["PathwayWhileNode"] | components["schemas"]["PathwayDelayNode"] | components["schemas"]["PathwayNeuronNode"] | components["schemas"]["PathwayClassifyNode"] | components["schemas"]["PathwayHumanNode"] | components["schemas"]["PathwayOutputNode"] | components["schemas"]["PathwayJoinNode"] | components["schemas"]["PathwayMapNode"] | components["schemas"]["PathwayHttpNode"] | components["schemas"]["PathwayPathwayNode"])[];
+        };
+        PathwayGraphEdge: {
+            handle?: string | null;
+            id?: string | null;
+            label?: string | null;
+            source: string;
+            sourceHandle?: string | null;
+            target: string;
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayHttpNode: {
+            data?: {
+                [key: string]: unknown;
+            };
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "http";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayHumanNode: {
+            data?: components["schemas"]["PathwayHumanNodeData"];
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "human" | "approval";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayHumanNodeData: {
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            /** @description the wait fails after this many seconds */
+            expires_in_s?: number;
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            options?: (string | ({
+                label: string;
+                value?: unknown;
+            } & {
+                [key: string]: unknown;
+            }))[];
+            prompt?: string;
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
+            };
+            title?: string;
+        };
+        PathwayIfNode: {
+            data?: components["schemas"]["PathwayIfNodeData"];
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "if";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayIfNodeData: {
+            condition: string;
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
+            };
+        };
+        PathwayJoinNode: {
+            data?: components["schemas"]["PathwayJoinNodeData"];
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "join";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayJoinNodeData: {
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            /**
+             * @description all (default): every branch that can reach the join; any: the first, the others cancelled
+             * @enum {string}
+             */
+            mode?: "all" | "any";
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
+            };
+        };
         PathwayList: {
             /** @description true when rows follow this page */
             has_more: boolean;
@@ -4179,6 +4386,88 @@ export interface components {
             total: number;
             /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
             total_exact: boolean;
+        };
+        PathwayMapNode: {
+            data?: {
+                [key: string]: unknown;
+            };
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "map";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayNeuronNode: {
+            data?: components["schemas"]["PathwayNeuronNodeData"];
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "neuron";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayNeuronNodeData: {
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            /** @description template for the message sent to the neuron */
+            message?: string;
+            /** @description neuron to run; must exist in the caller workspace and brain */
+            neuron_id: string;
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
+            };
+        };
+        PathwayOutputNode: {
+            data?: components["schemas"]["PathwayOutputNodeData"];
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "output" | "end";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayOutputNodeData: {
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
+            };
+            /** @description expression; default the current value */
+            value?: string;
         };
         PathwayOverrides: {
             [key: string]: {
@@ -4194,12 +4483,73 @@ export interface components {
             role: "owner" | "editor" | "viewer";
             user_id: string;
         };
+        PathwayPathwayNode: {
+            data?: {
+                [key: string]: unknown;
+            };
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "pathway";
+        } & {
+            [key: string]: unknown;
+        };
         PathwayPromoteBody: {
             /**
              * Format: uuid
              * @description when sent, must be the credential's workspace (else 403)
              */
             workspace_id?: string;
+        };
+        PathwayStartNode: {
+            data?: {
+                [key: string]: unknown;
+            };
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "start" | "input";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayTransformNode: {
+            data?: components["schemas"]["PathwayTransformNodeData"];
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "transform";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayTransformNodeData: {
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            expression?: string;
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
+            };
+            template?: string;
         };
         PathwayUpdateBody: {
             description?: string | null;
@@ -4209,10 +4559,7 @@ export interface components {
             pathway_data?: {
                 [key: string]: unknown;
             };
-            /** @description execution graph, id-based: { nodes: [{ id, type, data }], edges: [{ id, source, target, handle? }] } */
-            pathway_graph?: {
-                [key: string]: unknown;
-            };
+            pathway_graph?: components["schemas"]["PathwayGraph"];
         };
         PathwayValidateBody: {
             /** @description id-based edges { id, source, target, handle? } */
@@ -4253,6 +4600,40 @@ export interface components {
             node_count: number;
             note: string | null;
             version: number;
+        };
+        PathwayWhileNode: {
+            data?: components["schemas"]["PathwayWhileNodeData"];
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "while";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayWhileNodeData: {
+            condition: string;
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            /** @description loop bound; default 10, hard cap 100 */
+            max_iterations?: number;
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
+            };
         };
         PublicExecuteBody: {
             /** @description files uploaded through this link to attach */
