@@ -10,6 +10,8 @@
  *     same Temporal server (scripts/bench-workflows.ts, its own worker and task queue).
  * (c) Pathway per-node overhead: a 20-node linear pathway's median run time divided by 20, versus
  *     one bare one-activity workflow run.
+ * (q) Pathway parallelism (scripts/bench-pathways.ts): a 20-way fan-out of 1 s delays into a join ÷ one
+ *     1 s delay (aim ≤ 1.3).
  * (d) A realistic provider (the simulator: slow, different on every call, failing mid-stream).
  * (e) Search (scripts/bench-search.ts): the embedded index at 100k chunks, recall, BM25 agreement,
  *     build time and memory, and nDCG@10 on the labelled set over the spec documents.
@@ -75,6 +77,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createOpenAIProvider } from '../src/llm/openai.js';
 import { buildWorkspace, makeClient, startTestApp, type TestApp, type TestClient } from '../test/support/app.js';
+import { measurePathwayParallel, sectionQ, type ParallelResult } from './bench-pathways.js';
 import {
   lastUserText,
   startScriptedOpenAI,
@@ -1655,6 +1658,7 @@ interface Results {
   a?: TtftResult;
   b?: ThroughputResult;
   c?: PathwayResult;
+  q?: ParallelResult;
   d?: RealisticResult;
   e?: SearchBenchResult;
   f?: StakeholderMapFigures;
@@ -1669,7 +1673,7 @@ interface Results {
   m?: HistoryMeasure;
 }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists, q }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1680,6 +1684,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists
     ...(a ? ['', ...sectionA(a)] : []),
     ...(b ? ['', ...sectionB(b)] : []),
     ...(c ? ['', ...sectionC(c)] : []),
+    ...(q ? ['', ...sectionQ(q)] : []),
     ...(d ? ['', ...sectionD(d)] : []),
     ...(e ? ['', ...searchSummary(e)] : []),
     ...(f ? ['', ...formatStakeholderMaps(f, fmt)] : []),
@@ -1917,6 +1922,7 @@ async function main(): Promise<void> {
     if (runs('a')) r.a = await measureTtft(app, ws, llm);
     if (runs('b')) r.b = await measureThroughput(app, ws, llm, bare!, worker.pid);
     if (runs('c')) r.c = await measurePathway(app, ws, bare!);
+    if (runs('q')) r.q = await measurePathwayParallel(app, ws, say);
     if (runs('d')) r.d = await measureRealistic(app, ws, llm);
     if (runs('e')) r.e = await measureSearch(say);
     if (runs('f')) r.f = await measureStakeholderMaps(app, ws);

@@ -1,4 +1,8 @@
 import { createCortexClient } from '../clients/typescript/src/index.js';
+import type { components } from '../clients/typescript/src/schema.js';
+
+/** A pathway graph in the documented format (one schema per node type). */
+type PathwayGraph = components['schemas']['PathwayGraph'];
 /*
  * Creates the snake's decision neuron on the platform, idempotently; `npm run up` calls it for the user.
  * It only creates: an existing neuron (a user may have tuned its prompt) is left as it is.
@@ -107,8 +111,9 @@ export const SAFE_MOVES_EXPRESSION = `(
  * first safe one). With a model (`model`): a neuron node asks the decision neuron. Either way the run's
  * output is the heading, and every tick is one pathwayRun in the Temporal UI.
  */
-export function decisionGraph(mode: 'rules' | 'model', neuronId?: string) {
+export function decisionGraph(mode: 'rules' | 'model', neuronId?: string): PathwayGraph {
   if (mode === 'model') {
+    if (!neuronId) throw new Error('the model decision graph needs the decision neuron');
     return {
       nodes: [
         { id: 'start', type: 'start' },

@@ -1,0 +1,97 @@
+/**
+ * Bench section (q): pathway parallelism. Parallel branches must overlap their waits: a 20-way
+ * fan-out of 1-second delays into a join is timed against one 1-second delay, run by run through
+ * the API (execute, then the job's status until it ends). Aim: fan-out ÷ single ≤ 1.3.
+ */
+import type { TestClient } from '../test/support/app.js';
+import type { buildWorkspace } from '../test/support/app.js';
+
+type Workspace = Awaited<ReturnType<typeof buildWorkspace>>;
+const FAN_OUT = 20;
+const DELAY_S = 1;
+const RUNS = 5;
+
+export interface ParallelResult {
+  fanOut: number;
+  fanOutMs: number[];
+  singleMs: number[];
+  ratio: number;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function create(app: TestClient, ws: Workspace, name: string, graph: unknown): Promise<string> {
+  const r = await app.post('/v1/pathways', ws.key, { name, pathway_graph: graph }, ws.brainHeaders);
+  if (r.status !== 201) throw new Error(`creating ${name} answered ${r.status}: ${r.text}`);
+  return String(r.body.id);
+}
+
+/** Executes a pathway and waits for its job to end; the time from the POST to the terminal status. */
+async function timedRun(app: TestClient, ws: Workspace, pathwayId: string): Promise<number> {
+  const t0 = performance.now();
+  const r = await app.post(`/v1/pathways/${pathwayId}/execute`, ws.key, { input: {} }, ws.brainHeaders);
+  if (r.status !== 202) throw new Error(`execute answered ${r.status}: ${r.text}`);
+  const jobId = String(r.body.job_id);
+  for (;;) {
+    const s = await app.get(`/v1/jobs/${jobId}/status`, ws.key);
+    if (s.body.status === 'completed') return performance.now() - t0;
+    if (s.body.status === 'failed') throw new Error(`job ${jobId} failed: ${JSON.stringify(s.body.failedReason)}`);
+    if (performance.now() - t0 > 60_000) throw new Error(`job ${jobId} still ${String(s.body.status)} after 60 s`);
+    await new Promise((res) => setTimeout(res, 25));
+  }
+}
+
+export async function measurePathwayParallel(
+  app: TestClient,
+  ws: Workspace,
+  say: (line: string) => void,
+): Promise<ParallelResult> {
+  const delays = Array.from({ length: FAN_OUT }, (_, i) => ({
+    id: `wait-${i + 1}`,
+    type: 'delay',
+    data: { seconds: DELAY_S },
+  }));
+  const fanOut = await create(app, ws, `bench-fan-out-${FAN_OUT}`, {
+    nodes: [{ id: 'start', type: 'start' }, ...delays, { id: 'all', type: 'join' }, { id: 'out', type: 'output' }],
+    edges: [
+      ...delays.map((d) => ({ source: 'start', target: d.id })),
+      ...delays.map((d) => ({ source: d.id, target: 'all' })),
+      { source: 'all', target: 'out' },
+    ],
+  });
+  const single = await create(app, ws, 'bench-one-delay', {
+    nodes: [
+      { id: 'start', type: 'start' },
+      { id: 'wait', type: 'delay', data: { seconds: DELAY_S } },
+      { id: 'out', type: 'output' },
+    ],
+    edges: [
+      { source: 'start', target: 'wait' },
+      { source: 'wait', target: 'out' },
+    ],
+  });
+  say(
+    `(q) parallel: warm-up 1, then ${RUNS} runs each of a ${FAN_OUT}-way fan-out of ${DELAY_S} s delays and of one delay, alternating`,
+  );
+  await timedRun(app, ws, fanOut);
+  await timedRun(app, ws, single);
+  const fanOutMs: number[] = [];
+  const singleMs: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    fanOutMs.push(await timedRun(app, ws, fanOut));
+    singleMs.push(await timedRun(app, ws, single));
+  }
+  const ratio = median(fanOutMs) / median(singleMs);
+  say(
+    `(q) fan-out median ${median(fanOutMs).toFixed(0)} ms, one delay median ${median(singleMs).toFixed(0)} ms, ratio ${ratio.toFixed(2)}`,
+  );
+  return { fanOut: FAN_OUT, fanOutMs, singleMs, ratio };
+}
+
+export function sectionQ(q: ParallelResult): string[] {
+  return [
+    `(q) Pathway parallelism: a ${q.fanOut}-way fan-out of ${DELAY_S} s delays into a join ÷ one ${DELAY_S} s delay`,
+    `      fan-out run median ${median(q.fanOutMs).toFixed(0)} ms   one delay median ${median(q.singleMs).toFixed(0)} ms`,
+    `      ratio ${q.ratio.toFixed(2)}   (aim ≤ 1.3: ${q.ratio <= 1.3 ? 'met' : 'NOT met'})`,
+  ];
+}
