@@ -150,4 +150,43 @@ describe('pathway authoring', () => {
       .map((l) => (JSON.parse(l.slice(5)) as { node: string }).node);
     expect(starts).toEqual(['start', 'ask', 'ok']);
   });
+
+  it('parallel branches into a join, and an error policy, end to end on the real services', async () => {
+    const ws = await buildWorkspace(app);
+    const graph = {
+      nodes: [
+        { id: 'start', type: 'start' },
+        { id: 'left', type: 'transform', data: { expression: 'input.n * 2' } },
+        { id: 'right', type: 'transform', data: { expression: 'input.n * 3' } },
+        { id: 'risky', type: 'transform', data: { expression: '$number("x")', on_error: 'continue' } },
+        { id: 'both', type: 'join' },
+        { id: 'out', type: 'output', data: { value: 'last.left + last.right' } },
+      ],
+      edges: [
+        { source: 'start', target: 'left' },
+        { source: 'start', target: 'right' },
+        { source: 'start', target: 'risky' },
+        { source: 'left', target: 'both' },
+        { source: 'right', target: 'both' },
+        { source: 'risky', target: 'both' },
+      ].concat([{ source: 'both', target: 'out' }]),
+    };
+    const p = await app.post(
+      '/v1/pathways',
+      ws.key,
+      { name: `par-${randomUUID().slice(0, 6)}`, pathway_graph: graph },
+      ws.brainHeaders,
+    );
+    expect(p.status, p.text).toBe(201);
+    const r = await app.post(`/v1/pathways/${String(p.body.id)}/execute`, ws.key, { input: { n: 5 } }, ws.brainHeaders);
+    expect(r.status, r.text).toBe(202);
+    const result = (await resultOf(ws, String(r.body.job_id))) as {
+      output: unknown;
+      nodes: Record<string, unknown>;
+      errors?: Record<string, { policy: string }>;
+    };
+    expect(result.output).toBe(25);
+    expect(result.nodes.both).toMatchObject({ left: 10, right: 15, risky: { error: expect.any(String) } });
+    expect(result.errors?.risky).toMatchObject({ policy: 'continue' });
+  });
 });
