@@ -18,6 +18,7 @@ import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
+import type { Activities } from '../../activities/index.js';
 
 /** One recorded activity call: which run (workflow id) asked, which activity, its arguments and attempt. */
 export interface Call<N extends string = string> {
@@ -141,4 +142,81 @@ export async function until<T>(ask: () => Promise<T>, done: (v: T) => boolean, m
     v = await ask();
   }
   return v;
+}
+
+/** The activities the pathway interpreter calls for its own steps (entries, expressions, interventions, start and end). */
+export type PathwayStepActivities = Pick<
+  Activities,
+  | 'startPathwayRun'
+  | 'pathwayNodeEvent'
+  | 'pathwayStep'
+  | 'evaluate'
+  | 'renderMessage'
+  | 'openIntervention'
+  | 'expireIntervention'
+  | 'recordAnswer'
+  | 'finishPathwayRun'
+  | 'failPathwayRun'
+>;
+
+/** A node expression as the evaluate activities receive it. */
+type Expr = { expression: string; template?: string; context: Record<string, unknown> };
+
+/**
+ * Evaluates the expressions a test's graphs use, written as JavaScript over the run context (the
+ * real activity evaluates JSONata; here the interpreter's wiring is under test). An expression not
+ * listed fails the node as a bad one does: a non-retryable failure.
+ */
+export const expressionsOf =
+  <C>(table: Record<string, (c: C) => unknown>, failure: (message: string) => Error) =>
+  (e: Expr): unknown => {
+    const f = table[e.expression];
+    if (!f) throw failure(`expression "${e.expression}" failed: unknown`);
+    return f(e.context as C);
+  };
+
+/** Recorded mocks of PathwayStepActivities over `evaluate`; interventions are recorded as asked, answers as given. */
+export function pathwayStepMocks(
+  record: <F>(name: keyof PathwayStepActivities, impl: F) => F,
+  evaluate: (e: Expr) => unknown,
+): PathwayStepActivities {
+  return {
+    startPathwayRun: record('startPathwayRun', async () => undefined as never),
+    pathwayNodeEvent: record('pathwayNodeEvent', async () => undefined as never),
+    pathwayStep: record('pathwayStep', async (a: { evaluate?: Expr }) => (a.evaluate ? evaluate(a.evaluate) : null)),
+    evaluate: record('evaluate', async (a: Expr) => evaluate(a)),
+    renderMessage: record(
+      'renderMessage',
+      async (a: { template?: string; context: Record<string, unknown> }) =>
+        a.template ?? (typeof a.context.last === 'string' ? a.context.last : JSON.stringify(a.context.last)),
+    ),
+    openIntervention: record(
+      'openIntervention',
+      async (
+        _input: unknown,
+        spec: { id: string; kind: string; nodeIndex: number; title: string; prompt: string; options: string[] },
+      ) => ({
+        type: 'intervention',
+        interventionId: spec.id,
+        kind: spec.kind,
+        node: spec.nodeIndex,
+        title: spec.title,
+        prompt: spec.prompt,
+        options: spec.options,
+        expires_at: null,
+      }),
+    ),
+    expireIntervention: record('expireIntervention', async () => undefined as never),
+    recordAnswer: record('recordAnswer', async (_input: unknown, answer: { action: string }, kind: string) =>
+      kind === 'pause'
+        ? 'answered'
+        : answer.action === 'approve'
+          ? 'approved'
+          : answer.action === 'reject'
+            ? 'rejected'
+            : 'answered',
+    ),
+    finishPathwayRun: record('finishPathwayRun', async () => undefined as never),
+    failPathwayRun: record('failPathwayRun', async () => undefined as never),
+  } as PathwayStepActivities;
 }

@@ -27,39 +27,18 @@ import {
   type PathwayRunResult,
   type RunGraph,
 } from '../../src/temporal/definitions.js';
-import { useMockedWorker } from './mocked-worker.js';
+import {
+  expressionsOf,
+  pathwayStepMocks,
+  recorder,
+  useMockedWorker,
+  type PathwayStepActivities,
+} from './mocked-worker.js';
 
 /** The activities pathwayRun (and its neuronRun child) calls; each mock below implements one. */
-type Mocked = Pick<
-  Activities,
-  | 'startPathwayRun'
-  | 'pathwayNodeEvent'
-  | 'pathwayStep'
-  | 'evaluate'
-  | 'renderMessage'
-  | 'classify'
-  | 'openIntervention'
-  | 'expireIntervention'
-  | 'recordAnswer'
-  | 'finishPathwayRun'
-  | 'failPathwayRun'
-  | 'neuronVersion'
-  | 'prepareRun'
-  | 'modelTurn'
-  | 'finishRun'
-  | 'failRun'
->;
-
-/** One recorded activity call: which run (workflow id) asked, which activity, its arguments and attempt. */
-interface Call {
-  workflowId: string;
-  name: keyof Mocked;
-  args: unknown[];
-  attempt: number;
-}
-const calls: Call[] = [];
-const callsOf = (workflowId: string, name?: keyof Mocked) =>
-  calls.filter((c) => c.workflowId === workflowId && (name === undefined || c.name === name));
+type Mocked = PathwayStepActivities &
+  Pick<Activities, 'classify' | 'neuronVersion' | 'prepareRun' | 'modelTurn' | 'finishRun' | 'failRun'>;
+const { calls, callsOf, record } = recorder<keyof Mocked>();
 
 /**
  * The expressions the graphs below use, as JavaScript over the run context (the real activity
@@ -90,11 +69,7 @@ const EXPRESSIONS: Record<string, (c: Ctx) => unknown> = {
   '"B"': () => 'B',
   '"T"': () => 'T',
 };
-const evaluate = (e: { expression: string; template?: string; context: Record<string, unknown> }): unknown => {
-  const f = EXPRESSIONS[e.expression];
-  if (!f) throw ApplicationFailure.nonRetryable(`expression "${e.expression}" failed: unknown`, 'VALIDATION');
-  return f(e.context as Ctx);
-};
+const evaluate = expressionsOf<Ctx>(EXPRESSIONS, (m) => ApplicationFailure.nonRetryable(m, 'VALIDATION'));
 
 /** Test-controlled behaviour of the model-facing mocks (set by a test, reset in its own body). */
 const behaviour: { classifyFailsFirst: boolean; modelTurnFails: boolean } = {
@@ -102,45 +77,13 @@ const behaviour: { classifyFailsFirst: boolean; modelTurnFails: boolean } = {
   modelTurnFails: false,
 };
 
-function record<K extends keyof Mocked>(name: K, impl: Mocked[K]): Mocked[K] {
-  const wrapped = (...args: unknown[]) => {
-    const info = Context.current().info;
-    calls.push({ name, args, workflowId: info.workflowExecution?.workflowId ?? '', attempt: info.attempt });
-    return (impl as (...a: unknown[]) => unknown)(...args);
-  };
-  return wrapped as Mocked[K];
-}
-
 const mocks: Mocked = {
-  startPathwayRun: record('startPathwayRun', async () => undefined as never),
-  pathwayNodeEvent: record('pathwayNodeEvent', async () => undefined as never),
-  pathwayStep: record('pathwayStep', async (a) => (a.evaluate ? evaluate(a.evaluate) : null)),
-  evaluate: record('evaluate', async (a) => evaluate(a)),
-  renderMessage: record(
-    'renderMessage',
-    async (a) => a.template ?? (typeof a.context.last === 'string' ? a.context.last : JSON.stringify(a.context.last)),
-  ),
+  ...pathwayStepMocks(record, evaluate),
   classify: record('classify', async (a) => {
     if (behaviour.classifyFailsFirst && Context.current().info.attempt === 1)
       throw new Error('model provider unavailable'); // retryable: the workflow's retry policy runs it again
     return a.text.includes('invoice') ? 'billing' : 'tech';
   }),
-  openIntervention: record('openIntervention', async (_input, spec) => ({
-    type: 'intervention',
-    interventionId: spec.id,
-    kind: spec.kind,
-    node: spec.nodeIndex,
-    title: spec.title,
-    prompt: spec.prompt,
-    options: spec.options,
-    expires_at: null,
-  })),
-  expireIntervention: record('expireIntervention', async () => undefined as never),
-  recordAnswer: record('recordAnswer', async (_input, answer) =>
-    answer.action === 'approve' ? 'approved' : answer.action === 'reject' ? 'rejected' : 'answered',
-  ),
-  finishPathwayRun: record('finishPathwayRun', async () => undefined as never),
-  failPathwayRun: record('failPathwayRun', async () => undefined as never),
   neuronVersion: record('neuronVersion', async () => 7),
   prepareRun: record('prepareRun', async () => ({
     model: 'test/model',

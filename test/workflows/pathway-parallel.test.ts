@@ -6,43 +6,29 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import type { Activities } from '../../activities/index.js';
 import type { PathwayRunInput, PathwayRunResult, RunGraph } from '../../src/temporal/definitions.js';
-import { failureOf, recorder, useMockedWorker } from './mocked-worker.js';
+import {
+  expressionsOf,
+  failureOf,
+  pathwayStepMocks,
+  recorder,
+  useMockedWorker,
+  type PathwayStepActivities,
+} from './mocked-worker.js';
 
-type Mocked = Pick<
-  Activities,
-  | 'startPathwayRun'
-  | 'pathwayNodeEvent'
-  | 'pathwayStep'
-  | 'evaluate'
-  | 'renderMessage'
-  | 'finishPathwayRun'
-  | 'failPathwayRun'
->;
-const { callsOf, record } = recorder<keyof Mocked>();
+const { callsOf, record } = recorder<keyof PathwayStepActivities>();
 
-/** Expressions as JavaScript over the context; `boom` fails as a bad expression does (non-retryable). */
-const EXPRESSIONS: Record<string, (c: { last: unknown }) => unknown> = {
-  '"a"': () => 'a',
-  '"b"': () => 'b',
-  'last + 1': (c) => Number(c.last) + 1,
-};
-const evaluate = (e: { expression: string; context: Record<string, unknown> }): unknown => {
-  const f = EXPRESSIONS[e.expression];
-  if (!f) throw ApplicationFailure.nonRetryable(`expression "${e.expression}" failed: unknown`, 'VALIDATION');
-  return f(e.context as { last: unknown });
-};
+/** Expressions as JavaScript over the context; any other (`boom`) fails as a bad expression does. */
+const evaluate = expressionsOf<{ last: unknown }>(
+  {
+    '"a"': () => 'a',
+    '"b"': () => 'b',
+    'last + 1': (c) => Number(c.last) + 1,
+  },
+  (m) => ApplicationFailure.nonRetryable(m, 'VALIDATION'),
+);
 
-const mocks: Mocked = {
-  startPathwayRun: record('startPathwayRun', async () => undefined as never),
-  pathwayNodeEvent: record('pathwayNodeEvent', async () => undefined as never),
-  pathwayStep: record('pathwayStep', async (a) => (a.evaluate ? evaluate(a.evaluate) : null)),
-  evaluate: record('evaluate', async (a) => evaluate(a)),
-  renderMessage: record('renderMessage', async (a) => a.template ?? JSON.stringify(a.context.last)),
-  finishPathwayRun: record('finishPathwayRun', async () => undefined as never),
-  failPathwayRun: record('failPathwayRun', async () => undefined as never),
-};
+const mocks = pathwayStepMocks(record, evaluate);
 
 const worker = useMockedWorker('pathway-parallel', mocks);
 

@@ -19,34 +19,28 @@ import {
   type PathwayRunResult,
   type RunGraph,
 } from '../../src/temporal/definitions.js';
-import { failureOf, recorder, until, useMockedWorker, waitFor } from './mocked-worker.js';
+import {
+  expressionsOf,
+  failureOf,
+  pathwayStepMocks,
+  recorder,
+  until,
+  useMockedWorker,
+  waitFor,
+  type PathwayStepActivities,
+} from './mocked-worker.js';
 
-type Mocked = Pick<
-  Activities,
-  | 'startPathwayRun'
-  | 'pathwayNodeEvent'
-  | 'pathwayStep'
-  | 'evaluate'
-  | 'renderMessage'
-  | 'classify'
-  | 'openIntervention'
-  | 'expireIntervention'
-  | 'recordAnswer'
-  | 'finishPathwayRun'
-  | 'failPathwayRun'
->;
+type Mocked = PathwayStepActivities & Pick<Activities, 'classify'>;
 const { callsOf, record } = recorder<keyof Mocked>();
 
 /** The expressions the graphs use, as JavaScript over the run context (the real activity evaluates JSONata). */
-const EXPRESSIONS: Record<string, (c: { last: unknown }) => unknown> = {
-  true: () => true,
-  'last + 1': (c) => Number(c.last) + 1,
-};
-const evaluate = (e: { expression: string; context: Record<string, unknown> }): unknown => {
-  const f = EXPRESSIONS[e.expression];
-  if (!f) throw ApplicationFailure.nonRetryable(`expression "${e.expression}" failed: unknown`, 'VALIDATION');
-  return f(e.context as { last: unknown });
-};
+const evaluate = expressionsOf<{ last: unknown }>(
+  {
+    true: () => true,
+    'last + 1': (c) => Number(c.last) + 1,
+  },
+  (m) => ApplicationFailure.nonRetryable(m, 'VALIDATION'),
+);
 
 /** The budget the classify mock stops on until the run has it approved. */
 const BUDGET: BudgetPause = {
@@ -62,30 +56,10 @@ const BUDGET: BudgetPause = {
 };
 
 const mocks: Mocked = {
-  startPathwayRun: record('startPathwayRun', async () => undefined as never),
-  pathwayNodeEvent: record('pathwayNodeEvent', async () => undefined as never),
-  pathwayStep: record('pathwayStep', async (a) => (a.evaluate ? evaluate(a.evaluate) : null)),
-  evaluate: record('evaluate', async (a) => evaluate(a)),
-  renderMessage: record('renderMessage', async (a) => a.template ?? JSON.stringify(a.context.last)),
+  ...pathwayStepMocks(record, evaluate),
   classify: record('classify', async (a) =>
     a.approvedBudgets?.includes(BUDGET.budgetId) ? 'billing' : { budget: BUDGET },
   ),
-  openIntervention: record('openIntervention', async (_input, spec) => ({
-    type: 'intervention',
-    interventionId: spec.id,
-    kind: spec.kind,
-    node: spec.nodeIndex,
-    title: spec.title,
-    prompt: spec.prompt,
-    options: spec.options,
-    expires_at: null,
-  })),
-  expireIntervention: record('expireIntervention', async () => undefined as never),
-  recordAnswer: record('recordAnswer', async (_input, answer, kind) =>
-    kind === 'pause' ? 'answered' : answer.action === 'approve' ? 'approved' : 'rejected',
-  ),
-  finishPathwayRun: record('finishPathwayRun', async () => undefined as never),
-  failPathwayRun: record('failPathwayRun', async () => undefined as never),
 };
 
 const worker = useMockedWorker('pathway-pauses', mocks);
