@@ -166,7 +166,7 @@ export const NodePolicyFields = {
   on_error: z
     .enum(['fail', 'continue', 'branch'], { error: needs('expected "fail", "continue" or "branch"') })
     .optional()
-    .meta({ description: 'fail (default): the run fails; continue: the value is { error }; branch: the `error` edge' }),
+    .meta({ description: 'what a failure of the node does to the run (the interpreter applies it); default fail' }),
 };
 
 /** Keys an editor may keep on a strict node's data (display only; the run never reads them). */
@@ -222,12 +222,9 @@ export const MapNodeData = z
       .meta({ description: 'neuron: template of the message per item; default {{ item }}' }),
     pathway_id: PathwayId.optional().meta({ description: 'pathway to run per item (or neuron_id)' }),
     version: PathwayVersion,
-    input: z
-      .string()
-      .optional()
-      .meta({
-        description: "pathway: expression for each child's input; default the item ({ value: item } if not an object)",
-      }),
+    input: z.string().optional().meta({
+      description: "pathway: expression for each child's input; default the item ({ value: item } if not an object)",
+    }),
     concurrency: z
       .int()
       .min(1)
