@@ -62,6 +62,8 @@ describe('pathway and map nodes on the platform', () => {
     const shown = Job.parse((await app.get(`/v1/jobs/${childJob.job_id}/status`, ws.key)).body);
     expect(shown.parent_job_id).toBe(jobId);
     expect(shown.result).toMatchObject({ output: 50, pathwayVersion: 1 });
+    const byParent = JobList.parse((await app.get(`/v1/jobs?parent_job_id=${jobId}`, ws.key)).body);
+    expect(byParent.jobs.map((j) => j.job_id)).toEqual([childJob.job_id]);
   });
 
   it('a pathway node naming a foreign pathway, or its own pathway, is refused naming the node', async () => {

@@ -4139,6 +4139,8 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+            /** @description the designer's node id (an index graph's: its position) */
+            id?: string;
             type: string;
         };
         PathwayCreateBody: {
@@ -13096,6 +13098,8 @@ export interface operations {
                 neuron_id?: string;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
+                /** @description the child jobs of this job (pathway, map and delegated runs) */
+                parent_job_id?: string;
                 pathway_id?: string;
                 receptor_id?: string;
                 status?: "pending" | "running" | "completed" | "failed" | "waiting" | "paused";
