@@ -1,6 +1,12 @@
 import { Context } from '@temporalio/activity';
 import type { Services } from '../src/services/index.js';
-import { evaluateExpression, renderTemplate } from '../src/services/pathway-runs.js';
+import {
+  evaluateExpression,
+  mapItems,
+  renderTemplate,
+  type MapItemsCall,
+  type SubPathwayCall,
+} from '../src/services/pathway-runs.js';
 import type { JobPatch } from '../src/services/jobs.js';
 import type { InterventionAnswer, PathwayRunInput, PathwayRunResult, RunScope } from '../src/temporal/definitions.js';
 import { permanentOn4xx } from './failures.js';
@@ -38,6 +44,10 @@ export const createPathwayActivities = ({ services }: { services: Services }) =>
   evaluate: (a: NodeExpression) => evaluateNode(a),
   renderMessage: (a: { template?: string; context: Record<string, unknown> }) =>
     permanentOn4xx(() => renderTemplate(a.template, a.context)),
+  /** A map node's items, each rendered into its neuron message or pathway input (one hop for all of them). */
+  mapItems: (a: MapItemsCall) => permanentOn4xx(() => mapItems(a)),
+  /** A pathway or map node's child run input, its job recorded under the parent job. */
+  prepareSubPathway: (c: SubPathwayCall) => permanentOn4xx(() => services.pathwayRuns.prepareSubPathway(c)),
   classify: (a: {
     scope: RunScope;
     jobId: string;

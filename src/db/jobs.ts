@@ -43,7 +43,7 @@ export const TERMINAL_STATES: JobState[] = ['completed', 'failed'];
 export const jobIndexes: IndexSpec[] = [
   // GET /v1/jobs pages by (createdAt, _id) under the workspace and at most one of these equalities (src/db/paging.ts).
   ...pageIndexes('jobs', ['workspaceId'], ['createdAt']),
-  ...(['status', 'pathwayId', 'receptorId', 'neuronId'] as const).flatMap((f) =>
+  ...(['status', 'pathwayId', 'receptorId', 'neuronId', 'parentJobId'] as const).flatMap((f) =>
     pageIndexes('jobs', ['workspaceId', f], ['createdAt']),
   ),
   { collection: 'jobs', keys: { parentJobId: 1 }, name: 'parent' },
@@ -76,6 +76,7 @@ export interface JobListFilter {
   pathwayId?: string;
   receptorId?: string;
   neuronId?: string;
+  parentJobId?: string;
   status?: JobState;
 }
 

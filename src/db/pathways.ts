@@ -341,6 +341,11 @@ export function createPathwayRepo(db: Db) {
       const docs = await neurons.find(filter, { projection: { _id: 1, deletedAt: 1 } }).toArray();
       return docs.filter((d) => !d.deletedAt).map((d) => d._id);
     },
+    /** Pathways a pathway or map node may run: those of `brainId`; without a brain, every pathway of the workspace. */
+    async pathwayIds(workspaceId: string, brainId?: string): Promise<string[]> {
+      const filter: Filter<PathwayDoc> = brainId ? { workspaceId, brainId } : { workspaceId };
+      return (await pathways.find(filter, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+    },
     /** Every pathway of every workspace, its id, workspace, brain, name and whether it is active (start-up repairs). */
     allSummaries: () =>
       pathways

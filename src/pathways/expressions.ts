@@ -23,6 +23,9 @@ const FIELDS: Record<string, { expressions: string[]; templates: string[] }> = {
   neuron: { expressions: [], templates: ['message'] },
   classify: { expressions: [], templates: ['input'] },
   human: { expressions: [], templates: ['title', 'prompt'] },
+  pathway: { expressions: ['input'], templates: [] },
+  // `item` and `index` are in the context of message and input (one render per item).
+  map: { expressions: ['items', 'input'], templates: ['message'] },
 };
 
 /** The expressions inside a template's `{{ … }}` placeholders. */

@@ -5,7 +5,15 @@
  * ./compile.ts; both accept either graph form.
  */
 import { z } from 'zod';
-import { branchHandles, WHILE_DEFAULT_MAX_ITERATIONS, WHILE_MAX_ITERATIONS_CAP, type NodeType } from './walk.js';
+import {
+  branchHandles,
+  MAP_DEFAULT_CONCURRENCY,
+  MAP_MAX_CONCURRENCY,
+  MAP_MAX_ITEMS,
+  WHILE_DEFAULT_MAX_ITERATIONS,
+  WHILE_MAX_ITERATIONS_CAP,
+  type NodeType,
+} from './walk.js';
 
 export {
   BRANCH_HANDLES,
@@ -18,6 +26,10 @@ export {
   branchHandles,
   canonicalType,
   humanOptions,
+  MAP_DEFAULT_CONCURRENCY,
+  MAP_MAX_CONCURRENCY,
+  MAP_MAX_ITEMS,
+  mapConcurrency,
   nextEdges,
   whileMaxIterations,
   type NodeType,
@@ -161,12 +173,81 @@ export type JoinNodeData = z.infer<typeof JoinNodeData>;
 /** Node types whose handler has not landed: any graph using one is refused, so a graph that validates also runs. */
 const NotYetRunnable = z.looseObject({}).refine(() => false, 'this node type cannot run yet');
 
-/** `map`: runs a neuron or a pathway once per item of a list (child workflows, bounded concurrency). */
-export const MapNodeData = NotYetRunnable;
+/** A stored pathway's id (UUID-shaped, as neuron ids). */
+export const PathwayId = z
+  .string({ error: needs('expected a pathway UUID') })
+  .regex(UUID_RE, { error: (iss) => `${quote(iss.input)} is not a UUID` });
+
+const PathwayVersion = z
+  .int({ error: needs('expected a version number') })
+  .min(1)
+  .optional()
+  .meta({ description: 'the pathway version to run; default the head version when the calling run starts (pinned)' });
+
+/**
+ * `pathway`: runs another pathway as a child run (its own job, linked to this one). `input` is an
+ * expression over the run context whose value is the child's input; omitted, the current value
+ * (an object as it is, anything else as `{ value }`). The node's value is the child's output.
+ */
+export const PathwayNodeData = nodeData({
+  pathway_id: PathwayId.meta({ description: "pathway to run; must exist in the caller's workspace (and brain)" }),
+  version: PathwayVersion,
+  input: z.string().optional().meta({ description: "expression for the child's input; default the current value" }),
+}).meta({ id: 'PathwayPathwayNodeData' });
+export type PathwayNodeData = z.infer<typeof PathwayNodeData>;
+
+/**
+ * `map`: runs a neuron (`neuron_id`, with `message` a template) or a pathway (`pathway_id`, with
+ * `input` an expression) once per item of `items` (an expression that yields an array), as child
+ * runs, at most `concurrency` at a time; `item` and `index` are in the context of `message` and
+ * `input`. Its value is the results in item order.
+ */
+export const MapNodeData = nodeData({
+  items: z
+    .string({ error: needs('expected an expression that yields an array') })
+    .min(1, 'must not be empty')
+    .meta({
+      description: `expression over the run context yielding the array to map over (at most ${MAP_MAX_ITEMS})`,
+    }),
+  neuron_id: NeuronId.optional().meta({ description: 'neuron to run per item (or pathway_id)' }),
+  message: z.string().optional().meta({ description: 'neuron: template of the message per item; default {{ item }}' }),
+  pathway_id: PathwayId.optional().meta({ description: 'pathway to run per item (or neuron_id)' }),
+  version: PathwayVersion,
+  input: z.string().optional().meta({
+    description: "pathway: expression for each child's input; default the item ({ value: item } if not an object)",
+  }),
+  concurrency: z
+    .int()
+    .min(1)
+    .max(MAP_MAX_CONCURRENCY)
+    .optional()
+    .meta({
+      description: `items running at once; default ${MAP_DEFAULT_CONCURRENCY}, at most ${MAP_MAX_CONCURRENCY}`,
+    }),
+  on_item_error: z
+    .enum(['fail', 'continue'], { error: needs('expected "fail" or "continue"') })
+    .optional()
+    .meta({
+      description:
+        "fail (default): cancel the items still running and fail the node; continue: that item's result is { error }",
+    }),
+})
+  .superRefine((d, ctx) => {
+    const add = (message: string, path: string[] = []) => ctx.addIssue({ code: 'custom', message, path });
+    if ((d.neuron_id === undefined) === (d.pathway_id === undefined))
+      add('exactly one of neuron_id (run a neuron per item) or pathway_id (run a pathway per item) is required');
+    if (d.neuron_id !== undefined && d.input !== undefined)
+      add('input is for a map over a pathway; a neuron gets message', ['input']);
+    if (d.neuron_id !== undefined && d.version !== undefined)
+      add('version is for a map over a pathway (a neuron is pinned at start)', ['version']);
+    if (d.pathway_id !== undefined && d.message !== undefined)
+      add('message is for a map over a neuron; a pathway gets input', ['message']);
+  })
+  .meta({ id: 'PathwayMapNodeData' });
+export type MapNodeData = z.infer<typeof MapNodeData>;
+
 /** `http`: one HTTP request through the outbound guard. */
 export const HttpNodeData = NotYetRunnable;
-/** `pathway`: runs another pathway as a child workflow. */
-export const PathwayNodeData = NotYetRunnable;
 
 /** The data contract of each canonical node type, used by validation and available to the interpreter. */
 export const NODE_DATA: Readonly<Record<NodeType, z.ZodType>> = {

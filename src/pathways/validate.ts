@@ -13,6 +13,7 @@ import {
   NODE_DATA,
   NODE_TYPES,
   NeuronId,
+  PathwayId,
   branchHandles,
   canonicalType,
   edgeHandle,
@@ -25,6 +26,10 @@ import { nodeExpressionErrors, normalizeNodeData } from './expressions.js';
 export interface ValidationContext {
   /** Neurons that exist in the caller's workspace and brain; when given, any other neuron_id is an error. */
   neuronIds?: ReadonlySet<string>;
+  /** Pathways that exist in the caller's workspace (and brain); when given, any other pathway_id is an error. */
+  pathwayIds?: ReadonlySet<string>;
+  /** The pathway this graph belongs to, when it is a stored one: a pathway or map node must not run it (direct recursion). */
+  selfPathwayId?: string | null;
 }
 
 /** Result of validateGraph: `valid` is false exactly when `errors` is non-empty; warnings never block a run. */
@@ -170,7 +175,7 @@ export function checkGraph(
     if (!parsed.success) errors.push(...issueText(parsed.error.issues, `${at} (${type}): `, 'data'));
     const neuronId = node.data.neuron_id;
     const hasNeuron =
-      (type === 'neuron' || type === 'classify') &&
+      (type === 'neuron' || type === 'classify' || type === 'map') &&
       typeof neuronId === 'string' &&
       NeuronId.safeParse(neuronId).success;
     if (hasNeuron && ctx.neuronIds && !ctx.neuronIds.has(neuronId) && !ctx.neuronIds.has(neuronId.toLowerCase())) {
@@ -178,6 +183,7 @@ export function checkGraph(
         `${at} (${type}): data.neuron_id: foreign or missing neuron "${neuronId}" (not in this workspace and brain)`,
       );
     }
+    errors.push(...pathwayRefErrors(type, node.data, at, ctx));
     if (type === 'human' && !node.data.prompt && !node.data.title)
       warnings.push(`${at} (human): no data.prompt or data.title; the reviewer sees no question`);
     if (type === 'transform' && node.data.expression === undefined && node.data.template === undefined) {
@@ -230,6 +236,18 @@ export function checkGraph(
     }
   });
   return { entry, errors, warnings };
+}
+
+/** A pathway or map node's pathway_id: in the caller's workspace (when known) and not the graph's own pathway. */
+function pathwayRefErrors(type: string, data: Record<string, unknown>, at: string, ctx: ValidationContext): string[] {
+  const id = data.pathway_id;
+  if ((type !== 'pathway' && type !== 'map') || typeof id !== 'string' || !PathwayId.safeParse(id).success) return [];
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  if (ctx.selfPathwayId && same(id, ctx.selfPathwayId))
+    return [`${at} (${type}): data.pathway_id: a pathway must not run itself ("${id}" is this pathway)`];
+  if (ctx.pathwayIds && !ctx.pathwayIds.has(id) && !ctx.pathwayIds.has(id.toLowerCase()))
+    return [`${at} (${type}): data.pathway_id: foreign or missing pathway "${id}" (not in this workspace and brain)`];
+  return [];
 }
 
 /** Handle and fan-out rules for one node's outgoing edges. */

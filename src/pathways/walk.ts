@@ -150,3 +150,16 @@ export function reachableFrom(compiled: CompiledGraph, from: number): Set<number
 /** A join node's mode: `all` (default) waits for every branch that can still reach it, `any` takes the first. */
 export const joinMode = (data?: Record<string, unknown> | null): 'all' | 'any' =>
   data?.mode === 'any' ? 'any' : 'all';
+
+/** A map node's default and largest `concurrency` (child runs in flight at once). */
+export const MAP_DEFAULT_CONCURRENCY = 4;
+export const MAP_MAX_CONCURRENCY = 50;
+/** Most items one map node runs (each is a child workflow in the run's history). */
+export const MAP_MAX_ITEMS = 1000;
+
+/** How many of a map node's items run at once: `concurrency` (default 4), clamped to 1..50. */
+export function mapConcurrency(data?: Record<string, unknown> | null): number {
+  const n = data?.concurrency;
+  if (typeof n !== 'number' || !Number.isFinite(n)) return MAP_DEFAULT_CONCURRENCY;
+  return Math.min(Math.max(Math.floor(n), 1), MAP_MAX_CONCURRENCY);
+}

@@ -9,6 +9,9 @@ export const JobListQuery = z
     pathway_id: Uuid.optional(),
     receptor_id: Uuid.optional(),
     neuron_id: Uuid.optional(),
+    parent_job_id: Uuid.optional().meta({
+      description: 'the child jobs of this job (pathway, map and delegated runs)',
+    }),
     status: JobState.optional(),
     ...paging(20),
   })

@@ -370,6 +370,7 @@ export function createJobService({
       if (q.pathway_id) filter.pathwayId = q.pathway_id;
       if (q.receptor_id) filter.receptorId = q.receptor_id;
       if (q.neuron_id) filter.neuronId = q.neuron_id;
+      if (q.parent_job_id) filter.parentJobId = q.parent_job_id;
       if (q.status) filter.status = q.status;
       return repo.page(scope.workspaceId, filter, q);
     },

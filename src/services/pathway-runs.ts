@@ -6,6 +6,7 @@ import { costOf } from '../llm/pricing.js';
 import { estimateTokens, type ChatMessage } from '../llm/types.js';
 import type { ModelRegistry } from '../llm/registry.js';
 import { compileGraph } from '../pathways/compile.js';
+import { MAP_MAX_ITEMS } from '../pathways/walk.js';
 import type { ExecuteBody, JobCreateBody, JobInputBody, ResumeBody } from '../schemas/pathway-runs.js';
 import type { Scope } from '../scope.js';
 import type {
@@ -156,6 +157,8 @@ export function createPathwayRunService(deps: PathwayRunDeps) {
     /** Completes the job; its result carries what the whole run cost, read from the usage ledger (docs/usage.md). */
     finishRun: (input: PathwayRunInput, run: PathwayRunResult) => finishRun(d, input, run),
     failRun: (input: PathwayRunInput, reason: string) => failRun(d, input, reason),
+    /** A pathway or map node's child run: compiled, pinned, its job recorded under the parent job. */
+    prepareSubPathway: (c: SubPathwayCall) => prepareSubPathway(d, c),
     neuronVersion: async (scope: RunScope, neuronId: string) =>
       (await d.neurons.resolve(fromRunScope(scope), neuronId)).version,
     /** POST /v1/jobs/:id/input: the input must answer the intervention the run is paused on. */
@@ -167,14 +170,23 @@ export function createPathwayRunService(deps: PathwayRunDeps) {
 export type PathwayRunService = ReturnType<typeof createPathwayRunService>;
 
 async function runInput(d: Deps, scope: Scope, args: StartArgs, jobId: string): Promise<PathwayRunInput> {
-  const neuronIds = await d.pathways.neuronIdsFor(scope);
-  const { compiled, errors } = compileGraph(args.graph, { neuronIds });
+  const [neuronIds, pathwayIds] = await Promise.all([d.pathways.neuronIdsFor(scope), d.pathways.pathwayIdsFor(scope)]);
+  const { compiled, errors } = compileGraph(args.graph, { neuronIds, pathwayIds, selfPathwayId: args.pathwayId });
   if (errors.length) throw validationError(`pathway graph is invalid: ${errors.slice(0, 3).join('; ')}`);
   const neuronVersions: Record<string, number> = {};
+  const pathwayVersions: Record<string, number> = {};
   await Promise.all(
     (compiled as RunGraph).nodes.map(async (n, i) => {
-      if (n.type === 'neuron' && typeof n.data.neuron_id === 'string')
+      const runsNeuron = n.type === 'neuron' || n.type === 'map';
+      if (runsNeuron && typeof n.data.neuron_id === 'string')
         neuronVersions[String(i)] = (await d.neurons.resolve(scope, n.data.neuron_id)).version;
+      // A sub-pathway runs the version the node names, else the head as it is now (later saves do not change this run).
+      const runsPathway = n.type === 'pathway' || n.type === 'map';
+      if (runsPathway && typeof n.data.pathway_id === 'string')
+        pathwayVersions[String(i)] =
+          typeof n.data.version === 'number'
+            ? n.data.version
+            : (await d.pathways.getForChildRun(scope, n.data.pathway_id)).version;
     }),
   );
   return {
@@ -187,7 +199,96 @@ async function runInput(d: Deps, scope: Scope, args: StartArgs, jobId: string): 
     graph: compiled as RunGraph,
     maxSteps: MAX_PATHWAY_STEPS,
     neuronVersions,
+    ...(Object.keys(pathwayVersions).length ? { pathwayVersions } : {}),
   };
+}
+
+/** What a pathway or map node asks for its child run (the parent's part is what the child inherits). */
+export interface SubPathwayCall {
+  parent: Pick<PathwayRunInput, 'jobId' | 'scope' | 'traceId' | 'depth' | 'rootJobId'>;
+  /** The child's job id (its workflow id), minted by the parent workflow. */
+  jobId: string;
+  pathwayId: string;
+  /** The pinned version; absent (runs started before pins): the head. */
+  version?: number;
+  input: Record<string, unknown>;
+}
+
+/**
+ * A sub-pathway's run: the pathway at its version compiled as a run of its own (its neurons and
+ * pathways pinned now), and its job recorded as the parent job's child on the parent's trace.
+ * Idempotent: a retried call finds the job it recorded.
+ */
+async function prepareSubPathway(d: Deps, c: SubPathwayCall): Promise<PathwayRunInput> {
+  const parentScope = fromRunScope(c.parent.scope);
+  const run = await d.pathways.getForChildRun(parentScope, c.pathwayId, c.version);
+  const scope: Scope = { ...parentScope, brainId: run.pathway.brainId };
+  const input = await runInput(
+    d,
+    scope,
+    {
+      graph: run.graph,
+      pathwayId: c.pathwayId,
+      version: run.version,
+      input: c.input,
+      traceId: c.parent.traceId,
+      brainId: run.pathway.brainId,
+      name: run.pathway.name,
+    },
+    c.jobId,
+  );
+  await d.jobs.create(scope, {
+    id: c.jobId,
+    kind: 'pathway',
+    pathwayId: c.pathwayId,
+    traceId: input.traceId,
+    brainId: run.pathway.brainId,
+    parentJobId: c.parent.jobId,
+  });
+  return {
+    ...input,
+    depth: (c.parent.depth ?? 0) + 1,
+    parentJobId: c.parent.jobId,
+    rootJobId: c.parent.rootJobId ?? c.parent.jobId,
+  };
+}
+
+/** A map node's items and what each item's child run gets, rendered in one call. */
+export interface MapItemsCall {
+  /** The expression over the context that yields the items. */
+  items: string;
+  /** Map over a neuron: the message template per item (default `{{ item }}`). */
+  message?: string;
+  /** Map over a pathway: the input expression per item (default the item). */
+  input?: string;
+  kind: 'neuron' | 'pathway';
+  context: Record<string, unknown>;
+}
+
+/** A value as a pathway run's input: an object as it is, anything else as `{ value }`. */
+export const asRunInput = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
+
+/**
+ * Evaluates a map node's `items` (an array, at most MAP_MAX_ITEMS, else a 4xx: the node fails
+ * without retries), then for each item, with `item` and `index` in the context, the neuron's
+ * message or the pathway's input.
+ */
+export async function mapItems(c: MapItemsCall): Promise<unknown[]> {
+  const items = await evaluateExpression(c.items, c.context);
+  if (!Array.isArray(items)) {
+    const got = items === undefined ? 'nothing' : items === null ? 'null' : `a ${typeof items}`;
+    throw validationError(`map: data.items "${c.items}" must yield an array; it yielded ${got}`);
+  }
+  if (items.length > MAP_MAX_ITEMS)
+    throw validationError(`map: data.items yielded ${items.length} items; a map runs at most ${MAP_MAX_ITEMS}`);
+  const out: unknown[] = [];
+  for (const [index, item] of items.entries()) {
+    const context = { ...c.context, item, index };
+    if (c.kind === 'neuron') out.push(await renderTemplate(c.message ?? '{{ item }}', context));
+    else out.push(asRunInput(c.input?.trim() ? await evaluateExpression(c.input, context) : item));
+  }
+  return out;
 }
 
 async function start(d: Deps, scope: Scope, args: StartArgs) {

@@ -104,6 +104,18 @@ export function createPathwayService({
     return new Set(ids.flatMap((id) => [id, id.toLowerCase()]));
   }
 
+  /** Pathway ids a pathway or map node may run in this scope (the brain's, or the whole workspace's without a brain). */
+  async function pathwayIdsFor(scope: Scope): Promise<Set<string>> {
+    const ids = await repo.pathwayIds(scope.workspaceId, scope.brainId);
+    return new Set(ids.flatMap((id) => [id, id.toLowerCase()]));
+  }
+
+  /** What a graph's references are checked against in this scope: its neurons and pathways. */
+  const refsFor = async (scope: Scope) => {
+    const [neuronIds, pathwayIds] = await Promise.all([neuronIdsFor(scope), pathwayIdsFor(scope)]);
+    return { neuronIds, pathwayIds };
+  };
+
   /** The head, or 404 when it is missing, in another workspace or (when X-Brain-Id was sent) in another brain. */
   async function head(scope: Scope, id: string): Promise<Pathway> {
     const doc = await repo.findHead(scope.workspaceId, id);
@@ -142,13 +154,13 @@ export function createPathwayService({
   }
 
   /** 400 unless `graph` is a valid id-based graph whose neurons exist in the pathway's workspace and brain. */
-  async function checkGraph(scope: Scope, brainId: string, graph: unknown): Promise<void> {
+  async function checkGraph(scope: Scope, brainId: string, graph: unknown, selfId?: string): Promise<void> {
     if (isIndexGraph(graph) && graph.nodes.length > 0) {
       throw validationError(
         'pathway_graph: expected an id-based graph (nodes { id, type, data }, edges { id, source, target }); compile produces the index form',
       );
     }
-    const result = validateGraph(graph, { neuronIds: await neuronIdsFor({ ...scope, brainId }) });
+    const result = validateGraph(graph, { ...(await refsFor({ ...scope, brainId })), selfPathwayId: selfId });
     if (result.valid) return;
     const more =
       result.errors.length > ERRORS_IN_MESSAGE ? ` (and ${result.errors.length - ERRORS_IN_MESSAGE} more)` : '';
@@ -174,6 +186,7 @@ export function createPathwayService({
 
   const service = {
     neuronIdsFor,
+    pathwayIdsFor,
     /** 403 unless the caller's role on the pathway covers `need` (for services that change what a pathway owns, like its receptor). */
     assertRole: requireRole,
 
@@ -240,7 +253,7 @@ export function createPathwayService({
         body.pathway_data === undefined
           ? undefined
           : bounded(body.pathway_data, 'pathway_data', PATHWAY_DATA_MAX_BYTES);
-      if (graph !== undefined && !sameStored(graph, current.graph)) await checkGraph(scope, current.brainId, graph);
+      if (graph !== undefined && !sameStored(graph, current.graph)) await checkGraph(scope, current.brainId, graph, id);
       const updated = await commit(scope, id, (doc) => {
         const set: PathwayChange = {};
         const changed: string[] = [];
@@ -307,10 +320,7 @@ export function createPathwayService({
 
     /** POST /v1/pathways/validate: the graph rules plus the neuron check against the caller's workspace (and brain). */
     async validate(scope: Scope, body: PathwayValidateBody): Promise<ValidationResult> {
-      return validateGraph(
-        { nodes: body.nodes ?? [], edges: body.edges ?? [] },
-        { neuronIds: await neuronIdsFor(scope) },
-      );
+      return validateGraph({ nodes: body.nodes ?? [], edges: body.edges ?? [] }, await refsFor(scope));
     },
 
     /** POST /v1/pathways/compile: the index-based graph a run would walk, with the preview input echoed. */
@@ -318,7 +328,7 @@ export function createPathwayService({
       scope: Scope,
       body: PathwayCompileBody,
     ): Promise<CompileResult & { preview?: { input: Record<string, unknown> } }> {
-      const result = compileGraph(body.pathway, { neuronIds: await neuronIdsFor(scope), overrides: body.overrides });
+      const result = compileGraph(body.pathway, { ...(await refsFor(scope)), overrides: body.overrides });
       return { ...result, ...(body.payload !== undefined && { preview: { input: body.payload } }) };
     },
 
@@ -340,6 +350,18 @@ export function createPathwayService({
       if (entry) return { pathway, version, graph: entry.graph };
       if (version === pathway.latestVersion) return { pathway, version, graph: pathway.graph };
       throw notFound('Pathway version');
+    },
+
+    /**
+     * For a pathway or map node: the pathway in the run's workspace, in the run's brain when it has one
+     * (else the pathway's own), at `version` (omitted: the tip, active or not; a node names it on
+     * purpose). 404 as getForRun when it is not there.
+     */
+    async getForChildRun(scope: Scope, id: string, version?: number): Promise<PathwayForRun> {
+      const found = await repo.findHead(scope.workspaceId, id);
+      if (!found || (scope.brainId && found.brainId !== scope.brainId)) throw pathwayNotFound();
+      if (version === undefined) return { pathway: found, version: found.latestVersion, graph: found.graph };
+      return service.getForRun({ ...scope, brainId: found.brainId }, id, version);
     },
 
     // ---------------------------------------------------------------- participants

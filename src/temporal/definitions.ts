@@ -214,9 +214,20 @@ export interface PathwayRunInput {
   graph: RunGraph;
   /** Safety net against runaway graphs: the run fails after this many node visits. */
   maxSteps: number;
-  /** The neuron version each neuron node runs (node index → version), pinned when the run starts. */
+  /** The neuron version each neuron node (and map over a neuron) runs (node index → version), pinned when the run starts. */
   neuronVersions?: Record<string, number>;
+  /** The pathway version each pathway node (and map over a pathway) runs (node index → version), pinned when the run starts. */
+  pathwayVersions?: Record<string, number>;
+  /** How deep this run is nested as a sub-pathway (absent: 0, a run a caller started); capped at MAX_PATHWAY_DEPTH. */
+  depth?: number;
+  /** Set on sub-pathway runs: the job of the pathway run whose node started this one. */
+  parentJobId?: string;
+  /** Set on sub-pathway runs: the top job a caller started (usage counts one invocation per top job). */
+  rootJobId?: string;
 }
+
+/** How deep sub-pathways may nest (a pathway node in a run started by a pathway node, …); deeper fails the node. */
+export const MAX_PATHWAY_DEPTH = 5;
 
 export interface PathwayRunResult {
   output: unknown;

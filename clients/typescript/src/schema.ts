@@ -4388,9 +4388,7 @@ export interface components {
             total_exact: boolean;
         };
         PathwayMapNode: {
-            data?: {
-                [key: string]: unknown;
-            };
+            data?: components["schemas"]["PathwayMapNodeData"];
             /** @description the node's id: stream entries, results and current_step name it */
             id: string;
             /**
@@ -4400,6 +4398,44 @@ export interface components {
             type: "map";
         } & {
             [key: string]: unknown;
+        };
+        PathwayMapNodeData: {
+            /** @description items running at once; default 4, at most 50 */
+            concurrency?: number;
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            /** @description pathway: expression for each child's input; default the item ({ value: item } if not an object) */
+            input?: string;
+            /** @description expression over the run context yielding the array to map over (at most 1000) */
+            items: string;
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            /** @description neuron: template of the message per item; default {{ item }} */
+            message?: string;
+            /** @description neuron to run per item (or pathway_id) */
+            neuron_id?: string;
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            /**
+             * @description fail (default): cancel the items still running and fail the node; continue: that item's result is { error }
+             * @enum {string}
+             */
+            on_item_error?: "fail" | "continue";
+            /** @description pathway to run per item (or neuron_id) */
+            pathway_id?: string;
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
+            };
+            /** @description the pathway version to run; default the head version when the calling run starts (pinned) */
+            version?: number;
         };
         PathwayNeuronNode: {
             data?: components["schemas"]["PathwayNeuronNodeData"];
@@ -4484,9 +4520,7 @@ export interface components {
             user_id: string;
         };
         PathwayPathwayNode: {
-            data?: {
-                [key: string]: unknown;
-            };
+            data?: components["schemas"]["PathwayPathwayNodeData"];
             /** @description the node's id: stream entries, results and current_step name it */
             id: string;
             /**
@@ -4496,6 +4530,31 @@ export interface components {
             type: "pathway";
         } & {
             [key: string]: unknown;
+        };
+        PathwayPathwayNodeData: {
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            /** @description expression for the child's input; default the current value */
+            input?: string;
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            /** @description pathway to run; must exist in the caller's workspace (and brain) */
+            pathway_id: string;
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
+            };
+            /** @description the pathway version to run; default the head version when the calling run starts (pinned) */
+            version?: number;
         };
         PathwayPromoteBody: {
             /**
@@ -13477,6 +13536,8 @@ export interface operations {
                 neuron_id?: string;
                 /** @description rows to skip; correct at any depth, but its cost grows with the offset: follow next_cursor for deep pages */
                 offset?: number;
+                /** @description the child jobs of this job (pathway, map and delegated runs) */
+                parent_job_id?: string;
                 pathway_id?: string;
                 receptor_id?: string;
                 status?: "pending" | "running" | "completed" | "failed" | "waiting" | "paused";

@@ -3,7 +3,9 @@ import { delayNode, whileNode } from './flow.js';
 import type { NodeHandler } from './handler.js';
 import { humanNode } from './human.js';
 import { joinNode } from './join.js';
+import { mapNode } from './map.js';
 import { neuronNode } from './neuron.js';
+import { pathwayNode } from './pathway.js';
 import { endNode, ifNode, outputNode, startNode, transformNode } from './values.js';
 
 export type { NodeCall, NodeExpression, NodeHandler, NodeOutcome, RunNode } from './handler.js';
@@ -22,6 +24,8 @@ const handlers: Record<string, NodeHandler> = {
   neuron: neuronNode,
   classify: classifyNode,
   human: humanNode,
+  map: mapNode,
+  pathway: pathwayNode,
   output: outputNode,
   end: endNode,
   join: joinNode,
