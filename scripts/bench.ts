@@ -11,7 +11,7 @@
  * (c) Pathway per-node overhead: a 20-node linear pathway's median run time divided by 20, versus
  *     one bare one-activity workflow run.
  * (q) Pathway parallelism (scripts/bench-pathways.ts): a 20-way fan-out of 1 s delays into a join ÷ one
- *     1 s delay (aim ≤ 1.3).
+ *     1 s delay (aim ≤ 1.3); a map of 100 items at concurrency 10 over a 200 ms provider ÷ (10 × one item) (aim ≤ 1.5).
  * (d) A realistic provider (the simulator: slow, different on every call, failing mid-stream).
  * (e) Search (scripts/bench-search.ts): the embedded index at 100k chunks, recall, BM25 agreement,
  *     build time and memory, and nDCG@10 on the labelled set over the spec documents.
@@ -1922,7 +1922,7 @@ async function main(): Promise<void> {
     if (runs('a')) r.a = await measureTtft(app, ws, llm);
     if (runs('b')) r.b = await measureThroughput(app, ws, llm, bare!, worker.pid);
     if (runs('c')) r.c = await measurePathway(app, ws, bare!);
-    if (runs('q')) r.q = await measurePathwayParallel(app, ws, say);
+    if (runs('q')) r.q = await measurePathwayParallel(app, ws, llm, await createNeuron(app, ws, 'bench-map'), say);
     if (runs('d')) r.d = await measureRealistic(app, ws, llm);
     if (runs('e')) r.e = await measureSearch(say);
     if (runs('f')) r.f = await measureStakeholderMaps(app, ws);
