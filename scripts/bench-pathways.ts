@@ -100,7 +100,47 @@ export async function measurePathwayParallel(
   say(
     `(q) fan-out median ${median(fanOutMs).toFixed(0)} ms, one delay median ${median(singleMs).toFixed(0)} ms, ratio ${ratio.toFixed(2)}`,
   );
-  return { fanOut: FAN_OUT, fanOutMs, singleMs, ratio };
+  return { fanOut: FAN_OUT, fanOutMs, singleMs, ratio, map: await measureMap(app, ws, llm, neuronId, say) };
+}
+
+/** A map over a neuron whose provider answers after PROVIDER_MS: 100 items at concurrency 10 against one item. */
+async function measureMap(
+  app: TestClient,
+  ws: Workspace,
+  llm: ScriptedOpenAI,
+  neuronId: string,
+  say: (line: string) => void,
+): Promise<ParallelResult['map']> {
+  llm.setDefault(() => ({ text: 'done', firstTokenMs: PROVIDER_MS }));
+  const mapPathway = await create(app, ws, 'bench-map', {
+    nodes: [
+      { id: 'start', type: 'start' },
+      {
+        id: 'each',
+        type: 'map',
+        data: { items: 'input.items', neuron_id: neuronId, message: 'item {{ item }}', concurrency: MAP_CONCURRENCY },
+      },
+      { id: 'out', type: 'output' },
+    ],
+    edges: [
+      { source: 'start', target: 'each' },
+      { source: 'each', target: 'out' },
+    ],
+  });
+  const items = (n: number) => ({ items: Array.from({ length: n }, (_, i) => i + 1) });
+  say(
+    `(q) map: warm-up 1, then 3 maps of one item and 2 maps of ${MAP_ITEMS} items at concurrency ${MAP_CONCURRENCY} (provider ${PROVIDER_MS} ms)`,
+  );
+  await timedRun(app, ws, mapPathway, items(1));
+  const oneMs: number[] = [];
+  for (let i = 0; i < 3; i++) oneMs.push(await timedRun(app, ws, mapPathway, items(1)));
+  const mapMs: number[] = [];
+  for (let i = 0; i < 2; i++) mapMs.push(await timedRun(app, ws, mapPathway, items(MAP_ITEMS)));
+  const ratio = median(mapMs) / ((MAP_ITEMS / MAP_CONCURRENCY) * median(oneMs));
+  say(
+    `(q) map of ${MAP_ITEMS} median ${median(mapMs).toFixed(0)} ms, one item ${median(oneMs).toFixed(0)} ms, ratio ${ratio.toFixed(2)}`,
+  );
+  return { items: MAP_ITEMS, concurrency: MAP_CONCURRENCY, mapMs, oneMs, ratio };
 }
 
 export function sectionQ(q: ParallelResult): string[] {
