@@ -4,6 +4,7 @@ import Koa from 'koa';
 import type { Deps } from '../src/deps.js';
 import { createServices, type Services } from '../src/services/index.js';
 import { errorMiddleware } from './middleware/errors.js';
+import { openAIErrorMiddleware } from './openai/errors.js';
 import { createAdmission } from './middleware/admission.js';
 import { createRequestGuard } from './middleware/guard.js';
 import { createIdempotency } from './middleware/idempotency.js';
@@ -61,6 +62,8 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   });
   app.use(requestMiddleware(deps.log));
   app.use(errorMiddleware());
+  // Under /v1/openai only: errors in OpenAI's shape (an OpenAI SDK reads them); everywhere else the one above.
+  app.use(openAIErrorMiddleware());
   app.use(
     bodyParser({
       enableTypes: ['json'],

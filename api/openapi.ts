@@ -4,6 +4,8 @@ import { z, type ZodType } from 'zod';
 import { VERSION } from '../src/config.js';
 import { ERROR_CODES } from '../src/errors.js';
 import { ErrorBody } from '../src/schemas/common.js';
+import { OpenAIErrorBody } from '../src/schemas/openai.js';
+import { OPENAI_ERRORS, OPENAI_PREFIX } from './openai/errors.js';
 import { operationIdOf, operationTitle, type RouteDef } from './route.js';
 
 /** Koa-style `/v1/x/:id` → OpenAPI `/v1/x/{id}`. */
@@ -13,9 +15,19 @@ export const toOpenApiPath = (p: string): string => p.replace(/:([A-Za-z_]+)/g, 
 export const isSseRoute = (r: Pick<RouteDef, 'path' | 'method'>): boolean =>
   r.method === 'get' && (r.path.endsWith('/events') || r.path.endsWith('/stream'));
 
-const errorResponse = (code: keyof typeof ERROR_CODES) => ({
+const platformError = (code: keyof typeof ERROR_CODES) => ({
   description: `${code}: ${ERROR_CODES[code].meaning}`,
   content: { 'application/json': { schema: ErrorBody, example: { message: exampleMessage[code], code } } },
+});
+/** The same error in OpenAI's shape, as the OpenAI-compatible routes answer it. */
+const openAIError = (code: keyof typeof ERROR_CODES) => ({
+  description: `${ERROR_CODES[code].meaning} (OpenAI's error shape)`,
+  content: {
+    'application/json': {
+      schema: OpenAIErrorBody,
+      example: { error: { message: exampleMessage[code], ...OPENAI_ERRORS[code], param: null } },
+    },
+  },
 });
 const exampleMessage: Partial<Record<keyof typeof ERROR_CODES, string>> = {
   VALIDATION_ERROR: 'message: expected string, received number',
@@ -82,7 +94,8 @@ Authenticate with \`Authorization: Bearer <API key or JWT>\`. Routes marked with
 (\`pathways.execute\`) → a human node makes the job \`waiting\` → answer with \`interventions.respond\`.
 A typed TypeScript client, with stream resume and the reset rule built in, is in \`clients/typescript\`.
 
-**Errors**: every error body is \`{ "message", "code" }\`:
+**Errors**: every error body is \`{ "message", "code" }\`, except under \`/v1/openai\` (the OpenAI-compatible
+endpoint), whose errors are OpenAI's \`{ "error": { "message", "type", "param", "code" } }\`:
 
 ${ERROR_TABLE}`;
 
@@ -107,6 +120,7 @@ export function buildOpenApi(routes: RouteDef[]) {
     const hasBody = Boolean(r.body);
     // Every POST but a stream's takes an Idempotency-Key (api/middleware/idempotency.ts).
     const idempotent = r.method === 'post' && !r.kind;
+    const errorResponse = r.path.startsWith(`${OPENAI_PREFIX}/`) ? openAIError : platformError;
     const op: ZodOpenApiOperationObject = {
       operationId,
       summary: operationTitle(r),

@@ -5,6 +5,7 @@ import interventions from './interventions.js';
 import jobs from './jobs.js';
 import neuronRuns from './neuron-runs.js';
 import neurons from './neurons.js';
+import openai from './openai.js';
 import pathwayRuns from './pathway-runs.js';
 import pathways from './pathways.js';
 import platform from './platform.js';
@@ -58,5 +59,6 @@ export const routeFamilies: Record<string, RouteDef[]> = {
   knowledgeCatalog,
   meetings,
   search,
+  openai,
 };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes } from '../../api/routes/index.js';
+import { OPENAI_PREFIX } from '../../api/openai/errors.js';
 import type { RouteDef } from '../../api/route.js';
 import { buildWorkspace, useTestApp, type TestResponse } from '../support/app.js';
 
@@ -344,6 +345,7 @@ function bodyFor(def: RouteDef): unknown {
     'PUT /v1/reflexes/:id': { description: 'd' },
     'POST /v1/neurons/:id/reflexes': { reflex_id: w.ids.reflex },
     'POST /v1/neurons/:id/invoke': { message: 'm' },
+    'POST /v1/openai/chat/completions': { model: 'authz-neuron', messages: [{ role: 'user', content: 'm' }] },
     'POST /v1/interventions/:id/respond': { action: 'approve' },
     'POST /v1/pathways/validate': { nodes: [], edges: [] },
     'POST /v1/pathways/compile': { pathway: { nodes: [], edges: [] } },
@@ -463,7 +465,10 @@ describe('authorization, generated from the route table', () => {
     async (_, def) => {
       const res = await call(def, fill(def.path) ?? def.path, undefined);
       expect(res.status).toBe(401);
-      expect(res.body).toMatchObject({ code: 'AUTH_REQUIRED' });
+      // The OpenAI-compatible routes answer in OpenAI's error shape (docs/openai-compatible.md).
+      expect(res.body).toMatchObject(
+        def.path.startsWith(`${OPENAI_PREFIX}/`) ? { error: { code: 'invalid_api_key' } } : { code: 'AUTH_REQUIRED' },
+      );
     },
   );
 

@@ -1309,6 +1309,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/openai/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an OpenAI-compatible chat completion
+         * @description Runs the neuron (or pathway:<id>) named by model as a job, exactly as an invoke; answers a chat.completion when it ends, or with stream: true chat.completion.chunk server-sent events from the job's tokens, then data: [DONE]
+         */
+        post: operations["openai.chat.completions.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/openai/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List OpenAI-compatible models
+         * @description The active neurons the credential may invoke (by slug) and, with X-Brain-Id, the pathways of that brain (pathway:<id>), as OpenAI model objects
+         */
+        get: operations["openai.models.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pathways": {
         parameters: {
             query?: never;
@@ -4057,6 +4097,85 @@ export interface components {
             title: string;
             type: string;
             url: string;
+        };
+        OpenAIChatCompletion: {
+            choices: {
+                /** @constant */
+                finish_reason: "stop";
+                index: number;
+                logprobs: null;
+                message: {
+                    content: string;
+                    refusal: null;
+                    /** @constant */
+                    role: "assistant";
+                };
+            }[];
+            created: number;
+            /** @description `chatcmpl-<job id>`: the run is that job */
+            id: string;
+            model: string;
+            /** @constant */
+            object: "chat.completion";
+            usage: {
+                completion_tokens: number;
+                prompt_tokens: number;
+                total_tokens: number;
+            };
+        };
+        OpenAIChatCompletionBody: {
+            /** @description the conversation; the last message must be the user's. Earlier messages are folded into that message as context, unless metadata.trace_id or user names a trace to continue */
+            messages: ({
+                content?: string | ({
+                    text?: string;
+                    type: string;
+                } & {
+                    [key: string]: unknown;
+                })[] | null;
+                name?: string;
+                /** @enum {string} */
+                role: "system" | "developer" | "user" | "assistant" | "tool" | "function";
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @description `trace_id` (a UUID) continues that trace; other keys are ignored */
+            metadata?: {
+                [key: string]: string;
+            } | null;
+            /** @description a neuron slug or id, or `pathway:<pathway id or exact name>` (GET /v1/openai/models lists them) */
+            model: string;
+            n?: number | null;
+            stream?: boolean | null;
+            stream_options?: ({
+                include_usage?: boolean | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            tools?: unknown[] | null;
+            /** @description continues this end user’s conversation with the model: one trace per (user, model) */
+            user?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description the error body of every /v1/openai route (OpenAI’s shape) */
+        OpenAIErrorBody: {
+            error: {
+                code: string | null;
+                message: string;
+                param: string | null;
+                type: string;
+            };
+        };
+        OpenAIModelList: {
+            data: {
+                created: number;
+                id: string;
+                /** @constant */
+                object: "model";
+                owned_by: string;
+            }[];
+            /** @constant */
+            object: "list";
         };
         ParticipantCreateBody: {
             /**
@@ -18542,6 +18661,331 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "openai.chat.completions.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                "x-brain-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "model": "helper",
+                 *       "messages": [
+                 *         {
+                 *           "role": "user",
+                 *           "content": "Summarise the open incidents"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIChatCompletionBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIChatCompletion"];
+                };
+            };
+            /** @description A path parameter, query, header or body failed validation; the message names the field (OpenAI's error shape) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "message: expected string, received number",
+                     *         "type": "invalid_request_error",
+                     *         "code": null,
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description No credential, or an invalid or revoked one (OpenAI's error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Authentication required",
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_api_key",
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description The credential lacks the role the route needs (docs/roles.md) (OpenAI's error shape) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Requires role workspace_admin",
+                     *         "type": "invalid_request_error",
+                     *         "code": "permission_denied",
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description No such resource in the caller's workspace (another workspace's resource reads the same) (OpenAI's error shape) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Neuron not found",
+                     *         "type": "invalid_request_error",
+                     *         "code": "not_found",
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description The request body is over the limit (OpenAI's error shape) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Request body too large",
+                     *         "type": "invalid_request_error",
+                     *         "code": "payload_too_large",
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description A body that is not application/json (or multipart where a route takes files) (OpenAI's error shape) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Unsupported content type; send application/json",
+                     *         "type": "invalid_request_error",
+                     *         "code": "unsupported_media_type",
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Too many requests; wait for Retry-After seconds (OpenAI's error shape) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Rate limit exceeded",
+                     *         "type": "requests",
+                     *         "code": "rate_limit_exceeded",
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description A platform component is unreachable or a run could not start; retry after Retry-After (OpenAI's error shape) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "The API is at capacity; retry shortly",
+                     *         "type": "server_error",
+                     *         "code": "service_unavailable",
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+        };
+    };
+    "openai.models.list": {
+        parameters: {
+            query?: never;
+            header?: {
+                "x-brain-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIModelList"];
+                };
+            };
+            /** @description A path parameter, query, header or body failed validation; the message names the field (OpenAI's error shape) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "message: expected string, received number",
+                     *         "type": "invalid_request_error",
+                     *         "code": null,
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description No credential, or an invalid or revoked one (OpenAI's error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Authentication required",
+                     *         "type": "invalid_request_error",
+                     *         "code": "invalid_api_key",
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description The credential lacks the role the route needs (docs/roles.md) (OpenAI's error shape) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Requires role workspace_admin",
+                     *         "type": "invalid_request_error",
+                     *         "code": "permission_denied",
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description No such resource in the caller's workspace (another workspace's resource reads the same) (OpenAI's error shape) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Neuron not found",
+                     *         "type": "invalid_request_error",
+                     *         "code": "not_found",
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Too many requests; wait for Retry-After seconds (OpenAI's error shape) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "Rate limit exceeded",
+                     *         "type": "requests",
+                     *         "code": "rate_limit_exceeded",
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description A platform component is unreachable or a run could not start; retry after Retry-After (OpenAI's error shape) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "message": "The API is at capacity; retry shortly",
+                     *         "type": "server_error",
+                     *         "code": "service_unavailable",
+                     *         "param": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
                 };
             };
         };

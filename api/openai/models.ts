@@ -1,0 +1,61 @@
+import type { Scope } from '../../src/scope.js';
+import type { Services } from '../../src/services/index.js';
+
+/** At most this many neurons and this many pathways are listed (pages of 200). */
+const LIST_MAX = 1_000;
+const PAGE = 200;
+
+interface ModelObject {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: 'cortex';
+}
+const modelObject = (id: string, createdAt: Date): ModelObject => ({
+  id,
+  object: 'model',
+  created: Math.floor(createdAt.getTime() / 1000),
+  owned_by: 'cortex',
+});
+
+/**
+ * What the caller may name as `model`: the active neurons it can invoke (of its brain when it sends
+ * X-Brain-Id, with the workspace and core neurons visible there; else of the whole workspace) by
+ * slug, or by id where two listed neurons share a slug; then, in a brain, its active pathways as
+ * `pathway:<id>` (pathway names are free text and need not be unique).
+ */
+export async function listModels(services: Services, scope: Scope): Promise<ModelObject[]> {
+  const neurons = [];
+  for (let cursor: string | undefined; neurons.length < LIST_MAX;) {
+    const page = await services.neurons.list(scope, {
+      limit: PAGE,
+      offset: 0,
+      cursor,
+      sortBy: 'name',
+      sortDirection: 'asc',
+    });
+    neurons.push(...page.items.map((v) => v.doc));
+    if (!page.hasMore || !page.nextCursor) break;
+    cursor = page.nextCursor;
+  }
+  const active = neurons.filter((n) => n.isActive);
+  const seen = new Map<string, number>();
+  for (const n of active) seen.set(n.name, (seen.get(n.name) ?? 0) + 1);
+  const models = active.map((n) => modelObject(seen.get(n.name) === 1 ? n.name : n._id, n.createdAt));
+  if (!scope.brainId) return models;
+  let listed = 0;
+  for (let cursor: string | undefined; listed < LIST_MAX;) {
+    const page = await services.pathways.list(scope, {
+      limit: PAGE,
+      offset: 0,
+      cursor,
+      sortBy: 'name',
+      sortDirection: 'asc',
+    });
+    listed += page.items.length;
+    for (const p of page.items) if (p.isActive) models.push(modelObject(`pathway:${p._id}`, p.createdAt));
+    if (!page.hasMore || !page.nextCursor) break;
+    cursor = page.nextCursor;
+  }
+  return models;
+}
