@@ -179,10 +179,17 @@ export function createWebhookService(d: {
   }
 
   /** Runs a publish in the background: an event never slows or fails the change it reports. */
-  const enqueue = (workspaceId: string, event: WebhookEvent, key: string, data: Record<string, unknown>): void => {
-    publish(workspaceId, event, key, data).catch((err: unknown) =>
-      log?.warn({ err, workspaceId, event, key }, 'enqueueing a webhook delivery failed; ignored'),
-    );
+  const enqueue = (
+    workspaceId: string,
+    event: WebhookEvent,
+    key: string,
+    data: () => Record<string, unknown>,
+  ): void => {
+    Promise.resolve()
+      .then(() => publish(workspaceId, event, key, data()))
+      .catch((err: unknown) =>
+        log?.warn({ err, workspaceId, event, key }, 'enqueueing a webhook delivery failed; ignored'),
+      );
   };
 
   return {
@@ -269,11 +276,11 @@ export function createWebhookService(d: {
       // A job may wait several times (one intervention after another): each wait is its own event.
       const waitingOn = job.status === 'waiting' ? (job.waitingFor?.interventionId ?? job.updatedAt.getTime()) : null;
       const key = `job.${job.status}:${job._id}:${job.status}${waitingOn !== null ? `:${String(waitingOn)}` : ''}`;
-      enqueue(job.workspaceId, `job.${job.status}`, key, jobData(job));
+      enqueue(job.workspaceId, `job.${job.status}`, key, () => jobData(job));
     },
     /** An intervention was created, or answered (the intervention service reports each once it is stored). */
     onIntervention(change: 'created' | 'answered', i: Intervention): void {
-      enqueue(i.workspaceId, `intervention.${change}`, `intervention.${change}:${i._id}`, interventionData(i));
+      enqueue(i.workspaceId, `intervention.${change}`, `intervention.${change}:${i._id}`, () => interventionData(i));
     },
 
     /**
