@@ -7,6 +7,7 @@ import { createRunActivities } from './runs.js';
 import { createTranscriptionActivities } from './transcription.js';
 import { createStakeholderMapActivities } from './stakeholder-maps.js';
 import { createUsageActivities } from './usage.js';
+import { createWebhookActivities } from './webhooks.js';
 
 /** Every activity, assembled from per-area factories; wired only in worker/index.ts (and tests). */
 export const createActivities = (deps: { services: Services }) => ({
@@ -18,5 +19,6 @@ export const createActivities = (deps: { services: Services }) => ({
   ...createTranscriptionActivities(deps),
   ...createStakeholderMapActivities(deps),
   ...createUsageActivities(deps),
+  ...createWebhookActivities(deps),
 });
 export type Activities = ReturnType<typeof createActivities>;

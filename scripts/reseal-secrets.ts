@@ -10,6 +10,7 @@ import { createConnectionRepo } from '../src/db/connections.js';
 import { resealSecrets } from '../src/services/connections.js';
 import { createSecretRepo } from '../src/db/secrets.js';
 import { createSecretService } from '../src/services/secrets.js';
+import { createWebhookRepo } from '../src/db/webhooks.js';
 
 const config = loadConfig();
 const box = createSecretBox(config);
@@ -17,8 +18,10 @@ const { client, db } = await connectMongo(config.MONGODB_URI, config.MONGODB_DB)
 try {
   const changed = await resealSecrets(createConnectionRepo(db), box);
   const workspaceSecrets = await createSecretService({ repo: createSecretRepo(db), box }).resealAll();
+  // Webhook signing secrets (docs/webhooks.md): the repository re-seals them as it does workspace secrets.
+  const webhookEndpoints = await createWebhookRepo(db).resealAll(box.keyId, (s) => box.reseal(s));
   console.log(
-    `re-sealed under key ${box.keyId}: ${changed.integrations} integration secret(s), ${changed.connections} connection(s), ${changed.requests} pending connect request(s), ${workspaceSecrets} workspace secret(s); ${changed.expiredRequests} expired request(s) deleted`,
+    `re-sealed under key ${box.keyId}: ${changed.integrations} integration secret(s), ${changed.connections} connection(s), ${changed.requests} pending connect request(s), ${workspaceSecrets} workspace secret(s); ${changed.expiredRequests} expired request(s) deleted; ${webhookEndpoints} webhook endpoint(s)`,
   );
 } finally {
   await client.close();

@@ -75,6 +75,8 @@ export const ConfigSchema = z.object({
         .map((x) => x.trim())
         .filter(Boolean),
     ),
+  // Signed webhooks (docs/webhooks.md): the first retry of a failed delivery waits this long, doubling to 1 h, for 24 h.
+  WEBHOOK_RETRY_INITIAL_MS: z.coerce.number().int().min(10).default(5000),
   // Prometheus metrics: GET /metrics on the API (with METRICS_TOKEN set, only with "Authorization: Bearer <token>"),
   // and on the worker at WORKER_METRICS_PORT (unset: not served).
   METRICS_TOKEN: z.string().min(16).optional(),

@@ -9,3 +9,4 @@ export { liveTranscription } from './live-transcription.js';
 export { transcription } from './transcription.js';
 export { stakeholderExtract } from './stakeholder-extract.js';
 export { usageReconcile } from './usage-reconcile.js';
+export { webhookDelivery } from './webhook-delivery.js';

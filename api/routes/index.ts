@@ -1,6 +1,7 @@
 import type { RouteDef } from '../route.js';
 import connections from './connections.js';
 import secrets from './secrets.js';
+import webhooks from './webhooks.js';
 import interventions from './interventions.js';
 import jobs from './jobs.js';
 import neuronRuns from './neuron-runs.js';
@@ -41,6 +42,7 @@ export const routeFamilies: Record<string, RouteDef[]> = {
   reflexes,
   connections,
   secrets,
+  webhooks,
   neuronRuns,
   jobs,
   interventions,

@@ -20,6 +20,7 @@ import { createTraceRepo, traceIndexes } from './traces.js';
 import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';
 import { createMeetingRepo, meetingIndexes } from './meetings.js';
 import { createSecretRepo, secretIndexes } from './secrets.js';
+import { createWebhookRepo, webhookIndexes } from './webhooks.js';
 
 /** Every index the platform's query paths need; created at start-up by ensureIndexes. */
 export const allIndexes: IndexSpec[] = [
@@ -41,6 +42,7 @@ export const allIndexes: IndexSpec[] = [
   ...meetingIndexes,
   ...stakeholderMapIndexes,
   ...secretIndexes,
+  ...webhookIndexes,
 ];
 
 /**
@@ -86,6 +88,7 @@ export function createRepos(unguarded: Db, options: RepoOptions = {}) {
     meetings: createMeetingRepo(db),
     stakeholderMaps: createStakeholderMapRepo(db),
     secrets: createSecretRepo(db),
+    webhooks: createWebhookRepo(db),
   };
 }
 export type Repos = ReturnType<typeof createRepos>;

@@ -19,6 +19,7 @@ import { createGuard } from '../net/guard.js';
 import { createSecretBox } from '../crypto/secrets.js';
 import { createConnectionService } from './connections.js';
 import { createSecretService } from './secrets.js';
+import { createWebhookService } from './webhooks.js';
 import { createRemoteTools } from '../tools/remote.js';
 import { createReflexService } from './reflexes.js';
 import { createRunService } from './runs/index.js';
@@ -110,6 +111,17 @@ export function createServices(deps: Deps) {
   const box = createSecretBox(c);
   // Workspace secrets (`{{ secrets.NAME }}` in HTTP nodes), sealed like connection tokens.
   const secrets = createSecretService({ repo: deps.repos.secrets, box });
+  // Signed webhooks (docs/webhooks.md): job and intervention changes become deliveries to the workspace's endpoints.
+  const webhooks = createWebhookService({
+    repo: deps.repos.webhooks,
+    box,
+    guard: createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS, timeoutMs: 15_000, maxResponseBytes: 64 * 1024 }),
+    temporal: deps.temporal.client,
+    config: c,
+    log: deps.log,
+  });
+  jobs.onStatus((job) => webhooks.onJob(job));
+  interventions.onChange((change, doc) => webhooks.onIntervention(change, doc));
   const connections = createConnectionService({
     repo: deps.repos.connections,
     reflexes: deps.repos.reflexes,
@@ -295,6 +307,7 @@ export function createServices(deps: Deps) {
     remote,
     connections,
     secrets,
+    webhooks,
     events,
     skills,
     reflexes,

@@ -41,6 +41,10 @@ const ALL_STATUSES: InterventionStatus[] = ['pending', 'approved', 'rejected', '
  * run as an Update; the run decides (first answer wins, an expired one is refused) and records it.
  */
 export function createInterventionService({ repo, temporal }: { repo: InterventionRepo; temporal: Client }) {
+  // Told of each intervention created or answered, once stored (signed webhooks subscribe); never awaited.
+  const listeners: ((change: 'created' | 'answered', doc: Intervention) => void)[] = [];
+  const told = (change: 'created' | 'answered', doc: Intervention) => listeners.forEach((l) => l(change, doc));
+
   async function get(scope: Scope, id: string): Promise<Intervention> {
     const doc = await repo.get(scope.workspaceId, id);
     if (!doc) throw notFound('Intervention');
@@ -97,6 +101,10 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
 
   return {
     get,
+    /** Registers a listener told of each intervention created or answered (it must not throw). */
+    onChange(listener: (change: 'created' | 'answered', doc: Intervention) => void): void {
+      listeners.push(listener);
+    },
 
     /** Idempotent on id (the workflow picks it), so a retried activity creates one record. */
     async create(scope: Scope, n: NewIntervention): Promise<Intervention> {
@@ -135,6 +143,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         updatedAt: now,
       };
       await repo.insert(doc);
+      told('created', doc);
       return doc;
     },
 
@@ -217,7 +226,9 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         deliveries,
         updatedAt: now,
       });
-      return (await repo.get(workspaceId, doc._id))!;
+      const answered = (await repo.get(workspaceId, doc._id))!;
+      told('answered', answered);
+      return answered;
     },
 
     /** Marks a still-pending intervention expired or cancelled (the run's own steps); returns whether it changed. */

@@ -87,6 +87,9 @@ export function createJobService({
 }) {
   // Starts a never-started job from its stored start, if it has one: the run service registers it.
   let restart: ((job: Job) => Promise<boolean>) | null = null;
+  // Told of each job that became completed, failed or waiting, once stored (signed webhooks subscribe); never awaited.
+  const statusListeners: ((job: Job) => void)[] = [];
+  const told = (job: Job) => statusListeners.forEach((l) => l(job));
   const streamKey = (jobId: string) => streams.keys.job(jobId);
   /**
    * Live `status` answers, shared for LIVE_TTL_MS: each query is a task on the worker that runs
@@ -175,9 +178,11 @@ export function createJobService({
       await emit(jobId, { type: held.status === 'completed' ? 'complete' : 'error' }, held);
       const job = await repo.settleTerminal(workspaceId, jobId, held, now);
       const applied = job !== null && (won || (held.status === set.status && held.failedReason === set.failedReason));
+      if (applied && job) told(job);
       return { applied, previous: null, job };
     }
     const { applied, previous } = await repo.recordTransition(workspaceId, jobId, set, now);
+    if (applied && previous && set.status === 'waiting') told({ ...previous, ...set });
     return { applied, previous, job: null };
   }
 
@@ -185,6 +190,10 @@ export function createJobService({
     /** Registers the run service's start of a stored run (checkStarted uses it before failing a job). */
     onRestart(starter: (job: Job) => Promise<boolean>): void {
       restart = starter;
+    },
+    /** Registers a listener told of each job that became completed, failed or waiting (it must not throw). */
+    onStatus(listener: (job: Job) => void): void {
+      statusListeners.push(listener);
     },
     get,
     streamKey,

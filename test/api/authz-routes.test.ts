@@ -187,6 +187,7 @@ beforeAll(async () => {
       ),
       ...(await knowledgeFixtures(a)),
       ...(await stakeholderMapFixtures(a)),
+      ...(await webhookFixtures(admin, a)),
     },
   };
 }, 120_000);
@@ -261,6 +262,30 @@ async function stakeholderMapFixtures(a: Ws) {
   return { stakeholderMap: map, stakeholder: r.changes.added.stakeholders[0], stakeholderVersion: r.version.id };
 }
 
+/** Workspace A's webhook endpoint (disabled: nothing is sent) with one recorded delivery (written directly: no event is needed). */
+async function webhookFixtures(admin: string, a: Ws) {
+  const body = { url: 'https://hooks.example.com/authz', events: ['job.completed'], enabled: false };
+  const webhookEndpoint = String((await ok(app.post('/v1/webhook-endpoints', admin, body))).id);
+  const webhookDelivery = randomUUID();
+  const now = new Date();
+  await app.deps.repos.webhooks.createDelivery({
+    _id: webhookDelivery,
+    workspaceId: a.workspaceId,
+    endpointId: webhookEndpoint,
+    event: 'job.completed',
+    eventKey: `job.completed:${randomUUID()}:completed`,
+    body: '{"type":"job.completed","timestamp":"2026-01-01T00:00:00.000Z","data":{}}',
+    status: 'delivered',
+    replayOf: null,
+    attempts: [],
+    failedReason: null,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: now,
+  });
+  return { webhookEndpoint, webhookDelivery };
+}
+
 // The subscribed schedule lives in the shared Temporal server: it must not outlive this file.
 afterAll(async () => {
   if (w?.ids.schedule) await app.services.schedules.remove(w.ids.schedule);
@@ -288,10 +313,12 @@ function fill(path: string): string | undefined {
       recollections: w.ids.recollection,
       meetings: w.ids.meeting,
       budgets: w.ids.budget,
+      'webhook-endpoints': w.ids.webhookEndpoint,
       stakeholders: w.ids.stakeholder,
       'stakeholder-map': path.includes('/versions/') ? w.ids.stakeholderVersion : w.ids.stakeholder,
     }[family],
     session_id: w.ids.session,
+    delivery_id: w.ids.webhookDelivery,
     artifact_id: w.ids.artifact,
     resourceId: w.ids.stakeholderMap,
     chunk_id: family === 'assets' ? w.ids.assetChunk : w.ids.artifactChunk,
@@ -429,6 +456,8 @@ function bodyFor(def: RouteDef): unknown {
     'POST /v1/stakeholder-map/extract': { text: 'a transcript' },
     'POST /v1/budgets': { scope: 'workspace', measure: 'usd', period: 'month', limit: 100 },
     'PATCH /v1/budgets/:id': { limit: 2_000_000 },
+    'POST /v1/webhook-endpoints': { url: 'https://hooks.example.com/x', events: ['job.failed'] },
+    'PATCH /v1/webhook-endpoints/:id': { description: 'changed' },
   };
   return bodies[`${def.method.toUpperCase()} ${def.path}`] ?? MISSING;
 }

@@ -1,0 +1,344 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config.js';
+import type { SecretBox } from '../crypto/secrets.js';
+import { newWebhookSecret, webhookHeaders } from '../crypto/webhook-signature.js';
+import type { Intervention } from '../db/interventions.js';
+import type { Job } from '../db/jobs.js';
+import type {
+  Page,
+  PageQuery,
+  WebhookDeliveryDoc,
+  WebhookEndpoint,
+  WebhookEvent,
+  WebhookRepo,
+  WebhookSecret,
+} from '../db/webhooks.js';
+import { notFound } from '../errors.js';
+import { uuidFromName } from '../ids.js';
+import type { Logger } from '../logger.js';
+import { OutboundBlocked, type Guard } from '../net/guard.js';
+import type { Scope } from '../scope.js';
+import { WorkspaceIdKey } from '../temporal/definitions.js';
+
+/** How long the previous secret keeps signing after a rotation. */
+export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+/** How long a process keeps a workspace's enabled endpoints before reading them again (events look them up). */
+const ENDPOINTS_TTL_MS = 1_000;
+const ENDPOINTS_CACHED_MAX = 10_000;
+
+/** The `webhookDelivery` workflow's input: the delivery to send, and the first retry's wait. */
+export interface WebhookDeliveryInput {
+  workspaceId: string;
+  deliveryId: string;
+  retryInitialMs: number;
+}
+
+/** What one attempt came to: sent, worth another try, or never worth one (the workflow stops). */
+export type WebhookAttemptOutcome = { outcome: 'delivered' } | { outcome: 'retry' | 'stop'; message: string };
+
+export interface NewWebhookEndpoint {
+  url: string;
+  events: WebhookEvent[];
+  description?: string | null;
+  enabled?: boolean;
+}
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/** The `data` of a job event. */
+function jobData(job: Job): Record<string, unknown> {
+  return {
+    job_id: job._id,
+    status: job.status,
+    kind: job.kind,
+    brain_id: job.brainId,
+    neuron_id: job.neuronId,
+    pathway_id: job.pathwayId,
+    receptor_id: job.receptorId,
+    trace_id: job.traceId,
+    parent_job_id: job.parentJobId,
+    current_step: job.currentStep,
+    ...(job.status === 'failed' ? { failed_reason: job.failedReason } : {}),
+    ...(job.status === 'waiting' ? { waiting_for: job.waitingFor } : {}),
+    created_at: iso(job.createdAt),
+    finished_at: iso(job.finishedAt),
+  };
+}
+
+/** The `data` of an intervention event. */
+function interventionData(i: Intervention): Record<string, unknown> {
+  return {
+    intervention_id: i._id,
+    job_id: i.jobId,
+    status: i.status,
+    kind: i.kind,
+    brain_id: i.brainId,
+    trace_id: i.traceId,
+    pathway_id: i.pathwayId,
+    title: i.title,
+    prompt: i.prompt,
+    options: i.options,
+    expires_at: iso(i.expiresAt),
+    created_at: iso(i.createdAt),
+    ...(i.status !== 'pending'
+      ? { action: i.action, comment: i.comment, responded_by: i.respondedBy, responded_at: iso(i.respondedAt) }
+      : {}),
+  };
+}
+
+/**
+ * Signed webhooks (docs/webhooks.md): admins manage a workspace's endpoints; job and intervention
+ * events become deliveries, each recorded and then sent by a durable `webhookDelivery` workflow
+ * whose activity makes one attempt (`attempt`) through the outbound guard, signed per Standard
+ * Webhooks with every secret still valid.
+ */
+export function createWebhookService(d: {
+  repo: WebhookRepo;
+  box: SecretBox;
+  guard: Guard;
+  temporal: Client;
+  config: Config;
+  log?: Logger;
+}) {
+  const { repo, box, guard, temporal, config, log } = d;
+  const sealed = (plain: string, now: Date): WebhookSecret => ({
+    sealed: box.seal(plain),
+    keyId: box.keyId,
+    createdAt: now,
+    expiresAt: null,
+  });
+
+  const cache = new Map<string, { at: number; list: Promise<WebhookEndpoint[]> }>();
+  const enabled = (workspaceId: string): Promise<WebhookEndpoint[]> => {
+    const hit = cache.get(workspaceId);
+    if (hit && Date.now() - hit.at < ENDPOINTS_TTL_MS) return hit.list;
+    if (cache.size >= ENDPOINTS_CACHED_MAX) cache.clear();
+    const list = repo.enabledEndpoints(workspaceId);
+    cache.set(workspaceId, { at: Date.now(), list });
+    list.catch(() => cache.delete(workspaceId));
+    return list;
+  };
+
+  async function get(scope: Scope, id: string): Promise<WebhookEndpoint> {
+    const e = await repo.getEndpoint(scope.workspaceId, id);
+    if (!e) throw notFound('Webhook endpoint');
+    return e;
+  }
+
+  /** Starts the delivery's workflow; a workflow of that id already started is the same delivery (no second one). */
+  async function startDelivery(workspaceId: string, deliveryId: string): Promise<void> {
+    const input: WebhookDeliveryInput = { workspaceId, deliveryId, retryInitialMs: config.WEBHOOK_RETRY_INITIAL_MS };
+    try {
+      await temporal.workflow.start('webhookDelivery', {
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        workflowId: `webhook-${deliveryId}`,
+        args: [input],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: [{ key: WorkspaceIdKey, value: workspaceId }],
+        staticSummary: 'webhook delivery',
+      });
+    } catch (e) {
+      if ((e as { name?: string }).name === 'WorkflowExecutionAlreadyStartedError') return;
+      throw e;
+    }
+  }
+
+  /**
+   * Records one delivery per enabled endpoint subscribed to `event`, then starts each one's
+   * workflow. The delivery id is derived from the endpoint and `key` (the event's identity), so the
+   * same event reported twice (a retried writer) records and sends one delivery.
+   */
+  async function publish(workspaceId: string, event: WebhookEvent, key: string, data: Record<string, unknown>) {
+    const targets = (await enabled(workspaceId)).filter((e) => e.events.includes(event));
+    if (!targets.length) return;
+    const now = new Date();
+    const body = JSON.stringify({ type: event, timestamp: now.toISOString(), data });
+    await Promise.all(
+      targets.map(async (e) => {
+        const id = uuidFromName(`webhook-delivery:${e._id}:${key}`);
+        await repo.createDelivery({
+          _id: id,
+          workspaceId,
+          endpointId: e._id,
+          event,
+          eventKey: key,
+          body,
+          status: 'pending',
+          replayOf: null,
+          attempts: [],
+          failedReason: null,
+          createdAt: now,
+          updatedAt: now,
+          finishedAt: null,
+        });
+        // Started even when the delivery existed: a start that failed the first time is made now.
+        await startDelivery(workspaceId, id);
+      }),
+    );
+  }
+
+  /** Runs a publish in the background: an event never slows or fails the change it reports. */
+  const enqueue = (
+    workspaceId: string,
+    event: WebhookEvent,
+    key: string,
+    data: () => Record<string, unknown>,
+  ): void => {
+    Promise.resolve()
+      .then(() => publish(workspaceId, event, key, data()))
+      .catch((err: unknown) =>
+        log?.warn({ err, workspaceId, event, key }, 'enqueueing a webhook delivery failed; ignored'),
+      );
+  };
+
+  return {
+    async create(scope: Scope, n: NewWebhookEndpoint): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+      const now = new Date();
+      const secret = newWebhookSecret();
+      const endpoint = await repo.createEndpoint({
+        _id: randomUUID(),
+        workspaceId: scope.workspaceId,
+        url: n.url,
+        events: [...new Set(n.events)],
+        description: n.description ?? null,
+        enabled: n.enabled ?? true,
+        secrets: [sealed(secret, now)],
+        createdBy: scope.userId ?? scope.apiKeyId,
+        createdAt: now,
+        updatedAt: now,
+      });
+      cache.delete(scope.workspaceId);
+      return { endpoint, secret };
+    },
+    list: (scope: Scope, q: PageQuery): Promise<Page<WebhookEndpoint>> => repo.pageEndpoints(scope.workspaceId, q),
+    get,
+    async update(scope: Scope, id: string, p: Partial<NewWebhookEndpoint>): Promise<WebhookEndpoint> {
+      const e = await repo.updateEndpoint(scope.workspaceId, id, {
+        ...(p.url !== undefined ? { url: p.url } : {}),
+        ...(p.events !== undefined ? { events: [...new Set(p.events)] } : {}),
+        ...(p.description !== undefined ? { description: p.description } : {}),
+        ...(p.enabled !== undefined ? { enabled: p.enabled } : {}),
+        updatedAt: new Date(),
+      });
+      if (!e) throw notFound('Webhook endpoint');
+      cache.delete(scope.workspaceId);
+      return e;
+    },
+    async remove(scope: Scope, id: string): Promise<void> {
+      if (!(await repo.removeEndpoint(scope.workspaceId, id))) throw notFound('Webhook endpoint');
+      cache.delete(scope.workspaceId);
+    },
+    /** A new current secret; the previous one keeps signing for SECRET_OVERLAP_MS (older ones stop now). */
+    async rotateSecret(scope: Scope, id: string): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+      const cur = await repo.endpointForSigning(scope.workspaceId, id);
+      if (!cur) throw notFound('Webhook endpoint');
+      const now = new Date();
+      const secret = newWebhookSecret();
+      const previous = cur.secrets.find((s) => s.expiresAt === null) ?? cur.secrets[0];
+      const secrets = [
+        sealed(secret, now),
+        ...(previous ? [{ ...previous, expiresAt: new Date(now.getTime() + SECRET_OVERLAP_MS) }] : []),
+      ];
+      const endpoint = await repo.setSecrets(scope.workspaceId, id, secrets, now);
+      if (!endpoint) throw notFound('Webhook endpoint');
+      return { endpoint, secret };
+    },
+    async deliveries(scope: Scope, id: string, q: PageQuery): Promise<Page<WebhookDeliveryDoc>> {
+      await get(scope, id);
+      return repo.pageDeliveries(scope.workspaceId, id, q);
+    },
+    /** A new delivery of the same event (the same body) to the same endpoint, sent as any other. */
+    async replay(scope: Scope, id: string, deliveryId: string): Promise<WebhookDeliveryDoc> {
+      await get(scope, id);
+      const original = await repo.getDelivery(scope.workspaceId, deliveryId);
+      if (!original || original.endpointId !== id) throw notFound('Webhook delivery');
+      const now = new Date();
+      const doc: WebhookDeliveryDoc = {
+        ...original,
+        _id: randomUUID(),
+        status: 'pending',
+        replayOf: original._id,
+        attempts: [],
+        failedReason: null,
+        createdAt: now,
+        updatedAt: now,
+        finishedAt: null,
+      };
+      await repo.createDelivery(doc);
+      await startDelivery(scope.workspaceId, doc._id);
+      return doc;
+    },
+
+    /** A job became completed, failed or waiting (the job service reports each transition once it is stored). */
+    onJob(job: Job): void {
+      if (job.status !== 'completed' && job.status !== 'failed' && job.status !== 'waiting') return;
+      // A job may wait several times (one intervention after another): each wait is its own event.
+      const waitingOn = job.status === 'waiting' ? (job.waitingFor?.interventionId ?? job.updatedAt.getTime()) : null;
+      const key = `job.${job.status}:${job._id}:${job.status}${waitingOn !== null ? `:${String(waitingOn)}` : ''}`;
+      enqueue(job.workspaceId, `job.${job.status}`, key, () => jobData(job));
+    },
+    /** An intervention was created, or answered (the intervention service reports each once it is stored). */
+    onIntervention(change: 'created' | 'answered', i: Intervention): void {
+      enqueue(i.workspaceId, `intervention.${change}`, `intervention.${change}:${i._id}`, () => interventionData(i));
+    },
+
+    /**
+     * One attempt at sending a delivery (the workflow's activity; `attempt` is its attempt number):
+     * signed with every secret still valid, sent through the outbound guard, recorded. A 2xx
+     * delivers; a 4xx other than 408 and 429, or a URL the guard refuses, is never retried.
+     */
+    async attempt(workspaceId: string, deliveryId: string, attempt: number): Promise<WebhookAttemptOutcome> {
+      const delivery = await repo.getDelivery(workspaceId, deliveryId);
+      if (!delivery) return { outcome: 'stop', message: 'the delivery no longer exists' };
+      if (delivery.status === 'delivered') return { outcome: 'delivered' };
+      if (delivery.status === 'failed') return { outcome: 'stop', message: delivery.failedReason ?? 'failed' };
+      const endpoint = await repo.endpointForSigning(workspaceId, delivery.endpointId);
+      if (!endpoint) return { outcome: 'stop', message: 'the endpoint was deleted' };
+      if (!endpoint.enabled) return { outcome: 'stop', message: 'the endpoint was disabled' };
+      const now = new Date();
+      const secrets = endpoint.secrets
+        .filter((s) => s.expiresAt === null || s.expiresAt > now)
+        .map((s) => box.open(s.sealed));
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'Cortex-Webhooks/1',
+        ...webhookHeaders(secrets, delivery._id, Math.floor(now.getTime() / 1000), delivery.body),
+      };
+      const t0 = performance.now();
+      let statusCode: number | null = null;
+      let error: string | null = null;
+      let refused = false;
+      try {
+        const res = await guard.fetch(endpoint.url, {
+          method: 'POST',
+          headers,
+          body: delivery.body,
+          redirect: 'manual',
+        });
+        statusCode = res.status;
+        await res.body?.cancel().catch(() => undefined);
+      } catch (e) {
+        error = (e as Error).message || String(e);
+        refused = e instanceof OutboundBlocked && /resolves to a|not allowed|not a valid URL/.test(error);
+      }
+      const durationMs = Math.round(performance.now() - t0);
+      await repo.recordAttempt(workspaceId, deliveryId, { attempt, at: now, statusCode, error, durationMs });
+      if (statusCode !== null && statusCode >= 200 && statusCode < 300) {
+        await repo.finishDelivery(workspaceId, deliveryId, 'delivered', null);
+        return { outcome: 'delivered' };
+      }
+      const message = error ?? `the endpoint answered ${statusCode}`;
+      const permanent =
+        refused || (statusCode !== null && statusCode >= 400 && statusCode < 500 && ![408, 429].includes(statusCode));
+      return { outcome: permanent ? 'stop' : 'retry', message };
+    },
+    /** Ends a delivery the workflow gave up on (a refusal, or retries ran out). */
+    fail: (workspaceId: string, deliveryId: string, reason: string): Promise<void> =>
+      repo.finishDelivery(workspaceId, deliveryId, 'failed', reason),
+
+    /** Key rotation: re-seals every endpoint secret under the current key. */
+    resealAll: (): Promise<number> => repo.resealAll(box.keyId, (s) => box.reseal(s)),
+  };
+}
+export type WebhookService = ReturnType<typeof createWebhookService>;
