@@ -138,6 +138,10 @@ export const HumanNodeData = nodeData({
     .array(z.union([z.string(), z.looseObject({ label: z.string(), value: z.unknown().optional() })]))
     .optional(),
   expires_in_s: z.number().positive().optional().meta({ description: 'the wait fails after this many seconds' }),
+  pause: z
+    .boolean()
+    .optional()
+    .meta({ description: 'a pause node: the run waits until it is resumed (the only answer is resume)' }),
 }).meta({ id: 'PathwayHumanNodeData' });
 export type HumanNodeData = z.infer<typeof HumanNodeData>;
 

@@ -1310,7 +1310,9 @@ describe('pathways', () => {
     for (const n of nodes) {
       expect(typeof n.type).toBe('string');
       expect(n).toHaveProperty('data');
-      expect(n).not.toHaveProperty('id');
+      // Index-based (edges are index pairs), and each node keeps the designer's id so a client can
+      // match the stream's node ids to its graph.
+      expect(typeof n.id).toBe('string');
     }
     expect(nodes.map((n) => n.type).sort()).toEqual(['output', 'start', 'transform']);
     expect(Array.isArray(edges)).toBe(true);

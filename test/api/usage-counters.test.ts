@@ -323,11 +323,9 @@ describe('usage counters and rollups', () => {
     const handle = app.deps.temporal.client.schedule.getHandle('usage-reconcile');
     try {
       const d = await handle.describe();
-      expect(d.action).toMatchObject({
-        type: 'startWorkflow',
-        workflowType: 'usageReconcile',
-        taskQueue: app.config.TEMPORAL_TASK_QUEUE,
-      });
+      // The schedule id is one per Temporal namespace: another test file's platform, sharing this
+      // dev server, may have created it first on its own task queue, so the queue is not asserted.
+      expect(d.action).toMatchObject({ type: 'startWorkflow', workflowType: 'usageReconcile' });
     } finally {
       await handle.delete();
     }
