@@ -5,18 +5,28 @@
  * ./compile.ts; both accept either graph form.
  */
 import { z } from 'zod';
-import { branchHandles, WHILE_DEFAULT_MAX_ITERATIONS, WHILE_MAX_ITERATIONS_CAP, type NodeType } from './walk.js';
+import {
+  branchHandles,
+  HTTP_DEFAULT_TIMEOUT_MS,
+  HTTP_MAX_TIMEOUT_MS,
+  WHILE_DEFAULT_MAX_ITERATIONS,
+  WHILE_MAX_ITERATIONS_CAP,
+  type NodeType,
+} from './walk.js';
 
 export {
   BRANCH_HANDLES,
   DEFAULT_HUMAN_OPTIONS,
   ENTRY_TYPES,
+  HTTP_DEFAULT_TIMEOUT_MS,
+  HTTP_MAX_TIMEOUT_MS,
   NODE_TYPE_ALIASES,
   NODE_TYPES,
   WHILE_DEFAULT_MAX_ITERATIONS,
   WHILE_MAX_ITERATIONS_CAP,
   branchHandles,
   canonicalType,
+  httpTimeoutMs,
   humanOptions,
   nextEdges,
   whileMaxIterations,
@@ -123,7 +133,9 @@ export const JoinNodeData = z
     mode: z
       .enum(['all', 'any'], { error: needs('expected "all" or "any"') })
       .optional()
-      .meta({ description: 'all (default): every branch that can reach the join; any: the first, the others cancelled' }),
+      .meta({
+        description: 'all (default): every branch that can reach the join; any: the first, the others cancelled',
+      }),
   })
   .meta({ id: 'PathwayJoinNodeData' });
 export type JoinNodeData = z.infer<typeof JoinNodeData>;
@@ -133,8 +145,90 @@ const NotYetRunnable = z.custom<Record<string, unknown>>(() => false, 'this node
 
 /** `map`: runs a neuron or a pathway once per item of a list (child workflows, bounded concurrency). */
 export const MapNodeData = NotYetRunnable;
-/** `http`: one HTTP request through the outbound guard. */
-export const HttpNodeData = NotYetRunnable;
+
+/** A node's own retry policy (`data.retry`) for the activities and child workflows of a node that does I/O. */
+export const NodeRetryData = z
+  .strictObject({
+    max_attempts: z.int().min(1).max(10).optional().meta({ description: 'attempts in all, 1 (no retry) to 10' }),
+    initial_interval_ms: z
+      .int()
+      .min(1)
+      .max(600_000)
+      .optional()
+      .meta({ description: 'wait before the first retry, in ms' }),
+    backoff: z.number().min(1).max(100).optional().meta({ description: 'each wait is the previous one times this' }),
+  })
+  .meta({ id: 'PathwayNodeRetry' });
+export type NodeRetryData = z.infer<typeof NodeRetryData>;
+
+/**
+ * The per-node policy keys any node type that does I/O accepts (spread into its data schema): its
+ * retry policy, and what a failure does (`fail` the run, the default; `continue` with the error as
+ * the node's value; follow the node's `error` branch).
+ */
+export const NodePolicyFields = {
+  retry: NodeRetryData.optional(),
+  on_error: z
+    .enum(['fail', 'continue', 'branch'], { error: needs('expected "fail", "continue" or "branch"') })
+    .optional()
+    .meta({ description: 'fail (default) the run, continue with the error as the value, or branch to `error`' }),
+};
+
+/** HTTP methods an `http` node may send. */
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
+const HEADER_NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** A JSON value (the `http` node's body when it is not a string: its string leaves are templates). */
+type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
+const JsonValue: z.ZodType<Json> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]),
+);
+
+/**
+ * `http`: one HTTP request through the outbound guard, in an activity. `url`, the header values and
+ * the body's strings are templates over the run's data; `{{ secrets.NAME }}` names a workspace
+ * secret, rendered only inside the activity. The value is `{ status, headers, body }`.
+ */
+export const HttpNodeData = z
+  .strictObject({
+    method: z
+      .enum(HTTP_METHODS, { error: needs(`expected one of ${HTTP_METHODS.join(', ')}`) })
+      .default('GET')
+      .meta({ description: 'default GET' }),
+    url: z
+      .string({ error: needs('expected a URL template') })
+      .min(1, 'must not be empty')
+      .meta({ description: 'template; http or https, checked by the outbound guard' }),
+    headers: z
+      .record(z.string().regex(HEADER_NAME_RE), z.string({ error: needs('expected a header value template') }), {
+        error: (iss) =>
+          iss.code === 'invalid_key' ? `${quote(iss.input)} is not a header name` : 'expected an object of headers',
+      })
+      .optional()
+      .meta({ description: 'header name → value template' }),
+    body: JsonValue.optional().meta({
+      description: 'a template string sent as is, or a JSON value (its strings are templates) sent as JSON',
+    }),
+    timeout_ms: z
+      .int()
+      .min(1)
+      .max(HTTP_MAX_TIMEOUT_MS)
+      .default(HTTP_DEFAULT_TIMEOUT_MS)
+      .meta({ description: `per attempt; default ${HTTP_DEFAULT_TIMEOUT_MS}, at most ${HTTP_MAX_TIMEOUT_MS}` }),
+    expect: z
+      .array(z.int().min(100).max(599))
+      .min(1, 'must list at least one status')
+      .optional()
+      .meta({ description: 'statuses that count as success; default any 2xx' }),
+    ...NodePolicyFields,
+  })
+  .refine((d) => d.body === undefined || (d.method !== 'GET' && d.method !== 'HEAD'), {
+    message: 'a GET or HEAD request has no body',
+    path: ['body'],
+  })
+  .meta({ id: 'PathwayHttpNodeData' });
+export type HttpNodeData = z.infer<typeof HttpNodeData>;
+
 /** `pathway`: runs another pathway as a child workflow. */
 export const PathwayNodeData = NotYetRunnable;
 
@@ -253,7 +347,11 @@ export function isIndexGraph(x: unknown): x is { nodes: unknown[]; edges?: unkno
  * added `end` node with id "end" (otherwise validation would report the branch missing).
  */
 export function toIdGraph(compiled: CompiledGraph): IdGraph {
-  const nodes: GraphNode[] = compiled.nodes.map((n, i) => ({ id: n.id ?? String(i), type: n.type, data: { ...n.data } }));
+  const nodes: GraphNode[] = compiled.nodes.map((n, i) => ({
+    id: n.id ?? String(i),
+    type: n.type,
+    data: { ...n.data },
+  }));
   const edges: GraphEdge[] = [];
   let needsEnd = false;
   compiled.edges.forEach(([s, t, h], k) => {

@@ -141,4 +141,17 @@ export function reachableFrom(compiled: CompiledGraph, from: number): Set<number
 }
 
 /** A join node's mode: `all` (default) waits for every branch that can still reach it, `any` takes the first. */
-export const joinMode = (data?: Record<string, unknown> | null): 'all' | 'any' => (data?.mode === 'any' ? 'any' : 'all');
+export const joinMode = (data?: Record<string, unknown> | null): 'all' | 'any' =>
+  data?.mode === 'any' ? 'any' : 'all';
+
+/** Default and cap of `http.data.timeout_ms` (one attempt's time, the whole request and answer). */
+export const HTTP_DEFAULT_TIMEOUT_MS = 10_000;
+/** See HTTP_DEFAULT_TIMEOUT_MS. Validation rejects larger values; the interpreter clamps defensively. */
+export const HTTP_MAX_TIMEOUT_MS = 120_000;
+
+/** One attempt's time of an `http` node: `timeout_ms` (default 10 s, at most 120 s). */
+export function httpTimeoutMs(data?: Record<string, unknown> | null): number {
+  const n = data?.timeout_ms;
+  if (typeof n !== 'number' || !Number.isFinite(n)) return HTTP_DEFAULT_TIMEOUT_MS;
+  return Math.min(Math.max(Math.floor(n), 1), HTTP_MAX_TIMEOUT_MS);
+}

@@ -1,6 +1,7 @@
 import { classifyNode } from './classify.js';
 import { delayNode, whileNode } from './flow.js';
 import type { NodeHandler } from './handler.js';
+import { httpNode } from './http.js';
 import { humanNode } from './human.js';
 import { neuronNode } from './neuron.js';
 import { endNode, ifNode, outputNode, startNode, transformNode } from './values.js';
@@ -21,6 +22,7 @@ const handlers: Record<string, NodeHandler> = {
   neuron: neuronNode,
   classify: classifyNode,
   human: humanNode,
+  http: httpNode,
   output: outputNode,
   end: endNode,
 };
