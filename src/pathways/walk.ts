@@ -33,8 +33,8 @@ export type NodeType = (typeof NODE_TYPES)[number];
 
 /**
  * Older or editor-facing names accepted as node types; compilation rewrites them to the canonical type so the
- * interpreter only switches on NODE_TYPES. `approval` is a `human` node. (`http`/`tool` are deliberately not
- * accepted: no interpreter step runs them, and a graph that validates must also run.)
+ * interpreter only switches on NODE_TYPES. `approval` is a `human` node. (`tool` is deliberately not
+ * accepted: no interpreter step runs it, and a graph that validates must also run.)
  */
 export const NODE_TYPE_ALIASES: Readonly<Record<string, NodeType>> = { approval: 'human' };
 
