@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Services } from '../src/services/index.js';
 import {
   evaluateExpression,
@@ -7,6 +8,7 @@ import {
   type MapItemsCall,
   type SubPathwayCall,
 } from '../src/services/pathway-runs.js';
+import { HttpNodeFailure, type HttpNodeCall } from '../src/services/pathway-http.js';
 import type { JobPatch } from '../src/services/jobs.js';
 import type { InterventionAnswer, PathwayRunInput, PathwayRunResult, RunScope } from '../src/temporal/definitions.js';
 import { permanentOn4xx } from './failures.js';
@@ -64,6 +66,21 @@ export const createPathwayActivities = ({ services }: { services: Services }) =>
     permanentOn4xx(() => services.pathwayRuns.recordAnswer(input, answer, kind)),
   finishPathwayRun: (input: PathwayRunInput, result: PathwayRunResult) => services.pathwayRuns.finishRun(input, result),
   failPathwayRun: (input: PathwayRunInput, reason: string) => services.pathwayRuns.failRun(input, reason),
+  /**
+   * An http node's request. A failure is retryable when another attempt may answer differently (a
+   * 5xx or 429, a network error, a timeout) and non-retryable otherwise (a refused address, a
+   * missing secret, an unexpected 4xx); its message is redacted of every secret the call used and
+   * carries no cause, so nothing secret reaches the workflow's history.
+   */
+  pathwayHttp: async (a: HttpNodeCall) => {
+    try {
+      return await services.pathwayHttp.request(a);
+    } catch (e) {
+      if (e instanceof HttpNodeFailure)
+        throw ApplicationFailure.create({ message: e.message, type: e.type, nonRetryable: !e.retryable });
+      throw e;
+    }
+  },
   neuronVersion: (scope: RunScope, neuronId: string) =>
     permanentOn4xx(() => services.pathwayRuns.neuronVersion(scope, neuronId)),
 });

@@ -13,8 +13,11 @@ import { expressionHint, normalizeExpression, normalizeTemplate } from './normal
 /** How long one evaluation may run, and how deep it may recurse. */
 export const EXPRESSION_LIMITS = { timeoutMs: 1_000, maxDepth: 500 };
 
-/** Which node data fields hold an expression or a template, per node type. */
-const FIELDS: Record<string, { expressions: string[]; templates: string[] }> = {
+/**
+ * Which node data fields hold an expression or a template, per node type. `templateTrees` are
+ * fields whose every string leaf is a template (an object of headers, a JSON body, or a string).
+ */
+const FIELDS: Record<string, { expressions: string[]; templates: string[]; templateTrees?: string[] }> = {
   transform: { expressions: ['expression'], templates: ['template'] },
   if: { expressions: ['condition'], templates: [] },
   while: { expressions: ['condition'], templates: [] },
@@ -26,7 +29,40 @@ const FIELDS: Record<string, { expressions: string[]; templates: string[] }> = {
   pathway: { expressions: ['input'], templates: [] },
   // `item` and `index` are in the context of message and input (one render per item).
   map: { expressions: ['items', 'input'], templates: ['message'] },
+  http: { expressions: [], templates: ['url'], templateTrees: ['headers', 'body'] },
 };
+
+/** The string leaves of a JSON value with their paths (`headers.Authorization`, `body.items.0`). */
+function stringLeaves(value: unknown, path: string): { path: string; text: string }[] {
+  if (typeof value === 'string') return [{ path, text: value }];
+  if (Array.isArray(value)) return value.flatMap((v, i) => stringLeaves(v, `${path}.${i}`));
+  if (typeof value === 'object' && value !== null)
+    return Object.entries(value).flatMap(([k, v]) => stringLeaves(v, `${path}.${k}`));
+  return [];
+}
+
+/** `value` with each string leaf replaced by `fn` of it (the same object when none changed). */
+function mapLeaves(value: unknown, fn: (s: string) => string): unknown {
+  if (typeof value === 'string') return fn(value);
+  if (Array.isArray(value)) {
+    const out = value.map((v) => mapLeaves(v, fn));
+    return out.every((v, i) => v === value[i]) ? value : out;
+  }
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value);
+    const out = entries.map(([k, v]) => [k, mapLeaves(v, fn)] as const);
+    return out.every(([, v], i) => v === entries[i][1]) ? value : Object.fromEntries(out);
+  }
+  return value;
+}
+
+/** One node's template fields, flattened: each top-level template, and each string leaf of a template tree. */
+function templateLeaves(f: (typeof FIELDS)[string], data: Record<string, unknown>): { path: string; text: string }[] {
+  return [
+    ...f.templates.flatMap((key) => (typeof data[key] === 'string' ? [{ path: key, text: data[key] }] : [])),
+    ...(f.templateTrees ?? []).flatMap((key) => stringLeaves(data[key], key)),
+  ];
+}
 
 /** The expressions inside a template's `{{ … }}` placeholders. */
 export function templateExpressions(template: string): string[] {
@@ -73,6 +109,16 @@ export function normalizeNodeData(
   };
   for (const key of f.expressions) apply(key, normalizeExpression);
   for (const key of f.templates) apply(key, normalizeTemplate);
+  for (const key of f.templateTrees ?? []) {
+    const v = data[key];
+    const n = mapLeaves(v, normalizeTemplate);
+    if (n === v) continue;
+    out[key] = n;
+    const before = new Map(stringLeaves(v, key).map((l) => [l.path, l.text]));
+    for (const l of stringLeaves(n, key))
+      if (before.get(l.path) !== l.text)
+        notes.push(`data.${l.path}: ${JSON.stringify(before.get(l.path))} is read as ${JSON.stringify(l.text)}`);
+  }
   return { data: notes.length ? out : data, notes };
 }
 
@@ -87,12 +133,10 @@ export function nodeExpressionErrors(type: string, data: Record<string, unknown>
     const err = syntaxError(v);
     if (err) errors.push(`${at} (${type}): data.${key}: ${err}`);
   }
-  for (const key of f.templates) {
-    const v = data[key];
-    if (typeof v !== 'string') continue;
-    for (const expr of templateExpressions(v)) {
+  for (const { path, text } of templateLeaves(f, data)) {
+    for (const expr of templateExpressions(text)) {
       const err = syntaxError(expr);
-      if (err) errors.push(`${at} (${type}): data.${key}: in {{${expr}}}: ${err}`);
+      if (err) errors.push(`${at} (${type}): data.${path}: in {{${expr}}}: ${err}`);
     }
   }
   return errors;

@@ -10,6 +10,8 @@ import {
   MAP_DEFAULT_CONCURRENCY,
   MAP_MAX_CONCURRENCY,
   MAP_MAX_ITEMS,
+  HTTP_DEFAULT_TIMEOUT_MS,
+  HTTP_MAX_TIMEOUT_MS,
   WHILE_DEFAULT_MAX_ITERATIONS,
   WHILE_MAX_ITERATIONS_CAP,
   type NodeType,
@@ -19,12 +21,15 @@ export {
   BRANCH_HANDLES,
   DEFAULT_HUMAN_OPTIONS,
   ENTRY_TYPES,
+  HTTP_DEFAULT_TIMEOUT_MS,
+  HTTP_MAX_TIMEOUT_MS,
   NODE_TYPE_ALIASES,
   NODE_TYPES,
   WHILE_DEFAULT_MAX_ITERATIONS,
   WHILE_MAX_ITERATIONS_CAP,
   branchHandles,
   canonicalType,
+  httpTimeoutMs,
   humanOptions,
   MAP_DEFAULT_CONCURRENCY,
   MAP_MAX_CONCURRENCY,
@@ -174,9 +179,6 @@ export const JoinNodeData = nodeData({
 }).meta({ id: 'PathwayJoinNodeData' });
 export type JoinNodeData = z.infer<typeof JoinNodeData>;
 
-/** Node types whose handler has not landed: any graph using one is refused, so a graph that validates also runs. */
-const NotYetRunnable = z.looseObject({}).refine(() => false, 'this node type cannot run yet');
-
 /** A stored pathway's id (UUID-shaped, as neuron ids). */
 export const PathwayId = z
   .string({ error: needs('expected a pathway UUID') })
@@ -250,8 +252,57 @@ export const MapNodeData = nodeData({
   .meta({ id: 'PathwayMapNodeData' });
 export type MapNodeData = z.infer<typeof MapNodeData>;
 
-/** `http`: one HTTP request through the outbound guard. */
-export const HttpNodeData = NotYetRunnable;
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
+const HEADER_NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** A JSON value (the `http` node's body when it is not a string: its string leaves are templates). */
+type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
+const JsonValue: z.ZodType<Json> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]),
+);
+
+/**
+ * `http`: one HTTP request through the outbound guard, in an activity. `url`, the header values and
+ * the body's strings are templates over the run's data; `{{ secrets.NAME }}` names a workspace
+ * secret, rendered only inside the activity. The value is `{ status, headers, body }`.
+ */
+export const HttpNodeData = nodeData({
+  method: z
+    .enum(HTTP_METHODS, { error: needs(`expected one of ${HTTP_METHODS.join(', ')}`) })
+    .default('GET')
+    .meta({ description: 'default GET' }),
+  url: z
+    .string({ error: needs('expected a URL template') })
+    .min(1, 'must not be empty')
+    .meta({ description: 'template; http or https, checked by the outbound guard' }),
+  headers: z
+    .record(z.string().regex(HEADER_NAME_RE), z.string({ error: needs('expected a header value template') }), {
+      error: (iss) =>
+        iss.code === 'invalid_key' ? `${quote(iss.input)} is not a header name` : 'expected an object of headers',
+    })
+    .optional()
+    .meta({ description: 'header name → value template' }),
+  body: JsonValue.optional().meta({
+    description: 'a template string sent as is, or a JSON value (its strings are templates) sent as JSON',
+  }),
+  timeout_ms: z
+    .int()
+    .min(1)
+    .max(HTTP_MAX_TIMEOUT_MS)
+    .default(HTTP_DEFAULT_TIMEOUT_MS)
+    .meta({ description: `per attempt; default ${HTTP_DEFAULT_TIMEOUT_MS}, at most ${HTTP_MAX_TIMEOUT_MS}` }),
+  expect: z
+    .array(z.int().min(100).max(599))
+    .min(1, 'must list at least one status')
+    .optional()
+    .meta({ description: 'statuses that count as success; default any 2xx' }),
+})
+  .refine((d) => d.body === undefined || (d.method !== 'GET' && d.method !== 'HEAD'), {
+    message: 'a GET or HEAD request has no body',
+    path: ['body'],
+  })
+  .meta({ id: 'PathwayHttpNodeData' });
+export type HttpNodeData = z.infer<typeof HttpNodeData>;
 
 /** The data contract of each canonical node type, used by validation and available to the interpreter. */
 export const NODE_DATA: Readonly<Record<NodeType, z.ZodType>> = {

@@ -33,8 +33,8 @@ export type NodeType = (typeof NODE_TYPES)[number];
 
 /**
  * Older or editor-facing names accepted as node types; compilation rewrites them to the canonical type so the
- * interpreter only switches on NODE_TYPES. `approval` is a `human` node. (`http`/`tool` are deliberately not
- * accepted: no interpreter step runs them, and a graph that validates must also run.)
+ * interpreter only switches on NODE_TYPES. `approval` is a `human` node. (`tool` is deliberately not
+ * accepted: no interpreter step runs it, and a graph that validates must also run.)
  */
 export const NODE_TYPE_ALIASES: Readonly<Record<string, NodeType>> = { approval: 'human' };
 
@@ -162,4 +162,16 @@ export function mapConcurrency(data?: Record<string, unknown> | null): number {
   const n = data?.concurrency;
   if (typeof n !== 'number' || !Number.isFinite(n)) return MAP_DEFAULT_CONCURRENCY;
   return Math.min(Math.max(Math.floor(n), 1), MAP_MAX_CONCURRENCY);
+}
+
+/** Default and cap of `http.data.timeout_ms` (one attempt's time, the whole request and answer). */
+export const HTTP_DEFAULT_TIMEOUT_MS = 10_000;
+/** See HTTP_DEFAULT_TIMEOUT_MS. Validation rejects larger values; the interpreter clamps defensively. */
+export const HTTP_MAX_TIMEOUT_MS = 120_000;
+
+/** One attempt's time of an `http` node: `timeout_ms` (default 10 s, at most 120 s). */
+export function httpTimeoutMs(data?: Record<string, unknown> | null): number {
+  const n = data?.timeout_ms;
+  if (typeof n !== 'number' || !Number.isFinite(n)) return HTTP_DEFAULT_TIMEOUT_MS;
+  return Math.min(Math.max(Math.floor(n), 1), HTTP_MAX_TIMEOUT_MS);
 }

@@ -20,6 +20,8 @@ import { createSecretBox } from '../crypto/secrets.js';
 import { createConnectionService } from './connections.js';
 import { createSecretService } from './secrets.js';
 import { createWebhookService } from './webhooks.js';
+import { createPathwayHttpService, HTTP_NODE_MAX_RESPONSE_BYTES } from './pathway-http.js';
+import { HTTP_MAX_TIMEOUT_MS } from '../pathways/walk.js';
 import { createRemoteTools } from '../tools/remote.js';
 import { createReflexService } from './reflexes.js';
 import { createRunService } from './runs/index.js';
@@ -129,6 +131,17 @@ export function createServices(deps: Deps) {
     guard,
     config: c,
     log: deps.log,
+  });
+  // Pathway http nodes: their own cap on the answer (it is kept in the run's history), the same checks.
+  // The socket timeout is the longest a node may set; each call's own timeout_ms aborts it sooner.
+  const pathwayHttp = createPathwayHttpService({
+    guard: createGuard({
+      allowHosts: c.OUTBOUND_ALLOW_HOSTS,
+      maxResponseBytes: HTTP_NODE_MAX_RESPONSE_BYTES,
+      timeoutMs: HTTP_MAX_TIMEOUT_MS,
+    }),
+    secrets,
+    connections,
   });
   // An invoke's first model turn starts in the API; the run's workflow adopts it (first-turns.ts).
   const firstTurns = createFirstTurns({ redis: deps.redis, prefix: c.REDIS_PREFIX, log: deps.log });
@@ -308,6 +321,7 @@ export function createServices(deps: Deps) {
     connections,
     secrets,
     webhooks,
+    pathwayHttp,
     events,
     skills,
     reflexes,

@@ -711,3 +711,43 @@ describe('human nodes branch on their answers', () => {
     ).toBe(true);
   });
 });
+
+describe('http nodes', () => {
+  const http = (data: Record<string, unknown>) => graph([node('s', 'start'), node('h', 'http', data)], [e('s', 'h')]);
+
+  it('accepts a request with templates, a JSON body and the per-node policy keys', () => {
+    const r = validateGraph(
+      http({
+        method: 'POST',
+        url: 'https://api.example.com/items/{{ input.id }}',
+        headers: { Authorization: 'Bearer {{ secrets.TOKEN }}' },
+        body: { name: '{{ input.name }}', tags: ['a', '{{ last.tag }}'], n: 1 },
+        timeout_ms: 5000,
+        expect: [200, 201],
+        retry: { max_attempts: 3, initial_interval_ms: 100, backoff: 2 },
+        on_error: 'continue',
+      }),
+    );
+    expect(r.errors).toEqual([]);
+    expect(r.valid).toBe(true);
+  });
+
+  it('refuses unknown keys, naming the field, and bad values', () => {
+    expectError(http({ url: 'https://x.test', verb: 'GET' }), 'node "h" (http)', 'Unrecognized key', '"verb"');
+    expectError(http({}), 'data.url', 'missing');
+    expectError(http({ url: 'https://x.test', method: 'TRACE' }), 'data.method');
+    expectError(http({ url: 'https://x.test', timeout_ms: 500_000 }), 'data.timeout_ms');
+    expectError(http({ url: 'https://x.test', body: 'x' }), 'data.body', 'GET or HEAD');
+    expectError(http({ url: 'https://x.test', retry: { max_attempts: 11 } }), 'data.retry.max_attempts');
+    expectError(http({ url: 'https://x.test', retry: { attempts: 2 } }), 'data.retry', '"attempts"');
+    expectError(http({ url: 'https://x.test', on_error: 'ignore' }), 'data.on_error');
+    expectError(http({ url: 'https://x.test', headers: { 'Bad Name': 'v' } }), 'data.headers', 'not a header name');
+  });
+
+  it('checks the syntax of the url, every header value and every string of the body', () => {
+    expectError(http({ url: 'https://x.test/{{ input. }}' }), 'data.url: in {{');
+    expectError(http({ url: 'https://x.test', headers: { 'X-A': '{{ ( }}' } }), 'data.headers.X-A: in {{');
+    expectError(http({ method: 'POST', url: 'https://x.test', body: { a: ['{{ ] }}'] } }), 'data.body.a.0: in {{');
+    expectError(http({ method: 'POST', url: 'https://x.test', body: '{{ ] }}' }), 'data.body: in {{');
+  });
+});

@@ -3270,6 +3270,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        __schema0: string | number | boolean | null | components["schemas"]["__schema0"][] | {
+            [key: string]: components["schemas"]["__schema0"];
+        };
+        __schema1: string | number | boolean | null | components["schemas"]["__schema1"][] | {
+            [key: string]: components["schemas"]["__schema1"];
+        };
         ApiKey: {
             created_at: string;
             /** @description the user the key acts for (null: created by the platform) */
@@ -4467,7 +4473,7 @@ export interface components {
         /** @description A pathway graph: nodes (one schema per type) and edges { source, target, handle? }; several plain edges leaving a node run in parallel. See docs/pathways.md. */
         PathwayGraph: {
             edges: components["schemas"]["PathwayGraphEdge"][];
-            nodes: (components["schemas"]["PathwayStartNode"] | components["schemas"]["PathwayTransformNode"] | components["schemas"]["PathwayIfNode"] | components["schemas"]["PathwayWhileNode"] | components["schemas"]["PathwayDelayNode"] | components["schemas"]["PathwayNeuronNode"] | components["schemas"]["PathwayClassifyNode"] | components["schemas"]["PathwayHumanNode"] | components["schemas"]["PathwayOutputNode"] | components["schemas"]["PathwayJoinNode"] | components["schemas"]["PathwayMapNode"] | components["schemas"]["PathwayHttpNode"] | components["schemas"]["PathwayPathwayNode"])[];
+            nodes: (components["schemas"]["PathwayStartNode"] | components["schemas"]["PathwayTransformNode"] | components["schemas"]["PathwayIfNode"] | components["schemas"]["PathwayWhileNode"] | components["schemas"]["PathwayDelayNode"] | components["schemas"]["PathwayNeuronNode"] | components["schemas"]["PathwayClassifyNode"] | components["schemas"]["PathwayHumanNode"] | components["schemas"]["PathwayOutputNode"] | components["schemas"]["PathwayJoinNode"] | components["schemas"]["PathwayMapNode"] | components["schemas"]["PathwayHttpNodeOutput"] | components["schemas"]["PathwayPathwayNode"])[];
         };
         PathwayGraphEdge: {
             handle?: string | null;
@@ -4480,9 +4486,96 @@ export interface components {
             [key: string]: unknown;
         };
         PathwayHttpNode: {
-            data?: {
-                [key: string]: unknown;
+            data?: components["schemas"]["PathwayHttpNodeData"];
+            /** @description the node's id: stream entries, results and current_step name it */
+            id: string;
+            /** @constant */
+            type: "http";
+        } & {
+            [key: string]: unknown;
+        };
+        PathwayHttpNodeData: {
+            /** @description a template string sent as is, or a JSON value (its strings are templates) sent as JSON */
+            body?: components["schemas"]["__schema0"];
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            /** @description statuses that count as success; default any 2xx */
+            expect?: number[];
+            /** @description header name → value template */
+            headers?: {
+                [key: string]: string;
             };
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            /**
+             * @description default GET
+             * @default GET
+             * @enum {string}
+             */
+            method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
+            };
+            /**
+             * @description per attempt; default 10000, at most 120000
+             * @default 10000
+             */
+            timeout_ms?: number;
+            /** @description template; http or https, checked by the outbound guard */
+            url: string;
+        };
+        PathwayHttpNodeDataOutput: {
+            /** @description a template string sent as is, or a JSON value (its strings are templates) sent as JSON */
+            body?: components["schemas"]["__schema1"];
+            /** @description the editor's description; not used by runs */
+            description?: string;
+            /** @description statuses that count as success; default any 2xx */
+            expect?: number[];
+            /** @description header name → value template */
+            headers?: {
+                [key: string]: string;
+            };
+            /** @description the editor's label; not used by runs */
+            label?: string;
+            /**
+             * @description default GET
+             * @default GET
+             * @enum {string}
+             */
+            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+            /** @description free text for the designer; not used by runs */
+            notes?: string;
+            /**
+             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
+             * @enum {string}
+             */
+            on_error?: "fail" | "continue" | "branch";
+            /** @description retry policy of the node's activities or child runs (I/O nodes) */
+            retry?: {
+                backoff?: number;
+                initial_interval_ms?: number;
+                max_attempts?: number;
+            };
+            /**
+             * @description per attempt; default 10000, at most 120000
+             * @default 10000
+             */
+            timeout_ms: number;
+            /** @description template; http or https, checked by the outbound guard */
+            url: string;
+        };
+        PathwayHttpNodeOutput: {
+            data?: components["schemas"]["PathwayHttpNodeDataOutput"];
             /** @description the node's id: stream entries, results and current_step name it */
             id: string;
             /**
@@ -4525,6 +4618,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             }))[];
+            /** @description a pause node: the run waits until it is resumed (the only answer is resume) */
+            pause?: boolean;
             prompt?: string;
             /** @description retry policy of the node's activities or child runs (I/O nodes) */
             retry?: {

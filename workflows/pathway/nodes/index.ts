@@ -1,6 +1,7 @@
 import { classifyNode } from './classify.js';
 import { delayNode, whileNode } from './flow.js';
 import type { NodeHandler } from './handler.js';
+import { httpNode } from './http.js';
 import { humanNode } from './human.js';
 import { joinNode } from './join.js';
 import { mapNode } from './map.js';
@@ -26,6 +27,7 @@ const handlers: Record<string, NodeHandler> = {
   human: humanNode,
   map: mapNode,
   pathway: pathwayNode,
+  http: httpNode,
   output: outputNode,
   end: endNode,
   join: joinNode,

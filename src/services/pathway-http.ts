@@ -1,0 +1,248 @@
+import { AppError } from '../errors.js';
+import { HttpNodeData } from '../pathways/graph.js';
+import { templateExpressions } from '../pathways/expressions.js';
+import { OutboundBlocked, type Guard } from '../net/guard.js';
+import type { RunScope } from '../temporal/definitions.js';
+import { renderTemplate } from './pathway-runs.js';
+import type { ConnectionService } from './connections.js';
+import type { SecretService } from './secrets.js';
+
+/**
+ * The pathway `http` node's request (docs/pathways.md, "http"), run by an activity. Templates are
+ * rendered here, over the run's data plus the workspace secrets and connection tokens they name:
+ * those values exist only inside this call. They never come back in the node's value or in a
+ * failure's message (both are redacted), so they never reach the workflow's history, the job's
+ * stream or its stored result. Every request goes through the outbound guard.
+ */
+
+/** The longest answer body an http node reads: its value is kept in the run's history and result. */
+export const HTTP_NODE_MAX_RESPONSE_BYTES = 256 * 1024;
+/** How much of an unexpected answer's body a failure quotes. */
+const EXCERPT_CHARS = 200;
+/** What a secret or token is replaced with wherever it would leave the call. */
+export const REDACTED = '[redacted]';
+
+/** One visit of an http node, as the workflow asks for it (templates, never rendered values). */
+export interface HttpNodeCall {
+  scope: RunScope;
+  jobId: string;
+  /** The node's id (the designer's; an index graph's: its position). */
+  nodeId: string;
+  /** Which visit of the node this is (1 for the first): the Idempotency-Key names it. */
+  visit: number;
+  /** The node's data as the graph holds it (validated at compile; parsed again here for defaults). */
+  data: Record<string, unknown>;
+  /** The run's data the templates see: input, last, nodes, loops. */
+  context: Record<string, unknown>;
+}
+
+/** The node's value. */
+export interface HttpNodeResult {
+  status: number;
+  headers: Record<string, string>;
+  /** Parsed JSON when the answer is JSON, else its text (null for HEAD and empty JSON answers). */
+  body: unknown;
+}
+
+/**
+ * Why a request failed, with whether another attempt may succeed (the activity maps it to a
+ * retryable or a non-retryable failure). Its message is already redacted.
+ */
+export class HttpNodeFailure extends Error {
+  constructor(
+    message: string,
+    readonly type: 'HTTP_STATUS' | 'HTTP_REFUSED' | 'HTTP_NETWORK' | 'HTTP_TIMEOUT' | 'HTTP_TEMPLATE' | 'HTTP_SECRET',
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = 'HttpNodeFailure';
+  }
+}
+
+const SECRET_REF = /\bsecrets\.(?:`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*))/g;
+const CONNECTION_REF = /\bconnections\.(?:`([^`]+)`|([A-Za-z0-9_]+))/g;
+
+/** The names a set of templates reads under `secrets.` and `connections.` (`secrets.NAME`, ``connections.`my-id` ``). */
+export function referencedNames(templates: string[]): { secrets: string[]; connections: string[] } {
+  const secrets = new Set<string>();
+  const connections = new Set<string>();
+  for (const t of templates)
+    for (const expr of templateExpressions(t)) {
+      for (const m of expr.matchAll(SECRET_REF)) secrets.add(m[1] ?? m[2]);
+      for (const m of expr.matchAll(CONNECTION_REF)) connections.add(m[1] ?? m[2]);
+    }
+  return { secrets: [...secrets], connections: [...connections] };
+}
+
+/** Replaces every occurrence of the given values (as written, URL-encoded and JSON-escaped) with REDACTED. */
+export function redactor(values: string[]): (s: string) => string {
+  const forms = [
+    ...new Set(
+      values
+        .filter((v) => v.length > 0)
+        .flatMap((v) => [v, encodeURIComponent(v), JSON.stringify(v).slice(1, -1)])
+        .filter((v) => v.length > 0),
+    ),
+  ].sort((a, b) => b.length - a.length);
+  if (!forms.length) return (s) => s;
+  return (s) => forms.reduce((acc, f) => acc.split(f).join(REDACTED), s);
+}
+
+/** `value` with `fn` applied to every string in it (keys included). */
+function mapStrings(value: unknown, fn: (s: string) => string): unknown {
+  if (typeof value === 'string') return fn(value);
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, fn));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [fn(k), mapStrings(v, fn)]));
+  return value;
+}
+
+/** Every template string of a JSON value (the body's string leaves). */
+function leaves(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.flatMap(leaves);
+  if (typeof value === 'object' && value !== null) return Object.values(value).flatMap(leaves);
+  return [];
+}
+
+/** Renders every string leaf of a JSON value as a template. */
+async function renderTree(value: unknown, context: Record<string, unknown>): Promise<unknown> {
+  if (typeof value === 'string') return renderTemplate(value, context);
+  if (Array.isArray(value)) return Promise.all(value.map((v) => renderTree(v, context)));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(
+      await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await renderTree(v, context)] as const)),
+    );
+  return value;
+}
+
+const isJson = (contentType: string) => /^application\/(?:[\w.+-]+\+)?json\b/i.test(contentType.trim());
+/** Statuses worth another attempt: the server may answer differently later. */
+const retryableStatus = (s: number) => s === 408 || s === 425 || s === 429 || s >= 500;
+
+export function createPathwayHttpService(d: { guard: Guard; secrets: SecretService; connections: ConnectionService }) {
+  /** The plain values of the secrets and connection tokens the templates name (a missing one fails the node). */
+  async function credentials(call: HttpNodeCall, templates: string[]) {
+    const refs = referencedNames(templates);
+    const secrets = refs.secrets.length
+      ? await d.secrets.reveal(call.scope.workspaceId, refs.secrets)
+      : new Map<string, string>();
+    const missing = refs.secrets.filter((n) => !secrets.has(n));
+    if (missing.length)
+      throw new HttpNodeFailure(
+        `secret ${missing.map((n) => `"${n}"`).join(', ')} is not set in this workspace (PUT /v1/secrets/NAME)`,
+        'HTTP_SECRET',
+        false,
+      );
+    const connections = new Map<string, string>();
+    const who = { workspaceId: call.scope.workspaceId, userId: call.scope.userId, apiKeyId: call.scope.apiKeyId };
+    for (const id of refs.connections) {
+      const token = await d.connections.tokenFor(who, id);
+      if (!token)
+        throw new HttpNodeFailure(
+          `connection "${id}": the run's caller has no connection to this integration`,
+          'HTTP_SECRET',
+          false,
+        );
+      connections.set(id, token);
+    }
+    return { secrets, connections };
+  }
+
+  async function request(call: HttpNodeCall): Promise<HttpNodeResult> {
+    const parsed = HttpNodeData.safeParse(call.data);
+    if (!parsed.success)
+      throw new HttpNodeFailure(`invalid http node data: ${parsed.error.issues[0]?.message}`, 'HTTP_TEMPLATE', false);
+    const data = parsed.data;
+    const headerTemplates = Object.entries(data.headers ?? {});
+    const templates = [data.url, ...headerTemplates.map(([, v]) => v), ...leaves(data.body)];
+    const creds = await credentials(call, templates);
+    const redact = redactor([...creds.secrets.values(), ...creds.connections.values()]);
+    try {
+      return await send(call, data, headerTemplates, creds, redact);
+    } catch (e) {
+      if (e instanceof HttpNodeFailure) throw new HttpNodeFailure(redact(e.message), e.type, e.retryable);
+      // A template that does not evaluate; a refused address (the guard's reason); anything else.
+      const message = redact((e as { message?: string }).message ?? String(e));
+      if (e instanceof OutboundBlocked) throw new HttpNodeFailure(message, 'HTTP_REFUSED', false);
+      if (e instanceof AppError && e.status < 500) throw new HttpNodeFailure(message, 'HTTP_TEMPLATE', false);
+      // A rendered header that is not a valid header (a line break in its value): another attempt sends the same.
+      const code = (e as { code?: string }).code;
+      if (code === 'ERR_INVALID_CHAR' || code === 'ERR_INVALID_HTTP_TOKEN')
+        throw new HttpNodeFailure(`invalid request: ${message}`, 'HTTP_TEMPLATE', false);
+      throw new HttpNodeFailure(`request failed: ${message}`, 'HTTP_NETWORK', true);
+    }
+  }
+
+  async function send(
+    call: HttpNodeCall,
+    data: HttpNodeData,
+    headerTemplates: [string, string][],
+    creds: { secrets: Map<string, string>; connections: Map<string, string> },
+    redact: (s: string) => string,
+  ): Promise<HttpNodeResult> {
+    const context = {
+      ...call.context,
+      secrets: Object.fromEntries(creds.secrets),
+      connections: Object.fromEntries(creds.connections),
+    };
+    const url = await renderTemplate(data.url, context);
+    const headers: Record<string, string> = {};
+    for (const [name, template] of headerTemplates)
+      headers[name.toLowerCase()] = await renderTemplate(template, context);
+    // Stable across the activity's retries: the receiver can tell a retried call from a new one.
+    headers['idempotency-key'] ??= `${call.jobId}:${call.nodeId}:${call.visit}`;
+    let body: string | undefined;
+    if (typeof data.body === 'string') {
+      body = await renderTemplate(data.body, context);
+      headers['content-type'] ??= 'text/plain; charset=utf-8';
+    } else if (data.body !== undefined) {
+      body = JSON.stringify(await renderTree(data.body, context));
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await d.guard
+      .fetch(url, { method: data.method, headers, body, signal: AbortSignal.timeout(data.timeout_ms) })
+      .catch((e: unknown) => {
+        if ((e as { name?: string }).name === 'TimeoutError' || (e as { name?: string }).name === 'AbortError')
+          throw new HttpNodeFailure(`no answer within ${data.timeout_ms} ms`, 'HTTP_TIMEOUT', true);
+        throw e;
+      });
+    const text = data.method === 'HEAD' ? '' : await res.text();
+    const contentType = res.headers.get('content-type') ?? '';
+    const expected = data.expect ? data.expect.includes(res.status) : res.status >= 200 && res.status < 300;
+    if (!expected) {
+      const where = (() => {
+        const u = new URL(url);
+        return `${u.origin}${u.pathname}`;
+      })();
+      const excerpt = text.replace(/\s+/g, ' ').trim().slice(0, EXCERPT_CHARS);
+      throw new HttpNodeFailure(
+        `${data.method} ${where} answered ${res.status}, expected ${data.expect ? data.expect.join(' or ') : '2xx'}` +
+          (excerpt ? `: ${excerpt}${text.length > EXCERPT_CHARS ? '…' : ''}` : ''),
+        'HTTP_STATUS',
+        retryableStatus(res.status),
+      );
+    }
+    let parsed: unknown = text;
+    if (data.method === 'HEAD') parsed = null;
+    else if (isJson(contentType)) {
+      try {
+        parsed = text.trim() === '' ? null : (JSON.parse(text) as unknown);
+      } catch {
+        parsed = text;
+      }
+    }
+    const out: Record<string, string> = {};
+    res.headers.forEach((v, k) => {
+      out[k] = v;
+    });
+    // A server that echoes a secret does not put it in the run's history either.
+    return mapStrings({ status: res.status, headers: out, body: parsed }, redact) as HttpNodeResult;
+  }
+
+  return {
+    /** Renders the node's templates, sends the request through the guard, and returns its answer. */
+    request,
+  };
+}
+export type PathwayHttpService = ReturnType<typeof createPathwayHttpService>;

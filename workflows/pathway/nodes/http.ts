@@ -1,0 +1,57 @@
+import type { RetryPolicy } from '@temporalio/common';
+import * as wf from '@temporalio/workflow';
+import type { Activities } from '../../../activities/index.js';
+import { httpTimeoutMs } from '../../../src/pathways/walk.js';
+import type { NodeHandler } from './handler.js';
+
+/** Time an attempt may take beyond the request's own timeout: reading the secrets it names, rendering. */
+const ATTEMPT_MARGIN_MS = 15_000;
+
+/** An http node's retries when it sets none: three attempts, 1 s then 2 s apart. */
+export const HTTP_DEFAULT_RETRY: RetryPolicy = {
+  maximumAttempts: 3,
+  initialInterval: 1000,
+  backoffCoefficient: 2,
+  maximumInterval: 30_000,
+};
+
+/** The node's `data.retry` (max_attempts, initial_interval_ms, backoff) as a Temporal retry policy; undefined when unset. */
+function retryOf(data: Record<string, unknown>): RetryPolicy | undefined {
+  const r = data.retry;
+  if (typeof r !== 'object' || r === null) return undefined;
+  const { max_attempts, initial_interval_ms, backoff } = r as Record<string, unknown>;
+  return {
+    ...HTTP_DEFAULT_RETRY,
+    ...(typeof max_attempts === 'number' && { maximumAttempts: max_attempts }),
+    ...(typeof initial_interval_ms === 'number' && { initialInterval: initial_interval_ms }),
+    ...(typeof backoff === 'number' && { backoffCoefficient: backoff }),
+  };
+}
+
+/**
+ * http: one HTTP request, in the `pathwayHttp` activity (templates, secrets and the outbound guard
+ * are its business: no rendered value passes through here). Each visit gets its own proxy, so the
+ * node's timeout and retry policy (the interpreter's `c.retry`, else the node's `data.retry`, else
+ * HTTP_DEFAULT_RETRY) apply to it alone. The value is `{ status, headers, body }`.
+ */
+export const httpNode: NodeHandler = {
+  run: async ({ run, node, at, id, context, retry }) => {
+    const timeoutMs = httpTimeoutMs(node.data);
+    const act = wf.proxyActivities<Activities>({
+      startToCloseTimeout: timeoutMs + ATTEMPT_MARGIN_MS,
+      retry: retry ?? retryOf(node.data) ?? HTTP_DEFAULT_RETRY,
+    });
+    // This visit's number (the loop records the visit before the handler runs): the Idempotency-Key
+    // is the same for every attempt of one visit and differs between visits of a loop.
+    const visit = Math.max(1, run.visited.filter((i) => i === at).length);
+    const value = await act.pathwayHttp({
+      scope: run.input.scope,
+      jobId: run.input.jobId,
+      nodeId: id,
+      visit,
+      data: node.data,
+      context,
+    });
+    return { value };
+  },
+};
