@@ -257,9 +257,12 @@ const HEADER_NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** A JSON value (the `http` node's body when it is not a string: its string leaves are templates). */
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
-const JsonValue: z.ZodType<Json> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]),
-);
+const isJson = (v: unknown): v is Json =>
+  v === null ||
+  ['string', 'number', 'boolean'].includes(typeof v) ||
+  (Array.isArray(v) ? v.every(isJson) : typeof v === 'object' && Object.values(v as object).every(isJson));
+/** Checked as JSON, published as any value (a recursive schema does not survive client generation). */
+const JsonValue = z.unknown().refine(isJson, 'expected a JSON value');
 
 /**
  * `http`: one HTTP request through the outbound guard, in an activity. `url`, the header values and

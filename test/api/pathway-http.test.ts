@@ -258,6 +258,6 @@ describe('pathway http node', () => {
       },
       ws.brainHeaders,
     );
-    expect(JSON.stringify(r.body)).toContain('Unrecognized key: \\"verb\\"');
+    expect(JSON.stringify(r.body)).toContain('unknown key \\"verb\\"');
   });
 });

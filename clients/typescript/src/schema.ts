@@ -3270,12 +3270,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        __schema0: string | number | boolean | null | components["schemas"]["__schema0"][] | {
-            [key: string]: components["schemas"]["__schema0"];
-        };
-        __schema1: string | number | boolean | null | components["schemas"]["__schema1"][] | {
-            [key: string]: components["schemas"]["__schema1"];
-        };
         ApiKey: {
             created_at: string;
             /** @description the user the key acts for (null: created by the platform) */
@@ -4496,7 +4490,7 @@ export interface components {
         };
         PathwayHttpNodeData: {
             /** @description a template string sent as is, or a JSON value (its strings are templates) sent as JSON */
-            body?: components["schemas"]["__schema0"];
+            body?: unknown;
             /** @description the editor's description; not used by runs */
             description?: string;
             /** @description statuses that count as success; default any 2xx */
@@ -4536,7 +4530,7 @@ export interface components {
         };
         PathwayHttpNodeDataOutput: {
             /** @description a template string sent as is, or a JSON value (its strings are templates) sent as JSON */
-            body?: components["schemas"]["__schema1"];
+            body?: unknown;
             /** @description the editor's description; not used by runs */
             description?: string;
             /** @description statuses that count as success; default any 2xx */
