@@ -135,7 +135,7 @@ export function createMcpEndpoint(rc: RouteContext) {
   const tools = createMcpTools(services);
   const sessions = new Map<string, Session>();
 
-  function buildServer(): Server {
+  function buildServer(session: { closed: boolean }): Server {
     const server = new Server(
       { name: 'cortex', title: 'Cortex', version: '1.0.0' },
       {
@@ -166,6 +166,8 @@ export function createMcpEndpoint(rc: RouteContext) {
           signal: extra.signal,
           onProgress,
           baseUrl,
+          // A session that closes aborts its calls as well: their jobs go on (a client's cancel stops them).
+          isCancel: () => !session.closed,
         });
         return toResult(outcome);
       } catch (e) {
@@ -226,7 +228,7 @@ export function createMcpEndpoint(rc: RouteContext) {
       onsessionclosed: () => close(s),
     });
     s.transport.onclose = () => close(s);
-    s.server = buildServer();
+    s.server = buildServer(s);
     await s.server.connect(s.transport);
     return s;
   }
@@ -257,7 +259,7 @@ export function createMcpEndpoint(rc: RouteContext) {
       session.open--;
       session.lastSeen = Date.now();
     });
-    const base = rc.services.config.PUBLIC_BASE_URL ?? ctx.origin;
+    const base = rc.services.config.PUBLIC_BASE_URL || `${ctx.protocol}://${ctx.host}`;
     const req = ctx.req as IncomingMessage & { auth?: AuthInfo };
     req.auth = { token: principalOf(scope), clientId: principalOf(scope), scopes: [], extra: { scope, baseUrl: base } };
     // A tool call waits for its job and the GET stream stays open: neither has a socket timeout.

@@ -66,6 +66,11 @@ export interface CallOptions {
   signal: AbortSignal;
   /** Called while the job runs (only when the client asked for progress). */
   onProgress?: (p: ToolProgress) => Promise<void>;
+  /**
+   * Whether an abort is the client's cancel (the job is cancelled) rather than the session closing
+   * (the job, durable, goes on); default: always a cancel.
+   */
+  isCancel?: () => boolean;
   /** Where the approval page of a waiting job is served (PUBLIC_BASE_URL, else the request's origin). */
   baseUrl: string;
 }
@@ -245,7 +250,7 @@ export function createMcpTools(d: McpToolDeps) {
     const interventionId = typeof waitingFor?.interventionId === 'string' ? waitingFor.interventionId : null;
     const doc = interventionId ? await d.interventions.get(scope, interventionId).catch(() => null) : null;
     const link = doc?.deliveries.find((x) => x.channel === 'link');
-    const base = (d.config.PUBLIC_BASE_URL ?? baseUrl).replace(/\/+$/, '');
+    const base = (d.config.PUBLIC_BASE_URL || baseUrl).replace(/\/+$/, '');
     return {
       status: 'waiting',
       jobId,
@@ -375,7 +380,7 @@ export function createMcpTools(d: McpToolDeps) {
     async call(scope: Scope, tool: McpToolDef, args: Record<string, unknown>, opts: CallOptions): Promise<ToolOutcome> {
       const { jobId, traceId } = await start(scope, tool.target, args);
       const outcome = await follow(scope, jobId, traceId, opts);
-      if (outcome.status === 'aborted')
+      if (outcome.status === 'aborted' && (opts.isCancel?.() ?? true))
         await d.jobs.cancel(scope, jobId, 'cancelled by the MCP client').catch(() => undefined);
       return outcome;
     },

@@ -5,6 +5,7 @@ import { ToolListChangedNotificationSchema, type Progress } from '@modelcontextp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Job } from '../../src/schemas/jobs.js';
 import { buildWorkspace } from '../support/app.js';
+import { settleJob } from '../support/jobs.js';
 import { usePlatform } from '../support/platform.js';
 import { lastUserText } from '../support/scripted-openai.js';
 
@@ -128,7 +129,8 @@ describe('MCP server at /v1/mcp', () => {
     expect(r.content).toEqual([{ type: 'text', text: 'reply to: where is order 7?' }]);
     const sc = r.structuredContent as { job_id: string; trace_id: string; result: { text: string } };
     expect(sc.result.text).toBe('reply to: where is order 7?');
-    const job = await status(sc.job_id);
+    // The stream's terminal entry (what the call answers from) is written just before the record shows the end.
+    const job = await settleJob(app, ws.key, sc.job_id);
     expect(job.status).toBe('completed');
     expect(job.trace_id).toBe(sc.trace_id);
     const listed = (await app.get(`/v1/jobs?neuron_id=${job.neuron_id}`, ws.key)).body as {
@@ -172,6 +174,27 @@ describe('MCP server at /v1/mcp', () => {
     }
     expect(job.status).toBe('failed');
     expect(job.failedReason).toMatch(/^cancelled/);
+  });
+
+  it('a job that stops at a human node answers isError with the approval link', async () => {
+    await createPathway(
+      'needs approval',
+      [
+        { id: 's', type: 'start' },
+        { id: 'h', type: 'human', data: { title: 'Refund?', options: ['approve', 'reject'] } },
+        { id: 'o', type: 'output', data: { value: '"ok"' } },
+      ],
+      chain(['s', 'h', 'o']),
+    );
+    const client = await connect(keyHeaders());
+    const r = await client.callTool({ name: 'needs_approval', arguments: { input: { amount: 5 } } });
+    expect(r.isError).toBe(true);
+    const sc = r.structuredContent as { job_id: string; intervention_id: string; approval_url: string };
+    expect(sc.approval_url).toMatch(new RegExp(`^${app.url}/approve/`));
+    const text = (r.content as { text: string }[])[0].text;
+    expect(text).toContain(sc.intervention_id);
+    expect(text).toContain(sc.approval_url);
+    expect((await status(sc.job_id)).status).toBe('waiting');
   });
 
   it('tells connected clients when the tool list changes', async () => {
