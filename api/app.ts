@@ -10,6 +10,7 @@ import { createRequestGuard } from './middleware/guard.js';
 import { createIdempotency } from './middleware/idempotency.js';
 import { createRateLimiter } from './middleware/rate-limit.js';
 import { requestMiddleware } from './middleware/request.js';
+import { createMcpEndpoint } from './mcp.js';
 import { buildOpenApi } from './openapi.js';
 import { mountPages } from './pages.js';
 import { authRequired } from '../src/errors.js';
@@ -47,6 +48,9 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
     ctx.body = openapi;
   });
   mountPages(router);
+  // The MCP server (docs/mcp.md): Streamable HTTP, served by the official SDK's transport.
+  const mcp = createMcpEndpoint(rc);
+  for (const method of ['get', 'post', 'delete'] as const) router[method]('/v1/mcp', mcp);
   // Prometheus scrape endpoint (src/metrics.ts); behind METRICS_TOKEN when one is configured.
   router.get('/metrics', async (ctx) => {
     const token = deps.config.METRICS_TOKEN;

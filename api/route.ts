@@ -198,6 +198,17 @@ async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Prom
   return scope;
 }
 
+/**
+ * Resolves the credential (401 without a valid one, rate limits as every route) and X-Brain-Id
+ * (optional) of a request served outside the route table, such as the MCP endpoint.
+ */
+export const resolveRequestScope = (ctx: Context, rc: RouteContext): Promise<Scope> =>
+  resolveScope(
+    { method: 'post', path: ctx.path, auth: 'required', brain: 'optional', handler: async () => undefined },
+    ctx,
+    rc,
+  );
+
 /** The Koa handler for one route: guard → authenticate → admit → validate → handler → status and body. */
 export function toKoaHandler(def: RouteDef, rc: RouteContext) {
   const parse = (schema: unknown, value: unknown) => (schema ? (schema as ZodType).parse(value) : value);
