@@ -50,6 +50,17 @@ export default [
     handler: async ({ params, scope, services }) => presentJob(await services.jobs.status(scope, params.jobId)),
   }),
   route({
+    // The job as a resource: the same read as /status, where a REST client looks for it first.
+    method: 'get',
+    path: '/v1/jobs/:jobId',
+    params: JobIdParams,
+    response: Job,
+    tags: ['jobs'],
+    operationId: 'jobs.get',
+    summary: 'The job: the same answer as GET /v1/jobs/:jobId/status',
+    handler: async ({ params, scope, services }) => presentJob(await services.jobs.status(scope, params.jobId)),
+  }),
+  route({
     method: 'get',
     path: '/v1/jobs/:jobId/stream',
     kind: 'stream',

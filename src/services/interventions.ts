@@ -8,7 +8,7 @@ import {
   type InterventionRepo,
   type InterventionStatus,
 } from '../db/interventions.js';
-import { forbidden, notFound, validationError } from '../errors.js';
+import { forbidden, notFound, validationError, conflict } from '../errors.js';
 import type { InterventionListQuery, RespondBody } from '../schemas/interventions.js';
 import { hasRole, type Scope } from '../scope.js';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -62,7 +62,8 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
     by: string | null,
     deliveryId?: string,
   ): Promise<Intervention> {
-    if (doc.status !== 'pending') throw validationError(`Intervention is already ${doc.status}`);
+    // Answering what is no longer open is a state conflict (409), not a malformed request.
+    if (doc.status !== 'pending') throw conflict(`Intervention is already ${doc.status}`);
     if (!doc.options.includes(body.action)) throw validationError(`action must be one of: ${doc.options.join(', ')}`);
     try {
       await temporal.workflow.getHandle(doc.jobId).executeUpdate(answerUpdate, {
@@ -74,10 +75,11 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
       const fresh = await repo.get(doc.workspaceId, doc._id);
       if (e instanceof WorkflowUpdateFailedError) {
         const reason = (e.cause as Error | undefined)?.message ?? 'the run refused the answer';
-        throw validationError(fresh && fresh.status !== 'pending' ? `Intervention is already ${fresh.status}` : reason);
+        if (fresh && fresh.status !== 'pending') throw conflict(`Intervention is already ${fresh.status}`);
+        throw /already|not waiting/i.test(reason) ? conflict(reason) : validationError(reason);
       }
       if (e instanceof WorkflowNotFoundError || /already completed|not found/i.test(String((e as Error).message))) {
-        throw validationError(
+        throw conflict(
           fresh && fresh.status !== 'pending'
             ? `Intervention is already ${fresh.status}`
             : 'The run is no longer waiting for this intervention',

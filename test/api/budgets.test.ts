@@ -145,7 +145,7 @@ describe('budgets', () => {
     expect(sim.times.length).toBe(calls + 2);
     expect(
       (await app.post(`/v1/interventions/${wf.interventionId}/respond`, ws.key, { action: 'approve' })).status,
-    ).toBe(400);
+    ).toBe(409); // already answered: a state conflict
 
     // A pause between turns: the limit now leaves room for one more first turn only. Run 3's
     // first turn (the tool call) runs, the tool runs, and the run waits before its second turn.

@@ -54,9 +54,9 @@ describe('atomic human answers', () => {
         app.post(`/v1/public/interventions/${token}/respond`, undefined, { action: 'reject' }),
       ]);
       const statuses = [viaRespond.status, viaToken.status].sort();
-      expect(statuses).toEqual([200, 400]);
-      const loser = viaRespond.status === 400 ? viaRespond : viaToken;
-      expect(loser.body).toMatchObject({ code: 'VALIDATION_ERROR' });
+      expect(statuses).toEqual([200, 409]);
+      const loser = viaRespond.status === 409 ? viaRespond : viaToken;
+      expect(loser.body).toMatchObject({ code: 'CONFLICT' });
       expect(String(loser.body.message), JSON.stringify([viaRespond.body, viaToken.body])).toMatch(
         /already (approved|rejected)/,
       );
@@ -85,7 +85,7 @@ describe('atomic human answers', () => {
         expect(job.status).toBe('completed');
         outcomes.push('answered');
       } else {
-        expect(answer.status).toBe(400);
+        expect(answer.status).toBe(409);
         expect(record.status).toBe('expired');
         expect(job.status).toBe('failed');
         expect(job.failedReason).toMatch(/expired/);

@@ -189,4 +189,17 @@ describe('pathway authoring', () => {
     expect(result.nodes.both).toMatchObject({ left: 10, right: 15, risky: { error: expect.any(String) } });
     expect(result.errors?.risky).toMatchObject({ policy: 'continue' });
   });
+
+  it('GET /v1/jobs/:id answers the job, as /status does', async () => {
+    const ws = await buildWorkspace(app);
+    const id = await createPathway(ws);
+    const r = await app.post(`/v1/pathways/${id}/execute`, ws.key, { input: { amount: 1 } }, ws.brainHeaders);
+    const jobId = String(r.body.job_id);
+    await resultOf(ws, jobId);
+    const byId = await app.get(`/v1/jobs/${jobId}`, ws.key);
+    expect(byId.status).toBe(200);
+    expect(byId.body).toEqual((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+    const other = await buildWorkspace(app);
+    expect((await app.get(`/v1/jobs/${jobId}`, other.key)).status).toBe(404);
+  });
 });

@@ -242,9 +242,10 @@ describe('pathway execution', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ status: 'rejected', comment: 'not yet' });
     expect((await done(ws, a.jobId)).result).toMatchObject({ output: 'held back' });
-    expect(
-      (await app.post(`/v1/interventions/${a.interventionId}/respond`, ws.key, { action: 'approve' })).status,
-    ).toBe(400);
+    // A second answer is a state conflict.
+    const again = await app.post(`/v1/interventions/${a.interventionId}/respond`, ws.key, { action: 'approve' });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: 'CONFLICT' });
 
     const b = await waitingJob(ws);
     const rec = Intervention.parse((await app.get(`/v1/interventions/${b.interventionId}`, ws.key)).body);
