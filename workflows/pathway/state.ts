@@ -110,14 +110,6 @@ export function newRunState(input: PathwayRunInput): RunState {
 /** The designer's id of node `at` (graphs compiled before ids were kept: its index). */
 export const nodeId = (run: Pick<RunState, 'input'>, at: number): string => run.input.graph.nodes[at]?.id ?? String(at);
 
-/** The context an expression or template is evaluated over. */
-export const contextOf = (run: RunState) => ({
-  input: run.values.input,
-  last: run.values.last,
-  nodes: run.values.nodes,
-  loops: run.values.loops,
-});
-
 /** The status an accepted answer gives the intervention (as the record will say). */
 const answeredState = (kind: OpenIntervention['kind'], action: string): OpenIntervention['state'] =>
   kind === 'pause'

@@ -15,23 +15,10 @@ export const HTTP_DEFAULT_RETRY: RetryPolicy = {
   maximumInterval: 30_000,
 };
 
-/** The node's `data.retry` (max_attempts, initial_interval_ms, backoff) as a Temporal retry policy; undefined when unset. */
-function retryOf(data: Record<string, unknown>): RetryPolicy | undefined {
-  const r = data.retry;
-  if (typeof r !== 'object' || r === null) return undefined;
-  const { max_attempts, initial_interval_ms, backoff } = r as Record<string, unknown>;
-  return {
-    ...HTTP_DEFAULT_RETRY,
-    ...(typeof max_attempts === 'number' && { maximumAttempts: max_attempts }),
-    ...(typeof initial_interval_ms === 'number' && { initialInterval: initial_interval_ms }),
-    ...(typeof backoff === 'number' && { backoffCoefficient: backoff }),
-  };
-}
-
 /**
  * http: one HTTP request, in the `pathwayHttp` activity (templates, secrets and the outbound guard
  * are its business: no rendered value passes through here). Each visit gets its own proxy, so the
- * node's timeout and retry policy (the interpreter's `c.retry`, else the node's `data.retry`, else
+ * node's timeout and retry policy (`c.retry`, the node's `data.retry` as the loop reads it, over
  * HTTP_DEFAULT_RETRY) apply to it alone. The value is `{ status, headers, body }`.
  */
 export const httpNode: NodeHandler = {
@@ -39,7 +26,7 @@ export const httpNode: NodeHandler = {
     const timeoutMs = httpTimeoutMs(node.data);
     const act = wf.proxyActivities<Activities>({
       startToCloseTimeout: timeoutMs + ATTEMPT_MARGIN_MS,
-      retry: retry ?? retryOf(node.data) ?? HTTP_DEFAULT_RETRY,
+      retry: { ...HTTP_DEFAULT_RETRY, ...retry },
     });
     // This visit's number (the loop records the visit before the handler runs): the Idempotency-Key
     // is the same for every attempt of one visit and differs between visits of a loop.
