@@ -89,7 +89,10 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
   const engramId = wf.uuid4();
   try {
     // Inputs recorded before run contexts were stored by reference carry `prepared` instead of `context`.
-    const prep: RunSummary = input.context ?? input.prepared ?? (await steps.prepareRun(input));
+    // A child run (a delegate, a pathway's neuron or map item) prepares in a local activity: one
+    // workflow task and one activity task fewer per child, which a map of many items multiplies.
+    const prepare = input.depth > 0 && wf.patched('child-prepare-local') ? local : steps;
+    const prep: RunSummary = input.context ?? input.prepared ?? (await prepare.prepareRun(input));
     const preparedByApi = Boolean(input.context ?? input.prepared);
     let turn = 0;
     for (; turn < input.maxTurns; turn++) {
