@@ -1,8 +1,7 @@
 import { metrics } from '../src/metrics.js';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import { blockingReader } from '../src/redis.js';
-import type { Redis } from 'ioredis';
+import { blockingReader, type Redis } from '../src/redis.js';
 import { validationError } from '../src/errors.js';
 import { compareIds, CURSOR_RE, isTerminal, type StreamEntry, type Streams } from '../src/streams.js';
 

@@ -94,6 +94,7 @@ import { measureSearch, searchSummary, type SearchBenchResult } from './bench-se
 import type { bareOneActivity } from './bench-workflows.js';
 import { freePorts, startEmbedded, type EmbeddedServices } from './embedded.js';
 import { metrics, registry } from '../src/metrics.js';
+import { deleteKeys, scanKeys } from '../src/redis.js';
 import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
 import { formatUsageScale, measureUsageScale, type UsageScaleFigures } from './bench-usage.js';
 import { formatLists, measureLists, type ListFigures } from './bench-lists.js';
@@ -1779,8 +1780,8 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists
 
 /** Deletes the bench's Redis keys (its own prefix) on a shared Redis. */
 async function dropRedisKeys(app: TestApp): Promise<void> {
-  const stream = app.deps.redis.scanStream({ match: `${app.config.REDIS_PREFIX}*`, count: 500 });
-  for await (const keys of stream as AsyncIterable<string[]>) if (keys.length) await app.deps.redis.del(...keys);
+  for await (const keys of scanKeys(app.deps.redis, `${app.config.REDIS_PREFIX}*`))
+    await deleteKeys(app.deps.redis, keys);
 }
 
 /** BENCH_ONLY=h,i: the sections to run (all when unset). */

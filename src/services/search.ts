@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis.js';
 import type { Config } from '../config.js';
 import type { SearchSources } from '../db/search-sources.js';
 import type { Embedder } from '../embeddings/index.js';
