@@ -115,7 +115,7 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
       backlog = backlog.length >= 1000 ? await opts.streams.range(opts.key, last) : [];
     }
     if (closed) return;
-    reader = blockingReader(opts.redis);
+    reader = blockingReader(opts.redis, opts.key);
     while (!closed) {
       const entries = await opts.streams.read(reader, opts.key, last, opts.pingMs ?? 15_000);
       if (closed) return;

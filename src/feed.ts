@@ -102,7 +102,7 @@ export function createFeed(redis: Redis, prefix: string, o: { partitions: number
 
   /** One server: one connection, one XREAD over every partition. */
   function singleReader(): FeedReader {
-    const reader = blockingReader(redis);
+    const reader = blockingReader(redis, key(0));
     return {
       async read(after, blockMs, count) {
         const res = (await reader.xread(
@@ -141,7 +141,7 @@ export function createFeed(redis: Redis, prefix: string, o: { partitions: number
     const pending = new Map<number, Pending>();
     let closed = false;
     const start = (p: number, from: string, blockMs: number, count: number) => {
-      if (!conns[p] || conns[p].status === 'end') conns[p] = blockingReader(redis);
+      if (!conns[p] || conns[p].status === 'end') conns[p] = blockingReader(redis, key(p));
       const conn = conns[p];
       const x: Pending = { from, settled: false, done: Promise.resolve() };
       x.done = (
@@ -171,6 +171,9 @@ export function createFeed(redis: Redis, prefix: string, o: { partitions: number
           if (!x.settled) continue;
           pending.delete(p);
           if (x.error !== undefined) {
+            // A fresh connection for the next read of this partition.
+            conns[p]?.disconnect();
+            conns[p] = undefined;
             failure ??= x.error;
             continue;
           }

@@ -80,18 +80,46 @@ export function createRedis(target: RedisTarget, o: { commandTimeoutMs?: number 
       ...(target.tls ? { tls: {} } : {}),
     },
     enableOfflineQueue: true,
+    // Keep the slot table current (a failover or a resharding) even while no command meets a MOVED.
+    slotsRefreshInterval: 5000,
   });
 }
 
 /**
- * A client of its own for a blocking reader (XREAD BLOCK): no command timeout, the block bounds it.
- * On a cluster it is a cluster client too (it follows the slot of the key it reads wherever it
- * moves); its node connections open on first use, so a reader of one key connects to one node.
+ * The cluster slot of a key, as Redis computes it: CRC16 (XMODEM) of the key's hash tag (what is
+ * inside its first `{…}`, when not empty) or of the whole key, modulo 16384.
  */
-export function blockingReader(redis: Redis): Redis {
-  if (redis instanceof Cluster)
-    return redis.duplicate([], { redisOptions: { ...redis.options.redisOptions, commandTimeout: undefined } });
-  return redis.duplicate({ commandTimeout: undefined });
+export function keySlot(key: string): number {
+  const open = key.indexOf('{');
+  const close = open >= 0 ? key.indexOf('}', open + 1) : -1;
+  const hashed = close > open + 1 ? key.slice(open + 1, close) : key;
+  let crc = 0;
+  for (const byte of Buffer.from(hashed, 'utf8')) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc & 16383;
+}
+
+/**
+ * A connection of its own for a blocking reader (XREAD BLOCK) of `key`: no command timeout, the
+ * block bounds it. On a cluster it is one connection to the master that holds the key's slot (a
+ * reader is made per SSE request: a cluster client of its own would connect to every master and
+ * fetch the slot table first). If the slot moves (a failover, a resharding), its reads fail with
+ * MOVED and the reader is made again: an SSE client reconnects with its cursor, the feed's
+ * followers retry. Before the cluster client knows its slots, a cluster client is the fallback.
+ */
+export function blockingReader(redis: Redis, key: string): Redis {
+  if (!(redis instanceof Cluster)) return redis.duplicate({ commandTimeout: undefined });
+  const owner = redis.slots[keySlot(key)]?.[0];
+  const at = owner ? /^(.*):(\d+)$/.exec(owner) : null;
+  if (!at) return redis.duplicate([], { redisOptions: { ...redis.options.redisOptions, commandTimeout: undefined } });
+  return new SingleRedis({
+    ...redis.options.redisOptions,
+    host: at[1],
+    port: Number(at[2]),
+    commandTimeout: undefined,
+  });
 }
 
 /** The masters a cluster client knows (after its first slot refresh); the client itself for one server. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { keySlot } from '../../src/redis.js';
 import { systemScope } from '../../src/scope.js';
 import type { BilledCall } from '../../src/services/usage.js';
 import type { StreamEntry } from '../../src/streams.js';
@@ -86,8 +87,10 @@ describe('the resource feed', () => {
     const used = new Set(workspaces.map((ws) => feed.partitionOf(ws)));
     expect(used.size).toBeGreaterThan(1);
     if (onCluster) {
-      // The partitions live on more than one master.
+      // The partitions live on more than one master; the slot a reader is placed by is Redis's.
       const cluster = app.deps.redis as Cluster;
+      for (const k of [feed.keys.partition(0), feed.keys.meta(0), feed.keys.mark(0, workspaces[0])])
+        expect(keySlot(k)).toBe(Number(await cluster.call('CLUSTER', 'KEYSLOT', k)));
       const slots = await Promise.all(
         [...used].map(async (p) => Number(await cluster.call('CLUSTER', 'KEYSLOT', feed.keys.partition(p)))),
       );

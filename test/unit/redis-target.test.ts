@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { redisTarget, sameSlot } from '../../src/redis.js';
+import { keySlot, redisTarget, sameSlot } from '../../src/redis.js';
 
 /** Which Redis the configuration names (docs/scaling.md): one server or a cluster, and keys that share a slot. */
 const target = (env: Record<string, string>) => redisTarget(loadConfig(env));
@@ -49,8 +49,17 @@ describe('the Redis topology from the configuration', () => {
     expect(() => loadConfig({ REDIS_PREFIX: 'app{1}:' })).toThrow(/REDIS_PREFIX: must not contain/);
   });
 
+  it("keySlot is Redis's: CRC16 (XMODEM) of the hash tag or the whole key, mod 16384", () => {
+    // CRC16/XMODEM's check value for "123456789" is 0x31C3; the others are what CLUSTER KEYSLOT answers.
+    expect(keySlot('123456789')).toBe(0x31c3);
+    expect([keySlot('foo'), keySlot('hello')]).toEqual([12182, 866]);
+    expect(keySlot('{user1000}.following')).toBe(keySlot('user1000'));
+    expect(keySlot('a{}b')).not.toBe(keySlot(''));
+  });
+
   it('sameSlot names a companion key hashed like the key itself; a key with a hash tag of its own is refused', () => {
     expect(sameSlot('cortex:stream:job:42', 'meta')).toBe('{cortex:stream:job:42}:meta');
+    expect(keySlot(sameSlot('cortex:stream:job:42', 'meta'))).toBe(keySlot('cortex:stream:job:42'));
     expect(() => sameSlot('cortex:{x}:job', 'meta')).toThrow(/hash tag of its own/);
   });
 });
