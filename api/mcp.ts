@@ -271,9 +271,9 @@ export function createMcpEndpoint(rc: RouteContext) {
 }
 
 /**
- * Follows the platform-wide resource feed (every partition, src/feed.ts) on a reader of its own while `active()` holds, and
- * calls `changed(workspaceId)` (coalesced per workspace) when a neuron or pathway is created,
- * updated or deleted. Started by `ensure()`; it stops by itself once `active()` is false.
+ * Follows the platform-wide resource feed (every partition, src/feed.ts) on a reader of its own
+ * while `active()` holds, and calls `changed(workspaceId)` (coalesced per workspace) when a neuron
+ * or pathway is created, updated or deleted. Started by `ensure()`; it stops by itself once `active()` is false.
  */
 function createListChangedFollower(
   streams: RouteContext['services']['streams'],
