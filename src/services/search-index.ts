@@ -23,7 +23,10 @@ export interface SearchIndexStatus {
   state: 'building' | 'ready';
   /** A re-sync from the store is running (the previous index keeps answering meanwhile). */
   resyncing: boolean;
-  /** The newest feed entry applied (of any partition), and how many feed entries were written after the applied ones (at the last look). */
+  /**
+   * The newest feed entry applied (of any partition), and how many feed entries were written after
+   * the applied ones, all partitions together (at the last look).
+   */
   applied: string;
   lag: number | null;
   entries: number;
@@ -117,7 +120,7 @@ export function createSearchIndex(d: {
       if (entries.length) into.replaceResource(entries[0].workspaceId, entries[0].resourceId, entries);
   }
 
-  /** Redis's run id (a cluster's: its masters'): a new one means a restart or a failover, which may have lost the newest entries. */
+  /** Redis's run id (a cluster's: its masters'): a new one means a restart or a failover, which may have lost entries. */
   async function redisRunId(): Promise<string | null> {
     try {
       return await serverIdentity(d.redis);
