@@ -1,5 +1,5 @@
 /**
- * (r) The stream writer on one Redis and on a Redis Cluster (scripts/bench.ts): entries appended
+ * (s) The stream writer on one Redis and on a Redis Cluster (scripts/bench.ts): entries appended
  * per second through src/streams.ts, the fenced script every job stream entry goes through
  * (STREAM_WRITERS concurrent writers, each on a job stream of its own: one turn of
  * STREAM_ENTRIES tokens, then its terminal entry), and the resource feed's append (one workspace
@@ -97,7 +97,7 @@ async function measure(topology: string, redis: Redis, say: (l: string) => void)
       feedPerS: median(rounds.map((r) => r.feedPerS)),
     };
     say(
-      `(r) ${topology}: ${figures.streamPerS.toFixed(0)} stream entries/s (append p50 ${figures.appendP50.toFixed(2)} ms, p99 ${figures.appendP99.toFixed(2)} ms), ${figures.feedPerS.toFixed(0)} feed entries/s`,
+      `(s) ${topology}: ${figures.streamPerS.toFixed(0)} stream entries/s (append p50 ${figures.appendP50.toFixed(2)} ms, p99 ${figures.appendP99.toFixed(2)} ms), ${figures.feedPerS.toFixed(0)} feed entries/s`,
     );
     return figures;
   } finally {
@@ -107,7 +107,7 @@ async function measure(topology: string, redis: Redis, say: (l: string) => void)
 }
 
 /**
- * Section (r): the writer on the Redis at `redisUrl`, then on a Redis Cluster (REDIS_CLUSTER_NODES,
+ * Section (s): the writer on the Redis at `redisUrl`, then on a Redis Cluster (REDIS_CLUSTER_NODES,
  * or a local 3-master one started for the measure and removed after).
  */
 export async function measureStreamWriter(redisUrl: string, say: (l: string) => void): Promise<StreamWriterResult> {
@@ -141,7 +141,7 @@ export function streamWriterSummary(r: StreamWriterResult): string[] {
   const row = (f: StreamWriterFigures) =>
     `      ${f.topology.padEnd(32)} ${f.streamPerS.toFixed(0).padStart(7)} entries/s   append p50 ${f.appendP50.toFixed(2).padStart(6)} ms  p99 ${f.appendP99.toFixed(2).padStart(6)} ms   feed ${f.feedPerS.toFixed(0).padStart(7)} entries/s`;
   return [
-    `  (r) Stream writer: ${r.writers} concurrent writers × ${r.entries} fenced entries + a terminal one (job streams), and the resource feed's append`,
+    `  (s) Stream writer: ${r.writers} concurrent writers × ${r.entries} fenced entries + a terminal one (job streams), and the resource feed's append`,
     row(r.single),
     row(r.cluster),
     `      cluster ÷ one Redis: streams ${(r.cluster.streamPerS / r.single.streamPerS).toFixed(2)}, feed ${(r.cluster.feedPerS / r.single.feedPerS).toFixed(2)} (a local cluster: three servers on this machine's cores)`,

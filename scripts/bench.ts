@@ -39,7 +39,7 @@
  *     and appending its reply) and GET /v1/traces/:id/messages, timed before and after BENCH_HISTORY
  *     (20,000) engrams of other traces are written into the store; the ratio after ÷ before says
  *     whether a run slows down as the platform's data grows (aim ≤ 1.2).
- * (r) Stream writer (scripts/bench-streams.ts): entries per second appended through src/streams.ts by 50
+ * (s) Stream writer (scripts/bench-streams.ts): entries per second appended through src/streams.ts by 50
  *     concurrent writers (job streams' fenced script, and the resource feed's append), on one Redis and on
  *     a local 3-master Redis Cluster (REDIS_CLUSTER_NODES, or started for it), side by side.
  * (p) Lists (scripts/bench-lists.ts, alone: `npm run bench:lists`): pages of jobs, traces and
@@ -1676,10 +1676,10 @@ interface Results {
   o?: UsageScaleFigures;
   p?: ListFigures;
   m?: HistoryMeasure;
-  r?: StreamWriterResult;
+  s?: StreamWriterResult;
 }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists, q, r }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists, q, s }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1698,7 +1698,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists
     ...(g ? ['', ...sectionG(g)] : []),
     ...(o ? ['', ...formatUsageScale(o)] : []),
     ...(h ? ['', ...streamingSummary(h, verdict)] : []),
-    ...(r ? ['', ...streamWriterSummary(r)] : []),
+    ...(s ? ['', ...streamWriterSummary(s)] : []),
     ...(j ? ['', ...sectionJ(j)] : []),
     ...(k ? ['', ...soakSummary(k, verdict)] : []),
     ...(l ? ['', ...sectionL(l)] : []),
@@ -1837,8 +1837,8 @@ async function main(): Promise<void> {
 
     // The worker (every section) and the API of (h), (i) and (k) run compiled, as in production.
     // (m) alone needs neither: its APIs run in the bench process and no run goes past its first token;
-    // (r) needs Redis alone.
-    const needWorker = ONLY.size === 0 || [...ONLY].some((x) => x !== 'm' && x !== 'r');
+    // (s) needs Redis alone.
+    const needWorker = ONLY.size === 0 || [...ONLY].some((x) => x !== 'm' && x !== 's');
     if (needWorker) {
       say('building dist/ (npm run build) for the compiled worker and API');
       await build((l) => say(`build: ${l}`));
@@ -1952,7 +1952,7 @@ async function main(): Promise<void> {
       r.k = await measureSoak(await startApi(), ws, llm, worker.pid);
     }
     if (runs('o')) r.o = await measureUsageScale(app, say);
-    if (runs('r')) r.r = await measureStreamWriter(app.config.REDIS_URL, say);
+    if (runs('s')) r.s = await measureStreamWriter(app.config.REDIS_URL, say);
     if (runs('n')) {
       // (n) Load: its own fresh API process, the same worker.
       const served = await startApi();
