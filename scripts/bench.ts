@@ -1922,7 +1922,14 @@ async function main(): Promise<void> {
     if (runs('a')) r.a = await measureTtft(app, ws, llm);
     if (runs('b')) r.b = await measureThroughput(app, ws, llm, bare!, worker.pid);
     if (runs('c')) r.c = await measurePathway(app, ws, bare!);
-    if (runs('q')) r.q = await measurePathwayParallel(app, ws, llm, await createNeuron(app, ws, 'bench-map'), say);
+    if (runs('q')) {
+      const names = new Map<number, string>([
+        [process.pid, 'bench process (API, provider, clients)'],
+        ...(worker.pid ? [[worker.pid, 'worker'] as [number, string]] : []),
+      ]);
+      const neuronId = await createNeuron(app, ws, 'bench-map');
+      r.q = await measurePathwayParallel(app, ws, llm, neuronId, say, () => treeCpu(names));
+    }
     if (runs('d')) r.d = await measureRealistic(app, ws, llm);
     if (runs('e')) r.e = await measureSearch(say);
     if (runs('f')) r.f = await measureStakeholderMaps(app, ws);
