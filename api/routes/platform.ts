@@ -186,6 +186,8 @@ export default [
     path: '/v1/chat/:traceId',
     title: 'Chat (retired)',
     auth: 'none',
+    // Declared for the document (every path parameter is); any value gets the 410.
+    params: z.object({ traceId: z.string() }),
     tags: ['chat'],
     summary: 'Retired: use POST /v1/neurons/:id/invoke with trace_id, stream and optional client_nonce',
     handler: async () => {

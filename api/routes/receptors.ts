@@ -19,7 +19,6 @@ import {
   ReceptorListQuery,
   ReceptorPatchBody,
   ReceptorRefParams,
-  ReceptorSlugParams,
   StimuliCatalog,
   StimuliCatalogQuery,
   StimulusEventBody,
@@ -113,13 +112,15 @@ export default [
   }),
   route({
     method: 'patch',
-    path: '/v1/receptors/:workspace_slug/:slug',
-    params: ReceptorSlugParams,
+    // The PATCH takes a slug or an id like its GET and DELETE: one path template with one
+    // parameter name (OpenAPI counts /{slug} and /{slug_or_id} as the same path).
+    path: '/v1/receptors/:workspace_slug/:slug_or_id',
+    params: ReceptorRefParams,
     body: ReceptorPatchBody,
     response: Receptor,
     tags,
     handler: async ({ params, body, scope, services }) =>
-      presentReceptor(await services.receptors.patch(scope, params.workspace_slug, params.slug, body)),
+      presentReceptor(await services.receptors.patch(scope, params.workspace_slug, params.slug_or_id, body)),
   }),
   route({
     method: 'delete',

@@ -156,10 +156,6 @@ export const ReceptorRefParams = z.object({
   workspace_slug: z.string().min(1).max(200),
   slug_or_id: z.string().min(1).max(200),
 });
-export const ReceptorSlugParams = z.object({
-  workspace_slug: z.string().min(1).max(200),
-  slug: z.string().min(1).max(200),
-});
 export const ReceptorGetQuery = z.object({
   preview: z.coerce
     .number()
