@@ -6,7 +6,7 @@ import { ERROR_CODES } from '../src/errors.js';
 import { ErrorBody } from '../src/schemas/common.js';
 import { OpenAIErrorBody } from '../src/schemas/openai.js';
 import { OPENAI_ERRORS, OPENAI_PREFIX } from './openai/errors.js';
-import { operationIdOf, operationTitle, type RouteDef } from './route.js';
+import { operationIdOf, type RouteDef } from './route.js';
 
 /** Koa-style `/v1/x/:id` → OpenAPI `/v1/x/{id}`. */
 export const toOpenApiPath = (p: string): string => p.replace(/:([A-Za-z_]+)/g, '{$1}');
@@ -123,8 +123,8 @@ export function buildOpenApi(routes: RouteDef[], opts: { servers?: OpenApiServer
     const errorResponse = r.path.startsWith(`${OPENAI_PREFIX}/`) ? openAIError : platformError;
     const op: ZodOpenApiOperationObject = {
       operationId,
-      summary: operationTitle(r),
-      ...(r.summary ? { description: r.summary } : {}),
+      summary: r.summary,
+      ...(r.description ? { description: r.description } : {}),
       tags: r.tags,
       security: r.auth === 'none' ? [] : r.auth === 'optional' ? [{}, { bearer: [] }] : [{ bearer: [] }],
       requestParams: {

@@ -13,6 +13,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/pathways/:id/execute',
+    summary: 'Run a pathway',
     status: 202,
     params: IdParams,
     body: ExecuteBody,
@@ -26,7 +27,7 @@ export default [
         trace_id: 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f',
       },
     },
-    summary: 'Runs the pathway (head version unless pathway_version is given) as a pathwayRun workflow',
+    description: 'Runs the pathway (head version unless pathway_version is given) as a pathwayRun workflow',
     handler: async ({ params, body, scope, services }) => {
       const job = await services.pathwayRuns.execute(scope, params.id, body);
       return { job_id: job._id, status: 'pending' as const, trace_id: job.traceId };
@@ -35,11 +36,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/jobs',
+    summary: 'Run a stored or inline pathway',
     brain: 'optional',
     body: JobCreateBody,
     response: JobAccepted,
     tags: ['jobs'],
-    summary: 'Starts a stored (pathway_id) or inline pathway with input or data',
+    description: 'Starts a stored (pathway_id) or inline pathway with input or data',
     handler: async ({ body, scope, services }) => {
       const job = await services.pathwayRuns.createJob(scope, body);
       return { job_id: job._id, status: 'pending' as const, trace_id: job.traceId };
@@ -48,11 +50,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/jobs/:jobId/input',
+    summary: 'Answer the intervention a job waits on',
     params: JobIdParams,
     body: JobInputBody,
     response: InterventionAnswered,
     tags: ['jobs'],
-    summary: 'Answers the intervention the job waits on; 400 when it does not match',
+    description: 'Answers the intervention the job waits on; 400 when it does not match',
     handler: async ({ params, body, scope, services }) => ({
       job_id: params.jobId,
       intervention: presentIntervention(await services.pathwayRuns.input(scope, params.jobId, body)),
@@ -61,11 +64,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/jobs/:jobId/resume',
+    summary: 'Resume a paused job',
     params: JobIdParams,
     body: ResumeBody,
     response: InterventionAnswered,
     tags: ['jobs'],
-    summary: 'Resumes a paused run; a run waiting for approval needs an action',
+    description: 'Resumes a paused run; a run waiting for approval needs an action',
     handler: async ({ params, body, scope, services }) => ({
       job_id: params.jobId,
       intervention: presentIntervention(await services.pathwayRuns.resume(scope, params.jobId, body)),

@@ -40,6 +40,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/traces',
+    summary: 'List traces',
     brain: 'optional',
     query: TraceListQuery,
     response: TraceList,
@@ -55,6 +56,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/traces/:id',
+    summary: 'Read a trace',
     params: TraceIdParams,
     response: z.object({ trace: Trace }),
     tags: ['traces'],
@@ -65,11 +67,12 @@ export default [
   route({
     method: 'patch',
     path: '/v1/traces/:id',
+    summary: "Set a trace's title",
     params: TraceIdParams,
     body: TracePatchBody,
     response: z.object({ trace: Trace }),
     tags: ['traces'],
-    summary: 'Manual title update; overrides any generated title',
+    description: 'Manual title update; overrides any generated title',
     handler: async ({ params, body, scope, services }) => {
       await services.traces.get(scope, params.id);
       return { trace: presentTrace(await services.traces.setTitle(scope, params.id, body.title, 'manual')) };
@@ -78,12 +81,14 @@ export default [
   route({
     method: 'get',
     path: '/v1/traces/:id/messages',
+    summary: "Read a trace's messages",
     share: 'accept',
     params: TraceIdParams,
     query: ShareMessagesQuery,
     response: z.object({ engrams: z.array(Engram) }),
     tags: ['traces'],
-    summary: 'Also with share-token parameters (t plus workspace and receptor, or receptor_id) in place of credentials',
+    description:
+      'Also with share-token parameters (t plus workspace and receptor, or receptor_id) in place of credentials',
     handler: async ({ params, query, scope, services, share }) => {
       await shareCheck(share, services, params.id, query);
       return { engrams: (await services.traces.messages(scope, params.id, query.limit)).map(presentEngram) };
@@ -92,6 +97,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/traces/:id/messages',
+    summary: 'Add a human message to a trace',
     createsByPath: true,
     status: 201,
     params: TraceIdParams,
@@ -105,13 +111,14 @@ export default [
   route({
     method: 'get',
     path: '/v1/traces/:id/events',
+    summary: "Stream a trace's events",
     kind: 'stream',
     brain: 'optional',
     share: 'accept',
     params: z.object({ id: Uuid }),
     query: EventsQuery,
     tags: ['traces'],
-    summary: 'SSE: trace-scoped events (new engrams, run state, title changes); also with share-token parameters',
+    description: 'SSE: trace-scoped events (new engrams, run state, title changes); also with share-token parameters',
     handler: async ({ params, query, scope, services, ctx, share }) => {
       await shareCheck(share, services, params.id, query);
       // Auth rule 4: a session user (JWT) reads trace events within a brain.
