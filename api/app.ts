@@ -49,7 +49,7 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
       const { servers: _servers, ...doc } = buildOpenApi(allRoutes());
       openapi = JSON.stringify(doc);
     }
-    const url = (deps.config.PUBLIC_BASE_URL ?? ctx.origin).replace(/\/+$/, '');
+    const url = (deps.config.PUBLIC_BASE_URL ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
     ctx.type = 'application/json';
     ctx.body = withServers(openapi, [{ url, description: 'this API' }]);
   });
