@@ -22999,6 +22999,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
@@ -23119,6 +23120,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
@@ -34981,6 +34983,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
@@ -35095,6 +35098,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
@@ -35251,6 +35255,7 @@ export interface operations {
                 "x-brain-id"?: string;
             };
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
@@ -35369,6 +35374,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
@@ -35486,6 +35492,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
