@@ -1,8 +1,13 @@
 import { z } from 'zod';
-import { IdParams } from '../../src/schemas/common.js';
 import { Intervention } from '../../src/schemas/interventions.js';
 import { JobAccepted, JobIdParams } from '../../src/schemas/jobs.js';
-import { ExecuteBody, JobCreateBody, JobInputBody, ResumeBody } from '../../src/schemas/pathway-runs.js';
+import {
+  ExecuteBody,
+  JobCreateBody,
+  JobInputBody,
+  PathwayRefParams,
+  ResumeBody,
+} from '../../src/schemas/pathway-runs.js';
 import { presentIntervention } from '../presenters/intervention.js';
 import { route } from '../route.js';
 
@@ -15,7 +20,7 @@ export default [
     path: '/v1/pathways/:id/execute',
     summary: 'Run a pathway',
     status: 202,
-    params: IdParams,
+    params: PathwayRefParams,
     body: ExecuteBody,
     response: JobAccepted,
     tags: ['pathways'],

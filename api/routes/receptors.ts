@@ -18,6 +18,7 @@ import {
   ReceptorList,
   ReceptorListQuery,
   ReceptorPatchBody,
+  ReceptorFireParams,
   ReceptorRefParams,
   StimuliCatalog,
   StimuliCatalogQuery,
@@ -92,14 +93,14 @@ export default [
     path: '/v1/receptors/:id/fire',
     summary: 'Fire a receptor',
     status: 202,
-    params: IdParams,
+    params: ReceptorFireParams,
     body: FireBody,
     response: FireAccepted,
     tags,
     description: "Fires the receptor: a receptorFire workflow runs its target; job_id is the target run's job",
     handler: async ({ params, body, scope, services }) => {
-      const { job, traceId } = await services.receptorFires.fire(scope, params.id, body);
-      return { job_id: job._id, status: 'pending' as const, trace_id: traceId, receptor_id: params.id };
+      const { job, traceId, receptorId } = await services.receptorFires.fire(scope, params.id, body);
+      return { job_id: job._id, status: 'pending' as const, trace_id: traceId, receptor_id: receptorId };
     },
   }),
   route({

@@ -4319,6 +4319,8 @@ export interface components {
             pathway_graph: {
                 [key: string]: unknown;
             };
+            /** @description the name as a slug (lowercase, accents folded, other characters as -): execute and the OpenAI-compatible `pathway:<slug>` take it in place of the id */
+            slug: string;
             updated_at: string;
             /** @description version of the graph shown (the tip on pathway reads) */
             version: number;
@@ -20047,6 +20049,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
+                /** @description the pathway's id, or its slug (its name as a slug) among the brain's pathways */
                 id: string;
             };
             cookie?: never;
@@ -24332,6 +24335,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
+                /** @description the receptor's slug or id */
                 id: string;
             };
             cookie?: never;
