@@ -3922,16 +3922,21 @@ export interface components {
             version: number;
         };
         MeetingBody: {
-            action_items?: {
+            /** @description action items: { text, owner?, due?, done? } objects or plain texts (each becomes { text }), or one text with an item per line */
+            action_items?: ({
                 done?: boolean;
                 due?: string;
                 owner?: string;
                 text: string;
-            }[];
-            agenda?: string[];
-            decisions?: string[];
-            notes?: string;
-            summary?: string;
+            } | string)[] | string;
+            /** @description agenda: a list of texts, or one text with an item per line (stored as the list) */
+            agenda?: string[] | string;
+            /** @description decisions: a list of texts, or one text with an item per line (stored as the list) */
+            decisions?: string[] | string;
+            /** @description notes: a text, or a list of texts (joined with line breaks; stored as the text) */
+            notes?: string | string[];
+            /** @description summary: a text, or a list of texts (joined with line breaks; stored as the text) */
+            summary?: string | string[];
             transcript_segments?: components["schemas"]["TranscriptSegment"][];
             transcription?: components["schemas"]["MeetingTranscription"];
         } & {
