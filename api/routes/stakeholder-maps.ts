@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { StakeholderMapDoc } from '../../src/db/stakeholder-maps.js';
 import {
   Briefing,
@@ -39,18 +40,28 @@ const limitsOf = (q: GraphLimits): GraphLimits => ({
   stakeholder_limit: q.stakeholder_limit,
   interaction_limit: q.interaction_limit,
 });
+/** A live map: the graph's parts at the top level, the map's metadata beside them. */
 const liveMap = (
   s: Services,
   r: { map: StakeholderMapDoc; graph: Graph; revision: number; at: Date },
   q: GraphLimits,
-) => ({
-  resource_id: r.map._id,
-  brain_id: r.map.brainId,
-  revision: r.revision,
-  latest_version: r.map.latestVersion,
-  updated_at: r.at.toISOString(),
-  graph: s.stakeholderMaps.viewOf(r.graph, limitsOf(q)),
-});
+): z.input<typeof LiveMap> => {
+  const view = s.stakeholderMaps.viewOf(r.graph, limitsOf(q));
+  return {
+    resource_id: r.map._id,
+    brain_id: r.map.brainId,
+    revision: r.revision,
+    latest_version: r.map.latestVersion,
+    updated_at: r.at.toISOString(),
+    summary: view.summary,
+    stakeholders: view.stakeholders,
+    interactions: view.interactions,
+    edges: view.edges,
+    risks: view.risks,
+    counts: view.counts,
+    truncated: view.truncated,
+  };
+};
 const versionList = (r: Awaited<ReturnType<Services['stakeholderMaps']['versions']>>) => ({
   resource_id: r.map._id,
   versions: r.items.map(presentStakeholderVersion),

@@ -5856,10 +5856,24 @@ export interface components {
         };
         StakeholderMapLive: {
             brain_id: string;
-            graph: components["schemas"]["StakeholderGraph"];
+            counts: {
+                edges: number;
+                interactions: number;
+                risks: number;
+                stakeholders: number;
+            };
+            edges: components["schemas"]["StakeholderEdge"][];
+            interactions: components["schemas"]["StakeholderInteraction"][];
             latest_version: number;
             resource_id: string;
             revision: number;
+            risks: components["schemas"]["StakeholderRisk"][];
+            stakeholders: components["schemas"]["Stakeholder"][];
+            summary: string;
+            truncated: {
+                interactions: boolean;
+                stakeholders: boolean;
+            };
             updated_at: string;
         };
         StakeholderMapOp: {
