@@ -266,9 +266,9 @@ describe('the stakeholder map flow', () => {
     expect(list.total).toBe(2);
     expect(list.stakeholder_maps.map((m) => m.is_default).sort()).toEqual([false, true]);
     // The live read of a named map.
-    expect(
-      LiveMap.parse((await app.get(`/v1/stakeholder-map?resource_id=${head.id}`, ws.key)).body).summary,
-    ).toBe('Pat signs');
+    expect(LiveMap.parse((await app.get(`/v1/stakeholder-map?resource_id=${head.id}`, ws.key)).body).summary).toBe(
+      'Pat signs',
+    );
 
     const sse = await readSse(`${app.url}/v1/resource-events/stream`, {
       headers: { authorization: `Bearer ${ws.key}` },
