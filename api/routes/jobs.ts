@@ -11,6 +11,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/jobs',
+    summary: 'List jobs',
     query: JobListQuery,
     response: JobList,
     tags: ['jobs'],
@@ -25,10 +26,12 @@ export default [
   route({
     method: 'get',
     path: '/v1/jobs/:jobId/status',
+    summary: "Read a job's status and result",
     params: JobIdParams,
     response: Job,
     tags: ['jobs'],
-    summary: 'Poll until status is completed or failed (waiting and paused wait for a human); result holds the answer',
+    description:
+      'Poll until status is completed or failed (waiting and paused wait for a human); result holds the answer',
     examples: {
       response: {
         job_id: '7b0c5d2e-3f41-4a8b-9c6d-1e2f3a4b5c6d',
@@ -53,21 +56,23 @@ export default [
     // The job as a resource: the same read as /status, where a REST client looks for it first.
     method: 'get',
     path: '/v1/jobs/:jobId',
+    summary: 'Read a job',
     params: JobIdParams,
     response: Job,
     tags: ['jobs'],
     operationId: 'jobs.get',
-    summary: 'The job: the same answer as GET /v1/jobs/:jobId/status',
+    description: 'The job: the same answer as GET /v1/jobs/:jobId/status',
     handler: async ({ params, scope, services }) => presentJob(await services.jobs.status(scope, params.jobId)),
   }),
   route({
     method: 'get',
     path: '/v1/jobs/:jobId/stream',
+    summary: "Stream a job's tokens and progress",
     kind: 'stream',
     params: JobIdParams,
     query: JobStreamQuery,
     tags: ['jobs'],
-    summary:
+    description:
       'SSE: tokens and progress of a run; ends after complete or error. Resumed (after= or Last-Event-ID) past the end of a finished job: 204 No Content, so an EventSource stops reconnecting',
     handler: async ({ params, query, scope, services, ctx }) => {
       const key = services.jobs.streamKey(params.jobId);
@@ -93,10 +98,11 @@ export default [
   route({
     method: 'post',
     path: '/v1/jobs/:jobId/cancel',
+    summary: 'Cancel a job',
     params: JobIdParams,
     response: Job.extend({ cancelled: z.literal(true) }),
     tags: ['jobs'],
-    summary: '400 when the job is already completed or failed',
+    description: '400 when the job is already completed or failed',
     handler: async ({ params, scope, services }) => ({
       ...presentJob(await services.jobs.cancel(scope, params.jobId)),
       cancelled: true as const,

@@ -344,6 +344,38 @@ describe('pathway execution', () => {
     });
   });
 
+  it('execute takes the slug of the name in place of the id, in the caller brain; two of one slug ask for the id', async () => {
+    const ws = await buildWorkspace(app);
+    const other = await buildWorkspace(app);
+    const post = (w: Ws, ref: string, body: Record<string, unknown> = {}) =>
+      app.post(`/v1/pathways/${ref}/execute`, w.key, body, w.brainHeaders);
+    const nodes: N[] = [
+      { id: 's', type: 'start' },
+      { id: 'o', type: 'output', data: { value: '"hi " & input.who' } },
+    ];
+    const { id } = await createPathway(ws, nodes, [edge('s', 'o')], 'Support Triage');
+    const read = await app.get(`/v1/pathways/${id}`, ws.key, ws.brainHeaders);
+    expect(read.body).toMatchObject({ name: 'Support Triage', slug: 'support-triage' });
+    for (const ref of ['support-triage', 'Support%20Triage']) {
+      const job = await done(ws, await execute(ws, ref, { input: { who: ref } }));
+      expect(job).toMatchObject({ status: 'completed', pathway_id: id });
+    }
+    // Another workspace, or no such slug: 404.
+    expect((await post(other, 'support-triage')).status).toBe(404);
+    expect((await post(ws, 'no-such-pathway')).status).toBe(404);
+    // A rename moves the slug with the name.
+    await app.put(`/v1/pathways/${id}`, ws.key, { name: 'Triage v2' }, ws.brainHeaders);
+    expect((await post(ws, 'support-triage')).status).toBe(404);
+    await execute(ws, 'triage-v2');
+    // Names are free text: a second pathway with the same slug makes the slug ambiguous (400 naming it).
+    await createPathway(ws, nodes, [edge('s', 'o')], 'triage V2');
+    const twice = await post(ws, 'triage-v2');
+    expect(twice.status).toBe(400);
+    expect(twice.body).toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(String(twice.body.message)).toContain('"triage-v2"');
+    await execute(ws, id);
+  });
+
   it('POST /v1/jobs runs a stored pathway or an inline index graph; not-found rules', async () => {
     const ws = await buildWorkspace(app);
     const other = await buildWorkspace(app);
