@@ -1,0 +1,148 @@
+import '@xyflow/react/dist/style.css';
+import { useMemo } from 'react';
+import {
+  Background,
+  Controls,
+  Handle,
+  MarkerType,
+  Position,
+  ReactFlow,
+  type Edge,
+  type Node,
+  type NodeProps,
+} from '@xyflow/react';
+import { nodeLabel, type Graph } from '../graph';
+import { layout } from '../graph-layout';
+import type { NodeRun, NodeState } from '../run-state';
+
+/*
+ * A pathway graph drawn with React Flow, laid out by dagre unless the graph carries saved positions.
+ * With `states`, each node is coloured by its run state (the run page folds them from the job
+ * stream); a click (or Enter on a focused node) selects it. Read-only here: the editor builds on it.
+ */
+
+export interface NodeBadge {
+  state: NodeState;
+  run?: NodeRun;
+}
+
+type CortexNodeData = {
+  label: string;
+  type: string;
+  state?: NodeState;
+  run?: NodeRun;
+  selected: boolean;
+};
+type CortexNode = Node<CortexNodeData, 'cortex'>;
+
+function CortexNodeView({ data, id }: NodeProps<CortexNode>) {
+  const items = data.run?.items;
+  return (
+    <div
+      className={`pw-node state-${data.state ?? 'none'}${data.selected ? ' selected' : ''}`}
+      data-node-id={id}
+      data-state={data.state ?? ''}
+      title={`${data.label} (${data.type})${data.state ? `: ${data.state}` : ''}`}
+    >
+      <Handle type="target" position={Position.Top} isConnectable={false} />
+      <div className="pw-node-label">{data.label}</div>
+      <div className="pw-node-meta">
+        <span className="pw-node-type">{data.type}</span>
+        {data.state && <span className="pw-node-state">{data.state}</span>}
+        {data.run && data.run.visits > 1 && <span className="pw-node-visits">×{data.run.visits}</span>}
+      </div>
+      {items && items.total > 0 && (
+        <div className="pw-items" aria-label={`${items.done} of ${items.total} items`}>
+          <div className="pw-items-bar" style={{ width: `${Math.round((items.done * 100) / items.total)}%` }} />
+          <span>
+            {items.done}/{items.total} items
+          </span>
+        </div>
+      )}
+      <Handle type="source" position={Position.Bottom} isConnectable={false} />
+    </div>
+  );
+}
+
+const nodeTypes = { cortex: CortexNodeView };
+
+export interface PathwayGraphProps {
+  graph: Graph;
+  /** Node id → its run state (run page); absent: the graph alone. */
+  states?: (id: string) => NodeBadge | undefined;
+  selected?: string | null;
+  onSelect?: (id: string | null) => void;
+  /** Changes whenever a state changed (the states function is read again). */
+  version?: number;
+  height?: number;
+}
+
+export default function PathwayGraph({ graph, states, selected, onSelect, version, height = 420 }: PathwayGraphProps) {
+  const positions = useMemo(() => layout(graph), [graph]);
+  const nodes = useMemo<CortexNode[]>(
+    () =>
+      graph.nodes.map((n) => {
+        const s = states?.(n.id);
+        return {
+          id: n.id,
+          type: 'cortex',
+          position: positions[n.id] ?? { x: 0, y: 0 },
+          data: { label: nodeLabel(n), type: n.type, state: s?.state, run: s?.run, selected: selected === n.id },
+          draggable: false,
+          connectable: false,
+          ariaLabel: `${nodeLabel(n)}, ${n.type}${s ? `, ${s.state}` : ''}`,
+        };
+      }),
+    // version: the states function reads a view that changes in place
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [graph, positions, states, selected, version],
+  );
+  const edges = useMemo<Edge[]>(
+    () =>
+      graph.edges.map((e) => {
+        const from = states?.(e.source)?.state;
+        const to = states?.(e.target)?.state;
+        const taken =
+          !!from && !!to && from !== 'pending' && from !== 'skipped' && to !== 'pending' && to !== 'skipped';
+        return {
+          id: e.id,
+          source: e.source,
+          target: e.target,
+          label: e.handle,
+          animated: taken && to === 'running',
+          className: taken ? 'taken' : undefined,
+          markerEnd: { type: MarkerType.ArrowClosed },
+        };
+      }),
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [graph, states, version],
+  );
+  return (
+    <div className="pw-graph" style={{ height }}>
+      <ReactFlow
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        fitView
+        fitViewOptions={{ padding: 0.15 }}
+        minZoom={0.2}
+        nodesDraggable={false}
+        nodesConnectable={false}
+        elementsSelectable
+        onNodeClick={(_, n) => onSelect?.(n.id)}
+        onPaneClick={() => onSelect?.(null)}
+        onKeyDown={(e) => {
+          // Enter or Space on a focused node selects it (React Flow focuses nodes with Tab).
+          const el = (e.target as HTMLElement).closest('[data-id]');
+          if ((e.key === 'Enter' || e.key === ' ') && el) {
+            e.preventDefault();
+            onSelect?.(el.getAttribute('data-id'));
+          }
+        }}
+      >
+        <Background gap={20} size={1} />
+        <Controls showInteractive={false} />
+      </ReactFlow>
+    </div>
+  );
+}
