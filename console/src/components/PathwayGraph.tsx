@@ -12,7 +12,7 @@ import {
   type NodeProps,
 } from '@xyflow/react';
 import { nodeLabel, type Graph } from '../graph';
-import { layout } from '../graph-layout';
+import { layout, NODE_H } from '../graph-layout';
 import type { NodeRun, NodeState } from '../run-state';
 
 /*
@@ -74,11 +74,17 @@ export interface PathwayGraphProps {
   onSelect?: (id: string | null) => void;
   /** Changes whenever a state changed (the states function is read again). */
   version?: number;
+  /** Default: the laid-out graph's height at full size, within 260–640 px. */
   height?: number;
 }
 
-export default function PathwayGraph({ graph, states, selected, onSelect, version, height = 420 }: PathwayGraphProps) {
+export default function PathwayGraph({ graph, states, selected, onSelect, version, height }: PathwayGraphProps) {
   const positions = useMemo(() => layout(graph), [graph]);
+  const fit = useMemo(() => {
+    const ys = Object.values(positions).map((p) => p.y);
+    const tall = ys.length ? Math.max(...ys) - Math.min(...ys) + NODE_H : 0;
+    return Math.min(640, Math.max(260, tall + 80));
+  }, [positions]);
   const nodes = useMemo<CortexNode[]>(
     () =>
       graph.nodes.map((n) => {
@@ -118,7 +124,7 @@ export default function PathwayGraph({ graph, states, selected, onSelect, versio
     [graph, states, version],
   );
   return (
-    <div className="pw-graph" style={{ height }}>
+    <div className="pw-graph" style={{ height: height ?? fit }}>
       <ReactFlow
         nodes={nodes}
         edges={edges}
@@ -126,6 +132,7 @@ export default function PathwayGraph({ graph, states, selected, onSelect, versio
         fitView
         fitViewOptions={{ padding: 0.15 }}
         minZoom={0.2}
+        maxZoom={1.25}
         nodesDraggable={false}
         nodesConnectable={false}
         elementsSelectable

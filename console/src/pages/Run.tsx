@@ -236,7 +236,7 @@ export default function Run({ params }: { params: Record<string, string> }) {
       )}
       <Section title="Stream" actions={<span className="muted">{stream.phase}</span>}>
         <Problem problem={stream.problem} />
-        <StreamView view={view} phase={stream.phase} />
+        <StreamView view={view} phase={stream.phase} entries={stream.entries} />
       </Section>
       {children.data && children.data.jobs.length > 0 && (
         <Section title={`Child runs (${children.data.total})`}>

@@ -143,7 +143,7 @@ export default function Runs() {
       </div>
       <Problem problem={problem} />
       <div className="table-wrap">
-        <table className="runs">
+        <table className="runs cards">
           <thead>
             <tr>
               <th>Status</th>
@@ -160,19 +160,25 @@ export default function Runs() {
               const t = targetOf(j, targets);
               return (
                 <tr key={j.job_id} data-job-id={j.job_id}>
-                  <td>
+                  <td data-label="Status">
                     <Link to={`/runs/${j.job_id}`} aria-label={`Run ${j.job_id}, ${j.status}`}>
                       <Badge value={j.status} />
                     </Link>
                   </td>
-                  <td>
+                  <td data-label="Progress">
                     <progress max={100} value={j.progress} aria-label={`${j.progress}%`} /> {Math.round(j.progress)}%
                   </td>
-                  <td className="step">{j.current_step ?? '—'}</td>
-                  <td>{j.kind}</td>
-                  <td title={t.title}>{t.label}</td>
-                  <td title={j.created_at}>{ago(j.processed_at ?? j.created_at, now)}</td>
-                  <td>{duration(j.processed_at ?? j.created_at, j.finished_at, now)}</td>
+                  <td data-label="Current step" className="step">
+                    {j.current_step ?? '—'}
+                  </td>
+                  <td data-label="Kind">{j.kind}</td>
+                  <td data-label="Target" title={t.title}>
+                    {t.label}
+                  </td>
+                  <td data-label="Started" title={j.created_at}>
+                    {ago(j.processed_at ?? j.created_at, now)}
+                  </td>
+                  <td data-label="Duration">{duration(j.processed_at ?? j.created_at, j.finished_at, now)}</td>
                 </tr>
               );
             })}

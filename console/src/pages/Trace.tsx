@@ -37,8 +37,8 @@ export default function Trace({ params }: { params: Record<string, string> }) {
     setLive({});
     const refreshTrace = () =>
       api
-        .get<TraceDoc>(`/v1/traces/${id}`, signal)
-        .then(setTrace)
+        .get<{ trace: TraceDoc }>(`/v1/traces/${id}`, signal)
+        .then((b) => setTrace(b.trace))
         .catch(() => undefined);
 
     /** Follows one run's job stream while it runs: its reply, by the reset rule. */
@@ -66,7 +66,7 @@ export default function Trace({ params }: { params: Record<string, string> }) {
 
     (async () => {
       const [t, m] = await Promise.all([
-        api.get<TraceDoc>(`/v1/traces/${id}`, signal),
+        api.get<{ trace: TraceDoc }>(`/v1/traces/${id}`, signal).then((b) => b.trace),
         api.get<{ engrams: Engram[] }>(`/v1/traces/${id}/messages`, signal),
       ]);
       setTrace(t);

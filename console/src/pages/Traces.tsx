@@ -104,7 +104,7 @@ export default function Traces() {
       </form>
       <Problem problem={problem} />
       <div className="table-wrap">
-        <table>
+        <table className="cards">
           <thead>
             <tr>
               <th>Title</th>
@@ -115,16 +115,18 @@ export default function Traces() {
           </thead>
           <tbody>
             {data?.traces.map((t) => (
-              <tr key={t.id} data-trace-id={t.id}>
-                <td>
-                  <Link to={`/traces/${t.id}`}>{t.title || `Trace ${shortId(t.id)}`}</Link>
+              <tr key={t.id} data-trace-id={t.trace_id}>
+                <td data-label="Title">
+                  <Link to={`/traces/${t.trace_id}`}>{t.title || `Trace ${shortId(t.trace_id)}`}</Link>
                   {t.trace_type === 'system' && <span className="muted"> (system)</span>}
                 </td>
-                <td>{t.message_count}</td>
-                <td>
+                <td data-label="Messages">{t.message_count}</td>
+                <td data-label="Cost">
                   ${t.cost_summary.total_cost_usd.toFixed(4)} · {t.cost_summary.total_tokens} tokens
                 </td>
-                <td title={t.updated_at}>{ago(t.updated_at, now)}</td>
+                <td data-label="Last activity" title={t.updated_at}>
+                  {ago(t.updated_at, now)}
+                </td>
               </tr>
             ))}
             {data && data.traces.length === 0 && (
