@@ -1,5 +1,5 @@
 import '@xyflow/react/dist/style.css';
-import { useMemo } from 'react';
+import { useEffect, useMemo } from 'react';
 import {
   Background,
   Controls,
@@ -10,6 +10,8 @@ import {
   type Edge,
   type Node,
   type NodeProps,
+  useReactFlow,
+  useStore,
 } from '@xyflow/react';
 import { nodeLabel, type Graph } from '../graph';
 import { layout, NODE_H } from '../graph-layout';
@@ -65,6 +67,17 @@ function CortexNodeView({ data, id }: NodeProps<CortexNode>) {
 }
 
 const nodeTypes = { cortex: CortexNodeView };
+
+/** Fits the graph again when its box changes size (a phone turned, the window resized) or its nodes change. */
+function FitOnResize({ nodeCount }: { nodeCount: number }) {
+  const { fitView } = useReactFlow();
+  const width = useStore((s) => s.width);
+  const height = useStore((s) => s.height);
+  useEffect(() => {
+    if (width && height) void fitView({ padding: 0.15 });
+  }, [fitView, width, height, nodeCount]);
+  return null;
+}
 
 export interface PathwayGraphProps {
   graph: Graph;
@@ -147,6 +160,7 @@ export default function PathwayGraph({ graph, states, selected, onSelect, versio
           }
         }}
       >
+        <FitOnResize nodeCount={nodes.length} />
         <Background gap={20} size={1} />
         <Controls showInteractive={false} />
       </ReactFlow>

@@ -54,8 +54,8 @@ export function StreamView({
   const log = entries.filter((e) => e.data.type !== 'token' && e.data.type !== 'complete' && e.data.type !== 'error');
   return (
     <div className="stream" aria-live="polite">
-      {turns.length === 0 && !t && (
-        <p className="muted">{phase === 'ended' ? 'No reply.' : 'Waiting for the reply…'}</p>
+      {turns.length === 0 && !t && log.length === 0 && (
+        <p className="muted">{phase === 'ended' ? 'No entries.' : 'Waiting for the first entry…'}</p>
       )}
       {turns.map(([n, turn]) => (
         <div key={n} className="turn" data-turn={n}>
