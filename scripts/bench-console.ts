@@ -117,7 +117,9 @@ export async function measureConsole(
     }
 
     // When each node_start entry was written: the ids of the job stream (Redis time, ms).
-    const stream = await fetch(`${app.url}/v1/jobs/${jobId}/stream`, { headers: { authorization: `Bearer ${ws.key}` } });
+    const stream = await fetch(`${app.url}/v1/jobs/${jobId}/stream`, {
+      headers: { authorization: `Bearer ${ws.key}` },
+    });
     const text = await stream.text();
     const written = new Map<string, number>();
     for (const block of text.split('\n\n')) {

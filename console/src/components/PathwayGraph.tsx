@@ -1,5 +1,5 @@
 import '@xyflow/react/dist/style.css';
-import { useEffect, useMemo } from 'react';
+import { useEffect, useMemo, useRef } from 'react';
 import {
   Background,
   Controls,
@@ -98,19 +98,30 @@ export default function PathwayGraph({ graph, states, selected, onSelect, versio
     const tall = ys.length ? Math.max(...ys) - Math.min(...ys) + NODE_H : 0;
     return Math.min(640, Math.max(260, tall + 80));
   }, [positions]);
+  // A node keeps its object while what it shows is unchanged, so React Flow re-renders only the
+  // nodes an entry changed (a run's view changes in place; `version` says when).
+  const made = useRef(new Map<string, { key: string; node: CortexNode }>());
   const nodes = useMemo<CortexNode[]>(
     () =>
       graph.nodes.map((n) => {
         const s = states?.(n.id);
-        return {
+        const run = s?.run ? { ...s.run } : undefined;
+        const position = positions[n.id] ?? { x: 0, y: 0 };
+        const data = { label: nodeLabel(n), type: n.type, state: s?.state, run, selected: selected === n.id };
+        const key = JSON.stringify([data, position]);
+        const prev = made.current.get(n.id);
+        if (prev?.key === key) return prev.node;
+        const node: CortexNode = {
           id: n.id,
           type: 'cortex',
-          position: positions[n.id] ?? { x: 0, y: 0 },
-          data: { label: nodeLabel(n), type: n.type, state: s?.state, run: s?.run, selected: selected === n.id },
+          position,
+          data,
           draggable: false,
           connectable: false,
-          ariaLabel: `${nodeLabel(n)}, ${n.type}${s ? `, ${s.state}` : ''}`,
+          ariaLabel: `${data.label}, ${n.type}${s ? `, ${s.state}` : ''}`,
         };
+        made.current.set(n.id, { key, node });
+        return node;
       }),
     // version: the states function reads a view that changes in place
     // eslint-disable-next-line react-hooks/exhaustive-deps
