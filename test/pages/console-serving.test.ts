@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,7 +45,10 @@ describe('the console at /console', () => {
   });
 
   it('serves hashed assets with their types, a year of caching and gzip; a missing one is a 404', async () => {
-    const assets = await readdir(path.resolve(import.meta.dirname, '../../console/dist/assets'));
+    const dist = path.resolve(import.meta.dirname, '../../console/dist/assets');
+    if (!existsSync(dist))
+      throw new Error('console/dist is missing: run scripts/provision.sh (or npm run console:build)');
+    const assets = await readdir(dist);
     const js = assets.find((a) => a.endsWith('.js'))!;
     const css = assets.find((a) => a.endsWith('.css'))!;
     const plain = await fetch(`${app.url}/console/assets/${js}`, { headers: { 'accept-encoding': 'identity' } });

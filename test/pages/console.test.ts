@@ -19,7 +19,10 @@ import { useSimPlatform } from '../support/platform.js';
  * inbox without the answer buttons the API would refuse. Every page: no console error, no request
  * to another origin, and a screenshot at desktop and phone width in test-output/console/.
  */
-const { app, sim } = useSimPlatform({ firstTokenMs: 80, interTokenMs: 40, tokens: 24 });
+const { app, sim } = useSimPlatform(
+  { firstTokenMs: 80, interTokenMs: 40, tokens: 24 },
+  { TEMPORAL_UI_URL: 'http://127.0.0.1:8233' },
+);
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = [
   '--no-sandbox',
@@ -40,6 +43,8 @@ let userDataDir: string;
 const problems: string[] = [];
 
 beforeAll(async () => {
+  if (!existsSync(path.resolve(import.meta.dirname, '../../console/dist/index.html')))
+    throw new Error('console/dist is missing: run scripts/provision.sh (or npm run console:build)');
   if (!existsSync(CHROMIUM))
     throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
   await mkdir(OUT, { recursive: true });
@@ -356,6 +361,48 @@ describe('the console', () => {
     await expect.poll(() => page.url()).toContain('status=completed');
     await page.locator(`tr[data-job-id="${jobId}"]`).waitFor();
     await shots(page, 'runs');
+    await page.close();
+  });
+
+  it('resumes a paused run and cancels a running one from its page, which links its workflow in the Temporal UI', async () => {
+    const ws = await buildWorkspace(app);
+    const p = await app.post(
+      '/v1/pathways',
+      ws.key,
+      {
+        name: 'slow',
+        pathway_graph: {
+          nodes: [
+            { id: 'start', type: 'start' },
+            { id: 'hold', type: 'human', data: { pause: true, title: 'Hold' } },
+            { id: 'wait', type: 'delay', data: { seconds: 60 } },
+            { id: 'out', type: 'output' },
+          ],
+          edges: [
+            { source: 'start', target: 'hold' },
+            { source: 'hold', target: 'wait' },
+            { source: 'wait', target: 'out' },
+          ],
+        },
+      },
+      ws.brainHeaders,
+    );
+    const jobId = String(
+      (await app.post(`/v1/pathways/${String(p.body.id)}/execute`, ws.key, {}, ws.brainHeaders)).body.job_id,
+    );
+    const page = await signedIn(ws.key, `/console/runs/${jobId}`);
+    expect(await page.getByRole('link', { name: 'Temporal UI ↗' }).getAttribute('href')).toBe(
+      `http://127.0.0.1:8233/namespaces/${app.config.TEMPORAL_NAMESPACE}/workflows/${jobId}`,
+    );
+    await expect.poll(() => nodeStates(page), { timeout: 15_000 }).toMatchObject({ hold: 'waiting' });
+    await page.getByRole('button', { name: 'Resume', exact: true }).click();
+    await expect.poll(() => nodeStates(page), { timeout: 15_000 }).toMatchObject({ hold: 'done', wait: 'running' });
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => page.locator('[data-terminal]').textContent(), { timeout: 15_000 }).toMatch(/^Cancelled/);
+    expect(await nodeStates(page)).toMatchObject({ hold: 'done', wait: 'failed', out: 'skipped' });
+    await expect.poll(() => page.getByRole('button', { name: 'Cancel' }).count()).toBe(0);
+    expect(Job.parse((await app.get(`/v1/jobs/${jobId}`, ws.key)).body).status).toBe('failed');
+    await shots(page, 'run-cancelled');
     await page.close();
   });
 
