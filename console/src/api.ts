@@ -11,6 +11,7 @@ import {
   toApiError,
   type components,
   type CortexClient,
+  type paths,
   type JobStreamData,
   type StreamEntry,
   type TraceEventData,
@@ -28,6 +29,23 @@ export type Engram = Schemas['Engram'];
 export type SessionContext = Schemas['SessionContext'];
 export type Pathway = Schemas['Pathway'];
 export type PathwayVersion = Schemas['PathwayVersion'];
+
+/**
+ * The JSON body a route answers with its first 2xx status, from the OpenAPI document:
+ * `ResponseOf<'get', '/v1/traces/{id}'>` is `{ trace: Trace }`. Pages name the route they call, so a
+ * body read in the wrong shape is a type error, not a blank page.
+ */
+export type ResponseOf<M extends 'get' | 'post', P extends keyof paths> = paths[P][M] extends {
+  responses: infer R;
+}
+  ? R extends { 200: { content: { 'application/json': infer B } } }
+    ? B
+    : R extends { 201: { content: { 'application/json': infer B } } }
+      ? B
+      : R extends { 202: { content: { 'application/json': infer B } } }
+        ? B
+        : never
+  : never;
 
 /** What a person signed in with; kept in session storage (never in a URL), gone when the tab closes. */
 export interface Credential {

@@ -1,5 +1,13 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { createApi, toProblem, type Api, type ApiProblem, type Credential, type SessionContext } from './api';
+import {
+  createApi,
+  toProblem,
+  type Api,
+  type ApiProblem,
+  type Credential,
+  type SessionContext,
+  type ResponseOf,
+} from './api';
 
 /*
  * Sign-in: an API key or a JWT (both are bearer tokens), checked against GET /v1/session/context and
@@ -49,7 +57,7 @@ export function AuthGate({ children }: { children: ReactNode }) {
     let live = true;
     setChecking(true);
     api
-      .get<SessionContext>('/v1/session/context')
+      .get<ResponseOf<'get', '/v1/session/context'>>('/v1/session/context')
       .then((s) => {
         if (!live) return;
         // A workspace with brains: default to the first, so brain-scoped calls work at once.

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { toProblem, type ApiProblem, type Intervention } from '../api';
+import { toProblem, type ApiProblem, type Intervention, type ResponseOf } from '../api';
 import { useAuth } from '../auth';
 import { Problem } from './ui';
 
@@ -26,10 +26,13 @@ export function Answer({
     setBusy(action);
     setProblem(null);
     try {
-      const i = await api.post<Intervention>(`/v1/interventions/${intervention.id}/respond`, {
-        action,
-        ...(comment.trim() ? { comment: comment.trim() } : {}),
-      });
+      const i = await api.post<ResponseOf<'post', '/v1/interventions/{id}/respond'>>(
+        `/v1/interventions/${intervention.id}/respond`,
+        {
+          action,
+          ...(comment.trim() ? { comment: comment.trim() } : {}),
+        },
+      );
       onAnswered?.(i);
     } catch (e) {
       setProblem(toProblem(e));

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { qs, toProblem, type ApiProblem, type Job, type PathwayVersion } from '../api';
+import { qs, toProblem, type ApiProblem, type ResponseOf } from '../api';
 import { useAuth } from '../auth';
 import { Answer } from '../components/Answer';
 import PathwayGraph, { type NodeBadge } from '../components/PathwayGraph';
@@ -45,7 +45,12 @@ export default function Run({ params }: { params: Record<string, string> }) {
   const { view } = stream;
   const ended = view.terminal !== null || stream.phase === 'ended';
   const [jobLive, setJobLive] = useState(true);
-  const job = usePoll((signal) => api.get<Job>(`/v1/jobs/${id}`, signal), [api, id, ended], 1500, jobLive);
+  const job = usePoll(
+    (signal) => api.get<ResponseOf<'get', '/v1/jobs/{jobId}'>>(`/v1/jobs/${id}`, signal),
+    [api, id, ended],
+    1500,
+    jobLive,
+  );
   const j = job.data;
   useEffect(() => {
     if (j && TERMINAL.includes(j.status)) setJobLive(false);
@@ -63,7 +68,7 @@ export default function Run({ params }: { params: Record<string, string> }) {
     const abort = new AbortController();
     const path = version ? `/v1/pathways/${pathwayId}/versions/${version}` : `/v1/pathways/${pathwayId}`;
     api
-      .get<Pick<PathwayVersion, 'pathway_graph'>>(path, abort.signal)
+      .get<ResponseOf<'get', '/v1/pathways/{id}/versions/{version}'>>(path, abort.signal)
       .then((p) => setGraph(normalizeGraph(p.pathway_graph)))
       .catch((e: unknown) => !abort.signal.aborted && setGraphProblem(toProblem(e)));
     return () => abort.abort();
@@ -79,7 +84,7 @@ export default function Run({ params }: { params: Record<string, string> }) {
 
   // Child runs (map items, sub-pathways, neuron nodes): GET /v1/jobs?parent_job_id=…
   const children = usePoll(
-    (signal) => api.get<{ jobs: Job[]; total: number }>(`/v1/jobs${qs({ parent_job_id: id, limit: 100 })}`, signal),
+    (signal) => api.get<ResponseOf<'get', '/v1/jobs'>>(`/v1/jobs${qs({ parent_job_id: id, limit: 100 })}`, signal),
     [api, id, ended],
     3000,
     !!pathwayId && jobLive,

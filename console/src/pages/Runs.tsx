@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { qs, type Job } from '../api';
+import { qs, type Job, type ResponseOf } from '../api';
 import { useAuth } from '../auth';
 import { Link, setQuery, useLocation } from '../router';
 import { ago, Badge, duration, Pager, Problem, shortId, useTick } from '../components/ui';
@@ -13,12 +13,6 @@ import { usePoll } from '../use-poll';
 const LIMIT = 20;
 const STATES = ['pending', 'running', 'waiting', 'paused', 'completed', 'failed'] as const;
 
-interface JobList {
-  jobs: Job[];
-  total: number;
-  limit: number;
-  offset: number;
-}
 type Named = { id: string; name: string };
 
 /** Pathways, neurons and receptors of the brain by id, for names and the filter menus. */
@@ -81,7 +75,7 @@ export default function Runs() {
   const offset = Number(query.get('offset') ?? 0) || 0;
   const key = JSON.stringify({ filters, offset });
   const { data, problem, loading } = usePoll(
-    (signal) => api.get<JobList>(`/v1/jobs${qs({ ...filters, limit: LIMIT, offset })}`, signal),
+    (signal) => api.get<ResponseOf<'get', '/v1/jobs'>>(`/v1/jobs${qs({ ...filters, limit: LIMIT, offset })}`, signal),
     [api, key],
   );
   // One target filter at a time (the list is indexed per filter): choosing one clears the others.

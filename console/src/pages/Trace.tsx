@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { JobReply, toProblem, type ApiProblem, type Engram, type Trace as TraceDoc } from '../api';
+import { JobReply, toProblem, type ApiProblem, type Engram, type Trace as TraceDoc, type ResponseOf } from '../api';
 import { useAuth } from '../auth';
 import { Json, Problem, Section, ago, shortId, useTick } from '../components/ui';
 import { Link } from '../router';
@@ -66,8 +66,8 @@ export default function Trace({ params }: { params: Record<string, string> }) {
 
     (async () => {
       const [t, m] = await Promise.all([
-        api.get<{ trace: TraceDoc }>(`/v1/traces/${id}`, signal).then((b) => b.trace),
-        api.get<{ engrams: Engram[] }>(`/v1/traces/${id}/messages`, signal),
+        api.get<ResponseOf<'get', '/v1/traces/{id}'>>(`/v1/traces/${id}`, signal).then((b) => b.trace),
+        api.get<ResponseOf<'get', '/v1/traces/{id}/messages'>>(`/v1/traces/${id}/messages`, signal),
       ]);
       setTrace(t);
       setEngrams(m.engrams);
@@ -81,7 +81,10 @@ export default function Trace({ params }: { params: Record<string, string> }) {
         if (d.type === 'engram.created' && typeof d.engram_id === 'string' && !known.has(d.engram_id)) {
           known.add(d.engram_id);
           // The entry carries the content; the stored engram (metadata: tool calls, usage) is read once.
-          const full = await api.get<{ engrams: Engram[] }>(`/v1/traces/${id}/messages`, signal);
+          const full = await api.get<ResponseOf<'get', '/v1/traces/{id}/messages'>>(
+            `/v1/traces/${id}/messages`,
+            signal,
+          );
           setEngrams(full.engrams);
           for (const e of full.engrams) known.add(e.id);
           if (d.source_type === 'neuron') {
@@ -93,7 +96,10 @@ export default function Trace({ params }: { params: Record<string, string> }) {
         else if (d.type === 'run.started' || d.type === 'run.waiting') void followRun(String(d.job_id));
         else if (d.type === 'run.completed' || d.type === 'run.failed') {
           // The stored engrams replace the streamed reply (a failed run leaves none).
-          const full = await api.get<{ engrams: Engram[] }>(`/v1/traces/${id}/messages`, signal);
+          const full = await api.get<ResponseOf<'get', '/v1/traces/{id}/messages'>>(
+            `/v1/traces/${id}/messages`,
+            signal,
+          );
           for (const e of full.engrams) known.add(e.id);
           setEngrams(full.engrams);
           ended(String(d.job_id));

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { qs, type Trace } from '../api';
+import { qs, type ResponseOf } from '../api';
 import { useAuth } from '../auth';
 import { ago, Pager, Problem, shortId, useTick } from '../components/ui';
 import { Link, setQuery, useLocation } from '../router';
@@ -10,11 +10,6 @@ import { usePoll } from '../use-poll';
  * creation window, sort and order; paged. Refreshed every 5 s.
  */
 const LIMIT = 20;
-
-interface TraceList {
-  traces: Trace[];
-  total: number;
-}
 
 export default function Traces() {
   const { api } = useAuth();
@@ -32,7 +27,7 @@ export default function Traces() {
   const [search, setSearch] = useState(f.search);
   const { data, problem } = usePoll(
     (signal) =>
-      api.get<TraceList>(
+      api.get<ResponseOf<'get', '/v1/traces'>>(
         `/v1/traces${qs({
           ...f,
           created_after: f.created_after ? new Date(f.created_after).toISOString() : undefined,
