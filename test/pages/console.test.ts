@@ -354,6 +354,19 @@ describe('the console', () => {
     await shots(page, 'trace');
     await page.getByRole('link', { name: 'Traces' }).click();
     await page.locator(`tr[data-trace-id="${traceId}"]`).waitFor();
+    // The API's filters: by neuron, and a search in the title.
+    await page.getByLabel('Neuron').selectOption({ label: 'storyteller' });
+    await expect.poll(() => page.url()).toContain(`neuron_id=${neuronId}`);
+    await page.getByLabel('Search').fill('long story');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.url()).toContain('search=long+story');
+    await page.locator(`tr[data-trace-id="${traceId}"]`).waitFor();
+    await page.getByLabel('Search').fill('no such title');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.locator('tr[data-trace-id]').count()).toBe(0);
+    await page.getByLabel('Search').fill('');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.locator(`tr[data-trace-id="${traceId}"]`).waitFor();
     await shots(page, 'traces');
     await page.getByRole('link', { name: 'Runs' }).click();
     await page.locator(`tr[data-job-id="${jobId}"]`).waitFor();

@@ -58,7 +58,7 @@ export default function Trace({ params }: { params: Record<string, string> }) {
         // the run's own page shows why; the engram (or run.failed) settles this view
       }
     };
-    const ended = (jobId: string) =>
+    const settle = (jobId: string) =>
       setLive((l) => {
         const { [jobId]: _gone, ...rest } = l;
         return rest;
@@ -73,7 +73,10 @@ export default function Trace({ params }: { params: Record<string, string> }) {
       setEngrams(m.engrams);
       const known = new Set(m.engrams.map((e) => e.id));
       // The event stream replays the trace's events from its start, then follows: engrams already
-      // shown are skipped, and a run that has ended is settled by its run.* entry that follows.
+      // shown are skipped. A run whose reply is already shown has ended; another one's run.started
+      // is followed a moment later unless its run.completed or run.failed came meanwhile (a replay
+      // delivers them together), so an ended run does not flash as streaming.
+      const ended = new Set(m.engrams.map((e) => e.metadata?.job_id).filter((j): j is string => typeof j === 'string'));
       const stream = api.traces.events(id, { signal, onConnect: () => setFollowing(true) });
       for await (const { data } of stream) {
         const d = data as Record<string, unknown> & { type: string };
@@ -89,12 +92,20 @@ export default function Trace({ params }: { params: Record<string, string> }) {
           for (const e of full.engrams) known.add(e.id);
           if (d.source_type === 'neuron') {
             const job = full.engrams.find((e) => e.id === d.engram_id)?.metadata?.job_id;
-            if (typeof job === 'string') ended(job);
+            if (typeof job === 'string') {
+              ended.add(job);
+              settle(job);
+            }
           }
           void refreshTrace();
         } else if (d.type === 'trace.updated') void refreshTrace();
-        else if (d.type === 'run.started' || d.type === 'run.waiting') void followRun(String(d.job_id));
-        else if (d.type === 'run.completed' || d.type === 'run.failed') {
+        else if (d.type === 'run.started' || d.type === 'run.waiting') {
+          const jobId = String(d.job_id);
+          setTimeout(() => {
+            if (!ended.has(jobId) && !signal.aborted) void followRun(jobId);
+          }, 50);
+        } else if (d.type === 'run.completed' || d.type === 'run.failed') {
+          ended.add(String(d.job_id));
           // The stored engrams replace the streamed reply (a failed run leaves none).
           const full = await api.get<ResponseOf<'get', '/v1/traces/{id}/messages'>>(
             `/v1/traces/${id}/messages`,
@@ -102,7 +113,7 @@ export default function Trace({ params }: { params: Record<string, string> }) {
           );
           for (const e of full.engrams) known.add(e.id);
           setEngrams(full.engrams);
-          ended(String(d.job_id));
+          settle(String(d.job_id));
           void refreshTrace();
         }
       }

@@ -4,10 +4,11 @@ import { useAuth } from '../auth';
 import { ago, Pager, Problem, shortId, useTick } from '../components/ui';
 import { Link, setQuery, useLocation } from '../router';
 import { usePoll } from '../use-poll';
+import { useTargets } from './Runs';
 
 /*
  * Traces (GET /v1/traces) with the API's filters: search (a trace id or title substring), type,
- * creation window, sort and order; paged. Refreshed every 5 s.
+ * neuron (within the chosen brain), receptor, creation window, sort and order; paged. Refreshed every 5 s.
  */
 const LIMIT = 20;
 
@@ -22,7 +23,10 @@ export default function Traces() {
     order: query.get('order') ?? 'desc',
     created_after: query.get('created_after') ?? '',
     created_before: query.get('created_before') ?? '',
+    neuron_id: query.get('neuron_id') ?? '',
+    receptor_id: query.get('receptor_id') ?? '',
   };
+  const targets = useTargets();
   const offset = Number(query.get('offset') ?? 0) || 0;
   const [search, setSearch] = useState(f.search);
   const { data, problem } = usePoll(
@@ -86,6 +90,28 @@ export default function Traces() {
           <select value={f.order} onChange={(e) => set('order', e.target.value)}>
             <option value="desc">descending</option>
             <option value="asc">ascending</option>
+          </select>
+        </label>
+        <label>
+          Neuron
+          <select value={f.neuron_id} onChange={(e) => set('neuron_id', e.target.value)}>
+            <option value="">any</option>
+            {targets.neuron.map((n) => (
+              <option key={n.id} value={n.id}>
+                {n.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Receptor
+          <select value={f.receptor_id} onChange={(e) => set('receptor_id', e.target.value)}>
+            <option value="">any</option>
+            {targets.receptor.map((r) => (
+              <option key={r.id} value={r.id}>
+                {r.name}
+              </option>
+            ))}
           </select>
         </label>
         <label>
