@@ -36,6 +36,8 @@ const ARGS = [
 const OUT = path.resolve(import.meta.dirname, '../../test-output/console');
 const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
+/** expect.poll with room for the pages' own polling (a job every 1.5 s, the inbox every 3 s). */
+const poll = <T>(fn: () => Promise<T> | T, timeout = 10_000) => expect.poll(fn, { timeout });
 
 let context: BrowserContext;
 let userDataDir: string;
@@ -119,7 +121,7 @@ describe('the console', () => {
     await shots(page, 'signin');
     await page.getByLabel('API key or JWT').fill('ck_not-a-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/UNAUTHORIZED|AUTH/);
+    await poll(() => page.getByRole('alert').textContent()).toMatch(/UNAUTHORIZED|AUTH/);
     problems.length = 0; // the refused sign-in's 401 is logged by the browser: that one is expected
     await page.getByLabel('API key or JWT').fill(ws.key);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -239,16 +241,16 @@ describe('the console', () => {
     await expect.poll(() => page.locator('.children li').count(), { timeout: 10_000 }).toBe(3);
     // A node's entries and settings on click; the waiting run offers the answer here too.
     await page.locator('button.node-chip[data-node-id="items"]').click();
-    await expect.poll(() => page.getByLabel('Node entries').textContent()).toContain('node_progress');
-    await expect.poll(() => page.locator('.badge').first().textContent()).toBe('waiting');
-    await expect.poll(() => page.getByRole('heading', { name: 'Waiting: Ship 3 summaries?' }).count()).toBe(1);
+    await poll(() => page.getByLabel('Node entries').textContent()).toContain('node_progress');
+    await expect.poll(() => page.locator('.badge').first().textContent(), { timeout: 10_000 }).toBe('waiting');
+    await poll(() => page.getByRole('heading', { name: 'Waiting: Ship 3 summaries?' }).count()).toBe(1);
     await shots(page, 'run-waiting');
 
     // The inbox: pending first, with the summary counts and the run's context.
     await page.getByRole('link', { name: 'Approvals' }).click();
-    const item = page.locator('li.intervention[data-status="pending"]');
+    const item = page.getByRole('list', { name: 'Pending interventions' }).locator('li.intervention');
     await item.waitFor();
-    await expect.poll(() => page.getByRole('list', { name: 'Counts' }).textContent()).toContain('1 pending');
+    await poll(() => page.getByRole('list', { name: 'Counts' }).textContent()).toContain('1 pending');
     expect(await item.locator('h3').textContent()).toBe('Ship 3 summaries?');
     expect(await item.getByRole('link', { name: jobId.slice(0, 8) }).count()).toBe(1);
     await shots(page, 'approvals');
@@ -289,11 +291,11 @@ describe('the console', () => {
     });
     // Cost, input and result as the API reports them; a node's output from the result.
     const usage = (job.result as { usage: { costUsd: number } }).usage;
-    await expect.poll(() => page.locator('.facts').textContent()).toContain(`$${usage.costUsd.toFixed(6)}`);
+    await poll(() => page.locator('.facts').textContent()).toContain(`$${usage.costUsd.toFixed(6)}`);
     expect(await page.getByLabel('Input', { exact: true }).textContent()).toContain('"printer"');
     await page.locator('button.node-chip[data-node-id="items"]').click();
     const outputs = (job.result as { nodes: Record<string, unknown> }).nodes.items as string[];
-    await expect.poll(() => page.getByLabel('Node output').textContent()).toContain(outputs[0].slice(0, 20));
+    await poll(() => page.getByLabel('Node output').textContent()).toContain(outputs[0].slice(0, 20));
     await shots(page, 'run-completed');
     await page.close();
   });
@@ -341,7 +343,7 @@ describe('the console', () => {
     expect(stored.content.content.length).toBeGreaterThan(early);
     // The run page showed the reply the reset rule gives: the stored one, without the dropped attempt.
     await page.goBack();
-    await expect.poll(() => page.locator('[data-terminal]').getAttribute('data-terminal')).toBe('complete');
+    await poll(() => page.locator('[data-terminal]').getAttribute('data-terminal')).toBe('complete');
     expect(await reply.textContent()).toBe(stored.content.content);
     await page.goForward();
     await expect
@@ -356,14 +358,14 @@ describe('the console', () => {
     await page.locator(`tr[data-trace-id="${traceId}"]`).waitFor();
     // The API's filters: by neuron, and a search in the title.
     await page.getByLabel('Neuron').selectOption({ label: 'storyteller' });
-    await expect.poll(() => page.url()).toContain(`neuron_id=${neuronId}`);
+    await poll(() => page.url()).toContain(`neuron_id=${neuronId}`);
     await page.getByLabel('Search').fill('long story');
     await page.getByRole('button', { name: 'Search' }).click();
-    await expect.poll(() => page.url()).toContain('search=long+story');
+    await poll(() => page.url()).toContain('search=long+story');
     await page.locator(`tr[data-trace-id="${traceId}"]`).waitFor();
     await page.getByLabel('Search').fill('no such title');
     await page.getByRole('button', { name: 'Search' }).click();
-    await expect.poll(() => page.locator('tr[data-trace-id]').count()).toBe(0);
+    await poll(() => page.locator('tr[data-trace-id]').count()).toBe(0);
     await page.getByLabel('Search').fill('');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.locator(`tr[data-trace-id="${traceId}"]`).waitFor();
@@ -371,7 +373,7 @@ describe('the console', () => {
     await page.getByRole('link', { name: 'Runs' }).click();
     await page.locator(`tr[data-job-id="${jobId}"]`).waitFor();
     await page.getByLabel('Status').selectOption('completed');
-    await expect.poll(() => page.url()).toContain('status=completed');
+    await poll(() => page.url()).toContain('status=completed');
     await page.locator(`tr[data-job-id="${jobId}"]`).waitFor();
     await shots(page, 'runs');
     await page.close();
@@ -413,7 +415,7 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Cancel' }).click();
     await expect.poll(() => page.locator('[data-terminal]').textContent(), { timeout: 15_000 }).toMatch(/^Cancelled/);
     expect(await nodeStates(page)).toMatchObject({ hold: 'done', wait: 'failed', out: 'skipped' });
-    await expect.poll(() => page.getByRole('button', { name: 'Cancel' }).count()).toBe(0);
+    await poll(() => page.getByRole('button', { name: 'Cancel' }).count()).toBe(0);
     expect(Job.parse((await app.get(`/v1/jobs/${jobId}`, ws.key)).body).status).toBe('failed');
     await shots(page, 'run-cancelled');
     await page.close();
@@ -450,7 +452,9 @@ describe('the console', () => {
     const member = await ws.jwt([]);
     const page = await signedIn(member, '/console/approvals');
     await page.getByRole('link', { name: 'Approvals' }).click();
-    const item = page.locator(`li.intervention[data-intervention-id="${interventionId}"]`);
+    const item = page
+      .getByRole('list', { name: 'Pending interventions' })
+      .locator(`li.intervention[data-intervention-id="${interventionId}"]`);
     await item.waitFor();
     expect(await item.textContent()).toContain('A workspace admin answers a budget pause.');
     expect(await item.getByRole('button').count()).toBe(0);
@@ -462,11 +466,16 @@ describe('the console', () => {
 
     const admin = await signedIn(ws.key, '/console/approvals');
     await admin.getByRole('link', { name: 'Approvals' }).click();
-    const adminItem = admin.locator(`li.intervention[data-intervention-id="${interventionId}"]`);
+    const adminItem = admin
+      .getByRole('list', { name: 'Pending interventions' })
+      .locator(`li.intervention[data-intervention-id="${interventionId}"]`);
     await adminItem.getByRole('button', { name: 'reject' }).click();
     await expect
       .poll(() =>
-        admin.locator(`li.intervention[data-intervention-id="${interventionId}"]`).getAttribute('data-status'),
+        admin
+          .getByRole('list', { name: 'All interventions' })
+          .locator(`li.intervention[data-intervention-id="${interventionId}"]`)
+          .getAttribute('data-status'),
       )
       .toBe('rejected');
     await admin.close();

@@ -20,7 +20,7 @@ interface Page {
   total: number;
 }
 const LIMIT = 20;
-const STATUSES = ['approved', 'rejected', 'answered', 'expired', 'cancelled'];
+const STATUSES = ['pending', 'approved', 'rejected', 'answered', 'expired', 'cancelled'];
 
 export default function Approvals() {
   const { api } = useAuth();
@@ -53,7 +53,7 @@ export default function Approvals() {
     others.reload();
   };
   const s = summary.data;
-  const rest = (others.data?.interventions ?? []).filter((i) => i.status !== 'pending');
+  const all = others.data?.interventions ?? [];
 
   return (
     <>
@@ -77,13 +77,13 @@ export default function Approvals() {
       <Problem problem={summary.problem ?? pending.problem ?? others.problem} />
       <h2>Pending</h2>
       {pending.data && pending.data.interventions.length === 0 && <p className="muted">Nothing waits for an answer.</p>}
-      <ul className="inbox">
+      <ul className="inbox" aria-label="Pending interventions">
         {pending.data?.interventions.map((i) => (
           <Item key={i.id} i={i} now={now} onAnswered={reload} />
         ))}
       </ul>
       <div className="page-head">
-        <h2>History</h2>
+        <h2>All interventions</h2>
         <label className="filters">
           Status
           <select value={filter} onChange={(e) => setQuery({ status: e.target.value, offset: undefined })}>
@@ -94,11 +94,11 @@ export default function Approvals() {
           </select>
         </label>
       </div>
-      <ul className="inbox">
-        {rest.map((i) => (
-          <Item key={i.id} i={i} now={now} />
+      <ul className="inbox" aria-label="All interventions">
+        {all.map((i) => (
+          <Item key={i.id} i={i} now={now} answerable={false} />
         ))}
-        {others.data && rest.length === 0 && <li className="muted">None.</li>}
+        {others.data && all.length === 0 && <li className="muted">None.</li>}
       </ul>
       {others.data && (
         <Pager
@@ -113,7 +113,18 @@ export default function Approvals() {
   );
 }
 
-function Item({ i, now, onAnswered }: { i: Intervention; now: number; onAnswered?: () => void }) {
+/** One intervention; `answerable: false` in the full list (a pending one is answered in the list above). */
+function Item({
+  i,
+  now,
+  onAnswered,
+  answerable = true,
+}: {
+  i: Intervention;
+  now: number;
+  onAnswered?: () => void;
+  answerable?: boolean;
+}) {
   return (
     <li className="card intervention" data-intervention-id={i.id} data-status={i.status}>
       <header className="card-head">
@@ -134,7 +145,7 @@ function Item({ i, now, onAnswered }: { i: Intervention; now: number; onAnswered
         {i.action && ` · answered “${i.action}”${i.responded_by ? ` by ${shortId(i.responded_by)}` : ''}`}
         {i.comment && ` · “${i.comment}”`}
       </p>
-      <Answer intervention={i} onAnswered={onAnswered} />
+      {answerable && <Answer intervention={i} onAnswered={onAnswered} />}
     </li>
   );
 }
