@@ -296,6 +296,10 @@ describe('the console', () => {
     await page.locator('button.node-chip[data-node-id="items"]').click();
     const outputs = (job.result as { nodes: Record<string, unknown> }).nodes.items as string[];
     await poll(() => page.getByLabel('Node output').textContent()).toContain(outputs[0].slice(0, 20));
+    // Keyboard: a graph node takes focus and Enter opens it.
+    await page.locator('.react-flow__node[data-id="ask"]').focus();
+    await page.keyboard.press('Enter');
+    await poll(() => page.getByLabel('Node ask').locator('h3').textContent()).toBe('ask (human)');
     await shots(page, 'run-completed');
     await page.close();
   });
