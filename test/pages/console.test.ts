@@ -406,10 +406,14 @@ describe('the console', () => {
       },
       ws.brainHeaders,
     );
+    // The runs list is live: a run started after it opened appears, paused, without a reload.
+    const page = await signedIn(ws.key, '/console/runs');
     const jobId = String(
       (await app.post(`/v1/pathways/${String(p.body.id)}/execute`, ws.key, {}, ws.brainHeaders)).body.job_id,
     );
-    const page = await signedIn(ws.key, `/console/runs/${jobId}`);
+    await poll(() => page.locator(`tr[data-job-id="${jobId}"] .badge`).textContent(), 15_000).toBe('paused');
+    expect(await page.locator(`tr[data-job-id="${jobId}"] td[data-label="Target"]`).textContent()).toBe('slow v1');
+    await page.locator(`tr[data-job-id="${jobId}"] a`).click();
     expect(await page.getByRole('link', { name: 'Temporal UI ↗' }).getAttribute('href')).toBe(
       `http://127.0.0.1:8233/namespaces/${app.config.TEMPORAL_NAMESPACE}/workflows/${jobId}`,
     );
