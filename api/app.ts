@@ -12,6 +12,7 @@ import { createRateLimiter } from './middleware/rate-limit.js';
 import { requestMiddleware } from './middleware/request.js';
 import { createMcpEndpoint } from './mcp.js';
 import { buildOpenApi, withServers } from './openapi.js';
+import { mountConsole } from './console.js';
 import { mountPages } from './pages.js';
 import { authRequired } from '../src/errors.js';
 import { registry } from '../src/metrics.js';
@@ -54,6 +55,8 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
     ctx.body = withServers(openapi, [{ url, description: 'this API' }]);
   });
   mountPages(router);
+  // The console (docs/console.md): the web app built from console/src, same origin as the API.
+  mountConsole(router);
   // The MCP server (docs/mcp.md): Streamable HTTP, served by the official SDK's transport.
   const mcp = createMcpEndpoint(rc);
   for (const method of ['get', 'post', 'delete'] as const) router[method]('/v1/mcp', mcp);

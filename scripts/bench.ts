@@ -12,6 +12,9 @@
  *     same Temporal server (scripts/bench-workflows.ts, its own worker and task queue).
  * (c) Pathway per-node overhead: a 20-node linear pathway's median run time divided by 20, versus
  *     one bare one-activity workflow run.
+ * (r) Console (scripts/bench-console.ts): bytes transferred (gzip) on the first load of /console and for
+ *     a run page's graph; the time from a stream entry written to its node's colour changing in the page
+ *     (Chromium; median over 50 entries).
  * (q) Pathway parallelism (scripts/bench-pathways.ts): a 20-way fan-out of 1 s delays into a join ÷ one
  *     1 s delay (aim ≤ 1.3); a map of 100 items at concurrency 10 over a 200 ms provider ÷ (10 × one item) (aim ≤ 1.5).
  * (d) A realistic provider (the simulator: slow, different on every call, failing mid-stream).
@@ -79,6 +82,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createOpenAIProvider } from '../src/llm/openai.js';
 import { buildWorkspace, makeClient, startTestApp, type TestApp, type TestClient } from '../test/support/app.js';
+import { measureConsole, sectionR, type ConsoleResult } from './bench-console.js';
 import { measurePathwayParallel, sectionQ, type ParallelResult } from './bench-pathways.js';
 import {
   lastUserText,
@@ -1703,6 +1707,7 @@ interface Results {
   b?: ThroughputResult;
   c?: PathwayResult;
   q?: ParallelResult;
+  r?: ConsoleResult;
   d?: RealisticResult;
   e?: SearchBenchResult;
   f?: StakeholderMapFigures;
@@ -1717,7 +1722,7 @@ interface Results {
   m?: HistoryMeasure;
 }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists, q }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists, q, r }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1729,6 +1734,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists
     ...(b ? ['', ...sectionB(b)] : []),
     ...(c ? ['', ...sectionC(c)] : []),
     ...(q ? ['', ...sectionQ(q)] : []),
+    ...(r ? ['', ...sectionR(r).map((x) => `  ${x}`)] : []),
     ...(d ? ['', ...sectionD(d)] : []),
     ...(e ? ['', ...searchSummary(e)] : []),
     ...(f ? ['', ...formatStakeholderMaps(f, fmt)] : []),
@@ -1975,6 +1981,7 @@ async function main(): Promise<void> {
       const neuronId = await createNeuron(app, ws, 'bench-map');
       r.q = await measurePathwayParallel(app, ws, llm, neuronId, say, () => treeCpu(names));
     }
+    if (runs('r')) r.r = await measureConsole(app, ws, say);
     if (runs('d')) r.d = await measureRealistic(app, ws, llm);
     if (runs('e')) r.e = await measureSearch(say);
     if (runs('f')) r.f = await measureStakeholderMaps(app, ws);

@@ -18,7 +18,7 @@ export default [
     handler: async ({ query, scope, services }) => {
       const r = await services.jobs.list(scope, query);
       return {
-        jobs: r.items.map(presentJob),
+        jobs: r.items.map((j) => presentJob(j)),
         ...presentPage(r, { hasMore: false, byCursor: query.cursor !== undefined }),
       };
     },
@@ -42,6 +42,7 @@ export default [
         result: { text: 'Two incidents are open: …' },
         neuron_id: '2b3c4d5e-6f70-4a81-9b92-a3b4c5d6e7f8',
         pathway_id: null,
+        pathway_version: null,
         receptor_id: null,
         trace_id: 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f',
         parent_job_id: null,
@@ -50,7 +51,8 @@ export default [
         finished_at: '2025-11-20T10:00:02.310Z',
       },
     },
-    handler: async ({ params, scope, services }) => presentJob(await services.jobs.status(scope, params.jobId)),
+    handler: async ({ params, scope, services }) =>
+      presentJob(await services.jobs.status(scope, params.jobId), { withInput: true }),
   }),
   route({
     // The job as a resource: the same read as /status, where a REST client looks for it first.
@@ -62,7 +64,8 @@ export default [
     tags: ['jobs'],
     operationId: 'jobs.get',
     description: 'The job: the same answer as GET /v1/jobs/:jobId/status',
-    handler: async ({ params, scope, services }) => presentJob(await services.jobs.status(scope, params.jobId)),
+    handler: async ({ params, scope, services }) =>
+      presentJob(await services.jobs.status(scope, params.jobId), { withInput: true }),
   }),
   route({
     method: 'get',

@@ -79,6 +79,10 @@ export default [
         api_key_id: scope.apiKeyId,
         roles: scope.roles,
         credential: scope.credential,
+        temporal: {
+          namespace: services.config.TEMPORAL_NAMESPACE,
+          ui_url: services.config.TEMPORAL_UI_URL?.replace(/\/+$/, '') || null,
+        },
       };
     },
   }),

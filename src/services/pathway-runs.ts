@@ -245,6 +245,8 @@ async function prepareSubPathway(d: Deps, c: SubPathwayCall): Promise<PathwayRun
     traceId: input.traceId,
     brainId: run.pathway.brainId,
     parentJobId: c.parent.jobId,
+    pathwayVersion: run.version,
+    input: c.input,
   });
   return {
     ...input,
@@ -300,6 +302,8 @@ async function start(d: Deps, scope: Scope, args: StartArgs) {
     pathwayId: args.pathwayId,
     traceId: input.traceId,
     brainId: args.brainId,
+    pathwayVersion: args.version,
+    input: args.input,
   });
   await d.jobs.emit(input.jobId, { type: 'status', status: 'pending' });
   await d.jobs.startWorkflow(

@@ -3820,11 +3820,15 @@ export interface components {
             current_step: string | null;
             failedReason?: string;
             finished_at: string | null;
+            /** @description a pathway run's input as it started (GET /v1/jobs/:jobId and /status only, not in lists) */
+            input?: unknown;
             job_id: string;
             kind: string;
             neuron_id: string | null;
             parent_job_id: string | null;
             pathway_id: string | null;
+            /** @description the pathway version a pathway run runs (pinned at its start); null for other jobs and inline graphs */
+            pathway_version: number | null;
             processed_at: string | null;
             progress: number;
             receptor_id: string | null;
@@ -5499,6 +5503,12 @@ export interface components {
             brains: components["schemas"]["Brain"][];
             credential: string;
             roles: string[];
+            /** @description where a job's workflow is seen (its workflow id is the job id) */
+            temporal: {
+                namespace: string;
+                /** @description the Temporal UI (TEMPORAL_UI_URL; null when unset): a job's workflow is <ui_url>/namespaces/<namespace>/workflows/<job_id> */
+                ui_url: string | null;
+            };
             user_id: string | null;
             workspace: {
                 id: string;
@@ -14374,11 +14384,15 @@ export interface operations {
                         current_step: string | null;
                         failedReason?: string;
                         finished_at: string | null;
+                        /** @description a pathway run's input as it started (GET /v1/jobs/:jobId and /status only, not in lists) */
+                        input?: unknown;
                         job_id: string;
                         kind: string;
                         neuron_id: string | null;
                         parent_job_id: string | null;
                         pathway_id: string | null;
+                        /** @description the pathway version a pathway run runs (pinned at its start); null for other jobs and inline graphs */
+                        pathway_version: number | null;
                         processed_at: string | null;
                         progress: number;
                         receptor_id: string | null;
@@ -14907,6 +14921,7 @@ export interface operations {
                      *       },
                      *       "neuron_id": "2b3c4d5e-6f70-4a81-9b92-a3b4c5d6e7f8",
                      *       "pathway_id": null,
+                     *       "pathway_version": null,
                      *       "receptor_id": null,
                      *       "trace_id": "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
                      *       "parent_job_id": null,
