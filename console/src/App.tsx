@@ -9,11 +9,12 @@ import Pathways from './pages/Pathways';
 // Pages that draw graphs load React Flow and dagre on demand: the lists stay light.
 const Run = lazy(() => import('./pages/Run'));
 const Trace = lazy(() => import('./pages/Trace'));
-// The pathway pages (graphs, the editor) and the knowledge page load on demand too.
+// Pathways, knowledge and usage: the graph pages, the editor and the charts load on demand too.
 const Pathway = lazy(() => import('./pages/Pathway'));
 const PathwayEditor = lazy(() => import('./pages/PathwayEditor'));
 const PathwayDiff = lazy(() => import('./pages/PathwayDiff'));
 const Knowledge = lazy(() => import('./pages/Knowledge'));
+const Usage = lazy(() => import('./pages/Usage'));
 
 /**
  * The pages: a path pattern, the component it shows (given the path's named segments) and, for the
@@ -31,6 +32,7 @@ export const PAGES: { path: string; nav?: string; component: ComponentType<{ par
   { path: '/pathways/:id/edit', component: PathwayEditor },
   { path: '/pathways/:id/diff', component: PathwayDiff },
   { path: '/knowledge', nav: 'Knowledge', component: Knowledge },
+  { path: '/usage', nav: 'Usage', component: Usage },
 ];
 
 function Header() {
