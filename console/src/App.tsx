@@ -4,10 +4,17 @@ import { Link, match, navigate, useLocation } from './router';
 import Approvals from './pages/Approvals';
 import Runs from './pages/Runs';
 import Traces from './pages/Traces';
+import Pathways from './pages/Pathways';
 
 // Pages that draw graphs load React Flow and dagre on demand: the lists stay light.
 const Run = lazy(() => import('./pages/Run'));
 const Trace = lazy(() => import('./pages/Trace'));
+// Pathways, knowledge and usage: the graph pages, the editor and the charts load on demand too.
+const Pathway = lazy(() => import('./pages/Pathway'));
+const PathwayEditor = lazy(() => import('./pages/PathwayEditor'));
+const PathwayDiff = lazy(() => import('./pages/PathwayDiff'));
+const Knowledge = lazy(() => import('./pages/Knowledge'));
+const Usage = lazy(() => import('./pages/Usage'));
 
 /**
  * The pages: a path pattern, the component it shows (given the path's named segments) and, for the
@@ -19,6 +26,13 @@ export const PAGES: { path: string; nav?: string; component: ComponentType<{ par
   { path: '/approvals', nav: 'Approvals', component: Approvals },
   { path: '/traces', nav: 'Traces', component: Traces },
   { path: '/traces/:id', component: Trace },
+  { path: '/pathways', nav: 'Pathways', component: Pathways },
+  { path: '/pathways/new', component: PathwayEditor },
+  { path: '/pathways/:id', component: Pathway },
+  { path: '/pathways/:id/edit', component: PathwayEditor },
+  { path: '/pathways/:id/diff', component: PathwayDiff },
+  { path: '/knowledge', nav: 'Knowledge', component: Knowledge },
+  { path: '/usage', nav: 'Usage', component: Usage },
 ];
 
 function Header() {

@@ -104,3 +104,20 @@ export function qs(params: Record<string, string | number | boolean | undefined 
   const s = u.toString();
   return s ? `?${s}` : '';
 }
+
+/** A schema of the OpenAPI document by name, for pages that read a route's answer (`ApiSchema<'UsageStats'>`). */
+export type ApiSchema<K extends keyof Schemas> = Schemas[K];
+
+/**
+ * A multipart POST (a file upload: POST /v1/assets/ingest) with the signed-in credential; the
+ * browser sets the multipart boundary. The API's `{ message, code }` is thrown as CortexApiError.
+ */
+export async function postForm<T>(cred: Credential, path: string, form: FormData): Promise<T> {
+  const res = await fetch(path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${cred.token}`, ...(cred.brainId ? { 'x-brain-id': cred.brainId } : {}) },
+    body: form,
+  });
+  if (!res.ok) throw toApiError({ error: await res.json().catch(() => undefined), response: res });
+  return (await res.json()) as T;
+}

@@ -49,8 +49,9 @@ describe('the console at /console', () => {
     if (!existsSync(dist))
       throw new Error('console/dist is missing: run scripts/provision.sh (or npm run console:build)');
     const assets = await readdir(dist);
-    const js = assets.find((a) => a.endsWith('.js'))!;
-    const css = assets.find((a) => a.endsWith('.css'))!;
+    // The entry script and style sheet (lazy pages add chunks, some too small to be worth gzip).
+    const js = assets.find((a) => /^index-[\w-]+\.js$/.test(a))!;
+    const css = assets.find((a) => /^index-[\w-]+\.css$/.test(a))!;
     const plain = await fetch(`${app.url}/console/assets/${js}`, { headers: { 'accept-encoding': 'identity' } });
     expect(plain.status).toBe(200);
     expect(plain.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
