@@ -16,7 +16,8 @@ export const MODEL_HEARTBEAT_MS = 1_000;
  */
 async function withHeartbeat<T>(fn: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
-  ctx.heartbeat();
+  // No heartbeat at the start: the timeout runs from the attempt's start anyway, and the SDK sends
+  // a first heartbeat at once, so a short turn (most of a map's items) would pay a server call for nothing.
   const timer = setInterval(() => ctx.heartbeat(), MODEL_HEARTBEAT_MS);
   try {
     return await fn();

@@ -11,7 +11,8 @@ import { createIdempotency } from './middleware/idempotency.js';
 import { createRateLimiter } from './middleware/rate-limit.js';
 import { requestMiddleware } from './middleware/request.js';
 import { createMcpEndpoint } from './mcp.js';
-import { buildOpenApi } from './openapi.js';
+import { buildOpenApi, withServers } from './openapi.js';
+import { mountConsole } from './console.js';
 import { mountPages } from './pages.js';
 import { authRequired } from '../src/errors.js';
 import { registry } from '../src/metrics.js';
@@ -41,13 +42,21 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   // The OpenAPI document of every route above, generated from the same route objects at its first
   // request and kept as JSON text (building it at start cost every process ~25 MB of resident
   // memory for a document most never serve; test/unit/openapi.test.ts builds it on every run).
+  // `servers` names the API as the client reached it: PUBLIC_BASE_URL when set, else the request's
+  // origin (X-Forwarded-Proto/-Host count only behind a trusted proxy, TRUST_PROXY_HOPS > 0).
   let openapi: string | undefined;
   router.get('/v1/openapi.json', (ctx) => {
-    openapi ??= JSON.stringify(buildOpenApi(allRoutes()));
+    if (openapi === undefined) {
+      const { servers: _servers, ...doc } = buildOpenApi(allRoutes());
+      openapi = JSON.stringify(doc);
+    }
+    const url = (deps.config.PUBLIC_BASE_URL ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
     ctx.type = 'application/json';
-    ctx.body = openapi;
+    ctx.body = withServers(openapi, [{ url, description: 'this API' }]);
   });
   mountPages(router);
+  // The console (docs/console.md): the web app built from console/src, same origin as the API.
+  mountConsole(router);
   // The MCP server (docs/mcp.md): Streamable HTTP, served by the official SDK's transport.
   const mcp = createMcpEndpoint(rc);
   for (const method of ['get', 'post', 'delete'] as const) router[method]('/v1/mcp', mcp);

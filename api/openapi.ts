@@ -6,7 +6,7 @@ import { ERROR_CODES } from '../src/errors.js';
 import { ErrorBody } from '../src/schemas/common.js';
 import { OpenAIErrorBody } from '../src/schemas/openai.js';
 import { OPENAI_ERRORS, OPENAI_PREFIX } from './openai/errors.js';
-import { operationIdOf, operationTitle, type RouteDef } from './route.js';
+import { operationIdOf, type RouteDef } from './route.js';
 
 /** Koa-style `/v1/x/:id` → OpenAPI `/v1/x/{id}`. */
 export const toOpenApiPath = (p: string): string => p.replace(/:([A-Za-z_]+)/g, '{$1}');
@@ -104,7 +104,7 @@ ${ERROR_TABLE}`;
  * so a route cannot exist without its documented shapes. Operation ids are derived in
  * api/route.ts; two routes with one id are refused here, so the id set stays unique.
  */
-export function buildOpenApi(routes: RouteDef[]) {
+export function buildOpenApi(routes: RouteDef[], opts: { servers?: OpenApiServer[] } = {}) {
   const paths: ZodOpenApiPathsObject = {};
   const ids = new Map<string, string>();
   for (const r of routes) {
@@ -123,8 +123,8 @@ export function buildOpenApi(routes: RouteDef[]) {
     const errorResponse = r.path.startsWith(`${OPENAI_PREFIX}/`) ? openAIError : platformError;
     const op: ZodOpenApiOperationObject = {
       operationId,
-      summary: operationTitle(r),
-      ...(r.summary ? { description: r.summary } : {}),
+      summary: r.summary,
+      ...(r.description ? { description: r.description } : {}),
       tags: r.tags,
       security: r.auth === 'none' ? [] : r.auth === 'optional' ? [{}, { bearer: [] }] : [{ bearer: [] }],
       requestParams: {
@@ -188,9 +188,15 @@ export function buildOpenApi(routes: RouteDef[]) {
     };
     paths[path] = { ...(paths[path] ?? {}), [r.method]: op };
   }
-  return createDocument({
+  const doc = createDocument({
     openapi: '3.1.0',
-    info: { title: 'Cortex platform API', version: VERSION, description: DESCRIPTION },
+    info: {
+      title: 'Cortex platform API',
+      version: VERSION,
+      description: DESCRIPTION,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: opts.servers ?? [{ url: '/', description: 'the address this document was fetched from' }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key or HS256 JWT' } },
       // The pathway graph format (one schema per node type), referenced by every pathway_graph field.
@@ -198,4 +204,35 @@ export function buildOpenApi(routes: RouteDef[]) {
     },
     paths,
   });
+  dropUnreferencedSchemas(doc);
+  return doc;
+}
+
+/**
+ * The document as served at /v1/openapi.json, from its JSON text built without `servers` (kept
+ * once per process): `servers` names the address the client reached, so "try it" and generated
+ * clients call the API where the document came from.
+ */
+export function withServers(jsonWithoutServers: string, servers: OpenApiServer[]): string {
+  return `{"servers":${JSON.stringify(servers)},${jsonWithoutServers.slice(1)}`;
+}
+
+/** A server entry of the document (OpenAPI `servers`). */
+export type OpenApiServer = { url: string; description?: string };
+
+/**
+ * Removes component schemas nothing in the document references. zod-openapi renders a schema
+ * with an id in both its input and output form once it meets the id in both directions; the
+ * pathway graph format is published as input only, so the output twins of its node schemas would
+ * be listed with no reference to them (redocly's no-unused-components).
+ */
+function dropUnreferencedSchemas(doc: { components?: { schemas?: Record<string, unknown> } }): void {
+  const schemas = doc.components?.schemas;
+  if (!schemas) return;
+  for (;;) {
+    const text = JSON.stringify(doc);
+    const unused = Object.keys(schemas).filter((id) => !text.includes(`"#/components/schemas/${id}"`));
+    if (unused.length === 0) return;
+    for (const id of unused) delete schemas[id];
+  }
 }

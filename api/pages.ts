@@ -19,11 +19,37 @@ const FILES: Record<string, { body: string; type: string }> = Object.fromEntries
     ['pages.css', 'text/css'],
   ].map(([name, type]) => [name, { body: readFileSync(new URL(name, dir), 'utf8'), type: `${type}; charset=utf-8` }]),
 );
+/**
+ * The one Content-Security-Policy of the pages this API serves (share, approval, API reference,
+ * console): nothing by default; scripts, styles and connections from this origin only; no form
+ * posts elsewhere, no framing, no <base>. `widen` adds sources to a directive for a page that
+ * needs them (the share page's logos, Swagger UI's inline styles), and nothing else changes.
+ */
+export function pageCsp(widen: Partial<Record<'img-src' | 'style-src' | 'font-src', string>> = {}): string {
+  const policy: [string, string][] = [
+    ['default-src', "'none'"],
+    ['script-src', "'self'"],
+    ['style-src', "'self'"],
+    ['img-src', "'self'"],
+    ['font-src', ''],
+    ['connect-src', "'self'"],
+    ['form-action', "'self'"],
+    ['frame-ancestors', "'none'"],
+    ['base-uri', "'none'"],
+  ];
+  return policy
+    .map(([name, sources]) => [name, [sources, widen[name as keyof typeof widen] ?? ''].filter(Boolean).join(' ')])
+    .filter(([, sources]) => sources)
+    .map(([name, sources]) => `${name} ${sources}`)
+    .join('; ');
+}
+
+/** Headers every page carries beside its CSP: no Referer (tokens may be in the URL), no type sniffing. */
+export const PAGE_HEADERS = { 'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff' } as const;
+
 const HEADERS = {
-  'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'Referrer-Policy': 'no-referrer',
-  'X-Content-Type-Options': 'nosniff',
+  'Content-Security-Policy': pageCsp({ 'img-src': 'https: data:' }),
+  ...PAGE_HEADERS,
   'Cache-Control': 'no-store',
 };
 
@@ -45,10 +71,12 @@ const DOC_ASSETS: Record<string, { body: Buffer; type: string }> = {
 };
 const DOCS_HTML = readFileSync(new URL('docs.html', dir), 'utf8');
 const DOCS_HEADERS = {
-  'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'Referrer-Policy': 'no-referrer',
-  'X-Content-Type-Options': 'nosniff',
+  'Content-Security-Policy': pageCsp({
+    'style-src': "'unsafe-inline'",
+    'img-src': 'data:',
+    'font-src': "'self' data:",
+  }),
+  ...PAGE_HEADERS,
 };
 
 export function mountPages(router: Router): void {

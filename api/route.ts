@@ -36,14 +36,15 @@ export interface RouteDef<PS = unknown, QS = unknown, BS = unknown> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
   /**
-   * One or two sentences about the route; the OpenAPI operation's description (its short title is
-   * derived, see `operationTitle`).
+   * The operation's summary in the OpenAPI document: a short title written for the route ("Invoke a
+   * neuron", "Stream a job's tokens and progress"), never one made from the path. Required, so a
+   * new route cannot be added without one (test/unit/openapi.test.ts also refuses path-like ones).
    */
-  summary?: string;
+  summary: string;
+  /** One or two sentences about the route: the operation's description. */
+  description?: string;
   /** Overrides the derived operation id (`operationIdOf`) where derivation reads poorly or collides. */
   operationId?: string;
-  /** Overrides the derived short title of the operation (`operationTitle`). */
-  title?: string;
   /** OpenAPI examples for a main flow: a request body and the success response. */
   examples?: { request?: unknown; response?: unknown };
   tags?: string[];
@@ -204,7 +205,14 @@ async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Prom
  */
 export const resolveRequestScope = (ctx: Context, rc: RouteContext): Promise<Scope> =>
   resolveScope(
-    { method: 'post', path: ctx.path, auth: 'required', brain: 'optional', handler: async () => undefined },
+    {
+      method: 'post',
+      path: ctx.path,
+      summary: 'A request outside the route table',
+      auth: 'required',
+      brain: 'optional',
+      handler: async () => undefined,
+    },
     ctx,
     rc,
   );
@@ -301,49 +309,4 @@ export function operationIdOf(def: Pick<RouteDef, 'method' | 'path' | 'operation
       : join(statics.slice(0, -1), statics.at(-1)!);
   }
   return join(statics, def.method === 'delete' ? 'delete' : 'update');
-}
-
-/** Verbs that read better with a preposition in a title. */
-const ACTION_PHRASES: Record<string, string> = { respond: 'respond to', input: 'send input to' };
-const singular = (word: string) =>
-  word
-    .replace(/ies$/, 'y')
-    .replace(/(ss|sh|ch|x)es$/, '$1')
-    .replace(/([^s])s$/, '$1');
-const words = (id: string) => id.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
-
-/**
- * A short title for the operation (`Invoke neuron`, `List neuron versions`), from its id; a
- * route's `title` overrides it.
- */
-export function operationTitle(def: Pick<RouteDef, 'method' | 'path' | 'operationId' | 'title'>): string {
-  if (def.title) return def.title;
-  const parts = operationIdOf(def).split('.');
-  const verb = parts.pop()!;
-  // Every segment but the last names one parent (`trace messages`); the last is the resource.
-  const lead = parts.slice(0, -1).map((p) => singular(words(p)));
-  const noun = [...lead, words(parts.at(-1) ?? '')].join(' ');
-  const one = [...lead, singular(words(parts.at(-1) ?? ''))].join(' ');
-  const text = (() => {
-    switch (verb) {
-      case 'list':
-        return `List ${noun}`;
-      case 'create':
-        return `Create ${one}`;
-      case 'get':
-        return `Get ${one}`;
-      case 'update':
-        return `Update ${one}`;
-      case 'replace':
-        return `Replace ${noun}`;
-      case 'delete':
-        return `Delete ${one}`;
-      case 'deleteAll':
-        return `Delete all ${noun}`;
-      // A view of a resource (`jobs.status`): "Get job status"; an action (`neurons.invoke`): "Invoke neuron".
-      default:
-        return def.method === 'get' ? `Get ${one} ${words(verb)}` : `${ACTION_PHRASES[verb] ?? words(verb)} ${one}`;
-    }
-  })();
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }

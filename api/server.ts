@@ -34,10 +34,15 @@ async function main() {
     }
     throw e;
   }
-  // Pathways created before pathways had receptors get theirs (idempotent; a no-op once done).
+  // Pathways created before pathways had receptors get theirs, and those stored before slugs their
+  // slug (idempotent; a no-op once done).
   deps.repos.pathways
     .allSummaries()
-    .then((all) => services.receptors.ensureForPathways(all))
+    .then(async (all) => {
+      const slugged = await services.pathways.fillSlugs(all);
+      if (slugged) log.info({ filled: slugged }, 'slugs filled in for existing pathways');
+      return services.receptors.ensureForPathways(all);
+    })
     .then((n) => {
       if (n) log.info({ created: n }, 'receptors created for existing pathways');
     })

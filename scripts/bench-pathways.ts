@@ -20,8 +20,18 @@ export interface ParallelResult {
   fanOutMs: number[];
   singleMs: number[];
   ratio: number;
-  map: { items: number; concurrency: number; mapMs: number[]; oneMs: number[]; ratio: number };
+  map: {
+    items: number;
+    concurrency: number;
+    mapMs: number[];
+    oneMs: number[];
+    ratio: number;
+    /** CPU milliseconds per item of the 100-item maps, by process (what a shared machine's load cannot distort). */
+    cpuMsPerItem: Record<string, number>;
+  };
 }
+/** CPU seconds spent so far by each process of the bench's tree, by name. */
+export type CpuReader = () => Map<string, number>;
 const MAP_ITEMS = 100;
 const MAP_CONCURRENCY = 10;
 const PROVIDER_MS = 200;
@@ -60,6 +70,7 @@ export async function measurePathwayParallel(
   llm: ScriptedOpenAI,
   neuronId: string,
   say: (line: string) => void,
+  cpu: CpuReader,
 ): Promise<ParallelResult> {
   const delays = Array.from({ length: FAN_OUT }, (_, i) => ({
     id: `wait-${i + 1}`,
@@ -100,7 +111,7 @@ export async function measurePathwayParallel(
   say(
     `(q) fan-out median ${median(fanOutMs).toFixed(0)} ms, one delay median ${median(singleMs).toFixed(0)} ms, ratio ${ratio.toFixed(2)}`,
   );
-  return { fanOut: FAN_OUT, fanOutMs, singleMs, ratio, map: await measureMap(app, ws, llm, neuronId, say) };
+  return { fanOut: FAN_OUT, fanOutMs, singleMs, ratio, map: await measureMap(app, ws, llm, neuronId, say, cpu) };
 }
 
 /** A map over a neuron whose provider answers after PROVIDER_MS: 100 items at concurrency 10 against one item. */
@@ -110,6 +121,7 @@ async function measureMap(
   llm: ScriptedOpenAI,
   neuronId: string,
   say: (line: string) => void,
+  cpu: CpuReader,
 ): Promise<ParallelResult['map']> {
   llm.setDefault(() => ({ text: 'done', firstTokenMs: PROVIDER_MS }));
   const mapPathway = await create(app, ws, 'bench-map', {
@@ -135,12 +147,19 @@ async function measureMap(
   const oneMs: number[] = [];
   for (let i = 0; i < 3; i++) oneMs.push(await timedRun(app, ws, mapPathway, items(1)));
   const mapMs: number[] = [];
+  const cpu0 = cpu();
   for (let i = 0; i < 2; i++) mapMs.push(await timedRun(app, ws, mapPathway, items(MAP_ITEMS)));
+  const cpu1 = cpu();
+  const cpuMsPerItem: Record<string, number> = {};
+  for (const [name, s] of cpu1) {
+    const ms = ((s - (cpu0.get(name) ?? 0)) * 1000) / (2 * MAP_ITEMS);
+    if (ms >= 0.5) cpuMsPerItem[name] = Math.round(ms * 10) / 10;
+  }
   const ratio = median(mapMs) / ((MAP_ITEMS / MAP_CONCURRENCY) * median(oneMs));
   say(
-    `(q) map of ${MAP_ITEMS} median ${median(mapMs).toFixed(0)} ms, one item ${median(oneMs).toFixed(0)} ms, ratio ${ratio.toFixed(2)}`,
+    `(q) map of ${MAP_ITEMS} median ${median(mapMs).toFixed(0)} ms, one item ${median(oneMs).toFixed(0)} ms, ratio ${ratio.toFixed(2)}; CPU per item ${JSON.stringify(cpuMsPerItem)} ms`,
   );
-  return { items: MAP_ITEMS, concurrency: MAP_CONCURRENCY, mapMs, oneMs, ratio };
+  return { items: MAP_ITEMS, concurrency: MAP_CONCURRENCY, mapMs, oneMs, ratio, cpuMsPerItem };
 }
 
 export function sectionQ(q: ParallelResult): string[] {

@@ -91,12 +91,12 @@ export async function measureStakeholderMaps(
   const diff = await timed(RUNS, () =>
     app.get(`/v1/resources/stakeholder_maps/diff?resource_id=${full}&from=1&to=live`, ws.key, h),
   );
-  const live = await app.get<{ graph: { stakeholders: { id: string }[] } }>(
+  const live = await app.get<{ stakeholders: { id: string }[] }>(
     `/v1/resources/stakeholder_maps/live?resource_id=${full}`,
     ws.key,
     h,
   );
-  const someone = live.body.graph.stakeholders[0].id;
+  const someone = live.body.stakeholders[0].id;
   const briefing = await timed(RUNS, () => app.get(`/v1/stakeholders/briefing/${someone}`, ws.key, h));
   const rev = await app.deps.db
     .collection('stakeholder_map_revisions')

@@ -4,12 +4,17 @@
  * One run, one set of services, one scripted OpenAI-compatible provider (test/support/scripted-openai.ts),
  * the real Koa app on port 0 (startTestApp) and a real worker process (spawnWorkerProcess):
  *
- * (a) Time to first token: a neuron invoke through the API versus the same scripted reply streamed
- *     straight from the provider by the real openai adapter. Shows the latency the platform adds.
+ * (a) Time to first token: a neuron invoke through the API (invoke + job stream), and the same neuron
+ *     through the OpenAI-compatible endpoint (`POST /v1/openai/chat/completions`, `stream: true`),
+ *     versus the same scripted reply streamed straight from the provider by the real openai adapter.
+ *     Shows the latency the platform adds on each route.
  * (b) Throughput: trivial neuron runs completed per second versus a bare one-activity workflow on the
  *     same Temporal server (scripts/bench-workflows.ts, its own worker and task queue).
  * (c) Pathway per-node overhead: a 20-node linear pathway's median run time divided by 20, versus
  *     one bare one-activity workflow run.
+ * (r) Console (scripts/bench-console.ts): bytes transferred (gzip) on the first load of /console and for
+ *     a run page's graph; the time from a stream entry written to its node's colour changing in the page
+ *     (Chromium; median over 50 entries).
  * (q) Pathway parallelism (scripts/bench-pathways.ts): a 20-way fan-out of 1 s delays into a join ÷ one
  *     1 s delay (aim ≤ 1.3); a map of 100 items at concurrency 10 over a 200 ms provider ÷ (10 × one item) (aim ≤ 1.5).
  * (d) A realistic provider (the simulator: slow, different on every call, failing mid-stream).
@@ -80,6 +85,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createOpenAIProvider } from '../src/llm/openai.js';
 import { buildWorkspace, makeClient, startTestApp, type TestApp, type TestClient } from '../test/support/app.js';
+import { measureConsole, sectionR, type ConsoleResult } from './bench-console.js';
 import { measurePathwayParallel, sectionQ, type ParallelResult } from './bench-pathways.js';
 import {
   lastUserText,
@@ -89,6 +95,7 @@ import {
   type ScriptedRequestBody,
 } from '../test/support/scripted-openai.js';
 import { createSimulation } from '../test/support/provider-sim.js';
+import { createParser } from 'eventsource-parser';
 import { dataOf, readSse, shownReply } from '../test/support/sse.js';
 import { spawnApiProcess, spawnWorkerProcess } from '../test/support/worker.js';
 import { build } from './build.js';
@@ -345,8 +352,11 @@ const spread = (xs: number[]): Spread => ({ median: median(xs), p90: p90(xs) });
 
 interface TtftResult {
   platform: Spread;
+  /** The same neuron through POST /v1/openai/chat/completions with stream: true, to its first content chunk. */
+  openai: Spread;
   direct: Spread;
   addedAtMedian: number;
+  openaiAddedAtMedian: number;
   accepted: Spread;
   breakdown: TtftBreakdown;
 }
@@ -356,8 +366,13 @@ interface TtftResult {
  * - Platform: from just before `POST /v1/neurons/:id/invoke` to the first `token` event read on
  *   `GET /v1/jobs/:id/stream` (opened as soon as the invoke answers; that time is included).
  *   Each run is read to its `complete` event before the next starts (sequential).
+ * - OpenAI-compatible: from just before `POST /v1/openai/chat/completions` (`model` the neuron's
+ *   id, `stream: true`) to the first `chat.completion.chunk` carrying content, read from the same
+ *   response; the response is read to `data: [DONE]` before the next run.
  * - Direct: from just before `createOpenAIProvider({ baseURL }).chat()` to its first onToken call,
  *   same scripted reply, same HTTP server. The difference is what the platform adds.
+ * The three are measured in turn within each round (direct, invoke, OpenAI-compatible), so a slow
+ * spell of this shared machine falls on all of them alike.
  */
 async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Promise<TtftResult> {
   llm.setDefault(() => TTFT_REPLY);
@@ -385,20 +400,46 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
     if (run.firstToken === undefined) throw new Error(`job ${run.jobId} completed without a token event`);
     return run;
   };
+  const openaiOnce = async (i: number): Promise<number> => {
+    const t0 = performance.now();
+    const res = await fetch(`${app.url}/v1/openai/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: neuronId, stream: true, messages: [{ role: 'user', content: `ttft ${i}` }] }),
+    });
+    if (res.status !== 200 || !res.body)
+      throw new Error(`chat/completions answered ${res.status}: ${await res.text()}`);
+    let first: number | undefined;
+    let done = false;
+    const parser = createParser({
+      onEvent: (e) => {
+        if (e.data === '[DONE]') return void (done = true);
+        const chunk = JSON.parse(e.data) as { choices?: { delta?: { content?: string } }[] };
+        if (first === undefined && chunk.choices?.[0]?.delta?.content) first = performance.now();
+      },
+    });
+    const decoder = new TextDecoder();
+    for await (const part of res.body) parser.feed(decoder.decode(part as Uint8Array, { stream: true }));
+    if (first === undefined || !done) throw new Error('the OpenAI-compatible stream ended without content or [DONE]');
+    return first - t0;
+  };
 
   say(
-    `(a) time to first token: warm-up ${WARMUP} + ${TTFT_RUNS} direct provider calls and sequential invokes through the API, alternating`,
+    `(a) time to first token: warm-up ${WARMUP} + ${TTFT_RUNS} direct provider calls, sequential invokes and OpenAI-compatible completions, in turn`,
   );
   for (let i = 0; i < WARMUP; i++) {
     await directOnce(i);
     await platformOnce(i);
+    await openaiOnce(i);
   }
   const directMs: number[] = [];
+  const openaiMs: number[] = [];
   const runs: RunTrace[] = [];
-  // Alternating, so a slow spell of this shared machine falls on both sides alike.
+  // In turn, so a slow spell of this shared machine falls on every side alike.
   for (let i = 0; i < TTFT_RUNS; i++) {
     directMs.push(await directOnce(i));
     runs.push(await platformOnce(i));
+    openaiMs.push(await openaiOnce(i));
   }
   const platformMs = runs.map((r) => r.firstToken! - r.t0);
 
@@ -410,8 +451,10 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
 
   const result: TtftResult = {
     platform: spread(platformMs),
+    openai: spread(openaiMs),
     direct: spread(directMs),
     addedAtMedian: median(platformMs) - median(directMs),
+    openaiAddedAtMedian: median(openaiMs) - median(directMs),
     accepted: spread(runs.map((r) => r.accepted - r.t0)),
     breakdown,
   };
@@ -419,7 +462,12 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
   say(
     `(a) platform median ${fmt(result.platform.median)} ms  p90 ${fmt(result.platform.p90)} ms  (invoke POST alone: median ${fmt(result.accepted.median)} ms)`,
   );
-  say(`(a) added at the median: ${fmt(result.addedAtMedian)} ms`);
+  say(
+    `(a) openai   median ${fmt(result.openai.median)} ms  p90 ${fmt(result.openai.p90)} ms  (POST /v1/openai/chat/completions, stream: true)`,
+  );
+  say(
+    `(a) added at the median: invoke ${fmt(result.addedAtMedian)} ms, OpenAI-compatible ${fmt(result.openaiAddedAtMedian)} ms`,
+  );
   return result;
 }
 
@@ -1664,6 +1712,7 @@ interface Results {
   b?: ThroughputResult;
   c?: PathwayResult;
   q?: ParallelResult;
+  r?: ConsoleResult;
   d?: RealisticResult;
   e?: SearchBenchResult;
   f?: StakeholderMapFigures;
@@ -1679,7 +1728,7 @@ interface Results {
   s?: StreamWriterResult;
 }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists, q, s }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists, q, r, s }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1691,6 +1740,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists
     ...(b ? ['', ...sectionB(b)] : []),
     ...(c ? ['', ...sectionC(c)] : []),
     ...(q ? ['', ...sectionQ(q)] : []),
+    ...(r ? ['', ...sectionR(r).map((x) => `  ${x}`)] : []),
     ...(d ? ['', ...sectionD(d)] : []),
     ...(e ? ['', ...searchSummary(e)] : []),
     ...(f ? ['', ...formatStakeholderMaps(f, fmt)] : []),
@@ -1712,6 +1762,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists
     return [
       `  (a) Time to first token, ${TTFT_RUNS} sequential runs`,
       `      platform (invoke → first SSE token)   median ${fmt(a.platform.median).padStart(7)} ms   p90 ${fmt(a.platform.p90).padStart(7)} ms`,
+      `      OpenAI-compatible (stream → content)  median ${fmt(a.openai.median).padStart(7)} ms   p90 ${fmt(a.openai.p90).padStart(7)} ms   (added ${fmt(a.openaiAddedAtMedian)} ms)`,
       `      direct (openai adapter → onToken)     median ${fmt(a.direct.median).padStart(7)} ms   p90 ${fmt(a.direct.p90).padStart(7)} ms`,
       `      added by the platform at the median   ${fmt(a.addedAtMedian)} ms   (aim < ${AIM_ADDED_TTFT_MS} ms: ${verdict(a.addedAtMedian < AIM_ADDED_TTFT_MS)})`,
       `      where it goes (medians): POST → 202 ${fmt(bd.apiToAccepted)} | 202 → first token written ${fmt(bd.acceptedToEmit)}`,
@@ -1930,7 +1981,15 @@ async function main(): Promise<void> {
     if (runs('a')) r.a = await measureTtft(app, ws, llm);
     if (runs('b')) r.b = await measureThroughput(app, ws, llm, bare!, worker.pid);
     if (runs('c')) r.c = await measurePathway(app, ws, bare!);
-    if (runs('q')) r.q = await measurePathwayParallel(app, ws, llm, await createNeuron(app, ws, 'bench-map'), say);
+    if (runs('q')) {
+      const names = new Map<number, string>([
+        [process.pid, 'bench process (API, provider, clients)'],
+        ...(worker.pid ? [[worker.pid, 'worker'] as [number, string]] : []),
+      ]);
+      const neuronId = await createNeuron(app, ws, 'bench-map');
+      r.q = await measurePathwayParallel(app, ws, llm, neuronId, say, () => treeCpu(names));
+    }
+    if (runs('r')) r.r = await measureConsole(app, ws, say);
     if (runs('d')) r.d = await measureRealistic(app, ws, llm);
     if (runs('e')) r.e = await measureSearch(say);
     if (runs('f')) r.f = await measureStakeholderMaps(app, ws);

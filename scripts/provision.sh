@@ -23,6 +23,8 @@
 #                         flite and espeak-ng speak the test sentences; docs/meetings.md)
 #   9. python3           (apt-get, only when missing; the Python client, clients/python, is
 #                         tested against the API with the system's python3, standard library only)
+#  10. console           (vite build of console/src into console/dist when the built assets are
+#                         missing or older than a source: the API serves them at /console)
 #
 # Steps 5, 6, 8 and 9 are for the tests only: `provision.sh --run` (what `npm run up` runs) skips
 # them, so a bare machine comes up without building Versity Gateway or installing a browser and
@@ -320,7 +322,30 @@ ensure_python() {
   fi
 }
 
+# ---------------------------------------------------------------------------------------
+# 10. The console's built assets (console/dist, served by the API at /console; docs/console.md)
+# ---------------------------------------------------------------------------------------
+# Rebuilt when index.html is missing or any source (console/src, index.html, vite config,
+# the TypeScript client it uses, package-lock.json) is newer than it. Takes a few seconds.
+ensure_console() {
+  cd "$ROOT"
+  local built="console/dist/index.html" reason=""
+  if [ ! -f "$built" ]; then
+    reason="missing"
+  elif [ -n "$(find console/src console/index.html console/vite.config.ts clients/typescript/src package-lock.json -newer "$built" -print -quit 2>/dev/null)" ]; then
+    reason="older than its sources"
+  fi
+  if [ -z "$reason" ]; then
+    log "console: built ($ROOT/console/dist)"
+    return
+  fi
+  log "console assets $reason: building them (vite build into console/dist)"
+  quiet console-build node node_modules/vite/bin/vite.js build --config console/vite.config.ts || die "building the console failed"
+  log "console built ($ROOT/console/dist)"
+}
+
 ensure_node_modules
+ensure_console
 ensure_temporal
 ensure_ferretdb
 ensure_redis

@@ -191,6 +191,7 @@ function banner(env: NodeJS.ProcessEnv, snake: boolean, embedded: string[]): str
   const api = `http://127.0.0.1:${env.PORT ?? '8080'}`;
   const rows: [string, string][] = [
     ['API', api],
+    ['Console', `${api}/console (sign in with the API key below)`],
     ['Snake', snake ? `http://127.0.0.1:${env.SNAKE_PORT ?? '8090'}` : '(not started: snake/server.ts is missing)'],
     ['Temporal', env.TEMPORAL_ADDRESS ?? ''],
     ['Temporal UI', env.TEMPORAL_UI_URL ?? '(external Temporal: its own UI)'],

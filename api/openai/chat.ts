@@ -14,7 +14,7 @@ import { terminalEntry } from '../../src/services/jobs.js';
 import { isTerminal, type StreamEntry } from '../../src/streams.js';
 import { invalidRequest, modelNotFound, OpenAIError, openAIErrorOf } from './errors.js';
 
-/** What a `model` names: a neuron (by slug or id) or a pathway (`pathway:<id or exact name>`). */
+/** What a `model` names: a neuron (by slug or id) or a pathway (`pathway:<id or slug>`). */
 export type Target = { kind: 'neuron'; id: string } | { kind: 'pathway'; id: string };
 
 const PATHWAY_PREFIX = 'pathway:';
@@ -31,25 +31,17 @@ export async function resolveModel(services: Services, scope: Scope, model: stri
   if (model.startsWith(PATHWAY_PREFIX)) {
     const ref = model.slice(PATHWAY_PREFIX.length).trim();
     if (!scope.brainId) throw modelNotFound(model, ' (a pathway runs in a brain: send X-Brain-Id)');
-    if (UUID_RE.test(ref)) {
-      const found = await services.pathways.getForRun(scope, ref.toLowerCase()).catch((e: unknown) => {
+    // The resolution execute uses: an id, or the slug of the name among the brain's pathways.
+    const found = await services.pathways
+      .resolveId(scope, ref)
+      .then((id) => services.pathways.getForRun(scope, id))
+      .catch((e: unknown) => {
         if (isCode(e, 'NOT_FOUND')) return null;
+        if (isCode(e, 'VALIDATION_ERROR')) throw modelNotFound(model, ` (${(e as Error).message})`);
         throw e;
       });
-      if (found) return { kind: 'pathway', id: found.pathway._id };
-      throw modelNotFound(model);
-    }
-    const page = await services.pathways.list(scope, {
-      search: ref,
-      limit: 50,
-      offset: 0,
-      sortBy: 'name',
-      sortDirection: 'asc',
-    });
-    const named = page.items.filter((p) => p.isActive && p.name.toLowerCase() === ref.toLowerCase());
-    if (named.length > 1) throw modelNotFound(model, ' (several pathways have this name: use pathway:<id>)');
-    if (!named[0]) throw modelNotFound(model);
-    return { kind: 'pathway', id: named[0]._id };
+    if (!found) throw modelNotFound(model);
+    return { kind: 'pathway', id: found.pathway._id };
   }
   const neuron = await services.neurons.resolve(scope, model).catch((e: unknown) => {
     if (isCode(e, 'NOT_FOUND')) return null;

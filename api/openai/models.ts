@@ -1,5 +1,7 @@
+import type { Pathway } from '../../src/db/pathways.js';
 import type { Scope } from '../../src/scope.js';
 import type { Services } from '../../src/services/index.js';
+import { toNeuronSlug } from '../../src/services/neurons.js';
 
 /** At most this many neurons and this many pathways are listed (pages of 200). */
 const LIST_MAX = 1_000;
@@ -22,7 +24,8 @@ const modelObject = (id: string, createdAt: Date): ModelObject => ({
  * What the caller may name as `model`: the active neurons it can invoke (of its brain when it sends
  * X-Brain-Id, with the workspace and core neurons visible there; else of the whole workspace) by
  * slug, or by id where two listed neurons share a slug; then, in a brain, its active pathways as
- * `pathway:<id>` (pathway names are free text and need not be unique).
+ * `pathway:<slug>`, or `pathway:<id>` where two pathways of the brain share a slug (pathway names
+ * are free text and need not be unique).
  */
 export async function listModels(services: Services, scope: Scope): Promise<ModelObject[]> {
   const neurons = [];
@@ -43,8 +46,8 @@ export async function listModels(services: Services, scope: Scope): Promise<Mode
   for (const n of active) seen.set(n.name, (seen.get(n.name) ?? 0) + 1);
   const models = active.map((n) => modelObject(seen.get(n.name) === 1 ? n.name : n._id, n.createdAt));
   if (!scope.brainId) return models;
-  let listed = 0;
-  for (let cursor: string | undefined; listed < LIST_MAX;) {
+  const pathways: Pathway[] = [];
+  for (let cursor: string | undefined; pathways.length < LIST_MAX;) {
     const page = await services.pathways.list(scope, {
       limit: PAGE,
       offset: 0,
@@ -52,10 +55,18 @@ export async function listModels(services: Services, scope: Scope): Promise<Mode
       sortBy: 'name',
       sortDirection: 'asc',
     });
-    listed += page.items.length;
-    for (const p of page.items) if (p.isActive) models.push(modelObject(`pathway:${p._id}`, p.createdAt));
+    pathways.push(...page.items);
     if (!page.hasMore || !page.nextCursor) break;
     cursor = page.nextCursor;
   }
+  // A slug is named only when no other pathway of the brain (active or not) has it: resolution would refuse it.
+  const slugOf = (p: Pathway) => p.slug ?? toNeuronSlug(p.name);
+  const slugs = new Map<string, number>();
+  for (const p of pathways) slugs.set(slugOf(p), (slugs.get(slugOf(p)) ?? 0) + 1);
+  for (const p of pathways)
+    if (p.isActive) {
+      const slug = slugOf(p);
+      models.push(modelObject(`pathway:${slug && slugs.get(slug) === 1 ? slug : p._id}`, p.createdAt));
+    }
   return models;
 }

@@ -2,8 +2,11 @@ import type { z } from 'zod';
 import type { Job as JobRecord } from '../../src/db/jobs.js';
 import type { Job } from '../../src/schemas/jobs.js';
 
-/** Wire shape of a job (GET /v1/jobs/:id/status and list items). */
-export function presentJob(j: JobRecord): z.input<typeof Job> {
+/**
+ * Wire shape of a job (GET /v1/jobs/:id/status and list items). `withInput`: the single-job reads
+ * carry a pathway run's input; lists leave it out (it may be large, and a list does not show it).
+ */
+export function presentJob(j: JobRecord, opts: { withInput?: boolean } = {}): z.input<typeof Job> {
   const { result, waitingFor } = j;
   return {
     job_id: j._id,
@@ -16,6 +19,8 @@ export function presentJob(j: JobRecord): z.input<typeof Job> {
     ...((j.status === 'waiting' || j.status === 'paused') && waitingFor ? { waitingFor } : {}),
     neuron_id: j.neuronId ?? null,
     pathway_id: j.pathwayId ?? null,
+    pathway_version: j.pathwayVersion ?? null,
+    ...(opts.withInput && j.input !== undefined ? { input: j.input } : {}),
     receptor_id: j.receptorId ?? null,
     trace_id: j.traceId ?? null,
     parent_job_id: j.parentJobId ?? null,

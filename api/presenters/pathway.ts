@@ -19,6 +19,7 @@ import type {
   PathwayVersionSummary,
 } from '../../src/schemas/pathways.js';
 import type { PathwayPage, RoleCheck } from '../../src/services/pathways.js';
+import { toNeuronSlug } from '../../src/services/neurons.js';
 import { presentPage } from './page.js';
 
 type Json = Record<string, unknown>;
@@ -30,6 +31,8 @@ export function presentPathway(p: PathwayRow): z.input<typeof Pathway> {
     workspace_id: p.workspaceId,
     brain_id: p.brainId,
     name: p.name,
+    // A pathway stored before slugs has its slug filled in at the API's start; it is the name's slug.
+    slug: p.slug ?? toNeuronSlug(p.name),
     description: p.description ?? '',
     pathway_graph: p.graph as Json,
     pathway_data: p.design as Json | null,

@@ -30,6 +30,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/artifacts',
+    summary: 'List artifacts',
     brain: 'optional',
     query: DocumentListQuery,
     response: ArtifactList,
@@ -42,6 +43,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/artifacts',
+    summary: 'Create an artifact',
     status: 201,
     brain: 'optional',
     body: ArtifactCreateBody,
@@ -55,11 +57,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/artifacts/patch',
+    summary: "Edit an artifact's content",
     brain: 'optional',
     body: ArtifactPatchEnvelope,
     response: ArtifactWithJob,
     tags,
-    summary:
+    description:
       'Patch envelope: { artifact_id, base_version, edits: [replace | append | prepend | search_replace], title?, content_type? }; 409 when base_version is not the current version',
     handler: async ({ body, scope, services }) => {
       const { artifact_id, ...rest } = body;
@@ -70,6 +73,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/artifacts/structure',
+    summary: 'Read the artifact folder structure',
     brain: 'optional',
     query: StructureQuery,
     response: Structure,
@@ -79,6 +83,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/artifacts/chunks/:chunk_id',
+    summary: 'Read an artifact chunk',
     brain: 'optional',
     params: ChunkParams,
     response: Chunk,
@@ -89,6 +94,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/artifacts/:id',
+    summary: 'Read an artifact',
     brain: 'optional',
     params: IdParams,
     response: Artifact,
@@ -99,12 +105,13 @@ export default [
   route({
     method: 'put',
     path: '/v1/artifacts/:id',
+    summary: 'Change an artifact',
     brain: 'optional',
     params: IdParams,
     body: ArtifactUpdateBody,
     response: ArtifactWithJob,
     tags,
-    summary: 'Each change is a content version; base_version (optional) makes it conditional (409 when stale)',
+    description: 'Each change is a content version; base_version (optional) makes it conditional (409 when stale)',
     handler: async ({ params, body, scope, services }) => {
       const { doc, jobId } = await services.documents.updateArtifact(scope, params.id, body);
       return { artifact: presentArtifact(doc), job_id: jobId };
@@ -113,6 +120,7 @@ export default [
   route({
     method: 'delete',
     path: '/v1/artifacts/:id',
+    summary: 'Delete an artifact',
     brain: 'optional',
     params: IdParams,
     response: z.object({ success: z.literal(true) }),
@@ -125,11 +133,12 @@ export default [
   route({
     method: 'get',
     path: '/v1/artifacts/:id/body',
+    summary: "Download an artifact's body",
     brain: 'optional',
     params: IdParams,
     query: ArtifactBodyQuery,
     tags,
-    summary:
+    description:
       'The raw body of a content version (version=N; default the current); format raw (its content type), markdown, text, or json ({ content, version, content_type })',
     handler: async ({ params, query, scope, services, ctx }) => {
       const b = await services.documents.artifactBody(scope, params.id, query.version);
@@ -144,6 +153,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/artifacts/:id/chunks',
+    summary: "List an artifact's chunks",
     brain: 'optional',
     params: IdParams,
     query: ChunkListQuery,
@@ -155,6 +165,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/artifacts/:id/versions',
+    summary: "List an artifact's versions",
     brain: 'optional',
     params: IdParams,
     response: VersionList,

@@ -59,6 +59,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/assets',
+    summary: 'List assets',
     brain: 'optional',
     query: DocumentListQuery,
     response: AssetList,
@@ -71,12 +72,14 @@ export default [
   route({
     method: 'post',
     path: '/v1/assets',
+    summary: 'Create an asset',
     status: 201,
     brain: 'optional',
     body: AssetCreateBody,
     response: AssetWithJob,
     tags,
-    summary: 'A row with metadata; with content, also a body that is chunked and embedded by an ingest job (job_id)',
+    description:
+      'A row with metadata; with content, also a body that is chunked and embedded by an ingest job (job_id)',
     handler: async ({ body, scope, services }) => {
       const { doc, jobId } = await services.documents.createAsset(scope, body);
       return { asset: presentAsset(doc), job_id: jobId };
@@ -85,11 +88,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/assets/ingest',
+    summary: 'Ingest a file, text or URL as an asset',
     status: 201,
     brain: 'optional',
     response: AssetWithJob,
     tags,
-    summary:
+    description:
       'JSON { source: { type: text | url, value }, name, path, metadata, skip_embedding } or multipart/form-data (field "file", and name, path, metadata as JSON, skip_embedding); content type sniffed; 413 beyond ASSET_MAX_BYTES',
     handler: async (i) => {
       const { doc, jobId } = i.ctx.is('multipart/form-data')
@@ -104,16 +108,18 @@ export default [
   route({
     method: 'get',
     path: '/v1/assets/structure',
+    summary: 'Read the asset folder structure',
     brain: 'optional',
     query: StructureQuery,
     response: Structure,
     tags,
-    summary: 'Folder structure under path_prefix: sub-folders with item counts, and the assets right there',
+    description: 'Folder structure under path_prefix: sub-folders with item counts, and the assets right there',
     handler: async ({ query, scope, services }) => services.documents.structure(scope, 'asset', query),
   }),
   route({
     method: 'post',
     path: '/v1/assets/structure-batch',
+    summary: 'Read several asset folders at once',
     brain: 'optional',
     body: StructureBatchBody,
     response: z.object({ structures: z.array(Structure) }),
@@ -129,6 +135,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/assets/chunks/:chunk_id',
+    summary: 'Read an asset chunk',
     brain: 'optional',
     params: ChunkParams,
     response: Chunk,
@@ -139,6 +146,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/assets/:id',
+    summary: 'Read an asset',
     brain: 'optional',
     params: IdParams,
     response: Asset,
@@ -149,12 +157,13 @@ export default [
   route({
     method: 'put',
     path: '/v1/assets/:id',
+    summary: "Change an asset's metadata",
     brain: 'optional',
     params: IdParams,
     body: AssetUpdateBody,
     response: AssetWithJob,
     tags,
-    summary:
+    description:
       'Changes name, path, metadata or skip_embedding (each change a metadata version); the stored body cannot be replaced (400)',
     handler: async ({ params, body, scope, services }) => {
       const { doc, jobId } = await services.documents.updateAsset(
@@ -168,6 +177,7 @@ export default [
   route({
     method: 'delete',
     path: '/v1/assets/:id',
+    summary: 'Delete an asset',
     brain: 'optional',
     params: IdParams,
     response: z.object({ success: z.literal(true) }),
@@ -180,6 +190,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/assets/:id/chunks',
+    summary: "List an asset's chunks",
     brain: 'optional',
     params: IdParams,
     query: ChunkListQuery,
@@ -191,11 +202,12 @@ export default [
   route({
     method: 'delete',
     path: '/v1/assets/:id/chunks',
+    summary: 'Remove every chunk of an asset',
     brain: 'optional',
     params: IdParams,
     response: Deleted,
     tags,
-    summary: 'Removes every chunk of the asset (the body stays; a new ingest is not started)',
+    description: 'Removes every chunk of the asset (the body stays; a new ingest is not started)',
     handler: async ({ params, scope, services }) => ({
       deleted_count: await services.documents.deleteChunks(scope, params.id, 'asset'),
     }),
@@ -203,12 +215,13 @@ export default [
   route({
     method: 'delete',
     path: '/v1/assets/:id/chunks/by-source',
+    summary: "Remove an asset's chunks from one source",
     brain: 'optional',
     params: IdParams,
     query: ChunkDeleteQuery,
     response: Deleted,
     tags,
-    summary: 'Removes the chunks that came from one source (query source, for example body)',
+    description: 'Removes the chunks that came from one source (query source, for example body)',
     handler: async ({ params, query, scope, services, ctx }) => {
       const source = query.source ?? (ctx.request as { body?: { source?: unknown } }).body?.source;
       if (typeof source !== 'string' || !source)
@@ -219,6 +232,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/assets/:id/versions',
+    summary: "List an asset's versions",
     brain: 'optional',
     params: IdParams,
     response: VersionList,

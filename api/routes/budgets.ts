@@ -12,23 +12,25 @@ export default [
   route({
     method: 'post',
     path: '/v1/budgets',
+    summary: 'Set a budget',
     status: 201,
     roles: admin,
     body: BudgetCreateBody,
     response: Budget,
     tags,
-    summary: 'Sets a budget (tokens or USD per day, month or in all); one per target, measure and period',
+    description: 'Sets a budget (tokens or USD per day, month or in all); one per target, measure and period',
     handler: async ({ body, scope, services }) =>
       presentBudget(await services.budgets.view(await services.budgets.create(scope, body))),
   }),
   route({
     method: 'get',
     path: '/v1/budgets',
+    summary: 'List budgets with their spend',
     roles: admin,
     query: BudgetListQuery,
     response: BudgetList,
     tags,
-    summary: "The workspace's budgets with what each has spent in its current period",
+    description: "The workspace's budgets with what each has spent in its current period",
     handler: async ({ query, scope, services }) => {
       const p = await services.budgets.list(scope, query);
       return {
@@ -40,6 +42,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/budgets/:id',
+    summary: 'Read a budget',
     roles: admin,
     params: IdParams,
     response: Budget,
@@ -50,18 +53,20 @@ export default [
   route({
     method: 'patch',
     path: '/v1/budgets/:id',
+    summary: 'Change a budget',
     roles: admin,
     params: IdParams,
     body: BudgetUpdateBody,
     response: Budget,
     tags,
-    summary: 'Changes the limit, policy or name (takes effect at the next model turn of every run)',
+    description: 'Changes the limit, policy or name (takes effect at the next model turn of every run)',
     handler: async ({ params, body, scope, services }) =>
       presentBudget(await services.budgets.view(await services.budgets.update(scope, params.id, body))),
   }),
   route({
     method: 'delete',
     path: '/v1/budgets/:id',
+    summary: 'Delete a budget',
     roles: admin,
     params: IdParams,
     response: SuccessBody,

@@ -36,6 +36,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/integrations',
+    summary: 'List OAuth integrations',
     roles: ['workspace_admin'],
     response: z.object({ integrations: z.array(Integration) }),
     tags,
@@ -47,13 +48,14 @@ export default [
     // The id names an integration of the caller's own workspace (another workspace's of the same name is never touched).
     method: 'put',
     path: '/v1/integrations/:integration_id',
+    summary: 'Create or replace an OAuth integration',
     roles: ['workspace_admin'],
     createsByPath: true,
     params: IntegrationParams,
     body: IntegrationBody.omit({ integration_id: true }),
     response: Integration,
     tags,
-    summary: 'Creates or replaces an OAuth 2 integration; the client secret is stored sealed and never returned',
+    description: 'Creates or replaces an OAuth 2 integration; the client secret is stored sealed and never returned',
     handler: async ({ params, body, scope, services }) =>
       presentIntegration(
         await services.connections.putIntegration(scope, { ...body, integration_id: params.integration_id }),
@@ -62,6 +64,7 @@ export default [
   route({
     method: 'delete',
     path: '/v1/integrations/:integration_id',
+    summary: 'Delete an OAuth integration',
     roles: ['workspace_admin'],
     params: IntegrationParams,
     response: SuccessBody,
@@ -71,15 +74,21 @@ export default [
       return { success: true as const };
     },
   }),
-  ...(['/v1/reflexes/:id/connect', '/v1/reflexes/:id/connections/initiate'] as const).map((path) =>
+  ...(
+    [
+      ['/v1/reflexes/:id/connect', "Connect a reflex's account (OAuth)"],
+      ['/v1/reflexes/:id/connections/initiate', "Start a reflex's OAuth connection"],
+    ] as const
+  ).map(([path, summary]) =>
     route({
       method: 'post',
       path,
+      summary,
       params: IdParams,
       body: ConnectBody,
       response: ConnectAccepted,
       tags,
-      summary: 'Starts an OAuth 2 authorization-code flow with PKCE: open redirectUrl in the browser',
+      description: 'Starts an OAuth 2 authorization-code flow with PKCE: open redirectUrl in the browser',
       handler: async ({ params, body, scope, services, ctx }) =>
         services.connections.initiate(scope, params.id, body, `${ctx.protocol}://${ctx.host}`),
     }),
@@ -87,12 +96,14 @@ export default [
   route({
     method: 'get',
     path: '/v1/reflexes/:id/callback',
+    summary: 'OAuth callback of a reflex connection',
     auth: 'none',
     params: IdParams,
     query: CallbackQuery,
     response: CallbackResult,
     tags,
-    summary: 'Where the provider sends the browser (code and state); with a callbackUrl the browser is sent on there',
+    description:
+      'Where the provider sends the browser (code and state); with a callbackUrl the browser is sent on there',
     handler: async ({ params, query, services, ctx }) => {
       const { callbackUrl, ...result } = await services.connections.callback(params.id, query);
       if (callbackUrl) {
@@ -108,6 +119,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/reflexes/:id/connection',
+    summary: "Read a reflex's connection",
     params: IdParams,
     response: ConnectionView,
     tags,
@@ -116,6 +128,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/reflexes/:id/connections/check',
+    summary: 'Check whether a reflex is connected',
     params: IdParams,
     response: ReflexConnectionStatus,
     tags,
@@ -124,6 +137,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/reflexes/connections/batch',
+    summary: 'Read the connections of several reflexes',
     body: BatchBody,
     response: z.object({ connections: z.array(ConnectionView.extend({ reflexId: z.string() })) }),
     tags,
@@ -134,6 +148,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/reflexes/connections/check-batch',
+    summary: 'Check whether several reflexes are connected',
     body: CheckBatchBody,
     response: z.object({ statuses: z.array(z.object({ reflexId: z.string(), status: ReflexConnectionStatus })) }),
     tags,
@@ -144,6 +159,7 @@ export default [
   route({
     method: 'delete',
     path: '/v1/reflexes/:id/connection',
+    summary: 'Disconnect a reflex',
     params: IdParams,
     response: SuccessBody,
     tags,

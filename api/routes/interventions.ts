@@ -10,10 +10,11 @@ export default [
   route({
     method: 'get',
     path: '/v1/interventions',
+    summary: 'List interventions',
     brain: 'optional',
     query: InterventionListQuery,
     tags: ['interventions'],
-    summary: 'List (default scope: the X-Brain-Id brain; brain_scope=all for the workspace); summary=1 for counts',
+    description: 'List (default scope: the X-Brain-Id brain; brain_scope=all for the workspace); summary=1 for counts',
     handler: async ({ query, scope, services }) => {
       if (query.summary) return services.interventions.summary(scope, query);
       const r = await services.interventions.list(scope, query);
@@ -23,6 +24,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/interventions/:id',
+    summary: 'Read an intervention',
     params: IdParams,
     response: Intervention,
     tags: ['interventions'],
@@ -32,18 +34,20 @@ export default [
   route({
     method: 'post',
     path: '/v1/interventions/:id/respond',
+    summary: 'Answer an intervention',
     params: IdParams,
     body: RespondBody,
     response: Intervention,
     tags: ['interventions'],
     examples: { request: { action: 'approve', comment: 'Looks good' } },
-    summary: 'Answers the intervention and resumes the paused job',
+    description: 'Answers the intervention and resumes the paused job',
     handler: async ({ params, body, scope, services }) =>
       presentIntervention(await services.interventions.respond(scope, params.id, body)),
   }),
   route({
     method: 'get',
     path: '/v1/public/interventions/:token',
+    summary: 'Read an intervention by its public token',
     auth: 'none',
     params: TokenParams,
     tags: ['interventions'],
@@ -55,6 +59,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/public/interventions/:token/respond',
+    summary: 'Answer an intervention by its public token',
     auth: 'none',
     params: TokenParams,
     body: RespondBody,

@@ -98,19 +98,21 @@ export default [
   route({
     method: 'get',
     path: '/v1/resources/tree',
+    summary: 'Read the resource tree',
     brain: 'optional',
     query: TreeQuery,
     response: Tree,
     tags,
-    summary:
+    description:
       'tree_profile document (assets and artifacts by folder path; default) or broad (also memories and skills); path_prefix scopes it',
     handler: async ({ query, scope, services }) => services.catalog.tree(scope, query),
   }),
   route({
     method: 'post',
     path: '/v1/resources/tree',
+    summary: 'Read the resource tree (options in the body)',
     operationId: 'resources.treeByBody',
-    title: 'Get the resource tree (options in the body)',
+
     brain: 'optional',
     body: TreeQuery,
     response: Tree,
@@ -120,6 +122,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/resources/move',
+    summary: 'Move resources to another folder',
     brain: 'optional',
     body: MoveBody,
     response: z.object({
@@ -127,18 +130,19 @@ export default [
       not_found: z.array(z.string()),
     }),
     tags,
-    summary:
+    description:
       'moves: [{ resource_id, path }] (or resource_ids with path); move_profile document moves assets and artifacts of the X-Brain-Id brain; broad (admins) moves them in any brain',
     handler: async ({ body, scope, services }) => services.catalog.move(scope, body),
   }),
   route({
     method: 'post',
     path: '/v1/resources/:kind/:resource_id/patch',
+    summary: 'Patch an artifact or meeting',
     brain: 'optional',
     params: PatchParams,
     body: PatchEnvelope,
     tags,
-    summary:
+    description:
       'Central patch: kind artifact takes the artifact envelope (base_version, edits, title, content_type); kind meeting takes body fields (docs/meetings.md)',
     handler: async (i) => {
       const patch = PATCHES[i.params.kind];
@@ -152,10 +156,11 @@ export default [
   route({
     method: 'get',
     path: '/v1/resources/:catalog/:resource_id',
+    summary: 'Read a resource from the catalog',
     brain: 'optional',
     params: CatalogParams,
     tags,
-    summary: `Catalog read by kind: ${Object.keys(CATALOGS).join(', ')} (neurons and receptors have their own routes)`,
+    description: `Catalog read by kind: ${Object.keys(CATALOGS).join(', ')} (neurons and receptors have their own routes)`,
     handler: async (i) => {
       const read = CATALOGS[i.params.catalog];
       if (!read) throw notFound(`Catalog ${i.params.catalog}`);
@@ -165,9 +170,10 @@ export default [
   route({
     method: 'get',
     path: '/v1/config/embedding-model',
+    summary: 'Read the embedding model and its dimension',
     response: z.object({ embedding_model: z.string(), embedding_dimension: z.number().nullable() }),
     tags: ['config'],
-    summary: 'The configured embedding model and its vector dimension',
+    description: 'The configured embedding model and its vector dimension',
     handler: async ({ services }) => ({
       embedding_model: services.embedder.model,
       embedding_dimension: services.embedder.dimension,
@@ -176,6 +182,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/config/embedding-model/reembed',
+    summary: 'Re-embed resources for the current model',
     roles: ['workspace_admin'],
     tags: ['config'],
     response: z.object({
@@ -183,13 +190,14 @@ export default [
       started: z.array(z.object({ kind: z.string(), resource_id: z.string(), job_id: z.string() })),
       remaining: z.boolean(),
     }),
-    summary:
+    description:
       'After EMBEDDING_MODEL changed: starts an ingest job for each resource without vectors of the current model (200 per call; call again while remaining)',
     handler: async ({ scope, services }) => services.ingest.reembed(scope),
   }),
   route({
     method: 'get',
     path: '/v1/config/cost-estimates',
+    summary: 'Read embedding and search cost estimates',
     response: z.object({
       embed_per_1k_tokens_usd: z.number().nullable(),
       embed_model: z.string(),
@@ -198,7 +206,7 @@ export default [
       priced: z.boolean(),
     }),
     tags: ['config'],
-    summary:
+    description:
       'From the price table in force: embedding per 1k tokens (null when the model is unpriced); reranking and vector search run in process (0)',
     handler: async ({ services }) => {
       const model = services.embedder.model;

@@ -31,6 +31,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/memories',
+    summary: 'List memories',
     brain: 'optional',
     query: MemoryListQuery,
     response: MemoryList,
@@ -43,6 +44,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/memories',
+    summary: 'Create a memory',
     status: 201,
     brain: 'optional',
     body: MemoryCreateBody,
@@ -56,11 +58,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/memories/ingest',
+    summary: 'Ingest a file, text or URL as a memory',
     status: 201,
     brain: 'optional',
     response: MemoryWithJob,
     tags,
-    summary:
+    description:
       'Multipart (file, name, description, owner_type, owner_id, skip_title_description, skip_embedding) or JSON (content or an http(s) file_url; owner_type, owner_id, skip_title_description, skip_embedding, metadata)',
     handler: async ({ ctx, scope, services }) => {
       if (ctx.is('multipart/form-data')) {
@@ -93,6 +96,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/memories/bulk-delete',
+    summary: 'Delete several memories',
     brain: 'optional',
     body: BulkDeleteBody,
     response: z.object({ deletedCount: z.number(), notFoundCount: z.number() }),
@@ -102,6 +106,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/memories/:id',
+    summary: 'Read a memory',
     brain: 'optional',
     params: IdParams,
     response: Memory,
@@ -111,6 +116,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/memories/:id/chunks',
+    summary: "List a memory's chunks",
     brain: 'optional',
     params: IdParams,
     query: z.object(paging(20, 500)),
@@ -123,6 +129,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/recollections',
+    summary: 'List recollections',
     brain: 'optional',
     query: z.object({ ...paging(20), brain_id: z.uuid().optional() }),
     response: RecollectionList,
@@ -135,12 +142,13 @@ export default [
   route({
     method: 'post',
     path: '/v1/recollections',
+    summary: 'Create a recollection',
     status: 201,
     brain: 'optional',
     body: RecollectionCreateBody,
     response: Recollection,
     tags: rtags,
-    summary: 'name, description, and resource_ids (memories, assets or artifacts of the same brain) that join it',
+    description: 'name, description, and resource_ids (memories, assets or artifacts of the same brain) that join it',
     handler: async ({ body, scope, services }) => {
       const r = await services.memories.createRecollection(scope, body);
       return presentRecollection(r, await services.memories.members(scope, r._id));
@@ -149,6 +157,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/recollections/:id',
+    summary: 'Read a recollection',
     brain: 'optional',
     params: IdParams,
     response: Recollection,
@@ -162,23 +171,25 @@ export default [
   route({
     method: 'get',
     path: '/v1/recollections/:id/stats',
+    summary: "Count a recollection's resources and chunks",
     brain: 'optional',
     params: IdParams,
     response: RecollectionStats,
     tags: rtags,
-    summary:
+    description:
       'Counted from the rows on every read: member resources in the brain, their chunks, and the chunks with a vector',
     handler: async ({ params, scope, services }) => services.memories.stats(scope, params.id),
   }),
   route({
     method: 'put',
     path: '/v1/recollections/:id',
+    summary: 'Change a recollection',
     brain: 'optional',
     params: IdParams,
     body: RecollectionUpdateBody,
     response: Recollection,
     tags: rtags,
-    summary:
+    description:
       'name, description; resource_ids replaces the members, add_resource_ids and remove_resource_ids change them',
     handler: async ({ params, body, scope, services }) => {
       const r = await services.memories.updateRecollection(scope, params.id, body);
@@ -188,6 +199,7 @@ export default [
   route({
     method: 'delete',
     path: '/v1/recollections/:id',
+    summary: 'Delete a recollection',
     brain: 'optional',
     params: IdParams,
     response: SuccessBody,

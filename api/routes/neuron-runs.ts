@@ -9,13 +9,14 @@ export default [
   route({
     method: 'post',
     path: '/v1/neurons/:id/invoke',
+    summary: 'Invoke a neuron',
     status: 202,
     brain: 'optional',
     params: NeuronSegment,
     body: InvokeBody,
     response: InvokeAccepted,
     tags: ['neurons'],
-    summary:
+    description:
       'Starts a durable neuronRun and answers 202 at once; poll jobs.status or stream jobs.stream with the job_id',
     examples: {
       request: { message: 'Summarise the open incidents', client_nonce: 'msg-42' },

@@ -29,6 +29,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/neurons',
+    summary: 'List neurons',
     brain: 'required',
     query: NeuronListQuery,
     response: NeuronList,
@@ -38,46 +39,50 @@ export default [
   route({
     method: 'get',
     path: '/v1/neurons/:id',
+    summary: 'Read a neuron',
     brain: 'optional',
     params: NeuronRefParams,
     query: NeuronGetQuery,
     response: Neuron,
     tags,
-    summary: 'Head by default; ?version=N hydrates the body of that stored version',
+    description: 'Head by default; ?version=N hydrates the body of that stored version',
     handler: async ({ params, query, scope, services }) =>
       presentNeuron(await services.neurons.get(scope, params.id, query.version)),
   }),
   route({
     method: 'post',
     path: '/v1/neurons',
+    summary: 'Create a neuron',
     status: 201,
     brain: 'optional',
     body: NeuronCreateBody,
     response: Neuron,
     tags,
-    summary: "Creates version 1 and the neuron's receptor trigger",
+    description: "Creates version 1 and the neuron's receptor trigger",
     handler: async ({ body, scope, services }) => presentNeuron(await services.neurons.create(scope, body)),
   }),
   route({
     method: 'put',
     path: '/v1/neurons/:id',
+    summary: 'Change a neuron',
     brain: 'optional',
     params: NeuronRefParams,
     body: NeuronUpdateBody,
     response: Neuron,
     tags,
-    summary: 'Every change records a new head version',
+    description: 'Every change records a new head version',
     handler: async ({ params, body, scope, services }) =>
       presentNeuron(await services.neurons.update(scope, params.id, body)),
   }),
   route({
     method: 'delete',
     path: '/v1/neurons/:id',
+    summary: 'Delete a neuron',
     brain: 'optional',
     params: NeuronRefParams,
     response: SuccessBody,
     tags,
-    summary: 'Hard remove, with its versions, reflex links and receptor',
+    description: 'Hard remove, with its versions, reflex links and receptor',
     handler: async ({ params, scope, services }) => {
       await services.neurons.remove(scope, params.id);
       return { success: true };
@@ -86,6 +91,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/neurons/:id/versions',
+    summary: "List a neuron's versions",
     brain: 'optional',
     params: NeuronRefParams,
     response: NeuronVersionList,
@@ -96,6 +102,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/neurons/:id/versions/:version',
+    summary: 'Read one version of a neuron',
     brain: 'optional',
     params: NeuronVersionParams,
     response: NeuronVersion,
@@ -106,11 +113,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/neurons/:id/versions/:version/promote',
+    summary: 'Make a neuron version the head',
     brain: 'optional',
     params: NeuronVersionParams,
     response: Neuron,
     tags,
-    summary: "Makes a new head version whose body is that version's snapshot",
+    description: "Makes a new head version whose body is that version's snapshot",
     handler: async ({ params, scope, services }) =>
       presentNeuron(await services.neurons.promote(scope, params.id, params.version)),
   }),
@@ -118,6 +126,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/resources/neurons',
+    summary: 'List neurons in the catalog',
     brain: 'optional',
     query: NeuronCatalogListQuery,
     response: NeuronList,
@@ -127,17 +136,19 @@ export default [
   route({
     method: 'get',
     path: '/v1/resources/neurons/:resource_id',
+    summary: 'Read a neuron from the catalog',
     brain: 'optional',
     params: NeuronResourceParams,
     response: Neuron,
     tags: catalog,
-    summary: 'Head; soft-deleted neurons stay readable here (deleted_at is set)',
+    description: 'Head; soft-deleted neurons stay readable here (deleted_at is set)',
     handler: async ({ params, scope, services }) =>
       presentNeuron(await services.neurons.catalogGet(scope, params.resource_id)),
   }),
   route({
     method: 'get',
     path: '/v1/resources/neurons/:resource_id/history',
+    summary: "List a catalog neuron's versions",
     brain: 'optional',
     params: NeuronResourceParams,
     response: NeuronVersionList,
@@ -148,6 +159,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/resources/neurons/:resource_id/versions/:version',
+    summary: 'Read one version of a catalog neuron',
     brain: 'optional',
     params: NeuronResourceVersionParams,
     response: NeuronVersion,
@@ -158,6 +170,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/resources/:resource_id/versions/:version/promote',
+    summary: 'Make a catalog resource version the head',
     brain: 'optional',
     params: NeuronResourceVersionParams,
     response: Neuron,
@@ -168,11 +181,12 @@ export default [
   route({
     method: 'delete',
     path: '/v1/resources/neurons/:resource_id',
+    summary: 'Soft-delete a neuron',
     brain: 'optional',
     params: NeuronResourceParams,
     response: SuccessBody,
     tags: catalog,
-    summary: 'Soft delete: the neuron leaves lists, GET /v1/neurons/:id and invoke until restored',
+    description: 'Soft delete: the neuron leaves lists, GET /v1/neurons/:id and invoke until restored',
     handler: async ({ params, scope, services }) => {
       await services.neurons.softDelete(scope, params.resource_id);
       return { success: true };
@@ -181,6 +195,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/resources/neurons/:resource_id/restore',
+    summary: 'Restore a soft-deleted neuron',
     brain: 'optional',
     params: NeuronResourceParams,
     response: Neuron,

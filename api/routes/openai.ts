@@ -13,25 +13,25 @@ export default [
   route({
     method: 'get',
     path: '/v1/openai/models',
-    title: 'List OpenAI-compatible models',
+    summary: 'List models (OpenAI-compatible)',
     brain: 'optional',
     response: OpenAIModelList,
     tags: ['openai'],
-    summary:
+    description:
       'The active neurons the credential may invoke (by slug) and, with X-Brain-Id, the pathways of that brain (pathway:<id>), as OpenAI model objects',
     handler: async ({ scope, services }) => ({ object: 'list' as const, data: await listModels(services, scope) }),
   }),
   route({
     method: 'post',
     path: '/v1/openai/chat/completions',
-    title: 'Create an OpenAI-compatible chat completion',
+    summary: 'Create a chat completion (OpenAI-compatible)',
     // Waits for the run (or streams it): no admission slot is held meanwhile, as for a job stream.
     kind: 'stream',
     brain: 'optional',
     body: ChatCompletionBody,
     response: ChatCompletion,
     tags: ['openai'],
-    summary:
+    description:
       "Runs the neuron (or pathway:<id>) named by model as a job, exactly as an invoke; answers a chat.completion when it ends, or with stream: true chat.completion.chunk server-sent events from the job's tokens, then data: [DONE]",
     examples: {
       request: { model: 'helper', messages: [{ role: 'user', content: 'Summarise the open incidents' }] },

@@ -1,8 +1,13 @@
 import { z } from 'zod';
-import { IdParams } from '../../src/schemas/common.js';
 import { Intervention } from '../../src/schemas/interventions.js';
 import { JobAccepted, JobIdParams } from '../../src/schemas/jobs.js';
-import { ExecuteBody, JobCreateBody, JobInputBody, ResumeBody } from '../../src/schemas/pathway-runs.js';
+import {
+  ExecuteBody,
+  JobCreateBody,
+  JobInputBody,
+  PathwayRefParams,
+  ResumeBody,
+} from '../../src/schemas/pathway-runs.js';
 import { presentIntervention } from '../presenters/intervention.js';
 import { route } from '../route.js';
 
@@ -13,8 +18,9 @@ export default [
   route({
     method: 'post',
     path: '/v1/pathways/:id/execute',
+    summary: 'Run a pathway',
     status: 202,
-    params: IdParams,
+    params: PathwayRefParams,
     body: ExecuteBody,
     response: JobAccepted,
     tags: ['pathways'],
@@ -26,7 +32,7 @@ export default [
         trace_id: 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f',
       },
     },
-    summary: 'Runs the pathway (head version unless pathway_version is given) as a pathwayRun workflow',
+    description: 'Runs the pathway (head version unless pathway_version is given) as a pathwayRun workflow',
     handler: async ({ params, body, scope, services }) => {
       const job = await services.pathwayRuns.execute(scope, params.id, body);
       return { job_id: job._id, status: 'pending' as const, trace_id: job.traceId };
@@ -35,11 +41,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/jobs',
+    summary: 'Run a stored or inline pathway',
     brain: 'optional',
     body: JobCreateBody,
     response: JobAccepted,
     tags: ['jobs'],
-    summary: 'Starts a stored (pathway_id) or inline pathway with input or data',
+    description: 'Starts a stored (pathway_id) or inline pathway with input or data',
     handler: async ({ body, scope, services }) => {
       const job = await services.pathwayRuns.createJob(scope, body);
       return { job_id: job._id, status: 'pending' as const, trace_id: job.traceId };
@@ -48,11 +55,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/jobs/:jobId/input',
+    summary: 'Answer the intervention a job waits on',
     params: JobIdParams,
     body: JobInputBody,
     response: InterventionAnswered,
     tags: ['jobs'],
-    summary: 'Answers the intervention the job waits on; 400 when it does not match',
+    description: 'Answers the intervention the job waits on; 400 when it does not match',
     handler: async ({ params, body, scope, services }) => ({
       job_id: params.jobId,
       intervention: presentIntervention(await services.pathwayRuns.input(scope, params.jobId, body)),
@@ -61,11 +69,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/jobs/:jobId/resume',
+    summary: 'Resume a paused job',
     params: JobIdParams,
     body: ResumeBody,
     response: InterventionAnswered,
     tags: ['jobs'],
-    summary: 'Resumes a paused run; a run waiting for approval needs an action',
+    description: 'Resumes a paused run; a run waiting for approval needs an action',
     handler: async ({ params, body, scope, services }) => ({
       job_id: params.jobId,
       intervention: presentIntervention(await services.pathwayRuns.resume(scope, params.jobId, body)),

@@ -47,27 +47,30 @@ export default [
   route({
     method: 'post',
     path: '/v1/pathways/validate',
+    summary: 'Validate a pathway graph',
     brain: 'optional',
     body: PathwayValidateBody,
     response: PathwayValidation,
     tags,
-    summary:
+    description:
       "Always 200 for a well-formed body; neuron ids are checked against the caller's workspace (and brain when sent)",
     handler: async ({ body, scope, services }) => presentValidation(await services.pathways.validate(scope, body)),
   }),
   route({
     method: 'post',
     path: '/v1/pathways/compile',
+    summary: 'Compile a pathway graph to its index form',
     brain: 'optional',
     body: PathwayCompileBody,
     response: PathwayCompilation,
     tags,
-    summary: 'Index-based graph (edges [source, target, handle?], -1 terminal); errors are reported, not thrown',
+    description: 'Index-based graph (edges [source, target, handle?], -1 terminal); errors are reported, not thrown',
     handler: async ({ body, scope, services }) => presentCompilation(await services.pathways.compile(scope, body)),
   }),
   route({
     method: 'put',
     path: '/v1/pathways/participants/:participantId',
+    summary: "Change a pathway participant's role",
     operationId: 'pathways.participants.updateById',
     brain: 'optional',
     resourceRole: { kind: 'pathway', role: 'owner' },
@@ -75,7 +78,7 @@ export default [
     body: ParticipantUpdateBody,
     response: z.object({ participant: Participant }),
     tags,
-    summary: 'Needs pathway role owner',
+    description: 'Needs pathway role owner',
     handler: async ({ params, body, scope, services }) => ({
       participant: presentParticipant(
         await services.pathways.updateParticipant(scope, params.participantId, body.role),
@@ -85,13 +88,14 @@ export default [
   route({
     method: 'delete',
     path: '/v1/pathways/participants/:participantId',
+    summary: 'Remove a pathway participant by id',
     operationId: 'pathways.participants.deleteById',
     brain: 'optional',
     resourceRole: { kind: 'pathway', role: 'owner' },
     params: ParticipantIdParams,
     response: SuccessBody,
     tags,
-    summary: 'Needs pathway role owner',
+    description: 'Needs pathway role owner',
     handler: async ({ params, scope, services }) => {
       await services.pathways.removeParticipant(scope, params.participantId);
       return { success: true };
@@ -101,6 +105,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/pathways',
+    summary: 'List pathways',
     brain: 'required',
     query: PathwayListQuery,
     response: PathwayList,
@@ -110,17 +115,19 @@ export default [
   route({
     method: 'post',
     path: '/v1/pathways',
+    summary: 'Create a pathway',
     status: 201,
     brain: 'required',
     body: PathwayCreateBody,
     response: Pathway,
     tags,
-    summary: 'Records version 1; the graph is validated (400 with the first errors); a JWT creator becomes owner',
+    description: 'Records version 1; the graph is validated (400 with the first errors); a JWT creator becomes owner',
     handler: async ({ body, scope, services }) => presentPathway(await services.pathways.create(scope, body)),
   }),
   route({
     method: 'get',
     path: '/v1/pathways/:id',
+    summary: 'Read a pathway',
     brain: 'optional',
     params: PathwayIdParams,
     response: Pathway,
@@ -130,25 +137,27 @@ export default [
   route({
     method: 'put',
     path: '/v1/pathways/:id',
+    summary: 'Change a pathway',
     brain: 'optional',
     resourceRole: { kind: 'pathway', role: 'editor' },
     params: PathwayIdParams,
     body: PathwayUpdateBody,
     response: Pathway,
     tags,
-    summary: 'Needs role editor; a change of graph, name or description records a new version',
+    description: 'Needs role editor; a change of graph, name or description records a new version',
     handler: async ({ params, body, scope, services }) =>
       presentPathway(await services.pathways.update(scope, params.id, body)),
   }),
   route({
     method: 'delete',
     path: '/v1/pathways/:id',
+    summary: 'Delete a pathway',
     brain: 'optional',
     resourceRole: { kind: 'pathway', role: 'owner' },
     params: PathwayIdParams,
     response: SuccessBody,
     tags,
-    summary: 'Needs role owner; removes the history and the participants too',
+    description: 'Needs role owner; removes the history and the participants too',
     handler: async ({ params, scope, services }) => {
       await services.pathways.remove(scope, params.id);
       return { success: true };
@@ -157,6 +166,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/pathways/:id/versions',
+    summary: "List a pathway's versions",
     brain: 'optional',
     params: PathwayIdParams,
     response: PathwayVersionList,
@@ -167,24 +177,26 @@ export default [
   route({
     method: 'get',
     path: '/v1/pathways/:id/versions/:version',
+    summary: 'Read one version of a pathway',
     brain: 'optional',
     params: PathwayVersionParams,
     response: PathwayVersion,
     tags,
-    summary: '404 when the version is not kept (never recorded or dropped by the cap)',
+    description: '404 when the version is not kept (never recorded or dropped by the cap)',
     handler: async ({ params, scope, services }) =>
       presentPathwayVersion(await services.pathways.version(scope, params.id, params.version)),
   }),
   route({
     method: 'post',
     path: '/v1/pathways/:id/versions/:version/promote',
+    summary: 'Make a pathway version the tip',
     brain: 'optional',
     resourceRole: { kind: 'pathway', role: 'editor' },
     params: PathwayVersionParams,
     body: PathwayPromoteBody,
     response: Pathway,
     tags,
-    summary: 'That version\'s graph becomes the tip as a new version ("promoted from vN"); needs role editor',
+    description: 'That version\'s graph becomes the tip as a new version ("promoted from vN"); needs role editor',
     handler: async ({ params, body, scope, services }) =>
       presentPathway(await services.pathways.promote(scope, params.id, params.version, body)),
   }),
@@ -192,18 +204,20 @@ export default [
   route({
     method: 'get',
     path: '/v1/pathways/:id/participants/check-role',
+    summary: "Check a user's role on a pathway",
     brain: 'optional',
     params: PathwayIdParams,
     query: CheckRoleQuery,
     response: CheckRoleResult,
     tags,
-    summary: 'owner ⊇ editor ⊇ viewer; a non-participant has role null',
+    description: 'owner ⊇ editor ⊇ viewer; a non-participant has role null',
     handler: async ({ params, query, scope, services }) =>
       presentRoleCheck(await services.pathways.checkRole(scope, params.id, query.user_id, query.role)),
   }),
   route({
     method: 'get',
     path: '/v1/pathways/:id/participants',
+    summary: "List a pathway's participants",
     brain: 'optional',
     params: PathwayIdParams,
     response: z.object({ participants: z.array(Participant) }),
@@ -215,6 +229,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/pathways/:id/participants',
+    summary: 'Add a participant to a pathway',
     status: 201,
     brain: 'optional',
     resourceRole: { kind: 'pathway', role: 'owner' },
@@ -222,7 +237,7 @@ export default [
     body: ParticipantCreateBody,
     response: z.object({ participant: Participant }),
     tags,
-    summary: 'Needs pathway role owner; 409 when already a participant',
+    description: 'Needs pathway role owner; 409 when already a participant',
     handler: async ({ params, body, scope, services }) => ({
       participant: presentParticipant(await services.pathways.addParticipant(scope, params.id, body)),
     }),
@@ -230,12 +245,13 @@ export default [
   route({
     method: 'delete',
     path: '/v1/pathways/:id/participants/:userId',
+    summary: 'Remove a user from a pathway',
     brain: 'optional',
     resourceRole: { kind: 'pathway', role: 'owner' },
     params: PathwayUserParams,
     response: SuccessBody,
     tags,
-    summary: 'Needs pathway role owner',
+    description: 'Needs pathway role owner',
     handler: async ({ params, scope, services }) => {
       await services.pathways.removeParticipantByUser(scope, params.id, params.userId);
       return { success: true };

@@ -40,10 +40,11 @@ async function health({ scope, services, ctx }: { scope: Scope; services: Servic
   };
 }
 
-const healthRoute = (path: string, operationId?: string): RouteDef =>
+const healthRoute = (path: string, summary: string, operationId?: string): RouteDef =>
   route({
     method: 'get',
     path,
+    summary,
     operationId,
     kind: 'health',
     auth: 'optional',
@@ -55,15 +56,16 @@ const healthRoute = (path: string, operationId?: string): RouteDef =>
   });
 
 export default [
-  healthRoute('/health', 'health.probe'),
-  healthRoute('/v1/health'),
+  healthRoute('/health', "Check the API's health (unversioned path)", 'health.probe'),
+  healthRoute('/v1/health', "Check the API's health"),
   route({
     method: 'get',
     path: '/v1/session/context',
+    summary: "Read the caller's workspace, brains and roles",
     brain: 'optional',
     response: SessionContext,
     tags: ['session'],
-    summary: "Client bootstrap: workspace, brains and the credential's roles",
+    description: "Client bootstrap: workspace, brains and the credential's roles",
     handler: async ({ scope, services }) => {
       const ws = await services.workspaces.findWorkspace(scope.workspaceId);
       if (!ws) throw notFound('Workspace');
@@ -77,12 +79,17 @@ export default [
         api_key_id: scope.apiKeyId,
         roles: scope.roles,
         credential: scope.credential,
+        temporal: {
+          namespace: services.config.TEMPORAL_NAMESPACE,
+          ui_url: services.config.TEMPORAL_UI_URL?.replace(/\/+$/, '') || null,
+        },
       };
     },
   }),
   route({
     method: 'post',
     path: '/v1/api-keys',
+    summary: 'Create an API key',
     auth: 'jwt',
     status: 201,
     body: ApiKeyCreateBody,
@@ -96,6 +103,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/api-keys',
+    summary: "List the workspace's API keys",
     auth: 'jwt',
     query: z.object(paging(100, 1000)),
     tags: ['api-keys'],
@@ -114,13 +122,14 @@ export default [
   route({
     method: 'patch',
     path: '/v1/api-keys/:id',
+    summary: "Set an API key's request limit",
     auth: 'jwt',
     roles: ['workspace_admin'],
     params: IdParams,
     body: ApiKeyPatchBody,
     response: ApiKey,
     tags: ['api-keys'],
-    summary: "Admin: sets or clears (null) the key's own request limit",
+    description: "Admin: sets or clears (null) the key's own request limit",
     handler: async ({ params, body, scope, services }) =>
       presentApiKey(
         await services.auth.setKeyRateLimit(
@@ -133,21 +142,23 @@ export default [
   route({
     method: 'patch',
     path: '/v1/workspace',
+    summary: 'Rename the workspace or change its slug',
     roles: ['workspace_admin'],
     body: WorkspacePatchBody,
     response: Workspace,
     tags: ['workspace'],
-    summary: "Admin: renames the caller's workspace or changes its slug (409 when taken)",
+    description: "Admin: renames the caller's workspace or changes its slug (409 when taken)",
     handler: async ({ body, scope, services }) => presentWorkspace(await services.auth.updateWorkspace(scope, body)),
   }),
   route({
     method: 'delete',
     path: '/v1/api-keys/:id',
+    summary: 'Revoke an API key',
     auth: 'jwt',
     params: IdParams,
     response: SuccessBody,
     tags: ['api-keys'],
-    summary: 'Revokes a key: your own, or any key of the workspace for an admin',
+    description: 'Revokes a key: your own, or any key of the workspace for an admin',
     handler: async ({ params, scope, services }) => {
       await services.auth.revokeApiKey(scope, params.id);
       return { success: true };
@@ -156,6 +167,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/brains',
+    summary: "List the workspace's brains",
     response: z.object({ brains: z.array(Brain) }),
     tags: ['brains'],
     handler: async ({ scope, services }) => ({
@@ -165,6 +177,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/brains',
+    summary: 'Create a brain',
     status: 201,
     roles: ['workspace_admin'],
     body: BrainCreateBody,
@@ -176,18 +189,21 @@ export default [
   route({
     method: 'get',
     path: '/v1/config/models',
+    summary: 'List the models neurons can use',
     response: z.object({ models: z.array(z.object({ model: z.string(), provider: z.string() })) }),
     tags: ['config'],
-    summary: 'Models the platform can run: provider/model ids for neuron_config.model',
+    description: 'Models the platform can run: provider/model ids for neuron_config.model',
     handler: async ({ services }) => ({ models: services.models.list() }),
   }),
   route({
     method: 'post',
     path: '/v1/chat/:traceId',
-    title: 'Chat (retired)',
+    summary: 'Chat (retired: always 410)',
     auth: 'none',
+    // Declared for the document (every path parameter is); any value gets the 410.
+    params: z.object({ traceId: z.string() }),
     tags: ['chat'],
-    summary: 'Retired: use POST /v1/neurons/:id/invoke with trace_id, stream and optional client_nonce',
+    description: 'Retired: use POST /v1/neurons/:id/invoke with trace_id, stream and optional client_nonce',
     handler: async () => {
       throw gone(
         'POST /v1/chat/:traceId is retired; use POST /v1/neurons/:id/invoke with trace_id, stream and an optional client_nonce',

@@ -18,8 +18,8 @@ import {
   ReceptorList,
   ReceptorListQuery,
   ReceptorPatchBody,
+  ReceptorFireParams,
   ReceptorRefParams,
-  ReceptorSlugParams,
   StimuliCatalog,
   StimuliCatalogQuery,
   StimulusEventBody,
@@ -68,6 +68,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/receptors',
+    summary: 'List receptors',
     brain: 'required',
     query: ReceptorListQuery,
     response: ReceptorList,
@@ -77,57 +78,64 @@ export default [
   route({
     method: 'post',
     path: '/v1/receptors/subscribe',
+    summary: 'Create a schedule or stimulus receptor',
     status: 201,
     brain: 'optional',
     body: SubscribeBody,
     response: Receptor,
     tags,
-    summary:
+    description:
       'Creates a receptor from a template: schedule (cron or interval in a time zone) or stimulus (platform events)',
     handler: async ({ body, scope, services }) => presentReceptor(await services.receptors.subscribe(scope, body)),
   }),
   route({
     method: 'post',
     path: '/v1/receptors/:id/fire',
+    summary: 'Fire a receptor',
     status: 202,
-    params: IdParams,
+    params: ReceptorFireParams,
     body: FireBody,
     response: FireAccepted,
     tags,
-    summary: "Fires the receptor: a receptorFire workflow runs its target; job_id is the target run's job",
+    description: "Fires the receptor: a receptorFire workflow runs its target; job_id is the target run's job",
     handler: async ({ params, body, scope, services }) => {
-      const { job, traceId } = await services.receptorFires.fire(scope, params.id, body);
-      return { job_id: job._id, status: 'pending' as const, trace_id: traceId, receptor_id: params.id };
+      const { job, traceId, receptorId } = await services.receptorFires.fire(scope, params.id, body);
+      return { job_id: job._id, status: 'pending' as const, trace_id: traceId, receptor_id: receptorId };
     },
   }),
   route({
     method: 'get',
     path: '/v1/receptors/:workspace_slug/:slug_or_id',
+    summary: 'Read a receptor',
     params: ReceptorRefParams,
     query: ReceptorGetQuery,
     response: Receptor,
     tags,
-    summary: 'By slug or UUID; a scheduled receptor shows its schedule (state, next fire times, recent fires)',
+    description: 'By slug or UUID; a scheduled receptor shows its schedule (state, next fire times, recent fires)',
     handler: async ({ params, query, scope, services }) =>
       presentReceptor(await services.receptors.get(scope, params.workspace_slug, params.slug_or_id, query.preview)),
   }),
   route({
     method: 'patch',
-    path: '/v1/receptors/:workspace_slug/:slug',
-    params: ReceptorSlugParams,
+    // The PATCH takes a slug or an id like its GET and DELETE: one path template with one
+    // parameter name (OpenAPI counts /{slug} and /{slug_or_id} as the same path).
+    path: '/v1/receptors/:workspace_slug/:slug_or_id',
+    summary: 'Change a receptor',
+    params: ReceptorRefParams,
     body: ReceptorPatchBody,
     response: Receptor,
     tags,
     handler: async ({ params, body, scope, services }) =>
-      presentReceptor(await services.receptors.patch(scope, params.workspace_slug, params.slug, body)),
+      presentReceptor(await services.receptors.patch(scope, params.workspace_slug, params.slug_or_id, body)),
   }),
   route({
     method: 'delete',
     path: '/v1/receptors/:workspace_slug/:slug_or_id',
+    summary: 'Delete a subscription receptor',
     params: ReceptorRefParams,
     response: SuccessBody,
     tags,
-    summary:
+    description:
       "Removes a subscription receptor and its schedule; a neuron's or pathway's own receptor goes with its target",
     handler: async ({ params, scope, services }) => {
       await services.receptors.remove(scope, params.workspace_slug, params.slug_or_id);
@@ -137,6 +145,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/receptors/:workspace_slug/:slug_or_id/schedule/pause',
+    summary: "Pause a receptor's schedule",
     params: ReceptorRefParams,
     body: PauseBody,
     response: Receptor,
@@ -149,6 +158,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/receptors/:workspace_slug/:slug_or_id/schedule/unpause',
+    summary: "Unpause a receptor's schedule",
     params: ReceptorRefParams,
     body: PauseBody,
     response: Receptor,
@@ -161,11 +171,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/receptors/:workspace_slug/:slug_or_id/schedule/trigger',
+    summary: "Fire a receptor's schedule now",
     params: ReceptorRefParams,
     body: TriggerBody,
     response: Triggered,
     tags,
-    summary: 'Fires the schedule now (its overlap policy applies unless another is given)',
+    description: 'Fires the schedule now (its overlap policy applies unless another is given)',
     handler: async ({ params, body, scope, services }) => {
       const r = await services.receptors.scheduled(scope, params.workspace_slug, params.slug_or_id);
       await services.schedules.trigger(r, body.overlap);
@@ -175,11 +186,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/receptors/:workspace_slug/:slug_or_id/schedule/backfill',
+    summary: "Backfill a receptor's schedule",
     params: ReceptorRefParams,
     body: BackfillBody,
     response: Backfilled,
     tags,
-    summary: 'Starts the fires a past range would have had (at most 500)',
+    description: 'Starts the fires a past range would have had (at most 500)',
     handler: async ({ params, body, scope, services }) => {
       const r = await services.receptors.scheduled(scope, params.workspace_slug, params.slug_or_id);
       const runs = await services.schedules.backfill(r, new Date(body.start_at), new Date(body.end_at), body.overlap);
@@ -192,6 +204,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/resources/receptors/:id',
+    summary: 'Read a receptor from the catalog',
     params: IdParams,
     response: z.object({ receptor: Receptor }),
     tags: ['receptors', 'resources'],
@@ -203,10 +216,11 @@ export default [
   route({
     method: 'get',
     path: '/v1/stimuli/catalog',
+    summary: 'List the stimuli receptors can subscribe to',
     query: StimuliCatalogQuery,
     response: StimuliCatalog,
     tags,
-    summary:
+    description:
       'Hooks a stimulus receptor can subscribe to (vault., plasticity., maintenance.); schedulable=true for schedule-eligible keys',
     handler: async ({ query }) => ({
       stimuli: STIMULI.filter((s) => query.schedulable === undefined || s.schedulable === query.schedulable),
@@ -215,13 +229,14 @@ export default [
   route({
     method: 'post',
     path: '/v1/internal/stimuli',
+    summary: 'Publish a signed platform event',
     operationId: 'internal.stimuli.publish',
-    title: 'Publish a signed platform event',
+
     auth: 'none',
     body: StimulusEventBody,
     response: Published,
     tags,
-    summary:
+    description:
       'Server to server only: a signed platform event (X-Cortex-Signature) fires every subscribed receptor once per event_id',
     handler: async ({ body, ctx, services }) => {
       verifySignature(internalSecret(services.config), ctx.get('x-cortex-signature') || undefined, rawBodyOf(ctx));
@@ -236,6 +251,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/receptor-channel-bindings',
+    summary: 'List channel bindings',
     auth: 'jwt',
     query: BindingListQuery,
     response: BindingList,
@@ -251,12 +267,13 @@ export default [
   route({
     method: 'post',
     path: '/v1/receptor-channel-bindings',
+    summary: 'Bind a chat or email channel to a receptor',
     status: 201,
     auth: 'jwt',
     body: BindingCreateBody,
     response: ChannelBinding,
     tags,
-    summary: 'Binds an external conversation to a receptor; the response shows the webhook secret once',
+    description: 'Binds an external conversation to a receptor; the response shows the webhook secret once',
     handler: async ({ body, scope, services }) => {
       const b = await services.channelBindings.create(scope, body);
       return presentBinding(b, {
@@ -268,6 +285,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/receptor-channel-bindings/:id',
+    summary: 'Read a channel binding',
     auth: 'jwt',
     params: IdParams,
     response: ChannelBinding,
@@ -280,6 +298,7 @@ export default [
   route({
     method: 'patch',
     path: '/v1/receptor-channel-bindings/:id',
+    summary: 'Change a channel binding',
     auth: 'jwt',
     params: IdParams,
     body: BindingPatchBody,
@@ -296,12 +315,13 @@ export default [
   route({
     method: 'patch',
     path: '/v1/receptor-channel-bindings',
+    summary: 'Change a channel binding (id in the body)',
     operationId: 'receptorChannelBindings.updateByBody',
     auth: 'jwt',
     body: BindingPatchByBody,
     response: ChannelBinding,
     tags,
-    summary: 'The same change with the binding id in the body',
+    description: 'The same change with the binding id in the body',
     handler: async ({ body, scope, services }) => {
       const { id, ...rest } = body;
       const { doc, rotated } = await services.channelBindings.patch(scope, id, rest);
@@ -314,6 +334,7 @@ export default [
   route({
     method: 'delete',
     path: '/v1/receptor-channel-bindings/:id',
+    summary: 'Remove a channel binding',
     auth: 'jwt',
     params: IdParams,
     response: SuccessBody,
@@ -326,12 +347,13 @@ export default [
   route({
     method: 'delete',
     path: '/v1/receptor-channel-bindings',
+    summary: 'Remove a channel binding (id in the query)',
     operationId: 'receptorChannelBindings.deleteByQuery',
     auth: 'jwt',
     query: BindingIdQuery,
     response: SuccessBody,
     tags,
-    summary: 'The same removal with ?id=',
+    description: 'The same removal with ?id=',
     handler: async ({ query, scope, services }) => {
       await services.channelBindings.remove(scope, query.id);
       return { success: true as const };
@@ -340,13 +362,14 @@ export default [
   route({
     method: 'post',
     path: '/v1/chat-webhooks/:provider',
+    summary: 'Receive a signed chat or email message',
     status: 202,
     auth: 'none',
     params: ChatWebhookParams,
     body: ChatWebhookBody,
     response: WebhookAccepted,
     tags,
-    summary:
+    description:
       "Generic signed ingress for chat and email channels (X-Cortex-Signature with the binding's webhook secret); fires once per event_id",
     handler: async ({ params, body, ctx, services }) =>
       services.channelBindings.ingest(

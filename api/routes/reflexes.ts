@@ -24,6 +24,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/reflexes',
+    summary: 'List reflexes',
     brain: 'optional',
     query: ReflexListQuery,
     response: ReflexList,
@@ -36,6 +37,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/reflexes/:id',
+    summary: 'Read a reflex',
     brain: 'optional',
     params: ReflexIdParams,
     response: Reflex,
@@ -45,6 +47,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/reflexes',
+    summary: 'Create a reflex',
     status: 201,
     brain: 'optional',
     body: ReflexCreateBody,
@@ -55,6 +58,7 @@ export default [
   route({
     method: 'put',
     path: '/v1/reflexes/:id',
+    summary: 'Change a reflex',
     brain: 'optional',
     params: ReflexIdParams,
     body: ReflexUpdateBody,
@@ -66,11 +70,12 @@ export default [
   route({
     method: 'delete',
     path: '/v1/reflexes/:id',
+    summary: 'Delete a reflex',
     brain: 'optional',
     params: ReflexIdParams,
     response: SuccessBody,
     tags,
-    summary: 'Also drops its neuron assignments',
+    description: 'Also drops its neuron assignments',
     handler: async ({ params, scope, services }) => {
       await services.reflexes.remove(scope, params.id);
       return { success: true };
@@ -80,6 +85,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/neurons/:id/reflexes',
+    summary: "List a neuron's reflexes",
     brain: 'optional',
     params: NeuronRefParams,
     response: z.array(NeuronReflexSummary),
@@ -90,19 +96,21 @@ export default [
   route({
     method: 'post',
     path: '/v1/neurons/:id/reflexes',
+    summary: 'Assign a reflex to a neuron',
     status: 201,
     brain: 'optional',
     params: NeuronRefParams,
     body: NeuronReflexBody,
     response: NeuronReflexAssignment,
     tags: ['neurons', ...tags],
-    summary: '409 when already assigned; 404 for an unknown neuron or reflex',
+    description: '409 when already assigned; 404 for an unknown neuron or reflex',
     handler: async ({ params, body, scope, services }) =>
       presentAssignment(await services.reflexes.assign(scope, params.id, body.reflex_id)),
   }),
   route({
     method: 'delete',
     path: '/v1/neurons/:id/reflexes/:reflexId',
+    summary: 'Remove a reflex from a neuron',
     brain: 'optional',
     params: NeuronReflexParams,
     response: SuccessBody,

@@ -7,10 +7,11 @@ export default [
   route({
     method: 'get',
     path: '/v1/resource-events/stream',
+    summary: "Stream the workspace's resource changes",
     kind: 'stream',
     query: z.object({ after: z.string().optional() }),
     tags: ['resources'],
-    summary:
+    description:
       'SSE: { action: created | updated | deleted | moved, resource: { kind, id, brain_id, name, version }, at } for every change in the workspace; resume with after=<cursor>',
     handler: async ({ query, scope, services, ctx }) =>
       sseStream(ctx, {

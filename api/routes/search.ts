@@ -61,37 +61,40 @@ export default [
   route({
     method: 'post',
     path: '/v1/grep',
+    summary: 'List or match resources by name',
     operationId: 'grep.run',
     brain: 'required',
     body: GrepBody,
     response: GrepResult,
     tags,
-    summary:
+    description:
       'List a type (type, type/) or match type/pattern on names and descriptions (content for memories and artifacts)',
     handler: async ({ body, scope, services }) => services.search.grep(scope, body),
   }),
   route({
     method: 'post',
     path: '/v1/search',
+    summary: 'Search resources of one type',
     operationId: 'search.query',
     brain: 'optional',
     body: SearchBody,
     response: SearchResult,
     tags,
-    summary:
+    description:
       "Search one type: hybrid (BM25 and vectors fused by RRF), lexical or vector; explain shows each hit's ranks",
     handler: async ({ body, scope, services }) => services.search.search(scope, body),
   }),
   route({
     method: 'get',
     path: '/v1/search',
+    summary: 'Start a search across types as a job',
     operationId: 'search.start',
     brain: 'optional',
     query: AsyncSearchQuery,
     response: AsyncSearchStarted,
     status: 202,
     tags,
-    summary:
+    description:
       "Start a multi-type search as a job (workflow search): one activity per type; the job result holds every type's hits",
     handler: async ({ query, scope, services }) => {
       if (query.types && query.type) throw validationError('types: send types or type, not both');
@@ -104,33 +107,36 @@ export default [
   route({
     method: 'get',
     path: '/v1/browse',
+    summary: 'Browse resources of one type',
     operationId: 'browse.list',
     brain: 'optional',
     query: BrowseQuery,
     response: BrowseResult,
     tags,
-    summary: 'List the resources of one type visible in the brain, newest first',
+    description: 'List the resources of one type visible in the brain, newest first',
     handler: async ({ query, scope, services }) => browse(services, scope, query),
   }),
   route({
     method: 'post',
     path: '/v1/browse',
+    summary: 'Browse resources of one type (options in the body)',
     operationId: 'browse.query',
     brain: 'optional',
     body: BrowseBody,
     response: BrowseResult,
     tags,
-    summary: 'List the resources of one type (limit 1 to 200); full_heads adds the full resource documents',
+    description: 'List the resources of one type (limit 1 to 200); full_heads adds the full resource documents',
     handler: async ({ body, scope, services }) => browse(services, scope, body),
   }),
   route({
     method: 'post',
     path: '/v1/browse/resource-tree',
+    summary: "Browse a brain's resource tree",
     brain: 'optional',
     body: ResourceTreeBody,
     response: ResourceTree,
     tags,
-    summary:
+    description:
       'The resource tree of a brain: types, folders, resources; parent_keys reads several parents at once; cursor pages one parent',
     handler: async ({ body, scope, services }) => {
       const brainId = body.brain_id ?? scope.brainId;
@@ -143,11 +149,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/recollections/search',
+    summary: 'Search the memories of some owners',
     brain: 'optional',
     body: RecollectionSearchBody,
     response: RecollectionSearchResult,
     tags: ['recollections', ...tags],
-    summary: 'Search the memories of some owners: vector (default; qdrant is a synonym), fulltext or hybrid',
+    description: 'Search the memories of some owners: vector (default; qdrant is a synonym), fulltext or hybrid',
     handler: async ({ body, scope, services }) => {
       if (body.brain_id && scope.brainId && body.brain_id !== scope.brainId)
         throw validationError('brain_id: differs from X-Brain-Id');

@@ -65,14 +65,15 @@ export default [
   route({
     method: 'post',
     path: '/v1/receptors/:workspace_slug/:slug_or_id/share',
+    summary: "Create a receptor's share link",
     operationId: 'receptors.share.create',
-    title: 'Create receptor share link',
+
     status: 201,
     params: ReceptorRefParams,
     body: ShareCreateBody,
     response: ShareView,
     tags,
-    summary: "Creates the receptor's share token (shown once); 409 when it has one",
+    description: "Creates the receptor's share token (shown once); 409 when it has one",
     handler: async ({ params, body, scope, services }) => {
       const s = await services.shares.create(scope, params.workspace_slug, params.slug_or_id, body);
       return presentShare(s.doc, s.receptor, await services.shares.usedOf(s.doc), {
@@ -84,8 +85,9 @@ export default [
   route({
     method: 'get',
     path: '/v1/receptors/:workspace_slug/:slug_or_id/share',
+    summary: "Read a receptor's share link",
     operationId: 'receptors.share.get',
-    title: 'Get receptor share link',
+
     params: ReceptorRefParams,
     response: ShareView,
     tags,
@@ -97,10 +99,11 @@ export default [
   route({
     method: 'delete',
     path: '/v1/receptors/:workspace_slug/:slug_or_id/share',
+    summary: "Revoke a receptor's share link",
     params: ReceptorRefParams,
     response: SuccessBody,
     tags,
-    summary: 'Revokes the token: it stops working at once',
+    description: 'Revokes the token: it stops working at once',
     handler: async ({ params, scope, services }) => {
       await services.shares.revoke(scope, params.workspace_slug, params.slug_or_id);
       return { success: true as const };
@@ -109,11 +112,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/receptors/:workspace_slug/:slug_or_id/share/rotate',
+    summary: "Replace a receptor's share token",
     params: ReceptorRefParams,
     body: ShareRotateBody,
     response: ShareView,
     tags,
-    summary: 'A new token (shown once); the old one stops working at once; settings may change in the same call',
+    description: 'A new token (shown once); the old one stops working at once; settings may change in the same call',
     handler: async ({ params, body, scope, services }) => {
       const s = await services.shares.rotate(scope, params.workspace_slug, params.slug_or_id, body);
       return presentShare(s.doc, s.receptor, await services.shares.usedOf(s.doc), {
@@ -126,6 +130,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/public/receptors/by-id/:receptor_id',
+    summary: 'Read a shared receptor by id',
     auth: 'optional',
     share: 'only',
     params: PublicIdParams,
@@ -140,6 +145,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/public/receptors/by-id/:receptor_id/execute',
+    summary: 'Run a shared receptor by id',
     status: 202,
     auth: 'optional',
     share: 'only',
@@ -156,6 +162,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/public/receptors/by-id/:receptor_id/assets',
+    summary: 'Upload a file to a shared receptor',
     status: 201,
     auth: 'optional',
     share: 'only',
@@ -163,7 +170,7 @@ export default [
     query: ShareQuery,
     response: PublicUpload,
     tags: pub,
-    summary:
+    description:
       'multipart/form-data, field "file": text, JSON, CSV, PDF, Office documents, PNG/JPEG/GIF/WebP, 10 MB; 403 when the link does not allow files',
     handler: async ({ params, share, services, ctx }) => {
       services.shares.checkReceptor(share!, { id: params.receptor_id });
@@ -176,6 +183,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/public/receptors/:workspace/:slug',
+    summary: 'Read a shared receptor',
     auth: 'optional',
     share: 'only',
     params: PublicSlugParams,
@@ -190,6 +198,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/public/receptors/:workspace/:slug/execute',
+    summary: 'Run a shared receptor',
     status: 202,
     auth: 'optional',
     share: 'only',
@@ -206,6 +215,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/public/traces/:id',
+    summary: "Read a shared receptor's trace",
     auth: 'optional',
     share: 'only',
     params: TraceIdParams,
@@ -217,13 +227,14 @@ export default [
   route({
     method: 'get',
     path: '/v1/public/traces/:id/events',
+    summary: "Stream a shared receptor's trace events",
     kind: 'stream',
     auth: 'optional',
     share: 'only',
     params: TraceIdParams,
     query: ShareQuery,
     tags: pub,
-    summary: "SSE: the trace's events, for a trace of the link's receptor",
+    description: "SSE: the trace's events, for a trace of the link's receptor",
     handler: async (i) => {
       await linkTrace(i, i.params.id, i.query);
       return sseStream(i.ctx, {
@@ -238,13 +249,14 @@ export default [
   route({
     method: 'get',
     path: '/v1/public/jobs/:job_id/stream',
+    summary: "Stream a shared receptor's job",
     kind: 'stream',
     auth: 'optional',
     share: 'only',
     params: z.object({ job_id: z.uuid() }),
     query: JobQuery,
     tags: pub,
-    summary: "SSE: a job of the link's receptor; 403 for any other job",
+    description: "SSE: a job of the link's receptor; 403 for any other job",
     handler: async ({ params, query, share, services, ctx }) => {
       const a = share!;
       services.shares.checkNames(a, query);

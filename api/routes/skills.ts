@@ -28,6 +28,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/skills',
+    summary: 'List skills',
     brain: 'optional',
     query: SkillListQuery,
     response: SkillList,
@@ -40,6 +41,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/skills/:id',
+    summary: 'Read a skill',
     brain: 'optional',
     params: IdParams,
     response: Skill,
@@ -49,6 +51,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/skills',
+    summary: 'Create a skill',
     status: 201,
     brain: 'optional',
     body: SkillCreateBody,
@@ -59,18 +62,20 @@ export default [
   route({
     method: 'put',
     path: '/v1/skills/:id',
+    summary: 'Change a skill',
     brain: 'optional',
     params: IdParams,
     body: SkillUpdateBody,
     response: Skill,
     tags,
-    summary: 'Every change records a new version (latest_version rises)',
+    description: 'Every change records a new version (latest_version rises)',
     handler: async ({ params, body, scope, services }) =>
       presentSkill(await services.skills.update(scope, params.id, body)),
   }),
   route({
     method: 'delete',
     path: '/v1/skills/:id',
+    summary: 'Delete a skill',
     brain: 'optional',
     params: IdParams,
     response: SuccessBody,

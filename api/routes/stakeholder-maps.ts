@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { StakeholderMapDoc } from '../../src/db/stakeholder-maps.js';
 import {
   Briefing,
@@ -39,34 +40,45 @@ const limitsOf = (q: GraphLimits): GraphLimits => ({
   stakeholder_limit: q.stakeholder_limit,
   interaction_limit: q.interaction_limit,
 });
+/** A live map: the graph's parts at the top level, the map's metadata beside them. */
 const liveMap = (
   s: Services,
   r: { map: StakeholderMapDoc; graph: Graph; revision: number; at: Date },
   q: GraphLimits,
-) => ({
-  resource_id: r.map._id,
-  brain_id: r.map.brainId,
-  revision: r.revision,
-  latest_version: r.map.latestVersion,
-  updated_at: r.at.toISOString(),
-  graph: s.stakeholderMaps.viewOf(r.graph, limitsOf(q)),
-});
+): z.input<typeof LiveMap> => {
+  const view = s.stakeholderMaps.viewOf(r.graph, limitsOf(q));
+  return {
+    resource_id: r.map._id,
+    brain_id: r.map.brainId,
+    revision: r.revision,
+    latest_version: r.map.latestVersion,
+    updated_at: r.at.toISOString(),
+    summary: view.summary,
+    stakeholders: view.stakeholders,
+    interactions: view.interactions,
+    edges: view.edges,
+    risks: view.risks,
+    counts: view.counts,
+    truncated: view.truncated,
+  };
+};
 const versionList = (r: Awaited<ReturnType<Services['stakeholderMaps']['versions']>>) => ({
   resource_id: r.map._id,
   versions: r.items.map(presentStakeholderVersion),
   ...presentPage(r),
   latest_version: r.map.latestVersion,
 });
-const briefingRoute = (path: string) =>
+const briefingRoute = (path: string, summary: string) =>
   route({
     method: 'get',
     path,
+    summary,
     brain: 'optional',
     params: BriefingParams,
     query: BriefingQuery,
     response: Briefing,
     tags,
-    summary:
+    description:
       'One stakeholder (by id): recent interactions, alliances, tensions, open risks and suggested discussion points, computed from the live graph',
     handler: async ({ params, query, scope, services }) =>
       services.stakeholderMaps.briefing(scope, params.id, query.interaction_limit),
@@ -82,27 +94,30 @@ export default [
   route({
     method: 'get',
     path: '/v1/resources/stakeholder_maps/live',
+    summary: 'Read a live stakeholder map',
     brain: 'optional',
     query: LiveQuery,
     response: LiveMap,
     tags,
-    summary: "The live graph of resource_id, or of the X-Brain-Id brain's default map (created on first use)",
+    description: "The live graph of resource_id, or of the X-Brain-Id brain's default map (created on first use)",
     handler: async ({ query, scope, services }) =>
       liveMap(services, await services.stakeholderMaps.live(scope, query.resource_id), query),
   }),
   route({
     method: 'get',
     path: '/v1/resources/stakeholder_maps/diff',
+    summary: 'Compare two states of a stakeholder map',
     brain: 'optional',
     query: DiffQuery,
     response: Diff,
     tags,
-    summary: "from and to are each live or a version number; resource_id defaults to the brain's default map",
+    description: "from and to are each live or a version number; resource_id defaults to the brain's default map",
     handler: async ({ query, scope, services }) => services.stakeholderMaps.diff(scope, query),
   }),
   route({
     method: 'get',
     path: '/v1/resources/stakeholder_maps',
+    summary: 'List stakeholder maps',
     brain: 'optional',
     query: MapListQuery,
     response: MapList,
@@ -115,6 +130,7 @@ export default [
   route({
     method: 'post',
     path: '/v1/resources/stakeholder_maps',
+    summary: 'Create a stakeholder map',
     status: 201,
     brain: 'optional',
     body: MapCreateBody,
@@ -126,6 +142,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/resources/stakeholder_maps/:resourceId',
+    summary: 'Read a stakeholder map and its live graph',
     brain: 'optional',
     params: MapParams,
     query: GraphLimitsQuery,
@@ -142,18 +159,20 @@ export default [
   route({
     method: 'get',
     path: '/v1/resources/stakeholder_maps/:resourceId/history',
+    summary: "List a stakeholder map's saved versions",
     brain: 'optional',
     params: MapParams,
     query: HistoryQuery,
     response: VersionList,
     tags,
-    summary: 'Saved versions, newest first',
+    description: 'Saved versions, newest first',
     handler: async ({ params, query, scope, services }) =>
       versionList(await services.stakeholderMaps.versions(scope, params.resourceId, query)),
   }),
   route({
     method: 'get',
     path: '/v1/resources/stakeholder_maps/:resourceId/versions/:version',
+    summary: 'Read a saved stakeholder map version',
     brain: 'optional',
     params: MapVersionParams,
     query: GraphLimitsQuery,
@@ -170,12 +189,13 @@ export default [
   route({
     method: 'post',
     path: '/v1/resources/stakeholder_map/:resourceId/patch',
+    summary: "Edit a stakeholder map's live graph",
     brain: 'optional',
     params: MapParams,
     body: PatchBody,
     response: PatchResult,
     tags,
-    summary:
+    description:
       'ops (JSON) or dsl applied to the live graph as one revision; patch_mode stakeholder_map_record_version then records a version (label)',
     handler: async ({ params, body, scope, services }) => {
       const r = await services.stakeholderMaps.patch(scope, params.resourceId, body);
@@ -188,34 +208,37 @@ export default [
       };
     },
   }),
-  briefingRoute('/v1/stakeholders/briefing/:id'),
+  briefingRoute('/v1/stakeholders/briefing/:id', 'Brief on one stakeholder'),
   route({
     method: 'get',
     path: '/v1/stakeholder-map',
+    summary: "Read the brain's live stakeholder map",
     brain: 'optional',
     query: LiveQuery,
     response: LiveMap,
     tags,
-    summary: "The live graph of the X-Brain-Id brain's default map (or of resource_id)",
+    description: "The live graph of the X-Brain-Id brain's default map (or of resource_id)",
     handler: async ({ query, scope, services }) =>
       liveMap(services, await services.stakeholderMaps.live(scope, query.resource_id), query),
   }),
-  briefingRoute('/v1/stakeholder-map/briefing/:id'),
+  briefingRoute('/v1/stakeholder-map/briefing/:id', "Brief on one stakeholder of the brain's map"),
   route({
     method: 'post',
     path: '/v1/stakeholder-map/versions',
+    summary: 'Save the live stakeholder map as a version',
     status: 201,
     brain: 'optional',
     body: VersionSaveBody,
     response: VersionMeta,
     tags,
-    summary: "Saves the live graph as the next version of the brain's default map (or of resource_id)",
+    description: "Saves the live graph as the next version of the brain's default map (or of resource_id)",
     handler: async ({ body, scope, services }) =>
       presentStakeholderVersion(await services.stakeholderMaps.saveVersion(scope, body.resource_id, body.label)),
   }),
   route({
     method: 'get',
     path: '/v1/stakeholder-map/versions',
+    summary: "List the brain's saved stakeholder map versions",
     brain: 'optional',
     query: VersionListQuery,
     response: VersionList,
@@ -226,12 +249,13 @@ export default [
   route({
     method: 'get',
     path: '/v1/stakeholder-map/versions/:id',
+    summary: "Read a saved version of the brain's map",
     brain: 'optional',
     params: VersionIdParams,
     query: GraphLimitsQuery,
     response: VersionRead,
     tags,
-    summary: "A saved version by its id, or by its number on the X-Brain-Id brain's default map",
+    description: "A saved version by its id, or by its number on the X-Brain-Id brain's default map",
     handler: async ({ params, query, scope, services }) => {
       const r = await services.stakeholderMaps.versionByKey(scope, params.id);
       return {
@@ -243,12 +267,13 @@ export default [
   route({
     method: 'post',
     path: '/v1/stakeholder-map/extract',
+    summary: 'Extract stakeholders from a transcript',
     status: 202,
     brain: 'optional',
     body: ExtractBody,
     response: ExtractAccepted,
     tags,
-    summary:
+    description:
       'Starts a job that asks the model for structured JSON from a transcript (text, or a finalized meeting) and applies it to the map as patch ops',
     handler: async ({ body, scope, services }) => services.stakeholderMaps.extract(scope, body),
   }),

@@ -3,7 +3,7 @@ import { forbidden, validationError } from '../../src/errors.js';
 import { ShareQuery } from '../../src/schemas/shares.js';
 import type { Services } from '../../src/services/index.js';
 import type { ShareAccess } from '../../src/services/shares.js';
-import { Uuid } from '../../src/schemas/common.js';
+import type { Trace as TraceRecord } from '../../src/db/traces.js';
 import {
   Engram,
   MessageCreateBody,
@@ -23,16 +23,15 @@ const EventsQuery = ShareQuery;
 const ShareMessagesQuery = MessagesQuery.extend(ShareQuery.omit({ after: true }).shape);
 
 /** A trace read with a share token in place of credentials: the link's own receptor's traces only (403 otherwise). */
-async function shareCheck(
+function shareCheck(
   share: ShareAccess | undefined,
   services: Services,
-  traceId: string,
+  trace: TraceRecord,
   q: { workspace?: string; receptor?: string; receptor_id?: string },
 ) {
   if (!share) return;
   services.shares.checkNames(share, q);
-  const t = await services.traces.get(share.scope, traceId);
-  if (t.receptorId !== share.receptor._id) throw forbidden('This trace is not a conversation of this share link');
+  if (trace.receptorId !== share.receptor._id) throw forbidden('This trace is not a conversation of this share link');
 }
 
 /** Traces (events: docs/streams.md, "Trace events"): implicit creation, API-order messages, title override, events. */
@@ -40,6 +39,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/traces',
+    summary: 'List traces',
     brain: 'optional',
     query: TraceListQuery,
     response: TraceList,
@@ -55,43 +55,49 @@ export default [
   route({
     method: 'get',
     path: '/v1/traces/:id',
+    summary: 'Read a trace',
     params: TraceIdParams,
     response: z.object({ trace: Trace }),
     tags: ['traces'],
     handler: async ({ params, scope, services }) => ({
-      trace: presentTrace(await services.traces.get(scope, params.id)),
+      trace: presentTrace(await services.traces.resolve(scope, params.id)),
     }),
   }),
   route({
     method: 'patch',
     path: '/v1/traces/:id',
+    summary: "Set a trace's title",
     params: TraceIdParams,
     body: TracePatchBody,
     response: z.object({ trace: Trace }),
     tags: ['traces'],
-    summary: 'Manual title update; overrides any generated title',
+    description: 'Manual title update; overrides any generated title',
     handler: async ({ params, body, scope, services }) => {
-      await services.traces.get(scope, params.id);
-      return { trace: presentTrace(await services.traces.setTitle(scope, params.id, body.title, 'manual')) };
+      const t = await services.traces.resolve(scope, params.id);
+      return { trace: presentTrace(await services.traces.setTitle(scope, t.traceId, body.title, 'manual', t)) };
     },
   }),
   route({
     method: 'get',
     path: '/v1/traces/:id/messages',
+    summary: "Read a trace's messages",
     share: 'accept',
     params: TraceIdParams,
     query: ShareMessagesQuery,
     response: z.object({ engrams: z.array(Engram) }),
     tags: ['traces'],
-    summary: 'Also with share-token parameters (t plus workspace and receptor, or receptor_id) in place of credentials',
+    description:
+      'Also with share-token parameters (t plus workspace and receptor, or receptor_id) in place of credentials',
     handler: async ({ params, query, scope, services, share }) => {
-      await shareCheck(share, services, params.id, query);
-      return { engrams: (await services.traces.messages(scope, params.id, query.limit)).map(presentEngram) };
+      const t = await services.traces.resolve(scope, params.id);
+      shareCheck(share, services, t, query);
+      return { engrams: (await services.traces.messages(scope, t.traceId, query.limit)).map(presentEngram) };
     },
   }),
   route({
     method: 'post',
     path: '/v1/traces/:id/messages',
+    summary: 'Add a human message to a trace',
     createsByPath: true,
     status: 201,
     params: TraceIdParams,
@@ -99,29 +105,32 @@ export default [
     response: z.object({ engram: Engram }),
     tags: ['traces'],
     handler: async ({ params, body, scope, services }) => ({
-      engram: presentEngram(await services.traces.addHumanMessage(scope, params.id, body)),
+      engram: presentEngram(
+        await services.traces.addHumanMessage(scope, await services.traces.traceIdOf(scope, params.id), body),
+      ),
     }),
   }),
   route({
     method: 'get',
     path: '/v1/traces/:id/events',
+    summary: "Stream a trace's events",
     kind: 'stream',
     brain: 'optional',
     share: 'accept',
-    params: z.object({ id: Uuid }),
+    params: TraceIdParams,
     query: EventsQuery,
     tags: ['traces'],
-    summary: 'SSE: trace-scoped events (new engrams, run state, title changes); also with share-token parameters',
+    description: 'SSE: trace-scoped events (new engrams, run state, title changes); also with share-token parameters',
     handler: async ({ params, query, scope, services, ctx, share }) => {
-      await shareCheck(share, services, params.id, query);
       // Auth rule 4: a session user (JWT) reads trace events within a brain.
       if (scope.credential === 'jwt' && !scope.brainId)
         throw validationError('X-Brain-Id header is required for trace events with a session token');
-      await services.traces.get(scope, params.id);
+      const t = await services.traces.resolve(scope, params.id);
+      shareCheck(share, services, t, query);
       return sseStream(ctx, {
         streams: services.streams,
         redis: services.redis,
-        key: services.traces.streamKey(scope, params.id),
+        key: services.traces.streamKey(scope, t.traceId),
         after: resumeCursor(ctx, query.after),
         endOnTerminal: false,
       });

@@ -12,23 +12,25 @@ export default [
   route({
     method: 'get',
     path: '/v1/usage',
+    summary: "Read the caller's usage",
     query: UsageQuery,
     response: UsageStats,
     tags: ['usage'],
-    summary: 'Usage of the calling user (or API key) in the window',
+    description: 'Usage of the calling user (or API key) in the window',
     handler: async ({ query, scope, services }) => services.usage.stats(scope, query, true),
   }),
   route({
     method: 'get',
     path: '/v1/usage/:workspace_id',
+    summary: "Read the workspace's usage",
     operationId: 'usage.workspace',
-    title: 'Get workspace usage',
+
     roles: ['workspace_admin'],
     params: UsageWorkspaceParams,
     query: UsageQuery,
     response: UsageStats,
     tags: ['usage'],
-    summary: 'Usage of the whole workspace in the window (admin only)',
+    description: 'Usage of the whole workspace in the window (admin only)',
     handler: async ({ params, query, scope, services }) => {
       services.usage.checkWorkspace(scope, params.workspace_id);
       return services.usage.stats(scope, query, false);
@@ -37,12 +39,13 @@ export default [
   route({
     method: 'get',
     path: '/v1/usage/:workspace_id/receptors',
+    summary: 'Rank receptors by usage',
     roles: ['workspace_admin'],
     params: UsageWorkspaceParams,
     query: UsageReceptorsQuery,
     response: ReceptorUsageRanking,
     tags: ['usage'],
-    summary: 'Receptors ranked by tokens, cost or invocations (admin only)',
+    description: 'Receptors ranked by tokens, cost or invocations (admin only)',
     handler: async ({ params, query, scope, services }) => {
       services.usage.checkWorkspace(scope, params.workspace_id);
       return {

@@ -60,12 +60,13 @@ export default [
   route({
     method: 'post',
     path: '/v1/webhook-endpoints',
+    summary: 'Add a webhook endpoint',
     status: 201,
     roles: admin,
     body: WebhookEndpointCreateBody,
     response: WebhookEndpointWithSecret,
     tags,
-    summary: 'Adds an endpoint subscribed to events; the answer shows its signing secret, this once',
+    description: 'Adds an endpoint subscribed to events; the answer shows its signing secret, this once',
     examples: {
       request: { url: 'https://hooks.example.com/cortex', events: ['job.completed', 'job.failed'] },
     },
@@ -77,11 +78,12 @@ export default [
   route({
     method: 'get',
     path: '/v1/webhook-endpoints',
+    summary: 'List webhook endpoints',
     roles: admin,
     query: WebhookListQuery,
     response: WebhookEndpointList,
     tags,
-    summary: "The workspace's webhook endpoints, oldest first (never their secrets)",
+    description: "The workspace's webhook endpoints, oldest first (never their secrets)",
     handler: async ({ query, scope, services }) => {
       const p = await services.webhooks.list(scope, query);
       return { webhook_endpoints: p.items.map(presentEndpoint), ...presentPage(p) };
@@ -90,6 +92,7 @@ export default [
   route({
     method: 'get',
     path: '/v1/webhook-endpoints/:id',
+    summary: 'Read a webhook endpoint',
     roles: admin,
     params: WebhookEndpointParams,
     response: WebhookEndpoint,
@@ -99,23 +102,25 @@ export default [
   route({
     method: 'patch',
     path: '/v1/webhook-endpoints/:id',
+    summary: 'Change a webhook endpoint',
     roles: admin,
     params: WebhookEndpointParams,
     body: WebhookEndpointUpdateBody,
     response: WebhookEndpoint,
     tags,
-    summary: 'Changes the URL, events, description or enabled (events from then on follow the change)',
+    description: 'Changes the URL, events, description or enabled (events from then on follow the change)',
     handler: async ({ params, body, scope, services }) =>
       presentEndpoint(await services.webhooks.update(scope, params.id, body)),
   }),
   route({
     method: 'delete',
     path: '/v1/webhook-endpoints/:id',
+    summary: 'Remove a webhook endpoint',
     roles: admin,
     params: WebhookEndpointParams,
     response: SuccessBody,
     tags,
-    summary: 'Removes the endpoint and its delivery history; deliveries still being retried stop',
+    description: 'Removes the endpoint and its delivery history; deliveries still being retried stop',
     handler: async ({ params, scope, services }) => {
       await services.webhooks.remove(scope, params.id);
       return { success: true as const };
@@ -124,11 +129,12 @@ export default [
   route({
     method: 'post',
     path: '/v1/webhook-endpoints/:id/rotate-secret',
+    summary: "Rotate a webhook endpoint's signing secret",
     roles: admin,
     params: WebhookEndpointParams,
     response: WebhookEndpointWithSecret,
     tags,
-    summary:
+    description:
       'A new signing secret, shown this once; the previous one keeps signing for 24 h (each delivery carries both signatures)',
     handler: async ({ params, scope, services }) => {
       const { endpoint, secret } = await services.webhooks.rotateSecret(scope, params.id);
@@ -138,12 +144,14 @@ export default [
   route({
     method: 'get',
     path: '/v1/webhook-endpoints/:id/deliveries',
+    summary: "List a webhook endpoint's deliveries",
     roles: admin,
     params: WebhookEndpointParams,
     query: WebhookListQuery,
     response: WebhookDeliveryList,
     tags,
-    summary: "The endpoint's deliveries, newest first, each with every attempt (time, status code or error, duration)",
+    description:
+      "The endpoint's deliveries, newest first, each with every attempt (time, status code or error, duration)",
     handler: async ({ params, query, scope, services }) => {
       const p = await services.webhooks.deliveries(scope, params.id, query);
       return { deliveries: p.items.map(presentDelivery), ...presentPage(p) };
@@ -152,12 +160,13 @@ export default [
   route({
     method: 'post',
     path: '/v1/webhook-endpoints/:id/deliveries/:delivery_id/replay',
+    summary: 'Send a webhook delivery again',
     status: 201,
     roles: admin,
     params: WebhookDeliveryParams,
     response: WebhookDelivery,
     tags,
-    summary: 'Sends the same event again as a new delivery (its own id, attempts and retries)',
+    description: 'Sends the same event again as a new delivery (its own id, attempts and retries)',
     handler: async ({ params, scope, services }) =>
       presentDelivery(await services.webhooks.replay(scope, params.id, params.delivery_id)),
   }),

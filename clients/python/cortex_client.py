@@ -183,8 +183,8 @@ class Client:
         return self.request("POST", f"/v1/neurons/{urllib.parse.quote(neuron, safe='')}/invoke", body)
 
     def execute_pathway(self, pathway: str, input: Optional[Dict[str, Any]] = None, **options: Any) -> Dict[str, Any]:
-        """Runs a pathway (by id) with `input`; returns `{job_id, status, trace_id}`.
-        `options` are further body fields: trace_id, pathway_version."""
+        """Runs a pathway (by id, or by its slug in the client's brain) with `input`;
+        returns `{job_id, status, trace_id}`. `options` are further body fields: trace_id, pathway_version."""
         body: Dict[str, Any] = {k: v for k, v in options.items() if v is not None}
         if input is not None:
             body["input"] = input

@@ -29,6 +29,10 @@ export interface JobDoc {
   parentJobId: string | null;
   clientNonce: string | null;
   createdBy: string | null;
+  /** A pathway run's pinned pathway version (absent on other jobs and on runs recorded before 2026-11). */
+  pathwayVersion?: number | null;
+  /** A pathway run's input as it was started (absent on other jobs): the console's run page shows it. */
+  input?: Blob | null;
   /** Set on jobs started through a share link (its request budget counts them). */
   shareTokenId?: string;
   /** When the job first left `pending` (unset until then; jobs recorded before 2026-11 carry null). */
@@ -58,8 +62,10 @@ export interface JobClaimDoc {
 }
 
 /** A job as services see it: `result` decoded (undefined while none is stored), `waitingFor` decoded. */
-export interface Job extends Omit<JobDoc, 'result' | 'waitingFor'> {
+export interface Job extends Omit<JobDoc, 'result' | 'waitingFor' | 'input'> {
   result?: unknown;
+  /** The run's input (pathway runs; undefined on other jobs). */
+  input?: unknown;
   waitingFor: Record<string, unknown> | null;
 }
 
@@ -80,15 +86,17 @@ export interface JobListFilter {
   status?: JobState;
 }
 
-const decodeJob = ({ result, waitingFor, ...j }: JobDoc): Job => ({
+const decodeJob = ({ result, waitingFor, input, ...j }: JobDoc): Job => ({
   ...j,
   result: decodeBlob<unknown>(result, undefined),
   waitingFor: decodeBlob<Record<string, unknown> | null>(waitingFor, null),
+  ...(input ? { input: decodeBlob<unknown>(input, undefined) } : {}),
 });
-const encodeJob = ({ result, waitingFor, ...j }: Job): JobDoc => ({
+const encodeJob = ({ result, waitingFor, input, ...j }: Job): JobDoc => ({
   ...j,
   result: result === undefined ? null : encodeBlob(result),
   waitingFor: waitingFor === null ? null : encodeBlob(waitingFor),
+  ...(input !== undefined ? { input: encodeBlob(input) } : {}),
 });
 function encodeChange({ result, waitingFor, ...c }: JobChange): Partial<JobDoc> {
   const set: Partial<JobDoc> = { ...c };

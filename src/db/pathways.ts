@@ -51,6 +51,12 @@ export interface PathwayDoc {
   workspaceId: string;
   brainId: string;
   name: string;
+  /**
+   * The name as a slug (src/services/neurons.ts toNeuronSlug), kept in step with the name: how
+   * execute and the OpenAI model `pathway:<slug>` name a pathway of a brain. Not unique; missing on
+   * pathways stored before slugs until the API's start-up fills it in.
+   */
+  slug?: string;
   description: string;
   graph: Blob;
   design: Blob;
@@ -72,7 +78,7 @@ export type PathwayVersionSummary = Omit<PathwayVersionEntry, 'graph'>;
 /** A kept version with its graph decoded. */
 export type PathwayVersion = PathwayVersionSummary & { graph: unknown };
 /** The head fields a change may set. */
-export type PathwayChange = Partial<Pick<Pathway, 'graph' | 'design' | 'name' | 'description' | 'isActive'>>;
+export type PathwayChange = Partial<Pick<Pathway, 'graph' | 'design' | 'name' | 'slug' | 'description' | 'isActive'>>;
 /**
  * What a change does, decided under the write hold from the head and its kept versions: the fields
  * to set and, with a note, a new version recording the tip's graph, name and description.
@@ -116,6 +122,8 @@ export const pathwayIndexes: IndexSpec[] = [
   ...pageIndexes('pathways', ['workspaceId', 'brainId'], ['createdAt', 'updatedAt', 'name']),
   // ?createdBy=
   ...pageIndexes('pathways', ['workspaceId', 'brainId', 'createdBy'], ['createdAt', 'updatedAt', 'name']),
+  // A pathway named by its slug (execute, the OpenAI-compatible model `pathway:<slug>`).
+  { collection: 'pathways', keys: { workspaceId: 1, brainId: 1, slug: 1 }, name: 'ws_brain_slug' },
   { collection: 'pathway_participants', keys: { pathwayId: 1, userId: 1 }, unique: true, name: 'pathway_user_unique' },
   {
     collection: 'pathway_participants',
@@ -346,12 +354,21 @@ export function createPathwayRepo(db: Db) {
       const filter: Filter<PathwayDoc> = brainId ? { workspaceId, brainId } : { workspaceId };
       return (await pathways.find(filter, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
     },
-    /** Every pathway of every workspace, its id, workspace, brain, name and whether it is active (start-up repairs). */
+    /** Ids of the brain's pathways with this slug (at most `limit`: two tell a name apart from an ambiguous one). */
+    idsBySlug: async (workspaceId: string, brainId: string, slug: string, limit = 2): Promise<string[]> =>
+      (await pathways.find({ workspaceId, brainId, slug }, { projection: { _id: 1 }, limit }).toArray()).map(
+        (d) => d._id,
+      ),
+    /** Sets the slug of a pathway stored before slugs (start-up); false when it has one by now. */
+    fillSlug: async (workspaceId: string, id: string, slug: string): Promise<boolean> =>
+      (await pathways.updateOne({ _id: id, workspaceId, slug: { $exists: false } }, { $set: { slug } }))
+        .modifiedCount === 1,
+    /** Every pathway of every workspace, its id, workspace, brain, name, slug and whether it is active (start-up repairs). */
     allSummaries: () =>
       pathways
-        .find<Pick<PathwayDoc, '_id' | 'workspaceId' | 'brainId' | 'name' | 'isActive'>>(
+        .find<Pick<PathwayDoc, '_id' | 'workspaceId' | 'brainId' | 'name' | 'slug' | 'isActive'>>(
           {},
-          { projection: { _id: 1, workspaceId: 1, brainId: 1, name: 1, isActive: 1 } },
+          { projection: { _id: 1, workspaceId: 1, brainId: 1, name: 1, slug: 1, isActive: 1 } },
         )
         .toArray(),
   };

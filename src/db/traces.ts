@@ -149,6 +149,11 @@ export function createTraceRepo(db: Db, backend: StoreBackend = 'ferretdb') {
       const t = await findDoc(workspaceId, traceId);
       return t && decodeTrace(t);
     },
+    /** The trace whose record id (`_id`, the `id` a list shows) this is, in the workspace. */
+    getByRecordId: async (workspaceId: string, id: string): Promise<Trace | null> => {
+      const t = await findById(traces, id, { workspaceId });
+      return t && decodeTrace(t);
+    },
     /** Creates the trace (a claim on the unique (workspace, trace) index); false when it exists. */
     create: (t: NewTrace): Promise<boolean> => claim(traces, encodeTrace(t)),
     /**

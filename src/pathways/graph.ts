@@ -367,6 +367,9 @@ export const PathwayGraphFormat = z
   })
   .meta({
     id: 'PathwayGraph',
+    // A component of its own (api/openapi.ts) that request fields reference: the format is what a
+    // client sends, so it is rendered as input (fields with defaults are optional).
+    unusedIO: 'input',
     description:
       'A pathway graph: nodes (one schema per type) and edges { source, target, handle? }; several plain edges leaving a node run in parallel. See docs/pathways.md.',
   });

@@ -31,6 +31,13 @@ export const Job = z
     waitingFor: JsonObject.optional(),
     neuron_id: z.string().nullable(),
     pathway_id: z.string().nullable(),
+    pathway_version: z.number().int().nullable().meta({
+      description:
+        'the pathway version a pathway run runs (pinned at its start); null for other jobs and inline graphs',
+    }),
+    input: z.unknown().optional().meta({
+      description: "a pathway run's input as it started (GET /v1/jobs/:jobId and /status only, not in lists)",
+    }),
     receptor_id: z.string().nullable(),
     trace_id: z.string().nullable(),
     parent_job_id: z.string().nullable(),

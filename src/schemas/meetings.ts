@@ -35,13 +35,80 @@ export const ActionItem = z.object({
   done: z.boolean().optional(),
 });
 
-/** The structured body's known fields (docs/meetings.md); other keys are kept as sent. */
+/** A text's non-blank lines, trimmed: a list part sent as one text holds one item per line. */
+const linesOf = (text: string): string[] =>
+  text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+
+/**
+ * A list of text items (agenda, decisions) sent as a list, or as one text (one item per non-blank
+ * line); stored and returned as the list.
+ */
+const textList = (itemMax: number, max: number, what: string) => {
+  const list = z.array(z.string().max(itemMax)).max(max);
+  return z
+    .union([
+      list,
+      z
+        .string()
+        .max(itemMax * 10)
+        .transform(linesOf)
+        .pipe(list),
+    ])
+    .meta({ description: `${what}: a list of texts, or one text with an item per line (stored as the list)` });
+};
+
+/** A text part (notes, summary) sent as a text, or as a list of texts (joined with line breaks); stored as the text. */
+const textPart = (max: number, what: string) => {
+  const text = z.string().max(max);
+  return z
+    .union([
+      text,
+      z
+        .array(z.string())
+        .max(10_000)
+        .transform((parts) => parts.join('\n'))
+        .pipe(text),
+    ])
+    .meta({ description: `${what}: a text, or a list of texts (joined with line breaks; stored as the text)` });
+};
+
+/** Action items: objects, or texts (each `{ text }`), or one text with an item per line. */
+const ActionItemOrText = z.union([
+  ActionItem,
+  z
+    .string()
+    .min(1)
+    .max(2000)
+    .transform((text) => ({ text })),
+]);
+const ActionItems = z
+  .union([
+    z.array(ActionItemOrText).max(500),
+    z
+      .string()
+      .max(200_000)
+      .transform((t) => linesOf(t).map((text) => ({ text })))
+      .pipe(z.array(ActionItem).max(500)),
+  ])
+  .meta({
+    description:
+      'action items: { text, owner?, due?, done? } objects or plain texts (each becomes { text }), or one text with an item per line',
+  });
+
+/**
+ * The structured body's known fields (docs/meetings.md); other keys are kept as sent. The text
+ * parts take text or a list and are stored in one shape each: agenda, decisions and action_items
+ * as lists, notes and summary as text.
+ */
 const bodyFields = {
-  agenda: z.array(z.string().max(2000)).max(200).optional(),
-  notes: z.string().max(200_000).optional(),
-  summary: z.string().max(50_000).optional(),
-  decisions: z.array(z.string().max(5000)).max(500).optional(),
-  action_items: z.array(ActionItem).max(500).optional(),
+  agenda: textList(2000, 200, 'agenda').optional(),
+  notes: textPart(200_000, 'notes').optional(),
+  summary: textPart(50_000, 'summary').optional(),
+  decisions: textList(5000, 500, 'decisions').optional(),
+  action_items: ActionItems.optional(),
   transcript_segments: z.array(TranscriptSegment).max(20_000).optional(),
   transcription: MeetingTranscription.optional(),
 };

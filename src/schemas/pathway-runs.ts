@@ -54,3 +54,12 @@ export const ResumeBody = z
   })
   .meta({ id: 'JobResumeBody' });
 export type ResumeBody = z.infer<typeof ResumeBody>;
+
+/** POST /v1/pathways/:id/execute: the pathway's id, or its slug in the caller's brain (as neurons' invoke takes a name). */
+export const PathwayRefParams = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .meta({ description: "the pathway's id, or its slug (its name as a slug) among the brain's pathways" }),
+});

@@ -118,6 +118,10 @@ export const Pathway = z
     workspace_id: z.string(),
     brain_id: z.string(),
     name: z.string(),
+    slug: z.string().meta({
+      description:
+        'the name as a slug (lowercase, accents folded, other characters as -): execute and the OpenAI-compatible `pathway:<slug>` take it in place of the id',
+    }),
     description: z.string(),
     pathway_graph: JsonObject,
     pathway_data: JsonObject.nullable(),

@@ -101,5 +101,14 @@ export const SessionContext = z
     api_key_id: z.string().nullable(),
     roles: z.array(z.string()),
     credential: z.string(),
+    temporal: z
+      .object({
+        namespace: z.string(),
+        ui_url: z.string().nullable().meta({
+          description:
+            "the Temporal UI (TEMPORAL_UI_URL; null when unset): a job's workflow is <ui_url>/namespaces/<namespace>/workflows/<job_id>",
+        }),
+      })
+      .meta({ description: "where a job's workflow is seen (its workflow id is the job id)" }),
   })
   .meta({ id: 'SessionContext' });

@@ -152,13 +152,13 @@ export const ReceptorListQuery = z
   .meta({ id: 'ReceptorListQuery' });
 export type ReceptorListQuery = z.infer<typeof ReceptorListQuery>;
 
+/** POST /v1/receptors/:id/fire: the receptor's slug or its id, as neurons' invoke takes a neuron's. */
+export const ReceptorFireParams = z.object({
+  id: z.string().min(1).max(200).meta({ description: "the receptor's slug or id" }),
+});
 export const ReceptorRefParams = z.object({
   workspace_slug: z.string().min(1).max(200),
   slug_or_id: z.string().min(1).max(200),
-});
-export const ReceptorSlugParams = z.object({
-  workspace_slug: z.string().min(1).max(200),
-  slug: z.string().min(1).max(200),
 });
 export const ReceptorGetQuery = z.object({
   preview: z.coerce

@@ -312,16 +312,17 @@ export const VersionMeta = z
     created_at: z.string(),
   })
   .meta({ id: 'StakeholderMapVersion' });
-export const LiveMap = z
-  .object({
-    resource_id: z.string(),
-    brain_id: z.string(),
-    revision: z.number(),
-    latest_version: z.number(),
-    updated_at: z.string(),
-    graph: GraphView,
-  })
-  .meta({ id: 'StakeholderMapLive' });
+/**
+ * A live map: what the live graph holds (stakeholders, interactions, edges, risks, summary, with
+ * counts and truncation) at the top level, and the map's metadata beside it.
+ */
+export const LiveMap = GraphView.extend({
+  resource_id: z.string(),
+  brain_id: z.string(),
+  revision: z.number(),
+  latest_version: z.number(),
+  updated_at: z.string(),
+}).meta({ id: 'StakeholderMapLive' });
 export const MapRead = z.object({ stakeholder_map: MapHead, live: GraphView });
 export const VersionRead = z.object({ version: VersionMeta, graph: GraphView });
 export const VersionList = z.object({

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { IsoDate, JsonObject, Uuid, paging, PageTotal, pageFields, optionalPageFields } from './common.js';
 
-export const TraceIdParams = z.object({ id: Uuid });
+export const TraceIdParams = z.object({
+  id: Uuid.meta({ description: "the trace's trace_id, or the id a trace list shows" }),
+});
 
 export const TraceListQuery = z
   .object({

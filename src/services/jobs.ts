@@ -43,6 +43,9 @@ export interface NewJob {
   traceId?: string | null;
   parentJobId?: string | null;
   clientNonce?: string | null;
+  /** Pathway runs: the pinned version (null for an inline graph) and the input they start with. */
+  pathwayVersion?: number | null;
+  input?: Record<string, unknown>;
 }
 
 const LIVE_TTL_MS = 250;
@@ -223,6 +226,8 @@ export function createJobService({
         parentJobId: j.parentJobId ?? null,
         clientNonce: j.clientNonce ?? null,
         createdBy: scope.userId ?? scope.apiKeyId,
+        ...(j.pathwayVersion !== undefined ? { pathwayVersion: j.pathwayVersion } : {}),
+        ...(j.input !== undefined ? { input: j.input } : {}),
         ...(scope.shareTokenId ? { shareTokenId: scope.shareTokenId } : {}),
         createdAt: now,
         finishedAt: null,

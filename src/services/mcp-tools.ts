@@ -7,7 +7,7 @@ import type { Scope } from '../scope.js';
 import { isTerminal, type StreamEntry, type Streams } from '../streams.js';
 import type { InterventionService } from './interventions.js';
 import type { JobService } from './jobs.js';
-import type { NeuronService } from './neurons.js';
+import { toNeuronSlug, type NeuronService } from './neurons.js';
 import type { PathwayRunService } from './pathway-runs.js';
 import type { PathwayService } from './pathways.js';
 import type { RunService } from './runs/index.js';
@@ -112,19 +112,6 @@ const FREE_PATHWAY_SCHEMA: ToolInputSchema = {
   additionalProperties: false,
 };
 
-/**
- * A tool name by MCP's rules (1 to 128 characters of A-Z, a-z, 0-9, `_`, `-` and `.`): accents
- * folded, every other run of characters becomes `_`, no leading or trailing separator.
- */
-export function toolNameOf(name: string, fallback: string): string {
-  const folded = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '');
-  const clean = folded
-    .replace(/[^A-Za-z0-9_.-]+/g, '_')
-    .replace(/^[_.-]+|[_.-]+$/g, '')
-    .slice(0, 100);
-  return clean || fallback;
-}
-
 /** The input schema a pathway's start node declares (`data.input_schema`, an object schema), if any. */
 export function pathwayInputSchema(graph: unknown): ToolInputSchema | null {
   const nodes = (graph as { nodes?: unknown } | null)?.nodes;
@@ -197,7 +184,9 @@ export function createMcpTools(d: McpToolDeps) {
         const declared = pathwayInputSchema(p.graph);
         const description = p.description?.trim();
         out.push({
-          name: toolNameOf(p.name, `pathway_${p._id.slice(0, 8)}`),
+          // Its slug, as execute and the OpenAI-compatible `pathway:<slug>` name it (MCP's name
+          // rules allow a slug's characters); a name with no letter or digit has none.
+          name: p.slug || toNeuronSlug(p.name) || `pathway_${p._id.slice(0, 8)}`,
           title: p.name,
           description: `${description || `The pathway "${p.name}".`} Runs the pathway and answers its output.`,
           inputSchema: declared ?? FREE_PATHWAY_SCHEMA,

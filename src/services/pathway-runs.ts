@@ -136,7 +136,8 @@ export function createPathwayRunService(deps: PathwayRunDeps) {
     /** Compiles the graph (400 when invalid) and pins the version of every neuron a node runs, as a neuron invoke pins its own. */
     runInput: (scope: Scope, args: StartArgs, jobId: string) => runInput(d, scope, args, jobId),
     /** POST /v1/pathways/:id/execute (brain header required; pinned or head version). */
-    execute: (scope: Scope, pathwayId: string, body: ExecuteBody) => execute(d, scope, pathwayId, body),
+    /** POST /v1/pathways/:id/execute: the pathway by id or slug (PathwayService.resolveId). */
+    execute: (scope: Scope, ref: string, body: ExecuteBody) => execute(d, scope, ref, body),
     /** POST /v1/jobs: a stored pathway (pathway_id) or an inline graph, with input or data. */
     createJob: (scope: Scope, body: JobCreateBody) => createJob(d, scope, body),
     startRun: (input: PathwayRunInput) => startRun(d, input),
@@ -244,6 +245,8 @@ async function prepareSubPathway(d: Deps, c: SubPathwayCall): Promise<PathwayRun
     traceId: input.traceId,
     brainId: run.pathway.brainId,
     parentJobId: c.parent.jobId,
+    pathwayVersion: run.version,
+    input: c.input,
   });
   return {
     ...input,
@@ -299,6 +302,8 @@ async function start(d: Deps, scope: Scope, args: StartArgs) {
     pathwayId: args.pathwayId,
     traceId: input.traceId,
     brainId: args.brainId,
+    pathwayVersion: args.version,
+    input: args.input,
   });
   await d.jobs.emit(input.jobId, { type: 'status', status: 'pending' });
   await d.jobs.startWorkflow(
@@ -321,7 +326,8 @@ async function patch(d: Deps, workspaceId: string, jobId: string, p: JobPatch) {
   await d.jobs.transition(workspaceId, jobId, p);
 }
 
-async function execute(d: Deps, scope: Scope, pathwayId: string, body: ExecuteBody) {
+async function execute(d: Deps, scope: Scope, ref: string, body: ExecuteBody) {
+  const pathwayId = await d.pathways.resolveId(scope, ref);
   const run = await d.pathways.getForRun(scope, pathwayId, body.pathway_version);
   await checkTrace(d, scope, body.trace_id);
   return start(d, scope, {

@@ -29,6 +29,7 @@ import type {
   PathwayValidateBody,
 } from '../schemas/pathways.js';
 import { hasRole, type Scope } from '../scope.js';
+import { toNeuronSlug } from './neurons.js';
 
 /** Largest pathway_graph accepted (UTF-8 bytes of its JSON): the head keeps PATHWAY_VERSION_CAP copies of it. */
 export const PATHWAY_GRAPH_MAX_BYTES = 200_000;
@@ -58,6 +59,7 @@ const EMPTY_GRAPH = { nodes: [], edges: [] };
 const ERRORS_IN_MESSAGE = 3;
 
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const pathwayNotFound = () => notFound('Pathway');
 
 /** Checks the stored size of a client value; `field` names it in the 400 message. */
@@ -199,6 +201,31 @@ export function createPathwayService({
 
     get: head,
 
+    /**
+     * The pathway a run names (execute, the OpenAI-compatible `pathway:<ref>`): its id, or its
+     * slug (its name as neurons' names are slugged, so `Support Triage`, `support-triage` and
+     * `support triage` name one pathway) among the caller's brain's pathways. Slugs are not unique:
+     * two pathways of the brain with one slug are a 400 that asks for the id; none is a 404.
+     */
+    async resolveId(scope: Scope, ref: string): Promise<string> {
+      if (UUID_RE.test(ref)) return ref.toLowerCase();
+      const slug = toNeuronSlug(ref);
+      if (!scope.brainId || !slug) throw pathwayNotFound();
+      const ids = await repo.idsBySlug(scope.workspaceId, scope.brainId, slug);
+      if (ids.length > 1)
+        throw validationError(`Several pathways of this brain are named "${slug}": use the pathway id`);
+      if (!ids[0]) throw pathwayNotFound();
+      return ids[0];
+    },
+
+    /** Start-up: pathways stored before slugs get theirs (idempotent; a no-op once done). */
+    async fillSlugs(all: { _id: string; workspaceId: string; name: string; slug?: string }[]): Promise<number> {
+      let filled = 0;
+      for (const p of all)
+        if (p.slug === undefined && (await repo.fillSlug(p.workspaceId, p._id, toNeuronSlug(p.name)))) filled++;
+      return filled;
+    },
+
     /** Version 1 is recorded at creation; a JWT creator becomes the pathway's owner participant. */
     async create(scope: Scope, body: PathwayCreateBody): Promise<Pathway> {
       if (!scope.brainId) throw validationError('X-Brain-Id header is required');
@@ -211,6 +238,7 @@ export function createPathwayService({
         workspaceId: scope.workspaceId,
         brainId: scope.brainId,
         name: body.name,
+        slug: toNeuronSlug(body.name),
         description: body.description ?? '',
         graph,
         design,
@@ -263,6 +291,7 @@ export function createPathwayService({
         }
         if (body.name !== undefined && body.name !== doc.name) {
           set.name = body.name;
+          set.slug = toNeuronSlug(body.name);
           changed.push('name');
         }
         const description = body.description === undefined ? undefined : (body.description ?? '');

@@ -154,9 +154,12 @@ export function createReceptorFireService(d: {
     launch,
     notFireable,
 
-    /** POST /v1/receptors/:id/fire: any member of the workspace; an inactive receptor or target is a 400. */
-    async fire(scope: Scope, id: string, body: FireBody) {
-      const r = await receptors.lookup(scope, id);
+    /**
+     * POST /v1/receptors/:id/fire: any member of the workspace; the receptor by slug or id (as its
+     * reads take it); an inactive receptor or target is a 400.
+     */
+    async fire(scope: Scope, slugOrId: string, body: FireBody) {
+      const r = await receptors.lookup(scope, slugOrId);
       const why = await notFireable(r);
       if (why) throw validationError(`Receptor cannot fire: ${why}`);
       const opts = body.neuron_task_options;
@@ -168,7 +171,7 @@ export function createReceptorFireService(d: {
         if (existing && existing.traceType !== (traceType ?? existing.traceType))
           throw validationError(`trace_id names a ${existing.traceType} trace`);
       }
-      return launch(r, {
+      const launched = await launch(r, {
         source: 'http',
         scope: { ...scope, receptorId: r._id },
         trigger: {
@@ -179,6 +182,7 @@ export function createReceptorFireService(d: {
           scope: toRunScope({ ...scope, receptorId: r._id }),
         },
       });
+      return { ...launched, receptorId: r._id };
     },
 
     /**

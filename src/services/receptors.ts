@@ -316,14 +316,19 @@ export function createReceptorService({
     },
 
     /**
-     * PATCH /v1/receptors/:workspace_slug/:slug. is_active of a neuron's or pathway's own receptor
-     * changes the target (and so the receptor, which mirrors it); source_config, executable_target
-     * and sensory_reflex_id are for stimulus receptors (stimulus or cron in active_channels); a
-     * schedule follows the change (created, updated, paused, removed).
+     * PATCH /v1/receptors/:workspace_slug/:slug_or_id (a slug or an id). is_active of a neuron's
+     * or pathway's own receptor changes the target (and so the receptor, which mirrors it);
+     * source_config, executable_target and sensory_reflex_id are for stimulus receptors (stimulus
+     * or cron in active_channels); a schedule follows the change (created, updated, paused, removed).
      */
-    async patch(scope: Scope, workspaceSegment: string, slug: string, body: ReceptorPatchBody): Promise<ReceptorView> {
+    async patch(
+      scope: Scope,
+      workspaceSegment: string,
+      slugOrId: string,
+      body: ReceptorPatchBody,
+    ): Promise<ReceptorView> {
       await checkWorkspace(scope, workspaceSegment);
-      let r = await lookup(scope, slug);
+      let r = await lookup(scope, slugOrId);
       await assertCanChange(scope, r);
       const channels = body.active_channels ? [...new Set(body.active_channels)] : r.activeChannels;
       const stimulus = isStimulusReceptor(channels);

@@ -146,8 +146,28 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
     return appended;
   }
 
+  /**
+   * A trace named in a path: by its trace id, or by its record id (the `id` a trace list shows
+   * beside `trace_id`), in the caller's workspace; a trace id wins when both could match.
+   */
+  async function resolve(scope: Scope, ref: string): Promise<Trace> {
+    const t = (await repo.get(scope.workspaceId, ref)) ?? (await repo.getByRecordId(scope.workspaceId, ref));
+    if (!t) throw notFound('Trace');
+    return t;
+  }
+
   return {
     get,
+    resolve,
+
+    /**
+     * The trace id a path names for a write that creates the trace on first use: the trace's own
+     * when the path names an existing trace by trace id or record id, else the path's id (a new trace).
+     */
+    async traceIdOf(scope: Scope, ref: string): Promise<string> {
+      if (await repo.get(scope.workspaceId, ref)) return ref;
+      return (await repo.getByRecordId(scope.workspaceId, ref))?.traceId ?? ref;
+    },
 
     async list(scope: Scope, q: TraceListQuery) {
       const filter: TraceListFilter = {};

@@ -395,7 +395,7 @@ function bodyFor(def: RouteDef): unknown {
       stimulus_keys: ['vault.asset.created'],
     },
     'POST /v1/receptors/:id/fire': { message: 'm' },
-    'PATCH /v1/receptors/:workspace_slug/:slug': { config: { a: 1 } },
+    'PATCH /v1/receptors/:workspace_slug/:slug_or_id': { config: { a: 1 } },
     'POST /v1/receptors/:workspace_slug/:slug_or_id/schedule/pause': { note: 'n' },
     'POST /v1/receptors/:workspace_slug/:slug_or_id/schedule/unpause': {},
     'POST /v1/receptors/:workspace_slug/:slug_or_id/schedule/trigger': {},

@@ -116,9 +116,9 @@ describe('MCP server at /v1/mcp', () => {
     expect(neuron?.inputSchema).toMatchObject({ type: 'object', required: ['message'] });
     expect(Object.keys(neuron?.inputSchema.properties ?? {})).toEqual(['message', 'data']);
     // A declared input schema is the tool's; a pathway without one takes { input }; names follow MCP's rules.
-    expect(byName.get('Slow_steps')?.inputSchema).toMatchObject({ type: 'object', required: ['n'] });
-    expect(byName.get('Slow_steps')?.description).toContain('Doubles n, slowly.');
-    expect(Object.keys(byName.get('long_wait')?.inputSchema.properties ?? {})).toEqual(['input']);
+    expect(byName.get('slow-steps')?.inputSchema).toMatchObject({ type: 'object', required: ['n'] });
+    expect(byName.get('slow-steps')?.description).toContain('Doubles n, slowly.');
+    expect(Object.keys(byName.get('long-wait')?.inputSchema.properties ?? {})).toEqual(['input']);
     for (const t of tools) expect(t.name).toMatch(/^[A-Za-z0-9_.-]{1,128}$/);
   });
 
@@ -142,7 +142,7 @@ describe('MCP server at /v1/mcp', () => {
   it('sends progress notifications while the job runs when the call has a progress token', async () => {
     const client = await connect(keyHeaders());
     const progress: Progress[] = [];
-    const r = await client.callTool({ name: 'Slow_steps', arguments: { n: 21 } }, undefined, {
+    const r = await client.callTool({ name: 'slow-steps', arguments: { n: 21 } }, undefined, {
       onprogress: (p) => progress.push(p),
     });
     expect(r.isError).toBeFalsy();
@@ -156,7 +156,7 @@ describe('MCP server at /v1/mcp', () => {
   it('a cancelled call cancels its job', async () => {
     const client = await connect(keyHeaders());
     const ac = new AbortController();
-    const call = client.callTool({ name: 'long_wait', arguments: { input: {} } }, undefined, { signal: ac.signal });
+    const call = client.callTool({ name: 'long-wait', arguments: { input: {} } }, undefined, { signal: ac.signal });
     call.catch(() => undefined);
     let jobId: string | undefined;
     for (let i = 0; i < 100 && !jobId; i++) {
@@ -187,7 +187,7 @@ describe('MCP server at /v1/mcp', () => {
       chain(['s', 'h', 'o']),
     );
     const client = await connect(keyHeaders());
-    const r = await client.callTool({ name: 'needs_approval', arguments: { input: { amount: 5 } } });
+    const r = await client.callTool({ name: 'needs-approval', arguments: { input: { amount: 5 } } });
     expect(r.isError).toBe(true);
     const sc = r.structuredContent as { job_id: string; intervention_id: string; approval_url: string };
     expect(sc.approval_url).toMatch(new RegExp(`^${app.url}/approve/`));

@@ -100,6 +100,62 @@ describe('meetings', () => {
     expect((await app.post(`/v1/meetings/${m.id}/transcription/live/start`, other.key, {})).status).toBe(404);
   });
 
+  it("the body's text parts take text or a list: lists are stored as lists, text parts as text", async () => {
+    const ws = await buildWorkspace(app);
+    const created = await app.post(
+      '/v1/meetings',
+      ws.key,
+      {
+        title: 'Planning',
+        body: {
+          agenda: '1. Budget\n\n  2. Hiring  \n',
+          notes: ['first point', 'second point'],
+          decisions: 'ship in May',
+          action_items: ['send the deck', { text: 'book the room', owner: 'Ana' }],
+          room: 'B2',
+        },
+      },
+      ws.brainHeaders,
+    );
+    expect(created.status, created.text).toBe(201);
+    const m = Meeting.parse(created.body);
+    expect(m.body).toEqual({
+      agenda: ['1. Budget', '2. Hiring'],
+      notes: 'first point\nsecond point',
+      decisions: ['ship in May'],
+      action_items: [{ text: 'send the deck' }, { text: 'book the room', owner: 'Ana' }],
+      room: 'B2',
+    });
+    // A list still works, and the read shows what was stored.
+    const listed = await app.post(
+      '/v1/meetings',
+      ws.key,
+      { title: 'Listed', body: { agenda: ['a', 'b'] } },
+      ws.brainHeaders,
+    );
+    expect(Meeting.parse(listed.body).body).toEqual({ agenda: ['a', 'b'] });
+    expect(Meeting.parse((await app.get(`/v1/meetings/${m.id}`, ws.key)).body).body).toMatchObject({
+      agenda: ['1. Budget', '2. Hiring'],
+    });
+    // The patch takes the same forms, at the top level or under body.
+    const patched = await app.post(
+      `/v1/resources/meeting/${m.id}/patch`,
+      ws.key,
+      { summary: ['Budget agreed.', 'Hiring paused.'], body: { agenda: 'Only budget' }, action_items: 'a\nb' },
+      ws.brainHeaders,
+    );
+    expect(patched.status, patched.text).toBe(200);
+    expect(Meeting.parse((patched.body as { meeting: unknown }).meeting).body).toMatchObject({
+      summary: 'Budget agreed.\nHiring paused.',
+      agenda: ['Only budget'],
+      action_items: [{ text: 'a' }, { text: 'b' }],
+    });
+    // Anything else is still a 400 naming the field.
+    const bad = await app.post('/v1/meetings', ws.key, { title: 'x', body: { agenda: 42 } }, ws.brainHeaders);
+    expect(bad.status).toBe(400);
+    expect(String(bad.body.message)).toContain('agenda');
+  });
+
   it('live transcription: chunks out of order with a duplicate and a gap; captions resume from a cursor; stop saves the transcript', async () => {
     const ws = await buildWorkspace(app);
     const m = await meeting(ws);

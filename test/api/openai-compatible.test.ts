@@ -202,7 +202,8 @@ describe('OpenAI-compatible endpoint, with the openai SDK', () => {
     expect(p.status, p.text).toBe(201);
     const model = `pathway:${String(p.body.id)}`;
     const openai = client(ws);
-    expect((await openai.models.list()).data.map((m) => m.id)).toContain(model);
+    // Listed by its slug (execute's resolution); the id works too.
+    expect((await openai.models.list()).data.map((m) => m.id)).toContain('pathway:oai-echo');
     const res = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'ping' }] });
     expect(res.choices[0].message.content).toBe('echo: ping');
     expect(res.usage?.total_tokens).toBe(0);
@@ -214,6 +215,11 @@ describe('OpenAI-compatible endpoint, with the openai SDK', () => {
     let text = '';
     for await (const c of byName) text += c.choices[0]?.delta.content ?? '';
     expect(text).toBe('echo: pong');
+    const bySlug = await openai.chat.completions.create({
+      model: 'pathway:oai-echo',
+      messages: [{ role: 'user', content: 'slug' }],
+    });
+    expect(bySlug.choices[0].message.content).toBe('echo: slug');
   });
 });
 

@@ -337,11 +337,61 @@ describe('pathway execution', () => {
       ws.brainHeaders,
     );
     expect(put.status).toBe(200);
-    expect((await done(ws, await execute(ws, p.id))).result).toMatchObject({ output: 'v2', pathwayVersion: 2 });
-    expect((await done(ws, await execute(ws, p.id, { pathway_version: 1 }))).result).toMatchObject({
+    const head = await execute(ws, p.id, { input: { n: 2 } });
+    expect((await done(ws, head)).result).toMatchObject({ output: 'v2', pathwayVersion: 2 });
+    const pinned = await execute(ws, p.id, { pathway_version: 1, input: { n: 1 } });
+    expect((await done(ws, pinned)).result).toMatchObject({
       output: 'v1',
       pathwayVersion: 1,
     });
+    // The job says which version it runs and with what input (the console draws that version).
+    for (const [jobId, version, input] of [
+      [head, 2, { n: 2 }],
+      [pinned, 1, { n: 1 }],
+    ] as const) {
+      for (const path of [`/v1/jobs/${jobId}`, `/v1/jobs/${jobId}/status`])
+        expect(Job.parse((await app.get(path, ws.key)).body)).toMatchObject({ pathway_version: version, input });
+    }
+    // Lists carry the version, not the input.
+    const listed = (await app.get<{ jobs: unknown[] }>(`/v1/jobs?pathway_id=${p.id}`, ws.key)).body.jobs.map((j) =>
+      Job.parse(j),
+    );
+    expect(listed.map((j) => [j.pathway_version, 'input' in j]).sort()).toEqual([
+      [1, false],
+      [2, false],
+    ]);
+  });
+
+  it('execute takes the slug of the name in place of the id, in the caller brain; two of one slug ask for the id', async () => {
+    const ws = await buildWorkspace(app);
+    const other = await buildWorkspace(app);
+    const post = (w: Ws, ref: string, body: Record<string, unknown> = {}) =>
+      app.post(`/v1/pathways/${ref}/execute`, w.key, body, w.brainHeaders);
+    const nodes: N[] = [
+      { id: 's', type: 'start' },
+      { id: 'o', type: 'output', data: { value: '"hi " & input.who' } },
+    ];
+    const { id } = await createPathway(ws, nodes, [edge('s', 'o')], 'Support Triage');
+    const read = await app.get(`/v1/pathways/${id}`, ws.key, ws.brainHeaders);
+    expect(read.body).toMatchObject({ name: 'Support Triage', slug: 'support-triage' });
+    for (const ref of ['support-triage', 'Support%20Triage']) {
+      const job = await done(ws, await execute(ws, ref, { input: { who: ref } }));
+      expect(job).toMatchObject({ status: 'completed', pathway_id: id });
+    }
+    // Another workspace, or no such slug: 404.
+    expect((await post(other, 'support-triage')).status).toBe(404);
+    expect((await post(ws, 'no-such-pathway')).status).toBe(404);
+    // A rename moves the slug with the name.
+    await app.put(`/v1/pathways/${id}`, ws.key, { name: 'Triage v2' }, ws.brainHeaders);
+    expect((await post(ws, 'support-triage')).status).toBe(404);
+    await execute(ws, 'triage-v2');
+    // Names are free text: a second pathway with the same slug makes the slug ambiguous (400 naming it).
+    await createPathway(ws, nodes, [edge('s', 'o')], 'triage V2');
+    const twice = await post(ws, 'triage-v2');
+    expect(twice.status).toBe(400);
+    expect(twice.body).toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(String(twice.body.message)).toContain('"triage-v2"');
+    await execute(ws, id);
   });
 
   it('POST /v1/jobs runs a stored pathway or an inline index graph; not-found rules', async () => {
@@ -373,6 +423,16 @@ describe('pathway execution', () => {
     });
     expect(inline.status).toBe(200);
     expect((await done(ws, String(inline.body.job_id))).result).toMatchObject({ output: 2 });
+    // A stored pathway through POST /v1/jobs records its head version and merged input; an inline graph has no version.
+    expect(Job.parse((await app.get(`/v1/jobs/${String(stored.body.job_id)}`, ws.key)).body)).toMatchObject({
+      pathway_version: 1,
+      input: { x: 7 },
+    });
+    expect(Job.parse((await app.get(`/v1/jobs/${String(inline.body.job_id)}`, ws.key)).body)).toMatchObject({
+      pathway_id: null,
+      pathway_version: null,
+      input: { x: 1 },
+    });
     const jobs = await app.get(`/v1/jobs?pathway_id=${p.id}`, ws.key);
     expect(jobs.body).toMatchObject({ total: 1 });
 

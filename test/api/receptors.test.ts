@@ -191,6 +191,29 @@ describe('fire', () => {
     expect((await handle.describe()).type).toBe('receptorFire');
   });
 
+  it('takes the receptor by slug as by id (as neurons take their slug); another workspace gets a 404', async () => {
+    const ws = await buildWorkspace(app);
+    const other = await buildWorkspace(app);
+    const n = await neuron(ws, 'slug-firee');
+    const r = await receptorOf(ws, n.id);
+    expect(r.slug).toBe('slug-firee');
+    const res = await app.post(`/v1/receptors/${r.slug}/fire`, ws.key, { message: 'by slug' });
+    expect(res.status, res.text).toBe(202);
+    // The answer names the receptor by its id, whichever way it was named.
+    expect(res.body).toMatchObject({ status: 'pending', receptor_id: r.id });
+    expect(await settleJob(app, ws.key, String(res.body.job_id))).toMatchObject({
+      status: 'completed',
+      receptor_id: r.id,
+      neuron_id: n.id,
+    });
+    expect((await app.post(`/v1/receptors/${r.slug}/fire`, other.key, { message: 'x' })).status).toBe(404);
+    expect((await app.post('/v1/receptors/no-such-receptor/fire', ws.key, { message: 'x' })).status).toBe(404);
+    // PATCH takes the id as its GET and DELETE do (and the slug, as before).
+    const patched = await app.patch(`/v1/receptors/${ws.workspaceId}/${r.id}`, ws.key, { config: { by: 'id' } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body).toMatchObject({ id: r.id, config: { by: 'id' } });
+  });
+
   it('top-level fields are the payload; a pathway target runs; bad task options and inactive targets are 400', async () => {
     const ws = await buildWorkspace(app);
     const n = await neuron(ws, 'payload');

@@ -44,7 +44,8 @@ describe('the stakeholder map flow', () => {
     expect(empty).toMatchObject({
       revision: 0,
       latest_version: 0,
-      graph: { stakeholders: [], counts: { stakeholders: 0 } },
+      stakeholders: [],
+      counts: { stakeholders: 0 },
     });
     const mapId = empty.resource_id;
     // A second read is the same map (the default map is made once).
@@ -118,7 +119,7 @@ describe('the stakeholder map flow', () => {
     expect(stale.status).toBe(409);
 
     const live = await defaultMap(ws);
-    const dana = idOf(live.graph, 'Dana Lee');
+    const dana = idOf(live, 'Dana Lee');
     for (const path of [
       `/v1/resources/stakeholder_maps/diff?from=1&to=live`,
       `/v1/resources/stakeholder_maps/diff?from=1&to=live&resource_id=${mapId}`,
@@ -200,7 +201,7 @@ describe('the stakeholder map flow', () => {
     expect(page).toMatchObject({ total: 3, has_more: true });
     expect(page.versions.map((v) => v.version)).toEqual([2]);
     // A removed stakeholder has no briefing.
-    const sam = idOf(live.graph, 'Sam Ortiz');
+    const sam = idOf(live, 'Sam Ortiz');
     expect((await app.get(`/v1/stakeholders/briefing/${sam}`, ws.key)).status).toBe(404);
 
     // Limits on the live read.
@@ -213,12 +214,30 @@ describe('the stakeholder map flow', () => {
         )
       ).body,
     );
-    expect(limited.graph.stakeholders).toHaveLength(1);
-    expect(limited.graph.interactions).toHaveLength(1);
+    expect(limited.stakeholders).toHaveLength(1);
+    expect(limited.interactions).toHaveLength(1);
     // Sam's removal kept the scope argument (Dana was in it too): two interactions, one shown.
-    expect(limited.graph.truncated).toEqual({ stakeholders: true, interactions: true });
-    expect(limited.graph.counts).toMatchObject({ stakeholders: 2, interactions: 2 });
-    expect(limited.graph.interactions[0].participants).toEqual([dana]);
+    expect(limited.truncated).toEqual({ stakeholders: true, interactions: true });
+    expect(limited.counts).toMatchObject({ stakeholders: 2, interactions: 2 });
+    expect(limited.interactions[0].participants).toEqual([dana]);
+    // The live map's shape: what the graph holds at the top level, the metadata beside it, no wrapper.
+    const raw = await app.get('/v1/stakeholder-map', ws.key, ws.brainHeaders);
+    expect(Object.keys(raw.body).sort()).toEqual(
+      [
+        'brain_id',
+        'counts',
+        'edges',
+        'interactions',
+        'latest_version',
+        'resource_id',
+        'revision',
+        'risks',
+        'stakeholders',
+        'summary',
+        'truncated',
+        'updated_at',
+      ].sort(),
+    );
   });
 
   it('maps are resources: created, listed and read in their brain, and on the resource event stream', async () => {
@@ -247,9 +266,9 @@ describe('the stakeholder map flow', () => {
     expect(list.total).toBe(2);
     expect(list.stakeholder_maps.map((m) => m.is_default).sort()).toEqual([false, true]);
     // The live read of a named map.
-    expect(
-      LiveMap.parse((await app.get(`/v1/stakeholder-map?resource_id=${head.id}`, ws.key)).body).graph.summary,
-    ).toBe('Pat signs');
+    expect(LiveMap.parse((await app.get(`/v1/stakeholder-map?resource_id=${head.id}`, ws.key)).body).summary).toBe(
+      'Pat signs',
+    );
 
     const sse = await readSse(`${app.url}/v1/resource-events/stream`, {
       headers: { authorization: `Bearer ${ws.key}` },
@@ -293,7 +312,7 @@ describe('the stakeholder map flow', () => {
     const live = await defaultMap(ws);
     expect(live.revision).toBe(n);
     // Every patch was applied to the graph the previous one left: nothing lost, 'Shared Lead' made once.
-    expect(live.graph.counts).toEqual({ stakeholders: n + 1, interactions: n, edges: 0, risks: 0 });
+    expect(live.counts).toEqual({ stakeholders: n + 1, interactions: n, edges: 0, risks: 0 });
     // Only the newest revisions are kept.
     expect(await app.deps.db.collection('stakeholder_map_revisions').countDocuments({ mapId })).toBeLessThanOrEqual(10);
     const sse = await readSse(`${app.url}/v1/resource-events/stream`, {
@@ -344,7 +363,7 @@ describe('the stakeholder map flow', () => {
     // Its own default map is its own, and empty; its list has only that.
     const own = await defaultMap(other);
     expect(own.resource_id).not.toBe(mapId);
-    expect(own.graph.counts.stakeholders).toBe(0);
+    expect(own.counts.stakeholders).toBe(0);
     expect(
       MapList.parse((await app.get('/v1/resources/stakeholder_maps', other.key)).body).stakeholder_maps.map(
         (m) => m.id,
@@ -620,16 +639,16 @@ describe('extraction', () => {
     expect(lastUserText(seen[1])).toContain('I cannot approve the Q3 budget');
 
     const live = await defaultMap(ws);
-    const dana = live.graph.stakeholders.find((s) => s.name === 'Dana Lee')!;
+    const dana = live.stakeholders.find((s) => s.name === 'Dana Lee')!;
     // The existing stakeholder was updated, not duplicated, and kept what the answer did not say.
-    expect(live.graph.counts).toEqual({ stakeholders: 2, interactions: 1, edges: 1, risks: 1 });
+    expect(live.counts).toEqual({ stakeholders: 2, interactions: 1, edges: 1, risks: 1 });
     expect(dana).toMatchObject({ role: 'CFO', organization: 'Acme', stance: 'opposed', notes: 'met at the offsite' });
-    expect(live.graph.interactions[0]).toMatchObject({
+    expect(live.interactions[0]).toMatchObject({
       kind: 'meeting',
       sentiment: 'negative',
       source: { type: 'text', id: null },
     });
-    expect(live.graph.summary).toBe(ANSWER.summary);
+    expect(live.summary).toBe(ANSWER.summary);
     const b = Briefing.parse((await app.get(`/v1/stakeholder-map/briefing/${dana.id}`, ws.key, ws.brainHeaders)).body);
     expect(b.tensions.map((t) => t.stakeholder.name)).toEqual(['Priya Nair']);
     expect(b.risks.map((r) => r.title)).toEqual(['Rollout delayed']);
@@ -671,7 +690,7 @@ describe('extraction', () => {
     expect(calls).toBe(1);
     const live = await defaultMap(ws);
     expect(live.resource_id).toBe(first.resource_id);
-    expect(live.graph.interactions[0]).toMatchObject({
+    expect(live.interactions[0]).toMatchObject({
       occurred_at: finalizedAt.toISOString(),
       source: { type: 'meeting', id: meetingId },
     });

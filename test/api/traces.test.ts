@@ -87,6 +87,49 @@ describe('traces', () => {
     expect(TraceList.parse(list.body).total).toBe(0);
   });
 
+  it('the id a trace list shows works in trace paths as trace_id does; another workspace cannot use it', async () => {
+    const ws = await buildWorkspace(app);
+    const other = await buildWorkspace(app);
+    const traceId = randomUUID();
+    await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'first' });
+    const listed = TraceList.parse((await app.get('/v1/traces', ws.key)).body).traces;
+    const { id } = listed.find((t) => t.trace_id === traceId)!;
+    expect(id).not.toBe(traceId);
+
+    const byId = await app.get(`/v1/traces/${id}`, ws.key);
+    expect(byId.status).toBe(200);
+    expect(Trace.parse(byId.body.trace)).toMatchObject({ id, trace_id: traceId });
+    // A message posted to the record id joins the same trace (no second trace is made).
+    expect((await app.post(`/v1/traces/${id}/messages`, ws.key, { content: 'second' })).status).toBe(201);
+    const msgs = await app.get<{ engrams: unknown[] }>(`/v1/traces/${id}/messages`, ws.key);
+    expect(msgs.body.engrams.map((e) => Engram.parse(e))).toMatchObject([
+      { trace_id: traceId, content: { content: 'first' } },
+      { trace_id: traceId, content: { content: 'second' } },
+    ]);
+    expect((await app.patch(`/v1/traces/${id}`, ws.key, { title: 'By record id' })).status).toBe(200);
+    expect((await app.get(`/v1/traces/${traceId}`, ws.key)).body.trace).toMatchObject({
+      title: 'By record id',
+      message_count: 2,
+    });
+    expect(TraceList.parse((await app.get('/v1/traces', ws.key)).body).total).toBe(1);
+    // The trace's events by the record id: a message to its trace id shows on that stream.
+    const events = await readSse(`${app.url}/v1/traces/${id}/events`, {
+      headers: { authorization: `Bearer ${ws.key}` },
+      onOpen: async () => void (await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'third' })),
+      until: (evs) => evs.some((e) => JSON.stringify(dataOf(e)).includes('third')),
+    });
+    expect(events.status).toBe(200);
+    expect(events.events.some((e) => JSON.stringify(dataOf(e)).includes('third'))).toBe(true);
+
+    // Another workspace: 404 by either id, and a message to the record id starts its own trace.
+    expect((await app.get(`/v1/traces/${id}`, other.key)).status).toBe(404);
+    expect((await app.get(`/v1/traces/${id}/messages`, other.key)).status).toBe(404);
+    expect((await app.post(`/v1/traces/${id}/messages`, other.key, { content: 'mine' })).status).toBe(201);
+    const mine = TraceList.parse((await app.get('/v1/traces', other.key)).body).traces;
+    expect(mine.map((t) => t.trace_id)).toEqual([id]);
+    expect((await app.get(`/v1/traces/${traceId}`, ws.key)).body.trace).toMatchObject({ message_count: 3 });
+  });
+
   it('a trace is stored under a key derived from its workspace and id, and a trace stored before that (random key) still works', async () => {
     const ws = await buildWorkspace(app);
     const traceId = randomUUID();

@@ -64,7 +64,7 @@ describe('the API reference page', () => {
     });
     await expect.poll(() => invoke.count(), { timeout: 20_000 }).toBe(1);
     expect(await invoke.locator('.opblock-summary-operation-id').textContent()).toBe('neurons.invoke');
-    expect(await invoke.locator('.opblock-summary-description').textContent()).toBe('Invoke neuron');
+    expect(await invoke.locator('.opblock-summary-description').textContent()).toBe('Invoke a neuron');
     await invoke.locator('.opblock-summary-control').click();
     await expect
       .poll(() => invoke.locator('.opblock-body').textContent(), { timeout: 10_000 })

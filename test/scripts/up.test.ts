@@ -122,6 +122,11 @@ describe('npm run up', () => {
     const key = (await out.wait(/^\s+API key\s+(\S+)/, 1_000))[1]!;
     const brainId = (await out.wait(/^\s+Brain id\s+(\S+)/, 1_000))[1]!;
     expect(api).toBe(`http://127.0.0.1:${apiPort}`);
+    // The console is served by the API it names (built by provisioning).
+    expect((await out.wait(/^\s+Console\s+(http:\S+)/, 1_000))[1]).toBe(`${api}/console`);
+    const consolePage = await fetch(`${api}/console`);
+    expect(consolePage.status).toBe(200);
+    expect(await consolePage.text()).toContain('<div id="root"></div>');
     const movedTo = Number(
       (await out.wait(new RegExp(`^\\[up\\] port ${snakePort} is taken: the snake listens on (\\d+)`), 1_000))[1],
     );

@@ -121,7 +121,8 @@ export type ClientPaths<O extends CortexClientOptions> = O['brainId'] extends st
 /** Builds a client bound to one API and credential (and brain, with `brainId`). */
 export function createCortexClient<O extends CortexClientOptions>(opts: O): CortexClient<ClientPaths<O>> {
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
-  const doFetch = opts.fetch ?? globalThis.fetch;
+  // Called through a wrapper: a browser's fetch called detached from window throws "Illegal invocation".
+  const doFetch: typeof fetch = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const headers: Record<string, string> = {
     authorization: `Bearer ${opts.apiKey}`,
     ...(opts.brainId ? { 'x-brain-id': opts.brainId } : {}),

@@ -11,7 +11,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get health probe */
+        /** Check the API's health (unversioned path) */
         get: operations["health.probe"];
         put?: never;
         post?: never;
@@ -28,10 +28,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List api keys */
+        /** List the workspace's API keys */
         get: operations["apiKeys.list"];
         put?: never;
-        /** Create api key */
+        /** Create an API key */
         post: operations["apiKeys.create"];
         delete?: never;
         options?: never;
@@ -50,14 +50,14 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete api key
+         * Revoke an API key
          * @description Revokes a key: your own, or any key of the workspace for an admin
          */
         delete: operations["apiKeys.delete"];
         options?: never;
         head?: never;
         /**
-         * Update api key
+         * Set an API key's request limit
          * @description Admin: sets or clears (null) the key's own request limit
          */
         patch: operations["apiKeys.update"];
@@ -73,7 +73,7 @@ export interface paths {
         /** List artifacts */
         get: operations["artifacts.list"];
         put?: never;
-        /** Create artifact */
+        /** Create an artifact */
         post: operations["artifacts.create"];
         delete?: never;
         options?: never;
@@ -88,15 +88,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get artifact */
+        /** Read an artifact */
         get: operations["artifacts.get"];
         /**
-         * Update artifact
+         * Change an artifact
          * @description Each change is a content version; base_version (optional) makes it conditional (409 when stale)
          */
         put: operations["artifacts.update"];
         post?: never;
-        /** Delete artifact */
+        /** Delete an artifact */
         delete: operations["artifacts.delete"];
         options?: never;
         head?: never;
@@ -111,7 +111,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get artifact body
+         * Download an artifact's body
          * @description The raw body of a content version (version=N; default the current); format raw (its content type), markdown, text, or json ({ content, version, content_type })
          */
         get: operations["artifacts.body"];
@@ -130,7 +130,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List artifact chunks */
+        /** List an artifact's chunks */
         get: operations["artifacts.chunks.list"];
         put?: never;
         post?: never;
@@ -147,7 +147,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List artifact versions */
+        /** List an artifact's versions */
         get: operations["artifacts.versions.list"];
         put?: never;
         post?: never;
@@ -164,7 +164,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get artifact chunk */
+        /** Read an artifact chunk */
         get: operations["artifacts.chunks.get"];
         put?: never;
         post?: never;
@@ -184,7 +184,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Patch artifact
+         * Edit an artifact's content
          * @description Patch envelope: { artifact_id, base_version, edits: [replace | append | prepend | search_replace], title?, content_type? }; 409 when base_version is not the current version
          */
         post: operations["artifacts.patch"];
@@ -201,7 +201,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get artifact structure */
+        /** Read the artifact folder structure */
         get: operations["artifacts.structure"];
         put?: never;
         post?: never;
@@ -222,7 +222,7 @@ export interface paths {
         get: operations["assets.list"];
         put?: never;
         /**
-         * Create asset
+         * Create an asset
          * @description A row with metadata; with content, also a body that is chunked and embedded by an ingest job (job_id)
          */
         post: operations["assets.create"];
@@ -239,15 +239,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get asset */
+        /** Read an asset */
         get: operations["assets.get"];
         /**
-         * Update asset
+         * Change an asset's metadata
          * @description Changes name, path, metadata or skip_embedding (each change a metadata version); the stored body cannot be replaced (400)
          */
         put: operations["assets.update"];
         post?: never;
-        /** Delete asset */
+        /** Delete an asset */
         delete: operations["assets.delete"];
         options?: never;
         head?: never;
@@ -261,12 +261,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List asset chunks */
+        /** List an asset's chunks */
         get: operations["assets.chunks.list"];
         put?: never;
         post?: never;
         /**
-         * Delete all asset chunks
+         * Remove every chunk of an asset
          * @description Removes every chunk of the asset (the body stays; a new ingest is not started)
          */
         delete: operations["assets.chunks.deleteAll"];
@@ -286,7 +286,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete asset chunk by source
+         * Remove an asset's chunks from one source
          * @description Removes the chunks that came from one source (query source, for example body)
          */
         delete: operations["assets.chunks.bySource.delete"];
@@ -302,7 +302,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List asset versions */
+        /** List an asset's versions */
         get: operations["assets.versions.list"];
         put?: never;
         post?: never;
@@ -319,7 +319,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get asset chunk */
+        /** Read an asset chunk */
         get: operations["assets.chunks.get"];
         put?: never;
         post?: never;
@@ -339,7 +339,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Ingest asset
+         * Ingest a file, text or URL as an asset
          * @description JSON { source: { type: text | url, value }, name, path, metadata, skip_embedding } or multipart/form-data (field "file", and name, path, metadata as JSON, skip_embedding); content type sniffed; 413 beyond ASSET_MAX_BYTES
          */
         post: operations["assets.ingest"];
@@ -357,7 +357,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get asset structure
+         * Read the asset folder structure
          * @description Folder structure under path_prefix: sub-folders with item counts, and the assets right there
          */
         get: operations["assets.structure"];
@@ -378,7 +378,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Structure batch asset */
+        /** Read several asset folders at once */
         post: operations["assets.structureBatch"];
         delete?: never;
         options?: never;
@@ -393,10 +393,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List brains */
+        /** List the workspace's brains */
         get: operations["brains.list"];
         put?: never;
-        /** Create brain */
+        /** Create a brain */
         post: operations["brains.create"];
         delete?: never;
         options?: never;
@@ -412,13 +412,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List browse
+         * Browse resources of one type
          * @description List the resources of one type visible in the brain, newest first
          */
         get: operations["browse.list"];
         put?: never;
         /**
-         * Query browse
+         * Browse resources of one type (options in the body)
          * @description List the resources of one type (limit 1 to 200); full_heads adds the full resource documents
          */
         post: operations["browse.query"];
@@ -438,7 +438,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Resource tree browse
+         * Browse a brain's resource tree
          * @description The resource tree of a brain: types, folders, resources; parent_keys reads several parents at once; cursor pages one parent
          */
         post: operations["browse.resourceTree"];
@@ -456,13 +456,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List budgets
+         * List budgets with their spend
          * @description The workspace's budgets with what each has spent in its current period
          */
         get: operations["budgets.list"];
         put?: never;
         /**
-         * Create budget
+         * Set a budget
          * @description Sets a budget (tokens or USD per day, month or in all); one per target, measure and period
          */
         post: operations["budgets.create"];
@@ -479,16 +479,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get budget */
+        /** Read a budget */
         get: operations["budgets.get"];
         put?: never;
         post?: never;
-        /** Delete budget */
+        /** Delete a budget */
         delete: operations["budgets.delete"];
         options?: never;
         head?: never;
         /**
-         * Update budget
+         * Change a budget
          * @description Changes the limit, policy or name (takes effect at the next model turn of every run)
          */
         patch: operations["budgets.update"];
@@ -504,7 +504,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Post chat webhook
+         * Receive a signed chat or email message
          * @description Generic signed ingress for chat and email channels (X-Cortex-Signature with the binding's webhook secret); fires once per event_id
          */
         post: operations["chatWebhooks.post"];
@@ -524,7 +524,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Chat (retired)
+         * Chat (retired: always 410)
          * @description Retired: use POST /v1/neurons/:id/invoke with trace_id, stream and optional client_nonce
          */
         post: operations["chat.post"];
@@ -544,7 +544,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create chat attachment
+         * Upload an audio attachment
          * @description multipart/form-data, field "file": audio (WAV, FLAC, Ogg, MP3, AIFF; type sniffed from the bytes, 415 otherwise) up to ATTACHMENT_MAX_BYTES (413)
          */
         post: operations["chat.attachments.create"];
@@ -562,7 +562,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List config cost estimates
+         * Read embedding and search cost estimates
          * @description From the price table in force: embedding per 1k tokens (null when the model is unpriced); reranking and vector search run in process (0)
          */
         get: operations["config.costEstimates.list"];
@@ -582,7 +582,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get config embedding model
+         * Read the embedding model and its dimension
          * @description The configured embedding model and its vector dimension
          */
         get: operations["config.embeddingModel"];
@@ -604,7 +604,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Reembed config embedding model
+         * Re-embed resources for the current model
          * @description After EMBEDDING_MODEL changed: starts an ingest job for each resource without vectors of the current model (200 per call; call again while remaining)
          */
         post: operations["config.embeddingModel.reembed"];
@@ -622,7 +622,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List config models
+         * List the models neurons can use
          * @description Models the platform can run: provider/model ids for neuron_config.model
          */
         get: operations["config.models.list"];
@@ -644,7 +644,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Run grep
+         * List or match resources by name
          * @description List a type (type, type/) or match type/pattern on names and descriptions (content for memories and artifacts)
          */
         post: operations["grep.run"];
@@ -661,7 +661,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get health */
+        /** Check the API's health */
         get: operations["health.get"];
         put?: never;
         post?: never;
@@ -678,7 +678,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List integrations */
+        /** List OAuth integrations */
         get: operations["integrations.list"];
         put?: never;
         post?: never;
@@ -697,12 +697,12 @@ export interface paths {
         };
         get?: never;
         /**
-         * Update integration
+         * Create or replace an OAuth integration
          * @description Creates or replaces an OAuth 2 integration; the client secret is stored sealed and never returned
          */
         put: operations["integrations.update"];
         post?: never;
-        /** Delete integration */
+        /** Delete an OAuth integration */
         delete: operations["integrations.delete"];
         options?: never;
         head?: never;
@@ -756,7 +756,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get intervention */
+        /** Read an intervention */
         get: operations["interventions.get"];
         put?: never;
         post?: never;
@@ -776,7 +776,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Respond to intervention
+         * Answer an intervention
          * @description Answers the intervention and resumes the paused job
          */
         post: operations["interventions.respond"];
@@ -797,7 +797,7 @@ export interface paths {
         get: operations["jobs.list"];
         put?: never;
         /**
-         * Create job
+         * Run a stored or inline pathway
          * @description Starts a stored (pathway_id) or inline pathway with input or data
          */
         post: operations["jobs.create"];
@@ -815,7 +815,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get job
+         * Read a job
          * @description The job: the same answer as GET /v1/jobs/:jobId/status
          */
         get: operations["jobs.get"];
@@ -837,7 +837,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel job
+         * Cancel a job
          * @description 400 when the job is already completed or failed
          */
         post: operations["jobs.cancel"];
@@ -857,7 +857,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send input to job
+         * Answer the intervention a job waits on
          * @description Answers the intervention the job waits on; 400 when it does not match
          */
         post: operations["jobs.input"];
@@ -877,7 +877,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Resume job
+         * Resume a paused job
          * @description Resumes a paused run; a run waiting for approval needs an action
          */
         post: operations["jobs.resume"];
@@ -895,7 +895,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get job status
+         * Read a job's status and result
          * @description Poll until status is completed or failed (waiting and paused wait for a human); result holds the answer
          */
         get: operations["jobs.status"];
@@ -915,7 +915,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get job stream
+         * Stream a job's tokens and progress
          * @description SSE: tokens and progress of a run; ends after complete or error. Resumed (after= or Last-Event-ID) past the end of a finished job: 204 No Content, so an EventSource stops reconnecting
          */
         get: operations["jobs.stream"];
@@ -940,7 +940,7 @@ export interface paths {
          */
         get: operations["meetings.list"];
         put?: never;
-        /** Create meeting */
+        /** Create a meeting */
         post: operations["meetings.create"];
         delete?: never;
         options?: never;
@@ -955,7 +955,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get meeting */
+        /** Read a meeting */
         get: operations["meetings.get"];
         put?: never;
         post?: never;
@@ -972,7 +972,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get meeting transcription artifact */
+        /** Read a meeting's transcript artifact */
         get: operations["meetings.transcription.artifacts.get"];
         put?: never;
         post?: never;
@@ -992,7 +992,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Chunk meeting transcription
+         * Send a chunk of meeting audio
          * @description Stores one chunk (seq from 0; a repeated seq is accepted once; out of order is placed by seq; gaps are reported in missing_seqs); 400 for malformed or oversized audio
          */
         post: operations["meetings.transcription.chunk"];
@@ -1010,7 +1010,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get meeting transcription live event
+         * Stream a session's live captions
          * @description SSE captions: { type: partial | final, text, seq_from, seq_to, start_ms, end_ms }, { type: gap, missing_seqs }, then one { type: complete, artifact_id } or { type: error }; resume with after=<cursor>
          */
         get: operations["meetings.transcription.live.events.get"];
@@ -1029,7 +1029,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get meeting transcription live history */
+        /** List a meeting's transcription sessions */
         get: operations["meetings.transcription.live.history"];
         put?: never;
         post?: never;
@@ -1049,7 +1049,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Start meeting transcription live
+         * Start a live transcription session
          * @description Starts a live session (a liveTranscription job): send 16 kHz mono linear16 chunks to .../chunk with its job_id; 409 while another session is live
          */
         post: operations["meetings.transcription.live.start"];
@@ -1069,7 +1069,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Stop meeting transcription live
+         * Stop live transcription and finalize
          * @description Stops the newest (or the named) session: a final pass over all stored audio saves the transcript artifact and patches the meeting (transcription.status ready); follow the job
          */
         post: operations["meetings.transcription.live.stop"];
@@ -1089,7 +1089,7 @@ export interface paths {
         /** List memories */
         get: operations["memories.list"];
         put?: never;
-        /** Create memory */
+        /** Create a memory */
         post: operations["memories.create"];
         delete?: never;
         options?: never;
@@ -1104,7 +1104,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get memory */
+        /** Read a memory */
         get: operations["memories.get"];
         put?: never;
         post?: never;
@@ -1121,7 +1121,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List memory chunks */
+        /** List a memory's chunks */
         get: operations["memories.chunks.list"];
         put?: never;
         post?: never;
@@ -1140,7 +1140,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Bulk delete memory */
+        /** Delete several memories */
         post: operations["memories.bulkDelete"];
         delete?: never;
         options?: never;
@@ -1158,7 +1158,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Ingest memory
+         * Ingest a file, text or URL as a memory
          * @description Multipart (file, name, description, owner_type, owner_id, skip_title_description, skip_embedding) or JSON (content or an http(s) file_url; owner_type, owner_id, skip_title_description, skip_embedding, metadata)
          */
         post: operations["memories.ingest"];
@@ -1179,7 +1179,7 @@ export interface paths {
         get: operations["neurons.list"];
         put?: never;
         /**
-         * Create neuron
+         * Create a neuron
          * @description Creates version 1 and the neuron's receptor trigger
          */
         post: operations["neurons.create"];
@@ -1197,18 +1197,18 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get neuron
+         * Read a neuron
          * @description Head by default; ?version=N hydrates the body of that stored version
          */
         get: operations["neurons.get"];
         /**
-         * Update neuron
+         * Change a neuron
          * @description Every change records a new head version
          */
         put: operations["neurons.update"];
         post?: never;
         /**
-         * Delete neuron
+         * Delete a neuron
          * @description Hard remove, with its versions, reflex links and receptor
          */
         delete: operations["neurons.delete"];
@@ -1227,7 +1227,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Invoke neuron
+         * Invoke a neuron
          * @description Starts a durable neuronRun and answers 202 at once; poll jobs.status or stream jobs.stream with the job_id
          */
         post: operations["neurons.invoke"];
@@ -1244,11 +1244,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List neuron reflexes */
+        /** List a neuron's reflexes */
         get: operations["neurons.reflexes.list"];
         put?: never;
         /**
-         * Create neuron reflex
+         * Assign a reflex to a neuron
          * @description 409 when already assigned; 404 for an unknown neuron or reflex
          */
         post: operations["neurons.reflexes.create"];
@@ -1268,7 +1268,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete neuron reflex */
+        /** Remove a reflex from a neuron */
         delete: operations["neurons.reflexes.delete"];
         options?: never;
         head?: never;
@@ -1282,7 +1282,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List neuron versions */
+        /** List a neuron's versions */
         get: operations["neurons.versions.list"];
         put?: never;
         post?: never;
@@ -1299,7 +1299,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get neuron version */
+        /** Read one version of a neuron */
         get: operations["neurons.versions.get"];
         put?: never;
         post?: never;
@@ -1319,7 +1319,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Promote neuron version
+         * Make a neuron version the head
          * @description Makes a new head version whose body is that version's snapshot
          */
         post: operations["neurons.versions.promote"];
@@ -1339,7 +1339,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create an OpenAI-compatible chat completion
+         * Create a chat completion (OpenAI-compatible)
          * @description Runs the neuron (or pathway:<id>) named by model as a job, exactly as an invoke; answers a chat.completion when it ends, or with stream: true chat.completion.chunk server-sent events from the job's tokens, then data: [DONE]
          */
         post: operations["openai.chat.completions.create"];
@@ -1357,7 +1357,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List OpenAI-compatible models
+         * List models (OpenAI-compatible)
          * @description The active neurons the credential may invoke (by slug) and, with X-Brain-Id, the pathways of that brain (pathway:<id>), as OpenAI model objects
          */
         get: operations["openai.models.list"];
@@ -1380,7 +1380,7 @@ export interface paths {
         get: operations["pathways.list"];
         put?: never;
         /**
-         * Create pathway
+         * Create a pathway
          * @description Records version 1; the graph is validated (400 with the first errors); a JWT creator becomes owner
          */
         post: operations["pathways.create"];
@@ -1397,16 +1397,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get pathway */
+        /** Read a pathway */
         get: operations["pathways.get"];
         /**
-         * Update pathway
+         * Change a pathway
          * @description Needs role editor; a change of graph, name or description records a new version
          */
         put: operations["pathways.update"];
         post?: never;
         /**
-         * Delete pathway
+         * Delete a pathway
          * @description Needs role owner; removes the history and the participants too
          */
         delete: operations["pathways.delete"];
@@ -1425,7 +1425,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Execute pathway
+         * Run a pathway
          * @description Runs the pathway (head version unless pathway_version is given) as a pathwayRun workflow
          */
         post: operations["pathways.execute"];
@@ -1442,11 +1442,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List pathway participants */
+        /** List a pathway's participants */
         get: operations["pathways.participants.list"];
         put?: never;
         /**
-         * Create pathway participant
+         * Add a participant to a pathway
          * @description Needs pathway role owner; 409 when already a participant
          */
         post: operations["pathways.participants.create"];
@@ -1467,7 +1467,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete pathway participant
+         * Remove a user from a pathway
          * @description Needs pathway role owner
          */
         delete: operations["pathways.participants.delete"];
@@ -1484,7 +1484,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get pathway participant check role
+         * Check a user's role on a pathway
          * @description owner ⊇ editor ⊇ viewer; a non-participant has role null
          */
         get: operations["pathways.participants.checkRole"];
@@ -1503,7 +1503,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List pathway versions */
+        /** List a pathway's versions */
         get: operations["pathways.versions.list"];
         put?: never;
         post?: never;
@@ -1521,7 +1521,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get pathway version
+         * Read one version of a pathway
          * @description 404 when the version is not kept (never recorded or dropped by the cap)
          */
         get: operations["pathways.versions.get"];
@@ -1543,7 +1543,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Promote pathway version
+         * Make a pathway version the tip
          * @description That version's graph becomes the tip as a new version ("promoted from vN"); needs role editor
          */
         post: operations["pathways.versions.promote"];
@@ -1563,7 +1563,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Compile pathway
+         * Compile a pathway graph to its index form
          * @description Index-based graph (edges [source, target, handle?], -1 terminal); errors are reported, not thrown
          */
         post: operations["pathways.compile"];
@@ -1582,13 +1582,13 @@ export interface paths {
         };
         get?: never;
         /**
-         * Update by id pathway participant
+         * Change a pathway participant's role
          * @description Needs pathway role owner
          */
         put: operations["pathways.participants.updateById"];
         post?: never;
         /**
-         * Delete by id pathway participant
+         * Remove a pathway participant by id
          * @description Needs pathway role owner
          */
         delete: operations["pathways.participants.deleteById"];
@@ -1607,7 +1607,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Validate pathway
+         * Validate a pathway graph
          * @description Always 200 for a well-formed body; neuron ids are checked against the caller's workspace (and brain when sent)
          */
         post: operations["pathways.validate"];
@@ -1624,7 +1624,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get public intervention */
+        /** Read an intervention by its public token */
         get: operations["public.interventions.get"];
         put?: never;
         post?: never;
@@ -1643,7 +1643,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Respond to public intervention */
+        /** Answer an intervention by its public token */
         post: operations["public.interventions.respond"];
         delete?: never;
         options?: never;
@@ -1659,7 +1659,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get public job stream
+         * Stream a shared receptor's job
          * @description SSE: a job of the link's receptor; 403 for any other job
          */
         get: operations["public.jobs.stream"];
@@ -1678,7 +1678,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get public receptor */
+        /** Read a shared receptor */
         get: operations["public.receptors.get"];
         put?: never;
         post?: never;
@@ -1697,7 +1697,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Execute public receptor */
+        /** Run a shared receptor */
         post: operations["public.receptors.execute"];
         delete?: never;
         options?: never;
@@ -1712,7 +1712,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get public receptor by id */
+        /** Read a shared receptor by id */
         get: operations["public.receptors.byId.get"];
         put?: never;
         post?: never;
@@ -1732,7 +1732,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create public receptor by id asset
+         * Upload a file to a shared receptor
          * @description multipart/form-data, field "file": text, JSON, CSV, PDF, Office documents, PNG/JPEG/GIF/WebP, 10 MB; 403 when the link does not allow files
          */
         post: operations["public.receptors.byId.assets.create"];
@@ -1751,7 +1751,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Execute public receptor by id */
+        /** Run a shared receptor by id */
         post: operations["public.receptors.byId.execute"];
         delete?: never;
         options?: never;
@@ -1766,7 +1766,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get public trace */
+        /** Read a shared receptor's trace */
         get: operations["public.traces.get"];
         put?: never;
         post?: never;
@@ -1784,7 +1784,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get public trace events
+         * Stream a shared receptor's trace events
          * @description SSE: the trace's events, for a trace of the link's receptor
          */
         get: operations["public.traces.events"];
@@ -1803,23 +1803,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List receptor channel bindings */
+        /** List channel bindings */
         get: operations["receptorChannelBindings.list"];
         put?: never;
         /**
-         * Create receptor channel binding
+         * Bind a chat or email channel to a receptor
          * @description Binds an external conversation to a receptor; the response shows the webhook secret once
          */
         post: operations["receptorChannelBindings.create"];
         /**
-         * Delete by query receptor channel binding
+         * Remove a channel binding (id in the query)
          * @description The same removal with ?id=
          */
         delete: operations["receptorChannelBindings.deleteByQuery"];
         options?: never;
         head?: never;
         /**
-         * Update by body receptor channel binding
+         * Change a channel binding (id in the body)
          * @description The same change with the binding id in the body
          */
         patch: operations["receptorChannelBindings.updateByBody"];
@@ -1832,15 +1832,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get receptor channel binding */
+        /** Read a channel binding */
         get: operations["receptorChannelBindings.get"];
         put?: never;
         post?: never;
-        /** Delete receptor channel binding */
+        /** Remove a channel binding */
         delete: operations["receptorChannelBindings.delete"];
         options?: never;
         head?: never;
-        /** Update receptor channel binding */
+        /** Change a channel binding */
         patch: operations["receptorChannelBindings.update"];
         trace?: never;
     };
@@ -1871,7 +1871,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Fire receptor
+         * Fire a receptor
          * @description Fires the receptor: a receptorFire workflow runs its target; job_id is the target run's job
          */
         post: operations["receptors.fire"];
@@ -1889,20 +1889,21 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get receptor
+         * Read a receptor
          * @description By slug or UUID; a scheduled receptor shows its schedule (state, next fire times, recent fires)
          */
         get: operations["receptors.get"];
         put?: never;
         post?: never;
         /**
-         * Delete receptor
+         * Delete a subscription receptor
          * @description Removes a subscription receptor and its schedule; a neuron's or pathway's own receptor goes with its target
          */
         delete: operations["receptors.delete"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change a receptor */
+        patch: operations["receptors.update"];
         trace?: never;
     };
     "/v1/receptors/{workspace_slug}/{slug_or_id}/schedule/backfill": {
@@ -1915,7 +1916,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Backfill receptor schedule
+         * Backfill a receptor's schedule
          * @description Starts the fires a past range would have had (at most 500)
          */
         post: operations["receptors.schedule.backfill"];
@@ -1934,7 +1935,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Pause receptor schedule */
+        /** Pause a receptor's schedule */
         post: operations["receptors.schedule.pause"];
         delete?: never;
         options?: never;
@@ -1952,7 +1953,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Trigger receptor schedule
+         * Fire a receptor's schedule now
          * @description Fires the schedule now (its overlap policy applies unless another is given)
          */
         post: operations["receptors.schedule.trigger"];
@@ -1971,7 +1972,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Unpause receptor schedule */
+        /** Unpause a receptor's schedule */
         post: operations["receptors.schedule.unpause"];
         delete?: never;
         options?: never;
@@ -1986,16 +1987,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get receptor share link */
+        /** Read a receptor's share link */
         get: operations["receptors.share.get"];
         put?: never;
         /**
-         * Create receptor share link
+         * Create a receptor's share link
          * @description Creates the receptor's share token (shown once); 409 when it has one
          */
         post: operations["receptors.share.create"];
         /**
-         * Delete receptor share
+         * Revoke a receptor's share link
          * @description Revokes the token: it stops working at once
          */
         delete: operations["receptors.share.delete"];
@@ -2014,7 +2015,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Rotate receptor share
+         * Replace a receptor's share token
          * @description A new token (shown once); the old one stops working at once; settings may change in the same call
          */
         post: operations["receptors.share.rotate"];
@@ -2022,23 +2023,6 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
-        trace?: never;
-    };
-    "/v1/receptors/{workspace_slug}/{slug}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /** Update receptor */
-        patch: operations["receptors.update"];
         trace?: never;
     };
     "/v1/receptors/subscribe": {
@@ -2051,7 +2035,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Subscribe receptor
+         * Create a schedule or stimulus receptor
          * @description Creates a receptor from a template: schedule (cron or interval in a time zone) or stimulus (platform events)
          */
         post: operations["receptors.subscribe"];
@@ -2072,7 +2056,7 @@ export interface paths {
         get: operations["recollections.list"];
         put?: never;
         /**
-         * Create recollection
+         * Create a recollection
          * @description name, description, and resource_ids (memories, assets or artifacts of the same brain) that join it
          */
         post: operations["recollections.create"];
@@ -2089,15 +2073,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get recollection */
+        /** Read a recollection */
         get: operations["recollections.get"];
         /**
-         * Update recollection
+         * Change a recollection
          * @description name, description; resource_ids replaces the members, add_resource_ids and remove_resource_ids change them
          */
         put: operations["recollections.update"];
         post?: never;
-        /** Delete recollection */
+        /** Delete a recollection */
         delete: operations["recollections.delete"];
         options?: never;
         head?: never;
@@ -2112,7 +2096,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get recollection stats
+         * Count a recollection's resources and chunks
          * @description Counted from the rows on every read: member resources in the brain, their chunks, and the chunks with a vector
          */
         get: operations["recollections.stats"];
@@ -2134,7 +2118,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Search recollection
+         * Search the memories of some owners
          * @description Search the memories of some owners: vector (default; qdrant is a synonym), fulltext or hybrid
          */
         post: operations["recollections.search"];
@@ -2154,7 +2138,7 @@ export interface paths {
         /** List reflexes */
         get: operations["reflexes.list"];
         put?: never;
-        /** Create reflex */
+        /** Create a reflex */
         post: operations["reflexes.create"];
         delete?: never;
         options?: never;
@@ -2169,13 +2153,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get reflex */
+        /** Read a reflex */
         get: operations["reflexes.get"];
-        /** Update reflex */
+        /** Change a reflex */
         put: operations["reflexes.update"];
         post?: never;
         /**
-         * Delete reflex
+         * Delete a reflex
          * @description Also drops its neuron assignments
          */
         delete: operations["reflexes.delete"];
@@ -2192,7 +2176,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get reflex callback
+         * OAuth callback of a reflex connection
          * @description Where the provider sends the browser (code and state); with a callbackUrl the browser is sent on there
          */
         get: operations["reflexes.callback"];
@@ -2214,7 +2198,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Connect reflex
+         * Connect a reflex's account (OAuth)
          * @description Starts an OAuth 2 authorization-code flow with PKCE: open redirectUrl in the browser
          */
         post: operations["reflexes.connect"];
@@ -2231,11 +2215,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get reflex connection */
+        /** Read a reflex's connection */
         get: operations["reflexes.connection"];
         put?: never;
         post?: never;
-        /** Delete reflex connection */
+        /** Disconnect a reflex */
         delete: operations["reflexes.connection.delete"];
         options?: never;
         head?: never;
@@ -2249,7 +2233,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get reflex connection check */
+        /** Check whether a reflex is connected */
         get: operations["reflexes.connections.check"];
         put?: never;
         post?: never;
@@ -2269,7 +2253,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Initiate reflex connection
+         * Start a reflex's OAuth connection
          * @description Starts an OAuth 2 authorization-code flow with PKCE: open redirectUrl in the browser
          */
         post: operations["reflexes.connections.initiate"];
@@ -2288,7 +2272,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Batch reflex connection */
+        /** Read the connections of several reflexes */
         post: operations["reflexes.connections.batch"];
         delete?: never;
         options?: never;
@@ -2305,7 +2289,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Check batch reflex connection */
+        /** Check whether several reflexes are connected */
         post: operations["reflexes.connections.checkBatch"];
         delete?: never;
         options?: never;
@@ -2321,7 +2305,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get resource event stream
+         * Stream the workspace's resource changes
          * @description SSE: { action: created | updated | deleted | moved, resource: { kind, id, brain_id, name, version }, at } for every change in the workspace; resume with after=<cursor>
          */
         get: operations["resourceEvents.stream"];
@@ -2341,7 +2325,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get resource
+         * Read a resource from the catalog
          * @description Catalog read by kind: assets, artifacts, memories, recollections, skills, reflexes, meetings (neurons and receptors have their own routes)
          */
         get: operations["resources.get"];
@@ -2363,7 +2347,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Patch resource
+         * Patch an artifact or meeting
          * @description Central patch: kind artifact takes the artifact envelope (base_version, edits, title, content_type); kind meeting takes body fields (docs/meetings.md)
          */
         post: operations["resources.patch"];
@@ -2382,7 +2366,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Promote resource version */
+        /** Make a catalog resource version the head */
         post: operations["resources.versions.promote"];
         delete?: never;
         options?: never;
@@ -2400,7 +2384,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Move resource
+         * Move resources to another folder
          * @description moves: [{ resource_id, path }] (or resource_ids with path); move_profile document moves assets and artifacts of the X-Brain-Id brain; broad (admins) moves them in any brain
          */
         post: operations["resources.move"];
@@ -2417,7 +2401,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List resource neurons */
+        /** List neurons in the catalog */
         get: operations["resources.neurons.list"];
         put?: never;
         post?: never;
@@ -2435,14 +2419,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get resource neuron
+         * Read a neuron from the catalog
          * @description Head; soft-deleted neurons stay readable here (deleted_at is set)
          */
         get: operations["resources.neurons.get"];
         put?: never;
         post?: never;
         /**
-         * Delete resource neuron
+         * Soft-delete a neuron
          * @description Soft delete: the neuron leaves lists, GET /v1/neurons/:id and invoke until restored
          */
         delete: operations["resources.neurons.delete"];
@@ -2458,7 +2442,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get resource neuron history */
+        /** List a catalog neuron's versions */
         get: operations["resources.neurons.history"];
         put?: never;
         post?: never;
@@ -2477,7 +2461,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Restore resource neuron */
+        /** Restore a soft-deleted neuron */
         post: operations["resources.neurons.restore"];
         delete?: never;
         options?: never;
@@ -2492,7 +2476,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get resource neuron version */
+        /** Read one version of a catalog neuron */
         get: operations["resources.neurons.versions.get"];
         put?: never;
         post?: never;
@@ -2509,7 +2493,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get resource receptor */
+        /** Read a receptor from the catalog */
         get: operations["resources.receptors.get"];
         put?: never;
         post?: never;
@@ -2529,7 +2513,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Patch resource stakeholder map
+         * Edit a stakeholder map's live graph
          * @description ops (JSON) or dsl applied to the live graph as one revision; patch_mode stakeholder_map_record_version then records a version (label)
          */
         post: operations["resources.stakeholderMap.patch"];
@@ -2546,10 +2530,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List resource stakeholder maps */
+        /** List stakeholder maps */
         get: operations["resources.stakeholderMaps.list"];
         put?: never;
-        /** Create resource stakeholder map */
+        /** Create a stakeholder map */
         post: operations["resources.stakeholderMaps.create"];
         delete?: never;
         options?: never;
@@ -2564,7 +2548,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get resource stakeholder map */
+        /** Read a stakeholder map and its live graph */
         get: operations["resources.stakeholderMaps.get"];
         put?: never;
         post?: never;
@@ -2582,7 +2566,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get resource stakeholder map history
+         * List a stakeholder map's saved versions
          * @description Saved versions, newest first
          */
         get: operations["resources.stakeholderMaps.history"];
@@ -2601,7 +2585,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get resource stakeholder map version */
+        /** Read a saved stakeholder map version */
         get: operations["resources.stakeholderMaps.versions.get"];
         put?: never;
         post?: never;
@@ -2619,7 +2603,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get resource stakeholder map diff
+         * Compare two states of a stakeholder map
          * @description from and to are each live or a version number; resource_id defaults to the brain's default map
          */
         get: operations["resources.stakeholderMaps.diff"];
@@ -2639,7 +2623,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get resource stakeholder map live
+         * Read a live stakeholder map
          * @description The live graph of resource_id, or of the X-Brain-Id brain's default map (created on first use)
          */
         get: operations["resources.stakeholderMaps.live"];
@@ -2659,12 +2643,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get resource tree
+         * Read the resource tree
          * @description tree_profile document (assets and artifacts by folder path; default) or broad (also memories and skills); path_prefix scopes it
          */
         get: operations["resources.tree"];
         put?: never;
-        /** Get the resource tree (options in the body) */
+        /** Read the resource tree (options in the body) */
         post: operations["resources.treeByBody"];
         delete?: never;
         options?: never;
@@ -2680,13 +2664,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get search start
+         * Start a search across types as a job
          * @description Start a multi-type search as a job (workflow search): one activity per type; the job result holds every type's hits
          */
         get: operations["search.start"];
         put?: never;
         /**
-         * Query search
+         * Search resources of one type
          * @description Search one type: hybrid (BM25 and vectors fused by RRF), lexical or vector; explain shows each hit's ranks
          */
         post: operations["search.query"];
@@ -2704,7 +2688,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List secrets
+         * List the workspace's secrets
          * @description The workspace's secrets: names and times, never values
          */
         get: operations["secrets.list"];
@@ -2725,12 +2709,12 @@ export interface paths {
         };
         get?: never;
         /**
-         * Update secret
+         * Create or replace a secret
          * @description Creates or replaces a secret; the value is stored sealed and never returned
          */
         put: operations["secrets.update"];
         post?: never;
-        /** Delete secret */
+        /** Delete a secret */
         delete: operations["secrets.delete"];
         options?: never;
         head?: never;
@@ -2745,7 +2729,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get session context
+         * Read the caller's workspace, brains and roles
          * @description Client bootstrap: workspace, brains and the credential's roles
          */
         get: operations["session.context"];
@@ -2767,7 +2751,7 @@ export interface paths {
         /** List skills */
         get: operations["skills.list"];
         put?: never;
-        /** Create skill */
+        /** Create a skill */
         post: operations["skills.create"];
         delete?: never;
         options?: never;
@@ -2782,15 +2766,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get skill */
+        /** Read a skill */
         get: operations["skills.get"];
         /**
-         * Update skill
+         * Change a skill
          * @description Every change records a new version (latest_version rises)
          */
         put: operations["skills.update"];
         post?: never;
-        /** Delete skill */
+        /** Delete a skill */
         delete: operations["skills.delete"];
         options?: never;
         head?: never;
@@ -2805,7 +2789,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get stakeholder map
+         * Read the brain's live stakeholder map
          * @description The live graph of the X-Brain-Id brain's default map (or of resource_id)
          */
         get: operations["stakeholderMap.get"];
@@ -2825,7 +2809,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get stakeholder map briefing
+         * Brief on one stakeholder of the brain's map
          * @description One stakeholder (by id): recent interactions, alliances, tensions, open risks and suggested discussion points, computed from the live graph
          */
         get: operations["stakeholderMap.briefing.get"];
@@ -2847,7 +2831,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Extract stakeholder map
+         * Extract stakeholders from a transcript
          * @description Starts a job that asks the model for structured JSON from a transcript (text, or a finalized meeting) and applies it to the map as patch ops
          */
         post: operations["stakeholderMap.extract"];
@@ -2864,11 +2848,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List stakeholder map versions */
+        /** List the brain's saved stakeholder map versions */
         get: operations["stakeholderMap.versions.list"];
         put?: never;
         /**
-         * Create stakeholder map version
+         * Save the live stakeholder map as a version
          * @description Saves the live graph as the next version of the brain's default map (or of resource_id)
          */
         post: operations["stakeholderMap.versions.create"];
@@ -2886,7 +2870,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get stakeholder map version
+         * Read a saved version of the brain's map
          * @description A saved version by its id, or by its number on the X-Brain-Id brain's default map
          */
         get: operations["stakeholderMap.versions.get"];
@@ -2906,7 +2890,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get stakeholder briefing
+         * Brief on one stakeholder
          * @description One stakeholder (by id): recent interactions, alliances, tensions, open risks and suggested discussion points, computed from the live graph
          */
         get: operations["stakeholders.briefing.get"];
@@ -2926,7 +2910,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get stimuli catalog
+         * List the stimuli receptors can subscribe to
          * @description Hooks a stimulus receptor can subscribe to (vault., plasticity., maintenance.); schedulable=true for schedule-eligible keys
          */
         get: operations["stimuli.catalog"];
@@ -2962,7 +2946,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get trace */
+        /** Read a trace */
         get: operations["traces.get"];
         put?: never;
         post?: never;
@@ -2970,7 +2954,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Update trace
+         * Set a trace's title
          * @description Manual title update; overrides any generated title
          */
         patch: operations["traces.update"];
@@ -2984,7 +2968,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get trace events
+         * Stream a trace's events
          * @description SSE: trace-scoped events (new engrams, run state, title changes); also with share-token parameters
          */
         get: operations["traces.events"];
@@ -3004,12 +2988,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List trace messages
+         * Read a trace's messages
          * @description Also with share-token parameters (t plus workspace and receptor, or receptor_id) in place of credentials
          */
         get: operations["traces.messages.list"];
         put?: never;
-        /** Create trace message */
+        /** Add a human message to a trace */
         post: operations["traces.messages.create"];
         delete?: never;
         options?: never;
@@ -3027,7 +3011,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Post transcribe
+         * Transcribe an attachment or audio asset
          * @description Transcribes a staged attachment or an audio asset as a `transcription` job; its result is { text, segments }
          */
         post: operations["transcribe.post"];
@@ -3045,7 +3029,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get transcription runtime
+         * Show the active speech-to-text provider
          * @description Which speech-to-text provider is active, whether it can run (reason when not) and whether GLADIA_API_KEY is set
          */
         get: operations["transcription.runtime"];
@@ -3065,7 +3049,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get usage
+         * Read the caller's usage
          * @description Usage of the calling user (or API key) in the window
          */
         get: operations["usage.get"];
@@ -3085,7 +3069,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get workspace usage
+         * Read the workspace's usage
          * @description Usage of the whole workspace in the window (admin only)
          */
         get: operations["usage.workspace"];
@@ -3105,7 +3089,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List usage receptors
+         * Rank receptors by usage
          * @description Receptors ranked by tokens, cost or invocations (admin only)
          */
         get: operations["usage.receptors.list"];
@@ -3125,7 +3109,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List voice stt vocabulary defaults
+         * Read the built-in speech vocabulary
          * @description The static vocabulary: core terms, the vertical's (vertical_id, default general) and both merged
          */
         get: operations["voice.sttVocabulary.defaults.list"];
@@ -3147,7 +3131,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Prewarm voice stt vocabulary
+         * Merge and cache a brain's speech vocabulary
          * @description Merges core, vertical, workspace and brain terms and caches them for transcription hints; workspace_id must be the credential's (403), brain_id one of its brains (404)
          */
         post: operations["voice.sttVocabulary.prewarm"];
@@ -3171,7 +3155,7 @@ export interface paths {
         get: operations["webhookEndpoints.list"];
         put?: never;
         /**
-         * Create webhook endpoint
+         * Add a webhook endpoint
          * @description Adds an endpoint subscribed to events; the answer shows its signing secret, this once
          */
         post: operations["webhookEndpoints.create"];
@@ -3188,19 +3172,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get webhook endpoint */
+        /** Read a webhook endpoint */
         get: operations["webhookEndpoints.get"];
         put?: never;
         post?: never;
         /**
-         * Delete webhook endpoint
+         * Remove a webhook endpoint
          * @description Removes the endpoint and its delivery history; deliveries still being retried stop
          */
         delete: operations["webhookEndpoints.delete"];
         options?: never;
         head?: never;
         /**
-         * Update webhook endpoint
+         * Change a webhook endpoint
          * @description Changes the URL, events, description or enabled (events from then on follow the change)
          */
         patch: operations["webhookEndpoints.update"];
@@ -3214,7 +3198,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List webhook endpoint deliveries
+         * List a webhook endpoint's deliveries
          * @description The endpoint's deliveries, newest first, each with every attempt (time, status code or error, duration)
          */
         get: operations["webhookEndpoints.deliveries.list"];
@@ -3236,7 +3220,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Replay webhook endpoint delivery
+         * Send a webhook delivery again
          * @description Sends the same event again as a new delivery (its own id, attempts and retries)
          */
         post: operations["webhookEndpoints.deliveries.replay"];
@@ -3256,7 +3240,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Rotate secret webhook endpoint
+         * Rotate a webhook endpoint's signing secret
          * @description A new signing secret, shown this once; the previous one keeps signing for 24 h (each delivery carries both signatures)
          */
         post: operations["webhookEndpoints.rotateSecret"];
@@ -3280,7 +3264,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Update workspace
+         * Rename the workspace or change its slug
          * @description Admin: renames the caller's workspace or changes its slug (409 when taken)
          */
         patch: operations["workspace.update"];
@@ -3836,11 +3820,15 @@ export interface components {
             current_step: string | null;
             failedReason?: string;
             finished_at: string | null;
+            /** @description a pathway run's input as it started (GET /v1/jobs/:jobId and /status only, not in lists) */
+            input?: unknown;
             job_id: string;
             kind: string;
             neuron_id: string | null;
             parent_job_id: string | null;
             pathway_id: string | null;
+            /** @description the pathway version a pathway run runs (pinned at its start); null for other jobs and inline graphs */
+            pathway_version: number | null;
             processed_at: string | null;
             progress: number;
             receptor_id: string | null;
@@ -3938,16 +3926,21 @@ export interface components {
             version: number;
         };
         MeetingBody: {
-            action_items?: {
+            /** @description action items: { text, owner?, due?, done? } objects or plain texts (each becomes { text }), or one text with an item per line */
+            action_items?: ({
                 done?: boolean;
                 due?: string;
                 owner?: string;
                 text: string;
-            }[];
-            agenda?: string[];
-            decisions?: string[];
-            notes?: string;
-            summary?: string;
+            } | string)[] | string;
+            /** @description agenda: a list of texts, or one text with an item per line (stored as the list) */
+            agenda?: string[] | string;
+            /** @description decisions: a list of texts, or one text with an item per line (stored as the list) */
+            decisions?: string[] | string;
+            /** @description notes: a text, or a list of texts (joined with line breaks; stored as the text) */
+            notes?: string | string[];
+            /** @description summary: a text, or a list of texts (joined with line breaks; stored as the text) */
+            summary?: string | string[];
             transcript_segments?: components["schemas"]["TranscriptSegment"][];
             transcription?: components["schemas"]["MeetingTranscription"];
         } & {
@@ -4335,6 +4328,8 @@ export interface components {
             pathway_graph: {
                 [key: string]: unknown;
             };
+            /** @description the name as a slug (lowercase, accents folded, other characters as -): execute and the OpenAI-compatible `pathway:<slug>` take it in place of the id */
+            slug: string;
             updated_at: string;
             /** @description version of the graph shown (the tip on pathway reads) */
             version: number;
@@ -4487,7 +4482,7 @@ export interface components {
         /** @description A pathway graph: nodes (one schema per type) and edges { source, target, handle? }; several plain edges leaving a node run in parallel. See docs/pathways.md. */
         PathwayGraph: {
             edges: components["schemas"]["PathwayGraphEdge"][];
-            nodes: (components["schemas"]["PathwayStartNode"] | components["schemas"]["PathwayTransformNode"] | components["schemas"]["PathwayIfNode"] | components["schemas"]["PathwayWhileNode"] | components["schemas"]["PathwayDelayNode"] | components["schemas"]["PathwayNeuronNode"] | components["schemas"]["PathwayClassifyNode"] | components["schemas"]["PathwayHumanNode"] | components["schemas"]["PathwayOutputNode"] | components["schemas"]["PathwayJoinNode"] | components["schemas"]["PathwayMapNode"] | components["schemas"]["PathwayHttpNodeOutput"] | components["schemas"]["PathwayPathwayNode"])[];
+            nodes: (components["schemas"]["PathwayStartNode"] | components["schemas"]["PathwayTransformNode"] | components["schemas"]["PathwayIfNode"] | components["schemas"]["PathwayWhileNode"] | components["schemas"]["PathwayDelayNode"] | components["schemas"]["PathwayNeuronNode"] | components["schemas"]["PathwayClassifyNode"] | components["schemas"]["PathwayHumanNode"] | components["schemas"]["PathwayOutputNode"] | components["schemas"]["PathwayJoinNode"] | components["schemas"]["PathwayMapNode"] | components["schemas"]["PathwayHttpNode"] | components["schemas"]["PathwayPathwayNode"])[];
         };
         PathwayGraphEdge: {
             handle?: string | null;
@@ -4503,7 +4498,10 @@ export interface components {
             data?: components["schemas"]["PathwayHttpNodeData"];
             /** @description the node's id: stream entries, results and current_step name it */
             id: string;
-            /** @constant */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "http";
         } & {
             [key: string]: unknown;
@@ -4547,58 +4545,6 @@ export interface components {
             timeout_ms?: number;
             /** @description template; http or https, checked by the outbound guard */
             url: string;
-        };
-        PathwayHttpNodeDataOutput: {
-            /** @description a template string sent as is, or a JSON value (its strings are templates) sent as JSON */
-            body?: unknown;
-            /** @description the editor's description; not used by runs */
-            description?: string;
-            /** @description statuses that count as success; default any 2xx */
-            expect?: number[];
-            /** @description header name → value template */
-            headers?: {
-                [key: string]: string;
-            };
-            /** @description the editor's label; not used by runs */
-            label?: string;
-            /**
-             * @description default GET
-             * @default GET
-             * @enum {string}
-             */
-            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
-            /** @description free text for the designer; not used by runs */
-            notes?: string;
-            /**
-             * @description fail (default) | continue: the value is { error } | branch: follow the "error" edges
-             * @enum {string}
-             */
-            on_error?: "fail" | "continue" | "branch";
-            /** @description retry policy of the node's activities or child runs (I/O nodes) */
-            retry?: {
-                backoff?: number;
-                initial_interval_ms?: number;
-                max_attempts?: number;
-            };
-            /**
-             * @description per attempt; default 10000, at most 120000
-             * @default 10000
-             */
-            timeout_ms: number;
-            /** @description template; http or https, checked by the outbound guard */
-            url: string;
-        };
-        PathwayHttpNodeOutput: {
-            data?: components["schemas"]["PathwayHttpNodeDataOutput"];
-            /** @description the node's id: stream entries, results and current_step name it */
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "http";
-        } & {
-            [key: string]: unknown;
         };
         PathwayHumanNode: {
             data?: components["schemas"]["PathwayHumanNodeData"];
@@ -5557,6 +5503,12 @@ export interface components {
             brains: components["schemas"]["Brain"][];
             credential: string;
             roles: string[];
+            /** @description where a job's workflow is seen (its workflow id is the job id) */
+            temporal: {
+                namespace: string;
+                /** @description the Temporal UI (TEMPORAL_UI_URL; null when unset): a job's workflow is <ui_url>/namespaces/<namespace>/workflows/<job_id> */
+                ui_url: string | null;
+            };
             user_id: string | null;
             workspace: {
                 id: string;
@@ -5914,10 +5866,24 @@ export interface components {
         };
         StakeholderMapLive: {
             brain_id: string;
-            graph: components["schemas"]["StakeholderGraph"];
+            counts: {
+                edges: number;
+                interactions: number;
+                risks: number;
+                stakeholders: number;
+            };
+            edges: components["schemas"]["StakeholderEdge"][];
+            interactions: components["schemas"]["StakeholderInteraction"][];
             latest_version: number;
             resource_id: string;
             revision: number;
+            risks: components["schemas"]["StakeholderRisk"][];
+            stakeholders: components["schemas"]["Stakeholder"][];
+            summary: string;
+            truncated: {
+                interactions: boolean;
+                stakeholders: boolean;
+            };
             updated_at: string;
         };
         StakeholderMapOp: {
@@ -11948,7 +11914,9 @@ export interface operations {
                 /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
                 "idempotency-key"?: string;
             };
-            path?: never;
+            path: {
+                traceId: string;
+            };
             cookie?: never;
         };
         requestBody?: never;
@@ -14416,11 +14384,15 @@ export interface operations {
                         current_step: string | null;
                         failedReason?: string;
                         finished_at: string | null;
+                        /** @description a pathway run's input as it started (GET /v1/jobs/:jobId and /status only, not in lists) */
+                        input?: unknown;
                         job_id: string;
                         kind: string;
                         neuron_id: string | null;
                         parent_job_id: string | null;
                         pathway_id: string | null;
+                        /** @description the pathway version a pathway run runs (pinned at its start); null for other jobs and inline graphs */
+                        pathway_version: number | null;
                         processed_at: string | null;
                         progress: number;
                         receptor_id: string | null;
@@ -14949,6 +14921,7 @@ export interface operations {
                      *       },
                      *       "neuron_id": "2b3c4d5e-6f70-4a81-9b92-a3b4c5d6e7f8",
                      *       "pathway_id": null,
+                     *       "pathway_version": null,
                      *       "receptor_id": null,
                      *       "trace_id": "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
                      *       "parent_job_id": null,
@@ -20110,6 +20083,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
+                /** @description the pathway's id, or its slug (its name as a slug) among the brain's pathways */
                 id: string;
             };
             cookie?: never;
@@ -23062,6 +23036,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
@@ -23182,6 +23157,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
@@ -24393,6 +24369,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
+                /** @description the receptor's slug or id */
                 id: string;
             };
             cookie?: never;
@@ -24765,6 +24742,153 @@ export interface operations {
                      * @example {
                      *       "message": "Neuron not found",
                      *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "receptors.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug_or_id: string;
+                workspace_slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReceptorPatchBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Receptor"];
+                };
+            };
+            /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "message: expected string, received number",
+                     *       "code": "VALIDATION_ERROR"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTH_REQUIRED: No credential, or an invalid or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Authentication required",
+                     *       "code": "AUTH_REQUIRED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: The credential lacks the role the route needs (docs/roles.md) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Requires role workspace_admin",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: No such resource in the caller's workspace (another workspace's resource reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Neuron not found",
+                     *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body too large",
+                     *       "code": "PAYLOAD_TOO_LARGE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: A body that is not application/json (or multipart where a route takes files) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unsupported content type; send application/json",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -26103,153 +26227,6 @@ export interface operations {
                      * @example {
                      *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
                      *       "code": "IDEMPOTENCY_KEY_REUSED"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "Rate limit exceeded",
-                     *       "code": "RATE_LIMIT"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "The API is at capacity; retry shortly",
-                     *       "code": "SERVICE_UNAVAILABLE"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    "receptors.update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                slug: string;
-                workspace_slug: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ReceptorPatchBody"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Receptor"];
-                };
-            };
-            /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "message: expected string, received number",
-                     *       "code": "VALIDATION_ERROR"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description AUTH_REQUIRED: No credential, or an invalid or revoked one */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "Authentication required",
-                     *       "code": "AUTH_REQUIRED"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description FORBIDDEN: The credential lacks the role the route needs (docs/roles.md) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "Requires role workspace_admin",
-                     *       "code": "FORBIDDEN"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description NOT_FOUND: No such resource in the caller's workspace (another workspace's resource reads the same) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "Neuron not found",
-                     *       "code": "NOT_FOUND"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "Request body too large",
-                     *       "code": "PAYLOAD_TOO_LARGE"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description UNSUPPORTED_MEDIA_TYPE: A body that is not application/json (or multipart where a route takes files) */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "message": "Unsupported content type; send application/json",
-                     *       "code": "UNSUPPORTED_MEDIA_TYPE"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -35044,6 +35021,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
@@ -35158,6 +35136,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
@@ -35314,6 +35293,7 @@ export interface operations {
                 "x-brain-id"?: string;
             };
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
@@ -35432,6 +35412,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;
@@ -35549,6 +35530,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
                 id: string;
             };
             cookie?: never;

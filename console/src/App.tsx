@@ -1,0 +1,107 @@
+import { lazy, Suspense, useEffect, type ComponentType, type ReactElement } from 'react';
+import { useAuth } from './auth';
+import { Link, match, navigate, useLocation } from './router';
+import Approvals from './pages/Approvals';
+import Runs from './pages/Runs';
+import Traces from './pages/Traces';
+import Pathways from './pages/Pathways';
+
+// Pages that draw graphs load React Flow and dagre on demand: the lists stay light.
+const Run = lazy(() => import('./pages/Run'));
+const Trace = lazy(() => import('./pages/Trace'));
+// Pathways, knowledge and usage: the graph pages, the editor and the charts load on demand too.
+const Pathway = lazy(() => import('./pages/Pathway'));
+const PathwayEditor = lazy(() => import('./pages/PathwayEditor'));
+const PathwayDiff = lazy(() => import('./pages/PathwayDiff'));
+const Knowledge = lazy(() => import('./pages/Knowledge'));
+const Usage = lazy(() => import('./pages/Usage'));
+
+/**
+ * The pages: a path pattern, the component it shows (given the path's named segments) and, for the
+ * nav, its title. A page added here is in the nav and routed; nothing else to wire.
+ */
+export const PAGES: { path: string; nav?: string; component: ComponentType<{ params: Record<string, string> }> }[] = [
+  { path: '/runs', nav: 'Runs', component: Runs },
+  { path: '/runs/:id', component: Run },
+  { path: '/approvals', nav: 'Approvals', component: Approvals },
+  { path: '/traces', nav: 'Traces', component: Traces },
+  { path: '/traces/:id', component: Trace },
+  { path: '/pathways', nav: 'Pathways', component: Pathways },
+  { path: '/pathways/new', component: PathwayEditor },
+  { path: '/pathways/:id', component: Pathway },
+  { path: '/pathways/:id/edit', component: PathwayEditor },
+  { path: '/pathways/:id/diff', component: PathwayDiff },
+  { path: '/knowledge', nav: 'Knowledge', component: Knowledge },
+  { path: '/usage', nav: 'Usage', component: Usage },
+];
+
+function Header() {
+  const { session, credential, setBrain, signOut } = useAuth();
+  const { path } = useLocation();
+  return (
+    <header className="top">
+      <Link to="/runs" className="brand">
+        Cortex
+      </Link>
+      <nav aria-label="Main">
+        {PAGES.filter((p) => p.nav).map((p) => (
+          <Link key={p.path} to={p.path} aria-current={path.startsWith(p.path) ? 'page' : undefined}>
+            {p.nav}
+          </Link>
+        ))}
+      </nav>
+      <div className="who">
+        <span className="muted" title={`workspace ${session.workspace.id}`}>
+          {session.workspace.name}
+        </span>
+        {session.brains.length > 0 && (
+          <select
+            aria-label="Brain"
+            value={credential.brainId ?? ''}
+            onChange={(e) => setBrain(e.target.value || undefined)}
+          >
+            {session.brains.map((b) => (
+              <option key={b.id} value={b.id}>
+                {b.name}
+              </option>
+            ))}
+          </select>
+        )}
+        <button type="button" onClick={signOut}>
+          Sign out
+        </button>
+      </div>
+    </header>
+  );
+}
+
+export function App() {
+  const { path } = useLocation();
+  useEffect(() => {
+    if (path === '/' || path === '') navigate('/runs', { replace: true });
+  }, [path]);
+  let page: ReactElement = (
+    <section className="card">
+      <h1>Not found</h1>
+      <p>
+        Nothing here. <Link to="/runs">Go to runs</Link>.
+      </p>
+    </section>
+  );
+  for (const p of PAGES) {
+    const params = match(p.path, path);
+    if (params) {
+      const C = p.component;
+      page = <C key={path} params={params} />;
+      break;
+    }
+  }
+  return (
+    <>
+      <Header />
+      <main className="page">
+        <Suspense fallback={<p className="muted">Loading…</p>}>{page}</Suspense>
+      </main>
+    </>
+  );
+}
