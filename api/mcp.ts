@@ -13,7 +13,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'koa';
 import { AppError } from '../src/errors.js';
-import { blockingReader, type Redis } from '../src/redis.js';
+import type { Redis } from '../src/redis.js';
+import type { FeedReader } from '../src/streams.js';
 import type { Scope } from '../src/scope.js';
 import { createMcpTools, type McpToolDef, type ToolOutcome } from '../src/services/mcp-tools.js';
 import { resolveRequestScope, type RouteContext } from './route.js';
@@ -270,9 +271,9 @@ export function createMcpEndpoint(rc: RouteContext) {
 }
 
 /**
- * Follows the platform-wide resource feed on a connection of its own while `active()` holds, and
- * calls `changed(workspaceId)` (coalesced per workspace) when a neuron or pathway is created,
- * updated or deleted. Started by `ensure()`; it stops by itself once `active()` is false.
+ * Follows the platform-wide resource feed (every partition, src/feed.ts) on a reader of its own
+ * while `active()` holds, and calls `changed(workspaceId)` (coalesced per workspace) when a neuron
+ * or pathway is created, updated or deleted. Started by `ensure()`; it stops by itself once `active()` is false.
  */
 function createListChangedFollower(
   streams: RouteContext['services']['streams'],
@@ -293,27 +294,28 @@ function createListChangedFollower(
     );
   };
   async function run(): Promise<void> {
-    const key = streams.keys.feed();
-    let reader: Redis | undefined;
+    let reader: FeedReader | undefined;
     try {
-      let last = (await streams.feedPosition()).id;
+      let last = (await streams.feed.positions()).map((p) => p.id);
       while (active() && redis.status !== 'end') {
-        reader ??= blockingReader(redis);
-        const batch = await streams.read(reader, key, last, FEED_BLOCK_MS).catch(() => {
-          reader?.disconnect();
+        reader ??= streams.feed.reader();
+        const read = await reader.read(last, FEED_BLOCK_MS, 500).catch(() => {
+          reader?.close();
           reader = undefined;
           return null;
         });
-        if (batch === null && !reader) await new Promise((r) => setTimeout(r, 1_000));
-        for (const e of batch ?? []) {
-          last = e.id;
-          const kind = (e.data.resource as { kind?: unknown } | undefined)?.kind;
-          if ((kind === 'neuron' || kind === 'pathway') && typeof e.data.workspace_id === 'string')
-            signal(e.data.workspace_id);
+        if (read === null) await new Promise((r) => setTimeout(r, 1_000));
+        for (const { partition, entries } of read ?? []) {
+          for (const e of entries) {
+            const kind = (e.data.resource as { kind?: unknown } | undefined)?.kind;
+            if ((kind === 'neuron' || kind === 'pathway') && typeof e.data.workspace_id === 'string')
+              signal(e.data.workspace_id);
+          }
+          last = last.map((id, p) => (p === partition ? entries[entries.length - 1].id : id));
         }
       }
     } finally {
-      reader?.disconnect();
+      reader?.close();
       running = false;
     }
   }

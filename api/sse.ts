@@ -1,8 +1,7 @@
 import { metrics } from '../src/metrics.js';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import { blockingReader } from '../src/redis.js';
-import type { Redis } from 'ioredis';
+import { blockingReader, type Redis } from '../src/redis.js';
 import { validationError } from '../src/errors.js';
 import { compareIds, CURSOR_RE, isTerminal, type StreamEntry, type Streams } from '../src/streams.js';
 
@@ -116,7 +115,7 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
       backlog = backlog.length >= 1000 ? await opts.streams.range(opts.key, last) : [];
     }
     if (closed) return;
-    reader = blockingReader(opts.redis);
+    reader = blockingReader(opts.redis, opts.key);
     while (!closed) {
       const entries = await opts.streams.read(reader, opts.key, last, opts.pingMs ?? 15_000);
       if (closed) return;

@@ -44,6 +44,9 @@
  *     and appending its reply) and GET /v1/traces/:id/messages, timed before and after BENCH_HISTORY
  *     (20,000) engrams of other traces are written into the store; the ratio after ÷ before says
  *     whether a run slows down as the platform's data grows (aim ≤ 1.2).
+ * (s) Stream writer (scripts/bench-streams.ts): entries per second appended through src/streams.ts by 50
+ *     concurrent writers (job streams' fenced script, and the resource feed's append), on one Redis and on
+ *     a local 3-master Redis Cluster (REDIS_CLUSTER_NODES, or started for it), side by side.
  * (p) Lists (scripts/bench-lists.ts, alone: `npm run bench:lists`): pages of jobs, traces and
  *     interventions, the summary and a public token at 1,000 and at 100,000 rows (aim: ratio ≤ 1.5).
  * (m) History (scripts/bench-history.ts): a workspace filled with a realistic history (100,000 ledger
@@ -101,8 +104,10 @@ import { measureSearch, searchSummary, type SearchBenchResult } from './bench-se
 import type { bareOneActivity } from './bench-workflows.js';
 import { freePorts, startEmbedded, type EmbeddedServices } from './embedded.js';
 import { metrics, registry } from '../src/metrics.js';
+import { deleteKeys, scanKeys } from '../src/redis.js';
 import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
 import { formatUsageScale, measureUsageScale, type UsageScaleFigures } from './bench-usage.js';
+import { measureStreamWriter, streamWriterSummary, type StreamWriterResult } from './bench-streams.js';
 import { formatLists, measureLists, type ListFigures } from './bench-lists.js';
 import {
   fillHistory,
@@ -1720,9 +1725,10 @@ interface Results {
   o?: UsageScaleFigures;
   p?: ListFigures;
   m?: HistoryMeasure;
+  s?: StreamWriterResult;
 }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists, q, r }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists, q, r, s }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1742,6 +1748,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists
     ...(g ? ['', ...sectionG(g)] : []),
     ...(o ? ['', ...formatUsageScale(o)] : []),
     ...(h ? ['', ...streamingSummary(h, verdict)] : []),
+    ...(s ? ['', ...streamWriterSummary(s)] : []),
     ...(j ? ['', ...sectionJ(j)] : []),
     ...(k ? ['', ...soakSummary(k, verdict)] : []),
     ...(l ? ['', ...sectionL(l)] : []),
@@ -1830,8 +1837,8 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists
 
 /** Deletes the bench's Redis keys (its own prefix) on a shared Redis. */
 async function dropRedisKeys(app: TestApp): Promise<void> {
-  const stream = app.deps.redis.scanStream({ match: `${app.config.REDIS_PREFIX}*`, count: 500 });
-  for await (const keys of stream as AsyncIterable<string[]>) if (keys.length) await app.deps.redis.del(...keys);
+  for await (const keys of scanKeys(app.deps.redis, `${app.config.REDIS_PREFIX}*`))
+    await deleteKeys(app.deps.redis, keys);
 }
 
 /** BENCH_ONLY=h,i: the sections to run (all when unset). */
@@ -1880,8 +1887,9 @@ async function main(): Promise<void> {
     }
 
     // The worker (every section) and the API of (h), (i) and (k) run compiled, as in production.
-    // (m) alone needs neither: its APIs run in the bench process and no run goes past its first token.
-    const needWorker = ONLY.size === 0 || [...ONLY].some((x) => x !== 'm');
+    // (m) alone needs neither: its APIs run in the bench process and no run goes past its first token;
+    // (s) needs Redis alone.
+    const needWorker = ONLY.size === 0 || [...ONLY].some((x) => x !== 'm' && x !== 's');
     if (needWorker) {
       say('building dist/ (npm run build) for the compiled worker and API');
       await build((l) => say(`build: ${l}`));
@@ -2003,6 +2011,7 @@ async function main(): Promise<void> {
       r.k = await measureSoak(await startApi(), ws, llm, worker.pid);
     }
     if (runs('o')) r.o = await measureUsageScale(app, say);
+    if (runs('s')) r.s = await measureStreamWriter(app.config.REDIS_URL, say);
     if (runs('n')) {
       // (n) Load: its own fresh API process, the same worker.
       const served = await startApi();

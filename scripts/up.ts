@@ -4,7 +4,7 @@
  * Why: a new user should get a working API, worker, snake demo and Temporal UI with one
  * command and no external servers. So this script
  *   1. starts embedded FerretDB / redis-server / Temporal dev server for each of MONGODB_URI,
- *      REDIS_URL, TEMPORAL_ADDRESS that is unset (data in `<repo>/.data/`, so state survives
+ *      REDIS_URL (or REDIS_CLUSTER_NODES), TEMPORAL_ADDRESS that is unset (data in `<repo>/.data/`, so state survives
  *      restarts; the folder is git-ignored),
  *   2. fills BOOTSTRAP_API_KEY / BOOTSTRAP_WORKSPACE_ID / BOOTSTRAP_BRAIN_ID (and JWT_SECRET)
  *      when unset, persisting generated values in `.data/bootstrap.json` so a restart reuses
@@ -342,7 +342,8 @@ async function main(): Promise<void> {
 
   const need = {
     mongo: !process.env.MONGODB_URI,
-    redis: !process.env.REDIS_URL,
+    // A Redis Cluster (REDIS_CLUSTER_NODES) is used as is, like a REDIS_URL.
+    redis: !process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES,
     temporal: !process.env.TEMPORAL_ADDRESS,
   };
   if (need.mongo) await chooseFerretStore();

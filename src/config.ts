@@ -16,8 +16,21 @@ export const ConfigSchema = z.object({
   SNAKE_PORT: z.coerce.number().int().min(0).max(65535).default(8090),
   MONGODB_URI: z.string().default('mongodb://127.0.0.1:27017/'),
   MONGODB_DB: z.string().default('cortex'),
+  // One Redis server, or a Redis Cluster: `redis+cluster://[user:password@]host:port,host:port` (rediss+ for TLS).
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
-  REDIS_PREFIX: z.string().default('cortex:'),
+  // A Redis Cluster by its seed nodes (comma-separated host:port; the others are discovered). Wins over REDIS_URL.
+  REDIS_CLUSTER_NODES: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .regex(/^\s*[^,\s]+:\d{1,5}\s*(,\s*[^,\s]+:\d{1,5}\s*)*$/, 'comma-separated host:port')
+      .optional(),
+  ),
+  // Every key starts with it. No braces: a hash tag in the prefix would put every key in one cluster slot.
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[^{}]*$/, 'must not contain { or }')
+    .default('cortex:'),
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('cortex'),
@@ -150,8 +163,13 @@ export const ConfigSchema = z.object({
   SEARCH_FRESH_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(3000),
   /** How long a search waits for the index's first build before answering 503 with Retry-After (docs/search.md). */
   SEARCH_BUILD_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
-  /** The resource feed keeps about this many newest entries (a follower that falls further behind re-syncs from the store). */
+  /** The resource feed keeps about this many newest entries, its partitions together (a follower that falls further behind re-syncs from the store). */
   RESOURCE_FEED_MAXLEN: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
+  /**
+   * The resource feed is this many streams (partitions), a workspace's events all in one of them, so
+   * no one Redis key carries every workspace's writes (docs/scaling.md). The same on every process.
+   */
+  RESOURCE_FEED_PARTITIONS: z.coerce.number().int().min(1).max(1024).default(16),
   // Where the offline word vectors are kept in their compact form (converted once from the npm package).
   // Speech to text (docs/meetings.md). auto: Gladia when GLADIA_API_KEY is set, else the OpenAI-compatible
   // endpoint when STT_BASE_URL is set, else pocketsphinx (offline, Debian's pocketsphinx-en-us model).

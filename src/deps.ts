@@ -1,12 +1,11 @@
 import type { Client, Connection } from '@temporalio/client';
 import type { Db, MongoClient } from 'mongodb';
-import type { Redis } from 'ioredis';
 import { createBreakers, type Breakers } from './breakers.js';
 import type { Config } from './config.js';
 import { connectMongo, ensureIndexes } from './db/client.js';
 import { createRepos, allIndexes, detectBackend, type Repos } from './db/index.js';
 import type { Logger } from './logger.js';
-import { createRedis } from './redis.js';
+import { createRedis, pingRedis, redisTarget, type Redis } from './redis.js';
 import { createStreams, type Streams } from './streams.js';
 import { connectTemporal } from './temporal/client.js';
 
@@ -33,12 +32,12 @@ export async function createDeps(config: Config, log: Logger): Promise<Deps> {
   await ensureIndexes(db, allIndexes, log);
   const backend = await detectBackend(db);
   log.info({ backend }, 'document store');
-  const redis = createRedis(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS });
+  const redis = createRedis(redisTarget(config), { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS });
   const temporal = await connectTemporal(config);
   const breakers = createBreakers(
     {
       mongodb: () => db.command({ ping: 1 }, { timeoutMS: config.BREAKER_PROBE_TIMEOUT_MS }),
-      redis: () => redis.ping(),
+      redis: () => pingRedis(redis),
       temporal: () =>
         temporal.connection.withDeadline(Date.now() + config.BREAKER_PROBE_TIMEOUT_MS, () =>
           temporal.connection.workflowService.getSystemInfo({}),
@@ -52,7 +51,10 @@ export async function createDeps(config: Config, log: Logger): Promise<Deps> {
     mongo,
     db,
     redis,
-    streams: createStreams(redis, config.REDIS_PREFIX, { feedMaxLen: config.RESOURCE_FEED_MAXLEN }),
+    streams: createStreams(redis, config.REDIS_PREFIX, {
+      feedMaxLen: config.RESOURCE_FEED_MAXLEN,
+      feedPartitions: config.RESOURCE_FEED_PARTITIONS,
+    }),
     repos: createRepos(db, { backend }),
     temporal,
     breakers,

@@ -37,7 +37,8 @@ function isUnreachable(err: unknown): boolean {
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(e.code)
   )
     return true;
-  return /Connection is closed|Stream isn't writeable|UNAVAILABLE|Connection refused|connect ECONNREFUSED/i.test(
+  // A Redis Cluster that lost a master (CLUSTERDOWN), is moving a slot (TRYAGAIN) or cannot be reached at all.
+  return /Connection is closed|Stream isn't writeable|UNAVAILABLE|Connection refused|connect ECONNREFUSED|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes is available/i.test(
     String(e?.message ?? ''),
   );
 }

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../src/redis.js';
 import type { Context } from 'koa';
 import { AppError, validationError } from '../../src/errors.js';
 import { bestEffort } from '../../src/best-effort.js';

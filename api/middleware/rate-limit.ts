@@ -1,6 +1,6 @@
 import { metrics } from '../../src/metrics.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../src/redis.js';
 import type { Context } from 'koa';
 import type { Config } from '../../src/config.js';
 import { AppError, rateLimited } from '../../src/errors.js';

@@ -198,7 +198,7 @@ async function follow(
   const stop = () => reader?.disconnect();
   o.signal.addEventListener('abort', stop, { once: true });
   try {
-    reader = blockingReader(services.redis);
+    reader = blockingReader(services.redis, key);
     while (!o.signal.aborted && Date.now() < o.deadline) {
       const block = Math.max(1, Math.min(READ_BLOCK_MS, o.deadline - Date.now()));
       const entries = await services.streams.read(reader, key, last ?? '0-0', block);

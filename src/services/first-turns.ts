@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import { LlmError } from '../llm/errors.js';
 import type { Logger } from '../logger.js';

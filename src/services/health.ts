@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.js';
 import { VERSION } from '../config.js';
 import { DEPENDENCIES, type Dependency } from '../breakers.js';
+import { pingRedis } from '../redis.js';
 
 const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T> =>
   Promise.race([p, new Promise<T>((_, rej) => setTimeout(() => rej(new Error('timeout')), ms).unref())]);
@@ -20,7 +21,7 @@ export function createHealthService({
 }: Pick<Deps, 'db' | 'redis' | 'temporal' | 'breakers' | 'config'>) {
   const pings: Record<Dependency, () => Promise<unknown>> = {
     mongodb: () => db.command({ ping: 1 }, { timeoutMS: config.BREAKER_PROBE_TIMEOUT_MS }),
-    redis: () => redis.ping(),
+    redis: () => pingRedis(redis),
     temporal: () =>
       temporal.connection.withDeadline(Date.now() + config.BREAKER_PROBE_TIMEOUT_MS, () =>
         temporal.connection.workflowService.getSystemInfo({}),

@@ -326,8 +326,15 @@ export function createMcpTools(d: McpToolDeps) {
           await report(e);
         }
         if (opts.signal.aborted) return { status: 'aborted', jobId, traceId };
-        reader ??= blockingReader(d.redis);
-        batch = (await d.streams.read(reader, key, last, READ_BLOCK_MS).catch(() => null)) ?? [];
+        reader ??= blockingReader(d.redis, key);
+        batch =
+          (await d.streams.read(reader, key, last, READ_BLOCK_MS).catch(async () => {
+            // A fresh reader next time (on a cluster the key's slot may have moved), after a pause.
+            reader?.disconnect();
+            reader = undefined;
+            await new Promise((r) => setTimeout(r, 500));
+            return null;
+          })) ?? [];
         if (opts.signal.aborted) return { status: 'aborted', jobId, traceId };
         if (batch.length === 0) {
           // Nothing new: the record says whether the job ended without a stream entry this reader

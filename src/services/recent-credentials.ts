@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis.js';
 import { bestEffort } from '../best-effort.js';
 import type { Logger } from '../logger.js';
 

@@ -58,9 +58,9 @@ export function createResourceEvents({ streams, log }: { streams: Streams; log?:
     async emit(workspaceId: string, action: ResourceAction, resource: ResourceRef): Promise<void> {
       const at = new Date().toISOString();
       const id = await streams.append(streams.keys.workspace(workspaceId), { action, resource, at }, { kind: 'plain' });
-      // The platform-wide feed the search index follows (every workspace, in order), with the
-      // workspace's mark that its searches wait for (docs/search.md, Read your writes).
-      await streams.appendFeed(workspaceId, { workspace_id: workspaceId, action, resource, at });
+      // The platform-wide feed the search index follows (every workspace's events, in order, on the
+      // workspace's partition), with the workspace's mark that its searches wait for (docs/search.md).
+      await streams.feed.append(workspaceId, { workspace_id: workspaceId, action, resource, at });
       // The knowledge lanes' changes are also stimuli (`vault.<kind>.<created|updated|deleted>`), once per
       // event (the stream entry id is the event id); a re-index of the same text is not a change.
       if (!id || !publish || !VAULT_KINDS.has(resource.kind) || resource.change) return;

@@ -1,19 +1,18 @@
-import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { SearchSources } from '../db/search-sources.js';
 import type { Embedder } from '../embeddings/index.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { blockingReader } from '../redis.js';
+import { serverIdentity, type Redis } from '../redis.js';
 import { createMemoryIndex, type IndexEntry, type MemoryIndex, type SearchType } from '../search/memory-index.js';
 import { KEYWORD_ONLY } from '../search/query.js';
 import { createSources, TYPE_OF_KIND, type ResourceKey, type Source } from '../search/sources.js';
-import { compareIds, type StreamEntry, type Streams } from '../streams.js';
+import { compareIds, type FeedBatch, type FeedReader, type StreamEntry, type Streams } from '../streams.js';
 import type { ResourceRef } from './resource-events.js';
 
 export const isHead = (e: IndexEntry) => e.id === e.resourceId;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Feed entries read and applied at once: one re-read per collection per batch. */
+/** Feed entries read at once from each partition and applied together: one re-read per collection per batch. */
 const FEED_BATCH = 1000;
 /** How long the follower blocks on an idle feed, and how often it checks the feed's bounds and Redis's identity. */
 const CHECK_MS = 2000;
@@ -24,7 +23,10 @@ export interface SearchIndexStatus {
   state: 'building' | 'ready';
   /** A re-sync from the store is running (the previous index keeps answering meanwhile). */
   resyncing: boolean;
-  /** The last feed entry applied, and how many feed entries were written after it (at the last look). */
+  /**
+   * The newest feed entry applied (of any partition), and how many feed entries were written after
+   * the applied ones, all partitions together (at the last look).
+   */
   applied: string;
   lag: number | null;
   entries: number;
@@ -37,10 +39,11 @@ export interface SearchIndexStatus {
 /**
  * The search index of this process (docs/search.md): built in the background from a snapshot of
  * the store (bulk reads, page by page), then following the platform-wide resource feed (every
- * resource event of every workspace, in order) in batches, re-reading the changed resources in
- * bulk. A feed that skipped entries (trimmed before they were read, or lost by Redis) or went
- * backwards is detected by the entries' `seq` and the feed's bounds, and the index re-syncs from
- * the store. A search waits (bounded) only until its own workspace's earlier writes are applied.
+ * resource event of every workspace, each workspace's in order in its partition; src/feed.ts) in
+ * batches, re-reading the changed resources in bulk. A partition that skipped entries (trimmed
+ * before they were read, or lost by Redis) or went backwards is detected by the entries' `seq` and
+ * the partition's bounds, and the index re-syncs from the store. A search waits (bounded) only
+ * until its own workspace's earlier writes are applied.
  */
 export function createSearchIndex(d: {
   sources: SearchSources;
@@ -51,21 +54,25 @@ export function createSearchIndex(d: {
   log: Logger;
 }) {
   const { config: c } = d;
-  const feedKey = d.streams.keys.feed();
+  const feed = d.streams.feed;
+  const n = feed.partitions;
   const sources = createSources(d.sources);
   const sourceOf = new Map<SearchType, Source>(sources.map((s) => [s.type, s]));
   const localHeads = d.embedder.model.startsWith('local/');
   let index: MemoryIndex = createMemoryIndex();
   let built = false;
   let resyncing = false;
-  /** The last feed entry applied (its seq; null when it had none) and the Redis clock when the last snapshot began. */
-  let applied: { id: string; seq: number | null } = { id: '0-0', seq: 0 };
-  let snapshotMs = 0;
-  let feedSeq: number | null = null;
+  /**
+   * Per partition: the last feed entry applied (its seq; null when it had none), the clock of the
+   * partition's Redis when the last snapshot began, and the partition's counter at the last look.
+   */
+  let applied: { id: string; seq: number | null }[] = Array.from({ length: n }, () => ({ id: '0-0', seq: 0 }));
+  let snapshotMs: number[] = new Array<number>(n).fill(0);
+  let feedSeq: number[] | null = null;
   let runId: string | null = null;
   let loop: Promise<void> | null = null;
   let stopped = false;
-  let reader: Redis | null = null;
+  let reader: FeedReader | null = null;
   let held: Promise<void> | null = null;
   let parked = false;
   const stats = { builds: 0, batches: 0, events: 0, lastBuild: null as SearchIndexStatus['last_build'] };
@@ -113,18 +120,19 @@ export function createSearchIndex(d: {
       if (entries.length) into.replaceResource(entries[0].workspaceId, entries[0].resourceId, entries);
   }
 
-  /** Redis's run id: a new one means it restarted, and may have come back without its newest entries. */
+  /** Redis's run id (a cluster's: its masters'): a new one means a restart or a failover, which may have lost entries. */
   async function redisRunId(): Promise<string | null> {
     try {
-      return /run_id:(\w+)/.exec(await d.redis.info('server'))?.[1] ?? null;
+      return await serverIdentity(d.redis);
     } catch {
       return null;
     }
   }
 
   /**
-   * A new index from a snapshot of the store: the feed's position is read first, then every source
-   * is walked page by page (bulk reads); the follower applies what the feed got after that position.
+   * A new index from a snapshot of the store: the feed's position (every partition's) is read
+   * first, then every source is walked page by page (bulk reads); the follower applies what the
+   * feed got after that position.
    * The previous index keeps answering until the new one replaces it.
    */
   async function resync(reason: string): Promise<void> {
@@ -132,7 +140,7 @@ export function createSearchIndex(d: {
     resyncing = true;
     stats.lastBuild = { reason, started_at: new Date(t0).toISOString(), ms: null, resources: 0 };
     try {
-      const [pos, id] = await Promise.all([d.streams.feedPosition(), redisRunId()]);
+      const [pos, id] = await Promise.all([feed.positions(), redisRunId()]);
       const next = createMemoryIndex();
       let resources = 0;
       for (const s of sources) {
@@ -144,9 +152,9 @@ export function createSearchIndex(d: {
         }
       }
       index = next;
-      applied = { id: pos.id, seq: pos.seq };
-      feedSeq = pos.seq;
-      snapshotMs = pos.timeMs;
+      applied = pos.map((p) => ({ id: p.id, seq: p.seq }));
+      feedSeq = pos.map((p) => p.seq);
+      snapshotMs = pos.map((p) => p.timeMs);
       runId = id;
       built = true;
       stats.builds++;
@@ -161,18 +169,18 @@ export function createSearchIndex(d: {
     }
   }
 
-  /** Why a batch cannot be applied after `applied`: its entries' seq skip a number or step back. */
-  function gapIn(batch: StreamEntry[]): string | null {
-    let prev = applied.seq;
-    for (const e of batch) {
+  /** Why a partition's batch cannot be applied after its applied entry: its entries' seq skip a number or step back. */
+  function gapIn({ partition, entries }: FeedBatch): string | null {
+    let prev = applied[partition].seq;
+    for (const e of entries) {
       if (e.seq === undefined) {
         prev = null;
         continue;
       } // written before entries had a seq
       if (prev !== null && e.seq !== prev + 1) {
         return e.seq > prev + 1
-          ? `the feed skipped entries ${prev + 1}..${e.seq - 1} (trimmed before they were read, or lost)`
-          : `the feed went backwards (entry ${e.seq} after ${prev})`;
+          ? `the feed skipped entries ${prev + 1}..${e.seq - 1} of partition ${partition} (trimmed before they were read, or lost)`
+          : `the feed went backwards (entry ${e.seq} after ${prev} in partition ${partition})`;
       }
       prev = e.seq;
     }
@@ -181,11 +189,14 @@ export function createSearchIndex(d: {
 
   /** The feed's position and Redis's identity (when the feed is idle, and every CHECK_MS): why to re-sync, or null. */
   async function check(): Promise<string | null> {
-    const [pos, id] = await Promise.all([d.streams.feedPosition(), redisRunId()]);
-    feedSeq = pos.seq;
+    const [pos, id] = await Promise.all([feed.positions(), redisRunId()]);
+    feedSeq = pos.map((p) => p.seq);
     if (id && runId && id !== runId) return 'Redis restarted (it may have come back without its newest entries)';
-    if (compareIds(pos.id, applied.id) < 0 || (applied.seq !== null && pos.seq < applied.seq))
-      return `the feed went backwards (its newest entry is ${pos.id}, seq ${pos.seq}; applied ${applied.id})`;
+    for (const [p, at] of pos.entries()) {
+      const done = applied[p];
+      if (compareIds(at.id, done.id) < 0 || (done.seq !== null && at.seq < done.seq))
+        return `the feed went backwards (partition ${p}: its newest entry is ${at.id}, seq ${at.seq}; applied ${done.id})`;
+    }
     return null;
   }
 
@@ -220,12 +231,15 @@ export function createSearchIndex(d: {
 
   /** Builds the index, then follows the feed in batches; re-syncs from the store when the feed lost entries or went backwards. */
   async function follow(): Promise<void> {
-    reader = blockingReader(d.redis);
     let reason: string | null = 'start';
     let lastCheck = Date.now();
     while (!stopped) {
       try {
         if (held) {
+          // A held follower reads nothing, not even a read already in flight (a cluster reader
+          // keeps one per partition): its reader is closed until the hold ends.
+          reader?.close();
+          reader = null;
           parked = true;
           wake();
           await held;
@@ -238,19 +252,28 @@ export function createSearchIndex(d: {
           lastCheck = Date.now();
           continue;
         }
-        const batch = await d.streams.read(reader, feedKey, applied.id, CHECK_MS, FEED_BATCH);
+        reader ??= feed.reader();
+        const read = await reader.read(
+          applied.map((a) => a.id),
+          CHECK_MS,
+          FEED_BATCH,
+        );
         if (stopped) break;
-        if (batch) {
-          reason = gapIn(batch);
+        if (read.length) {
+          reason = read.map(gapIn).find((r) => r !== null) ?? null;
           if (reason) continue;
+          // Partitions hold different workspaces: their entries are applied together in one batch.
+          const batch = read.flatMap((b) => b.entries);
           await applyBatch(batch);
-          const last = batch[batch.length - 1];
-          applied = { id: last.id, seq: last.seq ?? null };
+          for (const b of read) {
+            const last = b.entries[b.entries.length - 1];
+            applied[b.partition] = { id: last.id, seq: last.seq ?? null };
+          }
           stats.batches++;
           stats.events += batch.length;
           wake();
         }
-        if (!batch || Date.now() - lastCheck >= CHECK_MS) {
+        if (!read.length || Date.now() - lastCheck >= CHECK_MS) {
           lastCheck = Date.now();
           reason = await check();
         }
@@ -267,7 +290,7 @@ export function createSearchIndex(d: {
 
   function stop() {
     stopped = true;
-    reader?.disconnect();
+    reader?.close();
     wake();
   }
   d.redis.once('end', stop);
@@ -291,23 +314,31 @@ export function createSearchIndex(d: {
 
   /**
    * Read your writes: waits (at most SEARCH_FRESH_WAIT_MS) until the index has applied the
-   * workspace's newest feed entry, its mark. A workspace that wrote nothing since the last
-   * snapshot, or whose writes are applied, does not wait; other workspaces' backlogs never count.
+   * workspace's newest feed entry, its mark (in the workspace's partition). A workspace that wrote
+   * nothing since the last snapshot, or whose writes are applied, does not wait; other workspaces'
+   * backlogs never count. Any process's writes count: the mark is in Redis.
    */
   async function fresh(workspaceId: string): Promise<void> {
     await whenBuilt();
-    const mark = await d.streams.feedMark(workspaceId);
-    const done = () => !mark || compareIds(applied.id, mark) >= 0 || compareIds(mark, `${snapshotMs}-0`) < 0;
+    const mark = await feed.mark(workspaceId);
+    const done = () =>
+      !mark ||
+      compareIds(applied[mark.partition].id, mark.id) >= 0 ||
+      compareIds(mark.id, `${snapshotMs[mark.partition]}-0`) < 0;
     if (!done()) await waitFor(done, c.SEARCH_FRESH_WAIT_MS);
   }
 
   /** For /health: the index's state, position and lag (entries written after the applied one, at the follower's last look). */
   function status(): SearchIndexStatus {
+    const seqs = applied.map((a) => a.seq);
     return {
       state: built ? 'ready' : 'building',
       resyncing: built && resyncing,
-      applied: applied.id,
-      lag: feedSeq !== null && applied.seq !== null ? Math.max(0, feedSeq - applied.seq) : null,
+      applied: applied.map((a) => a.id).reduce((a, b) => (compareIds(a, b) >= 0 ? a : b)),
+      lag:
+        feedSeq !== null && seqs.every((x) => x !== null)
+          ? feedSeq.reduce((sum, at, p) => sum + Math.max(0, at - seqs[p]!), 0)
+          : null,
       entries: index.size(),
       builds: stats.builds,
       batches: stats.batches,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis.js';
 import type { Config } from '../config.js';
 import type { SearchSources } from '../db/search-sources.js';
 import type { Embedder } from '../embeddings/index.js';
@@ -40,8 +40,8 @@ export type { TreeNode } from './search-tree.js';
  * Discovery (docs/search.md): grep, sync and async search, browse, the resource tree and
  * recollection search, all answered from one in-process index per API (or worker) process.
  * The index is built in the background from a snapshot of the store (bulk reads, page by page),
- * then follows the platform-wide resource feed (every resource event of every workspace, in
- * order) in batches, re-reading the changed resources in bulk. A feed that skipped entries
+ * then follows the platform-wide resource feed (every resource event of every workspace, each
+ * workspace's in order in its partition) in batches, re-reading the changed resources in bulk. A feed that skipped entries
  * (trimmed before they were read, or lost by Redis) or went backwards is detected by the entries'
  * `seq` and the feed's bounds, and the index re-syncs from the store. A search waits (bounded)
  * only until its own workspace's earlier writes are applied. Several processes each follow the

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis.js';
 import type { MeetingRepo } from '../db/meetings.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { forbidden, notFound, validationError } from '../errors.js';

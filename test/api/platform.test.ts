@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { createApp } from '../../api/app.js';
 import { ApiKey, ApiKeyCreated, Health, SessionContext } from '../../src/schemas/platform.js';
 import { createServices } from '../../src/services/index.js';
@@ -29,13 +30,15 @@ describe('health and session', () => {
   it('says unhealthy (503) when a component is unreachable', async () => {
     const deps = {
       ...app.deps,
-      redis: app.deps.redis.duplicate({
+      // A Redis nobody answers at (a plain client whatever the suite's topology).
+      redis: new Redis({
+        host: '127.0.0.1',
         port: 1,
         lazyConnect: true,
         maxRetriesPerRequest: 0,
         enableOfflineQueue: false,
         retryStrategy: () => null,
-      }),
+      }).on('error', () => undefined),
     };
     const server = createServer(createApp(deps, { ...createServices(deps), auth: app.services.auth }).callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

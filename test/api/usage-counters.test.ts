@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { BudgetDoc } from '../../src/db/budgets.js';
 import { HOUR_MS, type UsageCumulativeDoc, type UsageRollupDoc, type UsageRowDoc } from '../../src/db/usage.js';
+import { deleteKeys, scanKeys } from '../../src/redis.js';
 import { systemScope, type Scope } from '../../src/scope.js';
 import type { BilledCall } from '../../src/services/usage.js';
 import { UsageStats } from '../../src/schemas/usage.js';
@@ -122,8 +123,8 @@ async function budgetsMatch(budgets: BudgetDoc[]) {
 
 /** Deletes every usage counter of the workspace (a Redis that lost them). */
 async function loseCounters(workspaceId: string) {
-  const keys = await app.deps.redis.keys(`${app.config.REDIS_PREFIX}usage:{${workspaceId}}:*`);
-  if (keys.length) await app.deps.redis.del(...keys);
+  for await (const keys of scanKeys(app.deps.redis, `${app.config.REDIS_PREFIX}usage:{${workspaceId}}:*`))
+    await deleteKeys(app.deps.redis, keys);
 }
 
 describe('usage counters and rollups', () => {

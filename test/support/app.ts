@@ -80,6 +80,10 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     // production defaults (or tighter) where the bounds are what it tests.
     REQUEST_DEADLINE_MS: 30_000,
     BREAKER_PROBE_TIMEOUT_MS: 10_000,
+    // The workers of the `cluster` project (vitest.config.ts) run on the suite's Redis Cluster.
+    ...(process.env.CORTEX_TEST_REDIS === 'cluster'
+      ? { REDIS_CLUSTER_NODES: process.env.CORTEX_TEST_REDIS_CLUSTER_NODES }
+      : {}),
     ...overrides,
   });
 }

@@ -43,6 +43,9 @@ const log = (line: string): void => console.log(`[global-setup] ${line}`);
  * webpack). Returns '' when the workflows entry does not exist yet, so API-only tests still run.
  */
 async function bundleWorkflows(): Promise<string> {
+  // A second project's setup in the same run (vitest.config.ts, `cluster`) reuses the first one's bundle.
+  const earlier = process.env.CORTEX_TEST_WORKFLOW_BUNDLE;
+  if (earlier && existsSync(earlier)) return earlier;
   const workflowsPath = path.join(ROOT, 'workflows/index.ts');
   if (!existsSync(workflowsPath)) {
     log('workflows/index.ts not found: no workflow bundle');
@@ -68,7 +71,8 @@ async function bundleWorkflows(): Promise<string> {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const need = {
     mongo: !process.env.MONGODB_URI,
-    redis: !process.env.REDIS_URL,
+    // A Redis Cluster named by REDIS_CLUSTER_NODES serves every project instead.
+    redis: !process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES,
     temporal: !process.env.TEMPORAL_ADDRESS,
   };
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cortex-test-'));
@@ -94,10 +98,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const workflowBundlePath = bundleResult.value;
 
   const mongoUri = process.env.MONGODB_URI ?? services.mongoUri!;
-  const redisUrl = process.env.REDIS_URL ?? services.redisUrl!;
+  const redisUrl = process.env.REDIS_URL ?? services.redisUrl ?? '';
   const temporalAddress = process.env.TEMPORAL_ADDRESS ?? services.temporalAddress!;
-  Object.assign(process.env, { MONGODB_URI: mongoUri, REDIS_URL: redisUrl, TEMPORAL_ADDRESS: temporalAddress });
-  if (workflowBundlePath) process.env.CORTEX_WORKFLOW_BUNDLE = workflowBundlePath;
+  Object.assign(process.env, { MONGODB_URI: mongoUri, TEMPORAL_ADDRESS: temporalAddress });
+  if (redisUrl) process.env.REDIS_URL = redisUrl;
+  if (workflowBundlePath)
+    Object.assign(process.env, {
+      CORTEX_WORKFLOW_BUNDLE: workflowBundlePath,
+      CORTEX_TEST_WORKFLOW_BUNDLE: workflowBundlePath,
+    });
 
   project.provide('mongoUri', mongoUri);
   project.provide('redisUrl', redisUrl);

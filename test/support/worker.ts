@@ -30,6 +30,7 @@ function sharedEnv(app: TestApp): Record<string, string | undefined> {
     MONGODB_URI: app.config.MONGODB_URI,
     MONGODB_DB: app.config.MONGODB_DB,
     REDIS_URL: app.config.REDIS_URL,
+    REDIS_CLUSTER_NODES: app.config.REDIS_CLUSTER_NODES,
     REDIS_PREFIX: app.config.REDIS_PREFIX,
     TEMPORAL_ADDRESS: app.config.TEMPORAL_ADDRESS,
     TEMPORAL_TASK_QUEUE: app.config.TEMPORAL_TASK_QUEUE,
