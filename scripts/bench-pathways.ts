@@ -170,5 +170,11 @@ export function sectionQ(q: ParallelResult): string[] {
     `    a map of ${q.map.items} items at concurrency ${q.map.concurrency} over a ${PROVIDER_MS} ms provider ÷ (${q.map.items / q.map.concurrency} × a map of one item)`,
     `      map median ${median(q.map.mapMs).toFixed(0)} ms   one item median ${median(q.map.oneMs).toFixed(0)} ms`,
     `      ratio ${q.map.ratio.toFixed(2)}   (aim ≤ 1.5: ${q.map.ratio <= 1.5 ? 'met' : 'NOT met'})`,
+    `      CPU per item (the ${q.map.items}-item maps, each process of the bench): ${Object.entries(q.map.cpuMsPerItem)
+      .sort(([, a], [, b]) => b - a)
+      .map(([name, ms]) => `${name} ${ms} ms`)
+      .join(', ')}; total ${Object.values(q.map.cpuMsPerItem)
+      .reduce((a, b) => a + b, 0)
+      .toFixed(0)} ms`,
   ];
 }
