@@ -13,6 +13,7 @@ import { loadConfig } from '../src/config.js';
 import { createWinkEmbedder } from '../src/embeddings/index.js';
 import { loadWinkVectors } from '../src/embeddings/wink.js';
 import { createMemoryIndex, tokenize, type IndexEntry, type MemoryIndex } from '../src/search/memory-index.js';
+import { embeddedBackend, type IndexFilter, type SearchBackend } from '../src/search/backend.js';
 import { rankEntries } from '../src/search/rank.js';
 
 const CHUNKS = Number(process.env.BENCH_SEARCH_CHUNKS ?? 100_000);
@@ -30,6 +31,8 @@ function loadConfigDefaults() {
   return loadConfig({}, {});
 }
 const here = path.dirname(fileURLToPath(import.meta.url));
+/** No filter (the relevance set is one workspace of one type). */
+const ALL: IndexFilter = { where: { types: ['artifacts'] }, test: () => true, post: false };
 
 export interface SearchBenchResult {
   chunks: number;
@@ -151,6 +154,7 @@ async function relevance(
   }
   const sections = await specSections();
   const index = createMemoryIndex();
+  const backend = embeddedBackend(index);
   const vectors = await embed(sections.map((s) => `${s.title}. ${s.text}`));
   sections.forEach((s, i) =>
     index.replaceResource('spec', s.id, [
@@ -177,24 +181,26 @@ async function relevance(
   const byKind: Record<string, { n: number; lexical: number; vector: number; hybrid: number }> = {};
   for (const q of set.queries) {
     const [qv] = await embed([q.q]);
-    const run = (lexical: boolean, vector: boolean, weights = WEIGHTS) =>
-      rankEntries(index, {
-        workspaceId: 'spec',
-        terms: tokenize(q.q),
-        query: vector ? { vector: qv, model } : null,
-        filter: () => true,
-        depth: 50,
-        lexical,
-        k: K,
-        weights,
-      }).map((h) => h.entry.resourceId);
+    const run = async (lexical: boolean, vector: boolean, weights = WEIGHTS) =>
+      (
+        await rankEntries(backend, {
+          workspaceId: 'spec',
+          terms: tokenize(q.q),
+          query: vector ? { vector: qv, model } : null,
+          filter: ALL,
+          depth: 50,
+          lexical,
+          k: K,
+          weights,
+        })
+      ).map((h) => h.entry.resourceId);
     const scores = {
-      lexical: ndcg10(run(true, false), q.relevant),
-      vector: ndcg10(run(false, true), q.relevant),
-      hybrid: ndcg10(run(true, true), q.relevant),
+      lexical: ndcg10(await run(true, false), q.relevant),
+      vector: ndcg10(await run(false, true), q.relevant),
+      hybrid: ndcg10(await run(true, true), q.relevant),
     };
     for (const w of VECTOR_WEIGHTS)
-      sweep[w] = (sweep[w] ?? 0) + ndcg10(run(true, true, { lexical: 1, vector: w }), q.relevant);
+      sweep[w] = (sweep[w] ?? 0) + ndcg10(await run(true, true, { lexical: 1, vector: w }), q.relevant);
     const kind = (byKind[q.kind] ??= { n: 0, lexical: 0, vector: 0, hybrid: 0 });
     kind.n++;
     for (const m of ['lexical', 'vector', 'hybrid'] as const) {
@@ -262,6 +268,7 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
   const index: MemoryIndex = createMemoryIndex();
   for (let i = 0; i < docs.length; i += 4) index.replaceResource(WS, docs[i].resourceId, docs.slice(i, i + 4));
   const buildMs = performance.now() - t1;
+  const backend: SearchBackend = embeddedBackend(index);
   global.gc?.();
   const heap1 = process.memoryUsage();
   say(`search: index built in ${Math.round(buildMs)} ms (${index.size(WS)} entries)`);
@@ -275,16 +282,18 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
     for (const q of qs) {
       const s = performance.now();
       const [qv] = (await embedder.embed([q])).vectors;
-      rankEntries(index, {
-        workspaceId: WS,
-        terms: tokenize(q),
-        query: { vector: qv, model: embedder.model },
-        filter,
-        depth: 50,
-        lexical: true,
-        k: K,
-        weights: WEIGHTS,
-      }).slice(0, 10);
+      (
+        await rankEntries(backend, {
+          workspaceId: WS,
+          terms: tokenize(q),
+          query: { vector: qv, model: embedder.model },
+          filter: { where: { types: ['artifacts'], brainId: 'b' }, test: filter, post: false },
+          depth: 50,
+          lexical: true,
+          k: K,
+          weights: WEIGHTS,
+        })
+      ).slice(0, 10);
       ms.push(performance.now() - s);
     }
     return { p50: pct(ms, 0.5), p95: pct(ms, 0.95) };

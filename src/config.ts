@@ -150,6 +150,16 @@ export const ConfigSchema = z.object({
   SEARCH_FRESH_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(3000),
   /** How long a search waits for the index's first build before answering 503 with Retry-After (docs/search.md). */
   SEARCH_BUILD_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
+  /**
+   * Where the search index lives (docs/search.md): `embedded` (default: in each API and worker process,
+   * rebuilt from the store at start) or `weaviate` (WEAVIATE_URL; processes hold no index, a sync keeps it).
+   * Unset, WEAVIATE_URL alone selects weaviate.
+   */
+  CORTEX_SEARCH: z.enum(['embedded', 'weaviate']).optional(),
+  /** Weaviate's REST address (`http://127.0.0.1:8080`); its gRPC address is WEAVIATE_GRPC_ADDRESS (`127.0.0.1:50051`). */
+  WEAVIATE_URL: z.url().optional(),
+  WEAVIATE_GRPC_ADDRESS: z.string().optional(),
+  WEAVIATE_API_KEY: z.string().optional(),
   /** The resource feed keeps about this many newest entries (a follower that falls further behind re-syncs from the store). */
   RESOURCE_FEED_MAXLEN: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
   // Where the offline word vectors are kept in their compact form (converted once from the npm package).

@@ -5,11 +5,13 @@ import type { Embedder } from '../embeddings/index.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { blockingReader } from '../redis.js';
-import { createMemoryIndex, type IndexEntry, type MemoryIndex, type SearchType } from '../search/memory-index.js';
+import { embeddedBackend, type SearchBackend } from '../search/backend.js';
+import type { IndexEntry, SearchType } from '../search/memory-index.js';
 import { KEYWORD_ONLY } from '../search/query.js';
 import { createSources, TYPE_OF_KIND, type ResourceKey, type Source } from '../search/sources.js';
 import { compareIds, type StreamEntry, type Streams } from '../streams.js';
 import type { ResourceRef } from './resource-events.js';
+import type { IndexHome } from './search-home.js';
 
 export const isHead = (e: IndexEntry) => e.id === e.resourceId;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -49,13 +51,15 @@ export function createSearchIndex(d: {
   embedder: Embedder;
   config: Config;
   log: Logger;
+  /** Where the index lives (src/services/search-home.ts); the embedded index when not given. */
+  home?: IndexHome;
 }) {
   const { config: c } = d;
+  const home: IndexHome = d.home ?? embeddedHome();
   const feedKey = d.streams.keys.feed();
   const sources = createSources(d.sources);
   const sourceOf = new Map<SearchType, Source>(sources.map((s) => [s.type, s]));
   const localHeads = d.embedder.model.startsWith('local/');
-  let index: MemoryIndex = createMemoryIndex();
   let built = false;
   let resyncing = false;
   /** The last feed entry applied (its seq; null when it had none) and the Redis clock when the last snapshot began. */
@@ -107,10 +111,9 @@ export function createSearchIndex(d: {
   }
 
   /** Replaces the entries of each resource (a page of the walk, or a batch's re-reads), head vectors embedded in one call. */
-  async function put(into: MemoryIndex, found: IndexEntry[][]): Promise<void> {
+  async function put(into: SearchBackend, found: IndexEntry[][]): Promise<void> {
     await withHeadVectors(found.flat());
-    for (const entries of found)
-      if (entries.length) into.replaceResource(entries[0].workspaceId, entries[0].resourceId, entries);
+    await into.replaceResources(found.filter((entries) => entries.length > 0));
   }
 
   /** Redis's run id: a new one means it restarted, and may have come back without its newest entries. */
@@ -133,17 +136,17 @@ export function createSearchIndex(d: {
     stats.lastBuild = { reason, started_at: new Date(t0).toISOString(), ms: null, resources: 0 };
     try {
       const [pos, id] = await Promise.all([d.streams.feedPosition(), redisRunId()]);
-      const next = createMemoryIndex();
+      const next = await home.beginResync();
       let resources = 0;
       for (const s of sources) {
         for await (const page of s.all()) {
           if (stopped) return;
-          await put(next, page);
+          await put(next.target, page);
           resources += page.length;
           stats.lastBuild.resources = resources;
         }
       }
-      index = next;
+      await next.commit();
       applied = { id: pos.id, seq: pos.seq };
       feedSeq = pos.seq;
       snapshotMs = pos.timeMs;
@@ -151,8 +154,9 @@ export function createSearchIndex(d: {
       built = true;
       stats.builds++;
       stats.lastBuild.ms = Date.now() - t0;
+      await home.save({ feedId: applied.id, seq: applied.seq, snapshotMs, runId });
       d.log.info(
-        { reason, resources, entries: index.size(), ms: stats.lastBuild.ms },
+        { reason, resources, entries: home.current().size(), ms: stats.lastBuild.ms },
         'search index built from the store',
       );
     } finally {
@@ -208,13 +212,16 @@ export function createSearchIndex(d: {
       })),
     );
     const found: IndexEntry[][] = [];
+    const gone: ResourceKey[] = [];
     for (const r of read) {
       for (const k of r.keys) {
         const entries = r.found.get(k.id);
         if (entries) found.push(entries);
-        else index.removeResource(k.workspaceId, k.id);
+        else gone.push(k);
       }
     }
+    const index = home.current();
+    if (gone.length) await index.removeResources(gone);
     await put(index, found);
   }
 
@@ -223,6 +230,26 @@ export function createSearchIndex(d: {
     reader = blockingReader(d.redis);
     let reason: string | null = 'start';
     let lastCheck = Date.now();
+    // A home that keeps its index (Weaviate) resumes from its stored position: no rebuild, searches at once.
+    while (!stopped && reason === 'start') {
+      try {
+        await home.open();
+        const [pos, id] = await Promise.all([home.load(), redisRunId()]);
+        if (pos && !(pos.runId && id && pos.runId !== id)) {
+          applied = { id: pos.feedId, seq: pos.seq };
+          snapshotMs = pos.snapshotMs;
+          runId = id;
+          built = true;
+          d.log.info({ applied: pos.feedId }, 'search index: resuming the sync from its stored position');
+          wake();
+          reason = null;
+        } else break;
+      } catch (err) {
+        if (stopped) break;
+        d.log.warn({ err: (err as Error).message }, 'search index: opening its home failed; retrying');
+        await sleep(1000);
+      }
+    }
     while (!stopped) {
       try {
         if (held) {
@@ -246,6 +273,7 @@ export function createSearchIndex(d: {
           await applyBatch(batch);
           const last = batch[batch.length - 1];
           applied = { id: last.id, seq: last.seq ?? null };
+          await home.save({ feedId: applied.id, seq: applied.seq, snapshotMs, runId });
           stats.batches++;
           stats.events += batch.length;
           wake();
@@ -253,6 +281,7 @@ export function createSearchIndex(d: {
         if (!batch || Date.now() - lastCheck >= CHECK_MS) {
           lastCheck = Date.now();
           reason = await check();
+          await home.refresh();
         }
       } catch (err) {
         if (stopped) break;
@@ -308,7 +337,7 @@ export function createSearchIndex(d: {
       resyncing: built && resyncing,
       applied: applied.id,
       lag: feedSeq !== null && applied.seq !== null ? Math.max(0, feedSeq - applied.seq) : null,
-      entries: index.size(),
+      entries: built ? home.current().size() : 0,
       builds: stats.builds,
       batches: stats.batches,
       events: stats.events,
@@ -339,8 +368,33 @@ export function createSearchIndex(d: {
     status,
     holdFollower,
     fresh,
-    /** The current index (a re-sync replaces it). */
-    index: () => index,
+    /** The current index (a re-sync of the embedded index replaces it). */
+    index: () => home.current(),
+    /** Where the index lives: `embedded` or `weaviate`. */
+    kind: home.kind,
   };
 }
 export type SearchIndex = ReturnType<typeof createSearchIndex>;
+
+/** The embedded home: the index in this process's memory; a re-sync builds a new one and swaps it in. */
+export function embeddedHome(): IndexHome {
+  let current: SearchBackend = embeddedBackend();
+  return {
+    kind: 'embedded',
+    current: () => current,
+    open: () => Promise.resolve(),
+    load: () => Promise.resolve(null),
+    save: () => Promise.resolve(),
+    refresh: () => Promise.resolve(),
+    beginResync() {
+      const next = embeddedBackend();
+      return Promise.resolve({
+        target: next,
+        commit: () => {
+          current = next;
+          return Promise.resolve();
+        },
+      });
+    },
+  };
+}
