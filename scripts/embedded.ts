@@ -46,7 +46,7 @@ export interface EmbeddedOptions {
    * Stable ports for `npm run up`: each is tried first and, when taken, the next free one above
    * it. Unset: any free port (the tests, which must never collide with a running `npm run up`).
    */
-  preferredPorts?: { temporal?: number; temporalUi?: number; weaviate?: number };
+  preferredPorts?: { temporal?: number; temporalUi?: number; weaviate?: number; weaviateGrpc?: number };
   /**
    * Supervise the services (`npm run up`): one that exits unexpectedly is restarted like the
    * applications (Restarting), on the same ports with the same data, so clients reconnect.
@@ -566,7 +566,7 @@ function serviceSpecs(
       // gossip and Raft bind 127.0.0.1; upstream binds gRPC and the cluster data port on every
       // interface (it listens on ":port"), which no variable changes (docs/search.md).
       portCount: 6,
-      preferred: [preferredPorts.weaviate, preferredPorts.weaviate ? preferredPorts.weaviate + 1 : undefined],
+      preferred: [preferredPorts.weaviate, preferredPorts.weaviateGrpc],
       args: (_dir, [http]) => ['--host', '127.0.0.1', '--port', String(http), '--scheme', 'http'],
       env: (dir, [, grpc, gossip, data, raft, raftRpc]) => ({
         PERSISTENCE_DATA_PATH: path.join(dir, 'data'),

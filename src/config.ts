@@ -152,10 +152,9 @@ export const ConfigSchema = z.object({
   SEARCH_BUILD_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   /**
    * Where the search index lives (docs/search.md): `embedded` (default: in each API and worker process,
-   * rebuilt from the store at start) or `weaviate` (WEAVIATE_URL; processes hold no index, a sync keeps it).
-   * Unset, WEAVIATE_URL alone selects weaviate.
+   * rebuilt from the store at start) or `weaviate` (at WEAVIATE_URL; processes hold no index, a sync keeps it).
    */
-  CORTEX_SEARCH: z.enum(['embedded', 'weaviate']).optional(),
+  CORTEX_SEARCH: z.enum(['embedded', 'weaviate']).default('embedded'),
   /** Weaviate's REST address (`http://127.0.0.1:8080`); its gRPC address is WEAVIATE_GRPC_ADDRESS (`127.0.0.1:50051`). */
   WEAVIATE_URL: z.url().optional(),
   WEAVIATE_GRPC_ADDRESS: z.string().optional(),

@@ -32,10 +32,8 @@ export interface IndexHome {
 /** How often the Weaviate home counts its entries for /health. */
 const COUNT_EVERY_MS = 30_000;
 
-/** The search backend the configuration selects: Weaviate with CORTEX_SEARCH=weaviate (or WEAVIATE_URL alone). */
-export function searchKind(c: Config): 'embedded' | 'weaviate' {
-  return (c.CORTEX_SEARCH ?? (c.WEAVIATE_URL ? 'weaviate' : 'embedded')) === 'weaviate' ? 'weaviate' : 'embedded';
-}
+/** The search backend the configuration selects (CORTEX_SEARCH; WEAVIATE_URL alone changes nothing). */
+export const searchKind = (c: Config): 'embedded' | 'weaviate' => c.CORTEX_SEARCH;
 
 /** The index in Weaviate (src/search/weaviate-index.ts): one collection per deployment (the store's database) and model. */
 export function weaviateHome(d: { config: Config; embedder: Embedder }): IndexHome {

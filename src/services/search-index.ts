@@ -362,10 +362,22 @@ export function createSearchIndex(d: {
     return release;
   }
 
+  /**
+   * `npm run search:sync`: one full re-sync from the store into the index's home, without following
+   * the feed (an operator moving a deployment's index into Weaviate, or repairing it). The stored
+   * position is the feed's position before the walk, so the processes resume from there.
+   */
+  async function resyncOnce(reason = 'operator: full re-sync'): Promise<SearchIndexStatus> {
+    await home.open();
+    await resync(reason);
+    return status();
+  }
+
   return {
     start,
     stop,
     status,
+    resyncOnce,
     holdFollower,
     fresh,
     /** The current index (a re-sync of the embedded index replaces it). */

@@ -76,6 +76,9 @@ export function createSearchService(d: {
     stop: idx.stop,
     status: idx.status,
     holdFollower: idx.holdFollower,
+    resyncOnce: idx.resyncOnce,
+    /** Where the index lives: `embedded` or `weaviate`. */
+    kind: idx.kind,
     /** For tests and the bench: the process's index. */
     index: idx.index,
 
