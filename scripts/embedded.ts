@@ -68,6 +68,8 @@ export interface EmbeddedServices {
   /** Weaviate's REST address `http://127.0.0.1:<port>` and its gRPC address `127.0.0.1:<port>`. */
   weaviateUrl?: string;
   weaviateGrpcAddress?: string;
+  /** Process id of each started service by name (the bench reads a server's RSS). */
+  pids?: Record<string, number>;
   /** SIGTERM to every child, SIGKILL after a grace period; safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -740,6 +742,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
     await spec.prepare?.(dir, ports);
     const urls = spec.urls(ports);
     Object.assign(result, urls);
+    if (proc.child.pid) result.pids = { ...result.pids, [spec.name]: proc.child.pid };
     opts.log(`${spec.name.padEnd(9)} ${Object.values(urls).join('  ')}  (data ${dir})`);
     if (!opts.restart || stopping) return;
     // Restarts keep the ports (clients reconnect to the same address) and the data folder.

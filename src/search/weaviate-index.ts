@@ -234,7 +234,7 @@ export async function createWeaviateIndex(o: {
     return parts.length === 1 ? parts[0] : Filters.and(...parts);
   }
 
-  async function writeTenant(ws: string, resources: IndexEntry[][], stamp: number) {
+  async function writeTenant(ws: string, resources: IndexEntry[][], stamp: number, dropStale = true) {
     const t = coll.withTenant(ws);
     const objects = resources.flat().map((e) => ({
       id: generateUuid5(e.id, ws),
@@ -243,13 +243,20 @@ export async function createWeaviateIndex(o: {
         ? { vectors: Array.from(e.vector) }
         : {}),
     }));
-    for (let i = 0; i < objects.length; i += WRITE_BATCH) {
-      const res = await t.data.insertMany(objects.slice(i, i + WRITE_BATCH));
-      if (res.hasErrors) {
-        const first = Object.values(res.errors)[0];
-        throw new Error(`weaviate: writing ${Object.keys(res.errors).length} entries failed: ${first?.message ?? '?'}`);
+    const batches: (typeof objects)[] = [];
+    for (let i = 0; i < objects.length; i += WRITE_BATCH) batches.push(objects.slice(i, i + WRITE_BATCH));
+    // Two insert calls in flight: the engine indexes one while the next travels.
+    for (let i = 0; i < batches.length; i += 2) {
+      for (const res of await Promise.all(batches.slice(i, i + 2).map((b) => t.data.insertMany(b)))) {
+        if (res.hasErrors) {
+          const first = Object.values(res.errors)[0];
+          throw new Error(
+            `weaviate: writing ${Object.keys(res.errors).length} entries failed: ${first?.message ?? '?'}`,
+          );
+        }
       }
     }
+    if (!dropStale) return;
     // The entries each resource no longer has (an edit that removed chunks): another stamp.
     const ids = [...new Set(resources.map((r) => r[0]?.resourceId).filter((x): x is string => !!x))];
     for (let i = 0; i < ids.length; i += WRITE_BATCH) {
@@ -273,19 +280,21 @@ export async function createWeaviateIndex(o: {
     }
   }
 
+  async function replace(resources: IndexEntry[][], dropStale: boolean) {
+    const stamp = nextStamp();
+    const byTenant = new Map<string, IndexEntry[][]>();
+    for (const r of resources) {
+      if (!r.length) continue;
+      const list = byTenant.get(r[0].workspaceId) ?? [];
+      list.push(r);
+      byTenant.set(r[0].workspaceId, list);
+    }
+    for (const [ws, list] of byTenant) await writeTenant(ws, list, stamp, dropStale);
+  }
+
   const backend: SearchBackend = {
     kind: 'weaviate',
-    async replaceResources(resources) {
-      const stamp = nextStamp();
-      const byTenant = new Map<string, IndexEntry[][]>();
-      for (const r of resources) {
-        if (!r.length) continue;
-        const list = byTenant.get(r[0].workspaceId) ?? [];
-        list.push(r);
-        byTenant.set(r[0].workspaceId, list);
-      }
-      for (const [ws, list] of byTenant) await writeTenant(ws, list, stamp);
-    },
+    replaceResources: (resources) => replace(resources, true),
     async removeResources(keys) {
       const byTenant = new Map<string, string[]>();
       for (const k of keys) byTenant.set(k.workspaceId, [...(byTenant.get(k.workspaceId) ?? []), k.id]);
@@ -359,6 +368,8 @@ export async function createWeaviateIndex(o: {
 
   return {
     backend,
+    /** The target of a full re-sync: writes without dropping each resource's older entries (the sweep at its end does). */
+    resyncTarget: { ...backend, replaceResources: (resources: IndexEntry[][]) => replace(resources, false) },
     collection: name,
     /** The sync's stored position, or null (a new or wiped index: re-sync it whole). */
     async position(): Promise<SyncPosition | null> {

@@ -70,7 +70,7 @@ export function weaviateHome(d: { config: Config; embedder: Embedder }): IndexHo
       const index = need();
       const since = nextStamp();
       return Promise.resolve({
-        target: index.backend,
+        target: index.resyncTarget,
         commit: async () => {
           await index.sweep(since);
           counted = Date.now();
