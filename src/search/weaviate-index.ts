@@ -82,6 +82,8 @@ const PROPERTIES = [
   text('resourceId', 'field'),
   { name: 'isHead', dataType: 'boolean' as const },
   text('brainId', 'field'),
+  /** Who beyond the brain sees the entry: its brain id, or '*' when its visibility is workspace or core. */
+  text('reach', 'field'),
   text('type', 'field'),
   text('title', 'word'),
   text('description', 'word'),
@@ -109,6 +111,7 @@ function toProps(e: IndexEntry, stamp: number): Record<string, WeaviateField> {
     resourceId: e.resourceId,
     isHead: e.id === e.resourceId,
     brainId: e.brainId ?? '',
+    reach: e.visibility && e.visibility !== 'brain' ? '*' : (e.brainId ?? ''),
     type: e.type,
     title: e.title,
     description: e.description,
@@ -197,18 +200,13 @@ export async function createWeaviateIndex(o: {
   function filterOf(c: Coll, w: EntryWhere): FilterValue {
     const parts: FilterValue[] = [f(c).byProperty('type').containsAny(w.types)];
     if (w.headsOnly) parts.push(f(c).byProperty('isHead').equal(true));
-    if (w.brainId)
-      parts.push(
-        Filters.or(
-          f(c).byProperty('brainId').equal(w.brainId),
-          Filters.and(f(c).byProperty('visibility').notEqual('brain'), f(c).byProperty('visibility').notEqual('')),
-        ),
-      );
+    // Equalities only (a notEqual reads every other entry of the tenant): `reach` is the brain, or '*'.
+    if (w.brainId) parts.push(f(c).byProperty('reach').containsAny([w.brainId, '*']));
     if (w.isActive !== undefined)
       parts.push(
         f(c)
           .byProperty('activeState')
-          .notEqual(w.isActive ? 0 : 1),
+          .containsAny([w.isActive ? 1 : 0, -1]),
       );
     if (w.visibility) parts.push(f(c).byProperty('visibility').equal(w.visibility));
     const prefix = w.pathPrefix ? w.pathPrefix.replace(/^\/+|\/+$/g, '') : '';
