@@ -65,6 +65,21 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
         },
       },
+      {
+        // The search tests again with the index in Weaviate (docs/search.md): global setup starts one.
+        test: {
+          name: 'search-weaviate',
+          include: ['test/api/search.test.ts'],
+          environment: 'node',
+          env: { CORTEX_SEARCH: 'weaviate' },
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: true,
+          maxWorkers: 2,
+          sequence: { groupOrder: 2 },
+        },
+      },
     ],
   },
 });

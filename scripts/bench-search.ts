@@ -5,7 +5,8 @@
  * (nDCG@10 of lexical, vector and hybrid). Everything runs in process on the real index, the real
  * ranking path (src/search/rank.ts) and the offline embedder; run alone with `npm run bench:search`.
  */
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +14,10 @@ import { loadConfig } from '../src/config.js';
 import { createWinkEmbedder } from '../src/embeddings/index.js';
 import { loadWinkVectors } from '../src/embeddings/wink.js';
 import { createMemoryIndex, tokenize, type IndexEntry, type MemoryIndex } from '../src/search/memory-index.js';
+import { embeddedBackend, type IndexFilter, type SearchBackend } from '../src/search/backend.js';
 import { rankEntries } from '../src/search/rank.js';
+import { connectWeaviate, createWeaviateIndex } from '../src/search/weaviate-index.js';
+import { cacheDir, startEmbedded } from './embedded.js';
 
 const CHUNKS = Number(process.env.BENCH_SEARCH_CHUNKS ?? 100_000);
 const QUERIES = 300;
@@ -30,6 +34,8 @@ function loadConfigDefaults() {
   return loadConfig({}, {});
 }
 const here = path.dirname(fileURLToPath(import.meta.url));
+/** No filter (the relevance set is one workspace of one type). */
+const ALL: IndexFilter = { where: { types: ['artifacts'] }, test: () => true, post: false };
 
 export interface SearchBenchResult {
   chunks: number;
@@ -43,6 +49,13 @@ export interface SearchBenchResult {
   vector: { p50: number; p95: number };
   recall10: number;
   agreement: { easy: number; hard: number };
+  /** The same chunks and queries with the index in Weaviate (null: no weaviate-server provisioned, or BENCH_SEARCH_WEAVIATE=0). */
+  weaviate: {
+    ingestMs: number;
+    hybrid: { p50: number; p95: number };
+    recall10: number;
+    rssMb: number | null;
+  } | null;
   relevance: {
     queries: number;
     docs: number;
@@ -151,6 +164,7 @@ async function relevance(
   }
   const sections = await specSections();
   const index = createMemoryIndex();
+  const backend = embeddedBackend(index);
   const vectors = await embed(sections.map((s) => `${s.title}. ${s.text}`));
   sections.forEach((s, i) =>
     index.replaceResource('spec', s.id, [
@@ -177,24 +191,26 @@ async function relevance(
   const byKind: Record<string, { n: number; lexical: number; vector: number; hybrid: number }> = {};
   for (const q of set.queries) {
     const [qv] = await embed([q.q]);
-    const run = (lexical: boolean, vector: boolean, weights = WEIGHTS) =>
-      rankEntries(index, {
-        workspaceId: 'spec',
-        terms: tokenize(q.q),
-        query: vector ? { vector: qv, model } : null,
-        filter: () => true,
-        depth: 50,
-        lexical,
-        k: K,
-        weights,
-      }).map((h) => h.entry.resourceId);
+    const run = async (lexical: boolean, vector: boolean, weights = WEIGHTS) =>
+      (
+        await rankEntries(backend, {
+          workspaceId: 'spec',
+          terms: tokenize(q.q),
+          query: vector ? { vector: qv, model } : null,
+          filter: ALL,
+          depth: 50,
+          lexical,
+          k: K,
+          weights,
+        })
+      ).map((h) => h.entry.resourceId);
     const scores = {
-      lexical: ndcg10(run(true, false), q.relevant),
-      vector: ndcg10(run(false, true), q.relevant),
-      hybrid: ndcg10(run(true, true), q.relevant),
+      lexical: ndcg10(await run(true, false), q.relevant),
+      vector: ndcg10(await run(false, true), q.relevant),
+      hybrid: ndcg10(await run(true, true), q.relevant),
     };
     for (const w of VECTOR_WEIGHTS)
-      sweep[w] = (sweep[w] ?? 0) + ndcg10(run(true, true, { lexical: 1, vector: w }), q.relevant);
+      sweep[w] = (sweep[w] ?? 0) + ndcg10(await run(true, true, { lexical: 1, vector: w }), q.relevant);
     const kind = (byKind[q.kind] ??= { n: 0, lexical: 0, vector: 0, hybrid: 0 });
     kind.n++;
     for (const m of ['lexical', 'vector', 'hybrid'] as const) {
@@ -262,6 +278,7 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
   const index: MemoryIndex = createMemoryIndex();
   for (let i = 0; i < docs.length; i += 4) index.replaceResource(WS, docs[i].resourceId, docs.slice(i, i + 4));
   const buildMs = performance.now() - t1;
+  const backend: SearchBackend = embeddedBackend(index);
   global.gc?.();
   const heap1 = process.memoryUsage();
   say(`search: index built in ${Math.round(buildMs)} ms (${index.size(WS)} entries)`);
@@ -275,16 +292,18 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
     for (const q of qs) {
       const s = performance.now();
       const [qv] = (await embedder.embed([q])).vectors;
-      rankEntries(index, {
-        workspaceId: WS,
-        terms: tokenize(q),
-        query: { vector: qv, model: embedder.model },
-        filter,
-        depth: 50,
-        lexical: true,
-        k: K,
-        weights: WEIGHTS,
-      }).slice(0, 10);
+      (
+        await rankEntries(backend, {
+          workspaceId: WS,
+          terms: tokenize(q),
+          query: { vector: qv, model: embedder.model },
+          filter: { where: { types: ['artifacts'], brainId: 'b' }, test: filter, post: false },
+          depth: 50,
+          lexical: true,
+          k: K,
+          weights: WEIGHTS,
+        })
+      ).slice(0, 10);
       ms.push(performance.now() - s);
     }
     return { p50: pct(ms, 0.5), p95: pct(ms, 0.95) };
@@ -333,6 +352,7 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
 
   say('search: relevance on the labelled spec queries');
   const rel = await relevance(async (t) => (await embedder.embed(t)).vectors, embedder.model);
+  const weaviate = await measureWeaviate(docs, easy, qvs, embedder, say);
   return {
     chunks: CHUNKS,
     buildMs,
@@ -345,8 +365,99 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
     vector: { p50: pct(legMs.vector, 0.5), p95: pct(legMs.vector, 0.95) },
     recall10: recall / recallQueries,
     agreement,
+    weaviate,
     relevance: rel,
   };
+}
+
+/** Brute-force top 10 of the chunks by inner product (vectors are unit length). */
+function bruteTop10(docs: IndexEntry[], q: Float32Array): string[] {
+  return docs
+    .map((d) => {
+      let s = 0;
+      for (let j = 0; j < q.length; j++) s += q[j] * d.vector![j];
+      return { id: d.id, s };
+    })
+    .sort((a, b) => b.s - a.s)
+    .slice(0, 10)
+    .map((x) => x.id);
+}
+
+/**
+ * The same chunks in a Weaviate that this bench starts (scripts/embedded.ts, fresh data folder):
+ * ingest time, hybrid p50/p95 through the same ranking path (two engine legs fused by rank.ts) and
+ * the vector leg's recall@10 against brute force (HNSW is approximate), and the server's RSS.
+ */
+async function measureWeaviate(
+  docs: IndexEntry[],
+  queries: string[],
+  qvs: Float32Array[],
+  embedder: { model: string; embed(t: string[]): Promise<{ vectors: Float32Array[] }> },
+  say: (line: string) => void,
+): Promise<SearchBenchResult['weaviate']> {
+  if (process.env.BENCH_SEARCH_WEAVIATE === '0' || !existsSync(path.join(cacheDir(), 'bin', 'weaviate-server'))) {
+    say('search: weaviate-server not provisioned (or BENCH_SEARCH_WEAVIATE=0): Weaviate skipped');
+    return null;
+  }
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cortex-bench-wv-'));
+  const services = await startEmbedded({
+    dataDir,
+    need: { mongo: false, redis: false, temporal: false, weaviate: true },
+    temporalUi: false,
+    log: (l) => say(`search: ${l}`),
+  });
+  try {
+    const client = await connectWeaviate({ url: services.weaviateUrl!, grpc: services.weaviateGrpcAddress });
+    const wv = await createWeaviateIndex({ client, database: 'bench', model: embedder.model, dimension: 100 });
+    say(`search: writing ${docs.length} chunks into Weaviate`);
+    const t0 = performance.now();
+    const resources: IndexEntry[][] = [];
+    for (let i = 0; i < docs.length; i += 4) resources.push(docs.slice(i, i + 4));
+    for (let i = 0; i < resources.length; i += 1000)
+      await wv.resyncTarget.replaceResources(resources.slice(i, i + 1000));
+    const ingestMs = performance.now() - t0;
+    const filter: IndexFilter = {
+      where: { types: ['artifacts'], brainId: 'b' },
+      test: (e) => e.brainId === 'b' && e.type === 'artifacts',
+      post: false,
+    };
+    const ms: number[] = [];
+    for (const [i, q] of queries.entries()) {
+      const s = performance.now();
+      const [qv] = (await embedder.embed([q])).vectors;
+      await rankEntries(wv.backend, {
+        workspaceId: WS,
+        terms: tokenize(q),
+        query: { vector: qv, model: embedder.model },
+        filter,
+        depth: 50,
+        lexical: true,
+        k: K,
+        weights: WEIGHTS,
+      });
+      if (i >= 20) ms.push(performance.now() - s); // the first 20 warm up
+    }
+    let recall = 0;
+    const recallQueries = 50;
+    for (let i = 0; i < recallQueries; i++) {
+      const got = new Set((await wv.backend.vector(WS, qvs[i], embedder.model, ALL, 10)).map((h) => h.entry.id));
+      recall += bruteTop10(docs, qvs[i]).filter((id) => got.has(id)).length / 10;
+    }
+    let rssMb: number | null = null;
+    try {
+      const pid = services.pids?.weaviate;
+      const status = pid ? await readFile(`/proc/${pid}/status`, 'utf8') : '';
+      const kb = /VmRSS:\s+(\d+)/.exec(status)?.[1];
+      rssMb = kb ? Math.round(Number(kb) / 1024) : null;
+    } catch {
+      rssMb = null;
+    }
+    client.close().catch(() => {});
+    return { ingestMs, hybrid: { p50: pct(ms, 0.5), p95: pct(ms, 0.95) }, recall10: recall / recallQueries, rssMb };
+  } finally {
+    await services.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
 }
 
 const f2 = (n: number) => n.toFixed(2);
@@ -358,6 +469,9 @@ export function searchSummary(s: SearchBenchResult): string[] {
     `      legs alone: BM25 p50 ${f2(s.lexical.p50)} / p95 ${f2(s.lexical.p95)} ms | vectors p50 ${f2(s.vector.p50)} / p95 ${f2(s.vector.p95)} ms`,
     `      vector recall@10 against brute force ${f2(s.recall10)} (goal ≥ 0.99) | BM25 top-10 agreement with the reference: easy ${f2(s.agreement.easy)}, hard ${f2(s.agreement.hard)}`,
     `      build ${Math.round(s.buildMs)} ms (embedding the chunks beforehand ${Math.round(s.embedMs)} ms) | memory: heap + buffers +${s.heapMb} MB, rss +${s.rssMb} MB`,
+    s.weaviate
+      ? `      Weaviate, same chunks and queries: hybrid (embed + bm25 leg + nearVector leg + RRF in rank.ts) p50 ${f2(s.weaviate.hybrid.p50)} ms  p95 ${f2(s.weaviate.hybrid.p95)} ms | vector recall@10 ${f2(s.weaviate.recall10)} (HNSW) | ingest ${Math.round(s.weaviate.ingestMs)} ms | server RSS ${s.weaviate.rssMb ?? '?'} MB`
+      : '      Weaviate: skipped (weaviate-server not provisioned, or BENCH_SEARCH_WEAVIATE=0)',
   ];
   if (s.relevance) {
     const r = s.relevance;

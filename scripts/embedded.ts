@@ -34,8 +34,8 @@ import { SEARCH_ATTRIBUTES } from '../src/temporal/definitions.js';
 export interface EmbeddedOptions {
   /** Root folder; each service gets its own subfolder (mongo/, redis/, temporal/). */
   dataDir: string;
-  /** Which services to start; a service already provided by a URL variable is not needed. */
-  need: { mongo: boolean; redis: boolean; temporal: boolean };
+  /** Which services to start; a service already provided by a URL variable is not needed. Weaviate only when asked (CORTEX_SEARCH=weaviate). */
+  need: { mongo: boolean; redis: boolean; temporal: boolean; weaviate?: boolean };
   /** Serve the Temporal Web UI on its own free port (false: `--headless`). */
   temporalUi: boolean;
   /** One line per notable event (service started, stopping); the caller decides where it goes. */
@@ -46,7 +46,7 @@ export interface EmbeddedOptions {
    * Stable ports for `npm run up`: each is tried first and, when taken, the next free one above
    * it. Unset: any free port (the tests, which must never collide with a running `npm run up`).
    */
-  preferredPorts?: { temporal?: number; temporalUi?: number };
+  preferredPorts?: { temporal?: number; temporalUi?: number; weaviate?: number; weaviateGrpc?: number };
   /**
    * Supervise the services (`npm run up`): one that exits unexpectedly is restarted like the
    * applications (Restarting), on the same ports with the same data, so clients reconnect.
@@ -65,6 +65,11 @@ export interface EmbeddedServices {
   temporalAddress?: string;
   /** `http://127.0.0.1:<port>` when temporalUi was requested. */
   temporalUiUrl?: string;
+  /** Weaviate's REST address `http://127.0.0.1:<port>` and its gRPC address `127.0.0.1:<port>`. */
+  weaviateUrl?: string;
+  weaviateGrpcAddress?: string;
+  /** Process id of each started service by name (the bench reads a server's RSS). */
+  pids?: Record<string, number>;
   /** SIGTERM to every child, SIGKILL after a grace period; safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -516,6 +521,12 @@ async function temporalReady(address: string): Promise<boolean> {
   }
 }
 
+/** Weaviate readiness: its REST readiness endpoint answers 200 (the Raft leader is elected and the schema loaded). */
+async function weaviateReady(port: number): Promise<boolean> {
+  const res = await fetch(`http://127.0.0.1:${port}/v1/.well-known/ready`, { signal: AbortSignal.timeout(1_000) });
+  return res.status === 200;
+}
+
 /** The environment of a child: ours, minus variables that would point it at other servers. */
 function childEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
@@ -534,6 +545,8 @@ interface ServiceSpec {
   /** Preferred ports, in the order of `ports` (undefined: any free port). */
   preferred?: (number | undefined)[];
   args: (dir: string, ports: number[]) => string[];
+  /** Variables of this service only (Weaviate is configured by its environment). */
+  env?: (dir: string, ports: number[]) => Record<string, string>;
   probe: (ports: number[]) => () => Promise<boolean>;
   /** Runs once after the first start is ready (redis: turns on the AOF of an older data folder). */
   prepare?: (dir: string, ports: number[]) => Promise<void>;
@@ -547,6 +560,43 @@ function serviceSpecs(
   preferredPorts: EmbeddedOptions['preferredPorts'] = {},
 ): Record<keyof EmbeddedOptions['need'], ServiceSpec> {
   return {
+    weaviate: {
+      name: 'weaviate',
+      folder: 'weaviate',
+      bin: () => cachedBinary('weaviate-server'),
+      // REST, gRPC, cluster gossip, cluster data, Raft, Raft's internal RPC: all free ports. REST,
+      // gossip and Raft bind 127.0.0.1; upstream binds gRPC and the cluster data port on every
+      // interface (it listens on ":port"), which no variable changes (docs/search.md).
+      portCount: 6,
+      preferred: [preferredPorts.weaviate, preferredPorts.weaviateGrpc],
+      args: (_dir, [http]) => ['--host', '127.0.0.1', '--port', String(http), '--scheme', 'http'],
+      env: (dir, [, grpc, gossip, data, raft, raftRpc]) => ({
+        PERSISTENCE_DATA_PATH: path.join(dir, 'data'),
+        DEFAULT_VECTORIZER_MODULE: 'none',
+        ENABLE_MODULES: '',
+        CLUSTER_HOSTNAME: 'node1',
+        CLUSTER_ADVERTISE_ADDR: '127.0.0.1',
+        CLUSTER_BIND_ADDR: '127.0.0.1',
+        CLUSTER_GOSSIP_BIND_PORT: String(gossip),
+        CLUSTER_DATA_BIND_PORT: String(data),
+        RAFT_PORT: String(raft),
+        RAFT_INTERNAL_RPC_PORT: String(raftRpc),
+        RAFT_BOOTSTRAP_EXPECT: '1',
+        GRPC_PORT: String(grpc),
+        AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED: 'true',
+        GO_PROFILING_DISABLE: 'true',
+        PROMETHEUS_MONITORING_ENABLED: 'false',
+        DISABLE_TELEMETRY: 'true',
+        LOG_LEVEL: 'warning',
+        // Browse, grep and the tree page through a workspace's entries with offsets.
+        QUERY_MAXIMUM_RESULTS: '1000000',
+      }),
+      probe:
+        ([http]) =>
+        () =>
+          weaviateReady(http!),
+      urls: ([http, grpc]) => ({ weaviateUrl: `http://127.0.0.1:${http}`, weaviateGrpcAddress: `127.0.0.1:${grpc}` }),
+    },
     mongo: {
       name: 'ferretdb',
       folder: 'mongo',
@@ -681,7 +731,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
     const launch = (ports: number[]): SupervisedProcess => {
       const proc = new SupervisedProcess(spec.name, bin, spec.args(dir, ports), {
         cwd: dir,
-        env,
+        env: spec.env ? { ...env, ...spec.env(dir, ports) } : env,
         logFile: path.join(dir, `${spec.name}.log`),
       });
       for (let i = started.length - 1; i >= 0; i--) if (started[i]!.exitInfo) started.splice(i, 1);
@@ -692,6 +742,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
     await spec.prepare?.(dir, ports);
     const urls = spec.urls(ports);
     Object.assign(result, urls);
+    if (proc.child.pid) result.pids = { ...result.pids, [spec.name]: proc.child.pid };
     opts.log(`${spec.name.padEnd(9)} ${Object.values(urls).join('  ')}  (data ${dir})`);
     if (!opts.restart || stopping) return;
     // Restarts keep the ports (clients reconnect to the same address) and the data folder.
@@ -722,7 +773,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
     );
   };
 
-  const wanted = (Object.keys(specs) as (keyof typeof specs)[]).filter((key) => opts.need[key]);
+  const wanted = (Object.keys(specs) as (keyof typeof specs)[]).filter((key) => opts.need[key] === true);
   const outcomes = await Promise.allSettled(wanted.map((key) => start(specs[key])));
   const failures = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failures.length) {

@@ -12,6 +12,8 @@
 #                         v1.9.x, the newer tags the Go proxy serves, refuse go install: replace directive)
 #   3. ferretdb          (v1.24.2 built from source with a patched version.txt, see build_ferretdb)
 #   4. redis-server      (apt-get, only when missing)
+#   4b. weaviate-server  (go install github.com/weaviate/weaviate/cmd/weaviate-server@v1.35.2; the search
+#                         index's distributed home; with --run only when CORTEX_SEARCH=weaviate)
 #   5. chromium          (apt-get, only when missing; the snake browser test drives it;
 #                         CORTEX_SKIP_CHROMIUM=1 skips this step)
 #   6. versitygw         (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0; the
@@ -50,6 +52,7 @@ FERRETDB_VERSION="v1.24.2"
 # that reports another one (an older patch level) is rebuilt.
 FERRETDB_BUILD="$FERRETDB_VERSION-cortex.4"
 VERSITYGW_VERSION="v1.8.0"
+WEAVIATE_VERSION="v1.35.2"
 
 log() { echo "[provision] $*"; }
 die() { echo "[provision] ERROR: $*" >&2; exit 1; }
@@ -247,6 +250,26 @@ ensure_redis() {
 }
 
 # ---------------------------------------------------------------------------------------
+# 4b. Weaviate (the search index's distributed home, docs/search.md): built from source like the
+#     Temporal CLI (`go version -m` reads the module version stamped into the binary). The tests'
+#     search-weaviate project needs it; `--run` (npm run up) builds it only with CORTEX_SEARCH=weaviate.
+# ---------------------------------------------------------------------------------------
+ensure_weaviate() {
+  local bin="$BIN/weaviate-server"
+  local built=""
+  [ -x "$bin" ] && command -v go >/dev/null 2>&1 && built="$(go version -m "$bin" 2>/dev/null | awk '$1 == "mod" && $2 == "github.com/weaviate/weaviate" { print $3 }')"
+  if [ "$built" = "$WEAVIATE_VERSION" ] || { [ -x "$bin" ] && ! command -v go >/dev/null 2>&1; }; then
+    log "weaviate $WEAVIATE_VERSION: present ($bin)"
+    return
+  fi
+  need_go "Weaviate"
+  log "building weaviate-server $WEAVIATE_VERSION into $BIN (first build takes several minutes, up to 15 on a loaded 2-core machine)"
+  mkdir -p "$BIN"
+  (cd /tmp && quiet go-install-weaviate env GOBIN="$BIN" go install -v "github.com/weaviate/weaviate/cmd/weaviate-server@$WEAVIATE_VERSION") || die "building Weaviate failed"
+  log "weaviate $WEAVIATE_VERSION built"
+}
+
+# ---------------------------------------------------------------------------------------
 # 5. Chromium for the snake browser test (playwright-core drives the system browser; it
 #    cannot download its own here)
 # ---------------------------------------------------------------------------------------
@@ -349,6 +372,7 @@ ensure_console
 ensure_temporal
 ensure_ferretdb
 ensure_redis
+if [ "$MODE" = full ] || [ "${CORTEX_SEARCH:-}" = weaviate ]; then ensure_weaviate; fi
 if [ "$MODE" = run ]; then
   log "chromium, versitygw, pocketsphinx, sox, flite, espeak-ng: skipped (--run: only what running needs; npm test provisions them)"
   log "python3: skipped (--run; npm test provisions it for the Python client's test)"

@@ -13,6 +13,8 @@
  *      each output line prefixed by the process name,
  *   4. waits for GET /health, creates the snake's decision neuron, and prints a banner with
  *      the URLs, the API key, the workspace id and the brain id.
+ * With CORTEX_SEARCH=weaviate it also starts a local Weaviate (REST 8079, gRPC 50051, data in
+ * `.data/weaviate`) and points the API and worker at it; by default the index stays in process.
  * Ports are stable (API 8080, snake 8090, Temporal 7233, its UI 8233; PORT and SNAKE_PORT set
  * the first two): each moves to the next free port only when taken, and says so.
  * An application or embedded service that exits on its own is restarted after a backoff (1 s,
@@ -42,7 +44,14 @@ const APP_STOP_GRACE_MS = 10_000;
 /** How often `up` checks that the process that started it (npm, a shell) is still there. */
 const PARENT_POLL_MS = 1_000;
 /** The stable default ports; each moves to the next free one only when taken. */
-const DEFAULT_PORTS = { api: 8080, snake: 8090, temporal: 7233, temporalUi: 8233 } as const;
+const DEFAULT_PORTS = {
+  api: 8080,
+  snake: 8090,
+  temporal: 7233,
+  temporalUi: 8233,
+  weaviate: 8079,
+  weaviateGrpc: 50051,
+} as const;
 
 /** The generated-if-missing identity of a local installation; keys are env variable names. */
 export interface Bootstrap {
@@ -103,6 +112,8 @@ export function assembleEnv(
   env.REDIS_URL ??= services.redisUrl;
   env.TEMPORAL_ADDRESS ??= services.temporalAddress;
   env.TEMPORAL_UI_URL ??= services.temporalUiUrl;
+  env.WEAVIATE_URL ??= services.weaviateUrl;
+  env.WEAVIATE_GRPC_ADDRESS ??= services.weaviateGrpcAddress;
   env.CORTEX_API_URL ??= `http://127.0.0.1:${port}`;
   env.CORTEX_API_KEY ??= bootstrap.BOOTSTRAP_API_KEY;
   env.CORTEX_BRAIN_ID ??= bootstrap.BOOTSTRAP_BRAIN_ID;
@@ -345,6 +356,8 @@ async function main(): Promise<void> {
     // A Redis Cluster (REDIS_CLUSTER_NODES) is used as is, like a REDIS_URL.
     redis: !process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES,
     temporal: !process.env.TEMPORAL_ADDRESS,
+    // The search index stays in process unless CORTEX_SEARCH=weaviate asks for a local Weaviate (docs/search.md).
+    weaviate: process.env.CORTEX_SEARCH === 'weaviate' && !process.env.WEAVIATE_URL,
   };
   if (need.mongo) await chooseFerretStore();
   const embedded = Object.entries(need)
@@ -358,7 +371,12 @@ async function main(): Promise<void> {
       temporalUi: true,
       log: (l) => say(l),
       restart: { onGiveUp: (why) => void shutdown(1, why) },
-      preferredPorts: { temporal: DEFAULT_PORTS.temporal, temporalUi: DEFAULT_PORTS.temporalUi },
+      preferredPorts: {
+        temporal: DEFAULT_PORTS.temporal,
+        temporalUi: DEFAULT_PORTS.temporalUi,
+        weaviate: DEFAULT_PORTS.weaviate,
+        weaviateGrpc: DEFAULT_PORTS.weaviateGrpc,
+      },
     });
   }
   if (stopping) return;

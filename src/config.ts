@@ -163,6 +163,15 @@ export const ConfigSchema = z.object({
   SEARCH_FRESH_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(3000),
   /** How long a search waits for the index's first build before answering 503 with Retry-After (docs/search.md). */
   SEARCH_BUILD_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
+  /**
+   * Where the search index lives (docs/search.md): `embedded` (default: in each API and worker process,
+   * rebuilt from the store at start) or `weaviate` (at WEAVIATE_URL; processes hold no index, a sync keeps it).
+   */
+  CORTEX_SEARCH: z.enum(['embedded', 'weaviate']).default('embedded'),
+  /** Weaviate's REST address (`http://127.0.0.1:8080`); its gRPC address is WEAVIATE_GRPC_ADDRESS (`127.0.0.1:50051`). */
+  WEAVIATE_URL: z.url().optional(),
+  WEAVIATE_GRPC_ADDRESS: z.string().optional(),
+  WEAVIATE_API_KEY: z.string().optional(),
   /** The resource feed keeps about this many newest entries, its partitions together (a follower that falls further behind re-syncs from the store). */
   RESOURCE_FEED_MAXLEN: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
   /**

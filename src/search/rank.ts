@@ -1,4 +1,5 @@
-import { fuseRrf, type EntryFilter, type IndexEntry, type MemoryIndex, type Scored } from './memory-index.js';
+import type { IndexFilter, SearchBackend } from './backend.js';
+import { fuseRrf, type IndexEntry, type Scored } from './memory-index.js';
 
 /** How a hit's fused score came about (`explain: true`): score = Σ weight / (k + rank) over the legs it is in. */
 export interface HitExplain {
@@ -30,23 +31,26 @@ const dot = (a: Float32Array, b: Float32Array) => {
  * marked); then one hit per resource, its best entry. `similarity` is the cosine with the query
  * when the entry has a vector of the query's model, else the BM25 score relative to the best hit.
  */
-export function rankEntries(
-  index: MemoryIndex,
+export async function rankEntries(
+  index: SearchBackend,
   o: {
     workspaceId: string;
     terms: string[];
     query: { vector: Float32Array; model: string } | null;
-    filter: EntryFilter;
+    filter: IndexFilter;
     depth: number;
     lexical: boolean;
     k: number;
     weights: { lexical: number; vector: number };
     threshold?: number;
   },
-): RankedHit[] {
+): Promise<RankedHit[]> {
   const q = o.query;
-  const lexical: Scored[] = o.lexical ? index.lexical(o.workspaceId, o.terms, o.filter, o.depth) : [];
-  const vector: Scored[] = q ? index.vector(o.workspaceId, q.vector, q.model, o.filter, o.depth) : [];
+  // The two legs are independent queries (two engine calls on Weaviate, run side by side).
+  const [lexical, vector]: Scored[][] = await Promise.all([
+    o.lexical ? index.lexical(o.workspaceId, o.terms, o.filter, o.depth) : [],
+    q ? index.vector(o.workspaceId, q.vector, q.model, o.filter, o.depth) : [],
+  ]);
   const fused = fuseRrf(
     [
       { name: 'lexical', hits: lexical, weight: o.weights.lexical },

@@ -4,11 +4,13 @@ import type { Embedder } from '../embeddings/index.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { serverIdentity, type Redis } from '../redis.js';
-import { createMemoryIndex, type IndexEntry, type MemoryIndex, type SearchType } from '../search/memory-index.js';
+import { embeddedBackend, type SearchBackend } from '../search/backend.js';
+import type { IndexEntry, SearchType } from '../search/memory-index.js';
 import { KEYWORD_ONLY } from '../search/query.js';
 import { createSources, TYPE_OF_KIND, type ResourceKey, type Source } from '../search/sources.js';
 import { compareIds, type FeedBatch, type FeedReader, type StreamEntry, type Streams } from '../streams.js';
 import type { ResourceRef } from './resource-events.js';
+import type { IndexHome } from './search-home.js';
 
 export const isHead = (e: IndexEntry) => e.id === e.resourceId;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -52,14 +54,16 @@ export function createSearchIndex(d: {
   embedder: Embedder;
   config: Config;
   log: Logger;
+  /** Where the index lives (src/services/search-home.ts); the embedded index when not given. */
+  home?: IndexHome;
 }) {
   const { config: c } = d;
+  const home: IndexHome = d.home ?? embeddedHome();
   const feed = d.streams.feed;
   const n = feed.partitions;
   const sources = createSources(d.sources);
   const sourceOf = new Map<SearchType, Source>(sources.map((s) => [s.type, s]));
   const localHeads = d.embedder.model.startsWith('local/');
-  let index: MemoryIndex = createMemoryIndex();
   let built = false;
   let resyncing = false;
   /**
@@ -72,6 +76,11 @@ export function createSearchIndex(d: {
   let runId: string | null = null;
   let loop: Promise<void> | null = null;
   let stopped = false;
+  /** The sync's position as a home stores it (one entry per feed partition). */
+  const position = () => ({
+    partitions: applied.map((a, p) => ({ feedId: a.id, seq: a.seq, snapshotMs: snapshotMs[p] })),
+    runId,
+  });
   let reader: FeedReader | null = null;
   let held: Promise<void> | null = null;
   let parked = false;
@@ -114,10 +123,9 @@ export function createSearchIndex(d: {
   }
 
   /** Replaces the entries of each resource (a page of the walk, or a batch's re-reads), head vectors embedded in one call. */
-  async function put(into: MemoryIndex, found: IndexEntry[][]): Promise<void> {
+  async function put(into: SearchBackend, found: IndexEntry[][]): Promise<void> {
     await withHeadVectors(found.flat());
-    for (const entries of found)
-      if (entries.length) into.replaceResource(entries[0].workspaceId, entries[0].resourceId, entries);
+    await into.replaceResources(found.filter((entries) => entries.length > 0));
   }
 
   /** Redis's run id (a cluster's: its masters'): a new one means a restart or a failover, which may have lost entries. */
@@ -141,17 +149,17 @@ export function createSearchIndex(d: {
     stats.lastBuild = { reason, started_at: new Date(t0).toISOString(), ms: null, resources: 0 };
     try {
       const [pos, id] = await Promise.all([feed.positions(), redisRunId()]);
-      const next = createMemoryIndex();
+      const next = await home.beginResync();
       let resources = 0;
       for (const s of sources) {
         for await (const page of s.all()) {
           if (stopped) return;
-          await put(next, page);
+          await put(next.target, page);
           resources += page.length;
           stats.lastBuild.resources = resources;
         }
       }
-      index = next;
+      await next.commit();
       applied = pos.map((p) => ({ id: p.id, seq: p.seq }));
       feedSeq = pos.map((p) => p.seq);
       snapshotMs = pos.map((p) => p.timeMs);
@@ -159,8 +167,9 @@ export function createSearchIndex(d: {
       built = true;
       stats.builds++;
       stats.lastBuild.ms = Date.now() - t0;
+      await home.save(position());
       d.log.info(
-        { reason, resources, entries: index.size(), ms: stats.lastBuild.ms },
+        { reason, resources, entries: home.current().size(), ms: stats.lastBuild.ms },
         'search index built from the store',
       );
     } finally {
@@ -219,13 +228,16 @@ export function createSearchIndex(d: {
       })),
     );
     const found: IndexEntry[][] = [];
+    const gone: ResourceKey[] = [];
     for (const r of read) {
       for (const k of r.keys) {
         const entries = r.found.get(k.id);
         if (entries) found.push(entries);
-        else index.removeResource(k.workspaceId, k.id);
+        else gone.push(k);
       }
     }
+    const index = home.current();
+    if (gone.length) await index.removeResources(gone);
     await put(index, found);
   }
 
@@ -233,6 +245,27 @@ export function createSearchIndex(d: {
   async function follow(): Promise<void> {
     let reason: string | null = 'start';
     let lastCheck = Date.now();
+    // A home that keeps its index (Weaviate) resumes from its stored position: no rebuild, searches at once.
+    while (!stopped && reason === 'start') {
+      try {
+        await home.open();
+        const [pos, id] = await Promise.all([home.load(), redisRunId()]);
+        // A position of another partition count (RESOURCE_FEED_PARTITIONS changed) is re-synced whole.
+        if (pos && pos.partitions.length === n && !(pos.runId && id && pos.runId !== id)) {
+          applied = pos.partitions.map((p) => ({ id: p.feedId, seq: p.seq }));
+          snapshotMs = pos.partitions.map((p) => p.snapshotMs);
+          runId = id;
+          built = true;
+          d.log.info({ applied: applied.map((a) => a.id) }, 'search index: resuming the sync from its stored position');
+          wake();
+          reason = null;
+        } else break;
+      } catch (err) {
+        if (stopped) break;
+        d.log.warn({ err: (err as Error).message }, 'search index: opening its home failed; retrying');
+        await sleep(1000);
+      }
+    }
     while (!stopped) {
       try {
         if (held) {
@@ -269,6 +302,7 @@ export function createSearchIndex(d: {
             const last = b.entries[b.entries.length - 1];
             applied[b.partition] = { id: last.id, seq: last.seq ?? null };
           }
+          await home.save(position());
           stats.batches++;
           stats.events += batch.length;
           wake();
@@ -276,6 +310,7 @@ export function createSearchIndex(d: {
         if (!read.length || Date.now() - lastCheck >= CHECK_MS) {
           lastCheck = Date.now();
           reason = await check();
+          await home.refresh();
         }
       } catch (err) {
         if (stopped) break;
@@ -339,7 +374,7 @@ export function createSearchIndex(d: {
         feedSeq !== null && seqs.every((x) => x !== null)
           ? feedSeq.reduce((sum, at, p) => sum + Math.max(0, at - seqs[p]!), 0)
           : null,
-      entries: index.size(),
+      entries: built ? home.current().size() : 0,
       builds: stats.builds,
       batches: stats.batches,
       events: stats.events,
@@ -364,14 +399,51 @@ export function createSearchIndex(d: {
     return release;
   }
 
+  /**
+   * `npm run search:sync`: one full re-sync from the store into the index's home, without following
+   * the feed (an operator moving a deployment's index into Weaviate, or repairing it). The stored
+   * position is the feed's position before the walk, so the processes resume from there.
+   */
+  async function resyncOnce(reason = 'operator: full re-sync'): Promise<SearchIndexStatus> {
+    await home.open();
+    await resync(reason);
+    return status();
+  }
+
   return {
     start,
     stop,
     status,
+    resyncOnce,
     holdFollower,
     fresh,
-    /** The current index (a re-sync replaces it). */
-    index: () => index,
+    /** The current index (a re-sync of the embedded index replaces it). */
+    index: () => home.current(),
+    /** Where the index lives: `embedded` or `weaviate`. */
+    kind: home.kind,
   };
 }
 export type SearchIndex = ReturnType<typeof createSearchIndex>;
+
+/** The embedded home: the index in this process's memory; a re-sync builds a new one and swaps it in. */
+export function embeddedHome(): IndexHome {
+  let current: SearchBackend = embeddedBackend();
+  return {
+    kind: 'embedded',
+    current: () => current,
+    open: () => Promise.resolve(),
+    load: () => Promise.resolve(null),
+    save: () => Promise.resolve(),
+    refresh: () => Promise.resolve(),
+    beginResync() {
+      const next = embeddedBackend();
+      return Promise.resolve({
+        target: next,
+        commit: () => {
+          current = next;
+          return Promise.resolve();
+        },
+      });
+    },
+  };
+}

@@ -3,13 +3,8 @@ import type { Config } from '../config.js';
 import type { Embedder } from '../embeddings/index.js';
 import { validationError } from '../errors.js';
 import type { Scope } from '../scope.js';
-import {
-  tokenize,
-  type EntryFilter,
-  type IndexEntry,
-  type MemoryIndex,
-  type SearchType,
-} from '../search/memory-index.js';
+import { whereTest, type EntryWhere, type IndexFilter, type SearchBackend } from '../search/backend.js';
+import { tokenize, type IndexEntry, type SearchType } from '../search/memory-index.js';
 import { rankEntries, type HitExplain } from '../search/rank.js';
 import {
   HAS_PATH,
@@ -71,7 +66,10 @@ export interface Scoping {
   visibility?: string;
   pathPrefix?: string;
   and: string[];
-  extra?: EntryFilter;
+  /** Recollection search: the memory fields (owner, tags, project, context). */
+  memory?: Pick<EntryWhere, 'ownerType' | 'ownerIds' | 'tags' | 'project' | 'context'>;
+  /** A check no engine filter expresses (applied to the engine's hits). */
+  extra?: (e: IndexEntry) => boolean;
 }
 
 /**
@@ -79,27 +77,36 @@ export interface Scoping {
  * exact vectors fused with RRF, and shaped into hits.
  */
 export function createSearchRanking(d: {
-  index: () => MemoryIndex;
+  index: () => SearchBackend;
   embedder: Embedder;
   usage: UsageService;
   config: Config;
 }) {
   const { config: c } = d;
   const localHeads = d.embedder.model.startsWith('local/');
-  function entryFilter(s: Scoping): EntryFilter {
-    const prefix = s.pathPrefix ? s.pathPrefix.replace(/^\/+|\/+$/g, '') : '';
-    return (e) => {
-      if (!s.types.has(e.type)) return false;
-      if (s.brainId && e.brainId !== s.brainId && !(e.visibility && e.visibility !== 'brain')) return false;
-      if (s.isActive !== undefined && e.isActive !== undefined && e.isActive !== s.isActive) return false;
-      if (s.visibility && e.visibility !== s.visibility) return false;
-      if (prefix && !(e.path === prefix || e.path.startsWith(`${prefix}/`))) return false;
-      if (s.and.length) {
-        const h = haystack(e);
-        if (!s.and.every((t) => h.includes(t))) return false;
-      }
-      return !s.extra || s.extra(e);
+  function entryFilter(s: Scoping, headsOnly = false): IndexFilter {
+    const where: EntryWhere = {
+      types: [...s.types],
+      brainId: s.brainId,
+      isActive: s.isActive,
+      visibility: s.visibility,
+      pathPrefix: s.pathPrefix,
+      headsOnly,
+      ...s.memory,
     };
+    const base = whereTest(where);
+    const post = s.and.length > 0 || !!s.extra;
+    const test = !post
+      ? base
+      : (e: IndexEntry) => {
+          if (!base(e)) return false;
+          if (s.and.length) {
+            const h = haystack(e);
+            if (!s.and.every((t) => h.includes(t))) return false;
+          }
+          return !s.extra || s.extra(e);
+        };
+    return { where, test, post };
   }
 
   async function queryVector(scope: Scope, text: string): Promise<{ vector: Float32Array; model: string } | null> {
@@ -136,7 +143,7 @@ export function createSearchRanking(d: {
   async function rank(
     scope: Scope,
     text: string,
-    filter: EntryFilter,
+    filter: IndexFilter,
     o: {
       mode: SearchMode;
       depth: number;
@@ -192,11 +199,10 @@ export function createSearchRanking(d: {
   });
 
   /** Heads of one type visible in the brain, newest first. */
-  function list(scope: Scope, s: Scoping): IndexEntry[] {
-    return d
-      .index()
-      .scan(scope.workspaceId, (e) => isHead(e) && entryFilter(s)(e))
-      .sort((a, b) => b.updatedAt - a.updatedAt || (a.title < b.title ? -1 : 1));
+  async function list(scope: Scope, s: Scoping): Promise<IndexEntry[]> {
+    return (await d.index().scan(scope.workspaceId, entryFilter(s, true))).sort(
+      (a, b) => b.updatedAt - a.updatedAt || (a.title < b.title ? -1 : 1),
+    );
   }
 
   function checkFacetFilters(type: SearchType, r: { filters?: SearchRequest['filters']; path_prefix?: string }) {
@@ -220,7 +226,7 @@ export function createSearchRanking(d: {
     };
     const filter = entryFilter(scoping);
     if (p.listOnly) {
-      const rows = list(scope, scoping);
+      const rows = await list(scope, scoping);
       return {
         hits: rows.slice(r.offset, r.offset + r.limit).map((e) => ({ ...toListHit(e), similarity: 0, score: 0 })),
         total: rows.length,

@@ -6,11 +6,12 @@ import type { Embedder } from '../embeddings/index.js';
 import { validationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Scope } from '../scope.js';
-import type { EntryFilter, IndexEntry, SearchType } from '../search/memory-index.js';
+import type { IndexEntry, SearchType } from '../search/memory-index.js';
 import {
   andTerms,
   CONTENT_GREP,
   KEYWORD_ONLY,
+  LISTABLE_TYPES,
   needlesOf,
   parseQuery,
   SEARCH_TYPES,
@@ -21,6 +22,7 @@ import {
 import type { Streams } from '../streams.js';
 import type { SearchJobInput } from '../temporal/definitions.js';
 import type { JobService } from './jobs.js';
+import { weaviateHome, searchKind } from './search-home.js';
 import { createSearchIndex, isHead } from './search-index.js';
 import {
   createSearchRanking,
@@ -57,7 +59,10 @@ export function createSearchService(d: {
   config: Config;
   log: Logger;
 }) {
-  const idx = createSearchIndex(d);
+  const idx = createSearchIndex({
+    ...d,
+    home: searchKind(d.config) === 'weaviate' ? weaviateHome({ config: d.config, embedder: d.embedder }) : undefined,
+  });
   const { fresh } = idx;
   const { entryFilter, rank, toHit, toListHit, list, checkFacetFilters, facet, normalize } = createSearchRanking({
     index: idx.index,
@@ -71,18 +76,22 @@ export function createSearchService(d: {
     stop: idx.stop,
     status: idx.status,
     holdFollower: idx.holdFollower,
+    resyncOnce: idx.resyncOnce,
+    /** Where the index lives: `embedded` or `weaviate`. */
+    kind: idx.kind,
     /** For tests and the bench: the process's index. */
     index: idx.index,
 
     /** POST /v1/grep: list a type, or match a pattern case-insensitively on names and descriptions (and content for memories, artifacts). */
     async grep(scope: Scope, b: { query: string; limit: number }) {
-      await fresh(scope.workspaceId);
+      // Bad input is a 400 at once, without waiting for the index.
       const p = parseQuery(b.query, { bareTerm: 'type' });
+      await fresh(scope.workspaceId);
       const scoping: Scoping = { brainId: scope.brainId, types: new Set([p.type]), and: [] };
       if (p.listOnly) {
         return {
           type: p.type,
-          results: list(scope, scoping)
+          results: (await list(scope, scoping))
             .slice(0, b.limit)
             .map((e) => ({ path: e.displayPath, title: e.title, snippet: toListHit(e).snippet, url: e.url })),
         };
@@ -90,7 +99,7 @@ export function createSearchService(d: {
       const needle = p.pattern.toLowerCase();
       const byResource = new Map<string, { head?: IndexEntry; match?: IndexEntry; where: number; count: number }>();
       const visible = entryFilter(scoping);
-      for (const e of idx.index().scan(scope.workspaceId, visible)) {
+      for (const e of await idx.index().scan(scope.workspaceId, visible)) {
         const slot = byResource.get(e.resourceId) ?? { where: 9, count: 0 };
         if (isHead(e)) slot.head = e;
         const fields = isHead(e)
@@ -137,7 +146,6 @@ export function createSearchService(d: {
 
     /** POST /v1/search: one facet, ranked. */
     async search(scope: Scope, r: SearchRequest) {
-      await fresh(scope.workspaceId);
       const p = parseQuery(r.query, { bareTerm: 'neurons' });
       const and = andTerms(r.keywords, r.grep_keywords);
       if (p.listOnly && and.length)
@@ -145,6 +153,7 @@ export function createSearchService(d: {
           `keywords: a list-only query ("${r.query}") takes no keywords; write ${p.type}/<pattern>`,
         );
       checkFacetFilters(p.type, r);
+      await fresh(scope.workspaceId);
       const { hits, total } = await facet(scope, p, r, and);
       return {
         type: p.type,
@@ -237,7 +246,7 @@ export function createSearchService(d: {
     async browse(scope: Scope, b: { type: string; limit: number; offset: number }) {
       await fresh(scope.workspaceId);
       const type = typeOf(b.type);
-      const rows = list(scope, { brainId: scope.brainId, types: new Set([type]), and: [] });
+      const rows = await list(scope, { brainId: scope.brainId, types: new Set([type]), and: [] });
       return {
         type,
         results: rows.slice(b.offset, b.offset + b.limit).map(toListHit),
@@ -257,12 +266,9 @@ export function createSearchService(d: {
       b: { brainId: string; parent_key?: string; parent_keys?: string[]; limit: number; cursor?: string },
     ) {
       await fresh(scope.workspaceId);
-      const heads = idx
+      const heads = await idx
         .index()
-        .scan(
-          scope.workspaceId,
-          (e) => isHead(e) && (e.brainId === b.brainId || !!(e.visibility && e.visibility !== 'brain')),
-        );
+        .scan(scope.workspaceId, entryFilter({ brainId: b.brainId, types: new Set(LISTABLE_TYPES), and: [] }, true));
       const level = (key: string | null, offset: number) => {
         const nodes = childrenOf(heads, key);
         const page = nodes.slice(offset, offset + b.limit);
@@ -302,15 +308,14 @@ export function createSearchService(d: {
       if (b.owner_type === 'trace' && b.trace_id) owners.add(b.trace_id.toLowerCase());
       if (!owners.size) throw validationError('owner_ids: may be empty only with owner_type trace and a trace_id');
       const tags = b.tags ?? [];
-      const extra: EntryFilter = (e) =>
-        e.ownerType === b.owner_type &&
-        !!e.ownerId &&
-        owners.has(e.ownerId.toLowerCase()) &&
-        tags.every((t) => e.tags?.includes(t)) &&
-        (!b.project || e.project === b.project) &&
-        (!b.context || e.context === b.context) &&
-        (!b.neuron_id || (e.ownerType === 'neuron' ? e.ownerId === b.neuron_id : true));
-      const filter = entryFilter({ brainId: scope.brainId, types: new Set(['memories']), and: [], extra });
+      const neuronId = b.owner_type === 'neuron' ? b.neuron_id : undefined;
+      const filter = entryFilter({
+        brainId: scope.brainId,
+        types: new Set(['memories']),
+        and: [],
+        memory: { ownerType: b.owner_type, ownerIds: [...owners], tags, project: b.project, context: b.context },
+        extra: neuronId ? (e) => e.ownerId === neuronId : undefined,
+      });
       const strategy = b.strategy === 'qdrant' ? 'vector' : b.strategy;
       const mode: SearchMode = strategy === 'fulltext' ? 'lexical' : strategy === 'vector' ? 'vector' : 'hybrid';
       const ranked = await rank(scope, b.query, filter, {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { closeDeps, createDeps, type Deps } from '../../src/deps.js';
@@ -73,6 +73,16 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     // Blob bodies of this app in a folder of its own (never the repository's .data).
     DATA_DIR: path.join(os.tmpdir(), `cortex-t${tag}`),
     REDIS_PREFIX: `t${tag}:`,
+    // The search-weaviate project: the index in the Weaviate global setup started (vitest.config.ts).
+    // Its first build creates the app's collection (a Raft round per schema change): a first search
+    // may wait for it longer than the 2 s default (search-feed.test.ts tests the 503 itself).
+    ...(process.env.CORTEX_SEARCH === 'weaviate' && inject('weaviateUrl')
+      ? {
+          WEAVIATE_URL: inject('weaviateUrl'),
+          WEAVIATE_GRPC_ADDRESS: inject('weaviateGrpcAddress'),
+          SEARCH_BUILD_WAIT_MS: 30_000,
+        }
+      : {}),
     TEMPORAL_TASK_QUEUE: `tq-${tag}`,
     JWT_SECRET: 'test-secret-0123456789abcdef',
     // The suite runs two files at once beside Temporal and FerretDB on a 2-core machine: generous

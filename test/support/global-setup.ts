@@ -32,6 +32,9 @@ declare module 'vitest' {
     temporalAddress: string;
     /** Absolute path of the prebuilt workflow bundle; '' when workflows/index.ts is missing. */
     workflowBundlePath: string;
+    /** Weaviate's REST and gRPC addresses for the `search-weaviate` project ('' when not started). */
+    weaviateUrl: string;
+    weaviateGrpcAddress: string;
   }
 }
 
@@ -69,11 +72,16 @@ async function bundleWorkflows(): Promise<string> {
 
 /** Starts what is missing, provides the addresses, and returns the teardown. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The search-weaviate project (vitest.config.ts) runs the search tests again with the index in
+  // Weaviate: it alone starts one. Its address reaches the tests through inject(), never
+  // process.env, so the other project's files keep the embedded index.
+  const weaviate = (project.config.env?.CORTEX_SEARCH ?? process.env.CORTEX_SEARCH) === 'weaviate';
   const need = {
     mongo: !process.env.MONGODB_URI,
     // A Redis Cluster named by REDIS_CLUSTER_NODES serves every project instead.
     redis: !process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES,
     temporal: !process.env.TEMPORAL_ADDRESS,
+    weaviate: weaviate && !process.env.WEAVIATE_URL,
   };
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cortex-test-'));
   for (const [name, url] of [
@@ -112,6 +120,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('redisUrl', redisUrl);
   project.provide('temporalAddress', temporalAddress);
   project.provide('workflowBundlePath', workflowBundlePath);
+  project.provide('weaviateUrl', process.env.WEAVIATE_URL ?? services.weaviateUrl ?? '');
+  project.provide('weaviateGrpcAddress', process.env.WEAVIATE_GRPC_ADDRESS ?? services.weaviateGrpcAddress ?? '');
 
   return async () => {
     await services.stop();

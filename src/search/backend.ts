@@ -1,0 +1,98 @@
+import {
+  createMemoryIndex,
+  type EntryFilter,
+  type IndexEntry,
+  type MemoryIndex,
+  type Scored,
+  type SearchType,
+} from './memory-index.js';
+
+/**
+ * What a query may narrow entries by, in a form every home of the index can apply itself (the
+ * embedded index as a predicate, Weaviate as a filter it evaluates before ranking). Anything a
+ * route filters on beyond these goes in `IndexFilter.test` and is applied to the engine's hits.
+ */
+export interface EntryWhere {
+  types: SearchType[];
+  /** The brain's entries and those visible beyond their brain (visibility workspace or core). */
+  brainId?: string | null;
+  /** Entries without an active flag pass either value. */
+  isActive?: boolean;
+  visibility?: string;
+  /** Folder path: the folder itself or below it. */
+  pathPrefix?: string;
+  headsOnly?: boolean;
+  /** Memories (recollection search): owner type, owner ids (lower case), tags (all), metadata project and context. */
+  ownerType?: string;
+  ownerIds?: string[];
+  tags?: string[];
+  project?: string;
+  context?: string;
+}
+
+/** A query's filter: `where` (pushed to the engine) and `test`, the whole filter as a predicate (it includes `where`). */
+export interface IndexFilter {
+  where: EntryWhere;
+  test: EntryFilter;
+  /** True when `test` checks more than `where` says (keyword AND terms, a neuron narrowing): the engine over-fetches. */
+  post: boolean;
+}
+
+/** The predicate of `where` (the embedded index's filter, and the reference the engine's filters are tested against). */
+export function whereTest(w: EntryWhere): EntryFilter {
+  const types = new Set(w.types);
+  const prefix = w.pathPrefix ? w.pathPrefix.replace(/^\/+|\/+$/g, '') : '';
+  const owners = w.ownerIds ? new Set(w.ownerIds) : null;
+  return (e) => {
+    if (!types.has(e.type)) return false;
+    if (w.headsOnly && e.id !== e.resourceId) return false;
+    if (w.brainId && e.brainId !== w.brainId && !(e.visibility && e.visibility !== 'brain')) return false;
+    if (w.isActive !== undefined && e.isActive !== undefined && e.isActive !== w.isActive) return false;
+    if (w.visibility && e.visibility !== w.visibility) return false;
+    if (prefix && !(e.path === prefix || e.path.startsWith(`${prefix}/`))) return false;
+    if (w.ownerType !== undefined && e.ownerType !== w.ownerType) return false;
+    if (owners && !(e.ownerId && owners.has(e.ownerId.toLowerCase()))) return false;
+    if (w.tags?.length && !w.tags.every((t) => e.tags?.includes(t))) return false;
+    if (w.project && e.project !== w.project) return false;
+    if (w.context && e.context !== w.context) return false;
+    return true;
+  };
+}
+
+/**
+ * The index interface (docs/search.md, "One index, two homes"): each call is scoped to one
+ * workspace. `replaceResources` upserts every entry of each resource (its head and chunks) and drops
+ * the entries it no longer has; `lexical` is BM25, `vector` cosine similarity against vectors of the
+ * query's model, `scan` every matching entry. The ranking (src/search/rank.ts) is the same over both homes.
+ */
+export interface SearchBackend {
+  readonly kind: 'embedded' | 'weaviate';
+  replaceResources(resources: IndexEntry[][]): Promise<void>;
+  removeResources(keys: { workspaceId: string; id: string }[]): Promise<void>;
+  lexical(workspaceId: string, terms: string[], f: IndexFilter, limit: number): Promise<Scored[]>;
+  vector(workspaceId: string, q: Float32Array, model: string, f: IndexFilter, limit: number): Promise<Scored[]>;
+  scan(workspaceId: string, f: IndexFilter): Promise<IndexEntry[]>;
+  /** Entries held, at the last look (the embedded index knows it exactly). */
+  size(): number;
+}
+
+/** The embedded index behind the interface. */
+export function embeddedBackend(index: MemoryIndex = createMemoryIndex()): SearchBackend & { memory: MemoryIndex } {
+  return {
+    kind: 'embedded',
+    memory: index,
+    replaceResources(resources) {
+      for (const entries of resources)
+        if (entries.length) index.replaceResource(entries[0].workspaceId, entries[0].resourceId, entries);
+      return Promise.resolve();
+    },
+    removeResources(keys) {
+      for (const k of keys) index.removeResource(k.workspaceId, k.id);
+      return Promise.resolve();
+    },
+    lexical: (ws, terms, f, limit) => Promise.resolve(index.lexical(ws, terms, f.test, limit)),
+    vector: (ws, q, model, f, limit) => Promise.resolve(index.vector(ws, q, model, f.test, limit)),
+    scan: (ws, f) => Promise.resolve(index.scan(ws, f.test)),
+    size: () => index.size(),
+  };
+}

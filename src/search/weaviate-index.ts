@@ -1,0 +1,467 @@
+/**
+ * The index in Weaviate (docs/search.md, "Weaviate"): one collection per deployment, embedding model
+ * and dimension (`Cortex_<database>_<model>_<dim>d`), a tenant per workspace (one shard each,
+ * created on first write), filter properties for brain, type, path, activity, visibility and the
+ * memory fields, and the platform's own vectors (Weaviate embeds nothing). BM25F weighs the title
+ * twice like the embedded index. Each leg is one engine query; rank.ts fuses them as it does for the
+ * embedded index, so `explain`, the threshold after fusion and one hit per resource are unchanged.
+ * The sync's feed position is kept in Weaviate itself (collection `CortexSync`, one object per
+ * index collection): an index that is wiped loses its position with it and is re-synced whole.
+ */
+import weaviate, {
+  Filters,
+  type WeaviateField,
+  generateUuid5,
+  type Collection,
+  type FilterValue,
+  type WeaviateClient,
+} from 'weaviate-client';
+import type { SearchBackend, EntryWhere, IndexFilter } from './backend.js';
+import type { IndexEntry, Scored, SearchType } from './memory-index.js';
+
+type Props = Record<string, unknown>;
+type Coll = Collection;
+
+/** Objects per insert call. */
+const WRITE_BATCH = 500;
+/** Objects per page of a scan. */
+const SCAN_PAGE = 1000;
+/** A query with filters only the post-check applies fetches this many times its limit. */
+const OVERFETCH = 4;
+const SYNC_COLLECTION = 'CortexSync';
+
+/**
+ * Where the sync stands, per resource-feed partition (src/feed.ts): the last entry applied (its seq;
+ * null when it had none) and the partition's Redis clock at the last snapshot; and Redis's run id.
+ */
+export interface SyncPosition {
+  partitions: { feedId: string; seq: number | null; snapshotMs: number }[];
+  runId: string | null;
+}
+
+/** The stored form of the partitions (one JSON text property): null when it does not parse. */
+function parsePartitions(text: string): SyncPosition['partitions'] | null {
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (!Array.isArray(v)) return null;
+    return v.map((p: { feedId?: unknown; seq?: unknown; snapshotMs?: unknown }) => ({
+      feedId: String(p.feedId ?? '0-0'),
+      seq: typeof p.seq === 'number' ? p.seq : null,
+      snapshotMs: Number(p.snapshotMs ?? 0),
+    }));
+  } catch {
+    return null;
+  }
+}
+
+/** Parses `http(s)://host:port` and `host:port` (gRPC) into the client's options. */
+function connectOptions(url: string, grpc: string | undefined) {
+  const u = new URL(url);
+  const secure = u.protocol === 'https:';
+  const httpPort = Number(u.port || (secure ? 443 : 80));
+  const [gh, gp] = (grpc ?? `${u.hostname}:50051`).replace(/^[a-z]+:\/\//, '').split(':');
+  return {
+    httpHost: u.hostname,
+    httpPort,
+    httpSecure: secure,
+    grpcHost: gh,
+    grpcPort: Number(gp ?? 50051),
+    grpcSecure: secure,
+  };
+}
+
+export async function connectWeaviate(o: { url: string; grpc?: string; apiKey?: string }): Promise<WeaviateClient> {
+  return weaviate.connectToCustom({
+    ...connectOptions(o.url, o.grpc),
+    ...(o.apiKey ? { authCredentials: new weaviate.ApiKey(o.apiKey) } : {}),
+    timeout: { init: 10, query: 60, insert: 120 },
+  });
+}
+
+/** A collection name Weaviate accepts: letters, digits and underscores, starting with a capital. */
+export function collectionName(database: string, model: string, dim: number): string {
+  const clean = (s: string) => s.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  return `Cortex_${clean(database)}_${clean(model)}_${dim}d`;
+}
+
+const text = (name: string, tokenization: 'word' | 'field', searchable = tokenization === 'word') => ({
+  name,
+  dataType: 'text' as const,
+  tokenization,
+  indexSearchable: searchable,
+  indexFilterable: true,
+});
+
+/** The properties of an entry object; `activeState` is 1, 0, or -1 when the type has no active flag. */
+const PROPERTIES = [
+  text('entryId', 'field'),
+  text('resourceId', 'field'),
+  { name: 'isHead', dataType: 'boolean' as const },
+  text('brainId', 'field'),
+  /** Who beyond the brain sees the entry: its brain id, or '*' when its visibility is workspace or core. */
+  text('reach', 'field'),
+  text('type', 'field'),
+  text('title', 'word'),
+  text('description', 'word'),
+  text('text', 'word'),
+  text('path', 'field'),
+  { name: 'activeState', dataType: 'int' as const },
+  text('visibility', 'field'),
+  text('ownerType', 'field'),
+  text('ownerId', 'field'),
+  text('ownerIdLower', 'field'),
+  { name: 'tags', dataType: 'text[]' as const, tokenization: 'field' as const, indexSearchable: false },
+  text('project', 'field'),
+  text('context', 'field'),
+  { name: 'chunkIndex', dataType: 'int' as const },
+  text('url', 'field', false),
+  text('displayPath', 'field', false),
+  { name: 'updatedAt', dataType: 'number' as const },
+  text('vectorModel', 'field', false),
+  { name: 'stamp', dataType: 'number' as const },
+];
+
+function toProps(e: IndexEntry, stamp: number): Record<string, WeaviateField> {
+  return {
+    entryId: e.id,
+    resourceId: e.resourceId,
+    isHead: e.id === e.resourceId,
+    brainId: e.brainId ?? '',
+    reach: e.visibility && e.visibility !== 'brain' ? '*' : (e.brainId ?? ''),
+    type: e.type,
+    title: e.title,
+    description: e.description,
+    text: e.text,
+    path: e.path,
+    activeState: e.isActive === undefined ? -1 : e.isActive ? 1 : 0,
+    visibility: e.visibility ?? '',
+    ownerType: e.ownerType ?? '',
+    ownerId: e.ownerId ?? '',
+    ownerIdLower: (e.ownerId ?? '').toLowerCase(),
+    tags: e.tags ?? [],
+    project: e.project ?? '',
+    context: e.context ?? '',
+    chunkIndex: e.chunkIndex ?? -1,
+    url: e.url,
+    displayPath: e.displayPath,
+    updatedAt: e.updatedAt,
+    vectorModel: e.vector && e.vectorModel ? e.vectorModel : '',
+    stamp,
+  };
+}
+
+const str = (v: unknown) => (typeof v === 'string' ? v : '');
+const orNull = (v: unknown) => (typeof v === 'string' && v ? v : null);
+
+function toEntry(workspaceId: string, o: { properties: unknown; vectors?: unknown }): IndexEntry {
+  const p = o.properties as Props;
+  const vec = (o.vectors as Record<string, unknown> | undefined)?.default;
+  const active = Number(p.activeState);
+  const e: IndexEntry = {
+    id: str(p.entryId),
+    workspaceId,
+    brainId: orNull(p.brainId),
+    type: str(p.type) as SearchType,
+    resourceId: str(p.resourceId),
+    title: str(p.title),
+    description: str(p.description),
+    text: str(p.text),
+    path: str(p.path),
+    url: str(p.url),
+    displayPath: str(p.displayPath),
+    updatedAt: Number(p.updatedAt ?? 0),
+  };
+  if (active !== -1) e.isActive = active === 1;
+  if (p.visibility) e.visibility = str(p.visibility);
+  if (p.ownerType) e.ownerType = str(p.ownerType);
+  if (p.ownerId) e.ownerId = str(p.ownerId);
+  if (Array.isArray(p.tags) && e.type === 'memories') e.tags = p.tags.map(String);
+  if (p.project) e.project = str(p.project);
+  if (p.context) e.context = str(p.context);
+  if (Number(p.chunkIndex) >= 0) e.chunkIndex = Number(p.chunkIndex);
+  if (Array.isArray(vec) && p.vectorModel) {
+    e.vector = Float32Array.from(vec as number[]);
+    e.vectorModel = str(p.vectorModel);
+  }
+  return e;
+}
+
+/** A missing tenant (a workspace that never wrote) answers like an empty one. */
+const noTenant = (err: unknown) => /tenant not found|tenant.*(does not exist|not found)|no tenant/i.test(String(err));
+
+/** Monotonic write stamps: a resource's older objects are the ones with another stamp (no window without entries). */
+let lastStamp = 0;
+export const nextStamp = () => (lastStamp = Math.max(lastStamp + 1, Date.now() * 1000));
+
+/**
+ * The index in Weaviate behind the interface, plus what the sync needs (its position, and the sweep
+ * that ends a full re-sync). `model` is the platform's embedding model: only vectors of that model
+ * are stored; others are kept as lexical-only entries, as the embedded index would never match them.
+ */
+export async function createWeaviateIndex(o: {
+  client: WeaviateClient;
+  database: string;
+  model: string;
+  dimension: number;
+}) {
+  const name = collectionName(o.database, o.model, o.dimension);
+  const { client } = o;
+  await ensureCollections(client, name);
+  const coll: Coll = client.collections.use(name);
+  const syncColl = client.collections.use(SYNC_COLLECTION);
+  const syncId = generateUuid5(name);
+  let size = 0;
+
+  const f = (c: Coll) => c.filter;
+  function filterOf(c: Coll, w: EntryWhere): FilterValue {
+    const parts: FilterValue[] = [f(c).byProperty('type').containsAny(w.types)];
+    if (w.headsOnly) parts.push(f(c).byProperty('isHead').equal(true));
+    // Equalities only (a notEqual reads every other entry of the tenant): `reach` is the brain, or '*'.
+    if (w.brainId) parts.push(f(c).byProperty('reach').containsAny([w.brainId, '*']));
+    if (w.isActive !== undefined)
+      parts.push(
+        f(c)
+          .byProperty('activeState')
+          .containsAny([w.isActive ? 1 : 0, -1]),
+      );
+    if (w.visibility) parts.push(f(c).byProperty('visibility').equal(w.visibility));
+    const prefix = w.pathPrefix ? w.pathPrefix.replace(/^\/+|\/+$/g, '') : '';
+    if (prefix)
+      parts.push(
+        Filters.or(
+          f(c).byProperty('path').equal(prefix),
+          f(c)
+            .byProperty('path')
+            .like(`${prefix.replace(/[*?]/g, '?')}/*`),
+        ),
+      );
+    if (w.ownerType !== undefined) parts.push(f(c).byProperty('ownerType').equal(w.ownerType));
+    if (w.ownerIds)
+      parts.push(
+        f(c)
+          .byProperty('ownerIdLower')
+          .containsAny(w.ownerIds.length ? w.ownerIds : ['']),
+      );
+    if (w.tags?.length) parts.push(f(c).byProperty('tags').containsAll(w.tags));
+    if (w.project) parts.push(f(c).byProperty('project').equal(w.project));
+    if (w.context) parts.push(f(c).byProperty('context').equal(w.context));
+    return parts.length === 1 ? parts[0] : Filters.and(...parts);
+  }
+
+  async function writeTenant(ws: string, resources: IndexEntry[][], stamp: number, dropStale = true) {
+    const t = coll.withTenant(ws);
+    const objects = resources.flat().map((e) => ({
+      id: generateUuid5(e.id, ws),
+      properties: toProps(e, stamp),
+      ...(e.vector && e.vectorModel === o.model && e.vector.length === o.dimension
+        ? { vectors: Array.from(e.vector) }
+        : {}),
+    }));
+    const batches: (typeof objects)[] = [];
+    for (let i = 0; i < objects.length; i += WRITE_BATCH) batches.push(objects.slice(i, i + WRITE_BATCH));
+    // Two insert calls in flight: the engine indexes one while the next travels.
+    for (let i = 0; i < batches.length; i += 2) {
+      for (const res of await Promise.all(batches.slice(i, i + 2).map((b) => t.data.insertMany(b)))) {
+        if (res.hasErrors) {
+          const first = Object.values(res.errors)[0];
+          throw new Error(
+            `weaviate: writing ${Object.keys(res.errors).length} entries failed: ${first?.message ?? '?'}`,
+          );
+        }
+      }
+    }
+    if (!dropStale) return;
+    // The entries each resource no longer has (an edit that removed chunks): another stamp.
+    const ids = [...new Set(resources.map((r) => r[0]?.resourceId).filter((x): x is string => !!x))];
+    for (let i = 0; i < ids.length; i += WRITE_BATCH) {
+      await t.data.deleteMany(
+        Filters.and(
+          f(coll)
+            .byProperty('resourceId')
+            .containsAny(ids.slice(i, i + WRITE_BATCH)),
+          f(coll).byProperty('stamp').notEqual(stamp),
+        ),
+      );
+    }
+  }
+
+  async function query<T>(ws: string, run: (c: Coll) => Promise<T>, empty: T): Promise<T> {
+    try {
+      return await run(coll.withTenant(ws));
+    } catch (err) {
+      if (noTenant(err)) return empty;
+      throw err;
+    }
+  }
+
+  async function replace(resources: IndexEntry[][], dropStale: boolean) {
+    const stamp = nextStamp();
+    const byTenant = new Map<string, IndexEntry[][]>();
+    for (const r of resources) {
+      if (!r.length) continue;
+      const list = byTenant.get(r[0].workspaceId) ?? [];
+      list.push(r);
+      byTenant.set(r[0].workspaceId, list);
+    }
+    for (const [ws, list] of byTenant) await writeTenant(ws, list, stamp, dropStale);
+  }
+
+  const backend: SearchBackend = {
+    kind: 'weaviate',
+    replaceResources: (resources) => replace(resources, true),
+    async removeResources(keys) {
+      const byTenant = new Map<string, string[]>();
+      for (const k of keys) byTenant.set(k.workspaceId, [...(byTenant.get(k.workspaceId) ?? []), k.id]);
+      for (const [ws, ids] of byTenant)
+        await query(ws, (c) => c.data.deleteMany(f(c).byProperty('resourceId').containsAny(ids)), null);
+    },
+    async lexical(ws, terms, fl: IndexFilter, limit) {
+      if (!terms.length) return [];
+      return query(
+        ws,
+        async (c) => {
+          const res = await c.query.bm25(terms.join(' '), {
+            queryProperties: ['title^2', 'description', 'text'],
+            limit: fl.post ? limit * OVERFETCH : limit,
+            filters: filterOf(c, fl.where),
+            returnMetadata: ['score'],
+            includeVector: true,
+          });
+          const out: Scored[] = [];
+          for (const obj of res.objects) {
+            const e = toEntry(ws, obj);
+            if (fl.test(e)) out.push({ entry: e, score: obj.metadata?.score ?? 0 });
+            if (out.length >= limit) break;
+          }
+          return out;
+        },
+        [],
+      );
+    },
+    async vector(ws, q, model, fl, limit) {
+      if (model !== o.model || q.length !== o.dimension || limit <= 0) return [];
+      return query(
+        ws,
+        async (c) => {
+          const res = await c.query.nearVector(Array.from(q), {
+            limit: fl.post ? limit * OVERFETCH : limit,
+            filters: filterOf(c, fl.where),
+            returnMetadata: ['distance'],
+            includeVector: true,
+          });
+          const out: Scored[] = [];
+          for (const obj of res.objects) {
+            const e = toEntry(ws, obj);
+            if (fl.test(e)) out.push({ entry: e, score: 1 - (obj.metadata?.distance ?? 1) });
+            if (out.length >= limit) break;
+          }
+          return out;
+        },
+        [],
+      );
+    },
+    async scan(ws, fl) {
+      return query(
+        ws,
+        async (c) => {
+          const out: IndexEntry[] = [];
+          for (let offset = 0; ; offset += SCAN_PAGE) {
+            const res = await c.query.fetchObjects({ limit: SCAN_PAGE, offset, filters: filterOf(c, fl.where) });
+            for (const obj of res.objects) {
+              const e = toEntry(ws, obj);
+              if (fl.test(e)) out.push(e);
+            }
+            if (res.objects.length < SCAN_PAGE) return out;
+          }
+        },
+        [],
+      );
+    },
+    size: () => size,
+  };
+
+  return {
+    backend,
+    /** The target of a full re-sync: writes without dropping each resource's older entries (the sweep at its end does). */
+    resyncTarget: { ...backend, replaceResources: (resources: IndexEntry[][]) => replace(resources, false) },
+    collection: name,
+    /** The sync's stored position, or null (a new or wiped index: re-sync it whole). */
+    async position(): Promise<SyncPosition | null> {
+      const obj = await syncColl.query.fetchObjectById(syncId);
+      if (!obj) return null;
+      const p = obj.properties;
+      const partitions = parsePartitions(str(p.partitions));
+      return partitions ? { partitions, runId: orNull(p.runId) } : null;
+    },
+    async savePosition(pos: SyncPosition): Promise<void> {
+      const properties = {
+        collection: name,
+        partitions: JSON.stringify(pos.partitions),
+        runId: pos.runId ?? '',
+      };
+      if (await syncColl.data.exists(syncId)) await syncColl.data.replace({ id: syncId, properties });
+      else await syncColl.data.insert({ id: syncId, properties });
+    },
+    /** Ends a full re-sync: every entry not written since `since` (a stamp taken before the walk) is gone from the store. */
+    async sweep(since: number): Promise<void> {
+      const tenants = await coll.tenants.get();
+      for (const ws of Object.keys(tenants))
+        await coll.withTenant(ws).data.deleteMany(f(coll).byProperty('stamp').lessThan(since));
+    },
+    /** Counts the entries (every tenant): /health's `entries`, refreshed by the sync now and then. */
+    async count(): Promise<number> {
+      const tenants = await coll.tenants.get();
+      let n = 0;
+      for (const ws of Object.keys(tenants)) n += (await coll.withTenant(ws).aggregate.overAll()).totalCount;
+      size = n;
+      return n;
+    },
+  };
+}
+export type WeaviateIndex = Awaited<ReturnType<typeof createWeaviateIndex>>;
+
+/** Creates the index collection and the sync-state collection when missing (another process may race us: that is fine). */
+async function ensureCollections(client: WeaviateClient, name: string) {
+  const create = async (exists: () => Promise<boolean>, make: () => Promise<unknown>) => {
+    if (await exists()) return;
+    try {
+      await make();
+    } catch (err) {
+      if (!(await exists())) throw err;
+    }
+  };
+  await create(
+    () => client.collections.exists(name),
+    () =>
+      client.collections.create({
+        name,
+        description: 'Cortex search entries (docs/search.md): a tenant per workspace',
+        multiTenancy: weaviate.configure.multiTenancy({
+          enabled: true,
+          autoTenantCreation: true,
+          autoTenantActivation: true,
+        }),
+        invertedIndex: weaviate.configure.invertedIndex({ bm25b: 0.75, bm25k1: 1.2 }),
+        vectorizers: weaviate.configure.vectors.selfProvided({
+          vectorIndexConfig: weaviate.configure.vectorIndex.hnsw({ distanceMetric: 'cosine' }),
+        }),
+        properties: PROPERTIES,
+      }),
+  );
+  await create(
+    () => client.collections.exists(SYNC_COLLECTION),
+    () =>
+      client.collections.create({
+        name: SYNC_COLLECTION,
+        description: 'Cortex search sync positions: one object per index collection',
+        vectorizers: weaviate.configure.vectors.selfProvided({
+          vectorIndexConfig: weaviate.configure.vectorIndex.flat(),
+        }),
+        properties: [
+          text('collection', 'field', false),
+          text('partitions', 'field', false),
+          text('runId', 'field', false),
+        ],
+      }),
+  );
+}
