@@ -28,6 +28,8 @@ export interface NodeRun {
   error?: string;
   /** The intervention it waits on (human nodes). */
   interventionId?: string;
+  /** Its value as its last `node_finish` entry carried it (bounded: a large one is `{ truncated, preview }`). */
+  output?: unknown;
   /** Index in the entry list of its last start and finish (the detail panel lists its entries). */
   startedAt?: number;
   finishedAt?: number;
@@ -125,6 +127,7 @@ export function applyEntry(view: RunView, e: Entry): RunView {
       const n = node(id);
       n.node_type = str(e.node_type) ?? n.node_type;
       n.handle = str(e.handle) ?? n.handle;
+      if ('value' in e) n.output = e.value;
       n.finishedAt = at;
       n.interventionId = undefined;
       // A finish after a caught error (on_error continue or branch) keeps the node shown as failed.

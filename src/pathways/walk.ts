@@ -175,3 +175,17 @@ export function httpTimeoutMs(data?: Record<string, unknown> | null): number {
   if (typeof n !== 'number' || !Number.isFinite(n)) return HTTP_DEFAULT_TIMEOUT_MS;
   return Math.min(Math.max(Math.floor(n), 1), HTTP_MAX_TIMEOUT_MS);
 }
+
+/** A node's value carried on its `node_finish` stream entry up to this many characters of JSON. */
+export const NODE_VALUE_STREAM_CHARS = 4096;
+
+/**
+ * What a `node_finish` entry carries of the node's value (docs/streams.md): the value itself when
+ * its JSON fits in NODE_VALUE_STREAM_CHARS, else `{ truncated: true, chars, preview }` (the whole
+ * value is in the job's result `nodes` at the end). Pure and deterministic: the workflow calls it.
+ */
+export function streamValue(value: unknown): unknown {
+  const json = JSON.stringify(value ?? null);
+  if (json.length <= NODE_VALUE_STREAM_CHARS) return value ?? null;
+  return { truncated: true, chars: json.length, preview: json.slice(0, 1000) };
+}

@@ -73,6 +73,14 @@ describe('pathway execution', () => {
       'node_start:output',
       'node_finish:output',
     ]);
+    // Each node_finish carries the node's value (bounded), so a client shows it while the run goes on.
+    const values = Object.fromEntries(
+      sse.events
+        .map((e) => dataOf(e))
+        .filter((d) => d.type === 'node_finish')
+        .map((d) => [String(d.node), d.value]),
+    );
+    expect(values).toEqual({ s: { a: 2, b: 3 }, t: { total: 5 }, d: { total: 5 }, o: 50 });
     expect(dataOf(sse.events.at(-1)!).type).toBe('complete');
   });
 

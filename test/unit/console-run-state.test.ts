@@ -134,4 +134,15 @@ describe('run-state', () => {
     expect(partly.nodes.every((n) => n.position === undefined)).toBe(true);
     expect(normalizeGraph('nonsense')).toEqual({ nodes: [], edges: [] });
   });
+
+  it("keeps each node's value from its node_finish entry, the latest visit's", () => {
+    const v = fold([start('t', 'transform'), finish('t', 'transform', { value: { total: 5 } })]);
+    expect(v.nodes.t.output).toEqual({ total: 5 });
+    applyEntry(v, start('t', 'transform'));
+    applyEntry(v, finish('t', 'transform', { value: { truncated: true, chars: 9000, preview: '{"big"' } }));
+    expect(v.nodes.t.output).toEqual({ truncated: true, chars: 9000, preview: '{"big"' });
+    // An entry written before node values were streamed carries none: nothing is invented.
+    const old = fold([start('u', 'delay'), finish('u', 'delay')]);
+    expect('output' in old.nodes.u).toBe(false);
+  });
 });

@@ -1,6 +1,6 @@
 import * as wf from '@temporalio/workflow';
 import type { RetryPolicy } from '@temporalio/common';
-import { nextTargets } from '../../src/pathways/walk.js';
+import { nextTargets, streamValue } from '../../src/pathways/walk.js';
 import { local } from './activities.js';
 import { handlerFor, type NodeExpression, type NodeHandler, type NodeOutcome, type RunNode } from './nodes/index.js';
 import { nodeId, type Branch, type RunState } from './state.js';
@@ -45,6 +45,8 @@ export async function visit(run: RunState, b: Branch): Promise<number[]> {
     node_type: node.type,
     ...(handle !== undefined ? { handle } : {}),
     ...(policy ? { error_policy: policy } : {}),
+    // The node's value (bounded), so a client can show it on the graph while the run goes on.
+    value: streamValue(value),
   };
   const progressPatch = writeProgress ? { progress: status.progress, currentStep: label } : null;
   if (run.fused) b.carried = { event: finishEvent, patch: progressPatch };

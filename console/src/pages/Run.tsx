@@ -289,7 +289,7 @@ function Legend() {
 
 /**
  * The nodes as a list (keyboard and phone friendly) and the selected node: its state and entries
- * from the stream, its settings, and its input and output once the run reports its values.
+ * from the stream, its settings, and its input and output (from its entries while the run goes on, from the result at its end).
  */
 function NodePanel({
   graph,
@@ -318,12 +318,21 @@ function NodePanel({
   );
   const run = node ? view.nodes[node.id] : undefined;
   const preds = node ? predecessors(graph, node.id) : [];
+  // A node's value: the result's (whole, at the end), else what its node_finish entry carried (live).
+  const valueOf = (id: string): { known: boolean; value?: unknown } =>
+    values && id in values
+      ? { known: true, value: values[id] }
+      : view.nodes[id] && 'output' in view.nodes[id]
+        ? { known: true, value: view.nodes[id].output }
+        : { known: false };
+  const known = preds.filter((p) => valueOf(p).known);
   const nodeInput =
     node && preds.length === 0
       ? input
-      : values
-        ? Object.fromEntries(preds.filter((p) => p in values).map((p) => [p, values[p]]))
+      : known.length
+        ? Object.fromEntries(known.map((p) => [p, valueOf(p).value]))
         : undefined;
+  const output = node ? valueOf(node.id) : { known: false };
   return (
     <div className="node-panel">
       <ul className="node-list" aria-label="Nodes">
@@ -361,15 +370,13 @@ function NodePanel({
           {nodeInput !== undefined ? (
             <Json value={nodeInput} label="Node input" />
           ) : (
-            <p className="muted">Shown when the run reports its node values (at its end).</p>
+            <p className="muted">Shown once the nodes before it have finished.</p>
           )}
           <h4>Output</h4>
-          {values && node.id in values ? (
-            <Json value={values[node.id]} label="Node output" />
+          {output.known ? (
+            <Json value={output.value} label="Node output" />
           ) : (
-            <p className="muted">
-              {view.terminal ? 'No value.' : 'Shown when the run reports its node values (at its end).'}
-            </p>
+            <p className="muted">{view.terminal ? 'No value.' : 'Shown once the node has finished.'}</p>
           )}
           <h4>Settings</h4>
           <Json value={node.data} label="Node settings" />
