@@ -28,10 +28,23 @@ export interface ParallelResult {
     ratio: number;
     /** CPU milliseconds per item of the 100-item maps, by process (what a shared machine's load cannot distort). */
     cpuMsPerItem: Record<string, number>;
+    /** Store commands per item of the 100-item maps: MongoDB by the API and by the worker (by command), Redis in all. */
+    storePerItem: { api: Record<string, number>; worker: Record<string, number>; redis: number };
   };
 }
 /** CPU seconds spent so far by each process of the bench's tree, by name. */
 export type CpuReader = () => Map<string, number>;
+/** MongoDB commands by name sent so far by the API and by the worker, and Redis commands served in all. */
+export interface StoreCounters {
+  api: Map<string, number>;
+  worker: Map<string, number>;
+  redis: number;
+}
+/** What the map measurement reads before and after its maps. */
+export interface MapProbes {
+  cpu: CpuReader;
+  store: () => Promise<StoreCounters>;
+}
 const MAP_ITEMS = 100;
 const MAP_CONCURRENCY = 10;
 const PROVIDER_MS = 200;
@@ -70,7 +83,7 @@ export async function measurePathwayParallel(
   llm: ScriptedOpenAI,
   neuronId: string,
   say: (line: string) => void,
-  cpu: CpuReader,
+  probes: MapProbes,
 ): Promise<ParallelResult> {
   const delays = Array.from({ length: FAN_OUT }, (_, i) => ({
     id: `wait-${i + 1}`,
@@ -111,7 +124,7 @@ export async function measurePathwayParallel(
   say(
     `(q) fan-out median ${median(fanOutMs).toFixed(0)} ms, one delay median ${median(singleMs).toFixed(0)} ms, ratio ${ratio.toFixed(2)}`,
   );
-  return { fanOut: FAN_OUT, fanOutMs, singleMs, ratio, map: await measureMap(app, ws, llm, neuronId, say, cpu) };
+  return { fanOut: FAN_OUT, fanOutMs, singleMs, ratio, map: await measureMap(app, ws, llm, neuronId, say, probes) };
 }
 
 /** A map over a neuron whose provider answers after PROVIDER_MS: 100 items at concurrency 10 against one item. */
@@ -121,7 +134,7 @@ async function measureMap(
   llm: ScriptedOpenAI,
   neuronId: string,
   say: (line: string) => void,
-  cpu: CpuReader,
+  { cpu, store }: MapProbes,
 ): Promise<ParallelResult['map']> {
   llm.setDefault(() => ({ text: 'done', firstTokenMs: PROVIDER_MS }));
   const mapPathway = await create(app, ws, 'bench-map', {
@@ -147,9 +160,27 @@ async function measureMap(
   const oneMs: number[] = [];
   for (let i = 0; i < 3; i++) oneMs.push(await timedRun(app, ws, mapPathway, items(1)));
   const mapMs: number[] = [];
+  // The workers finish a run after its job ends: let the one-item maps' last writes land first.
+  await new Promise((r) => setTimeout(r, 500));
+  const store0 = await store();
   const cpu0 = cpu();
   for (let i = 0; i < 2; i++) mapMs.push(await timedRun(app, ws, mapPathway, items(MAP_ITEMS)));
   const cpu1 = cpu();
+  await new Promise((r) => setTimeout(r, 500));
+  const store1 = await store();
+  const perItem = (a: Map<string, number>, b: Map<string, number>) => {
+    const out: Record<string, number> = {};
+    for (const [cmd, n] of a) {
+      const d = (n - (b.get(cmd) ?? 0)) / (2 * MAP_ITEMS);
+      if (d >= 0.05) out[cmd] = Math.round(d * 10) / 10;
+    }
+    return out;
+  };
+  const storePerItem = {
+    api: perItem(store1.api, store0.api),
+    worker: perItem(store1.worker, store0.worker),
+    redis: Math.round(((store1.redis - store0.redis) / (2 * MAP_ITEMS)) * 10) / 10,
+  };
   const cpuMsPerItem: Record<string, number> = {};
   for (const [name, s] of cpu1) {
     const ms = ((s - (cpu0.get(name) ?? 0)) * 1000) / (2 * MAP_ITEMS);
@@ -157,9 +188,9 @@ async function measureMap(
   }
   const ratio = median(mapMs) / ((MAP_ITEMS / MAP_CONCURRENCY) * median(oneMs));
   say(
-    `(q) map of ${MAP_ITEMS} median ${median(mapMs).toFixed(0)} ms, one item ${median(oneMs).toFixed(0)} ms, ratio ${ratio.toFixed(2)}; CPU per item ${JSON.stringify(cpuMsPerItem)} ms`,
+    `(q) map of ${MAP_ITEMS} median ${median(mapMs).toFixed(0)} ms, one item ${median(oneMs).toFixed(0)} ms, ratio ${ratio.toFixed(2)}; CPU per item ${JSON.stringify(cpuMsPerItem)} ms; store commands per item ${JSON.stringify(storePerItem)}`,
   );
-  return { items: MAP_ITEMS, concurrency: MAP_CONCURRENCY, mapMs, oneMs, ratio, cpuMsPerItem };
+  return { items: MAP_ITEMS, concurrency: MAP_CONCURRENCY, mapMs, oneMs, ratio, cpuMsPerItem, storePerItem };
 }
 
 export function sectionQ(q: ParallelResult): string[] {
@@ -176,5 +207,15 @@ export function sectionQ(q: ParallelResult): string[] {
       .join(', ')}; total ${Object.values(q.map.cpuMsPerItem)
       .reduce((a, b) => a + b, 0)
       .toFixed(0)} ms`,
+    `      store commands per item: API ${storeLine(q.map.storePerItem.api)}; worker ${storeLine(q.map.storePerItem.worker)}; Redis ${q.map.storePerItem.redis}`,
   ];
+}
+
+/** `total (find 3, insert 2, …)` of one process's MongoDB commands per item. */
+function storeLine(byCommand: Record<string, number>): string {
+  const total = Object.values(byCommand).reduce((a, b) => a + b, 0);
+  const parts = Object.entries(byCommand)
+    .sort(([, a], [, b]) => b - a)
+    .map(([cmd, n]) => `${cmd} ${n}`);
+  return `${total.toFixed(1)} (${parts.join(', ')})`;
 }

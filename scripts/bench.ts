@@ -86,7 +86,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } 
 import { createOpenAIProvider } from '../src/llm/openai.js';
 import { buildWorkspace, makeClient, startTestApp, type TestApp, type TestClient } from '../test/support/app.js';
 import { measureConsole, sectionR, type ConsoleResult } from './bench-console.js';
-import { measurePathwayParallel, sectionQ, type ParallelResult } from './bench-pathways.js';
+import { measurePathwayParallel, sectionQ, type ParallelResult, type StoreCounters } from './bench-pathways.js';
 import {
   lastUserText,
   startScriptedOpenAI,
@@ -495,6 +495,15 @@ function mongoCounts(text: string): Map<string, number> {
   return out;
 }
 
+/** Store commands sent so far: MongoDB by the API (this process) and the worker (its metrics port), Redis in all. */
+async function storeCounters(app: TestApp, workerMetricsUrl: string): Promise<StoreCounters> {
+  return {
+    api: mongoCounts(await registry.metrics()),
+    worker: mongoCounts(await (await fetch(workerMetricsUrl)).text()),
+    redis: await redisCalls(app),
+  };
+}
+
 /** Total commands Redis has served (INFO commandstats), every client included. */
 async function redisCalls(app: TestApp): Promise<number> {
   const info = await app.deps.redis.info('commandstats');
@@ -520,11 +529,7 @@ async function measureRoundTrips(
   const invoke = (i: number) => runThroughApi(app, ws, `/v1/neurons/${neuronId}/invoke`, { message: `rt ${i}` });
   for (let i = 0; i < WARMUP; i++) await invoke(i);
   say(`(j) round trips: ${RT_RUNS} sequential trivial runs, counting store commands`);
-  const snapshot = async () => ({
-    api: mongoCounts(await registry.metrics()),
-    worker: mongoCounts(await (await fetch(workerMetricsUrl)).text()),
-    redis: await redisCalls(app),
-  });
+  const snapshot = () => storeCounters(app, workerMetricsUrl);
   // The worker finishes a run after its `complete` entry (dropping the run log): let it settle.
   const settle = () => new Promise((r) => setTimeout(r, 300));
   await settle();
@@ -1987,7 +1992,10 @@ async function main(): Promise<void> {
         ...(worker.pid ? [[worker.pid, 'worker'] as [number, string]] : []),
       ]);
       const neuronId = await createNeuron(app, ws, 'bench-map');
-      r.q = await measurePathwayParallel(app, ws, llm, neuronId, say, () => treeCpu(names));
+      r.q = await measurePathwayParallel(app, ws, llm, neuronId, say, {
+        cpu: () => treeCpu(names),
+        store: () => storeCounters(app, `http://127.0.0.1:${workerMetricsPort}/metrics`),
+      });
     }
     if (runs('r')) r.r = await measureConsole(app, ws, say);
     if (runs('d')) r.d = await measureRealistic(app, ws, llm);

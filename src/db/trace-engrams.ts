@@ -16,6 +16,8 @@ import {
   type TraceDoc,
 } from './traces.js';
 
+/** How many traces' newest seq one process remembers as the start of its next walk (a number each). */
+const REMEMBERED_TRACES = 10_000;
 /** Histories up to this many engrams are read by key (places, then engrams); longer ones by one query. */
 const KEYED_HISTORY_MAX = 400;
 const KEY_READS_AT_ONCE = 32;
@@ -85,6 +87,37 @@ export function createEngramLog(
 ) {
   const keyed = backend === 'ferretdb';
 
+  /**
+   * Contention avoidance within one process, beside the claim (which stays the one mechanism:
+   * other processes still race through it, and it alone decides): this process's appends to one
+   * trace take turns, and the newest place it saw of each trace is where its next walk starts.
+   * A map's items finishing at once in one worker then neither lose claims to each other nor walk
+   * up from the trace's lagging counter one key at a time. The remembered seq is only a hint: the
+   * walk reads that place and the next by key, so a trace deleted and started again meanwhile
+   * (its place missing) falls back to the newest engram as before.
+   */
+  const turns = new Map<string, Promise<unknown>>();
+  const newestSeen = new Map<string, number>();
+  const seen = (key: string, seq: number) => {
+    if ((newestSeen.get(key) ?? 0) >= seq) return;
+    newestSeen.delete(key); // re-inserted: the map's order is least recently advanced first
+    newestSeen.set(key, seq);
+    if (newestSeen.size > REMEMBERED_TRACES) newestSeen.delete(newestSeen.keys().next().value!);
+  };
+  /** Runs `fn` after every earlier append of this process to trace `key` has settled. */
+  function inTurn<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const mine = (turns.get(key) ?? Promise.resolve()).then(fn);
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    turns.set(key, settled);
+    void settled.then(() => {
+      if (turns.get(key) === settled) turns.delete(key);
+    });
+    return mine;
+  }
+
   /** An engram's place: its key, seq and the trace's totals through it. */
   const placeOf = (e: EngramDoc): EngramPlaceDoc => ({
     _id: placeKey(traceKey(e.workspaceId, e.traceId), e.seq),
@@ -101,21 +134,24 @@ export function createEngramLog(
    * places, or a writer that died between its engram and its place) is rebuilt from the newest
    * engram: the one scan left on this path, once.
    */
-  async function walkNewest(workspaceId: string, traceId: string, hint: number): Promise<EngramPlaceDoc | null> {
+  async function walkNewest(workspaceId: string, traceId: string, counted: number): Promise<EngramPlaceDoc | null> {
     const key = traceKey(workspaceId, traceId);
+    const hint = Math.max(counted, newestSeen.get(key) ?? 0);
     let [last, next] = await Promise.all([
       hint > 0 ? findById(places, placeKey(key, hint)) : Promise.resolve(null),
       findById(places, placeKey(key, hint + 1)),
     ]);
     if (hint > 0 && !last) {
+      newestSeen.delete(key); // the place is missing: whatever this process remembered is no guide
       const e = await newest(engrams, { workspaceId, traceId }, 'seq');
       if (!e) return null;
       await place(e);
       last = placeOf(e);
       next = await findById(places, placeKey(key, e.seq + 1));
     }
-    if (!next) return last;
-    return (await probeFrom(places, (n) => placeKey(key, n), next.seq + 1)).at(-1) ?? next;
+    const newestPlace = next ? ((await probeFrom(places, (n) => placeKey(key, n), next.seq + 1)).at(-1) ?? next) : last;
+    if (newestPlace) seen(key, newestPlace.seq);
+    return newestPlace;
   }
 
   /** The newest engram's place (seq and running totals), or null for a trace without engrams. */
@@ -203,6 +239,24 @@ export function createEngramLog(
     throw new Error(`could not claim the next place of trace ${traceId} after 100 tries`);
   }
 
+  /** One append, in its turn (see `appendEngram`). */
+  async function appendOne(
+    input: NewEngram,
+    o: { hint: number; memoryIds: string[]; title?: string; onStored?: () => void },
+  ): Promise<Appended> {
+    const { doc, existed } = await claimSeq(input, o.hint, o.onStored);
+    await place(doc);
+    seen(traceKey(doc.workspaceId, doc.traceId), doc.seq);
+    const generated = o.title !== undefined ? { title: o.title, written: false } : undefined;
+    const trace = await converge(doc.workspaceId, input.traceId, o.memoryIds, placeOf(doc), generated);
+    return {
+      engram: decodeEngram(doc),
+      existed,
+      trace: trace && decodeTrace(trace),
+      titled: generated?.written ?? false,
+    };
+  }
+
   return {
     /**
      * Appends one engram: claims the trace's next seq (a unique insert; the engram carries the
@@ -210,21 +264,10 @@ export function createEngramLog(
      * a generated one, while the trace has none). `hint`: a message count the trace has reached.
      * `onStored` runs as soon as the engram is stored. An id stored before answers that engram.
      */
-    async appendEngram(
+    appendEngram: (
       input: NewEngram,
       o: { hint: number; memoryIds: string[]; title?: string; onStored?: () => void },
-    ): Promise<Appended> {
-      const { doc, existed } = await claimSeq(input, o.hint, o.onStored);
-      await place(doc);
-      const generated = o.title !== undefined ? { title: o.title, written: false } : undefined;
-      const trace = await converge(doc.workspaceId, input.traceId, o.memoryIds, placeOf(doc), generated);
-      return {
-        engram: decodeEngram(doc),
-        existed,
-        trace: trace && decodeTrace(trace),
-        titled: generated?.written ?? false,
-      };
-    },
+    ): Promise<Appended> => inTurn(traceKey(input.workspaceId, input.traceId), () => appendOne(input, o)),
 
     /**
      * Starts a trace whose id the platform just chose with its first engram: the trace document

@@ -145,10 +145,13 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
     const ws = randomUUID();
     const traceId = randomUUID();
     await repo.create(newTrace(ws, traceId));
-    const n = 8;
+    // Three repositories stand for three processes: one process's appends to a trace take turns,
+    // the processes race for the claims.
+    const writers = [repo, h.repos(backend).traces, h.repos(backend).traces];
+    const n = 12;
     const results = await Promise.all(
       Array.from({ length: n }, (_, i) =>
-        repo.appendEngram(newEngram(ws, traceId, `m${i}`), { hint: 0, memoryIds: [] }),
+        writers[i % writers.length]!.appendEngram(newEngram(ws, traceId, `m${i}`), { hint: 0, memoryIds: [] }),
       ),
     );
     expect(results.map((r) => r.engram.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
@@ -156,6 +159,25 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
     expect(t?.messageCount).toBe(n);
     expect(t?.cost.totalTokens).toBe(n);
     expect((await repo.history(ws, traceId, n)).map((e) => e.seq)).toEqual(results.map((_, i) => i + 1));
+  });
+
+  run('the newest seq a process remembers is a hint: appends of another process meanwhile are found', async () => {
+    const ws = randomUUID();
+    const traceId = randomUUID();
+    await repo.create(newTrace(ws, traceId));
+    const other = h.repos(backend).traces;
+    for (const c of ['a', 'b']) await repo.appendEngram(newEngram(ws, traceId, c, 1), { hint: 0, memoryIds: [] });
+    for (const c of ['c', 'd', 'e']) await other.appendEngram(newEngram(ws, traceId, c, 1), { hint: 0, memoryIds: [] });
+    // This process remembers seq 2; a stale hint from the caller too.
+    const r = await repo.appendEngram(newEngram(ws, traceId, 'f', 1), { hint: 1, memoryIds: [] });
+    expect(r.engram.seq).toBe(6);
+    expect((await repo.get(ws, traceId))?.cost.totalTokens).toBe(6);
+    // A trace of another workspace with the same id starts at 1 whatever this process remembers.
+    const elsewhere = randomUUID();
+    await repo.create(newTrace(elsewhere, traceId));
+    expect(
+      (await repo.appendEngram(newEngram(elsewhere, traceId, 'x', 1), { hint: 0, memoryIds: [] })).engram.seq,
+    ).toBe(1);
   });
 
   run('a generated title is set with the counters only while the trace has none', async () => {
