@@ -30,6 +30,8 @@ export interface ParallelResult {
     cpuMsPerItem: Record<string, number>;
     /** Store commands per item of the 100-item maps: MongoDB by the API and by the worker (by command), Redis in all. */
     storePerItem: { api: Record<string, number>; worker: Record<string, number>; redis: number };
+    /** The last 100-item map's own workflow tasks (its history): the one run every item's start and end goes through. */
+    parentTasks?: ParentTasks;
   };
 }
 /** CPU seconds spent so far by each process of the bench's tree, by name. */
@@ -44,6 +46,45 @@ export interface StoreCounters {
 export interface MapProbes {
   cpu: CpuReader;
   store: () => Promise<StoreCounters>;
+  /** The workflow history's events of a run: type number and time (ms). */
+  history?: (workflowId: string) => Promise<{ type: number; ms: number }[]>;
+}
+/** A run's workflow tasks, from its history: how many, how long each waited and ran, and the share of the run they took. */
+export interface ParentTasks {
+  tasks: number;
+  scheduleToStartMs: number;
+  startToCompleteMs: number;
+  busyShare: number;
+}
+// Temporal's EventType numbers (temporal.api.enums.v1.EventType).
+const WFT_SCHEDULED = 5;
+const WFT_STARTED = 6;
+const WFT_COMPLETED = 7;
+
+/** The workflow tasks of one history (see ParentTasks). */
+function tasksOf(events: { type: number; ms: number }[]): ParentTasks {
+  let scheduled = 0;
+  let started = 0;
+  let waited = 0;
+  let ran = 0;
+  let n = 0;
+  for (const e of events) {
+    if (e.type === WFT_SCHEDULED) scheduled = e.ms;
+    else if (e.type === WFT_STARTED) {
+      started = e.ms;
+      waited += started - scheduled;
+    } else if (e.type === WFT_COMPLETED) {
+      ran += e.ms - started;
+      n++;
+    }
+  }
+  const span = events.length ? events.at(-1)!.ms - events[0]!.ms : 0;
+  return {
+    tasks: n,
+    scheduleToStartMs: n ? Math.round((waited / n) * 10) / 10 : 0,
+    startToCompleteMs: n ? Math.round((ran / n) * 10) / 10 : 0,
+    busyShare: span ? Math.round(((waited + ran) / span) * 100) / 100 : 0,
+  };
 }
 const MAP_ITEMS = 100;
 const MAP_CONCURRENCY = 10;
@@ -63,11 +104,13 @@ async function timedRun(
   ws: Workspace,
   pathwayId: string,
   input: Record<string, unknown> = {},
+  jobs: string[] = [],
 ): Promise<number> {
   const t0 = performance.now();
   const r = await app.post(`/v1/pathways/${pathwayId}/execute`, ws.key, { input }, ws.brainHeaders);
   if (r.status !== 202) throw new Error(`execute answered ${r.status}: ${r.text}`);
   const jobId = String(r.body.job_id);
+  jobs.push(jobId);
   for (;;) {
     const s = await app.get(`/v1/jobs/${jobId}/status`, ws.key);
     if (s.body.status === 'completed') return performance.now() - t0;
@@ -134,7 +177,7 @@ async function measureMap(
   llm: ScriptedOpenAI,
   neuronId: string,
   say: (line: string) => void,
-  { cpu, store }: MapProbes,
+  { cpu, store, history }: MapProbes,
 ): Promise<ParallelResult['map']> {
   llm.setDefault(() => ({ text: 'done', firstTokenMs: PROVIDER_MS }));
   const mapPathway = await create(app, ws, 'bench-map', {
@@ -164,8 +207,10 @@ async function measureMap(
   await new Promise((r) => setTimeout(r, 500));
   const store0 = await store();
   const cpu0 = cpu();
-  for (let i = 0; i < 2; i++) mapMs.push(await timedRun(app, ws, mapPathway, items(MAP_ITEMS)));
+  const mapJobs: string[] = [];
+  for (let i = 0; i < 2; i++) mapMs.push(await timedRun(app, ws, mapPathway, items(MAP_ITEMS), mapJobs));
   const cpu1 = cpu();
+  const parentTasks = history ? tasksOf(await history(mapJobs.at(-1)!)) : undefined;
   await new Promise((r) => setTimeout(r, 500));
   const store1 = await store();
   const perItem = (a: Map<string, number>, b: Map<string, number>) => {
@@ -188,9 +233,18 @@ async function measureMap(
   }
   const ratio = median(mapMs) / ((MAP_ITEMS / MAP_CONCURRENCY) * median(oneMs));
   say(
-    `(q) map of ${MAP_ITEMS} median ${median(mapMs).toFixed(0)} ms, one item ${median(oneMs).toFixed(0)} ms, ratio ${ratio.toFixed(2)}; CPU per item ${JSON.stringify(cpuMsPerItem)} ms; store commands per item ${JSON.stringify(storePerItem)}`,
+    `(q) map of ${MAP_ITEMS} median ${median(mapMs).toFixed(0)} ms, one item ${median(oneMs).toFixed(0)} ms, ratio ${ratio.toFixed(2)}; CPU per item ${JSON.stringify(cpuMsPerItem)} ms; store commands per item ${JSON.stringify(storePerItem)}; the map run's own workflow tasks ${JSON.stringify(parentTasks)}`,
   );
-  return { items: MAP_ITEMS, concurrency: MAP_CONCURRENCY, mapMs, oneMs, ratio, cpuMsPerItem, storePerItem };
+  return {
+    items: MAP_ITEMS,
+    concurrency: MAP_CONCURRENCY,
+    mapMs,
+    oneMs,
+    ratio,
+    cpuMsPerItem,
+    storePerItem,
+    ...(parentTasks ? { parentTasks } : {}),
+  };
 }
 
 export function sectionQ(q: ParallelResult): string[] {
@@ -208,6 +262,13 @@ export function sectionQ(q: ParallelResult): string[] {
       .reduce((a, b) => a + b, 0)
       .toFixed(0)} ms`,
     `      store commands per item: API ${storeLine(q.map.storePerItem.api)}; worker ${storeLine(q.map.storePerItem.worker)}; Redis ${q.map.storePerItem.redis}`,
+    ...(q.map.parentTasks
+      ? [
+          `      the map run's own workflow tasks (every item's start and end goes through them): ${q.map.parentTasks.tasks}, ` +
+            `mean ${q.map.parentTasks.scheduleToStartMs} ms scheduled→started, ${q.map.parentTasks.startToCompleteMs} ms started→completed, ` +
+            `busy ${Math.round(q.map.parentTasks.busyShare * 100)}% of the run`,
+        ]
+      : []),
   ];
 }
 

@@ -1995,6 +1995,13 @@ async function main(): Promise<void> {
       r.q = await measurePathwayParallel(app, ws, llm, neuronId, say, {
         cpu: () => treeCpu(names),
         store: () => storeCounters(app, `http://127.0.0.1:${workerMetricsPort}/metrics`),
+        history: async (id) => {
+          const h = await app.deps.temporal.client.workflow.getHandle(id).fetchHistory();
+          return (h.events ?? []).map((e) => ({
+            type: Number(e.eventType),
+            ms: Number(e.eventTime?.seconds ?? 0) * 1000 + Math.round((e.eventTime?.nanos ?? 0) / 1e6),
+          }));
+        },
       });
     }
     if (runs('r')) r.r = await measureConsole(app, ws, say);

@@ -67,9 +67,9 @@ export function createRunRepo(db: Db) {
   const steps = db.collection<RunStepDoc>('run_steps');
   const put = (doc: RunStepDoc) => steps.replaceOne({ _id: doc._id }, doc, { upsert: true });
   return {
-    /** Stores the context once (a retried prepare finds it there). */
-    async putContext(workspaceId: string, jobId: string, data: PreparedRunData, start?: StoredStart): Promise<void> {
-      await claim(contexts, {
+    /** Stores the context once (a retried prepare finds it there); false when one was stored before. */
+    async putContext(workspaceId: string, jobId: string, data: PreparedRunData, start?: StoredStart): Promise<boolean> {
+      return claim(contexts, {
         _id: jobId,
         workspaceId,
         data: encodeBlob(data),

@@ -35,19 +35,30 @@ export const createContextSteps = (ctx: RunContext) => ({
 async function prepare(ctx: RunContext, input: NeuronRunInput): Promise<RunSummary> {
   const { jobs, runLog } = ctx.d;
   const scope = fromRunScope(input.scope);
-  await jobs.create(scope, {
-    id: input.jobId,
-    kind: 'neuron',
-    neuronId: input.neuronId,
-    traceId: input.traceId,
-    parentJobId: input.parentJobId ?? null,
-    brainId: scope.brainId ?? null,
-  });
-  const prepared = (await runLog.context(input.jobId)) ?? {
-    ...(await ctx.steps().load(input, input.message ?? '', input.data)),
-    attribution: attributionOf(input, scope.brainId ?? null),
-  };
-  await runLog.putContext(scope.workspaceId, input.jobId, prepared);
+  // The job record and the context's reads go together: neither needs the other.
+  const [, loaded] = await Promise.all([
+    jobs.create(scope, {
+      id: input.jobId,
+      kind: 'neuron',
+      neuronId: input.neuronId,
+      traceId: input.traceId,
+      parentJobId: input.parentJobId ?? null,
+      brainId: scope.brainId ?? null,
+    }),
+    ctx
+      .steps()
+      .load(input, input.message ?? '', input.data)
+      .then(
+        (run): PreparedRunData => ({ ...run, attribution: attributionOf(input, scope.brainId ?? null) }),
+        // A retried prepare whose neuron can no longer be read runs on the context stored the first time.
+        async (e: unknown) => (await runLog.context(input.jobId)) ?? Promise.reject(e as Error),
+      ),
+  ]);
+  // The context is stored once (a claim, no read first): a retried prepare runs on the first
+  // attempt's context (the neuron, tools and history as they were then), read back only then.
+  const prepared = (await runLog.putContext(scope.workspaceId, input.jobId, loaded))
+    ? loaded
+    : ((await runLog.context(input.jobId)) ?? loaded);
   await ctx.steps().markStarted({
     scope: input.scope,
     traceId: input.traceId,
