@@ -1,5 +1,5 @@
 import { createFeed } from './feed.js';
-import { sameSlot, type Redis } from './redis.js';
+import { sameSlot, type BlockingReader, type Redis } from './redis.js';
 import { parseEntries, type StreamEntry } from './stream-entries.js';
 
 export { compareIds, parseEntries, type StreamEntry } from './stream-entries.js';
@@ -139,9 +139,14 @@ export function createStreams(
       return parseEntries(await redis.xrange(key, start, '+', 'COUNT', count));
     },
     /** Blocks up to blockMs for entries after `last` on a dedicated connection. */
-    async read(reader: Redis, key: string, last: string, blockMs: number, count = 500): Promise<StreamEntry[] | null> {
-      const res = (await reader.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, last)) as
-        [string, [string, string[]][]][] | null;
+    async read(
+      reader: BlockingReader,
+      key: string,
+      last: string,
+      blockMs: number,
+      count = 500,
+    ): Promise<StreamEntry[] | null> {
+      const res = await reader.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, last);
       if (!res || res.length === 0) return null;
       return parseEntries(res[0][1]);
     },

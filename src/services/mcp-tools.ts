@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { notFound, validationError } from '../errors.js';
-import { blockingReader, type Redis } from '../redis.js';
+import { blockingReader, type BlockingReader, type Redis } from '../redis.js';
 import { JsonObject } from '../schemas/common.js';
 import type { Scope } from '../scope.js';
 import { isTerminal, type StreamEntry, type Streams } from '../streams.js';
@@ -303,7 +303,7 @@ export function createMcpTools(d: McpToolDeps) {
   async function follow(scope: Scope, jobId: string, traceId: string | null, opts: CallOptions): Promise<ToolOutcome> {
     const key = d.jobs.streamKey(jobId);
     const report = progressReporter(opts.onProgress);
-    let reader: Redis | undefined;
+    let reader: BlockingReader | undefined;
     const stop = () => reader?.disconnect();
     opts.signal.addEventListener('abort', stop, { once: true });
     let last = '0-0';
