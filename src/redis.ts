@@ -80,6 +80,10 @@ export function createRedis(target: RedisTarget, o: { commandTimeoutMs?: number 
       ...(target.tls ? { tls: {} } : {}),
     },
     enableOfflineQueue: true,
+    // A cluster that says it is down fails the command at once (ioredis would retry it 16 times over
+    // about 1.7 s, for each of a request's Redis calls): the request is answered 503 with Retry-After,
+    // and the breaker, which reads each master's cluster_state, answers the next ones at once.
+    retryDelayOnClusterDown: 0,
     // Keep the slot table current (a failover or a resharding) even while no command meets a MOVED.
     slotsRefreshInterval: 5000,
   });
@@ -141,7 +145,8 @@ export function blockingReader(redis: Redis, key: string): BlockingReader {
   if (!(redis instanceof Cluster)) {
     const conn = redis.duplicate({ commandTimeout: undefined });
     return {
-      xread: (...args) => conn.call('XREAD', ...args) as Promise<XReadReply>,
+      // Lower case: ioredis applies the reply's transformation (RESP3 maps to arrays) by that name.
+      xread: (...args) => conn.call('xread', ...args) as Promise<XReadReply>,
       disconnect: () => conn.disconnect(),
       get ended() {
         return conn.status === 'end';
@@ -163,8 +168,8 @@ export function blockingReader(redis: Redis, key: string): BlockingReader {
       for (let hop = 0; ; hop++) {
         const c = conn;
         try {
-          if (asking) await c.call('ASKING');
-          return (await c.call('XREAD', ...args)) as XReadReply;
+          if (asking) await c.call('asking');
+          return (await c.call('xread', ...args)) as XReadReply;
         } catch (err) {
           const to = redirection(err);
           if (!to || closed || hop >= MAX_HOPS) throw err;

@@ -81,7 +81,7 @@ describe('a cluster that refuses (CLUSTERDOWN)', () => {
     const neuron = await app.post('/v1/neurons', ws.key, {
       name: `refused ${randomUUID().slice(0, 8)}`,
       brain_id: ws.brainId,
-      neuron_config: { model: 'openai/gpt-4o-mini' },
+      neuron_config: { model: 'local/echo' },
     });
     expect(neuron.status, neuron.text).toBe(201);
     const neuronId = String(neuron.body.id);
@@ -100,13 +100,17 @@ describe('a cluster that refuses (CLUSTERDOWN)', () => {
       expectRefused(await timed(() => blind.get(`/v1/jobs/${jobId}/stream`, ws.key)));
       expect(blind.deps.breakers.isOpen('redis')).toBe(false);
 
-      // The probing API's breaker opens on cluster_state:fail (its masters answer PING all along).
-      await until(async () => (await app.get('/health')).status === 503, BOUND_MS);
+      // The probing API's breaker opens on cluster_state:fail (its masters answer PING all along),
+      // and /health says so; requests are then refused by the breaker before they touch Redis.
+      await until(async () => app.deps.breakers.isOpen('redis'), BOUND_MS);
+      expect(app.deps.breakers.state('redis').reason).toMatch(/CLUSTERDOWN: .* reports cluster_state:fail/);
       const health = await timed(() => app.get('/health'));
       expect(health.res.status).toBe(503);
       expect(health.res.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect(app.deps.breakers.state('redis').reason).toMatch(/CLUSTERDOWN/);
-      expectRefused(await timed(() => invoke(app, keys[1])));
+      expect(health.ms).toBeLessThan(BOUND_MS);
+      const shed = await timed(() => invoke(app, keys[1]));
+      expectRefused(shed);
+      expect(shed.res.body.message).toMatch(/Redis is unavailable/);
       expectRefused(await timed(() => app.get(`/v1/jobs/${jobId}/stream`, ws.key)));
       // Held for a while, as an outage would be: requests keep being refused, none waits it out.
       await sleep(1500);
