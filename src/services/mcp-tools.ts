@@ -329,7 +329,7 @@ export function createMcpTools(d: McpToolDeps) {
         reader ??= blockingReader(d.redis, key);
         batch =
           (await d.streams.read(reader, key, last, READ_BLOCK_MS).catch(async () => {
-            // A fresh reader next time (on a cluster the key's slot may have moved), after a pause.
+            // A fresh reader next time (its connection failed; a moved slot it follows itself), after a pause.
             reader?.disconnect();
             reader = undefined;
             await new Promise((r) => setTimeout(r, 500));
