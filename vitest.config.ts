@@ -52,7 +52,8 @@ export default defineConfig({
       {
         test: {
           name: 'cluster',
-          include: onBothTopologies,
+          // test/cluster/: files that run on a Redis Cluster of their own only (they take its slots away or move them).
+          include: [...onBothTopologies, 'test/cluster/**/*.test.ts'],
           environment: 'node',
           env: { CORTEX_TEST_REDIS: 'cluster' },
           // The same services as `integration` (reused when that project started them), plus the cluster.

@@ -3,6 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { loadConfig, productionProblem } from '../src/config.js';
 import { AppError } from '../src/errors.js';
 import { closeDeps, createDeps } from '../src/deps.js';
+import { FeedPartitionsMismatch } from '../src/feed.js';
 import { createLogger } from '../src/logger.js';
 import { createServices } from '../src/services/index.js';
 import { startTelemetry } from '../src/telemetry.js';
@@ -110,7 +111,11 @@ function exitWith(line: string): never {
 main().catch((err: unknown) => {
   // A configuration problem is the operator's to fix: its message, without a stack.
   console.error(
-    err instanceof Error && err.message.startsWith('Invalid configuration') ? `cortex api: ${err.message}` : err,
+    err instanceof Error && err.message.startsWith('Invalid configuration')
+      ? `cortex api: ${err.message}`
+      : err instanceof FeedPartitionsMismatch
+        ? `cortex api: refusing to start: ${err.message}`
+        : err,
   );
   process.exit(1);
 });

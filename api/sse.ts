@@ -1,7 +1,7 @@
 import { metrics } from '../src/metrics.js';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import { blockingReader, type Redis } from '../src/redis.js';
+import { blockingReader, type BlockingReader, type Redis } from '../src/redis.js';
 import { validationError } from '../src/errors.js';
 import { compareIds, CURSOR_RE, isTerminal, type StreamEntry, type Streams } from '../src/streams.js';
 
@@ -74,7 +74,7 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
   });
   // The blocking reader's own connection is made only once the replay is sent: a stream whose
   // entries are already there (a reader arriving after the first token) never waits for a connect.
-  let reader: Redis | undefined;
+  let reader: BlockingReader | undefined;
   let closed = false;
   metrics.sseOpen.inc();
   const close = () => {

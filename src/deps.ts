@@ -6,6 +6,7 @@ import { connectMongo, ensureIndexes } from './db/client.js';
 import { createRepos, allIndexes, detectBackend, type Repos } from './db/index.js';
 import type { Logger } from './logger.js';
 import { createRedis, pingRedis, redisTarget, type Redis } from './redis.js';
+import { FeedPartitionsMismatch } from './feed.js';
 import { createStreams, type Streams } from './streams.js';
 import { connectTemporal } from './temporal/client.js';
 
@@ -45,20 +46,48 @@ export async function createDeps(config: Config, log: Logger): Promise<Deps> {
     },
     { intervalMs: config.BREAKER_PROBE_INTERVAL_MS, timeoutMs: config.BREAKER_PROBE_TIMEOUT_MS, log },
   );
+  const streams = createStreams(redis, config.REDIS_PREFIX, {
+    feedMaxLen: config.RESOURCE_FEED_MAXLEN,
+    feedPartitions: config.RESOURCE_FEED_PARTITIONS,
+  });
+  try {
+    await claimFeedPartitions(streams, log);
+  } catch (e) {
+    await Promise.allSettled([mongo.close(), redis.quit(), temporal.connection.close()]);
+    throw e;
+  }
   return {
     config,
     log,
     mongo,
     db,
     redis,
-    streams: createStreams(redis, config.REDIS_PREFIX, {
-      feedMaxLen: config.RESOURCE_FEED_MAXLEN,
-      feedPartitions: config.RESOURCE_FEED_PARTITIONS,
-    }),
+    streams,
     repos: createRepos(db, { backend }),
     temporal,
     breakers,
   };
+}
+
+/** How long a start waits for Redis to record or confirm the feed's partition count. */
+const PARTITIONS_CHECK_MS = 30_000;
+
+/**
+ * Every process on one Redis must use the same RESOURCE_FEED_PARTITIONS (docs/scaling.md): the first
+ * records its count, the others compare. A mismatch refuses the start (FeedPartitionsMismatch, which
+ * the entry points print as one line); a Redis not reachable yet is waited for, up to 30 s.
+ */
+async function claimFeedPartitions(streams: Streams, log: Logger): Promise<void> {
+  const until = Date.now() + PARTITIONS_CHECK_MS;
+  for (;;) {
+    try {
+      return await streams.feed.claimPartitions();
+    } catch (e) {
+      if (e instanceof FeedPartitionsMismatch || Date.now() > until) throw e;
+      log.warn({ err: (e as Error).message }, 'could not check the resource feed partition count in Redis; retrying');
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
 }
 
 /** Closes every connection; used by graceful shutdown and test teardown. */

@@ -1,4 +1,4 @@
-import { blockingReader, sameSlot, type Redis } from './redis.js';
+import { blockingReader, sameSlot, type BlockingReader, type Redis } from './redis.js';
 import { compareIds, parseEntries, type StreamEntry } from './stream-entries.js';
 
 /**
@@ -58,6 +58,28 @@ export interface FeedReader {
   close(): void;
 }
 
+/**
+ * This process's RESOURCE_FEED_PARTITIONS differs from the count recorded in Redis by the processes
+ * that started first: it would put workspaces in other partitions than they do (its searches would
+ * wait for marks nobody writes, its writes would go where their searches do not look). The process
+ * refuses to start (docs/scaling.md, "The resource feed's partitions").
+ */
+export class FeedPartitionsMismatch extends Error {
+  constructor(
+    readonly configured: number,
+    readonly recorded: number,
+    readonly key: string,
+  ) {
+    super(
+      `RESOURCE_FEED_PARTITIONS is ${configured} here, but the processes on this Redis use ${recorded} ` +
+        `(recorded in the key ${key}). Every API and worker must use the same count: start this one ` +
+        `with RESOURCE_FEED_PARTITIONS=${recorded}, or, to change the count, stop every API and worker, ` +
+        `delete the key (redis-cli DEL ${key}; with -c on a cluster) and start them all with the new value.`,
+    );
+    this.name = 'FeedPartitionsMismatch';
+  }
+}
+
 /** FNV-1a (32 bits): a workspace's partition, the same in every process and every release. */
 function hash32(s: string): number {
   let h = 0x811c9dc5;
@@ -77,6 +99,8 @@ export function createFeed(redis: Redis, prefix: string, o: { partitions: number
   const key = (p: number) => `${prefix}stream:resource-feed:${p}`;
   const keys = {
     partition: key,
+    /** The partition count every process on this Redis uses, recorded by the first to start (no expiry). */
+    count: `${prefix}resource-feed:partitions`,
     meta: (p: number) => sameSlot(key(p), 'meta'),
     /** The id of a workspace's newest feed entry (what its searches wait for), in its partition's slot. */
     mark: (p: number, workspaceId: string) => sameSlot(key(p), `mark:${workspaceId}`),
@@ -105,7 +129,7 @@ export function createFeed(redis: Redis, prefix: string, o: { partitions: number
     const reader = blockingReader(redis, key(0));
     return {
       async read(after, blockMs, count) {
-        const res = (await reader.xread(
+        const res = await reader.xread(
           'COUNT',
           count,
           'BLOCK',
@@ -113,7 +137,7 @@ export function createFeed(redis: Redis, prefix: string, o: { partitions: number
           'STREAMS',
           ...after.map((_, p) => key(p)),
           ...after,
-        )) as [string, [string, string[]][]][] | null;
+        );
         return (res ?? []).map(([k, raw]) => ({
           partition: Number(k.slice(k.lastIndexOf(':') + 1)),
           entries: parseEntries(raw),
@@ -130,7 +154,7 @@ export function createFeed(redis: Redis, prefix: string, o: { partitions: number
    * after the caller's position, which is still contiguous).
    */
   function clusterReader(): FeedReader {
-    const conns: (Redis | undefined)[] = new Array<Redis | undefined>(n);
+    const conns: (BlockingReader | undefined)[] = new Array<BlockingReader | undefined>(n);
     interface Pending {
       from: string;
       settled: boolean;
@@ -141,14 +165,10 @@ export function createFeed(redis: Redis, prefix: string, o: { partitions: number
     const pending = new Map<number, Pending>();
     let closed = false;
     const start = (p: number, from: string, blockMs: number, count: number) => {
-      if (!conns[p] || conns[p].status === 'end') conns[p] = blockingReader(redis, key(p));
+      if (!conns[p] || conns[p].ended) conns[p] = blockingReader(redis, key(p));
       const conn = conns[p];
       const x: Pending = { from, settled: false, done: Promise.resolve() };
-      x.done = (
-        conn.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key(p), from) as Promise<
-          [string, [string, string[]][]][] | null
-        >
-      ).then(
+      x.done = conn.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key(p), from).then(
         (res) => {
           x.value = res?.[0] ? parseEntries(res[0][1]) : [];
           x.settled = true;
@@ -197,6 +217,19 @@ export function createFeed(redis: Redis, prefix: string, o: { partitions: number
     partitions: n,
     keys,
     partitionOf,
+    /**
+     * Records this process's partition count if none is recorded yet (SET NX, no expiry), and
+     * throws FeedPartitionsMismatch when another count is: processes with different counts would
+     * not find each other's feed entries and marks. Called once at start (createDeps).
+     */
+    async claimPartitions(): Promise<void> {
+      const set = await redis.set(keys.count, String(n), 'NX');
+      if (set === 'OK') return;
+      const recorded = await redis.get(keys.count);
+      // Deleted between the two commands (an operator changing the count): claim it again.
+      if (recorded === null) return this.claimPartitions();
+      if (Number(recorded) !== n) throw new FeedPartitionsMismatch(n, Number(recorded), keys.count);
+    },
     /**
      * Appends one entry to the workspace's partition (trimmed to its share of RESOURCE_FEED_MAXLEN)
      * with its `seq`, and marks it as the workspace's newest; returns its partition and id.

@@ -80,6 +80,10 @@ export function createRedis(target: RedisTarget, o: { commandTimeoutMs?: number 
       ...(target.tls ? { tls: {} } : {}),
     },
     enableOfflineQueue: true,
+    // A cluster that says it is down fails the command at once (ioredis would retry it 16 times over
+    // about 1.7 s, for each of a request's Redis calls): the request is answered 503 with Retry-After,
+    // and the breaker, which reads each master's cluster_state, answers the next ones at once.
+    retryDelayOnClusterDown: 0,
     // Keep the slot table current (a failover or a resharding) even while no command meets a MOVED.
     slotsRefreshInterval: 5000,
   });
@@ -101,25 +105,88 @@ export function keySlot(key: string): number {
   return crc & 16383;
 }
 
+/** A reply to a blocking read: per key, its entries (`[id, [field, value, …]]`); null when the block passed empty. */
+export type XReadReply = [string, [string, string[]][]][] | null;
+
 /**
- * A connection of its own for a blocking reader (XREAD BLOCK) of `key`: no command timeout, the
- * block bounds it. On a cluster it is one connection to the master that holds the key's slot (a
- * reader is made per SSE request: a cluster client of its own would connect to every master and
- * fetch the slot table first). If the slot moves (a failover, a resharding), its reads fail with
- * MOVED and the reader is made again: an SSE client reconnects with its cursor, the feed's
- * followers retry. Before the cluster client knows its slots, a cluster client is the fallback.
+ * A connection of its own for a blocking reader (XREAD BLOCK) of `key` (on one server, of any keys).
+ * Made per SSE request, per MCP wait and per feed partition of a follower; disconnect() unblocks a
+ * pending read at once.
  */
-export function blockingReader(redis: Redis, key: string): Redis {
-  if (!(redis instanceof Cluster)) return redis.duplicate({ commandTimeout: undefined });
+export interface BlockingReader {
+  /** `XREAD <args>` (COUNT, BLOCK, STREAMS …) on the reader's own connection; no command timeout, the block bounds it. */
+  xread(...args: (string | number)[]): Promise<XReadReply>;
+  disconnect(): void;
+  /** Disconnected: make a new reader to read again. */
+  readonly ended: boolean;
+}
+
+/** Where a Redis Cluster sends a command instead (`MOVED <slot> <host>:<port>`, `ASK <slot> <host>:<port>`), or null. */
+export function redirection(err: unknown): { kind: 'MOVED' | 'ASK'; host: string; port: number } | null {
+  const m = /^(MOVED|ASK) \d+ \[?([^\]\s]+?)\]?:(\d+)$/.exec(String((err as Error | undefined)?.message ?? ''));
+  return m ? { kind: m[1] as 'MOVED' | 'ASK', host: m[2], port: Number(m[3]) } : null;
+}
+
+/** How many redirections one read follows before it fails (a slot moves once; more is a cluster in flux). */
+const MAX_HOPS = 5;
+
+/**
+ * A blocking reader of `key`. On one server, a duplicate of the command connection. On a cluster,
+ * one connection to the master that holds the key's slot (a cluster client of its own would connect
+ * to every master and fetch the slot table first, per SSE request), placed by the key's slot
+ * (`keySlot`, Redis's CRC16) in the cluster client's slot table. When the slot moves under it (a
+ * resharding, a failover), Redis answers the read, pending or new, with `MOVED` (the slot has a new
+ * master) or `ASK` (the slot is migrating and the key has already left): the reader then connects to
+ * the node named and reads there again from the same position (after `ASKING` while the slot is
+ * still being imported), so its caller sees every entry once and in order, without a reconnect.
+ * Before the cluster client knows its slots, a cluster client is the fallback (it follows redirections itself).
+ */
+export function blockingReader(redis: Redis, key: string): BlockingReader {
+  if (!(redis instanceof Cluster)) {
+    const conn = redis.duplicate({ commandTimeout: undefined });
+    return {
+      // Lower case: ioredis applies the reply's transformation (RESP3 maps to arrays) by that name.
+      xread: (...args) => conn.call('xread', ...args) as Promise<XReadReply>,
+      disconnect: () => conn.disconnect(),
+      get ended() {
+        return conn.status === 'end';
+      },
+    };
+  }
+  const options = { ...redis.options.redisOptions, commandTimeout: undefined };
+  const connect = (to: string) => {
+    const at = /^\[?(.*?)\]?:(\d+)$/.exec(to);
+    return new SingleRedis({ ...options, ...(at ? { host: at[1], port: Number(at[2]) } : {}) });
+  };
   const owner = redis.slots[keySlot(key)]?.[0];
-  const at = owner ? /^(.*):(\d+)$/.exec(owner) : null;
-  if (!at) return redis.duplicate([], { redisOptions: { ...redis.options.redisOptions, commandTimeout: undefined } });
-  return new SingleRedis({
-    ...redis.options.redisOptions,
-    host: at[1],
-    port: Number(at[2]),
-    commandTimeout: undefined,
-  });
+  let conn: Redis = owner ? connect(owner) : redis.duplicate([], { redisOptions: options });
+  // Set after an ASK: the slot is being imported by the node read now, which serves it only after ASKING.
+  let asking = false;
+  let closed = false;
+  return {
+    async xread(...args) {
+      for (let hop = 0; ; hop++) {
+        const c = conn;
+        try {
+          if (asking) await c.call('asking');
+          return (await c.call('xread', ...args)) as XReadReply;
+        } catch (err) {
+          const to = redirection(err);
+          if (!to || closed || hop >= MAX_HOPS) throw err;
+          c.disconnect();
+          conn = connect(`${to.host}:${to.port}`);
+          asking = to.kind === 'ASK';
+        }
+      }
+    },
+    disconnect() {
+      closed = true;
+      conn.disconnect();
+    },
+    get ended() {
+      return closed;
+    },
+  };
 }
 
 /** The masters a cluster client knows (after its first slot refresh); the client itself for one server. */
@@ -129,13 +196,29 @@ function servers(redis: Redis): SingleRedis[] {
 }
 
 /**
- * Reachability for health and the breaker: one server answers PING; on a cluster every master does
- * (a master down leaves its slots unserved, so requests that need them would fail).
+ * Reachability for health and the breaker: one server answers PING; on a cluster every master
+ * answers `CLUSTER INFO` with `cluster_state:ok`. A master that is down leaves its slots unserved,
+ * and a master that says the cluster is down (a slot no master serves, a master it lost) answers
+ * every key command with `CLUSTERDOWN` though it still answers PING: either way requests that need
+ * Redis would fail, so the breaker opens and they are answered 503 at once.
  */
 export async function pingRedis(redis: Redis): Promise<void> {
   const all = servers(redis);
-  if (redis instanceof Cluster && all.length === 0) await redis.ping();
-  else await Promise.all(all.map((s) => s.ping()));
+  if (!(redis instanceof Cluster)) {
+    await Promise.all(all.map((s) => s.ping()));
+    return;
+  }
+  if (all.length === 0) {
+    await redis.ping();
+    return;
+  }
+  await Promise.all(
+    all.map(async (s) => {
+      const state = /cluster_state:(\w+)/.exec(String(await s.call('CLUSTER', 'INFO')))?.[1];
+      if (state !== 'ok')
+        throw new Error(`CLUSTERDOWN: ${s.options.host}:${s.options.port} reports cluster_state:${state ?? '?'}`);
+    }),
+  );
 }
 
 /**

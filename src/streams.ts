@@ -1,5 +1,5 @@
 import { createFeed } from './feed.js';
-import { sameSlot, type Redis } from './redis.js';
+import { sameSlot, type BlockingReader, type Redis } from './redis.js';
 import { parseEntries, type StreamEntry } from './stream-entries.js';
 
 export { compareIds, parseEntries, type StreamEntry } from './stream-entries.js';
@@ -33,6 +33,11 @@ export type Fence =
  * KEYS: stream, its meta hash (in the stream's cluster slot: sameSlot), and on one server the
  * meta hash's former name (`<stream>:meta`, another slot), whose fences are taken over once.
  * ARGV: data, kind, turn, attempt, maxlen, ttl.
+ *
+ * The meta hash exists whenever the stream does (a `stream` field, set by every append, and the
+ * same expiry): while a cluster slot migrates, Redis runs a script only where all its keys are,
+ * and answers TRYAGAIN until the migration ends when some are missing on both sides, so a stream
+ * without its hash could not be appended to for as long as its slot moves.
  */
 const APPEND_LUA = `
 local meta = KEYS[2]
@@ -58,7 +63,8 @@ elseif kind == 'reset' or kind == 'turn' then
 end
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], '*', 'data', ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
-if kind ~= 'plain' then redis.call('EXPIRE', meta, ARGV[6]) end
+redis.call('HSETNX', meta, 'stream', '1')
+redis.call('EXPIRE', meta, ARGV[6])
 return id
 `;
 
@@ -139,9 +145,14 @@ export function createStreams(
       return parseEntries(await redis.xrange(key, start, '+', 'COUNT', count));
     },
     /** Blocks up to blockMs for entries after `last` on a dedicated connection. */
-    async read(reader: Redis, key: string, last: string, blockMs: number, count = 500): Promise<StreamEntry[] | null> {
-      const res = (await reader.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, last)) as
-        [string, [string, string[]][]][] | null;
+    async read(
+      reader: BlockingReader,
+      key: string,
+      last: string,
+      blockMs: number,
+      count = 500,
+    ): Promise<StreamEntry[] | null> {
+      const res = await reader.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, last);
       if (!res || res.length === 0) return null;
       return parseEntries(res[0][1]);
     },

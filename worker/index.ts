@@ -13,6 +13,7 @@ import { activeTelemetry, startTelemetry } from '../src/telemetry.js';
 import { createActivities } from '../activities/index.js';
 import { loadConfig, productionProblem, type Config } from '../src/config.js';
 import { closeDeps, createDeps, type Deps } from '../src/deps.js';
+import { FeedPartitionsMismatch } from '../src/feed.js';
 import { createLogger } from '../src/logger.js';
 import { createServices } from '../src/services/index.js';
 
@@ -132,7 +133,8 @@ async function main(config: Config = loadConfig()) {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   main().catch((err: unknown) => {
-    console.error(err);
+    // A configuration the other processes contradict is the operator's to fix: one line, no stack.
+    console.error(err instanceof FeedPartitionsMismatch ? `cortex worker: refusing to start: ${err.message}` : err);
     process.exit(1);
   });
 }

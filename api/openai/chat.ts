@@ -3,8 +3,7 @@ import type { Context } from 'koa';
 import { TERMINAL_STATES } from '../../src/db/jobs.js';
 import { AppError, type ErrorCode } from '../../src/errors.js';
 import { uuidFromName } from '../../src/ids.js';
-import type { Redis } from '../../src/redis.js';
-import { blockingReader } from '../../src/redis.js';
+import { blockingReader, type BlockingReader } from '../../src/redis.js';
 import { markCommitted } from '../../src/request-context.js';
 import type { ChatCompletion, ChatCompletionBody, ChatMessage, OpenAIUsage } from '../../src/schemas/openai.js';
 import type { InvokeBody } from '../../src/schemas/jobs.js';
@@ -194,7 +193,7 @@ async function follow(
     if (done) return done;
     if (batch.length < 1000) break;
   }
-  let reader: Redis | undefined;
+  let reader: BlockingReader | undefined;
   const stop = () => reader?.disconnect();
   o.signal.addEventListener('abort', stop, { once: true });
   try {

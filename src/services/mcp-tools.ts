@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { notFound, validationError } from '../errors.js';
-import { blockingReader, type Redis } from '../redis.js';
+import { blockingReader, type BlockingReader, type Redis } from '../redis.js';
 import { JsonObject } from '../schemas/common.js';
 import type { Scope } from '../scope.js';
 import { isTerminal, type StreamEntry, type Streams } from '../streams.js';
@@ -303,7 +303,7 @@ export function createMcpTools(d: McpToolDeps) {
   async function follow(scope: Scope, jobId: string, traceId: string | null, opts: CallOptions): Promise<ToolOutcome> {
     const key = d.jobs.streamKey(jobId);
     const report = progressReporter(opts.onProgress);
-    let reader: Redis | undefined;
+    let reader: BlockingReader | undefined;
     const stop = () => reader?.disconnect();
     opts.signal.addEventListener('abort', stop, { once: true });
     let last = '0-0';
@@ -329,7 +329,7 @@ export function createMcpTools(d: McpToolDeps) {
         reader ??= blockingReader(d.redis, key);
         batch =
           (await d.streams.read(reader, key, last, READ_BLOCK_MS).catch(async () => {
-            // A fresh reader next time (on a cluster the key's slot may have moved), after a pause.
+            // A fresh reader next time (its connection failed; a moved slot it follows itself), after a pause.
             reader?.disconnect();
             reader = undefined;
             await new Promise((r) => setTimeout(r, 500));

@@ -1,11 +1,13 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import type { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { keySlot } from '../../src/redis.js';
 import { systemScope } from '../../src/scope.js';
 import type { BilledCall } from '../../src/services/usage.js';
 import type { StreamEntry } from '../../src/streams.js';
-import { buildWorkspace, useTestApp } from '../support/app.js';
+import { buildWorkspace, startTestApp, useTestApp } from '../support/app.js';
 
 /**
  * What Redis does for the platform, on the topology the project runs (vitest.config.ts: the
@@ -141,6 +143,63 @@ describe('the resource feed', () => {
     expect(res.status, res.text).toBe(200);
     expect((res.body as { results: { id: string }[] }).results[0]?.id).toBe(created.body.id);
   });
+});
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+/** Runs the API entry point with `env` over this process's; resolves with its exit code and stderr (it must exit by itself). */
+function runApi(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: 'silent', PORT: '0', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+describe("the feed's partition count", () => {
+  it('is recorded by the first process; one with another RESOURCE_FEED_PARTITIONS refuses to start, saying both counts and what to do', async () => {
+    const { feed } = app.deps.streams;
+    expect(await app.deps.redis.get(feed.keys.count)).toBe('8');
+    const same = { MONGODB_DB: app.config.MONGODB_DB, REDIS_PREFIX: app.config.REDIS_PREFIX };
+    await expect(startTestApp({ ...same, RESOURCE_FEED_PARTITIONS: 16 })).rejects.toThrow(
+      /RESOURCE_FEED_PARTITIONS is 16 here, but the processes on this Redis use 8 .*RESOURCE_FEED_PARTITIONS=8.*redis-cli DEL/,
+    );
+    // What an operator sees: the API exits at start with one line.
+    const refused = await runApi({
+      MONGODB_DB: app.config.MONGODB_DB,
+      REDIS_PREFIX: app.config.REDIS_PREFIX,
+      RESOURCE_FEED_PARTITIONS: '4',
+      TEMPORAL_TASK_QUEUE: app.config.TEMPORAL_TASK_QUEUE,
+      ...(app.config.REDIS_CLUSTER_NODES ? { REDIS_CLUSTER_NODES: app.config.REDIS_CLUSTER_NODES } : {}),
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toMatch(/^cortex api: refusing to start: RESOURCE_FEED_PARTITIONS is 4 here, but .* use 8/);
+    // The same count starts; the recorded count is unchanged.
+    const other = await startTestApp({ ...same, RESOURCE_FEED_PARTITIONS: 8 });
+    await other.close();
+    expect(await app.deps.redis.get(feed.keys.count)).toBe('8');
+    // Changing the count: with every process stopped, the key is deleted and the next start records its own.
+    const fresh = { MONGODB_DB: app.config.MONGODB_DB, REDIS_PREFIX: `t${randomUUID().slice(0, 8)}:` };
+    const first = await startTestApp({ ...fresh, RESOURCE_FEED_PARTITIONS: 2 });
+    await first.close();
+    await app.deps.redis.del(`${fresh.REDIS_PREFIX}resource-feed:partitions`);
+    const changed = await startTestApp({ ...fresh, RESOURCE_FEED_PARTITIONS: 4 });
+    try {
+      expect(await changed.deps.redis.get(changed.deps.streams.feed.keys.count)).toBe('4');
+    } finally {
+      await changed.close();
+      await app.deps.redis.del(changed.deps.streams.feed.keys.count);
+    }
+  }, 90_000);
 });
 
 describe('counters and limits kept in Redis', () => {

@@ -32,6 +32,8 @@ function sharedEnv(app: TestApp): Record<string, string | undefined> {
     REDIS_URL: app.config.REDIS_URL,
     REDIS_CLUSTER_NODES: app.config.REDIS_CLUSTER_NODES,
     REDIS_PREFIX: app.config.REDIS_PREFIX,
+    // The feed's partition count is recorded in Redis: a worker with another count would refuse to start.
+    RESOURCE_FEED_PARTITIONS: String(app.config.RESOURCE_FEED_PARTITIONS),
     TEMPORAL_ADDRESS: app.config.TEMPORAL_ADDRESS,
     TEMPORAL_TASK_QUEUE: app.config.TEMPORAL_TASK_QUEUE,
   };

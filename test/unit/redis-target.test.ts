@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { keySlot, redisTarget, sameSlot } from '../../src/redis.js';
+import { keySlot, redirection, redisTarget, sameSlot } from '../../src/redis.js';
 
 /** Which Redis the configuration names (docs/scaling.md): one server or a cluster, and keys that share a slot. */
 const target = (env: Record<string, string>) => redisTarget(loadConfig(env));
@@ -61,5 +61,17 @@ describe('the Redis topology from the configuration', () => {
     expect(sameSlot('cortex:stream:job:42', 'meta')).toBe('{cortex:stream:job:42}:meta');
     expect(keySlot(sameSlot('cortex:stream:job:42', 'meta'))).toBe(keySlot('cortex:stream:job:42'));
     expect(() => sameSlot('cortex:{x}:job', 'meta')).toThrow(/hash tag of its own/);
+  });
+});
+
+describe('redirections a blocking reader follows', () => {
+  it('MOVED and ASK name the node to read from; any other error is none', () => {
+    const err = (message: string) => Object.assign(new Error(message), { name: 'ReplyError' });
+    expect(redirection(err('MOVED 663 127.0.0.1:34109'))).toEqual({ kind: 'MOVED', host: '127.0.0.1', port: 34109 });
+    expect(redirection(err('ASK 14110 10.0.0.2:6379'))).toEqual({ kind: 'ASK', host: '10.0.0.2', port: 6379 });
+    expect(redirection(err('MOVED 1 ::1:7000'))).toEqual({ kind: 'MOVED', host: '::1', port: 7000 });
+    expect(redirection(err('CLUSTERDOWN The cluster is down'))).toBeNull();
+    expect(redirection(err('TRYAGAIN Multiple keys request during rehashing of slot'))).toBeNull();
+    expect(redirection(undefined)).toBeNull();
   });
 });
