@@ -346,7 +346,11 @@ export function createJobService({
       if (job.status === 'pending' && Date.now() - job.createdAt.getTime() > NEVER_STARTED_AFTER_MS)
         return this.checkStarted(job);
       if (TERMINAL_STATES.includes(job.status) || job.status === 'pending') return job;
-      const live = await liveStatus(jobId);
+      // A job's end is claimed, and its stream's terminal entry written from the claim, a moment
+      // before the record shows it: a client that has just read `complete` must see the end here
+      // too. The claim is read by key beside the live query (no added wait).
+      const [held, live] = await Promise.all([repo.terminalState(jobId), liveStatus(jobId)]);
+      if (held) return { ...job, ...held, waitingFor: null };
       if (!live || TERMINAL_STATES.includes(live.status)) return job;
       // The live answer is newer than the document read before it: take its waitingFor as well.
       const waitingFor = live.waitingFor ? live.waitingFor : live.status === 'running' ? null : job.waitingFor;

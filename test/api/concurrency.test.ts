@@ -120,6 +120,33 @@ describe('claims by unique insert', () => {
     }
   });
 
+  it('a job whose end is claimed (and its stream ended) but whose record is not settled yet reads as ended', async () => {
+    const ws = await buildWorkspace(app);
+    const scope = await app.services.auth.authenticate(ws.key);
+    const id = randomUUID();
+    await app.services.jobs.create(scope, { id, kind: 'neuron' });
+    await app.services.jobs.transition(ws.workspaceId, id, {
+      status: 'running',
+      progress: 40,
+      currentStep: 'model turn 1',
+    });
+    // The moment between the claim (from which the stream's `complete` entry is written) and the record's settling.
+    await app.deps.repos.jobs.claimTerminal(ws.workspaceId, id, {
+      status: 'completed',
+      progress: 100,
+      currentStep: 'completed',
+      result: { text: 'done' },
+      finishedAt: new Date(),
+      updatedAt: new Date(),
+    });
+    expect((await app.services.jobs.get(scope, id)).status).toBe('running'); // the record itself lags
+    for (const path of [`/v1/jobs/${id}`, `/v1/jobs/${id}/status`]) {
+      const r = await app.get<{ status: string; progress: number; result: unknown }>(path, ws.key);
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ status: 'completed', progress: 100, result: { text: 'done' } });
+    }
+  });
+
   it('writers of different fields of one row lose nothing: 24 concurrent held updates all show, a version-guarded head write never goes back', async () => {
     const ws = await buildWorkspace(app);
     const created = (
