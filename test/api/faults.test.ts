@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engram } from '../../src/schemas/traces.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
-import { stall, startOwnStoreAndRedis } from '../support/faults.js';
+import { stall, startOwnStoreAndRedis, timed, until } from '../support/faults.js';
 
 /*
  * Bounded waits under a stalled store and a stalled Redis (SIGSTOP), on a FerretDB and a
@@ -32,21 +32,6 @@ async function appOn(overrides: Parameters<typeof startTestApp>[0] = {}): Promis
   });
   apps.push(a);
   return a;
-}
-
-/** A request and how long it took to be answered. */
-async function timed<T>(fn: () => Promise<T>): Promise<{ res: T; ms: number }> {
-  const t0 = performance.now();
-  const res = await fn();
-  return { res, ms: performance.now() - t0 };
-}
-
-async function until(fn: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const contents = async (app: App, key: string, traceId: string) =>

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keySlot } from '../../src/redis.js';
 import type { StreamEntry } from '../../src/streams.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
-import { startOwnRedisCluster, type ClusterMaster } from '../support/faults.js';
+import { startOwnRedisCluster, timed, until, type ClusterMaster } from '../support/faults.js';
 import { dataOf, readSse } from '../support/sse.js';
 
 /*
@@ -37,21 +37,6 @@ afterAll(async () => {
   await Promise.all([app?.close(), blind?.close()]);
   await own?.stop();
 });
-
-/** A request and how long it took to be answered. */
-async function timed<T>(fn: () => Promise<T>): Promise<{ res: T; ms: number }> {
-  const t0 = performance.now();
-  const res = await fn();
-  return { res, ms: performance.now() - t0 };
-}
-
-async function until(fn: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -166,3 +166,19 @@ export async function startOwnRedisCluster(): Promise<{
     },
   };
 }
+
+/** A request and how long it took to be answered. */
+export async function timed<T>(fn: () => Promise<T>): Promise<{ res: T; ms: number }> {
+  const t0 = performance.now();
+  const res = await fn();
+  return { res, ms: performance.now() - t0 };
+}
+
+/** Polls `fn` every 100 ms until it answers true; throws after `ms`. */
+export async function until(fn: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
