@@ -1,13 +1,11 @@
 import { metrics } from '../src/metrics.js';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import { blockingReader, type Redis } from '../src/redis.js';
 import { validationError } from '../src/errors.js';
 import { compareIds, CURSOR_RE, isTerminal, type StreamEntry, type Streams } from '../src/streams.js';
 
 export interface SseOptions {
   streams: Streams;
-  redis: Redis;
   key: string;
   /** Resume point: only entries after it are sent. */
   after?: string;
@@ -58,9 +56,10 @@ export async function endedAfter(
 }
 
 /**
- * Serves one Redis stream as SSE (the one SSE server of the API): replay with XRANGE after the cursor, then
- * block on XREAD on a dedicated connection, `: ping` keepalives, and clean close when the
- * client goes away (disconnect() unblocks XREAD at once).
+ * Serves one Redis stream as SSE (the one SSE server of the API) over the stream follower
+ * (`Streams.follow`: replay after the cursor, then blocking reads on a dedicated connection):
+ * `id:`/`data:` frames, `stream_reset`, `: ping` keepalives, and clean close when the client goes
+ * away (the abort closes the blocking connection at once).
  */
 export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
   const out = new PassThrough();
@@ -72,67 +71,36 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
     Connection: 'keep-alive',
     'X-Accel-Buffering': 'no',
   });
-  // The blocking reader's own connection is made only once the replay is sent: a stream whose
-  // entries are already there (a reader arriving after the first token) never waits for a connect.
-  let reader: Redis | undefined;
-  let closed = false;
+  const gone = new AbortController();
   metrics.sseOpen.inc();
   const close = () => {
-    if (closed) return;
-    closed = true;
+    if (gone.signal.aborted) return;
+    gone.abort();
     metrics.sseOpen.dec();
-    reader?.disconnect();
     out.end();
   };
   ctx.req.on('close', close);
   out.on('close', close);
-  let last = opts.after ?? '0-0';
-  const send = (e: StreamEntry) => {
-    out.write(`id: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`);
-    last = e.id;
+  const write = (frame: string) => {
+    if (!gone.signal.aborted) out.write(frame);
   };
   const pump = async () => {
-    out.write(': connected\n\n');
-    let backlog = await (opts.backlog ?? opts.streams.range(opts.key, opts.after));
-    if (opts.after && backlog.length === 0) {
-      // A cursor newer than the stream's newest entry: the stream went backwards (Redis came back
-      // without its newest entries, or the stream was deleted and written again). Waiting after the
-      // cursor could wait forever: say so (docs/streams.md, stream_reset) and send the stream anew.
-      const newest = await opts.streams.newest(opts.key);
-      if (!newest || compareIds(newest.id, opts.after) < 0) {
-        out.write(
-          `data: ${JSON.stringify({ type: 'stream_reset', after: opts.after, newest: newest?.id ?? null })}\n\n`,
-        );
-        last = '0-0';
-        backlog = await opts.streams.range(opts.key);
-      }
-    }
-    while (backlog.length > 0 && !closed) {
-      for (const e of backlog) {
-        send(e);
-        if (opts.endOnTerminal && isTerminal(e)) return close();
-      }
-      backlog = backlog.length >= 1000 ? await opts.streams.range(opts.key, last) : [];
-    }
-    if (closed) return;
-    reader = blockingReader(opts.redis, opts.key);
-    while (!closed) {
-      const entries = await opts.streams.read(reader, opts.key, last, opts.pingMs ?? 15_000);
-      if (closed) return;
-      if (!entries) {
-        if (opts.isFinished && (await opts.isFinished())) {
-          const rest = await opts.streams.range(opts.key, last);
-          rest.forEach(send);
-          return close();
-        }
-        out.write(': ping\n\n');
-        continue;
-      }
-      for (const e of entries) {
-        send(e);
-        if (opts.endOnTerminal && isTerminal(e)) return close();
-      }
-    }
+    write(': connected\n\n');
+    await opts.streams.follow(opts.key, {
+      after: opts.after,
+      backlog: opts.backlog,
+      endOnTerminal: opts.endOnTerminal,
+      blockMs: opts.pingMs ?? 15_000,
+      signal: gone.signal,
+      onStreamReset: (after, newest) => write(`data: ${JSON.stringify({ type: 'stream_reset', after, newest })}\n\n`),
+      onEntry: (e) => write(`id: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`),
+      onIdle: async () => {
+        if (opts.isFinished && (await opts.isFinished())) return 'finished';
+        write(': ping\n\n');
+        return 'wait';
+      },
+    });
+    close();
   };
   pump().catch(() => close());
   return out;
