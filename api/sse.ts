@@ -55,13 +55,24 @@ export async function endedAfter(
   return isFinished();
 }
 
+/** An open SSE response (`openSse`). */
+export interface SseResponse {
+  /** The response body. */
+  out: PassThrough;
+  /** Aborts once the response is closed: the client went away, or `close` was called. */
+  signal: AbortSignal;
+  /** Writes one frame (`data: …\n\n`, `: ping\n\n`) unless the response is closed. */
+  write(frame: string): void;
+  /** Ends the response (once; `onClose` runs then). */
+  close(): void;
+}
+
 /**
- * Serves one Redis stream as SSE (the one SSE server of the API) over the stream follower
- * (`Streams.follow`: replay after the cursor, then blocking reads on a dedicated connection):
- * `id:`/`data:` frames, `stream_reset`, `: ping` keepalives, and clean close when the client goes
- * away (the abort closes the blocking connection at once).
+ * Opens an SSE response (the one place its headers are set): no socket timeout, no Nagle delay, no
+ * proxy buffering, and a body that closes when the client goes away. Every SSE response of the API
+ * (`sseStream`, the OpenAI-compatible streaming completion) is opened here.
  */
-export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
+export function openSse(ctx: Context, onClose?: () => void): SseResponse {
   const out = new PassThrough();
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
@@ -71,19 +82,34 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
     Connection: 'keep-alive',
     'X-Accel-Buffering': 'no',
   });
-  const gone = new AbortController();
-  metrics.sseOpen.inc();
+  const ctl = new AbortController();
   const close = () => {
-    if (gone.signal.aborted) return;
-    gone.abort();
-    metrics.sseOpen.dec();
+    if (ctl.signal.aborted) return;
+    ctl.abort();
+    onClose?.();
     out.end();
   };
   ctx.req.on('close', close);
   out.on('close', close);
-  const write = (frame: string) => {
-    if (!gone.signal.aborted) out.write(frame);
+  return {
+    out,
+    signal: ctl.signal,
+    write: (frame) => {
+      if (!ctl.signal.aborted) out.write(frame);
+    },
+    close,
   };
+}
+
+/**
+ * Serves one Redis stream as SSE (the one SSE server of the API) over the stream follower
+ * (`Streams.follow`: replay after the cursor, then blocking reads on a dedicated connection):
+ * `id:`/`data:` frames, `stream_reset`, `: ping` keepalives, and clean close when the client goes
+ * away (the abort closes the blocking connection at once).
+ */
+export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
+  metrics.sseOpen.inc();
+  const { out, signal, write, close } = openSse(ctx, () => metrics.sseOpen.dec());
   const pump = async () => {
     write(': connected\n\n');
     await opts.streams.follow(opts.key, {
@@ -91,7 +117,7 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
       backlog: opts.backlog,
       endOnTerminal: opts.endOnTerminal,
       blockMs: opts.pingMs ?? 15_000,
-      signal: gone.signal,
+      signal,
       onStreamReset: (after, newest) => write(`data: ${JSON.stringify({ type: 'stream_reset', after, newest })}\n\n`),
       onEntry: (e) => write(`id: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`),
       onIdle: async () => {

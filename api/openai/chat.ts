@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import type { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import { TERMINAL_STATES } from '../../src/db/jobs.js';
 import { AppError, type ErrorCode } from '../../src/errors.js';
@@ -10,6 +10,7 @@ import type { Scope } from '../../src/scope.js';
 import type { Services } from '../../src/services/index.js';
 import { terminalEntry } from '../../src/services/jobs.js';
 import type { StreamEntry } from '../../src/streams.js';
+import { openSse } from '../sse.js';
 import { invalidRequest, modelNotFound, OpenAIError, openAIErrorOf } from './errors.js';
 
 /** What a `model` names: a neuron (by slug or id) or a pathway (`pathway:<id or slug>`). */
@@ -299,27 +300,11 @@ export function streamCompletion(
   run: { jobId: string },
   includeUsage: boolean,
 ): PassThrough {
-  const out = new PassThrough();
-  ctx.req.socket.setTimeout(0);
-  ctx.req.socket.setNoDelay(true);
-  ctx.set({
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-  });
-  const ctl = new AbortController();
-  const close = () => {
-    ctl.abort();
-    out.end();
-  };
-  ctx.req.on('close', close);
-  out.on('close', close);
+  const sse = openSse(ctx);
+  const { signal, close } = sse;
   const id = `chatcmpl-${run.jobId}`;
   const created = unixNow();
-  const write = (data: unknown) => {
-    if (!ctl.signal.aborted) out.write(`data: ${JSON.stringify(data)}\n\n`);
-  };
+  const write = (data: unknown) => sse.write(`data: ${JSON.stringify(data)}\n\n`);
   const chunk = (delta: Record<string, unknown>, finish: 'stop' | null, usage?: OpenAIUsage | null) => ({
     id,
     object: 'chat.completion.chunk',
@@ -339,14 +324,12 @@ export function streamCompletion(
   const pump = async () => {
     write(chunk({ role: 'assistant', content: '' }, null));
     const end = await follow(services, scope, run.jobId, {
-      signal: ctl.signal,
+      signal,
       deadline: Number.POSITIVE_INFINITY,
       onEntry: (e) => {
         if (target.kind === 'neuron' && shown.apply(e.data)) sendUpTo(shown.text());
       },
-      onIdle: () => {
-        if (!ctl.signal.aborted) out.write(': ping\n\n');
-      },
+      onIdle: () => sse.write(': ping\n\n'),
     });
     if (!end) return close();
     if (!end.ok) {
@@ -364,12 +347,12 @@ export function streamCompletion(
         choices: [],
         usage: await usageOf(services, scope, target, run.jobId),
       });
-    if (!ctl.signal.aborted) out.write('data: [DONE]\n\n');
+    sse.write('data: [DONE]\n\n');
     close();
   };
   pump().catch((e: unknown) => {
     write(openAIErrorOf(e).body);
     close();
   });
-  return out;
+  return sse.out;
 }
