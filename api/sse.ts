@@ -1,13 +1,11 @@
 import { metrics } from '../src/metrics.js';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import { blockingReader, type BlockingReader, type Redis } from '../src/redis.js';
 import { validationError } from '../src/errors.js';
 import { compareIds, CURSOR_RE, isTerminal, type StreamEntry, type Streams } from '../src/streams.js';
 
 export interface SseOptions {
   streams: Streams;
-  redis: Redis;
   key: string;
   /** Resume point: only entries after it are sent. */
   after?: string;
@@ -57,12 +55,24 @@ export async function endedAfter(
   return isFinished();
 }
 
+/** An open SSE response (`openSse`). */
+export interface SseResponse {
+  /** The response body. */
+  out: PassThrough;
+  /** Aborts once the response is closed: the client went away, or `close` was called. */
+  signal: AbortSignal;
+  /** Writes one frame (`data: …\n\n`, `: ping\n\n`) unless the response is closed. */
+  write(frame: string): void;
+  /** Ends the response (once; `onClose` runs then). */
+  close(): void;
+}
+
 /**
- * Serves one Redis stream as SSE (the one SSE server of the API): replay with XRANGE after the cursor, then
- * block on XREAD on a dedicated connection, `: ping` keepalives, and clean close when the
- * client goes away (disconnect() unblocks XREAD at once).
+ * Opens an SSE response (the one place its headers are set): no socket timeout, no Nagle delay, no
+ * proxy buffering, and a body that closes when the client goes away. Every SSE response of the API
+ * (`sseStream`, the OpenAI-compatible streaming completion) is opened here.
  */
-export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
+export function openSse(ctx: Context, onClose?: () => void): SseResponse {
   const out = new PassThrough();
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
@@ -72,67 +82,51 @@ export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
     Connection: 'keep-alive',
     'X-Accel-Buffering': 'no',
   });
-  // The blocking reader's own connection is made only once the replay is sent: a stream whose
-  // entries are already there (a reader arriving after the first token) never waits for a connect.
-  let reader: BlockingReader | undefined;
-  let closed = false;
-  metrics.sseOpen.inc();
+  const ctl = new AbortController();
   const close = () => {
-    if (closed) return;
-    closed = true;
-    metrics.sseOpen.dec();
-    reader?.disconnect();
+    if (ctl.signal.aborted) return;
+    ctl.abort();
+    onClose?.();
     out.end();
   };
   ctx.req.on('close', close);
   out.on('close', close);
-  let last = opts.after ?? '0-0';
-  const send = (e: StreamEntry) => {
-    out.write(`id: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`);
-    last = e.id;
+  return {
+    out,
+    signal: ctl.signal,
+    write: (frame) => {
+      if (!ctl.signal.aborted) out.write(frame);
+    },
+    close,
   };
+}
+
+/**
+ * Serves one Redis stream as SSE (the one SSE server of the API) over the stream follower
+ * (`Streams.follow`: replay after the cursor, then blocking reads on a dedicated connection):
+ * `id:`/`data:` frames, `stream_reset`, `: ping` keepalives, and clean close when the client goes
+ * away (the abort closes the blocking connection at once).
+ */
+export function sseStream(ctx: Context, opts: SseOptions): PassThrough {
+  metrics.sseOpen.inc();
+  const { out, signal, write, close } = openSse(ctx, () => metrics.sseOpen.dec());
   const pump = async () => {
-    out.write(': connected\n\n');
-    let backlog = await (opts.backlog ?? opts.streams.range(opts.key, opts.after));
-    if (opts.after && backlog.length === 0) {
-      // A cursor newer than the stream's newest entry: the stream went backwards (Redis came back
-      // without its newest entries, or the stream was deleted and written again). Waiting after the
-      // cursor could wait forever: say so (docs/streams.md, stream_reset) and send the stream anew.
-      const newest = await opts.streams.newest(opts.key);
-      if (!newest || compareIds(newest.id, opts.after) < 0) {
-        out.write(
-          `data: ${JSON.stringify({ type: 'stream_reset', after: opts.after, newest: newest?.id ?? null })}\n\n`,
-        );
-        last = '0-0';
-        backlog = await opts.streams.range(opts.key);
-      }
-    }
-    while (backlog.length > 0 && !closed) {
-      for (const e of backlog) {
-        send(e);
-        if (opts.endOnTerminal && isTerminal(e)) return close();
-      }
-      backlog = backlog.length >= 1000 ? await opts.streams.range(opts.key, last) : [];
-    }
-    if (closed) return;
-    reader = blockingReader(opts.redis, opts.key);
-    while (!closed) {
-      const entries = await opts.streams.read(reader, opts.key, last, opts.pingMs ?? 15_000);
-      if (closed) return;
-      if (!entries) {
-        if (opts.isFinished && (await opts.isFinished())) {
-          const rest = await opts.streams.range(opts.key, last);
-          rest.forEach(send);
-          return close();
-        }
-        out.write(': ping\n\n');
-        continue;
-      }
-      for (const e of entries) {
-        send(e);
-        if (opts.endOnTerminal && isTerminal(e)) return close();
-      }
-    }
+    write(': connected\n\n');
+    await opts.streams.follow(opts.key, {
+      after: opts.after,
+      backlog: opts.backlog,
+      endOnTerminal: opts.endOnTerminal,
+      blockMs: opts.pingMs ?? 15_000,
+      signal,
+      onStreamReset: (after, newest) => write(`data: ${JSON.stringify({ type: 'stream_reset', after, newest })}\n\n`),
+      onEntry: (e) => write(`id: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`),
+      onIdle: async () => {
+        if (opts.isFinished && (await opts.isFinished())) return 'finished';
+        write(': ping\n\n');
+        return 'wait';
+      },
+    });
+    close();
   };
   pump().catch(() => close());
   return out;

@@ -1,6 +1,6 @@
 import { createFeed } from './feed.js';
-import { sameSlot, type BlockingReader, type Redis } from './redis.js';
-import { parseEntries, type StreamEntry } from './stream-entries.js';
+import { blockingReader, sameSlot, type BlockingReader, type Redis } from './redis.js';
+import { compareIds, parseEntries, type StreamEntry } from './stream-entries.js';
 
 export { compareIds, parseEntries, type StreamEntry } from './stream-entries.js';
 export type { FeedBatch, FeedPosition, FeedReader } from './feed.js';
@@ -68,6 +68,53 @@ redis.call('EXPIRE', meta, ARGV[6])
 return id
 `;
 
+/** How following a stream ended (`Streams.follow`). */
+export type FollowEnd<T> =
+  /** The stream's terminal entry (with `endOnTerminal`), delivered to `onEntry` already. */
+  | { end: 'terminal'; entry: StreamEntry }
+  /** `onIdle` said the stream is finished, and what was left after the cursor held no terminal entry. */
+  | { end: 'finished' }
+  /** `onEntry` or `onIdle` stopped it with a value. */
+  | { end: 'stopped'; value: T }
+  /** The signal aborted (the client went away, the caller gave up). */
+  | { end: 'aborted' }
+  /** The deadline passed. */
+  | { end: 'deadline' };
+
+/** What to do after a blocking read that brought nothing: wait again, end after the rest (`finished`), or stop. */
+export type IdleVerdict<T> = 'wait' | 'finished' | { stop: T };
+
+export interface FollowOptions<T> {
+  /** Resume point: only entries after it are delivered (none: the whole stream). */
+  after?: string;
+  /** The replay after `after`, already requested by the caller. */
+  backlog?: Promise<StreamEntry[]>;
+  /** End after the terminal entry (`complete` or `error`: job and caption streams). */
+  endOnTerminal: boolean;
+  /** How long one blocking read waits before `onIdle`. */
+  blockMs: number;
+  /** Aborting it ends the follow at once (the blocking connection is closed). */
+  signal: AbortSignal;
+  /** Epoch ms after which the follow ends (`deadline`); none by default. */
+  deadline?: number;
+  /** Every entry, in order; returning `{ stop }` ends the follow. */
+  onEntry: (e: StreamEntry) => void | { stop: T } | Promise<void | { stop: T }>;
+  /** After each blocking read that brought nothing (default: wait again). */
+  onIdle?: () => IdleVerdict<T> | Promise<IdleVerdict<T>>;
+  /**
+   * A cursor newer than the stream's newest entry, or a stream that is gone (docs/streams.md, rule 6):
+   * called before the whole stream is delivered from its beginning.
+   */
+  onStreamReset?: (after: string, newest: string | null) => void;
+  /** A failed blocking read is retried on a fresh connection after a pause (default: the follow fails). */
+  retryReads?: boolean;
+}
+
+/** Entries per replay page (XRANGE COUNT). */
+const PAGE = 1000;
+/** The pause before a failed blocking read is retried (`retryReads`). */
+const RETRY_READ_MS = 500;
+
 interface FencedRedis {
   cortexAppend(numKeys: number, ...keysAndArgs: string[]): Promise<string | null>;
 }
@@ -102,6 +149,103 @@ export function createStreams(
   const fenced = redis as unknown as FencedRedis;
   const newest = async (key: string): Promise<StreamEntry | null> =>
     parseEntries(await redis.xrevrange(key, '+', '-', 'COUNT', 1))[0] ?? null;
+  /** Entries strictly after `after` (all entries when after is undefined). */
+  const range = async (key: string, after?: string, count = PAGE): Promise<StreamEntry[]> => {
+    const start = after ? `(${after}` : '-';
+    return parseEntries(await redis.xrange(key, start, '+', 'COUNT', count));
+  };
+  /** Blocks up to blockMs for entries after `last` on a dedicated connection. */
+  const read = async (
+    reader: BlockingReader,
+    key: string,
+    last: string,
+    blockMs: number,
+    count = 500,
+  ): Promise<StreamEntry[] | null> => {
+    const res = await reader.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, last);
+    if (!res || res.length === 0) return null;
+    return parseEntries(res[0][1]);
+  };
+
+  /**
+   * Follows one stream (the one follower of the platform: the SSE routes, the OpenAI-compatible
+   * endpoint and MCP tool calls all read a stream through it): the entries after the cursor with
+   * XRANGE, page by page, then blocking XREADs on a connection of its own (blockingReader: one
+   * server or the cluster master of the key's slot), made only once the replay is delivered and
+   * closed at once when the signal aborts. It ends at the terminal entry (`endOnTerminal`), when
+   * `onIdle` says the stream is finished (after delivering what is left), when a callback stops it,
+   * or on abort or deadline. Presentation (SSE framing, chunks, progress) stays with the caller.
+   */
+  async function follow<T = never>(key: string, o: FollowOptions<T>): Promise<FollowEnd<T>> {
+    const { signal } = o;
+    const deadline = o.deadline ?? Number.POSITIVE_INFINITY;
+    let last = o.after ?? '0-0';
+    let reader: BlockingReader | undefined;
+    const stop = () => reader?.disconnect();
+    signal.addEventListener('abort', stop, { once: true });
+    const deliver = async (entries: StreamEntry[]): Promise<FollowEnd<T> | null> => {
+      for (const e of entries) {
+        last = e.id;
+        const r = o.onEntry(e);
+        const v = r instanceof Promise ? await r : r;
+        if (v) return { end: 'stopped', value: v.stop };
+        if (o.endOnTerminal && isTerminal(e)) return { end: 'terminal', entry: e };
+      }
+      return null;
+    };
+    try {
+      let batch = await (o.backlog ?? range(key, o.after));
+      if (o.after && batch.length === 0) {
+        // A cursor newer than the stream's newest entry: the stream went backwards (Redis came back
+        // without its newest entries, or the stream was deleted and written again). Waiting after the
+        // cursor could wait forever: the whole stream is delivered anew (docs/streams.md, stream_reset).
+        const n = await newest(key);
+        if (!n || compareIds(n.id, o.after) < 0) {
+          o.onStreamReset?.(o.after, n?.id ?? null);
+          last = '0-0';
+          batch = await range(key);
+        }
+      }
+      for (;;) {
+        const done = await deliver(batch);
+        if (done) return done;
+        if (signal.aborted) return { end: 'aborted' };
+        if (batch.length < PAGE) break;
+        batch = await range(key, last);
+      }
+      while (!signal.aborted && Date.now() < deadline) {
+        reader ??= blockingReader(redis, key);
+        const block = Math.max(1, Math.min(o.blockMs, deadline - Date.now()));
+        let entries: StreamEntry[] | null;
+        try {
+          entries = await read(reader, key, last, block);
+        } catch (e) {
+          if (signal.aborted) return { end: 'aborted' };
+          if (!o.retryReads) throw e;
+          // A fresh reader next time (its connection failed; a moved slot it follows itself), after a pause.
+          reader.disconnect();
+          reader = undefined;
+          await new Promise((r) => setTimeout(r, RETRY_READ_MS));
+          entries = null;
+        }
+        if (signal.aborted) return { end: 'aborted' };
+        if (entries) {
+          const done = await deliver(entries);
+          if (done) return done;
+          continue;
+        }
+        const verdict = o.onIdle ? await o.onIdle() : 'wait';
+        if (verdict === 'wait') continue;
+        if (verdict !== 'finished') return { end: 'stopped', value: verdict.stop };
+        // Finished without a terminal entry this follower saw: deliver what is left, then end.
+        return (await deliver(await range(key, last))) ?? { end: 'finished' };
+      }
+      return signal.aborted ? { end: 'aborted' } : { end: 'deadline' };
+    } finally {
+      signal.removeEventListener('abort', stop);
+      reader?.disconnect();
+    }
+  }
   return {
     keys,
     /** The platform-wide resource feed, in partitions (src/feed.ts). */
@@ -139,23 +283,8 @@ export function createStreams(
     async drop(key: string): Promise<void> {
       await redis.del(key, keys.meta(key), ...formerMeta(key));
     },
-    /** Entries strictly after `after` (all entries when after is undefined). */
-    async range(key: string, after?: string, count = 1000): Promise<StreamEntry[]> {
-      const start = after ? `(${after}` : '-';
-      return parseEntries(await redis.xrange(key, start, '+', 'COUNT', count));
-    },
-    /** Blocks up to blockMs for entries after `last` on a dedicated connection. */
-    async read(
-      reader: BlockingReader,
-      key: string,
-      last: string,
-      blockMs: number,
-      count = 500,
-    ): Promise<StreamEntry[] | null> {
-      const res = await reader.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, last);
-      if (!res || res.length === 0) return null;
-      return parseEntries(res[0][1]);
-    },
+    range,
+    follow,
   };
 }
 export type Streams = ReturnType<typeof createStreams>;

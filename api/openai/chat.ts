@@ -1,16 +1,16 @@
-import { PassThrough } from 'node:stream';
+import type { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import { TERMINAL_STATES } from '../../src/db/jobs.js';
 import { AppError, type ErrorCode } from '../../src/errors.js';
 import { uuidFromName } from '../../src/ids.js';
-import { blockingReader, type BlockingReader } from '../../src/redis.js';
 import { markCommitted } from '../../src/request-context.js';
 import type { ChatCompletion, ChatCompletionBody, ChatMessage, OpenAIUsage } from '../../src/schemas/openai.js';
 import type { InvokeBody } from '../../src/schemas/jobs.js';
 import type { Scope } from '../../src/scope.js';
 import type { Services } from '../../src/services/index.js';
 import { terminalEntry } from '../../src/services/jobs.js';
-import { isTerminal, type StreamEntry } from '../../src/streams.js';
+import type { StreamEntry } from '../../src/streams.js';
+import { openSse } from '../sse.js';
 import { invalidRequest, modelNotFound, OpenAIError, openAIErrorOf } from './errors.js';
 
 /** What a `model` names: a neuron (by slug or id) or a pathway (`pathway:<id or slug>`). */
@@ -162,10 +162,10 @@ class ShownReply {
 }
 
 /**
- * Follows a job stream from its start until its terminal entry, the way the SSE route reads it:
- * the stored entries, then blocking reads on a connection of its own. `onEntry` sees every entry;
- * `onIdle` runs after each empty wait. A job that ended without a terminal entry in the stream (the
- * stream expired) ends from its record. Stops early (null) when `signal` aborts or `deadline` passes.
+ * Follows a job stream from its start until its terminal entry (`Streams.follow`, as the SSE route
+ * reads it). `onEntry` sees every entry; `onIdle` runs after each empty wait. A job that ended
+ * without a terminal entry in the stream (the stream expired) ends from its record. Stops early
+ * (null) when `signal` aborts or `deadline` passes.
  */
 async function follow(
   services: Services,
@@ -173,55 +173,35 @@ async function follow(
   jobId: string,
   o: { signal: AbortSignal; deadline: number; onEntry?: (e: StreamEntry) => void; onIdle?: () => void },
 ): Promise<Ending | null> {
-  const key = services.jobs.streamKey(jobId);
   const ending = (data: Record<string, unknown>): Ending =>
     data.type === 'complete'
       ? { ok: true, result: data.result ?? null }
       : { ok: false, message: String(data.message ?? 'the run failed'), cancelled: data.error === 'cancelled' };
-  let last: string | undefined;
-  const take = (entries: StreamEntry[]): Ending | null => {
-    for (const e of entries) {
-      last = e.id;
-      o.onEntry?.(e);
-      if (isTerminal(e)) return ending(e.data);
-    }
-    return null;
-  };
-  for (;;) {
-    const batch = await services.streams.range(key, last);
-    const done = take(batch);
-    if (done) return done;
-    if (batch.length < 1000) break;
-  }
-  let reader: BlockingReader | undefined;
-  const stop = () => reader?.disconnect();
-  o.signal.addEventListener('abort', stop, { once: true });
-  try {
-    reader = blockingReader(services.redis, key);
-    while (!o.signal.aborted && Date.now() < o.deadline) {
-      const block = Math.max(1, Math.min(READ_BLOCK_MS, o.deadline - Date.now()));
-      const entries = await services.streams.read(reader, key, last ?? '0-0', block);
+  let ended: Parameters<typeof terminalEntry>[0] | undefined;
+  const end = await services.streams
+    .follow(services.jobs.streamKey(jobId), {
+      endOnTerminal: true,
+      blockMs: READ_BLOCK_MS,
+      signal: o.signal,
+      deadline: o.deadline,
+      onEntry: (e) => o.onEntry?.(e),
+      onIdle: async () => {
+        const job = await services.jobs.get(scope, jobId);
+        if (TERMINAL_STATES.includes(job.status)) {
+          ended = job;
+          return 'finished';
+        }
+        o.onIdle?.();
+        return 'wait';
+      },
+    })
+    .catch((e: unknown) => {
       if (o.signal.aborted) return null;
-      if (entries) {
-        const done = take(entries);
-        if (done) return done;
-        continue;
-      }
-      const job = await services.jobs.get(scope, jobId);
-      if (TERMINAL_STATES.includes(job.status)) {
-        const done = take(await services.streams.range(key, last));
-        return done ?? ending(terminalEntry(job));
-      }
-      o.onIdle?.();
-    }
-    return null;
-  } catch (e) {
-    if (o.signal.aborted) return null;
-    throw e;
-  } finally {
-    o.signal.removeEventListener('abort', stop);
-    reader?.disconnect();
-  }
+      throw e;
+    });
+  if (end?.end === 'terminal') return ending(end.entry.data);
+  if (end?.end === 'finished' && ended) return ending(terminalEntry(ended));
+  return null;
 }
 
 /** The reply text of a finished run: a neuron's reply (whole, even past the inline limit), a pathway's output. */
@@ -320,27 +300,11 @@ export function streamCompletion(
   run: { jobId: string },
   includeUsage: boolean,
 ): PassThrough {
-  const out = new PassThrough();
-  ctx.req.socket.setTimeout(0);
-  ctx.req.socket.setNoDelay(true);
-  ctx.set({
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-  });
-  const ctl = new AbortController();
-  const close = () => {
-    ctl.abort();
-    out.end();
-  };
-  ctx.req.on('close', close);
-  out.on('close', close);
+  const sse = openSse(ctx);
+  const { signal, close } = sse;
   const id = `chatcmpl-${run.jobId}`;
   const created = unixNow();
-  const write = (data: unknown) => {
-    if (!ctl.signal.aborted) out.write(`data: ${JSON.stringify(data)}\n\n`);
-  };
+  const write = (data: unknown) => sse.write(`data: ${JSON.stringify(data)}\n\n`);
   const chunk = (delta: Record<string, unknown>, finish: 'stop' | null, usage?: OpenAIUsage | null) => ({
     id,
     object: 'chat.completion.chunk',
@@ -360,14 +324,12 @@ export function streamCompletion(
   const pump = async () => {
     write(chunk({ role: 'assistant', content: '' }, null));
     const end = await follow(services, scope, run.jobId, {
-      signal: ctl.signal,
+      signal,
       deadline: Number.POSITIVE_INFINITY,
       onEntry: (e) => {
         if (target.kind === 'neuron' && shown.apply(e.data)) sendUpTo(shown.text());
       },
-      onIdle: () => {
-        if (!ctl.signal.aborted) out.write(': ping\n\n');
-      },
+      onIdle: () => sse.write(': ping\n\n'),
     });
     if (!end) return close();
     if (!end.ok) {
@@ -385,12 +347,12 @@ export function streamCompletion(
         choices: [],
         usage: await usageOf(services, scope, target, run.jobId),
       });
-    if (!ctl.signal.aborted) out.write('data: [DONE]\n\n');
+    sse.write('data: [DONE]\n\n');
     close();
   };
   pump().catch((e: unknown) => {
     write(openAIErrorOf(e).body);
     close();
   });
-  return out;
+  return sse.out;
 }

@@ -89,7 +89,6 @@ export default [
       if (await endedAfter(services.streams, key, after, backlog, isFinished)) return undefined;
       return sseStream(ctx, {
         streams: services.streams,
-        redis: services.redis,
         key,
         after,
         backlog,

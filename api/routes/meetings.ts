@@ -105,7 +105,6 @@ export default [
       const s = await services.transcription.session(scope, params.id, params.session_id);
       return sseStream(ctx, {
         streams: services.streams,
-        redis: services.redis,
         key: services.transcription.captionStreamKey(s),
         after: resumeCursor(ctx, query.after),
         endOnTerminal: true,

@@ -16,7 +16,6 @@ export default [
     handler: async ({ query, scope, services, ctx }) =>
       sseStream(ctx, {
         streams: services.streams,
-        redis: services.redis,
         key: services.events.streamKey(scope.workspaceId),
         after: resumeCursor(ctx, query.after),
         endOnTerminal: false,

@@ -239,7 +239,6 @@ export default [
       await linkTrace(i, i.params.id, i.query);
       return sseStream(i.ctx, {
         streams: i.services.streams,
-        redis: i.services.redis,
         key: i.services.traces.streamKey(i.share!.scope, i.params.id),
         after: resumeCursor(i.ctx, i.query.after),
         endOnTerminal: false,
@@ -274,7 +273,6 @@ export default [
       if (await endedAfter(services.streams, key, after, backlog, isFinished)) return undefined;
       return sseStream(ctx, {
         streams: services.streams,
-        redis: services.redis,
         key,
         after,
         backlog,

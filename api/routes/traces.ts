@@ -129,7 +129,6 @@ export default [
       shareCheck(share, services, t, query);
       return sseStream(ctx, {
         streams: services.streams,
-        redis: services.redis,
         key: services.traces.streamKey(scope, t.traceId),
         after: resumeCursor(ctx, query.after),
         endOnTerminal: false,

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { notFound, validationError } from '../errors.js';
-import { blockingReader, type BlockingReader, type Redis } from '../redis.js';
 import { JsonObject } from '../schemas/common.js';
 import type { Scope } from '../scope.js';
-import { isTerminal, type StreamEntry, type Streams } from '../streams.js';
+import type { StreamEntry, Streams } from '../streams.js';
 import type { InterventionService } from './interventions.js';
 import type { JobService } from './jobs.js';
 import { toNeuronSlug, type NeuronService } from './neurons.js';
@@ -84,7 +83,6 @@ export interface McpToolDeps {
   jobs: JobService;
   interventions: Pick<InterventionService, 'get'>;
   streams: Streams;
-  redis: Redis;
   config: Config;
 }
 
@@ -296,66 +294,56 @@ export function createMcpTools(d: McpToolDeps) {
   }
 
   /**
-   * Follows the job stream from its start until its terminal entry or a wait for a human (the
-   * stream is replayed first, then read with a blocking read on a connection of its own that the
-   * abort closes at once). Between blocking reads, the job record is checked as well.
+   * Follows the job stream from its start until its terminal entry or a wait for a human
+   * (`Streams.follow`: the stream is replayed first, then read with a blocking read on a connection
+   * of its own that the abort closes at once; a failed read is retried on a fresh one). Between
+   * blocking reads, the job record is checked as well.
    */
   async function follow(scope: Scope, jobId: string, traceId: string | null, opts: CallOptions): Promise<ToolOutcome> {
-    const key = d.jobs.streamKey(jobId);
     const report = progressReporter(opts.onProgress);
-    let reader: BlockingReader | undefined;
-    const stop = () => reader?.disconnect();
-    opts.signal.addEventListener('abort', stop, { once: true });
-    let last = '0-0';
-    try {
-      let batch = await d.streams.range(key);
-      for (;;) {
-        for (const e of batch) {
-          last = e.id;
-          if (isTerminal(e)) {
-            if (e.data.type === 'complete')
-              return { status: 'completed', jobId, traceId, result: e.data.result, text: resultText(e.data.result) };
-            const error = e.data.error === 'cancelled' ? 'cancelled' : 'failed';
-            return { status: 'failed', jobId, traceId, error, message: String(e.data.message ?? error) };
-          }
-          if (e.data.type === 'waiting' || e.data.type === 'paused') {
-            const job = await d.jobs.get(scope, jobId);
-            if (job.status === 'waiting' || job.status === 'paused')
-              return waiting(scope, jobId, traceId, opts.baseUrl);
-          }
-          await report(e);
+    const waits = (status: string) => status === 'waiting' || status === 'paused';
+    let ended: { status: 'completed' | 'failed'; result?: unknown; failedReason?: string | null } | undefined;
+    const end = await d.streams.follow<ToolOutcome>(d.jobs.streamKey(jobId), {
+      endOnTerminal: true,
+      blockMs: READ_BLOCK_MS,
+      signal: opts.signal,
+      retryReads: true,
+      onEntry: async (e) => {
+        if (waits(String(e.data.type)) && waits((await d.jobs.get(scope, jobId)).status))
+          return { stop: await waiting(scope, jobId, traceId, opts.baseUrl) };
+        await report(e);
+      },
+      onIdle: async () => {
+        // Nothing new: the record says whether the job ended without a stream entry this reader
+        // saw (an expired stream) or waits (its entry written before this reader started).
+        const job = await d.jobs.status(scope, jobId);
+        if (waits(job.status)) return { stop: await waiting(scope, jobId, traceId, opts.baseUrl) };
+        if (job.status === 'completed' || job.status === 'failed') {
+          ended = { status: job.status, result: job.result, failedReason: job.failedReason };
+          return 'finished';
         }
-        if (opts.signal.aborted) return { status: 'aborted', jobId, traceId };
-        reader ??= blockingReader(d.redis, key);
-        batch =
-          (await d.streams.read(reader, key, last, READ_BLOCK_MS).catch(async () => {
-            // A fresh reader next time (its connection failed; a moved slot it follows itself), after a pause.
-            reader?.disconnect();
-            reader = undefined;
-            await new Promise((r) => setTimeout(r, 500));
-            return null;
-          })) ?? [];
-        if (opts.signal.aborted) return { status: 'aborted', jobId, traceId };
-        if (batch.length === 0) {
-          // Nothing new: the record says whether the job ended without a stream entry this reader
-          // saw (an expired stream) or waits (its entry written before this reader started).
-          const job = await d.jobs.status(scope, jobId);
-          if (job.status === 'waiting' || job.status === 'paused') return waiting(scope, jobId, traceId, opts.baseUrl);
-          if (job.status === 'completed' || job.status === 'failed') {
-            batch = await d.streams.range(key, last);
-            if (batch.length === 0) {
-              if (job.status === 'completed')
-                return { status: 'completed', jobId, traceId, result: job.result, text: resultText(job.result) };
-              const reason = job.failedReason ?? 'failed';
-              const error = reason.startsWith('cancelled') ? 'cancelled' : 'failed';
-              return { status: 'failed', jobId, traceId, error, message: reason };
-            }
-          }
-        }
+        return 'wait';
+      },
+    });
+    switch (end.end) {
+      case 'terminal': {
+        const x = end.entry.data;
+        if (x.type === 'complete')
+          return { status: 'completed', jobId, traceId, result: x.result, text: resultText(x.result) };
+        const error = x.error === 'cancelled' ? 'cancelled' : 'failed';
+        return { status: 'failed', jobId, traceId, error, message: String(x.message ?? error) };
       }
-    } finally {
-      opts.signal.removeEventListener('abort', stop);
-      reader?.disconnect();
+      case 'stopped':
+        return end.value;
+      case 'finished': {
+        if (ended?.status === 'completed')
+          return { status: 'completed', jobId, traceId, result: ended.result, text: resultText(ended.result) };
+        const reason = ended?.failedReason ?? 'failed';
+        const error = reason.startsWith('cancelled') ? 'cancelled' : 'failed';
+        return { status: 'failed', jobId, traceId, error, message: reason };
+      }
+      default:
+        return { status: 'aborted', jobId, traceId };
     }
   }
 

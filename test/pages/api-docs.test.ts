@@ -1,10 +1,8 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { useTestApp } from '../support/app.js';
+import { openBrowser, type OpenBrowser } from '../support/browser.js';
 
 /**
  * The API reference page (/docs) in Debian's Chromium: Swagger UI served by the API itself renders
@@ -12,34 +10,16 @@ import { useTestApp } from '../support/app.js';
  * request the page makes goes to the API's own origin (no CDN). Screenshot: test-output/pages/docs.png.
  */
 const app = useTestApp();
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const OUT = path.resolve(import.meta.dirname, '../../test-output/pages');
 let context: BrowserContext;
-let userDataDir: string;
+let browser: OpenBrowser | undefined;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
-  userDataDir = await mkdtemp(path.join(tmpdir(), 'docs-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1280, height: 900 },
-  });
+  browser = await openBrowser('docs-chromium-', { viewport: { width: 1280, height: 900 } });
+  context = browser.context;
 });
 afterAll(async () => {
-  await context?.close();
-  if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+  await browser?.close();
 });
 
 describe('the API reference page', () => {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { Pathway } from '../../src/schemas/pathways.js';
 import { buildWorkspace } from '../support/app.js';
+import { openBrowser, type OpenBrowser } from '../support/browser.js';
 import { settleJob } from '../support/jobs.js';
 import { useSimPlatform } from '../support/platform.js';
 
@@ -20,21 +20,11 @@ import { useSimPlatform } from '../support/platform.js';
  * to another origin. Screenshots at desktop and phone width go to test-output/console/.
  */
 const { app } = useSimPlatform({ tokens: [12, 20], interTokenMs: 3 });
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const OUT = path.join(ROOT, 'test-output/console');
 const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
 let context: BrowserContext;
-let userDataDir: string;
+let browser: OpenBrowser | undefined;
 
 /** The newest modification time under a folder (the console's sources). */
 function newest(dir: string): number {
@@ -47,8 +37,6 @@ function newest(dir: string): number {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
   // The API serves console/dist as built: a build older than the sources would test old pages.
   const built = path.join(ROOT, 'console/dist/index.html');
   if (!existsSync(built) || statSync(built).mtimeMs < newest(path.join(ROOT, 'console/src')))
@@ -56,17 +44,11 @@ beforeAll(async () => {
       'console/dist is missing or older than console/src: run npm run console:build (or npm run provision)',
     );
   await mkdir(OUT, { recursive: true });
-  userDataDir = await mkdtemp(path.join(tmpdir(), 'console-build-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: SIZES.desktop,
-  });
+  browser = await openBrowser('console-build-chromium-', { viewport: SIZES.desktop });
+  context = browser.context;
 });
 afterAll(async () => {
-  await context?.close();
-  if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+  await browser?.close();
 });
 
 /** A new tab (its own session storage, so signed out) that records console errors and foreign requests. */

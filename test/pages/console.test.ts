@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { Engram } from '../../src/schemas/traces.js';
 import { Intervention } from '../../src/schemas/interventions.js';
 import { Job } from '../../src/schemas/jobs.js';
 import { buildWorkspace } from '../support/app.js';
+import { openBrowser, type OpenBrowser } from '../support/browser.js';
 import { settleJob } from '../support/jobs.js';
 import { useSimPlatform } from '../support/platform.js';
 
@@ -23,16 +23,6 @@ const { app, sim } = useSimPlatform(
   { firstTokenMs: 80, interTokenMs: 40, tokens: 24 },
   { TEMPORAL_UI_URL: 'http://127.0.0.1:8233' },
 );
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const OUT = path.resolve(import.meta.dirname, '../../test-output/console');
 const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
@@ -40,23 +30,16 @@ type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
 const poll = <T>(fn: () => Promise<T> | T, timeout = 10_000) => expect.poll(fn, { timeout });
 
 let context: BrowserContext;
-let userDataDir: string;
+let browser: OpenBrowser | undefined;
 /** Every console error, page error and request to another origin, from any page of the context. */
 const problems: string[] = [];
 
 beforeAll(async () => {
   if (!existsSync(path.resolve(import.meta.dirname, '../../console/dist/index.html')))
     throw new Error('console/dist is missing: run scripts/provision.sh (or npm run console:build)');
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
   await mkdir(OUT, { recursive: true });
-  userDataDir = await mkdtemp(path.join(tmpdir(), 'console-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: SIZES.desktop,
-  });
+  browser = await openBrowser('console-chromium-', { viewport: SIZES.desktop });
+  context = browser.context;
   const origin = new URL(app.url).origin;
   context.on('request', (req) => {
     const url = req.url();
@@ -68,8 +51,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await context?.close();
-  if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+  await browser?.close();
 });
 afterEach(() => {
   const seen = problems.splice(0);

@@ -1,11 +1,9 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { ReceptorList } from '../../src/schemas/receptors.js';
 import { buildWorkspace } from '../support/app.js';
+import { openBrowser, type OpenBrowser } from '../support/browser.js';
 import { settleJob } from '../support/jobs.js';
 import { useSimPlatform } from '../support/platform.js';
 
@@ -15,35 +13,17 @@ import { useSimPlatform } from '../support/platform.js';
  * and an approval that lets a waiting pathway run complete. Screenshots go to test-output/pages/.
  */
 const { app } = useSimPlatform({ firstTokenMs: [100, 200], interTokenMs: 120, tokens: [25, 30] });
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const OUT = path.resolve(import.meta.dirname, '../../test-output/pages');
 const WIDTHS = { desktop: { width: 1100, height: 760 }, phone: { width: 390, height: 844 } };
 let context: BrowserContext;
-let userDataDir: string;
+let browser: OpenBrowser | undefined;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
-  userDataDir = await mkdtemp(path.join(tmpdir(), 'pages-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: WIDTHS.desktop,
-  });
+  browser = await openBrowser('pages-chromium-', { viewport: WIDTHS.desktop });
+  context = browser.context;
 });
 afterAll(async () => {
-  await context?.close();
-  if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+  await browser?.close();
 });
 
 async function shots(page: Page, name: string) {

@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openBrowser, requireChromium, type OpenBrowser } from '../support/browser.js';
 import { startRealPlatform, type Script } from './support/real-platform.js';
 import { snakeEnv, startSnake, type SnakeTestApp } from './support/snake-app.js';
 
@@ -13,23 +12,13 @@ import { snakeEnv, startSnake, type SnakeTestApp } from './support/snake-app.js'
  * service failures, and leave a screenshot in test-output/snake.png.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SCREENSHOT = path.resolve(import.meta.dirname, '../../test-output/snake.png');
 const FRUIT_RGB = [0xf8, 0x51, 0x49];
 
 let platform: Awaited<ReturnType<typeof startRealPlatform>>;
 let app: SnakeTestApp;
 let context: BrowserContext;
-let userDataDir: string;
+let browser: OpenBrowser | undefined;
 
 /**
  * Heads for the fruit using only the invoke message (so it works unchanged behind a scripted model on
@@ -54,25 +43,18 @@ function greedy({ message }: { message: string }): Script {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
+  requireChromium();
   platform = await startRealPlatform();
   platform.script(greedy);
   app = await startSnake(snakeEnv(platform));
-  userDataDir = await mkdtemp(path.join(tmpdir(), 'snake-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1000, height: 640 },
-  });
+  browser = await openBrowser('snake-chromium-', { viewport: { width: 1000, height: 640 } });
+  context = browser.context;
 });
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await app?.close();
   await platform?.close();
-  if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
 });
 
 const text = (page: Page, id: string) => page.locator(`#${id}`).innerText();

@@ -1,14 +1,11 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCortexClient } from '../../clients/typescript/src/index.js';
 import { DECISION_PATHWAY_NAME, ensureDecisionPathway } from '../../snake/provision.js';
 import { Health, TickResult } from '../../snake/schemas.js';
 import { isSafe, reset, type SnakeState } from '../../snake/state.js';
 import { buildWorkspace, startTestApp } from '../support/app.js';
+import { openBrowser } from '../support/browser.js';
 import { startTestWorker } from '../support/worker.js';
 import { startSnake, type SnakeTestApp } from './support/snake-app.js';
 
@@ -18,16 +15,6 @@ import { startSnake, type SnakeTestApp } from './support/snake-app.js';
  * pathway with the offline rules; every tick runs it through the platform API as a pathwayRun, and
  * the browser sees the snake reach the fruit.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 let api: Awaited<ReturnType<typeof startTestApp>>;
 let worker: Awaited<ReturnType<typeof startTestWorker>>;
 let ws: Awaited<ReturnType<typeof buildWorkspace>>;
@@ -141,18 +128,9 @@ describe('the offline decision pathway', () => {
   });
 
   it('in the browser, with no model key, the page says the rules decide and the snake reaches the fruit', async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} is missing: run scripts/provision.sh (apt-get install chromium)`);
-    const userDataDir = await mkdtemp(path.join(tmpdir(), 'snake-offline-'));
-    let context: BrowserContext | undefined;
+    const browser = await openBrowser('snake-offline-', { viewport: { width: 1000, height: 640 } });
     try {
-      context = await chromium.launchPersistentContext(userDataDir, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: ARGS,
-        viewport: { width: 1000, height: 640 },
-      });
-      const page = await context.newPage();
+      const page = await browser.context.newPage();
       await page.goto(snake.url);
       await expect.poll(() => page.locator('#decider').innerText()).toMatch(/pathway snake-decider, offline rules/);
       await expect.poll(() => page.locator('#status').innerText()).toBe('stopped');
@@ -170,8 +148,7 @@ describe('the offline decision pathway', () => {
       await page.screenshot({ path: path.resolve(import.meta.dirname, '../../test-output/snake-offline.png') });
       await page.locator('#start').click();
     } finally {
-      await context?.close();
-      await rm(userDataDir, { recursive: true, force: true });
+      await browser.close();
     }
   }, 120_000);
 });
