@@ -202,12 +202,18 @@ describe('load shedding and Idempotency-Key', () => {
 
   it('beyond the admission bounds a request is answered 503 with Retry-After at once, and health still answers', async () => {
     const ws = await buildWorkspace(app);
-    const burst = await Promise.all(Array.from({ length: 40 }, () => app.get('/v1/traces?limit=50', ws.key)));
-    const shed = burst.filter((r) => r.status === 503);
-    expect(burst.every((r) => r.status === 200 || r.status === 503)).toBe(true);
+    // Bursts until one overlaps the bounds (2 in flight, 4 queued): on a loaded machine this client
+    // may send a burst slower than the API answers it, and then nothing needs shedding.
+    let burst: Awaited<ReturnType<typeof app.get>>[] = [];
+    let shed: typeof burst = [];
+    for (let round = 0; round < 5 && shed.length === 0; round++) {
+      burst = await Promise.all(Array.from({ length: 120 }, () => app.get('/v1/traces?limit=50', ws.key)));
+      shed = burst.filter((r) => r.status === 503);
+      expect(burst.every((r) => r.status === 200 || r.status === 503)).toBe(true);
+    }
     expect(shed.length).toBeGreaterThan(0);
     for (const r of shed) {
-      expect(r.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      expect(r.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'The API is at capacity; retry shortly' });
       expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
     }
     const [health] = await Promise.all([
