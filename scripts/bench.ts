@@ -1991,7 +1991,7 @@ async function main(): Promise<void> {
     }
     if (runs('r')) r.r = await measureConsole(app, ws, say);
     if (runs('d')) r.d = await measureRealistic(app, ws, llm);
-    if (runs('e')) r.e = await measureSearch(say);
+    if (runs('e')) r.e = await measureSearch(say, 'compiled');
     if (runs('f')) r.f = await measureStakeholderMaps(app, ws);
     if (runs('g')) r.g = await measureBudgets(app, llm);
     if (runs('j')) r.j = await measureRoundTrips(app, ws, llm, `http://127.0.0.1:${workerMetricsPort}/metrics`);
