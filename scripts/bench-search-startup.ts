@@ -73,12 +73,13 @@ async function memoryOf(pid: number | undefined): Promise<{ rss: number | null; 
   }
 }
 
-/** Memories `from`..`to` (ten chunks each) written straight into the store. */
-async function fill(
+/** Memories `from`..`to` (`perMemory` chunks each) written straight into the store. */
+export async function fill(
   app: TestApp,
   ws: { workspaceId: string; brainId: string; apiKeyId: string },
   from: number,
   to: number,
+  perMemory = PER_MEMORY,
 ) {
   const r = rng(from + 7);
   const words =
@@ -133,7 +134,7 @@ async function fill(
         createdAt: at,
         updatedAt: at,
       });
-      for (let index = 0; index < PER_MEMORY; index++)
+      for (let index = 0; index < perMemory; index++)
         cs.push({
           _id: `${id}:1:${index}`,
           workspaceId: ws.workspaceId,
@@ -151,7 +152,7 @@ async function fill(
         });
     }
     await memories.insertMany(ms as OptionalUnlessRequiredId<MemoryDoc>[], { ordered: false });
-    await chunks.insertMany(cs as OptionalUnlessRequiredId<ChunkDoc>[], { ordered: false });
+    if (cs.length) await chunks.insertMany(cs as OptionalUnlessRequiredId<ChunkDoc>[], { ordered: false });
   }
 }
 

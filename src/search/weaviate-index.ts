@@ -38,10 +38,13 @@ export const HNSW = {
   flatSearchCutoff: 200_000,
 };
 
-/** Objects per insert call. */
-const WRITE_BATCH = 500;
+/**
+ * Objects per insert call. Four calls of 125 in flight wrote memory heads 1.6 times as fast as two
+ * of 500 (580 against 366 per second on the shared 2-core machine); eight of 63 were no faster.
+ */
+const WRITE_BATCH = 125;
 /** Insert calls in flight at once. */
-const IN_FLIGHT = 2;
+const IN_FLIGHT = 4;
 /** Objects per page of a scan. */
 const SCAN_PAGE = 1000;
 /** A query with filters only the post-check applies fetches this many times its limit. */
@@ -505,20 +508,25 @@ export async function createWeaviateIndex(o: {
           for (const ws of Object.keys(tenants)) {
             const seen = walked.get(ws) ?? new Set<string>();
             const t = coll.withTenant(ws);
-            let gone: string[] = [];
-            const flush = async () => {
-              if (gone.length)
-                await t.data.deleteMany(
-                  Filters.and(t.filter.byId().containsAny(gone), f(coll).byProperty('stamp').lessThan(since)),
-                );
-              gone = [];
-            };
-            for await (const obj of t.iterator({ returnProperties: ['stamp'] })) {
-              if (seen.has(obj.uuid)) continue;
-              gone.push(obj.uuid);
-              if (gone.length >= WRITE_BATCH) await flush();
+            const gone: string[] = [];
+            // Pages by id (a cursor over the tenant, the stamp only): the ids not walked are collected,
+            // then deleted unless written since. (The client's `iterator()` took 7.5 s per 1,000 objects here.)
+            for (let after: string | undefined; ;) {
+              const res = await t.query.fetchObjects({
+                limit: SCAN_PAGE,
+                returnProperties: ['stamp'],
+                ...(after ? { after } : {}),
+              });
+              for (const obj of res.objects) if (!seen.has(obj.uuid)) gone.push(obj.uuid);
+              if (res.objects.length < SCAN_PAGE) break;
+              after = res.objects[res.objects.length - 1].uuid;
             }
-            await flush();
+            while (gone.length) {
+              const part = gone.splice(0, WRITE_BATCH);
+              await t.data.deleteMany(
+                Filters.and(t.filter.byId().containsAny(part), f(coll).byProperty('stamp').lessThan(since)),
+              );
+            }
           }
         },
       };
