@@ -4,6 +4,10 @@
  * a reference, build time and memory) and relevance on a labelled set over the spec documents
  * (nDCG@10 of lexical, vector and hybrid). Everything runs in process on the real index, the real
  * ranking path (src/search/rank.ts) and the offline embedder; run alone with `npm run bench:search`.
+ * Beside it, the same chunks in a Weaviate the bench starts (hybrid p50/p95, recall@10, fill rate,
+ * server RSS), and API start-up with the chunks in the store on both homes
+ * (scripts/bench-search-startup.ts; BENCH_SEARCH_STARTUP=0 skips it, BENCH_SEARCH_STARTUP_CHUNKS
+ * sets the sizes, 100000,1000000 by default).
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
