@@ -70,7 +70,7 @@ export default defineConfig({
         // The search tests again with the index in Weaviate (docs/search.md): global setup starts one.
         test: {
           name: 'search-weaviate',
-          include: ['test/api/search.test.ts'],
+          include: ['test/api/search.test.ts', 'test/api/search-feed.test.ts'],
           environment: 'node',
           env: { CORTEX_SEARCH: 'weaviate' },
           globalSetup: ['test/support/global-setup.ts'],

@@ -4,6 +4,10 @@
  * a reference, build time and memory) and relevance on a labelled set over the spec documents
  * (nDCG@10 of lexical, vector and hybrid). Everything runs in process on the real index, the real
  * ranking path (src/search/rank.ts) and the offline embedder; run alone with `npm run bench:search`.
+ * Beside it, the same chunks in a Weaviate the bench starts (hybrid p50/p95, recall@10, fill rate,
+ * server RSS), and API start-up with the chunks in the store on both homes
+ * (scripts/bench-search-startup.ts; BENCH_SEARCH_STARTUP=0 skips it, BENCH_SEARCH_STARTUP_CHUNKS
+ * sets the sizes, 100000,1000000 by default).
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -17,6 +21,9 @@ import { createMemoryIndex, tokenize, type IndexEntry, type MemoryIndex } from '
 import { embeddedBackend, type IndexFilter, type SearchBackend } from '../src/search/backend.js';
 import { rankEntries } from '../src/search/rank.js';
 import { connectWeaviate, createWeaviateIndex } from '../src/search/weaviate-index.js';
+import type { ServiceForm } from '../test/support/worker.js';
+import { measureSearchStartup, startupSummary, type SearchStartupResult } from './bench-search-startup.js';
+import { build } from './build.js';
 import { cacheDir, startEmbedded } from './embedded.js';
 
 const CHUNKS = Number(process.env.BENCH_SEARCH_CHUNKS ?? 100_000);
@@ -54,8 +61,12 @@ export interface SearchBenchResult {
     ingestMs: number;
     hybrid: { p50: number; p95: number };
     recall10: number;
+    /** The top 10 of the vector leg as rank.ts asks for it (depth 50, the brain filter), against brute force. */
+    recall10Depth50: number;
     rssMb: number | null;
   } | null;
+  /** API start-up with the chunks in the store, both homes (scripts/bench-search-startup.ts; null: BENCH_SEARCH_STARTUP=0). */
+  startup: SearchStartupResult | null;
   relevance: {
     queries: number;
     docs: number;
@@ -235,7 +246,11 @@ async function relevance(
   };
 }
 
-export async function measureSearch(say: (line: string) => void): Promise<SearchBenchResult> {
+/** `form`: how the start-up measure runs its API processes (bench.ts builds dist/ first: compiled). */
+export async function measureSearch(
+  say: (line: string) => void,
+  form: ServiceForm = 'compiled',
+): Promise<SearchBenchResult> {
   const cacheDir = process.env.EMBEDDINGS_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'cortex', 'embeddings');
   const embedder = createWinkEmbedder(cacheDir);
   const wv = await loadWinkVectors(cacheDir);
@@ -353,6 +368,7 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
   say('search: relevance on the labelled spec queries');
   const rel = await relevance(async (t) => (await embedder.embed(t)).vectors, embedder.model);
   const weaviate = await measureWeaviate(docs, easy, qvs, embedder, say);
+  const startup = process.env.BENCH_SEARCH_STARTUP === '0' ? null : await measureSearchStartup(say, form);
   return {
     chunks: CHUNKS,
     buildMs,
@@ -366,6 +382,7 @@ export async function measureSearch(say: (line: string) => void): Promise<Search
     recall10: recall / recallQueries,
     agreement,
     weaviate,
+    startup,
     relevance: rel,
   };
 }
@@ -413,8 +430,8 @@ async function measureWeaviate(
     const t0 = performance.now();
     const resources: IndexEntry[][] = [];
     for (let i = 0; i < docs.length; i += 4) resources.push(docs.slice(i, i + 4));
-    for (let i = 0; i < resources.length; i += 1000)
-      await wv.resyncTarget.replaceResources(resources.slice(i, i + 1000));
+    const fill = wv.beginResync().target;
+    for (let i = 0; i < resources.length; i += 1000) await fill.replaceResources(resources.slice(i, i + 1000));
     const ingestMs = performance.now() - t0;
     const filter: IndexFilter = {
       where: { types: ['artifacts'], brainId: 'b' },
@@ -438,10 +455,16 @@ async function measureWeaviate(
       if (i >= 20) ms.push(performance.now() - s); // the first 20 warm up
     }
     let recall = 0;
+    let recall50 = 0;
     const recallQueries = 50;
     for (let i = 0; i < recallQueries; i++) {
+      const truth = bruteTop10(docs, qvs[i]);
       const got = new Set((await wv.backend.vector(WS, qvs[i], embedder.model, ALL, 10)).map((h) => h.entry.id));
-      recall += bruteTop10(docs, qvs[i]).filter((id) => got.has(id)).length / 10;
+      recall += truth.filter((id) => got.has(id)).length / 10;
+      const deep = (await wv.backend.vector(WS, qvs[i], embedder.model, filter, 50))
+        .slice(0, 10)
+        .map((h) => h.entry.id);
+      recall50 += truth.filter((id) => deep.includes(id)).length / 10;
     }
     let rssMb: number | null = null;
     try {
@@ -453,7 +476,13 @@ async function measureWeaviate(
       rssMb = null;
     }
     client.close().catch(() => {});
-    return { ingestMs, hybrid: { p50: pct(ms, 0.5), p95: pct(ms, 0.95) }, recall10: recall / recallQueries, rssMb };
+    return {
+      ingestMs,
+      hybrid: { p50: pct(ms, 0.5), p95: pct(ms, 0.95) },
+      recall10: recall / recallQueries,
+      recall10Depth50: recall50 / recallQueries,
+      rssMb,
+    };
   } finally {
     await services.stop();
     await rm(dataDir, { recursive: true, force: true });
@@ -470,8 +499,9 @@ export function searchSummary(s: SearchBenchResult): string[] {
     `      vector recall@10 against brute force ${f2(s.recall10)} (goal ≥ 0.99) | BM25 top-10 agreement with the reference: easy ${f2(s.agreement.easy)}, hard ${f2(s.agreement.hard)}`,
     `      build ${Math.round(s.buildMs)} ms (embedding the chunks beforehand ${Math.round(s.embedMs)} ms) | memory: heap + buffers +${s.heapMb} MB, rss +${s.rssMb} MB`,
     s.weaviate
-      ? `      Weaviate, same chunks and queries: hybrid (embed + bm25 leg + nearVector leg + RRF in rank.ts) p50 ${f2(s.weaviate.hybrid.p50)} ms  p95 ${f2(s.weaviate.hybrid.p95)} ms | vector recall@10 ${f2(s.weaviate.recall10)} (HNSW) | ingest ${Math.round(s.weaviate.ingestMs)} ms | server RSS ${s.weaviate.rssMb ?? '?'} MB`
+      ? `      Weaviate, same chunks and queries: hybrid (embed + bm25 leg + nearVector leg + RRF in rank.ts) p50 ${f2(s.weaviate.hybrid.p50)} ms  p95 ${f2(s.weaviate.hybrid.p95)} ms | vector recall@10 ${f2(s.weaviate.recall10)} (limit 10), ${f2(s.weaviate.recall10Depth50)} (top 10 of the depth-50 leg, brain filter) | ingest ${Math.round(s.weaviate.ingestMs)} ms (${Math.round(s.chunks / (s.weaviate.ingestMs / 1000))} entries/s) | server RSS ${s.weaviate.rssMb ?? '?'} MB`
       : '      Weaviate: skipped (weaviate-server not provisioned, or BENCH_SEARCH_WEAVIATE=0)',
+    ...(s.startup ? startupSummary(s.startup) : ['      API start-up: skipped (BENCH_SEARCH_STARTUP=0)']),
   ];
   if (s.relevance) {
     const r = s.relevance;
@@ -494,14 +524,18 @@ export function searchSummary(s: SearchBenchResult): string[] {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  measureSearch((l) => console.log(`[bench] ${l}`)).then(
-    (s) => {
-      console.log(searchSummary(s).join('\n'));
-      process.exit(0);
-    },
-    (e: unknown) => {
-      console.error(e);
-      process.exit(1);
-    },
-  );
+  // Alone (`npm run bench:search`): the start-up measure's API runs compiled, as in bench.ts (dist/ built first).
+  const say = (l: string) => console.log(`[bench] ${l}`);
+  (process.env.BENCH_SEARCH_STARTUP === '0' ? Promise.resolve() : build((l) => say(`build: ${l}`)))
+    .then(() => measureSearch(say, 'compiled'))
+    .then(
+      (s) => {
+        console.log(searchSummary(s).join('\n'));
+        process.exit(0);
+      },
+      (e: unknown) => {
+        console.error(e);
+        process.exit(1);
+      },
+    );
 }

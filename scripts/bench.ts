@@ -18,8 +18,9 @@
  * (q) Pathway parallelism (scripts/bench-pathways.ts): a 20-way fan-out of 1 s delays into a join ÷ one
  *     1 s delay (aim ≤ 1.3); a map of 100 items at concurrency 10 over a 200 ms provider ÷ (10 × one item) (aim ≤ 1.5).
  * (d) A realistic provider (the simulator: slow, different on every call, failing mid-stream).
- * (e) Search (scripts/bench-search.ts): the embedded index at 100k chunks, recall, BM25 agreement,
- *     build time and memory, and nDCG@10 on the labelled set over the spec documents.
+ * (e) Search (scripts/bench-search.ts): the embedded index and Weaviate at 100k chunks, recall, BM25 agreement,
+ *     build time and memory, nDCG@10 on the labelled set over the spec documents, and API start-up
+ *     (health, first search, RSS) with 100k and 1M chunks in the store on both homes.
  * (f) Stakeholder maps (scripts/bench-stakeholder-maps.ts): patch, live read, diff and briefing.
  * (g) Budget check: time to first token of runs covered by three budgets (docs/usage.md) versus
  *     runs covered by none, interleaved run by run so both see the same machine.
@@ -2006,7 +2007,7 @@ async function main(): Promise<void> {
     }
     if (runs('r')) r.r = await measureConsole(app, ws, say);
     if (runs('d')) r.d = await measureRealistic(app, ws, llm);
-    if (runs('e')) r.e = await measureSearch(say);
+    if (runs('e')) r.e = await measureSearch(say, 'compiled');
     if (runs('f')) r.f = await measureStakeholderMaps(app, ws);
     if (runs('g')) r.g = await measureBudgets(app, llm);
     if (runs('j')) r.j = await measureRoundTrips(app, ws, llm, `http://127.0.0.1:${workerMetricsPort}/metrics`);

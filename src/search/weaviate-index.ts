@@ -8,6 +8,7 @@
  * The sync's feed position is kept in Weaviate itself (collection `CortexSync`, one object per
  * index collection): an index that is wiped loses its position with it and is re-synced whole.
  */
+import { createHash } from 'node:crypto';
 import weaviate, {
   Filters,
   type WeaviateField,
@@ -22,8 +23,28 @@ import type { IndexEntry, Scored, SearchType } from './memory-index.js';
 type Props = Record<string, unknown>;
 type Coll = Collection;
 
-/** Objects per insert call. */
-const WRITE_BATCH = 500;
+/**
+ * The HNSW settings of the index collection (docs/search.md, "Recall"). Every query has a filter (the
+ * types at least), and a filtered query whose filter passes fewer than `flatSearchCutoff` objects of
+ * the tenant is an exact scan of them (as the embedded index is), not a graph search: on the bench's
+ * 100k chunks HNSW with the defaults found 0.31 of the true top 10 (0.57 with ef 512; usearch's HNSW
+ * with the same M and efConstruction 0.33: the vectors, not the engine), so a workspace up to 200k
+ * matching entries is searched exactly, and a larger one by HNSW with ef 512.
+ */
+export const HNSW = {
+  ef: 512,
+  efConstruction: 128,
+  maxConnections: 32,
+  flatSearchCutoff: 200_000,
+};
+
+/**
+ * Objects per insert call. Four calls of 125 in flight wrote memory heads 1.6 times as fast as two
+ * of 500 (580 against 366 per second on the shared 2-core machine); eight of 63 were no faster.
+ */
+const WRITE_BATCH = 125;
+/** Insert calls in flight at once. */
+const IN_FLIGHT = 4;
 /** Objects per page of a scan. */
 const SCAN_PAGE = 1000;
 /** A query with filters only the post-check applies fetches this many times its limit. */
@@ -78,51 +99,73 @@ export async function connectWeaviate(o: { url: string; grpc?: string; apiKey?: 
   });
 }
 
+/**
+ * The version of the collection's layout (its properties' indexes and its HNSW settings), part of its
+ * name: a change that Weaviate cannot make to an existing collection (distance, `efConstruction`,
+ * `maxConnections`, a property's indexes) takes a new version, so a deployment that upgrades finds
+ * no collection of that name and no stored position, and its sync fills the new collection from the
+ * store (docs/search.md, "Layout versions"). Version 1 had no suffix.
+ */
+export const LAYOUT_VERSION = 2;
+
 /** A collection name Weaviate accepts: letters, digits and underscores, starting with a capital. */
 export function collectionName(database: string, model: string, dim: number): string {
   const clean = (s: string) => s.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
-  return `Cortex_${clean(database)}_${clean(model)}_${dim}d`;
+  return `Cortex_${clean(database)}_${clean(model)}_${dim}d_v${LAYOUT_VERSION}`;
 }
 
-const text = (name: string, tokenization: 'word' | 'field', searchable = tokenization === 'word') => ({
+/**
+ * A text property. Only what a filter reads is filterable and only the BM25 fields are searchable:
+ * every index of a property is written for every object, so an unused one only slows the sync.
+ */
+const text = (name: string, o: { filter?: boolean; search?: boolean } = {}) => ({
   name,
   dataType: 'text' as const,
-  tokenization,
-  indexSearchable: searchable,
-  indexFilterable: true,
+  tokenization: o.search ? ('word' as const) : ('field' as const),
+  indexSearchable: o.search ?? false,
+  indexFilterable: o.filter ?? false,
 });
+const stored = (name: string, dataType: 'int' | 'number' | 'boolean') => ({ name, dataType, indexFilterable: false });
 
 /** The properties of an entry object; `activeState` is 1, 0, or -1 when the type has no active flag. */
 const PROPERTIES = [
-  text('entryId', 'field'),
-  text('resourceId', 'field'),
-  { name: 'isHead', dataType: 'boolean' as const },
-  text('brainId', 'field'),
+  text('entryId'),
+  text('resourceId', { filter: true }),
+  { name: 'isHead', dataType: 'boolean' as const, indexFilterable: true },
+  text('brainId'),
   /** Who beyond the brain sees the entry: its brain id, or '*' when its visibility is workspace or core. */
-  text('reach', 'field'),
-  text('type', 'field'),
-  text('title', 'word'),
-  text('description', 'word'),
-  text('text', 'word'),
-  text('path', 'field'),
-  { name: 'activeState', dataType: 'int' as const },
-  text('visibility', 'field'),
-  text('ownerType', 'field'),
-  text('ownerId', 'field'),
-  text('ownerIdLower', 'field'),
-  { name: 'tags', dataType: 'text[]' as const, tokenization: 'field' as const, indexSearchable: false },
-  text('project', 'field'),
-  text('context', 'field'),
-  { name: 'chunkIndex', dataType: 'int' as const },
-  text('url', 'field', false),
-  text('displayPath', 'field', false),
-  { name: 'updatedAt', dataType: 'number' as const },
-  text('vectorModel', 'field', false),
-  { name: 'stamp', dataType: 'number' as const },
+  text('reach', { filter: true }),
+  text('type', { filter: true }),
+  text('title', { search: true }),
+  text('description', { search: true }),
+  text('text', { search: true }),
+  text('path', { filter: true }),
+  { name: 'activeState', dataType: 'int' as const, indexFilterable: true },
+  text('visibility', { filter: true }),
+  text('ownerType', { filter: true }),
+  text('ownerId'),
+  text('ownerIdLower', { filter: true }),
+  {
+    name: 'tags',
+    dataType: 'text[]' as const,
+    tokenization: 'field' as const,
+    indexSearchable: false,
+    indexFilterable: true,
+  },
+  text('project', { filter: true }),
+  text('context', { filter: true }),
+  stored('chunkIndex', 'int'),
+  text('url'),
+  text('displayPath'),
+  stored('updatedAt', 'number'),
+  text('vectorModel'),
+  { name: 'stamp', dataType: 'number' as const, indexFilterable: true },
+  /** A digest of everything else the object holds (its vector too): a full re-sync skips an object whose digest is unchanged. */
+  text('digest'),
 ];
 
-function toProps(e: IndexEntry, stamp: number): Record<string, WeaviateField> {
-  return {
+function toProps(e: IndexEntry, stamp: number, vector: number[] | undefined): Record<string, WeaviateField> {
+  const props: Record<string, WeaviateField> = {
     entryId: e.id,
     resourceId: e.resourceId,
     isHead: e.id === e.resourceId,
@@ -146,8 +189,13 @@ function toProps(e: IndexEntry, stamp: number): Record<string, WeaviateField> {
     displayPath: e.displayPath,
     updatedAt: e.updatedAt,
     vectorModel: e.vector && e.vectorModel ? e.vectorModel : '',
-    stamp,
+    stamp: 0,
   };
+  const h = createHash('sha1').update(JSON.stringify(props));
+  if (vector) h.update(Buffer.from(Float32Array.from(vector).buffer));
+  props.digest = h.digest('base64');
+  props.stamp = stamp;
+  return props;
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
@@ -203,14 +251,17 @@ export async function createWeaviateIndex(o: {
   database: string;
   model: string;
   dimension: number;
+  /** The bench's sweep: other HNSW settings than HNSW below (a collection of its own database). */
+  hnsw?: Partial<typeof HNSW>;
 }) {
   const name = collectionName(o.database, o.model, o.dimension);
   const { client } = o;
-  await ensureCollections(client, name);
+  await ensureCollections(client, name, { ...HNSW, ...o.hnsw });
   const coll: Coll = client.collections.use(name);
   const syncColl = client.collections.use(SYNC_COLLECTION);
   const syncId = generateUuid5(name);
   let size = 0;
+  let written = 0;
 
   const f = (c: Coll) => c.filter;
   function filterOf(c: Coll, w: EntryWhere): FilterValue {
@@ -248,20 +299,36 @@ export async function createWeaviateIndex(o: {
     return parts.length === 1 ? parts[0] : Filters.and(...parts);
   }
 
-  async function writeTenant(ws: string, resources: IndexEntry[][], stamp: number, dropStale = true) {
+  /**
+   * Writes resources' entries into a tenant. The follower (no `walked`) then deletes each resource's
+   * entries that carry another stamp; a full re-sync passes `walked` (the object ids it has walked
+   * in this tenant), skips the objects whose digest is unchanged (reads instead of writes: a re-sync
+   * of a store that mostly did not change writes little) and leaves the deletes to its sweep.
+   */
+  async function writeTenant(ws: string, resources: IndexEntry[][], stamp: number, walked?: Set<string>) {
     const t = coll.withTenant(ws);
-    const objects = resources.flat().map((e) => ({
-      id: generateUuid5(e.id, ws),
-      properties: toProps(e, stamp),
-      ...(e.vector && e.vectorModel === o.model && e.vector.length === o.dimension
-        ? { vectors: Array.from(e.vector) }
-        : {}),
-    }));
+    let objects = resources.flat().map((e) => {
+      const vector =
+        e.vector && e.vectorModel === o.model && e.vector.length === o.dimension ? Array.from(e.vector) : undefined;
+      return {
+        id: generateUuid5(e.id, ws),
+        properties: toProps(e, stamp, vector),
+        ...(vector ? { vectors: vector } : {}),
+      };
+    });
+    if (walked) {
+      for (const x of objects) walked.add(x.id);
+      const held = await digests(
+        t,
+        objects.map((x) => x.id),
+      );
+      objects = objects.filter((x) => held.get(x.id) !== x.properties.digest);
+    }
     const batches: (typeof objects)[] = [];
     for (let i = 0; i < objects.length; i += WRITE_BATCH) batches.push(objects.slice(i, i + WRITE_BATCH));
-    // Two insert calls in flight: the engine indexes one while the next travels.
-    for (let i = 0; i < batches.length; i += 2) {
-      for (const res of await Promise.all(batches.slice(i, i + 2).map((b) => t.data.insertMany(b)))) {
+    // A few insert calls in flight: the engine indexes one while the next travels.
+    for (let i = 0; i < batches.length; i += IN_FLIGHT) {
+      for (const res of await Promise.all(batches.slice(i, i + IN_FLIGHT).map((b) => t.data.insertMany(b)))) {
         if (res.hasErrors) {
           const first = Object.values(res.errors)[0];
           throw new Error(
@@ -270,7 +337,8 @@ export async function createWeaviateIndex(o: {
         }
       }
     }
-    if (!dropStale) return;
+    written += objects.length;
+    if (walked) return;
     // The entries each resource no longer has (an edit that removed chunks): another stamp.
     const ids = [...new Set(resources.map((r) => r[0]?.resourceId).filter((x): x is string => !!x))];
     for (let i = 0; i < ids.length; i += WRITE_BATCH) {
@@ -285,6 +353,25 @@ export async function createWeaviateIndex(o: {
     }
   }
 
+  /** The digests of the tenant's objects among `ids` (those it holds). */
+  async function digests(t: Coll, ids: string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    try {
+      for (let i = 0; i < ids.length; i += SCAN_PAGE) {
+        const part = ids.slice(i, i + SCAN_PAGE);
+        const res = await t.query.fetchObjects({
+          filters: t.filter.byId().containsAny(part),
+          limit: part.length,
+          returnProperties: ['digest'],
+        });
+        for (const obj of res.objects) out.set(obj.uuid, str((obj.properties as Props).digest));
+      }
+    } catch (err) {
+      if (!noTenant(err)) throw err;
+    }
+    return out;
+  }
+
   async function query<T>(ws: string, run: (c: Coll) => Promise<T>, empty: T): Promise<T> {
     try {
       return await run(coll.withTenant(ws));
@@ -294,7 +381,7 @@ export async function createWeaviateIndex(o: {
     }
   }
 
-  async function replace(resources: IndexEntry[][], dropStale: boolean) {
+  async function replace(resources: IndexEntry[][], walked?: Map<string, Set<string>>) {
     const stamp = nextStamp();
     const byTenant = new Map<string, IndexEntry[][]>();
     for (const r of resources) {
@@ -303,12 +390,16 @@ export async function createWeaviateIndex(o: {
       list.push(r);
       byTenant.set(r[0].workspaceId, list);
     }
-    for (const [ws, list] of byTenant) await writeTenant(ws, list, stamp, dropStale);
+    for (const [ws, list] of byTenant) {
+      let mine = walked?.get(ws);
+      if (walked && !mine) walked.set(ws, (mine = new Set()));
+      await writeTenant(ws, list, stamp, mine);
+    }
   }
 
   const backend: SearchBackend = {
     kind: 'weaviate',
-    replaceResources: (resources) => replace(resources, true),
+    replaceResources: (resources) => replace(resources),
     async removeResources(keys) {
       const byTenant = new Map<string, string[]>();
       for (const k of keys) byTenant.set(k.workspaceId, [...(byTenant.get(k.workspaceId) ?? []), k.id]);
@@ -382,8 +473,6 @@ export async function createWeaviateIndex(o: {
 
   return {
     backend,
-    /** The target of a full re-sync: writes without dropping each resource's older entries (the sweep at its end does). */
-    resyncTarget: { ...backend, replaceResources: (resources: IndexEntry[][]) => replace(resources, false) },
     collection: name,
     /** The sync's stored position, or null (a new or wiped index: re-sync it whole). */
     async position(): Promise<SyncPosition | null> {
@@ -402,12 +491,48 @@ export async function createWeaviateIndex(o: {
       if (await syncColl.data.exists(syncId)) await syncColl.data.replace({ id: syncId, properties });
       else await syncColl.data.insert({ id: syncId, properties });
     },
-    /** Ends a full re-sync: every entry not written since `since` (a stamp taken before the walk) is gone from the store. */
-    async sweep(since: number): Promise<void> {
-      const tenants = await coll.tenants.get();
-      for (const ws of Object.keys(tenants))
-        await coll.withTenant(ws).data.deleteMany(f(coll).byProperty('stamp').lessThan(since));
+    /**
+     * A full re-sync: `target` writes what changed (unchanged objects are only read, see
+     * writeTenant); `sweep` ends it by deleting every object it did not walk, unless written since
+     * it began (by a follower, this process's or another's): a resource deleted while nobody
+     * followed the feed. The walked ids are held in memory until the sweep (about 100 bytes each).
+     */
+    beginResync() {
+      const since = nextStamp();
+      const walked = new Map<string, Set<string>>();
+      const target: SearchBackend = { ...backend, replaceResources: (resources) => replace(resources, walked) };
+      return {
+        target,
+        async sweep(): Promise<void> {
+          const tenants = await coll.tenants.get();
+          for (const ws of Object.keys(tenants)) {
+            const seen = walked.get(ws) ?? new Set<string>();
+            const t = coll.withTenant(ws);
+            const gone: string[] = [];
+            // Pages by id (a cursor over the tenant, the stamp only): the ids not walked are collected,
+            // then deleted unless written since. (The client's `iterator()` took 7.5 s per 1,000 objects here.)
+            for (let after: string | undefined; ;) {
+              const res = await t.query.fetchObjects({
+                limit: SCAN_PAGE,
+                returnProperties: ['stamp'],
+                ...(after ? { after } : {}),
+              });
+              for (const obj of res.objects) if (!seen.has(obj.uuid)) gone.push(obj.uuid);
+              if (res.objects.length < SCAN_PAGE) break;
+              after = res.objects[res.objects.length - 1].uuid;
+            }
+            while (gone.length) {
+              const part = gone.splice(0, WRITE_BATCH);
+              await t.data.deleteMany(
+                Filters.and(t.filter.byId().containsAny(part), f(coll).byProperty('stamp').lessThan(since)),
+              );
+            }
+          }
+        },
+      };
     },
+    /** Objects written (not skipped as unchanged) since the index was opened: the bench's and the logs' figure. */
+    written: () => written,
     /** Counts the entries (every tenant): /health's `entries`, refreshed by the sync now and then. */
     async count(): Promise<number> {
       const tenants = await coll.tenants.get();
@@ -421,7 +546,7 @@ export async function createWeaviateIndex(o: {
 export type WeaviateIndex = Awaited<ReturnType<typeof createWeaviateIndex>>;
 
 /** Creates the index collection and the sync-state collection when missing (another process may race us: that is fine). */
-async function ensureCollections(client: WeaviateClient, name: string) {
+async function ensureCollections(client: WeaviateClient, name: string, hnsw: typeof HNSW) {
   const create = async (exists: () => Promise<boolean>, make: () => Promise<unknown>) => {
     if (await exists()) return;
     try {
@@ -443,7 +568,12 @@ async function ensureCollections(client: WeaviateClient, name: string) {
         }),
         invertedIndex: weaviate.configure.invertedIndex({ bm25b: 0.75, bm25k1: 1.2 }),
         vectorizers: weaviate.configure.vectors.selfProvided({
-          vectorIndexConfig: weaviate.configure.vectorIndex.hnsw({ distanceMetric: 'cosine' }),
+          vectorIndexConfig: weaviate.configure.vectorIndex.hnsw({
+            distanceMetric: 'cosine',
+            ...hnsw,
+            // Explicit: a server with DEFAULT_QUANTIZATION would otherwise compress the vectors.
+            quantizer: weaviate.configure.vectorIndex.quantizer.none(),
+          }),
         }),
         properties: PROPERTIES,
       }),
@@ -457,11 +587,7 @@ async function ensureCollections(client: WeaviateClient, name: string) {
         vectorizers: weaviate.configure.vectors.selfProvided({
           vectorIndexConfig: weaviate.configure.vectorIndex.flat(),
         }),
-        properties: [
-          text('collection', 'field', false),
-          text('partitions', 'field', false),
-          text('runId', 'field', false),
-        ],
+        properties: [text('collection'), text('partitions'), text('runId')],
       }),
   );
 }

@@ -4,7 +4,6 @@ import type { SearchBackend } from '../search/backend.js';
 import {
   connectWeaviate,
   createWeaviateIndex,
-  nextStamp,
   type SyncPosition,
   type WeaviateIndex,
 } from '../search/weaviate-index.js';
@@ -27,6 +26,8 @@ export interface IndexHome {
   /** Refreshes what /health reports (the entry count), at most every so often. */
   refresh(): Promise<void>;
   beginResync(): Promise<{ target: SearchBackend; commit: () => Promise<void> }>;
+  /** Objects written so far (Weaviate: a re-sync skips unchanged ones); undefined for the embedded home. */
+  written?(): number;
 }
 
 /** How often the Weaviate home counts its entries for /health. */
@@ -60,6 +61,7 @@ export function weaviateHome(d: { config: Config; embedder: Embedder }): IndexHo
       wv = await createWeaviateIndex({ client, database: c.MONGODB_DB, model: d.embedder.model, dimension });
     },
     load: () => need().position(),
+    written: () => wv?.written() ?? 0,
     save: (pos) => need().savePosition(pos),
     async refresh() {
       if (!wv || Date.now() - counted < COUNT_EVERY_MS) return;
@@ -68,11 +70,11 @@ export function weaviateHome(d: { config: Config; embedder: Embedder }): IndexHo
     },
     beginResync() {
       const index = need();
-      const since = nextStamp();
+      const resync = index.beginResync();
       return Promise.resolve({
-        target: index.resyncTarget,
+        target: resync.target,
         commit: async () => {
-          await index.sweep(since);
+          await resync.sweep();
           counted = Date.now();
           await index.count();
         },

@@ -150,15 +150,24 @@ export function createSearchIndex(d: {
     try {
       const [pos, id] = await Promise.all([feed.positions(), redisRunId()]);
       const next = await home.beginResync();
+      const written0 = home.written?.();
       let resources = 0;
+      const last = stats.lastBuild;
+      // The store's next page is read while the previous one is written (one write in flight).
+      let writing: Promise<void> = Promise.resolve();
       for (const s of sources) {
         for await (const page of s.all()) {
+          await writing;
           if (stopped) return;
-          await put(next.target, page);
-          resources += page.length;
-          stats.lastBuild.resources = resources;
+          writing = put(next.target, page).then(() => {
+            resources += page.length;
+            last.resources = resources;
+          });
+          // Awaited before the next page; a failure meanwhile must not be an unhandled rejection.
+          writing.catch(() => {});
         }
       }
+      await writing;
       await next.commit();
       applied = pos.map((p) => ({ id: p.id, seq: p.seq }));
       feedSeq = pos.map((p) => p.seq);
@@ -169,7 +178,13 @@ export function createSearchIndex(d: {
       stats.lastBuild.ms = Date.now() - t0;
       await home.save(position());
       d.log.info(
-        { reason, resources, entries: home.current().size(), ms: stats.lastBuild.ms },
+        {
+          reason,
+          resources,
+          entries: home.current().size(),
+          ms: stats.lastBuild.ms,
+          ...(written0 === undefined ? {} : { written: (home.written?.() ?? 0) - written0 }),
+        },
         'search index built from the store',
       );
     } finally {
