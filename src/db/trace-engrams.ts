@@ -129,8 +129,8 @@ export function createEngramLog(
   const place = (e: EngramDoc) => claim(places, placeOf(e));
 
   /**
-   * The newest place of a trace, walked by key from `hint` (a message count the trace had reached;
-   * its counters only lag behind its engrams). A place missing at `hint` (a trace from before
+   * The newest place of a trace, walked by key from the higher of `counted` (a message count the
+   * trace had reached; its counters only lag behind its engrams) and the newest seq this process saw. A place missing at `hint` (a trace from before
    * places, or a writer that died between its engram and its place) is rebuilt from the newest
    * engram: the one scan left on this path, once.
    */
