@@ -32,9 +32,12 @@ export const createRunActivities = ({ services }: { services: Services }) => ({
 
   modelTurn: (t: ModelTurnInput) => {
     const ctx = Context.current();
-    return withHeartbeat(() =>
-      permanentOn4xx(() => services.runs.modelTurn({ ...t, attempt: ctx.info.attempt }, ctx.cancellationSignal)),
-    );
+    // As a local activity (a map item's turn), Temporal's attempt number starts again at 1 when the
+    // workflow task is retried on another worker: the turn claims its attempt from the job stream.
+    // A local activity's liveness is its workflow task's, so it does not heartbeat.
+    const attempt = ctx.info.isLocal ? ('claim' as const) : ctx.info.attempt;
+    const turn = () => permanentOn4xx(() => services.runs.modelTurn({ ...t, attempt }, ctx.cancellationSignal));
+    return ctx.info.isLocal ? turn() : withHeartbeat(turn);
   },
 
   adoptFirstTurn: (jobId: string, waitMs: number) => services.runs.adoptFirstTurn(jobId, waitMs),

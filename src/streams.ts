@@ -277,6 +277,19 @@ export function createStreams(
         String(TTL_S),
       );
     },
+    /**
+     * Claims the next attempt number of model turn `turn` of a stream's writer (1, 2, …), kept in
+     * the stream's meta hash beside its fences: for a turn whose runner does not know its own
+     * attempt (a local activity starts again at attempt 1 when its workflow task is retried on
+     * another worker), so that the retry's `reset` fences off the dead attempt's late tokens.
+     */
+    async claimAttempt(key: string, turn: number): Promise<number> {
+      const meta = keys.meta(key);
+      const res = await redis.multi().hincrby(meta, `c${turn}`, 1).expire(meta, TTL_S).exec();
+      const [err, n] = res?.[0] ?? [new Error('claiming a turn attempt: the transaction was discarded'), null];
+      if (err) throw err;
+      return Number(n);
+    },
     /** The newest entry of a stream, or null when it is empty or gone. */
     newest,
     /** Deletes a stream and its fences (a job that never started is started afresh); one slot, one command. */

@@ -39,6 +39,14 @@ const model = wf.proxyActivities<Activities>({
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1s', maximumInterval: '20s', maximumAttempts: 6 },
 });
+// A map item's turns (input.localTurns): local activities, so that an item that is one short turn
+// runs in its child's first workflow task (prepare, turn, finish) with no activity task between.
+// Their liveness is the workflow task's: a worker that dies mid-turn is noticed when the task times
+// out, and the turn runs again on another worker under a newly claimed attempt number.
+const localModel = wf.proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1s', maximumInterval: '20s', maximumAttempts: 6 },
+});
 // The first turn of a run the API prepared is streamed by the API (src/services/first-turns.ts):
 // when it is done by the first workflow task, a local activity adopts it and a short run ends in
 // that one task; else the `modelTurn` activity waits for it (heartbeating), or runs it again.
@@ -140,6 +148,7 @@ function listen(run: AgentRun): void {
  */
 async function modelTurn(run: AgentRun, turn: number, preparedByApi: boolean): Promise<ModelTurnOutcome> {
   const { input, status, approvedBudgets } = run;
+  const turns = input.localTurns ? localModel : model;
   status.currentStep = `model turn ${turn + 1}`;
   status.progress = Math.min(90, 5 + Math.round((turn * 85) / input.maxTurns));
   const turnInput = () => ({
@@ -155,7 +164,7 @@ async function modelTurn(run: AgentRun, turn: number, preparedByApi: boolean): P
   }
   const first =
     adopted ??
-    (await model.modelTurn({
+    (await turns.modelTurn({
       // A run prepared by the API is marked running by its first turn (one hop fewer before the first token).
       start:
         turn === 0 && preparedByApi
@@ -165,7 +174,7 @@ async function modelTurn(run: AgentRun, turn: number, preparedByApi: boolean): P
     }));
   // A budget stopped the turn before its call: once an admin approves, the same turn runs.
   const reply = await withinBudget(first, {
-    ask: () => model.modelTurn(turnInput()),
+    ask: () => turns.modelTurn(turnInput()),
     budgetOf: (r) => r.budget,
     approved: approvedBudgets,
     waitForAdmin: (budget) => waitForAdmin(run, budget, turn),

@@ -433,6 +433,8 @@ export function createJobService({
      * entry id, or null when a fence refused it.
      */
     emit: (jobId: string, event: Record<string, unknown>): Promise<string | null> => emit(jobId, event),
+    /** The next attempt number of a model turn of this job, claimed in its stream's fences (src/streams.ts). */
+    claimTurnAttempt: (jobId: string, turn: number): Promise<number> => streams.claimAttempt(streamKey(jobId), turn),
 
     /** Pending jobs of a workspace older than `ms` (the job sweep checks whether their run exists). */
     pendingOlderThan: (workspaceId: string, ms: number) => repo.pendingBefore(workspaceId, new Date(Date.now() - ms)),

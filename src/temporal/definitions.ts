@@ -107,6 +107,11 @@ export interface NeuronRunInput {
   /** A delegated run answers its parent's tool call: its reply is stored as that call's result. */
   answers?: { jobId: string; turn: number; callId: string; name: string };
   /**
+   * Set on a map's items: the model turns run as local activities (no workflow task and activity
+   * task of their own per turn), each claiming its attempt from the job stream (docs/decisions.md).
+   */
+  localTurns?: boolean;
+  /**
    * Set when the API prepared the run at invoke time and stored its context (prompt, history,
    * tools) under the job id: the workflow's first step is then the model turn.
    */

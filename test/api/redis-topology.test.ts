@@ -50,6 +50,20 @@ describe('the stream writer', () => {
     expect(await streams.append(key, { type: 'complete' }, { kind: 'terminal' })).not.toBeNull();
   });
 
+  it("claimed turn attempts are numbered once each per turn, beside the stream's fences, and go with the stream", async () => {
+    const { streams } = app.deps;
+    const key = streams.keys.job(randomUUID());
+    const claimed = await Promise.all(Array.from({ length: 12 }, () => streams.claimAttempt(key, 0)));
+    expect([...claimed].sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect(await streams.claimAttempt(key, 1)).toBe(1);
+    // The newest claim's reset fences off every older attempt's tokens.
+    expect(await streams.append(key, { type: 'reset' }, { kind: 'reset', turn: 0, attempt: 13 })).not.toBeNull();
+    expect(await streams.append(key, { type: 'token' }, { kind: 'turn', turn: 0, attempt: 12 })).toBeNull();
+    await streams.drop(key);
+    expect(await streams.claimAttempt(key, 0)).toBe(1);
+    await streams.drop(key);
+  });
+
   it.skipIf(onCluster)(
     'fences kept under the former meta name (before it moved into the stream slot) still hold, and are taken over',
     async () => {

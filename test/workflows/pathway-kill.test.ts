@@ -157,5 +157,27 @@ describe('pathway durability', () => {
     );
     expect(listed.body.jobs).toHaveLength(20);
     expect(listed.body.jobs.every((j) => j.status === 'completed')).toBe(true);
+    // An item's model turn is a local activity that claims its attempt in the job stream: a turn the
+    // killed worker had started ran again as attempt 2 behind a reset, and each item's stream, read
+    // as a client reads it (a reset drops the turn's older tokens), holds its reply exactly once.
+    let retried = 0;
+    for (const child of listed.body.jobs) {
+      const entries = await app.deps.streams.range(app.deps.streams.keys.job(child.job_id), undefined, 10_000);
+      let text = '';
+      let current = 1;
+      for (const { data } of entries) {
+        if (data.type === 'reset') {
+          current = Number(data.attempt);
+          text = '';
+          retried++;
+        } else if (data.type === 'token') {
+          expect(data.attempt).toBe(current);
+          text += String(data.text);
+        }
+      }
+      expect(entries.at(-1)?.data.type).toBe('complete');
+      expect(text).toMatch(/^done item \d+$/);
+    }
+    expect(retried).toBeGreaterThan(0);
   }, 180_000);
 });

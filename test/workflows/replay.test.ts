@@ -37,7 +37,7 @@ async function finished(key: string, jobId: string): Promise<string> {
  * current workflow code without a non-determinism error.
  */
 describe('workflow replay', () => {
-  it('replays a neuron run with a tool call and a delegation, and a pathway run with a human node and a timer', async () => {
+  it('replays a neuron run with a tool call and a delegation, a pathway run with a human node and a timer, and a map whose items run their turns locally', async () => {
     const ws = await buildWorkspace(app);
     const child = (
       await app.post('/v1/neurons', ws.key, {
@@ -108,9 +108,48 @@ describe('workflow replay', () => {
     await app.post(`/v1/interventions/${String(waitingFor?.interventionId)}/respond`, ws.key, { action: 'approve' });
     expect(await finished(ws.key, pathwayJob)).toBe('completed');
 
+    // A map of two items: the items' model turns are local activities that claim their attempts.
+    llm.setDefault(() => ({ chunks: ['item ', 'done'] }));
+    const m = await app.post(
+      '/v1/pathways',
+      ws.key,
+      {
+        name: 'replayed-map',
+        pathway_graph: {
+          nodes: [
+            { id: 's', type: 'start' },
+            { id: 'm', type: 'map', data: { items: 'input.items', neuron_id: child.id, message: 'do {{ item }}' } },
+          ],
+          edges: [{ source: 's', target: 'm' }],
+        },
+      },
+      ws.brainHeaders,
+    );
+    const mapJob = String(
+      (
+        await app.post(
+          `/v1/pathways/${String(m.body.id)}/execute`,
+          ws.key,
+          { input: { items: [1, 2] } },
+          ws.brainHeaders,
+        )
+      ).body.job_id,
+    );
+    expect(await finished(ws.key, mapJob)).toBe('completed');
+    const items = await app.get<{ jobs: { job_id: string }[] }>(`/v1/jobs?parent_job_id=${mapJob}`, ws.key);
+    expect(items.body.jobs).toHaveLength(2);
+    const itemHistory = await app.deps.temporal.client.workflow.getHandle(items.body.jobs[0].job_id).fetchHistory();
+    // One workflow task and no activity task: prepare, the turn and the finish are local activities.
+    const events = itemHistory.events ?? [];
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
+    expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+    expect(events.filter((e) => e.markerRecordedEventAttributes).length).toBeGreaterThanOrEqual(3);
+
     for (const [name, jobId] of [
       ['neuron-run', neuronJob],
       ['pathway-run', pathwayJob],
+      ['pathway-map', mapJob],
+      ['map-item', items.body.jobs[0].job_id],
     ] as const) {
       const history = await app.deps.temporal.client.workflow.getHandle(jobId).fetchHistory();
       await expect(Worker.runReplayHistory(replayOptions(), history, jobId)).resolves.toBeUndefined();

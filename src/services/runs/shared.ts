@@ -47,8 +47,12 @@ export interface ModelTurnInput {
   /** Budgets an admin approved this run going beyond (after a budget pause); the check skips them. */
   approvedBudgets?: string[];
 }
-/** One attempt of a model turn (the activity's attempt number). */
-export type TurnAttempt = ModelTurnInput & { attempt: number };
+/**
+ * One attempt of a model turn: the activity's attempt number, or `claim` where the runner cannot
+ * know it (a local activity: Temporal starts it again at attempt 1 after its worker died), so the
+ * turn claims the next number from the job stream's fences.
+ */
+export type TurnAttempt = ModelTurnInput & { attempt: number | 'claim' };
 
 export interface FinishInput {
   input: NeuronRunInput;

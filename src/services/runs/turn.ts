@@ -36,7 +36,7 @@ async function modelTurn(ctx: RunContext, t: TurnAttempt, signal?: AbortSignal):
   // The first turn of an invoke was started by the API (src/services/first-turns.ts): its
   // outcome is adopted (waiting while it streams); the turn runs here only when it did not
   // finish there (failed, or the API process is gone), as a new attempt.
-  if (t.turn === 0 && t.start) {
+  if (t.turn === 0 && t.start && t.attempt !== 'claim') {
     const adopted = await ctx.d.firstTurns.adopt(t.jobId, t.attempt, signal);
     if (adopted) return adopted;
   }
@@ -106,14 +106,16 @@ async function setUpTurn(
   // On a first attempt the `running` entry goes out before any token (one Redis write, made
   // while the run context is read).
   const emitted = t.start !== undefined && t.attempt === 1;
-  const [context] = await Promise.all([
+  // A turn run as a local activity claims its attempt number while the context loads.
+  const [context, claimed] = await Promise.all([
     opts.inApi ?? runLog.context(t.jobId),
+    t.attempt === 'claim' ? jobs.claimTurnAttempt(t.jobId, t.turn) : t.attempt,
     emitted ? jobs.emit(t.jobId, { type: 'status', status: 'running' }) : null,
   ]);
   if (!context) throw validationError(`run context of job ${t.jobId} is missing`);
   // The activity runs a first turn the API had claimed only when the API's attempt did not
   // finish: as the next attempt, whose reset fences off whatever the API's attempt streamed.
-  const attempt = t.turn === 0 && t.start && !opts.inApi && context.firstTurn === 'api' ? t.attempt + 1 : t.attempt;
+  const attempt = t.turn === 0 && t.start && !opts.inApi && context.firstTurn === 'api' ? claimed + 1 : claimed;
   const fence = { turn: t.turn, attempt };
   const started = t.start ? ctx.steps().markStarted({ ...t.start, jobId: t.jobId }, { emitted }) : Promise.resolve();
   started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile

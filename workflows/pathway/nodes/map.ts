@@ -45,6 +45,8 @@ export const mapNode: NodeHandler = {
         const reply = await runNeuronChild(c.run.input, c.at, neuronId, version, String(rendered[i]), {
           retry: c.retry,
           summary,
+          // Items started before this change keep their recorded input on replay.
+          localTurns: wf.patched('map-item-turns-local'),
         });
         return reply.output ?? reply.text;
       }

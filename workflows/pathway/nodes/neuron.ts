@@ -51,7 +51,7 @@ export async function runNeuronChild(
   neuronId: string,
   version: number,
   message: string,
-  opts: { retry?: RetryPolicy; summary?: string } = {},
+  opts: { retry?: RetryPolicy; summary?: string; localTurns?: boolean } = {},
 ) {
   const childJobId = wf.uuid4();
   const childInput: NeuronRunInput = {
@@ -69,6 +69,7 @@ export async function runNeuronChild(
     parentJobId: input.jobId,
     rootJobId: input.rootJobId ?? input.jobId,
     pathwayContext: { pathwayId: input.pathwayId ?? 'inline', nodeIndex: at },
+    ...(opts.localTurns ? { localTurns: true } : {}),
   };
   return wf.executeChild(neuronRun, {
     workflowId: childJobId,
