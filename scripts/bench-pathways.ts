@@ -29,7 +29,12 @@ export interface ParallelResult {
     /** CPU milliseconds per item of the 100-item maps, by process (what a shared machine's load cannot distort). */
     cpuMsPerItem: Record<string, number>;
     /** Store commands per item of the 100-item maps: MongoDB by the API and by the worker (by command), Redis in all. */
-    storePerItem: { api: Record<string, number>; worker: Record<string, number>; redis: number };
+    storePerItem: {
+      api: Record<string, number>;
+      worker: Record<string, number>;
+      redis: number;
+      redisByCommand: Record<string, number>;
+    };
     /** The last 100-item map's own workflow tasks (its history): the one run every item's start and end goes through. */
     parentTasks?: ParentTasks;
   };
@@ -41,6 +46,7 @@ export interface StoreCounters {
   api: Map<string, number>;
   worker: Map<string, number>;
   redis: number;
+  redisByCommand: Map<string, number>;
 }
 /** What the map measurement reads before and after its maps. */
 export interface MapProbes {
@@ -225,6 +231,7 @@ async function measureMap(
     api: perItem(store1.api, store0.api),
     worker: perItem(store1.worker, store0.worker),
     redis: Math.round(((store1.redis - store0.redis) / (2 * MAP_ITEMS)) * 10) / 10,
+    redisByCommand: perItem(store1.redisByCommand, store0.redisByCommand),
   };
   const cpuMsPerItem: Record<string, number> = {};
   for (const [name, s] of cpu1) {
@@ -261,7 +268,7 @@ export function sectionQ(q: ParallelResult): string[] {
       .join(', ')}; total ${Object.values(q.map.cpuMsPerItem)
       .reduce((a, b) => a + b, 0)
       .toFixed(0)} ms`,
-    `      store commands per item: API ${storeLine(q.map.storePerItem.api)}; worker ${storeLine(q.map.storePerItem.worker)}; Redis ${q.map.storePerItem.redis}`,
+    `      store commands per item: API ${storeLine(q.map.storePerItem.api)}; worker ${storeLine(q.map.storePerItem.worker)}; Redis ${q.map.storePerItem.redis} (${storeLine(q.map.storePerItem.redisByCommand ?? {})})`,
     ...(q.map.parentTasks
       ? [
           `      the map run's own workflow tasks (every item's start and end goes through them): ${q.map.parentTasks.tasks}, ` +

@@ -501,16 +501,16 @@ async function storeCounters(app: TestApp, workerMetricsUrl: string): Promise<St
   return {
     api: mongoCounts(await registry.metrics()),
     worker: mongoCounts(await (await fetch(workerMetricsUrl)).text()),
-    redis: await redisCalls(app),
+    ...(await redisCounts(app)),
   };
 }
 
-/** Total commands Redis has served (INFO commandstats), every client included. */
-async function redisCalls(app: TestApp): Promise<number> {
+/** Redis commands served so far (INFO commandstats, every client included): in all, and by command. */
+async function redisCounts(app: TestApp): Promise<{ redis: number; redisByCommand: Map<string, number> }> {
   const info = await app.deps.redis.info('commandstats');
-  let total = 0;
-  for (const m of info.matchAll(/calls=(\d+)/g)) total += Number(m[1]);
-  return total;
+  const redisByCommand = new Map<string, number>();
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) redisByCommand.set(m[1], Number(m[2]));
+  return { redis: [...redisByCommand.values()].reduce((a, b) => a + b, 0), redisByCommand };
 }
 
 /**
