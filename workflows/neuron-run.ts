@@ -99,7 +99,9 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
     // Inputs recorded before run contexts were stored by reference carry `prepared` instead of `context`.
     // A child run (a delegate, a pathway's neuron or map item) prepares in a local activity: one
     // workflow task and one activity task fewer per child, which a map of many items multiplies.
-    const prepare = input.depth > 0 && wf.patched('child-prepare-local') ? local : steps;
+    // A map item (localTurns) was started by code that prepares locally: no patch marker to record
+    // (each marker also upserts Temporal's change-version search attribute, a visibility write).
+    const prepare = input.depth > 0 && (input.localTurns || wf.patched('child-prepare-local')) ? local : steps;
     const prep: RunSummary = input.context ?? input.prepared ?? (await prepare.prepareRun(input));
     const preparedByApi = Boolean(input.context ?? input.prepared);
     let turn = 0;
