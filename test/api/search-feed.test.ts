@@ -91,13 +91,19 @@ async function until(check: () => boolean, ms: number, what: string): Promise<nu
   return Date.now() - t0;
 }
 
-/** Every memory id the index shows in the workspace, read through browse page by page. */
+/**
+ * Every memory id the index shows in the workspace, read through browse page by page: pages of 200
+ * (the route's largest) on the embedded index; of 5,000 on Weaviate, where each page is a scan of
+ * the workspace's entries (docs/search.md, "Grep, browse and the tree"), so the 100 pages of 200 that
+ * 20,000 memories take cost 100 scans of 20,000 objects (over 5 minutes on the shared machine).
+ */
+const BROWSE_PAGE = onWeaviate ? 5_000 : 200;
 async function browseAll(a: TestApp, w: Ws): Promise<Set<string>> {
   const seen = new Set<string>();
-  for (let offset = 0; ; offset += 200) {
-    const page = await a.services.search.browse(scopeOf(w), { type: 'memories', limit: 200, offset });
+  for (let offset = 0; ; offset += BROWSE_PAGE) {
+    const page = await a.services.search.browse(scopeOf(w), { type: 'memories', limit: BROWSE_PAGE, offset });
     for (const r of page.results) seen.add(r.id);
-    if (offset + 200 >= page.total) return seen;
+    if (offset + BROWSE_PAGE >= page.total) return seen;
   }
 }
 
