@@ -95,6 +95,8 @@ async function main() {
     // First turns this API was streaming are recorded as failed, so their runs retry them at once;
     // workflow starts in flight get a moment to land (a sweep of another API starts any that did not).
     await services.runs.drain();
+    // The search syncer (Weaviate) gives its lease back, so another process takes over at once.
+    await services.search.stop();
     await closeDeps(deps);
     await telemetry?.shutdown();
     process.exit(0);

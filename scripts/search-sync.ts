@@ -22,7 +22,7 @@ try {
   console.log(
     `search:sync (${services.search.kind}): ${b?.resources ?? 0} resource(s) in ${b?.ms ?? '?'} ms; ${status.entries} entries; feed position ${status.applied}`,
   );
-  services.search.stop();
+  await services.search.stop();
 } finally {
   await closeDeps(deps);
 }

@@ -172,6 +172,12 @@ export const ConfigSchema = z.object({
   WEAVIATE_URL: z.url().optional(),
   WEAVIATE_GRPC_ADDRESS: z.string().optional(),
   WEAVIATE_API_KEY: z.string().optional(),
+  /**
+   * With the index in Weaviate one process at a time writes the feed into it (the syncer, elected by
+   * a hold in the store, src/db/claims.ts): its lease. A syncer that dies is replaced within about
+   * this long (docs/search.md, "One syncer per index").
+   */
+  SEARCH_SYNC_LEASE_MS: z.coerce.number().int().min(1000).max(60_000).default(5000),
   /** The resource feed keeps about this many newest entries, its partitions together (a follower that falls further behind re-syncs from the store). */
   RESOURCE_FEED_MAXLEN: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
   /**

@@ -127,6 +127,8 @@ async function main(config: Config = loadConfig()) {
   metricsServer?.closeAllConnections();
   await new Promise((r) => (metricsServer ? metricsServer.close(r) : r(undefined)));
   await connection.close();
+  // The search syncer (Weaviate), if this worker was it, gives its lease back: another process takes over at once.
+  await services.search.stop();
   await closeDeps(deps);
   await telemetry?.shutdown();
 }

@@ -119,6 +119,22 @@ export async function tryHold(
   return false;
 }
 
+/**
+ * Extends a hold its owner still has, for a holder that keeps it for long (the search syncer,
+ * src/services/search-index.ts): false when the hold is no longer the owner's (it lapsed and was
+ * taken over). Only the owner writes its hold while it is live (a takeover needs it expired), so
+ * this filtered update is not contended.
+ */
+export async function renewHold(
+  coll: Collection<HoldDoc>,
+  key: string,
+  owner: string,
+  leaseMs: number,
+): Promise<boolean> {
+  const r = await coll.updateOne({ _id: key, owner }, { $set: { expiresAt: new Date(Date.now() + leaseMs) } });
+  return r.matchedCount === 1;
+}
+
 /** Gives the hold back (only the owner's: a hold taken over after its lease stays with the new owner). */
 export async function releaseHold(coll: Collection<HoldDoc>, key: string, owner: string): Promise<void> {
   await coll.deleteOne({ _id: key, owner });

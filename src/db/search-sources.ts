@@ -1,5 +1,6 @@
 import type { Collection, Db, Document, Filter, FindOptions } from 'mongodb';
 import { bytesToVector } from '../embeddings/index.js';
+import { releaseHold, renewHold, tryHold, type HoldDoc } from './claims.js';
 import { decodeBlob } from './codec.js';
 import type { ChunkDoc, ChunkedKind, DocumentDoc, KnowledgeDocument, Memory, MemoryDoc } from './knowledge.js';
 import { toDocument, toMemory } from './knowledge-rows.js';
@@ -207,6 +208,7 @@ export function createSearchSources(db: Db) {
   const pathways = db.collection<PathwayHead>('pathways');
   const receptors = db.collection<ReceptorDoc>('receptors');
   const people = db.collection<{ _id: string; workspaceId: string; mapId: string; name: string }>('stakeholder_index');
+  const syncHolds = db.collection<HoldDoc>('search_sync_holds');
   const documents = (lane: 'asset' | 'artifact') =>
     chunkedReader<DocumentDoc, KnowledgeDocument>(chunks, lane, {
       coll: db.collection<DocumentDoc>('documents'),
@@ -216,6 +218,15 @@ export function createSearchSources(db: Db) {
       decode: toDocument,
     });
   return {
+    /**
+     * The search syncer's lease (docs/search.md, "One syncer per index"): a hold by unique insert
+     * (src/db/claims.ts, the platform's lease), keyed by the index it writes, renewed while held.
+     */
+    syncLease: {
+      take: (key: string, owner: string, leaseMs: number) => tryHold(syncHolds, key, owner, leaseMs),
+      renew: (key: string, owner: string, leaseMs: number) => renewHold(syncHolds, key, owner, leaseMs),
+      release: (key: string, owner: string) => releaseHold(syncHolds, key, owner),
+    },
     neurons: reader<NeuronDoc, NeuronRecord>({
       coll: db.collection<NeuronDoc>('neurons'),
       filter: { deletedAt: null },

@@ -17,6 +17,10 @@ export const Health = z
           description:
             'a re-sync from the store runs (the feed lost entries or went backwards); the previous index keeps answering',
         }),
+        syncer: z.boolean().meta({
+          description:
+            'this process writes the feed into the index: always with the embedded index (each process keeps its own); with Weaviate only the one elected syncer, the others read its stored position',
+        }),
         applied: z.string().meta({ description: 'the last resource-feed entry applied' }),
         lag: z
           .number()

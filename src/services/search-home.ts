@@ -18,6 +18,14 @@ import {
  */
 export interface IndexHome {
   readonly kind: 'embedded' | 'weaviate';
+  /**
+   * One index shared by every process (Weaviate): one elected process (the syncer) writes the feed
+   * into it and the others read its stored position for read-your-writes. Not shared (embedded):
+   * each process keeps and writes its own.
+   */
+  readonly shared: boolean;
+  /** The index's name (Weaviate: its collection), once open: the key of the syncer's lease. */
+  name(): string;
   current(): SearchBackend;
   /** Connects and creates what is missing (retried by the follower until it succeeds). */
   open(): Promise<void>;
@@ -47,6 +55,8 @@ export function weaviateHome(d: { config: Config; embedder: Embedder }): IndexHo
   };
   return {
     kind: 'weaviate',
+    shared: true,
+    name: () => need().collection,
     current: () => need().backend,
     async open() {
       if (wv) return;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { SearchSources } from '../db/search-sources.js';
 import type { Embedder } from '../embeddings/index.js';
@@ -18,6 +19,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FEED_BATCH = 1000;
 /** How long the follower blocks on an idle feed, and how often it checks the feed's bounds and Redis's identity. */
 const CHECK_MS = 2000;
+/** How often a process that is not the syncer reads the syncer's stored position while a search waits on it. */
+const OBSERVE_MS = 50;
+/**
+ * The syncer writes only until this share of its lease has passed since its last renewal began: it
+ * stops before the lease can lapse and be taken over (a write in flight, clocks a little apart).
+ */
+const LEASE_WRITE_SHARE = 0.6;
 
 /** What `/health` says about this process's index (docs/search.md, Start-up and health). */
 export interface SearchIndexStatus {
@@ -25,6 +33,11 @@ export interface SearchIndexStatus {
   state: 'building' | 'ready';
   /** A re-sync from the store is running (the previous index keeps answering meanwhile). */
   resyncing: boolean;
+  /**
+   * This process writes the feed into the index: always for the embedded index (each process has its
+   * own); on Weaviate only the elected syncer (the others read its stored position).
+   */
+  syncer: boolean;
   /**
    * The newest feed entry applied (of any partition), and how many feed entries were written after
    * the applied ones, all partitions together (at the last look).
@@ -82,6 +95,22 @@ export function createSearchIndex(d: {
     runId,
   });
   let reader: FeedReader | null = null;
+  /** Shared home (Weaviate): this process competes for the syncer's lease (start() was called). */
+  let electing = false;
+  /** This process holds the syncer's lease and may write until `until` (performance.now()); null otherwise. */
+  let term: { until: number } | null = null;
+  const holder = randomUUID();
+  const leaseMs = c.SEARCH_SYNC_LEASE_MS;
+  const lease = d.sources.syncLease;
+  /**
+   * Whether this process may write into its home now: the embedded index and `npm run search:sync`
+   * always; on a shared home that this process follows, only while it holds the syncer's lease.
+   */
+  const mayWrite = () => !stopped && (term ? performance.now() < term.until : !electing);
+  /** Thrown before a write that this process may no longer make (it stopped, or lost the lease). */
+  const fence = () => {
+    if (!mayWrite()) throw new Error('search index: this process no longer writes the index');
+  };
   let held: Promise<void> | null = null;
   let parked = false;
   const stats = { builds: 0, batches: 0, events: 0, lastBuild: null as SearchIndexStatus['last_build'] };
@@ -102,6 +131,7 @@ export function createSearchIndex(d: {
         };
         const t = setTimeout(fin, Math.max(1, deadline - Date.now()));
         waiters.add(fin);
+        observe();
       });
     }
     return done();
@@ -158,7 +188,7 @@ export function createSearchIndex(d: {
       for (const s of sources) {
         for await (const page of s.all()) {
           await writing;
-          if (stopped) return;
+          if (!mayWrite()) return;
           writing = put(next.target, page).then(() => {
             resources += page.length;
             last.resources = resources;
@@ -168,6 +198,7 @@ export function createSearchIndex(d: {
         }
       }
       await writing;
+      fence();
       await next.commit();
       applied = pos.map((p) => ({ id: p.id, seq: p.seq }));
       feedSeq = pos.map((p) => p.seq);
@@ -176,6 +207,7 @@ export function createSearchIndex(d: {
       built = true;
       stats.builds++;
       stats.lastBuild.ms = Date.now() - t0;
+      fence();
       await home.save(position());
       d.log.info(
         {
@@ -252,6 +284,8 @@ export function createSearchIndex(d: {
       }
     }
     const index = home.current();
+    await withHeadVectors(found.flat());
+    fence();
     if (gone.length) await index.removeResources(gone);
     await put(index, found);
   }
@@ -261,7 +295,7 @@ export function createSearchIndex(d: {
     let reason: string | null = 'start';
     let lastCheck = Date.now();
     // A home that keeps its index (Weaviate) resumes from its stored position: no rebuild, searches at once.
-    while (!stopped && reason === 'start') {
+    while (mayWrite() && reason === 'start') {
       try {
         await home.open();
         const [pos, id] = await Promise.all([home.load(), redisRunId()]);
@@ -276,12 +310,12 @@ export function createSearchIndex(d: {
           reason = null;
         } else break;
       } catch (err) {
-        if (stopped) break;
+        if (!mayWrite()) break;
         d.log.warn({ err: (err as Error).message }, 'search index: opening its home failed; retrying');
         await sleep(1000);
       }
     }
-    while (!stopped) {
+    while (mayWrite()) {
       try {
         if (held) {
           // A held follower reads nothing, not even a read already in flight (a cluster reader
@@ -306,7 +340,7 @@ export function createSearchIndex(d: {
           CHECK_MS,
           FEED_BATCH,
         );
-        if (stopped) break;
+        if (!mayWrite()) break;
         if (read.length) {
           reason = read.map(gapIn).find((r) => r !== null) ?? null;
           if (reason) continue;
@@ -317,6 +351,7 @@ export function createSearchIndex(d: {
             const last = b.entries[b.entries.length - 1];
             applied[b.partition] = { id: last.id, seq: last.seq ?? null };
           }
+          fence();
           await home.save(position());
           stats.batches++;
           stats.events += batch.length;
@@ -328,7 +363,7 @@ export function createSearchIndex(d: {
           await home.refresh();
         }
       } catch (err) {
-        if (stopped) break;
+        if (!mayWrite()) break;
         d.log.warn(
           { err: (err as Error).message },
           'search index: building or following the resource feed failed; retrying',
@@ -338,17 +373,128 @@ export function createSearchIndex(d: {
     }
   }
 
-  function stop() {
+  /**
+   * Shared home (Weaviate): competes for the syncer's lease until the process stops; while it holds
+   * the lease it is the syncer (follow() from the stored position, renewing the lease), else it
+   * tries again every fifth of the lease. Searches on a process that is not the syncer read the
+   * syncer's stored position instead (observe()).
+   */
+  async function elect(): Promise<void> {
+    let key: string | null = null;
+    while (!stopped) {
+      try {
+        await home.open();
+        key ??= `search-sync:${home.name()}`;
+        const t0 = performance.now();
+        if (await lease.take(key, holder, leaseMs)) {
+          term = { until: t0 + leaseMs * LEASE_WRITE_SHARE };
+          await serve(key);
+          continue;
+        }
+        // Another process syncs: its stored position is what /health and the next search start from.
+        await adoptStored();
+      } catch (err) {
+        if (stopped) break;
+        d.log.warn({ err: (err as Error).message }, 'search sync: taking the syncer lease failed; retrying');
+      }
+      await sleep(leaseMs / 5);
+    }
+  }
+
+  /** This process is the syncer: it follows the feed into the index while it keeps the lease (renewed every fifth of it). */
+  async function serve(key: string): Promise<void> {
+    d.log.info({ index: key }, 'search sync: this process is the syncer');
+    let renewing = false;
+    const renew = setInterval(() => {
+      if (renewing || !term) return;
+      renewing = true;
+      const t0 = performance.now();
+      lease
+        .renew(key, holder, leaseMs)
+        .then((kept) => {
+          if (!term) return;
+          if (kept) term.until = t0 + leaseMs * LEASE_WRITE_SHARE;
+          else {
+            term.until = 0;
+            reader?.close();
+            d.log.warn({ index: key }, 'search sync: the syncer lease was taken over; this process stops writing');
+          }
+        })
+        .catch((err: unknown) =>
+          d.log.warn({ err: (err as Error).message }, 'search sync: renewing the syncer lease failed'),
+        )
+        .finally(() => (renewing = false));
+    }, leaseMs / 5);
+    try {
+      await follow();
+    } finally {
+      clearInterval(renew);
+      const kept = term !== null && performance.now() < term.until;
+      term = null;
+      feedSeq = null;
+      reader?.close();
+      reader = null;
+      // Stopping while the lease is still ours: give it back, so another process takes over at once.
+      if (kept) await lease.release(key, holder).catch(() => {});
+      d.log.info({ index: key }, 'search sync: this process is no longer the syncer');
+      wake();
+    }
+  }
+
+  /**
+   * Shared home, not the syncer: while searches wait, reads the syncer's stored position (the home's,
+   * written after the entries it covers) every OBSERVE_MS; its applied entries and snapshot clocks
+   * are what `fresh()` and `whenBuilt()` compare against.
+   */
+  let observing = false;
+  async function adoptStored(): Promise<void> {
+    const pos = await home.load();
+    if (!term && pos && pos.partitions.length === n) {
+      applied = pos.partitions.map((p) => ({ id: p.feedId, seq: p.seq }));
+      snapshotMs = pos.partitions.map((p) => p.snapshotMs);
+      built = true;
+      wake();
+    }
+    await home.refresh();
+  }
+  function observe(): void {
+    if (observing || !home.shared || term || stopped) return;
+    observing = true;
+    void (async () => {
+      let warned = 0;
+      try {
+        while (!stopped && !term && waiters.size > 0) {
+          try {
+            await home.open();
+            await adoptStored();
+          } catch (err) {
+            if (Date.now() - warned > 10_000) {
+              warned = Date.now();
+              d.log.warn({ err: (err as Error).message }, "search index: reading the syncer's position failed");
+            }
+          }
+          await sleep(OBSERVE_MS);
+        }
+      } finally {
+        observing = false;
+      }
+    })();
+  }
+
+  /** Stops following (and gives the syncer lease back when it holds it); resolves once that is done, at most 2 s. */
+  async function stop(): Promise<void> {
     stopped = true;
     reader?.close();
     wake();
+    if (loop) await Promise.race([loop.catch(() => {}), sleep(2000)]);
   }
-  d.redis.once('end', stop);
+  d.redis.once('end', () => void stop());
 
   /** Starts the background build and the follower (once per process); returns at once. */
   function start(): void {
     if (stopped || loop) return;
-    loop = follow();
+    electing = home.shared;
+    loop = electing ? elect() : follow();
   }
 
   /** The index's first build, waited for at most SEARCH_BUILD_WAIT_MS; then 503 with Retry-After. */
@@ -384,6 +530,7 @@ export function createSearchIndex(d: {
     return {
       state: built ? 'ready' : 'building',
       resyncing: built && resyncing,
+      syncer: !home.shared || term !== null,
       applied: applied.map((a) => a.id).reduce((a, b) => (compareIds(a, b) >= 0 ? a : b)),
       lag:
         feedSeq !== null && seqs.every((x) => x !== null)
@@ -445,6 +592,8 @@ export function embeddedHome(): IndexHome {
   let current: SearchBackend = embeddedBackend();
   return {
     kind: 'embedded',
+    shared: false,
+    name: () => 'embedded',
     current: () => current,
     open: () => Promise.resolve(),
     load: () => Promise.resolve(null),

@@ -3732,6 +3732,8 @@ export interface components {
                  * @enum {string}
                  */
                 state: "building" | "ready";
+                /** @description this process writes the feed into the index: always with the embedded index (each process keeps its own); with Weaviate only the one elected syncer, the others read its stored position */
+                syncer: boolean;
             };
             /** @enum {string} */
             status: "healthy" | "unhealthy";
