@@ -332,7 +332,7 @@ describe('the usage page', () => {
     // The cost measure and the hourly window redraw from the same routes.
     await page.getByRole('combobox', { name: /^Measure/ }).selectOption('cost');
     await page.getByRole('combobox', { name: /^Window/ }).selectOption('24h');
-    await expect.poll(() => page.locator('rect.chart-bar').count()).toBe(24);
+    await expect.poll(() => page.locator('rect.chart-bar').count(), { timeout: 20_000 }).toBe(24);
     await page.locator('rect.chart-bar:not([data-value="0"])').first().waitFor();
     clean();
   }, 90_000);
