@@ -59,6 +59,19 @@ export function whereTest(w: EntryWhere): EntryFilter {
   };
 }
 
+/** A page of entries and the count of all that match (`SearchBackend.page`). */
+export interface EntryPage {
+  entries: IndexEntry[];
+  total: number;
+}
+
+/**
+ * Browse's order: newest first, then by title (code units). The embedded index's lists sort a scan
+ * with it; Weaviate's `page` re-sorts its window with it (and the resource id, so entries tied on
+ * both keep one order from page to page).
+ */
+export const newestFirst = (a: IndexEntry, b: IndexEntry) => b.updatedAt - a.updatedAt || (a.title < b.title ? -1 : 1);
+
 /**
  * The index interface (docs/search.md, "One index, two homes"): each call is scoped to one
  * workspace. `replaceResources` upserts every entry of each resource (its head and chunks) and drops
@@ -72,6 +85,12 @@ export interface SearchBackend {
   lexical(workspaceId: string, terms: string[], f: IndexFilter, limit: number): Promise<Scored[]>;
   vector(workspaceId: string, q: Float32Array, model: string, f: IndexFilter, limit: number): Promise<Scored[]>;
   scan(workspaceId: string, f: IndexFilter): Promise<IndexEntry[]>;
+  /**
+   * One page of the matching entries newest first (`newestFirst`) and how many match, where the
+   * engine can order and count them itself: null when it cannot express the whole filter (the
+   * caller then sorts a `scan`, as it does for a home without `page`). The embedded index has none.
+   */
+  page?(workspaceId: string, f: IndexFilter, o: { offset: number; limit: number }): Promise<EntryPage | null>;
   /** Entries held, at the last look (the embedded index knows it exactly). */
   size(): number;
 }

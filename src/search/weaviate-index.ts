@@ -17,7 +17,7 @@ import weaviate, {
   type FilterValue,
   type WeaviateClient,
 } from 'weaviate-client';
-import type { SearchBackend, EntryWhere, IndexFilter } from './backend.js';
+import { newestFirst, type SearchBackend, type EntryWhere, type EntryPage, type IndexFilter } from './backend.js';
 import type { IndexEntry, Scored, SearchType } from './memory-index.js';
 
 type Props = Record<string, unknown>;
@@ -47,6 +47,8 @@ const WRITE_BATCH = 125;
 const IN_FLIGHT = 4;
 /** Objects per page of a scan. */
 const SCAN_PAGE = 1000;
+/** Entries a page's window reads beyond each side of the page at first (`page`): ×8 while a tie on updatedAt crosses its edge. */
+const PAGE_MARGIN = 16;
 /** A query with filters only the post-check applies fetches this many times its limit. */
 const OVERFETCH = 4;
 const SYNC_COLLECTION = 'CortexSync';
@@ -466,6 +468,72 @@ export async function createWeaviateIndex(o: {
           }
         },
         [],
+      );
+    },
+    /**
+     * A page newest first, ordered and counted by the engine: `aggregate.overAll` with the filter
+     * for the total, and `fetchObjects` sorted by `updatedAt` (descending) for a window of the page
+     * plus a margin on each side. The engine breaks ties on `updatedAt` its own way (and compares
+     * text case-insensitively), so the window is re-sorted here with `newestFirst` (then the
+     * resource id); a window whose edge entry ties with the page's edge entry may have cut that
+     * tie's group, and is read again with a margin 8 times as wide (at worst the whole list).
+     * Only where the filter says everything the predicate checks (no post-check, no wildcard in the
+     * folder, none of recollection's fields): otherwise null, and the caller sorts a scan.
+     */
+    async page(ws, fl, o): Promise<EntryPage | null> {
+      const w = fl.where;
+      const exact =
+        !fl.post &&
+        !/[*?]/.test(w.pathPrefix ?? '') &&
+        w.ownerType === undefined &&
+        !w.ownerIds &&
+        !w.tags?.length &&
+        !w.project &&
+        !w.context;
+      if (!exact) return null;
+      return query(
+        ws,
+        async (c) => {
+          const filters = filterOf(c, w);
+          // The count runs beside the first window's fetch.
+          const counted = c.aggregate.overAll({ filters }).then((r) => r.totalCount);
+          if (o.limit <= 0) return { entries: [], total: await counted };
+          for (let margin = PAGE_MARGIN; ; margin *= 8) {
+            const start = Math.max(0, o.offset - margin);
+            const want = o.offset + o.limit + margin - start;
+            const [total, res] = await Promise.all([
+              counted,
+              c.query.fetchObjects({
+                filters,
+                // An untyped collection: the client types no property names.
+                sort: c.sort.byProperty('updatedAt' as never, false),
+                offset: start,
+                limit: want,
+              }),
+            ]);
+            const rows = res.objects.map((obj) => toEntry(ws, obj));
+            // The filter is the whole predicate; an entry it let through that the predicate refuses would be a bug: sort a scan instead.
+            if (!rows.every(fl.test)) return null;
+            const from = o.offset - start;
+            if (from >= rows.length) return { entries: [], total };
+            const to = Math.min(rows.length, from + o.limit);
+            const first = rows[from].updatedAt;
+            const last = rows[to - 1].updatedAt;
+            const headWhole = start === 0 || rows[0].updatedAt > first;
+            const tailWhole = rows.length < want || start + want >= total || rows[rows.length - 1].updatedAt < last;
+            if (headWhole && tailWhole) {
+              rows.sort((a, b) =>
+                a.updatedAt !== b.updatedAt || a.title !== b.title
+                  ? newestFirst(a, b)
+                  : a.resourceId < b.resourceId
+                    ? -1
+                    : 1,
+              );
+              return { entries: rows.slice(from, to), total };
+            }
+          }
+        },
+        { entries: [], total: 0 },
       );
     },
     size: () => size,

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { Embedder } from '../embeddings/index.js';
 import { validationError } from '../errors.js';
 import type { Scope } from '../scope.js';
-import { whereTest, type EntryWhere, type IndexFilter, type SearchBackend } from '../search/backend.js';
+import { newestFirst, whereTest, type EntryWhere, type IndexFilter, type SearchBackend } from '../search/backend.js';
 import { tokenize, type IndexEntry, type SearchType } from '../search/memory-index.js';
 import { rankEntries, type HitExplain } from '../search/rank.js';
 import {
@@ -200,9 +200,23 @@ export function createSearchRanking(d: {
 
   /** Heads of one type visible in the brain, newest first. */
   async function list(scope: Scope, s: Scoping): Promise<IndexEntry[]> {
-    return (await d.index().scan(scope.workspaceId, entryFilter(s, true))).sort(
-      (a, b) => b.updatedAt - a.updatedAt || (a.title < b.title ? -1 : 1),
-    );
+    return (await d.index().scan(scope.workspaceId, entryFilter(s, true))).sort(newestFirst);
+  }
+
+  /**
+   * One page of `list` and its length: from the engine where it orders and counts them itself
+   * (Weaviate's `page`: only the page's window leaves the engine), else a slice of `list`.
+   */
+  async function listPage(
+    scope: Scope,
+    s: Scoping,
+    o: { offset: number; limit: number },
+  ): Promise<{ entries: IndexEntry[]; total: number }> {
+    const index = d.index();
+    const page = index.page ? await index.page(scope.workspaceId, entryFilter(s, true), o) : null;
+    if (page) return page;
+    const rows = await list(scope, s);
+    return { entries: rows.slice(o.offset, o.offset + o.limit), total: rows.length };
   }
 
   function checkFacetFilters(type: SearchType, r: { filters?: SearchRequest['filters']; path_prefix?: string }) {
@@ -226,11 +240,8 @@ export function createSearchRanking(d: {
     };
     const filter = entryFilter(scoping);
     if (p.listOnly) {
-      const rows = await list(scope, scoping);
-      return {
-        hits: rows.slice(r.offset, r.offset + r.limit).map((e) => ({ ...toListHit(e), similarity: 0, score: 0 })),
-        total: rows.length,
-      };
+      const { entries, total } = await listPage(scope, scoping, r);
+      return { hits: entries.map((e) => ({ ...toListHit(e), similarity: 0, score: 0 })), total };
     }
     // Keywords alone (no pattern) rank by the keywords themselves.
     const text = p.pattern || and.join(' ');
@@ -268,5 +279,5 @@ export function createSearchRanking(d: {
       ...('chunk_id' in h && h.chunk_id ? { chunk_id: h.chunk_id } : {}),
     }));
 
-  return { entryFilter, rank, toHit, toListHit, list, checkFacetFilters, facet, normalize };
+  return { entryFilter, rank, toHit, toListHit, list, listPage, checkFacetFilters, facet, normalize };
 }

@@ -64,12 +64,13 @@ export function createSearchService(d: {
     home: searchKind(d.config) === 'weaviate' ? weaviateHome({ config: d.config, embedder: d.embedder }) : undefined,
   });
   const { fresh } = idx;
-  const { entryFilter, rank, toHit, toListHit, list, checkFacetFilters, facet, normalize } = createSearchRanking({
-    index: idx.index,
-    embedder: d.embedder,
-    usage: d.usage,
-    config: d.config,
-  });
+  const { entryFilter, rank, toHit, toListHit, list, listPage, checkFacetFilters, facet, normalize } =
+    createSearchRanking({
+      index: idx.index,
+      embedder: d.embedder,
+      usage: d.usage,
+      config: d.config,
+    });
 
   return {
     start: idx.start,
@@ -246,11 +247,11 @@ export function createSearchService(d: {
     async browse(scope: Scope, b: { type: string; limit: number; offset: number }) {
       await fresh(scope.workspaceId);
       const type = typeOf(b.type);
-      const rows = await list(scope, { brainId: scope.brainId, types: new Set([type]), and: [] });
+      const { entries, total } = await listPage(scope, { brainId: scope.brainId, types: new Set([type]), and: [] }, b);
       return {
         type,
-        results: rows.slice(b.offset, b.offset + b.limit).map(toListHit),
-        total: rows.length,
+        results: entries.map(toListHit),
+        total,
         limit: b.limit,
         offset: b.offset,
       };

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  embeddedBackend,
+  newestFirst,
+  whereTest,
+  type EntryWhere,
+  type IndexFilter,
+} from '../../src/search/backend.js';
+import type { IndexEntry } from '../../src/search/memory-index.js';
+import { collectionName, connectWeaviate, createWeaviateIndex } from '../../src/search/weaviate-index.js';
 import { startTestApp } from '../support/app.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
@@ -473,6 +482,73 @@ describe('async multi-facet search', () => {
     expect((await app.get('/v1/search?q=x&type=neurons&types=reflexes', ws.key, ws.brainHeaders)).status).toBe(400);
     const single = await app.get('/v1/search?q=calendar&type=reflexes', ws.key, ws.brainHeaders);
     expect(single.status).toBe(202);
+  });
+});
+
+/**
+ * Browse on Weaviate is ordered and counted by the engine (`page`): its pages must be the embedded
+ * index's (newest first, ties by title in code units, the same total and offsets), ties on
+ * updatedAt across a page's edge and titles that differ only in case included. The entries are
+ * written straight into a collection of their own (no sync touches it).
+ */
+describe.runIf(process.env.CORTEX_SEARCH === 'weaviate')('browse pages from Weaviate', () => {
+  it('match the embedded index page for page: order, total, offset', async () => {
+    const client = await connectWeaviate({ url: inject('weaviateUrl'), grpc: inject('weaviateGrpcAddress') });
+    const database = `browse_${randomUUID().slice(0, 8)}`;
+    try {
+      const wv = (await createWeaviateIndex({ client, database, model: 'local/none', dimension: 4 })).backend;
+      const emb = embeddedBackend();
+      const workspaceId = randomUUID();
+      const brainId = randomUUID();
+      const other = randomUUID();
+      const t0 = Date.UTC(2026, 0, 1);
+      const resources: IndexEntry[][] = [];
+      for (let i = 0; i < 130; i++) {
+        // 40 heads share one updatedAt (wider than a page's first margin), the rest come in threes;
+        // titles alternate case ('T' sorts before 't' in code units, Weaviate compares case-insensitively).
+        const updatedAt = i < 40 ? t0 : t0 + Math.floor(i / 3) * 1000;
+        const resourceId = randomUUID();
+        const head: IndexEntry = {
+          id: resourceId,
+          workspaceId,
+          // A tenth in another brain: visible when their visibility is workspace, not when brain.
+          brainId: i % 10 === 9 ? other : brainId,
+          type: 'memories',
+          resourceId,
+          title: `${i % 2 ? 'T' : 't'}itle ${String((i * 37) % 130).padStart(3, '0')}`,
+          description: `memory ${i}`,
+          text: `memory ${i}`,
+          path: '',
+          visibility: i % 20 === 9 ? 'brain' : 'workspace',
+          url: `/v1/memories/${resourceId}`,
+          displayPath: `memories/${resourceId}`,
+          updatedAt,
+        };
+        const chunk: IndexEntry = { ...head, id: randomUUID(), text: `chunk of ${i}`, chunkIndex: 0 };
+        resources.push(i % 4 ? [head] : [head, chunk]);
+      }
+      await wv.replaceResources(resources);
+      await emb.replaceResources(resources);
+      const where: EntryWhere = { types: ['memories'], brainId, headsOnly: true };
+      const fl: IndexFilter = { where, test: whereTest(where), post: false };
+      const all = (await emb.scan(workspaceId, fl)).sort(newestFirst);
+      expect(all).toHaveLength(130 - 7);
+      for (const limit of [1, 7, 50, 200])
+        for (let offset = 0; offset <= all.length; offset += limit) {
+          const page = await wv.page!(workspaceId, fl, { offset, limit });
+          expect(page?.total, `offset ${offset} limit ${limit}`).toBe(all.length);
+          expect(
+            page?.entries.map((e) => e.title),
+            `offset ${offset} limit ${limit}`,
+          ).toEqual(all.slice(offset, offset + limit).map((e) => e.title));
+        }
+      // What the filter cannot say (a post-check) is not paged by the engine: the caller sorts a scan.
+      expect(await wv.page!(workspaceId, { ...fl, post: true }, { offset: 0, limit: 10 })).toBeNull();
+      expect(await wv.page!(randomUUID(), fl, { offset: 0, limit: 10 })).toEqual({ entries: [], total: 0 });
+    } finally {
+      await client.collections.delete(collectionName(database, 'local/none', 4));
+      await client.close();
+    }
   });
 });
 
