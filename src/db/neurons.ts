@@ -109,7 +109,11 @@ const visibleIn = (brainId: string | undefined): Filter<NeuronDoc> =>
   brainId ? { $or: [{ brainId }, { scope: { $in: ['workspace', 'core'] } }] } : {};
 
 /** Neuron heads and their versions; every query filters by workspace. */
+/** How many neuron versions one process keeps after reading them (`findVersion`). */
+const REMEMBERED_VERSIONS = 500;
+
 export function createNeuronRepo(db: Db) {
+  const versionCache = new Map<string, NeuronVersionDoc>();
   const neurons = db.collection<NeuronDoc>('neurons');
   const versions = db.collection<NeuronVersionDoc>('neuron_versions');
   const search = searchReader(neurons, toNeuron, { walk: { deletedAt: null } });
@@ -258,12 +262,27 @@ export function createNeuronRepo(db: Db) {
     },
     /** Removes the neuron: its versions first, the head last (a retry finishes the job). */
     async remove(workspaceId: string, id: string): Promise<void> {
+      for (const key of versionCache.keys()) if (key.startsWith(`${workspaceId}:${id}:`)) versionCache.delete(key);
       await versions.deleteMany({ workspaceId, neuronId: id });
       await neurons.deleteOne({ _id: id, workspaceId });
     },
+    /**
+     * One version. A version is stored once (a claim) and never rewritten, so this process keeps
+     * the ones it read (REMEMBERED_VERSIONS): every child run of a map or a pathway reads its
+     * pinned version, and a hit is what the store would answer. The snapshot is decoded for each
+     * caller from the stored document, so no caller can change another's.
+     */
     findVersion: async (workspaceId: string, neuronId: string, version: number) => {
-      const d = await findById(versions, `${neuronId}:${version}`, { workspaceId });
-      return d && toVersion(d);
+      const key = `${workspaceId}:${neuronId}:${version}`;
+      let d = versionCache.get(key);
+      if (!d) {
+        d = (await findById(versions, `${neuronId}:${version}`, { workspaceId })) ?? undefined;
+        if (d) {
+          if (versionCache.size >= REMEMBERED_VERSIONS) versionCache.delete(versionCache.keys().next().value!);
+          versionCache.set(key, d);
+        }
+      }
+      return d ? toVersion(d) : null;
     },
     /** The search index's reads: neurons by id (any workspace, deleted ones too) and a walk of the live ones. */
     searchRows: search.byIds,

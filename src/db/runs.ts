@@ -62,20 +62,59 @@ export const runIndexes: IndexSpec[] = [{ collection: 'run_steps', keys: { jobId
 const modelId = (jobId: string, turn: number, attempt: number) => `${jobId}:m:${turn}:${attempt}`;
 const toolId = (jobId: string, turn: number, callId: string) => `${jobId}:t:${turn}:${callId}`;
 
+/** How many runs' working sets one process keeps in memory (see `createRunRepo`): the runs in flight, and some. */
+const REMEMBERED_RUNS = 1_000;
+
+/**
+ * What this process wrote or read of runs' working sets, by run: the context's blob and the model
+ * steps' blobs by key. Every entry is a stored document's content, and a stored document is never
+ * rewritten with other content: the context is stored once (a claim), and a model step's key names
+ * its attempt, which one process runs. So a hit is what the store would answer, and a miss (another
+ * process prepared the run, or this one forgot it) reads the store as before. Blobs, not decoded
+ * values: each read decodes its own copy, so no caller can change what the next one gets.
+ */
+function workingSets() {
+  const runs = new Map<string, { context?: Blob; models: Map<string, RunStepDoc> }>();
+  const of = (jobId: string) => {
+    let r = runs.get(jobId);
+    if (!r) {
+      if (runs.size >= REMEMBERED_RUNS) runs.delete(runs.keys().next().value!);
+      r = { models: new Map() };
+      runs.set(jobId, r);
+    }
+    return r;
+  };
+  return {
+    context: (jobId: string) => runs.get(jobId)?.context,
+    setContext: (jobId: string, blob: Blob) => {
+      of(jobId).context = blob;
+    },
+    model: (jobId: string, id: string) => runs.get(jobId)?.models.get(id),
+    setModel: (doc: RunStepDoc) => {
+      of(doc.jobId).models.set(doc._id, doc);
+    },
+    forget: (jobId: string) => runs.delete(jobId),
+  };
+}
+
 export function createRunRepo(db: Db) {
   const contexts = db.collection<RunContextDoc>('run_contexts');
   const steps = db.collection<RunStepDoc>('run_steps');
   const put = (doc: RunStepDoc) => steps.replaceOne({ _id: doc._id }, doc, { upsert: true });
+  const remembered = workingSets();
   return {
     /** Stores the context once (a retried prepare finds it there); false when one was stored before. */
     async putContext(workspaceId: string, jobId: string, data: PreparedRunData, start?: StoredStart): Promise<boolean> {
-      return claim(contexts, {
+      const blob = encodeBlob(data);
+      const stored = await claim(contexts, {
         _id: jobId,
         workspaceId,
-        data: encodeBlob(data),
+        data: blob,
         createdAt: new Date(),
         ...(start ? { start: encodeBlob(start) } : {}),
       });
+      if (stored) remembered.setContext(jobId, blob);
+      return stored;
     },
     /** Runs stored before `olderThan` whose workflow start no sweep has confirmed yet (a small set: runs in flight). */
     async unconfirmedStarts(
@@ -102,11 +141,14 @@ export function createRunRepo(db: Db) {
       return doc?.start ? decodeBlob<StoredStart | null>(doc.start, null) : null;
     },
     async context(jobId: string): Promise<PreparedRunData | null> {
+      const known = remembered.context(jobId);
+      if (known) return decodeBlob<PreparedRunData | null>(known, null);
       const doc = await contexts.findOne({ _id: jobId });
+      if (doc) remembered.setContext(jobId, doc.data);
       return doc ? decodeBlob<PreparedRunData | null>(doc.data, null) : null;
     },
-    putModel: (jobId: string, s: ModelStep) =>
-      put({
+    async putModel(jobId: string, s: ModelStep): Promise<void> {
+      const doc: RunStepDoc = {
         _id: modelId(jobId, s.turn, s.attempt),
         jobId,
         kind: 'model',
@@ -117,7 +159,10 @@ export function createRunRepo(db: Db) {
         text: encodeBlob(s.text),
         toolCalls: encodeBlob(s.toolCalls),
         createdAt: new Date(),
-      }),
+      };
+      await put(doc);
+      remembered.setModel(doc);
+    },
     putTool: (jobId: string, s: ToolStep) =>
       put({
         _id: toolId(jobId, s.turn, s.callId),
@@ -135,7 +180,10 @@ export function createRunRepo(db: Db) {
     async steps(jobId: string, accepted: number[]): Promise<{ models: ModelStep[]; tools: ToolStep[] }> {
       // By key: each accepted attempt's model step, then the result of each tool call it made.
       const modelDocs = await Promise.all(
-        accepted.map((attempt, turn) => steps.findOne({ _id: modelId(jobId, turn, attempt) })),
+        accepted.map((attempt, turn) => {
+          const id = modelId(jobId, turn, attempt);
+          return remembered.model(jobId, id) ?? steps.findOne({ _id: id });
+        }),
       );
       const models: ModelStep[] = [];
       modelDocs.forEach((d, turn) => {
@@ -157,6 +205,7 @@ export function createRunRepo(db: Db) {
     },
     /** Drops a finished run's working set (the engram and the job keep what lasts). */
     async drop(jobId: string): Promise<void> {
+      remembered.forget(jobId);
       await Promise.all([contexts.deleteOne({ _id: jobId }), steps.deleteMany({ jobId })]);
     },
   };

@@ -56,7 +56,11 @@ function engramDocOf({ cost, metadata, ...e }: NewEngram, seq: number, prev: Cos
   };
 }
 
-/** What an append answers: the engram, whether it was stored before, the trace as converged, whether a title was set. */
+/**
+ * What an append answers: the engram, whether it was stored before, the trace as converged (null
+ * when the counters were written without reading it: an append without memory ids or a title),
+ * whether a title was set.
+ */
 export interface Appended {
   engram: Engram;
   existed: boolean;
@@ -247,6 +251,18 @@ export function createEngramLog(
     const { doc, existed } = await claimSeq(input, o.hint, o.onStored);
     await place(doc);
     seen(traceKey(doc.workspaceId, doc.traceId), doc.seq);
+    if (!o.memoryIds.length && o.title === undefined) {
+      // Counters only: one write, on the condition that the trace is behind this engram. Each
+      // writer makes it after its own engram, and a write never lowers the counters, so the
+      // writer of the newest engram leaves them at its totals whatever order the writes land in
+      // (no read, no check after). No match: the trace is ahead already, or it is one of the traces
+      // found only by the (workspace, trace) index; converge below tells which.
+      const r = await traces.updateOne(
+        { _id: traceKey(doc.workspaceId, doc.traceId), workspaceId: doc.workspaceId, messageCount: { $lt: doc.seq } },
+        { $set: { messageCount: doc.seq, cost: placeOf(doc).totals, updatedAt: new Date() } },
+      );
+      if (r.matchedCount === 1) return { engram: decodeEngram(doc), existed, trace: null, titled: false };
+    }
     const generated = o.title !== undefined ? { title: o.title, written: false } : undefined;
     const trace = await converge(doc.workspaceId, input.traceId, o.memoryIds, placeOf(doc), generated);
     return {

@@ -180,6 +180,33 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
     ).toBe(1);
   });
 
+  run('a trace stored with a random id (before trace keys) gets its counters too', async () => {
+    const ws = randomUUID();
+    const traceId = randomUUID();
+    const t = newTrace(ws, traceId);
+    await h.db.collection('traces').insertOne({ ...t, _id: randomUUID() as never, metadata: '{}' });
+    for (const [i, c] of ['a', 'b', 'c'].entries()) {
+      const r = await repo.appendEngram(newEngram(ws, traceId, c, 2), { hint: i, memoryIds: [] });
+      expect(r.engram.seq).toBe(i + 1);
+    }
+    expect(await repo.get(ws, traceId)).toMatchObject({ messageCount: 3, cost: { totalTokens: 6 } });
+  });
+
+  run('a writer that converges late never takes the counters back', async () => {
+    const ws = randomUUID();
+    const traceId = randomUUID();
+    await repo.create(newTrace(ws, traceId));
+    const other = h.repos(backend).traces;
+    await repo.appendEngram(newEngram(ws, traceId, 'a', 1), { hint: 0, memoryIds: [] });
+    await other.appendEngram(newEngram(ws, traceId, 'b', 1), { hint: 0, memoryIds: [] });
+    // The first writer's engram is appended again (a retried call): it answers the stored engram
+    // and its converge must leave the newer counters as they are.
+    const first = (await repo.history(ws, traceId, 2))[0]!;
+    const again = await repo.appendEngram({ ...newEngram(ws, traceId, 'a', 1), _id: first._id }, { hint: 0, memoryIds: [] });
+    expect(again).toMatchObject({ existed: true, engram: { seq: 1 } });
+    expect(await repo.get(ws, traceId)).toMatchObject({ messageCount: 2, cost: { totalTokens: 2 } });
+  });
+
   run('a generated title is set with the counters only while the trace has none', async () => {
     const ws = randomUUID();
     const traceId = randomUUID();
