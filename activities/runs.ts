@@ -40,6 +40,12 @@ export const createRunActivities = ({ services }: { services: Services }) => ({
     return ctx.info.isLocal ? turn() : withHeartbeat(turn);
   },
 
+  /** A map item's run in one local activity (prepare, first turn, save): see services.runs.runShort. */
+  runShort: (input: NeuronRunInput, engramId: string) => {
+    const ctx = Context.current();
+    return permanentOn4xx(() => services.runs.runShort(input, engramId, ctx.cancellationSignal));
+  },
+
   adoptFirstTurn: (jobId: string, waitMs: number) => services.runs.adoptFirstTurn(jobId, waitMs),
   runTool: (jobId: string, call: ToolCall, turn?: number) =>
     permanentOn4xx(() => services.runs.runTool(jobId, call, turn, Context.current().info.attempt)),

@@ -101,12 +101,27 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
     // workflow task and one activity task fewer per child, which a map of many items multiplies.
     // A map item (localTurns) was started by code that prepares locally: no patch marker to record
     // (each marker also upserts Temporal's change-version search attribute, a visibility write).
-    const prepare = input.depth > 0 && (input.localTurns || wf.patched('child-prepare-local')) ? local : steps;
-    const prep: RunSummary = input.context ?? input.prepared ?? (await prepare.prepareRun(input));
     const preparedByApi = Boolean(input.context ?? input.prepared);
+    let prep: RunSummary;
+    let given: ModelTurnOutcome | undefined;
+    if (input.oneStep && !preparedByApi) {
+      // A map item: prepare, first turn and (when that turn ends the run) the save, in one local activity.
+      run.status.currentStep = 'model turn 1';
+      run.status.progress = 5;
+      const short = await localModel.runShort(input, engramId);
+      prep = short.summary;
+      if (short.result) {
+        account(run, short.reply);
+        return await ended(run, short.result);
+      }
+      given = short.reply; // tools to run, a budget pause, or a save to ask again: the loop goes on from it
+    } else {
+      const prepare = input.depth > 0 && (input.localTurns || wf.patched('child-prepare-local')) ? local : steps;
+      prep = input.context ?? input.prepared ?? (await prepare.prepareRun(input));
+    }
     let turn = 0;
     for (; turn < input.maxTurns; turn++) {
-      const reply = await modelTurn(run, turn, preparedByApi);
+      const reply = await modelTurn(run, turn, preparedByApi, turn === 0 ? given : undefined);
       if (reply.toolCalls.length === 0 || prep.responseFormat === 'json') break;
       await runToolCalls(run, prep, reply, turn);
     }
@@ -148,7 +163,12 @@ function listen(run: AgentRun): void {
  * Model turn `turn`: adopted from the API (a first turn it prepared and already ran) or asked of
  * the `modelTurn` activity, asked again after each budget pause an admin approves.
  */
-async function modelTurn(run: AgentRun, turn: number, preparedByApi: boolean): Promise<ModelTurnOutcome> {
+async function modelTurn(
+  run: AgentRun,
+  turn: number,
+  preparedByApi: boolean,
+  given?: ModelTurnOutcome,
+): Promise<ModelTurnOutcome> {
   const { input, status, approvedBudgets } = run;
   const turns = input.localTurns ? localModel : model;
   status.currentStep = `model turn ${turn + 1}`;
@@ -165,6 +185,7 @@ async function modelTurn(run: AgentRun, turn: number, preparedByApi: boolean): P
     adopted = await adoptLocally.adoptFirstTurn(input.jobId, ADOPT_LOCALLY_WAIT_MS).catch(() => null);
   }
   const first =
+    given ??
     adopted ??
     (await turns.modelTurn({
       // A run prepared by the API is marked running by its first turn (one hop fewer before the first token).
@@ -186,12 +207,17 @@ async function modelTurn(run: AgentRun, turn: number, preparedByApi: boolean): P
       status.currentStep = `model turn ${turn + 1}`;
     },
   });
+  account(run, reply);
+  return reply;
+}
+
+/** A turn's reply accepted: its attempt and its usage count for the run. */
+function account(run: AgentRun, reply: ModelTurnOutcome): void {
   run.accepted.push(reply.attempt ?? 1);
   run.usage.inputTokens += reply.usage.inputTokens;
   run.usage.outputTokens += reply.usage.outputTokens;
   run.usage.totalTokens += reply.usage.totalTokens;
   run.usage.costUsd += reply.costUsd;
-  return reply;
 }
 
 /** Opens a budget pause before model turn `turn` and waits until an admin's answer is accepted. */
@@ -240,6 +266,12 @@ async function finish(run: AgentRun, prep: RunSummary, engramId: string, turn: n
     usage: run.usage,
     neuronType: prep.neuronType,
   });
+  return ended(run, result);
+}
+
+/** The run's saved result: Canceled in Temporal when the job was cancelled meanwhile, else completed. */
+async function ended(run: AgentRun, result: NeuronRunResult & { cancelled?: boolean }): Promise<NeuronRunResult> {
+  const { status } = run;
   if (result.cancelled) {
     // The job was cancelled while the reply was being saved: the cancel request follows the
     // job's transition at once, and the run must end Canceled (not Completed) in Temporal.

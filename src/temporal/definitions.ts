@@ -112,12 +112,29 @@ export interface NeuronRunInput {
    */
   localTurns?: boolean;
   /**
+   * Set on a map's items (with localTurns) since `map-item-one-step`: the item's preparation, its
+   * first model turn and, when that turn ends the run, the reply's save run as one local activity
+   * (`runShort`), so a one-turn item is one workflow task with one marker.
+   */
+  oneStep?: boolean;
+  /**
    * Set when the API prepared the run at invoke time and stored its context (prompt, history,
    * tools) under the job id: the workflow's first step is then the model turn.
    */
   context?: RunSummary;
   /** Legacy inputs only (histories recorded before run contexts were stored by reference). */
   prepared?: PreparedRunData;
+}
+
+/**
+ * What `runShort` answers: the run's summary and its first turn, and the run's result when that
+ * turn ended it and the reply is saved (else the workflow goes on from the turn: tools, a budget
+ * pause, or the save asked again).
+ */
+export interface ShortRunOutcome {
+  summary: RunSummary;
+  reply: ModelTurnOutcome;
+  result?: NeuronRunResult & { cancelled?: boolean };
 }
 
 /** The small part of a prepared run that the agent loop needs to drive turns (no prompt, no history). */

@@ -202,7 +202,10 @@ describe.each(['ferretdb', 'mongodb'] as const)('trace repository (%s form)', (b
     // The first writer's engram is appended again (a retried call): it answers the stored engram
     // and its converge must leave the newer counters as they are.
     const first = (await repo.history(ws, traceId, 2))[0]!;
-    const again = await repo.appendEngram({ ...newEngram(ws, traceId, 'a', 1), _id: first._id }, { hint: 0, memoryIds: [] });
+    const again = await repo.appendEngram(
+      { ...newEngram(ws, traceId, 'a', 1), _id: first._id },
+      { hint: 0, memoryIds: [] },
+    );
     expect(again).toMatchObject({ existed: true, engram: { seq: 1 } });
     expect(await repo.get(ws, traceId)).toMatchObject({ messageCount: 2, cost: { totalTokens: 2 } });
   });

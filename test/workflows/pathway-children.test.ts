@@ -37,6 +37,7 @@ type Mocked = Pick<
   | 'modelTurn'
   | 'finishRun'
   | 'failRun'
+  | 'runShort'
 >;
 
 const DOUBLE = '00000000-0000-4000-8000-00000000d0b1';
@@ -139,6 +140,27 @@ const mocks: Mocked = {
   failRun: record('failRun', async () => {
     flight.now--;
     return undefined as never;
+  }),
+  // A map item's one step, composed of the three mocks above as the run service composes its steps.
+  runShort: record('runShort', async (input, engramId) => {
+    const summary = await mocks.prepareRun(input);
+    const reply = await mocks.modelTurn({
+      jobId: input.jobId,
+      workspaceId: input.scope.workspaceId,
+      turn: 0,
+      accepted: [],
+    });
+    const usage = { ...reply.usage, costUsd: reply.costUsd };
+    const result = await mocks.finishRun({
+      input,
+      engramId,
+      model: summary.model,
+      turns: 1,
+      accepted: [reply.attempt],
+      usage,
+      neuronType: summary.neuronType,
+    });
+    return { summary, reply, result };
   }),
 };
 

@@ -3,6 +3,7 @@ import { createContextSteps } from './context.js';
 import { createFinishSteps } from './finish.js';
 import { createInvokeSteps } from './invoke.js';
 import type { RunContext, RunDeps } from './shared.js';
+import { createShortRunSteps } from './short.js';
 import { createStartSteps } from './starts.js';
 import { createToolSteps } from './tools.js';
 import { createTurnSteps } from './turn.js';
@@ -39,6 +40,7 @@ export function createRunService(d: RunDeps) {
     ...createToolSteps(ctx), // runTool
     ...createFinishSteps(ctx), // finish, fail
     ...createBudgetPauseSteps(ctx), // openBudgetPause, recordBudgetAnswer
+    ...createShortRunSteps(ctx), // runShort (a map item: prepare, first turn, finish)
   };
   // A job found never started is started from its stored start (GET status, the sweep).
   d.jobs.onRestart((job) => service.startStored(job._id));

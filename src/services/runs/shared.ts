@@ -100,6 +100,9 @@ export interface RunSteps {
     signal?: AbortSignal,
     opts?: { inApi?: PreparedRunData; budgets?: Promise<BudgetDoc[]> },
   ): Promise<ModelTurnOutcome>;
+  prepare(input: NeuronRunInput): Promise<RunSummary>;
+  modelTurn(t: TurnAttempt, signal?: AbortSignal): Promise<ModelTurnOutcome>;
+  finish(f: FinishInput): Promise<NeuronRunResult & { cancelled?: boolean }>;
 }
 
 /**

@@ -47,6 +47,7 @@ export const mapNode: NodeHandler = {
           summary,
           // Items started before this change keep their recorded input on replay.
           localTurns: wf.patched('map-item-turns-local'),
+          oneStep: wf.patched('map-item-one-step'),
         });
         return reply.output ?? reply.text;
       }

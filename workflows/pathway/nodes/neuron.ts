@@ -51,7 +51,7 @@ export async function runNeuronChild(
   neuronId: string,
   version: number,
   message: string,
-  opts: { retry?: RetryPolicy; summary?: string; localTurns?: boolean } = {},
+  opts: { retry?: RetryPolicy; summary?: string; localTurns?: boolean; oneStep?: boolean } = {},
 ) {
   const childJobId = wf.uuid4();
   const childInput: NeuronRunInput = {
@@ -70,6 +70,7 @@ export async function runNeuronChild(
     rootJobId: input.rootJobId ?? input.jobId,
     pathwayContext: { pathwayId: input.pathwayId ?? 'inline', nodeIndex: at },
     ...(opts.localTurns ? { localTurns: true } : {}),
+    ...(opts.localTurns && opts.oneStep ? { oneStep: true } : {}),
   };
   return wf.executeChild(neuronRun, {
     workflowId: childJobId,
