@@ -172,6 +172,9 @@ export interface JobRowPlaceDoc {
 export type Measure = keyof typeof MEASURES;
 const ALL_MEASURES = Object.keys(MEASURES) as Measure[];
 
+/** How many ledger rows one process remembers after storing them (`rowsOfJob`). */
+const REMEMBERED_ROWS = 2_000;
+
 export function createUsageRepo(db: Db) {
   const rows = db.collection<UsageRowDoc>('usage_ledger');
   const places = db.collection<JobRowPlaceDoc>('usage_job_rows');
@@ -180,11 +183,27 @@ export function createUsageRepo(db: Db) {
   /** The row ids a job's places name, in order (probed by key from 1 until a miss). */
   const placedRows = async (jobId: string): Promise<string[]> =>
     (await probeFrom(places, (n) => `${jobId}:${n}`, 1)).map((p) => p.rowId);
+  /**
+   * Rows this process stored, by key (REMEMBERED_ROWS): a row is stored once (a claim) and never
+   * rewritten, and the run that bills a call reads its job's rows right after (its result's usage).
+   */
+  const storedHere = new Map<string, UsageRowDoc>();
+  const rememberRow = (row: UsageRowDoc) => {
+    if (storedHere.size >= REMEMBERED_ROWS) storedHere.delete(storedHere.keys().next().value!);
+    storedHere.set(row._id, row);
+  };
   /** The job's rows of these keys (key reads); keys without a row are left out. */
   const rowsOfJob = async (workspaceId: string, jobId: string, keys: string[]): Promise<UsageRowDoc[]> =>
-    (await Promise.all(keys.map((id) => findById(rows, id, { workspaceId, jobId })))).filter(
-      (r): r is UsageRowDoc => r !== null,
-    );
+    (
+      await Promise.all(
+        keys.map((id) => {
+          const known = storedHere.get(id);
+          return known && known.workspaceId === workspaceId && known.jobId === jobId
+            ? structuredClone(known)
+            : findById(rows, id, { workspaceId, jobId });
+        }),
+      )
+    ).filter((r): r is UsageRowDoc => r !== null);
   return {
     placedRows,
     /** One ledger row of the workspace, or null. */
@@ -265,7 +284,9 @@ export function createUsageRepo(db: Db) {
             break;
         }
       }
-      return claim(rows, row);
+      const fresh = await claim(rows, row);
+      if (fresh) rememberRow(row);
+      return fresh;
     },
     /**
      * Sums of the matching rows grouped by `field` (null: one group of all rows), computed by the
