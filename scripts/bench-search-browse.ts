@@ -37,6 +37,8 @@ export interface BrowseBenchSize {
   /** Medians, ms. */
   pageFirst: number;
   pageDeep: number;
+  /** The page's count alone (`aggregate.overAll` with the filter: `page` with limit 0). */
+  pageCount: number;
   treeRoot: number;
   treeFolders: number;
   treeFolder: number;
@@ -138,6 +140,7 @@ export async function measureBrowse(
         fillMs,
         pageFirst: await time(() => b.page!(ws, memories, { offset: 0, limit: 200 })),
         pageDeep: await time(() => b.page!(ws, memories, { offset: n - 200, limit: 200 })),
+        pageCount: await time(() => b.page!(ws, memories, { offset: 0, limit: 0 })),
         treeRoot: await time(() => childrenFrom(tree, null)),
         treeFolders: await time(() => childrenFrom(tree, 'artifacts')),
         treeFolder: await time(() => childrenFrom(tree, 'artifacts/dept3/team2')),
@@ -174,7 +177,7 @@ export async function measureBrowse(
 const ms = (x: number) => (x < 100 ? x.toFixed(1) : Math.round(x).toString());
 function browseLine(s: BrowseBenchSize): string {
   return (
-    `${s.memories} memories (${s.objects} objects, written in ${(s.fillMs / 1000).toFixed(1)} s): browse page of 200 first ${ms(s.pageFirst)} ms, at ${s.memories - 200} ${ms(s.pageDeep)} ms | ` +
+    `${s.memories} memories (${s.objects} objects, written in ${(s.fillMs / 1000).toFixed(1)} s): browse page of 200 first ${ms(s.pageFirst)} ms, at ${s.memories - 200} ${ms(s.pageDeep)} ms (its count alone ${ms(s.pageCount)} ms) | ` +
     `tree root ${ms(s.treeRoot)} ms, artifacts ${ms(s.treeFolders)} ms, one folder ${ms(s.treeFolder)} ms | grep 1 % ${ms(s.grepRare)} ms, none ${ms(s.grepNone)} ms` +
     (s.scan
       ? ` | by scan: tree root ${ms(s.scan.treeRoot)} ms, artifacts ${ms(s.scan.treeFolders)} ms, grep 1 % ${ms(s.scan.grepRare)} ms`
