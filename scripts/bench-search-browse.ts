@@ -6,8 +6,8 @@
  *
  * Each size is one workspace (a tenant) of N memory heads (a chunk for every fourth, 30 words
  * each from a vocabulary of 2,000) and N/10 artifacts in 70 folders two levels deep, without
- * vectors. Timed, each the median of 5 calls after one more: a browse page of 200 at offset 0 and
- * at N − 200 (`page`), the tree's root, its `artifacts` level (folders) and one folder's level,
+ * vectors. Timed, each the median of 5 calls after one more: a browse page of 200 at offset 0, N / 2
+ * and N − 200 (`page`) and its count alone, the tree's root, its `artifacts` level (folders) and one folder's level,
  * and grep for a word in about 1 % of the memories and for one in none. `BENCH_SEARCH_BROWSE`: the
  * sizes (default `2000,20000`; `0` skips). `BENCH_SEARCH_BROWSE_SCAN=1` adds what the same tree
  * and grep calls cost as a scan of every visible entry (the code before engine-side tree and grep),
@@ -37,6 +37,8 @@ export interface BrowseBenchSize {
   /** Medians, ms. */
   pageFirst: number;
   pageDeep: number;
+  /** At offset N / 2: the most a page reads (from either end). */
+  pageMiddle: number;
   /** The page's count alone (`aggregate.overAll` with the filter: `page` with limit 0). */
   pageCount: number;
   treeRoot: number;
@@ -140,6 +142,7 @@ export async function measureBrowse(
         fillMs,
         pageFirst: await time(() => b.page!(ws, memories, { offset: 0, limit: 200 })),
         pageDeep: await time(() => b.page!(ws, memories, { offset: n - 200, limit: 200 })),
+        pageMiddle: await time(() => b.page!(ws, memories, { offset: n / 2, limit: 200 })),
         pageCount: await time(() => b.page!(ws, memories, { offset: 0, limit: 0 })),
         treeRoot: await time(() => childrenFrom(tree, null)),
         treeFolders: await time(() => childrenFrom(tree, 'artifacts')),
@@ -177,7 +180,7 @@ export async function measureBrowse(
 const ms = (x: number) => (x < 100 ? x.toFixed(1) : Math.round(x).toString());
 function browseLine(s: BrowseBenchSize): string {
   return (
-    `${s.memories} memories (${s.objects} objects, written in ${(s.fillMs / 1000).toFixed(1)} s): browse page of 200 first ${ms(s.pageFirst)} ms, at ${s.memories - 200} ${ms(s.pageDeep)} ms (its count alone ${ms(s.pageCount)} ms) | ` +
+    `${s.memories} memories (${s.objects} objects, written in ${(s.fillMs / 1000).toFixed(1)} s): browse page of 200 first ${ms(s.pageFirst)} ms, at ${s.memories / 2} ${ms(s.pageMiddle)} ms, at ${s.memories - 200} ${ms(s.pageDeep)} ms (its count alone ${ms(s.pageCount)} ms) | ` +
     `tree root ${ms(s.treeRoot)} ms, artifacts ${ms(s.treeFolders)} ms, one folder ${ms(s.treeFolder)} ms | grep 1 % ${ms(s.grepRare)} ms, none ${ms(s.grepNone)} ms` +
     (s.scan
       ? ` | by scan: tree root ${ms(s.scan.treeRoot)} ms, artifacts ${ms(s.scan.treeFolders)} ms, grep 1 % ${ms(s.scan.grepRare)} ms`

@@ -605,23 +605,33 @@ export async function createWeaviateIndex(o: {
         ws,
         async (c) => {
           const filters = filterOf(c, w);
-          // The count runs beside the first window's fetch.
+          // The count runs beside the first window's fetch, unless the page lies deep enough that
+          // reading it from the other end may be cheaper (that needs the count first).
           const counted = c.aggregate.overAll({ filters }).then((r) => r.totalCount);
           if (o.limit <= 0) return { entries: [], total: await counted };
+          const known = o.offset >= 2 * (o.limit + PAGE_MARGIN) ? await counted : null;
           for (let margin = PAGE_MARGIN; ; margin *= 8) {
             const start = Math.max(0, o.offset - margin);
             const want = o.offset + o.limit + margin - start;
+            // Weaviate reads `offset + limit` objects and drops the offset: a window with fewer
+            // entries after it than before it is read oldest first (positions counted from the end)
+            // and reversed, so a deep page reads what lies after it.
+            const fromEnd = known !== null && known - (start + want) < start;
+            const ascOffset = fromEnd ? Math.max(0, known - start - want) : 0;
             const [total, res] = await Promise.all([
               counted,
-              c.query.fetchObjects({
-                filters,
-                // An untyped collection: the client types no property names.
-                sort: c.sort.byProperty('updatedAt' as never, false),
-                offset: start,
-                limit: want,
-              }),
+              fromEnd && known - start - ascOffset <= 0
+                ? { objects: [] }
+                : c.query.fetchObjects({
+                    filters,
+                    // An untyped collection: the client types no property names.
+                    sort: c.sort.byProperty('updatedAt' as never, fromEnd),
+                    offset: fromEnd ? ascOffset : start,
+                    limit: fromEnd ? known - start - ascOffset : want,
+                  }),
             ]);
             const rows = res.objects.map((obj) => toEntry(ws, obj));
+            if (fromEnd) rows.reverse();
             // The filter is the whole predicate; an entry it let through that the predicate refuses would be a bug: sort a scan instead.
             if (!rows.every(fl.test)) return null;
             const from = o.offset - start;
