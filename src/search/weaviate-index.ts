@@ -223,7 +223,8 @@ const BM25_FIELDS = ['title', 'description', 'text'] as const;
  * letters and digits of it: a run with a non-alphanumeric character of the needle on both sides is a
  * whole token of the field, a run at the needle's start is the end of a token, a run at its end the
  * start of one, a needle of one run lies inside a token. So: `run*`, `*run`, `*run*`, each on any of
- * the three fields, all runs together; a whole-token run is matched as `run*` as well (an exact
+ * the three fields, all runs together (only the `run*` ones where there are any: they seek, the others
+ * walk every term); a whole-token run is matched as `run*` as well (an exact
  * term that is a stopword would be dropped from the filter). A needle with a non-ASCII character
  * gives none: lower-casing outside ASCII is not the same in JavaScript and in Weaviate's tokenizer
  * (and may change lengths), so no token pattern is sure to hold.
@@ -237,7 +238,10 @@ export function containsPatterns(needle: string): string[] {
     const right = m.index + m[0].length < n.length; // and after it
     out.push(left ? `${m[0]}*` : right ? `*${m[0]}` : `*${m[0]}*`);
   }
-  return out;
+  // A pattern that starts with `*` walks every term of the field; one that does not seeks to its
+  // prefix. Where a seek is possible the walks are left out (fewer conditions: still necessary).
+  const seeks = out.filter((x) => !x.startsWith('*'));
+  return seeks.length ? seeks : out;
 }
 
 /** The property that holds each field of an entry (`scan`'s `fields`). */
