@@ -5,7 +5,9 @@
  * (nDCG@10 of lexical, vector and hybrid). Everything runs in process on the real index, the real
  * ranking path (src/search/rank.ts) and the offline embedder; run alone with `npm run bench:search`.
  * Beside it, the same chunks in a Weaviate the bench starts (hybrid p50/p95, recall@10, fill rate,
- * server RSS), and API start-up with the chunks in the store on both homes
+ * server RSS), browse, the tree and grep at 2,000 and 20,000 memories in a workspace
+ * (scripts/bench-search-browse.ts; BENCH_SEARCH_BROWSE sets the sizes, 0 skips), and API start-up
+ * with the chunks in the store on both homes
  * (scripts/bench-search-startup.ts; BENCH_SEARCH_STARTUP=0 skips it, BENCH_SEARCH_STARTUP_CHUNKS
  * sets the sizes, 100000,1000000 by default).
  */
@@ -22,6 +24,7 @@ import { embeddedBackend, type IndexFilter, type SearchBackend } from '../src/se
 import { rankEntries } from '../src/search/rank.js';
 import { connectWeaviate, createWeaviateIndex } from '../src/search/weaviate-index.js';
 import type { ServiceForm } from '../test/support/worker.js';
+import { browseSummary, measureBrowse, type BrowseBenchSize } from './bench-search-browse.js';
 import { measureSearchStartup, startupSummary, type SearchStartupResult } from './bench-search-startup.js';
 import { build } from './build.js';
 import { cacheDir, startEmbedded } from './embedded.js';
@@ -64,6 +67,8 @@ export interface SearchBenchResult {
     /** The top 10 of the vector leg as rank.ts asks for it (depth 50, the brain filter), against brute force. */
     recall10Depth50: number;
     rssMb: number | null;
+    /** Browse, the tree and grep at two workspace sizes (scripts/bench-search-browse.ts; null: BENCH_SEARCH_BROWSE=0). */
+    browse: BrowseBenchSize[] | null;
   } | null;
   /** API start-up with the chunks in the store, both homes (scripts/bench-search-startup.ts; null: BENCH_SEARCH_STARTUP=0). */
   startup: SearchStartupResult | null;
@@ -475,8 +480,10 @@ async function measureWeaviate(
     } catch {
       rssMb = null;
     }
+    const browse = process.env.BENCH_SEARCH_BROWSE === '0' ? null : await measureBrowse(client, say);
     client.close().catch(() => {});
     return {
+      browse,
       ingestMs,
       hybrid: { p50: pct(ms, 0.5), p95: pct(ms, 0.95) },
       recall10: recall / recallQueries,
@@ -501,6 +508,7 @@ export function searchSummary(s: SearchBenchResult): string[] {
     s.weaviate
       ? `      Weaviate, same chunks and queries: hybrid (embed + bm25 leg + nearVector leg + RRF in rank.ts) p50 ${f2(s.weaviate.hybrid.p50)} ms  p95 ${f2(s.weaviate.hybrid.p95)} ms | vector recall@10 ${f2(s.weaviate.recall10)} (limit 10), ${f2(s.weaviate.recall10Depth50)} (top 10 of the depth-50 leg, brain filter) | ingest ${Math.round(s.weaviate.ingestMs)} ms (${Math.round(s.chunks / (s.weaviate.ingestMs / 1000))} entries/s) | server RSS ${s.weaviate.rssMb ?? '?'} MB`
       : '      Weaviate: skipped (weaviate-server not provisioned, or BENCH_SEARCH_WEAVIATE=0)',
+    ...(s.weaviate ? browseSummary(s.weaviate.browse) : []),
     ...(s.startup ? startupSummary(s.startup) : ['      API start-up: skipped (BENCH_SEARCH_STARTUP=0)']),
   ];
   if (s.relevance) {

@@ -19,7 +19,8 @@
  *     1 s delay (aim ≤ 1.3); a map of 100 items at concurrency 10 over a 200 ms provider ÷ (10 × one item) (aim ≤ 1.5).
  * (d) A realistic provider (the simulator: slow, different on every call, failing mid-stream).
  * (e) Search (scripts/bench-search.ts): the embedded index and Weaviate at 100k chunks, recall, BM25 agreement,
- *     build time and memory, nDCG@10 on the labelled set over the spec documents, and API start-up
+ *     build time and memory, nDCG@10 on the labelled set over the spec documents, browse, tree and grep on
+ *     Weaviate at 2,000 and 20,000 memories (scripts/bench-search-browse.ts), and API start-up
  *     (health, first search, RSS) with 100k and 1M chunks in the store on both homes.
  * (f) Stakeholder maps (scripts/bench-stakeholder-maps.ts): patch, live read, diff and briefing.
  * (g) Budget check: time to first token of runs covered by three budgets (docs/usage.md) versus

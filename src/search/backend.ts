@@ -21,7 +21,17 @@ export interface EntryWhere {
   visibility?: string;
   /** Folder path: the folder itself or below it. */
   pathPrefix?: string;
+  /** Folder path: that folder only ('' : no folder), not below it (a level of the resource tree). */
+  folder?: string;
+  /**
+   * A case-insensitive substring that the title, the description or the text must contain: grep's
+   * pattern, a necessary condition (grep then matches each field itself). An engine may apply a
+   * weaker filter for it, and checks the predicate on what that lets through.
+   */
+  contains?: string;
   headsOnly?: boolean;
+  /** Entries of these resources only. */
+  resourceIds?: string[];
   /** Memories (recollection search): owner type, owner ids (lower case), tags (all), metadata project and context. */
   ownerType?: string;
   ownerIds?: string[];
@@ -43,21 +53,37 @@ export function whereTest(w: EntryWhere): EntryFilter {
   const types = new Set(w.types);
   const prefix = w.pathPrefix ? w.pathPrefix.replace(/^\/+|\/+$/g, '') : '';
   const owners = w.ownerIds ? new Set(w.ownerIds) : null;
+  const needle = w.contains?.toLowerCase();
+  const resources = w.resourceIds ? new Set(w.resourceIds) : null;
   return (e) => {
     if (!types.has(e.type)) return false;
     if (w.headsOnly && e.id !== e.resourceId) return false;
+    if (resources && !resources.has(e.resourceId)) return false;
     if (w.brainId && e.brainId !== w.brainId && !(e.visibility && e.visibility !== 'brain')) return false;
     if (w.isActive !== undefined && e.isActive !== undefined && e.isActive !== w.isActive) return false;
     if (w.visibility && e.visibility !== w.visibility) return false;
     if (prefix && !(e.path === prefix || e.path.startsWith(`${prefix}/`))) return false;
+    if (w.folder !== undefined && e.path !== w.folder) return false;
     if (w.ownerType !== undefined && e.ownerType !== w.ownerType) return false;
     if (owners && !(e.ownerId && owners.has(e.ownerId.toLowerCase()))) return false;
     if (w.tags?.length && !w.tags.every((t) => e.tags?.includes(t))) return false;
     if (w.project && e.project !== w.project) return false;
     if (w.context && e.context !== w.context) return false;
+    if (
+      needle &&
+      !(
+        e.title.toLowerCase().includes(needle) ||
+        e.description.toLowerCase().includes(needle) ||
+        e.text.toLowerCase().includes(needle)
+      )
+    )
+      return false;
     return true;
   };
 }
+
+/** The fields of an entry a `scan` may be limited to. */
+export type EntryField = Exclude<keyof IndexEntry, 'workspaceId' | 'vector'>;
 
 /** A page of entries and the count of all that match (`SearchBackend.page`). */
 export interface EntryPage {
@@ -84,13 +110,24 @@ export interface SearchBackend {
   removeResources(keys: { workspaceId: string; id: string }[]): Promise<void>;
   lexical(workspaceId: string, terms: string[], f: IndexFilter, limit: number): Promise<Scored[]>;
   vector(workspaceId: string, q: Float32Array, model: string, f: IndexFilter, limit: number): Promise<Scored[]>;
-  scan(workspaceId: string, f: IndexFilter): Promise<IndexEntry[]>;
+  /**
+   * Every matching entry. With `fields`, an engine may read only those fields of each entry (and
+   * what its own check of the filter needs); the others are then empty. The embedded index returns
+   * whole entries.
+   */
+  scan(workspaceId: string, f: IndexFilter, fields?: readonly EntryField[]): Promise<IndexEntry[]>;
   /**
    * One page of the matching entries newest first (`newestFirst`) and how many match, where the
    * engine can order and count them itself: null when it cannot express the whole filter (the
    * caller then sorts a `scan`, as it does for a home without `page`). The embedded index has none.
    */
   page?(workspaceId: string, f: IndexFilter, o: { offset: number; limit: number }): Promise<EntryPage | null>;
+  /**
+   * How many matching entries there are at each `path`, counted by the engine (only the counts
+   * leave it: the resource tree's folders): null when it cannot express the whole filter (the
+   * caller then counts a `scan`). The embedded index has none.
+   */
+  paths?(workspaceId: string, f: IndexFilter): Promise<Map<string, number> | null>;
   /** Entries held, at the last look (the embedded index knows it exactly). */
   size(): number;
 }

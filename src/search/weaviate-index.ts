@@ -17,7 +17,14 @@ import weaviate, {
   type FilterValue,
   type WeaviateClient,
 } from 'weaviate-client';
-import { newestFirst, type SearchBackend, type EntryWhere, type EntryPage, type IndexFilter } from './backend.js';
+import {
+  newestFirst,
+  type EntryField,
+  type EntryPage,
+  type EntryWhere,
+  type IndexFilter,
+  type SearchBackend,
+} from './backend.js';
 import type { IndexEntry, Scored, SearchType } from './memory-index.js';
 
 type Props = Record<string, unknown>;
@@ -49,6 +56,8 @@ const IN_FLIGHT = 4;
 const SCAN_PAGE = 1000;
 /** Entries a page's window reads beyond each side of the page at first (`page`): ×8 while a tie on updatedAt crosses its edge. */
 const PAGE_MARGIN = 16;
+/** Groups `paths` reads at most (distinct folders below one folder); beyond, the caller counts a scan. */
+const GROUPS = 10_000;
 /** A query with filters only the post-check applies fetches this many times its limit. */
 const OVERFETCH = 4;
 const SYNC_COLLECTION = 'CortexSync';
@@ -108,7 +117,7 @@ export async function connectWeaviate(o: { url: string; grpc?: string; apiKey?: 
  * no collection of that name and no stored position, and its sync fills the new collection from the
  * store (docs/search.md, "Layout versions"). Version 1 had no suffix.
  */
-export const LAYOUT_VERSION = 2;
+export const LAYOUT_VERSION = 3;
 
 /** A collection name Weaviate accepts: letters, digits and underscores, starting with a capital. */
 export function collectionName(database: string, model: string, dim: number): string {
@@ -142,6 +151,8 @@ const PROPERTIES = [
   text('description', { search: true }),
   text('text', { search: true }),
   text('path', { filter: true }),
+  /** '/' and the path: a folder's own entries (`EntryWhere.folder`; an empty path is not indexed). */
+  text('dir', { filter: true }),
   { name: 'activeState', dataType: 'int' as const, indexFilterable: true },
   text('visibility', { filter: true }),
   text('ownerType', { filter: true }),
@@ -159,7 +170,8 @@ const PROPERTIES = [
   stored('chunkIndex', 'int'),
   text('url'),
   text('displayPath'),
-  stored('updatedAt', 'number'),
+  /** Filterable from layout 3: Weaviate's sort planner walks this index in order for browse's pages (`page`). */
+  { name: 'updatedAt', dataType: 'number' as const, indexFilterable: true },
   text('vectorModel'),
   { name: 'stamp', dataType: 'number' as const, indexFilterable: true },
   /** A digest of everything else the object holds (its vector too): a full re-sync skips an object whose digest is unchanged. */
@@ -178,6 +190,7 @@ function toProps(e: IndexEntry, stamp: number, vector: number[] | undefined): Re
     description: e.description,
     text: e.text,
     path: e.path,
+    dir: `/${e.path}`,
     activeState: e.isActive === undefined ? -1 : e.isActive ? 1 : 0,
     visibility: e.visibility ?? '',
     ownerType: e.ownerType ?? '',
@@ -198,6 +211,82 @@ function toProps(e: IndexEntry, stamp: number, vector: number[] | undefined): Re
   props.digest = h.digest('base64');
   props.stamp = stamp;
   return props;
+}
+
+/** The BM25 fields (word tokenization: lower-cased runs of letters and digits). */
+const BM25_FIELDS = ['title', 'description', 'text'] as const;
+
+/**
+ * `like` patterns on the BM25 fields' tokens that every entry containing `needle` (case-insensitive)
+ * in one of those fields passes: a necessary condition, never a sufficient one (the caller checks
+ * the substring on what passes). A field that contains the needle contains each run of ASCII
+ * letters and digits of it: a run with a non-alphanumeric character of the needle on both sides is a
+ * whole token of the field, a run at the needle's start is the end of a token, a run at its end the
+ * start of one, a needle of one run lies inside a token. So: `run*`, `*run`, `*run*`, each on any of
+ * the three fields, all runs together (only the `run*` ones where there are any: they seek, the others
+ * walk every term); a whole-token run is matched as `run*` as well (an exact
+ * term that is a stopword would be dropped from the filter). A needle with a non-ASCII character
+ * gives none: lower-casing outside ASCII is not the same in JavaScript and in Weaviate's tokenizer
+ * (and may change lengths), so no token pattern is sure to hold.
+ */
+export function containsPatterns(needle: string): string[] {
+  const n = needle.toLowerCase();
+  if (!/^[\x00-\x7f]*$/.test(n)) return [];
+  const out: string[] = [];
+  for (const m of n.matchAll(/[a-z0-9]+/g)) {
+    const left = m.index > 0; // a non-alphanumeric character of the needle before the run
+    const right = m.index + m[0].length < n.length; // and after it
+    out.push(left ? `${m[0]}*` : right ? `*${m[0]}` : `*${m[0]}*`);
+  }
+  // A pattern that starts with `*` walks every term of the field; one that does not seeks to its
+  // prefix. Where a seek is possible the walks are left out (fewer conditions: still necessary).
+  const seeks = out.filter((x) => !x.startsWith('*'));
+  return seeks.length ? seeks : out;
+}
+
+/** The property that holds each field of an entry (`scan`'s `fields`). */
+const PROPERTY_OF: Record<EntryField, string> = {
+  id: 'entryId',
+  brainId: 'brainId',
+  type: 'type',
+  resourceId: 'resourceId',
+  title: 'title',
+  description: 'description',
+  text: 'text',
+  path: 'path',
+  isActive: 'activeState',
+  visibility: 'visibility',
+  ownerType: 'ownerType',
+  ownerId: 'ownerId',
+  tags: 'tags',
+  vectorModel: 'vectorModel',
+  project: 'project',
+  context: 'context',
+  chunkIndex: 'chunkIndex',
+  url: 'url',
+  displayPath: 'displayPath',
+  updatedAt: 'updatedAt',
+};
+
+/** The properties a scan reads for `fields`: those, and what the predicate of `w` reads (it is checked on each object). */
+function propertiesFor(fields: readonly EntryField[], w: EntryWhere): string[] {
+  const need = new Set<EntryField>([
+    ...fields,
+    'id',
+    'resourceId',
+    'type',
+    'brainId',
+    'visibility',
+    'isActive',
+    'path',
+  ]);
+  if (w.ownerType !== undefined) need.add('ownerType');
+  if (w.ownerIds) need.add('ownerId');
+  if (w.tags?.length) need.add('tags');
+  if (w.project) need.add('project');
+  if (w.context) need.add('context');
+  if (w.contains !== undefined) for (const x of BM25_FIELDS) need.add(x);
+  return [...need].map((x) => PROPERTY_OF[x]);
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
@@ -266,9 +355,32 @@ export async function createWeaviateIndex(o: {
   let written = 0;
 
   const f = (c: Coll) => c.filter;
+  /**
+   * Whether the engine's filter is the whole predicate (no post-check, no wildcard in the folder,
+   * no grep pattern, none of recollection's fields): what `page` and `paths` need.
+   */
+  function exactFilter(fl: IndexFilter): boolean {
+    const w = fl.where;
+    return (
+      !fl.post &&
+      !/[*?]/.test(w.pathPrefix ?? '') &&
+      w.contains === undefined &&
+      w.ownerType === undefined &&
+      !w.ownerIds &&
+      !w.tags?.length &&
+      !w.project &&
+      !w.context
+    );
+  }
   function filterOf(c: Coll, w: EntryWhere): FilterValue {
     const parts: FilterValue[] = [f(c).byProperty('type').containsAny(w.types)];
     if (w.headsOnly) parts.push(f(c).byProperty('isHead').equal(true));
+    if (w.resourceIds)
+      parts.push(
+        f(c)
+          .byProperty('resourceId')
+          .containsAny(w.resourceIds.length ? w.resourceIds : ['']),
+      );
     // Equalities only (a notEqual reads every other entry of the tenant): `reach` is the brain, or '*'.
     if (w.brainId) parts.push(f(c).byProperty('reach').containsAny([w.brainId, '*']));
     if (w.isActive !== undefined)
@@ -288,6 +400,9 @@ export async function createWeaviateIndex(o: {
             .like(`${prefix.replace(/[*?]/g, '?')}/*`),
         ),
       );
+    if (w.folder !== undefined) parts.push(f(c).byProperty('dir').equal(`/${w.folder}`));
+    for (const pattern of w.contains ? containsPatterns(w.contains) : [])
+      parts.push(Filters.or(...BM25_FIELDS.map((p) => f(c).byProperty(p).like(pattern))));
     if (w.ownerType !== undefined) parts.push(f(c).byProperty('ownerType').equal(w.ownerType));
     if (w.ownerIds)
       parts.push(
@@ -453,13 +568,20 @@ export async function createWeaviateIndex(o: {
         [],
       );
     },
-    async scan(ws, fl) {
+    async scan(ws, fl, fields) {
+      const returnProperties = fields ? propertiesFor(fields, fl.where) : undefined;
       return query(
         ws,
         async (c) => {
           const out: IndexEntry[] = [];
           for (let offset = 0; ; offset += SCAN_PAGE) {
-            const res = await c.query.fetchObjects({ limit: SCAN_PAGE, offset, filters: filterOf(c, fl.where) });
+            const res = await c.query.fetchObjects({
+              limit: SCAN_PAGE,
+              offset,
+              filters: filterOf(c, fl.where),
+              // An untyped collection: the client types no property names.
+              ...(returnProperties ? { returnProperties: returnProperties as never[] } : {}),
+            });
             for (const obj of res.objects) {
               const e = toEntry(ws, obj);
               if (fl.test(e)) out.push(e);
@@ -482,36 +604,38 @@ export async function createWeaviateIndex(o: {
      */
     async page(ws, fl, o): Promise<EntryPage | null> {
       const w = fl.where;
-      const exact =
-        !fl.post &&
-        !/[*?]/.test(w.pathPrefix ?? '') &&
-        w.ownerType === undefined &&
-        !w.ownerIds &&
-        !w.tags?.length &&
-        !w.project &&
-        !w.context;
-      if (!exact) return null;
+      if (!exactFilter(fl)) return null;
       return query(
         ws,
         async (c) => {
           const filters = filterOf(c, w);
-          // The count runs beside the first window's fetch.
+          // The count runs beside the first window's fetch, unless the page lies deep enough that
+          // reading it from the other end may be cheaper (that needs the count first).
           const counted = c.aggregate.overAll({ filters }).then((r) => r.totalCount);
           if (o.limit <= 0) return { entries: [], total: await counted };
+          const known = o.offset >= 2 * (o.limit + PAGE_MARGIN) ? await counted : null;
           for (let margin = PAGE_MARGIN; ; margin *= 8) {
             const start = Math.max(0, o.offset - margin);
             const want = o.offset + o.limit + margin - start;
+            // Weaviate reads `offset + limit` objects and drops the offset: a window with fewer
+            // entries after it than before it is read oldest first (positions counted from the end)
+            // and reversed, so a deep page reads what lies after it.
+            const fromEnd = known !== null && known - (start + want) < start;
+            const ascOffset = fromEnd ? Math.max(0, known - start - want) : 0;
             const [total, res] = await Promise.all([
               counted,
-              c.query.fetchObjects({
-                filters,
-                // An untyped collection: the client types no property names.
-                sort: c.sort.byProperty('updatedAt' as never, false),
-                offset: start,
-                limit: want,
-              }),
+              fromEnd && known - start - ascOffset <= 0
+                ? { objects: [] }
+                : c.query.fetchObjects({
+                    filters,
+                    // An untyped collection: the client types no property names.
+                    sort: c.sort.byProperty('updatedAt' as never, fromEnd),
+                    offset: fromEnd ? ascOffset : start,
+                    limit: fromEnd ? known - start - ascOffset : want,
+                  }),
             ]);
             const rows = res.objects.map((obj) => toEntry(ws, obj));
+            if (fromEnd) rows.reverse();
             // The filter is the whole predicate; an entry it let through that the predicate refuses would be a bug: sort a scan instead.
             if (!rows.every(fl.test)) return null;
             const from = o.offset - start;
@@ -534,6 +658,40 @@ export async function createWeaviateIndex(o: {
           }
         },
         { entries: [], total: 0 },
+      );
+    },
+    /**
+     * The matching entries' count per `path` from `aggregate.groupBy` on `path`: Weaviate reads the
+     * `path` of each matching object, and only the groups leave it. Null where the filter is not the
+     * whole predicate (as `page`) or when the groups reach `GROUPS` (the caller counts a scan).
+     */
+    async paths(ws, fl): Promise<Map<string, number> | null> {
+      if (!exactFilter(fl)) return null;
+      return query(
+        ws,
+        async (c) => {
+          const groups = await c.aggregate.groupBy
+            .overAll({ filters: filterOf(c, fl.where), groupBy: { property: 'path', limit: GROUPS } })
+            .catch((err: unknown) => {
+              // The client refuses an answer without groups (nothing matched).
+              if (err instanceof Error && /No grouped results/.test(err.message)) return [];
+              throw err;
+            });
+          if (groups.length >= GROUPS) return null;
+          // The filter compares paths trimmed of white space (field tokenization): the groups' own paths are checked here.
+          const w = fl.where;
+          const prefix = w.pathPrefix ? w.pathPrefix.replace(/^\/+|\/+$/g, '') : '';
+          const out = new Map<string, number>();
+          for (const g of groups) {
+            const path = g.groupedBy.value;
+            if (typeof path !== 'string') return null;
+            if (prefix && !(path === prefix || path.startsWith(`${prefix}/`))) continue;
+            if (w.folder !== undefined && path !== w.folder) continue;
+            out.set(path, (out.get(path) ?? 0) + g.totalCount);
+          }
+          return out;
+        },
+        new Map<string, number>(),
       );
     },
     size: () => size,

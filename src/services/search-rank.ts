@@ -65,6 +65,12 @@ export interface Scoping {
   isActive?: boolean;
   visibility?: string;
   pathPrefix?: string;
+  /** A folder's own entries (the resource tree). */
+  folder?: string;
+  /** Grep's pattern (a necessary condition: see `EntryWhere.contains`). */
+  contains?: string;
+  /** Entries of these resources only. */
+  resourceIds?: string[];
   and: string[];
   /** Recollection search: the memory fields (owner, tags, project, context). */
   memory?: Pick<EntryWhere, 'ownerType' | 'ownerIds' | 'tags' | 'project' | 'context'>;
@@ -91,6 +97,9 @@ export function createSearchRanking(d: {
       isActive: s.isActive,
       visibility: s.visibility,
       pathPrefix: s.pathPrefix,
+      folder: s.folder,
+      contains: s.contains,
+      resourceIds: s.resourceIds,
       headsOnly,
       ...s.memory,
     };

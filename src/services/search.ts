@@ -6,10 +6,9 @@ import type { Embedder } from '../embeddings/index.js';
 import { validationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Scope } from '../scope.js';
-import type { IndexEntry, SearchType } from '../search/memory-index.js';
+import type { SearchType } from '../search/memory-index.js';
 import {
   andTerms,
-  CONTENT_GREP,
   KEYWORD_ONLY,
   LISTABLE_TYPES,
   needlesOf,
@@ -31,7 +30,8 @@ import {
   type SearchRequest,
   type Scoping,
 } from './search-rank.js';
-import { childrenOf, decodeCursor, encodeCursor } from './search-tree.js';
+import { grepRows } from './search-grep.js';
+import { childrenFrom, decodeCursor, encodeCursor, engineSource, headsSource } from './search-tree.js';
 import type { UsageService } from './usage.js';
 
 export type { SearchIndexStatus } from './search-index.js';
@@ -64,13 +64,12 @@ export function createSearchService(d: {
     home: searchKind(d.config) === 'weaviate' ? weaviateHome({ config: d.config, embedder: d.embedder }) : undefined,
   });
   const { fresh } = idx;
-  const { entryFilter, rank, toHit, toListHit, list, listPage, checkFacetFilters, facet, normalize } =
-    createSearchRanking({
-      index: idx.index,
-      embedder: d.embedder,
-      usage: d.usage,
-      config: d.config,
-    });
+  const { entryFilter, rank, toHit, toListHit, listPage, checkFacetFilters, facet, normalize } = createSearchRanking({
+    index: idx.index,
+    embedder: d.embedder,
+    usage: d.usage,
+    config: d.config,
+  });
 
   return {
     start: idx.start,
@@ -92,42 +91,21 @@ export function createSearchService(d: {
       if (p.listOnly) {
         return {
           type: p.type,
-          results: (await list(scope, scoping))
-            .slice(0, b.limit)
-            .map((e) => ({ path: e.displayPath, title: e.title, snippet: toListHit(e).snippet, url: e.url })),
+          results: (await listPage(scope, scoping, { offset: 0, limit: b.limit })).entries.map((e) => ({
+            path: e.displayPath,
+            title: e.title,
+            snippet: toListHit(e).snippet,
+            url: e.url,
+          })),
         };
       }
-      const needle = p.pattern.toLowerCase();
-      const byResource = new Map<string, { head?: IndexEntry; match?: IndexEntry; where: number; count: number }>();
-      const visible = entryFilter(scoping);
-      for (const e of await idx.index().scan(scope.workspaceId, visible)) {
-        const slot = byResource.get(e.resourceId) ?? { where: 9, count: 0 };
-        if (isHead(e)) slot.head = e;
-        const fields = isHead(e)
-          ? [e.title, e.description, ...(CONTENT_GREP.has(e.type) ? [e.text] : [])]
-          : CONTENT_GREP.has(e.type)
-            ? [e.text]
-            : [];
-        fields.forEach((f, i) => {
-          const n = f.toLowerCase().split(needle).length - 1;
-          if (!n) return;
-          slot.count += n;
-          // Where it matched first decides the order: the name, then the description, then content.
-          const where = isHead(e) ? i : 3;
-          if (where < slot.where) {
-            slot.where = where;
-            slot.match = e;
-          }
-        });
-        byResource.set(e.resourceId, slot);
-      }
-      const rows = [...byResource.values()]
-        .filter((r) => r.match && r.head)
-        .sort((a, b) => a.where - b.where || b.count - a.count || (a.head!.title < b.head!.title ? -1 : 1));
+      const rows = await grepRows(idx.index(), scope.workspaceId, p.type, p.pattern, (w, headsOnly) =>
+        entryFilter({ ...scoping, ...w }, headsOnly),
+      );
       return {
         type: p.type,
         results: rows.slice(0, b.limit).map((r) => {
-          const e = r.match!;
+          const e = r.match;
           const text = isHead(e)
             ? r.where === 0
               ? [e.title, e.description].filter(Boolean).join(' — ')
@@ -136,10 +114,10 @@ export function createSearchService(d: {
                 : e.text
             : e.text;
           return {
-            path: r.head!.displayPath,
-            title: r.head!.title,
+            path: r.head.displayPath,
+            title: r.head.title,
             snippet: snippetOf(text, [p.pattern]),
-            url: r.head!.url,
+            url: r.head.url,
           };
         }),
       };
@@ -267,11 +245,17 @@ export function createSearchService(d: {
       b: { brainId: string; parent_key?: string; parent_keys?: string[]; limit: number; cursor?: string },
     ) {
       await fresh(scope.workspaceId);
-      const heads = await idx
-        .index()
-        .scan(scope.workspaceId, entryFilter({ brainId: b.brainId, types: new Set(LISTABLE_TYPES), and: [] }, true));
-      const level = (key: string | null, offset: number) => {
-        const nodes = childrenOf(heads, key);
+      const index = idx.index();
+      const visible = (types: SearchType[], where: Pick<Scoping, 'folder' | 'pathPrefix'> = {}) =>
+        entryFilter({ brainId: b.brainId, types: new Set(types), and: [], ...where }, true);
+      // An index that counts and groups itself answers each level with queries of that level; the
+      // embedded one from one scan of the brain's heads.
+      const src =
+        index.paths && index.page
+          ? engineSource(index, scope.workspaceId, (type, where) => visible([type], where))
+          : headsSource(() => index.scan(scope.workspaceId, visible([...LISTABLE_TYPES])));
+      const level = async (key: string | null, offset: number) => {
+        const nodes = await childrenFrom(src, key);
         const page = nodes.slice(offset, offset + b.limit);
         const more = offset + page.length < nodes.length;
         return {
@@ -281,10 +265,11 @@ export function createSearchService(d: {
           next_cursor: more ? encodeCursor(key, offset + page.length) : null,
         };
       };
-      if (b.parent_keys) return { brain_id: b.brainId, results: b.parent_keys.map((k) => level(k, 0)) };
+      if (b.parent_keys)
+        return { brain_id: b.brainId, results: await Promise.all(b.parent_keys.map((k) => level(k, 0))) };
       const key = b.parent_key ?? null;
       const offset = b.cursor ? decodeCursor(b.cursor, key) : 0;
-      return { brain_id: b.brainId, ...level(key, offset) };
+      return { brain_id: b.brainId, ...(await level(key, offset)) };
     },
 
     /** POST /v1/recollections/search: memories of the given owners, by vector, full text or both. */

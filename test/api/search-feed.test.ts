@@ -93,9 +93,10 @@ async function until(check: () => boolean, ms: number, what: string): Promise<nu
 
 /**
  * Every memory id the index shows in the workspace, read through browse page by page: pages of 200
- * (the route's largest) on the embedded index; of 5,000 on Weaviate, where each page's sort reads
- * every matching object in the engine (docs/search.md, "What differs from the embedded index"), so
- * the 100 pages of 200 that 20,000 memories take cost about 1 s each on the shared machine.
+ * (the route's largest) on the embedded index; of 5,000 on Weaviate, where each page's count
+ * (`total`) reads every matching object in the engine (docs/search.md, "What differs from the
+ * embedded index"), so the 100 pages of 200 that 20,000 memories take cost about 0.3 s each on the
+ * shared machine.
  */
 const BROWSE_PAGE = onWeaviate ? 5_000 : 200;
 async function browseAll(a: TestApp, w: Ws): Promise<Set<string>> {

@@ -6,8 +6,12 @@ import {
   whereTest,
   type EntryWhere,
   type IndexFilter,
+  type SearchBackend,
 } from '../../src/search/backend.js';
-import type { IndexEntry } from '../../src/search/memory-index.js';
+import type { IndexEntry, SearchType } from '../../src/search/memory-index.js';
+import { LISTABLE_TYPES } from '../../src/search/query.js';
+import { grepRows } from '../../src/services/search-grep.js';
+import { childrenFrom, engineSource, headsSource } from '../../src/services/search-tree.js';
 import { collectionName, connectWeaviate, createWeaviateIndex } from '../../src/search/weaviate-index.js';
 import { startTestApp } from '../support/app.js';
 import { buildWorkspace } from '../support/app.js';
@@ -545,6 +549,131 @@ describe.runIf(process.env.CORTEX_SEARCH === 'weaviate')('browse pages from Weav
       // What the filter cannot say (a post-check) is not paged by the engine: the caller sorts a scan.
       expect(await wv.page!(workspaceId, { ...fl, post: true }, { offset: 0, limit: 10 })).toBeNull();
       expect(await wv.page!(randomUUID(), fl, { offset: 0, limit: 10 })).toEqual({ entries: [], total: 0 });
+    } finally {
+      await client.collections.delete(collectionName(database, 'local/none', 4));
+      await client.close();
+    }
+  });
+});
+
+/**
+ * The resource tree's levels and grep on Weaviate (counts, `aggregate.groupBy` on path, one folder's
+ * heads, the pattern pushed into the filter as token patterns) against the embedded index on the
+ * same entries: folders with spaces and wildcard characters, hidden heads of another brain, chunks
+ * that alone hold a pattern, a stopword, punctuation, case and non-ASCII letters.
+ */
+describe.runIf(process.env.CORTEX_SEARCH === 'weaviate')('the tree and grep from Weaviate', () => {
+  it('match the embedded index level for level and row for row', async () => {
+    const client = await connectWeaviate({ url: inject('weaviateUrl'), grpc: inject('weaviateGrpcAddress') });
+    const database = `tree_${randomUUID().slice(0, 8)}`;
+    try {
+      const wv = (await createWeaviateIndex({ client, database, model: 'local/none', dimension: 4 })).backend;
+      const emb = embeddedBackend();
+      const workspaceId = randomUUID();
+      const brainId = randomUUID();
+      const other = randomUUID();
+      const t0 = Date.UTC(2026, 0, 1);
+      const paths = ['', 'a', 'a/b', 'a/b/c', 'a b', 'x*y', 'x*y/z', 'ab', 'a/bc', 'reports/2026'];
+      const texts = [
+        'The platypus project shipped late.',
+        'Contact by e-mail, never by phone.',
+        'Q3 report: revenue grew.',
+        'A trip to İstanbul and a 5\u212Ak run.',
+        'Über die Brücke gehen.',
+        'the end',
+      ];
+      const resources: IndexEntry[][] = [];
+      let n = 0;
+      const add = (type: SearchType, path: string, i: number, o: Partial<IndexEntry> = {}, chunk?: string) => {
+        const resourceId = randomUUID();
+        const head: IndexEntry = {
+          id: resourceId,
+          workspaceId,
+          brainId: n % 9 === 8 ? other : brainId,
+          type,
+          resourceId,
+          title: `${type} ${String(i).padStart(2, '0')}${i % 5 === 0 ? ' Report' : ''}`,
+          description: i % 3 === 0 ? texts[i % texts.length] : `${type} number ${i}`,
+          text: i % 4 === 1 ? texts[(i + 1) % texts.length] : `plain text ${i}`,
+          path,
+          visibility: n % 18 === 8 ? 'workspace' : 'brain',
+          url: `/v1/${type}/${resourceId}`,
+          displayPath: `${type}/${resourceId}`,
+          updatedAt: t0 + n * 1000,
+          ...o,
+        };
+        n++;
+        resources.push(chunk ? [head, { ...head, id: randomUUID(), text: chunk, chunkIndex: 0 }] : [head]);
+      };
+      for (let i = 0; i < 60; i++)
+        add('artifacts', paths[i % paths.length], i, {}, i % 7 === 3 ? texts[i % 6] : undefined);
+      for (let i = 0; i < 40; i++) add('memories', '', i, {}, i % 5 === 2 ? texts[(i + 2) % 6] : undefined);
+      for (let i = 0; i < 12; i++) add('neurons', '', i, { isActive: i % 2 === 0 });
+      // Two leaves with one title (the tree orders them by id).
+      add('neurons', '', 99, { title: 'twin' });
+      add('neurons', '', 98, { title: 'twin' });
+      await wv.replaceResources(resources);
+      await emb.replaceResources(resources);
+
+      const visible = (types: SearchType[], w: Partial<EntryWhere>, headsOnly: boolean): IndexFilter => {
+        const where: EntryWhere = { types, brainId, headsOnly, ...w };
+        return { where, test: whereTest(where), post: false };
+      };
+      const engine = engineSource(wv, workspaceId, (type, where) => visible([type], where, true));
+      const embedded = headsSource(() => emb.scan(workspaceId, visible([...LISTABLE_TYPES], {}, true)));
+      for (const key of [
+        null,
+        'artifacts',
+        'artifacts/a',
+        'artifacts/a/b',
+        'artifacts/a/b/c',
+        'artifacts/a b',
+        'artifacts/x*y',
+        'artifacts/reports',
+        'artifacts/none',
+        'memories',
+        'neurons',
+      ]) {
+        const want = await childrenFrom(embedded, key);
+        expect(want.length, String(key)).toBeGreaterThan(key === 'artifacts/none' ? -1 : 0);
+        expect(await childrenFrom(engine, key), String(key)).toEqual(want);
+      }
+
+      const rows = async (index: SearchBackend, type: SearchType, pattern: string) =>
+        (await grepRows(index, workspaceId, type, pattern, (w, headsOnly) => visible([type], w, headsOnly))).map(
+          (r) => [r.head.title, r.where, r.count, r.match.id, r.head.url],
+        );
+      for (const type of ['artifacts', 'memories', 'neurons'] as const)
+        for (const pattern of [
+          'platypus',
+          'report',
+          'REPORT',
+          'q3 report',
+          ': revenue',
+          'e-mail',
+          'mail, never',
+          'the',
+          ' the ',
+          'e',
+          'stanbul',
+          'istanbul',
+          '5k',
+          'über',
+          'brücke',
+          'number 1',
+          '*',
+          'x?y',
+          '—',
+        ]) {
+          const want = await rows(emb, type, pattern);
+          expect(await rows(wv, type, pattern), `${type}/${pattern}`).toEqual(want);
+        }
+      // The patterns found what they should (the comparison above is not between two empty lists).
+      expect((await rows(emb, 'memories', 'platypus')).length).toBeGreaterThan(0);
+      expect((await rows(emb, 'artifacts', 'stanbul')).length).toBeGreaterThan(0);
+      expect((await rows(emb, 'artifacts', '5k')).length).toBeGreaterThan(0);
+      expect((await rows(emb, 'artifacts', 'the')).length).toBeGreaterThan(0);
+      expect((await rows(emb, 'memories', 'brücke')).length).toBeGreaterThan(0);
     } finally {
       await client.collections.delete(collectionName(database, 'local/none', 4));
       await client.close();
