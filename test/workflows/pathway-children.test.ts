@@ -38,6 +38,7 @@ type Mocked = Pick<
   | 'finishRun'
   | 'failRun'
   | 'runShort'
+  | 'runTool'
 >;
 
 const DOUBLE = '00000000-0000-4000-8000-00000000d0b1';
@@ -117,7 +118,8 @@ const mocks: Mocked = {
     if (message.includes('bad')) throw ApplicationFailure.nonRetryable('model refused the request', 'MODEL_4XX');
     return {
       attempt: 1,
-      toolCalls: [],
+      // An item that says "tool" calls one on its first turn, then answers.
+      toolCalls: message.includes('tool') && t.turn === 0 ? [{ id: 'call-1', name: 'lookup', arguments: '{}' }] : [],
       usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 },
       costUsd: 0,
       finishReason: 'stop',
@@ -142,6 +144,7 @@ const mocks: Mocked = {
     return undefined as never;
   }),
   // A map item's one step, composed of the three mocks above as the run service composes its steps.
+  runTool: record('runTool', async () => 'looked up'),
   runShort: record('runShort', async (input, engramId) => {
     const summary = await mocks.prepareRun(input);
     const reply = await mocks.modelTurn({
@@ -150,6 +153,7 @@ const mocks: Mocked = {
       turn: 0,
       accepted: [],
     });
+    if (reply.toolCalls.length) return { summary, reply };
     const usage = { ...reply.usage, costUsd: reply.costUsd };
     const result = await mocks.finishRun({
       input,
@@ -268,6 +272,25 @@ describe('map node (mocked activities)', () => {
     expect(callsOf(id, 'neuronVersion')).toHaveLength(1);
     const status = await worker.client().workflow.getHandle(id).describe();
     expect(status.status.name).toBe('COMPLETED');
+  });
+
+  it('an item whose first turn calls a tool goes on in its workflow from that turn: the tool, a second turn, the save', async () => {
+    const { id, result } = await run(mapOver({ items: 'input.list', neuron_id: 'neuron-1', concurrency: 2 }), {
+      list: ['plain', 'with tool'],
+    });
+    expect(result.output).toEqual(['reply to plain', 'reply to with tool']);
+    const children = neuronChildren(id);
+    const plain = children.find((c) => c.message === 'plain')!.id;
+    const tooled = children.find((c) => c.message === 'with tool')!.id;
+    // The plain item: one step. The other: its step stopped at the tool call; the run went on.
+    expect(callsOf(plain, 'runShort')).toHaveLength(1);
+    expect(callsOf(plain, 'finishRun')).toHaveLength(1);
+    expect(callsOf(tooled, 'runShort')).toHaveLength(1);
+    expect(callsOf(tooled, 'runTool')).toHaveLength(1);
+    expect(callsOf(tooled, 'modelTurn').map((c) => (c.args[0] as { turn: number }).turn)).toEqual([0, 1]);
+    const finish = callsOf(tooled, 'finishRun');
+    expect(finish).toHaveLength(1);
+    expect(finish[0].args[0]).toMatchObject({ turns: 2, accepted: [1, 1] });
   });
 
   it('on_item_error continue: a failed item is { error } and the others complete', async () => {
