@@ -489,6 +489,24 @@ describe('async multi-facet search', () => {
   });
 });
 
+/** Runs `fn` on a Weaviate collection of its own (4-dim vectors, no sync) beside an embedded index, and deletes the collection after. */
+async function onOwnCollection(
+  prefix: string,
+  fn: (wv: SearchBackend, emb: SearchBackend) => Promise<void>,
+): Promise<void> {
+  const client = await connectWeaviate({ url: inject('weaviateUrl'), grpc: inject('weaviateGrpcAddress') });
+  const database = `${prefix}_${randomUUID().slice(0, 8)}`;
+  try {
+    await fn(
+      (await createWeaviateIndex({ client, database, model: 'local/none', dimension: 4 })).backend,
+      embeddedBackend(),
+    );
+  } finally {
+    await client.collections.delete(collectionName(database, 'local/none', 4));
+    await client.close();
+  }
+}
+
 /**
  * Browse on Weaviate is ordered and counted by the engine (`page`): its pages must be the embedded
  * index's (newest first, ties by title in code units, the same total and offsets), ties on
@@ -497,11 +515,7 @@ describe('async multi-facet search', () => {
  */
 describe.runIf(process.env.CORTEX_SEARCH === 'weaviate')('browse pages from Weaviate', () => {
   it('match the embedded index page for page: order, total, offset', async () => {
-    const client = await connectWeaviate({ url: inject('weaviateUrl'), grpc: inject('weaviateGrpcAddress') });
-    const database = `browse_${randomUUID().slice(0, 8)}`;
-    try {
-      const wv = (await createWeaviateIndex({ client, database, model: 'local/none', dimension: 4 })).backend;
-      const emb = embeddedBackend();
+    await onOwnCollection('browse', async (wv, emb) => {
       const workspaceId = randomUUID();
       const brainId = randomUUID();
       const other = randomUUID();
@@ -549,10 +563,7 @@ describe.runIf(process.env.CORTEX_SEARCH === 'weaviate')('browse pages from Weav
       // What the filter cannot say (a post-check) is not paged by the engine: the caller sorts a scan.
       expect(await wv.page!(workspaceId, { ...fl, post: true }, { offset: 0, limit: 10 })).toBeNull();
       expect(await wv.page!(randomUUID(), fl, { offset: 0, limit: 10 })).toEqual({ entries: [], total: 0 });
-    } finally {
-      await client.collections.delete(collectionName(database, 'local/none', 4));
-      await client.close();
-    }
+    });
   });
 });
 
@@ -564,11 +575,7 @@ describe.runIf(process.env.CORTEX_SEARCH === 'weaviate')('browse pages from Weav
  */
 describe.runIf(process.env.CORTEX_SEARCH === 'weaviate')('the tree and grep from Weaviate', () => {
   it('match the embedded index level for level and row for row', async () => {
-    const client = await connectWeaviate({ url: inject('weaviateUrl'), grpc: inject('weaviateGrpcAddress') });
-    const database = `tree_${randomUUID().slice(0, 8)}`;
-    try {
-      const wv = (await createWeaviateIndex({ client, database, model: 'local/none', dimension: 4 })).backend;
-      const emb = embeddedBackend();
+    await onOwnCollection('tree', async (wv, emb) => {
       const workspaceId = randomUUID();
       const brainId = randomUUID();
       const other = randomUUID();
@@ -674,10 +681,7 @@ describe.runIf(process.env.CORTEX_SEARCH === 'weaviate')('the tree and grep from
       expect((await rows(emb, 'artifacts', '5k')).length).toBeGreaterThan(0);
       expect((await rows(emb, 'artifacts', 'the')).length).toBeGreaterThan(0);
       expect((await rows(emb, 'memories', 'brücke')).length).toBeGreaterThan(0);
-    } finally {
-      await client.collections.delete(collectionName(database, 'local/none', 4));
-      await client.close();
-    }
+    });
   });
 });
 
