@@ -222,10 +222,13 @@ describe('search index and the resource feed', () => {
     } finally {
       release();
     }
-    const hit = await search(app, w, `memories/${token('lost', 0)}`);
+    // The re-sync walks the whole store (every earlier test's workspaces, the 20,000-memory burst's
+    // included): on Weaviate that can outlast one request's deadline, so the search is retried on
+    // 503 + Retry-After as a client would.
+    const hit = (await searchRetrying(app, w, `memories/${token('lost', 0)}`, 150_000)).body;
     expect(hit.results[0]?.id).toBe(lost[0]);
     expect(app.services.search.status().last_build?.reason).toMatch(/went backwards/);
-  }, 30_000);
+  }, 180_000);
 
   it('a search during the first build answers 503 with Retry-After, then finds what was written before the process started', async () => {
     const first = await startTestApp({ SEARCH_BUILD_WAIT_MS: 0 });
