@@ -110,11 +110,13 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
       run.status.progress = 5;
       const short = await localModel.runShort(input, engramId);
       prep = short.summary;
-      if (short.result) {
+      if (short.result && short.reply) {
         account(run, short.reply);
         return await ended(run, short.result);
       }
-      given = short.reply; // tools to run, a budget pause, or a save to ask again: the loop goes on from it
+      // Tools to run, a budget pause, or a save to ask again: the loop goes on from the reply (or,
+      // with none, runs the first turn itself on the context an earlier attempt stored).
+      given = short.reply;
     } else {
       const prepare = input.depth > 0 && (input.localTurns || wf.patched('child-prepare-local')) ? local : steps;
       prep = input.context ?? input.prepared ?? (await prepare.prepareRun(input));

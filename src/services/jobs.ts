@@ -46,6 +46,12 @@ export interface NewJob {
   /** Pathway runs: the pinned version (null for an inline graph) and the input they start with. */
   pathwayVersion?: number | null;
   input?: Record<string, unknown>;
+  /**
+   * Recorded already running, with this progress and step (a map item's child, whose one local
+   * activity creates the job and starts its turn at once): one write instead of an insert and a
+   * transition. The caller announces the start (`created` says whether this call recorded it).
+   */
+  running?: { progress: number; currentStep: string };
 }
 
 const LIVE_TTL_MS = 250;
@@ -206,7 +212,7 @@ export function createJobService({
       if (createdHere.get(jobId) !== scope.workspaceId) await get(scope, jobId);
     },
 
-    /** Inserts the pending job; an existing id returns the existing job (idempotent starts). */
+    /** Inserts the pending (or `running`) job; an existing id returns the existing job (idempotent starts). */
     async create(scope: Scope, j: NewJob): Promise<{ job: Job; created: boolean }> {
       const now = new Date();
       const doc: Job = {
@@ -214,9 +220,9 @@ export function createJobService({
         workspaceId: scope.workspaceId,
         brainId: j.brainId ?? scope.brainId ?? null,
         kind: j.kind,
-        status: 'pending',
-        progress: 0,
-        currentStep: 'queued',
+        status: j.running ? 'running' : 'pending',
+        progress: j.running?.progress ?? 0,
+        currentStep: j.running?.currentStep ?? 'queued',
         failedReason: null,
         waitingFor: null,
         neuronId: j.neuronId ?? null,
@@ -230,6 +236,7 @@ export function createJobService({
         ...(j.input !== undefined ? { input: j.input } : {}),
         ...(scope.shareTokenId ? { shareTokenId: scope.shareTokenId } : {}),
         createdAt: now,
+        ...(j.running ? { processedAt: now } : {}),
         finishedAt: null,
         updatedAt: now,
       };

@@ -133,7 +133,8 @@ export interface NeuronRunInput {
  */
 export interface ShortRunOutcome {
   summary: RunSummary;
-  reply: ModelTurnOutcome;
+  /** The first turn's reply; absent when the workflow must run that turn itself (an earlier attempt's context rules). */
+  reply?: ModelTurnOutcome;
   result?: NeuronRunResult & { cancelled?: boolean };
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Job, JobList } from '../../src/schemas/jobs.js';
+import type { NeuronRunInput } from '../../src/temporal/definitions.js';
 import { buildWorkspace } from '../support/app.js';
 import { lastUserText } from '../support/scripted-openai.js';
 import { usePlatform } from '../support/platform.js';
@@ -120,6 +121,124 @@ describe('pathway and map nodes on the platform', () => {
       children.filter((b) => b.created_at <= a.created_at && a.created_at < (b.finished_at ?? '')),
     );
     expect(Math.max(...overlapping.map((o) => o.length))).toBeLessThanOrEqual(2);
+  });
+
+  it("a one-turn item's working set never reaches the store; an item whose first turn calls a tool stores it and goes on", async () => {
+    const ws = await buildWorkspace(app);
+    const neuron = (
+      await app.post('/v1/neurons', ws.key, {
+        name: 'mathy',
+        brain_id: ws.brainId,
+        neuron_config: { model: 'openai/gpt-4o-mini', system_prompt: 'You compute.', tools: ['calculator'] },
+      })
+    ).body as { id: string };
+    llm.setDefault((body) => {
+      const text = lastUserText(body);
+      const toolMsg = body.messages.find((m) => m.role === 'tool');
+      if (text.startsWith('compute') && !toolMsg)
+        return { toolCalls: [{ name: 'calculator', arguments: { expression: '6 * 7' } }] };
+      return { text: toolMsg ? `got ${String(toolMsg.content)}` : `plain ${text}` };
+    });
+    const p = await createPathway(
+      ws,
+      line(
+        { id: 's', type: 'start' },
+        { id: 'm', type: 'map', data: { items: 'input.words', neuron_id: neuron.id, message: '{{ item }}' } },
+        { id: 'o', type: 'output' },
+      ),
+    );
+    const runs = app.deps.repos.runs;
+    const contexts = vi.spyOn(runs, 'putContext');
+    const models = vi.spyOn(runs, 'putModel');
+    const drops = vi.spyOn(runs, 'drop');
+    try {
+      const jobId = await execute(ws, p, { words: ['one', 'compute it', 'two'] });
+      const job = await done(ws, jobId);
+      expect(job.status, job.failedReason).toBe('completed');
+      const output = (job.result as { output: string[] }).output;
+      expect(output[0]).toBe('plain one');
+      expect(output[1]).toMatch(/^got .*42/);
+      expect(output[2]).toBe('plain two');
+      const children = JobList.parse((await app.get(`/v1/jobs?neuron_id=${neuron.id}`, ws.key)).body).jobs;
+      expect(children).toHaveLength(3);
+      const tooled = children.find((c) => JSON.stringify(c.result).includes('calculator'))!;
+      expect(tooled, JSON.stringify(children)).toBeDefined();
+      // Only the item that went on past its first turn stored a context and model steps, and
+      // only its working set was dropped: the one-turn items wrote none to drop.
+      const mine = new Set(children.map((c) => c.job_id));
+      const stored = (spy: typeof contexts | typeof models | typeof drops) =>
+        new Set(spy.mock.calls.map((c) => String(c[0] === ws.workspaceId ? c[1] : c[0])).filter((id) => mine.has(id)));
+      expect([...stored(contexts)]).toEqual([tooled.job_id]);
+      expect([...stored(models)]).toEqual([tooled.job_id]);
+      // The first turn (the tool call), then the answer.
+      expect(models.mock.calls.filter((c) => c[0] === tooled.job_id)).toHaveLength(2);
+      expect([...stored(drops)]).toEqual([tooled.job_id]);
+      for (const c of children) expect(await runs.context(c.job_id)).toBeNull();
+    } finally {
+      contexts.mockRestore();
+      models.mockRestore();
+      drops.mockRestore();
+    }
+  });
+
+  it("a map item's step after an earlier attempt stored its working set and died: the stored context rules", async () => {
+    const ws = await buildWorkspace(app);
+    const neuron = (
+      await app.post('/v1/neurons', ws.key, {
+        name: 'mathy',
+        brain_id: ws.brainId,
+        neuron_config: { model: 'openai/gpt-4o-mini', system_prompt: 'You compute.', tools: ['calculator'] },
+      })
+    ).body as { id: string; version?: number };
+    llm.setDefault(() => ({ toolCalls: [{ name: 'calculator', arguments: { expression: '6 * 7' } }] }));
+    const runs = app.services.runs;
+    const input: NeuronRunInput = {
+      jobId: randomUUID(),
+      scope: {
+        workspaceId: ws.workspaceId,
+        brainId: ws.brainId,
+        userId: null,
+        apiKeyId: null,
+        roles: ['admin'],
+        credential: 'api_key',
+      },
+      neuronId: neuron.id,
+      neuronVersion: 1,
+      traceId: randomUUID(),
+      traceType: 'thread',
+      message: 'compute it',
+      userEngramId: null,
+      depth: 1,
+      maxTurns: 8,
+      pathwayContext: { pathwayId: 'inline', nodeIndex: 1 },
+      localTurns: true,
+      oneStep: true,
+    };
+    // The earlier attempt: it claimed the turn's first attempt and stored a context (marked by
+    // its prompt) before it died.
+    const earlier = await runs.load(input, 'compute it');
+    const marked = {
+      ...earlier,
+      messages: [{ role: 'system' as const, content: 'earlier attempt' }, ...earlier.messages],
+    };
+    await app.deps.repos.runs.putContext(ws.workspaceId, input.jobId, marked);
+    await app.services.jobs.claimTurnAttempt(input.jobId, 0);
+    const short = await runs.runShort(input, randomUUID());
+    // Its reply (a tool call, made on a fresh context) is not given back: the workflow runs the
+    // turn again on the stored context; the run is not finished, the context is the earlier one.
+    expect(short.reply).toBeUndefined();
+    expect(short.result).toBeUndefined();
+    expect(short.summary.model).toBe(earlier.model);
+    expect((await app.deps.repos.runs.context(input.jobId))?.messages[0]).toEqual({
+      role: 'system',
+      content: 'earlier attempt',
+    });
+    // A one-turn answer on a later attempt finishes the run and drops what the earlier attempt left.
+    llm.setDefault(() => ({ text: 'forty-two' }));
+    const again = await runs.runShort(input, randomUUID());
+    expect(again.result).toMatchObject({ text: 'forty-two' });
+    expect(again.reply?.attempt).toBe(3);
+    expect(await app.deps.repos.runs.context(input.jobId)).toBeNull();
   });
 
   it('a map over a pathway runs it once per item; the output is the child outputs in order', async () => {

@@ -153,6 +153,8 @@ const mocks: Mocked = {
       turn: 0,
       accepted: [],
     });
+    // "stale": an earlier attempt's stored context rules; the workflow runs the first turn on it.
+    if ((input.message ?? '').includes('stale')) return { summary };
     if (reply.toolCalls.length) return { summary, reply };
     const usage = { ...reply.usage, costUsd: reply.costUsd };
     const result = await mocks.finishRun({
@@ -291,6 +293,15 @@ describe('map node (mocked activities)', () => {
     const finish = callsOf(tooled, 'finishRun');
     expect(finish).toHaveLength(1);
     expect(finish[0].args[0]).toMatchObject({ turns: 2, accepted: [1, 1] });
+  });
+
+  it('an item whose one step gives back no reply runs its first turn in its workflow, then saves', async () => {
+    const { id, result } = await run(mapOver({ items: 'input.list', neuron_id: 'neuron-1' }), { list: ['stale one'] });
+    expect(result.output).toEqual(['reply to stale one']);
+    const [child] = neuronChildren(id);
+    expect(callsOf(child.id, 'runShort')).toHaveLength(1);
+    expect(callsOf(child.id, 'modelTurn').map((c) => (c.args[0] as { turn: number }).turn)).toEqual([0, 0]);
+    expect(callsOf(child.id, 'finishRun')[0].args[0]).toMatchObject({ turns: 1, accepted: [1] });
   });
 
   it('on_item_error continue: a failed item is { error } and the others complete', async () => {

@@ -18,6 +18,12 @@ import { toolsetOf } from './toolset.js';
 export const createContextSteps = (ctx: RunContext) => ({
   /** Activity path (child and pathway runs): records the job, stores the run context, marks it running. */
   prepare: (input: NeuronRunInput): Promise<RunSummary> => prepare(ctx, input),
+  /**
+   * A map item's preparation inside its one local activity (`runShort`): the job recorded as
+   * already running and the context loaded, but not stored. The context is stored only if the
+   * run goes on past its first turn (a run that ends there never reads it back).
+   */
+  prepareHeld: (input: NeuronRunInput): Promise<PreparedRunData> => prepareHeld(ctx, input),
   /** The job turns running: read model, job stream and a run-state event on the trace. */
   markStarted: (
     s: { scope: RunScope; traceId: string; neuronId: string; jobId: string },
@@ -36,24 +42,7 @@ async function prepare(ctx: RunContext, input: NeuronRunInput): Promise<RunSumma
   const { jobs, runLog } = ctx.d;
   const scope = fromRunScope(input.scope);
   // The job record and the context's reads go together: neither needs the other.
-  const [, loaded] = await Promise.all([
-    jobs.create(scope, {
-      id: input.jobId,
-      kind: 'neuron',
-      neuronId: input.neuronId,
-      traceId: input.traceId,
-      parentJobId: input.parentJobId ?? null,
-      brainId: scope.brainId ?? null,
-    }),
-    ctx
-      .steps()
-      .load(input, input.message ?? '', input.data)
-      .then(
-        (run): PreparedRunData => ({ ...run, attribution: attributionOf(input, scope.brainId ?? null) }),
-        // A retried prepare whose neuron can no longer be read runs on the context stored the first time.
-        async (e: unknown) => (await runLog.context(input.jobId)) ?? Promise.reject(e as Error),
-      ),
-  ]);
+  const [, loaded] = await Promise.all([jobs.create(scope, childJob(input)), loadChild(ctx, input)]);
   // The context is stored once (a claim, no read first): a retried prepare runs on the first
   // attempt's context (the neuron, tools and history as they were then), read back only then.
   const prepared = (await runLog.putContext(scope.workspaceId, input.jobId, loaded))
@@ -66,6 +55,49 @@ async function prepare(ctx: RunContext, input: NeuronRunInput): Promise<RunSumma
     jobId: input.jobId,
   });
   return summaryOf(prepared);
+}
+
+async function prepareHeld(ctx: RunContext, input: NeuronRunInput): Promise<PreparedRunData> {
+  const { jobs, traces } = ctx.d;
+  const scope = fromRunScope(input.scope);
+  const [{ created }, loaded] = await Promise.all([
+    jobs.create(scope, { ...childJob(input), running: { progress: 5, currentStep: 'model turn 1' } }),
+    loadChild(ctx, input),
+  ]);
+  // The job was recorded running by this call: its start is announced here, as markStarted does
+  // for a job leaving pending. A retry (the job exists) is the transition markStarted makes once.
+  if (created)
+    await Promise.all([
+      jobs.emit(input.jobId, { type: 'status', status: 'running' }),
+      traces.publish(scope, input.traceId, { type: 'run.started', job_id: input.jobId, neuron_id: input.neuronId }),
+    ]);
+  else
+    await ctx
+      .steps()
+      .markStarted({ scope: input.scope, traceId: input.traceId, neuronId: input.neuronId, jobId: input.jobId });
+  return loaded;
+}
+
+/** The job record of a run an activity prepares (a child run: a delegate, a pathway's neuron or map item). */
+const childJob = (input: NeuronRunInput) => ({
+  id: input.jobId,
+  kind: 'neuron' as const,
+  neuronId: input.neuronId,
+  traceId: input.traceId,
+  parentJobId: input.parentJobId ?? null,
+  brainId: input.scope.brainId ?? null,
+});
+
+/** The context of a run an activity prepares; a retry whose neuron can no longer be read runs on the context stored the first time. */
+function loadChild(ctx: RunContext, input: NeuronRunInput): Promise<PreparedRunData> {
+  const brainId = fromRunScope(input.scope).brainId ?? null;
+  return ctx
+    .steps()
+    .load(input, input.message ?? '', input.data)
+    .then(
+      (run): PreparedRunData => ({ ...run, attribution: attributionOf(input, brainId) }),
+      async (e: unknown) => (await ctx.d.runLog.context(input.jobId)) ?? Promise.reject(e as Error),
+    );
 }
 
 async function markStarted(

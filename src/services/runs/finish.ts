@@ -19,10 +19,20 @@ export const createFinishSteps = (ctx: RunContext) => ({
    * a retry after the engram was written completes from it). The reply is every turn's
    * accepted text, in order: exactly what a reader of the job stream shows (docs/streams.md).
    */
-  finish: (f: FinishInput): Promise<NeuronRunResult & { cancelled?: boolean }> => finish(ctx.d, f),
+  finish: (f: FinishInput, held?: HeldSteps): Promise<NeuronRunResult & { cancelled?: boolean }> =>
+    finish(ctx.d, f, held),
   /** Marks the job failed (no-op when already terminal) and ends its stream with its one terminal entry. */
   fail: (input: NeuronRunInput, reason: string): Promise<void> => fail(ctx.d, input, reason),
 });
+
+/**
+ * A run's steps in hand, not stored (a map item's `runShort` that ends in its first turn).
+ * `stored`: an earlier attempt may have left a working set in the store, to drop.
+ */
+export interface HeldSteps {
+  models: ModelStep[];
+  stored: boolean;
+}
 
 /** The reply as the run's steps (or its stored engram) hold it. */
 interface Reply {
@@ -30,7 +40,11 @@ interface Reply {
   toolCalls: NeuronRunResult['toolCalls'];
 }
 
-async function finish(d: RunDeps, f: FinishInput): Promise<NeuronRunResult & { cancelled?: boolean }> {
+async function finish(
+  d: RunDeps,
+  f: FinishInput,
+  held?: HeldSteps,
+): Promise<NeuronRunResult & { cancelled?: boolean }> {
   const { jobs, traces, runLog } = d;
   const scope = fromRunScope(f.input.scope);
   // The job's usage is read from the ledger (every billed call, retried attempts included), so
@@ -43,7 +57,7 @@ async function finish(d: RunDeps, f: FinishInput): Promise<NeuronRunResult & { c
   const [current, ledger, steps] = await Promise.all([
     jobs.get(scope, f.input.jobId),
     d.usage.totalsOf(scope.workspaceId, f.input.jobId, billedKeys),
-    runLog.steps(f.input.jobId, f.accepted),
+    held ? { models: held.models, tools: [] } : runLog.steps(f.input.jobId, f.accepted),
   ]);
   const spent =
     ledger.calls > 0
@@ -84,7 +98,7 @@ async function finish(d: RunDeps, f: FinishInput): Promise<NeuronRunResult & { c
       job_id: f.input.jobId,
       engram_id: f.engramId,
     });
-  await bestEffort(d.log, 'dropping a completed run context', runLog.drop(f.input.jobId));
+  if (!held || held.stored) await bestEffort(d.log, 'dropping a completed run context', runLog.drop(f.input.jobId));
   return applied ? result : { ...result, cancelled: (await jobs.get(scope, f.input.jobId)).status === 'failed' };
 }
 

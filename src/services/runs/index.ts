@@ -35,8 +35,8 @@ export function createRunService(d: RunDeps) {
   const service = {
     ...createInvokeSteps(ctx), // invoke
     ...createStartSteps(ctx), // startPending, startStored, drain
-    ...createContextSteps(ctx), // prepare, markStarted, load
-    ...createTurnSteps(ctx), // modelTurn, adoptFirstTurn, runTurn
+    ...createContextSteps(ctx), // prepare, prepareHeld, markStarted, load
+    ...createTurnSteps(ctx), // modelTurn, adoptFirstTurn, runTurn, runHeldTurn
     ...createToolSteps(ctx), // runTool
     ...createFinishSteps(ctx), // finish, fail
     ...createBudgetPauseSteps(ctx), // openBudgetPause, recordBudgetAnswer

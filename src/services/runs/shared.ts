@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
 import type { UsageAttribution } from '../../db/usage.js';
 import type { BudgetDoc } from '../../db/budgets.js';
-import type { RunRepo } from '../../db/runs.js';
+import type { ModelStep, RunRepo } from '../../db/runs.js';
 import type { ModelRegistry } from '../../llm/registry.js';
 import type { Logger } from '../../logger.js';
 import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
@@ -100,9 +100,18 @@ export interface RunSteps {
     signal?: AbortSignal,
     opts?: { inApi?: PreparedRunData; budgets?: Promise<BudgetDoc[]> },
   ): Promise<ModelTurnOutcome>;
+  runHeldTurn(
+    t: TurnAttempt,
+    context: PreparedRunData,
+    signal?: AbortSignal,
+  ): Promise<{ outcome: ModelTurnOutcome; step: ModelStep | null }>;
   prepare(input: NeuronRunInput): Promise<RunSummary>;
+  prepareHeld(input: NeuronRunInput): Promise<PreparedRunData>;
   modelTurn(t: TurnAttempt, signal?: AbortSignal): Promise<ModelTurnOutcome>;
-  finish(f: FinishInput): Promise<NeuronRunResult & { cancelled?: boolean }>;
+  finish(
+    f: FinishInput,
+    held?: { models: ModelStep[]; stored: boolean },
+  ): Promise<NeuronRunResult & { cancelled?: boolean }>;
 }
 
 /**

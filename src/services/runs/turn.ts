@@ -6,6 +6,7 @@ import type { ResolvedModel } from '../../llm/registry.js';
 import { estimateTokens, type ChatMessage, type ChatResult } from '../../llm/types.js';
 import type { ModelTurnOutcome, PreparedRunData } from '../../temporal/definitions.js';
 import { bestEffort } from '../../best-effort.js';
+import type { ModelStep } from '../../db/runs.js';
 import { conversation } from './context.js';
 import { noAttribution, type RunContext, type RunDeps, type TurnAttempt } from './shared.js';
 
@@ -29,7 +30,17 @@ export const createTurnSteps = (ctx: RunContext) => ({
     t: TurnAttempt,
     signal?: AbortSignal,
     opts: { inApi?: PreparedRunData; budgets?: Promise<BudgetDoc[]> } = {},
-  ): Promise<ModelTurnOutcome> => runTurn(ctx, t, signal, opts),
+  ): Promise<ModelTurnOutcome> => runTurn(ctx, t, signal, opts).then((r) => r.outcome),
+  /**
+   * A first turn on a context in hand that is not stored (a map item's `runShort`): as `runTurn`,
+   * but the attempt's step is returned instead of stored (null when a budget stopped the turn),
+   * for the caller to store only if the run goes on.
+   */
+  runHeldTurn: (
+    t: TurnAttempt,
+    context: PreparedRunData,
+    signal?: AbortSignal,
+  ): Promise<{ outcome: ModelTurnOutcome; step: ModelStep | null }> => runTurn(ctx, t, signal, { held: context }),
 });
 
 async function modelTurn(ctx: RunContext, t: TurnAttempt, signal?: AbortSignal): Promise<ModelTurnOutcome> {
@@ -57,20 +68,25 @@ interface TurnSetup {
   attribution: NonNullable<PreparedRunData['attribution']>;
 }
 
+/**
+ * One attempt of a turn. `held`: the context is in hand and not stored, and the attempt's step is
+ * returned rather than stored (see runHeldTurn); otherwise the step is stored and `step` is null.
+ */
 async function runTurn(
   ctx: RunContext,
   t: TurnAttempt,
   signal: AbortSignal | undefined,
-  opts: { inApi?: PreparedRunData; budgets?: Promise<BudgetDoc[]> },
-): Promise<ModelTurnOutcome> {
+  opts: { inApi?: PreparedRunData; held?: PreparedRunData; budgets?: Promise<BudgetDoc[]> },
+): Promise<{ outcome: ModelTurnOutcome; step: ModelStep | null }> {
   const s = await setUpTurn(ctx, t, opts);
   const stopped = await budgetStop(ctx.d, s);
-  if (stopped) return stopped;
+  if (stopped) return { outcome: stopped, step: null };
   const res = await callModel(ctx.d, t, s, signal);
   const { jobs, usage, runLog } = ctx.d;
+  const step: ModelStep = { turn: t.turn, attempt: s.attempt, text: res.text, toolCalls: res.toolCalls };
   await Promise.all([
     usage.record({ ...billedCall(t, s), usage: res.usage }),
-    runLog.putModel(t.jobId, { turn: t.turn, attempt: s.attempt, text: res.text, toolCalls: res.toolCalls }),
+    opts.held ? null : runLog.putModel(t.jobId, step),
     s.started,
   ]);
   const { costUsd } = costOf(s.resolved.id, res.usage);
@@ -81,7 +97,7 @@ async function runTurn(
     usage: res.usage,
     tool_calls: res.toolCalls.map((c) => c.name),
   });
-  return {
+  const outcome = {
     attempt: s.attempt,
     toolCalls: res.toolCalls,
     usage: res.usage,
@@ -89,13 +105,14 @@ async function runTurn(
     finishReason: res.finishReason,
     textChars: res.text.length,
   };
+  return { outcome, step: opts.held ? step : null };
 }
 
 /** Reads the run context and the earlier turns, and starts the side work that overlaps the provider call. */
 async function setUpTurn(
   ctx: RunContext,
   t: TurnAttempt,
-  opts: { inApi?: PreparedRunData; budgets?: Promise<BudgetDoc[]> },
+  opts: { inApi?: PreparedRunData; held?: PreparedRunData; budgets?: Promise<BudgetDoc[]> },
 ): Promise<TurnSetup> {
   const { jobs, runLog, budgets, models } = ctx.d;
   // The workspace's budgets are read alongside the run context (off the path to the first token).
@@ -108,7 +125,7 @@ async function setUpTurn(
   const emitted = t.start !== undefined && t.attempt === 1;
   // A turn run as a local activity claims its attempt number while the context loads.
   const [context, claimed] = await Promise.all([
-    opts.inApi ?? runLog.context(t.jobId),
+    opts.inApi ?? opts.held ?? runLog.context(t.jobId),
     t.attempt === 'claim' ? jobs.claimTurnAttempt(t.jobId, t.turn) : t.attempt,
     emitted ? jobs.emit(t.jobId, { type: 'status', status: 'running' }) : null,
   ]);
