@@ -290,6 +290,19 @@ export function createStreams(
       if (err) throw err;
       return Number(n);
     },
+    /**
+     * Whether the stream's terminal entry is written (its fence is set): one key read, with no
+     * entry read. A writer sets the fence with the entry, in the same script.
+     */
+    async ended(key: string): Promise<boolean> {
+      const metas = [keys.meta(key), ...formerMeta(key)];
+      if (metas.length === 1) return (await redis.hexists(metas[0]!, 'terminal')) === 1;
+      const res = await redis.pipeline(metas.map((m) => ['hexists', m, 'terminal'])).exec();
+      return (res ?? []).some(([err, n]) => {
+        if (err) throw err;
+        return n === 1;
+      });
+    },
     /** The newest entry of a stream, or null when it is empty or gone. */
     newest,
     /** Deletes a stream and its fences (a job that never started is started afresh); one slot, one command. */

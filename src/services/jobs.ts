@@ -160,6 +160,24 @@ export function createJobService({
   }
 
   /**
+   * The job's claimed terminal state once its stream's terminal entry is written, else null. The
+   * terminal entry is written from the claim, right after it: while the job runs this is one
+   * Redis read and no store read, and a reader that has seen the entry finds the claim. A job
+   * whose end was recorded before claims has its record's end (`job`: the record, when read).
+   * Redis not answering: the claim is read, as if the entry were written.
+   */
+  async function ending(jobId: string, job?: Job): Promise<JobChange | null> {
+    const written = await streams.ended(streamKey(jobId)).catch(() => true);
+    if (!written) return null;
+    const held = await repo.terminalState(jobId);
+    if (held) return held;
+    const record = job ?? (await repo.findUnscoped(jobId));
+    return record && TERMINAL_STATES.includes(record.status)
+      ? { status: record.status, updatedAt: record.updatedAt }
+      : null;
+  }
+
+  /**
    * Applies a transition. Terminal states are sticky: the first terminal transition of a job is
    * claimed (`claimTerminal`), so exactly one writer ends the job however many race (the run, a
    * cancel, an expiry); the stream's terminal entry, derived from the claim, is written before the
@@ -356,7 +374,9 @@ export function createJobService({
       // A job's end is claimed, and its stream's terminal entry written from the claim, a moment
       // before the record shows it: a client that has just read `complete` must see the end here
       // too. The claim is read by key beside the live query (no added wait).
-      const [held, live] = await Promise.all([repo.terminalState(jobId), liveStatus(jobId)]);
+      // The claim is read only once the stream's terminal entry is written (one Redis read while
+      // the job runs, where a store read of the claim was made on every poll).
+      const [held, live] = await Promise.all([ending(jobId, job), liveStatus(jobId)]);
       if (held) return { ...job, ...held, waitingFor: null };
       if (!live || TERMINAL_STATES.includes(live.status)) return job;
       // The live answer is newer than the document read before it: take its waitingFor as well.
@@ -440,6 +460,11 @@ export function createJobService({
      * entry id, or null when a fence refused it.
      */
     emit: (jobId: string, event: Record<string, unknown>): Promise<string | null> => emit(jobId, event),
+    /** How the job ended (completed or failed) once its end is written, else null; one Redis read while it runs (see `ending`). */
+    endedAs: async (jobId: string): Promise<'completed' | 'failed' | null> => {
+      const held = await ending(jobId);
+      return held?.status === 'completed' || held?.status === 'failed' ? held.status : null;
+    },
     /** The next attempt number of a model turn of this job, claimed in its stream's fences (src/streams.ts). */
     claimTurnAttempt: (jobId: string, turn: number): Promise<number> => streams.claimAttempt(streamKey(jobId), turn),
 

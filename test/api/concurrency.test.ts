@@ -140,11 +140,63 @@ describe('claims by unique insert', () => {
       updatedAt: new Date(),
     });
     expect((await app.services.jobs.get(scope, id)).status).toBe('running'); // the record itself lags
+    // Until the stream's terminal entry is written, no reader can have seen the end: the status
+    // reads the claim only from then on (one Redis read per poll of a running job, no store read).
+    expect((await app.get<{ status: string }>(`/v1/jobs/${id}/status`, ws.key)).body.status).toBe('running');
+    expect(await app.services.jobs.endedAs(id)).toBeNull();
+    await app.services.jobs.emit(id, { type: 'complete' }); // written from the claim, as finalize does
+    expect(await app.services.jobs.endedAs(id)).toBe('completed');
     for (const path of [`/v1/jobs/${id}`, `/v1/jobs/${id}/status`]) {
       const r = await app.get<{ status: string; progress: number; result: unknown }>(path, ws.key);
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({ status: 'completed', progress: 100, result: { text: 'done' } });
     }
+  });
+
+  it("a run's save after its job was cancelled stores nothing; a save retried after its job completed answers the reply", async () => {
+    const ws = await buildWorkspace(app);
+    const scope = await app.services.auth.authenticate(ws.key);
+    const finishOf = (jobId: string, engramId: string) =>
+      app.services.runs.finish({
+        input: {
+          jobId,
+          scope: { workspaceId: ws.workspaceId, userId: null, apiKeyId: null, roles: ['admin'], credential: 'api_key' },
+          neuronId: randomUUID(),
+          neuronVersion: 1,
+          traceId: randomUUID(),
+          traceType: 'thread',
+          message: 'hello',
+          userEngramId: null,
+          depth: 1,
+          maxTurns: 8,
+          pathwayContext: { pathwayId: 'inline', nodeIndex: 1 },
+        },
+        engramId,
+        model: 'openai/gpt-4o-mini',
+        turns: 1,
+        accepted: [1],
+        usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 },
+        neuronType: null,
+      });
+    const cancelled = randomUUID();
+    await app.services.jobs.create(scope, { id: cancelled, kind: 'neuron' });
+    await app.services.jobs.finalize(ws.workspaceId, cancelled, {
+      status: 'failed',
+      failedReason: 'cancelled: by user',
+    });
+    const engramId = randomUUID();
+    expect(await finishOf(cancelled, engramId)).toMatchObject({ cancelled: true });
+    expect(await app.deps.repos.traces.findEngram(ws.workspaceId, engramId)).toBeNull();
+    // The same save twice: the second finds the job completed by the first and answers its reply.
+    const done = randomUUID();
+    await app.services.jobs.create(scope, { id: done, kind: 'neuron' });
+    const again = randomUUID();
+    const first = await finishOf(done, again);
+    expect(first.cancelled).toBeUndefined();
+    const second = await finishOf(done, again);
+    expect(second).toMatchObject({ engramId: again });
+    expect(second.cancelled).toBeFalsy();
+    expect((await app.services.jobs.get(scope, done)).status).toBe('completed');
   });
 
   it('writers of different fields of one row lose nothing: 24 concurrent held updates all show, a version-guarded head write never goes back', async () => {

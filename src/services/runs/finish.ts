@@ -54,8 +54,10 @@ async function finish(
   const billedKeys = f.accepted.flatMap((last, turn) =>
     Array.from({ length: last }, (_, i) => `${f.input.jobId}:chat:${turn}:${i + 1}`),
   );
-  const [current, ledger, steps] = await Promise.all([
-    jobs.get(scope, f.input.jobId),
+  // Whether the job ended meanwhile (a cancel): one Redis read of its stream's terminal fence,
+  // which a cancel sets right after claiming the end, before the record shows it.
+  const [ended, ledger, steps] = await Promise.all([
+    jobs.endedAs(f.input.jobId),
     d.usage.totalsOf(scope.workspaceId, f.input.jobId, billedKeys),
     held ? { models: held.models, tools: [] } : runLog.steps(f.input.jobId, f.accepted),
   ]);
@@ -70,7 +72,7 @@ async function finish(
       : f.usage;
   const base = { engramId: f.engramId, traceId: f.input.traceId, model: f.model, usage: spent, turns: f.turns };
   let reply = replyOf(f, steps);
-  if (current.status === 'failed') return { ...resultOf(f, base, reply), cancelled: true }; // cancelled meanwhile: store nothing
+  if (ended === 'failed') return { ...resultOf(f, base, reply), cancelled: true }; // cancelled meanwhile: store nothing
   const topLevel = f.input.depth === 0 && !f.input.pathwayContext;
   // A run prepared by the API carries its trace's title: it is written with the reply's counters.
   const title = topLevel ? f.input.context?.title : undefined;
