@@ -29,7 +29,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoClient, type Db, type Document } from 'mongodb';
-import { cacheDir, freePorts } from './embedded.js';
+import { SQLITE_PRAGMAS, cacheDir, freePorts } from './embedded.js';
 
 const BIN = process.env.BENCH_FERRETDB_BIN ?? path.join(cacheDir(), 'bin', 'ferretdb');
 const SIZES = (process.env.BENCH_SIZES ?? '1000,100000').split(',').map(Number);
@@ -81,7 +81,7 @@ async function startFerret(store: string): Promise<{ uri: string; stop: () => Pr
   const args = [
     ...(store === 'postgresql'
       ? ['--handler=postgresql', `--postgresql-url=${PG_URL}/${dbName}`]
-      : ['--handler=sqlite', `--sqlite-url=file:${dir}/`]),
+      : ['--handler=sqlite', `--sqlite-url=file:${dir}/?${SQLITE_PRAGMAS}`]),
     `--listen-addr=127.0.0.1:${port}`,
     '--debug-addr=-',
     '--telemetry=disable',

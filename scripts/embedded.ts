@@ -555,6 +555,19 @@ interface ServiceSpec {
 }
 
 /** The three services; `temporalUi` decides between a UI port and `--headless`. */
+/**
+ * The SQLite settings of the embedded FerretDB, in the order they apply (the busy handler before
+ * WAL, as FerretDB's own defaults). `synchronous(normal)`: in WAL mode a commit is written to the
+ * WAL but not fsynced, so a killed FerretDB loses nothing and only an OS crash or power loss can
+ * lose the last commits: the promise the embedded Temporal (WAL, `synchronous=normal`) and Redis
+ * (AOF fsynced every second) make too. SQLite's default (`full`) fsyncs every commit while holding
+ * the database's one write lock, so concurrent writers queued behind each fsync (docs/decisions.md,
+ * "FerretDB and MongoDB").
+ */
+export const SQLITE_PRAGMAS = ['busy_timeout(10000)', 'journal_mode(wal)', 'synchronous(normal)']
+  .map((p) => `_pragma=${encodeURIComponent(p)}`)
+  .join('&');
+
 function serviceSpecs(
   temporalUi: boolean,
   preferredPorts: EmbeddedOptions['preferredPorts'] = {},
@@ -607,7 +620,7 @@ function serviceSpecs(
         // PostgreSQL handler instead, which takes concurrent writes far better (see docs/performance-history.md, "Performance (npm run bench)").
         ...(process.env.FERRETDB_POSTGRESQL_URL
           ? ['--handler=postgresql', `--postgresql-url=${process.env.FERRETDB_POSTGRESQL_URL}`]
-          : ['--handler=sqlite', `--sqlite-url=file:${dir}/`]),
+          : ['--handler=sqlite', `--sqlite-url=file:${dir}/?${SQLITE_PRAGMAS}`]),
         `--listen-addr=127.0.0.1:${port}`,
         '--debug-addr=-', // the default 127.0.0.1:8088 would collide between instances
         '--telemetry=disable',
