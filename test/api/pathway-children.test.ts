@@ -40,6 +40,17 @@ async function done(ws: Ws, jobId: string, timeoutMs = 45_000) {
 const timesTen = (ws: Ws) =>
   createPathway(ws, line({ id: 's', type: 'start' }, { id: 'o', type: 'output', data: { value: 'input.n * 10' } }));
 
+/** A neuron offered the calculator tool. */
+async function calculating(ws: Ws): Promise<{ id: string }> {
+  const r = await app.post('/v1/neurons', ws.key, {
+    name: 'mathy',
+    brain_id: ws.brainId,
+    neuron_config: { model: 'openai/gpt-4o-mini', system_prompt: 'You compute.', tools: ['calculator'] },
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body as { id: string };
+}
+
 describe('pathway and map nodes on the platform', () => {
   it("a pathway node runs the other pathway as a child job linked to its parent; the child's output is the node's value", async () => {
     const ws = await buildWorkspace(app);
@@ -125,13 +136,7 @@ describe('pathway and map nodes on the platform', () => {
 
   it("a one-turn item's working set never reaches the store; an item whose first turn calls a tool stores it and goes on", async () => {
     const ws = await buildWorkspace(app);
-    const neuron = (
-      await app.post('/v1/neurons', ws.key, {
-        name: 'mathy',
-        brain_id: ws.brainId,
-        neuron_config: { model: 'openai/gpt-4o-mini', system_prompt: 'You compute.', tools: ['calculator'] },
-      })
-    ).body as { id: string };
+    const neuron = await calculating(ws);
     llm.setDefault((body) => {
       const text = lastUserText(body);
       const toolMsg = body.messages.find((m) => m.role === 'tool');
@@ -183,13 +188,7 @@ describe('pathway and map nodes on the platform', () => {
 
   it("a map item's step after an earlier attempt stored its working set and died: the stored context rules", async () => {
     const ws = await buildWorkspace(app);
-    const neuron = (
-      await app.post('/v1/neurons', ws.key, {
-        name: 'mathy',
-        brain_id: ws.brainId,
-        neuron_config: { model: 'openai/gpt-4o-mini', system_prompt: 'You compute.', tools: ['calculator'] },
-      })
-    ).body as { id: string; version?: number };
+    const neuron = await calculating(ws);
     llm.setDefault(() => ({ toolCalls: [{ name: 'calculator', arguments: { expression: '6 * 7' } }] }));
     const runs = app.services.runs;
     const input: NeuronRunInput = {
