@@ -8,6 +8,7 @@ import {
   preview,
   titleFrom,
   type FinishInput,
+  type HeldSteps,
   type RunContext,
   type RunDeps,
 } from './shared.js';
@@ -24,15 +25,6 @@ export const createFinishSteps = (ctx: RunContext) => ({
   /** Marks the job failed (no-op when already terminal) and ends its stream with its one terminal entry. */
   fail: (input: NeuronRunInput, reason: string): Promise<void> => fail(ctx.d, input, reason),
 });
-
-/**
- * A run's steps in hand, not stored (a map item's `runShort` that ends in its first turn).
- * `stored`: an earlier attempt may have left a working set in the store, to drop.
- */
-export interface HeldSteps {
-  models: ModelStep[];
-  stored: boolean;
-}
 
 /** The reply as the run's steps (or its stored engram) hold it. */
 interface Reply {

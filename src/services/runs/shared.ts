@@ -108,10 +108,16 @@ export interface RunSteps {
   prepare(input: NeuronRunInput): Promise<RunSummary>;
   prepareHeld(input: NeuronRunInput): Promise<PreparedRunData>;
   modelTurn(t: TurnAttempt, signal?: AbortSignal): Promise<ModelTurnOutcome>;
-  finish(
-    f: FinishInput,
-    held?: { models: ModelStep[]; stored: boolean },
-  ): Promise<NeuronRunResult & { cancelled?: boolean }>;
+  finish(f: FinishInput, held?: HeldSteps): Promise<NeuronRunResult & { cancelled?: boolean }>;
+}
+
+/**
+ * A run's steps in hand, not stored (a map item's `runShort` that ends in its first turn).
+ * `stored`: an earlier attempt may have left a working set in the store, to drop.
+ */
+export interface HeldSteps {
+  models: ModelStep[];
+  stored: boolean;
 }
 
 /**
