@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -18,6 +19,12 @@ import { authRequired } from '../src/errors.js';
 import { registry } from '../src/metrics.js';
 import { toKoaHandler } from './route.js';
 import { allRoutes } from './routes/index.js';
+
+/** Compares a presented secret with the expected one in constant time (their digests, so lengths do not show). */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
 
 /** Builds the Koa app over a dependency bag; tests mount it on port 0. */
 export function createApp(deps: Deps, services: Services = createServices(deps)): Koa {
@@ -63,7 +70,7 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   // Prometheus scrape endpoint (src/metrics.ts); behind METRICS_TOKEN when one is configured.
   router.get('/metrics', async (ctx) => {
     const token = deps.config.METRICS_TOKEN;
-    if (token && ctx.get('authorization') !== `Bearer ${token}`)
+    if (token && !sameSecret(ctx.get('authorization'), `Bearer ${token}`))
       throw authRequired('GET /metrics needs the metrics token');
     ctx.set('Content-Type', registry.contentType);
     ctx.body = await registry.metrics();
