@@ -58,6 +58,8 @@ export interface GuardOptions {
   resolve?: Resolver;
   maxRedirects?: number;
   timeoutMs?: number;
+  /** How long a save waits for a URL's host to resolve (default SAVE_RESOLVE_MS). */
+  saveResolveMs?: number;
   /** Longest answer body read, in bytes (default 16 MiB); a longer one fails the read. */
   maxResponseBytes?: number;
 }
@@ -170,9 +172,13 @@ export function createGuard(opts: GuardOptions) {
    */
   async function checkSaved(raw: string, field: string): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), SAVE_RESOLVE_MS)));
+    const late = new Promise<'late'>(
+      (r) => (timer = setTimeout(() => r('late'), opts.saveResolveMs ?? SAVE_RESOLVE_MS)),
+    );
+    const checking = check(raw);
+    checking.catch(() => undefined); // a late refusal after the wait ran out is not an unhandled rejection
     try {
-      await Promise.race([check(raw), late]);
+      await Promise.race([checking, late]);
     } catch (e) {
       if (!(e instanceof OutboundBlocked)) throw e;
       if (!e.unresolved) refusedAs(field)(e);

@@ -133,6 +133,11 @@ describe('checkSaved', () => {
         throw new Error('ENOTFOUND');
       },
     }).checkSaved('https://later.example/', 'url');
+    // A resolver that does not answer in time: accepted at save (the call is checked when it is made).
+    await createGuard({ allowHosts: [], saveResolveMs: 50, resolve: () => new Promise(() => undefined) }).checkSaved(
+      'https://slow.example/',
+      'url',
+    );
     // The operator's allow-list (OUTBOUND_ALLOW_HOSTS) holds at save as at use.
     await createGuard({ allowHosts: ['127.0.0.1'] }).checkSaved('http://127.0.0.1:9/hook', 'url');
     await createGuard({ allowHosts: ['tools.internal'], resolve: resolving('10.0.0.7') }).checkSaved(
