@@ -161,16 +161,16 @@ export function createPathwayService({
 
   /**
    * An http node whose URL is literal (no `{{ }}` template) names the address now: the guard checks it at save,
-   * as a 400 naming the node. A templated URL is known only at run time, where the guard checks every call.
+   * as a 400 naming the node's field. A templated URL is known only at run time, where the guard checks every call.
    */
   async function checkHttpUrls(graph: unknown): Promise<void> {
     const nodes = (graph as { nodes?: unknown }).nodes;
     if (!Array.isArray(nodes)) return;
     for (const [i, n] of nodes.entries()) {
-      const node = n as { id?: unknown; type?: unknown; data?: { url?: unknown } };
+      const node = n as { type?: unknown; data?: { url?: unknown } };
       const url = node.type === 'http' ? node.data?.url : undefined;
       if (typeof url === 'string' && !url.includes('{{'))
-        await guard.checkSaved(url, `pathway_graph.nodes.${i}.data.url (node ${JSON.stringify(node.id ?? i)})`);
+        await guard.checkSaved(url, `pathway_graph.nodes.${i}.data.url`);
     }
   }
 

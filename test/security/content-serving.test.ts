@@ -29,7 +29,6 @@ describe('stored bodies a browser would render', () => {
   it.each([
     ['text/html', `<!doctype html><h1>hi</h1>${SCRIPT}`],
     ['text/html; charset=utf-8', `<html>${SCRIPT}</html>`],
-    ['application/xhtml+xml', `<html xmlns="http://www.w3.org/1999/xhtml">${SCRIPT}</html>`],
     ['text/xml', `<x:script xmlns:x="http://www.w3.org/1999/xhtml">alert(1)</x:script>`],
     ['application/xml', '<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>'],
     ['text/javascript', 'alert(document.domain)'],
@@ -45,6 +44,22 @@ describe('stored bodies a browser would render', () => {
     expect(r.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
     expect(r.headers.get('content-disposition')).toBe('attachment');
     expect(r.headers.get('content-type')).toBe(`${type.split(';')[0]}; charset=utf-8`);
+  });
+
+  it('SVG and XHTML rows (types the artifact schema does not take, stored by other paths) are attachments too', async () => {
+    const ws = await buildWorkspace(app);
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(document.domain)"/>';
+    const created = await artifact(ws, { content: svg, content_type: 'text/plain' });
+    const id = created.body.artifact.id;
+    for (const type of ['image/svg+xml', 'application/xhtml+xml']) {
+      await app.deps.db.collection('documents').updateOne({ _id: id as never }, { $set: { contentType: type } });
+      const r = await app.get(`/v1/artifacts/${id}/body`, ws.key);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toBe(`${type}; charset=utf-8`);
+      expect(r.headers.get('content-disposition')).toBe('attachment');
+      expect(r.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+      expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    }
   });
 
   it('plain text, Markdown and JSON stay inline, still nosniff and sandboxed', async () => {

@@ -212,12 +212,12 @@ describe('outbound URLs are checked when saved', () => {
         attack,
       );
       expectRefused(
-        await app.patch(`/v1/reflexes/${String(reflex.body.id)}`, ws.key, { metadata: { server_url: attack } }),
+        await app.put(`/v1/reflexes/${String(reflex.body.id)}`, ws.key, { metadata: { server_url: attack } }),
         'metadata.server_url',
         attack,
       );
       expectRefused(
-        await app.patch(
+        await app.put(
           `/v1/pathways/${String(pathway.body.id)}`,
           ws.key,
           { pathway_graph: graphWith(attack) },
