@@ -80,6 +80,12 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
     if (err?.code === 'ERR_STREAM_PREMATURE_CLOSE' || err?.code === 'ECONNRESET' || err?.code === 'EPIPE') return;
     deps.log.error({ err }, 'koa error');
   });
+  // No response of the API is ever content-sniffed: every one declares its type (JSON, the pages' and the
+  // console's own types, stored bodies through api/stored-body.ts).
+  app.use((ctx, next) => {
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    return next();
+  });
   app.use(requestMiddleware(deps.log));
   app.use(errorMiddleware());
   // Under /v1/openai only: errors in OpenAI's shape (an OpenAI SDK reads them); everywhere else the one above.

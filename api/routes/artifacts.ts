@@ -20,10 +20,11 @@ import {
 import { presentArtifact, presentArtifactRow, presentChunk, presentVersion } from '../presenters/knowledge.js';
 import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
+import { sendStoredBody } from '../stored-body.js';
 import { chunkPage } from './assets.js';
 
 const tags = ['artifacts'];
-const MIME = { markdown: 'text/markdown; charset=utf-8', text: 'text/plain; charset=utf-8' } as const;
+const MIME = { markdown: 'text/markdown', text: 'text/plain' } as const;
 
 /** Artifacts (docs/knowledge.md): mutable UTF-8 text with a content version on every change. */
 export default [
@@ -139,14 +140,16 @@ export default [
     query: ArtifactBodyQuery,
     tags,
     description:
-      'The raw body of a content version (version=N; default the current); format raw (its content type), markdown, text, or json ({ content, version, content_type })',
+      "The raw body of a content version (version=N; default the current); format raw (its content type), markdown, text, or json ({ content, version, content_type }). Bodies carry `X-Content-Type-Options: nosniff` and `Content-Security-Policy: default-src 'none'; sandbox`; a type a browser would render (HTML, SVG, XML, anything but plain text, Markdown, CSV, JSON and YAML) is sent with `Content-Disposition: attachment`",
     handler: async ({ params, query, scope, services, ctx }) => {
       const b = await services.documents.artifactBody(scope, params.id, query.version);
       if (query.format === 'json') return { content: b.content, version: b.version, content_type: b.contentType };
       ctx.set('X-Artifact-Version', String(b.version));
-      ctx.type = query.format === 'raw' ? `${b.contentType.split(';')[0]}; charset=utf-8` : MIME[query.format];
-      ctx.status = 200;
-      ctx.body = b.content;
+      // nosniff and a sandboxing CSP always; HTML, SVG, XML and unknown types as attachments (api/stored-body.ts).
+      sendStoredBody(ctx, b.content, {
+        contentType: query.format === 'raw' ? b.contentType : MIME[query.format],
+        charset: 'utf-8',
+      });
       return undefined;
     },
   }),

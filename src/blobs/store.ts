@@ -8,6 +8,7 @@ import type * as S3Sdk from '@aws-sdk/client-s3';
 import type * as S3Storage from '@aws-sdk/lib-storage';
 import type { Config } from '../config.js';
 import { payloadTooLarge } from '../errors.js';
+import { isMediaType } from '../schemas/common.js';
 
 /** What a stored body turned out to be, counted as it streamed through. */
 export interface StoredBlob {
@@ -161,7 +162,13 @@ export function createS3BlobStore(o: S3Options): BlobStore & { ensureBucket(): P
       const pass = new PassThrough();
       const upload = new Upload({
         client: s3,
-        params: { Bucket: o.bucket, Key: safeKey(key), Body: pass, ContentType: contentType },
+        // A declared type that is not a valid media type (an upload's or a fetched answer's) is not sent on.
+        params: {
+          Bucket: o.bucket,
+          Key: safeKey(key),
+          Body: pass,
+          ContentType: contentType && isMediaType(contentType) ? contentType : undefined,
+        },
         queueSize: 2,
         partSize: 5 * 1024 * 1024,
       });

@@ -4,7 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import ipaddr from 'ipaddr.js';
-import { AppError } from '../errors.js';
+import { AppError, validationError } from '../errors.js';
 
 /**
  * The platform's one outbound-HTTP guard (docs/decisions.md): every URL a user can influence
@@ -12,7 +12,12 @@ import { AppError } from '../errors.js';
  *   - http and https only;
  *   - the host is resolved, and every address must be public unicast (ipaddr.js decides:
  *     loopback, private, link-local — cloud metadata at 169.254.169.254 —, unique-local, CGNAT,
- *     multicast, reserved and unspecified are refused, IPv4-mapped IPv6 included);
+ *     multicast, reserved and unspecified are refused), and an IPv6 address that embeds an IPv4
+ *     one (mapped, compatible, NAT64, 6to4, Teredo, ISATAP: embeddedIPv4) is refused when the
+ *     IPv4 is; numeric IPv4 forms (`2130706433`, `0177.0.0.1`, `0x7f.1`, a trailing dot) are
+ *     normalised by the URL parser before the check;
+ *   - a URL a tenant saves for later is checked when it is saved (checkSaved, a 400 naming the
+ *     field) and again every time it is called;
  *   - the connection goes to the address that was checked (a pinned `lookup`), so a DNS answer
  *     that changes between check and connect (rebinding) cannot move it;
  *   - redirects are followed by hand, each hop checked again, and credentials (Authorization,
@@ -22,10 +27,23 @@ import { AppError } from '../errors.js';
  *   - an answer body longer than maxResponseBytes fails the read.
  */
 export class OutboundBlocked extends AppError {
-  constructor(message: string) {
-    super('VALIDATION_ERROR', 400, `Outbound request refused: ${message}`);
+  constructor(
+    /** Why, without the prefix (a save-time refusal puts the field's name before it). */
+    readonly reason: string,
+    /** The host did not resolve: refused at use, accepted at save (checked again when it is called). */
+    readonly unresolved = false,
+  ) {
+    super('VALIDATION_ERROR', 400, `Outbound request refused: ${reason}`);
   }
 }
+
+/** For a URL a request hands in to be fetched now: the guard's refusal as a 400 naming that field. */
+export const refusedAs =
+  (field: string) =>
+  (e: unknown): never => {
+    if (e instanceof OutboundBlocked) throw validationError(`${field}: refused by the outbound guard: ${e.reason}`);
+    throw e;
+  };
 
 type Resolver = (host: string) => Promise<LookupAddress[]>;
 const systemResolver: Resolver = (host) =>
@@ -40,20 +58,73 @@ export interface GuardOptions {
   resolve?: Resolver;
   maxRedirects?: number;
   timeoutMs?: number;
+  /** How long a save waits for a URL's host to resolve (default SAVE_RESOLVE_MS). */
+  saveResolveMs?: number;
   /** Longest answer body read, in bytes (default 16 MiB); a longer one fails the read. */
   maxResponseBytes?: number;
 }
 
+/** How long a save waits for a URL's host to resolve before it accepts the URL (checked again at use). */
+export const SAVE_RESOLVE_MS = 3000;
+
 /** Default cap on one answer's body: a tool server cannot make a worker buffer without end. */
 export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
-/** Why an address may not be reached (null: public unicast). */
+const v4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+
+/**
+ * The IPv4 addresses an IPv6 address carries by a standard embedding, each of which a network
+ * (a dual stack, a NAT64, a 6to4 or Teredo relay, an ISATAP router) may route to:
+ *   - IPv4-mapped `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d` (RFC 6145) and the
+ *     deprecated IPv4-compatible `::a.b.c.d` (hex forms alike: `::ffff:7f00:1`, `::7f00:1`);
+ *   - NAT64 `64:ff9b::a.b.c.d` (RFC 6052; the local-use `64:ff9b:1::/48` of RFC 8215 is refused
+ *     whole, its prefix length is the operator's);
+ *   - 6to4 `2002:AABB:CCDD::/48`; Teredo `2001:0::/32` (its server and its XOR'd client address);
+ *   - ISATAP interface identifiers `…:0:5efe:a.b.c.d` (and `200:5efe`) under any prefix.
+ */
+export function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4[] {
+  const p = ip.parts;
+  const zero = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && (p[5] === 0xffff || p[5] === 0)) return [v4(p[6], p[7])]; // mapped, compatible
+  if (zero(0, 4) && p[4] === 0xffff && p[5] === 0) return [v4(p[6], p[7])]; // translated
+  if (p[0] === 0x64 && p[1] === 0xff9b && zero(2, 6)) return [v4(p[6], p[7])]; // NAT64 well-known
+  if (p[0] === 0x2002) return [v4(p[1], p[2])]; // 6to4
+  if (p[0] === 0x2001 && p[1] === 0) return [v4(p[2], p[3]), v4(p[6] ^ 0xffff, p[7] ^ 0xffff)]; // Teredo
+  if ((p[4] & 0xfcff) === 0 && p[5] === 0x5efe) return [v4(p[6], p[7])]; // ISATAP
+  return [];
+}
+
+/** ipaddr.js's IPv6 ranges that may carry an IPv4 address (the rest are refused by their range alone). */
+const EMBEDDING_RANGES = new Set(['unicast', 'ipv4Mapped', 'rfc6145', 'rfc6052', '6to4', 'teredo']);
+
+/**
+ * Why an address may not be reached (null: public unicast). ipaddr.js classifies it; an IPv6
+ * address is refused when it is not global unicast, or when an IPv4 address it embeds is not
+ * (IPv4-mapped addresses are judged by their IPv4 alone, as the socket reaches it). Zone ids
+ * (`%eth0`) are dropped first.
+ */
 export function blockedRange(address: string): string | null {
-  if (!ipaddr.isValid(address)) return 'not an IP address';
-  let ip = ipaddr.parse(address);
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
-  const range = ip.range();
-  return range === 'unicast' ? null : range;
+  const bare = address.replace(/%.*$/, '');
+  if (!ipaddr.isValid(bare)) return 'not an IP address';
+  const ip = ipaddr.parse(bare);
+  if (ip.kind() === 'ipv4') {
+    const range = ip.range();
+    return range === 'unicast' ? null : range;
+  }
+  const ip6 = ip as ipaddr.IPv6;
+  const p = ip6.parts;
+  const range = ip6.range();
+  // Loopback, link-local, unique-local, multicast, reserved…: refused as such.
+  if (!EMBEDDING_RANGES.has(range)) return range;
+  if (p[0] === 0x64 && p[1] === 0xff9b && p[2] === 1) return 'local-use NAT64 (64:ff9b:1::/48)';
+  for (const inner of embeddedIPv4(ip6)) {
+    const innerRange = inner.range();
+    if (innerRange !== 'unicast') return `${innerRange} (it embeds ${inner.toString()})`;
+  }
+  if (range === 'ipv4Mapped') return null; // its IPv4 is public
+  if (range !== 'unicast') return range; // 6to4, Teredo, NAT64, translated: refused whatever they embed
+  // `::a.b.c.d` (IPv4-compatible, deprecated by RFC 4291) is never a destination, whatever it embeds.
+  return p.slice(0, 6).every((x) => x === 0) ? 'IPv4-compatible (deprecated)' : null;
 }
 
 const hostKey = (u: URL) => [
@@ -81,9 +152,9 @@ export function createGuard(opts: GuardOptions) {
     const addresses = ipaddr.isValid(host)
       ? [{ address: host, family: host.includes(':') ? 6 : 4 }]
       : await resolve(host).catch(() => {
-          throw new OutboundBlocked(`${host} does not resolve`);
+          throw new OutboundBlocked(`${host} does not resolve`, true);
         });
-    if (!addresses.length) throw new OutboundBlocked(`${host} does not resolve`);
+    if (!addresses.length) throw new OutboundBlocked(`${host} does not resolve`, true);
     if (!allowed) {
       for (const a of addresses) {
         const why = blockedRange(a.address);
@@ -91,6 +162,29 @@ export function createGuard(opts: GuardOptions) {
       }
     }
     return { url, address: addresses[0] };
+  }
+
+  /**
+   * When a tenant SAVES a URL the platform will call later (a webhook endpoint, a tool or MCP
+   * server, an OAuth endpoint, a literal pathway http node URL): the same checks as at use, as a
+   * 400 naming the field. A name that does not resolve now (or not within SAVE_RESOLVE_MS) is
+   * accepted: the call is checked again, address by address, every time it is made.
+   */
+  async function checkSaved(raw: string, field: string): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>(
+      (r) => (timer = setTimeout(() => r('late'), opts.saveResolveMs ?? SAVE_RESOLVE_MS)),
+    );
+    const checking = check(raw);
+    checking.catch(() => undefined); // a late refusal after the wait ran out is not an unhandled rejection
+    try {
+      await Promise.race([checking, late]);
+    } catch (e) {
+      if (!(e instanceof OutboundBlocked)) throw e;
+      if (!e.unresolved) refusedAs(field)(e);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   const maxBytes = opts.maxResponseBytes ?? MAX_RESPONSE_BYTES;
@@ -207,6 +301,6 @@ export function createGuard(opts: GuardOptions) {
     }
   }
 
-  return { check, fetch: guardedFetch };
+  return { check, checkSaved, fetch: guardedFetch };
 }
 export type Guard = ReturnType<typeof createGuard>;

@@ -13,6 +13,27 @@ export const ErrorBody = z
   })
   .meta({ id: 'Error' });
 
+/** RFC 9110 `token` (tchar) and `quoted-string` without obs-text: printable ASCII only, never CR, LF or NUL. */
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const QUOTED = '"(?:[\\t !#-\\[\\]-~]|\\\\[\\t -~])*"';
+const MEDIA_TYPE_RE = new RegExp(`^${TOKEN}/${TOKEN}(?:[ \\t]*;[ \\t]*(?:${TOKEN}=(?:${TOKEN}|${QUOTED}))?)*$`);
+/** Longest media type accepted (RFC 6838 bounds type and subtype at 127 characters each). */
+export const MEDIA_TYPE_MAX = 255;
+
+/** True when `s` is a media type a response header may carry as it is (RFC 9110 §8.3.1). */
+export const isMediaType = (s: string): boolean => s.length <= MEDIA_TYPE_MAX && MEDIA_TYPE_RE.test(s);
+
+/**
+ * Every content type a tenant gives the platform (artifacts, assets, uploads' declared types): RFC 9110
+ * `type/subtype` with `; name=value` parameters, printable ASCII, at most MEDIA_TYPE_MAX characters. A
+ * content type is echoed in a response header later, so CR, LF and other control characters never get in.
+ */
+export const MediaType = z
+  .string()
+  .max(MEDIA_TYPE_MAX)
+  .refine(isMediaType, 'must be a media type: type/subtype with optional ; name=value parameters (RFC 9110)')
+  .meta({ description: 'a media type, e.g. text/markdown or text/plain; charset=utf-8' });
+
 /**
  * limit/offset/cursor as query strings; each list route sets its own default limit. Every list
  * pages by key (src/db/paging.ts, docs/decisions.md "Lists that page by key").

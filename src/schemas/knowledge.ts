@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObject, QueryBool, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
+import { JsonObject, MediaType, QueryBool, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
 
 /** Request and response shapes of assets, artifacts, memories, recollections and the folder routes (docs/knowledge.md). */
 
@@ -58,7 +58,7 @@ export const AssetCreateBody = z
     path: Path.optional(),
     metadata: JsonObject.optional(),
     content: z.string().max(5_000_000).optional(),
-    content_type: z.string().max(100).optional(),
+    content_type: MediaType.optional(),
     skip_embedding: z.boolean().optional(),
     brain_id: Uuid.optional(),
   })
@@ -176,14 +176,10 @@ export const EditOp = z.discriminatedUnion('op', [
 const artifactFields = {
   title: Name.optional(),
   content: z.string().max(5_000_000).optional(),
-  content_type: z
-    .string()
-    .max(100)
-    .regex(
-      /^text\/|^application\/(json|xml|yaml|x-yaml)/,
-      'artifacts are UTF-8 text: a text/* (or JSON, XML, YAML) type',
-    )
-    .optional(),
+  content_type: MediaType.regex(
+    /^text\/|^application\/(json|xml|yaml|x-yaml)/,
+    'artifacts are UTF-8 text: a text/* (or JSON, XML, YAML) type',
+  ).optional(),
   path: Path.optional(),
   metadata: JsonObject.optional(),
   skip_embedding: z.boolean().optional(),

@@ -9,7 +9,7 @@ import type { KnowledgeDocument } from '../db/knowledge.js';
 import { validationError } from '../errors.js';
 import { sniffContentType } from '../knowledge/extract.js';
 import type { Logger } from '../logger.js';
-import type { Guard } from '../net/guard.js';
+import { refusedAs, type Guard } from '../net/guard.js';
 import type { Scope } from '../scope.js';
 import { firstLine, normalizePath } from './document-paths.js';
 import { newIngestState } from './ingest.js';
@@ -140,9 +140,9 @@ export function createAssetIntake(d: {
         name ??= firstLine(b.source.value);
       } else {
         const url = new URL(b.source.value);
-        const res = await d.guard.fetch(url, {
-          headers: { accept: 'text/html, text/plain, text/markdown, application/pdf, */*;q=0.5' },
-        });
+        const res = await d.guard
+          .fetch(url, { headers: { accept: 'text/html, text/plain, text/markdown, application/pdf, */*;q=0.5' } })
+          .catch(refusedAs('source.value'));
         if (!res.ok || !res.body) {
           await res.body?.cancel();
           throw validationError(`source.value: ${url.host} answered ${res.status}`);

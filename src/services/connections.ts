@@ -201,6 +201,10 @@ export function createConnectionService(d: {
     async putIntegration(scope: Scope, body: IntegrationBody): Promise<IntegrationDoc> {
       if (body.client_secret && body.client_secret_env)
         throw validationError('send client_secret or client_secret_env, not both');
+      // The URLs the platform calls later (the token endpoint, the MCP server) and the one it sends browsers to.
+      await guard.checkSaved(body.authorization_endpoint, 'authorization_endpoint');
+      await guard.checkSaved(body.token_endpoint, 'token_endpoint');
+      if (body.mcp_server_url) await guard.checkSaved(body.mcp_server_url, 'mcp_server_url');
       const now = new Date();
       const existing = await integration(scope.workspaceId, body.integration_id);
       const doc: IntegrationDoc = {

@@ -77,15 +77,19 @@ export function createServices(deps: Deps) {
     reflexes: deps.repos.reflexes,
     events,
   });
+  const c = deps.config;
+  // The one outbound-HTTP guard (src/net/guard.ts): every user-influenced URL goes through it,
+  // when it is saved (checkSaved) and when it is called.
+  const guard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS });
   const reflexes = createReflexService({
     repo: deps.repos.reflexes,
     workspaces: deps.repos.workspaces,
     neurons,
     events,
+    guard,
   });
   const skills = createSkillService({ repo: deps.repos.skills, workspaces: deps.repos.workspaces, events });
-  const pathways = createPathwayService({ repo: deps.repos.pathways, receptors, events });
-  const c = deps.config;
+  const pathways = createPathwayService({ repo: deps.repos.pathways, receptors, events, guard });
   const models = createModelRegistry({
     // A bare model name goes to OpenAI-compatible when one is configured, else to the offline model.
     defaultProvider: c.OPENAI_BASE_URL || c.OPENAI_API_KEY ? 'openai' : 'local',
@@ -107,8 +111,6 @@ export function createServices(deps: Deps) {
     config: c,
     log: deps.log,
   });
-  // The one outbound-HTTP guard (src/net/guard.ts): every user-influenced URL goes through it.
-  const guard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS });
   const remote = createRemoteTools({ guard });
   const box = createSecretBox(c);
   // Workspace secrets (`{{ secrets.NAME }}` in HTTP nodes), sealed like connection tokens.

@@ -8,7 +8,7 @@ import type { ChunkedKind, KnowledgeRepo, Memory, Recollection } from '../db/kno
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { notFound, validationError } from '../errors.js';
 import { sniffContentType } from '../knowledge/extract.js';
-import type { Guard } from '../net/guard.js';
+import { refusedAs, type Guard } from '../net/guard.js';
 import type { Scope } from '../scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
 import type { ResourceEvents } from './resource-events.js';
@@ -218,7 +218,7 @@ export function createMemoryService(d: {
       if (b.content !== undefined) stored = await store(scope, id, fromBuffer(Buffer.from(b.content, 'utf8')), {});
       else {
         const url = new URL(b.file_url!);
-        const res = await d.guard.fetch(url);
+        const res = await d.guard.fetch(url).catch(refusedAs('file_url'));
         if (!res.ok || !res.body) {
           await res.body?.cancel();
           throw validationError(`file_url: ${url.host} answered ${res.status}`);

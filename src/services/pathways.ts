@@ -17,6 +17,7 @@ import {
 } from '../db/pathways.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import { compileGraph, type CompileResult } from '../pathways/compile.js';
+import type { Guard } from '../net/guard.js';
 import { isIndexGraph } from '../pathways/graph.js';
 import { validateGraph, type ValidationResult } from '../pathways/validate.js';
 import type {
@@ -88,10 +89,13 @@ export function createPathwayService({
   repo,
   receptors,
   events,
+  guard,
 }: {
   repo: PathwayRepo;
   receptors: PathwayReceptorHooks;
   events: ResourceEvents;
+  /** The outbound guard: an http node's literal URL is checked when the graph is saved (and at each call). */
+  guard: Pick<Guard, 'checkSaved'>;
 }) {
   const ref = (d: { _id: string; brainId: string; name: string; latestVersion: number }) => ({
     kind: 'pathway' as const,
@@ -155,6 +159,21 @@ export function createPathwayService({
       throw forbidden(`${action} requires pathway role ${need}${role ? ` (you are ${role})` : ''}`);
   }
 
+  /**
+   * An http node whose URL is literal (no `{{ }}` template) names the address now: the guard checks it at save,
+   * as a 400 naming the node's field. A templated URL is known only at run time, where the guard checks every call.
+   */
+  async function checkHttpUrls(graph: unknown): Promise<void> {
+    const nodes = (graph as { nodes?: unknown }).nodes;
+    if (!Array.isArray(nodes)) return;
+    for (const [i, n] of nodes.entries()) {
+      const node = n as { type?: unknown; data?: { url?: unknown } };
+      const url = node.type === 'http' ? node.data?.url : undefined;
+      if (typeof url === 'string' && !url.includes('{{'))
+        await guard.checkSaved(url, `pathway_graph.nodes.${i}.data.url`);
+    }
+  }
+
   /** 400 unless `graph` is a valid id-based graph whose neurons exist in the pathway's workspace and brain. */
   async function checkGraph(scope: Scope, brainId: string, graph: unknown, selfId?: string): Promise<void> {
     if (isIndexGraph(graph) && graph.nodes.length > 0) {
@@ -163,7 +182,7 @@ export function createPathwayService({
       );
     }
     const result = validateGraph(graph, { ...(await refsFor({ ...scope, brainId })), selfPathwayId: selfId });
-    if (result.valid) return;
+    if (result.valid) return checkHttpUrls(graph);
     const more =
       result.errors.length > ERRORS_IN_MESSAGE ? ` (and ${result.errors.length - ERRORS_IN_MESSAGE} more)` : '';
     throw validationError(`pathway_graph is invalid: ${result.errors.slice(0, ERRORS_IN_MESSAGE).join('; ')}${more}`);

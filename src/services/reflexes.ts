@@ -4,6 +4,7 @@ import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from '../schemas/reflexes.js';
 import type { Scope } from '../scope.js';
+import type { Guard } from '../net/guard.js';
 import { HttpToolDefs } from '../tools/remote.js';
 import type { ResourceEvents } from './resource-events.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
@@ -56,6 +57,18 @@ export function assertImplementation(tools: ReflexToolSet[], metadata: Record<st
   }
 }
 
+/**
+ * The URLs a reflex makes the platform call (metadata.server_url, metadata.http_tools[].url), checked by
+ * the outbound guard when they are saved (and again at each call). An http tool's `{name}` placeholders
+ * sit in its path or query (a URL's host cannot hold them), so the template's host is checked as written.
+ */
+async function checkReflexUrls(guard: Pick<Guard, 'checkSaved'>, metadata: Record<string, unknown>): Promise<void> {
+  const { server_url: serverUrl, http_tools: httpTools } = metadata;
+  if (typeof serverUrl === 'string') await guard.checkSaved(serverUrl, 'metadata.server_url');
+  const defs = httpTools === undefined ? [] : HttpToolDefs.parse(httpTools);
+  for (const [i, def] of defs.entries()) await guard.checkSaved(def.url, `metadata.http_tools.${i}.url`);
+}
+
 const toToolSets = (tools: { integration_id: string; tools: string[] }[]): ReflexToolSet[] =>
   tools.map((t) => ({ integrationId: t.integration_id, tools: t.tools }));
 
@@ -65,11 +78,13 @@ export function createReflexService({
   workspaces,
   neurons,
   events,
+  guard,
 }: {
   repo: ReflexRepo;
   workspaces: WorkspaceRepo;
   neurons: NeuronService;
   events: ResourceEvents;
+  guard: Pick<Guard, 'checkSaved'>;
 }) {
   const ref = (d: Reflex) => ({ kind: 'reflex' as const, id: d._id, brain_id: d.brainId, name: d.name });
   async function get(scope: Scope, id: string): Promise<Reflex> {
@@ -102,6 +117,7 @@ export function createReflexService({
       if (brainId && !(await workspaces.findBrain(scope.workspaceId, brainId))) throw notFound('Brain');
       const tools = toToolSets(body.tools);
       assertImplementation(tools, body.metadata);
+      await checkReflexUrls(guard, body.metadata);
       const now = new Date();
       const doc: Reflex = {
         _id: randomUUID(),
@@ -130,6 +146,7 @@ export function createReflexService({
       const tools = body.tools ? toToolSets(body.tools) : doc.tools;
       const metadata = body.metadata ?? doc.metadata;
       assertImplementation(tools, metadata);
+      if (body.metadata !== undefined) await checkReflexUrls(guard, metadata);
       const set: ReflexChange = {
         ...(body.name !== undefined ? { name: body.name } : {}),
         ...(body.description !== undefined ? { description: body.description } : {}),

@@ -194,6 +194,7 @@ export function createWebhookService(d: {
 
   return {
     async create(scope: Scope, n: NewWebhookEndpoint): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+      await guard.checkSaved(n.url, 'url'); // and again at each send
       const now = new Date();
       const secret = newWebhookSecret();
       const endpoint = await repo.createEndpoint({
@@ -214,6 +215,7 @@ export function createWebhookService(d: {
     list: (scope: Scope, q: PageQuery): Promise<Page<WebhookEndpoint>> => repo.pageEndpoints(scope.workspaceId, q),
     get,
     async update(scope: Scope, id: string, p: Partial<NewWebhookEndpoint>): Promise<WebhookEndpoint> {
+      if (p.url !== undefined) await guard.checkSaved(p.url, 'url');
       const e = await repo.updateEndpoint(scope.workspaceId, id, {
         ...(p.url !== undefined ? { url: p.url } : {}),
         ...(p.events !== undefined ? { events: [...new Set(p.events)] } : {}),

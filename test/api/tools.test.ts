@@ -350,11 +350,24 @@ describe('reflex tools that run', () => {
     expect(endless.finished).toBe(false);
   });
 
-  it('a tool URL the guard refuses answers the model with the reason (no request leaves)', async () => {
+  it('a tool URL the guard refuses is refused at save; one stored before answers the model with the reason', async () => {
     const ws = await buildWorkspace(app);
-    const neuronId = await neuronWithReflex(ws, 'snooper', {
-      http_tools: [{ name: 'metadata', url: 'http://169.254.169.254/latest/meta-data/{path}' }],
+    const snoop = { http_tools: [{ name: 'metadata', url: 'http://169.254.169.254/latest/meta-data/{path}' }] };
+    const refused = await app.post('/v1/reflexes', ws.key, {
+      name: 'snooper-tools',
+      type: 'effector',
+      scope: 'brain',
+      brain_id: ws.brainId,
+      metadata: snoop,
     });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/^metadata\.http_tools\.0\.url: refused by the outbound guard.*linkLocal/);
+    // A reflex stored before the save-time check (written to the store directly): the call is checked again.
+    const neuronId = await neuronWithReflex(ws, 'snooper', {
+      http_tools: [{ name: 'metadata', url: 'https://tools.example.com/meta-data/{path}' }],
+    });
+    const [reflex] = await app.deps.repos.reflexes.someOfWorkspace(ws.workspaceId, 1);
+    await app.deps.repos.reflexes.update(ws.workspaceId, reflex._id, { metadata: snoop, updatedAt: new Date() });
     callOnce('metadata', { path: 'iam' });
     const job = await settleJob(
       app,
