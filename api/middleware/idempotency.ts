@@ -4,11 +4,33 @@ import type { Context } from 'koa';
 import { AppError, validationError } from '../../src/errors.js';
 import { bestEffort } from '../../src/best-effort.js';
 import type { Logger } from '../../src/logger.js';
+import type { Scope } from '../../src/scope.js';
 
 /** What a key's record holds: in progress (with the owner's token), or the first response. */
 type Record_ =
   | { state: 'running'; fp: string; token: string }
   | { state: 'done'; fp: string; status: number; body: unknown; type?: string };
+
+/**
+ * Who sent a request, as idempotency keys it: the API key, the JWT's user, the share link (with
+ * the user a JWT attributes its calls to), the platform, or an anonymous caller's address. Two
+ * callers never share a key's outcome, even in one workspace with the same key: a member who
+ * sends an admin's key gets an outcome of their own, never the admin's (docs/operations.md).
+ */
+export function callerOf(scope: Scope, ip: string): string {
+  switch (scope.credential) {
+    case 'api_key':
+      return `key:${scope.apiKeyId ?? ''}`;
+    case 'jwt':
+      return `user:${scope.userId ?? ''}`;
+    case 'share':
+      return `share:${scope.shareTokenId ?? ''}:${scope.userId ?? ''}`;
+    case 'system':
+      return 'system';
+    case 'anonymous':
+      return `ip:${ip}`;
+  }
+}
 
 /** JSON with object keys sorted, so the same body always gives the same fingerprint. */
 function canonical(v: unknown): string {
@@ -28,7 +50,7 @@ const GIVE_BACK = `local v = redis.call('GET', KEYS[1]) if v and string.find(v, 
 
 /**
  * Idempotency-Key for creating POSTs (docs/operations.md): the key, scoped to the caller's
- * workspace and the route, is claimed before the handler runs and holds the first response for
+ * workspace, the caller itself (callerOf) and the route, is claimed before the handler runs and holds the first response for
  * IDEMPOTENCY_TTL_S. A repeat of the same request returns that response (`Idempotent-Replayed:
  * true`); the same key with another body is a 422; a repeat while the first is still running is a
  * 409. An outcome that is not final (a 5xx, a 503 of an abandoned request) is not kept: the claim is
@@ -39,11 +61,13 @@ export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: numbe
   return {
     /**
      * Runs `respond` (which sets ctx.status and ctx.body) under the request's key, or replays the
-     * first response. `scopeKey` names the tenant and route; returns the key's derivation seed.
+     * first response. The key is the caller's own: its workspace and credential (from `scope`) and
+     * `route` (method and path template); `respond` receives the key's derivation seed.
      */
     async run(
       ctx: Context,
-      scopeKey: string,
+      scope: Scope,
+      route: string,
       request: unknown,
       respond: (seed: string | undefined) => Promise<void>,
     ): Promise<void> {
@@ -52,7 +76,10 @@ export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: numbe
       const log = ctx.state.log as Logger | undefined;
       if (header.length > 255 || !/^[\x21-\x7e]+$/.test(header))
         throw validationError('Idempotency-Key: 1 to 255 visible ASCII characters');
-      const seed = createHash('sha256').update(`${scopeKey}\n${header}`).digest('base64url');
+      const tenant = scope.workspaceId || `ip:${ctx.ip}`;
+      const seed = createHash('sha256')
+        .update(`${tenant}\n${callerOf(scope, ctx.ip)}\n${route}\n${header}`)
+        .digest('base64url');
       const key = `${o.prefix}idem:${seed}`;
       const fp = createHash('sha256').update(canonical(request)).digest('base64url');
       const token = randomUUID();
