@@ -138,7 +138,7 @@ export const SEARCH_SCAN_MAX = 5_000;
 const encodeTrace = (t: NewTrace): TraceDoc => ({
   ...t,
   _id: traceKey(t.workspaceId, t.traceId),
-  metadata: encodeBlob(t.metadata),
+  metadata: encodeBlob(t.metadata, 'metadata'),
 });
 
 /** Trace and engram storage; every query filters by workspace (see trace-engrams.ts for the engram sequence). */
