@@ -4,33 +4,12 @@ import type { Context } from 'koa';
 import { AppError, validationError } from '../../src/errors.js';
 import { bestEffort } from '../../src/best-effort.js';
 import type { Logger } from '../../src/logger.js';
-import type { Scope } from '../../src/scope.js';
+import { callerOf, type Scope } from '../../src/scope.js';
 
 /** What a key's record holds: in progress (with the owner's token), or the first response. */
 type Record_ =
   | { state: 'running'; fp: string; token: string }
   | { state: 'done'; fp: string; status: number; body: unknown; type?: string };
-
-/**
- * Who sent a request, as idempotency keys it: the API key, the JWT's user, the share link (with
- * the user a JWT attributes its calls to), the platform, or an anonymous caller's address. Two
- * callers never share a key's outcome, even in one workspace with the same key: a member who
- * sends an admin's key gets an outcome of their own, never the admin's (docs/operations.md).
- */
-export function callerOf(scope: Scope, ip: string): string {
-  switch (scope.credential) {
-    case 'api_key':
-      return `key:${scope.apiKeyId ?? ''}`;
-    case 'jwt':
-      return `user:${scope.userId ?? ''}`;
-    case 'share':
-      return `share:${scope.shareTokenId ?? ''}:${scope.userId ?? ''}`;
-    case 'system':
-      return 'system';
-    case 'anonymous':
-      return `ip:${ip}`;
-  }
-}
 
 /** JSON with object keys sorted, so the same body always gives the same fingerprint. */
 function canonical(v: unknown): string {
@@ -50,12 +29,14 @@ const GIVE_BACK = `local v = redis.call('GET', KEYS[1]) if v and string.find(v, 
 
 /**
  * Idempotency-Key for creating POSTs (docs/operations.md): the key, scoped to the caller's
- * workspace, the caller itself (callerOf) and the route, is claimed before the handler runs and holds the first response for
- * IDEMPOTENCY_TTL_S. A repeat of the same request returns that response (`Idempotent-Replayed:
- * true`); the same key with another body is a 422; a repeat while the first is still running is a
- * 409. An outcome that is not final (a 5xx, a 503 of an abandoned request) is not kept: the claim is
- * given back and a retry runs again, with the same derived ids (src/request-context.ts `newId`), so
- * what the first attempt may have stored is found instead of written twice.
+ * workspace, the caller itself (src/scope.ts callerOf: a member who sends an admin's key gets an
+ * outcome of their own, never the admin's) and the route, is claimed before the handler runs and
+ * holds the first response for IDEMPOTENCY_TTL_S. A repeat of the same request returns that
+ * response (`Idempotent-Replayed: true`); the same key with another body is a 422; a repeat while
+ * the first is still running is a 409. An outcome that is not final (a 5xx, a 503 of an abandoned
+ * request) is not kept: the claim is given back and a retry runs again, with the same derived ids
+ * (src/request-context.ts `newId`), so what the first attempt may have stored is found instead of
+ * written twice.
  */
 export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: number }) {
   return {
@@ -78,7 +59,7 @@ export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: numbe
         throw validationError('Idempotency-Key: 1 to 255 visible ASCII characters');
       const tenant = scope.workspaceId || `ip:${ctx.ip}`;
       const seed = createHash('sha256')
-        .update(`${tenant}\n${callerOf(scope, ctx.ip)}\n${route}\n${header}`)
+        .update(`${tenant}\n${callerOf(scope) ?? `ip:${ctx.ip}`}\n${route}\n${header}`)
         .digest('base64url');
       const key = `${o.prefix}idem:${seed}`;
       const fp = createHash('sha256').update(canonical(request)).digest('base64url');

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { buildWorkspace, useTestApp } from '../support/app.js';
+import { buildWorkspace } from '../support/app.js';
+import { settleJob } from '../support/jobs.js';
+import { usePlatform } from '../support/platform.js';
 
 /**
  * Threat class: a caller reaches another caller's outcome through a cache keyed by request values
  * (docs/security.md). The actor is a member of the workspace (a JWT without roles, or a member's
  * API key); what they must never reach is an admin's answer: a new admin key, a message body.
  */
-const app = useTestApp();
+const { app, llm } = usePlatform();
 
 describe('Idempotency-Key outcomes belong to the caller that sent them', () => {
   it("a member who replays an admin's key on POST /v1/api-keys runs their own request and never gets the admin's key", async () => {
@@ -29,10 +31,8 @@ describe('Idempotency-Key outcomes belong to the caller that sent them', () => {
     expect(stolen.text).not.toContain(adminKey);
     expect(stolen.text).not.toContain(String(first.body.id));
 
-    // A body the member may send (a member key): a fresh key of their own, not the admin's.
-    const own = await app.post('/v1/api-keys', member, { name: 'ci' }, { 'idempotency-key': `${key}-m` });
-    expect(own.status, own.text).toBe(201);
-    const again = await app.post('/v1/api-keys', member, { name: 'ci' }, { 'idempotency-key': key });
+    // Another member, with a body they may send (a member key): a fresh key of their own, not the admin's.
+    const again = await app.post('/v1/api-keys', await ws.jwt([]), { name: 'ci' }, { 'idempotency-key': key });
     expect(again.status, again.text).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBeNull();
     expect(again.body.key).not.toBe(adminKey);
@@ -84,6 +84,30 @@ describe('Idempotency-Key outcomes belong to the caller that sent them', () => {
     );
     expect(mAgain.headers.get('idempotent-replayed')).toBe('true');
     expect(mAgain.body).toEqual(m.body);
+  });
+
+  it("another caller's same client_nonce on the same trace is a run of its own; the same caller's repeat is the same run", async () => {
+    const ws = await buildWorkspace(app);
+    llm.setDefault(() => ({ text: 'answered' }));
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'nonce',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'openai/gpt-4o-mini' },
+    });
+    expect(n.status, n.text).toBe(201);
+    const traceId = randomUUID();
+    const invoke = (auth: string, message: string) =>
+      app.post(`/v1/neurons/${String(n.body.id)}/invoke`, auth, { message, trace_id: traceId, client_nonce: 'n-1' });
+    const first = await invoke(ws.key, 'the admin asks');
+    expect(first.status, first.text).toBe(202);
+    const other = await invoke(await ws.jwt([]), 'the member asks');
+    expect(other.status, other.text).toBe(202);
+    expect(other.body.job_id).not.toBe(first.body.job_id);
+    expect(other.body.user_engram_id).not.toBeNull();
+    const again = await invoke(ws.key, 'the admin asks');
+    expect(again.body.job_id).toBe(first.body.job_id);
+    await settleJob(app, ws.key, String(first.body.job_id));
+    await settleJob(app, ws.key, String(other.body.job_id));
   });
 
   it('an MCP session answers only the credential that opened it', async () => {
