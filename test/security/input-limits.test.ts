@@ -12,7 +12,14 @@ import { usePlatform } from '../support/platform.js';
  * cause is a 500 (a stack overflow while a value is validated, encoded or stored) or a half-stored
  * request. A JSON value nested deeper than 64 levels is a 400 naming its field, and nothing is stored.
  */
-const { app } = usePlatform({ OUTBOUND_ALLOW_HOSTS: ['127.0.0.1'] });
+const { app, llm } = usePlatform({ OUTBOUND_ALLOW_HOSTS: ['127.0.0.1'] });
+
+/** `n` nested objects as a value (for the scripted model, which sends its tool arguments as JSON). */
+const nested = (n: number): object => {
+  let v: object = {};
+  for (let i = 0; i < n; i++) v = { a: v };
+  return v;
+};
 
 /** `n` nested objects (`{"a":{"a":…1}}`) or arrays, as JSON text: the parser reads them, nothing else may recurse on them. */
 const deepObject = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
@@ -113,6 +120,34 @@ describe('JSON depth is bounded for every body and stored field', () => {
     );
     expect(pub.status, pub.text.slice(0, 300)).toBe(400);
     expect(String(pub.body.message)).toMatch(/^trace_id: nested deeper than 64 levels$/);
+  });
+
+  it('a model whose tool call arguments nest 1,000 levels gets a tool error back, and the run completes', async () => {
+    const ws = await buildWorkspace(app);
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'deep-args',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'openai/gpt-4o-mini', tools: ['calculator'] },
+    });
+    expect(n.status, n.text).toBe(201);
+    llm.setDefault((body) => {
+      const toolMsg = body.messages.find((m) => m.role === 'tool');
+      if (!toolMsg)
+        return { toolCalls: [{ name: 'calculator', arguments: { expression: '1 + 1', x: nested(1_000) } }] };
+      return { text: `the tool said ${String(toolMsg.content)}` };
+    });
+    const inv = await app.post(`/v1/neurons/${String(n.body.id)}/invoke`, ws.key, { message: 'add' });
+    expect(inv.status, inv.text).toBe(202);
+    const jobId = String(inv.body.job_id);
+    const until = Date.now() + 45_000;
+    let job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+    while (job.status !== 'completed' && job.status !== 'failed') {
+      if (Date.now() > until) throw new Error(`job ${jobId} is still ${job.status}`);
+      await new Promise((res) => setTimeout(res, 100));
+      job = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+    }
+    expect(job.status, job.failedReason ?? '').toBe('completed');
+    expect((job.result as { text: string }).text).toContain('arguments: nested deeper than 64 levels');
   });
 
   it('an http node whose server answers JSON nested 10,000 levels fails the node clearly; the platform answers on', async () => {
