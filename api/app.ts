@@ -16,6 +16,7 @@ import { buildOpenApi, withServers } from './openapi.js';
 import { mountConsole } from './console.js';
 import { mountPages } from './pages.js';
 import { authRequired } from '../src/errors.js';
+import { assertJsonDepth } from '../src/json-depth.js';
 import { registry } from '../src/metrics.js';
 import { toKoaHandler } from './route.js';
 import { allRoutes } from './routes/index.js';
@@ -102,6 +103,12 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
       },
     }),
   );
+  // Every JSON body (routes, MCP, the OpenAI-compatible endpoint) nests at most JSON_MAX_DEPTH levels:
+  // a deeper one is a 400 naming its field before any handler, schema or encoder walks it.
+  app.use(async (ctx, next) => {
+    assertJsonDepth((ctx.request as { body?: unknown }).body, 'body');
+    await next();
+  });
   app.use(router.routes());
   // A known path with a wrong method: 405 with an Allow header; errorMiddleware gives it the error body.
   app.use(router.allowedMethods({ throw: false }));

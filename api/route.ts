@@ -258,14 +258,14 @@ export function toKoaHandler(def: RouteDef, rc: RouteContext) {
         if (result !== undefined) ctx.body = result;
       };
       if (def.method !== 'post' || def.kind) return respond(undefined);
-      const tenant = scope.workspaceId || `ip:${ctx.ip}`;
       const request = {
         method: def.method,
         path: ctx.path,
         query,
         body: ctx.is('application/json', '+json') || !ctx.request.length ? body : { length: ctx.request.length },
       };
-      await rc.idempotency.run(ctx, `${tenant} ${def.method} ${def.path}`, request, respond);
+      // The outcome is the caller's own: workspace, credential, route and key (api/middleware/idempotency.ts).
+      await rc.idempotency.run(ctx, scope, `${def.method} ${def.path}`, request, respond);
     });
   };
 }

@@ -36,6 +36,11 @@ export const ConfigSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().default('cortex'),
   TEMPORAL_UI_URL: z.string().optional(),
   JWT_SECRET: z.string().min(16).default(DEV_JWT_SECRET),
+  // The longest lifetime a JWT may claim (exp - iat, or exp - now without iat); a JWT without exp is refused (docs/roles.md).
+  JWT_MAX_LIFETIME_SECONDS: z.coerce.number().int().min(60).default(86_400),
+  // When set, a JWT must carry this `iss` / `aud` (unset: not checked).
+  JWT_ISSUER: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  JWT_AUDIENCE: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
   BOOTSTRAP_API_KEY: z.string().min(16).optional(),
   BOOTSTRAP_WORKSPACE_ID: z.uuid().optional(),
   BOOTSTRAP_BRAIN_ID: z.uuid().optional(),

@@ -21,6 +21,27 @@ export interface Scope {
   rateLimit?: { points: number; durationS: number };
 }
 
+/**
+ * Who a scope acts as, for anything keyed by request values (an Idempotency-Key, a client_nonce):
+ * the API key, the JWT's user, the share link (with the user a JWT attributes its calls to), or the
+ * platform; null for an anonymous caller (keyed by its address instead). Two callers of one
+ * workspace never share such a key's outcome.
+ */
+export function callerOf(scope: Scope): string | null {
+  switch (scope.credential) {
+    case 'api_key':
+      return `key:${scope.apiKeyId ?? ''}`;
+    case 'jwt':
+      return `user:${scope.userId ?? ''}`;
+    case 'share':
+      return `share:${scope.shareTokenId ?? ''}:${scope.userId ?? ''}`;
+    case 'system':
+      return 'system';
+    case 'anonymous':
+      return null;
+  }
+}
+
 export const hasRole = (scope: Scope, role: Role): boolean =>
   scope.roles.includes(role) || (role === 'workspace_admin' && scope.roles.includes('core_admin'));
 

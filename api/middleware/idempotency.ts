@@ -4,6 +4,7 @@ import type { Context } from 'koa';
 import { AppError, validationError } from '../../src/errors.js';
 import { bestEffort } from '../../src/best-effort.js';
 import type { Logger } from '../../src/logger.js';
+import { callerOf, type Scope } from '../../src/scope.js';
 
 /** What a key's record holds: in progress (with the owner's token), or the first response. */
 type Record_ =
@@ -28,22 +29,26 @@ const GIVE_BACK = `local v = redis.call('GET', KEYS[1]) if v and string.find(v, 
 
 /**
  * Idempotency-Key for creating POSTs (docs/operations.md): the key, scoped to the caller's
- * workspace and the route, is claimed before the handler runs and holds the first response for
- * IDEMPOTENCY_TTL_S. A repeat of the same request returns that response (`Idempotent-Replayed:
- * true`); the same key with another body is a 422; a repeat while the first is still running is a
- * 409. An outcome that is not final (a 5xx, a 503 of an abandoned request) is not kept: the claim is
- * given back and a retry runs again, with the same derived ids (src/request-context.ts `newId`), so
- * what the first attempt may have stored is found instead of written twice.
+ * workspace, the caller itself (src/scope.ts callerOf: a member who sends an admin's key gets an
+ * outcome of their own, never the admin's) and the route, is claimed before the handler runs and
+ * holds the first response for IDEMPOTENCY_TTL_S. A repeat of the same request returns that
+ * response (`Idempotent-Replayed: true`); the same key with another body is a 422; a repeat while
+ * the first is still running is a 409. An outcome that is not final (a 5xx, a 503 of an abandoned
+ * request) is not kept: the claim is given back and a retry runs again, with the same derived ids
+ * (src/request-context.ts `newId`), so what the first attempt may have stored is found instead of
+ * written twice.
  */
 export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: number }) {
   return {
     /**
      * Runs `respond` (which sets ctx.status and ctx.body) under the request's key, or replays the
-     * first response. `scopeKey` names the tenant and route; returns the key's derivation seed.
+     * first response. The key is the caller's own: its workspace and credential (from `scope`) and
+     * `route` (method and path template); `respond` receives the key's derivation seed.
      */
     async run(
       ctx: Context,
-      scopeKey: string,
+      scope: Scope,
+      route: string,
       request: unknown,
       respond: (seed: string | undefined) => Promise<void>,
     ): Promise<void> {
@@ -52,7 +57,10 @@ export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: numbe
       const log = ctx.state.log as Logger | undefined;
       if (header.length > 255 || !/^[\x21-\x7e]+$/.test(header))
         throw validationError('Idempotency-Key: 1 to 255 visible ASCII characters');
-      const seed = createHash('sha256').update(`${scopeKey}\n${header}`).digest('base64url');
+      const tenant = scope.workspaceId || `ip:${ctx.ip}`;
+      const seed = createHash('sha256')
+        .update(`${tenant}\n${callerOf(scope) ?? `ip:${ctx.ip}`}\n${route}\n${header}`)
+        .digest('base64url');
       const key = `${o.prefix}idem:${seed}`;
       const fp = createHash('sha256').update(canonical(request)).digest('base64url');
       const token = randomUUID();

@@ -126,6 +126,8 @@ async function start() {
   let shown = 0;
   if (state.traceId) {
     const m = await fetch(withToken(`/v1/traces/${enc(state.traceId)}/messages?receptor_id=${enc(state.receptorId)}`));
+    // A conversation this link cannot reach (not one it started): the next message starts a new one.
+    if (m.status === 404) delete state.traceId;
     if (m.ok) {
       for (const e of (await m.json()).engrams) {
         if (state.job && e.source_type === 'neuron' && e.metadata?.job_id === state.job.id) delete state.job; // it finished while we were away

@@ -44,7 +44,7 @@ async function jobRef(i: HandlerInput<unknown, unknown, z.infer<typeof PublicExe
   };
 }
 
-/** A trace read through a link: the names must be the link's and the trace its receptor's (403 otherwise). */
+/** A trace read through a link: the names must be the link's (403 otherwise), the trace one of its conversations (404 otherwise). */
 async function linkTrace(
   i: { share?: ShareAccess; services: HandlerInput<unknown, unknown, unknown>['services'] },
   traceId: string,
@@ -53,7 +53,7 @@ async function linkTrace(
   const a = i.share!;
   i.services.shares.checkNames(a, q);
   const t = await i.services.traces.get(a.scope, traceId);
-  if (t.receptorId !== a.receptor._id) throw forbidden('This trace is not a conversation of this share link');
+  await i.services.shares.assertConversation(a, t.traceId, t);
   return t;
 }
 
@@ -255,14 +255,13 @@ export default [
     params: z.object({ job_id: z.uuid() }),
     query: JobQuery,
     tags: pub,
-    description: "SSE: a job of the link's receptor; 403 for any other job",
+    description: 'SSE: a job the link started; 404 for any other job',
     handler: async ({ params, query, share, services, ctx }) => {
       const a = share!;
       services.shares.checkNames(a, query);
       const job = await services.jobs.repoFind(params.job_id);
-      if (!job) throw notFound('Job');
-      if (job.workspaceId !== a.share.workspaceId || job.receptorId !== a.receptor._id)
-        throw forbidden("This job is not in the share token's workspace and receptor");
+      // Only a job the link started: another link's, a member's fire of the same receptor, or another workspace's job read as missing.
+      if (!job || job.workspaceId !== a.share.workspaceId || job.shareTokenId !== a.share._id) throw notFound('Job');
       const key = services.jobs.streamKey(job._id);
       const after = resumeCursor(ctx, query.after);
       const backlog = services.streams.range(key, after);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { forbidden, validationError } from '../../src/errors.js';
+import { validationError } from '../../src/errors.js';
 import { ShareQuery } from '../../src/schemas/shares.js';
 import type { Services } from '../../src/services/index.js';
 import type { ShareAccess } from '../../src/services/shares.js';
@@ -22,16 +22,16 @@ import { resumeCursor, sseStream } from '../sse.js';
 const EventsQuery = ShareQuery;
 const ShareMessagesQuery = MessagesQuery.extend(ShareQuery.omit({ after: true }).shape);
 
-/** A trace read with a share token in place of credentials: the link's own receptor's traces only (403 otherwise). */
-function shareCheck(
+/** A trace read with a share token in place of credentials: one of the link's own conversations only (404 otherwise). */
+async function shareCheck(
   share: ShareAccess | undefined,
   services: Services,
   trace: TraceRecord,
   q: { workspace?: string; receptor?: string; receptor_id?: string },
-) {
+): Promise<void> {
   if (!share) return;
   services.shares.checkNames(share, q);
-  if (trace.receptorId !== share.receptor._id) throw forbidden('This trace is not a conversation of this share link');
+  await services.shares.assertConversation(share, trace.traceId, trace);
 }
 
 /** Traces (events: docs/streams.md, "Trace events"): implicit creation, API-order messages, title override, events. */
@@ -90,7 +90,7 @@ export default [
       'Also with share-token parameters (t plus workspace and receptor, or receptor_id) in place of credentials',
     handler: async ({ params, query, scope, services, share }) => {
       const t = await services.traces.resolve(scope, params.id);
-      shareCheck(share, services, t, query);
+      await shareCheck(share, services, t, query);
       return { engrams: (await services.traces.messages(scope, t.traceId, query.limit)).map(presentEngram) };
     },
   }),
@@ -126,7 +126,7 @@ export default [
       if (scope.credential === 'jwt' && !scope.brainId)
         throw validationError('X-Brain-Id header is required for trace events with a session token');
       const t = await services.traces.resolve(scope, params.id);
-      shareCheck(share, services, t, query);
+      await shareCheck(share, services, t, query);
       return sseStream(ctx, {
         streams: services.streams,
         key: services.traces.streamKey(scope, t.traceId),

@@ -1,3 +1,5 @@
+import { nestsDeeperThan, STORED_JSON_MAX_DEPTH, tooDeep } from '../json-depth.js';
+
 /**
  * Client-supplied free-form JSON is stored as a JSON string (docs/decisions.md, "FerretDB and MongoDB"):
  * FerretDB 1.x refuses nested arrays, keys with '.' or a leading '$', NaN and NUL, so a blob
@@ -6,7 +8,12 @@
  */
 export type Blob = string & { readonly __blob: unique symbol };
 
-export function encodeBlob(value: unknown): Blob {
+/**
+ * A value as its stored text. `field` names it in the 400 for a value nested deeper than
+ * STORED_JSON_MAX_DEPTH (src/json-depth.ts): encoding one would overflow the stack, a 500.
+ */
+export function encodeBlob(value: unknown, field = 'value'): Blob {
+  if (nestsDeeperThan(value, STORED_JSON_MAX_DEPTH)) throw tooDeep(field, STORED_JSON_MAX_DEPTH);
   return JSON.stringify(value ?? null) as Blob;
 }
 

@@ -231,9 +231,9 @@ export function createJobRepo(db: Db) {
     /** Jobs a share link started, counted up to `limit` when given (an index range of at most that many entries). */
     countForShare: (workspaceId: string, shareTokenId: string, limit?: number): Promise<number> =>
       jobs.countDocuments({ workspaceId, shareTokenId }, limit !== undefined ? { limit } : {}),
-    /** Whether a job of this receptor ran on this trace (a share link's conversation). */
-    ranOnTrace: async (workspaceId: string, traceId: string, receptorId: string): Promise<boolean> =>
-      (await jobs.findOne({ workspaceId, traceId, receptorId }, { projection: { _id: 1 } })) !== null,
+    /** Whether a job this share link started ran on this trace (docs/shares.md, a link's conversations). */
+    ranOnTraceForShare: async (workspaceId: string, traceId: string, shareTokenId: string): Promise<boolean> =>
+      (await jobs.findOne({ workspaceId, shareTokenId, traceId }, { projection: { _id: 1 } })) !== null,
   };
 }
 export type JobRepo = ReturnType<typeof createJobRepo>;

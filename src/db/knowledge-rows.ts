@@ -45,7 +45,7 @@ export const heldUpdate =
 /** A set of head fields for the store: metadata encoded. */
 export function encodeSet<T extends { metadata?: unknown }>(set: T): Record<string, unknown> {
   const { metadata, ...rest } = set;
-  return metadata === undefined ? rest : { ...rest, metadata: encodeBlob(metadata) };
+  return metadata === undefined ? rest : { ...rest, metadata: encodeBlob(metadata, 'metadata') };
 }
 
 const meta = (b: string | null | undefined) => decodeBlob<Record<string, unknown>>(b, {});
@@ -53,7 +53,7 @@ const meta = (b: string | null | undefined) => decodeBlob<Record<string, unknown
 export const toDocument = ({ metadata, ...r }: DocumentDoc): KnowledgeDocument => ({ ...r, metadata: meta(metadata) });
 export const fromDocument = ({ metadata, ...r }: KnowledgeDocument): DocumentDoc => ({
   ...r,
-  metadata: encodeBlob(metadata),
+  metadata: encodeBlob(metadata, 'metadata'),
 });
 export const toVersion = ({ metadata, ...v }: DocumentVersionDoc): DocumentVersion => ({
   ...v,
@@ -61,10 +61,13 @@ export const toVersion = ({ metadata, ...v }: DocumentVersionDoc): DocumentVersi
 });
 export const fromVersion = ({ metadata, ...v }: DocumentVersion): DocumentVersionDoc => ({
   ...v,
-  metadata: encodeBlob(metadata),
+  metadata: encodeBlob(metadata, 'metadata'),
 });
 export const toMemory = ({ metadata, ...m }: MemoryDoc): Memory => ({ ...m, metadata: meta(metadata) });
-export const fromMemory = ({ metadata, ...m }: Memory): MemoryDoc => ({ ...m, metadata: encodeBlob(metadata) });
+export const fromMemory = ({ metadata, ...m }: Memory): MemoryDoc => ({
+  ...m,
+  metadata: encodeBlob(metadata, 'metadata'),
+});
 export const toChunk = ({ embedding, ...c }: ChunkDoc): Chunk => ({
   ...c,
   embedding: embedding ? { model: embedding.model, dimension: embedding.dimension } : null,

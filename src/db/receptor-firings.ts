@@ -97,11 +97,11 @@ export function createFiringOps(db: Db) {
     },
     /** A new binding; false when the conversation is bound already. */
     createBinding: (b: ChannelBinding) =>
-      unlessDuplicate(() => bindings.insertOne({ ...b, metadata: encodeBlob(b.metadata) })),
+      unlessDuplicate(() => bindings.insertOne({ ...b, metadata: encodeBlob(b.metadata, 'metadata') })),
     /** Changes a binding; false when the new conversation is bound already. */
     async updateBinding(workspaceId: string, id: string, set: BindingChange): Promise<boolean> {
       const { metadata, ...rest } = set;
-      const stored = { ...rest, ...(metadata !== undefined ? { metadata: encodeBlob(metadata) } : {}) };
+      const stored = { ...rest, ...(metadata !== undefined ? { metadata: encodeBlob(metadata, 'metadata') } : {}) };
       return unlessDuplicate(() => bindings.updateOne({ _id: id, workspaceId }, { $set: stored }));
     },
     removeBinding: async (workspaceId: string, id: string): Promise<void> => {

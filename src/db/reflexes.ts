@@ -98,14 +98,14 @@ export function createReflexRepo(db: Db) {
       return { ...p, items: p.items.map(toReflex) };
     },
     create: async (r: Reflex): Promise<void> => {
-      await reflexes.insertOne({ ...r, metadata: encodeBlob(r.metadata) });
+      await reflexes.insertOne({ ...r, metadata: encodeBlob(r.metadata, 'metadata') });
     },
     /** The reflex after the change, or null when it is not in the workspace. */
     update: async (workspaceId: string, id: string, set: ReflexChange): Promise<Reflex | null> => {
       const { metadata, ...rest } = set;
       const d = await reflexes.findOneAndUpdate(
         { _id: id, workspaceId },
-        { $set: { ...rest, ...(metadata !== undefined ? { metadata: encodeBlob(metadata) } : {}) } },
+        { $set: { ...rest, ...(metadata !== undefined ? { metadata: encodeBlob(metadata, 'metadata') } : {}) } },
         { returnDocument: 'after' },
       );
       return d && toReflex(d);

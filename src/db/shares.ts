@@ -72,8 +72,9 @@ export function createShareRepo(db: Db) {
       await uploads.insertOne(doc);
     },
     /** The files of these ids uploaded through the receptor's link. */
-    uploadsOf: (workspaceId: string, receptorId: string, ids: string[]): Promise<ShareUploadDoc[]> =>
-      uploads.find({ _id: { $in: ids }, receptorId, workspaceId }).toArray(),
+    /** Files uploaded through this share link (another link's, even of the same receptor, are not its). */
+    uploadsOf: (workspaceId: string, shareTokenId: string, ids: string[]): Promise<ShareUploadDoc[]> =>
+      uploads.find({ _id: { $in: ids }, shareTokenId, workspaceId }).toArray(),
   };
 }
 export type ShareRepo = ReturnType<typeof createShareRepo>;

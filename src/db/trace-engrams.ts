@@ -46,7 +46,7 @@ function engramDocOf({ cost, metadata, ...e }: NewEngram, seq: number, prev: Cos
   return {
     ...e,
     seq,
-    metadata: encodeBlob(metadata),
+    metadata: encodeBlob(metadata, 'metadata'),
     totals: {
       totalCostUsd: prev.totalCostUsd + cost.totalCostUsd,
       totalTokens: prev.totalTokens + cost.totalTokens,

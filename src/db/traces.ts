@@ -28,6 +28,12 @@ export interface TraceDoc {
   userId: string | null;
   apiKeyId: string | null;
   receptorId: string | null;
+  /**
+   * The share link whose conversation this is: set when a run the link started created the trace
+   * (docs/shares.md). A link reaches only its own conversations. Null (or absent, on traces stored
+   * before links were recorded) for every other trace.
+   */
+  shareId?: string | null;
   neuronId: string | null;
   title: string | null;
   titleSource: 'manual' | 'generated' | null;
@@ -132,7 +138,7 @@ export const SEARCH_SCAN_MAX = 5_000;
 const encodeTrace = (t: NewTrace): TraceDoc => ({
   ...t,
   _id: traceKey(t.workspaceId, t.traceId),
-  metadata: encodeBlob(t.metadata),
+  metadata: encodeBlob(t.metadata, 'metadata'),
 });
 
 /** Trace and engram storage; every query filters by workspace (see trace-engrams.ts for the engram sequence). */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { jwtVerify, SignJWT } from 'jose';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { SLUG_RE, type WorkspaceRepo, type ApiKeyDoc, type PageQuery, type WorkspaceDoc } from '../db/workspaces.js';
@@ -75,14 +75,46 @@ export function createAuthService({
     };
   }
 
-  async function fromJwt(token: string): Promise<Scope> {
-    let claims: z.infer<typeof JwtClaims>;
+  /**
+   * Verifies a JWT (docs/roles.md, "JWTs"): HS256 only (the header's `alg` is never trusted, so no
+   * `none` and no other algorithm), a signature by JWT_SECRET, `exp` required and at most
+   * JWT_MAX_LIFETIME_SECONDS after `iat` (or after now, without `iat` or with one in the future),
+   * `nbf` honoured, and `iss` / `aud` when configured; 30 s of clock skew is tolerated. Each
+   * refusal is a 401 that says which rule the token broke.
+   */
+  async function verifyJwt(token: string): Promise<z.infer<typeof JwtClaims>> {
+    const max = config.JWT_MAX_LIFETIME_SECONDS;
+    let payload: Record<string, unknown>;
     try {
-      const { payload } = await jwtVerify(token, secret, { algorithms: ['HS256'] });
-      claims = JwtClaims.parse(payload);
-    } catch {
+      ({ payload } = await jwtVerify(token, secret, {
+        algorithms: ['HS256'],
+        requiredClaims: ['exp'],
+        clockTolerance: 30,
+        ...(config.JWT_ISSUER ? { issuer: config.JWT_ISSUER } : {}),
+        ...(config.JWT_AUDIENCE ? { audience: config.JWT_AUDIENCE } : {}),
+      }));
+    } catch (e) {
+      if (e instanceof joseErrors.JWTExpired) throw authRequired('Token expired');
+      if (e instanceof joseErrors.JWTClaimValidationFailed) {
+        if (e.claim === 'exp' && e.reason === 'missing')
+          throw authRequired(`Token has no exp claim: a JWT must expire, at most ${max} s after it is issued`);
+        if (e.claim === 'nbf') throw authRequired('Token is not valid yet (nbf)');
+        if (e.claim === 'iss' || e.claim === 'aud') throw authRequired(`Token ${e.claim} is not accepted here`);
+      }
       throw authRequired('Invalid or expired token');
     }
+    const now = Math.floor(Date.now() / 1000);
+    const exp = payload.exp as number;
+    const iat = typeof payload.iat === 'number' ? payload.iat : now;
+    if (exp - Math.min(iat, now) > max)
+      throw authRequired(`Token lifetime is longer than the ${max} s a JWT may live: issue one with a nearer exp`);
+    const claims = JwtClaims.safeParse(payload);
+    if (!claims.success) throw authRequired('Invalid or expired token');
+    return claims.data;
+  }
+
+  async function fromJwt(token: string): Promise<Scope> {
+    const claims = await verifyJwt(token);
     // A JWT for a workspace the platform has not seen yet provisions it (its slug: `ws-<first 8 of id>`).
     await repo.ensureWorkspace(
       claims.workspace_id,

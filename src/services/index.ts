@@ -273,6 +273,7 @@ export function createServices(deps: Deps) {
   const shares = createShareService({
     repo: deps.repos.shares,
     jobs: deps.repos.jobs,
+    traces: deps.repos.traces,
     budgets,
     workspaces: deps.repos.workspaces,
     receptors,

@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js';
+import { JSON_MAX_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { HttpNodeData } from '../pathways/graph.js';
 import { templateExpressions } from '../pathways/expressions.js';
 import { OutboundBlocked, type Guard } from '../net/guard.js';
@@ -51,7 +52,14 @@ export interface HttpNodeResult {
 export class HttpNodeFailure extends Error {
   constructor(
     message: string,
-    readonly type: 'HTTP_STATUS' | 'HTTP_REFUSED' | 'HTTP_NETWORK' | 'HTTP_TIMEOUT' | 'HTTP_TEMPLATE' | 'HTTP_SECRET',
+    readonly type:
+      | 'HTTP_STATUS'
+      | 'HTTP_REFUSED'
+      | 'HTTP_NETWORK'
+      | 'HTTP_TIMEOUT'
+      | 'HTTP_TEMPLATE'
+      | 'HTTP_SECRET'
+      | 'HTTP_ANSWER',
     readonly retryable: boolean,
   ) {
     super(message);
@@ -231,6 +239,13 @@ export function createPathwayHttpService(d: { guard: Guard; secrets: SecretServi
       } catch {
         parsed = text;
       }
+      // An answer nested too deep fails the node (it could be neither redacted nor stored).
+      if (nestsDeeperThan(parsed, JSON_MAX_DEPTH))
+        throw new HttpNodeFailure(
+          `the answer's JSON is nested deeper than ${JSON_MAX_DEPTH} levels`,
+          'HTTP_ANSWER',
+          false,
+        );
     }
     const out: Record<string, string> = {};
     res.headers.forEach((v, k) => {

@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import type { JobRepo } from '../db/jobs.js';
 import type { Receptor } from '../db/receptors.js';
 import type { ShareRepo, ShareTokenDoc } from '../db/shares.js';
+import type { Trace, TraceRepo } from '../db/traces.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { AppError, conflict, forbidden, notFound, validationError } from '../errors.js';
 import type { PublicExecuteBody, ShareCreateBody, ShareRotateBody } from '../schemas/shares.js';
@@ -31,6 +32,7 @@ export interface ShareAccess {
 export function createShareService(d: {
   repo: ShareRepo;
   jobs: JobRepo;
+  traces: TraceRepo;
   budgets: BudgetService;
   workspaces: WorkspaceRepo;
   receptors: ReceptorService;
@@ -55,6 +57,19 @@ export function createShareService(d: {
   }
 
   const newToken = () => `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+
+  /**
+   * Whether a trace is one of the link's conversations (docs/shares.md): the trace records the link
+   * that created it (`shareId`). A trace that records none (stored before traces recorded their
+   * link), or that does not exist yet (the link's run has not written it), is the link's only when
+   * a job the link started ran on it, and, when it exists, it belongs to the link's receptor.
+   */
+  async function isConversation(a: ShareAccess, traceId: string, known?: Trace | null): Promise<boolean> {
+    const t = known !== undefined ? known : await d.traces.get(a.share.workspaceId, traceId);
+    if (t?.shareId) return t.shareId === a.share._id;
+    if (t && t.receptorId !== a.receptor._id) return false;
+    return d.jobs.ranOnTraceForShare(a.share.workspaceId, t?.traceId ?? traceId, a.share._id);
+  }
 
   return {
     usedOf,
@@ -188,6 +203,14 @@ export function createShareService(d: {
       };
     },
 
+    /**
+     * A trace named through a link must be one of the link's conversations (isConversation): any
+     * other trace of the workspace is a 404, the same answer as a trace that does not exist.
+     */
+    async assertConversation(a: ShareAccess, traceId: string, known?: Trace | null): Promise<void> {
+      if (!(await isConversation(a, traceId, known))) throw notFound('Trace');
+    },
+
     /** Trace and job reads through a link name the link's receptor (workspace + receptor, or receptor_id); anything else is a 403. */
     checkNames(a: ShareAccess, q: { workspace?: string; receptor?: string; receptor_id?: string }): void {
       if (q.receptor_id) {
@@ -232,13 +255,11 @@ export function createShareService(d: {
       await d.budgets.refuseIfSpent(a.share.workspaceId, { receptorId: a.receptor._id, shareTokenId: a.share._id });
       const why = await fires.notFireable(a.receptor);
       if (why) throw validationError(`This link cannot run now: ${why}`);
-      if (body.trace_id && a.receptor.executableTarget.kind === 'neuron') {
-        if (!(await d.jobs.ranOnTrace(a.share.workspaceId, body.trace_id, a.receptor._id)))
-          throw forbidden('trace_id is not a conversation of this link');
-      }
+      // trace_id continues one of the link's own conversations, whatever the receptor's target (404 otherwise).
+      if (body.trace_id && !(await isConversation(a, body.trace_id))) throw notFound('trace_id: Trace');
       let attachments: { id: string; name: string; content_type: string; size: number; text?: string }[] = [];
       if (body.asset_ids?.length) {
-        const files = await repo.uploadsOf(a.share.workspaceId, a.receptor._id, body.asset_ids);
+        const files = await repo.uploadsOf(a.share.workspaceId, a.share._id, body.asset_ids);
         if (files.length !== new Set(body.asset_ids).size)
           throw validationError('asset_ids: a file was not uploaded through this link');
         attachments = files.map((f) => ({

@@ -59,6 +59,8 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
       userId: scope.userId,
       apiKeyId: scope.apiKeyId,
       receptorId: input.trace?.receptorId ?? scope.receptorId ?? null,
+      // A run a share link started records the link on the trace it creates (its conversation).
+      shareId: scope.credential === 'share' ? (scope.shareTokenId ?? null) : null,
       neuronId: input.trace?.neuronId ?? null,
       title: null,
       titleSource: null,

@@ -559,20 +559,21 @@ describe('authorization, generated from the route table', () => {
     },
   );
 
-  // Share links (docs/shares.md): every route that takes a share token refuses one of another receptor (link B naming A's resources).
+  // Share links (docs/shares.md): every route that takes a share token refuses one of another receptor (link B naming A's
+  // resources): A's receptor is a 403; a trace or job that is not one of B's own (naming B itself) is a 404, as a missing one.
   const shareOnly = routes.filter((r) => r.share);
   it.each(shareOnly.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
-    "%s: another receptor's share token → 403, no token → 401",
+    "%s: another receptor's share token → 403 (its trace or job: 404), no token → 401",
     async (_, def) => {
-      const names =
-        def.path.includes('/jobs/') || def.path.includes('/traces/') ? `&receptor_id=${w.ids.receptorB}` : '';
+      const byId = def.path.includes('/jobs/') || def.path.includes('/traces/');
+      const names = byId ? `&receptor_id=${w.ids.receptorB}` : '';
       const path = fill(def.path)!
         .replace(':id', w.ids.shareTrace)
         .replace(/\/v1\/traces\/[^/]+/, `/v1/traces/${w.ids.shareTrace}`);
       const body = def.method === 'post' && def.path.endsWith('/execute') ? { message: 'm' } : undefined;
       const res = await app.request(def.method.toUpperCase(), `${path}?t=${w.ids.shareB}${names}`, { body });
-      expect(res.status, res.text).toBe(403);
-      expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
+      expect(res.status, res.text).toBe(byId ? 404 : 403);
+      expect(res.body).toMatchObject({ code: byId ? 'NOT_FOUND' : 'FORBIDDEN' });
       const none = await app.request(def.method.toUpperCase(), `${path}?receptor_id=${w.ids.receptor}`, { body });
       expect(none.status).toBe(401);
     },

@@ -115,7 +115,7 @@ describe('share management', () => {
 });
 
 describe('public routes', () => {
-  it("execute by slug and by id streams a run on one trace; trace reads need the link's names; another link's job stream is 403", async () => {
+  it("execute by slug and by id streams a run on one trace; trace reads need the link's names; another link's trace or job is 404", async () => {
     const ws = await buildWorkspace(app);
     const s = await sharedNeuron(ws, 'public one');
     const b = await sharedNeuron(ws, 'public two');
@@ -153,13 +153,13 @@ describe('public routes', () => {
     expect(msgs.status).toBe(200);
     expect(msgs.body.engrams).toHaveLength(4);
     expect((await app.get(`/v1/traces/${traceId}/messages?${q(s.token)}`, undefined)).status).toBe(400); // names required
-    // Link B may not read link A's trace or job, even naming itself.
+    // Link B may not read link A's trace or job, even naming itself: they are not its conversations (404).
     expect(
       (await app.get(`/v1/traces/${traceId}/messages?${q(b.token)}&receptor_id=${b.receptor.id}`, undefined)).status,
-    ).toBe(403);
+    ).toBe(404);
     expect(
       (await app.get(`/v1/public/traces/${traceId}?${q(b.token)}&receptor_id=${b.receptor.id}`, undefined)).status,
-    ).toBe(403);
+    ).toBe(404);
     expect(
       (await app.get(`/v1/traces/${traceId}/messages?${q(b.token)}&receptor_id=${s.receptor.id}`, undefined)).status,
     ).toBe(403);
@@ -167,7 +167,7 @@ describe('public routes', () => {
       `/v1/public/jobs/${jobId}/stream?${q(b.token)}&receptor_id=${b.receptor.id}`,
       undefined,
     );
-    expect(foreign.status).toBe(403);
+    expect(foreign.status).toBe(404);
     expect(
       (await app.post(`/v1/public/receptors/by-id/${s.receptor.id}/execute?${q(b.token)}`, undefined, { message: 'x' }))
         .status,
@@ -179,8 +179,8 @@ describe('public routes', () => {
           trace_id: traceId,
         })
       ).status,
-    ).toBe(403);
-    // A job of the workspace that is not the link's (an invoke) is 403 too.
+    ).toBe(404);
+    // A job of the workspace that is not the link's (an invoke) is 404 too.
     const inv = await app.post(`/v1/neurons/${s.neuronId}/invoke`, ws.key, { message: 'direct' });
     expect(
       (
@@ -189,7 +189,7 @@ describe('public routes', () => {
           undefined,
         )
       ).status,
-    ).toBe(403);
+    ).toBe(404);
     // Bad bodies and tokens.
     expect(
       (await app.post(`/v1/public/receptors/by-id/${s.receptor.id}/execute?${q(s.token)}`, undefined, {})).status,

@@ -114,8 +114,9 @@ describe.each(['ferretdb', 'mongodb'] as const)('job repository (%s form)', (bac
     expect(await repo.countForShare(ws, 's')).toBe(5);
     expect(await repo.countForShare(ws, 's', 3)).toBe(3);
     expect(await repo.countForShare(randomUUID(), 's')).toBe(0);
-    expect(await repo.ranOnTrace(ws, 't', 'r')).toBe(true);
-    expect(await repo.ranOnTrace(ws, 't', 'other')).toBe(false);
+    expect(await repo.ranOnTraceForShare(ws, 't', 's')).toBe(true);
+    expect(await repo.ranOnTraceForShare(ws, 't', 'other')).toBe(false);
+    expect(await repo.ranOnTraceForShare(ws, 'other', 's')).toBe(false);
     expect(await repo.pendingBefore(ws, new Date(base + 2500))).toHaveLength(3);
     const child = newJob(ws, { parentJobId: jobs[0]!._id });
     await repo.insert(child);

@@ -1660,7 +1660,7 @@ export interface paths {
         };
         /**
          * Stream a shared receptor's job
-         * @description SSE: a job of the link's receptor; 403 for any other job
+         * @description SSE: a job the link started; 404 for any other job
          */
         get: operations["public.jobs.stream"];
         put?: never;

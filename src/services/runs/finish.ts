@@ -1,4 +1,5 @@
 import { bestEffort } from '../../best-effort.js';
+import { JSON_MAX_DEPTH, nestsDeeperThan } from '../../json-depth.js';
 import type { ModelStep, ToolStep } from '../../db/runs.js';
 import type { Scope } from '../../scope.js';
 import { MAX_INLINE_TEXT, type NeuronRunInput, type NeuronRunResult } from '../../temporal/definitions.js';
@@ -128,11 +129,15 @@ function resultOf(
   };
 }
 
-/** A completion neuron's reply parsed as JSON (undefined for other neurons, or a reply that is not JSON). */
+/**
+ * A completion neuron's reply parsed as JSON (undefined for other neurons, or a reply that is not
+ * JSON or nests deeper than JSON_MAX_DEPTH: the reply's text stands alone then).
+ */
 function outputOf(f: FinishInput, text: string): unknown {
   if (f.neuronType !== 'completion') return undefined;
   try {
-    return JSON.parse(text) as unknown;
+    const v = JSON.parse(text) as unknown;
+    return nestsDeeperThan(v, JSON_MAX_DEPTH) ? undefined : v;
   } catch {
     return undefined;
   }

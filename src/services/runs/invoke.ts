@@ -8,7 +8,7 @@ import { uuidFromName } from '../../ids.js';
 import { idempotentId, markCommitted, newId, runDetached } from '../../request-context.js';
 import type { InvokeBody } from '../../schemas/jobs.js';
 import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
-import type { Scope } from '../../scope.js';
+import { callerOf, type Scope } from '../../scope.js';
 import type { NeuronRunInput, PreparedRunData } from '../../temporal/definitions.js';
 import { NOT_STARTED_STEP } from '../jobs.js';
 import {
@@ -70,7 +70,10 @@ function invokeOf(scope: Scope, neuron: Neuron, head: NeuronSnapshot, body: Invo
   // An Idempotency-Key stands in for client_nonce (and names the trace it starts), so a retry is the same run.
   const traceId = body.trace_id ?? newId('trace');
   const nonce = body.client_nonce ?? idempotentId('invoke');
-  const jobId = nonce ? uuidFromName(`${scope.workspaceId}:${traceId}:${nonce}`) : randomUUID();
+  // The caller is part of the key: another credential's same client_nonce on the trace is a run of its own.
+  const jobId = nonce
+    ? uuidFromName(`${scope.workspaceId}:${callerOf(scope) ?? ''}:${traceId}:${nonce}`)
+    : randomUUID();
   const userEngramId = uuidFromName(`${jobId}:human`);
   const input: NeuronRunInput = {
     jobId,

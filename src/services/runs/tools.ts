@@ -1,4 +1,5 @@
 import type { ToolCall } from '../../llm/types.js';
+import { JSON_MAX_DEPTH, nestsDeeperThan } from '../../json-depth.js';
 import { OutboundBlocked } from '../../net/guard.js';
 import type { PreparedRunData } from '../../temporal/definitions.js';
 import { BUILTIN_TOOLS } from '../../tools/builtin.js';
@@ -32,6 +33,8 @@ async function runTool(d: RunDeps, jobId: string, call: ToolCall, turn: number, 
   let result: string;
   if (!args || typeof args !== 'object' || Array.isArray(args))
     result = JSON.stringify({ error: 'arguments are not a valid JSON object' });
+  else if (nestsDeeperThan(args, JSON_MAX_DEPTH))
+    result = JSON.stringify({ error: `arguments: nested deeper than ${JSON_MAX_DEPTH} levels` });
   else if (binding) result = await runBound(d, { jobId, call, turn, attempt, args, binding, context });
   else if (!tool)
     result = JSON.stringify({ error: `tool ${call.name} is not one of the tools offered to this neuron` });
