@@ -82,6 +82,7 @@ export function createServices(deps: Deps) {
     workspaces: deps.repos.workspaces,
     neurons,
     events,
+    integrations: deps.repos.connections.integration,
   });
   const skills = createSkillService({ repo: deps.repos.skills, workspaces: deps.repos.workspaces, events });
   const pathways = createPathwayService({
