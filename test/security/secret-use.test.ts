@@ -238,19 +238,10 @@ describe('a workspace secret is the privilege of whoever saved the graph', () =>
     expect((await runStored(ws, member, id)).job.status).toBe('completed');
 
     // A version recorded before savers were (or by a member under an older rule): treated as not an admin's.
-    await app.deps.db
-      .collection('pathways')
-      .updateOne(
-        { _id: id as never },
-        {
-          $unset: {
-            graphSavedBy: '',
-            graphSavedByAdmin: '',
-            'versions.$[].savedBy': '',
-            'versions.$[].savedByAdmin': '',
-          },
-        },
-      );
+    const pathways = app.deps.db.collection<{ _id: string; versions: Record<string, unknown>[] }>('pathways');
+    const stored = (await pathways.findOne({ _id: id }))!;
+    const versions = stored.versions.map(({ savedBy: _b, savedByAdmin: _a, ...v }) => v);
+    await pathways.updateOne({ _id: id }, { $set: { versions }, $unset: { graphSavedBy: '', graphSavedByAdmin: '' } });
     const legacy = await runStored(ws, member, id);
     expect(legacy.job.status).toBe('failed');
     expect(legacy.job.failedReason).toContain('may be used only by a graph saved by a workspace admin');
