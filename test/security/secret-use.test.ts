@@ -15,11 +15,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../src/crypto/secrets.js';
 import { Job } from '../../src/schemas/jobs.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
+import { startScriptedOpenAI, type ScriptedOpenAI } from '../support/scripted-openai.js';
 import { readSse } from '../support/sse.js';
 import { startTestWorker } from '../support/worker.js';
 
 const logLines: string[] = [];
-let running: { app: TestApp & { close(): Promise<void> }; worker: Awaited<ReturnType<typeof startTestWorker>> };
+let running: {
+  app: TestApp & { close(): Promise<void> };
+  worker: Awaited<ReturnType<typeof startTestWorker>>;
+  llm: ScriptedOpenAI;
+};
 const app = new Proxy({} as TestApp, { get: (_, k) => Reflect.get(running.app, k, running.app) as unknown });
 
 /** Every request the receiver got: path, headers and body. */
@@ -41,12 +46,18 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const started = await startTestApp({ OUTBOUND_ALLOW_HOSTS: ['127.0.0.1'] }, { logLines });
-  running = { app: started, worker: await startTestWorker(started) };
+  const llm = await startScriptedOpenAI();
+  llm.setDefault(() => ({ text: 'done' }));
+  const started = await startTestApp(
+    { OUTBOUND_ALLOW_HOSTS: ['127.0.0.1'], OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'test-key' },
+    { logLines },
+  );
+  running = { app: started, worker: await startTestWorker(started), llm };
 });
 afterAll(async () => {
   await running?.worker.stop();
   await running?.app.close();
+  await running?.llm.close();
   await new Promise((r) => server.close(r));
 });
 
@@ -390,5 +401,35 @@ describe('a workspace connection is an admin-only credential', () => {
     });
     expect(ok.job.status, ok.job.failedReason ?? '').toBe('completed');
     expect(toReceiver(ok.jobId)[0].headers.authorization).toBe(`Bearer ${token}`);
+  });
+
+  it("a member's reflex saved before its integration became the workspace's connection does not send the token to the member's server", async () => {
+    const { ws, admin, member } = await setup();
+    // Saved while `team` named nothing configured: nothing to refuse then.
+    const reflex = await app.post('/v1/reflexes', member, {
+      name: 'early-bird',
+      type: 'effector',
+      scope: 'brain',
+      brain_id: ws.brainId,
+      metadata: { server_url: `${base}/mcp`, integration_id: 'team' },
+    });
+    expect(reflex.status, reflex.text).toBe(201);
+    const token = await teamConnection(ws, admin);
+    const neuron = await app.post('/v1/neurons', member, { name: 'helper', brain_id: ws.brainId });
+    expect(neuron.status, neuron.text).toBe(201);
+    const neuronId = String(neuron.body.id);
+    expect((await app.post(`/v1/neurons/${neuronId}/reflexes`, member, { reflex_id: reflex.body.id })).status).toBe(
+      201,
+    );
+    const before = received.length;
+    mark = logLines.length;
+    const invoke = await app.post(`/v1/neurons/${neuronId}/invoke`, member, { message: 'list your tools' });
+    expect(invoke.status, invoke.text).toBe(202);
+    const jobId = String(invoke.body.job_id);
+    await settle(ws, member, jobId);
+    const sent = received.slice(before);
+    expect(sent.map((r) => r.headers.authorization ?? '').join('\n')).not.toContain(token);
+    expect(sent.filter((r) => r.path.startsWith('/mcp'))).toEqual([]);
+    expect(logLines.slice(mark).join('\n')).not.toContain(token);
   });
 });
