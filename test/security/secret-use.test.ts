@@ -219,6 +219,8 @@ describe('a workspace secret is the privilege of whoever saved the graph', () =>
     );
     expect(created.status, created.text).toBe(201);
     const id = String(created.body.id);
+    const history = await app.get(`/v1/pathways/${id}/versions`, member);
+    expect(history.body.versions).toMatchObject([{ version: 1, saved_by_admin: true }]);
     const ran = await runStored(ws, member, id);
     expect(ran.job.status, ran.job.failedReason ?? '').toBe('completed');
     expect(toReceiver(ran.jobId)[0].headers.authorization).toBe(`Bearer ${secret}`);
