@@ -138,7 +138,6 @@ async function renderUrl(
   const { origin, rest } = splitOrigin(template);
   const head = await renderTemplate(origin, { ...plain, secrets: {}, connections: {} });
   const url = head + (rest ? await renderTemplate(rest, full) : '');
-  if (!rest) return url;
   const parse = (u: string) => {
     try {
       return new URL(u);
@@ -147,7 +146,7 @@ async function renderUrl(
     }
   };
   const a = parse(url);
-  const b = parse(`${head}/`);
+  const b = parse(rest ? `${head}/` : url);
   if (
     !a ||
     !b ||
@@ -263,8 +262,9 @@ export function createPathwayHttpService(d: {
       secrets: Object.fromEntries(creds.secrets),
       connections: Object.fromEntries(creds.connections),
     };
-    const url = await renderUrl(data.url, call.context, context);
     const carries = creds.secrets.size + creds.connections.size > 0;
+    // Without a secret or token there is nothing to keep out of the host: the URL renders as a whole.
+    const url = carries ? await renderUrl(data.url, call.context, context) : await renderTemplate(data.url, context);
     if (carries) {
       const host = new URL(url).hostname;
       for (const [name, allowed] of creds.hosts)
