@@ -82,6 +82,17 @@ export const ConfigSchema = z.object({
         .map((x) => x.trim())
         .filter(Boolean),
     ),
+  // Environment variables an integration may name as its OAuth client secret (client_secret_env), comma
+  // separated; empty (the default): none, every client secret is stored sealed (PUT /v1/integrations/:id).
+  OAUTH_CLIENT_SECRET_ENVS: z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
   // Outbound HTTP (tool servers, OAuth, file URLs) refuses private and loopback addresses; these
   // hosts (comma separated, host or host:port) are allowed anywhere, for self-hosted tool servers.
   OUTBOUND_ALLOW_HOSTS: z

@@ -60,6 +60,8 @@ export function presentPathwayVersionSummary(v: PathwayVersionSummaryRow): z.inp
     created_by: v.createdBy ?? null,
     note: v.note ?? null,
     node_count: v.nodeCount ?? 0,
+    saved_by: v.savedBy ?? null,
+    saved_by_admin: v.savedByAdmin ?? false,
   };
 }
 

@@ -9,6 +9,8 @@ const admin = ['workspace_admin' as const];
 const present = (s: SecretMeta): z.input<typeof Secret> => ({
   name: s.name,
   created_by: s.createdBy,
+  allowed_hosts: s.allowedHosts ?? null,
+  usable_by: s.usableBy ?? 'admins',
   created_at: s.createdAt.toISOString(),
   updated_at: s.updatedAt.toISOString(),
 });
@@ -39,9 +41,17 @@ export default [
     body: SecretPutBody,
     response: Secret,
     tags,
-    description: 'Creates or replaces a secret; the value is stored sealed and never returned',
+    description:
+      'Creates or replaces a secret and its use policy (allowed_hosts, usable_by); the value is stored sealed and never returned',
     handler: async ({ params, body, scope, services }) =>
-      present((await services.secrets.put(scope, params.name, body.value)).secret),
+      present(
+        (
+          await services.secrets.put(scope, params.name, body.value, {
+            allowedHosts: body.allowed_hosts ?? null,
+            usableBy: body.usable_by,
+          })
+        ).secret,
+      ),
   }),
   route({
     method: 'delete',

@@ -39,6 +39,13 @@ export interface PathwayVersionEntry {
   description: string;
   /** Number of graph nodes, kept so summaries need not decode every graph. */
   nodeCount: number;
+  /**
+   * Who saved this version's graph (a user id, or an API key id for platform keys) and whether
+   * they were a workspace admin then: what the graph's secrets and connections are checked against
+   * when it runs (src/pathways/credentials.ts). Absent on versions recorded before: nobody, not an admin.
+   */
+  savedBy?: string | null;
+  savedByAdmin?: boolean;
 }
 
 /**
@@ -63,6 +70,9 @@ export interface PathwayDoc {
   isActive: boolean;
   latestVersion: number;
   versions: PathwayVersionEntry[];
+  /** Who saved the head's graph and whether they were an admin (as the version entries record it). */
+  graphSavedBy?: string | null;
+  graphSavedByAdmin?: boolean;
   createdBy: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -78,7 +88,12 @@ export type PathwayVersionSummary = Omit<PathwayVersionEntry, 'graph'>;
 /** A kept version with its graph decoded. */
 export type PathwayVersion = PathwayVersionSummary & { graph: unknown };
 /** The head fields a change may set. */
-export type PathwayChange = Partial<Pick<Pathway, 'graph' | 'design' | 'name' | 'slug' | 'description' | 'isActive'>>;
+export type PathwayChange = Partial<
+  Pick<
+    Pathway,
+    'graph' | 'design' | 'name' | 'slug' | 'description' | 'isActive' | 'graphSavedBy' | 'graphSavedByAdmin'
+  >
+>;
 /**
  * What a change does, decided under the write hold from the head and its kept versions: the fields
  * to set and, with a note, a new version recording the tip's graph, name and description.
@@ -204,6 +219,8 @@ export function createPathwayRepo(db: Db) {
       name: merged.name,
       description: merged.description,
       nodeCount: nodeCount(set.graph !== undefined ? set.graph : decodeBlob<unknown>(doc.graph, EMPTY_GRAPH)),
+      savedBy: merged.graphSavedBy ?? null,
+      savedByAdmin: merged.graphSavedByAdmin ?? false,
     };
     // FerretDB ignores $push's $slice, so the capped history is rewritten whole.
     return {
@@ -280,6 +297,8 @@ export function createPathwayRepo(db: Db) {
         name: p.name,
         description: p.description,
         nodeCount: nodeCount(p.graph),
+        savedBy: p.graphSavedBy ?? null,
+        savedByAdmin: p.graphSavedByAdmin ?? false,
       };
       await pathways.insertOne({ ...p, graph, design: encodeBlob(p.design), latestVersion: 1, versions: [first] });
     },

@@ -26,6 +26,14 @@ export interface ReflexDoc {
   metadata: Blob;
   isActive: boolean;
   scope: 'brain' | 'workspace' | 'core';
+  /**
+   * Who last saved the reflex's tools and metadata (which name the integration and where its token
+   * goes) and whether they were a workspace admin then: a connection token is sent to a server or
+   * URL the metadata chose only under their privilege (src/pathways/credentials.ts). Absent on
+   * reflexes saved before: nobody, not an admin.
+   */
+  savedBy?: string | null;
+  savedByAdmin?: boolean;
   createdBy: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -45,7 +53,10 @@ export interface NeuronReflexDoc {
 export type Reflex = Omit<ReflexDoc, 'metadata'> & { metadata: Record<string, unknown> };
 /** The fields an update may set. */
 export type ReflexChange = Partial<
-  Pick<Reflex, 'name' | 'description' | 'tools' | 'metadata' | 'isActive' | 'scope' | 'updatedAt'>
+  Pick<
+    Reflex,
+    'name' | 'description' | 'tools' | 'metadata' | 'isActive' | 'scope' | 'updatedAt' | 'savedBy' | 'savedByAdmin'
+  >
 >;
 /** What a list shows: the workspace's reflexes, visible in `brainId` when given, of `type`, matching `search`. */
 export interface ReflexListWhere {

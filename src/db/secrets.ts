@@ -3,6 +3,14 @@ import type { IndexSpec } from './client.js';
 import { isDuplicateKey } from './claims.js';
 import { uuidFromName } from '../ids.js';
 
+/** Who may use a secret: graphs saved by an admin only, or also by an editor of the pathway. */
+export type SecretUsableBy = 'admins' | 'editors';
+/** A secret's use policy (docs/pathways.md, "Secrets"). */
+export interface SecretPolicy {
+  allowedHosts: string[] | null;
+  usableBy: SecretUsableBy;
+}
+
 /**
  * A workspace secret (an API token a pathway's HTTP node sends, `{{ secrets.NAME }}`): the value is
  * sealed (src/crypto/secrets.ts) and no route returns it. `_id` is a name-based UUID of (workspace,
@@ -14,6 +22,10 @@ export interface SecretDoc {
   name: string;
   sealed: string;
   keyId: string;
+  /** The only hosts the secret may be sent to (exact or `*.suffix`); null or absent: any the guard allows. */
+  allowedHosts?: string[] | null;
+  /** Whose saved graphs may use it; absent (secrets stored before policies): admins. */
+  usableBy?: SecretUsableBy;
   createdBy: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -37,7 +49,7 @@ export function createSecretRepo(db: Db) {
     async put(
       workspaceId: string,
       name: string,
-      v: { sealed: string; keyId: string; by: string | null },
+      v: { sealed: string; keyId: string; by: string | null; policy: SecretPolicy },
     ): Promise<{ secret: SecretMeta; created: boolean }> {
       const _id = secretKey(workspaceId, name);
       const now = new Date();
@@ -45,7 +57,13 @@ export function createSecretRepo(db: Db) {
         secrets.findOneAndUpdate(
           { _id, workspaceId },
           {
-            $set: { sealed: v.sealed, keyId: v.keyId, updatedAt: now },
+            $set: {
+              sealed: v.sealed,
+              keyId: v.keyId,
+              allowedHosts: v.policy.allowedHosts,
+              usableBy: v.policy.usableBy,
+              updatedAt: now,
+            },
             $setOnInsert: { workspaceId, name, createdBy: v.by, createdAt: now },
           },
           { upsert: true, returnDocument: 'after', includeResultMetadata: true },
@@ -64,6 +82,22 @@ export function createSecretRepo(db: Db) {
         [...new Set(names)].map((n) => secrets.findOne({ _id: secretKey(workspaceId, n), workspaceId })),
       );
       return new Map(docs.flatMap((d) => (d ? [[d.name, d.sealed] as const] : [])));
+    },
+    /** The use policies of `names` that exist (a secret stored before policies: admins, any host). */
+    async policies(workspaceId: string, names: string[]): Promise<Map<string, SecretPolicy>> {
+      const docs = await Promise.all(
+        [...new Set(names)].map((n) =>
+          secrets.findOne(
+            { _id: secretKey(workspaceId, n), workspaceId },
+            { projection: { name: 1, allowedHosts: 1, usableBy: 1 } },
+          ),
+        ),
+      );
+      return new Map(
+        docs.flatMap((d) =>
+          d ? [[d.name, { allowedHosts: d.allowedHosts ?? null, usableBy: d.usableBy ?? 'admins' }] as const] : [],
+        ),
+      );
     },
     /** Key rotation: re-seals every secret not under `keyId` with `reseal`; returns how many changed. */
     async resealAll(keyId: string, reseal: (sealed: string) => string): Promise<number> {

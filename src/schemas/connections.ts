@@ -26,7 +26,10 @@ export const IntegrationBody = z
       .string()
       .regex(/^[A-Z][A-Z0-9_]*$/)
       .optional()
-      .meta({ description: 'or: the environment variable that holds it' }),
+      .meta({
+        description:
+          'or: the environment variable of the server that holds it; only a name the operator lists in OAUTH_CLIENT_SECRET_ENVS (else 400)',
+      }),
     per: z.enum(['user', 'workspace']).default('user'),
     mcp_server_url: z
       .url()

@@ -150,6 +150,13 @@ export const PathwayVersionSummary = z
     created_by: z.string().nullable(),
     note: z.string().nullable(),
     node_count: z.number().int(),
+    saved_by: z
+      .string()
+      .nullable()
+      .meta({ description: "who saved this version's graph: its secrets and connections are checked against them" }),
+    saved_by_admin: z
+      .boolean()
+      .meta({ description: 'the saver was a workspace admin (false for versions saved before savers were recorded)' }),
   })
   .meta({ id: 'PathwayVersionSummary' });
 export const PathwayVersionList = z

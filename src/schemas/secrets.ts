@@ -6,12 +6,31 @@ export const SecretParams = z.object({
     .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'must be a letter or _, then letters, digits or _ (at most 64)'),
 });
 
+/** An allowed host: an exact host name (`api.example.com`, an IPv4 address) or `*.suffix` (any host under it). */
+export const HOST_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
+/** Who may save a graph that uses a secret (and so whose saved graphs get it at run time). */
+export const SecretUsableBy = z
+  .enum(['admins', 'editors'])
+  .meta({ description: 'admins: graphs saved by a workspace admin; editors: also by an editor of the pathway' });
+
 export const SecretPutBody = z
   .strictObject({
     value: z
       .string()
       .min(1, 'must not be empty')
       .refine((v) => Buffer.byteLength(v) <= 16 * 1024, 'must be at most 16 KiB'),
+    allowed_hosts: z
+      .array(
+        z
+          .string()
+          .max(253)
+          .transform((h) => h.toLowerCase())
+          .refine((h) => HOST_PATTERN.test(h), 'must be a host name (api.example.com) or *.suffix (*.example.com)'),
+      )
+      .max(20)
+      .optional()
+      .meta({ description: 'the only hosts a request carrying the secret may go to (absent: any the guard allows)' }),
+    usable_by: SecretUsableBy.default('admins'),
   })
   .meta({ id: 'SecretPutBody' });
 
@@ -20,6 +39,8 @@ export const Secret = z
   .object({
     name: z.string(),
     created_by: z.string().nullable(),
+    allowed_hosts: z.array(z.string()).nullable(),
+    usable_by: SecretUsableBy,
     created_at: z.string(),
     updated_at: z.string(),
   })

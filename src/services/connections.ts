@@ -72,9 +72,25 @@ export function createConnectionService(d: {
     if (i.per === 'workspace') return 'workspace';
     return scope.userId ?? (scope.apiKeyId ? `key:${scope.apiKeyId}` : null);
   }
+  /** Whether the operator lets integrations name this environment variable (OAUTH_CLIENT_SECRET_ENVS). */
+  const envAllowed = (name: string) => config.OAUTH_CLIENT_SECRET_ENVS.includes(name);
+  /**
+   * The client secret a token request sends: the sealed one, or an environment variable the operator
+   * allowlisted. A stored name that is not (any more) on the list is never read: checked here, at use,
+   * as well as when the integration is saved.
+   */
   function clientSecret(i: IntegrationDoc): string | null {
     if (i.clientSecretSealed) return box.open(i.clientSecretSealed);
-    if (i.clientSecretEnv) return (d.env ?? process.env)[i.clientSecretEnv] ?? null;
+    if (i.clientSecretEnv) {
+      if (!envAllowed(i.clientSecretEnv)) {
+        d.log?.warn(
+          { workspaceId: i.workspaceId, integrationId: i.integrationId },
+          'integration names a client_secret_env that is not in OAUTH_CLIENT_SECRET_ENVS: no client secret sent',
+        );
+        return null;
+      }
+      return (d.env ?? process.env)[i.clientSecretEnv] ?? null;
+    }
     return null;
   }
 
@@ -201,6 +217,10 @@ export function createConnectionService(d: {
     async putIntegration(scope: Scope, body: IntegrationBody): Promise<IntegrationDoc> {
       if (body.client_secret && body.client_secret_env)
         throw validationError('send client_secret or client_secret_env, not both');
+      if (body.client_secret_env && !envAllowed(body.client_secret_env))
+        throw validationError(
+          `client_secret_env: ${body.client_secret_env} is not an environment variable the operator allows for client secrets (OAUTH_CLIENT_SECRET_ENVS); send client_secret instead`,
+        );
       // The URLs the platform calls later (the token endpoint, the MCP server) and the one it sends browsers to.
       await guard.checkSaved(body.authorization_endpoint, 'authorization_endpoint');
       await guard.checkSaved(body.token_endpoint, 'token_endpoint');
@@ -221,7 +241,11 @@ export function createConnectionService(d: {
           : body.client_secret_env
             ? null
             : (existing?.clientSecretSealed ?? null),
-        clientSecretEnv: body.client_secret_env ?? (body.client_secret ? null : (existing?.clientSecretEnv ?? null)),
+        clientSecretEnv:
+          body.client_secret_env ??
+          (body.client_secret || !existing?.clientSecretEnv || !envAllowed(existing.clientSecretEnv)
+            ? null
+            : existing.clientSecretEnv),
         per: body.per,
         mcpServerUrl: body.mcp_server_url ?? null,
         createdAt: existing?.createdAt ?? now,

@@ -87,9 +87,16 @@ export function createServices(deps: Deps) {
     neurons,
     events,
     guard,
+    integrations: deps.repos.connections.integration,
   });
   const skills = createSkillService({ repo: deps.repos.skills, workspaces: deps.repos.workspaces, events });
-  const pathways = createPathwayService({ repo: deps.repos.pathways, receptors, events, guard });
+  const pathways = createPathwayService({
+    repo: deps.repos.pathways,
+    receptors,
+    events,
+    guard,
+    credentials: { policies: deps.repos.secrets.policies, integration: deps.repos.connections.integration },
+  });
   const models = createModelRegistry({
     // A bare model name goes to OpenAI-compatible when one is configured, else to the offline model.
     defaultProvider: c.OPENAI_BASE_URL || c.OPENAI_API_KEY ? 'openai' : 'local',
@@ -144,6 +151,12 @@ export function createServices(deps: Deps) {
     }),
     secrets,
     connections,
+    // The job's pathway and pinned version say whose graph it is (an inline graph: the run's caller).
+    saverOf: async (call) => {
+      const job = await jobs.repoFind(call.jobId);
+      if (!job || job.workspaceId !== call.scope.workspaceId) return { userId: null, admin: false, editor: false };
+      return pathways.graphSaver(call.scope, job.pathwayId ?? null, job.pathwayVersion ?? null);
+    },
   });
   // An invoke's first model turn starts in the API; the run's workflow adopts it (first-turns.ts).
   const firstTurns = createFirstTurns({ redis: deps.redis, prefix: c.REDIS_PREFIX, log: deps.log });

@@ -1,7 +1,16 @@
 import { AppError } from '../errors.js';
 import { JSON_MAX_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { HttpNodeData } from '../pathways/graph.js';
-import { templateExpressions } from '../pathways/expressions.js';
+import {
+  connectionRefusal,
+  credentialInOrigin,
+  hostAllowed,
+  leaves,
+  referencedNames,
+  secretRefusal,
+  splitOrigin,
+  type GraphSaver,
+} from '../pathways/credentials.js';
 import { OutboundBlocked, type Guard } from '../net/guard.js';
 import type { RunScope } from '../temporal/definitions.js';
 import { renderTemplate } from './pathway-runs.js';
@@ -67,33 +76,37 @@ export class HttpNodeFailure extends Error {
   }
 }
 
-const SECRET_REF = /\bsecrets\.(?:`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*))/g;
-const CONNECTION_REF = /\bconnections\.(?:`([^`]+)`|([A-Za-z0-9_]+))/g;
+export { referencedNames };
 
-/** The names a set of templates reads under `secrets.` and `connections.` (`secrets.NAME`, ``connections.`my-id` ``). */
-export function referencedNames(templates: string[]): { secrets: string[]; connections: string[] } {
-  const secrets = new Set<string>();
-  const connections = new Set<string>();
-  for (const t of templates)
-    for (const expr of templateExpressions(t)) {
-      for (const m of expr.matchAll(SECRET_REF)) secrets.add(m[1] ?? m[2]);
-      for (const m of expr.matchAll(CONNECTION_REF)) connections.add(m[1] ?? m[2]);
-    }
-  return { secrets: [...secrets], connections: [...connections] };
-}
+/** The forms a value takes in what the platform itself writes: as is, URL-encoded (both ways), JSON-escaped. */
+const writtenForms = (v: string): string[] => [
+  v,
+  encodeURIComponent(v),
+  encodeURI(v),
+  new URLSearchParams({ v }).toString().slice(2),
+  JSON.stringify(v).slice(1, -1),
+  JSON.stringify(JSON.stringify(v)).slice(2, -2),
+];
 
-/** Replaces every occurrence of the given values (as written, URL-encoded and JSON-escaped) with REDACTED. */
+/**
+ * Replaces every occurrence of the given values with REDACTED: as written, URL-encoded, form-encoded
+ * and JSON-escaped (once or twice, as an error message quoting a JSON body has it), and any of
+ * these in any letter case (a URL's host is lowercased, error texts quote it): defence in depth
+ * behind the rules of src/pathways/credentials.ts, which keep secrets out of hosts in the first place.
+ */
 export function redactor(values: string[]): (s: string) => string {
   const forms = [
     ...new Set(
       values
         .filter((v) => v.length > 0)
-        .flatMap((v) => [v, encodeURIComponent(v), JSON.stringify(v).slice(1, -1)])
+        .flatMap(writtenForms)
         .filter((v) => v.length > 0),
     ),
   ].sort((a, b) => b.length - a.length);
   if (!forms.length) return (s) => s;
-  return (s) => forms.reduce((acc, f) => acc.split(f).join(REDACTED), s);
+  const escape = (f: string) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const any = new RegExp(forms.map(escape).join('|'), 'gi');
+  return (s) => s.replace(any, REDACTED);
 }
 
 /** `value` with `fn` applied to every string in it (keys included). */
@@ -103,14 +116,6 @@ function mapStrings(value: unknown, fn: (s: string) => string): unknown {
   if (typeof value === 'object' && value !== null)
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [fn(k), mapStrings(v, fn)]));
   return value;
-}
-
-/** Every template string of a JSON value (the body's string leaves). */
-function leaves(value: unknown): string[] {
-  if (typeof value === 'string') return [value];
-  if (Array.isArray(value)) return value.flatMap(leaves);
-  if (typeof value === 'object' && value !== null) return Object.values(value).flatMap(leaves);
-  return [];
 }
 
 /** Renders every string leaf of a JSON value as a template. */
@@ -128,33 +133,104 @@ const isJson = (contentType: string) => /^application\/(?:[\w.+-]+\+)?json\b/i.t
 /** Statuses worth another attempt: the server may answer differently later. */
 const retryableStatus = (s: number) => s === 408 || s === 425 || s === 429 || s >= 500;
 
-export function createPathwayHttpService(d: { guard: Guard; secrets: SecretService; connections: ConnectionService }) {
-  /** The plain values of the secrets and connection tokens the templates name (a missing one fails the node). */
-  async function credentials(call: HttpNodeCall, templates: string[]) {
+/**
+ * The node's URL: its origin (scheme, user info, host, port) rendered over the run's data alone,
+ * never over secrets or connections, and the rest over everything. The rendered origin must be the
+ * URL's whole origin (a path part cannot make a host of its own).
+ */
+async function renderUrl(
+  template: string,
+  plain: Record<string, unknown>,
+  full: Record<string, unknown>,
+): Promise<string> {
+  const { origin, rest } = splitOrigin(template);
+  const head = await renderTemplate(origin, { ...plain, secrets: {}, connections: {} });
+  const url = head + (rest ? await renderTemplate(rest, full) : '');
+  const parse = (u: string) => {
+    try {
+      return new URL(u);
+    } catch {
+      return null;
+    }
+  };
+  const a = parse(url);
+  const b = parse(rest ? `${head}/` : url);
+  if (
+    !a ||
+    !b ||
+    a.protocol !== b.protocol ||
+    a.host !== b.host ||
+    a.username !== b.username ||
+    a.password !== b.password
+  )
+    throw new HttpNodeFailure(
+      "invalid url: the scheme and host must come before the URL's first /, ? or # (secrets never reach them)",
+      'HTTP_TEMPLATE',
+      false,
+    );
+  return url;
+}
+
+/** What a node's credentials are: the plain values, and the hosts each secret may be sent to. */
+interface Credentials {
+  secrets: Map<string, string>;
+  connections: Map<string, string>;
+  /** Per secret with allowed_hosts: the hosts it may go to. */
+  hosts: Map<string, string[]>;
+}
+
+export function createPathwayHttpService(d: {
+  guard: Guard;
+  secrets: SecretService;
+  connections: ConnectionService;
+  /** Who saved the graph a run's job runs (the version pinned at start; an inline graph: the run's caller). */
+  saverOf: (call: HttpNodeCall) => Promise<GraphSaver>;
+}) {
+  const refuse = (message: string) => new HttpNodeFailure(message, 'HTTP_SECRET', false);
+  /**
+   * The plain values of the secrets and connection tokens the templates name, each only when the
+   * graph's saver may use it under its current policy (src/pathways/credentials.ts); a missing or
+   * refused one fails the node before any request, with a reason that holds no value.
+   */
+  async function credentials(call: HttpNodeCall, urlTemplate: string, templates: string[]): Promise<Credentials> {
     const refs = referencedNames(templates);
-    const secrets = refs.secrets.length
-      ? await d.secrets.reveal(call.scope.workspaceId, refs.secrets)
-      : new Map<string, string>();
-    const missing = refs.secrets.filter((n) => !secrets.has(n));
+    const none: Credentials = { secrets: new Map(), connections: new Map(), hosts: new Map() };
+    if (!refs.secrets.length && !refs.connections.length) return none;
+    if (credentialInOrigin(urlTemplate))
+      throw refuse("a secret or connection may not be used in the URL's scheme, host or port");
+    const workspaceId = call.scope.workspaceId;
+    const saver = await d.saverOf(call);
+    const policies = refs.secrets.length ? await d.secrets.policies(workspaceId, refs.secrets) : new Map();
+    const missing = refs.secrets.filter((n) => !policies.has(n));
     if (missing.length)
-      throw new HttpNodeFailure(
+      throw refuse(
         `secret ${missing.map((n) => `"${n}"`).join(', ')} is not set in this workspace (PUT /v1/secrets/NAME)`,
-        'HTTP_SECRET',
-        false,
+      );
+    const hosts = new Map<string, string[]>();
+    for (const [name, policy] of policies) {
+      const why = secretRefusal(name, policy, saver);
+      if (why) throw refuse(why);
+      if (policy.allowedHosts?.length) hosts.set(name, policy.allowedHosts);
+    }
+    for (const id of refs.connections) {
+      const i = await d.connections.integration(workspaceId, id);
+      const why = i && connectionRefusal(id, i, saver, call.scope.userId);
+      if (why) throw refuse(why);
+    }
+    const secrets = refs.secrets.length ? await d.secrets.reveal(workspaceId, refs.secrets) : new Map<string, string>();
+    const gone = refs.secrets.filter((n) => !secrets.has(n));
+    if (gone.length)
+      throw refuse(
+        `secret ${gone.map((n) => `"${n}"`).join(', ')} is not set in this workspace (PUT /v1/secrets/NAME)`,
       );
     const connections = new Map<string, string>();
-    const who = { workspaceId: call.scope.workspaceId, userId: call.scope.userId, apiKeyId: call.scope.apiKeyId };
+    const who = { workspaceId, userId: call.scope.userId, apiKeyId: call.scope.apiKeyId };
     for (const id of refs.connections) {
       const token = await d.connections.tokenFor(who, id);
-      if (!token)
-        throw new HttpNodeFailure(
-          `connection "${id}": the run's caller has no connection to this integration`,
-          'HTTP_SECRET',
-          false,
-        );
+      if (!token) throw refuse(`connection "${id}": the run's caller has no connection to this integration`);
       connections.set(id, token);
     }
-    return { secrets, connections };
+    return { secrets, connections, hosts };
   }
 
   async function request(call: HttpNodeCall): Promise<HttpNodeResult> {
@@ -164,7 +240,7 @@ export function createPathwayHttpService(d: { guard: Guard; secrets: SecretServi
     const data = parsed.data;
     const headerTemplates = Object.entries(data.headers ?? {});
     const templates = [data.url, ...headerTemplates.map(([, v]) => v), ...leaves(data.body)];
-    const creds = await credentials(call, templates);
+    const creds = await credentials(call, data.url, templates);
     const redact = redactor([...creds.secrets.values(), ...creds.connections.values()]);
     try {
       return await send(call, data, headerTemplates, creds, redact);
@@ -186,7 +262,7 @@ export function createPathwayHttpService(d: { guard: Guard; secrets: SecretServi
     call: HttpNodeCall,
     data: HttpNodeData,
     headerTemplates: [string, string][],
-    creds: { secrets: Map<string, string>; connections: Map<string, string> },
+    creds: Credentials,
     redact: (s: string) => string,
   ): Promise<HttpNodeResult> {
     const context = {
@@ -194,7 +270,15 @@ export function createPathwayHttpService(d: { guard: Guard; secrets: SecretServi
       secrets: Object.fromEntries(creds.secrets),
       connections: Object.fromEntries(creds.connections),
     };
-    const url = await renderTemplate(data.url, context);
+    const carries = creds.secrets.size + creds.connections.size > 0;
+    // Without a secret or token there is nothing to keep out of the host: the URL renders as a whole.
+    const url = carries ? await renderUrl(data.url, call.context, context) : await renderTemplate(data.url, context);
+    if (carries) {
+      const host = new URL(url).hostname;
+      for (const [name, allowed] of creds.hosts)
+        if (!hostAllowed(host, allowed))
+          throw refuse(`secret "${name}" may not be sent to ${host}: its allowed_hosts are ${allowed.join(', ')}`);
+    }
     const headers: Record<string, string> = {};
     for (const [name, template] of headerTemplates)
       headers[name.toLowerCase()] = await renderTemplate(template, context);
@@ -209,7 +293,14 @@ export function createPathwayHttpService(d: { guard: Guard; secrets: SecretServi
       headers['content-type'] ??= 'application/json';
     }
     const res = await d.guard
-      .fetch(url, { method: data.method, headers, body, signal: AbortSignal.timeout(data.timeout_ms) })
+      .fetch(url, {
+        method: data.method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(data.timeout_ms),
+        // A request that carries a secret or a token goes to the host it was checked for, not where a redirect says.
+        ...(carries ? { redirect: 'error' as const } : {}),
+      })
       .catch((e: unknown) => {
         if ((e as { name?: string }).name === 'TimeoutError' || (e as { name?: string }).name === 'AbortError')
           throw new HttpNodeFailure(`no answer within ${data.timeout_ms} ms`, 'HTTP_TIMEOUT', true);

@@ -19,6 +19,17 @@ import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import { compileGraph, type CompileResult } from '../pathways/compile.js';
 import type { Guard } from '../net/guard.js';
 import { isIndexGraph } from '../pathways/graph.js';
+import {
+  connectionRefusal,
+  credentialInOrigin,
+  httpNodesOf,
+  httpTemplates,
+  referencedNames,
+  secretRefusal,
+  type ConnectionUse,
+  type GraphSaver,
+  type SecretUsePolicy,
+} from '../pathways/credentials.js';
 import { validateGraph, type ValidationResult } from '../pathways/validate.js';
 import type {
   ParticipantCreateBody,
@@ -85,17 +96,27 @@ export interface PathwayReceptorHooks {
   registerTarget(kind: 'pathway', t: ReceptorTarget): void;
 }
 
+/** What a graph's secrets and connections are checked against when it is saved (src/pathways/credentials.ts). */
+export interface CredentialLookup {
+  /** The use policies of the named secrets that exist. */
+  policies(workspaceId: string, names: string[]): Promise<Map<string, SecretUsePolicy>>;
+  /** The integration of that id (null: not configured). */
+  integration(workspaceId: string, integrationId: string): Promise<ConnectionUse | null>;
+}
+
 export function createPathwayService({
   repo,
   receptors,
   events,
   guard,
+  credentials,
 }: {
   repo: PathwayRepo;
   receptors: PathwayReceptorHooks;
   events: ResourceEvents;
   /** The outbound guard: an http node's literal URL is checked when the graph is saved (and at each call). */
   guard: Pick<Guard, 'checkSaved'>;
+  credentials: CredentialLookup;
 }) {
   const ref = (d: { _id: string; brainId: string; name: string; latestVersion: number }) => ({
     kind: 'pathway' as const,
@@ -174,6 +195,66 @@ export function createPathwayService({
     }
   }
 
+  /** The caller as the saver of a graph (a saver is an editor: saving needs that role). */
+  const saverFrom = (scope: Scope): GraphSaver => ({
+    userId: actor(scope),
+    admin: scope.credential === 'system' || hasRole(scope, 'workspace_admin'),
+    editor: true,
+  });
+
+  /**
+   * A graph's secrets and connections are the saver's privilege (docs/pathways.md, "Secrets"): 400
+   * when one is used in a URL's scheme, host or port; 403 naming it when the caller may not use it.
+   * A secret not set yet is not checked here (its run is, once it exists).
+   */
+  async function checkCredentials(scope: Scope, graph: unknown): Promise<void> {
+    const nodes = httpNodesOf(graph);
+    if (!nodes.length) return;
+    for (const n of nodes)
+      if (typeof n.data.url === 'string' && credentialInOrigin(n.data.url))
+        throw validationError(
+          `pathway_graph: node ${n.id}: a secret or connection may not be used in the URL's scheme, host or port`,
+        );
+    const refs = referencedNames(nodes.flatMap((n) => httpTemplates(n.data)));
+    const saver = saverFrom(scope);
+    if (saver.admin) return;
+    for (const [name, policy] of await credentials.policies(scope.workspaceId, refs.secrets)) {
+      const why = secretRefusal(name, policy, saver);
+      if (why) throw forbidden(why);
+    }
+    for (const id of refs.connections) {
+      const i = await credentials.integration(scope.workspaceId, id);
+      const why = i && connectionRefusal(id, i, saver);
+      if (why) throw forbidden(why);
+    }
+  }
+
+  /** Who saved the graph a run runs: the pinned version's saver (null: the head's); an inline graph's is its caller. */
+  async function graphSaver(
+    scope: { workspaceId: string; userId: string | null; apiKeyId: string | null; roles: string[]; credential: string },
+    pathwayId: string | null,
+    version: number | null,
+  ): Promise<GraphSaver> {
+    if (!pathwayId) {
+      // An inline graph is saved by no one: it runs as its caller sent it, and no pathway makes them an editor.
+      const admin =
+        scope.credential === 'system' || scope.roles.some((r) => r === 'workspace_admin' || r === 'core_admin');
+      return { userId: scope.userId ?? scope.apiKeyId, admin, editor: false };
+    }
+    const found = await repo.findVersion(scope.workspaceId, pathwayId, version ?? -1);
+    const head = found?.head;
+    const entry =
+      found?.entry ??
+      (head && (version === null || version === head.latestVersion)
+        ? { savedBy: head.graphSavedBy, savedByAdmin: head.graphSavedByAdmin }
+        : null);
+    const userId = entry?.savedBy ?? null;
+    const admin = entry?.savedByAdmin ?? false;
+    const role =
+      userId && !admin ? (await repo.findParticipantByUser(scope.workspaceId, pathwayId, userId))?.role : null;
+    return { userId, admin, editor: admin || role === 'editor' || role === 'owner' };
+  }
+
   /** 400 unless `graph` is a valid id-based graph whose neurons exist in the pathway's workspace and brain. */
   async function checkGraph(scope: Scope, brainId: string, graph: unknown, selfId?: string): Promise<void> {
     if (isIndexGraph(graph) && graph.nodes.length > 0) {
@@ -208,6 +289,9 @@ export function createPathwayService({
   const service = {
     neuronIdsFor,
     pathwayIdsFor,
+    graphSaver,
+    /** 403/400 unless the caller may use every secret and connection the graph's http nodes name (an inline run's start). */
+    checkCredentials,
     /** 403 unless the caller's role on the pathway covers `need` (for services that change what a pathway owns, like its receptor). */
     assertRole: requireRole,
 
@@ -251,6 +335,8 @@ export function createPathwayService({
       const graph = bounded(body.pathway_graph ?? EMPTY_GRAPH, 'pathway_graph', PATHWAY_GRAPH_MAX_BYTES);
       const design = bounded(body.pathway_data ?? null, 'pathway_data', PATHWAY_DATA_MAX_BYTES);
       await checkGraph(scope, scope.brainId, graph);
+      await checkCredentials(scope, graph);
+      const saver = saverFrom(scope);
       const now = new Date();
       const doc: Pathway = {
         _id: randomUUID(),
@@ -263,6 +349,8 @@ export function createPathwayService({
         design,
         isActive: body.is_active,
         latestVersion: 1,
+        graphSavedBy: saver.userId,
+        graphSavedByAdmin: saver.admin,
         createdBy: actor(scope),
         createdAt: now,
         updatedAt: now,
@@ -300,12 +388,19 @@ export function createPathwayService({
         body.pathway_data === undefined
           ? undefined
           : bounded(body.pathway_data, 'pathway_data', PATHWAY_DATA_MAX_BYTES);
-      if (graph !== undefined && !sameStored(graph, current.graph)) await checkGraph(scope, current.brainId, graph, id);
+      if (graph !== undefined && !sameStored(graph, current.graph)) {
+        await checkGraph(scope, current.brainId, graph, id);
+        await checkCredentials(scope, graph);
+      }
+      const saver = saverFrom(scope);
       const updated = await commit(scope, id, (doc) => {
         const set: PathwayChange = {};
         const changed: string[] = [];
         if (graph !== undefined && !sameStored(graph, doc.graph)) {
           set.graph = graph;
+          // The graph is now this caller's: its secrets are checked against them when it runs.
+          set.graphSavedBy = saver.userId;
+          set.graphSavedByAdmin = saver.admin;
           changed.push('graph');
         }
         if (body.name !== undefined && body.name !== doc.name) {
@@ -359,10 +454,18 @@ export function createPathwayService({
         throw forbidden('workspace_id does not match the credential');
       await head(scope, id);
       await requireRole(scope, id, 'editor', 'Promoting a pathway version');
-      return commit(scope, id, (_head, kept) => {
-        const entry = kept(version);
+      // Promoting saves that graph again, as the caller: its secrets and connections are theirs to use.
+      const kept = (await repo.findVersion(scope.workspaceId, id, version))?.entry;
+      if (!kept) throw notFound('Pathway version');
+      await checkCredentials(scope, kept.graph);
+      const saver = saverFrom(scope);
+      return commit(scope, id, (_head, keptNow) => {
+        const entry = keptNow(version);
         if (!entry) throw notFound('Pathway version');
-        return { set: { graph: entry.graph }, note: `promoted from v${version}` };
+        return {
+          set: { graph: entry.graph, graphSavedBy: saver.userId, graphSavedByAdmin: saver.admin },
+          note: `promoted from v${version}`,
+        };
       });
     },
 

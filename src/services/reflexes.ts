@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { NeuronReflexDoc, Reflex, ReflexChange, ReflexRepo, ReflexToolSet } from '../db/reflexes.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { conflict, notFound, validationError } from '../errors.js';
+import { conflict, forbidden, notFound, validationError } from '../errors.js';
+import { connectionRefusal, type ConnectionUse, type GraphSaver } from '../pathways/credentials.js';
 import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from '../schemas/reflexes.js';
-import type { Scope } from '../scope.js';
+import { hasRole, type Scope } from '../scope.js';
 import type { Guard } from '../net/guard.js';
 import { HttpToolDefs } from '../tools/remote.js';
 import type { ResourceEvents } from './resource-events.js';
@@ -73,19 +74,49 @@ const toToolSets = (tools: { integration_id: string; tools: string[] }[]): Refle
   tools.map((t) => ({ integrationId: t.integration_id, tools: t.tools }));
 
 /** Reflexes (tool bundles) and their assignment to neurons. */
+/**
+ * The integration a reflex's own server or HTTP tools are called with (metadata.integration_id):
+ * its token goes where the reflex's author chose, so it is their privilege (src/pathways/credentials.ts).
+ */
+export const metadataIntegration = (metadata: Record<string, unknown>): string | undefined =>
+  typeof metadata.integration_id === 'string' ? metadata.integration_id : undefined;
+
+/** Whose privilege a reflex's connection use is: its last saver's (null: saved before savers were recorded). */
+export const reflexSaver = (r: Pick<Reflex, 'savedBy' | 'savedByAdmin'>): GraphSaver => ({
+  userId: r.savedBy ?? null,
+  admin: r.savedByAdmin ?? false,
+  editor: false,
+});
+
 export function createReflexService({
   repo,
   workspaces,
   neurons,
   events,
   guard,
+  integrations,
 }: {
   repo: ReflexRepo;
   workspaces: WorkspaceRepo;
   neurons: NeuronService;
   events: ResourceEvents;
   guard: Pick<Guard, 'checkSaved'>;
+  /** The workspace's integration of that id (null: not configured). */
+  integrations: (workspaceId: string, integrationId: string) => Promise<ConnectionUse | null>;
 }) {
+  /** The caller as a reflex's saver. */
+  const saverFrom = (scope: Scope): GraphSaver => ({
+    userId: actor(scope),
+    admin: scope.credential === 'system' || hasRole(scope, 'workspace_admin'),
+    editor: false,
+  });
+  /** 403 naming the integration when the caller may not send its token where the reflex's metadata says. */
+  async function checkConnectionUse(scope: Scope, metadata: Record<string, unknown>): Promise<void> {
+    const id = metadataIntegration(metadata);
+    const i = id ? await integrations(scope.workspaceId, id) : null;
+    const why = id && i && connectionRefusal(id, i, saverFrom(scope));
+    if (why) throw forbidden(`metadata.integration_id: ${why.replace(/graph/g, 'reflex')}`);
+  }
   const ref = (d: Reflex) => ({ kind: 'reflex' as const, id: d._id, brain_id: d.brainId, name: d.name });
   async function get(scope: Scope, id: string): Promise<Reflex> {
     const doc = await repo.findById(scope.workspaceId, id);
@@ -118,6 +149,8 @@ export function createReflexService({
       const tools = toToolSets(body.tools);
       assertImplementation(tools, body.metadata);
       await checkReflexUrls(guard, body.metadata);
+      await checkConnectionUse(scope, body.metadata);
+      const saver = saverFrom(scope);
       const now = new Date();
       const doc: Reflex = {
         _id: randomUUID(),
@@ -130,6 +163,8 @@ export function createReflexService({
         metadata: body.metadata,
         isActive: body.is_active,
         scope: body.scope,
+        savedBy: saver.userId,
+        savedByAdmin: saver.admin,
         createdBy: actor(scope),
         createdAt: now,
         updatedAt: now,
@@ -147,7 +182,12 @@ export function createReflexService({
       const metadata = body.metadata ?? doc.metadata;
       assertImplementation(tools, metadata);
       if (body.metadata !== undefined) await checkReflexUrls(guard, metadata);
+      // New tools or metadata are the caller's: the connection their metadata names is checked against them.
+      const resaved = body.tools !== undefined || body.metadata !== undefined;
+      if (resaved) await checkConnectionUse(scope, metadata);
+      const saver = saverFrom(scope);
       const set: ReflexChange = {
+        ...(resaved ? { savedBy: saver.userId, savedByAdmin: saver.admin } : {}),
         ...(body.name !== undefined ? { name: body.name } : {}),
         ...(body.description !== undefined ? { description: body.description } : {}),
         ...(body.tools !== undefined ? { tools } : {}),

@@ -1,5 +1,5 @@
 import type { SecretBox } from '../crypto/secrets.js';
-import type { SecretMeta, SecretRepo } from '../db/secrets.js';
+import type { SecretMeta, SecretPolicy, SecretRepo } from '../db/secrets.js';
 import { notFound, validationError } from '../errors.js';
 import type { Scope } from '../scope.js';
 
@@ -20,10 +20,27 @@ export function createSecretService(d: { repo: SecretRepo; box: SecretBox }) {
       throw validationError(`name: "${name}" is not a secret name (a letter or _, then letters, digits or _; ≤ 64)`);
   };
   return {
-    async put(scope: Scope, name: string, value: string): Promise<{ secret: SecretMeta; created: boolean }> {
+    /** Creates or replaces the secret: its value and its use policy (PUT replaces both). */
+    async put(
+      scope: Scope,
+      name: string,
+      value: string,
+      policy: SecretPolicy = { allowedHosts: null, usableBy: 'admins' },
+    ): Promise<{ secret: SecretMeta; created: boolean }> {
       checkName(name);
-      return repo.put(scope.workspaceId, name, { sealed: box.seal(value), keyId: box.keyId, by: scope.userId ?? null });
+      return repo.put(scope.workspaceId, name, {
+        sealed: box.seal(value),
+        keyId: box.keyId,
+        by: scope.userId ?? null,
+        policy: {
+          allowedHosts: policy.allowedHosts?.length ? [...new Set(policy.allowedHosts)] : null,
+          usableBy: policy.usableBy,
+        },
+      });
     },
+    /** The use policies of the named secrets that exist (checked when a graph is saved and when it runs). */
+    policies: (workspaceId: string, names: string[]): Promise<Map<string, SecretPolicy>> =>
+      repo.policies(workspaceId, names),
     list: (scope: Scope): Promise<SecretMeta[]> => repo.list(scope.workspaceId),
     async remove(scope: Scope, name: string): Promise<void> {
       if (!(await repo.remove(scope.workspaceId, name))) throw notFound('Secret');

@@ -16,6 +16,7 @@ import {
   type HttpNodeCall,
 } from '../../src/services/pathway-http.js';
 import type { SecretService } from '../../src/services/secrets.js';
+import { credentialInOrigin, hostAllowed, splitOrigin } from '../../src/pathways/credentials.js';
 
 describe('referencedNames and redactor', () => {
   it('finds secrets.NAME and connections.ID (backticks for ids with dashes) inside placeholders only', () => {
@@ -32,6 +33,45 @@ describe('referencedNames and redactor', () => {
     const r = redactor(['a b"c', '']);
     expect(r('x a b"c y a%20b%22c z a b\\"c')).toBe('x [redacted] y [redacted] z [redacted]');
     expect(redactor([])('unchanged')).toBe('unchanged');
+  });
+
+  it('redacts the forms the platform writes: lowercased (a URL host), form-encoded, JSON-escaped twice', () => {
+    const r = redactor(['SeCrEt Value/1"']);
+    expect(r('getaddrinfo ENOTFOUND secret value/1" x')).toBe('getaddrinfo ENOTFOUND [redacted] x');
+    expect(r('q=SeCrEt+Value%2F1%22')).toBe('q=[redacted]');
+    expect(r(JSON.stringify(JSON.stringify({ v: 'SeCrEt Value/1"' })))).not.toContain('SeCrEt');
+  });
+});
+
+describe('the URL origin and allowed hosts (src/pathways/credentials.ts)', () => {
+  it('cuts a URL template where its origin ends', () => {
+    expect(splitOrigin('https://api.x.com/a/{{ secrets.K }}')).toEqual({
+      origin: 'https://api.x.com',
+      rest: '/a/{{ secrets.K }}',
+    });
+    expect(splitOrigin('https://{{ secrets.K }}.evil.com/p').origin).toBe('https://{{ secrets.K }}.evil.com');
+    expect(splitOrigin('{{ input.base }}/v1?k={{ secrets.K }}')).toEqual({
+      origin: '{{ input.base }}',
+      rest: '/v1?k={{ secrets.K }}',
+    });
+    expect(splitOrigin('https://a.com?x={{ secrets.K }}').origin).toBe('https://a.com');
+    expect(splitOrigin('https://a.com\\{{ secrets.K }}').origin).toBe('https://a.com');
+  });
+
+  it('finds a secret or connection in the scheme, user info, host or port, however it is written', () => {
+    expect(credentialInOrigin('https://{{ secrets.K }}.evil.com/')).toBe(true);
+    expect(credentialInOrigin('https://h:{{ $string($lookup($, "secr" & "ets")) }}/')).toBe(false);
+    expect(credentialInOrigin('https://x.com:{{ $keys($.secrets)[0] }}/')).toBe(true);
+    expect(credentialInOrigin('{{ "https://" & connections.crm }}/x')).toBe(true);
+    expect(credentialInOrigin('https://api.x.com/{{ secrets.K }}')).toBe(false);
+  });
+
+  it('matches hosts exactly or under a *.suffix', () => {
+    expect(hostAllowed('api.example.com', ['api.example.com'])).toBe(true);
+    expect(hostAllowed('API.example.com', ['*.example.com'])).toBe(true);
+    expect(hostAllowed('example.com', ['*.example.com'])).toBe(false);
+    expect(hostAllowed('evilexample.com', ['*.example.com'])).toBe(false);
+    expect(hostAllowed('api.example.com.evil.io', ['api.example.com'])).toBe(false);
   });
 });
 
@@ -57,11 +97,19 @@ describe('pathway http service', () => {
   const secrets = {
     reveal: async (_ws: string, names: string[]) =>
       new Map(names.filter((n) => n === 'TOKEN').map((n) => [n, 'secret-value'] as const)),
+    policies: async (_ws: string, names: string[]) =>
+      new Map(names.filter((n) => n === 'TOKEN').map((n) => [n, { allowedHosts: null, usableBy: 'admins' }] as const)),
   } as unknown as SecretService;
   const connections = {
+    integration: async (_ws: string, id: string) => (id === 'crm' ? { per: 'user' } : null),
     tokenFor: async (_who: unknown, id: string) => (id === 'crm' ? 'oauth-token' : null),
   } as unknown as ConnectionService;
-  const service = createPathwayHttpService({ guard: createGuard({ allowHosts: ['127.0.0.1'] }), secrets, connections });
+  const service = createPathwayHttpService({
+    guard: createGuard({ allowHosts: ['127.0.0.1'] }),
+    secrets,
+    connections,
+    saverOf: async () => ({ userId: 'u', admin: true, editor: true }),
+  });
   const call = (data: Record<string, unknown>): HttpNodeCall => ({
     scope: { workspaceId: 'ws', userId: 'u', apiKeyId: null, roles: [], credential: 'jwt' },
     jobId: 'job-1',

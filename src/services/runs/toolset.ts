@@ -4,6 +4,8 @@ import type { Scope } from '../../scope.js';
 import type { NeuronRunInput } from '../../temporal/definitions.js';
 import { BUILTIN_TOOLS } from '../../tools/builtin.js';
 import { HttpToolDefs, type ToolBinding } from '../../tools/remote.js';
+import { connectionRefusal } from '../../pathways/credentials.js';
+import { metadataIntegration, reflexSaver } from '../reflexes.js';
 import { MAX_DELEGATION_DEPTH, type PreparedRun, type RunDeps } from './shared.js';
 
 /** The tools a run offers its model, the sub-neurons its delegate_* tools run, and how each reflex tool is run. */
@@ -49,12 +51,19 @@ export async function toolsetOf(d: RunDeps, scope: Scope, input: NeuronRunInput,
     d.connections
       .tokenFor({ workspaceId: scope.workspaceId, userId: scope.userId, apiKeyId: scope.apiKeyId }, integrationId)
       .catch(() => null);
+  /** Whether a reflex's own server or HTTP tools may be called with the run's caller's connection to the integration. */
+  const mayUseConnection = async (r: Reflex, integrationId: string) => {
+    const i = await d.connections.integration(scope.workspaceId, integrationId);
+    const why = i && connectionRefusal(integrationId, i, reflexSaver(r), scope.userId);
+    if (why) d.log.warn({ reflexId: r._id, integrationId }, `reflex tools left out: ${why}`);
+    return !why;
+  };
   // The run's neuron was resolved in this scope (the invoke, the workflow's delegate, the pathway node).
   for (const r of await d.reflexes.forNeuron(scope, input.neuronId, { resolved: true })) {
     if (!r.isActive) continue;
     const meta = r.metadata ?? {};
     if (typeof meta.handler === 'string') names.add(meta.handler);
-    await offerReflexTools(d, set, r, meta, tokenOf);
+    await offerReflexTools(d, set, r, meta, tokenOf, mayUseConnection);
     // Integration-backed tool sets (`tools: [{ integration_id, tools }]`): the named tools of the
     // integration's MCP server (all of them when the set names none), called with the connection's token.
     for (const s of r.tools) await offerIntegrationSet(d, set, scope, r, s, tokenOf);
@@ -75,8 +84,12 @@ async function offerReflexTools(
   r: Reflex,
   meta: Record<string, unknown>,
   tokenOf: (integrationId: string) => Promise<string | null>,
+  mayUseConnection: (r: Reflex, integrationId: string) => Promise<boolean>,
 ): Promise<void> {
-  const integrationId = typeof meta.integration_id === 'string' ? meta.integration_id : undefined;
+  const integrationId = metadataIntegration(meta);
+  // The token would go where the reflex's metadata says: only under its saver's privilege (a
+  // workspace connection: an admin's; a person's own: theirs). Otherwise the reflex offers nothing.
+  if (integrationId && !(await mayUseConnection(r, integrationId))) return;
   const auth = integrationId ? { integrationId } : {};
   const http = HttpToolDefs.safeParse(meta.http_tools ?? []);
   if (http.success)
