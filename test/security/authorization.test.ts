@@ -6,6 +6,14 @@ import type { RouteDef } from '../../api/route.js';
 import { buildWorkspace, useTestApp, type TestResponse } from '../support/app.js';
 
 /**
+ * Threat class: a credential reaching what its role, its pathway role or its workspace does not
+ * allow (docs/security.md). The attackers are a member of workspace A (a JWT with no roles and
+ * that user's own API key), a pathway participant below the route's resource role, an anonymous
+ * caller, a share link of another receptor, and the admin of workspace B.
+ *
+ * A NEW ROUTE CANNOT BE ADDED WITHOUT ITS ROW: the first test fails for every mounted route whose
+ * path parameters, query or body this file cannot fill — add its fixture here.
+ *
  * The authorization suite, generated from the mounted route table (docs/roles.md): every route
  * is checked from its own declaration (auth mode, route-level roles, per-resource role, path
  * parameters), so a route joins by being mounted. For each route:
