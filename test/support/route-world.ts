@@ -345,6 +345,9 @@ export function useRouteWorld(app: TestApp) {
       participantId: w.ids.participant,
       userId: w.ids.participantUser,
       workspace_id: w.ids.workspace,
+      // The public routes (auth none): a chat channel, and a token that names no intervention.
+      provider: 'slack',
+      token: `unknown-token-${w.ids.workspace}`,
     };
     let missing = false;
     const out = path.replace(/:(\w+)/g, (_, name: string) => {
@@ -463,6 +466,18 @@ export function useRouteWorld(app: TestApp) {
       'PATCH /v1/budgets/:id': { limit: 2_000_000 },
       'POST /v1/webhook-endpoints': { url: 'https://hooks.example.com/x', events: ['job.failed'] },
       'PATCH /v1/webhook-endpoints/:id': { description: 'changed' },
+      'POST /v1/public/interventions/:token/respond': { action: 'approve' },
+      'POST /v1/chat-webhooks/:provider': {
+        external_id: `authz-${randomUUID()}`,
+        event_id: randomUUID(),
+        message: 'm',
+      },
+      'POST /v1/internal/stimuli': {
+        workspace_id: w.a.workspaceId,
+        key: 'vault.asset.created',
+        event_id: randomUUID(),
+        payload: { a: 1 },
+      },
     };
     return bodies[`${def.method.toUpperCase()} ${def.path}`] ?? MISSING;
   }
