@@ -63,6 +63,21 @@ export default tseslint.config(
     },
   },
   {
+    // Server code (docs/security.md, "No lookup by request text"): `key in object` with a computed
+    // key also answers for Object.prototype's members (`constructor`, `toString`, `__proto__`).
+    files: ['api/**/*.ts', 'src/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'worker/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "BinaryExpression[operator='in'][left.type!='Literal']",
+          message:
+            '`key in object` also finds Object.prototype members (constructor, toString, __proto__…): use Object.hasOwn(object, key), a Map, or a zod enum',
+        },
+      ],
+    },
+  },
+  {
     // The console (docs/console.md): browser code under its own tsconfig (console/tsconfig.json), React's hook rules.
     files: ['console/**/*.{ts,tsx}'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
