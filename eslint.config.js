@@ -63,6 +63,21 @@ export default tseslint.config(
     },
   },
   {
+    // Server code (docs/security.md, "No lookup by request text"): `key in object` with a computed
+    // key also answers for Object.prototype's members (`constructor`, `toString`, `__proto__`).
+    files: ['api/**/*.ts', 'src/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'worker/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "BinaryExpression[operator='in'][left.type!='Literal']",
+          message:
+            '`key in object` also finds Object.prototype members (constructor, toString, __proto__…): use Object.hasOwn(object, key), a Map, or a zod enum',
+        },
+      ],
+    },
+  },
+  {
     // The console (docs/console.md): browser code under its own tsconfig (console/tsconfig.json), React's hook rules.
     files: ['console/**/*.{ts,tsx}'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
@@ -144,9 +159,9 @@ export default tseslint.config(
           })),
           patterns: [
             {
-              regex: '/src/(?!temporal/definitions|temporal/gated|pathways/walk)',
+              regex: '/src/(?!temporal/definitions|temporal/gated|pathways/walk|own\\.js)',
               message:
-                'workflows import only src/temporal/definitions, src/temporal/gated and src/pathways/walk as values (types are fine): every module a workflow imports is evaluated for each run',
+                'workflows import only src/temporal/definitions, src/temporal/gated, src/pathways/walk and src/own (no imports) as values (types are fine): every module a workflow imports is evaluated for each run',
               allowTypeImports: true,
             },
           ],

@@ -33,6 +33,7 @@ export default defineConfig({
           name: 'integration',
           include: [
             'test/api/**/*.test.ts',
+            'test/security/**/*.test.ts',
             'test/repos/**/*.test.ts',
             'test/workflows/**/*.test.ts',
             'test/scripts/**/*.test.ts',

@@ -2,6 +2,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { Context } from 'koa';
 import { payloadTooLarge, unsupportedMediaType, validationError } from '../src/errors.js';
+import { setOwn } from '../src/own.js';
 
 export interface UploadedFile {
   name: string;
@@ -37,9 +38,7 @@ export function streamUpload<T>(
       headers: ctx.req.headers,
       limits: { files: 1, fileSize: opts.maxBytes + 1, fields: 30, fieldSize: 200_000 },
     });
-    bb.on('field', (name, value) => {
-      fields[name] = value;
-    });
+    bb.on('field', (name, value) => setOwn(fields, name, value));
     bb.on('file', (field, stream, info) => {
       if (pending || field !== 'file') {
         stream.resume();

@@ -29,44 +29,49 @@ const Tree = z
   })
   .meta({ id: 'ResourceTree' });
 
-/** Catalog reads by kind (the neuron and receptor catalogs have their own routes). */
-const CATALOGS: Record<
-  string,
-  (i: HandlerInput<z.output<typeof CatalogParams>, unknown, unknown>) => Promise<Record<string, unknown>>
-> = {
-  assets: async ({ params, scope, services }) => ({
-    asset: presentAsset(await services.documents.get(scope, params.resource_id, 'asset')),
-  }),
-  artifacts: async ({ params, scope, services }) => ({
-    artifact: presentArtifact(await services.documents.get(scope, params.resource_id, 'artifact')),
-  }),
-  memories: async ({ params, scope, services }) => ({
-    memory: presentMemory(await services.memories.get(scope, params.resource_id)),
-  }),
-  recollections: async ({ params, scope, services }) => ({
-    recollection: presentRecollection(await services.memories.getRecollection(scope, params.resource_id)),
-  }),
-  skills: async ({ params, scope, services }) => {
-    const s = await services.skills.get(scope, params.resource_id);
-    return {
-      skill: {
-        id: s._id,
-        brain_id: s.brainId,
-        name: s.name,
-        skill_path: s.skillPath,
-        body_md: s.bodyMd,
-        latest_version: s.latestVersion,
-        kind: 'skill',
-      },
-    };
-  },
-  reflexes: async ({ params, scope, services }) => ({
-    reflex: presentReflex(await services.reflexes.get(scope, params.resource_id)),
-  }),
-  meetings: async ({ params, scope, services }) => ({
-    meeting: presentMeeting(await services.meetings.get(scope, params.resource_id)),
-  }),
-};
+/**
+ * Catalog reads by kind (the neuron and receptor catalogs have their own routes). A Map: the
+ * path's `:catalog` never reaches an object's prototype (`constructor` once read the handler input).
+ */
+type CatalogRead = (
+  i: HandlerInput<z.output<typeof CatalogParams>, unknown, unknown>,
+) => Promise<Record<string, unknown>>;
+const CATALOGS = new Map<string, CatalogRead>(
+  Object.entries({
+    assets: async ({ params, scope, services }) => ({
+      asset: presentAsset(await services.documents.get(scope, params.resource_id, 'asset')),
+    }),
+    artifacts: async ({ params, scope, services }) => ({
+      artifact: presentArtifact(await services.documents.get(scope, params.resource_id, 'artifact')),
+    }),
+    memories: async ({ params, scope, services }) => ({
+      memory: presentMemory(await services.memories.get(scope, params.resource_id)),
+    }),
+    recollections: async ({ params, scope, services }) => ({
+      recollection: presentRecollection(await services.memories.getRecollection(scope, params.resource_id)),
+    }),
+    skills: async ({ params, scope, services }) => {
+      const s = await services.skills.get(scope, params.resource_id);
+      return {
+        skill: {
+          id: s._id,
+          brain_id: s.brainId,
+          name: s.name,
+          skill_path: s.skillPath,
+          body_md: s.bodyMd,
+          latest_version: s.latestVersion,
+          kind: 'skill',
+        },
+      };
+    },
+    reflexes: async ({ params, scope, services }) => ({
+      reflex: presentReflex(await services.reflexes.get(scope, params.resource_id)),
+    }),
+    meetings: async ({ params, scope, services }) => ({
+      meeting: presentMeeting(await services.meetings.get(scope, params.resource_id)),
+    }),
+  } satisfies Record<string, CatalogRead>),
+);
 
 /** The central patch per kind: each parses its own envelope (a clear 400 names the field). */
 type PatchInput = HandlerInput<z.output<typeof PatchParams>, unknown, unknown>;
@@ -81,12 +86,12 @@ const patchArtifact = async ({ params, body, scope, services }: PatchInput) => {
 const patchMeeting = async ({ params, body, scope, services }: PatchInput) => ({
   meeting: presentMeeting(await services.meetings.patch(scope, params.resource_id, MeetingPatchBody.parse(body))),
 });
-const PATCHES: Record<string, (i: PatchInput) => Promise<Record<string, unknown>>> = {
-  artifact: patchArtifact,
-  artifacts: patchArtifact,
-  meeting: patchMeeting,
-  meetings: patchMeeting,
-};
+const PATCHES = new Map<string, (i: PatchInput) => Promise<Record<string, unknown>>>([
+  ['artifact', patchArtifact],
+  ['artifacts', patchArtifact],
+  ['meeting', patchMeeting],
+  ['meetings', patchMeeting],
+]);
 // Checked per kind in the handler (ResourcePatchBody for artifacts, MeetingPatchBody for meetings), so a 400 names the kind's own field.
 const PatchEnvelope = z.record(z.string(), z.unknown()).meta({
   id: 'CentralPatchBody',
@@ -145,10 +150,10 @@ export default [
     description:
       'Central patch: kind artifact takes the artifact envelope (base_version, edits, title, content_type); kind meeting takes body fields (docs/meetings.md)',
     handler: async (i) => {
-      const patch = PATCHES[i.params.kind];
+      const patch = PATCHES.get(i.params.kind);
       if (!patch)
         throw validationError(
-          `kind: the central patch applies to ${Object.keys(PATCHES).join(', ')} (got ${i.params.kind})`,
+          `kind: the central patch applies to ${[...PATCHES.keys()].join(', ')} (got ${i.params.kind})`,
         );
       return patch(i);
     },
@@ -160,9 +165,9 @@ export default [
     brain: 'optional',
     params: CatalogParams,
     tags,
-    description: `Catalog read by kind: ${Object.keys(CATALOGS).join(', ')} (neurons and receptors have their own routes)`,
+    description: `Catalog read by kind: ${[...CATALOGS.keys()].join(', ')} (neurons and receptors have their own routes)`,
     handler: async (i) => {
-      const read = CATALOGS[i.params.catalog];
+      const read = CATALOGS.get(i.params.catalog);
       if (!read) throw notFound(`Catalog ${i.params.catalog}`);
       return read(i);
     },

@@ -25,6 +25,7 @@ import { presentPathway } from '../presenters/pathway.js';
 import { presentReceptor } from '../presenters/receptor.js';
 import { presentReflex } from '../presenters/reflex.js';
 import { route } from '../route.js';
+import { own } from '../../src/own.js';
 
 const tags = ['search'];
 
@@ -47,7 +48,7 @@ async function browse(
 ) {
   const page = await services.search.browse(scope, b);
   if (!b.full_heads) return page;
-  const load = fullHead[page.type];
+  const load = own(fullHead, page.type);
   const heads = load
     ? (await Promise.all(page.results.map((r) => load(services, scope, r.id).catch(() => null)))).filter(
         (h) => h !== null,

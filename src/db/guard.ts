@@ -34,7 +34,7 @@ function bounded<T extends Document>(coll: Collection<T>): Collection<T> {
   return new Proxy(coll, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof prop !== 'string' || typeof value !== 'function' || !(prop in OPTIONS_AT)) return value;
+      if (typeof prop !== 'string' || typeof value !== 'function' || !Object.hasOwn(OPTIONS_AT, prop)) return value;
       const at = OPTIONS_AT[prop]!;
       return (...args: unknown[]) => {
         const rc = currentRequest();

@@ -116,7 +116,7 @@ export function afterCondition(sort: PageSort, v: SortValue, id: string): Docume
 
 /** `filter` and `extra` together, keeping equalities top-level (the shape an index answers). */
 function and(filter: Document, extra: Document): Document {
-  const clash = Object.keys(extra).some((k) => k in filter);
+  const clash = Object.keys(extra).some((k) => Object.hasOwn(filter, k));
   return clash ? { $and: [filter, extra] } : { ...filter, ...extra };
 }
 

@@ -1,4 +1,5 @@
 import type { TokenUsage } from './types.js';
+import { own } from '../own.js';
 
 /**
  * Model prices for usage rollups (`usageByModel`, `totalCost`). The numbers are the providers'
@@ -133,7 +134,7 @@ export function pricedModels(provider: string, prices: PriceTable = DEFAULT_PRIC
 
 /** USD cost of transcribing `audioMs` of audio; an unknown model costs 0 with `priced: false`. */
 export function costOfAudio(modelId: string, audioMs: number, prices: AudioPriceTable = DEFAULT_AUDIO_PRICES): Cost {
-  const perMinute = prices[modelId];
+  const perMinute = own(prices, modelId);
   if (perMinute === undefined) return { costUsd: 0, priced: false };
   return { costUsd: (audioMs / 60_000) * perMinute, priced: true };
 }

@@ -5,6 +5,7 @@ import https from 'node:https';
 import { Readable } from 'node:stream';
 import ipaddr from 'ipaddr.js';
 import { AppError, validationError } from '../errors.js';
+import { setOwn } from '../own.js';
 
 /**
  * The platform's one outbound-HTTP guard (docs/decisions.md): every URL a user can influence
@@ -251,9 +252,7 @@ export function createGuard(opts: GuardOptions) {
     let url = await check(req ? req.url : (input as string | URL));
     let method = (init.method ?? req?.method ?? 'GET').toUpperCase();
     const headers: Record<string, string> = {};
-    new Headers(init.headers ?? req?.headers ?? {}).forEach((v, k) => {
-      headers[k] = v;
-    });
+    new Headers(init.headers ?? req?.headers ?? {}).forEach((v, k) => setOwn(headers, k, v));
     let body: Buffer | undefined =
       init.body != null
         ? Buffer.from(await new Response(init.body as BodyInit).arrayBuffer())

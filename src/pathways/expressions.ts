@@ -1,5 +1,6 @@
 import jsonata from 'jsonata';
 import { expressionHint, normalizeExpression, normalizeTemplate } from './normalize.js';
+import { own } from '../own.js';
 
 /**
  * Pathway expressions (JSONata) and `{{ expression }}` templates: syntax checks for validation
@@ -95,7 +96,7 @@ export function normalizeNodeData(
   type: string,
   data: Record<string, unknown>,
 ): { data: Record<string, unknown>; notes: string[] } {
-  const f = FIELDS[type];
+  const f = own(FIELDS, type);
   if (!f) return { data, notes: [] };
   const out = { ...data };
   const notes: string[] = [];
@@ -124,7 +125,7 @@ export function normalizeNodeData(
 
 /** Syntax errors of every expression and template of one node's data, as validation messages. */
 export function nodeExpressionErrors(type: string, data: Record<string, unknown>, at: string): string[] {
-  const f = FIELDS[type];
+  const f = own(FIELDS, type);
   if (!f) return [];
   const errors: string[] = [];
   for (const key of f.expressions) {

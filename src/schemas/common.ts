@@ -3,6 +3,18 @@ import { ERROR_CODES, type ErrorCode } from '../errors.js';
 
 /** Shapes shared by every resource family. */
 export const Uuid = z.uuid({ message: 'must be a UUID' });
+
+/**
+ * The names `Object.prototype` answers for (`constructor`, `toString`, `__proto__`…) and
+ * `prototype`: a name a tenant chooses that later keys a table or a template's context (a secret,
+ * an integration) is never one of them (docs/security.md, "No lookup by request text").
+ */
+export const PROTOTYPE_NAMES: ReadonlySet<string> = new Set([
+  ...Object.getOwnPropertyNames(Object.prototype),
+  'prototype',
+]);
+export const RESERVED_NAME_MESSAGE = 'is reserved (a name of Object.prototype)';
+export const notPrototypeName = (name: string): boolean => !PROTOTYPE_NAMES.has(name);
 export const IdParams = z.object({ id: Uuid });
 export const ErrorBody = z
   .object({

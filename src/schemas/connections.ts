@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Uuid } from './common.js';
+import { notPrototypeName, RESERVED_NAME_MESSAGE, Uuid } from './common.js';
 
 const HttpsOrLoopback = z
   .url()
@@ -10,7 +10,10 @@ const HttpsOrLoopback = z
 
 export const IntegrationBody = z
   .object({
-    integration_id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'lowercase letters, digits, _ and -'),
+    integration_id: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'lowercase letters, digits, _ and -')
+      .refine(notPrototypeName, RESERVED_NAME_MESSAGE),
     name: z.string().min(1).max(200).optional(),
     authorization_endpoint: HttpsOrLoopback,
     token_endpoint: HttpsOrLoopback,
@@ -58,7 +61,9 @@ export const Integration = z
     updated_at: z.string(),
   })
   .meta({ id: 'Integration' });
-export const IntegrationParams = z.object({ integration_id: z.string().min(1).max(64) });
+export const IntegrationParams = z.object({
+  integration_id: z.string().min(1).max(64).refine(notPrototypeName, RESERVED_NAME_MESSAGE),
+});
 
 export const ConnectBody = z
   .object({

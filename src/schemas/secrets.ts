@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { notPrototypeName, RESERVED_NAME_MESSAGE } from './common.js';
 
 export const SecretParams = z.object({
   name: z
     .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'must be a letter or _, then letters, digits or _ (at most 64)'),
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'must be a letter or _, then letters, digits or _ (at most 64)')
+    .refine(notPrototypeName, RESERVED_NAME_MESSAGE),
 });
 
 /** An allowed host: an exact host name (`api.example.com`, an IPv4 address) or `*.suffix` (any host under it). */

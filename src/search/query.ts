@@ -1,5 +1,6 @@
 import { validationError } from '../errors.js';
 import { tokenize, type IndexEntry, type SearchType } from './memory-index.js';
+import { own } from '../own.js';
 
 /** The searchable types (the default bundle of the async search), in the API's order (docs/search.md). */
 export const SEARCH_TYPES = [
@@ -43,7 +44,7 @@ const ALIASES: Record<string, SearchType> = {
 /** A type name as callers write it (plural, singular or dashed) → the type, or a 400 naming the valid ones. */
 export function typeOf(name: string, allowed: readonly SearchType[] = LISTABLE_TYPES, field = 'type'): SearchType {
   const n = name.trim().toLowerCase();
-  const t = (allowed as readonly string[]).includes(n) ? (n as SearchType) : ALIASES[n];
+  const t = (allowed as readonly string[]).includes(n) ? (n as SearchType) : own(ALIASES, n);
   if (!t || !allowed.includes(t))
     throw validationError(`${field}: unknown type "${name}"; one of ${allowed.join(', ')}`);
   return t;
@@ -69,7 +70,7 @@ export function parseQuery(
   if (slash < 0) {
     if (opts.bareTerm === 'type') return { type: typeOf(q, opts.allowed, 'query'), pattern: '', listOnly: true };
     const n = q.toLowerCase();
-    const named = (opts.allowed ?? LISTABLE_TYPES).find((t) => t === n || ALIASES[n] === t);
+    const named = (opts.allowed ?? LISTABLE_TYPES).find((t) => t === n || own(ALIASES, n) === t);
     return named ? { type: named, pattern: '', listOnly: true } : { type: 'neurons', pattern: q, listOnly: false };
   }
   const type = typeOf(q.slice(0, slash), opts.allowed, 'query');

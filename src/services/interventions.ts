@@ -13,6 +13,7 @@ import type { InterventionListQuery, RespondBody } from '../schemas/intervention
 import { hasRole, type Scope } from '../scope.js';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { answerUpdate, type InterventionAnswer } from '../temporal/definitions.js';
+import { own } from '../own.js';
 
 export interface NewIntervention {
   id: string;
@@ -211,7 +212,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
       if (!doc) throw notFound('Intervention');
       if (doc.status !== 'pending') return doc;
       const now = new Date();
-      const status = kind === 'pause' ? 'answered' : (STATUS_FOR[a.action] ?? 'answered');
+      const status = kind === 'pause' ? 'answered' : (own(STATUS_FOR, a.action) ?? 'answered');
       const deliveryId = a.deliveryId ?? doc.deliveries.find((d) => d.channel === 'api')?.id;
       const deliveries = doc.deliveries.map((d) =>
         d.id === deliveryId

@@ -5,6 +5,7 @@ import { conflict, notFound, validationError } from '../errors.js';
 import type { MeetingBody, MeetingPatchBody } from '../schemas/meetings.js';
 import type { Scope } from '../scope.js';
 import type { ResourceEvents, ResourceRef } from './resource-events.js';
+import { own, setOwn } from '../own.js';
 
 /** Body keys of the patch envelope that are not body fields. */
 const ENVELOPE = new Set(['base_version', 'title', 'description', 'body']);
@@ -113,8 +114,8 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
     const next = { ...body };
     const changes: string[] = [];
     for (const [k, v] of Object.entries(fields)) {
-      if (v === undefined || sameJson(v, body[k])) continue;
-      next[k] = v;
+      if (v === undefined || sameJson(v, own(body, k))) continue;
+      setOwn(next, k, v);
       changes.push(k);
     }
     return { next, changes };
@@ -171,7 +172,7 @@ export function createMeetingService(d: { repo: MeetingRepo; workspaces: Workspa
     async patch(scope: Scope, id: string, p: MeetingPatchBody): Promise<Meeting> {
       await get(scope, id);
       const fields: Record<string, unknown> = { ...(p.body ?? {}) };
-      for (const [k, v] of Object.entries(p)) if (!ENVELOPE.has(k) && v !== undefined) fields[k] = v;
+      for (const [k, v] of Object.entries(p)) if (!ENVELOPE.has(k) && v !== undefined) setOwn(fields, k, v);
       const { doc } = await update(
         scope.workspaceId,
         id,

@@ -16,6 +16,7 @@ import type { RunScope } from '../temporal/definitions.js';
 import { renderTemplate } from './pathway-runs.js';
 import type { ConnectionService } from './connections.js';
 import type { SecretService } from './secrets.js';
+import { setOwn } from '../own.js';
 
 /**
  * The pathway `http` node's request (docs/pathways.md, "http"), run by an activity. Templates are
@@ -281,7 +282,7 @@ export function createPathwayHttpService(d: {
     }
     const headers: Record<string, string> = {};
     for (const [name, template] of headerTemplates)
-      headers[name.toLowerCase()] = await renderTemplate(template, context);
+      setOwn(headers, name.toLowerCase(), await renderTemplate(template, context));
     // Stable across the activity's retries: the receiver can tell a retried call from a new one.
     headers['idempotency-key'] ??= `${call.jobId}:${call.nodeId}:${call.visit}`;
     let body: string | undefined;
@@ -339,9 +340,7 @@ export function createPathwayHttpService(d: {
         );
     }
     const out: Record<string, string> = {};
-    res.headers.forEach((v, k) => {
-      out[k] = v;
-    });
+    res.headers.forEach((v, k) => setOwn(out, k, v));
     // A server that echoes a secret does not put it in the run's history either.
     return mapStrings({ status: res.status, headers: out, body: parsed }, redact) as HttpNodeResult;
   }

@@ -3,6 +3,7 @@ import type { MeetingRepo } from '../db/meetings.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { forbidden, notFound, validationError } from '../errors.js';
 import type { Scope } from '../scope.js';
+import { own } from '../own.js';
 
 /** Terms every workspace's speech gets as hints: the platform's own words and meeting vocabulary. */
 const CORE = [
@@ -97,7 +98,7 @@ export function createVocabularyService(d: {
     `${d.prefix}stt-vocab:${workspaceId}:${brainId ?? '-'}`;
   const vertical = (id: string | undefined) => {
     const v = id ?? DEFAULT_VERTICAL;
-    if (!VERTICALS[v]) throw validationError(`vertical_id: one of ${Object.keys(VERTICALS).join(', ')}`);
+    if (!own(VERTICALS, v)) throw validationError(`vertical_id: one of ${Object.keys(VERTICALS).join(', ')}`);
     return v;
   };
   const saved = (workspaceId: string, brainId: string | null) => d.repo.savedTerms(workspaceId, brainId);

@@ -1,5 +1,6 @@
 import { validationError } from '../errors.js';
 import { StakeholderOp } from '../schemas/stakeholder-maps.js';
+import { setOwn } from '../own.js';
 
 /**
  * The stakeholder map's line DSL (docs/stakeholder-maps.md): one statement per line, compiled to
@@ -182,8 +183,8 @@ function tokenize(line: string, fail: (m: string) => Error): { words: string[]; 
     const m = /^([a-z_]+)=/.exec(line.slice(i));
     if (m) {
       i += m[0].length;
-      if (m[1] in attrs) throw fail(`${m[1]} given twice`);
-      attrs[m[1]] = line[i] === '"' ? quoted() : bare();
+      if (Object.hasOwn(attrs, m[1])) throw fail(`${m[1]} given twice`);
+      setOwn(attrs, m[1], line[i] === '"' ? quoted() : bare());
       continue;
     }
     words.push(bare());

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { validationError } from '../errors.js';
+import { own } from '../own.js';
 
 /** The one audio format the platform transcribes: 16 kHz, mono, signed 16-bit little-endian PCM (linear16). */
 export const SAMPLE_RATE = 16_000;
@@ -68,7 +69,7 @@ export const AUDIO_TYPES: Record<string, string> = {
  * child process with the body on stdin). A body sox cannot read is the caller's 400.
  */
 export function toLinear16(body: Buffer, type: string, soxBin: string): Promise<Buffer> {
-  const fmt = AUDIO_TYPES[type];
+  const fmt = own(AUDIO_TYPES, type);
   if (!fmt) return Promise.reject(validationError(`unsupported audio type ${type}`));
   if (fmt === 'wav') {
     const pcm = pcmOfWav(body);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ToolSpec } from '../llm/types.js';
 import type { Guard } from '../net/guard.js';
 import { OutboundBlocked } from '../net/guard.js';
+import { own } from '../own.js';
 
 /** Longest tool result the model reads; beyond it the text is cut with a note saying how much. */
 export const MAX_TOOL_RESULT_CHARS = 16_000;
@@ -159,7 +160,7 @@ export function createRemoteTools({ guard }: { guard: Guard }) {
         const rest = { ...args };
         const url = new URL(
           def.url.replace(/\{(\w+)\}/g, (_, k: string) => {
-            const v = rest[k];
+            const v = own(rest, k);
             delete rest[k];
             return encodeURIComponent(v === undefined ? '' : String(v));
           }),

@@ -4,6 +4,7 @@ import { nextTargets, streamValue } from '../../src/pathways/walk.js';
 import { local } from './activities.js';
 import { handlerFor, type NodeExpression, type NodeHandler, type NodeOutcome, type RunNode } from './nodes/index.js';
 import { nodeId, type Branch, type RunState } from './state.js';
+import { setOwn } from '../../src/own.js';
 
 const PROGRESS_WRITE_MS = 1000;
 
@@ -31,9 +32,10 @@ export async function visit(run: RunState, b: Branch): Promise<number[]> {
   b.last = value;
   values.last = value;
   // Expressions read a node's value by its id, or by its index as graphs written before ids did.
-  values.nodes[String(at)] = value;
-  values.nodes[id] = value;
-  run.byId[id] = value;
+  // Node ids are the graph's text: set as own keys (an id `__proto__` stays a key, never the prototype).
+  setOwn(values.nodes, String(at), value);
+  setOwn(values.nodes, id, value);
+  setOwn(run.byId, id, value);
   // The read model's progress is written at most every PROGRESS_WRITE_MS (GET status merges the
   // live `status` query while the run is active, so it stays exact); Date.now() is replay-safe here.
   const writeProgress = Date.now() - run.lastProgressWrite >= PROGRESS_WRITE_MS;
@@ -72,7 +74,7 @@ async function underPolicy(
   } catch (err) {
     if (wf.isCancellation(err)) throw err;
     const error = rootMessage(err);
-    run.errors[id] = { error, policy };
+    setOwn(run.errors, id, { error, policy });
     await local.pathwayNodeEvent(run.input.jobId, { type: 'node_error', node: id, error, policy }, null);
     return { value: { error }, ...(policy === 'branch' ? { handle: 'error' } : {}), policy };
   }

@@ -5,6 +5,7 @@ import type { PreparedRunData } from '../../temporal/definitions.js';
 import { BUILTIN_TOOLS } from '../../tools/builtin.js';
 import { TransientToolError, type ToolBinding } from '../../tools/remote.js';
 import { TOOL_ATTEMPTS, TOOL_PREVIEW, preview, type RunContext, type RunDeps } from './shared.js';
+import { own } from '../../own.js';
 
 /** A tool call whose integration the user has not connected (the model is told, never retried). */
 class NotConnected extends Error {}
@@ -27,9 +28,9 @@ async function runTool(d: RunDeps, jobId: string, call: ToolCall, turn: number, 
   } catch {
     /* reported below */
   }
-  const tool = BUILTIN_TOOLS[call.name];
+  const tool = own(BUILTIN_TOOLS, call.name);
   const context = tool ? null : await d.runLog.context(jobId);
-  const binding = context?.bindings?.[call.name];
+  const binding = context?.bindings ? own(context.bindings, call.name) : undefined;
   let result: string;
   if (!args || typeof args !== 'object' || Array.isArray(args))
     result = JSON.stringify({ error: 'arguments are not a valid JSON object' });

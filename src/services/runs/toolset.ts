@@ -7,6 +7,7 @@ import { HttpToolDefs, type ToolBinding } from '../../tools/remote.js';
 import { connectionRefusal } from '../../pathways/credentials.js';
 import { metadataIntegration, reflexSaver } from '../reflexes.js';
 import { MAX_DELEGATION_DEPTH, type PreparedRun, type RunDeps } from './shared.js';
+import { own, setOwn } from '../../own.js';
 
 /** The tools a run offers its model, the sub-neurons its delegate_* tools run, and how each reflex tool is run. */
 export interface Toolset {
@@ -29,13 +30,13 @@ class Offer implements Toolset {
 
   offer(reflexName: string, spec: ToolSpec, binding: ToolBinding): void {
     const name =
-      this.offered.has(spec.name) || BUILTIN_TOOLS[spec.name]
+      this.offered.has(spec.name) || own(BUILTIN_TOOLS, spec.name)
         ? toolName(`${reflexName}__${spec.name}`)
         : toolName(spec.name);
     if (this.offered.has(name)) return;
     this.offered.add(name);
     this.tools.push({ ...spec, name });
-    this.bindings[name] = binding;
+    setOwn(this.bindings, name, binding);
   }
 }
 
@@ -68,11 +69,13 @@ export async function toolsetOf(d: RunDeps, scope: Scope, input: NeuronRunInput,
     // integration's MCP server (all of them when the set names none), called with the connection's token.
     for (const s of r.tools) await offerIntegrationSet(d, set, scope, r, s, tokenOf);
   }
-  for (const n of names)
-    if (BUILTIN_TOOLS[n] && !set.offered.has(n)) {
-      set.tools.push(BUILTIN_TOOLS[n].spec);
+  for (const n of names) {
+    const builtin = own(BUILTIN_TOOLS, n);
+    if (builtin && !set.offered.has(n)) {
+      set.tools.push(builtin.spec);
       set.offered.add(n);
     }
+  }
   if (input.depth < MAX_DELEGATION_DEPTH && cfg.sub_neuron_ids?.length) await offerDelegates(d, set, scope, cfg);
   return { tools: set.tools, delegates: set.delegates, bindings: set.bindings };
 }

@@ -8,6 +8,7 @@ import { systemScope, type Scope } from '../../scope.js';
 import { AUDIO_TYPES, msOf, toLinear16 } from '../../stt/audio.js';
 import type { TranscriptionInput } from '../../temporal/definitions.js';
 import { MAX_PASS_BYTES, type TranscriptionCore, type TranscriptionDeps } from './common.js';
+import { own } from '../../own.js';
 
 /** Batch transcription: staged attachments (or assets) are converted with sox and transcribed by a `transcription` job. */
 export function createBatchTranscription(d: TranscriptionDeps, core: TranscriptionCore) {
@@ -40,7 +41,7 @@ export function createBatchTranscription(d: TranscriptionDeps, core: Transcripti
       const sniffed = await sniffContentType(blob.head, { declared: file.declaredType, name: file.fileName });
       const type =
         sniffed === 'audio/x-wav' || sniffed === 'audio/vnd.wave' || sniffed === 'audio/wave' ? 'audio/wav' : sniffed;
-      if (!AUDIO_TYPES[type]) {
+      if (!own(AUDIO_TYPES, type)) {
         await bestEffort(d.log, "deleting a refused attachment's blob", d.blobs.delete(key));
         throw unsupportedMediaType(
           `audio (${[...new Set(Object.values(AUDIO_TYPES))].join(', ')}); this file is ${type}`,
@@ -72,7 +73,7 @@ export function createBatchTranscription(d: TranscriptionDeps, core: Transcripti
         brainId = a.brainId ?? brainId;
       } else {
         const a = await d.documents.get(scope, b.source.id, 'asset');
-        if (!a.blobKey || !AUDIO_TYPES[a.contentType ?? ''])
+        if (!a.blobKey || !own(AUDIO_TYPES, a.contentType ?? ''))
           throw validationError(`source: asset ${a._id} is ${a.contentType ?? 'empty'}, not audio`);
         brainId = a.brainId;
       }
