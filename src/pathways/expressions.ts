@@ -1,17 +1,30 @@
 import jsonata from 'jsonata';
 import { expressionHint, normalizeExpression, normalizeTemplate } from './normalize.js';
+import { linearRegexEngine, REGEX_LIMITS, regexProblem, withLinearRegExp, type RegexBudget } from './regex.js';
 
 /**
  * Pathway expressions (JSONata) and `{{ expression }}` templates: syntax checks for validation
  * and a time-boxed evaluation for runs. JSONata has no eval and no globals, but an expression can
  * still loop forever (a recursive function without a base case): evaluation is bounded in time
  * and depth by JSONata's guardrail options, so a runaway expression fails its node with a clear
- * reason instead of holding a worker. Expressions are normalised first (./normalize.ts), so
- * `a == 1 && !b` means what its writer meant.
+ * reason instead of holding a worker. JSONata checks those only between steps, so what one step can
+ * cost is bounded too: regular expressions run on a linear-time engine within a cost budget
+ * (./regex.ts), a sequence (a range `[1..n]`, a path's results) holds at most `maxSequence` items,
+ * `$pad` and every step's string result at most `maxStringChars` characters. Expressions are
+ * normalised first (./normalize.ts), so `a == 1 && !b` means what its writer meant.
  */
 
-/** How long one evaluation may run, and how deep it may recurse. */
-export const EXPRESSION_LIMITS = { timeoutMs: 1_000, maxDepth: 500 };
+/**
+ * How long one evaluation may run, how deep it may recurse, how many items a sequence and how many
+ * characters a string may hold (a step that makes more fails the evaluation).
+ */
+export const EXPRESSION_LIMITS = {
+  timeoutMs: 1_000,
+  maxDepth: 500,
+  maxSequence: 1_000_000,
+  maxStringChars: 10_000_000,
+};
+export type ExpressionLimits = typeof EXPRESSION_LIMITS;
 
 /**
  * Which node data fields hold an expression or a template, per node type. `templateTrees` are
@@ -79,12 +92,32 @@ export function describeExpressionError(e: unknown): string {
 /** The syntax error of an expression, after normalisation (null when it parses). */
 export function syntaxError(expression: string): string | null {
   if (!expression.trim()) return null;
+  let ast: unknown;
   try {
-    jsonata(normalizeExpression(expression));
-    return null;
+    ast = jsonata(normalizeExpression(expression)).ast();
   } catch (e) {
     return describeExpressionError(e);
   }
+  return (
+    regexLiterals(ast)
+      .map((r) => {
+        const problem = regexProblem(r.value);
+        return problem && `${problem} (at character ${r.position})`;
+      })
+      .find((p) => p) ?? null
+  );
+}
+
+/** The regular expression literals of a parsed JSONata expression (nodes `{ type: 'regex', value }`). */
+function regexLiterals(node: unknown, out: { value: RegExp; position: number }[] = []): typeof out {
+  if (Array.isArray(node)) for (const n of node) regexLiterals(n, out);
+  else if (typeof node === 'object' && node !== null) {
+    const n = node as { type?: unknown; value?: unknown; position?: unknown };
+    if (n.type === 'regex' && n.value instanceof RegExp)
+      out.push({ value: n.value, position: typeof n.position === 'number' ? n.position : 0 });
+    else for (const v of Object.values(node)) regexLiterals(v, out);
+  }
+  return out;
 }
 
 /**
@@ -142,19 +175,78 @@ export function nodeExpressionErrors(type: string, data: Record<string, unknown>
   return errors;
 }
 
+/** JSONata's `$toMillis` (the bindings of a compiled expression read it by name). */
+const nativeToMillis = (jsonata('$toMillis').evaluate({}) as Promise<{ implementation: ToMillis }>).then(
+  (f) => f.implementation,
+);
+/** JSONata calls it with the evaluation's focus as `this` (a picture's defaults read the environment). */
+type ToMillis = (this: unknown, timestamp?: string, picture?: string) => number | undefined;
+
+/** A clear evaluation error (JSONata's own are plain objects with a code and a message). */
+function limitError(code: string, message: string): Error & { code: string } {
+  return Object.assign(new Error(message), { code });
+}
+
+/** `$pad`, as JSONata's, with the width bounded (JSONata builds the padding before any check). */
+function boundedPad(limits: ExpressionLimits) {
+  return (str: string | undefined, width: number, char?: string): string | undefined => {
+    if (str === undefined) return undefined;
+    const w = Math.trunc(width);
+    if (Math.abs(w) > limits.maxStringChars)
+      throw limitError('L0002', `$pad: width ${w} is over the limit of ${limits.maxStringChars} characters`);
+    const fill = char === undefined || char.length === 0 ? ' ' : char;
+    const padLength = Math.abs(w) - [...str].length;
+    if (padLength <= 0) return str;
+    const unit = [...fill];
+    const padding = [...fill.repeat(Math.ceil(padLength / unit.length))].slice(0, padLength).join('');
+    return w > 0 ? str + padding : padding + str;
+  };
+}
+
 /**
  * Evaluates a JSONata expression within EXPRESSION_LIMITS, with JSONata's own guardrails
- * (`timeout` and `stack` options: errors D1012 and D1011); throws with the reason on an error,
- * a timeout or runaway recursion.
+ * (`timeout`, `stack` and `sequence` options: errors D1012, D1011 and D2014/D2015), regular
+ * expressions on the linear engine, and each step's result checked for size; throws with the
+ * reason on an error, a timeout, runaway recursion or a limit.
  */
 export async function evaluateTimeboxed(
   expression: string,
   context: Record<string, unknown>,
-  limits = EXPRESSION_LIMITS,
+  overrides: Partial<ExpressionLimits> = {},
 ): Promise<unknown> {
-  const options = { timeout: limits.timeoutMs, stack: limits.maxDepth };
+  const limits: ExpressionLimits = { ...EXPRESSION_LIMITS, ...overrides };
+  const budget: RegexBudget = { spent: 0, limit: REGEX_LIMITS.costPerEvaluation };
+  const options = {
+    timeout: limits.timeoutMs,
+    stack: limits.maxDepth,
+    sequence: limits.maxSequence,
+    RegexEngine: linearRegexEngine(budget) as unknown as RegExpConstructor,
+  };
   try {
-    return await jsonata(normalizeExpression(expression), options as Parameters<typeof jsonata>[1]).evaluate(context);
+    const expr = jsonata(normalizeExpression(expression), options);
+    const toMillis = await nativeToMillis;
+    // $toMillis with a picture builds a backtracking pattern from it: run it on the linear engine.
+    expr.registerFunction(
+      'toMillis',
+      function (this: unknown, timestamp?: string, picture?: string) {
+        if (picture === undefined) return toMillis.call(this, timestamp);
+        return withLinearRegExp(budget, () => toMillis.call(this, timestamp, picture));
+      },
+      '<s-s?:n>',
+    );
+    expr.registerFunction('pad', boundedPad(limits), '<s-ns?:s>');
+    // Every step's result: a string or an array over the limit fails the evaluation there.
+    expr.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, (...args: unknown[]) => {
+      const result = args[3];
+      if (typeof result === 'string' && result.length > limits.maxStringChars)
+        throw limitError(
+          'L0001',
+          `a string of ${result.length} characters is over the limit of ${limits.maxStringChars}`,
+        );
+      if (Array.isArray(result) && result.length > limits.maxSequence)
+        throw limitError('L0001', `an array of ${result.length} items is over the limit of ${limits.maxSequence}`);
+    });
+    return await expr.evaluate(context);
   } catch (e) {
     const hint = expressionHint(e as { code?: string; message?: string });
     // JSONata throws plain objects ({ code, message, position }); the message gets the hint.
