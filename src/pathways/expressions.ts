@@ -21,8 +21,10 @@ import { linearRegexEngine, REGEX_LIMITS, regexProblem, withLinearRegExp, type R
 export const EXPRESSION_LIMITS = {
   timeoutMs: 1_000,
   maxDepth: 500,
-  maxSequence: 1_000_000,
+  maxSequence: 100_000,
   maxStringChars: 10_000_000,
+  maxQuadratic: 5_000,
+  sliceMs: 20,
 };
 export type ExpressionLimits = typeof EXPRESSION_LIMITS;
 
@@ -108,16 +110,23 @@ export function syntaxError(expression: string): string | null {
   );
 }
 
-/** The regular expression literals of a parsed JSONata expression (nodes `{ type: 'regex', value }`). */
-function regexLiterals(node: unknown, out: { value: RegExp; position: number }[] = []): typeof out {
-  if (Array.isArray(node)) for (const n of node) regexLiterals(n, out);
-  else if (typeof node === 'object' && node !== null) {
-    const n = node as { type?: unknown; value?: unknown; position?: unknown };
-    if (n.type === 'regex' && n.value instanceof RegExp)
-      out.push({ value: n.value, position: typeof n.position === 'number' ? n.position : 0 });
-    else for (const v of Object.values(node)) regexLiterals(v, out);
+/** The nodes of a parsed JSONata expression that pass `test` (a regex literal, an order-by step). */
+function astNodes(node: unknown, test: (n: Record<string, unknown>) => boolean, out: Record<string, unknown>[] = []) {
+  if (Array.isArray(node)) for (const n of node) astNodes(n, test, out);
+  else if (typeof node === 'object' && node !== null && !(node instanceof RegExp)) {
+    const n = node as Record<string, unknown>;
+    if (test(n)) out.push(n);
+    for (const v of Object.values(n)) astNodes(v, test, out);
   }
   return out;
+}
+
+/** The regular expression literals of a parsed JSONata expression (nodes `{ type: 'regex', value }`). */
+function regexLiterals(ast: unknown): { value: RegExp; position: number }[] {
+  return astNodes(ast, (n) => n.type === 'regex' && n.value instanceof RegExp).map((n) => ({
+    value: n.value as RegExp,
+    position: typeof n.position === 'number' ? n.position : 0,
+  }));
 }
 
 /**
@@ -175,12 +184,67 @@ export function nodeExpressionErrors(type: string, data: Record<string, unknown>
   return errors;
 }
 
-/** JSONata's `$toMillis` (the bindings of a compiled expression read it by name). */
-const nativeToMillis = (jsonata('$toMillis').evaluate({}) as Promise<{ implementation: ToMillis }>).then(
-  (f) => f.implementation,
-);
-/** JSONata calls it with the evaluation's focus as `this` (a picture's defaults read the environment). */
-type ToMillis = (this: unknown, timestamp?: string, picture?: string) => number | undefined;
+/** JSONata's own implementations of the functions wrapped below (a compiled expression's bindings read them by name). */
+type Native = (this: unknown, ...args: unknown[]) => unknown;
+const natives = Promise.all(
+  ['toMillis', 'sort'].map(async (name) => {
+    const f = (await jsonata(`$${name}`).evaluate({})) as { implementation: Native };
+    return [name, f.implementation] as const;
+  }),
+).then((pairs) => new Map(pairs));
+
+/**
+ * JSONata's `$sort` and `$distinct` cost the square of their input in one step (a merge that copies
+ * with `slice(1)` per item; a pairwise deep comparison), which the time box cannot interrupt:
+ * `$sort` of 100,000 numbers exhausts the heap. Without a function, `$sort` sorts natively; with
+ * one (each call a step, time-boxed) it takes at most `maxQuadratic` items; `$distinct` is linear.
+ */
+function boundedSort(native: Native, limits: ExpressionLimits) {
+  return async function (this: unknown, arr?: unknown[], comparator?: unknown): Promise<unknown> {
+    if (!Array.isArray(arr) || arr.length <= 1 || comparator !== undefined) {
+      if (Array.isArray(arr) && arr.length > limits.maxQuadratic)
+        throw limitError(
+          'L0003',
+          `$sort with a function takes at most ${limits.maxQuadratic} items (got ${arr.length})`,
+        );
+      return native.call(this, arr, comparator);
+    }
+    const numbers = arr.every((v) => typeof v === 'number');
+    // Mixed or other items: JSONata's own error (D3070), thrown before any work.
+    if (!numbers && !arr.every((v) => typeof v === 'string')) return native.call(this, arr);
+    // Ascending and stable, as JSONata's merge with `a > b`.
+    return [...(arr as (number | string)[])].sort((a, b) => (a > b ? 1 : a < b ? -1 : 0));
+  };
+}
+/** A key equal for two values exactly when JSONata's deep equality holds (functions by identity). */
+function equalityKey(v: unknown, ids: WeakMap<object, number>): string {
+  if (v === undefined) return 'u';
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'function') {
+    if (!ids.has(v)) ids.set(v, ids.size);
+    return `f${ids.get(v)}`;
+  }
+  if (v === null || typeof v !== 'object') return `${typeof v}:${String(v)}`;
+  if (Array.isArray(v)) return `[${v.map((x) => equalityKey(x, ids)).join(',')}]`;
+  const keys = Object.getOwnPropertyNames(v).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${equalityKey((v as Record<string, unknown>)[k], ids)}`).join(',')}}`;
+}
+
+/** `$distinct` in one pass over its items (keys for deep equality) instead of JSONata's pairwise comparison. */
+function linearDistinct(arr?: unknown): unknown {
+  if (!Array.isArray(arr) || arr.length <= 1) return arr;
+  const ids = new WeakMap<object, number>();
+  const seen = new Set<string>();
+  const out = arr.filter((v) => {
+    const key = equalityKey(v, ids);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  // A sequence stays one (JSONata unwraps a sequence of one item), as the native function keeps it.
+  if ((arr as { sequence?: boolean }).sequence) Object.assign(out, { sequence: true });
+  return out;
+}
 
 /** A clear evaluation error (JSONata's own are plain objects with a code and a message). */
 function limitError(code: string, message: string): Error & { code: string } {
@@ -224,7 +288,14 @@ export async function evaluateTimeboxed(
   };
   try {
     const expr = jsonata(normalizeExpression(expression), options);
-    const toMillis = await nativeToMillis;
+    // An order-by step (`^( )`) sorts with JSONata's quadratic merge: its sequences stay small.
+    // (JSONata reads `options` when it evaluates.)
+    const maxItems = astNodes(expr.ast(), (n) => n.type === 'sort').length
+      ? Math.min(limits.maxQuadratic, limits.maxSequence)
+      : limits.maxSequence;
+    options.sequence = maxItems;
+    const native = await natives;
+    const toMillis = native.get('toMillis')!;
     // $toMillis with a picture builds a backtracking pattern from it: run it on the linear engine.
     expr.registerFunction(
       'toMillis',
@@ -235,16 +306,26 @@ export async function evaluateTimeboxed(
       '<s-s?:n>',
     );
     expr.registerFunction('pad', boundedPad(limits), '<s-ns?:s>');
+    expr.registerFunction('sort', boundedSort(native.get('sort')!, limits), '<af?:a>');
+    expr.registerFunction('distinct', linearDistinct, '<x:x>');
     // Every step's result: a string or an array over the limit fails the evaluation there.
-    expr.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, (...args: unknown[]) => {
+    let slice = performance.now();
+    expr.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, async (...args: unknown[]) => {
       const result = args[3];
       if (typeof result === 'string' && result.length > limits.maxStringChars)
         throw limitError(
           'L0001',
           `a string of ${result.length} characters is over the limit of ${limits.maxStringChars}`,
         );
-      if (Array.isArray(result) && result.length > limits.maxSequence)
-        throw limitError('L0001', `an array of ${result.length} items is over the limit of ${limits.maxSequence}`);
+      if (Array.isArray(result) && result.length > maxItems)
+        throw limitError('L0001', `an array of ${result.length} items is over the limit of ${maxItems}`);
+      // JSONata's steps chain promises that never leave the microtask queue: a long evaluation
+      // gives the event loop back every sliceMs, so the worker's other activities, heartbeats and
+      // timers run beside it (only one step's cost is ever held, and each step is bounded above).
+      if (performance.now() - slice > limits.sliceMs) {
+        await new Promise<void>((r) => setImmediate(r));
+        slice = performance.now();
+      }
     });
     return await expr.evaluate(context);
   } catch (e) {

@@ -106,7 +106,11 @@ describe('the linear regex engine behind JSONata', () => {
     // Small texts under the same pattern are fine; many calls add up against one budget.
     expect(await evaluateTimeboxed('$contains(s, /(.*[a-z]\\d?){50}$/)', { s: 'a1'.repeat(60) })).toBe(true);
     await expect(
-      evaluateTimeboxed('[1..2000].$contains($$.s, /(.*[a-z]\\d?){50}$/)', { s: 'a1'.repeat(60) }),
+      evaluateTimeboxed(
+        '[1..2000].$contains($$.s, /(.*[a-z]\\d?){50}$/)',
+        { s: 'a1'.repeat(60) },
+        { timeoutMs: 20_000 },
+      ),
     ).rejects.toThrow(/too costly/);
   });
 
@@ -155,6 +159,9 @@ describe('the other costs of one expression step', () => {
   it('a range or a sequence over the limit fails (D2014 / D2015), as does a string that doubles step by step', async () => {
     await expect(evaluateTimeboxed('[1..1e9]', {})).rejects.toMatchObject({ code: 'D2014' });
     await expect(evaluateTimeboxed('[1..5e6]', {})).rejects.toMatchObject({ code: 'D2015' });
+    await expect(
+      evaluateTimeboxed('$count(input)', { input: Array.from({ length: 200_000 }, (_, i) => i) }),
+    ).rejects.toThrow(/an array of 200000 items is over the limit of 100000/);
     await expect(evaluateTimeboxed('$count([1..1000])', {}, { maxSequence: 100 })).rejects.toMatchObject({
       code: 'D2015',
     });
@@ -168,5 +175,54 @@ describe('the other costs of one expression step', () => {
     await expect(evaluateTimeboxed('( $f := function($n) { 1 + $f($n + 1) }; $f(0) )', {})).rejects.toMatchObject({
       code: 'D1011',
     });
+  });
+
+  it("$sort and $distinct give JSONata's results in linear or n log n time; quadratic forms are bounded", async () => {
+    const context = {
+      n: [3, 1, 2, 1, 10, -4.5],
+      s: ['b', 'a', 'B', 'é', 'a', ''],
+      o: [{ a: 1, b: [1, 2] }, { b: [1, 2], a: 1 }, { a: 1 }, { a: '1' }, null, 1, '1', [1], [1], true, true],
+    };
+    for (const expression of [
+      '$sort(n)',
+      '$sort(s)',
+      '$sort(n, function($a, $b) { $a < $b })',
+      '$distinct(n)',
+      '$distinct(s)',
+      '$distinct(o)',
+      '$distinct([1])',
+      '$distinct(n[$ > 5])',
+      'n^($)',
+      'o[$type($) = "object" and $type(a) = "number"]^(a)',
+    ]) {
+      const native = plain(await jsonata(expression).evaluate(context));
+      expect(plain(await evaluateTimeboxed(expression, context)), expression).toEqual(native);
+    }
+    await expect(evaluateTimeboxed('$sort(["a", 1])', {})).rejects.toMatchObject({ code: 'D3070' });
+    const t0 = performance.now();
+    // JSONata's own $sort exhausts the heap on 100,000 numbers, and $distinct takes seconds.
+    expect(await evaluateTimeboxed('$count($sort([1..100000]))', {})).toBe(100_000);
+    expect(await evaluateTimeboxed('$count($distinct([1..20000].{ "k": $ }))', {})).toBe(20_000);
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    await expect(evaluateTimeboxed('$sort([1..6000], function($a, $b) { $a < $b })', {})).rejects.toThrow(
+      /\$sort with a function takes at most 5000 items/,
+    );
+    // An order-by step holds sequences of at most maxQuadratic items.
+    await expect(evaluateTimeboxed('[1..6000]^($)', {})).rejects.toMatchObject({ code: 'D2015' });
+    expect(await evaluateTimeboxed('$count([1..4000]^(-$))', {})).toBe(4000);
+  });
+
+  it('a long evaluation gives the event loop back between steps', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    try {
+      await expect(
+        evaluateTimeboxed('( $loop := function($n) { $n > 0 ? $loop($n) : 0 }; $loop(1) )', {}, { timeoutMs: 300 }),
+      ).rejects.toMatchObject({ code: 'D1012' });
+    } finally {
+      clearInterval(timer);
+    }
+    // Held for 300 ms in one piece, the timer would not have run at all.
+    expect(ticks).toBeGreaterThan(5);
   });
 });
