@@ -10,8 +10,10 @@ import { linearRegexEngine, REGEX_LIMITS, regexProblem, withLinearRegExp, type R
  * reason instead of holding a worker. JSONata checks those only between steps, so what one step can
  * cost is bounded too: regular expressions run on a linear-time engine within a cost budget
  * (./regex.ts), a sequence (a range `[1..n]`, a path's results) holds at most `maxSequence` items,
- * `$pad` and every step's string result at most `maxStringChars` characters. Expressions are
- * normalised first (./normalize.ts), so `a == 1 && !b` means what its writer meant.
+ * `$pad` and every step's string result at most `maxStringChars` characters, JSONata's quadratic
+ * `$sort` and `$distinct` are replaced or bounded; and a long evaluation yields the event loop every
+ * `sliceMs`, so the worker's other activities run beside it. Expressions are normalised first
+ * (./normalize.ts), so `a == 1 && !b` means what its writer meant.
  */
 
 /**
@@ -216,8 +218,9 @@ function boundedSort(native: Native, limits: ExpressionLimits) {
     return [...(arr as (number | string)[])].sort((a, b) => (a > b ? 1 : a < b ? -1 : 0));
   };
 }
+
 /** A key equal for two values exactly when JSONata's deep equality holds (functions by identity). */
-function equalityKey(v: unknown, ids: WeakMap<object, number>): string {
+function equalityKey(v: unknown, ids: Map<unknown, number>): string {
   if (v === undefined) return 'u';
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'function') {
@@ -233,7 +236,7 @@ function equalityKey(v: unknown, ids: WeakMap<object, number>): string {
 /** `$distinct` in one pass over its items (keys for deep equality) instead of JSONata's pairwise comparison. */
 function linearDistinct(arr?: unknown): unknown {
   if (!Array.isArray(arr) || arr.length <= 1) return arr;
-  const ids = new WeakMap<object, number>();
+  const ids = new Map<unknown, number>();
   const seen = new Set<string>();
   const out = arr.filter((v) => {
     const key = equalityKey(v, ids);
