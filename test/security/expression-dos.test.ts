@@ -180,6 +180,15 @@ describe('expression denial of service (a tenant expression cannot hold the work
     expect((await finished(b, ok)).result).toMatchObject({ output: Date.UTC(2024, 1, 29) });
   });
 
+  it('a function JSONata makes quadratic within one step ($distinct of objects) does not hold the worker', async () => {
+    const b = await buildWorkspace(app);
+    const id = await transformPathway(b, '$count($distinct([1..input.n].{ "k": $ }))');
+    const jobId = await execute(b, id, { n: 8_000 });
+    const { value: job, stallMs } = await stallDuring(() => finished(b, jobId));
+    expect(job.result).toMatchObject({ output: 8_000 });
+    expect(stallMs).toBeLessThan(500);
+  });
+
   it('grep with a catastrophic pattern answers at once (grep matches literal text, never a pattern)', async () => {
     const b = await buildWorkspace(app);
     await transformPathway(b, 'input');
