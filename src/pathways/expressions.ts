@@ -1,5 +1,5 @@
 import jsonata from 'jsonata';
-import { expressionHint, normalizeExpression, normalizeTemplate } from './normalize.js';
+import { expressionHint, normalizeExpression, normalizeTemplate, templateParts } from './normalize.js';
 import { linearRegexEngine, REGEX_LIMITS, regexProblem, withLinearRegExp, type RegexBudget } from './regex.js';
 
 /**
@@ -83,7 +83,7 @@ function templateLeaves(f: (typeof FIELDS)[string], data: Record<string, unknown
 
 /** The expressions inside a template's `{{ … }}` placeholders. */
 export function templateExpressions(template: string): string[] {
-  return [...template.matchAll(/\{\{([\s\S]*?)\}\}/g)].map((m) => m[1]);
+  return templateParts(template).flatMap((p) => ('expression' in p ? [p.expression] : []));
 }
 
 /** An expression error's message with its position and, for the usual mistakes, what to write instead. */

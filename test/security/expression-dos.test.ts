@@ -189,6 +189,28 @@ describe('expression denial of service (a tenant expression cannot hold the work
     expect(stallMs).toBeLessThan(500);
   });
 
+  it('saving a graph whose expression text is built to be slow to read answers at once (the API is shared too)', async () => {
+    const b = await buildWorkspace(app);
+    for (const [field, text] of [
+      // `{{` without `}}`: a lazy placeholder pattern rescans the rest of the text from each one.
+      ['template', '{{'.repeat(60_000)],
+      // Whitespace runs before the end of a placeholder: `/\s*$/` is quadratic in them.
+      ['template', `{{${' '.repeat(60_000)}x }}`],
+      // JavaScript-style operators are rewritten; rewriting must stay linear in the text.
+      ['expression', 'a && '.repeat(50_000)],
+      ['expression', '!('.repeat(10_000)],
+    ] as const) {
+      const t0 = Date.now();
+      const r = await pathway(b, [
+        { id: 's', type: 'start' },
+        { id: 'x', type: 'transform', data: { [field]: text } },
+        { id: 'o', type: 'output' },
+      ]);
+      expect([201, 400], `${field}: ${text.slice(0, 12)}… ${r.text.slice(0, 200)}`).toContain(r.status);
+      expect(Date.now() - t0, `${field}: ${text.slice(0, 12)}…`).toBeLessThan(1_500);
+    }
+  });
+
   it('grep with a catastrophic pattern answers at once (grep matches literal text, never a pattern)', async () => {
     const b = await buildWorkspace(app);
     await transformPathway(b, 'input');

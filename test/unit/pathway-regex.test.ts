@@ -1,6 +1,7 @@
 import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
-import { evaluateTimeboxed, syntaxError } from '../../src/pathways/expressions.js';
+import { evaluateTimeboxed, syntaxError, templateExpressions } from '../../src/pathways/expressions.js';
+import { normalizeExpression, normalizeTemplate, templateParts } from '../../src/pathways/normalize.js';
 import {
   compileLinear,
   linearRegexEngine,
@@ -224,5 +225,38 @@ describe('the other costs of one expression step', () => {
     }
     // Held for 300 ms in one piece, the timer would not have run at all.
     expect(ticks).toBeGreaterThan(5);
+  });
+
+  it('templates are cut into placeholders in one pass, as the lazy pattern reads them', () => {
+    for (const t of [
+      'a {{ x }} b {{y}}',
+      '{{ a }}}} {{',
+      '{{{ a }}',
+      'x {{ a {{ b }} c }}',
+      '{{}}',
+      '{{ a',
+      'plain',
+      '',
+    ]) {
+      expect(templateExpressions(t), t).toEqual([...t.matchAll(/\{\{([\s\S]*?)\}\}/g)].map((m) => m[1]));
+      expect(
+        templateParts(t)
+          .map((p) => ('text' in p ? p.text : `{{${p.expression}}}`))
+          .join(''),
+      ).toBe(t);
+    }
+    expect(normalizeTemplate('Hi {{  a == 1  }} and {{ b && c }}')).toBe('Hi {{  a = 1  }} and {{ b and c }}');
+  });
+
+  it('reading templates and JavaScript-style operators stays linear in the text', () => {
+    const t0 = performance.now();
+    normalizeTemplate('{{'.repeat(500_000));
+    normalizeTemplate(`{{${' '.repeat(500_000)}x}}`);
+    normalizeExpression('a && '.repeat(100_000));
+    normalizeExpression('!('.repeat(100_000));
+    expect(performance.now() - t0).toBeLessThan(2_000);
+    // Past 32 nested `!`, the rest is left as written (JSONata reports it).
+    expect(normalizeExpression('!!a')).toBe('$not($not(a))');
+    expect(normalizeExpression(`${'!'.repeat(40)}a`)).toMatch(/^(\$not\(){32}!{8}a\){32}$/);
   });
 });
