@@ -219,11 +219,15 @@ function boundedSort(native: Native, limits: ExpressionLimits) {
   };
 }
 
-/** A key equal for two values exactly when JSONata's deep equality holds (functions by identity). */
+/** A key equal for two values exactly when JSONata's deep equality holds (functions and lambdas by identity). */
 function equalityKey(v: unknown, ids: Map<unknown, number>): string {
   if (v === undefined) return 'u';
   if (typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'function') {
+  // A function, or a JSONata lambda (an object that holds its environment, which refers to itself).
+  if (
+    typeof v === 'function' ||
+    (typeof v === 'object' && v !== null && ('_jsonata_lambda' in v || '_jsonata_function' in v))
+  ) {
     if (!ids.has(v)) ids.set(v, ids.size);
     return `f${ids.get(v)}`;
   }

@@ -200,6 +200,9 @@ describe('the other costs of one expression step', () => {
       expect(plain(await evaluateTimeboxed(expression, context)), expression).toEqual(native);
     }
     await expect(evaluateTimeboxed('$sort(["a", 1])', {})).rejects.toMatchObject({ code: 'D3070' });
+    expect(
+      await evaluateTimeboxed('( $f := function($x) { $x }; $count($distinct([$f, $f, $uppercase, $uppercase])) )', {}),
+    ).toBe(2);
     const t0 = performance.now();
     // JSONata's own $sort exhausts the heap on 100,000 numbers, and $distinct takes seconds.
     expect(await evaluateTimeboxed('$count($sort([1..100000]))', {})).toBe(100_000);
