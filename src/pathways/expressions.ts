@@ -1,5 +1,6 @@
 import jsonata from 'jsonata';
-import { expressionHint, normalizeExpression, normalizeTemplate } from './normalize.js';
+import { expressionHint, normalizeExpression, normalizeTemplate, templateParts } from './normalize.js';
+import { linearRegexEngine, REGEX_LIMITS, regexProblem, withLinearRegExp, type RegexBudget } from './regex.js';
 import { own } from '../own.js';
 
 /**
@@ -7,12 +8,28 @@ import { own } from '../own.js';
  * and a time-boxed evaluation for runs. JSONata has no eval and no globals, but an expression can
  * still loop forever (a recursive function without a base case): evaluation is bounded in time
  * and depth by JSONata's guardrail options, so a runaway expression fails its node with a clear
- * reason instead of holding a worker. Expressions are normalised first (./normalize.ts), so
- * `a == 1 && !b` means what its writer meant.
+ * reason instead of holding a worker. JSONata checks those only between steps, so what one step can
+ * cost is bounded too: regular expressions run on a linear-time engine within a cost budget
+ * (./regex.ts), a sequence (a range `[1..n]`, a path's results) holds at most `maxSequence` items,
+ * `$pad` and every step's string result at most `maxStringChars` characters, JSONata's quadratic
+ * `$sort` and `$distinct` are replaced or bounded; and a long evaluation yields the event loop every
+ * `sliceMs`, so the worker's other activities run beside it. Expressions are normalised first
+ * (./normalize.ts), so `a == 1 && !b` means what its writer meant.
  */
 
-/** How long one evaluation may run, and how deep it may recurse. */
-export const EXPRESSION_LIMITS = { timeoutMs: 1_000, maxDepth: 500 };
+/**
+ * How long one evaluation may run, how deep it may recurse, how many items a sequence and how many
+ * characters a string may hold (a step that makes more fails the evaluation).
+ */
+export const EXPRESSION_LIMITS = {
+  timeoutMs: 1_000,
+  maxDepth: 500,
+  maxSequence: 100_000,
+  maxStringChars: 10_000_000,
+  maxQuadratic: 5_000,
+  sliceMs: 20,
+};
+export type ExpressionLimits = typeof EXPRESSION_LIMITS;
 
 /**
  * Which node data fields hold an expression or a template, per node type. `templateTrees` are
@@ -67,7 +84,7 @@ function templateLeaves(f: (typeof FIELDS)[string], data: Record<string, unknown
 
 /** The expressions inside a template's `{{ … }}` placeholders. */
 export function templateExpressions(template: string): string[] {
-  return [...template.matchAll(/\{\{([\s\S]*?)\}\}/g)].map((m) => m[1]);
+  return templateParts(template).flatMap((p) => ('expression' in p ? [p.expression] : []));
 }
 
 /** An expression error's message with its position and, for the usual mistakes, what to write instead. */
@@ -80,12 +97,39 @@ export function describeExpressionError(e: unknown): string {
 /** The syntax error of an expression, after normalisation (null when it parses). */
 export function syntaxError(expression: string): string | null {
   if (!expression.trim()) return null;
+  let ast: unknown;
   try {
-    jsonata(normalizeExpression(expression));
-    return null;
+    ast = jsonata(normalizeExpression(expression)).ast();
   } catch (e) {
     return describeExpressionError(e);
   }
+  return (
+    regexLiterals(ast)
+      .map((r) => {
+        const problem = regexProblem(r.value);
+        return problem && `${problem} (at character ${r.position})`;
+      })
+      .find((p) => p) ?? null
+  );
+}
+
+/** The nodes of a parsed JSONata expression that pass `test` (a regex literal, an order-by step). */
+function astNodes(node: unknown, test: (n: Record<string, unknown>) => boolean, out: Record<string, unknown>[] = []) {
+  if (Array.isArray(node)) for (const n of node) astNodes(n, test, out);
+  else if (typeof node === 'object' && node !== null && !(node instanceof RegExp)) {
+    const n = node as Record<string, unknown>;
+    if (test(n)) out.push(n);
+    for (const v of Object.values(n)) astNodes(v, test, out);
+  }
+  return out;
+}
+
+/** The regular expression literals of a parsed JSONata expression (nodes `{ type: 'regex', value }`). */
+function regexLiterals(ast: unknown): { value: RegExp; position: number }[] {
+  return astNodes(ast, (n) => n.type === 'regex' && n.value instanceof RegExp).map((n) => ({
+    value: n.value as RegExp,
+    position: typeof n.position === 'number' ? n.position : 0,
+  }));
 }
 
 /**
@@ -143,19 +187,155 @@ export function nodeExpressionErrors(type: string, data: Record<string, unknown>
   return errors;
 }
 
+/** JSONata's own implementations of the functions wrapped below (a compiled expression's bindings read them by name). */
+type Native = (this: unknown, ...args: unknown[]) => unknown;
+const natives = Promise.all(
+  ['toMillis', 'sort'].map(async (name) => {
+    const f = (await jsonata(`$${name}`).evaluate({})) as { implementation: Native };
+    return [name, f.implementation] as const;
+  }),
+).then((pairs) => new Map(pairs));
+
+/**
+ * JSONata's `$sort` and `$distinct` cost the square of their input in one step (a merge that copies
+ * with `slice(1)` per item; a pairwise deep comparison), which the time box cannot interrupt:
+ * `$sort` of 100,000 numbers exhausts the heap. Without a function, `$sort` sorts natively; with
+ * one (each call a step, time-boxed) it takes at most `maxQuadratic` items; `$distinct` is linear.
+ */
+function boundedSort(native: Native, limits: ExpressionLimits) {
+  return async function (this: unknown, arr?: unknown[], comparator?: unknown): Promise<unknown> {
+    if (!Array.isArray(arr) || arr.length <= 1 || comparator !== undefined) {
+      if (Array.isArray(arr) && arr.length > limits.maxQuadratic)
+        throw limitError(
+          'L0003',
+          `$sort with a function takes at most ${limits.maxQuadratic} items (got ${arr.length})`,
+        );
+      return native.call(this, arr, comparator);
+    }
+    const numbers = arr.every((v) => typeof v === 'number');
+    // Mixed or other items: JSONata's own error (D3070), thrown before any work.
+    if (!numbers && !arr.every((v) => typeof v === 'string')) return native.call(this, arr);
+    // Ascending and stable, as JSONata's merge with `a > b`.
+    return [...(arr as (number | string)[])].sort((a, b) => (a > b ? 1 : a < b ? -1 : 0));
+  };
+}
+
+/** A key equal for two values exactly when JSONata's deep equality holds (functions and lambdas by identity). */
+function equalityKey(v: unknown, ids: Map<unknown, number>): string {
+  if (v === undefined) return 'u';
+  if (typeof v === 'string') return JSON.stringify(v);
+  // A function, or a JSONata lambda (an object that holds its environment, which refers to itself).
+  if (
+    typeof v === 'function' ||
+    (typeof v === 'object' && v !== null && ('_jsonata_lambda' in v || '_jsonata_function' in v))
+  ) {
+    if (!ids.has(v)) ids.set(v, ids.size);
+    return `f${ids.get(v)}`;
+  }
+  if (v === null || typeof v !== 'object') return `${typeof v}:${String(v)}`;
+  if (Array.isArray(v)) return `[${v.map((x) => equalityKey(x, ids)).join(',')}]`;
+  const keys = Object.getOwnPropertyNames(v).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${equalityKey((v as Record<string, unknown>)[k], ids)}`).join(',')}}`;
+}
+
+/** `$distinct` in one pass over its items (keys for deep equality) instead of JSONata's pairwise comparison. */
+function linearDistinct(arr?: unknown): unknown {
+  if (!Array.isArray(arr) || arr.length <= 1) return arr;
+  const ids = new Map<unknown, number>();
+  const seen = new Set<string>();
+  const out = arr.filter((v) => {
+    const key = equalityKey(v, ids);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  // A sequence stays one (JSONata unwraps a sequence of one item), as the native function keeps it.
+  if ((arr as { sequence?: boolean }).sequence) Object.assign(out, { sequence: true });
+  return out;
+}
+
+/** A clear evaluation error (JSONata's own are plain objects with a code and a message). */
+function limitError(code: string, message: string): Error & { code: string } {
+  return Object.assign(new Error(message), { code });
+}
+
+/** `$pad`, as JSONata's, with the width bounded (JSONata builds the padding before any check). */
+function boundedPad(limits: ExpressionLimits) {
+  return (str: string | undefined, width: number, char?: string): string | undefined => {
+    if (str === undefined) return undefined;
+    const w = Math.trunc(width);
+    if (Math.abs(w) > limits.maxStringChars)
+      throw limitError('L0002', `$pad: width ${w} is over the limit of ${limits.maxStringChars} characters`);
+    const fill = char === undefined || char.length === 0 ? ' ' : char;
+    const padLength = Math.abs(w) - [...str].length;
+    if (padLength <= 0) return str;
+    const unit = [...fill];
+    const padding = [...fill.repeat(Math.ceil(padLength / unit.length))].slice(0, padLength).join('');
+    return w > 0 ? str + padding : padding + str;
+  };
+}
+
 /**
  * Evaluates a JSONata expression within EXPRESSION_LIMITS, with JSONata's own guardrails
- * (`timeout` and `stack` options: errors D1012 and D1011); throws with the reason on an error,
- * a timeout or runaway recursion.
+ * (`timeout`, `stack` and `sequence` options: errors D1012, D1011 and D2014/D2015), regular
+ * expressions on the linear engine, and each step's result checked for size; throws with the
+ * reason on an error, a timeout, runaway recursion or a limit.
  */
 export async function evaluateTimeboxed(
   expression: string,
   context: Record<string, unknown>,
-  limits = EXPRESSION_LIMITS,
+  overrides: Partial<ExpressionLimits> = {},
 ): Promise<unknown> {
-  const options = { timeout: limits.timeoutMs, stack: limits.maxDepth };
+  const limits: ExpressionLimits = { ...EXPRESSION_LIMITS, ...overrides };
+  const budget: RegexBudget = { spent: 0, limit: REGEX_LIMITS.costPerEvaluation };
+  const options = {
+    timeout: limits.timeoutMs,
+    stack: limits.maxDepth,
+    sequence: limits.maxSequence,
+    RegexEngine: linearRegexEngine(budget) as unknown as RegExpConstructor,
+  };
   try {
-    return await jsonata(normalizeExpression(expression), options as Parameters<typeof jsonata>[1]).evaluate(context);
+    const expr = jsonata(normalizeExpression(expression), options);
+    // An order-by step (`^( )`) sorts with JSONata's quadratic merge: its sequences stay small.
+    // (JSONata reads `options` when it evaluates.)
+    const maxItems = astNodes(expr.ast(), (n) => n.type === 'sort').length
+      ? Math.min(limits.maxQuadratic, limits.maxSequence)
+      : limits.maxSequence;
+    options.sequence = maxItems;
+    const native = await natives;
+    const toMillis = native.get('toMillis')!;
+    // $toMillis with a picture builds a backtracking pattern from it: run it on the linear engine.
+    expr.registerFunction(
+      'toMillis',
+      function (this: unknown, timestamp?: string, picture?: string) {
+        if (picture === undefined) return toMillis.call(this, timestamp);
+        return withLinearRegExp(budget, () => toMillis.call(this, timestamp, picture));
+      },
+      '<s-s?:n>',
+    );
+    expr.registerFunction('pad', boundedPad(limits), '<s-ns?:s>');
+    expr.registerFunction('sort', boundedSort(native.get('sort')!, limits), '<af?:a>');
+    expr.registerFunction('distinct', linearDistinct, '<x:x>');
+    // Every step's result: a string or an array over the limit fails the evaluation there.
+    let slice = performance.now();
+    expr.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, async (...args: unknown[]) => {
+      const result = args[3];
+      if (typeof result === 'string' && result.length > limits.maxStringChars)
+        throw limitError(
+          'L0001',
+          `a string of ${result.length} characters is over the limit of ${limits.maxStringChars}`,
+        );
+      if (Array.isArray(result) && result.length > maxItems)
+        throw limitError('L0001', `an array of ${result.length} items is over the limit of ${maxItems}`);
+      // JSONata's steps chain promises that never leave the microtask queue: a long evaluation
+      // gives the event loop back every sliceMs, so the worker's other activities, heartbeats and
+      // timers run beside it (only one step's cost is ever held, and each step is bounded above).
+      if (performance.now() - slice > limits.sliceMs) {
+        await new Promise<void>((r) => setImmediate(r));
+        slice = performance.now();
+      }
+    });
+    return await expr.evaluate(context);
   } catch (e) {
     const hint = expressionHint(e as { code?: string; message?: string });
     // JSONata throws plain objects ({ code, message, position }); the message gets the hint.

@@ -61,8 +61,11 @@ function endOfBracket(src: string, i: number): number {
 /** The index just past the operand of a unary `!` at `i - 1`: a path with calls, filters and brackets, or another `!`. */
 function endOfOperand(src: string, i: number): number {
   let j = i;
-  while (j < src.length && /\s/.test(src[j])) j++;
-  if (src[j] === '!' && src[j + 1] !== '=') return endOfOperand(src, j + 1);
+  for (;;) {
+    while (j < src.length && /\s/.test(src[j])) j++;
+    if (src[j] !== '!' || src[j + 1] === '=') break;
+    j++; // another `!`: its operand is this one's
+  }
   const start = j;
   while (j < src.length) {
     const c = src[j];
@@ -74,18 +77,26 @@ function endOfOperand(src: string, i: number): number {
   return j;
 }
 
+/**
+ * How deep `!` operands nest before the rest is left as written (each level rescans its operand:
+ * without a bound, `!(!(!(…` costs the square of its length; JSONata then reports the `!`).
+ */
+const MAX_NOT_DEPTH = 32;
+
 /** Rewrites JavaScript-style operators into JSONata; see the module comment. */
-export function normalizeExpression(src: string): string {
-  let out = '';
+export function normalizeExpression(src: string, depth = 0): string {
+  // The output in pieces: `word` trims only the last pieces, never the whole text (quadratic).
+  const out: string[] = [];
   let prev = ''; // the last character emitted that is not white space
   const emit = (s: string) => {
-    out += s;
+    out.push(s);
     const t = s.trimEnd();
     if (t) prev = t[t.length - 1];
   };
   const word = (w: string) => {
-    out = out.trimEnd();
-    emit(`${out ? ' ' : ''}${w} `);
+    while (out.length && !out[out.length - 1].trimEnd()) out.pop();
+    if (out.length) out[out.length - 1] = out[out.length - 1].trimEnd();
+    emit(`${out.length ? ' ' : ''}${w} `);
   };
   for (let i = 0; i < src.length;) {
     const c = src[i];
@@ -98,7 +109,7 @@ export function normalizeExpression(src: string): string {
     } else if (two === '/*') {
       const end = src.indexOf('*/', i + 2);
       const j = end < 0 ? src.length : end + 2;
-      out += src.slice(i, j);
+      out.push(src.slice(i, j));
       i = j;
     } else if (c === '/' && BEFORE_REGEX.has(prev)) {
       const j = endOfRegex(src, i);
@@ -115,8 +126,9 @@ export function normalizeExpression(src: string): string {
       i += 2;
       while (i < src.length && /\s/.test(src[i])) i++;
     } else if (c === '!') {
+      if (depth >= MAX_NOT_DEPTH) return out.join('') + src.slice(i);
       const j = endOfOperand(src, i + 1);
-      let operand = normalizeExpression(src.slice(i + 1, j).trim());
+      let operand = normalizeExpression(src.slice(i + 1, j).trim(), depth + 1);
       // `!(a and b)`: the parentheses become the call's own.
       if (operand.startsWith('(') && endOfBracket(operand, 0) === operand.length) operand = operand.slice(1, -1);
       emit(`$not(${operand})`);
@@ -126,16 +138,42 @@ export function normalizeExpression(src: string): string {
       i++;
     }
   }
-  return out;
+  return out.join('');
+}
+
+/**
+ * A template cut into its literal text and its `{{ … }}` placeholders (`expression` is what is
+ * between the braces): each placeholder ends at the first `}}` after its `{{`, as the lazy pattern
+ * `/\{\{([\s\S]*?)\}\}/g` reads it, but in one pass (that pattern rescans the rest of the text from
+ * every `{{` without a `}}`: quadratic in the template).
+ */
+export function templateParts(template: string): ({ text: string } | { expression: string })[] {
+  const parts: ({ text: string } | { expression: string })[] = [];
+  let at = 0;
+  for (;;) {
+    const open = template.indexOf('{{', at);
+    const close = open < 0 ? -1 : template.indexOf('}}', open + 2);
+    // No `}}` after this `{{`: none after any later `{{` either; the rest is text.
+    if (close < 0) break;
+    if (open > at) parts.push({ text: template.slice(at, open) });
+    parts.push({ expression: template.slice(open + 2, close) });
+    at = close + 2;
+  }
+  if (at < template.length) parts.push({ text: template.slice(at) });
+  return parts;
 }
 
 /** Rewrites the `{{ … }}` placeholders of a template (the text around them is left as it is). */
 export function normalizeTemplate(template: string): string {
-  return template.replace(/\{\{([\s\S]*?)\}\}/g, (_, expr: string) => {
-    const lead = /^\s*/.exec(expr)![0];
-    const trail = /\s*$/.exec(expr)![0];
-    return `{{${lead}${normalizeExpression(expr.trim())}${trail}}}`;
-  });
+  return templateParts(template)
+    .map((p) => {
+      if ('text' in p) return p.text;
+      const expr = p.expression;
+      const lead = expr.slice(0, expr.length - expr.trimStart().length);
+      const trail = expr.slice(expr.trimEnd().length);
+      return `{{${lead}${normalizeExpression(expr.trim())}${trail}}}`;
+    })
+    .join('');
 }
 
 /**

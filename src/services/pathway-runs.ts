@@ -6,6 +6,7 @@ import { costOf } from '../llm/pricing.js';
 import { estimateTokens, type ChatMessage } from '../llm/types.js';
 import type { ModelRegistry } from '../llm/registry.js';
 import { compileGraph } from '../pathways/compile.js';
+import { templateParts } from '../pathways/normalize.js';
 import { MAP_MAX_ITEMS } from '../pathways/walk.js';
 import type { ExecuteBody, JobCreateBody, JobInputBody, ResumeBody } from '../schemas/pathway-runs.js';
 import type { Scope } from '../scope.js';
@@ -42,10 +43,9 @@ export async function evaluateExpression(expression: string, context: Record<str
 export async function renderTemplate(template: string | undefined, context: Record<string, unknown>): Promise<string> {
   const asText = (v: unknown) => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
   if (template === undefined) return asText(context.last);
-  const parts = template.split(/(\{\{[\s\S]*?\}\})/g);
   const out = await Promise.all(
-    parts.map(async (p) =>
-      p.startsWith('{{') && p.endsWith('}}') ? asText(await evaluateExpression(p.slice(2, -2), context)) : p,
+    templateParts(template).map(async (p) =>
+      'text' in p ? p.text : asText(await evaluateExpression(p.expression, context)),
     ),
   );
   return out.join('');
