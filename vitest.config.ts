@@ -38,6 +38,7 @@ export default defineConfig({
             'test/scripts/**/*.test.ts',
             'test/snake/**/*.test.ts',
             'test/pages/**/*.test.ts',
+            'test/security/**/*.test.ts',
           ],
           environment: 'node',
           globalSetup: ['test/support/global-setup.ts'],

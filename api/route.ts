@@ -10,6 +10,7 @@ import { currentRequest } from '../src/request-context.js';
 import type { Idempotency } from './middleware/idempotency.js';
 import type { RequestGuard } from './middleware/guard.js';
 import type { RateLimit } from './middleware/rate-limit.js';
+import { setSseAdmission, type SseGate } from './sse.js';
 
 /**
  * required: API key or JWT; jwt: JWT only (key management); optional: credential used when
@@ -94,6 +95,8 @@ export function route<
 
 export interface RouteContext {
   services: Services;
+  /** SSE streams open on this process, shared fairly between workspaces (api/sse.ts). */
+  sse: SseGate;
   rateLimit: RateLimit;
   guard: RequestGuard;
   idempotency: Idempotency;
@@ -227,8 +230,9 @@ export function toKoaHandler(def: RouteDef, rc: RouteContext) {
       throw unsupportedMediaType('application/json');
     await rc.guard.run(guarded, ctx, async (admit) => {
       const scope = await resolveScope(def, ctx, rc);
-      // Admission is fair between workspaces (anonymous callers: per address).
+      // Admission is fair between workspaces (anonymous callers: per address), and so are SSE streams.
       await admit(scope.workspaceId || `ip:${ctx.ip}`);
+      if (def.kind === 'stream') setSseAdmission(ctx, { gate: rc.sse, tenant: scope.workspaceId || `ip:${ctx.ip}` });
       const params = parse(def.params, ctx.params);
       const query = parse(def.query, ctx.query);
       const rawBody = (ctx.request as { body?: unknown }).body;

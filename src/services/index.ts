@@ -271,6 +271,7 @@ export function createServices(deps: Deps) {
   const shares = createShareService({
     repo: deps.repos.shares,
     jobs: deps.repos.jobs,
+    admitRun: jobs.admitRun,
     budgets,
     workspaces: deps.repos.workspaces,
     receptors,

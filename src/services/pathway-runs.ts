@@ -296,15 +296,19 @@ export async function mapItems(c: MapItemsCall): Promise<unknown[]> {
 
 async function start(d: Deps, scope: Scope, args: StartArgs) {
   const input = await runInput(d, scope, args, randomUUID());
-  const { job } = await d.jobs.create(scope, {
-    id: input.jobId,
-    kind: 'pathway',
-    pathwayId: args.pathwayId,
-    traceId: input.traceId,
-    brainId: args.brainId,
-    pathwayVersion: args.version,
-    input: args.input,
-  });
+  // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
+  const admitted = await d.jobs.admitRun(scope.workspaceId);
+  const { job } = await d.jobs
+    .create(scope, {
+      id: input.jobId,
+      kind: 'pathway',
+      pathwayId: args.pathwayId,
+      traceId: input.traceId,
+      brainId: args.brainId,
+      pathwayVersion: args.version,
+      input: args.input,
+    })
+    .finally(admitted);
   await d.jobs.emit(input.jobId, { type: 'status', status: 'pending' });
   await d.jobs.startWorkflow(
     job,

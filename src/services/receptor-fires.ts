@@ -171,6 +171,8 @@ export function createReceptorFireService(d: {
         if (existing && existing.traceType !== (traceType ?? existing.traceType))
           throw validationError(`trace_id names a ${existing.traceType} trace`);
       }
+      // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
+      const admitted = await jobs.admitRun(scope.workspaceId);
       const launched = await launch(r, {
         source: 'http',
         scope: { ...scope, receptorId: r._id },
@@ -181,7 +183,7 @@ export function createReceptorFireService(d: {
           traceType,
           scope: toRunScope({ ...scope, receptorId: r._id }),
         },
-      });
+      }).finally(admitted);
       return { ...launched, receptorId: r._id };
     },
 

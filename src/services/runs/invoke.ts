@@ -59,7 +59,13 @@ async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: Inv
     // A job whose run never started is started afresh; any other is the same job again.
     if (existing && !(await jobs.restartable(existing))) return { job: existing, userEngramId: null, traceId };
   }
-  return store(ctx, run);
+  // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
+  const admitted = await jobs.admitRun(scope.workspaceId);
+  try {
+    return await store(ctx, run);
+  } finally {
+    admitted();
+  }
 }
 
 /** The run an invoke starts: its ids (an Idempotency-Key or client_nonce makes a retry the same run) and input. */
