@@ -14,6 +14,8 @@ const app = useTestApp({
   SSE_MAX_STREAMS: 8,
   SSE_WORKSPACE_SHARE_PERCENT: 25, // 2 streams per workspace
   WORKSPACE_MAX_ACTIVE_RUNS: 2,
+  // No first turn in the API either: nothing of a pending run is still at work when the app closes.
+  FIRST_TURN_IN_API: false,
 });
 
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
