@@ -135,8 +135,13 @@ async function resolveShare(ctx: Context, rc: RouteContext): Promise<ShareAccess
 }
 
 /** Counts one request of an authenticated credential against its rate limit (429 past it). */
-const countRequest = (ctx: Context, rc: RouteContext, scope: Scope): Promise<void> =>
-  rc.rateLimit.consume(ctx, `cred:${scope.apiKeyId ?? `jwt:${scope.userId}`}`, scope.rateLimit);
+const countRequest = async (ctx: Context, rc: RouteContext, scope: Scope): Promise<void> => {
+  await Promise.all([
+    rc.rateLimit.consume(ctx, `cred:${scope.apiKeyId ?? `jwt:${scope.userId}`}`, scope.rateLimit),
+    // The workspace's share: every credential of it together (minting keys does not multiply it).
+    rc.rateLimit.consumeWorkspace(ctx, scope.workspaceId),
+  ]);
+};
 
 /**
  * Authenticates a bearer credential under the failed-authentication limiter: failures slow

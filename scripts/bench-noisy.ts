@@ -34,6 +34,8 @@ export interface NoisyResult {
   idle: { invoke: Series; pathway: Series; search: Series };
   flood: { invoke: Series; pathway: Series; search: Series };
   b: { completed: number; failed: number; refusals: number; wallMs: number; samplesDuringFlood: number };
+  /** A's rounds that failed (a refusal it met, a failed run), idle and under the flood, and the first reason. */
+  aFailures: { idle: number; flood: number; first: string | null };
 }
 
 const AIM_RATIO = 2;
@@ -163,10 +165,16 @@ export async function measureNoisyNeighbour(o: {
     ),
     search: await searchOnce(),
   });
+  /** A's failures (a 503 or 429 it met, a run that failed): none is the aim; each is reported, not fatal. */
+  const failures: string[] = [];
   const collect = async (n: number, go: () => boolean) => {
     const out = { invoke: [] as number[], pathway: [] as number[], search: [] as number[] };
     for (let i = 0; i < n && go(); i++) {
-      const r = await round(i);
+      const r = await round(i).catch((e: unknown) => {
+        failures.push(e instanceof Error ? e.message : String(e));
+        return null;
+      });
+      if (!r) continue;
       out.invoke.push(r.invoke);
       out.pathway.push(r.pathway);
       out.search.push(r.search);
@@ -177,6 +185,7 @@ export async function measureNoisyNeighbour(o: {
   say(`(t) noisy neighbour: warm-up, then ${o.samples} idle rounds of A (invoke, pathway run, search)`);
   await collect(3, () => true);
   const idle = await collect(o.samples, () => true);
+  const idleFailures = failures.length;
 
   say(
     `(t) workspace B starts ${o.runs} streaming runs at once (its share: ${o.share} active runs); A measures meanwhile`,
@@ -232,6 +241,7 @@ export async function measureNoisyNeighbour(o: {
       search: series(under.search.length ? under.search : [NaN]),
     },
     b: { completed, failed, refusals, wallMs, samplesDuringFlood },
+    aFailures: { idle: idleFailures, flood: failures.length - idleFailures, first: failures[0] ?? null },
   };
   for (const line of noisySummary(result)) say(line.trim());
   return result;
@@ -245,6 +255,7 @@ export function noisySummary(t: NoisyResult): string[] {
   return [
     `(t) Noisy neighbour: B starts ${t.runs} streaming runs at once (share ${t.share} active runs per workspace); A measured during it`,
     `  B: ${t.b.completed} completed, ${t.b.failed} failed, ${t.b.refusals} starts refused (429, retried after Retry-After), ${(t.b.wallMs / 1000).toFixed(1)} s; A's rounds under the flood: ${t.b.samplesDuringFlood}`,
+    `  A's rounds that failed: ${t.aFailures.idle} idle, ${t.aFailures.flood} under the flood${t.aFailures.first ? ` (first: ${t.aFailures.first.slice(0, 160)})` : ''}`,
     row('A invoke, first token', t.idle.invoke, t.flood.invoke),
     row('A pathway run, completion', t.idle.pathway, t.flood.pathway),
     row('A search, answer', t.idle.search, t.flood.search),

@@ -43,6 +43,9 @@ export const ConfigSchema = z.object({
   // integration client running several requests in parallel never meets it; it stops runaway loops.
   RATE_LIMIT_POINTS: z.coerce.number().int().positive().default(3000),
   RATE_LIMIT_DURATION_S: z.coerce.number().int().positive().default(10),
+  // Per workspace, all its credentials together, per RATE_LIMIT_DURATION_S: a workspace cannot multiply its
+  // rate by minting keys (docs/operations.md, "Fair share"). Unset: four times RATE_LIMIT_POINTS.
+  WORKSPACE_RATE_LIMIT_POINTS: z.coerce.number().int().positive().optional(),
   // Failed authentications per client address per minute before that address gets 429s.
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(30),
   // Behind a reverse proxy: trust X-Forwarded-For for the client address (hops to trust; 0 = none).

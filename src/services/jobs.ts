@@ -82,6 +82,10 @@ function fenceOf(event: Record<string, unknown>): Fence {
 
 /** A run recorded longer ago than this no longer counts in its workspace's share (one stuck for good frees its place). */
 const RUN_SHARE_WINDOW_MS = 60 * 60_000;
+/** A workspace found at its share of runs is refused without a count for this long. */
+const RUN_SHARE_FULL_MS = 1_000;
+/** What a start refused past its workspace's share is told to wait (Retry-After), seconds. */
+const RUN_SHARE_RETRY_AFTER_S = 5;
 
 /** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
 export function createJobService({
@@ -105,6 +109,25 @@ export function createJobService({
   const streamKey = (jobId: string) => streams.keys.job(jobId);
   // Run starts this process has admitted and not yet stored, per workspace (admitRun).
   const starting = new Map<string, number>();
+  // Workspaces found at their share of runs, until when (admitRun).
+  const fullUntil = new Map<string, number>();
+  const refuse = () => {
+    metrics.requestsShed.inc({ reason: 'workspace-runs' });
+    return workspaceShareExceeded(
+      `This workspace has ${config.WORKSPACE_MAX_ACTIVE_RUNS} runs pending or running, its share of the platform; retry when one ends`,
+      RUN_SHARE_RETRY_AFTER_S,
+    );
+  };
+  /**
+   * Throws the share's 429 when the workspace was found at its share of runs a moment ago: checked
+   * before a start reads anything, so a flood of retried starts costs the store nothing.
+   */
+  const refuseIfFull = (workspaceId: string): void => {
+    const until = fullUntil.get(workspaceId);
+    if (until === undefined) return;
+    if (until > Date.now()) throw refuse();
+    fullUntil.delete(workspaceId);
+  };
   /**
    * Live `status` answers, shared for LIVE_TTL_MS: each query is a task on the worker that runs
    * the job, so clients polling fast (or many of them) must not multiply them.
@@ -238,8 +261,11 @@ export function createJobService({
      * start is a 429 with Retry-After before anything is stored. Resolves with the release to call
      * once the start has stored its job (or failed).
      */
+    refuseIfFull,
+
     async admitRun(workspaceId: string): Promise<() => void> {
       const max = config.WORKSPACE_MAX_ACTIVE_RUNS;
+      refuseIfFull(workspaceId);
       starting.set(workspaceId, (starting.get(workspaceId) ?? 0) + 1);
       let released = false;
       const release = () => {
@@ -254,12 +280,10 @@ export function createJobService({
         const active = await repo.countActiveRuns(workspaceId, since, max);
         // The starts in flight here include this one (a start stored meanwhile may count twice: never too many).
         if (active + (starting.get(workspaceId) ?? 1) > max) {
-          metrics.requestsShed.inc({ reason: 'workspace-runs' });
-          throw workspaceShareExceeded(
-            `This workspace has ${max} runs pending or running, its share of the platform; retry when one ends`,
-            2,
-          );
+          if (active >= max) fullUntil.set(workspaceId, Date.now() + RUN_SHARE_FULL_MS);
+          throw refuse();
         }
+        fullUntil.delete(workspaceId);
         return release;
       } catch (e) {
         release();

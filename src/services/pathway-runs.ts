@@ -295,9 +295,12 @@ export async function mapItems(c: MapItemsCall): Promise<unknown[]> {
 }
 
 async function start(d: Deps, scope: Scope, args: StartArgs) {
-  const input = await runInput(d, scope, args, randomUUID());
   // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
   const admitted = await d.jobs.admitRun(scope.workspaceId);
+  const input = await runInput(d, scope, args, randomUUID()).catch((e: unknown) => {
+    admitted();
+    throw e;
+  });
   const { job } = await d.jobs
     .create(scope, {
       id: input.jobId,

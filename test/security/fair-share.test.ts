@@ -8,7 +8,11 @@ import { buildWorkspace, useTestApp, type TestApp } from '../support/app.js';
  * a per-workspace share beside its global cap; the caps are small here so a test reaches them.
  * No worker runs: a run started stays pending, so it holds its place in its workspace's share.
  */
+/** The workspace's share of requests per RATE_LIMIT_DURATION_S (every credential of it together). */
+const WORKSPACE_POINTS = 60;
 const app = useTestApp({
+  WORKSPACE_RATE_LIMIT_POINTS: WORKSPACE_POINTS,
+  RATE_LIMIT_DURATION_S: 60,
   MCP_MAX_SESSIONS: 8,
   MCP_WORKSPACE_SHARE_PERCENT: 25, // 2 sessions per workspace
   SSE_MAX_STREAMS: 8,
@@ -110,6 +114,22 @@ describe('SSE streams', () => {
     } finally {
       for (const h of held) h.close();
     }
+  });
+});
+
+// ─── Request rate ─────────────────────────────────────────────────────────────────────────────
+
+describe('request rate', () => {
+  it('workspace B cannot multiply its rate by using more credentials; workspace A is still served', async () => {
+    const [a, b] = [await buildWorkspace(app), await buildWorkspace(app)];
+    // B spends its workspace's share with its API key (each credential alone is far below its own limit)…
+    for (let i = 0; i < WORKSPACE_POINTS; i++) expect((await app.get('/v1/jobs', b.key)).status).toBe(200);
+    // …then turns to fresh credentials of the same workspace: each has its own credential limit, not a new share.
+    const fresh = await app.request('GET', '/v1/jobs', { auth: await b.jwt(['workspace_admin']) });
+    expect(fresh.status, fresh.text).toBe(429);
+    expect(fresh.body).toMatchObject({ code: 'RATE_LIMIT' });
+    expect(Number(fresh.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await app.get('/v1/jobs', a.key)).status).toBe(200);
   });
 });
 

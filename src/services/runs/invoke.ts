@@ -48,6 +48,8 @@ export const createInvokeSteps = (ctx: RunContext) => ({
 
 async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: InvokeBody): Promise<Invoked> {
   const { neurons, models, jobs, config } = ctx.d;
+  // A workspace found at its share of runs a moment ago is refused before any read (a flood of retries costs nothing).
+  jobs.refuseIfFull(scope.workspaceId);
   const neuron = await neurons.resolve(scope, idOrSlug);
   if (!neuron.isActive) throw validationError('Neuron is inactive');
   const head = neurons.headSnapshot(neuron);
@@ -62,7 +64,7 @@ async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: Inv
   // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
   const admitted = await jobs.admitRun(scope.workspaceId);
   try {
-    return await store(ctx, run);
+    return await store(ctx, run, admitted);
   } finally {
     admitted();
   }
@@ -98,7 +100,7 @@ function invokeOf(scope: Scope, neuron: Neuron, head: NeuronSnapshot, body: Invo
  * Stores the run: job, human turn, run context and its workflow start, concurrently (they are on
  * the path to the first token), then starts the workflow in the background.
  */
-async function store(ctx: RunContext, run: Invoke): Promise<Invoked> {
+async function store(ctx: RunContext, run: Invoke, onCreated?: () => void): Promise<Invoked> {
   const { config, jobs, budgets, firstTurns } = ctx.d;
   const { scope, neuron, input } = run;
   const { jobId, traceId } = input;
@@ -123,6 +125,8 @@ async function store(ctx: RunContext, run: Invoke): Promise<Invoked> {
   void creating.then(
     (c) => {
       if (c.created) markCommitted();
+      // From here the job counts itself in the workspace's share of runs (JobService.admitRun).
+      onCreated?.();
     },
     () => undefined,
   );
