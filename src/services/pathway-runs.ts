@@ -334,6 +334,8 @@ async function patch(d: Deps, workspaceId: string, jobId: string, p: JobPatch) {
 }
 
 async function execute(d: Deps, scope: Scope, ref: string, body: ExecuteBody) {
+  // A workspace found at its share of runs a moment ago is refused before any read.
+  d.jobs.refuseIfFull(scope.workspaceId);
   const pathwayId = await d.pathways.resolveId(scope, ref);
   const run = await d.pathways.getForRun(scope, pathwayId, body.pathway_version);
   await checkTrace(d, scope, body.trace_id);
@@ -349,6 +351,7 @@ async function execute(d: Deps, scope: Scope, ref: string, body: ExecuteBody) {
 }
 
 async function createJob(d: Deps, scope: Scope, body: JobCreateBody) {
+  d.jobs.refuseIfFull(scope.workspaceId);
   const input = { ...(body.data ?? {}), ...(body.input ?? {}) };
   await checkTrace(d, scope, body.trace_id);
   if (body.pathway_id) {

@@ -159,6 +159,8 @@ export function createReceptorFireService(d: {
      * reads take it); an inactive receptor or target is a 400.
      */
     async fire(scope: Scope, slugOrId: string, body: FireBody) {
+      // A workspace found at its share of runs a moment ago is refused before any read.
+      jobs.refuseIfFull(scope.workspaceId);
       const r = await receptors.lookup(scope, slugOrId);
       const why = await notFireable(r);
       if (why) throw validationError(`Receptor cannot fire: ${why}`);
