@@ -12,6 +12,7 @@ import { createIdempotency } from './middleware/idempotency.js';
 import { createRateLimiter } from './middleware/rate-limit.js';
 import { requestMiddleware } from './middleware/request.js';
 import { createMcpEndpoint } from './mcp.js';
+import { createSseGate } from './sse.js';
 import { buildOpenApi, withServers } from './openapi.js';
 import { mountConsole } from './console.js';
 import { mountPages } from './pages.js';
@@ -37,10 +38,12 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
     maxInFlight: config.ADMISSION_MAX_INFLIGHT,
     maxQueue: config.ADMISSION_MAX_QUEUE,
     maxWaitMs: config.ADMISSION_QUEUE_WAIT_MS,
+    tenantSharePercent: config.ADMISSION_WORKSPACE_SHARE_PERCENT,
   });
   const rc = {
     services,
     rateLimit: createRateLimiter(deps.redis, config),
+    sse: createSseGate({ max: config.SSE_MAX_STREAMS, sharePercent: config.SSE_WORKSPACE_SHARE_PERCENT }),
     guard: createRequestGuard({ config, breakers: deps.breakers, admission, temporal: deps.temporal.connection }),
     idempotency: createIdempotency(deps.redis, { prefix: config.REDIS_PREFIX, ttlS: config.IDEMPOTENCY_TTL_S }),
   };

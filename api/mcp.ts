@@ -12,15 +12,14 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'koa';
-import { AppError } from '../src/errors.js';
+import { AppError, unavailable, workspaceShareExceeded } from '../src/errors.js';
+import { shareOf } from '../src/limits.js';
 import type { Redis } from '../src/redis.js';
 import type { FeedReader } from '../src/streams.js';
 import type { Scope } from '../src/scope.js';
 import { createMcpTools, type McpToolDef, type ToolOutcome } from '../src/services/mcp-tools.js';
 import { resolveRequestScope, type RouteContext } from './route.js';
 
-/** Sessions one API process keeps at most; a new session past it is a 503. */
-const MAX_SESSIONS = 1_000;
 /** A session with no request and no open stream for this long is closed (its client re-initializes). */
 const SESSION_IDLE_MS = 30 * 60_000;
 /** tools/list_changed notifications of one workspace are coalesced over this window. */
@@ -38,6 +37,8 @@ interface Session {
   /** Requests of the session still being answered (a tools/call's stream, the standalone GET stream). */
   open: number;
   closed: boolean;
+  /** Counted in its workspace's share of sessions. */
+  counted: boolean;
 }
 
 /** What every request hands its handlers through the transport: the caller's scope and the request's origin. */
@@ -181,10 +182,19 @@ export function createMcpEndpoint(rc: RouteContext) {
     return server;
   }
 
+  function uncount(s: Session): void {
+    if (!s.counted) return;
+    s.counted = false;
+    const n = (perWorkspace.get(s.workspaceId) ?? 1) - 1;
+    if (n > 0) perWorkspace.set(s.workspaceId, n);
+    else perWorkspace.delete(s.workspaceId);
+  }
+
   function close(s: Session): void {
     if (s.closed) return;
     s.closed = true;
     sessions.delete(s.id);
+    uncount(s);
     void s.server.close().catch(() => undefined);
   }
 
@@ -206,12 +216,23 @@ export function createMcpEndpoint(rc: RouteContext) {
     },
   );
 
+  // Sessions this process keeps at most (503 past it), and a workspace's share of them (429 past it).
+  const maxSessions = services.config.MCP_MAX_SESSIONS;
+  const workspaceMax = shareOf(maxSessions, services.config.MCP_WORKSPACE_SHARE_PERCENT);
+  const perWorkspace = new Map<string, number>();
+
   async function open(scope: Scope): Promise<Session> {
-    if (sessions.size >= MAX_SESSIONS)
-      throw new AppError('SERVICE_UNAVAILABLE', 503, 'Too many MCP sessions on this server; retry later', {
-        'Retry-After': '5',
-      });
+    if (sessions.size >= maxSessions) throw unavailable('Too many MCP sessions on this server; retry later', 5);
+    if ((perWorkspace.get(scope.workspaceId) ?? 0) >= workspaceMax)
+      throw workspaceShareExceeded(
+        `This workspace holds ${workspaceMax} MCP sessions on this server, its share; close one (DELETE /v1/mcp) or retry later`,
+        5,
+      );
+    // Counted from here (concurrent initializes cannot pass the share together) until closed, or
+    // until its first request turns out not to have opened it.
+    perWorkspace.set(scope.workspaceId, (perWorkspace.get(scope.workspaceId) ?? 0) + 1);
     const s = {
+      counted: true,
       workspaceId: scope.workspaceId,
       principal: principalOf(scope),
       lastSeen: Date.now(),
@@ -243,6 +264,7 @@ export function createMcpEndpoint(rc: RouteContext) {
     const scope = await resolveRequestScope(ctx, rc);
     const sessionId = ctx.get('mcp-session-id') || undefined;
     let session: Session;
+    let fresh = false;
     if (sessionId) {
       const found = sessions.get(sessionId);
       // Another credential's session reads as unknown: the client starts a session of its own.
@@ -253,6 +275,7 @@ export function createMcpEndpoint(rc: RouteContext) {
       if (ctx.method !== 'POST')
         return jsonRpcError(ctx, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
       session = await open(scope);
+      fresh = true;
     }
     session.lastSeen = Date.now();
     session.open++;
@@ -266,7 +289,15 @@ export function createMcpEndpoint(rc: RouteContext) {
     // A tool call waits for its job and the GET stream stays open: neither has a socket timeout.
     ctx.req.socket.setTimeout(0);
     ctx.respond = false;
-    await session.transport.handleRequest(req, ctx.res, ctx.method === 'POST' ? ctx.request.body : undefined);
+    try {
+      await session.transport.handleRequest(req, ctx.res, ctx.method === 'POST' ? ctx.request.body : undefined);
+    } finally {
+      // A first request that was not an initialize opened nothing: its place in the share is given back.
+      if (fresh && !session.id) {
+        uncount(session);
+        void session.server.close().catch(() => undefined);
+      }
+    }
   };
 }
 

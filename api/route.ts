@@ -10,6 +10,7 @@ import { currentRequest } from '../src/request-context.js';
 import type { Idempotency } from './middleware/idempotency.js';
 import type { RequestGuard } from './middleware/guard.js';
 import type { RateLimit } from './middleware/rate-limit.js';
+import { setSseAdmission, type SseGate } from './sse.js';
 
 /**
  * required: API key or JWT; jwt: JWT only (key management); optional: credential used when
@@ -94,6 +95,8 @@ export function route<
 
 export interface RouteContext {
   services: Services;
+  /** SSE streams open on this process, shared fairly between workspaces (api/sse.ts). */
+  sse: SseGate;
   rateLimit: RateLimit;
   guard: RequestGuard;
   idempotency: Idempotency;
@@ -132,8 +135,13 @@ async function resolveShare(ctx: Context, rc: RouteContext): Promise<ShareAccess
 }
 
 /** Counts one request of an authenticated credential against its rate limit (429 past it). */
-const countRequest = (ctx: Context, rc: RouteContext, scope: Scope): Promise<void> =>
-  rc.rateLimit.consume(ctx, `cred:${scope.apiKeyId ?? `jwt:${scope.userId}`}`, scope.rateLimit);
+const countRequest = async (ctx: Context, rc: RouteContext, scope: Scope): Promise<void> => {
+  await Promise.all([
+    rc.rateLimit.consume(ctx, `cred:${scope.apiKeyId ?? `jwt:${scope.userId}`}`, scope.rateLimit),
+    // The workspace's share: every credential of it together (minting keys does not multiply it).
+    rc.rateLimit.consumeWorkspace(ctx, scope.workspaceId),
+  ]);
+};
 
 /**
  * Authenticates a bearer credential under the failed-authentication limiter: failures slow
@@ -227,8 +235,9 @@ export function toKoaHandler(def: RouteDef, rc: RouteContext) {
       throw unsupportedMediaType('application/json');
     await rc.guard.run(guarded, ctx, async (admit) => {
       const scope = await resolveScope(def, ctx, rc);
-      // Admission is fair between workspaces (anonymous callers: per address).
+      // Admission is fair between workspaces (anonymous callers: per address), and so are SSE streams.
       await admit(scope.workspaceId || `ip:${ctx.ip}`);
+      if (def.kind === 'stream') setSseAdmission(ctx, { gate: rc.sse, tenant: scope.workspaceId || `ip:${ctx.ip}` });
       const params = parse(def.params, ctx.params);
       const query = parse(def.query, ctx.query);
       const rawBody = (ctx.request as { body?: unknown }).body;

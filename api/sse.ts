@@ -1,7 +1,8 @@
 import { metrics } from '../src/metrics.js';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import { validationError } from '../src/errors.js';
+import { unavailable, validationError, workspaceShareExceeded } from '../src/errors.js';
+import { shareOf } from '../src/limits.js';
 import { compareIds, CURSOR_RE, isTerminal, type StreamEntry, type Streams } from '../src/streams.js';
 
 export interface SseOptions {
@@ -55,6 +56,51 @@ export async function endedAfter(
   return isFinished();
 }
 
+/**
+ * The SSE streams this API process holds open: at most `max` in all (503 past it) and at most
+ * `sharePercent` of them per tenant (a workspace; anonymous callers by address; 429 past it), so
+ * one workspace's readers cannot take every stream (docs/operations.md, "Fair share").
+ */
+export function createSseGate(o: { max: number; sharePercent: number }) {
+  let open = 0;
+  const perTenant = new Map<string, number>();
+  const tenantMax = shareOf(o.max, o.sharePercent);
+  return {
+    /** Takes a stream for `tenant`: its release (once), or throws the refusal before anything is written. */
+    enter(tenant: string): () => void {
+      if (open >= o.max) throw unavailable('Too many open streams on this server; retry shortly', 5);
+      const held = perTenant.get(tenant) ?? 0;
+      if (held >= tenantMax)
+        throw workspaceShareExceeded(
+          `This workspace holds ${tenantMax} open streams on this server, its share; close one or retry later`,
+          5,
+        );
+      open++;
+      perTenant.set(tenant, held + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        open--;
+        const n = (perTenant.get(tenant) ?? 1) - 1;
+        if (n > 0) perTenant.set(tenant, n);
+        else perTenant.delete(tenant);
+      };
+    },
+    load: () => ({ open, tenants: perTenant.size }),
+  };
+}
+export type SseGate = ReturnType<typeof createSseGate>;
+
+/** The gate and tenant of a request (set by the route handler, api/route.ts); openSse takes its stream from them. */
+interface SseAdmission {
+  gate: SseGate;
+  tenant: string;
+}
+export const setSseAdmission = (ctx: Context, a: SseAdmission): void => {
+  ctx.state.sseAdmission = a;
+};
+
 /** An open SSE response (`openSse`). */
 export interface SseResponse {
   /** The response body. */
@@ -73,6 +119,9 @@ export interface SseResponse {
  * (`sseStream`, the OpenAI-compatible streaming completion) is opened here.
  */
 export function openSse(ctx: Context, onClose?: () => void): SseResponse {
+  // The stream's place in its workspace's share, taken before anything is written (a refusal is a plain 429/503).
+  const admission = ctx.state.sseAdmission as SseAdmission | undefined;
+  const leave = admission?.gate.enter(admission.tenant);
   const out = new PassThrough();
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
@@ -86,6 +135,7 @@ export function openSse(ctx: Context, onClose?: () => void): SseResponse {
   const close = () => {
     if (ctl.signal.aborted) return;
     ctl.abort();
+    leave?.();
     onClose?.();
     out.end();
   };

@@ -49,6 +49,11 @@
  * (s) Stream writer (scripts/bench-streams.ts): entries per second appended through src/streams.ts by 50
  *     concurrent writers (job streams' fenced script, and the resource feed's append), on one Redis and on
  *     a local 3-master Redis Cluster (REDIS_CLUSTER_NODES, or started for it), side by side.
+ * (t) Noisy neighbour (scripts/bench-noisy.ts): workspace B starts BENCH_NOISY_RUNS (500) streaming runs at once
+ *     against the provider simulator, retrying starts refused past its share of runs after Retry-After;
+ *     meanwhile workspace A's invoke time to first token, a pathway run's time to completion and a search
+ *     answer, idle vs under the flood (median and max), each with whether it stays within 2× of idle.
+ *     Against a compiled API with the default per-workspace shares (BENCH_NOISY_SHARE sets the runs share).
  * (p) Lists (scripts/bench-lists.ts, alone: `npm run bench:lists`): pages of jobs, traces and
  *     interventions, the summary and a public token at 1,000 and at 100,000 rows (aim: ratio ≤ 1.5).
  * (m) History (scripts/bench-history.ts): a workspace filled with a realistic history (100,000 ledger
@@ -86,6 +91,7 @@ import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createOpenAIProvider } from '../src/llm/openai.js';
+import { ConfigSchema } from '../src/config.js';
 import { buildWorkspace, makeClient, startTestApp, type TestApp, type TestClient } from '../test/support/app.js';
 import { measureConsole, sectionR, type ConsoleResult } from './bench-console.js';
 import { measurePathwayParallel, sectionQ, type ParallelResult, type StoreCounters } from './bench-pathways.js';
@@ -110,6 +116,7 @@ import { deleteKeys, scanKeys } from '../src/redis.js';
 import { formatStakeholderMaps, measureStakeholderMaps, type StakeholderMapFigures } from './bench-stakeholder-maps.js';
 import { formatUsageScale, measureUsageScale, type UsageScaleFigures } from './bench-usage.js';
 import { measureStreamWriter, streamWriterSummary, type StreamWriterResult } from './bench-streams.js';
+import { measureNoisyNeighbour, noisySummary, type NoisyResult } from './bench-noisy.js';
 import { formatLists, measureLists, type ListFigures } from './bench-lists.js';
 import {
   fillHistory,
@@ -1733,9 +1740,10 @@ interface Results {
   p?: ListFigures;
   m?: HistoryMeasure;
   s?: StreamWriterResult;
+  t?: NoisyResult;
 }
 
-function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists, q, r, s }: Results): string {
+function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists, q, r, s, t }: Results): string {
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const line = '═'.repeat(88);
   return [
@@ -1756,6 +1764,7 @@ function summary(p: Probes, { a, b, c, d, e, f, g, h, j, k, l, m, n, o, p: lists
     ...(o ? ['', ...formatUsageScale(o)] : []),
     ...(h ? ['', ...streamingSummary(h, verdict)] : []),
     ...(s ? ['', ...streamWriterSummary(s)] : []),
+    ...(t ? ['', ...noisySummary(t)] : []),
     ...(j ? ['', ...sectionJ(j)] : []),
     ...(k ? ['', ...soakSummary(k, verdict)] : []),
     ...(l ? ['', ...sectionL(l)] : []),
@@ -1914,6 +1923,8 @@ async function main(): Promise<void> {
       MONGODB_DB: `cortex_bench_${tag}`,
       // The bench is one API key sending a few hundred requests a minute; the limiter is not what it measures.
       RATE_LIMIT_POINTS: 1_000_000,
+      // One workspace runs every section's load; its share of runs is what (t) measures, against its own API.
+      WORKSPACE_MAX_ACTIVE_RUNS: 1_000_000,
     });
     cleanups.push(() => app.close());
     cleanups.push(() => dropRedisKeys(app));
@@ -1951,12 +1962,19 @@ async function main(): Promise<void> {
         },
         'compiled',
       ).then((child) => ({ pid: child.pid, stop: stopperOf(child) }));
-    const startApi = async (): Promise<ServedApi & { stop(): Promise<void> }> => {
+    const startApi = async (env: Record<string, string> = {}): Promise<ServedApi & { stop(): Promise<void> }> => {
       const [apiPort] = await freePorts(1);
       const child = await spawnApiProcess(
         app,
         apiPort,
-        { OPENAI_BASE_URL: llm.baseURL, OPENAI_API_KEY: 'bench', RATE_LIMIT_POINTS: '1000000' },
+        {
+          OPENAI_BASE_URL: llm.baseURL,
+          OPENAI_API_KEY: 'bench',
+          RATE_LIMIT_POINTS: '1000000',
+          // (h), (k) and (n) load one workspace as far as they go; (t) passes the share it measures.
+          WORKSPACE_MAX_ACTIVE_RUNS: '1000000',
+          ...env,
+        },
         'compiled',
       );
       const stop = stopperOf(child);
@@ -2026,6 +2044,24 @@ async function main(): Promise<void> {
         worker = await startWorker();
       }
       r.k = await measureSoak(await startApi(), ws, llm, worker.pid);
+    }
+    if (runs('t')) {
+      // (t) Noisy neighbour: its own fresh API process with the default shares, the same worker.
+      const share = Number(process.env.BENCH_NOISY_SHARE ?? ConfigSchema.parse({}).WORKSPACE_MAX_ACTIVE_RUNS);
+      const served = await startApi({ WORKSPACE_MAX_ACTIVE_RUNS: String(share) });
+      const b = await buildWorkspace(app);
+      r.t = await measureNoisyNeighbour({
+        api: served.client,
+        a: ws,
+        b,
+        llm,
+        say,
+        runs: Number(process.env.BENCH_NOISY_RUNS ?? 500),
+        samples: Number(process.env.BENCH_NOISY_SAMPLES ?? 10),
+        share,
+        boundMs: 300_000,
+      });
+      await served.stop();
     }
     if (runs('o')) r.o = await measureUsageScale(app, say);
     if (runs('s')) r.s = await measureStreamWriter(app.config.REDIS_URL, say);

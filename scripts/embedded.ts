@@ -696,6 +696,10 @@ function serviceSpecs(
         // that completed the task (no poll round trip): first tokens arrive sooner.
         '--dynamic-config-value',
         'system.enableActivityEagerExecution=true',
+        // A backlog of the task queue is dispatched round robin between workspaces (each run's
+        // fairness key, src/services/jobs.ts), so one workspace's burst cannot starve the others.
+        '--dynamic-config-value',
+        'matching.enableFairness=true',
         '--sqlite-pragma',
         'journal_mode=wal',
         '--sqlite-pragma',

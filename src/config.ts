@@ -48,6 +48,9 @@ export const ConfigSchema = z.object({
   // integration client running several requests in parallel never meets it; it stops runaway loops.
   RATE_LIMIT_POINTS: z.coerce.number().int().positive().default(3000),
   RATE_LIMIT_DURATION_S: z.coerce.number().int().positive().default(10),
+  // Per workspace, all its credentials together, per RATE_LIMIT_DURATION_S: a workspace cannot multiply its
+  // rate by minting keys (docs/operations.md, "Fair share"). Unset: four times RATE_LIMIT_POINTS.
+  WORKSPACE_RATE_LIMIT_POINTS: z.coerce.number().int().positive().optional(),
   // Failed authentications per client address per minute before that address gets 429s.
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(30),
   // Behind a reverse proxy: trust X-Forwarded-For for the client address (hops to trust; 0 = none).
@@ -235,6 +238,20 @@ export const ConfigSchema = z.object({
   ADMISSION_MAX_INFLIGHT: z.coerce.number().int().min(1).max(10_000).default(48),
   ADMISSION_MAX_QUEUE: z.coerce.number().int().min(0).max(100_000).default(256),
   ADMISSION_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  // Per-workspace shares of the shared capacities (docs/operations.md, "Fair share"): a workspace may hold at most
+  // this percent of the non-streaming requests running at once on an API process (beyond it its requests queue,
+  // round robin with the other workspaces'), and this percent of the admission queue.
+  ADMISSION_WORKSPACE_SHARE_PERCENT: z.coerce.number().int().min(1).max(100).default(50),
+  // MCP sessions one API process keeps at most (a new one past it: 503), and the percent one workspace may hold (429).
+  MCP_MAX_SESSIONS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  MCP_WORKSPACE_SHARE_PERCENT: z.coerce.number().int().min(1).max(100).default(25),
+  // SSE streams (job, trace, meeting, resource-event and share streams) one API process keeps open at most
+  // (a new one past it: 503), and the percent one workspace may hold (429).
+  SSE_MAX_STREAMS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  SSE_WORKSPACE_SHARE_PERCENT: z.coerce.number().int().min(1).max(100).default(25),
+  // Runs (neuron invokes, pathway runs, receptor fires) a workspace may have pending or running at once, counted
+  // platform-wide from the jobs store; a start past it is answered 429 with Retry-After and nothing is stored.
+  WORKSPACE_MAX_ACTIVE_RUNS: z.coerce.number().int().min(1).max(1_000_000).default(50),
   // The API's V8 heap grows by at most this percent over what survived its last full collection
   // (V8's own factor is 1.1–4× and chosen by allocation rate: under streaming load it let a heap
   // of 80 MB live grow to 280 MB). 0 leaves V8's default (docs/operations.md, "Memory").

@@ -74,6 +74,13 @@ export const rateLimited = (retryAfterS: number) =>
     'Retry-After': String(Math.max(1, Math.ceil(retryAfterS))),
   });
 
+/**
+ * 429 with Retry-After: the workspace holds its share of a shared capacity (MCP sessions, SSE
+ * streams, active runs; docs/operations.md, "Fair share"); nothing of the request was stored.
+ */
+export const workspaceShareExceeded = (msg: string, retryAfterS = 1) =>
+  new AppError('RATE_LIMIT', 429, msg, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterS))) });
+
 /** 503 with Retry-After: the platform cannot take the request now; nothing of it was stored. */
 export const unavailable = (msg: string, retryAfterS = 1) =>
   new AppError('SERVICE_UNAVAILABLE', 503, msg, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterS))) });

@@ -23,3 +23,9 @@ export function createLimiter(n: number) {
   };
 }
 export type Limiter = ReturnType<typeof createLimiter>;
+
+/**
+ * A workspace's share of a capacity of `total` (docs/operations.md, "Fair share"): `percent` of
+ * it, rounded up, at least one. Every shared capacity states its share next to its global cap.
+ */
+export const shareOf = (total: number, percent: number): number => Math.max(1, Math.ceil((total * percent) / 100));

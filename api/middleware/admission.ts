@@ -1,4 +1,5 @@
 import { unavailable } from '../../src/errors.js';
+import { shareOf } from '../../src/limits.js';
 import { metrics } from '../../src/metrics.js';
 
 interface Waiter {
@@ -13,34 +14,56 @@ interface Waiter {
  * 503 with Retry-After at once, before it has done anything. The queue is fair between tenants:
  * each tenant (a workspace; anonymous callers by address) has its own FIFO, served round robin,
  * and may hold at most a quarter of the queue, so one busy workspace cannot starve the others.
+ * A tenant also holds at most `tenantSharePercent` of the running slots: past its share its
+ * requests wait in its queue even while slots are free, so the others always find room.
  * Streams and health probes never pass through here.
  */
-export function createAdmission(o: { maxInFlight: number; maxQueue: number; maxWaitMs: number }) {
+export function createAdmission(o: {
+  maxInFlight: number;
+  maxQueue: number;
+  maxWaitMs: number;
+  tenantSharePercent?: number;
+}) {
   let inFlight = 0;
   let queued = 0;
+  const running = new Map<string, number>(); // running slots per tenant
   const queues = new Map<string, Waiter[]>();
   const order: string[] = []; // tenants with waiters, in round-robin order
   const perTenantMax = Math.max(1, Math.ceil(o.maxQueue / 4));
+  const perTenantRunning = shareOf(o.maxInFlight, o.tenantSharePercent ?? 100);
 
   const busy = () => unavailable('The API is at capacity; retry shortly', 1);
+  const runningOf = (tenant: string) => running.get(tenant) ?? 0;
+  const take = (tenant: string) => {
+    inFlight++;
+    running.set(tenant, runningOf(tenant) + 1);
+  };
 
-  function release(): void {
-    inFlight--;
-    // Hand the slot to the next tenant in turn.
-    while (order.length) {
-      const tenant = order.shift()!;
+  /** Hands free slots to waiting tenants in turn, skipping any tenant at its share. */
+  function dispatch(): void {
+    while (inFlight < o.maxInFlight) {
+      const i = order.findIndex((t) => runningOf(t) < perTenantRunning);
+      if (i < 0) break;
+      const tenant = order.splice(i, 1)[0];
       const q = queues.get(tenant)!;
       const w = q.shift()!;
       if (q.length) order.push(tenant);
       else queues.delete(tenant);
       queued--;
       clearTimeout(w.timer);
-      inFlight++;
+      take(tenant);
       w.admit();
-      break;
     }
     metrics.admissionInFlight.set(inFlight);
     metrics.admissionQueued.set(queued);
+  }
+
+  function release(tenant: string): void {
+    inFlight--;
+    const n = runningOf(tenant) - 1;
+    if (n > 0) running.set(tenant, n);
+    else running.delete(tenant);
+    dispatch();
   }
 
   return {
@@ -53,11 +76,13 @@ export function createAdmission(o: { maxInFlight: number; maxQueue: number; maxW
       const done = () => {
         if (!released) {
           released = true;
-          release();
+          release(tenant);
         }
       };
-      if (inFlight < o.maxInFlight && queued === 0) {
-        inFlight++;
+      // A waiter below its share never waits beside a free slot (dispatch), so a free slot and room
+      // in the tenant's share admit at once.
+      if (inFlight < o.maxInFlight && runningOf(tenant) < perTenantRunning && !queues.has(tenant)) {
+        take(tenant);
         metrics.admissionInFlight.set(inFlight);
         return Promise.resolve(done);
       }

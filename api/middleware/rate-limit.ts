@@ -41,6 +41,10 @@ export function createRateLimiter(redis: Redis, config: Config) {
     return rl;
   };
   const standard: Limit = { points: config.RATE_LIMIT_POINTS, durationS: config.RATE_LIMIT_DURATION_S };
+  const perWorkspace: Limit = {
+    points: config.WORKSPACE_RATE_LIMIT_POINTS ?? 4 * config.RATE_LIMIT_POINTS,
+    durationS: config.RATE_LIMIT_DURATION_S,
+  };
   const authFailures: Limit = { points: config.AUTH_FAILURES_PER_MINUTE, durationS: 60 };
 
   const tooManyFailures = (res: RateLimiterRes): AppError => {
@@ -66,6 +70,21 @@ export function createRateLimiter(redis: Redis, config: Config) {
         if (!(e instanceof RateLimiterRes)) throw e;
         headers(ctx, l, e);
         metrics.rateLimited.inc({ reason: key.split(':')[0] });
+        throw rateLimited(e.msBeforeNext / 1000);
+      }
+    },
+    /**
+     * Counts one request of a workspace, all its credentials together, against the workspace's
+     * share of the API (WORKSPACE_RATE_LIMIT_POINTS): a 429 past it. The RateLimit-* headers stay
+     * the credential's own, except on this refusal.
+     */
+    async consumeWorkspace(ctx: Context, workspaceId: string): Promise<void> {
+      try {
+        await limiter('ws', perWorkspace).consume(workspaceId);
+      } catch (e) {
+        if (!(e instanceof RateLimiterRes)) throw e;
+        headers(ctx, perWorkspace, e);
+        metrics.rateLimited.inc({ reason: 'workspace' });
         throw rateLimited(e.msBeforeNext / 1000);
       }
     },

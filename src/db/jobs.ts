@@ -228,6 +228,22 @@ export function createJobRepo(db: Db) {
           .limit(500)
           .toArray()
       ).map(decodeJob),
+    /**
+     * The workspace's runs (neuron, pathway and receptor jobs started by a caller, not a parent
+     * run's children) pending or running and recorded since `since`, counted up to `limit`: its
+     * share of the platform's runs (src/services/jobs.ts, admitRun).
+     */
+    countActiveRuns: (workspaceId: string, since: Date, limit: number): Promise<number> =>
+      jobs.countDocuments(
+        {
+          workspaceId,
+          status: { $in: ['pending', 'running'] },
+          createdAt: { $gte: since },
+          parentJobId: null,
+          kind: { $in: ['neuron', 'pathway', 'receptor'] },
+        },
+        { limit },
+      ),
     /** Jobs a share link started, counted up to `limit` when given (an index range of at most that many entries). */
     countForShare: (workspaceId: string, shareTokenId: string, limit?: number): Promise<number> =>
       jobs.countDocuments({ workspaceId, shareTokenId }, limit !== undefined ? { limit } : {}),

@@ -287,6 +287,7 @@ export function createServices(deps: Deps) {
     repo: deps.repos.shares,
     jobs: deps.repos.jobs,
     traces: deps.repos.traces,
+    admitRun: jobs.admitRun,
     budgets,
     workspaces: deps.repos.workspaces,
     receptors,

@@ -2,7 +2,7 @@ import { metrics } from '../metrics.js';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config.js';
 import { TERMINAL_STATES, type Job, type JobChange, type JobListFilter, type JobRepo } from '../db/jobs.js';
-import { AppError, notFound, validationError } from '../errors.js';
+import { AppError, notFound, validationError, workspaceShareExceeded } from '../errors.js';
 import type { JobListQuery } from '../schemas/jobs.js';
 import type { Scope } from '../scope.js';
 import { TERMINAL_EVENTS, type Fence, type Streams } from '../streams.js';
@@ -80,6 +80,13 @@ function fenceOf(event: Record<string, unknown>): Fence {
   return { kind: 'plain' };
 }
 
+/** A run recorded longer ago than this no longer counts in its workspace's share (one stuck for good frees its place). */
+const RUN_SHARE_WINDOW_MS = 60 * 60_000;
+/** A workspace found at its share of runs is refused without a count for this long. */
+const RUN_SHARE_FULL_MS = 1_000;
+/** What a start refused past its workspace's share is told to wait (Retry-After), seconds. */
+const RUN_SHARE_RETRY_AFTER_S = 5;
+
 /** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
 export function createJobService({
   repo,
@@ -100,6 +107,27 @@ export function createJobService({
   const statusListeners: ((job: Job) => void)[] = [];
   const told = (job: Job) => statusListeners.forEach((l) => l(job));
   const streamKey = (jobId: string) => streams.keys.job(jobId);
+  // Run starts this process has admitted and not yet stored, per workspace (admitRun).
+  const starting = new Map<string, number>();
+  // Workspaces found at their share of runs, until when (admitRun).
+  const fullUntil = new Map<string, number>();
+  const refuse = () => {
+    metrics.requestsShed.inc({ reason: 'workspace-runs' });
+    return workspaceShareExceeded(
+      `This workspace has ${config.WORKSPACE_MAX_ACTIVE_RUNS} runs pending or running, its share of the platform; retry when one ends`,
+      RUN_SHARE_RETRY_AFTER_S,
+    );
+  };
+  /**
+   * Throws the share's 429 when the workspace was found at its share of runs a moment ago: checked
+   * before a start reads anything, so a flood of retried starts costs the store nothing.
+   */
+  const refuseIfFull = (workspaceId: string): void => {
+    const until = fullUntil.get(workspaceId);
+    if (until === undefined) return;
+    if (until > Date.now()) throw refuse();
+    fullUntil.delete(workspaceId);
+  };
   /**
    * Live `status` answers, shared for LIVE_TTL_MS: each query is a task on the worker that runs
    * the job, so clients polling fast (or many of them) must not multiply them.
@@ -225,6 +253,44 @@ export function createJobService({
     get,
     streamKey,
 
+    /**
+     * A workspace's share of runs (docs/operations.md, "Fair share"): a run start (invoke, pathway
+     * run, receptor fire, share-link run) is admitted while the workspace has fewer than
+     * WORKSPACE_MAX_ACTIVE_RUNS runs pending or running, counted from the jobs store (so on every
+     * API process alike) plus the starts this process has admitted and not yet stored; past it the
+     * start is a 429 with Retry-After before anything is stored. Resolves with the release to call
+     * once the start has stored its job (or failed).
+     */
+    refuseIfFull,
+
+    async admitRun(workspaceId: string): Promise<() => void> {
+      const max = config.WORKSPACE_MAX_ACTIVE_RUNS;
+      refuseIfFull(workspaceId);
+      starting.set(workspaceId, (starting.get(workspaceId) ?? 0) + 1);
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        const n = (starting.get(workspaceId) ?? 1) - 1;
+        if (n > 0) starting.set(workspaceId, n);
+        else starting.delete(workspaceId);
+      };
+      try {
+        const since = new Date(Date.now() - RUN_SHARE_WINDOW_MS);
+        const active = await repo.countActiveRuns(workspaceId, since, max);
+        // The starts in flight here include this one (a start stored meanwhile may count twice: never too many).
+        if (active + (starting.get(workspaceId) ?? 1) > max) {
+          if (active >= max) fullUntil.set(workspaceId, Date.now() + RUN_SHARE_FULL_MS);
+          throw refuse();
+        }
+        fullUntil.delete(workspaceId);
+        return release;
+      } catch (e) {
+        release();
+        throw e;
+      }
+    },
+
     /** 404 unless the job is the caller workspace's (`get` without the document, read only when this process did not create the job). */
     async check(scope: Scope, jobId: string): Promise<void> {
       if (createdHere.get(jobId) !== scope.workspaceId) await get(scope, jobId);
@@ -291,6 +357,9 @@ export function createJobService({
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           // Shown on the run in the Temporal UI next to the search attributes.
           staticSummary: summary,
+          // Task queue fairness (docs/operations.md, "Fair share"): the server dispatches a backlog
+          // round robin between workspaces, not first in first out; children and activities inherit it.
+          priority: { fairnessKey: job.workspaceId },
         });
       } catch (e) {
         if ((e as { name?: string }).name === 'WorkflowExecutionAlreadyStartedError') return; // idempotent start

@@ -295,16 +295,23 @@ export async function mapItems(c: MapItemsCall): Promise<unknown[]> {
 }
 
 async function start(d: Deps, scope: Scope, args: StartArgs) {
-  const input = await runInput(d, scope, args, randomUUID());
-  const { job } = await d.jobs.create(scope, {
-    id: input.jobId,
-    kind: 'pathway',
-    pathwayId: args.pathwayId,
-    traceId: input.traceId,
-    brainId: args.brainId,
-    pathwayVersion: args.version,
-    input: args.input,
+  // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
+  const admitted = await d.jobs.admitRun(scope.workspaceId);
+  const input = await runInput(d, scope, args, randomUUID()).catch((e: unknown) => {
+    admitted();
+    throw e;
   });
+  const { job } = await d.jobs
+    .create(scope, {
+      id: input.jobId,
+      kind: 'pathway',
+      pathwayId: args.pathwayId,
+      traceId: input.traceId,
+      brainId: args.brainId,
+      pathwayVersion: args.version,
+      input: args.input,
+    })
+    .finally(admitted);
   await d.jobs.emit(input.jobId, { type: 'status', status: 'pending' });
   await d.jobs.startWorkflow(
     job,
@@ -327,6 +334,8 @@ async function patch(d: Deps, workspaceId: string, jobId: string, p: JobPatch) {
 }
 
 async function execute(d: Deps, scope: Scope, ref: string, body: ExecuteBody) {
+  // A workspace found at its share of runs a moment ago is refused before any read.
+  d.jobs.refuseIfFull(scope.workspaceId);
   const pathwayId = await d.pathways.resolveId(scope, ref);
   const run = await d.pathways.getForRun(scope, pathwayId, body.pathway_version);
   await checkTrace(d, scope, body.trace_id);
@@ -342,6 +351,7 @@ async function execute(d: Deps, scope: Scope, ref: string, body: ExecuteBody) {
 }
 
 async function createJob(d: Deps, scope: Scope, body: JobCreateBody) {
+  d.jobs.refuseIfFull(scope.workspaceId);
   const input = { ...(body.data ?? {}), ...(body.input ?? {}) };
   await checkTrace(d, scope, body.trace_id);
   if (body.pathway_id) {

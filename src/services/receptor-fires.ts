@@ -159,6 +159,8 @@ export function createReceptorFireService(d: {
      * reads take it); an inactive receptor or target is a 400.
      */
     async fire(scope: Scope, slugOrId: string, body: FireBody) {
+      // A workspace found at its share of runs a moment ago is refused before any read.
+      jobs.refuseIfFull(scope.workspaceId);
       const r = await receptors.lookup(scope, slugOrId);
       const why = await notFireable(r);
       if (why) throw validationError(`Receptor cannot fire: ${why}`);
@@ -171,6 +173,8 @@ export function createReceptorFireService(d: {
         if (existing && existing.traceType !== (traceType ?? existing.traceType))
           throw validationError(`trace_id names a ${existing.traceType} trace`);
       }
+      // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
+      const admitted = await jobs.admitRun(scope.workspaceId);
       const launched = await launch(r, {
         source: 'http',
         scope: { ...scope, receptorId: r._id },
@@ -181,7 +185,7 @@ export function createReceptorFireService(d: {
           traceType,
           scope: toRunScope({ ...scope, receptorId: r._id }),
         },
-      });
+      }).finally(admitted);
       return { ...launched, receptorId: r._id };
     },
 

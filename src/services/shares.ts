@@ -33,6 +33,8 @@ export function createShareService(d: {
   repo: ShareRepo;
   jobs: JobRepo;
   traces: TraceRepo;
+  /** A run start's place in the workspace's share of runs (JobService.admitRun). */
+  admitRun: (workspaceId: string) => Promise<() => void>;
   budgets: BudgetService;
   workspaces: WorkspaceRepo;
   receptors: ReceptorService;
@@ -275,15 +277,19 @@ export function createShareService(d: {
       const message = attachments.length
         ? `${body.message}\n\n${attachments.map((f) => (f.text !== undefined ? `--- ${f.name} ---\n${f.text}` : `[attached: ${f.name} (${f.content_type}, ${f.size} bytes)]`)).join('\n\n')}`
         : body.message;
-      return fires.launch(a.receptor, {
-        source: 'share',
-        scope: a.scope,
-        trigger: {
-          payload: { message },
-          data: attachments.length ? { attachments: attachments.map(({ text: _t, ...f }) => f) } : undefined,
-          traceId: body.trace_id,
-        },
-      });
+      // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
+      const admitted = await d.admitRun(a.share.workspaceId);
+      return fires
+        .launch(a.receptor, {
+          source: 'share',
+          scope: a.scope,
+          trigger: {
+            payload: { message },
+            data: attachments.length ? { attachments: attachments.map(({ text: _t, ...f }) => f) } : undefined,
+            traceId: body.trace_id,
+          },
+        })
+        .finally(admitted);
     },
 
     /** A file uploaded through the link (allow_files must be on). */

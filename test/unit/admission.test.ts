@@ -51,6 +51,26 @@ describe('admission control', () => {
     void other;
   });
 
+  it('one tenant holds at most its share of the running slots: past it, it waits beside free slots another tenant takes', async () => {
+    const a = createAdmission({ maxInFlight: 4, maxQueue: 40, maxWaitMs: 10_000, tenantSharePercent: 50 });
+    const busy = [await a.acquire('busy', far()), await a.acquire('busy', far())];
+    let third = false;
+    const waiting = a.acquire('busy', far()).then((rel) => {
+      third = true;
+      return rel;
+    });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(third).toBe(false);
+    expect(a.load()).toEqual({ inFlight: 2, queued: 1 });
+    // The quiet tenant finds room at once.
+    await a.acquire('quiet', far());
+    expect(a.load()).toEqual({ inFlight: 3, queued: 1 });
+    // One of the busy tenant's requests ends: its waiter takes the slot.
+    busy[0]();
+    (await waiting)();
+    expect(third).toBe(true);
+  });
+
   it('a queued request waits at most maxWaitMs', async () => {
     const a = createAdmission({ maxInFlight: 1, maxQueue: 8, maxWaitMs: 50 });
     await a.acquire('x', far());

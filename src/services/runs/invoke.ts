@@ -48,6 +48,8 @@ export const createInvokeSteps = (ctx: RunContext) => ({
 
 async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: InvokeBody): Promise<Invoked> {
   const { neurons, models, jobs, config } = ctx.d;
+  // A workspace found at its share of runs a moment ago is refused before any read (a flood of retries costs nothing).
+  jobs.refuseIfFull(scope.workspaceId);
   const neuron = await neurons.resolve(scope, idOrSlug);
   if (!neuron.isActive) throw validationError('Neuron is inactive');
   const head = neurons.headSnapshot(neuron);
@@ -59,7 +61,13 @@ async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: Inv
     // A job whose run never started is started afresh; any other is the same job again.
     if (existing && !(await jobs.restartable(existing))) return { job: existing, userEngramId: null, traceId };
   }
-  return store(ctx, run);
+  // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
+  const admitted = await jobs.admitRun(scope.workspaceId);
+  try {
+    return await store(ctx, run, admitted);
+  } finally {
+    admitted();
+  }
 }
 
 /** The run an invoke starts: its ids (an Idempotency-Key or client_nonce makes a retry the same run) and input. */
@@ -95,7 +103,7 @@ function invokeOf(scope: Scope, neuron: Neuron, head: NeuronSnapshot, body: Invo
  * Stores the run: job, human turn, run context and its workflow start, concurrently (they are on
  * the path to the first token), then starts the workflow in the background.
  */
-async function store(ctx: RunContext, run: Invoke): Promise<Invoked> {
+async function store(ctx: RunContext, run: Invoke, onCreated?: () => void): Promise<Invoked> {
   const { config, jobs, budgets, firstTurns } = ctx.d;
   const { scope, neuron, input } = run;
   const { jobId, traceId } = input;
@@ -120,6 +128,8 @@ async function store(ctx: RunContext, run: Invoke): Promise<Invoked> {
   void creating.then(
     (c) => {
       if (c.created) markCommitted();
+      // From here the job counts itself in the workspace's share of runs (JobService.admitRun).
+      onCreated?.();
     },
     () => undefined,
   );

@@ -1,0 +1,263 @@
+/**
+ * (t) Noisy neighbour (issue 44, docs/operations.md "Fair share"), against a compiled API process.
+ *
+ * Workspace A measures, one request at a time and in turn: a neuron invoke's time to first token
+ * (POST invoke with stream: true → first `token` on the job stream), a small pathway run's time to
+ * completion (POST execute → `complete` on its job stream) and a search answer (POST /v1/search).
+ * First idle (NOISY_SAMPLES of each), then while workspace B starts NOISY_RUNS streaming runs at
+ * once against the provider simulator (test/support/provider-sim.ts: a think before the first token,
+ * then paced tokens), each read to its end by its own SSE reader. B behaves as a client should: a
+ * start refused with 429 (its share of runs, WORKSPACE_MAX_ACTIVE_RUNS) is sent again after its
+ * Retry-After (with jitter), so B keeps as much of the platform busy as it is allowed to. A's
+ * samples under the flood are taken while B still has runs to start or running.
+ * Reported: median and max idle and under the flood, and whether each median and max is within
+ * 2× idle. Bounded: the flood is given up after NOISY_BOUND_MS; loopback only.
+ */
+import type { TestClient } from '../test/support/app.js';
+import { createSimulation } from '../test/support/provider-sim.js';
+import { lastUserText, type ScriptedOpenAI, type ScriptedReply } from '../test/support/scripted-openai.js';
+import { dataOf, readSse } from '../test/support/sse.js';
+
+export interface NoisyWorkspace {
+  key: string;
+  brainId: string;
+  brainHeaders: Record<string, string>;
+}
+
+interface Series {
+  median: number;
+  max: number;
+}
+export interface NoisyResult {
+  runs: number;
+  share: number;
+  idle: { invoke: Series; pathway: Series; search: Series };
+  flood: { invoke: Series; pathway: Series; search: Series };
+  b: { completed: number; failed: number; refusals: number; wallMs: number; samplesDuringFlood: number };
+  /** A's rounds that failed (a refusal it met, a failed run), idle and under the flood, and the first reason. */
+  aFailures: { idle: number; flood: number; first: string | null };
+}
+
+const AIM_RATIO = 2;
+const A_REPLY: ScriptedReply = {
+  chunks: ['Hello', ' from', ' A.'],
+  usage: { prompt_tokens: 10, completion_tokens: 3 },
+};
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const series = (xs: number[]): Series => ({ median: median(xs), max: Math.max(...xs) });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** POSTs a run start and reads its job stream until `stopAt` says so; the ms to that point, or throws. */
+async function timedRun(
+  api: TestClient,
+  key: string,
+  path: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> | undefined,
+  stopAt: 'token' | 'complete',
+): Promise<number> {
+  const t0 = performance.now();
+  const res = await api.post(path, key, body, headers);
+  if (res.status !== 202) throw new Error(`POST ${path} answered ${res.status}: ${res.text}`);
+  let at: number | undefined;
+  let seen = 0;
+  const sse = await readSse(`${api.url}/v1/jobs/${String(res.body.job_id)}/stream`, {
+    headers: { authorization: `Bearer ${key}` },
+    timeoutMs: 60_000,
+    until: (events) => {
+      for (; seen < events.length; seen++) {
+        const type = dataOf(events[seen]!).type;
+        if (type === 'error') throw new Error(`job ${String(res.body.job_id)} failed: ${events[seen]!.data}`);
+        if (type === stopAt || (stopAt === 'token' && type === 'complete')) at ??= performance.now();
+      }
+      return at !== undefined;
+    },
+  });
+  if (at === undefined)
+    throw new Error(`job stream ${String(res.body.job_id)} ended without ${stopAt} (${sse.status})`);
+  return at - t0;
+}
+
+export async function measureNoisyNeighbour(o: {
+  api: TestClient;
+  a: NoisyWorkspace;
+  b: NoisyWorkspace;
+  llm: ScriptedOpenAI;
+  say: (line: string) => void;
+  runs: number;
+  samples: number;
+  share: number;
+  boundMs: number;
+}): Promise<NoisyResult> {
+  const { api, a, b, llm, say } = o;
+  const sim = createSimulation({ firstTokenMs: [300, 800], interTokenMs: [20, 40], tokens: 60, seed: 44 });
+  llm.setDefault((body) => (lastUserText(body).startsWith('flood ') ? sim.reply(body) : A_REPLY));
+
+  const neuron = async (ws: NoisyWorkspace, name: string) => {
+    const r = await api.post('/v1/neurons', ws.key, {
+      name,
+      brain_id: ws.brainId,
+      neuron_config: { model: 'openai/gpt-4o-mini', system_prompt: `You are ${name}.` },
+    });
+    if (r.status !== 201) throw new Error(`creating neuron ${name} answered ${r.status}: ${r.text}`);
+    return String(r.body.id);
+  };
+  const neuronA = await neuron(a, 'noisy-a');
+  const neuronB = await neuron(b, 'noisy-b');
+  const p = await api.post(
+    '/v1/pathways',
+    a.key,
+    {
+      name: 'noisy-a-pathway',
+      pathway_graph: {
+        nodes: [
+          { id: 's', type: 'start' },
+          { id: 't', type: 'transform', data: { expression: '{ "n": input.n + 1 }' } },
+          { id: 'o', type: 'output', data: { value: 'last.n' } },
+        ],
+        edges: [
+          { id: 'e1', source: 's', target: 't' },
+          { id: 'e2', source: 't', target: 'o' },
+        ],
+      },
+    },
+    a.brainHeaders,
+  );
+  if (p.status !== 201) throw new Error(`creating the pathway answered ${p.status}: ${p.text}`);
+  const pathwayA = String(p.body.id);
+
+  const searchOnce = async (): Promise<number> => {
+    const t0 = performance.now();
+    const r = await api.post('/v1/search', a.key, { query: 'neurons/noisy' }, a.brainHeaders);
+    if (r.status !== 200) throw new Error(`search answered ${r.status}: ${r.text}`);
+    return performance.now() - t0;
+  };
+  // The index's first build, and the neuron written above, before anything is timed.
+  for (let i = 0; ; i++) {
+    const r = await api.post('/v1/search', a.key, { query: 'neurons/noisy' }, a.brainHeaders);
+    if (r.status === 200 && JSON.stringify(r.body).includes('noisy-a')) break;
+    if (i > 60) throw new Error(`search is not ready: ${r.status} ${r.text}`);
+    await sleep(500);
+  }
+
+  /** One round of A's three measures, in turn. */
+  const round = async (i: number) => ({
+    invoke: await timedRun(
+      api,
+      a.key,
+      `/v1/neurons/${neuronA}/invoke`,
+      { message: `a ${i}`, stream: true },
+      undefined,
+      'token',
+    ),
+    pathway: await timedRun(
+      api,
+      a.key,
+      `/v1/pathways/${pathwayA}/execute`,
+      { input: { n: i } },
+      a.brainHeaders,
+      'complete',
+    ),
+    search: await searchOnce(),
+  });
+  /** A's failures (a 503 or 429 it met, a run that failed): none is the aim; each is reported, not fatal. */
+  const failures: string[] = [];
+  const collect = async (n: number, go: () => boolean) => {
+    const out = { invoke: [] as number[], pathway: [] as number[], search: [] as number[] };
+    for (let i = 0; i < n && go(); i++) {
+      const r = await round(i).catch((e: unknown) => {
+        failures.push(e instanceof Error ? e.message : String(e));
+        return null;
+      });
+      if (!r) continue;
+      out.invoke.push(r.invoke);
+      out.pathway.push(r.pathway);
+      out.search.push(r.search);
+    }
+    return out;
+  };
+
+  say(`(t) noisy neighbour: warm-up, then ${o.samples} idle rounds of A (invoke, pathway run, search)`);
+  await collect(3, () => true);
+  const idle = await collect(o.samples, () => true);
+  const idleFailures = failures.length;
+
+  say(
+    `(t) workspace B starts ${o.runs} streaming runs at once (its share: ${o.share} active runs); A measures meanwhile`,
+  );
+  let refusals = 0;
+  let completed = 0;
+  let failed = 0;
+  let running = true;
+  const deadline = performance.now() + o.boundMs;
+  const bRun = async (i: number): Promise<void> => {
+    while (performance.now() < deadline) {
+      const res = await api.post(`/v1/neurons/${neuronB}/invoke`, b.key, { message: `flood ${i}`, stream: true });
+      if (res.status === 429 || res.status === 503) {
+        refusals++;
+        const after = Number(res.headers.get('retry-after') ?? 1);
+        await sleep(after * 1000 * (1 + Math.random()));
+        continue;
+      }
+      if (res.status !== 202) throw new Error(`B's invoke answered ${res.status}: ${res.text}`);
+      let end = false;
+      await readSse(`${api.url}/v1/jobs/${String(res.body.job_id)}/stream`, {
+        headers: { authorization: `Bearer ${b.key}` },
+        timeoutMs: Math.max(1000, deadline - performance.now()),
+        until: (events) => (end = events.some((e) => ['complete', 'error'].includes(String(dataOf(e).type)))),
+      });
+      if (!end) throw new Error(`B's run ${i} did not end in time`);
+      return;
+    }
+    throw new Error(`B's run ${i} was not admitted within the bound`);
+  };
+  const t0 = performance.now();
+  const flood = Promise.allSettled(Array.from({ length: o.runs }, (_, i) => bRun(i))).then((s) => {
+    running = false;
+    for (const r of s) if (r.status === 'fulfilled') completed++;
+    failed = s.length - completed;
+    const first = s.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (first)
+      say(`(t) a run of B failed: ${first.reason instanceof Error ? first.reason.message : String(first.reason)}`);
+  });
+  // Let the burst land (every start at once) before A's first sample.
+  await sleep(1_000);
+  const under = await collect(o.samples, () => running);
+  const samplesDuringFlood = under.invoke.length;
+  await flood;
+  const wallMs = performance.now() - t0;
+  const result: NoisyResult = {
+    runs: o.runs,
+    share: o.share,
+    idle: { invoke: series(idle.invoke), pathway: series(idle.pathway), search: series(idle.search) },
+    flood: {
+      invoke: series(under.invoke.length ? under.invoke : [NaN]),
+      pathway: series(under.pathway.length ? under.pathway : [NaN]),
+      search: series(under.search.length ? under.search : [NaN]),
+    },
+    b: { completed, failed, refusals, wallMs, samplesDuringFlood },
+    aFailures: { idle: idleFailures, flood: failures.length - idleFailures, first: failures[0] ?? null },
+  };
+  for (const line of noisySummary(result)) say(line.trim());
+  return result;
+}
+
+export function noisySummary(t: NoisyResult): string[] {
+  const fmt = (x: number) => x.toFixed(1);
+  const row = (label: string, i: Series, f: Series) =>
+    `  ${label.padEnd(28)} idle median ${fmt(i.median)} ms max ${fmt(i.max)} ms · flood median ${fmt(f.median)} ms max ${fmt(f.max)} ms · ` +
+    `median ${fmt(f.median / i.median)}× max ${fmt(f.max / i.max)}× → ${f.median <= AIM_RATIO * i.median && f.max <= AIM_RATIO * i.max ? 'within 2×' : 'NOT within 2×'}`;
+  return [
+    `(t) Noisy neighbour: B starts ${t.runs} streaming runs at once (share ${t.share} active runs per workspace); A measured during it`,
+    `  B: ${t.b.completed} completed, ${t.b.failed} failed, ${t.b.refusals} starts refused (429, retried after Retry-After), ${(t.b.wallMs / 1000).toFixed(1)} s; A's rounds under the flood: ${t.b.samplesDuringFlood}`,
+    `  A's rounds that failed: ${t.aFailures.idle} idle, ${t.aFailures.flood} under the flood${t.aFailures.first ? ` (first: ${t.aFailures.first.slice(0, 160)})` : ''}`,
+    row('A invoke, first token', t.idle.invoke, t.flood.invoke),
+    row('A pathway run, completion', t.idle.pathway, t.flood.pathway),
+    row('A search, answer', t.idle.search, t.flood.search),
+  ];
+}
