@@ -112,7 +112,7 @@ export interface paths {
         };
         /**
          * Download an artifact's body
-         * @description The raw body of a content version (version=N; default the current); format raw (its content type), markdown, text, or json ({ content, version, content_type })
+         * @description The raw body of a content version (version=N; default the current); format raw (its content type), markdown, text, or json ({ content, version, content_type }). Bodies carry `X-Content-Type-Options: nosniff` and `Content-Security-Policy: default-src 'none'; sandbox`; a type a browser would render (HTML, SVG, XML, anything but plain text, Markdown, CSV, JSON and YAML) is sent with `Content-Disposition: attachment`
          */
         get: operations["artifacts.body"];
         put?: never;
@@ -2710,7 +2710,7 @@ export interface paths {
         get?: never;
         /**
          * Create or replace a secret
-         * @description Creates or replaces a secret; the value is stored sealed and never returned
+         * @description Creates or replaces a secret and its use policy (allowed_hosts, usable_by); the value is stored sealed and never returned
          */
         put: operations["secrets.update"];
         post?: never;
@@ -3335,6 +3335,7 @@ export interface components {
             /** Format: uuid */
             brain_id?: string;
             content: string;
+            /** @description a media type, e.g. text/markdown or text/plain; charset=utf-8 */
             content_type?: string;
             metadata?: {
                 [key: string]: unknown;
@@ -3347,6 +3348,7 @@ export interface components {
             /** Format: uuid */
             artifact_id: string;
             base_version: number;
+            /** @description a media type, e.g. text/markdown or text/plain; charset=utf-8 */
             content_type?: string;
             edits?: ({
                 content: string;
@@ -3376,6 +3378,7 @@ export interface components {
         ArtifactUpdateBody: {
             base_version?: number;
             content?: string;
+            /** @description a media type, e.g. text/markdown or text/plain; charset=utf-8 */
             content_type?: string;
             metadata?: {
                 [key: string]: unknown;
@@ -3419,6 +3422,7 @@ export interface components {
             /** Format: uuid */
             brain_id?: string;
             content?: string;
+            /** @description a media type, e.g. text/markdown or text/plain; charset=utf-8 */
             content_type?: string;
             metadata?: {
                 [key: string]: unknown;
@@ -4930,6 +4934,10 @@ export interface components {
                 [key: string]: unknown;
             };
             pathway_id: string;
+            /** @description who saved this version's graph: its secrets and connections are checked against them */
+            saved_by: string | null;
+            /** @description the saver was a workspace admin (false for versions saved before savers were recorded) */
+            saved_by_admin: boolean;
             version: number;
         };
         PathwayVersionList: {
@@ -4943,6 +4951,10 @@ export interface components {
             created_by: string | null;
             node_count: number;
             note: string | null;
+            /** @description who saved this version's graph: its secrets and connections are checked against them */
+            saved_by: string | null;
+            /** @description the saver was a workspace admin (false for versions saved before savers were recorded) */
+            saved_by_admin: boolean;
             version: number;
         };
         PathwayWhileNode: {
@@ -5488,15 +5500,29 @@ export interface components {
             type: string;
         };
         Secret: {
+            allowed_hosts: string[] | null;
             created_at: string;
             created_by: string | null;
             name: string;
             updated_at: string;
+            /**
+             * @description admins: graphs saved by a workspace admin; editors: also by an editor of the pathway
+             * @enum {string}
+             */
+            usable_by: "admins" | "editors";
         };
         SecretList: {
             secrets: components["schemas"]["Secret"][];
         };
         SecretPutBody: {
+            /** @description the only hosts a request carrying the secret may go to (absent: any the guard allows) */
+            allowed_hosts?: string[];
+            /**
+             * @description admins: graphs saved by a workspace admin; editors: also by an editor of the pathway
+             * @default admins
+             * @enum {string}
+             */
+            usable_by?: "admins" | "editors";
             value: string;
         };
         SessionContext: {
@@ -13078,7 +13104,7 @@ export interface operations {
                     client_id: string;
                     /** @description stored sealed (AES-256-GCM); never returned */
                     client_secret?: string;
-                    /** @description or: the environment variable that holds it */
+                    /** @description or: the environment variable of the server that holds it; only a name the operator lists in OAUTH_CLIENT_SECRET_ENVS (else 400) */
                     client_secret_env?: string;
                     /**
                      * Format: uri
