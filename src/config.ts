@@ -9,6 +9,18 @@ export const DEV_JWT_SECRET = 'cortex-development-secret-change-me';
  * The only place that reads process.env. Every other module receives a Config, so services
  * and tests can be built with explicit values instead of ambient state.
  */
+/** A comma-separated setting, read as its trimmed, non-empty items (unset: none). */
+const commaList = () =>
+  z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    );
+
 export const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -64,49 +76,17 @@ export const ConfigSchema = z.object({
   GLADIA_API_KEY: z.string().optional(),
   // Secrets at rest (OAuth tokens, integration client secrets): "<key id>:<32 bytes base64>"; old keys still readable.
   SECRETS_KEY: z.string().optional(),
-  SECRETS_KEYS_OLD: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    ),
+  SECRETS_KEYS_OLD: commaList(),
   // Where OAuth providers send the browser back (the API's public address); unset: http://HOST:PORT.
   PUBLIC_BASE_URL: z.url().optional(),
   // Where a connect flow may send the browser afterwards (callbackUrl): origins, comma separated.
-  OAUTH_CALLBACK_ALLOW: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    ),
+  OAUTH_CALLBACK_ALLOW: commaList(),
   // Environment variables an integration may name as its OAuth client secret (client_secret_env), comma
   // separated; empty (the default): none, every client secret is stored sealed (PUT /v1/integrations/:id).
-  OAUTH_CLIENT_SECRET_ENVS: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    ),
+  OAUTH_CLIENT_SECRET_ENVS: commaList(),
   // Outbound HTTP (tool servers, OAuth, file URLs) refuses private and loopback addresses; these
   // hosts (comma separated, host or host:port) are allowed anywhere, for self-hosted tool servers.
-  OUTBOUND_ALLOW_HOSTS: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    ),
+  OUTBOUND_ALLOW_HOSTS: commaList(),
   // Signed webhooks (docs/webhooks.md): the first retry of a failed delivery waits this long, doubling to 1 h, for 24 h.
   WEBHOOK_RETRY_INITIAL_MS: z.coerce.number().int().min(10).default(5000),
   // Prometheus metrics: GET /metrics on the API (with METRICS_TOKEN set, only with "Authorization: Bearer <token>"),

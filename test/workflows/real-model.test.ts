@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { Job } from '../../src/schemas/jobs.js';
-import { uuidFromName } from '../../src/ids.js';
 import { buildWorkspace } from '../support/app.js';
 import { useSimPlatform } from '../support/platform.js';
 import { shownReply } from '../support/sse.js';
@@ -227,9 +226,10 @@ describe('runs under real provider behaviour', () => {
       runs.load = load;
     }
     expect(res.status).toBeGreaterThanOrEqual(500);
-    const job = Job.parse(
-      (await app.get(`/v1/jobs/${uuidFromName(`${ws.workspaceId}:${traceId}:n-2`)}/status`, ws.key)).body,
-    );
+    // The job the failed invoke recorded: the neuron's only job (its id is derived from the caller and the nonce).
+    const listed = (await app.get<{ jobs: { job_id: string }[] }>(`/v1/jobs?neuron_id=${id}`, ws.key)).body.jobs;
+    expect(listed).toHaveLength(1);
+    const job = Job.parse((await app.get(`/v1/jobs/${listed[0]!.job_id}/status`, ws.key)).body);
     expect(job.status).toBe('failed');
     const again = await app.post(`/v1/neurons/${id}/invoke`, ws.key, {
       message: 'load fails',
