@@ -17,14 +17,18 @@ import type { IntegrationDoc } from '../../src/db/connections.js';
 import { route } from '../route.js';
 
 const tags = ['reflexes'];
-const presentIntegration = (i: IntegrationDoc): z.input<typeof Integration> => ({
+/**
+ * An integration as admins see it. `has_client_secret`: a sealed secret, or an environment variable
+ * the operator still allows (OAUTH_CLIENT_SECRET_ENVS); a name no longer allowed sends nothing.
+ */
+const presentIntegration = (i: IntegrationDoc, allowedEnvs: string[]): z.input<typeof Integration> => ({
   integration_id: i.integrationId,
   name: i.name,
   authorization_endpoint: i.authorizationEndpoint,
   token_endpoint: i.tokenEndpoint,
   scopes: i.scopes,
   client_id: i.clientId,
-  has_client_secret: Boolean(i.clientSecretSealed || i.clientSecretEnv),
+  has_client_secret: Boolean(i.clientSecretSealed || (i.clientSecretEnv && allowedEnvs.includes(i.clientSecretEnv))),
   per: i.per,
   mcp_server_url: i.mcpServerUrl ?? null,
   created_at: i.createdAt.toISOString(),
@@ -41,7 +45,9 @@ export default [
     response: z.object({ integrations: z.array(Integration) }),
     tags,
     handler: async ({ scope, services }) => ({
-      integrations: (await services.connections.listIntegrations(scope)).map(presentIntegration),
+      integrations: (await services.connections.listIntegrations(scope)).map((i) =>
+        presentIntegration(i, services.config.OAUTH_CLIENT_SECRET_ENVS),
+      ),
     }),
   }),
   route({
@@ -59,6 +65,7 @@ export default [
     handler: async ({ params, body, scope, services }) =>
       presentIntegration(
         await services.connections.putIntegration(scope, { ...body, integration_id: params.integration_id }),
+        services.config.OAUTH_CLIENT_SECRET_ENVS,
       ),
   }),
   route({

@@ -120,6 +120,12 @@ describe('a workspace admin cannot make the server send its environment out', ()
     await app.deps.db
       .collection('integrations')
       .updateOne({ workspaceId: ws.workspaceId, integrationId: 'legacy' }, { $set: { clientSecretEnv: 'JWT_SECRET' } });
+    // It is not shown as having a client secret: nothing would be sent.
+    const listed = await app.get<{ integrations: { integration_id: string; has_client_secret: boolean }[] }>(
+      '/v1/integrations',
+      admin,
+    );
+    expect(listed.body.integrations.find((i) => i.integration_id === 'legacy')?.has_client_secret).toBe(false);
     const before = stolen.length;
     const cb = await exchange(ws, admin, 'legacy');
     expect(cb.status).toBe(400);
