@@ -268,6 +268,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
 }
 
 /**
+ * The value of an environment variable that a tenant's setting names (an integration's
+ * client_secret_env), read only when the operator lists it in OAUTH_CLIENT_SECRET_ENVS: the one
+ * place a name that came from a tenant reaches the environment (null for any other name).
+ */
+export function allowedClientSecretEnv(config: Config, name: string): string | null {
+  if (!config.OAUTH_CLIENT_SECRET_ENVS.includes(name) || !Object.hasOwn(process.env, name)) return null;
+  return process.env[name] ?? null;
+}
+
+/**
  * In production the API and the worker refuse to start with the development JWT secret or one
  * shorter than 32 bytes: anyone who knows the secret can mint an admin token. Returns the one
  * line to print (null when safe).

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Config } from '../config.js';
+import { allowedClientSecretEnv, type Config } from '../config.js';
 import type { SecretBox } from '../crypto/secrets.js';
 import type { ConnectionDoc, ConnectionRepo, IntegrationDoc } from '../db/connections.js';
 import type { Reflex, ReflexRepo } from '../db/reflexes.js';
@@ -50,7 +50,6 @@ export function createConnectionService(d: {
   box: SecretBox;
   guard: Guard;
   config: Config;
-  env?: NodeJS.ProcessEnv;
   log?: Logger;
 }) {
   const { repo, box, guard, config } = d;
@@ -89,7 +88,7 @@ export function createConnectionService(d: {
         );
         return null;
       }
-      return (d.env ?? process.env)[i.clientSecretEnv] ?? null;
+      return allowedClientSecretEnv(config, i.clientSecretEnv);
     }
     return null;
   }
