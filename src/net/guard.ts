@@ -188,6 +188,17 @@ export function createGuard(opts: GuardOptions) {
     }
   }
 
+  /**
+   * checkSaved for the several URLs one save holds, checked together: one save waits at most one
+   * SAVE_RESOLVE_MS, whatever the number of URLs (a save stays within its request's deadline); the
+   * first refused in the given order names its field.
+   */
+  async function checkSavedAll(entries: readonly (readonly [raw: string, field: string])[]): Promise<void> {
+    const outcomes = await Promise.allSettled(entries.map(([raw, field]) => checkSaved(raw, field)));
+    const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (refused) throw refused.reason;
+  }
+
   const maxBytes = opts.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const tooLong = (url: URL) => new OutboundBlocked(`the answer from ${url.host} is longer than ${maxBytes} bytes`);
 
@@ -300,6 +311,6 @@ export function createGuard(opts: GuardOptions) {
     }
   }
 
-  return { check, checkSaved, fetch: guardedFetch };
+  return { check, checkSaved, checkSavedAll, fetch: guardedFetch };
 }
 export type Guard = ReturnType<typeof createGuard>;

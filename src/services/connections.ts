@@ -221,9 +221,11 @@ export function createConnectionService(d: {
           `client_secret_env: ${body.client_secret_env} is not an environment variable the operator allows for client secrets (OAUTH_CLIENT_SECRET_ENVS); send client_secret instead`,
         );
       // The URLs the platform calls later (the token endpoint, the MCP server) and the one it sends browsers to.
-      await guard.checkSaved(body.authorization_endpoint, 'authorization_endpoint');
-      await guard.checkSaved(body.token_endpoint, 'token_endpoint');
-      if (body.mcp_server_url) await guard.checkSaved(body.mcp_server_url, 'mcp_server_url');
+      await guard.checkSavedAll([
+        [body.authorization_endpoint, 'authorization_endpoint'],
+        [body.token_endpoint, 'token_endpoint'],
+        ...(body.mcp_server_url ? [[body.mcp_server_url, 'mcp_server_url'] as const] : []),
+      ]);
       const now = new Date();
       const existing = await integration(scope.workspaceId, body.integration_id);
       const doc: IntegrationDoc = {

@@ -115,7 +115,7 @@ export function createPathwayService({
   receptors: PathwayReceptorHooks;
   events: ResourceEvents;
   /** The outbound guard: an http node's literal URL is checked when the graph is saved (and at each call). */
-  guard: Pick<Guard, 'checkSaved'>;
+  guard: Pick<Guard, 'checkSavedAll'>;
   credentials: CredentialLookup;
 }) {
   const ref = (d: { _id: string; brainId: string; name: string; latestVersion: number }) => ({
@@ -187,12 +187,13 @@ export function createPathwayService({
   async function checkHttpUrls(graph: unknown): Promise<void> {
     const nodes = (graph as { nodes?: unknown }).nodes;
     if (!Array.isArray(nodes)) return;
+    const literal: [string, string][] = [];
     for (const [i, n] of nodes.entries()) {
       const node = n as { type?: unknown; data?: { url?: unknown } };
       const url = node.type === 'http' ? node.data?.url : undefined;
-      if (typeof url === 'string' && !url.includes('{{'))
-        await guard.checkSaved(url, `pathway_graph.nodes.${i}.data.url`);
+      if (typeof url === 'string' && !url.includes('{{')) literal.push([url, `pathway_graph.nodes.${i}.data.url`]);
     }
+    await guard.checkSavedAll(literal);
   }
 
   /** The caller as the saver of a graph (a saver is an editor: saving needs that role). */

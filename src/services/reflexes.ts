@@ -63,11 +63,13 @@ export function assertImplementation(tools: ReflexToolSet[], metadata: Record<st
  * the outbound guard when they are saved (and again at each call). An http tool's `{name}` placeholders
  * sit in its path or query (a URL's host cannot hold them), so the template's host is checked as written.
  */
-async function checkReflexUrls(guard: Pick<Guard, 'checkSaved'>, metadata: Record<string, unknown>): Promise<void> {
+async function checkReflexUrls(guard: Pick<Guard, 'checkSavedAll'>, metadata: Record<string, unknown>): Promise<void> {
   const { server_url: serverUrl, http_tools: httpTools } = metadata;
-  if (typeof serverUrl === 'string') await guard.checkSaved(serverUrl, 'metadata.server_url');
   const defs = httpTools === undefined ? [] : HttpToolDefs.parse(httpTools);
-  for (const [i, def] of defs.entries()) await guard.checkSaved(def.url, `metadata.http_tools.${i}.url`);
+  await guard.checkSavedAll([
+    ...(typeof serverUrl === 'string' ? [[serverUrl, 'metadata.server_url'] as const] : []),
+    ...defs.map((def, i) => [def.url, `metadata.http_tools.${i}.url`] as const),
+  ]);
 }
 
 const toToolSets = (tools: { integration_id: string; tools: string[] }[]): ReflexToolSet[] =>
@@ -100,7 +102,7 @@ export function createReflexService({
   workspaces: WorkspaceRepo;
   neurons: NeuronService;
   events: ResourceEvents;
-  guard: Pick<Guard, 'checkSaved'>;
+  guard: Pick<Guard, 'checkSavedAll'>;
   /** The workspace's integration of that id (null: not configured). */
   integrations: (workspaceId: string, integrationId: string) => Promise<ConnectionUse | null>;
 }) {

@@ -145,4 +145,34 @@ describe('checkSaved', () => {
       'url',
     );
   });
+
+  it('checkSavedAll checks every URL of a save, and the first refused in order names its field', async () => {
+    const resolve = async (host: string) => [
+      { address: host.startsWith('bad') ? '10.0.0.7' : '93.184.216.34', family: 4 },
+    ];
+    const guard = createGuard({ allowHosts: [], resolve });
+    await guard.checkSavedAll([
+      ['https://good.example/', 'a'],
+      ['https://good2.example/', 'b'],
+    ]);
+    await guard.checkSavedAll([]);
+    await expect(
+      guard.checkSavedAll([
+        ['https://good.example/', 'a'],
+        ['https://bad1.example/', 'b'],
+        ['https://bad2.example/', 'c'],
+      ]),
+    ).rejects.toThrow(/^b: refused by the outbound guard: bad1\.example/);
+    // A name that does not answer in time is accepted beside the others, as checkSaved alone accepts it.
+    const slow = createGuard({
+      allowHosts: [],
+      saveResolveMs: 50,
+      resolve: (host: string) => (host.startsWith('slow') ? new Promise<never>(() => undefined) : resolve(host)),
+    });
+    await slow.checkSavedAll([
+      ['https://slow1.example/', 'a'],
+      ['https://slow2.example/', 'b'],
+      ['https://good.example/', 'c'],
+    ]);
+  });
 });
