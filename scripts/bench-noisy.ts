@@ -7,7 +7,7 @@
  * First idle (NOISY_SAMPLES of each), then while workspace B starts NOISY_RUNS streaming runs at
  * once against the provider simulator (test/support/provider-sim.ts: a think before the first token,
  * then paced tokens), each read to its end by its own SSE reader. B behaves as a client should: a
- * start refused with 429 (its share of runs, WORKSPACE_MAX_ACTIVE_RUNS) is sent again after its
+ * start refused with 429 (its queue full, WORKSPACE_MAX_QUEUED_RUNS) is sent again after its
  * Retry-After (with jitter), so B keeps as much of the platform busy as it is allowed to. A's
  * samples under the flood are taken while B still has runs to start or running.
  * Reported: median and max idle and under the flood, and whether each median and max is within

@@ -1925,6 +1925,7 @@ async function main(): Promise<void> {
       RATE_LIMIT_POINTS: 1_000_000,
       // One workspace runs every section's load; its share of runs is what (t) measures, against its own API.
       WORKSPACE_MAX_ACTIVE_RUNS: 1_000_000,
+      WORKSPACE_RUN_SHARE: 1_000_000,
     });
     cleanups.push(() => app.close());
     cleanups.push(() => dropRedisKeys(app));
@@ -1973,6 +1974,7 @@ async function main(): Promise<void> {
           RATE_LIMIT_POINTS: '1000000',
           // (h), (k) and (n) load one workspace as far as they go; (t) passes the share it measures.
           WORKSPACE_MAX_ACTIVE_RUNS: '1000000',
+          WORKSPACE_RUN_SHARE: '1000000',
           ...env,
         },
         'compiled',
@@ -2047,8 +2049,13 @@ async function main(): Promise<void> {
     }
     if (runs('t')) {
       // (t) Noisy neighbour: its own fresh API process with the default shares, the same worker.
-      const share = Number(process.env.BENCH_NOISY_SHARE ?? ConfigSchema.parse({}).WORKSPACE_MAX_ACTIVE_RUNS);
-      const served = await startApi({ WORKSPACE_MAX_ACTIVE_RUNS: String(share) });
+      // The defaults: a workspace's cap alone (50) and its share while others run (WORKSPACE_RUN_SHARE, 10).
+      const defaults = ConfigSchema.parse({});
+      const share = Number(process.env.BENCH_NOISY_SHARE ?? defaults.WORKSPACE_RUN_SHARE);
+      const served = await startApi({
+        WORKSPACE_MAX_ACTIVE_RUNS: String(defaults.WORKSPACE_MAX_ACTIVE_RUNS),
+        WORKSPACE_RUN_SHARE: String(share),
+      });
       const b = await buildWorkspace(app);
       r.t = await measureNoisyNeighbour({
         api: served.client,

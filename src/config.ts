@@ -229,9 +229,16 @@ export const ConfigSchema = z.object({
   // (a new one past it: 503), and the percent one workspace may hold (429).
   SSE_MAX_STREAMS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   SSE_WORKSPACE_SHARE_PERCENT: z.coerce.number().int().min(1).max(100).default(25),
-  // Runs (neuron invokes, pathway runs, receptor fires) a workspace may have pending or running at once, counted
-  // platform-wide from the jobs store; a start past it is answered 429 with Retry-After and nothing is stored.
+  // Runs (neuron invokes, pathway runs, receptor fires, share-link runs) a workspace may have started and not ended
+  // at once while no other workspace has started a run lately, counted platform-wide from the jobs store; a start
+  // past it waits in the workspace's queue (202, current_step "queued") and starts as the workspace's runs end.
   WORKSPACE_MAX_ACTIVE_RUNS: z.coerce.number().int().min(1).max(1_000_000).default(50),
+  // The same while other workspaces run too (one started a run within the last minute): the workspace's share of
+  // the platform's runs. Past it starts wait in the queue, so one tenant's flood does not slow the others.
+  WORKSPACE_RUN_SHARE: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  // Runs a workspace may have waiting in its queue; a start past it is answered 429 with Retry-After and nothing
+  // is stored.
+  WORKSPACE_MAX_QUEUED_RUNS: z.coerce.number().int().min(0).max(1_000_000).default(1000),
   // The API's V8 heap grows by at most this percent over what survived its last full collection
   // (V8's own factor is 1.1–4× and chosen by allocation rate: under streaming load it let a heap
   // of 80 MB live grow to 280 MB). 0 leaves V8's default (docs/operations.md, "Memory").

@@ -35,6 +35,11 @@ export interface JobDoc {
   input?: Blob | null;
   /** Set on jobs started through a share link (its request budget counts them). */
   shareTokenId?: string;
+  /**
+   * A run waiting in its workspace's queue (past its share of runs): its workflow has not started,
+   * its start is kept in `run_queue` (src/services/jobs.ts, admitRun and drain). Unset once started.
+   */
+  queued?: boolean;
   /** When the job first left `pending` (unset until then; jobs recorded before 2026-11 carry null). */
   createdAt: Date;
   processedAt?: Date | null;
@@ -52,7 +57,33 @@ export const jobIndexes: IndexSpec[] = [
   ),
   { collection: 'jobs', keys: { parentJobId: 1 }, name: 'parent' },
   { collection: 'jobs', keys: { workspaceId: 1, shareTokenId: 1 }, name: 'ws_share' },
+  // The recent runs of every workspace ("is another workspace running?", admitRun).
+  { collection: 'jobs', keys: { createdAt: 1 }, name: 'created' },
+  // A workspace's queue of runs past its share, oldest first (drain).
+  { collection: 'run_queue', keys: { workspaceId: 1, queuedAt: 1 }, name: 'ws_queued' },
 ];
+
+/** The kinds of job a caller starts as a run (a workspace's share of runs counts these, parent runs' children aside). */
+export const RUN_KINDS: JobKind[] = ['neuron', 'pathway', 'receptor'];
+
+/**
+ * A run waiting in its workspace's queue: how to start its workflow once the workspace has a place
+ * (the stored start of src/db/runs.ts, with the workflow id when it is not the job's). A claim holds
+ * it for one starter until `leaseUntil`; one that died leaves it for the next.
+ */
+export interface QueuedStart {
+  workflowType: string;
+  args: unknown[];
+  summary?: string;
+  workflowId?: string;
+}
+interface RunQueueDoc {
+  _id: string;
+  workspaceId: string;
+  start: Blob;
+  queuedAt: Date;
+  leaseUntil: Date;
+}
 
 /** A job's claimed terminal state (src/db/claims.ts): `_id` `job:<id>:terminal`, the transition it applied. */
 export interface JobClaimDoc {
@@ -118,6 +149,7 @@ const terminalId = (jobId: string) => `job:${jobId}:terminal`;
 export function createJobRepo(db: Db) {
   const jobs = db.collection<JobDoc>('jobs');
   const claims = db.collection<JobClaimDoc>('job_claims');
+  const queue = db.collection<RunQueueDoc>('run_queue');
   const held = async (jobId: string): Promise<JobChange | null> => {
     const c = await claims.findOne({ _id: terminalId(jobId) });
     return c ? decodeClaimed(c.set) : null;
@@ -240,10 +272,55 @@ export function createJobRepo(db: Db) {
           status: { $in: ['pending', 'running'] },
           createdAt: { $gte: since },
           parentJobId: null,
-          kind: { $in: ['neuron', 'pathway', 'receptor'] },
+          kind: { $in: RUN_KINDS },
+          queued: { $ne: true },
         },
         { limit },
       ),
+    /** The workspace's runs waiting in its queue, counted up to `limit`. */
+    countQueuedRuns: (workspaceId: string, limit: number): Promise<number> =>
+      queue.countDocuments({ workspaceId }, { limit }),
+    /** Whether a workspace other than this one recorded a run since `since` (the platform is shared right now). */
+    otherWorkspaceRan: async (workspaceId: string, since: Date): Promise<boolean> =>
+      (await jobs.findOne(
+        { createdAt: { $gte: since }, workspaceId: { $ne: workspaceId }, parentJobId: null, kind: { $in: RUN_KINDS } },
+        { projection: { _id: 1 } },
+      )) !== null,
+    /** Keeps a queued run's start (idempotent: the same job again keeps the first). */
+    enqueue: async (workspaceId: string, jobId: string, start: QueuedStart): Promise<void> => {
+      await claim(queue, {
+        _id: jobId,
+        workspaceId,
+        start: encodeBlob(start),
+        queuedAt: new Date(),
+        leaseUntil: new Date(0),
+      });
+    },
+    /** Claims the workspace's oldest queued start no one holds, for `leaseMs`; null when none is free. */
+    claimQueued: async (
+      workspaceId: string,
+      leaseMs: number,
+    ): Promise<{ jobId: string; start: QueuedStart } | null> => {
+      const now = new Date();
+      const doc = await queue.findOneAndUpdate(
+        { workspaceId, leaseUntil: { $lt: now } },
+        { $set: { leaseUntil: new Date(now.getTime() + leaseMs) } },
+        { sort: { queuedAt: 1 }, returnDocument: 'after' },
+      );
+      return doc ? { jobId: doc._id, start: decodeBlob<QueuedStart>(doc.start, { workflowType: '', args: [] }) } : null;
+    },
+    /** A queued run left the queue (started, or ended before it started): it holds a place from now. */
+    async dequeue(workspaceId: string, jobId: string): Promise<void> {
+      // Still pending, it shows that it is starting; one the run has moved on only loses the mark.
+      await jobs.updateOne(
+        { _id: jobId, workspaceId, queued: true, status: 'pending' },
+        { $unset: { queued: '' }, $set: { currentStep: 'starting', updatedAt: new Date() } },
+      );
+      await jobs.updateOne({ _id: jobId, workspaceId, queued: true }, { $unset: { queued: '' } });
+      await queue.deleteOne({ _id: jobId, workspaceId });
+    },
+    /** Workspaces with runs in their queue (the start sweep drains them), at most `limit`. */
+    queuedWorkspaces: async (limit: number): Promise<string[]> => (await queue.distinct('workspaceId')).slice(0, limit),
     /** Jobs a share link started, counted up to `limit` when given (an index range of at most that many entries). */
     countForShare: (workspaceId: string, shareTokenId: string, limit?: number): Promise<number> =>
       jobs.countDocuments({ workspaceId, shareTokenId }, limit !== undefined ? { limit } : {}),

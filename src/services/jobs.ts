@@ -1,7 +1,15 @@
 import { metrics } from '../metrics.js';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config.js';
-import { TERMINAL_STATES, type Job, type JobChange, type JobListFilter, type JobRepo } from '../db/jobs.js';
+import {
+  RUN_KINDS,
+  TERMINAL_STATES,
+  type Job,
+  type JobChange,
+  type JobListFilter,
+  type JobRepo,
+  type QueuedStart,
+} from '../db/jobs.js';
 import { AppError, notFound, validationError, workspaceShareExceeded } from '../errors.js';
 import type { JobListQuery } from '../schemas/jobs.js';
 import type { Scope } from '../scope.js';
@@ -52,7 +60,18 @@ export interface NewJob {
    * transition. The caller announces the start (`created` says whether this call recorded it).
    */
   running?: { progress: number; currentStep: string };
+  /** Recorded waiting in the workspace's queue (admitRun said so): its workflow starts when the workspace has a place. */
+  queued?: boolean;
 }
+
+/** A run start's place (admitRun): `queued` when it waits in its workspace's queue; `release` once its job is stored. */
+export interface Admission {
+  queued: boolean;
+  release: () => void;
+}
+
+/** The step a queued run shows until its workflow starts. */
+export const QUEUED_STEP = "queued: waiting for a place in the workspace's share of runs";
 
 const LIVE_TTL_MS = 250;
 /** Jobs whose workspace this process remembers from their creation (`check`), ~100 bytes each. */
@@ -86,6 +105,14 @@ const RUN_SHARE_WINDOW_MS = 60 * 60_000;
 const RUN_SHARE_FULL_MS = 1_000;
 /** What a start refused past its workspace's share is told to wait (Retry-After), seconds. */
 const RUN_SHARE_RETRY_AFTER_S = 5;
+/** Another workspace that started a run this recently shares the platform now: runs keep to WORKSPACE_RUN_SHARE. */
+const SHARED_WINDOW_MS = 60_000;
+/** How long one process trusts its answer to "does another workspace run?" (one read a second, not one a start). */
+const SHARED_CACHE_MS = 1_000;
+/** A queued start claimed by a starter that died is left to the next one after this. */
+const QUEUE_LEASE_MS = 30_000;
+/** Queued runs one drain starts at most (the next run's end or the start sweep goes on). */
+const DRAIN_MAX = 100;
 
 /** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
 export function createJobService({
@@ -114,10 +141,61 @@ export function createJobService({
   const refuse = () => {
     metrics.requestsShed.inc({ reason: 'workspace-runs' });
     return workspaceShareExceeded(
-      `This workspace has ${config.WORKSPACE_MAX_ACTIVE_RUNS} runs pending or running, its share of the platform; retry when one ends`,
+      `This workspace has ${config.WORKSPACE_MAX_QUEUED_RUNS} runs queued past its share of the platform's runs; retry when one ends`,
       RUN_SHARE_RETRY_AFTER_S,
     );
   };
+  // Whether another workspace ran lately, per workspace, and until when this process trusts the answer.
+  const sharedSeen = new Map<string, { shared: boolean; until: number }>();
+  /** How many runs the workspace may have started and not ended right now (its share while others run, else its cap). */
+  const runLimit = async (workspaceId: string): Promise<number> => {
+    const { WORKSPACE_RUN_SHARE: share, WORKSPACE_MAX_ACTIVE_RUNS: max } = config;
+    if (share >= max) return max;
+    const seen = sharedSeen.get(workspaceId);
+    if (seen && seen.until > Date.now()) return seen.shared ? share : max;
+    const shared = await repo.otherWorkspaceRan(workspaceId, new Date(Date.now() - SHARED_WINDOW_MS));
+    if (sharedSeen.size > 10_000) sharedSeen.clear();
+    sharedSeen.set(workspaceId, { shared, until: Date.now() + SHARED_CACHE_MS });
+    return shared ? share : max;
+  };
+  // Workspaces this process is draining now (one drain per workspace at a time here).
+  const draining = new Map<string, Promise<number>>();
+  /**
+   * Starts the workspace's queued runs, oldest first, while it has a place: each is claimed for a
+   * while (another starter takes it over if this one dies), its workflow started (a start that
+   * exists counts), then it leaves the queue. A run that ended meanwhile (cancelled) just leaves.
+   * Resolves with how many it started.
+   */
+  const drain = (workspaceId: string): Promise<number> => {
+    const running = draining.get(workspaceId);
+    if (running) return running;
+    const p = (async () => {
+      let started = 0;
+      for (let i = 0; i < DRAIN_MAX; i++) {
+        const since = new Date(Date.now() - RUN_SHARE_WINDOW_MS);
+        const limit = await runLimit(workspaceId);
+        if ((await repo.countActiveRuns(workspaceId, since, limit)) >= limit) break;
+        const next = await repo.claimQueued(workspaceId, QUEUE_LEASE_MS);
+        if (!next) break;
+        const job = await repo.findUnscoped(next.jobId);
+        if (job && !TERMINAL_STATES.includes(job.status)) {
+          const { workflowType, args, summary, workflowId } = next.start;
+          await startNow({ ...job, queued: false }, workflowType, args, summary, { workflowId, failJob: false });
+          started++;
+        }
+        await repo.dequeue(workspaceId, next.jobId);
+      }
+      return started;
+    })().finally(() => draining.delete(workspaceId));
+    draining.set(workspaceId, p);
+    return p;
+  };
+  const drainSoon = (workspaceId: string) =>
+    void bestEffort(log, "starting the workspace's queued runs", drain(workspaceId));
+  // A run that ends or waits for a person gives its place to the next queued run of its workspace.
+  statusListeners.push((job) => {
+    if (job.parentJobId === null && RUN_KINDS.includes(job.kind)) drainSoon(job.workspaceId);
+  });
   /**
    * Throws the share's 429 when the workspace was found at its share of runs a moment ago: checked
    * before a start reads anything, so a flood of retried starts costs the store nothing.
@@ -241,7 +319,69 @@ export function createJobService({
     return { applied, previous, job: null };
   }
 
-  return {
+  /** Starts the job's workflow now (startWorkflow; a queued run's when its workspace has a place). */
+  async function startNow(
+    job: Job,
+    workflowType: string,
+    args: unknown[],
+    summary?: string,
+    opts: { workflowId?: string; failJob?: boolean } = {},
+  ): Promise<void> {
+    const attrs = [
+      { key: WorkspaceIdKey, value: job.workspaceId },
+      { key: JobKindKey, value: job.kind },
+      ...(job.brainId ? [{ key: BrainIdKey, value: job.brainId }] : []),
+      ...(job.neuronId ? [{ key: NeuronIdKey, value: job.neuronId }] : []),
+      ...(job.pathwayId ? [{ key: PathwayIdKey, value: job.pathwayId }] : []),
+      ...(job.receptorId ? [{ key: ReceptorIdKey, value: job.receptorId }] : []),
+      ...(job.traceId ? [{ key: TraceIdKey, value: job.traceId }] : []),
+    ];
+    try {
+      await temporal.workflow.start(workflowType, {
+        // The job id, or the id of the workflow that starts the job's run (a receptor's fire).
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        workflowId: opts.workflowId ?? job._id,
+        args,
+        typedSearchAttributes: attrs,
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // Shown on the run in the Temporal UI next to the search attributes.
+        staticSummary: summary,
+        // Task queue fairness (docs/operations.md, "Fair share"): the server dispatches a backlog
+        // round robin between workspaces, not first in first out; children and activities inherit it.
+        priority: { fairnessKey: job.workspaceId },
+      });
+    } catch (e) {
+      if ((e as { name?: string }).name === 'WorkflowExecutionAlreadyStartedError') return; // idempotent start
+      // A start whose arguments are stored is tried again later (runs.startPending): the job stays.
+      if (opts.failJob === false) throw e;
+      // The record exists but no run does: it must not stay pending. It ends failed with the reason.
+      const reason = `could not start the run: ${(e as Error).message || 'Temporal unavailable'}`;
+      await bestEffort(
+        log,
+        'failing the job of a run that could not start',
+        finalizeJob(job.workspaceId, job._id, {
+          status: 'failed',
+          failedReason: reason,
+          currentStep: NOT_STARTED_STEP,
+        }),
+      );
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        503,
+        'The run could not be started; retry (with the same client_nonce to keep one job)',
+        { 'Retry-After': '1' },
+      );
+    }
+  }
+
+  // The service's finalize (startNow fails a job whose run could not start through it).
+  let finalizeJob: (
+    workspaceId: string,
+    jobId: string,
+    patch: JobPatch & { status: 'completed' | 'failed' },
+  ) => Promise<boolean> = async () => false;
+
+  const service = {
     /** Registers the run service's start of a stored run (checkStarted uses it before failing a job). */
     onRestart(starter: (job: Job) => Promise<boolean>): void {
       restart = starter;
@@ -263,8 +403,7 @@ export function createJobService({
      */
     refuseIfFull,
 
-    async admitRun(workspaceId: string): Promise<() => void> {
-      const max = config.WORKSPACE_MAX_ACTIVE_RUNS;
+    async admitRun(workspaceId: string): Promise<Admission> {
       refuseIfFull(workspaceId);
       starting.set(workspaceId, (starting.get(workspaceId) ?? 0) + 1);
       let released = false;
@@ -277,18 +416,36 @@ export function createJobService({
       };
       try {
         const since = new Date(Date.now() - RUN_SHARE_WINDOW_MS);
-        const active = await repo.countActiveRuns(workspaceId, since, max);
+        const cap = config.WORKSPACE_MAX_ACTIVE_RUNS;
+        const active = await repo.countActiveRuns(workspaceId, since, cap);
         // The starts in flight here include this one (a start stored meanwhile may count twice: never too many).
-        if (active + (starting.get(workspaceId) ?? 1) > max) {
-          if (active >= max) fullUntil.set(workspaceId, Date.now() + RUN_SHARE_FULL_MS);
+        const withThis = active + (starting.get(workspaceId) ?? 1);
+        if (withThis <= Math.min(config.WORKSPACE_RUN_SHARE, cap) || withThis <= (await runLimit(workspaceId))) {
+          fullUntil.delete(workspaceId);
+          return { queued: false, release };
+        }
+        // Past its place: the run waits in the workspace's queue, unless that is full too.
+        release();
+        const queued = await repo.countQueuedRuns(workspaceId, config.WORKSPACE_MAX_QUEUED_RUNS);
+        if (queued >= config.WORKSPACE_MAX_QUEUED_RUNS) {
+          fullUntil.set(workspaceId, Date.now() + RUN_SHARE_FULL_MS);
           throw refuse();
         }
-        fullUntil.delete(workspaceId);
-        return release;
+        metrics.requestsShed.inc({ reason: 'workspace-runs-queued' });
+        return { queued: true, release: () => undefined };
       } catch (e) {
         release();
         throw e;
       }
+    },
+
+    /** Starts the workspace's queued runs while it has a place (the start sweep; a run's end does it by itself). */
+    drain,
+    /** The start sweep: drains every workspace with queued runs (at most 100 workspaces a sweep). */
+    async drainQueues(): Promise<number> {
+      let started = 0;
+      for (const ws of await repo.queuedWorkspaces(100)) started += await drain(ws);
+      return started;
     },
 
     /** 404 unless the job is the caller workspace's (`get` without the document, read only when this process did not create the job). */
@@ -306,7 +463,7 @@ export function createJobService({
         kind: j.kind,
         status: j.running ? 'running' : 'pending',
         progress: j.running?.progress ?? 0,
-        currentStep: j.running?.currentStep ?? 'queued',
+        currentStep: j.running?.currentStep ?? (j.queued ? QUEUED_STEP : 'queued'),
         failedReason: null,
         waitingFor: null,
         neuronId: j.neuronId ?? null,
@@ -319,6 +476,7 @@ export function createJobService({
         ...(j.pathwayVersion !== undefined ? { pathwayVersion: j.pathwayVersion } : {}),
         ...(j.input !== undefined ? { input: j.input } : {}),
         ...(scope.shareTokenId ? { shareTokenId: scope.shareTokenId } : {}),
+        ...(j.queued ? { queued: true } : {}),
         createdAt: now,
         ...(j.running ? { processedAt: now } : {}),
         finishedAt: null,
@@ -330,7 +488,10 @@ export function createJobService({
       return { job: doc, created: true };
     },
 
-    /** Starts the job's workflow by name with the search attributes operators filter on. */
+    /**
+     * Starts the job's workflow by name with the search attributes operators filter on. A queued
+     * job's start is kept in its workspace's queue instead, and made when the workspace has a place.
+     */
     async startWorkflow(
       job: Job,
       workflowType: string,
@@ -338,51 +499,12 @@ export function createJobService({
       summary?: string,
       opts: { workflowId?: string; failJob?: boolean } = {},
     ): Promise<void> {
-      const attrs = [
-        { key: WorkspaceIdKey, value: job.workspaceId },
-        { key: JobKindKey, value: job.kind },
-        ...(job.brainId ? [{ key: BrainIdKey, value: job.brainId }] : []),
-        ...(job.neuronId ? [{ key: NeuronIdKey, value: job.neuronId }] : []),
-        ...(job.pathwayId ? [{ key: PathwayIdKey, value: job.pathwayId }] : []),
-        ...(job.receptorId ? [{ key: ReceptorIdKey, value: job.receptorId }] : []),
-        ...(job.traceId ? [{ key: TraceIdKey, value: job.traceId }] : []),
-      ];
-      try {
-        await temporal.workflow.start(workflowType, {
-          // The job id, or the id of the workflow that starts the job's run (a receptor's fire).
-          taskQueue: config.TEMPORAL_TASK_QUEUE,
-          workflowId: opts.workflowId ?? job._id,
-          args,
-          typedSearchAttributes: attrs,
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          // Shown on the run in the Temporal UI next to the search attributes.
-          staticSummary: summary,
-          // Task queue fairness (docs/operations.md, "Fair share"): the server dispatches a backlog
-          // round robin between workspaces, not first in first out; children and activities inherit it.
-          priority: { fairnessKey: job.workspaceId },
-        });
-      } catch (e) {
-        if ((e as { name?: string }).name === 'WorkflowExecutionAlreadyStartedError') return; // idempotent start
-        // A start whose arguments are stored is tried again later (runs.startPending): the job stays.
-        if (opts.failJob === false) throw e;
-        // The record exists but no run does: it must not stay pending. It ends failed with the reason.
-        const reason = `could not start the run: ${(e as Error).message || 'Temporal unavailable'}`;
-        await bestEffort(
-          log,
-          'failing the job of a run that could not start',
-          this.finalize(job.workspaceId, job._id, {
-            status: 'failed',
-            failedReason: reason,
-            currentStep: NOT_STARTED_STEP,
-          }),
-        );
-        throw new AppError(
-          'SERVICE_UNAVAILABLE',
-          503,
-          'The run could not be started; retry (with the same client_nonce to keep one job)',
-          { 'Retry-After': '1' },
-        );
-      }
+      if (!job.queued) return startNow(job, workflowType, args, summary, opts);
+      const start: QueuedStart = { workflowType, args, ...(summary ? { summary } : {}) };
+      if (opts.workflowId) start.workflowId = opts.workflowId;
+      await repo.enqueue(job.workspaceId, job._id, start);
+      // A run of the workspace may have ended while this one was stored.
+      drainSoon(job.workspaceId);
     },
 
     /**
@@ -465,6 +587,8 @@ export function createJobService({
 
     /** A long-pending job: if Temporal has no run for it (the API died between record and start), it ends failed. */
     async checkStarted(job: Job): Promise<Job> {
+      // A queued run waits for its workspace's place: its start is kept in the queue, not lost.
+      if (job.queued) return job;
       const exists = (id: string) => this.workflowExists(id);
       // A receptor's job is started by its fire workflow (fire-<job id>), which may still be queued.
       const ids = job.receptorId ? [job._id, `fire-${job._id}`] : [job._id];
@@ -543,5 +667,7 @@ export function createJobService({
     /** Unscoped read for the worker (the job id came from a workflow the platform started). */
     repoFind: (jobId: string) => repo.findUnscoped(jobId),
   };
+  finalizeJob = (workspaceId, jobId, patch) => service.finalize(workspaceId, jobId, patch);
+  return service;
 }
 export type JobService = ReturnType<typeof createJobService>;

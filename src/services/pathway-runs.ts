@@ -298,7 +298,7 @@ async function start(d: Deps, scope: Scope, args: StartArgs) {
   // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
   const admitted = await d.jobs.admitRun(scope.workspaceId);
   const input = await runInput(d, scope, args, randomUUID()).catch((e: unknown) => {
-    admitted();
+    admitted.release();
     throw e;
   });
   const { job } = await d.jobs
@@ -310,8 +310,9 @@ async function start(d: Deps, scope: Scope, args: StartArgs) {
       brainId: args.brainId,
       pathwayVersion: args.version,
       input: args.input,
+      queued: admitted.queued,
     })
-    .finally(admitted);
+    .finally(admitted.release);
   await d.jobs.emit(input.jobId, { type: 'status', status: 'pending' });
   await d.jobs.startWorkflow(
     job,

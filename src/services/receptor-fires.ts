@@ -29,6 +29,8 @@ export interface Launch {
   jobId?: string;
   eventId?: string | null;
   stimulusKey?: string | null;
+  /** The run waits in its workspace's queue (past its share of runs, JobService.admitRun). */
+  queued?: boolean;
 }
 
 /** The message a neuron target receives: payload.message, else the payload (or data) as JSON, else a note of the fire. */
@@ -97,6 +99,7 @@ export function createReceptorFireService(d: {
       traceId,
       neuronId: t.kind === 'neuron' ? t.id : null,
       pathwayId: t.kind === 'pathway' ? t.id : null,
+      queued: l.queued ?? false,
     });
     // The same event or message again: the job it fired already.
     if (!created) return { job, created, traceId: job.traceId };
@@ -185,7 +188,8 @@ export function createReceptorFireService(d: {
           traceType,
           scope: toRunScope({ ...scope, receptorId: r._id }),
         },
-      }).finally(admitted);
+        queued: admitted.queued,
+      }).finally(admitted.release);
       return { ...launched, receptorId: r._id };
     },
 

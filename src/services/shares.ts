@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { JobRepo } from '../db/jobs.js';
+import type { Admission } from './jobs.js';
 import type { Receptor } from '../db/receptors.js';
 import type { ShareRepo, ShareTokenDoc } from '../db/shares.js';
 import type { Trace, TraceRepo } from '../db/traces.js';
@@ -34,7 +35,7 @@ export function createShareService(d: {
   jobs: JobRepo;
   traces: TraceRepo;
   /** A run start's place in the workspace's share of runs (JobService.admitRun). */
-  admitRun: (workspaceId: string) => Promise<() => void>;
+  admitRun: (workspaceId: string) => Promise<Admission>;
   budgets: BudgetService;
   workspaces: WorkspaceRepo;
   receptors: ReceptorService;
@@ -288,8 +289,9 @@ export function createShareService(d: {
             data: attachments.length ? { attachments: attachments.map(({ text: _t, ...f }) => f) } : undefined,
             traceId: body.trace_id,
           },
+          queued: admitted.queued,
         })
-        .finally(admitted);
+        .finally(admitted.release);
     },
 
     /** A file uploaded through the link (allow_files must be on). */

@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWorkspace, useTestApp, type TestApp } from '../support/app.js';
+import { settleJob } from '../support/jobs.js';
+import { startTestWorker } from '../support/worker.js';
 
 /*
  * Threat class: one tenant exhausts a capacity every tenant shares (docs/operations.md, "Fair
@@ -18,6 +20,8 @@ const app = useTestApp({
   SSE_MAX_STREAMS: 8,
   SSE_WORKSPACE_SHARE_PERCENT: 25, // 2 streams per workspace
   WORKSPACE_MAX_ACTIVE_RUNS: 2,
+  WORKSPACE_RUN_SHARE: 2,
+  WORKSPACE_MAX_QUEUED_RUNS: 2,
   // No first turn in the API either: nothing of a pending run is still at work when the app closes.
   FIRST_TURN_IN_API: false,
 });
@@ -165,20 +169,40 @@ async function pathwayOf(ws: Ws): Promise<string> {
   return String(r.body.id);
 }
 
+/** A job as GET /v1/jobs/:id shows it. */
+async function jobOf(app: TestApp, ws: Ws, id: string) {
+  const r = await app.get(`/v1/jobs/${id}`, ws.key);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body as { status: string; current_step: string };
+}
+
 describe('run admission', () => {
-  it("workspace B holding its share of active runs is refused the next start, and nothing of it is stored; workspace A's runs start", async () => {
+  it("workspace B past its share of runs waits in its queue (202, nothing started); past the queue it is refused and nothing is stored; workspace A's runs start; B's queue moves as its runs end", async () => {
     const [a, b] = [await buildWorkspace(app), await buildWorkspace(app)];
     const [neuronA, neuronB, pathwayB] = [await neuronOf(a), await neuronOf(b), await pathwayOf(b)];
-    // B fills its share (the runs stay pending: no worker serves this app's task queue).
+    const invokeB = (message: string) =>
+      app.request('POST', `/v1/neurons/${neuronB}/invoke`, { auth: b.key, body: { message, stream: true } });
+    // B fills its share (the runs stay pending: no worker serves this app's task queue)…
+    const started: string[] = [];
     for (let i = 0; i < 2; i++) {
-      const r = await app.post(`/v1/neurons/${neuronB}/invoke`, b.key, { message: `flood ${i}`, stream: true });
-      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      const r = await invokeB(`flood ${i}`);
+      expect(r.status, r.text).toBe(202);
+      started.push(String(r.body.job_id));
     }
-    const refused = await app.request('POST', `/v1/neurons/${neuronB}/invoke`, {
-      auth: b.key,
-      body: { message: 'one more', stream: true },
-    });
-    expectShareRefusal(refused, /runs pending or running/);
+    for (const id of started) expect((await jobOf(app, b, id)).current_step).not.toMatch(/waiting for a place/);
+    // …then its queue: accepted, recorded, not started.
+    const queued: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await invokeB(`queued ${i}`);
+      expect(r.status, r.text).toBe(202);
+      queued.push(String(r.body.job_id));
+    }
+    for (const id of queued) {
+      const job = await jobOf(app, b, id);
+      expect(job.status).toBe('pending');
+      expect(job.current_step).toMatch(/queued: waiting for a place in the workspace's share of runs/);
+    }
+    expectShareRefusal(await invokeB('one more'), /queued past its share/);
     // The share counts every kind of run start: a pathway run of B is refused as well.
     expectShareRefusal(
       await app.request('POST', `/v1/pathways/${pathwayB}/execute`, {
@@ -186,14 +210,115 @@ describe('run admission', () => {
         body: { input: {} },
         headers: b.brainHeaders,
       }),
-      /runs pending or running/,
+      /queued past its share/,
     );
-    // A refused start is not half-done: B has exactly the two jobs it was admitted.
+    // A refused start is not half-done: B has exactly the four jobs it was admitted.
     const jobs = await app.get('/v1/jobs', b.key);
     expect(jobs.status).toBe(200);
-    expect((jobs.body as { jobs: unknown[] }).jobs).toHaveLength(2);
-    // Workspace A is untouched by B's flood.
+    expect((jobs.body as { jobs: unknown[] }).jobs).toHaveLength(4);
+    // Workspace A is untouched by B's flood: its run starts at once, not behind B's queue.
     const forA = await app.post(`/v1/neurons/${neuronA}/invoke`, a.key, { message: 'hello', stream: true });
     expect(forA.status, JSON.stringify(forA.body)).toBe(202);
+    expect((await jobOf(app, a, String(forA.body.job_id))).current_step).not.toMatch(/waiting for a place/);
+    // One of B's runs ends (cancelled): the oldest queued run takes its place, the other still waits.
+    expect((await app.post(`/v1/jobs/${started[0]}/cancel`, b.key, {})).status).toBe(200);
+    await expect.poll(async () => (await jobOf(app, b, queued[0]!)).current_step, { timeout: 15_000 }).toBe('starting');
+    expect((await jobOf(app, b, queued[1]!)).current_step).toMatch(/waiting for a place/);
+    // Its workflow was started (the queue kept its start): Temporal has it.
+    expect(await app.services.jobs.workflowExists(queued[0]!)).toBe(true);
+    expect(await app.services.jobs.workflowExists(queued[1]!)).toBe(false);
+    // A queued run cancelled before its place ends at once and never starts.
+    expect((await app.post(`/v1/jobs/${queued[1]}/cancel`, b.key, {})).status).toBe(200);
+    expect((await app.post(`/v1/jobs/${started[1]}/cancel`, b.key, {})).status).toBe(200);
+    expect((await jobOf(app, b, queued[1]!)).status).toBe('failed');
+    expect(await app.services.jobs.drain(b.workspaceId)).toBe(0);
+    expect(await app.services.jobs.workflowExists(queued[1]!)).toBe(false);
+  });
+});
+
+/** A workspace alone on the platform runs up to its cap; once another runs too, it keeps to its share. */
+const shared = useTestApp({ WORKSPACE_MAX_ACTIVE_RUNS: 3, WORKSPACE_RUN_SHARE: 1, FIRST_TURN_IN_API: false });
+
+describe('run share while others run', () => {
+  it('a workspace alone runs up to WORKSPACE_MAX_ACTIVE_RUNS; once another workspace runs, its next starts queue past WORKSPACE_RUN_SHARE', async () => {
+    const [c, d] = [await buildWorkspace(shared), await buildWorkspace(shared)];
+    const neuron = async (ws: Ws) => {
+      const r = await shared.post('/v1/neurons', ws.key, {
+        name: 'Echo',
+        brain_id: ws.brainId,
+        neuron_config: { model: 'local/echo', system_prompt: 'Echo.' },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      return String(r.body.id);
+    };
+    const [neuronC, neuronD] = [await neuron(c), await neuron(d)];
+    const invoke = async (ws: Ws, id: string) => {
+      const r = await shared.post(`/v1/neurons/${id}/invoke`, ws.key, { message: 'hi', stream: true });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      return (await jobOf(shared, ws, String(r.body.job_id))).current_step;
+    };
+    // C alone: three runs start (its cap), the fourth waits.
+    for (let i = 0; i < 3; i++) expect(await invoke(c, neuronC)).not.toMatch(/waiting for a place/);
+    expect(await invoke(c, neuronC)).toMatch(/waiting for a place/);
+    // D starts a run: it is under its share, so it starts.
+    expect(await invoke(d, neuronD)).not.toMatch(/waiting for a place/);
+    // C's answer to "does another workspace run?" is trusted for a second; after it, C keeps to its share.
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect(await invoke(c, neuronC)).toMatch(/waiting for a place/);
+  });
+});
+
+/** Queued runs are runs like any other: with a worker, every one of a flood past the share completes. */
+const served = useTestApp({ WORKSPACE_MAX_ACTIVE_RUNS: 1, WORKSPACE_RUN_SHARE: 1 });
+
+describe('queued runs with a worker', () => {
+  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  beforeAll(async () => {
+    worker = await startTestWorker(served);
+  });
+  afterAll(async () => {
+    await worker.stop();
+  });
+
+  it('every invoke and pathway run of a workspace past its share completes, in turn, with its own answer', async () => {
+    const e = await buildWorkspace(served);
+    const n = await served.post('/v1/neurons', e.key, {
+      name: 'Echo',
+      brain_id: e.brainId,
+      neuron_config: { model: 'local/echo', system_prompt: 'Echo.' },
+    });
+    expect(n.status, JSON.stringify(n.body)).toBe(201);
+    const p = await served.post(
+      '/v1/pathways',
+      e.key,
+      {
+        name: 'Pass',
+        pathway_graph: {
+          nodes: [
+            { id: 'in', type: 'start' },
+            { id: 'out', type: 'output', data: { value: 'input' } },
+          ],
+          edges: [{ id: 'e', source: 'in', target: 'out' }],
+        },
+      },
+      e.brainHeaders,
+    );
+    expect(p.status, JSON.stringify(p.body)).toBe(201);
+    const starts = await Promise.all([
+      ...[0, 1, 2].map((i) => served.post(`/v1/neurons/${String(n.body.id)}/invoke`, e.key, { message: `m${i}` })),
+      ...[0, 1].map((i) =>
+        served.post(`/v1/pathways/${String(p.body.id)}/execute`, e.key, { input: { i } }, e.brainHeaders),
+      ),
+    ]);
+    for (const s of starts) expect(s.status, JSON.stringify(s.body)).toBe(202);
+    const ids = starts.map((s) => String(s.body.job_id));
+    const steps = await Promise.all(ids.map(async (id) => (await jobOf(served, e, id)).current_step));
+    // Four of the five waited for the one place.
+    expect(steps.filter((s) => /waiting for a place/.test(s)).length).toBeGreaterThanOrEqual(3);
+    const ended = await Promise.all(ids.map((id) => settleJob(served, e.key, id, 45_000)));
+    for (const j of ended) expect(j.status, JSON.stringify(j)).toBe('completed');
+    expect(JSON.stringify(ended[0]!.result)).toContain('m0');
+    expect(JSON.stringify(ended[2]!.result)).toContain('m2');
+    expect(ended[4]!.result).toMatchObject({ output: { i: 1 } });
   });
 });

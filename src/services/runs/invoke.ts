@@ -64,9 +64,9 @@ async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: Inv
   // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
   const admitted = await jobs.admitRun(scope.workspaceId);
   try {
-    return await store(ctx, run, admitted);
+    return await store(ctx, run, admitted.queued, admitted.release);
   } finally {
-    admitted();
+    admitted.release();
   }
 }
 
@@ -103,16 +103,18 @@ function invokeOf(scope: Scope, neuron: Neuron, head: NeuronSnapshot, body: Invo
  * Stores the run: job, human turn, run context and its workflow start, concurrently (they are on
  * the path to the first token), then starts the workflow in the background.
  */
-async function store(ctx: RunContext, run: Invoke, onCreated?: () => void): Promise<Invoked> {
+async function store(ctx: RunContext, run: Invoke, queued: boolean, onCreated?: () => void): Promise<Invoked> {
   const { config, jobs, budgets, firstTurns } = ctx.d;
   const { scope, neuron, input } = run;
   const { jobId, traceId } = input;
   // The API claims the first model turn while the run is prepared, and starts it once the run
   // is stored (src/services/first-turns.ts): the provider call no longer waits for a workflow
   // task and an activity dispatch. The claim is recorded in the run context the activity reads.
-  const claimed = config.FIRST_TURN_IN_API ? firstTurns.claim(jobId).catch(() => false) : Promise.resolve(false);
+  // A run waiting in its workspace's queue has no first turn in the API: nothing of it runs before its place.
+  const inApi = config.FIRST_TURN_IN_API && !queued;
+  const claimed = inApi ? firstTurns.claim(jobId).catch(() => false) : Promise.resolve(false);
   // Read while the run loads: the first turn's budget check needs them before its call.
-  const workspaceBudgets = config.FIRST_TURN_IN_API ? budgets.ofWorkspace(scope.workspaceId) : undefined;
+  const workspaceBudgets = inApi ? budgets.ofWorkspace(scope.workspaceId) : undefined;
   // Silent on purpose: a read the turn awaits (and fails with); unused, its failure matters to no one.
   workspaceBudgets?.catch(() => undefined);
   const creating = jobs.create(scope, {
@@ -122,6 +124,7 @@ async function store(ctx: RunContext, run: Invoke, onCreated?: () => void): Prom
     neuronId: neuron._id,
     traceId,
     clientNonce: run.nonce ?? null,
+    queued,
   });
   // Once its job exists the run is the request's write: it is prepared to the end and answered
   // 202, not abandoned half-stored (src/request-context.ts).
@@ -139,7 +142,8 @@ async function store(ctx: RunContext, run: Invoke, onCreated?: () => void): Prom
     appendHuman(ctx.d, run),
     creating,
     preparing.then(async (p) => {
-      await ctx.d.runLog.putContext(scope.workspaceId, jobId, p.prepared, p.start);
+      // A queued run's start is kept in its workspace's queue (jobs.startWorkflow), not for the start sweep.
+      await ctx.d.runLog.putContext(scope.workspaceId, jobId, p.prepared, queued ? undefined : p.start);
       return p;
     }),
   ]);
@@ -151,7 +155,8 @@ async function store(ctx: RunContext, run: Invoke, onCreated?: () => void): Prom
   if ((await claimed) && !(await turnStarted)) await firstTurns.release(jobId);
   // The run is stored (job, human turn, context and its start): it is answered 202 now and its
   // workflow starts right after; if this process dies first, a sweep starts it (startPending).
-  if (isNew) startSoon(ctx, job, start);
+  if (isNew && job.queued) await jobs.startWorkflow(job, start.workflowType, start.args, start.summary);
+  else if (isNew) startSoon(ctx, job, start);
   return { job, userEngramId: run.userEngramId, traceId };
 }
 

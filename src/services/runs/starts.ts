@@ -91,5 +91,7 @@ async function startPending(d: RunDeps, opts: { minAgeMs?: number }): Promise<{ 
     }
     await d.runLog.confirmStart(r.jobId);
   }
+  // Runs waiting in their workspace's queue whose place came while no starter was told (one died).
+  started += await d.jobs.drainQueues();
   return { checked: due.length, started };
 }
