@@ -9,7 +9,9 @@ import {
   type DataFormatRecord,
   type Migration,
 } from '../../src/releases/index.js';
+import { freePorts } from '../../scripts/embedded.js';
 import { useTestApp } from '../support/app.js';
+import { spawnApiProcess } from '../support/worker.js';
 
 /**
  * Start-up's upgrade step (src/releases): the data-format record, a newer format refused, a
@@ -92,6 +94,26 @@ describe('releases: data format and migrations', () => {
       // No lease is left behind.
       expect(await app.deps.db.collection(PLATFORM_COLLECTION).countDocuments({ _id: 'upgrade_lease' as never })).toBe(
         0,
+      );
+    } finally {
+      await records().updateOne({ _id: 'data_format' }, { $set: { version: DATA_FORMAT_VERSION, release: '0.1.0' } });
+    }
+  });
+
+  it('the API process refuses to start on a newer data format: one line naming both versions, exit 1', async () => {
+    await records().updateOne({ _id: 'data_format' }, { $set: { version: DATA_FORMAT_VERSION + 1, release: '0.9.0' } });
+    try {
+      const [port] = await freePorts(1);
+      const err = await spawnApiProcess(app, port).then(
+        (child) => {
+          child.kill('SIGKILL');
+          return new Error('the API started');
+        },
+        (e: unknown) => e as Error,
+      );
+      expect(err.message).toContain('api exited 1');
+      expect(err.message).toContain(
+        `cortex api: refusing to start: the store holds data format ${DATA_FORMAT_VERSION + 1} (recorded by release 0.9.0), and release 0.1.0 understands data format ${DATA_FORMAT_VERSION} at most`,
       );
     } finally {
       await records().updateOne({ _id: 'data_format' }, { $set: { version: DATA_FORMAT_VERSION, release: '0.1.0' } });
