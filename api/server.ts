@@ -5,6 +5,7 @@ import { AppError } from '../src/errors.js';
 import { closeDeps, createDeps } from '../src/deps.js';
 import { FeedPartitionsMismatch } from '../src/feed.js';
 import { createLogger } from '../src/logger.js';
+import { upgradeOrExit } from '../src/releases/index.js';
 import { createServices } from '../src/services/index.js';
 import { startTelemetry } from '../src/telemetry.js';
 import { createApp } from './app.js';
@@ -25,6 +26,7 @@ async function main() {
   const log = createLogger(config.LOG_LEVEL, { component: 'api' });
   const deps = await createDeps(config, log);
   const services = createServices(deps);
+  await upgradeOrExit(deps, services, 'cortex api'); // data format and indexes (docs/operations.md, "Releases and upgrades")
   try {
     await services.auth.bootstrap();
   } catch (e) {
@@ -35,19 +37,6 @@ async function main() {
     }
     throw e;
   }
-  // Pathways created before pathways had receptors get theirs, and those stored before slugs their
-  // slug (idempotent; a no-op once done).
-  deps.repos.pathways
-    .allSummaries()
-    .then(async (all) => {
-      const slugged = await services.pathways.fillSlugs(all);
-      if (slugged) log.info({ filled: slugged }, 'slugs filled in for existing pathways');
-      return services.receptors.ensureForPathways(all);
-    })
-    .then((n) => {
-      if (n) log.info({ created: n }, 'receptors created for existing pathways');
-    })
-    .catch((e: unknown) => log.warn({ err: (e as Error).message }, 'could not create receptors for existing pathways'));
   if (config.RECONCILE_SCHEDULES_ON_START) {
     // Receptors are the desired state of their Temporal Schedules: repair drift (in the background, logged).
     services.receptors

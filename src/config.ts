@@ -1,5 +1,7 @@
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 /** The development JWT secret: fine on a laptop, refused in production (assertSafeForProduction). */
@@ -300,5 +302,21 @@ export function productionProblem(config: Config): string | null {
   return null;
 }
 
-/** The platform version reported by /health (kept in step with package.json by hand). */
-export const VERSION = '0.1.0';
+/**
+ * The platform's release version (semantic versioning, CHANGELOG.md), read once from the
+ * repository's package.json: /health, the OpenAPI document and telemetry name it. The file is
+ * found by walking up from this module, so the TypeScript sources (src/) and the compiled
+ * services (dist/src/) both find it.
+ */
+export const VERSION: string = readPackageVersion();
+
+function readPackageVersion(): string {
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'cortex' && pkg.version) return pkg.version;
+    }
+    if (path.dirname(dir) === dir) throw new Error('package.json of cortex not found above src/config.ts');
+  }
+}

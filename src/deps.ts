@@ -2,8 +2,8 @@ import type { Client, Connection } from '@temporalio/client';
 import type { Db, MongoClient } from 'mongodb';
 import { createBreakers, type Breakers } from './breakers.js';
 import type { Config } from './config.js';
-import { connectMongo, ensureIndexes } from './db/client.js';
-import { createRepos, allIndexes, detectBackend, type Repos } from './db/index.js';
+import { connectMongo } from './db/client.js';
+import { createRepos, detectBackend, type Repos } from './db/index.js';
 import type { Logger } from './logger.js';
 import { createRedis, pingRedis, redisTarget, type Redis } from './redis.js';
 import { FeedPartitionsMismatch } from './feed.js';
@@ -27,10 +27,12 @@ export interface Deps {
   breakers: Breakers;
 }
 
-/** Connects to MongoDB, Redis and Temporal and creates indexes (idempotent). */
+/**
+ * Connects to MongoDB, Redis and Temporal. The store's indexes are created by start-up's upgrade
+ * step (src/releases: after the data migrations), which every entry point runs next.
+ */
 export async function createDeps(config: Config, log: Logger): Promise<Deps> {
   const { client: mongo, db } = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
-  await ensureIndexes(db, allIndexes, log);
   const backend = await detectBackend(db);
   log.info({ backend }, 'document store');
   const redis = createRedis(redisTarget(config), { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS });

@@ -15,6 +15,7 @@ import { loadConfig, productionProblem, type Config } from '../src/config.js';
 import { closeDeps, createDeps, type Deps } from '../src/deps.js';
 import { FeedPartitionsMismatch } from '../src/feed.js';
 import { createLogger } from '../src/logger.js';
+import { upgradeOrExit } from '../src/releases/index.js';
 import { createServices } from '../src/services/index.js';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -100,6 +101,7 @@ async function main(config: Config = loadConfig()) {
   const log = createLogger(config.LOG_LEVEL, { component: 'worker' });
   const deps = await createDeps(config, log);
   const { worker, connection, services } = await createWorker(deps);
+  await upgradeOrExit(deps, services, 'cortex worker'); // data format and indexes (docs/operations.md, "Releases and upgrades")
   // The usage reconciler runs on a Temporal Schedule of its own, created once (docs/usage.md).
   services.usageReconciler
     .ensureSchedule()

@@ -8,6 +8,7 @@ import { createApp } from '../../api/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { closeDeps, createDeps, type Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
+import { upgradeStore } from '../../src/releases/index.js';
 import { createServices, type Services } from '../../src/services/index.js';
 
 export interface TestResponse<T = Record<string, unknown>> {
@@ -142,6 +143,7 @@ export async function startTestApp(
   );
   const deps = await createDeps(config, log);
   const services = createServices(deps);
+  await upgradeStore(deps, services);
   const server: Server = createServer(createApp(deps, services).callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
