@@ -21,7 +21,7 @@
  * Environment: DATA_DIR (default `.data`, as for `npm run up`). Progress: one line per step on stderr.
  * Exit code 0 with the archive and `<file>.sha256` written; 1 with nothing written on failure.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,23 +30,29 @@ import { FORMAT, FORMAT_VERSION, hashFile, type Manifest, type Part, run, size, 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const say = (line: string): void => void process.stderr.write(`[backup] ${line}\n`);
 
-/** The port of a redis-server started on `dir` (scripts/embedded.ts passes `--dir <dir> --port <n>`), from /proc. */
+/**
+ * The port of the redis-server serving `dir`, from /proc: scripts/embedded.ts starts it with that
+ * folder as its working directory (and `--dir`). Redis rewrites its command line to
+ * `redis-server 127.0.0.1:<port>`, so the port is read from there (or from `--port`).
+ */
 export function runningRedisPort(dir: string): number | undefined {
   if (!existsSync('/proc')) return undefined;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     let argv: string[];
+    let cwd: string;
     try {
       argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (!path.basename(argv[0]?.split(' ')[0] ?? '').startsWith('redis-server')) continue;
+      cwd = readlinkSync(`/proc/${pid}/cwd`);
     } catch {
       continue;
     }
-    if (!argv.some((a) => path.basename(a) === 'redis-server')) continue;
-    const at = (flag: string) => {
-      const i = argv.indexOf(flag);
-      return i >= 0 ? argv[i + 1] : undefined;
-    };
-    if (at('--dir') && path.resolve(at('--dir')!) === dir && at('--port')) return Number(at('--port'));
+    const flag = argv.indexOf('--dir');
+    if (path.resolve(flag >= 0 ? argv[flag + 1]! : cwd) !== dir) continue;
+    const portFlag = argv.indexOf('--port');
+    const port = portFlag >= 0 ? argv[portFlag + 1] : /:(\d+)/.exec(argv[0]!)?.[1];
+    if (port) return Number(port);
   }
   return undefined;
 }
