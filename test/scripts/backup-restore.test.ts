@@ -378,6 +378,24 @@ describe('npm run backup / npm run restore', () => {
       await new Promise((r) => setTimeout(r, 500));
     }
     const stuck = openAtBackup.filter((id) => !ended.has(id));
+    if (stuck.length) {
+      // What a stuck run looks like, for the failure message: its job, its workflow, the reconcile's line.
+      const connection = await Connection.connect({ address: b.temporalAddress });
+      for (const id of stuck) {
+        console.log('[backup-restore] stuck job', JSON.stringify((await clientB.get(`/v1/jobs/${id}`, b.key)).body));
+        const d = await new Client({ connection }).workflow
+          .getHandle(id)
+          .describe()
+          .catch((e: unknown) => String(e));
+        console.log(
+          '[backup-restore] its workflow',
+          typeof d === 'string' ? d : JSON.stringify(d.raw.pendingActivities),
+          typeof d === 'string' ? '' : d.status.name,
+        );
+      }
+      await connection.close();
+      console.log(b.proc.lines.filter((l) => /reconcile|start sweep/.test(l)).join('\n'));
+    }
     expect(stuck, `runs still open 150 s after the restored start: ${stuck.join(', ')}`).toEqual([]);
     for (const job of ended.values()) if (job.status === 'failed') expect(job.failedReason).toBeTruthy();
     const summary = [...ended.values()].reduce<Record<string, number>>(
