@@ -43,6 +43,9 @@ export const RECONCILED_STEP = 'reconciled at start';
 /** How many Temporal calls run at once. */
 const CONCURRENCY = 8;
 
+/** A job id (src/ids.ts: UUIDs). */
+const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const isNotFound = (e: unknown): boolean => (e as { name?: string }).name === 'WorkflowNotFoundError';
 
 /** Maps `items` through `fn` with at most CONCURRENCY calls in flight. */
@@ -64,9 +67,10 @@ async function eachLimited<T>(items: T[], fn: (item: T) => Promise<void>): Promi
  *   what the start sweep does) or, without one, ends failed with the reason.
  * - An open job whose workflow has closed (it ended without recording its end) ends failed with the
  *   workflow's status in the reason.
- * - A running job workflow (one carrying the JobKind search attribute) whose job is not in the
- *   store, or whose job ended more than `graceMs` ago, is terminated with the reason. A receptor's
- *   fire workflow (`fire-<job id>`) stores its job itself and is left to do so.
+ * - A running job workflow (one carrying the JobKind search attribute, its id a job id) whose job is
+ *   not in the store, or whose job ended more than `graceMs` ago, is terminated with the reason. A
+ *   receptor's fire workflows store their job themselves and are never terminated for a missing one.
+ * Workflows are looked at first, so a job whose workflow this terminates is then ended too.
  */
 export async function reconcileRuns(d: ReconcileDeps): Promise<ReconcileReport> {
   const report: ReconcileReport = {
@@ -84,7 +88,36 @@ export async function reconcileRuns(d: ReconcileDeps): Promise<ReconcileReport> 
       .describe()
       .catch((e: unknown) => (isNotFound(e) ? 'missing' : 'unknown'));
 
-  // 1. Jobs the store holds open.
+  // 1. Job workflows Temporal runs.
+  const running: { id: string; start: Date }[] = [];
+  const query = `ExecutionStatus = 'Running' AND TaskQueue = '${d.taskQueue.replace(/'/g, "\\'")}'`;
+  for await (const wf of d.temporal.workflow.list({ query, pageSize: Math.min(d.limit, 1000) })) {
+    if (wf.typedSearchAttributes.get(JobKindKey) === undefined) continue;
+    if (wf.startTime.getTime() < before) running.push({ id: wf.workflowId, start: wf.startTime });
+    if (running.length >= d.limit) break;
+  }
+  report.workflowsChecked = running.length;
+  const jobIdOf = (workflowId: string) => (workflowId.startsWith('fire-') ? workflowId.slice(5) : workflowId);
+  const known = await d.store.jobsByIds(running.map((w) => jobIdOf(w.id)));
+  await eachLimited(running, async (wf) => {
+    const job = known.get(jobIdOf(wf.id));
+    let reason: string | undefined;
+    // Only a workflow whose id is a job id (a UUID) is a job's own workflow: a receptor's fire workflows
+    // (`fire-<job id>`, `receptor-fire-<receptor>-<time>` started by its Schedule) store their job themselves.
+    if (!job && JOB_ID.test(wf.id))
+      reason =
+        'reconciled at start: its job is not in the store (restored from a backup taken before the job was stored, or the job was deleted)';
+    else if (job && (job.status === 'completed' || job.status === 'failed') && job.finishedAt)
+      if (job.finishedAt.getTime() < before) reason = `reconciled at start: its job already ended (${job.status})`;
+    if (!reason) return;
+    try {
+      await d.temporal.workflow.getHandle(wf.id).terminate(reason);
+      report.terminated.push(wf.id);
+    } catch (e) {
+      if (!isNotFound(e)) report.skipped++;
+    }
+  });
+  // 2. Jobs the store holds open (after 1., so a job whose workflow 1. ended is seen ended).
   const open = (await d.store.openJobs(d.limit)).filter((j) => j.createdAt.getTime() < before);
   report.jobsChecked = open.length;
   await eachLimited(open, async (job) => {
@@ -112,32 +145,5 @@ export async function reconcileRuns(d: ReconcileDeps): Promise<ReconcileReport> 
     if (applied) report.failed.push(job.id);
   });
 
-  // 2. Job workflows Temporal runs.
-  const running: { id: string; start: Date }[] = [];
-  const query = `ExecutionStatus = 'Running' AND TaskQueue = '${d.taskQueue.replace(/'/g, "\\'")}'`;
-  for await (const wf of d.temporal.workflow.list({ query, pageSize: Math.min(d.limit, 1000) })) {
-    if (wf.typedSearchAttributes.get(JobKindKey) === undefined) continue;
-    if (wf.startTime.getTime() < before) running.push({ id: wf.workflowId, start: wf.startTime });
-    if (running.length >= d.limit) break;
-  }
-  report.workflowsChecked = running.length;
-  const jobIdOf = (workflowId: string) => (workflowId.startsWith('fire-') ? workflowId.slice(5) : workflowId);
-  const known = await d.store.jobsByIds(running.map((w) => jobIdOf(w.id)));
-  await eachLimited(running, async (wf) => {
-    const job = known.get(jobIdOf(wf.id));
-    let reason: string | undefined;
-    if (!job && !wf.id.startsWith('fire-'))
-      reason =
-        'reconciled at start: its job is not in the store (restored from a backup taken before the job was stored, or the job was deleted)';
-    else if (job && (job.status === 'completed' || job.status === 'failed') && job.finishedAt)
-      if (job.finishedAt.getTime() < before) reason = `reconciled at start: its job already ended (${job.status})`;
-    if (!reason) return;
-    try {
-      await d.temporal.workflow.getHandle(wf.id).terminate(reason);
-      report.terminated.push(wf.id);
-    } catch (e) {
-      if (!isNotFound(e)) report.skipped++;
-    }
-  });
   return report;
 }

@@ -204,7 +204,7 @@ const OPEN = ['pending', 'running', 'waiting', 'paused'];
 
 describe('npm run backup / npm run restore', () => {
   it('backs up while 20 runs stream and a schedule fires; the restore holds every record and no run stays stuck', async () => {
-    sim = await startProviderSim({ firstTokenMs: [200, 600], interTokenMs: [60, 120], tokens: [30, 50], seed: 46 });
+    sim = await startProviderSim({ firstTokenMs: [200, 600], interTokenMs: [80, 150], tokens: [150, 250], seed: 46 });
     const dirA = await mkdtemp(path.join(os.tmpdir(), 'cortex-backup-a-'));
     const work = await mkdtemp(path.join(os.tmpdir(), 'cortex-backup-files-'));
     const dirB = path.join(work, 'restored');
