@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -311,6 +311,18 @@ describe('npm run backup / npm run restore', () => {
     const refused = start('scripts/restore.ts', { ...process.env, DATA_DIR: dirA }, [archive]);
     expect(await refused.exited).toBe(1);
     expect(refused.lines.join('\n')).toMatch(/is not empty/);
+    // A damaged archive is refused before anything is written.
+    const damaged = path.join(work, 'damaged.tgz');
+    const bytes = await readFile(archive);
+    bytes[Math.floor(bytes.length / 2)] ^= 0xff;
+    await writeFile(damaged, bytes);
+    await copyFile(`${archive}.sha256`, `${damaged}.sha256`);
+    const refusedDamaged = start('scripts/restore.ts', { ...process.env, DATA_DIR: path.join(work, 'never') }, [
+      damaged,
+    ]);
+    expect(await refusedDamaged.exited).toBe(1);
+    expect(refusedDamaged.lines.join('\n')).toMatch(/checksum mismatch/);
+    expect(existsSync(path.join(work, 'never'))).toBe(false);
     const restored = start('scripts/restore.ts', { ...process.env, DATA_DIR: dirB }, [archive]);
     expect(await restored.exited, restored.lines.join('\n')).toBe(0);
     expect(restored.lines.some((l) => /parts: all \d+ match their SHA-256/.test(l))).toBe(true);
@@ -404,6 +416,7 @@ describe('npm run backup / npm run restore', () => {
     );
     console.log(`[backup-restore] ${openAtBackup.length} runs open at the backup ended as ${JSON.stringify(summary)}`);
     console.log(backup.lines.filter((l) => l.startsWith('[backup]')).join('\n'));
+    console.log(b.proc.lines.filter((l) => /runs reconciled at start/.test(l)).join('\n'));
 
     b.proc.child.kill('SIGINT');
     expect(await Promise.race([b.proc.exited, new Promise((r) => setTimeout(() => r('timeout'), 60_000))])).toBe(0);
