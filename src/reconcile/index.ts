@@ -25,7 +25,7 @@ export async function reconcileOnStart(deps: Deps, services: Pick<Services, 'job
       limit: c.RECONCILE_RUNS_LIMIT,
       graceMs: c.RECONCILE_RUNS_GRACE_S * 1000,
     });
-    const changed = r.restarted.length + r.failed.length + r.terminated.length;
+    const changed = r.restarted.length + r.failed.length + r.terminated.length + r.cancelled.length;
     deps.log[changed ? 'warn' : 'info'](
       {
         jobsChecked: r.jobsChecked,
@@ -33,6 +33,7 @@ export async function reconcileOnStart(deps: Deps, services: Pick<Services, 'job
         restarted: r.restarted,
         failed: r.failed,
         terminated: r.terminated,
+        cancelled: r.cancelled,
         skipped: r.skipped,
       },
       changed ? 'runs reconciled at start: store and Temporal disagreed' : 'runs reconciled at start: nothing to do',

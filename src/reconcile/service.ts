@@ -12,8 +12,10 @@ export interface ReconcileReport {
   restarted: string[];
   /** Jobs ended failed: their workflow is missing (and no start is stored) or ended without recording the end. */
   failed: string[];
-  /** Workflows terminated: their job is not in the store, or ended a while ago. */
+  /** Workflows terminated: their job is not in the store. */
   terminated: string[];
+  /** Workflows asked to cancel: their job ended a while ago (the run cleans up after itself, as after a user's cancel). */
+  cancelled: string[];
   /** Looked at but left alone because Temporal did not answer (the next start looks again). */
   skipped: number;
 }
@@ -68,8 +70,9 @@ async function eachLimited<T>(items: T[], fn: (item: T) => Promise<void>): Promi
  * - An open job whose workflow has closed (it ended without recording its end) ends failed with the
  *   workflow's status in the reason.
  * - A running job workflow (one carrying the JobKind search attribute, its id a job id) whose job is
- *   not in the store, or whose job ended more than `graceMs` ago, is terminated with the reason. A
- *   receptor's fire workflows store their job themselves and are never terminated for a missing one.
+ *   not in the store is terminated with the reason; one whose job ended more than `graceMs` ago is
+ *   asked to cancel, as a user's cancel asks it. A receptor's fire workflows store their job
+ *   themselves and are never terminated for a missing one.
  * Workflows are looked at first, so a job whose workflow this terminates is then ended too.
  */
 export async function reconcileRuns(d: ReconcileDeps): Promise<ReconcileReport> {
@@ -79,6 +82,7 @@ export async function reconcileRuns(d: ReconcileDeps): Promise<ReconcileReport> 
     restarted: [],
     failed: [],
     terminated: [],
+    cancelled: [],
     skipped: 0,
   };
   const before = Date.now() - d.graceMs;
@@ -101,18 +105,28 @@ export async function reconcileRuns(d: ReconcileDeps): Promise<ReconcileReport> 
   const known = await d.store.jobsByIds(running.map((w) => jobIdOf(w.id)));
   await eachLimited(running, async (wf) => {
     const job = known.get(jobIdOf(wf.id));
-    let reason: string | undefined;
     // Only a workflow whose id is a job id (a UUID) is a job's own workflow: a receptor's fire workflows
     // (`fire-<job id>`, `receptor-fire-<receptor>-<time>` started by its Schedule) store their job themselves.
-    if (!job && JOB_ID.test(wf.id))
-      reason =
-        'reconciled at start: its job is not in the store (restored from a backup taken before the job was stored, or the job was deleted)';
-    else if (job && (job.status === 'completed' || job.status === 'failed') && job.finishedAt)
-      if (job.finishedAt.getTime() < before) reason = `reconciled at start: its job already ended (${job.status})`;
-    if (!reason) return;
+    const orphan = !job && JOB_ID.test(wf.id);
+    const over =
+      job !== undefined &&
+      (job.status === 'completed' || job.status === 'failed') &&
+      job.finishedAt !== null &&
+      job.finishedAt.getTime() < before;
+    if (!orphan && !over) return;
+    const handle = d.temporal.workflow.getHandle(wf.id);
     try {
-      await d.temporal.workflow.getHandle(wf.id).terminate(reason);
-      report.terminated.push(wf.id);
+      if (orphan) {
+        await handle.terminate(
+          'reconciled at start: its job is not in the store (restored from a backup taken before the job was stored, or the job was deleted)',
+        );
+        report.terminated.push(wf.id);
+      } else {
+        // The job's end is sticky; the run is asked to stop as a user's cancel asks it, so it closes
+        // its interventions and ends its children itself.
+        await handle.cancel();
+        report.cancelled.push(wf.id);
+      }
     } catch (e) {
       if (!isNotFound(e)) report.skipped++;
     }

@@ -70,7 +70,7 @@ const run = (graceMs: number) =>
 const statusOf = async (id: string) => (await app.deps.temporal.client.workflow.getHandle(id).describe()).status.name;
 
 describe('start-up reconcile of runs', () => {
-  it('ends a job whose workflow is missing or closed, terminates a workflow whose job is missing or long ended, and leaves the agreeing and the young alone', async () => {
+  it('ends a job whose workflow is missing or closed, terminates a workflow whose job is missing, asks one whose job long ended to cancel, and leaves the agreeing and the young alone', async () => {
     const ws = await buildWorkspace(app);
     // A job whose workflow Temporal never had (and no stored start): failed with the reason.
     const noWorkflow = await storeJob(ws.workspaceId);
@@ -81,7 +81,7 @@ describe('start-up reconcile of runs', () => {
     // A workflow whose job is not in the store: terminated.
     const orphan = randomUUID();
     await startWorkflow(orphan, ws.workspaceId);
-    // A workflow whose job ended a while ago: terminated.
+    // A workflow whose job ended a while ago: asked to cancel (no worker here, so it stays open with the request).
     const ended = await storeJob(ws.workspaceId, {
       status: 'completed',
       progress: 100,
@@ -96,7 +96,8 @@ describe('start-up reconcile of runs', () => {
     // The workflows were started just now: with a grace of 0 they count as old enough.
     const report = await run(0);
     expect(report.failed.sort()).toEqual([noWorkflow, closed].sort());
-    expect(report.terminated.sort()).toEqual([orphan, ended].sort());
+    expect(report.terminated).toEqual([orphan]);
+    expect(report.cancelled).toEqual([ended]);
     expect(report.restarted).toEqual([]);
     expect(report.skipped).toBe(0);
 
@@ -105,7 +106,8 @@ describe('start-up reconcile of runs', () => {
     expect((await job(noWorkflow))!.failedReason).toMatch(/does not exist in Temporal/);
     expect((await job(closed))!.failedReason).toMatch(/its workflow ended \(terminated\)/);
     expect(await statusOf(orphan)).toBe('TERMINATED');
-    expect(await statusOf(ended)).toBe('TERMINATED');
+    const history = await app.deps.temporal.client.workflow.getHandle(ended).fetchHistory();
+    expect(history.events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes)).toBe(true);
     expect(await statusOf(agreeing)).toBe('RUNNING');
     expect((await job(agreeing))!.status).toBe('running');
     // A second run with a grace: nothing left to do, and a job younger than the grace (stored just
@@ -114,6 +116,7 @@ describe('start-up reconcile of runs', () => {
     const again = await run(60_000);
     expect(again.failed).toEqual([]);
     expect(again.terminated).toEqual([]);
+    await app.deps.temporal.client.workflow.getHandle(ended).terminate('test over');
     expect((await job(young))!.status).toBe('pending');
     await app.deps.temporal.client.workflow.getHandle(agreeing).terminate('test over');
   });
