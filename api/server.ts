@@ -6,6 +6,7 @@ import { closeDeps, createDeps } from '../src/deps.js';
 import { FeedPartitionsMismatch } from '../src/feed.js';
 import { createLogger } from '../src/logger.js';
 import { upgradeOrExit } from '../src/releases/index.js';
+import { reconcileOnStart } from '../src/reconcile/index.js';
 import { createServices } from '../src/services/index.js';
 import { startTelemetry } from '../src/telemetry.js';
 import { createApp } from './app.js';
@@ -54,6 +55,8 @@ async function main() {
         ),
       );
   }
+  // Store and Temporal agree on which runs are open (after a restore they may not): background, bounded, logged.
+  void reconcileOnStart(deps, services);
   // The search index is built from the store in the background, then follows the resource feed
   // (docs/search.md); /health reports its state, and a search waits for it only a bounded time.
   services.search.start();

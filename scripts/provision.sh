@@ -12,6 +12,7 @@
 #                         v1.9.x, the newer tags the Go proxy serves, refuse go install: replace directive)
 #   3. ferretdb          (v1.24.2 built from source with a patched version.txt, see build_ferretdb)
 #   4. redis-server      (apt-get, only when missing)
+#   4a. sqlite3          (apt-get, only when missing; npm run backup/restore copy SQLite files with it)
 #   4b. weaviate-server  (go install github.com/weaviate/weaviate/cmd/weaviate-server@v1.35.2; the search
 #                         index's distributed home; with --run only when CORTEX_SEARCH=weaviate)
 #   5. chromium          (apt-get, only when missing; the snake browser test drives it;
@@ -250,6 +251,19 @@ ensure_redis() {
 }
 
 # ---------------------------------------------------------------------------------------
+# 4a. sqlite3 (Debian's CLI; `npm run backup` copies FerretDB's and Temporal's SQLite files with
+#     `VACUUM INTO` while they serve, docs/operations.md "Backup and restore"): apt-get, only when missing
+# ---------------------------------------------------------------------------------------
+ensure_sqlite3() {
+  if command -v sqlite3 >/dev/null 2>&1; then
+    log "sqlite3: present ($(command -v sqlite3))"
+  else
+    log "sqlite3 missing (npm run backup and npm run restore use it)"
+    apt_install sqlite3
+  fi
+}
+
+# ---------------------------------------------------------------------------------------
 # 4b. Weaviate (the search index's distributed home, docs/search.md): built from source like the
 #     Temporal CLI (`go version -m` reads the module version stamped into the binary). The tests'
 #     search-weaviate project needs it; `--run` (npm run up) builds it only with CORTEX_SEARCH=weaviate.
@@ -372,6 +386,7 @@ ensure_console
 ensure_temporal
 ensure_ferretdb
 ensure_redis
+ensure_sqlite3
 if [ "$MODE" = full ] || [ "${CORTEX_SEARCH:-}" = weaviate ]; then ensure_weaviate; fi
 if [ "$MODE" = run ]; then
   log "chromium, versitygw, pocketsphinx, sox, flite, espeak-ng: skipped (--run: only what running needs; npm test provisions them)"

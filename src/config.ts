@@ -118,6 +118,18 @@ export const ConfigSchema = z.object({
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
+  /**
+   * The run reconcile at API start (src/reconcile, docs/operations.md "Backup and restore"): open jobs
+   * whose workflow is missing or closed, and job workflows whose job is missing or long ended, are
+   * put right. At most RECONCILE_RUNS_LIMIT of each are looked at; runs younger than
+   * RECONCILE_RUNS_GRACE_S are left to the start sweep and to the runs themselves.
+   */
+  RECONCILE_RUNS_ON_START: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
+  RECONCILE_RUNS_LIMIT: z.coerce.number().int().min(1).max(100_000).default(1000),
+  RECONCILE_RUNS_GRACE_S: z.coerce.number().int().min(0).default(30),
   /** `true` (default): the API starts an invoke's first model turn itself and the workflow adopts it (src/services/first-turns.ts). */
   FIRST_TURN_IN_API: z
     .enum(['true', 'false'])
