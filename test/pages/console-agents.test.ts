@@ -221,8 +221,8 @@ describe('the agent pages', () => {
     await poll(() => page.locator('[data-field="temperature"]').textContent()).toBe('0.3');
 
     // Deactivate: the API shows it inactive and the playground cannot send.
-    await page.getByRole('button', { name: 'Deactivate' }).click();
-    await page.getByRole('button', { name: 'Activate' }).waitFor();
+    await page.getByRole('button', { name: 'Deactivate', exact: true }).click();
+    await page.getByRole('button', { name: 'Activate', exact: true }).waitFor();
     expect(Neuron.parse((await app.get(`/v1/neurons/${neuronId}`, ws.key)).body).is_active).toBe(false);
     expect(await page.getByLabel('Message').isDisabled()).toBe(true);
 
@@ -267,6 +267,7 @@ describe('the agent pages', () => {
     await page.goto(`${app.url}/console/agents/${String(own.body.id)}`);
     await page.getByRole('link', { name: 'Edit' }).waitFor();
     await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByRole('button', { name: 'Save new version' }).waitFor();
     expect(await page.getByLabel('Scope').locator('option').allTextContents()).toEqual(['brain']);
     // The settings page: an API key credential manages no keys, a member no budgets or webhooks.
     await page.goto(`${app.url}/console/settings`);
