@@ -237,6 +237,66 @@ describe('the agent pages', () => {
     clean();
   }, 180_000);
 
+  it('gives an agent knowledge, a tool and a sub-agent from the form, and folds its tool call and delegation in the chat', async () => {
+    const ws = await buildWorkspace(app);
+    const child = await app.post('/v1/neurons', ws.key, {
+      name: 'researcher',
+      brain_id: ws.brainId,
+      neuron_config: { model: MODEL },
+    });
+    expect(child.status).toBe(201);
+    const asset = await app.post('/v1/assets', ws.key, { name: 'ice-notes.txt', path: 'survey' }, ws.brainHeaders);
+    expect(asset.status, asset.text).toBe(201);
+    const assetId = String((asset.body as { id?: string; asset?: { id: string } }).asset?.id ?? asset.body.id);
+
+    const { page, clean } = await tab();
+    await signIn(page, ws.key, '/agents/new');
+    await page.getByLabel('Name', { exact: true }).fill('lead');
+    await page.getByLabel('Model').selectOption(MODEL);
+    await page.getByRole('list', { name: 'Knowledge' }).getByLabel('survey/ice-notes.txt').check();
+    await page.getByRole('list', { name: 'Sub-agents' }).getByLabel('researcher').check();
+    await page.getByLabel('Built-in tools (one per line)').fill('calculator');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.waitForURL(/\/console\/agents\/[0-9a-f-]{36}$/);
+    const lead = Neuron.parse((await app.get(`/v1/neurons/${page.url().split('/').pop()!}`, ws.key)).body);
+    expect(lead.neuron_config).toMatchObject({
+      resource_ids: [assetId],
+      sub_neuron_ids: [String(child.body.id)],
+      tools: ['calculator'],
+    });
+
+    // The model asks for the calculator, then delegates to the researcher, then answers.
+    sim.configure({
+      toolCalls: (body) => {
+        const system = String(body.messages.find((m) => m.role === 'system')?.content ?? '');
+        if (system.includes('You are researcher')) return null;
+        const tools = body.messages.filter((m) => m.role === 'tool').length;
+        if (tools === 0) return [{ name: 'calculator', arguments: { expression: '6 * 7' } }];
+        if (tools === 1) return [{ name: 'delegate_researcher', arguments: { message: 'ice thickness' } }];
+        return null;
+      },
+    });
+    try {
+      await page.getByLabel('Message').fill('Compute and research');
+      await page.getByRole('button', { name: 'Send' }).click();
+      const turn = agentTurn(page, 0);
+      await poll(() => turn.getAttribute('data-status'), 60_000).toBe('completed');
+      const tool = turn.locator('details[data-step="tool"]').first();
+      expect(await tool.locator('summary').textContent()).toBe('Tool call: calculator');
+      await tool.locator('summary').click();
+      expect(await tool.locator('.json').textContent()).toContain('6 * 7');
+      const delegated = turn.locator('details[data-step="delegate"]');
+      expect(await delegated.locator('summary').textContent()).toBe('Delegated to researcher');
+      await delegated.locator('summary').click();
+      const childRun = delegated.getByRole('link', { name: /^its run / });
+      expect(await childRun.getAttribute('href')).toMatch(/^\/console\/runs\/[0-9a-f-]{36}$/);
+      await shots(page, 'agent-tools');
+    } finally {
+      sim.configure({ toolCalls: undefined });
+    }
+    clean();
+  }, 120_000);
+
   it("shows a member no control on a workspace agent, and the API refuses the member's forced change", async () => {
     const ws = await buildWorkspace(app);
     const shared = await app.post('/v1/neurons', ws.key, {
