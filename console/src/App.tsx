@@ -20,6 +20,8 @@ const Usage = lazy(() => import('./pages/Usage'));
 const Agent = lazy(() => import('./pages/Agent'));
 const AgentEditor = lazy(() => import('./pages/AgentEditor'));
 const Settings = lazy(() => import('./pages/Settings'));
+const Triggers = lazy(() => import('./pages/Triggers'));
+const Trigger = lazy(() => import('./pages/Trigger'));
 
 /**
  * The pages: a path pattern, the component it shows (given the path's named segments) and, for the
@@ -40,6 +42,8 @@ export const PAGES: { path: string; nav?: string; component: ComponentType<{ par
   { path: '/pathways/:id', component: Pathway },
   { path: '/pathways/:id/edit', component: PathwayEditor },
   { path: '/pathways/:id/diff', component: PathwayDiff },
+  { path: '/triggers', nav: 'Triggers', component: Triggers },
+  { path: '/triggers/:id', component: Trigger },
   { path: '/knowledge', nav: 'Knowledge', component: Knowledge },
   { path: '/usage', nav: 'Usage', component: Usage },
   { path: '/settings', nav: 'Settings', component: Settings },
