@@ -16,6 +16,24 @@ import '../agents.css';
  * link (…/share): created with an expiry and limits, its URL shown once, its use, rotate and revoke.
  */
 type Receptor = ApiSchema<'Receptor'>;
+
+/** An instant as the schedule's wall clock: "Mon 30 Nov 2026, 09:00 Europe/Berlin". */
+function inZone(iso: string, timeZone: string): string {
+  try {
+    const text = new Intl.DateTimeFormat(undefined, {
+      timeZone,
+      weekday: 'short',
+      day: 'numeric',
+      month: 'short',
+      year: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+    }).format(new Date(iso));
+    return `${text} ${timeZone}`;
+  } catch {
+    return new Date(iso).toLocaleString();
+  }
+}
 type Share = ApiSchema<'ShareToken'>;
 
 export default function Trigger({ params }: { params: Record<string, string> }) {
@@ -136,7 +154,7 @@ export default function Trigger({ params }: { params: Record<string, string> }) 
           <ol className="next-fires" aria-label="Next fire times">
             {s.next_fire_times.map((x) => (
               <li key={x} data-at={x}>
-                {new Date(x).toLocaleString()} <span className="muted small">({x})</span>
+                {inZone(x, s.timezone)} <span className="muted small">({x})</span>
               </li>
             ))}
           </ol>
