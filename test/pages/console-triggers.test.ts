@@ -189,4 +189,38 @@ describe('the triggers pages', () => {
     expect((await app.get(pub, undefined)).status).not.toBe(200);
     clean();
   }, 90_000);
+
+  it("shows a member no schedule or share control on a workspace agent's receptor; the API refuses them", async () => {
+    const ws = await buildWorkspace(app);
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'shared desk',
+      brain_id: ws.brainId,
+      scope: 'workspace',
+      neuron_config: { model: 'openai/gpt-4o-mini' },
+    });
+    expect(n.status).toBe(201);
+    const sched = await app.post('/v1/receptors/subscribe', ws.key, {
+      template: 'schedule',
+      name: 'shared digest',
+      brain_id: ws.brainId,
+      target: { kind: 'neuron', id: String(n.body.id) },
+      timing: { cron: '0 9 * * *', timezone: 'UTC' },
+    });
+    expect(sched.status, sched.text).toBe(201);
+    const id = String(sched.body.id);
+    const key = await app.post('/v1/api-keys', await ws.jwt([]), { name: 'member key' });
+    const memberKey = String(key.body.key);
+
+    const { page, clean } = await tab();
+    await signIn(page, memberKey, `/triggers/${id}`);
+    await poll(() => page.getByRole('list', { name: 'Next fire times' }).locator('li').count()).toBe(5);
+    await page.locator('[data-note="share"]').waitFor();
+    for (const name of ['Pause', 'Resume', 'Fire now', 'Delete', 'Create share link', 'Revoke'])
+      expect(await page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
+    clean();
+
+    const base = `/v1/receptors/${ws.workspaceId}/${id}`;
+    expect((await app.post(`${base}/schedule/pause`, memberKey, {})).status).toBe(403);
+    expect((await app.post(`${base}/share`, memberKey, {})).status).toBe(403);
+  }, 60_000);
 });

@@ -3,6 +3,7 @@ import { toProblem, type ApiProblem, type ApiSchema } from '../api';
 import { useAuth } from '../auth';
 import { Badge, Problem, Section, ago, shortId, useTick } from '../components/ui';
 import { Link, navigate } from '../router';
+import { useCanEdit } from '../use-can-edit';
 import { usePoll } from '../use-poll';
 import { activationOf, useTargetNames } from './Triggers';
 import '../pathways.css';
@@ -58,6 +59,17 @@ export default function Trigger({ params }: { params: Record<string, string> }) 
     }
   };
   const rec = r.data;
+  // Who may change a receptor (src/services/receptors.ts, docs/roles.md): the role its scope needs,
+  // editor of a pathway target, workspace_admin for platform work. Others see no control for it.
+  const pathwayCan = useCanEdit(rec?.executable_target.kind === 'pathway' ? rec.executable_target.id : null);
+  const admin = session.roles.includes('workspace_admin') || session.roles.includes('core_admin');
+  const canChange =
+    !!rec &&
+    (rec.scope === 'brain' ||
+      (rec.scope === 'workspace' && admin) ||
+      (rec.scope === 'core' && session.roles.includes('core_admin'))) &&
+    (rec.executable_target.kind !== 'pathway' || pathwayCan === true) &&
+    (['neuron', 'pathway'].includes(rec.executable_target.kind) || admin);
   if (!rec) return r.problem ? <Problem problem={r.problem} /> : <p className="muted">Loading…</p>;
   const s = rec.schedule;
   const t = rec.executable_target;
@@ -76,7 +88,7 @@ export default function Trigger({ params }: { params: Record<string, string> }) 
         <span className="muted">
           {activationOf(rec)} · {rec.origin}
         </span>
-        {rec.origin === 'subscription' && (
+        {canChange && rec.origin === 'subscription' && (
           <button
             type="button"
             className="danger"
@@ -103,34 +115,36 @@ export default function Trigger({ params }: { params: Record<string, string> }) 
         <Section
           title="Schedule"
           actions={
-            <div className="buttons">
-              {s.state === 'paused' ? (
+            canChange && (
+              <div className="buttons">
+                {s.state === 'paused' ? (
+                  <button
+                    type="button"
+                    disabled={busy}
+                    onClick={() => void act(() => api.post(`${base}/schedule/unpause`))}
+                  >
+                    Resume
+                  </button>
+                ) : (
+                  <button
+                    type="button"
+                    disabled={busy || s.state === 'missing'}
+                    onClick={() =>
+                      void act(() => api.post(`${base}/schedule/pause`, { note: 'paused from the console' }))
+                    }
+                  >
+                    Pause
+                  </button>
+                )}
                 <button
                   type="button"
                   disabled={busy}
-                  onClick={() => void act(() => api.post(`${base}/schedule/unpause`))}
+                  onClick={() => void act(() => api.post(`${base}/schedule/trigger`))}
                 >
-                  Resume
+                  Fire now
                 </button>
-              ) : (
-                <button
-                  type="button"
-                  disabled={busy || s.state === 'missing'}
-                  onClick={() =>
-                    void act(() => api.post(`${base}/schedule/pause`, { note: 'paused from the console' }))
-                  }
-                >
-                  Pause
-                </button>
-              )}
-              <button
-                type="button"
-                disabled={busy}
-                onClick={() => void act(() => api.post(`${base}/schedule/trigger`))}
-              >
-                Fire now
-              </button>
-            </div>
+              </div>
+            )
           }
         >
           <dl className="facts">
@@ -195,12 +209,12 @@ export default function Trigger({ params }: { params: Record<string, string> }) 
           </button>
         </form>
       </Section>
-      <ShareLink base={base} />
+      <ShareLink base={base} canChange={canChange} />
     </>
   );
 }
 
-function ShareLink({ base }: { base: string }) {
+function ShareLink({ base, canChange }: { base: string; canChange: boolean }) {
   const { api } = useAuth();
   const now = useTick(10_000);
   const share = usePoll(
@@ -265,7 +279,12 @@ function ShareLink({ base }: { base: string }) {
         </div>
       )}
       <Problem problem={problem ?? share.problem} />
-      {share.data === null && !share.loading && (
+      {share.data === null && !share.loading && !canChange && (
+        <p className="muted" data-note="share">
+          No share link. Making one needs the right to change this receptor&apos;s target.
+        </p>
+      )}
+      {share.data === null && !share.loading && canChange && (
         <form className="settings-form" aria-label="New share link" onSubmit={create}>
           <label>
             Expires
@@ -328,22 +347,28 @@ function ShareLink({ base }: { base: string }) {
             <dt>Files</dt>
             <dd>{s.allow_files ? 'allowed' : 'no'}</dd>
           </dl>
-          <div className="buttons">
-            <button type="button" disabled={busy} onClick={() => void run(() => api.post(`${base}/share/rotate`, {}))}>
-              Replace the token
-            </button>
-            <button
-              type="button"
-              className="danger"
-              disabled={busy}
-              onClick={() => {
-                if (!window.confirm('Revoke the share link? It stops working at once.')) return;
-                void run(() => api.raw('DELETE', `${base}/share`));
-              }}
-            >
-              Revoke
-            </button>
-          </div>
+          {canChange && (
+            <div className="buttons">
+              <button
+                type="button"
+                disabled={busy}
+                onClick={() => void run(() => api.post(`${base}/share/rotate`, {}))}
+              >
+                Replace the token
+              </button>
+              <button
+                type="button"
+                className="danger"
+                disabled={busy}
+                onClick={() => {
+                  if (!window.confirm('Revoke the share link? It stops working at once.')) return;
+                  void run(() => api.raw('DELETE', `${base}/share`));
+                }}
+              >
+                Revoke
+              </button>
+            </div>
+          )}
         </>
       )}
     </Section>
