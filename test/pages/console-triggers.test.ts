@@ -171,7 +171,10 @@ describe('the triggers pages', () => {
     expect(receptor).toBeDefined();
 
     const { page, clean } = await tab();
-    await signIn(page, ws.key, `/triggers/${receptor.id}`);
+    // From the agent's page: its own receptor is linked.
+    await signIn(page, ws.key, `/agents/${String(n.body.id)}`);
+    await page.getByRole('link', { name: 'front-desk', exact: true }).click();
+    await page.waitForURL(new RegExp(`/console/triggers/${receptor.id}$`));
     await page.getByLabel('Max runs').fill('3');
     await page.getByRole('button', { name: 'Create share link' }).click();
     const link = (await page.locator('[data-secret]').textContent())!;

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { toProblem, type ApiProblem, type ApiSchema } from '../api';
+import { toProblem, type ApiProblem, type ApiSchema, type ResponseOf } from '../api';
 import { useAuth } from '../auth';
 import { Playground } from '../components/Playground';
 import { Badge, Json, Problem, Section, ago, useTick } from '../components/ui';
@@ -36,6 +36,16 @@ export default function Agent({ params }: { params: Record<string, string> }) {
     false,
   );
   const n = neuron.data;
+  // The agent's own receptor (every neuron gets one): its share link and schedules live there.
+  const receptor = usePoll(
+    (signal) =>
+      api
+        .get<ResponseOf<'get', '/v1/receptors'>>(`/v1/receptors?target_type=neuron&limit=100&sortBy=updated_at`, signal)
+        .then((r) => r.receptors.find((x) => x.executable_target.id === id && x.origin !== 'subscription') ?? null),
+    [api, id],
+    0,
+    false,
+  );
   const roles = session.roles;
   const canEdit =
     !!n &&
@@ -118,6 +128,12 @@ export default function Agent({ params }: { params: Record<string, string> }) {
       )}
       <Problem problem={problem} />
       {n.description && <p>{n.description}</p>}
+      {receptor.data && (
+        <p className="muted">
+          Triggered by its receptor <Link to={`/triggers/${receptor.data.id}`}>{receptor.data.slug}</Link>: fire it,
+          share it with a link, or <Link to="/triggers?new=schedule">put it on a schedule</Link>.
+        </p>
+      )}
       <div className="agent-layout">
         <Playground neuronId={n.id} active={n.is_active} />
         <Section title="Settings">
