@@ -385,7 +385,8 @@ describe('the settings page', () => {
     // Webhook: an endpoint on a local receiver, a run's delivery in its log, a replay.
     await page.getByLabel('Endpoint URL').fill(`${hookBase}/hooks`);
     await page.getByRole('button', { name: 'Add endpoint' }).click();
-    expect(await page.locator('[data-secret]').textContent()).toMatch(/^whsec_/);
+    const firstSecret = (await page.locator('[data-secret]').textContent())!;
+    expect(firstSecret).toMatch(/^whsec_/);
     const endpoint = page.locator('table.webhooks tr[data-endpoint-id]');
     await endpoint.waitFor();
     const inv2 = await app.post(`/v1/neurons/${String(n.body.id)}/invoke`, ws.key, { message: 'ping' });
@@ -399,6 +400,25 @@ describe('the settings page', () => {
     await poll(() => page.locator('.deliveries li[data-status="delivered"]').count()).toBe(2);
     expect(received.length).toBeGreaterThan(before);
     await shots(page, 'settings');
+
+    // Its events changed in place; its secret rotated (the new one shown once, the old one still signing a while).
+    await endpoint.getByRole('button', { name: 'Change' }).click();
+    await endpoint.getByLabel('job.failed').uncheck();
+    await endpoint.getByRole('button', { name: 'Save events' }).click();
+    await poll(() => endpoint.locator('td').nth(1).textContent()).toBe('job.completed Change');
+    const endpointId = (await endpoint.getAttribute('data-endpoint-id'))!;
+    const read = async () =>
+      (
+        await app.get<{ events: string[]; previous_secret_expires_at: string | null }>(
+          `/v1/webhook-endpoints/${endpointId}`,
+          admin,
+        )
+      ).body;
+    expect((await read()).events).toEqual(['job.completed']);
+    await endpoint.getByRole('button', { name: 'Rotate secret' }).click();
+    await poll(() => page.locator('[data-secret]').textContent()).not.toBe(firstSecret);
+    expect(await page.locator('[data-secret]').textContent()).toMatch(/^whsec_/);
+    expect((await read()).previous_secret_expires_at).not.toBeNull();
 
     // Revoke the key: the API refuses it from then on.
     await row.getByRole('button', { name: 'Revoke' }).click();

@@ -463,6 +463,19 @@ function Webhooks() {
                     endpoints.reload(),
                   )
                 }
+                onEvents={(ev) =>
+                  void run(() => api.raw('PATCH', `/v1/webhook-endpoints/${w.id}`, { events: ev })).then(() =>
+                    endpoints.reload(),
+                  )
+                }
+                onRotate={() =>
+                  void run(() =>
+                    api.post<ApiSchema<'WebhookEndpointWithSecret'>>(`/v1/webhook-endpoints/${w.id}/rotate-secret`),
+                  ).then((r) => {
+                    if (r) setSecret(r.secret);
+                    endpoints.reload();
+                  })
+                }
                 onDelete={() => {
                   if (!window.confirm(`Remove the endpoint ${w.url}?`)) return;
                   void run(() => api.raw('DELETE', `/v1/webhook-endpoints/${w.id}`)).then(() => endpoints.reload());
@@ -490,6 +503,8 @@ function EndpointRow({
   open,
   onOpen,
   onToggle,
+  onEvents,
+  onRotate,
   onDelete,
 }: {
   w: Endpoint;
@@ -498,17 +513,59 @@ function EndpointRow({
   open: boolean;
   onOpen(): void;
   onToggle(): void;
+  onEvents(events: string[]): void;
+  onRotate(): void;
   onDelete(): void;
 }) {
+  const [editing, setEditing] = useState<string[] | null>(null);
   return (
     <>
       <tr data-endpoint-id={w.id}>
         <td>
           <code>{w.url}</code>
         </td>
-        <td>{w.events.join(', ')}</td>
+        <td>
+          {editing ? (
+            <fieldset className="events-edit" aria-label="Events of this endpoint">
+              {EVENTS.map((ev) => (
+                <label key={ev} className="inline">
+                  <input
+                    type="checkbox"
+                    checked={editing.includes(ev)}
+                    onChange={(e) =>
+                      setEditing((x) => (e.target.checked ? [...(x ?? []), ev] : (x ?? []).filter((y) => y !== ev)))
+                    }
+                  />{' '}
+                  {ev}
+                </label>
+              ))}
+              <button
+                type="button"
+                disabled={busy || editing.length === 0}
+                onClick={() => {
+                  onEvents(editing);
+                  setEditing(null);
+                }}
+              >
+                Save events
+              </button>
+            </fieldset>
+          ) : (
+            <>
+              {w.events.join(', ')}{' '}
+              <button type="button" className="link-button" onClick={() => setEditing(w.events)}>
+                Change
+              </button>
+            </>
+          )}
+        </td>
         <td>
           <Badge value={w.enabled ? 'active' : 'paused'} />
+          {w.previous_secret_expires_at && (
+            <div className="muted small">
+              previous secret signs until {new Date(w.previous_secret_expires_at).toLocaleString()}
+            </div>
+          )}
         </td>
         <td title={w.created_at}>{ago(w.created_at, now)}</td>
         <td className="buttons">
@@ -517,6 +574,9 @@ function EndpointRow({
           </button>
           <button type="button" disabled={busy} onClick={onToggle}>
             {w.enabled ? 'Disable' : 'Enable'}
+          </button>
+          <button type="button" disabled={busy} onClick={onRotate}>
+            Rotate secret
           </button>
           <button type="button" className="danger" disabled={busy} onClick={onDelete}>
             Remove
