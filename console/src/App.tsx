@@ -5,7 +5,7 @@ import Approvals from './pages/Approvals';
 import Runs from './pages/Runs';
 import Traces from './pages/Traces';
 import Pathways from './pages/Pathways';
-import Agents from './pages/Agents';
+const Agents = lazy(() => import('./pages/Agents'));
 
 // Pages that draw graphs load React Flow and dagre on demand: the lists stay light.
 const Run = lazy(() => import('./pages/Run'));
