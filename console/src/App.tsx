@@ -5,6 +5,7 @@ import Approvals from './pages/Approvals';
 import Runs from './pages/Runs';
 import Traces from './pages/Traces';
 import Pathways from './pages/Pathways';
+const Agents = lazy(() => import('./pages/Agents'));
 
 // Pages that draw graphs load React Flow and dagre on demand: the lists stay light.
 const Run = lazy(() => import('./pages/Run'));
@@ -15,12 +16,22 @@ const PathwayEditor = lazy(() => import('./pages/PathwayEditor'));
 const PathwayDiff = lazy(() => import('./pages/PathwayDiff'));
 const Knowledge = lazy(() => import('./pages/Knowledge'));
 const Usage = lazy(() => import('./pages/Usage'));
+// Agents: the list is light; the agent page (playground, versions) and the editor load on demand.
+const Agent = lazy(() => import('./pages/Agent'));
+const AgentEditor = lazy(() => import('./pages/AgentEditor'));
+const Settings = lazy(() => import('./pages/Settings'));
+const Triggers = lazy(() => import('./pages/Triggers'));
+const Trigger = lazy(() => import('./pages/Trigger'));
 
 /**
  * The pages: a path pattern, the component it shows (given the path's named segments) and, for the
  * nav, its title. A page added here is in the nav and routed; nothing else to wire.
  */
 export const PAGES: { path: string; nav?: string; component: ComponentType<{ params: Record<string, string> }> }[] = [
+  { path: '/agents', nav: 'Agents', component: Agents },
+  { path: '/agents/new', component: AgentEditor },
+  { path: '/agents/:id', component: Agent },
+  { path: '/agents/:id/edit', component: AgentEditor },
   { path: '/runs', nav: 'Runs', component: Runs },
   { path: '/runs/:id', component: Run },
   { path: '/approvals', nav: 'Approvals', component: Approvals },
@@ -31,8 +42,11 @@ export const PAGES: { path: string; nav?: string; component: ComponentType<{ par
   { path: '/pathways/:id', component: Pathway },
   { path: '/pathways/:id/edit', component: PathwayEditor },
   { path: '/pathways/:id/diff', component: PathwayDiff },
+  { path: '/triggers', nav: 'Triggers', component: Triggers },
+  { path: '/triggers/:id', component: Trigger },
   { path: '/knowledge', nav: 'Knowledge', component: Knowledge },
   { path: '/usage', nav: 'Usage', component: Usage },
+  { path: '/settings', nav: 'Settings', component: Settings },
 ];
 
 function Header() {

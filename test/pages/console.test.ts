@@ -123,8 +123,9 @@ describe('the console', () => {
       text: document.activeElement?.textContent,
       outline: getComputedStyle(document.activeElement!).outlineStyle,
     }));
-    expect(focused.text).toBe('Runs');
+    expect(focused.text).toBe('Agents');
     expect(focused.outline).not.toBe('none');
+    await page.keyboard.press('Tab'); // Runs
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Approvals' }).waitFor();

@@ -1,0 +1,258 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { qs, toProblem, type ApiProblem, type ApiSchema } from '../api';
+import { useAuth } from '../auth';
+import { Badge, Pager, Problem, ago, shortId, useTick } from '../components/ui';
+import { Link, navigate, setQuery, useLocation } from '../router';
+import { usePoll } from '../use-poll';
+import '../pathways.css';
+import '../agents.css';
+
+/*
+ * Triggers: the brain's receptors (GET /v1/receptors, X-Brain-Id; every agent and pathway has its
+ * own, schedules and stimulus subscriptions are made from templates), filtered by target type and
+ * paged in the URL; and a new schedule (POST /v1/receptors/subscribe, template schedule): a target
+ * agent or pathway, a cron in a time zone, the overlap policy and catch-up window, the payload's
+ * message. Its page (`/triggers/:id`) shows the next fire times Temporal computes.
+ */
+type Receptor = ApiSchema<'Receptor'>;
+const LIMIT = 20;
+const OVERLAP = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all'] as const;
+
+export function activationOf(r: Receptor): string {
+  const a = (r.source_config as { activation?: unknown }).activation;
+  return typeof a === 'string' ? a : r.active_channels.join(', ') || '—';
+}
+
+export default function Triggers() {
+  const { api, credential } = useAuth();
+  const { query } = useLocation();
+  const now = useTick(10_000);
+  const target = query.get('target_type') ?? '';
+  const offset = Number(query.get('offset') ?? 0) || 0;
+  const [creating, setCreating] = useState(query.get('new') === 'schedule');
+  const list = usePoll(
+    (signal) =>
+      credential.brainId
+        ? api.get<{ receptors: Receptor[]; total: number | null }>(
+            `/v1/receptors${qs({ target_type: target, limit: LIMIT, offset, sortBy: 'updated_at' })}`,
+            signal,
+          )
+        : Promise.resolve(null),
+    [api, target, offset, credential.brainId],
+    10_000,
+  );
+  const names = useTargetNames();
+  return (
+    <>
+      <div className="page-head">
+        <h1>Triggers</h1>
+        {credential.brainId && !creating && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            New schedule
+          </button>
+        )}
+      </div>
+      {creating && <ScheduleForm onCancel={() => setCreating(false)} />}
+      <form className="filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Target
+          <select value={target} onChange={(e) => setQuery({ target_type: e.target.value, offset: undefined })}>
+            <option value="">any</option>
+            <option value="neuron">agents</option>
+            <option value="pathway">pathways</option>
+          </select>
+        </label>
+      </form>
+      <Problem problem={list.problem} />
+      <div className="table-wrap">
+        <table className="triggers">
+          <thead>
+            <tr>
+              <th>Receptor</th>
+              <th>Fires</th>
+              <th>Target</th>
+              <th>State</th>
+              <th>Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data?.receptors.map((r) => (
+              <tr key={r.id} data-receptor-id={r.id}>
+                <td>
+                  <Link to={`/triggers/${r.id}`}>{r.slug}</Link>
+                  <div className="muted small">{r.origin}</div>
+                </td>
+                <td>{activationOf(r)}</td>
+                <td>
+                  {r.executable_target.kind}{' '}
+                  {r.executable_target.id ? (names.get(r.executable_target.id) ?? shortId(r.executable_target.id)) : ''}
+                </td>
+                <td>
+                  <Badge value={r.is_active ? 'active' : 'inactive'} />
+                </td>
+                <td title={r.updated_at}>{ago(r.updated_at, now)}</td>
+              </tr>
+            ))}
+            {list.data?.receptors.length === 0 && (
+              <tr>
+                <td colSpan={5} className="muted">
+                  No receptors yet: every agent and pathway gets one when it is created; a schedule runs one on a clock.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+      {list.data && (
+        <Pager
+          offset={offset}
+          limit={LIMIT}
+          total={list.data.total}
+          count={list.data.receptors.length}
+          onPage={(o) => setQuery({ offset: o ? String(o) : undefined })}
+        />
+      )}
+    </>
+  );
+}
+
+/** Names of the brain's agents and pathways by id (targets are shown by name). */
+export function useTargetNames(): Map<string, string> {
+  const { api, credential } = useAuth();
+  const [names, setNames] = useState(new Map<string, string>());
+  useEffect(() => {
+    if (!credential.brainId) return;
+    const a = new AbortController();
+    Promise.all([
+      api.get<ApiSchema<'NeuronList'>>(`/v1/neurons${qs({ limit: 100 })}`, a.signal),
+      api.get<ApiSchema<'PathwayList'>>(`/v1/pathways${qs({ limit: 100 })}`, a.signal),
+    ])
+      .then(([n, p]) =>
+        setNames(
+          new Map([
+            ...n.neurons.map((x) => [x.id, x.name] as const),
+            ...p.pathways.map((x) => [x.id, x.name] as const),
+          ]),
+        ),
+      )
+      .catch(() => undefined);
+    return () => a.abort();
+  }, [api, credential.brainId]);
+  return names;
+}
+
+function ScheduleForm({ onCancel }: { onCancel(): void }) {
+  const { api, credential } = useAuth();
+  const [targets, setTargets] = useState<{ kind: 'neuron' | 'pathway'; id: string; name: string }[]>([]);
+  const [f, setF] = useState({
+    name: '',
+    target: '',
+    cron: '0 9 * * 1-5',
+    timezone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC',
+    overlap: 'skip' as (typeof OVERLAP)[number],
+    catchup: '10m',
+    message: '',
+  });
+  const [problem, setProblem] = useState<ApiProblem | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    const a = new AbortController();
+    Promise.all([
+      api.get<ApiSchema<'NeuronList'>>(
+        `/v1/neurons${qs({ limit: 100, sortBy: 'name', sortDirection: 'asc' })}`,
+        a.signal,
+      ),
+      api.get<ApiSchema<'PathwayList'>>(`/v1/pathways${qs({ limit: 100 })}`, a.signal),
+    ])
+      .then(([n, p]) =>
+        setTargets([
+          ...n.neurons.map((x) => ({ kind: 'neuron' as const, id: x.id, name: x.name })),
+          ...p.pathways.map((x) => ({ kind: 'pathway' as const, id: x.id, name: x.name })),
+        ]),
+      )
+      .catch((e: unknown) => !a.signal.aborted && setProblem(toProblem(e)));
+    return () => a.abort();
+  }, [api]);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const t = targets.find((x) => `${x.kind}:${x.id}` === f.target);
+    if (!t) return;
+    setBusy(true);
+    setProblem(null);
+    try {
+      const r = await api.post<Receptor>('/v1/receptors/subscribe', {
+        template: 'schedule',
+        name: f.name.trim(),
+        brain_id: credential.brainId,
+        target: { kind: t.kind, id: t.id },
+        timing: {
+          cron: f.cron.trim(),
+          timezone: f.timezone.trim(),
+          overlap: f.overlap,
+          catchup_window: f.catchup.trim(),
+        },
+        ...(f.message.trim() ? { payload: { message: f.message.trim() } } : {}),
+      });
+      navigate(`/triggers/${r.id}`);
+    } catch (err) {
+      setProblem(toProblem(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <form className="card settings-form" aria-label="New schedule" onSubmit={(e) => void submit(e)}>
+      <label>
+        Schedule name
+        <input required maxLength={100} value={f.name} onChange={(e) => setF({ ...f, name: e.target.value })} />
+      </label>
+      <label>
+        Runs
+        <select required value={f.target} onChange={(e) => setF({ ...f, target: e.target.value })}>
+          <option value="">choose an agent or a pathway…</option>
+          {targets.map((t) => (
+            <option key={t.id} value={`${t.kind}:${t.id}`}>
+              {t.kind === 'neuron' ? 'agent' : 'pathway'} {t.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Cron
+        <input required value={f.cron} onChange={(e) => setF({ ...f, cron: e.target.value })} />
+      </label>
+      <label>
+        Time zone
+        <input required value={f.timezone} onChange={(e) => setF({ ...f, timezone: e.target.value })} />
+      </label>
+      <label>
+        When the last run is still going
+        <select value={f.overlap} onChange={(e) => setF({ ...f, overlap: e.target.value as (typeof OVERLAP)[number] })}>
+          {OVERLAP.map((o) => (
+            <option key={o}>{o}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Catch-up window
+        <input value={f.catchup} onChange={(e) => setF({ ...f, catchup: e.target.value })} />
+      </label>
+      <label>
+        Message
+        <input
+          value={f.message}
+          onChange={(e) => setF({ ...f, message: e.target.value })}
+          placeholder="what the agent is told"
+        />
+      </label>
+      <Problem problem={problem} />
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={busy || !f.name.trim() || !f.target}>
+          Create schedule
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,229 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { buildWorkspace } from '../support/app.js';
+import { openBrowser, type OpenBrowser } from '../support/browser.js';
+import { useSimPlatform } from '../support/platform.js';
+
+/**
+ * The console's triggers (docs/console.md) in Debian's Chromium against the real platform: a
+ * schedule made from the form for an agent (a weekday cron in Berlin) shows the next fire times
+ * Temporal computes, is paused and resumed and fired now; a share link made with a run limit is
+ * shown once, works on the share page, shows its limit, and stops working once revoked. Every
+ * page: no console error, no request to another origin; screenshots in test-output/console/.
+ */
+const { app } = useSimPlatform({ firstTokenMs: 20, interTokenMs: 5, tokens: 8 });
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const OUT = path.join(ROOT, 'test-output/console');
+const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
+let context: BrowserContext;
+let browser: OpenBrowser | undefined;
+
+function newest(dir: string): number {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+beforeAll(async () => {
+  const built = path.join(ROOT, 'console/dist/index.html');
+  if (!existsSync(built) || statSync(built).mtimeMs < newest(path.join(ROOT, 'console/src')))
+    throw new Error('console/dist is missing or older than console/src: run npm run console:build');
+  await mkdir(OUT, { recursive: true });
+  browser = await openBrowser('console-triggers-chromium-', { viewport: SIZES.desktop, timezoneId: 'UTC' });
+  context = browser.context;
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function tab() {
+  const page = await context.newPage();
+  onTestFailed(async ({ task }) => {
+    const name = `failed-${task.name.slice(0, 40).replace(/\W+/g, '-')}.png`;
+    await page.screenshot({ path: path.join(OUT, name), fullPage: true }).catch(() => undefined);
+  });
+  const problems: string[] = [];
+  const foreign: string[] = [];
+  const origin = new URL(app.url).origin;
+  page.on('request', (req) => {
+    const u = req.url();
+    if (!u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).origin !== origin) foreign.push(u);
+  });
+  page.on('console', (m) => {
+    // The one expected failed load: GET …/share answers 404 for a receptor without a share link
+    // (the API's contract; the page shows the create form). Any other error fails the test.
+    const noLink = m.text().includes('404') && /\/v1\/receptors\/[^/]+\/[^/]+\/share$/.test(m.location().url);
+    if (m.type() === 'error' && !noLink) problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(e.message));
+  page.on('dialog', (d) => void d.accept());
+  const clean = () => {
+    expect(problems, 'console errors').toEqual([]);
+    expect(foreign, 'requests to other origins').toEqual([]);
+  };
+  return { page, clean };
+}
+
+async function signIn(page: Page, key: string, to: string) {
+  await page.goto(`${app.url}/console${to}`);
+  await page.getByLabel('API key or JWT').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+}
+
+async function shots(page: Page, name: string) {
+  for (const [label, size] of Object.entries(SIZES)) {
+    await page.setViewportSize(size);
+    await page.waitForTimeout(150);
+    await page.screenshot({ path: path.join(OUT, `${name}-${label}.png`), fullPage: true });
+  }
+  await page.setViewportSize(SIZES.desktop);
+}
+
+const poll = <T>(fn: () => Promise<T> | T, timeout = 20_000) => expect.poll(fn, { timeout });
+
+/** Weekday and wall-clock time of an instant in Berlin. */
+const berlin = (iso: string) =>
+  new Intl.DateTimeFormat('en-GB', {
+    timeZone: 'Europe/Berlin',
+    weekday: 'short',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).format(new Date(iso));
+
+describe('the triggers pages', () => {
+  it('creates a weekday schedule for an agent, shows its next fire times, pauses, resumes and fires it now', async () => {
+    const ws = await buildWorkspace(app);
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'digest writer',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'openai/gpt-4o-mini' },
+    });
+    expect(n.status).toBe(201);
+    const { page, clean } = await tab();
+    await signIn(page, ws.key, '/triggers');
+    // The agent's own receptor is listed.
+    await page.locator('table.triggers tbody tr', { hasText: 'digest-writer' }).first().waitFor();
+    await page.getByRole('button', { name: 'New schedule' }).click();
+    await page.getByLabel('Schedule name').fill('weekday digest');
+    await page.getByLabel('Runs').selectOption({ label: 'agent digest-writer' });
+    await page.getByLabel('Cron').fill('0 9 * * 1-5');
+    await page.getByLabel('Time zone').fill('Europe/Berlin');
+    await page.getByLabel('Message').fill('Write the digest');
+    await page.getByRole('button', { name: 'Create schedule' }).click();
+    await page.waitForURL(/\/console\/triggers\/[0-9a-f-]{36}$/);
+    const id = page.url().split('/').pop()!;
+
+    const times = page.getByRole('list', { name: 'Next fire times' }).locator('li');
+    await poll(() => times.count()).toBe(5);
+    const shown = await times.evaluateAll((els) => els.map((e) => e.getAttribute('data-at')!));
+    for (const t of shown) expect(berlin(t)).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 09:00$/);
+    expect(shown.every((t, i) => i === 0 || Date.parse(t) > Date.parse(shown[i - 1]))).toBe(true);
+    const read = async () =>
+      (
+        await app.get<{ schedule: { state: string; next_fire_times: string[]; fires_taken: number } }>(
+          `/v1/receptors/${ws.workspaceId}/${id}?preview=5`,
+          ws.key,
+        )
+      ).body.schedule;
+    expect((await read()).next_fire_times).toEqual(shown);
+    await shots(page, 'trigger-schedule');
+
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByRole('button', { name: 'Resume' }).waitFor();
+    expect((await read()).state).toBe('paused');
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.getByRole('button', { name: 'Pause' }).waitFor();
+    expect((await read()).state).toBe('active');
+
+    await page.getByRole('button', { name: 'Fire now' }).click();
+    await poll(
+      async () => (await app.get<{ jobs: unknown[] }>(`/v1/jobs?receptor_id=${id}`, ws.key)).body.jobs.length,
+      30_000,
+    ).toBeGreaterThan(0);
+    await page.goto(`${app.url}/console/triggers`);
+    await page.locator(`tr[data-receptor-id="${id}"]`).waitFor();
+    await shots(page, 'triggers');
+    clean();
+  }, 120_000);
+
+  it("creates an agent's share link with a run limit, shown once and working, then revokes it", async () => {
+    const ws = await buildWorkspace(app);
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'front desk',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'openai/gpt-4o-mini' },
+    });
+    expect(n.status).toBe(201);
+    const list = await app.get<{ receptors: { id: string; executable_target: { id: string | null } }[] }>(
+      '/v1/receptors?limit=50',
+      ws.key,
+      ws.brainHeaders,
+    );
+    const receptor = list.body.receptors.find((r) => r.executable_target.id === String(n.body.id))!;
+    expect(receptor).toBeDefined();
+
+    const { page, clean } = await tab();
+    // From the agent's page: its own receptor is linked.
+    await signIn(page, ws.key, `/agents/${String(n.body.id)}`);
+    await page.getByRole('link', { name: 'front-desk', exact: true }).click();
+    await page.waitForURL(new RegExp(`/console/triggers/${receptor.id}$`));
+    await page.getByLabel('Max runs').fill('3');
+    await page.getByRole('button', { name: 'Create share link' }).click();
+    const link = (await page.locator('[data-secret]').textContent())!;
+    expect(link).toMatch(new RegExp(`^${app.url}/share/[^/]+/front-desk\\?t=.+`));
+    const token = new URL(link).searchParams.get('t')!;
+    const pub = `/v1/public/receptors/by-id/${receptor.id}?t=${encodeURIComponent(token)}`;
+    expect((await app.get(pub, undefined)).status).toBe(200);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await poll(() => page.locator('[data-field="used-requests"]').textContent()).toBe('0 of 3');
+    expect(await page.locator('body').textContent()).not.toContain(token);
+    await shots(page, 'trigger-share');
+
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('button', { name: 'Create share link' }).waitFor();
+    expect((await app.get(pub, undefined)).status).not.toBe(200);
+    clean();
+  }, 90_000);
+
+  it("shows a member no schedule or share control on a workspace agent's receptor; the API refuses them", async () => {
+    const ws = await buildWorkspace(app);
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'shared desk',
+      brain_id: ws.brainId,
+      scope: 'workspace',
+      neuron_config: { model: 'openai/gpt-4o-mini' },
+    });
+    expect(n.status).toBe(201);
+    const sched = await app.post('/v1/receptors/subscribe', ws.key, {
+      template: 'schedule',
+      name: 'shared digest',
+      brain_id: ws.brainId,
+      target: { kind: 'neuron', id: String(n.body.id) },
+      timing: { cron: '0 9 * * *', timezone: 'UTC' },
+    });
+    expect(sched.status, sched.text).toBe(201);
+    const id = String(sched.body.id);
+    const key = await app.post('/v1/api-keys', await ws.jwt([]), { name: 'member key' });
+    const memberKey = String(key.body.key);
+
+    const { page, clean } = await tab();
+    await signIn(page, memberKey, `/triggers/${id}`);
+    await poll(() => page.getByRole('list', { name: 'Next fire times' }).locator('li').count()).toBe(5);
+    await page.locator('[data-note="share"]').waitFor();
+    for (const name of ['Pause', 'Resume', 'Fire now', 'Delete', 'Create share link', 'Revoke'])
+      expect(await page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
+    clean();
+
+    const base = `/v1/receptors/${ws.workspaceId}/${id}`;
+    expect((await app.post(`${base}/schedule/pause`, memberKey, {})).status).toBe(403);
+    expect((await app.post(`${base}/share`, memberKey, {})).status).toBe(403);
+  }, 60_000);
+});
