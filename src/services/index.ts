@@ -33,6 +33,7 @@ import { createBudgetService } from './budgets.js';
 import { createUsageReconciler } from './usage-reconciler.js';
 import { createUsageCounters } from '../db/usage-counters.js';
 import { createBlobStore } from '../blobs/store.js';
+import { createTenancyService, createTenancyStore } from '../tenancy/index.js';
 import { createEmbedder } from '../embeddings/index.js';
 import { createDocumentService } from './documents.js';
 import { createIngestService } from './ingest.js';
@@ -304,7 +305,19 @@ export function createServices(deps: Deps) {
     config: c,
     log: deps.log,
   });
+  // Retention, storage report, workspace deletion, export and import (src/tenancy, docs/operations.md).
+  const tenancy = createTenancyService({
+    store: createTenancyStore(deps.db),
+    redis: deps.redis,
+    streams: deps.streams,
+    blobs,
+    temporal: deps.temporal.client,
+    config: c,
+    log: deps.log,
+    workspaceIds: () => deps.repos.workspaces.workspaceIds(),
+  });
   return {
+    tenancy,
     firstTurns,
     search,
     stakeholderMaps,

@@ -1,0 +1,35 @@
+import * as wf from '@temporalio/workflow';
+import type { Activities } from '../../activities/index.js';
+import { ERASE_STEPS } from '../../src/tenancy/model.js';
+
+const steps = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '5s', maximumInterval: '2m' },
+});
+
+/** The retention sweep (docs/operations.md, "Retention"), started by the `retention-sweep` Temporal Schedule. */
+export async function retentionSweep(): Promise<{ workspaces: number; deleted: number }> {
+  return steps.sweepRetention();
+}
+
+/**
+ * Deletes a workspace and everything it owns (docs/operations.md, "Deleting a workspace"): each step
+ * in order, each in bounded parts until it reports done. Durable: a worker that dies resumes at the
+ * step and part it was in (every part is idempotent); activities retry without limit.
+ */
+export async function workspaceErase(input: { deletionId: string; workspaceId: string }): Promise<void> {
+  try {
+    for (const step of ERASE_STEPS) {
+      for (let part = 0; ; part++) {
+        const r = await steps.eraseWorkspaceStep(input.deletionId, input.workspaceId, step);
+        if (r.done) break;
+        // A long deletion keeps its history short.
+        if (part > 0 && part % 200 === 0 && wf.workflowInfo().continueAsNewSuggested)
+          await wf.continueAsNew<typeof workspaceErase>(input);
+      }
+    }
+  } catch (e) {
+    await steps.failWorkspaceErase(input.deletionId, (e as Error).message);
+    throw e;
+  }
+}
