@@ -104,7 +104,8 @@ export default [
     method: 'post',
     path: '/v1/operator/workspaces/import',
     summary: 'Import a workspace archive',
-    description: 'The body is an archive from GET /v1/workspace/export (application/gzip); the workspace must not exist here.',
+    description:
+      'The body is an archive from GET /v1/workspace/export (application/gzip); the workspace must not exist here.',
     auth: 'operator',
     status: 201,
     response: WorkspaceImported,

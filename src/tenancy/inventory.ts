@@ -21,8 +21,7 @@ export const CHILDREN: ChildRule[] = [
 export const PLATFORM_COLLECTIONS = new Set(['workspace_deletions']);
 
 /** Holds and locks: short-lived rows (an expiry), keyed by a string; a workspace's are those whose key names it. */
-export const isHoldCollection = (name: string) =>
-  /_holds$|_locks$|^connection_refreshes$/.test(name);
+export const isHoldCollection = (name: string) => /_holds$|_locks$|^connection_refreshes$/.test(name);
 
 /** The searchable resources (src/search/sources.ts TYPE_OF_KIND): collection, and how a row names its kind. */
 export const SEARCHABLE: { collection: string; kind: string | { field: string } }[] = [

@@ -1,5 +1,12 @@
 /** What retention applies to (docs/operations.md, "Retention"); each kind has its own window in seconds, 0 keeps forever. */
-export const RETENTION_KINDS = ['jobs', 'traces', 'interventions', 'webhook_deliveries', 'transcripts', 'usage_rows'] as const;
+export const RETENTION_KINDS = [
+  'jobs',
+  'traces',
+  'interventions',
+  'webhook_deliveries',
+  'transcripts',
+  'usage_rows',
+] as const;
 export type RetentionKind = (typeof RETENTION_KINDS)[number];
 export type RetentionWindows = Record<RetentionKind, number>;
 

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { RETENTION_KINDS } from './model.js';
 
-const Seconds = z.number().int().min(0).max(100 * 365 * 86_400);
+const Seconds = z
+  .number()
+  .int()
+  .min(0)
+  .max(100 * 365 * 86_400);
 const windowShape = Object.fromEntries(RETENTION_KINDS.map((k) => [k, Seconds])) as Record<
   (typeof RETENTION_KINDS)[number],
   typeof Seconds
@@ -13,7 +17,10 @@ export const RetentionSettings = z
     effective: RetentionWindowsSchema,
     own: RetentionWindowsSchema.partial(),
   })
-  .meta({ id: 'RetentionSettings', description: 'Seconds each kind is kept (0: forever); own: the workspace\'s, the rest platform defaults' });
+  .meta({
+    id: 'RetentionSettings',
+    description: "Seconds each kind is kept (0: forever); own: the workspace's, the rest platform defaults",
+  });
 export const RetentionPatchBody = z
   .strictObject(
     Object.fromEntries(RETENTION_KINDS.map((k) => [k, Seconds.nullable().optional()])) as Record<

@@ -242,7 +242,10 @@ export function createTenancyService(d: TenancyDeps) {
     /** One bounded part of one step; `done` once the step has nothing left. Idempotent: a retried call redoes nothing twice. */
     async eraseStep(deletionId: string, ws: string, step: EraseStep): Promise<{ done: boolean }> {
       const i = ERASE_STEPS.indexOf(step);
-      await store.deletions.update(deletionId, { currentStep: step, progress: Math.round((i * 100) / ERASE_STEPS.length) });
+      await store.deletions.update(deletionId, {
+        currentStep: step,
+        progress: Math.round((i * 100) / ERASE_STEPS.length),
+      });
       let done = true;
       const add: Record<string, number> = {};
       switch (step) {
@@ -262,7 +265,9 @@ export function createTenancyService(d: TenancyDeps) {
               .catch(() => undefined);
           }
           let n = 0;
-          for await (const w of d.temporal.workflow.list({ query: `WorkspaceId = "${ws}" AND ExecutionStatus = "Running"` })) {
+          for await (const w of d.temporal.workflow.list({
+            query: `WorkspaceId = "${ws}" AND ExecutionStatus = "Running"`,
+          })) {
             await d.temporal.workflow
               .getHandle(w.workflowId, w.runId)
               .terminate('workspace deleted')
@@ -320,7 +325,14 @@ export function createTenancyService(d: TenancyDeps) {
     /** The archive: gzip'd JSON lines (a header, every row in canonical Extended JSON, every blob in base64, a trailer). */
     exportArchive(ws: string): Readable {
       async function* lines() {
-        yield JSON.stringify({ format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, workspace_id: ws, exported_at: new Date().toISOString() }) + '\n';
+        yield (
+          JSON.stringify({
+            format: ARCHIVE_FORMAT,
+            version: ARCHIVE_VERSION,
+            workspace_id: ws,
+            exported_at: new Date().toISOString(),
+          }) + '\n'
+        );
         const counts: Record<string, number> = {};
         const blobs: string[] = [];
         for await (const { collection, doc } of store.rowsOf(ws)) {
@@ -333,7 +345,13 @@ export function createTenancyService(d: TenancyDeps) {
           const body = await d.blobs.read(key, c.ASSET_MAX_BYTES).catch(() => null);
           if (!body) continue;
           blobCount += 1;
-          yield JSON.stringify({ blob: key, sha256: createHash('sha256').update(body).digest('hex'), data: body.toString('base64') }) + '\n';
+          yield (
+            JSON.stringify({
+              blob: key,
+              sha256: createHash('sha256').update(body).digest('hex'),
+              data: body.toString('base64'),
+            }) + '\n'
+          );
         }
         yield JSON.stringify({ end: true, rows: counts, blobs: blobCount }) + '\n';
       }
@@ -341,7 +359,9 @@ export function createTenancyService(d: TenancyDeps) {
     },
 
     /** Imports an archive into this deployment; the workspace must not exist here. */
-    async importArchive(body: Readable): Promise<{ workspace_id: string; rows: Record<string, number>; blobs: number }> {
+    async importArchive(
+      body: Readable,
+    ): Promise<{ workspace_id: string; rows: Record<string, number>; blobs: number }> {
       const rl = createInterface({ input: body.pipe(createGunzip()), crlfDelay: Infinity });
       let ws: string | null = null;
       let ended = false;
@@ -365,7 +385,10 @@ export function createTenancyService(d: TenancyDeps) {
           continue;
         }
         if (typeof rec.collection === 'string') {
-          const doc = BSON.EJSON.deserialize(rec.doc as Record<string, unknown>, { relaxed: false }) as Record<string, unknown>;
+          const doc = BSON.EJSON.deserialize(rec.doc as Record<string, unknown>, { relaxed: false }) as Record<
+            string,
+            unknown
+          >;
           const list = pending.get(rec.collection) ?? [];
           list.push(doc);
           if (typeof doc.blobKey === 'string') named.add(doc.blobKey);
@@ -374,7 +397,8 @@ export function createTenancyService(d: TenancyDeps) {
           if (list.length >= 500) await flush(rec.collection);
         } else if (typeof rec.blob === 'string' && typeof rec.data === 'string') {
           const data = Buffer.from(rec.data, 'base64');
-          if (createHash('sha256').update(data).digest('hex') !== rec.sha256) throw validationError(`body: blob ${rec.blob} does not match its checksum`);
+          if (createHash('sha256').update(data).digest('hex') !== rec.sha256)
+            throw validationError(`body: blob ${rec.blob} does not match its checksum`);
           if (!named.has(rec.blob)) throw validationError(`body: blob ${rec.blob} is named by no row of the archive`);
           await d.blobs.put(rec.blob, fromBuffer(data), { maxBytes: data.length + 1 });
           blobs += 1;

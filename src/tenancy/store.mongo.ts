@@ -5,6 +5,7 @@ import type { Removed, TenancyStore } from './store.js';
 
 type Row = Document & { _id: string };
 const empty = (): Removed => ({ rows: {}, blobKeys: [], jobIds: [], traceIds: [], sessionIds: [] });
+const HOUR_MS = 3_600_000;
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const blobKeyOf = (d: Document): string | null => (typeof d.blobKey === 'string' ? d.blobKey : null);
 
@@ -42,6 +43,21 @@ export function createTenancyStore(db: Db): TenancyStore {
     if (n) out.rows[name] = (out.rows[name] ?? 0) + n;
   }
 
+  /**
+   * Usage ledger rows whose hour is stored as a rollup (the usage reconciler's, src/services/usage-reconciler.ts):
+   * only those may go, so every past total still adds up from the rollups. A row of an hour never rolled up stays.
+   */
+  async function rolledUp(ws: string, rows: Row[]): Promise<Row[]> {
+    const hourOf = (r: Row) => Math.floor((r.at as Date).getTime() / HOUR_MS);
+    const hours = [...new Set(rows.map(hourOf))];
+    if (!hours.length) return rows;
+    const stored = await coll('usage_rollups')
+      .find({ workspaceId: ws, hour: { $in: hours.map((h) => new Date(h * HOUR_MS)) } }, { projection: { hour: 1 } })
+      .toArray();
+    const ok = new Set(stored.map((r) => Math.floor((r.hour as Date).getTime() / HOUR_MS)));
+    return rows.filter((r) => ok.has(hourOf(r)));
+  }
+
   async function expireTraces(ws: string, before: Date, limit: number, out: Removed) {
     const traces = await coll('traces')
       .find({ workspaceId: ws, updatedAt: { $lt: before } })
@@ -57,7 +73,10 @@ export function createTenancyStore(db: Db): TenancyStore {
     await removeRows('traces', traces, out);
   }
 
-  const RULES: Record<Exclude<RetentionKind, 'traces'>, { collection: string; filter: (before: Date) => Filter<Row> }> = {
+  const RULES: Record<
+    Exclude<RetentionKind, 'traces'>,
+    { collection: string; filter: (before: Date) => Filter<Row> }
+  > = {
     jobs: {
       collection: 'jobs',
       filter: (before) => ({ status: { $in: ['completed', 'failed'] }, finishedAt: { $lt: before } }),
@@ -82,11 +101,7 @@ export function createTenancyStore(db: Db): TenancyStore {
     settings: (ws) => settings.findOne({ _id: ws }),
     async saveSettings(ws, windows) {
       const now = new Date();
-      await settings.updateOne(
-        { _id: ws },
-        { $set: { workspaceId: ws, windows, updatedAt: now } },
-        { upsert: true },
-      );
+      await settings.updateOne({ _id: ws }, { $set: { workspaceId: ws, windows, updatedAt: now } }, { upsert: true });
       return (await settings.findOne({ _id: ws }))!;
     },
 
@@ -97,15 +112,15 @@ export function createTenancyStore(db: Db): TenancyStore {
         return out;
       }
       const rule = RULES[kind];
-      const rows = await coll(rule.collection)
+      let rows = await coll(rule.collection)
         .find({ workspaceId: ws, ...rule.filter(before) } as Filter<Row>)
         .limit(limit)
         .toArray();
+      if (kind === 'usage_rows') rows = await rolledUp(ws, rows);
       if (kind === 'jobs') {
         out.jobIds.push(...rows.map((r) => r._id));
         for (const c of ['run_contexts', 'job_claims']) {
-          const n = (await coll(c).deleteMany({ workspaceId: ws, _id: { $in: rows.map((r) => r._id) } }))
-            .deletedCount;
+          const n = (await coll(c).deleteMany({ workspaceId: ws, _id: { $in: rows.map((r) => r._id) } })).deletedCount;
           if (n) out.rows[c] = n;
         }
       }

@@ -19,7 +19,9 @@ export interface TenancyStore {
   /** Every collection of the store that may hold a workspace's rows. */
   collections(): Promise<string[]>;
   /** Rows and bytes (BSON) a workspace holds per collection, and the bytes of its blobs. */
-  usage(workspaceId: string): Promise<{ collections: Record<string, { rows: number; bytes: number }>; blobBytes: number }>;
+  usage(
+    workspaceId: string,
+  ): Promise<{ collections: Record<string, { rows: number; bytes: number }>; blobBytes: number }>;
   /** The ids of a batch of a workspace's rows in one collection (after `after`, in `_id` order). */
   ownedIds(collection: string, workspaceId: string, after: string | null, limit: number): Promise<string[]>;
   /** Deletes at most `limit` of a workspace's rows in every collection (children first); nothing left: rows is empty. */
