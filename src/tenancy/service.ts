@@ -251,9 +251,17 @@ export function createTenancyService(d: TenancyDeps) {
       switch (step) {
         case 'credentials': {
           // Keys first: nothing of the workspace can be called while the rest goes.
-          const ids = await store.ownedIds('api_keys', ws, null, 10_000);
-          if (ids.length) add.api_keys = ids.length;
-          await eraseCollection('api_keys', ids);
+          // Their Redis keys too: the recently-valid mark (by digest) and the rate-limit counters (by key id).
+          const keys = await store.apiKeys(ws);
+          for (const k of keys) {
+            await d.redis.del(`${prefix}auth:valid:key:${k.hash}`);
+            for (const r of await scanKeys(k.id)) await d.redis.del(r);
+          }
+          if (keys.length) add.api_keys = keys.length;
+          await eraseCollection(
+            'api_keys',
+            keys.map((k) => k.id),
+          );
           break;
         }
         case 'workflows': {

@@ -186,8 +186,10 @@ export function createTenancyStore(db: Db): TenancyStore {
     },
 
     async *rowsOf(ws) {
+      const childNames = new Set(CHILDREN.map((c) => c.collection));
       for (const name of await this.collections()) {
-        if (isHoldCollection(name)) continue;
+        // Children come with their parent (some carry workspaceId too: once only).
+        if (isHoldCollection(name) || childNames.has(name)) continue;
         const filter: Filter<Row> = name === 'workspaces' ? { _id: ws } : { workspaceId: ws };
         const children = CHILDREN.filter((c) => c.parent === name);
         for await (const doc of coll(name).find(filter).sort({ _id: 1 })) {
@@ -204,6 +206,12 @@ export function createTenancyStore(db: Db): TenancyStore {
 
     async insertRows(collection, docs) {
       if (docs.length) await coll(collection).insertMany(docs as Row[], { ordered: false });
+    },
+    async apiKeys(ws) {
+      const rows = await coll('api_keys')
+        .find({ workspaceId: ws }, { projection: { hash: 1 } })
+        .toArray();
+      return rows.map((r) => ({ id: r._id, hash: String(r.hash) }));
     },
     async deleteIds(collection, ids) {
       await coll(collection).deleteMany({ _id: { $in: ids } });

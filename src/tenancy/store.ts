@@ -29,6 +29,8 @@ export interface TenancyStore {
   /** Every row of a workspace, collection by collection (children included), for the archive. */
   rowsOf(workspaceId: string): AsyncGenerator<{ collection: string; doc: Record<string, unknown> }>;
   insertRows(collection: string, docs: Record<string, unknown>[]): Promise<void>;
+  /** The workspace's API keys: id and digest (their Redis keys: rate limits, recently-valid marks). */
+  apiKeys(workspaceId: string): Promise<{ id: string; hash: string }[]>;
   deleteIds(collection: string, ids: string[]): Promise<void>;
   workspaceExists(workspaceId: string): Promise<boolean>;
   deletions: {
