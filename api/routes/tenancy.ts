@@ -48,7 +48,8 @@ export default [
   route({
     method: 'post',
     path: '/v1/workspace/retention/run',
-    summary: "Apply the workspace's retention windows now (one batch per kind)",
+    summary: "Apply the workspace's retention windows now",
+    description: 'One bounded batch per kind; `more` says a kind had a full batch (call again).',
     roles: ['workspace_admin'],
     response: RetentionRun,
     tags: ['workspace'],

@@ -3377,7 +3377,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Apply the workspace's retention windows now (one batch per kind) */
+        /**
+         * Apply the workspace's retention windows now
+         * @description One bounded batch per kind; `more` says a kind had a full batch (call again).
+         */
         post: operations["workspace.retention.run"];
         delete?: never;
         options?: never;
