@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { BlobStore } from '../blobs/store.js';
 import { fromBuffer } from '../blobs/store.js';
 import type { Config } from '../config.js';
-import { authRequired, conflict, notFound, validationError } from '../errors.js';
+import { AppError, authRequired, conflict, notFound, validationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Redis } from '../redis.js';
 import type { Streams } from '../streams.js';
@@ -366,58 +366,89 @@ export function createTenancyService(d: TenancyDeps) {
       return Readable.from(lines()).pipe(createGzip());
     },
 
-    /** Imports an archive into this deployment; the workspace must not exist here. */
+    /**
+     * Imports an archive into this deployment; the workspace must not exist here. A refused import
+     * is not half-done: what it wrote is erased before the error is answered.
+     */
     async importArchive(
       body: Readable,
     ): Promise<{ workspace_id: string; rows: Record<string, number>; blobs: number }> {
-      const rl = createInterface({ input: body.pipe(createGunzip()), crlfDelay: Infinity });
-      let ws: string | null = null;
-      let ended = false;
-      const rows: Record<string, number> = {};
-      const pending = new Map<string, Record<string, unknown>[]>();
-      let blobs = 0;
-      const named = new Set<string>();
-      const flush = async (name: string) => {
-        const docs = pending.get(name) ?? [];
-        pending.delete(name);
-        await store.insertRows(name, docs);
-      };
-      for await (const line of rl) {
-        if (!line.trim()) continue;
-        const rec = JSON.parse(line) as Record<string, unknown>;
-        if (!ws) {
-          if (rec.format !== ARCHIVE_FORMAT || rec.version !== ARCHIVE_VERSION || typeof rec.workspace_id !== 'string')
-            throw validationError(`body: not a ${ARCHIVE_FORMAT} version ${ARCHIVE_VERSION}`);
-          ws = rec.workspace_id;
-          if (await store.workspaceExists(ws)) throw conflict('The workspace already exists in this deployment');
-          continue;
-        }
-        if (typeof rec.collection === 'string') {
-          const doc = BSON.EJSON.deserialize(rec.doc as Record<string, unknown>, { relaxed: false }) as Record<
-            string,
-            unknown
-          >;
-          const list = pending.get(rec.collection) ?? [];
-          list.push(doc);
-          if (typeof doc.blobKey === 'string') named.add(doc.blobKey);
-          pending.set(rec.collection, list);
-          rows[rec.collection] = (rows[rec.collection] ?? 0) + 1;
-          if (list.length >= 500) await flush(rec.collection);
-        } else if (typeof rec.blob === 'string' && typeof rec.data === 'string') {
-          const data = Buffer.from(rec.data, 'base64');
-          if (createHash('sha256').update(data).digest('hex') !== rec.sha256)
-            throw validationError(`body: blob ${rec.blob} does not match its checksum`);
-          if (!named.has(rec.blob)) throw validationError(`body: blob ${rec.blob} is named by no row of the archive`);
-          await d.blobs.put(rec.blob, fromBuffer(data), { maxBytes: data.length + 1 });
-          blobs += 1;
-        } else if (rec.end === true) ended = true;
+      const state: { ws: string | null } = { ws: null };
+      try {
+        return await importLines(body, state);
+      } catch (e) {
+        if (state.ws) await eraseAll(state.ws);
+        if (e instanceof AppError) throw e;
+        if ((e as { code?: unknown }).code === 11000)
+          throw conflict('The archive holds ids that exist in this deployment');
+        throw validationError(`body: not a readable archive (${(e as Error).message})`);
       }
-      if (!ws || !ended) throw validationError('body: the archive is incomplete (no trailer)');
-      for (const name of [...pending.keys()]) await flush(name);
-      await announce(ws, 'created');
-      return { workspace_id: ws, rows, blobs };
     },
   };
+
+  /** Every row and blob of a workspace, at once (an import that failed half-way). */
+  async function eraseAll(ws: string): Promise<void> {
+    for (let i = 0; i < 100_000; i++) {
+      const r = await store.eraseBatch(ws, c.RETENTION_BATCH);
+      for (const b of r.blobKeys) await d.blobs.delete(b).catch(() => undefined);
+      if (!Object.keys(r.rows).length) break;
+    }
+    await store.deleteIds('workspaces', [ws]);
+  }
+
+  async function importLines(
+    body: Readable,
+    state: { ws: string | null },
+  ): Promise<{ workspace_id: string; rows: Record<string, number>; blobs: number }> {
+    const rl = createInterface({ input: body.pipe(createGunzip()), crlfDelay: Infinity });
+    let ws: string | null = null;
+    let ended = false;
+    const rows: Record<string, number> = {};
+    const pending = new Map<string, Record<string, unknown>[]>();
+    let blobs = 0;
+    const named = new Set<string>();
+    const flush = async (name: string) => {
+      const docs = pending.get(name) ?? [];
+      pending.delete(name);
+      await store.insertRows(name, docs);
+    };
+    for await (const line of rl) {
+      if (!line.trim()) continue;
+      const rec = JSON.parse(line) as Record<string, unknown>;
+      if (!ws) {
+        if (rec.format !== ARCHIVE_FORMAT || rec.version !== ARCHIVE_VERSION || typeof rec.workspace_id !== 'string')
+          throw validationError(`body: not a ${ARCHIVE_FORMAT} version ${ARCHIVE_VERSION}`);
+        ws = rec.workspace_id;
+        if (!/^[0-9a-f-]{36}$/.test(ws)) throw validationError('body: workspace_id is not a UUID');
+        if (await store.workspaceExists(ws)) throw conflict('The workspace already exists in this deployment');
+        state.ws = ws;
+        continue;
+      }
+      if (typeof rec.collection === 'string') {
+        const doc = BSON.EJSON.deserialize(rec.doc as Record<string, unknown>, { relaxed: false }) as Record<
+          string,
+          unknown
+        >;
+        const list = pending.get(rec.collection) ?? [];
+        list.push(doc);
+        if (typeof doc.blobKey === 'string') named.add(doc.blobKey);
+        pending.set(rec.collection, list);
+        rows[rec.collection] = (rows[rec.collection] ?? 0) + 1;
+        if (list.length >= 500) await flush(rec.collection);
+      } else if (typeof rec.blob === 'string' && typeof rec.data === 'string') {
+        const data = Buffer.from(rec.data, 'base64');
+        if (createHash('sha256').update(data).digest('hex') !== rec.sha256)
+          throw validationError(`body: blob ${rec.blob} does not match its checksum`);
+        if (!named.has(rec.blob)) throw validationError(`body: blob ${rec.blob} is named by no row of the archive`);
+        await d.blobs.put(rec.blob, fromBuffer(data), { maxBytes: data.length + 1 });
+        blobs += 1;
+      } else if (rec.end === true) ended = true;
+    }
+    if (!ws || !ended) throw validationError('body: the archive is incomplete (no trailer)');
+    for (const name of [...pending.keys()]) await flush(name);
+    await announce(ws, 'created');
+    return { workspace_id: ws, rows, blobs };
+  }
 
   async function eraseCollection(name: string, ids: string[]) {
     if (ids.length) await store.deleteIds(name, ids);

@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { BSON, type Document } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
@@ -184,5 +185,21 @@ describe('workspace export, delete and import', () => {
       body: archive,
     });
     expect(again.status).toBe(409);
+    // A refused import is not half-done: an archive cut before its trailer, into the first deployment.
+    const lines = gunzipSync(archive).toString('utf8').trimEnd().split('\n');
+    const cut = gzipSync(Buffer.from(lines.slice(0, -1).join('\n') + '\n'));
+    const refuse = (body: Buffer) =>
+      fetch(`${app.url}/v1/operator/workspaces/import`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/gzip' },
+        body,
+      });
+    expect((await refuse(cut)).status).toBe(400);
+    expect((await refuse(Buffer.from('not an archive'))).status).toBe(400);
+    for (const [name, rows] of await everyRow(app))
+      expect(
+        rows.filter((r) => r.includes(ws.workspaceId)),
+        name,
+      ).toEqual([]);
   });
 });

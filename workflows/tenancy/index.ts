@@ -3,7 +3,8 @@ import type { Activities } from '../../activities/index.js';
 
 const steps = wf.proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '5s', maximumInterval: '2m' },
+  // About a quarter of an hour of retries; then the deletion is `failed` with the reason (delete again to resume).
+  retry: { initialInterval: '5s', maximumInterval: '2m', maximumAttempts: 10 },
 });
 
 /** The retention sweep (docs/operations.md, "Retention"), started by the `retention-sweep` Temporal Schedule. */
