@@ -3,7 +3,7 @@ import { createGunzip, createGzip } from 'node:zlib';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { BSON } from 'mongodb';
-import type { Client } from '@temporalio/client';
+import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import type { BlobStore } from '../blobs/store.js';
 import { fromBuffer } from '../blobs/store.js';
 import type { Config } from '../config.js';
@@ -187,7 +187,7 @@ export function createTenancyService(d: TenancyDeps) {
           state: { note: 'retention windows (docs/operations.md, Retention)' },
         });
       } catch (e) {
-        if ((e as Error).name !== 'ScheduleAlreadyRunning') throw e;
+        if (!(e instanceof ScheduleAlreadyRunning)) throw e;
       }
     },
 

@@ -3,6 +3,7 @@
  * engrams, and usage rows whose hours are rolled up are gone from every route and from the store
  * (and Redis); recent ones are untouched; the workspace's usage totals are unchanged.
  */
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
@@ -61,6 +62,27 @@ describe('retention', () => {
     const oldStream = await app.deps.redis.exists(app.deps.streams.keys.job(old.jobId));
     expect(oldStream).toBe(1);
 
+    // Ended interventions and finished webhook deliveries of five days ago; a pending one stays.
+    const row = (id: string, extra: Record<string, unknown>) => ({ _id: id, workspaceId: ws.workspaceId, ...extra });
+    const ids = { answered: randomUUID(), pending: randomUUID(), oldDelivery: randomUUID(), newDelivery: randomUUID() };
+    await db
+      .collection('interventions')
+      .insertMany([
+        row(ids.answered, { status: 'approved', createdAt: then, updatedAt: then }),
+        row(ids.pending, { status: 'pending', createdAt: then, updatedAt: then }),
+      ] as never[]);
+    await db
+      .collection('webhook_deliveries')
+      .insertMany([
+        row(ids.oldDelivery, { status: 'delivered', createdAt: then, updatedAt: then, finishedAt: then }),
+        row(ids.newDelivery, {
+          status: 'delivered',
+          createdAt: new Date(),
+          updatedAt: new Date(),
+          finishedAt: new Date(),
+        }),
+      ] as never[]);
+
     // A member may not set retention; an admin sets short windows and applies them.
     const member = await buildWorkspace(app, { roles: ['member'] });
     expect((await app.patch('/v1/workspace/retention', member.key, { jobs: 1 })).status).toBe(403);
@@ -68,6 +90,8 @@ describe('retention', () => {
     const set = await app.patch('/v1/workspace/retention', ws.key, {
       jobs: 2 * 86_400,
       traces: 2 * 86_400,
+      interventions: 2 * 86_400,
+      webhook_deliveries: 2 * 86_400,
       usage_rows: 4 * 86_400,
     });
     expect(set.status, set.text).toBe(200);
@@ -103,8 +127,21 @@ describe('retention', () => {
     expect(
       await db.collection('usage_ledger').countDocuments({ workspaceId: ws.workspaceId, jobId: recent.jobId }),
     ).toBeGreaterThan(0);
+    const left = async (c: string, id: string) => db.collection(c).countDocuments({ _id: id } as never);
+    expect([await left('interventions', ids.answered), await left('interventions', ids.pending)]).toEqual([0, 1]);
+    expect([
+      await left('webhook_deliveries', ids.oldDelivery),
+      await left('webhook_deliveries', ids.newDelivery),
+    ]).toEqual([0, 1]);
     // ... and the usage totals are what they were.
     expect(await usage()).toEqual(before);
+
+    // The sweep's schedule is created once (at every worker start: idempotent).
+    await app.services.tenancy.ensureSchedule();
+    await app.services.tenancy.ensureSchedule();
+    const sched = await app.deps.temporal.client.schedule.getHandle('retention-sweep').describe();
+    expect(sched.action).toMatchObject({ type: 'startWorkflow', workflowType: 'retentionSweep' });
+    await app.deps.temporal.client.schedule.getHandle('retention-sweep').delete();
 
     // Storage is reported to admins only.
     const storage = await app.get('/v1/workspace/storage', ws.key);

@@ -192,7 +192,7 @@ describe('workspace export, delete and import', () => {
       fetch(`${app.url}/v1/operator/workspaces/import`, {
         method: 'POST',
         headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/gzip' },
-        body,
+        body: new Uint8Array(body),
       });
     expect((await refuse(cut)).status).toBe(400);
     expect((await refuse(Buffer.from('not an archive'))).status).toBe(400);
