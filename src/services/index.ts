@@ -48,7 +48,14 @@ import { createStakeholderMapService } from './stakeholder-maps.js';
 export function createServices(deps: Deps) {
   // Credentials recently verified against the store, shared through Redis (the failed-authentication limiter lets them through).
   const recent = createRecentCredentials(deps.redis, deps.config.REDIS_PREFIX, deps.log);
-  const auth = createAuthService({ config: deps.config, repo: deps.repos.workspaces, recent, log: deps.log });
+  const tenancyStore = createTenancyStore(deps.db);
+  const auth = createAuthService({
+    config: deps.config,
+    repo: deps.repos.workspaces,
+    recent,
+    log: deps.log,
+    isDeleted: (ws) => tenancyStore.isDeleted(ws),
+  });
   const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams, log: deps.log });
   const health = createHealthService(deps);
   const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client });
@@ -307,7 +314,7 @@ export function createServices(deps: Deps) {
   });
   // Retention, storage report, workspace deletion, export and import (src/tenancy, docs/operations.md).
   const tenancy = createTenancyService({
-    store: createTenancyStore(deps.db),
+    store: tenancyStore,
     redis: deps.redis,
     streams: deps.streams,
     blobs,

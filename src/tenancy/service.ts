@@ -23,13 +23,12 @@ import {
   type RetentionWindows,
 } from './model.js';
 import type { Removed, TenancyStore } from './store.js';
+import { workspaceDigest } from './store.mongo.js';
 
 /** Usage ledger rows are kept at least this long: the usage reconciler replays 48 h and stores closed hours as rollups. */
 export const USAGE_ROWS_MIN_S = 72 * 3600;
 /** The retention sweep's Temporal Schedule. */
 export const RETENTION_SCHEDULE_ID = 'retention-sweep';
-
-const digest = (s: string) => createHash('sha256').update(s).digest('hex');
 
 export interface TenancyDeps {
   store: TenancyStore;
@@ -215,7 +214,7 @@ export function createTenancyService(d: TenancyDeps) {
       const now = new Date();
       const doc: DeletionDoc = {
         _id: randomUUID(),
-        workspaceDigest: digest(ws),
+        workspaceDigest: workspaceDigest(ws),
         status: 'running',
         progress: 0,
         currentStep: ERASE_STEPS[0],

@@ -1,9 +1,18 @@
+import { createHash } from 'node:crypto';
 import { BSON, type Db, type Document, type Filter } from 'mongodb';
+import type { IndexSpec } from '../db/client.js';
 import { CHILDREN, PLATFORM_COLLECTIONS, isHoldCollection } from './inventory.js';
 import type { DeletionDoc, RetentionKind, RetentionSettingsDoc } from './model.js';
 import type { Removed, TenancyStore } from './store.js';
 
 type Row = Document & { _id: string };
+
+/** The tenancy area's indexes (created at start-up with every other: src/db/index.ts allIndexes). */
+export const tenancyIndexes: IndexSpec[] = [
+  { collection: 'workspace_deletions', keys: { workspaceDigest: 1 }, name: 'digest' },
+];
+/** A deletion names its workspace only by this digest (nothing of the workspace is kept). */
+export const workspaceDigest = (ws: string) => createHash('sha256').update(ws).digest('hex');
 const empty = (): Removed => ({ rows: {}, blobKeys: [], jobIds: [], traceIds: [], sessionIds: [] });
 const HOUR_MS = 3_600_000;
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -218,6 +227,11 @@ export function createTenancyStore(db: Db): TenancyStore {
     },
     workspaceExists: async (ws) => (await coll('workspaces').countDocuments({ _id: ws }, { limit: 1 })) > 0,
 
+    isDeleted: async (ws) =>
+      (await deletions.countDocuments({ workspaceDigest: workspaceDigest(ws) }, { limit: 1 })) > 0,
+    async forgetDeleted(ws) {
+      await deletions.updateMany({ workspaceDigest: workspaceDigest(ws) }, { $set: { workspaceDigest: 'imported' } });
+    },
     deletions: {
       create: async (doc) => {
         await deletions.insertOne(doc);

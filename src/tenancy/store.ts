@@ -33,6 +33,10 @@ export interface TenancyStore {
   apiKeys(workspaceId: string): Promise<{ id: string; hash: string }[]>;
   deleteIds(collection: string, ids: string[]): Promise<void>;
   workspaceExists(workspaceId: string): Promise<boolean>;
+  /** Whether an operator deleted (or is deleting) the workspace: a JWT for it provisions nothing. */
+  isDeleted(workspaceId: string): Promise<boolean>;
+  /** An import brought the workspace back: its deletions no longer name it. */
+  forgetDeleted(workspaceId: string): Promise<void>;
   deletions: {
     create(doc: DeletionDoc): Promise<void>;
     get(id: string): Promise<DeletionDoc | null>;

@@ -154,6 +154,10 @@ describe('workspace export, delete and import', () => {
       if (refused !== 401) await sleep(250);
     }
     expect(refused).toBe(401);
+    // A JWT for it (the identity provider still signs them) is refused: the workspace is not provisioned again.
+    const late = await app.get('/v1/session/context', await ws.jwt(['workspace_admin']));
+    expect(late.status).toBe(401);
+    expect(await app.deps.db.collection('workspaces').countDocuments({ _id: ws.workspaceId } as never)).toBe(0);
     // The other workspace is untouched.
     expect((await app.get('/v1/neurons', bystander.key, bystander.brainHeaders)).status).toBe(200);
 
