@@ -8,6 +8,7 @@ import { createTranscriptionActivities } from './transcription.js';
 import { createStakeholderMapActivities } from './stakeholder-maps.js';
 import { createUsageActivities } from './usage.js';
 import { createWebhookActivities } from './webhooks.js';
+import { createTenancyActivities } from './tenancy.js';
 
 /** Every activity, assembled from per-area factories; wired only in worker/index.ts (and tests). */
 export const createActivities = (deps: { services: Services }) => ({
@@ -20,5 +21,6 @@ export const createActivities = (deps: { services: Services }) => ({
   ...createStakeholderMapActivities(deps),
   ...createUsageActivities(deps),
   ...createWebhookActivities(deps),
+  ...createTenancyActivities(deps),
 });
 export type Activities = ReturnType<typeof createActivities>;

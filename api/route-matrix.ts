@@ -15,6 +15,7 @@ const CREDENTIAL: Record<NonNullable<RouteDef['auth']>, string> = {
   jwt: 'JWT only',
   optional: 'none (a JWT only attributes)',
   none: 'none',
+  operator: 'operator token (OPERATOR_TOKEN)',
 };
 
 function credential(r: RouteDef): string {
@@ -25,6 +26,7 @@ function credential(r: RouteDef): string {
 
 function role(r: RouteDef): string {
   if (r.share === 'only' || r.auth === 'none' || r.auth === 'optional') return '—';
+  if (r.auth === 'operator') return 'platform operator';
   const roles = r.roles ?? [];
   if (roles.includes('core_admin')) return 'core_admin';
   if (roles.includes('workspace_admin')) return 'workspace_admin';

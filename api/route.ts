@@ -14,9 +14,10 @@ import { setSseAdmission, type SseGate } from './sse.js';
 
 /**
  * required: API key or JWT; jwt: JWT only (key management); optional: credential used when
- * present (public routes with attribution); none: never authenticated.
+ * present (public routes with attribution); none: never authenticated; operator: the platform
+ * operator's token (OPERATOR_TOKEN, docs/roles.md), never a tenant credential.
  */
-export type AuthMode = 'required' | 'jwt' | 'optional' | 'none';
+export type AuthMode = 'required' | 'jwt' | 'optional' | 'none' | 'operator';
 
 type Infer<S> = S extends ZodType ? z.output<S> : Record<string, never>;
 
@@ -173,6 +174,17 @@ async function resolveScope(def: RouteDef, ctx: Context, rc: RouteContext): Prom
     const access = await resolveShare(ctx, rc);
     ctx.state.share = access;
     return access.scope;
+  }
+  if (mode === 'operator') {
+    // The operator acts on workspaces from outside them: no workspace scope, its own failure limit.
+    const blocked = await rc.rateLimit.authFailureBlock(ctx);
+    if (blocked) throw blocked;
+    try {
+      rc.services.tenancy.checkOperator(token ?? null);
+    } catch (e) {
+      throw (await rc.rateLimit.recordAuthFailure(ctx)) ?? e;
+    }
+    return { workspaceId: '', userId: null, apiKeyId: null, roles: [], credential: 'system' };
   }
   let scope: Scope | null = null;
   if (mode !== 'none' && token) {

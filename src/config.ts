@@ -114,6 +114,20 @@ export const ConfigSchema = z.object({
   // Run the schedule reconciler when the API starts (repairs drift between scheduled receptors and Temporal Schedules).
   /** How often the usage reconciler runs (its Temporal Schedule `usage-reconcile`, docs/usage.md). */
   USAGE_RECONCILE_EVERY_S: z.coerce.number().int().min(60).default(600),
+  // Retention (docs/operations.md, "Retention"): platform defaults in seconds for how long ended jobs,
+  // traces (with their engrams), answered interventions, finished webhook deliveries, ended transcripts
+  // and usage ledger rows are kept; 0 keeps them forever. A workspace admin may set its own.
+  RETENTION_JOBS_S: z.coerce.number().int().min(0).default(0),
+  RETENTION_TRACES_S: z.coerce.number().int().min(0).default(0),
+  RETENTION_INTERVENTIONS_S: z.coerce.number().int().min(0).default(0),
+  RETENTION_WEBHOOK_DELIVERIES_S: z.coerce.number().int().min(0).default(0),
+  RETENTION_TRANSCRIPTS_S: z.coerce.number().int().min(0).default(0),
+  RETENTION_USAGE_ROWS_S: z.coerce.number().int().min(0).default(0),
+  /** How often the retention sweep runs (its Temporal Schedule `retention-sweep`), and how many rows one batch deletes. */
+  RETENTION_EVERY_S: z.coerce.number().int().min(60).default(3600),
+  RETENTION_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+  /** The platform operator's bearer token (operator routes: delete and import a workspace); unset: those routes answer 401. */
+  OPERATOR_TOKEN: z.string().min(32).optional(),
   RECONCILE_SCHEDULES_ON_START: z
     .enum(['true', 'false'])
     .default('true')

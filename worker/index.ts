@@ -111,6 +111,15 @@ async function main(config: Config = loadConfig()) {
         'could not create the usage-reconcile schedule; it is tried again at the next start',
       ),
     );
+  // The retention sweep runs on its own Temporal Schedule too (docs/operations.md, Retention).
+  services.tenancy
+    .ensureSchedule()
+    .catch((e: unknown) =>
+      log.warn(
+        { err: (e as Error).message },
+        'could not create the retention-sweep schedule; it is tried again at the next start',
+      ),
+    );
   const stop = () => {
     log.info('worker stopping');
     worker.shutdown();

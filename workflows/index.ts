@@ -10,3 +10,4 @@ export { transcription } from './transcription.js';
 export { stakeholderExtract } from './stakeholder-extract.js';
 export { usageReconcile } from './usage-reconcile.js';
 export { webhookDelivery } from './webhook-delivery.js';
+export { retentionSweep, workspaceErase } from './tenancy/index.js';

@@ -27,6 +27,7 @@ import meetings from './meetings.js';
 import voice from './voice.js';
 
 import stakeholderMaps from './stakeholder-maps.js';
+import tenancy from './tenancy.js';
 
 /**
  * The flat list of every mounted route family (OpenAPI walks the same list). Order matters where
@@ -36,6 +37,7 @@ import stakeholderMaps from './stakeholder-maps.js';
  */
 export const routeFamilies: Record<string, RouteDef[]> = {
   voice,
+  tenancy,
   platform,
   traces,
   neurons,

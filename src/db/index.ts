@@ -21,6 +21,7 @@ import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';
 import { createMeetingRepo, meetingIndexes } from './meetings.js';
 import { createSecretRepo, secretIndexes } from './secrets.js';
 import { createWebhookRepo, webhookIndexes } from './webhooks.js';
+import { tenancyIndexes } from '../tenancy/index.js';
 
 /** Every index the platform's query paths need; created at start-up by ensureIndexes. */
 export const allIndexes: IndexSpec[] = [
@@ -43,6 +44,7 @@ export const allIndexes: IndexSpec[] = [
   ...stakeholderMapIndexes,
   ...secretIndexes,
   ...webhookIndexes,
+  ...tenancyIndexes,
 ];
 
 /**

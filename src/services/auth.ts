@@ -35,12 +35,17 @@ export function createAuthService({
   repo,
   recent,
   log,
+  isDeleted,
 }: {
   config: Config;
   repo: WorkspaceRepo;
   recent: RecentCredentials;
   log?: Logger;
+  /** Whether the platform operator deleted the workspace (src/tenancy): a JWT for it is refused, not re-provisioned. */
+  isDeleted?: (workspaceId: string) => Promise<boolean>;
 }) {
+  // Workspaces seen not deleted, for a few seconds (one read per workspace per process, not per request).
+  const liveUntil = new Map<string, number>();
   const secret = new TextEncoder().encode(config.JWT_SECRET);
   const keyCache = new Map<string, { key: ApiKeyDoc; until: number }>();
   const lastUsedWrite = new Map<string, number>();
@@ -115,6 +120,11 @@ export function createAuthService({
 
   async function fromJwt(token: string): Promise<Scope> {
     const claims = await verifyJwt(token);
+    if (isDeleted && (liveUntil.get(claims.workspace_id) ?? 0) < Date.now()) {
+      if (await isDeleted(claims.workspace_id)) throw authRequired('The workspace was deleted');
+      if (liveUntil.size > 10_000) liveUntil.clear();
+      liveUntil.set(claims.workspace_id, Date.now() + KEY_CACHE_MS);
+    }
     // A JWT for a workspace the platform has not seen yet provisions it (its slug: `ws-<first 8 of id>`).
     await repo.ensureWorkspace(
       claims.workspace_id,

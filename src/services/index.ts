@@ -33,6 +33,7 @@ import { createBudgetService } from './budgets.js';
 import { createUsageReconciler } from './usage-reconciler.js';
 import { createUsageCounters } from '../db/usage-counters.js';
 import { createBlobStore } from '../blobs/store.js';
+import { createTenancyService, createTenancyStore } from '../tenancy/index.js';
 import { createEmbedder } from '../embeddings/index.js';
 import { createDocumentService } from './documents.js';
 import { createIngestService } from './ingest.js';
@@ -47,7 +48,14 @@ import { createStakeholderMapService } from './stakeholder-maps.js';
 export function createServices(deps: Deps) {
   // Credentials recently verified against the store, shared through Redis (the failed-authentication limiter lets them through).
   const recent = createRecentCredentials(deps.redis, deps.config.REDIS_PREFIX, deps.log);
-  const auth = createAuthService({ config: deps.config, repo: deps.repos.workspaces, recent, log: deps.log });
+  const tenancyStore = createTenancyStore(deps.db);
+  const auth = createAuthService({
+    config: deps.config,
+    repo: deps.repos.workspaces,
+    recent,
+    log: deps.log,
+    isDeleted: (ws) => tenancyStore.isDeleted(ws),
+  });
   const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams, log: deps.log });
   const health = createHealthService(deps);
   const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client });
@@ -304,7 +312,19 @@ export function createServices(deps: Deps) {
     config: c,
     log: deps.log,
   });
+  // Retention, storage report, workspace deletion, export and import (src/tenancy, docs/operations.md).
+  const tenancy = createTenancyService({
+    store: tenancyStore,
+    redis: deps.redis,
+    streams: deps.streams,
+    blobs,
+    temporal: deps.temporal.client,
+    config: c,
+    log: deps.log,
+    workspaceIds: () => deps.repos.workspaces.workspaceIds(),
+  });
   return {
+    tenancy,
     firstTurns,
     search,
     stakeholderMaps,

@@ -321,7 +321,10 @@ export function useRouteWorld(app: TestApp) {
         'webhook-endpoints': w.ids.webhookEndpoint,
         stakeholders: w.ids.stakeholder,
         'stakeholder-map': path.includes('/versions/') ? w.ids.stakeholderVersion : w.ids.stakeholder,
+        // Operator routes: a deletion id that names none (the operator token is the only credential).
+        operator: '00000000-0000-4000-8000-000000000000',
       }[family],
+      workspaceId: w.ids.workspace,
       session_id: w.ids.session,
       delivery_id: w.ids.webhookDelivery,
       artifact_id: w.ids.artifact,
@@ -365,6 +368,7 @@ export function useRouteWorld(app: TestApp) {
       'POST /v1/api-keys': { name: 'k' },
       'PATCH /v1/api-keys/:id': { rate_limit: null },
       'PATCH /v1/workspace': { name: 'Renamed' },
+      'PATCH /v1/workspace/retention': { interventions: 0 },
       'POST /v1/brains': { name: 'b' },
       'PATCH /v1/traces/:id': { title: 't' },
       'POST /v1/traces/:id/messages': { content: 'c' },

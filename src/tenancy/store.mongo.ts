@@ -1,0 +1,249 @@
+import { createHash } from 'node:crypto';
+import { BSON, type Db, type Document, type Filter } from 'mongodb';
+import type { IndexSpec } from '../db/client.js';
+import { CHILDREN, PLATFORM_COLLECTIONS, isHoldCollection } from './inventory.js';
+import type { DeletionDoc, RetentionKind, RetentionSettingsDoc } from './model.js';
+import type { Removed, TenancyStore } from './store.js';
+
+type Row = Document & { _id: string };
+
+/** The tenancy area's indexes (created at start-up with every other: src/db/index.ts allIndexes). */
+export const tenancyIndexes: IndexSpec[] = [
+  { collection: 'workspace_deletions', keys: { workspaceDigest: 1 }, name: 'digest' },
+];
+/** A deletion names its workspace only by this digest (nothing of the workspace is kept). */
+export const workspaceDigest = (ws: string) => createHash('sha256').update(ws).digest('hex');
+const empty = (): Removed => ({ rows: {}, blobKeys: [], jobIds: [], traceIds: [], sessionIds: [] });
+const HOUR_MS = 3_600_000;
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const blobKeyOf = (d: Document): string | null => (typeof d.blobKey === 'string' ? d.blobKey : null);
+
+/**
+ * The tenancy area's MongoDB adapter. It reads and deletes other areas' rows by their stored shape
+ * (workspaceId, the parent fields of src/tenancy/inventory.ts): the narrow calls retention and
+ * workspace deletion need, kept here instead of in each area's repository.
+ */
+export function createTenancyStore(db: Db): TenancyStore {
+  const settings = db.collection<RetentionSettingsDoc>('retention_settings');
+  const deletions = db.collection<DeletionDoc>('workspace_deletions');
+  const coll = (name: string) => db.collection<Row>(name);
+
+  /** Deletes rows by id, with their children and blobs noted; returns what went. */
+  async function removeRows(name: string, rows: Row[], out: Removed): Promise<void> {
+    if (!rows.length) return;
+    const ids = rows.map((r) => r._id);
+    for (const rule of CHILDREN.filter((c) => c.parent === name)) {
+      const filter: Filter<Row> = rule.field
+        ? { [rule.field]: { $in: ids } }
+        : { $or: ids.map((id) => ({ _id: { $regex: `^${escapeRe(id)}:` } })) };
+      const kids = await coll(rule.collection).find(filter).toArray();
+      for (const k of kids) {
+        const b = blobKeyOf(k);
+        if (b) out.blobKeys.push(b);
+      }
+      const n = (await coll(rule.collection).deleteMany(filter)).deletedCount;
+      if (n) out.rows[rule.collection] = (out.rows[rule.collection] ?? 0) + n;
+    }
+    for (const r of rows) {
+      const b = blobKeyOf(r);
+      if (b) out.blobKeys.push(b);
+    }
+    const n = (await coll(name).deleteMany({ _id: { $in: ids } })).deletedCount;
+    if (n) out.rows[name] = (out.rows[name] ?? 0) + n;
+  }
+
+  /**
+   * Usage ledger rows whose hour is stored as a rollup (the usage reconciler's, src/services/usage-reconciler.ts):
+   * only those may go, so every past total still adds up from the rollups. A row of an hour never rolled up stays.
+   */
+  async function rolledUp(ws: string, rows: Row[]): Promise<Row[]> {
+    const hourOf = (r: Row) => Math.floor((r.at as Date).getTime() / HOUR_MS);
+    const hours = [...new Set(rows.map(hourOf))];
+    if (!hours.length) return rows;
+    const stored = await coll('usage_rollups')
+      .find({ workspaceId: ws, hour: { $in: hours.map((h) => new Date(h * HOUR_MS)) } }, { projection: { hour: 1 } })
+      .toArray();
+    const ok = new Set(stored.map((r) => Math.floor((r.hour as Date).getTime() / HOUR_MS)));
+    return rows.filter((r) => ok.has(hourOf(r)));
+  }
+
+  async function expireTraces(ws: string, before: Date, limit: number, out: Removed) {
+    const traces = await coll('traces')
+      .find({ workspaceId: ws, updatedAt: { $lt: before } })
+      .limit(limit)
+      .toArray();
+    if (!traces.length) return;
+    const traceIds = traces.map((t) => String(t.traceId));
+    out.traceIds.push(...traceIds);
+    const engrams = await coll('engrams')
+      .find({ workspaceId: ws, traceId: { $in: [...traceIds, ...traces.map((t) => t._id)] } })
+      .toArray();
+    await removeRows('engrams', engrams, out);
+    await removeRows('traces', traces, out);
+  }
+
+  const RULES: Record<
+    Exclude<RetentionKind, 'traces'>,
+    { collection: string; filter: (before: Date) => Filter<Row> }
+  > = {
+    jobs: {
+      collection: 'jobs',
+      filter: (before) => ({ status: { $in: ['completed', 'failed'] }, finishedAt: { $lt: before } }),
+    },
+    interventions: {
+      collection: 'interventions',
+      filter: (before) => ({ status: { $ne: 'pending' }, updatedAt: { $lt: before } }),
+    },
+    // Webhook deliveries (src/services/webhooks.ts owns them): a finished one past its window.
+    webhook_deliveries: {
+      collection: 'webhook_deliveries',
+      filter: (before) => ({ finishedAt: { $ne: null, $lt: before } }),
+    },
+    transcripts: {
+      collection: 'transcription_sessions',
+      filter: (before) => ({ status: { $in: ['ready', 'failed'] }, startedAt: { $lt: before } }),
+    },
+    usage_rows: { collection: 'usage_ledger', filter: (before) => ({ at: { $lt: before } }) },
+  };
+
+  return {
+    settings: (ws) => settings.findOne({ _id: ws }),
+    async saveSettings(ws, windows) {
+      const now = new Date();
+      await settings.updateOne({ _id: ws }, { $set: { workspaceId: ws, windows, updatedAt: now } }, { upsert: true });
+      return (await settings.findOne({ _id: ws }))!;
+    },
+
+    async expire(ws, kind, before, limit) {
+      const out = empty();
+      if (kind === 'traces') {
+        await expireTraces(ws, before, limit, out);
+        return out;
+      }
+      const rule = RULES[kind];
+      let rows = await coll(rule.collection)
+        .find({ workspaceId: ws, ...rule.filter(before) } as Filter<Row>)
+        .limit(limit)
+        .toArray();
+      if (kind === 'usage_rows') rows = await rolledUp(ws, rows);
+      if (kind === 'jobs') {
+        out.jobIds.push(...rows.map((r) => r._id));
+        for (const c of ['run_contexts', 'job_claims']) {
+          const n = (await coll(c).deleteMany({ workspaceId: ws, _id: { $in: rows.map((r) => r._id) } })).deletedCount;
+          if (n) out.rows[c] = n;
+        }
+      }
+      if (kind === 'transcripts') {
+        const ids = rows.map((r) => r._id);
+        out.sessionIds.push(...ids);
+        const chunks = await coll('transcription_chunks')
+          .find({ workspaceId: ws, sessionId: { $in: ids } })
+          .toArray();
+        await removeRows('transcription_chunks', chunks, out);
+      }
+      await removeRows(rule.collection, rows, out);
+      return out;
+    },
+
+    async collections() {
+      const all = await db.listCollections({}, { nameOnly: true }).toArray();
+      return all
+        .map((c) => c.name)
+        .filter((n) => !n.startsWith('system.') && !PLATFORM_COLLECTIONS.has(n))
+        .sort();
+    },
+
+    async usage(ws) {
+      const collections: Record<string, { rows: number; bytes: number }> = {};
+      let blobBytes = 0;
+      for await (const { collection, doc } of this.rowsOf(ws)) {
+        const c = (collections[collection] ??= { rows: 0, bytes: 0 });
+        c.rows += 1;
+        c.bytes += BSON.calculateObjectSize(doc);
+        if (blobKeyOf(doc)) {
+          const size = typeof doc.size === 'number' ? doc.size : typeof doc.bytes === 'number' ? doc.bytes : 0;
+          blobBytes += size;
+        }
+      }
+      return { collections, blobBytes };
+    },
+
+    async ownedIds(collection, ws, after, limit) {
+      const rows = await coll(collection)
+        .find(after ? { workspaceId: ws, _id: { $gt: after } } : { workspaceId: ws }, { projection: { _id: 1 } })
+        .sort({ _id: 1 })
+        .limit(limit)
+        .toArray();
+      return rows.map((r) => r._id);
+    },
+
+    async eraseBatch(ws, limit) {
+      const out = empty();
+      for (const name of await this.collections()) {
+        if (name === 'workspaces') continue;
+        if (isHoldCollection(name)) {
+          const n = (await coll(name).deleteMany({ _id: { $regex: escapeRe(ws) } })).deletedCount;
+          if (n) out.rows[name] = n;
+          continue;
+        }
+        const rows = await coll(name).find({ workspaceId: ws }).limit(limit).toArray();
+        if (name === 'jobs') out.jobIds.push(...rows.map((r) => r._id));
+        await removeRows(name, rows, out);
+        if (Object.keys(out.rows).length && rows.length >= limit) return out;
+      }
+      return out;
+    },
+
+    async *rowsOf(ws) {
+      const childNames = new Set(CHILDREN.map((c) => c.collection));
+      for (const name of await this.collections()) {
+        // Children come with their parent (some carry workspaceId too: once only).
+        if (isHoldCollection(name) || childNames.has(name)) continue;
+        const filter: Filter<Row> = name === 'workspaces' ? { _id: ws } : { workspaceId: ws };
+        const children = CHILDREN.filter((c) => c.parent === name);
+        for await (const doc of coll(name).find(filter).sort({ _id: 1 })) {
+          yield { collection: name, doc };
+          for (const rule of children) {
+            const f: Filter<Row> = rule.field
+              ? { [rule.field]: doc._id }
+              : { _id: { $regex: `^${escapeRe(doc._id)}:` } };
+            for await (const kid of coll(rule.collection).find(f)) yield { collection: rule.collection, doc: kid };
+          }
+        }
+      }
+    },
+
+    async insertRows(collection, docs) {
+      if (docs.length) await coll(collection).insertMany(docs as Row[], { ordered: false });
+    },
+    async apiKeys(ws) {
+      const rows = await coll('api_keys')
+        .find({ workspaceId: ws }, { projection: { hash: 1 } })
+        .toArray();
+      return rows.map((r) => ({ id: r._id, hash: String(r.hash) }));
+    },
+    async deleteIds(collection, ids) {
+      await coll(collection).deleteMany({ _id: { $in: ids } });
+    },
+    workspaceExists: async (ws) => (await coll('workspaces').countDocuments({ _id: ws }, { limit: 1 })) > 0,
+
+    isDeleted: async (ws) =>
+      (await deletions.countDocuments({ workspaceDigest: workspaceDigest(ws) }, { limit: 1 })) > 0,
+    async forgetDeleted(ws) {
+      await deletions.updateMany({ workspaceDigest: workspaceDigest(ws) }, { $set: { workspaceDigest: 'imported' } });
+    },
+    deletions: {
+      create: async (doc) => {
+        await deletions.insertOne(doc);
+      },
+      get: (id) => deletions.findOne({ _id: id }),
+      async update(id, set, add) {
+        const inc = Object.fromEntries(Object.entries(add ?? {}).map(([k, v]) => [`deleted.${k}`, v]));
+        await deletions.updateOne(
+          { _id: id },
+          { $set: { ...set, updatedAt: new Date() }, ...(Object.keys(inc).length ? { $inc: inc } : {}) },
+        );
+      },
+    },
+  };
+}
