@@ -52,6 +52,8 @@ export const jobIndexes: IndexSpec[] = [
   ),
   { collection: 'jobs', keys: { parentJobId: 1 }, name: 'parent' },
   { collection: 'jobs', keys: { workspaceId: 1, shareTokenId: 1 }, name: 'ws_share' },
+  // The webhook outbox's followers read the ends not yet announced (a range on one typed key, pushed down with the limit).
+  { collection: 'job_claims', keys: { outboxAt: 1 }, name: 'outbox' },
 ];
 
 /** A job's claimed terminal state (src/db/claims.ts): `_id` `job:<id>:terminal`, the transition it applied. */
@@ -59,6 +61,21 @@ export interface JobClaimDoc {
   _id: string;
   workspaceId: string;
   set: Partial<JobDoc>;
+  /**
+   * Set in the claim's own insert, so the end's events are recorded with the end itself (the
+   * webhook outbox follows these, src/webhooks/outbox.ts); unset once they are recorded in the
+   * outbox. Claims made before 2026-11 have none (nothing is announced twice after an upgrade).
+   */
+  outboxAt?: Date;
+}
+
+/** A job's end whose events are not recorded yet: its claim, and the job with the claimed end applied. */
+export interface UnannouncedEnd {
+  claimId: string;
+  workspaceId: string;
+  jobId: string;
+  /** Null when the job record is gone (its events are then dropped). */
+  job: Job | null;
 }
 
 /** A job as services see it: `result` decoded (undefined while none is stored), `waitingFor` decoded. */
@@ -165,8 +182,31 @@ export function createJobRepo(db: Db) {
      */
     async claimTerminal(workspaceId: string, jobId: string, change: JobChange) {
       const set = encodeChange(change);
-      const won = await claim(claims, { _id: terminalId(jobId), workspaceId, set });
+      const won = await claim(claims, { _id: terminalId(jobId), workspaceId, set, outboxAt: new Date() });
       return { won, held: won ? decodeClaimed(set) : await held(jobId) };
+    },
+    /**
+     * Up to `limit` ends whose events are not recorded yet (claims still carrying `outboxAt` at or
+     * before `now`), each with its job as the claim ends it (the claim is the truth: the job record
+     * may not show the end yet when its writer died in between).
+     */
+    async unannouncedEnds(now: Date, limit: number): Promise<UnannouncedEnd[]> {
+      const due = await claims
+        .find({ outboxAt: { $lte: now } })
+        .limit(limit)
+        .toArray();
+      return Promise.all(
+        due.map(async (c) => {
+          const jobId = c._id.slice('job:'.length, -':terminal'.length);
+          const doc = await findById(jobs, jobId, { workspaceId: c.workspaceId });
+          const job = doc ? { ...decodeJob(doc), ...decodeClaimed(c.set) } : null;
+          return { claimId: c._id, workspaceId: c.workspaceId, jobId, job };
+        }),
+      );
+    },
+    /** The end's events are recorded: the claim leaves the outbox. */
+    async markAnnounced(claimId: string): Promise<void> {
+      await claims.updateOne({ _id: claimId }, { $unset: { outboxAt: '' } });
     },
     /** Writes the claimed terminal state onto the job (processedAt set by `$min` if unset); the job after it. */
     async settleTerminal(workspaceId: string, jobId: string, state: JobChange, now: Date): Promise<Job | null> {
