@@ -17,7 +17,8 @@ const bookkeeping = wf.proxyActivities<Activities>({
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'delivered' | 'failed'> {
   const { sendWebhook } = wf.proxyActivities<Activities>({
-    startToCloseTimeout: '1 minute',
+    // The send itself times out after 15 s; an attempt whose worker died is retried after this.
+    startToCloseTimeout: '30 seconds',
     scheduleToCloseTimeout: '24 hours',
     retry: {
       initialInterval: input.retryInitialMs,

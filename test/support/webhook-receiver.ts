@@ -20,10 +20,14 @@ export interface ReceivedWebhook {
  */
 export async function startWebhookReceiver(answer: (path: string) => number = () => 200) {
   const received: ReceivedWebhook[] = [];
+  // While held, requests wait unanswered (a fault test holds them around a kill: what the receiver
+  // never answered may be sent again; what it answered 2xx must not).
+  let held: (() => void)[] | null = null;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', () => (held ? held.push(reply) : reply()));
+    function reply() {
       const path = req.url ?? '/';
       const body = Buffer.concat(chunks).toString('utf8');
       let type = '';
@@ -35,7 +39,8 @@ export async function startWebhookReceiver(answer: (path: string) => number = ()
       } catch {
         /* not JSON: kept as it came */
       }
-      const status = answer(path);
+      // A request whose sender went away while it was held was never answered (status 0).
+      const status = !res.socket || res.socket.destroyed ? 0 : answer(path);
       received.push({
         path,
         headers: req.headers,
@@ -45,14 +50,24 @@ export async function startWebhookReceiver(answer: (path: string) => number = ()
         jobId,
         status,
       });
-      res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
-    });
+      if (status) res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+    }
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     base,
     received,
+    /** From now on, requests wait unanswered until `release`. */
+    hold(): void {
+      held ??= [];
+    },
+    /** Answers the held requests (those whose sender is gone are recorded unanswered) and stops holding. */
+    release(): void {
+      const waiting = held ?? [];
+      held = null;
+      for (const r of waiting) r();
+    },
     /** What one path (endpoint) got. */
     at: (path: string) => received.filter((r) => r.path === path),
     async close() {
