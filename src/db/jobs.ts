@@ -74,6 +74,8 @@ export interface UnannouncedEnd {
   claimId: string;
   workspaceId: string;
   jobId: string;
+  /** The claim's outbox mark as read (a follower holds the end by moving it from this value). */
+  outboxAt: Date;
   /** Null when the job record is gone (its events are then dropped). */
   job: Job | null;
 }
@@ -186,7 +188,7 @@ export function createJobRepo(db: Db) {
       return { won, held: won ? decodeClaimed(set) : await held(jobId) };
     },
     /**
-     * Up to `limit` ends whose events are not recorded yet (claims still carrying `outboxAt` at or
+     * Up to `limit` ends whose events are not announced yet (claims still carrying `outboxAt` at or
      * before `now`), each with its job as the claim ends it (the claim is the truth: the job record
      * may not show the end yet when its writer died in between).
      */
@@ -200,11 +202,17 @@ export function createJobRepo(db: Db) {
           const jobId = c._id.slice('job:'.length, -':terminal'.length);
           const doc = await findById(jobs, jobId, { workspaceId: c.workspaceId });
           const job = doc ? { ...decodeJob(doc), ...decodeClaimed(c.set) } : null;
-          return { claimId: c._id, workspaceId: c.workspaceId, jobId, job };
+          return { claimId: c._id, workspaceId: c.workspaceId, jobId, outboxAt: c.outboxAt!, job };
         }),
       );
     },
-    /** The end's events are recorded: the claim leaves the outbox. */
+    /**
+     * Holds an unannounced end for one follower until `until` (its mark moves forward, so other
+     * followers skip it); false when another follower moved it first.
+     */
+    holdUnannounced: async (claimId: string, seen: Date, until: Date): Promise<boolean> =>
+      (await claims.updateOne({ _id: claimId, outboxAt: seen }, { $set: { outboxAt: until } })).modifiedCount === 1,
+    /** The end's events are fanned out: the claim leaves the outbox. */
     async markAnnounced(claimId: string): Promise<void> {
       await claims.updateOne({ _id: claimId }, { $unset: { outboxAt: '' } });
     },

@@ -134,12 +134,13 @@ export function createServices(deps: Deps) {
   jobs.onStatus((job) => webhooks.onJob(job));
   interventions.onChange((change, doc) => webhooks.onIntervention(change, doc));
   // A job's end is recorded with its terminal claim (the claim's insert carries the outbox mark):
-  // the outbox's follower turns each unannounced end into its event, whichever process stored it.
+  // the outbox's follower fans each unannounced end out, whichever process stored it.
   webhooks.addSource({
     name: 'job-ends',
     due: async (limit) =>
       (await jobs.unannouncedEnds(limit)).map((end) => ({
         events: endEvents(end),
+        hold: (until) => jobs.holdUnannounced(end.claimId, end.outboxAt, until),
         settle: () => jobs.markAnnounced(end.claimId),
       })),
   });

@@ -258,11 +258,13 @@ export function createJobService({
       statusListeners.push(listener);
     },
     /**
-     * Ends whose events are not recorded yet (their terminal claims carry the outbox mark, set in
-     * the claim's own insert): the webhook outbox's followers read them, record their events and
+     * Ends whose events are not announced yet (their terminal claims carry the outbox mark, set in
+     * the claim's own insert): the webhook outbox's followers hold them, fan their events out and
      * mark them announced, so an end is announced even when the process that stored it died next.
      */
     unannouncedEnds: (limit: number) => repo.unannouncedEnds(new Date(), limit),
+    holdUnannounced: (claimId: string, seen: Date, until: Date): Promise<boolean> =>
+      repo.holdUnannounced(claimId, seen, until),
     markAnnounced: (claimId: string): Promise<void> => repo.markAnnounced(claimId),
     get,
     streamKey,

@@ -4,14 +4,21 @@ import type { WebhookStore } from './store.js';
 import { uuidFromName } from '../ids.js';
 
 /**
- * A durable record of changes whose events are not in the outbox yet, kept by the area that owns
- * the change (a job's terminal claim carries its mark in its own insert). The follower records
- * each item's events in the outbox, then settles the item.
+ * A durable record of changes whose events are not announced yet, kept by the area that owns the
+ * change (a job's terminal claim carries its mark in its own insert): the outbox of those events.
+ * The follower holds an item, fans its events out, then settles it.
  */
 export interface OutboxSource {
   name: string;
-  /** Up to `limit` items whose events are not recorded yet. */
-  due(limit: number): Promise<{ events: WebhookEventRecord[]; settle(): Promise<void> }[]>;
+  /** Up to `limit` items whose events are not announced yet. */
+  due(limit: number): Promise<OutboxItem[]>;
+}
+export interface OutboxItem {
+  events: WebhookEventRecord[];
+  /** Holds the item for this follower until `until`; false when another follower moved it first. */
+  hold(until: Date): Promise<boolean>;
+  /** Its events are fanned out: it leaves the outbox. */
+  settle(): Promise<void>;
 }
 
 export interface OutboxFollowerOptions {
@@ -37,10 +44,12 @@ export const eventRow = (e: WebhookEventRecord, now = new Date()): WebhookEventD
 /**
  * The webhook outbox's follower (docs/webhooks.md, "Delivery guarantees"). Every API and worker
  * process runs one. Each round it
- * 1. records in the outbox the events of every source's due items, then settles them;
- * 2. takes the outbox rows that are due, holds them for `holdMs` (pushing `dueAt` forward, so
- *    other followers skip them), fans each out (`fanOut`: one delivery per endpoint subscribed
- *    now, read from the store), and removes the row.
+ * 1. takes every source's due items (job ends), holds them for `holdMs` (other followers skip
+ *    them), fans their events out and settles them;
+ * 2. takes the outbox rows that are due (waits, interventions), holds them the same way, fans each
+ *    out and removes it.
+ * Fanning out (`fanOut`) records one delivery per endpoint subscribed at that moment (read from
+ * the store) and starts its workflow.
  * A follower that dies mid-round leaves its rows due again once the hold passes; another follower
  * (or this one restarted) fans them out again, which is idempotent: delivery ids are name-based on
  * (endpoint, event key), recorded by unique insert, and each delivery's workflow id is its id.
@@ -75,16 +84,43 @@ export function createOutboxFollower(d: {
       wakeUp = done;
     });
 
-  /** Records the events of every source's due items; returns how many items it settled. */
+  /** Fans out `work` a few at a time (each is a store read and a workflow start per endpoint); failures are left held. */
+  async function lanes<T>(work: T[], run: (w: T) => Promise<void>, name: (w: T) => string): Promise<void> {
+    const queue = [...work];
+    await Promise.all(
+      Array.from({ length: Math.min(8, queue.length) }, async () => {
+        for (let w = queue.shift(); w !== undefined; w = queue.shift()) {
+          try {
+            await run(w);
+          } catch (err) {
+            // Left held: it falls due again after the hold (and is fanned out again, idempotently).
+            log?.warn(
+              { err: (err as Error).message, key: name(w) },
+              'webhook outbox: fanning out an event failed; retried',
+            );
+          }
+        }
+      }),
+    );
+  }
+
+  /** Fans out the events of every source's due items it holds, then settles them; returns how many items it read. */
   async function drainSources(): Promise<number> {
     let n = 0;
     for (const s of d.sources()) {
       const items = await s.due(o.batch);
-      for (const item of items) {
-        for (const e of item.events) await store.recordEvent(eventRow(e));
-        await item.settle();
-        n++;
-      }
+      n += items.length;
+      const until = new Date(Date.now() + o.holdMs);
+      const held: OutboxItem[] = [];
+      for (const item of items) if (await item.hold(until)) held.push(item);
+      await lanes(
+        held,
+        async (item) => {
+          for (const e of item.events) await d.fanOut(eventRow(e));
+          await item.settle();
+        },
+        (item) => item.events.map((e) => e.key).join(',') || s.name,
+      );
     }
     return n;
   }
@@ -96,31 +132,22 @@ export function createOutboxFollower(d: {
     const until = new Date(now.getTime() + o.holdMs);
     const held: WebhookEventDoc[] = [];
     for (const r of rows) if (await store.holdEvent(r._id, r.dueAt, until)) held.push(r);
-    // A few rows at a time: each fan-out is a store read and a workflow start per endpoint.
-    const queue = [...held];
-    const lanes = Array.from({ length: Math.min(8, queue.length) }, async () => {
-      for (let r = queue.shift(); r; r = queue.shift()) {
-        try {
-          await d.fanOut(r);
-          await store.eventDone(r._id);
-        } catch (err) {
-          // Left held: it falls due again after the hold (and is fanned out again, idempotently).
-          log?.warn(
-            { err: (err as Error).message, key: r.key },
-            'webhook outbox: fanning out an event failed; retried',
-          );
-        }
-      }
-    });
-    await Promise.all(lanes);
+    await lanes(
+      held,
+      async (r) => {
+        await d.fanOut(r);
+        await store.eventDone(r._id);
+      },
+      (r) => r.key,
+    );
     return rows.length;
   }
 
-  /** One round: sources, then the outbox. Returns whether a full batch was found (go again at once). */
+  /** One round: sources, then the outbox rows. Returns whether a full batch was found (go again at once). */
   async function round(): Promise<boolean> {
-    const settled = await drainSources();
+    const fromSources = await drainSources();
     const read = await drainOutbox();
-    return settled >= o.batch || read >= o.batch;
+    return fromSources >= o.batch || read >= o.batch;
   }
 
   async function loop(): Promise<void> {

@@ -290,7 +290,7 @@ export function createWebhookService(d: {
     /**
      * A job became completed, failed or waiting, once stored (awaited by the transition). A wait's
      * event is recorded here, as part of the transition; an end's was recorded with its terminal
-     * claim (`jobEnds` source), so this only wakes the follower.
+     * claim (the `job-ends` source), so this only wakes the follower.
      */
     async onJob(job: Job): Promise<void> {
       if (job.status === 'completed' || job.status === 'failed') return follower.wake();
@@ -313,7 +313,7 @@ export function createWebhookService(d: {
         data: interventionData(i),
       });
     },
-    /** Adds a durable record of changes whose events the follower records in the outbox (job ends). */
+    /** Adds a durable record of changes whose events the follower fans out (job ends: their terminal claims). */
     addSource(source: OutboxSource): void {
       sources.push(source);
     },

@@ -103,7 +103,7 @@ describe('webhooks from an outbox', () => {
     expect(log.body.deliveries.map((d) => [d.id, d.event])).toEqual([[got[0].webhookId, 'job.completed']]);
   });
 
-  it('an end nobody announced (its writer died after the claim) is announced from its claim, once per endpoint', async () => {
+  it('a job end is announced from its terminal claim; an end fanned out again sends nothing new', async () => {
     const { ws, invoke, endpoint } = await setup();
     const path = unique('claimed');
     await endpoint(path, ['job.completed', 'job.failed']);
