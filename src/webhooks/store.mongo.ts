@@ -136,8 +136,6 @@ export function createWebhookRepo(db: Db): WebhookStore {
     eventDone: async (id: string): Promise<void> => {
       await events.deleteOne({ _id: id });
     },
-    /** How many outbox rows wait (bounded), for /health-like reports and tests. */
-    countEvents: (limit: number): Promise<number> => events.countDocuments({}, { limit }),
 
     /** Key rotation: re-seals every endpoint secret not under `keyId` with `reseal`; returns how many endpoints changed. */
     async resealAll(keyId: string, reseal: (sealed: string) => string): Promise<number> {

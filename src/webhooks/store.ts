@@ -58,8 +58,6 @@ export interface WebhookStore {
   holdEvent(id: string, seen: Date, until: Date): Promise<boolean>;
   /** Removes a fanned-out row. */
   eventDone(id: string): Promise<void>;
-  /** How many outbox rows wait, counted up to `limit`. */
-  countEvents(limit: number): Promise<number>;
 
   /** Key rotation: re-seals every endpoint secret not under `keyId`; returns how many endpoints changed. */
   resealAll(keyId: string, reseal: (sealed: string) => string): Promise<number>;
