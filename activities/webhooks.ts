@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Services } from '../src/services/index.js';
-import type { WebhookDeliveryInput } from '../src/services/webhooks.js';
+import type { WebhookDeliveryInput } from '../src/webhooks/index.js';
 
 /** Signed webhooks' activities (docs/webhooks.md): thin adapters over the webhook service. */
 export const createWebhookActivities = ({ services }: { services: Services }) => ({

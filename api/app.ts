@@ -49,6 +49,8 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   };
   // The API watches its dependencies so that requests meet a 503 at once while one is down.
   deps.breakers.start();
+  // Every API process follows the webhook outbox (docs/webhooks.md, "Delivery guarantees").
+  services.webhooks.follow();
   for (const def of allRoutes()) router[def.method](def.path, toKoaHandler(def, rc));
   // The OpenAPI document of every route above, generated from the same route objects at its first
   // request and kept as JSON text (building it at start cost every process ~25 MB of resident

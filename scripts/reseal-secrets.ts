@@ -10,7 +10,7 @@ import { createConnectionRepo } from '../src/db/connections.js';
 import { resealSecrets } from '../src/services/connections.js';
 import { createSecretRepo } from '../src/db/secrets.js';
 import { createSecretService } from '../src/services/secrets.js';
-import { createWebhookRepo } from '../src/db/webhooks.js';
+import { createWebhookRepo } from '../src/webhooks/index.js';
 
 const config = loadConfig();
 const box = createSecretBox(config);

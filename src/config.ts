@@ -91,6 +91,14 @@ export const ConfigSchema = z.object({
   OUTBOUND_ALLOW_HOSTS: commaList(),
   // Signed webhooks (docs/webhooks.md): the first retry of a failed delivery waits this long, doubling to 1 h, for 24 h.
   WEBHOOK_RETRY_INITIAL_MS: z.coerce.number().int().min(10).default(5000),
+  // The webhook outbox's follower (docs/webhooks.md, "Delivery guarantees"): how often an idle one
+  // looks for recorded events (a change in the same process wakes it at once), and whether this
+  // process runs one (`false`: it records events but never fans them out; some process must follow).
+  WEBHOOK_OUTBOX_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(500),
+  WEBHOOK_OUTBOX_FOLLOW: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   // Prometheus metrics: GET /metrics on the API (with METRICS_TOKEN set, only with "Authorization: Bearer <token>"),
   // and on the worker at WORKER_METRICS_PORT (unset: not served).
   METRICS_TOKEN: z.string().min(16).optional(),

@@ -60,6 +60,8 @@ export async function createWorker(
 ): Promise<{ worker: Worker; connection: NativeConnection; services: ReturnType<typeof createServices> }> {
   const connection = await NativeConnection.connect({ address: deps.config.TEMPORAL_ADDRESS });
   const services = createServices(deps);
+  // Every worker process follows the webhook outbox too (docs/webhooks.md, "Delivery guarantees").
+  services.webhooks.follow();
   const bundlePath = opts.bundlePath ?? process.env.CORTEX_WORKFLOW_BUNDLE;
   const source: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> =
     bundlePath && existsSync(bundlePath) ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath };

@@ -1,6 +1,6 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { WebhookDeliveryInput } from '../src/services/webhooks.js';
+import type { WebhookDeliveryInput } from '../src/webhooks/index.js';
 
 /** Recording a delivery's end is a store write: retried briefly, like any other. */
 const bookkeeping = wf.proxyActivities<Activities>({
@@ -17,7 +17,8 @@ const bookkeeping = wf.proxyActivities<Activities>({
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<'delivered' | 'failed'> {
   const { sendWebhook } = wf.proxyActivities<Activities>({
-    startToCloseTimeout: '1 minute',
+    // The send itself times out after 15 s; an attempt whose worker died is retried after this.
+    startToCloseTimeout: '30 seconds',
     scheduleToCloseTimeout: '24 hours',
     retry: {
       initialInterval: input.retryInitialMs,

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { WebhookDeliveryDoc, WebhookEndpoint as EndpointRecord } from '../../src/db/webhooks.js';
+import type { WebhookDeliveryDoc, WebhookEndpointRecord as EndpointRecord } from '../../src/webhooks/index.js';
 import { SuccessBody } from '../../src/schemas/common.js';
 import {
   WebhookDelivery,
@@ -12,7 +12,7 @@ import {
   WebhookEndpointUpdateBody,
   WebhookEndpointWithSecret,
   WebhookListQuery,
-} from '../../src/schemas/webhooks.js';
+} from '../../src/webhooks/index.js';
 import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 

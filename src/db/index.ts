@@ -20,7 +20,7 @@ import { createTraceRepo, traceIndexes } from './traces.js';
 import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';
 import { createMeetingRepo, meetingIndexes } from './meetings.js';
 import { createSecretRepo, secretIndexes } from './secrets.js';
-import { createWebhookRepo, webhookIndexes } from './webhooks.js';
+import { createWebhookRepo, webhookIndexes } from '../webhooks/index.js';
 import { tenancyIndexes } from '../tenancy/index.js';
 
 /** Every index the platform's query paths need; created at start-up by ensureIndexes. */

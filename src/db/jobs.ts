@@ -61,6 +61,8 @@ export const jobIndexes: IndexSpec[] = [
   { collection: 'jobs', keys: { createdAt: 1 }, name: 'created' },
   // A workspace's queue of runs past its share, oldest first (drain).
   { collection: 'run_queue', keys: { workspaceId: 1, queuedAt: 1 }, name: 'ws_queued' },
+  // The webhook outbox's followers read the ends not yet announced (a range on one typed key, pushed down with the limit).
+  { collection: 'job_claims', keys: { outboxAt: 1 }, name: 'outbox' },
 ];
 
 /** The kinds of job a caller starts as a run (a workspace's share of runs counts these, parent runs' children aside). */
@@ -90,6 +92,23 @@ export interface JobClaimDoc {
   _id: string;
   workspaceId: string;
   set: Partial<JobDoc>;
+  /**
+   * Set in the claim's own insert, so the end's events are recorded with the end itself (the
+   * webhook outbox follows these, src/webhooks/outbox.ts); unset once they are recorded in the
+   * outbox. Claims made before 2026-11 have none (nothing is announced twice after an upgrade).
+   */
+  outboxAt?: Date;
+}
+
+/** A job's end whose events are not recorded yet: its claim, and the job with the claimed end applied. */
+export interface UnannouncedEnd {
+  claimId: string;
+  workspaceId: string;
+  jobId: string;
+  /** The claim's outbox mark as read (a follower holds the end by moving it from this value). */
+  outboxAt: Date;
+  /** Null when the job record is gone (its events are then dropped). */
+  job: Job | null;
 }
 
 /** A job as services see it: `result` decoded (undefined while none is stored), `waitingFor` decoded. */
@@ -197,8 +216,37 @@ export function createJobRepo(db: Db) {
      */
     async claimTerminal(workspaceId: string, jobId: string, change: JobChange) {
       const set = encodeChange(change);
-      const won = await claim(claims, { _id: terminalId(jobId), workspaceId, set });
+      const won = await claim(claims, { _id: terminalId(jobId), workspaceId, set, outboxAt: new Date() });
       return { won, held: won ? decodeClaimed(set) : await held(jobId) };
+    },
+    /**
+     * Up to `limit` ends whose events are not announced yet (claims still carrying `outboxAt` at or
+     * before `now`), each with its job as the claim ends it (the claim is the truth: the job record
+     * may not show the end yet when its writer died in between).
+     */
+    async unannouncedEnds(now: Date, limit: number): Promise<UnannouncedEnd[]> {
+      const due = await claims
+        .find({ outboxAt: { $lte: now } })
+        .limit(limit)
+        .toArray();
+      return Promise.all(
+        due.map(async (c) => {
+          const jobId = c._id.slice('job:'.length, -':terminal'.length);
+          const doc = await findById(jobs, jobId, { workspaceId: c.workspaceId });
+          const job = doc ? { ...decodeJob(doc), ...decodeClaimed(c.set) } : null;
+          return { claimId: c._id, workspaceId: c.workspaceId, jobId, outboxAt: c.outboxAt!, job };
+        }),
+      );
+    },
+    /**
+     * Holds an unannounced end for one follower until `until` (its mark moves forward, so other
+     * followers skip it); false when another follower moved it first.
+     */
+    holdUnannounced: async (claimId: string, seen: Date, until: Date): Promise<boolean> =>
+      (await claims.updateOne({ _id: claimId, outboxAt: seen }, { $set: { outboxAt: until } })).modifiedCount === 1,
+    /** The end's events are fanned out: the claim leaves the outbox. */
+    async markAnnounced(claimId: string): Promise<void> {
+      await claims.updateOne({ _id: claimId }, { $unset: { outboxAt: '' } });
     },
     /** Writes the claimed terminal state onto the job (processedAt set by `$min` if unset); the job after it. */
     async settleTerminal(workspaceId: string, jobId: string, state: JobChange, now: Date): Promise<Job | null> {

@@ -19,7 +19,7 @@ import { createGuard } from '../net/guard.js';
 import { createSecretBox } from '../crypto/secrets.js';
 import { createConnectionService } from './connections.js';
 import { createSecretService } from './secrets.js';
-import { createWebhookService } from './webhooks.js';
+import { createWebhookService, endEvents } from '../webhooks/index.js';
 import { createPathwayHttpService, HTTP_NODE_MAX_RESPONSE_BYTES } from './pathway-http.js';
 import { HTTP_MAX_TIMEOUT_MS } from '../pathways/walk.js';
 import { createRemoteTools } from '../tools/remote.js';
@@ -141,6 +141,19 @@ export function createServices(deps: Deps) {
   });
   jobs.onStatus((job) => webhooks.onJob(job));
   interventions.onChange((change, doc) => webhooks.onIntervention(change, doc));
+  // A job's end is recorded with its terminal claim (the claim's insert carries the outbox mark):
+  // the outbox's follower fans each unannounced end out, whichever process stored it.
+  webhooks.addSource({
+    name: 'job-ends',
+    due: async (limit) =>
+      (await jobs.unannouncedEnds(limit)).map((end) => ({
+        events: endEvents(end),
+        hold: (until) => jobs.holdUnannounced(end.claimId, end.outboxAt, until),
+        settle: () => jobs.markAnnounced(end.claimId),
+      })),
+  });
+  // The follower stops with the store connection (shutdown, a test app's close).
+  deps.mongo.once('topologyClosed', () => void webhooks.stopFollowing());
   const connections = createConnectionService({
     repo: deps.repos.connections,
     reflexes: deps.repos.reflexes,

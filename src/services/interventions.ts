@@ -43,8 +43,12 @@ const ALL_STATUSES: InterventionStatus[] = ['pending', 'approved', 'rejected', '
  */
 export function createInterventionService({ repo, temporal }: { repo: InterventionRepo; temporal: Client }) {
   // Told of each intervention created or answered, once stored (signed webhooks subscribe); never awaited.
-  const listeners: ((change: 'created' | 'answered', doc: Intervention) => void)[] = [];
-  const told = (change: 'created' | 'answered', doc: Intervention) => listeners.forEach((l) => l(change, doc));
+  // Awaited: the webhook outbox records the event as part of the change (a failure fails the run's
+  // activity, which retries it; a retried create or answer reports its event again, once per key).
+  const listeners: ((change: 'created' | 'answered', doc: Intervention) => Promise<void> | void)[] = [];
+  const told = async (change: 'created' | 'answered', doc: Intervention) => {
+    await Promise.all(listeners.map((l) => l(change, doc)));
+  };
 
   async function get(scope: Scope, id: string): Promise<Intervention> {
     const doc = await repo.get(scope.workspaceId, id);
@@ -104,15 +108,19 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
 
   return {
     get,
-    /** Registers a listener told of each intervention created or answered (it must not throw). */
-    onChange(listener: (change: 'created' | 'answered', doc: Intervention) => void): void {
+    /** Registers a listener told of each intervention created or answered, awaited by the change. */
+    onChange(listener: (change: 'created' | 'answered', doc: Intervention) => Promise<void> | void): void {
       listeners.push(listener);
     },
 
     /** Idempotent on id (the workflow picks it), so a retried activity creates one record. */
     async create(scope: Scope, n: NewIntervention): Promise<Intervention> {
       const existing = await repo.get(scope.workspaceId, n.id);
-      if (existing) return existing;
+      if (existing) {
+        // A retried create (its first try may have died before its event was recorded).
+        await told('created', existing);
+        return existing;
+      }
       const now = new Date();
       const doc: Intervention = {
         _id: n.id,
@@ -146,7 +154,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         updatedAt: now,
       };
       await repo.insert(doc);
-      told('created', doc);
+      await told('created', doc);
       return doc;
     },
 
@@ -210,7 +218,11 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
     async recordAnswer(workspaceId: string, a: InterventionAnswer, kind: Intervention['kind']): Promise<Intervention> {
       const doc = await repo.get(workspaceId, a.interventionId);
       if (!doc) throw notFound('Intervention');
-      if (doc.status !== 'pending') return doc;
+      if (doc.status !== 'pending') {
+        // A retried answer (its first try may have died before its event was recorded).
+        if (doc.status !== 'expired' && doc.status !== 'cancelled') await told('answered', doc);
+        return doc;
+      }
       const now = new Date();
       const status = kind === 'pause' ? 'answered' : (own(STATUS_FOR, a.action) ?? 'answered');
       const deliveryId = a.deliveryId ?? doc.deliveries.find((d) => d.channel === 'api')?.id;
@@ -230,7 +242,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         updatedAt: now,
       });
       const answered = (await repo.get(workspaceId, doc._id))!;
-      told('answered', answered);
+      await told('answered', answered);
       return answered;
     },
 

@@ -130,9 +130,13 @@ export function createJobService({
 }) {
   // Starts a never-started job from its stored start, if it has one: the run service registers it.
   let restart: ((job: Job) => Promise<boolean>) | null = null;
-  // Told of each job that became completed, failed or waiting, once stored (signed webhooks subscribe); never awaited.
-  const statusListeners: ((job: Job) => void)[] = [];
-  const told = (job: Job) => statusListeners.forEach((l) => l(job));
+  // Told of each job that became completed, failed or waiting, once stored (signed webhooks subscribe).
+  // Awaited: a `waiting` event is recorded in the webhook outbox as part of the transition (a writer
+  // that fails there fails its call, and the run's activity retries it); an end's events come from its claim.
+  const statusListeners: ((job: Job) => Promise<void> | void)[] = [];
+  const told = async (job: Job) => {
+    await Promise.all(statusListeners.map((l) => l(job)));
+  };
   const streamKey = (jobId: string) => streams.keys.job(jobId);
   // Run starts this process has admitted and not yet stored, per workspace (admitRun).
   const starting = new Map<string, number>();
@@ -311,11 +315,11 @@ export function createJobService({
       await emit(jobId, { type: held.status === 'completed' ? 'complete' : 'error' }, held);
       const job = await repo.settleTerminal(workspaceId, jobId, held, now);
       const applied = job !== null && (won || (held.status === set.status && held.failedReason === set.failedReason));
-      if (applied && job) told(job);
+      if (applied && job) await told(job);
       return { applied, previous: null, job };
     }
     const { applied, previous } = await repo.recordTransition(workspaceId, jobId, set, now);
-    if (applied && previous && set.status === 'waiting') told({ ...previous, ...set });
+    if (applied && previous && set.status === 'waiting') await told({ ...previous, ...set });
     return { applied, previous, job: null };
   }
 
@@ -386,10 +390,22 @@ export function createJobService({
     onRestart(starter: (job: Job) => Promise<boolean>): void {
       restart = starter;
     },
-    /** Registers a listener told of each job that became completed, failed or waiting (it must not throw). */
-    onStatus(listener: (job: Job) => void): void {
+    /**
+     * Registers a listener told of each job that became completed, failed or waiting, awaited by the
+     * transition (a listener that throws fails it: only what must be part of the change may throw).
+     */
+    onStatus(listener: (job: Job) => Promise<void> | void): void {
       statusListeners.push(listener);
     },
+    /**
+     * Ends whose events are not announced yet (their terminal claims carry the outbox mark, set in
+     * the claim's own insert): the webhook outbox's followers hold them, fan their events out and
+     * mark them announced, so an end is announced even when the process that stored it died next.
+     */
+    unannouncedEnds: (limit: number) => repo.unannouncedEnds(new Date(), limit),
+    holdUnannounced: (claimId: string, seen: Date, until: Date): Promise<boolean> =>
+      repo.holdUnannounced(claimId, seen, until),
+    markAnnounced: (claimId: string): Promise<void> => repo.markAnnounced(claimId),
     get,
     streamKey,
 

@@ -1,7 +1,7 @@
-/** The webhook repository (src/db/webhooks.ts): endpoints scoped to their workspace, deliveries claimed once per id, attempts, secrets. */
+/** The webhook repository (src/webhooks/store.mongo.ts): endpoints scoped to their workspace, deliveries claimed once per id, attempts, secrets. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { WebhookDeliveryDoc, WebhookEndpointDoc, WebhookRepo } from '../../src/db/webhooks.js';
+import type { WebhookDeliveryDoc, WebhookEndpointDoc, WebhookRepo } from '../../src/webhooks/index.js';
 import { exposedCollections, openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

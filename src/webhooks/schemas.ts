@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { WEBHOOK_EVENTS } from '../db/webhooks.js';
-import { PageTotal, Uuid, pageFields, paging } from './common.js';
+import { WEBHOOK_EVENTS } from './model.js';
+import { PageTotal, Uuid, pageFields, paging } from '../schemas/common.js';
 
 export const WebhookEventName = z.enum(WEBHOOK_EVENTS).meta({ id: 'WebhookEvent' });
 

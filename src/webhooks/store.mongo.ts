@@ -1,81 +1,17 @@
 import type { Db } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import { claim } from './claims.js';
-import { findById } from './client.js';
-import { page, pageIndexes, type Page, type PageQuery } from './paging.js';
-
-export type { Page, PageQuery } from './paging.js';
-
-/** The events an endpoint may subscribe to (docs/webhooks.md). */
-export const WEBHOOK_EVENTS = [
-  'job.completed',
-  'job.failed',
-  'job.waiting',
-  'intervention.created',
-  'intervention.answered',
-] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
-
-/**
- * One signing secret of an endpoint, sealed (src/crypto/secrets.ts). The current secret has no
- * expiry; after a rotation the previous one signs too until `expiresAt`.
- */
-export interface WebhookSecret {
-  sealed: string;
-  keyId: string;
-  createdAt: Date;
-  expiresAt: Date | null;
-}
-
-/** A workspace's webhook endpoint: where events are sent, and the secrets they are signed with. */
-export interface WebhookEndpointDoc {
-  _id: string;
-  workspaceId: string;
-  url: string;
-  events: WebhookEvent[];
-  description: string | null;
-  enabled: boolean;
-  /** Newest first: the current secret, then (after a rotation) the previous one until it expires. */
-  secrets: WebhookSecret[];
-  createdBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** An endpoint as services see it outside signing: everything but the sealed secrets. */
-export type WebhookEndpoint = Omit<WebhookEndpointDoc, 'secrets'> & { secretExpiries: (Date | null)[] };
-
-/** One try at sending a delivery: when, what came back (a status code or an error), how long it took. */
-export interface WebhookAttempt {
-  attempt: number;
-  at: Date;
-  statusCode: number | null;
-  error: string | null;
-  durationMs: number;
-}
-
-export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
-
-/**
- * One event sent to one endpoint. `_id` is name-based on (endpoint, event key) for deliveries made
- * by events, so one job transition gives one delivery however many writers report it; a replay is
- * a new delivery with a random id and `replayOf`. `body` is the exact JSON text that is signed and sent.
- */
-export interface WebhookDeliveryDoc {
-  _id: string;
-  workspaceId: string;
-  endpointId: string;
-  event: WebhookEvent;
-  eventKey: string;
-  body: string;
-  status: WebhookDeliveryStatus;
-  replayOf: string | null;
-  attempts: WebhookAttempt[];
-  failedReason: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-  finishedAt: Date | null;
-}
+import type { IndexSpec } from '../db/client.js';
+import { claim } from '../db/claims.js';
+import { findById } from '../db/client.js';
+import { page, pageIndexes, type Page, type PageQuery } from '../db/paging.js';
+import type {
+  WebhookAttempt,
+  WebhookDeliveryDoc,
+  WebhookEndpoint,
+  WebhookEndpointDoc,
+  WebhookEventDoc,
+  WebhookSecret,
+} from './model.js';
+import type { WebhookStore } from './store.js';
 
 export const webhookIndexes: IndexSpec[] = [
   // Events find a workspace's enabled endpoints.
@@ -83,6 +19,8 @@ export const webhookIndexes: IndexSpec[] = [
   // GET /v1/webhook-endpoints pages oldest first; GET …/:id/deliveries newest first (src/db/paging.ts).
   ...pageIndexes('webhook_endpoints', ['workspaceId'], ['createdAt']),
   ...pageIndexes('webhook_deliveries', ['workspaceId', 'endpointId'], ['createdAt']),
+  // The outbox's followers take the rows that are due (a range on one typed key: pushed down with the limit).
+  { collection: 'webhook_events', keys: { dueAt: 1 }, name: 'due' },
 ];
 
 const publicEndpoint = ({ secrets, ...e }: WebhookEndpointDoc): WebhookEndpoint => ({
@@ -90,10 +28,14 @@ const publicEndpoint = ({ secrets, ...e }: WebhookEndpointDoc): WebhookEndpoint 
   secretExpiries: secrets.map((s) => s.expiresAt),
 });
 
-/** Webhook endpoints and their deliveries; every operation is scoped to the workspace in its filter. */
-export function createWebhookRepo(db: Db) {
+/**
+ * The webhook store on MongoDB (and FerretDB): endpoints, their deliveries and the outbox of
+ * recorded events. Every tenant operation is scoped to the workspace in its filter.
+ */
+export function createWebhookRepo(db: Db): WebhookStore {
   const endpoints = db.collection<WebhookEndpointDoc>('webhook_endpoints');
   const deliveries = db.collection<WebhookDeliveryDoc>('webhook_deliveries');
+  const events = db.collection<WebhookEventDoc>('webhook_events');
   return {
     createEndpoint: async (doc: WebhookEndpointDoc): Promise<WebhookEndpoint> => {
       await endpoints.insertOne(doc);
@@ -175,6 +117,26 @@ export function createWebhookRepo(db: Db) {
       );
     },
 
+    /** Records an event in the outbox; false when it is recorded already (its key names its row). */
+    recordEvent: (doc: WebhookEventDoc): Promise<boolean> => claim(events, doc),
+    /** Up to `limit` outbox rows due at `now`, any workspace (the followers' read). */
+    dueEvents: (now: Date, limit: number): Promise<WebhookEventDoc[]> =>
+      events
+        .find({ dueAt: { $lte: now } })
+        .limit(limit)
+        .toArray(),
+    /**
+     * Holds a row for one follower until `until` (it stays due for nobody else meanwhile): false when
+     * another follower moved it first. Two followers may still both hold a row in a race; fanning
+     * out is idempotent (delivery ids are name-based), so that only costs a repeated read.
+     */
+    holdEvent: async (id: string, seen: Date, until: Date): Promise<boolean> =>
+      (await events.updateOne({ _id: id, dueAt: seen }, { $set: { dueAt: until } })).modifiedCount === 1,
+    /** Removes a fanned-out row. */
+    eventDone: async (id: string): Promise<void> => {
+      await events.deleteOne({ _id: id });
+    },
+
     /** Key rotation: re-seals every endpoint secret not under `keyId` with `reseal`; returns how many endpoints changed. */
     async resealAll(keyId: string, reseal: (sealed: string) => string): Promise<number> {
       let changed = 0;
@@ -192,4 +154,3 @@ export function createWebhookRepo(db: Db) {
     },
   };
 }
-export type WebhookRepo = ReturnType<typeof createWebhookRepo>;

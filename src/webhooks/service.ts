@@ -2,30 +2,32 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../crypto/secrets.js';
-import { newWebhookSecret, webhookHeaders } from '../crypto/webhook-signature.js';
 import type { Intervention } from '../db/interventions.js';
-import type { Job } from '../db/jobs.js';
-import type {
-  Page,
-  PageQuery,
-  WebhookDeliveryDoc,
-  WebhookEndpoint,
-  WebhookEvent,
-  WebhookRepo,
-  WebhookSecret,
-} from '../db/webhooks.js';
+import type { Job, UnannouncedEnd } from '../db/jobs.js';
 import { notFound } from '../errors.js';
 import { uuidFromName } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { OutboundBlocked, type Guard } from '../net/guard.js';
 import type { Scope } from '../scope.js';
 import { WorkspaceIdKey } from '../temporal/definitions.js';
+import type {
+  WebhookDeliveryDoc,
+  WebhookEndpoint,
+  WebhookEvent,
+  WebhookEventDoc,
+  WebhookEventRecord,
+  WebhookSecret,
+} from './model.js';
+import { createOutboxFollower, eventRow, type OutboxSource } from './outbox.js';
+import { newWebhookSecret, webhookHeaders } from './signature.js';
+import type { Page, PageQuery, WebhookStore } from './store.js';
 
 /** How long the previous secret keeps signing after a rotation. */
 export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
-/** How long a process keeps a workspace's enabled endpoints before reading them again (events look them up). */
-const ENDPOINTS_TTL_MS = 1_000;
-const ENDPOINTS_CACHED_MAX = 10_000;
+/** How long a follower holds the outbox rows it took before another may take them (it died meanwhile). */
+const OUTBOX_HOLD_MS = 15_000;
+/** Outbox rows (and unannounced job ends) a follower reads at once. */
+const OUTBOX_BATCH = 100;
 
 /** The `webhookDelivery` workflow's input: the delivery to send, and the first retry's wait. */
 export interface WebhookDeliveryInput {
@@ -87,14 +89,38 @@ function interventionData(i: Intervention): Record<string, unknown> {
   };
 }
 
+/** The event key of a job transition: one per end, one per wait (each intervention waited on). */
+function jobEventKey(job: Job): string {
+  const waitingOn = job.status === 'waiting' ? (job.waitingFor?.interventionId ?? job.updatedAt.getTime()) : null;
+  return `job.${job.status}:${job._id}:${job.status}${waitingOn !== null ? `:${String(waitingOn)}` : ''}`;
+}
+
+/** The job events of an end not yet announced (none for a job record that is gone). */
+export function endEvents(end: UnannouncedEnd): WebhookEventRecord[] {
+  const job = end.job;
+  if (!job || (job.status !== 'completed' && job.status !== 'failed')) return [];
+  return [
+    {
+      workspaceId: job.workspaceId,
+      event: `job.${job.status}`,
+      key: jobEventKey(job),
+      at: job.finishedAt ?? job.updatedAt,
+      data: jobData(job),
+    },
+  ];
+}
+
 /**
  * Signed webhooks (docs/webhooks.md): admins manage a workspace's endpoints; job and intervention
- * events become deliveries, each recorded and then sent by a durable `webhookDelivery` workflow
- * whose activity makes one attempt (`attempt`) through the outbound guard, signed per Standard
- * Webhooks with every secret still valid.
+ * events are recorded in an outbox as part of the change they report (a job's end through its
+ * terminal claim, a wait or an intervention by the writer before its call returns), and the
+ * outbox's follower (one in every API and worker process) fans each out to the endpoints
+ * subscribed at that moment: one delivery each, sent by a durable `webhookDelivery` workflow whose
+ * activity makes one attempt (`attempt`) through the outbound guard, signed per Standard Webhooks
+ * with every secret still valid.
  */
 export function createWebhookService(d: {
-  repo: WebhookRepo;
+  repo: WebhookStore;
   box: SecretBox;
   guard: Guard;
   temporal: Client;
@@ -108,17 +134,6 @@ export function createWebhookService(d: {
     createdAt: now,
     expiresAt: null,
   });
-
-  const cache = new Map<string, { at: number; list: Promise<WebhookEndpoint[]> }>();
-  const enabled = (workspaceId: string): Promise<WebhookEndpoint[]> => {
-    const hit = cache.get(workspaceId);
-    if (hit && Date.now() - hit.at < ENDPOINTS_TTL_MS) return hit.list;
-    if (cache.size >= ENDPOINTS_CACHED_MAX) cache.clear();
-    const list = repo.enabledEndpoints(workspaceId);
-    cache.set(workspaceId, { at: Date.now(), list });
-    list.catch(() => cache.delete(workspaceId));
-    return list;
-  };
 
   async function get(scope: Scope, id: string): Promise<WebhookEndpoint> {
     const e = await repo.getEndpoint(scope.workspaceId, id);
@@ -145,24 +160,25 @@ export function createWebhookService(d: {
   }
 
   /**
-   * Records one delivery per enabled endpoint subscribed to `event`, then starts each one's
-   * workflow. The delivery id is derived from the endpoint and `key` (the event's identity), so the
-   * same event reported twice (a retried writer) records and sends one delivery.
+   * Fans one outbox row out: one delivery per endpoint enabled and subscribed to its event now
+   * (read from the store, never cached: an endpoint changed before the event was recorded is seen
+   * as changed), then each delivery's workflow is started. The delivery id is name-based on the
+   * endpoint and the event key, so fanning the same event out again records and sends nothing new.
    */
-  async function publish(workspaceId: string, event: WebhookEvent, key: string, data: Record<string, unknown>) {
-    const targets = (await enabled(workspaceId)).filter((e) => e.events.includes(event));
+  async function fanOut(row: WebhookEventDoc): Promise<void> {
+    const targets = (await repo.enabledEndpoints(row.workspaceId)).filter((e) => e.events.includes(row.event));
     if (!targets.length) return;
-    const now = new Date();
-    const body = JSON.stringify({ type: event, timestamp: now.toISOString(), data });
+    const body = `{"type":${JSON.stringify(row.event)},"timestamp":${JSON.stringify(row.at.toISOString())},"data":${row.data}}`;
     await Promise.all(
       targets.map(async (e) => {
-        const id = uuidFromName(`webhook-delivery:${e._id}:${key}`);
+        const id = uuidFromName(`webhook-delivery:${e._id}:${row.key}`);
+        const now = new Date();
         await repo.createDelivery({
           _id: id,
-          workspaceId,
+          workspaceId: row.workspaceId,
           endpointId: e._id,
-          event,
-          eventKey: key,
+          event: row.event,
+          eventKey: row.key,
           body,
           status: 'pending',
           replayOf: null,
@@ -173,24 +189,26 @@ export function createWebhookService(d: {
           finishedAt: null,
         });
         // Started even when the delivery existed: a start that failed the first time is made now.
-        await startDelivery(workspaceId, id);
+        await startDelivery(row.workspaceId, id);
       }),
     );
   }
 
-  /** Runs a publish in the background: an event never slows or fails the change it reports. */
-  const enqueue = (
-    workspaceId: string,
-    event: WebhookEvent,
-    key: string,
-    data: () => Record<string, unknown>,
-  ): void => {
-    Promise.resolve()
-      .then(() => publish(workspaceId, event, key, data()))
-      .catch((err: unknown) =>
-        log?.warn({ err, workspaceId, event, key }, 'enqueueing a webhook delivery failed; ignored'),
-      );
-  };
+  // Sources of events recorded with their change elsewhere (job ends: their terminal claims).
+  const sources: OutboxSource[] = [];
+  const follower = createOutboxFollower({
+    store: repo,
+    sources: () => sources,
+    fanOut,
+    options: { pollMs: config.WEBHOOK_OUTBOX_POLL_MS, holdMs: OUTBOX_HOLD_MS, batch: OUTBOX_BATCH },
+    log,
+  });
+
+  /** Records an event in the outbox (idempotent on its key) and wakes this process's follower. */
+  async function record(e: WebhookEventRecord): Promise<void> {
+    await repo.recordEvent(eventRow(e));
+    follower.wake();
+  }
 
   return {
     async create(scope: Scope, n: NewWebhookEndpoint): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
@@ -209,7 +227,6 @@ export function createWebhookService(d: {
         createdAt: now,
         updatedAt: now,
       });
-      cache.delete(scope.workspaceId);
       return { endpoint, secret };
     },
     list: (scope: Scope, q: PageQuery): Promise<Page<WebhookEndpoint>> => repo.pageEndpoints(scope.workspaceId, q),
@@ -224,12 +241,10 @@ export function createWebhookService(d: {
         updatedAt: new Date(),
       });
       if (!e) throw notFound('Webhook endpoint');
-      cache.delete(scope.workspaceId);
       return e;
     },
     async remove(scope: Scope, id: string): Promise<void> {
       if (!(await repo.removeEndpoint(scope.workspaceId, id))) throw notFound('Webhook endpoint');
-      cache.delete(scope.workspaceId);
     },
     /** A new current secret; the previous one keeps signing for SECRET_OVERLAP_MS (older ones stop now). */
     async rotateSecret(scope: Scope, id: string): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
@@ -272,18 +287,44 @@ export function createWebhookService(d: {
       return doc;
     },
 
-    /** A job became completed, failed or waiting (the job service reports each transition once it is stored). */
-    onJob(job: Job): void {
-      if (job.status !== 'completed' && job.status !== 'failed' && job.status !== 'waiting') return;
-      // A job may wait several times (one intervention after another): each wait is its own event.
-      const waitingOn = job.status === 'waiting' ? (job.waitingFor?.interventionId ?? job.updatedAt.getTime()) : null;
-      const key = `job.${job.status}:${job._id}:${job.status}${waitingOn !== null ? `:${String(waitingOn)}` : ''}`;
-      enqueue(job.workspaceId, `job.${job.status}`, key, () => jobData(job));
+    /**
+     * A job became completed, failed or waiting, once stored (awaited by the transition). A wait's
+     * event is recorded here, as part of the transition; an end's was recorded with its terminal
+     * claim (the `job-ends` source), so this only wakes the follower.
+     */
+    async onJob(job: Job): Promise<void> {
+      if (job.status === 'completed' || job.status === 'failed') return follower.wake();
+      if (job.status !== 'waiting') return;
+      await record({
+        workspaceId: job.workspaceId,
+        event: 'job.waiting',
+        key: jobEventKey(job),
+        at: job.updatedAt,
+        data: jobData(job),
+      });
     },
-    /** An intervention was created, or answered (the intervention service reports each once it is stored). */
-    onIntervention(change: 'created' | 'answered', i: Intervention): void {
-      enqueue(i.workspaceId, `intervention.${change}`, `intervention.${change}:${i._id}`, () => interventionData(i));
+    /** An intervention was created, or answered, once stored (awaited by the change): its event is recorded. */
+    async onIntervention(change: 'created' | 'answered', i: Intervention): Promise<void> {
+      await record({
+        workspaceId: i.workspaceId,
+        event: `intervention.${change}`,
+        key: `intervention.${change}:${i._id}`,
+        at: change === 'created' ? i.createdAt : (i.respondedAt ?? i.updatedAt),
+        data: interventionData(i),
+      });
     },
+    /** Adds a durable record of changes whose events the follower fans out (job ends: their terminal claims). */
+    addSource(source: OutboxSource): void {
+      sources.push(source);
+    },
+    /** Starts this process's outbox follower (every API and worker process runs one; WEBHOOK_OUTBOX_FOLLOW). */
+    follow(): void {
+      if (config.WEBHOOK_OUTBOX_FOLLOW) follower.start();
+    },
+    /** Stops the follower (shutdown); what it held falls due again for another. */
+    stopFollowing: (): Promise<void> => follower.stop(),
+    /** One follower round now, whatever WEBHOOK_OUTBOX_FOLLOW says (tests; an operator's drain). */
+    drainOutbox: () => follower.round(),
 
     /**
      * One attempt at sending a delivery (the workflow's activity; `attempt` is its attempt number):
