@@ -71,17 +71,15 @@ describe('retention', () => {
         row(ids.answered, { status: 'approved', createdAt: then, updatedAt: then }),
         row(ids.pending, { status: 'pending', createdAt: then, updatedAt: then }),
       ] as never[]);
-    await db
-      .collection('webhook_deliveries')
-      .insertMany([
-        row(ids.oldDelivery, { status: 'delivered', createdAt: then, updatedAt: then, finishedAt: then }),
-        row(ids.newDelivery, {
-          status: 'delivered',
-          createdAt: new Date(),
-          updatedAt: new Date(),
-          finishedAt: new Date(),
-        }),
-      ] as never[]);
+    await db.collection('webhook_deliveries').insertMany([
+      row(ids.oldDelivery, { status: 'delivered', createdAt: then, updatedAt: then, finishedAt: then }),
+      row(ids.newDelivery, {
+        status: 'delivered',
+        createdAt: new Date(),
+        updatedAt: new Date(),
+        finishedAt: new Date(),
+      }),
+    ] as never[]);
 
     // A member may not set retention; an admin sets short windows and applies them.
     const member = await buildWorkspace(app, { roles: ['member'] });
