@@ -59,9 +59,16 @@ export function createWorkspaceRepo(db: Db) {
      * slug is taken, `<slug>-<first 8 of id>` and then the id itself are used, so bootstrap and
      * JWT-provisioned workspaces never collide (an admin can rename it later).
      */
-    async ensureWorkspace(id: string, slug: string, name: string): Promise<WorkspaceDoc> {
+    /** The workspace, created when missing; `mayCreate` (asked only then) refuses one that must not come back. */
+    async ensureWorkspace(
+      id: string,
+      slug: string,
+      name: string,
+      mayCreate?: () => Promise<boolean>,
+    ): Promise<WorkspaceDoc | null> {
       const existing = await workspaces.findOne({ _id: id });
       if (existing) return existing;
+      if (mayCreate && !(await mayCreate())) return null;
       for (const candidate of [slug, `${slug}-${id.slice(0, 8)}`, id]) {
         const now = new Date();
         try {

@@ -126,11 +126,17 @@ export function createAuthService({
       liveUntil.set(claims.workspace_id, Date.now() + KEY_CACHE_MS);
     }
     // A JWT for a workspace the platform has not seen yet provisions it (its slug: `ws-<first 8 of id>`).
-    await repo.ensureWorkspace(
+    // A deleted workspace is never provisioned again (asked afresh, whatever the cache above says).
+    const ws = await repo.ensureWorkspace(
       claims.workspace_id,
       `ws-${claims.workspace_id.slice(0, 8)}`,
       `Workspace ${claims.workspace_id.slice(0, 8)}`,
+      isDeleted ? async () => !(await isDeleted(claims.workspace_id)) : undefined,
     );
+    if (!ws) {
+      liveUntil.delete(claims.workspace_id);
+      throw authRequired('The workspace was deleted');
+    }
     return {
       workspaceId: claims.workspace_id,
       userId: claims.sub,
