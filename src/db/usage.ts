@@ -275,6 +275,19 @@ export function createUsageRepo(db: Db) {
     correctCumulative: async (c: UsageCumulative): Promise<void> => {
       await cumulative.replaceOne({ _id: c._id, workspaceId: c.workspaceId }, { ...c, groups: encodeBlob(c.groups) });
     },
+    /**
+     * Records which invocations rows stored without `firstOf` start (the reconciler's decision for
+     * rows written before it existed or around the counters); a row that has one keeps it.
+     */
+    async setFirstOf(workspaceId: string, decided: Map<string, InvokeFacet[]>): Promise<void> {
+      const ops = [...decided].map(([id, firstOf]) => ({
+        updateOne: { filter: { _id: id, workspaceId, firstOf: { $exists: false } }, update: { $set: { firstOf } } },
+      }));
+      for (let i = 0; i < ops.length; i += 1000) await rows.bulkWrite(ops.slice(i, i + 1000), { ordered: false });
+    },
+    /** How many ledger rows of the workspace were written before `to` (the reconciler's completeness check). */
+    countBefore: (workspaceId: string, to: Date): Promise<number> =>
+      rows.countDocuments({ workspaceId, at: { $lt: to } }),
     /** Inserts the row once (a repeat of the same key is a no-op: returns false), its job's place first. */
     async insert(row: UsageRowDoc, opts: { placed?: boolean } = {}): Promise<boolean> {
       if (row.jobId && opts.placed !== false) {
