@@ -143,7 +143,8 @@ export function createUsageCounters(redis: Redis, prefix: string) {
     ['cortexUsageFinish', FINISH_LUA],
     ['cortexUsageAdjustFields', ADJUST_FIELDS_LUA],
   ];
-  for (const [name, lua] of scripts) if (!(name in redis)) redis.defineCommand(name, { lua });
+  for (const [name, lua] of scripts)
+    if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') redis.defineCommand(name, { lua });
   const r = redis as unknown as CounterRedis;
 
   /** The spend hashes a row adds to: its workspace's, and its receptor's, neuron's and share link's. */

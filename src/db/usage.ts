@@ -277,13 +277,15 @@ export function createUsageRepo(db: Db) {
     },
     /**
      * Records which invocations rows stored without `firstOf` start (the reconciler's decision for
-     * rows written before it existed or around the counters); a row that has one keeps it.
+     * rows written before it existed or around the counters; only rows read without one are passed).
      */
     async setFirstOf(workspaceId: string, decided: Map<string, InvokeFacet[]>): Promise<void> {
-      const ops = [...decided].map(([id, firstOf]) => ({
-        updateOne: { filter: { _id: id, workspaceId, firstOf: { $exists: false } }, update: { $set: { firstOf } } },
-      }));
-      for (let i = 0; i < ops.length; i += 1000) await rows.bulkWrite(ops.slice(i, i + 1000), { ordered: false });
+      // One key update per row (FerretDB's SQLite backend applies a filtered bulk update as a scan).
+      const list = [...decided];
+      for (let i = 0; i < list.length; i += 50)
+        await Promise.all(
+          list.slice(i, i + 50).map(([id, firstOf]) => rows.updateOne({ _id: id, workspaceId }, { $set: { firstOf } })),
+        );
     },
     /** How many ledger rows of the workspace were written before `to` (the reconciler's completeness check). */
     countBefore: (workspaceId: string, to: Date): Promise<number> =>
