@@ -196,10 +196,7 @@ describe('the ledger is the truth', () => {
     const b = await seed(3, true);
     // C: a workspace already rebuilt, then rows written around its counters (six hours, and four days back).
     const c = await seed(1, true, 10);
-    const t0 = Date.now();
-    const log = (m: string) => console.log(`[ledger-test] ${((Date.now() - t0) / 1000).toFixed(1)}s ${m}`);
     expect((await app.services.usageReconciler.workspace(c.ws.workspaceId)).fullRebuilds).toBe(1);
-    log('c built');
     const cRows = historyRows(c.ws, c.ids, 80, 4, true);
     await ledger().insertMany(cRows);
     const all = [a, b, c];
@@ -207,19 +204,15 @@ describe('the ledger is the truth', () => {
     for (const s of all) budgets.set(s.ws.workspaceId, await budgetsOf(s.ws, s.ids));
 
     // Before any reconcile: A and B are not built, so every figure is the ledger's.
-    log('budgets');
     for (const s of [a, b]) await equalsLedger(s.ws, s.ids, budgets.get(s.ws.workspaceId)!);
-    log('equal before');
 
     // The reconciler (as its schedule runs it): full rebuilds for A and B, C found behind and rebuilt.
     const report = await app.services.usageReconciler.all();
-    log(`reconciled ${JSON.stringify(report)}`);
     expect(report.fullRebuilds).toBeGreaterThanOrEqual(3);
     for (const s of all) {
       expect(await isBuilt(s.ws.workspaceId)).toBe(true);
       await equalsLedger(s.ws, s.ids, budgets.get(s.ws.workspaceId)!);
     }
-    log('equal after');
     // A second run finds nothing to do.
     const again = await app.services.usageReconciler.workspace(a.ws.workspaceId);
     expect(again).toMatchObject({ fullRebuilds: 0, rowsRecounted: 0, hoursCorrected: 0, invocationsDecided: 0 });
@@ -243,11 +236,8 @@ describe('the ledger is the truth', () => {
     const thisMonth = month.filter((r) => r.at.toISOString().slice(0, 7) === new Date().toISOString().slice(0, 7));
     const spent = sum(thisMonth, (r) => r.totalTokens);
     expect(spent).toBeGreaterThan(0);
-    const t0 = Date.now();
-    const log = (m: string) => console.log(`[ledger-test] ${((Date.now() - t0) / 1000).toFixed(1)}s ${m}`);
     for (const built of [false, true]) {
-      log(`round built=${built}`);
-      if (built) log(JSON.stringify(await app.services.usageReconciler.workspace(ws.workspaceId)));
+      if (built) await app.services.usageReconciler.workspace(ws.workspaceId);
       const created = await app.post('/v1/budgets', ws.key, {
         scope: 'workspace',
         measure: 'tokens',
@@ -257,7 +247,6 @@ describe('the ledger is the truth', () => {
       });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
       const b = Budget.parse(created.body);
-      log('budget created');
       expect(b.spent).toBe(spent);
       expect(b.exceeded).toBe(true);
       const n = await app.post('/v1/neurons', ws.key, {
@@ -267,9 +256,7 @@ describe('the ledger is the truth', () => {
       });
       const r = await app.post(`/v1/neurons/${String(n.body.id)}/invoke`, ws.key, { message: 'hello' });
       expect(r.status).toBe(202);
-      log('invoked');
       const job = await settleJob(app, ws.key, String(r.body.job_id));
-      log(`settled ${job.status} ${job.failedReason}`);
       expect(job.status).toBe('failed');
       expect(job.failedReason).toMatch(/^BUDGET_EXCEEDED: /);
       expect((await app.del(`/v1/budgets/${b.id}`, ws.key)).status).toBe(200);
