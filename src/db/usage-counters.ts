@@ -39,6 +39,8 @@ import {
 const ROW_MARK_S = 3 * 86_400;
 /** An hour's counters are kept this long after their last write; closed hours are stored as rollups well before. */
 const HOUR_KEEP_S = 8 * 86_400;
+/** How long a full rebuild holds its workspace (a reconciler that died mid-rebuild frees it then). */
+const REBUILD_HOLD_S = 15 * 60;
 /** A run that continues after this long without a first-row marker counts as a new invocation. */
 const FIRST_MARK_S = 40 * 86_400;
 
@@ -258,11 +260,14 @@ export function createUsageCounters(redis: Redis, prefix: string) {
     /** Whether the workspace's counters are known to be complete (its `built` marker). */
     isBuilt: async (ws: string): Promise<boolean> => (await redis.exists(keys.built(ws))) === 1,
 
-    /** Starts a full rebuild: its token, which `finishRebuild` needs. */
-    async beginRebuild(ws: string): Promise<string> {
+    /**
+     * Starts a full rebuild: its token, which `finishRebuild` needs, or null while another rebuild
+     * of the workspace is under way (two at once would correct the same counters twice).
+     */
+    async beginRebuild(ws: string): Promise<string | null> {
       const token = `${Date.now()}:${Math.random().toString(36).slice(2)}`;
-      await redis.set(keys.rebuilding(ws), token, 'EX', 6 * 3600);
-      return token;
+      const ok = await redis.set(keys.rebuilding(ws), token, 'EX', REBUILD_HOLD_S, 'NX');
+      return ok === 'OK' ? token : null;
     },
 
     /** Marks the counters built unless Redis lost the rebuild's token meanwhile (true: marked). */

@@ -175,6 +175,10 @@ export function createUsageReconciler(d: {
     // found behind the ledger: everything is rebuilt from the whole ledger, then marked built.
     const full = opts.full === true || !(await counters.isBuilt(workspaceId));
     const token = full ? await counters.beginRebuild(workspaceId) : null;
+    if (full && token === null) {
+      d.log.info({ workspaceId }, 'usage reconcile: a full rebuild of this workspace is under way elsewhere');
+      return report;
+    }
     if (full) report.fullRebuilds = 1;
     const lookFrom = hourOf(opts.since ?? new Date(now.getTime() - RECONCILE_LOOKBACK_H * HOUR_MS));
     const listed = await counters.hoursWithCounters(workspaceId, null, null);
