@@ -5,6 +5,7 @@ import {
   evaluateExpression,
   mapItems,
   renderTemplate,
+  renderTree,
   type MapItemsCall,
   type SubPathwayCall,
 } from '../src/services/pathway-runs.js';
@@ -17,11 +18,16 @@ import { permanentOn4xx } from './failures.js';
 interface NodeExpression {
   expression: string;
   template?: string;
+  tree?: unknown;
   context: Record<string, unknown>;
 }
 const evaluateNode = (x: NodeExpression) =>
   permanentOn4xx(() =>
-    x.template !== undefined ? renderTemplate(x.template, x.context) : evaluateExpression(x.expression, x.context),
+    x.tree !== undefined
+      ? renderTree(x.tree, x.context, true)
+      : x.template !== undefined
+        ? renderTemplate(x.template, x.context)
+        : evaluateExpression(x.expression, x.context),
   );
 
 /** Pathway-run activities: thin adapters over the pathway-run service. */

@@ -104,9 +104,12 @@ async function main(config: Config = loadConfig()) {
   const deps = await createDeps(config, log);
   const { worker, connection, services } = await createWorker(deps);
   await upgradeOrExit(deps, services, 'cortex worker'); // data format and indexes (docs/operations.md, "Releases and upgrades")
-  // The usage reconciler runs on a Temporal Schedule of its own, created once (docs/usage.md).
+  // The usage reconciler runs on a Temporal Schedule of its own, created once (docs/usage.md); a
+  // start that finds a workspace's counters not built (an upgrade, a Redis that lost them) runs it
+  // at once (budgets and usage routes read the ledger until it has).
   services.usageReconciler
     .ensureSchedule()
+    .then(() => services.usageReconciler.rebuildIfNeeded())
     .catch((e: unknown) =>
       log.warn(
         { err: (e as Error).message },

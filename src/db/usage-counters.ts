@@ -26,13 +26,21 @@ import {
  *   `<group id>` = the group's facets as JSON): the open hour and the hours not yet stored as rollups;
  * - `hours`: the epoch hours that have counters (a sorted set), so a range reads only those;
  * - `row:<ledger id>`: the row is counted (kept ROW_MARK_S, longer than the reconciler looks back);
- * - `first:<facet>:<value>:<run>`: the ledger id of the run's first row for that facet value.
+ * - `first:<facet>:<value>:<run>`: the ledger id of the run's first row for that facet value;
+ * - `built`: the counters of the workspace were rebuilt from (or checked against) the whole ledger
+ *   in this Redis (no expiry). Missing (a Redis that lost everything, an upgrade from a version
+ *   without it, a workspace not reconciled yet): budgets and the usage routes read the ledger
+ *   until the reconciler's full rebuild sets it again;
+ * - `rebuilding`: the token of a full rebuild under way; `built` is set only while it is still
+ *   there, so a Redis flushed during a rebuild is not marked built by it.
  */
 
 /** A row's marker outlives the reconciler's look-back (RECONCILE_LOOKBACK_H), so a replay never counts a row twice. */
 const ROW_MARK_S = 3 * 86_400;
 /** An hour's counters are kept this long after their last write; closed hours are stored as rollups well before. */
 const HOUR_KEEP_S = 8 * 86_400;
+/** How long a full rebuild holds its workspace (a reconciler that died mid-rebuild frees it then). */
+const REBUILD_HOLD_S = 15 * 60;
 /** A run that continues after this long without a first-row marker counts as a new invocation. */
 const FIRST_MARK_S = 40 * 86_400;
 
@@ -81,10 +89,26 @@ for i, k in ipairs(KEYS) do redis.call('HINCRBY', k, ARGV[2 * i - 1], ARGV[2 * i
 return 1
 `;
 
+/** KEYS: one spend hash; ARGV: field, delta, field, delta… (the rebuild's correction). */
+const ADJUST_FIELDS_LUA = `
+for i = 1, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return 1
+`;
+
+/** KEYS: rebuilding, built; ARGV: the rebuild's token. Marks the counters built if the rebuild was not interrupted by a flush. */
+const FINISH_LUA = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], '1')
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
 interface CounterRedis {
   cortexUsageCount(...args: (string | number)[]): Promise<number>;
   cortexUsageFirst(...args: (string | number)[]): Promise<number[]>;
   cortexUsageAdjust(...args: (string | number)[]): Promise<number>;
+  cortexUsageFinish(...args: (string | number)[]): Promise<number>;
+  cortexUsageAdjustFields(...args: (string | number)[]): Promise<number>;
 }
 
 /** The period key of a budget period at a time (UTC). */
@@ -111,12 +135,18 @@ export function createUsageCounters(redis: Redis, prefix: string) {
     spend: (ws: string, scope: BudgetScope, target: string | null) => `${base(ws)}spend:${scope}:${target ?? '-'}`,
     first: (ws: string, facet: InvokeFacet, value: string, run: string) => `${base(ws)}first:${facet}:${value}:${run}`,
     budgets: (ws: string) => `${base(ws)}budgets`,
+    built: (ws: string) => `${base(ws)}built`,
+    rebuilding: (ws: string) => `${base(ws)}rebuilding`,
   };
-  if (!('cortexUsageCount' in redis)) {
-    redis.defineCommand('cortexUsageCount', { lua: COUNT_LUA });
-    redis.defineCommand('cortexUsageFirst', { lua: FIRST_LUA });
-    redis.defineCommand('cortexUsageAdjust', { lua: ADJUST_LUA });
-  }
+  const scripts: [string, string][] = [
+    ['cortexUsageCount', COUNT_LUA],
+    ['cortexUsageFirst', FIRST_LUA],
+    ['cortexUsageAdjust', ADJUST_LUA],
+    ['cortexUsageFinish', FINISH_LUA],
+    ['cortexUsageAdjustFields', ADJUST_FIELDS_LUA],
+  ];
+  for (const [name, lua] of scripts)
+    if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') redis.defineCommand(name, { lua });
   const r = redis as unknown as CounterRedis;
 
   /** The spend hashes a row adds to: its workspace's, and its receptor's, neuron's and share link's. */
@@ -209,6 +239,112 @@ export function createUsageCounters(redis: Redis, prefix: string) {
         if (err) throw err;
         return Number(v ?? 0);
       });
+    },
+
+    /**
+     * The same, in the same round trip as the workspaces' `built` markers: null when a workspace's
+     * counters are not known to be complete (the caller sums the ledger instead).
+     */
+    async spentIfBuilt(list: SpendKey[], now = new Date()): Promise<(number | null)[]> {
+      if (list.length === 0) return [];
+      const wss = [...new Set(list.map((k) => k.workspaceId))];
+      const p = redis.pipeline();
+      for (const ws of wss) p.exists(keys.built(ws));
+      for (const k of list) p.hget(keys.spend(k.workspaceId, k.scope, k.targetId), fieldOf(k, now));
+      const res = (await p.exec()) ?? [];
+      for (const [err] of res) if (err) throw err;
+      const built = new Map(wss.map((ws, i) => [ws, Number(res[i][1]) === 1]));
+      return list.map((k, i) => (built.get(k.workspaceId) ? Number(res[wss.length + i][1] ?? 0) : null));
+    },
+
+    /** Whether the workspace's counters are known to be complete (its `built` marker). */
+    isBuilt: async (ws: string): Promise<boolean> => (await redis.exists(keys.built(ws))) === 1,
+
+    /**
+     * Starts a full rebuild: its token, which `finishRebuild` needs, or null while another rebuild
+     * of the workspace is under way (two at once would correct the same counters twice).
+     */
+    async beginRebuild(ws: string): Promise<string | null> {
+      const token = `${Date.now()}:${Math.random().toString(36).slice(2)}`;
+      const ok = await redis.set(keys.rebuilding(ws), token, 'EX', REBUILD_HOLD_S, 'NX');
+      return ok === 'OK' ? token : null;
+    },
+
+    /** Marks the counters built unless Redis lost the rebuild's token meanwhile (true: marked). */
+    finishRebuild: async (ws: string, token: string): Promise<boolean> =>
+      (await r.cortexUsageFinish(2, keys.rebuilding(ws), keys.built(ws), token)) === 1,
+
+    /** Forgets the marker (a check found the counters behind the ledger): reads go to the ledger until a rebuild. */
+    async unbuilt(ws: string): Promise<void> {
+      await redis.del(keys.built(ws));
+    },
+
+    /** The raw spend hash of a target (period field → value), for the rebuild's comparison. */
+    async spendHash(ws: string, scope: BudgetScope, target: string | null): Promise<Record<string, string>> {
+      return redis.hgetall(keys.spend(ws, scope, target));
+    },
+
+    /** Adds deltas to fields of a target's spend hash (the rebuild's correction). */
+    async adjustFields(
+      ws: string,
+      scope: BudgetScope,
+      target: string | null,
+      deltas: [string, number][],
+    ): Promise<void> {
+      if (deltas.length === 0) return;
+      await r.cortexUsageAdjustFields(1, keys.spend(ws, scope, target), ...deltas.flat());
+    },
+
+    /**
+     * For ledger rows stored without `firstOf` (written before it existed, or around the counters),
+     * which invocations each starts: in `at` order, a row is the first of its run for a facet value
+     * unless a row with `firstOf` already is (`claimed`: `<facet>:<value>:<run>`) or the run's
+     * first-row marker names another row. Sets the markers, so later rows of the run count nothing.
+     */
+    async decideFirsts(ws: string, rows: UsageRowDoc[], claimed: Set<string>): Promise<Map<string, InvokeFacet[]>> {
+      const out = new Map<string, InvokeFacet[]>();
+      const asks: { row: UsageRowDoc; f: InvokeFacet; key: string }[] = [];
+      for (const row of rows)
+        for (const f of Object.keys(INVOKE_OF) as InvokeFacet[]) {
+          const value = row[INVOKE_OF[f].field];
+          const run = row[INVOKE_OF[f].per];
+          if (value && run && !claimed.has(`${f}:${value}:${run}`))
+            asks.push({ row, f, key: keys.first(ws, f, value, run) });
+        }
+      for (let i = 0; i < asks.length; i += 500) {
+        const batch = asks.slice(i, i + 500);
+        const p = redis.pipeline();
+        for (const a of batch) {
+          p.set(a.key, a.row._id, 'EX', FIRST_MARK_S, 'NX');
+          p.get(a.key);
+        }
+        const res = (await p.exec()) ?? [];
+        batch.forEach((a, j) => {
+          const [err, v] = res[2 * j + 1];
+          if (err) throw err;
+          if (v === a.row._id) out.set(a.row._id, [...(out.get(a.row._id) ?? []), a.f]);
+        });
+      }
+      return out;
+    },
+
+    /** The `claimed` key of each facet a row with `firstOf` starts (see `decideFirsts`). */
+    claimedBy: (row: UsageRowDoc): string[] =>
+      (row.firstOf ?? []).flatMap((f) => {
+        const value = row[INVOKE_OF[f].field];
+        const run = row[INVOKE_OF[f].per];
+        return value && run ? [`${f}:${value}:${run}`] : [];
+      }),
+
+    /** Sets the first-row markers of rows whose `firstOf` the reconciler decided (rows written around the counters). */
+    async markFirst(
+      ws: string,
+      marks: { facet: InvokeFacet; value: string; run: string; rowId: string }[],
+    ): Promise<void> {
+      if (marks.length === 0) return;
+      const p = redis.pipeline();
+      for (const m of marks) p.set(keys.first(ws, m.facet, m.value, m.run), m.rowId, 'EX', FIRST_MARK_S, 'NX');
+      await p.exec();
     },
 
     /** Adds `delta` to a budget's counter (the reconciler's correction). */

@@ -275,6 +275,21 @@ export function createUsageRepo(db: Db) {
     correctCumulative: async (c: UsageCumulative): Promise<void> => {
       await cumulative.replaceOne({ _id: c._id, workspaceId: c.workspaceId }, { ...c, groups: encodeBlob(c.groups) });
     },
+    /**
+     * Records which invocations rows stored without `firstOf` start (the reconciler's decision for
+     * rows written before it existed or around the counters; only rows read without one are passed).
+     */
+    async setFirstOf(workspaceId: string, decided: Map<string, InvokeFacet[]>): Promise<void> {
+      // One key update per row (FerretDB's SQLite backend applies a filtered bulk update as a scan).
+      const list = [...decided];
+      for (let i = 0; i < list.length; i += 50)
+        await Promise.all(
+          list.slice(i, i + 50).map(([id, firstOf]) => rows.updateOne({ _id: id, workspaceId }, { $set: { firstOf } })),
+        );
+    },
+    /** How many ledger rows of the workspace were written before `to` (the reconciler's completeness check). */
+    countBefore: (workspaceId: string, to: Date): Promise<number> =>
+      rows.countDocuments({ workspaceId, at: { $lt: to } }),
     /** Inserts the row once (a repeat of the same key is a no-op: returns false), its job's place first. */
     async insert(row: UsageRowDoc, opts: { placed?: boolean } = {}): Promise<boolean> {
       if (row.jobId && opts.placed !== false) {

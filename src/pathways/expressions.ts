@@ -34,8 +34,13 @@ export type ExpressionLimits = typeof EXPRESSION_LIMITS;
 /**
  * Which node data fields hold an expression or a template, per node type. `templateTrees` are
  * fields whose every string leaf is a template (an object of headers, a JSON body, or a string).
+ * An expression field listed in `treesOtherwise` is an expression when it is a string and a
+ * template tree when it is an object or array (`"input": { "customer": "{{ item.name }}" }`).
  */
-const FIELDS: Record<string, { expressions: string[]; templates: string[]; templateTrees?: string[] }> = {
+const FIELDS: Record<
+  string,
+  { expressions: string[]; templates: string[]; templateTrees?: string[]; treesOtherwise?: string[] }
+> = {
   transform: { expressions: ['expression'], templates: ['template'] },
   if: { expressions: ['condition'], templates: [] },
   while: { expressions: ['condition'], templates: [] },
@@ -44,9 +49,9 @@ const FIELDS: Record<string, { expressions: string[]; templates: string[]; templ
   neuron: { expressions: [], templates: ['message'] },
   classify: { expressions: [], templates: ['input'] },
   human: { expressions: [], templates: ['title', 'prompt'] },
-  pathway: { expressions: ['input'], templates: [] },
+  pathway: { expressions: ['input'], templates: [], treesOtherwise: ['input'] },
   // `item` and `index` are in the context of message and input (one render per item).
-  map: { expressions: ['items', 'input'], templates: ['message'] },
+  map: { expressions: ['items', 'input'], templates: ['message'], treesOtherwise: ['input'] },
   http: { expressions: [], templates: ['url'], templateTrees: ['headers', 'body'] },
 };
 
@@ -79,6 +84,7 @@ function templateLeaves(f: (typeof FIELDS)[string], data: Record<string, unknown
   return [
     ...f.templates.flatMap((key) => (typeof data[key] === 'string' ? [{ path: key, text: data[key] }] : [])),
     ...(f.templateTrees ?? []).flatMap((key) => stringLeaves(data[key], key)),
+    ...(f.treesOtherwise ?? []).flatMap((key) => (typeof data[key] === 'string' ? [] : stringLeaves(data[key], key))),
   ];
 }
 
@@ -154,7 +160,8 @@ export function normalizeNodeData(
   };
   for (const key of f.expressions) apply(key, normalizeExpression);
   for (const key of f.templates) apply(key, normalizeTemplate);
-  for (const key of f.templateTrees ?? []) {
+  const trees = [...(f.templateTrees ?? []), ...(f.treesOtherwise ?? []).filter((k) => typeof data[k] !== 'string')];
+  for (const key of trees) {
     const v = data[key];
     const n = mapLeaves(v, normalizeTemplate);
     if (n === v) continue;

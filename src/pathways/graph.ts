@@ -179,6 +179,23 @@ export const JoinNodeData = nodeData({
 }).meta({ id: 'PathwayJoinNodeData' });
 export type JoinNodeData = z.infer<typeof JoinNodeData>;
 
+/** A JSON value (the `http` node's body when it is not a string: its string leaves are templates). */
+type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
+const isJson = (v: unknown): v is Json =>
+  v === null ||
+  ['string', 'number', 'boolean'].includes(typeof v) ||
+  (Array.isArray(v) ? v.every(isJson) : typeof v === 'object' && Object.values(v as object).every(isJson));
+/** Checked as JSON, published as any value (a recursive schema does not survive client generation). */
+const JsonValue = z.unknown().refine(isJson, 'expected a JSON value');
+
+/**
+ * A field people write either way: an expression string (`"{ 'customer': item.name }"`), or an
+ * object or array whose string leaves are templates (`{ "customer": "{{ item.name }}" }`).
+ */
+const ExpressionOrTemplates = z.union([z.string(), z.array(JsonValue), z.record(z.string(), JsonValue)], {
+  error: needs('expected an expression string, or an object or array whose strings are templates'),
+});
+
 /** A stored pathway's id (UUID-shaped, as neuron ids). */
 export const PathwayId = z
   .string({ error: needs('expected a pathway UUID') })
@@ -198,7 +215,10 @@ const PathwayVersion = z
 export const PathwayNodeData = nodeData({
   pathway_id: PathwayId.meta({ description: "pathway to run; must exist in the caller's workspace (and brain)" }),
   version: PathwayVersion,
-  input: z.string().optional().meta({ description: "expression for the child's input; default the current value" }),
+  input: ExpressionOrTemplates.optional().meta({
+    description:
+      "the child's input: an expression, or an object or array whose strings are templates; default the current value",
+  }),
 }).meta({ id: 'PathwayPathwayNodeData' });
 export type PathwayNodeData = z.infer<typeof PathwayNodeData>;
 
@@ -219,8 +239,9 @@ export const MapNodeData = nodeData({
   message: z.string().optional().meta({ description: 'neuron: template of the message per item; default {{ item }}' }),
   pathway_id: PathwayId.optional().meta({ description: 'pathway to run per item (or neuron_id)' }),
   version: PathwayVersion,
-  input: z.string().optional().meta({
-    description: "pathway: expression for each child's input; default the item ({ value: item } if not an object)",
+  input: ExpressionOrTemplates.optional().meta({
+    description:
+      "pathway: each child's input, an expression or an object or array whose strings are templates; default the item ({ value: item } if not an object)",
   }),
   concurrency: z
     .int()
@@ -254,15 +275,6 @@ export type MapNodeData = z.infer<typeof MapNodeData>;
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 const HEADER_NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-/** A JSON value (the `http` node's body when it is not a string: its string leaves are templates). */
-type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
-const isJson = (v: unknown): v is Json =>
-  v === null ||
-  ['string', 'number', 'boolean'].includes(typeof v) ||
-  (Array.isArray(v) ? v.every(isJson) : typeof v === 'object' && Object.values(v as object).every(isJson));
-/** Checked as JSON, published as any value (a recursive schema does not survive client generation). */
-const JsonValue = z.unknown().refine(isJson, 'expected a JSON value');
 
 /**
  * `http`: one HTTP request through the outbound guard, in an activity. `url`, the header values and

@@ -80,10 +80,20 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
     measure: b.measure,
   });
 
-  /** Spent in the budget's current period, in its own unit (tokens, or nano-USD for usd): its counter. */
+  /** Spent in the budget's current period, in its own unit (tokens, or nano-USD for usd): its counter (the ledger's sum while the counters are not built). */
   async function spentRaw(b: BudgetDoc, now = new Date()): Promise<number> {
-    const [s] = await counters.spent([spendKey(b)], now);
+    const [s] = await spentOfList([b], now);
     return s;
+  }
+
+  /**
+   * What budgets have spent: their counters, read in one round trip with the workspace's `built`
+   * marker; while a workspace's counters are not known to be complete (after an upgrade, a Redis
+   * that lost them, before the reconciler's first full rebuild), the ledger's sums.
+   */
+  async function spentOfList(list: BudgetDoc[], now = new Date()): Promise<number[]> {
+    const fast = await counters.spentIfBuilt(list.map(spendKey), now);
+    return Promise.all(fast.map((v, i) => (v !== null ? v : spentFromLedger(list[i], now))));
   }
 
   /** The same, summed by the store over the ledger rows of the period (the reconciler's reference; reads every row). */
@@ -263,13 +273,20 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
 
     /** The link's lifetime token budget and what its runs spent (the share view's max_tokens and used_tokens). */
     async shareTokens(workspaceId: string, shareTokenId: string): Promise<{ maxTokens: number | null; used: number }> {
-      const [b, [used]] = await Promise.all([
+      const key: SpendKey = {
+        workspaceId,
+        scope: 'share_token',
+        targetId: shareTokenId,
+        period: 'total',
+        measure: 'tokens',
+      };
+      const [b, [fast]] = await Promise.all([
         repo.byKey(workspaceId, budgetKey(workspaceId, 'share_token', shareTokenId, 'tokens', 'total')),
-        counters.spent([
-          { workspaceId, scope: 'share_token', targetId: shareTokenId, period: 'total', measure: 'tokens' },
-        ]),
+        counters.spentIfBuilt([key]),
       ]);
-      return { maxTokens: b?.limit ?? null, used };
+      if (fast !== null) return { maxTokens: b?.limit ?? null, used: fast };
+      const [s] = await d.usage.sums({ workspaceId, shareTokenId }, null, ['tokens']);
+      return { maxTokens: b?.limit ?? null, used: s?.tokens ?? 0 };
     },
 
     /** Removes the budgets of a deleted target (a revoked share link). */
@@ -309,7 +326,7 @@ export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; cou
 
     /** What each budget has spent in its current period (raw: tokens or nano-USD), read before the call's size is known: one read of their counters, none without budgets. */
     async spentOf(list: BudgetDoc[], now = new Date()): Promise<{ budget: BudgetDoc; spent: number }[]> {
-      const spent = await counters.spent(list.map(spendKey), now);
+      const spent = await spentOfList(list, now);
       return list.map((budget, i) => ({ budget, spent: spent[i] }));
     },
 

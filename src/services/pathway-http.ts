@@ -13,7 +13,7 @@ import {
 } from '../pathways/credentials.js';
 import { OutboundBlocked, type Guard } from '../net/guard.js';
 import type { RunScope } from '../temporal/definitions.js';
-import { renderTemplate } from './pathway-runs.js';
+import { renderTemplate, renderTree } from './pathway-runs.js';
 import type { ConnectionService } from './connections.js';
 import type { SecretService } from './secrets.js';
 import { setOwn } from '../own.js';
@@ -116,17 +116,6 @@ function mapStrings(value: unknown, fn: (s: string) => string): unknown {
   if (Array.isArray(value)) return value.map((v) => mapStrings(v, fn));
   if (typeof value === 'object' && value !== null)
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [fn(k), mapStrings(v, fn)]));
-  return value;
-}
-
-/** Renders every string leaf of a JSON value as a template. */
-async function renderTree(value: unknown, context: Record<string, unknown>): Promise<unknown> {
-  if (typeof value === 'string') return renderTemplate(value, context);
-  if (Array.isArray(value)) return Promise.all(value.map((v) => renderTree(v, context)));
-  if (typeof value === 'object' && value !== null)
-    return Object.fromEntries(
-      await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await renderTree(v, context)] as const)),
-    );
   return value;
 }
 

@@ -51,6 +51,47 @@ export async function renderTemplate(template: string | undefined, context: Reco
   return out.join('');
 }
 
+/**
+ * Renders every string leaf of a JSON value as a template (an `http` body: every leaf becomes
+ * text). With `keepTypes` (a tree-shaped `input`), a leaf that is one placeholder and nothing else
+ * (`"{{ item.n }}"`) is that expression's value, of its own type (a number stays a number).
+ */
+export async function renderTree(
+  value: unknown,
+  context: Record<string, unknown>,
+  keepTypes = false,
+): Promise<unknown> {
+  if (typeof value === 'string') {
+    const parts = templateParts(value);
+    const only = parts.length === 1 ? parts[0] : null;
+    if (keepTypes && only && 'expression' in only) return evaluateExpression(only.expression, context);
+    return renderTemplate(value, context);
+  }
+  if (Array.isArray(value)) return Promise.all(value.map((v) => renderTree(v, context, keepTypes)));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(
+      await Promise.all(
+        Object.entries(value).map(async ([k, v]) => [k, await renderTree(v, context, keepTypes)] as const),
+      ),
+    );
+  return value;
+}
+
+/**
+ * A `pathway` or `map` node's `input` (docs/pathways.md): an expression string is evaluated (empty:
+ * `fallback`), an object or array has its string leaves rendered as templates (a leaf that is one
+ * placeholder keeps its value's type).
+ */
+export async function renderInput(
+  input: unknown,
+  context: Record<string, unknown>,
+  fallback: unknown,
+): Promise<unknown> {
+  if (typeof input === 'string') return input.trim() ? evaluateExpression(input, context) : fallback;
+  if (typeof input === 'object' && input !== null) return renderTree(input, context, true);
+  return fallback;
+}
+
 /** Picks one category from a model reply: exact match first, then a single contained name. */
 export function matchCategory(reply: string, categories: string[]): string | null {
   const r = reply
@@ -262,8 +303,8 @@ export interface MapItemsCall {
   items: string;
   /** Map over a neuron: the message template per item (default `{{ item }}`). */
   message?: string;
-  /** Map over a pathway: the input expression per item (default the item). */
-  input?: string;
+  /** Map over a pathway: the input per item, an expression or a tree of templates (default the item). */
+  input?: unknown;
   kind: 'neuron' | 'pathway';
   context: Record<string, unknown>;
 }
@@ -289,7 +330,7 @@ export async function mapItems(c: MapItemsCall): Promise<unknown[]> {
   for (const [index, item] of items.entries()) {
     const context = { ...c.context, item, index };
     if (c.kind === 'neuron') out.push(await renderTemplate(c.message ?? '{{ item }}', context));
-    else out.push(asRunInput(c.input?.trim() ? await evaluateExpression(c.input, context) : item));
+    else out.push(asRunInput(await renderInput(c.input, context, item)));
   }
   return out;
 }

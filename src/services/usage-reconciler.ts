@@ -1,8 +1,8 @@
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { BudgetRepo } from '../db/budgets.js';
-import type { UsageCounters } from '../db/usage-counters.js';
+import type { BudgetDoc, BudgetRepo } from '../db/budgets.js';
+import { periodKey, type UsageCounters } from '../db/usage-counters.js';
 import {
   cumulativeId,
   DAY_H,
@@ -46,6 +46,12 @@ export interface ReconcileReport {
   budgetCountersCorrected: number;
   /** Budget counters that changed while being checked (checked again at the next run). */
   budgetCountersBusy: number;
+  /** Workspaces rebuilt in full from the whole ledger (counters not marked built: an upgrade, a Redis that lost them, rows written around them). */
+  fullRebuilds: number;
+  /** Rows stored without `firstOf` whose invocations were decided now (rows from before it, or written around the counters). */
+  invocationsDecided: number;
+  /** Spend counters (per target, per current day, month and in all) corrected to the ledger's sums by a full rebuild. */
+  spendCountersCorrected: number;
 }
 
 const emptyReport = (): ReconcileReport => ({
@@ -58,6 +64,9 @@ const emptyReport = (): ReconcileReport => ({
   hourCounterDrift: 0,
   budgetCountersCorrected: 0,
   budgetCountersBusy: 0,
+  fullRebuilds: 0,
+  invocationsDecided: 0,
+  spendCountersCorrected: 0,
 });
 
 /** Two sets of groups with the same sums (groups of all zeros count as absent). */
@@ -95,16 +104,107 @@ export function createUsageReconciler(d: {
 }) {
   const { usage, counters } = d;
 
+  /**
+   * Spend counters of every target (the workspace, each receptor, neuron and share link the ledger
+   * or a budget names) for the current UTC day, month and in all, made the ledger's sums (`rows` is
+   * every row of the workspace): a field that did not move while it was compared is corrected by
+   * its difference; one that moved is left to the next run. Returns [corrected, busy].
+   */
+  async function rebuildSpend(workspaceId: string, rows: UsageRowDoc[], now: Date): Promise<[number, number]> {
+    type Target = { scope: BudgetDoc['scope']; id: string | null };
+    const targets = new Map<string, Target>([['workspace:-', { scope: 'workspace', id: null }]]);
+    const want = new Map<string, Map<string, number>>();
+    const add = (t: Target, field: string, v: number) => {
+      const k = `${t.scope}:${t.id ?? '-'}`;
+      targets.set(k, t);
+      const m = want.get(k) ?? new Map<string, number>();
+      m.set(field, (m.get(field) ?? 0) + v);
+      want.set(k, m);
+    };
+    const day = periodKey('day', now);
+    const month = periodKey('month', now);
+    // Rows written since the ledger was read (their writers may have counted them already).
+    const seen = new Set(rows.map((r) => r._id));
+    const since = await usage.rowsBetween(workspaceId, new Date(now.getTime() - 15 * 60_000), null);
+    for (const r of [...rows, ...since.filter((x) => !seen.has(x._id))]) {
+      const ts: Target[] = [{ scope: 'workspace', id: null }];
+      if (r.receptorId) ts.push({ scope: 'receptor', id: r.receptorId });
+      if (r.neuronId) ts.push({ scope: 'neuron', id: r.neuronId });
+      if (r.shareTokenId) ts.push({ scope: 'share_token', id: r.shareTokenId });
+      const periods = [
+        'all',
+        ...(periodKey('month', r.at) === month ? [month] : []),
+        ...(periodKey('day', r.at) === day ? [day] : []),
+      ];
+      for (const t of ts)
+        for (const p of periods) {
+          add(t, `${p}:tokens`, r.totalTokens);
+          add(t, `${p}:cost`, r.costNanos);
+        }
+    }
+    for (const b of await d.budgetRepo.ofWorkspace(workspaceId))
+      targets.set(`${b.scope}:${b.targetId ?? '-'}`, { scope: b.scope, id: b.targetId });
+    let corrected = 0;
+    let busy = 0;
+    const fields = [`all:tokens`, `all:cost`, `${month}:tokens`, `${month}:cost`, `${day}:tokens`, `${day}:cost`];
+    for (const [k, t] of targets) {
+      const before = await counters.spendHash(workspaceId, t.scope, t.id);
+      const after = await counters.spendHash(workspaceId, t.scope, t.id);
+      const deltas: [string, number][] = [];
+      for (const f of fields) {
+        const target = want.get(k)?.get(f) ?? 0;
+        const have = Number(after[f] ?? 0);
+        if (Number(before[f] ?? 0) !== have) busy++;
+        else if (target !== have) deltas.push([f, target - have]);
+      }
+      if (deltas.length) {
+        await counters.adjustFields(workspaceId, t.scope, t.id, deltas);
+        corrected += deltas.length;
+      }
+    }
+    return [corrected, busy];
+  }
+
   async function workspace(
     workspaceId: string,
     now = new Date(),
-    opts: { since?: Date } = {},
+    opts: { since?: Date; full?: boolean } = {},
   ): Promise<ReconcileReport> {
     const report = { ...emptyReport(), workspaces: 1 };
+    // Counters not marked built (an upgrade, a Redis that lost them, a workspace never rebuilt) or
+    // found behind the ledger: everything is rebuilt from the whole ledger, then marked built.
+    const full = opts.full === true || !(await counters.isBuilt(workspaceId));
+    const token = full ? await counters.beginRebuild(workspaceId) : null;
+    if (full && token === null) {
+      d.log.info({ workspaceId }, 'usage reconcile: a full rebuild of this workspace is under way elsewhere');
+      return report;
+    }
+    if (full) report.fullRebuilds = 1;
     const lookFrom = hourOf(opts.since ?? new Date(now.getTime() - RECONCILE_LOOKBACK_H * HOUR_MS));
     const listed = await counters.hoursWithCounters(workspaceId, null, null);
-    const fromHour = Math.min(lookFrom, ...listed);
-    const rows = await usage.rowsBetween(workspaceId, new Date(fromHour * HOUR_MS), null);
+    let fromHour = Math.min(lookFrom, ...listed);
+    const rows = full
+      ? await usage.rowsBetween(workspaceId, null, null)
+      : await usage.rowsBetween(workspaceId, new Date(fromHour * HOUR_MS), null);
+    if (full) {
+      rows.sort((a, b) => a.at.getTime() - b.at.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+      if (rows.length) fromHour = Math.min(fromHour, hourOf(rows[0].at));
+    } else rows.sort((a, b) => a.at.getTime() - b.at.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+    // 0. Invocations of rows stored without `firstOf` (older rows, rows written around the counters):
+    // decided now in time order, recorded on the row, so rollups and counters count them once.
+    const claimed = new Set(rows.flatMap((r) => counters.claimedBy(r)));
+    const undecided = rows.filter((r) => r.firstOf === undefined);
+    if (undecided.length) {
+      const decided = await counters.decideFirsts(workspaceId, undecided, claimed);
+      if (decided.size) {
+        await usage.setFirstOf(workspaceId, decided);
+        for (const r of undecided) {
+          const f = decided.get(r._id);
+          if (f) r.firstOf = f;
+        }
+        report.invocationsDecided = decided.size;
+      }
+    }
     // 1. Counters: every recent row counted once (a row already counted is skipped by its marker).
     report.rowsRecounted = await counters.countAll(rows.filter((r) => hourOf(r.at) >= lookFrom));
     // 2. Hours: closed ones stored as rollups from the ledger; every one checked against its counters.
@@ -124,7 +224,8 @@ export function createUsageReconciler(d: {
     const storedAt = new Map(stored.map((s) => [hourOf(s.hour), s]));
     for (const h of hours) {
       const ledger = groupRows(byHour.get(h) ?? []);
-      if (!sameGroups(ledger, mergeGroups(new Map(), counted.get(h) ?? []))) report.hourCounterDrift++;
+      const checked = h >= lookFrom || listed.includes(h);
+      if (checked && !sameGroups(ledger, mergeGroups(new Map(), counted.get(h) ?? []))) report.hourCounterDrift++;
       if (h >= closedBefore) continue;
       const doc = {
         _id: rollupId(workspaceId, h),
@@ -200,7 +301,14 @@ export function createUsageReconciler(d: {
     await counters.forgetHours(workspaceId, closedBefore);
     // 3. Budget counters of the current periods: corrected by their difference from the ledger when
     // they did not change while the ledger was summed (else a write in flight would be counted twice).
-    for (const b of await d.budgetRepo.ofWorkspace(workspaceId)) {
+    // A full rebuild makes every target's counters (budget or not: a share link's used_tokens, a
+    // budget created later) the ledger's sums for the current day, month and in all.
+    if (full) {
+      const [corrected, busy] = await rebuildSpend(workspaceId, rows, now);
+      report.spendCountersCorrected = corrected;
+      report.budgetCountersBusy += busy;
+    }
+    for (const b of full ? [] : await d.budgetRepo.ofWorkspace(workspaceId)) {
       const key = { workspaceId, scope: b.scope, targetId: b.targetId, period: b.period, measure: b.measure };
       const [before] = await counters.spent([key], now);
       const fromLedger = await d.budgets.spentFromLedger(b, now);
@@ -215,6 +323,27 @@ export function createUsageReconciler(d: {
         );
       }
     }
+    // 4. Completeness: the rows before the last stored day's end must be what the cumulative rollup
+    // through that day counts (a row written around the counters before the look-back window would
+    // be missing from it); if not, the counters are marked behind and rebuilt in full at once.
+    if (!full) {
+      const lastDay = Math.floor(hourOf(now.getTime() - ROLLUP_GRACE_MS) / DAY_H) - 1;
+      const [cum, count] = await Promise.all([
+        usage.cumulativeThrough(workspaceId, lastDay),
+        usage.countBefore(workspaceId, new Date((lastDay + 1) * DAY_H * HOUR_MS)),
+      ]);
+      if (cum && cum.rows !== count) {
+        d.log.warn(
+          { workspaceId, cumulative: cum?.rows ?? 0, ledger: count },
+          'usage reconcile: rollups behind the ledger; rebuilding the workspace in full',
+        );
+        await counters.unbuilt(workspaceId);
+        const again = await workspace(workspaceId, now, { ...opts, full: true });
+        for (const k of Object.keys(report) as (keyof ReconcileReport)[]) if (k !== 'workspaces') report[k] += again[k];
+        return report;
+      }
+    } else if (token && !(await counters.finishRebuild(workspaceId, token)))
+      d.log.warn({ workspaceId }, 'usage reconcile: Redis lost the rebuild under way; it is rebuilt again next run');
     const drift = {
       rows_recounted: report.rowsRecounted,
       rollup_corrected: report.hoursCorrected,
@@ -247,6 +376,20 @@ export function createUsageReconciler(d: {
       }
       d.log.info(total, 'usage reconciled');
       return total;
+    },
+
+    /**
+     * At worker start: when some workspace's counters are not marked built (an upgrade from a version
+     * without counters, a Redis that lost them), the schedule is triggered now rather than at its
+     * next tick (meanwhile budgets and the usage routes read the ledger). Returns whether it was.
+     */
+    async rebuildIfNeeded(): Promise<boolean> {
+      const ids = await d.workspaces.workspaceIds();
+      const built = await Promise.all(ids.map((id) => counters.isBuilt(id)));
+      if (built.every(Boolean)) return false;
+      d.log.info({ workspaces: built.filter((b) => !b).length }, 'usage counters not built: reconciling now');
+      await d.temporal.schedule.getHandle(RECONCILE_SCHEDULE_ID).trigger();
+      return true;
     },
 
     /** Creates the reconciler's schedule unless it exists (at worker start; idempotent). */

@@ -449,7 +449,12 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
      * without it, the whole workspace (admins). Summed from rollups and counters (`groupsIn`).
      */
     async stats(scope: Scope, w: UsageWindow, caller: boolean) {
-      const groups = await groupsIn(scope.workspaceId, rangeOf(w), narrowOf(scope, w, caller));
+      const range = rangeOf(w);
+      const narrow = narrowOf(scope, w, caller);
+      // Until the workspace's counters are known complete (its `built` marker), the ledger itself.
+      if (!(await counters.isBuilt(scope.workspaceId)))
+        return present(scope.workspaceId, w, await facetsOfLedger({ ...windowQuery(scope.workspaceId, w), ...narrow }));
+      const groups = await groupsIn(scope.workspaceId, range, narrow);
       return present(scope.workspaceId, w, facetsOfGroups(groups));
     },
 
@@ -464,6 +469,8 @@ export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters
 
     /** Receptors ranked by tokens, cost or invocations in the window (admins). */
     async receptorRanking(scope: Scope, w: UsageWindow, sortBy: 'tokens' | 'cost' | 'invokeCount') {
+      if (!(await counters.isBuilt(scope.workspaceId)))
+        return ranking(scope.workspaceId, await facetsOfLedger(windowQuery(scope.workspaceId, w)), sortBy);
       return ranking(
         scope.workspaceId,
         facetsOfGroups(await groupsIn(scope.workspaceId, rangeOf(w), narrowOf(scope, w, false))),

@@ -258,4 +258,87 @@ describe('pathway and map nodes on the platform', () => {
     expect(children).toHaveLength(3);
     expect(children.every((c) => c.parent_job_id === jobId)).toBe(true);
   });
+
+  it('data.input written as an object of templates (map and pathway nodes), as well as an expression', async () => {
+    const ws = await buildWorkspace(app);
+    const child = await createPathway(
+      ws,
+      line(
+        { id: 's', type: 'start' },
+        {
+          id: 'o',
+          type: 'output',
+          data: { value: 'input.customer & "/" & input.tags[0] & "/" & $string(input.n * 10)' },
+        },
+      ),
+    );
+    const p = await createPathway(
+      ws,
+      line(
+        { id: 's', type: 'start' },
+        {
+          id: 'm',
+          type: 'map',
+          data: {
+            items: 'input.people',
+            pathway_id: child,
+            // A leaf that is one placeholder keeps its type (n stays a number); others are text.
+            input: { customer: 'Dear {{ item.name }}', tags: ['#{{ index }}', 'fixed'], n: '{{ item.n }}' },
+          },
+        },
+        {
+          id: 'sub',
+          type: 'pathway',
+          data: { pathway_id: child, input: { customer: '{{ input.who }}', tags: ['one'], n: '{{ 4 }}' } },
+        },
+        { id: 'o', type: 'output', data: { value: '{ "map": $$.m, "sub": last }' } },
+      ),
+    );
+    const stored = (await app.get(`/v1/pathways/${p}`, ws.key, ws.brainHeaders)).body as {
+      pathway_graph: { nodes: { id: string; data: Record<string, unknown> }[] };
+    };
+    expect(stored.pathway_graph.nodes.find((n) => n.id === 'm')?.data.input).toEqual({
+      customer: 'Dear {{ item.name }}',
+      tags: ['#{{ index }}', 'fixed'],
+      n: '{{ item.n }}',
+    });
+    const job = await done(
+      ws,
+      await execute(ws, p, {
+        who: 'Ann',
+        people: [
+          { name: 'Bo', n: 1 },
+          { name: 'Cy', n: 2 },
+        ],
+      }),
+    );
+    expect(job.status, job.failedReason).toBe('completed');
+    expect((job.result as { output: { sub: unknown } }).output.sub).toBe('Ann/one/40');
+    const children = JobList.parse((await app.get(`/v1/jobs?pathway_id=${child}`, ws.key)).body).jobs;
+    expect(children).toHaveLength(3);
+    const outputs = children.map((c) => (c.result as { output: unknown } | null)?.output).sort();
+    expect(outputs).toEqual(['Ann/one/40', 'Dear Bo/#0/10', 'Dear Cy/#1/20']);
+
+    // Validation: anything but an expression string or an object/array is a 400 naming the field;
+    // a broken placeholder inside the object names its leaf.
+    for (const [input, says] of [
+      [42, 'data.input'],
+      [{ customer: '{{ item.name ( }}' }, 'data.input.customer'],
+    ] as const) {
+      const r = await app.post(
+        '/v1/pathways',
+        ws.key,
+        {
+          name: `bad-${randomUUID().slice(0, 6)}`,
+          pathway_graph: line(
+            { id: 's', type: 'start' },
+            { id: 'm', type: 'map', data: { items: 'input.people', pathway_id: child, input } },
+          ),
+        },
+        ws.brainHeaders,
+      );
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(JSON.stringify(r.body)).toContain(says);
+    }
+  });
 });

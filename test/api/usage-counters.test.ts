@@ -203,6 +203,8 @@ describe('usage counters and rollups', () => {
       cumulativeCorrected: 0,
       hourCounterDrift: 0,
       budgetCountersCorrected: 0,
+      spendCountersCorrected: 0,
+      fullRebuilds: 1,
     });
     // …and, for every closed day whose hours it covered (the ledger reaches 60 hours back),
     // everything billed through that day, after a base: everything before the first such day.
@@ -243,16 +245,19 @@ describe('usage counters and rollups', () => {
     await compareAll(ws, ids, now, false);
     expect((await app.services.usageReconciler.workspace(ws.workspaceId)).hoursStored).toBe(0);
 
-    // Redis loses the counters: the figures are short until the reconciler replays the ledger
-    // (recent rows) and corrects the budget counters by the ledger's sums (older rows).
+    // Redis loses the counters (and their `built` marker): the figures are read from the ledger
+    // until the reconciler rebuilds them in full (recent rows replayed, every spend counter made
+    // the ledger's sums).
     await loseCounters(ws.workspaceId);
-    const short = await app.services.usage.stats(systemScope(ws.workspaceId), {}, false);
-    expect(short.calls).toBeLessThan(calls.length);
+    const meanwhile = await app.services.usage.stats(systemScope(ws.workspaceId), {}, false);
+    expect(meanwhile.calls).toBe(calls.length);
+    await budgetsMatch(budgets);
     const repaired = await app.services.usageReconciler.workspace(ws.workspaceId);
+    expect(repaired.fullRebuilds).toBe(1);
     expect(repaired.rowsRecounted).toBe(
       rows.filter((r) => r.at.getTime() >= Math.floor((Date.now() - 48 * HOUR_MS) / HOUR_MS) * HOUR_MS).length,
     );
-    expect(repaired.budgetCountersCorrected).toBeGreaterThan(0);
+    expect(repaired.spendCountersCorrected).toBeGreaterThan(0);
     await compareAll(ws, ids, now);
     await budgetsMatch(budgets);
 

@@ -4828,8 +4828,10 @@ export interface components {
             concurrency?: number;
             /** @description the editor's description; not used by runs */
             description?: string;
-            /** @description pathway: expression for each child's input; default the item ({ value: item } if not an object) */
-            input?: string;
+            /** @description pathway: each child's input, an expression or an object or array whose strings are templates; default the item ({ value: item } if not an object) */
+            input?: string | unknown[] | {
+                [key: string]: unknown;
+            };
             /** @description expression over the run context yielding the array to map over (at most 1000) */
             items: string;
             /** @description the editor's label; not used by runs */
@@ -4958,8 +4960,10 @@ export interface components {
         PathwayPathwayNodeData: {
             /** @description the editor's description; not used by runs */
             description?: string;
-            /** @description expression for the child's input; default the current value */
-            input?: string;
+            /** @description the child's input: an expression, or an object or array whose strings are templates; default the current value */
+            input?: string | unknown[] | {
+                [key: string]: unknown;
+            };
             /** @description the editor's label; not used by runs */
             label?: string;
             /** @description free text for the designer; not used by runs */

@@ -8,6 +8,8 @@ export type RunNode = RunGraph['nodes'][number];
 export interface NodeExpression {
   expression: string;
   template?: string;
+  /** An object or array whose string leaves are templates (a tree-shaped `input`): rendered instead of `expression`. */
+  tree?: unknown;
   context: Record<string, unknown>;
 }
 

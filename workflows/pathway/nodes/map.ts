@@ -35,7 +35,7 @@ export const mapNode: NodeHandler = {
       items: String(data.items ?? ''),
       kind,
       ...(typeof data.message === 'string' ? { message: data.message } : {}),
-      ...(typeof data.input === 'string' ? { input: data.input } : {}),
+      ...(data.input !== undefined ? { input: data.input } : {}),
       context: c.context,
     });
     const version = neuronId && rendered.length ? await neuronVersionOf(c.run.input, c.at, neuronId) : 0;

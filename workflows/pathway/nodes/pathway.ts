@@ -20,13 +20,23 @@ export const asRunInput = (v: unknown): Record<string, unknown> =>
 
 /**
  * pathway: runs another pathway as a child workflow `pathwayRun` with its own job (recorded under
- * this run's job). Its input is `data.input` (an expression over the context) or the current value;
+ * this run's job). Its input is `data.input` (an expression over the context, or an object or array
+ * whose strings are templates) or the current value;
  * the node's value is the child run's output. A child that fails fails the node.
  */
 export const pathwayNode: NodeHandler = {
   run: async (c) => {
-    const expression = typeof c.node.data.input === 'string' ? c.node.data.input : '';
-    const input = asRunInput(expression.trim() ? await c.evaluate({ expression, context: c.context }) : c.last);
+    const raw = c.node.data.input;
+    const expression = typeof raw === 'string' ? raw : '';
+    // An object or array `input` is a tree of templates, rendered in the activity.
+    const tree = typeof raw === 'object' && raw !== null ? raw : undefined;
+    const input = asRunInput(
+      tree !== undefined
+        ? await c.evaluate({ expression: '', tree, context: c.context })
+        : expression.trim()
+          ? await c.evaluate({ expression, context: c.context })
+          : c.last,
+    );
     const result = await runSubPathway(c, String(c.node.data.pathway_id), input, { retry: c.retry });
     return { value: result.output };
   },
