@@ -238,7 +238,9 @@ export function createUsageReconciler(d: {
       const have = storedAt.get(h);
       if (!have) {
         if (doc.rows > 0 && (await usage.storeRollup(doc))) report.hoursStored++;
-      } else if (!sameGroups(ledger, mergeGroups(new Map(), have.groups))) {
+      } else if (doc.rows >= have.rows && !sameGroups(ledger, mergeGroups(new Map(), have.groups))) {
+        // A stored rollup counting more rows than the ledger holds keeps rows retention removed
+        // (src/tenancy: a ledger row goes only once its hour is a rollup): it is the record now.
         // Only the reconciler writes a stored rollup after its claim (one run at a time: the schedule skips overlaps).
         await usage.correctRollup(doc);
         report.hoursCorrected++;
@@ -332,7 +334,8 @@ export function createUsageReconciler(d: {
         usage.cumulativeThrough(workspaceId, lastDay),
         usage.countBefore(workspaceId, new Date((lastDay + 1) * DAY_H * HOUR_MS)),
       ]);
-      if (cum && cum.rows !== count) {
+      // Fewer rows than the rollup counts are rows retention removed, not missing from it.
+      if (cum && count > cum.rows) {
         d.log.warn(
           { workspaceId, cumulative: cum?.rows ?? 0, ledger: count },
           'usage reconcile: rollups behind the ledger; rebuilding the workspace in full',
