@@ -133,6 +133,14 @@ describe('retention', () => {
     ]).toEqual([0, 1]);
     // ... and the usage totals are what they were.
     expect(await usage()).toEqual(before);
+    // The reconciler keeps the rollups of the rows retention removed: an ordinary run, then a full
+    // rebuild (as after a Redis that lost its counters), leave every total as it was.
+    const ordinary = await app.services.usageReconciler.workspace(ws.workspaceId);
+    expect(ordinary.fullRebuilds).toBe(0);
+    expect(await usage()).toEqual(before);
+    const rebuilt = await app.services.usageReconciler.workspace(ws.workspaceId, new Date(), { full: true });
+    expect(rebuilt.fullRebuilds).toBe(1);
+    expect(await usage()).toEqual(before);
 
     // The sweep's schedule is created once (at every worker start: idempotent).
     await app.services.tenancy.ensureSchedule();
