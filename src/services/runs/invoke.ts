@@ -104,14 +104,15 @@ function invokeOf(scope: Scope, neuron: Neuron, head: NeuronSnapshot, body: Invo
  * the path to the first token), then starts the workflow in the background.
  */
 async function store(ctx: RunContext, run: Invoke, queued: boolean, onCreated?: () => void): Promise<Invoked> {
+  // A run waiting in its workspace's queue has no first turn in the API and no preparation yet.
+  if (queued) return storeQueued(ctx, run, onCreated);
   const { config, jobs, budgets, firstTurns } = ctx.d;
   const { scope, neuron, input } = run;
   const { jobId, traceId } = input;
   // The API claims the first model turn while the run is prepared, and starts it once the run
   // is stored (src/services/first-turns.ts): the provider call no longer waits for a workflow
   // task and an activity dispatch. The claim is recorded in the run context the activity reads.
-  // A run waiting in its workspace's queue has no first turn in the API: nothing of it runs before its place.
-  const inApi = config.FIRST_TURN_IN_API && !queued;
+  const inApi = config.FIRST_TURN_IN_API;
   const claimed = inApi ? firstTurns.claim(jobId).catch(() => false) : Promise.resolve(false);
   // Read while the run loads: the first turn's budget check needs them before its call.
   const workspaceBudgets = inApi ? budgets.ofWorkspace(scope.workspaceId) : undefined;
@@ -124,7 +125,6 @@ async function store(ctx: RunContext, run: Invoke, queued: boolean, onCreated?: 
     neuronId: neuron._id,
     traceId,
     clientNonce: run.nonce ?? null,
-    queued,
   });
   // Once its job exists the run is the request's write: it is prepared to the end and answered
   // 202, not abandoned half-stored (src/request-context.ts).
@@ -142,8 +142,7 @@ async function store(ctx: RunContext, run: Invoke, queued: boolean, onCreated?: 
     appendHuman(ctx.d, run),
     creating,
     preparing.then(async (p) => {
-      // A queued run's start is kept in its workspace's queue (jobs.startWorkflow), not for the start sweep.
-      await ctx.d.runLog.putContext(scope.workspaceId, jobId, p.prepared, queued ? undefined : p.start);
+      await ctx.d.runLog.putContext(scope.workspaceId, jobId, p.prepared, p.start);
       return p;
     }),
   ]);
@@ -155,8 +154,45 @@ async function store(ctx: RunContext, run: Invoke, queued: boolean, onCreated?: 
   if ((await claimed) && !(await turnStarted)) await firstTurns.release(jobId);
   // The run is stored (job, human turn, context and its start): it is answered 202 now and its
   // workflow starts right after; if this process dies first, a sweep starts it (startPending).
-  if (isNew && job.queued) await jobs.startWorkflow(job, start.workflowType, start.args, start.summary);
-  else if (isNew) startSoon(ctx, job, start);
+  if (isNew) startSoon(ctx, job, start);
+  return { job, userEngramId: run.userEngramId, traceId };
+}
+
+/**
+ * Stores a run that waits in its workspace's queue: its job and its human turn, nothing more. It is
+ * prepared when it leaves the queue (its workflow's prepare step reads the neuron, its tools and the
+ * trace as they are then), so accepting a flood past the share costs two writes a run, not a run's
+ * preparation.
+ */
+async function storeQueued(ctx: RunContext, run: Invoke, onCreated?: () => void): Promise<Invoked> {
+  const { jobs } = ctx.d;
+  const { scope, neuron, input } = run;
+  const { jobId, traceId } = input;
+  const creating = jobs.create(scope, {
+    id: jobId,
+    kind: 'neuron',
+    brainId: neuron.brainId,
+    neuronId: neuron._id,
+    traceId,
+    clientNonce: run.nonce ?? null,
+    queued: true,
+  });
+  void creating.then(
+    (c) => {
+      if (c.created) markCommitted();
+      onCreated?.();
+    },
+    () => undefined,
+  );
+  const settled = await Promise.allSettled([appendHuman(ctx.d, run), creating]);
+  const [, created] = settled;
+  const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) return failStore(ctx, run, Promise.resolve(false), created, failure);
+  const { job, created: isNew } = (created as PromiseFulfilledResult<{ job: Job; created: boolean }>).value;
+  if (isNew) {
+    const args: NeuronRunInput = { ...input, message: run.message, ...(run.body.data ? { data: run.body.data } : {}) };
+    await jobs.startWorkflow(job, 'neuronRun', [args], `neuron ${neuron.name} · trace ${traceId}`);
+  }
   return { job, userEngramId: run.userEngramId, traceId };
 }
 
