@@ -321,4 +321,32 @@ describe('queued runs with a worker', () => {
     expect(JSON.stringify(ended[2]!.result)).toContain('m2');
     expect(ended[4]!.result).toMatchObject({ output: { i: 1 } });
   });
+
+  it('a queued invoke stores nothing of its preparation while it waits, and is prepared and run when it leaves the queue', async () => {
+    const e = await buildWorkspace(served);
+    const n = await served.post('/v1/neurons', e.key, {
+      name: 'Echo',
+      brain_id: e.brainId,
+      neuron_config: { model: 'local/echo', system_prompt: 'Echo.' },
+    });
+    expect(n.status, JSON.stringify(n.body)).toBe(201);
+    const first = await served.post(`/v1/neurons/${String(n.body.id)}/invoke`, e.key, { message: 'first question' });
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    const traceId = String(first.body.trace_id);
+    const second = await served.post(`/v1/neurons/${String(n.body.id)}/invoke`, e.key, {
+      message: 'second question',
+      trace_id: traceId,
+    });
+    expect(second.status, JSON.stringify(second.body)).toBe(202);
+    const secondId = String(second.body.job_id);
+    expect((await jobOf(served, e, secondId)).current_step).toMatch(/waiting for a place/);
+    // Nothing of it is prepared while it waits.
+    expect(await served.deps.repos.runs.context(secondId)).toBeNull();
+    const ended = await Promise.all(
+      [String(first.body.job_id), secondId].map((id) => settleJob(served, e.key, id, 45_000)),
+    );
+    for (const j of ended) expect(j.status, JSON.stringify(j)).toBe('completed');
+    // Prepared when it left the queue, on its own message.
+    expect(JSON.stringify(ended[1]!.result)).toContain('second question');
+  });
 });
