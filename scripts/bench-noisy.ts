@@ -28,11 +28,21 @@ interface Series {
   median: number;
   max: number;
 }
+/** A's measures of one phase (idle or under the flood); `*Accept` is the part from the POST to its `202`. */
+interface Phase {
+  invoke: Series;
+  invokeAccept: Series;
+  pathway: Series;
+  pathwayAccept: Series;
+  search: Series;
+}
 export interface NoisyResult {
   runs: number;
   share: number;
-  idle: { invoke: Series; pathway: Series; search: Series };
-  flood: { invoke: Series; pathway: Series; search: Series };
+  idle: Phase;
+  flood: Phase;
+  /** CPU used by each process (percent of one core) while A measured idle and under the flood. */
+  cpu: { idle: Record<string, number>; flood: Record<string, number> } | null;
   b: { completed: number; failed: number; refusals: number; wallMs: number; samplesDuringFlood: number };
   /** A's rounds that failed (a refusal it met, a failed run), idle and under the flood, and the first reason. */
   aFailures: { idle: number; flood: number; first: string | null };
@@ -51,8 +61,18 @@ const median = (xs: number[]): number => {
 };
 const series = (xs: number[]): Series => ({ median: median(xs), max: Math.max(...xs) });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const phase = (xs: Record<keyof Phase, number[]>): Phase => {
+  const of = (v: number[]) => series(v.length ? v : [NaN]);
+  return {
+    invoke: of(xs.invoke),
+    invokeAccept: of(xs.invokeAccept),
+    pathway: of(xs.pathway),
+    pathwayAccept: of(xs.pathwayAccept),
+    search: of(xs.search),
+  };
+};
 
-/** POSTs a run start and reads its job stream until `stopAt` says so; the ms to that point, or throws. */
+/** POSTs a run start and reads its job stream until `stopAt` says so; the ms to the 202 and to that point, or throws. */
 async function timedRun(
   api: TestClient,
   key: string,
@@ -60,10 +80,11 @@ async function timedRun(
   body: Record<string, unknown>,
   headers: Record<string, string> | undefined,
   stopAt: 'token' | 'complete',
-): Promise<number> {
+): Promise<{ total: number; accept: number }> {
   const t0 = performance.now();
   const res = await api.post(path, key, body, headers);
   if (res.status !== 202) throw new Error(`POST ${path} answered ${res.status}: ${res.text}`);
+  const accept = performance.now() - t0;
   let at: number | undefined;
   let seen = 0;
   const sse = await readSse(`${api.url}/v1/jobs/${String(res.body.job_id)}/stream`, {
@@ -80,7 +101,17 @@ async function timedRun(
   });
   if (at === undefined)
     throw new Error(`job stream ${String(res.body.job_id)} ended without ${stopAt} (${sse.status})`);
-  return at - t0;
+  return { total: at - t0, accept };
+}
+
+/** Percent of one core each process used between two CPU snapshots (seconds so far, by name) `ms` apart. */
+function cpuPercent(before: Map<string, number>, after: Map<string, number>, ms: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, s] of after) {
+    const d = s - (before.get(name) ?? 0);
+    if (d > 0) out[name] = Math.round((d * 100_000) / ms);
+  }
+  return out;
 }
 
 export async function measureNoisyNeighbour(o: {
@@ -93,6 +124,8 @@ export async function measureNoisyNeighbour(o: {
   samples: number;
   share: number;
   boundMs: number;
+  /** CPU seconds so far by process name (the bench's process tree), when it can be read. */
+  cpu?: () => Map<string, number>;
 }): Promise<NoisyResult> {
   const { api, a, b, llm, say } = o;
   const sim = createSimulation({ firstTokenMs: [300, 800], interTokenMs: [20, 40], tokens: 60, seed: 44 });
@@ -168,15 +201,23 @@ export async function measureNoisyNeighbour(o: {
   /** A's failures (a 503 or 429 it met, a run that failed): none is the aim; each is reported, not fatal. */
   const failures: string[] = [];
   const collect = async (n: number, go: () => boolean) => {
-    const out = { invoke: [] as number[], pathway: [] as number[], search: [] as number[] };
+    const out = {
+      invoke: [] as number[],
+      invokeAccept: [] as number[],
+      pathway: [] as number[],
+      pathwayAccept: [] as number[],
+      search: [] as number[],
+    };
     for (let i = 0; i < n && go(); i++) {
       const r = await round(i).catch((e: unknown) => {
         failures.push(e instanceof Error ? e.message : String(e));
         return null;
       });
       if (!r) continue;
-      out.invoke.push(r.invoke);
-      out.pathway.push(r.pathway);
+      out.invoke.push(r.invoke.total);
+      out.invokeAccept.push(r.invoke.accept);
+      out.pathway.push(r.pathway.total);
+      out.pathwayAccept.push(r.pathway.accept);
       out.search.push(r.search);
     }
     return out;
@@ -184,7 +225,10 @@ export async function measureNoisyNeighbour(o: {
 
   say(`(t) noisy neighbour: warm-up, then ${o.samples} idle rounds of A (invoke, pathway run, search)`);
   await collect(3, () => true);
+  let cpu0 = o.cpu?.();
+  let at0 = performance.now();
   const idle = await collect(o.samples, () => true);
+  const cpuIdle = cpu0 && o.cpu ? cpuPercent(cpu0, o.cpu(), performance.now() - at0) : null;
   const idleFailures = failures.length;
 
   say(
@@ -227,19 +271,19 @@ export async function measureNoisyNeighbour(o: {
   });
   // Let the burst land (every start at once) before A's first sample.
   await sleep(1_000);
+  cpu0 = o.cpu?.();
+  at0 = performance.now();
   const under = await collect(o.samples, () => running);
+  const cpuFlood = cpu0 && o.cpu ? cpuPercent(cpu0, o.cpu(), performance.now() - at0) : null;
   const samplesDuringFlood = under.invoke.length;
   await flood;
   const wallMs = performance.now() - t0;
   const result: NoisyResult = {
     runs: o.runs,
     share: o.share,
-    idle: { invoke: series(idle.invoke), pathway: series(idle.pathway), search: series(idle.search) },
-    flood: {
-      invoke: series(under.invoke.length ? under.invoke : [NaN]),
-      pathway: series(under.pathway.length ? under.pathway : [NaN]),
-      search: series(under.search.length ? under.search : [NaN]),
-    },
+    idle: phase(idle),
+    flood: phase(under),
+    cpu: cpuIdle && cpuFlood ? { idle: cpuIdle, flood: cpuFlood } : null,
     b: { completed, failed, refusals, wallMs, samplesDuringFlood },
     aFailures: { idle: idleFailures, flood: failures.length - idleFailures, first: failures[0] ?? null },
   };
@@ -257,7 +301,21 @@ export function noisySummary(t: NoisyResult): string[] {
     `  B: ${t.b.completed} completed, ${t.b.failed} failed, ${t.b.refusals} starts refused (429, retried after Retry-After), ${(t.b.wallMs / 1000).toFixed(1)} s; A's rounds under the flood: ${t.b.samplesDuringFlood}`,
     `  A's rounds that failed: ${t.aFailures.idle} idle, ${t.aFailures.flood} under the flood${t.aFailures.first ? ` (first: ${t.aFailures.first.slice(0, 160)})` : ''}`,
     row('A invoke, first token', t.idle.invoke, t.flood.invoke),
+    row('  of which POST → 202', t.idle.invokeAccept, t.flood.invokeAccept),
     row('A pathway run, completion', t.idle.pathway, t.flood.pathway),
+    row('  of which POST → 202', t.idle.pathwayAccept, t.flood.pathwayAccept),
     row('A search, answer', t.idle.search, t.flood.search),
+    ...(t.cpu
+      ? [
+          `  CPU (% of one core) idle: ${cpuLine(t.cpu.idle)}`,
+          `  CPU (% of one core) under the flood: ${cpuLine(t.cpu.flood)}`,
+        ]
+      : []),
   ];
 }
+
+const cpuLine = (c: Record<string, number>): string =>
+  Object.entries(c)
+    .sort((x, y) => y[1] - x[1])
+    .map(([name, pct]) => `${name} ${pct}`)
+    .join(', ');

@@ -2067,6 +2067,14 @@ async function main(): Promise<void> {
         samples: Number(process.env.BENCH_NOISY_SAMPLES ?? 10),
         share,
         boundMs: 300_000,
+        cpu: () =>
+          treeCpu(
+            new Map<number, string>([
+              ...(served.pid ? [[served.pid, 'api'] as [number, string]] : []),
+              ...(worker.pid ? [[worker.pid, 'worker'] as [number, string]] : []),
+              [process.pid, 'bench'],
+            ]),
+          ),
       });
       await served.stop();
     }

@@ -40,6 +40,15 @@ export interface JobDoc {
    * its start is kept in `run_queue` (src/services/jobs.ts, admitRun and drain). Unset once started.
    */
   queued?: boolean;
+  /**
+   * Stored only (never decoded): true on a run a caller started (RUN_KINDS, no parent) that is not
+   * waiting in its workspace's queue. While such a job is pending or running it holds one of its
+   * workspace's places (admitRun, drain): the share is counted on an index of (workspace, status,
+   * holdsPlace, createdAt) as two counts the store answers from the index alone, where the
+   * conditions on kind, parent and queue mark read every pending job of the workspace (hundreds
+   * of queued runs under a flood). Set when the job is stored and when it leaves the queue.
+   */
+  holdsPlace?: boolean;
   /** When the job first left `pending` (unset until then; jobs recorded before 2026-11 carry null). */
   createdAt: Date;
   processedAt?: Date | null;
@@ -59,11 +68,16 @@ export const jobIndexes: IndexSpec[] = [
   { collection: 'jobs', keys: { workspaceId: 1, shareTokenId: 1 }, name: 'ws_share' },
   // The recent runs of every workspace ("is another workspace running?", admitRun).
   { collection: 'jobs', keys: { createdAt: 1 }, name: 'created' },
+  // A workspace's runs holding a place (countActiveRuns): equality on the first three keys, a range on createdAt.
+  { collection: 'jobs', keys: { workspaceId: 1, status: 1, holdsPlace: 1, createdAt: 1 }, name: 'ws_places' },
   // A workspace's queue of runs past its share, oldest first (drain).
   { collection: 'run_queue', keys: { workspaceId: 1, queuedAt: 1 }, name: 'ws_queued' },
   // The webhook outbox's followers read the ends not yet announced (a range on one typed key, pushed down with the limit).
   { collection: 'job_claims', keys: { outboxAt: 1 }, name: 'outbox' },
 ];
+
+/** Queued runs a claim looks at from the head of a workspace's queue (claimQueued). */
+const CLAIM_HEAD = 16;
 
 /** The kinds of job a caller starts as a run (a workspace's share of runs counts these, parent runs' children aside). */
 export const RUN_KINDS: JobKind[] = ['neuron', 'pathway', 'receptor'];
@@ -112,7 +126,7 @@ export interface UnannouncedEnd {
 }
 
 /** A job as services see it: `result` decoded (undefined while none is stored), `waitingFor` decoded. */
-export interface Job extends Omit<JobDoc, 'result' | 'waitingFor' | 'input'> {
+export interface Job extends Omit<JobDoc, 'result' | 'waitingFor' | 'input' | 'holdsPlace'> {
   result?: unknown;
   /** The run's input (pathway runs; undefined on other jobs). */
   input?: unknown;
@@ -136,14 +150,18 @@ export interface JobListFilter {
   status?: JobState;
 }
 
-const decodeJob = ({ result, waitingFor, input, ...j }: JobDoc): Job => ({
+const decodeJob = ({ result, waitingFor, input, holdsPlace: _place, ...j }: JobDoc): Job => ({
   ...j,
   result: decodeBlob<unknown>(result, undefined),
   waitingFor: decodeBlob<Record<string, unknown> | null>(waitingFor, null),
   ...(input ? { input: decodeBlob<unknown>(input, undefined) } : {}),
 });
+/** Whether a job holds one of its workspace's places while pending or running (JobDoc.holdsPlace). */
+const holdsPlace = (j: Pick<Job, 'parentJobId' | 'kind' | 'queued'>): boolean =>
+  j.parentJobId === null && RUN_KINDS.includes(j.kind) && j.queued !== true;
 const encodeJob = ({ result, waitingFor, input, ...j }: Job): JobDoc => ({
   ...j,
+  holdsPlace: holdsPlace(j),
   result: result === undefined ? null : encodeBlob(result),
   waitingFor: waitingFor === null ? null : encodeBlob(waitingFor),
   ...(input !== undefined ? { input: encodeBlob(input) } : {}),
@@ -313,18 +331,23 @@ export function createJobRepo(db: Db) {
      * run's children) pending or running and recorded since `since`, counted up to `limit`: its
      * share of the platform's runs (src/services/jobs.ts, admitRun).
      */
-    countActiveRuns: (workspaceId: string, since: Date, limit: number): Promise<number> =>
-      jobs.countDocuments(
-        {
-          workspaceId,
-          status: { $in: ['pending', 'running'] },
-          createdAt: { $gte: since },
-          parentJobId: null,
-          kind: { $in: RUN_KINDS },
-          queued: { $ne: true },
-        },
-        { limit },
-      ),
+    async countActiveRuns(workspaceId: string, since: Date, limit: number): Promise<number> {
+      const count = (status: JobState, n: number) =>
+        jobs.countDocuments({ workspaceId, status, holdsPlace: true, createdAt: { $gte: since } }, { limit: n });
+      const running = await count('running', limit);
+      return running >= limit ? running : running + (await count('pending', limit - running));
+    },
+    /**
+     * Marks the runs stored before `holdsPlace` existed (data format 2): every job a caller
+     * started as a run and not in the queue. Idempotent; answers how many it marked.
+     */
+    async markPlaces(): Promise<number> {
+      const r = await jobs.updateMany(
+        { holdsPlace: { $exists: false }, parentJobId: null, kind: { $in: RUN_KINDS }, queued: { $ne: true } },
+        { $set: { holdsPlace: true } },
+      );
+      return r.modifiedCount;
+    },
     /** The workspace's runs waiting in its queue, counted up to `limit`. */
     countQueuedRuns: (workspaceId: string, limit: number): Promise<number> =>
       queue.countDocuments({ workspaceId }, { limit }),
@@ -350,21 +373,34 @@ export function createJobRepo(db: Db) {
       leaseMs: number,
     ): Promise<{ jobId: string; start: QueuedStart } | null> => {
       const now = new Date();
-      const doc = await queue.findOneAndUpdate(
-        { workspaceId, leaseUntil: { $lt: now } },
-        { $set: { leaseUntil: new Date(now.getTime() + leaseMs) } },
-        { sort: { queuedAt: 1 }, returnDocument: 'after' },
-      );
-      return doc ? { jobId: doc._id, start: decodeBlob<QueuedStart>(doc.start, { workflowType: '', args: [] }) } : null;
+      // The head of the queue from its index (sort and limit served by the store, not every queued
+      // run read and sorted), then the first one no one holds, claimed by id. Heads all held by
+      // other starters (more than CLAIM_HEAD of them at once) leave this drain for the next one.
+      const head = await queue
+        .find({ workspaceId }, { sort: { queuedAt: 1 }, limit: CLAIM_HEAD, projection: { _id: 1, leaseUntil: 1 } })
+        .toArray();
+      for (const h of head) {
+        if (h.leaseUntil >= now) continue;
+        const doc = await queue.findOneAndUpdate(
+          { _id: h._id, workspaceId, leaseUntil: { $lt: now } },
+          { $set: { leaseUntil: new Date(now.getTime() + leaseMs) } },
+          { returnDocument: 'after' },
+        );
+        if (doc) return { jobId: doc._id, start: decodeBlob<QueuedStart>(doc.start, { workflowType: '', args: [] }) };
+      }
+      return null;
     },
     /** A queued run left the queue (started, or ended before it started): it holds a place from now. */
     async dequeue(workspaceId: string, jobId: string): Promise<void> {
       // Still pending, it shows that it is starting; one the run has moved on only loses the mark.
       await jobs.updateOne(
         { _id: jobId, workspaceId, queued: true, status: 'pending' },
-        { $unset: { queued: '' }, $set: { currentStep: 'starting', updatedAt: new Date() } },
+        { $unset: { queued: '' }, $set: { currentStep: 'starting', holdsPlace: true, updatedAt: new Date() } },
       );
-      await jobs.updateOne({ _id: jobId, workspaceId, queued: true }, { $unset: { queued: '' } });
+      await jobs.updateOne(
+        { _id: jobId, workspaceId, queued: true },
+        { $unset: { queued: '' }, $set: { holdsPlace: true } },
+      );
       await queue.deleteOne({ _id: jobId, workspaceId });
     },
     /** Workspaces with runs in their queue (the start sweep drains them), at most `limit`. */

@@ -20,7 +20,18 @@ export const MIGRATIONS: readonly Migration[] = [
       log.info({ pathways: all.length, slugged, receptors_created: created }, 'pathway slugs and receptors filled in');
     },
   },
+  {
+    // Format 2 marks the runs that hold one of their workspace's places (jobs' `holdsPlace`, counted
+    // from an index by the fair share): runs stored before it are marked once, here, so that those
+    // still pending or running after the upgrade count toward their workspace's share.
+    to: 2,
+    name: 'job-places',
+    async run({ deps, log }) {
+      const marked = await deps.repos.jobs.markPlaces();
+      log.info({ jobs_marked: marked }, 'runs marked as holding a place');
+    },
+  },
 ];
 
 /** The data-format version this release writes and understands (the newest migration's). */
-export const DATA_FORMAT_VERSION = 1;
+export const DATA_FORMAT_VERSION = 2;

@@ -78,6 +78,55 @@ describe('releases: data format and migrations', () => {
     });
   });
 
+  it('data format 2 (job-places): runs stored before it are marked as holding a place and count toward the share; children and queued runs do not', async () => {
+    const ws = `ws-places-${Date.now()}`;
+    const now = new Date();
+    const job = (id: string, extra: Record<string, unknown>) => ({
+      _id: id,
+      workspaceId: ws,
+      brainId: null,
+      kind: 'neuron',
+      status: 'running',
+      progress: 0,
+      currentStep: null,
+      failedReason: null,
+      result: null,
+      waitingFor: null,
+      neuronId: null,
+      pathwayId: null,
+      receptorId: null,
+      traceId: null,
+      parentJobId: null,
+      clientNonce: null,
+      createdBy: null,
+      createdAt: now,
+      finishedAt: null,
+      updatedAt: now,
+      ...extra,
+    });
+    // As a release before format 2 stored them: no holdsPlace field.
+    await app.deps.db
+      .collection('jobs')
+      .insertMany([
+        job(`${ws}-run`, {}),
+        job(`${ws}-pending`, { status: 'pending', kind: 'pathway' }),
+        job(`${ws}-child`, { parentJobId: `${ws}-run` }),
+        job(`${ws}-queued`, { status: 'pending', queued: true }),
+        job(`${ws}-ingest`, { kind: 'ingest' }),
+      ] as never[]);
+    const repo = app.deps.repos.jobs;
+    const since = new Date(now.getTime() - 60_000);
+    expect(await repo.countActiveRuns(ws, since, 50)).toBe(0);
+    const migration = MIGRATIONS.find((m) => m.name === 'job-places');
+    expect(migration?.to).toBe(2);
+    expect(await repo.markPlaces()).toBeGreaterThanOrEqual(2);
+    expect(await repo.countActiveRuns(ws, since, 50)).toBe(2);
+    expect(await repo.countActiveRuns(ws, since, 1)).toBe(1);
+    // Again: nothing more to mark.
+    expect(await repo.markPlaces()).toBe(0);
+    await app.deps.db.collection('jobs').deleteMany({ workspaceId: ws });
+  });
+
   it('a store with a newer data format is refused, naming both versions, and is left untouched', async () => {
     await records().updateOne({ _id: 'data_format' }, { $set: { version: DATA_FORMAT_VERSION + 5, release: '9.0.0' } });
     try {

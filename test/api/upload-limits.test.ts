@@ -55,7 +55,7 @@ function send(
 }
 
 describe('upload limits', () => {
-  it('a 200 MB upload streamed without a length is refused with 413 while the process grows by a few MB at most; nothing is stored', async () => {
+  it('a 200 MB upload streamed without a length is refused with 413 while the process grows by far less than the body (never holds it); nothing is stored', async () => {
     const ws = await buildWorkspace(app);
     // Warm-up (an over-limit upload of 101 MB): code paths loaded, pools and heap at their working size.
     expect((await send(ws, 101 * MB, false)).status).toBe(413);
@@ -72,9 +72,9 @@ describe('upload limits', () => {
     console.log(
       `[upload-limits] rss grew ${grew.toFixed(1)} MB while 200 MB streamed through (limit ${app.config.ASSET_MAX_BYTES / MB} MB)`,
     );
-    // The API and this client share the process: both together stay within a few MB of where they were after the warm-up
-    // (a body held in memory would add 100 MB or more).
-    expect(grew).toBeLessThan(12);
+    // The API and this client share the process: both together stay within a few tens of MB of where they were after the
+    // warm-up (usually under 12; a loaded CI machine's GC lags more). A body held in memory would add 100 MB or more.
+    expect(grew).toBeLessThan(40);
     expect(AssetList.parse((await app.get('/v1/assets', ws.key, { 'x-brain-id': ws.brainId })).body).total).toBe(0);
     // The connection was drained, not broken: the next request works.
     expect((await app.get('/v1/assets', ws.key)).status).toBe(200);

@@ -133,9 +133,14 @@ describe('webhooks survive the processes that send them', () => {
       (await api.get<{ jobs: { status: string }[] }>('/v1/jobs?limit=100', ws.key)).body.jobs?.filter(
         (j) => j.status === 'completed' || j.status === 'failed',
       ).length ?? 0;
+    // The hold starts 1.5 s before the kill: an answer given before it has had that long to be
+    // recorded as delivered (two store writes, slow on a loaded machine but never that slow).
     rx.hold();
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 1500));
     await kill(workerProc);
+    // The receiver sees the dead worker's connections close before it answers what it held (an
+    // answer written to a connection whose close it has not read yet would count as answered).
+    await new Promise((r) => setTimeout(r, 500));
     rx.release();
     await new Promise((r) => setTimeout(r, 300));
     await kill(apiProc);

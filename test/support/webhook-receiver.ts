@@ -25,6 +25,12 @@ export async function startWebhookReceiver(answer: (path: string) => number = ()
   let held: (() => void)[] | null = null;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
+    // The sender went away before the answer (its process was killed): the connection closed, or
+    // it half-closed (a dead process's socket ends), which a waiting HTTP client never does.
+    let gone = false;
+    res.once('close', () => {
+      if (!res.writableFinished) gone = true;
+    });
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => (held ? held.push(reply) : reply()));
     function reply() {
@@ -40,7 +46,7 @@ export async function startWebhookReceiver(answer: (path: string) => number = ()
         /* not JSON: kept as it came */
       }
       // A request whose sender went away while it was held was never answered (status 0).
-      const status = !res.socket || res.socket.destroyed ? 0 : answer(path);
+      const status = gone || !res.socket || res.socket.destroyed || res.socket.readableEnded ? 0 : answer(path);
       received.push({
         path,
         headers: req.headers,
