@@ -7,6 +7,8 @@ export interface TrailVisit {
   at: number;
   value: unknown;
   handle?: string;
+  /** The visit had not ended when the run did. */
+  pending?: boolean;
 }
 
 /**

@@ -395,7 +395,8 @@ function replayInput(graph: RunGraph, r: NonNullable<StartArgs['replay']>): Path
   return {
     of: r.of,
     fromNode: r.fromNode,
-    recorded: r.trail.slice(0, first),
+    // A visit that had not ended (a parallel branch's node cut short) has no value to take: it runs again.
+    recorded: r.trail.slice(0, first).filter((v) => !v.pending),
     ...(r.input ? { input: r.input } : {}),
   };
 }

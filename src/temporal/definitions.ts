@@ -256,10 +256,12 @@ export interface RecordedVisit {
   at: number;
   value: unknown;
   handle?: string;
+  /** The visit had not ended when the run did (the node it failed at, a branch cut short): nothing to take. */
+  pending?: boolean;
 }
 
 /**
- * A replay's part of its run input: the visits the replayed run made before its first visit of
+ * A replay's part of its run input: the visits the replayed run ended before its first visit of
  * `fromNode` (their values are taken, the nodes do not run again), and the value that flows into
  * `fromNode` in place of its recorded input when the caller gave one.
  */

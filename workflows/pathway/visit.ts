@@ -27,6 +27,9 @@ export async function visit(run: RunState, b: Branch): Promise<number[]> {
   const handler = handlerFor(node.type);
   // A replay takes the value the replayed run recorded for this visit instead of running the node.
   const recorded = takeRecorded(run, at);
+  // The visit is in the trail from its start (pending until it ends): a node the run failed at is one it reached.
+  const entry: RecordedVisit = { at, value: null, pending: true };
+  run.trail.push(entry);
   const evaluate = await sendEntries(run, b, node, recorded ? undefined : handler);
   if (!handler) throw wf.ApplicationFailure.nonRetryable(`unknown node type ${node.type}`, 'BAD_GRAPH');
   if (run.replay && at === run.replay.from && run.replay.input) {
@@ -39,7 +42,9 @@ export async function visit(run: RunState, b: Branch): Promise<number[]> {
   const { value, handle, policy } = recorded
     ? replayed(run, at, node, recorded)
     : await underPolicy(run, id, node, () => handler.run(call));
-  run.trail.push({ at, value, ...(handle !== undefined ? { handle } : {}) });
+  entry.value = value;
+  if (handle !== undefined) entry.handle = handle;
+  delete entry.pending;
   b.last = value;
   values.last = value;
   // Expressions read a node's value by its id, or by its index as graphs written before ids did.
