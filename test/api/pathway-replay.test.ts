@@ -185,6 +185,60 @@ describe('POST /v1/jobs/:id/replay', () => {
     expect(hits(`/missing/${key}/notify`)).toHaveLength(2);
   });
 
+  it('a human node before from_node is not asked again: its recorded answer is taken and the replay runs on', async () => {
+    const ws = await buildWorkspace(app);
+    const key = randomUUID();
+    const p = await app.post(
+      '/v1/pathways',
+      ws.key,
+      {
+        name: `human-${key.slice(0, 8)}`,
+        pathway_graph: {
+          nodes: [
+            { id: 's', type: 'start' },
+            { id: 'h', type: 'human', data: { title: 'ship it?' } },
+            {
+              id: 'n',
+              type: 'http',
+              data: { method: 'POST', url: `${base}/${key}/after`, body: { action: '{{ last.action }}' } },
+            },
+          ],
+          edges: [
+            { source: 's', target: 'h' },
+            { source: 'h', target: 'n' },
+          ],
+        },
+      },
+      ws.brainHeaders,
+    );
+    expect(p.status, JSON.stringify(p.body)).toBe(201);
+    const jobId = await execute(ws, String(p.body.id), {});
+    let waiting: { interventionId?: string } | undefined;
+    for (let i = 0; i < 300 && !waiting; i++) {
+      const s = Job.parse((await app.get(`/v1/jobs/${jobId}/status`, ws.key)).body);
+      if (s.status === 'waiting') waiting = s.waitingFor as { interventionId: string };
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(waiting?.interventionId).toBeTruthy();
+    const answered = await app.post(`/v1/interventions/${String(waiting?.interventionId)}/respond`, ws.key, {
+      action: 'approve',
+    });
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    expect((await settleJob(app, ws.key, jobId)).status).toBe('completed');
+
+    const r = await replay(ws, jobId, { from_node: 'n' });
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    const again = await settleJob(app, ws.key, String(r.body.job_id), 30_000);
+    expect(again.status, again.failedReason).toBe('completed');
+    expect(hits(`/${key}/after`).map((h) => h.body)).toEqual([{ action: 'approve' }, { action: 'approve' }]);
+    const list = await app.get<{ interventions: { job_id?: string }[] }>(
+      '/v1/interventions?brain_scope=all&limit=100',
+      ws.key,
+    );
+    expect(list.body.interventions.filter((i) => i.job_id === jobId)).toHaveLength(1);
+    expect(list.body.interventions.filter((i) => i.job_id === String(r.body.job_id))).toEqual([]);
+  });
+
   it('refuses an unknown node or one the run never reached (400 naming from_node), a run not ended (409), another workspace (404)', async () => {
     const ws = await buildWorkspace(app);
     const pathwayId = await createPathway(ws);
