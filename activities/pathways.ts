@@ -11,7 +11,13 @@ import {
 } from '../src/services/pathway-runs.js';
 import { HttpNodeFailure, type HttpNodeCall } from '../src/services/pathway-http.js';
 import type { JobPatch } from '../src/services/jobs.js';
-import type { InterventionAnswer, PathwayRunInput, PathwayRunResult, RunScope } from '../src/temporal/definitions.js';
+import type {
+  InterventionAnswer,
+  PathwayRunInput,
+  PathwayRunResult,
+  RecordedVisit,
+  RunScope,
+} from '../src/temporal/definitions.js';
 import { permanentOn4xx } from './failures.js';
 
 /** A transform/if/output expression, or a template to render, over the run's context. */
@@ -70,8 +76,11 @@ export const createPathwayActivities = ({ services }: { services: Services }) =>
   expireIntervention: (input: PathwayRunInput, id: string) => services.pathwayRuns.expireIntervention(input, id),
   recordAnswer: (input: PathwayRunInput, answer: InterventionAnswer, kind: 'approval' | 'pause' | 'budget') =>
     permanentOn4xx(() => services.pathwayRuns.recordAnswer(input, answer, kind)),
-  finishPathwayRun: (input: PathwayRunInput, result: PathwayRunResult) => services.pathwayRuns.finishRun(input, result),
-  failPathwayRun: (input: PathwayRunInput, reason: string) => services.pathwayRuns.failRun(input, reason),
+  /** `trail`: the run's node visits (absent from runs started before replays), recorded for a replay. */
+  finishPathwayRun: (input: PathwayRunInput, result: PathwayRunResult, trail?: RecordedVisit[]) =>
+    services.pathwayRuns.finishRun(input, result, trail),
+  failPathwayRun: (input: PathwayRunInput, reason: string, trail?: RecordedVisit[]) =>
+    services.pathwayRuns.failRun(input, reason, trail),
   /**
    * An http node's request. A failure is retryable when another attempt may answer differently (a
    * 5xx or 429, a network error, a timeout) and non-retryable otherwise (a refused address, a

@@ -31,7 +31,7 @@ export async function pathwayRun(input: PathwayRunInput): Promise<PathwayRunResu
     run.status.status = 'failed';
     cancelAll(run);
     for (const o of run.open.values()) if (o.state === 'pending') o.state = 'cancelled';
-    return recordFailure(err, run.cancelReason, (reason) => steps.failPathwayRun(input, reason));
+    return recordFailure(err, run.cancelReason, (reason) => steps.failPathwayRun(input, reason, run.trail));
   }
 }
 
@@ -49,7 +49,7 @@ async function complete(run: RunState): Promise<PathwayRunResult> {
     ...(Object.keys(run.errors).length ? { errors: run.errors } : {}),
   };
   status.currentStep = 'completed';
-  await steps.finishPathwayRun(input, result);
+  await steps.finishPathwayRun(input, result, run.trail);
   status.status = 'completed';
   status.progress = 100;
   await wf.condition(wf.allHandlersFinished);

@@ -24,6 +24,7 @@ export function presentJob(j: JobRecord, opts: { withInput?: boolean } = {}): z.
     receptor_id: j.receptorId ?? null,
     trace_id: j.traceId ?? null,
     parent_job_id: j.parentJobId ?? null,
+    ...(j.replay ? { replay_of: j.replay.of, from_node: j.replay.fromNode } : {}),
     created_at: j.createdAt.toISOString(),
     processed_at: j.processedAt?.toISOString() ?? null,
     finished_at: j.finishedAt?.toISOString() ?? null,

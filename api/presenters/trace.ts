@@ -27,6 +27,7 @@ export function presentTrace(t: TraceRecord): z.input<typeof Trace> {
     },
     ...(t.title ? { title: t.title } : {}),
     metadata: t.title ? { ...metadata, title: t.title } : metadata,
+    ...(t.forkedFrom ? { forked_from: { trace_id: t.forkedFrom.traceId, engram_id: t.forkedFrom.engramId } } : {}),
   };
 }
 

@@ -6,6 +6,7 @@ import {
   JobCreateBody,
   JobInputBody,
   PathwayRefParams,
+  ReplayBody,
   ResumeBody,
 } from '../../src/schemas/pathway-runs.js';
 import { presentIntervention } from '../presenters/intervention.js';
@@ -49,6 +50,34 @@ export default [
     description: 'Starts a stored (pathway_id) or inline pathway with input or data',
     handler: async ({ body, scope, services }) => {
       const job = await services.pathwayRuns.createJob(scope, body);
+      return { job_id: job._id, status: 'pending' as const, trace_id: job.traceId };
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/v1/jobs/:jobId/replay',
+    summary: 'Replay an ended pathway run from one of its nodes',
+    status: 202,
+    brain: 'optional',
+    params: JobIdParams,
+    body: ReplayBody,
+    response: JobAccepted,
+    tags: ['jobs'],
+    examples: {
+      request: { from_node: 'notify', input: { amount: 50 } },
+      response: {
+        job_id: '2d4f6a8c-1e3b-4d5f-8a7c-9e0b1c2d3e4f',
+        status: 'pending',
+        trace_id: 'f1e2d3c4-b5a6-4978-8e7d-6c5b4a392817',
+      },
+    },
+    description:
+      'A new run of the same pathway version that takes the recorded value of every node visited before ' +
+      'from_node (they do not run again), then runs from that node; input, when given, flows into it. ' +
+      'The new job carries replay_of and from_node. 400 naming from_node for a node the pathway lacks or the ' +
+      'run never reached; 409 for a run that has not ended',
+    handler: async ({ params, body, scope, services }) => {
+      const job = await services.pathwayRuns.replay(scope, params.jobId, body);
       return { job_id: job._id, status: 'pending' as const, trace_id: job.traceId };
     },
   }),

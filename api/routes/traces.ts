@@ -9,6 +9,7 @@ import {
   MessageCreateBody,
   MessagesQuery,
   Trace,
+  TraceForkBody,
   TraceIdParams,
   TraceList,
   TraceListQuery,
@@ -108,6 +109,24 @@ export default [
       engram: presentEngram(
         await services.traces.addHumanMessage(scope, await services.traces.traceIdOf(scope, params.id), body),
       ),
+    }),
+  }),
+  route({
+    method: 'post',
+    path: '/v1/traces/:id/fork',
+    summary: 'Fork a trace at one of its engrams',
+    status: 201,
+    params: TraceIdParams,
+    body: TraceForkBody,
+    response: z.object({ trace: Trace }),
+    tags: ['traces'],
+    examples: { request: { at_engram_id: '5f0c2a9e-8d1b-4c3a-9e7f-2b6d4a1c8e30' } },
+    description:
+      'A new trace holding copies of the engrams up to and including at_engram_id (the original is untouched), ' +
+      'with forked_from naming both; invoking a neuron on the new trace continues from there. ' +
+      '400 when at_engram_id is not an engram of this trace',
+    handler: async ({ params, body, scope, services }) => ({
+      trace: presentTrace(await services.traces.fork(scope, params.id, body.at_engram_id)),
     }),
   }),
   route({

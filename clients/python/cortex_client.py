@@ -190,6 +190,23 @@ class Client:
             body["input"] = input
         return self.request("POST", f"/v1/pathways/{urllib.parse.quote(pathway, safe='')}/execute", body)
 
+    def replay_job(self, job_id: str, from_node: str, input: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """Replays an ended pathway run from `from_node`: the nodes visited before it keep their recorded
+        values (they do not run again); `input`, when given, flows into `from_node`. Returns `{job_id,
+        status, trace_id}` of the new run, whose job carries `replay_of` and `from_node`."""
+        body: Dict[str, Any] = {"from_node": from_node}
+        if input is not None:
+            body["input"] = input
+        return self.request("POST", f"/v1/jobs/{urllib.parse.quote(job_id, safe='')}/replay", body)
+
+    def fork_trace(self, trace_id: str, at_engram_id: str) -> Dict[str, Any]:
+        """Forks a conversation: a new trace holding copies of the engrams up to and including
+        `at_engram_id` (the original untouched); returns `{trace}` with `forked_from`. Invoke a
+        neuron with `trace_id` set to the new trace to continue from there."""
+        return self.request(
+            "POST", f"/v1/traces/{urllib.parse.quote(trace_id, safe='')}/fork", {"at_engram_id": at_engram_id}
+        )
+
     def respond_intervention(
         self, intervention_id: str, action: str, comment: Optional[str] = None, fields: Optional[Dict[str, Any]] = None
     ) -> Dict[str, Any]:

@@ -4,6 +4,7 @@ import { guardDb } from './guard.js';
 import { budgetIndexes, createBudgetRepo } from './budgets.js';
 import { createInterventionRepo, interventionIndexes } from './interventions.js';
 import { createJobRepo, jobIndexes } from './jobs.js';
+import { createPathwayTrailRepo } from './pathway-trails.js';
 import { createNeuronRepo, neuronIndexes } from './neurons.js';
 import { createPathwayRepo, pathwayIndexes } from './pathways.js';
 import { createReceptorRepo, receptorIndexes } from './receptors.js';
@@ -74,6 +75,7 @@ export function createRepos(unguarded: Db, options: RepoOptions = {}) {
     workspaces: createWorkspaceRepo(db),
     traces: createTraceRepo(db, backend),
     jobs: createJobRepo(db),
+    pathwayTrails: createPathwayTrailRepo(db),
     interventions: createInterventionRepo(db),
     neurons: createNeuronRepo(db),
     receptors: createReceptorRepo(db),

@@ -33,6 +33,8 @@ export interface JobDoc {
   pathwayVersion?: number | null;
   /** A pathway run's input as it was started (absent on other jobs): the console's run page shows it. */
   input?: Blob | null;
+  /** Set on a replay (POST /v1/jobs/:id/replay): the run it replays and the node it runs from. */
+  replay?: { of: string; fromNode: string };
   /** Set on jobs started through a share link (its request budget counts them). */
   shareTokenId?: string;
   /**

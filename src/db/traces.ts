@@ -42,6 +42,8 @@ export interface TraceDoc {
   cost: CostSummary;
   memoryIds: string[];
   metadata: Blob;
+  /** Set on a fork (POST /v1/traces/:id/fork): the trace and the engram it was copied up to. */
+  forkedFrom?: { traceId: string; engramId: string } | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -211,6 +213,42 @@ export function createTraceRepo(db: Db, backend: StoreBackend = 'ferretdb') {
     /** The first engram of a trace the platform just chose the id of (see trace-engrams.ts); null: append instead. */
     start: (t: NewTrace, input: NewEngram) => log.start(encodeTrace(t), input),
     history: log.history,
+    /**
+     * A fork: the new trace holding copies of `source` (engrams 1..n of another trace, in order).
+     * A copy keeps its seq and running totals (the prefix is the same), so the engrams and their
+     * places are inserted as they are, then the trace document with the last copy's counters: the
+     * trace appears only once its history is whole. Every insert is a claim keyed by the new trace
+     * (a retry with the same ids finds what the first attempt wrote).
+     */
+    async fork(t: NewTrace, source: Engram[], copyId: (seq: number) => string): Promise<Trace> {
+      const docs: EngramDoc[] = source.map(({ metadata, ...e }) => ({
+        ...e,
+        _id: copyId(e.seq),
+        workspaceId: t.workspaceId,
+        traceId: t.traceId,
+        metadata: encodeBlob(metadata, 'metadata'),
+        totals: e.totals ?? emptyCost(),
+      }));
+      const key = traceKey(t.workspaceId, t.traceId);
+      for (let i = 0; i < docs.length; i += 100) {
+        const batch = docs.slice(i, i + 100);
+        await Promise.all(
+          batch.flatMap((d) => [
+            claim(engrams, d),
+            claim(places, { _id: placeKey(key, d.seq), engramId: d._id, seq: d.seq, totals: d.totals! }),
+          ]),
+        );
+      }
+      const last = docs.at(-1);
+      const trace: NewTrace = {
+        ...t,
+        messageCount: last?.seq ?? 0,
+        cost: last?.totals ?? emptyCost(),
+        memoryIds: [...new Set(docs.flatMap((d) => d.memoryIds ?? []))],
+      };
+      await claim(traces, encodeTrace(trace));
+      return decodeTrace((await findDoc(t.workspaceId, t.traceId))!);
+    },
   };
 }
 export type TraceRepo = ReturnType<typeof createTraceRepo>;

@@ -41,6 +41,11 @@ export const Job = z
     receptor_id: z.string().nullable(),
     trace_id: z.string().nullable(),
     parent_job_id: z.string().nullable(),
+    replay_of: z
+      .string()
+      .optional()
+      .meta({ description: 'set on a replay (POST /v1/jobs/:jobId/replay): the run it replays' }),
+    from_node: z.string().optional().meta({ description: 'set on a replay: the node it ran from' }),
     created_at: z.string(),
     processed_at: z.string().nullable(),
     finished_at: z.string().nullable(),

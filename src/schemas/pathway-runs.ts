@@ -55,6 +55,24 @@ export const ResumeBody = z
   .meta({ id: 'JobResumeBody' });
 export type ResumeBody = z.infer<typeof ResumeBody>;
 
+export const ReplayBody = strictBody(
+  {
+    from_node: z
+      .string()
+      .min(1, 'from_node is required')
+      .max(200)
+      .meta({
+        description:
+          "the node the replay runs from (the designer's node id); every node visit before it is taken from the run",
+      }),
+    input: JsonObject.optional().meta({
+      description: "what flows into from_node in place of its recorded input (the previous node's value)",
+    }),
+  },
+  'a replay takes "from_node" and optionally "input", e.g. {"from_node": "notify", "input": {"amount": 50}}',
+).meta({ id: 'JobReplayBody' });
+export type ReplayBody = z.infer<typeof ReplayBody>;
+
 /** POST /v1/pathways/:id/execute: the pathway's id, or its slug in the caller's brain (as neurons' invoke takes a name). */
 export const PathwayRefParams = z.object({
   id: z

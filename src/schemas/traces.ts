@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IsoDate, JsonObject, Uuid, paging, PageTotal, pageFields, optionalPageFields } from './common.js';
+import { IsoDate, JsonObject, Uuid, paging, strictBody, PageTotal, pageFields, optionalPageFields } from './common.js';
 
 export const TraceIdParams = z.object({
   id: Uuid.meta({ description: "the trace's trace_id, or the id a trace list shows" }),
@@ -36,6 +36,18 @@ export const MessageCreateBody = z
   .meta({ id: 'MessageCreateBody' });
 export type MessageCreateBody = z.infer<typeof MessageCreateBody>;
 
+export const TraceForkBody = strictBody(
+  {
+    at_engram_id: z
+      .string()
+      .min(1, 'at_engram_id is required')
+      .max(200)
+      .meta({ description: "the last engram the fork copies (one of the trace's messages)" }),
+  },
+  'a fork takes only "at_engram_id", e.g. {"at_engram_id": "<engram id>"}',
+).meta({ id: 'TraceForkBody' });
+export type TraceForkBody = z.infer<typeof TraceForkBody>;
+
 export const TracePatchBody = z.object({ title: z.string().trim().min(1).max(300) }).meta({ id: 'TracePatchBody' });
 
 export const CostSummary = z.object({
@@ -61,6 +73,10 @@ export const Trace = z
     cost_summary: CostSummary,
     title: z.string().optional(),
     metadata: JsonObject,
+    forked_from: z
+      .object({ trace_id: z.string(), engram_id: z.string() })
+      .optional()
+      .meta({ description: 'set on a fork (POST /v1/traces/:id/fork): the trace and engram it was copied up to' }),
   })
   .meta({ id: 'Trace' });
 export const Engram = z

@@ -200,6 +200,7 @@ export function createServices(deps: Deps) {
   const pathwayRuns = createPathwayRunService({
     config: c,
     jobs,
+    trails: deps.repos.pathwayTrails,
     traces,
     neurons,
     pathways,

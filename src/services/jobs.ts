@@ -62,6 +62,8 @@ export interface NewJob {
   running?: { progress: number; currentStep: string };
   /** Recorded waiting in the workspace's queue (admitRun said so): its workflow starts when the workspace has a place. */
   queued?: boolean;
+  /** A replay: the run it replays and the node it runs from. */
+  replay?: { of: string; fromNode: string };
 }
 
 /** A run start's place (admitRun): `queued` when it waits in its workspace's queue; `release` once its job is stored. */
@@ -493,6 +495,7 @@ export function createJobService({
         ...(j.input !== undefined ? { input: j.input } : {}),
         ...(scope.shareTokenId ? { shareTokenId: scope.shareTokenId } : {}),
         ...(j.queued ? { queued: true } : {}),
+        ...(j.replay ? { replay: j.replay } : {}),
         createdAt: now,
         ...(j.running ? { processedAt: now } : {}),
         finishedAt: null,

@@ -1,20 +1,23 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { evaluateTimeboxed } from '../pathways/expressions.js';
 import type { Config } from '../config.js';
-import { AppError, forbidden, validationError } from '../errors.js';
+import { AppError, conflict, forbidden, validationError } from '../errors.js';
 import { costOf } from '../llm/pricing.js';
 import { estimateTokens, type ChatMessage } from '../llm/types.js';
 import type { ModelRegistry } from '../llm/registry.js';
 import { compileGraph } from '../pathways/compile.js';
 import { templateParts } from '../pathways/normalize.js';
 import { MAP_MAX_ITEMS } from '../pathways/walk.js';
-import type { ExecuteBody, JobCreateBody, JobInputBody, ResumeBody } from '../schemas/pathway-runs.js';
+import type { PathwayTrailRepo } from '../db/pathway-trails.js';
+import type { ExecuteBody, JobCreateBody, JobInputBody, ReplayBody, ResumeBody } from '../schemas/pathway-runs.js';
 import type { Scope } from '../scope.js';
 import type {
   BudgetPause,
   InterventionAnswer,
+  PathwayReplay,
   PathwayRunInput,
   PathwayRunResult,
+  RecordedVisit,
   RunGraph,
   RunScope,
 } from '../temporal/definitions.js';
@@ -110,6 +113,8 @@ export function matchCategory(reply: string, categories: string[]): string | nul
 export interface PathwayRunDeps {
   config: Config;
   jobs: JobService;
+  /** The node visits each run recorded when it ended (replays take them). */
+  trails: PathwayTrailRepo;
   traces: TraceService;
   neurons: NeuronService;
   pathways: PathwayService;
@@ -135,6 +140,8 @@ interface StartArgs {
   traceId?: string;
   brainId: string | null;
   name: string;
+  /** A replay: the run it replays, the node it runs from, that run's visits and the input for that node. */
+  replay?: { of: string; fromNode: string; trail: RecordedVisit[]; input?: Record<string, unknown> };
 }
 
 /** A classify node's call, as the activity passes it. */
@@ -197,12 +204,20 @@ export function createPathwayRunService(deps: PathwayRunDeps) {
     recordAnswer: (input: PathwayRunInput, answer: InterventionAnswer, kind: InterventionSpec['kind']) =>
       recordAnswer(d, input, answer, kind),
     /** Completes the job; its result carries what the whole run cost, read from the usage ledger (docs/usage.md). */
-    finishRun: (input: PathwayRunInput, run: PathwayRunResult) => finishRun(d, input, run),
-    failRun: (input: PathwayRunInput, reason: string) => failRun(d, input, reason),
+    finishRun: (input: PathwayRunInput, run: PathwayRunResult, trail?: RecordedVisit[]) =>
+      finishRun(d, input, run, trail),
+    failRun: (input: PathwayRunInput, reason: string, trail?: RecordedVisit[]) => failRun(d, input, reason, trail),
     /** A pathway or map node's child run: compiled, pinned, its job recorded under the parent job. */
     prepareSubPathway: (c: SubPathwayCall) => prepareSubPathway(d, c),
     neuronVersion: async (scope: RunScope, neuronId: string) =>
       (await d.neurons.resolve(fromRunScope(scope), neuronId)).version,
+    /**
+     * POST /v1/jobs/:id/replay: a new run of the ended run's pathway version that takes the values
+     * the run recorded for every node visit before its first visit of `from_node` (those nodes do
+     * not run again), then runs from that node (`input`, when given, flowing into it in place of
+     * its recorded input). 404 for a job the caller cannot see, 409 for a run that has not ended.
+     */
+    replay: (scope: Scope, jobId: string, body: ReplayBody) => replay(d, scope, jobId, body),
     /** POST /v1/jobs/:id/input: the input must answer the intervention the run is paused on. */
     input: (scope: Scope, jobId: string, body: JobInputBody) => input(d, scope, jobId, body),
     /** POST /v1/jobs/:id/resume: continues a paused run; a waiting approval needs an action. */
@@ -338,10 +353,12 @@ export async function mapItems(c: MapItemsCall): Promise<unknown[]> {
 async function start(d: Deps, scope: Scope, args: StartArgs) {
   // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
   const admitted = await d.jobs.admitRun(scope.workspaceId);
-  const input = await runInput(d, scope, args, randomUUID()).catch((e: unknown) => {
-    admitted.release();
-    throw e;
-  });
+  const input = await runInput(d, scope, args, randomUUID())
+    .then((i) => (args.replay ? { ...i, replay: replayInput(i.graph, args.replay) } : i))
+    .catch((e: unknown) => {
+      admitted.release();
+      throw e;
+    });
   const { job } = await d.jobs
     .create(scope, {
       id: input.jobId,
@@ -352,6 +369,7 @@ async function start(d: Deps, scope: Scope, args: StartArgs) {
       pathwayVersion: args.version,
       input: args.input,
       queued: admitted.queued,
+      ...(args.replay ? { replay: { of: args.replay.of, fromNode: args.replay.fromNode } } : {}),
     })
     .finally(admitted.release);
   await d.jobs.emit(input.jobId, { type: 'status', status: 'pending' });
@@ -362,6 +380,49 @@ async function start(d: Deps, scope: Scope, args: StartArgs) {
     `pathway ${args.name}${args.version ? ` v${args.version}` : ''} · ${input.graph.nodes.length} nodes`,
   );
   return job;
+}
+
+/**
+ * A replay's part of its run input: the visits before the first visit of `fromNode` in the
+ * replayed run's trail. 400 naming from_node when the graph has no such node or the run never
+ * reached it (there is nothing recorded to stand on).
+ */
+function replayInput(graph: RunGraph, r: NonNullable<StartArgs['replay']>): PathwayReplay {
+  const from = graph.nodes.findIndex((n, i) => (n.id ?? String(i)) === r.fromNode);
+  if (from < 0) throw validationError(`from_node: the pathway has no node "${r.fromNode}"`);
+  const first = r.trail.findIndex((v) => v.at === from);
+  if (first < 0) throw validationError(`from_node: job ${r.of} never reached node "${r.fromNode}"`);
+  return {
+    of: r.of,
+    fromNode: r.fromNode,
+    // A visit that had not ended (a parallel branch's node cut short) has no value to take: it runs again.
+    recorded: r.trail.slice(0, first).filter((v) => !v.pending),
+    ...(r.input ? { input: r.input } : {}),
+  };
+}
+
+async function replay(d: Deps, scope: Scope, jobId: string, body: ReplayBody) {
+  d.jobs.refuseIfFull(scope.workspaceId);
+  const job = await d.jobs.get(scope, jobId);
+  if (job.kind !== 'pathway') throw validationError(`job ${jobId} is a ${job.kind} job; only pathway runs replay`);
+  if (job.status !== 'completed' && job.status !== 'failed')
+    throw conflict(`job ${jobId} is ${job.status}; only a run that has ended can be replayed`);
+  if (!job.pathwayId || job.pathwayVersion == null)
+    throw validationError(`job ${jobId} ran an inline graph; only runs of a stored pathway can be replayed`);
+  const trail = await d.trails.get(scope.workspaceId, jobId);
+  if (!trail) throw conflict(`job ${jobId} recorded no node values (it ended before replays were recorded)`);
+  // The run's own brain, unless the caller names one (another brain's pathway is then not found).
+  const runScope: Scope = { ...scope, brainId: scope.brainId ?? job.brainId ?? undefined };
+  const run = await d.pathways.getForRun(runScope, job.pathwayId, job.pathwayVersion);
+  return start(d, runScope, {
+    graph: run.graph,
+    pathwayId: job.pathwayId,
+    version: run.version,
+    input: asRunInput(job.input ?? {}),
+    brainId: run.pathway.brainId,
+    name: run.pathway.name,
+    replay: { of: jobId, fromNode: body.from_node, trail, ...(body.input ? { input: body.input } : {}) },
+  });
 }
 
 async function checkTrace(d: Deps, scope: Scope, traceId: string | undefined) {
@@ -569,7 +630,8 @@ async function recordAnswer(
   return doc.status;
 }
 
-async function finishRun(d: Deps, input: PathwayRunInput, run: PathwayRunResult) {
+async function finishRun(d: Deps, input: PathwayRunInput, run: PathwayRunResult, trail?: RecordedVisit[]) {
+  if (trail) await d.trails.put(input.scope.workspaceId, input.jobId, trail);
   const { calls: _calls, ...usage } = await d.usage.jobTotals(input.scope.workspaceId, input.jobId, true);
   const result = { ...run, usage };
   await patch(d, input.scope.workspaceId, input.jobId, {
@@ -583,7 +645,8 @@ async function finishRun(d: Deps, input: PathwayRunInput, run: PathwayRunResult)
   await d.traces.publish(fromRunScope(input.scope), input.traceId, { type: 'run.completed', job_id: input.jobId });
 }
 
-async function failRun(d: Deps, input: PathwayRunInput, reason: string) {
+async function failRun(d: Deps, input: PathwayRunInput, reason: string, trail?: RecordedVisit[]) {
+  if (trail) await d.trails.put(input.scope.workspaceId, input.jobId, trail);
   await patch(d, input.scope.workspaceId, input.jobId, {
     status: 'failed',
     failedReason: reason,

@@ -1,4 +1,5 @@
-import { idempotentId, markCommitted } from '../request-context.js';
+import { idempotentId, markCommitted, newId } from '../request-context.js';
+import { uuidFromName } from '../ids.js';
 import { bestEffort } from '../best-effort.js';
 import type { Logger } from '../logger.js';
 import { createHash, randomUUID } from 'node:crypto';
@@ -13,7 +14,7 @@ import {
   type TraceListFilter,
   type TraceRepo,
 } from '../db/traces.js';
-import { notFound, validationError } from '../errors.js';
+import { conflict, notFound, validationError } from '../errors.js';
 import type { MessageCreateBody, TraceListQuery } from '../schemas/traces.js';
 import type { Scope } from '../scope.js';
 import type { Streams } from '../streams.js';
@@ -268,6 +269,48 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
       }
       await publishTitle(scope, traceId, t.title);
       return t;
+    },
+
+    /**
+     * POST /v1/traces/:id/fork: a new trace holding copies of the engrams of `ref` up to and
+     * including `atEngramId` (the original is not touched), with `forkedFrom` naming both. A run
+     * invoked on the fork reads the copies as its history. 400 when the engram is not one of the
+     * trace's; 404 for a trace the caller cannot see.
+     */
+    async fork(scope: Scope, ref: string, atEngramId: string): Promise<Trace> {
+      const source = await resolve(scope, ref);
+      const at = await repo.findEngram(scope.workspaceId, atEngramId);
+      if (!at || at.traceId !== source.traceId)
+        throw validationError(`at_engram_id: ${atEngramId} is not an engram of trace ${source.traceId}`);
+      const copies = await repo.history(scope.workspaceId, source.traceId, source.messageCount, { limit: at.seq });
+      if (copies.length !== at.seq || copies.at(-1)?._id !== at._id)
+        throw conflict(`trace ${source.traceId} changed while it was read; retry`);
+      const traceId = newId('fork');
+      const now = new Date();
+      return repo.fork(
+        {
+          traceId,
+          workspaceId: scope.workspaceId,
+          brainId: source.brainId,
+          userId: scope.userId,
+          apiKeyId: scope.apiKeyId,
+          receptorId: source.receptorId,
+          shareId: null,
+          neuronId: source.neuronId,
+          title: source.title,
+          titleSource: source.titleSource,
+          traceType: source.traceType,
+          metadata: { ...source.metadata },
+          forkedFrom: { traceId: source.traceId, engramId: at._id },
+          createdAt: now,
+          messageCount: 0,
+          cost: emptyCost(),
+          memoryIds: [],
+          updatedAt: now,
+        },
+        copies,
+        (seq) => uuidFromName(`fork:${scope.workspaceId}:${traceId}:${seq}`),
+      );
     },
 
     /** Publishes a run-state or other trace-scoped event (docs/streams.md, "Trace events"). */

@@ -247,6 +247,29 @@ export interface PathwayRunInput {
   parentJobId?: string;
   /** Set on sub-pathway runs: the top job a caller started (usage counts one invocation per top job). */
   rootJobId?: string;
+  /** Set on a replay (POST /v1/jobs/:id/replay): what it takes from the run it replays. */
+  replay?: PathwayReplay;
+}
+
+/** One node visit a run recorded: the node's index, its value and the handle of the edges it took. */
+export interface RecordedVisit {
+  at: number;
+  value: unknown;
+  handle?: string;
+  /** The visit had not ended when the run did (the node it failed at, a branch cut short): nothing to take. */
+  pending?: boolean;
+}
+
+/**
+ * A replay's part of its run input: the visits the replayed run ended before its first visit of
+ * `fromNode` (their values are taken, the nodes do not run again), and the value that flows into
+ * `fromNode` in place of its recorded input when the caller gave one.
+ */
+export interface PathwayReplay {
+  of: string;
+  fromNode: string;
+  recorded: RecordedVisit[];
+  input?: Record<string, unknown>;
 }
 
 /** How deep sub-pathways may nest (a pathway node in a run started by a pathway node, …); deeper fails the node. */

@@ -128,7 +128,7 @@ export function createTenancyStore(db: Db): TenancyStore {
       if (kind === 'usage_rows') rows = await rolledUp(ws, rows);
       if (kind === 'jobs') {
         out.jobIds.push(...rows.map((r) => r._id));
-        for (const c of ['run_contexts', 'job_claims']) {
+        for (const c of ['run_contexts', 'job_claims', 'pathway_trails']) {
           const n = (await coll(c).deleteMany({ workspaceId: ws, _id: { $in: rows.map((r) => r._id) } })).deletedCount;
           if (n) out.rows[c] = n;
         }

@@ -372,6 +372,7 @@ export function useRouteWorld(app: TestApp) {
       'POST /v1/brains': { name: 'b' },
       'PATCH /v1/traces/:id': { title: 't' },
       'POST /v1/traces/:id/messages': { content: 'c' },
+      'POST /v1/traces/:id/fork': { at_engram_id: randomUUID() },
       'POST /v1/neurons': { name: 'n2', brain_id: w.a.brainId },
       'PUT /v1/neurons/:id': { description: 'd' },
       'POST /v1/reflexes': {
@@ -399,6 +400,7 @@ export function useRouteWorld(app: TestApp) {
         input: { type: 'intervention_response', interventionId: w.ids.intervention, action: 'approve' },
       },
       'POST /v1/jobs/:jobId/resume': { action: 'approve' },
+      'POST /v1/jobs/:jobId/replay': { from_node: 'start' },
       'POST /v1/receptors/subscribe': {
         template: 'stimulus',
         name: 's',

@@ -8,6 +8,7 @@ import {
   type InterventionAnswer,
   type LiveStatus,
   type PathwayRunInput,
+  type RecordedVisit,
 } from '../../src/temporal/definitions.js';
 import { steps } from './activities.js';
 
@@ -84,6 +85,10 @@ export interface RunState {
   failure: unknown;
   /** Nodes whose error policy acted (`continue` or `branch`), by node id. */
   errors: Record<string, { error: string; policy: 'continue' | 'branch' }>;
+  /** Every node visit in order, with its value and handle: recorded when the run ends (a replay takes them). */
+  trail: RecordedVisit[];
+  /** A replay's recorded visits still to take, by node index (in visiting order), and where it runs from. */
+  replay: { queues: Map<number, RecordedVisit[]>; from: number; input?: Record<string, unknown> } | null;
 }
 
 export function newRunState(input: PathwayRunInput): RunState {
@@ -104,7 +109,28 @@ export function newRunState(input: PathwayRunInput): RunState {
     arrivals: new Map(),
     failure: undefined,
     errors: {},
+    trail: [],
+    replay: replayOf(input),
   };
+}
+
+/** A replay's recorded visits as queues by node (a node in a loop was visited several times before `fromNode`). */
+function replayOf(input: PathwayRunInput): RunState['replay'] {
+  const r = input.replay;
+  if (!r) return null;
+  const queues = new Map<number, RecordedVisit[]>();
+  for (const v of r.recorded) {
+    const q = queues.get(v.at) ?? [];
+    q.push(v);
+    queues.set(v.at, q);
+  }
+  const from = input.graph.nodes.findIndex((n, i) => (n.id ?? String(i)) === r.fromNode);
+  return { queues, from, ...(r.input ? { input: r.input } : {}) };
+}
+
+/** The recorded visit a replay takes for this visit of node `at` (none: the node runs). */
+export function takeRecorded(run: RunState, at: number): RecordedVisit | undefined {
+  return run.replay?.queues.get(at)?.shift();
 }
 
 /** The designer's id of node `at` (graphs compiled before ids were kept: its index). */

@@ -3,7 +3,8 @@ import type { RetryPolicy } from '@temporalio/common';
 import { nextTargets, streamValue } from '../../src/pathways/walk.js';
 import { local } from './activities.js';
 import { handlerFor, type NodeExpression, type NodeHandler, type NodeOutcome, type RunNode } from './nodes/index.js';
-import { nodeId, type Branch, type RunState } from './state.js';
+import { nodeId, takeRecorded, type Branch, type RunState } from './state.js';
+import type { RecordedVisit } from '../../src/temporal/definitions.js';
 import { setOwn } from '../../src/own.js';
 
 const PROGRESS_WRITE_MS = 1000;
@@ -24,11 +25,26 @@ export async function visit(run: RunState, b: Branch): Promise<number[]> {
   status.currentStep = label;
   status.progress = Math.min(95, Math.round((new Set(run.visited).size * 100) / Math.max(1, input.graph.nodes.length)));
   const handler = handlerFor(node.type);
-  const evaluate = await sendEntries(run, b, node, handler);
+  // A replay takes the value the replayed run recorded for this visit instead of running the node.
+  const recorded = takeRecorded(run, at);
+  // The visit is in the trail from its start (pending until it ends): a node the run failed at is one it reached.
+  const entry: RecordedVisit = { at, value: null, pending: true };
+  run.trail.push(entry);
+  const evaluate = await sendEntries(run, b, node, recorded ? undefined : handler);
   if (!handler) throw wf.ApplicationFailure.nonRetryable(`unknown node type ${node.type}`, 'BAD_GRAPH');
+  if (run.replay && at === run.replay.from && run.replay.input) {
+    // The replay's `input` flows into the node it runs from in place of the recorded one (once).
+    b.last = run.replay.input;
+    delete run.replay.input;
+  }
   const context = { input: values.input, last: b.last, nodes: values.nodes, loops: values.loops };
   const call = { run, node, at, id, last: b.last, context, evaluate, retry: retryOf(node.data) };
-  const { value, handle, policy } = await underPolicy(run, id, node, () => handler.run(call));
+  const { value, handle, policy } = recorded
+    ? replayed(run, at, node, recorded)
+    : await underPolicy(run, id, node, () => handler.run(call));
+  entry.value = value;
+  if (handle !== undefined) entry.handle = handle;
+  delete entry.pending;
   b.last = value;
   values.last = value;
   // Expressions read a node's value by its id, or by its index as graphs written before ids did.
@@ -47,6 +63,7 @@ export async function visit(run: RunState, b: Branch): Promise<number[]> {
     node_type: node.type,
     ...(handle !== undefined ? { handle } : {}),
     ...(policy ? { error_policy: policy } : {}),
+    ...(recorded ? { replayed: true } : {}),
     // The node's value (bounded), so a client can show it on the graph while the run goes on.
     value: streamValue(value),
   };
@@ -54,6 +71,24 @@ export async function visit(run: RunState, b: Branch): Promise<number[]> {
   if (run.fused) b.carried = { event: finishEvent, patch: progressPatch };
   else await local.pathwayNodeEvent(input.jobId, finishEvent, progressPatch);
   return handler.endsRun ? [] : nextTargets(input.graph, at, handle);
+}
+
+/**
+ * A replayed visit: the recorded value and handle, with nothing run (no activity, child, timer or
+ * intervention). A while node's counter moves as its run would have moved it, so a loop the replay
+ * enters again counts on from there.
+ */
+function replayed(
+  run: RunState,
+  at: number,
+  node: RunNode,
+  v: RecordedVisit,
+): NodeOutcome & { policy?: 'continue' | 'branch' } {
+  if (node.type === 'while') {
+    const loops = run.values.loops;
+    loops[String(at)] = v.handle === 'body' ? (loops[String(at)] ?? 0) + 1 : 0;
+  }
+  return { value: v.value, ...(v.handle !== undefined ? { handle: v.handle } : {}) };
 }
 
 /**

@@ -867,6 +867,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{jobId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay an ended pathway run from one of its nodes
+         * @description A new run of the same pathway version that takes the recorded value of every node visited before from_node (they do not run again), then runs from that node; input, when given, flows into it. The new job carries replay_of and from_node. 400 naming from_node for a node the pathway lacks or the run never reached; 409 for a run that has not ended
+         */
+        post: operations["jobs.replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{jobId}/resume": {
         parameters: {
             query?: never;
@@ -3037,6 +3057,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/traces/{id}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fork a trace at one of its engrams
+         * @description A new trace holding copies of the engrams up to and including at_engram_id (the original is untouched), with forked_from naming both; invoking a neuron on the new trace continues from there. 400 when at_engram_id is not an engram of this trace
+         */
+        post: operations["traces.fork"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/traces/{id}/messages": {
         parameters: {
             query?: never;
@@ -3961,6 +4001,8 @@ export interface components {
             current_step: string | null;
             failedReason?: string;
             finished_at: string | null;
+            /** @description set on a replay: the node it ran from */
+            from_node?: string;
             /** @description a pathway run's input as it started (GET /v1/jobs/:jobId and /status only, not in lists) */
             input?: unknown;
             job_id: string;
@@ -3973,6 +4015,8 @@ export interface components {
             processed_at: string | null;
             progress: number;
             receptor_id: string | null;
+            /** @description set on a replay (POST /v1/jobs/:jobId/replay): the run it replays */
+            replay_of?: string;
             result?: unknown;
             /** @enum {string} */
             status: "pending" | "running" | "completed" | "failed" | "waiting" | "paused";
@@ -4019,6 +4063,14 @@ export interface components {
             };
             /** Format: uuid */
             workspace_id?: string;
+        };
+        JobReplayBody: {
+            /** @description the node the replay runs from (the designer's node id); every node visit before it is taken from the run */
+            from_node: string;
+            /** @description what flows into from_node in place of its recorded input (the previous node's value) */
+            input?: {
+                [key: string]: unknown;
+            };
         };
         JobResumeBody: {
             action?: string;
@@ -6251,6 +6303,11 @@ export interface components {
                 total_tokens: number;
             };
             created_at: string;
+            /** @description set on a fork (POST /v1/traces/:id/fork): the trace and engram it was copied up to */
+            forked_from?: {
+                engram_id: string;
+                trace_id: string;
+            };
             id: string;
             message_count: number;
             metadata: {
@@ -6265,6 +6322,10 @@ export interface components {
             trace_type: "thread" | "system";
             updated_at: string;
             user_id: string | null;
+        };
+        TraceForkBody: {
+            /** @description the last engram the fork copies (one of the trace's messages) */
+            at_engram_id: string;
         };
         TracePatchBody: {
             title: string;
@@ -14620,6 +14681,8 @@ export interface operations {
                         current_step: string | null;
                         failedReason?: string;
                         finished_at: string | null;
+                        /** @description set on a replay: the node it ran from */
+                        from_node?: string;
                         /** @description a pathway run's input as it started (GET /v1/jobs/:jobId and /status only, not in lists) */
                         input?: unknown;
                         job_id: string;
@@ -14632,6 +14695,8 @@ export interface operations {
                         processed_at: string | null;
                         progress: number;
                         receptor_id: string | null;
+                        /** @description set on a replay (POST /v1/jobs/:jobId/replay): the run it replays */
+                        replay_of?: string;
                         result?: unknown;
                         /** @enum {string} */
                         status: "pending" | "running" | "completed" | "failed" | "waiting" | "paused";
@@ -14792,6 +14857,201 @@ export interface operations {
                         intervention: components["schemas"]["Intervention"];
                         job_id: string;
                     };
+                };
+            };
+            /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "message: expected string, received number",
+                     *       "code": "VALIDATION_ERROR"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTH_REQUIRED: No credential, or an invalid or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Authentication required",
+                     *       "code": "AUTH_REQUIRED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: The credential lacks the role the route needs (docs/roles.md) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Requires role workspace_admin",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: No such resource in the caller's workspace (another workspace's resource reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Neuron not found",
+                     *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body too large",
+                     *       "code": "PAYLOAD_TOO_LARGE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: A body that is not application/json (or multipart where a route takes files) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unsupported content type; send application/json",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "jobs.replay": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+                "x-brain-id"?: string;
+            };
+            path: {
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "from_node": "notify",
+                 *       "input": {
+                 *         "amount": 50
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JobReplayBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "job_id": "2d4f6a8c-1e3b-4d5f-8a7c-9e0b1c2d3e4f",
+                     *       "status": "pending",
+                     *       "trace_id": "f1e2d3c4-b5a6-4978-8e7d-6c5b4a392817"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
@@ -35967,6 +36227,193 @@ export interface operations {
                      * @example {
                      *       "message": "Neuron not found",
                      *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "traces.fork": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description the trace's trace_id, or the id a trace list shows */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "at_engram_id": "5f0c2a9e-8d1b-4c3a-9e7f-2b6d4a1c8e30"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TraceForkBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        trace: components["schemas"]["Trace"];
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "message: expected string, received number",
+                     *       "code": "VALIDATION_ERROR"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTH_REQUIRED: No credential, or an invalid or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Authentication required",
+                     *       "code": "AUTH_REQUIRED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: The credential lacks the role the route needs (docs/roles.md) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Requires role workspace_admin",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: No such resource in the caller's workspace (another workspace's resource reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Neuron not found",
+                     *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body too large",
+                     *       "code": "PAYLOAD_TOO_LARGE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: A body that is not application/json (or multipart where a route takes files) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unsupported content type; send application/json",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -1,12 +1,12 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { qs, toProblem, type ApiProblem, type ResponseOf } from '../api';
+import { qs, toProblem, type ApiProblem, type ApiSchema, type ResponseOf } from '../api';
 import { useAuth } from '../auth';
 import { Answer } from '../components/Answer';
 import PathwayGraph, { type NodeBadge } from '../components/PathwayGraph';
 import { StreamView } from '../components/StreamView';
 import { Badge, duration, Json, Problem, Section, ago, shortId, useTick } from '../components/ui';
 import { normalizeGraph, nodeLabel, predecessors, type Graph } from '../graph';
-import { Link } from '../router';
+import { Link, navigate } from '../router';
 import { entryNode, stateOf, type RunView } from '../run-state';
 import { usePoll } from '../use-poll';
 import { useJobStream } from '../use-stream';
@@ -106,6 +106,18 @@ export default function Run({ params }: { params: Record<string, string> }) {
     }
   };
 
+  // POST /v1/jobs/:id/replay: a new run that takes the values of the nodes before this one (docs/pathways.md).
+  const replayFrom = async (fromNode: string) => {
+    setAction({ busy: 'replay', problem: null });
+    try {
+      const res = await api.post<ApiSchema<'JobAccepted'>>(`/v1/jobs/${id}/replay`, { from_node: fromNode });
+      setAction({ busy: null, problem: null });
+      navigate(`/runs/${res.job_id}`);
+    } catch (e) {
+      setAction({ busy: null, problem: toProblem(e) });
+    }
+  };
+
   if (!j && job.problem) return <Problem problem={job.problem} />;
   if (!j) return <p className="muted">Loading…</p>;
   const status = j.status;
@@ -188,6 +200,14 @@ export default function Run({ params }: { params: Record<string, string> }) {
               ? 'when the run ends'
               : '—'}
         </dd>
+        {j.replay_of && (
+          <>
+            <dt>Replay of</dt>
+            <dd>
+              <Link to={`/runs/${j.replay_of}`}>{shortId(j.replay_of)}</Link> from node <code>{j.from_node}</code>
+            </dd>
+          </>
+        )}
         {j.parent_job_id && (
           <>
             <dt>Parent</dt>
@@ -232,6 +252,7 @@ export default function Run({ params }: { params: Record<string, string> }) {
                 input={j.input}
                 result={j.result}
                 entries={stream.entries}
+                onReplay={running ? null : replayFrom}
               />
             </div>
           ) : (
@@ -299,6 +320,7 @@ function NodePanel({
   input,
   result,
   entries,
+  onReplay,
 }: {
   graph: Graph;
   view: RunView;
@@ -307,6 +329,8 @@ function NodePanel({
   input: unknown;
   result: unknown;
   entries: { id: string; data: { type: string; [k: string]: unknown } }[];
+  /** Replays the ended run from a node (null while the run goes on). */
+  onReplay: ((nodeId: string) => Promise<void>) | null;
 }) {
   const node = graph.nodes.find((n) => n.id === selected);
   const values = nodeValues(result);
@@ -364,6 +388,19 @@ function NodePanel({
             {run && run.visits > 1 && ` visited ${run.visits} times`}
             {run?.handle && ` · took “${run.handle}”`}
             {run?.items && ` · ${run.items.done}/${run.items.total} items`}
+            {onReplay && run && (
+              <>
+                {' '}
+                <button
+                  type="button"
+                  className="small"
+                  title="A new run that keeps the values of the nodes before this one and runs from here"
+                  onClick={() => void onReplay(node.id)}
+                >
+                  Replay from here
+                </button>
+              </>
+            )}
           </p>
           {run?.error && <p className="error">{run.error}</p>}
           <h4>Input</h4>
