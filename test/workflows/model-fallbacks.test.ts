@@ -31,7 +31,12 @@ beforeAll(async () => {
     if (body.model === 'gone') return { status: 404, errorMessage: 'The model `gone` does not exist' };
     return (body.model === 'primary' ? primary : backup).reply(body);
   });
-  app = await startTestApp({ OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'test-key' });
+  app = await startTestApp({
+    OPENAI_BASE_URL: server.baseURL,
+    OPENAI_API_KEY: 'test-key',
+    // The simulated models start answering within 80 ms; a model slower than this has a fallback answer instead.
+    MODEL_FIRST_TOKEN_TIMEOUT_MS: 1_500,
+  });
   worker = await startTestWorker(app);
 });
 afterAll(async () => {
@@ -158,6 +163,22 @@ describe('model fallbacks', () => {
       expect(Date.now() - started).toBeLessThan(60_000); // far from the 120 s the provider asked for
     } finally {
       primary.configure({ faultRate: undefined, retryAfterS: undefined });
+    }
+  }, 120_000);
+
+  it('a primary with no first token in time: its call is abandoned and the fallback answers', async () => {
+    const ws = await buildWorkspace(app);
+    const id = await neuronIn(ws, 'slow-start', ['openai/backup']);
+    primary.configure({ firstTokenMs: 20_000 });
+    try {
+      const started = Date.now();
+      await answeredByBackup(ws, id, 'fallback after a silent model');
+      expect(callsTo('primary', 'fallback after a silent model')).toBe(1);
+      expect(Date.now() - started).toBeLessThan(15_000); // the primary would have started at 20 s
+      // The abandoned call was closed, not left to stream into nothing.
+      expect(server.disconnects).toBeGreaterThanOrEqual(1);
+    } finally {
+      primary.configure({ firstTokenMs: [20, 80] });
     }
   }, 120_000);
 
