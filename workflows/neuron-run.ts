@@ -291,8 +291,10 @@ async function runShort(run: AgentRun, engramId: string): Promise<ShortRunOutcom
 
 /** The message of a model's failure (a provider error after the activity's retries), or null for any other failure. */
 function modelFailure(err: unknown): string | null {
-  if (!(err instanceof wf.ActivityFailure) || !(err.cause instanceof wf.ApplicationFailure)) return null;
-  return MODEL_FAILURES.has(err.cause.type ?? '') ? err.cause.message : null;
+  // An activity's failure wraps the activity's own; a local activity's (a map item's runShort) arrives unwrapped.
+  const cause = err instanceof wf.ActivityFailure ? err.cause : err;
+  if (!(cause instanceof wf.ApplicationFailure)) return null;
+  return MODEL_FAILURES.has(cause.type ?? '') ? cause.message : null;
 }
 /** ApplicationFailure types of a provider's failure (activities/failures.ts; `LlmError` is a retryable one, retried out). */
 const MODEL_FAILURES = new Set(['LLM_ERROR', 'LLM_RETRY_AFTER', 'LlmError', 'AbortError']);

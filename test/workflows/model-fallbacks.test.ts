@@ -195,6 +195,41 @@ describe('model fallbacks', () => {
     }
   }, 120_000);
 
+  it("a map item's neuron whose model fails: the item is answered by the fallback", async () => {
+    const ws = await buildWorkspace(app);
+    const id = await neuronIn(ws, 'mapped', ['openai/backup']);
+    const graph = {
+      nodes: [
+        { id: 's', type: 'start' },
+        { id: 'm', type: 'map', data: { items: 'input.words', neuron_id: id, message: '{{ item }}' } },
+        { id: 'o', type: 'output' },
+      ],
+      edges: [
+        { source: 's', target: 'm' },
+        { source: 'm', target: 'o' },
+      ],
+    };
+    const p = await app.post('/v1/pathways', ws.key, { name: 'map-fallback', pathway_graph: graph }, ws.brainHeaders);
+    expect(p.status, JSON.stringify(p.body)).toBe(201);
+    primary.configure({ faultRate: { '400': 1 } });
+    try {
+      const r = await app.post(
+        `/v1/pathways/${String(p.body.id)}/execute`,
+        ws.key,
+        { input: { words: ['map item one', 'map item two'] } },
+        ws.brainHeaders,
+      );
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      const job = await settleJob(app, ws.key, String(r.body.job_id), 90_000);
+      expect(job.status, String(job.failedReason)).toBe('completed');
+      const output = (job.result as { output: string[] }).output;
+      expect(output).toEqual([said(backup, 'map item one')[0], said(backup, 'map item two')[0]]);
+      expect(callsTo('primary', 'map item one')).toBe(1);
+    } finally {
+      primary.configure({ faultRate: undefined });
+    }
+  }, 120_000);
+
   it('every model failing: the run fails naming each model and its error', async () => {
     const ws = await buildWorkspace(app);
     const id = await neuronIn(ws, 'all-fail', ['openai/gone']);
