@@ -75,6 +75,11 @@ export const ConfigSchema = z.object({
   OPENAI_API_KEY: z.string().optional(),
   ANTHROPIC_API_KEY: z.string().optional(),
   ANTHROPIC_BASE_URL: z.string().optional(),
+  // Model fallbacks (docs/neurons.md, "Model fallbacks"), for a model that has a fallback after it:
+  // the longest Retry-After a run waits for it before the next model answers instead, and how long
+  // its call may go without a first token before the next model answers instead.
+  MODEL_RETRY_AFTER_PATIENCE_MS: z.coerce.number().int().min(0).default(10_000),
+  MODEL_FIRST_TOKEN_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   GLADIA_API_KEY: z.string().optional(),
   // Secrets at rest (OAuth tokens, integration client secrets): "<key id>:<32 bytes base64>"; old keys still readable.
   SECRETS_KEY: z.string().optional(),

@@ -68,6 +68,22 @@ redis.call('EXPIRE', meta, ARGV[6])
 return id
 `;
 
+/**
+ * Claims the next attempt number of a turn: one above both the claims so far (`c<turn>`) and the
+ * turn's current fence (`t<turn>`, the newest attempt that wrote), so a claimed attempt is newer
+ * than every attempt of the turn whoever numbered it (a local activity's claims, an activity's own
+ * attempt numbers, a fallback model's turn after the failed model's attempts).
+ * KEYS: the meta hash. ARGV: turn, ttl.
+ */
+const CLAIM_LUA = `
+local c = tonumber(redis.call('HGET', KEYS[1], 'c' .. ARGV[1]) or '0')
+local t = tonumber(redis.call('HGET', KEYS[1], 't' .. ARGV[1]) or '0')
+local n = math.max(c, t) + 1
+redis.call('HSET', KEYS[1], 'c' .. ARGV[1], n)
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return n
+`;
+
 /** How following a stream ended (`Streams.follow`). */
 export type FollowEnd<T> =
   /** The stream's terminal entry (with `endOnTerminal`), delivered to `onEntry` already. */
@@ -117,6 +133,7 @@ const RETRY_READ_MS = 500;
 
 interface FencedRedis {
   cortexAppend(numKeys: number, ...keysAndArgs: string[]): Promise<string | null>;
+  cortexClaim(numKeys: number, ...keysAndArgs: string[]): Promise<number>;
 }
 
 /**
@@ -146,6 +163,7 @@ export function createStreams(
   // Such hashes expire a week after their last write, after which this can go (docs/decisions.md).
   const formerMeta = redis.isCluster ? () => [] : (stream: string) => [`${stream}:meta`];
   if (!('cortexAppend' in redis)) redis.defineCommand('cortexAppend', { lua: APPEND_LUA });
+  if (!('cortexClaim' in redis)) redis.defineCommand('cortexClaim', { lua: CLAIM_LUA });
   const fenced = redis as unknown as FencedRedis;
   const newest = async (key: string): Promise<StreamEntry | null> =>
     parseEntries(await redis.xrevrange(key, '+', '-', 'COUNT', 1))[0] ?? null;
@@ -282,13 +300,10 @@ export function createStreams(
      * the stream's meta hash beside its fences: for a turn whose runner does not know its own
      * attempt (a local activity starts again at attempt 1 when its workflow task is retried on
      * another worker), so that the retry's `reset` fences off the dead attempt's late tokens.
+     * The number is above the turn's current fence too (CLAIM_LUA).
      */
     async claimAttempt(key: string, turn: number): Promise<number> {
-      const meta = keys.meta(key);
-      const res = await redis.multi().hincrby(meta, `c${turn}`, 1).expire(meta, TTL_S).exec();
-      const [err, n] = res?.[0] ?? [new Error('claiming a turn attempt: the transaction was discarded'), null];
-      if (err) throw err;
-      return Number(n);
+      return Number(await fenced.cortexClaim(1, keys.meta(key), String(turn), String(TTL_S)));
     },
     /**
      * Whether the stream's terminal entry is written (its fence is set): one key read, with no

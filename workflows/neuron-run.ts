@@ -16,9 +16,14 @@ import {
   type NeuronRunInput,
   type NeuronRunResult,
   type RunSummary,
+  type ShortRunOutcome,
 } from '../src/temporal/definitions.js';
+import type { ModelTurnInput } from '../src/services/runs/shared.js';
 import { withinBudget } from './budget-pause.js';
 import { recordFailure } from './failures.js';
+
+/** The models a run may call, in order (as src/services/runs/fallback.ts chainOf; workflows import no services). */
+const chainOf = (p: RunSummary): string[] => [p.model, ...(p.fallbackModels ?? [])];
 
 const steps = wf.proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -47,6 +52,18 @@ const localModel = wf.proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 minutes',
   retry: { initialInterval: '1s', maximumInterval: '20s', maximumAttempts: 6 },
 });
+// A model with a fallback after it (neuron_config.fallback_models) gets fewer retries: once they
+// are spent the turn goes to the next model (answerTurn), which is quicker than waiting out a
+// failing model's whole backoff.
+const modelBeforeFallback = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '1s', maximumInterval: '20s', maximumAttempts: 3 },
+});
+const localModelBeforeFallback = wf.proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1s', maximumInterval: '20s', maximumAttempts: 3 },
+});
 // The first turn of a run the API prepared is streamed by the API (src/services/first-turns.ts):
 // when it is done by the first workflow task, a local activity adopts it and a short run ends in
 // that one task; else the `modelTurn` activity waits for it (heartbeating), or runs it again.
@@ -74,6 +91,14 @@ interface AgentRun {
   accepted: number[];
   usage: NeuronRunResult['usage'];
   toolCalls: NeuronRunResult['toolCalls'];
+  /** The models the run may call: its model, then its fallbacks (known once the run is prepared). */
+  chain: string[];
+  /** The model of the chain turns start from: a model that failed is not asked again by this run. */
+  modelIndex: number;
+  /** The last error of each model of the chain that failed, by index. */
+  modelErrors: Map<number, string>;
+  /** The model that gave the last accepted reply. */
+  answeredBy: string | undefined;
 }
 
 /**
@@ -92,6 +117,10 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
     accepted: [],
     usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 },
     toolCalls: [],
+    chain: [],
+    modelIndex: 0,
+    modelErrors: new Map(),
+    answeredBy: undefined,
   };
   listen(run);
   const engramId = wf.uuid4();
@@ -108,8 +137,9 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
       // A map item: prepare, first turn and (when that turn ends the run) the save, in one local activity.
       run.status.currentStep = 'model turn 1';
       run.status.progress = 5;
-      const short = await localModel.runShort(input, engramId);
+      const short = await runShort(run, engramId);
       prep = short.summary;
+      run.chain = chainOf(prep);
       if (short.result && short.reply) {
         account(run, short.reply);
         return await ended(run, short.result);
@@ -120,6 +150,7 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
     } else {
       const prepare = input.depth > 0 && (input.localTurns || wf.patched('child-prepare-local')) ? local : steps;
       prep = input.context ?? input.prepared ?? (await prepare.prepareRun(input));
+      run.chain = chainOf(prep);
     }
     let turn = 0;
     for (; turn < input.maxTurns; turn++) {
@@ -172,7 +203,6 @@ async function modelTurn(
   given?: ModelTurnOutcome,
 ): Promise<ModelTurnOutcome> {
   const { input, status, approvedBudgets } = run;
-  const turns = input.localTurns ? localModel : model;
   status.currentStep = `model turn ${turn + 1}`;
   status.progress = Math.min(90, 5 + Math.round((turn * 85) / input.maxTurns));
   const turnInput = () => ({
@@ -189,7 +219,7 @@ async function modelTurn(
   const first =
     given ??
     adopted ??
-    (await turns.modelTurn({
+    (await answerTurn(run, {
       // A run prepared by the API is marked running by its first turn (one hop fewer before the first token).
       start:
         turn === 0 && preparedByApi
@@ -199,7 +229,7 @@ async function modelTurn(
     }));
   // A budget stopped the turn before its call: once an admin approves, the same turn runs.
   const reply = await withinBudget(first, {
-    ask: () => turns.modelTurn(turnInput()),
+    ask: () => answerTurn(run, turnInput()),
     budgetOf: (r) => r.budget,
     approved: approvedBudgets,
     waitForAdmin: (budget) => waitForAdmin(run, budget, turn),
@@ -213,8 +243,72 @@ async function modelTurn(
   return reply;
 }
 
+/**
+ * Model fallbacks (docs/neurons.md): the one loop over the run's chain of models. The turn is
+ * asked of the model the run is at; when that model's `modelTurn` fails after its retries (or at
+ * once, for a failure retrying cannot mend soon: src/services/runs/fallback.ts), the turn is asked
+ * of the next model, whose attempt begins with the turn's `reset` (docs/streams.md). Later turns
+ * start from the model that answered. The run fails only when the last model fails too, with
+ * each model's error.
+ */
+async function answerTurn(run: AgentRun, t: Omit<ModelTurnInput, 'modelIndex'>): Promise<ModelTurnOutcome> {
+  for (;;) {
+    const i = run.modelIndex;
+    const last = i >= run.chain.length - 1;
+    const proxy = run.input.localTurns
+      ? last
+        ? localModel
+        : localModelBeforeFallback
+      : last
+        ? model
+        : modelBeforeFallback;
+    try {
+      return await proxy.modelTurn(i ? { ...t, modelIndex: i } : t);
+    } catch (err) {
+      const failure = modelFailure(err);
+      if (failure === null) throw err;
+      run.modelErrors.set(i, failure);
+      if (last) throw allModelsFailed(run, err);
+      run.modelIndex = i + 1;
+    }
+  }
+}
+
+/** A map item's one-step run; a model failure with fallbacks left goes on in the loop at the next model. */
+async function runShort(run: AgentRun, engramId: string): Promise<ShortRunOutcome> {
+  try {
+    return await localModel.runShort(run.input, engramId);
+  } catch (err) {
+    const failure = modelFailure(err);
+    if (failure === null || !wf.patched('model-fallbacks-short')) throw err;
+    const summary = await local.prepareRun(run.input);
+    if (!summary.fallbackModels?.length) throw err;
+    run.modelErrors.set(0, failure);
+    run.modelIndex = 1;
+    return { summary };
+  }
+}
+
+/** The message of a model's failure (a provider error after the activity's retries), or null for any other failure. */
+function modelFailure(err: unknown): string | null {
+  // An activity's failure wraps the activity's own; a local activity's (a map item's runShort) arrives unwrapped.
+  const cause = err instanceof wf.ActivityFailure ? err.cause : err;
+  if (!(cause instanceof wf.ApplicationFailure)) return null;
+  return MODEL_FAILURES.has(cause.type ?? '') ? cause.message : null;
+}
+/** ApplicationFailure types of a provider's failure (activities/failures.ts; `LlmError` is a retryable one, retried out). */
+const MODEL_FAILURES = new Set(['LLM_ERROR', 'LLM_RETRY_AFTER', 'LlmError', 'AbortError']);
+
+/** The run's failure once its last model failed: each model's last error, in chain order (one model: its error as it was). */
+function allModelsFailed(run: AgentRun, err: unknown): unknown {
+  if (run.chain.length < 2) return err;
+  const each = run.chain.map((m, i) => `${m}: ${run.modelErrors.get(i) ?? 'not reached'}`);
+  return wf.ApplicationFailure.nonRetryable(`every model failed: ${each.join('; ')}`, 'ALL_MODELS_FAILED');
+}
+
 /** A turn's reply accepted: its attempt and its usage count for the run. */
 function account(run: AgentRun, reply: ModelTurnOutcome): void {
+  if (reply.model) run.answeredBy = reply.model;
   run.accepted.push(reply.attempt ?? 1);
   run.usage.inputTokens += reply.usage.inputTokens;
   run.usage.outputTokens += reply.usage.outputTokens;
@@ -262,7 +356,8 @@ async function finish(run: AgentRun, prep: RunSummary, engramId: string, turn: n
   const result = await local.finishRun({
     input,
     engramId,
-    model: prep.model,
+    // The model that gave the reply (a fallback when the run's model failed).
+    model: run.answeredBy ?? prep.model,
     turns: Math.min(turn + 1, input.maxTurns),
     accepted: run.accepted,
     usage: run.usage,

@@ -78,6 +78,7 @@ export function createAnthropicProvider(opts: AnthropicProviderOptions = {}): Ch
         const stream = await (await connect()).messages.create(params, { signal: req.signal });
         const acc = new EventAccumulator();
         for await (const event of stream) {
+          req.onChunk?.();
           const delta = acc.add(event);
           if (delta && onToken) await onToken(delta); // awaited: backpressure on the reader
           if (req.signal?.aborted) break;

@@ -27,6 +27,7 @@ export function createLocalProvider(): ChatProvider {
         );
       }
       throwIfAborted(req.signal);
+      req.onChunk?.(); // answers at once: it has started answering
       const last = lastUserMessage(req.messages);
       const full =
         req.model === 'json' ? JSON.stringify({ echo: last, model: 'local/json' }) : LOCAL_ECHO_PREFACE + last;

@@ -78,6 +78,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions = {}): ChatProv
         const stream = await client.chat.completions.create(params, { signal: req.signal });
         const acc = new StreamAccumulator();
         for await (const chunk of stream) {
+          req.onChunk?.();
           const delta = acc.add(chunk);
           if (delta && onToken) await onToken(delta); // awaited: a slow sink slows the read
           if (req.signal?.aborted) break;

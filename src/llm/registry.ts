@@ -107,3 +107,21 @@ export function createModelRegistry(opts: ModelRegistryOptions): ModelRegistry {
     register,
   };
 }
+
+/**
+ * A neuron's fallback chain (`neuron_config.fallback_models`) resolved to canonical ids, in order:
+ * each entry is checked as the main model is (known provider, `provider/model` form), and a
+ * refusal names the entry (`neuron_config.fallback_models[1]: …`, 400).
+ */
+export function resolveFallbacks(
+  registry: Pick<ModelRegistry, 'resolve'>,
+  ids: readonly string[] | undefined,
+): string[] {
+  return (ids ?? []).map((id, i) => {
+    try {
+      return registry.resolve(id).id;
+    } catch (e) {
+      throw validationError(`neuron_config.fallback_models[${i}]: ${(e as Error).message}`);
+    }
+  });
+}

@@ -58,6 +58,8 @@ export interface ChatRequest {
   jsonSchema?: { name: string; schema: JsonSchema };
   /** Aborts the request, e.g. the Temporal activity's cancellation signal. */
   signal?: AbortSignal;
+  /** Called on each streamed chunk (text or tool-call deltas): the model has started answering. */
+  onChunk?: () => void;
 }
 
 /** Token counts of one model turn; they feed usage rollups and costOf(). */

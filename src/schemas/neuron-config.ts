@@ -19,6 +19,10 @@ export const NeuronConfig = z.object({
     .max(200)
     .optional()
     .meta({ description: 'provider/model; a bare name uses the default provider' }),
+  fallback_models: z.array(z.string().min(1).max(200)).max(5).optional().meta({
+    description:
+      'provider/model ids tried in order when the model fails after its retries (docs/neurons.md, "Model fallbacks")',
+  }),
   temperature: z.number().min(0).max(2).optional(),
   max_tokens: z.number().int().min(1).max(200_000).optional(),
   tools: z

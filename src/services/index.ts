@@ -84,6 +84,8 @@ export function createServices(deps: Deps) {
     receptors,
     reflexes: deps.repos.reflexes,
     events,
+    // The registry is built below; a neuron is only written once the services exist.
+    models: { resolve: (id: string) => models.resolve(id) },
   });
   const c = deps.config;
   // The one outbound-HTTP guard (src/net/guard.ts): every user-influenced URL goes through it,

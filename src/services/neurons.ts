@@ -10,6 +10,7 @@ import {
 import type { ReflexRepo } from '../db/reflexes.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
+import { resolveFallbacks, type ModelRegistry } from '../llm/registry.js';
 import type { NeuronConfig, NeuronSnapshot } from '../schemas/neuron-config.js';
 import type {
   NeuronCatalogListQuery,
@@ -87,12 +88,15 @@ export function createNeuronService({
   receptors,
   reflexes,
   events,
+  models,
 }: {
   repo: NeuronRepo;
   workspaces: WorkspaceRepo;
   receptors: ReceptorService;
   reflexes: ReflexRepo;
   events: ResourceEvents;
+  /** Checks neuron_config.fallback_models when a config is written (400 naming the entry). */
+  models?: Pick<ModelRegistry, 'resolve'>;
 }) {
   const ref = (d: Neuron, extra: { soft?: boolean } = {}) => ({
     kind: 'neuron' as const,
@@ -307,6 +311,7 @@ export function createNeuronService({
       if (!(await workspaces.findBrain(scope.workspaceId, brainId))) throw notFound('Brain');
       assertScopeRole(scope, body.scope);
       const config = body.neuron_config ?? {};
+      if (models) resolveFallbacks(models, config.fallback_models);
       await checkSubNeurons(scope, brainId, config, null);
       const now = new Date();
       const doc: Neuron = {
@@ -334,6 +339,7 @@ export function createNeuronService({
       const doc = await resolve(scope, idOrSlug);
       assertCanChange(scope, doc);
       if (body.scope !== undefined && body.scope !== doc.scope) assertScopeRole(scope, body.scope);
+      if (body.neuron_config && models) resolveFallbacks(models, body.neuron_config.fallback_models);
       if (body.neuron_config) await checkSubNeurons(scope, doc.brainId, body.neuron_config, doc._id);
       const set: NeuronChange = {
         ...(body.name !== undefined ? { name: slugOrThrow(body.name) } : {}),

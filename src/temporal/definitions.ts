@@ -141,6 +141,8 @@ export interface ShortRunOutcome {
 /** The small part of a prepared run that the agent loop needs to drive turns (no prompt, no history). */
 export interface RunSummary {
   model: string;
+  /** The neuron's fallback models (canonical ids, in order), tried when `model` fails after its retries. */
+  fallbackModels?: string[];
   neuronName: string;
   neuronType: string | null;
   responseFormat: 'text' | 'json';
@@ -180,6 +182,8 @@ export interface ModelTurnOutcome {
   costUsd: number;
   finishReason: string;
   textChars: number;
+  /** The model that answered (`provider/model`): the run's model or one of its fallbacks. */
+  model?: string;
   /**
    * Set instead of a reply when a budget with the pause policy stopped the turn before the call
    * (docs/usage.md): the run waits for an admin's approval, then asks for the same turn again.

@@ -262,4 +262,61 @@ describe('neuronRun (mocked activities)', () => {
     expect(callsOf(s.id, 'failRun').map((c) => c.args)).toEqual([[s.input, 'model refused the request']]);
     expect(finishOf(s.id)).toEqual([]);
   });
+
+  it('model fallbacks: a model failure goes to the next model; later turns start there; the reply names it', async () => {
+    const summary: RunSummary = { ...plain, model: 'test/a', fallbackModels: ['test/b', 'test/c'] };
+    const s = await start(
+      (t) => {
+        if (!t.modelIndex) throw ApplicationFailure.nonRetryable('test/a: 404 no such model', 'LLM_ERROR');
+        return { ...reply(t.turn === 0 ? [calculator] : []), model: 'test/b', attempt: 2 };
+      },
+      { summary },
+    );
+    const result = await s.result();
+    expect(result.model).toBe('test/b');
+    // Turn 0: model 0 once (a non-retryable failure), then model 1; turn 1 asks model 1 straight away.
+    expect(turnsOf(s.id).map((t) => [t.turn, t.modelIndex ?? 0])).toEqual([
+      [0, 0],
+      [0, 1],
+      [1, 1],
+    ]);
+    expect(finishOf(s.id).map((f) => [f.model, f.accepted])).toEqual([['test/b', [2, 2]]]);
+  });
+
+  it('model fallbacks: a retryable failure is retried first; when every model fails the run fails with each error', async () => {
+    const summary: RunSummary = { ...plain, model: 'test/a', fallbackModels: ['test/b'] };
+    const s = await start(
+      (t) => {
+        if (!t.modelIndex) throw ApplicationFailure.retryable('test/a: 503 overloaded', 'LlmError');
+        throw ApplicationFailure.nonRetryable('test/b: 401 bad key', 'LLM_ERROR');
+      },
+      { summary },
+    );
+    const cause = await failureOf(s.handle);
+    expect((cause as ApplicationFailure).type).toBe('ALL_MODELS_FAILED');
+    // Model 0 had its retries (3 attempts before a fallback), model 1 failed for good at once.
+    expect(callsOf(s.id, 'modelTurn').map((c) => [(c.args[0] as ModelTurnInput).modelIndex ?? 0, c.attempt])).toEqual([
+      [0, 1],
+      [0, 2],
+      [0, 3],
+      [1, 1],
+    ]);
+    expect(callsOf(s.id, 'failRun').map((c) => c.args[1])).toEqual([
+      'every model failed: test/a: test/a: 503 overloaded; test/b: test/b: 401 bad key',
+    ]);
+    expect(finishOf(s.id)).toEqual([]);
+  }, 30_000);
+
+  it('model fallbacks: a failure that is not the model’s (a budget, a tool) does not move to the next model', async () => {
+    const summary: RunSummary = { ...plain, model: 'test/a', fallbackModels: ['test/b'] };
+    const s = await start(
+      () => {
+        throw ApplicationFailure.nonRetryable('BUDGET_EXCEEDED: spent', 'BUDGET_EXCEEDED');
+      },
+      { summary },
+    );
+    await failureOf(s.handle);
+    expect(turnsOf(s.id)).toHaveLength(1);
+    expect(callsOf(s.id, 'failRun').map((c) => c.args[1])).toEqual(['BUDGET_EXCEEDED: spent']);
+  });
 });

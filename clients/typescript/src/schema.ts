@@ -4261,6 +4261,8 @@ export interface components {
             latest_version: number;
             name: string;
             neuron_config: {
+                /** @description provider/model ids tried in order when the model fails after its retries (docs/neurons.md, "Model fallbacks") */
+                fallback_models?: string[];
                 max_tokens?: number;
                 /** @description provider/model; a bare name uses the default provider */
                 model?: string;
@@ -4366,6 +4368,8 @@ export interface components {
                 is_active: boolean;
                 name: string;
                 neuron_config: {
+                    /** @description provider/model ids tried in order when the model fails after its retries (docs/neurons.md, "Model fallbacks") */
+                    fallback_models?: string[];
                     max_tokens?: number;
                     /** @description provider/model; a bare name uses the default provider */
                     model?: string;

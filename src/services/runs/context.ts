@@ -1,3 +1,4 @@
+import { resolveFallbacks } from '../../llm/registry.js';
 import type { ChatMessage } from '../../llm/types.js';
 import type { ModelStep, ToolStep } from '../../db/runs.js';
 import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
@@ -130,6 +131,7 @@ async function load(
   const snap: NeuronSnapshot = opts.head ?? (await d.neurons.snapshot(scope, input.neuronId, input.neuronVersion));
   const cfg = snap.neuron_config;
   const modelId = d.models.resolve(cfg.model ?? d.config.DEFAULT_MODEL).id;
+  const fallbackModels = resolveFallbacks(d.models, cfg.fallback_models);
   const isCompletion = cfg.neuron_type === 'completion';
   const { tools, delegates, bindings } = isCompletion
     ? { tools: [], delegates: [], bindings: {} }
@@ -144,6 +146,7 @@ async function load(
     .join('\n\n');
   return {
     model: modelId,
+    ...(fallbackModels.length ? { fallbackModels } : {}),
     neuronName: snap.name,
     neuronType: cfg.neuron_type ?? null,
     temperature: cfg.temperature,

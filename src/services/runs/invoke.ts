@@ -5,6 +5,7 @@ import type { Job } from '../../db/jobs.js';
 import type { StoredStart } from '../../db/runs.js';
 import { validationError } from '../../errors.js';
 import { uuidFromName } from '../../ids.js';
+import { resolveFallbacks } from '../../llm/registry.js';
 import { idempotentId, markCommitted, newId, runDetached } from '../../request-context.js';
 import type { InvokeBody } from '../../schemas/jobs.js';
 import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
@@ -54,6 +55,7 @@ async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: Inv
   if (!neuron.isActive) throw validationError('Neuron is inactive');
   const head = neurons.headSnapshot(neuron);
   models.resolve(head.neuron_config.model ?? config.DEFAULT_MODEL);
+  resolveFallbacks(models, head.neuron_config.fallback_models);
   const run = invokeOf(scope, neuron, head, body);
   const { jobId, traceId } = run.input;
   if (run.nonce) {

@@ -46,6 +46,12 @@ export interface ModelTurnInput {
   start?: { scope: RunScope; traceId: string; neuronId: string };
   /** Budgets an admin approved this run going beyond (after a budget pause); the check skips them. */
   approvedBudgets?: string[];
+  /**
+   * Which model of the run's chain answers: 0 (absent) the neuron's model, n its n-th fallback
+   * (neuron_config.fallback_models). A fallback's turn claims its attempt number above every
+   * earlier attempt of the turn, so its `reset` fences off what the failed model streamed.
+   */
+  modelIndex?: number;
 }
 /**
  * One attempt of a model turn: the activity's attempt number, or `claim` where the runner cannot
@@ -189,6 +195,7 @@ export const noAttribution = (jobId: string): UsageAttribution => ({
 /** The small part of a prepared run the workflow carries. */
 export const summaryOf = (p: PreparedRunData): RunSummary => ({
   model: p.model,
+  ...(p.fallbackModels?.length ? { fallbackModels: p.fallbackModels } : {}),
   neuronName: p.neuronName,
   neuronType: p.neuronType,
   responseFormat: p.responseFormat,

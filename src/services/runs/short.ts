@@ -54,7 +54,7 @@ async function runShort(
   const finishInput = {
     input,
     engramId,
-    model: summary.model,
+    model: reply.model ?? summary.model,
     turns: 1,
     accepted: [reply.attempt],
     usage: { ...reply.usage, costUsd: reply.costUsd },

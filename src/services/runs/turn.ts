@@ -8,6 +8,7 @@ import type { ModelTurnOutcome, PreparedRunData } from '../../temporal/definitio
 import { bestEffort } from '../../best-effort.js';
 import type { ModelStep } from '../../db/runs.js';
 import { conversation } from './context.js';
+import { failover, firstTokenDeadline, modelOf } from './fallback.js';
 import { noAttribution, type RunContext, type RunDeps, type TurnAttempt } from './shared.js';
 
 /** Model turns: the activity's turn (adopting the API's first turn), and the body of one attempt wherever it runs. */
@@ -47,7 +48,7 @@ async function modelTurn(ctx: RunContext, t: TurnAttempt, signal?: AbortSignal):
   // The first turn of an invoke was started by the API (src/services/first-turns.ts): its
   // outcome is adopted (waiting while it streams); the turn runs here only when it did not
   // finish there (failed, or the API process is gone), as a new attempt.
-  if (t.turn === 0 && t.start && t.attempt !== 'claim') {
+  if (t.turn === 0 && t.start && t.attempt !== 'claim' && !t.modelIndex) {
     const adopted = await ctx.d.firstTurns.adopt(t.jobId, t.attempt, signal);
     if (adopted) return adopted;
   }
@@ -60,7 +61,10 @@ interface TurnSetup {
   attempt: number;
   fence: { turn: number; attempt: number };
   messages: ChatMessage[];
+  /** The model of the run's chain this attempt calls (TurnAttempt.modelIndex). */
   resolved: ResolvedModel;
+  /** Whether a fallback model comes after it (its failures then move the turn on: src/services/runs/fallback.ts). */
+  hasNext: boolean;
   /** Marking the job running (a first turn), awaited before the turn returns. */
   started: Promise<void>;
   /** What the budgets covering this call have spent. */
@@ -94,6 +98,7 @@ async function runTurn(
     type: 'progress',
     step: `model turn ${t.turn + 1} done`,
     ...s.fence,
+    model: s.resolved.id,
     usage: res.usage,
     tool_calls: res.toolCalls.map((c) => c.name),
   });
@@ -104,6 +109,7 @@ async function runTurn(
     costUsd,
     finishReason: res.finishReason,
     textChars: res.text.length,
+    model: s.resolved.id,
   };
   return { outcome, step: opts.held ? step : null };
 }
@@ -122,17 +128,19 @@ async function setUpTurn(
   // Marking the job running overlaps the provider's time to first token instead of preceding it.
   // On a first attempt the `running` entry goes out before any token (one Redis write, made
   // while the run context is read).
-  const emitted = t.start !== undefined && t.attempt === 1;
-  // A turn run as a local activity claims its attempt number while the context loads.
+  const emitted = t.start !== undefined && t.attempt === 1 && !t.modelIndex;
+  // A turn run as a local activity claims its attempt number while the context loads; so does a
+  // fallback model's turn (its activity's own attempt numbers start again at 1).
   const [context, claimed] = await Promise.all([
     opts.inApi ?? opts.held ?? runLog.context(t.jobId),
-    t.attempt === 'claim' ? jobs.claimTurnAttempt(t.jobId, t.turn) : t.attempt,
+    t.attempt === 'claim' || t.modelIndex ? jobs.claimTurnAttempt(t.jobId, t.turn) : t.attempt,
     emitted ? jobs.emit(t.jobId, { type: 'status', status: 'running' }) : null,
   ]);
   if (!context) throw validationError(`run context of job ${t.jobId} is missing`);
   // The activity runs a first turn the API had claimed only when the API's attempt did not
   // finish: as the next attempt, whose reset fences off whatever the API's attempt streamed.
-  const attempt = t.turn === 0 && t.start && !opts.inApi && context.firstTurn === 'api' ? claimed + 1 : claimed;
+  const attempt =
+    t.turn === 0 && t.start && !opts.inApi && !t.modelIndex && context.firstTurn === 'api' ? claimed + 1 : claimed;
   const fence = { turn: t.turn, attempt };
   const started = t.start ? ctx.steps().markStarted({ ...t.start, jobId: t.jobId }, { emitted }) : Promise.resolve();
   started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile
@@ -146,8 +154,8 @@ async function setUpTurn(
     ? await runLog.steps(t.jobId, t.accepted)
     : { models: [], tools: [] };
   const messages = conversation(context, done, results);
-  const resolved = models.resolve(context.model);
-  return { context, attempt, fence, messages, resolved, started, spent, attribution };
+  const { resolved, hasNext } = modelOf(models, context, t.modelIndex);
+  return { context, attempt, fence, messages, resolved, hasNext, started, spent, attribution };
 }
 
 /**
@@ -190,6 +198,8 @@ async function callModel(d: RunDeps, t: TurnAttempt, s: TurnSetup, signal?: Abor
   let index = 0;
   let streamed = '';
   const calledAt = performance.now();
+  // A model with a fallback after it has until the first-token deadline to start answering.
+  const deadline = s.hasNext ? firstTokenDeadline(d.config.MODEL_FIRST_TOKEN_TIMEOUT_MS, signal) : undefined;
   try {
     return await resolved.provider.chat(
       {
@@ -199,7 +209,8 @@ async function callModel(d: RunDeps, t: TurnAttempt, s: TurnSetup, signal?: Abor
         temperature: context.temperature,
         maxTokens: context.maxTokens,
         responseFormat: context.responseFormat,
-        signal,
+        signal: deadline?.signal ?? signal,
+        onChunk: deadline?.met,
       },
       async (delta) => {
         if (index === 0)
@@ -225,6 +236,10 @@ async function callModel(d: RunDeps, t: TurnAttempt, s: TurnSetup, signal?: Abor
         }),
       );
     }
-    throw e;
+    throw s.hasNext
+      ? failover(resolved.id, e, { deadline, signal, patienceMs: d.config.MODEL_RETRY_AFTER_PATIENCE_MS })
+      : e;
+  } finally {
+    deadline?.met();
   }
 }
