@@ -286,11 +286,10 @@ async function runToolCalls(run: AgentRun, prep: RunSummary, reply: ModelTurnOut
       return (approved ? approvedTools : steps).runTool(run.input.jobId, c, turn);
     };
     const waitId = gated.ids.get(call.id);
-    const done = waitId
+    const result = waitId
       ? await afterAnswer(run, call, turn, waitId, gated.deadline, prep.toolApproval, execute)
-      : { result: await execute(call, false), ran: call };
-    // An edited call is listed with the arguments it ran with.
-    run.toolCalls.push({ name: call.name, arguments: done.ran.arguments, result: done.result });
+      : await execute(call, false);
+    run.toolCalls.push({ name: call.name, arguments: call.arguments, result });
   }
 }
 
@@ -355,7 +354,7 @@ async function afterAnswer(
   deadline: number | undefined,
   approval: ToolApproval | undefined,
   execute: (c: ToolCall, approved: boolean) => Promise<string>,
-): Promise<{ result: string; ran: ToolCall }> {
+): Promise<string> {
   const ready = () => run.answers.has(interventionId);
   const pause = run.pauses.get(interventionId)!;
   if (!ready()) {
@@ -381,11 +380,11 @@ async function afterAnswer(
   const answer = run.answers.get(interventionId);
   if (!answer || answer.action === 'reject') {
     const why = answer ? refusal(call.name, answer.comment) : refusal(call.name, undefined, approval?.timeoutS ?? 0);
-    return { result: await steps.refuseToolCall(run.input.jobId, call, turn, why), ran: call };
+    return steps.refuseToolCall(run.input.jobId, call, turn, why);
   }
+  // An edit runs with the person's arguments (recorded on the intervention as fields.arguments).
   const edited = answer.action === 'edit' && answer.arguments ? withEdits(call.arguments, answer.arguments) : null;
-  const ran = edited === null ? call : { ...call, arguments: edited };
-  return { result: await execute(ran, true), ran };
+  return execute(edited === null ? call : { ...call, arguments: edited }, true);
 }
 
 /** Stores the reply and completes the job (`turn`: the last turn the loop ran, or maxTurns when it ran out). */
