@@ -149,7 +149,7 @@ export interface RunSummary {
   delegates: { tool: string; neuronId: string; version: number; name: string }[];
   /** The trace's generated title, for a top-level run the API prepared (written with its reply). */
   title?: string;
-  /** neuron_config.tool_approval: the tool calls that wait for a person (docs/neurons.md). */
+  /** neuron_config.tool_approval: the tool calls that wait for a person (docs/tools.md). */
   toolApproval?: ToolApproval;
 }
 

@@ -47,7 +47,7 @@ function argumentsOf(call: ToolCall): Record<string, unknown> | string {
   }
 }
 
-/** Tool calls that wait for a person (neuron_config.tool_approval; docs/neurons.md). */
+/** Tool calls that wait for a person (neuron_config.tool_approval; docs/tools.md). */
 export const createToolApprovalSteps = (ctx: RunContext) => ({
   /**
    * Opens one `tool_call` intervention per gated call of a turn (idempotent on the ids the
