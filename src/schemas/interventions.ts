@@ -58,8 +58,9 @@ export const Intervention = z
     action: z.string().nullable(),
     comment: z.string().nullable(),
     fields: JsonObject.nullable(),
-    payload: JsonObject.nullable().meta({
-      description: 'what the person decides on; a tool_call: { tool, arguments (secrets redacted), turn, call_id }',
+    payload: JsonObject.optional().meta({
+      description:
+        'what the person decides on (a tool_call: { tool, arguments (secrets redacted), turn, call_id }); absent on other kinds',
     }),
     responded_by: z.string().nullable(),
     responded_at: z.string().nullable(),

@@ -3923,10 +3923,10 @@ export interface components {
             node_index: number;
             options: string[];
             pathway_id: string | null;
-            /** @description what the person decides on; a tool_call: { tool, arguments (secrets redacted), turn, call_id } */
-            payload: {
+            /** @description what the person decides on (a tool_call: { tool, arguments (secrets redacted), turn, call_id }); absent on other kinds */
+            payload?: {
                 [key: string]: unknown;
-            } | null;
+            };
             prompt: string;
             responded_at: string | null;
             responded_by: string | null;
