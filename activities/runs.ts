@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { ToolCall } from '../src/llm/types.js';
 import type { FinishInput, ModelTurnInput } from '../src/services/runs/index.js';
+import type { ToolApprovalSpec } from '../src/services/runs/tool-approval.js';
 import type { Services } from '../src/services/index.js';
 import type { BudgetPause, InterventionAnswer, NeuronRunInput } from '../src/temporal/definitions.js';
 import { permanentOn4xx } from './failures.js';
@@ -47,8 +48,13 @@ export const createRunActivities = ({ services }: { services: Services }) => ({
   },
 
   adoptFirstTurn: (jobId: string, waitMs: number) => services.runs.adoptFirstTurn(jobId, waitMs),
-  runTool: (jobId: string, call: ToolCall, turn?: number) =>
-    permanentOn4xx(() => services.runs.runTool(jobId, call, turn, Context.current().info.attempt)),
+  runTool: (jobId: string, call: ToolCall, turn?: number) => {
+    const { info } = Context.current();
+    const run = () => permanentOn4xx(() => services.runs.runTool(jobId, call, turn, info.attempt));
+    // Scheduled with a heartbeat timeout (an approved call): a dead worker is noticed within it and
+    // the call is retried elsewhere under the same Idempotency-Key.
+    return info.heartbeatTimeoutMs ? withHeartbeat(run) : run();
+  },
   finishRun: (f: FinishInput) => permanentOn4xx(() => services.runs.finish(f)),
   failRun: (input: NeuronRunInput, reason: string) => services.runs.fail(input, reason),
   openBudgetPause: (
@@ -57,6 +63,14 @@ export const createRunActivities = ({ services }: { services: Services }) => ({
   ) => permanentOn4xx(() => services.runs.openBudgetPause(input, p)),
   recordBudgetAnswer: (input: NeuronRunInput, answer: InterventionAnswer) =>
     permanentOn4xx(() => services.runs.recordBudgetAnswer(input, answer)),
+  openToolApprovals: (input: NeuronRunInput, spec: ToolApprovalSpec) =>
+    permanentOn4xx(() => services.runs.openToolApprovals(input, spec)),
+  recordToolAnswer: (input: NeuronRunInput, answer: InterventionAnswer, last: boolean) =>
+    permanentOn4xx(() => services.runs.recordToolAnswer(input, answer, last)),
+  expireToolApproval: (input: NeuronRunInput, interventionId: string, last: boolean) =>
+    permanentOn4xx(() => services.runs.expireToolApproval(input, interventionId, last)),
+  refuseToolCall: (jobId: string, call: ToolCall, turn: number, refusal: Record<string, unknown>) =>
+    permanentOn4xx(() => services.runs.refuseToolCall(jobId, call, turn, refusal)),
   emitJobEvent: (jobId: string, event: Record<string, unknown>) =>
     services.jobs.emit(jobId, event).then(() => undefined),
 });

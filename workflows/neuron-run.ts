@@ -17,10 +17,12 @@ import {
   type NeuronRunResult,
   type RunSummary,
   type ShortRunOutcome,
+  type ToolApproval,
 } from '../src/temporal/definitions.js';
 import type { ModelTurnInput } from '../src/services/runs/shared.js';
 import { withinBudget } from './budget-pause.js';
 import { recordFailure } from './failures.js';
+import { TOOL_CALL_ACTIONS, needsApproval, refusal, withEdits } from './tool-approval.js';
 
 /** The models a run may call, in order (as src/services/runs/fallback.ts chainOf; workflows import no services). */
 const chainOf = (p: RunSummary): string[] => [p.model, ...(p.fallbackModels ?? [])];
@@ -71,6 +73,14 @@ const adoptLocally = wf.proxyLocalActivities<Activities>({
   startToCloseTimeout: '5 seconds',
   retry: { maximumAttempts: 1 },
 });
+// A tool call a person approved runs with a heartbeat timeout: a worker that dies while it runs is
+// noticed within seconds and the call is retried on another one under the same Idempotency-Key
+// (the answer is in the history, so it is never asked again nor lost).
+const approvedTools = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10 },
+});
 /** How long that local activity waits for the API's turn to finish before leaving it to `modelTurn`. */
 const ADOPT_LOCALLY_WAIT_MS = 500;
 /** How long a run whose job was cancelled under it waits for Temporal's cancel request (sent right after). */
@@ -82,8 +92,11 @@ interface AgentRun {
   /** The live status the `status` query returns. */
   status: LiveStatus;
   cancelReason: string | undefined;
-  /** Budget pauses this run opened, and the admins' answers it accepted. */
-  pauses: Map<string, { state: 'pending' | 'approved' | 'rejected' | 'cancelled' }>;
+  /** Budget pauses and tool calls waiting for a person this run opened, and the answers it accepted. */
+  pauses: Map<
+    string,
+    { kind: 'budget' | 'tool_call'; state: 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled' }
+  >;
   answers: Map<string, InterventionAnswer>;
   /** Budgets an admin let this run go beyond. */
   approvedBudgets: string[];
@@ -166,7 +179,7 @@ export async function neuronRun(input: NeuronRunInput): Promise<NeuronRunResult>
   }
 }
 
-/** The run's query, its cancel signal and the `answer` Update of its budget pauses. */
+/** The run's query, its cancel signal and the `answer` Update of its budget pauses and tool calls. */
 function listen(run: AgentRun): void {
   const { pauses, answers } = run;
   wf.setHandler(statusQuery, () => run.status);
@@ -177,8 +190,18 @@ function listen(run: AgentRun): void {
   wf.setHandler(
     answerUpdate,
     async (a) => {
-      pauses.get(a.interventionId)!.state = a.action === 'approve' ? 'approved' : 'rejected';
+      const p = pauses.get(a.interventionId)!;
+      p.state = a.action === 'reject' ? 'rejected' : 'approved';
       answers.set(a.interventionId, a);
+      if (p.kind === 'tool_call') {
+        // Tool calls (neuron_config.tool_approval): the job runs again once no call of the turn waits.
+        const last = !waitsForToolCall(run);
+        if (last) {
+          run.status.status = 'running';
+          run.status.waitingFor = null;
+        }
+        return { interventionId: a.interventionId, status: await steps.recordToolAnswer(run.input, a, last) };
+      }
       return { interventionId: a.interventionId, status: await steps.recordBudgetAnswer(run.input, a) };
     },
     {
@@ -186,7 +209,13 @@ function listen(run: AgentRun): void {
         const p = pauses.get(a.interventionId);
         if (!p) throw new Error('This run is not waiting for that intervention');
         if (p.state !== 'pending') throw new Error(`Intervention is already ${p.state}`);
-        if (a.action !== 'approve' && a.action !== 'reject') throw new Error('action must be one of: approve, reject');
+        const actions = p.kind === 'tool_call' ? TOOL_CALL_ACTIONS : ['approve', 'reject'];
+        if (!actions.includes(a.action)) throw new Error(`action must be one of: ${actions.join(', ')}`);
+        const edited = a.arguments && typeof a.arguments === 'object' && !Array.isArray(a.arguments);
+        if ((a.action === 'edit') !== Boolean(edited))
+          throw new Error(
+            a.action === 'edit' ? 'arguments: required when action is edit' : 'arguments: only with action edit',
+          );
       },
     },
   );
@@ -328,23 +357,128 @@ async function waitForAdmin(run: AgentRun, budget: BudgetPause, turn: number): P
     progress: status.progress,
     currentStep: status.currentStep,
   });
-  run.pauses.set(id, { state: 'pending' });
+  run.pauses.set(id, { kind: 'budget', state: 'pending' });
   status.status = 'waiting';
   status.waitingFor = waitingFor;
   await wf.condition(() => run.answers.has(id));
   return run.answers.get(id)!;
 }
 
-/** The turn's tool calls, one after the other: a delegate_* call runs its sub-neuron, any other the `runTool` activity. */
+/**
+ * The turn's tool calls, one after the other: a delegate_* call runs its sub-neuron, any other the
+ * `runTool` activity. Calls neuron_config.tool_approval names wait for a person first: their
+ * interventions open together, and each call runs (or is refused) in the turn's order once its
+ * own answer is in.
+ */
 async function runToolCalls(run: AgentRun, prep: RunSummary, reply: ModelTurnOutcome, turn: number): Promise<void> {
+  const gated = await openToolApprovals(run, prep, reply, turn);
   for (const call of reply.toolCalls) {
     run.status.currentStep = `tool ${call.name}`;
-    const delegate = prep.delegates.find((dl) => dl.tool === call.name);
-    const result = delegate
-      ? await runDelegate(run.input, delegate, call, turn)
-      : await steps.runTool(run.input.jobId, call, turn);
+    const execute = (c: ToolCall, approved: boolean) => {
+      const delegate = prep.delegates.find((dl) => dl.tool === c.name);
+      if (delegate) return runDelegate(run.input, delegate, c, turn);
+      return (approved ? approvedTools : steps).runTool(run.input.jobId, c, turn);
+    };
+    const waitId = gated.ids.get(call.id);
+    const result = waitId
+      ? await afterAnswer(run, call, turn, waitId, gated.deadline, prep.toolApproval, execute)
+      : await execute(call, false);
     run.toolCalls.push({ name: call.name, arguments: call.arguments, result });
   }
+}
+
+type ToolCall = ModelTurnOutcome['toolCalls'][number];
+
+/** Whether a tool call of the run still waits for its answer. */
+function waitsForToolCall(run: AgentRun): boolean {
+  for (const p of run.pauses.values()) if (p.kind === 'tool_call' && p.state === 'pending') return true;
+  return false;
+}
+
+/**
+ * Opens a `tool_call` intervention for each call of the turn that needs a person, all at once,
+ * and sets the job waiting. Returns the intervention id of each gated call and the shared
+ * deadline (workflow time) of timeout_s.
+ */
+async function openToolApprovals(
+  run: AgentRun,
+  prep: RunSummary,
+  reply: ModelTurnOutcome,
+  turn: number,
+): Promise<{ ids: Map<string, string>; deadline: number | undefined }> {
+  const ids = new Map<string, string>();
+  const approval = prep.toolApproval;
+  const calls = reply.toolCalls.filter((c) => needsApproval(approval, c.name));
+  if (!approval || !calls.length) return { ids, deadline: undefined };
+  const { status } = run;
+  const spec = calls.map((call) => {
+    const interventionId = wf.uuid4();
+    ids.set(call.id, interventionId);
+    // Known before the record exists, so an answer that follows its creation is never refused.
+    run.pauses.set(interventionId, { kind: 'tool_call', state: 'pending' });
+    return { interventionId, call };
+  });
+  status.currentStep = `tool ${calls[0]!.name}: waiting for approval`;
+  const deadline = approval.timeoutS ? Date.now() + approval.timeoutS * 1000 : undefined;
+  const waitingFor = await steps.openToolApprovals(run.input, {
+    turn,
+    calls: spec,
+    ...(approval.timeoutS ? { timeoutS: approval.timeoutS } : {}),
+    progress: status.progress,
+    currentStep: status.currentStep,
+  });
+  if (waitsForToolCall(run)) {
+    status.status = 'waiting';
+    status.waitingFor = waitingFor;
+  }
+  return { ids, deadline };
+}
+
+/**
+ * Waits for the answer to one gated call (until the turn's deadline), then acts on it: approve
+ * runs the call, edit runs it with the person's arguments, reject (or no answer in time) stores
+ * the refusal as the call's result. The answer is in the workflow's history once accepted, so a
+ * worker that dies meanwhile neither loses it nor runs the tool a second time.
+ */
+async function afterAnswer(
+  run: AgentRun,
+  call: ToolCall,
+  turn: number,
+  interventionId: string,
+  deadline: number | undefined,
+  approval: ToolApproval | undefined,
+  execute: (c: ToolCall, approved: boolean) => Promise<string>,
+): Promise<string> {
+  const ready = () => run.answers.has(interventionId);
+  const pause = run.pauses.get(interventionId)!;
+  if (!ready()) {
+    run.status.currentStep = `tool ${call.name}: waiting for approval`;
+    const left = deadline === undefined ? undefined : deadline - Date.now();
+    // condition(fn, undefined) would take the timeout overload and expire at once: call the right overload.
+    const arrived =
+      left === undefined ? (await wf.condition(ready), true) : left > 0 && (await wf.condition(ready, left));
+    if (!arrived && !ready()) {
+      // The timer won: from now on the validator refuses answers, then the record says so.
+      pause.state = 'expired';
+      const last = !waitsForToolCall(run);
+      if (last) {
+        run.status.status = 'running';
+        run.status.waitingFor = null;
+      }
+      await steps.expireToolApproval(run.input, interventionId, last);
+    }
+  }
+  // The answer is recorded (by the Update's handler) before the run acts on it.
+  await wf.condition(wf.allHandlersFinished);
+  run.status.currentStep = `tool ${call.name}`;
+  const answer = run.answers.get(interventionId);
+  if (!answer || answer.action === 'reject') {
+    const why = answer ? refusal(call.name, answer.comment) : refusal(call.name, undefined, approval?.timeoutS ?? 0);
+    return steps.refuseToolCall(run.input.jobId, call, turn, why);
+  }
+  // An edit runs with the person's arguments (recorded on the intervention as fields.arguments).
+  const edited = answer.action === 'edit' && answer.arguments ? withEdits(call.arguments, answer.arguments) : null;
+  return execute(edited === null ? call : { ...call, arguments: edited }, true);
 }
 
 /** Stores the reply and completes the job (`turn`: the last turn the loop ran, or maxTurns when it ran out). */

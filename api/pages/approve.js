@@ -41,7 +41,19 @@ async function start() {
     return;
   }
   $('prompt').textContent = i.prompt || '';
-  row('Kind', i.kind === 'pause' ? 'Checkpoint: the run waits to be resumed' : 'Approval');
+  const KIND = { pause: 'Checkpoint: the run waits to be resumed', tool_call: 'Tool call: it runs only if approved' };
+  row('Kind', KIND[i.kind] || 'Approval');
+  if (i.kind === 'tool_call' && i.payload) {
+    row('Tool', i.payload.tool);
+    row('Arguments', JSON.stringify(i.payload.arguments, null, 2));
+    // Edit: the tool runs with the arguments as changed here (a redacted value left as is keeps the original).
+    const edit = document.createElement('textarea');
+    edit.id = 'arguments';
+    edit.rows = 6;
+    edit.value = JSON.stringify(i.payload.arguments, null, 2);
+    edit.setAttribute('aria-label', 'Arguments to run with (for Edit)');
+    $('options').before(edit);
+  }
   row('Requested', i.created_at ? new Date(i.created_at).toLocaleString() : null);
   row('Expires', i.expires_at ? new Date(i.expires_at).toLocaleString() : 'No expiry');
   for (const [k, v] of Object.entries(i.context || {})) row(k, typeof v === 'string' ? v : JSON.stringify(v, null, 2));
@@ -59,10 +71,21 @@ async function start() {
 async function answer(action) {
   for (const b of $('options').querySelectorAll('button')) b.disabled = true;
   const comment = $('comment').value.trim();
+  let args;
+  if (action === 'edit') {
+    try {
+      args = JSON.parse($('arguments').value);
+    } catch {
+      $('notice').hidden = false;
+      $('notice').textContent = 'The arguments are not valid JSON.';
+      for (const b of $('options').querySelectorAll('button')) b.disabled = false;
+      return;
+    }
+  }
   const res = await fetch(`${api}/respond`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ action, ...(comment ? { comment } : {}) }),
+    body: JSON.stringify({ action, ...(comment ? { comment } : {}), ...(args ? { arguments: args } : {}) }),
   });
   const body = await res.json().catch(() => ({}));
   if (res.ok) {

@@ -33,6 +33,8 @@ export function presentIntervention(
     action: i.action ?? null,
     comment: i.comment ?? null,
     fields: i.fields,
+    // Only interventions that carry one (a tool call): other reads are as they were.
+    ...(i.payload ? { payload: i.payload } : {}),
     responded_by: i.respondedBy ?? null,
     responded_at: i.respondedAt?.toISOString() ?? null,
     expires_at: i.expiresAt?.toISOString() ?? null,
@@ -52,6 +54,7 @@ export function presentPublicDelivery(i: InterventionRecord, deliveryId: string)
       title: i.title,
       prompt: i.prompt,
       options: i.options,
+      ...(i.payload ? { payload: i.payload } : {}),
       status: i.status,
       action: i.action ?? null,
       created_at: i.createdAt.toISOString(),

@@ -208,14 +208,22 @@ class Client:
         )
 
     def respond_intervention(
-        self, intervention_id: str, action: str, comment: Optional[str] = None, fields: Optional[Dict[str, Any]] = None
+        self,
+        intervention_id: str,
+        action: str,
+        comment: Optional[str] = None,
+        fields: Optional[Dict[str, Any]] = None,
+        arguments: Optional[Dict[str, Any]] = None,
     ) -> Dict[str, Any]:
-        """Answers a human step (approve, reject or one of its options); the waiting run resumes."""
+        """Answers a human step (approve, reject or one of its options); the waiting run resumes.
+        A tool call (kind tool_call) takes approve, reject, or edit with `arguments` to run it with."""
         body: Dict[str, Any] = {"action": action}
         if comment is not None:
             body["comment"] = comment
         if fields is not None:
             body["fields"] = fields
+        if arguments is not None:
+            body["arguments"] = arguments
         return self.request("POST", f"/v1/interventions/{urllib.parse.quote(intervention_id, safe='')}/respond", body)
 
     def search(

@@ -29,8 +29,11 @@ export interface InterventionDoc {
   traceId: string | null;
   pathwayId: string | null;
   nodeIndex: number;
-  /** approval and pause: a pathway's human node; budget: a run stopped by a budget (docs/usage.md), answered by admins only. */
-  kind: 'approval' | 'pause' | 'budget';
+  /**
+   * approval and pause: a pathway's human node; budget: a run stopped by a budget (docs/usage.md), answered
+   * by admins only; tool_call: a neuron's tool call waiting for a person (neuron_config.tool_approval).
+   */
+  kind: 'approval' | 'pause' | 'budget' | 'tool_call';
   title: string;
   prompt: string;
   options: string[];
@@ -38,6 +41,8 @@ export interface InterventionDoc {
   action: string | null;
   comment: string | null;
   fields: Blob | null;
+  /** What the person decides on (a tool call: its tool, redacted arguments and turn); absent on older records. */
+  payload?: Blob | null;
   respondedBy: string | null;
   respondedAt: Date | null;
   expiresAt: Date | null;
@@ -47,8 +52,9 @@ export interface InterventionDoc {
 }
 
 /** An intervention as services see it: the answered `fields` decoded. */
-export interface Intervention extends Omit<InterventionDoc, 'fields'> {
+export interface Intervention extends Omit<InterventionDoc, 'fields' | 'payload'> {
   fields: Record<string, unknown> | null;
+  payload: Record<string, unknown> | null;
 }
 
 /** What an intervention list may filter on (the workspace is the call's own argument). */
@@ -71,9 +77,10 @@ export interface InterventionOutcome {
   updatedAt: Date;
 }
 
-const decodeIntervention = ({ fields, ...i }: InterventionDoc): Intervention => ({
+const decodeIntervention = ({ fields, payload, ...i }: InterventionDoc): Intervention => ({
   ...i,
   fields: fields ? decodeBlob<Record<string, unknown>>(fields, {}) : null,
+  payload: payload ? decodeBlob<Record<string, unknown>>(payload, {}) : null,
 });
 const decoded = (i: InterventionDoc | null) => i && decodeIntervention(i);
 
@@ -116,7 +123,11 @@ export function createInterventionRepo(db: Db) {
     },
     /** Inserts a new intervention (its id is the workflow's choice, checked absent first). */
     insert: async (i: Intervention): Promise<void> => {
-      await interventions.insertOne({ ...i, fields: i.fields ? encodeBlob(i.fields) : null });
+      await interventions.insertOne({
+        ...i,
+        fields: i.fields ? encodeBlob(i.fields) : null,
+        payload: i.payload ? encodeBlob(i.payload) : null,
+      });
     },
     async page(workspaceId: string, f: InterventionFilter, q: PageQuery): Promise<Page<Intervention>> {
       const p = await page(interventions, where(workspaceId, f), BY_CREATED, q);

@@ -22,6 +22,9 @@ export const RespondBody = z
     action: z.string().trim().min(1).max(100),
     comment: z.string().max(10_000).optional(),
     fields: JsonObject.optional(),
+    arguments: JsonObject.optional().meta({
+      description: 'a tool_call intervention answered with action edit: the arguments the tool runs with',
+    }),
   })
   .meta({ id: 'InterventionRespondBody' });
 export type RespondBody = z.infer<typeof RespondBody>;
@@ -55,6 +58,10 @@ export const Intervention = z
     action: z.string().nullable(),
     comment: z.string().nullable(),
     fields: JsonObject.nullable(),
+    payload: JsonObject.optional().meta({
+      description:
+        'what the person decides on (a tool_call: { tool, arguments (secrets redacted), turn, call_id }); absent on other kinds',
+    }),
     responded_by: z.string().nullable(),
     responded_at: z.string().nullable(),
     expires_at: z.string().nullable(),

@@ -39,6 +39,24 @@ export const NeuronConfig = z.object({
     .record(z.string(), z.unknown())
     .optional()
     .meta({ description: 'JSON schema hint for completion neurons' }),
+  tool_approval: z
+    .object({
+      tools: z
+        .union([z.literal('all'), z.array(z.string().min(1).max(100)).min(1).max(100)])
+        .meta({ description: 'the tool names whose calls wait for a person, or "all"' }),
+      timeout_s: z
+        .number()
+        .int()
+        .min(1)
+        .max(30 * 24 * 3600)
+        .optional()
+        .meta({ description: 'seconds a call waits for an answer before it counts as rejected; none: no limit' }),
+    })
+    .optional()
+    .meta({
+      description:
+        'tool calls that wait for a person: each such call opens a tool_call intervention (approve, edit, reject)',
+    }),
 });
 export type NeuronConfig = z.infer<typeof NeuronConfig>;
 

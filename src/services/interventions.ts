@@ -27,6 +27,8 @@ export interface NewIntervention {
   prompt: string;
   options: string[];
   expiresInS?: number;
+  /** What the person decides on (a tool call: tool, redacted arguments, turn). */
+  payload?: Record<string, unknown>;
 }
 
 const STATUS_FOR: Record<string, InterventionStatus> = {
@@ -34,6 +36,8 @@ const STATUS_FOR: Record<string, InterventionStatus> = {
   approved: 'approved',
   reject: 'rejected',
   rejected: 'rejected',
+  // A tool call run with the person's arguments was approved, as edited.
+  edit: 'approved',
 };
 const ALL_STATUSES: InterventionStatus[] = ['pending', 'approved', 'rejected', 'answered', 'expired', 'cancelled'];
 
@@ -70,10 +74,22 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
     // Answering what is no longer open is a state conflict (409), not a malformed request.
     if (doc.status !== 'pending') throw conflict(`Intervention is already ${doc.status}`);
     if (!doc.options.includes(body.action)) throw validationError(`action must be one of: ${doc.options.join(', ')}`);
+    if (doc.kind === 'tool_call' && (body.action === 'edit') !== (body.arguments !== undefined))
+      throw validationError(
+        body.action === 'edit' ? 'arguments: required when action is edit' : 'arguments: only with action edit',
+      );
     try {
       await temporal.workflow.getHandle(doc.jobId).executeUpdate(answerUpdate, {
         args: [
-          { interventionId: doc._id, action: body.action, comment: body.comment, fields: body.fields, by, deliveryId },
+          {
+            interventionId: doc._id,
+            action: body.action,
+            comment: body.comment,
+            fields: body.fields,
+            by,
+            deliveryId,
+            ...(body.arguments !== undefined ? { arguments: body.arguments } : {}),
+          },
         ],
       });
     } catch (e) {
@@ -138,6 +154,7 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         action: null,
         comment: null,
         fields: null,
+        payload: n.payload ?? null,
         respondedBy: null,
         respondedAt: null,
         expiresAt: n.expiresInS ? new Date(now.getTime() + n.expiresInS * 1000) : null,
@@ -235,7 +252,8 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
         status,
         action: a.action,
         comment: a.comment ?? null,
-        fields: a.fields ?? null,
+        // An edited tool call keeps the arguments it ran with beside any fields sent.
+        fields: a.arguments ? { ...a.fields, arguments: a.arguments } : (a.fields ?? null),
         respondedBy: a.by ?? null,
         respondedAt: now,
         deliveries,

@@ -58,6 +58,8 @@ export interface InterventionAnswer {
   by?: string | null;
   /** The delivery (API or link) it came through; absent: the API delivery. */
   deliveryId?: string;
+  /** A tool call's `edit`: the arguments the tool runs with instead of the model's. */
+  arguments?: Record<string, unknown>;
 }
 /**
  * Answers an intervention the run waits on (human answers are Temporal Updates; docs/decisions.md, "Interventions and human answers"). The validator
@@ -149,6 +151,15 @@ export interface RunSummary {
   delegates: { tool: string; neuronId: string; version: number; name: string }[];
   /** The trace's generated title, for a top-level run the API prepared (written with its reply). */
   title?: string;
+  /** neuron_config.tool_approval: the tool calls that wait for a person (docs/tools.md). */
+  toolApproval?: ToolApproval;
+}
+
+/** Which tool calls of a run wait for a person's answer, and for how long. */
+export interface ToolApproval {
+  tools: string[] | 'all';
+  /** No answer within this many seconds counts as a rejection; absent: no limit. */
+  timeoutS?: number;
 }
 
 /** Everything a model turn needs, loaded once from the pinned neuron version and the trace; stored as the run context. */

@@ -3963,6 +3963,10 @@ export interface components {
             node_index: number;
             options: string[];
             pathway_id: string | null;
+            /** @description what the person decides on (a tool_call: { tool, arguments (secrets redacted), turn, call_id }); absent on other kinds */
+            payload?: {
+                [key: string]: unknown;
+            };
             prompt: string;
             responded_at: string | null;
             responded_by: string | null;
@@ -3974,6 +3978,10 @@ export interface components {
         };
         InterventionRespondBody: {
             action: string;
+            /** @description a tool_call intervention answered with action edit: the arguments the tool runs with */
+            arguments?: {
+                [key: string]: unknown;
+            };
             comment?: string;
             fields?: {
                 [key: string]: unknown;
@@ -4277,6 +4285,13 @@ export interface components {
                 /** @description the charter: Purpose, Domain, Ownership, Delegation */
                 system_prompt?: string;
                 temperature?: number;
+                /** @description tool calls that wait for a person: each such call opens a tool_call intervention (approve, edit, reject) */
+                tool_approval?: {
+                    /** @description seconds a call waits for an answer before it counts as rejected; none: no limit */
+                    timeout_s?: number;
+                    /** @description the tool names whose calls wait for a person, or "all" */
+                    tools: "all" | string[];
+                };
                 /** @description built-in tool names enabled for this neuron */
                 tools?: string[];
                 vault_path?: string;
@@ -4384,6 +4399,13 @@ export interface components {
                     /** @description the charter: Purpose, Domain, Ownership, Delegation */
                     system_prompt?: string;
                     temperature?: number;
+                    /** @description tool calls that wait for a person: each such call opens a tool_call intervention (approve, edit, reject) */
+                    tool_approval?: {
+                        /** @description seconds a call waits for an answer before it counts as rejected; none: no limit */
+                        timeout_s?: number;
+                        /** @description the tool names whose calls wait for a person, or "all" */
+                        tools: "all" | string[];
+                    };
                     /** @description built-in tool names enabled for this neuron */
                     tools?: string[];
                     vault_path?: string;

@@ -155,6 +155,14 @@ async function load(
     tools,
     delegates,
     ...(Object.keys(bindings).length ? { bindings } : {}),
+    ...(cfg.tool_approval && !isCompletion
+      ? {
+          toolApproval: {
+            tools: cfg.tool_approval.tools,
+            ...(cfg.tool_approval.timeout_s ? { timeoutS: cfg.tool_approval.timeout_s } : {}),
+          },
+        }
+      : {}),
     messages: [...(system ? [{ role: 'system' as const, content: system }] : []), ...history],
   };
 }

@@ -5,6 +5,7 @@ import { createInvokeSteps } from './invoke.js';
 import type { RunContext, RunDeps } from './shared.js';
 import { createShortRunSteps } from './short.js';
 import { createStartSteps } from './starts.js';
+import { createToolApprovalSteps } from './tool-approval.js';
 import { createToolSteps } from './tools.js';
 import { createTurnSteps } from './turn.js';
 
@@ -40,6 +41,7 @@ export function createRunService(d: RunDeps) {
     ...createToolSteps(ctx), // runTool
     ...createFinishSteps(ctx), // finish, fail
     ...createBudgetPauseSteps(ctx), // openBudgetPause, recordBudgetAnswer
+    ...createToolApprovalSteps(ctx), // openToolApprovals, recordToolAnswer, expireToolApproval, refuseToolCall
     ...createShortRunSteps(ctx), // runShort (a map item: prepare, first turn, finish)
   };
   // A job found never started is started from its stored start (GET status, the sweep).

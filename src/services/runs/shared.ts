@@ -201,4 +201,5 @@ export const summaryOf = (p: PreparedRunData): RunSummary => ({
   responseFormat: p.responseFormat,
   delegates: p.delegates,
   ...(p.title !== undefined ? { title: p.title } : {}),
+  ...(p.toolApproval ? { toolApproval: p.toolApproval } : {}),
 });
