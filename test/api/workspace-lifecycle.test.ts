@@ -65,6 +65,8 @@ async function everyRow(a: TestApp): Promise<Map<string, string[]>> {
 describe('workspace export, delete and import', () => {
   it('exports, deletes everywhere with progress, and imports elsewhere with every row and blob', async () => {
     llm.setDefault(() => ({ chunks: ['ok'], usage: { prompt_tokens: 3, completion_tokens: 2 } }));
+    // The API's search index follows the resource feed (api/server.ts starts it at start-up).
+    app.services.search.start();
     const ws = await buildWorkspace(app);
     const bystander = await buildWorkspace(app);
     // An idempotent request: its Redis record names the workspace.
@@ -301,5 +303,5 @@ describe('workspace export, delete and import', () => {
         rows.filter((r) => r.includes(ws.workspaceId)),
         name,
       ).toEqual([]);
-  });
+  }, 240_000);
 });
