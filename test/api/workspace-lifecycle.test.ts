@@ -79,9 +79,7 @@ describe('workspace export, delete and import', () => {
     expect(neuron.status).toBe(201);
     const neuronId = String(neuron.body.id);
     const inv = await app.post(`/v1/neurons/${neuronId}/invoke`, ws.key, { message: 'hello' });
-    // A JWT's requests: its rate-limit counter names the workspace.
     const sub0 = randomUUID();
-    expect((await app.get('/v1/neurons', await ws.jwt(['workspace_admin'], sub0), ws.brainHeaders)).status).toBe(200);
     const jobId = String(inv.body.job_id);
     expect((await settleJob(app, ws.key, jobId)).status).toBe('completed');
     const asset = await app.post('/v1/assets', ws.key, {
@@ -136,10 +134,29 @@ describe('workspace export, delete and import', () => {
     expect(await indexed(app, ws.workspaceId)).toBeGreaterThanOrEqual(3);
     const idemKeys = await app.deps.redis.keys(`${app.config.REDIS_PREFIX}idem:*`);
     expect(idemKeys.filter((k) => k.includes(ws.workspaceId)).length).toBeGreaterThan(0);
-    const jwtKeys = await app.deps.redis.keys(`${app.config.REDIS_PREFIX}rl:*jwt*`);
-    expect(jwtKeys.filter((k) => k.includes(sub0)).length).toBeGreaterThan(0);
 
     const blobFiles = filesUnder(blobDir);
+    // The storage report (counted and summed in the store): every collection's rows as the store holds them.
+    const storage = await app.get('/v1/workspace/storage', ws.key);
+    expect(storage.status).toBe(200);
+    const report = storage.body as { rows: number; blob_bytes: number; collections: Record<string, { rows: number }> };
+    for (const c of ['neurons', 'jobs', 'documents', 'receptors', 'traces'])
+      expect(report.collections[c]?.rows, c).toBe(
+        await app.deps.db.collection(c).countDocuments({ workspaceId: ws.workspaceId }),
+      );
+    // Children rows (they carry only their parent's id) are counted through their parents.
+    for (const [child, parent, field] of [
+      ['run_steps', 'jobs', 'jobId'],
+      ['document_versions', 'documents', 'documentId'],
+    ] as const) {
+      const parents = (await app.deps.db.collection(parent).find({ workspaceId: ws.workspaceId }).toArray()).map(
+        (p) => p._id,
+      );
+      expect(report.collections[child]?.rows ?? 0, child).toBe(
+        await app.deps.db.collection(child).countDocuments({ [field]: { $in: parents } }),
+      );
+    }
+    expect(report.blob_bytes).toBeGreaterThan(0);
     // Export: admins only.
     const member = await ws.jwt(['member']);
     expect((await app.get('/v1/workspace/export', member)).status).toBe(403);
@@ -155,6 +172,11 @@ describe('workspace export, delete and import', () => {
       path.join(app.config.DATA_DIR, 'blobs', f, ws.workspaceId),
     );
     expect(filesUnder(folders[3]).length).toBe(1);
+
+    // A JWT's request: its rate-limit counter (a 10 s window) names the workspace.
+    expect((await app.get('/v1/neurons', await ws.jwt(['workspace_admin'], sub0), ws.brainHeaders)).status).toBe(200);
+    const jwtKeys = await app.deps.redis.keys(`${app.config.REDIS_PREFIX}rl:*jwt*`);
+    expect(jwtKeys.filter((k) => k.includes(sub0) && k.includes(ws.workspaceId)).length).toBeGreaterThan(0);
 
     // Delete: the operator only (a tenant's admin key is not an operator credential).
     expect((await app.del(`/v1/operator/workspaces/${ws.workspaceId}`, ws.key)).status).toBe(401);
