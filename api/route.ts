@@ -138,7 +138,8 @@ async function resolveShare(ctx: Context, rc: RouteContext): Promise<ShareAccess
 /** Counts one request of an authenticated credential against its rate limit (429 past it). */
 const countRequest = async (ctx: Context, rc: RouteContext, scope: Scope): Promise<void> => {
   await Promise.all([
-    rc.rateLimit.consume(ctx, `cred:${scope.apiKeyId ?? `jwt:${scope.userId}`}`, scope.rateLimit),
+    // A JWT's counter names its workspace too: deleting the workspace finds it (src/tenancy, "redis" step).
+    rc.rateLimit.consume(ctx, `cred:${scope.apiKeyId ?? `jwt:${scope.workspaceId}:${scope.userId}`}`, scope.rateLimit),
     // The workspace's share: every credential of it together (minting keys does not multiply it).
     rc.rateLimit.consumeWorkspace(ctx, scope.workspaceId),
   ]);

@@ -139,6 +139,15 @@ export const ConfigSchema = z.object({
   /** How often the retention sweep runs (its Temporal Schedule `retention-sweep`), and how many rows one batch deletes. */
   RETENTION_EVERY_S: z.coerce.number().int().min(60).default(3600),
   RETENTION_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+  /**
+   * Largest workspace archive an import accepts (the body as sent, gzip-compressed): a larger
+   * declared Content-Length is refused at once, a body that grows past it is cut off (413).
+   */
+  IMPORT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 * 1024 * 1024),
   /** The platform operator's bearer token (operator routes: delete and import a workspace); unset: those routes answer 401. */
   OPERATOR_TOKEN: z.string().min(32).optional(),
   RECONCILE_SCHEDULES_ON_START: z

@@ -61,7 +61,8 @@ export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: numbe
       const seed = createHash('sha256')
         .update(`${tenant}\n${callerOf(scope) ?? `ip:${ctx.ip}`}\n${route}\n${header}`)
         .digest('base64url');
-      const key = `${o.prefix}idem:${seed}`;
+      // The key names its tenant (the workspace, or the address): deleting a workspace finds its keys.
+      const key = `${o.prefix}idem:${tenant}:${seed}`;
       const fp = createHash('sha256').update(canonical(request)).digest('base64url');
       const token = randomUUID();
       const running: Record_ = { state: 'running', fp, token };

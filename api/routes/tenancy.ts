@@ -106,12 +106,13 @@ export default [
     path: '/v1/operator/workspaces/import',
     summary: 'Import a workspace archive',
     description:
-      'The body is an archive from GET /v1/workspace/export (application/gzip); the workspace must not exist here.',
+      'The body is an archive from GET /v1/workspace/export (application/gzip); the workspace must not exist here. ' +
+      'A body over IMPORT_MAX_BYTES, or an archive line longer than the largest blob allows, is refused with 413.',
     auth: 'operator',
     status: 201,
     response: WorkspaceImported,
     tags: ['operator'],
     deadlineMs: 600_000,
-    handler: ({ services, ctx }) => services.tenancy.importArchive(ctx.req),
+    handler: ({ services, ctx }) => services.tenancy.importArchive(ctx.req, ctx.request.length ?? null),
   }),
 ];

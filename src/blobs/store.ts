@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -30,6 +30,8 @@ export interface BlobStore {
   /** The whole body, at most `maxBytes` (for extraction); larger bodies fail. */
   read(key: string, maxBytes: number): Promise<Buffer>;
   delete(key: string): Promise<void>;
+  /** Deletes every body whose key starts with `prefix` (a folder: it ends with `/`); returns how many went. */
+  deletePrefix(prefix: string): Promise<number>;
 }
 
 /** Bytes kept from the start of a body for content sniffing. */
@@ -111,6 +113,13 @@ export function createFsBlobStore(root: string): BlobStore {
     },
     async delete(key) {
       await rm(file(key), { force: true });
+    },
+    async deletePrefix(prefix) {
+      if (!prefix.endsWith('/')) throw new Error(`blob prefix ${prefix} is not a folder`);
+      const dir = file(prefix.slice(0, -1));
+      const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+      await rm(dir, { recursive: true, force: true });
+      return entries.filter((e) => e.isFile()).length;
     },
   };
 }
@@ -199,6 +208,20 @@ export function createS3BlobStore(o: S3Options): BlobStore & { ensureBucket(): P
     async delete(key) {
       const { s3, sdk } = await load();
       await s3.send(new sdk.DeleteObjectCommand({ Bucket: o.bucket, Key: safeKey(key) }));
+    },
+    async deletePrefix(prefix) {
+      if (!prefix.endsWith('/')) throw new Error(`blob prefix ${prefix} is not a folder`);
+      safeKey(prefix.slice(0, -1));
+      const { s3, sdk } = await load();
+      let n = 0;
+      // A page of at most 1,000 keys at a time, each deleted in one request, until none is left.
+      for (;;) {
+        const page = await s3.send(new sdk.ListObjectsV2Command({ Bucket: o.bucket, Prefix: prefix, MaxKeys: 1000 }));
+        const keys = (page.Contents ?? []).flatMap((c) => (c.Key ? [{ Key: c.Key }] : []));
+        if (!keys.length) return n;
+        await s3.send(new sdk.DeleteObjectsCommand({ Bucket: o.bucket, Delete: { Objects: keys, Quiet: true } }));
+        n += keys.length;
+      }
     },
   };
 }

@@ -108,6 +108,8 @@ export interface SearchBackend {
   readonly kind: 'embedded' | 'weaviate';
   replaceResources(resources: IndexEntry[][]): Promise<void>;
   removeResources(keys: { workspaceId: string; id: string }[]): Promise<void>;
+  /** Removes every entry of a workspace (a deleted workspace; Weaviate: its tenant). */
+  dropWorkspace(workspaceId: string): Promise<void>;
   lexical(workspaceId: string, terms: string[], f: IndexFilter, limit: number): Promise<Scored[]>;
   vector(workspaceId: string, q: Float32Array, model: string, f: IndexFilter, limit: number): Promise<Scored[]>;
   /**
@@ -144,6 +146,10 @@ export function embeddedBackend(index: MemoryIndex = createMemoryIndex()): Searc
     },
     removeResources(keys) {
       for (const k of keys) index.removeResource(k.workspaceId, k.id);
+      return Promise.resolve();
+    },
+    dropWorkspace(workspaceId) {
+      index.dropWorkspace(workspaceId);
       return Promise.resolve();
     },
     lexical: (ws, terms, f, limit) => Promise.resolve(index.lexical(ws, terms, f.test, limit)),

@@ -381,6 +381,10 @@ export function createMemoryIndex() {
       for (const s of shards.values()) n += s.size;
       return n;
     },
+    /** Forgets every entry of a workspace (a deleted workspace). */
+    dropWorkspace(workspaceId: string) {
+      shards.delete(workspaceId);
+    },
     clear() {
       shards.clear();
     },

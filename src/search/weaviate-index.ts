@@ -523,6 +523,13 @@ export async function createWeaviateIndex(o: {
       for (const [ws, ids] of byTenant)
         await query(ws, (c) => c.data.deleteMany(f(c).byProperty('resourceId').containsAny(ids)), null);
     },
+    async dropWorkspace(ws) {
+      try {
+        await coll.tenants.remove([ws]);
+      } catch (err) {
+        if (!noTenant(err)) throw err;
+      }
+    },
     async lexical(ws, terms, fl: IndexFilter, limit) {
       if (!terms.length) return [];
       return query(

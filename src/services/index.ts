@@ -338,6 +338,7 @@ export function createServices(deps: Deps) {
     config: c,
     log: deps.log,
     workspaceIds: () => deps.repos.workspaces.workspaceIds(),
+    registerSchedules: (ws) => receptors.reconcileSchedules(ws),
   });
   return {
     tenancy,

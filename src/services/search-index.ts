@@ -60,6 +60,9 @@ export interface SearchIndexStatus {
  * the partition's bounds, and the index re-syncs from the store. A search waits (bounded) only
  * until its own workspace's earlier writes are applied.
  */
+/** The feed entry that removes a deleted workspace's whole index (its Weaviate tenant). */
+export const WORKSPACE_DELETED = 'workspace_deleted';
+
 export function createSearchIndex(d: {
   sources: SearchSources;
   redis: Redis;
@@ -259,8 +262,11 @@ export function createSearchIndex(d: {
   /** Applies a batch of feed entries: the changed resources re-read in bulk (one read per collection), then replaced or removed. */
   async function applyBatch(batch: StreamEntry[]): Promise<void> {
     const byType = new Map<SearchType, Map<string, ResourceKey>>();
+    const dropped = new Set<string>();
     for (const e of batch) {
       const ws = String(e.data.workspace_id ?? '');
+      // A deleted workspace (src/tenancy, the erase's `search` step): every entry of it goes.
+      if (ws && e.data.action === WORKSPACE_DELETED) dropped.add(ws);
       const ref = e.data.resource as ResourceRef | undefined;
       const type = ref ? TYPE_OF_KIND[ref.kind] : undefined;
       if (!ws || !ref || !type || !sourceOf.has(type)) continue;
@@ -288,6 +294,7 @@ export function createSearchIndex(d: {
     fence();
     if (gone.length) await index.removeResources(gone);
     await put(index, found);
+    for (const ws of dropped) await index.dropWorkspace(ws);
   }
 
   /** Builds the index, then follows the feed in batches; re-syncs from the store when the feed lost entries or went backwards. */

@@ -123,25 +123,39 @@ export function createUsageReconciler(d: {
     };
     const day = periodKey('day', now);
     const month = periodKey('month', now);
-    // Rows written since the ledger was read (their writers may have counted them already).
-    const seen = new Set(rows.map((r) => r._id));
-    const since = await usage.rowsBetween(workspaceId, new Date(now.getTime() - 15 * 60_000), null);
-    for (const r of [...rows, ...since.filter((x) => !seen.has(x._id))]) {
+    const count = (
+      g: { receptorId?: string | null; neuronId?: string | null; shareTokenId?: string | null },
+      at: Date,
+      tokens: number,
+      cost: number,
+    ) => {
       const ts: Target[] = [{ scope: 'workspace', id: null }];
-      if (r.receptorId) ts.push({ scope: 'receptor', id: r.receptorId });
-      if (r.neuronId) ts.push({ scope: 'neuron', id: r.neuronId });
-      if (r.shareTokenId) ts.push({ scope: 'share_token', id: r.shareTokenId });
+      if (g.receptorId) ts.push({ scope: 'receptor', id: g.receptorId });
+      if (g.neuronId) ts.push({ scope: 'neuron', id: g.neuronId });
+      if (g.shareTokenId) ts.push({ scope: 'share_token', id: g.shareTokenId });
       const periods = [
         'all',
-        ...(periodKey('month', r.at) === month ? [month] : []),
-        ...(periodKey('day', r.at) === day ? [day] : []),
+        ...(periodKey('month', at) === month ? [month] : []),
+        ...(periodKey('day', at) === day ? [day] : []),
       ];
       for (const t of ts)
         for (const p of periods) {
-          add(t, `${p}:tokens`, r.totalTokens);
-          add(t, `${p}:cost`, r.costNanos);
+          add(t, `${p}:tokens`, tokens);
+          add(t, `${p}:cost`, cost);
         }
-    }
+    };
+    // Closed hours count from their stored rollups (just made the ledger's sums by this rebuild, or
+    // kept as the record of rows retention removed: src/tenancy deletes a ledger row only once its
+    // hour is a rollup), so a month's and the all-time counters keep what retention removed. Hours
+    // without a rollup (the open ones) count from the ledger rows.
+    const rolled = await usage.rollupsBetween(workspaceId, null, null);
+    const rolledHours = new Set(rolled.map((h) => hourOf(h.hour)));
+    for (const h of rolled) for (const g of h.groups) count(g, h.hour, g.tokens, g.costNanos);
+    // Rows written since the ledger was read (their writers may have counted them already).
+    const seen = new Set(rows.map((r) => r._id));
+    const since = await usage.rowsBetween(workspaceId, new Date(now.getTime() - 15 * 60_000), null);
+    for (const r of [...rows, ...since.filter((x) => !seen.has(x._id))])
+      if (!rolledHours.has(hourOf(r.at))) count(r, r.at, r.totalTokens, r.costNanos);
     for (const b of await d.budgetRepo.ofWorkspace(workspaceId))
       targets.set(`${b.scope}:${b.targetId ?? '-'}`, { scope: b.scope, id: b.targetId });
     let corrected = 0;

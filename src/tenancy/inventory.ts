@@ -35,3 +35,10 @@ export const SEARCHABLE: { collection: string; kind: string | { field: string } 
   { collection: 'meetings', kind: 'meeting' },
   { collection: 'stakeholder_maps', kind: 'stakeholder_map' },
 ];
+
+/**
+ * The blob folders that hold a workspace's bodies, each `<folder>/<workspace id>/…` (src/services:
+ * asset-intake, memories, transcription): deleting a workspace removes these folders whole, bodies
+ * no row names included (an upload cut short, a chunk whose row was never written).
+ */
+export const BLOB_FOLDERS = ['assets', 'memories', 'attachments', 'audio'] as const;

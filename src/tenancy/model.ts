@@ -32,7 +32,13 @@ export interface DeletionDoc {
   finishedAt: Date | null;
 }
 
-export const ERASE_STEPS = ['credentials', 'workflows', 'search', 'redis', 'store', 'workspace'] as const;
+/**
+ * In order (the workflow runs them by index): credentials first (nothing of the workspace can be
+ * called), then its workflows, its rows, the search index (once the rows are gone, so a follower
+ * re-reading a resource finds nothing), Redis (after the search step: its feed append sets a mark
+ * naming the workspace), the blob folders (bodies no row named), and the workspace row last.
+ */
+export const ERASE_STEPS = ['credentials', 'workflows', 'store', 'search', 'redis', 'blobs', 'workspace'] as const;
 export type EraseStep = (typeof ERASE_STEPS)[number];
 
 /** The archive's first line (docs/operations.md, "Workspace export and import"). */

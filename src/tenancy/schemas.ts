@@ -40,7 +40,12 @@ export const WorkspaceStorage = z
     blob_bytes: z.number().int(),
     collections: z.record(z.string(), z.object({ rows: z.number().int(), bytes: z.number().int() })),
   })
-  .meta({ id: 'WorkspaceStorage' });
+  .meta({
+    id: 'WorkspaceStorage',
+    description:
+      'Rows are counted in the store; store bytes are estimated (each collection: the mean size of a sample of ' +
+      'its rows times their count); blob bytes are the sizes the rows record, summed in the store.',
+  });
 export const WorkspaceDeletion = z
   .object({
     id: z.uuid(),

@@ -1,17 +1,25 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createGunzip, createGzip } from 'node:zlib';
-import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { BSON } from 'mongodb';
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import type { BlobStore } from '../blobs/store.js';
 import { fromBuffer } from '../blobs/store.js';
 import type { Config } from '../config.js';
-import { AppError, authRequired, conflict, notFound, validationError } from '../errors.js';
+import {
+  AppError,
+  authRequired,
+  conflict,
+  notFound,
+  payloadTooLarge,
+  unavailable,
+  validationError,
+} from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Redis } from '../redis.js';
 import type { Streams } from '../streams.js';
-import { SEARCHABLE } from './inventory.js';
+import { WORKSPACE_DELETED } from '../services/search-index.js';
+import { BLOB_FOLDERS, SEARCHABLE } from './inventory.js';
 import {
   ARCHIVE_FORMAT,
   ARCHIVE_VERSION,
@@ -40,6 +48,8 @@ export interface TenancyDeps {
   log: Logger;
   /** Every workspace id (the retention sweep walks them). */
   workspaceIds: () => Promise<string[]>;
+  /** Registers a workspace's receptor schedules in Temporal (an import brings them back at once). */
+  registerSchedules: (workspaceId: string) => Promise<{ checked: number }>;
 }
 
 /** Retention, storage report, workspace deletion, export and import (docs/operations.md). */
@@ -261,6 +271,17 @@ export function createTenancyService(d: TenancyDeps) {
             'api_keys',
             keys.map((k) => k.id),
           );
+          // Share links likewise: their recently-valid marks (by token digest) and rate-limit counters (by id).
+          const shares = await store.shareTokens(ws);
+          for (const t of shares) {
+            await d.redis.del(`${prefix}auth:valid:share:${t.hash}`);
+            for (const r of await scanKeys(t.id)) await d.redis.del(r);
+          }
+          if (shares.length) add.share_tokens = shares.length;
+          await eraseCollection(
+            'share_tokens',
+            shares.map((t) => t.id),
+          );
           break;
         }
         case 'workflows': {
@@ -284,33 +305,41 @@ export function createTenancyService(d: TenancyDeps) {
           if (n) add.workflows = n;
           break;
         }
-        case 'search':
-          add.search_entries = await announce(ws, 'deleted');
-          break;
-        case 'redis': {
-          // Job streams are named by job id: those of the workspace's jobs, then every key naming the workspace.
-          let after: string | null = null;
-          for (;;) {
-            const ids = await store.ownedIds('jobs', ws, after, 500);
-            if (!ids.length) break;
-            after = ids[ids.length - 1];
-            await dropCopies(ws, { rows: {}, blobKeys: [], jobIds: ids, traceIds: [], sessionIds: [] });
-          }
-          const keys = await scanKeys(ws);
-          for (const k of keys) await d.redis.del(k);
-          add.redis_keys = keys.length;
-          break;
-        }
         case 'store': {
+          // Each batch's job, trace and transcript streams and named blobs go with its rows.
           const r = await store.eraseBatch(ws, c.RETENTION_BATCH);
           await dropCopies(ws, r);
           Object.assign(add, r.rows);
           done = Object.keys(r.rows).length === 0;
           break;
         }
+        case 'search':
+          // The rows are gone: every process's index (the embedded ones, Weaviate's syncer) drops the
+          // workspace's entries (Weaviate: its tenant) when its feed follower reads this entry.
+          await d.streams.feed.append(ws, {
+            workspace_id: ws,
+            action: WORKSPACE_DELETED,
+            at: new Date().toISOString(),
+          });
+          add.search_index = 1;
+          break;
+        case 'redis': {
+          // Every key naming the workspace (its usage counters, workspace and trace streams, the feed
+          // mark the step before set, JWT rate limits and idempotency records name it too).
+          const keys = await scanKeys(ws);
+          for (const k of keys) await d.redis.del(k);
+          add.redis_keys = keys.length;
+          break;
+        }
+        case 'blobs': {
+          // The workspace's blob folders whole: bodies no row named too (an upload cut short).
+          let n = 0;
+          for (const folder of BLOB_FOLDERS) n += await d.blobs.deletePrefix(`${folder}/${ws}/`);
+          if (n) add.blobs = n;
+          break;
+        }
         case 'workspace': {
           await eraseCollection('workspaces', [ws]);
-          // Blobs under the workspace's folder that no row named any more (an upload cut short).
           await store.deletions.update(deletionId, {
             status: 'completed',
             progress: 100,
@@ -371,7 +400,11 @@ export function createTenancyService(d: TenancyDeps) {
      */
     async importArchive(
       body: Readable,
+      declaredBytes: number | null = null,
     ): Promise<{ workspace_id: string; rows: Record<string, number>; blobs: number }> {
+      // Bounded before anything is read: the body as sent (IMPORT_MAX_BYTES), each line once expanded.
+      if (declaredBytes !== null && declaredBytes > c.IMPORT_MAX_BYTES)
+        throw payloadTooLarge(`body: archives are limited to ${c.IMPORT_MAX_BYTES} bytes (IMPORT_MAX_BYTES)`);
       const state: { ws: string | null } = { ws: null };
       try {
         return await importLines(body, state);
@@ -399,7 +432,7 @@ export function createTenancyService(d: TenancyDeps) {
     body: Readable,
     state: { ws: string | null },
   ): Promise<{ workspace_id: string; rows: Record<string, number>; blobs: number }> {
-    const rl = createInterface({ input: body.pipe(createGunzip()), crlfDelay: Infinity });
+    const rl = boundedLines(body, c.IMPORT_MAX_BYTES, lineCap(c));
     let ws: string | null = null;
     let ended = false;
     const rows: Record<string, number> = {};
@@ -446,6 +479,12 @@ export function createTenancyService(d: TenancyDeps) {
     if (!ws || !ended) throw validationError('body: the archive is incomplete (no trailer)');
     for (const name of [...pending.keys()]) await flush(name);
     await announce(ws, 'created');
+    // Its schedule receptors fire from now on, not from the next API start's reconcile.
+    // Temporal out of reach: the import is undone (the caller's catch) and answered 503, to be retried.
+    const s = await d.registerSchedules(ws).catch((e: unknown) => {
+      throw unavailable(`registering the workspace's schedules failed (${(e as Error).message}); import again`, 5);
+    });
+    d.log.info({ workspaceId: ws, schedules: s.checked }, 'imported workspace: receptor schedules registered');
     return { workspace_id: ws, rows, blobs };
   }
 
@@ -454,6 +493,51 @@ export function createTenancyService(d: TenancyDeps) {
   }
 }
 export type TenancyService = ReturnType<typeof createTenancyService>;
+
+/** The longest line an archive may hold: a blob line (the largest body, base64) and its JSON around it. */
+export const lineCap = (c: Config) => Math.ceil((Math.max(c.ASSET_MAX_BYTES, c.ATTACHMENT_MAX_BYTES) * 4) / 3) + 65_536;
+
+/**
+ * An archive's lines, bounded: at most `maxBytes` of the body as sent (the gzip stream), at most
+ * `maxLine` bytes in one expanded line; past either, a 413 (nothing more is read).
+ */
+async function* boundedLines(body: Readable, maxBytes: number, maxLine: number): AsyncGenerator<string> {
+  const gunzip = createGunzip();
+  // Reading stops (the request is not destroyed, so the 413 can still be answered; Node discards the rest).
+  const stop = (err?: Error) => {
+    body.unpipe(gunzip);
+    body.pause();
+    gunzip.destroy(err);
+  };
+  let sent = 0;
+  body.on('data', (b: Buffer) => {
+    sent += b.length;
+    if (sent > maxBytes) stop(payloadTooLarge(`body: archives are limited to ${maxBytes} bytes (IMPORT_MAX_BYTES)`));
+  });
+  body.on('error', (e) => gunzip.destroy(e));
+  body.pipe(gunzip);
+  let parts: Buffer[] = [];
+  let held = 0;
+  for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+      parts.push(chunk.subarray(start, nl));
+      yield Buffer.concat(parts).toString('utf8');
+      parts = [];
+      held = 0;
+      start = nl + 1;
+    }
+    if (start < chunk.length) {
+      parts.push(chunk.subarray(start));
+      held += chunk.length - start;
+      if (held > maxLine) {
+        stop();
+        throw payloadTooLarge(`body: a line of the archive is longer than ${maxLine} bytes`);
+      }
+    }
+  }
+  if (held) yield Buffer.concat(parts).toString('utf8');
+}
 
 const kindCollection: Record<RetentionKind, string> = {
   jobs: 'jobs',

@@ -17,6 +17,9 @@ const empty = (): Removed => ({ rows: {}, blobKeys: [], jobIds: [], traceIds: []
 const HOUR_MS = 3_600_000;
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const blobKeyOf = (d: Document): string | null => (typeof d.blobKey === 'string' ? d.blobKey : null);
+/** The storage report's sample (rows per collection whose mean size estimates the bytes) and page of parent ids. */
+const USAGE_SAMPLE = 100;
+const USAGE_PAGE = 500;
 
 /**
  * The tenancy area's MongoDB adapter. It reads and deletes other areas' rows by their stored shape
@@ -27,6 +30,24 @@ export function createTenancyStore(db: Db): TenancyStore {
   const settings = db.collection<RetentionSettingsDoc>('retention_settings');
   const deletions = db.collection<DeletionDoc>('workspace_deletions');
   const coll = (name: string) => db.collection<Row>(name);
+
+  /** The bytes of the bodies rows name: `size`, or `bytes` where a row has no `size` (transcription chunks). */
+  async function blobSum(name: string, filter: Filter<Row>): Promise<number> {
+    let n = 0;
+    for (const [match, field] of [
+      [{ size: { $gte: 0 } }, '$size'],
+      [{ size: { $exists: false }, bytes: { $gte: 0 } }, '$bytes'],
+    ] as const) {
+      const [r] = await coll(name)
+        .aggregate<{ n: number }>([
+          { $match: { $and: [filter, { blobKey: { $type: 'string' } }, match] } },
+          { $group: { _id: null, n: { $sum: field } } },
+        ])
+        .toArray();
+      n += Number(r?.n ?? 0);
+    }
+    return n;
+  }
 
   /** Deletes rows by id, with their children and blobs noted; returns what went. */
   async function removeRows(name: string, rows: Row[], out: Removed): Promise<void> {
@@ -153,16 +174,40 @@ export function createTenancyStore(db: Db): TenancyStore {
         .sort();
     },
 
+    /**
+     * Counted and summed in the store, never read whole: rows by countDocuments, blob bytes by a
+     * $group, store bytes estimated from a sample of USAGE_SAMPLE rows per collection (their mean
+     * BSON size times the count). Children rows are counted through their parents' ids, a page at a time.
+     */
     async usage(ws) {
       const collections: Record<string, { rows: number; bytes: number }> = {};
       let blobBytes = 0;
-      for await (const { collection, doc } of this.rowsOf(ws)) {
-        const c = (collections[collection] ??= { rows: 0, bytes: 0 });
-        c.rows += 1;
-        c.bytes += BSON.calculateObjectSize(doc);
-        if (blobKeyOf(doc)) {
-          const size = typeof doc.size === 'number' ? doc.size : typeof doc.bytes === 'number' ? doc.bytes : 0;
-          blobBytes += size;
+      const childNames = new Set(CHILDREN.map((c) => c.collection));
+      const tally = async (name: string, filter: Filter<Row>) => {
+        const rows = await coll(name).countDocuments(filter);
+        if (!rows) return;
+        const sample = await coll(name).find(filter).limit(USAGE_SAMPLE).toArray();
+        const mean = sample.reduce((a, d) => a + BSON.calculateObjectSize(d), 0) / Math.max(1, sample.length);
+        const c = (collections[name] ??= { rows: 0, bytes: 0 });
+        c.rows += rows;
+        c.bytes += Math.round(mean * rows);
+        blobBytes += await blobSum(name, filter);
+      };
+      for (const name of await this.collections()) {
+        if (isHoldCollection(name) || childNames.has(name)) continue;
+        await tally(name, name === 'workspaces' ? { _id: ws } : { workspaceId: ws });
+        for (const rule of CHILDREN.filter((c) => c.parent === name)) {
+          for (let after: string | null = null; ;) {
+            const ids = await this.ownedIds(name, ws, after, USAGE_PAGE);
+            if (!ids.length) break;
+            after = ids[ids.length - 1];
+            await tally(
+              rule.collection,
+              rule.field
+                ? { [rule.field]: { $in: ids } }
+                : { $or: ids.map((id) => ({ _id: { $regex: `^${escapeRe(id)}:` } })) },
+            );
+          }
         }
       }
       return { collections, blobBytes };
@@ -221,6 +266,12 @@ export function createTenancyStore(db: Db): TenancyStore {
         .find({ workspaceId: ws }, { projection: { hash: 1 } })
         .toArray();
       return rows.map((r) => ({ id: r._id, hash: String(r.hash) }));
+    },
+    async shareTokens(ws) {
+      const rows = await coll('share_tokens')
+        .find({ workspaceId: ws }, { projection: { tokenHash: 1 } })
+        .toArray();
+      return rows.map((r) => ({ id: r._id, hash: String(r.tokenHash) }));
     },
     async deleteIds(collection, ids) {
       await coll(collection).deleteMany({ _id: { $in: ids } });

@@ -31,6 +31,8 @@ export interface TenancyStore {
   insertRows(collection: string, docs: Record<string, unknown>[]): Promise<void>;
   /** The workspace's API keys: id and digest (their Redis keys: rate limits, recently-valid marks). */
   apiKeys(workspaceId: string): Promise<{ id: string; hash: string }[]>;
+  /** The workspace's share-link tokens: id and digest (their Redis keys, as for API keys). */
+  shareTokens(workspaceId: string): Promise<{ id: string; hash: string }[]>;
   deleteIds(collection: string, ids: string[]): Promise<void>;
   workspaceExists(workspaceId: string): Promise<boolean>;
   /** Whether an operator deleted (or is deleting) the workspace: a JWT for it provisions nothing. */

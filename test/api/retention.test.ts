@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { periodKey, createUsageCounters } from '../../src/db/usage-counters.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { usePlatform } from '../support/platform.js';
@@ -54,7 +55,39 @@ describe('retention', () => {
     await app.services.usageReconciler.workspace(ws.workspaceId, new Date(then.getTime() + 3 * 3_600_000));
     const window = `startDate=${new Date(Date.now() - 10 * DAY).toISOString()}&endDate=${new Date(Date.now() + DAY).toISOString()}`;
     const usage = async () => (await app.get(`/v1/usage/${ws.workspaceId}?${window}`, ws.key)).body;
+    // The spend counters (budgets, share links) as a rebuild from the whole ledger makes them.
+    const counters = createUsageCounters(app.deps.redis, app.config.REDIS_PREFIX);
+    const month = periodKey('month', new Date());
+    const fields = ['all:tokens', 'all:cost', `${month}:tokens`, `${month}:cost`];
+    const spend = async () => {
+      const pick = (h: Record<string, string>) => fields.map((f) => Number(h[f] ?? 0));
+      return {
+        workspace: pick(await counters.spendHash(ws.workspaceId, 'workspace', null)),
+        neuron: pick(await counters.spendHash(ws.workspaceId, 'neuron', neuronId)),
+      };
+    };
+    /** Redis loses the workspace's counters; the reconciler then rebuilds them in full from the store. */
+    const loseCountersAndRebuild = async () => {
+      const keys = await app.deps.redis.keys(`${app.config.REDIS_PREFIX}usage:{${ws.workspaceId}}:*`);
+      expect(keys.length).toBeGreaterThan(0);
+      for (const k of keys) await app.deps.redis.del(k);
+      expect(await counters.isBuilt(ws.workspaceId)).toBe(false);
+      const r = await app.services.usageReconciler.workspace(ws.workspaceId);
+      expect(r.fullRebuilds).toBe(1);
+    };
+    // (The old rows were counted in this hour's counters when written, then moved five days back: a
+    // rebuild from the ledger first, so the figures compared below are the ledger's.)
+    await loseCountersAndRebuild();
     const before = await usage();
+    expect((before as { totalTokens: number }).totalTokens).toBeGreaterThan(0);
+    const spentBefore = await spend();
+    const ledgerTokens = (await db.collection('usage_ledger').find({ workspaceId: ws.workspaceId }).toArray()).reduce(
+      (a, r) => a + Number(r.totalTokens),
+      0,
+    );
+    expect(ledgerTokens).toBeGreaterThan(0);
+    expect(spentBefore.workspace[0]).toBe(ledgerTokens);
+    expect(spentBefore.neuron[0]).toBe(ledgerTokens);
     const oldRows = await db
       .collection('usage_ledger')
       .countDocuments({ workspaceId: ws.workspaceId, jobId: old.jobId });
@@ -141,6 +174,10 @@ describe('retention', () => {
     const rebuilt = await app.services.usageReconciler.workspace(ws.workspaceId, new Date(), { full: true });
     expect(rebuilt.fullRebuilds).toBe(1);
     expect(await usage()).toEqual(before);
+    // The month's and all-time spend counters rebuilt after Redis lost them still count the rows
+    // retention removed (from the hour rollups retention keeps).
+    await loseCountersAndRebuild();
+    expect(await spend()).toEqual(spentBefore);
 
     // The sweep's schedule is created once (at every worker start: idempotent).
     await app.services.tenancy.ensureSchedule();

@@ -1,12 +1,18 @@
 /**
  * Deleting and exporting a workspace (docs/operations.md): a workspace admin exports it, the
  * platform operator deletes it (a durable workflow with progress), nothing of it remains in any
- * collection, Redis key, Temporal schedule or running workflow, or blob folder; the archive
- * imported into another deployment (another database) holds every row and blob as they were.
+ * collection, Redis key (JWT rate limits and idempotency records included), Temporal schedule or
+ * running workflow, blob folder (bodies no row named included) or the search index; the archive
+ * imported into another deployment (another database) holds every row and blob as they were, and
+ * its schedule receptors are registered at once. Oversized archives are refused (413).
  */
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import type { IndexFilter } from '../../src/search/backend.js';
+import type { SearchType } from '../../src/search/memory-index.js';
+import { fromBuffer } from '../../src/blobs/store.js';
 import { BSON, type Document } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
@@ -30,6 +36,22 @@ const filesUnder = (dir: string): string[] =>
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (d: Document) => JSON.stringify(BSON.EJSON.serialize(d, { relaxed: false }));
 
+const ALL_TYPES: SearchType[] = [
+  'assets',
+  'artifacts',
+  'stakeholder_maps',
+  'meetings',
+  'action_plans',
+  'receptors',
+  'pathways',
+  'neurons',
+  'reflexes',
+  'memories',
+];
+const everything: IndexFilter = { where: { types: ALL_TYPES }, test: () => true, post: false };
+/** The workspace's entries in the app's search index (embedded, or Weaviate under CORTEX_SEARCH=weaviate). */
+const indexed = async (a: TestApp, ws: string) => (await a.services.search.index().scan(ws, everything)).length;
+
 /** Every row of every collection (but the platform's own), as canonical Extended JSON by collection. */
 async function everyRow(a: TestApp): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
@@ -43,16 +65,21 @@ async function everyRow(a: TestApp): Promise<Map<string, string[]>> {
 describe('workspace export, delete and import', () => {
   it('exports, deletes everywhere with progress, and imports elsewhere with every row and blob', async () => {
     llm.setDefault(() => ({ chunks: ['ok'], usage: { prompt_tokens: 3, completion_tokens: 2 } }));
+    // The API's search index follows the resource feed (api/server.ts starts it at start-up).
+    app.services.search.start();
     const ws = await buildWorkspace(app);
     const bystander = await buildWorkspace(app);
-    const neuron = await app.post('/v1/neurons', ws.key, {
-      name: 'leaver',
-      brain_id: ws.brainId,
-      neuron_config: { model: 'openai/gpt-4o-mini' },
-    });
+    // An idempotent request: its Redis record names the workspace.
+    const neuron = await app.post(
+      '/v1/neurons',
+      ws.key,
+      { name: 'leaver', brain_id: ws.brainId, neuron_config: { model: 'openai/gpt-4o-mini' } },
+      { 'idempotency-key': `leaver-${randomUUID()}` },
+    );
     expect(neuron.status).toBe(201);
     const neuronId = String(neuron.body.id);
     const inv = await app.post(`/v1/neurons/${neuronId}/invoke`, ws.key, { message: 'hello' });
+    const sub0 = randomUUID();
     const jobId = String(inv.body.job_id);
     expect((await settleJob(app, ws.key, jobId)).status).toBe('completed');
     const asset = await app.post('/v1/assets', ws.key, {
@@ -99,10 +126,37 @@ describe('workspace export, delete and import', () => {
     for (const c of ['jobs', 'traces', 'neurons', 'documents', 'receptors', 'api_keys', 'brains'])
       for (const d of await app.deps.db.collection(c).find({ workspaceId: ws.workspaceId }).toArray())
         ids.add(String(d._id));
+    ids.add(sub0);
     const blobDir = path.join(app.config.DATA_DIR, 'blobs', 'assets', ws.workspaceId);
     expect(filesUnder(blobDir).length).toBeGreaterThan(0);
+    // The search index holds the workspace's resources (the neuron, the assets, the receptor).
+    for (let i = 0; i < 100 && (await indexed(app, ws.workspaceId)) < 3; i++) await sleep(200);
+    expect(await indexed(app, ws.workspaceId)).toBeGreaterThanOrEqual(3);
+    const idemKeys = await app.deps.redis.keys(`${app.config.REDIS_PREFIX}idem:*`);
+    expect(idemKeys.filter((k) => k.includes(ws.workspaceId)).length).toBeGreaterThan(0);
 
     const blobFiles = filesUnder(blobDir);
+    // The storage report (counted and summed in the store): every collection's rows as the store holds them.
+    const storage = await app.get('/v1/workspace/storage', ws.key);
+    expect(storage.status).toBe(200);
+    const report = storage.body as { rows: number; blob_bytes: number; collections: Record<string, { rows: number }> };
+    for (const c of ['neurons', 'jobs', 'documents', 'receptors', 'traces'])
+      expect(report.collections[c]?.rows, c).toBe(
+        await app.deps.db.collection(c).countDocuments({ workspaceId: ws.workspaceId }),
+      );
+    // Children rows (they carry only their parent's id) are counted through their parents.
+    for (const [child, parent, field] of [
+      ['run_steps', 'jobs', 'jobId'],
+      ['document_versions', 'documents', 'documentId'],
+    ] as const) {
+      const parents = (await app.deps.db.collection(parent).find({ workspaceId: ws.workspaceId }).toArray()).map(
+        (p) => p._id,
+      );
+      expect(report.collections[child]?.rows ?? 0, child).toBe(
+        await app.deps.db.collection(child).countDocuments({ [field]: { $in: parents } }),
+      );
+    }
+    expect(report.blob_bytes).toBeGreaterThan(0);
     // Export: admins only.
     const member = await ws.jwt(['member']);
     expect((await app.get('/v1/workspace/export', member)).status).toBe(403);
@@ -110,6 +164,19 @@ describe('workspace export, delete and import', () => {
     expect(exp.status).toBe(200);
     expect(exp.headers.get('content-type')).toContain('application/gzip');
     const archive = Buffer.from(await exp.arrayBuffer());
+
+    // Bodies no row names (an upload cut short, a live chunk whose row was never written).
+    const orphans = [`assets/${ws.workspaceId}/cut-short`, `audio/${ws.workspaceId}/s1/00000001-x.pcm`];
+    for (const k of orphans) await app.services.blobs.put(k, fromBuffer(Buffer.from('orphan')), { maxBytes: 100 });
+    const folders = ['assets', 'memories', 'attachments', 'audio'].map((f) =>
+      path.join(app.config.DATA_DIR, 'blobs', f, ws.workspaceId),
+    );
+    expect(filesUnder(folders[3]).length).toBe(1);
+
+    // A JWT's request: its rate-limit counter (a 10 s window) names the workspace.
+    expect((await app.get('/v1/neurons', await ws.jwt(['workspace_admin'], sub0), ws.brainHeaders)).status).toBe(200);
+    const jwtKeys = await app.deps.redis.keys(`${app.config.REDIS_PREFIX}rl:*jwt*`);
+    expect(jwtKeys.filter((k) => k.includes(sub0) && k.includes(ws.workspaceId)).length).toBeGreaterThan(0);
 
     // Delete: the operator only (a tenant's admin key is not an operator credential).
     expect((await app.del(`/v1/operator/workspaces/${ws.workspaceId}`, ws.key)).status).toBe(401);
@@ -124,6 +191,7 @@ describe('workspace export, delete and import', () => {
       progress = (await app.get(`/v1/operator/workspace-deletions/${deletionId}`, OPERATOR_TOKEN)).body;
     }
     expect(progress).toMatchObject({ status: 'completed', progress: 100, current_step: 'completed' });
+    expect((progress as { deleted: Record<string, number> }).deleted.blobs).toBeGreaterThanOrEqual(orphans.length);
 
     // Nothing of it remains: any collection, Redis, Temporal, blobs; its credentials are refused.
     const after = await everyRow(app);
@@ -147,6 +215,10 @@ describe('workspace export, delete and import', () => {
     expect(running).toEqual([]);
     await expect(app.deps.temporal.client.schedule.getHandle(`receptor-${receptorId}`).describe()).rejects.toThrow();
     expect(filesUnder(blobDir)).toEqual([]);
+    for (const f of folders) expect(existsSync(f), f).toBe(false);
+    // Nor the search index: its follower dropped the workspace's entries (on Weaviate, its tenant).
+    for (let i = 0; i < 100 && (await indexed(app, ws.workspaceId)) > 0; i++) await sleep(200);
+    expect(await indexed(app, ws.workspaceId)).toBe(0);
     // Its keys stop everywhere once each process's short key cache (5 s, as for a revoked key) lapses.
     let refused = 0;
     for (let i = 0; i < 40 && refused !== 401; i++) {
@@ -167,8 +239,46 @@ describe('workspace export, delete and import', () => {
     // The other workspace is untouched.
     expect((await app.get('/v1/neurons', bystander.key, bystander.brainHeaders)).status).toBe(200);
 
-    // Import into another deployment (another database): every row and blob as exported.
-    other = await startTestApp({ OPERATOR_TOKEN });
+    // Import into another deployment (another database): every row and blob as exported. Its bounds
+    // are set about this archive: the body as sent at most `limit` bytes, a line at most about 4x that.
+    const limit = archive.length + 512;
+    other = await startTestApp({
+      OPERATOR_TOKEN,
+      IMPORT_MAX_BYTES: limit,
+      ASSET_MAX_BYTES: 3 * limit,
+      ATTACHMENT_MAX_BYTES: 3 * limit,
+    });
+    const send = (body: BodyInit, extra: Record<string, unknown> = {}) =>
+      fetch(`${other!.url}/v1/operator/workspaces/import`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/gzip' },
+        body,
+        ...extra,
+      });
+    // Declared too large: refused before a byte is read.
+    const declared = await send(new Uint8Array(Buffer.concat([archive, Buffer.alloc(1024)])));
+    expect(declared.status).toBe(413);
+    expect(((await declared.json()) as { message: string }).message).toContain('IMPORT_MAX_BYTES');
+    // Sent without a length and growing past it (an incompressible line): cut off.
+    const big = gzipSync(randomBytes(2 * limit).toString('base64'));
+    expect(big.length).toBeGreaterThan(limit);
+    const streamed = await send(
+      new ReadableStream({
+        start(c) {
+          for (let i = 0; i < big.length; i += 4096) c.enqueue(new Uint8Array(big.subarray(i, i + 4096)));
+          c.close();
+        },
+      }),
+      { duplex: 'half' },
+    );
+    expect(streamed.status).toBe(413);
+    expect(((await streamed.json()) as { message: string }).message).toContain('IMPORT_MAX_BYTES');
+    // Small as sent, but one line that expands past what any row or blob needs (a gzip bomb).
+    const bomb = gzipSync('a'.repeat(5 * limit + 200_000));
+    expect(bomb.length).toBeLessThan(limit);
+    const line = await send(new Uint8Array(bomb));
+    expect(line.status).toBe(413);
+    expect(((await line.json()) as { message: string }).message).toContain('line');
     const imp = await fetch(`${other.url}/v1/operator/workspaces/import`, {
       method: 'POST',
       headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/gzip' },
@@ -183,6 +293,10 @@ describe('workspace export, delete and import', () => {
       if (/_holds$|_locks$/.test(name)) continue;
       expect((there.get(name) ?? []).filter((r) => r.includes(ws.workspaceId)).sort(), name).toEqual([...rows].sort());
     }
+    // Its cron receptor's schedule is registered at once (not at the next API start).
+    const sched = other.deps.temporal.client.schedule.getHandle(`receptor-${receptorId}`);
+    expect((await sched.describe()).action).toMatchObject({ type: 'startWorkflow', workflowType: 'receptorFire' });
+    await sched.delete();
     // The same key works there, and a body reads back.
     expect((await other.get(`/v1/neurons/${neuronId}`, ws.key)).status).toBe(200);
     expect(filesUnder(path.join(other.config.DATA_DIR, 'blobs', 'assets', ws.workspaceId)).sort()).toEqual(
@@ -211,5 +325,5 @@ describe('workspace export, delete and import', () => {
         rows.filter((r) => r.includes(ws.workspaceId)),
         name,
       ).toEqual([]);
-  });
+  }, 240_000);
 });

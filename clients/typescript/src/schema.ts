@@ -1437,7 +1437,7 @@ export interface paths {
         put?: never;
         /**
          * Import a workspace archive
-         * @description The body is an archive from GET /v1/workspace/export (application/gzip); the workspace must not exist here.
+         * @description The body is an archive from GET /v1/workspace/export (application/gzip); the workspace must not exist here. A body over IMPORT_MAX_BYTES, or an archive line longer than the largest blob allows, is refused with 413.
          */
         post: operations["operator.workspaces.import"];
         delete?: never;
@@ -6647,6 +6647,7 @@ export interface components {
             /** @description unique; lowercase letters, digits and dashes; not a UUID */
             slug?: string;
         };
+        /** @description Rows are counted in the store; store bytes are estimated (each collection: the mean size of a sample of its rows times their count); blob bytes are the sizes the rows record, summed in the store. */
         WorkspaceStorage: {
             blob_bytes: number;
             collections: {
