@@ -211,6 +211,7 @@ export function createTraceRepo(db: Db, backend: StoreBackend = 'ferretdb') {
     /** The first engram of a trace the platform just chose the id of (see trace-engrams.ts); null: append instead. */
     start: (t: NewTrace, input: NewEngram) => log.start(encodeTrace(t), input),
     history: log.history,
+    removeTail: log.removeTail,
   };
 }
 export type TraceRepo = ReturnType<typeof createTraceRepo>;
