@@ -436,9 +436,11 @@ export function createJobRepo(db: Db) {
           .limit(limit)
           .toArray()
       ).map((d) => ({ jobId: d._id, after: d.after! })),
-    /** The trace's newest run (null: no run was started on it since double-texting was recorded). */
-    traceHead: async (workspaceId: string, traceId: string): Promise<string | null> =>
-      (await findById(heads, headId(workspaceId, traceId)))?.jobId ?? null,
+    /** The trace's newest run and when it became so (null: no run was started on it since double-texting was recorded). */
+    traceHead: async (workspaceId: string, traceId: string): Promise<{ jobId: string; updatedAt: Date } | null> => {
+      const h = await findById(heads, headId(workspaceId, traceId));
+      return h ? { jobId: h.jobId, updatedAt: h.updatedAt } : null;
+    },
     /**
      * Makes `jobId` the trace's newest run if `expected` still is (null: the trace has no head yet).
      * False when another run swapped itself in first (the caller reads the head again).

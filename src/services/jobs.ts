@@ -537,9 +537,13 @@ export function createJobService({
       strategy: MultitaskStrategy,
     ): Promise<{ waitsFor: string | null }> {
       for (let i = 0; i < 100; i++) {
-        const head = await repo.traceHead(scope.workspaceId, traceId);
+        const found = await repo.traceHead(scope.workspaceId, traceId);
+        const head = found?.jobId ?? null;
         if (head === jobId) return { waitsFor: null };
-        const holder = await blockerFor(head);
+        // A head whose job is missing is a start still being stored, for a while; after that, a start
+        // that failed or a job that retention removed: it holds nothing.
+        const fresh = found !== null && found.updatedAt.getTime() > Date.now() - TRACE_RELEASE_GRACE_MS;
+        const holder = await blockerFor(head, fresh);
         if (holder && strategy === 'reject') throw traceBusy(traceId, holder);
         if (await repo.swapTraceHead(scope.workspaceId, traceId, head, jobId)) return { waitsFor: holder };
       }
