@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Job } from '../../src/schemas/jobs.js';
+import { ReceptorList } from '../../src/schemas/receptors.js';
 import { Engram } from '../../src/schemas/traces.js';
 import { buildWorkspace } from '../support/app.js';
 import { lastUserText } from '../support/scripted-openai.js';
@@ -91,7 +92,7 @@ describe('double-texting on one trace', () => {
     const c = await invoke(ws, neuronId, { message: 'third', trace_id: traceId, multitask_strategy: 'reject' });
     expect(c.status, JSON.stringify(c.body)).toBe(202);
     expect((await settled(ws, String(c.body.job_id))).status).toBe('completed');
-  });
+  }, 120_000);
 
   it('a bad multitask_strategy is a 400 naming the field', async () => {
     const { ws, neuronId } = await setup();
@@ -129,7 +130,7 @@ describe('double-texting on one trace', () => {
     // B's model call saw A's whole reply as history.
     const sent = llm.requests.find((r) => lastUserText(r) === 'second')!;
     expect(JSON.stringify(sent.messages)).toContain(SLOW_WORDS.join('').trim());
-  });
+  }, 120_000);
 
   it('interrupt: the running run is cancelled, its partial reply kept and marked interrupted, then the new run runs', async () => {
     const { ws, neuronId } = await setup();
@@ -160,7 +161,7 @@ describe('double-texting on one trace', () => {
     expect(partial.content.content).not.toBe(SLOW_WORDS.join(''));
     expect(es[4]!.content.content).toBe('stop, do this');
     expect(es[5]!.content.content).toBe('re: stop, do this');
-  });
+  }, 120_000);
 
   it('rollback: the running run is cancelled and its engrams are removed from the trace; counters follow', async () => {
     const { ws, neuronId } = await setup();
@@ -182,7 +183,40 @@ describe('double-texting on one trace', () => {
     // B's model call did not see A's message.
     const sent = llm.requests.find((r) => lastUserText(r) === 'instead')!;
     expect(JSON.stringify(sent.messages)).not.toContain('slow one');
-  });
+  }, 120_000);
+
+  it('a receptor firing into the trace: reject is 409 TRACE_BUSY; enqueue waits for the running run, then runs', async () => {
+    const { ws, neuronId } = await setup();
+    const receptors = ReceptorList.parse((await app.get('/v1/receptors?limit=200', ws.key, ws.brainHeaders)).body);
+    const receptor = receptors.receptors.find((x) => x.executable_target.id === neuronId)!;
+    expect(receptor).toBeDefined();
+    const traceId = await traceWithHistory(ws, neuronId);
+    const a = await invoke(ws, neuronId, { message: 'slow one', trace_id: traceId });
+    const aId = String(a.body.job_id);
+    const fire = (body: Record<string, unknown>) =>
+      app.post(`/v1/receptors/${receptor.id}/fire`, ws.key, { trace_id: traceId, ...body });
+    const refused = await fire({ invoke: { message: 'fired' }, multitask_strategy: 'reject' });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+    expect(refused.body).toMatchObject({ code: 'TRACE_BUSY' });
+    expect(String(refused.body.message)).toContain(aId);
+    const queued = await fire({ invoke: { message: 'fired' } });
+    expect(queued.status, JSON.stringify(queued.body)).toBe(202);
+    const fId = String(queued.body.job_id);
+    expect((await status(ws, fId)).waits_for_job_id).toBe(aId);
+    const [ja, jf] = [await settled(ws, aId), await settled(ws, fId)];
+    expect(ja.status).toBe('completed');
+    expect(jf.status).toBe('completed');
+    expect(Date.parse(jf.processed_at!)).toBeGreaterThanOrEqual(Date.parse(ja.finished_at!));
+    const texts = (await engrams(ws, traceId)).map((e) => `${e.source_type}:${e.content.content}`);
+    expect(texts).toEqual([
+      'user:hello',
+      'neuron:re: hello',
+      'user:slow one',
+      `neuron:${SLOW_WORDS.join('')}`,
+      'user:fired',
+      'neuron:re: fired',
+    ]);
+  }, 120_000);
 
   it('a burst of concurrent invokes on one trace: every run completes, none overlaps another, engrams pair up in order', async () => {
     const { ws, neuronId } = await setup();
@@ -207,5 +241,5 @@ describe('double-texting on one trace', () => {
       expect(human.source_type).toBe('user');
       expect(reply.content.content).toBe(`re: ${human.content.content}`);
     }
-  });
+  }, 240_000);
 });
