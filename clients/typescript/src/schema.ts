@@ -5231,6 +5231,7 @@ export interface components {
             invoke?: {
                 [key: string]: unknown;
             };
+            multitask_strategy?: components["schemas"]["MultitaskStrategy"];
             neuron_task_options?: {
                 /** @enum {string} */
                 trace_type?: "thread" | "system";
