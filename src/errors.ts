@@ -21,6 +21,11 @@ export const ERROR_CODES = {
   },
   METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists with other methods (see the Allow header)' },
   CONFLICT: { status: 409, meaning: 'A name or slug is taken, or a version or state precondition failed' },
+  TRACE_BUSY: {
+    status: 409,
+    meaning:
+      "An invoke with multitask_strategy reject on a trace whose run has not ended; the message names that run's job",
+  },
   GONE: { status: 410, meaning: 'A retired route or an expired link' },
   PAYLOAD_TOO_LARGE: { status: 413, meaning: 'The request body is over the limit' },
   UNSUPPORTED_MEDIA_TYPE: {
@@ -61,6 +66,9 @@ export const forbidden = (msg = 'Forbidden') => new AppError('FORBIDDEN', 403, m
 export const notFound = (what = 'Resource') => new AppError('NOT_FOUND', 404, `${what} not found`);
 export const validationError = (msg: string) => new AppError('VALIDATION_ERROR', 400, msg);
 export const conflict = (msg = 'Already exists') => new AppError('CONFLICT', 409, msg);
+/** 409 TRACE_BUSY: the trace's run has not ended and the invoke asked to be refused then (double-texting). */
+export const traceBusy = (traceId: string, jobId: string) =>
+  new AppError('TRACE_BUSY', 409, `Trace ${traceId} has a run that has not ended: job ${jobId}`);
 export const gone = (msg: string) => new AppError('GONE', 410, msg);
 export const methodNotAllowed = (allowed: string[]) =>
   new AppError('METHOD_NOT_ALLOWED', 405, `Method not allowed; this path accepts ${allowed.join(', ')}`, {

@@ -5,10 +5,11 @@ import { AppError, type ErrorCode } from '../../src/errors.js';
 import { uuidFromName } from '../../src/ids.js';
 import { markCommitted } from '../../src/request-context.js';
 import type { ChatCompletion, ChatCompletionBody, ChatMessage, OpenAIUsage } from '../../src/schemas/openai.js';
-import type { InvokeBody } from '../../src/schemas/jobs.js';
+import type { InvokeBody, MultitaskStrategy } from '../../src/schemas/jobs.js';
 import type { Scope } from '../../src/scope.js';
 import type { Services } from '../../src/services/index.js';
 import { terminalEntry } from '../../src/services/jobs.js';
+import { ShownReply } from '../../src/services/shown-reply.js';
 import type { StreamEntry } from '../../src/streams.js';
 import { openSse } from '../sse.js';
 import { invalidRequest, modelNotFound, OpenAIError, openAIErrorOf } from './errors.js';
@@ -69,6 +70,18 @@ export interface Turn {
   message: string;
   traceId?: string;
   messages: { role: string; content: string }[];
+  /** `metadata.multitask_strategy`: what the run does on a trace whose run has not ended (docs/neurons.md). */
+  multitask?: MultitaskStrategy;
+}
+
+const STRATEGIES: readonly MultitaskStrategy[] = ['reject', 'enqueue', 'interrupt', 'rollback'];
+/** `metadata.multitask_strategy`, checked (metadata values are strings). */
+function strategyOf(body: ChatCompletionBody): MultitaskStrategy | undefined {
+  const v = body.metadata?.multitask_strategy;
+  if (v === undefined) return undefined;
+  const found = STRATEGIES.find((s) => s === v);
+  if (!found) throw invalidRequest(`metadata.multitask_strategy: must be one of ${STRATEGIES.join(', ')}`, 'metadata');
+  return found;
 }
 
 /**
@@ -85,6 +98,7 @@ export function turnOf(body: ChatCompletionBody, scope: Scope, target: Target): 
       "tools: client-side tools are not supported; the neuron's own tools run on the platform",
       'tools',
     );
+  const multitask = strategyOf(body);
   const messages = body.messages.map((m, i) => ({ role: m.role, content: textOf(m, i) }));
   const last = messages.at(-1)!;
   if (last.role !== 'user') throw invalidRequest('messages: the last message must have the role user', 'messages');
@@ -96,7 +110,7 @@ export function turnOf(body: ChatCompletionBody, scope: Scope, target: Target): 
   } else if (body.user && target.kind === 'neuron') {
     traceId = uuidFromName(`openai:${scope.workspaceId}:${target.id}:${body.user}`);
   }
-  if (traceId || messages.length === 1) return { message: last.content, traceId, messages };
+  if (traceId || messages.length === 1) return { message: last.content, traceId, messages, multitask };
   const transcript = messages
     .slice(0, -1)
     .map((m) => `${m.role}: ${m.content}`)
@@ -104,6 +118,7 @@ export function turnOf(body: ChatCompletionBody, scope: Scope, target: Target): 
   return {
     message: `Earlier messages of this conversation, for context:\n\n${transcript}\n\nThe message to answer:\n\n${last.content}`,
     messages,
+    multitask,
   };
 }
 
@@ -119,6 +134,7 @@ export async function startRun(
       message: turn.message,
       stream: false,
       ...(turn.traceId ? { trace_id: turn.traceId } : {}),
+      ...(turn.multitask ? { multitask_strategy: turn.multitask } : {}),
     };
     const r = await services.runs.invoke(scope, target.id, body);
     return { jobId: r.job._id, traceId: r.traceId };
@@ -134,32 +150,6 @@ export async function startRun(
 
 /** How a run ended: its result, or its failure. */
 type Ending = { ok: true; result: unknown } | { ok: false; message: string; cancelled: boolean };
-
-/**
- * The reply as a job stream shows it so far (docs/streams.md): each turn's tokens of its latest
- * attempt, in turn order; a `reset` drops the tokens of its turn.
- */
-class ShownReply {
-  private turns = new Map<number, { attempt: number; tokens: string[] }>();
-  /** Applies one entry; true when the shown text changed. */
-  apply(e: Record<string, unknown>): boolean {
-    if (e.type !== 'token' && e.type !== 'reset') return false;
-    const turn = Number(e.turn);
-    const attempt = Number(e.attempt);
-    const cur = this.turns.get(turn);
-    if (cur && attempt < cur.attempt) return false;
-    // A reset begins its attempt afresh; a token of a newer attempt than the one shown does too.
-    if (!cur || attempt > cur.attempt || e.type === 'reset') this.turns.set(turn, { attempt, tokens: [] });
-    if (e.type === 'token') this.turns.get(turn)!.tokens.push(String(e.text ?? ''));
-    return true;
-  }
-  text(): string {
-    return [...this.turns.entries()]
-      .sort(([a], [b]) => a - b)
-      .map(([, t]) => t.tokens.join(''))
-      .join('');
-  }
-}
 
 /**
  * Follows a job stream from its start until its terminal entry (`Streams.follow`, as the SSE route

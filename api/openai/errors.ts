@@ -18,6 +18,7 @@ export const OPENAI_ERRORS: Record<ErrorCode, { type: string; code: string | nul
   NOT_FOUND: { type: 'invalid_request_error', code: 'not_found' },
   METHOD_NOT_ALLOWED: { type: 'invalid_request_error', code: 'method_not_allowed' },
   CONFLICT: { type: 'invalid_request_error', code: 'conflict' },
+  TRACE_BUSY: { type: 'invalid_request_error', code: 'trace_busy' },
   GONE: { type: 'invalid_request_error', code: 'gone' },
   PAYLOAD_TOO_LARGE: { type: 'invalid_request_error', code: 'payload_too_large' },
   UNSUPPORTED_MEDIA_TYPE: { type: 'invalid_request_error', code: 'unsupported_media_type' },

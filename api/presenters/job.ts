@@ -23,6 +23,7 @@ export function presentJob(j: JobRecord, opts: { withInput?: boolean } = {}): z.
     ...(opts.withInput && j.input !== undefined ? { input: j.input } : {}),
     receptor_id: j.receptorId ?? null,
     trace_id: j.traceId ?? null,
+    ...(j.status === 'pending' && j.waitsFor ? { waits_for_job_id: j.waitsFor } : {}),
     parent_job_id: j.parentJobId ?? null,
     ...(j.replay ? { replay_of: j.replay.of, from_node: j.replay.fromNode } : {}),
     created_at: j.createdAt.toISOString(),

@@ -51,6 +51,16 @@ export interface JobDoc {
    * of queued runs under a flood). Set when the job is stored and when it leaves the queue.
    */
   holdsPlace?: boolean;
+  /**
+   * A run that waits for another run on its trace to end (double-texting, docs/neurons.md): the job
+   * it waits for. Set while it waits in `run_queue` behind that job; unset once it starts.
+   */
+  waitsFor?: string | null;
+  /**
+   * When this run gave its trace up (it ended and, when cancelled, its workflow stopped writing):
+   * a run waiting behind it on the trace may start from then on.
+   */
+  traceReleasedAt?: Date;
   /** When the job first left `pending` (unset until then; jobs recorded before 2026-11 carry null). */
   createdAt: Date;
   processedAt?: Date | null;
@@ -59,6 +69,11 @@ export interface JobDoc {
 }
 
 export const TERMINAL_STATES: JobState[] = ['completed', 'failed'];
+
+/** The step a queued run shows until its workflow starts. */
+export const QUEUED_FOR_PLACE = "queued: waiting for a place in the workspace's share of runs";
+/** The step a run shows while it waits for another run on its trace (double-texting). */
+export const waitingStep = (jobId: string) => `queued: waiting for job ${jobId} on its trace to end`;
 
 export const jobIndexes: IndexSpec[] = [
   // GET /v1/jobs pages by (createdAt, _id) under the workspace and at most one of these equalities (src/db/paging.ts).
@@ -74,6 +89,12 @@ export const jobIndexes: IndexSpec[] = [
   { collection: 'jobs', keys: { workspaceId: 1, status: 1, holdsPlace: 1, createdAt: 1 }, name: 'ws_places' },
   // A workspace's queue of runs past its share, oldest first (drain).
   { collection: 'run_queue', keys: { workspaceId: 1, queuedAt: 1 }, name: 'ws_queued' },
+  // The head of a workspace's queue of runs free to start (claimQueued): equality on two keys, sorted on the third.
+  { collection: 'run_queue', keys: { workspaceId: 1, free: 1, queuedAt: 1 }, name: 'ws_free' },
+  // Runs waiting behind another run on their trace (double-texting): the ones a run's end lets go.
+  { collection: 'run_queue', keys: { workspaceId: 1, after: 1 }, name: 'ws_after' },
+  // A trace's runs that have not ended (interrupt and rollback cancel them).
+  { collection: 'jobs', keys: { workspaceId: 1, traceId: 1, createdAt: 1 }, name: 'ws_trace' },
   // The webhook outbox's followers read the ends not yet announced (a range on one typed key, pushed down with the limit).
   { collection: 'job_claims', keys: { outboxAt: 1 }, name: 'outbox' },
 ];
@@ -101,6 +122,26 @@ interface RunQueueDoc {
   start: Blob;
   queuedAt: Date;
   leaseUntil: Date;
+  /** The run on the same trace this one waits for (double-texting); null or absent when it waits only for a place. */
+  after?: string | null;
+  /**
+   * Whether it waits only for a place (`after` null): the claim reads the head of the free runs
+   * from the index (workspaceId, free, queuedAt), so runs held back by their trace are not read.
+   * Kept with `after` (enqueue, reblock); queue entries stored before it are marked by migration 2.
+   */
+  free?: boolean;
+}
+
+/**
+ * A trace's newest run (double-texting, docs/neurons.md): `_id` is traceKey(workspace, trace). Each
+ * run started on a trace swaps itself in (a compare-and-set on `jobId`), so every run learns the
+ * one run it comes after, and runs of one trace form one chain however many API processes start them.
+ */
+interface TraceHeadDoc {
+  _id: string;
+  workspaceId: string;
+  jobId: string;
+  updatedAt: Date;
 }
 
 /** A job's claimed terminal state (src/db/claims.ts): `_id` `job:<id>:terminal`, the transition it applied. */
@@ -189,6 +230,8 @@ export function createJobRepo(db: Db) {
   const jobs = db.collection<JobDoc>('jobs');
   const claims = db.collection<JobClaimDoc>('job_claims');
   const queue = db.collection<RunQueueDoc>('run_queue');
+  const heads = db.collection<TraceHeadDoc>('trace_heads');
+  const headId = (workspaceId: string, traceId: string) => `${workspaceId}:${traceId}`;
   const held = async (jobId: string): Promise<JobChange | null> => {
     const c = await claims.findOne({ _id: terminalId(jobId) });
     return c ? decodeClaimed(c.set) : null;
@@ -320,6 +363,9 @@ export function createJobRepo(db: Db) {
     /** The job's child jobs that have not ended. */
     openChildren: async (workspaceId: string, parentJobId: string): Promise<Job[]> =>
       (await jobs.find({ parentJobId, workspaceId, status: { $nin: TERMINAL_STATES } }).toArray()).map(decodeJob),
+    /** The ids of the job's child jobs (ended or not). */
+    childIds: async (workspaceId: string, parentJobId: string): Promise<string[]> =>
+      (await jobs.find({ parentJobId, workspaceId }, { projection: { _id: 1 } }).toArray()).map((j) => j._id),
     /** Up to 500 pending jobs of a workspace created before `before` (the job sweep). */
     pendingBefore: async (workspaceId: string, before: Date): Promise<Job[]> =>
       (
@@ -348,6 +394,9 @@ export function createJobRepo(db: Db) {
         { holdsPlace: { $exists: false }, parentJobId: null, kind: { $in: RUN_KINDS }, queued: { $ne: true } },
         { $set: { holdsPlace: true } },
       );
+      // Queue entries stored before `free`: those that wait only for a place are free.
+      await queue.updateMany({ free: { $exists: false }, after: null }, { $set: { free: true } });
+      await queue.updateMany({ free: { $exists: false } }, { $set: { free: false } });
       return r.modifiedCount;
     },
     /** The workspace's runs waiting in its queue, counted up to `limit`. */
@@ -359,17 +408,22 @@ export function createJobRepo(db: Db) {
         { createdAt: { $gte: since }, workspaceId: { $ne: workspaceId }, parentJobId: null, kind: { $in: RUN_KINDS } },
         { projection: { _id: 1 } },
       )) !== null,
-    /** Keeps a queued run's start (idempotent: the same job again keeps the first). */
-    enqueue: async (workspaceId: string, jobId: string, start: QueuedStart): Promise<void> => {
+    /**
+     * Keeps a queued run's start (idempotent: the same job again keeps the first). `after`: the run
+     * on its trace it waits for (it is not claimed before that run lets it go, `reblock`).
+     */
+    enqueue: async (workspaceId: string, jobId: string, start: QueuedStart, after?: string | null): Promise<void> => {
       await claim(queue, {
         _id: jobId,
         workspaceId,
         start: encodeBlob(start),
         queuedAt: new Date(),
         leaseUntil: new Date(0),
+        after: after ?? null,
+        free: !after,
       });
     },
-    /** Claims the workspace's oldest queued start no one holds, for `leaseMs`; null when none is free. */
+    /** Claims the workspace's oldest queued start no one holds and no run on its trace holds back, for `leaseMs`; null when none is free. */
     claimQueued: async (
       workspaceId: string,
       leaseMs: number,
@@ -379,12 +433,15 @@ export function createJobRepo(db: Db) {
       // run read and sorted), then the first one no one holds, claimed by id. Heads all held by
       // other starters (more than CLAIM_HEAD of them at once) leave this drain for the next one.
       const head = await queue
-        .find({ workspaceId }, { sort: { queuedAt: 1 }, limit: CLAIM_HEAD, projection: { _id: 1, leaseUntil: 1 } })
+        .find(
+          { workspaceId, free: true },
+          { sort: { queuedAt: 1 }, limit: CLAIM_HEAD, projection: { _id: 1, leaseUntil: 1 } },
+        )
         .toArray();
       for (const h of head) {
         if (h.leaseUntil >= now) continue;
         const doc = await queue.findOneAndUpdate(
-          { _id: h._id, workspaceId, leaseUntil: { $lt: now } },
+          { _id: h._id, workspaceId, leaseUntil: { $lt: now }, after: null },
           { $set: { leaseUntil: new Date(now.getTime() + leaseMs) } },
           { returnDocument: 'after' },
         );
@@ -397,14 +454,81 @@ export function createJobRepo(db: Db) {
       // Still pending, it shows that it is starting; one the run has moved on only loses the mark.
       await jobs.updateOne(
         { _id: jobId, workspaceId, queued: true, status: 'pending' },
-        { $unset: { queued: '' }, $set: { currentStep: 'starting', holdsPlace: true, updatedAt: new Date() } },
+        { $unset: { queued: '', waitsFor: '' }, $set: { currentStep: 'starting', holdsPlace: true, updatedAt: new Date() } },
       );
       await jobs.updateOne(
         { _id: jobId, workspaceId, queued: true },
-        { $unset: { queued: '' }, $set: { holdsPlace: true } },
+        { $unset: { queued: '', waitsFor: '' }, $set: { holdsPlace: true } },
       );
       await queue.deleteOne({ _id: jobId, workspaceId });
     },
+    /** The run a queued run waits for on its trace (null: it waits for nothing, or it is not queued). */
+    queuedAfter: async (jobId: string): Promise<string | null> =>
+      (await queue.findOne({ _id: jobId }, { projection: { after: 1 } }))?.after ?? null,
+    /**
+     * The runs waiting for `from` on its trace now wait for `to` (null: for nothing, they may start);
+     * their jobs say so. Answers the ids moved.
+     */
+    async reblock(workspaceId: string, from: string, to: string | null): Promise<string[]> {
+      const ids = (await queue.find({ workspaceId, after: from }, { projection: { _id: 1 } }).toArray()).map(
+        (d) => d._id,
+      );
+      if (!ids.length) return [];
+      await queue.updateMany({ _id: { $in: ids }, workspaceId, after: from }, { $set: { after: to, free: to === null } });
+      await jobs.updateMany(
+        { _id: { $in: ids }, workspaceId, queued: true, status: 'pending' },
+        { $set: { waitsFor: to, currentStep: to ? waitingStep(to) : QUEUED_FOR_PLACE, updatedAt: new Date() } },
+      );
+      return ids;
+    },
+    /** The runs of a workspace held back by another run on their trace (the start sweep checks their blockers), at most `limit`. */
+    blockedQueued: async (workspaceId: string, limit: number): Promise<{ jobId: string; after: string }[]> =>
+      (
+        await queue
+          .find({ workspaceId, after: { $ne: null } }, { projection: { _id: 1, after: 1 } })
+          .limit(limit)
+          .toArray()
+      ).map((d) => ({ jobId: d._id, after: d.after! })),
+    /** The trace's newest run and when it became so (null: no run was started on it since double-texting was recorded). */
+    traceHead: async (workspaceId: string, traceId: string): Promise<{ jobId: string; updatedAt: Date } | null> => {
+      const h = await findById(heads, headId(workspaceId, traceId));
+      return h ? { jobId: h.jobId, updatedAt: h.updatedAt } : null;
+    },
+    /**
+     * Makes `jobId` the trace's newest run if `expected` still is (null: the trace has no head yet).
+     * False when another run swapped itself in first (the caller reads the head again).
+     */
+    async swapTraceHead(
+      workspaceId: string,
+      traceId: string,
+      expected: string | null,
+      jobId: string,
+    ): Promise<boolean> {
+      const _id = headId(workspaceId, traceId);
+      if (expected === null) return claim(heads, { _id, workspaceId, jobId, updatedAt: new Date() });
+      const r = await heads.updateOne(
+        { _id, workspaceId, jobId: expected },
+        { $set: { jobId, updatedAt: new Date() } },
+      );
+      return r.modifiedCount === 1;
+    },
+    /** The run gave its trace up (see JobDoc.traceReleasedAt); false when it had already. */
+    markTraceReleased: async (workspaceId: string, jobId: string): Promise<boolean> =>
+      (
+        await jobs.updateOne(
+          { _id: jobId, workspaceId, traceReleasedAt: { $exists: false } },
+          { $set: { traceReleasedAt: new Date() } },
+        )
+      ).modifiedCount === 1,
+    /** The trace's top-level runs that have not ended, oldest first (interrupt and rollback cancel them). */
+    openOnTrace: async (workspaceId: string, traceId: string): Promise<Job[]> =>
+      (
+        await jobs
+          .find({ workspaceId, traceId, parentJobId: null, status: { $nin: TERMINAL_STATES } })
+          .sort({ createdAt: 1 })
+          .limit(100)
+          .toArray()
+      ).map(decodeJob),
     /** Workspaces with runs in their queue (the start sweep drains them), at most `limit`. */
     queuedWorkspaces: async (limit: number): Promise<string[]> => (await queue.distinct('workspaceId')).slice(0, limit),
     /** Jobs a share link started, counted up to `limit` when given (an index range of at most that many entries). */

@@ -308,6 +308,40 @@ export function createEngramLog(
       return decodeEngram(first);
     },
 
+    /**
+     * Removes the engrams `jobIds` wrote from the end of the trace (double-texting's rollback,
+     * docs/neurons.md): runs of one trace never write at the same time, so a run's engrams are the
+     * trace's newest. Everything from the run's first engram on is removed (engrams and places), and
+     * the trace's counters are set back to the engram before it. Answers how many were removed;
+     * none when one of those newer engrams is another run's (they are then left as they are).
+     */
+    async removeTail(workspaceId: string, traceId: string, jobIds: string[]): Promise<number> {
+      const firstOfRun = await engrams
+        .find({ workspaceId, traceId, jobId: { $in: jobIds } })
+        .sort({ seq: 1 })
+        .limit(1)
+        .toArray();
+      const from = firstOfRun[0]?.seq;
+      if (from === undefined) return 0;
+      const tail = await engrams
+        .find({ workspaceId, traceId, seq: { $gte: from } }, { projection: { _id: 1, seq: 1, jobId: 1 } })
+        .toArray();
+      if (tail.some((e) => !e.jobId || !jobIds.includes(e.jobId))) return 0;
+      const key = traceKey(workspaceId, traceId);
+      const top = Math.max(...tail.map((e) => e.seq));
+      // Places first: a reader walking places then finds the end where the engrams end.
+      const placeIds = Array.from({ length: top - from + 1 }, (_, i) => placeKey(key, from + i));
+      await places.deleteMany({ _id: { $in: placeIds } });
+      await engrams.deleteMany({ workspaceId, traceId, _id: { $in: tail.map((e) => e._id) } });
+      newestSeen.delete(key);
+      const before = from > 1 ? await engrams.findOne({ workspaceId, traceId, seq: from - 1 }) : null;
+      await traces.updateOne(
+        { _id: key, workspaceId },
+        { $set: { messageCount: from - 1, cost: before?.totals ?? emptyCost(), updatedAt: new Date() } },
+      );
+      return tail.length;
+    },
+
     /** The trace's engrams in order: the first `limit`, or with `newest` only the newest that many. */
     async history(
       workspaceId: string,

@@ -249,6 +249,7 @@ export function createTraceRepo(db: Db, backend: StoreBackend = 'ferretdb') {
       await claim(traces, encodeTrace(trace));
       return decodeTrace((await findDoc(t.workspaceId, t.traceId))!);
     },
+    removeTail: log.removeTail,
   };
 }
 export type TraceRepo = ReturnType<typeof createTraceRepo>;

@@ -40,6 +40,10 @@ export const Job = z
     }),
     receptor_id: z.string().nullable(),
     trace_id: z.string().nullable(),
+    waits_for_job_id: z.string().nullable().optional().meta({
+      description:
+        "a pending neuron run that waits for another run on its trace to end (double-texting, multitask_strategy enqueue, interrupt or rollback): that run's job",
+    }),
     parent_job_id: z.string().nullable(),
     replay_of: z
       .string()
@@ -71,6 +75,15 @@ export const NeuronTaskOptions = z
   .strict()
   .refine((o) => !(o.trace_type && o.traceType && o.trace_type !== o.traceType), 'trace_type and traceType disagree');
 
+/** What an invoke does on a trace whose run has not ended (docs/neurons.md, "Double-texting"). */
+export const MultitaskStrategy = z.enum(['reject', 'enqueue', 'interrupt', 'rollback']).meta({
+  id: 'MultitaskStrategy',
+  description:
+    "what an invoke on a trace whose run has not ended does: reject (409 TRACE_BUSY naming that run's job), enqueue (default: the run starts when the running one ends, in arrival order; its job is pending with waits_for_job_id), interrupt (the running run is cancelled, its partial reply kept and marked interrupted, then this run starts), rollback (the running run is cancelled and its engrams removed from the trace, then this run starts)",
+});
+
+export type MultitaskStrategy = z.infer<typeof MultitaskStrategy>;
+
 export const InvokeBody = z
   .object({
     message: z.string().max(200_000).optional(),
@@ -79,6 +92,7 @@ export const InvokeBody = z
     stream: z.boolean().default(false),
     neuron_task_options: NeuronTaskOptions.optional(),
     client_nonce: z.string().min(1).max(200).optional(),
+    multitask_strategy: MultitaskStrategy.optional(),
   })
   .strict()
   .refine((b) => b.message !== undefined || b.data !== undefined, 'message or data is required')

@@ -32,7 +32,8 @@ export const ChatCompletionBody = z
       description: 'continues this end user’s conversation with the model: one trace per (user, model)',
     }),
     metadata: z.record(z.string(), z.string()).nullish().meta({
-      description: '`trace_id` (a UUID) continues that trace; other keys are ignored',
+      description:
+        '`trace_id` (a UUID) continues that trace; `multitask_strategy` (reject, enqueue, interrupt, rollback) says what a run on a trace whose run has not ended does (docs/neurons.md); other keys are ignored',
     }),
     n: z.number().int().nullish(),
     tools: z.array(z.unknown()).nullish(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { IsoDate, JsonObject, QueryBool, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
-import { NeuronTaskOptions } from './jobs.js';
+import { MultitaskStrategy, NeuronTaskOptions } from './jobs.js';
 
 /** Channels a receptor listens on (a receptor's `active_channels`). */
 export const CHANNELS = [
@@ -183,7 +183,7 @@ export const ReceptorPatchBody = z
   .meta({ id: 'ReceptorPatchBody' });
 export type ReceptorPatchBody = z.infer<typeof ReceptorPatchBody>;
 
-const FIRE_KEYS = ['invoke', 'data', 'stream', 'trace_id', 'neuron_task_options'] as const;
+const FIRE_KEYS = ['invoke', 'data', 'stream', 'trace_id', 'neuron_task_options', 'multitask_strategy'] as const;
 /** POST /v1/receptors/:id/fire: the `invoke` wrapper, or top-level fields as the trigger payload. */
 export const FireBody = z
   .object({
@@ -192,6 +192,7 @@ export const FireBody = z
     stream: z.boolean().default(false),
     trace_id: Uuid.optional(),
     neuron_task_options: NeuronTaskOptions.optional(),
+    multitask_strategy: MultitaskStrategy.optional(),
   })
   .catchall(z.unknown())
   .superRefine((b, ctx) => {

@@ -9,9 +9,12 @@ import {
   type JobListFilter,
   type JobRepo,
   type QueuedStart,
+  QUEUED_FOR_PLACE,
+  waitingStep,
 } from '../db/jobs.js';
-import { AppError, notFound, validationError, workspaceShareExceeded } from '../errors.js';
-import type { JobListQuery } from '../schemas/jobs.js';
+import { AppError, notFound, traceBusy, validationError, workspaceShareExceeded } from '../errors.js';
+import { ShownReply } from './shown-reply.js';
+import type { JobListQuery, MultitaskStrategy } from '../schemas/jobs.js';
 import type { Scope } from '../scope.js';
 import { TERMINAL_EVENTS, type Fence, type Streams } from '../streams.js';
 import {
@@ -64,7 +67,14 @@ export interface NewJob {
   queued?: boolean;
   /** A replay: the run it replays and the node it runs from. */
   replay?: { of: string; fromNode: string };
+  /** Recorded waiting (queued) for this run on its trace to end (double-texting, claimTrace). */
+  waitsFor?: string | null;
 }
+
+/** How long after its end a run that never gave its trace up (its process died first) is taken to have. */
+const TRACE_RELEASE_GRACE_MS = 30_000;
+/** How far `blockerFor` follows cancelled queued runs back along a trace's chain. */
+const CHAIN_WALK_MAX = 50;
 
 /** A run start's place (admitRun): `queued` when it waits in its workspace's queue; `release` once its job is stored. */
 export interface Admission {
@@ -73,7 +83,7 @@ export interface Admission {
 }
 
 /** The step a queued run shows until its workflow starts. */
-export const QUEUED_STEP = "queued: waiting for a place in the workspace's share of runs";
+export const QUEUED_STEP = QUEUED_FOR_PLACE;
 
 const LIVE_TTL_MS = 250;
 /** Jobs whose workspace this process remembers from their creation (`check`), ~100 bytes each. */
@@ -202,6 +212,65 @@ export function createJobService({
   statusListeners.push((job) => {
     if (job.parentJobId === null && RUN_KINDS.includes(job.kind)) drainSoon(job.workspaceId);
   });
+  /**
+   * Double-texting (docs/neurons.md): each top-level neuron run on a trace comes after the trace's
+   * previous run (a chain kept by the trace head, src/db/jobs.ts) and, while that run has not given
+   * the trace up, waits in the workspace's run queue behind it (`after`), so two runs never write
+   * into one trace at the same time, whichever API process started them.
+   */
+  const holdsTrace = (job: Job | null, missingHolds: boolean): boolean => {
+    // A job not stored yet is a start still being stored (its invoke swapped itself in first).
+    if (!job) return missingHolds;
+    if (job.traceReleasedAt) return false;
+    if (!TERMINAL_STATES.includes(job.status)) return true;
+    // Ended without giving the trace up: its release is on its way, or its process died (then the grace ends it).
+    return (job.finishedAt?.getTime() ?? 0) > Date.now() - TRACE_RELEASE_GRACE_MS;
+  };
+  /**
+   * The run a run waiting behind `jobId` must wait for now: `jobId` while it holds the trace; else,
+   * for a run cancelled while it waited, the run it waited for (and so on); null when none holds it.
+   */
+  const blockerFor = async (jobId: string | null, missingHolds = true): Promise<string | null> => {
+    let id = jobId;
+    for (let i = 0; id && i < CHAIN_WALK_MAX; i++) {
+      const job = await repo.findUnscoped(id);
+      if (holdsTrace(job, missingHolds)) return id;
+      id = job?.waitsFor ?? null;
+    }
+    return null;
+  };
+  /** The runs waiting for `from` wait for whatever holds the trace before it now (or start). */
+  const passOn = async (workspaceId: string, from: string, before: string | null): Promise<void> => {
+    const to = await blockerFor(before);
+    const moved = await repo.reblock(workspaceId, from, to);
+    // `to` may have given the trace up between the look and the move: its own pass-on did not see these.
+    if (to && moved.length) {
+      const now = await blockerFor(to);
+      if (now !== to) await repo.reblock(workspaceId, to, now);
+    }
+    drainSoon(workspaceId);
+  };
+  /** A run gives its trace up: the run waiting behind it may start. */
+  const releaseTrace = async (job: Pick<Job, '_id' | 'workspaceId' | 'waitsFor'>): Promise<void> => {
+    await repo.markTraceReleased(job.workspaceId, job._id);
+    await passOn(job.workspaceId, job._id, job.waitsFor ?? null);
+  };
+  // A run that ends by itself gives its trace up with its end; a cancelled one once its workflow stopped (cancel).
+  statusListeners.push((job) => {
+    if (job.parentJobId !== null || job.kind !== 'neuron' || !job.traceId) return;
+    if (!TERMINAL_STATES.includes(job.status) || job.failedReason?.startsWith('cancelled')) return;
+    void bestEffort(log, 'giving the trace up to the next run', releaseTrace(job));
+  });
+  /** The start sweep: runs held back by a run that gave its trace up unnoticed (its process died) are let go. */
+  const unblockStale = async (workspaceId: string): Promise<void> => {
+    const blocked = await repo.blockedQueued(workspaceId, 200);
+    for (const after of new Set(blocked.map((b) => b.after))) {
+      // A blocker never stored (its invoke failed after claiming the trace) holds nothing.
+      const now = await blockerFor(after, false);
+      if (now !== after) await repo.reblock(workspaceId, after, now);
+    }
+  };
+
   /**
    * Throws the share's 429 when the workspace was found at its share of runs a moment ago: checked
    * before a start reads anything, so a flood of retried starts costs the store nothing.
@@ -457,12 +526,85 @@ export function createJobService({
       }
     },
 
+    /**
+     * Claims the trace for a new run (double-texting, docs/neurons.md): the run becomes the trace's
+     * newest (a compare-and-set on the trace head, so concurrent starts on any API process form one
+     * chain) and answers the run it must wait for (null: none holds the trace). `reject` refuses
+     * with 409 TRACE_BUSY naming the run that holds it, and claims nothing.
+     */
+    async claimTrace(
+      scope: Scope,
+      traceId: string,
+      jobId: string,
+      strategy: MultitaskStrategy,
+    ): Promise<{ waitsFor: string | null }> {
+      for (let i = 0; i < 100; i++) {
+        const found = await repo.traceHead(scope.workspaceId, traceId);
+        const head = found?.jobId ?? null;
+        if (head === jobId) return { waitsFor: null };
+        // A head whose job is missing is a start still being stored, for a while; after that, a start
+        // that failed or a job that retention removed: it holds nothing.
+        const fresh = found !== null && found.updatedAt.getTime() > Date.now() - TRACE_RELEASE_GRACE_MS;
+        const holder = await blockerFor(head, fresh);
+        if (holder && strategy === 'reject') throw traceBusy(traceId, holder);
+        if (await repo.swapTraceHead(scope.workspaceId, traceId, head, jobId)) return { waitsFor: holder };
+      }
+      throw new AppError('SERVICE_UNAVAILABLE', 503, 'The trace is busy with starts; retry', { 'Retry-After': '1' });
+    },
+
+    /** A start that claimed its trace and stored no job: the run behind it on the trace does not wait for it. */
+    giveUpTrace: (workspaceId: string, jobId: string, waitsFor: string | null): Promise<void> =>
+      passOn(workspaceId, jobId, waitsFor),
+
+    /**
+     * Interrupt and rollback: cancels the trace's runs that came before `jobId` and have not ended,
+     * oldest first, each once its workflow stopped (`stopped` acts on it before the next run on the
+     * trace may start: the interrupted reply kept, or the rolled-back engrams removed).
+     */
+    async supersede(
+      scope: Scope,
+      traceId: string,
+      jobId: string,
+      reason: string,
+      stopped: (job: Job) => Promise<unknown>,
+    ): Promise<string[]> {
+      const cancelled: string[] = [];
+      for (const j of await repo.openOnTrace(scope.workspaceId, traceId)) {
+        if (j._id === jobId || j.kind !== 'neuron') continue;
+        const ok = await this.cancel(scope, j._id, reason, { stopped }).then(
+          () => true,
+          () => false, // it ended meanwhile: nothing to cancel
+        );
+        if (ok) cancelled.push(j._id);
+      }
+      return cancelled;
+    },
+
+    /** The reply a job stream shows so far (each turn's tokens of its latest attempt, in turn order). */
+    async shownReply(jobId: string): Promise<string> {
+      const shown = new ShownReply();
+      let after: string | undefined;
+      for (let i = 0; i < 1_000; i++) {
+        const batch = await streams.range(streamKey(jobId), after);
+        if (!batch.length) break;
+        for (const e of batch) shown.apply(e.data);
+        after = batch[batch.length - 1]!.id;
+      }
+      return shown.text();
+    },
+
+    /** A run's delegated runs (a rolled-back run's engrams include theirs). */
+    childIds: (workspaceId: string, jobId: string): Promise<string[]> => repo.childIds(workspaceId, jobId),
+
     /** Starts the workspace's queued runs while it has a place (the start sweep; a run's end does it by itself). */
     drain,
     /** The start sweep: drains every workspace with queued runs (at most 100 workspaces a sweep). */
     async drainQueues(): Promise<number> {
       let started = 0;
-      for (const ws of await repo.queuedWorkspaces(100)) started += await drain(ws);
+      for (const ws of await repo.queuedWorkspaces(100)) {
+        await unblockStale(ws);
+        started += await drain(ws);
+      }
       return started;
     },
 
@@ -481,7 +623,8 @@ export function createJobService({
         kind: j.kind,
         status: j.running ? 'running' : 'pending',
         progress: j.running?.progress ?? 0,
-        currentStep: j.running?.currentStep ?? (j.queued ? QUEUED_STEP : 'queued'),
+        currentStep:
+          j.running?.currentStep ?? (j.waitsFor ? waitingStep(j.waitsFor) : j.queued ? QUEUED_STEP : 'queued'),
         failedReason: null,
         waitingFor: null,
         neuronId: j.neuronId ?? null,
@@ -496,6 +639,7 @@ export function createJobService({
         ...(scope.shareTokenId ? { shareTokenId: scope.shareTokenId } : {}),
         ...(j.queued ? { queued: true } : {}),
         ...(j.replay ? { replay: j.replay } : {}),
+        ...(j.waitsFor ? { waitsFor: j.waitsFor } : {}),
         createdAt: now,
         ...(j.running ? { processedAt: now } : {}),
         finishedAt: null,
@@ -521,7 +665,12 @@ export function createJobService({
       if (!job.queued) return startNow(job, workflowType, args, summary, opts);
       const start: QueuedStart = { workflowType, args, ...(summary ? { summary } : {}) };
       if (opts.workflowId) start.workflowId = opts.workflowId;
-      await repo.enqueue(job.workspaceId, job._id, start);
+      await repo.enqueue(job.workspaceId, job._id, start, job.waitsFor ?? null);
+      // The run it waits for on its trace may have given the trace up while this one was stored.
+      if (job.waitsFor) {
+        const now = await blockerFor(job.waitsFor);
+        if (now !== job.waitsFor) await repo.reblock(job.workspaceId, job.waitsFor, now);
+      }
       // A run of the workspace may have ended while this one was stored.
       drainSoon(job.workspaceId);
     },
@@ -636,7 +785,12 @@ export function createJobService({
      * Cancels a running job: the read model turns failed first (sticky), then the workflow and
      * its child runs are cancelled, and the stream ends with a terminal `error` entry.
      */
-    async cancel(scope: Scope, jobId: string, reason = 'Cancelled by user'): Promise<Job> {
+    async cancel(
+      scope: Scope,
+      jobId: string,
+      reason = 'Cancelled by user',
+      opts: { stopped?: (job: Job) => Promise<unknown> } = {},
+    ): Promise<Job> {
       const job = await get(scope, jobId);
       if (TERMINAL_STATES.includes(job.status)) throw validationError(`Job is already ${job.status}`);
       const applied = await this.finalize(scope.workspaceId, jobId, {
@@ -645,6 +799,8 @@ export function createJobService({
         currentStep: 'cancelled',
       });
       if (!applied) throw validationError('Job already finished');
+      // A run still waiting in the queue never starts: it leaves it (the runs behind it on its trace are passed on below).
+      if (job.queued) await repo.dequeue(scope.workspaceId, jobId);
       // Then Temporal: the run (and its children) end as Canceled in the Temporal UI.
       const handle = temporal.workflow.getHandle(jobId);
       // Logged, not thrown: the job already reads failed, but a run left going would go on spending.
@@ -662,6 +818,11 @@ export function createJobService({
           currentStep: 'cancelled',
         });
       }
+      // The run has stopped writing (or the wait ran out): what the caller does with its trace
+      // (an interrupt's partial reply, a rollback) comes before the next run on the trace starts.
+      if (opts.stopped) await bestEffort(log, 'acting on the cancelled run', opts.stopped(job));
+      if (job.traceId && job.parentJobId === null && job.kind === 'neuron')
+        await bestEffort(log, 'giving the trace up to the next run', releaseTrace(job));
       return get(scope, jobId);
     },
 

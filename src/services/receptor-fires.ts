@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Job } from '../db/jobs.js';
 import type { Firing, Receptor, ReceptorRepo } from '../db/receptors.js';
 import { validationError } from '../errors.js';
+import type { MultitaskStrategy } from '../schemas/jobs.js';
 import { triggerPayload, type FireBody } from '../schemas/receptors.js';
 import { systemScope, type Scope } from '../scope.js';
 import type { FirePlan, ReceptorFireInput, SystemJobInput } from '../temporal/definitions.js';
@@ -31,6 +32,8 @@ export interface Launch {
   stimulusKey?: string | null;
   /** The run waits in its workspace's queue (past its share of runs, JobService.admitRun). */
   queued?: boolean;
+  /** What a fire into a trace whose run has not ended does (docs/neurons.md, "Double-texting"; default enqueue). */
+  multitask?: MultitaskStrategy;
 }
 
 /** The message a neuron target receives: payload.message, else the payload (or data) as JSON, else a note of the fire. */
@@ -91,16 +94,30 @@ export function createReceptorFireService(d: {
     const t = r.executableTarget;
     const traceId =
       t.kind === 'neuron' || t.kind === 'pathway' ? (l.trigger.traceId ?? uuidFromName(`${jobId}:trace`)) : null;
-    const { job, created } = await jobs.create(l.scope, {
-      id: jobId,
-      kind: jobKindOf(r),
-      brainId: r.brainId,
-      receptorId: r._id,
-      traceId,
-      neuronId: t.kind === 'neuron' ? t.id : null,
-      pathwayId: t.kind === 'pathway' ? t.id : null,
-      queued: l.queued ?? false,
-    });
+    // A neuron target runs on its trace after the trace's run that has not ended (double-texting,
+    // docs/neurons.md): its fire waits in the queue behind it, and its human turn is stored when it starts.
+    // Interrupt and rollback are the invoke's; a fire takes reject or enqueue (the others enqueue).
+    const claimed =
+      t.kind === 'neuron' && traceId
+        ? await jobs.claimTrace(l.scope, traceId, jobId, l.multitask === 'reject' ? 'reject' : 'enqueue')
+        : null;
+    const waitsFor = claimed?.waitsFor ?? null;
+    const { job, created } = await jobs
+      .create(l.scope, {
+        id: jobId,
+        kind: jobKindOf(r),
+        brainId: r.brainId,
+        receptorId: r._id,
+        traceId,
+        neuronId: t.kind === 'neuron' ? t.id : null,
+        pathwayId: t.kind === 'pathway' ? t.id : null,
+        queued: (l.queued ?? false) || waitsFor !== null,
+        waitsFor,
+      })
+      .catch(async (e: unknown) => {
+        if (claimed) await jobs.giveUpTrace(l.scope.workspaceId, jobId, waitsFor).catch(() => undefined);
+        throw e;
+      });
     // The same event or message again: the job it fired already.
     if (!created) return { job, created, traceId: job.traceId };
     const firing: Firing = {
@@ -189,6 +206,7 @@ export function createReceptorFireService(d: {
           scope: toRunScope({ ...scope, receptorId: r._id }),
         },
         queued: admitted.queued,
+        ...(body.multitask_strategy ? { multitask: body.multitask_strategy } : {}),
       }).finally(admitted.release);
       return { ...launched, receptorId: r._id };
     },

@@ -313,6 +313,26 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
       );
     },
 
+    /**
+     * Removes the engrams these runs wrote (a rolled-back run and its delegates) from the end of
+     * the trace, and tells the trace's readers (`engrams.removed`). Answers how many were removed.
+     */
+    async removeRunEngrams(scope: Scope, traceId: string, jobIds: string[]): Promise<number> {
+      const removed = await repo.removeTail(scope.workspaceId, traceId, jobIds);
+      if (removed > 0)
+        await bestEffort(
+          log,
+          'engrams.removed entry',
+          streams.append(streams.keys.trace(scope.workspaceId, traceId), {
+            type: 'engrams.removed',
+            trace_id: traceId,
+            job_ids: jobIds,
+            count: removed,
+          }),
+        );
+      return removed;
+    },
+
     /** Publishes a run-state or other trace-scoped event (docs/streams.md, "Trace events"). */
     publish: (scope: Scope, traceId: string, event: Record<string, unknown>) =>
       streams.append(streams.keys.trace(scope.workspaceId, traceId), event),

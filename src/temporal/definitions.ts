@@ -126,6 +126,12 @@ export interface NeuronRunInput {
   context?: RunSummary;
   /** Legacy inputs only (histories recorded before run contexts were stored by reference). */
   prepared?: PreparedRunData;
+  /**
+   * Set on a run that waited for another run on its trace (double-texting): its human turn
+   * (`userEngramId`, `message`, `data`) is stored when it starts, after the run before it ended, so
+   * the trace's engrams of two runs never interleave. The neuron's brain is the engram's.
+   */
+  humanTurnOnStart?: { brainId: string | null };
 }
 
 /**

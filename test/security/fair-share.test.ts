@@ -339,7 +339,11 @@ describe('queued runs with a worker', () => {
     });
     expect(second.status, JSON.stringify(second.body)).toBe(202);
     const secondId = String(second.body.job_id);
-    expect((await jobOf(served, e, secondId)).current_step).toMatch(/waiting for a place/);
+    // It continues the trace of a run that has not ended: it waits for that run first (double-texting,
+    // docs/neurons.md), in the same queue, then for a place in the workspace's share.
+    expect((await jobOf(served, e, secondId)).current_step).toBe(
+      `queued: waiting for job ${String(first.body.job_id)} on its trace to end`,
+    );
     // Nothing of it is prepared while it waits.
     expect(await served.deps.repos.runs.context(secondId)).toBeNull();
     const ended = await Promise.all(

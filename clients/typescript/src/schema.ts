@@ -3850,7 +3850,7 @@ export interface components {
              * @description stable machine-readable code; see the error table in the API description
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "AUTH_REQUIRED" | "BUDGET_EXCEEDED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMIT" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "AUTH_REQUIRED" | "BUDGET_EXCEEDED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "TRACE_BUSY" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMIT" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description safe to show to the caller */
             message: string;
         };
@@ -3993,6 +3993,7 @@ export interface components {
                 [key: string]: unknown;
             };
             message?: string;
+            multitask_strategy?: components["schemas"]["MultitaskStrategy"];
             neuron_task_options?: {
                 /** @enum {string} */
                 trace_type?: "thread" | "system";
@@ -4032,6 +4033,8 @@ export interface components {
             waitingFor?: {
                 [key: string]: unknown;
             };
+            /** @description a pending neuron run that waits for another run on its trace to end (double-texting, multitask_strategy enqueue, interrupt or rollback): that run's job */
+            waits_for_job_id?: string | null;
         };
         JobAccepted: {
             job_id: string;
@@ -4256,6 +4259,11 @@ export interface components {
             path?: string;
             resource_ids?: string[];
         };
+        /**
+         * @description what an invoke on a trace whose run has not ended does: reject (409 TRACE_BUSY naming that run's job), enqueue (default: the run starts when the running one ends, in arrival order; its job is pending with waits_for_job_id), interrupt (the running run is cancelled, its partial reply kept and marked interrupted, then this run starts), rollback (the running run is cancelled and its engrams removed from the trace, then this run starts)
+         * @enum {string}
+         */
+        MultitaskStrategy: "reject" | "enqueue" | "interrupt" | "rollback";
         Neuron: {
             /** @description brain attachment: true when the neuron belongs to the X-Brain-Id brain, false when visible there through workspace or core scope, null without a brain */
             attached: boolean | null;
@@ -4479,7 +4487,7 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
-            /** @description `trace_id` (a UUID) continues that trace; other keys are ignored */
+            /** @description `trace_id` (a UUID) continues that trace; `multitask_strategy` (reject, enqueue, interrupt, rollback) says what a run on a trace whose run has not ended does (docs/neurons.md); other keys are ignored */
             metadata?: {
                 [key: string]: string;
             } | null;
@@ -5301,6 +5309,7 @@ export interface components {
             invoke?: {
                 [key: string]: unknown;
             };
+            multitask_strategy?: components["schemas"]["MultitaskStrategy"];
             neuron_task_options?: {
                 /** @enum {string} */
                 trace_type?: "thread" | "system";
@@ -14731,6 +14740,8 @@ export interface operations {
                         waitingFor?: {
                             [key: string]: unknown;
                         };
+                        /** @description a pending neuron run that waits for another run on its trace to end (double-texting, multitask_strategy enqueue, interrupt or rollback): that run's job */
+                        waits_for_job_id?: string | null;
                     };
                 };
             };

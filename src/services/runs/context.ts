@@ -42,6 +42,8 @@ export const createContextSteps = (ctx: RunContext) => ({
 async function prepare(ctx: RunContext, input: NeuronRunInput): Promise<RunSummary> {
   const { jobs, runLog } = ctx.d;
   const scope = fromRunScope(input.scope);
+  // A run that waited behind another on its trace stores its human turn now (docs/neurons.md, "Double-texting").
+  if (input.humanTurnOnStart) await appendHumanOnStart(ctx.d, input, input.humanTurnOnStart.brainId);
   // The job record and the context's reads go together: neither needs the other.
   const [, loaded] = await Promise.all([jobs.create(scope, childJob(input)), loadChild(ctx, input)]);
   // The context is stored once (a claim, no read first): a retried prepare runs on the first
@@ -56,6 +58,24 @@ async function prepare(ctx: RunContext, input: NeuronRunInput): Promise<RunSumma
     jobId: input.jobId,
   });
   return summaryOf(prepared);
+}
+
+/** The human turn of a run that waited for its trace (the same engram an invoke stores; its id makes a retry store it once). */
+async function appendHumanOnStart(d: RunDeps, input: NeuronRunInput, brainId: string | null): Promise<void> {
+  if (!input.userEngramId) return;
+  const scope = fromRunScope(input.scope);
+  await d.traces.append(scope, input.traceId, {
+    id: input.userEngramId,
+    content: { type: 'human', content: input.message ?? '' },
+    metadata: input.data ? { data: input.data } : {},
+    sourceType: 'user',
+    sourceId: scope.userId ?? scope.apiKeyId,
+    targetType: 'neuron',
+    targetId: input.neuronId,
+    traceType: input.traceType,
+    jobId: input.jobId,
+    trace: { brainId, neuronId: input.neuronId },
+  });
 }
 
 async function prepareHeld(ctx: RunContext, input: NeuronRunInput): Promise<PreparedRunData> {

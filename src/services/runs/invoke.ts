@@ -65,11 +65,82 @@ async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: Inv
   }
   // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
   const admitted = await jobs.admitRun(scope.workspaceId);
+  let claimed: { waitsFor: string | null } | null = null;
   try {
-    return await store(ctx, run, admitted.queued, admitted.release);
+    const strategy = body.multitask_strategy ?? 'enqueue';
+    // Double-texting (docs/neurons.md): the run claims its trace, and waits behind the trace's run
+    // that has not ended (`reject` refuses instead). A trace the platform just named has no run
+    // yet: its claim (one insert) is stored beside the run, not before it.
+    if (run.fresh) {
+      const [invoked] = await Promise.all([
+        store(ctx, run, admitted.queued, null, admitted.release),
+        jobs.claimTrace(scope, traceId, jobId, strategy),
+      ]);
+      return invoked;
+    }
+    claimed = await jobs.claimTrace(scope, traceId, jobId, strategy);
+    const { waitsFor } = claimed;
+    const invoked = await store(ctx, run, admitted.queued || waitsFor !== null, waitsFor, admitted.release);
+    if (waitsFor && (strategy === 'interrupt' || strategy === 'rollback')) supersedeSoon(ctx, run, strategy);
+    return invoked;
+  } catch (e) {
+    // A run that claimed its trace and is not stored: the run behind it does not wait for it.
+    if (claimed)
+      await bestEffort(
+        ctx.d.log,
+        'giving up the trace of a run that was not stored',
+        ctx.d.jobs.giveUpTrace(scope.workspaceId, jobId, claimed.waitsFor),
+      );
+    throw e;
   } finally {
     admitted.release();
   }
+}
+
+/**
+ * Interrupt and rollback (docs/neurons.md): the trace's runs before this one are cancelled where
+ * they stand, outside the request (its 202 does not wait for them); each run's trace is acted on
+ * once its workflow stopped, before this run may start: an interrupted run's partial reply is kept
+ * as its engram, marked interrupted; a rolled-back run's engrams (and its delegates') are removed.
+ */
+function supersedeSoon(ctx: RunContext, run: Invoke, strategy: 'interrupt' | 'rollback'): void {
+  const { jobs, traces, log } = ctx.d;
+  const { scope, input } = run;
+  const { jobId, traceId } = input;
+  const stopped = async (job: Job) => {
+    if (strategy === 'rollback') {
+      const ids = [job._id, ...(await jobs.childIds(scope.workspaceId, job._id))];
+      return traces.removeRunEngrams(scope, traceId, ids);
+    }
+    // A run that never started has no reply; one whose reply is stored already keeps it.
+    if (job.queued) return;
+    const recent = await traces.messages(scope, traceId, undefined, 10);
+    if (recent.some((e) => e.jobId === job._id && e.sourceType === 'neuron')) return;
+    const text = await jobs.shownReply(job._id);
+    if (!text) return;
+    return traces.append(scope, traceId, {
+      id: uuidFromName(`${job._id}:interrupted`),
+      content: { type: 'neuron', content: text },
+      metadata: {
+        content_blocks: [{ type: 'text', text }],
+        interrupted: true,
+        interrupted_by: jobId,
+        job_id: job._id,
+      },
+      sourceType: 'neuron',
+      sourceId: job.neuronId ?? run.neuron._id,
+      targetType: 'user',
+      targetId: scope.userId,
+      traceType: input.traceType,
+      jobId: job._id,
+    });
+  };
+  const reason = `${strategy === 'rollback' ? 'rolled back' : 'interrupted'} by job ${jobId}`;
+  void bestEffort(
+    log,
+    `cancelling the trace's earlier runs (${strategy})`,
+    runDetached(() => jobs.supersede(scope, traceId, jobId, reason, stopped)),
+  );
 }
 
 /** The run an invoke starts: its ids (an Idempotency-Key or client_nonce makes a retry the same run) and input. */
@@ -105,9 +176,15 @@ function invokeOf(scope: Scope, neuron: Neuron, head: NeuronSnapshot, body: Invo
  * Stores the run: job, human turn, run context and its workflow start, concurrently (they are on
  * the path to the first token), then starts the workflow in the background.
  */
-async function store(ctx: RunContext, run: Invoke, queued: boolean, onCreated?: () => void): Promise<Invoked> {
+async function store(
+  ctx: RunContext,
+  run: Invoke,
+  queued: boolean,
+  waitsFor: string | null,
+  onCreated?: () => void,
+): Promise<Invoked> {
   // A run waiting in its workspace's queue has no first turn in the API and no preparation yet.
-  if (queued) return storeQueued(ctx, run, onCreated);
+  if (queued) return storeQueued(ctx, run, waitsFor, onCreated);
   const { config, jobs, budgets, firstTurns } = ctx.d;
   const { scope, neuron, input } = run;
   const { jobId, traceId } = input;
@@ -166,7 +243,12 @@ async function store(ctx: RunContext, run: Invoke, queued: boolean, onCreated?: 
  * trace as they are then), so accepting a flood past the share costs two writes a run, not a run's
  * preparation.
  */
-async function storeQueued(ctx: RunContext, run: Invoke, onCreated?: () => void): Promise<Invoked> {
+async function storeQueued(
+  ctx: RunContext,
+  run: Invoke,
+  waitsFor: string | null,
+  onCreated?: () => void,
+): Promise<Invoked> {
   const { jobs } = ctx.d;
   const { scope, neuron, input } = run;
   const { jobId, traceId } = input;
@@ -178,6 +260,7 @@ async function storeQueued(ctx: RunContext, run: Invoke, onCreated?: () => void)
     traceId,
     clientNonce: run.nonce ?? null,
     queued: true,
+    waitsFor,
   });
   void creating.then(
     (c) => {
@@ -186,13 +269,19 @@ async function storeQueued(ctx: RunContext, run: Invoke, onCreated?: () => void)
     },
     () => undefined,
   );
-  const settled = await Promise.allSettled([appendHuman(ctx.d, run), creating]);
+  // A run waiting behind another on its trace stores its human turn when it starts (after that run's reply).
+  const settled = await Promise.allSettled([waitsFor ? Promise.resolve(null) : appendHuman(ctx.d, run), creating]);
   const [, created] = settled;
   const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) return failStore(ctx, run, Promise.resolve(false), created, failure);
   const { job, created: isNew } = (created as PromiseFulfilledResult<{ job: Job; created: boolean }>).value;
   if (isNew) {
-    const args: NeuronRunInput = { ...input, message: run.message, ...(run.body.data ? { data: run.body.data } : {}) };
+    const args: NeuronRunInput = {
+      ...input,
+      message: run.message,
+      ...(run.body.data ? { data: run.body.data } : {}),
+      ...(waitsFor ? { humanTurnOnStart: { brainId: neuron.brainId ?? null } } : {}),
+    };
     await jobs.startWorkflow(job, 'neuronRun', [args], `neuron ${neuron.name} · trace ${traceId}`);
   }
   return { job, userEngramId: run.userEngramId, traceId };
