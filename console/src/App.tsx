@@ -22,6 +22,8 @@ const AgentEditor = lazy(() => import('./pages/AgentEditor'));
 const Settings = lazy(() => import('./pages/Settings'));
 const Triggers = lazy(() => import('./pages/Triggers'));
 const Trigger = lazy(() => import('./pages/Trigger'));
+const Tools = lazy(() => import('./pages/Tools'));
+const Tool = lazy(() => import('./pages/Tool'));
 
 /**
  * The pages: a path pattern, the component it shows (given the path's named segments) and, for the
@@ -42,6 +44,8 @@ export const PAGES: { path: string; nav?: string; component: ComponentType<{ par
   { path: '/pathways/:id', component: Pathway },
   { path: '/pathways/:id/edit', component: PathwayEditor },
   { path: '/pathways/:id/diff', component: PathwayDiff },
+  { path: '/tools', nav: 'Tools', component: Tools },
+  { path: '/tools/:id', component: Tool },
   { path: '/triggers', nav: 'Triggers', component: Triggers },
   { path: '/triggers/:id', component: Trigger },
   { path: '/knowledge', nav: 'Knowledge', component: Knowledge },

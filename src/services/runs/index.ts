@@ -7,6 +7,8 @@ import { createShortRunSteps } from './short.js';
 import { createStartSteps } from './starts.js';
 import { createToolSteps } from './tools.js';
 import { createTurnSteps } from './turn.js';
+import { reflexToolsOf } from './toolset.js';
+import type { Scope } from '../../scope.js';
 
 export {
   DEFAULT_MAX_TURNS,
@@ -41,6 +43,9 @@ export function createRunService(d: RunDeps) {
     ...createFinishSteps(ctx), // finish, fail
     ...createBudgetPauseSteps(ctx), // openBudgetPause, recordBudgetAnswer
     ...createShortRunSteps(ctx), // runShort (a map item: prepare, first turn, finish)
+    /** The tools one reflex offers the caller, listed as a run lists them (GET /v1/reflexes/:id/tools). */
+    reflexTools: async (scope: Scope, reflexId: string) =>
+      reflexToolsOf(d, scope, await d.reflexes.get(scope, reflexId)),
   };
   // A job found never started is started from its stored start (GET status, the sweep).
   d.jobs.onRestart((job) => service.startStored(job._id));
