@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -98,7 +99,7 @@ const poll = <T>(fn: () => Promise<T> | T, timeout = 20_000) => expect.poll(fn, 
 describe('the workspace page', () => {
   it('shows roles and people, sets a secret never shown, adds a memory, shows a meeting transcript and draws the stakeholder map', async () => {
     const ws = await buildWorkspace(app);
-    const admin = 'admin-ada';
+    const admin = randomUUID();
     const jwt = await ws.jwt(['workspace_admin'], admin);
     const made = await app.post('/v1/api-keys', jwt, { name: 'ada key', roles: ['workspace_admin'] });
     expect(made.status, made.text).toBe(201);
@@ -244,7 +245,7 @@ describe('the command palette', () => {
       await page.keyboard.press('Control+k');
       const box = page.getByRole('dialog', { name: 'Go to' }).getByRole('combobox');
       await box.fill(text);
-      const first = page.getByRole('option').first();
+      const first = page.getByRole('dialog', { name: 'Go to' }).getByRole('option').first();
       await poll(() => first.getAttribute('data-kind')).toBe(kind);
       await box.press('Enter');
       await page.getByRole('dialog', { name: 'Go to' }).waitFor({ state: 'detached' });
@@ -260,7 +261,7 @@ describe('the command palette', () => {
     // Escape closes it; the Find button opens it too.
     await page.getByRole('button', { name: 'Find…' }).click();
     await page.getByRole('dialog', { name: 'Go to' }).getByRole('combobox').fill('palette');
-    await poll(() => page.getByRole('option').count()).toBeGreaterThanOrEqual(2);
+    await poll(() => page.getByRole('dialog', { name: 'Go to' }).getByRole('option').count()).toBeGreaterThanOrEqual(2);
     await shots(page, 'palette');
     await page.keyboard.press('Escape');
     await page.getByRole('dialog', { name: 'Go to' }).waitFor({ state: 'detached' });

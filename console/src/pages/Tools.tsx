@@ -232,7 +232,7 @@ function NewReflex() {
             {f.kind === 'integration' ? 'Integration' : 'Connected account (integration id, optional)'}
             <input
               required={f.kind === 'integration'}
-              pattern="[a-z0-9][a-z0-9_-]*"
+              pattern="[a-z0-9][a-z0-9_\-]*"
               value={f.integration_id}
               onChange={set('integration_id')}
             />
@@ -349,7 +349,7 @@ function Integrations() {
         <div className="agent-row">
           <label>
             Integration id
-            <input required pattern="[a-z0-9][a-z0-9_-]*" value={f.integration_id} onChange={set('integration_id')} />
+            <input required pattern="[a-z0-9][a-z0-9_\-]*" value={f.integration_id} onChange={set('integration_id')} />
           </label>
           <label>
             Display name

@@ -64,14 +64,16 @@ function Members() {
   const jwt = session.credential === 'jwt';
   const keys = usePoll(
     (signal) =>
-      isAdmin && jwt ? api.get<{ keys: ApiSchema<'ApiKey'>[] }>('/v1/api-keys', signal) : Promise.resolve(null),
+      isAdmin && jwt
+        ? api.get<{ api_keys: ApiSchema<'ApiKey'>[] }>(`/v1/api-keys${qs({ limit: 100 })}`, signal)
+        : Promise.resolve(null),
     [api, isAdmin, jwt],
     0,
     false,
   );
   // The people the workspace's keys act for, with the roles their keys carry (the API's only list of people).
   const people = new Map<string, { roles: Set<string>; keys: number; last: string | null }>();
-  for (const k of keys.data?.keys ?? []) {
+  for (const k of keys.data?.api_keys ?? []) {
     const who = k.created_by ?? '(the platform)';
     const p = people.get(who) ?? { roles: new Set<string>(), keys: 0, last: null };
     for (const r of k.roles.length ? k.roles : ['member']) p.roles.add(r);
