@@ -7,8 +7,8 @@ import { navigate } from '../router';
  * The command palette (Ctrl-K or Cmd-K, loaded on first use): jumps to an agent, a pathway, a trace
  * or a run by name or id. When it opens it reads the brain's agents and pathways and the latest
  * runs (each list once per opening, 200 at most); a run is found by its id or its target's name;
- * traces are searched by the API as you type (GET /v1/traces?search=: title or id). A full id
- * that no list holds is read directly (GET /v1/jobs/:id). Up and Down choose, Enter goes, Escape closes.
+ * traces are searched by the API as you type (GET /v1/traces?search=: title or id). A run
+ * older than the latest 200 is not found (no route searches runs by id without a 404 for a miss). Up and Down choose, Enter goes, Escape closes.
  */
 interface Hit {
   kind: 'agent' | 'pathway' | 'trace' | 'run';
@@ -16,7 +16,6 @@ interface Hit {
   detail: string;
   to: string;
 }
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export default function Palette({ onClose }: { onClose(): void }) {
   const { api, credential } = useAuth();
@@ -28,7 +27,6 @@ export default function Palette({ onClose }: { onClose(): void }) {
     jobs: ResponseOf<'get', '/v1/jobs'>['jobs'];
   } | null>(null);
   const [traces, setTraces] = useState<ResponseOf<'get', '/v1/traces'>['traces']>([]);
-  const [direct, setDirect] = useState<Hit | null>(null);
   const input = useRef<HTMLInputElement>(null);
 
   useEffect(() => {
@@ -95,21 +93,7 @@ export default function Palette({ onClose }: { onClose(): void }) {
     return out.slice(0, 30);
   }, [base, traces, text]);
 
-  // A full run id that is not among the latest runs: read it (a 404 simply finds nothing).
-  useEffect(() => {
-    setDirect(null);
-    if (!UUID.test(text) || hits.some((h) => h.detail === text)) return;
-    const abort = new AbortController();
-    api
-      .get<ApiSchema<'Job'>>(`/v1/jobs/${text}`, abort.signal)
-      .then((j) =>
-        setDirect({ kind: 'run', label: `${j.kind} · ${j.status}`, detail: j.job_id, to: `/runs/${j.job_id}` }),
-      )
-      .catch(() => undefined);
-    return () => abort.abort();
-  }, [api, text, hits]);
-
-  const all = direct ? [...hits, direct] : hits;
+  const all = hits;
   const go = (h: Hit | undefined) => {
     if (!h) return;
     onClose();
