@@ -9,6 +9,7 @@ import {
   ReflexCreateBody,
   ReflexIdParams,
   ReflexList,
+  ReflexToolList,
   ReflexListQuery,
   ReflexUpdateBody,
 } from '../../src/schemas/reflexes.js';
@@ -43,6 +44,21 @@ export default [
     response: Reflex,
     tags,
     handler: async ({ params, scope, services }) => presentReflex(await services.reflexes.get(scope, params.id)),
+  }),
+  route({
+    method: 'get',
+    path: '/v1/reflexes/:id/tools',
+    summary: 'List the tools a reflex offers',
+    brain: 'optional',
+    params: ReflexIdParams,
+    response: ReflexToolList,
+    tags,
+    description:
+      "Its built-in tool, HTTP tools and the tools its MCP servers list, read as a run reads them (the caller's connection, the five-minute cache); what could not be listed is in errors",
+    handler: async ({ params, scope, services }) => ({
+      reflex_id: params.id,
+      ...(await services.runs.reflexTools(scope, params.id)),
+    }),
   }),
   route({
     method: 'post',

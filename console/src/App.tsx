@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, type ComponentType, type ReactElement } from 'react';
+import { lazy, Suspense, useEffect, useState, type ComponentType, type ReactElement } from 'react';
 import { useAuth } from './auth';
 import { Link, match, navigate, useLocation } from './router';
 import Approvals from './pages/Approvals';
@@ -6,6 +6,8 @@ import Runs from './pages/Runs';
 import Traces from './pages/Traces';
 import Pathways from './pages/Pathways';
 const Agents = lazy(() => import('./pages/Agents'));
+// The command palette (Ctrl/Cmd-K) loads on first use.
+const Palette = lazy(() => import('./components/Palette'));
 
 // Pages that draw graphs load React Flow and dagre on demand: the lists stay light.
 const Run = lazy(() => import('./pages/Run'));
@@ -22,6 +24,10 @@ const AgentEditor = lazy(() => import('./pages/AgentEditor'));
 const Settings = lazy(() => import('./pages/Settings'));
 const Triggers = lazy(() => import('./pages/Triggers'));
 const Trigger = lazy(() => import('./pages/Trigger'));
+const Tools = lazy(() => import('./pages/Tools'));
+const Tool = lazy(() => import('./pages/Tool'));
+const Workspace = lazy(() => import('./pages/Workspace'));
+const Meeting = lazy(() => import('./pages/Meeting'));
 
 /**
  * The pages: a path pattern, the component it shows (given the path's named segments) and, for the
@@ -42,14 +48,18 @@ export const PAGES: { path: string; nav?: string; component: ComponentType<{ par
   { path: '/pathways/:id', component: Pathway },
   { path: '/pathways/:id/edit', component: PathwayEditor },
   { path: '/pathways/:id/diff', component: PathwayDiff },
+  { path: '/tools', nav: 'Tools', component: Tools },
+  { path: '/tools/:id', component: Tool },
   { path: '/triggers', nav: 'Triggers', component: Triggers },
   { path: '/triggers/:id', component: Trigger },
   { path: '/knowledge', nav: 'Knowledge', component: Knowledge },
   { path: '/usage', nav: 'Usage', component: Usage },
+  { path: '/workspace', nav: 'Workspace', component: Workspace },
+  { path: '/workspace/meetings/:id', component: Meeting },
   { path: '/settings', nav: 'Settings', component: Settings },
 ];
 
-function Header() {
+function Header({ onFind }: { onFind(): void }) {
   const { session, credential, setBrain, signOut } = useAuth();
   const { path } = useLocation();
   return (
@@ -65,6 +75,9 @@ function Header() {
         ))}
       </nav>
       <div className="who">
+        <button type="button" onClick={onFind} aria-keyshortcuts="Control+K Meta+K" title="Ctrl-K">
+          Find…
+        </button>
         <span className="muted" title={`workspace ${session.workspace.id}`}>
           {session.workspace.name}
         </span>
@@ -91,6 +104,17 @@ function Header() {
 
 export function App() {
   const { path } = useLocation();
+  const [finding, setFinding] = useState(false);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') {
+        e.preventDefault();
+        setFinding((f) => !f);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
   useEffect(() => {
     if (path === '/' || path === '') navigate('/runs', { replace: true });
   }, [path]);
@@ -112,7 +136,12 @@ export function App() {
   }
   return (
     <>
-      <Header />
+      <Header onFind={() => setFinding(true)} />
+      {finding && (
+        <Suspense fallback={null}>
+          <Palette onClose={() => setFinding(false)} />
+        </Suspense>
+      )}
       <main className="page">
         <Suspense fallback={<p className="muted">Loading…</p>}>{page}</Suspense>
       </main>

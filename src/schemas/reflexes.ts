@@ -95,3 +95,26 @@ export const NeuronReflexSummary = z
 export const NeuronReflexAssignment = z
   .object({ neuron_id: z.string(), reflex_id: z.string(), created_at: z.string() })
   .meta({ id: 'NeuronReflexAssignment' });
+
+/** GET /v1/reflexes/:id/tools: what the reflex offers the caller, listed as a run lists it (docs/tools.md). */
+export const ReflexDiscoveredTool = z
+  .object({
+    name: z.string(),
+    description: z.string(),
+    parameters: JsonObject.meta({ description: "the tool's arguments (a JSON schema)" }),
+    kind: z.enum(['builtin', 'http', 'mcp']),
+    integration_id: z
+      .string()
+      .nullable()
+      .meta({ description: "the integration whose connected account's token a call sends" }),
+  })
+  .meta({ id: 'ReflexDiscoveredTool' });
+export const ReflexToolList = z
+  .object({
+    reflex_id: z.string(),
+    tools: z.array(ReflexDiscoveredTool),
+    errors: z
+      .array(z.string())
+      .meta({ description: 'what could not be listed (a server down, an integration not configured)' }),
+  })
+  .meta({ id: 'ReflexToolList' });

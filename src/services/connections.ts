@@ -289,9 +289,12 @@ export function createConnectionService(d: {
       const owner = ownerOf(scope, i);
       if (!owner) throw validationError("A connection belongs to a user: connect with a JWT or with a user's API key");
       if (body.callbackUrl) {
-        const origin = new URL(body.callbackUrl).origin;
-        if (!config.OAUTH_CALLBACK_ALLOW.includes(origin))
-          throw validationError(`callbackUrl: ${origin} is not an allowed callback origin (OAUTH_CALLBACK_ALLOW)`);
+        const back = new URL(body.callbackUrl);
+        // The console this API serves (/console on its own origin) is always a callback: a
+        // same-origin page, not an open redirect. Any other origin must be on the list.
+        const ownConsole = back.origin === new URL(base(origin)).origin && back.pathname.startsWith('/console/');
+        if (!ownConsole && !config.OAUTH_CALLBACK_ALLOW.includes(back.origin))
+          throw validationError(`callbackUrl: ${back.origin} is not an allowed callback origin (OAUTH_CALLBACK_ALLOW)`);
       }
       const id = randomUUID();
       const state = `${id}.${randomBytes(24).toString('base64url')}`;

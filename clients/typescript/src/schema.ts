@@ -2340,6 +2340,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reflexes/{id}/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tools a reflex offers
+         * @description Its built-in tool, HTTP tools and the tools its MCP servers list, read as a run reads them (the caller's connection, the five-minute cache); what could not be listed is in errors
+         */
+        get: operations["reflexes.tools.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/reflexes/connections/batch": {
         parameters: {
             query?: never;
@@ -5596,6 +5616,18 @@ export interface components {
             /** @enum {string} */
             type: "sensory" | "effector";
         };
+        ReflexDiscoveredTool: {
+            description: string;
+            /** @description the integration whose connected account's token a call sends */
+            integration_id: string | null;
+            /** @enum {string} */
+            kind: "builtin" | "http" | "mcp";
+            name: string;
+            /** @description the tool's arguments (a JSON schema) */
+            parameters: {
+                [key: string]: unknown;
+            };
+        };
         ReflexList: {
             /** @description true when rows follow this page */
             has_more: boolean;
@@ -5608,6 +5640,12 @@ export interface components {
             total: number;
             /** @description true: total is the exact count; false: more than 1,000 rows match and total is a lower bound (lists never count a whole history) */
             total_exact: boolean;
+        };
+        ReflexToolList: {
+            /** @description what could not be listed (a server down, an integration not configured) */
+            errors: string[];
+            reflex_id: string;
+            tools: components["schemas"]["ReflexDiscoveredTool"][];
         };
         ReflexToolSet: {
             integration_id: string;
@@ -29785,6 +29823,120 @@ export interface operations {
                      * @example {
                      *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
                      *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "reflexes.tools.list": {
+        parameters: {
+            query?: never;
+            header?: {
+                "x-brain-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReflexToolList"];
+                };
+            };
+            /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "message: expected string, received number",
+                     *       "code": "VALIDATION_ERROR"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTH_REQUIRED: No credential, or an invalid or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Authentication required",
+                     *       "code": "AUTH_REQUIRED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: The credential lacks the role the route needs (docs/roles.md) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Requires role workspace_admin",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: No such resource in the caller's workspace (another workspace's resource reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Neuron not found",
+                     *       "code": "NOT_FOUND"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

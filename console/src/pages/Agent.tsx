@@ -46,6 +46,13 @@ export default function Agent({ params }: { params: Record<string, string> }) {
     0,
     false,
   );
+  // Its reflexes (the tools attached on a reflex's page under Tools).
+  const reflexes = usePoll(
+    (signal) => api.get<ApiSchema<'NeuronReflexSummary'>[]>(`/v1/neurons/${id}/reflexes`, signal),
+    [api, id],
+    0,
+    false,
+  );
   const roles = session.roles;
   const canEdit =
     !!n &&
@@ -158,6 +165,20 @@ export default function Agent({ params }: { params: Record<string, string> }) {
             </dd>
             <dt>Tools</dt>
             <dd>{c.tools?.join(', ') || '—'}</dd>
+            <dt>Reflexes</dt>
+            <dd data-field="reflexes">
+              {reflexes.data?.length ? (
+                reflexes.data.map((x) => (
+                  <Link key={x.id} to={`/tools/${x.id}`} className="chip-link">
+                    {x.name}
+                  </Link>
+                ))
+              ) : (
+                <>
+                  none: <Link to="/tools">attach one from Tools</Link>
+                </>
+              )}
+            </dd>
           </dl>
           <h3>Instructions</h3>
           <pre className="json charter" data-field="system_prompt">

@@ -1,8 +1,8 @@
-import { useState } from 'react';
 import { qs, type ApiSchema } from '../api';
 import { useAuth } from '../auth';
-import { ago, Badge, Pager, Problem, useTick } from '../components/ui';
-import { Link, setQuery, useLocation } from '../router';
+import { ListTable, SearchForm, useListQuery } from '../components/ListTable';
+import { ago, Badge, Problem, useTick } from '../components/ui';
+import { Link } from '../router';
 import { usePoll } from '../use-poll';
 import '../pathways.css';
 
@@ -12,14 +12,12 @@ import '../pathways.css';
  * creator may edit what they create).
  */
 const LIMIT = 20;
+type Pathway = ApiSchema<'PathwayList'>['pathways'][number];
 
 export default function Pathways() {
   const { api, credential } = useAuth();
-  const { query } = useLocation();
+  const { search, offset } = useListQuery();
   const now = useTick(10_000);
-  const search = query.get('search') ?? '';
-  const offset = Number(query.get('offset') ?? 0) || 0;
-  const [text, setText] = useState(search);
   const { data, problem, loading } = usePoll(
     (signal) =>
       api.get<ApiSchema<'PathwayList'>>(
@@ -40,76 +38,39 @@ export default function Pathways() {
           </Link>
         )}
       </div>
-      <form
-        className="filters"
-        role="search"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setQuery({ search: text.trim(), offset: undefined });
-        }}
-      >
-        <label>
-          Name contains
-          <input type="search" value={text} onChange={(e) => setText(e.target.value)} />
-        </label>
-        <button type="submit">Search</button>
-      </form>
+      <SearchForm />
       <Problem problem={problem} />
-      <div className="table-wrap">
-        <table className="pathways">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Version</th>
-              <th>State</th>
-              <th>Nodes</th>
-              <th>Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data?.pathways.map((p) => {
+      <ListTable<Pathway>
+        className="pathways"
+        rows={data?.pathways}
+        loading={loading}
+        rowKey={(p) => p.id}
+        rowProps={(p) => ({ 'data-pathway-id': p.id })}
+        page={data ? { offset, limit: LIMIT, total: data.total } : undefined}
+        empty={search ? 'No pathway matches this name.' : 'No pathways in this brain yet.'}
+        columns={[
+          {
+            title: 'Name',
+            className: 'step',
+            cell: (p) => (
+              <>
+                <Link to={`/pathways/${p.id}`}>{p.name}</Link>
+                {p.description && <div className="muted small">{p.description}</div>}
+              </>
+            ),
+          },
+          { title: 'Version', cell: (p) => `v${p.latest_version}` },
+          { title: 'State', cell: (p) => <Badge value={p.is_active ? 'active' : 'inactive'} /> },
+          {
+            title: 'Nodes',
+            cell: (p) => {
               const nodes = (p.pathway_graph as { nodes?: unknown[] }).nodes;
-              return (
-                <tr key={p.id} data-pathway-id={p.id}>
-                  <td className="step">
-                    <Link to={`/pathways/${p.id}`}>{p.name}</Link>
-                    {p.description && <div className="muted small">{p.description}</div>}
-                  </td>
-                  <td>v{p.latest_version}</td>
-                  <td>
-                    <Badge value={p.is_active ? 'active' : 'inactive'} />
-                  </td>
-                  <td>{Array.isArray(nodes) ? nodes.length : '—'}</td>
-                  <td title={p.updated_at}>{ago(p.updated_at, now)}</td>
-                </tr>
-              );
-            })}
-            {data && data.pathways.length === 0 && (
-              <tr>
-                <td colSpan={5} className="muted">
-                  {search ? 'No pathway matches this name.' : 'No pathways in this brain yet.'}
-                </td>
-              </tr>
-            )}
-            {!data && loading && (
-              <tr>
-                <td colSpan={5} className="muted">
-                  Loading…
-                </td>
-              </tr>
-            )}
-          </tbody>
-        </table>
-      </div>
-      {data && (
-        <Pager
-          offset={offset}
-          limit={LIMIT}
-          total={data.total}
-          count={data.pathways.length}
-          onPage={(o) => setQuery({ offset: o ? String(o) : undefined })}
-        />
-      )}
+              return Array.isArray(nodes) ? nodes.length : '—';
+            },
+          },
+          { title: 'Updated', cell: (p) => <span title={p.updated_at}>{ago(p.updated_at, now)}</span> },
+        ]}
+      />
     </>
   );
 }

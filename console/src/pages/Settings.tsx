@@ -1,6 +1,7 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
-import { qs, toProblem, type ApiProblem, type ApiSchema } from '../api';
+import { qs, type ApiSchema } from '../api';
 import { useAuth } from '../auth';
+import { useAction } from '../components/ListTable';
 import { Badge, Json, Problem, Section, ago, shortId, useTick } from '../components/ui';
 import { usePoll } from '../use-poll';
 import '../pathways.css';
@@ -56,24 +57,6 @@ function Once({ label, value, onDone }: { label: string; value: string; onDone()
 }
 
 /** Runs an action, showing its error; `after` reloads what it changed. */
-function useAction() {
-  const [problem, setProblem] = useState<ApiProblem | null>(null);
-  const [busy, setBusy] = useState(false);
-  const run = async <T,>(f: () => Promise<T>): Promise<T | undefined> => {
-    setBusy(true);
-    setProblem(null);
-    try {
-      return await f();
-    } catch (e) {
-      setProblem(toProblem(e));
-      return undefined;
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { problem, busy, run };
-}
-
 export default function Settings() {
   const { session, isAdmin } = useAuth();
   const jwt = session.credential === 'jwt';

@@ -8,6 +8,8 @@ import { createStartSteps } from './starts.js';
 import { createToolApprovalSteps } from './tool-approval.js';
 import { createToolSteps } from './tools.js';
 import { createTurnSteps } from './turn.js';
+import { reflexToolsOf } from './toolset.js';
+import type { Scope } from '../../scope.js';
 
 export {
   DEFAULT_MAX_TURNS,
@@ -43,6 +45,9 @@ export function createRunService(d: RunDeps) {
     ...createBudgetPauseSteps(ctx), // openBudgetPause, recordBudgetAnswer
     ...createToolApprovalSteps(ctx), // openToolApprovals, recordToolAnswer, expireToolApproval, refuseToolCall
     ...createShortRunSteps(ctx), // runShort (a map item: prepare, first turn, finish)
+    /** The tools one reflex offers the caller, listed as a run lists them (GET /v1/reflexes/:id/tools). */
+    reflexTools: async (scope: Scope, reflexId: string) =>
+      reflexToolsOf(d, scope, await d.reflexes.get(scope, reflexId)),
   };
   // A job found never started is started from its stored start (GET status, the sweep).
   d.jobs.onRestart((job) => service.startStored(job._id));

@@ -80,6 +80,59 @@ export async function toolsetOf(d: RunDeps, scope: Scope, input: NeuronRunInput,
   return { tools: set.tools, delegates: set.delegates, bindings: set.bindings };
 }
 
+/** A tool one reflex offers, as GET /v1/reflexes/:id/tools shows it. */
+export interface DiscoveredTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  kind: 'builtin' | 'http' | 'mcp';
+  integration_id: string | null;
+}
+
+/**
+ * The tools one reflex offers the caller, found the way a run finds them (the same listing, cache,
+ * connection rule and naming), with what could not be listed. Tool names are as one reflex alone
+ * would give them: on a neuron a name another reflex takes first is prefixed with this reflex's name.
+ */
+export async function reflexToolsOf(
+  d: RunDeps,
+  scope: Scope,
+  r: Reflex,
+): Promise<{ tools: DiscoveredTool[]; errors: string[] }> {
+  const set = new Offer();
+  const errors: string[] = [];
+  const tokenOf = (integrationId: string) =>
+    d.connections
+      .tokenFor({ workspaceId: scope.workspaceId, userId: scope.userId, apiKeyId: scope.apiKeyId }, integrationId)
+      .catch(() => null);
+  const mayUseConnection = async (x: Reflex, integrationId: string) => {
+    const i = await d.connections.integration(scope.workspaceId, integrationId);
+    const why = i && connectionRefusal(integrationId, i, reflexSaver(x), scope.userId);
+    if (why) errors.push(`metadata.integration_id: ${why}`);
+    return !why;
+  };
+  const meta = r.metadata ?? {};
+  const builtin = typeof meta.handler === 'string' ? own(BUILTIN_TOOLS, meta.handler) : undefined;
+  if (typeof meta.handler === 'string' && !builtin)
+    errors.push(`metadata.handler: ${meta.handler} is not a built-in tool`);
+  await offerReflexTools(d, set, r, meta, tokenOf, mayUseConnection, errors);
+  for (const s of r.tools) await offerIntegrationSet(d, set, scope, r, s, tokenOf, errors);
+  const tools: DiscoveredTool[] = [];
+  if (builtin)
+    tools.push({ ...builtin.spec, parameters: { ...builtin.spec.parameters }, kind: 'builtin', integration_id: null });
+  for (const t of set.tools) {
+    const b = own(set.bindings, t.name);
+    tools.push({
+      name: t.name,
+      description: t.description ?? '',
+      parameters: { ...(t.parameters ?? {}) },
+      kind: b?.kind === 'http' ? 'http' : 'mcp',
+      integration_id: b?.integrationId ?? null,
+    });
+  }
+  return { tools, errors };
+}
+
 /** A reflex's own tools: its HTTP tool definitions, and the tools its MCP server lists. */
 async function offerReflexTools(
   d: RunDeps,
@@ -88,6 +141,7 @@ async function offerReflexTools(
   meta: Record<string, unknown>,
   tokenOf: (integrationId: string) => Promise<string | null>,
   mayUseConnection: (r: Reflex, integrationId: string) => Promise<boolean>,
+  errors?: string[],
 ): Promise<void> {
   const integrationId = metadataIntegration(meta);
   // The token would go where the reflex's metadata says: only under its saver's privilege (a
@@ -109,7 +163,10 @@ async function offerReflexTools(
     // A server that cannot be listed leaves its tools out of this run (the run still starts).
     const listed = await d.remote
       .mcpTools(r._id, r.updatedAt.toISOString(), serverUrl, token ?? undefined)
-      .catch(() => []);
+      .catch((e: unknown) => {
+        errors?.push(`metadata.server_url: the tool server could not be listed (${(e as Error).message})`);
+        return [];
+      });
     for (const t of listed) set.offer(r.name, t, { kind: 'mcp', reflexId: r._id, serverUrl, tool: t.name, ...auth });
   }
 }
@@ -122,10 +179,16 @@ async function offerIntegrationSet(
   r: Reflex,
   s: ReflexToolSet,
   tokenOf: (integrationId: string) => Promise<string | null>,
+  errors?: string[],
 ): Promise<void> {
   const i = await d.connections.integration(scope.workspaceId, s.integrationId);
   // Not configured, or an integration without a tool server: there is nothing to run (GET …/connections/check says so).
-  if (!i?.mcpServerUrl) return;
+  if (!i?.mcpServerUrl) {
+    errors?.push(
+      `${s.integrationId}: ${i ? 'the integration has no mcp_server_url' : 'the integration is not configured'}`,
+    );
+    return;
+  }
   const serverUrl = i.mcpServerUrl;
   const token = await tokenOf(s.integrationId);
   const binding = (tool: string): ToolBinding => ({
@@ -137,7 +200,10 @@ async function offerIntegrationSet(
   });
   const listed = await d.remote
     .mcpTools(r._id, `${r.updatedAt.toISOString()}/${i.updatedAt.toISOString()}`, serverUrl, token ?? undefined)
-    .catch(() => null);
+    .catch((e: unknown) => {
+      errors?.push(`${s.integrationId}: the tool server could not be listed (${(e as Error).message})`);
+      return null;
+    });
   if (listed) {
     for (const t of listed) if (!s.tools.length || s.tools.includes(t.name)) set.offer(r.name, t, binding(t.name));
   } else if (!token) {

@@ -1,0 +1,88 @@
+import type { ApiSchema } from '../api';
+import { useAuth } from '../auth';
+import { Badge, Problem, Section, ago, useTick } from '../components/ui';
+import { Link } from '../router';
+import { usePoll } from '../use-poll';
+import '../agents.css';
+
+/*
+ * One meeting (GET /v1/meetings/:id, docs/meetings.md): its agenda, summary, decisions and action
+ * items, and its transcript (`body.transcript_segments`: speaker, start and text), refreshed while
+ * a live transcription adds to it.
+ */
+type Meeting = ApiSchema<'Meeting'>;
+type Segment = ApiSchema<'TranscriptSegment'>;
+
+const clock = (ms: number | undefined) => {
+  if (ms === undefined) return '';
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+};
+const list = (v: unknown): string[] =>
+  Array.isArray(v)
+    ? v.map((x) =>
+        typeof x === 'string' ? x : typeof x === 'object' && x && 'text' in x ? String(x.text) : JSON.stringify(x),
+      )
+    : [];
+
+export default function MeetingPage({ params }: { params: Record<string, string> }) {
+  const { api } = useAuth();
+  const now = useTick(10_000);
+  const m = usePoll((signal) => api.get<Meeting>(`/v1/meetings/${params.id}`, signal), [api, params.id], 5_000);
+  const d = m.data;
+  const segments = (Array.isArray(d?.body.transcript_segments) ? d.body.transcript_segments : []) as Segment[];
+  return (
+    <>
+      <p>
+        <Link to="/workspace?tab=meetings">← Meetings</Link>
+      </p>
+      <Problem problem={m.problem} />
+      {d && (
+        <>
+          <div className="page-head">
+            <h1>{d.title}</h1>
+            <Badge value={d.transcription.status} />
+          </div>
+          {d.description && <p>{d.description}</p>}
+          <p className="muted small">
+            Version {d.version}, updated {ago(d.updated_at, now)}
+          </p>
+          {(['agenda', 'decisions', 'action_items'] as const).map((k) =>
+            list(d.body[k]).length ? (
+              <Section key={k} title={k === 'action_items' ? 'Action items' : k[0].toUpperCase() + k.slice(1)}>
+                <ul>
+                  {list(d.body[k]).map((x, i) => (
+                    <li key={i}>{x}</li>
+                  ))}
+                </ul>
+              </Section>
+            ) : null,
+          )}
+          {typeof d.body.summary === 'string' && d.body.summary && (
+            <Section title="Summary">
+              <p>{d.body.summary}</p>
+            </Section>
+          )}
+          <Section title="Transcript">
+            {segments.length === 0 ? (
+              <p className="muted">
+                No transcript yet: a live transcription (<code>POST /v1/meetings/:id/transcription/start</code>) or a
+                recording fills it.
+              </p>
+            ) : (
+              <ol className="transcript" aria-label="Transcript">
+                {segments.map((s, i) => (
+                  <li key={i} data-speaker={s.speaker}>
+                    <span className="muted small">{clock(s.start_ms)}</span> <strong>{s.speaker}</strong>: {s.text}
+                  </li>
+                ))}
+              </ol>
+            )}
+            {d.transcription.error && <p className="error">{d.transcription.error}</p>}
+          </Section>
+        </>
+      )}
+      {!d && m.loading && <p className="muted">Loading…</p>}
+    </>
+  );
+}
