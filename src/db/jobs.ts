@@ -454,7 +454,10 @@ export function createJobRepo(db: Db) {
       // Still pending, it shows that it is starting; one the run has moved on only loses the mark.
       await jobs.updateOne(
         { _id: jobId, workspaceId, queued: true, status: 'pending' },
-        { $unset: { queued: '', waitsFor: '' }, $set: { currentStep: 'starting', holdsPlace: true, updatedAt: new Date() } },
+        {
+          $unset: { queued: '', waitsFor: '' },
+          $set: { currentStep: 'starting', holdsPlace: true, updatedAt: new Date() },
+        },
       );
       await jobs.updateOne(
         { _id: jobId, workspaceId, queued: true },
@@ -474,7 +477,10 @@ export function createJobRepo(db: Db) {
         (d) => d._id,
       );
       if (!ids.length) return [];
-      await queue.updateMany({ _id: { $in: ids }, workspaceId, after: from }, { $set: { after: to, free: to === null } });
+      await queue.updateMany(
+        { _id: { $in: ids }, workspaceId, after: from },
+        { $set: { after: to, free: to === null } },
+      );
       await jobs.updateMany(
         { _id: { $in: ids }, workspaceId, queued: true, status: 'pending' },
         { $set: { waitsFor: to, currentStep: to ? waitingStep(to) : QUEUED_FOR_PLACE, updatedAt: new Date() } },

@@ -57,14 +57,10 @@ export type ResumeBody = z.infer<typeof ResumeBody>;
 
 export const ReplayBody = strictBody(
   {
-    from_node: z
-      .string()
-      .min(1, 'from_node is required')
-      .max(200)
-      .meta({
-        description:
-          "the node the replay runs from (the designer's node id); every node visit before it is taken from the run",
-      }),
+    from_node: z.string().min(1, 'from_node is required').max(200).meta({
+      description:
+        "the node the replay runs from (the designer's node id); every node visit before it is taken from the run",
+    }),
     input: JsonObject.optional().meta({
       description: "what flows into from_node in place of its recorded input (the previous node's value)",
     }),
