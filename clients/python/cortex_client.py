@@ -174,7 +174,9 @@ class Client:
         self, neuron: str, message: Optional[str], data: Optional[Dict[str, Any]] = None, **options: Any
     ) -> Dict[str, Any]:
         """Starts a neuron run (by id, or by name with the client's brain); returns `{job_id, status,
-        trace_id, …}`. `options` are further body fields: trace_id, stream, neuron_task_options, client_nonce."""
+        trace_id, …}`. `options` are further body fields: trace_id, stream, neuron_task_options, client_nonce,
+        multitask_strategy ("enqueue", the default, "reject", "interrupt" or "rollback": what happens when
+        the trace's previous run has not ended; "reject" raises the 409 TRACE_BUSY)."""
         body: Dict[str, Any] = {k: v for k, v in options.items() if v is not None}
         if message is not None:
             body["message"] = message
