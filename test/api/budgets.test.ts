@@ -1,8 +1,8 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import type { BudgetDoc } from '../../src/db/budgets.js';
 import type { UsageRowDoc } from '../../src/db/usage.js';
-import { metrics } from '../../src/metrics.js';
+import type { CommandStartedEvent } from 'mongodb';
 import { Budget, BudgetList } from '../../src/schemas/budgets.js';
 import { Intervention } from '../../src/schemas/interventions.js';
 import { Job } from '../../src/schemas/jobs.js';
@@ -422,10 +422,16 @@ describe('budgets', () => {
 
   it('the check reads no store in a workspace without budgets, sees a budget another process wrote at its next check, and sums counters', async () => {
     const ws = await buildWorkspace(app);
-    const storeCommands = async () =>
-      (await metrics.mongoCommands.get()).values
-        .filter((v) => v.labels.command === 'find' || v.labels.command === 'aggregate')
-        .reduce((a, v) => a + v.value, 0);
+    // Reads of budgets and usage only: the process's background loops (the webhook outbox, the
+    // start sweep) read other collections meanwhile.
+    let reads = 0;
+    const count = (e: CommandStartedEvent) => {
+      const target = e.command.find ?? e.command.aggregate;
+      if (typeof target === 'string' && (target === 'budgets' || target.startsWith('usage_'))) reads++;
+    };
+    app.deps.mongo.on('commandStarted', count);
+    onTestFinished(() => void app.deps.mongo.off('commandStarted', count));
+    const storeCommands = async () => reads;
     const check = async () =>
       app.services.budgets.evaluate(
         app.services.budgets.covering(await app.services.budgets.ofWorkspace(ws.workspaceId), {}),

@@ -1,13 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { Neuron } from '../../src/schemas/neurons.js';
 import { buildWorkspace } from '../support/app.js';
-import { openBrowser, type OpenBrowser } from '../support/browser.js';
+import { useConsoleBrowser } from '../support/console-page.js';
 import { settleJob } from '../support/jobs.js';
 import { useSimPlatform } from '../support/platform.js';
 
@@ -26,30 +23,13 @@ const { app, sim } = useSimPlatform(
   { firstTokenMs: 60, interTokenMs: 25, tokens: 24 },
   { OUTBOUND_ALLOW_HOSTS: ['127.0.0.1'], WEBHOOK_RETRY_INITIAL_MS: 100 },
 );
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const OUT = path.join(ROOT, 'test-output/console');
-const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
+const { tab, shots } = useConsoleBrowser('console-agents', () => app.url);
 const MODEL = 'openai/gpt-4o-mini';
-let context: BrowserContext;
-let browser: OpenBrowser | undefined;
 let receiver: Server;
 let hookBase = '';
 const received: { path: string; body: string }[] = [];
 
-function newest(dir: string): number {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
-
 beforeAll(async () => {
-  const built = path.join(ROOT, 'console/dist/index.html');
-  if (!existsSync(built) || statSync(built).mtimeMs < newest(path.join(ROOT, 'console/src')))
-    throw new Error('console/dist is missing or older than console/src: run npm run console:build');
-  await mkdir(OUT, { recursive: true });
   receiver = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -60,54 +40,17 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  browser = await openBrowser('console-agents-chromium-', { viewport: SIZES.desktop });
-  context = browser.context;
 });
 afterAll(async () => {
-  await browser?.close();
   await new Promise((r) => receiver?.close(r));
 });
 
 /** A new tab (signed out) that records console errors and requests to another origin. */
-async function tab() {
-  const page = await context.newPage();
-  onTestFailed(async ({ task }) => {
-    const name = `failed-${task.name.slice(0, 40).replace(/\W+/g, '-')}.png`;
-    await page.screenshot({ path: path.join(OUT, name), fullPage: true }).catch(() => undefined);
-  });
-  const problems: string[] = [];
-  const foreign: string[] = [];
-  const origin = new URL(app.url).origin;
-  page.on('request', (req) => {
-    const u = req.url();
-    if (!u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).origin !== origin) foreign.push(u);
-  });
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(e.message));
-  page.on('dialog', (d) => void d.accept());
-  const clean = () => {
-    expect(problems, 'console errors').toEqual([]);
-    expect(foreign, 'requests to other origins').toEqual([]);
-  };
-  return { page, clean };
-}
-
 async function signIn(page: Page, key: string, to: string) {
   await page.goto(`${app.url}/console${to}`);
   await page.getByLabel('API key or JWT').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
-}
-
-async function shots(page: Page, name: string) {
-  for (const [label, size] of Object.entries(SIZES)) {
-    await page.setViewportSize(size);
-    await page.waitForTimeout(150);
-    await page.screenshot({ path: path.join(OUT, `${name}-${label}.png`), fullPage: true });
-  }
-  await page.setViewportSize(SIZES.desktop);
 }
 
 const poll = <T>(fn: () => Promise<T> | T, timeout = 20_000) => expect.poll(fn, { timeout });

@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import Provider from 'oidc-provider';
-import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWorkspace } from '../support/app.js';
-import { openBrowser, type OpenBrowser } from '../support/browser.js';
+import { useConsoleBrowser } from '../support/console-page.js';
 import { mcpHandler } from '../support/mcp-server.js';
 import { useSimPlatform } from '../support/platform.js';
 
@@ -26,12 +23,8 @@ const { app } = useSimPlatform(
   { firstTokenMs: 20, interTokenMs: 5, tokens: 8 },
   { OUTBOUND_ALLOW_HOSTS: ['127.0.0.1'] },
 );
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const OUT = path.join(ROOT, 'test-output/console');
-const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
+const { tab, shots } = useConsoleBrowser('console-tools', () => app.url, { timezoneId: 'UTC' });
 const CLIENT_SECRET = `secret-${randomUUID()}`;
-let context: BrowserContext;
-let browser: OpenBrowser | undefined;
 const servers: Server[] = [];
 let issuer = '';
 let mcpUrl = '';
@@ -45,20 +38,7 @@ const listen = async (h: (req: IncomingMessage, res: ServerResponse) => void) =>
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 };
 
-function newest(dir: string): number {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
-
 beforeAll(async () => {
-  const built = path.join(ROOT, 'console/dist/index.html');
-  if (!existsSync(built) || statSync(built).mtimeMs < newest(path.join(ROOT, 'console/src')))
-    throw new Error('console/dist is missing or older than console/src: run npm run console:build');
-  await mkdir(OUT, { recursive: true });
   issuer = await listen((req, res) => handler(req, res));
   // A tool server whose `whoami` answers with the account the provider vouches for.
   const tools = (server: McpServer, req: IncomingMessage) => {
@@ -73,11 +53,8 @@ beforeAll(async () => {
     }));
   };
   mcpUrl = `${await listen(mcpHandler('account', tools))}/mcp`;
-  browser = await openBrowser('console-tools-chromium-', { viewport: SIZES.desktop, timezoneId: 'UTC' });
-  context = browser.context;
 });
 afterAll(async () => {
-  await browser?.close();
   for (const s of servers) await new Promise((r) => s.close(r));
 });
 
@@ -103,51 +80,11 @@ function startProvider(redirectUris: string[]) {
   handler = provider.callback();
 }
 
-async function tab(allowOrigins: string[] = []) {
-  const page = await context.newPage();
-  onTestFailed(async ({ task }) => {
-    const name = `failed-${task.name.slice(0, 40).replace(/\W+/g, '-')}.png`;
-    await page.screenshot({ path: path.join(OUT, name), fullPage: true }).catch(() => undefined);
-  });
-  const problems: string[] = [];
-  const foreign: string[] = [];
-  const origin = new URL(app.url).origin;
-  page.on('request', (req) => {
-    const u = req.url();
-    if (u.startsWith('data:') || u.startsWith('blob:')) return;
-    const o = new URL(u).origin;
-    // The provider's own login page loads what it likes (its fonts): only the console's requests count.
-    const from = req.frame().url();
-    if (from.startsWith('http') && allowOrigins.includes(new URL(from).origin)) return;
-    if (o !== origin && !allowOrigins.includes(o)) foreign.push(u);
-  });
-  page.on('console', (m) => {
-    // The provider's own pages are not the console's: only errors on the console's origin count.
-    if (m.type() === 'error' && new URL(page.url()).origin === origin) problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(e.message));
-  page.on('dialog', (d) => void d.accept());
-  const clean = () => {
-    expect(problems, 'console errors').toEqual([]);
-    expect(foreign, 'requests to other origins').toEqual([]);
-  };
-  return { page, clean };
-}
-
 async function signIn(page: Page, key: string, to: string) {
   await page.goto(`${app.url}/console${to}`);
   await page.getByLabel('API key or JWT').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
-}
-
-async function shots(page: Page, name: string) {
-  for (const [label, size] of Object.entries(SIZES)) {
-    await page.setViewportSize(size);
-    await page.waitForTimeout(150);
-    await page.screenshot({ path: path.join(OUT, `${name}-${label}.png`), fullPage: true });
-  }
-  await page.setViewportSize(SIZES.desktop);
 }
 
 const poll = <T>(fn: () => Promise<T> | T, timeout = 20_000) => expect.poll(fn, { timeout });
@@ -163,7 +100,7 @@ describe('the tools pages', () => {
     expect(agent.status).toBe(201);
     // A person signs in with a JWT (a connection belongs to a user).
     const jwt = await ws.jwt(['workspace_admin'], randomUUID());
-    const { page, clean } = await tab([new URL(issuer).origin]);
+    const { page, clean } = await tab({ allowOrigins: [new URL(issuer).origin] });
     await signIn(page, jwt, '/tools');
     await page.getByText('No reflexes yet').waitFor();
 

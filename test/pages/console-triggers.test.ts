@@ -1,10 +1,7 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { ConsoleMessage, Page } from 'playwright-core';
 import { buildWorkspace } from '../support/app.js';
-import { openBrowser, type OpenBrowser } from '../support/browser.js';
+import { useConsoleBrowser } from '../support/console-page.js';
 import { useSimPlatform } from '../support/platform.js';
 
 /**
@@ -15,75 +12,19 @@ import { useSimPlatform } from '../support/platform.js';
  * page: no console error, no request to another origin; screenshots in test-output/console/.
  */
 const { app } = useSimPlatform({ firstTokenMs: 20, interTokenMs: 5, tokens: 8 });
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const OUT = path.join(ROOT, 'test-output/console');
-const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
-let context: BrowserContext;
-let browser: OpenBrowser | undefined;
-
-function newest(dir: string): number {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
-
-beforeAll(async () => {
-  const built = path.join(ROOT, 'console/dist/index.html');
-  if (!existsSync(built) || statSync(built).mtimeMs < newest(path.join(ROOT, 'console/src')))
-    throw new Error('console/dist is missing or older than console/src: run npm run console:build');
-  await mkdir(OUT, { recursive: true });
-  browser = await openBrowser('console-triggers-chromium-', { viewport: SIZES.desktop, timezoneId: 'UTC' });
-  context = browser.context;
-});
-afterAll(async () => {
-  await browser?.close();
-});
-
-async function tab() {
-  const page = await context.newPage();
-  onTestFailed(async ({ task }) => {
-    const name = `failed-${task.name.slice(0, 40).replace(/\W+/g, '-')}.png`;
-    await page.screenshot({ path: path.join(OUT, name), fullPage: true }).catch(() => undefined);
-  });
-  const problems: string[] = [];
-  const foreign: string[] = [];
-  const origin = new URL(app.url).origin;
-  page.on('request', (req) => {
-    const u = req.url();
-    if (!u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).origin !== origin) foreign.push(u);
-  });
-  page.on('console', (m) => {
-    // The one expected failed load: GET …/share answers 404 for a receptor without a share link
-    // (the API's contract; the page shows the create form). Any other error fails the test.
-    const noLink = m.text().includes('404') && /\/v1\/receptors\/[^/]+\/[^/]+\/share$/.test(m.location().url);
-    if (m.type() === 'error' && !noLink) problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(e.message));
-  page.on('dialog', (d) => void d.accept());
-  const clean = () => {
-    expect(problems, 'console errors').toEqual([]);
-    expect(foreign, 'requests to other origins').toEqual([]);
-  };
-  return { page, clean };
-}
+// The one expected failed load: GET …/share answers 404 for a receptor without a share link (the
+// API's contract; the page shows the create form). Any other error fails the test.
+const NO_SHARE_LINK = {
+  expectedError: (m: ConsoleMessage) =>
+    m.text().includes('404') && /\/v1\/receptors\/[^/]+\/[^/]+\/share$/.test(m.location().url),
+};
+const { tab, shots } = useConsoleBrowser('console-triggers', () => app.url, { timezoneId: 'UTC' });
 
 async function signIn(page: Page, key: string, to: string) {
   await page.goto(`${app.url}/console${to}`);
   await page.getByLabel('API key or JWT').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
-}
-
-async function shots(page: Page, name: string) {
-  for (const [label, size] of Object.entries(SIZES)) {
-    await page.setViewportSize(size);
-    await page.waitForTimeout(150);
-    await page.screenshot({ path: path.join(OUT, `${name}-${label}.png`), fullPage: true });
-  }
-  await page.setViewportSize(SIZES.desktop);
 }
 
 const poll = <T>(fn: () => Promise<T> | T, timeout = 20_000) => expect.poll(fn, { timeout });
@@ -107,7 +48,7 @@ describe('the triggers pages', () => {
       neuron_config: { model: 'openai/gpt-4o-mini' },
     });
     expect(n.status).toBe(201);
-    const { page, clean } = await tab();
+    const { page, clean } = await tab(NO_SHARE_LINK);
     await signIn(page, ws.key, '/triggers');
     // The agent's own receptor is listed.
     await page.locator('table.triggers tbody tr', { hasText: 'digest-writer' }).first().waitFor();
@@ -170,7 +111,7 @@ describe('the triggers pages', () => {
     const receptor = list.body.receptors.find((r) => r.executable_target.id === String(n.body.id))!;
     expect(receptor).toBeDefined();
 
-    const { page, clean } = await tab();
+    const { page, clean } = await tab(NO_SHARE_LINK);
     // From the agent's page: its own receptor is linked.
     await signIn(page, ws.key, `/agents/${String(n.body.id)}`);
     await page.getByRole('link', { name: 'front-desk', exact: true }).click();
@@ -214,7 +155,7 @@ describe('the triggers pages', () => {
     const key = await app.post('/v1/api-keys', await ws.jwt([]), { name: 'member key' });
     const memberKey = String(key.body.key);
 
-    const { page, clean } = await tab();
+    const { page, clean } = await tab(NO_SHARE_LINK);
     await signIn(page, memberKey, `/triggers/${id}`);
     await poll(() => page.getByRole('list', { name: 'Next fire times' }).locator('li').count()).toBe(5);
     await page.locator('[data-note="share"]').waitFor();

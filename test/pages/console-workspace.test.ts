@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { buildWorkspace } from '../support/app.js';
-import { openBrowser, type OpenBrowser } from '../support/browser.js';
+import { useConsoleBrowser } from '../support/console-page.js';
 import { useSimPlatform } from '../support/platform.js';
 
 /**
@@ -18,80 +15,13 @@ import { useSimPlatform } from '../support/platform.js';
  * origin; screenshots in test-output/console/.
  */
 const { app } = useSimPlatform({ firstTokenMs: 20, interTokenMs: 5, tokens: 8 });
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const OUT = path.join(ROOT, 'test-output/console');
-const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
-let context: BrowserContext;
-let browser: OpenBrowser | undefined;
-
-function newest(dir: string): number {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
-
-beforeAll(async () => {
-  const built = path.join(ROOT, 'console/dist/index.html');
-  if (!existsSync(built) || statSync(built).mtimeMs < newest(path.join(ROOT, 'console/src')))
-    throw new Error('console/dist is missing or older than console/src: run npm run console:build');
-  await mkdir(OUT, { recursive: true });
-  browser = await openBrowser('console-workspace-chromium-', { viewport: SIZES.desktop, timezoneId: 'UTC' });
-  context = browser.context;
-});
-afterAll(async () => {
-  await browser?.close();
-});
-
-async function tab() {
-  const page = await context.newPage();
-  onTestFailed(async ({ task }) => {
-    const name = `failed-${task.name.slice(0, 40).replace(/\W+/g, '-')}.png`;
-    await page.screenshot({ path: path.join(OUT, name), fullPage: true }).catch(() => undefined);
-  });
-  const problems: string[] = [];
-  const foreign: string[] = [];
-  const bodies: string[] = [];
-  const origin = new URL(app.url).origin;
-  page.on('request', (req) => {
-    const u = req.url();
-    if (!u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).origin !== origin) foreign.push(u);
-  });
-  page.on('response', (res) => {
-    if (res.url().includes('/v1/'))
-      void res.text().then(
-        (t) => bodies.push(t),
-        () => undefined,
-      );
-  });
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(e.message));
-  page.on('dialog', (d) => void d.accept());
-  const clean = () => {
-    expect(problems, 'console errors').toEqual([]);
-    expect(foreign, 'requests to other origins').toEqual([]);
-  };
-  return { page, clean, bodies };
-}
+const { tab, shots } = useConsoleBrowser('console-workspace', () => app.url, { timezoneId: 'UTC' });
 
 async function signIn(page: Page, key: string, to: string) {
   await page.goto(`${app.url}/console${to}`);
   await page.getByLabel('API key or JWT').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
-}
-
-async function shots(page: Page, name: string) {
-  for (const [label, size] of Object.entries(SIZES)) {
-    await page.setViewportSize(size);
-    await page.waitForTimeout(150);
-    await page.screenshot({ path: path.join(OUT, `${name}-${label}.png`), fullPage: true });
-  }
-  await page.setViewportSize(SIZES.desktop);
 }
 
 const poll = <T>(fn: () => Promise<T> | T, timeout = 20_000) => expect.poll(fn, { timeout });
@@ -141,7 +71,7 @@ describe('the workspace page', () => {
     );
     expect(patched.status, patched.text).toBe(200);
 
-    const { page, clean, bodies } = await tab();
+    const { page, clean, bodies } = await tab({ keepBodies: true });
     await signIn(page, jwt, '/workspace');
     await poll(() => page.locator('[data-field="roles"]').textContent()).toContain('workspace_admin');
     expect(await page.locator('[data-field="user"]').textContent()).toBe(admin);
@@ -205,7 +135,7 @@ describe('the workspace page', () => {
     const ws = await buildWorkspace(app);
     const key = await app.post('/v1/api-keys', await ws.jwt([]), { name: 'member key' });
     const memberKey = String(key.body.key);
-    const { page, clean } = await tab();
+    const { page, clean } = await tab({ keepBodies: true });
     await signIn(page, memberKey, '/workspace?tab=secrets');
     await poll(() => page.locator('[data-field="roles"]').textContent()).toBe('member');
     expect(await page.getByRole('link', { name: 'Secrets' }).count()).toBe(0);
@@ -239,7 +169,7 @@ describe('the command palette', () => {
     const jobId = String(inv.body.job_id);
     const traceId = String(inv.body.trace_id);
 
-    const { page, clean } = await tab();
+    const { page, clean } = await tab({ keepBodies: true });
     await signIn(page, ws.key, '/runs');
     const find = async (text: string, kind: string) => {
       await page.keyboard.press('Control+k');

@@ -15,7 +15,7 @@ const Engine = linearRegexEngine(budget());
 /** A result as a run stores it (JSONata's sequences carry extra properties, such as a bounded `push`). */
 const plain = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 
-describe('the linear regex engine behind JSONata', () => {
+describe('the linear regex engine behind JSONata', { timeout: 60_000 }, () => {
   it('gives what the backtracking engine gives for $match, $contains, $replace and $split (flags i, m, g)', async () => {
     const context = { s: 'John Smith\njane doe\nÉmile Zola 😀 x', csv: 'a1b22c333d', n: 'x-10, y-200' };
     for (const expression of [
@@ -79,7 +79,9 @@ describe('the linear regex engine behind JSONata', () => {
     expect(await evaluateTimeboxed('$contains(s, /^(a+)+$/)', { s: `${'a'.repeat(50_000)}!` })).toBe(false);
     expect(await evaluateTimeboxed('$contains(s, /^(a|aa)+$/)', { s: `${'a'.repeat(5_000)}!` })).toBe(false);
     expect(await evaluateTimeboxed('$contains(s, /(x+x+)+y/)', { s: 'x'.repeat(5_000) })).toBe(false);
-    expect(performance.now() - t0).toBeLessThan(1_000);
+    // Backtracking would take longer than the universe's age on these; linear takes milliseconds. The
+    // bound is loose so a loaded CI machine does not fail it (speed itself is measured in npm run bench).
+    expect(performance.now() - t0).toBeLessThan(10_000);
   });
 
   it('refuses backreferences and lookaround, at save (syntaxError) and at run, with the reason', async () => {
@@ -119,7 +121,8 @@ describe('the linear regex engine behind JSONata', () => {
     const slow = { ts: `${'a'.repeat(200)}1`, picture: '[MNn][FNn][MNn][FNn][MNn][FNn]' };
     const t0 = performance.now();
     await evaluateTimeboxed('$toMillis(ts, picture)', slow).catch(() => undefined);
-    expect(performance.now() - t0).toBeLessThan(500);
+    // Exponential parsing takes hours on this picture; the bound is loose for a loaded machine.
+    expect(performance.now() - t0).toBeLessThan(5_000);
     for (const [ts, picture] of [
       ['2024-02-29', '[Y0001]-[M01]-[D01]'],
       ['29 February 2024 10:30', '[D1] [MNn] [Y0001] [H01]:[m01]'],
@@ -141,7 +144,7 @@ describe('the linear regex engine behind JSONata', () => {
   });
 });
 
-describe('the other costs of one expression step', () => {
+describe('the other costs of one expression step', { timeout: 60_000 }, () => {
   it('$pad pads as JSONata does and refuses a width over the string limit before building it', async () => {
     for (const expression of [
       '$pad("x", 5)',
@@ -207,7 +210,8 @@ describe('the other costs of one expression step', () => {
     // JSONata's own $sort exhausts the heap on 100,000 numbers, and $distinct takes seconds.
     expect(await evaluateTimeboxed('$count($sort([1..100000]))', {})).toBe(100_000);
     expect(await evaluateTimeboxed('$count($distinct([1..20000].{ "k": $ }))', {})).toBe(20_000);
-    expect(performance.now() - t0).toBeLessThan(5_000);
+    // Loose for a loaded machine: the quadratic forms take minutes or exhaust the heap.
+    expect(performance.now() - t0).toBeLessThan(30_000);
     await expect(evaluateTimeboxed('$sort([1..6000], function($a, $b) { $a < $b })', {})).rejects.toThrow(
       /\$sort with a function takes at most 5000 items/,
     );
@@ -257,7 +261,9 @@ describe('the other costs of one expression step', () => {
     normalizeTemplate(`{{${' '.repeat(500_000)}x}}`);
     normalizeExpression('a && '.repeat(100_000));
     normalizeExpression('!('.repeat(100_000));
-    expect(performance.now() - t0).toBeLessThan(2_000);
+    // Quadratic reading of these half-million-character texts takes hours; linear takes milliseconds.
+    // The bound is loose so a loaded CI machine does not fail it.
+    expect(performance.now() - t0).toBeLessThan(20_000);
     // Past 32 nested `!`, the rest is left as written (JSONata reports it).
     expect(normalizeExpression('!!a')).toBe('$not($not(a))');
     expect(normalizeExpression(`${'!'.repeat(40)}a`)).toMatch(/^(\$not\(){32}!{8}a\){32}$/);
