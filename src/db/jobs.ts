@@ -202,6 +202,20 @@ const decodeJob = ({ result, waitingFor, input, holdsPlace: _place, ...j }: JobD
 /** Whether a job holds one of its workspace's places while pending or running (JobDoc.holdsPlace). */
 const holdsPlace = (j: Pick<Job, 'parentJobId' | 'kind' | 'queued'>): boolean =>
   j.parentJobId === null && RUN_KINDS.includes(j.kind) && j.queued !== true;
+/**
+ * A job or run-queue row written before data format 2, brought up to it (the `job-places`
+ * migration's rule for one row): an imported archive's rows count toward the fair share like the
+ * store's own. Rows already of format 2 are returned as they are.
+ */
+export function placesOf(collection: string, doc: Record<string, unknown>): Record<string, unknown> {
+  if (collection === 'jobs' && doc.holdsPlace === undefined)
+    return {
+      ...doc,
+      holdsPlace: (doc.parentJobId ?? null) === null && RUN_KINDS.includes(doc.kind as JobKind) && doc.queued !== true,
+    };
+  if (collection === 'run_queue' && doc.free === undefined) return { ...doc, free: (doc.after ?? null) === null };
+  return doc;
+}
 const encodeJob = ({ result, waitingFor, input, ...j }: Job): JobDoc => ({
   ...j,
   holdsPlace: holdsPlace(j),

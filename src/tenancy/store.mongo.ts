@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { BSON, type Db, type Document, type Filter } from 'mongodb';
 import type { IndexSpec } from '../db/client.js';
+import { placesOf } from '../db/jobs.js';
 import { CHILDREN, PLATFORM_COLLECTIONS, isHoldCollection } from './inventory.js';
 import type { DeletionDoc, RetentionKind, RetentionSettingsDoc } from './model.js';
 import type { Removed, TenancyStore } from './store.js';
@@ -259,7 +260,9 @@ export function createTenancyStore(db: Db): TenancyStore {
     },
 
     async insertRows(collection, docs) {
-      if (docs.length) await coll(collection).insertMany(docs as Row[], { ordered: false });
+      // Rows of an archive made before data format 2 are brought up to it (src/releases/migrations.ts).
+      if (docs.length)
+        await coll(collection).insertMany(docs.map((doc) => placesOf(collection, doc)) as Row[], { ordered: false });
     },
     async apiKeys(ws) {
       const rows = await coll('api_keys')
