@@ -39,6 +39,7 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
     maxQueue: config.ADMISSION_MAX_QUEUE,
     maxWaitMs: config.ADMISSION_QUEUE_WAIT_MS,
     tenantSharePercent: config.ADMISSION_WORKSPACE_SHARE_PERCENT,
+    sharedSlots: config.ADMISSION_WORKSPACE_SHARED_SLOTS,
   });
   const rc = {
     services,

@@ -272,6 +272,10 @@ export const ConfigSchema = z.object({
   // this percent of the non-streaming requests running at once on an API process (beyond it its requests queue,
   // round robin with the other workspaces'), and this percent of the admission queue.
   ADMISSION_WORKSPACE_SHARE_PERCENT: z.coerce.number().int().min(1).max(100).default(50),
+  // The same while another workspace has sent a request to this API process within the last minute: at most this
+  // many of one workspace's requests run at once (the rest wait in its queue), so one workspace's burst of starts is
+  // a short line in the store the other workspaces' requests wait behind, not a long one.
+  ADMISSION_WORKSPACE_SHARED_SLOTS: z.coerce.number().int().min(1).max(10_000).default(16),
   // MCP sessions one API process keeps at most (a new one past it: 503), and the percent one workspace may hold (429).
   MCP_MAX_SESSIONS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   MCP_WORKSPACE_SHARE_PERCENT: z.coerce.number().int().min(1).max(100).default(25),

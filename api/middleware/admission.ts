@@ -15,7 +15,8 @@ interface Waiter {
  * each tenant (a workspace; anonymous callers by address) has its own FIFO, served round robin,
  * and may hold at most a quarter of the queue, so one busy workspace cannot starve the others.
  * A tenant also holds at most `tenantSharePercent` of the running slots: past its share its
- * requests wait in its queue even while slots are free, so the others always find room.
+ * requests wait in its queue even while slots are free, so the others always find room. While
+ * another tenant has asked within the last minute, that share shrinks to `sharedSlots`.
  * Streams and health probes never pass through here.
  */
 export function createAdmission(o: {
@@ -23,6 +24,14 @@ export function createAdmission(o: {
   maxQueue: number;
   maxWaitMs: number;
   tenantSharePercent?: number;
+  /**
+   * While another tenant was admitted within `sharedWindowMs`, a tenant holds at most this many
+   * running slots (and its share otherwise): a burst of one workspace stays a short line in the
+   * store and the worker instead of a long one every other workspace's request waits behind.
+   */
+  sharedSlots?: number;
+  sharedWindowMs?: number;
+  now?: () => number;
 }) {
   let inFlight = 0;
   let queued = 0;
@@ -31,6 +40,26 @@ export function createAdmission(o: {
   const order: string[] = []; // tenants with waiters, in round-robin order
   const perTenantMax = Math.max(1, Math.ceil(o.maxQueue / 4));
   const perTenantRunning = shareOf(o.maxInFlight, o.tenantSharePercent ?? 100);
+  const sharedRunning = Math.min(perTenantRunning, Math.max(1, o.sharedSlots ?? perTenantRunning));
+  const sharedWindowMs = o.sharedWindowMs ?? 60_000;
+  const now = o.now ?? Date.now;
+  // The two tenants admitted last (distinct), and when: the newest tenant other than any given one is one of them.
+  let last = { tenant: '', at: -Infinity };
+  let before = { tenant: '', at: -Infinity };
+  const seen = (tenant: string) => {
+    const at = now();
+    if (tenant === last.tenant) last.at = at;
+    else {
+      before = last;
+      last = { tenant, at };
+    }
+  };
+  /** The running slots `tenant` may hold now: fewer while another tenant is active. */
+  const capOf = (tenant: string): number => {
+    if (sharedRunning === perTenantRunning) return perTenantRunning;
+    const other = last.tenant === tenant ? before : last;
+    return other.tenant !== '' && other.at > now() - sharedWindowMs ? sharedRunning : perTenantRunning;
+  };
 
   const busy = () => unavailable('The API is at capacity; retry shortly', 1);
   const runningOf = (tenant: string) => running.get(tenant) ?? 0;
@@ -42,7 +71,7 @@ export function createAdmission(o: {
   /** Hands free slots to waiting tenants in turn, skipping any tenant at its share. */
   function dispatch(): void {
     while (inFlight < o.maxInFlight) {
-      const i = order.findIndex((t) => runningOf(t) < perTenantRunning);
+      const i = order.findIndex((t) => runningOf(t) < capOf(t));
       if (i < 0) break;
       const tenant = order.splice(i, 1)[0];
       const q = queues.get(tenant)!;
@@ -72,6 +101,7 @@ export function createAdmission(o: {
      * the release to call when the request ends, or rejects with a 503.
      */
     acquire(tenant: string, deadline: number): Promise<() => void> {
+      seen(tenant);
       let released = false;
       const done = () => {
         if (!released) {
@@ -81,7 +111,7 @@ export function createAdmission(o: {
       };
       // A waiter below its share never waits beside a free slot (dispatch), so a free slot and room
       // in the tenant's share admit at once.
-      if (inFlight < o.maxInFlight && runningOf(tenant) < perTenantRunning && !queues.has(tenant)) {
+      if (inFlight < o.maxInFlight && runningOf(tenant) < capOf(tenant) && !queues.has(tenant)) {
         take(tenant);
         metrics.admissionInFlight.set(inFlight);
         return Promise.resolve(done);

@@ -80,4 +80,45 @@ describe('admission control', () => {
     expect(Date.now() - t0).toBeLessThan(2000);
     expect(a.load().queued).toBe(0);
   });
+
+  it('while another tenant is active, a tenant holds only the shared slots; alone again, its whole share', async () => {
+    let clock = 1_000_000;
+    const a = createAdmission({
+      maxInFlight: 10,
+      maxQueue: 40,
+      maxWaitMs: 10_000,
+      tenantSharePercent: 100,
+      sharedSlots: 2,
+      sharedWindowMs: 60_000,
+      now: () => clock,
+    });
+    // Alone, the busy tenant runs up to its share.
+    const held = [];
+    for (let i = 0; i < 4; i++) held.push(await a.acquire('busy', far()));
+    expect(a.load()).toEqual({ inFlight: 4, queued: 0 });
+    // Another tenant asks: from now on the busy one's new requests wait until it holds fewer than 2.
+    held.push(await a.acquire('quiet', far()));
+    let admitted = 0;
+    const waiting = [a.acquire('busy', far()), a.acquire('busy', far())].map((p) =>
+      p.then((rel) => {
+        admitted++;
+        return rel;
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 0));
+    expect(a.load()).toEqual({ inFlight: 5, queued: 2 });
+    held[0]();
+    held[1]();
+    held[2]();
+    await new Promise((r) => setTimeout(r, 0));
+    // Down to one running: one waiter may run (two in all), not both.
+    expect(admitted).toBe(1);
+    // The quiet tenant has not asked for a minute: the busy one has its whole share again.
+    clock += 61_000;
+    held[3]();
+    await Promise.all(waiting);
+    expect(admitted).toBe(2);
+    // The quiet tenant itself is never held to fewer than the shared slots.
+    expect(a.load().queued).toBe(0);
+  });
 });
