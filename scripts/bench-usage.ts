@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { CommandStartedEvent } from 'mongodb';
 import type { UsageRowDoc } from '../src/db/usage.js';
 import type { BilledCall } from '../src/services/usage.js';
 import { systemScope } from '../src/scope.js';
@@ -36,6 +37,8 @@ export interface UsageScaleSize {
   rebuildMs: number;
   route: Spread;
   check: Spread;
+  /** Store reads (budgets, ledger, rollups) per budget check: 0 once the counters are built. */
+  checkReads: number;
   ledgerRoute?: Spread;
 }
 export interface UsageScaleFigures {
@@ -45,12 +48,8 @@ export interface UsageScaleFigures {
   checkRatio: number;
 }
 
-async function oneSize(
-  app: TestApp,
-  n: number,
-  say: (l: string) => void,
-  withLedger: boolean,
-): Promise<UsageScaleSize> {
+/** A workspace with `n` ledger rows over USAGE_DAYS days and three budgets, its counters rebuilt from the ledger. */
+async function fill(app: TestApp, n: number, say: (l: string) => void, withLedger: boolean) {
   const ws = await buildWorkspace(app);
   const neuron = await app.post('/v1/neurons', ws.key, {
     name: 'bench-usage',
@@ -122,47 +121,79 @@ async function oneSize(
     `(o) ${n} rows: counters and rollups rebuilt in ${(rebuildMs / 1000).toFixed(1)} s (${report.hoursStored} hours stored)`,
   );
 
-  const route: number[] = [];
-  const check: number[] = [];
-  let calls = 0;
-  for (let i = 0; i < REPS + 2; i++) {
-    const a = performance.now();
-    const res = await app.get<{ calls: number }>(`/v1/usage/${ws.workspaceId}`, ws.key);
-    const b = performance.now();
-    if (res.status !== 200) throw new Error(`GET /v1/usage answered ${res.status}: ${res.text}`);
-    calls = res.body.calls;
-    // The run engine's check before a model turn: the workspace's budgets (remembered), those covering the call, their counters.
-    const all = await app.services.budgets.ofWorkspace(ws.workspaceId);
-    await app.services.budgets.evaluate(app.services.budgets.covering(all, { neuronId }), {
+  return { ws, neuronId, n, insertMs, rebuildMs, withLedger };
+}
+
+/** A workspace filled and rebuilt (`fill`), and its figures gathered so far. */
+type Filled = Awaited<ReturnType<typeof fill>> & { route: number[]; check: number[]; reads: number; calls: number };
+
+/**
+ * One sample of a filled workspace: GET /v1/usage, then the run engine's check before a model turn
+ * (the workspace's budgets, remembered; those covering the call; their counters). `timed` false:
+ * a warm-up (the first check reads the budgets once, then remembers them).
+ */
+async function sample(app: TestApp, f: Filled, timed: boolean): Promise<void> {
+  let reads = 0;
+  // Store reads of budgets and the ledger made by the check (none once the counters are built).
+  const countRead = (e: CommandStartedEvent) => {
+    const target = e.command.find ?? e.command.aggregate;
+    if (typeof target === 'string' && (target === 'budgets' || target.startsWith('usage_'))) reads++;
+  };
+  const a = performance.now();
+  const res = await app.get<{ calls: number }>(`/v1/usage/${f.ws.workspaceId}`, f.ws.key);
+  const b = performance.now();
+  if (res.status !== 200) throw new Error(`GET /v1/usage answered ${res.status}: ${res.text}`);
+  f.calls = res.body.calls;
+  app.deps.mongo.on('commandStarted', countRead);
+  try {
+    const all = await app.services.budgets.ofWorkspace(f.ws.workspaceId);
+    await app.services.budgets.evaluate(app.services.budgets.covering(all, { neuronId: f.neuronId }), {
       tokens: 500,
       costNanos: 100_000,
     });
-    const c = performance.now();
-    if (i >= 2) {
-      route.push(b - a);
-      check.push(c - b);
-    }
+  } finally {
+    app.deps.mongo.off('commandStarted', countRead);
   }
-  if (calls !== n) throw new Error(`GET /v1/usage counted ${calls} calls, the ledger holds ${n}`);
+  const c = performance.now();
+  if (!timed) return;
+  f.route.push(b - a);
+  f.check.push(c - b);
+  f.reads += reads;
+}
+
+async function figuresOf(app: TestApp, f: Filled): Promise<UsageScaleSize> {
+  if (f.calls !== f.n) throw new Error(`GET /v1/usage counted ${f.calls} calls, the ledger holds ${f.n}`);
   let ledgerRoute: Spread | undefined;
-  if (withLedger) {
+  if (f.withLedger) {
     const xs: number[] = [];
     for (let i = 0; i < 3; i++) {
       const a = performance.now();
-      await app.services.usage.statsFromLedger(systemScope(ws.workspaceId), {}, false);
+      await app.services.usage.statsFromLedger(systemScope(f.ws.workspaceId), {}, false);
       xs.push(performance.now() - a);
     }
     ledgerRoute = spreadOf(xs);
   }
-  return { rows: n, insertMs, rebuildMs, route: spreadOf(route), check: spreadOf(check), ledgerRoute };
+  return {
+    rows: f.n,
+    insertMs: f.insertMs,
+    rebuildMs: f.rebuildMs,
+    route: spreadOf(f.route),
+    check: spreadOf(f.check),
+    checkReads: f.reads / f.route.length,
+    ledgerRoute,
+  };
 }
 
 export async function measureUsageScale(app: TestApp, say: (l: string) => void): Promise<UsageScaleFigures> {
   say(
     `(o) usage at scale: GET /v1/usage and the budget check with ${USAGE_SMALL} and ${USAGE_LARGE} ledger rows over ${USAGE_DAYS} days`,
   );
-  const small = await oneSize(app, USAGE_SMALL, say, true);
-  const large = await oneSize(app, USAGE_LARGE, say, false);
+  const filled = [await fill(app, USAGE_SMALL, say, true), await fill(app, USAGE_LARGE, say, false)].map(
+    (f): Filled => ({ ...f, route: [], check: [], reads: 0, calls: -1 }),
+  );
+  // Alternating samples, so that both sizes meet the same background (the machine, this process's loops).
+  for (let i = 0; i < REPS + 2; i++) for (const f of filled) await sample(app, f, i >= 2);
+  const [small, large] = [await figuresOf(app, filled[0]), await figuresOf(app, filled[1])];
   return {
     small,
     large,
@@ -174,7 +205,7 @@ export async function measureUsageScale(app: TestApp, say: (l: string) => void):
 export function formatUsageScale(m: UsageScaleFigures): string[] {
   const f = (x: number) => x.toFixed(1);
   const line = (s: UsageScaleSize) =>
-    `      ${String(s.rows).padStart(7)} rows: GET /v1/usage median ${f(s.route.median).padStart(7)} ms  p90 ${f(s.route.p90).padStart(7)} ms;  budget check median ${f(s.check.median).padStart(6)} ms  p90 ${f(s.check.p90).padStart(6)} ms`;
+    `      ${String(s.rows).padStart(7)} rows: GET /v1/usage median ${f(s.route.median).padStart(7)} ms  p90 ${f(s.route.p90).padStart(7)} ms;  budget check median ${f(s.check.median).padStart(6)} ms  p90 ${f(s.check.p90).padStart(6)} ms, ${f(s.checkReads)} store reads`;
   return [
     `  (o) Usage at scale (counters and hour rollups, ${USAGE_DAYS} days of rows, three budgets)`,
     line(m.small),
