@@ -68,6 +68,14 @@ async function tokensSeen(ws: Ws, jobId: string, n: number) {
   });
 }
 
+/** The receptor every neuron gets (its default http receptor), which fires the neuron. */
+async function receptorOf(ws: Ws, neuronId: string) {
+  const receptors = ReceptorList.parse((await app.get('/v1/receptors?limit=200', ws.key, ws.brainHeaders)).body);
+  const receptor = receptors.receptors.find((x) => x.executable_target.id === neuronId)!;
+  expect(receptor).toBeDefined();
+  return receptor;
+}
+
 /** A trace with one finished exchange, so later runs continue an existing trace. */
 async function traceWithHistory(ws: Ws, neuronId: string) {
   const first = await invoke(ws, neuronId, { message: 'hello' });
@@ -216,6 +224,59 @@ describe('double-texting on one trace', () => {
       'user:fired',
       'neuron:re: fired',
     ]);
+  }, 120_000);
+
+  it('a receptor firing into the trace: interrupt keeps the partial reply marked interrupted, then the fire runs', async () => {
+    const { ws, neuronId } = await setup();
+    const receptor = await receptorOf(ws, neuronId);
+    const traceId = await traceWithHistory(ws, neuronId);
+    const a = await invoke(ws, neuronId, { message: 'slow one', trace_id: traceId });
+    const aId = String(a.body.job_id);
+    await tokensSeen(ws, aId, 3);
+    const fired = await app.post(`/v1/receptors/${receptor.id}/fire`, ws.key, {
+      trace_id: traceId,
+      invoke: { message: 'fired instead' },
+      multitask_strategy: 'interrupt',
+    });
+    expect(fired.status, JSON.stringify(fired.body)).toBe(202);
+    const fId = String(fired.body.job_id);
+    const [ja, jf] = [await settled(ws, aId), await settled(ws, fId)];
+    expect(ja.status).toBe('failed');
+    expect(ja.failedReason).toBe(`cancelled: interrupted by job ${fId}`);
+    expect(jf.status).toBe('completed');
+    expect(Date.parse(jf.processed_at!)).toBeGreaterThanOrEqual(Date.parse(ja.finished_at!));
+    const es = await engrams(ws, traceId);
+    expect(es.map((e) => e.source_type)).toEqual(['user', 'neuron', 'user', 'neuron', 'user', 'neuron']);
+    const partial = es[3]!;
+    expect(partial.metadata).toMatchObject({ interrupted: true, interrupted_by: fId, job_id: aId });
+    expect(SLOW_WORDS.join('').startsWith(partial.content.content)).toBe(true);
+    expect(partial.content.content).not.toBe(SLOW_WORDS.join(''));
+    expect(es[4]!.content.content).toBe('fired instead');
+    expect(es[5]!.content.content).toBe('re: fired instead');
+  }, 120_000);
+
+  it("a receptor firing into the trace: rollback removes the running run's engrams, then the fire runs", async () => {
+    const { ws, neuronId } = await setup();
+    const receptor = await receptorOf(ws, neuronId);
+    const traceId = await traceWithHistory(ws, neuronId);
+    const a = await invoke(ws, neuronId, { message: 'slow one', trace_id: traceId });
+    const aId = String(a.body.job_id);
+    await tokensSeen(ws, aId, 3);
+    const fired = await app.post(`/v1/receptors/${receptor.id}/fire`, ws.key, {
+      trace_id: traceId,
+      invoke: { message: 'fired instead' },
+      multitask_strategy: 'rollback',
+    });
+    expect(fired.status, JSON.stringify(fired.body)).toBe(202);
+    const fId = String(fired.body.job_id);
+    const [ja, jf] = [await settled(ws, aId), await settled(ws, fId)];
+    expect(ja.status).toBe('failed');
+    expect(ja.failedReason).toBe(`cancelled: rolled back by job ${fId}`);
+    expect(jf.status).toBe('completed');
+    const texts = (await engrams(ws, traceId)).map((e) => `${e.source_type}:${e.content.content}`);
+    expect(texts).toEqual(['user:hello', 'neuron:re: hello', 'user:fired instead', 'neuron:re: fired instead']);
+    const sent = llm.requests.find((r) => lastUserText(r) === 'fired instead')!;
+    expect(JSON.stringify(sent.messages)).not.toContain('slow one');
   }, 120_000);
 
   it('a burst of concurrent invokes on one trace: every run completes, none overlaps another, engrams pair up in order', async () => {
