@@ -6,6 +6,9 @@ import { buildWorkspace } from '../support/app.js';
 import { lastUserText } from '../support/scripted-openai.js';
 import { dataOf, readSse } from '../support/sse.js';
 import { usePlatform } from '../support/platform.js';
+import { systemScope } from '../../src/scope.js';
+import { TRACE_WRITE_MARGIN_MS } from '../../src/services/jobs.js';
+import { traceWriteGuard } from '../../src/services/runs/trace-writes.js';
 
 /*
  * Double-texting (docs/neurons.md): an invoke on a trace whose run has not ended takes
@@ -277,6 +280,51 @@ describe('double-texting on one trace', () => {
     expect(texts).toEqual(['user:hello', 'neuron:re: hello', 'user:fired instead', 'neuron:re: fired instead']);
     const sent = llm.requests.find((r) => lastUserText(r) === 'fired instead')!;
     expect(JSON.stringify(sent.messages)).not.toContain('slow one');
+  }, 120_000);
+
+  it('a superseded run: a write it began before its end is waited out, none starts after it', async () => {
+    const { ws, neuronId } = await setup();
+    const traceId = await traceWithHistory(ws, neuronId);
+    const a = await invoke(ws, neuronId, { message: 'slow one', trace_id: traceId });
+    const aId = String(a.body.job_id);
+    await tokensSeen(ws, aId, 3);
+    // A's worker is about to write into the trace (its reply's save, as finish takes it): its lease.
+    const { jobs, traces } = app.services;
+    const guard = await traceWriteGuard(jobs, ws.workspaceId, { jobId: aId });
+    expect(guard).not.toBeNull();
+    const until = (await app.services.jobs.leaseTraceWrite(ws.workspaceId, [aId]))!;
+    const b = await invoke(ws, neuronId, {
+      message: 'stop, do this',
+      trace_id: traceId,
+      multitask_strategy: 'interrupt',
+    });
+    expect(b.status).toBe(202);
+    const bId = String(b.body.job_id);
+    for (let i = 0; (await status(ws, aId)).status !== 'failed'; i++) {
+      expect(i).toBeLessThan(300);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // A ended: a write it starts from now on is refused (no lease), and nothing of it is stored.
+    expect(await traceWriteGuard(jobs, ws.workspaceId, { jobId: aId })).toBeNull();
+    // The lease it took before its end runs out: renewing it is refused, the append stores nothing.
+    const renewAt = until.getTime() - TRACE_WRITE_MARGIN_MS + 50;
+    await new Promise((r) => setTimeout(r, Math.max(0, renewAt - Date.now())));
+    const late = traces.append(
+      systemScope(ws.workspaceId, ws.brainId),
+      traceId,
+      { content: { type: 'neuron', content: 'late write of A' }, sourceType: 'neuron', sourceId: neuronId, jobId: aId },
+      { guard: guard! },
+    );
+    await expect(late).rejects.toMatchObject({ status: 409 });
+    const jb = await settled(ws, bId);
+    expect(jb.status).toBe('completed');
+    // B started only once A's lease could no longer cover a write.
+    expect(Date.parse(jb.processed_at!)).toBeGreaterThanOrEqual(until.getTime());
+    const es = await engrams(ws, traceId);
+    expect(es.map((e) => e.content.content)).not.toContain('late write of A');
+    expect(es.map((e) => e.source_type)).toEqual(['user', 'neuron', 'user', 'neuron', 'user', 'neuron']);
+    expect(es[3]!.metadata).toMatchObject({ interrupted: true, job_id: aId });
+    expect(es.slice(4).map((e) => e.content.content)).toEqual(['stop, do this', 're: stop, do this']);
   }, 120_000);
 
   it('a burst of concurrent invokes on one trace: every run completes, none overlaps another, engrams pair up in order', async () => {

@@ -31,9 +31,11 @@ beforeAll(async () => {
   tools = createServer((req, res) => {
     calls.push({ path: req.url ?? '', key: String(req.headers['idempotency-key'] ?? '') });
     const city = decodeURIComponent((req.url ?? '').split('/weather/')[1]?.split('?')[0] ?? '');
+    // The key the call came with is echoed back (a result that carries a credential).
+    const keyUsed = new URL(req.url ?? '/', 'http://x').searchParams.get('api_key');
     res
       .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ city, forecast: `sunny in ${city}` }));
+      .end(JSON.stringify({ city, forecast: `sunny in ${city}`, ...(keyUsed ? { key_used: keyUsed } : {}) }));
   });
   await new Promise<void>((r) => tools.listen(0, '127.0.0.1', r));
   toolsUrl = `http://127.0.0.1:${(tools.address() as AddressInfo).port}`;
@@ -203,6 +205,16 @@ describe('tool calls that wait for a person', () => {
     ]);
     expect((done.result as { toolCalls: { result: string }[] }).toolCalls[0].result).toContain('sunny in Lisbon');
     expect(toolMessages()[0]).toContain('sunny in Lisbon');
+    // The job stream's tool entry shows the call with the key redacted, in its arguments and in its result.
+    const toolEntries = (await streamOf(jobId)).filter((e) => e.type === 'tool');
+    expect(toolEntries).toHaveLength(1);
+    expect(toolEntries[0]).toMatchObject({ name: 'weather', arguments: { city: 'Lisbon', api_key: '[redacted]' } });
+    expect(JSON.parse(String(toolEntries[0]!.result))).toEqual({
+      city: 'Lisbon',
+      forecast: 'sunny in Lisbon',
+      key_used: '[redacted]',
+    });
+    expect(JSON.stringify(toolEntries)).not.toContain('sk-live');
     // A second answer is a conflict; nothing runs again.
     expect((await app.post(`/v1/interventions/${pending.id}/respond`, ws.key, { action: 'approve' })).status).toBe(409);
     expect(callsOf(jobId)).toHaveLength(1);
