@@ -120,17 +120,6 @@ export function createReceptorFireService(d: {
       });
     // The same event or message again: the job it fired already.
     if (!created) return { job, created, traceId: job.traceId };
-    // Interrupt and rollback cancel the runs before it, as an invoke's do; it starts once they stopped.
-    if (claimed && traceId)
-      supersedeSoon(d, {
-        scope: l.scope,
-        traceId,
-        jobId,
-        strategy,
-        waitsFor,
-        traceType: l.trigger.traceType ?? 'thread',
-        neuronId: t.id!,
-      });
     const firing: Firing = {
       _id: fireWorkflowId(jobId),
       workspaceId: r.workspaceId,
@@ -167,6 +156,17 @@ export function createReceptorFireService(d: {
       `receptor ${r.slug} · ${l.source}${l.stimulusKey ? ` ${l.stimulusKey}` : ''}`,
       { workflowId: firing._id },
     );
+    // Interrupt and rollback cancel the runs before it, as an invoke's do; it starts once they stopped.
+    if (claimed && traceId)
+      supersedeSoon(d, {
+        scope: l.scope,
+        traceId,
+        jobId,
+        strategy,
+        waitsFor,
+        traceType: l.trigger.traceType ?? 'thread',
+        neuronId: t.id!,
+      });
     return { job, created, traceId };
   }
 
