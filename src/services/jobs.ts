@@ -258,6 +258,9 @@ export function createJobService({
     }
     drainSoon(workspaceId);
   };
+  /** Whether the job is a run in its trace's chain: a top-level neuron run, or a pathway run (which may name a trace). */
+  const claimsTrace = (job: Pick<Job, 'parentJobId' | 'kind' | 'traceId'>): boolean =>
+    job.parentJobId === null && (job.kind === 'neuron' || job.kind === 'pathway') && Boolean(job.traceId);
   /** Waits until the writes into its trace that the (ended) job leased have landed or can no longer start. */
   const writesLanded = async (scope: Scope, jobId: string): Promise<void> => {
     const until = await repo.traceWriteUntil(scope.workspaceId, jobId);
@@ -271,7 +274,7 @@ export function createJobService({
   };
   // A run that ends by itself gives its trace up with its end; a cancelled one once its workflow stopped (cancel).
   statusListeners.push((job) => {
-    if (job.parentJobId !== null || job.kind !== 'neuron' || !job.traceId) return;
+    if (!claimsTrace(job)) return;
     if (!TERMINAL_STATES.includes(job.status) || job.failedReason?.startsWith('cancelled')) return;
     void bestEffort(log, 'giving the trace up to the next run', releaseTrace(job));
   });
@@ -847,12 +850,11 @@ export function createJobService({
       // still land, even when its worker is down: the next run on the trace waits it out. No write
       // of the run starts after its end (leases are refused from then on), so after this wait the
       // run can no longer write into its trace, whether its workflow closed or not.
-      if (job.traceId && job.parentJobId === null && job.kind === 'neuron') await writesLanded(scope, jobId);
+      if (claimsTrace(job)) await writesLanded(scope, jobId);
       // The run has stopped writing: what the caller does with its trace (an interrupt's partial
       // reply, a rollback) comes before the next run on the trace starts.
       if (opts.stopped) await bestEffort(log, 'acting on the cancelled run', opts.stopped(job));
-      if (job.traceId && job.parentJobId === null && job.kind === 'neuron')
-        await bestEffort(log, 'giving the trace up to the next run', releaseTrace(job));
+      if (claimsTrace(job)) await bestEffort(log, 'giving the trace up to the next run', releaseTrace(job));
       return get(scope, jobId);
     },
 

@@ -267,7 +267,7 @@ describe('double-texting on one trace', () => {
     await tokensSeen(ws, aId, 3);
     const fired = await app.post(`/v1/receptors/${receptor.id}/fire`, ws.key, {
       trace_id: traceId,
-      invoke: { message: 'fired instead' },
+      invoke: { message: 'fired to roll back' },
       multitask_strategy: 'rollback',
     });
     expect(fired.status, JSON.stringify(fired.body)).toBe(202);
@@ -277,8 +277,13 @@ describe('double-texting on one trace', () => {
     expect(ja.failedReason).toBe(`cancelled: rolled back by job ${fId}`);
     expect(jf.status).toBe('completed');
     const texts = (await engrams(ws, traceId)).map((e) => `${e.source_type}:${e.content.content}`);
-    expect(texts).toEqual(['user:hello', 'neuron:re: hello', 'user:fired instead', 'neuron:re: fired instead']);
-    const sent = llm.requests.find((r) => lastUserText(r) === 'fired instead')!;
+    expect(texts).toEqual([
+      'user:hello',
+      'neuron:re: hello',
+      'user:fired to roll back',
+      'neuron:re: fired to roll back',
+    ]);
+    const sent = llm.requests.find((r) => lastUserText(r) === 'fired to roll back')!;
     expect(JSON.stringify(sent.messages)).not.toContain('slow one');
   }, 120_000);
 
@@ -325,6 +330,55 @@ describe('double-texting on one trace', () => {
     expect(es.map((e) => e.source_type)).toEqual(['user', 'neuron', 'user', 'neuron', 'user', 'neuron']);
     expect(es[3]!.metadata).toMatchObject({ interrupted: true, job_id: aId });
     expect(es.slice(4).map((e) => e.content.content)).toEqual(['stop, do this', 're: stop, do this']);
+  }, 120_000);
+
+  it('a pathway run that names the trace takes part: it waits for the running invoke, and an invoke waits for it', async () => {
+    const { ws, neuronId } = await setup();
+    const traceId = await traceWithHistory(ws, neuronId);
+    const created = await app.post(
+      '/v1/pathways',
+      ws.key,
+      {
+        name: `on-trace-${Math.random().toString(36).slice(2, 8)}`,
+        pathway_graph: {
+          nodes: [
+            { id: 's', type: 'start' },
+            { id: 'd', type: 'delay', data: { ms: 2_000 } },
+            { id: 'o', type: 'output', data: { value: '1' } },
+          ],
+          edges: [
+            { source: 's', target: 'd' },
+            { source: 'd', target: 'o' },
+          ],
+        },
+      },
+      ws.brainHeaders,
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const pathwayId = String(created.body.id);
+    const execute = async () => {
+      const r = await app.post(`/v1/pathways/${pathwayId}/execute`, ws.key, { trace_id: traceId }, ws.brainHeaders);
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      return String(r.body.job_id);
+    };
+    // A pathway run behind a running invoke waits for it.
+    const a = await invoke(ws, neuronId, { message: 'slow one', trace_id: traceId });
+    const aId = String(a.body.job_id);
+    const p1 = await execute();
+    expect((await status(ws, p1)).waits_for_job_id).toBe(aId);
+    const [ja, jp1] = [await settled(ws, aId), await settled(ws, p1)];
+    expect(ja.status).toBe('completed');
+    expect(jp1.status).toBe('completed');
+    expect(Date.parse(jp1.processed_at!)).toBeGreaterThanOrEqual(Date.parse(ja.finished_at!));
+    // An invoke behind a running pathway run waits for it.
+    const p2 = await execute();
+    const b = await invoke(ws, neuronId, { message: 'after the pathway', trace_id: traceId });
+    const bId = String(b.body.job_id);
+    expect((await status(ws, bId)).waits_for_job_id).toBe(p2);
+    const [jp2, jb] = [await settled(ws, p2), await settled(ws, bId)];
+    expect(jp2.status).toBe('completed');
+    expect(jb.status).toBe('completed');
+    expect(Date.parse(jb.processed_at!)).toBeGreaterThanOrEqual(Date.parse(jp2.finished_at!));
   }, 120_000);
 
   it('a burst of concurrent invokes on one trace: every run completes, none overlaps another, engrams pair up in order', async () => {
