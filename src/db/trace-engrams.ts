@@ -58,11 +58,6 @@ function engramDocOf({ cost, metadata, ...e }: NewEngram, seq: number, prev: Cos
 }
 
 /**
- * What an append answers: the engram, whether it was stored before, the trace as converged (null
- * when the counters were written without reading it: an append without memory ids or a title),
- * whether a title was set.
- */
-/**
  * Asked right before an engram's insert: whether its writer may still write into the trace (a
  * run's write lease, src/services/runs/trace-writes.ts). False refuses the write: nothing is stored.
  */
@@ -77,10 +72,15 @@ interface AppendOptions {
   guard?: WriteGuard;
 }
 
-/** A write its guard refused (a run whose trace went to the run after it): 409, never retried. */
+/** A write its guard refused (a run whose job ended: cancelled, its trace passed on): 409, never retried. */
 const writeRefused = (traceId: string) =>
-  new AppError('CONFLICT', 409, `This run may no longer write into trace ${traceId}: the trace went to a later run`);
+  new AppError('CONFLICT', 409, `This run may no longer write into trace ${traceId}: its job has ended`);
 
+/**
+ * What an append answers: the engram, whether it was stored before, the trace as converged (null
+ * when the counters were written without reading it: an append without memory ids or a title),
+ * whether a title was set.
+ */
 export interface Appended {
   engram: Engram;
   existed: boolean;
