@@ -61,6 +61,12 @@ export interface JobDoc {
    * a run waiting behind it on the trace may start from then on.
    */
   traceReleasedAt?: Date;
+  /**
+   * A run's lease on writing into its trace (src/services/runs/trace-writes.ts): taken (and pushed
+   * forward) only while the job has not ended, so once a cancel ended it no new write starts, and
+   * the run behind it on the trace waits until this time for the writes already under way.
+   */
+  traceWriteUntil?: Date;
   /** When the job first left `pending` (unset until then; jobs recorded before 2026-11 carry null). */
   createdAt: Date;
   processedAt?: Date | null;
@@ -540,6 +546,25 @@ export function createJobRepo(db: Db) {
           { $set: { traceReleasedAt: new Date() } },
         )
       ).modifiedCount === 1,
+    /**
+     * Leases writing into the trace to the jobs `jobIds` (a run and its top job) until `until`: each
+     * must not have ended (checked in the same update that records the lease, so a cancel's end and
+     * a lease are ordered). False when one of them has ended (leases taken on the others stay and expire).
+     */
+    async leaseTraceWrite(workspaceId: string, jobIds: string[], until: Date): Promise<boolean> {
+      for (const _id of jobIds) {
+        const r = await jobs.updateOne(
+          { _id, workspaceId, status: { $nin: TERMINAL_STATES } },
+          { $max: { traceWriteUntil: until } },
+        );
+        if (r.matchedCount !== 1) return false;
+      }
+      return true;
+    },
+    /** Until when the job's writes into its trace may still land (null: it never leased one). */
+    traceWriteUntil: async (workspaceId: string, jobId: string): Promise<Date | null> =>
+      (await jobs.findOne({ _id: jobId, workspaceId }, { projection: { traceWriteUntil: 1 } }))?.traceWriteUntil ??
+      null,
     /** The trace's top-level runs that have not ended, oldest first (interrupt and rollback cancel them). */
     openOnTrace: async (workspaceId: string, traceId: string): Promise<Job[]> =>
       (

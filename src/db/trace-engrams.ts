@@ -3,6 +3,7 @@ import { claim, newest, probeFrom } from './claims.js';
 import { findById } from './client.js';
 import { decodeBlob, encodeBlob } from './codec.js';
 import type { StoreBackend } from './index.js';
+import { AppError } from '../errors.js';
 import {
   emptyCost,
   placeKey,
@@ -55,6 +56,25 @@ function engramDocOf({ cost, metadata, ...e }: NewEngram, seq: number, prev: Cos
     },
   };
 }
+
+/**
+ * Asked right before an engram's insert: whether its writer may still write into the trace (a
+ * run's write lease, src/services/runs/trace-writes.ts). False refuses the write: nothing is stored.
+ */
+export type WriteGuard = () => Promise<boolean>;
+
+/** How one append goes: its hint, the memories and title it brings, and who is told or asked on the way. */
+interface AppendOptions {
+  hint: number;
+  memoryIds: string[];
+  title?: string;
+  onStored?: () => void;
+  guard?: WriteGuard;
+}
+
+/** A write its guard refused (a run whose job ended: cancelled, its trace passed on): 409, never retried. */
+const writeRefused = (traceId: string) =>
+  new AppError('CONFLICT', 409, `This run may no longer write into trace ${traceId}: its job has ended`);
 
 /**
  * What an append answers: the engram, whether it was stored before, the trace as converged (null
@@ -221,11 +241,12 @@ export function createEngramLog(
   }
 
   /** Claims the next seq for `input` (or finds the engram of its id stored meanwhile), starting from `hint`. */
-  async function claimSeq(input: NewEngram, hint: number, onStored?: () => void) {
+  async function claimSeq(input: NewEngram, hint: number, onStored?: () => void, guard?: WriteGuard) {
     const { workspaceId: ws, traceId, _id: id } = input;
     for (let i = 0; i < 100; i++) {
       const prev = await newestPlace(ws, traceId, hint);
       const next = engramDocOf(input, (prev?.seq ?? 0) + 1, prev?.totals ?? emptyCost());
+      if (guard && !(await guard())) throw writeRefused(traceId);
       if (await claim(engrams, next)) {
         onStored?.();
         return { doc: next, existed: false };
@@ -244,11 +265,8 @@ export function createEngramLog(
   }
 
   /** One append, in its turn (see `appendEngram`). */
-  async function appendOne(
-    input: NewEngram,
-    o: { hint: number; memoryIds: string[]; title?: string; onStored?: () => void },
-  ): Promise<Appended> {
-    const { doc, existed } = await claimSeq(input, o.hint, o.onStored);
+  async function appendOne(input: NewEngram, o: AppendOptions): Promise<Appended> {
+    const { doc, existed } = await claimSeq(input, o.hint, o.onStored, o.guard);
     await place(doc);
     seen(traceKey(doc.workspaceId, doc.traceId), doc.seq);
     if (!o.memoryIds.length && o.title === undefined) {
@@ -280,10 +298,8 @@ export function createEngramLog(
      * a generated one, while the trace has none). `hint`: a message count the trace has reached.
      * `onStored` runs as soon as the engram is stored. An id stored before answers that engram.
      */
-    appendEngram: (
-      input: NewEngram,
-      o: { hint: number; memoryIds: string[]; title?: string; onStored?: () => void },
-    ): Promise<Appended> => inTurn(traceKey(input.workspaceId, input.traceId), () => appendOne(input, o)),
+    appendEngram: (input: NewEngram, o: AppendOptions): Promise<Appended> =>
+      inTurn(traceKey(input.workspaceId, input.traceId), () => appendOne(input, o)),
 
     /**
      * Starts a trace whose id the platform just chose with its first engram: the trace document

@@ -10,7 +10,7 @@ import { createEngramLog, decodeEngram, decodeTrace } from './trace-engrams.js';
 import { uuidFromName } from '../ids.js';
 
 export type { Page, PageQuery } from './paging.js';
-export type { Appended } from './trace-engrams.js';
+export type { Appended, WriteGuard } from './trace-engrams.js';
 
 export interface CostSummary {
   totalCostUsd: number;

@@ -221,6 +221,7 @@ export function createServices(deps: Deps) {
     traces,
     usage,
     events,
+    log: deps.log,
   });
   // Vault changes (assets, artifacts, memories) are stimuli that fire the receptors subscribed to them.
   events.onStimulus(receptorFires.publish);

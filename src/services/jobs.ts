@@ -73,6 +73,14 @@ export interface NewJob {
 
 /** How long after its end a run that never gave its trace up (its process died first) is taken to have. */
 const TRACE_RELEASE_GRACE_MS = 30_000;
+/**
+ * How long a run's lease on writing into its trace lasts (leaseTraceWrite): a write checks that it
+ * has TRACE_WRITE_MARGIN_MS of it left before its insert, and renews it otherwise. The trace's
+ * next run waits out the lease a cancelled run took, so it must stay below TRACE_RELEASE_GRACE_MS.
+ */
+export const TRACE_WRITE_LEASE_MS = 10_000;
+/** What a write into a trace needs left of its lease to start its insert (a store round trip fits in it). */
+export const TRACE_WRITE_MARGIN_MS = 3_000;
 /** How far `blockerFor` follows cancelled queued runs back along a trace's chain. */
 const CHAIN_WALK_MAX = 50;
 
@@ -250,6 +258,15 @@ export function createJobService({
     }
     drainSoon(workspaceId);
   };
+  /** Whether the job is a run in its trace's chain: a top-level neuron run, or a pathway run (which may name a trace). */
+  const claimsTrace = (job: Pick<Job, 'parentJobId' | 'kind' | 'traceId'>): boolean =>
+    job.parentJobId === null && (job.kind === 'neuron' || job.kind === 'pathway') && Boolean(job.traceId);
+  /** Waits until the writes into its trace that the (ended) job leased have landed or can no longer start. */
+  const writesLanded = async (scope: Scope, jobId: string): Promise<void> => {
+    const until = await repo.traceWriteUntil(scope.workspaceId, jobId);
+    const left = (until?.getTime() ?? 0) - Date.now();
+    if (left > 0) await new Promise((r) => setTimeout(r, left));
+  };
   /** A run gives its trace up: the run waiting behind it may start. */
   const releaseTrace = async (job: Pick<Job, '_id' | 'workspaceId' | 'waitsFor'>): Promise<void> => {
     await repo.markTraceReleased(job.workspaceId, job._id);
@@ -257,7 +274,7 @@ export function createJobService({
   };
   // A run that ends by itself gives its trace up with its end; a cancelled one once its workflow stopped (cancel).
   statusListeners.push((job) => {
-    if (job.parentJobId !== null || job.kind !== 'neuron' || !job.traceId) return;
+    if (!claimsTrace(job)) return;
     if (!TERMINAL_STATES.includes(job.status) || job.failedReason?.startsWith('cancelled')) return;
     void bestEffort(log, 'giving the trace up to the next run', releaseTrace(job));
   });
@@ -552,6 +569,17 @@ export function createJobService({
       throw new AppError('SERVICE_UNAVAILABLE', 503, 'The trace is busy with starts; retry', { 'Retry-After': '1' });
     },
 
+    /**
+     * A run's lease on writing into its trace until TRACE_WRITE_LEASE_MS from now, taken on the
+     * run's job and its top job (`jobIds`); null when one of them has ended (a cancelled run, one
+     * whose trace went to the run behind it, writes nothing more). See cancel: the run behind it
+     * waits out such a lease before it starts.
+     */
+    async leaseTraceWrite(workspaceId: string, jobIds: string[]): Promise<Date | null> {
+      const until = new Date(Date.now() + TRACE_WRITE_LEASE_MS);
+      return (await repo.leaseTraceWrite(workspaceId, [...new Set(jobIds)], until)) ? until : null;
+    },
+
     /** A start that claimed its trace and stored no job: the run behind it on the trace does not wait for it. */
     giveUpTrace: (workspaceId: string, jobId: string, waitsFor: string | null): Promise<void> =>
       passOn(workspaceId, jobId, waitsFor),
@@ -818,11 +846,15 @@ export function createJobService({
           currentStep: 'cancelled',
         });
       }
-      // The run has stopped writing (or the wait ran out): what the caller does with its trace
-      // (an interrupt's partial reply, a rollback) comes before the next run on the trace starts.
+      // A write into the trace the run began before its end (a lease it took while running) may
+      // still land, even when its worker is down: the next run on the trace waits it out. No write
+      // of the run starts after its end (leases are refused from then on), so after this wait the
+      // run can no longer write into its trace, whether its workflow closed or not.
+      if (claimsTrace(job)) await writesLanded(scope, jobId);
+      // The run has stopped writing: what the caller does with its trace (an interrupt's partial
+      // reply, a rollback) comes before the next run on the trace starts.
       if (opts.stopped) await bestEffort(log, 'acting on the cancelled run', opts.stopped(job));
-      if (job.traceId && job.parentJobId === null && job.kind === 'neuron')
-        await bestEffort(log, 'giving the trace up to the next run', releaseTrace(job));
+      if (claimsTrace(job)) await bestEffort(log, 'giving the trace up to the next run', releaseTrace(job));
       return get(scope, jobId);
     },
 

@@ -359,6 +359,15 @@ async function start(d: Deps, scope: Scope, args: StartArgs) {
       admitted.release();
       throw e;
     });
+  // A run on a trace the caller named takes its place in the trace's chain of runs (double-texting,
+  // docs/neurons.md): it waits for the trace's run that has not ended, and a run after it waits for it.
+  const claimed = await (
+    args.traceId ? d.jobs.claimTrace(scope, input.traceId, input.jobId, 'enqueue') : Promise.resolve(null)
+  ).catch((e: unknown) => {
+    admitted.release();
+    throw e;
+  });
+  const waitsFor = claimed?.waitsFor ?? null;
   const { job } = await d.jobs
     .create(scope, {
       id: input.jobId,
@@ -368,8 +377,13 @@ async function start(d: Deps, scope: Scope, args: StartArgs) {
       brainId: args.brainId,
       pathwayVersion: args.version,
       input: args.input,
-      queued: admitted.queued,
+      queued: admitted.queued || waitsFor !== null,
+      waitsFor,
       ...(args.replay ? { replay: { of: args.replay.of, fromNode: args.replay.fromNode } } : {}),
+    })
+    .catch(async (e: unknown) => {
+      if (claimed) await d.jobs.giveUpTrace(scope.workspaceId, input.jobId, waitsFor).catch(() => undefined);
+      throw e;
     })
     .finally(admitted.release);
   await d.jobs.emit(input.jobId, { type: 'status', status: 'pending' });

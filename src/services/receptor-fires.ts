@@ -11,12 +11,13 @@ import type { NeuronService } from './neurons.js';
 import type { PathwayRunService } from './pathway-runs.js';
 import type { PathwayService } from './pathways.js';
 import type { ReceptorService } from './receptors.js';
-import { DEFAULT_MAX_TURNS, fromRunScope, toRunScope } from './runs/index.js';
+import { DEFAULT_MAX_TURNS, fromRunScope, toRunScope, supersedeSoon } from './runs/index.js';
 import { uuidFromName } from '../ids.js';
 import { isSchedulable, patternsFor } from './stimuli.js';
 import type { TraceService } from './traces.js';
 import type { UsageService } from './usage.js';
 import type { ResourceEvents } from './resource-events.js';
+import type { Logger } from '../logger.js';
 import { createSystemJobSteps, triggerOf, type Trigger } from './receptor-system-jobs.js';
 
 /** The workflow id of the fire that the API (or a stimulus, or a channel message) starts for a job. */
@@ -64,6 +65,7 @@ export function createReceptorFireService(d: {
   traces: TraceService;
   usage: UsageService;
   events?: ResourceEvents;
+  log?: Logger;
 }) {
   const { repo, receptors, neurons, pathways, pathwayRuns, jobs, traces } = d;
   const systemJobs = createSystemJobSteps(d);
@@ -95,12 +97,10 @@ export function createReceptorFireService(d: {
     const traceId =
       t.kind === 'neuron' || t.kind === 'pathway' ? (l.trigger.traceId ?? uuidFromName(`${jobId}:trace`)) : null;
     // A neuron target runs on its trace after the trace's run that has not ended (double-texting,
-    // docs/neurons.md): its fire waits in the queue behind it, and its human turn is stored when it starts.
-    // Interrupt and rollback are the invoke's; a fire takes reject or enqueue (the others enqueue).
-    const claimed =
-      t.kind === 'neuron' && traceId
-        ? await jobs.claimTrace(l.scope, traceId, jobId, l.multitask === 'reject' ? 'reject' : 'enqueue')
-        : null;
+    // docs/neurons.md): its fire waits in the queue behind it, and its human turn is stored when it
+    // starts. The strategy is the invoke's, on the same code path (claimTrace, then supersedeSoon).
+    const strategy = l.multitask ?? 'enqueue';
+    const claimed = t.kind === 'neuron' && traceId ? await jobs.claimTrace(l.scope, traceId, jobId, strategy) : null;
     const waitsFor = claimed?.waitsFor ?? null;
     const { job, created } = await jobs
       .create(l.scope, {
@@ -156,6 +156,17 @@ export function createReceptorFireService(d: {
       `receptor ${r.slug} · ${l.source}${l.stimulusKey ? ` ${l.stimulusKey}` : ''}`,
       { workflowId: firing._id },
     );
+    // Interrupt and rollback cancel the runs before it, as an invoke's do; it starts once they stopped.
+    if (claimed && traceId)
+      supersedeSoon(d, {
+        scope: l.scope,
+        traceId,
+        jobId,
+        strategy,
+        waitsFor,
+        traceType: l.trigger.traceType ?? 'thread',
+        neuronId: t.id!,
+      });
     return { job, created, traceId };
   }
 

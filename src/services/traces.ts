@@ -13,6 +13,7 @@ import {
   type Trace,
   type TraceListFilter,
   type TraceRepo,
+  type WriteGuard,
 } from '../db/traces.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import type { MessageCreateBody, TraceListQuery } from '../schemas/traces.js';
@@ -124,11 +125,12 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
     scope: Scope,
     traceId: string,
     input: EngramInput,
-    known: { absent?: boolean; traceExists?: boolean; title?: string } = {},
+    known: { absent?: boolean; traceExists?: boolean; title?: string; guard?: WriteGuard } = {},
   ): Promise<Appended> {
     // `known`: the caller has just found that input.id is not stored yet (or will take the stored
     // engram of that id: `existed`), or that the trace exists. `title`: set with the counters when
-    // the trace has none (a run's generated title).
+    // the trace has none (a run's generated title). `guard`: asked right before the insert (a run's
+    // write lease); refused, nothing is stored and the append throws 409.
     if (input.id && !known.absent) {
       const existing = await repo.findEngram(scope.workspaceId, input.id);
       if (existing) return { engram: existing, trace: null, existed: true, titled: false };
@@ -140,6 +142,7 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
       hint,
       memoryIds: input.memoryIds ?? [],
       title: known.title,
+      guard: known.guard,
       // The engram is stored: the request answers its success from here on (src/request-context.ts).
       onStored: markCommitted,
     });
@@ -221,7 +224,7 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
       scope: Scope,
       traceId: string,
       input: EngramInput,
-      known: { absent?: boolean; traceExists?: boolean } = {},
+      known: { absent?: boolean; traceExists?: boolean; guard?: WriteGuard } = {},
     ): Promise<Engram> {
       return (await appendEngram(scope, traceId, input, known)).engram;
     },

@@ -6,6 +6,9 @@ import { buildWorkspace } from '../support/app.js';
 import { lastUserText } from '../support/scripted-openai.js';
 import { dataOf, readSse } from '../support/sse.js';
 import { usePlatform } from '../support/platform.js';
+import { systemScope } from '../../src/scope.js';
+import { TRACE_WRITE_MARGIN_MS } from '../../src/services/jobs.js';
+import { traceWriteGuard } from '../../src/services/runs/trace-writes.js';
 
 /*
  * Double-texting (docs/neurons.md): an invoke on a trace whose run has not ended takes
@@ -66,6 +69,14 @@ async function tokensSeen(ws: Ws, jobId: string, n: number) {
     timeoutMs: 30_000,
     until: (ev) => ev.filter((e) => dataOf(e).type === 'token').length >= n,
   });
+}
+
+/** The receptor every neuron gets (its default http receptor), which fires the neuron. */
+async function receptorOf(ws: Ws, neuronId: string) {
+  const receptors = ReceptorList.parse((await app.get('/v1/receptors?limit=200', ws.key, ws.brainHeaders)).body);
+  const receptor = receptors.receptors.find((x) => x.executable_target.id === neuronId)!;
+  expect(receptor).toBeDefined();
+  return receptor;
 }
 
 /** A trace with one finished exchange, so later runs continue an existing trace. */
@@ -216,6 +227,158 @@ describe('double-texting on one trace', () => {
       'user:fired',
       'neuron:re: fired',
     ]);
+  }, 120_000);
+
+  it('a receptor firing into the trace: interrupt keeps the partial reply marked interrupted, then the fire runs', async () => {
+    const { ws, neuronId } = await setup();
+    const receptor = await receptorOf(ws, neuronId);
+    const traceId = await traceWithHistory(ws, neuronId);
+    const a = await invoke(ws, neuronId, { message: 'slow one', trace_id: traceId });
+    const aId = String(a.body.job_id);
+    await tokensSeen(ws, aId, 3);
+    const fired = await app.post(`/v1/receptors/${receptor.id}/fire`, ws.key, {
+      trace_id: traceId,
+      invoke: { message: 'fired instead' },
+      multitask_strategy: 'interrupt',
+    });
+    expect(fired.status, JSON.stringify(fired.body)).toBe(202);
+    const fId = String(fired.body.job_id);
+    const [ja, jf] = [await settled(ws, aId), await settled(ws, fId)];
+    expect(ja.status).toBe('failed');
+    expect(ja.failedReason).toBe(`cancelled: interrupted by job ${fId}`);
+    expect(jf.status).toBe('completed');
+    expect(Date.parse(jf.processed_at!)).toBeGreaterThanOrEqual(Date.parse(ja.finished_at!));
+    const es = await engrams(ws, traceId);
+    expect(es.map((e) => e.source_type)).toEqual(['user', 'neuron', 'user', 'neuron', 'user', 'neuron']);
+    const partial = es[3]!;
+    expect(partial.metadata).toMatchObject({ interrupted: true, interrupted_by: fId, job_id: aId });
+    expect(SLOW_WORDS.join('').startsWith(partial.content.content)).toBe(true);
+    expect(partial.content.content).not.toBe(SLOW_WORDS.join(''));
+    expect(es[4]!.content.content).toBe('fired instead');
+    expect(es[5]!.content.content).toBe('re: fired instead');
+  }, 120_000);
+
+  it("a receptor firing into the trace: rollback removes the running run's engrams, then the fire runs", async () => {
+    const { ws, neuronId } = await setup();
+    const receptor = await receptorOf(ws, neuronId);
+    const traceId = await traceWithHistory(ws, neuronId);
+    const a = await invoke(ws, neuronId, { message: 'slow one', trace_id: traceId });
+    const aId = String(a.body.job_id);
+    await tokensSeen(ws, aId, 3);
+    const fired = await app.post(`/v1/receptors/${receptor.id}/fire`, ws.key, {
+      trace_id: traceId,
+      invoke: { message: 'fired to roll back' },
+      multitask_strategy: 'rollback',
+    });
+    expect(fired.status, JSON.stringify(fired.body)).toBe(202);
+    const fId = String(fired.body.job_id);
+    const [ja, jf] = [await settled(ws, aId), await settled(ws, fId)];
+    expect(ja.status).toBe('failed');
+    expect(ja.failedReason).toBe(`cancelled: rolled back by job ${fId}`);
+    expect(jf.status).toBe('completed');
+    const texts = (await engrams(ws, traceId)).map((e) => `${e.source_type}:${e.content.content}`);
+    expect(texts).toEqual([
+      'user:hello',
+      'neuron:re: hello',
+      'user:fired to roll back',
+      'neuron:re: fired to roll back',
+    ]);
+    const sent = llm.requests.find((r) => lastUserText(r) === 'fired to roll back')!;
+    expect(JSON.stringify(sent.messages)).not.toContain('slow one');
+  }, 120_000);
+
+  it('a superseded run: a write it began before its end is waited out, none starts after it', async () => {
+    const { ws, neuronId } = await setup();
+    const traceId = await traceWithHistory(ws, neuronId);
+    const a = await invoke(ws, neuronId, { message: 'slow one', trace_id: traceId });
+    const aId = String(a.body.job_id);
+    await tokensSeen(ws, aId, 3);
+    // A's worker is about to write into the trace (its reply's save, as finish takes it): its lease.
+    const { jobs, traces } = app.services;
+    const guard = await traceWriteGuard(jobs, ws.workspaceId, { jobId: aId });
+    expect(guard).not.toBeNull();
+    const until = (await app.services.jobs.leaseTraceWrite(ws.workspaceId, [aId]))!;
+    const b = await invoke(ws, neuronId, {
+      message: 'stop, do this',
+      trace_id: traceId,
+      multitask_strategy: 'interrupt',
+    });
+    expect(b.status).toBe(202);
+    const bId = String(b.body.job_id);
+    for (let i = 0; (await status(ws, aId)).status !== 'failed'; i++) {
+      expect(i).toBeLessThan(300);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // A ended: a write it starts from now on is refused (no lease), and nothing of it is stored.
+    expect(await traceWriteGuard(jobs, ws.workspaceId, { jobId: aId })).toBeNull();
+    // The lease it took before its end runs out: renewing it is refused, the append stores nothing.
+    const renewAt = until.getTime() - TRACE_WRITE_MARGIN_MS + 50;
+    await new Promise((r) => setTimeout(r, Math.max(0, renewAt - Date.now())));
+    const late = traces.append(
+      systemScope(ws.workspaceId, ws.brainId),
+      traceId,
+      { content: { type: 'neuron', content: 'late write of A' }, sourceType: 'neuron', sourceId: neuronId, jobId: aId },
+      { guard: guard! },
+    );
+    await expect(late).rejects.toMatchObject({ status: 409 });
+    const jb = await settled(ws, bId);
+    expect(jb.status).toBe('completed');
+    // B started only once A's lease could no longer cover a write.
+    expect(Date.parse(jb.processed_at!)).toBeGreaterThanOrEqual(until.getTime());
+    const es = await engrams(ws, traceId);
+    expect(es.map((e) => e.content.content)).not.toContain('late write of A');
+    expect(es.map((e) => e.source_type)).toEqual(['user', 'neuron', 'user', 'neuron', 'user', 'neuron']);
+    expect(es[3]!.metadata).toMatchObject({ interrupted: true, job_id: aId });
+    expect(es.slice(4).map((e) => e.content.content)).toEqual(['stop, do this', 're: stop, do this']);
+  }, 120_000);
+
+  it('a pathway run that names the trace takes part: it waits for the running invoke, and an invoke waits for it', async () => {
+    const { ws, neuronId } = await setup();
+    const traceId = await traceWithHistory(ws, neuronId);
+    const created = await app.post(
+      '/v1/pathways',
+      ws.key,
+      {
+        name: `on-trace-${Math.random().toString(36).slice(2, 8)}`,
+        pathway_graph: {
+          nodes: [
+            { id: 's', type: 'start' },
+            { id: 'd', type: 'delay', data: { ms: 2_000 } },
+            { id: 'o', type: 'output', data: { value: '1' } },
+          ],
+          edges: [
+            { source: 's', target: 'd' },
+            { source: 'd', target: 'o' },
+          ],
+        },
+      },
+      ws.brainHeaders,
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const pathwayId = String(created.body.id);
+    const execute = async () => {
+      const r = await app.post(`/v1/pathways/${pathwayId}/execute`, ws.key, { trace_id: traceId }, ws.brainHeaders);
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      return String(r.body.job_id);
+    };
+    // A pathway run behind a running invoke waits for it.
+    const a = await invoke(ws, neuronId, { message: 'slow one', trace_id: traceId });
+    const aId = String(a.body.job_id);
+    const p1 = await execute();
+    expect((await status(ws, p1)).waits_for_job_id).toBe(aId);
+    const [ja, jp1] = [await settled(ws, aId), await settled(ws, p1)];
+    expect(ja.status).toBe('completed');
+    expect(jp1.status).toBe('completed');
+    expect(Date.parse(jp1.processed_at!)).toBeGreaterThanOrEqual(Date.parse(ja.finished_at!));
+    // An invoke behind a running pathway run waits for it.
+    const p2 = await execute();
+    const b = await invoke(ws, neuronId, { message: 'after the pathway', trace_id: traceId });
+    const bId = String(b.body.job_id);
+    expect((await status(ws, bId)).waits_for_job_id).toBe(p2);
+    const [jp2, jb] = [await settled(ws, p2), await settled(ws, bId)];
+    expect(jp2.status).toBe('completed');
+    expect(jb.status).toBe('completed');
+    expect(Date.parse(jb.processed_at!)).toBeGreaterThanOrEqual(Date.parse(jp2.finished_at!));
   }, 120_000);
 
   it('a burst of concurrent invokes on one trace: every run completes, none overlaps another, engrams pair up in order', async () => {

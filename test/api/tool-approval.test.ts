@@ -8,9 +8,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { Job } from '../../src/schemas/jobs.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
+import { mcpHandler } from '../support/mcp-server.js';
 import { useSimPlatform } from '../support/platform.js';
 
 const { app, sim } = useSimPlatform(
@@ -31,9 +33,11 @@ beforeAll(async () => {
   tools = createServer((req, res) => {
     calls.push({ path: req.url ?? '', key: String(req.headers['idempotency-key'] ?? '') });
     const city = decodeURIComponent((req.url ?? '').split('/weather/')[1]?.split('?')[0] ?? '');
+    // The key the call came with is echoed back (a result that carries a credential).
+    const keyUsed = new URL(req.url ?? '/', 'http://x').searchParams.get('api_key');
     res
       .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ city, forecast: `sunny in ${city}` }));
+      .end(JSON.stringify({ city, forecast: `sunny in ${city}`, ...(keyUsed ? { key_used: keyUsed } : {}) }));
   });
   await new Promise<void>((r) => tools.listen(0, '127.0.0.1', r));
   toolsUrl = `http://127.0.0.1:${(tools.address() as AddressInfo).port}`;
@@ -51,13 +55,33 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
   hooksUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}`;
+  mcp = createServer(
+    mcpHandler('orders', (server) => {
+      server.registerTool(
+        'lookup_order',
+        { description: 'Looks up an order by id', inputSchema: { order_id: z.string() } },
+        async ({ order_id }, extra) => {
+          mcpCalls.push({ orderId: order_id, key: JSON.stringify(extra._meta ?? {}) });
+          return { content: [{ type: 'text', text: `order ${order_id}: shipped` }] };
+        },
+      );
+    }),
+  );
+  await new Promise<void>((r) => mcp.listen(0, '127.0.0.1', r));
+  mcpUrl = `http://127.0.0.1:${(mcp.address() as AddressInfo).port}/mcp`;
 });
 afterAll(async () => {
   tools.closeAllConnections();
   hooks.closeAllConnections();
   await new Promise((r) => tools.close(r));
   await new Promise((r) => hooks.close(r));
+  mcp.closeAllConnections();
+  await new Promise((r) => mcp.close(r));
 });
+/** An MCP server (the official SDK, Streamable HTTP) with one tool; what it executed. */
+let mcp: Server;
+let mcpUrl = '';
+const mcpCalls: { orderId: string; key: string }[] = [];
 
 type Ws = Awaited<ReturnType<typeof buildWorkspace>>;
 interface InterventionView {
@@ -203,6 +227,16 @@ describe('tool calls that wait for a person', () => {
     ]);
     expect((done.result as { toolCalls: { result: string }[] }).toolCalls[0].result).toContain('sunny in Lisbon');
     expect(toolMessages()[0]).toContain('sunny in Lisbon');
+    // The job stream's tool entry shows the call with the key redacted, in its arguments and in its result.
+    const toolEntries = (await streamOf(jobId)).filter((e) => e.type === 'tool');
+    expect(toolEntries).toHaveLength(1);
+    expect(toolEntries[0]).toMatchObject({ name: 'weather', arguments: { city: 'Lisbon', api_key: '[redacted]' } });
+    expect(JSON.parse(String(toolEntries[0]!.result))).toEqual({
+      city: 'Lisbon',
+      forecast: 'sunny in Lisbon',
+      key_used: '[redacted]',
+    });
+    expect(JSON.stringify(toolEntries)).not.toContain('sk-live');
     // A second answer is a conflict; nothing runs again.
     expect((await app.post(`/v1/interventions/${pending.id}/respond`, ws.key, { action: 'approve' })).status).toBe(409);
     expect(callsOf(jobId)).toHaveLength(1);
@@ -302,5 +336,70 @@ describe('tool calls that wait for a person', () => {
     expect(results).toHaveLength(2);
     expect(results[0]).toContain('sunny in Lisbon');
     expect(results[1]).toContain('rejected');
+  });
+  it('an MCP tool and a built-in tool named in tool_approval wait; approved, each runs exactly once', async () => {
+    const ws = await buildWorkspace(app);
+    const reflex = await app.post('/v1/reflexes', ws.key, {
+      name: `orders-${Math.random().toString(36).slice(2, 8)}`,
+      type: 'effector',
+      scope: 'brain',
+      brain_id: ws.brainId,
+      metadata: { server_url: mcpUrl },
+    });
+    expect(reflex.status, reflex.text).toBe(201);
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: `mcp-approver-${Math.random().toString(36).slice(2, 8)}`,
+      brain_id: ws.brainId,
+      neuron_config: {
+        model: 'openai/sim',
+        tools: ['calculator'],
+        tool_approval: { tools: ['lookup_order', 'calculator'] },
+      },
+    });
+    expect(n.status, n.text).toBe(201);
+    const neuronId = String(n.body.id);
+    await app.post(`/v1/neurons/${neuronId}/reflexes`, ws.key, { reflex_id: reflex.body.id });
+    sim.configure({
+      toolCalls: (body) =>
+        body.messages.some((m) => m.role === 'tool')
+          ? null
+          : [
+              { name: 'lookup_order', arguments: { order_id: 'A-17' } },
+              { name: 'calculator', arguments: { expression: '6 * 7' } },
+            ],
+    });
+    const before = mcpCalls.length;
+    const jobId = await invoke(ws, neuronId, 'Where is A-17, and what is 6 * 7?');
+    const both = await waitingCalls(ws, jobId, 2);
+    const byTool = new Map(both.map((i) => [i.payload!.tool, i]));
+    expect([...byTool.keys()].sort()).toEqual(['calculator', 'lookup_order']);
+    expect(byTool.get('lookup_order')!.payload!.arguments).toEqual({ order_id: 'A-17' });
+    // Nothing ran while they wait.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(mcpCalls.length).toBe(before);
+    expect((await streamOf(jobId)).filter((e) => e.type === 'tool')).toHaveLength(0);
+    for (const i of both) {
+      const r = await app.post(`/v1/interventions/${i.id}/respond`, ws.key, { action: 'approve' });
+      expect(r.status, r.text).toBe(200);
+    }
+    const done = await settleJob(app, ws.key, jobId);
+    expect(done.status).toBe('completed');
+    // The MCP server executed the call once, with the run's idempotency key.
+    const mine = mcpCalls.slice(before);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ orderId: 'A-17' });
+    expect(mine[0]!.key).toContain(jobId);
+    const results = toolMessages();
+    expect(results).toHaveLength(2);
+    expect(results.some((t) => t.includes('order A-17: shipped'))).toBe(true);
+    expect(results.some((t) => t.includes('42'))).toBe(true);
+    // Each tool shows once on the job stream.
+    const tools = (await streamOf(jobId)).filter((e) => e.type === 'tool').map((e) => e.name);
+    expect(tools.sort()).toEqual(['calculator', 'lookup_order']);
+    // A second approval runs nothing again.
+    expect((await app.post(`/v1/interventions/${both[0]!.id}/respond`, ws.key, { action: 'approve' })).status).toBe(
+      409,
+    );
+    expect(mcpCalls.length - before).toBe(1);
   });
 });

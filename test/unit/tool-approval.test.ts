@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED_ARGUMENT, redactArguments } from '../../src/services/runs/tool-approval.js';
+import { REDACTED_ARGUMENT, redactArguments, redactResult } from '../../src/services/runs/tool-approval.js';
 import { needsApproval, withEdits } from '../../workflows/tool-approval.js';
 
 describe('tool call arguments shown to a person', () => {
@@ -22,6 +22,15 @@ describe('tool call arguments shown to a person', () => {
       count: 3,
       accessToken: REDACTED_ARGUMENT,
     });
+  });
+
+  it('a tool result on the job stream: JSON redacted as arguments are, plain text only when it is a key as a whole', () => {
+    const json = redactResult(JSON.stringify({ city: 'Oslo', echo: 'sk-live-abcdefghijklmnopqrstu', session_id: 7 }));
+    expect(JSON.parse(json)).toEqual({ city: 'Oslo', echo: REDACTED_ARGUMENT, session_id: REDACTED_ARGUMENT });
+    expect(redactResult('ghp_abcdefghijklmnopqrstuvwxyz0123')).toBe(REDACTED_ARGUMENT);
+    expect(redactResult('sunny in Oslo')).toBe('sunny in Oslo');
+    expect(redactResult('[1,"Bearer abcdefghijkl"]')).toBe(`[1,"${REDACTED_ARGUMENT}"]`);
+    expect(redactResult('{"half": ')).toBe('{"half": ');
   });
 
   it('an edit keeps the model value wherever the person left it redacted, and only there', () => {

@@ -14,6 +14,8 @@ import {
   type RunDeps,
 } from './shared.js';
 import { toolsetOf } from './toolset.js';
+import { traceWriteGuard } from './trace-writes.js';
+import { conflict } from '../../errors.js';
 
 /** A run's context: preparing it (activity path), loading it, marking the run started, and each turn's conversation. */
 export const createContextSteps = (ctx: RunContext) => ({
@@ -64,18 +66,29 @@ async function prepare(ctx: RunContext, input: NeuronRunInput): Promise<RunSumma
 async function appendHumanOnStart(d: RunDeps, input: NeuronRunInput, brainId: string | null): Promise<void> {
   if (!input.userEngramId) return;
   const scope = fromRunScope(input.scope);
-  await d.traces.append(scope, input.traceId, {
-    id: input.userEngramId,
-    content: { type: 'human', content: input.message ?? '' },
-    metadata: input.data ? { data: input.data } : {},
-    sourceType: 'user',
-    sourceId: scope.userId ?? scope.apiKeyId,
-    targetType: 'neuron',
-    targetId: input.neuronId,
-    traceType: input.traceType,
-    jobId: input.jobId,
-    trace: { brainId, neuronId: input.neuronId },
-  });
+  // Written under the run's write lease: a run cancelled before it started writes nothing (a retry finds its turn).
+  const guard = await traceWriteGuard(d.jobs, scope.workspaceId, input);
+  if (!guard) {
+    if (await d.traces.findEngram(scope, input.userEngramId)) return;
+    throw conflict(`job ${input.jobId} has ended: it may no longer write into trace ${input.traceId}`);
+  }
+  await d.traces.append(
+    scope,
+    input.traceId,
+    {
+      id: input.userEngramId,
+      content: { type: 'human', content: input.message ?? '' },
+      metadata: input.data ? { data: input.data } : {},
+      sourceType: 'user',
+      sourceId: scope.userId ?? scope.apiKeyId,
+      targetType: 'neuron',
+      targetId: input.neuronId,
+      traceType: input.traceType,
+      jobId: input.jobId,
+      trace: { brainId, neuronId: input.neuronId },
+    },
+    { guard },
+  );
 }
 
 async function prepareHeld(ctx: RunContext, input: NeuronRunInput): Promise<PreparedRunData> {

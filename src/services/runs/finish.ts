@@ -1,6 +1,7 @@
 import { bestEffort } from '../../best-effort.js';
 import { JSON_MAX_DEPTH, nestsDeeperThan } from '../../json-depth.js';
 import type { ModelStep, ToolStep } from '../../db/runs.js';
+import type { WriteGuard } from '../../db/traces.js';
 import type { Scope } from '../../scope.js';
 import { MAX_INLINE_TEXT, type NeuronRunInput, type NeuronRunResult } from '../../temporal/definitions.js';
 import {
@@ -13,6 +14,7 @@ import {
   type RunContext,
   type RunDeps,
 } from './shared.js';
+import { traceWriteGuard } from './trace-writes.js';
 
 /** A run's end: the reply stored and the job completed, or the job failed. */
 export const createFinishSteps = (ctx: RunContext) => ({
@@ -69,7 +71,11 @@ async function finish(
   const topLevel = f.input.depth === 0 && !f.input.pathwayContext;
   // A run prepared by the API carries its trace's title: it is written with the reply's counters.
   const title = topLevel ? f.input.context?.title : undefined;
-  const appended = await appendReply(d, scope, f, reply, spent, title);
+  // The run's lease on writing into its trace: refused once its job (or its top job) ended, when
+  // only a retry whose reply is stored already goes on (it completes from the stored engram).
+  const guard = await traceWriteGuard(jobs, scope.workspaceId, f.input);
+  if (!guard && !(await traces.findEngram(scope, f.engramId))) return { ...resultOf(f, base, reply), cancelled: true };
+  const appended = await appendReply(d, scope, f, reply, spent, title, guard);
   if (appended.existed) reply = appended.reply;
   const result = resultOf(f, base, reply);
   // A delegated run's reply is its parent's tool result (stored, so the parent's next turn reads it).
@@ -154,6 +160,7 @@ async function appendReply(
   reply: Reply,
   spent: NeuronRunResult['usage'],
   title: string | undefined,
+  guard: WriteGuard | null,
 ) {
   const { text, toolCalls } = reply;
   const completion = outputOf(f, text);
@@ -185,8 +192,13 @@ async function appendReply(
         outputTokens: spent.outputTokens,
       },
     },
-    // The human turn (userEngramId) created the trace.
-    { absent: true, traceExists: f.input.userEngramId !== null, ...(title !== undefined ? { title } : {}) },
+    // The human turn (userEngramId) created the trace. Without a guard the reply is stored already (see finish).
+    {
+      absent: guard !== null,
+      traceExists: f.input.userEngramId !== null,
+      ...(guard ? { guard } : {}),
+      ...(title !== undefined ? { title } : {}),
+    },
   );
   if (!appended.existed) return { existed: false as const, trace: appended.trace };
   const stored: Reply = {

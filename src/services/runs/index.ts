@@ -3,6 +3,7 @@ import { createContextSteps } from './context.js';
 import { createFinishSteps } from './finish.js';
 import { createInvokeSteps } from './invoke.js';
 import type { RunContext, RunDeps } from './shared.js';
+export { supersedeSoon, type TraceTakeover } from './supersede.js';
 import { createShortRunSteps } from './short.js';
 import { createStartSteps } from './starts.js';
 import { createToolApprovalSteps } from './tool-approval.js';

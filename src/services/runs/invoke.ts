@@ -22,6 +22,7 @@ import {
   type RunDeps,
 } from './shared.js';
 import { startSoon } from './starts.js';
+import { supersedeSoon } from './supersede.js';
 
 type Neuron = Awaited<ReturnType<RunDeps['neurons']['resolve']>>;
 
@@ -81,7 +82,15 @@ async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: Inv
     claimed = await jobs.claimTrace(scope, traceId, jobId, strategy);
     const { waitsFor } = claimed;
     const invoked = await store(ctx, run, admitted.queued || waitsFor !== null, waitsFor, admitted.release);
-    if (waitsFor && (strategy === 'interrupt' || strategy === 'rollback')) supersedeSoon(ctx, run, strategy);
+    supersedeSoon(ctx.d, {
+      scope,
+      traceId,
+      jobId,
+      strategy,
+      waitsFor,
+      traceType: run.input.traceType,
+      neuronId: run.neuron._id,
+    });
     return invoked;
   } catch (e) {
     // A run that claimed its trace and is not stored: the run behind it does not wait for it.
@@ -95,52 +104,6 @@ async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: Inv
   } finally {
     admitted.release();
   }
-}
-
-/**
- * Interrupt and rollback (docs/neurons.md): the trace's runs before this one are cancelled where
- * they stand, outside the request (its 202 does not wait for them); each run's trace is acted on
- * once its workflow stopped, before this run may start: an interrupted run's partial reply is kept
- * as its engram, marked interrupted; a rolled-back run's engrams (and its delegates') are removed.
- */
-function supersedeSoon(ctx: RunContext, run: Invoke, strategy: 'interrupt' | 'rollback'): void {
-  const { jobs, traces, log } = ctx.d;
-  const { scope, input } = run;
-  const { jobId, traceId } = input;
-  const stopped = async (job: Job) => {
-    if (strategy === 'rollback') {
-      const ids = [job._id, ...(await jobs.childIds(scope.workspaceId, job._id))];
-      return traces.removeRunEngrams(scope, traceId, ids);
-    }
-    // A run that never started has no reply; one whose reply is stored already keeps it.
-    if (job.queued) return;
-    const recent = await traces.messages(scope, traceId, undefined, 10);
-    if (recent.some((e) => e.jobId === job._id && e.sourceType === 'neuron')) return;
-    const text = await jobs.shownReply(job._id);
-    if (!text) return;
-    return traces.append(scope, traceId, {
-      id: uuidFromName(`${job._id}:interrupted`),
-      content: { type: 'neuron', content: text },
-      metadata: {
-        content_blocks: [{ type: 'text', text }],
-        interrupted: true,
-        interrupted_by: jobId,
-        job_id: job._id,
-      },
-      sourceType: 'neuron',
-      sourceId: job.neuronId ?? run.neuron._id,
-      targetType: 'user',
-      targetId: scope.userId,
-      traceType: input.traceType,
-      jobId: job._id,
-    });
-  };
-  const reason = `${strategy === 'rollback' ? 'rolled back' : 'interrupted'} by job ${jobId}`;
-  void bestEffort(
-    log,
-    `cancelling the trace's earlier runs (${strategy})`,
-    runDetached(() => jobs.supersede(scope, traceId, jobId, reason, stopped)),
-  );
 }
 
 /** The run an invoke starts: its ids (an Idempotency-Key or client_nonce makes a retry the same run) and input. */

@@ -35,6 +35,21 @@ export function redactArguments(value: unknown, key = ''): unknown {
   return value;
 }
 
+/**
+ * A tool result as the job stream shows it: a JSON result redacted as arguments are (credential
+ * names, key-shaped strings), other text redacted when it is key-shaped as a whole. The model and
+ * the run's stored step keep the result as the tool answered it.
+ */
+export function redactResult(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (parsed !== null && typeof parsed === 'object') return JSON.stringify(redactArguments(parsed));
+  } catch {
+    /* plain text */
+  }
+  return redactArguments(text) as string;
+}
+
 /** The arguments of a call as the model sent them (the raw text when they are not a JSON object). */
 function argumentsOf(call: ToolCall): Record<string, unknown> | string {
   try {
@@ -161,6 +176,11 @@ async function refuseToolCall(
 ): Promise<string> {
   const result = JSON.stringify(refusal);
   await d.runLog.putTool(jobId, { turn, callId: call.id, name: call.name, content: result });
-  await d.jobs.emit(jobId, { type: 'tool', name: call.name, result: preview(result, TOOL_PREVIEW), refused: true });
+  await d.jobs.emit(jobId, {
+    type: 'tool',
+    name: call.name,
+    result: preview(redactResult(result), TOOL_PREVIEW),
+    refused: true,
+  });
   return preview(result, TOOL_PREVIEW);
 }

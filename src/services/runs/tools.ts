@@ -6,6 +6,7 @@ import { BUILTIN_TOOLS } from '../../tools/builtin.js';
 import { TransientToolError, type ToolBinding } from '../../tools/remote.js';
 import { TOOL_ATTEMPTS, TOOL_PREVIEW, preview, type RunContext, type RunDeps } from './shared.js';
 import { own } from '../../own.js';
+import { redactArguments, redactResult } from './tool-approval.js';
 
 /** A tool call whose integration the user has not connected (the model is told, never retried). */
 class NotConnected extends Error {}
@@ -47,11 +48,13 @@ async function runTool(d: RunDeps, jobId: string, call: ToolCall, turn: number, 
     }
   }
   await d.runLog.putTool(jobId, { turn, callId: call.id, name: call.name, content: result });
+  // The job stream is read by whoever follows the job: credentials in the call and its result are
+  // redacted there, as in a tool call's intervention (the model reads the result as it came).
   await d.jobs.emit(jobId, {
     type: 'tool',
     name: call.name,
-    arguments: args ?? call.arguments,
-    result: preview(result, TOOL_PREVIEW),
+    arguments: redactArguments(args ?? call.arguments),
+    result: preview(redactResult(result), TOOL_PREVIEW),
   });
   return preview(result, TOOL_PREVIEW);
 }
