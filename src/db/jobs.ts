@@ -62,6 +62,11 @@ export interface JobDoc {
    */
   traceReleasedAt?: Date;
   /**
+   * A pathway run that claimed the trace its caller named (double-texting): it gives the trace up
+   * when it ends. A neuron run always claims its trace; a pathway run on a trace of its own does not.
+   */
+  onTraceChain?: boolean;
+  /**
    * A run's lease on writing into its trace (src/services/runs/trace-writes.ts): taken (and pushed
    * forward) only while the job has not ended, so once a cancel ended it no new write starts, and
    * the run behind it on the trace waits until this time for the writes already under way.

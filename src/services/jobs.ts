@@ -69,6 +69,8 @@ export interface NewJob {
   replay?: { of: string; fromNode: string };
   /** Recorded waiting (queued) for this run on its trace to end (double-texting, claimTrace). */
   waitsFor?: string | null;
+  /** A pathway run that claimed its trace (claimTrace): it gives the trace up when it ends. */
+  onTraceChain?: boolean;
 }
 
 /** How long after its end a run that never gave its trace up (its process died first) is taken to have. */
@@ -259,8 +261,10 @@ export function createJobService({
     drainSoon(workspaceId);
   };
   /** Whether the job is a run in its trace's chain: a top-level neuron run, or a pathway run (which may name a trace). */
-  const claimsTrace = (job: Pick<Job, 'parentJobId' | 'kind' | 'traceId'>): boolean =>
-    job.parentJobId === null && (job.kind === 'neuron' || job.kind === 'pathway') && Boolean(job.traceId);
+  const claimsTrace = (job: Pick<Job, 'parentJobId' | 'kind' | 'traceId' | 'onTraceChain'>): boolean =>
+    job.parentJobId === null &&
+    Boolean(job.traceId) &&
+    (job.kind === 'neuron' || (job.kind === 'pathway' && job.onTraceChain === true));
   /** Waits until the writes into its trace that the (ended) job leased have landed or can no longer start. */
   const writesLanded = async (scope: Scope, jobId: string): Promise<void> => {
     const until = await repo.traceWriteUntil(scope.workspaceId, jobId);
@@ -668,6 +672,7 @@ export function createJobService({
         ...(j.queued ? { queued: true } : {}),
         ...(j.replay ? { replay: j.replay } : {}),
         ...(j.waitsFor ? { waitsFor: j.waitsFor } : {}),
+        ...(j.onTraceChain ? { onTraceChain: true } : {}),
         createdAt: now,
         ...(j.running ? { processedAt: now } : {}),
         finishedAt: null,

@@ -379,6 +379,7 @@ async function start(d: Deps, scope: Scope, args: StartArgs) {
       input: args.input,
       queued: admitted.queued || waitsFor !== null,
       waitsFor,
+      ...(claimed ? { onTraceChain: true } : {}),
       ...(args.replay ? { replay: { of: args.replay.of, fromNode: args.replay.fromNode } } : {}),
     })
     .catch(async (e: unknown) => {
