@@ -4044,6 +4044,8 @@ export interface components {
             stream?: boolean;
             /** Format: uuid */
             trace_id?: string;
+            /** @description runs this version of the neuron (its config, model and charter as recorded) instead of the head; 404 when the neuron has no such version (docs/neurons.md, "Running an earlier version") */
+            version?: number;
         };
         Job: {
             created_at: string;
