@@ -10,7 +10,9 @@ import { useSimPlatform } from '../support/platform.js';
  * fallback models (docs/neurons.md, "Model fallbacks") and the tool calls that wait for a person
  * (docs/tools.md, `tool_approval`), in Chromium against the real platform: set on create, read back
  * into the form, changed into a new version and cleared; a named-tools approval with no tool named is
- * refused by the API and the form shows the API's message naming the field. No console error (beyond
+ * refused by the API and the form shows the API's message naming the field. The playground runs an
+ * earlier version on the same conversation (invoke's `version`), each reply naming the version and the
+ * model that answered, to compare two models' answers. No console error (beyond
  * that expected 400), no request to another origin; screenshots at desktop and phone width.
  */
 const { app } = useSimPlatform({ firstTokenMs: 20, interTokenMs: 5, tokens: 4 });
@@ -91,6 +93,52 @@ describe('the agent editor: fallback models and tool approval', () => {
     expect(v3.neuron_config.fallback_models).toBeUndefined();
     expect(v3.neuron_config.tool_approval).toBeUndefined();
     expect(v3.neuron_config.model).toBe(main);
+    clean();
+  });
+
+  it('the playground compares two versions (two models) answer by answer on one conversation', async () => {
+    const ws = await buildWorkspace(app);
+    const models = (await app.get<{ models: { model: string }[] }>('/v1/config/models', ws.key)).body.models.map(
+      (m) => m.model,
+    );
+    const [first, second] = models.filter((m) => m.startsWith('openai/')) as [string, string];
+    const created = await app.post<{ id: string }>('/v1/neurons', ws.key, {
+      name: 'compare',
+      brain_id: ws.brainId,
+      neuron_config: { model: first },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    expect((await app.put(`/v1/neurons/${id}`, ws.key, { neuron_config: { model: second } })).status).toBe(200);
+
+    const { page, clean } = await tab();
+    await signIn(page, ws.key, `/agents/${id}`);
+    const turn = (n: number) => page.locator('.playground li.msg.neuron[data-status]').nth(n);
+    const version = (n: number) => turn(n).locator('.turn-version');
+    await page.getByLabel('Message').fill('Which model answers?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => version(0).getAttribute('data-model'), { timeout: 30_000 }).toBe(second);
+    expect(await version(0).getAttribute('data-version')).toBe('head');
+    await page.waitForURL(/\?trace=[0-9a-f-]{36}$/);
+    const traceId = new URL(page.url()).searchParams.get('trace')!;
+
+    await page.getByLabel('Version').selectOption('1');
+    await page.getByLabel('Message').fill('Which model answers?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => version(1).getAttribute('data-model'), { timeout: 30_000 }).toBe(first);
+    expect(await version(1).getAttribute('data-version')).toBe('1');
+    expect(new URL(page.url()).searchParams.get('trace')).toBe(traceId);
+    await shots(page, 'agent-playground-versions');
+
+    // The runs behind the two turns: the pinned one ran version 1's model, on the same trace.
+    const jobs = await Promise.all(
+      [0, 1].map(async (n) => {
+        const jobId = (await turn(n).getAttribute('data-job-id'))!;
+        return (await app.get<{ result: { model?: string }; trace_id: string | null }>(`/v1/jobs/${jobId}`, ws.key))
+          .body;
+      }),
+    );
+    expect(jobs.map((j) => j.result.model)).toEqual([second, first]);
     clean();
   });
 });
