@@ -1,7 +1,8 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { qs, toProblem, type ApiProblem, type ApiSchema } from '../api';
 import { useAuth } from '../auth';
-import { Badge, Pager, Problem, ago, shortId, useTick } from '../components/ui';
+import { ListTable } from '../components/ListTable';
+import { Badge, Problem, ago, shortId, useTick } from '../components/ui';
 import { Link, navigate, setQuery, useLocation } from '../router';
 import { usePoll } from '../use-poll';
 import '../pathways.css';
@@ -152,54 +153,39 @@ export default function Triggers() {
         </label>
       </form>
       <Problem problem={list.problem} />
-      <div className="table-wrap">
-        <table className="triggers">
-          <thead>
-            <tr>
-              <th>Receptor</th>
-              <th>Fires</th>
-              <th>Target</th>
-              <th>State</th>
-              <th>Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data?.receptors.map((r) => (
-              <tr key={r.id} data-receptor-id={r.id}>
-                <td>
-                  <Link to={`/triggers/${r.id}`}>{r.slug}</Link>
-                  <div className="muted small">{r.origin}</div>
-                </td>
-                <td>{activationOf(r)}</td>
-                <td>
-                  {r.executable_target.kind}{' '}
-                  {r.executable_target.id ? (names.get(r.executable_target.id) ?? shortId(r.executable_target.id)) : ''}
-                </td>
-                <td>
-                  <Badge value={r.is_active ? 'active' : 'inactive'} />
-                </td>
-                <td title={r.updated_at}>{ago(r.updated_at, now)}</td>
-              </tr>
-            ))}
-            {list.data?.receptors.length === 0 && (
-              <tr>
-                <td colSpan={5} className="muted">
-                  No receptors yet: every agent and pathway gets one when it is created; a schedule runs one on a clock.
-                </td>
-              </tr>
-            )}
-          </tbody>
-        </table>
-      </div>
-      {list.data && (
-        <Pager
-          offset={offset}
-          limit={LIMIT}
-          total={list.data.total}
-          count={list.data.receptors.length}
-          onPage={(o) => setQuery({ offset: o ? String(o) : undefined })}
-        />
-      )}
+      <ListTable
+        className="triggers"
+        label="Triggers"
+        rows={list.data?.receptors}
+        rowKey={(r) => r.id}
+        rowProps={(r) => ({ 'data-receptor-id': r.id })}
+        loading={!list.problem}
+        empty="No receptors yet: every agent and pathway gets one when it is created; a schedule runs one on a clock."
+        page={list.data ? { offset, limit: LIMIT, total: list.data.total } : undefined}
+        columns={[
+          {
+            title: 'Receptor',
+            cell: (r) => (
+              <>
+                <Link to={`/triggers/${r.id}`}>{r.slug}</Link>
+                <div className="muted small">{r.origin}</div>
+              </>
+            ),
+          },
+          { title: 'Fires', cell: (r) => activationOf(r) },
+          {
+            title: 'Target',
+            cell: (r) => (
+              <>
+                {r.executable_target.kind}{' '}
+                {r.executable_target.id ? (names.get(r.executable_target.id) ?? shortId(r.executable_target.id)) : ''}
+              </>
+            ),
+          },
+          { title: 'State', cell: (r) => <Badge value={r.is_active ? 'active' : 'inactive'} /> },
+          { title: 'Updated', cell: (r) => <span title={r.updated_at}>{ago(r.updated_at, now)}</span> },
+        ]}
+      />
     </>
   );
 }
