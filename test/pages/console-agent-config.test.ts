@@ -39,7 +39,7 @@ describe('the agent editor: fallback models and tool approval', () => {
     });
     await signIn(page, ws.key, '/agents/new');
     await page.getByLabel('Name', { exact: true }).fill('Fallback pilot');
-    await page.getByLabel('Model', { exact: true }).selectOption(main);
+    await page.getByRole('combobox', { name: /^Model/ }).selectOption(main);
     await page.getByRole('button', { name: 'Add fallback model' }).click();
     await page.getByLabel('Fallback model 1', { exact: true }).selectOption(fb1);
     await page.getByRole('button', { name: 'Add fallback model' }).click();
@@ -122,7 +122,7 @@ describe('the agent editor: fallback models and tool approval', () => {
     await page.waitForURL(/\?trace=[0-9a-f-]{36}$/);
     const traceId = new URL(page.url()).searchParams.get('trace')!;
 
-    await page.getByLabel('Version').selectOption('1');
+    await page.getByLabel('Version', { exact: true }).selectOption('1');
     await page.getByLabel('Message').fill('Which model answers?');
     await page.getByRole('button', { name: 'Send' }).click();
     await expect.poll(() => version(1).getAttribute('data-model'), { timeout: 30_000 }).toBe(first);
