@@ -247,7 +247,7 @@ export default function AgentEditor({ params }: { params: Record<string, string>
           <p className="muted small">
             Tried in this order when the model fails after its retries (docs/neurons.md, "Model fallbacks").
           </p>
-          <ol className="fallback-list" aria-label="Fallback models">
+          <ol className="fallback-list">
             {form.fallback_models.map((m, i) => (
               <li key={i}>
                 <select
