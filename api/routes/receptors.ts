@@ -20,12 +20,15 @@ import {
   ReceptorPatchBody,
   ReceptorFireParams,
   ReceptorRefParams,
+  SchedulePreview,
+  SchedulePreviewBody,
   StimuliCatalog,
   StimuliCatalogQuery,
   StimulusEventBody,
   SubscribeBody,
   TriggerBody,
 } from '../../src/schemas/receptors.js';
+import { toTiming } from '../../src/services/receptor-timing.js';
 import { STIMULI, internalSecret, verifySignature } from '../../src/services/stimuli.js';
 import { presentBinding, presentReceptor, presentReceptorPage } from '../presenters/receptor.js';
 import { presentPage } from '../presenters/page.js';
@@ -182,6 +185,29 @@ export default [
       await services.schedules.trigger(r, body.overlap);
       return { receptor: presentReceptor(await services.receptors.view(r, 5)), triggered: true as const };
     },
+  }),
+  route({
+    method: 'post',
+    path: '/v1/schedules/preview',
+    summary: 'Preview the next fire times of a schedule',
+    body: SchedulePreviewBody,
+    response: SchedulePreview,
+    tags,
+    description:
+      "The next fire times (UTC) of a schedule receptor's timing before it is saved, computed by Temporal as the saved schedule would fire; nothing is stored",
+    examples: {
+      request: { timing: { cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' }, count: 3 },
+      response: {
+        timezone: 'Europe/Berlin',
+        next_fire_times: ['2026-12-01T08:00:00.000Z', '2026-12-02T08:00:00.000Z', '2026-12-03T08:00:00.000Z'],
+      },
+    },
+    handler: async ({ body, scope, services }) => ({
+      timezone: body.timing.timezone,
+      next_fire_times: (await services.schedules.preview(scope.workspaceId, toTiming(body.timing), body.count)).map(
+        (d) => d.toISOString(),
+      ),
+    }),
   }),
   route({
     method: 'post',

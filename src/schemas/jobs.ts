@@ -93,6 +93,10 @@ export const InvokeBody = z
     neuron_task_options: NeuronTaskOptions.optional(),
     client_nonce: z.string().min(1).max(200).optional(),
     multitask_strategy: MultitaskStrategy.optional(),
+    version: z.number().int().min(1).optional().meta({
+      description:
+        'runs this version of the neuron (its config, model and charter as recorded) instead of the head; 404 when the neuron has no such version (docs/neurons.md, "Running an earlier version")',
+    }),
   })
   .strict()
   .refine((b) => b.message !== undefined || b.data !== undefined, 'message or data is required')

@@ -254,6 +254,24 @@ export const PauseBody = z.object({ note: z.string().max(500).optional() }).stri
 export const TriggerBody = z
   .object({ overlap: OverlapPolicy.optional().meta({ description: "default: the schedule's own policy" }) })
   .strict();
+/** POST /v1/schedules/preview: the next fire times of a timing that is not saved (docs/receptors.md, "Preview"). */
+export const SchedulePreviewBody = z
+  .object({
+    timing: Timing,
+    count: z.number().int().min(1).max(50).default(5).meta({ description: 'how many fire times (1 to 50)' }),
+  })
+  .strict()
+  .meta({ id: 'SchedulePreviewBody' });
+export type SchedulePreviewBody = z.infer<typeof SchedulePreviewBody>;
+export const SchedulePreview = z
+  .object({
+    timezone: z.string(),
+    next_fire_times: z
+      .array(z.string())
+      .meta({ description: 'ISO instants (UTC), at most count, within two years from now; jitter not applied' }),
+  })
+  .meta({ id: 'SchedulePreview' });
+
 export const BackfillBody = z
   .object({
     start_at: IsoDate,

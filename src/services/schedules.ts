@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   ScheduleNotFoundError,
   type Client,
@@ -63,17 +63,20 @@ function asInvalid(e: unknown, what: string): never {
  * is the desired state; `sync` makes the schedule match it and `reconcile` repairs drift.
  */
 export function createScheduleService({ temporal, config }: { temporal: Client; config: Config }) {
+  /** The Temporal spec of a timing (one place, so a preview computes exactly what a saved schedule fires). */
+  const specOf = (t: ScheduleTiming) => ({
+    cronExpressions: t.cron,
+    intervals: t.intervals.map((i) => ({ every: i.everyS * 1000, offset: i.offsetS * 1000 })),
+    timezone: t.timezone,
+    jitter: t.jitterS * 1000,
+    ...(t.startAt ? { startAt: new Date(t.startAt) } : {}),
+    ...(t.endAt ? { endAt: new Date(t.endAt) } : {}),
+  });
+
   function desired(r: Receptor): Desired {
     const t = r.timing!;
     const input: ReceptorFireInput = { workspaceId: r.workspaceId, receptorId: r._id, source: 'schedule' };
-    const spec = {
-      cronExpressions: t.cron,
-      intervals: t.intervals.map((i) => ({ every: i.everyS * 1000, offset: i.offsetS * 1000 })),
-      timezone: t.timezone,
-      jitter: t.jitterS * 1000,
-      ...(t.startAt ? { startAt: new Date(t.startAt) } : {}),
-      ...(t.endAt ? { endAt: new Date(t.endAt) } : {}),
-    };
+    const spec = specOf(t);
     const paused = !r.isActive || Boolean(r.schedulePause?.paused);
     const note = !r.isActive
       ? 'receptor inactive'
@@ -197,6 +200,51 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
         endTime: msToTs(end.getTime()),
       });
       return (res.startTime ?? []).slice(0, max).map((t) => new Date(tsToMs(t)));
+    },
+
+    /**
+     * The next fire times of a timing that is not saved, computed by Temporal itself so that they are
+     * exactly what the saved schedule would fire (cron dialect, time zone and DST, intervals and their
+     * offset, start and end). Temporal computes matching times only for a schedule, so the preview
+     * creates a paused schedule `receptor-preview-<uuid>` (its action never runs), asks it and deletes
+     * it; one left behind by a crash has no receptor, so the reconciler removes it. A spec Temporal
+     * refuses is the caller's 400, as on save.
+     */
+    async preview(workspaceId: string, t: ScheduleTiming, count: number): Promise<Date[]> {
+      const scheduleId = `receptor-preview-${randomUUID()}`;
+      const input: ReceptorFireInput = { workspaceId, receptorId: scheduleId, source: 'schedule' };
+      try {
+        await temporal.schedule.create({
+          scheduleId,
+          spec: specOf({ ...t, jitterS: 0 }),
+          action: {
+            type: 'startWorkflow',
+            workflowType: 'receptorFire',
+            taskQueue: config.TEMPORAL_TASK_QUEUE,
+            workflowId: `receptor-preview-fire-${scheduleId}`,
+            args: [input],
+          },
+          policies: { overlap: 'SKIP' },
+          state: { paused: true, note: 'preview: never fires, deleted at once' },
+        });
+      } catch (e) {
+        asInvalid(e, 'timing');
+      }
+      try {
+        const now = new Date();
+        const res: ListScheduleMatchingTimesResponse = await temporal.workflowService.listScheduleMatchingTimes({
+          namespace: config.TEMPORAL_NAMESPACE,
+          scheduleId,
+          startTime: msToTs(now.getTime()),
+          endTime: msToTs(now.getTime() + 2 * 365 * 86400_000),
+        });
+        return (res.startTime ?? []).slice(0, count).map((x) => new Date(tsToMs(x)));
+      } finally {
+        await temporal.schedule
+          .getHandle(scheduleId)
+          .delete()
+          .catch(() => undefined);
+      }
     },
 
     /** The read-model view: state, note, next N fire times (up to two years ahead), recent fires and counters. */

@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { Pathway } from '../../src/schemas/pathways.js';
 import { buildWorkspace } from '../support/app.js';
-import { openBrowser, type OpenBrowser } from '../support/browser.js';
+import { useConsoleBrowser } from '../support/console-page.js';
 import { settleJob } from '../support/jobs.js';
 import { useSimPlatform } from '../support/platform.js';
 
@@ -20,77 +17,13 @@ import { useSimPlatform } from '../support/platform.js';
  * to another origin. Screenshots at desktop and phone width go to test-output/console/.
  */
 const { app } = useSimPlatform({ tokens: [12, 20], interTokenMs: 3 });
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const OUT = path.join(ROOT, 'test-output/console');
-const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
-let context: BrowserContext;
-let browser: OpenBrowser | undefined;
-
-/** The newest modification time under a folder (the console's sources). */
-function newest(dir: string): number {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
-
-beforeAll(async () => {
-  // The API serves console/dist as built: a build older than the sources would test old pages.
-  const built = path.join(ROOT, 'console/dist/index.html');
-  if (!existsSync(built) || statSync(built).mtimeMs < newest(path.join(ROOT, 'console/src')))
-    throw new Error(
-      'console/dist is missing or older than console/src: run npm run console:build (or npm run provision)',
-    );
-  await mkdir(OUT, { recursive: true });
-  browser = await openBrowser('console-build-chromium-', { viewport: SIZES.desktop });
-  context = browser.context;
-});
-afterAll(async () => {
-  await browser?.close();
-});
-
-/** A new tab (its own session storage, so signed out) that records console errors and foreign requests. */
-async function tab() {
-  const page = await context.newPage();
-  // A failing step leaves the page as it was, to look at.
-  onTestFailed(async ({ task }) => {
-    const name = `failed-${task.name.slice(0, 40).replace(/\W+/g, '-')}.png`;
-    await page.screenshot({ path: path.join(OUT, name), fullPage: true }).catch(() => undefined);
-  });
-  const problems: string[] = [];
-  const foreign: string[] = [];
-  const origin = new URL(app.url).origin;
-  page.on('request', (req) => {
-    const u = req.url();
-    if (!u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).origin !== origin) foreign.push(u);
-  });
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(e.message));
-  const clean = () => {
-    expect(problems, 'console errors').toEqual([]);
-    expect(foreign, 'requests to other origins').toEqual([]);
-  };
-  return { page, clean };
-}
+const { tab, shots } = useConsoleBrowser('console-build', () => app.url);
 
 async function signIn(page: Page, key: string, to: string) {
   await page.goto(`${app.url}/console${to}`);
   await page.getByLabel('API key or JWT').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
-}
-
-async function shots(page: Page, name: string) {
-  for (const [label, size] of Object.entries(SIZES)) {
-    await page.setViewportSize(size);
-    await page.waitForTimeout(250); // React Flow refits on resize
-    await page.screenshot({ path: path.join(OUT, `${name}-${label}.png`), fullPage: true });
-  }
-  await page.setViewportSize(SIZES.desktop);
 }
 
 const chip = (page: Page, id: string) =>

@@ -178,7 +178,7 @@ describe('the tools pages', () => {
     clean();
   }, 120_000);
 
-  it('makes an HTTP-tools reflex and lists its tool; refuses bad JSON on the form', async () => {
+  it('makes an HTTP-tools reflex and lists its tool; refuses bad JSON on the form; edits its name and description', async () => {
     const ws = await buildWorkspace(app);
     const { page, clean } = await tab();
     await signIn(page, ws.key, '/tools');
@@ -206,8 +206,19 @@ describe('the tools pages', () => {
     const row = page.locator('tr[data-tool="forecast"]');
     await row.waitFor();
     expect(await row.textContent()).toContain('HTTP');
+    // Edited: a new name and description (PUT /v1/reflexes/:id), shown and stored.
+    const reflexId = page.url().split('/').pop()!;
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const ef = page.getByRole('form', { name: 'Edit reflex' });
+    await ef.getByLabel('Name').fill('weather-service');
+    await ef.getByLabel('Description').fill('Forecasts by city');
+    await ef.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('heading', { name: 'weather-service', level: 1 }).waitFor();
+    await page.getByText('Forecasts by city').waitFor();
+    const stored = await app.get<{ name: string; description: string }>(`/v1/reflexes/${reflexId}`, ws.key);
+    expect(stored.body).toMatchObject({ name: 'weather-service', description: 'Forecasts by city' });
     await page.goto(`${app.url}/console/tools`);
-    await page.locator('table.reflexes tr', { hasText: 'weather' }).waitFor();
+    await page.locator('table.reflexes tr', { hasText: 'weather-service' }).waitFor();
     await shots(page, 'tools');
     clean();
   }, 60_000);
@@ -237,11 +248,12 @@ describe('the tools pages', () => {
     await page.goto(`${app.url}/console/tools/${id}`);
     await page.locator('tr[data-tool="current_time"]').waitFor();
     await page.getByText('No agent has this reflex yet.').waitFor();
-    for (const name of ['Delete', 'Deactivate', 'Attach'])
+    for (const name of ['Edit', 'Delete', 'Deactivate', 'Attach'])
       expect(await page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
     clean();
     expect((await app.get('/v1/integrations', memberKey)).status).toBe(403);
     expect((await app.request('DELETE', `/v1/reflexes/${id}`, { auth: memberKey })).status).toBe(403);
+    expect((await app.request('PUT', `/v1/reflexes/${id}`, { auth: memberKey, body: { name: 'x' } })).status).toBe(403);
     expect((await app.post(`/v1/neurons/${String(agent.body.id)}/reflexes`, memberKey, { reflex_id: id })).status).toBe(
       403,
     );

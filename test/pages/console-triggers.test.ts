@@ -6,8 +6,9 @@ import { useSimPlatform } from '../support/platform.js';
 
 /**
  * The console's triggers (docs/console.md) in Debian's Chromium against the real platform: a
- * schedule made from the form for an agent (a weekday cron in Berlin) shows the next fire times
- * Temporal computes, is paused and resumed and fired now; a share link made with a run limit is
+ * schedule made from the form for an agent (a weekday cron in Berlin) shows its next fire times as
+ * the cron is typed, before saving (POST /v1/schedules/preview; a refused cron shows the API's
+ * message), the saved schedule shows the same times Temporal computes, is paused and resumed and fired now; a share link made with a run limit is
  * shown once, works on the share page, shows its limit, and stops working once revoked. Every
  * page: no console error, no request to another origin; screenshots in test-output/console/.
  */
@@ -18,6 +19,9 @@ const NO_SHARE_LINK = {
   expectedError: (m: ConsoleMessage) =>
     m.text().includes('404') && /\/v1\/receptors\/[^/]+\/[^/]+\/share$/.test(m.location().url),
 };
+// The schedule form's preview of a cron the API refuses: its 400 is shown in the form.
+const REFUSED_PREVIEW = (m: ConsoleMessage) =>
+  m.text().includes('400') && m.location().url.endsWith('/v1/schedules/preview');
 const { tab, shots } = useConsoleBrowser('console-triggers', () => app.url, { timezoneId: 'UTC' });
 
 async function signIn(page: Page, key: string, to: string) {
@@ -48,16 +52,31 @@ describe('the triggers pages', () => {
       neuron_config: { model: 'openai/gpt-4o-mini' },
     });
     expect(n.status).toBe(201);
-    const { page, clean } = await tab(NO_SHARE_LINK);
+    const { page, clean } = await tab({
+      expectedError: (m) => NO_SHARE_LINK.expectedError(m) || REFUSED_PREVIEW(m),
+    });
     await signIn(page, ws.key, '/triggers');
     // The agent's own receptor is listed.
     await page.locator('table.triggers tbody tr', { hasText: 'digest-writer' }).first().waitFor();
     await page.getByRole('button', { name: 'New schedule' }).click();
     await page.getByLabel('Schedule name').fill('weekday digest');
     await page.getByLabel('Runs').selectOption({ label: 'agent digest-writer' });
+    const form = page.getByRole('form', { name: 'New schedule' });
+    const preview = form.getByRole('list', { name: 'Next fire times' }).locator('li');
+    // A cron the scheduler refuses: the API's message, and no times.
+    await page.getByLabel('Cron').fill('61 * * * *');
+    await poll(() => form.getByRole('status', { name: 'Timing problem' }).textContent()).toMatch(/timing/);
+    expect(await preview.count()).toBe(0);
     await page.getByLabel('Cron').fill('0 9 * * 1-5');
     await page.getByLabel('Time zone').fill('Europe/Berlin');
+    // Before saving: the next five fire times of what is typed, weekdays at 09:00 in Berlin.
+    await poll(async () => {
+      const at = await preview.evaluateAll((els) => els.map((e) => e.getAttribute('data-at')!));
+      return at.length === 5 && at.every((t) => /^(Mon|Tue|Wed|Thu|Fri) 09:00$/.test(berlin(t)));
+    }).toBe(true);
+    const previewed = await preview.evaluateAll((els) => els.map((e) => e.getAttribute('data-at')!));
     await page.getByLabel('Message').fill('Write the digest');
+    await shots(page, 'trigger-schedule-preview');
     await page.getByRole('button', { name: 'Create schedule' }).click();
     await page.waitForURL(/\/console\/triggers\/[0-9a-f-]{36}$/);
     const id = page.url().split('/').pop()!;
@@ -75,6 +94,8 @@ describe('the triggers pages', () => {
         )
       ).body.schedule;
     expect((await read()).next_fire_times).toEqual(shown);
+    // What the form previewed before saving is what the saved schedule fires.
+    expect(shown).toEqual(previewed);
     await shots(page, 'trigger-schedule');
 
     await page.getByRole('button', { name: 'Pause' }).click();

@@ -147,7 +147,7 @@ describe('the workspace page', () => {
 });
 
 describe('the command palette', () => {
-  it('jumps with Ctrl-K to an agent by name, a pathway by name, a trace by id and a run by id', async () => {
+  it('jumps with Ctrl-K to an agent by name, a pathway by name, a trace by id, a run by id, a knowledge resource and a trigger by name', async () => {
     const ws = await buildWorkspace(app);
     const n = await app.post('/v1/neurons', ws.key, {
       name: 'palette scout',
@@ -168,8 +168,24 @@ describe('the command palette', () => {
     expect(inv.status, inv.text).toBeLessThan(300);
     const jobId = String(inv.body.job_id);
     const traceId = String(inv.body.trace_id);
+    const asset = await app.post('/v1/assets', ws.key, { name: 'glacier-notes.txt', path: 'survey' }, ws.brainHeaders);
+    expect(asset.status, asset.text).toBe(201);
+    const assetId = String((asset.body as { id?: string; asset?: { id: string } }).asset?.id ?? asset.body.id);
+    const watcher = await app.post('/v1/receptors/subscribe', ws.key, {
+      template: 'stimulus',
+      name: 'palette watcher',
+      brain_id: ws.brainId,
+      target: { kind: 'neuron', id: n.body.id },
+      stimulus_keys: ['vault.asset.created'],
+    });
+    expect(watcher.status, watcher.text).toBe(201);
 
-    const { page, clean } = await tab({ keepBodies: true });
+    const { page, clean } = await tab({
+      keepBodies: true,
+      // The trigger's page asks for its share link; a receptor without one is the API's 404 (the page
+      // shows the create form), as in console-triggers.test.ts.
+      expectedError: (m) => m.text().includes('404') && /\/v1\/receptors\/[^/]+\/[^/]+\/share$/.test(m.location().url),
+    });
     await signIn(page, ws.key, '/runs');
     const find = async (text: string, kind: string) => {
       await page.keyboard.press('Control+k');
@@ -188,6 +204,13 @@ describe('the command palette', () => {
     await page.waitForURL(new RegExp(`/console/traces/${traceId}$`));
     await find(jobId, 'run');
     await page.waitForURL(new RegExp(`/console/runs/${jobId}$`));
+    // A knowledge resource by its name: the Knowledge page opens with it shown.
+    await find('glacier-no', 'asset');
+    await page.waitForURL(new RegExp(`/console/knowledge\\?asset=${assetId}$`));
+    await page.getByRole('heading', { name: 'glacier-notes.txt' }).waitFor();
+    // A trigger (receptor) by its name.
+    await find('watcher', 'trigger');
+    await page.waitForURL(new RegExp(`/console/triggers/${String(watcher.body.id)}$`));
     // Escape closes it; the Find button opens it too.
     await page.getByRole('button', { name: 'Find…' }).click();
     await page.getByRole('dialog', { name: 'Go to' }).getByRole('combobox').fill('palette');

@@ -417,6 +417,7 @@ export function useRouteWorld(app: TestApp) {
         start_at: '2020-01-01T00:00:00Z',
         end_at: '2020-01-02T00:00:00Z',
       },
+      'POST /v1/schedules/preview': { timing: { interval: 3600 }, count: 2 },
       'POST /v1/receptor-channel-bindings': {
         receptor_id: w.ids.receptor,
         channel: 'slack',

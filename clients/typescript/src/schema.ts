@@ -2753,6 +2753,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/schedules/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview the next fire times of a schedule
+         * @description The next fire times (UTC) of a schedule receptor's timing before it is saved, computed by Temporal as the saved schedule would fire; nothing is stored
+         */
+        post: operations["schedules.preview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/search": {
         parameters: {
             query?: never;
@@ -4024,6 +4044,8 @@ export interface components {
             stream?: boolean;
             /** Format: uuid */
             trace_id?: string;
+            /** @description runs this version of the neuron (its config, model and charter as recorded) instead of the head; 404 when the neuron has no such version (docs/neurons.md, "Running an earlier version") */
+            version?: number;
         };
         Job: {
             created_at: string;
@@ -5728,6 +5750,40 @@ export interface components {
             transcripts: number;
             usage_rows: number;
             webhook_deliveries: number;
+        };
+        SchedulePreview: {
+            /** @description ISO instants (UTC), at most count, within two years from now; jitter not applied */
+            next_fire_times: string[];
+            timezone: string;
+        };
+        SchedulePreviewBody: {
+            /**
+             * @description how many fire times (1 to 50)
+             * @default 5
+             */
+            count?: number;
+            timing: {
+                /** @description fires missed while the platform was down are taken if they are at most this old */
+                catchup_window?: number | string;
+                /** @description cron expression(s), 5 fields (minute hour day-of-month month day-of-week) or @daily-style */
+                cron?: string | string[];
+                end_at?: string;
+                /** @description fire every N seconds (or "15m"), optionally offset */
+                interval?: (number | string) | {
+                    every: number | string;
+                    offset?: number | string;
+                };
+                jitter?: number | string;
+                /**
+                 * @description what happens when a fire is due while the previous run is still going
+                 * @default skip
+                 * @enum {string}
+                 */
+                overlap?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "allow_all";
+                start_at?: string;
+                /** @default UTC */
+                timezone?: string;
+            };
         };
         SearchBody: {
             /** @default false */
@@ -33217,6 +33273,202 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ResourceTree"];
+                };
+            };
+            /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "message: expected string, received number",
+                     *       "code": "VALIDATION_ERROR"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description AUTH_REQUIRED: No credential, or an invalid or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Authentication required",
+                     *       "code": "AUTH_REQUIRED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: The credential lacks the role the route needs (docs/roles.md) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Requires role workspace_admin",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: No such resource in the caller's workspace (another workspace's resource reads the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Neuron not found",
+                     *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CONFLICT: A name or slug is taken, or a version or state precondition failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Already exists",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: The request body is over the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Request body too large",
+                     *       "code": "PAYLOAD_TOO_LARGE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: A body that is not application/json (or multipart where a route takes files) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unsupported content type; send application/json",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: An Idempotency-Key was sent again with a different request (method, path or body) than the one it first came with */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "This Idempotency-Key was used with a different request; use a new key for a new request",
+                     *       "code": "IDEMPOTENCY_KEY_REUSED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMIT: Too many requests; wait for Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "RATE_LIMIT"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: A platform component is unreachable or a run could not start; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "The API is at capacity; retry shortly",
+                     *       "code": "SERVICE_UNAVAILABLE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "schedules.preview": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first response is kept for 24 h and returned for a repeat of the same request (header `Idempotent-Replayed: true`); the same key with another body is a 422; while the first is still running, a 409. Scoped to the workspace and the route. A request answered 503 kept nothing for the key: retry it with the same key. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "timing": {
+                 *         "cron": "0 9 * * 1-5",
+                 *         "timezone": "Europe/Berlin"
+                 *       },
+                 *       "count": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["SchedulePreviewBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timezone": "Europe/Berlin",
+                     *       "next_fire_times": [
+                     *         "2026-12-01T08:00:00.000Z",
+                     *         "2026-12-02T08:00:00.000Z",
+                     *         "2026-12-03T08:00:00.000Z"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SchedulePreview"];
                 };
             };
             /** @description VALIDATION_ERROR: A path parameter, query, header or body failed validation; the message names the field */

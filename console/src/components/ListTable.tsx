@@ -6,7 +6,8 @@ import { Pager } from './ui';
 /*
  * The pieces every list page repeats: a name search and paging kept in the URL, a table with its
  * loading and empty rows, and the pager under it. A list page names its columns and its empty
- * state; the rest is here.
+ * state; the rest is here. Each cell carries its column's title (`data-label`), which a table
+ * with the `cards` class shows beside the value on a narrow screen.
  */
 
 /** The list's URL state: `?search=` and `?offset=` (other filters are the page's own). */
@@ -82,7 +83,7 @@ export function ListTable<T>({
             {rows?.map((r) => (
               <tr key={rowKey(r)} {...rowProps?.(r)}>
                 {columns.map((c) => (
-                  <td key={c.title} className={c.className}>
+                  <td key={c.title} className={c.className} data-label={c.title || undefined}>
                     {c.cell(r)}
                   </td>
                 ))}

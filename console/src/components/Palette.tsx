@@ -4,14 +4,23 @@ import { useAuth } from '../auth';
 import { navigate } from '../router';
 
 /*
- * The command palette (Ctrl-K or Cmd-K, loaded on first use): jumps to an agent, a pathway, a trace
- * or a run by name or id. When it opens it reads the brain's agents and pathways and the latest
- * runs (each list once per opening, 200 at most); a run is found by its id or its target's name;
+ * The command palette (Ctrl-K or Cmd-K, loaded on first use): jumps to an agent, a pathway, a trace,
+ * a run, a knowledge resource (asset or artifact) or a trigger (receptor) by name or id. When it opens
+ * it reads the brain's agents, pathways, assets, artifacts and receptors and the latest runs (each
+ * list once per opening, 200 at most); a resource is also found by its folder, a trigger by its slug
+ * or the name of what it runs; a run is found by its id or its target's name;
  * traces are searched by the API as you type (GET /v1/traces?search=: title or id). A run
  * older than the latest 200 is not found (no route searches runs by id without a 404 for a miss). Up and Down choose, Enter goes, Escape closes.
  */
+/** The fields of an asset or artifact row the palette matches on. */
+interface Doc {
+  id: string;
+  name: string;
+  path: string;
+}
+
 interface Hit {
-  kind: 'agent' | 'pathway' | 'trace' | 'run';
+  kind: 'agent' | 'pathway' | 'trace' | 'run' | 'asset' | 'artifact' | 'trigger';
   label: string;
   detail: string;
   to: string;
@@ -25,6 +34,9 @@ export default function Palette({ onClose }: { onClose(): void }) {
     neurons: ApiSchema<'NeuronList'>['neurons'];
     pathways: ApiSchema<'PathwayList'>['pathways'];
     jobs: ResponseOf<'get', '/v1/jobs'>['jobs'];
+    assets: Doc[];
+    artifacts: Doc[];
+    receptors: ResponseOf<'get', '/v1/receptors'>['receptors'];
   } | null>(null);
   const [traces, setTraces] = useState<ResponseOf<'get', '/v1/traces'>['traces']>([]);
   const input = useRef<HTMLInputElement>(null);
@@ -39,8 +51,25 @@ export default function Palette({ onClose }: { onClose(): void }) {
         : Promise.resolve({ neurons: [] }),
       api.get<ApiSchema<'PathwayList'>>(`/v1/pathways${qs({ limit: 200, sortBy: 'updated_at' })}`, abort.signal),
       api.get<ResponseOf<'get', '/v1/jobs'>>(`/v1/jobs${qs({ limit: 200 })}`, abort.signal),
+      api.get<{ assets: Doc[] }>(`/v1/assets${qs({ limit: 200 })}`, abort.signal),
+      api.get<{ artifacts: Doc[] }>(`/v1/artifacts${qs({ limit: 200 })}`, abort.signal),
+      brain
+        ? api.get<ResponseOf<'get', '/v1/receptors'>>(
+            `/v1/receptors${qs({ limit: 200, sortBy: 'updated_at' })}`,
+            abort.signal,
+          )
+        : Promise.resolve({ receptors: [] }),
     ])
-      .then(([n, p, j]) => setBase({ neurons: n.neurons, pathways: p.pathways, jobs: j.jobs }))
+      .then(([n, p, j, as, ar, r]) =>
+        setBase({
+          neurons: n.neurons,
+          pathways: p.pathways,
+          jobs: j.jobs,
+          assets: as.assets,
+          artifacts: ar.artifacts,
+          receptors: r.receptors,
+        }),
+      )
       .catch(() => undefined);
     return () => abort.abort();
   }, [api, credential.brainId]);
@@ -73,6 +102,28 @@ export default function Palette({ onClose }: { onClose(): void }) {
       if (has(n.name, n.id)) out.push({ kind: 'agent', label: n.name, detail: n.id, to: `/agents/${n.id}` });
     for (const p of base.pathways)
       if (has(p.name, p.id)) out.push({ kind: 'pathway', label: p.name, detail: p.id, to: `/pathways/${p.id}` });
+    for (const [kind, docs] of [
+      ['asset', base.assets],
+      ['artifact', base.artifacts],
+    ] as const)
+      for (const d of docs)
+        if (has(d.name, d.path, d.id))
+          out.push({
+            kind,
+            label: d.path ? `${d.path}/${d.name}` : d.name,
+            detail: d.id,
+            to: `/knowledge?${kind}=${d.id}`,
+          });
+    for (const r of base.receptors) {
+      const target = names.get(r.executable_target.id ?? '') ?? null;
+      if (has(r.slug, r.id, target))
+        out.push({
+          kind: 'trigger',
+          label: target ? `${r.slug} → ${target}` : r.slug,
+          detail: r.id,
+          to: `/triggers/${r.id}`,
+        });
+    }
     for (const t of traces)
       out.push({
         kind: 'trace',
@@ -114,8 +165,8 @@ export default function Palette({ onClose }: { onClose(): void }) {
           role="combobox"
           aria-expanded={all.length > 0}
           aria-controls="palette-list"
-          aria-label="Agent, pathway, trace or run: name or id"
-          placeholder="Agent, pathway, trace or run: name or id"
+          aria-label="Agent, pathway, trace, run, resource or trigger: name or id"
+          placeholder="Agent, pathway, trace, run, resource or trigger: name or id"
           value={q}
           onChange={(e) => {
             setQ(e.target.value);

@@ -12,6 +12,9 @@ import { Json, Problem, shortId } from './ui';
  * calls and delegations the stream carries folded under it, the tokens of each model turn as
  * `progress` entries report them, and the turn's cost and tokens from the finished job's usage.
  * Stop cancels the job (POST /v1/jobs/:id/cancel); Retry sends the last message again as a new turn.
+ * The version menu runs the next messages on an earlier version of the agent (invoke's `version`), in
+ * the same conversation, so versions (and the models they name) can be compared answer by answer;
+ * each reply says the version that ran and the model that answered (the job result's `model`).
  */
 interface ChatTurn {
   key: string;
@@ -24,6 +27,10 @@ interface ChatTurn {
   cost: number | null;
   status: 'sending' | 'streaming' | 'completed' | 'failed' | 'cancelled';
   error?: string;
+  /** The version asked for (null: the head). */
+  version: number | null;
+  /** The model that answered, from the finished job's result. */
+  model?: string;
 }
 
 type Usage = { costUsd?: number; totalTokens?: number };
@@ -33,8 +40,20 @@ const usageOf = (result: unknown): Usage | null => {
   return u && typeof u === 'object' ? (u as Usage) : null;
 };
 
-export function Playground({ neuronId, active }: { neuronId: string; active: boolean }) {
+export function Playground({
+  neuronId,
+  active,
+  versions = [],
+  latest,
+}: {
+  neuronId: string;
+  active: boolean;
+  /** The agent's versions, to run an earlier one; none: the menu is not shown. */
+  versions?: number[];
+  latest?: number;
+}) {
   const { api } = useAuth();
+  const [version, setVersion] = useState<number | null>(null);
   const [traceId, setTraceId] = useState<string | null>(() => new URLSearchParams(window.location.search).get('trace'));
   const [history, setHistory] = useState<Engram[]>([]);
   const [turns, setTurns] = useState<ChatTurn[]>([]);
@@ -80,7 +99,18 @@ export function Playground({ neuronId, active }: { neuronId: string; active: boo
     const key = crypto.randomUUID();
     setTurns((ts) => [
       ...ts,
-      { key, human: message, jobId: null, reply: '', steps: [], retried: 0, tokens: 0, cost: null, status: 'sending' },
+      {
+        key,
+        human: message,
+        jobId: null,
+        reply: '',
+        steps: [],
+        retried: 0,
+        tokens: 0,
+        cost: null,
+        status: 'sending',
+        version,
+      },
     ]);
     let jobId: string;
     try {
@@ -88,6 +118,7 @@ export function Playground({ neuronId, active }: { neuronId: string; active: boo
         message,
         client_nonce: key,
         ...(traceId ? { trace_id: traceId } : {}),
+        ...(version !== null ? { version } : {}),
       });
       jobId = r.job_id;
       if (r.trace_id !== traceId) {
@@ -126,6 +157,8 @@ export function Playground({ neuronId, active }: { neuronId: string; active: boo
       const job = await api.get<Job>(`/v1/jobs/${jobId}`, ctl.signal);
       const u = usageOf(job.result);
       if (u) patch(key, (p) => ({ cost: u.costUsd ?? null, tokens: u.totalTokens ?? p.tokens }));
+      const model = (job.result as { model?: unknown } | null | undefined)?.model;
+      if (typeof model === 'string') patch(key, () => ({ model }));
     } catch {
       // the run page shows the job; the turn keeps what the stream said
     }
@@ -149,6 +182,7 @@ export function Playground({ neuronId, active }: { neuronId: string; active: boo
   };
 
   const lastHuman = turns.length ? turns[turns.length - 1].human : null;
+  const pinned = version !== null && version !== latest;
   const fresh = () => {
     abort.current?.abort();
     setTraceId(null);
@@ -233,6 +267,11 @@ export function Playground({ neuronId, active }: { neuronId: string; active: boo
                 )}
                 {t.retried > 0 && ` · retried ${t.retried}×`}
               </span>
+              <span className="muted small turn-version" data-version={t.version ?? 'head'} data-model={t.model}>
+                {' · '}
+                {t.version === null ? 'head' : `v${t.version}`}
+                {t.model && ` · ${t.model}`}
+              </span>
             </div>
             {t.steps.map((s, i) => (
               <details key={i} className="step-entry" data-step={s.type}>
@@ -284,6 +323,23 @@ export function Playground({ neuronId, active }: { neuronId: string; active: boo
           }}
         />
         <div className="buttons">
+          {versions.length > 1 && (
+            <select
+              aria-label="Version"
+              value={version ?? ''}
+              onChange={(e) => setVersion(e.target.value ? Number(e.target.value) : null)}
+            >
+              <option value="">head{latest ? ` (v${latest})` : ''}</option>
+              {versions
+                .filter((v) => v !== latest)
+                .map((v) => (
+                  <option key={v} value={v}>
+                    v{v}
+                  </option>
+                ))}
+            </select>
+          )}
+          {pinned && <span className="muted small">runs version {version}</span>}
           <button type="submit" className="primary" disabled={!active || busy || !text.trim()}>
             Send
           </button>

@@ -142,7 +142,12 @@ export default function Agent({ params }: { params: Record<string, string> }) {
         </p>
       )}
       <div className="agent-layout">
-        <Playground neuronId={n.id} active={n.is_active} />
+        <Playground
+          neuronId={n.id}
+          active={n.is_active}
+          versions={versions.data?.versions.map((v) => v.version) ?? []}
+          latest={latest}
+        />
         <Section title="Settings">
           <dl className="facts">
             <dt>Model</dt>

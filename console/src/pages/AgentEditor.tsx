@@ -9,7 +9,9 @@ import '../agents.css';
 /*
  * Create or edit an agent (a neuron): name, description, the model (from GET /v1/config/models: the
  * providers the platform has configured), its instructions (the charter, neuron_config.system_prompt),
- * temperature, max tokens, knowledge (assets of the brain: resource_ids), sub-neurons (other agents
+ * temperature, max tokens, the fallback models tried in order when the model fails (fallback_models, from the
+ * same configured models), the tool calls that wait for a person (tool_approval: every tool or the named
+ * ones, with an optional timeout), knowledge (assets of the brain: resource_ids), sub-neurons (other agents
  * it may delegate to: sub_neuron_ids), built-in tools and its scope. POST /v1/neurons creates version 1;
  * PUT /v1/neurons/:id records a new version (neuron_config is replaced whole, so the fields this
  * form does not show are sent back as they were). Scopes the caller's roles do not allow are not offered.
@@ -27,9 +29,17 @@ interface Form {
   resource_ids: string[];
   sub_neuron_ids: string[];
   tools: string;
+  fallback_models: string[];
+  /** none: no call waits; all: every call; some: the tools named in approval_tools. */
+  approval: 'none' | 'all' | 'some';
+  approval_tools: string;
+  approval_timeout_s: string;
   scope: Neuron['scope'];
   is_active: boolean;
 }
+
+/** How many fallback models a neuron may have (neuron_config.fallback_models, docs/neurons.md). */
+export const MAX_FALLBACKS = 5;
 
 const EMPTY: Form = {
   name: '',
@@ -41,6 +51,10 @@ const EMPTY: Form = {
   resource_ids: [],
   sub_neuron_ids: [],
   tools: '',
+  fallback_models: [],
+  approval: 'none',
+  approval_tools: '',
+  approval_timeout_s: '',
   scope: 'brain',
   is_active: true,
 };
@@ -57,6 +71,10 @@ function formOf(n: Neuron): Form {
     resource_ids: c.resource_ids ?? [],
     sub_neuron_ids: c.sub_neuron_ids ?? [],
     tools: (c.tools ?? []).join('\n'),
+    fallback_models: c.fallback_models ?? [],
+    approval: !c.tool_approval ? 'none' : c.tool_approval.tools === 'all' ? 'all' : 'some',
+    approval_tools: Array.isArray(c.tool_approval?.tools) ? c.tool_approval.tools.join('\n') : '',
+    approval_timeout_s: c.tool_approval?.timeout_s === undefined ? '' : String(c.tool_approval.timeout_s),
     scope: n.scope,
     is_active: n.is_active,
   };
@@ -72,12 +90,27 @@ export function configOf(f: Form, base: Config = {}): Config {
     resource_ids: _r,
     sub_neuron_ids: _n,
     tools: _o,
+    fallback_models: _f,
+    tool_approval: _a,
     ...rest
   } = base;
-  const tools = f.tools
-    .split('\n')
-    .map((t) => t.trim())
-    .filter(Boolean);
+  const lines = (text: string) =>
+    text
+      .split('\n')
+      .map((t) => t.trim())
+      .filter(Boolean);
+  const tools = lines(f.tools);
+  const approvalTools = lines(f.approval_tools);
+  const fallbacks = f.fallback_models.filter(Boolean);
+  const timeout = f.approval_timeout_s.trim();
+  // "these tools" with no name is sent as it is, so the API names the field (tools: at least one).
+  const tool_approval =
+    f.approval === 'none'
+      ? undefined
+      : {
+          tools: f.approval === 'all' ? ('all' as const) : approvalTools,
+          ...(timeout !== '' ? { timeout_s: Number(timeout) } : {}),
+        };
   return {
     ...rest,
     ...(f.model ? { model: f.model } : {}),
@@ -87,6 +120,8 @@ export function configOf(f: Form, base: Config = {}): Config {
     ...(f.resource_ids.length ? { resource_ids: f.resource_ids } : {}),
     ...(f.sub_neuron_ids.length ? { sub_neuron_ids: f.sub_neuron_ids } : {}),
     ...(tools.length ? { tools } : {}),
+    ...(fallbacks.length ? { fallback_models: fallbacks } : {}),
+    ...(tool_approval ? { tool_approval } : {}),
   };
 }
 
@@ -130,6 +165,14 @@ export default function AgentEditor({ params }: { params: Record<string, string>
   }, [api, id, credential.brainId]);
 
   const set = <K extends keyof Form>(k: K, v: Form[K]) => setForm((f) => ({ ...f, [k]: v }));
+  const setFallback = (i: number, v: string) =>
+    setForm((f) => ({ ...f, fallback_models: f.fallback_models.map((m, j) => (j === i ? v : m)) }));
+  const moveFallback = (i: number) =>
+    setForm((f) => {
+      const list = [...f.fallback_models];
+      [list[i - 1], list[i]] = [list[i] as string, list[i - 1] as string];
+      return { ...f, fallback_models: list };
+    });
   const toggle = (k: 'resource_ids' | 'sub_neuron_ids', v: string, on: boolean) =>
     setForm((f) => ({ ...f, [k]: on ? [...f[k], v] : f[k].filter((x) => x !== v) }));
   const scopes = [
@@ -199,6 +242,61 @@ export default function AgentEditor({ params }: { params: Record<string, string>
             ))}
           </select>
         </label>
+        <fieldset>
+          <legend>Fallback models</legend>
+          <p className="muted small">
+            Tried in this order when the model fails after its retries (docs/neurons.md, "Model fallbacks").
+          </p>
+          <ol className="fallback-list">
+            {form.fallback_models.map((m, i) => (
+              <li key={i}>
+                <select
+                  aria-label={`Fallback model ${i + 1}`}
+                  value={m}
+                  onChange={(e) => setFallback(i, e.target.value)}
+                >
+                  <option value="">choose a model</option>
+                  {m && !models.some((x) => x.model === m) && <option value={m}>{m} (not configured)</option>}
+                  {models.map((x) => (
+                    <option key={x.model} value={x.model}>
+                      {x.model}
+                    </option>
+                  ))}
+                </select>
+                <button
+                  type="button"
+                  className="small"
+                  aria-label={`Move fallback model ${i + 1} up`}
+                  disabled={i === 0}
+                  onClick={() => moveFallback(i)}
+                >
+                  ↑
+                </button>
+                <button
+                  type="button"
+                  className="small"
+                  aria-label={`Remove fallback model ${i + 1}`}
+                  onClick={() =>
+                    set(
+                      'fallback_models',
+                      form.fallback_models.filter((_, j) => j !== i),
+                    )
+                  }
+                >
+                  Remove
+                </button>
+              </li>
+            ))}
+          </ol>
+          <button
+            type="button"
+            className="small"
+            disabled={form.fallback_models.length >= MAX_FALLBACKS}
+            onClick={() => set('fallback_models', [...form.fallback_models, ''])}
+          >
+            Add fallback model
+          </button>
+        </fieldset>
         <label>
           Instructions (charter)
           <textarea
@@ -283,6 +381,52 @@ export default function AgentEditor({ params }: { params: Record<string, string>
           Built-in tools (one per line)
           <textarea rows={2} value={form.tools} onChange={(e) => set('tools', e.target.value)} />
         </label>
+        <fieldset>
+          <legend>Tool calls that wait for a person</legend>
+          <div className="radio-row" role="radiogroup" aria-label="Tool approval">
+            {(
+              [
+                ['none', 'none'],
+                ['all', 'every tool call'],
+                ['some', 'calls of these tools'],
+              ] as const
+            ).map(([v, label]) => (
+              <label key={v}>
+                <input
+                  type="radio"
+                  name="tool-approval"
+                  value={v}
+                  checked={form.approval === v}
+                  onChange={() => set('approval', v)}
+                />{' '}
+                {label}
+              </label>
+            ))}
+          </div>
+          {form.approval === 'some' && (
+            <label className="stacked">
+              Tools that wait (one per line, as offered to the model, delegate_* included)
+              <textarea rows={2} value={form.approval_tools} onChange={(e) => set('approval_tools', e.target.value)} />
+            </label>
+          )}
+          {form.approval !== 'none' && (
+            <label className="stacked">
+              Answer within (seconds; empty: no limit, a call waits until answered)
+              <input
+                type="number"
+                min={1}
+                max={30 * 24 * 3600}
+                step={1}
+                value={form.approval_timeout_s}
+                onChange={(e) => set('approval_timeout_s', e.target.value)}
+              />
+            </label>
+          )}
+          <p className="muted small">
+            Each such call opens a tool_call approval (approve, edit, reject) in the Approvals inbox; no answer in time
+            counts as a rejection.
+          </p>
+        </fieldset>
         <label className="inline">
           <input type="checkbox" checked={form.is_active} onChange={(e) => set('is_active', e.target.checked)} /> Active
           (an inactive agent cannot be invoked)

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { postForm, toProblem, type ApiProblem, type ApiSchema } from '../api';
 import { useAuth } from '../auth';
 import { ago, Problem, Section, shortId, useTick } from '../components/ui';
-import { Link } from '../router';
+import { Link, setQuery, useLocation } from '../router';
 import '../pathways.css';
 import '../knowledge.css';
 
@@ -13,7 +13,8 @@ import '../knowledge.css';
  * and embedded by an ingest job), and one search box over every searchable type: POST /v1/search
  * per type with `explain`, merged by fused score (the scores of one query are comparable across
  * types: every type runs the same legs with the same k and weights), each hit with its lexical
- * rank, vector rank and fused score.
+ * rank, vector rank and fused score. The resource shown is in the URL (`?asset=<id>` or
+ * `?artifact=<id>`), so a link (the command palette's) opens it.
  */
 
 type Tree = ApiSchema<'ResourceTree'>;
@@ -37,7 +38,21 @@ const SEARCH_TYPES = [
 type Picked = { kind: 'asset' | 'artifact'; id: string; name: string };
 
 export default function Knowledge() {
-  const [picked, setPicked] = useState<Picked | null>(null);
+  const { query } = useLocation();
+  const assetId = query.get('asset');
+  const artifactId = query.get('artifact');
+  const fromUrl: Picked | null = assetId
+    ? { kind: 'asset', id: assetId, name: '' }
+    : artifactId
+      ? { kind: 'artifact', id: artifactId, name: '' }
+      : null;
+  const [picked, setPickedState] = useState<Picked | null>(fromUrl);
+  // A link to another resource while the page is open (the palette): the URL decides.
+  if (fromUrl && fromUrl.id !== picked?.id) setPickedState(fromUrl);
+  const setPicked = (p: Picked) => {
+    setPickedState(p);
+    setQuery({ asset: p.kind === 'asset' ? p.id : undefined, artifact: p.kind === 'artifact' ? p.id : undefined });
+  };
   const [treeVersion, setTreeVersion] = useState(0);
   return (
     <>
@@ -183,7 +198,7 @@ function Details({ picked }: { picked: Picked }) {
   }, [api, lane, picked.id]);
   const ingest = head?.ingest as { status?: string } | undefined;
   return (
-    <Section title={picked.name}>
+    <Section title={picked.name || (typeof head?.name === 'string' ? head.name : shortId(picked.id))}>
       <Problem problem={problem} />
       {head && (
         <dl className="facts">

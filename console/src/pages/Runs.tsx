@@ -2,7 +2,8 @@ import { useEffect, useState } from 'react';
 import { qs, type Job, type ResponseOf } from '../api';
 import { useAuth } from '../auth';
 import { Link, setQuery, useLocation } from '../router';
-import { ago, Badge, duration, Pager, Problem, shortId, useTick } from '../components/ui';
+import { ListTable } from '../components/ListTable';
+import { ago, Badge, duration, Problem, shortId, useTick } from '../components/ui';
 import { usePoll } from '../use-poll';
 
 /*
@@ -136,72 +137,48 @@ export default function Runs() {
         </form>
       </div>
       <Problem problem={problem} />
-      <div className="table-wrap">
-        <table className="runs cards">
-          <thead>
-            <tr>
-              <th>Status</th>
-              <th>Progress</th>
-              <th>Current step</th>
-              <th>Kind</th>
-              <th>Target</th>
-              <th>Started</th>
-              <th>Duration</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data?.jobs.map((j) => {
+      <ListTable
+        className="runs cards"
+        label="Runs"
+        rows={data?.jobs}
+        rowKey={(j) => j.job_id}
+        rowProps={(j) => ({ 'data-job-id': j.job_id })}
+        loading={loading}
+        empty={`No runs${target || filters.status ? ' match these filters' : ' yet'}.`}
+        page={data ? { offset, limit: LIMIT, total: data.total } : undefined}
+        columns={[
+          {
+            title: 'Status',
+            cell: (j) => (
+              <Link to={`/runs/${j.job_id}`} aria-label={`Run ${j.job_id}, ${j.status}`}>
+                <Badge value={j.status} />
+              </Link>
+            ),
+          },
+          {
+            title: 'Progress',
+            cell: (j) => (
+              <>
+                <progress max={100} value={j.progress} aria-label={`${j.progress}%`} /> {Math.round(j.progress)}%
+              </>
+            ),
+          },
+          { title: 'Current step', className: 'step', cell: (j) => j.current_step ?? '—' },
+          { title: 'Kind', cell: (j) => j.kind },
+          {
+            title: 'Target',
+            cell: (j) => {
               const t = targetOf(j, targets);
-              return (
-                <tr key={j.job_id} data-job-id={j.job_id}>
-                  <td data-label="Status">
-                    <Link to={`/runs/${j.job_id}`} aria-label={`Run ${j.job_id}, ${j.status}`}>
-                      <Badge value={j.status} />
-                    </Link>
-                  </td>
-                  <td data-label="Progress">
-                    <progress max={100} value={j.progress} aria-label={`${j.progress}%`} /> {Math.round(j.progress)}%
-                  </td>
-                  <td data-label="Current step" className="step">
-                    {j.current_step ?? '—'}
-                  </td>
-                  <td data-label="Kind">{j.kind}</td>
-                  <td data-label="Target" title={t.title}>
-                    {t.label}
-                  </td>
-                  <td data-label="Started" title={j.created_at}>
-                    {ago(j.processed_at ?? j.created_at, now)}
-                  </td>
-                  <td data-label="Duration">{duration(j.processed_at ?? j.created_at, j.finished_at, now)}</td>
-                </tr>
-              );
-            })}
-            {data && data.jobs.length === 0 && (
-              <tr>
-                <td colSpan={7} className="muted">
-                  No runs{target || filters.status ? ' match these filters' : ' yet'}.
-                </td>
-              </tr>
-            )}
-            {!data && loading && (
-              <tr>
-                <td colSpan={7} className="muted">
-                  Loading…
-                </td>
-              </tr>
-            )}
-          </tbody>
-        </table>
-      </div>
-      {data && (
-        <Pager
-          offset={offset}
-          limit={LIMIT}
-          total={data.total}
-          count={data.jobs.length}
-          onPage={(o) => setQuery({ offset: o ? String(o) : undefined })}
-        />
-      )}
+              return <span title={t.title}>{t.label}</span>;
+            },
+          },
+          {
+            title: 'Started',
+            cell: (j) => <span title={j.created_at}>{ago(j.processed_at ?? j.created_at, now)}</span>,
+          },
+          { title: 'Duration', cell: (j) => duration(j.processed_at ?? j.created_at, j.finished_at, now) },
+        ]}
+      />
     </>
   );
 }

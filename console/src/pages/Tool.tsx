@@ -15,7 +15,8 @@ import '../agents.css';
  * connected accounts its integrations need (GET …/connections/check) with Connect (POST …/connect
  * with a callbackUrl back to this page: the browser goes to the provider and comes back here with
  * `success=true`) and Disconnect (DELETE …/connection), the agents it is attached to (POST and
- * DELETE /v1/neurons/:id/reflexes), activate or deactivate, delete. Changing the reflex needs the
+ * DELETE /v1/neurons/:id/reflexes), its name and description edited (PUT /v1/reflexes/:id), activate or
+ * deactivate, delete. Changing the reflex needs the
  * role its scope asks; attaching it, the role of the agent's scope; a workspace-wide connection is
  * an admin's. Other controls are hidden, and the API refuses them (403) anyway.
  */
@@ -30,6 +31,7 @@ export default function ToolPage({ params }: { params: Record<string, string> })
   const { query } = useLocation();
   const now = useTick(10_000);
   const { problem, busy, run } = useAction();
+  const [editing, setEditing] = useState<{ name: string; description: string } | null>(null);
   const reflex = usePoll((signal) => api.get<Reflex>(`/v1/reflexes/${id}`, signal), [api, id], 0, false);
   const tools = usePoll(
     (signal) => api.get<ApiSchema<'ReflexToolList'>>(`/v1/reflexes/${id}/tools`, signal),
@@ -80,6 +82,13 @@ export default function ToolPage({ params }: { params: Record<string, string> })
           <div className="buttons">
             <button
               type="button"
+              disabled={busy || editing !== null}
+              onClick={() => setEditing({ name: r.name, description: r.description })}
+            >
+              Edit
+            </button>
+            <button
+              type="button"
               disabled={busy}
               onClick={() =>
                 void run(() => api.raw<Reflex>('PUT', `/v1/reflexes/${id}`, { is_active: !r.is_active })).then(
@@ -110,6 +119,52 @@ export default function ToolPage({ params }: { params: Record<string, string> })
         </p>
       )}
       <Problem problem={problem} />
+      {editing && (
+        <form
+          className="card settings-form"
+          aria-label="Edit reflex"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void run(() =>
+              api.raw<Reflex>('PUT', `/v1/reflexes/${id}`, {
+                name: editing.name.trim(),
+                description: editing.description,
+              }),
+            ).then((x) => {
+              if (!x) return;
+              reflex.setData(x);
+              setEditing(null);
+            });
+          }}
+        >
+          <label>
+            Name
+            <input
+              required
+              maxLength={200}
+              value={editing.name}
+              onChange={(e) => setEditing({ ...editing, name: e.target.value })}
+            />
+          </label>
+          <label>
+            Description
+            <textarea
+              rows={2}
+              maxLength={5000}
+              value={editing.description}
+              onChange={(e) => setEditing({ ...editing, description: e.target.value })}
+            />
+          </label>
+          <div className="buttons">
+            <button type="submit" className="primary" disabled={busy || !editing.name.trim()}>
+              Save
+            </button>
+            <button type="button" onClick={() => setEditing(null)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
       <Section title="Reflex">
         <dl className="facts">
           <dt>Tools from</dt>

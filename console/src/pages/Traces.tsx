@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { qs, type ResponseOf } from '../api';
 import { useAuth } from '../auth';
-import { ago, Pager, Problem, shortId, useTick } from '../components/ui';
+import { ListTable } from '../components/ListTable';
+import { ago, Problem, shortId, useTick } from '../components/ui';
 import { Link, setQuery, useLocation } from '../router';
 import { usePoll } from '../use-poll';
 import { useTargets } from './Runs';
@@ -124,51 +125,33 @@ export default function Traces() {
         </label>
       </form>
       <Problem problem={problem} />
-      <div className="table-wrap">
-        <table className="cards">
-          <thead>
-            <tr>
-              <th>Title</th>
-              <th>Messages</th>
-              <th>Cost</th>
-              <th>Last activity</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data?.traces.map((t) => (
-              <tr key={t.id} data-trace-id={t.trace_id}>
-                <td data-label="Title">
-                  <Link to={`/traces/${t.trace_id}`}>{t.title || `Trace ${shortId(t.trace_id)}`}</Link>
-                  {t.trace_type === 'system' && <span className="muted"> (system)</span>}
-                </td>
-                <td data-label="Messages">{t.message_count}</td>
-                <td data-label="Cost">
-                  ${t.cost_summary.total_cost_usd.toFixed(4)} · {t.cost_summary.total_tokens} tokens
-                </td>
-                <td data-label="Last activity" title={t.updated_at}>
-                  {ago(t.updated_at, now)}
-                </td>
-              </tr>
-            ))}
-            {data && data.traces.length === 0 && (
-              <tr>
-                <td colSpan={4} className="muted">
-                  No traces match.
-                </td>
-              </tr>
-            )}
-          </tbody>
-        </table>
-      </div>
-      {data && (
-        <Pager
-          offset={offset}
-          limit={LIMIT}
-          total={data.total}
-          count={data.traces.length}
-          onPage={(o) => setQuery({ offset: o ? String(o) : undefined })}
-        />
-      )}
+      <ListTable
+        className="traces cards"
+        label="Traces"
+        rows={data?.traces}
+        rowKey={(t) => t.id}
+        rowProps={(t) => ({ 'data-trace-id': t.trace_id })}
+        loading={!problem}
+        empty="No traces match."
+        page={data ? { offset, limit: LIMIT, total: data.total } : undefined}
+        columns={[
+          {
+            title: 'Title',
+            cell: (t) => (
+              <>
+                <Link to={`/traces/${t.trace_id}`}>{t.title || `Trace ${shortId(t.trace_id)}`}</Link>
+                {t.trace_type === 'system' && <span className="muted"> (system)</span>}
+              </>
+            ),
+          },
+          { title: 'Messages', cell: (t) => t.message_count },
+          {
+            title: 'Cost',
+            cell: (t) => `$${t.cost_summary.total_cost_usd.toFixed(4)} · ${t.cost_summary.total_tokens} tokens`,
+          },
+          { title: 'Last activity', cell: (t) => <span title={t.updated_at}>{ago(t.updated_at, now)}</span> },
+        ]}
+      />
     </>
   );
 }

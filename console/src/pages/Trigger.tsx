@@ -5,7 +5,7 @@ import { Badge, Problem, Section, ago, shortId, useTick } from '../components/ui
 import { Link, navigate } from '../router';
 import { useCanEdit } from '../use-can-edit';
 import { usePoll } from '../use-poll';
-import { activationOf, useTargetNames } from './Triggers';
+import { activationOf, inZone, useTargetNames } from './Triggers';
 import '../pathways.css';
 import '../agents.css';
 
@@ -18,23 +18,6 @@ import '../agents.css';
  */
 type Receptor = ApiSchema<'Receptor'>;
 
-/** An instant as the schedule's wall clock: "Mon 30 Nov 2026, 09:00 Europe/Berlin". */
-function inZone(iso: string, timeZone: string): string {
-  try {
-    const text = new Intl.DateTimeFormat(undefined, {
-      timeZone,
-      weekday: 'short',
-      day: 'numeric',
-      month: 'short',
-      year: 'numeric',
-      hour: '2-digit',
-      minute: '2-digit',
-    }).format(new Date(iso));
-    return `${text} ${timeZone}`;
-  } catch {
-    return new Date(iso).toLocaleString();
-  }
-}
 type Share = ApiSchema<'ShareToken'>;
 
 export default function Trigger({ params }: { params: Record<string, string> }) {

@@ -1,7 +1,8 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { qs, toProblem, type ApiProblem, type ApiSchema } from '../api';
 import { useAuth } from '../auth';
-import { Badge, Pager, Problem, ago, shortId, useTick } from '../components/ui';
+import { ListTable } from '../components/ListTable';
+import { Badge, Problem, ago, shortId, useTick } from '../components/ui';
 import { Link, navigate, setQuery, useLocation } from '../router';
 import { usePoll } from '../use-poll';
 import '../pathways.css';
@@ -12,11 +13,99 @@ import '../agents.css';
  * own, schedules and stimulus subscriptions are made from templates), filtered by target type and
  * paged in the URL; and a new schedule (POST /v1/receptors/subscribe, template schedule): a target
  * agent or pathway, a cron in a time zone, the overlap policy and catch-up window, the payload's
- * message. Its page (`/triggers/:id`) shows the next fire times Temporal computes.
+ * message. While the timing is typed, the form shows its next fire times (POST /v1/schedules/preview,
+ * computed by Temporal as the saved schedule will fire), before anything is saved. Its page
+ * (`/triggers/:id`) shows the next fire times of the saved schedule.
  */
 type Receptor = ApiSchema<'Receptor'>;
 const LIMIT = 20;
 const OVERLAP = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all'] as const;
+
+/** An instant as the schedule's wall clock: "Mon 30 Nov 2026, 09:00 Europe/Berlin". */
+export function inZone(iso: string, timeZone: string): string {
+  try {
+    const text = new Intl.DateTimeFormat(undefined, {
+      timeZone,
+      weekday: 'short',
+      day: 'numeric',
+      month: 'short',
+      year: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+    }).format(new Date(iso));
+    return `${text} ${timeZone}`;
+  } catch {
+    return new Date(iso).toLocaleString();
+  }
+}
+
+/** A timing as source_config.timing takes it (the preview and the save send the same one). */
+export interface TimingInput {
+  cron: string;
+  timezone: string;
+  overlap?: string;
+  catchup_window?: string;
+}
+
+/**
+ * The next fire times of a timing that is not saved (POST /v1/schedules/preview), asked again 400 ms
+ * after the last keystroke; a timing the API refuses shows its message instead.
+ */
+export function NextFires({ timing, count = 5 }: { timing: TimingInput; count?: number }) {
+  const { api } = useAuth();
+  const [times, setTimes] = useState<string[] | null>(null);
+  const [problem, setProblem] = useState<ApiProblem | null>(null);
+  const cron = timing.cron.trim();
+  const timezone = timing.timezone.trim();
+  useEffect(() => {
+    if (!cron || !timezone) {
+      setTimes(null);
+      setProblem(null);
+      return;
+    }
+    let live = true;
+    const timer = setTimeout(() => {
+      api
+        .post<{ next_fire_times: string[] }>('/v1/schedules/preview', { timing: { cron, timezone }, count })
+        .then((r) => {
+          if (!live) return;
+          setTimes(r.next_fire_times);
+          setProblem(null);
+        })
+        .catch((e: unknown) => {
+          if (!live) return;
+          setTimes(null);
+          setProblem(toProblem(e));
+        });
+    }, 400);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [api, cron, timezone, count]);
+  return (
+    <div className="fire-preview" aria-live="polite">
+      <strong>Next fire times</strong> <span className="muted small">(before saving, as Temporal will fire it)</span>
+      {problem ? (
+        <p className="error small" role="status" aria-label="Timing problem">
+          {problem.message}
+        </p>
+      ) : times === null ? (
+        <p className="muted small">…</p>
+      ) : times.length === 0 ? (
+        <p className="muted small">This timing does not fire in the next two years.</p>
+      ) : (
+        <ol aria-label="Next fire times" className="small">
+          {times.map((t) => (
+            <li key={t} data-at={t}>
+              <time dateTime={t}>{inZone(t, timezone)}</time>
+            </li>
+          ))}
+        </ol>
+      )}
+    </div>
+  );
+}
 
 export function activationOf(r: Receptor): string {
   const a = (r.source_config as { activation?: unknown }).activation;
@@ -64,54 +153,39 @@ export default function Triggers() {
         </label>
       </form>
       <Problem problem={list.problem} />
-      <div className="table-wrap">
-        <table className="triggers">
-          <thead>
-            <tr>
-              <th>Receptor</th>
-              <th>Fires</th>
-              <th>Target</th>
-              <th>State</th>
-              <th>Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data?.receptors.map((r) => (
-              <tr key={r.id} data-receptor-id={r.id}>
-                <td>
-                  <Link to={`/triggers/${r.id}`}>{r.slug}</Link>
-                  <div className="muted small">{r.origin}</div>
-                </td>
-                <td>{activationOf(r)}</td>
-                <td>
-                  {r.executable_target.kind}{' '}
-                  {r.executable_target.id ? (names.get(r.executable_target.id) ?? shortId(r.executable_target.id)) : ''}
-                </td>
-                <td>
-                  <Badge value={r.is_active ? 'active' : 'inactive'} />
-                </td>
-                <td title={r.updated_at}>{ago(r.updated_at, now)}</td>
-              </tr>
-            ))}
-            {list.data?.receptors.length === 0 && (
-              <tr>
-                <td colSpan={5} className="muted">
-                  No receptors yet: every agent and pathway gets one when it is created; a schedule runs one on a clock.
-                </td>
-              </tr>
-            )}
-          </tbody>
-        </table>
-      </div>
-      {list.data && (
-        <Pager
-          offset={offset}
-          limit={LIMIT}
-          total={list.data.total}
-          count={list.data.receptors.length}
-          onPage={(o) => setQuery({ offset: o ? String(o) : undefined })}
-        />
-      )}
+      <ListTable
+        className="triggers"
+        label="Triggers"
+        rows={list.data?.receptors}
+        rowKey={(r) => r.id}
+        rowProps={(r) => ({ 'data-receptor-id': r.id })}
+        loading={!list.problem}
+        empty="No receptors yet: every agent and pathway gets one when it is created; a schedule runs one on a clock."
+        page={list.data ? { offset, limit: LIMIT, total: list.data.total } : undefined}
+        columns={[
+          {
+            title: 'Receptor',
+            cell: (r) => (
+              <>
+                <Link to={`/triggers/${r.id}`}>{r.slug}</Link>
+                <div className="muted small">{r.origin}</div>
+              </>
+            ),
+          },
+          { title: 'Fires', cell: (r) => activationOf(r) },
+          {
+            title: 'Target',
+            cell: (r) => (
+              <>
+                {r.executable_target.kind}{' '}
+                {r.executable_target.id ? (names.get(r.executable_target.id) ?? shortId(r.executable_target.id)) : ''}
+              </>
+            ),
+          },
+          { title: 'State', cell: (r) => <Badge value={r.is_active ? 'active' : 'inactive'} /> },
+          { title: 'Updated', cell: (r) => <span title={r.updated_at}>{ago(r.updated_at, now)}</span> },
+        ]}
+      />
     </>
   );
 }
@@ -224,6 +298,7 @@ function ScheduleForm({ onCancel }: { onCancel(): void }) {
         Time zone
         <input required value={f.timezone} onChange={(e) => setF({ ...f, timezone: e.target.value })} />
       </label>
+      <NextFires timing={{ cron: f.cron, timezone: f.timezone }} />
       <label>
         When the last run is still going
         <select value={f.overlap} onChange={(e) => setF({ ...f, overlap: e.target.value as (typeof OVERLAP)[number] })}>

@@ -54,7 +54,11 @@ async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: Inv
   jobs.refuseIfFull(scope.workspaceId);
   const neuron = await neurons.resolve(scope, idOrSlug);
   if (!neuron.isActive) throw validationError('Neuron is inactive');
-  const head = neurons.headSnapshot(neuron);
+  // `version` pins an earlier version of the neuron for this run (404 when it does not exist).
+  const head =
+    body.version === undefined || body.version === neuron.version
+      ? neurons.headSnapshot(neuron)
+      : await neurons.snapshot(scope, neuron._id, body.version);
   models.resolve(head.neuron_config.model ?? config.DEFAULT_MODEL);
   resolveFallbacks(models, head.neuron_config.fallback_models);
   const run = invokeOf(scope, neuron, head, body);
@@ -123,7 +127,7 @@ function invokeOf(scope: Scope, neuron: Neuron, head: NeuronSnapshot, body: Invo
     jobId,
     scope: toRunScope(scope),
     neuronId: neuron._id,
-    neuronVersion: neuron.version,
+    neuronVersion: head.version,
     traceId,
     traceType,
     userEngramId,
