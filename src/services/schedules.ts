@@ -206,12 +206,13 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
      * The next fire times of a timing that is not saved, computed by Temporal itself so that they are
      * exactly what the saved schedule would fire (cron dialect, time zone and DST, intervals and their
      * offset, start and end). Temporal computes matching times only for a schedule, so the preview
-     * creates a paused schedule `receptor-preview-<uuid>` (its action never runs), asks it and deletes
-     * it; one left behind by a crash has no receptor, so the reconciler removes it. A spec Temporal
+     * creates a paused schedule `receptor-preview-<epoch ms>-<uuid>` (its action never runs), asks it
+     * and deletes it; one left behind by a crash has no receptor, so the reconciler removes it once
+     * it is ten minutes old (a younger one is a preview under way). A spec Temporal
      * refuses is the caller's 400, as on save.
      */
     async preview(workspaceId: string, t: ScheduleTiming, count: number): Promise<Date[]> {
-      const scheduleId = `receptor-preview-${randomUUID()}`;
+      const scheduleId = `${PREVIEW_PREFIX}${Date.now()}-${randomUUID()}`;
       const input: ReceptorFireInput = { workspaceId, receptorId: scheduleId, source: 'schedule' };
       try {
         await temporal.schedule.create({
@@ -304,6 +305,8 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
       const created: string[] = [];
       const seen = new Set<string>();
       for await (const s of temporal.schedule.list()) {
+        // A preview's schedule lives for one request: one younger than PREVIEW_GRACE_MS is in use.
+        if (previewInUse(s.scheduleId)) continue;
         const id = receptorIdOf(s.scheduleId);
         if (!id) continue;
         seen.add(id);
@@ -322,6 +325,16 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
   };
 }
 export type ScheduleService = ReturnType<typeof createScheduleService>;
+
+/** The schedules of previews (`preview`): `receptor-preview-<created, epoch ms>-<uuid>`. */
+const PREVIEW_PREFIX = 'receptor-preview-';
+/** How long the reconciler leaves a preview's schedule alone (it is deleted by its request well before). */
+const PREVIEW_GRACE_MS = 10 * 60_000;
+const previewInUse = (scheduleId: string): boolean => {
+  if (!scheduleId.startsWith(PREVIEW_PREFIX)) return false;
+  const created = Number(scheduleId.slice(PREVIEW_PREFIX.length).split('-')[0]);
+  return Number.isFinite(created) && Date.now() - created < PREVIEW_GRACE_MS;
+};
 
 /** Most runs one backfill may start. */
 export const MAX_BACKFILL = 500;
