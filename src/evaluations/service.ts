@@ -115,6 +115,12 @@ export interface EvaluationDeps {
   };
   /** A neuron run's stored context (its user message, for an item made from a neuron job). */
   runContext(jobId: string): Promise<PreparedRunData | null>;
+  /** A trace's newest engrams, oldest first (the message a top-level neuron run answered). */
+  traceMessages(
+    scope: Scope,
+    traceId: string,
+    newest: number,
+  ): Promise<{ sourceType: string; jobId: string | null; content: { content: string } }[]>;
   webhooks: { recordEvent(e: WebhookEventRecord): Promise<void> };
   temporal: Client;
   taskQueue: string;
@@ -409,13 +415,23 @@ export function createEvaluationService(d: EvaluationDeps) {
      */
     async addFromJob(scope: Scope, id: string, body: DatasetFromJobBody) {
       await dataset(scope, id);
-      const job = await d.jobs.status({ ...scope, brainId: undefined }, body.job_id);
+      const wsScope: Scope = { ...scope, brainId: undefined };
+      const job = await d.jobs.status(wsScope, body.job_id);
       if (job.status !== 'completed')
         throw conflict(`job_id: the job is ${job.status}; only a completed run can be added`);
       let input: unknown = job.input;
       if (input === undefined && job.kind === 'neuron') {
         const ctx = await d.runContext(job._id);
         input = ctx?.messages.filter((m) => m.role === 'user').at(-1)?.content;
+        // A top-level invoke keeps its message in the trace: the human turn before the run's reply.
+        if (input === undefined && job.traceId) {
+          const engrams = await d.traceMessages(wsScope, job.traceId, 200);
+          const reply = engrams.findIndex((e) => e.jobId === job._id && e.sourceType === 'neuron');
+          input = engrams
+            .slice(0, reply < 0 ? 0 : reply)
+            .filter((e) => e.sourceType !== 'neuron')
+            .at(-1)?.content.content;
+        }
       }
       if (input === undefined) throw validationError(`job_id: the ${job.kind} job has no recorded input`);
       return add(scope, id, [

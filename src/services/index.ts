@@ -350,6 +350,7 @@ export function createServices(deps: Deps) {
     jobs,
     usage,
     runContext: (jobId) => deps.repos.runs.context(jobId),
+    traceMessages: (scope, traceId, newest) => traces.messages(scope, traceId, undefined, newest),
     webhooks,
     temporal: deps.temporal.client,
     taskQueue: c.TEMPORAL_TASK_QUEUE,
