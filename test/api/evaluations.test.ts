@@ -88,7 +88,10 @@ async function items(ws: Ws, id: string): Promise<Body[]> {
 describe('datasets', () => {
   it('CRUD, one version per change to the items, any version read back', async () => {
     const ws = await buildWorkspace(app);
-    const ds = await dataset(ws, [{ input: 'a', expected: 'A' }, { input: { q: 'b' }, metadata: { k: 1 } }]);
+    const ds = await dataset(ws, [
+      { input: 'a', expected: 'A' },
+      { input: { q: 'b' }, metadata: { k: 1 } },
+    ]);
     expect(ds).toMatchObject({ name: 'ds', version: 1, item_count: 2, brain_id: ws.brainId });
     const id = String(ds.id);
 
@@ -104,10 +107,12 @@ describe('datasets', () => {
     expect((await app.del(`/v1/datasets/${id}/items/${String(first.id)}`, ws.key)).status).toBe(404);
 
     const at = async (v?: number) =>
-      (await app.get<{ items: Body[]; version: number; total: number }>(
-        `/v1/datasets/${id}/items${v === undefined ? '' : `?version=${v}`}`,
-        ws.key,
-      )).body;
+      (
+        await app.get<{ items: Body[]; version: number; total: number }>(
+          `/v1/datasets/${id}/items${v === undefined ? '' : `?version=${v}`}`,
+          ws.key,
+        )
+      ).body;
     expect((await at(1)).items.map((i) => i.input)).toEqual(['a', { q: 'b' }]);
     expect((await at(2)).items.map((i) => i.input)).toEqual(['a', { q: 'b' }, 'c']);
     expect((await at(3)).total).toBe(5);
@@ -119,8 +124,14 @@ describe('datasets', () => {
     expect(removed).toMatchObject({ input: 'a', removed_in_version: 4 });
     expect((await app.get(`/v1/datasets/${id}/items?version=9`, ws.key)).status).toBe(400);
     // Paged by cursor.
-    const p1 = await app.get<{ items: Body[]; next_cursor: string }>(`/v1/datasets/${id}/items?limit=3&cursor=first`, ws.key);
-    const p2 = await app.get<{ items: Body[] }>(`/v1/datasets/${id}/items?limit=3&cursor=${p1.body.next_cursor}`, ws.key);
+    const p1 = await app.get<{ items: Body[]; next_cursor: string }>(
+      `/v1/datasets/${id}/items?limit=3&cursor=first`,
+      ws.key,
+    );
+    const p2 = await app.get<{ items: Body[] }>(
+      `/v1/datasets/${id}/items?limit=3&cursor=${p1.body.next_cursor}`,
+      ws.key,
+    );
     expect([...p1.body.items, ...p2.body.items].map((i) => i.input)).toEqual(now.items.map((i) => i.input));
 
     const patched = await app.patch(`/v1/datasets/${id}`, ws.key, { description: 'capitals' });
@@ -199,7 +210,7 @@ describe('datasets', () => {
     expect((await app.get(`/v1/datasets/${id}/items`, member)).body.total).toBe(2);
   });
 
-  it('adds a completed run to a dataset: its message as input, its reply as expected; another workspace\'s job is 404', async () => {
+  it("adds a completed run to a dataset: its message as input, its reply as expected; another workspace's job is 404", async () => {
     const ws = await buildWorkspace(app);
     const n = await neuron(ws, 'echoer', 'MODE=right');
     const inv = await app.post(`/v1/neurons/${n}/invoke`, ws.key, { message: 'echo: hello there' });
@@ -296,7 +307,10 @@ describe('experiments', () => {
       expect(Number(row.evaluator_cost_usd)).toBeCloseTo(judged[0].costNanos / 1e9, 12);
     }
 
-    const cmp = await app.get<{ items: Body[]; experiments: Body[] }>(`/v1/experiments/compare?ids=${e1},${e2}`, ws.key);
+    const cmp = await app.get<{ items: Body[]; experiments: Body[] }>(
+      `/v1/experiments/compare?ids=${e1},${e2}`,
+      ws.key,
+    );
     expect(cmp.status, cmp.text).toBe(200);
     expect(cmp.body.experiments.map((e) => e.id)).toEqual([e1, e2]);
     expect(cmp.body.items).toHaveLength(6);

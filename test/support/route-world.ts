@@ -297,7 +297,12 @@ export function useRouteWorld(app: TestApp) {
   /** Workspace A's dataset (one item) and two experiments on it (written directly: no workflow is started). */
   async function evaluationFixtures(a: Ws, neuronId: string) {
     const ds = await ok(
-      app.post<{ id: string }>('/v1/datasets', a.key, { name: 'authz', items: [{ input: 'q', expected: 'a' }] }, a.brainHeaders),
+      app.post<{ id: string }>(
+        '/v1/datasets',
+        a.key,
+        { name: 'authz', items: [{ input: 'q', expected: 'a' }] },
+        a.brainHeaders,
+      ),
     );
     const items = await ok(app.get<{ items: { id: string }[] }>(`/v1/datasets/${ds.id}/items`, a.key, a.brainHeaders));
     const experiment = async () => {
@@ -326,7 +331,12 @@ export function useRouteWorld(app: TestApp) {
       });
       return id;
     };
-    return { dataset: ds.id, datasetItem: items.items[0].id, experiment: await experiment(), experiment2: await experiment() };
+    return {
+      dataset: ds.id,
+      datasetItem: items.items[0].id,
+      experiment: await experiment(),
+      experiment2: await experiment(),
+    };
   }
 
   // The subscribed schedule lives in the shared Temporal server: it must not outlive this file.
