@@ -752,13 +752,16 @@ export function createEvaluationService(d: EvaluationDeps) {
       if (!e) return;
       const aggregates = figures(e, await store.experimentItems(e.workspaceId, e._id));
       await store.setAggregates(e.workspaceId, e._id, aggregates);
-      await store.setExperiment(e.workspaceId, e._id, {
+      const moved = await store.setExperiment(e.workspaceId, e._id, {
         status: outcome,
         currentStep: outcome,
         failedReason: reason,
         finishedAt: new Date(),
       });
-      if (outcome !== 'cancelled') await announce({ ...e, aggregates }, outcome, reason);
+      // Announced by the step that ended it (a retried step finds the event recorded by its key);
+      // an experiment cancelled meanwhile stays cancelled and sends nothing.
+      const now = moved ? outcome : (await store.getExperiment(e.workspaceId, e._id))?.status;
+      if (now === 'completed' || now === 'failed') await announce({ ...e, aggregates }, now, reason);
     },
     /** The workflow's current step, shown by GET /v1/experiments/:id. */
     step: async (ref: ExperimentRunInput, currentStep: string): Promise<void> =>

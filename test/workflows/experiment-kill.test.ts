@@ -91,13 +91,13 @@ describe('experiment durability', () => {
     expect(rows).toHaveLength(50);
     rows.forEach((row, i) => expect(row).toMatchObject({ status: 'scored', output: `item ${i}`, passed: true }));
     // One job per item: the experiment's child jobs are exactly the 50 recorded on its items.
-    const jobs = await app.get<{ jobs: { id: string; status: string }[]; total: number }>(
+    const jobs = await app.get<{ jobs: { job_id: string; status: string }[]; total: number }>(
       `/v1/jobs?parent_job_id=${id}&limit=100`,
       ws.key,
     );
     expect(jobs.status, jobs.text).toBe(200);
     expect(jobs.body.total).toBe(50);
-    expect(new Set(jobs.body.jobs.map((j) => j.id))).toEqual(new Set(rows.map((row) => String(row.job_id))));
+    expect(new Set(jobs.body.jobs.map((j) => j.job_id))).toEqual(new Set(rows.map((row) => String(row.job_id))));
     expect(jobs.body.jobs.every((j) => j.status === 'completed')).toBe(true);
     // Every item's message reached the model; a model turn cut by the kill is retried within its own job.
     const asked = new Set(sim.said.map((s) => s.user));
