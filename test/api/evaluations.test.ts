@@ -339,6 +339,58 @@ describe('experiments', () => {
     expect((await app.post(`/v1/experiments/${e1}/cancel`, ws.key)).status).toBe(409);
   }, 240_000);
 
+  it('a pathway target scored by a custom pathway evaluator that gets { input, expected, output }', async () => {
+    const ws = await buildWorkspace(app);
+    const pathway = async (name: string, value: string) => {
+      const r = await app.post(
+        '/v1/pathways',
+        ws.key,
+        {
+          name,
+          pathway_graph: {
+            nodes: [
+              { id: 'start', type: 'start' },
+              { id: 'out', type: 'output', data: { value } },
+            ],
+            edges: [{ source: 'start', target: 'out' }],
+          },
+        },
+        ws.brainHeaders,
+      );
+      expect(r.status, r.text).toBe(201);
+      return String(r.body.id);
+    };
+    const doubler = await pathway('doubler', 'input.n * 2');
+    const grader = await pathway(
+      'grader',
+      '{"score": input.output = input.expected ? 1 : 0.2, "reason": "checked " & $string(input.input.n)}',
+    );
+    // Item 3 expects a wrong value: the grader scores it 0.2 (below the default 0.5 threshold).
+    const ds = await dataset(
+      ws,
+      [0, 1, 2, 3].map((n) => ({ input: { n }, expected: n === 3 ? 7 : n * 2 })),
+    );
+    const r = await app.post('/v1/experiments', ws.key, {
+      dataset_id: ds.id,
+      target: { pathway_id: doubler },
+      evaluators: [
+        { type: 'numeric_close', tolerance: 0.5 },
+        { type: 'pathway', pathway_id: grader },
+      ],
+      concurrency: 2,
+    });
+    expect(r.status, r.text).toBe(202);
+    const done = await waitExperiment(ws, String(r.body.id), ended);
+    expect(done).toMatchObject({ status: 'completed', target: { kind: 'pathway', id: doubler, version: 1 } });
+    expect(done.aggregates).toMatchObject({ scored: 4, pass_rate: 0.75 });
+    expect((done.aggregates as Body).mean_scores).toEqual({ numeric_close: 0.75, pathway: 0.8 });
+    const rows = await items(ws, String(r.body.id));
+    expect(rows.map((x) => x.output)).toEqual([0, 2, 4, 6]);
+    const last = (rows[3].scores as Body[])[1];
+    expect(last).toMatchObject({ evaluator: 'pathway', score: 0.2, reason: 'checked 3', passed: false });
+    expect(String(last.job_id)).toMatch(/^[0-9a-f-]{36}$/);
+  }, 120_000);
+
   it('refuses bad evaluators and targets with a 400 or 404 naming them', async () => {
     const ws = await buildWorkspace(app);
     const n = await neuron(ws, 'x', 'MODE=right');
