@@ -9,6 +9,7 @@ import { createStakeholderMapActivities } from './stakeholder-maps.js';
 import { createUsageActivities } from './usage.js';
 import { createWebhookActivities } from './webhooks.js';
 import { createTenancyActivities } from './tenancy.js';
+import { createEvaluationActivities } from './evaluations.js';
 
 /** Every activity, assembled from per-area factories; wired only in worker/index.ts (and tests). */
 export const createActivities = (deps: { services: Services }) => ({
@@ -22,5 +23,6 @@ export const createActivities = (deps: { services: Services }) => ({
   ...createUsageActivities(deps),
   ...createWebhookActivities(deps),
   ...createTenancyActivities(deps),
+  ...createEvaluationActivities(deps),
 });
 export type Activities = ReturnType<typeof createActivities>;

@@ -11,3 +11,4 @@ export { stakeholderExtract } from './stakeholder-extract.js';
 export { usageReconcile } from './usage-reconcile.js';
 export { webhookDelivery } from './webhook-delivery.js';
 export { retentionSweep, workspaceErase } from './tenancy/index.js';
+export { experimentRun } from './evaluations.js';

@@ -28,6 +28,7 @@ import voice from './voice.js';
 
 import stakeholderMaps from './stakeholder-maps.js';
 import tenancy from './tenancy.js';
+import evaluations from './evaluations.js';
 
 /**
  * The flat list of every mounted route family (OpenAPI walks the same list). Order matters where
@@ -63,6 +64,7 @@ export const routeFamilies: Record<string, RouteDef[]> = {
   knowledgeCatalog,
   meetings,
   search,
+  evaluations,
   openai,
 };
 export const allRoutes = (): RouteDef[] => Object.values(routeFamilies).flat();

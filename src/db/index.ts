@@ -23,6 +23,7 @@ import { createMeetingRepo, meetingIndexes } from './meetings.js';
 import { createSecretRepo, secretIndexes } from './secrets.js';
 import { createWebhookRepo, webhookIndexes } from '../webhooks/index.js';
 import { tenancyIndexes } from '../tenancy/index.js';
+import { createEvaluationRepo, evaluationIndexes } from '../evaluations/index.js';
 
 /** Every index the platform's query paths need; created at start-up by ensureIndexes. */
 export const allIndexes: IndexSpec[] = [
@@ -46,6 +47,7 @@ export const allIndexes: IndexSpec[] = [
   ...secretIndexes,
   ...webhookIndexes,
   ...tenancyIndexes,
+  ...evaluationIndexes,
 ];
 
 /**
@@ -93,6 +95,7 @@ export function createRepos(unguarded: Db, options: RepoOptions = {}) {
     stakeholderMaps: createStakeholderMapRepo(db),
     secrets: createSecretRepo(db),
     webhooks: createWebhookRepo(db),
+    evaluations: createEvaluationRepo(db),
   };
 }
 export type Repos = ReturnType<typeof createRepos>;

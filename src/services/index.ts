@@ -43,6 +43,7 @@ import { createMeetingService } from './meetings.js';
 import { createTranscriptionService } from './transcription.js';
 import { createVocabularyService } from './vocabulary.js';
 import { createStakeholderMapService } from './stakeholder-maps.js';
+import { createEvaluationService } from '../evaluations/index.js';
 
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
@@ -341,7 +342,23 @@ export function createServices(deps: Deps) {
     workspaceIds: () => deps.repos.workspaces.workspaceIds(),
     registerSchedules: (ws) => receptors.reconcileSchedules(ws),
   });
+  // Evaluations (docs/evaluations.md): datasets, and experiments whose items run as child jobs.
+  const evaluations = createEvaluationService({
+    store: deps.repos.evaluations,
+    neurons,
+    pathways,
+    pathwayRuns,
+    jobs,
+    usage,
+    runContext: (jobId) => deps.repos.runs.context(jobId),
+    traceMessages: (scope, traceId, newest) => traces.messages(scope, traceId, undefined, newest),
+    webhooks,
+    temporal: deps.temporal.client,
+    taskQueue: c.TEMPORAL_TASK_QUEUE,
+    log: deps.log,
+  });
   return {
+    evaluations,
     tenancy,
     firstTurns,
     search,

@@ -5,6 +5,8 @@ export const WEBHOOK_EVENTS = [
   'job.waiting',
   'intervention.created',
   'intervention.answered',
+  'experiment.completed',
+  'experiment.failed',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

@@ -313,6 +313,8 @@ export function createWebhookService(d: {
         data: interventionData(i),
       });
     },
+    /** Records an event of another area (an experiment's end) in the outbox, idempotent on its key. */
+    recordEvent: (e: WebhookEventRecord): Promise<void> => record(e),
     /** Adds a durable record of changes whose events the follower fans out (job ends: their terminal claims). */
     addSource(source: OutboxSource): void {
       sources.push(source);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import type { RouteDef } from '../../api/route.js';
 import { buildWorkspace, type TestApp, type TestResponse } from './app.js';
+import { encodeBlob } from '../../src/db/codec.js';
 
 /**
  * The route table's fixture world (test/security/): workspaces A and B, A's resources of every
@@ -194,6 +195,7 @@ export function useRouteWorld(app: TestApp) {
         ...(await knowledgeFixtures(a)),
         ...(await stakeholderMapFixtures(a)),
         ...(await webhookFixtures(admin, a)),
+        ...(await evaluationFixtures(a, String(neuron.id))),
       },
     };
   }, 120_000);
@@ -292,6 +294,51 @@ export function useRouteWorld(app: TestApp) {
     return { webhookEndpoint, webhookDelivery };
   }
 
+  /** Workspace A's dataset (one item) and two experiments on it (written directly: no workflow is started). */
+  async function evaluationFixtures(a: Ws, neuronId: string) {
+    const ds = await ok(
+      app.post<{ id: string }>(
+        '/v1/datasets',
+        a.key,
+        { name: 'authz', items: [{ input: 'q', expected: 'a' }] },
+        a.brainHeaders,
+      ),
+    );
+    const items = await ok(app.get<{ items: { id: string }[] }>(`/v1/datasets/${ds.id}/items`, a.key, a.brainHeaders));
+    const experiment = async () => {
+      const id = randomUUID();
+      const now = new Date();
+      await app.deps.repos.evaluations.createExperiment({
+        _id: id,
+        workspaceId: a.workspaceId,
+        brainId: a.brainId,
+        name: 'authz',
+        datasetId: ds.id,
+        datasetVersion: 1,
+        target: { kind: 'neuron', id: neuronId, version: 1 },
+        evaluators: [{ type: 'exact', name: 'exact', passThreshold: 1, caseSensitive: true }],
+        concurrency: 1,
+        status: 'running',
+        itemCount: 1,
+        currentStep: null,
+        failedReason: null,
+        aggregates: null,
+        scope: encodeBlob({ workspaceId: a.workspaceId }),
+        createdBy: null,
+        createdAt: now,
+        updatedAt: now,
+        finishedAt: null,
+      });
+      return id;
+    };
+    return {
+      dataset: ds.id,
+      datasetItem: items.items[0].id,
+      experiment: await experiment(),
+      experiment2: await experiment(),
+    };
+  }
+
   // The subscribed schedule lives in the shared Temporal server: it must not outlive this file.
   afterAll(async () => {
     if (w?.ids.schedule) await app.services.schedules.remove(w.ids.schedule);
@@ -319,6 +366,8 @@ export function useRouteWorld(app: TestApp) {
         meetings: w.ids.meeting,
         budgets: w.ids.budget,
         'webhook-endpoints': w.ids.webhookEndpoint,
+        datasets: w.ids.dataset,
+        experiments: w.ids.experiment,
         stakeholders: w.ids.stakeholder,
         'stakeholder-map': path.includes('/versions/') ? w.ids.stakeholderVersion : w.ids.stakeholder,
         // Operator routes: a deletion id that names none (the operator token is the only credential).
@@ -327,6 +376,7 @@ export function useRouteWorld(app: TestApp) {
       workspaceId: w.ids.workspace,
       session_id: w.ids.session,
       delivery_id: w.ids.webhookDelivery,
+      item_id: w.ids.datasetItem,
       artifact_id: w.ids.artifact,
       resourceId: w.ids.stakeholderMap,
       chunk_id: family === 'assets' ? w.ids.assetChunk : w.ids.artifactChunk,
@@ -473,6 +523,16 @@ export function useRouteWorld(app: TestApp) {
       'PATCH /v1/budgets/:id': { limit: 2_000_000 },
       'POST /v1/webhook-endpoints': { url: 'https://hooks.example.com/x', events: ['job.failed'] },
       'PATCH /v1/webhook-endpoints/:id': { description: 'changed' },
+      'POST /v1/datasets': { name: 'authz 2' },
+      'PATCH /v1/datasets/:id': { description: 'changed' },
+      'POST /v1/datasets/:id/items': { input: 'q2' },
+      'POST /v1/datasets/:id/import': { format: 'jsonl', content: '{"input":"q3"}' },
+      'POST /v1/datasets/:id/items/from-job': { job_id: w.ids.job },
+      'POST /v1/experiments': {
+        dataset_id: w.ids.dataset,
+        target: { neuron_id: w.ids.neuron },
+        evaluators: [{ type: 'exact' }],
+      },
       'POST /v1/public/interventions/:token/respond': { action: 'approve' },
       'POST /v1/chat-webhooks/:provider': {
         external_id: `authz-${randomUUID()}`,
@@ -496,6 +556,7 @@ export function useRouteWorld(app: TestApp) {
       'DELETE /v1/assets/:id/chunks/by-source': '?source=body',
       'GET /v1/search': '?q=authz',
       'GET /v1/browse': '?type=neurons',
+      'GET /v1/experiments/compare': `?ids=${w.ids.experiment},${w.ids.experiment2}`,
     };
     return queries[`${def.method.toUpperCase()} ${def.path}`] ?? '';
   }

@@ -1,0 +1,176 @@
+import { randomUUID } from 'node:crypto';
+import type { Db, Document } from 'mongodb';
+import type { IndexSpec } from '../db/client.js';
+import { claim } from '../db/claims.js';
+import { findById } from '../db/client.js';
+import { decodeBlob, encodeBlob } from '../db/codec.js';
+import { page, pageIndexes, type Page, type PageQuery } from '../db/paging.js';
+import { EXPERIMENT_TERMINAL } from './model.js';
+import type {
+  DatasetDoc,
+  DatasetItem,
+  DatasetItemDoc,
+  ExperimentDoc,
+  ExperimentItem,
+  ExperimentItemDoc,
+} from './model.js';
+import type { EvaluationStore, NewItem } from './store.js';
+
+export const evaluationIndexes: IndexSpec[] = [
+  // GET /v1/datasets pages a brain's datasets newest first; GET /v1/experiments a workspace's (src/db/paging.ts).
+  ...pageIndexes('eval_datasets', ['workspaceId', 'brainId'], ['createdAt']),
+  ...pageIndexes('eval_experiments', ['workspaceId'], ['createdAt']),
+  // A dataset's items in the order they were added (any version reads the same range).
+  ...pageIndexes('eval_dataset_items', ['workspaceId', 'datasetId'], ['seq']),
+  // An experiment's item rows in dataset order.
+  ...pageIndexes('eval_experiment_items', ['workspaceId', 'experimentId'], ['seq']),
+];
+
+const decodeItem = ({ input, expected, metadata, ...d }: DatasetItemDoc): DatasetItem => ({
+  ...d,
+  input: decodeBlob<unknown>(input, null),
+  expected: decodeBlob<unknown>(expected, null),
+  metadata: decodeBlob<Record<string, unknown> | null>(metadata, null),
+});
+const decodeRun = ({ output, ...d }: ExperimentItemDoc): ExperimentItem => ({
+  ...d,
+  output: decodeBlob<unknown>(output, null),
+});
+
+/** The items of version `v`: added at or before it, not removed at or before it. */
+const atVersion = (workspaceId: string, datasetId: string, v: number): Document => ({
+  workspaceId,
+  datasetId,
+  addedIn: { $lte: v },
+  $or: [{ removedIn: null }, { removedIn: { $gt: v } }],
+});
+
+/**
+ * The evaluations store on MongoDB (and FerretDB): datasets and their versioned items,
+ * experiments and their per-item rows. Every operation filters on the workspace.
+ */
+export function createEvaluationRepo(db: Db): EvaluationStore {
+  const datasets = db.collection<DatasetDoc>('eval_datasets');
+  const items = db.collection<DatasetItemDoc>('eval_dataset_items');
+  const experiments = db.collection<ExperimentDoc>('eval_experiments');
+  const runs = db.collection<ExperimentItemDoc>('eval_experiment_items');
+
+  /** Moves the dataset to its next version (and `items` more positions); the document after. */
+  const nextVersion = (workspaceId: string, id: string, inc: { itemCount: number; nextSeq: number }) =>
+    datasets.findOneAndUpdate(
+      { _id: id, workspaceId },
+      { $inc: { version: 1, ...inc }, $set: { updatedAt: new Date() } },
+      { returnDocument: 'after' },
+    );
+
+  return {
+    createDataset: async (doc) => void (await datasets.insertOne(doc)),
+    getDataset: (workspaceId, id) => findById(datasets, id, { workspaceId }),
+    pageDatasets: (workspaceId, brainId, q) =>
+      page(datasets, { workspaceId, brainId }, { field: 'createdAt', dir: -1 }, q),
+    updateDataset: (workspaceId, id, set) =>
+      datasets.findOneAndUpdate(
+        { _id: id, workspaceId },
+        { $set: { ...set, updatedAt: new Date() } },
+        { returnDocument: 'after' },
+      ),
+    async removeDataset(workspaceId, id) {
+      const gone = (await datasets.deleteOne({ _id: id, workspaceId })).deletedCount === 1;
+      if (gone) await items.deleteMany({ workspaceId, datasetId: id });
+      return gone;
+    },
+    /**
+     * Not transactional (the store has no transactions): the version is taken first, then the
+     * items are written with it. A crash between leaves a version without new items (readable,
+     * equal to the one before) and an item count ahead of the rows, never an item in two versions.
+     */
+    async addItems(workspaceId, datasetId, add: NewItem[], max) {
+      const before = await findById(datasets, datasetId, { workspaceId });
+      if (!before) return null;
+      if (before.itemCount + add.length > max) return 'full';
+      const ds = await nextVersion(workspaceId, datasetId, { itemCount: add.length, nextSeq: add.length });
+      if (!ds) return null;
+      const now = new Date();
+      const first = ds.nextSeq - add.length;
+      const docs: DatasetItemDoc[] = add.map((it, i) => ({
+        _id: randomUUID(),
+        workspaceId,
+        datasetId,
+        seq: first + i,
+        input: encodeBlob(it.input, 'input'),
+        expected: it.expected === undefined ? null : encodeBlob(it.expected, 'expected'),
+        metadata: it.metadata === undefined ? null : encodeBlob(it.metadata, 'metadata'),
+        addedIn: ds.version,
+        removedIn: null,
+        sourceJobId: it.sourceJobId ?? null,
+        createdAt: now,
+      }));
+      if (docs.length) await items.insertMany(docs);
+      return { dataset: ds, items: docs.map(decodeItem) };
+    },
+    async removeItem(workspaceId, datasetId, itemId) {
+      const ds = await findById(datasets, datasetId, { workspaceId });
+      const it = await findById(items, itemId, { workspaceId, datasetId, removedIn: null });
+      if (!ds || !it) return null;
+      const next = await nextVersion(workspaceId, datasetId, { itemCount: -1, nextSeq: 0 });
+      if (!next) return null;
+      await items.updateOne({ _id: itemId, workspaceId, removedIn: null }, { $set: { removedIn: next.version } });
+      return next;
+    },
+    async pageItems(workspaceId, datasetId, version, q): Promise<Page<DatasetItem>> {
+      const p = await page(items, atVersion(workspaceId, datasetId, version), { field: 'seq', dir: 1 }, q);
+      return { ...p, items: p.items.map(decodeItem) };
+    },
+    itemIdsAt: async (workspaceId, datasetId, version, max) =>
+      (
+        await items
+          .find(atVersion(workspaceId, datasetId, version), { projection: { _id: 1 }, sort: { seq: 1 }, limit: max })
+          .toArray()
+      ).map((d) => d._id),
+    countAt: (workspaceId, datasetId, version) => items.countDocuments(atVersion(workspaceId, datasetId, version)),
+    getItem: async (workspaceId, itemId) => {
+      const d = await findById(items, itemId, { workspaceId });
+      return d && decodeItem(d);
+    },
+    getItems: async (workspaceId, ids) =>
+      ids.length ? (await items.find({ workspaceId, _id: { $in: ids } }).toArray()).map(decodeItem) : [],
+
+    createExperiment: async (doc) => void (await experiments.insertOne(doc)),
+    getExperiment: (workspaceId, id) => findById(experiments, id, { workspaceId }),
+    pageExperiments: (workspaceId, filter, q: PageQuery) =>
+      page(
+        experiments,
+        {
+          workspaceId,
+          ...(filter.brainId ? { brainId: filter.brainId } : {}),
+          ...(filter.datasetId ? { datasetId: filter.datasetId } : {}),
+        },
+        { field: 'createdAt', dir: -1 },
+        q,
+      ),
+    setExperiment: async (workspaceId, id, set) =>
+      (
+        await experiments.updateOne(
+          { _id: id, workspaceId, status: { $nin: [...EXPERIMENT_TERMINAL] } },
+          { $set: { ...set, updatedAt: new Date() } },
+        )
+      ).matchedCount === 1,
+    setAggregates: async (workspaceId, id, aggregates) =>
+      void (await experiments.updateOne({ _id: id, workspaceId }, { $set: { aggregates, updatedAt: new Date() } })),
+
+    async claimItem(doc) {
+      if (await claim(runs, doc)) return doc;
+      const stored = await findById(runs, doc._id, { workspaceId: doc.workspaceId });
+      if (!stored) throw new Error(`experiment item ${doc._id} could not be claimed`);
+      return stored;
+    },
+    finishItem: async (workspaceId, id, set) =>
+      void (await runs.updateOne({ _id: id, workspaceId, status: 'running' }, { $set: set })),
+    async pageExperimentItems(workspaceId, experimentId, q) {
+      const p = await page(runs, { workspaceId, experimentId }, { field: 'seq', dir: 1 }, q);
+      return { ...p, items: p.items.map(decodeRun) };
+    },
+    experimentItems: async (workspaceId, experimentId) =>
+      (await runs.find({ workspaceId, experimentId }, { sort: { seq: 1 } }).toArray()).map(decodeRun),
+  };
+}
