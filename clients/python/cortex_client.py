@@ -175,7 +175,7 @@ class Client:
     ) -> Dict[str, Any]:
         """Starts a neuron run (by id, or by name with the client's brain); returns `{job_id, status,
         trace_id, …}`. `options` are further body fields: trace_id, stream, neuron_task_options, client_nonce,
-        multitask_strategy ("enqueue", the default, "reject", "interrupt" or "rollback": what happens when
+        version (a recorded version of the neuron to run), multitask_strategy ("enqueue", the default, "reject", "interrupt" or "rollback": what happens when
         the trace's previous run has not ended; "reject" raises the 409 TRACE_BUSY)."""
         body: Dict[str, Any] = {k: v for k, v in options.items() if v is not None}
         if message is not None:
@@ -208,6 +208,69 @@ class Client:
         return self.request(
             "POST", f"/v1/traces/{urllib.parse.quote(trace_id, safe='')}/fork", {"at_engram_id": at_engram_id}
         )
+
+    # -- evaluations (docs/evaluations.md) ----------------------------------------------------------
+
+    def create_dataset(
+        self, name: str, items: Optional[List[Dict[str, Any]]] = None, description: Optional[str] = None
+    ) -> Dict[str, Any]:
+        """Creates a dataset in the client's brain; `items` are `{input, expected?, metadata?}`.
+        Every change to its items makes a new version (experiments name the version they ran on)."""
+        body: Dict[str, Any] = {"name": name}
+        if items is not None:
+            body["items"] = items
+        if description is not None:
+            body["description"] = description
+        return self.request("POST", "/v1/datasets", body)
+
+    def add_dataset_items(self, dataset_id: str, items: List[Dict[str, Any]]) -> Dict[str, Any]:
+        """Adds items (one new dataset version); returns the added items and the version."""
+        return self.request("POST", f"/v1/datasets/{urllib.parse.quote(dataset_id, safe='')}/items", {"items": items})
+
+    def import_dataset_items(self, dataset_id: str, content: str, format: str = "jsonl") -> Dict[str, Any]:
+        """Imports JSONL (one item per line) or CSV (an `input` column, optional `expected`, others
+        become metadata) as one new version."""
+        return self.request(
+            "POST",
+            f"/v1/datasets/{urllib.parse.quote(dataset_id, safe='')}/import",
+            {"format": format, "content": content},
+        )
+
+    def add_job_to_dataset(self, dataset_id: str, job_id: str, **options: Any) -> Dict[str, Any]:
+        """Adds an ended run as an item: its input, and its output as `expected` unless given."""
+        body: Dict[str, Any] = {"job_id": job_id}
+        body.update({k: v for k, v in options.items() if v is not None})
+        return self.request("POST", f"/v1/datasets/{urllib.parse.quote(dataset_id, safe='')}/items/from-job", body)
+
+    def create_experiment(
+        self,
+        dataset_id: str,
+        target: Dict[str, Any],
+        evaluators: List[Dict[str, Any]],
+        concurrency: Optional[int] = None,
+        **options: Any,
+    ) -> Dict[str, Any]:
+        """Runs every item of a dataset against `target` (`{neuron_id, version}` or `{pathway_id,
+        version}`) and scores each output with `evaluators` (exact, contains, regex, json_schema,
+        numeric_close, judge, pathway); `options`: name, dataset_version. Poll `get_experiment`."""
+        body: Dict[str, Any] = {"dataset_id": dataset_id, "target": target, "evaluators": evaluators}
+        if concurrency is not None:
+            body["concurrency"] = concurrency
+        body.update({k: v for k, v in options.items() if v is not None})
+        return self.request("POST", "/v1/experiments", body)
+
+    def get_experiment(self, experiment_id: str) -> Dict[str, Any]:
+        """An experiment: progress while it runs, aggregates (mean score per evaluator, pass rate,
+        latency percentiles, cost) once it ended."""
+        return self.request("GET", f"/v1/experiments/{urllib.parse.quote(experiment_id, safe='')}")
+
+    def compare_experiments(self, experiment_ids: List[str]) -> Dict[str, Any]:
+        """Lines two to five experiments up item by item, with what changed."""
+        return self.request("GET", "/v1/experiments/compare", query={"ids": ",".join(experiment_ids)})
+
+    def cancel_experiment(self, experiment_id: str) -> Dict[str, Any]:
+        """Cancels a running experiment: no new item starts."""
+        return self.request("POST", f"/v1/experiments/{urllib.parse.quote(experiment_id, safe='')}/cancel", {})
 
     def respond_intervention(
         self,

@@ -9,8 +9,8 @@ import { usePlatform } from '../support/platform.js';
  * The Python client (clients/python, standard library only) against the real platform: the test
  * sets up a neuron on the scripted model and a pathway with a human step, then runs the client's own
  * script with python3, which invokes, streams through a cut connection, resumes after the end (204),
- * waits, executes the pathway, answers its intervention, searches and checks the typed errors. Any
- * failure there exits non-zero with its traceback.
+ * waits, executes the pathway, answers its intervention, searches, runs an experiment over a
+ * dataset and checks the typed errors. Any failure there exits non-zero with its traceback.
  */
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -70,6 +70,7 @@ describe('the Python client', () => {
       'ok stream_reset',
       'ok pathway',
       'ok search',
+      'ok evaluations',
       'ok errors',
     ])
       expect(out).toContain(step);

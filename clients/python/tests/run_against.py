@@ -149,6 +149,26 @@ def main(base_url: str, api_key: str, brain_id: str, neuron: str, pathway_id: st
     check(neuron in hits, f"search: {hits}")
     print(f"ok search: {hits}")
 
+    # evaluations: a dataset (one item, then the run above added to it), an experiment scored by exact
+    dataset = cortex.create_dataset(
+        f"py-ds-{uuid.uuid4().hex[:6]}", items=[{"input": "hi", "expected": "Hello from the scripted model"}]
+    )
+    cortex.add_job_to_dataset(dataset["id"], job_id)
+    neuron_id = done.get("neuron_id") or neuron
+    experiment = cortex.create_experiment(
+        dataset["id"], {"neuron_id": neuron_id}, [{"type": "exact"}, {"type": "contains"}], concurrency=2
+    )
+    for _ in range(240):
+        experiment = cortex.get_experiment(experiment["id"])
+        if experiment["status"] in ("completed", "failed", "cancelled"):
+            break
+        time.sleep(0.25)
+    check(experiment["status"] == "completed", f"experiment: {experiment}")
+    aggregates = experiment["aggregates"]
+    check(aggregates["items"] == 2 and aggregates["scored"] == 2, f"experiment: {aggregates}")
+    check(aggregates["pass_rate"] == 1, f"experiment: the scripted reply should pass both: {aggregates}")
+    print(f"ok evaluations: {aggregates['items']} items scored, pass rate {aggregates['pass_rate']}")
+
     # typed errors
     def refused(call, status: int, code: str) -> None:
         try:
