@@ -4,7 +4,7 @@ import { decodeBlob, encodeBlob, type Blob } from './codec.js';
 import { isDuplicateKey } from './claims.js';
 import { findById } from './client.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
-import { createFiringOps, type ActionPlanDoc, type ChannelBindingDoc, type FiringDoc } from './receptor-firings.js';
+import { createFiringOps, type ChannelBindingDoc } from './receptor-firings.js';
 import { searchReader } from './search-rows.js';
 
 export type { Page, PageQuery, PageSort };
