@@ -1,6 +1,7 @@
 // @ts-check
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import reactHooks from 'eslint-plugin-react-hooks';
 
 /**
@@ -53,12 +54,26 @@ export default tseslint.config(
     files: ['**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     plugins: { 'import-x': importX },
+    // The resolver maps NodeNext's `./x.js` to `./x.ts` (and tsconfig paths, package exports), so
+    // import-x sees the real graph: without it every relative import was unresolved and no-cycle
+    // found nothing. test/unit/import-cycles.test.ts runs the cycle rule alone over the server code.
+    settings: {
+      'import-x/extensions': importX.flatConfigs.typescript.settings?.['import-x/extensions'],
+      'import-x/external-module-folders': ['node_modules', 'node_modules/@types'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx', '.cts', '.mts'] },
+      // The node resolver second: @modelcontextprotocol/sdk's `./*` export names types the TypeScript resolver cannot find.
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({ project: './tsconfig.json' }),
+        importX.createNodeResolver(),
+      ],
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import-x/no-cycle': 'error',
+      'import-x/no-unresolved': 'error',
       eqeqeq: ['error', 'always', { null: 'ignore' }],
     },
   },

@@ -7,7 +7,7 @@ import type { BudgetPause, InterventionAnswer, NeuronRunInput } from '../src/tem
 import { permanentOn4xx } from './failures.js';
 
 /** How often a model turn heartbeats while its provider call is alive (the heartbeat timeout is a few times this). */
-export const MODEL_HEARTBEAT_MS = 1_000;
+const MODEL_HEARTBEAT_MS = 1_000;
 
 /**
  * Runs `fn` while heartbeating on a timer: liveness does not depend on tokens (a model that

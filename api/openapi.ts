@@ -12,7 +12,7 @@ import { operationIdOf, type RouteDef } from './route.js';
 export const toOpenApiPath = (p: string): string => p.replace(/:([A-Za-z_]+)/g, '{$1}');
 
 /** Routes that answer with server-sent events rather than JSON. */
-export const isSseRoute = (r: Pick<RouteDef, 'path' | 'method'>): boolean =>
+const isSseRoute = (r: Pick<RouteDef, 'path' | 'method'>): boolean =>
   r.method === 'get' && (r.path.endsWith('/events') || r.path.endsWith('/stream'));
 
 const platformError = (code: keyof typeof ERROR_CODES) => ({

@@ -13,8 +13,8 @@ import { isMediaType } from '../src/schemas/common.js';
  *   - Only types a browser shows as inert text or data (INLINE) are served inline; everything else
  *     (HTML, SVG, XML, XHTML, JavaScript, unknown types) is `Content-Disposition: attachment`.
  */
-export const STORED_BODY_CSP = "default-src 'none'; sandbox";
-export const FALLBACK_TYPE = 'application/octet-stream';
+const STORED_BODY_CSP = "default-src 'none'; sandbox";
+const FALLBACK_TYPE = 'application/octet-stream';
 
 /** Media types (essence, lowercase) served inline: a browser renders none of them as a document with script. */
 const INLINE = new Set([
@@ -33,13 +33,10 @@ const INLINE = new Set([
 ]);
 
 /** The essence (type/subtype, lowercase) of a stored content type, or the fallback when it is not a valid one. */
-export function storedEssence(stored: string | null | undefined): string {
+function storedEssence(stored: string | null | undefined): string {
   if (!stored || !isMediaType(stored)) return FALLBACK_TYPE;
   return stored.split(';')[0].trim().toLowerCase();
 }
-
-/** True when a stored body of this type is served as an attachment (a browser would render it, or it is unknown). */
-export const servedAsAttachment = (stored: string | null | undefined): boolean => !INLINE.has(storedEssence(stored));
 
 /**
  * Writes a stored body to the response with the headers above. `charset` is added for text bodies

@@ -20,7 +20,7 @@ export type Target = { kind: 'neuron'; id: string } | { kind: 'pathway'; id: str
 const PATHWAY_PREFIX = 'pathway:';
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** How long a non-streaming completion waits for its run before answering 504 (the run goes on). */
-export const COMPLETION_WAIT_MS = 10 * 60_000;
+const COMPLETION_WAIT_MS = 10 * 60_000;
 /** How long one blocking read of the job stream waits; a streaming response sends a keepalive after each empty one. */
 const READ_BLOCK_MS = 15_000;
 const unixNow = () => Math.floor(Date.now() / 1000);

@@ -35,7 +35,7 @@ export function presentNeuron(v: NeuronView): z.input<typeof Neuron> {
 }
 
 /** One line of a neuron's version history. */
-export function presentNeuronVersionSummary(v: NeuronVersionRow): z.input<typeof NeuronVersionSummary> {
+function presentNeuronVersionSummary(v: NeuronVersionRow): z.input<typeof NeuronVersionSummary> {
   return {
     version: v.version,
     created_at: v.createdAt.toISOString(),

@@ -53,7 +53,7 @@ export const presentPathwayPage = (p: PathwayPage): z.input<typeof PathwayList> 
 });
 
 /** One line of the version history. */
-export function presentPathwayVersionSummary(v: PathwayVersionSummaryRow): z.input<typeof PathwayVersionSummary> {
+function presentPathwayVersionSummary(v: PathwayVersionSummaryRow): z.input<typeof PathwayVersionSummary> {
   return {
     version: v.version,
     created_at: v.createdAt.toISOString(),

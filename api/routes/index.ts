@@ -36,7 +36,7 @@ import evaluations from './evaluations.js';
  * retired POST /v1/chat/:traceId), and stakeholderMaps' literal /v1/resources/stakeholder_maps…
  * paths precede the generic catalog routes of knowledgeCatalog.
  */
-export const routeFamilies: Record<string, RouteDef[]> = {
+const routeFamilies: Record<string, RouteDef[]> = {
   voice,
   tenancy,
   platform,

@@ -27,7 +27,7 @@ import { endedAfter, resumeCursor, sseStream } from '../sse.js';
 const tags = ['shares'];
 const pub = ['public'];
 /** Files a share link accepts: text, JSON, CSV, PDF, Office documents and common images, 10 MB each. */
-export const SHARE_UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
+const SHARE_UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
 const ALLOWED =
   /^(text\/(plain|markdown|csv|html)|application\/(json|pdf|vnd\.openxmlformats-officedocument\.[a-z.]+)|image\/(png|jpeg|gif|webp))$/;
 const JobQuery = ShareQuery.pick({ t: true, workspace: true, receptor: true, receptor_id: true, after: true });

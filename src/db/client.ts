@@ -10,6 +10,13 @@ import {
 import type { Logger } from '../logger.js';
 import { metrics } from '../metrics.js';
 
+/**
+ * Which store the repositories talk to. Each repository keeps its operations correct on both; where
+ * FerretDB 1.x needs a workaround to be fast (key places, holds), the repository uses it on
+ * `ferretdb` and the plain form on `mongodb` (docs/architecture.md, "Storage boundary").
+ */
+export type StoreBackend = 'ferretdb' | 'mongodb';
+
 /** Connects with the official driver; the same code path serves MongoDB 7 and FerretDB 1.x. */
 export async function connectMongo(uri: string, dbName: string): Promise<{ client: MongoClient; db: Db }> {
   // Command monitoring feeds cortex_mongo_commands_total (one counter increment per round trip).

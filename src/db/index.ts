@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { IndexSpec } from './client.js';
+import type { IndexSpec, StoreBackend } from './client.js';
 import { guardDb } from './guard.js';
 import { budgetIndexes, createBudgetRepo } from './budgets.js';
 import { createInterventionRepo, interventionIndexes } from './interventions.js';
@@ -50,12 +50,7 @@ export const allIndexes: IndexSpec[] = [
   ...evaluationIndexes,
 ];
 
-/**
- * Which store the repositories talk to. Each repository keeps its operations correct on both; where
- * FerretDB 1.x needs a workaround to be fast (key places, holds), the repository uses it on
- * `ferretdb` and the plain form on `mongodb` (docs/architecture.md, "Storage boundary").
- */
-export type StoreBackend = 'ferretdb' | 'mongodb';
+export type { StoreBackend } from './client.js';
 
 /** FerretDB answers buildInfo with a `ferretdbVersion` field; MongoDB does not. */
 export async function detectBackend(db: Db): Promise<StoreBackend> {

@@ -10,7 +10,7 @@ import type {
   KnowledgeDocument,
   Memory,
   MemoryDoc,
-} from './knowledge.js';
+} from './knowledge-model.js';
 import { heldUpdate, knowledgeCollections, toChunk, toDocument, toMemory } from './knowledge-rows.js';
 import { page, type PageQuery } from './paging.js';
 

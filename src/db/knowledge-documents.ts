@@ -1,7 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 import { claimNext } from './claims.js';
 import { findById } from './client.js';
-import type { DocumentDoc, DocumentVersion, KnowledgeDocument, KnowledgeSort, Lane } from './knowledge.js';
+import type { DocumentDoc, DocumentVersion, KnowledgeDocument, KnowledgeSort, Lane } from './knowledge-model.js';
 import {
   encodeSet,
   fromDocument,

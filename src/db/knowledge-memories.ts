@@ -8,7 +8,7 @@ import type {
   Recollection,
   RecollectionDoc,
   RecollectionMember,
-} from './knowledge.js';
+} from './knowledge-model.js';
 import { encodeSet, fromMemory, heldUpdate, knowledgeCollections, toMemory } from './knowledge-rows.js';
 import { page, type PageQuery } from './paging.js';
 

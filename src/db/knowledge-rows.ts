@@ -12,7 +12,7 @@ import type {
   MemoryDoc,
   RecollectionDoc,
   RecollectionMemberDoc,
-} from './knowledge.js';
+} from './knowledge-model.js';
 
 /** The knowledge area's collections (shared by its repository modules, never handed out). */
 export function knowledgeCollections(db: Db) {

@@ -4,10 +4,18 @@ import { decodeBlob, encodeBlob, type Blob } from './codec.js';
 import { isDuplicateKey } from './claims.js';
 import { findById } from './client.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
-import { createFiringOps } from './receptor-firings.js';
+import { createFiringOps, type ChannelBindingDoc } from './receptor-firings.js';
 import { searchReader } from './search-rows.js';
 
 export type { Page, PageQuery, PageSort };
+export type {
+  ActionPlan,
+  ActionPlanDoc,
+  ChannelBinding,
+  ChannelBindingDoc,
+  Firing,
+  FiringDoc,
+} from './receptor-firings.js';
 
 /** `plasticity_pass` is the older name of `action_plan`; it is stored as `action_plan`. */
 export type ReceptorTargetKind = 'neuron' | 'pathway' | 'action_plan' | 'plasticity_pass' | 'system_job';
@@ -66,69 +74,11 @@ export interface ReceptorDoc {
   createdBy?: string | null;
 }
 
-/** One firing of a receptor: the fire workflow's record (id = that workflow's id). */
-export interface FiringDoc {
-  _id: string;
-  workspaceId: string;
-  receptorId: string;
-  jobId: string;
-  source: 'http' | 'schedule' | 'stimulus' | 'channel' | 'share';
-  /** The stimulus event or channel message that fired it (deduplication key with the receptor). */
-  eventId: string | null;
-  stimulusKey: string | null;
-  /** The trigger payload (blob): kept here so the workflow input carries ids only. */
-  trigger: Blob;
-  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
-  reason: string | null;
-  firedAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-}
-
-/** Maps an external chat or email conversation to a receptor (docs/receptors.md, "Channel bindings and the webhook ingress"). */
-export interface ChannelBindingDoc {
-  _id: string;
-  workspaceId: string;
-  receptorId: string;
-  channel: string;
-  externalId: string;
-  /** The thread the conversation continues (neuron targets). */
-  traceId: string;
-  metadata: Blob;
-  isActive: boolean;
-  /** Bumped by a secret rotation: the webhook secret is derived from the binding id and this number, never stored. */
-  secretVersion: number;
-  createdBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** An action plan written when an action_plan receptor fires (searchable later as `action_plans`). */
-export interface ActionPlanDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string;
-  receptorId: string;
-  pathwayId: string;
-  jobId: string;
-  input: Blob;
-  status: 'proposed' | 'executed';
-  executionJobId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
 type Json = Record<string, unknown>;
 /** A receptor as the repository returns it: config and source_config decoded. */
 export type Receptor = Omit<ReceptorDoc, 'config' | 'sourceConfig'> & { config: Json; sourceConfig: Json };
 /** The fields a change may set. */
 export type ReceptorChange = Partial<Omit<Receptor, '_id' | 'workspaceId' | 'createdAt'>>;
-/** A firing as the repository returns it: the trigger decoded (null when unreadable). */
-export type Firing = Omit<FiringDoc, 'trigger'> & { trigger: unknown };
-/** A channel binding as the repository returns it: the metadata decoded. */
-export type ChannelBinding = Omit<ChannelBindingDoc, 'metadata'> & { metadata: Json };
-/** An action plan as the repository returns it: the input decoded. */
-export type ActionPlan = Omit<ActionPlanDoc, 'input'> & { input: unknown };
 /** What a list shows: the workspace's receptors, visible in `brainId` when given, of a target kind, among `ids`. */
 export interface ReceptorListWhere {
   brainId?: string;

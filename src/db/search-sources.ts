@@ -2,7 +2,7 @@ import type { Collection, Db, Document, Filter, FindOptions } from 'mongodb';
 import { bytesToVector } from '../embeddings/index.js';
 import { releaseHold, renewHold, tryHold, type HoldDoc } from './claims.js';
 import { decodeBlob } from './codec.js';
-import type { ChunkDoc, ChunkedKind, DocumentDoc, KnowledgeDocument, Memory, MemoryDoc } from './knowledge.js';
+import type { ChunkDoc, ChunkedKind, DocumentDoc, KnowledgeDocument, Memory, MemoryDoc } from './knowledge-model.js';
 import { toDocument, toMemory } from './knowledge-rows.js';
 import type { MeetingDoc } from './meetings.js';
 import type { NeuronDoc } from './neurons.js';

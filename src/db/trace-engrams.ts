@@ -2,7 +2,7 @@ import type { Collection } from 'mongodb';
 import { claim, newest, probeFrom } from './claims.js';
 import { findById } from './client.js';
 import { decodeBlob, encodeBlob } from './codec.js';
-import type { StoreBackend } from './index.js';
+import type { StoreBackend } from './client.js';
 import { AppError } from '../errors.js';
 import {
   emptyCost,
@@ -15,7 +15,7 @@ import {
   type NewEngram,
   type Trace,
   type TraceDoc,
-} from './traces.js';
+} from './trace-model.js';
 
 /** How many traces' newest seq one process remembers as the start of its next walk (a number each). */
 const REMEMBERED_TRACES = 10_000;

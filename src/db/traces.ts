@@ -1,114 +1,27 @@
 import type { Db, Filter } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import type { Blob } from './codec.js';
 import { claim } from './claims.js';
-import { escapeRegex, findById } from './client.js';
+import { escapeRegex, findById, type IndexSpec, type StoreBackend } from './client.js';
 import { encodeBlob } from './codec.js';
-import type { StoreBackend } from './index.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
 import { createEngramLog, decodeEngram, decodeTrace } from './trace-engrams.js';
-import { uuidFromName } from '../ids.js';
+import {
+  emptyCost,
+  placeKey,
+  traceKey,
+  type Engram,
+  type EngramDoc,
+  type EngramPlaceDoc,
+  type NewEngram,
+  type NewTrace,
+  type Trace,
+  type TraceDoc,
+  type TraceListFilter,
+  type TraceSortField,
+} from './trace-model.js';
 
 export type { Page, PageQuery } from './paging.js';
 export type { Appended, WriteGuard } from './trace-engrams.js';
-
-export interface CostSummary {
-  totalCostUsd: number;
-  totalTokens: number;
-  inputTokens: number;
-  outputTokens: number;
-}
-export const emptyCost = (): CostSummary => ({ totalCostUsd: 0, totalTokens: 0, inputTokens: 0, outputTokens: 0 });
-
-export interface TraceDoc {
-  _id: string;
-  traceId: string;
-  workspaceId: string;
-  brainId: string | null;
-  userId: string | null;
-  apiKeyId: string | null;
-  receptorId: string | null;
-  /**
-   * The share link whose conversation this is: set when a run the link started created the trace
-   * (docs/shares.md). A link reaches only its own conversations. Null (or absent, on traces stored
-   * before links were recorded) for every other trace.
-   */
-  shareId?: string | null;
-  neuronId: string | null;
-  title: string | null;
-  titleSource: 'manual' | 'generated' | null;
-  traceType: 'thread' | 'system';
-  messageCount: number;
-  cost: CostSummary;
-  memoryIds: string[];
-  metadata: Blob;
-  /** Set on a fork (POST /v1/traces/:id/fork): the trace and the engram it was copied up to. */
-  forkedFrom?: { traceId: string; engramId: string } | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface EngramDoc {
-  _id: string;
-  workspaceId: string;
-  traceId: string;
-  seq: number;
-  content: { type: string; content: string };
-  contentHash: string;
-  metadata: Blob;
-  sourceType: string;
-  sourceId: string | null;
-  targetType: string | null;
-  targetId: string | null;
-  traceType: 'thread' | 'system';
-  memoryIds: string[];
-  jobId: string | null;
-  createdAt: Date;
-  /** The trace's running totals up to and including this engram (its message count is `seq`). */
-  totals?: CostSummary;
-}
-
-/**
- * Where an engram sits in its trace, found by key: `_id` is `<traceKey>:<seq>`. FerretDB's SQLite
- * backend scans the whole engram collection for "the newest engram of this trace" (any filter but
- * `_id` alone), so the append and the history read walk these keys from the trace's message count
- * instead. A place is derived from its engram (the engram's unique (workspace, trace, seq) index
- * stays the claim): written right after the engram, and written again by whoever finds it missing.
- */
-/** A trace as services see it: its metadata decoded. */
-export interface Trace extends Omit<TraceDoc, 'metadata'> {
-  metadata: Record<string, unknown>;
-}
-/** An engram as services see it: its metadata decoded. */
-export interface Engram extends Omit<EngramDoc, 'metadata'> {
-  metadata: Record<string, unknown>;
-}
-/** A trace to create: its stored key is derived from its workspace and trace id. */
-export type NewTrace = Omit<Trace, '_id'>;
-/** An engram to append: its seq and the running totals are the append's; `cost` is this engram's own. */
-export interface NewEngram extends Omit<Engram, 'seq' | 'totals'> {
-  cost: CostSummary;
-}
-
-/** What a trace list may filter on (the workspace is the repository call's own argument). */
-export interface TraceListFilter {
-  brainId?: string;
-  receptorId?: string;
-  userId?: string;
-  neuronId?: string;
-  traceType?: 'thread' | 'system';
-  createdAfter?: Date;
-  createdBefore?: Date;
-}
-export type TraceSortField = 'createdAt' | 'updatedAt' | 'messageCount';
-
-export interface EngramPlaceDoc {
-  _id: string;
-  engramId: string;
-  seq: number;
-  totals: CostSummary;
-}
-export const placeKey = (traceDocId: string, seq: number): string => `${traceDocId}:${seq}`;
+export * from './trace-model.js';
 
 export const traceIndexes: IndexSpec[] = [
   { collection: 'traces', keys: { workspaceId: 1, traceId: 1 }, unique: true, name: 'ws_trace_unique' },
@@ -123,16 +36,6 @@ export const traceIndexes: IndexSpec[] = [
   // The claim of an engram's place in its trace (src/db/claims.ts): one engram per (trace, seq).
   { collection: 'engrams', keys: { workspaceId: 1, traceId: 1, seq: 1 }, unique: true, name: 'ws_trace_seq_unique' },
 ];
-
-/**
- * The `_id` of the trace document of (workspace, trace id): a name-based UUID (SHA-1, version 5
- * layout), so a trace is found by key. FerretDB's SQLite backend, the default embedded store, scans
- * the whole collection for any filter but `_id` alone, and every run reads its trace several times.
- * Traces created before this have random ids and are found by the (workspace, trace) index, as
- * before (a key miss falls back to it).
- */
-export const traceKey = (workspaceId: string, traceId: string): string =>
-  uuidFromName(`trace:${workspaceId}:${traceId}`);
 
 /** Traces a search reads per page at most (docs/decisions.md, "Lists that page by key"). */
 export const SEARCH_SCAN_MAX = 5_000;

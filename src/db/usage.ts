@@ -2,60 +2,9 @@ import type { Db, Document, Filter } from 'mongodb';
 import { findById, type IndexSpec } from './client.js';
 import { claim, probeFrom } from './claims.js';
 import { decodeBlob, encodeBlob, type Blob } from './codec.js';
-import type { InvokeFacet, UsageGroup, UsageSums } from './usage-groups.js';
+import type { InvokeFacet, UsageGroup, UsageRowDoc, UsageSums } from './usage-groups.js';
 
 export * from './usage-groups.js';
-
-/** What a billed provider call served (the facets usage is reported by). */
-export interface UsageAttribution {
-  brainId: string | null;
-  userId: string | null;
-  apiKeyId: string | null;
-  jobId: string | null;
-  traceId: string | null;
-  receptorId: string | null;
-  neuronId: string | null;
-  pathwayId: string | null;
-  /** The share link the call was made through (its token budget sums these rows). */
-  shareTokenId?: string | null;
-  /**
-   * The run a caller started (the job it follows): the job itself, or for a pathway's neuron node
-   * or a delegate, the top job. A receptor's or pathway's `invokeCount` counts these.
-   */
-  runId?: string | null;
-}
-
-/**
- * One immutable row per billed provider call (the usage ledger). `_id` is the call's idempotency
- * key (job, call kind, turn and attempt), so a retried write never adds a second row. Cost is an
- * integer in nano-USD so that every sum over rows is exact in any order; it is USD only at the API.
- */
-export interface UsageRowDoc extends UsageAttribution {
-  _id: string;
-  workspaceId: string;
-  kind: 'chat' | 'embedding' | 'transcription';
-  provider: string;
-  model: string;
-  inputTokens: number;
-  outputTokens: number;
-  cachedInputTokens: number;
-  totalTokens: number;
-  costNanos: number;
-  priced: boolean;
-  priceVersion: string;
-  /** `failed`: the call broke after the provider had started to bill it (tokens streamed); `estimated`: counts estimated, not reported. */
-  outcome: 'ok' | 'failed';
-  estimated: boolean;
-  at: Date;
-  /** Transcription rows: the audio sent, which is what speech providers bill (their tokens are 0). */
-  audioMs?: number;
-  /**
-   * The facets this row is the run's first row of (`neuron`: the first of its job for its neuron;
-   * `receptor`, `pathway`: the first of its run for them): what `invokeCount` counts, decided once
-   * when the row is written (src/db/usage-counters.ts), so an invocation counts once in any sum.
-   */
-  firstOf?: InvokeFacet[];
-}
 
 /** Epoch hour of a time (hours since 1970-01-01T00Z): the rollups' unit. */
 export const HOUR_MS = 3_600_000;

@@ -8,7 +8,15 @@
  * the workflow bundle cost each run ~10 ms of the worker's CPU before its first command
  * (docs/decisions.md, "Workflow bundle"). ./graph.ts re-exports everything here.
  */
-import type { CompiledGraph } from './graph.js';
+
+/**
+ * What walking needs of a graph: ./graph.ts's CompiledGraph and the workflow's RunGraph are both one.
+ * Declared here so this module imports nothing (./graph.ts imports it).
+ */
+interface WalkGraph {
+  nodes: readonly { type: string; data?: Record<string, unknown> | null }[];
+  edges: readonly (readonly [number, number, (string | null)?])[];
+}
 
 /** Every node type a pathway may use. Anything else is rejected by validation, so the interpreter never meets it. */
 export const NODE_TYPES = [
@@ -94,7 +102,7 @@ export function whileMaxIterations(data?: Record<string, unknown> | null): numbe
  * The node the interpreter goes to after `nodeIndex`: the target index, or -1 when the run ends there. Branching
  * nodes match `handle` (a boolean is accepted for `if`); other nodes take their single edge and ignore `handle`.
  */
-export function nextEdges(compiled: CompiledGraph, nodeIndex: number, handle?: string | boolean): number {
+export function nextEdges(compiled: WalkGraph, nodeIndex: number, handle?: string | boolean): number {
   const node = compiled.nodes[nodeIndex];
   if (!node) throw new RangeError(`pathway has no node ${nodeIndex}`);
   const branching = branchHandles(node.type, node.data) !== null;
@@ -112,7 +120,7 @@ export function nextEdges(compiled: CompiledGraph, nodeIndex: number, handle?: s
  * of a non-branching node run side by side): the targets in edge order, without terminals (-1).
  * Empty when the branch ends there. Branching nodes follow the edges of `handle`, as nextEdges.
  */
-export function nextTargets(compiled: CompiledGraph, nodeIndex: number, handle?: string | boolean): number[] {
+export function nextTargets(compiled: WalkGraph, nodeIndex: number, handle?: string | boolean): number[] {
   const node = compiled.nodes[nodeIndex];
   if (!node) throw new RangeError(`pathway has no node ${nodeIndex}`);
   const out: number[] = [];
@@ -132,7 +140,7 @@ export function nextTargets(compiled: CompiledGraph, nodeIndex: number, handle?:
 }
 
 /** The nodes reachable from `from` along any edge (itself included only through a cycle). */
-export function reachableFrom(compiled: CompiledGraph, from: number): Set<number> {
+export function reachableFrom(compiled: WalkGraph, from: number): Set<number> {
   const seen = new Set<number>();
   const stack = [from];
   while (stack.length) {

@@ -9,7 +9,7 @@ import {
 } from '../db/neurons.js';
 import type { ReflexRepo } from '../db/reflexes.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { conflict, forbidden, notFound, validationError } from '../errors.js';
+import { conflict, notFound, validationError } from '../errors.js';
 import { resolveFallbacks, type ModelRegistry } from '../llm/registry.js';
 import type { NeuronConfig, NeuronSnapshot } from '../schemas/neuron-config.js';
 import type {
@@ -20,8 +20,12 @@ import type {
   NeuronUpdateBody,
 } from '../schemas/neurons.js';
 import { hasRole, type Scope } from '../scope.js';
+import { assertScopeRole, toNeuronSlug } from './neuron-rules.js';
 import type { ReceptorService } from './receptors.js';
 import type { ResourceEvents } from './resource-events.js';
+
+// Other services and the presenters take these from here (receptors.ts from ./neuron-rules.ts, which imports no service).
+export { assertScopeRole, toNeuronSlug };
 
 /** What a caller without core_admin sees instead of a core neuron's system_prompt. */
 export const REDACTED = '[redacted]';
@@ -47,32 +51,9 @@ export interface NeuronVersionView {
 /** A page of neuron views. */
 export type NeuronPage = Page<NeuronView>;
 
-/**
- * name → slug: accents folded, lowercase, every run of characters outside [a-z0-9] becomes '-',
- * no leading or trailing '-', at most 100 characters. '' means the name had no letter or digit.
- */
-export function toNeuronSlug(name: string): string {
-  const folded = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase();
-  return folded
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+/, '')
-    .slice(0, 100)
-    .replace(/-+$/, '');
-}
-
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
-
-/** The role a scope value needs: workspace → workspace_admin, core → core_admin, brain → none (neurons and reflexes alike). */
-export function assertScopeRole(scope: Scope, target: NeuronScope): void {
-  if (target === 'workspace' && !hasRole(scope, 'workspace_admin'))
-    throw forbidden('Scope workspace requires role workspace_admin');
-  if (target === 'core' && !hasRole(scope, 'core_admin')) throw forbidden('Scope core requires role core_admin');
-}
 
 /** Visible in a brain: its own neurons plus workspace- and core-scoped ones; without a brain, the whole workspace. */
 const isVisible = (scope: Scope, doc: Neuron): boolean =>

@@ -12,7 +12,7 @@ import type {
   SubscribeBody,
 } from '../schemas/receptors.js';
 import { hasRole, type Scope } from '../scope.js';
-import { assertScopeRole, toNeuronSlug } from './neurons.js';
+import { assertScopeRole, toNeuronSlug } from './neuron-rules.js';
 import type { ResourceEvents } from './resource-events.js';
 import type { ScheduleService } from './schedules.js';
 import { isKnownKey, isSchedulable } from './stimuli.js';

@@ -6,7 +6,7 @@ import {
   type SpeechToText,
   type TranscribeOptions,
   type Transcript,
-} from './index.js';
+} from './speech.js';
 
 interface Utterance {
   text?: string;

@@ -1,6 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import { wavOf } from './audio.js';
-import { languageOf, textOf, type Segment, type SpeechToText } from './index.js';
+import { languageOf, textOf, type Segment, type SpeechToText } from './speech.js';
 
 /**
  * Any OpenAI-compatible `POST /v1/audio/transcriptions` endpoint (OpenAI, and the self-hosted

@@ -3,7 +3,7 @@ import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { wavOf } from './audio.js';
-import type { Segment, SpeechToText } from './index.js';
+import type { Segment, SpeechToText } from './speech.js';
 
 /** Decoder processes at once per process (each is one CPU core for about half the audio's duration). */
 const MAX_PARALLEL = 2;
