@@ -72,7 +72,9 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'import-x/no-cycle': 'error',
+      // Cycles are checked by test/unit/import-cycles.test.ts (TypeScript's own resolution, type-only
+      // imports included, under a second): import-x's no-cycle skips type-only imports and took minutes.
+      'import-x/no-cycle': 'off',
       'import-x/no-unresolved': 'error',
       eqeqeq: ['error', 'always', { null: 'ignore' }],
     },

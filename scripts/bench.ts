@@ -2055,6 +2055,10 @@ async function main(): Promise<void> {
       const served = await startApi({
         WORKSPACE_MAX_ACTIVE_RUNS: String(defaults.WORKSPACE_MAX_ACTIVE_RUNS),
         WORKSPACE_RUN_SHARE: String(share),
+        // BENCH_NOISY_SHARED_SLOTS: the admission's slots per workspace while another is active (to compare).
+        ...(process.env.BENCH_NOISY_SHARED_SLOTS
+          ? { ADMISSION_WORKSPACE_SHARED_SLOTS: process.env.BENCH_NOISY_SHARED_SLOTS }
+          : {}),
       });
       const b = await buildWorkspace(app);
       r.t = await measureNoisyNeighbour({
