@@ -229,7 +229,8 @@ describe('double-texting on one trace', () => {
     ]);
   }, 120_000);
 
-  it('a receptor firing into the trace: interrupt keeps the partial reply marked interrupted, then the fire runs', async () => {
+  /** A slow run on a trace with history, then a receptor fire into the trace with `strategy`: both jobs once settled. */
+  const fireWhileRunning = async (strategy: 'interrupt' | 'rollback', message: string) => {
     const { ws, neuronId } = await setup();
     const receptor = await receptorOf(ws, neuronId);
     const traceId = await traceWithHistory(ws, neuronId);
@@ -238,12 +239,17 @@ describe('double-texting on one trace', () => {
     await tokensSeen(ws, aId, 3);
     const fired = await app.post(`/v1/receptors/${receptor.id}/fire`, ws.key, {
       trace_id: traceId,
-      invoke: { message: 'fired instead' },
-      multitask_strategy: 'interrupt',
+      invoke: { message },
+      multitask_strategy: strategy,
     });
     expect(fired.status, JSON.stringify(fired.body)).toBe(202);
     const fId = String(fired.body.job_id);
     const [ja, jf] = [await settled(ws, aId), await settled(ws, fId)];
+    return { ws, traceId, aId, fId, ja, jf };
+  };
+
+  it('a receptor firing into the trace: interrupt keeps the partial reply marked interrupted, then the fire runs', async () => {
+    const { ws, traceId, aId, fId, ja, jf } = await fireWhileRunning('interrupt', 'fired instead');
     expect(ja.status).toBe('failed');
     expect(ja.failedReason).toBe(`cancelled: interrupted by job ${fId}`);
     expect(jf.status).toBe('completed');
@@ -259,20 +265,7 @@ describe('double-texting on one trace', () => {
   }, 120_000);
 
   it("a receptor firing into the trace: rollback removes the running run's engrams, then the fire runs", async () => {
-    const { ws, neuronId } = await setup();
-    const receptor = await receptorOf(ws, neuronId);
-    const traceId = await traceWithHistory(ws, neuronId);
-    const a = await invoke(ws, neuronId, { message: 'slow one', trace_id: traceId });
-    const aId = String(a.body.job_id);
-    await tokensSeen(ws, aId, 3);
-    const fired = await app.post(`/v1/receptors/${receptor.id}/fire`, ws.key, {
-      trace_id: traceId,
-      invoke: { message: 'fired to roll back' },
-      multitask_strategy: 'rollback',
-    });
-    expect(fired.status, JSON.stringify(fired.body)).toBe(202);
-    const fId = String(fired.body.job_id);
-    const [ja, jf] = [await settled(ws, aId), await settled(ws, fId)];
+    const { ws, traceId, fId, ja, jf } = await fireWhileRunning('rollback', 'fired to roll back');
     expect(ja.status).toBe('failed');
     expect(ja.failedReason).toBe(`cancelled: rolled back by job ${fId}`);
     expect(jf.status).toBe('completed');
