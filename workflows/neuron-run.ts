@@ -8,6 +8,7 @@ import {
   WorkspaceIdKey,
   answerUpdate,
   cancelSignal,
+  onTraceChain,
   statusQuery,
   type BudgetPause,
   type InterventionAnswer,
@@ -547,6 +548,7 @@ async function runDelegate(
         maxTurns: input.maxTurns,
         parentJobId: input.jobId,
         rootJobId: input.rootJobId ?? input.jobId,
+        ...(onTraceChain(input) ? { traceChain: true } : {}),
         pathwayContext: input.pathwayContext ?? null,
         // The child stores its reply as this call's result, where this run's next turn reads it.
         answers: { jobId: input.jobId, turn, callId: call.id, name: call.name },

@@ -222,7 +222,11 @@ export function placesOf(collection: string, doc: Record<string, unknown>): Reco
   if (collection === 'jobs' && doc.holdsPlace === undefined)
     return {
       ...doc,
-      holdsPlace: (doc.parentJobId ?? null) === null && RUN_KINDS.includes(doc.kind as JobKind) && doc.queued !== true,
+      holdsPlace: holdsPlace({
+        parentJobId: typeof doc.parentJobId === 'string' ? doc.parentJobId : null,
+        kind: doc.kind as JobKind,
+        queued: doc.queued === true,
+      }),
     };
   if (collection === 'run_queue' && doc.free === undefined) return { ...doc, free: (doc.after ?? null) === null };
   return doc;
@@ -513,13 +517,16 @@ export function createJobRepo(db: Db) {
       return ids;
     },
     /** The runs of a workspace held back by another run on their trace (the start sweep checks their blockers), at most `limit`. */
-    blockedQueued: async (workspaceId: string, limit: number): Promise<{ jobId: string; after: string }[]> =>
+    blockedQueued: async (
+      workspaceId: string,
+      limit: number,
+    ): Promise<{ jobId: string; after: string; queuedAt: Date }[]> =>
       (
         await queue
-          .find({ workspaceId, after: { $ne: null } }, { projection: { _id: 1, after: 1 } })
+          .find({ workspaceId, after: { $ne: null } }, { projection: { _id: 1, after: 1, queuedAt: 1 } })
           .limit(limit)
           .toArray()
-      ).map((d) => ({ jobId: d._id, after: d.after! })),
+      ).map((d) => ({ jobId: d._id, after: d.after!, queuedAt: d.queuedAt })),
     /** The trace's newest run and when it became so (null: no run was started on it since double-texting was recorded). */
     traceHead: async (workspaceId: string, traceId: string): Promise<{ jobId: string; updatedAt: Date } | null> => {
       const h = await findById(heads, headId(workspaceId, traceId));

@@ -1,4 +1,5 @@
 import { compileLinear, RegexRefused } from '../pathways/regex.js';
+import { setOwn } from '../own.js';
 import type { EvaluatorSpec, ExperimentAggregates, ItemScore } from './model.js';
 
 /**
@@ -314,7 +315,8 @@ export function aggregate(evaluators: string[], itemCount: number, items: ItemFi
   const meanScores: Record<string, number | null> = {};
   for (const name of evaluators) {
     const vals = ended.map((i) => i.scores.find((s) => s.evaluator === name)?.score ?? 0);
-    meanScores[name] = vals.length ? round(vals.reduce((a, b) => a + b, 0) / vals.length) : null;
+    // Keyed by names the builder chose: own properties only (src/own.ts).
+    setOwn(meanScores, name, vals.length ? round(vals.reduce((a, b) => a + b, 0) / vals.length) : null);
   }
   const latencies = ended.flatMap((i) => (i.latencyMs === null ? [] : [i.latencyMs]));
   const target = items.reduce((n, i) => n + i.costUsd, 0);

@@ -146,8 +146,12 @@ const EvalName = z
   .trim()
   .min(1)
   .max(100)
+  // A name keys the experiment's mean scores as stored and answered: no store operator, path or prototype name.
+  .refine((n) => !n.startsWith('$') && !n.includes('.') && n !== '__proto__', {
+    message: 'must not start with $, contain a dot or be __proto__',
+  })
   .optional()
-  .meta({ description: 'default: the type (with its position when repeated)' });
+  .meta({ description: 'default: the type (with its position when repeated); no leading $, no dot' });
 const base = { name: EvalName, pass_threshold: Threshold };
 
 export const EvaluatorConfig = z

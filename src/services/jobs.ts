@@ -285,9 +285,12 @@ export function createJobService({
   /** The start sweep: runs held back by a run that gave its trace up unnoticed (its process died) are let go. */
   const unblockStale = async (workspaceId: string): Promise<void> => {
     const blocked = await repo.blockedQueued(workspaceId, 200);
-    for (const after of new Set(blocked.map((b) => b.after))) {
-      // A blocker never stored (its invoke failed after claiming the trace) holds nothing.
-      const now = await blockerFor(after, false);
+    const newest = new Map<string, number>();
+    for (const b of blocked) newest.set(b.after, Math.max(newest.get(b.after) ?? 0, b.queuedAt.getTime()));
+    for (const [after, queuedAt] of newest) {
+      // A blocker not stored yet is a start still being stored while a run behind it is young; one
+      // never stored after that (its invoke failed after claiming the trace) holds nothing.
+      const now = await blockerFor(after, queuedAt > Date.now() - TRACE_RELEASE_GRACE_MS);
       if (now !== after) await repo.reblock(workspaceId, after, now);
     }
   };

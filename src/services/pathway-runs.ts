@@ -262,7 +262,7 @@ async function runInput(d: Deps, scope: Scope, args: StartArgs, jobId: string): 
 
 /** What a pathway or map node asks for its child run (the parent's part is what the child inherits). */
 export interface SubPathwayCall {
-  parent: Pick<PathwayRunInput, 'jobId' | 'scope' | 'traceId' | 'depth' | 'rootJobId'>;
+  parent: Pick<PathwayRunInput, 'jobId' | 'scope' | 'traceId' | 'depth' | 'rootJobId' | 'traceChain'>;
   /** The child's job id (its workflow id), minted by the parent workflow. */
   jobId: string;
   pathwayId: string;
@@ -309,6 +309,7 @@ async function prepareSubPathway(d: Deps, c: SubPathwayCall): Promise<PathwayRun
     depth: (c.parent.depth ?? 0) + 1,
     parentJobId: c.parent.jobId,
     rootJobId: c.parent.rootJobId ?? c.parent.jobId,
+    ...(c.parent.traceChain ? { traceChain: true } : {}),
   };
 }
 
@@ -368,6 +369,8 @@ async function start(d: Deps, scope: Scope, args: StartArgs) {
     throw e;
   });
   const waitsFor = claimed?.waitsFor ?? null;
+  // Its neurons' writes into the trace are made under the run's lease (src/services/runs/trace-writes.ts).
+  if (claimed) input.traceChain = true;
   const { job } = await d.jobs
     .create(scope, {
       id: input.jobId,

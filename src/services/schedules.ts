@@ -10,7 +10,8 @@ import { msToTs, tsToMs } from '@temporalio/common';
 import type { temporal as proto } from '@temporalio/proto';
 import type { Config } from '../config.js';
 import type { Receptor, ScheduleTiming } from '../db/receptors.js';
-import { validationError } from '../errors.js';
+import { validationError, workspaceShareExceeded } from '../errors.js';
+import { createLimiter, shareOf } from '../limits.js';
 import {
   BrainIdKey,
   JobKindKey,
@@ -169,6 +170,44 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
     }
   }
 
+  /** One preview as Temporal computes it (see `preview`): a paused throw-away schedule, asked and deleted. */
+  async function previewNow(workspaceId: string, t: ScheduleTiming, count: number): Promise<Date[]> {
+    const scheduleId = `${PREVIEW_PREFIX}${Date.now()}-${randomUUID()}`;
+    const input: ReceptorFireInput = { workspaceId, receptorId: scheduleId, source: 'schedule' };
+    try {
+      await temporal.schedule.create({
+        scheduleId,
+        spec: specOf({ ...t, jitterS: 0 }),
+        action: {
+          type: 'startWorkflow',
+          workflowType: 'receptorFire',
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          workflowId: `receptor-preview-fire-${scheduleId}`,
+          args: [input],
+        },
+        policies: { overlap: 'SKIP' },
+        state: { paused: true, note: 'preview: never fires, deleted at once' },
+      });
+    } catch (e) {
+      asInvalid(e, 'timing');
+    }
+    try {
+      const now = new Date();
+      const res: ListScheduleMatchingTimesResponse = await temporal.workflowService.listScheduleMatchingTimes({
+        namespace: config.TEMPORAL_NAMESPACE,
+        scheduleId,
+        startTime: msToTs(now.getTime()),
+        endTime: msToTs(now.getTime() + 2 * 365 * 86400_000),
+      });
+      return (res.startTime ?? []).slice(0, count).map((x) => new Date(tsToMs(x)));
+    } finally {
+      await temporal.schedule
+        .getHandle(scheduleId)
+        .delete()
+        .catch(() => undefined);
+    }
+  }
+
   return {
     sync,
     remove,
@@ -212,39 +251,31 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
      * refuses is the caller's 400, as on save.
      */
     async preview(workspaceId: string, t: ScheduleTiming, count: number): Promise<Date[]> {
-      const scheduleId = `${PREVIEW_PREFIX}${Date.now()}-${randomUUID()}`;
-      const input: ReceptorFireInput = { workspaceId, receptorId: scheduleId, source: 'schedule' };
-      try {
-        await temporal.schedule.create({
-          scheduleId,
-          spec: specOf({ ...t, jitterS: 0 }),
-          action: {
-            type: 'startWorkflow',
-            workflowType: 'receptorFire',
-            taskQueue: config.TEMPORAL_TASK_QUEUE,
-            workflowId: `receptor-preview-fire-${scheduleId}`,
-            args: [input],
-          },
-          policies: { overlap: 'SKIP' },
-          state: { paused: true, note: 'preview: never fires, deleted at once' },
-        });
-      } catch (e) {
-        asInvalid(e, 'timing');
+      // Each preview costs Temporal three calls: the same timing asked again within PREVIEW_CACHE_MS
+      // is answered from the last answer (a form asks on every keystroke), a workspace has at most
+      // its share of the previews under way in this process (429 past it), and the process at most
+      // PREVIEW_MAX_AT_ONCE, the rest waiting in turn.
+      const key = JSON.stringify([t, count]);
+      const now = Date.now();
+      for (const [k, c] of previewCache) if (c.at < now - PREVIEW_CACHE_MS) previewCache.delete(k);
+      const cached = previewCache.get(key);
+      if (cached) {
+        const ahead = cached.times.filter((d) => d.getTime() > now);
+        if (ahead.length >= Math.min(count, cached.times.length)) return ahead.slice(0, count);
       }
+      const mine = previewsOf.get(workspaceId) ?? 0;
+      if (mine >= PREVIEW_WORKSPACE_SHARE)
+        throw workspaceShareExceeded(`The workspace has ${mine} schedule previews under way; retry in a moment`);
+      previewsOf.set(workspaceId, mine + 1);
       try {
-        const now = new Date();
-        const res: ListScheduleMatchingTimesResponse = await temporal.workflowService.listScheduleMatchingTimes({
-          namespace: config.TEMPORAL_NAMESPACE,
-          scheduleId,
-          startTime: msToTs(now.getTime()),
-          endTime: msToTs(now.getTime() + 2 * 365 * 86400_000),
-        });
-        return (res.startTime ?? []).slice(0, count).map((x) => new Date(tsToMs(x)));
+        const times = await previewLimiter.run(() => previewNow(workspaceId, t, count + PREVIEW_SPARE));
+        if (previewCache.size >= PREVIEW_CACHE_MAX) previewCache.delete(previewCache.keys().next().value!);
+        previewCache.set(key, { at: Date.now(), times });
+        return times.slice(0, count);
       } finally {
-        await temporal.schedule
-          .getHandle(scheduleId)
-          .delete()
-          .catch(() => undefined);
+        const left = (previewsOf.get(workspaceId) ?? 1) - 1;
+        if (left > 0) previewsOf.set(workspaceId, left);
+        else previewsOf.delete(workspaceId);
       }
     },
 
@@ -328,6 +359,19 @@ export type ScheduleService = ReturnType<typeof createScheduleService>;
 
 /** The schedules of previews (`preview`): `receptor-preview-<created, epoch ms>-<uuid>`. */
 const PREVIEW_PREFIX = 'receptor-preview-';
+/** How long a preview's answer is reused for the same timing and count. */
+const PREVIEW_CACHE_MS = 15_000;
+/** Timings whose answers are kept (the oldest goes first). */
+const PREVIEW_CACHE_MAX = 500;
+/** Fire times asked beyond the count, so a cached answer still has `count` ahead a little later. */
+const PREVIEW_SPARE = 5;
+/** Previews under way at once in a process (each three Temporal calls); the rest wait in turn. */
+const PREVIEW_MAX_AT_ONCE = 4;
+/** A workspace's share of them (docs/operations.md, "Fair share"): past it, 429. */
+const PREVIEW_WORKSPACE_SHARE = shareOf(PREVIEW_MAX_AT_ONCE, 50);
+const previewLimiter = createLimiter(PREVIEW_MAX_AT_ONCE);
+const previewsOf = new Map<string, number>();
+const previewCache = new Map<string, { at: number; times: Date[] }>();
 /** How long the reconciler leaves a preview's schedule alone (it is deleted by its request well before). */
 const PREVIEW_GRACE_MS = 10 * 60_000;
 const previewInUse = (scheduleId: string): boolean => {

@@ -105,6 +105,12 @@ export interface NeuronRunInput {
   parentJobId?: string;
   /** Set on child runs and pathway nodes: the top job a caller started (usage counts one invocation per top job). */
   rootJobId?: string;
+  /**
+   * Whether the run writes into a trace whose runs form a chain (double-texting, docs/neurons.md):
+   * its writes are then made under a lease (src/services/runs/trace-writes.ts). Absent: a run a
+   * caller started (depth 0, no parent) is on its trace's chain; a child inherits its parent's flag.
+   */
+  traceChain?: boolean;
   pathwayContext?: { pathwayId: string; nodeIndex: number } | null;
   /** A delegated run answers its parent's tool call: its reply is stored as that call's result. */
   answers?: { jobId: string; turn: number; callId: string; name: string };
@@ -133,6 +139,11 @@ export interface NeuronRunInput {
    */
   humanTurnOnStart?: { brainId: string | null };
 }
+
+/** Whether the run writes into a trace whose runs form a chain (NeuronRunInput.traceChain). */
+export const onTraceChain = (
+  run: Pick<NeuronRunInput, 'traceChain' | 'depth' | 'parentJobId' | 'pathwayContext'>,
+): boolean => run.traceChain ?? (run.depth === 0 && !run.parentJobId && !run.pathwayContext);
 
 /**
  * What `runShort` answers: the run's summary and its first turn, and the run's result when that
@@ -268,6 +279,8 @@ export interface PathwayRunInput {
   parentJobId?: string;
   /** Set on sub-pathway runs: the top job a caller started (usage counts one invocation per top job). */
   rootJobId?: string;
+  /** Set on a run that took its place in its trace's chain of runs, and inherited by its children (NeuronRunInput.traceChain). */
+  traceChain?: boolean;
   /** Set on a replay (POST /v1/jobs/:id/replay): what it takes from the run it replays. */
   replay?: PathwayReplay;
 }

@@ -288,7 +288,7 @@ describe('double-texting on one trace', () => {
     await tokensSeen(ws, aId, 3);
     // A's worker is about to write into the trace (its reply's save, as finish takes it): its lease.
     const { jobs, traces } = app.services;
-    const guard = await traceWriteGuard(jobs, ws.workspaceId, { jobId: aId });
+    const guard = await traceWriteGuard(jobs, ws.workspaceId, { jobId: aId, depth: 0 });
     expect(guard).not.toBeNull();
     const until = (await app.services.jobs.leaseTraceWrite(ws.workspaceId, [aId]))!;
     const b = await invoke(ws, neuronId, {
@@ -303,7 +303,7 @@ describe('double-texting on one trace', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     // A ended: a write it starts from now on is refused (no lease), and nothing of it is stored.
-    expect(await traceWriteGuard(jobs, ws.workspaceId, { jobId: aId })).toBeNull();
+    expect(await traceWriteGuard(jobs, ws.workspaceId, { jobId: aId, depth: 0 })).toBeNull();
     // The lease it took before its end runs out: renewing it is refused, the append stores nothing.
     const renewAt = until.getTime() - TRACE_WRITE_MARGIN_MS + 50;
     await new Promise((r) => setTimeout(r, Math.max(0, renewAt - Date.now())));

@@ -103,6 +103,40 @@ describe('POST /v1/schedules/preview', () => {
     expect(view.schedule?.next_fire_times).toEqual(preview);
   });
 
+  it('a workspace has its share of previews under way (429 past it, another workspace unhindered); the same timing again is answered alike', async () => {
+    const [ws, other] = [await buildWorkspace(app), await buildWorkspace(app)];
+    const burst = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        app.post('/v1/schedules/preview', ws.key, {
+          timing: { cron: `${i} 7 * * *`, timezone: 'Asia/Tokyo' },
+          count: 2,
+        }),
+      ),
+    );
+    const beside = await app.post('/v1/schedules/preview', other.key, { timing: { interval: 90 }, count: 2 });
+    expect(beside.status).toBe(200);
+    for (const r of burst) expect([200, 429], JSON.stringify(r.body)).toContain(r.status);
+    const refused = burst.filter((r) => r.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(r.body).toMatchObject({ code: 'RATE_LIMIT' });
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+    // Asked again one by one, every timing is answered.
+    for (let i = 0; i < 8; i++) {
+      const r = await app.post('/v1/schedules/preview', ws.key, {
+        timing: { cron: `${i} 7 * * *`, timezone: 'Asia/Tokyo' },
+        count: 2,
+      });
+      expect(r.status).toBe(200);
+      const times = SchedulePreview.parse(r.body).next_fire_times;
+      expect(times).toHaveLength(2);
+      for (const t of times) expect(new Date(t).getUTCMinutes()).toBe(i);
+    }
+    const again = await app.post('/v1/schedules/preview', ws.key, { timing: { interval: 90 }, count: 2 });
+    expect(again.body).toEqual(beside.body);
+  });
+
   it('refuses a bad spec with a 400 naming the field, leaves no schedule behind, and needs a credential', async () => {
     const ws = await buildWorkspace(app);
     const bad = await app.post('/v1/schedules/preview', ws.key, { timing: { cron: '61 * * * *' } });

@@ -1,3 +1,4 @@
+import { EvaluatorConfig } from '../../src/evaluations/schemas.js';
 import { describe, expect, it } from 'vitest';
 import {
   aggregate,
@@ -146,6 +147,19 @@ describe('aggregates', () => {
     expect(a.totalCostUsd).toBeCloseTo(0.006, 9);
     expect(a.totalTokens).toBe(40);
     expect(percentile([], 0.5)).toBeNull();
+  });
+
+  it('evaluator names are keys of the mean scores as own properties, whatever the builder named them', () => {
+    const a = aggregate(['constructor', 'toString'], 0, []);
+    expect(Object.keys(a.meanScores)).toEqual(['constructor', 'toString']);
+    expect(Object.getPrototypeOf(a.meanScores)).toBe(Object.prototype);
+    // A name that would be a store operator, a path or the prototype is refused at the request (400 naming it).
+    for (const name of ['__proto__', '$where', 'a.b']) {
+      const r = EvaluatorConfig.safeParse({ type: 'exact', name });
+      expect(r.success, name).toBe(false);
+      expect(r.error?.issues[0]?.path).toEqual(['name']);
+    }
+    expect(EvaluatorConfig.safeParse({ type: 'exact', name: 'constructor' }).success).toBe(true);
   });
 });
 

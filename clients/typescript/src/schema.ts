@@ -4226,7 +4226,7 @@ export interface components {
         EvaluatorConfig: {
             /** @default true */
             case_sensitive?: boolean;
-            /** @description default: the type (with its position when repeated) */
+            /** @description default: the type (with its position when repeated); no leading $, no dot */
             name?: string;
             /** @description the score an item must reach to pass this evaluator (default 1; judge and pathway: 0.5) */
             pass_threshold?: number;
@@ -4235,7 +4235,7 @@ export interface components {
         } | {
             /** @default false */
             case_sensitive?: boolean;
-            /** @description default: the type (with its position when repeated) */
+            /** @description default: the type (with its position when repeated); no leading $, no dot */
             name?: string;
             /** @description the score an item must reach to pass this evaluator (default 1; judge and pathway: 0.5) */
             pass_threshold?: number;
@@ -4246,7 +4246,7 @@ export interface components {
         } | {
             /** @default  */
             flags?: string;
-            /** @description default: the type (with its position when repeated) */
+            /** @description default: the type (with its position when repeated); no leading $, no dot */
             name?: string;
             /** @description the score an item must reach to pass this evaluator (default 1; judge and pathway: 0.5) */
             pass_threshold?: number;
@@ -4254,7 +4254,7 @@ export interface components {
             /** @constant */
             type: "regex";
         } | {
-            /** @description default: the type (with its position when repeated) */
+            /** @description default: the type (with its position when repeated); no leading $, no dot */
             name?: string;
             /** @description the score an item must reach to pass this evaluator (default 1; judge and pathway: 0.5) */
             pass_threshold?: number;
@@ -4264,7 +4264,7 @@ export interface components {
             /** @constant */
             type: "json_schema";
         } | {
-            /** @description default: the type (with its position when repeated) */
+            /** @description default: the type (with its position when repeated); no leading $, no dot */
             name?: string;
             /** @description the score an item must reach to pass this evaluator (default 1; judge and pathway: 0.5) */
             pass_threshold?: number;
@@ -4278,7 +4278,7 @@ export interface components {
             /** @constant */
             type: "numeric_close";
         } | {
-            /** @description default: the type (with its position when repeated) */
+            /** @description default: the type (with its position when repeated); no leading $, no dot */
             name?: string;
             neuron_id: string;
             /** @description the score an item must reach to pass this evaluator (default 1; judge and pathway: 0.5) */
@@ -4289,7 +4289,7 @@ export interface components {
             /** @description the judge neuron's version (default: its current one) */
             version?: number;
         } | {
-            /** @description default: the type (with its position when repeated) */
+            /** @description default: the type (with its position when repeated); no leading $, no dot */
             name?: string;
             /** @description the score an item must reach to pass this evaluator (default 1; judge and pathway: 0.5) */
             pass_threshold?: number;

@@ -5,6 +5,7 @@ import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
 import type { Scope } from '../../scope.js';
 import type { NeuronRunInput, PreparedRunData, RunScope, RunSummary } from '../../temporal/definitions.js';
 import {
+  humanTurn,
   HISTORY_LIMIT,
   attributionOf,
   fromRunScope,
@@ -72,23 +73,13 @@ async function appendHumanOnStart(d: RunDeps, input: NeuronRunInput, brainId: st
     if (await d.traces.findEngram(scope, input.userEngramId)) return;
     throw conflict(`job ${input.jobId} has ended: it may no longer write into trace ${input.traceId}`);
   }
-  await d.traces.append(
-    scope,
-    input.traceId,
-    {
-      id: input.userEngramId,
-      content: { type: 'human', content: input.message ?? '' },
-      metadata: input.data ? { data: input.data } : {},
-      sourceType: 'user',
-      sourceId: scope.userId ?? scope.apiKeyId,
-      targetType: 'neuron',
-      targetId: input.neuronId,
-      traceType: input.traceType,
-      jobId: input.jobId,
-      trace: { brainId, neuronId: input.neuronId },
-    },
-    { guard },
-  );
+  const human = humanTurn(scope, input, {
+    id: input.userEngramId,
+    message: input.message ?? '',
+    data: input.data,
+    brainId,
+  });
+  await d.traces.append(scope, input.traceId, human, { guard });
 }
 
 async function prepareHeld(ctx: RunContext, input: NeuronRunInput): Promise<PreparedRunData> {

@@ -13,6 +13,7 @@ import { callerOf, type Scope } from '../../scope.js';
 import type { NeuronRunInput, PreparedRunData } from '../../temporal/definitions.js';
 import { NOT_STARTED_STEP } from '../jobs.js';
 import {
+  humanTurn,
   DEFAULT_MAX_TURNS,
   attributionOf,
   summaryOf,
@@ -257,18 +258,12 @@ async function storeQueued(
 /** The human turn's engram (load() leaves it out of the history it reads and appends the message itself). */
 function appendHuman(d: RunDeps, run: Invoke) {
   const { scope, neuron, input, body } = run;
-  const human = {
+  const human = humanTurn(scope, input, {
     id: run.userEngramId,
-    content: { type: 'human', content: run.message },
-    metadata: body.data ? { data: body.data } : {},
-    sourceType: 'user',
-    sourceId: scope.userId ?? scope.apiKeyId,
-    targetType: 'neuron',
-    targetId: neuron._id,
-    traceType: input.traceType,
-    jobId: input.jobId,
-    trace: { brainId: neuron.brainId, neuronId: neuron._id },
-  };
+    message: run.message,
+    data: body.data,
+    brainId: neuron.brainId,
+  });
   return run.fresh ? d.traces.start(scope, input.traceId, human) : d.traces.append(scope, input.traceId, human);
 }
 

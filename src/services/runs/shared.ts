@@ -22,7 +22,7 @@ import type { InterventionService } from '../interventions.js';
 import type { JobService } from '../jobs.js';
 import type { NeuronService } from '../neurons.js';
 import type { ReflexService } from '../reflexes.js';
-import type { TraceService } from '../traces.js';
+import type { EngramInput, TraceService } from '../traces.js';
 import type { UsageService } from '../usage.js';
 
 export const DEFAULT_MAX_TURNS = 8;
@@ -157,6 +157,27 @@ export const toRunScope = (s: Scope): RunScope => ({
   credential: s.credential,
   receptorId: s.receptorId,
   ...(s.shareTokenId ? { shareTokenId: s.shareTokenId } : {}),
+});
+
+/**
+ * A run's human turn as its trace stores it: written by the invoke (or, for a run that waited for
+ * its trace, when it starts), under the id the invoke chose, so a retry stores it once.
+ */
+export const humanTurn = (
+  scope: Scope,
+  input: Pick<NeuronRunInput, 'jobId' | 'neuronId' | 'traceType'>,
+  t: { id: string; message: string; data?: Record<string, unknown>; brainId: string | null },
+): EngramInput & { id: string } => ({
+  id: t.id,
+  content: { type: 'human', content: t.message },
+  metadata: t.data ? { data: t.data } : {},
+  sourceType: 'user',
+  sourceId: scope.userId ?? scope.apiKeyId,
+  targetType: 'neuron',
+  targetId: input.neuronId,
+  traceType: input.traceType,
+  jobId: input.jobId,
+  trace: { brainId: t.brainId, neuronId: input.neuronId },
 });
 
 /** Deterministic title from the first human turn: no extra model call, no extra cost. */

@@ -68,6 +68,7 @@ export async function runNeuronChild(
     maxTurns: 8,
     parentJobId: input.jobId,
     rootJobId: input.rootJobId ?? input.jobId,
+    ...(input.traceChain ? { traceChain: true } : {}),
     pathwayContext: { pathwayId: input.pathwayId ?? 'inline', nodeIndex: at },
     ...(opts.localTurns ? { localTurns: true } : {}),
     ...(opts.localTurns && opts.oneStep ? { oneStep: true } : {}),

@@ -70,6 +70,7 @@ export async function runSubPathway(
       traceId: parent.traceId,
       depth: parent.depth,
       rootJobId: parent.rootJobId,
+      ...(parent.traceChain ? { traceChain: true } : {}),
     },
     jobId,
     pathwayId,
