@@ -411,8 +411,9 @@ export function createJobRepo(db: Db) {
     async countActiveRuns(workspaceId: string, since: Date, limit: number): Promise<number> {
       const count = (status: JobState, n: number) =>
         jobs.countDocuments({ workspaceId, status, holdsPlace: true, createdAt: { $gte: since } }, { limit: n });
-      const running = await count('running', limit);
-      return running >= limit ? running : running + (await count('pending', limit - running));
+      // Both counts at once (one round trip on the invoke's path, not two); the sum is capped at limit.
+      const [running, pending] = await Promise.all([count('running', limit), count('pending', limit)]);
+      return Math.min(limit, running + pending);
     },
     /**
      * Marks the runs stored before `holdsPlace` existed (data format 2): every job a caller
@@ -453,6 +454,9 @@ export function createJobRepo(db: Db) {
       });
     },
     /** Claims the workspace's oldest queued start no one holds and no run on its trace holds back, for `leaseMs`; null when none is free. */
+    /** Whether the workspace has a queued run free to start (one index entry read; drain looks before it counts places). */
+    hasFreeQueued: async (workspaceId: string): Promise<boolean> =>
+      (await queue.findOne({ workspaceId, free: true }, { projection: { _id: 1 } })) !== null,
     claimQueued: async (
       workspaceId: string,
       leaseMs: number,

@@ -197,6 +197,8 @@ export function createJobService({
     if (running) return running;
     const p = (async () => {
       let started = 0;
+      // Most runs end with nothing queued behind them: one index read, then neither places counted nor a claim.
+      if (!(await repo.hasFreeQueued(workspaceId))) return 0;
       for (let i = 0; i < DRAIN_MAX; i++) {
         const since = new Date(Date.now() - RUN_SHARE_WINDOW_MS);
         const limit = await runLimit(workspaceId);
@@ -258,7 +260,8 @@ export function createJobService({
       const now = await blockerFor(to);
       if (now !== to) await repo.reblock(workspaceId, to, now);
     }
-    drainSoon(workspaceId);
+    // Runs let go may start now (a run's end drains for its place by itself, statusListeners).
+    if (moved.length) drainSoon(workspaceId);
   };
   /** Whether the job is a run in its trace's chain: a top-level neuron run, or a pathway run (which may name a trace). */
   const claimsTrace = (job: Pick<Job, 'parentJobId' | 'kind' | 'traceId' | 'onTraceChain'>): boolean =>

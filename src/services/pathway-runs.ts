@@ -352,14 +352,21 @@ export async function mapItems(c: MapItemsCall): Promise<unknown[]> {
 }
 
 async function start(d: Deps, scope: Scope, args: StartArgs) {
-  // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
-  const admitted = await d.jobs.admitRun(scope.workspaceId);
-  const input = await runInput(d, scope, args, randomUUID())
-    .then((i) => (args.replay ? { ...i, replay: replayInput(i.graph, args.replay) } : i))
-    .catch((e: unknown) => {
-      admitted.release();
-      throw e;
-    });
+  // The workspace's share of runs (429 past it, nothing stored; once stored, the job counts itself),
+  // counted while the run's input is prepared (one round trip on the path to the 202, not two).
+  const [admission, prepared] = await Promise.allSettled([
+    d.jobs.admitRun(scope.workspaceId),
+    runInput(d, scope, args, randomUUID()).then((i) =>
+      args.replay ? { ...i, replay: replayInput(i.graph, args.replay) } : i,
+    ),
+  ]);
+  if (prepared.status === 'rejected') {
+    if (admission.status === 'fulfilled') admission.value.release();
+    throw prepared.reason;
+  }
+  if (admission.status === 'rejected') throw admission.reason;
+  const admitted = admission.value;
+  const input = prepared.value;
   // A run on a trace the caller named takes its place in the trace's chain of runs (double-texting,
   // docs/neurons.md): it waits for the trace's run that has not ended, and a run after it waits for it.
   const claimed = await (

@@ -53,24 +53,40 @@ async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: Inv
   const { neurons, models, jobs, config } = ctx.d;
   // A workspace found at its share of runs a moment ago is refused before any read (a flood of retries costs nothing).
   jobs.refuseIfFull(scope.workspaceId);
-  const neuron = await neurons.resolve(scope, idOrSlug);
-  if (!neuron.isActive) throw validationError('Neuron is inactive');
-  // `version` pins an earlier version of the neuron for this run (404 when it does not exist).
-  const head =
-    body.version === undefined || body.version === neuron.version
-      ? neurons.headSnapshot(neuron)
-      : await neurons.snapshot(scope, neuron._id, body.version);
-  models.resolve(head.neuron_config.model ?? config.DEFAULT_MODEL);
-  resolveFallbacks(models, head.neuron_config.fallback_models);
-  const run = invokeOf(scope, neuron, head, body);
-  const { jobId, traceId } = run.input;
-  if (run.nonce) {
-    const existing = await jobs.get(scope, jobId).catch(() => null);
-    // A job whose run never started is started afresh; any other is the same job again.
-    if (existing && !(await jobs.restartable(existing))) return { job: existing, userEngramId: null, traceId };
+  // The workspace's share of runs (429 past it, nothing stored; once stored, the job counts itself),
+  // counted while the neuron is read: the two reads are one round trip on the path to the 202.
+  const admitting = jobs.admitRun(scope.workspaceId);
+  const letGo = () =>
+    admitting.then(
+      (a) => a.release(),
+      () => undefined,
+    );
+  let run: Invoke;
+  try {
+    const neuron = await neurons.resolve(scope, idOrSlug);
+    if (!neuron.isActive) throw validationError('Neuron is inactive');
+    // `version` pins an earlier version of the neuron for this run (404 when it does not exist).
+    const head =
+      body.version === undefined || body.version === neuron.version
+        ? neurons.headSnapshot(neuron)
+        : await neurons.snapshot(scope, neuron._id, body.version);
+    models.resolve(head.neuron_config.model ?? config.DEFAULT_MODEL);
+    resolveFallbacks(models, head.neuron_config.fallback_models);
+    run = invokeOf(scope, neuron, head, body);
+    if (run.nonce) {
+      const existing = await jobs.get(scope, run.input.jobId).catch(() => null);
+      // A job whose run never started is started afresh; any other is the same job again.
+      if (existing && !(await jobs.restartable(existing))) {
+        await letGo();
+        return { job: existing, userEngramId: null, traceId: run.input.traceId };
+      }
+    }
+  } catch (e) {
+    await letGo();
+    throw e;
   }
-  // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
-  const admitted = await jobs.admitRun(scope.workspaceId);
+  const { jobId, traceId } = run.input;
+  const admitted = await admitting;
   let claimed: { waitsFor: string | null } | null = null;
   try {
     const strategy = body.multitask_strategy ?? 'enqueue';
