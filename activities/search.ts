@@ -1,4 +1,4 @@
-import type { SearchHit } from '../src/services/search.js';
+import type { SearchHit } from '../src/search/index.js';
 import type { Services } from '../src/services/index.js';
 import type { SearchJobInput } from '../src/temporal/definitions.js';
 

@@ -22,8 +22,8 @@ import { whereTest, type EntryWhere, type IndexFilter, type SearchBackend } from
 import type { IndexEntry, SearchType } from '../src/search/memory-index.js';
 import { LISTABLE_TYPES } from '../src/search/query.js';
 import { connectWeaviate, createWeaviateIndex } from '../src/search/weaviate-index.js';
-import { grepRows } from '../src/services/search-grep.js';
-import { childrenFrom, engineSource, headsSource } from '../src/services/search-tree.js';
+import { grepRows } from '../src/search/grep.js';
+import { childrenFrom, engineSource, headsSource } from '../src/search/tree.js';
 import { startEmbedded } from './embedded.js';
 
 const BRAIN = 'brain-1';

@@ -224,7 +224,7 @@ export async function pingRedis(redis: Redis): Promise<void> {
 /**
  * Who is serving: the server's `run_id`, on a cluster the masters' run ids. It changes when a
  * server restarts or a replica takes over, either of which may have lost the newest writes that
- * nobody had read yet (the search index re-syncs then; src/services/search-index.ts).
+ * nobody had read yet (the search index re-syncs then; src/search/indexer.ts).
  */
 export async function serverIdentity(redis: Redis): Promise<string | null> {
   const all = servers(redis);

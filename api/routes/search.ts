@@ -1,7 +1,6 @@
 import { notFound, validationError } from '../../src/errors.js';
 import type { Scope } from '../../src/scope.js';
-import { LISTABLE_TYPES, SEARCH_TYPES, typeOf } from '../../src/search/query.js';
-import type { SearchType } from '../../src/search/memory-index.js';
+import { LISTABLE_TYPES, SEARCH_TYPES, typeOf, type SearchType } from '../../src/search/index.js';
 import type { Services } from '../../src/services/index.js';
 import {
   AsyncSearchQuery,
@@ -17,7 +16,7 @@ import {
   ResourceTreeBody,
   SearchBody,
   SearchResult,
-} from '../../src/schemas/search.js';
+} from '../../src/search/index.js';
 import { presentAsset, presentArtifact, presentMemory } from '../presenters/knowledge.js';
 import { presentMeeting } from '../presenters/meeting.js';
 import { presentNeuron } from '../presenters/neuron.js';

@@ -121,7 +121,7 @@ export async function tryHold(
 
 /**
  * Extends a hold its owner still has, for a holder that keeps it for long (the search syncer,
- * src/services/search-index.ts): false when the hold is no longer the owner's (it lapsed and was
+ * src/search/indexer.ts): false when the hold is no longer the owner's (it lapsed and was
  * taken over). Only the owner writes its hold while it is live (a takeover needs it expired), so
  * this filtered update is not contended.
  */

@@ -13,7 +13,7 @@ import { createShareRepo, shareIndexes } from './shares.js';
 import { connectionIndexes, createConnectionRepo } from './connections.js';
 import { createSkillRepo, skillIndexes } from './skills.js';
 import { createKnowledgeRepo, knowledgeIndexes } from './knowledge.js';
-import { createSearchSources } from './search-sources.js';
+import { createSearchSources } from '../search/index.js';
 import { createRunRepo, runIndexes } from './runs.js';
 import { createStakeholderMapRepo, stakeholderMapIndexes } from './stakeholder-maps.js';
 import { createUsageRepo, usageIndexes } from './usage.js';

@@ -12,11 +12,11 @@ import type {
   SearchReader,
   SearchSources,
   StakeholderMapRecord,
-} from '../db/search-sources.js';
+} from './store.mongo.js';
 import type { ResourceRef } from '../services/resource-events.js';
 import type { IndexEntry, SearchType } from './memory-index.js';
 
-export type { ResourceKey } from '../db/search-sources.js';
+export type { ResourceKey } from './store.mongo.js';
 
 /**
  * What the index holds for each resource kind (docs/search.md, What is indexed): read from the

@@ -11,7 +11,7 @@ import { createReceptorFireService } from './receptor-fires.js';
 import { createReceptorService } from './receptors.js';
 import { createScheduleService } from './schedules.js';
 import { createResourceEvents } from './resource-events.js';
-import { createSearchService } from './search.js';
+import { createSearchService } from '../search/index.js';
 import { createSkillService } from './skills.js';
 import { createShareService } from './shares.js';
 import { createRecentCredentials } from './recent-credentials.js';

@@ -18,7 +18,7 @@ import {
 import type { Logger } from '../logger.js';
 import type { Redis } from '../redis.js';
 import type { Streams } from '../streams.js';
-import { WORKSPACE_DELETED } from '../services/search-index.js';
+import { WORKSPACE_DELETED } from '../search/index.js';
 import { BLOB_FOLDERS, SEARCHABLE } from './inventory.js';
 import {
   ARCHIVE_FORMAT,

@@ -10,8 +10,8 @@ import {
 } from '../../src/search/backend.js';
 import type { IndexEntry, SearchType } from '../../src/search/memory-index.js';
 import { LISTABLE_TYPES } from '../../src/search/query.js';
-import { grepRows } from '../../src/services/search-grep.js';
-import { childrenFrom, engineSource, headsSource } from '../../src/services/search-tree.js';
+import { grepRows } from '../../src/search/grep.js';
+import { childrenFrom, engineSource, headsSource } from '../../src/search/tree.js';
 import { collectionName, connectWeaviate, createWeaviateIndex } from '../../src/search/weaviate-index.js';
 import { startTestApp } from '../support/app.js';
 import { buildWorkspace } from '../support/app.js';

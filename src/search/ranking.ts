@@ -3,20 +3,12 @@ import type { Config } from '../config.js';
 import type { Embedder } from '../embeddings/index.js';
 import { validationError } from '../errors.js';
 import type { Scope } from '../scope.js';
-import { newestFirst, whereTest, type EntryWhere, type IndexFilter, type SearchBackend } from '../search/backend.js';
-import { tokenize, type IndexEntry, type SearchType } from '../search/memory-index.js';
-import { rankEntries, type HitExplain } from '../search/rank.js';
-import {
-  HAS_PATH,
-  HAS_VISIBILITY,
-  haystack,
-  KEYWORD_ONLY,
-  needlesOf,
-  snippetOf,
-  type ParsedQuery,
-} from '../search/query.js';
-import { isHead } from './search-index.js';
-import type { UsageService } from './usage.js';
+import { newestFirst, whereTest, type EntryWhere, type IndexFilter, type SearchBackend } from './backend.js';
+import { tokenize, type IndexEntry, type SearchType } from './memory-index.js';
+import { rankEntries, type HitExplain } from './rank.js';
+import { HAS_PATH, HAS_VISIBILITY, haystack, KEYWORD_ONLY, needlesOf, snippetOf, type ParsedQuery } from './query.js';
+import { isHead } from './indexer.js';
+import type { UsageService } from '../services/usage.js';
 
 export type SearchMode = 'hybrid' | 'lexical' | 'vector';
 

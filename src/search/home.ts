@@ -1,12 +1,7 @@
 import type { Config } from '../config.js';
 import type { Embedder } from '../embeddings/index.js';
-import type { SearchBackend } from '../search/backend.js';
-import {
-  connectWeaviate,
-  createWeaviateIndex,
-  type SyncPosition,
-  type WeaviateIndex,
-} from '../search/weaviate-index.js';
+import type { SearchBackend } from './backend.js';
+import { connectWeaviate, createWeaviateIndex, type SyncPosition, type WeaviateIndex } from './weaviate-index.js';
 
 /**
  * Where the search index lives (docs/search.md, "One index, two homes"). The follower in

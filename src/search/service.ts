@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from '../redis.js';
 import type { Config } from '../config.js';
-import type { SearchSources } from '../db/search-sources.js';
+import type { SearchSources } from './store.mongo.js';
 import type { Embedder } from '../embeddings/index.js';
 import { validationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Scope } from '../scope.js';
-import type { SearchType } from '../search/memory-index.js';
+import type { SearchType } from './memory-index.js';
 import {
   andTerms,
   KEYWORD_ONLY,
@@ -17,26 +17,20 @@ import {
   snippetOf,
   typeOf,
   type ParsedQuery,
-} from '../search/query.js';
+} from './query.js';
 import type { Streams } from '../streams.js';
 import type { SearchJobInput } from '../temporal/definitions.js';
-import type { JobService } from './jobs.js';
-import { weaviateHome, searchKind } from './search-home.js';
-import { createSearchIndex, isHead } from './search-index.js';
-import {
-  createSearchRanking,
-  type SearchHit,
-  type SearchMode,
-  type SearchRequest,
-  type Scoping,
-} from './search-rank.js';
-import { grepRows } from './search-grep.js';
-import { childrenFrom, decodeCursor, encodeCursor, engineSource, headsSource } from './search-tree.js';
-import type { UsageService } from './usage.js';
+import type { JobService } from '../services/jobs.js';
+import { weaviateHome, searchKind } from './home.js';
+import { createSearchIndex, isHead } from './indexer.js';
+import { createSearchRanking, type SearchHit, type SearchMode, type SearchRequest, type Scoping } from './ranking.js';
+import { grepRows } from './grep.js';
+import { childrenFrom, decodeCursor, encodeCursor, engineSource, headsSource } from './tree.js';
+import type { UsageService } from '../services/usage.js';
 
-export type { SearchIndexStatus } from './search-index.js';
-export type { ListHit, SearchHit, SearchMode, SearchRequest } from './search-rank.js';
-export type { TreeNode } from './search-tree.js';
+export type { SearchIndexStatus } from './indexer.js';
+export type { ListHit, SearchHit, SearchMode, SearchRequest } from './ranking.js';
+export type { TreeNode } from './tree.js';
 
 /**
  * Discovery (docs/search.md): grep, sync and async search, browse, the resource tree and

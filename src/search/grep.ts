@@ -1,7 +1,7 @@
-import type { IndexFilter, SearchBackend } from '../search/backend.js';
-import type { IndexEntry, SearchType } from '../search/memory-index.js';
-import { CONTENT_GREP } from '../search/query.js';
-import { isHead } from './search-index.js';
+import type { IndexFilter, SearchBackend } from './backend.js';
+import type { IndexEntry, SearchType } from './memory-index.js';
+import { CONTENT_GREP } from './query.js';
+import { isHead } from './indexer.js';
 
 /** The fields grep reads of each entry (src/search/backend.ts, `scan`). */
 const GREP_FIELDS = ['id', 'resourceId', 'title', 'description', 'text', 'displayPath', 'url'] as const;

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
-import type { SearchSources } from '../db/search-sources.js';
+import type { SearchSources } from './store.mongo.js';
 import type { Embedder } from '../embeddings/index.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { serverIdentity, type Redis } from '../redis.js';
-import { embeddedBackend, type SearchBackend } from '../search/backend.js';
-import type { IndexEntry, SearchType } from '../search/memory-index.js';
-import { KEYWORD_ONLY } from '../search/query.js';
-import { createSources, TYPE_OF_KIND, type ResourceKey, type Source } from '../search/sources.js';
+import { embeddedBackend, type SearchBackend } from './backend.js';
+import type { IndexEntry, SearchType } from './memory-index.js';
+import { KEYWORD_ONLY } from './query.js';
+import { createSources, TYPE_OF_KIND, type ResourceKey, type Source } from './sources.js';
 import { compareIds, type FeedBatch, type FeedReader, type StreamEntry, type Streams } from '../streams.js';
-import type { ResourceRef } from './resource-events.js';
-import type { IndexHome } from './search-home.js';
+import type { ResourceRef } from '../services/resource-events.js';
+import type { IndexHome } from './home.js';
 
 export const isHead = (e: IndexEntry) => e.id === e.resourceId;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -70,7 +70,7 @@ export function createSearchIndex(d: {
   embedder: Embedder;
   config: Config;
   log: Logger;
-  /** Where the index lives (src/services/search-home.ts); the embedded index when not given. */
+  /** Where the index lives (src/search/home.ts); the embedded index when not given. */
   home?: IndexHome;
 }) {
   const { config: c } = d;

@@ -1,7 +1,7 @@
 import { validationError } from '../errors.js';
-import type { EntryWhere, IndexFilter, SearchBackend } from '../search/backend.js';
-import type { IndexEntry, SearchType } from '../search/memory-index.js';
-import { HAS_PATH, LISTABLE_TYPES, typeOf } from '../search/query.js';
+import type { EntryWhere, IndexFilter, SearchBackend } from './backend.js';
+import type { IndexEntry, SearchType } from './memory-index.js';
+import { HAS_PATH, LISTABLE_TYPES, typeOf } from './query.js';
 
 export interface TreeNode {
   key: string;

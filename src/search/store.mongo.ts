@@ -1,15 +1,22 @@
 import type { Collection, Db, Document, Filter, FindOptions } from 'mongodb';
 import { bytesToVector } from '../embeddings/index.js';
-import { releaseHold, renewHold, tryHold, type HoldDoc } from './claims.js';
-import { decodeBlob } from './codec.js';
-import type { ChunkDoc, ChunkedKind, DocumentDoc, KnowledgeDocument, Memory, MemoryDoc } from './knowledge-model.js';
-import { toDocument, toMemory } from './knowledge-rows.js';
-import type { MeetingDoc } from './meetings.js';
-import type { NeuronDoc } from './neurons.js';
-import type { PathwayHead } from './pathways.js';
-import type { ActionPlanDoc, ReceptorDoc } from './receptors.js';
-import type { ReflexDoc } from './reflexes.js';
-import type { StakeholderMapDoc } from './stakeholder-maps.js';
+import { releaseHold, renewHold, tryHold, type HoldDoc } from '../db/claims.js';
+import { decodeBlob } from '../db/codec.js';
+import type {
+  ChunkDoc,
+  ChunkedKind,
+  DocumentDoc,
+  KnowledgeDocument,
+  Memory,
+  MemoryDoc,
+} from '../db/knowledge-model.js';
+import { toDocument, toMemory } from '../db/knowledge-rows.js';
+import type { MeetingDoc } from '../db/meetings.js';
+import type { NeuronDoc } from '../db/neurons.js';
+import type { PathwayHead } from '../db/pathways.js';
+import type { ActionPlanDoc, ReceptorDoc } from '../db/receptors.js';
+import type { ReflexDoc } from '../db/reflexes.js';
+import type { StakeholderMapDoc } from '../db/stakeholder-maps.js';
 
 /**
  * The search index's reads (docs/search.md, What is indexed): every searchable resource of every
