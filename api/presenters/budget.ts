@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { BudgetDoc } from '../../src/db/budgets.js';
-import type { Budget } from '../../src/schemas/budgets.js';
+import type { BudgetDoc } from '../../src/usage/index.js';
+import type { Budget } from '../../src/usage/index.js';
 
 /** Wire shape of a budget with its spending in the current period (every field listed). */
 export function presentBudget(v: {

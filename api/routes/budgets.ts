@@ -1,5 +1,5 @@
 import { IdParams, SuccessBody } from '../../src/schemas/common.js';
-import { Budget, BudgetCreateBody, BudgetList, BudgetListQuery, BudgetUpdateBody } from '../../src/schemas/budgets.js';
+import { Budget, BudgetCreateBody, BudgetList, BudgetListQuery, BudgetUpdateBody } from '../../src/usage/index.js';
 import { presentBudget } from '../presenters/budget.js';
 import { route } from '../route.js';
 import { presentPage } from '../presenters/page.js';

@@ -4,7 +4,7 @@ import {
   UsageReceptorsQuery,
   UsageStats,
   UsageWorkspaceParams,
-} from '../../src/schemas/usage.js';
+} from '../../src/usage/index.js';
 import { route } from '../route.js';
 
 /** Usage (docs/usage.md): figures from the usage ledger; the workspace-wide reads are for admins. */

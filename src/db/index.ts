@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { IndexSpec, StoreBackend } from './client.js';
 import { guardDb } from './guard.js';
-import { budgetIndexes, createBudgetRepo } from './budgets.js';
+import { budgetIndexes, createBudgetRepo } from '../usage/index.js';
 import { createInterventionRepo, interventionIndexes } from './interventions.js';
 import { createJobRepo, jobIndexes } from './jobs.js';
 import { createPathwayTrailRepo } from './pathway-trails.js';
@@ -16,7 +16,7 @@ import { createKnowledgeRepo, knowledgeIndexes } from './knowledge.js';
 import { createSearchSources } from '../search/index.js';
 import { createRunRepo, runIndexes } from './runs.js';
 import { createStakeholderMapRepo, stakeholderMapIndexes } from './stakeholder-maps.js';
-import { createUsageRepo, usageIndexes } from './usage.js';
+import { createUsageRepo, usageIndexes } from '../usage/index.js';
 import { createTraceRepo, traceIndexes } from './traces.js';
 import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';
 import { createMeetingRepo, meetingIndexes } from './meetings.js';

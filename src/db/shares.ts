@@ -24,7 +24,7 @@ export interface ShareTokenDoc {
   allowFiles: boolean;
   customization: ShareCustomization;
   expiresAt: Date | null;
-  /** Executes the link may start in all; its token limit is a budget (src/services/budgets.ts, scope share_token). */
+  /** Executes the link may start in all; its token limit is a budget (src/usage/budgets.ts, scope share_token). */
   budget: { maxRequests: number | null };
   createdBy: string | null;
   createdAt: Date;

@@ -8,7 +8,7 @@ import { tokenize, type IndexEntry, type SearchType } from './memory-index.js';
 import { rankEntries, type HitExplain } from './rank.js';
 import { HAS_PATH, HAS_VISIBILITY, haystack, KEYWORD_ONLY, needlesOf, snippetOf, type ParsedQuery } from './query.js';
 import { isHead } from './indexer.js';
-import type { UsageService } from '../services/usage.js';
+import type { UsageService } from '../usage/index.js';
 
 export type SearchMode = 'hybrid' | 'lexical' | 'vector';
 

@@ -26,7 +26,7 @@ import { createSearchIndex, isHead } from './indexer.js';
 import { createSearchRanking, type SearchHit, type SearchMode, type SearchRequest, type Scoping } from './ranking.js';
 import { grepRows } from './grep.js';
 import { childrenFrom, decodeCursor, encodeCursor, engineSource, headsSource } from './tree.js';
-import type { UsageService } from '../services/usage.js';
+import type { UsageService } from '../usage/index.js';
 
 export type { SearchIndexStatus } from './indexer.js';
 export type { ListHit, SearchHit, SearchMode, SearchRequest } from './ranking.js';

@@ -12,7 +12,7 @@ import type { Scope } from '../scope.js';
 import type { IngestInput } from '../temporal/definitions.js';
 import type { JobService } from './jobs.js';
 import type { ResourceEvents } from './resource-events.js';
-import type { UsageService } from './usage.js';
+import type { UsageService } from '../usage/index.js';
 
 export const newIngestState = (
   version: number,

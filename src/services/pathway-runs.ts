@@ -27,8 +27,8 @@ import type { NeuronService } from './neurons.js';
 import type { PathwayService } from './pathways.js';
 import { fromRunScope, toRunScope } from './runs/index.js';
 import type { TraceService } from './traces.js';
-import type { UsageService } from './usage.js';
-import type { BudgetService } from './budgets.js';
+import type { UsageService } from '../usage/index.js';
+import type { BudgetService } from '../usage/index.js';
 
 export const MAX_PATHWAY_STEPS = 1000;
 

@@ -15,7 +15,7 @@ import { DEFAULT_MAX_TURNS, fromRunScope, toRunScope, supersedeSoon } from './ru
 import { uuidFromName } from '../ids.js';
 import { isSchedulable, patternsFor } from './stimuli.js';
 import type { TraceService } from './traces.js';
-import type { UsageService } from './usage.js';
+import type { UsageService } from '../usage/index.js';
 import type { ResourceEvents } from './resource-events.js';
 import type { Logger } from '../logger.js';
 import { createSystemJobSteps, triggerOf, type Trigger } from './receptor-system-jobs.js';

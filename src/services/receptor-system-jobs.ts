@@ -8,7 +8,7 @@ import type { PathwayRunService } from './pathway-runs.js';
 import type { PathwayService } from './pathways.js';
 import type { ReceptorService } from './receptors.js';
 import type { ResourceEvents } from './resource-events.js';
-import type { UsageService } from './usage.js';
+import type { UsageService } from '../usage/index.js';
 
 /** What a firing carries to its target (stored on the firing record; the workflow input holds ids only). */
 export interface Trigger {

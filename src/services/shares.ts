@@ -8,7 +8,7 @@ import type { WorkspaceRepo } from '../db/workspaces.js';
 import { AppError, conflict, forbidden, notFound, validationError } from '../errors.js';
 import type { PublicExecuteBody, ShareCreateBody, ShareRotateBody } from '../schemas/shares.js';
 import type { Scope } from '../scope.js';
-import type { BudgetService } from './budgets.js';
+import type { BudgetService } from '../usage/index.js';
 import type { ReceptorFireService } from './receptor-fires.js';
 import type { ReceptorService } from './receptors.js';
 import type { RecentCredentials } from './recent-credentials.js';
@@ -44,7 +44,7 @@ export function createShareService(d: {
 }) {
   const { repo, receptors, fires } = d;
 
-  /** Requests are the jobs the link started; its token limit is its lifetime budget (src/services/budgets.ts). */
+  /** Requests are the jobs the link started; its token limit is its lifetime budget (src/usage/budgets.ts). */
   async function usedOf(s: ShareTokenDoc) {
     const [requests, tokens] = await Promise.all([
       d.jobs.countForShare(s.workspaceId, s._id),
@@ -241,7 +241,7 @@ export function createShareService(d: {
     /**
      * Public execute: fires the link's receptor with the message, within the link's request limit
      * and the budgets with the fail policy that cover it (402 BUDGET_EXCEEDED once spent). Budgets
-     * are checked again before every model turn of the run (src/services/budgets.ts).
+     * are checked again before every model turn of the run (src/usage/budgets.ts).
      */
     async execute(a: ShareAccess, body: PublicExecuteBody) {
       const max = a.share.budget.maxRequests;

@@ -5,7 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, type SearchAttributePair } from '@temporalio/common';
-import type { UsageAttribution } from '../db/usage.js';
+import type { UsageAttribution } from '../usage/index.js';
 import type { ToolBinding } from '../tools/remote.js';
 
 /** Search attributes operators filter on in the Temporal UI (registered by the dev server start). */
@@ -193,7 +193,7 @@ export interface PreparedRunData extends RunSummary {
   tools: { name: string; description: string; parameters: Record<string, unknown> }[];
   /** Title for the trace when the run's first reply lands (top-level thread runs). */
   title?: string;
-  /** What the run's provider calls serve, for the usage ledger (src/services/usage.ts). */
+  /** What the run's provider calls serve, for the usage ledger (src/usage/service.ts). */
   attribution?: UsageAttribution;
   /** How each offered reflex tool is run (HTTP or MCP), by the name the model calls it. */
   bindings?: Record<string, ToolBinding>;

@@ -75,7 +75,7 @@ export function createTenancyStore(db: Db): TenancyStore {
   }
 
   /**
-   * Usage ledger rows whose hour is stored as a rollup (the usage reconciler's, src/services/usage-reconciler.ts):
+   * Usage ledger rows whose hour is stored as a rollup (the usage reconciler's, src/usage/reconciler.ts):
    * only those may go, so every past total still adds up from the rollups. A row of an hour never rolled up stays.
    */
   async function rolledUp(ws: string, rows: Row[]): Promise<Row[]> {

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import type { BudgetDoc } from '../../src/db/budgets.js';
-import type { UsageRowDoc } from '../../src/db/usage.js';
+import type { BudgetDoc } from '../../src/usage/index.js';
+import type { UsageRowDoc } from '../../src/usage/index.js';
 import type { CommandStartedEvent } from 'mongodb';
-import { Budget, BudgetList } from '../../src/schemas/budgets.js';
+import { Budget, BudgetList } from '../../src/usage/index.js';
 import { Intervention } from '../../src/schemas/interventions.js';
 import { Job } from '../../src/schemas/jobs.js';
 import { ReceptorList } from '../../src/schemas/receptors.js';

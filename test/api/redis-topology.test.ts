@@ -5,7 +5,7 @@ import type { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { keySlot } from '../../src/redis.js';
 import { systemScope } from '../../src/scope.js';
-import type { BilledCall } from '../../src/services/usage.js';
+import type { BilledCall } from '../../src/usage/index.js';
 import type { StreamEntry } from '../../src/streams.js';
 import { buildWorkspace, startTestApp, useTestApp } from '../support/app.js';
 

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { periodKey, createUsageCounters } from '../../src/db/usage-counters.js';
+import { periodKey, createUsageCounters } from '../../src/usage/index.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { usePlatform } from '../support/platform.js';

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { BudgetDoc } from '../../src/db/budgets.js';
-import { HOUR_MS, type UsageCumulativeDoc, type UsageRollupDoc, type UsageRowDoc } from '../../src/db/usage.js';
+import type { BudgetDoc } from '../../src/usage/index.js';
+import { HOUR_MS, type UsageCumulativeDoc, type UsageRollupDoc, type UsageRowDoc } from '../../src/usage/index.js';
 import { deleteKeys, scanKeys } from '../../src/redis.js';
 import { systemScope, type Scope } from '../../src/scope.js';
-import type { BilledCall } from '../../src/services/usage.js';
-import { UsageStats } from '../../src/schemas/usage.js';
+import type { BilledCall } from '../../src/usage/index.js';
+import { UsageStats } from '../../src/usage/index.js';
 import { buildWorkspace } from '../support/app.js';
 import { usePlatform } from '../support/platform.js';
 

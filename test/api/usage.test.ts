@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { UsageRowDoc } from '../../src/db/usage.js';
+import type { UsageRowDoc } from '../../src/usage/index.js';
 import { ReceptorList } from '../../src/schemas/receptors.js';
-import { ReceptorUsageRanking, UsageStats } from '../../src/schemas/usage.js';
+import { ReceptorUsageRanking, UsageStats } from '../../src/usage/index.js';
 import { systemScope } from '../../src/scope.js';
 import { buildWorkspace } from '../support/app.js';
 import { useSimPlatform } from '../support/platform.js';

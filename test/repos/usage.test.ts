@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rollupId, type UsageRepo, type UsageRowDoc } from '../../src/db/usage.js';
+import { rollupId, type UsageRepo, type UsageRowDoc } from '../../src/usage/index.js';
 import { openRepoHarness, type RepoHarness } from '../support/repos.js';
 
 let h: RepoHarness;

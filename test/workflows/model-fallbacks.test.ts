@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UsageRowDoc } from '../../src/db/usage.js';
+import type { UsageRowDoc } from '../../src/usage/index.js';
 import { Engram } from '../../src/schemas/traces.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { bestEffort } from '../../best-effort.js';
-import type { BudgetDoc } from '../../db/budgets.js';
+import type { BudgetDoc } from '../../usage/index.js';
 import type { Job } from '../../db/jobs.js';
 import type { StoredStart } from '../../db/runs.js';
 import { validationError } from '../../errors.js';

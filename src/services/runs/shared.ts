@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js';
-import type { UsageAttribution } from '../../db/usage.js';
-import type { BudgetDoc } from '../../db/budgets.js';
+import type { UsageAttribution } from '../../usage/index.js';
+import type { BudgetDoc } from '../../usage/index.js';
 import type { ModelStep, RunRepo } from '../../db/runs.js';
 import type { ModelRegistry } from '../../llm/registry.js';
 import type { Logger } from '../../logger.js';
@@ -15,7 +15,7 @@ import type {
   RunSummary,
 } from '../../temporal/definitions.js';
 import type { RemoteTools } from '../../tools/remote.js';
-import type { BudgetService } from '../budgets.js';
+import type { BudgetService } from '../../usage/index.js';
 import type { ConnectionService } from '../connections.js';
 import type { FirstTurns } from '../first-turns.js';
 import type { InterventionService } from '../interventions.js';
@@ -23,7 +23,7 @@ import type { JobService } from '../jobs.js';
 import type { NeuronService } from '../neurons.js';
 import type { ReflexService } from '../reflexes.js';
 import type { EngramInput, TraceService } from '../traces.js';
-import type { UsageService } from '../usage.js';
+import type { UsageService } from '../../usage/index.js';
 
 export const DEFAULT_MAX_TURNS = 8;
 /** Attempts of a tool call whose failure is transient (network, timeout, 429, 5xx) before the model is told. */

@@ -1,5 +1,5 @@
 import { metrics } from '../../metrics.js';
-import type { BudgetDoc } from '../../db/budgets.js';
+import type { BudgetDoc } from '../../usage/index.js';
 import { AppError, validationError } from '../../errors.js';
 import { costOf } from '../../llm/pricing.js';
 import type { ResolvedModel } from '../../llm/registry.js';

@@ -9,7 +9,7 @@ import type { Scope } from '../../scope.js';
 import { countsOf, emptyGraph, type Graph } from '../../stakeholders/graph.js';
 import type { JobService } from '../jobs.js';
 import type { ResourceEvents } from '../resource-events.js';
-import type { UsageService } from '../usage.js';
+import type { UsageService } from '../../usage/index.js';
 
 /**
  * What the meetings family provides to the extraction step (docs/stakeholder-maps.md, Meeting

@@ -20,7 +20,7 @@ import type { LiveTranscriptionInput } from '../../temporal/definitions.js';
 import type { DocumentService } from '../documents.js';
 import type { JobService } from '../jobs.js';
 import type { MeetingService } from '../meetings.js';
-import type { UsageService } from '../usage.js';
+import type { UsageService } from '../../usage/index.js';
 import type { VocabularyService } from '../vocabulary.js';
 
 /** What the transcription service is built from. */

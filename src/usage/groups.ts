@@ -49,7 +49,7 @@ export interface UsageRowDoc extends UsageAttribution {
   /**
    * The facets this row is the run's first row of (`neuron`: the first of its job for its neuron;
    * `receptor`, `pathway`: the first of its run for them): what `invokeCount` counts, decided once
-   * when the row is written (src/db/usage-counters.ts), so an invocation counts once in any sum.
+   * when the row is written (src/usage/counters.ts), so an invocation counts once in any sum.
    */
   firstOf?: InvokeFacet[];
 }

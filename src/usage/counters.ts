@@ -1,5 +1,5 @@
 import type { Redis } from '../redis.js';
-import type { BudgetPeriod, BudgetScope } from './budgets.js';
+import type { BudgetPeriod, BudgetScope } from './budget-schemas.js';
 import {
   GROUP_SUMS,
   groupIdOf,
@@ -9,7 +9,7 @@ import {
   type InvokeFacet,
   type UsageGroup,
   type UsageRowDoc,
-} from './usage.js';
+} from './store.mongo.js';
 
 /**
  * The usage counters (docs/usage.md, "Counters and rollups"): a cache in Redis, added to as each

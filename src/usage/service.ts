@@ -13,8 +13,8 @@ import {
   type UsageRepo,
   type UsageRowDoc,
   type UsageSums,
-} from '../db/usage.js';
-import type { UsageCounters } from '../db/usage-counters.js';
+} from './store.mongo.js';
+import type { UsageCounters } from './counters.js';
 import { notFound, validationError } from '../errors.js';
 import { costOf, costOfAudio, pricesAt } from '../llm/pricing.js';
 import type { TokenUsage } from '../llm/types.js';
@@ -89,7 +89,7 @@ interface Facets {
 
 /**
  * The usage ledger and every figure read from it (docs/usage.md, "Usage routes"). The ledger's
- * immutable rows are the truth; as each is written, counters are added to (src/db/usage-counters.ts),
+ * immutable rows are the truth; as each is written, counters are added to (src/usage/counters.ts),
  * and closed hours are stored as rollups computed from the ledger (the reconciler). The usage
  * routes sum rollups and counters, so totals, facets, job results and trace costs add up by
  * construction: `allFacetsMatchTotals` compares sums of one set of groups.

@@ -1,10 +1,10 @@
 import type { Db, Document, Filter } from 'mongodb';
-import { findById, type IndexSpec } from './client.js';
-import { claim, probeFrom } from './claims.js';
-import { decodeBlob, encodeBlob, type Blob } from './codec.js';
-import type { InvokeFacet, UsageGroup, UsageRowDoc, UsageSums } from './usage-groups.js';
+import { findById, type IndexSpec } from '../db/client.js';
+import { claim, probeFrom } from '../db/claims.js';
+import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
+import type { InvokeFacet, UsageGroup, UsageRowDoc, UsageSums } from './groups.js';
 
-export * from './usage-groups.js';
+export * from './groups.js';
 
 /** Epoch hour of a time (hours since 1970-01-01T00Z): the rollups' unit. */
 export const HOUR_MS = 3_600_000;

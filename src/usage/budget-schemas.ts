@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PageTotal, Uuid, pageFields, paging } from './common.js';
+import { PageTotal, Uuid, pageFields, paging } from '../schemas/common.js';
 
 export const BudgetScope = z.enum(['workspace', 'receptor', 'neuron', 'share_token']).meta({
   description: 'what the budget caps: the workspace, or the calls made for one receptor, neuron or share link',
@@ -12,6 +12,12 @@ export const BudgetPolicy = z.enum(['pause', 'fail']).meta({
   description:
     'pause: the run waits for an admin to approve (an intervention); fail: the run fails with BUDGET_EXCEEDED',
 });
+
+// The same names as types: what a stored budget holds too (src/usage/budgets.mongo.ts).
+export type BudgetScope = z.infer<typeof BudgetScope>;
+export type BudgetMeasure = z.infer<typeof BudgetMeasure>;
+export type BudgetPeriod = z.infer<typeof BudgetPeriod>;
+export type BudgetPolicy = z.infer<typeof BudgetPolicy>;
 
 /** Largest limit accepted: 10^12 tokens or USD (a cap beyond that is no cap). */
 const MAX_LIMIT = 1e12;

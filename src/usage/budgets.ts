@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import {
-  budgetKey,
-  LEDGER_FIELD,
-  type BudgetDoc,
-  type BudgetPeriod,
-  type BudgetRepo,
-  type Page,
-} from '../db/budgets.js';
-import type { LedgerQuery, UsageRepo } from '../db/usage.js';
-import type { SpendKey, UsageCounters } from '../db/usage-counters.js';
+import { budgetKey, LEDGER_FIELD, type BudgetDoc, type BudgetRepo, type Page } from './budgets.mongo.js';
+import type { BudgetPeriod } from './budget-schemas.js';
+import type { LedgerQuery, UsageRepo } from './store.mongo.js';
+import type { SpendKey, UsageCounters } from './counters.js';
 import { AppError, conflict, notFound, validationError } from '../errors.js';
-import type { BudgetCreateBody, BudgetListQuery, BudgetUpdateBody } from '../schemas/budgets.js';
+import type { BudgetCreateBody, BudgetListQuery, BudgetUpdateBody } from './budget-schemas.js';
 import type { Scope } from '../scope.js';
 
 const NANOS = 1e9;

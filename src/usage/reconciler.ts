@@ -1,8 +1,8 @@
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { BudgetDoc, BudgetRepo } from '../db/budgets.js';
-import { periodKey, type UsageCounters } from '../db/usage-counters.js';
+import type { BudgetDoc, BudgetRepo } from './budgets.mongo.js';
+import { periodKey, type UsageCounters } from './counters.js';
 import {
   cumulativeId,
   DAY_H,
@@ -15,7 +15,7 @@ import {
   type UsageGroup,
   type UsageRepo,
   type UsageRowDoc,
-} from '../db/usage.js';
+} from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { metrics } from '../metrics.js';
 import type { BudgetService } from './budgets.js';

@@ -1,19 +1,14 @@
 import type { Db, Document, Filter } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import type { UsageAttribution } from './usage.js';
-import { claim } from './claims.js';
-import { findById } from './client.js';
-import { page, pageIndexes, type Page, type PageQuery } from './paging.js';
+import type { IndexSpec } from '../db/client.js';
+import type { UsageAttribution } from './store.mongo.js';
+import { claim } from '../db/claims.js';
+import { findById } from '../db/client.js';
+import { page, pageIndexes, type Page, type PageQuery } from '../db/paging.js';
 
-export type { Page, PageQuery } from './paging.js';
+export type { Page, PageQuery } from '../db/paging.js';
 
-/** What a budget caps (docs/usage.md): the whole workspace, or the calls made for one receptor, neuron or share link. */
-export type BudgetScope = 'workspace' | 'receptor' | 'neuron' | 'share_token';
-export type BudgetMeasure = 'tokens' | 'usd';
-/** Calendar periods in UTC; `total` never resets (a share link's lifetime token budget). */
-export type BudgetPeriod = 'day' | 'month' | 'total';
-/** What happens to a run whose next model turn would go over: wait for an admin's approval, or fail. */
-export type BudgetPolicy = 'pause' | 'fail';
+// What a budget caps, measures, over which period and with which policy: the request schemas' types (docs/usage.md).
+import type { BudgetMeasure, BudgetPeriod, BudgetPolicy, BudgetScope } from './budget-schemas.js';
 
 /**
  * A spending cap. Spending is never stored here: it is summed from the usage ledger for the
