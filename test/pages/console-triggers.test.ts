@@ -155,6 +155,94 @@ describe('the triggers pages', () => {
     clean();
   }, 90_000);
 
+  it("changes a saved schedule's timing with its next fire times shown before saving, and backfills a past range", async () => {
+    const ws = await buildWorkspace(app);
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'timing writer',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'openai/gpt-4o-mini' },
+    });
+    expect(n.status).toBe(201);
+    const sched = await app.post('/v1/receptors/subscribe', ws.key, {
+      template: 'schedule',
+      name: 'morning note',
+      brain_id: ws.brainId,
+      target: { kind: 'neuron', id: String(n.body.id) },
+      timing: { cron: '0 9 * * *', timezone: 'UTC' },
+      payload: { message: 'keep me' },
+    });
+    expect(sched.status, sched.text).toBe(201);
+    const id = String(sched.body.id);
+    type Read = {
+      source_config: {
+        payload?: unknown;
+        timing: { cron: string; timezone: string; overlap: string; catchup_window: number };
+      };
+      schedule: { next_fire_times: string[] };
+    };
+    const read = async () => (await app.get<Read>(`/v1/receptors/${ws.workspaceId}/${id}?preview=5`, ws.key)).body;
+
+    const { page, clean } = await tab({
+      expectedError: (m) => NO_SHARE_LINK.expectedError(m) || REFUSED_PREVIEW(m),
+    });
+    await signIn(page, ws.key, `/triggers/${id}`);
+    await poll(() => page.locator('[data-field="overlap"]').textContent()).toBe('skip');
+    await page.getByRole('button', { name: 'Change timing' }).click();
+    const form = page.getByRole('form', { name: 'Change timing' });
+    const preview = form.getByRole('list', { name: 'Next fire times' }).locator('li');
+    // The saved timing is what the form starts from, previewed as it stands.
+    expect(await form.getByLabel('Cron').inputValue()).toBe('0 9 * * *');
+    await poll(() => preview.count()).toBe(5);
+    // A cron the scheduler refuses: the API's message in the form, no times, nothing saved.
+    await form.getByLabel('Cron').fill('0 25 * * *');
+    await poll(() => form.getByRole('status', { name: 'Timing problem' }).textContent()).toMatch(/timing/);
+    expect(await preview.count()).toBe(0);
+    await form.getByLabel('Cron').fill('30 14 * * 1-5');
+    await form.getByLabel('Time zone').fill('Europe/Berlin');
+    await poll(async () => {
+      const at = await preview.evaluateAll((els) => els.map((e) => e.getAttribute('data-at')!));
+      return at.length === 5 && at.every((t) => /^(Mon|Tue|Wed|Thu|Fri) 14:30$/.test(berlin(t)));
+    }).toBe(true);
+    const previewed = await preview.evaluateAll((els) => els.map((e) => e.getAttribute('data-at')!));
+    // Before saving, the stored schedule still fires at 09:00 UTC.
+    expect((await read()).source_config.timing.cron).toBe('0 9 * * *');
+    await form.getByLabel('When the last run is still going').selectOption('buffer_one');
+    await form.getByLabel('Catch-up window').fill('15m');
+    await shots(page, 'trigger-timing-edit');
+    await page.getByRole('button', { name: 'Save timing' }).click();
+    await page.getByRole('form', { name: 'Change timing' }).waitFor({ state: 'detached' });
+    await poll(() => page.locator('[data-field="overlap"]').textContent()).toBe('buffer_one');
+
+    const after = await read();
+    expect(after.source_config.timing).toMatchObject({
+      cron: '30 14 * * 1-5',
+      timezone: 'Europe/Berlin',
+      overlap: 'buffer_one',
+      catchup_window: 900,
+    });
+    // The payload rides along: the PATCH replaces source_config whole.
+    expect(after.source_config.payload).toEqual({ message: 'keep me' });
+    // What the form previewed is what the saved schedule (Temporal) now fires, and the page shows it.
+    expect(after.schedule.next_fire_times).toEqual(previewed);
+    const shown = page.getByRole('list', { name: 'Next fire times' }).locator('li');
+    await poll(() => shown.evaluateAll((els) => els.map((e) => e.getAttribute('data-at')!))).toEqual(previewed);
+    expect(await page.locator('[data-field="catchup"]').textContent()).toBe('900 s');
+
+    // Backfill Mon 2 to Thu 5 November 2026 (UTC, the browser's zone here): three weekdays at 14:30 in Berlin.
+    await page.getByRole('button', { name: 'Backfill…' }).click();
+    const bf = page.getByRole('form', { name: 'Backfill' });
+    await bf.getByLabel('From').fill('2026-11-02T00:00');
+    await bf.getByLabel('To').fill('2026-11-05T00:00');
+    await bf.getByRole('button', { name: 'Start backfill' }).click();
+    await poll(() => bf.locator('[data-field="backfilled"]').textContent()).toBe('3 runs started.');
+    await poll(
+      async () => (await app.get<{ jobs: unknown[] }>(`/v1/jobs?receptor_id=${id}`, ws.key)).body.jobs.length,
+      30_000,
+    ).toBeGreaterThanOrEqual(3);
+    await shots(page, 'trigger-backfill');
+    clean();
+  }, 120_000);
+
   it("shows a member no schedule or share control on a workspace agent's receptor; the API refuses them", async () => {
     const ws = await buildWorkspace(app);
     const n = await app.post('/v1/neurons', ws.key, {
@@ -180,12 +268,32 @@ describe('the triggers pages', () => {
     await signIn(page, memberKey, `/triggers/${id}`);
     await poll(() => page.getByRole('list', { name: 'Next fire times' }).locator('li').count()).toBe(5);
     await page.locator('[data-note="share"]').waitFor();
-    for (const name of ['Pause', 'Resume', 'Fire now', 'Delete', 'Create share link', 'Revoke'])
+    for (const name of [
+      'Pause',
+      'Resume',
+      'Fire now',
+      'Delete',
+      'Create share link',
+      'Revoke',
+      'Change timing',
+      'Backfill…',
+    ])
       expect(await page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
     clean();
 
     const base = `/v1/receptors/${ws.workspaceId}/${id}`;
     expect((await app.post(`${base}/schedule/pause`, memberKey, {})).status).toBe(403);
     expect((await app.post(`${base}/share`, memberKey, {})).status).toBe(403);
+    const timing = { cron: '0 10 * * *', timezone: 'UTC' };
+    const patch = { source_config: { activation: 'schedule', stimulus_keys: [], timing } };
+    expect((await app.request('PATCH', base, { auth: memberKey, body: patch })).status).toBe(403);
+    expect(
+      (
+        await app.post(`${base}/schedule/backfill`, memberKey, {
+          start_at: '2026-11-02T00:00:00Z',
+          end_at: '2026-11-03T00:00:00Z',
+        })
+      ).status,
+    ).toBe(403);
   }, 60_000);
 });

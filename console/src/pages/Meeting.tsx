@@ -1,4 +1,5 @@
-import type { ApiSchema } from '../api';
+import { useState, type FormEvent } from 'react';
+import { toProblem, type ApiProblem, type ApiSchema } from '../api';
 import { useAuth } from '../auth';
 import { Badge, Problem, Section, ago, useTick } from '../components/ui';
 import { Link } from '../router';
@@ -8,7 +9,10 @@ import '../agents.css';
 /*
  * One meeting (GET /v1/meetings/:id, docs/meetings.md): its agenda, summary, decisions and action
  * items, and its transcript (`body.transcript_segments`: speaker, start and text), refreshed while
- * a live transcription adds to it.
+ * a live transcription adds to it. Its title is renamed in place through the central patch
+ * (POST /v1/resources/meeting/:id/patch { title, base_version }: the API's one way to change a
+ * meeting; any member of the workspace may, as for creating one), conditional on the version shown
+ * so that a change made meanwhile (a transcript landing) is a 409 to read again, not lost.
  */
 type Meeting = ApiSchema<'Meeting'>;
 type Segment = ApiSchema<'TranscriptSegment'>;
@@ -39,10 +43,7 @@ export default function MeetingPage({ params }: { params: Record<string, string>
       <Problem problem={m.problem} />
       {d && (
         <>
-          <div className="page-head">
-            <h1>{d.title}</h1>
-            <Badge value={d.transcription.status} />
-          </div>
+          <Title meeting={d} onSaved={m.reload} />
           {d.description && <p>{d.description}</p>}
           <p className="muted small">
             Version {d.version}, updated {ago(d.updated_at, now)}
@@ -84,5 +85,52 @@ export default function MeetingPage({ params }: { params: Record<string, string>
       )}
       {!d && m.loading && <p className="muted">Loading…</p>}
     </>
+  );
+}
+
+function Title({ meeting: d, onSaved }: { meeting: Meeting; onSaved(): void }) {
+  const { api } = useAuth();
+  const [title, setTitle] = useState<string | null>(null);
+  const [problem, setProblem] = useState<ApiProblem | null>(null);
+  const [busy, setBusy] = useState(false);
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    if (title === null) return;
+    setBusy(true);
+    setProblem(null);
+    try {
+      await api.post(`/v1/resources/meeting/${d.id}/patch`, { title: title.trim(), base_version: d.version });
+      setTitle(null);
+      onSaved();
+    } catch (err) {
+      setProblem(toProblem(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (title === null)
+    return (
+      <div className="page-head">
+        <h1>{d.title}</h1>
+        <Badge value={d.transcription.status} />
+        <button type="button" onClick={() => setTitle(d.title)}>
+          Rename
+        </button>
+      </div>
+    );
+  return (
+    <form className="page-head settings-form" aria-label="Rename meeting" onSubmit={(e) => void save(e)}>
+      <label>
+        Title
+        <input required maxLength={300} value={title} onChange={(e) => setTitle(e.target.value)} />
+      </label>
+      <button type="submit" className="primary" disabled={busy || !title.trim()}>
+        Save title
+      </button>
+      <button type="button" disabled={busy} onClick={() => setTitle(null)}>
+        Cancel
+      </button>
+      <Problem problem={problem} />
+    </form>
   );
 }

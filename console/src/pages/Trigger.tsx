@@ -5,7 +5,7 @@ import { Badge, Problem, Section, ago, shortId, useTick } from '../components/ui
 import { Link, navigate } from '../router';
 import { useCanEdit } from '../use-can-edit';
 import { usePoll } from '../use-poll';
-import { activationOf, inZone, useTargetNames } from './Triggers';
+import { NextFires, activationOf, cronOf, inZone, useTargetNames } from './Triggers';
 import '../pathways.css';
 import '../agents.css';
 
@@ -15,10 +15,25 @@ import '../agents.css';
  * fires and counters, with Pause/Resume and Fire now (…/schedule/pause|unpause|trigger). Any
  * receptor can be fired with a message (POST /v1/receptors/:id/fire), which opens the run. Its share
  * link (…/share): created with an expiry and limits, its URL shown once, its use, rotate and revoke.
+ * Whoever may change it edits a saved schedule's timing (cron, time zone, overlap, catch-up window)
+ * with the next fire times of what is typed shown before saving (POST /v1/schedules/preview), saved
+ * as the receptor's source_config (PATCH, which updates the Temporal schedule), and backfills a past
+ * range (…/schedule/backfill).
  */
 type Receptor = ApiSchema<'Receptor'>;
 
 type Share = ApiSchema<'ShareToken'>;
+const OVERLAP = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all'] as const;
+/** source_config.timing as the API presents it (src/services/receptor-timing.ts, fromTiming). */
+interface SavedTiming {
+  cron?: string | string[];
+  interval?: unknown;
+  timezone?: string;
+  overlap?: string;
+  catchup_window?: number;
+  [k: string]: unknown;
+}
+const timingOf = (r: Receptor): SavedTiming => (r.source_config as { timing?: SavedTiming }).timing ?? {};
 
 export default function Trigger({ params }: { params: Record<string, string> }) {
   const { api, session } = useAuth();
@@ -140,7 +155,9 @@ export default function Trigger({ params }: { params: Record<string, string> }) 
               {[...s.cron, ...s.interval_seconds.map((i) => `every ${i} s`)].join('; ')} ({s.timezone})
             </dd>
             <dt>Overlap</dt>
-            <dd>{s.overlap}</dd>
+            <dd data-field="overlap">{s.overlap}</dd>
+            <dt>Catch-up window</dt>
+            <dd data-field="catchup">{timingOf(rec).catchup_window ?? '—'} s</dd>
             <dt>Fires</dt>
             <dd>
               {s.fires_taken} taken · {s.skipped_overlap} skipped (overlap) · {s.missed_catchup} missed
@@ -167,6 +184,8 @@ export default function Trigger({ params }: { params: Record<string, string> }) 
               </ul>
             </>
           )}
+          {canChange && <EditTiming key={rec.updated_at} base={base} rec={rec} onSaved={r.reload} />}
+          {canChange && <Backfill base={base} onDone={r.reload} />}
         </Section>
       )}
       <Section title="Fire with a message">
@@ -194,6 +213,174 @@ export default function Trigger({ params }: { params: Record<string, string> }) 
       </Section>
       <ShareLink base={base} canChange={canChange} />
     </>
+  );
+}
+
+/**
+ * A saved schedule's timing, changed in place: the next fire times of what is typed are shown before
+ * saving (the preview is Temporal's, as for a new schedule). Saving sends the whole source_config
+ * back (PATCH replaces it; its payload and keys are kept as read), with the saved timing's other
+ * fields (interval, jitter, start and end) unchanged; a timing the API refuses is its 400, shown here.
+ */
+function EditTiming({ base, rec, onSaved }: { base: string; rec: Receptor; onSaved(): void }) {
+  const { api } = useAuth();
+  const saved = timingOf(rec);
+  const [open, setOpen] = useState(false);
+  const [f, setF] = useState({
+    cron: Array.isArray(saved.cron) ? saved.cron.join('\n') : (saved.cron ?? ''),
+    timezone: saved.timezone ?? 'UTC',
+    overlap: saved.overlap ?? 'skip',
+    catchup: String(saved.catchup_window ?? 600),
+  });
+  const [problem, setProblem] = useState<ApiProblem | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (!open)
+    return (
+      <div className="buttons">
+        <button type="button" onClick={() => setOpen(true)}>
+          Change timing
+        </button>
+      </div>
+    );
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setProblem(null);
+    const { cron: _cron, ...rest } = saved;
+    const cron = cronOf(f.cron);
+    const catchup = f.catchup.trim();
+    try {
+      await api.raw('PATCH', base, {
+        source_config: {
+          ...rec.source_config,
+          timing: {
+            ...rest,
+            ...(cron ? { cron } : {}),
+            timezone: f.timezone.trim(),
+            overlap: f.overlap,
+            // Seconds as a number, or a duration such as 15m (the API reads both).
+            catchup_window: /^\d+(\.\d+)?$/.test(catchup) ? Number(catchup) : catchup,
+          },
+        },
+      });
+      onSaved();
+    } catch (err) {
+      setProblem(toProblem(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <form className="card settings-form" aria-label="Change timing" onSubmit={(e) => void save(e)}>
+      <label>
+        Cron <span className="muted small">(one a line)</span>
+        <textarea
+          rows={Math.max(1, f.cron.split('\n').length)}
+          value={f.cron}
+          onChange={(e) => setF({ ...f, cron: e.target.value })}
+        />
+      </label>
+      {saved.interval !== undefined && (
+        <p className="muted small">Its interval ({JSON.stringify(saved.interval)} s) is kept.</p>
+      )}
+      <label>
+        Time zone
+        <input required value={f.timezone} onChange={(e) => setF({ ...f, timezone: e.target.value })} />
+      </label>
+      <NextFires timing={{ cron: f.cron, timezone: f.timezone, interval: saved.interval }} />
+      <label>
+        When the last run is still going
+        <select value={f.overlap} onChange={(e) => setF({ ...f, overlap: e.target.value })}>
+          {OVERLAP.map((o) => (
+            <option key={o}>{o}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Catch-up window <span className="muted small">(seconds, or 15m, 2h)</span>
+        <input value={f.catchup} onChange={(e) => setF({ ...f, catchup: e.target.value })} />
+      </label>
+      <Problem problem={problem} />
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={busy}>
+          Save timing
+        </button>
+        <button type="button" disabled={busy} onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Starts the fires a past range would have had (…/schedule/backfill, at most 500), with an overlap policy. */
+function Backfill({ base, onDone }: { base: string; onDone(): void }) {
+  const { api } = useAuth();
+  const [open, setOpen] = useState(false);
+  const [f, setF] = useState({ start: '', end: '', overlap: 'allow_all' });
+  const [done, setDone] = useState<number | null>(null);
+  const [problem, setProblem] = useState<ApiProblem | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (!open)
+    return (
+      <div className="buttons">
+        <button type="button" onClick={() => setOpen(true)}>
+          Backfill…
+        </button>
+      </div>
+    );
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setProblem(null);
+    setDone(null);
+    try {
+      const r = await api.post<{ backfill: { runs: number } }>(`${base}/schedule/backfill`, {
+        start_at: new Date(f.start).toISOString(),
+        end_at: new Date(f.end).toISOString(),
+        overlap: f.overlap,
+      });
+      setDone(r.backfill.runs);
+      onDone();
+    } catch (err) {
+      setProblem(toProblem(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form className="card settings-form" aria-label="Backfill" onSubmit={(e) => void submit(e)}>
+      <p className="muted small">Starts the fires a past range would have had (at most 500).</p>
+      <label>
+        From
+        <input type="datetime-local" required value={f.start} onChange={(e) => setF({ ...f, start: e.target.value })} />
+      </label>
+      <label>
+        To
+        <input type="datetime-local" required value={f.end} onChange={(e) => setF({ ...f, end: e.target.value })} />
+      </label>
+      <label>
+        Overlap of the backfilled runs
+        <select value={f.overlap} onChange={(e) => setF({ ...f, overlap: e.target.value })}>
+          {OVERLAP.map((o) => (
+            <option key={o}>{o}</option>
+          ))}
+        </select>
+      </label>
+      <Problem problem={problem} />
+      {done !== null && (
+        <p role="status" data-field="backfilled">
+          {done} {done === 1 ? 'run' : 'runs'} started.
+        </p>
+      )}
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={busy}>
+          Start backfill
+        </button>
+        <button type="button" disabled={busy} onClick={() => setOpen(false)}>
+          Close
+        </button>
+      </div>
+    </form>
   );
 }
 

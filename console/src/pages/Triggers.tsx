@@ -41,15 +41,29 @@ export function inZone(iso: string, timeZone: string): string {
 
 /** A timing as source_config.timing takes it (the preview and the save send the same one). */
 export interface TimingInput {
+  /** One cron expression, or several, one a line. */
   cron: string;
   timezone: string;
   overlap?: string;
   catchup_window?: string;
+  /** A saved schedule's interval, kept as it is when its cron or time zone is edited. */
+  interval?: unknown;
+}
+
+/** The cron field as the API takes it: one expression, or a list when several lines were typed. */
+export function cronOf(text: string): string | string[] | undefined {
+  const lines = text
+    .split(/\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+  return lines.length === 0 ? undefined : lines.length === 1 ? lines[0] : lines;
 }
 
 /**
  * The next fire times of a timing that is not saved (POST /v1/schedules/preview), asked again 400 ms
- * after the last keystroke; a timing the API refuses shows its message instead.
+ * after the last keystroke; a timing the API refuses shows its message instead. The API runs at most
+ * 2 previews of a workspace at once and answers 429 past that (docs/receptors.md): the form asks
+ * again a second later, up to three times, rather than showing a refusal the user did not cause.
  */
 export function NextFires({ timing, count = 5 }: { timing: TimingInput; count?: number }) {
   const { api } = useAuth();
@@ -57,16 +71,27 @@ export function NextFires({ timing, count = 5 }: { timing: TimingInput; count?: 
   const [problem, setProblem] = useState<ApiProblem | null>(null);
   const cron = timing.cron.trim();
   const timezone = timing.timezone.trim();
+  // The interval is an object or a number: a string key keeps the effect from re-running on each render.
+  const interval = timing.interval === undefined ? '' : JSON.stringify(timing.interval);
   useEffect(() => {
-    if (!cron || !timezone) {
+    if ((!cron && !interval) || !timezone) {
       setTimes(null);
       setProblem(null);
       return;
     }
     let live = true;
-    const timer = setTimeout(() => {
+    let timer: ReturnType<typeof setTimeout>;
+    const body = {
+      timing: {
+        ...(cron ? { cron: cronOf(cron) } : {}),
+        ...(interval ? { interval: JSON.parse(interval) as unknown } : {}),
+        timezone,
+      },
+      count,
+    };
+    const ask = (tries: number) => {
       api
-        .post<{ next_fire_times: string[] }>('/v1/schedules/preview', { timing: { cron, timezone }, count })
+        .post<{ next_fire_times: string[] }>('/v1/schedules/preview', body)
         .then((r) => {
           if (!live) return;
           setTimes(r.next_fire_times);
@@ -74,15 +99,21 @@ export function NextFires({ timing, count = 5 }: { timing: TimingInput; count?: 
         })
         .catch((e: unknown) => {
           if (!live) return;
+          const p = toProblem(e);
+          if (p.status === 429 && tries < 3) {
+            timer = setTimeout(() => ask(tries + 1), 1000);
+            return;
+          }
           setTimes(null);
-          setProblem(toProblem(e));
+          setProblem(p);
         });
-    }, 400);
+    };
+    timer = setTimeout(() => ask(0), 400);
     return () => {
       live = false;
       clearTimeout(timer);
     };
-  }, [api, cron, timezone, count]);
+  }, [api, cron, interval, timezone, count]);
   return (
     <div className="fire-preview" aria-live="polite">
       <strong>Next fire times</strong> <span className="muted small">(before saving, as Temporal will fire it)</span>

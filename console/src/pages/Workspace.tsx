@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { qs, type ApiSchema, type ResponseOf } from '../api';
 import { useAuth } from '../auth';
 import { ListTable, useAction, useListQuery } from '../components/ListTable';
+import { StakeholderEdit } from '../components/StakeholderEdit';
 import { StakeholderGraph } from '../components/StakeholderGraph';
 import { Badge, Problem, Section, ago, shortId, useTick } from '../components/ui';
 import { Link } from '../router';
@@ -435,10 +436,11 @@ function Stakeholders() {
       {m && m.stakeholders.length === 0 && (
         <p className="muted">
           No stakeholders yet: a meeting&apos;s transcript or notes are read into the map (
-          <code>POST /v1/stakeholder-map/extract</code>), or an agent adds them.
+          <code>POST /v1/stakeholder-map/extract</code>), an agent adds them, or add the first one below.
         </p>
       )}
       {m && m.stakeholders.length > 0 && <StakeholderGraph map={m} />}
+      {m && <StakeholderEdit map={m} onChanged={map.reload} />}
       {m && m.risks.length > 0 && (
         <>
           <h3>Risks</h3>
