@@ -60,7 +60,8 @@ export const PAGES: { path: string; nav?: string; component: ComponentType<{ par
   { path: '/triggers/:id', component: Trigger },
   { path: '/datasets', nav: 'Datasets', component: Datasets },
   { path: '/datasets/:id', component: Dataset },
-  { path: '/experiments', nav: 'Experiments', component: Experiments },
+  // One nav entry for both: the datasets page links the experiments list.
+  { path: '/experiments', component: Experiments },
   // Before /experiments/:id: the first match wins.
   { path: '/experiments/compare', component: ExperimentCompare },
   { path: '/experiments/:id', component: Experiment },

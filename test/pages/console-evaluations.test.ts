@@ -55,7 +55,7 @@ async function neuron(ws: Ws, name: string, system: string): Promise<string> {
 
 const experiment = async (ws: Ws, id: string) => (await app.get<Body>(`/v1/experiments/${id}`, ws.key)).body;
 
-/** Starts an experiment from the dataset page's form: the neuron at a version, one `exact` evaluator. */
+/** Starts an experiment from the dataset page's form: the neuron (by its slug) at a version, `exact` and `contains`. */
 async function startFromForm(page: Page, neuronName: string, version: number, name: string): Promise<string> {
   await page.getByRole('button', { name: 'Run experiment' }).click();
   const form = page.getByRole('form', { name: 'New experiment' });
@@ -132,7 +132,7 @@ describe('the evaluation pages', () => {
     await shots(page, 'dataset');
 
     // An experiment on version 1 of the neuron (right answers), followed live to completion.
-    const e1 = await startFromForm(page, 'echo bot', 1, 'right');
+    const e1 = await startFromForm(page, 'echo-bot', 1, 'right');
     await poll(() => page.locator('[data-field="experiment-status"]').textContent(), 90_000).toBe('completed');
     const done1 = await experiment(ws, e1);
     expect(done1).toMatchObject({ status: 'completed', items_done: 3, dataset_version: 2 });
@@ -183,7 +183,7 @@ describe('the evaluation pages', () => {
     expect(v2.status, v2.text).toBe(200);
     await page.getByRole('link', { name: ds.slice(0, 8) }).click();
     await page.waitForURL(new RegExp(`/console/datasets/${ds}$`));
-    const e2 = await startFromForm(page, 'echo bot', 2, 'wrong');
+    const e2 = await startFromForm(page, 'echo-bot', 2, 'wrong');
     await poll(() => page.locator('[data-field="experiment-status"]').textContent(), 90_000).toBe('completed');
     await poll(() => fig('pass-rate')).toBe('0%');
 
@@ -212,8 +212,14 @@ describe('the evaluation pages', () => {
     expect(await pass.allTextContents()).toEqual(['100%', '0%']);
     await shots(page, 'experiments-compare');
 
-    // A run of the first experiment back into the dataset from its page.
-    const job = String(apiItems[0].job_id);
+    // A finished run of the neuron (a conversation turn) into the dataset from its page. (An
+    // experiment's own runs are refused by the API: their message is not recorded as a human turn.)
+    const inv = await app.post(`/v1/neurons/${n}/invoke`, ws.key, { message: 'echo: Lisbon' }, ws.brainHeaders);
+    expect(inv.status, inv.text).toBe(202);
+    const job = String(inv.body.job_id);
+    await poll(async () => (await app.get<Body>(`/v1/jobs/${job}/status`, ws.key)).body.status, 60_000).toBe(
+      'completed',
+    );
     await page.goto(`${app.url}/console/runs/${job}`);
     await page.getByRole('button', { name: 'Add to dataset' }).click();
     const form = page.getByRole('form', { name: 'Add to dataset' });
@@ -223,7 +229,8 @@ describe('the evaluation pages', () => {
     expect(await form.getByRole('status').textContent()).toContain('as v3');
     const after = await app.get<{ items: Body[]; version: number }>(`/v1/datasets/${ds}/items`, ws.key);
     expect(after.body.version).toBe(3);
-    expect(after.body.items.at(-1)).toMatchObject({ source_job_id: job, input: 'echo: Paris', expected: 'Paris' });
+    // Version 2 of the neuron answers `nope`: the run's reply is the expected value.
+    expect(after.body.items.at(-1)).toMatchObject({ source_job_id: job, input: 'echo: Lisbon', expected: 'nope' });
     await shots(page, 'run-add-to-dataset');
 
     // The experiments list, filtered by dataset in the URL.
@@ -259,7 +266,7 @@ describe('the evaluation pages', () => {
     try {
       await page.getByRole('button', { name: 'Run experiment' }).click();
       const form = page.getByRole('form', { name: 'New experiment' });
-      await form.getByLabel('Target', { exact: true }).selectOption({ label: 'neuron slow bot' });
+      await form.getByLabel('Target', { exact: true }).selectOption({ label: 'neuron slow-bot' });
       await form.getByLabel('Concurrency').fill('1');
       await form.getByRole('button', { name: 'Start experiment' }).click();
       await page.waitForURL(/\/console\/experiments\/[0-9a-f-]{36}$/);

@@ -5,6 +5,7 @@ import { Link } from '../router';
 import { usePoll } from '../use-poll';
 import { useAction } from './ListTable';
 import { Problem } from './ui';
+import '../evaluations.css';
 
 /*
  * "Add to dataset" on a run's page (POST /v1/datasets/:id/items/from-job; docs/evaluations.md):

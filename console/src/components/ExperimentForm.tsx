@@ -140,7 +140,7 @@ export function ExperimentForm({ dataset, onCancel }: { dataset: Dataset; onCanc
       </label>
       <label>
         Target
-        <select required value={target} onChange={(e) => setTarget(e.target.value)}>
+        <select aria-label="Target" required value={target} onChange={(e) => setTarget(e.target.value)}>
           <option value="">choose a neuron or a pathway…</option>
           {targets.neuron.map((t) => (
             <option key={t.id} value={`neuron:${t.id}`}>
@@ -192,6 +192,7 @@ export function ExperimentForm({ dataset, onCancel }: { dataset: Dataset; onCanc
           <label>
             Type
             <select
+              aria-label="Type"
               value={r.type}
               onChange={(e) => set(r.key, { ...blank(e.target.value as EvaluatorType), key: r.key })}
             >
