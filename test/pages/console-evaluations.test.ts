@@ -181,7 +181,7 @@ describe('the evaluation pages', () => {
       neuron_config: { model: MODEL, system_prompt: 'MODE=wrong' },
     });
     expect(v2.status, v2.text).toBe(200);
-    await page.getByRole('link', { name: ds.slice(0, 8) }).click();
+    await page.getByRole('link', { name: 'capitals', exact: true }).click();
     await page.waitForURL(new RegExp(`/console/datasets/${ds}$`));
     const e2 = await startFromForm(page, 'echo-bot', 2, 'wrong');
     await poll(() => page.locator('[data-field="experiment-status"]').textContent(), 90_000).toBe('completed');

@@ -47,6 +47,15 @@ export default function ExperimentPage({ params }: { params: Record<string, stri
     if (ended) setLive(false);
   }, [ended]);
   const cancel = useAction();
+  // The dataset's name, once (a deleted dataset leaves its id: experiments outlive it).
+  const datasetId = e?.dataset_id;
+  const dataset = usePoll(
+    (signal) =>
+      datasetId ? api.get<ApiSchema<'Dataset'>>(`/v1/datasets/${datasetId}`, signal) : Promise.resolve(null),
+    [api, datasetId],
+    0,
+    false,
+  );
 
   if (!e && exp.problem) return <Problem problem={exp.problem} />;
   if (!e) return <p className="muted">Loading…</p>;
@@ -83,7 +92,8 @@ export default function ExperimentPage({ params }: { params: Record<string, stri
       <dl className="facts">
         <dt>Dataset</dt>
         <dd>
-          <Link to={`/datasets/${e.dataset_id}`}>{shortId(e.dataset_id)}</Link> v{e.dataset_version}
+          <Link to={`/datasets/${e.dataset_id}`}>{dataset.data?.name ?? shortId(e.dataset_id)}</Link> v
+          {e.dataset_version}
         </dd>
         <dt>Target</dt>
         <dd>{targetLabel(e.target, names)}</dd>
