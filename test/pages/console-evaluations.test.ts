@@ -284,8 +284,20 @@ describe('the evaluation pages', () => {
       sim.configure({ firstTokenMs: 20 });
     }
 
-    // The member deletes the dataset from its page.
+    // The member removes an item (the next version no longer has it), then deletes the dataset.
     await page.goto(`${app.url}/console/datasets/${ds}`);
+    await poll(() => page.locator('[data-field="dataset-version"]').textContent()).toBe('v1');
+    const first = page.locator('table.dataset-items tbody tr[data-item-id]').first();
+    const removed = (await first.getAttribute('data-item-id'))!;
+    await first.getByRole('button', { name: 'Remove' }).click();
+    await poll(() => page.locator('[data-field="dataset-version"]').textContent()).toBe('v2');
+    await poll(() => page.locator('table.dataset-items tbody tr[data-item-id]').count()).toBe(5);
+    const v2items = (await app.get<{ items: Body[] }>(`/v1/datasets/${ds}/items`, memberKey)).body.items;
+    expect(v2items.map((i) => i.id)).not.toContain(removed);
+    // Version 1 still has it, and shows no remove button (an item is removed from the current version).
+    await page.getByLabel('Dataset version').selectOption('1');
+    await poll(() => page.locator('table.dataset-items tbody tr[data-item-id]').count()).toBe(6);
+    expect(await page.locator('table.dataset-items').getByRole('button', { name: 'Remove' }).count()).toBe(0);
     await page.getByRole('button', { name: 'Delete dataset' }).click();
     await page.waitForURL(/\/console\/datasets$/);
     expect((await app.get(`/v1/datasets/${ds}`, memberKey)).status).toBe(404);

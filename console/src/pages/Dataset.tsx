@@ -293,10 +293,15 @@ function ImportItems({ datasetId, onDone, onCancel }: { datasetId: string; onDon
       <label>
         Format
         <select value={format} onChange={(e) => setFormat(e.target.value as 'jsonl' | 'csv')}>
-          <option value="jsonl">JSONL: one {'{ "input", "expected", "metadata" }'} per line</option>
-          <option value="csv">CSV: a header with an input column, optional expected</option>
+          <option value="jsonl">JSONL</option>
+          <option value="csv">CSV</option>
         </select>
       </label>
+      <p className="muted small wide-note">
+        {format === 'jsonl'
+          ? 'One { "input", "expected", "metadata" } object per line.'
+          : 'A header row with an input column and optionally expected; other columns become metadata.'}
+      </p>
       <label className="wide">
         Items
         <textarea
