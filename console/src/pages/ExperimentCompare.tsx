@@ -183,34 +183,36 @@ export default function ExperimentCompare() {
                       const deltas = i > 0 ? (r.changed.score_deltas[i - 1] ?? {}) : {};
                       return (
                         <td key={e.id} data-label={label} data-run={i}>
-                          <div
-                            className={`eval-cell${outputChanged ? ' changed' : ''}`}
-                            data-output-changed={outputChanged ? 'yes' : 'no'}
-                          >
-                            {textOf(run.output)}
-                          </div>
-                          <div className={`small${passChanged ? ' changed' : ''}`}>
-                            <span className={run.passed ? 'pass' : 'fail'}>{run.passed ? 'pass' : 'fail'}</span>
-                            {run.status === 'failed' && <span className="error"> (run failed)</span>}
-                          </div>
-                          <ul className="eval-scores">
-                            {Object.entries(run.scores).map(([name, s]) => {
-                              const d = deltas[name];
-                              return (
-                                <li key={name} data-evaluator={name}>
-                                  {name} {score(s)}
-                                  {d !== undefined && d !== 0 && (
-                                    <span className={d > 0 ? 'delta-up' : 'delta-down'} data-delta={d}>
-                                      {' '}
-                                      ({delta(d)})
-                                    </span>
-                                  )}
-                                </li>
-                              );
-                            })}
-                          </ul>
-                          <div className="muted small">
-                            {ms(run.latency_ms)} · {usd(run.cost_usd)}
+                          <div className="compare-run">
+                            <div
+                              className={`eval-cell${outputChanged ? ' changed' : ''}`}
+                              data-output-changed={outputChanged ? 'yes' : 'no'}
+                            >
+                              {textOf(run.output)}
+                            </div>
+                            <div className={`small${passChanged ? ' changed' : ''}`}>
+                              <span className={run.passed ? 'pass' : 'fail'}>{run.passed ? 'pass' : 'fail'}</span>
+                              {run.status === 'failed' && <span className="error"> (run failed)</span>}
+                            </div>
+                            <ul className="eval-scores">
+                              {Object.entries(run.scores).map(([name, s]) => {
+                                const d = deltas[name];
+                                return (
+                                  <li key={name} data-evaluator={name}>
+                                    {name} {score(s)}
+                                    {d !== undefined && d !== 0 && (
+                                      <span className={d > 0 ? 'delta-up' : 'delta-down'} data-delta={d}>
+                                        {' '}
+                                        ({delta(d)})
+                                      </span>
+                                    )}
+                                  </li>
+                                );
+                              })}
+                            </ul>
+                            <div className="muted small">
+                              {ms(run.latency_ms)} · {usd(run.cost_usd)}
+                            </div>
                           </div>
                         </td>
                       );
