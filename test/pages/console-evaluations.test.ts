@@ -12,7 +12,9 @@ import { useSimPlatform } from '../support/platform.js';
  * each), an experiment started from the dataset's page against a neuron and followed to completion
  * (its aggregates and item table equal to the API's), a second one on the neuron's next version,
  * the two compared item by item (what changed, the score deltas), a finished run added to the
- * dataset from its page, a running experiment cancelled; and what a member's key sees. Every page:
+ * dataset from its page; as a member's key (evaluations take no role, so a member has every
+ * control): a bad JSONL line refused with its line named, a running experiment cancelled, an item
+ * removed (older versions keep it), the dataset deleted. Every page:
  * no console error, no request to another origin; screenshots in test-output/console/.
  */
 
@@ -257,10 +259,21 @@ describe('the evaluation pages', () => {
     expect(created.status, created.text).toBe(201);
     const ds = String(created.body.id);
 
-    const { page, clean } = await tab();
+    // The one expected failed load: the import of a bad line answers 400 (shown in the form).
+    const { page, clean } = await tab({
+      expectedError: (m) => m.text().includes('400') && m.location().url.endsWith(`/v1/datasets/${ds}/import`),
+    });
     await signIn(page, memberKey, `/datasets/${ds}`);
     for (const name of ['Add item', 'Import JSONL or CSV', 'Run experiment', 'Delete dataset'])
       await page.getByRole('button', { name, exact: true }).waitFor();
+    // A JSONL line that is not JSON: the API's message names the line, and no version is made.
+    await page.getByRole('button', { name: 'Import JSONL or CSV' }).click();
+    const imp = page.getByRole('form', { name: 'Import items' });
+    await imp.getByLabel('Items').fill('{"input":"fine"}\n{not json\n');
+    await imp.getByRole('button', { name: 'Import' }).click();
+    await poll(() => imp.getByRole('alert').textContent()).toMatch(/line 2/);
+    expect((await app.get<Body>(`/v1/datasets/${ds}`, memberKey)).body.version).toBe(1);
+    await imp.getByRole('button', { name: 'Close' }).click();
     // Every model call now takes 4 s: the experiment (concurrency 1) is still running when cancelled.
     sim.configure({ firstTokenMs: 4000 });
     try {
