@@ -28,6 +28,12 @@ const Tools = lazy(() => import('./pages/Tools'));
 const Tool = lazy(() => import('./pages/Tool'));
 const Workspace = lazy(() => import('./pages/Workspace'));
 const Meeting = lazy(() => import('./pages/Meeting'));
+// Evaluations (docs/evaluations.md): datasets, experiments and their comparison, all on demand.
+const Datasets = lazy(() => import('./pages/Datasets'));
+const Dataset = lazy(() => import('./pages/Dataset'));
+const Experiments = lazy(() => import('./pages/Experiments'));
+const Experiment = lazy(() => import('./pages/Experiment'));
+const ExperimentCompare = lazy(() => import('./pages/ExperimentCompare'));
 
 /**
  * The pages: a path pattern, the component it shows (given the path's named segments) and, for the
@@ -52,6 +58,13 @@ export const PAGES: { path: string; nav?: string; component: ComponentType<{ par
   { path: '/tools/:id', component: Tool },
   { path: '/triggers', nav: 'Triggers', component: Triggers },
   { path: '/triggers/:id', component: Trigger },
+  { path: '/datasets', nav: 'Datasets', component: Datasets },
+  { path: '/datasets/:id', component: Dataset },
+  // One nav entry for both: the datasets page links the experiments list.
+  { path: '/experiments', component: Experiments },
+  // Before /experiments/:id: the first match wins.
+  { path: '/experiments/compare', component: ExperimentCompare },
+  { path: '/experiments/:id', component: Experiment },
   { path: '/knowledge', nav: 'Knowledge', component: Knowledge },
   { path: '/usage', nav: 'Usage', component: Usage },
   { path: '/workspace', nav: 'Workspace', component: Workspace },

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { qs, toProblem, type ApiProblem, type ApiSchema, type ResponseOf } from '../api';
 import { useAuth } from '../auth';
+import { AddToDataset } from '../components/AddToDataset';
 import { Answer } from '../components/Answer';
 import PathwayGraph, { type NodeBadge } from '../components/PathwayGraph';
 import { StreamView } from '../components/StreamView';
@@ -40,7 +41,7 @@ function nodeValues(result: unknown): Record<string, unknown> | null {
 
 export default function Run({ params }: { params: Record<string, string> }) {
   const id = params.id;
-  const { api, session } = useAuth();
+  const { api, session, credential } = useAuth();
   const stream = useJobStream(api, id);
   const { view } = stream;
   const ended = view.terminal !== null || stream.phase === 'ended';
@@ -165,6 +166,8 @@ export default function Run({ params }: { params: Record<string, string> }) {
               Trace
             </Link>
           )}
+          {/* A completed run can become a dataset item (the API refuses any other: 409). */}
+          {status === 'completed' && credential.brainId && <AddToDataset jobId={j.job_id} />}
         </div>
       </div>
       <Problem problem={action.problem} />
