@@ -96,6 +96,25 @@ export const SourceConfig = z
   });
 export type SourceConfig = z.infer<typeof SourceConfig>;
 
+/**
+ * PATCH's source_config: merged into the stored one (a key sent replaces it, a key left out is
+ * kept; `timing` is replaced whole), and the result checked as a SourceConfig. No defaults here, so
+ * `{ timing }` alone changes the timing of a schedule and nothing else.
+ */
+export const SourceConfigPatch = z
+  .object({
+    stimulus_keys: z.array(z.string().min(1).max(200)).max(50).optional(),
+    activation: z.enum(['event', 'schedule']).optional(),
+    timing: Timing.optional(),
+    payload: JsonObject.optional(),
+  })
+  .passthrough()
+  .meta({
+    description:
+      'merged into the stored source_config: keys sent replace, keys left out are kept (timing is replaced whole)',
+  });
+export type SourceConfigPatch = z.infer<typeof SourceConfigPatch>;
+
 export const TargetKind = z.enum(['neuron', 'pathway', 'action_plan', 'plasticity_pass', 'system_job']);
 export const ExecutableTargetBody = z
   .object({
@@ -175,7 +194,7 @@ export const ReceptorPatchBody = z
     active_channels: z.array(Channel).max(CHANNELS.length).optional(),
     config: JsonObject.optional(),
     is_active: z.boolean().optional(),
-    source_config: SourceConfig.optional(),
+    source_config: SourceConfigPatch.optional(),
     executable_target: ExecutableTargetBody.optional(),
     sensory_reflex_id: Uuid.nullable().optional(),
   })

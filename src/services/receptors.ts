@@ -4,19 +4,19 @@ import type { ExecutableTarget, Receptor, ReceptorChange, ReceptorRepo, Receptor
 import type { ReflexRepo } from '../db/reflexes.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { forbidden, notFound, validationError } from '../errors.js';
-import type {
-  ExecutableTargetBody,
-  ReceptorListQuery,
-  ReceptorPatchBody,
+import {
   SourceConfig,
-  SubscribeBody,
+  type ExecutableTargetBody,
+  type ReceptorListQuery,
+  type ReceptorPatchBody,
+  type SubscribeBody,
 } from '../schemas/receptors.js';
 import { hasRole, type Scope } from '../scope.js';
 import { assertScopeRole, toNeuronSlug } from './neuron-rules.js';
 import type { ResourceEvents } from './resource-events.js';
 import type { ScheduleService } from './schedules.js';
 import { isKnownKey, isSchedulable } from './stimuli.js';
-import { toTiming } from './receptor-timing.js';
+import { fromTiming, toTiming } from './receptor-timing.js';
 
 export { fromTiming, toTiming } from './receptor-timing.js';
 
@@ -360,16 +360,22 @@ export function createReceptorService({
         await assertCanChange(scope, { executableTarget: target, scope: r.scope });
         set.executableTarget = target;
       }
-      if (body.source_config) Object.assign(set, checkSource(body.source_config, target));
-      else if (body.executable_target)
-        checkSource(
-          {
-            ...r.sourceConfig,
-            stimulus_keys: r.stimulusKeys ?? [],
-            activation: r.activation ?? 'event',
-          } as SourceConfig,
-          target,
-        );
+      // The stored source_config as a request would send it (its timing included).
+      const stored = {
+        ...r.sourceConfig,
+        stimulus_keys: r.stimulusKeys ?? [],
+        activation: r.activation ?? 'event',
+        ...(r.timing ? { timing: fromTiming(r.timing) } : {}),
+      };
+      if (body.source_config) {
+        // Merged: `{ timing }` alone keeps the schedule's keys, activation and payload.
+        const merged = SourceConfig.safeParse({ ...stored, ...body.source_config });
+        if (!merged.success) {
+          const issue = merged.error.issues[0]!;
+          throw validationError(`source_config.${issue.path.join('.')}: ${issue.message}`);
+        }
+        Object.assign(set, checkSource(merged.data, target));
+      } else if (body.executable_target) checkSource(stored as SourceConfig, target);
       if (!stimulus && (r.activation || (r.stimulusKeys ?? []).length)) {
         // No longer a stimulus receptor: its subscriptions and schedule go.
         Object.assign(set, { stimulusKeys: [], activation: null, timing: null });

@@ -137,6 +137,46 @@ describe('POST /v1/schedules/preview', () => {
     expect(again.body).toEqual(beside.body);
   });
 
+  it('PATCH with only a timing changes the schedule and keeps its activation, keys and payload; a bad one changes nothing', async () => {
+    const ws = await buildWorkspace(app);
+    const n = await app.post('/v1/neurons', ws.key, {
+      name: 'patched',
+      brain_id: ws.brainId,
+      neuron_config: { model: 'openai/sim' },
+    });
+    expect(n.status).toBe(201);
+    const sub = await app.post('/v1/receptors/subscribe', ws.key, {
+      template: 'schedule',
+      name: 'patched digest',
+      brain_id: ws.brainId,
+      target: { kind: 'neuron', id: n.body.id },
+      timing: { cron: '0 9 * * *', timezone: 'Europe/Berlin' },
+      payload: { message: 'the digest' },
+    });
+    expect(sub.status, JSON.stringify(sub.body)).toBe(201);
+    const r = Receptor.parse(sub.body);
+    saved.push(r.id);
+    const url = `/v1/receptors/${ws.workspaceId}/${r.id}`;
+    const before = (await app.get(url, ws.key)).body as { source_config: Record<string, unknown> };
+    const patched = await app.patch(url, ws.key, {
+      source_config: { timing: { cron: '30 10 * * *', timezone: 'Asia/Tokyo' } },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const view = Receptor.parse((await app.get(`${url}?preview=2`, ws.key)).body);
+    const after = (await app.get(url, ws.key)).body as { source_config: Record<string, unknown> };
+    expect(after.source_config.activation).toBe('schedule');
+    expect(after.source_config.payload).toEqual(before.source_config.payload);
+    expect(after.source_config.stimulus_keys).toEqual(before.source_config.stimulus_keys);
+    expect(view.schedule?.cron).toEqual(['30 10 * * *']);
+    expect(view.schedule?.timezone).toBe('Asia/Tokyo');
+    for (const t of view.schedule?.next_fire_times ?? []) expect(new Date(t).getUTCHours()).toBe(1);
+    // A timing the engine refuses is a 400 naming it, and the stored schedule stays.
+    const bad = await app.patch(url, ws.key, { source_config: { timing: { cron: '61 * * * *' } } });
+    expect(bad.status).toBe(400);
+    expect(String(bad.body.message)).toMatch(/timing/);
+    expect(Receptor.parse((await app.get(url, ws.key)).body).schedule?.cron).toEqual(['30 10 * * *']);
+  });
+
   it('refuses a bad spec with a 400 naming the field, leaves no schedule behind, and needs a credential', async () => {
     const ws = await buildWorkspace(app);
     const bad = await app.post('/v1/schedules/preview', ws.key, { timing: { cron: '61 * * * *' } });

@@ -5933,16 +5933,13 @@ export interface components {
             };
             is_active?: boolean;
             sensory_reflex_id?: string | null;
+            /** @description merged into the stored source_config: keys sent replace, keys left out are kept (timing is replaced whole) */
             source_config?: {
-                /**
-                 * @default event
-                 * @enum {string}
-                 */
+                /** @enum {string} */
                 activation?: "event" | "schedule";
                 payload?: {
                     [key: string]: unknown;
                 };
-                /** @default [] */
                 stimulus_keys?: string[];
                 timing?: {
                     /** @description fires missed while the platform was down are taken if they are at most this old */
