@@ -11,9 +11,11 @@ import { AppError } from '../errors.js';
  * a trace, the next version of a neuron, the terminal state of a job. Only one writer's insert
  * succeeds; a loser re-reads and tries the next number, or learns it lost. Documents that
  * summarise claims (a trace's counters, a neuron's head) are projections that writers converge
- * after they write, never counters incremented on their own. Filtered updates and `$inc` are
- * not used for contended state: FerretDB 1.x applies them as read-modify-write. Where several
- * writers must change fields of one document, each update is made under a hold (`holding`).
+ * after they write, never counters incremented on their own. A filtered update of one document
+ * (a compare-and-set: the trace head, a queued run's lease, an outbox hold) is atomic on MongoDB
+ * and on the FerretDB this project builds (patch level cortex.5; upstream FerretDB 1.x applied it
+ * as read-modify-write, and two writers could both win: docs/store.md). Where several writers must
+ * change fields of one document, each update is made under a hold (`holding`).
  */
 
 /** A duplicate-key failure: 11000 on insert; FerretDB reports a unique violation raised by an update as code 1. */

@@ -564,7 +564,10 @@ export function createJobService({
       traceId: string,
       jobId: string,
       strategy: MultitaskStrategy,
+      opts: { fresh?: boolean } = {},
     ): Promise<{ waitsFor: string | null }> {
+      // A trace the platform has just named has no head: the claim is its insert, with nothing to read first.
+      if (opts.fresh && (await repo.swapTraceHead(scope.workspaceId, traceId, null, jobId))) return { waitsFor: null };
       for (let i = 0; i < 100; i++) {
         const found = await repo.traceHead(scope.workspaceId, traceId);
         const head = found?.jobId ?? null;

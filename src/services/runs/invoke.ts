@@ -96,7 +96,7 @@ async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: Inv
     if (run.fresh) {
       const [invoked] = await Promise.all([
         store(ctx, run, admitted.queued, null, admitted.release),
-        jobs.claimTrace(scope, traceId, jobId, strategy),
+        jobs.claimTrace(scope, traceId, jobId, strategy, { fresh: true }),
       ]);
       return invoked;
     }
@@ -325,18 +325,24 @@ async function firstTurnWhenReady(
   const [c, { prepared }] = ready;
   // A job that existed already (a client_nonce repeat) is not this claim's to run.
   if (!c.created || prepared.firstTurn !== 'api') return false;
-  ctx.d.firstTurns.run(jobId, (signal) =>
-    ctx.steps().runTurn(
-      {
-        jobId,
-        workspaceId: run.scope.workspaceId,
-        turn: 0,
-        accepted: [],
-        attempt: 1,
-        start: { scope: run.input.scope, traceId, neuronId },
-      },
-      signal,
-      { inApi: prepared, budgets: workspaceBudgets },
+  // After this turn of the event loop, once the 202 is written: the turn's first steps (the job's
+  // transition, the provider request) would otherwise run before it. The client reads the tokens
+  // on a stream it opens after the 202, so the turn loses nothing by it; a process that dies
+  // meanwhile leaves the claim to lapse, and the workflow runs the turn.
+  setImmediate(() =>
+    ctx.d.firstTurns.run(jobId, (signal) =>
+      ctx.steps().runTurn(
+        {
+          jobId,
+          workspaceId: run.scope.workspaceId,
+          turn: 0,
+          accepted: [],
+          attempt: 1,
+          start: { scope: run.input.scope, traceId, neuronId },
+        },
+        signal,
+        { inApi: prepared, budgets: workspaceBudgets },
+      ),
     ),
   );
   return true;
