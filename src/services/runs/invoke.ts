@@ -325,24 +325,18 @@ async function firstTurnWhenReady(
   const [c, { prepared }] = ready;
   // A job that existed already (a client_nonce repeat) is not this claim's to run.
   if (!c.created || prepared.firstTurn !== 'api') return false;
-  // After this turn of the event loop, once the 202 is written: the turn's first steps (the job's
-  // transition, the provider request) would otherwise run before it. The client reads the tokens
-  // on a stream it opens after the 202, so the turn loses nothing by it; a process that dies
-  // meanwhile leaves the claim to lapse, and the workflow runs the turn.
-  setImmediate(() =>
-    ctx.d.firstTurns.run(jobId, (signal) =>
-      ctx.steps().runTurn(
-        {
-          jobId,
-          workspaceId: run.scope.workspaceId,
-          turn: 0,
-          accepted: [],
-          attempt: 1,
-          start: { scope: run.input.scope, traceId, neuronId },
-        },
-        signal,
-        { inApi: prepared, budgets: workspaceBudgets },
-      ),
+  ctx.d.firstTurns.run(jobId, (signal) =>
+    ctx.steps().runTurn(
+      {
+        jobId,
+        workspaceId: run.scope.workspaceId,
+        turn: 0,
+        accepted: [],
+        attempt: 1,
+        start: { scope: run.input.scope, traceId, neuronId },
+      },
+      signal,
+      { inApi: prepared, budgets: workspaceBudgets },
     ),
   );
   return true;
