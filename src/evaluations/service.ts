@@ -433,6 +433,13 @@ export function createEvaluationService(d: EvaluationDeps) {
             .at(-1)?.content.content;
         }
       }
+      // An experiment's own run: its input is the dataset item it ran (its message is not a trace's human turn).
+      if (input === undefined && job.parentJobId) {
+        const run = (await store.getExperiment(scope.workspaceId, job.parentJobId))
+          ? (await store.experimentItems(scope.workspaceId, job.parentJobId)).find((r) => r.jobId === job._id)
+          : undefined;
+        if (run) input = (await store.getItem(scope.workspaceId, run.itemId))?.input;
+      }
       if (input === undefined) throw validationError(`job_id: the ${job.kind} job has no recorded input`);
       return add(scope, id, [
         {

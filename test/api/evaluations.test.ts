@@ -320,6 +320,11 @@ describe('experiments', () => {
       expect(runs.map((r) => r.output)).toEqual(['nope', `answer ${i}`]);
       expect(it.changed).toEqual({ output: true, passed: true, score_deltas: [{ exact: 1, contains: 1, judge: 0 }] });
     }
+    // An experiment's own run added to a dataset: its input is the item it ran, its output the expected.
+    const kept = String((await dataset(ws, [], 'kept')).id);
+    const fromRun = await app.post(`/v1/datasets/${kept}/items/from-job`, ws.key, { job_id: String(rows[0]!.job_id) });
+    expect(fromRun.status, fromRun.text).toBe(201);
+    expect((fromRun.body.items as Body[])[0]).toMatchObject({ input: 'echo: answer 0', expected: 'answer 0' });
     const list = await app.get<{ experiments: Body[] }>(`/v1/experiments?dataset_id=${String(ds.id)}`, ws.key);
     expect(list.body.experiments.map((e) => e.id)).toEqual([e2, e1]);
 
