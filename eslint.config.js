@@ -38,6 +38,8 @@ const nodeBuiltins = [
   'url',
 ];
 
+/** The areas that live in one folder of src/ with index.ts as their door (issue: a house by feature). */
+const AREAS = ['evaluations', 'search', 'tenancy', 'usage', 'webhooks'];
 export default tseslint.config(
   {
     ignores: [
@@ -84,6 +86,26 @@ export default tseslint.config(
     // key also answers for Object.prototype's members (`constructor`, `toString`, `__proto__`).
     files: ['api/**/*.ts', 'src/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'worker/**/*.ts'],
     rules: {
+      // An area folder is entered by its index.ts only (docs/architecture.md); its own files, its
+      // tests and benches reach in. Areas are added here as they move into their folder.
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: AREAS.map((area) => ({
+            target: [
+              `./src/!(${area})/**`,
+              './src/*.ts',
+              './api/**',
+              './workflows/**',
+              './activities/**',
+              './worker/**',
+            ],
+            from: `./src/${area}`,
+            except: ['./index.ts'],
+            message: `import the ${area} area through src/${area}/index.ts`,
+          })),
+        },
+      ],
       'no-restricted-syntax': [
         'error',
         {
