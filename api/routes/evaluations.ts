@@ -398,6 +398,21 @@ export default [
     },
   }),
   route({
+    method: 'delete',
+    path: '/v1/experiments/:id',
+    summary: 'Delete an experiment',
+    brain: 'optional',
+    params: ExperimentParams,
+    response: SuccessBody,
+    tags,
+    description:
+      "Removes an ended experiment and its per-item results (409 while it runs: cancel it first); its runs' jobs and their usage stay",
+    handler: async ({ params, scope, services }) => {
+      await services.evaluations.removeExperiment(scope, params.id);
+      return { success: true as const };
+    },
+  }),
+  route({
     method: 'post',
     path: '/v1/experiments/:id/cancel',
     summary: 'Cancel an experiment',

@@ -272,6 +272,10 @@ class Client:
         """Cancels a running experiment: no new item starts."""
         return self.request("POST", f"/v1/experiments/{urllib.parse.quote(experiment_id, safe='')}/cancel", {})
 
+    def delete_experiment(self, experiment_id: str) -> Dict[str, Any]:
+        """Deletes an ended experiment and its per-item results (409 while it runs: cancel it first)."""
+        return self.request("DELETE", f"/v1/experiments/{urllib.parse.quote(experiment_id, safe='')}")
+
     def respond_intervention(
         self,
         intervention_id: str,

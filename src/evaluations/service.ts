@@ -549,6 +549,13 @@ export function createEvaluationService(d: EvaluationDeps) {
       return { ...p, items: p.items.map((r) => ({ run: r, item: byId.get(r.itemId) ?? null })) };
     },
     /** Cancels a running experiment: its workflow is cancelled (its child runs with it); an ended one is a 409. */
+    /** Removes an ended experiment and its per-item results (409 while it runs: cancel it first); its runs' jobs stay. */
+    async removeExperiment(scope: Scope, id: string): Promise<void> {
+      const e = await experiment(scope, id);
+      if (!EXPERIMENT_TERMINAL.includes(e.status))
+        throw conflict(`the experiment is ${e.status}: cancel it before deleting it`);
+      if (!(await store.removeExperiment(scope.workspaceId, id))) throw notFound('Experiment');
+    },
     async cancelExperiment(scope: Scope, id: string): Promise<ExperimentDoc> {
       const e = await experiment(scope, id);
       if (EXPERIMENT_TERMINAL.includes(e.status)) throw conflict(`the experiment is ${e.status}`);

@@ -74,6 +74,11 @@ export function createEvaluationRepo(db: Db): EvaluationStore {
         { $set: { ...set, updatedAt: new Date() } },
         { returnDocument: 'after' },
       ),
+    async removeExperiment(workspaceId, id) {
+      const gone = (await experiments.deleteOne({ _id: id, workspaceId })).deletedCount === 1;
+      if (gone) await runs.deleteMany({ workspaceId, experimentId: id });
+      return gone;
+    },
     async removeDataset(workspaceId, id) {
       const gone = (await datasets.deleteOne({ _id: id, workspaceId })).deletedCount === 1;
       if (gone) await items.deleteMany({ workspaceId, datasetId: id });

@@ -48,6 +48,8 @@ export interface EvaluationStore {
   getItems(workspaceId: string, itemIds: string[]): Promise<DatasetItem[]>;
 
   createExperiment(doc: ExperimentDoc): Promise<void>;
+  /** Removes an experiment and its item rows; false when it did not exist. */
+  removeExperiment(workspaceId: string, id: string): Promise<boolean>;
   getExperiment(workspaceId: string, id: string): Promise<ExperimentDoc | null>;
   pageExperiments(
     workspaceId: string,

@@ -435,6 +435,9 @@ describe('experiments', () => {
       expect(r.status, r.text).toBe(202);
       const id = String(r.body.id);
       await waitExperiment(ws, id, (e) => e.status === 'running' && Number(e.items_done) >= 1, 60_000);
+      // A running experiment is not deleted: it is cancelled first.
+      const early = await app.del(`/v1/experiments/${id}`, ws.key);
+      expect(early.status, early.text).toBe(409);
       const c = await app.post(`/v1/experiments/${id}/cancel`, ws.key);
       expect(c.status, c.text).toBe(200);
       expect(c.body.status).toBe('cancelled');
@@ -442,6 +445,17 @@ describe('experiments', () => {
       const after = await waitExperiment(ws, id, (e) => e.aggregates !== null);
       expect(after.status).toBe('cancelled');
       expect(Number(after.items_done)).toBeLessThan(12);
+      // Ended, it is deleted with its item rows (another workspace's is a 404); its runs' jobs stay.
+      const itemRows = await app.get<{ items: Body[] }>(`/v1/experiments/${id}/items`, ws.key);
+      const kept = String(itemRows.body.items[0]!.job_id);
+      const other = await buildWorkspace(app);
+      expect((await app.del(`/v1/experiments/${id}`, other.key)).status).toBe(404);
+      const del = await app.del(`/v1/experiments/${id}`, ws.key);
+      expect(del.status, del.text).toBe(200);
+      expect((await app.get(`/v1/experiments/${id}`, ws.key)).status).toBe(404);
+      expect((await app.get(`/v1/experiments/${id}/items`, ws.key)).status).toBe(404);
+      expect((await app.get(`/v1/jobs/${kept}`, ws.key)).status).toBe(200);
+      expect((await app.del(`/v1/experiments/${id}`, ws.key)).status).toBe(404);
     } finally {
       sim.configure({ firstTokenMs: [20, 80] });
     }
