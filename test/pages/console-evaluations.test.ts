@@ -293,6 +293,10 @@ describe('the evaluation pages', () => {
       const e = await experiment(ws, id);
       expect(e.status).toBe('cancelled');
       expect(Number(e.items_done)).toBeLessThan(6);
+      // Ended, the member deletes it: back on the dataset's experiments, and the API has it no more.
+      await page.getByRole('button', { name: 'Delete experiment' }).click();
+      await page.waitForURL(/\/console\/experiments\?dataset_id=/);
+      expect((await app.get(`/v1/experiments/${id}`, memberKey)).status).toBe(404);
     } finally {
       sim.configure({ firstTokenMs: 20 });
     }

@@ -14,7 +14,8 @@ import '../evaluations.css';
  * far, the items as they are scored), the final aggregates once it ends (mean score per
  * evaluator, pass rate, p50 and p95 latency, cost and tokens), the per-item table (output, each
  * score with its reason, latency, tokens, cost, the run), cancel while it has not ended (the API
- * answers 409 after), and "compare with" another ended experiment of the same dataset.
+ * answers 409 after), delete once it has ended (its per-item results go; its runs' jobs stay), and
+ * "compare with" another ended experiment of the same dataset.
  */
 const LIMIT = 100;
 
@@ -47,6 +48,7 @@ export default function ExperimentPage({ params }: { params: Record<string, stri
     if (ended) setLive(false);
   }, [ended]);
   const cancel = useAction();
+  const del = useAction();
   // The dataset's name, once (a deleted dataset leaves its id: experiments outlive it).
   const datasetId = e?.dataset_id;
   const dataset = usePoll(
@@ -86,9 +88,24 @@ export default function ExperimentPage({ params }: { params: Record<string, stri
             </button>
           )}
           {ended && <CompareWith experiment={e} />}
+          {ended && (
+            <button
+              type="button"
+              className="danger"
+              disabled={del.busy}
+              onClick={() => {
+                if (!window.confirm('Delete this experiment and its per-item results? Its runs stay.')) return;
+                void del
+                  .run(() => api.raw('DELETE', `/v1/experiments/${id}`))
+                  .then((ok) => ok !== undefined && navigate(`/experiments${qs({ dataset_id: e.dataset_id })}`));
+              }}
+            >
+              {del.busy ? 'Deleting…' : 'Delete experiment'}
+            </button>
+          )}
         </div>
       </div>
-      <Problem problem={cancel.problem ?? exp.problem} />
+      <Problem problem={cancel.problem ?? del.problem ?? exp.problem} />
       <dl className="facts">
         <dt>Dataset</dt>
         <dd>
