@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { Attachment as StoredAttachment, Meeting as StoredMeeting } from '../../src/db/meetings.js';
-import type { Attachment, Meeting, MeetingTranscription } from '../../src/schemas/meetings.js';
-import { transcriptionOf } from '../../src/services/meetings.js';
+import type { AttachmentRecord as StoredAttachment, MeetingRecord as StoredMeeting } from '../../src/meetings/index.js';
+import type { Attachment, Meeting, MeetingTranscription } from '../../src/meetings/index.js';
+import { transcriptionOf } from '../../src/meetings/index.js';
 
 /** Wire shape of a meeting; `transcription` is lifted from the body for convenience (idle when never transcribed). */
 export function presentMeeting(m: StoredMeeting): z.input<typeof Meeting> {

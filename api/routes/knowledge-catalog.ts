@@ -5,7 +5,7 @@ import { priceOf, pricesAt } from '../../src/llm/pricing.js';
 import { presentArtifact, presentAsset, presentMemory, presentRecollection } from '../presenters/knowledge.js';
 import { presentReflex } from '../presenters/reflex.js';
 import { presentMeeting } from '../presenters/meeting.js';
-import { MeetingPatchBody } from '../../src/schemas/meetings.js';
+import { MeetingPatchBody } from '../../src/meetings/index.js';
 import { route, type HandlerInput } from '../route.js';
 
 const tags = ['resources'];

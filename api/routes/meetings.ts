@@ -15,7 +15,7 @@ import {
   MeetingList,
   MeetingListQuery,
   SessionParams,
-} from '../../src/schemas/meetings.js';
+} from '../../src/meetings/index.js';
 import { presentArtifact } from '../presenters/knowledge.js';
 import { presentMeeting } from '../presenters/meeting.js';
 import { presentPage } from '../presenters/page.js';

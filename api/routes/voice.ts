@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { Attachment } from '../../src/schemas/meetings.js';
+import { Attachment } from '../../src/meetings/index.js';
 import {
   PrewarmBody,
   PrewarmResult,

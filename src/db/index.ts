@@ -19,7 +19,7 @@ import { createStakeholderMapRepo, stakeholderMapIndexes } from './stakeholder-m
 import { createUsageRepo, usageIndexes } from '../usage/index.js';
 import { createTraceRepo, traceIndexes } from './traces.js';
 import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';
-import { createMeetingRepo, meetingIndexes } from './meetings.js';
+import { createMeetingRepo, meetingIndexes } from '../meetings/index.js';
 import { createSecretRepo, secretIndexes } from './secrets.js';
 import { createWebhookRepo, webhookIndexes } from '../webhooks/index.js';
 import { tenancyIndexes } from '../tenancy/index.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Uuid } from './common.js';
-import { TranscriptSegment } from './meetings.js';
+import { TranscriptSegment } from '../meetings/index.js';
 
 export const VocabularyDefaultsQuery = z.object({ vertical_id: z.string().max(64).optional() });
 export const VocabularyDefaults = z

@@ -11,7 +11,7 @@ import type {
   MemoryDoc,
 } from '../db/knowledge-model.js';
 import { toDocument, toMemory } from '../db/knowledge-rows.js';
-import type { MeetingDoc } from '../db/meetings.js';
+import type { MeetingDoc } from '../meetings/index.js';
 import type { NeuronDoc } from '../db/neurons.js';
 import type { PathwayHead } from '../db/pathways.js';
 import type { ActionPlanDoc, ReceptorDoc } from '../db/receptors.js';

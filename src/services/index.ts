@@ -39,9 +39,9 @@ import { createDocumentService } from './documents.js';
 import { createIngestService } from './ingest.js';
 import { createMemoryService } from './memories.js';
 import { createCatalogService } from './catalog.js';
-import { createMeetingService } from './meetings.js';
-import { createTranscriptionService } from './transcription.js';
-import { createVocabularyService } from './vocabulary.js';
+import { createMeetingService } from '../meetings/index.js';
+import { createTranscriptionService } from '../meetings/index.js';
+import { createVocabularyService } from '../meetings/index.js';
 import { createStakeholderMapService } from './stakeholder-maps.js';
 import { createEvaluationService } from '../evaluations/index.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Job } from '../../src/schemas/jobs.js';
 import { Artifact } from '../../src/schemas/knowledge.js';
-import { Attachment, ChunkAck, LiveHistory, LiveSession, Meeting, MeetingList } from '../../src/schemas/meetings.js';
+import { Attachment, ChunkAck, LiveHistory, LiveSession, Meeting, MeetingList } from '../../src/meetings/index.js';
 import {
   PrewarmResult,
   TranscriptionResult,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { msOf, pcmOfWav, wavOf } from '../../src/stt/audio.js';
 import { parsePocketsphinx } from '../../src/stt/pocketsphinx.js';
-import { transcriptMarkdown } from '../../src/services/transcription.js';
+import { transcriptMarkdown } from '../../src/meetings/index.js';
 
 describe('speech helpers', () => {
   it('wraps linear16 in a WAV header and reads it back; other WAV formats are left to sox', () => {

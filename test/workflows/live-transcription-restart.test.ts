@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LiveSession, Meeting } from '../../src/schemas/meetings.js';
+import { LiveSession, Meeting } from '../../src/meetings/index.js';
 import { TranscriptionResult } from '../../src/schemas/voice.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';

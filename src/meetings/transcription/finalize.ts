@@ -1,4 +1,4 @@
-import type { TranscriptionSession } from '../../db/meetings.js';
+import type { TranscriptionSession } from '../store.mongo.js';
 import { systemScope } from '../../scope.js';
 import { msOf } from '../../stt/audio.js';
 import type { Transcript } from '../../stt/index.js';

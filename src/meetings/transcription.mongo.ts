@@ -1,7 +1,7 @@
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import { AppError } from '../errors.js';
-import { holding, isDuplicateKey, type HoldDoc } from './claims.js';
-import { findById } from './client.js';
+import { holding, isDuplicateKey, type HoldDoc } from '../db/claims.js';
+import { findById } from '../db/client.js';
 
 /** A live transcription session of a meeting; its id is the session id, its job is the `liveTranscription` workflow. */
 export interface SessionDoc {

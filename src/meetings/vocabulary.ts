@@ -1,5 +1,5 @@
 import type { Redis } from '../redis.js';
-import type { MeetingRepo } from '../db/meetings.js';
+import type { MeetingRepo } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { forbidden, notFound, validationError } from '../errors.js';
 import type { Scope } from '../scope.js';

@@ -1,12 +1,12 @@
 import type { Db, Filter } from 'mongodb';
 import { validationError } from '../errors.js';
-import { updateHeld, type HoldDoc } from './claims.js';
-import { findById, findByIds, type IndexSpec } from './client.js';
-import { decodeBlob, encodeBlob } from './codec.js';
-import { page, pageIndexes, type Page, type PageQuery } from './paging.js';
-import { createTranscriptionStore } from './transcription.js';
+import { updateHeld, type HoldDoc } from '../db/claims.js';
+import { findById, findByIds, type IndexSpec } from '../db/client.js';
+import { decodeBlob, encodeBlob } from '../db/codec.js';
+import { page, pageIndexes, type Page, type PageQuery } from '../db/paging.js';
+import { createTranscriptionStore } from './transcription.mongo.js';
 
-export type { Page, PageQuery } from './paging.js';
+export type { Page, PageQuery } from '../db/paging.js';
 export type {
   Attachment,
   AttachmentDoc,
@@ -15,7 +15,7 @@ export type {
   SessionDoc,
   TranscriptionSession,
   VocabularyDoc,
-} from './transcription.js';
+} from './transcription.mongo.js';
 
 /** Transcription states of a meeting (docs/meetings.md). */
 export type TranscriptionStatus = 'idle' | 'live' | 'finalizing' | 'ready' | 'failed';

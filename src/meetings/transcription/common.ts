@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { BlobStore } from '../../blobs/store.js';
 import type { Config } from '../../config.js';
-import type { MeetingRepo, TranscriptionSession } from '../../db/meetings.js';
+import type { MeetingRepo, TranscriptionSession } from '../store.mongo.js';
 import type { WorkspaceRepo } from '../../db/workspaces.js';
 import { notFound, validationError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -17,9 +17,9 @@ import {
 } from '../../stt/index.js';
 import type { Streams } from '../../streams.js';
 import type { LiveTranscriptionInput } from '../../temporal/definitions.js';
-import type { DocumentService } from '../documents.js';
-import type { JobService } from '../jobs.js';
-import type { MeetingService } from '../meetings.js';
+import type { DocumentService } from '../../services/documents.js';
+import type { JobService } from '../../services/jobs.js';
+import type { MeetingService } from '../service.js';
 import type { UsageService } from '../../usage/index.js';
 import type { VocabularyService } from '../vocabulary.js';
 

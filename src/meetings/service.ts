@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Meeting, MeetingListFilter, MeetingRepo, TranscriptionStatus } from '../db/meetings.js';
+import type { Meeting, MeetingListFilter, MeetingRepo, TranscriptionStatus } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, notFound, validationError } from '../errors.js';
-import type { MeetingBody, MeetingPatchBody } from '../schemas/meetings.js';
+import type { MeetingBody, MeetingPatchBody } from './schemas.js';
 import type { Scope } from '../scope.js';
-import type { ResourceEvents, ResourceRef } from './resource-events.js';
+import type { ResourceEvents, ResourceRef } from '../services/resource-events.js';
 import { own, setOwn } from '../own.js';
 
 /** Body keys of the patch envelope that are not body fields. */

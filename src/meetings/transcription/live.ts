@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { fromBuffer } from '../../blobs/store.js';
-import type { TranscriptionSession } from '../../db/meetings.js';
+import type { TranscriptionSession } from '../store.mongo.js';
 import { conflict, notFound, validationError } from '../../errors.js';
 import { systemScope, type Scope } from '../../scope.js';
 import { bestEffort } from '../../best-effort.js';

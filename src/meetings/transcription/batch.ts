@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { bestEffort } from '../../best-effort.js';
-import type { Attachment } from '../../db/meetings.js';
+import type { Attachment } from '../store.mongo.js';
 import { notFound, unsupportedMediaType, validationError } from '../../errors.js';
 import { sniffContentType } from '../../knowledge/extract.js';
 import { systemScope, type Scope } from '../../scope.js';

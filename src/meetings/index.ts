@@ -1,0 +1,32 @@
+/**
+ * Meetings (docs/meetings.md): the area's only door. Meetings and their store (`store.mongo.ts`),
+ * transcription, batch and live (`transcription.ts` and `transcription/`, sessions and chunks in
+ * `transcription.mongo.ts`), captions, and the request shapes (`schemas.ts`). Routes, activities,
+ * the composition root and other areas import from here. The stored shapes are `MeetingRecord`
+ * and `AttachmentRecord` here, as `Meeting` and `Attachment` name the response schemas.
+ */
+export {
+  createMeetingRepo,
+  MAX_MEETING_BODY_CHARS,
+  meetingIndexes,
+  type Meeting as MeetingRecord,
+  type MeetingChange,
+  type MeetingDoc,
+  type MeetingListFilter,
+  type MeetingRepo,
+  type MeetingVersionDoc,
+} from './store.mongo.js';
+export {
+  createTranscriptionStore,
+  type Attachment as AttachmentRecord,
+  type AttachmentDoc,
+  type AudioChunk,
+  type ChunkRowDoc,
+  type SessionDoc,
+  type TranscriptionSession,
+  type VocabularyDoc,
+} from './transcription.mongo.js';
+export * from './schemas.js';
+export * from './service.js';
+export * from './transcription.js';
+export * from './vocabulary.js';
