@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { StakeholderMapDoc, StakeholderVersionDoc } from '../../src/db/stakeholder-maps.js';
-import type { MapHead, VersionMeta } from '../../src/schemas/stakeholder-maps.js';
+import type { StakeholderMapDoc, StakeholderVersionDoc } from '../../src/stakeholders/index.js';
+import type { MapHead, VersionMeta } from '../../src/stakeholders/index.js';
 
 /** Wire shape of a stakeholder map head; every field listed. */
 export function presentStakeholderMap(m: StakeholderMapDoc): z.input<typeof MapHead> {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { StakeholderMapDoc } from '../../src/db/stakeholder-maps.js';
+import type { StakeholderMapDoc } from '../../src/stakeholders/index.js';
 import {
   Briefing,
   BriefingParams,
@@ -28,9 +28,9 @@ import {
   VersionRead,
   VersionSaveBody,
   type GraphLimits,
-} from '../../src/schemas/stakeholder-maps.js';
+} from '../../src/stakeholders/index.js';
 import type { Services } from '../../src/services/index.js';
-import type { Graph } from '../../src/stakeholders/graph.js';
+import type { Graph } from '../../src/stakeholders/index.js';
 import { presentStakeholderMap, presentStakeholderVersion } from '../presenters/stakeholder-map.js';
 import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';

@@ -15,7 +15,7 @@ import { createSkillRepo, skillIndexes } from './skills.js';
 import { createKnowledgeRepo, knowledgeIndexes } from './knowledge.js';
 import { createSearchSources } from '../search/index.js';
 import { createRunRepo, runIndexes } from './runs.js';
-import { createStakeholderMapRepo, stakeholderMapIndexes } from './stakeholder-maps.js';
+import { createStakeholderMapRepo, stakeholderMapIndexes } from '../stakeholders/index.js';
 import { createUsageRepo, usageIndexes } from '../usage/index.js';
 import { createTraceRepo, traceIndexes } from './traces.js';
 import { createWorkspaceRepo, workspaceIndexes } from './workspaces.js';

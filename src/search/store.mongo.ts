@@ -16,7 +16,7 @@ import type { NeuronDoc } from '../db/neurons.js';
 import type { PathwayHead } from '../db/pathways.js';
 import type { ActionPlanDoc, ReceptorDoc } from '../db/receptors.js';
 import type { ReflexDoc } from '../db/reflexes.js';
-import type { StakeholderMapDoc } from '../db/stakeholder-maps.js';
+import type { StakeholderMapDoc } from '../stakeholders/index.js';
 
 /**
  * The search index's reads (docs/search.md, What is indexed): every searchable resource of every

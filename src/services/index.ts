@@ -42,7 +42,7 @@ import { createCatalogService } from './catalog.js';
 import { createMeetingService } from '../meetings/index.js';
 import { createTranscriptionService } from '../meetings/index.js';
 import { createVocabularyService } from '../meetings/index.js';
-import { createStakeholderMapService } from './stakeholder-maps.js';
+import { createStakeholderMapService } from '../stakeholders/index.js';
 import { createEvaluationService } from '../evaluations/index.js';
 
 /** Builds every service from the one dependency bag; the API and the worker share it. */

@@ -1,12 +1,4 @@
-import type {
-  Briefing,
-  DiscussionPoint,
-  GraphLimits,
-  Interaction,
-  Related,
-  Risk,
-  Stakeholder,
-} from '../schemas/stakeholder-maps.js';
+import type { Briefing, DiscussionPoint, GraphLimits, Interaction, Related, Risk, Stakeholder } from './schemas.js';
 import { countsOf, newestFirst, rankStakeholders, type Graph } from './graph.js';
 
 /**

@@ -1,5 +1,5 @@
 import { validationError } from '../errors.js';
-import { StakeholderOp } from '../schemas/stakeholder-maps.js';
+import { StakeholderOp } from './schemas.js';
 import { setOwn } from '../own.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ChatMessage, JsonSchema } from '../llm/types.js';
-import { ExtractionAnswer, type StakeholderOp } from '../schemas/stakeholder-maps.js';
+import { ExtractionAnswer, type StakeholderOp } from './schemas.js';
 import type { Graph } from './graph.js';
 
 /**

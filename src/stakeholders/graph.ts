@@ -1,14 +1,5 @@
 import { conflict, validationError } from '../errors.js';
-import type {
-  Changes,
-  Counts,
-  Edge,
-  GraphLimits,
-  Interaction,
-  Risk,
-  Stakeholder,
-  StakeholderOp,
-} from '../schemas/stakeholder-maps.js';
+import type { Changes, Counts, Edge, GraphLimits, Interaction, Risk, Stakeholder, StakeholderOp } from './schemas.js';
 
 /**
  * The live stakeholder graph (docs/stakeholder-maps.md) and the one function that changes it.

@@ -12,7 +12,7 @@ import {
   VersionList,
   VersionMeta,
   VersionRead,
-} from '../../src/schemas/stakeholder-maps.js';
+} from '../../src/stakeholders/index.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { usePlatform } from '../support/platform.js';

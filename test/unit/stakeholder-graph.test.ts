@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
-import { StakeholderOp } from '../../src/schemas/stakeholder-maps.js';
+import { StakeholderOp } from '../../src/stakeholders/index.js';
 import { briefingOf, diffGraphs } from '../../src/stakeholders/analysis.js';
 import { compileDsl } from '../../src/stakeholders/dsl.js';
 import { answerToOps, extractionSchema, parseAnswer } from '../../src/stakeholders/extraction.js';

@@ -1,15 +1,15 @@
-import type { Config } from '../../config.js';
-import type { StakeholderMap, StakeholderMapRepo, StakeholderVersion } from '../../db/stakeholder-maps.js';
-import type { WorkspaceRepo } from '../../db/workspaces.js';
-import { notFound, validationError } from '../../errors.js';
-import { uuidFromName } from '../../ids.js';
-import type { ModelRegistry } from '../../llm/registry.js';
-import type { VersionRef } from '../../schemas/stakeholder-maps.js';
-import type { Scope } from '../../scope.js';
-import { countsOf, emptyGraph, type Graph } from '../../stakeholders/graph.js';
-import type { JobService } from '../jobs.js';
-import type { ResourceEvents } from '../resource-events.js';
-import type { UsageService } from '../../usage/index.js';
+import type { Config } from '../config.js';
+import type { StakeholderMap, StakeholderMapRepo, StakeholderVersion } from './store.mongo.js';
+import type { WorkspaceRepo } from '../db/workspaces.js';
+import { notFound, validationError } from '../errors.js';
+import { uuidFromName } from '../ids.js';
+import type { ModelRegistry } from '../llm/registry.js';
+import type { VersionRef } from './schemas.js';
+import type { Scope } from '../scope.js';
+import { countsOf, emptyGraph, type Graph } from './graph.js';
+import type { JobService } from '../services/jobs.js';
+import type { ResourceEvents } from '../services/resource-events.js';
+import type { UsageService } from '../usage/index.js';
 
 /**
  * What the meetings family provides to the extraction step (docs/stakeholder-maps.md, Meeting

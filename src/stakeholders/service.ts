@@ -1,22 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import type { StakeholderMap } from '../db/stakeholder-maps.js';
+import type { StakeholderMap } from './store.mongo.js';
 import { conflict, notFound } from '../errors.js';
-import type { DiffQuery, GraphLimits, MapCreateBody, PatchBody } from '../schemas/stakeholder-maps.js';
+import type { DiffQuery, GraphLimits, MapCreateBody, PatchBody } from './schemas.js';
 import type { Scope } from '../scope.js';
-import { briefingOf, diffGraphs } from '../stakeholders/analysis.js';
-import { compileDsl } from '../stakeholders/dsl.js';
-import { countsOf, emptyGraph, viewOf, type Graph } from '../stakeholders/graph.js';
-import { createMapReads, type StakeholderMapDeps } from './stakeholder-maps/common.js';
-import { createMapEditing } from './stakeholder-maps/editing.js';
-import { createStakeholderExtraction } from './stakeholder-maps/extraction.js';
+import { briefingOf, diffGraphs } from './analysis.js';
+import { compileDsl } from './dsl.js';
+import { countsOf, emptyGraph, viewOf, type Graph } from './graph.js';
+import { createMapReads, type StakeholderMapDeps } from './service-common.js';
+import { createMapEditing } from './editing.js';
+import { createStakeholderExtraction } from './extraction-service.js';
 
-export { GRAPH_CACHE_CHARS } from '../db/stakeholder-maps.js';
-export type { MeetingTranscriptSource, StakeholderMapDeps } from './stakeholder-maps/common.js';
-export { REVISIONS_KEPT } from './stakeholder-maps/editing.js';
+export { GRAPH_CACHE_CHARS } from './store.mongo.js';
+export type { MeetingTranscriptSource, StakeholderMapDeps } from './service-common.js';
+export { REVISIONS_KEPT } from './editing.js';
 
 /**
  * Stakeholder maps (docs/stakeholder-maps.md): map heads are resources of kind
- * stakeholder_map in a brain; each has a live graph (claimed revisions, src/db/stakeholder-maps.ts)
+ * stakeholder_map in a brain; each has a live graph (claimed revisions, src/stakeholders/store.mongo.ts)
  * changed only through patch ops (JSON, the DSL, or a meeting extraction's answer), numbered saved
  * versions, diffs between any two states, and per-stakeholder briefings computed from the graph.
  * The parts live in ./stakeholder-maps/: shared reads, editing (revisions and versions), extraction.

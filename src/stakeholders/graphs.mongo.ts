@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection } from 'mongodb';
-import { emptyGraph, type Graph } from '../stakeholders/graph.js';
-import { claim, newest } from './claims.js';
-import { decodeBlob, encodeBlob, type Blob } from './codec.js';
+import { emptyGraph, type Graph } from './graph.js';
+import { claim, newest } from '../db/claims.js';
+import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
 
 /** JSON characters of decoded graph bodies each process keeps in memory (a full map is ~2 MB). */
 export const GRAPH_CACHE_CHARS = 24_000_000;

@@ -1,18 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { StakeholderMap } from '../../db/stakeholder-maps.js';
-import { conflict, notFound, validationError } from '../../errors.js';
-import { uuidFromName } from '../../ids.js';
-import type { ExtractBody } from '../../schemas/stakeholder-maps.js';
-import { systemScope, type Scope } from '../../scope.js';
-import {
-  answerToOps,
-  extractionMessages,
-  extractionSchema,
-  MAX_TRANSCRIPT_CHARS,
-  parseAnswer,
-} from '../../stakeholders/extraction.js';
-import type { StakeholderExtractInput } from '../../temporal/definitions.js';
-import type { MapReads, StakeholderMapDeps } from './common.js';
+import type { StakeholderMap } from './store.mongo.js';
+import { conflict, notFound, validationError } from '../errors.js';
+import { uuidFromName } from '../ids.js';
+import type { ExtractBody } from './schemas.js';
+import { systemScope, type Scope } from '../scope.js';
+import { answerToOps, extractionMessages, extractionSchema, MAX_TRANSCRIPT_CHARS, parseAnswer } from './extraction.js';
+import type { StakeholderExtractInput } from '../temporal/definitions.js';
+import type { MapReads, StakeholderMapDeps } from './service-common.js';
 import type { MapEditing } from './editing.js';
 
 /** The offline local/* models answer with fixed text: they can never produce an extraction. */

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
-import type { StakeholderOp } from '../schemas/stakeholder-maps.js';
-import type { Graph } from '../stakeholders/graph.js';
-import { claim, claimNext, isDuplicateKey, updateHeld, type HoldDoc } from './claims.js';
-import { findById, findByIds, type IndexSpec } from './client.js';
-import { decodeBlob, encodeBlob, type Blob } from './codec.js';
-import { page, pageIndexes, type Page, type PageQuery } from './paging.js';
+import type { StakeholderOp } from './schemas.js';
+import type { Graph } from './graph.js';
+import { claim, claimNext, isDuplicateKey, updateHeld, type HoldDoc } from '../db/claims.js';
+import { findById, findByIds, type IndexSpec } from '../db/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
+import { page, pageIndexes, type Page, type PageQuery } from '../db/paging.js';
 import {
   createGraphBodies,
   revisionOps,
@@ -13,9 +13,9 @@ import {
   type MapKey,
   type StakeholderGraphDoc,
   type StakeholderRevisionDoc,
-} from './stakeholder-graphs.js';
+} from './graphs.mongo.js';
 
-export type { Page, PageQuery } from './paging.js';
+export type { Page, PageQuery } from '../db/paging.js';
 export {
   GRAPH_CACHE_CHARS,
   type GraphCounts,
@@ -23,7 +23,7 @@ export {
   type StakeholderGraphDoc,
   type StakeholderRevision,
   type StakeholderRevisionDoc,
-} from './stakeholder-graphs.js';
+} from './graphs.mongo.js';
 
 /**
  * A stakeholder map's head (a resource of kind stakeholder_map): a projection of its newest

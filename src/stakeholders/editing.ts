@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { StakeholderMap, StakeholderRevision, StakeholderVersion } from '../../db/stakeholder-maps.js';
-import { conflict } from '../../errors.js';
-import type { Changes, Interaction, StakeholderOp } from '../../schemas/stakeholder-maps.js';
-import type { Scope } from '../../scope.js';
-import { applyOps, countsOf, emptyGraph, type Graph } from '../../stakeholders/graph.js';
-import type { MapReads, StakeholderMapDeps } from './common.js';
+import type { StakeholderMap, StakeholderRevision, StakeholderVersion } from './store.mongo.js';
+import { conflict } from '../errors.js';
+import type { Changes, Interaction, StakeholderOp } from './schemas.js';
+import type { Scope } from '../scope.js';
+import { applyOps, countsOf, emptyGraph, type Graph } from './graph.js';
+import type { MapReads, StakeholderMapDeps } from './service-common.js';
 
 /** Live-graph revisions kept per map (older ones are pruned; saved versions are kept for good). */
 export const REVISIONS_KEPT = 10;
