@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { IdParams, SuccessBody } from '../../src/schemas/common.js';
-import type { SkillDoc } from '../../src/db/skills.js';
-import { Skill, SkillCreateBody, SkillList, SkillListQuery, SkillUpdateBody } from '../../src/schemas/skills.js';
+import type { SkillDoc } from '../../src/skills/index.js';
+import { Skill, SkillCreateBody, SkillList, SkillListQuery, SkillUpdateBody } from '../../src/skills/index.js';
 import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';
 

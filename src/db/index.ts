@@ -11,7 +11,7 @@ import { createReceptorRepo, receptorIndexes } from './receptors.js';
 import { createReflexRepo, reflexIndexes } from './reflexes.js';
 import { createShareRepo, shareIndexes } from './shares.js';
 import { connectionIndexes, createConnectionRepo } from './connections.js';
-import { createSkillRepo, skillIndexes } from './skills.js';
+import { createSkillRepo, skillIndexes } from '../skills/index.js';
 import { createKnowledgeRepo, knowledgeIndexes } from './knowledge.js';
 import { createSearchSources } from '../search/index.js';
 import { createRunRepo, runIndexes } from './runs.js';

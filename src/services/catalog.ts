@@ -4,7 +4,7 @@ import { hasRole, type Scope } from '../scope.js';
 import { folderStructure, normalizePath, type DocumentService } from './documents.js';
 import type { MemoryService } from './memories.js';
 import type { ResourceEvents } from './resource-events.js';
-import type { SkillService } from './skills.js';
+import type { SkillService } from '../skills/index.js';
 
 export type TreeProfile = 'document' | 'broad';
 export interface TreeRow {

@@ -12,7 +12,7 @@ import { createReceptorService } from './receptors.js';
 import { createScheduleService } from './schedules.js';
 import { createResourceEvents } from './resource-events.js';
 import { createSearchService } from '../search/index.js';
-import { createSkillService } from './skills.js';
+import { createSkillService } from '../skills/index.js';
 import { createShareService } from './shares.js';
 import { createRecentCredentials } from './recent-credentials.js';
 import { createGuard } from '../net/guard.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Skill, SkillList } from '../../src/schemas/skills.js';
+import { Skill, SkillList } from '../../src/skills/index.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 
 const app = useTestApp();

@@ -1,7 +1,7 @@
-/** The skill repository (src/db/skills.ts): versions claimed by unique id, the head held to the newest, scoping. */
+/** The skill repository (src/skills/store.mongo.ts): versions claimed by unique id, the head held to the newest, scoping. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { SkillDoc, SkillRepo } from '../../src/db/skills.js';
+import type { SkillDoc, SkillRepo } from '../../src/skills/index.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

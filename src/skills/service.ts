@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { SkillDoc, SkillRepo } from '../db/skills.js';
+import type { SkillDoc, SkillRepo } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, notFound, validationError } from '../errors.js';
-import type { SkillCreateBody, SkillListQuery, SkillUpdateBody } from '../schemas/skills.js';
+import type { SkillCreateBody, SkillListQuery, SkillUpdateBody } from './schemas.js';
 import type { Scope } from '../scope.js';
-import { toNeuronSlug } from './neurons.js';
-import type { ResourceEvents } from './resource-events.js';
+import { toNeuronSlug } from '../services/neurons.js';
+import type { ResourceEvents } from '../services/resource-events.js';
 
 const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 const toLinks = (l: { integration_id: string; scope_path: string }[]) =>

@@ -1,8 +1,8 @@
 import type { Db, Filter } from 'mongodb';
-import { claimNext, isDuplicateKey, updateHeld, type HoldDoc } from './claims.js';
-import type { IndexSpec } from './client.js';
-import { findById } from './client.js';
-import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
+import { claimNext, isDuplicateKey, updateHeld, type HoldDoc } from '../db/claims.js';
+import type { IndexSpec } from '../db/client.js';
+import { findById } from '../db/client.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../db/paging.js';
 
 export type { Page, PageQuery, PageSort };
 

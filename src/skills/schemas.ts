@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
+import { SortDirection, Uuid, paging, PageTotal, pageFields } from '../schemas/common.js';
 
 /** A tool a skill uses: an integration (UUID) and the path of its scope (for example "repos/read"). */
 export const ToolLink = z
