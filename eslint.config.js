@@ -39,7 +39,7 @@ const nodeBuiltins = [
 ];
 
 /** The areas that live in one folder of src/ with index.ts as their door (issue: a house by feature). */
-const AREAS = ['evaluations', 'meetings', 'search', 'skills', 'stakeholders', 'tenancy', 'usage', 'webhooks'];
+const AREAS = ['evaluations', 'meetings', 'search', 'shares', 'skills', 'stakeholders', 'tenancy', 'usage', 'webhooks'];
 export default tseslint.config(
   {
     ignores: [

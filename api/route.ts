@@ -5,7 +5,7 @@ import { AppError, authRequired, forbidden, notFound, unsupportedMediaType, vali
 import type { Logger } from '../src/logger.js';
 import { hasRole, type Role, type Scope } from '../src/scope.js';
 import type { Services } from '../src/services/index.js';
-import type { ShareAccess } from '../src/services/shares.js';
+import type { ShareAccess } from '../src/shares/index.js';
 import { currentRequest } from '../src/request-context.js';
 import type { Idempotency } from './middleware/idempotency.js';
 import type { RequestGuard } from './middleware/guard.js';

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { Receptor } from '../../src/db/receptors.js';
-import type { ShareTokenDoc } from '../../src/db/shares.js';
-import type { PublicReceptor, ShareView } from '../../src/schemas/shares.js';
-import type { ShareAccess } from '../../src/services/shares.js';
+import type { ShareTokenDoc } from '../../src/shares/index.js';
+import type { PublicReceptor, ShareView } from '../../src/shares/index.js';
+import type { ShareAccess } from '../../src/shares/index.js';
 
 /** A share token's settings and use; the token itself only right after create or rotate. */
 export function presentShare(

@@ -14,9 +14,9 @@ import {
   ShareQuery,
   ShareRotateBody,
   ShareView,
-} from '../../src/schemas/shares.js';
+} from '../../src/shares/index.js';
 import { TraceIdParams, Trace } from '../../src/schemas/traces.js';
-import type { ShareAccess } from '../../src/services/shares.js';
+import type { ShareAccess } from '../../src/shares/index.js';
 import { readOneFile } from '../multipart.js';
 import { presentPublicReceptor, presentShare } from '../presenters/share.js';
 import { presentTrace } from '../presenters/trace.js';

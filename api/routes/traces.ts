@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { validationError } from '../../src/errors.js';
-import { ShareQuery } from '../../src/schemas/shares.js';
+import { ShareQuery } from '../../src/shares/index.js';
 import type { Services } from '../../src/services/index.js';
-import type { ShareAccess } from '../../src/services/shares.js';
+import type { ShareAccess } from '../../src/shares/index.js';
 import type { Trace as TraceRecord } from '../../src/db/traces.js';
 import {
   Engram,

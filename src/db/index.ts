@@ -9,7 +9,7 @@ import { createNeuronRepo, neuronIndexes } from './neurons.js';
 import { createPathwayRepo, pathwayIndexes } from './pathways.js';
 import { createReceptorRepo, receptorIndexes } from './receptors.js';
 import { createReflexRepo, reflexIndexes } from './reflexes.js';
-import { createShareRepo, shareIndexes } from './shares.js';
+import { createShareRepo, shareIndexes } from '../shares/index.js';
 import { connectionIndexes, createConnectionRepo } from './connections.js';
 import { createSkillRepo, skillIndexes } from '../skills/index.js';
 import { createKnowledgeRepo, knowledgeIndexes } from './knowledge.js';

@@ -13,7 +13,7 @@ import { createScheduleService } from './schedules.js';
 import { createResourceEvents } from './resource-events.js';
 import { createSearchService } from '../search/index.js';
 import { createSkillService } from '../skills/index.js';
-import { createShareService } from './shares.js';
+import { createShareService } from '../shares/index.js';
 import { createRecentCredentials } from './recent-credentials.js';
 import { createGuard } from '../net/guard.js';
 import { createSecretBox } from '../crypto/secrets.js';

@@ -7,7 +7,7 @@ import { Budget, BudgetList } from '../../src/usage/index.js';
 import { Intervention } from '../../src/schemas/interventions.js';
 import { Job } from '../../src/schemas/jobs.js';
 import { ReceptorList } from '../../src/schemas/receptors.js';
-import { ShareView } from '../../src/schemas/shares.js';
+import { ShareView } from '../../src/shares/index.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { useSimPlatform } from '../support/platform.js';

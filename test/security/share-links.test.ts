@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ReceptorList } from '../../src/schemas/receptors.js';
-import { ShareView } from '../../src/schemas/shares.js';
+import { ShareView } from '../../src/shares/index.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { useSimPlatform } from '../support/platform.js';

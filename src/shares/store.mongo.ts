@@ -1,8 +1,8 @@
 import type { Db } from 'mongodb';
-import { claim } from './claims.js';
-import { findById, type IndexSpec } from './client.js';
+import { claim } from '../db/claims.js';
+import { findById, type IndexSpec } from '../db/client.js';
 
-/** Share-link look and feel (validated by src/schemas/shares.ts). */
+/** Share-link look and feel (validated by src/shares/schemas.ts). */
 export interface ShareCustomization {
   title?: string;
   greeting?: string;

@@ -1,17 +1,17 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { JobRepo } from '../db/jobs.js';
-import type { Admission } from './jobs.js';
+import type { Admission } from '../services/jobs.js';
 import type { Receptor } from '../db/receptors.js';
-import type { ShareRepo, ShareTokenDoc } from '../db/shares.js';
+import type { ShareRepo, ShareTokenDoc } from './store.mongo.js';
 import type { Trace, TraceRepo } from '../db/traces.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { AppError, conflict, forbidden, notFound, validationError } from '../errors.js';
-import type { PublicExecuteBody, ShareCreateBody, ShareRotateBody } from '../schemas/shares.js';
+import type { PublicExecuteBody, ShareCreateBody, ShareRotateBody } from './schemas.js';
 import type { Scope } from '../scope.js';
 import type { BudgetService } from '../usage/index.js';
-import type { ReceptorFireService } from './receptor-fires.js';
-import type { ReceptorService } from './receptors.js';
-import type { RecentCredentials } from './recent-credentials.js';
+import type { ReceptorFireService } from '../services/receptor-fires.js';
+import type { ReceptorService } from '../services/receptors.js';
+import type { RecentCredentials } from '../services/recent-credentials.js';
 
 const TOKEN_PREFIX = 'cxs_';
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
