@@ -39,7 +39,18 @@ const nodeBuiltins = [
 ];
 
 /** The areas that live in one folder of src/ with index.ts as their door (issue: a house by feature). */
-const AREAS = ['evaluations', 'meetings', 'search', 'shares', 'skills', 'stakeholders', 'tenancy', 'usage', 'webhooks'];
+const AREAS = [
+  'connections',
+  'evaluations',
+  'meetings',
+  'search',
+  'shares',
+  'skills',
+  'stakeholders',
+  'tenancy',
+  'usage',
+  'webhooks',
+];
 export default tseslint.config(
   {
     ignores: [

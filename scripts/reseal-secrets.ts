@@ -6,8 +6,8 @@
 import { loadConfig } from '../src/config.js';
 import { createSecretBox } from '../src/crypto/secrets.js';
 import { connectMongo } from '../src/db/client.js';
-import { createConnectionRepo } from '../src/db/connections.js';
-import { resealSecrets } from '../src/services/connections.js';
+import { createConnectionRepo } from '../src/connections/index.js';
+import { resealSecrets } from '../src/connections/index.js';
 import { createSecretRepo } from '../src/db/secrets.js';
 import { createSecretService } from '../src/services/secrets.js';
 import { createWebhookRepo } from '../src/webhooks/index.js';

@@ -12,8 +12,8 @@ import {
   IntegrationBody,
   IntegrationParams,
   ReflexConnectionStatus,
-} from '../../src/schemas/connections.js';
-import type { IntegrationDoc } from '../../src/db/connections.js';
+} from '../../src/connections/index.js';
+import type { IntegrationDoc } from '../../src/connections/index.js';
 import { route } from '../route.js';
 
 const tags = ['reflexes'];

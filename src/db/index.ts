@@ -10,7 +10,7 @@ import { createPathwayRepo, pathwayIndexes } from './pathways.js';
 import { createReceptorRepo, receptorIndexes } from './receptors.js';
 import { createReflexRepo, reflexIndexes } from './reflexes.js';
 import { createShareRepo, shareIndexes } from '../shares/index.js';
-import { connectionIndexes, createConnectionRepo } from './connections.js';
+import { connectionIndexes, createConnectionRepo } from '../connections/index.js';
 import { createSkillRepo, skillIndexes } from '../skills/index.js';
 import { createKnowledgeRepo, knowledgeIndexes } from './knowledge.js';
 import { createSearchSources } from '../search/index.js';

@@ -17,7 +17,7 @@ import { createShareService } from '../shares/index.js';
 import { createRecentCredentials } from './recent-credentials.js';
 import { createGuard } from '../net/guard.js';
 import { createSecretBox } from '../crypto/secrets.js';
-import { createConnectionService } from './connections.js';
+import { createConnectionService } from '../connections/index.js';
 import { createSecretService } from './secrets.js';
 import { createWebhookService, endEvents } from '../webhooks/index.js';
 import { createPathwayHttpService, HTTP_NODE_MAX_RESPONSE_BYTES } from './pathway-http.js';

@@ -14,7 +14,7 @@ import {
 import { OutboundBlocked, type Guard } from '../net/guard.js';
 import type { RunScope } from '../temporal/definitions.js';
 import { renderTemplate, renderTree } from './pathway-runs.js';
-import type { ConnectionService } from './connections.js';
+import type { ConnectionService } from '../connections/index.js';
 import type { SecretService } from './secrets.js';
 import { setOwn } from '../own.js';
 

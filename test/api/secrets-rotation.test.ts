@@ -9,8 +9,8 @@ import {
   type ConnectionDoc,
   type ConnectionRequestDoc,
   type IntegrationDoc,
-} from '../../src/db/connections.js';
-import { resealSecrets } from '../../src/services/connections.js';
+} from '../../src/connections/index.js';
+import { resealSecrets } from '../../src/connections/index.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 
 /**

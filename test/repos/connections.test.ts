@@ -1,7 +1,7 @@
-/** The connection repository (src/db/connections.ts): integrations and connections by workspace, single-use requests, one refresh at a time. */
+/** The connection repository (src/connections/store.mongo.ts): integrations and connections by workspace, single-use requests, one refresh at a time. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ConnectionDoc, ConnectionRepo, IntegrationDoc } from '../../src/db/connections.js';
+import type { ConnectionDoc, ConnectionRepo, IntegrationDoc } from '../../src/connections/index.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuard } from '../../src/net/guard.js';
-import type { ConnectionService } from '../../src/services/connections.js';
+import type { ConnectionService } from '../../src/connections/index.js';
 import {
   createPathwayHttpService,
   HttpNodeFailure,

@@ -16,7 +16,7 @@ import type {
 } from '../../temporal/definitions.js';
 import type { RemoteTools } from '../../tools/remote.js';
 import type { BudgetService } from '../../usage/index.js';
-import type { ConnectionService } from '../connections.js';
+import type { ConnectionService } from '../../connections/index.js';
 import type { FirstTurns } from '../first-turns.js';
 import type { InterventionService } from '../interventions.js';
 import type { JobService } from '../jobs.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import { isDuplicateKey, releaseHold, tryHold, type HoldDoc } from './claims.js';
-import { findById } from './client.js';
+import type { IndexSpec } from '../db/client.js';
+import { isDuplicateKey, releaseHold, tryHold, type HoldDoc } from '../db/claims.js';
+import { findById } from '../db/client.js';
 
 /**
  * An OAuth 2 integration an admin configured for the workspace (authorization and token

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { notPrototypeName, RESERVED_NAME_MESSAGE, Uuid } from './common.js';
+import { notPrototypeName, RESERVED_NAME_MESSAGE, Uuid } from '../schemas/common.js';
 
 const HttpsOrLoopback = z
   .url()

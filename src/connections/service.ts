@@ -1,11 +1,11 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { allowedClientSecretEnv, type Config } from '../config.js';
 import type { SecretBox } from '../crypto/secrets.js';
-import type { ConnectionDoc, ConnectionRepo, IntegrationDoc } from '../db/connections.js';
+import type { ConnectionDoc, ConnectionRepo, IntegrationDoc } from './store.mongo.js';
 import type { Reflex, ReflexRepo } from '../db/reflexes.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import type { Guard } from '../net/guard.js';
-import type { IntegrationBody } from '../schemas/connections.js';
+import type { IntegrationBody } from './schemas.js';
 import { hasRole, type Scope } from '../scope.js';
 import type { Logger } from '../logger.js';
 
