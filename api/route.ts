@@ -21,12 +21,13 @@ export type AuthMode = 'required' | 'jwt' | 'optional' | 'none' | 'operator';
 
 type Infer<S> = S extends ZodType ? z.output<S> : Record<string, never>;
 
-export interface HandlerInput<P, Q, B> {
+export interface HandlerInput<P, Q, B, A = Services> {
   params: P;
   query: Q;
   body: B;
   scope: Scope;
-  services: Services;
+  /** The services of the route's own area (`areaRoutes`), not the whole bag. */
+  services: A;
   ctx: Context;
   log: Logger;
   /** Set when the request came with a share token (routes with `share`). */
@@ -34,7 +35,7 @@ export interface HandlerInput<P, Q, B> {
 }
 
 /** A route is data: method, path, schemas and a short handler; OpenAPI reads the same objects. */
-export interface RouteDef<PS = unknown, QS = unknown, BS = unknown> {
+export interface RouteDef<PS = unknown, QS = unknown, BS = unknown, A = Services> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
   /**
@@ -82,10 +83,31 @@ export interface RouteDef<PS = unknown, QS = unknown, BS = unknown> {
   body?: BS;
   status?: number;
   response?: ZodType;
-  handler: (input: HandlerInput<Infer<PS>, Infer<QS>, Infer<BS>>) => Promise<unknown>;
+  handler: (input: HandlerInput<Infer<PS>, Infer<QS>, Infer<BS>, A>) => Promise<unknown>;
+  /**
+   * The services the route's handler is given, picked from the bag once when the route is mounted
+   * (`areaRoutes`): a route reaches its own area's API and the few others it names, nothing else.
+   */
+  uses?: (services: Services) => unknown;
 }
 
-/** Builds a typed route object (inference only; the router mounts it). */
+/**
+ * The route builder of one area's route file: `uses` picks the services its handlers are given
+ * (its own area's, and any other it names), so a handler cannot reach the rest of the bag.
+ *
+ *   const route = areaRoutes((s) => ({ skills: s.skills }));
+ */
+export function areaRoutes<A>(uses: (services: Services) => A) {
+  return function areaRoute<
+    PS extends ZodType | undefined = undefined,
+    QS extends ZodType | undefined = undefined,
+    BS extends ZodType | undefined = undefined,
+  >(def: RouteDef<PS, QS, BS, A>): RouteDef {
+    return { ...def, uses } as unknown as RouteDef;
+  };
+}
+
+/** Builds a typed route object given the whole services bag (inference only; the router mounts it). */
 export function route<
   PS extends ZodType | undefined = undefined,
   QS extends ZodType | undefined = undefined,
@@ -242,6 +264,8 @@ export const resolveRequestScope = (ctx: Context, rc: RouteContext): Promise<Sco
 export function toKoaHandler(def: RouteDef, rc: RouteContext) {
   const parse = (schema: unknown, value: unknown) => (schema ? (schema as ZodType).parse(value) : value);
   const guarded = { kind: def.kind ?? 'request', deadlineMs: def.deadlineMs } as const;
+  // The handler's services: its area's pick, made once here.
+  const services = def.uses ? def.uses(rc.services) : rc.services;
   return async (ctx: Context) => {
     // A body in anything but JSON is refused before it is read (415), on every route that takes one.
     if (def.body && ctx.request.length && !ctx.is('application/json', '+json'))
@@ -265,7 +289,7 @@ export function toKoaHandler(def: RouteDef, rc: RouteContext) {
           query,
           body,
           scope,
-          services: rc.services,
+          services,
           ctx,
           log: ctx.state.log as Logger,
           share,

@@ -8,6 +8,12 @@ import type { ChatCompletion, ChatCompletionBody, ChatMessage, OpenAIUsage } fro
 import type { InvokeBody, MultitaskStrategy } from '../../src/schemas/jobs.js';
 import type { Scope } from '../../src/scope.js';
 import type { Services } from '../../src/services/index.js';
+
+/** The services the OpenAI-compatible endpoint runs through (the same as invoke and execute). */
+export type OpenAiApi = Pick<
+  Services,
+  'jobs' | 'neurons' | 'pathwayRuns' | 'pathways' | 'runs' | 'streams' | 'traces' | 'usage'
+>;
 import { terminalEntry } from '../../src/services/jobs.js';
 import { ShownReply } from '../../src/services/shown-reply.js';
 import type { StreamEntry } from '../../src/streams.js';
@@ -27,7 +33,7 @@ const unixNow = () => Math.floor(Date.now() / 1000);
 const isCode = (e: unknown, code: ErrorCode) => e instanceof AppError && e.code === code;
 
 /** Resolves `model` to a neuron or pathway the caller may run; anything else is `model_not_found`. */
-export async function resolveModel(services: Services, scope: Scope, model: string): Promise<Target> {
+export async function resolveModel(services: OpenAiApi, scope: Scope, model: string): Promise<Target> {
   if (model.startsWith(PATHWAY_PREFIX)) {
     const ref = model.slice(PATHWAY_PREFIX.length).trim();
     if (!scope.brainId) throw modelNotFound(model, ' (a pathway runs in a brain: send X-Brain-Id)');
@@ -124,7 +130,7 @@ export function turnOf(body: ChatCompletionBody, scope: Scope, target: Target): 
 
 /** Starts the run: an invoke of the neuron or an execute of the pathway, the same service calls as their routes. */
 export async function startRun(
-  services: Services,
+  services: OpenAiApi,
   scope: Scope,
   target: Target,
   turn: Turn,
@@ -158,7 +164,7 @@ type Ending = { ok: true; result: unknown } | { ok: false; message: string; canc
  * (null) when `signal` aborts or `deadline` passes.
  */
 async function follow(
-  services: Services,
+  services: OpenAiApi,
   scope: Scope,
   jobId: string,
   o: { signal: AbortSignal; deadline: number; onEntry?: (e: StreamEntry) => void; onIdle?: () => void },
@@ -195,7 +201,7 @@ async function follow(
 }
 
 /** The reply text of a finished run: a neuron's reply (whole, even past the inline limit), a pathway's output. */
-async function replyOf(services: Services, scope: Scope, target: Target, result: unknown): Promise<string> {
+async function replyOf(services: OpenAiApi, scope: Scope, target: Target, result: unknown): Promise<string> {
   const r = (result ?? {}) as Record<string, unknown>;
   if (target.kind === 'pathway') {
     const output = 'output' in r ? r.output : result;
@@ -210,7 +216,7 @@ async function replyOf(services: Services, scope: Scope, target: Target, result:
 }
 
 /** The run's usage from the usage ledger (a pathway: every billed call of the run, its neuron nodes included). */
-async function usageOf(services: Services, scope: Scope, target: Target, jobId: string): Promise<OpenAIUsage> {
+async function usageOf(services: OpenAiApi, scope: Scope, target: Target, jobId: string): Promise<OpenAIUsage> {
   const t = await services.usage.jobTotals(scope.workspaceId, jobId, target.kind === 'pathway');
   return { prompt_tokens: t.inputTokens, completion_tokens: t.outputTokens, total_tokens: t.totalTokens };
 }
@@ -237,7 +243,7 @@ function clientGone(ctx: Context): AbortSignal {
 
 /** A non-streaming completion: waits for the run, answers `chat.completion` with the reply and the ledger's usage. */
 export async function completion(
-  services: Services,
+  services: OpenAiApi,
   scope: Scope,
   ctx: Context,
   model: string,
@@ -282,7 +288,7 @@ export async function completion(
  * final reply is sent when it extends it. A pathway sends its output as one delta at the end.
  */
 export function streamCompletion(
-  services: Services,
+  services: OpenAiApi,
   scope: Scope,
   ctx: Context,
   model: string,

@@ -27,7 +27,10 @@ const modelObject = (id: string, createdAt: Date): ModelObject => ({
  * `pathway:<slug>`, or `pathway:<id>` where two pathways of the brain share a slug (pathway names
  * are free text and need not be unique).
  */
-export async function listModels(services: Services, scope: Scope): Promise<ModelObject[]> {
+export async function listModels(
+  services: Pick<Services, 'neurons' | 'pathways'>,
+  scope: Scope,
+): Promise<ModelObject[]> {
   const neurons = [];
   for (let cursor: string | undefined; neurons.length < LIST_MAX;) {
     const page = await services.neurons.list(scope, {

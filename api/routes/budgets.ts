@@ -1,8 +1,10 @@
 import { IdParams, SuccessBody } from '../../src/schemas/common.js';
 import { Budget, BudgetCreateBody, BudgetList, BudgetListQuery, BudgetUpdateBody } from '../../src/usage/index.js';
 import { presentBudget } from '../presenters/budget.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
 import { presentPage } from '../presenters/page.js';
+
+const route = areaRoutes((s) => ({ budgets: s.budgets }));
 
 const tags = ['budgets'];
 const admin = ['workspace_admin' as const];

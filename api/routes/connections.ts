@@ -14,7 +14,9 @@ import {
   ReflexConnectionStatus,
 } from '../../src/connections/index.js';
 import type { IntegrationDoc } from '../../src/connections/index.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ config: s.config, connections: s.connections }));
 
 const tags = ['reflexes'];
 /**

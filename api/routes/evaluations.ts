@@ -32,7 +32,9 @@ import {
   type ExperimentItemRecord,
 } from '../../src/evaluations/index.js';
 import { presentPage } from '../presenters/page.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ evaluations: s.evaluations }));
 
 const tags = ['evaluations'];
 

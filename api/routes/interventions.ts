@@ -3,7 +3,9 @@ import { IdParams } from '../../src/schemas/common.js';
 import { Intervention, InterventionListQuery, RespondBody, TokenParams } from '../../src/schemas/interventions.js';
 import { presentIntervention, presentPublicDelivery } from '../presenters/intervention.js';
 import { presentPage } from '../presenters/page.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ interventions: s.interventions }));
 
 /** Interventions: a paused run's question to a person, answered by API or public token. */
 export default [

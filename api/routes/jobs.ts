@@ -3,8 +3,10 @@ import { TERMINAL_STATES } from '../../src/db/jobs.js';
 import { Job, JobIdParams, JobList, JobListQuery, JobStreamQuery } from '../../src/schemas/jobs.js';
 import { presentJob } from '../presenters/job.js';
 import { presentPage } from '../presenters/page.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
 import { endedAfter, resumeCursor, sseStream } from '../sse.js';
+
+const route = areaRoutes((s) => ({ jobs: s.jobs, streams: s.streams }));
 
 /** Jobs (stream entries and rules: docs/streams.md): status, list, token stream and cancel. Pathway routes add start/resume/input. */
 export default [

@@ -19,8 +19,10 @@ import {
 import { presentArtifact } from '../presenters/knowledge.js';
 import { presentMeeting } from '../presenters/meeting.js';
 import { presentPage } from '../presenters/page.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
 import { resumeCursor, sseStream } from '../sse.js';
+
+const route = areaRoutes((s) => ({ meetings: s.meetings, streams: s.streams, transcription: s.transcription }));
 
 const tags = ['meetings'];
 const base = '/v1/meetings/:id/transcription';

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { InvokeAccepted, InvokeBody } from '../../src/schemas/jobs.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ runs: s.runs }));
 
 const NeuronSegment = z.object({ id: z.string().min(1).max(200) });
 

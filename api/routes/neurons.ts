@@ -15,7 +15,9 @@ import {
   NeuronVersionParams,
 } from '../../src/schemas/neurons.js';
 import { presentNeuron, presentNeuronHistory, presentNeuronPage, presentNeuronVersion } from '../presenters/neuron.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ neurons: s.neurons }));
 
 const tags = ['neurons'];
 const catalog = ['neurons', 'resources'];

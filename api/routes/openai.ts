@@ -1,7 +1,18 @@
 import { ChatCompletion, ChatCompletionBody, OpenAIModelList } from '../../src/schemas/openai.js';
-import { completion, resolveModel, startRun, streamCompletion, turnOf } from '../openai/chat.js';
+import { completion, resolveModel, startRun, streamCompletion, turnOf, type OpenAiApi } from '../openai/chat.js';
 import { listModels } from '../openai/models.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s): OpenAiApi => ({
+  jobs: s.jobs,
+  neurons: s.neurons,
+  pathwayRuns: s.pathwayRuns,
+  pathways: s.pathways,
+  runs: s.runs,
+  streams: s.streams,
+  traces: s.traces,
+  usage: s.usage,
+}));
 
 /**
  * The OpenAI-compatible endpoint (docs/openai-compatible.md): base URL `<api>/v1/openai` for any

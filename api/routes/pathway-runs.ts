@@ -10,7 +10,9 @@ import {
   ResumeBody,
 } from '../../src/schemas/pathway-runs.js';
 import { presentIntervention } from '../presenters/intervention.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ pathwayRuns: s.pathwayRuns }));
 
 const InterventionAnswered = z.object({ job_id: z.string(), intervention: Intervention });
 

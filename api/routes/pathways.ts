@@ -33,7 +33,9 @@ import {
   presentRoleCheck,
   presentValidation,
 } from '../presenters/pathway.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ pathways: s.pathways }));
 
 const tags = ['pathways'];
 

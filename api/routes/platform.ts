@@ -18,11 +18,28 @@ import type { Services } from '../../src/services/index.js';
 import type { Scope } from '../../src/scope.js';
 import type { Context } from 'koa';
 import { presentApiKey, presentBrain, presentWorkspace } from '../presenters/platform.js';
-import { route, type RouteDef } from '../route.js';
+import { areaRoutes, type RouteDef } from '../route.js';
 import { presentPage } from '../presenters/page.js';
 
+const route = areaRoutes((s) => ({
+  auth: s.auth,
+  config: s.config,
+  health: s.health,
+  models: s.models,
+  search: s.search,
+  workspaces: s.workspaces,
+}));
+
 /** Unauthenticated health says healthy/unhealthy and version; a credential adds its workspace, the components and the search index. */
-async function health({ scope, services, ctx }: { scope: Scope; services: Services; ctx: Context }) {
+async function health({
+  scope,
+  services,
+  ctx,
+}: {
+  scope: Scope;
+  services: Pick<Services, 'health' | 'workspaces' | 'search'>;
+  ctx: Context;
+}) {
   const h = await services.health.check();
   ctx.status = h.healthy ? 200 : 503;
   // A load balancer or client polling health backs off as it would on any other 503.

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { resumeCursor, sseStream } from '../sse.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ events: s.events, streams: s.streams }));
 
 /** The workspace's resource event stream (docs/knowledge.md, "Events and stimuli"). */
 export default [

@@ -23,13 +23,30 @@ import { presentNeuron } from '../presenters/neuron.js';
 import { presentPathway } from '../presenters/pathway.js';
 import { presentReceptor } from '../presenters/receptor.js';
 import { presentReflex } from '../presenters/reflex.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
 import { own } from '../../src/own.js';
+
+/** Search, and each resource type's own service for `full_heads` (read under that service's rules). */
+type SearchApi = Pick<
+  Services,
+  'search' | 'workspaces' | 'neurons' | 'pathways' | 'receptors' | 'reflexes' | 'documents' | 'memories' | 'meetings'
+>;
+const route = areaRoutes((s): SearchApi => ({
+  search: s.search,
+  workspaces: s.workspaces,
+  neurons: s.neurons,
+  pathways: s.pathways,
+  receptors: s.receptors,
+  reflexes: s.reflexes,
+  documents: s.documents,
+  memories: s.memories,
+  meetings: s.meetings,
+}));
 
 const tags = ['search'];
 
 /** Full resource documents for `full_heads`, read through each type's own service (its rules apply; what the caller may not read is left out). */
-const fullHead: Partial<Record<SearchType, (s: Services, scope: Scope, id: string) => Promise<unknown>>> = {
+const fullHead: Partial<Record<SearchType, (s: SearchApi, scope: Scope, id: string) => Promise<unknown>>> = {
   neurons: async (s, scope, id) => presentNeuron(await s.neurons.get(scope, id)),
   pathways: async (s, scope, id) => presentPathway(await s.pathways.get(scope, id)),
   receptors: async (s, scope, id) => presentReceptor(await s.receptors.catalogGet(scope, id)),
@@ -41,7 +58,7 @@ const fullHead: Partial<Record<SearchType, (s: Services, scope: Scope, id: strin
 };
 
 async function browse(
-  services: Services,
+  services: SearchApi,
   scope: Scope,
   b: { type: string; limit: number; offset: number; full_heads: boolean },
 ) {

@@ -2,7 +2,9 @@ import type { z } from 'zod';
 import { SuccessBody } from '../../src/schemas/common.js';
 import { Secret, SecretList, SecretParams, SecretPutBody } from '../../src/schemas/secrets.js';
 import type { SecretMeta } from '../../src/db/secrets.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ secrets: s.secrets }));
 
 const tags = ['secrets'];
 const admin = ['workspace_admin' as const];

@@ -20,9 +20,11 @@ import type { ShareAccess } from '../../src/shares/index.js';
 import { readOneFile } from '../multipart.js';
 import { presentPublicReceptor, presentShare } from '../presenters/share.js';
 import { presentTrace } from '../presenters/trace.js';
-import type { HandlerInput } from '../route.js';
-import { route } from '../route.js';
+import type { Services } from '../../src/services/index.js';
+import { areaRoutes, type HandlerInput } from '../route.js';
 import { endedAfter, resumeCursor, sseStream } from '../sse.js';
+
+const route = areaRoutes((s) => ({ jobs: s.jobs, shares: s.shares, streams: s.streams, traces: s.traces }));
 
 const tags = ['shares'];
 const pub = ['public'];
@@ -32,7 +34,7 @@ const ALLOWED =
   /^(text\/(plain|markdown|csv|html)|application\/(json|pdf|vnd\.openxmlformats-officedocument\.[a-z.]+)|image\/(png|jpeg|gif|webp))$/;
 const JobQuery = ShareQuery.pick({ t: true, workspace: true, receptor: true, receptor_id: true, after: true });
 
-async function jobRef(i: HandlerInput<unknown, unknown, z.infer<typeof PublicExecuteBody>>) {
+async function jobRef(i: HandlerInput<unknown, unknown, z.infer<typeof PublicExecuteBody>, Pick<Services, 'shares'>>) {
   const a = i.share!;
   const { job, traceId } = await i.services.shares.execute(a, i.body);
   return {
@@ -46,7 +48,7 @@ async function jobRef(i: HandlerInput<unknown, unknown, z.infer<typeof PublicExe
 
 /** A trace read through a link: the names must be the link's (403 otherwise), the trace one of its conversations (404 otherwise). */
 async function linkTrace(
-  i: { share?: ShareAccess; services: HandlerInput<unknown, unknown, unknown>['services'] },
+  i: { share?: ShareAccess; services: Pick<Services, 'shares' | 'traces'> },
   traceId: string,
   q: z.infer<typeof ShareQuery>,
 ) {

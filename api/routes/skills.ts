@@ -3,7 +3,9 @@ import { IdParams, SuccessBody } from '../../src/schemas/common.js';
 import type { SkillDoc } from '../../src/skills/index.js';
 import { Skill, SkillCreateBody, SkillList, SkillListQuery, SkillUpdateBody } from '../../src/skills/index.js';
 import { presentPage } from '../presenters/page.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ skills: s.skills }));
 
 const tags = ['skills'];
 /** Wire shape of a skill; every field listed. */

@@ -33,7 +33,9 @@ import type { Services } from '../../src/services/index.js';
 import type { Graph } from '../../src/stakeholders/index.js';
 import { presentStakeholderMap, presentStakeholderVersion } from '../presenters/stakeholder-map.js';
 import { presentPage } from '../presenters/page.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ stakeholderMaps: s.stakeholderMaps }));
 
 const tags = ['stakeholder-maps'];
 const limitsOf = (q: GraphLimits): GraphLimits => ({
@@ -42,7 +44,7 @@ const limitsOf = (q: GraphLimits): GraphLimits => ({
 });
 /** A live map: the graph's parts at the top level, the map's metadata beside them. */
 const liveMap = (
-  s: Services,
+  s: Pick<Services, 'stakeholderMaps'>,
   r: { map: StakeholderMapDoc; graph: Graph; revision: number; at: Date },
   q: GraphLimits,
 ): z.input<typeof LiveMap> => {

@@ -10,7 +10,9 @@ import {
   WorkspaceStorage,
   type DeletionDoc,
 } from '../../src/tenancy/index.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ tenancy: s.tenancy }));
 
 const presentDeletion = (d: DeletionDoc) => ({
   id: d._id,

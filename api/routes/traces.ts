@@ -17,8 +17,10 @@ import {
 } from '../../src/schemas/traces.js';
 import { presentEngram, presentTrace } from '../presenters/trace.js';
 import { presentPage } from '../presenters/page.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
 import { resumeCursor, sseStream } from '../sse.js';
+
+const route = areaRoutes((s) => ({ shares: s.shares, streams: s.streams, traces: s.traces }));
 
 const EventsQuery = ShareQuery;
 const ShareMessagesQuery = MessagesQuery.extend(ShareQuery.omit({ after: true }).shape);
@@ -26,7 +28,7 @@ const ShareMessagesQuery = MessagesQuery.extend(ShareQuery.omit({ after: true })
 /** A trace read with a share token in place of credentials: one of the link's own conversations only (404 otherwise). */
 async function shareCheck(
   share: ShareAccess | undefined,
-  services: Services,
+  services: Pick<Services, 'shares' | 'traces'>,
   trace: TraceRecord,
   q: { workspace?: string; receptor?: string; receptor_id?: string },
 ): Promise<void> {

@@ -5,7 +5,9 @@ import {
   UsageStats,
   UsageWorkspaceParams,
 } from '../../src/usage/index.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ usage: s.usage }));
 
 /** Usage (docs/usage.md): figures from the usage ledger; the workspace-wide reads are for admins. */
 export default [

@@ -11,7 +11,9 @@ import {
 } from '../../src/schemas/voice.js';
 import { streamUpload } from '../multipart.js';
 import { presentAttachment } from '../presenters/meeting.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ config: s.config, transcription: s.transcription, vocabulary: s.vocabulary }));
 
 const tags = ['voice'];
 

@@ -14,7 +14,9 @@ import {
   WebhookListQuery,
 } from '../../src/webhooks/index.js';
 import { presentPage } from '../presenters/page.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ webhooks: s.webhooks }));
 
 const tags = ['webhooks'];
 const admin = ['workspace_admin' as const];

@@ -211,9 +211,10 @@ describe('runs under real provider behaviour', () => {
   it('a failed load after the job record was written ends the job failed, never pending', async () => {
     const ws = await buildWorkspace(app);
     const id = await neuron(ws);
-    const runs = app.services.runs;
-    const load = runs.load.bind(runs);
-    runs.load = () => Promise.reject(new Error('store went away'));
+    // The run's load reads the trace's history (the trace is named by the caller): that read fails.
+    const traces = app.services.traces;
+    const messages = traces.messages.bind(traces);
+    traces.messages = () => Promise.reject(new Error('store went away'));
     const traceId = crypto.randomUUID();
     let res;
     try {
@@ -223,7 +224,7 @@ describe('runs under real provider behaviour', () => {
         client_nonce: 'n-2',
       });
     } finally {
-      runs.load = load;
+      traces.messages = messages;
     }
     expect(res.status).toBeGreaterThanOrEqual(500);
     // The job the failed invoke recorded: the neuron's only job (its id is derived from the caller and the nonce).

@@ -54,12 +54,11 @@ async function prepare(ctx: RunContext, input: NeuronRunInput): Promise<RunSumma
   const prepared = (await runLog.putContext(scope.workspaceId, input.jobId, loaded))
     ? loaded
     : ((await runLog.context(input.jobId)) ?? loaded);
-  await ctx.steps().markStarted({
-    scope: input.scope,
-    traceId: input.traceId,
-    neuronId: input.neuronId,
-    jobId: input.jobId,
-  });
+  await markStarted(
+    ctx.d,
+    { scope: input.scope, traceId: input.traceId, neuronId: input.neuronId, jobId: input.jobId },
+    {},
+  );
   return summaryOf(prepared);
 }
 
@@ -97,9 +96,11 @@ async function prepareHeld(ctx: RunContext, input: NeuronRunInput): Promise<Prep
       traces.publish(scope, input.traceId, { type: 'run.started', job_id: input.jobId, neuron_id: input.neuronId }),
     ]);
   else
-    await ctx
-      .steps()
-      .markStarted({ scope: input.scope, traceId: input.traceId, neuronId: input.neuronId, jobId: input.jobId });
+    await markStarted(
+      ctx.d,
+      { scope: input.scope, traceId: input.traceId, neuronId: input.neuronId, jobId: input.jobId },
+      {},
+    );
   return loaded;
 }
 
@@ -116,13 +117,10 @@ const childJob = (input: NeuronRunInput) => ({
 /** The context of a run an activity prepares; a retry whose neuron can no longer be read runs on the context stored the first time. */
 function loadChild(ctx: RunContext, input: NeuronRunInput): Promise<PreparedRunData> {
   const brainId = fromRunScope(input.scope).brainId ?? null;
-  return ctx
-    .steps()
-    .load(input, input.message ?? '', input.data)
-    .then(
-      (run): PreparedRunData => ({ ...run, attribution: attributionOf(input, brainId) }),
-      async (e: unknown) => (await ctx.d.runLog.context(input.jobId)) ?? Promise.reject(e as Error),
-    );
+  return load(ctx.d, input, input.message ?? '', input.data, {}).then(
+    (run): PreparedRunData => ({ ...run, attribution: attributionOf(input, brainId) }),
+    async (e: unknown) => (await ctx.d.runLog.context(input.jobId)) ?? Promise.reject(e as Error),
+  );
 }
 
 async function markStarted(

@@ -31,21 +31,29 @@ export {
  * The workflow carries ids and small values only; prompts, history, replies and tool results
  * live in the run context and steps (src/db/runs.ts) and are loaded here.
  *
- * Each module builds its part over one RunContext; a module calls another's step through the
- * assembled service (`ctx.steps()`), so the service object is the one place a step lives.
+ * Each module builds its part over one RunContext, in order, and is handed the steps of earlier
+ * modules it calls (`calls`): the context steps first (load, markStarted), then model turns, the
+ * finish, and the invoke and short runs made of them.
  */
 export function createRunService(d: RunDeps) {
-  const ctx: RunContext = { d, steps: () => service, starting: new Set() };
+  const ctx: RunContext = { d, starting: new Set() };
+  const context = createContextSteps(ctx); // prepare, prepareHeld, markStarted, load
+  const turns = createTurnSteps({ ...ctx, calls: { markStarted: context.markStarted } }); // modelTurn, adoptFirstTurn, runTurn, runHeldTurn
+  const finish = createFinishSteps(ctx); // finish, fail
   const service = {
-    ...createInvokeSteps(ctx), // invoke
+    ...createInvokeSteps({ ...ctx, calls: { load: context.load, runTurn: turns.runTurn } }), // invoke
     ...createStartSteps(ctx), // startPending, startStored, drain
-    ...createContextSteps(ctx), // prepare, prepareHeld, markStarted, load
-    ...createTurnSteps(ctx), // modelTurn, adoptFirstTurn, runTurn, runHeldTurn
+    ...context,
+    ...turns,
     ...createToolSteps(ctx), // runTool
-    ...createFinishSteps(ctx), // finish, fail
+    ...finish,
     ...createBudgetPauseSteps(ctx), // openBudgetPause, recordBudgetAnswer
     ...createToolApprovalSteps(ctx), // openToolApprovals, recordToolAnswer, expireToolApproval, refuseToolCall
-    ...createShortRunSteps(ctx), // runShort (a map item: prepare, first turn, finish)
+    // runShort (a map item: prepare, first turn, finish)
+    ...createShortRunSteps({
+      ...ctx,
+      calls: { prepareHeld: context.prepareHeld, runHeldTurn: turns.runHeldTurn, finish: finish.finish },
+    }),
     /** The tools one reflex offers the caller, listed as a run lists them (GET /v1/reflexes/:id/tools). */
     reflexTools: async (scope: Scope, reflexId: string) =>
       reflexToolsOf(d, scope, await d.reflexes.get(scope, reflexId)),

@@ -21,9 +21,13 @@ import {
   toRunScope,
   type RunContext,
   type RunDeps,
+  type RunSteps,
 } from './shared.js';
 import { startSoon } from './starts.js';
 import { supersedeSoon } from './supersede.js';
+
+/** The engine's context for an invoke, with the steps of other modules it calls. */
+type InvokeContext = RunContext & { calls: Pick<RunSteps, 'load' | 'runTurn'> };
 
 type Neuron = Awaited<ReturnType<RunDeps['neurons']['resolve']>>;
 
@@ -44,12 +48,12 @@ interface Invoke {
 /** What an invoke answers (202): the job, the human turn's engram (null for a repeated client_nonce) and the trace. */
 type Invoked = { job: Job; userEngramId: string | null; traceId: string };
 
-export const createInvokeSteps = (ctx: RunContext) => ({
+export const createInvokeSteps = (ctx: InvokeContext) => ({
   /** POST /v1/neurons/:id/invoke: stores the human turn and the run context, records the job, starts neuronRun. */
   invoke: (scope: Scope, idOrSlug: string, body: InvokeBody): Promise<Invoked> => invoke(ctx, scope, idOrSlug, body),
 });
 
-async function invoke(ctx: RunContext, scope: Scope, idOrSlug: string, body: InvokeBody): Promise<Invoked> {
+async function invoke(ctx: InvokeContext, scope: Scope, idOrSlug: string, body: InvokeBody): Promise<Invoked> {
   const { neurons, models, jobs, config } = ctx.d;
   // A workspace found at its share of runs a moment ago is refused before any read (a flood of retries costs nothing).
   jobs.refuseIfFull(scope.workspaceId);
@@ -161,7 +165,7 @@ function invokeOf(scope: Scope, neuron: Neuron, head: NeuronSnapshot, body: Invo
  * the path to the first token), then starts the workflow in the background.
  */
 async function store(
-  ctx: RunContext,
+  ctx: InvokeContext,
   run: Invoke,
   queued: boolean,
   waitsFor: string | null,
@@ -228,7 +232,7 @@ async function store(
  * preparation.
  */
 async function storeQueued(
-  ctx: RunContext,
+  ctx: InvokeContext,
   run: Invoke,
   waitsFor: string | null,
   onCreated?: () => void,
@@ -284,10 +288,10 @@ function appendHuman(d: RunDeps, run: Invoke) {
 }
 
 /** Loads the run context; the workflow start is stored with it, so the 202 does not wait for the start (startSoon). */
-async function prepareRun(ctx: RunContext, run: Invoke, claimed: Promise<boolean>) {
+async function prepareRun(ctx: InvokeContext, run: Invoke, claimed: Promise<boolean>) {
   const { input, neuron } = run;
   const [loaded, inApi] = await Promise.all([
-    ctx.steps().load(input, run.message, run.body.data, { freshTrace: run.fresh, head: run.head }),
+    ctx.calls.load(input, run.message, run.body.data, { freshTrace: run.fresh, head: run.head }),
     claimed,
   ]);
   const prepared: PreparedRunData = {
@@ -309,7 +313,7 @@ async function prepareRun(ctx: RunContext, run: Invoke, claimed: Promise<boolean
  * human turn and the run context are still being stored (a failure of those releases it).
  */
 async function firstTurnWhenReady(
-  ctx: RunContext,
+  ctx: InvokeContext,
   run: Invoke,
   creating: Promise<{ created: boolean }>,
   preparing: Promise<{ prepared: PreparedRunData }>,
@@ -326,7 +330,7 @@ async function firstTurnWhenReady(
   // A job that existed already (a client_nonce repeat) is not this claim's to run.
   if (!c.created || prepared.firstTurn !== 'api') return false;
   ctx.d.firstTurns.run(jobId, (signal) =>
-    ctx.steps().runTurn(
+    ctx.calls.runTurn(
       {
         jobId,
         workspaceId: run.scope.workspaceId,
@@ -344,7 +348,7 @@ async function firstTurnWhenReady(
 
 /** A run that could not be stored: the claimed first turn is released, a job already recorded ends failed. */
 async function failStore(
-  ctx: RunContext,
+  ctx: InvokeContext,
   run: Invoke,
   claimed: Promise<boolean>,
   created: PromiseSettledResult<{ created: boolean }>,

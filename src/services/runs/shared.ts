@@ -89,7 +89,7 @@ export interface RunDeps {
   log: Logger;
 }
 
-/** The steps one module of the engine calls in another (see RunContext.steps). */
+/** The steps one module of the engine calls in another (handed to it as `calls` when the engine is assembled). */
 export interface RunSteps {
   load(
     input: NeuronRunInput,
@@ -127,13 +127,12 @@ export interface HeldSteps {
 }
 
 /**
- * The one object every module of the run engine is given: its dependencies, the engine's own
- * steps and the workflow starts in flight. Those are called through the assembled service (`steps()`), never directly, so the
- * service object is the one place a step is defined (and replaced, in tests).
+ * The one object every module of the run engine is given: its dependencies and the workflow
+ * starts in flight. A module that calls another's step is handed that step when the engine is
+ * assembled (src/services/runs/index.ts), never looks it up later.
  */
 export interface RunContext {
   d: RunDeps;
-  steps: () => RunSteps;
   /** Workflow starts this process has begun and not finished (an API stopping waits for them briefly). */
   starting: Set<Promise<void>>;
 }

@@ -1,8 +1,11 @@
 import type { NeuronRunInput, ShortRunOutcome } from '../../temporal/definitions.js';
-import { summaryOf, type RunContext } from './shared.js';
+import { summaryOf, type RunContext, type RunSteps } from './shared.js';
+
+/** The engine's context for a short run, with the steps of other modules it is made of. */
+type ShortContext = RunContext & { calls: Pick<RunSteps, 'prepareHeld' | 'runHeldTurn' | 'finish'> };
 
 /** A short run in one step: what a map item's child workflow asks of one local activity. */
-export const createShortRunSteps = (ctx: RunContext) => ({
+export const createShortRunSteps = (ctx: ShortContext) => ({
   /**
    * Prepares the run, runs its first model turn (claiming its attempt: a local activity starts
    * again at attempt 1 on another worker) and, when that turn ends the run (no tool call to run,
@@ -23,13 +26,13 @@ export const createShortRunSteps = (ctx: RunContext) => ({
 });
 
 async function runShort(
-  ctx: RunContext,
+  ctx: ShortContext,
   input: NeuronRunInput,
   engramId: string,
   signal?: AbortSignal,
 ): Promise<ShortRunOutcome> {
   const { runLog, log } = ctx.d;
-  const steps = ctx.steps();
+  const steps = ctx.calls;
   const workspaceId = input.scope.workspaceId;
   const context = await steps.prepareHeld(input);
   const summary = summaryOf(context);

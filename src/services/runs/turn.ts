@@ -9,10 +9,13 @@ import { bestEffort } from '../../best-effort.js';
 import type { ModelStep } from '../../db/runs.js';
 import { conversation } from './context.js';
 import { failover, firstTokenDeadline, modelOf } from './fallback.js';
-import { noAttribution, type RunContext, type RunDeps, type TurnAttempt } from './shared.js';
+import { noAttribution, type RunContext, type RunDeps, type RunSteps, type TurnAttempt } from './shared.js';
+
+/** The engine's context for model turns, with the one step of another module they call. */
+type TurnContext = RunContext & { calls: Pick<RunSteps, 'markStarted'> };
 
 /** Model turns: the activity's turn (adopting the API's first turn), and the body of one attempt wherever it runs. */
-export const createTurnSteps = (ctx: RunContext) => ({
+export const createTurnSteps = (ctx: TurnContext) => ({
   /**
    * One attempt of one model turn, streaming tokens into the job stream (docs/streams.md).
    * Attempt N > 1 first writes a `reset` for the turn: readers drop the turn's earlier tokens,
@@ -44,7 +47,7 @@ export const createTurnSteps = (ctx: RunContext) => ({
   ): Promise<{ outcome: ModelTurnOutcome; step: ModelStep | null }> => runTurn(ctx, t, signal, { held: context }),
 });
 
-async function modelTurn(ctx: RunContext, t: TurnAttempt, signal?: AbortSignal): Promise<ModelTurnOutcome> {
+async function modelTurn(ctx: TurnContext, t: TurnAttempt, signal?: AbortSignal): Promise<ModelTurnOutcome> {
   // The first turn of an invoke was started by the API (src/services/first-turns.ts): its
   // outcome is adopted (waiting while it streams); the turn runs here only when it did not
   // finish there (failed, or the API process is gone), as a new attempt.
@@ -52,7 +55,7 @@ async function modelTurn(ctx: RunContext, t: TurnAttempt, signal?: AbortSignal):
     const adopted = await ctx.d.firstTurns.adopt(t.jobId, t.attempt, signal);
     if (adopted) return adopted;
   }
-  return ctx.steps().runTurn(t, signal);
+  return (await runTurn(ctx, t, signal, {})).outcome;
 }
 
 /** What one attempt needs once its context is read: the conversation, the model, and the pending side writes. */
@@ -77,7 +80,7 @@ interface TurnSetup {
  * returned rather than stored (see runHeldTurn); otherwise the step is stored and `step` is null.
  */
 async function runTurn(
-  ctx: RunContext,
+  ctx: TurnContext,
   t: TurnAttempt,
   signal: AbortSignal | undefined,
   opts: { inApi?: PreparedRunData; held?: PreparedRunData; budgets?: Promise<BudgetDoc[]> },
@@ -116,7 +119,7 @@ async function runTurn(
 
 /** Reads the run context and the earlier turns, and starts the side work that overlaps the provider call. */
 async function setUpTurn(
-  ctx: RunContext,
+  ctx: TurnContext,
   t: TurnAttempt,
   opts: { inApi?: PreparedRunData; held?: PreparedRunData; budgets?: Promise<BudgetDoc[]> },
 ): Promise<TurnSetup> {
@@ -142,7 +145,7 @@ async function setUpTurn(
   const attempt =
     t.turn === 0 && t.start && !opts.inApi && !t.modelIndex && context.firstTurn === 'api' ? claimed + 1 : claimed;
   const fence = { turn: t.turn, attempt };
-  const started = t.start ? ctx.steps().markStarted({ ...t.start, jobId: t.jobId }, { emitted }) : Promise.resolve();
+  const started = t.start ? ctx.calls.markStarted({ ...t.start, jobId: t.jobId }, { emitted }) : Promise.resolve();
   started.catch(() => undefined); // awaited (and rethrown) below; this only avoids an unhandled-rejection warning meanwhile
   const attribution = context.attribution ?? noAttribution(t.jobId);
   // What the budgets covering this call have spent, summed while the conversation loads (docs/usage.md).
