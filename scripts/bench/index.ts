@@ -99,8 +99,11 @@ import { processStarters, startBenchApp, useOrStartServices } from './services.j
 import { summary } from './summary.js';
 import { fmt, say } from './support.js';
 
-for (const s of SECTIONS)
+// The registry's own check: one section per letter, and each in the summary's order.
+for (const [i, s] of SECTIONS.entries()) {
+  if (SECTIONS.findIndex((x) => x.letter === s.letter) !== i) throw new Error(`two bench sections are (${s.letter})`);
   if (!SUMMARY_ORDER.includes(s.letter)) throw new Error(`bench section (${s.letter}) is missing from SUMMARY_ORDER`);
+}
 
 /** BENCH_ONLY=h,i: the sections to run (all when unset). */
 const ONLY = new Set(

@@ -10,10 +10,10 @@
  *     so the figures are theirs alone (VmRSS); the provider and the readers live in the bench process.
  * (i) is measured during (h): selecting either runs both.
  */
+import type { TestClient } from '../../../test/support/app.js';
 import { lastUserText, type ScriptedOpenAI, type ScriptedRequestBody } from '../../../test/support/scripted-openai.js';
 import { dataOf, readSse } from '../../../test/support/sse.js';
 import { MB, pidRss } from '../probes.js';
-import type { TestClient } from '../../../test/support/app.js';
 import type { BenchSection, ServedApi } from '../section.js';
 import { median, pct } from '../stats.js';
 import { createNeuron, fmt, RUN_TIMEOUT_MS, runThroughApi, say, verdict, type Workspace } from '../support.js';

@@ -2,10 +2,10 @@
  * (k) Soak: BENCH_SOAK_MINUTES (10) of streaming runs at a fixed rate (BENCH_SOAK_RATE per second, 1), readers dropping and resuming, against
  *     a compiled API and worker started for it; their RSS over time and the slope fitted after SOAK_WARMUP_MS (MB/min).
  */
+import type { TestClient } from '../../../test/support/app.js';
 import { lastUserText, type ScriptedOpenAI } from '../../../test/support/scripted-openai.js';
 import { readSse, shownReply } from '../../../test/support/sse.js';
 import { MB, pidRss } from '../probes.js';
-import type { TestClient } from '../../../test/support/app.js';
 import type { BenchSection, ServedApi } from '../section.js';
 import { createNeuron, RUN_TIMEOUT_MS, say, verdict, type Workspace } from '../support.js';
 
