@@ -40,6 +40,9 @@ const CONFORMANCE_FILE: Record<string, string | null> = {
   'src/db/client.ts': null,
   'src/db/guard.ts': null,
   // Parts of a repository, checked through the repository they belong to.
+  'src/db/knowledge-chunks.ts': 'knowledge',
+  'src/db/knowledge-documents.ts': 'knowledge',
+  'src/db/knowledge-memories.ts': 'knowledge',
   'src/db/knowledge-owners.ts': 'knowledge',
   'src/db/knowledge-rows.ts': 'knowledge',
   'src/db/receptor-firings.ts': 'receptors',
@@ -57,16 +60,18 @@ function files(dir: string): string[] {
   );
 }
 
-/** A store adapter: a `*.mongo.ts` file, or any source file that opens a driver collection. */
-export function repositoryFiles(root: string): string[] {
+/** A store adapter: a `*.mongo.ts` file, or a source file that opens a driver collection or builds store operations over a Db. */
+function repositoryFiles(root: string): string[] {
+  const adapter = (text: string) =>
+    /\.collection\s*[<(]/.test(text) || /export function create\w+\(\s*db: Db\b/.test(text);
   return files(join(root, 'src'))
-    .filter((p) => p.endsWith('.mongo.ts') || /\.collection\s*[<(]/.test(readFileSync(p, 'utf8')))
+    .filter((p) => p.endsWith('.mongo.ts') || adapter(readFileSync(p, 'utf8')))
     .map((p) => relative(root, p))
     .sort();
 }
 
 /** The conformance file's name (without `.test.ts`) a repository file is checked by. */
-export function conformanceName(file: string): string | null {
+function conformanceName(file: string): string | null {
   if (file in CONFORMANCE_FILE) return CONFORMANCE_FILE[file];
   const db = /^src\/db\/([^/]+)\.ts$/.exec(file);
   if (db) return db[1];
