@@ -12,15 +12,25 @@ import { openRepoHarness } from '../support/repos.js';
 const h = await openRepoHarness();
 afterAll(() => h.close());
 
+/** Known to fail on FerretDB (NOTES-repo-conformance.md); plain `it` on MongoDB, where it holds. */
+const failsOnFerret = h.store === 'ferretdb' ? it.fails : it;
+
 describe('release store', () => {
   const store = createReleaseStore(h.db);
 
-  it('has no record on a fresh store; a stamp creates it with an empty history', async () => {
+  it('has no record on a fresh store; a stamp creates it, a second stamp changes the release', async () => {
     expect(await store.record()).toBeNull();
     await store.stamp(3, '1.2.0');
-    expect(await store.record()).toMatchObject({ _id: 'data_format', version: 3, release: '1.2.0', history: [] });
+    expect(await store.record()).toMatchObject({ _id: 'data_format', version: 3, release: '1.2.0' });
     await store.stamp(3, '1.2.1');
-    expect(await store.record()).toMatchObject({ version: 3, release: '1.2.1', history: [] });
+    expect(await store.record()).toMatchObject({ version: 3, release: '1.2.1' });
+    expect((await store.record())?.updatedAt).toBeInstanceOf(Date);
+  });
+
+  // FerretDB drops an empty array set by $setOnInsert in an upsert: the record has no `history`
+  // (docs/operations.md and DataFormatRecord say it has one) until a migration finishes.
+  failsOnFerret('a stamped record holds an empty history', async () => {
+    expect(await store.record()).toHaveProperty('history', []);
   });
 
   it('starts a migration, saves checkpoints only for it, finishes it into the history', async () => {
@@ -31,7 +41,7 @@ describe('release store', () => {
       release: '1.3.0',
       migrating: { to: 4, name: 'split', startedAt },
     });
-    const checkpoint = { after: 'abc', counts: { 'a.b': [[1]] } };
+    const checkpoint = { after: 'abc', counts: { done: 3, ids: ['x', 'y'] }, at: new Date('2026-07-01T00:00:30.000Z') };
     await store.saveCheckpoint(4, checkpoint);
     await store.saveCheckpoint(5, { wrong: true });
     expect((await store.record())?.migrating?.checkpoint).toEqual(checkpoint);
@@ -46,10 +56,19 @@ describe('release store', () => {
     expect(await store.record()).not.toHaveProperty('migrating');
   });
 
+  // A checkpoint is "any JSON value" (MigrationContext.save) but is stored as it is, not through the
+  // blob codec: FerretDB refuses a key with a dot (and nested arrays).
+  failsOnFerret('a checkpoint may be any JSON value', async () => {
+    await store.startMigration({ to: 5, name: 'odd', release: '1.4.0', startedAt: new Date() }, '1.4.0');
+    const odd = { 'a.b': [[1, 2]], $k: 'v' };
+    await store.saveCheckpoint(5, odd);
+    expect((await store.record())?.migrating?.checkpoint).toEqual(odd);
+  });
+
   it('a migration started on a store without a record starts from the version before it', async () => {
     await h.db.collection('platform').deleteOne({ _id: 'data_format' as never });
     await store.startMigration({ to: 2, name: 'first', release: '1.0.0', startedAt: new Date() }, '1.0.0');
-    expect(await store.record()).toMatchObject({ version: 1, history: [], migrating: { to: 2 } });
+    expect(await store.record()).toMatchObject({ version: 1, migrating: { to: 2, name: 'first' } });
   });
 
   it('leases to one holder at a time; renews and releases only for it', async () => {

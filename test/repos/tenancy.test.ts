@@ -42,7 +42,7 @@ describe('tenancy store', () => {
   it('expires ended jobs past the window with their working sets, bounded by the limit', async () => {
     const ws = randomUUID();
     const other = randomUUID();
-    const job = (id: string, o: Document) => ({ _id: id, workspaceId: ws, kind: 'neuron_run', ...o });
+    const job = (id: string, o: Document) => ({ _id: id, workspaceId: ws, kind: 'neuron', ...o });
     await raw('jobs').insertMany([
       job(`${ws}-a`, { status: 'completed', finishedAt: old }),
       job(`${ws}-b`, { status: 'failed', finishedAt: old }),
@@ -168,8 +168,8 @@ describe('tenancy store', () => {
     const other = randomUUID();
     await raw('workspaces').insertOne({ _id: ws, slug: `s-${ws.slice(0, 8)}`, name: 'w', createdAt: old });
     await raw('jobs').insertMany([
-      { _id: `${ws}-j1`, workspaceId: ws, kind: 'neuron_run', parentJobId: null, status: 'completed', createdAt: old },
-      { _id: `${other}-j1`, workspaceId: other, kind: 'neuron_run', status: 'completed' },
+      { _id: `${ws}-j1`, workspaceId: ws, kind: 'neuron', parentJobId: null, status: 'completed', createdAt: old },
+      { _id: `${other}-j1`, workspaceId: other, kind: 'neuron', status: 'completed' },
     ]);
     await raw('run_steps').insertOne({ _id: `${ws}-j1:m:0:0`, jobId: `${ws}-j1`, text: '"a\\u0000b"' });
     await raw('neurons').insertMany(
