@@ -42,6 +42,7 @@ const nodeBuiltins = [
 const AREAS = [
   'connections',
   'evaluations',
+  'knowledge',
   'meetings',
   'search',
   'shares',

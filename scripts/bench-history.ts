@@ -29,7 +29,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Binary, type Db, type OptionalUnlessRequiredId } from 'mongodb';
 import { encodeBlob } from '../src/db/codec.js';
 import type { JobDoc } from '../src/db/jobs.js';
-import type { ChunkDoc, DocumentDoc, DocumentVersionDoc, IngestState, MemoryDoc } from '../src/db/knowledge.js';
+import type { ChunkDoc, DocumentDoc, DocumentVersionDoc, IngestState, MemoryDoc } from '../src/knowledge/index.js';
 import type { InterventionDoc, InterventionStatus } from '../src/db/interventions.js';
 import {
   placeKey,

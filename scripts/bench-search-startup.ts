@@ -20,7 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Binary, type OptionalUnlessRequiredId } from 'mongodb';
 import { encodeBlob } from '../src/db/codec.js';
-import type { ChunkDoc, MemoryDoc } from '../src/db/knowledge.js';
+import type { ChunkDoc, MemoryDoc } from '../src/knowledge/index.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../test/support/app.js';
 import { spawnApiProcess, type ServiceForm } from '../test/support/worker.js';
 import { cacheDir, freePorts, startEmbedded, type EmbeddedServices } from './embedded.js';

@@ -1,14 +1,14 @@
 import type { z } from 'zod';
 import type {
-  Chunk as ChunkRow,
-  DocumentVersion as VersionRow,
+  ChunkRecord as ChunkRow,
+  DocumentVersionRecord as VersionRow,
   IngestState,
   KnowledgeDocument,
-  Memory as MemoryRow,
-  Recollection as RecollectionRow,
+  MemoryRecord as MemoryRow,
+  RecollectionRecord as RecollectionRow,
   RecollectionMember,
-} from '../../src/db/knowledge.js';
-import type { Artifact, Asset, Chunk, DocumentVersion, Memory, Recollection } from '../../src/schemas/knowledge.js';
+} from '../../src/knowledge/index.js';
+import type { Artifact, Asset, Chunk, DocumentVersion, Memory, Recollection } from '../../src/knowledge/index.js';
 
 const ingest = (s: IngestState) => ({
   status: s.status,

@@ -16,7 +16,7 @@ import {
   Structure,
   StructureQuery,
   VersionList,
-} from '../../src/schemas/knowledge.js';
+} from '../../src/knowledge/index.js';
 import { presentArtifact, presentArtifactRow, presentChunk, presentVersion } from '../presenters/knowledge.js';
 import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';

@@ -20,12 +20,12 @@ import {
   Structure,
   UploadFields,
   VersionList,
-} from '../../src/schemas/knowledge.js';
+} from '../../src/knowledge/index.js';
 import { streamUpload } from '../multipart.js';
 import { presentAsset, presentChunk, presentVersion } from '../presenters/knowledge.js';
 import { presentPage } from '../presenters/page.js';
 import { route, type HandlerInput } from '../route.js';
-import type { Page } from '../../src/db/knowledge.js';
+import type { Page } from '../../src/db/paging.js';
 
 const tags = ['assets'];
 const Deleted = z.object({ deleted_count: z.number() });

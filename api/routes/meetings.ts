@@ -1,5 +1,5 @@
 import { IdParams } from '../../src/schemas/common.js';
-import { Artifact } from '../../src/schemas/knowledge.js';
+import { Artifact } from '../../src/knowledge/index.js';
 import {
   ArtifactParams,
   ChunkAck,

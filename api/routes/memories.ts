@@ -16,7 +16,7 @@ import {
   RecollectionStats,
   RecollectionUpdateBody,
   UploadFields,
-} from '../../src/schemas/knowledge.js';
+} from '../../src/knowledge/index.js';
 import { streamUpload } from '../multipart.js';
 import { presentMemory, presentRecollection } from '../presenters/knowledge.js';
 import { presentPage } from '../presenters/page.js';

@@ -12,7 +12,7 @@ import { createReflexRepo, reflexIndexes } from './reflexes.js';
 import { createShareRepo, shareIndexes } from '../shares/index.js';
 import { connectionIndexes, createConnectionRepo } from '../connections/index.js';
 import { createSkillRepo, skillIndexes } from '../skills/index.js';
-import { createKnowledgeRepo, knowledgeIndexes } from './knowledge.js';
+import { createKnowledgeRepo, knowledgeIndexes } from '../knowledge/index.js';
 import { createSearchSources } from '../search/index.js';
 import { createRunRepo, runIndexes } from './runs.js';
 import { createStakeholderMapRepo, stakeholderMapIndexes } from '../stakeholders/index.js';

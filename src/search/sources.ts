@@ -1,4 +1,4 @@
-import type { KnowledgeDocument, Memory } from '../db/knowledge.js';
+import type { KnowledgeDocument, MemoryRecord as Memory } from '../knowledge/index.js';
 import type { PathwayHead } from '../db/pathways.js';
 import type { ReflexDoc } from '../db/reflexes.js';
 import type {

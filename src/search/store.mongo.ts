@@ -7,10 +7,10 @@ import type {
   ChunkedKind,
   DocumentDoc,
   KnowledgeDocument,
-  Memory,
+  MemoryRecord as Memory,
   MemoryDoc,
-} from '../db/knowledge-model.js';
-import { toDocument, toMemory } from '../db/knowledge-rows.js';
+} from '../knowledge/index.js';
+import { toDocument, toMemory } from '../knowledge/index.js';
 import type { MeetingDoc } from '../meetings/index.js';
 import type { NeuronDoc } from '../db/neurons.js';
 import type { PathwayHead } from '../db/pathways.js';

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheDir, freePorts } from '../../scripts/embedded.js';
 import { createS3BlobStore, type BlobStore } from '../../src/blobs/store.js';
-import { AssetWithJob, ChunkList } from '../../src/schemas/knowledge.js';
+import { AssetWithJob, ChunkList } from '../../src/knowledge/index.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { startPlatform, type TestPlatform } from '../support/platform.js';

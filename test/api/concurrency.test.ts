@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { holding, releaseHold, tryHold, updateHeld, type HoldDoc } from '../../src/db/claims.js';
-import type { DocumentDoc } from '../../src/db/knowledge.js';
+import type { DocumentDoc } from '../../src/knowledge/index.js';
 import { buildWorkspace, startTestApp, useTestApp } from '../support/app.js';
 
 /**

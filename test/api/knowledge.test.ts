@@ -16,7 +16,7 @@ import {
   RecollectionStats,
   Structure,
   VersionList,
-} from '../../src/schemas/knowledge.js';
+} from '../../src/knowledge/index.js';
 import type { IngestInput } from '../../src/temporal/definitions.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Job } from '../../src/schemas/jobs.js';
-import { Artifact } from '../../src/schemas/knowledge.js';
+import { Artifact } from '../../src/knowledge/index.js';
 import { Attachment, ChunkAck, LiveHistory, LiveSession, Meeting, MeetingList } from '../../src/meetings/index.js';
 import {
   PrewarmResult,

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { AssetList } from '../../src/schemas/knowledge.js';
+import { AssetList } from '../../src/knowledge/index.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 
 const app = useTestApp();

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreBackend } from '../../src/db/index.js';
-import type { Chunk, DocumentVersion, KnowledgeDocument, Memory } from '../../src/db/knowledge.js';
+import type { Chunk, DocumentVersion, KnowledgeDocument, Memory } from '../../src/knowledge/model.js';
 import { openRepoHarness, type RepoHarness } from '../support/repos.js';
 
 let h: RepoHarness;

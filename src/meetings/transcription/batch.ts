@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { bestEffort } from '../../best-effort.js';
 import type { Attachment } from '../store.mongo.js';
 import { notFound, unsupportedMediaType, validationError } from '../../errors.js';
-import { sniffContentType } from '../../knowledge/extract.js';
+import { sniffContentType } from '../../knowledge/index.js';
 import { systemScope, type Scope } from '../../scope.js';
 import { AUDIO_TYPES, msOf, toLinear16 } from '../../stt/audio.js';
 import type { TranscriptionInput } from '../../temporal/definitions.js';

@@ -17,7 +17,7 @@ import {
 } from '../../stt/index.js';
 import type { Streams } from '../../streams.js';
 import type { LiveTranscriptionInput } from '../../temporal/definitions.js';
-import type { DocumentService } from '../../services/documents.js';
+import type { DocumentService } from '../../knowledge/index.js';
 import type { JobService } from '../../services/jobs.js';
 import type { MeetingService } from '../service.js';
 import type { UsageService } from '../../usage/index.js';

@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { JsonObject, MediaType, QueryBool, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
+import {
+  JsonObject,
+  MediaType,
+  QueryBool,
+  SortDirection,
+  Uuid,
+  paging,
+  PageTotal,
+  pageFields,
+} from '../schemas/common.js';
 
 /** Request and response shapes of assets, artifacts, memories, recollections and the folder routes (docs/knowledge.md). */
 

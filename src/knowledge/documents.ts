@@ -4,13 +4,14 @@ import type { Logger } from '../logger.js';
 import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '../blobs/store.js';
 import type { Config } from '../config.js';
-import type { DocumentVersion, KnowledgeDocument, KnowledgeRepo, Lane } from '../db/knowledge.js';
+import type { DocumentVersion, KnowledgeDocument, Lane } from './model.js';
+import type { KnowledgeRepo } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import type { Guard } from '../net/guard.js';
 import type { Scope } from '../scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
-import type { ResourceEvents, ResourceRef } from './resource-events.js';
+import type { ResourceEvents, ResourceRef } from '../services/resource-events.js';
 import { createAssetIntake } from './asset-intake.js';
 import { applyEdits, changeCommon, folderStructure, normalizePath, type ArtifactEdit } from './document-paths.js';
 

@@ -1,6 +1,6 @@
 import { Binary, type Collection, type Db } from 'mongodb';
 import { vectorToBytes } from '../embeddings/index.js';
-import { findById } from './client.js';
+import { findById } from '../db/client.js';
 import type {
   Chunk,
   ChunkDoc,
@@ -10,9 +10,9 @@ import type {
   KnowledgeDocument,
   Memory,
   MemoryDoc,
-} from './knowledge-model.js';
-import { heldUpdate, knowledgeCollections, toChunk, toDocument, toMemory } from './knowledge-rows.js';
-import { page, type PageQuery } from './paging.js';
+} from './model.js';
+import { heldUpdate, knowledgeCollections, toChunk, toDocument, toMemory } from './rows.mongo.js';
+import { page, type PageQuery } from '../db/paging.js';
 
 /** Chunks are written in bulk batches of at most this many. */
 const WRITE_BATCH = 500;

@@ -1,12 +1,10 @@
 import type { Db } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import { createDocumentOps } from './knowledge-documents.js';
-import { createChunkOps, createIngestOps } from './knowledge-chunks.js';
-import { createMemoryOps, createRecollectionOps } from './knowledge-memories.js';
-import { createOwnerReads } from './knowledge-owners.js';
-import { pageIndexes } from './paging.js';
-export type { Page, PageQuery } from './paging.js';
-export * from './knowledge-model.js';
+import type { IndexSpec } from '../db/client.js';
+import { createDocumentOps } from './documents.mongo.js';
+import { createChunkOps, createIngestOps } from './chunks.mongo.js';
+import { createMemoryOps, createRecollectionOps } from './memories.mongo.js';
+import { createOwnerReads } from './owners.mongo.js';
+import { pageIndexes } from '../db/paging.js';
 
 export const knowledgeIndexes: IndexSpec[] = [
   // GET /v1/assets, /v1/artifacts, /v1/memories, /v1/recollections page by (sort field, _id) under their

@@ -1,10 +1,10 @@
 /**
  * The knowledge model: the stored rows of documents, versions, chunks, memories and recollections,
- * and their decoded shapes. A leaf that the repository (knowledge.ts, which re-exports it) and its
- * parts (knowledge-*.ts, search-sources.ts) import.
+ * and their decoded shapes. A leaf that the repository (store.mongo.ts) and its parts (*.mongo.ts)
+ * import; the search area's reads (src/search/store.mongo.ts) see it through the door.
  */
 import type { Binary } from 'mongodb';
-import type { Blob } from './codec.js';
+import type { Blob } from '../db/codec.js';
 
 /** The two storage lanes of the document table (docs/knowledge.md). */
 export type Lane = 'asset' | 'artifact';

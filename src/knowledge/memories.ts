@@ -4,14 +4,15 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { BlobStore, StoredBlob } from '../blobs/store.js';
 import { fromBuffer } from '../blobs/store.js';
 import type { Config } from '../config.js';
-import type { ChunkedKind, KnowledgeRepo, Memory, Recollection } from '../db/knowledge.js';
+import type { ChunkedKind, Memory, Recollection } from './model.js';
+import type { KnowledgeRepo } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { notFound, validationError } from '../errors.js';
-import { sniffContentType } from '../knowledge/extract.js';
+import { sniffContentType } from './extract.js';
 import { refusedAs, type Guard } from '../net/guard.js';
 import type { Scope } from '../scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
-import type { ResourceEvents } from './resource-events.js';
+import type { ResourceEvents } from '../services/resource-events.js';
 import { bestEffort } from '../best-effort.js';
 import type { Logger } from '../logger.js';
 

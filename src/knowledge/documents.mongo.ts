@@ -1,7 +1,7 @@
 import type { Db, Filter } from 'mongodb';
-import { claimNext } from './claims.js';
-import { findById } from './client.js';
-import type { DocumentDoc, DocumentVersion, KnowledgeDocument, KnowledgeSort, Lane } from './knowledge-model.js';
+import { claimNext } from '../db/claims.js';
+import { findById } from '../db/client.js';
+import type { DocumentDoc, DocumentVersion, KnowledgeDocument, KnowledgeSort, Lane } from './model.js';
 import {
   encodeSet,
   fromDocument,
@@ -11,8 +11,8 @@ import {
   toDocument,
   toVersion,
   underPrefix,
-} from './knowledge-rows.js';
-import { page, type PageQuery } from './paging.js';
+} from './rows.mongo.js';
+import { page, type PageQuery } from '../db/paging.js';
 
 /** Which rows of the document table a list or a folder view reads. */
 export interface DocumentScope {

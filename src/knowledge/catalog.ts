@@ -1,9 +1,9 @@
-import type { KnowledgeRepo } from '../db/knowledge.js';
+import type { KnowledgeRepo } from './store.mongo.js';
 import { forbidden, validationError } from '../errors.js';
 import { hasRole, type Scope } from '../scope.js';
 import { folderStructure, normalizePath, type DocumentService } from './documents.js';
 import type { MemoryService } from './memories.js';
-import type { ResourceEvents } from './resource-events.js';
+import type { ResourceEvents } from '../services/resource-events.js';
 import type { SkillService } from '../skills/index.js';
 
 export type TreeProfile = 'document' | 'broad';

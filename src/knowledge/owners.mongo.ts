@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import { findById } from './client.js';
-import { traceKey } from './trace-model.js';
+import { findById } from '../db/client.js';
+import { traceKey } from '../db/trace-model.js';
 
 /**
  * The owners a memory may name (a neuron or a trace of the workspace). Read here, by the knowledge

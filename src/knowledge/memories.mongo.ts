@@ -1,5 +1,5 @@
 import type { Db, Filter } from 'mongodb';
-import { findById } from './client.js';
+import { findById } from '../db/client.js';
 import type {
   ChunkedKind,
   KnowledgeSort,
@@ -8,9 +8,9 @@ import type {
   Recollection,
   RecollectionDoc,
   RecollectionMember,
-} from './knowledge-model.js';
-import { encodeSet, fromMemory, heldUpdate, knowledgeCollections, toMemory } from './knowledge-rows.js';
-import { page, type PageQuery } from './paging.js';
+} from './model.js';
+import { encodeSet, fromMemory, heldUpdate, knowledgeCollections, toMemory } from './rows.mongo.js';
+import { page, type PageQuery } from '../db/paging.js';
 
 /** Which memories a list reads. */
 export interface MemoryScope {

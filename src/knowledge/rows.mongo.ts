@@ -1,6 +1,6 @@
 import type { Collection, Db, Filter } from 'mongodb';
-import { updateHeld, type HoldDoc } from './claims.js';
-import { decodeBlob, encodeBlob } from './codec.js';
+import { updateHeld, type HoldDoc } from '../db/claims.js';
+import { decodeBlob, encodeBlob } from '../db/codec.js';
 import type {
   Chunk,
   ChunkDoc,
@@ -12,7 +12,7 @@ import type {
   MemoryDoc,
   RecollectionDoc,
   RecollectionMemberDoc,
-} from './knowledge-model.js';
+} from './model.js';
 
 /** The knowledge area's collections (shared by its repository modules, never handed out). */
 export function knowledgeCollections(db: Db) {

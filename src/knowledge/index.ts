@@ -1,0 +1,33 @@
+/**
+ * Knowledge (docs/knowledge.md): the area's only door. Assets and artifacts (the document table and
+ * its versions), memories, recollections and chunks: the stored shapes (`model.ts`), the repository
+ * and its index specs (`store.mongo.ts` over `documents.mongo.ts`, `chunks.mongo.ts`,
+ * `memories.mongo.ts`, `owners.mongo.ts`, `rows.mongo.ts`), the document, memory, ingest and catalog
+ * services, the text engine (`extract.ts`, `chunk.ts`) and the request shapes (`schemas.ts`). Routes,
+ * activities, the composition root and other areas import from here. The stored shapes are
+ * `ChunkRecord`, `DocumentVersionRecord`, `MemoryRecord` and `RecollectionRecord` here, as `Chunk`,
+ * `DocumentVersion`, `Memory` and `Recollection` name the response schemas.
+ */
+export {
+  type Chunk as ChunkRecord,
+  type ChunkDoc,
+  type ChunkedKind,
+  type DocumentDoc,
+  type DocumentVersion as DocumentVersionRecord,
+  type DocumentVersionDoc,
+  type IngestState,
+  type KnowledgeDocument,
+  type Lane,
+  type Memory as MemoryRecord,
+  type MemoryDoc,
+  type Recollection as RecollectionRecord,
+  type RecollectionMember,
+} from './model.js';
+export { createKnowledgeRepo, knowledgeIndexes, type KnowledgeRepo } from './store.mongo.js';
+export { toDocument, toMemory } from './rows.mongo.js';
+export * from './schemas.js';
+export { createDocumentService, type DocumentService } from './documents.js';
+export { createMemoryService, type MemoryService } from './memories.js';
+export { createIngestService, type IngestService } from './ingest.js';
+export { createCatalogService, type CatalogService } from './catalog.js';
+export { sniffContentType } from './extract.js';
