@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.js';
+import { createBus } from '../kernel/events.js';
 import { createAuthService } from './auth.js';
 import { createHealthService } from './health.js';
 import { createInterventionService } from './interventions.js';
@@ -47,6 +48,10 @@ import { createEvaluationService } from '../evaluations/index.js';
 
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
+  // The event bus (src/kernel/events.ts): where one area reacts to another's change, the one that
+  // changes publishes and the other subscribes as it is created (job.status: webhooks; stimulus:
+  // receptor fires; transcript.finalized: stakeholder maps; job.restart: the run service answers).
+  const bus = createBus();
   // Credentials recently verified against the store, shared through Redis (the failed-authentication limiter lets them through).
   const recent = createRecentCredentials(deps.redis, deps.config.REDIS_PREFIX, deps.log);
   const tenancyStore = createTenancyStore(deps.db);
@@ -67,10 +72,11 @@ export function createServices(deps: Deps) {
     temporal: deps.temporal.client,
     config: deps.config,
     log: deps.log,
+    bus,
   });
   const schedules = createScheduleService({ temporal: deps.temporal.client, config: deps.config });
   // Every create, update and delete of a resource appends to the workspace's resource event stream.
-  const events = createResourceEvents({ streams: deps.streams, log: deps.log });
+  const events = createResourceEvents({ streams: deps.streams, log: deps.log, bus });
   // Receptors follow their targets, and change them (is_active): the neuron and pathway services register as targets.
   const receptors = createReceptorService({
     repo: deps.repos.receptors,
@@ -141,8 +147,8 @@ export function createServices(deps: Deps) {
     temporal: deps.temporal.client,
     config: c,
     log: deps.log,
+    bus,
   });
-  jobs.onStatus((job) => webhooks.onJob(job));
   interventions.onChange((change, doc) => webhooks.onIntervention(change, doc));
   // A job's end is recorded with its terminal claim (the claim's insert carries the outbox mark):
   // the outbox's follower fans each unannounced end out, whichever process stored it.
@@ -199,6 +205,7 @@ export function createServices(deps: Deps) {
     connections,
     firstTurns,
     log: deps.log,
+    bus,
   });
   const pathwayRuns = createPathwayRunService({
     config: c,
@@ -211,6 +218,7 @@ export function createServices(deps: Deps) {
     models,
     usage,
     budgets,
+    bus,
   });
   const receptorFires = createReceptorFireService({
     repo: deps.repos.receptors,
@@ -223,11 +231,8 @@ export function createServices(deps: Deps) {
     usage,
     events,
     log: deps.log,
+    bus,
   });
-  // Vault changes (assets, artifacts, memories) are stimuli that fire the receptors subscribed to them.
-  events.onStimulus(receptorFires.publish);
-  // Pathway runs publish platform events (pathway.completed, …) that fire receptors too.
-  pathwayRuns.onStimulus(receptorFires.publish);
   const channelBindings = createChannelBindingService({
     repo: deps.repos.receptors,
     receptors,
@@ -295,6 +300,7 @@ export function createServices(deps: Deps) {
     config: c,
     log: deps.log,
     usage,
+    bus,
   });
   // Stakeholder maps (docs/stakeholder-maps.md): extraction reads finalized meetings' transcripts.
   const stakeholderMaps = createStakeholderMapService({
@@ -306,9 +312,8 @@ export function createServices(deps: Deps) {
     events,
     config: c,
     meetings,
+    bus,
   });
-  // A finalized meeting transcript starts the stakeholder extraction (docs/stakeholder-maps.md).
-  transcription.onFinalized(stakeholderMaps.extractFromMeeting);
   const shares = createShareService({
     repo: deps.repos.shares,
     jobs: deps.repos.jobs,

@@ -18,6 +18,7 @@ import type { TraceService } from './traces.js';
 import type { UsageService } from '../usage/index.js';
 import type { ResourceEvents } from './resource-events.js';
 import type { Logger } from '../logger.js';
+import type { Bus } from '../kernel/events.js';
 import { createSystemJobSteps, triggerOf, type Trigger } from './receptor-system-jobs.js';
 
 /** The workflow id of the fire that the API (or a stimulus, or a channel message) starts for a job. */
@@ -66,6 +67,7 @@ export function createReceptorFireService(d: {
   usage: UsageService;
   events?: ResourceEvents;
   log?: Logger;
+  bus: Bus;
 }) {
   const { repo, receptors, neurons, pathways, pathwayRuns, jobs, traces } = d;
   const systemJobs = createSystemJobSteps(d);
@@ -181,7 +183,7 @@ export function createReceptorFireService(d: {
     return { kind: 'skipped', jobId, reason };
   }
 
-  return {
+  const service = {
     launch,
     notFireable,
 
@@ -411,5 +413,8 @@ export function createReceptorFireService(d: {
     firings: (workspaceId: string, receptorId: string, limit = 20) =>
       repo.recentFirings(workspaceId, receptorId, limit),
   };
+  // Vault changes (assets, artifacts, memories) and pathway-run events are stimuli that fire the receptors subscribed to them.
+  d.bus.on('stimulus', ({ workspaceId, ...ev }) => service.publish(workspaceId, ev));
+  return service;
 }
 export type ReceptorFireService = ReturnType<typeof createReceptorFireService>;

@@ -3,6 +3,7 @@ import type { UsageAttribution } from '../../usage/index.js';
 import type { BudgetDoc } from '../../usage/index.js';
 import type { ModelStep, RunRepo } from '../../db/runs.js';
 import type { ModelRegistry } from '../../llm/registry.js';
+import type { Bus } from '../../kernel/events.js';
 import type { Logger } from '../../logger.js';
 import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
 import type { Scope } from '../../scope.js';
@@ -87,6 +88,7 @@ export interface RunDeps {
   connections: ConnectionService;
   firstTurns: FirstTurns;
   log: Logger;
+  bus: Bus;
 }
 
 /** The steps one module of the engine calls in another (see RunContext.steps). */
