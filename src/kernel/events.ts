@@ -18,8 +18,8 @@ export interface Events {
   'neuron.created': { scope: Scope; neuron: Neuron };
   /** A neuron's head changed: a new version, a soft delete, a restore (its receptor mirrors activity and scope). */
   'neuron.changed': { scope: Scope; neuron: Neuron };
-  /** A neuron is being removed: what refers to it goes first (reflex links, then its receptors). */
-  'neuron.removed': { scope: Scope; neuronId: string };
+  /** A neuron is being removed: what refers to it goes first, in this order (its reflex links, then its receptors). */
+  'neuron.removing': { scope: Scope; neuronId: string };
   /** A pathway was created (it gets its receptor as a neuron does). */
   'pathway.created': { scope: Scope; pathway: { _id: string; brainId: string; name: string; isActive: boolean } };
   /** A pathway was turned on or off. */

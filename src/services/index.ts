@@ -50,7 +50,9 @@ import { createEvaluationService } from '../evaluations/index.js';
 export function createServices(deps: Deps) {
   // The event bus (src/kernel/events.ts): where one area reacts to another's change, the one that
   // changes publishes and the other subscribes as it is created (job.status: webhooks; stimulus:
-  // receptor fires; transcript.finalized: stakeholder maps; job.restart: the run service answers).
+  // receptor fires; transcript.finalized: stakeholder maps; neuron.* and pathway.*: receptors, and
+  // reflexes for neuron.removing; job.restart: the run service answers). Subscribers of one event
+  // are called in the order they subscribed, so the order below matters where noted.
   const bus = createBus();
   // Credentials recently verified against the store, shared through Redis (the failed-authentication limiter lets them through).
   const recent = createRecentCredentials(deps.redis, deps.config.REDIS_PREFIX, deps.log);
@@ -77,20 +79,11 @@ export function createServices(deps: Deps) {
   const schedules = createScheduleService({ temporal: deps.temporal.client, config: deps.config });
   // Every create, update and delete of a resource appends to the workspace's resource event stream.
   const events = createResourceEvents({ streams: deps.streams, log: deps.log, bus });
-  // Receptors follow their targets, and change them (is_active): the neuron and pathway services register as targets.
-  const receptors = createReceptorService({
-    repo: deps.repos.receptors,
-    schedules,
-    workspaces: deps.repos.workspaces,
-    reflexes: deps.repos.reflexes,
-    events,
-  });
   const neurons = createNeuronService({
     repo: deps.repos.neurons,
     workspaces: deps.repos.workspaces,
-    receptors,
-    reflexes: deps.repos.reflexes,
     events,
+    bus,
     // The registry is built below; a neuron is only written once the services exist.
     models: { resolve: (id: string) => models.resolve(id) },
   });
@@ -98,6 +91,7 @@ export function createServices(deps: Deps) {
   // The one outbound-HTTP guard (src/net/guard.ts): every user-influenced URL goes through it,
   // when it is saved (checkSaved) and when it is called.
   const guard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS });
+  // Subscribes to neuron.removing before receptors do: a removed neuron's reflex links go before its receptors.
   const reflexes = createReflexService({
     repo: deps.repos.reflexes,
     workspaces: deps.repos.workspaces,
@@ -105,14 +99,26 @@ export function createServices(deps: Deps) {
     events,
     guard,
     integrations: deps.repos.connections.integration,
+    bus,
   });
   const skills = createSkillService({ repo: deps.repos.skills, workspaces: deps.repos.workspaces, events });
   const pathways = createPathwayService({
     repo: deps.repos.pathways,
-    receptors,
     events,
+    bus,
     guard,
     credentials: { policies: deps.repos.secrets.policies, integration: deps.repos.connections.integration },
+  });
+  // Receptors follow their targets through the bus (neuron.*, pathway.*), and change them (is_active) through these.
+  const receptors = createReceptorService({
+    repo: deps.repos.receptors,
+    schedules,
+    workspaces: deps.repos.workspaces,
+    reflexes: deps.repos.reflexes,
+    events,
+    neurons,
+    pathways,
+    bus,
   });
   const models = createModelRegistry({
     // A bare model name goes to OpenAI-compatible when one is configured, else to the offline model.

@@ -8,6 +8,7 @@ import { hasRole, type Scope } from '../scope.js';
 import type { Guard } from '../net/guard.js';
 import { HttpToolDefs } from '../tools/remote.js';
 import type { ResourceEvents } from './resource-events.js';
+import type { Bus } from '../kernel/events.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
 import { assertScopeRole, type NeuronService } from './neurons.js';
 
@@ -97,6 +98,7 @@ export function createReflexService({
   events,
   guard,
   integrations,
+  bus,
 }: {
   repo: ReflexRepo;
   workspaces: WorkspaceRepo;
@@ -105,6 +107,7 @@ export function createReflexService({
   guard: Pick<Guard, 'checkSavedAll'>;
   /** The workspace's integration of that id (null: not configured). */
   integrations: (workspaceId: string, integrationId: string) => Promise<ConnectionUse | null>;
+  bus: Bus;
 }) {
   /** The caller as a reflex's saver. */
   const saverFrom = (scope: Scope): GraphSaver => ({
@@ -133,7 +136,7 @@ export function createReflexService({
     return neuron;
   }
 
-  return {
+  const service = {
     get,
 
     async list(scope: Scope, q: ReflexListQuery) {
@@ -250,5 +253,8 @@ export function createReflexService({
       if (!(await repo.unlink(scope.workspaceId, neuron._id, reflexId))) throw notFound('Reflex assignment');
     },
   };
+  // A neuron being removed loses its reflex links first (awaited by the removal: a failure fails it).
+  bus.on('neuron.removing', ({ scope, neuronId }) => repo.unlinkNeuron(scope.workspaceId, neuronId));
+  return service;
 }
 export type ReflexService = ReturnType<typeof createReflexService>;
