@@ -43,6 +43,8 @@ const AREAS = [
   'connections',
   'evaluations',
   'meetings',
+  'receptors',
+  'reflexes',
   'search',
   'shares',
   'skills',

@@ -1,6 +1,6 @@
 import type { KnowledgeDocument, Memory } from '../db/knowledge.js';
 import type { PathwayHead } from '../db/pathways.js';
-import type { ReflexDoc } from '../db/reflexes.js';
+import type { ReflexDoc } from '../reflexes/index.js';
 import type {
   ActionPlanRecord,
   ChunkedRecord,

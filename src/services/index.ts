@@ -7,10 +7,12 @@ import { createJobService } from './jobs.js';
 import { createNeuronService } from './neurons.js';
 import { createPathwayRunService } from './pathway-runs.js';
 import { createPathwayService } from './pathways.js';
-import { createChannelBindingService } from './channel-bindings.js';
-import { createReceptorFireService } from './receptor-fires.js';
-import { createReceptorService } from './receptors.js';
-import { createScheduleService } from './schedules.js';
+import {
+  createChannelBindingService,
+  createReceptorFireService,
+  createReceptorService,
+  createScheduleService,
+} from '../receptors/index.js';
 import { createResourceEvents } from './resource-events.js';
 import { createSearchService } from '../search/index.js';
 import { createSkillService } from '../skills/index.js';
@@ -24,7 +26,7 @@ import { createWebhookService, endEvents } from '../webhooks/index.js';
 import { createPathwayHttpService, HTTP_NODE_MAX_RESPONSE_BYTES } from './pathway-http.js';
 import { HTTP_MAX_TIMEOUT_MS } from '../pathways/walk.js';
 import { createRemoteTools } from '../tools/remote.js';
-import { createReflexService } from './reflexes.js';
+import { createReflexService } from '../reflexes/index.js';
 import { createRunService } from './runs/index.js';
 import { createFirstTurns } from './first-turns.js';
 import { createModelRegistry } from '../llm/registry.js';

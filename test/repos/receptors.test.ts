@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ActionPlan, ChannelBinding, Firing, Receptor, ReceptorRepo } from '../../src/db/receptors.js';
+import type { ActionPlan, ChannelBinding, Firing, Receptor, ReceptorRepo } from '../../src/receptors/store.mongo.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

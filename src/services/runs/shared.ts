@@ -22,7 +22,7 @@ import type { FirstTurns } from '../first-turns.js';
 import type { InterventionService } from '../interventions.js';
 import type { JobService } from '../jobs.js';
 import type { NeuronService } from '../neurons.js';
-import type { ReflexService } from '../reflexes.js';
+import type { ReflexService } from '../../reflexes/index.js';
 import type { EngramInput, TraceService } from '../traces.js';
 import type { UsageService } from '../../usage/index.js';
 

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { NeuronReflexDoc, Reflex, ReflexChange, ReflexRepo, ReflexToolSet } from '../db/reflexes.js';
+import type { NeuronReflexDoc, Reflex, ReflexChange, ReflexRepo, ReflexToolSet } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import { connectionRefusal, type ConnectionUse, type GraphSaver } from '../pathways/credentials.js';
-import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from '../schemas/reflexes.js';
+import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from './schemas.js';
 import { hasRole, type Scope } from '../scope.js';
 import type { Guard } from '../net/guard.js';
 import { HttpToolDefs } from '../tools/remote.js';
-import type { ResourceEvents } from './resource-events.js';
+import type { ResourceEvents } from '../services/resource-events.js';
 import type { Bus } from '../kernel/events.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
-import { assertScopeRole, type NeuronService } from './neurons.js';
+import { assertScopeRole, type NeuronService } from '../services/neurons.js';
 
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Neuron } from '../db/neurons.js';
-import type { ExecutableTarget, Receptor, ReceptorChange, ReceptorRepo, ReceptorTargetKind } from '../db/receptors.js';
-import type { ReflexRepo } from '../db/reflexes.js';
+import type { ExecutableTarget, Receptor, ReceptorChange, ReceptorRepo, ReceptorTargetKind } from './store.mongo.js';
+import type { ReflexRepo } from '../reflexes/index.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { forbidden, notFound, validationError } from '../errors.js';
 import {
@@ -10,18 +10,18 @@ import {
   type ReceptorListQuery,
   type ReceptorPatchBody,
   type SubscribeBody,
-} from '../schemas/receptors.js';
+} from './schemas.js';
 import { hasRole, type Scope } from '../scope.js';
-import { assertScopeRole, toNeuronSlug } from './neuron-rules.js';
-import type { ResourceEvents } from './resource-events.js';
+import { assertScopeRole, toNeuronSlug } from '../services/neuron-rules.js';
+import type { ResourceEvents } from '../services/resource-events.js';
 import type { ScheduleService } from './schedules.js';
 import type { Bus } from '../kernel/events.js';
-import type { NeuronService } from './neurons.js';
-import type { PathwayService } from './pathways.js';
+import type { NeuronService } from '../services/neurons.js';
+import type { PathwayService } from '../services/pathways.js';
 import { isKnownKey, isSchedulable } from './stimuli.js';
-import { fromTiming, toTiming } from './receptor-timing.js';
+import { fromTiming, toTiming } from './timing.js';
 
-export { fromTiming, toTiming } from './receptor-timing.js';
+export { fromTiming, toTiming } from './timing.js';
 
 /** Slug attempts before giving up on a free `-N` suffix (a workspace never holds that many same-named targets). */
 const MAX_SLUG_ATTEMPTS = 100;
