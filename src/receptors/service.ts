@@ -56,7 +56,7 @@ const isTargetOrigin = (r: Receptor) => (r.origin ?? 'target') === 'target';
 /**
  * Receptors (docs/receptors.md): the trigger created with every neuron and
  * pathway and kept in step with it, receptors made from templates (subscribe), reads, changes,
- * and their schedules (src/services/schedules.ts). Firing is src/services/receptor-fires.ts.
+ * and their schedules (src/receptors/schedules.ts). Firing is src/receptors/fires.ts.
  */
 export function createReceptorService({
   repo,

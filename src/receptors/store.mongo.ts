@@ -31,7 +31,7 @@ export interface ExecutableTarget {
   job?: string | null;
 }
 
-/** How a scheduled receptor's Temporal Schedule is shaped (source_config.timing, validated by src/schemas/receptors.ts). */
+/** How a scheduled receptor's Temporal Schedule is shaped (source_config.timing, validated by src/receptors/schemas.ts). */
 export interface ScheduleTiming {
   cron: string[];
   intervals: { everyS: number; offsetS: number }[];

@@ -1,5 +1,5 @@
 /**
- * The receptor repository (src/db/receptors.ts, src/db/receptor-firings.ts): decoded receptors,
+ * The receptor repository (src/receptors/store.mongo.ts, src/receptors/firings.mongo.ts): decoded receptors,
  * firings, bindings and action plans, workspace scoping, claims by unique key, paging.
  */
 import { randomUUID } from 'node:crypto';
