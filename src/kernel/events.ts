@@ -29,7 +29,7 @@ export interface Events {
 }
 
 /** A stimulus: `key` names it (`vault.asset.created`, `pathway.completed`…), `eventId` makes its fires idempotent. */
-export interface Stimulus {
+interface Stimulus {
   workspaceId: string;
   key: string;
   eventId: string;
@@ -37,7 +37,7 @@ export interface Stimulus {
 }
 
 /** A finalized meeting transcript as `Speaker: text` lines. */
-export interface FinalizedTranscript {
+interface FinalizedTranscript {
   workspaceId: string;
   meeting: { id: string; brainId: string; text: string; finalizedAt: Date };
 }
@@ -48,10 +48,10 @@ export interface Requests {
   'job.restart': { input: Job; output: boolean };
 }
 
-export type EventHandler<K extends keyof Events> = (payload: Events[K]) => Promise<unknown> | unknown;
+type EventHandler<K extends keyof Events> = (payload: Events[K]) => Promise<unknown> | unknown;
 type RequestHandler<K extends keyof Requests> = (input: Requests[K]['input']) => Promise<Requests[K]['output']>;
 
-export interface EmitOptions {
+interface EmitOptions {
   /**
    * Told of each failing handler; the next handlers still run and the emit resolves. Without it the
    * first failure rejects the emit and the handlers after it do not run.
