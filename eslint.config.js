@@ -44,6 +44,8 @@ const AREAS = [
   'evaluations',
   'knowledge',
   'meetings',
+  'receptors',
+  'reflexes',
   'search',
   'shares',
   'skills',

@@ -1,7 +1,13 @@
 import type { z } from 'zod';
-import type { ChannelBinding as ChannelBindingRow, Page } from '../../src/db/receptors.js';
-import type { ChannelBinding, Receptor, ReceptorList } from '../../src/schemas/receptors.js';
-import { fromTiming, type ReceptorView } from '../../src/services/receptors.js';
+import {
+  fromTiming,
+  type ChannelBinding,
+  type ChannelBindingRecord as ChannelBindingRow,
+  type Page,
+  type Receptor,
+  type ReceptorList,
+  type ReceptorView,
+} from '../../src/receptors/index.js';
 import { presentPage } from './page.js';
 
 /** Wire shape of a receptor; every field is listed so a new DB field never leaks. */

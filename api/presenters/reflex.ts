@@ -1,6 +1,11 @@
 import type { z } from 'zod';
-import type { NeuronReflexDoc, Reflex as ReflexRow } from '../../src/db/reflexes.js';
-import type { NeuronReflexAssignment, NeuronReflexSummary, Reflex } from '../../src/schemas/reflexes.js';
+import type {
+  NeuronReflexAssignment,
+  NeuronReflexDoc,
+  NeuronReflexSummary,
+  Reflex,
+  ReflexRecord as ReflexRow,
+} from '../../src/reflexes/index.js';
 
 /** Wire shape of a reflex; every field is listed so a new DB field never leaks. */
 export function presentReflex(r: ReflexRow): z.input<typeof Reflex> {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Receptor } from '../../src/db/receptors.js';
+import type { ReceptorRecord as Receptor } from '../../src/receptors/index.js';
 import type { ShareTokenDoc } from '../../src/shares/index.js';
 import type { PublicReceptor, ShareView } from '../../src/shares/index.js';
 import type { ShareAccess } from '../../src/shares/index.js';

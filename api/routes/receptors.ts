@@ -27,9 +27,11 @@ import {
   StimulusEventBody,
   SubscribeBody,
   TriggerBody,
-} from '../../src/schemas/receptors.js';
-import { toTiming } from '../../src/services/receptor-timing.js';
-import { STIMULI, internalSecret, verifySignature } from '../../src/services/stimuli.js';
+  STIMULI,
+  internalSecret,
+  toTiming,
+  verifySignature,
+} from '../../src/receptors/index.js';
 import { presentBinding, presentReceptor, presentReceptorPage } from '../presenters/receptor.js';
 import { presentPage } from '../presenters/page.js';
 import { route } from '../route.js';

@@ -12,7 +12,7 @@ import {
   ReflexToolList,
   ReflexListQuery,
   ReflexUpdateBody,
-} from '../../src/schemas/reflexes.js';
+} from '../../src/reflexes/index.js';
 import { NeuronRefParams } from '../../src/schemas/neurons.js';
 import { presentAssignment, presentNeuronReflex, presentReflex } from '../presenters/reflex.js';
 import { presentPage } from '../presenters/page.js';

@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { allowedClientSecretEnv, type Config } from '../config.js';
 import type { SecretBox } from '../crypto/secrets.js';
 import type { ConnectionDoc, ConnectionRepo, IntegrationDoc } from './store.mongo.js';
-import type { Reflex, ReflexRepo } from '../db/reflexes.js';
+import type { ReflexRecord as Reflex, ReflexRepo } from '../reflexes/index.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import type { Guard } from '../net/guard.js';
 import type { IntegrationBody } from './schemas.js';

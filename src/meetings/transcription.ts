@@ -1,6 +1,6 @@
 import { createBatchTranscription } from './transcription/batch.js';
 import { createLiveCaptions } from './transcription/captions.js';
-import { createTranscriptionCore, type FinalizedListener, type TranscriptionDeps } from './transcription/common.js';
+import { createTranscriptionCore, type TranscriptionDeps } from './transcription/common.js';
 import { createLiveFinalize } from './transcription/finalize.js';
 import { createLiveSessions } from './transcription/live.js';
 
@@ -22,11 +22,6 @@ export function createTranscriptionService(d: TranscriptionDeps) {
   const { config } = d;
   return {
     presentSession: core.presentSession,
-    /** Subscribes to finalized transcripts (a failed listener never fails the transcript). */
-    onFinalized(listener: FinalizedListener): void {
-      core.finalizedListeners.push(listener);
-    },
-
     /** GET /v1/transcription/runtime: which provider is active and whether it can run. */
     async runtime() {
       const check = await stt.check();

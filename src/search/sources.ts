@@ -1,6 +1,6 @@
 import type { KnowledgeDocument, MemoryRecord as Memory } from '../knowledge/index.js';
 import type { PathwayHead } from '../db/pathways.js';
-import type { ReflexDoc } from '../db/reflexes.js';
+import type { ReflexDoc } from '../reflexes/index.js';
 import type {
   ActionPlanRecord,
   ChunkedRecord,

@@ -14,8 +14,8 @@ import { toDocument, toMemory } from '../knowledge/index.js';
 import type { MeetingDoc } from '../meetings/index.js';
 import type { NeuronDoc } from '../db/neurons.js';
 import type { PathwayHead } from '../db/pathways.js';
-import type { ActionPlanDoc, ReceptorDoc } from '../db/receptors.js';
-import type { ReflexDoc } from '../db/reflexes.js';
+import type { ActionPlanDoc, ReceptorDoc } from '../receptors/index.js';
+import type { ReflexDoc } from '../reflexes/index.js';
 import type { StakeholderMapDoc } from '../stakeholders/index.js';
 
 /**

@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.js';
+import { createBus } from '../kernel/events.js';
 import { createAuthService } from './auth.js';
 import { createHealthService } from './health.js';
 import { createInterventionService } from './interventions.js';
@@ -6,10 +7,12 @@ import { createJobService } from './jobs.js';
 import { createNeuronService } from './neurons.js';
 import { createPathwayRunService } from './pathway-runs.js';
 import { createPathwayService } from './pathways.js';
-import { createChannelBindingService } from './channel-bindings.js';
-import { createReceptorFireService } from './receptor-fires.js';
-import { createReceptorService } from './receptors.js';
-import { createScheduleService } from './schedules.js';
+import {
+  createChannelBindingService,
+  createReceptorFireService,
+  createReceptorService,
+  createScheduleService,
+} from '../receptors/index.js';
 import { createResourceEvents } from './resource-events.js';
 import { createSearchService } from '../search/index.js';
 import { createSkillService } from '../skills/index.js';
@@ -23,7 +26,7 @@ import { createWebhookService, endEvents } from '../webhooks/index.js';
 import { createPathwayHttpService, HTTP_NODE_MAX_RESPONSE_BYTES } from './pathway-http.js';
 import { HTTP_MAX_TIMEOUT_MS } from '../pathways/walk.js';
 import { createRemoteTools } from '../tools/remote.js';
-import { createReflexService } from './reflexes.js';
+import { createReflexService } from '../reflexes/index.js';
 import { createRunService } from './runs/index.js';
 import { createFirstTurns } from './first-turns.js';
 import { createModelRegistry } from '../llm/registry.js';
@@ -47,6 +50,12 @@ import { createEvaluationService } from '../evaluations/index.js';
 
 /** Builds every service from the one dependency bag; the API and the worker share it. */
 export function createServices(deps: Deps) {
+  // The event bus (src/kernel/events.ts): where one area reacts to another's change, the one that
+  // changes publishes and the other subscribes as it is created (job.status: webhooks; stimulus:
+  // receptor fires; transcript.finalized: stakeholder maps; neuron.* and pathway.*: receptors, and
+  // reflexes for neuron.removing; job.restart: the run service answers). Subscribers of one event
+  // are called in the order they subscribed, so the order below matters where noted.
+  const bus = createBus();
   // Credentials recently verified against the store, shared through Redis (the failed-authentication limiter lets them through).
   const recent = createRecentCredentials(deps.redis, deps.config.REDIS_PREFIX, deps.log);
   const tenancyStore = createTenancyStore(deps.db);
@@ -67,24 +76,16 @@ export function createServices(deps: Deps) {
     temporal: deps.temporal.client,
     config: deps.config,
     log: deps.log,
+    bus,
   });
   const schedules = createScheduleService({ temporal: deps.temporal.client, config: deps.config });
   // Every create, update and delete of a resource appends to the workspace's resource event stream.
-  const events = createResourceEvents({ streams: deps.streams, log: deps.log });
-  // Receptors follow their targets, and change them (is_active): the neuron and pathway services register as targets.
-  const receptors = createReceptorService({
-    repo: deps.repos.receptors,
-    schedules,
-    workspaces: deps.repos.workspaces,
-    reflexes: deps.repos.reflexes,
-    events,
-  });
+  const events = createResourceEvents({ streams: deps.streams, log: deps.log, bus });
   const neurons = createNeuronService({
     repo: deps.repos.neurons,
     workspaces: deps.repos.workspaces,
-    receptors,
-    reflexes: deps.repos.reflexes,
     events,
+    bus,
     // The registry is built below; a neuron is only written once the services exist.
     models: { resolve: (id: string) => models.resolve(id) },
   });
@@ -92,6 +93,7 @@ export function createServices(deps: Deps) {
   // The one outbound-HTTP guard (src/net/guard.ts): every user-influenced URL goes through it,
   // when it is saved (checkSaved) and when it is called.
   const guard = createGuard({ allowHosts: c.OUTBOUND_ALLOW_HOSTS });
+  // Subscribes to neuron.removing before receptors do: a removed neuron's reflex links go before its receptors.
   const reflexes = createReflexService({
     repo: deps.repos.reflexes,
     workspaces: deps.repos.workspaces,
@@ -99,14 +101,26 @@ export function createServices(deps: Deps) {
     events,
     guard,
     integrations: deps.repos.connections.integration,
+    bus,
   });
   const skills = createSkillService({ repo: deps.repos.skills, workspaces: deps.repos.workspaces, events });
   const pathways = createPathwayService({
     repo: deps.repos.pathways,
-    receptors,
     events,
+    bus,
     guard,
     credentials: { policies: deps.repos.secrets.policies, integration: deps.repos.connections.integration },
+  });
+  // Receptors follow their targets through the bus (neuron.*, pathway.*), and change them (is_active) through these.
+  const receptors = createReceptorService({
+    repo: deps.repos.receptors,
+    schedules,
+    workspaces: deps.repos.workspaces,
+    reflexes: deps.repos.reflexes,
+    events,
+    neurons,
+    pathways,
+    bus,
   });
   const models = createModelRegistry({
     // A bare model name goes to OpenAI-compatible when one is configured, else to the offline model.
@@ -141,8 +155,8 @@ export function createServices(deps: Deps) {
     temporal: deps.temporal.client,
     config: c,
     log: deps.log,
+    bus,
   });
-  jobs.onStatus((job) => webhooks.onJob(job));
   interventions.onChange((change, doc) => webhooks.onIntervention(change, doc));
   // A job's end is recorded with its terminal claim (the claim's insert carries the outbox mark):
   // the outbox's follower fans each unannounced end out, whichever process stored it.
@@ -199,6 +213,7 @@ export function createServices(deps: Deps) {
     connections,
     firstTurns,
     log: deps.log,
+    bus,
   });
   const pathwayRuns = createPathwayRunService({
     config: c,
@@ -211,6 +226,7 @@ export function createServices(deps: Deps) {
     models,
     usage,
     budgets,
+    bus,
   });
   const receptorFires = createReceptorFireService({
     repo: deps.repos.receptors,
@@ -223,11 +239,8 @@ export function createServices(deps: Deps) {
     usage,
     events,
     log: deps.log,
+    bus,
   });
-  // Vault changes (assets, artifacts, memories) are stimuli that fire the receptors subscribed to them.
-  events.onStimulus(receptorFires.publish);
-  // Pathway runs publish platform events (pathway.completed, …) that fire receptors too.
-  pathwayRuns.onStimulus(receptorFires.publish);
   const channelBindings = createChannelBindingService({
     repo: deps.repos.receptors,
     receptors,
@@ -295,6 +308,7 @@ export function createServices(deps: Deps) {
     config: c,
     log: deps.log,
     usage,
+    bus,
   });
   // Stakeholder maps (docs/stakeholder-maps.md): extraction reads finalized meetings' transcripts.
   const stakeholderMaps = createStakeholderMapService({
@@ -306,9 +320,8 @@ export function createServices(deps: Deps) {
     events,
     config: c,
     meetings,
+    bus,
   });
-  // A finalized meeting transcript starts the stakeholder extraction (docs/stakeholder-maps.md).
-  transcription.onFinalized(stakeholderMaps.extractFromMeeting);
   const shares = createShareService({
     repo: deps.repos.shares,
     jobs: deps.repos.jobs,

@@ -33,6 +33,7 @@ import {
 } from '../temporal/definitions.js';
 import { bestEffort } from '../best-effort.js';
 import type { Logger } from '../logger.js';
+import type { Bus } from '../kernel/events.js';
 
 /** A change at a status transition; terminal states are sticky (a cancelled run never later reads completed). */
 export interface JobPatch {
@@ -143,21 +144,22 @@ export function createJobService({
   temporal,
   config,
   log,
+  bus,
 }: {
   repo: JobRepo;
   streams: Streams;
   temporal: Client;
   config: Config;
   log?: Logger;
+  bus: Bus;
 }) {
-  // Starts a never-started job from its stored start, if it has one: the run service registers it.
-  let restart: ((job: Job) => Promise<boolean>) | null = null;
-  // Told of each job that became completed, failed or waiting, once stored (signed webhooks subscribe).
-  // Awaited: a `waiting` event is recorded in the webhook outbox as part of the transition (a writer
-  // that fails there fails its call, and the run's activity retries it); an end's events come from its claim.
-  const statusListeners: ((job: Job) => Promise<void> | void)[] = [];
+  // This service's own reactions to each job that became completed, failed or waiting, once stored.
+  const statusListeners: ((job: Job) => void)[] = [];
+  // Then the bus's `job.status` (signed webhooks subscribe). Awaited: a `waiting` event is recorded in
+  // the webhook outbox as part of the transition (a writer that fails there fails its call, and the
+  // run's activity retries it); an end's events come from its claim.
   const told = async (job: Job) => {
-    await Promise.all(statusListeners.map((l) => l(job)));
+    await Promise.all([...statusListeners.map((l) => l(job)), bus.emit('job.status', job)]);
   };
   const streamKey = (jobId: string) => streams.keys.job(jobId);
   // Run starts this process has admitted and not yet stored, per workspace (admitRun).
@@ -484,17 +486,6 @@ export function createJobService({
   ) => Promise<boolean> = async () => false;
 
   const service = {
-    /** Registers the run service's start of a stored run (checkStarted uses it before failing a job). */
-    onRestart(starter: (job: Job) => Promise<boolean>): void {
-      restart = starter;
-    },
-    /**
-     * Registers a listener told of each job that became completed, failed or waiting, awaited by the
-     * transition (a listener that throws fails it: only what must be part of the change may throw).
-     */
-    onStatus(listener: (job: Job) => Promise<void> | void): void {
-      statusListeners.push(listener);
-    },
     /**
      * Ends whose events are not announced yet (their terminal claims carry the outbox mark, set in
      * the claim's own insert): the webhook outbox's followers hold them, fan their events out and
@@ -804,7 +795,7 @@ export function createJobService({
       const ids = job.receptorId ? [job._id, `fire-${job._id}`] : [job._id];
       for (const id of ids) if ((await exists(id)) !== false) return job;
       // A run whose start is stored (an invoke answered 202 before its workflow started) is started now, not failed.
-      if (await restart?.(job)) return (await repo.get(job.workspaceId, job._id)) ?? job;
+      if (await bus.request('job.restart', job)) return (await repo.get(job.workspaceId, job._id)) ?? job;
       await this.finalize(job.workspaceId, job._id, {
         status: 'failed',
         failedReason: 'the run was never started',

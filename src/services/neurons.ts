@@ -7,7 +7,6 @@ import {
   type NeuronVersion,
   type Page,
 } from '../db/neurons.js';
-import type { ReflexRepo } from '../db/reflexes.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import { resolveFallbacks, type ModelRegistry } from '../llm/registry.js';
@@ -21,7 +20,7 @@ import type {
 } from '../schemas/neurons.js';
 import { hasRole, type Scope } from '../scope.js';
 import { assertScopeRole, toNeuronSlug } from './neuron-rules.js';
-import type { ReceptorService } from './receptors.js';
+import type { Bus } from '../kernel/events.js';
 import type { ResourceEvents } from './resource-events.js';
 
 // Other services and the presenters take these from here (receptors.ts from ./neuron-rules.ts, which imports no service).
@@ -66,16 +65,15 @@ export const headSnapshot = (doc: Neuron): NeuronSnapshot => snapshotOf(doc);
 export function createNeuronService({
   repo,
   workspaces,
-  receptors,
-  reflexes,
   events,
+  bus,
   models,
 }: {
   repo: NeuronRepo;
   workspaces: WorkspaceRepo;
-  receptors: ReceptorService;
-  reflexes: ReflexRepo;
   events: ResourceEvents;
+  /** Publishes neuron.created, neuron.changed and neuron.removing: the neuron's receptor and reflex links follow it. */
+  bus: Bus;
   /** Checks neuron_config.fallback_models when a config is written (400 naming the entry). */
   models?: Pick<ModelRegistry, 'resolve'>;
 }) {
@@ -195,7 +193,7 @@ export function createNeuronService({
     const out = await repo.recordVersion(scope.workspaceId, doc._id, { set, note, createdBy: actor(scope), deleted });
     if (out === 'missing') throw notFound('Neuron');
     if (out === 'name_taken') throw nameTaken();
-    await receptors.syncWithNeuron(scope, out.head);
+    await bus.emit('neuron.changed', { scope, neuron: out.head });
     await events.emit(scope.workspaceId, 'updated', ref(out.made));
     return out.made;
   }
@@ -312,7 +310,7 @@ export function createNeuronService({
       };
       if (!(await repo.create(doc, 'created'))) throw conflict(`A neuron named "${name}" already exists in this brain`);
       await events.emit(scope.workspaceId, 'created', ref(doc));
-      await receptors.ensureForNeuron(scope, doc);
+      await bus.emit('neuron.created', { scope, neuron: doc });
       return view(scope, doc);
     },
 
@@ -336,8 +334,7 @@ export function createNeuronService({
     async remove(scope: Scope, idOrSlug: string): Promise<void> {
       const doc = await resolve(scope, idOrSlug);
       assertCanChange(scope, doc);
-      await reflexes.unlinkNeuron(scope.workspaceId, doc._id);
-      await receptors.deleteForTarget(scope, 'neuron', doc._id);
+      await bus.emit('neuron.removing', { scope, neuronId: doc._id });
       await repo.remove(scope.workspaceId, doc._id);
       await events.emit(scope.workspaceId, 'deleted', ref(doc));
     },
@@ -370,7 +367,7 @@ export function createNeuronService({
       assertCanChange(scope, doc);
       if (doc.deletedAt) return;
       const next = await repo.softDelete(scope.workspaceId, doc._id);
-      if (next) await receptors.syncWithNeuron(scope, next);
+      if (next) await bus.emit('neuron.changed', { scope, neuron: next });
       await events.emit(scope.workspaceId, 'deleted', ref(doc, { soft: true }));
     },
 
@@ -382,11 +379,6 @@ export function createNeuronService({
       return view(scope, await commit(scope, doc, { deletedAt: null }, 'restored', true));
     },
   };
-  // A receptor that dispatches a neuron reaches it through this (the neuron keeps its receptor in step).
-  receptors.registerTarget('neuron', {
-    resolve: async (scope, id) => ({ scope: (await resolve(scope, id)).scope }),
-    setActive: async (scope, id, active) => void (await service.update(scope, id, { is_active: active })),
-  });
   return service;
 }
 export type NeuronService = ReturnType<typeof createNeuronService>;

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { evaluateTimeboxed } from '../pathways/expressions.js';
 import type { Config } from '../config.js';
+import type { Bus } from '../kernel/events.js';
 import { AppError, conflict, forbidden, validationError } from '../errors.js';
 import { costOf } from '../llm/pricing.js';
 import { estimateTokens, type ChatMessage } from '../llm/types.js';
@@ -112,6 +113,7 @@ export function matchCategory(reply: string, categories: string[]): string | nul
 /** What the pathway-run service is built from (src/services/index.ts passes it). */
 export interface PathwayRunDeps {
   config: Config;
+  bus: Bus;
   jobs: JobService;
   /** The node visits each run recorded when it ended (replays take them). */
   trails: PathwayTrailRepo;
@@ -124,12 +126,7 @@ export interface PathwayRunDeps {
   budgets: BudgetService;
 }
 
-/** Publishes a platform event to the receptors subscribed to it (the receptor fire service subscribes). */
-export type StimulusListener = (
-  workspaceId: string,
-  ev: { key: string; eventId: string; payload: Record<string, unknown> },
-) => Promise<unknown>;
-type Deps = PathwayRunDeps & { publish: StimulusListener | null };
+type Deps = PathwayRunDeps;
 
 /** A run to start: the graph (compiled at start), where it comes from, its input and its trace. */
 interface StartArgs {
@@ -175,12 +172,8 @@ interface InterventionSpec {
 
 /** Pathway runs: start (execute and POST /v1/jobs), the interpreter's I/O steps, and human input. */
 export function createPathwayRunService(deps: PathwayRunDeps) {
-  // Receptor fires start pathway runs, so they subscribe to the stimuli runs publish (onStimulus).
-  const d: Deps = { ...deps, publish: null };
+  const d: Deps = deps;
   return {
-    onStimulus(listener: StimulusListener): void {
-      d.publish = listener;
-    },
     /** Compiles the graph (400 when invalid) and pins the version of every neuron a node runs, as a neuron invoke pins its own. */
     runInput: (scope: Scope, args: StartArgs, jobId: string) => runInput(d, scope, args, jobId),
     /** POST /v1/pathways/:id/execute (brain header required; pinned or head version). */
@@ -647,7 +640,9 @@ async function recordAnswer(
   const doc = await d.interventions.recordAnswer(input.scope.workspaceId, answer, kind);
   await patch(d, input.scope.workspaceId, input.jobId, { status: 'running', waitingFor: null });
   // A person's answer is a learning signal receptors may subscribe to (once per intervention: the event id is its id).
-  await d.publish?.(input.scope.workspaceId, {
+  // Receptor fires start pathway runs, so they subscribe to the stimuli runs publish (not an import).
+  await d.bus.emit('stimulus', {
+    workspaceId: input.scope.workspaceId,
     key: 'plasticity.intervention.answered',
     eventId: `intervention:${doc._id}`,
     payload: { intervention_id: doc._id, job_id: input.jobId, action: answer.action, status: doc.status },

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ReceptorTarget } from './receptors.js';
+import type { Bus } from '../kernel/events.js';
 import type { ResourceEvents } from './resource-events.js';
 import {
   sameStored,
@@ -85,17 +85,6 @@ function bounded<T>(value: T, field: string, max: number): T {
  * the caller's neurons, compile previews, participants with owner ⊇ editor ⊇ viewer, and the lookup the run engine
  * uses. Every call takes the scope first; another workspace's or brain's pathway is indistinguishable from a missing one.
  */
-/** What a pathway keeps in step with itself: its receptor (a pathway gets its receptor as a neuron does). */
-export interface PathwayReceptorHooks {
-  ensureForPathway(
-    scope: Scope,
-    p: { _id: string; brainId: string; name: string; isActive: boolean },
-  ): Promise<unknown>;
-  syncWithTarget(scope: Scope, kind: 'pathway', id: string, state: { isActive: boolean }): Promise<void>;
-  deleteForTarget(scope: Scope, kind: 'pathway', id: string): Promise<void>;
-  registerTarget(kind: 'pathway', t: ReceptorTarget): void;
-}
-
 /** What a graph's secrets and connections are checked against when it is saved (src/pathways/credentials.ts). */
 export interface CredentialLookup {
   /** The use policies of the named secrets that exist. */
@@ -106,14 +95,15 @@ export interface CredentialLookup {
 
 export function createPathwayService({
   repo,
-  receptors,
   events,
+  bus,
   guard,
   credentials,
 }: {
   repo: PathwayRepo;
-  receptors: PathwayReceptorHooks;
   events: ResourceEvents;
+  /** Publishes pathway.created, pathway.activity and pathway.removed: the pathway's receptor follows it. */
+  bus: Bus;
   /** The outbound guard: an http node's literal URL is checked when the graph is saved (and at each call). */
   guard: Pick<Guard, 'checkSavedAll'>;
   credentials: CredentialLookup;
@@ -358,7 +348,7 @@ export function createPathwayService({
       };
       await repo.create(doc, 'created');
       await events.emit(scope.workspaceId, 'created', ref(doc));
-      await receptors.ensureForPathway(scope, doc);
+      await bus.emit('pathway.created', { scope, pathway: doc });
       if (scope.userId) {
         // the creator (through a JWT or their own API key) owns it
         await repo.addParticipant({
@@ -419,7 +409,7 @@ export function createPathwayService({
         return changed.length ? { set, note: `updated: ${changed.join(', ')}` } : { set };
       });
       if (body.is_active !== undefined)
-        await receptors.syncWithTarget(scope, 'pathway', id, { isActive: updated.isActive });
+        await bus.emit('pathway.activity', { scope, pathwayId: id, isActive: updated.isActive });
       return updated;
     },
 
@@ -429,7 +419,7 @@ export function createPathwayService({
       await requireRole(scope, id, 'owner', 'Deleting a pathway');
       if (!(await repo.remove(scope.workspaceId, id))) throw pathwayNotFound();
       await events.emit(scope.workspaceId, 'deleted', ref(doc));
-      await receptors.deleteForTarget(scope, 'pathway', id);
+      await bus.emit('pathway.removed', { scope, pathwayId: id });
     },
 
     /** The kept history, newest first. */
@@ -571,13 +561,6 @@ export function createPathwayService({
       return { userId, role, requiredRole: required, allowed: role !== null && RANK[role] >= RANK[required] };
     },
   };
-  // A receptor that dispatches a pathway reaches it through this (the pathway keeps its receptor in step).
-  receptors.registerTarget('pathway', {
-    resolve: async (scope, id) => (await head(scope, id), {}),
-    assertCanChange: (scope, id) =>
-      requireRole(scope, id, 'editor', "Changing a pathway's receptor").then(() => undefined),
-    setActive: async (scope, id, active) => void (await service.update(scope, id, { is_active: active })),
-  });
   return service;
 }
 export type PathwayService = ReturnType<typeof createPathwayService>;

@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { Streams } from '../streams.js';
+import type { Bus } from '../kernel/events.js';
 
 export type ResourceAction = 'created' | 'updated' | 'deleted' | 'moved';
 /** The resource an event is about: enough for a follower (search index, stimuli, a UI) to re-read it. */
@@ -46,14 +47,8 @@ export interface ResourceRef {
  * (the same fenced writer as every stream, src/streams.ts). GET /v1/resource-events/stream serves
  * it with `after=` resume; search indexes and stimuli follow it.
  */
-export function createResourceEvents({ streams, log }: { streams: Streams; log?: Logger }) {
-  // Who turns a vault change into a receptor stimulus: the receptor fire service subscribes (onStimulus).
-  let publish: StimulusPublisher | null = null;
+export function createResourceEvents({ streams, log, bus }: { streams: Streams; log?: Logger; bus: Bus }) {
   return {
-    /** Subscribes the one stimulus publisher (the receptor fire service, as it is created). */
-    onStimulus(listener: StimulusPublisher): void {
-      publish = listener;
-    },
     streamKey: (workspaceId: string) => streams.keys.workspace(workspaceId),
     async emit(workspaceId: string, action: ResourceAction, resource: ResourceRef): Promise<void> {
       const at = new Date().toISOString();
@@ -63,25 +58,27 @@ export function createResourceEvents({ streams, log }: { streams: Streams; log?:
       await streams.feed.append(workspaceId, { workspace_id: workspaceId, action, resource, at });
       // The knowledge lanes' changes are also stimuli (`vault.<kind>.<created|updated|deleted>`), once per
       // event (the stream entry id is the event id); a re-index of the same text is not a change.
-      if (!id || !publish || !VAULT_KINDS.has(resource.kind) || resource.change) return;
+      // The receptor fire service subscribes to `stimulus`; a failed fire never fails the change.
+      if (!id || !VAULT_KINDS.has(resource.kind) || resource.change) return;
       const key = `vault.${resource.kind}.${action === 'moved' ? 'updated' : action}`;
-      await publish(workspaceId, {
-        key,
-        eventId: `${workspaceId}:${id}`,
-        payload: {
-          resource_type: resource.kind,
-          resource_id: resource.id,
-          brain_id: resource.brain_id ?? null,
-          name: resource.name ?? null,
+      await bus.emit(
+        'stimulus',
+        {
+          workspaceId,
+          key,
+          eventId: `${workspaceId}:${id}`,
+          payload: {
+            resource_type: resource.kind,
+            resource_id: resource.id,
+            brain_id: resource.brain_id ?? null,
+            name: resource.name ?? null,
+          },
         },
-      }).catch((e: unknown) => log?.warn({ err: e, key }, 'publishing a vault stimulus failed'));
+        { onError: (e: unknown) => log?.warn({ err: e, key }, 'publishing a vault stimulus failed') },
+      );
     },
   };
 }
 
 const VAULT_KINDS = new Set<ResourceRef['kind']>(['asset', 'artifact', 'memory']);
-export type StimulusPublisher = (
-  workspaceId: string,
-  ev: { key: string; eventId: string; payload: Record<string, unknown> },
-) => Promise<unknown>;
 export type ResourceEvents = ReturnType<typeof createResourceEvents>;

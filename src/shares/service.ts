@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { JobRepo } from '../db/jobs.js';
 import type { Admission } from '../services/jobs.js';
-import type { Receptor } from '../db/receptors.js';
+import type { ReceptorFireService, ReceptorRecord as Receptor, ReceptorService } from '../receptors/index.js';
 import type { ShareRepo, ShareTokenDoc } from './store.mongo.js';
 import type { Trace, TraceRepo } from '../db/traces.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
@@ -9,8 +9,6 @@ import { AppError, conflict, forbidden, notFound, validationError } from '../err
 import type { PublicExecuteBody, ShareCreateBody, ShareRotateBody } from './schemas.js';
 import type { Scope } from '../scope.js';
 import type { BudgetService } from '../usage/index.js';
-import type { ReceptorFireService } from '../services/receptor-fires.js';
-import type { ReceptorService } from '../services/receptors.js';
 import type { RecentCredentials } from '../services/recent-credentials.js';
 
 const TOKEN_PREFIX = 'cxs_';

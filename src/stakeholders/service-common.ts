@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import type { Bus } from '../kernel/events.js';
 import type { StakeholderMap, StakeholderMapRepo, StakeholderVersion } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { notFound, validationError } from '../errors.js';
@@ -33,6 +34,8 @@ export interface StakeholderMapDeps {
   config: Config;
   /** The meetings family's transcript reader (extraction from a meeting needs it). */
   meetings?: MeetingTranscriptSource;
+  /** A finalized meeting transcript (`transcript.finalized`) starts an extraction. */
+  bus: Bus;
 }
 
 /** Map heads and the graphs they hold: the reads every part of the service shares. */

@@ -27,7 +27,7 @@ export function createStakeholderMapService(d: StakeholderMapDeps) {
   const editing = createMapEditing(d, reads);
   const { get, ensureDefault, resolve, live, versionOf } = reads;
 
-  return {
+  const service = {
     get,
     ensureDefault,
     resolve,
@@ -144,5 +144,8 @@ export function createStakeholderMapService(d: StakeholderMapDeps) {
     },
     viewOf: (g: Graph, limits: GraphLimits) => viewOf(g, limits),
   };
+  // A finalized meeting transcript starts the stakeholder extraction (docs/stakeholder-maps.md).
+  d.bus.on('transcript.finalized', ({ workspaceId, meeting }) => service.extractFromMeeting(workspaceId, meeting));
+  return service;
 }
 export type StakeholderMapService = ReturnType<typeof createStakeholderMapService>;

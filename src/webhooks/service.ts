@@ -7,6 +7,7 @@ import type { Job, UnannouncedEnd } from '../db/jobs.js';
 import { notFound } from '../errors.js';
 import { uuidFromName } from '../ids.js';
 import type { Logger } from '../logger.js';
+import type { Bus } from '../kernel/events.js';
 import { OutboundBlocked, type Guard } from '../net/guard.js';
 import type { Scope } from '../scope.js';
 import { WorkspaceIdKey } from '../temporal/definitions.js';
@@ -126,6 +127,7 @@ export function createWebhookService(d: {
   temporal: Client;
   config: Config;
   log?: Logger;
+  bus: Bus;
 }) {
   const { repo, box, guard, temporal, config, log } = d;
   const sealed = (plain: string, now: Date): WebhookSecret => ({
@@ -210,7 +212,7 @@ export function createWebhookService(d: {
     follower.wake();
   }
 
-  return {
+  const service = {
     async create(scope: Scope, n: NewWebhookEndpoint): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
       await guard.checkSaved(n.url, 'url'); // and again at each send
       const now = new Date();
@@ -385,5 +387,8 @@ export function createWebhookService(d: {
     /** Key rotation: re-seals every endpoint secret under the current key. */
     resealAll: (): Promise<number> => repo.resealAll(box.keyId, (s) => box.reseal(s)),
   };
+  // Each job that became completed, failed or waiting (awaited by the transition: a failure fails it).
+  d.bus.on('job.status', (job) => service.onJob(job));
+  return service;
 }
 export type WebhookService = ReturnType<typeof createWebhookService>;

@@ -6,7 +6,7 @@ import type { CommandStartedEvent } from 'mongodb';
 import { Budget, BudgetList } from '../../src/usage/index.js';
 import { Intervention } from '../../src/schemas/interventions.js';
 import { Job } from '../../src/schemas/jobs.js';
-import { ReceptorList } from '../../src/schemas/receptors.js';
+import { ReceptorList } from '../../src/receptors/schemas.js';
 import { ShareView } from '../../src/shares/index.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';

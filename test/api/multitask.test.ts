@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Job } from '../../src/schemas/jobs.js';
-import { ReceptorList } from '../../src/schemas/receptors.js';
+import { ReceptorList } from '../../src/receptors/schemas.js';
 import { Engram } from '../../src/schemas/traces.js';
 import { buildWorkspace } from '../support/app.js';
 import { lastUserText } from '../support/scripted-openai.js';

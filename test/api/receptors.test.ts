@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobList } from '../../src/schemas/jobs.js';
-import { Receptor, ReceptorList } from '../../src/schemas/receptors.js';
+import { Receptor, ReceptorList } from '../../src/receptors/schemas.js';
 import { TraceList } from '../../src/schemas/traces.js';
-import { internalSecret, signBody } from '../../src/services/stimuli.js';
+import { internalSecret, signBody } from '../../src/receptors/stimuli.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { useSimPlatform } from '../support/platform.js';

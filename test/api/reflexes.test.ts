@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Neuron } from '../../src/schemas/neurons.js';
-import { NeuronReflexAssignment, NeuronReflexSummary, Reflex, ReflexList } from '../../src/schemas/reflexes.js';
+import { NeuronReflexAssignment, NeuronReflexSummary, Reflex, ReflexList } from '../../src/reflexes/schemas.js';
 import { systemScope } from '../../src/scope.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { Receptor, SchedulePreview } from '../../src/schemas/receptors.js';
+import { Receptor, SchedulePreview } from '../../src/receptors/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { useSimPlatform } from '../support/platform.js';
 

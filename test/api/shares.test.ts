@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ReceptorList } from '../../src/schemas/receptors.js';
+import { ReceptorList } from '../../src/receptors/schemas.js';
 import { ShareView } from '../../src/shares/index.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { UsageRowDoc } from '../../src/usage/index.js';
-import { ReceptorList } from '../../src/schemas/receptors.js';
+import { ReceptorList } from '../../src/receptors/schemas.js';
 import { ReceptorUsageRanking, UsageStats } from '../../src/usage/index.js';
 import { systemScope } from '../../src/scope.js';
 import { buildWorkspace } from '../support/app.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import { ReceptorList } from '../../src/schemas/receptors.js';
+import { ReceptorList } from '../../src/receptors/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { openBrowser, type OpenBrowser } from '../support/browser.js';
 import { settleJob } from '../support/jobs.js';

@@ -1,10 +1,10 @@
 /**
- * The receptor repository (src/db/receptors.ts, src/db/receptor-firings.ts): decoded receptors,
+ * The receptor repository (src/receptors/store.mongo.ts, src/receptors/firings.mongo.ts): decoded receptors,
  * firings, bindings and action plans, workspace scoping, claims by unique key, paging.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ActionPlan, ChannelBinding, Firing, Receptor, ReceptorRepo } from '../../src/db/receptors.js';
+import type { ActionPlan, ChannelBinding, Firing, Receptor, ReceptorRepo } from '../../src/receptors/store.mongo.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

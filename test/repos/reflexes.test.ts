@@ -1,7 +1,7 @@
-/** The reflex repository (src/db/reflexes.ts): decoded reflexes, workspace scoping, assignments claimed by unique key, paging. */
+/** The reflex repository (src/reflexes/store.mongo.ts): decoded reflexes, workspace scoping, assignments claimed by unique key, paging. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Reflex, ReflexRepo } from '../../src/db/reflexes.js';
+import type { Reflex, ReflexRepo } from '../../src/reflexes/store.mongo.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

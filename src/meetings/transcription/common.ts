@@ -19,6 +19,7 @@ import type { Streams } from '../../streams.js';
 import type { LiveTranscriptionInput } from '../../temporal/definitions.js';
 import type { DocumentService } from '../../knowledge/index.js';
 import type { JobService } from '../../services/jobs.js';
+import type { Bus } from '../../kernel/events.js';
 import type { MeetingService } from '../service.js';
 import type { UsageService } from '../../usage/index.js';
 import type { VocabularyService } from '../vocabulary.js';
@@ -38,13 +39,9 @@ export interface TranscriptionDeps {
   log: Logger;
   stt?: SpeechToText;
   usage: UsageService;
+  /** `transcript.finalized` is published on it (stakeholder extraction subscribes). */
+  bus: Bus;
 }
-
-/** Called once a meeting's transcript is final (stakeholder extraction, docs/stakeholder-maps.md). */
-export type FinalizedListener = (
-  workspaceId: string,
-  meeting: { id: string; brainId: string; text: string; finalizedAt: Date },
-) => Promise<unknown>;
 
 /** Who a provider call is billed to: `key` names the call within its job (with the activity attempt). */
 export interface Billing {
@@ -164,11 +161,8 @@ export function createTranscriptionCore(d: TranscriptionDeps) {
     error: s.error,
   });
 
-  // Listeners of a finalized transcript (the stakeholder map service subscribes in the composition root).
-  const finalizedListeners: FinalizedListener[] = [];
   return {
     stt,
-    finalizedListeners,
     transcribe,
     load,
     audioOf,

@@ -41,19 +41,21 @@ export function createLiveFinalize(d: TranscriptionDeps, core: TranscriptionCore
     );
   }
 
-  /** The finalize hook (stakeholder extraction); a failed hook never fails the transcript. */
+  /** Publishes `transcript.finalized` (stakeholder extraction subscribes); a failed subscriber never fails the transcript. */
   async function runHook(i: LiveTranscriptionInput, t: Transcript, finalizedAt: Date) {
-    if (core.finalizedListeners.length === 0) return;
     // The extraction can be started again through its own route.
     const text = t.segments.map((x) => `${x.speaker ? `${x.speaker}: ` : ''}${x.text}`).join('\n');
-    for (const listener of core.finalizedListeners) {
-      await listener(i.workspaceId, { id: i.meetingId, brainId: i.brainId, text, finalizedAt }).catch((e: unknown) =>
-        d.log.warn(
-          { err: (e as Error).message, meetingId: i.meetingId },
-          'stakeholder extraction after finalize failed to start',
-        ),
-      );
-    }
+    await d.bus.emit(
+      'transcript.finalized',
+      { workspaceId: i.workspaceId, meeting: { id: i.meetingId, brainId: i.brainId, text, finalizedAt } },
+      {
+        onError: (e: unknown) =>
+          d.log.warn(
+            { err: (e as Error).message, meetingId: i.meetingId },
+            'stakeholder extraction after finalize failed to start',
+          ),
+      },
+    );
   }
 
   return {

@@ -59,7 +59,7 @@ export function createRunService(d: RunDeps) {
       reflexToolsOf(d, scope, await d.reflexes.get(scope, reflexId)),
   };
   // A job found never started is started from its stored start (GET status, the sweep).
-  d.jobs.onRestart((job) => service.startStored(job._id));
+  d.bus.handle('job.restart', (job) => service.startStored(job._id));
   return service;
 }
 export type RunService = ReturnType<typeof createRunService>;

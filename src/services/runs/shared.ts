@@ -3,6 +3,7 @@ import type { UsageAttribution } from '../../usage/index.js';
 import type { BudgetDoc } from '../../usage/index.js';
 import type { ModelStep, RunRepo } from '../../db/runs.js';
 import type { ModelRegistry } from '../../llm/registry.js';
+import type { Bus } from '../../kernel/events.js';
 import type { Logger } from '../../logger.js';
 import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
 import type { Scope } from '../../scope.js';
@@ -21,7 +22,7 @@ import type { FirstTurns } from '../first-turns.js';
 import type { InterventionService } from '../interventions.js';
 import type { JobService } from '../jobs.js';
 import type { NeuronService } from '../neurons.js';
-import type { ReflexService } from '../reflexes.js';
+import type { ReflexService } from '../../reflexes/index.js';
 import type { EngramInput, TraceService } from '../traces.js';
 import type { UsageService } from '../../usage/index.js';
 
@@ -87,6 +88,7 @@ export interface RunDeps {
   connections: ConnectionService;
   firstTurns: FirstTurns;
   log: Logger;
+  bus: Bus;
 }
 
 /** The steps one module of the engine calls in another (handed to it as `calls` when the engine is assembled). */

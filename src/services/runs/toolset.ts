@@ -5,7 +5,7 @@ import type { NeuronRunInput } from '../../temporal/definitions.js';
 import { BUILTIN_TOOLS } from '../../tools/builtin.js';
 import { HttpToolDefs, type ToolBinding } from '../../tools/remote.js';
 import { connectionRefusal } from '../../pathways/credentials.js';
-import { metadataIntegration, reflexSaver } from '../reflexes.js';
+import { metadataIntegration, reflexSaver } from '../../reflexes/index.js';
 import { MAX_DELEGATION_DEPTH, type PreparedRun, type RunDeps } from './shared.js';
 import { own, setOwn } from '../../own.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObject, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
+import { JsonObject, SortDirection, Uuid, paging, PageTotal, pageFields } from '../schemas/common.js';
 
 /** sensory: provides input; effector: executes actions. */
 export const ReflexType = z.enum(['sensory', 'effector']);

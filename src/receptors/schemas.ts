@@ -1,6 +1,15 @@
 import { z } from 'zod';
-import { IsoDate, JsonObject, QueryBool, SortDirection, Uuid, paging, PageTotal, pageFields } from './common.js';
-import { MultitaskStrategy, NeuronTaskOptions } from './jobs.js';
+import {
+  IsoDate,
+  JsonObject,
+  QueryBool,
+  SortDirection,
+  Uuid,
+  paging,
+  PageTotal,
+  pageFields,
+} from '../schemas/common.js';
+import { MultitaskStrategy, NeuronTaskOptions } from '../schemas/jobs.js';
 
 /** Channels a receptor listens on (a receptor's `active_channels`). */
 export const CHANNELS = [

@@ -1,13 +1,13 @@
-import type { Firing, ReceptorRepo } from '../db/receptors.js';
+import type { Firing, ReceptorRepo } from './store.mongo.js';
 import { validationError } from '../errors.js';
 import { systemScope, type Scope } from '../scope.js';
 import type { PathwayRunInput, RunScope, SystemJobInput } from '../temporal/definitions.js';
 import { uuidFromName } from '../ids.js';
-import type { JobService } from './jobs.js';
-import type { PathwayRunService } from './pathway-runs.js';
-import type { PathwayService } from './pathways.js';
-import type { ReceptorService } from './receptors.js';
-import type { ResourceEvents } from './resource-events.js';
+import type { JobService } from '../services/jobs.js';
+import type { PathwayRunService } from '../services/pathway-runs.js';
+import type { PathwayService } from '../services/pathways.js';
+import type { ReceptorService } from './service.js';
+import type { ResourceEvents } from '../services/resource-events.js';
 import type { UsageService } from '../usage/index.js';
 
 /** What a firing carries to its target (stored on the firing record; the workflow input holds ids only). */

@@ -1,10 +1,10 @@
 import type { Db, Filter } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import { decodeBlob, encodeBlob, type Blob } from './codec.js';
-import { isDuplicateKey } from './claims.js';
-import { escapeRegex, findById } from './client.js';
-import { searchReader } from './search-rows.js';
-import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
+import type { IndexSpec } from '../db/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
+import { isDuplicateKey } from '../db/claims.js';
+import { escapeRegex, findById } from '../db/client.js';
+import { searchReader } from '../db/search-rows.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../db/paging.js';
 
 export type { Page, PageQuery, PageSort };
 

@@ -1,11 +1,11 @@
 import type { Db, Filter } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import { decodeBlob, encodeBlob, type Blob } from './codec.js';
-import { isDuplicateKey } from './claims.js';
-import { findById } from './client.js';
-import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
-import { createFiringOps, type ChannelBindingDoc } from './receptor-firings.js';
-import { searchReader } from './search-rows.js';
+import type { IndexSpec } from '../db/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
+import { isDuplicateKey } from '../db/claims.js';
+import { findById } from '../db/client.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../db/paging.js';
+import { createFiringOps, type ChannelBindingDoc } from './firings.mongo.js';
+import { searchReader } from '../db/search-rows.js';
 
 export type { Page, PageQuery, PageSort };
 export type {
@@ -15,7 +15,7 @@ export type {
   ChannelBindingDoc,
   Firing,
   FiringDoc,
-} from './receptor-firings.js';
+} from './firings.mongo.js';
 
 /** `plasticity_pass` is the older name of `action_plan`; it is stored as `action_plan`. */
 export type ReceptorTargetKind = 'neuron' | 'pathway' | 'action_plan' | 'plasticity_pass' | 'system_job';
@@ -31,7 +31,7 @@ export interface ExecutableTarget {
   job?: string | null;
 }
 
-/** How a scheduled receptor's Temporal Schedule is shaped (source_config.timing, validated by src/schemas/receptors.ts). */
+/** How a scheduled receptor's Temporal Schedule is shaped (source_config.timing, validated by src/receptors/schemas.ts). */
 export interface ScheduleTiming {
   cron: string[];
   intervals: { everyS: number; offsetS: number }[];

@@ -1,24 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from '../db/jobs.js';
-import type { Firing, Receptor, ReceptorRepo } from '../db/receptors.js';
+import type { Firing, Receptor, ReceptorRepo } from './store.mongo.js';
 import { validationError } from '../errors.js';
 import type { MultitaskStrategy } from '../schemas/jobs.js';
-import { triggerPayload, type FireBody } from '../schemas/receptors.js';
+import { triggerPayload, type FireBody } from './schemas.js';
 import { systemScope, type Scope } from '../scope.js';
 import type { FirePlan, ReceptorFireInput, SystemJobInput } from '../temporal/definitions.js';
-import type { JobService } from './jobs.js';
-import type { NeuronService } from './neurons.js';
-import type { PathwayRunService } from './pathway-runs.js';
-import type { PathwayService } from './pathways.js';
-import type { ReceptorService } from './receptors.js';
-import { DEFAULT_MAX_TURNS, fromRunScope, toRunScope, supersedeSoon } from './runs/index.js';
+import type { JobService } from '../services/jobs.js';
+import type { NeuronService } from '../services/neurons.js';
+import type { PathwayRunService } from '../services/pathway-runs.js';
+import type { PathwayService } from '../services/pathways.js';
+import type { ReceptorService } from './service.js';
+import { DEFAULT_MAX_TURNS, fromRunScope, toRunScope, supersedeSoon } from '../services/runs/index.js';
 import { uuidFromName } from '../ids.js';
 import { isSchedulable, patternsFor } from './stimuli.js';
-import type { TraceService } from './traces.js';
+import type { TraceService } from '../services/traces.js';
 import type { UsageService } from '../usage/index.js';
-import type { ResourceEvents } from './resource-events.js';
+import type { ResourceEvents } from '../services/resource-events.js';
 import type { Logger } from '../logger.js';
-import { createSystemJobSteps, triggerOf, type Trigger } from './receptor-system-jobs.js';
+import type { Bus } from '../kernel/events.js';
+import { createSystemJobSteps, triggerOf, type Trigger } from './system-jobs.js';
 
 /** The workflow id of the fire that the API (or a stimulus, or a channel message) starts for a job. */
 export const fireWorkflowId = (jobId: string) => `fire-${jobId}`;
@@ -66,6 +67,7 @@ export function createReceptorFireService(d: {
   usage: UsageService;
   events?: ResourceEvents;
   log?: Logger;
+  bus: Bus;
 }) {
   const { repo, receptors, neurons, pathways, pathwayRuns, jobs, traces } = d;
   const systemJobs = createSystemJobSteps(d);
@@ -181,7 +183,7 @@ export function createReceptorFireService(d: {
     return { kind: 'skipped', jobId, reason };
   }
 
-  return {
+  const service = {
     launch,
     notFireable,
 
@@ -411,5 +413,8 @@ export function createReceptorFireService(d: {
     firings: (workspaceId: string, receptorId: string, limit = 20) =>
       repo.recentFirings(workspaceId, receptorId, limit),
   };
+  // Vault changes (assets, artifacts, memories) and pathway-run events are stimuli that fire the receptors subscribed to them.
+  d.bus.on('stimulus', ({ workspaceId, ...ev }) => service.publish(workspaceId, ev));
+  return service;
 }
 export type ReceptorFireService = ReturnType<typeof createReceptorFireService>;

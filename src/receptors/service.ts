@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Neuron } from '../db/neurons.js';
-import type { ExecutableTarget, Receptor, ReceptorChange, ReceptorRepo, ReceptorTargetKind } from '../db/receptors.js';
-import type { ReflexRepo } from '../db/reflexes.js';
+import type { ExecutableTarget, Receptor, ReceptorChange, ReceptorRepo, ReceptorTargetKind } from './store.mongo.js';
+import type { ReflexRepo } from '../reflexes/index.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { forbidden, notFound, validationError } from '../errors.js';
 import {
@@ -10,15 +10,18 @@ import {
   type ReceptorListQuery,
   type ReceptorPatchBody,
   type SubscribeBody,
-} from '../schemas/receptors.js';
+} from './schemas.js';
 import { hasRole, type Scope } from '../scope.js';
-import { assertScopeRole, toNeuronSlug } from './neuron-rules.js';
-import type { ResourceEvents } from './resource-events.js';
+import { assertScopeRole, toNeuronSlug } from '../services/neuron-rules.js';
+import type { ResourceEvents } from '../services/resource-events.js';
 import type { ScheduleService } from './schedules.js';
+import type { Bus } from '../kernel/events.js';
+import type { NeuronService } from '../services/neurons.js';
+import type { PathwayService } from '../services/pathways.js';
 import { isKnownKey, isSchedulable } from './stimuli.js';
-import { fromTiming, toTiming } from './receptor-timing.js';
+import { fromTiming, toTiming } from './timing.js';
 
-export { fromTiming, toTiming } from './receptor-timing.js';
+export { fromTiming, toTiming } from './timing.js';
 
 /** Slug attempts before giving up on a free `-N` suffix (a workspace never holds that many same-named targets). */
 const MAX_SLUG_ATTEMPTS = 100;
@@ -26,11 +29,11 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', slug: 'slug' } as const;
 
 /**
- * What a receptor needs from the kind of resource it dispatches. The neuron and pathway services
- * register theirs (`registerTarget`) when they are created: they depend on receptors (each keeps
- * its own receptor in step), so receptors reach them only through what they registered.
+ * What a receptor needs from the kind of resource it dispatches, made from the neuron and pathway
+ * services it is given. Those do not import receptors: their receptor follows them through the bus
+ * (neuron.created, neuron.changed, neuron.removing, pathway.created, pathway.activity, pathway.removed).
  */
-export interface ReceptorTarget {
+interface ReceptorTarget {
   /** The target in the caller's scope (404 when it is not there); `scope` is a neuron's scope role. */
   resolve(scope: Scope, id: string): Promise<{ scope?: 'brain' | 'workspace' | 'core' }>;
   /** Throws unless the caller may change the target's receptor. */
@@ -53,7 +56,7 @@ const isTargetOrigin = (r: Receptor) => (r.origin ?? 'target') === 'target';
 /**
  * Receptors (docs/receptors.md): the trigger created with every neuron and
  * pathway and kept in step with it, receptors made from templates (subscribe), reads, changes,
- * and their schedules (src/services/schedules.ts). Firing is src/services/receptor-fires.ts.
+ * and their schedules (src/receptors/schedules.ts). Firing is src/receptors/fires.ts.
  */
 export function createReceptorService({
   repo,
@@ -61,19 +64,31 @@ export function createReceptorService({
   workspaces,
   reflexes,
   events,
+  neurons,
+  pathways,
+  bus,
 }: {
   repo: ReceptorRepo;
   schedules: ScheduleService;
   workspaces: WorkspaceRepo;
   reflexes: ReflexRepo;
   events: ResourceEvents;
+  neurons: Pick<NeuronService, 'resolve' | 'update'>;
+  pathways: Pick<PathwayService, 'get' | 'assertRole' | 'update'>;
+  bus: Bus;
 }) {
-  const targets = new Map<TargetKind, ReceptorTarget>();
-  const targetOf = (kind: TargetKind): ReceptorTarget => {
-    const t = targets.get(kind);
-    if (!t) throw new Error(`no receptor target of kind ${kind} is registered`);
-    return t;
+  const targets: Record<TargetKind, ReceptorTarget> = {
+    neuron: {
+      resolve: async (scope, id) => ({ scope: (await neurons.resolve(scope, id)).scope }),
+      setActive: async (scope, id, active) => void (await neurons.update(scope, id, { is_active: active })),
+    },
+    pathway: {
+      resolve: async (scope, id) => (await pathways.get(scope, id), {}),
+      assertCanChange: (scope, id) => pathways.assertRole(scope, id, 'editor', "Changing a pathway's receptor"),
+      setActive: async (scope, id, active) => void (await pathways.update(scope, id, { is_active: active })),
+    },
   };
+  const targetOf = (kind: TargetKind): ReceptorTarget => targets[kind];
   const ref = (r: Receptor) => ({ kind: 'receptor' as const, id: r._id, brain_id: r.brainId, name: r.slug });
   /** First free slug in the workspace: `base`, then `base-2`, `base-3`, … */
   async function insertWithFreeSlug(doc: Omit<Receptor, 'slug'>, base: string): Promise<Receptor> {
@@ -225,11 +240,7 @@ export function createReceptorService({
     }
   }
 
-  return {
-    /** Called once by the neuron and the pathway service as they are created (see ReceptorTarget). */
-    registerTarget(kind: TargetKind, t: ReceptorTarget): void {
-      targets.set(kind, t);
-    },
+  const service = {
     lookup,
     view,
     checkWorkspace,
@@ -500,5 +511,15 @@ export function createReceptorService({
       return { created: [], removed: [], checked: mine.length };
     },
   };
+  // Receptors follow their targets (awaited by the target's change: a failure fails it).
+  bus.on('neuron.created', ({ scope, neuron }) => service.ensureForNeuron(scope, neuron));
+  bus.on('neuron.changed', ({ scope, neuron }) => service.syncWithNeuron(scope, neuron));
+  bus.on('neuron.removing', ({ scope, neuronId }) => service.deleteForTarget(scope, 'neuron', neuronId));
+  bus.on('pathway.created', ({ scope, pathway }) => service.ensureForPathway(scope, pathway));
+  bus.on('pathway.activity', ({ scope, pathwayId, isActive }) =>
+    service.syncWithTarget(scope, 'pathway', pathwayId, { isActive }),
+  );
+  bus.on('pathway.removed', ({ scope, pathwayId }) => service.deleteForTarget(scope, 'pathway', pathwayId));
+  return service;
 }
 export type ReceptorService = ReturnType<typeof createReceptorService>;

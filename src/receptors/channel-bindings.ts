@@ -1,12 +1,12 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
-import type { BindingChange } from '../db/receptor-firings.js';
-import type { ChannelBinding, ReceptorRepo } from '../db/receptors.js';
+import type { BindingChange } from './firings.mongo.js';
+import type { ChannelBinding, ReceptorRepo } from './store.mongo.js';
 import { conflict, notFound, validationError } from '../errors.js';
-import type { BindingCreateBody, BindingPatchBody, ChatWebhookBody } from '../schemas/receptors.js';
+import type { BindingCreateBody, BindingPatchBody, ChatWebhookBody } from './schemas.js';
 import { systemScope, type Scope } from '../scope.js';
-import type { ReceptorFireService } from './receptor-fires.js';
-import type { ReceptorService } from './receptors.js';
+import type { ReceptorFireService } from './fires.js';
+import type { ReceptorService } from './service.js';
 import { uuidFromName } from '../ids.js';
 import { verifySignature } from './stimuli.js';
 

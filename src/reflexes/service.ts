@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { NeuronReflexDoc, Reflex, ReflexChange, ReflexRepo, ReflexToolSet } from '../db/reflexes.js';
+import type { NeuronReflexDoc, Reflex, ReflexChange, ReflexRepo, ReflexToolSet } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import { connectionRefusal, type ConnectionUse, type GraphSaver } from '../pathways/credentials.js';
-import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from '../schemas/reflexes.js';
+import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from './schemas.js';
 import { hasRole, type Scope } from '../scope.js';
 import type { Guard } from '../net/guard.js';
 import { HttpToolDefs } from '../tools/remote.js';
-import type { ResourceEvents } from './resource-events.js';
+import type { ResourceEvents } from '../services/resource-events.js';
+import type { Bus } from '../kernel/events.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
-import { assertScopeRole, type NeuronService } from './neurons.js';
+import { assertScopeRole, type NeuronService } from '../services/neurons.js';
 
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
@@ -97,6 +98,7 @@ export function createReflexService({
   events,
   guard,
   integrations,
+  bus,
 }: {
   repo: ReflexRepo;
   workspaces: WorkspaceRepo;
@@ -105,6 +107,7 @@ export function createReflexService({
   guard: Pick<Guard, 'checkSavedAll'>;
   /** The workspace's integration of that id (null: not configured). */
   integrations: (workspaceId: string, integrationId: string) => Promise<ConnectionUse | null>;
+  bus: Bus;
 }) {
   /** The caller as a reflex's saver. */
   const saverFrom = (scope: Scope): GraphSaver => ({
@@ -133,7 +136,7 @@ export function createReflexService({
     return neuron;
   }
 
-  return {
+  const service = {
     get,
 
     async list(scope: Scope, q: ReflexListQuery) {
@@ -250,5 +253,8 @@ export function createReflexService({
       if (!(await repo.unlink(scope.workspaceId, neuron._id, reflexId))) throw notFound('Reflex assignment');
     },
   };
+  // A neuron being removed loses its reflex links first (awaited by the removal: a failure fails it).
+  bus.on('neuron.removing', ({ scope, neuronId }) => repo.unlinkNeuron(scope.workspaceId, neuronId));
+  return service;
 }
 export type ReflexService = ReturnType<typeof createReflexService>;

@@ -1,9 +1,9 @@
 import type { Db, Filter } from 'mongodb';
-import { isDuplicateKey } from './claims.js';
-import { findById } from './client.js';
-import { decodeBlob, encodeBlob, type Blob } from './codec.js';
-import { page, type Page, type PageQuery } from './paging.js';
-import { searchReader } from './search-rows.js';
+import { isDuplicateKey } from '../db/claims.js';
+import { findById } from '../db/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
+import { page, type Page, type PageQuery } from '../db/paging.js';
+import { searchReader } from '../db/search-rows.js';
 
 /** One firing of a receptor: the fire workflow's record (id = that workflow's id). */
 export interface FiringDoc {

@@ -9,7 +9,7 @@ import {
 import { msToTs, tsToMs } from '@temporalio/common';
 import type { temporal as proto } from '@temporalio/proto';
 import type { Config } from '../config.js';
-import type { Receptor, ScheduleTiming } from '../db/receptors.js';
+import type { Receptor, ScheduleTiming } from './store.mongo.js';
 import { validationError, workspaceShareExceeded } from '../errors.js';
 import { createLimiter, shareOf } from '../limits.js';
 import {

@@ -1,5 +1,5 @@
-import type { ScheduleTiming } from '../db/receptors.js';
-import type { Timing } from '../schemas/receptors.js';
+import type { ScheduleTiming } from './store.mongo.js';
+import type { Timing } from './schemas.js';
 
 /** source_config.timing → the stored schedule shape. */
 export function toTiming(t: Timing): ScheduleTiming {

@@ -1,0 +1,108 @@
+import type { Job } from '../db/jobs.js';
+import type { Neuron } from '../db/neurons.js';
+import type { Scope } from '../scope.js';
+
+/**
+ * The platform's events (docs/architecture.md, "Layers"): the area that makes a change publishes
+ * it, the areas that react to it subscribe, and both know only this map. One bus is made per set
+ * of services (src/services/index.ts) and handed to the areas that publish or subscribe.
+ */
+export interface Events {
+  /** A job became completed, failed or waiting, once stored (jobs publish; signed webhooks subscribe). Awaited by the transition. */
+  'job.status': Job;
+  /** A platform event receptors may subscribe to: vault changes, pathway-run events (receptor fires subscribe). */
+  stimulus: Stimulus;
+  /** A meeting's transcript is final (meetings publish; stakeholder extraction subscribes). */
+  'transcript.finalized': FinalizedTranscript;
+  /** A neuron was created (its reflex links and receptor follow it). */
+  'neuron.created': { scope: Scope; neuron: Neuron };
+  /** A neuron's head changed: a new version, a soft delete, a restore (its receptor mirrors activity and scope). */
+  'neuron.changed': { scope: Scope; neuron: Neuron };
+  /** A neuron is being removed: what refers to it goes first, in this order (its reflex links, then its receptors). */
+  'neuron.removing': { scope: Scope; neuronId: string };
+  /** A pathway was created (it gets its receptor as a neuron does). */
+  'pathway.created': { scope: Scope; pathway: { _id: string; brainId: string; name: string; isActive: boolean } };
+  /** A pathway was turned on or off. */
+  'pathway.activity': { scope: Scope; pathwayId: string; isActive: boolean };
+  /** A pathway was removed. */
+  'pathway.removed': { scope: Scope; pathwayId: string };
+}
+
+/** A stimulus: `key` names it (`vault.asset.created`, `pathway.completed`…), `eventId` makes its fires idempotent. */
+interface Stimulus {
+  workspaceId: string;
+  key: string;
+  eventId: string;
+  payload: Record<string, unknown>;
+}
+
+/** A finalized meeting transcript as `Speaker: text` lines. */
+interface FinalizedTranscript {
+  workspaceId: string;
+  meeting: { id: string; brainId: string; text: string; finalizedAt: Date };
+}
+
+/** Questions one area answers for another: one handler each. */
+export interface Requests {
+  /** Starts a never-started job from its stored start, if it has one (jobs ask; the run service answers). */
+  'job.restart': { input: Job; output: boolean };
+}
+
+type EventHandler<K extends keyof Events> = (payload: Events[K]) => Promise<unknown> | unknown;
+type RequestHandler<K extends keyof Requests> = (input: Requests[K]['input']) => Promise<Requests[K]['output']>;
+
+interface EmitOptions {
+  /**
+   * Told of each failing handler; the next handlers still run and the emit resolves. Without it the
+   * first failure rejects the emit and the handlers after it do not run.
+   */
+  onError?: (err: unknown) => void;
+}
+
+/**
+ * Dispatch is asynchronous and in order: `emit` calls the handlers one after another in the order
+ * they subscribed, awaiting each, and resolves once all have (a publisher that awaits the emit
+ * awaits its subscribers, as it awaited its callbacks before the bus). An event without subscribers
+ * resolves at once. `request` asks the one handler of a question; undefined when none is registered.
+ */
+export interface Bus {
+  on<K extends keyof Events>(type: K, handler: EventHandler<K>): void;
+  emit<K extends keyof Events>(type: K, payload: Events[K], options?: EmitOptions): Promise<void>;
+  handle<K extends keyof Requests>(type: K, handler: RequestHandler<K>): void;
+  request<K extends keyof Requests>(type: K, input: Requests[K]['input']): Promise<Requests[K]['output'] | undefined>;
+}
+
+export function createBus(): Bus {
+  const handlers = new Map<keyof Events, ((payload: never) => unknown)[]>();
+  const answers = new Map<keyof Requests, (input: never) => Promise<unknown>>();
+  return {
+    on(type, handler) {
+      const list = handlers.get(type) ?? [];
+      list.push(handler);
+      handlers.set(type, list);
+    },
+    async emit(type, payload, options) {
+      const list = handlers.get(type) as EventHandler<typeof type>[] | undefined;
+      if (!list) return;
+      for (const handler of [...list]) {
+        if (!options?.onError) {
+          await handler(payload);
+          continue;
+        }
+        try {
+          await handler(payload);
+        } catch (e) {
+          options.onError(e);
+        }
+      }
+    },
+    handle(type, handler) {
+      if (answers.has(type)) throw new Error(`the request ${type} already has a handler`);
+      answers.set(type, handler);
+    },
+    async request(type, input) {
+      const handler = answers.get(type) as RequestHandler<typeof type> | undefined;
+      return handler ? handler(input) : undefined;
+    },
+  };
+}
