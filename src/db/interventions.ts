@@ -104,7 +104,7 @@ const TOKEN_RE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 export const newDeliveryToken = (interventionId: string) =>
   `${interventionId}.${randomBytes(24).toString('base64url')}`;
 /** The intervention id a token names, or null for a token of the older form. */
-export const tokenKey = (token: string): string | null => TOKEN_RE.exec(token)?.[1] ?? null;
+const tokenKey = (token: string): string | null => TOKEN_RE.exec(token)?.[1] ?? null;
 
 export function createInterventionRepo(db: Db) {
   const interventions = db.collection<InterventionDoc>('interventions');

@@ -5,7 +5,7 @@ import { createChunkOps, createIngestOps } from './knowledge-chunks.js';
 import { createMemoryOps, createRecollectionOps } from './knowledge-memories.js';
 import { createOwnerReads } from './knowledge-owners.js';
 import { pageIndexes } from './paging.js';
-export type { Page, PageQuery } from './paging.js';
+export type { Page } from './paging.js';
 export * from './knowledge-model.js';
 
 export const knowledgeIndexes: IndexSpec[] = [

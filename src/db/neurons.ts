@@ -8,7 +8,7 @@ import { searchReader } from './search-rows.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
 
 export type { Page, PageQuery, PageSort };
-export type NeuronScopeValue = 'brain' | 'workspace' | 'core';
+type NeuronScopeValue = 'brain' | 'workspace' | 'core';
 
 /**
  * The head of a neuron. `config` is the normalized neuron_config as a blob (stored through

@@ -56,8 +56,8 @@ import {
 import type { EvaluationStore, NewItem, PageQuery } from './store.js';
 
 /** The workflow type of an experiment; its workflow id is `experiment-<id>` (docs/evaluations.md). */
-export const EXPERIMENT_WORKFLOW = 'experimentRun';
-export const experimentWorkflowId = (id: string) => `experiment-${id}`;
+const EXPERIMENT_WORKFLOW = 'experimentRun';
+const experimentWorkflowId = (id: string) => `experiment-${id}`;
 
 /** What the experiment workflow is started with (ids only; everything else is read by its activities). */
 export interface ExperimentRunInput {
@@ -131,7 +131,7 @@ const datasetNotFound = () => notFound('Dataset');
 const experimentNotFound = () => notFound('Experiment');
 
 /** A run's output as evaluators see it: a completion's JSON or the reply (neurons), the output node's value (pathways). */
-export function outputOfResult(result: unknown): unknown {
+function outputOfResult(result: unknown): unknown {
   if (typeof result !== 'object' || result === null) return result ?? null;
   const r = result as Record<string, unknown>;
   if (r.output !== undefined) return r.output;
@@ -782,7 +782,6 @@ export function createEvaluationService(d: EvaluationDeps) {
       void (await store.setExperiment(ref.workspaceId, ref.experimentId, { currentStep })),
   };
 }
-export type EvaluationService = ReturnType<typeof createEvaluationService>;
 
 const rowId = (experimentId: string, itemId: string) => uuidFromName(`experiment-item:${experimentId}:${itemId}`);
 

@@ -592,10 +592,9 @@ export function createSearchIndex(d: {
     kind: home.kind,
   };
 }
-export type SearchIndex = ReturnType<typeof createSearchIndex>;
 
 /** The embedded home: the index in this process's memory; a re-sync builds a new one and swaps it in. */
-export function embeddedHome(): IndexHome {
+function embeddedHome(): IndexHome {
   let current: SearchBackend = embeddedBackend();
   return {
     kind: 'embedded',

@@ -28,10 +28,7 @@ import { grepRows } from './grep.js';
 import { childrenFrom, decodeCursor, encodeCursor, engineSource, headsSource } from './tree.js';
 import type { UsageService } from '../usage/index.js';
 
-export type { SearchIndexStatus } from './indexer.js';
-export type { ListHit, SearchHit, SearchMode, SearchRequest } from './ranking.js';
-export type { TreeNode } from './tree.js';
-
+export type { SearchHit, SearchMode, SearchRequest } from './ranking.js';
 /**
  * Discovery (docs/search.md): grep, sync and async search, browse, the resource tree and
  * recollection search, all answered from one in-process index per API (or worker) process.
@@ -321,7 +318,6 @@ export function createSearchService(d: {
     },
   };
 }
-export type SearchService = ReturnType<typeof createSearchService>;
 
 function scopeOf(i: SearchJobInput): Scope {
   return {

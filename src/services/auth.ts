@@ -325,4 +325,3 @@ export function createAuthService({
     },
   };
 }
-export type AuthService = ReturnType<typeof createAuthService>;

@@ -14,7 +14,7 @@ import type { ResourceEvents, ResourceRef } from './resource-events.js';
 import { createAssetIntake } from './asset-intake.js';
 import { applyEdits, changeCommon, folderStructure, normalizePath, type ArtifactEdit } from './document-paths.js';
 
-export { applyEdits, folderStructure, normalizePath, type ArtifactEdit } from './document-paths.js';
+export { folderStructure, normalizePath, type ArtifactEdit } from './document-paths.js';
 
 const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 export interface DocumentListQuery {

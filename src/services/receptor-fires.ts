@@ -21,7 +21,7 @@ import type { Logger } from '../logger.js';
 import { createSystemJobSteps, triggerOf, type Trigger } from './receptor-system-jobs.js';
 
 /** The workflow id of the fire that the API (or a stimulus, or a channel message) starts for a job. */
-export const fireWorkflowId = (jobId: string) => `fire-${jobId}`;
+const fireWorkflowId = (jobId: string) => `fire-${jobId}`;
 
 export interface Launch {
   source: Firing['source'];
@@ -38,7 +38,7 @@ export interface Launch {
 }
 
 /** The message a neuron target receives: payload.message, else the payload (or data) as JSON, else a note of the fire. */
-export function messageOf(t: Trigger, r: Pick<Receptor, 'slug'>, source: string): string {
+function messageOf(t: Trigger, r: Pick<Receptor, 'slug'>, source: string): string {
   if (typeof t.payload.message === 'string' && t.payload.message) return t.payload.message;
   const { message: _m, ...rest } = t.payload;
   if (Object.keys(rest).length) return JSON.stringify(rest);

@@ -18,7 +18,7 @@ import type { ScheduleService } from './schedules.js';
 import { isKnownKey, isSchedulable } from './stimuli.js';
 import { fromTiming, toTiming } from './receptor-timing.js';
 
-export { fromTiming, toTiming } from './receptor-timing.js';
+export { fromTiming } from './receptor-timing.js';
 
 /** Slug attempts before giving up on a free `-N` suffix (a workspace never holds that many same-named targets). */
 const MAX_SLUG_ATTEMPTS = 100;

@@ -21,7 +21,7 @@ import {
 } from '../temporal/definitions.js';
 
 /** The Temporal Schedule of a scheduled receptor (one per receptor; visible in the Temporal UI under Schedules). */
-export const scheduleIdOf = (receptorId: string) => `receptor-${receptorId}`;
+const scheduleIdOf = (receptorId: string) => `receptor-${receptorId}`;
 const receptorIdOf = (scheduleId: string) =>
   scheduleId.startsWith('receptor-') ? scheduleId.slice('receptor-'.length) : null;
 
@@ -381,4 +381,4 @@ const previewInUse = (scheduleId: string): boolean => {
 };
 
 /** Most runs one backfill may start. */
-export const MAX_BACKFILL = 500;
+const MAX_BACKFILL = 500;

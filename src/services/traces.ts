@@ -38,9 +38,8 @@ export interface EngramInput {
   cost?: CostSummary;
 }
 
-export { SEARCH_SCAN_MAX } from '../db/traces.js';
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', message_count: 'messageCount' } as const;
-export const contentHash = (c: { type: string; content: string }) =>
+const contentHash = (c: { type: string; content: string }) =>
   createHash('sha256').update(`${c.type}\n${c.content}`).digest('hex');
 
 /** Traces and their engrams: implicit creation, API-order reads, cost roll-ups and trace events. */

@@ -313,4 +313,3 @@ export function createShareService(d: {
     },
   };
 }
-export type ShareService = ReturnType<typeof createShareService>;

@@ -16,7 +16,7 @@ export interface Graph {
 }
 
 /** Sizes past which a patch is refused (400): one graph is one stored document. */
-export const GRAPH_LIMITS = { stakeholders: 1000, interactions: 5000, edges: 5000, risks: 500 } as const;
+const GRAPH_LIMITS = { stakeholders: 1000, interactions: 5000, edges: 5000, risks: 500 } as const;
 
 export const emptyGraph = (): Graph => ({ summary: '', stakeholders: [], interactions: [], edges: [], risks: [] });
 
@@ -28,7 +28,7 @@ export const countsOf = (g: Graph): Counts => ({
 });
 
 /** Names match case- and space-insensitively (one stakeholder per name in a map). */
-export const nameKey = (name: string): string => name.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
+const nameKey = (name: string): string => name.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const pairKey = (a: string, b: string) => (a < b ? `${a}|${b}` : `${b}|${a}`);
 

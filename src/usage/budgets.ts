@@ -14,7 +14,7 @@ const BUDGET_CACHE_TTL_MS = 60_000;
 const BUDGET_CACHE_MAX = 10_000;
 
 /** The current period of a budget: UTC calendar day or month; `total` has no bounds. */
-export function periodOf(period: BudgetPeriod, now: Date = new Date()): { start: Date | null; end: Date | null } {
+function periodOf(period: BudgetPeriod, now: Date = new Date()): { start: Date | null; end: Date | null } {
   const y = now.getUTCFullYear();
   const m = now.getUTCMonth();
   if (period === 'day') {

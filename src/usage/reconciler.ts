@@ -21,11 +21,11 @@ import { metrics } from '../metrics.js';
 import type { BudgetService } from './budgets.js';
 
 /** How far back each run replays ledger rows into the counters and checks hours (the counters' row markers are kept longer). */
-export const RECONCILE_LOOKBACK_H = 48;
+const RECONCILE_LOOKBACK_H = 48;
 /** An hour is stored as a rollup once it has been closed this long (rows are written right after their call). */
-export const ROLLUP_GRACE_MS = 5 * 60_000;
+const ROLLUP_GRACE_MS = 5 * 60_000;
 /** The Temporal Schedule that runs the reconciler (Schedules in the Temporal UI). */
-export const RECONCILE_SCHEDULE_ID = 'usage-reconcile';
+const RECONCILE_SCHEDULE_ID = 'usage-reconcile';
 
 /** What one run found and did, per workspace or summed over all. */
 export interface ReconcileReport {
@@ -431,4 +431,3 @@ export function createUsageReconciler(d: {
     },
   };
 }
-export type UsageReconciler = ReturnType<typeof createUsageReconciler>;

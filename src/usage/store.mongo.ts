@@ -29,7 +29,6 @@ export interface UsageRollupDoc {
   rows: number;
   computedAt: Date;
 }
-export const rollupGroups = (d: Pick<UsageRollupDoc, 'groups'>): UsageGroup[] => decodeBlob<UsageGroup[]>(d.groups, []);
 /** A stored hour rollup as services see it: its groups decoded. */
 export interface UsageRollup extends Omit<UsageRollupDoc, 'groups'> {
   groups: UsageGroup[];

@@ -23,7 +23,7 @@ import { newWebhookSecret, webhookHeaders } from './signature.js';
 import type { Page, PageQuery, WebhookStore } from './store.js';
 
 /** How long the previous secret keeps signing after a rotation. */
-export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** How long a follower holds the outbox rows it took before another may take them (it died meanwhile). */
 const OUTBOX_HOLD_MS = 15_000;
 /** Outbox rows (and unannounced job ends) a follower reads at once. */
@@ -386,4 +386,3 @@ export function createWebhookService(d: {
     resealAll: (): Promise<number> => repo.resealAll(box.keyId, (s) => box.reseal(s)),
   };
 }
-export type WebhookService = ReturnType<typeof createWebhookService>;

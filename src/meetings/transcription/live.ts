@@ -8,7 +8,7 @@ import { chunkSignal, stopSignal, type LiveTranscriptionInput } from '../../temp
 import type { TranscriptionCore, TranscriptionDeps } from './common.js';
 
 /** A live session ends (and finalizes) after this long without a chunk. */
-export const LIVE_IDLE_TIMEOUT_MS = 30 * 60_000;
+const LIVE_IDLE_TIMEOUT_MS = 30 * 60_000;
 
 /**
  * The live session routes: start, chunks (stored first, then signalled), stop, history and the

@@ -90,7 +90,7 @@ export interface RunDeps {
 }
 
 /** The steps one module of the engine calls in another (see RunContext.steps). */
-export interface RunSteps {
+interface RunSteps {
   load(
     input: NeuronRunInput,
     message: string,
