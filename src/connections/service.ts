@@ -44,6 +44,7 @@ interface TokenAnswer {
  * (S256), `state` bound to the connection request (and so to its user), tokens sealed at rest and
  * refreshed before they expire, every provider request through the outbound guard.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createConnectionService(d: {
   repo: ConnectionRepo;
   reflexes: ReflexRepo;

@@ -189,6 +189,7 @@ function encodeChange(set: PathwayChange): Partial<PathwayDoc> {
 class Busy extends Error {}
 
 /** Pathway heads and participants; every query filters by workspace. */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createPathwayRepo(db: Db) {
   const pathways = db.collection<PathwayDoc>('pathways');
   const participants = db.collection<PathwayParticipantDoc>('pathway_participants');

@@ -149,6 +149,7 @@ const pathwayInputOf = (v: unknown): Record<string, unknown> =>
  * a brain of the caller's workspace; an experiment is the durable workflow `experimentRun`, which
  * runs each item as a child job of the target and scores it with every evaluator.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createEvaluationService(d: EvaluationDeps) {
   const { store } = d;
 

@@ -63,6 +63,7 @@ export interface SearchIndexStatus {
 /** The feed entry that removes a deleted workspace's whole index (its Weaviate tenant). */
 export const WORKSPACE_DELETED = 'workspace_deleted';
 
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createSearchIndex(d: {
   sources: SearchSources;
   redis: Redis;

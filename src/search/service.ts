@@ -40,6 +40,7 @@ export type { SearchHit, SearchMode, SearchRequest } from './ranking.js';
  * only until its own workspace's earlier writes are applied. Several processes each follow the
  * same feed and converge on the same entries.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createSearchService(d: {
   sources: SearchSources;
   redis: Redis;

@@ -337,6 +337,7 @@ const nextStamp = () => (lastStamp = Math.max(lastStamp + 1, Date.now() * 1000))
  * that ends a full re-sync). `model` is the platform's embedding model: only vectors of that model
  * are stored; others are kept as lexical-only entries, as the embedded index would never match them.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export async function createWeaviateIndex(o: {
   client: WeaviateClient;
   database: string;

@@ -36,6 +36,7 @@ const BODY_MAX_CHARS = 5_000_000;
  * with a content version on every change. Each body version is chunked and embedded by an
  * `ingest` job; every change is announced on the resource event stream.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createDocumentService(d: {
   repo: KnowledgeRepo;
   workspaces: WorkspaceRepo;

@@ -135,6 +135,7 @@ function resultText(result: unknown): string {
  * runs the job through the same path as an invoke or an execute, follows its job stream (progress)
  * and answers its end, its wait for a human, or cancels it when the client cancels.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createMcpTools(d: McpToolDeps) {
   /** Every active neuron visible in the scope, by name. */
   async function neuronTools(scope: Scope): Promise<McpToolDef[]> {

@@ -63,6 +63,7 @@ const isVisible = (scope: Scope, doc: Neuron): boolean =>
 const headSnapshot = (doc: Neuron): NeuronSnapshot => snapshotOf(doc);
 
 /** Neurons: CRUD, versions (one per change), slug resolution, scope roles, catalog soft delete, and their receptor. */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createNeuronService({
   repo,
   workspaces,

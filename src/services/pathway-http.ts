@@ -169,6 +169,7 @@ interface Credentials {
   hosts: Map<string, string[]>;
 }
 
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createPathwayHttpService(d: {
   guard: Guard;
   secrets: SecretService;

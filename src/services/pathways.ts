@@ -104,6 +104,7 @@ export interface CredentialLookup {
   integration(workspaceId: string, integrationId: string): Promise<ConnectionUse | null>;
 }
 
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createPathwayService({
   repo,
   receptors,

@@ -55,6 +55,7 @@ const jobKindOf = (r: Receptor): Job['kind'] =>
  * `receptorFire` workflow that records the firing and runs the target as a child whose workflow
  * id is the job id the caller follows (neuronRun, pathwayRun or systemJob).
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createReceptorFireService(d: {
   repo: ReceptorRepo;
   receptors: ReceptorService;

@@ -55,6 +55,7 @@ const isTargetOrigin = (r: Receptor) => (r.origin ?? 'target') === 'target';
  * pathway and kept in step with it, receptors made from templates (subscribe), reads, changes,
  * and their schedules (src/services/schedules.ts). Firing is src/services/receptor-fires.ts.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createReceptorService({
   repo,
   schedules,

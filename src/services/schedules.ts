@@ -63,6 +63,7 @@ function asInvalid(e: unknown, what: string): never {
  * catch-up window, jitter, pause, trigger-now and backfill are Temporal's own. The receptor record
  * is the desired state; `sync` makes the schedule match it and `reconcile` repairs drift.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createScheduleService({ temporal, config }: { temporal: Client; config: Config }) {
   /** The Temporal spec of a timing (one place, so a preview computes exactly what a saved schedule fires). */
   const specOf = (t: ScheduleTiming) => ({

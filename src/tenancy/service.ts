@@ -53,6 +53,7 @@ export interface TenancyDeps {
 }
 
 /** Retention, storage report, workspace deletion, export and import (docs/operations.md). */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createTenancyService(d: TenancyDeps) {
   const { store, config: c } = d;
   const prefix = c.REDIS_PREFIX;

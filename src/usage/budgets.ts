@@ -63,6 +63,7 @@ const describe = (b: BudgetDoc) =>
  * (the same rows every usage figure is made of) whenever a budget is read or checked; the run
  * engine checks before each model turn, so a run stops between turns, never in the middle of one.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; counters: UsageCounters }) {
   const { repo, counters } = d;
 

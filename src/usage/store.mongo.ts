@@ -123,6 +123,7 @@ const ALL_MEASURES = Object.keys(MEASURES) as Measure[];
 /** How many ledger rows one process remembers after storing them (`rowsOfJob`). */
 const REMEMBERED_ROWS = 2_000;
 
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createUsageRepo(db: Db) {
   const rows = db.collection<UsageRowDoc>('usage_ledger');
   const places = db.collection<JobRowPlaceDoc>('usage_job_rows');

@@ -119,6 +119,7 @@ export function endEvents(end: UnannouncedEnd): WebhookEventRecord[] {
  * activity makes one attempt (`attempt`) through the outbound guard, signed per Standard Webhooks
  * with every secret still valid.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createWebhookService(d: {
   repo: WebhookStore;
   box: SecretBox;
