@@ -45,8 +45,11 @@ import { createVocabularyService } from '../meetings/index.js';
 import { createStakeholderMapService } from '../stakeholders/index.js';
 import { createEvaluationService } from '../evaluations/index.js';
 
-/** Builds every service from the one dependency bag; the API and the worker share it. */
-export function createServices(deps: Deps) {
+/**
+ * The first stage of the wiring: credentials, traces, jobs and interventions, resource events, receptors
+ * and their targets (neurons, pathways), reflexes, skills, the outbound guard and the model registry.
+ */
+function createCoreServices(deps: Deps) {
   // Credentials recently verified against the store, shared through Redis (the failed-authentication limiter lets them through).
   const recent = createRecentCredentials(deps.redis, deps.config.REDIS_PREFIX, deps.log);
   const tenancyStore = createTenancyStore(deps.db);
@@ -115,6 +118,30 @@ export function createServices(deps: Deps) {
     openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY },
     anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
   });
+  return {
+    recent,
+    tenancyStore,
+    auth,
+    traces,
+    health,
+    interventions,
+    jobs,
+    schedules,
+    events,
+    receptors,
+    neurons,
+    guard,
+    reflexes,
+    skills,
+    pathways,
+    models,
+  };
+}
+
+/** Usage and budgets, secrets, webhooks, connections and pathway HTTP nodes (after the core services). */
+function createAccountServices(deps: Deps, core: ReturnType<typeof createCoreServices>) {
+  const { jobs, interventions, guard, pathways } = core;
+  const c = deps.config;
   // The usage counters (Redis) every ledger write adds to; budgets and the usage routes read them (docs/usage.md).
   const usageCounters = createUsageCounters(deps.redis, c.REDIS_PREFIX);
   const usage = createUsageService({ repo: deps.repos.usage, counters: usageCounters });
@@ -182,6 +209,16 @@ export function createServices(deps: Deps) {
       return pathways.graphSaver(call.scope, job.pathwayId ?? null, job.pathwayVersion ?? null);
     },
   });
+  return { usage, budgets, usageReconciler, remote, secrets, webhooks, connections, pathwayHttp };
+}
+
+type Core = ReturnType<typeof createCoreServices> & ReturnType<typeof createAccountServices>;
+
+/** Runs: neuron and pathway runs, receptor fires and channel bindings. */
+function createRunServices(deps: Deps, core: Core) {
+  const { jobs, traces, neurons, reflexes, models, usage, budgets, interventions, remote, connections } = core;
+  const { pathways, receptors, events } = core;
+  const c = deps.config;
   // An invoke's first model turn starts in the API; the run's workflow adopts it (first-turns.ts).
   const firstTurns = createFirstTurns({ redis: deps.redis, prefix: c.REDIS_PREFIX, log: deps.log });
   const runs = createRunService({
@@ -234,6 +271,13 @@ export function createServices(deps: Deps) {
     fires: receptorFires,
     config: c,
   });
+  return { firstTurns, runs, pathwayRuns, receptorFires, channelBindings };
+}
+
+/** Knowledge (documents, memories, the catalog and their ingest) over the blob store and the embedder. */
+function createKnowledgeServices(deps: Deps, core: Core) {
+  const { jobs, usage, models, events, skills } = core;
+  const c = deps.config;
   // Knowledge (docs/knowledge.md): bodies in the blob store, text chunked and embedded by `ingest` jobs.
   const blobs = createBlobStore(c);
   const embedder = createEmbedder(c);
@@ -274,6 +318,17 @@ export function createServices(deps: Deps) {
     log: deps.log,
   });
   const catalog = createCatalogService({ repo: deps.repos.knowledge, documents, memories, skills, events });
+  return { blobs, embedder, ingest, documents, memories, catalog };
+}
+
+/** The areas built last: meetings and speech, stakeholder maps, share links, search, tenancy and evaluations. */
+function createAreaServices(
+  deps: Deps,
+  core: Core & ReturnType<typeof createRunServices> & ReturnType<typeof createKnowledgeServices>,
+) {
+  const { blobs, jobs, documents, usage, models, events, budgets, receptors, receptorFires, recent } = core;
+  const { embedder, tenancyStore, neurons, pathways, pathwayRuns, traces, webhooks } = core;
+  const c = deps.config;
   // Meetings and speech (docs/meetings.md): chunks and attachments in the blob store, transcripts as artifacts.
   const meetings = createMeetingService({ repo: deps.repos.meetings, workspaces: deps.repos.workspaces, events });
   const vocabulary = createVocabularyService({
@@ -357,6 +412,58 @@ export function createServices(deps: Deps) {
     taskQueue: c.TEMPORAL_TASK_QUEUE,
     log: deps.log,
   });
+  return { evaluations, tenancy, search, stakeholderMaps, meetings, vocabulary, transcription, shares };
+}
+
+/** Builds every service from the one dependency bag; the API and the worker share it. */
+export function createServices(deps: Deps) {
+  const core0 = createCoreServices(deps);
+  const core = { ...core0, ...createAccountServices(deps, core0) };
+  const runStage = { ...core, ...createRunServices(deps, core) };
+  const knowledge = { ...runStage, ...createKnowledgeServices(deps, core) };
+  const {
+    evaluations,
+    tenancy,
+    firstTurns,
+    search,
+    stakeholderMaps,
+    meetings,
+    vocabulary,
+    transcription,
+    blobs,
+    embedder,
+    ingest,
+    documents,
+    memories,
+    catalog,
+    auth,
+    traces,
+    health,
+    jobs,
+    models,
+    runs,
+    usage,
+    usageReconciler,
+    budgets,
+    interventions,
+    neurons,
+    receptors,
+    receptorFires,
+    channelBindings,
+    schedules,
+    shares,
+    guard,
+    remote,
+    connections,
+    secrets,
+    webhooks,
+    pathwayHttp,
+    events,
+    skills,
+    reflexes,
+    pathways,
+    pathwayRuns,
+  } = { ...knowledge, ...createAreaServices(deps, knowledge) };
   return {
     evaluations,
     tenancy,
