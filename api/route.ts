@@ -17,7 +17,7 @@ import { setSseAdmission, type SseGate } from './sse.js';
  * present (public routes with attribution); none: never authenticated; operator: the platform
  * operator's token (OPERATOR_TOKEN, docs/roles.md), never a tenant credential.
  */
-export type AuthMode = 'required' | 'jwt' | 'optional' | 'none' | 'operator';
+type AuthMode = 'required' | 'jwt' | 'optional' | 'none' | 'operator';
 
 type Infer<S> = S extends ZodType ? z.output<S> : Record<string, never>;
 

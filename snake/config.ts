@@ -4,7 +4,7 @@ import { z } from 'zod';
  * The snake service's environment, parsed once. Nothing else in snake/ reads process.env, so the app,
  * the agent client and the tests are all built from an explicit SnakeConfig.
  */
-export const SnakeEnv = z.object({
+const SnakeEnv = z.object({
   CORTEX_API_URL: z.url().default('http://127.0.0.1:8080').meta({ description: 'platform public API base URL' }),
   CORTEX_API_KEY: z
     .string()

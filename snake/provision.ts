@@ -81,7 +81,7 @@ export const DECISION_PATHWAY_NAME = 'snake-decider';
  * whose next cell is on the board and not the body (the tail cell is free unless the snake eats), with
  * its distance to the fruit. Mirrors `isSafe` in state.ts; test/snake checks both agree.
  */
-export const SAFE_MOVES_EXPRESSION = `(
+const SAFE_MOVES_EXPRESSION = `(
   $s := input.state;
   $h := $s.snake[0];
   $f := $s.fruit;
@@ -111,7 +111,7 @@ export const SAFE_MOVES_EXPRESSION = `(
  * first safe one). With a model (`model`): a neuron node asks the decision neuron. Either way the run's
  * output is the heading, and every tick is one pathwayRun in the Temporal UI.
  */
-export function decisionGraph(mode: 'rules' | 'model', neuronId?: string): PathwayGraph {
+function decisionGraph(mode: 'rules' | 'model', neuronId?: string): PathwayGraph {
   if (mode === 'model') {
     if (!neuronId) throw new Error('the model decision graph needs the decision neuron');
     return {
@@ -161,7 +161,7 @@ export function decisionGraph(mode: 'rules' | 'model', neuronId?: string): Pathw
 }
 
 /** A model id that needs no key (`local/…`) cannot steer: the rules decide instead. */
-export const decidesWithModel = (model: string): boolean => !model.startsWith('local/');
+const decidesWithModel = (model: string): boolean => !model.startsWith('local/');
 
 export interface EnsureDecisionPathwayResult {
   id: string;

@@ -83,7 +83,7 @@ export type TickResult = z.infer<typeof TickResult>;
 
 /** `GET /api/health`: the service is up; `agent_configured` is false when no platform key is set. */
 /** Who decides each tick, so the page can say it. */
-export const Decider = z
+const Decider = z
   .discriminatedUnion('target', [
     z.object({
       target: z.literal('pathway'),

@@ -10,11 +10,11 @@ import { gameEnded, validationError } from './errors.js';
  */
 
 /** Smallest board side: room for the 3-cell starting snake plus a cell ahead of it. */
-export const MIN_SIDE = 4;
+const MIN_SIDE = 4;
 /** Largest board side, so a state body stays small (40x40 = 1600 cells at most). */
-export const MAX_SIDE = 40;
+const MAX_SIDE = 40;
 /** A fresh snake has this many cells; the score counts the cells grown since. */
-export const START_LENGTH = 3;
+const START_LENGTH = 3;
 
 /** The four moves; the agent must answer one of these words. */
 export const Heading = z.enum(['up', 'down', 'left', 'right']).meta({ description: 'direction of travel' });
@@ -106,7 +106,7 @@ const DELTA: Record<Heading, Cell> = {
 };
 
 /** The cell one step from `c`; may be off the board (that is how a wall hit is detected). */
-export function move(c: Cell, h: Heading): Cell {
+function move(c: Cell, h: Heading): Cell {
   return { x: c.x + DELTA[h].x, y: c.y + DELTA[h].y };
 }
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 /** The development JWT secret: fine on a laptop, refused in production (assertSafeForProduction). */
-export const DEV_JWT_SECRET = 'cortex-development-secret-change-me';
+const DEV_JWT_SECRET = 'cortex-development-secret-change-me';
 
 /**
  * The only place that reads process.env. Every other module receives a Config, so services

@@ -70,10 +70,6 @@ export const conflict = (msg = 'Already exists') => new AppError('CONFLICT', 409
 export const traceBusy = (traceId: string, jobId: string) =>
   new AppError('TRACE_BUSY', 409, `Trace ${traceId} has a run that has not ended: job ${jobId}`);
 export const gone = (msg: string) => new AppError('GONE', 410, msg);
-export const methodNotAllowed = (allowed: string[]) =>
-  new AppError('METHOD_NOT_ALLOWED', 405, `Method not allowed; this path accepts ${allowed.join(', ')}`, {
-    Allow: allowed.join(', '),
-  });
 export const payloadTooLarge = (msg = 'Request body too large') => new AppError('PAYLOAD_TOO_LARGE', 413, msg);
 export const unsupportedMediaType = (accepted: string) =>
   new AppError('UNSUPPORTED_MEDIA_TYPE', 415, `Unsupported content type; send ${accepted}`);

@@ -258,4 +258,3 @@ export function createFeed(redis: Redis, prefix: string, o: { partitions: number
     reader: (): FeedReader => (redis.isCluster ? clusterReader() : singleReader()),
   };
 }
-export type Feed = ReturnType<typeof createFeed>;

@@ -22,7 +22,6 @@ export function createLimiter(n: number) {
     load: () => ({ running, waiting: waiting.length }),
   };
 }
-export type Limiter = ReturnType<typeof createLimiter>;
 
 /**
  * A workspace's share of a capacity of `total` (docs/operations.md, "Fair share"): `percent` of

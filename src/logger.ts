@@ -5,7 +5,7 @@ import { isSpanContextValid, trace } from '@opentelemetry/api';
  * The active span's ids for a log line (`trace_id`, `span_id`, as the OpenTelemetry log data
  * model names them; not a conversation's `traceId`). Empty outside a span or without tracing.
  */
-export function traceFields(): { trace_id?: string; span_id?: string } {
+function traceFields(): { trace_id?: string; span_id?: string } {
   const ctx = trace.getActiveSpan()?.spanContext();
   return ctx && isSpanContextValid(ctx) ? { trace_id: ctx.traceId, span_id: ctx.spanId } : {};
 }

@@ -106,7 +106,7 @@ export function keySlot(key: string): number {
 }
 
 /** A reply to a blocking read: per key, its entries (`[id, [field, value, …]]`); null when the block passed empty. */
-export type XReadReply = [string, [string, string[]][]][] | null;
+type XReadReply = [string, [string, string[]][]][] | null;
 
 /**
  * A connection of its own for a blocking reader (XREAD BLOCK) of `key` (on one server, of any keys).

@@ -26,7 +26,7 @@ export interface RequestContext {
 }
 
 /** Time given to a committed request's remaining work (its follow-up writes and notifications). */
-export const COMMIT_GRACE_MS = 5_000;
+const COMMIT_GRACE_MS = 5_000;
 
 const storage = new AsyncLocalStorage<RequestContext>();
 
@@ -39,12 +39,6 @@ export const runDetached = <T>(fn: () => T): T => storage.exit(fn);
 /** The request the current work is done for, if any. */
 export const currentRequest = (): RequestContext | undefined => storage.getStore();
 
-/** Milliseconds left before the current request's deadline (undefined outside a request). */
-export function remainingMs(): number | undefined {
-  const rc = storage.getStore();
-  return rc ? rc.deadline - Date.now() : undefined;
-}
-
 /**
  * The current request's write is stored: it will not be answered 503 any more (see
  * `RequestContext.committed`). Called by services at their commit point (the insert that makes the
@@ -55,12 +49,6 @@ export function markCommitted(): void {
   if (!rc || rc.committed) return;
   rc.committed = true;
   rc.deadline = Math.max(rc.deadline, Date.now() + COMMIT_GRACE_MS);
-}
-
-/** Throws 503 when the current request has been abandoned (answered, or its client left). */
-export function checkNotAbandoned(): void {
-  const rc = storage.getStore();
-  if (rc?.signal.aborted && !rc.committed) throw abandonedError(rc.signal);
 }
 
 /** The error a request's abandoned work fails with (the reason given to `abort`, else a plain 503). */

@@ -2,8 +2,8 @@ import { createFeed } from './feed.js';
 import { blockingReader, sameSlot, type BlockingReader, type Redis } from './redis.js';
 import { compareIds, parseEntries, type StreamEntry } from './stream-entries.js';
 
-export { compareIds, parseEntries, type StreamEntry } from './stream-entries.js';
-export type { FeedBatch, FeedPosition, FeedReader } from './feed.js';
+export { compareIds, type StreamEntry } from './stream-entries.js';
+export type { FeedBatch, FeedReader } from './feed.js';
 
 /** Job stream entries that end the stream: `complete` and `error` (a cancel is `error: cancelled`; docs/streams.md). */
 export const TERMINAL_EVENTS = new Set(['complete', 'error']);
@@ -98,7 +98,7 @@ export type FollowEnd<T> =
   | { end: 'deadline' };
 
 /** What to do after a blocking read that brought nothing: wait again, end after the rest (`finished`), or stop. */
-export type IdleVerdict<T> = 'wait' | 'finished' | { stop: T };
+type IdleVerdict<T> = 'wait' | 'finished' | { stop: T };
 
 export interface FollowOptions<T> {
   /** Resume point: only entries after it are delivered (none: the whole stream). */

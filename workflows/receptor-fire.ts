@@ -22,7 +22,7 @@ const steps = wf.proxyActivities<Activities>({
   retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 10 },
 });
 
-export interface ReceptorFireResult {
+interface ReceptorFireResult {
   jobId: string;
   status: 'completed' | 'failed' | 'skipped';
   reason?: string;

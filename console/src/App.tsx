@@ -39,7 +39,7 @@ const ExperimentCompare = lazy(() => import('./pages/ExperimentCompare'));
  * The pages: a path pattern, the component it shows (given the path's named segments) and, for the
  * nav, its title. A page added here is in the nav and routed; nothing else to wire.
  */
-export const PAGES: { path: string; nav?: string; component: ComponentType<{ params: Record<string, string> }> }[] = [
+const PAGES: { path: string; nav?: string; component: ComponentType<{ params: Record<string, string> }> }[] = [
   { path: '/agents', nav: 'Agents', component: Agents },
   { path: '/agents/new', component: AgentEditor },
   { path: '/agents/:id', component: Agent },

@@ -10,25 +10,20 @@ import {
   JobReply,
   toApiError,
   type components,
-  type CortexClient,
   type paths,
-  type JobStreamData,
   type StreamEntry,
-  type TraceEventData,
 } from '../../clients/typescript/src/index';
 
-export { CortexApiError, JobReply };
-export type { JobStreamData, StreamEntry, TraceEventData };
+export { JobReply };
+export type { StreamEntry };
 
 type Schemas = components['schemas'];
 export type Job = Schemas['Job'];
-export type JobState = Job['status'];
 export type Intervention = Schemas['Intervention'];
 export type Trace = Schemas['Trace'];
 export type Engram = Schemas['Engram'];
 export type SessionContext = Schemas['SessionContext'];
 export type Pathway = Schemas['Pathway'];
-export type PathwayVersion = Schemas['PathwayVersion'];
 
 /**
  * The JSON body a route answers with its first 2xx status, from the OpenAPI document:
@@ -95,7 +90,6 @@ export function createApi(cred: Credential) {
 }
 
 export type Api = ReturnType<typeof createApi>;
-export type { CortexClient };
 
 /** A query string from the set values of an object (undefined and '' are left out). */
 export function qs(params: Record<string, string | number | boolean | undefined | null>): string {

@@ -2,7 +2,7 @@ import dagre from '@dagrejs/dagre';
 import type { Graph } from './graph';
 
 /** Node box size the layout reserves (the node's CSS keeps within it). */
-export const NODE_W = 170;
+const NODE_W = 170;
 export const NODE_H = 64;
 
 /**

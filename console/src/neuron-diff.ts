@@ -18,7 +18,7 @@ export interface NeuronSnapshotLike {
 }
 
 /** JSON with object keys sorted at every depth (undefined stays undefined). */
-export function stable(v: unknown): string | undefined {
+function stable(v: unknown): string | undefined {
   if (v === undefined) return undefined;
   return JSON.stringify(v, (_k, x: unknown) =>
     x && typeof x === 'object' && !Array.isArray(x)

@@ -91,7 +91,7 @@ export function freshId(type: string, ids: string[]): string {
 }
 
 /** JSON with sorted keys: two values are the same when these strings are. */
-export function canonical(v: unknown): string {
+function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (isObj(v))
     return `{${Object.keys(v)
@@ -104,7 +104,7 @@ export function canonical(v: unknown): string {
 
 export type Change = 'added' | 'removed' | 'changed' | 'same';
 
-export interface FieldChange {
+interface FieldChange {
   field: string;
   from: unknown;
   to: unknown;

@@ -5,7 +5,7 @@ import { useEffect, useState, type AnchorHTMLAttributes, type MouseEvent } from 
  * parameters, so a link or a reload shows the same view. The API answers index.html for every path
  * under /console (api/console.ts).
  */
-export const BASE = '/console';
+const BASE = '/console';
 
 export interface Location {
   /** The path below /console, starting with '/'. */

@@ -35,7 +35,7 @@ export interface NodeRun {
   finishedAt?: number;
 }
 
-export interface Turn {
+interface Turn {
   attempt: number;
   text: string;
   /** Attempts replaced by a later one (each `reset` of this turn). */

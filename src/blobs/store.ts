@@ -85,7 +85,7 @@ const safeKey = (key: string): string => {
 };
 
 /** Bodies as files under a folder (the default: `<DATA_DIR>/blobs`); written to a temp name, renamed when complete. */
-export function createFsBlobStore(root: string): BlobStore {
+function createFsBlobStore(root: string): BlobStore {
   const file = (key: string) => path.join(root, safeKey(key));
   return {
     kind: 'fs',

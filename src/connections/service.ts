@@ -21,7 +21,7 @@ const REFRESH_WAIT_MS = 10_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The integrations a reflex needs a connection for: its tool sets' integration ids and metadata.integration_id. */
-export function requiredIntegrations(r: Pick<Reflex, 'tools' | 'metadata'>): string[] {
+function requiredIntegrations(r: Pick<Reflex, 'tools' | 'metadata'>): string[] {
   const meta = r.metadata;
   const ids = [
     ...r.tools.map((t) => t.integrationId),
@@ -44,6 +44,7 @@ interface TokenAnswer {
  * (S256), `state` bound to the connection request (and so to its user), tokens sealed at rest and
  * refreshed before they expire, every provider request through the outbound guard.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createConnectionService(d: {
   repo: ConnectionRepo;
   reflexes: ReflexRepo;

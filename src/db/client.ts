@@ -49,8 +49,6 @@ export async function ensureIndexes(db: Db, specs: IndexSpec[], log?: Logger): P
   log?.debug({ count: specs.length }, 'indexes ensured');
 }
 
-export type Coll<T extends Document> = Collection<T>;
-
 /** Escapes user text for use inside a $regex (search filters are substring matches). */
 export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -255,6 +255,7 @@ function decodeClaimed(set: Partial<JobDoc>): JobChange {
 }
 const terminalId = (jobId: string) => `job:${jobId}:terminal`;
 
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createJobRepo(db: Db) {
   const jobs = db.collection<JobDoc>('jobs');
   const claims = db.collection<JobClaimDoc>('job_claims');

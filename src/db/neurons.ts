@@ -8,7 +8,7 @@ import { searchReader } from './search-rows.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
 
 export type { Page, PageQuery, PageSort };
-export type NeuronScopeValue = 'brain' | 'workspace' | 'core';
+type NeuronScopeValue = 'brain' | 'workspace' | 'core';
 
 /**
  * The head of a neuron. `config` is the normalized neuron_config as a blob (stored through
@@ -112,6 +112,7 @@ const visibleIn = (brainId: string | undefined): Filter<NeuronDoc> =>
 /** How many neuron versions one process keeps after reading them (`findVersion`). */
 const REMEMBERED_VERSIONS = 500;
 
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createNeuronRepo(db: Db) {
   const versionCache = new Map<string, NeuronVersionDoc>();
   const neurons = db.collection<NeuronDoc>('neurons');

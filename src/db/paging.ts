@@ -89,7 +89,7 @@ export function encodeCursor(sort: PageSort, row: Document): string {
 }
 
 /** The position a cursor names; a cursor that is not one of this list's (or not a cursor at all) is a 400 naming `cursor`. */
-export function decodeCursor(sort: PageSort, cursor: string): { v: SortValue; id: string } {
+function decodeCursor(sort: PageSort, cursor: string): { v: SortValue; id: string } {
   let parsed: z.infer<typeof CursorBody>;
   try {
     parsed = CursorBody.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
@@ -107,7 +107,7 @@ export function decodeCursor(sort: PageSort, cursor: string): { v: SortValue; id
 }
 
 /** The rows strictly after (v, id) in the order of `sort` (ties on v ordered by `_id`). */
-export function afterCondition(sort: PageSort, v: SortValue, id: string): Document {
+function afterCondition(sort: PageSort, v: SortValue, id: string): Document {
   const op = sort.dir === -1 ? '$lt' : '$gt';
   // Sort fields are never null on stored rows; a null position still pages through its ties.
   if (v === null) return { [sort.field]: null, _id: { [op]: id } };

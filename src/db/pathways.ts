@@ -20,13 +20,13 @@ export const PATHWAY_VERSION_CAP = 50;
  * How long a pathway write lock is honoured. A writer that crashed while holding it blocks others for at most this
  * long; a writer stalled for longer than this may have its lock broken (documented edge of a lease lock).
  */
-export const PATHWAY_LOCK_LEASE_MS = 10_000;
+const PATHWAY_LOCK_LEASE_MS = 10_000;
 
 /** A pathway participant's role; owner ⊇ editor ⊇ viewer. */
 export type PathwayRole = 'owner' | 'editor' | 'viewer';
 
 /** One entry of a pathway's capped history: the versioned content (graph, name, description) at that version. */
-export interface PathwayVersionEntry {
+interface PathwayVersionEntry {
   version: number;
   createdAt: Date;
   /** userId for a JWT, apiKeyId for an API key, null for system work. */
@@ -161,7 +161,7 @@ const nodeCount = (graph: unknown): number => {
   return Array.isArray(nodes) ? nodes.length : 0;
 };
 
-export function toPathway(d: PathwayHead | PathwayDoc): Pathway {
+function toPathway(d: PathwayHead | PathwayDoc): Pathway {
   const { versions: _v, ...head } = d as PathwayDoc;
   void _v;
   return {
@@ -189,6 +189,7 @@ function encodeChange(set: PathwayChange): Partial<PathwayDoc> {
 class Busy extends Error {}
 
 /** Pathway heads and participants; every query filters by workspace. */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createPathwayRepo(db: Db) {
   const pathways = db.collection<PathwayDoc>('pathways');
   const participants = db.collection<PathwayParticipantDoc>('pathway_participants');

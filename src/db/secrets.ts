@@ -4,7 +4,7 @@ import { isDuplicateKey } from './claims.js';
 import { uuidFromName } from '../ids.js';
 
 /** Who may use a secret: graphs saved by an admin only, or also by an editor of the pathway. */
-export type SecretUsableBy = 'admins' | 'editors';
+type SecretUsableBy = 'admins' | 'editors';
 /** A secret's use policy (docs/pathways.md, "Secrets"). */
 export interface SecretPolicy {
   allowedHosts: string[] | null;

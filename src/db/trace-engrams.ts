@@ -102,6 +102,7 @@ interface Generated {
  * `mongodb` read with the indexed query (seq descending, limit 1). Places are written on both, so
  * either form reads a store the other wrote.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createEngramLog(
   traces: Collection<TraceDoc>,
   engrams: Collection<EngramDoc>,

@@ -38,7 +38,7 @@ export const traceIndexes: IndexSpec[] = [
 ];
 
 /** Traces a search reads per page at most (docs/decisions.md, "Lists that page by key"). */
-export const SEARCH_SCAN_MAX = 5_000;
+const SEARCH_SCAN_MAX = 5_000;
 
 const encodeTrace = (t: NewTrace): TraceDoc => ({
   ...t,

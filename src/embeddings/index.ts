@@ -4,7 +4,7 @@ import { toLlmError } from '../llm/errors.js';
 import { loadWinkVectors } from './wink.js';
 
 /** One batch of vectors: the model that made them, their dimension, and what the provider billed. */
-export interface Embedding {
+interface Embedding {
   model: string;
   dimension: number;
   vectors: Float32Array[];
@@ -70,12 +70,7 @@ export function createWinkEmbedder(cacheDir: string): Embedder {
 }
 
 /** Any OpenAI-compatible `/embeddings` endpoint. */
-export function createOpenAIEmbedder(o: {
-  model: string;
-  baseURL?: string;
-  apiKey?: string;
-  dimension?: number;
-}): Embedder {
+function createOpenAIEmbedder(o: { model: string; baseURL?: string; apiKey?: string; dimension?: number }): Embedder {
   const client = new OpenAI({ baseURL: o.baseURL, apiKey: o.apiKey || 'not-needed', maxRetries: 0, timeout: 60_000 });
   const name = o.model.replace(/^openai\//, '');
   return {
@@ -115,14 +110,6 @@ export function createEmbedder(c: Config): Embedder {
   }
   if (c.EMBEDDING_MODEL === 'local/wink-sg-100d') return createWinkEmbedder(c.EMBEDDINGS_CACHE_DIR);
   throw new Error(`EMBEDDING_MODEL ${c.EMBEDDING_MODEL} is not known: use local/wink-sg-100d or openai/<model>`);
-}
-
-/** Cosine similarity of two unit vectors of the same dimension (0 when either is empty). */
-export function cosine(a: Float32Array, b: Float32Array): number {
-  if (a.length !== b.length) return 0;
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
-  return s;
 }
 
 /** A vector as stored (little-endian float32 bytes) and back. */

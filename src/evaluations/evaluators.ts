@@ -21,7 +21,7 @@ export const textOf = (v: unknown): string =>
   typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
 
 /** JSON with object keys sorted, so equal values give equal text. */
-export function canonical(v: unknown): string {
+function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v !== null && typeof v === 'object') {
     const o = v as Record<string, unknown>;
@@ -34,7 +34,7 @@ export function canonical(v: unknown): string {
 }
 
 /** A string that holds JSON (a model's JSON answer) as its value; anything else unchanged. */
-export function parsedJson(v: unknown): unknown {
+function parsedJson(v: unknown): unknown {
   if (typeof v !== 'string') return v;
   const t = v.trim();
   if (!/^[[{"]|^-?\d|^(true|false|null)$/.test(t)) return v;
@@ -93,7 +93,7 @@ function regex(pattern: string, flags: string, text: string): Verdict {
 }
 
 /** The first number in a value (a number, or a string holding one). */
-export function numberIn(v: unknown): number | null {
+function numberIn(v: unknown): number | null {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
   const m = /-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/.exec(textOf(v).replace(/(\d),(\d{3})/g, '$1$2'));
   if (!m) return null;
@@ -118,10 +118,10 @@ function numericClose(tolerance: number, relative: boolean, expected: unknown, o
 // ---------------------------------------------------------------- JSON Schema (a bounded subset)
 
 /** How deep a schema may nest and how many problems one check reports. */
-export const SCHEMA_LIMITS = { depth: 12, problems: 10 };
+const SCHEMA_LIMITS = { depth: 12, problems: 10 };
 
 /** JSON Schema keywords the json_schema evaluator understands (docs/evaluations.md); others are refused when the experiment is created. */
-export const SCHEMA_KEYWORDS = new Set([
+const SCHEMA_KEYWORDS = new Set([
   'type',
   'properties',
   'required',
@@ -224,7 +224,7 @@ export function validateSchema(schema: Record<string, unknown>, value: unknown, 
 // ---------------------------------------------------------------- judge and pathway evaluators
 
 /** How much of the input, expected value and output a judge's message carries. */
-export const JUDGE_FIELD_MAX = 8_000;
+const JUDGE_FIELD_MAX = 8_000;
 
 /** The message a judge neuron gets: the rubric, the item and the output, and the answer's shape. */
 export function judgeMessage(rubric: string, c: { input: unknown; expected: unknown; output: unknown }): string {
@@ -245,7 +245,7 @@ export function judgeMessage(rubric: string, c: { input: unknown; expected: unkn
 const clamp01 = (n: number) => Math.min(1, Math.max(0, n));
 
 /** A `{ score, reason }` answer (an object, or text holding one): the score clamped to 0–1; null when none is found. */
-export function verdictOf(v: unknown): Verdict | null {
+function verdictOf(v: unknown): Verdict | null {
   let o: unknown = parsedJson(v);
   if (typeof o === 'string') {
     const m = /\{[\s\S]*\}/.exec(o);

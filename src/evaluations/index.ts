@@ -11,21 +11,9 @@ export type {
   ExperimentAggregates,
   ExperimentDoc,
   ExperimentItem as ExperimentItemRecord,
-  ItemScore,
 } from './model.js';
-export type { EvaluationStore } from './store.js';
 export { createEvaluationRepo, evaluationIndexes } from './store.mongo.js';
-export {
-  createEvaluationService,
-  EXPERIMENT_WORKFLOW,
-  experimentWorkflowId,
-  outputOfResult,
-  type ChildRun,
-  type EvaluationService,
-  type ExperimentPlan,
-  type ExperimentRunInput,
-  type ItemOutcome,
-} from './service.js';
+export { createEvaluationService, type ChildRun, type ExperimentRunInput, type ItemOutcome } from './service.js';
 export * from './evaluators.js';
 export { parseCsv, parseJsonl, csvRows } from './import.js';
 export * from './schemas.js';

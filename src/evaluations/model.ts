@@ -48,7 +48,7 @@ export interface DatasetItem extends Omit<DatasetItemDoc, 'input' | 'expected' |
 }
 
 /** What an experiment runs: a neuron or a pathway at a version. */
-export interface ExperimentTarget {
+interface ExperimentTarget {
   kind: 'neuron' | 'pathway';
   id: string;
   version: number;

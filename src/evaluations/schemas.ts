@@ -206,7 +206,7 @@ export const EvaluatorConfig = z
   .meta({ id: 'EvaluatorConfig' });
 export type EvaluatorConfig = z.infer<typeof EvaluatorConfig>;
 
-export const ExperimentTargetBody = z
+const ExperimentTargetBody = z
   .union([
     z.strictObject({ neuron_id: z.string().min(1).max(200), version: z.number().int().min(1).optional() }),
     z.strictObject({ pathway_id: Uuid, version: z.number().int().min(1).optional() }),
@@ -296,7 +296,7 @@ const Score = z.object({
   reason: z.string(),
   job_id: z.string().nullable(),
 });
-export const ExperimentItem = z
+const ExperimentItem = z
   .object({
     item_id: z.string(),
     job_id: z.string(),

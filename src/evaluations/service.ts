@@ -56,8 +56,8 @@ import {
 import type { EvaluationStore, NewItem, PageQuery } from './store.js';
 
 /** The workflow type of an experiment; its workflow id is `experiment-<id>` (docs/evaluations.md). */
-export const EXPERIMENT_WORKFLOW = 'experimentRun';
-export const experimentWorkflowId = (id: string) => `experiment-${id}`;
+const EXPERIMENT_WORKFLOW = 'experimentRun';
+const experimentWorkflowId = (id: string) => `experiment-${id}`;
 
 /** What the experiment workflow is started with (ids only; everything else is read by its activities). */
 export interface ExperimentRunInput {
@@ -131,7 +131,7 @@ const datasetNotFound = () => notFound('Dataset');
 const experimentNotFound = () => notFound('Experiment');
 
 /** A run's output as evaluators see it: a completion's JSON or the reply (neurons), the output node's value (pathways). */
-export function outputOfResult(result: unknown): unknown {
+function outputOfResult(result: unknown): unknown {
   if (typeof result !== 'object' || result === null) return result ?? null;
   const r = result as Record<string, unknown>;
   if (r.output !== undefined) return r.output;
@@ -149,6 +149,7 @@ const pathwayInputOf = (v: unknown): Record<string, unknown> =>
  * a brain of the caller's workspace; an experiment is the durable workflow `experimentRun`, which
  * runs each item as a child job of the target and scores it with every evaluator.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createEvaluationService(d: EvaluationDeps) {
   const { store } = d;
 
@@ -782,7 +783,6 @@ export function createEvaluationService(d: EvaluationDeps) {
       void (await store.setExperiment(ref.workspaceId, ref.experimentId, { currentStep })),
   };
 }
-export type EvaluationService = ReturnType<typeof createEvaluationService>;
 
 const rowId = (experimentId: string, itemId: string) => uuidFromName(`experiment-item:${experimentId}:${itemId}`);
 

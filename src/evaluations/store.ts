@@ -1,7 +1,7 @@
 import type { Page, PageQuery } from '../db/paging.js';
 import type { DatasetDoc, DatasetItem, ExperimentDoc, ExperimentItem, ExperimentItemDoc } from './model.js';
 
-export type { Page, PageQuery } from '../db/paging.js';
+export type { PageQuery } from '../db/paging.js';
 
 /** An item to add: its JSON values (the store encodes them). */
 export interface NewItem {

@@ -7,7 +7,7 @@ import type { ResourceEvents } from '../services/resource-events.js';
 import type { SkillService } from '../skills/index.js';
 
 export type TreeProfile = 'document' | 'broad';
-export interface TreeRow {
+interface TreeRow {
   id: string;
   kind: string;
   name: string;
@@ -117,4 +117,3 @@ export function createCatalogService(d: {
     },
   };
 }
-export type CatalogService = ReturnType<typeof createCatalogService>;

@@ -66,7 +66,7 @@ export function applyEdits(content: string, edits: ArtifactEdit[]): string {
 }
 
 /** Two client JSON values are the same when they serialize the same (as they are stored). */
-export const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
 /** The head fields both lanes change the same way: path, metadata and skip_embedding (each named in `changes` when it changed). */
 export function changeCommon<T extends { path: string; metadata: Record<string, unknown>; skipEmbedding: boolean }>(

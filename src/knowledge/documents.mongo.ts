@@ -135,4 +135,3 @@ export function createDocumentOps(db: Db) {
     },
   };
 }
-export type DocumentOps = ReturnType<typeof createDocumentOps>;

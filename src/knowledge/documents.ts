@@ -15,7 +15,7 @@ import type { ResourceEvents, ResourceRef } from '../services/resource-events.js
 import { createAssetIntake } from './asset-intake.js';
 import { applyEdits, changeCommon, folderStructure, normalizePath, type ArtifactEdit } from './document-paths.js';
 
-export { applyEdits, folderStructure, normalizePath, type ArtifactEdit } from './document-paths.js';
+export { folderStructure, normalizePath, type ArtifactEdit } from './document-paths.js';
 
 const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 export interface DocumentListQuery {
@@ -37,6 +37,7 @@ const BODY_MAX_CHARS = 5_000_000;
  * with a content version on every change. Each body version is chunked and embedded by an
  * `ingest` job; every change is announced on the resource event stream.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createDocumentService(d: {
   repo: KnowledgeRepo;
   workspaces: WorkspaceRepo;

@@ -2,7 +2,7 @@
 // which never reads a PDF, DOCX or HTML body should not pay for at start-up (issue 17, memory).
 
 /** Content types whose text is extracted (docs/knowledge.md). */
-export const TEXT_TYPES = [
+const TEXT_TYPES = [
   'text/plain',
   'text/markdown',
   'text/html',

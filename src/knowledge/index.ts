@@ -29,5 +29,5 @@ export * from './schemas.js';
 export { createDocumentService, type DocumentService } from './documents.js';
 export { createMemoryService, type MemoryService } from './memories.js';
 export { createIngestService, type IngestService } from './ingest.js';
-export { createCatalogService, type CatalogService } from './catalog.js';
+export { createCatalogService } from './catalog.js';
 export { sniffContentType } from './extract.js';

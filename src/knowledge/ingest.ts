@@ -27,6 +27,7 @@ export const newIngestState = (
  * ids are `<resource>:<version>:<index>` (written again, never twice), a batch embeds only chunks
  * without a vector of the current model, and the ledger key names the batch and attempt.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createIngestService(d: {
   repo: KnowledgeRepo;
   blobs: BlobStore;

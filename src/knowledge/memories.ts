@@ -36,6 +36,7 @@ export interface MemoryIngest {
  * brain itself when no owner is named. A recollection groups resources of one brain (memories,
  * assets, artifacts) by explicit membership; its stats are counted from the rows on every read.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createMemoryService(d: {
   repo: KnowledgeRepo;
   workspaces: WorkspaceRepo;

@@ -148,7 +148,7 @@ export interface RecollectionMemberDoc {
 }
 
 /** Free-form metadata as the client sent it (stored as text, see src/db/codec.ts). */
-export type Metadata = Record<string, unknown>;
+type Metadata = Record<string, unknown>;
 /** An asset or artifact row as services see it: metadata decoded. */
 export type KnowledgeDocument = Omit<DocumentDoc, 'metadata'> & { metadata: Metadata };
 /** A version of a document row, metadata decoded. */

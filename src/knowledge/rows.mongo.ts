@@ -26,7 +26,6 @@ export function knowledgeCollections(db: Db) {
     holds: db.collection<HoldDoc>('knowledge_holds'),
   };
 }
-export type KnowledgeCollections = ReturnType<typeof knowledgeCollections>;
 
 /**
  * Every update of a document or memory row goes through here, under the row's hold: rows have

@@ -169,7 +169,7 @@ export const AssetList = z.object({
   ...pageFields,
 });
 
-export const EditOp = z.discriminatedUnion('op', [
+const EditOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('replace'), content: z.string().max(5_000_000) }).strict(),
   z.object({ op: z.literal('append'), text: z.string().max(5_000_000) }).strict(),
   z.object({ op: z.literal('prepend'), text: z.string().max(5_000_000) }).strict(),

@@ -14,7 +14,7 @@ import type { ChatMessage, ChatProvider, ChatRequest, ChatResult, TokenSink, Too
 const ANTHROPIC_API = 'https://api.anthropic.com';
 
 /** Anthropic requires max_tokens on every request; this is used when the caller sets none. */
-export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
 /** The Messages API has no JSON mode; a system instruction asks for one object instead. */
 const JSON_INSTRUCTION = 'Respond with a single JSON object and nothing else: no prose, no code fences.';

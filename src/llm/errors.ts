@@ -49,7 +49,7 @@ export class LlmAbortError extends Error {
 }
 
 /** Statuses worth retrying: timeouts, lock conflicts, rate limits and server faults. */
-export function isRetryableStatus(status: number | undefined): boolean {
+function isRetryableStatus(status: number | undefined): boolean {
   if (status === undefined) return true; // no response at all: connection or DNS failure
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
@@ -76,7 +76,7 @@ export function toLlmError(provider: string, err: unknown, signal?: AbortSignal)
  * The wait a provider asked for: `retry-after-ms` (OpenAI), else `Retry-After` in seconds or as
  * an HTTP date. Capped at 10 minutes; undefined when absent or unreadable.
  */
-export function retryAfterOf(err: unknown): number | undefined {
+function retryAfterOf(err: unknown): number | undefined {
   if (typeof err !== 'object' || err === null || !('headers' in err)) return undefined;
   const h = (err as { headers: unknown }).headers;
   const get = (name: string): string | undefined => {

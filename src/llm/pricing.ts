@@ -49,7 +49,7 @@ export type AudioPriceTable = Readonly<Record<string, number>>;
  * plan, not per model: its calls are recorded unpriced (cost 0, `priced: false`) until a
  * deployment adds its own price.
  */
-export const DEFAULT_AUDIO_PRICES: AudioPriceTable = {
+const DEFAULT_AUDIO_PRICES: AudioPriceTable = {
   'openai/whisper-1': 0.006,
   'openai/gpt-4o-transcribe': 0.006,
   'openai/gpt-4o-mini-transcribe': 0.003,
@@ -60,8 +60,9 @@ export const DEFAULT_AUDIO_PRICES: AudioPriceTable = {
  * force when the call was made and records that table's version, so a later price change never
  * rewrites what past calls cost. Add a new entry (never edit an old one) when prices change.
  */
-export const PRICE_VERSIONS: readonly { version: string; since: string; prices: PriceTable; audio: AudioPriceTable }[] =
-  [{ version: '2025-06-01', since: '2025-06-01T00:00:00Z', prices: DEFAULT_PRICES, audio: DEFAULT_AUDIO_PRICES }];
+const PRICE_VERSIONS: readonly { version: string; since: string; prices: PriceTable; audio: AudioPriceTable }[] = [
+  { version: '2025-06-01', since: '2025-06-01T00:00:00Z', prices: DEFAULT_PRICES, audio: DEFAULT_AUDIO_PRICES },
+];
 
 /** The price table in force at `at`, with its version. */
 export function pricesAt(at: Date = new Date()): { version: string; prices: PriceTable; audio: AudioPriceTable } {

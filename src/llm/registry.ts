@@ -26,13 +26,13 @@ export interface ResolvedModel {
 }
 
 /** One row of GET /v1/config/models. `model` is the full id, usable as a neuron's model. */
-export interface ListedModel {
+interface ListedModel {
   model: string;
   provider: string;
 }
 
 /** Options of register(). */
-export interface RegisterOptions {
+interface RegisterOptions {
   /**
    * Whether names outside provider.models() are accepted. True for endpoints whose model set is
    * open-ended (any name an OpenAI-compatible server serves); false for a fixed set like local/*,

@@ -5,27 +5,8 @@
  * the composition root and other areas import from here. The stored shapes are `MeetingRecord`
  * and `AttachmentRecord` here, as `Meeting` and `Attachment` name the response schemas.
  */
-export {
-  createMeetingRepo,
-  MAX_MEETING_BODY_CHARS,
-  meetingIndexes,
-  type Meeting as MeetingRecord,
-  type MeetingChange,
-  type MeetingDoc,
-  type MeetingListFilter,
-  type MeetingRepo,
-  type MeetingVersionDoc,
-} from './store.mongo.js';
-export {
-  createTranscriptionStore,
-  type Attachment as AttachmentRecord,
-  type AttachmentDoc,
-  type AudioChunk,
-  type ChunkRowDoc,
-  type SessionDoc,
-  type TranscriptionSession,
-  type VocabularyDoc,
-} from './transcription.mongo.js';
+export { createMeetingRepo, meetingIndexes, type Meeting as MeetingRecord, type MeetingDoc } from './store.mongo.js';
+export { type Attachment as AttachmentRecord } from './transcription.mongo.js';
 export * from './schemas.js';
 export * from './service.js';
 export * from './transcription.js';

@@ -10,7 +10,7 @@ export const TranscriptSegment = z
     end_ms: z.number().int().min(0).optional(),
   })
   .meta({ id: 'TranscriptSegment' });
-export const TranscriptionStatus = z
+const TranscriptionStatus = z
   .enum(['idle', 'live', 'finalizing', 'ready', 'failed'])
   .meta({ description: 'idle (never transcribed), live, finalizing, ready (final transcript saved), failed' });
 export const MeetingTranscription = z
@@ -28,7 +28,7 @@ export const MeetingTranscription = z
       .meta({ description: 'chunk seqs never received when the transcript was finalized' }),
   })
   .meta({ id: 'MeetingTranscription' });
-export const ActionItem = z.object({
+const ActionItem = z.object({
   text: z.string().min(1).max(2000),
   owner: z.string().max(200).optional(),
   due: z.string().max(40).optional(),
@@ -231,7 +231,7 @@ export const LiveHistoryQuery = z.object({
   session_id: Uuid.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
 });
-export const Caption = z.object({
+const Caption = z.object({
   type: z.enum(['partial', 'final']),
   text: z.string(),
   seq_from: z.number(),

@@ -30,6 +30,7 @@ export const transcriptionOf = (
  * transcription state carries it (`resource.transcription`), so followers see "meeting
  * finalized" (status ready) without reading the meeting again.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createMeetingService(d: { repo: MeetingRepo; workspaces: WorkspaceRepo; events: ResourceEvents }) {
   const { repo } = d;
   const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;

@@ -7,15 +7,7 @@ import { page, pageIndexes, type Page, type PageQuery } from '../db/paging.js';
 import { createTranscriptionStore } from './transcription.mongo.js';
 
 export type { Page, PageQuery } from '../db/paging.js';
-export type {
-  Attachment,
-  AttachmentDoc,
-  AudioChunk,
-  ChunkRowDoc,
-  SessionDoc,
-  TranscriptionSession,
-  VocabularyDoc,
-} from './transcription.mongo.js';
+export type { Attachment, AudioChunk, TranscriptionSession } from './transcription.mongo.js';
 
 /** Transcription states of a meeting (docs/meetings.md). */
 export type TranscriptionStatus = 'idle' | 'live' | 'finalizing' | 'ready' | 'failed';
@@ -69,7 +61,7 @@ export interface MeetingListFilter {
 }
 
 /** A meeting body is stored as at most this many characters of JSON. */
-export const MAX_MEETING_BODY_CHARS = 8_000_000;
+const MAX_MEETING_BODY_CHARS = 8_000_000;
 
 export const meetingIndexes: IndexSpec[] = [
   // GET /v1/meetings pages by (updatedAt, _id) (src/db/paging.ts), workspace-wide or in one brain, with or without ?transcription_status.

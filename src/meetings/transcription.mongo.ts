@@ -4,7 +4,7 @@ import { holding, isDuplicateKey, type HoldDoc } from '../db/claims.js';
 import { findById } from '../db/client.js';
 
 /** A live transcription session of a meeting; its id is the session id, its job is the `liveTranscription` workflow. */
-export interface SessionDoc {
+interface SessionDoc {
   _id: string;
   workspaceId: string;
   brainId: string;
@@ -34,7 +34,7 @@ export interface SessionDoc {
 export type TranscriptionSession = SessionDoc;
 
 /** One stored chunk: its audio is a blob (`blobKey`); the first chunk of a seq wins. */
-export interface ChunkRowDoc {
+interface ChunkRowDoc {
   _id: string;
   sessionId: string;
   workspaceId: string;
@@ -46,7 +46,7 @@ export interface ChunkRowDoc {
 export type AudioChunk = ChunkRowDoc;
 
 /** Audio staged for transcription (POST /v1/chat/attachments). */
-export interface AttachmentDoc {
+interface AttachmentDoc {
   _id: string;
   workspaceId: string;
   brainId: string | null;
@@ -61,7 +61,7 @@ export interface AttachmentDoc {
 export type Attachment = AttachmentDoc;
 
 /** Vocabulary terms saved for a workspace (brainId null) or a brain. */
-export interface VocabularyDoc {
+interface VocabularyDoc {
   _id: string;
   workspaceId: string;
   brainId: string | null;

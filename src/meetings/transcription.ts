@@ -5,8 +5,6 @@ import { createLiveFinalize } from './transcription/finalize.js';
 import { createLiveSessions } from './transcription/live.js';
 
 export { transcriptMarkdown, type TranscriptionDeps } from './transcription/common.js';
-export { LIVE_IDLE_TIMEOUT_MS } from './transcription/live.js';
-
 /**
  * Speech to text for meetings and files (docs/meetings.md). Live: the API stores each chunk
  * (blob + a row keyed by session and seq: the first of a seq wins) and signals the session's
@@ -41,4 +39,3 @@ export function createTranscriptionService(d: TranscriptionDeps) {
     ...createBatchTranscription(d, core),
   };
 }
-export type TranscriptionService = ReturnType<typeof createTranscriptionService>;

@@ -69,7 +69,7 @@ const VERTICALS: Record<string, string[]> = {
   ],
   healthcare: ['patient', 'diagnosis', 'prescription', 'HIPAA', 'triage', 'referral', 'dosage', 'EHR'],
 };
-export const DEFAULT_VERTICAL = 'general';
+const DEFAULT_VERTICAL = 'general';
 const CACHE_TTL_S = 24 * 3600;
 const MAX_TERMS = 1000;
 

@@ -66,10 +66,10 @@ export interface GuardOptions {
 }
 
 /** How long a save waits for a URL's host to resolve before it accepts the URL (checked again at use). */
-export const SAVE_RESOLVE_MS = 3000;
+const SAVE_RESOLVE_MS = 3000;
 
 /** Default cap on one answer's body: a tool server cannot make a worker buffer without end. */
-export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 const v4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
 

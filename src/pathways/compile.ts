@@ -95,6 +95,3 @@ export function normalizeCompiled(input: unknown, options: CompileOptions = {}):
     warnings: [],
   };
 }
-
-/** Alias of normalizeCompiled, under the name used in the jobs plan. */
-export const compileFromIndexed = normalizeCompiled;

@@ -21,7 +21,7 @@ import { own } from '../own.js';
  * How long one evaluation may run, how deep it may recurse, how many items a sequence and how many
  * characters a string may hold (a step that makes more fails the evaluation).
  */
-export const EXPRESSION_LIMITS = {
+const EXPRESSION_LIMITS = {
   timeoutMs: 1_000,
   maxDepth: 500,
   maxSequence: 100_000,
@@ -94,7 +94,7 @@ export function templateExpressions(template: string): string[] {
 }
 
 /** An expression error's message with its position and, for the usual mistakes, what to write instead. */
-export function describeExpressionError(e: unknown): string {
+function describeExpressionError(e: unknown): string {
   const err = e as { message?: string; position?: number; code?: string };
   const hint = expressionHint(err);
   return `${err.message ?? 'invalid expression'}${err.position !== undefined ? ` (at character ${err.position})` : ''}${hint ? `; ${hint}` : ''}`;

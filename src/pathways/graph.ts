@@ -18,22 +18,10 @@ import {
 } from './walk.js';
 
 export {
-  BRANCH_HANDLES,
-  DEFAULT_HUMAN_OPTIONS,
   ENTRY_TYPES,
-  HTTP_DEFAULT_TIMEOUT_MS,
-  HTTP_MAX_TIMEOUT_MS,
-  NODE_TYPE_ALIASES,
   NODE_TYPES,
-  WHILE_DEFAULT_MAX_ITERATIONS,
-  WHILE_MAX_ITERATIONS_CAP,
   branchHandles,
   canonicalType,
-  httpTimeoutMs,
-  humanOptions,
-  MAP_DEFAULT_CONCURRENCY,
-  MAP_MAX_CONCURRENCY,
-  MAP_MAX_ITEMS,
   mapConcurrency,
   nextEdges,
   whileMaxIterations,
@@ -58,7 +46,7 @@ export const NeuronId = z
  * default, fails the run; `continue` makes `{ error }` the node's value; `branch` follows the
  * node's `error` edges).
  */
-export const NodePolicyFields = {
+const NodePolicyFields = {
   label: z.string().optional().meta({ description: "the editor's label; not used by runs" }),
   description: z.string().optional().meta({ description: "the editor's description; not used by runs" }),
   notes: z.string().optional().meta({ description: 'free text for the designer; not used by runs' }),
@@ -94,23 +82,23 @@ const nodeData = <S extends z.core.$ZodLooseShape>(own: S) => {
 };
 
 /** Nodes whose data is free-form (start, input): extra keys are kept for the editor. */
-export const FreeNodeData = z.looseObject({});
+const FreeNodeData = z.looseObject({});
 
 /** `neuron`: runs one neuron. `message` is a template over the run context; omitted, the current value is sent. */
-export const NeuronNodeData = nodeData({
+const NeuronNodeData = nodeData({
   neuron_id: NeuronId.meta({ description: 'neuron to run; must exist in the caller workspace and brain' }),
   message: z.string().optional().meta({ description: 'template for the message sent to the neuron' }),
 }).meta({ id: 'PathwayNeuronNodeData' });
-export type NeuronNodeData = z.infer<typeof NeuronNodeData>;
+type NeuronNodeData = z.infer<typeof NeuronNodeData>;
 
 /** `if`: evaluates `condition` and follows the `true` or `false` edge. */
-export const IfNodeData = nodeData({
+const IfNodeData = nodeData({
   condition: z.string({ error: needs('expected an expression string') }).min(1, 'must not be empty'),
 }).meta({ id: 'PathwayIfNodeData' });
-export type IfNodeData = z.infer<typeof IfNodeData>;
+type IfNodeData = z.infer<typeof IfNodeData>;
 
 /** `while`: follows `body` while `condition` holds, at most `max_iterations` times per entry, then `done`. */
-export const WhileNodeData = nodeData({
+const WhileNodeData = nodeData({
   condition: z.string({ error: needs('expected an expression string') }).min(1, 'must not be empty'),
   max_iterations: z
     .int()
@@ -121,10 +109,10 @@ export const WhileNodeData = nodeData({
       description: `loop bound; default ${WHILE_DEFAULT_MAX_ITERATIONS}, hard cap ${WHILE_MAX_ITERATIONS_CAP}`,
     }),
 }).meta({ id: 'PathwayWhileNodeData' });
-export type WhileNodeData = z.infer<typeof WhileNodeData>;
+type WhileNodeData = z.infer<typeof WhileNodeData>;
 
 /** `classify`: asks a neuron (or a bare model) to pick one of `categories` and follows the edge of that name. */
-export const ClassifyNodeData = nodeData({
+const ClassifyNodeData = nodeData({
   categories: z
     .array(z.string().min(1), { error: needs('expected a non-empty array of category names') })
     .min(1, 'must list at least one category')
@@ -133,10 +121,10 @@ export const ClassifyNodeData = nodeData({
   model: z.string().min(1).optional().meta({ description: "'provider/model' used when no neuron_id is given" }),
   input: z.string().optional().meta({ description: 'template for the text to classify; default the current value' }),
 }).meta({ id: 'PathwayClassifyNodeData' });
-export type ClassifyNodeData = z.infer<typeof ClassifyNodeData>;
+type ClassifyNodeData = z.infer<typeof ClassifyNodeData>;
 
 /** `human` (alias `approval`): pauses the run until input arrives; the reply becomes the current value. */
-export const HumanNodeData = nodeData({
+const HumanNodeData = nodeData({
   prompt: z.string().optional(),
   title: z.string().optional(),
   options: z
@@ -148,28 +136,28 @@ export const HumanNodeData = nodeData({
     .optional()
     .meta({ description: 'a pause node: the run waits until it is resumed (the only answer is resume)' }),
 }).meta({ id: 'PathwayHumanNodeData' });
-export type HumanNodeData = z.infer<typeof HumanNodeData>;
+type HumanNodeData = z.infer<typeof HumanNodeData>;
 
 /** `transform`: replaces the current value with an expression result or a rendered template. */
-export const TransformNodeData = nodeData({ expression: z.string().optional(), template: z.string().optional() }).meta({
+const TransformNodeData = nodeData({ expression: z.string().optional(), template: z.string().optional() }).meta({
   id: 'PathwayTransformNodeData',
 });
-export type TransformNodeData = z.infer<typeof TransformNodeData>;
+type TransformNodeData = z.infer<typeof TransformNodeData>;
 
 /** `delay`: a durable timer of `seconds` or `ms` (one is required). */
-export const DelayNodeData = nodeData({ seconds: z.number().min(0).optional(), ms: z.number().min(0).optional() })
+const DelayNodeData = nodeData({ seconds: z.number().min(0).optional(), ms: z.number().min(0).optional() })
   .refine((d) => d.seconds !== undefined || d.ms !== undefined, 'seconds or ms is required')
   .meta({ id: 'PathwayDelayNodeData' });
-export type DelayNodeData = z.infer<typeof DelayNodeData>;
+type DelayNodeData = z.infer<typeof DelayNodeData>;
 
 /** `output` records the run result (the run continues along its edge, if any); `end` also stops the run. */
-export const OutputNodeData = nodeData({
+const OutputNodeData = nodeData({
   value: z.string().optional().meta({ description: 'expression; default the current value' }),
 }).meta({ id: 'PathwayOutputNodeData' });
-export type OutputNodeData = z.infer<typeof OutputNodeData>;
+type OutputNodeData = z.infer<typeof OutputNodeData>;
 
 /** `join`: waits for the parallel branches that reach it (`all`, the default) or takes the first (`any`, the others are cancelled); its value is the arrivals keyed by the node each came from. */
-export const JoinNodeData = nodeData({
+const JoinNodeData = nodeData({
   mode: z
     .enum(['all', 'any'], { error: needs('expected "all" or "any"') })
     .optional()
@@ -177,7 +165,7 @@ export const JoinNodeData = nodeData({
       description: 'all (default): every branch that can reach the join; any: the first, the others cancelled',
     }),
 }).meta({ id: 'PathwayJoinNodeData' });
-export type JoinNodeData = z.infer<typeof JoinNodeData>;
+type JoinNodeData = z.infer<typeof JoinNodeData>;
 
 /** A JSON value (the `http` node's body when it is not a string: its string leaves are templates). */
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
@@ -273,7 +261,7 @@ export const MapNodeData = nodeData({
   .meta({ id: 'PathwayMapNodeData' });
 export type MapNodeData = z.infer<typeof MapNodeData>;
 
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
+const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 const HEADER_NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
@@ -391,14 +379,14 @@ export const PathwayGraphFormat = z
 const NodeData = z.record(z.string(), z.unknown());
 
 /** A node of the id-based graph. Unknown keys (position, selected, …) are kept so editor round trips lose nothing. */
-export const GraphNode = z
+const GraphNode = z
   .looseObject({
     id: z.string().min(1),
     type: z.string().min(1),
     data: NodeData.nullish().meta({ description: 'type-specific settings, see the Pathway*NodeData schemas' }),
   })
   .meta({ id: 'PathwayGraphNode' });
-export type GraphNode = z.infer<typeof GraphNode>;
+type GraphNode = z.infer<typeof GraphNode>;
 
 /**
  * An edge of the id-based graph. The branch name is `handle`, or React Flow's `sourceHandle` when `handle` is absent
@@ -435,14 +423,14 @@ export type IdGraphInput = z.input<typeof IdGraph>;
 // ---------------------------------------------------------------- index-based graph (compiled, inline jobs)
 
 /** A compiled node: its index is its array position; no id. */
-export const CompiledNode = z
+const CompiledNode = z
   .object({
     id: z.string().min(1).optional().meta({ description: "the designer's node id (an index graph's: its position)" }),
     type: z.string().min(1),
     data: NodeData.default({}),
   })
   .meta({ id: 'PathwayCompiledNode' });
-export type CompiledNode = z.infer<typeof CompiledNode>;
+type CompiledNode = z.infer<typeof CompiledNode>;
 
 /** `[source, target, handle?]`; target -1 is terminal. A null handle (JSON of `undefined`) means none. */
 export const CompiledEdge = z

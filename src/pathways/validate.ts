@@ -40,13 +40,13 @@ export interface ValidationResult {
 }
 
 /** A node after resolution; for index graphs `id` is the index as a string ("0", "1", …). */
-export interface ResolvedNode {
+interface ResolvedNode {
   id: string;
   type: string;
   data: Record<string, unknown>;
 }
 /** An edge after resolution: node indices, target -1 for terminal, `name` describes the edge in messages. */
-export interface ResolvedEdge {
+interface ResolvedEdge {
   source: number;
   target: number;
   handle?: string;

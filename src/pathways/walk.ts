@@ -44,7 +44,7 @@ export type NodeType = (typeof NODE_TYPES)[number];
  * interpreter only switches on NODE_TYPES. `approval` is a `human` node. (`tool` is deliberately not
  * accepted: no interpreter step runs it, and a graph that validates must also run.)
  */
-export const NODE_TYPE_ALIASES: Readonly<Record<string, NodeType>> = { approval: 'human' };
+const NODE_TYPE_ALIASES: Readonly<Record<string, NodeType>> = { approval: 'human' };
 
 /** The canonical type for a type name, or undefined when the name is not a pathway node type. */
 export function canonicalType(type: string): NodeType | undefined {
@@ -56,7 +56,7 @@ export function canonicalType(type: string): NodeType | undefined {
 export const ENTRY_TYPES: readonly NodeType[] = ['start', 'input'];
 
 /** Fixed branch handles of `if` and `while`; `classify` branches on its own `data.categories`. */
-export const BRANCH_HANDLES = { if: ['true', 'false'], while: ['body', 'done'] } as const;
+const BRANCH_HANDLES = { if: ['true', 'false'], while: ['body', 'done'] } as const;
 
 /**
  * The branch handles a node's outgoing edges must carry, or null for a non-branching node (one edge, no handle).
@@ -72,7 +72,7 @@ export function branchHandles(type: string, data?: Record<string, unknown> | nul
 }
 
 /** Actions a person may answer a human node with: its `options` (strings or `{ label }`), default approve/reject. */
-export const DEFAULT_HUMAN_OPTIONS = ['approve', 'reject'];
+const DEFAULT_HUMAN_OPTIONS = ['approve', 'reject'];
 export function humanOptions(data?: Record<string, unknown> | null): string[] {
   const opts = data?.options;
   if (!Array.isArray(opts) || opts.length === 0) return [...DEFAULT_HUMAN_OPTIONS];

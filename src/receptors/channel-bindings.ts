@@ -146,4 +146,3 @@ export function createChannelBindingService({
     },
   };
 }
-export type ChannelBindingService = ReturnType<typeof createChannelBindingService>;

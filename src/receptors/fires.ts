@@ -22,7 +22,7 @@ import type { Bus } from '../kernel/events.js';
 import { createSystemJobSteps, triggerOf, type Trigger } from './system-jobs.js';
 
 /** The workflow id of the fire that the API (or a stimulus, or a channel message) starts for a job. */
-export const fireWorkflowId = (jobId: string) => `fire-${jobId}`;
+const fireWorkflowId = (jobId: string) => `fire-${jobId}`;
 
 export interface Launch {
   source: Firing['source'];
@@ -39,7 +39,7 @@ export interface Launch {
 }
 
 /** The message a neuron target receives: payload.message, else the payload (or data) as JSON, else a note of the fire. */
-export function messageOf(t: Trigger, r: Pick<Receptor, 'slug'>, source: string): string {
+function messageOf(t: Trigger, r: Pick<Receptor, 'slug'>, source: string): string {
   if (typeof t.payload.message === 'string' && t.payload.message) return t.payload.message;
   const { message: _m, ...rest } = t.payload;
   if (Object.keys(rest).length) return JSON.stringify(rest);
@@ -56,6 +56,7 @@ const jobKindOf = (r: Receptor): Job['kind'] =>
  * `receptorFire` workflow that records the firing and runs the target as a child whose workflow
  * id is the job id the caller follows (neuronRun, pathwayRun or systemJob).
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createReceptorFireService(d: {
   repo: ReceptorRepo;
   receptors: ReceptorService;

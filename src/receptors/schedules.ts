@@ -21,7 +21,7 @@ import {
 } from '../temporal/definitions.js';
 
 /** The Temporal Schedule of a scheduled receptor (one per receptor; visible in the Temporal UI under Schedules). */
-export const scheduleIdOf = (receptorId: string) => `receptor-${receptorId}`;
+const scheduleIdOf = (receptorId: string) => `receptor-${receptorId}`;
 const receptorIdOf = (scheduleId: string) =>
   scheduleId.startsWith('receptor-') ? scheduleId.slice('receptor-'.length) : null;
 
@@ -63,6 +63,7 @@ function asInvalid(e: unknown, what: string): never {
  * catch-up window, jitter, pause, trigger-now and backfill are Temporal's own. The receptor record
  * is the desired state; `sync` makes the schedule match it and `reconcile` repairs drift.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createScheduleService({ temporal, config }: { temporal: Client; config: Config }) {
   /** The Temporal spec of a timing (one place, so a preview computes exactly what a saved schedule fires). */
   const specOf = (t: ScheduleTiming) => ({
@@ -381,4 +382,4 @@ const previewInUse = (scheduleId: string): boolean => {
 };
 
 /** Most runs one backfill may start. */
-export const MAX_BACKFILL = 500;
+const MAX_BACKFILL = 500;

@@ -12,7 +12,7 @@ import {
 import { MultitaskStrategy, NeuronTaskOptions } from '../schemas/jobs.js';
 
 /** Channels a receptor listens on (a receptor's `active_channels`). */
-export const CHANNELS = [
+const CHANNELS = [
   'http',
   'cron',
   'stimulus',
@@ -24,14 +24,14 @@ export const CHANNELS = [
   'email',
   'webchat',
 ] as const;
-export const Channel = z.enum(CHANNELS);
+const Channel = z.enum(CHANNELS);
 /** Chat and email channels: the ones a channel binding and the webhook ingress serve. */
-export const CHAT_CHANNELS = ['slack', 'teams', 'discord', 'telegram', 'whatsapp', 'email', 'webchat'] as const;
+const CHAT_CHANNELS = ['slack', 'teams', 'discord', 'telegram', 'whatsapp', 'email', 'webchat'] as const;
 
 const DURATION_RE = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/;
 const UNIT_S: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
 /** A duration as seconds: a number of seconds, or '90s', '15m', '2h', '1d'. */
-export const Duration = z.union([z.number().nonnegative(), z.string()]).transform((v, ctx) => {
+const Duration = z.union([z.number().nonnegative(), z.string()]).transform((v, ctx) => {
   if (typeof v === 'number') return v;
   const m = DURATION_RE.exec(v.trim());
   if (!m) {
@@ -42,7 +42,7 @@ export const Duration = z.union([z.number().nonnegative(), z.string()]).transfor
 });
 
 /** An IANA time zone the runtime knows (Temporal resolves DST with the same database). */
-export const TimeZone = z.string().refine((tz) => {
+const TimeZone = z.string().refine((tz) => {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;
@@ -51,7 +51,7 @@ export const TimeZone = z.string().refine((tz) => {
   }
 }, 'must be an IANA time zone such as Europe/Berlin');
 
-export const OverlapPolicy = z.enum(['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all']);
+const OverlapPolicy = z.enum(['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all']);
 
 /** source_config.timing of a scheduled receptor: cron and/or intervals, in a time zone. */
 export const Timing = z
@@ -110,7 +110,7 @@ export type SourceConfig = z.infer<typeof SourceConfig>;
  * kept; `timing` is replaced whole), and the result checked as a SourceConfig. No defaults here, so
  * `{ timing }` alone changes the timing of a schedule and nothing else.
  */
-export const SourceConfigPatch = z
+const SourceConfigPatch = z
   .object({
     stimulus_keys: z.array(z.string().min(1).max(200)).max(50).optional(),
     activation: z.enum(['event', 'schedule']).optional(),
@@ -122,9 +122,9 @@ export const SourceConfigPatch = z
     description:
       'merged into the stored source_config: keys sent replace, keys left out are kept (timing is replaced whole)',
   });
-export type SourceConfigPatch = z.infer<typeof SourceConfigPatch>;
+type SourceConfigPatch = z.infer<typeof SourceConfigPatch>;
 
-export const TargetKind = z.enum(['neuron', 'pathway', 'action_plan', 'plasticity_pass', 'system_job']);
+const TargetKind = z.enum(['neuron', 'pathway', 'action_plan', 'plasticity_pass', 'system_job']);
 export const ExecutableTargetBody = z
   .object({
     kind: TargetKind,
@@ -366,7 +366,7 @@ export type ChatWebhookBody = z.infer<typeof ChatWebhookBody>;
 
 // ---------------------------------------------------------------- responses
 
-export const ScheduleView = z.object({
+const ScheduleView = z.object({
   schedule_id: z.string(),
   state: z.enum(['active', 'paused', 'missing']),
   note: z.string().nullable(),
@@ -418,7 +418,7 @@ export const FireAccepted = z.object({
   trace_id: z.string().nullable().optional(),
   receptor_id: z.string(),
 });
-export const StimulusKeyView = z.object({
+const StimulusKeyView = z.object({
   key: z.string(),
   description: z.string(),
   schedulable: z.boolean(),

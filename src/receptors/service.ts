@@ -58,6 +58,7 @@ const isTargetOrigin = (r: Receptor) => (r.origin ?? 'target') === 'target';
  * pathway and kept in step with it, receptors made from templates (subscribe), reads, changes,
  * and their schedules (src/receptors/schedules.ts). Firing is src/receptors/fires.ts.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createReceptorService({
   repo,
   schedules,

@@ -8,14 +8,7 @@ import { createFiringOps, type ChannelBindingDoc } from './firings.mongo.js';
 import { searchReader } from '../db/search-rows.js';
 
 export type { Page, PageQuery, PageSort };
-export type {
-  ActionPlan,
-  ActionPlanDoc,
-  ChannelBinding,
-  ChannelBindingDoc,
-  Firing,
-  FiringDoc,
-} from './firings.mongo.js';
+export type { ActionPlan, ActionPlanDoc, ChannelBinding, ChannelBindingDoc, Firing } from './firings.mongo.js';
 
 /** `plasticity_pass` is the older name of `action_plan`; it is stored as `action_plan`. */
 export type ReceptorTargetKind = 'neuron' | 'pathway' | 'action_plan' | 'plasticity_pass' | 'system_job';
@@ -86,7 +79,7 @@ export interface ReceptorListWhere {
   ids?: string[];
 }
 
-export const toReceptor = (d: ReceptorDoc): Receptor => ({
+const toReceptor = (d: ReceptorDoc): Receptor => ({
   ...d,
   config: decodeBlob<Json>(d.config, {}),
   sourceConfig: decodeBlob<Json>(d.sourceConfig, {}),

@@ -27,6 +27,7 @@ export const triggerOf = (f: Firing | null): Trigger => (f?.trigger as Trigger |
  * The system jobs a receptor fires (part of the receptor fire service): maintenance work, and
  * action plans recorded as proposed or run as a pathway.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createSystemJobSteps(d: {
   repo: ReceptorRepo;
   receptors: ReceptorService;

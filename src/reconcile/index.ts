@@ -8,7 +8,7 @@ import type { Services } from '../services/index.js';
 import { reconcileRuns, type ReconcileReport } from './service.js';
 import { createReconcileStore } from './store.mongo.js';
 
-export { reconcileRuns, RECONCILED_STEP, type ReconcileReport } from './service.js';
+export { reconcileRuns, RECONCILED_STEP } from './service.js';
 
 /** Runs the reconcile when RECONCILE_RUNS_ON_START is on; logs its outcome, never throws. */
 export async function reconcileOnStart(deps: Deps, services: Pick<Services, 'jobs' | 'runs'>): Promise<void> {

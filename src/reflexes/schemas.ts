@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { JsonObject, SortDirection, Uuid, paging, PageTotal, pageFields } from '../schemas/common.js';
 
 /** sensory: provides input; effector: executes actions. */
-export const ReflexType = z.enum(['sensory', 'effector']);
-export const ReflexScope = z.enum(['core', 'workspace', 'brain']);
+const ReflexType = z.enum(['sensory', 'effector']);
+const ReflexScope = z.enum(['core', 'workspace', 'brain']);
 
-export const ReflexToolSet = z
+const ReflexToolSet = z
   .object({
     integration_id: z.string().trim().min(1).max(200),
     tools: z.array(z.string().trim().min(1).max(200)).max(200),
@@ -97,7 +97,7 @@ export const NeuronReflexAssignment = z
   .meta({ id: 'NeuronReflexAssignment' });
 
 /** GET /v1/reflexes/:id/tools: what the reflex offers the caller, listed as a run lists it (docs/tools.md). */
-export const ReflexDiscoveredTool = z
+const ReflexDiscoveredTool = z
   .object({
     name: z.string(),
     description: z.string(),

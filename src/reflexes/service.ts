@@ -32,7 +32,7 @@ function isHttpUrl(s: string): boolean {
  * implementation": at least one tool set, or metadata.handler naming a built-in tool, or
  * metadata.server_url as an http(s) URL. A handler or server_url that is present must be valid.
  */
-export function assertImplementation(tools: ReflexToolSet[], metadata: Record<string, unknown>): void {
+function assertImplementation(tools: ReflexToolSet[], metadata: Record<string, unknown>): void {
   const { handler, server_url: serverUrl, http_tools: httpTools } = metadata;
   if (httpTools !== undefined) {
     const parsed = HttpToolDefs.safeParse(httpTools);

@@ -10,17 +10,9 @@ import { DataFormatTooNew, upgradeStore } from './service.js';
 
 export { VERSION };
 export { DATA_FORMAT_VERSION, MIGRATIONS } from './migrations.js';
-export type { DataFormatRecord, Migration, MigrationContext } from './model.js';
+export type { DataFormatRecord, Migration } from './model.js';
 export { PLATFORM_COLLECTION } from './store.mongo.js';
-export {
-  checkMigrations,
-  DataFormatTooNew,
-  UPGRADE_LEASE_MS,
-  UpgradeLeaseLost,
-  upgradeStore,
-  type UpgradeOptions,
-  type UpgradeResult,
-} from './service.js';
+export { checkMigrations, DataFormatTooNew, upgradeStore } from './service.js';
 
 /**
  * The entry points' start-up step (api/server.ts, worker/index.ts): upgrade the store, or, on a

@@ -29,7 +29,7 @@ export interface UpgradeLease {
 }
 
 /** What a migration is given: the store, the services, its log and its saved progress. */
-export interface MigrationContext {
+interface MigrationContext {
   db: Db;
   deps: Deps;
   services: Services;

@@ -10,7 +10,7 @@ import type { Migration } from './model.js';
 import { createReleaseStore } from './store.mongo.js';
 
 /** How long the upgrade lease lasts without renewal: a holder that died frees it after this. */
-export const UPGRADE_LEASE_MS = 30_000;
+const UPGRADE_LEASE_MS = 30_000;
 /** How often a process waiting for another's upgrade looks at the lease again. */
 const WAIT_POLL_MS = 500;
 /** How often a waiting process says so in its log. */
@@ -33,7 +33,7 @@ export class DataFormatTooNew extends Error {
 }
 
 /** The upgrade lease was lost while a migration ran (the process stalled past the lease): it stops. */
-export class UpgradeLeaseLost extends Error {
+class UpgradeLeaseLost extends Error {
   constructor() {
     super('the upgrade lease was lost while migrating (this process stalled longer than the lease); start again');
     this.name = 'UpgradeLeaseLost';

@@ -9,10 +9,7 @@ export const Uuid = z.uuid({ message: 'must be a UUID' });
  * `prototype`: a name a tenant chooses that later keys a table or a template's context (a secret,
  * an integration) is never one of them (docs/security.md, "No lookup by request text").
  */
-export const PROTOTYPE_NAMES: ReadonlySet<string> = new Set([
-  ...Object.getOwnPropertyNames(Object.prototype),
-  'prototype',
-]);
+const PROTOTYPE_NAMES: ReadonlySet<string> = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
 export const RESERVED_NAME_MESSAGE = 'is reserved (a name of Object.prototype)';
 export const notPrototypeName = (name: string): boolean => !PROTOTYPE_NAMES.has(name);
 export const IdParams = z.object({ id: Uuid });
@@ -30,7 +27,7 @@ const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 const QUOTED = '"(?:[\\t !#-\\[\\]-~]|\\\\[\\t -~])*"';
 const MEDIA_TYPE_RE = new RegExp(`^${TOKEN}/${TOKEN}(?:[ \\t]*;[ \\t]*(?:${TOKEN}=(?:${TOKEN}|${QUOTED}))?)*$`);
 /** Longest media type accepted (RFC 6838 bounds type and subtype at 127 characters each). */
-export const MEDIA_TYPE_MAX = 255;
+const MEDIA_TYPE_MAX = 255;
 
 /** True when `s` is a media type a response header may carry as it is (RFC 9110 §8.3.1). */
 export const isMediaType = (s: string): boolean => s.length <= MEDIA_TYPE_MAX && MEDIA_TYPE_RE.test(s);
@@ -93,8 +90,6 @@ export const JsonObject = z.record(z.string(), z.unknown());
 export const QueryBool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
   .transform((v) => v === true || v === 'true' || v === '1');
-/** X-Brain-Id header (routes marked (brain)). */
-export const BrainHeader = z.object({ 'x-brain-id': z.uuid({ message: 'X-Brain-Id must be a UUID' }) });
 export const SuccessBody = z.object({ success: z.literal(true) });
 
 /**

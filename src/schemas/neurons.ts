@@ -7,7 +7,7 @@ export const NeuronScope = z.enum(['brain', 'workspace', 'core']);
 export type NeuronScope = z.infer<typeof NeuronScope>;
 
 /** A version number in a path or query: a positive integer, anything else is a 400. */
-export const VersionNumber = z
+const VersionNumber = z
   .string()
   .regex(/^[1-9]\d{0,8}$/, 'version must be a positive integer')
   .transform(Number);
@@ -49,7 +49,7 @@ export type NeuronCatalogListQuery = z.infer<typeof NeuronCatalogListQuery>;
  * neuron_config as a client sends it: engagement_resource_id is refused (it must never be
  * passed), then NeuronConfig strips every field it does not know.
  */
-export const NeuronConfigInput = z
+const NeuronConfigInput = z
   .record(z.string(), z.unknown())
   .refine((o) => !Object.hasOwn(o, 'engagement_resource_id'), {
     message: 'engagement_resource_id must never be passed in neuron_config',

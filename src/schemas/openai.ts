@@ -67,7 +67,7 @@ export const ChatCompletion = z
   .meta({ id: 'OpenAIChatCompletion' });
 export type ChatCompletion = z.infer<typeof ChatCompletion>;
 
-export const OpenAIModel = z.object({
+const OpenAIModel = z.object({
   id: z.string(),
   object: z.literal('model'),
   created: z.number().int(),

@@ -13,7 +13,7 @@ export const ExecuteBody = strictBody(
 ).meta({ id: 'PathwayExecuteBody' });
 export type ExecuteBody = z.infer<typeof ExecuteBody>;
 
-export const InlineGraph = z.object({ nodes: z.array(z.unknown()), edges: z.array(z.unknown()).optional() });
+const InlineGraph = z.object({ nodes: z.array(z.unknown()), edges: z.array(z.unknown()).optional() });
 export const JobCreateBody = strictBody(
   {
     pathway_id: Uuid.optional(),

@@ -3,11 +3,11 @@ import { CompiledGraph, GraphOverrides } from '../pathways/graph.js';
 import { JsonObject, SortDirection, Uuid, paging, PageTotal, pageFields, strictBody } from './common.js';
 
 /** Pathway participant roles; owner ⊇ editor ⊇ viewer. */
-export const PathwayRole = z.enum(['owner', 'editor', 'viewer']);
-export type PathwayRole = z.infer<typeof PathwayRole>;
+const PathwayRole = z.enum(['owner', 'editor', 'viewer']);
+type PathwayRole = z.infer<typeof PathwayRole>;
 
 /** A stored version number in a path: a positive integer (anything else is 400, not 404). */
-export const PathwayVersionNumber = z
+const PathwayVersionNumber = z
   .string()
   .regex(/^[1-9]\d{0,8}$/, 'version must be a positive integer')
   .transform(Number);

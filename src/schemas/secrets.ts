@@ -9,9 +9,9 @@ export const SecretParams = z.object({
 });
 
 /** An allowed host: an exact host name (`api.example.com`, an IPv4 address) or `*.suffix` (any host under it). */
-export const HOST_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
+const HOST_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
 /** Who may save a graph that uses a secret (and so whose saved graphs get it at run time). */
-export const SecretUsableBy = z
+const SecretUsableBy = z
   .enum(['admins', 'editors'])
   .meta({ description: 'admins: graphs saved by a workspace admin; editors: also by an editor of the pathway' });
 

@@ -50,7 +50,7 @@ export type TraceForkBody = z.infer<typeof TraceForkBody>;
 
 export const TracePatchBody = z.object({ title: z.string().trim().min(1).max(300) }).meta({ id: 'TracePatchBody' });
 
-export const CostSummary = z.object({
+const CostSummary = z.object({
   total_cost_usd: z.number(),
   total_tokens: z.number(),
   input_tokens: z.number(),

@@ -4,19 +4,9 @@
  * indexer; the service answers search, list, grep, the resource tree and recollection search.
  * Routes, activities, the composition root and other areas import from here.
  */
-export {
-  createSearchService,
-  SEARCH_TYPES,
-  type ListHit,
-  type SearchHit,
-  type SearchIndexStatus,
-  type SearchMode,
-  type SearchRequest,
-  type SearchService,
-  type TreeNode,
-} from './service.js';
+export { createSearchService, SEARCH_TYPES, type SearchHit } from './service.js';
 export { WORKSPACE_DELETED } from './indexer.js';
-export { createSearchSources, type SearchSources } from './store.mongo.js';
+export { createSearchSources } from './store.mongo.js';
 export { LISTABLE_TYPES, typeOf } from './query.js';
 export type { SearchType } from './memory-index.js';
 export * from './schemas.js';

@@ -63,6 +63,7 @@ export interface SearchIndexStatus {
 /** The feed entry that removes a deleted workspace's whole index (its Weaviate tenant). */
 export const WORKSPACE_DELETED = 'workspace_deleted';
 
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createSearchIndex(d: {
   sources: SearchSources;
   redis: Redis;
@@ -592,10 +593,9 @@ export function createSearchIndex(d: {
     kind: home.kind,
   };
 }
-export type SearchIndex = ReturnType<typeof createSearchIndex>;
 
 /** The embedded home: the index in this process's memory; a re-sync builds a new one and swaps it in. */
-export function embeddedHome(): IndexHome {
+function embeddedHome(): IndexHome {
   let current: SearchBackend = embeddedBackend();
   return {
     kind: 'embedded',

@@ -74,6 +74,7 @@ export interface Scoping {
  * How the index answers a query (docs/search.md): entries filtered by scope, ranked by BM25 and
  * exact vectors fused with RRF, and shaped into hits.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createSearchRanking(d: {
   index: () => SearchBackend;
   embedder: Embedder;

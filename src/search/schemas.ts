@@ -6,7 +6,7 @@ import { QueryBool, Uuid } from '../schemas/common.js';
 
 const Query = z.string().trim().min(1, 'must not be empty').max(1000);
 const TypeName = z.string().trim().min(1).max(40);
-export const SearchMode = z.enum(['hybrid', 'lexical', 'vector'], { message: 'must be hybrid, lexical or vector' });
+const SearchMode = z.enum(['hybrid', 'lexical', 'vector'], { message: 'must be hybrid, lexical or vector' });
 const Keyword = z.string().trim().min(1).max(200);
 
 export const GrepBody = z

@@ -28,10 +28,7 @@ import { grepRows } from './grep.js';
 import { childrenFrom, decodeCursor, encodeCursor, engineSource, headsSource } from './tree.js';
 import type { UsageService } from '../usage/index.js';
 
-export type { SearchIndexStatus } from './indexer.js';
-export type { ListHit, SearchHit, SearchMode, SearchRequest } from './ranking.js';
-export type { TreeNode } from './tree.js';
-
+export type { SearchHit, SearchMode, SearchRequest } from './ranking.js';
 /**
  * Discovery (docs/search.md): grep, sync and async search, browse, the resource tree and
  * recollection search, all answered from one in-process index per API (or worker) process.
@@ -43,6 +40,7 @@ export type { TreeNode } from './tree.js';
  * only until its own workspace's earlier writes are applied. Several processes each follow the
  * same feed and converge on the same entries.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createSearchService(d: {
   sources: SearchSources;
   redis: Redis;
@@ -321,7 +319,6 @@ export function createSearchService(d: {
     },
   };
 }
-export type SearchService = ReturnType<typeof createSearchService>;
 
 function scopeOf(i: SearchJobInput): Scope {
   return {

@@ -117,7 +117,7 @@ export async function connectWeaviate(o: { url: string; grpc?: string; apiKey?: 
  * no collection of that name and no stored position, and its sync fills the new collection from the
  * store (docs/search.md, "Layout versions"). Version 1 had no suffix.
  */
-export const LAYOUT_VERSION = 3;
+const LAYOUT_VERSION = 3;
 
 /** A collection name Weaviate accepts: letters, digits and underscores, starting with a capital. */
 export function collectionName(database: string, model: string, dim: number): string {
@@ -330,13 +330,14 @@ const noTenant = (err: unknown) => /tenant not found|tenant.*(does not exist|not
 
 /** Monotonic write stamps: a resource's older objects are the ones with another stamp (no window without entries). */
 let lastStamp = 0;
-export const nextStamp = () => (lastStamp = Math.max(lastStamp + 1, Date.now() * 1000));
+const nextStamp = () => (lastStamp = Math.max(lastStamp + 1, Date.now() * 1000));
 
 /**
  * The index in Weaviate behind the interface, plus what the sync needs (its position, and the sweep
  * that ends a full re-sync). `model` is the platform's embedding model: only vectors of that model
  * are stored; others are kept as lexical-only entries, as the embedded index would never match them.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export async function createWeaviateIndex(o: {
   client: WeaviateClient;
   database: string;

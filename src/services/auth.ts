@@ -30,6 +30,7 @@ const KEY_CACHE_MS = 5_000;
 /** last_used_at is a coarse signal: written at most once a minute per key, never on every request. */
 const LAST_USED_WRITE_MS = 60_000;
 
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createAuthService({
   config,
   repo,
@@ -325,4 +326,3 @@ export function createAuthService({
     },
   };
 }
-export type AuthService = ReturnType<typeof createAuthService>;

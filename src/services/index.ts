@@ -48,13 +48,16 @@ import { createVocabularyService } from '../meetings/index.js';
 import { createStakeholderMapService } from '../stakeholders/index.js';
 import { createEvaluationService } from '../evaluations/index.js';
 
-/** Builds every service from the one dependency bag; the API and the worker share it. */
-export function createServices(deps: Deps) {
+/**
+ * The first stage of the wiring: credentials, traces, jobs and interventions, resource events, receptors
+ * and their targets (neurons, pathways), reflexes, skills, the outbound guard and the model registry.
+ */
+function createCoreServices(deps: Deps) {
   // The event bus (src/kernel/events.ts): where one area reacts to another's change, the one that
   // changes publishes and the other subscribes as it is created (job.status: webhooks; stimulus:
   // receptor fires; transcript.finalized: stakeholder maps; neuron.* and pathway.*: receptors, and
   // reflexes for neuron.removing; job.restart: the run service answers). Subscribers of one event
-  // are called in the order they subscribed, so the order below matters where noted.
+  // are called in the order they subscribed, so the stages' order, and the order within each, matter where noted.
   const bus = createBus();
   // Credentials recently verified against the store, shared through Redis (the failed-authentication limiter lets them through).
   const recent = createRecentCredentials(deps.redis, deps.config.REDIS_PREFIX, deps.log);
@@ -129,6 +132,31 @@ export function createServices(deps: Deps) {
     openai: { baseURL: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY },
     anthropic: { apiKey: c.ANTHROPIC_API_KEY, baseURL: c.ANTHROPIC_BASE_URL },
   });
+  return {
+    bus,
+    recent,
+    tenancyStore,
+    auth,
+    traces,
+    health,
+    interventions,
+    jobs,
+    schedules,
+    events,
+    receptors,
+    neurons,
+    guard,
+    reflexes,
+    skills,
+    pathways,
+    models,
+  };
+}
+
+/** Usage and budgets, secrets, webhooks, connections and pathway HTTP nodes (after the core services). */
+function createAccountServices(deps: Deps, core: ReturnType<typeof createCoreServices>) {
+  const { jobs, interventions, guard, pathways, bus } = core;
+  const c = deps.config;
   // The usage counters (Redis) every ledger write adds to; budgets and the usage routes read them (docs/usage.md).
   const usageCounters = createUsageCounters(deps.redis, c.REDIS_PREFIX);
   const usage = createUsageService({ repo: deps.repos.usage, counters: usageCounters });
@@ -196,6 +224,16 @@ export function createServices(deps: Deps) {
       return pathways.graphSaver(call.scope, job.pathwayId ?? null, job.pathwayVersion ?? null);
     },
   });
+  return { usage, budgets, usageReconciler, remote, secrets, webhooks, connections, pathwayHttp };
+}
+
+type Core = ReturnType<typeof createCoreServices> & ReturnType<typeof createAccountServices>;
+
+/** Runs: neuron and pathway runs, receptor fires and channel bindings. */
+function createRunServices(deps: Deps, core: Core) {
+  const { jobs, traces, neurons, reflexes, models, usage, budgets, interventions, remote, connections } = core;
+  const { pathways, receptors, events, bus } = core;
+  const c = deps.config;
   // An invoke's first model turn starts in the API; the run's workflow adopts it (first-turns.ts).
   const firstTurns = createFirstTurns({ redis: deps.redis, prefix: c.REDIS_PREFIX, log: deps.log });
   const runs = createRunService({
@@ -247,6 +285,13 @@ export function createServices(deps: Deps) {
     fires: receptorFires,
     config: c,
   });
+  return { firstTurns, runs, pathwayRuns, receptorFires, channelBindings };
+}
+
+/** Knowledge (documents, memories, the catalog and their ingest) over the blob store and the embedder. */
+function createKnowledgeServices(deps: Deps, core: Core) {
+  const { jobs, usage, models, events, skills } = core;
+  const c = deps.config;
   // Knowledge (docs/knowledge.md): bodies in the blob store, text chunked and embedded by `ingest` jobs.
   const blobs = createBlobStore(c);
   const embedder = createEmbedder(c);
@@ -287,6 +332,17 @@ export function createServices(deps: Deps) {
     log: deps.log,
   });
   const catalog = createCatalogService({ repo: deps.repos.knowledge, documents, memories, skills, events });
+  return { blobs, embedder, ingest, documents, memories, catalog };
+}
+
+/** The areas built last: meetings and speech, stakeholder maps, share links, search, tenancy and evaluations. */
+function createAreaServices(
+  deps: Deps,
+  core: Core & ReturnType<typeof createRunServices> & ReturnType<typeof createKnowledgeServices>,
+) {
+  const { blobs, jobs, documents, usage, models, events, budgets, receptors, receptorFires, recent } = core;
+  const { embedder, tenancyStore, neurons, pathways, pathwayRuns, traces, webhooks, bus } = core;
+  const c = deps.config;
   // Meetings and speech (docs/meetings.md): chunks and attachments in the blob store, transcripts as artifacts.
   const meetings = createMeetingService({ repo: deps.repos.meetings, workspaces: deps.repos.workspaces, events });
   const vocabulary = createVocabularyService({
@@ -370,6 +426,58 @@ export function createServices(deps: Deps) {
     taskQueue: c.TEMPORAL_TASK_QUEUE,
     log: deps.log,
   });
+  return { evaluations, tenancy, search, stakeholderMaps, meetings, vocabulary, transcription, shares };
+}
+
+/** Builds every service from the one dependency bag; the API and the worker share it. */
+export function createServices(deps: Deps) {
+  const core0 = createCoreServices(deps);
+  const core = { ...core0, ...createAccountServices(deps, core0) };
+  const runStage = { ...core, ...createRunServices(deps, core) };
+  const knowledge = { ...runStage, ...createKnowledgeServices(deps, core) };
+  const {
+    evaluations,
+    tenancy,
+    firstTurns,
+    search,
+    stakeholderMaps,
+    meetings,
+    vocabulary,
+    transcription,
+    blobs,
+    embedder,
+    ingest,
+    documents,
+    memories,
+    catalog,
+    auth,
+    traces,
+    health,
+    jobs,
+    models,
+    runs,
+    usage,
+    usageReconciler,
+    budgets,
+    interventions,
+    neurons,
+    receptors,
+    receptorFires,
+    channelBindings,
+    schedules,
+    shares,
+    guard,
+    remote,
+    connections,
+    secrets,
+    webhooks,
+    pathwayHttp,
+    events,
+    skills,
+    reflexes,
+    pathways,
+    pathwayRuns,
+  } = { ...knowledge, ...createAreaServices(deps, knowledge) };
   return {
     evaluations,
     tenancy,

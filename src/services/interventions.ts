@@ -45,6 +45,7 @@ const ALL_STATUSES: InterventionStatus[] = ['pending', 'approved', 'rejected', '
  * Interventions: a paused run's question to a person (docs/glossary.md). An answer goes to the waiting
  * run as an Update; the run decides (first answer wins, an expired one is refused) and records it.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createInterventionService({ repo, temporal }: { repo: InterventionRepo; temporal: Client }) {
   // Told of each intervention created or answered, once stored (signed webhooks subscribe); never awaited.
   // Awaited: the webhook outbox records the event as part of the change (a failure fails the run's

@@ -81,7 +81,7 @@ const TRACE_RELEASE_GRACE_MS = 30_000;
  * has TRACE_WRITE_MARGIN_MS of it left before its insert, and renews it otherwise. The trace's
  * next run waits out the lease a cancelled run took, so it must stay below TRACE_RELEASE_GRACE_MS.
  */
-export const TRACE_WRITE_LEASE_MS = 10_000;
+const TRACE_WRITE_LEASE_MS = 10_000;
 /** What a write into a trace needs left of its lease to start its insert (a store round trip fits in it). */
 export const TRACE_WRITE_MARGIN_MS = 3_000;
 /** How far `blockerFor` follows cancelled queued runs back along a trace's chain. */
@@ -94,7 +94,7 @@ export interface Admission {
 }
 
 /** The step a queued run shows until its workflow starts. */
-export const QUEUED_STEP = QUEUED_FOR_PLACE;
+const QUEUED_STEP = QUEUED_FOR_PLACE;
 
 const LIVE_TTL_MS = 250;
 /** Jobs whose workspace this process remembers from their creation (`check`), ~100 bytes each. */
@@ -138,6 +138,7 @@ const QUEUE_LEASE_MS = 30_000;
 const DRAIN_MAX = 100;
 
 /** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createJobService({
   repo,
   streams,

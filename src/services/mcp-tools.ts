@@ -12,7 +12,7 @@ import type { PathwayService } from './pathways.js';
 import type { RunService } from './runs/index.js';
 
 /** At most this many tools are listed (neurons first, then pathways). */
-export const MAX_MCP_TOOLS = 500;
+const MAX_MCP_TOOLS = 500;
 /** Progress notifications for streamed tokens are sent at most this often. */
 const TOKEN_PROGRESS_EVERY_MS = 250;
 /** How long one blocking read of a job stream waits before the job record is checked. */
@@ -42,7 +42,7 @@ export interface McpToolDef {
 }
 
 /** A progress notification's payload (MCP `notifications/progress` without its token). */
-export interface ToolProgress {
+interface ToolProgress {
   progress: number;
   message?: string;
 }
@@ -111,7 +111,7 @@ const FREE_PATHWAY_SCHEMA: ToolInputSchema = {
 };
 
 /** The input schema a pathway's start node declares (`data.input_schema`, an object schema), if any. */
-export function pathwayInputSchema(graph: unknown): ToolInputSchema | null {
+function pathwayInputSchema(graph: unknown): ToolInputSchema | null {
   const nodes = (graph as { nodes?: unknown } | null)?.nodes;
   if (!Array.isArray(nodes)) return null;
   const start = nodes.find((n): n is { data?: unknown } => (n as { type?: unknown } | null)?.type === 'start');
@@ -123,7 +123,7 @@ export function pathwayInputSchema(graph: unknown): ToolInputSchema | null {
 }
 
 /** The text a finished job's result reads as: a neuron's reply, a pathway's output. */
-export function resultText(result: unknown): string {
+function resultText(result: unknown): string {
   const r = result as { text?: unknown; output?: unknown } | null;
   if (r && typeof r.text === 'string') return r.text;
   if (r && 'output' in r) return typeof r.output === 'string' ? r.output : JSON.stringify(r.output ?? null);
@@ -135,6 +135,7 @@ export function resultText(result: unknown): string {
  * runs the job through the same path as an invoke or an execute, follows its job stream (progress)
  * and answers its end, its wait for a human, or cancels it when the client cancels.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createMcpTools(d: McpToolDeps) {
   /** Every active neuron visible in the scope, by name. */
   async function neuronTools(scope: Scope): Promise<McpToolDef[]> {
@@ -370,4 +371,3 @@ export function createMcpTools(d: McpToolDeps) {
     },
   };
 }
-export type McpTools = ReturnType<typeof createMcpTools>;

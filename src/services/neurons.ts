@@ -27,7 +27,7 @@ import type { ResourceEvents } from './resource-events.js';
 export { assertScopeRole, toNeuronSlug };
 
 /** What a caller without core_admin sees instead of a core neuron's system_prompt. */
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /** A neuron as a read shows it: the head plus the body shown (head or a version), already redacted. */
 export interface NeuronView {
@@ -59,9 +59,10 @@ const isVisible = (scope: Scope, doc: Neuron): boolean =>
   !scope.brainId || doc.brainId === scope.brainId || doc.scope !== 'brain';
 
 /** The point-in-time body of a head (what a run executes when no version is pinned). */
-export const headSnapshot = (doc: Neuron): NeuronSnapshot => snapshotOf(doc);
+const headSnapshot = (doc: Neuron): NeuronSnapshot => snapshotOf(doc);
 
 /** Neurons: CRUD, versions (one per change), slug resolution, scope roles, catalog soft delete, and their receptor. */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createNeuronService({
   repo,
   workspaces,

@@ -31,7 +31,7 @@ export const HTTP_NODE_MAX_RESPONSE_BYTES = 256 * 1024;
 /** How much of an unexpected answer's body a failure quotes. */
 const EXCERPT_CHARS = 200;
 /** What a secret or token is replaced with wherever it would leave the call. */
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /** One visit of an http node, as the workflow asks for it (templates, never rendered values). */
 export interface HttpNodeCall {
@@ -169,6 +169,7 @@ interface Credentials {
   hosts: Map<string, string[]>;
 }
 
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createPathwayHttpService(d: {
   guard: Guard;
   secrets: SecretService;
@@ -339,4 +340,3 @@ export function createPathwayHttpService(d: {
     request,
   };
 }
-export type PathwayHttpService = ReturnType<typeof createPathwayHttpService>;

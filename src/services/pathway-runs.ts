@@ -31,7 +31,7 @@ import type { TraceService } from './traces.js';
 import type { UsageService } from '../usage/index.js';
 import type { BudgetService } from '../usage/index.js';
 
-export const MAX_PATHWAY_STEPS = 1000;
+const MAX_PATHWAY_STEPS = 1000;
 
 /** Evaluates a JSONata expression over the run state (safe: no eval, no globals; time-boxed: src/pathways/expressions.ts). A failure is a 4xx: the node fails without retries. */
 export async function evaluateExpression(expression: string, context: Record<string, unknown>): Promise<unknown> {
@@ -86,18 +86,14 @@ export async function renderTree(
  * `fallback`), an object or array has its string leaves rendered as templates (a leaf that is one
  * placeholder keeps its value's type).
  */
-export async function renderInput(
-  input: unknown,
-  context: Record<string, unknown>,
-  fallback: unknown,
-): Promise<unknown> {
+async function renderInput(input: unknown, context: Record<string, unknown>, fallback: unknown): Promise<unknown> {
   if (typeof input === 'string') return input.trim() ? evaluateExpression(input, context) : fallback;
   if (typeof input === 'object' && input !== null) return renderTree(input, context, true);
   return fallback;
 }
 
 /** Picks one category from a model reply: exact match first, then a single contained name. */
-export function matchCategory(reply: string, categories: string[]): string | null {
+function matchCategory(reply: string, categories: string[]): string | null {
   const r = reply
     .trim()
     .replace(/^["'`]|["'`.]$/g, '')
@@ -319,7 +315,7 @@ export interface MapItemsCall {
 }
 
 /** A value as a pathway run's input: an object as it is, anything else as `{ value }`. */
-export const asRunInput = (v: unknown): Record<string, unknown> =>
+const asRunInput = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
 
 /**

@@ -44,9 +44,9 @@ import { hasRole, type Scope } from '../scope.js';
 import { toNeuronSlug } from './neurons.js';
 
 /** Largest pathway_graph accepted (UTF-8 bytes of its JSON): the head keeps PATHWAY_VERSION_CAP copies of it. */
-export const PATHWAY_GRAPH_MAX_BYTES = 200_000;
+const PATHWAY_GRAPH_MAX_BYTES = 200_000;
 /** Largest pathway_data accepted (UTF-8 bytes of its JSON); it is not versioned, so it has its own larger budget. */
-export const PATHWAY_DATA_MAX_BYTES = 1_000_000;
+const PATHWAY_DATA_MAX_BYTES = 1_000_000;
 
 /** A page of pathway heads. */
 export type PathwayPage = Page<Pathway>;
@@ -93,6 +93,7 @@ export interface CredentialLookup {
   integration(workspaceId: string, integrationId: string): Promise<ConnectionUse | null>;
 }
 
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createPathwayService({
   repo,
   events,

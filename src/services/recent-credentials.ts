@@ -3,7 +3,7 @@ import { bestEffort } from '../best-effort.js';
 import type { Logger } from '../logger.js';
 
 /** How long a credential verified against the store stays "recently seen valid" (every API process). */
-export const RECENTLY_VALID_S = 24 * 60 * 60;
+const RECENTLY_VALID_S = 24 * 60 * 60;
 
 /** The kinds of stored credential: API keys and share-link tokens (JWTs verify without a store). */
 export type CredentialKind = 'key' | 'share';

@@ -4,9 +4,7 @@ import { notFound, validationError } from '../errors.js';
 import type { Scope } from '../scope.js';
 
 /** Secret names are what `{{ secrets.NAME }}` can name: a letter or `_`, then letters, digits or `_`. */
-export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-/** The longest value a secret holds (a token, a key, a small credential file). */
-export const SECRET_MAX_BYTES = 16 * 1024;
+const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 /**
  * Workspace secrets (docs/pathways.md, "Secrets"): admins put, list and delete them; their values are

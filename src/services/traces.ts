@@ -38,12 +38,12 @@ export interface EngramInput {
   cost?: CostSummary;
 }
 
-export { SEARCH_SCAN_MAX } from '../db/traces.js';
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', message_count: 'messageCount' } as const;
-export const contentHash = (c: { type: string; content: string }) =>
+const contentHash = (c: { type: string; content: string }) =>
   createHash('sha256').update(`${c.type}\n${c.content}`).digest('hex');
 
 /** Traces and their engrams: implicit creation, API-order reads, cost roll-ups and trace events. */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createTraceService({ repo, streams, log }: { repo: TraceRepo; streams: Streams; log?: Logger }) {
   async function get(scope: Scope, traceId: string): Promise<Trace> {
     const t = await repo.get(scope.workspaceId, traceId);

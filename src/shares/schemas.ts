@@ -8,7 +8,7 @@ const LogoUrl = z
   .max(2000)
   .refine((u) => !new URL(u).username && !new URL(u).password, 'must not carry credentials');
 
-export const Customization = z
+const Customization = z
   .object({
     title: z.string().max(120).optional(),
     greeting: z.string().max(1000).optional(),

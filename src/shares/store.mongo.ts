@@ -3,7 +3,7 @@ import { claim } from '../db/claims.js';
 import { findById, type IndexSpec } from '../db/client.js';
 
 /** Share-link look and feel (validated by src/shares/schemas.ts). */
-export interface ShareCustomization {
+interface ShareCustomization {
   title?: string;
   greeting?: string;
   colors?: { primary?: string; background?: string; text?: string };

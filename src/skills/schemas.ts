@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SortDirection, Uuid, paging, PageTotal, pageFields } from '../schemas/common.js';
 
 /** A tool a skill uses: an integration (UUID) and the path of its scope (for example "repos/read"). */
-export const ToolLink = z
+const ToolLink = z
   .object({
     integration_id: Uuid,
     scope_path: z

@@ -6,7 +6,7 @@ import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../
 
 export type { Page, PageQuery, PageSort };
 
-export interface SkillToolLink {
+interface SkillToolLink {
   integrationId: string;
   scopePath: string;
 }

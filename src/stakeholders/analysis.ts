@@ -89,7 +89,7 @@ const SENTIMENT = { positive: 1, neutral: 0, negative: -1 } as const;
 const SEVERITY = { high: 3, medium: 2, low: 1 } as const;
 const DAY = 86_400_000;
 /** Days without an interaction after which the briefing suggests reconnecting. */
-export const RECONNECT_AFTER_DAYS = 30;
+const RECONNECT_AFTER_DAYS = 30;
 const MAX_POINTS = 8;
 
 const brief = (s: Stakeholder): Related['stakeholder'] => ({

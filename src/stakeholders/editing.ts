@@ -7,7 +7,7 @@ import { applyOps, countsOf, emptyGraph, type Graph } from './graph.js';
 import type { MapReads, StakeholderMapDeps } from './service-common.js';
 
 /** Live-graph revisions kept per map (older ones are pruned; saved versions are kept for good). */
-export const REVISIONS_KEPT = 10;
+const REVISIONS_KEPT = 10;
 
 /** Changing a map's live graph (claimed revisions) and saving versions of it. */
 export function createMapEditing(d: StakeholderMapDeps, reads: MapReads) {

@@ -21,6 +21,7 @@ interface ExtractionRequest {
 }
 
 /** Transcripts (text, or a finalized meeting's) into a map's live graph, as `stakeholder_extract` jobs. */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createStakeholderExtraction(d: StakeholderMapDeps, reads: MapReads, editing: MapEditing) {
   const { repo } = d;
 

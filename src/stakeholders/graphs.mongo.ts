@@ -5,7 +5,7 @@ import { claim, newest } from '../db/claims.js';
 import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
 
 /** JSON characters of decoded graph bodies each process keeps in memory (a full map is ~2 MB). */
-export const GRAPH_CACHE_CHARS = 24_000_000;
+const GRAPH_CACHE_CHARS = 24_000_000;
 
 export interface GraphCounts {
   stakeholders: number;

@@ -8,19 +8,19 @@ import { IsoDate, Uuid, paging, PageTotal, pageFields } from '../schemas/common.
  * meeting extraction both compile to them.
  */
 
-export const Influence = z.enum(['low', 'medium', 'high']);
-export const Stance = z.enum(['supportive', 'neutral', 'opposed', 'unknown']);
+const Influence = z.enum(['low', 'medium', 'high']);
+const Stance = z.enum(['supportive', 'neutral', 'opposed', 'unknown']);
 /** An edge's polarity (alliance, tension or neither); interactions carry the same scale as their sentiment. */
-export const Polarity = z.enum(['positive', 'neutral', 'negative']);
-export const InteractionKind = z.enum(['meeting', 'call', 'email', 'message', 'note', 'other']);
-export const Severity = z.enum(['low', 'medium', 'high']);
-export const RiskStatus = z.enum(['open', 'mitigated', 'closed']);
+const Polarity = z.enum(['positive', 'neutral', 'negative']);
+const InteractionKind = z.enum(['meeting', 'call', 'email', 'message', 'note', 'other']);
+const Severity = z.enum(['low', 'medium', 'high']);
+const RiskStatus = z.enum(['open', 'mitigated', 'closed']);
 
 const Name = z.string().trim().min(1).max(200);
 const Text = (max: number) => z.string().trim().max(max);
 const Tags = z.array(z.string().trim().min(1).max(60)).max(30);
 /** A stakeholder reference: a UUID names an existing stakeholder; anything else is a name (created when absent, where the op says so). */
-export const StakeholderRef = z.string().trim().min(1).max(200);
+const StakeholderRef = z.string().trim().min(1).max(200);
 
 export const StakeholderOp = z
   .discriminatedUnion('op', [
@@ -85,7 +85,7 @@ export const StakeholderOp = z
   ])
   .meta({ id: 'StakeholderMapOp' });
 export type StakeholderOp = z.infer<typeof StakeholderOp>;
-export const StakeholderOps = z.array(StakeholderOp).min(1).max(500);
+const StakeholderOps = z.array(StakeholderOp).min(1).max(500);
 
 // ---- the live graph (stored and returned in this shape) ----
 
@@ -152,7 +152,7 @@ export const Counts = z.object({
 export type Counts = z.infer<typeof Counts>;
 
 /** A graph as returned: limited by stakeholder_limit and interaction_limit, with the full counts. */
-export const GraphView = z
+const GraphView = z
   .object({
     summary: z.string(),
     stakeholders: z.array(Stakeholder),

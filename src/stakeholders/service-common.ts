@@ -16,7 +16,7 @@ import type { UsageService } from '../usage/index.js';
  * What the meetings family provides to the extraction step (docs/stakeholder-maps.md, Meeting
  * hook): a finalized meeting's transcript, read by id in the caller's workspace.
  */
-export interface MeetingTranscriptSource {
+interface MeetingTranscriptSource {
   transcript(
     workspaceId: string,
     meetingId: string,

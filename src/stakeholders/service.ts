@@ -10,10 +10,7 @@ import { createMapReads, type StakeholderMapDeps } from './service-common.js';
 import { createMapEditing } from './editing.js';
 import { createStakeholderExtraction } from './extraction-service.js';
 
-export { GRAPH_CACHE_CHARS } from './store.mongo.js';
-export type { MeetingTranscriptSource, StakeholderMapDeps } from './service-common.js';
-export { REVISIONS_KEPT } from './editing.js';
-
+export type { StakeholderMapDeps } from './service-common.js';
 /**
  * Stakeholder maps (docs/stakeholder-maps.md): map heads are resources of kind
  * stakeholder_map in a brain; each has a live graph (claimed revisions, src/stakeholders/store.mongo.ts)
@@ -148,4 +145,3 @@ export function createStakeholderMapService(d: StakeholderMapDeps) {
   d.bus.on('transcript.finalized', ({ workspaceId, meeting }) => service.extractFromMeeting(workspaceId, meeting));
   return service;
 }
-export type StakeholderMapService = ReturnType<typeof createStakeholderMapService>;

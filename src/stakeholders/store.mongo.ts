@@ -15,15 +15,7 @@ import {
   type StakeholderRevisionDoc,
 } from './graphs.mongo.js';
 
-export type { Page, PageQuery } from '../db/paging.js';
-export {
-  GRAPH_CACHE_CHARS,
-  type GraphCounts,
-  type RevisionDraft,
-  type StakeholderGraphDoc,
-  type StakeholderRevision,
-  type StakeholderRevisionDoc,
-} from './graphs.mongo.js';
+export { type StakeholderGraphDoc, type StakeholderRevision, type StakeholderRevisionDoc } from './graphs.mongo.js';
 
 /**
  * A stakeholder map's head (a resource of kind stakeholder_map): a projection of its newest
@@ -65,17 +57,17 @@ export interface StakeholderVersionDoc {
 export type StakeholderVersion = StakeholderVersionDoc;
 
 /** Where a stakeholder lives (briefings name a stakeholder by id alone). */
-export interface StakeholderIndexDoc {
+interface StakeholderIndexDoc {
   _id: string;
   workspaceId: string;
   brainId: string;
   mapId: string;
   name: string;
 }
-export type StakeholderPlace = StakeholderIndexDoc;
+type StakeholderPlace = StakeholderIndexDoc;
 
 /** An extraction's input and outcome, keyed by its job id (the workflow carries ids only). */
-export interface StakeholderExtractionDoc {
+interface StakeholderExtractionDoc {
   _id: string;
   workspaceId: string;
   brainId: string;
@@ -93,7 +85,7 @@ export interface StakeholderExtractionDoc {
   createdAt: Date;
 }
 /** An extraction as services see it: its ops decoded. */
-export type StakeholderExtraction = Omit<StakeholderExtractionDoc, 'ops'> & { ops: StakeholderOp[] | null };
+type StakeholderExtraction = Omit<StakeholderExtractionDoc, 'ops'> & { ops: StakeholderOp[] | null };
 
 export const stakeholderMapIndexes: IndexSpec[] = [
   { collection: 'stakeholder_maps', keys: { workspaceId: 1, brainId: 1, createdAt: -1 }, name: 'ws_brain_created' },

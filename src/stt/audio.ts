@@ -3,7 +3,7 @@ import { validationError } from '../errors.js';
 import { own } from '../own.js';
 
 /** The one audio format the platform transcribes: 16 kHz, mono, signed 16-bit little-endian PCM (linear16). */
-export const SAMPLE_RATE = 16_000;
+const SAMPLE_RATE = 16_000;
 export const BYTES_PER_MS = (SAMPLE_RATE * 2) / 1000;
 
 /** Milliseconds of linear16 audio in `bytes`. */

@@ -8,7 +8,7 @@ import type { SpeechToText, SttName } from './speech.js';
 export type { Segment, SpeechToText, TranscribeOptions, Transcript } from './speech.js';
 
 /** The provider STT_PROVIDER names (auto: Gladia with a key, else an OpenAI-compatible endpoint when configured, else pocketsphinx). */
-export function activeSttName(c: Config): SttName {
+function activeSttName(c: Config): SttName {
   if (c.STT_PROVIDER !== 'auto') return c.STT_PROVIDER;
   if (c.GLADIA_API_KEY) return 'gladia';
   if (c.STT_BASE_URL) return 'openai';

@@ -41,7 +41,6 @@ export interface LiveStatus {
 
 export const cancelSignal = defineSignal<[{ reason?: string }]>('cancel');
 export const resumeSignal = defineSignal<[Record<string, unknown>]>('resume');
-export const inputSignal = defineSignal<[Record<string, unknown>]>('input');
 /** Legacy: answers of runs recorded before answers were Updates (kept so their histories replay). */
 export const interventionResponseSignal =
   defineSignal<
@@ -248,7 +247,6 @@ export interface NeuronRunResult {
   turns: number;
   output?: unknown;
 }
-export type NeuronRun = (input: NeuronRunInput) => Promise<NeuronRunResult>;
 
 /** Index-based graph as the interpreter walks it (see src/pathways/graph.ts CompiledGraph). */
 export interface RunGraph {

@@ -11,7 +11,7 @@ const windowShape = Object.fromEntries(RETENTION_KINDS.map((k) => [k, Seconds]))
   typeof Seconds
 >;
 
-export const RetentionWindowsSchema = z.object(windowShape).meta({ id: 'RetentionWindows' });
+const RetentionWindowsSchema = z.object(windowShape).meta({ id: 'RetentionWindows' });
 export const RetentionSettings = z
   .object({
     effective: RetentionWindowsSchema,

@@ -34,9 +34,9 @@ import type { Removed, TenancyStore } from './store.js';
 import { workspaceDigest } from './store.mongo.js';
 
 /** Usage ledger rows are kept at least this long: the usage reconciler replays 48 h and stores closed hours as rollups. */
-export const USAGE_ROWS_MIN_S = 72 * 3600;
+const USAGE_ROWS_MIN_S = 72 * 3600;
 /** The retention sweep's Temporal Schedule. */
-export const RETENTION_SCHEDULE_ID = 'retention-sweep';
+const RETENTION_SCHEDULE_ID = 'retention-sweep';
 
 export interface TenancyDeps {
   store: TenancyStore;
@@ -53,6 +53,7 @@ export interface TenancyDeps {
 }
 
 /** Retention, storage report, workspace deletion, export and import (docs/operations.md). */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createTenancyService(d: TenancyDeps) {
   const { store, config: c } = d;
   const prefix = c.REDIS_PREFIX;
@@ -492,10 +493,9 @@ export function createTenancyService(d: TenancyDeps) {
     if (ids.length) await store.deleteIds(name, ids);
   }
 }
-export type TenancyService = ReturnType<typeof createTenancyService>;
 
 /** The longest line an archive may hold: a blob line (the largest body, base64) and its JSON around it. */
-export const lineCap = (c: Config) => Math.ceil((Math.max(c.ASSET_MAX_BYTES, c.ATTACHMENT_MAX_BYTES) * 4) / 3) + 65_536;
+const lineCap = (c: Config) => Math.ceil((Math.max(c.ASSET_MAX_BYTES, c.ATTACHMENT_MAX_BYTES) * 4) / 3) + 65_536;
 
 /**
  * An archive's lines, bounded: at most `maxBytes` of the body as sent (the gzip stream), at most

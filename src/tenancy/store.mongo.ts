@@ -27,6 +27,7 @@ const USAGE_PAGE = 500;
  * (workspaceId, the parent fields of src/tenancy/inventory.ts): the narrow calls retention and
  * workspace deletion need, kept here instead of in each area's repository.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createTenancyStore(db: Db): TenancyStore {
   const settings = db.collection<RetentionSettingsDoc>('retention_settings');
   const deletions = db.collection<DeletionDoc>('workspace_deletions');

@@ -9,13 +9,13 @@ import { own } from '../own.js';
 /** Longest tool result the model reads; beyond it the text is cut with a note saying how much. */
 export const MAX_TOOL_RESULT_CHARS = 16_000;
 /** How long one tool call may take before it counts as a transient failure. */
-export const TOOL_TIMEOUT_MS = 30_000;
+const TOOL_TIMEOUT_MS = 30_000;
 
 /**
  * A plain HTTP tool described by a reflex (metadata.http_tools[]): the URL template's `{name}`
  * placeholders take arguments; the other arguments go in the query (GET, DELETE) or as a JSON body.
  */
-export const HttpToolDef = z
+const HttpToolDef = z
   .object({
     name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64'),
     description: z.string().max(2000).default(''),
@@ -31,7 +31,7 @@ export const HttpToolDef = z
     headers: z.record(z.string(), z.string()).optional(),
   })
   .strict();
-export type HttpToolDef = z.infer<typeof HttpToolDef>;
+type HttpToolDef = z.infer<typeof HttpToolDef>;
 export const HttpToolDefs = z.array(HttpToolDef).max(50);
 
 /** How a tool the model was offered is run (kept in the run context under the offered name). */
@@ -50,7 +50,7 @@ export class TransientToolError extends Error {}
 export const MAX_TOOL_BODY_BYTES = 256 * 1024;
 
 /** The text the model reads: at most MAX_TOOL_RESULT_CHARS, with a note saying what was cut. `unread`: the answer went on beyond what was read. */
-export function capResult(text: string, unread = false): string {
+function capResult(text: string, unread = false): string {
   if (unread)
     return `${text.slice(0, MAX_TOOL_RESULT_CHARS)}\n[truncated: the answer was longer than ${MAX_TOOL_BODY_BYTES} bytes and only its first ${Math.min(text.length, MAX_TOOL_RESULT_CHARS)} characters are shown; ask for less]`;
   if (text.length <= MAX_TOOL_RESULT_CHARS) return text;

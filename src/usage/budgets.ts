@@ -14,7 +14,7 @@ const BUDGET_CACHE_TTL_MS = 60_000;
 const BUDGET_CACHE_MAX = 10_000;
 
 /** The current period of a budget: UTC calendar day or month; `total` has no bounds. */
-export function periodOf(period: BudgetPeriod, now: Date = new Date()): { start: Date | null; end: Date | null } {
+function periodOf(period: BudgetPeriod, now: Date = new Date()): { start: Date | null; end: Date | null } {
   const y = now.getUTCFullYear();
   const m = now.getUTCMonth();
   if (period === 'day') {
@@ -63,6 +63,7 @@ const describe = (b: BudgetDoc) =>
  * (the same rows every usage figure is made of) whenever a budget is read or checked; the run
  * engine checks before each model turn, so a run stops between turns, never in the middle of one.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; counters: UsageCounters }) {
   const { repo, counters } = d;
 

@@ -126,6 +126,7 @@ export interface SpendKey {
   measure: 'tokens' | 'usd';
 }
 
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createUsageCounters(redis: Redis, prefix: string) {
   const base = (ws: string) => `${prefix}usage:{${ws}}:`;
   const keys = {

@@ -7,14 +7,7 @@
 export * from './store.mongo.js';
 export * from './counters.js';
 export * from './groups.js';
-export {
-  budgetIndexes,
-  budgetKey,
-  createBudgetRepo,
-  LEDGER_FIELD,
-  type BudgetDoc,
-  type BudgetRepo,
-} from './budgets.mongo.js';
+export { budgetIndexes, createBudgetRepo, type BudgetDoc } from './budgets.mongo.js';
 export * from './schemas.js';
 export * from './budget-schemas.js';
 export * from './service.js';

@@ -21,11 +21,11 @@ import { metrics } from '../metrics.js';
 import type { BudgetService } from './budgets.js';
 
 /** How far back each run replays ledger rows into the counters and checks hours (the counters' row markers are kept longer). */
-export const RECONCILE_LOOKBACK_H = 48;
+const RECONCILE_LOOKBACK_H = 48;
 /** An hour is stored as a rollup once it has been closed this long (rows are written right after their call). */
-export const ROLLUP_GRACE_MS = 5 * 60_000;
+const ROLLUP_GRACE_MS = 5 * 60_000;
 /** The Temporal Schedule that runs the reconciler (Schedules in the Temporal UI). */
-export const RECONCILE_SCHEDULE_ID = 'usage-reconcile';
+const RECONCILE_SCHEDULE_ID = 'usage-reconcile';
 
 /** What one run found and did, per workspace or summed over all. */
 export interface ReconcileReport {
@@ -92,6 +92,7 @@ function sameGroups(a: Map<string, UsageGroup>, b: Map<string, UsageGroup>): boo
  * rewrites a stored one that differs), and checks each budget's counter against the ledger's sum
  * for its period. Drift is logged, counted in `cortex_usage_drift_total` and returned.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createUsageReconciler(d: {
   usage: UsageRepo;
   counters: UsageCounters;
@@ -179,60 +180,46 @@ export function createUsageReconciler(d: {
     return [corrected, busy];
   }
 
-  async function workspace(
-    workspaceId: string,
-    now = new Date(),
-    opts: { since?: Date; full?: boolean } = {},
-  ): Promise<ReconcileReport> {
-    const report = { ...emptyReport(), workspaces: 1 };
-    // Counters not marked built (an upgrade, a Redis that lost them, a workspace never rebuilt) or
-    // found behind the ledger: everything is rebuilt from the whole ledger, then marked built.
-    const full = opts.full === true || !(await counters.isBuilt(workspaceId));
-    const token = full ? await counters.beginRebuild(workspaceId) : null;
-    if (full && token === null) {
-      d.log.info({ workspaceId }, 'usage reconcile: a full rebuild of this workspace is under way elsewhere');
-      return report;
-    }
-    if (full) report.fullRebuilds = 1;
-    const lookFrom = hourOf(opts.since ?? new Date(now.getTime() - RECONCILE_LOOKBACK_H * HOUR_MS));
-    const listed = await counters.hoursWithCounters(workspaceId, null, null);
-    let fromHour = Math.min(lookFrom, ...listed);
-    const rows = full
-      ? await usage.rowsBetween(workspaceId, null, null)
-      : await usage.rowsBetween(workspaceId, new Date(fromHour * HOUR_MS), null);
-    if (full) {
-      rows.sort((a, b) => a.at.getTime() - b.at.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
-      if (rows.length) fromHour = Math.min(fromHour, hourOf(rows[0].at));
-    } else rows.sort((a, b) => a.at.getTime() - b.at.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
-    // 0. Invocations of rows stored without `firstOf` (older rows, rows written around the counters):
-    // decided now in time order, recorded on the row, so rollups and counters count them once.
+  /**
+   * Step 0 of a run: the invocations of rows stored without `firstOf` (older rows, rows written
+   * around the counters), decided now in time order and recorded on the row, so rollups and
+   * counters count them once. `rows` is sorted by time; their `firstOf` is set in place.
+   */
+  async function decideInvocations(workspaceId: string, rows: UsageRowDoc[], report: ReconcileReport): Promise<void> {
     const claimed = new Set(rows.flatMap((r) => counters.claimedBy(r)));
     const undecided = rows.filter((r) => r.firstOf === undefined);
-    if (undecided.length) {
-      const decided = await counters.decideFirsts(workspaceId, undecided, claimed);
-      if (decided.size) {
-        await usage.setFirstOf(workspaceId, decided);
-        for (const r of undecided) {
-          const f = decided.get(r._id);
-          if (f) r.firstOf = f;
-        }
-        report.invocationsDecided = decided.size;
-      }
+    if (!undecided.length) return;
+    const decided = await counters.decideFirsts(workspaceId, undecided, claimed);
+    if (!decided.size) return;
+    await usage.setFirstOf(workspaceId, decided);
+    for (const r of undecided) {
+      const f = decided.get(r._id);
+      if (f) r.firstOf = f;
     }
-    // 1. Counters: every recent row counted once (a row already counted is skipped by its marker).
-    report.rowsRecounted = await counters.countAll(rows.filter((r) => hourOf(r.at) >= lookFrom));
-    // 2. Hours: closed ones stored as rollups from the ledger; every one checked against its counters.
+    report.invocationsDecided = decided.size;
+  }
+
+  /**
+   * Step 2 of a run: every hour from `fromHour` (those of `rows` and those with counters, `listed`)
+   * checked against its counters when in the look-back window; closed ones (before `closedBefore`)
+   * stored as rollups from the ledger, or rewritten when a stored one differs.
+   */
+  async function storeHours(
+    workspaceId: string,
+    w: { rows: UsageRowDoc[]; listed: number[]; fromHour: number; lookFrom: number; closedBefore: number; now: Date },
+    report: ReconcileReport,
+  ): Promise<void> {
+    const { listed, lookFrom, closedBefore, now } = w;
     const byHour = new Map<number, UsageRowDoc[]>();
-    for (const r of rows) {
+    for (const r of w.rows) {
       const h = hourOf(r.at);
       const list = byHour.get(h);
       if (list) list.push(r);
       else byHour.set(h, [r]);
     }
     const hours = [...new Set([...byHour.keys(), ...listed])].sort((a, b) => a - b);
-    const closedBefore = hourOf(now.getTime() - ROLLUP_GRACE_MS);
     const [stored, counted] = await Promise.all([
-      usage.rollupsBetween(workspaceId, fromHour, null),
+      usage.rollupsBetween(workspaceId, w.fromHour, null),
       counters.hourGroups(workspaceId, hours),
     ]);
     const storedAt = new Map(stored.map((s) => [hourOf(s.hour), s]));
@@ -260,71 +247,79 @@ export function createUsageReconciler(d: {
         report.hoursCorrected++;
       }
     }
-    // 2b. Cumulative rollups: everything through each closed day whose hours all lie in this run's
-    // window (so each of its hours was just stored or checked): the previous day's cumulative rollup
-    // plus that day's hour rollups. A chain with no day before this window starts with a base,
-    // everything before it summed from the ledger and stored as the cumulative rollup of the day
-    // before (a workspace's first run, or a reconciler that did not run for two days).
+  }
+
+  /**
+   * Step 2b of a run: cumulative rollups, everything through each closed day whose hours all lie in
+   * this run's window (so each of its hours was just stored or checked): the previous day's
+   * cumulative rollup plus that day's hour rollups. A chain with no day before this window starts
+   * with a base, everything before it summed from the ledger and stored as the cumulative rollup of
+   * the day before (a workspace's first run, or a reconciler that did not run for two days).
+   */
+  async function storeCumulative(
+    workspaceId: string,
+    fromHour: number,
+    closedBefore: number,
+    now: Date,
+    report: ReconcileReport,
+  ): Promise<void> {
     const firstDay = Math.ceil(fromHour / DAY_H);
     const endDay = Math.floor(closedBefore / DAY_H);
-    if (firstDay < endDay) {
-      const [hourDocs, cumulative] = await Promise.all([
-        usage.rollupsBetween(workspaceId, firstDay * DAY_H, endDay * DAY_H),
-        usage.cumulativeBetween(workspaceId, firstDay - 1, endDay),
-      ]);
-      const perDay = new Map<number, { groups: Map<string, UsageGroup>; rows: number }>();
-      for (const h of hourDocs) {
-        const day = Math.floor(hourOf(h.hour) / DAY_H);
-        const acc = perDay.get(day) ?? { groups: new Map<string, UsageGroup>(), rows: 0 };
-        mergeGroups(acc.groups, h.groups);
-        acc.rows += h.rows;
-        perDay.set(day, acc);
-      }
-      const stored = new Map(cumulative.map((c) => [Math.floor(hourOf(c.day) / DAY_H), c]));
-      const docOf = (day: number, chainFrom: number, groups: Map<string, UsageGroup>, rows: number) => ({
-        _id: cumulativeId(workspaceId, day),
-        workspaceId,
-        day: new Date(day * DAY_H * HOUR_MS),
-        chainFrom,
-        groups: [...groups.values()],
-        rows,
-        computedAt: now,
-      });
-      let prev = stored.get(firstDay - 1);
-      let prevGroups: Map<string, UsageGroup>;
-      if (prev) prevGroups = mergeGroups(new Map(), prev.groups);
-      else {
-        const base = await usage.rowsBetween(workspaceId, null, new Date(firstDay * DAY_H * HOUR_MS));
-        prevGroups = groupRows(base);
-        prev = docOf(firstDay - 1, firstDay, prevGroups, base.length);
-        if (await usage.storeCumulative(prev)) report.cumulativeStored++;
-      }
-      for (let day = firstDay; day < endDay; day++) {
-        const acc = perDay.get(day) ?? { groups: new Map<string, UsageGroup>(), rows: 0 };
-        const groups = mergeGroups(new Map(prevGroups), acc.groups.values());
-        const doc = docOf(day, prev.chainFrom, groups, prev.rows + acc.rows);
-        const have = stored.get(day);
-        if (!have) {
-          if (await usage.storeCumulative(doc)) report.cumulativeStored++;
-        } else if (have.rows !== doc.rows || !sameGroups(groups, mergeGroups(new Map(), have.groups))) {
-          await usage.correctCumulative(doc);
-          report.cumulativeCorrected++;
-        }
-        prev = doc;
-        prevGroups = groups;
-      }
+    if (firstDay >= endDay) return;
+    const [hourDocs, cumulative] = await Promise.all([
+      usage.rollupsBetween(workspaceId, firstDay * DAY_H, endDay * DAY_H),
+      usage.cumulativeBetween(workspaceId, firstDay - 1, endDay),
+    ]);
+    const perDay = new Map<number, { groups: Map<string, UsageGroup>; rows: number }>();
+    for (const h of hourDocs) {
+      const day = Math.floor(hourOf(h.hour) / DAY_H);
+      const acc = perDay.get(day) ?? { groups: new Map<string, UsageGroup>(), rows: 0 };
+      mergeGroups(acc.groups, h.groups);
+      acc.rows += h.rows;
+      perDay.set(day, acc);
     }
-    await counters.forgetHours(workspaceId, closedBefore);
-    // 3. Budget counters of the current periods: corrected by their difference from the ledger when
-    // they did not change while the ledger was summed (else a write in flight would be counted twice).
-    // A full rebuild makes every target's counters (budget or not: a share link's used_tokens, a
-    // budget created later) the ledger's sums for the current day, month and in all.
-    if (full) {
-      const [corrected, busy] = await rebuildSpend(workspaceId, rows, now);
-      report.spendCountersCorrected = corrected;
-      report.budgetCountersBusy += busy;
+    const stored = new Map(cumulative.map((c) => [Math.floor(hourOf(c.day) / DAY_H), c]));
+    const docOf = (day: number, chainFrom: number, groups: Map<string, UsageGroup>, rows: number) => ({
+      _id: cumulativeId(workspaceId, day),
+      workspaceId,
+      day: new Date(day * DAY_H * HOUR_MS),
+      chainFrom,
+      groups: [...groups.values()],
+      rows,
+      computedAt: now,
+    });
+    let prev = stored.get(firstDay - 1);
+    let prevGroups: Map<string, UsageGroup>;
+    if (prev) prevGroups = mergeGroups(new Map(), prev.groups);
+    else {
+      const base = await usage.rowsBetween(workspaceId, null, new Date(firstDay * DAY_H * HOUR_MS));
+      prevGroups = groupRows(base);
+      prev = docOf(firstDay - 1, firstDay, prevGroups, base.length);
+      if (await usage.storeCumulative(prev)) report.cumulativeStored++;
     }
-    for (const b of full ? [] : await d.budgetRepo.ofWorkspace(workspaceId)) {
+    for (let day = firstDay; day < endDay; day++) {
+      const acc = perDay.get(day) ?? { groups: new Map<string, UsageGroup>(), rows: 0 };
+      const groups = mergeGroups(new Map(prevGroups), acc.groups.values());
+      const doc = docOf(day, prev.chainFrom, groups, prev.rows + acc.rows);
+      const have = stored.get(day);
+      if (!have) {
+        if (await usage.storeCumulative(doc)) report.cumulativeStored++;
+      } else if (have.rows !== doc.rows || !sameGroups(groups, mergeGroups(new Map(), have.groups))) {
+        await usage.correctCumulative(doc);
+        report.cumulativeCorrected++;
+      }
+      prev = doc;
+      prevGroups = groups;
+    }
+  }
+
+  /**
+   * Step 3 of an incremental run: each budget's counter of its current period corrected by its
+   * difference from the ledger when it did not change while the ledger was summed (else a write in
+   * flight would be counted twice).
+   */
+  async function checkBudgetCounters(workspaceId: string, now: Date, report: ReconcileReport): Promise<void> {
+    for (const b of await d.budgetRepo.ofWorkspace(workspaceId)) {
       const key = { workspaceId, scope: b.scope, targetId: b.targetId, period: b.period, measure: b.measure };
       const [before] = await counters.spent([key], now);
       const fromLedger = await d.budgets.spentFromLedger(b, now);
@@ -339,28 +334,30 @@ export function createUsageReconciler(d: {
         );
       }
     }
-    // 4. Completeness: the rows before the last stored day's end must be what the cumulative rollup
-    // through that day counts (a row written around the counters before the look-back window would
-    // be missing from it); if not, the counters are marked behind and rebuilt in full at once.
-    if (!full) {
-      const lastDay = Math.floor(hourOf(now.getTime() - ROLLUP_GRACE_MS) / DAY_H) - 1;
-      const [cum, count] = await Promise.all([
-        usage.cumulativeThrough(workspaceId, lastDay),
-        usage.countBefore(workspaceId, new Date((lastDay + 1) * DAY_H * HOUR_MS)),
-      ]);
-      // Fewer rows than the rollup counts are rows retention removed, not missing from it.
-      if (cum && count > cum.rows) {
-        d.log.warn(
-          { workspaceId, cumulative: cum?.rows ?? 0, ledger: count },
-          'usage reconcile: rollups behind the ledger; rebuilding the workspace in full',
-        );
-        await counters.unbuilt(workspaceId);
-        const again = await workspace(workspaceId, now, { ...opts, full: true });
-        for (const k of Object.keys(report) as (keyof ReconcileReport)[]) if (k !== 'workspaces') report[k] += again[k];
-        return report;
-      }
-    } else if (token && !(await counters.finishRebuild(workspaceId, token)))
-      d.log.warn({ workspaceId }, 'usage reconcile: Redis lost the rebuild under way; it is rebuilt again next run');
+  }
+
+  /**
+   * Step 4 of an incremental run: whether the rows before the last stored day's end are fewer than
+   * the cumulative rollup through that day counts (a row written around the counters before the
+   * look-back window would be missing from it). Fewer rows than the rollup counts are rows
+   * retention removed, not missing from it.
+   */
+  async function rollupsBehind(workspaceId: string, now: Date): Promise<boolean> {
+    const lastDay = Math.floor(hourOf(now.getTime() - ROLLUP_GRACE_MS) / DAY_H) - 1;
+    const [cum, count] = await Promise.all([
+      usage.cumulativeThrough(workspaceId, lastDay),
+      usage.countBefore(workspaceId, new Date((lastDay + 1) * DAY_H * HOUR_MS)),
+    ]);
+    if (!cum || count <= cum.rows) return false;
+    d.log.warn(
+      { workspaceId, cumulative: cum?.rows ?? 0, ledger: count },
+      'usage reconcile: rollups behind the ledger; rebuilding the workspace in full',
+    );
+    return true;
+  }
+
+  /** Drift found by a run: counted in `cortex_usage_drift_total` and logged. */
+  function reportDrift(workspaceId: string, report: ReconcileReport): void {
     const drift = {
       rows_recounted: report.rowsRecounted,
       rollup_corrected: report.hoursCorrected,
@@ -371,6 +368,61 @@ export function createUsageReconciler(d: {
     for (const [kind, n] of Object.entries(drift)) if (n) metrics.usageDrift.inc({ kind }, n);
     if (Object.values(drift).some((n) => n > 0))
       d.log.warn({ workspaceId, ...report }, 'usage reconcile: drift between the ledger and its counters or rollups');
+  }
+
+  async function workspace(
+    workspaceId: string,
+    now = new Date(),
+    opts: { since?: Date; full?: boolean } = {},
+  ): Promise<ReconcileReport> {
+    const report = { ...emptyReport(), workspaces: 1 };
+    // Counters not marked built (an upgrade, a Redis that lost them, a workspace never rebuilt) or
+    // found behind the ledger: everything is rebuilt from the whole ledger, then marked built.
+    const full = opts.full === true || !(await counters.isBuilt(workspaceId));
+    const token = full ? await counters.beginRebuild(workspaceId) : null;
+    if (full && token === null) {
+      d.log.info({ workspaceId }, 'usage reconcile: a full rebuild of this workspace is under way elsewhere');
+      return report;
+    }
+    if (full) report.fullRebuilds = 1;
+    const lookFrom = hourOf(opts.since ?? new Date(now.getTime() - RECONCILE_LOOKBACK_H * HOUR_MS));
+    const listed = await counters.hoursWithCounters(workspaceId, null, null);
+    let fromHour = Math.min(lookFrom, ...listed);
+    const rows = full
+      ? await usage.rowsBetween(workspaceId, null, null)
+      : await usage.rowsBetween(workspaceId, new Date(fromHour * HOUR_MS), null);
+    rows.sort((a, b) => a.at.getTime() - b.at.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+    if (full && rows.length) fromHour = Math.min(fromHour, hourOf(rows[0].at));
+    // 0. Invocations of rows stored without `firstOf`.
+    await decideInvocations(workspaceId, rows, report);
+    // 1. Counters: every recent row counted once (a row already counted is skipped by its marker).
+    report.rowsRecounted = await counters.countAll(rows.filter((r) => hourOf(r.at) >= lookFrom));
+    // 2. Hours: closed ones stored as rollups from the ledger; every one checked against its counters.
+    const closedBefore = hourOf(now.getTime() - ROLLUP_GRACE_MS);
+    await storeHours(workspaceId, { rows, listed, fromHour, lookFrom, closedBefore, now }, report);
+    // 2b. Cumulative rollups through each closed day of this run's window.
+    await storeCumulative(workspaceId, fromHour, closedBefore, now, report);
+    await counters.forgetHours(workspaceId, closedBefore);
+    // 3. Budget counters of the current periods, corrected to the ledger's sums.
+    // A full rebuild makes every target's counters (budget or not: a share link's used_tokens, a
+    // budget created later) the ledger's sums for the current day, month and in all.
+    if (full) {
+      const [corrected, busy] = await rebuildSpend(workspaceId, rows, now);
+      report.spendCountersCorrected = corrected;
+      report.budgetCountersBusy += busy;
+    } else await checkBudgetCounters(workspaceId, now, report);
+    // 4. Completeness: if the ledger holds rows the rollups miss, the counters are marked behind and
+    // rebuilt in full at once.
+    if (!full) {
+      if (await rollupsBehind(workspaceId, now)) {
+        await counters.unbuilt(workspaceId);
+        const again = await workspace(workspaceId, now, { ...opts, full: true });
+        for (const k of Object.keys(report) as (keyof ReconcileReport)[]) if (k !== 'workspaces') report[k] += again[k];
+        return report;
+      }
+    } else if (token && !(await counters.finishRebuild(workspaceId, token)))
+      d.log.warn({ workspaceId }, 'usage reconcile: Redis lost the rebuild under way; it is rebuilt again next run');
+    reportDrift(workspaceId, report);
     return report;
   }
 
@@ -431,4 +483,3 @@ export function createUsageReconciler(d: {
     },
   };
 }
-export type UsageReconciler = ReturnType<typeof createUsageReconciler>;

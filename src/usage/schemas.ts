@@ -6,7 +6,7 @@ const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?
  * An ISO 8601 calendar date or date-time, strictly: `Date.parse` alone also takes `1`, `March 7,
  * 2026` and `2026-02-30` (as 2 March), none of which a usage window should silently become.
  */
-export const UsageDate = z.string().refine((s) => {
+const UsageDate = z.string().refine((s) => {
   const m = ISO_8601.exec(s);
   if (!m || Number.isNaN(Date.parse(s))) return false;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];

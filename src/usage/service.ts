@@ -94,6 +94,7 @@ interface Facets {
  * routes sum rollups and counters, so totals, facets, job results and trace costs add up by
  * construction: `allFacetsMatchTotals` compares sums of one set of groups.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters }) {
   const { repo, counters } = d;
 

@@ -29,7 +29,6 @@ export interface UsageRollupDoc {
   rows: number;
   computedAt: Date;
 }
-export const rollupGroups = (d: Pick<UsageRollupDoc, 'groups'>): UsageGroup[] => decodeBlob<UsageGroup[]>(d.groups, []);
 /** A stored hour rollup as services see it: its groups decoded. */
 export interface UsageRollup extends Omit<UsageRollupDoc, 'groups'> {
   groups: UsageGroup[];
@@ -124,6 +123,7 @@ const ALL_MEASURES = Object.keys(MEASURES) as Measure[];
 /** How many ledger rows one process remembers after storing them (`rowsOfJob`). */
 const REMEMBERED_ROWS = 2_000;
 
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createUsageRepo(db: Db) {
   const rows = db.collection<UsageRowDoc>('usage_ledger');
   const places = db.collection<JobRowPlaceDoc>('usage_job_rows');

@@ -48,7 +48,7 @@ export interface WebhookAttempt {
   durationMs: number;
 }
 
-export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 /**
  * One event sent to one endpoint. `_id` is name-based on (endpoint, event key) for deliveries made

@@ -13,7 +13,7 @@ export interface OutboxSource {
   /** Up to `limit` items whose events are not announced yet. */
   due(limit: number): Promise<OutboxItem[]>;
 }
-export interface OutboxItem {
+interface OutboxItem {
   events: WebhookEventRecord[];
   /** Holds the item for this follower until `until`; false when another follower moved it first. */
   hold(until: Date): Promise<boolean>;
@@ -184,4 +184,3 @@ export function createOutboxFollower(d: {
     round,
   };
 }
-export type OutboxFollower = ReturnType<typeof createOutboxFollower>;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { WEBHOOK_EVENTS } from './model.js';
 import { PageTotal, Uuid, pageFields, paging } from '../schemas/common.js';
 
-export const WebhookEventName = z.enum(WEBHOOK_EVENTS).meta({ id: 'WebhookEvent' });
+const WebhookEventName = z.enum(WEBHOOK_EVENTS).meta({ id: 'WebhookEvent' });
 
 const Url = z
   .url({ protocol: /^https?$/, message: 'must be an http or https URL' })
@@ -73,7 +73,7 @@ export const WebhookEndpointList = z
   })
   .meta({ id: 'WebhookEndpointList' });
 
-export const WebhookAttempt = z
+const WebhookAttempt = z
   .object({
     attempt: z.number(),
     at: z.string(),

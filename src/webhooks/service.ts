@@ -24,7 +24,7 @@ import { newWebhookSecret, webhookHeaders } from './signature.js';
 import type { Page, PageQuery, WebhookStore } from './store.js';
 
 /** How long the previous secret keeps signing after a rotation. */
-export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** How long a follower holds the outbox rows it took before another may take them (it died meanwhile). */
 const OUTBOX_HOLD_MS = 15_000;
 /** Outbox rows (and unannounced job ends) a follower reads at once. */
@@ -120,6 +120,7 @@ export function endEvents(end: UnannouncedEnd): WebhookEventRecord[] {
  * activity makes one attempt (`attempt`) through the outbound guard, signed per Standard Webhooks
  * with every secret still valid.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createWebhookService(d: {
   repo: WebhookStore;
   box: SecretBox;
@@ -391,4 +392,3 @@ export function createWebhookService(d: {
   d.bus.on('job.status', (job) => service.onJob(job));
   return service;
 }
-export type WebhookService = ReturnType<typeof createWebhookService>;

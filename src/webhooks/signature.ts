@@ -6,13 +6,13 @@ import { createHmac, randomBytes } from 'node:crypto';
  * signed as `v1,<base64 of HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>")>`, and the
  * `webhook-signature` header carries one such signature per valid secret, separated by spaces.
  */
-export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
 /** A new secret: 32 random bytes. */
 export const newWebhookSecret = (): string => WEBHOOK_SECRET_PREFIX + randomBytes(32).toString('base64');
 
 /** One `v1,` signature of a message under one secret. */
-export function signWebhook(secret: string, id: string, timestampS: number, body: string): string {
+function signWebhook(secret: string, id: string, timestampS: number, body: string): string {
   const key = Buffer.from(
     secret.startsWith(WEBHOOK_SECRET_PREFIX) ? secret.slice(WEBHOOK_SECRET_PREFIX.length) : secret,
     'base64',

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DatasetDoc, EvaluationStore, ExperimentDoc } from '../../src/evaluations/index.js';
+import type { DatasetDoc, ExperimentDoc } from '../../src/evaluations/index.js';
+import type { EvaluationStore } from '../../src/evaluations/store.js';
 import type { ExperimentItemDoc } from '../../src/evaluations/model.js';
 import { openRepoHarness } from '../support/repos.js';
 

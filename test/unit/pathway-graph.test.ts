@@ -12,7 +12,7 @@ import {
   type IdGraphInput,
 } from '../../src/pathways/graph.js';
 import { validateGraph } from '../../src/pathways/validate.js';
-import { compileFromIndexed, compileGraph, normalizeCompiled } from '../../src/pathways/compile.js';
+import { compileGraph, normalizeCompiled } from '../../src/pathways/compile.js';
 
 const N1 = '11111111-1111-4111-8111-111111111111';
 const N2 = '22222222-2222-4222-8222-222222222222';
@@ -579,7 +579,7 @@ describe('index-based graphs', () => {
 
   it('normalizes: entry to 0, implicit terminals made explicit', () => {
     const g = { nodes: [{ type: 'neuron', data: { neuron_id: N1 } }, { type: 'start' }], edges: [[1, 0]] };
-    const { compiled, errors } = compileFromIndexed(g);
+    const { compiled, errors } = normalizeCompiled(g);
     expect(errors).toEqual([]);
     expect(compiled).toEqual({
       // Each node keeps its id: an index graph's is its position in the input.

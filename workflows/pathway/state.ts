@@ -20,7 +20,7 @@ export interface OpenIntervention {
 }
 
 /** What expressions and templates see: the run's input, the last value, each node's value and the loop counters. */
-export interface RunValues {
+interface RunValues {
   input: Record<string, unknown>;
   last: unknown;
   output: unknown;
@@ -29,7 +29,7 @@ export interface RunValues {
 }
 
 /** A node_finish (and its progress write) waiting to go out with the next node's entries. */
-export interface CarriedEntry {
+interface CarriedEntry {
   event: Record<string, unknown>;
   patch: { progress: number; currentStep: string } | null;
 }

@@ -123,7 +123,7 @@ function rootMessage(err: unknown): string {
 }
 
 /** A node's `data.retry` ({ max_attempts, initial_interval_ms, backoff }) as a Temporal retry policy. */
-export function retryOf(data: Record<string, unknown>): RetryPolicy | undefined {
+function retryOf(data: Record<string, unknown>): RetryPolicy | undefined {
   const r = data.retry as { max_attempts?: number; initial_interval_ms?: number; backoff?: number } | undefined;
   if (!r || typeof r !== 'object') return undefined;
   return {

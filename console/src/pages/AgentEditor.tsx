@@ -39,7 +39,7 @@ interface Form {
 }
 
 /** How many fallback models a neuron may have (neuron_config.fallback_models, docs/neurons.md). */
-export const MAX_FALLBACKS = 5;
+const MAX_FALLBACKS = 5;
 
 const EMPTY: Form = {
   name: '',
@@ -81,7 +81,7 @@ function formOf(n: Neuron): Form {
 }
 
 /** The config to send: the form's fields over the ones it does not show (kept as loaded). */
-export function configOf(f: Form, base: Config = {}): Config {
+function configOf(f: Form, base: Config = {}): Config {
   const {
     model: _m,
     system_prompt: _s,

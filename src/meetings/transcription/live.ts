@@ -8,13 +8,14 @@ import { chunkSignal, stopSignal, type LiveTranscriptionInput } from '../../temp
 import type { TranscriptionCore, TranscriptionDeps } from './common.js';
 
 /** A live session ends (and finalizes) after this long without a chunk. */
-export const LIVE_IDLE_TIMEOUT_MS = 30 * 60_000;
+const LIVE_IDLE_TIMEOUT_MS = 30 * 60_000;
 
 /**
  * The live session routes: start, chunks (stored first, then signalled), stop, history and the
  * transcript artifact. The API stores each chunk (blob + a row keyed by session and seq: the
  * first of a seq wins) and signals the session's `liveTranscription` workflow with the seq only.
  */
+// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createLiveSessions(d: TranscriptionDeps, core: TranscriptionCore) {
   const { repo, config } = d;
   const { captionKey } = core;

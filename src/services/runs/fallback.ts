@@ -14,7 +14,7 @@ import type { RunSummary } from '../../temporal/definitions.js';
  */
 
 /** The models a run may call, in order: its model, then its fallbacks. */
-export const chainOf = (run: Pick<RunSummary, 'model' | 'fallbackModels'>): string[] => [
+const chainOf = (run: Pick<RunSummary, 'model' | 'fallbackModels'>): string[] => [
   run.model,
   ...(run.fallbackModels ?? []),
 ];

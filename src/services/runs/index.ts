@@ -3,7 +3,7 @@ import { createContextSteps } from './context.js';
 import { createFinishSteps } from './finish.js';
 import { createInvokeSteps } from './invoke.js';
 import type { RunContext, RunDeps } from './shared.js';
-export { supersedeSoon, type TraceTakeover } from './supersede.js';
+export { supersedeSoon } from './supersede.js';
 import { createShortRunSteps } from './short.js';
 import { createStartSteps } from './starts.js';
 import { createToolApprovalSteps } from './tool-approval.js';
@@ -14,14 +14,10 @@ import type { Scope } from '../../scope.js';
 
 export {
   DEFAULT_MAX_TURNS,
-  MAX_DELEGATION_DEPTH,
-  TOOL_ATTEMPTS,
   fromRunScope,
-  titleFrom,
   toRunScope,
   type FinishInput,
   type ModelTurnInput,
-  type PreparedRun,
   type RunDeps,
 } from './shared.js';
 

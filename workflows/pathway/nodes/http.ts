@@ -8,7 +8,7 @@ import type { NodeHandler } from './handler.js';
 const ATTEMPT_MARGIN_MS = 15_000;
 
 /** An http node's retries when it sets none: three attempts, 1 s then 2 s apart. */
-export const HTTP_DEFAULT_RETRY: RetryPolicy = {
+const HTTP_DEFAULT_RETRY: RetryPolicy = {
   maximumAttempts: 3,
   initialInterval: 1000,
   backoffCoefficient: 2,

@@ -9,7 +9,7 @@ import { neuronNode } from './neuron.js';
 import { pathwayNode } from './pathway.js';
 import { endNode, ifNode, outputNode, startNode, transformNode } from './values.js';
 
-export type { NodeCall, NodeExpression, NodeHandler, NodeOutcome, RunNode } from './handler.js';
+export type { NodeExpression, NodeHandler, NodeOutcome, RunNode } from './handler.js';
 
 /**
  * Every node type the interpreter runs, by the graph's type name. A new node type is a handler

@@ -15,7 +15,7 @@ import { steps } from '../activities.js';
 import type { NodeCall, NodeHandler } from './handler.js';
 
 /** A value as a pathway run's input: an object as it is, anything else as `{ value }`. */
-export const asRunInput = (v: unknown): Record<string, unknown> =>
+const asRunInput = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
 
 /**
