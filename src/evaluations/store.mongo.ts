@@ -38,6 +38,9 @@ const decodeRun = ({ output, ...d }: ExperimentItemDoc): ExperimentItem => ({
 });
 
 /** The items of version `v`: added at or before it, not removed at or before it. */
+/** `removedIn` of an item one remover has claimed and not yet marked: later than any version, so live in all. */
+const PENDING_REMOVAL = Number.MAX_SAFE_INTEGER;
+
 const atVersion = (workspaceId: string, datasetId: string, v: number): Document => ({
   workspaceId,
   datasetId,
@@ -56,9 +59,14 @@ export function createEvaluationRepo(db: Db): EvaluationStore {
   const runs = db.collection<ExperimentItemDoc>('eval_experiment_items');
 
   /** Moves the dataset to its next version (and `items` more positions); the document after. */
-  const nextVersion = (workspaceId: string, id: string, inc: { itemCount: number; nextSeq: number }) =>
+  const nextVersion = (
+    workspaceId: string,
+    id: string,
+    inc: { itemCount: number; nextSeq: number },
+    when: Document = {},
+  ) =>
     datasets.findOneAndUpdate(
-      { _id: id, workspaceId },
+      { ...when, _id: id, workspaceId },
       { $inc: { version: 1, ...inc }, $set: { updatedAt: new Date() } },
       { returnDocument: 'after' },
     );
@@ -90,11 +98,14 @@ export function createEvaluationRepo(db: Db): EvaluationStore {
      * equal to the one before) and an item count ahead of the rows, never an item in two versions.
      */
     async addItems(workspaceId, datasetId, add: NewItem[], max) {
-      const before = await findById(datasets, datasetId, { workspaceId });
-      if (!before) return null;
-      if (before.itemCount + add.length > max) return 'full';
-      const ds = await nextVersion(workspaceId, datasetId, { itemCount: add.length, nextSeq: add.length });
-      if (!ds) return null;
+      // The limit is part of the version's compare-and-set: concurrent additions never pass it together.
+      const ds = await nextVersion(
+        workspaceId,
+        datasetId,
+        { itemCount: add.length, nextSeq: add.length },
+        { itemCount: { $lte: max - add.length } },
+      );
+      if (!ds) return (await findById(datasets, datasetId, { workspaceId })) ? 'full' : null;
       const now = new Date();
       const first = ds.nextSeq - add.length;
       const docs: DatasetItemDoc[] = add.map((it, i) => ({
@@ -113,13 +124,26 @@ export function createEvaluationRepo(db: Db): EvaluationStore {
       if (docs.length) await items.insertMany(docs);
       return { dataset: ds, items: docs.map(decodeItem) };
     },
+    /**
+     * The item is claimed first (one remover wins: its `removedIn` moves from null to PENDING_REMOVAL,
+     * which every version still reads as live), then the dataset takes its version and the item is
+     * marked removed in it: concurrent removals of one item count it once. A crash between the claim
+     * and the version leaves the item live and not removable again (404), never the count wrong.
+     */
     async removeItem(workspaceId, datasetId, itemId) {
       const ds = await findById(datasets, datasetId, { workspaceId });
-      const it = await findById(items, itemId, { workspaceId, datasetId, removedIn: null });
-      if (!ds || !it) return null;
+      if (!ds) return null;
+      const claimed = await items.updateOne(
+        { _id: itemId, workspaceId, datasetId, removedIn: null },
+        { $set: { removedIn: PENDING_REMOVAL } },
+      );
+      if (claimed.modifiedCount !== 1) return null;
       const next = await nextVersion(workspaceId, datasetId, { itemCount: -1, nextSeq: 0 });
       if (!next) return null;
-      await items.updateOne({ _id: itemId, workspaceId, removedIn: null }, { $set: { removedIn: next.version } });
+      await items.updateOne(
+        { _id: itemId, workspaceId, removedIn: PENDING_REMOVAL },
+        { $set: { removedIn: next.version } },
+      );
       return next;
     },
     async pageItems(workspaceId, datasetId, version, q): Promise<Page<DatasetItem>> {
