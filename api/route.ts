@@ -107,15 +107,6 @@ export function areaRoutes<A>(uses: (services: Services) => A) {
   };
 }
 
-/** Builds a typed route object given the whole services bag (inference only; the router mounts it). */
-export function route<
-  PS extends ZodType | undefined = undefined,
-  QS extends ZodType | undefined = undefined,
-  BS extends ZodType | undefined = undefined,
->(def: RouteDef<PS, QS, BS>): RouteDef {
-  return def as unknown as RouteDef;
-}
-
 export interface RouteContext {
   services: Services;
   /** SSE streams open on this process, shared fairly between workspaces (api/sse.ts). */

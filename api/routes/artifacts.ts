@@ -19,9 +19,11 @@ import {
 } from '../../src/knowledge/index.js';
 import { presentArtifact, presentArtifactRow, presentChunk, presentVersion } from '../presenters/knowledge.js';
 import { presentPage } from '../presenters/page.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
 import { sendStoredBody } from '../stored-body.js';
 import { chunkPage } from './assets.js';
+
+const route = areaRoutes((s) => ({ documents: s.documents }));
 
 const tags = ['artifacts'];
 const MIME = { markdown: 'text/markdown', text: 'text/plain' } as const;

@@ -1,3 +1,4 @@
+import type { Services } from '../../src/services/index.js';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { validationError } from '../../src/errors.js';
@@ -24,8 +25,12 @@ import {
 import { streamUpload } from '../multipart.js';
 import { presentAsset, presentChunk, presentVersion } from '../presenters/knowledge.js';
 import { presentPage } from '../presenters/page.js';
-import { route, type HandlerInput } from '../route.js';
+import { areaRoutes, type HandlerInput } from '../route.js';
 import type { Page } from '../../src/db/paging.js';
+
+/** What the asset routes use: the documents service and the upload limits. */
+type AssetsApi = Pick<Services, 'config' | 'documents'>;
+const route = areaRoutes((s): AssetsApi => ({ config: s.config, documents: s.documents }));
 
 const tags = ['assets'];
 const Deleted = z.object({ deleted_count: z.number() });
@@ -37,7 +42,7 @@ export const chunkPage = (p: Page<Parameters<typeof presentChunk>[0]>) => ({
 });
 
 /** The multipart form of POST /v1/assets/ingest: the file streams into the blob store, then the row is written. */
-async function ingestUpload({ ctx, scope, services }: HandlerInput<unknown, unknown, unknown>) {
+async function ingestUpload({ ctx, scope, services }: HandlerInput<unknown, unknown, unknown, AssetsApi>) {
   const id = randomUUID();
   const { fields, file } = await streamUpload(ctx, {
     maxBytes: services.config.ASSET_MAX_BYTES,

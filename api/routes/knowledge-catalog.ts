@@ -1,3 +1,4 @@
+import type { Services } from '../../src/services/index.js';
 import { z } from 'zod';
 import { notFound, validationError } from '../../src/errors.js';
 import { CatalogParams, MoveBody, PatchParams, ResourcePatchBody, TreeQuery } from '../../src/knowledge/index.js';
@@ -6,7 +7,23 @@ import { presentArtifact, presentAsset, presentMemory, presentRecollection } fro
 import { presentReflex } from '../presenters/reflex.js';
 import { presentMeeting } from '../presenters/meeting.js';
 import { MeetingPatchBody } from '../../src/meetings/index.js';
-import { route, type HandlerInput } from '../route.js';
+import { areaRoutes, type HandlerInput } from '../route.js';
+
+/** The catalog and each resource family it files (documents, memories, meetings, reflexes, skills). */
+type CatalogApi = Pick<
+  Services,
+  'catalog' | 'documents' | 'embedder' | 'ingest' | 'meetings' | 'memories' | 'reflexes' | 'skills'
+>;
+const route = areaRoutes((s): CatalogApi => ({
+  catalog: s.catalog,
+  documents: s.documents,
+  embedder: s.embedder,
+  ingest: s.ingest,
+  meetings: s.meetings,
+  memories: s.memories,
+  reflexes: s.reflexes,
+  skills: s.skills,
+}));
 
 const tags = ['resources'];
 const TreeRow = z.object({
@@ -34,7 +51,7 @@ const Tree = z
  * path's `:catalog` never reaches an object's prototype (`constructor` once read the handler input).
  */
 type CatalogRead = (
-  i: HandlerInput<z.output<typeof CatalogParams>, unknown, unknown>,
+  i: HandlerInput<z.output<typeof CatalogParams>, unknown, unknown, CatalogApi>,
 ) => Promise<Record<string, unknown>>;
 const CATALOGS = new Map<string, CatalogRead>(
   Object.entries({
@@ -74,7 +91,7 @@ const CATALOGS = new Map<string, CatalogRead>(
 );
 
 /** The central patch per kind: each parses its own envelope (a clear 400 names the field). */
-type PatchInput = HandlerInput<z.output<typeof PatchParams>, unknown, unknown>;
+type PatchInput = HandlerInput<z.output<typeof PatchParams>, unknown, unknown, CatalogApi>;
 const patchArtifact = async ({ params, body, scope, services }: PatchInput) => {
   const { doc, jobId } = await services.documents.updateArtifact(
     scope,

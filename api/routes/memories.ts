@@ -20,8 +20,10 @@ import {
 import { streamUpload } from '../multipart.js';
 import { presentMemory, presentRecollection } from '../presenters/knowledge.js';
 import { presentPage } from '../presenters/page.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
 import { chunkPage } from './assets.js';
+
+const route = areaRoutes((s) => ({ config: s.config, memories: s.memories }));
 
 const tags = ['memories'];
 const rtags = ['recollections'];

@@ -34,7 +34,15 @@ import {
 } from '../../src/receptors/index.js';
 import { presentBinding, presentReceptor, presentReceptorPage } from '../presenters/receptor.js';
 import { presentPage } from '../presenters/page.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({
+  channelBindings: s.channelBindings,
+  config: s.config,
+  receptorFires: s.receptorFires,
+  receptors: s.receptors,
+  schedules: s.schedules,
+}));
 
 const tags = ['receptors'];
 const rawBodyOf = (ctx: { request: unknown }) => (ctx.request as { rawBody?: string }).rawBody ?? '';

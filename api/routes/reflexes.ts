@@ -16,7 +16,9 @@ import {
 import { NeuronRefParams } from '../../src/schemas/neurons.js';
 import { presentAssignment, presentNeuronReflex, presentReflex } from '../presenters/reflex.js';
 import { presentPage } from '../presenters/page.js';
-import { route } from '../route.js';
+import { areaRoutes } from '../route.js';
+
+const route = areaRoutes((s) => ({ reflexes: s.reflexes, runs: s.runs }));
 
 const tags = ['reflexes'];
 
