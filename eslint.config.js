@@ -6,18 +6,19 @@ import reactHooks from 'eslint-plugin-react-hooks';
 
 /**
  * The storage boundary (docs/architecture.md): services and routes speak to repositories in domain
- * terms; the driver, the blob codec, the claims and the paging helpers stay in src/db.
+ * terms; the driver, the blob codec, the claims and the paging helpers (src/kernel/store) are for
+ * the repositories.
  */
 const storeInternals = {
   paths: [{ name: 'mongodb', message: 'the driver stays in src/db: ask a repository for the operation' }],
   patterns: [
     {
-      group: ['**/db/codec*', '**/db/claims*', '**/db/client*', '**/db/guard*'],
-      message: 'the blob codec and the concurrency strategy stay in src/db: ask a repository for the operation',
+      group: ['**/kernel/store/codec*', '**/kernel/store/claims*', '**/kernel/store/client*', '**/kernel/store/guard*'],
+      message: 'the blob codec and the concurrency strategy are for repositories: ask a repository for the operation',
     },
     {
-      group: ['**/db/paging*'],
-      message: 'paging stays in src/db: a repository pages its lists (its types may be imported)',
+      group: ['**/kernel/store/paging*'],
+      message: 'paging is for repositories: a repository pages its lists (its types may be imported)',
       allowTypeImports: true,
     },
   ],
@@ -202,7 +203,7 @@ export default tseslint.config(
           patterns: [
             {
               group: ['**/workflows/**', '**/activities/**', '**/worker/**'],
-              message: 'api/ talks to Temporal through src/temporal only',
+              message: 'api/ talks to Temporal through src/temporal and src/kernel/temporal only',
             },
             ...storeInternals.patterns,
           ],
@@ -222,9 +223,9 @@ export default tseslint.config(
           })),
           patterns: [
             {
-              regex: '/src/(?!temporal/definitions|temporal/gated|pathways/walk|own\\.js)',
+              regex: '/src/(?!temporal/definitions|kernel/temporal/gated|pathways/walk|kernel/own\\.js)',
               message:
-                'workflows import only src/temporal/definitions, src/temporal/gated, src/pathways/walk and src/own (no imports) as values (types are fine): every module a workflow imports is evaluated for each run',
+                'workflows import only src/temporal/definitions, src/kernel/temporal/gated, src/pathways/walk and src/kernel/own (no imports) as values (types are fine): every module a workflow imports is evaluated for each run',
               allowTypeImports: true,
             },
           ],

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { AppError } from '../src/errors.js';
+import { AppError } from '../src/kernel/errors.js';
 import { LlmError } from '../src/llm/errors.js';
 
 /**

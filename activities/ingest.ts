@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Services } from '../src/services/index.js';
 import type { IngestInput } from '../src/temporal/definitions.js';
-import { createLimiter } from '../src/limits.js';
+import { createLimiter } from '../src/kernel/limits.js';
 import { permanentOn4xx } from './failures.js';
 
 const attempt = () => Context.current().info.attempt;
@@ -9,7 +9,7 @@ const attempt = () => Context.current().info.attempt;
 /**
  * The `ingest` workflow's activities: thin adapters over the ingest service. The heavy steps
  * (chunking, describing, embedding) run at most BACKGROUND_CONCURRENCY at a time per worker
- * process (src/limits.ts), so a burst of ingests cannot starve the runs and requests beside it.
+ * process (src/kernel/limits.ts), so a burst of ingests cannot starve the runs and requests beside it.
  */
 export const createIngestActivities = ({ services }: { services: Services }) => {
   const background = createLimiter(services.config.BACKGROUND_CONCURRENCY);

@@ -16,9 +16,9 @@ import { createSseGate } from './sse.js';
 import { buildOpenApi, withServers } from './openapi.js';
 import { mountConsole } from './console.js';
 import { mountPages } from './pages.js';
-import { authRequired } from '../src/errors.js';
-import { assertJsonDepth } from '../src/json-depth.js';
-import { registry } from '../src/metrics.js';
+import { authRequired } from '../src/kernel/errors.js';
+import { assertJsonDepth } from '../src/kernel/json-depth.js';
+import { registry } from '../src/kernel/metrics.js';
 import { toKoaHandler } from './route.js';
 import { allRoutes } from './routes/index.js';
 
@@ -74,7 +74,7 @@ export function createApp(deps: Deps, services: Services = createServices(deps))
   // The MCP server (docs/mcp.md): Streamable HTTP, served by the official SDK's transport.
   const mcp = createMcpEndpoint(rc);
   for (const method of ['get', 'post', 'delete'] as const) router[method]('/v1/mcp', mcp);
-  // Prometheus scrape endpoint (src/metrics.ts); behind METRICS_TOKEN when one is configured.
+  // Prometheus scrape endpoint (src/kernel/metrics.ts); behind METRICS_TOKEN when one is configured.
   router.get('/metrics', async (ctx) => {
     const token = deps.config.METRICS_TOKEN;
     if (token && !sameSecret(ctx.get('authorization'), `Bearer ${token}`))

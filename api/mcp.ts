@@ -12,11 +12,11 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'koa';
-import { AppError, unavailable, workspaceShareExceeded } from '../src/errors.js';
-import { shareOf } from '../src/limits.js';
-import type { Redis } from '../src/redis.js';
-import type { FeedReader } from '../src/streams.js';
-import type { Scope } from '../src/scope.js';
+import { AppError, unavailable, workspaceShareExceeded } from '../src/kernel/errors.js';
+import { shareOf } from '../src/kernel/limits.js';
+import type { Redis } from '../src/kernel/redis.js';
+import type { FeedReader } from '../src/kernel/streams.js';
+import type { Scope } from '../src/kernel/scope.js';
 import { createMcpTools, type McpToolDef, type ToolOutcome } from '../src/services/mcp-tools.js';
 import { resolveRequestScope, type RouteContext } from './route.js';
 
@@ -302,7 +302,7 @@ export function createMcpEndpoint(rc: RouteContext) {
 }
 
 /**
- * Follows the platform-wide resource feed (every partition, src/feed.ts) on a reader of its own
+ * Follows the platform-wide resource feed (every partition, src/kernel/feed.ts) on a reader of its own
  * while `active()` holds, and calls `changed(workspaceId)` (coalesced per workspace) when a neuron
  * or pathway is created, updated or deleted. Started by `ensure()`; it stops by itself once `active()` is false.
  */

@@ -1,8 +1,8 @@
 import { PassThrough, type Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { Context } from 'koa';
-import { payloadTooLarge, unsupportedMediaType, validationError } from '../src/errors.js';
-import { setOwn } from '../src/own.js';
+import { payloadTooLarge, unsupportedMediaType, validationError } from '../src/kernel/errors.js';
+import { setOwn } from '../src/kernel/own.js';
 
 export interface UploadedFile {
   name: string;

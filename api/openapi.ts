@@ -1,8 +1,8 @@
 import { PathwayGraphFormat } from '../src/pathways/graph.js';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { z, type ZodType } from 'zod';
-import { VERSION } from '../src/config.js';
-import { ERROR_CODES } from '../src/errors.js';
+import { VERSION } from '../src/kernel/config.js';
+import { ERROR_CODES } from '../src/kernel/errors.js';
 import { ErrorBody } from '../src/schemas/common.js';
 import { OpenAIErrorBody } from '../src/schemas/openai.js';
 import { OPENAI_ERRORS, OPENAI_PREFIX } from './openai/errors.js';

@@ -1,12 +1,19 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { z, type ZodType } from 'zod';
-import { AppError, authRequired, forbidden, notFound, unsupportedMediaType, validationError } from '../src/errors.js';
-import type { Logger } from '../src/logger.js';
-import { hasRole, type Role, type Scope } from '../src/scope.js';
+import {
+  AppError,
+  authRequired,
+  forbidden,
+  notFound,
+  unsupportedMediaType,
+  validationError,
+} from '../src/kernel/errors.js';
+import type { Logger } from '../src/kernel/logger.js';
+import { hasRole, type Role, type Scope } from '../src/kernel/scope.js';
 import type { Services } from '../src/services/index.js';
 import type { ShareAccess } from '../src/shares/index.js';
-import { currentRequest } from '../src/request-context.js';
+import { currentRequest } from '../src/kernel/request-context.js';
 import type { Idempotency } from './middleware/idempotency.js';
 import type { RequestGuard } from './middleware/guard.js';
 import type { RateLimit } from './middleware/rate-limit.js';
@@ -272,7 +279,7 @@ export function toKoaHandler(def: RouteDef, rc: RouteContext) {
       const body = parse(def.body, rawBody === undefined && def.body ? {} : rawBody);
       const share = ctx.state.share as ShareAccess | undefined;
       const respond = async (seed: string | undefined) => {
-        // The ids this request creates derive from its Idempotency-Key (src/request-context.ts newId).
+        // The ids this request creates derive from its Idempotency-Key (src/kernel/request-context.ts newId).
         const req = currentRequest();
         if (req && seed) req.idempotency = seed;
         const result = await def.handler({

@@ -1,14 +1,14 @@
 import { createServer } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
-import { loadConfig, productionProblem } from '../src/config.js';
-import { AppError } from '../src/errors.js';
+import { loadConfig, productionProblem } from '../src/kernel/config.js';
+import { AppError } from '../src/kernel/errors.js';
 import { closeDeps, createDeps } from '../src/deps.js';
-import { FeedPartitionsMismatch } from '../src/feed.js';
-import { createLogger } from '../src/logger.js';
+import { FeedPartitionsMismatch } from '../src/kernel/feed.js';
+import { createLogger } from '../src/kernel/logger.js';
 import { upgradeOrExit } from '../src/releases/index.js';
 import { reconcileOnStart } from '../src/reconcile/index.js';
 import { createServices } from '../src/services/index.js';
-import { startTelemetry } from '../src/telemetry.js';
+import { startTelemetry } from '../src/kernel/telemetry.js';
 import { createApp } from './app.js';
 
 /** How often every API looks for stored runs whose workflow has not started (runs.startPending). */

@@ -1,9 +1,9 @@
-import { metrics } from '../src/metrics.js';
+import { metrics } from '../src/kernel/metrics.js';
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import { unavailable, validationError, workspaceShareExceeded } from '../src/errors.js';
-import { shareOf } from '../src/limits.js';
-import { compareIds, CURSOR_RE, isTerminal, type StreamEntry, type Streams } from '../src/streams.js';
+import { unavailable, validationError, workspaceShareExceeded } from '../src/kernel/errors.js';
+import { shareOf } from '../src/kernel/limits.js';
+import { compareIds, CURSOR_RE, isTerminal, type StreamEntry, type Streams } from '../src/kernel/streams.js';
 
 export interface SseOptions {
   streams: Streams;

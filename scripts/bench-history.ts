@@ -27,7 +27,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Binary, type Db, type OptionalUnlessRequiredId } from 'mongodb';
-import { encodeBlob } from '../src/db/codec.js';
+import { encodeBlob } from '../src/kernel/store/codec.js';
 import type { JobDoc } from '../src/db/jobs.js';
 import type { ChunkDoc, DocumentDoc, DocumentVersionDoc, IngestState, MemoryDoc } from '../src/knowledge/index.js';
 import type { InterventionDoc, InterventionStatus } from '../src/db/interventions.js';
@@ -40,7 +40,7 @@ import {
   type TraceDoc,
 } from '../src/db/traces.js';
 import type { JobKind, JobState } from '../src/temporal/definitions.js';
-import type { Scope } from '../src/scope.js';
+import type { Scope } from '../src/kernel/scope.js';
 import type { Services } from '../src/services/index.js';
 import type { TestClient } from '../test/support/app.js';
 

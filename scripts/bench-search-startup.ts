@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Binary, type OptionalUnlessRequiredId } from 'mongodb';
-import { encodeBlob } from '../src/db/codec.js';
+import { encodeBlob } from '../src/kernel/store/codec.js';
 import type { ChunkDoc, MemoryDoc } from '../src/knowledge/index.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../test/support/app.js';
 import { spawnApiProcess, type ServiceForm } from '../test/support/worker.js';

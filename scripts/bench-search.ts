@@ -16,7 +16,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/kernel/config.js';
 import { createWinkEmbedder } from '../src/embeddings/index.js';
 import { loadWinkVectors } from '../src/embeddings/wink.js';
 import { createMemoryIndex, tokenize, type IndexEntry, type MemoryIndex } from '../src/search/memory-index.js';
@@ -33,7 +33,7 @@ const CHUNKS = Number(process.env.BENCH_SEARCH_CHUNKS ?? 100_000);
 const QUERIES = 300;
 const WS = 'bench-ws';
 const K = 60;
-/** The defaults of SEARCH_LEXICAL_WEIGHT and SEARCH_VECTOR_WEIGHT (src/config.ts). */
+/** The defaults of SEARCH_LEXICAL_WEIGHT and SEARCH_VECTOR_WEIGHT (src/kernel/config.ts). */
 const WEIGHTS = {
   lexical: loadConfigDefaults().SEARCH_LEXICAL_WEIGHT,
   vector: loadConfigDefaults().SEARCH_VECTOR_WEIGHT,

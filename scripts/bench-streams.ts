@@ -1,6 +1,6 @@
 /**
  * (s) The stream writer on one Redis and on a Redis Cluster (scripts/bench.ts): entries appended
- * per second through src/streams.ts, the fenced script every job stream entry goes through
+ * per second through src/kernel/streams.ts, the fenced script every job stream entry goes through
  * (STREAM_WRITERS concurrent writers, each on a job stream of its own: one turn of
  * STREAM_ENTRIES tokens, then its terminal entry), and the resource feed's append (one workspace
  * per writer, so the partitions spread). The same client code on both topologies: one ioredis
@@ -14,8 +14,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createRedis, deleteKeys, redisTarget, scanKeys, type Redis } from '../src/redis.js';
-import { createStreams } from '../src/streams.js';
+import { createRedis, deleteKeys, redisTarget, scanKeys, type Redis } from '../src/kernel/redis.js';
+import { createStreams } from '../src/kernel/streams.js';
 import { startRedisCluster } from './embedded.js';
 
 /** Concurrent writers (streaming runs writing at once). */

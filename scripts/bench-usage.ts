@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CommandStartedEvent } from 'mongodb';
 import type { UsageRowDoc } from '../src/usage/index.js';
 import type { BilledCall } from '../src/usage/index.js';
-import { systemScope } from '../src/scope.js';
+import { systemScope } from '../src/kernel/scope.js';
 import { buildWorkspace, type TestApp } from '../test/support/app.js';
 
 /**

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { buildOpenApi } from '../api/openapi.js';
 import { allRoutes } from '../api/routes/index.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/kernel/config.js';
 
 /**
  * `npm run openapi`: writes docs/openapi.json from the mounted route objects. Its `servers` is

@@ -1,5 +1,5 @@
 /** Provisioning step: converts the offline word vectors to their compact form once (src/embeddings/wink.ts). */
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/kernel/config.js';
 import { convertWinkVectors } from '../src/embeddings/wink.js';
 
 const config = loadConfig();

@@ -3,9 +3,9 @@
  * SECRETS_KEY and the old one in SECRETS_KEYS_OLD, re-seals every stored secret under the new key;
  * afterwards the old key can be removed from SECRETS_KEYS_OLD. Needs only MongoDB.
  */
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/kernel/config.js';
 import { createSecretBox } from '../src/crypto/secrets.js';
-import { connectMongo } from '../src/db/client.js';
+import { connectMongo } from '../src/kernel/store/client.js';
 import { createConnectionRepo } from '../src/connections/index.js';
 import { resealSecrets } from '../src/connections/index.js';
 import { createSecretRepo } from '../src/db/secrets.js';

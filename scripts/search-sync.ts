@@ -5,9 +5,9 @@
  * store no longer has, and stores the feed position it started from; API and worker processes
  * started afterwards resume from that position instead of rebuilding. Safe to run while they run.
  */
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/kernel/config.js';
 import { closeDeps, createDeps } from '../src/deps.js';
-import { createLogger } from '../src/logger.js';
+import { createLogger } from '../src/kernel/logger.js';
 import { createServices } from '../src/services/index.js';
 
 const config = loadConfig();

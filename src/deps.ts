@@ -1,14 +1,14 @@
 import type { Client, Connection } from '@temporalio/client';
 import type { Db, MongoClient } from 'mongodb';
-import { createBreakers, type Breakers } from './breakers.js';
-import type { Config } from './config.js';
-import { connectMongo } from './db/client.js';
+import { createBreakers, type Breakers } from './kernel/breakers.js';
+import type { Config } from './kernel/config.js';
+import { connectMongo } from './kernel/store/client.js';
 import { createRepos, detectBackend, type Repos } from './db/index.js';
-import type { Logger } from './logger.js';
-import { createRedis, pingRedis, redisTarget, type Redis } from './redis.js';
-import { FeedPartitionsMismatch } from './feed.js';
-import { createStreams, type Streams } from './streams.js';
-import { connectTemporal } from './temporal/client.js';
+import type { Logger } from './kernel/logger.js';
+import { createRedis, pingRedis, redisTarget, type Redis } from './kernel/redis.js';
+import { FeedPartitionsMismatch } from './kernel/feed.js';
+import { createStreams, type Streams } from './kernel/streams.js';
+import { connectTemporal } from './kernel/temporal/client.js';
 
 /**
  * The one typed bag of dependencies shared by the API and the worker (docs/architecture.md).
@@ -23,7 +23,7 @@ export interface Deps {
   streams: Streams;
   repos: Repos;
   temporal: { connection: Connection; client: Client };
-  /** Probe-driven breakers per dependency (src/breakers.ts); the API starts them, the worker does not. */
+  /** Probe-driven breakers per dependency (src/kernel/breakers.ts); the API starts them, the worker does not. */
   breakers: Breakers;
 }
 

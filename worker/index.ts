@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { registry } from '../src/metrics.js';
+import { registry } from '../src/kernel/metrics.js';
 import { NativeConnection, Runtime, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
 import {
   makeWorkflowExporter,
@@ -9,12 +9,12 @@ import {
   OpenTelemetryActivityOutboundInterceptor,
   type OpenTelemetrySinks,
 } from '@temporalio/interceptors-opentelemetry';
-import { activeTelemetry, startTelemetry } from '../src/telemetry.js';
+import { activeTelemetry, startTelemetry } from '../src/kernel/telemetry.js';
 import { createActivities } from '../activities/index.js';
-import { loadConfig, productionProblem, type Config } from '../src/config.js';
+import { loadConfig, productionProblem, type Config } from '../src/kernel/config.js';
 import { closeDeps, createDeps, type Deps } from '../src/deps.js';
-import { FeedPartitionsMismatch } from '../src/feed.js';
-import { createLogger } from '../src/logger.js';
+import { FeedPartitionsMismatch } from '../src/kernel/feed.js';
+import { createLogger } from '../src/kernel/logger.js';
 import { upgradeOrExit } from '../src/releases/index.js';
 import { createServices } from '../src/services/index.js';
 
@@ -29,7 +29,7 @@ export const workflowBundleOptions = { workflowsPath, workflowInterceptorModules
 
 /**
  * The sink through which workflow spans leave the sandbox: to this process's exporter when
- * tracing is on (src/telemetry.ts), else dropped. Always registered, because every bundle has the
+ * tracing is on (src/kernel/telemetry.ts), else dropped. Always registered, because every bundle has the
  * workflow interceptors (see workflows/interceptors.ts for why they are never switched off).
  */
 function workflowSpanSinks(): InjectedSinks<OpenTelemetrySinks> {

@@ -21,7 +21,7 @@ import type {
   WorkflowInternalsInterceptor,
   WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
-import { lazyGated } from '../src/temporal/gated.js';
+import { lazyGated } from '../src/kernel/temporal/gated.js';
 
 /** The header Temporal's OpenTelemetry client and outbound interceptors write (`TRACE_HEADER`). */
 const TRACE_HEADER = '_tracer-data';

@@ -1,6 +1,6 @@
-import { unavailable } from '../../src/errors.js';
-import { shareOf } from '../../src/limits.js';
-import { metrics } from '../../src/metrics.js';
+import { unavailable } from '../../src/kernel/errors.js';
+import { shareOf } from '../../src/kernel/limits.js';
+import { metrics } from '../../src/kernel/metrics.js';
 
 interface Waiter {
   admit: () => void;

@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { storeFailure } from '../../src/db/errors.js';
+import { storeFailure } from '../../src/kernel/store/errors.js';
 import {
   AppError,
   conflict,
@@ -9,9 +9,9 @@ import {
   payloadTooLarge,
   unsupportedMediaType,
   validationError,
-} from '../../src/errors.js';
+} from '../../src/kernel/errors.js';
 import { redactPath } from './request.js';
-import type { Logger } from '../../src/logger.js';
+import type { Logger } from '../../src/kernel/logger.js';
 
 /** "field: message" from the first zod issue, so a 400 says exactly what to fix. */
 export function firstIssue(err: ZodError): string {
@@ -43,7 +43,7 @@ function isUnreachable(err: unknown): boolean {
   );
 }
 
-/** The one place where any thrown value becomes an AppError (error codes: ERROR_CODES in src/errors.ts). */
+/** The one place where any thrown value becomes an AppError (error codes: ERROR_CODES in src/kernel/errors.ts). */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof ZodError) return validationError(firstIssue(err));

@@ -1,11 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import type { Context } from 'koa';
 import type { Connection } from '@temporalio/client';
-import type { Breakers, Dependency } from '../../src/breakers.js';
-import type { Config } from '../../src/config.js';
-import { unavailable } from '../../src/errors.js';
-import { metrics } from '../../src/metrics.js';
-import { runInRequest, type RequestContext } from '../../src/request-context.js';
+import type { Breakers, Dependency } from '../../src/kernel/breakers.js';
+import type { Config } from '../../src/kernel/config.js';
+import { unavailable } from '../../src/kernel/errors.js';
+import { metrics } from '../../src/kernel/metrics.js';
+import { runInRequest, type RequestContext } from '../../src/kernel/request-context.js';
 import type { Admission } from './admission.js';
 
 /** What the guard needs to know of a route. */
@@ -31,7 +31,7 @@ const shed = (reason: string, e: Error) => {
  * - every non-streaming request has a deadline (REQUEST_DEADLINE_MS, UPLOAD_DEADLINE_MS for bodies
  *   that are not JSON, a route's own `deadlineMs`); past it, or when a breaker it depends on opens,
  *   or when its client leaves, it is abandoned: answered 503 (if anyone is still listening), and
- *   every store call it has not started yet fails instead of running (src/db/guard.ts), as does
+ *   every store call it has not started yet fails instead of running (src/kernel/store/guard.ts), as does
  *   every Temporal call (the connection's abort signal);
  * - admission control bounds how many run at once (`admit`, after authentication: fair per workspace).
  * Work a request leaves behind after it has answered (a workflow start after a 202) is no longer
@@ -69,7 +69,7 @@ export function createRequestGuard(d: {
           ? HEALTH_DEADLINE_MS
           : (route.deadlineMs ?? (upload ? config.UPLOAD_DEADLINE_MS : config.REQUEST_DEADLINE_MS));
       const ctl = new AbortController();
-      // Every store call of the request listens on its signal (src/db/guard.ts): many at once is normal.
+      // Every store call of the request listens on its signal (src/kernel/store/guard.ts): many at once is normal.
       setMaxListeners(0, ctl.signal);
       const rc: RequestContext = { deadline: started + ms, signal: ctl.signal };
       // A request whose write is stored (markCommitted) is no longer abandoned: it answers its success.

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Redis } from '../../src/redis.js';
+import type { Redis } from '../../src/kernel/redis.js';
 import type { Context } from 'koa';
-import { AppError, validationError } from '../../src/errors.js';
-import { bestEffort } from '../../src/best-effort.js';
-import type { Logger } from '../../src/logger.js';
-import { callerOf, type Scope } from '../../src/scope.js';
+import { AppError, validationError } from '../../src/kernel/errors.js';
+import { bestEffort } from '../../src/kernel/best-effort.js';
+import type { Logger } from '../../src/kernel/logger.js';
+import { callerOf, type Scope } from '../../src/kernel/scope.js';
 
 /** What a key's record holds: in progress (with the owner's token), or the first response. */
 type Record_ =
@@ -29,13 +29,13 @@ const GIVE_BACK = `local v = redis.call('GET', KEYS[1]) if v and string.find(v, 
 
 /**
  * Idempotency-Key for creating POSTs (docs/operations.md): the key, scoped to the caller's
- * workspace, the caller itself (src/scope.ts callerOf: a member who sends an admin's key gets an
+ * workspace, the caller itself (src/kernel/scope.ts callerOf: a member who sends an admin's key gets an
  * outcome of their own, never the admin's) and the route, is claimed before the handler runs and
  * holds the first response for IDEMPOTENCY_TTL_S. A repeat of the same request returns that
  * response (`Idempotent-Replayed: true`); the same key with another body is a 422; a repeat while
  * the first is still running is a 409. An outcome that is not final (a 5xx, a 503 of an abandoned
  * request) is not kept: the claim is given back and a retry runs again, with the same derived ids
- * (src/request-context.ts `newId`), so what the first attempt may have stored is found instead of
+ * (src/kernel/request-context.ts `newId`), so what the first attempt may have stored is found instead of
  * written twice.
  */
 export function createIdempotency(redis: Redis, o: { prefix: string; ttlS: number }) {

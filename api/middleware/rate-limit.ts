@@ -1,11 +1,11 @@
-import { metrics } from '../../src/metrics.js';
+import { metrics } from '../../src/kernel/metrics.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Redis } from '../../src/redis.js';
+import type { Redis } from '../../src/kernel/redis.js';
 import type { Context } from 'koa';
-import type { Config } from '../../src/config.js';
-import { AppError, rateLimited } from '../../src/errors.js';
-import { bestEffort } from '../../src/best-effort.js';
-import type { Logger } from '../../src/logger.js';
+import type { Config } from '../../src/kernel/config.js';
+import { AppError, rateLimited } from '../../src/kernel/errors.js';
+import { bestEffort } from '../../src/kernel/best-effort.js';
+import type { Logger } from '../../src/kernel/logger.js';
 
 /** One limit: so many points per window. */
 export interface Limit {

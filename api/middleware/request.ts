@@ -1,10 +1,10 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { metrics } from '../../src/metrics.js';
+import { metrics } from '../../src/kernel/metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import type { Logger } from '../../src/logger.js';
+import type { Logger } from '../../src/kernel/logger.js';
 
-/** The API's tracer (src/telemetry.ts); a no-op until tracing is started. */
+/** The API's tracer (src/kernel/telemetry.ts); a no-op until tracing is started. */
 const tracer = trace.getTracer('cortex-api');
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SECRET_LIKE = /^[A-Za-z0-9_\-.~]{20,}$/;
@@ -25,7 +25,7 @@ export function redactPath(path: string): string {
  * line names the matched route pattern (`/v1/public/interventions/:token`), never the raw path or
  * query, so tokens in paths (`:token`) and queries (`t=`) are never written to the log; an
  * unmatched path is logged through redactPath. Each request is an OpenTelemetry span, and its
- * log lines carry that span's trace id (src/logger.ts).
+ * log lines carry that span's trace id (src/kernel/logger.ts).
  */
 export function requestMiddleware(log: Logger) {
   return async (ctx: Context, next: Next) => {

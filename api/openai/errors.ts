@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
-import { AppError, type ErrorCode } from '../../src/errors.js';
-import type { Logger } from '../../src/logger.js';
+import { AppError, type ErrorCode } from '../../src/kernel/errors.js';
+import type { Logger } from '../../src/kernel/logger.js';
 import type { OpenAIErrorBody } from '../../src/schemas/openai.js';
 import { firstIssue, toAppError } from '../middleware/errors.js';
 import { redactPath } from '../middleware/request.js';

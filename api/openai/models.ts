@@ -1,5 +1,5 @@
 import type { Pathway } from '../../src/db/pathways.js';
-import type { Scope } from '../../src/scope.js';
+import type { Scope } from '../../src/kernel/scope.js';
 import type { Services } from '../../src/services/index.js';
 import { toNeuronSlug } from '../../src/services/neurons.js';
 

@@ -1,4 +1,4 @@
-import type { Page } from '../../src/db/paging.js';
+import type { Page } from '../../src/kernel/store/paging.js';
 
 /**
  * The wire form of a page's paging fields (src/schemas/common.ts `pageFields`). `fixed`: the list's

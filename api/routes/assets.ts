@@ -1,7 +1,7 @@
 import type { Services } from '../../src/services/index.js';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { validationError } from '../../src/errors.js';
+import { validationError } from '../../src/kernel/errors.js';
 import { IdParams } from '../../src/schemas/common.js';
 import {
   Asset,
@@ -26,7 +26,7 @@ import { streamUpload } from '../multipart.js';
 import { presentAsset, presentChunk, presentVersion } from '../presenters/knowledge.js';
 import { presentPage } from '../presenters/page.js';
 import { areaRoutes, type HandlerInput } from '../route.js';
-import type { Page } from '../../src/db/paging.js';
+import type { Page } from '../../src/kernel/store/paging.js';
 
 /** What the asset routes use: the documents service and the upload limits. */
 type AssetsApi = Pick<Services, 'config' | 'documents'>;

@@ -1,6 +1,6 @@
 import type { Services } from '../../src/services/index.js';
 import { z } from 'zod';
-import { notFound, validationError } from '../../src/errors.js';
+import { notFound, validationError } from '../../src/kernel/errors.js';
 import { CatalogParams, MoveBody, PatchParams, ResourcePatchBody, TreeQuery } from '../../src/knowledge/index.js';
 import { priceOf, pricesAt } from '../../src/llm/pricing.js';
 import { presentArtifact, presentAsset, presentMemory, presentRecollection } from '../presenters/knowledge.js';

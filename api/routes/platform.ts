@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { gone, notFound } from '../../src/errors.js';
+import { gone, notFound } from '../../src/kernel/errors.js';
 import { IdParams, PageTotal, SuccessBody, pageFields, paging } from '../../src/schemas/common.js';
 import {
   ApiKey,
@@ -15,7 +15,7 @@ import {
   WorkspacePatchBody,
 } from '../../src/schemas/platform.js';
 import type { Services } from '../../src/services/index.js';
-import type { Scope } from '../../src/scope.js';
+import type { Scope } from '../../src/kernel/scope.js';
 import type { Context } from 'koa';
 import { presentApiKey, presentBrain, presentWorkspace } from '../presenters/platform.js';
 import { areaRoutes, type RouteDef } from '../route.js';

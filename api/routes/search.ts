@@ -1,5 +1,5 @@
-import { notFound, validationError } from '../../src/errors.js';
-import type { Scope } from '../../src/scope.js';
+import { notFound, validationError } from '../../src/kernel/errors.js';
+import type { Scope } from '../../src/kernel/scope.js';
 import { LISTABLE_TYPES, SEARCH_TYPES, typeOf, type SearchType } from '../../src/search/index.js';
 import type { Services } from '../../src/services/index.js';
 import {
@@ -24,7 +24,7 @@ import { presentPathway } from '../presenters/pathway.js';
 import { presentReceptor } from '../presenters/receptor.js';
 import { presentReflex } from '../presenters/reflex.js';
 import { areaRoutes } from '../route.js';
-import { own } from '../../src/own.js';
+import { own } from '../../src/kernel/own.js';
 
 /** Search, and each resource type's own service for `full_heads` (read under that service's rules). */
 type SearchApi = Pick<

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TERMINAL_STATES } from '../../src/db/jobs.js';
-import { forbidden, notFound } from '../../src/errors.js';
+import { forbidden, notFound } from '../../src/kernel/errors.js';
 import { SuccessBody } from '../../src/schemas/common.js';
 import { ReceptorRefParams } from '../../src/receptors/index.js';
 import {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { validationError } from '../../src/errors.js';
+import { validationError } from '../../src/kernel/errors.js';
 import { ShareQuery } from '../../src/shares/index.js';
 import type { Services } from '../../src/services/index.js';
 import type { ShareAccess } from '../../src/shares/index.js';

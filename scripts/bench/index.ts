@@ -46,7 +46,7 @@
  *     and appending its reply) and GET /v1/traces/:id/messages, timed before and after BENCH_HISTORY
  *     (20,000) engrams of other traces are written into the store; the ratio after ÷ before says
  *     whether a run slows down as the platform's data grows (aim ≤ 1.2).
- * (s) Stream writer (scripts/bench-streams.ts): entries per second appended through src/streams.ts by 50
+ * (s) Stream writer (scripts/bench-streams.ts): entries per second appended through src/kernel/streams.ts by 50
  *     concurrent writers (job streams' fenced script, and the resource feed's append), on one Redis and on
  *     a local 3-master Redis Cluster (REDIS_CLUSTER_NODES, or started for it), side by side.
  * (t) Noisy neighbour (scripts/bench-noisy.ts): workspace B starts BENCH_NOISY_RUNS (500) streaming runs at once

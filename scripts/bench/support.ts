@@ -7,7 +7,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { buildWorkspace, TestApp, TestClient } from '../../test/support/app.js';
 import type { ScriptedReply } from '../../test/support/scripted-openai.js';
 import { dataOf, readSse } from '../../test/support/sse.js';
-import { deleteKeys, scanKeys } from '../../src/redis.js';
+import { deleteKeys, scanKeys } from '../../src/kernel/redis.js';
 
 // ─── Parameters shared by several sections (bounded: the whole run takes a minute or two on 2 cores) ──
 

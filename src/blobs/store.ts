@@ -6,8 +6,8 @@ import { PassThrough, Readable, Transform, type TransformCallback } from 'node:s
 import { pipeline } from 'node:stream/promises';
 import type * as S3Sdk from '@aws-sdk/client-s3';
 import type * as S3Storage from '@aws-sdk/lib-storage';
-import type { Config } from '../config.js';
-import { payloadTooLarge } from '../errors.js';
+import type { Config } from '../kernel/config.js';
+import { payloadTooLarge } from '../kernel/errors.js';
 import { isMediaType } from '../schemas/common.js';
 
 /** What a stored body turned out to be, counted as it streamed through. */

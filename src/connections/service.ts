@@ -1,13 +1,13 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { allowedClientSecretEnv, type Config } from '../config.js';
+import { allowedClientSecretEnv, type Config } from '../kernel/config.js';
 import type { SecretBox } from '../crypto/secrets.js';
 import type { ConnectionDoc, ConnectionRepo, IntegrationDoc } from './store.mongo.js';
 import type { ReflexRecord as Reflex, ReflexRepo } from '../reflexes/index.js';
-import { conflict, forbidden, notFound, validationError } from '../errors.js';
+import { conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
 import type { Guard } from '../net/guard.js';
 import type { IntegrationBody } from './schemas.js';
-import { hasRole, type Scope } from '../scope.js';
-import type { Logger } from '../logger.js';
+import { hasRole, type Scope } from '../kernel/scope.js';
+import type { Logger } from '../kernel/logger.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 /** A connect attempt is good for ten minutes. */
@@ -153,7 +153,7 @@ export function createConnectionService(d: {
 
   /**
    * Refreshes a connection's token once, however many callers (in any process) find it about to
-   * expire: the refresh is claimed by a unique insert naming the token it replaces (src/db/claims.ts);
+   * expire: the refresh is claimed by a unique insert naming the token it replaces (src/kernel/store/claims.ts);
    * the others wait for the stored token to change. Providers that rotate refresh tokens treat a
    * second use of the old one as a replay (oidc-provider revokes the whole grant), so two refreshes
    * would disconnect the user. A claim left by a process that died is taken over after a lease.

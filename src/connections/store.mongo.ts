@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
-import type { IndexSpec } from '../db/client.js';
-import { isDuplicateKey, releaseHold, tryHold, type HoldDoc } from '../db/claims.js';
-import { findById } from '../db/client.js';
+import type { IndexSpec } from '../kernel/store/client.js';
+import { isDuplicateKey, releaseHold, tryHold, type HoldDoc } from '../kernel/store/claims.js';
+import { findById } from '../kernel/store/client.js';
 
 /**
  * An OAuth 2 integration an admin configured for the workspace (authorization and token
@@ -139,7 +139,7 @@ export function createConnectionRepo(db: Db) {
       (await connections.deleteOne({ workspaceId, integrationId, ownerId })).deletedCount === 1,
     /**
      * Runs `fn` as the one refresh of a token, however many callers (in any process) ask: the
-     * refresh is claimed by a unique insert naming the token it replaces (src/db/claims.ts), and a
+     * refresh is claimed by a unique insert naming the token it replaces (src/kernel/store/claims.ts), and a
      * claim left by a process that died is taken over after `leaseMs`. `{ held: false }` when
      * another caller holds it.
      */

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 
 /**
  * Secrets at rest (OAuth access and refresh tokens, PKCE verifiers, integration client secrets):

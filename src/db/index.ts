@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import type { IndexSpec, StoreBackend } from './client.js';
-import { guardDb } from './guard.js';
+import type { IndexSpec, StoreBackend } from '../kernel/store/client.js';
+import { guardDb } from '../kernel/store/guard.js';
 import { budgetIndexes, createBudgetRepo } from '../usage/index.js';
 import { createInterventionRepo, interventionIndexes } from './interventions.js';
 import { createJobRepo, jobIndexes } from './jobs.js';
@@ -50,7 +50,7 @@ export const allIndexes: IndexSpec[] = [
   ...evaluationIndexes,
 ];
 
-export type { StoreBackend } from './client.js';
+export type { StoreBackend } from '../kernel/store/client.js';
 
 /** FerretDB answers buildInfo with a `ferretdbVersion` field; MongoDB does not. */
 export async function detectBackend(db: Db): Promise<StoreBackend> {

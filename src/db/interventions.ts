@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Db, Filter } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import { decodeBlob, encodeBlob, type Blob } from './codec.js';
-import { findById } from './client.js';
-import { boundedCount, page, pageIndexes, TOTAL_CAP, type Page, type PageQuery } from './paging.js';
+import type { IndexSpec } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { findById } from '../kernel/store/client.js';
+import { boundedCount, page, pageIndexes, TOTAL_CAP, type Page, type PageQuery } from '../kernel/store/paging.js';
 
-export type { Page, PageQuery } from './paging.js';
+export type { Page, PageQuery } from '../kernel/store/paging.js';
 /** Above this many rows a count stops (it reads TOTAL_CAP + 1: "more than TOTAL_CAP"). */
 export const COUNT_CAP = TOTAL_CAP;
 
@@ -85,7 +85,7 @@ const decodeIntervention = ({ fields, payload, ...i }: InterventionDoc): Interve
 const decoded = (i: InterventionDoc | null) => i && decodeIntervention(i);
 
 export const interventionIndexes: IndexSpec[] = [
-  // GET /v1/interventions pages by (createdAt, _id) under these equalities (src/db/paging.ts); summary=1
+  // GET /v1/interventions pages by (createdAt, _id) under these equalities (src/kernel/store/paging.ts); summary=1
   // counts each status (capped) on the status ones.
   ...pageIndexes('interventions', ['workspaceId'], ['createdAt']),
   ...pageIndexes('interventions', ['workspaceId', 'brainId'], ['createdAt']),

@@ -1,11 +1,11 @@
 import type { Db, Filter } from 'mongodb';
 import type { JobKind, JobState } from '../temporal/definitions.js';
-import { claim, isDuplicateKey } from './claims.js';
-import { findById, type IndexSpec } from './client.js';
-import { decodeBlob, encodeBlob, type Blob } from './codec.js';
-import { page, pageIndexes, type Page, type PageQuery } from './paging.js';
+import { claim, isDuplicateKey } from '../kernel/store/claims.js';
+import { findById, type IndexSpec } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { page, pageIndexes, type Page, type PageQuery } from '../kernel/store/paging.js';
 
-export type { Page, PageQuery } from './paging.js';
+export type { Page, PageQuery } from '../kernel/store/paging.js';
 
 /**
  * The jobs read model: one document per workflow, id = workflow id. Activities
@@ -87,7 +87,7 @@ export const QUEUED_FOR_PLACE = "queued: waiting for a place in the workspace's 
 export const waitingStep = (jobId: string) => `queued: waiting for job ${jobId} on its trace to end`;
 
 export const jobIndexes: IndexSpec[] = [
-  // GET /v1/jobs pages by (createdAt, _id) under the workspace and at most one of these equalities (src/db/paging.ts).
+  // GET /v1/jobs pages by (createdAt, _id) under the workspace and at most one of these equalities (src/kernel/store/paging.ts).
   ...pageIndexes('jobs', ['workspaceId'], ['createdAt']),
   ...(['status', 'pathwayId', 'receptorId', 'neuronId', 'parentJobId'] as const).flatMap((f) =>
     pageIndexes('jobs', ['workspaceId', f], ['createdAt']),
@@ -155,7 +155,7 @@ interface TraceHeadDoc {
   updatedAt: Date;
 }
 
-/** A job's claimed terminal state (src/db/claims.ts): `_id` `job:<id>:terminal`, the transition it applied. */
+/** A job's claimed terminal state (src/kernel/store/claims.ts): `_id` `job:<id>:terminal`, the transition it applied. */
 export interface JobClaimDoc {
   _id: string;
   workspaceId: string;
@@ -304,7 +304,7 @@ export function createJobRepo(db: Db) {
     /** The job's claimed terminal state (decoded), or null while it has none. */
     terminalState: held,
     /**
-     * Claims the job's terminal state by unique insert (src/db/claims.ts): exactly one of any
+     * Claims the job's terminal state by unique insert (src/kernel/store/claims.ts): exactly one of any
      * number of racing writers wins. Answers whether this call won and the state that holds.
      */
     async claimTerminal(workspaceId: string, jobId: string, change: JobChange) {

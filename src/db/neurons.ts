@@ -1,18 +1,18 @@
 import type { Db, Filter } from 'mongodb';
 import type { NeuronConfig, NeuronSnapshot } from '../schemas/neuron-config.js';
-import type { IndexSpec } from './client.js';
-import { decodeBlob, encodeBlob, type Blob } from './codec.js';
-import { claim, claimNext, isDuplicateKey, newest } from './claims.js';
-import { escapeRegex, findById } from './client.js';
+import type { IndexSpec } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { claim, claimNext, isDuplicateKey, newest } from '../kernel/store/claims.js';
+import { escapeRegex, findById } from '../kernel/store/client.js';
 import { searchReader } from './search-rows.js';
-import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../kernel/store/paging.js';
 
 export type { Page, PageQuery, PageSort };
 type NeuronScopeValue = 'brain' | 'workspace' | 'core';
 
 /**
  * The head of a neuron. `config` is the normalized neuron_config as a blob (stored through
- * src/db/codec.ts); `version` is the head version number, and every change writes a matching
+ * src/kernel/store/codec.ts); `version` is the head version number, and every change writes a matching
  * neuron_versions entry.
  */
 export interface NeuronDoc {
@@ -218,7 +218,7 @@ export function createNeuronRepo(db: Db) {
     },
     /**
      * Records a change as the next version: the number is claimed by inserting its version
-     * document (src/db/claims.ts), built on the newest version, so concurrent edits get distinct
+     * document (src/kernel/store/claims.ts), built on the newest version, so concurrent edits get distinct
      * consecutive numbers and none is lost; the head then converges to the newest version.
      * `deleted` names the state the head must be in (live by default).
      */

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import { findById } from './client.js';
-import { decodeBlob, encodeBlob, type Blob } from './codec.js';
+import { findById } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
 
 /** One node visit of a pathway run, in visiting order: the node (its index), its value and the handle it took. */
 export interface TrailVisit {

@@ -1,10 +1,10 @@
 import type { Db, Filter } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import { decodeBlob, encodeBlob, type Blob } from './codec.js';
-import { holding, isDuplicateKey, type HoldDoc } from './claims.js';
-import { escapeRegex, findById } from './client.js';
+import type { IndexSpec } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { holding, isDuplicateKey, type HoldDoc } from '../kernel/store/claims.js';
+import { escapeRegex, findById } from '../kernel/store/client.js';
 import { searchReader } from './search-rows.js';
-import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../kernel/store/paging.js';
 
 export type { Page, PageQuery, PageSort };
 
@@ -33,7 +33,7 @@ interface PathwayVersionEntry {
   createdBy: string | null;
   /** What made this version: 'created', 'updated: graph, name', 'promoted from v3'. */
   note: string | null;
-  /** The id-based pathway_graph of this version (blob: client JSON, stored through src/db/codec.ts). */
+  /** The id-based pathway_graph of this version (blob: client JSON, stored through src/kernel/store/codec.ts). */
   graph: Blob;
   name: string;
   description: string;
@@ -133,7 +133,7 @@ interface NeuronRef {
 
 export const pathwayIndexes: IndexSpec[] = [
   // GET /v1/pathways: workspace + brain, sorted by created_at | updated_at | name; the name index also narrows search.
-  // Each page is one range of (sort field, _id) (src/db/paging.ts); a search is checked on the rows read in that order.
+  // Each page is one range of (sort field, _id) (src/kernel/store/paging.ts); a search is checked on the rows read in that order.
   ...pageIndexes('pathways', ['workspaceId', 'brainId'], ['createdAt', 'updatedAt', 'name']),
   // ?createdBy=
   ...pageIndexes('pathways', ['workspaceId', 'brainId', 'createdBy'], ['createdAt', 'updatedAt', 'name']),
@@ -195,7 +195,7 @@ export function createPathwayRepo(db: Db) {
   const participants = db.collection<PathwayParticipantDoc>('pathway_participants');
   const neurons = db.collection<NeuronRef>('neurons');
   /**
-   * Write holds on pathway heads (`_id` = pathway id, src/db/claims.ts): FerretDB 1.x applies an update as read,
+   * Write holds on pathway heads (`_id` = pathway id, src/kernel/store/claims.ts): FerretDB 1.x applies an update as read,
    * modify, write back without re-checking the filter, so two concurrent saves could both "win" and drop a version.
    */
   const locks = db.collection<HoldDoc>('pathway_locks');
@@ -305,7 +305,7 @@ export function createPathwayRepo(db: Db) {
     },
     /**
      * Applies a change planned on the current head under the pathway's write hold (`holding`,
-     * src/db/claims.ts): FerretDB 1.x applies an update as read, modify, write back without
+     * src/kernel/store/claims.ts): FerretDB 1.x applies an update as read, modify, write back without
      * re-checking the filter, so two concurrent saves could both "win" and drop a version. With a
      * note the change records the next version, dropping the oldest past PATHWAY_VERSION_CAP.
      * `brainId`: the pathway must be in that brain (else missing).

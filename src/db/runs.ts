@@ -1,9 +1,9 @@
 import type { Db } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import { decodeBlob, encodeBlob, type Blob } from './codec.js';
+import type { IndexSpec } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
 import type { PreparedRunData } from '../temporal/definitions.js';
 import type { ToolCall } from '../llm/types.js';
-import { claim } from './claims.js';
+import { claim } from '../kernel/store/claims.js';
 
 /**
  * A neuron run's working set, stored by reference (workflow and activity payloads

@@ -1,5 +1,5 @@
 import type { Collection, Document, Filter } from 'mongodb';
-import { findByIds } from './client.js';
+import { findByIds } from '../kernel/store/client.js';
 
 /** Rows per page of a walk. */
 const WALK_PAGE = 500;

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import { isDuplicateKey } from './claims.js';
-import { uuidFromName } from '../ids.js';
+import type { IndexSpec } from '../kernel/store/client.js';
+import { isDuplicateKey } from '../kernel/store/claims.js';
+import { uuidFromName } from '../kernel/ids.js';
 
 /** Who may use a secret: graphs saved by an admin only, or also by an editor of the pathway. */
 type SecretUsableBy = 'admins' | 'editors';

@@ -1,9 +1,9 @@
 import type { Collection } from 'mongodb';
-import { claim, newest, probeFrom } from './claims.js';
-import { findById } from './client.js';
-import { decodeBlob, encodeBlob } from './codec.js';
-import type { StoreBackend } from './client.js';
-import { AppError } from '../errors.js';
+import { claim, newest, probeFrom } from '../kernel/store/claims.js';
+import { findById } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
+import type { StoreBackend } from '../kernel/store/client.js';
+import { AppError } from '../kernel/errors.js';
 import {
   emptyCost,
   placeKey,

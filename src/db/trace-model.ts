@@ -3,8 +3,8 @@
  * place are found by. A leaf that traces.ts (the repository) and trace-engrams.ts (its engram log)
  * both import; traces.ts re-exports it.
  */
-import type { Blob } from './codec.js';
-import { uuidFromName } from '../ids.js';
+import type { Blob } from '../kernel/store/codec.js';
+import { uuidFromName } from '../kernel/ids.js';
 
 export interface CostSummary {
   totalCostUsd: number;

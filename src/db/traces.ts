@@ -1,8 +1,8 @@
 import type { Db, Filter } from 'mongodb';
-import { claim } from './claims.js';
-import { escapeRegex, findById, type IndexSpec, type StoreBackend } from './client.js';
-import { encodeBlob } from './codec.js';
-import { page, pageIndexes, type Page, type PageQuery, type PageSort } from './paging.js';
+import { claim } from '../kernel/store/claims.js';
+import { escapeRegex, findById, type IndexSpec, type StoreBackend } from '../kernel/store/client.js';
+import { encodeBlob } from '../kernel/store/codec.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../kernel/store/paging.js';
 import { createEngramLog, decodeEngram, decodeTrace } from './trace-engrams.js';
 import {
   emptyCost,
@@ -19,13 +19,13 @@ import {
   type TraceSortField,
 } from './trace-model.js';
 
-export type { Page, PageQuery } from './paging.js';
+export type { Page, PageQuery } from '../kernel/store/paging.js';
 export type { Appended, WriteGuard } from './trace-engrams.js';
 export * from './trace-model.js';
 
 export const traceIndexes: IndexSpec[] = [
   { collection: 'traces', keys: { workspaceId: 1, traceId: 1 }, unique: true, name: 'ws_trace_unique' },
-  // GET /v1/traces pages by (sort field, _id) (src/db/paging.ts): each sort under the workspace with
+  // GET /v1/traces pages by (sort field, _id) (src/kernel/store/paging.ts): each sort under the workspace with
   // and without the trace type, and the default sort under each single equality filter.
   ...pageIndexes('traces', ['workspaceId', 'traceType'], ['createdAt', 'updatedAt', 'messageCount']),
   ...pageIndexes('traces', ['workspaceId'], ['createdAt', 'updatedAt', 'messageCount']),
@@ -33,7 +33,7 @@ export const traceIndexes: IndexSpec[] = [
     pageIndexes('traces', ['workspaceId', f, 'traceType'], ['updatedAt']),
   ),
   ...pageIndexes('traces', ['workspaceId', 'brainId', 'neuronId', 'traceType'], ['updatedAt']),
-  // The claim of an engram's place in its trace (src/db/claims.ts): one engram per (trace, seq).
+  // The claim of an engram's place in its trace (src/kernel/store/claims.ts): one engram per (trace, seq).
   { collection: 'engrams', keys: { workspaceId: 1, traceId: 1, seq: 1 }, unique: true, name: 'ws_trace_seq_unique' },
 ];
 

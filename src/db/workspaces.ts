@@ -1,10 +1,10 @@
 import type { Db } from 'mongodb';
-import type { IndexSpec } from './client.js';
-import { isDuplicateKey } from './claims.js';
-import { findById } from './client.js';
-import { page, pageIndexes, type Page, type PageQuery } from './paging.js';
+import type { IndexSpec } from '../kernel/store/client.js';
+import { isDuplicateKey } from '../kernel/store/claims.js';
+import { findById } from '../kernel/store/client.js';
+import { page, pageIndexes, type Page, type PageQuery } from '../kernel/store/paging.js';
 
-export type { Page, PageQuery } from './paging.js';
+export type { Page, PageQuery } from '../kernel/store/paging.js';
 
 export interface WorkspaceDoc {
   _id: string;
@@ -42,7 +42,7 @@ export const workspaceIndexes: IndexSpec[] = [
   { collection: 'workspaces', keys: { slug: 1 }, unique: true, name: 'slug_unique' },
   { collection: 'brains', keys: { workspaceId: 1, _id: 1 }, name: 'ws_id' },
   { collection: 'api_keys', keys: { hash: 1 }, unique: true, name: 'hash_unique' },
-  // GET /v1/api-keys pages by (createdAt, _id): the workspace's live keys, or those one user created (src/db/paging.ts).
+  // GET /v1/api-keys pages by (createdAt, _id): the workspace's live keys, or those one user created (src/kernel/store/paging.ts).
   ...pageIndexes('api_keys', ['workspaceId', 'revokedAt'], ['createdAt']),
   ...pageIndexes('api_keys', ['workspaceId', 'revokedAt', 'createdBy'], ['createdAt']),
 ];

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import { toLlmError } from '../llm/errors.js';
 import { loadWinkVectors } from './wink.js';
 

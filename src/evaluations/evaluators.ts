@@ -1,5 +1,5 @@
 import { compileLinear, RegexRefused } from '../pathways/regex.js';
-import { setOwn } from '../own.js';
+import { setOwn } from '../kernel/own.js';
 import type { EvaluatorSpec, ExperimentAggregates, ItemScore } from './model.js';
 
 /**
@@ -315,7 +315,7 @@ export function aggregate(evaluators: string[], itemCount: number, items: ItemFi
   const meanScores: Record<string, number | null> = {};
   for (const name of evaluators) {
     const vals = ended.map((i) => i.scores.find((s) => s.evaluator === name)?.score ?? 0);
-    // Keyed by names the builder chose: own properties only (src/own.ts).
+    // Keyed by names the builder chose: own properties only (src/kernel/own.ts).
     setOwn(meanScores, name, vals.length ? round(vals.reduce((a, b) => a + b, 0) / vals.length) : null);
   }
   const latencies = ended.flatMap((i) => (i.latencyMs === null ? [] : [i.latencyMs]));

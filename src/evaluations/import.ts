@@ -1,4 +1,4 @@
-import { validationError } from '../errors.js';
+import { validationError } from '../kernel/errors.js';
 import type { NewItem } from './store.js';
 
 /**

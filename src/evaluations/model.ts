@@ -1,4 +1,4 @@
-import type { Blob } from '../db/codec.js';
+import type { Blob } from '../kernel/store/codec.js';
 
 /**
  * A dataset (docs/evaluations.md): named examples of a brain. `version` counts changes to its

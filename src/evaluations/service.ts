@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
 import type { Job } from '../db/jobs.js';
-import { AppError, conflict, notFound, validationError } from '../errors.js';
-import { uuidFromName } from '../ids.js';
-import { assertJsonDepth } from '../json-depth.js';
-import type { Logger } from '../logger.js';
-import type { Scope } from '../scope.js';
+import { AppError, conflict, notFound, validationError } from '../kernel/errors.js';
+import { uuidFromName } from '../kernel/ids.js';
+import { assertJsonDepth } from '../kernel/json-depth.js';
+import type { Logger } from '../kernel/logger.js';
+import type { Scope } from '../kernel/scope.js';
 import type { SubPathwayCall } from '../services/pathway-runs.js';
 import { fromRunScope, toRunScope } from '../services/runs/shared.js';
 import {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Document } from 'mongodb';
-import type { IndexSpec } from '../db/client.js';
-import { claim } from '../db/claims.js';
-import { findById } from '../db/client.js';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
-import { page, pageIndexes, type Page, type PageQuery } from '../db/paging.js';
+import type { IndexSpec } from '../kernel/store/client.js';
+import { claim } from '../kernel/store/claims.js';
+import { findById } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
+import { page, pageIndexes, type Page, type PageQuery } from '../kernel/store/paging.js';
 import { EXPERIMENT_TERMINAL } from './model.js';
 import type {
   DatasetDoc,
@@ -17,7 +17,7 @@ import type {
 import type { EvaluationStore, NewItem } from './store.js';
 
 export const evaluationIndexes: IndexSpec[] = [
-  // GET /v1/datasets pages a brain's datasets newest first; GET /v1/experiments a workspace's (src/db/paging.ts).
+  // GET /v1/datasets pages a brain's datasets newest first; GET /v1/experiments a workspace's (src/kernel/store/paging.ts).
   ...pageIndexes('eval_datasets', ['workspaceId', 'brainId'], ['createdAt']),
   ...pageIndexes('eval_experiments', ['workspaceId'], ['createdAt']),
   // A dataset's items in the order they were added (any version reads the same range).

@@ -1,7 +1,7 @@
-import type { Page, PageQuery } from '../db/paging.js';
+import type { Page, PageQuery } from '../kernel/store/paging.js';
 import type { DatasetDoc, DatasetItem, ExperimentDoc, ExperimentItem, ExperimentItemDoc } from './model.js';
 
-export type { PageQuery } from '../db/paging.js';
+export type { PageQuery } from '../kernel/store/paging.js';
 
 /** An item to add: its JSON values (the store encodes them). */
 export interface NewItem {

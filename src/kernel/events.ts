@@ -1,13 +1,13 @@
 import type { Job } from '../db/jobs.js';
 import type { Neuron } from '../db/neurons.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from './scope.js';
 
 /**
  * The platform's events (docs/architecture.md, "Layers"): the area that makes a change publishes
  * it, the areas that react to it subscribe, and both know only this map. One bus is made per set
  * of services (src/services/index.ts) and handed to the areas that publish or subscribe.
  */
-export interface Events {
+interface Events {
   /** A job became completed, failed or waiting, once stored (jobs publish; signed webhooks subscribe). Awaited by the transition. */
   'job.status': Job;
   /** A platform event receptors may subscribe to: vault changes, pathway-run events (receptor fires subscribe). */
@@ -43,7 +43,7 @@ interface FinalizedTranscript {
 }
 
 /** Questions one area answers for another: one handler each. */
-export interface Requests {
+interface Requests {
   /** Starts a never-started job from its stored start, if it has one (jobs ask; the run service answers). */
   'job.restart': { input: Job; output: boolean };
 }

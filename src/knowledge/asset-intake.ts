@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { bestEffort } from '../best-effort.js';
+import { bestEffort } from '../kernel/best-effort.js';
 import type { BlobStore, StoredBlob } from '../blobs/store.js';
 import { fromBuffer } from '../blobs/store.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { KnowledgeDocument } from './model.js';
-import { validationError } from '../errors.js';
+import { validationError } from '../kernel/errors.js';
 import { sniffContentType } from './extract.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../kernel/logger.js';
 import { refusedAs, type Guard } from '../net/guard.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 import { firstLine, normalizePath } from './document-paths.js';
 import { newIngestState } from './ingest.js';
 

@@ -1,6 +1,6 @@
 import type { KnowledgeRepo } from './store.mongo.js';
-import { forbidden, validationError } from '../errors.js';
-import { hasRole, type Scope } from '../scope.js';
+import { forbidden, validationError } from '../kernel/errors.js';
+import { hasRole, type Scope } from '../kernel/scope.js';
 import { folderStructure, normalizePath, type DocumentService } from './documents.js';
 import type { MemoryService } from './memories.js';
 import type { ResourceEvents } from '../services/resource-events.js';

@@ -1,6 +1,6 @@
 import { Binary, type Collection, type Db } from 'mongodb';
 import { vectorToBytes } from '../embeddings/index.js';
-import { findById } from '../db/client.js';
+import { findById } from '../kernel/store/client.js';
 import type {
   Chunk,
   ChunkDoc,
@@ -12,7 +12,7 @@ import type {
   MemoryDoc,
 } from './model.js';
 import { heldUpdate, knowledgeCollections, toChunk, toDocument, toMemory } from './rows.mongo.js';
-import { page, type PageQuery } from '../db/paging.js';
+import { page, type PageQuery } from '../kernel/store/paging.js';
 
 /** Chunks are written in bulk batches of at most this many. */
 const WRITE_BATCH = 500;

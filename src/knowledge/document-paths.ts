@@ -1,4 +1,4 @@
-import { conflict, validationError } from '../errors.js';
+import { conflict, validationError } from '../kernel/errors.js';
 
 /**
  * The pure parts of the document lanes (docs/knowledge.md): folder paths, the folder structure of

@@ -1,6 +1,6 @@
 import type { Db, Filter } from 'mongodb';
-import { claimNext } from '../db/claims.js';
-import { findById } from '../db/client.js';
+import { claimNext } from '../kernel/store/claims.js';
+import { findById } from '../kernel/store/client.js';
 import type { DocumentDoc, DocumentVersion, KnowledgeDocument, KnowledgeSort, Lane } from './model.js';
 import {
   encodeSet,
@@ -12,7 +12,7 @@ import {
   toVersion,
   underPrefix,
 } from './rows.mongo.js';
-import { page, type PageQuery } from '../db/paging.js';
+import { page, type PageQuery } from '../kernel/store/paging.js';
 
 /** Which rows of the document table a list or a folder view reads. */
 export interface DocumentScope {
@@ -45,7 +45,7 @@ export function createDocumentOps(db: Db) {
     insert: async (doc: KnowledgeDocument): Promise<void> => {
       await c.documents.insertOne(fromDocument(doc));
     },
-    /** One page of a lane's rows (src/db/paging.ts). */
+    /** One page of a lane's rows (src/kernel/store/paging.ts). */
     page: async (workspaceId: string, s: DocumentScope, sort: KnowledgeSort, q: PageQuery) => {
       const p = await page(c.documents, scoped(workspaceId, s), sort, q);
       return { ...p, items: p.items.map(toDocument) };
@@ -120,7 +120,7 @@ export function createDocumentOps(db: Db) {
     /**
      * Claims the next version of a row: `build` gets the newest version (null before the first
      * claimed one) and returns the next, or null when there is nothing to change. Versions are
-     * claimed by unique `_id` `<doc>:<version>` (src/db/claims.ts): a writer that loses the
+     * claimed by unique `_id` `<doc>:<version>` (src/kernel/store/claims.ts): a writer that loses the
      * number builds again on the new newest. Returns the claimed version, or null.
      */
     claimVersion: async (

@@ -1,15 +1,15 @@
-import { idempotentId, markCommitted } from '../request-context.js';
-import { bestEffort } from '../best-effort.js';
-import type { Logger } from '../logger.js';
+import { idempotentId, markCommitted } from '../kernel/request-context.js';
+import { bestEffort } from '../kernel/best-effort.js';
+import type { Logger } from '../kernel/logger.js';
 import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '../blobs/store.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { DocumentVersion, KnowledgeDocument, Lane } from './model.js';
 import type { KnowledgeRepo } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { conflict, notFound, validationError } from '../errors.js';
+import { conflict, notFound, validationError } from '../kernel/errors.js';
 import type { Guard } from '../net/guard.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
 import type { ResourceEvents, ResourceRef } from '../services/resource-events.js';
 import { createAssetIntake } from './asset-intake.js';
@@ -116,7 +116,7 @@ export function createDocumentService(d: {
     const jobId = ingestBody ? randomUUID() : null;
     if (jobId) r.ingest = newIngestState(r.lane === 'artifact' ? r.version : 1, jobId);
     await repo.documents.insert(r);
-    // The resource exists: the request answers its success from here on (src/request-context.ts),
+    // The resource exists: the request answers its success from here on (src/kernel/request-context.ts),
     // and what follows cannot turn it into an error that would claim nothing was stored.
     markCommitted();
     await bestEffort(

@@ -17,17 +17,16 @@ export {
   type DocumentVersionDoc,
   type IngestState,
   type KnowledgeDocument,
-  type Lane,
   type Memory as MemoryRecord,
   type MemoryDoc,
   type Recollection as RecollectionRecord,
   type RecollectionMember,
 } from './model.js';
-export { createKnowledgeRepo, knowledgeIndexes, type KnowledgeRepo } from './store.mongo.js';
+export { createKnowledgeRepo, knowledgeIndexes } from './store.mongo.js';
 export { toDocument, toMemory } from './rows.mongo.js';
 export * from './schemas.js';
 export { createDocumentService, type DocumentService } from './documents.js';
-export { createMemoryService, type MemoryService } from './memories.js';
-export { createIngestService, type IngestService } from './ingest.js';
+export { createMemoryService } from './memories.js';
+export { createIngestService } from './ingest.js';
 export { createCatalogService } from './catalog.js';
 export { sniffContentType } from './extract.js';

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '../blobs/store.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { Chunk, ChunkedKind, IngestState, KnowledgeDocument, Memory } from './model.js';
 import type { KnowledgeRepo } from './store.mongo.js';
 import type { Ingestible } from './chunks.mongo.js';
 import type { Embedder } from '../embeddings/index.js';
-import { notFound } from '../errors.js';
+import { notFound } from '../kernel/errors.js';
 import { chunkText } from './chunk.js';
 import { extractText, isExtractable, sniffContentType } from './extract.js';
 import type { ModelRegistry } from '../llm/registry.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 import type { IngestInput } from '../temporal/definitions.js';
 import type { JobService } from '../services/jobs.js';
 import type { ResourceEvents } from '../services/resource-events.js';

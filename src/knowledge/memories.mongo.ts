@@ -1,5 +1,5 @@
 import type { Db, Filter } from 'mongodb';
-import { findById } from '../db/client.js';
+import { findById } from '../kernel/store/client.js';
 import type {
   ChunkedKind,
   KnowledgeSort,
@@ -10,7 +10,7 @@ import type {
   RecollectionMember,
 } from './model.js';
 import { encodeSet, fromMemory, heldUpdate, knowledgeCollections, toMemory } from './rows.mongo.js';
-import { page, type PageQuery } from '../db/paging.js';
+import { page, type PageQuery } from '../kernel/store/paging.js';
 
 /** Which memories a list reads. */
 export interface MemoryScope {

@@ -3,18 +3,18 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { BlobStore, StoredBlob } from '../blobs/store.js';
 import { fromBuffer } from '../blobs/store.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { ChunkedKind, Memory, Recollection } from './model.js';
 import type { KnowledgeRepo } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { notFound, validationError } from '../errors.js';
+import { notFound, validationError } from '../kernel/errors.js';
 import { sniffContentType } from './extract.js';
 import { refusedAs, type Guard } from '../net/guard.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
 import type { ResourceEvents } from '../services/resource-events.js';
-import { bestEffort } from '../best-effort.js';
-import type { Logger } from '../logger.js';
+import { bestEffort } from '../kernel/best-effort.js';
+import type { Logger } from '../kernel/logger.js';
 
 export interface MemoryIngest {
   content?: string;

@@ -4,7 +4,7 @@
  * import; the search area's reads (src/search/store.mongo.ts) see it through the door.
  */
 import type { Binary } from 'mongodb';
-import type { Blob } from '../db/codec.js';
+import type { Blob } from '../kernel/store/codec.js';
 
 /** The two storage lanes of the document table (docs/knowledge.md). */
 export type Lane = 'asset' | 'artifact';
@@ -58,7 +58,7 @@ export interface DocumentDoc {
   updatedAt: Date;
 }
 
-/** A version of a document row, claimed by unique `_id` `<doc>:<version>` (src/db/claims.ts). */
+/** A version of a document row, claimed by unique `_id` `<doc>:<version>` (src/kernel/store/claims.ts). */
 export interface DocumentVersionDoc {
   _id: string;
   documentId: string;
@@ -147,7 +147,7 @@ export interface RecollectionMemberDoc {
   addedAt: Date;
 }
 
-/** Free-form metadata as the client sent it (stored as text, see src/db/codec.ts). */
+/** Free-form metadata as the client sent it (stored as text, see src/kernel/store/codec.ts). */
 type Metadata = Record<string, unknown>;
 /** An asset or artifact row as services see it: metadata decoded. */
 export type KnowledgeDocument = Omit<DocumentDoc, 'metadata'> & { metadata: Metadata };

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { findById } from '../db/client.js';
+import { findById } from '../kernel/store/client.js';
 import { traceKey } from '../db/trace-model.js';
 
 /**

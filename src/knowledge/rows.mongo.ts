@@ -1,6 +1,6 @@
 import type { Collection, Db, Filter } from 'mongodb';
-import { updateHeld, type HoldDoc } from '../db/claims.js';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
+import { updateHeld, type HoldDoc } from '../kernel/store/claims.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
 import type {
   Chunk,
   ChunkDoc,
@@ -30,7 +30,7 @@ export function knowledgeCollections(db: Db) {
 /**
  * Every update of a document or memory row goes through here, under the row's hold: rows have
  * several writers (a new version's head, its ingest job's state, a recount), and FerretDB 1.x
- * applies an update as read-modify-write of the whole row (src/db/claims.ts, updateHeld).
+ * applies an update as read-modify-write of the whole row (src/kernel/store/claims.ts, updateHeld).
  */
 export const heldUpdate =
   (holds: Collection<HoldDoc>) =>

@@ -1,14 +1,14 @@
 import type { Db } from 'mongodb';
-import type { IndexSpec } from '../db/client.js';
+import type { IndexSpec } from '../kernel/store/client.js';
 import { createDocumentOps } from './documents.mongo.js';
 import { createChunkOps, createIngestOps } from './chunks.mongo.js';
 import { createMemoryOps, createRecollectionOps } from './memories.mongo.js';
 import { createOwnerReads } from './owners.mongo.js';
-import { pageIndexes } from '../db/paging.js';
+import { pageIndexes } from '../kernel/store/paging.js';
 
 export const knowledgeIndexes: IndexSpec[] = [
   // GET /v1/assets, /v1/artifacts, /v1/memories, /v1/recollections page by (sort field, _id) under their
-  // equality filters (src/db/paging.ts); a path prefix is checked on the rows read in that order.
+  // equality filters (src/kernel/store/paging.ts); a path prefix is checked on the rows read in that order.
   ...pageIndexes('documents', ['workspaceId', 'lane'], ['createdAt', 'updatedAt', 'name']),
   ...pageIndexes('documents', ['workspaceId', 'brainId', 'lane'], ['createdAt', 'updatedAt', 'name']),
   ...pageIndexes('documents', ['workspaceId', 'brainId', 'lane', 'path'], ['createdAt', 'updatedAt', 'name']),

@@ -6,7 +6,7 @@ import type {
   RawMessageStreamEvent,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages';
-import { validationError } from '../errors.js';
+import { validationError } from '../kernel/errors.js';
 import { LlmAbortError, LlmError, toLlmError } from './errors.js';
 import { pricedModels } from './pricing.js';
 import type { ChatMessage, ChatProvider, ChatRequest, ChatResult, TokenSink, ToolCall, ToolSpec } from './types.js';

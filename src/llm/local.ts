@@ -1,4 +1,4 @@
-import { validationError } from '../errors.js';
+import { validationError } from '../kernel/errors.js';
 import { LlmAbortError } from './errors.js';
 import type { ChatMessage, ChatProvider, ChatRequest, ChatResult, TokenSink } from './types.js';
 

@@ -5,7 +5,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
-import { validationError } from '../errors.js';
+import { validationError } from '../kernel/errors.js';
 import { LlmAbortError, LlmError, toLlmError } from './errors.js';
 import { pricedModels } from './pricing.js';
 import {
@@ -49,7 +49,7 @@ export interface OpenAIProviderOptions {
 export function createOpenAIProvider(opts: OpenAIProviderOptions = {}): ChatProvider {
   const name = opts.name ?? 'openai';
   // baseURL and apiKey are passed explicitly so the SDK never reads OPENAI_* from process.env
-  // (src/config.ts is the only reader of the environment).
+  // (src/kernel/config.ts is the only reader of the environment).
   const client = new OpenAI({ baseURL: opts.baseURL ?? OPENAI_API, apiKey: opts.apiKey ?? 'unused', maxRetries: 0 });
   const maxTokensField = opts.maxTokensField ?? (opts.baseURL ? 'max_tokens' : 'max_completion_tokens');
   const advertised = [...new Set([...pricedModels('openai'), ...(opts.models ?? [])])];

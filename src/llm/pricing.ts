@@ -1,5 +1,5 @@
 import type { TokenUsage } from './types.js';
-import { own } from '../own.js';
+import { own } from '../kernel/own.js';
 
 /**
  * Model prices for usage rollups (`usageByModel`, `totalCost`). The numbers are the providers'

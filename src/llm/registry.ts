@@ -1,4 +1,4 @@
-import { validationError } from '../errors.js';
+import { validationError } from '../kernel/errors.js';
 import { createAnthropicProvider } from './anthropic.js';
 import { createLocalProvider } from './local.js';
 import { createOpenAIProvider } from './openai.js';

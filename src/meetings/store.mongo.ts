@@ -1,12 +1,12 @@
 import type { Db, Filter } from 'mongodb';
-import { validationError } from '../errors.js';
-import { updateHeld, type HoldDoc } from '../db/claims.js';
-import { findById, findByIds, type IndexSpec } from '../db/client.js';
-import { decodeBlob, encodeBlob } from '../db/codec.js';
-import { page, pageIndexes, type Page, type PageQuery } from '../db/paging.js';
+import { validationError } from '../kernel/errors.js';
+import { updateHeld, type HoldDoc } from '../kernel/store/claims.js';
+import { findById, findByIds, type IndexSpec } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
+import { page, pageIndexes, type Page, type PageQuery } from '../kernel/store/paging.js';
 import { createTranscriptionStore } from './transcription.mongo.js';
 
-export type { Page, PageQuery } from '../db/paging.js';
+export type { Page, PageQuery } from '../kernel/store/paging.js';
 export type { Attachment, AudioChunk, TranscriptionSession } from './transcription.mongo.js';
 
 /** Transcription states of a meeting (docs/meetings.md). */
@@ -64,7 +64,7 @@ export interface MeetingListFilter {
 const MAX_MEETING_BODY_CHARS = 8_000_000;
 
 export const meetingIndexes: IndexSpec[] = [
-  // GET /v1/meetings pages by (updatedAt, _id) (src/db/paging.ts), workspace-wide or in one brain, with or without ?transcription_status.
+  // GET /v1/meetings pages by (updatedAt, _id) (src/kernel/store/paging.ts), workspace-wide or in one brain, with or without ?transcription_status.
   ...pageIndexes('meetings', ['workspaceId'], ['updatedAt']),
   ...pageIndexes('meetings', ['workspaceId', 'brainId'], ['updatedAt']),
   ...pageIndexes('meetings', ['workspaceId', 'brainId', 'transcriptionStatus'], ['updatedAt']),

@@ -1,7 +1,7 @@
 import type { Db, Filter, UpdateFilter } from 'mongodb';
-import { AppError } from '../errors.js';
-import { holding, isDuplicateKey, type HoldDoc } from '../db/claims.js';
-import { findById } from '../db/client.js';
+import { AppError } from '../kernel/errors.js';
+import { holding, isDuplicateKey, type HoldDoc } from '../kernel/store/claims.js';
+import { findById } from '../kernel/store/client.js';
 
 /** A live transcription session of a meeting; its id is the session id, its job is the `liveTranscription` workflow. */
 interface SessionDoc {

@@ -1,9 +1,9 @@
-import type { Redis } from '../redis.js';
+import type { Redis } from '../kernel/redis.js';
 import type { MeetingRepo } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { forbidden, notFound, validationError } from '../errors.js';
-import type { Scope } from '../scope.js';
-import { own } from '../own.js';
+import { forbidden, notFound, validationError } from '../kernel/errors.js';
+import type { Scope } from '../kernel/scope.js';
+import { own } from '../kernel/own.js';
 
 /** Terms every workspace's speech gets as hints: the platform's own words and meeting vocabulary. */
 const CORE = [

@@ -4,8 +4,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import ipaddr from 'ipaddr.js';
-import { AppError, validationError } from '../errors.js';
-import { setOwn } from '../own.js';
+import { AppError, validationError } from '../kernel/errors.js';
+import { setOwn } from '../kernel/own.js';
 
 /**
  * The platform's one outbound-HTTP guard (docs/decisions.md): every URL a user can influence

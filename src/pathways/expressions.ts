@@ -1,7 +1,7 @@
 import jsonata from 'jsonata';
 import { expressionHint, normalizeExpression, normalizeTemplate, templateParts } from './normalize.js';
 import { linearRegexEngine, REGEX_LIMITS, regexProblem, withLinearRegExp, type RegexBudget } from './regex.js';
-import { own } from '../own.js';
+import { own } from '../kernel/own.js';
 
 /**
  * Pathway expressions (JSONata) and `{{ expression }}` templates: syntax checks for validation

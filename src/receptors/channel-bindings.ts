@@ -1,13 +1,13 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { BindingChange } from './firings.mongo.js';
 import type { ChannelBinding, ReceptorRepo } from './store.mongo.js';
-import { conflict, notFound, validationError } from '../errors.js';
+import { conflict, notFound, validationError } from '../kernel/errors.js';
 import type { BindingCreateBody, BindingPatchBody, ChatWebhookBody } from './schemas.js';
-import { systemScope, type Scope } from '../scope.js';
+import { systemScope, type Scope } from '../kernel/scope.js';
 import type { ReceptorFireService } from './fires.js';
 import type { ReceptorService } from './service.js';
-import { uuidFromName } from '../ids.js';
+import { uuidFromName } from '../kernel/ids.js';
 import { verifySignature } from './stimuli.js';
 
 /**

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from '../db/jobs.js';
 import type { Firing, Receptor, ReceptorRepo } from './store.mongo.js';
-import { validationError } from '../errors.js';
+import { validationError } from '../kernel/errors.js';
 import type { MultitaskStrategy } from '../schemas/jobs.js';
 import { triggerPayload, type FireBody } from './schemas.js';
-import { systemScope, type Scope } from '../scope.js';
+import { systemScope, type Scope } from '../kernel/scope.js';
 import type { FirePlan, ReceptorFireInput, SystemJobInput } from '../temporal/definitions.js';
 import type { JobService } from '../services/jobs.js';
 import type { NeuronService } from '../services/neurons.js';
@@ -12,12 +12,12 @@ import type { PathwayRunService } from '../services/pathway-runs.js';
 import type { PathwayService } from '../services/pathways.js';
 import type { ReceptorService } from './service.js';
 import { DEFAULT_MAX_TURNS, fromRunScope, toRunScope, supersedeSoon } from '../services/runs/index.js';
-import { uuidFromName } from '../ids.js';
+import { uuidFromName } from '../kernel/ids.js';
 import { isSchedulable, patternsFor } from './stimuli.js';
 import type { TraceService } from '../services/traces.js';
 import type { UsageService } from '../usage/index.js';
 import type { ResourceEvents } from '../services/resource-events.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../kernel/logger.js';
 import type { Bus } from '../kernel/events.js';
 import { createSystemJobSteps, triggerOf, type Trigger } from './system-jobs.js';
 

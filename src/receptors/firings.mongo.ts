@@ -1,8 +1,8 @@
 import type { Db, Filter } from 'mongodb';
-import { isDuplicateKey } from '../db/claims.js';
-import { findById } from '../db/client.js';
-import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
-import { page, type Page, type PageQuery } from '../db/paging.js';
+import { isDuplicateKey } from '../kernel/store/claims.js';
+import { findById } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { page, type Page, type PageQuery } from '../kernel/store/paging.js';
 import { searchReader } from '../db/search-rows.js';
 
 /** One firing of a receptor: the fire workflow's record (id = that workflow's id). */

@@ -8,10 +8,10 @@ import {
 } from '@temporalio/client';
 import { msToTs, tsToMs } from '@temporalio/common';
 import type { temporal as proto } from '@temporalio/proto';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { Receptor, ScheduleTiming } from './store.mongo.js';
-import { validationError, workspaceShareExceeded } from '../errors.js';
-import { createLimiter, shareOf } from '../limits.js';
+import { validationError, workspaceShareExceeded } from '../kernel/errors.js';
+import { createLimiter, shareOf } from '../kernel/limits.js';
 import {
   BrainIdKey,
   JobKindKey,

@@ -3,7 +3,7 @@ import type { Neuron } from '../db/neurons.js';
 import type { ExecutableTarget, Receptor, ReceptorChange, ReceptorRepo, ReceptorTargetKind } from './store.mongo.js';
 import type { ReflexRepo } from '../reflexes/index.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { forbidden, notFound, validationError } from '../errors.js';
+import { forbidden, notFound, validationError } from '../kernel/errors.js';
 import {
   SourceConfig,
   type ExecutableTargetBody,
@@ -11,7 +11,7 @@ import {
   type ReceptorPatchBody,
   type SubscribeBody,
 } from './schemas.js';
-import { hasRole, type Scope } from '../scope.js';
+import { hasRole, type Scope } from '../kernel/scope.js';
 import { assertScopeRole, toNeuronSlug } from '../services/neuron-rules.js';
 import type { ResourceEvents } from '../services/resource-events.js';
 import type { ScheduleService } from './schedules.js';

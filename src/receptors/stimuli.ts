@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Config } from '../config.js';
-import { AppError } from '../errors.js';
+import type { Config } from '../kernel/config.js';
+import { AppError } from '../kernel/errors.js';
 
 /** One key of the stimuli catalog (GET /v1/stimuli/catalog). */
 export interface StimulusKey {

@@ -1,9 +1,9 @@
 import type { Db, Filter } from 'mongodb';
-import type { IndexSpec } from '../db/client.js';
-import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
-import { isDuplicateKey } from '../db/claims.js';
-import { findById } from '../db/client.js';
-import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../db/paging.js';
+import type { IndexSpec } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { isDuplicateKey } from '../kernel/store/claims.js';
+import { findById } from '../kernel/store/client.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../kernel/store/paging.js';
 import { createFiringOps, type ChannelBindingDoc } from './firings.mongo.js';
 import { searchReader } from '../db/search-rows.js';
 
@@ -114,7 +114,7 @@ export const receptorIndexes: IndexSpec[] = [
     name: 'channel_external_unique',
   },
   { collection: 'receptor_channel_bindings', keys: { workspaceId: 1, receptorId: 1 }, name: 'ws_receptor' },
-  // GET /v1/receptor-channel-bindings pages by (createdAt, _id) (src/db/paging.ts).
+  // GET /v1/receptor-channel-bindings pages by (createdAt, _id) (src/kernel/store/paging.ts).
   ...pageIndexes('receptor_channel_bindings', ['workspaceId'], ['createdAt']),
   ...pageIndexes('receptor_channel_bindings', ['workspaceId', 'receptorId'], ['createdAt']),
   ...pageIndexes('receptor_channel_bindings', ['workspaceId', 'channel'], ['createdAt']),

@@ -1,8 +1,8 @@
 import type { Firing, ReceptorRepo } from './store.mongo.js';
-import { validationError } from '../errors.js';
-import { systemScope, type Scope } from '../scope.js';
+import { validationError } from '../kernel/errors.js';
+import { systemScope, type Scope } from '../kernel/scope.js';
 import type { PathwayRunInput, RunScope, SystemJobInput } from '../temporal/definitions.js';
-import { uuidFromName } from '../ids.js';
+import { uuidFromName } from '../kernel/ids.js';
 import type { JobService } from '../services/jobs.js';
 import type { PathwayRunService } from '../services/pathway-runs.js';
 import type { PathwayService } from '../services/pathways.js';

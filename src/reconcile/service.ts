@@ -1,6 +1,6 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { JobKindKey } from '../temporal/definitions.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../kernel/logger.js';
 import type { ReconcileStore } from './store.js';
 
 /** What the reconcile reports (logged by the API at start). */
@@ -45,7 +45,7 @@ export const RECONCILED_STEP = 'reconciled at start';
 /** How many Temporal calls run at once. */
 const CONCURRENCY = 8;
 
-/** A job id (src/ids.ts: UUIDs). */
+/** A job id (src/kernel/ids.ts: UUIDs). */
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const isNotFound = (e: unknown): boolean => (e as { name?: string }).name === 'WorkflowNotFoundError';

@@ -5,7 +5,7 @@
  */
 export * from './store.mongo.js';
 // The stored shapes; `…Record` where the wire schema (schemas.ts) has the plain name.
-export type { Reflex as ReflexRecord, ReflexToolSet as ReflexToolSetRecord } from './store.mongo.js';
+export type { Reflex as ReflexRecord } from './store.mongo.js';
 export * from './schemas.js';
 export { Reflex } from './schemas.js';
 export * from './service.js';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { NeuronReflexDoc, Reflex, ReflexChange, ReflexRepo, ReflexToolSet } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { conflict, forbidden, notFound, validationError } from '../errors.js';
+import { conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
 import { connectionRefusal, type ConnectionUse, type GraphSaver } from '../pathways/credentials.js';
 import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from './schemas.js';
-import { hasRole, type Scope } from '../scope.js';
+import { hasRole, type Scope } from '../kernel/scope.js';
 import type { Guard } from '../net/guard.js';
 import { HttpToolDefs } from '../tools/remote.js';
 import type { ResourceEvents } from '../services/resource-events.js';

@@ -1,10 +1,10 @@
 import type { Db, Filter } from 'mongodb';
-import type { IndexSpec } from '../db/client.js';
-import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
-import { isDuplicateKey } from '../db/claims.js';
-import { escapeRegex, findById } from '../db/client.js';
+import type { IndexSpec } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { isDuplicateKey } from '../kernel/store/claims.js';
+import { escapeRegex, findById } from '../kernel/store/client.js';
 import { searchReader } from '../db/search-rows.js';
-import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../db/paging.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../kernel/store/paging.js';
 
 export type { Page, PageQuery, PageSort };
 

@@ -3,7 +3,7 @@
  * data-format version this release writes, and the start-up step that brings a store to it.
  * The only file other modules import from this area.
  */
-import { VERSION } from '../config.js';
+import { VERSION } from '../kernel/config.js';
 import { closeDeps, type Deps } from '../deps.js';
 import type { Services } from '../services/index.js';
 import { DataFormatTooNew, upgradeStore } from './service.js';

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Deps } from '../deps.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../kernel/logger.js';
 import type { Services } from '../services/index.js';
 
 /**

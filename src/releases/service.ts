@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { VERSION } from '../config.js';
-import { ensureIndexes } from '../db/client.js';
+import { VERSION } from '../kernel/config.js';
+import { ensureIndexes } from '../kernel/store/client.js';
 import { allIndexes } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import type { Services } from '../services/index.js';

@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import { claim } from '../db/claims.js';
+import { claim } from '../kernel/store/claims.js';
 import type { DataFormatRecord, UpgradeLease } from './model.js';
 import type { ReleaseStore } from './store.js';
 
@@ -9,7 +9,7 @@ export const PLATFORM_COLLECTION = 'platform';
 type PlatformDoc = DataFormatRecord | UpgradeLease;
 
 /**
- * MongoDB/FerretDB adapter. The lease is a claim by unique insert (src/db/claims.ts, the one
+ * MongoDB/FerretDB adapter. The lease is a claim by unique insert (src/kernel/store/claims.ts, the one
  * concurrency mechanism): a holder that died leaves an expired lease, which a successor deletes
  * (by its exact owner and expiry, so two successors cannot both remove a fresh one) and claims.
  * The record is written only by the lease holder, so its updates are uncontended.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_CODES, type ErrorCode } from '../errors.js';
+import { ERROR_CODES, type ErrorCode } from '../kernel/errors.js';
 
 /** Shapes shared by every resource family. */
 export const Uuid = z.uuid({ message: 'must be a UUID' });
@@ -45,7 +45,7 @@ export const MediaType = z
 
 /**
  * limit/offset/cursor as query strings; each list route sets its own default limit. Every list
- * pages by key (src/db/paging.ts, docs/decisions.md "Lists that page by key").
+ * pages by key (src/kernel/store/paging.ts, docs/decisions.md "Lists that page by key").
  */
 export const paging = (defaultLimit: number, max = 200) => ({
   limit: z.coerce.number().int().min(1).max(max).default(defaultLimit),

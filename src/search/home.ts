@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { Embedder } from '../embeddings/index.js';
 import type { SearchBackend } from './backend.js';
 import { connectWeaviate, createWeaviateIndex, type SyncPosition, type WeaviateIndex } from './weaviate-index.js';

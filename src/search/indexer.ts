@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { SearchSources } from './store.mongo.js';
 import type { Embedder } from '../embeddings/index.js';
-import { AppError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { serverIdentity, type Redis } from '../redis.js';
+import { AppError } from '../kernel/errors.js';
+import type { Logger } from '../kernel/logger.js';
+import { serverIdentity, type Redis } from '../kernel/redis.js';
 import { embeddedBackend, type SearchBackend } from './backend.js';
 import type { IndexEntry, SearchType } from './memory-index.js';
 import { KEYWORD_ONLY } from './query.js';
 import { createSources, TYPE_OF_KIND, type ResourceKey, type Source } from './sources.js';
-import { compareIds, type FeedBatch, type FeedReader, type StreamEntry, type Streams } from '../streams.js';
+import { compareIds, type FeedBatch, type FeedReader, type StreamEntry, type Streams } from '../kernel/streams.js';
 import type { ResourceRef } from '../services/resource-events.js';
 import type { IndexHome } from './home.js';
 
@@ -54,7 +54,7 @@ export interface SearchIndexStatus {
 /**
  * The search index of this process (docs/search.md): built in the background from a snapshot of
  * the store (bulk reads, page by page), then following the platform-wide resource feed (every
- * resource event of every workspace, each workspace's in order in its partition; src/feed.ts) in
+ * resource event of every workspace, each workspace's in order in its partition; src/kernel/feed.ts) in
  * batches, re-reading the changed resources in bulk. A partition that skipped entries (trimmed
  * before they were read, or lost by Redis) or went backwards is detected by the entries' `seq` and
  * the partition's bounds, and the index re-syncs from the store. A search waits (bounded) only

@@ -1,6 +1,6 @@
-import { validationError } from '../errors.js';
+import { validationError } from '../kernel/errors.js';
 import { tokenize, type IndexEntry, type SearchType } from './memory-index.js';
-import { own } from '../own.js';
+import { own } from '../kernel/own.js';
 
 /** The searchable types (the default bundle of the async search), in the API's order (docs/search.md). */
 export const SEARCH_TYPES = [

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { Embedder } from '../embeddings/index.js';
-import { validationError } from '../errors.js';
-import type { Scope } from '../scope.js';
+import { validationError } from '../kernel/errors.js';
+import type { Scope } from '../kernel/scope.js';
 import { newestFirst, whereTest, type EntryWhere, type IndexFilter, type SearchBackend } from './backend.js';
 import { tokenize, type IndexEntry, type SearchType } from './memory-index.js';
 import { rankEntries, type HitExplain } from './rank.js';

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from '../redis.js';
-import type { Config } from '../config.js';
+import type { Redis } from '../kernel/redis.js';
+import type { Config } from '../kernel/config.js';
 import type { SearchSources } from './store.mongo.js';
 import type { Embedder } from '../embeddings/index.js';
-import { validationError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { Scope } from '../scope.js';
+import { validationError } from '../kernel/errors.js';
+import type { Logger } from '../kernel/logger.js';
+import type { Scope } from '../kernel/scope.js';
 import type { SearchType } from './memory-index.js';
 import {
   andTerms,
@@ -18,7 +18,7 @@ import {
   typeOf,
   type ParsedQuery,
 } from './query.js';
-import type { Streams } from '../streams.js';
+import type { Streams } from '../kernel/streams.js';
 import type { SearchJobInput } from '../temporal/definitions.js';
 import type { JobService } from '../services/jobs.js';
 import { weaviateHome, searchKind } from './home.js';

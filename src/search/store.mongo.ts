@@ -1,7 +1,7 @@
 import type { Collection, Db, Document, Filter, FindOptions } from 'mongodb';
 import { bytesToVector } from '../embeddings/index.js';
-import { releaseHold, renewHold, tryHold, type HoldDoc } from '../db/claims.js';
-import { decodeBlob } from '../db/codec.js';
+import { releaseHold, renewHold, tryHold, type HoldDoc } from '../kernel/store/claims.js';
+import { decodeBlob } from '../kernel/store/codec.js';
 import type {
   ChunkDoc,
   ChunkedKind,
@@ -227,7 +227,7 @@ export function createSearchSources(db: Db) {
   return {
     /**
      * The search syncer's lease (docs/search.md, "One syncer per index"): a hold by unique insert
-     * (src/db/claims.ts, the platform's lease), keyed by the index it writes, renewed while held.
+     * (src/kernel/store/claims.ts, the platform's lease), keyed by the index it writes, renewed while held.
      */
     syncLease: {
       take: (key: string, owner: string, leaseMs: number) => tryHold(syncHolds, key, owner, leaseMs),

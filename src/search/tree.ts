@@ -1,4 +1,4 @@
-import { validationError } from '../errors.js';
+import { validationError } from '../kernel/errors.js';
 import type { EntryWhere, IndexFilter, SearchBackend } from './backend.js';
 import type { IndexEntry, SearchType } from './memory-index.js';
 import { HAS_PATH, LISTABLE_TYPES, typeOf } from './query.js';

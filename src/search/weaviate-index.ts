@@ -63,7 +63,7 @@ const OVERFETCH = 4;
 const SYNC_COLLECTION = 'CortexSync';
 
 /**
- * Where the sync stands, per resource-feed partition (src/feed.ts): the last entry applied (its seq;
+ * Where the sync stands, per resource-feed partition (src/kernel/feed.ts): the last entry applied (its seq;
  * null when it had none) and the partition's Redis clock at the last snapshot; and Redis's run id.
  */
 export interface SyncPosition {

@@ -1,13 +1,13 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import { SLUG_RE, type WorkspaceRepo, type ApiKeyDoc, type PageQuery, type WorkspaceDoc } from '../db/workspaces.js';
-import { AppError, authRequired, conflict, forbidden, notFound, validationError } from '../errors.js';
-import { hasRole, type Role, type Scope } from '../scope.js';
+import { AppError, authRequired, conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
+import { hasRole, type Role, type Scope } from '../kernel/scope.js';
 import type { RecentCredentials } from './recent-credentials.js';
-import { bestEffort } from '../best-effort.js';
-import type { Logger } from '../logger.js';
+import { bestEffort } from '../kernel/best-effort.js';
+import type { Logger } from '../kernel/logger.js';
 
 /** JWT claims the platform accepts: `sub`, `workspace_id`, `roles` (docs/roles.md). */
 const JwtClaims = z.object({

@@ -1,9 +1,9 @@
-import type { Redis } from '../redis.js';
-import { AppError, type ErrorCode } from '../errors.js';
+import type { Redis } from '../kernel/redis.js';
+import { AppError, type ErrorCode } from '../kernel/errors.js';
 import { LlmError } from '../llm/errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../kernel/logger.js';
 import type { ModelTurnOutcome } from '../temporal/definitions.js';
-import { bestEffort } from '../best-effort.js';
+import { bestEffort } from '../kernel/best-effort.js';
 
 /**
  * The first model turn of an invoke, started by the API (docs/decisions.md, "The first turn

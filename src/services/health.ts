@@ -1,14 +1,14 @@
 import type { Deps } from '../deps.js';
-import { VERSION } from '../config.js';
-import { DEPENDENCIES, type Dependency } from '../breakers.js';
-import { pingRedis } from '../redis.js';
+import { VERSION } from '../kernel/config.js';
+import { DEPENDENCIES, type Dependency } from '../kernel/breakers.js';
+import { pingRedis } from '../kernel/redis.js';
 
 const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T> =>
   Promise.race([p, new Promise<T>((_, rej) => setTimeout(() => rej(new Error('timeout')), ms).unref())]);
 
 /**
  * Reachability of the three real components; any one down makes the platform unhealthy. A
- * dependency whose breaker is open (src/breakers.ts) is down at once, without waiting on it; the
+ * dependency whose breaker is open (src/kernel/breakers.ts) is down at once, without waiting on it; the
  * others are pinged, each within the probe timeout, so health answers within about a second even
  * while a component stalls.
  */

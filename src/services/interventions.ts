@@ -8,12 +8,12 @@ import {
   type InterventionRepo,
   type InterventionStatus,
 } from '../db/interventions.js';
-import { forbidden, notFound, validationError, conflict } from '../errors.js';
+import { forbidden, notFound, validationError, conflict } from '../kernel/errors.js';
 import type { InterventionListQuery, RespondBody } from '../schemas/interventions.js';
-import { hasRole, type Scope } from '../scope.js';
+import { hasRole, type Scope } from '../kernel/scope.js';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { answerUpdate, type InterventionAnswer } from '../temporal/definitions.js';
-import { own } from '../own.js';
+import { own } from '../kernel/own.js';
 
 export interface NewIntervention {
   id: string;

@@ -1,6 +1,6 @@
-import { metrics } from '../metrics.js';
+import { metrics } from '../kernel/metrics.js';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import {
   RUN_KINDS,
   TERMINAL_STATES,
@@ -12,11 +12,11 @@ import {
   QUEUED_FOR_PLACE,
   waitingStep,
 } from '../db/jobs.js';
-import { AppError, notFound, traceBusy, validationError, workspaceShareExceeded } from '../errors.js';
+import { AppError, notFound, traceBusy, validationError, workspaceShareExceeded } from '../kernel/errors.js';
 import { ShownReply } from './shown-reply.js';
 import type { JobListQuery, MultitaskStrategy } from '../schemas/jobs.js';
-import type { Scope } from '../scope.js';
-import { TERMINAL_EVENTS, type Fence, type Streams } from '../streams.js';
+import type { Scope } from '../kernel/scope.js';
+import { TERMINAL_EVENTS, type Fence, type Streams } from '../kernel/streams.js';
 import {
   BrainIdKey,
   JobKindKey,
@@ -31,8 +31,8 @@ import {
   type JobState,
   type LiveStatus,
 } from '../temporal/definitions.js';
-import { bestEffort } from '../best-effort.js';
-import type { Logger } from '../logger.js';
+import { bestEffort } from '../kernel/best-effort.js';
+import type { Logger } from '../kernel/logger.js';
 import type { Bus } from '../kernel/events.js';
 
 /** A change at a status transition; terminal states are sticky (a cancelled run never later reads completed). */
@@ -113,7 +113,7 @@ export function terminalEntry(job: Pick<Job, 'status' | 'result' | 'failedReason
   return { type: 'error', error: reason.startsWith('cancelled') ? 'cancelled' : 'failed', message: reason };
 }
 
-/** Which fence a job stream entry needs (see src/streams.ts and docs/streams.md). */
+/** Which fence a job stream entry needs (see src/kernel/streams.ts and docs/streams.md). */
 function fenceOf(event: Record<string, unknown>): Fence {
   if (TERMINAL_EVENTS.has(String(event.type))) return { kind: 'terminal' };
   if (typeof event.turn === 'number' && typeof event.attempt === 'number') {
@@ -876,7 +876,7 @@ export function createJobService({
       const held = await ending(jobId);
       return held?.status === 'completed' || held?.status === 'failed' ? held.status : null;
     },
-    /** The next attempt number of a model turn of this job, claimed in its stream's fences (src/streams.ts). */
+    /** The next attempt number of a model turn of this job, claimed in its stream's fences (src/kernel/streams.ts). */
     claimTurnAttempt: (jobId: string, turn: number): Promise<number> => streams.claimAttempt(streamKey(jobId), turn),
 
     /** Pending jobs of a workspace older than `ms` (the job sweep checks whether their run exists). */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Config } from '../config.js';
-import { notFound, validationError } from '../errors.js';
+import type { Config } from '../kernel/config.js';
+import { notFound, validationError } from '../kernel/errors.js';
 import { JsonObject } from '../schemas/common.js';
-import type { Scope } from '../scope.js';
-import type { StreamEntry, Streams } from '../streams.js';
+import type { Scope } from '../kernel/scope.js';
+import type { StreamEntry, Streams } from '../kernel/streams.js';
 import type { InterventionService } from './interventions.js';
 import type { JobService } from './jobs.js';
 import { toNeuronSlug, type NeuronService } from './neurons.js';

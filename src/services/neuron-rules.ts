@@ -3,9 +3,9 @@
  * needs. A leaf (it imports no service), so receptors.ts takes them from here while neurons.ts
  * imports the receptor service's type.
  */
-import { forbidden } from '../errors.js';
+import { forbidden } from '../kernel/errors.js';
 import type { NeuronScope } from '../schemas/neurons.js';
-import { hasRole, type Scope } from '../scope.js';
+import { hasRole, type Scope } from '../kernel/scope.js';
 
 /**
  * name → slug: accents folded, lowercase, every run of characters outside [a-z0-9] becomes '-',

@@ -8,7 +8,7 @@ import {
   type Page,
 } from '../db/neurons.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { conflict, notFound, validationError } from '../errors.js';
+import { conflict, notFound, validationError } from '../kernel/errors.js';
 import { resolveFallbacks, type ModelRegistry } from '../llm/registry.js';
 import type { NeuronConfig, NeuronSnapshot } from '../schemas/neuron-config.js';
 import type {
@@ -18,7 +18,7 @@ import type {
   NeuronScope,
   NeuronUpdateBody,
 } from '../schemas/neurons.js';
-import { hasRole, type Scope } from '../scope.js';
+import { hasRole, type Scope } from '../kernel/scope.js';
 import { assertScopeRole, toNeuronSlug } from './neuron-rules.js';
 import type { Bus } from '../kernel/events.js';
 import type { ResourceEvents } from './resource-events.js';

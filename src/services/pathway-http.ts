@@ -1,5 +1,5 @@
-import { AppError } from '../errors.js';
-import { JSON_MAX_DEPTH, nestsDeeperThan } from '../json-depth.js';
+import { AppError } from '../kernel/errors.js';
+import { JSON_MAX_DEPTH, nestsDeeperThan } from '../kernel/json-depth.js';
 import { HttpNodeData } from '../pathways/graph.js';
 import {
   connectionRefusal,
@@ -16,7 +16,7 @@ import type { RunScope } from '../temporal/definitions.js';
 import { renderTemplate, renderTree } from './pathway-runs.js';
 import type { ConnectionService } from '../connections/index.js';
 import type { SecretService } from './secrets.js';
-import { setOwn } from '../own.js';
+import { setOwn } from '../kernel/own.js';
 
 /**
  * The pathway `http` node's request (docs/pathways.md, "http"), run by an activity. Templates are

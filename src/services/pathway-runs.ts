@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { evaluateTimeboxed } from '../pathways/expressions.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { Bus } from '../kernel/events.js';
-import { AppError, conflict, forbidden, validationError } from '../errors.js';
+import { AppError, conflict, forbidden, validationError } from '../kernel/errors.js';
 import { costOf } from '../llm/pricing.js';
 import { estimateTokens, type ChatMessage } from '../llm/types.js';
 import type { ModelRegistry } from '../llm/registry.js';
@@ -11,7 +11,7 @@ import { templateParts } from '../pathways/normalize.js';
 import { MAP_MAX_ITEMS } from '../pathways/walk.js';
 import type { PathwayTrailRepo } from '../db/pathway-trails.js';
 import type { ExecuteBody, JobCreateBody, JobInputBody, ReplayBody, ResumeBody } from '../schemas/pathway-runs.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 import type {
   BudgetPause,
   InterventionAnswer,

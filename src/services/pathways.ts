@@ -15,7 +15,7 @@ import {
   type PathwayVersion,
   type PathwayVersionSummary,
 } from '../db/pathways.js';
-import { conflict, forbidden, notFound, validationError } from '../errors.js';
+import { conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
 import { compileGraph, type CompileResult } from '../pathways/compile.js';
 import type { Guard } from '../net/guard.js';
 import { isIndexGraph } from '../pathways/graph.js';
@@ -40,7 +40,7 @@ import type {
   PathwayUpdateBody,
   PathwayValidateBody,
 } from '../schemas/pathways.js';
-import { hasRole, type Scope } from '../scope.js';
+import { hasRole, type Scope } from '../kernel/scope.js';
 import { toNeuronSlug } from './neurons.js';
 
 /** Largest pathway_graph accepted (UTF-8 bytes of its JSON): the head keeps PATHWAY_VERSION_CAP copies of it. */

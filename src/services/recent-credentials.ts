@@ -1,6 +1,6 @@
-import type { Redis } from '../redis.js';
-import { bestEffort } from '../best-effort.js';
-import type { Logger } from '../logger.js';
+import type { Redis } from '../kernel/redis.js';
+import { bestEffort } from '../kernel/best-effort.js';
+import type { Logger } from '../kernel/logger.js';
 
 /** How long a credential verified against the store stays "recently seen valid" (every API process). */
 const RECENTLY_VALID_S = 24 * 60 * 60;

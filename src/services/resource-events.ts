@@ -1,5 +1,5 @@
-import type { Logger } from '../logger.js';
-import type { Streams } from '../streams.js';
+import type { Logger } from '../kernel/logger.js';
+import type { Streams } from '../kernel/streams.js';
 import type { Bus } from '../kernel/events.js';
 
 export type ResourceAction = 'created' | 'updated' | 'deleted' | 'moved';
@@ -44,7 +44,7 @@ export interface ResourceRef {
 /**
  * The workspace's resource event stream (docs/knowledge.md, "Events and stimuli"): every create,
  * update, delete and move appends `{ action, resource, at }` in the code path that made the change
- * (the same fenced writer as every stream, src/streams.ts). GET /v1/resource-events/stream serves
+ * (the same fenced writer as every stream, src/kernel/streams.ts). GET /v1/resource-events/stream serves
  * it with `after=` resume; search indexes and stimuli follow it.
  */
 export function createResourceEvents({ streams, log, bus }: { streams: Streams; log?: Logger; bus: Bus }) {

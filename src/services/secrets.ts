@@ -1,7 +1,7 @@
 import type { SecretBox } from '../crypto/secrets.js';
 import type { SecretMeta, SecretPolicy, SecretRepo } from '../db/secrets.js';
-import { notFound, validationError } from '../errors.js';
-import type { Scope } from '../scope.js';
+import { notFound, validationError } from '../kernel/errors.js';
+import type { Scope } from '../kernel/scope.js';
 
 /** Secret names are what `{{ secrets.NAME }}` can name: a letter or `_`, then letters, digits or `_`. */
 const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;

@@ -1,7 +1,7 @@
-import { idempotentId, markCommitted, newId } from '../request-context.js';
-import { uuidFromName } from '../ids.js';
-import { bestEffort } from '../best-effort.js';
-import type { Logger } from '../logger.js';
+import { idempotentId, markCommitted, newId } from '../kernel/request-context.js';
+import { uuidFromName } from '../kernel/ids.js';
+import { bestEffort } from '../kernel/best-effort.js';
+import type { Logger } from '../kernel/logger.js';
 import { createHash, randomUUID } from 'node:crypto';
 import {
   emptyCost,
@@ -15,10 +15,10 @@ import {
   type TraceRepo,
   type WriteGuard,
 } from '../db/traces.js';
-import { conflict, notFound, validationError } from '../errors.js';
+import { conflict, notFound, validationError } from '../kernel/errors.js';
 import type { MessageCreateBody, TraceListQuery } from '../schemas/traces.js';
-import type { Scope } from '../scope.js';
-import type { Streams } from '../streams.js';
+import type { Scope } from '../kernel/scope.js';
+import type { Streams } from '../kernel/streams.js';
 
 /** What a caller appends to a trace: human turns from the API, neuron turns from runs. */
 export interface EngramInput {
@@ -143,7 +143,7 @@ export function createTraceService({ repo, streams, log }: { repo: TraceRepo; st
       memoryIds: input.memoryIds ?? [],
       title: known.title,
       guard: known.guard,
-      // The engram is stored: the request answers its success from here on (src/request-context.ts).
+      // The engram is stored: the request answers its success from here on (src/kernel/request-context.ts).
       onStored: markCommitted,
     });
     if (appended.titled) await publishTitle(scope, traceId, known.title);

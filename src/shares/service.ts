@@ -5,9 +5,9 @@ import type { ReceptorFireService, ReceptorRecord as Receptor, ReceptorService }
 import type { ShareRepo, ShareTokenDoc } from './store.mongo.js';
 import type { Trace, TraceRepo } from '../db/traces.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { AppError, conflict, forbidden, notFound, validationError } from '../errors.js';
+import { AppError, conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
 import type { PublicExecuteBody, ShareCreateBody, ShareRotateBody } from './schemas.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 import type { BudgetService } from '../usage/index.js';
 import type { RecentCredentials } from '../services/recent-credentials.js';
 

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import { claim } from '../db/claims.js';
-import { findById, type IndexSpec } from '../db/client.js';
+import { claim } from '../kernel/store/claims.js';
+import { findById, type IndexSpec } from '../kernel/store/client.js';
 
 /** Share-link look and feel (validated by src/shares/schemas.ts). */
 interface ShareCustomization {

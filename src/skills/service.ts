@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { SkillDoc, SkillRepo } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { conflict, notFound, validationError } from '../errors.js';
+import { conflict, notFound, validationError } from '../kernel/errors.js';
 import type { SkillCreateBody, SkillListQuery, SkillUpdateBody } from './schemas.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 import { toNeuronSlug } from '../services/neurons.js';
 import type { ResourceEvents } from '../services/resource-events.js';
 
@@ -13,7 +13,7 @@ const toLinks = (l: { integration_id: string; scope_path: string }[]) =>
 
 /**
  * Skills (`/v1/skills` in the API reference): versioned Markdown with tool links, on the document lane with
- * kind `skill`. Every PUT records a version (claimed by unique id, src/db/claims.ts) and
+ * kind `skill`. Every PUT records a version (claimed by unique id, src/kernel/store/claims.ts) and
  * latest_version rises with it; `skill_path` is `skills/<slug of path_name>`, unique in its brain.
  */
 export function createSkillService({

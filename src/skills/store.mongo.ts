@@ -1,8 +1,8 @@
 import type { Db, Filter } from 'mongodb';
-import { claimNext, isDuplicateKey, updateHeld, type HoldDoc } from '../db/claims.js';
-import type { IndexSpec } from '../db/client.js';
-import { findById } from '../db/client.js';
-import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../db/paging.js';
+import { claimNext, isDuplicateKey, updateHeld, type HoldDoc } from '../kernel/store/claims.js';
+import type { IndexSpec } from '../kernel/store/client.js';
+import { findById } from '../kernel/store/client.js';
+import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../kernel/store/paging.js';
 
 export type { Page, PageQuery, PageSort };
 
@@ -25,7 +25,7 @@ export interface SkillDoc {
   createdAt: Date;
   updatedAt: Date;
 }
-/** One version of a skill (claimed by unique `_id` `<skill>:<version>`, src/db/claims.ts). */
+/** One version of a skill (claimed by unique `_id` `<skill>:<version>`, src/kernel/store/claims.ts). */
 export interface SkillVersionDoc {
   _id: string;
   skillId: string;
@@ -58,7 +58,7 @@ export const skillIndexes: IndexSpec[] = [
     unique: true,
     name: 'ws_brain_path_unique',
   },
-  // GET /v1/skills pages by (sort field, _id), workspace-wide or in one brain (src/db/paging.ts).
+  // GET /v1/skills pages by (sort field, _id), workspace-wide or in one brain (src/kernel/store/paging.ts).
   ...pageIndexes('skills', ['workspaceId'], ['createdAt', 'updatedAt', 'name']),
   ...pageIndexes('skills', ['workspaceId', 'brainId'], ['createdAt', 'updatedAt', 'name']),
   { collection: 'skill_versions', keys: { skillId: 1, version: -1 }, name: 'skill_version' },
@@ -99,7 +99,7 @@ export function createSkillRepo(db: Db) {
       return true;
     },
     /**
-     * Records a change as the next version (claimed by unique `_id`, src/db/claims.ts) and moves the
+     * Records a change as the next version (claimed by unique `_id`, src/kernel/store/claims.ts) and moves the
      * head to it under a hold, unless the head is already newer (concurrent edits write it from
      * different versions).
      */

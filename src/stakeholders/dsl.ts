@@ -1,6 +1,6 @@
-import { validationError } from '../errors.js';
+import { validationError } from '../kernel/errors.js';
 import { StakeholderOp } from './schemas.js';
-import { setOwn } from '../own.js';
+import { setOwn } from '../kernel/own.js';
 
 /**
  * The stakeholder map's line DSL (docs/stakeholder-maps.md): one statement per line, compiled to

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { StakeholderMap, StakeholderRevision, StakeholderVersion } from './store.mongo.js';
-import { conflict } from '../errors.js';
+import { conflict } from '../kernel/errors.js';
 import type { Changes, Interaction, StakeholderOp } from './schemas.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 import { applyOps, countsOf, emptyGraph, type Graph } from './graph.js';
 import type { MapReads, StakeholderMapDeps } from './service-common.js';
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { StakeholderMap } from './store.mongo.js';
-import { conflict, notFound, validationError } from '../errors.js';
-import { uuidFromName } from '../ids.js';
+import { conflict, notFound, validationError } from '../kernel/errors.js';
+import { uuidFromName } from '../kernel/ids.js';
 import type { ExtractBody } from './schemas.js';
-import { systemScope, type Scope } from '../scope.js';
+import { systemScope, type Scope } from '../kernel/scope.js';
 import { answerToOps, extractionMessages, extractionSchema, MAX_TRANSCRIPT_CHARS, parseAnswer } from './extraction.js';
 import type { StakeholderExtractInput } from '../temporal/definitions.js';
 import type { MapReads, StakeholderMapDeps } from './service-common.js';

@@ -1,4 +1,4 @@
-import { conflict, validationError } from '../errors.js';
+import { conflict, validationError } from '../kernel/errors.js';
 import type { Changes, Counts, Edge, GraphLimits, Interaction, Risk, Stakeholder, StakeholderOp } from './schemas.js';
 
 /**

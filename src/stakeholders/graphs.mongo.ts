@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection } from 'mongodb';
 import { emptyGraph, type Graph } from './graph.js';
-import { claim, newest } from '../db/claims.js';
-import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
+import { claim, newest } from '../kernel/store/claims.js';
+import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
 
 /** JSON characters of decoded graph bodies each process keeps in memory (a full map is ~2 MB). */
 const GRAPH_CACHE_CHARS = 24_000_000;
@@ -15,7 +15,7 @@ export interface GraphCounts {
 }
 
 /**
- * One state of the live graph, claimed by unique `_id` `<map>:<revision>` (src/db/claims.ts): a
+ * One state of the live graph, claimed by unique `_id` `<map>:<revision>` (src/kernel/store/claims.ts): a
  * small record pointing at the graph's body (`graphId` in stakeholder_map_graphs), so the
  * queries that scan revisions and versions never read graph bodies. Only the newest revisions
  * (and their bodies) are kept.
@@ -115,7 +115,7 @@ export function revisionOps(revisions: Collection<StakeholderRevisionDoc>, bodie
     revisionWithOpKey: (m: MapKey, opKey: string): Promise<StakeholderRevision | null> =>
       revisions.findOne({ ...ofMap(m), opKey }),
     /**
-     * Stores `graph` and claims revision `draft.revision` for it (src/db/claims.ts). Null when
+     * Stores `graph` and claims revision `draft.revision` for it (src/kernel/store/claims.ts). Null when
      * another writer claimed that number first: the body is dropped and the caller re-applies its
      * change to the newer graph.
      */

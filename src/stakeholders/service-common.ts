@@ -1,12 +1,12 @@
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { Bus } from '../kernel/events.js';
 import type { StakeholderMap, StakeholderMapRepo, StakeholderVersion } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { notFound, validationError } from '../errors.js';
-import { uuidFromName } from '../ids.js';
+import { notFound, validationError } from '../kernel/errors.js';
+import { uuidFromName } from '../kernel/ids.js';
 import type { ModelRegistry } from '../llm/registry.js';
 import type { VersionRef } from './schemas.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 import { countsOf, emptyGraph, type Graph } from './graph.js';
 import type { JobService } from '../services/jobs.js';
 import type { ResourceEvents } from '../services/resource-events.js';

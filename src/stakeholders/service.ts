@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { StakeholderMap } from './store.mongo.js';
-import { conflict, notFound } from '../errors.js';
+import { conflict, notFound } from '../kernel/errors.js';
 import type { DiffQuery, GraphLimits, MapCreateBody, PatchBody } from './schemas.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 import { briefingOf, diffGraphs } from './analysis.js';
 import { compileDsl } from './dsl.js';
 import { countsOf, emptyGraph, viewOf, type Graph } from './graph.js';

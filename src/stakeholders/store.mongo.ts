@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { StakeholderOp } from './schemas.js';
 import type { Graph } from './graph.js';
-import { claim, claimNext, isDuplicateKey, updateHeld, type HoldDoc } from '../db/claims.js';
-import { findById, findByIds, type IndexSpec } from '../db/client.js';
-import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
-import { page, pageIndexes, type Page, type PageQuery } from '../db/paging.js';
+import { claim, claimNext, isDuplicateKey, updateHeld, type HoldDoc } from '../kernel/store/claims.js';
+import { findById, findByIds, type IndexSpec } from '../kernel/store/client.js';
+import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { page, pageIndexes, type Page, type PageQuery } from '../kernel/store/paging.js';
 import {
   createGraphBodies,
   revisionOps,
@@ -19,7 +19,7 @@ export { type StakeholderGraphDoc, type StakeholderRevision, type StakeholderRev
 
 /**
  * A stakeholder map's head (a resource of kind stakeholder_map): a projection of its newest
- * revision and version, converged by writers after they claim (src/db/claims.ts).
+ * revision and version, converged by writers after they claim (src/kernel/store/claims.ts).
  */
 export interface StakeholderMapDoc {
   _id: string;
@@ -89,7 +89,7 @@ type StakeholderExtraction = Omit<StakeholderExtractionDoc, 'ops'> & { ops: Stak
 
 export const stakeholderMapIndexes: IndexSpec[] = [
   { collection: 'stakeholder_maps', keys: { workspaceId: 1, brainId: 1, createdAt: -1 }, name: 'ws_brain_created' },
-  // The map list and a map's version history page by key (src/db/paging.ts); the newest version is read from the latter.
+  // The map list and a map's version history page by key (src/kernel/store/paging.ts); the newest version is read from the latter.
   ...pageIndexes('stakeholder_maps', ['workspaceId'], ['createdAt']),
   ...pageIndexes('stakeholder_maps', ['workspaceId', 'brainId'], ['createdAt']),
   ...pageIndexes('stakeholder_map_versions', ['workspaceId', 'mapId'], ['version']),

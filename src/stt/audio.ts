@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { validationError } from '../errors.js';
-import { own } from '../own.js';
+import { validationError } from '../kernel/errors.js';
+import { own } from '../kernel/own.js';
 
 /** The one audio format the platform transcribes: 16 kHz, mono, signed 16-bit little-endian PCM (linear16). */
 const SAMPLE_RATE = 16_000;

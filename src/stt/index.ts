@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import { createGladia } from './gladia.js';
 import { createOpenAICompatibleStt } from './openai.js';
 import { createPocketsphinx } from './pocketsphinx.js';

@@ -10,7 +10,7 @@ export const RETENTION_KINDS = [
 export type RetentionKind = (typeof RETENTION_KINDS)[number];
 export type RetentionWindows = Record<RetentionKind, number>;
 
-/** A workspace's own windows (null: the platform default from src/config.ts). */
+/** A workspace's own windows (null: the platform default from src/kernel/config.ts). */
 export interface RetentionSettingsDoc {
   _id: string;
   workspaceId: string;

@@ -5,7 +5,7 @@ import { BSON } from 'mongodb';
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import type { BlobStore } from '../blobs/store.js';
 import { fromBuffer } from '../blobs/store.js';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import {
   AppError,
   authRequired,
@@ -14,10 +14,10 @@ import {
   payloadTooLarge,
   unavailable,
   validationError,
-} from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { Redis } from '../redis.js';
-import type { Streams } from '../streams.js';
+} from '../kernel/errors.js';
+import type { Logger } from '../kernel/logger.js';
+import type { Redis } from '../kernel/redis.js';
+import type { Streams } from '../kernel/streams.js';
 import { WORKSPACE_DELETED } from '../search/index.js';
 import { BLOB_FOLDERS, SEARCHABLE } from './inventory.js';
 import {

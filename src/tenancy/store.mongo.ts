@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BSON, type Db, type Document, type Filter } from 'mongodb';
-import type { IndexSpec } from '../db/client.js';
+import type { IndexSpec } from '../kernel/store/client.js';
 import { placesOf } from '../db/jobs.js';
 import { CHILDREN, PLATFORM_COLLECTIONS, isHoldCollection } from './inventory.js';
 import type { DeletionDoc, RetentionKind, RetentionSettingsDoc } from './model.js';

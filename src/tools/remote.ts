@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ToolSpec } from '../llm/types.js';
 import type { Guard } from '../net/guard.js';
 import { OutboundBlocked } from '../net/guard.js';
-import { own } from '../own.js';
+import { own } from '../kernel/own.js';
 
 /** Longest tool result the model reads; beyond it the text is cut with a note saying how much. */
 export const MAX_TOOL_RESULT_CHARS = 16_000;

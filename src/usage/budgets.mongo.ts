@@ -1,11 +1,11 @@
 import type { Db, Document, Filter } from 'mongodb';
-import type { IndexSpec } from '../db/client.js';
+import type { IndexSpec } from '../kernel/store/client.js';
 import type { UsageAttribution } from './store.mongo.js';
-import { claim } from '../db/claims.js';
-import { findById } from '../db/client.js';
-import { page, pageIndexes, type Page, type PageQuery } from '../db/paging.js';
+import { claim } from '../kernel/store/claims.js';
+import { findById } from '../kernel/store/client.js';
+import { page, pageIndexes, type Page, type PageQuery } from '../kernel/store/paging.js';
 
-export type { Page, PageQuery } from '../db/paging.js';
+export type { Page, PageQuery } from '../kernel/store/paging.js';
 
 // What a budget caps, measures, over which period and with which policy: the request schemas' types (docs/usage.md).
 import type { BudgetMeasure, BudgetPeriod, BudgetPolicy, BudgetScope } from './budget-schemas.js';
@@ -53,7 +53,7 @@ export const LEDGER_FIELD = {
 export const budgetIndexes: IndexSpec[] = [
   { collection: 'budgets', keys: { key: 1 }, unique: true, name: 'key_unique' },
   { collection: 'budgets', keys: { workspaceId: 1, scope: 1, targetId: 1 }, name: 'ws_scope_target' },
-  // GET /v1/budgets pages by (createdAt, _id), oldest first (src/db/paging.ts).
+  // GET /v1/budgets pages by (createdAt, _id), oldest first (src/kernel/store/paging.ts).
   ...pageIndexes('budgets', ['workspaceId'], ['createdAt']),
   ...pageIndexes('budgets', ['workspaceId', 'scope'], ['createdAt']),
   ...pageIndexes('budgets', ['workspaceId', 'scope', 'targetId'], ['createdAt']),

@@ -3,9 +3,9 @@ import { budgetKey, LEDGER_FIELD, type BudgetDoc, type BudgetRepo, type Page } f
 import type { BudgetPeriod } from './budget-schemas.js';
 import type { LedgerQuery, UsageRepo } from './store.mongo.js';
 import type { SpendKey, UsageCounters } from './counters.js';
-import { AppError, conflict, notFound, validationError } from '../errors.js';
+import { AppError, conflict, notFound, validationError } from '../kernel/errors.js';
 import type { BudgetCreateBody, BudgetListQuery, BudgetUpdateBody } from './budget-schemas.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 
 const NANOS = 1e9;
 /** How long a process uses a workspace's remembered budgets at most, even when their version is unchanged (a Redis that lost the version). */

@@ -1,4 +1,4 @@
-import type { Redis } from '../redis.js';
+import type { Redis } from '../kernel/redis.js';
 import type { BudgetPeriod, BudgetScope } from './budget-schemas.js';
 import {
   GROUP_SUMS,

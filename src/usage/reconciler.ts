@@ -1,6 +1,6 @@
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { BudgetDoc, BudgetRepo } from './budgets.mongo.js';
 import { periodKey, type UsageCounters } from './counters.js';
 import {
@@ -17,7 +17,7 @@ import {
   type UsageRowDoc,
 } from './store.mongo.js';
 import type { WorkspaceRepo } from '../db/workspaces.js';
-import { metrics } from '../metrics.js';
+import { metrics } from '../kernel/metrics.js';
 import type { BudgetService } from './budgets.js';
 
 /** How far back each run replays ledger rows into the counters and checks hours (the counters' row markers are kept longer). */

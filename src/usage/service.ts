@@ -15,10 +15,10 @@ import {
   type UsageSums,
 } from './store.mongo.js';
 import type { UsageCounters } from './counters.js';
-import { notFound, validationError } from '../errors.js';
+import { notFound, validationError } from '../kernel/errors.js';
 import { costOf, costOfAudio, pricesAt } from '../llm/pricing.js';
 import type { TokenUsage } from '../llm/types.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 
 /** One billed provider call, as the activity that made it reports it. */
 export interface BilledCall {

@@ -1,7 +1,7 @@
 import type { Db, Document, Filter } from 'mongodb';
-import { findById, type IndexSpec } from '../db/client.js';
-import { claim, probeFrom } from '../db/claims.js';
-import { decodeBlob, encodeBlob, type Blob } from '../db/codec.js';
+import { findById, type IndexSpec } from '../kernel/store/client.js';
+import { claim, probeFrom } from '../kernel/store/claims.js';
+import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
 import type { InvokeFacet, UsageGroup, UsageRowDoc, UsageSums } from './groups.js';
 
 export * from './groups.js';

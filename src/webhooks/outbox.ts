@@ -1,7 +1,7 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../kernel/logger.js';
 import type { WebhookEventDoc, WebhookEventRecord } from './model.js';
 import type { WebhookStore } from './store.js';
-import { uuidFromName } from '../ids.js';
+import { uuidFromName } from '../kernel/ids.js';
 
 /**
  * A durable record of changes whose events are not announced yet, kept by the area that owns the

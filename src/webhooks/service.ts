@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../config.js';
+import type { Config } from '../kernel/config.js';
 import type { SecretBox } from '../crypto/secrets.js';
 import type { Intervention } from '../db/interventions.js';
 import type { Job, UnannouncedEnd } from '../db/jobs.js';
-import { notFound } from '../errors.js';
-import { uuidFromName } from '../ids.js';
-import type { Logger } from '../logger.js';
+import { notFound } from '../kernel/errors.js';
+import { uuidFromName } from '../kernel/ids.js';
+import type { Logger } from '../kernel/logger.js';
 import type { Bus } from '../kernel/events.js';
 import { OutboundBlocked, type Guard } from '../net/guard.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../kernel/scope.js';
 import { WorkspaceIdKey } from '../temporal/definitions.js';
 import type {
   WebhookDeliveryDoc,

@@ -1,8 +1,8 @@
 import type { Db } from 'mongodb';
-import type { IndexSpec } from '../db/client.js';
-import { claim } from '../db/claims.js';
-import { findById } from '../db/client.js';
-import { page, pageIndexes, type Page, type PageQuery } from '../db/paging.js';
+import type { IndexSpec } from '../kernel/store/client.js';
+import { claim } from '../kernel/store/claims.js';
+import { findById } from '../kernel/store/client.js';
+import { page, pageIndexes, type Page, type PageQuery } from '../kernel/store/paging.js';
 import type {
   WebhookAttempt,
   WebhookDeliveryDoc,
@@ -16,7 +16,7 @@ import type { WebhookStore } from './store.js';
 export const webhookIndexes: IndexSpec[] = [
   // Events find a workspace's enabled endpoints.
   { collection: 'webhook_endpoints', keys: { workspaceId: 1, enabled: 1 }, name: 'ws_enabled' },
-  // GET /v1/webhook-endpoints pages oldest first; GET …/:id/deliveries newest first (src/db/paging.ts).
+  // GET /v1/webhook-endpoints pages oldest first; GET …/:id/deliveries newest first (src/kernel/store/paging.ts).
   ...pageIndexes('webhook_endpoints', ['workspaceId'], ['createdAt']),
   ...pageIndexes('webhook_deliveries', ['workspaceId', 'endpointId'], ['createdAt']),
   // The outbox's followers take the rows that are due (a range on one typed key: pushed down with the limit).

@@ -1,4 +1,4 @@
-import type { Page, PageQuery } from '../db/paging.js';
+import type { Page, PageQuery } from '../kernel/store/paging.js';
 import type {
   WebhookAttempt,
   WebhookDeliveryDoc,
@@ -8,7 +8,7 @@ import type {
   WebhookSecret,
 } from './model.js';
 
-export type { Page, PageQuery } from '../db/paging.js';
+export type { Page, PageQuery } from '../kernel/store/paging.js';
 
 /**
  * What the webhook service asks of its store, in domain terms (store.mongo.ts is the MongoDB and

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { holding, releaseHold, tryHold, updateHeld, type HoldDoc } from '../../src/db/claims.js';
+import { holding, releaseHold, tryHold, updateHeld, type HoldDoc } from '../../src/kernel/store/claims.js';
 import type { DocumentDoc } from '../../src/knowledge/index.js';
 import { buildWorkspace, startTestApp, useTestApp } from '../support/app.js';
 
 /**
- * The one concurrency mechanism (claims by unique insert, src/db/claims.ts) under concurrent
+ * The one concurrency mechanism (claims by unique insert, src/kernel/store/claims.ts) under concurrent
  * writers, on the store the suite runs on (FerretDB here; the same tests run on MongoDB).
  */
 const app = useTestApp();

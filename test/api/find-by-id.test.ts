@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { findById } from '../../src/db/client.js';
+import { findById } from '../../src/kernel/store/client.js';
 import { useTestApp } from '../support/app.js';
 
 const app = useTestApp();

@@ -6,7 +6,7 @@ import { buildWorkspace } from '../support/app.js';
 import { lastUserText } from '../support/scripted-openai.js';
 import { dataOf, readSse } from '../support/sse.js';
 import { usePlatform } from '../support/platform.js';
-import { systemScope } from '../../src/scope.js';
+import { systemScope } from '../../src/kernel/scope.js';
 import { TRACE_WRITE_MARGIN_MS } from '../../src/services/jobs.js';
 import { traceWriteGuard } from '../../src/services/runs/trace-writes.js';
 

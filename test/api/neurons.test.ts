@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Neuron, NeuronList, NeuronVersion, NeuronVersionList } from '../../src/schemas/neurons.js';
-import { systemScope } from '../../src/scope.js';
+import { systemScope } from '../../src/kernel/scope.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 
 const app = useTestApp();

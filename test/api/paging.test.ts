@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { encodeBlob } from '../../src/db/codec.js';
+import { encodeBlob } from '../../src/kernel/store/codec.js';
 import type { InterventionDoc } from '../../src/db/interventions.js';
 import type { JobDoc } from '../../src/db/jobs.js';
-import { TOTAL_CAP } from '../../src/db/paging.js';
+import { TOTAL_CAP } from '../../src/kernel/store/paging.js';
 import { emptyCost, type TraceDoc } from '../../src/db/traces.js';
 import { buildWorkspace, useTestApp, type TestApp } from '../support/app.js';
 
 /**
- * Lists page by key (src/db/paging.ts): walking a list by offset and by cursor yields exactly the
+ * Lists page by key (src/kernel/store/paging.ts): walking a list by offset and by cursor yields exactly the
  * full sorted scan (ties on the sort key ordered by `_id`), filters hold, another workspace's rows
  * never appear, and `total` is exact up to TOTAL_CAP and a lower bound above it.
  */

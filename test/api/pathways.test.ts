@@ -11,7 +11,7 @@ import {
   PathwayVersion,
   PathwayVersionList,
 } from '../../src/schemas/pathways.js';
-import { systemScope } from '../../src/scope.js';
+import { systemScope } from '../../src/kernel/scope.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 
 const app = useTestApp();

@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { keySlot } from '../../src/redis.js';
-import { systemScope } from '../../src/scope.js';
+import { keySlot } from '../../src/kernel/redis.js';
+import { systemScope } from '../../src/kernel/scope.js';
 import type { BilledCall } from '../../src/usage/index.js';
-import type { StreamEntry } from '../../src/streams.js';
+import type { StreamEntry } from '../../src/kernel/streams.js';
 import { buildWorkspace, startTestApp, useTestApp } from '../support/app.js';
 
 /**

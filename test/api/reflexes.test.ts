@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Neuron } from '../../src/schemas/neurons.js';
 import { NeuronReflexAssignment, NeuronReflexSummary, Reflex, ReflexList } from '../../src/reflexes/schemas.js';
-import { systemScope } from '../../src/scope.js';
+import { systemScope } from '../../src/kernel/scope.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 
 const app = useTestApp();

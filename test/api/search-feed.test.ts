@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Scope } from '../../src/scope.js';
+import type { Scope } from '../../src/kernel/scope.js';
 import { randomUUID } from 'node:crypto';
 import { buildWorkspace, startTestApp, useTestApp, type TestApp } from '../support/app.js';
 import { dataOf, readSse } from '../support/sse.js';
@@ -11,7 +11,7 @@ import { dataOf, readSse } from '../support/sse.js';
  * written through the memory service (the same path as POST /v1/memories, without the HTTP hop).
  */
 // A feed cap of ~100 entries per partition (Redis trims whole nodes of 100; a workspace writes to one
-// partition, src/feed.ts): a follower that is held while
+// partition, src/kernel/feed.ts): a follower that is held while
 // thousands of entries are written is trimmed far past its position. A fresh wait of 60 s: a
 // search that waited for someone else's backlog would outlast its test's timeout.
 const PARTITIONS = 16;

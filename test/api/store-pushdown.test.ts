@@ -255,7 +255,7 @@ describe('store pushdown (same answers with and without indexes)', () => {
       expect(await indexed.countDocuments(filter as Filter<Doc>)).toBe(
         await plain.countDocuments(filter as Filter<Doc>),
       );
-      // A bounded count (a list's total, src/db/paging.ts): counted in SQL up to the limit
+      // A bounded count (a list's total, src/kernel/store/paging.ts): counted in SQL up to the limit
       // (patch level cortex.4), the odd documents the index cannot decide counted beside it.
       for (const limit of [1, 5, 21, 40, 1000]) {
         expect(

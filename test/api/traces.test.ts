@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { encodeBlob } from '../../src/db/codec.js';
+import { encodeBlob } from '../../src/kernel/store/codec.js';
 import { placeKey, traceKey, type EngramDoc, type EngramPlaceDoc, type TraceDoc } from '../../src/db/traces.js';
 import { Engram, Trace, TraceList } from '../../src/schemas/traces.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { UsageRowDoc } from '../../src/usage/index.js';
 import { ReceptorList } from '../../src/receptors/schemas.js';
 import { ReceptorUsageRanking, UsageStats } from '../../src/usage/index.js';
-import { systemScope } from '../../src/scope.js';
+import { systemScope } from '../../src/kernel/scope.js';
 import { buildWorkspace } from '../support/app.js';
 import { useSimPlatform } from '../support/platform.js';
 import { settleJob } from '../support/jobs.js';

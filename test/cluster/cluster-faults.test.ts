@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keySlot } from '../../src/redis.js';
-import type { StreamEntry } from '../../src/streams.js';
+import { keySlot } from '../../src/kernel/redis.js';
+import type { StreamEntry } from '../../src/kernel/streams.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { startOwnRedisCluster, timed, until, type ClusterMaster } from '../support/faults.js';
 import { dataOf, readSse } from '../support/sse.js';

@@ -37,8 +37,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
  * <name>.test.ts). null: not a repository (the driver plumbing every repository shares).
  */
 const CONFORMANCE_FILE: Record<string, string | null> = {
-  'src/db/client.ts': null,
-  'src/db/guard.ts': null,
+  'src/kernel/store/client.ts': null,
+  'src/kernel/store/guard.ts': null,
   // Parts of a repository, checked through the repository they belong to.
   'src/knowledge/chunks.mongo.ts': 'knowledge',
   'src/knowledge/documents.mongo.ts': 'knowledge',

@@ -5,9 +5,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp } from '../../api/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/kernel/config.js';
 import { closeDeps, createDeps, type Deps } from '../../src/deps.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/kernel/logger.js';
 import { upgradeStore } from '../../src/releases/index.js';
 import { createServices, type Services } from '../../src/services/index.js';
 

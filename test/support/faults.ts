@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createRedis, type Redis } from '../../src/redis.js';
+import { createRedis, type Redis } from '../../src/kernel/redis.js';
 import { startEmbedded, startRedisCluster, type EmbeddedServices } from '../../scripts/embedded.js';
 
 /** The pid of the process listening on a loopback TCP port (from `ss`), so a test can stall or kill it. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/kernel/config.js';
 import { startTestApp, type TestApp } from './app.js';
 import { startProviderSim, type ProviderSim, type ProviderSimOptions } from './provider-sim.js';
 import { startScriptedOpenAI, type ScriptedOpenAI } from './scripted-openai.js';

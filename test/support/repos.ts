@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { Collection, MongoClient, type Db } from 'mongodb';
 import { inject } from 'vitest';
-import { ensureIndexes } from '../../src/db/client.js';
+import { ensureIndexes } from '../../src/kernel/store/client.js';
 import { allIndexes, createRepos, detectBackend, type Repos, type StoreBackend } from '../../src/db/index.js';
 
 export interface RepoHarness {

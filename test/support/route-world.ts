@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import type { RouteDef } from '../../api/route.js';
 import { buildWorkspace, type TestApp, type TestResponse } from './app.js';
-import { encodeBlob } from '../../src/db/codec.js';
+import { encodeBlob } from '../../src/kernel/store/codec.js';
 
 /**
  * The route table's fixture world (test/security/): workspaces A and B, A's resources of every

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createAdmission } from '../../api/middleware/admission.js';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/kernel/errors.js';
 
 const far = () => Date.now() + 60_000;
 

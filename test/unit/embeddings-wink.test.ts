@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/kernel/config.js';
 import { createWinkEmbedder } from '../../src/embeddings/index.js';
 import { loadWinkVectors } from '../../src/embeddings/wink.js';
 

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { encodeBlob } from '../../src/db/codec.js';
-import { assertJsonDepth, JSON_MAX_DEPTH, nestsDeeperThan, STORED_JSON_MAX_DEPTH } from '../../src/json-depth.js';
+import { encodeBlob } from '../../src/kernel/store/codec.js';
+import {
+  assertJsonDepth,
+  JSON_MAX_DEPTH,
+  nestsDeeperThan,
+  STORED_JSON_MAX_DEPTH,
+} from '../../src/kernel/json-depth.js';
 
 const nest = (n: number, leaf: unknown = 1): unknown => {
   let v = leaf;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createBus } from '../../src/kernel/events.js';
-import type { Scope } from '../../src/scope.js';
+import type { Scope } from '../../src/kernel/scope.js';
 
 const scope: Scope = { workspaceId: 'w', userId: null, apiKeyId: null, roles: [], credential: 'system' };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/kernel/errors.js';
 import { createLocalProvider, LOCAL_ECHO_PREFACE } from '../../src/llm/local.js';
 import { costOf, DEFAULT_PRICES, priceOf } from '../../src/llm/pricing.js';
 import { createModelRegistry } from '../../src/llm/registry.js';

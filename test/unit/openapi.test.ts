@@ -3,7 +3,7 @@ import { buildOpenApi, toOpenApiPath } from '../../api/openapi.js';
 import type { ZodType } from 'zod';
 import { operationIdOf, type RouteDef } from '../../api/route.js';
 import { allRoutes } from '../../api/routes/index.js';
-import { ERROR_CODES } from '../../src/errors.js';
+import { ERROR_CODES } from '../../src/kernel/errors.js';
 
 /** The words of a path's literal segments, singular and plural (`/v1/config/models` → config, model, models). */
 function pathWords(path: string): Set<string> {

@@ -6,7 +6,7 @@
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import { blockedRange, createGuard, embeddedIPv4 } from '../../src/net/guard.js';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/kernel/errors.js';
 
 describe('blockedRange', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { keySlot, redirection, redisTarget, sameSlot } from '../../src/redis.js';
+import { loadConfig } from '../../src/kernel/config.js';
+import { keySlot, redirection, redisTarget, sameSlot } from '../../src/kernel/redis.js';
 
 /** Which Redis the configuration names (docs/scaling.md): one server or a cluster, and keys that share a slot. */
 const target = (env: Record<string, string>) => redisTarget(loadConfig(env));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/kernel/errors.js';
 import { StakeholderOp } from '../../src/stakeholders/index.js';
 import { briefingOf, diffGraphs } from '../../src/stakeholders/analysis.js';
 import { compileDsl } from '../../src/stakeholders/dsl.js';

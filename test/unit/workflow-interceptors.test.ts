@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as otel from '@temporalio/interceptors-opentelemetry/lib/workflow/index.js';
 import { OTEL_METHODS } from '../../workflows/interceptors.js';
-import { lazyGated } from '../../src/temporal/gated.js';
+import { lazyGated } from '../../src/kernel/temporal/gated.js';
 
 const methodsOf = (cls: { prototype: object }) =>
   Object.getOwnPropertyNames(cls.prototype)

@@ -5,7 +5,7 @@ import { local } from './activities.js';
 import { handlerFor, type NodeExpression, type NodeHandler, type NodeOutcome, type RunNode } from './nodes/index.js';
 import { nodeId, takeRecorded, type Branch, type RunState } from './state.js';
 import type { RecordedVisit } from '../../src/temporal/definitions.js';
-import { setOwn } from '../../src/own.js';
+import { setOwn } from '../../src/kernel/own.js';
 
 const PROGRESS_WRITE_MS = 1000;
 

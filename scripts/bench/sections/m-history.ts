@@ -9,7 +9,7 @@
  * Runs last: it fills the store with months of history.
  */
 import { randomUUID } from 'node:crypto';
-import { metrics } from '../../../src/metrics.js';
+import { metrics } from '../../../src/kernel/metrics.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../../../test/support/app.js';
 import type { ScriptedOpenAI } from '../../../test/support/scripted-openai.js';
 import { dataOf, readSse } from '../../../test/support/sse.js';

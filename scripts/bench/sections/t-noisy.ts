@@ -5,7 +5,7 @@
  * answer, idle vs under the flood (median and max), each with whether it stays within 2× of idle.
  * Against a compiled API with the default per-workspace shares (BENCH_NOISY_SHARE sets the runs share).
  */
-import { ConfigSchema } from '../../../src/config.js';
+import { ConfigSchema } from '../../../src/kernel/config.js';
 import { buildWorkspace } from '../../../test/support/app.js';
 import { measureNoisyNeighbour, noisySummary } from '../../bench-noisy.js';
 import { treeCpu } from '../probes.js';

@@ -1,14 +1,14 @@
 import type { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
-import { bestEffort } from '../../best-effort.js';
+import { bestEffort } from '../../kernel/best-effort.js';
 import type { Attachment } from '../store.mongo.js';
-import { notFound, unsupportedMediaType, validationError } from '../../errors.js';
+import { notFound, unsupportedMediaType, validationError } from '../../kernel/errors.js';
 import { sniffContentType } from '../../knowledge/index.js';
-import { systemScope, type Scope } from '../../scope.js';
+import { systemScope, type Scope } from '../../kernel/scope.js';
 import { AUDIO_TYPES, msOf, toLinear16 } from '../../stt/audio.js';
 import type { TranscriptionInput } from '../../temporal/definitions.js';
 import { MAX_PASS_BYTES, type TranscriptionCore, type TranscriptionDeps } from './common.js';
-import { own } from '../../own.js';
+import { own } from '../../kernel/own.js';
 
 /** Batch transcription: staged attachments (or assets) are converted with sox and transcribed by a `transcription` job. */
 export function createBatchTranscription(d: TranscriptionDeps, core: TranscriptionCore) {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { BlobStore } from '../../blobs/store.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../kernel/config.js';
 import type { MeetingRepo, TranscriptionSession } from '../store.mongo.js';
 import type { WorkspaceRepo } from '../../db/workspaces.js';
-import { notFound, validationError } from '../../errors.js';
-import type { Logger } from '../../logger.js';
-import type { Scope } from '../../scope.js';
+import { notFound, validationError } from '../../kernel/errors.js';
+import type { Logger } from '../../kernel/logger.js';
+import type { Scope } from '../../kernel/scope.js';
 import { BYTES_PER_MS, msOf } from '../../stt/audio.js';
 import {
   createStt,
@@ -15,7 +15,7 @@ import {
   type TranscribeOptions,
   type Transcript,
 } from '../../stt/index.js';
-import type { Streams } from '../../streams.js';
+import type { Streams } from '../../kernel/streams.js';
 import type { LiveTranscriptionInput } from '../../temporal/definitions.js';
 import type { DocumentService } from '../../knowledge/index.js';
 import type { JobService } from '../../services/jobs.js';

@@ -1,5 +1,5 @@
 import type { TranscriptionSession } from '../store.mongo.js';
-import { systemScope } from '../../scope.js';
+import { systemScope } from '../../kernel/scope.js';
 import { msOf } from '../../stt/audio.js';
 import type { Transcript } from '../../stt/index.js';
 import type { LiveTranscriptionInput } from '../../temporal/definitions.js';

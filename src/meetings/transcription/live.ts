@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { fromBuffer } from '../../blobs/store.js';
 import type { TranscriptionSession } from '../store.mongo.js';
-import { conflict, notFound, validationError } from '../../errors.js';
-import { systemScope, type Scope } from '../../scope.js';
-import { bestEffort } from '../../best-effort.js';
+import { conflict, notFound, validationError } from '../../kernel/errors.js';
+import { systemScope, type Scope } from '../../kernel/scope.js';
+import { bestEffort } from '../../kernel/best-effort.js';
 import { chunkSignal, stopSignal, type LiveTranscriptionInput } from '../../temporal/definitions.js';
 import type { TranscriptionCore, TranscriptionDeps } from './common.js';
 

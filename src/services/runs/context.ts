@@ -2,7 +2,7 @@ import { resolveFallbacks } from '../../llm/registry.js';
 import type { ChatMessage } from '../../llm/types.js';
 import type { ModelStep, ToolStep } from '../../db/runs.js';
 import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
-import type { Scope } from '../../scope.js';
+import type { Scope } from '../../kernel/scope.js';
 import type { NeuronRunInput, PreparedRunData, RunScope, RunSummary } from '../../temporal/definitions.js';
 import {
   humanTurn,
@@ -16,7 +16,7 @@ import {
 } from './shared.js';
 import { toolsetOf } from './toolset.js';
 import { traceWriteGuard } from './trace-writes.js';
-import { conflict } from '../../errors.js';
+import { conflict } from '../../kernel/errors.js';
 
 /** A run's context: preparing it (activity path), loading it, marking the run started, and each turn's conversation. */
 export const createContextSteps = (ctx: RunContext) => ({

@@ -1,8 +1,8 @@
-import { bestEffort } from '../../best-effort.js';
-import { JSON_MAX_DEPTH, nestsDeeperThan } from '../../json-depth.js';
+import { bestEffort } from '../../kernel/best-effort.js';
+import { JSON_MAX_DEPTH, nestsDeeperThan } from '../../kernel/json-depth.js';
 import type { ModelStep, ToolStep } from '../../db/runs.js';
 import type { WriteGuard } from '../../db/traces.js';
-import type { Scope } from '../../scope.js';
+import type { Scope } from '../../kernel/scope.js';
 import { MAX_INLINE_TEXT, type NeuronRunInput, type NeuronRunResult } from '../../temporal/definitions.js';
 import {
   TOOL_PREVIEW,

@@ -10,7 +10,7 @@ import { createToolApprovalSteps } from './tool-approval.js';
 import { createToolSteps } from './tools.js';
 import { createTurnSteps } from './turn.js';
 import { reflexToolsOf } from './toolset.js';
-import type { Scope } from '../../scope.js';
+import type { Scope } from '../../kernel/scope.js';
 
 export {
   DEFAULT_MAX_TURNS,

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { bestEffort } from '../../best-effort.js';
+import { bestEffort } from '../../kernel/best-effort.js';
 import type { BudgetDoc } from '../../usage/index.js';
 import type { Job } from '../../db/jobs.js';
 import type { StoredStart } from '../../db/runs.js';
-import { validationError } from '../../errors.js';
-import { uuidFromName } from '../../ids.js';
+import { validationError } from '../../kernel/errors.js';
+import { uuidFromName } from '../../kernel/ids.js';
 import { resolveFallbacks } from '../../llm/registry.js';
-import { idempotentId, markCommitted, newId, runDetached } from '../../request-context.js';
+import { idempotentId, markCommitted, newId, runDetached } from '../../kernel/request-context.js';
 import type { InvokeBody } from '../../schemas/jobs.js';
 import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
-import { callerOf, type Scope } from '../../scope.js';
+import { callerOf, type Scope } from '../../kernel/scope.js';
 import type { NeuronRunInput, PreparedRunData } from '../../temporal/definitions.js';
 import { NOT_STARTED_STEP } from '../jobs.js';
 import {
@@ -194,7 +194,7 @@ async function store(
     clientNonce: run.nonce ?? null,
   });
   // Once its job exists the run is the request's write: it is prepared to the end and answered
-  // 202, not abandoned half-stored (src/request-context.ts).
+  // 202, not abandoned half-stored (src/kernel/request-context.ts).
   void creating.then(
     (c) => {
       if (c.created) markCommitted();

@@ -1,12 +1,12 @@
-import type { Config } from '../../config.js';
+import type { Config } from '../../kernel/config.js';
 import type { UsageAttribution } from '../../usage/index.js';
 import type { BudgetDoc } from '../../usage/index.js';
 import type { ModelStep, RunRepo } from '../../db/runs.js';
 import type { ModelRegistry } from '../../llm/registry.js';
 import type { Bus } from '../../kernel/events.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../kernel/logger.js';
 import type { NeuronSnapshot } from '../../schemas/neuron-config.js';
-import type { Scope } from '../../scope.js';
+import type { Scope } from '../../kernel/scope.js';
 import type {
   ModelTurnOutcome,
   NeuronRunInput,

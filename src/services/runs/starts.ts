@@ -1,4 +1,4 @@
-import { bestEffort } from '../../best-effort.js';
+import { bestEffort } from '../../kernel/best-effort.js';
 import type { Job } from '../../db/jobs.js';
 import { TERMINAL_STATES } from '../../db/jobs.js';
 import type { StoredStart } from '../../db/runs.js';

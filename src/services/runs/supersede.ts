@@ -1,10 +1,10 @@
-import { bestEffort } from '../../best-effort.js';
+import { bestEffort } from '../../kernel/best-effort.js';
 import type { Job } from '../../db/jobs.js';
-import { uuidFromName } from '../../ids.js';
-import type { Logger } from '../../logger.js';
-import { runDetached } from '../../request-context.js';
+import { uuidFromName } from '../../kernel/ids.js';
+import type { Logger } from '../../kernel/logger.js';
+import { runDetached } from '../../kernel/request-context.js';
 import type { MultitaskStrategy } from '../../schemas/jobs.js';
-import type { Scope } from '../../scope.js';
+import type { Scope } from '../../kernel/scope.js';
 import type { JobService } from '../jobs.js';
 import type { TraceService } from '../traces.js';
 

@@ -1,11 +1,11 @@
 import type { ToolCall } from '../../llm/types.js';
-import { JSON_MAX_DEPTH, nestsDeeperThan } from '../../json-depth.js';
+import { JSON_MAX_DEPTH, nestsDeeperThan } from '../../kernel/json-depth.js';
 import { OutboundBlocked } from '../../net/guard.js';
 import type { PreparedRunData } from '../../temporal/definitions.js';
 import { BUILTIN_TOOLS } from '../../tools/builtin.js';
 import { TransientToolError, type ToolBinding } from '../../tools/remote.js';
 import { TOOL_ATTEMPTS, TOOL_PREVIEW, preview, type RunContext, type RunDeps } from './shared.js';
-import { own } from '../../own.js';
+import { own } from '../../kernel/own.js';
 import { redactArguments, redactResult } from './tool-approval.js';
 
 /** A tool call whose integration the user has not connected (the model is told, never retried). */

@@ -1,13 +1,13 @@
 import type { ToolSpec } from '../../llm/types.js';
 import type { NeuronConfig } from '../../schemas/neuron-config.js';
-import type { Scope } from '../../scope.js';
+import type { Scope } from '../../kernel/scope.js';
 import type { NeuronRunInput } from '../../temporal/definitions.js';
 import { BUILTIN_TOOLS } from '../../tools/builtin.js';
 import { HttpToolDefs, type ToolBinding } from '../../tools/remote.js';
 import { connectionRefusal } from '../../pathways/credentials.js';
 import { metadataIntegration, reflexSaver } from '../../reflexes/index.js';
 import { MAX_DELEGATION_DEPTH, type PreparedRun, type RunDeps } from './shared.js';
-import { own, setOwn } from '../../own.js';
+import { own, setOwn } from '../../kernel/own.js';
 
 /** The tools a run offers its model, the sub-neurons its delegate_* tools run, and how each reflex tool is run. */
 export interface Toolset {

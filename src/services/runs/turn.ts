@@ -1,11 +1,11 @@
-import { metrics } from '../../metrics.js';
+import { metrics } from '../../kernel/metrics.js';
 import type { BudgetDoc } from '../../usage/index.js';
-import { AppError, validationError } from '../../errors.js';
+import { AppError, validationError } from '../../kernel/errors.js';
 import { costOf } from '../../llm/pricing.js';
 import type { ResolvedModel } from '../../llm/registry.js';
 import { estimateTokens, type ChatMessage, type ChatResult } from '../../llm/types.js';
 import type { ModelTurnOutcome, PreparedRunData } from '../../temporal/definitions.js';
-import { bestEffort } from '../../best-effort.js';
+import { bestEffort } from '../../kernel/best-effort.js';
 import type { ModelStep } from '../../db/runs.js';
 import { conversation } from './context.js';
 import { failover, firstTokenDeadline, modelOf } from './fallback.js';

@@ -67,7 +67,7 @@ function bounded<T extends Document>(coll: Collection<T>): Collection<T> {
 /**
  * The storage boundary's guard: every collection handed out by this Db bounds the calls made for
  * an HTTP request by that request's deadline and refuses to start work for an abandoned request
- * (src/request-context.ts). Work outside a request (the worker's activities, start-up, sweeps) is
+ * (src/kernel/request-context.ts). Work outside a request (the worker's activities, start-up, sweeps) is
  * untouched.
  */
 export function guardDb(db: Db): Db {

@@ -10,7 +10,7 @@ import { validationError } from './errors.js';
 export const JSON_MAX_DEPTH = 64;
 
 /**
- * How deep a stored free-form field may nest (src/db/codec.ts): the request bound plus room for
+ * How deep a stored free-form field may nest (src/kernel/store/codec.ts): the request bound plus room for
  * the envelopes the platform puts around a request's values (a firing's trigger, a job's result),
  * so a body that was accepted is never refused half-way through storing it.
  */

@@ -5,7 +5,7 @@ import { uuidFromName } from './ids.js';
 
 /**
  * What the platform knows about the HTTP request a piece of work is done for, carried through
- * every await by AsyncLocalStorage so that the storage boundary (src/db/guard.ts) can bound and
+ * every await by AsyncLocalStorage so that the storage boundary (src/kernel/store/guard.ts) can bound and
  * abandon the work without each service passing it along:
  * - `deadline`: epoch ms after which the request has been answered (503) and its work is abandoned;
  * - `signal`: aborted when the deadline passes, a dependency the request needs fails, or the client

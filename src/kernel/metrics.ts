@@ -46,7 +46,7 @@ export const metrics = {
   /**
    * Commands this process sent to MongoDB (or FerretDB), by command name (find, insert, update,
    * findAndModify, aggregate, …): the round trips a run costs. Counted from the driver's command
-   * monitoring events (src/db/client.ts).
+   * monitoring events (src/kernel/store/client.ts).
    */
   mongoCommands: new Counter({
     name: 'cortex_mongo_commands_total',
@@ -71,7 +71,7 @@ export const metrics = {
     labelNames: ['reason'] as const,
     registers,
   }),
-  /** 1 while a dependency's breaker is open (src/breakers.ts): requests that need it answer 503 at once. */
+  /** 1 while a dependency's breaker is open (src/kernel/breakers.ts): requests that need it answer 503 at once. */
   breakerOpen: new Gauge({
     name: 'cortex_dependency_breaker_open',
     help: 'Dependency breaker state (1 open, 0 closed)',

@@ -1,6 +1,6 @@
 /**
  * One entry of a Redis stream as the SSE layer sends it: the entry id is the cursor. Entries of
- * the resource feed also carry `seq`, their partition's own counter (src/feed.ts).
+ * the resource feed also carry `seq`, their partition's own counter (src/kernel/feed.ts).
  */
 export interface StreamEntry {
   id: string;

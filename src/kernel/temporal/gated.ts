@@ -3,7 +3,7 @@ type Method = (input: unknown, next: (input: unknown) => unknown) => unknown;
 /**
  * `inner`'s interceptor methods, each delegating to it only while `on()` says so and passing
  * straight to `next` otherwise. Pure (no imports): used by the API's Temporal client
- * (src/temporal/client.ts) and inside the workflow sandbox (workflows/interceptors.ts).
+ * (src/kernel/temporal/client.ts) and inside the workflow sandbox (workflows/interceptors.ts).
  */
 export function gated<T extends object>(inner: T, on: () => boolean): T {
   const out: Record<string, Method> = {};

@@ -5,7 +5,7 @@ import type { Config } from './config.js';
  * A Redis client of either topology: one server (`REDIS_URL`) or a Redis Cluster
  * (`REDIS_CLUSTER_NODES`, or `REDIS_URL=redis+cluster://…`; docs/scaling.md). Both speak the same
  * commands; on a cluster every command, script and transaction must keep its keys in one hash
- * slot, which the key builders see to (src/streams.ts, src/feed.ts, src/usage/counters.ts).
+ * slot, which the key builders see to (src/kernel/streams.ts, src/kernel/feed.ts, src/usage/counters.ts).
  * Only this module creates clients.
  */
 export type Redis = SingleRedis | Cluster;

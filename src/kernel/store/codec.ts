@@ -10,7 +10,7 @@ export type Blob = string & { readonly __blob: unique symbol };
 
 /**
  * A value as its stored text. `field` names it in the 400 for a value nested deeper than
- * STORED_JSON_MAX_DEPTH (src/json-depth.ts): encoding one would overflow the stack, a 500.
+ * STORED_JSON_MAX_DEPTH (src/kernel/json-depth.ts): encoding one would overflow the stack, a 500.
  */
 export function encodeBlob(value: unknown, field = 'value'): Blob {
   if (nestsDeeperThan(value, STORED_JSON_MAX_DEPTH)) throw tooDeep(field, STORED_JSON_MAX_DEPTH);

@@ -4,7 +4,7 @@ import { activeTelemetry } from '../telemetry.js';
 import { gated } from './gated.js';
 
 /**
- * The OpenTelemetry client interceptor, in effect only while tracing is on (src/telemetry.ts).
+ * The OpenTelemetry client interceptor, in effect only while tracing is on (src/kernel/telemetry.ts).
  * Without it a start carries no trace header, and the workflow decides from its own history to
  * make no spans (workflows/interceptors.ts): spans nobody exports cost each workflow task about
  * 5 ms of the first token's time (`npm run bench`, docs/decisions.md). A process that connects

@@ -223,7 +223,7 @@ export const ConfigSchema = z.object({
   WEAVIATE_API_KEY: z.string().optional(),
   /**
    * With the index in Weaviate one process at a time writes the feed into it (the syncer, elected by
-   * a hold in the store, src/db/claims.ts): its lease. A syncer that dies is replaced within about
+   * a hold in the store, src/kernel/store/claims.ts): its lease. A syncer that dies is replaced within about
    * this long (docs/search.md, "One syncer per index").
    */
   SEARCH_SYNC_LEASE_MS: z.coerce.number().int().min(1000).max(60_000).default(5000),
@@ -369,6 +369,6 @@ function readPackageVersion(): string {
       const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
       if (pkg.name === 'cortex' && pkg.version) return pkg.version;
     }
-    if (path.dirname(dir) === dir) throw new Error('package.json of cortex not found above src/config.ts');
+    if (path.dirname(dir) === dir) throw new Error('package.json of cortex not found above src/kernel/config.ts');
   }
 }

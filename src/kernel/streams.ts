@@ -139,7 +139,7 @@ interface FencedRedis {
 /**
  * The only writer and reader of event streams (nothing else touches a stream key). Keys are built here so that
  * routes and activities never assemble them: job streams, trace streams, the workspace
- * resource-event stream and the partitioned resource feed (src/feed.ts). Writers append through
+ * resource-event stream and the partitioned resource feed (src/kernel/feed.ts). Writers append through
  * one fenced script; readers replay with XRANGE after a cursor and then block on XREAD with a
  * dedicated connection. A stream's meta hash (its fences) is in the stream's cluster slot, so the
  * script runs on a Redis Cluster as on one server; stream keys themselves kept their names.
@@ -266,7 +266,7 @@ export function createStreams(
   }
   return {
     keys,
-    /** The platform-wide resource feed, in partitions (src/feed.ts). */
+    /** The platform-wide resource feed, in partitions (src/kernel/feed.ts). */
     feed: createFeed(redis, prefix, {
       partitions: opts.feedPartitions ?? 16,
       maxLen: opts.feedMaxLen ?? Number(MAXLEN),
