@@ -1,4 +1,5 @@
 import type { Job } from '../db/jobs.js';
+import type { Intervention } from '../db/interventions.js';
 import type { Neuron } from '../db/neurons.js';
 import type { Scope } from './scope.js';
 
@@ -26,6 +27,8 @@ interface Events {
   'pathway.activity': { scope: Scope; pathwayId: string; isActive: boolean };
   /** A pathway was removed. */
   'pathway.removed': { scope: Scope; pathwayId: string };
+  /** An intervention was created or answered, once stored (signed webhooks subscribe). Awaited by the change. */
+  'intervention.changed': { change: 'created' | 'answered'; intervention: Intervention };
 }
 
 /** A stimulus: `key` names it (`vault.asset.created`, `pathway.completed`…), `eventId` makes its fires idempotent. */

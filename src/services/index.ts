@@ -54,7 +54,7 @@ import { createEvaluationService } from '../evaluations/index.js';
  */
 function createCoreServices(deps: Deps) {
   // The event bus (src/kernel/events.ts): where one area reacts to another's change, the one that
-  // changes publishes and the other subscribes as it is created (job.status: webhooks; stimulus:
+  // changes publishes and the other subscribes as it is created (job.status and intervention.changed: webhooks; stimulus:
   // receptor fires; transcript.finalized: stakeholder maps; neuron.* and pathway.*: receptors, and
   // reflexes for neuron.removing; job.restart: the run service answers). Subscribers of one event
   // are called in the order they subscribed, so the stages' order, and the order within each, matter where noted.
@@ -71,7 +71,11 @@ function createCoreServices(deps: Deps) {
   });
   const traces = createTraceService({ repo: deps.repos.traces, streams: deps.streams, log: deps.log });
   const health = createHealthService(deps);
-  const interventions = createInterventionService({ repo: deps.repos.interventions, temporal: deps.temporal.client });
+  const interventions = createInterventionService({
+    repo: deps.repos.interventions,
+    temporal: deps.temporal.client,
+    bus,
+  });
   // A cancelled run closes its own open interventions (its failure step): the run is their one writer.
   const jobs = createJobService({
     repo: deps.repos.jobs,
@@ -155,7 +159,7 @@ function createCoreServices(deps: Deps) {
 
 /** Usage and budgets, secrets, webhooks, connections and pathway HTTP nodes (after the core services). */
 function createAccountServices(deps: Deps, core: ReturnType<typeof createCoreServices>) {
-  const { jobs, interventions, guard, pathways, bus } = core;
+  const { jobs, guard, pathways, bus } = core;
   const c = deps.config;
   // The usage counters (Redis) every ledger write adds to; budgets and the usage routes read them (docs/usage.md).
   const usageCounters = createUsageCounters(deps.redis, c.REDIS_PREFIX);
@@ -185,7 +189,6 @@ function createAccountServices(deps: Deps, core: ReturnType<typeof createCoreSer
     log: deps.log,
     bus,
   });
-  interventions.onChange((change, doc) => webhooks.onIntervention(change, doc));
   // A job's end is recorded with its terminal claim (the claim's insert carries the outbox mark):
   // the outbox's follower fans each unannounced end out, whichever process stored it.
   webhooks.addSource({

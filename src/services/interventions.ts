@@ -14,6 +14,7 @@ import { hasRole, type Scope } from '../kernel/scope.js';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { answerUpdate, type InterventionAnswer } from '../temporal/definitions.js';
 import { own } from '../kernel/own.js';
+import type { Bus } from '../kernel/events.js';
 
 export interface NewIntervention {
   id: string;
@@ -46,14 +47,21 @@ const ALL_STATUSES: InterventionStatus[] = ['pending', 'approved', 'rejected', '
  * run as an Update; the run decides (first answer wins, an expired one is refused) and records it.
  */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createInterventionService({ repo, temporal }: { repo: InterventionRepo; temporal: Client }) {
-  // Told of each intervention created or answered, once stored (signed webhooks subscribe); never awaited.
-  // Awaited: the webhook outbox records the event as part of the change (a failure fails the run's
-  // activity, which retries it; a retried create or answer reports its event again, once per key).
-  const listeners: ((change: 'created' | 'answered', doc: Intervention) => Promise<void> | void)[] = [];
-  const told = async (change: 'created' | 'answered', doc: Intervention) => {
-    await Promise.all(listeners.map((l) => l(change, doc)));
-  };
+export function createInterventionService({
+  repo,
+  temporal,
+  bus,
+}: {
+  repo: InterventionRepo;
+  temporal: Client;
+  bus: Bus;
+}) {
+  // Each intervention created or answered, once stored, is published (`intervention.changed`; signed
+  // webhooks subscribe) and awaited: the webhook outbox records the event as part of the change (a
+  // failure fails the run's activity, which retries it; a retried create or answer reports its event
+  // again, once per key).
+  const told = (change: 'created' | 'answered', doc: Intervention) =>
+    bus.emit('intervention.changed', { change, intervention: doc });
 
   async function get(scope: Scope, id: string): Promise<Intervention> {
     const doc = await repo.get(scope.workspaceId, id);
@@ -125,10 +133,6 @@ export function createInterventionService({ repo, temporal }: { repo: Interventi
 
   return {
     get,
-    /** Registers a listener told of each intervention created or answered, awaited by the change. */
-    onChange(listener: (change: 'created' | 'answered', doc: Intervention) => Promise<void> | void): void {
-      listeners.push(listener);
-    },
 
     /** Idempotent on id (the workflow picks it), so a retried activity creates one record. */
     async create(scope: Scope, n: NewIntervention): Promise<Intervention> {

@@ -390,5 +390,6 @@ export function createWebhookService(d: {
   };
   // Each job that became completed, failed or waiting (awaited by the transition: a failure fails it).
   d.bus.on('job.status', (job) => service.onJob(job));
+  d.bus.on('intervention.changed', ({ change, intervention }) => service.onIntervention(change, intervention));
   return service;
 }
