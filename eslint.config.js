@@ -43,18 +43,33 @@ const nodeBuiltins = [
 const AREAS = [
   'connections',
   'evaluations',
+  'expressions',
+  'interventions',
+  'jobs',
   'knowledge',
+  'mcp',
   'meetings',
+  'neurons',
+  'pathways',
+  'platform',
   'receptors',
   'reflexes',
+  'runs',
   'search',
+  'secrets',
   'shares',
   'skills',
   'stakeholders',
   'tenancy',
+  'traces',
   'usage',
   'webhooks',
 ];
+/**
+ * A second door for the workflow bundle: the pathway interpreter's deterministic core, which the
+ * pathwayRun workflow evaluates as a value (the area's index.ts would load its services into every run).
+ */
+const WORKFLOW_DOORS = { pathways: ['./walk.ts'] };
 export default tseslint.config(
   {
     ignores: [
@@ -116,7 +131,7 @@ export default tseslint.config(
               './worker/**',
             ],
             from: `./src/${area}`,
-            except: ['./index.ts'],
+            except: ['./index.ts', ...(WORKFLOW_DOORS[area] ?? [])],
             message: `import the ${area} area through src/${area}/index.ts`,
           })),
         },
@@ -176,7 +191,11 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/services/**/*.ts'],
+    // Everything in src/ but the store adapters (`*.mongo.ts`), the kernel, the composition root and
+    // the release migrations speaks to stores in domain terms.
+    files: ['src/**/*.ts'],
+    // the model files describe stored shapes (type imports of the codec's Blob and the driver's Binary).
+    ignores: ['**/*.mongo.ts', '**/model.ts', 'src/kernel/**', 'src/compose/**', 'src/releases/**'],
     rules: {
       'no-restricted-imports': [
         'error',

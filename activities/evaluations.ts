@@ -1,5 +1,5 @@
 import type { ItemOutcome, ExperimentRunInput } from '../src/evaluations/index.js';
-import type { Services } from '../src/services/index.js';
+import type { Services } from '../src/compose/services.js';
 import { permanentOn4xx } from './failures.js';
 
 /** The experiment workflow's steps (docs/evaluations.md): thin adapters over the evaluations service. */

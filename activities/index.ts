@@ -1,4 +1,4 @@
-import type { Services } from '../src/services/index.js';
+import type { Services } from '../src/compose/services.js';
 import { createPathwayActivities } from './pathways.js';
 import { createIngestActivities } from './ingest.js';
 import { createReceptorActivities } from './receptors.js';

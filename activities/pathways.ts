@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Services } from '../src/services/index.js';
+import type { Services } from '../src/compose/services.js';
 import {
   evaluateExpression,
   mapItems,
@@ -8,9 +8,10 @@ import {
   renderTree,
   type MapItemsCall,
   type SubPathwayCall,
-} from '../src/services/pathway-runs.js';
-import { HttpNodeFailure, type HttpNodeCall } from '../src/services/pathway-http.js';
-import type { JobPatch } from '../src/services/jobs.js';
+  HttpNodeFailure,
+  type HttpNodeCall,
+} from '../src/pathways/index.js';
+import type { JobPatch } from '../src/jobs/index.js';
 import type {
   InterventionAnswer,
   PathwayRunInput,

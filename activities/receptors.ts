@@ -1,4 +1,4 @@
-import type { Services } from '../src/services/index.js';
+import type { Services } from '../src/compose/services.js';
 import type { ReceptorFireInput, SystemJobInput } from '../src/temporal/definitions.js';
 import { permanentOn4xx } from './failures.js';
 

@@ -1,8 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { ToolCall } from '../src/llm/types.js';
-import type { FinishInput, ModelTurnInput } from '../src/services/runs/index.js';
-import type { ToolApprovalSpec } from '../src/services/runs/tool-approval.js';
-import type { Services } from '../src/services/index.js';
+import type { FinishInput, ModelTurnInput, ToolApprovalSpec } from '../src/runs/index.js';
+import type { Services } from '../src/compose/services.js';
 import type { BudgetPause, InterventionAnswer, NeuronRunInput } from '../src/temporal/definitions.js';
 import { permanentOn4xx } from './failures.js';
 

@@ -1,5 +1,5 @@
 import type { SearchHit } from '../src/search/index.js';
-import type { Services } from '../src/services/index.js';
+import type { Services } from '../src/compose/services.js';
 import type { SearchJobInput } from '../src/temporal/definitions.js';
 
 type Facet = { type: SearchJobInput['types'][number]; hits: SearchHit[]; total: number };

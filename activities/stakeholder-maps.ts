@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { Services } from '../src/services/index.js';
+import type { Services } from '../src/compose/services.js';
 import type { StakeholderExtractInput } from '../src/temporal/definitions.js';
 import { permanentOn4xx } from './failures.js';
 

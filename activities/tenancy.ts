@@ -1,4 +1,4 @@
-import type { Services } from '../src/services/index.js';
+import type { Services } from '../src/compose/services.js';
 import { ERASE_STEPS } from '../src/tenancy/index.js';
 
 /** The tenancy area's activities: thin adapters over src/tenancy. */

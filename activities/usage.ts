@@ -1,4 +1,4 @@
-import type { Services } from '../src/services/index.js';
+import type { Services } from '../src/compose/services.js';
 
 /** The usage reconciler's activity (docs/usage.md): a thin adapter over the reconciler service. */
 export const createUsageActivities = ({ services }: { services: Services }) => ({

@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { Services } from '../src/services/index.js';
+import type { Services } from '../src/compose/services.js';
 import type { WebhookDeliveryInput } from '../src/webhooks/index.js';
 
 /** Signed webhooks' activities (docs/webhooks.md): thin adapters over the webhook service. */

@@ -17,7 +17,7 @@ import { shareOf } from '../src/kernel/limits.js';
 import type { Redis } from '../src/kernel/redis.js';
 import type { FeedReader } from '../src/kernel/streams.js';
 import type { Scope } from '../src/kernel/scope.js';
-import { createMcpTools, type McpToolDef, type ToolOutcome } from '../src/services/mcp-tools.js';
+import { createMcpTools, type McpToolDef, type ToolOutcome } from '../src/mcp/index.js';
 import { resolveRequestScope, type RouteContext } from './route.js';
 
 /** A session with no request and no open stream for this long is closed (its client re-initializes). */

@@ -1,10 +1,10 @@
-import { PathwayGraphFormat } from '../src/pathways/graph.js';
+import { PathwayGraphFormat } from '../src/pathways/index.js';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { z, type ZodType } from 'zod';
 import { VERSION } from '../src/kernel/config.js';
 import { ERROR_CODES } from '../src/kernel/errors.js';
-import { ErrorBody } from '../src/schemas/common.js';
-import { OpenAIErrorBody } from '../src/schemas/openai.js';
+import { ErrorBody } from '../src/kernel/schemas.js';
+import { OpenAIErrorBody } from '../src/runs/index.js';
 import { OPENAI_ERRORS, OPENAI_PREFIX } from './openai/errors.js';
 import { operationIdOf, type RouteDef } from './route.js';
 

@@ -11,7 +11,7 @@ import {
 } from '../src/kernel/errors.js';
 import type { Logger } from '../src/kernel/logger.js';
 import { hasRole, type Role, type Scope } from '../src/kernel/scope.js';
-import type { Services } from '../src/services/index.js';
+import type { Services } from '../src/compose/services.js';
 import type { ShareAccess } from '../src/shares/index.js';
 import { currentRequest } from '../src/kernel/request-context.js';
 import type { Idempotency } from './middleware/idempotency.js';

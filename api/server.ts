@@ -2,12 +2,12 @@ import { createServer } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { loadConfig, productionProblem } from '../src/kernel/config.js';
 import { AppError } from '../src/kernel/errors.js';
-import { closeDeps, createDeps } from '../src/deps.js';
+import { closeDeps, createDeps } from '../src/compose/deps.js';
 import { FeedPartitionsMismatch } from '../src/kernel/feed.js';
 import { createLogger } from '../src/kernel/logger.js';
 import { upgradeOrExit } from '../src/releases/index.js';
 import { reconcileOnStart } from '../src/reconcile/index.js';
-import { createServices } from '../src/services/index.js';
+import { createServices } from '../src/compose/services.js';
 import { startTelemetry } from '../src/kernel/telemetry.js';
 import { createApp } from './app.js';
 

@@ -1,10 +1,10 @@
 import type { Context } from 'koa';
-import { isMediaType } from '../src/schemas/common.js';
+import { isMediaType } from '../src/kernel/schemas.js';
 
 /**
  * Serving a body a tenant stored (an artifact's raw body, and any later route that serves a stored
  * file): the one helper, so that what a browser does with it is decided in one place.
- *   - The stored content type is echoed only when it is a valid media type (src/schemas/common.ts
+ *   - The stored content type is echoed only when it is a valid media type (src/kernel/schemas.ts
  *     MediaType); a row stored before that check (CR/LF, control characters) is served as
  *     application/octet-stream instead of failing with a 500.
  *   - Every such body carries `X-Content-Type-Options: nosniff` and

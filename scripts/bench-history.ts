@@ -28,9 +28,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Binary, type Db, type OptionalUnlessRequiredId } from 'mongodb';
 import { encodeBlob } from '../src/kernel/store/codec.js';
-import type { JobDoc } from '../src/db/jobs.js';
+import type { JobDoc } from '../src/jobs/store.mongo.js';
 import type { ChunkDoc, DocumentDoc, DocumentVersionDoc, IngestState, MemoryDoc } from '../src/knowledge/index.js';
-import type { InterventionDoc, InterventionStatus } from '../src/db/interventions.js';
+import type { InterventionDoc, InterventionStatus } from '../src/interventions/store.mongo.js';
 import {
   placeKey,
   traceKey,
@@ -38,10 +38,10 @@ import {
   type EngramDoc,
   type EngramPlaceDoc,
   type TraceDoc,
-} from '../src/db/traces.js';
+} from '../src/traces/store.mongo.js';
 import type { JobKind, JobState } from '../src/temporal/definitions.js';
 import type { Scope } from '../src/kernel/scope.js';
-import type { Services } from '../src/services/index.js';
+import type { Services } from '../src/compose/services.js';
 import type { TestClient } from '../test/support/app.js';
 
 // ─── Sizes ──────────────────────────────────────────────────────────────────────────────────

@@ -13,10 +13,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeBlob } from '../src/kernel/store/codec.js';
-import { newDeliveryToken, type InterventionDoc } from '../src/db/interventions.js';
-import type { JobDoc } from '../src/db/jobs.js';
+import { newDeliveryToken, type InterventionDoc } from '../src/interventions/store.mongo.js';
+import type { JobDoc } from '../src/jobs/store.mongo.js';
 import { encodeCursor } from '../src/kernel/store/paging.js';
-import { emptyCost, type TraceDoc } from '../src/db/traces.js';
+import { emptyCost, type TraceDoc } from '../src/traces/store.mongo.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../test/support/app.js';
 import { startEmbedded } from './embedded.js';
 

@@ -697,7 +697,7 @@ function serviceSpecs(
         '--dynamic-config-value',
         'system.enableActivityEagerExecution=true',
         // A backlog of the task queue is dispatched round robin between workspaces (each run's
-        // fairness key, src/services/jobs.ts), so one workspace's burst cannot starve the others.
+        // fairness key, src/jobs/service.ts), so one workspace's burst cannot starve the others.
         '--dynamic-config-value',
         'matching.enableFairness=true',
         '--sqlite-pragma',

@@ -24,10 +24,10 @@ import { fileURLToPath } from 'node:url';
 import { BSON, type Db, type Document } from 'mongodb';
 import { createApp } from '../api/app.js';
 import { loadConfig, VERSION } from '../src/kernel/config.js';
-import { closeDeps, createDeps } from '../src/deps.js';
+import { closeDeps, createDeps } from '../src/compose/deps.js';
 import { createLogger } from '../src/kernel/logger.js';
 import { DATA_FORMAT_VERSION, PLATFORM_COLLECTION, upgradeStore } from '../src/releases/index.js';
-import { createServices } from '../src/services/index.js';
+import { createServices } from '../src/compose/services.js';
 import { createWorker } from '../worker/index.js';
 import { startEmbedded } from './embedded.js';
 

@@ -8,8 +8,8 @@ import { createSecretBox } from '../src/crypto/secrets.js';
 import { connectMongo } from '../src/kernel/store/client.js';
 import { createConnectionRepo } from '../src/connections/index.js';
 import { resealSecrets } from '../src/connections/index.js';
-import { createSecretRepo } from '../src/db/secrets.js';
-import { createSecretService } from '../src/services/secrets.js';
+import { createSecretRepo } from '../src/secrets/store.mongo.js';
+import { createSecretService } from '../src/secrets/service.js';
 import { createWebhookRepo } from '../src/webhooks/index.js';
 
 const config = loadConfig();

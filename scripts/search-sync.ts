@@ -6,9 +6,9 @@
  * started afterwards resume from that position instead of rebuilding. Safe to run while they run.
  */
 import { loadConfig } from '../src/kernel/config.js';
-import { closeDeps, createDeps } from '../src/deps.js';
+import { closeDeps, createDeps } from '../src/compose/deps.js';
 import { createLogger } from '../src/kernel/logger.js';
-import { createServices } from '../src/services/index.js';
+import { createServices } from '../src/compose/services.js';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, { component: 'search-sync' });

@@ -12,11 +12,11 @@ import {
 import { activeTelemetry, startTelemetry } from '../src/kernel/telemetry.js';
 import { createActivities } from '../activities/index.js';
 import { loadConfig, productionProblem, type Config } from '../src/kernel/config.js';
-import { closeDeps, createDeps, type Deps } from '../src/deps.js';
+import { closeDeps, createDeps, type Deps } from '../src/compose/deps.js';
 import { FeedPartitionsMismatch } from '../src/kernel/feed.js';
 import { createLogger } from '../src/kernel/logger.js';
 import { upgradeOrExit } from '../src/releases/index.js';
-import { createServices } from '../src/services/index.js';
+import { createServices } from '../src/compose/services.js';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 /**

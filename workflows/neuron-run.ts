@@ -20,12 +20,12 @@ import {
   type ShortRunOutcome,
   type ToolApproval,
 } from '../src/temporal/definitions.js';
-import type { ModelTurnInput } from '../src/services/runs/shared.js';
+import type { ModelTurnInputRecord as ModelTurnInput } from '../src/runs/index.js';
 import { withinBudget } from './budget-pause.js';
 import { recordFailure } from './failures.js';
 import { TOOL_CALL_ACTIONS, needsApproval, refusal, withEdits } from './tool-approval.js';
 
-/** The models a run may call, in order (as src/services/runs/fallback.ts chainOf; workflows import no services). */
+/** The models a run may call, in order (as src/runs/fallback.ts chainOf; workflows import no services). */
 const chainOf = (p: RunSummary): string[] => [p.model, ...(p.fallbackModels ?? [])];
 
 const steps = wf.proxyActivities<Activities>({
@@ -67,7 +67,7 @@ const localModelBeforeFallback = wf.proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 minutes',
   retry: { initialInterval: '1s', maximumInterval: '20s', maximumAttempts: 3 },
 });
-// The first turn of a run the API prepared is streamed by the API (src/services/first-turns.ts):
+// The first turn of a run the API prepared is streamed by the API (src/runs/first-turns.ts):
 // when it is done by the first workflow task, a local activity adopts it and a short run ends in
 // that one task; else the `modelTurn` activity waits for it (heartbeating), or runs it again.
 const adoptLocally = wf.proxyLocalActivities<Activities>({
@@ -276,7 +276,7 @@ async function modelTurn(
 /**
  * Model fallbacks (docs/neurons.md): the one loop over the run's chain of models. The turn is
  * asked of the model the run is at; when that model's `modelTurn` fails after its retries (or at
- * once, for a failure retrying cannot mend soon: src/services/runs/fallback.ts), the turn is asked
+ * once, for a failure retrying cannot mend soon: src/runs/fallback.ts), the turn is asked
  * of the next model, whose attempt begins with the turn's `reset` (docs/streams.md). Later turns
  * start from the model that answered. The run fails only when the last model fails too, with
  * each model's error.

@@ -1,6 +1,6 @@
 import type { ToolApproval } from '../src/temporal/definitions.js';
 
-/** What a redacted argument reads as in the intervention (src/services/runs/tool-approval.ts writes it). */
+/** What a redacted argument reads as in the intervention (src/runs/tool-approval.ts writes it). */
 const REDACTED = '[redacted]';
 
 /** Whether neuron_config.tool_approval makes a call of `name` wait for a person. */

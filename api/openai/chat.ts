@@ -1,21 +1,24 @@
 import type { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import { TERMINAL_STATES } from '../../src/db/jobs.js';
+import {
+  TERMINAL_STATES,
+  type InvokeBody,
+  type MultitaskStrategy,
+  terminalEntry,
+  ShownReply,
+} from '../../src/jobs/index.js';
 import { AppError, type ErrorCode } from '../../src/kernel/errors.js';
 import { uuidFromName } from '../../src/kernel/ids.js';
 import { markCommitted } from '../../src/kernel/request-context.js';
-import type { ChatCompletion, ChatCompletionBody, ChatMessage, OpenAIUsage } from '../../src/schemas/openai.js';
-import type { InvokeBody, MultitaskStrategy } from '../../src/schemas/jobs.js';
+import type { ChatCompletion, ChatCompletionBody, ChatMessage, OpenAIUsage } from '../../src/runs/index.js';
 import type { Scope } from '../../src/kernel/scope.js';
-import type { Services } from '../../src/services/index.js';
+import type { Services } from '../../src/compose/services.js';
 
 /** The services the OpenAI-compatible endpoint runs through (the same as invoke and execute). */
 export type OpenAiApi = Pick<
   Services,
   'jobs' | 'neurons' | 'pathwayRuns' | 'pathways' | 'runs' | 'streams' | 'traces' | 'usage'
 >;
-import { terminalEntry } from '../../src/services/jobs.js';
-import { ShownReply } from '../../src/services/shown-reply.js';
 import type { StreamEntry } from '../../src/kernel/streams.js';
 import { openSse } from '../sse.js';
 import { invalidRequest, modelNotFound, OpenAIError, openAIErrorOf } from './errors.js';

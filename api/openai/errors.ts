@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 import { AppError, type ErrorCode } from '../../src/kernel/errors.js';
 import type { Logger } from '../../src/kernel/logger.js';
-import type { OpenAIErrorBody } from '../../src/schemas/openai.js';
+import type { OpenAIErrorBody } from '../../src/runs/index.js';
 import { firstIssue, toAppError } from '../middleware/errors.js';
 import { redactPath } from '../middleware/request.js';
 

@@ -1,7 +1,7 @@
-import type { Pathway } from '../../src/db/pathways.js';
+import type { PathwayRecord as Pathway } from '../../src/pathways/index.js';
 import type { Scope } from '../../src/kernel/scope.js';
-import type { Services } from '../../src/services/index.js';
-import { toNeuronSlug } from '../../src/services/neurons.js';
+import type { Services } from '../../src/compose/services.js';
+import { toNeuronSlug } from '../../src/neurons/index.js';
 
 /** At most this many neurons and this many pathways are listed (pages of 200). */
 const LIST_MAX = 1_000;

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
-import type { DeliveryDoc, Intervention as InterventionRecord } from '../../src/db/interventions.js';
-import type { Delivery, Intervention } from '../../src/schemas/interventions.js';
+import type { DeliveryDoc, InterventionRecord, Delivery, Intervention } from '../../src/interventions/index.js';
 
 /** Delivery tokens are shown to authenticated workspace members only; the public view never lists other deliveries. */
 const presentDelivery = (d: DeliveryDoc, withToken: boolean): z.input<typeof Delivery> => ({

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
-import type { Job as JobRecord } from '../../src/db/jobs.js';
-import type { Job } from '../../src/schemas/jobs.js';
+import type { JobRecord, Job } from '../../src/jobs/index.js';
 
 /**
  * Wire shape of a job (GET /v1/jobs/:id/status and list items). `withInput`: the single-job reads

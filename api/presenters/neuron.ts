@@ -1,13 +1,16 @@
 import type { z } from 'zod';
-import type { Neuron as NeuronRow, NeuronVersion as NeuronVersionRow } from '../../src/db/neurons.js';
 import type {
+  NeuronRecord as NeuronRow,
+  NeuronVersionRecord as NeuronVersionRow,
   Neuron,
   NeuronList,
   NeuronVersion,
   NeuronVersionList,
   NeuronVersionSummary,
-} from '../../src/schemas/neurons.js';
-import type { NeuronPage, NeuronVersionView, NeuronView } from '../../src/services/neurons.js';
+  NeuronPage,
+  NeuronVersionView,
+  NeuronView,
+} from '../../src/neurons/index.js';
 import { presentPage } from './page.js';
 
 /** Wire shape of a neuron (head or a version's body); every field is listed so a new DB field never leaks. */

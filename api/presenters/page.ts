@@ -1,7 +1,7 @@
 import type { Page } from '../../src/kernel/store/paging.js';
 
 /**
- * The wire form of a page's paging fields (src/schemas/common.ts `pageFields`). `fixed`: the list's
+ * The wire form of a page's paging fields (src/kernel/schemas.ts `pageFields`). `fixed`: the list's
  * body is fixed by the API reference (its keys, `has_more` or not); the cursor fields are added only
  * when the request paged by cursor (`cursor` sent).
  */

@@ -1,13 +1,11 @@
 import type { z } from 'zod';
 import type {
-  Pathway as PathwayRow,
+  PathwayRecord as PathwayRow,
   PathwayParticipantDoc,
-  PathwayVersion as PathwayVersionRow,
-  PathwayVersionSummary as PathwayVersionSummaryRow,
-} from '../../src/db/pathways.js';
-import type { CompileResult } from '../../src/pathways/compile.js';
-import type { ValidationResult } from '../../src/pathways/validate.js';
-import type {
+  PathwayVersionRecord as PathwayVersionRow,
+  PathwayVersionSummaryRecord as PathwayVersionSummaryRow,
+  CompileResult,
+  ValidationResult,
   CheckRoleResult,
   Participant,
   Pathway,
@@ -17,9 +15,10 @@ import type {
   PathwayVersion,
   PathwayVersionList,
   PathwayVersionSummary,
-} from '../../src/schemas/pathways.js';
-import type { PathwayPage, RoleCheck } from '../../src/services/pathways.js';
-import { toNeuronSlug } from '../../src/services/neurons.js';
+  PathwayPage,
+  RoleCheck,
+} from '../../src/pathways/index.js';
+import { toNeuronSlug } from '../../src/neurons/index.js';
 import { presentPage } from './page.js';
 
 type Json = Record<string, unknown>;

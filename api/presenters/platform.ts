@@ -1,6 +1,5 @@
 import type { z } from 'zod';
-import type { ApiKeyDoc, BrainDoc, WorkspaceDoc } from '../../src/db/workspaces.js';
-import type { ApiKey, Brain } from '../../src/schemas/platform.js';
+import type { ApiKeyDoc, BrainDoc, WorkspaceDoc, ApiKey, Brain } from '../../src/platform/index.js';
 
 /** Wire shape of an API key (never the secret or its hash). */
 export const presentApiKey = (k: ApiKeyDoc): z.input<typeof ApiKey> => ({

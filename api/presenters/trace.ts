@@ -1,6 +1,5 @@
 import type { z } from 'zod';
-import type { Engram as EngramRecord, Trace as TraceRecord } from '../../src/db/traces.js';
-import type { Engram, Trace } from '../../src/schemas/traces.js';
+import type { EngramRecord, TraceRecord, Engram, Trace } from '../../src/traces/index.js';
 
 /** Wire shape of a trace; every field is listed so a new DB field never leaks. */
 export function presentTrace(t: TraceRecord): z.input<typeof Trace> {

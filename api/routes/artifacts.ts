@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IdParams } from '../../src/schemas/common.js';
+import { IdParams } from '../../src/kernel/schemas.js';
 import {
   Artifact,
   ArtifactBodyQuery,

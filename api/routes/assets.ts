@@ -1,8 +1,8 @@
-import type { Services } from '../../src/services/index.js';
+import type { Services } from '../../src/compose/services.js';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { validationError } from '../../src/kernel/errors.js';
-import { IdParams } from '../../src/schemas/common.js';
+import { IdParams } from '../../src/kernel/schemas.js';
 import {
   Asset,
   AssetCreateBody,

@@ -1,4 +1,4 @@
-import { IdParams, SuccessBody } from '../../src/schemas/common.js';
+import { IdParams, SuccessBody } from '../../src/kernel/schemas.js';
 import { Budget, BudgetCreateBody, BudgetList, BudgetListQuery, BudgetUpdateBody } from '../../src/usage/index.js';
 import { presentBudget } from '../presenters/budget.js';
 import { areaRoutes } from '../route.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IdParams, SuccessBody } from '../../src/schemas/common.js';
+import { IdParams, SuccessBody } from '../../src/kernel/schemas.js';
 import {
   BatchBody,
   CallbackQuery,

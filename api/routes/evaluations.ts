@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { SuccessBody } from '../../src/schemas/common.js';
+import { SuccessBody } from '../../src/kernel/schemas.js';
 import {
   Dataset,
   DatasetCreateBody,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { IdParams } from '../../src/schemas/common.js';
-import { Intervention, InterventionListQuery, RespondBody, TokenParams } from '../../src/schemas/interventions.js';
+import { IdParams } from '../../src/kernel/schemas.js';
+import { Intervention, InterventionListQuery, RespondBody, TokenParams } from '../../src/interventions/index.js';
 import { presentIntervention, presentPublicDelivery } from '../presenters/intervention.js';
 import { presentPage } from '../presenters/page.js';
 import { areaRoutes } from '../route.js';

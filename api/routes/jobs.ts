@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { TERMINAL_STATES } from '../../src/db/jobs.js';
-import { Job, JobIdParams, JobList, JobListQuery, JobStreamQuery } from '../../src/schemas/jobs.js';
+import { TERMINAL_STATES, Job, JobIdParams, JobList, JobListQuery, JobStreamQuery } from '../../src/jobs/index.js';
 import { presentJob } from '../presenters/job.js';
 import { presentPage } from '../presenters/page.js';
 import { areaRoutes } from '../route.js';

@@ -1,4 +1,4 @@
-import type { Services } from '../../src/services/index.js';
+import type { Services } from '../../src/compose/services.js';
 import { z } from 'zod';
 import { notFound, validationError } from '../../src/kernel/errors.js';
 import { CatalogParams, MoveBody, PatchParams, ResourcePatchBody, TreeQuery } from '../../src/knowledge/index.js';

@@ -1,4 +1,4 @@
-import { IdParams } from '../../src/schemas/common.js';
+import { IdParams } from '../../src/kernel/schemas.js';
 import { Artifact } from '../../src/knowledge/index.js';
 import {
   ArtifactParams,

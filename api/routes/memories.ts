@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { IdParams, SuccessBody, paging } from '../../src/schemas/common.js';
+import { IdParams, SuccessBody, paging } from '../../src/kernel/schemas.js';
 import {
   BulkDeleteBody,
   ChunkList,

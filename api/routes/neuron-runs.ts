@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { InvokeAccepted, InvokeBody } from '../../src/schemas/jobs.js';
+import { InvokeAccepted, InvokeBody } from '../../src/jobs/index.js';
 import { areaRoutes } from '../route.js';
 
 const route = areaRoutes((s) => ({ runs: s.runs }));

@@ -1,4 +1,4 @@
-import { SuccessBody } from '../../src/schemas/common.js';
+import { SuccessBody } from '../../src/kernel/schemas.js';
 import {
   Neuron,
   NeuronCatalogListQuery,
@@ -13,7 +13,7 @@ import {
   NeuronVersion,
   NeuronVersionList,
   NeuronVersionParams,
-} from '../../src/schemas/neurons.js';
+} from '../../src/neurons/index.js';
 import { presentNeuron, presentNeuronHistory, presentNeuronPage, presentNeuronVersion } from '../presenters/neuron.js';
 import { areaRoutes } from '../route.js';
 

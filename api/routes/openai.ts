@@ -1,4 +1,4 @@
-import { ChatCompletion, ChatCompletionBody, OpenAIModelList } from '../../src/schemas/openai.js';
+import { ChatCompletion, ChatCompletionBody, OpenAIModelList } from '../../src/runs/index.js';
 import { completion, resolveModel, startRun, streamCompletion, turnOf, type OpenAiApi } from '../openai/chat.js';
 import { listModels } from '../openai/models.js';
 import { areaRoutes } from '../route.js';

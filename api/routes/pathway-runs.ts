@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { Intervention } from '../../src/schemas/interventions.js';
-import { JobAccepted, JobIdParams } from '../../src/schemas/jobs.js';
+import { Intervention } from '../../src/interventions/index.js';
+import { JobAccepted, JobIdParams } from '../../src/jobs/index.js';
 import {
   ExecuteBody,
   JobCreateBody,
@@ -8,7 +8,7 @@ import {
   PathwayRefParams,
   ReplayBody,
   ResumeBody,
-} from '../../src/schemas/pathway-runs.js';
+} from '../../src/pathways/index.js';
 import { presentIntervention } from '../presenters/intervention.js';
 import { areaRoutes } from '../route.js';
 

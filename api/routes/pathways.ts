@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SuccessBody } from '../../src/schemas/common.js';
+import { SuccessBody } from '../../src/kernel/schemas.js';
 import {
   CheckRoleQuery,
   CheckRoleResult,
@@ -22,7 +22,7 @@ import {
   PathwayVersion,
   PathwayVersionList,
   PathwayVersionParams,
-} from '../../src/schemas/pathways.js';
+} from '../../src/pathways/index.js';
 import {
   presentCompilation,
   presentParticipant,

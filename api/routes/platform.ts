@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { gone, notFound } from '../../src/kernel/errors.js';
-import { IdParams, PageTotal, SuccessBody, pageFields, paging } from '../../src/schemas/common.js';
+import { IdParams, PageTotal, SuccessBody, pageFields, paging } from '../../src/kernel/schemas.js';
 import {
   ApiKey,
   ApiKeyCreateBody,
@@ -13,8 +13,8 @@ import {
   SessionContext,
   Workspace,
   WorkspacePatchBody,
-} from '../../src/schemas/platform.js';
-import type { Services } from '../../src/services/index.js';
+} from '../../src/platform/index.js';
+import type { Services } from '../../src/compose/services.js';
 import type { Scope } from '../../src/kernel/scope.js';
 import type { Context } from 'koa';
 import { presentApiKey, presentBrain, presentWorkspace } from '../presenters/platform.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IdParams, PageTotal, SuccessBody, pageFields } from '../../src/schemas/common.js';
+import { IdParams, PageTotal, SuccessBody, pageFields } from '../../src/kernel/schemas.js';
 import {
   BackfillBody,
   BindingCreateBody,

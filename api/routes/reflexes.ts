@@ -1,4 +1,4 @@
-import { SuccessBody } from '../../src/schemas/common.js';
+import { SuccessBody } from '../../src/kernel/schemas.js';
 import { z } from 'zod';
 import {
   NeuronReflexAssignment,
@@ -13,7 +13,7 @@ import {
   ReflexListQuery,
   ReflexUpdateBody,
 } from '../../src/reflexes/index.js';
-import { NeuronRefParams } from '../../src/schemas/neurons.js';
+import { NeuronRefParams } from '../../src/neurons/index.js';
 import { presentAssignment, presentNeuronReflex, presentReflex } from '../presenters/reflex.js';
 import { presentPage } from '../presenters/page.js';
 import { areaRoutes } from '../route.js';

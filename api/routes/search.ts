@@ -1,7 +1,7 @@
 import { notFound, validationError } from '../../src/kernel/errors.js';
 import type { Scope } from '../../src/kernel/scope.js';
 import { LISTABLE_TYPES, SEARCH_TYPES, typeOf, type SearchType } from '../../src/search/index.js';
-import type { Services } from '../../src/services/index.js';
+import type { Services } from '../../src/compose/services.js';
 import {
   AsyncSearchQuery,
   AsyncSearchStarted,

@@ -1,7 +1,6 @@
 import type { z } from 'zod';
-import { SuccessBody } from '../../src/schemas/common.js';
-import { Secret, SecretList, SecretParams, SecretPutBody } from '../../src/schemas/secrets.js';
-import type { SecretMeta } from '../../src/db/secrets.js';
+import { SuccessBody } from '../../src/kernel/schemas.js';
+import { Secret, SecretList, SecretParams, SecretPutBody, type SecretMeta } from '../../src/secrets/index.js';
 import { areaRoutes } from '../route.js';
 
 const route = areaRoutes((s) => ({ secrets: s.secrets }));

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { TERMINAL_STATES } from '../../src/db/jobs.js';
+import { TERMINAL_STATES } from '../../src/jobs/index.js';
 import { forbidden, notFound } from '../../src/kernel/errors.js';
-import { SuccessBody } from '../../src/schemas/common.js';
+import { SuccessBody } from '../../src/kernel/schemas.js';
 import { ReceptorRefParams } from '../../src/receptors/index.js';
 import {
   PublicExecuteBody,
@@ -15,12 +15,12 @@ import {
   ShareRotateBody,
   ShareView,
 } from '../../src/shares/index.js';
-import { TraceIdParams, Trace } from '../../src/schemas/traces.js';
+import { TraceIdParams, Trace } from '../../src/traces/index.js';
 import type { ShareAccess } from '../../src/shares/index.js';
 import { readOneFile } from '../multipart.js';
 import { presentPublicReceptor, presentShare } from '../presenters/share.js';
 import { presentTrace } from '../presenters/trace.js';
-import type { Services } from '../../src/services/index.js';
+import type { Services } from '../../src/compose/services.js';
 import { areaRoutes, type HandlerInput } from '../route.js';
 import { endedAfter, resumeCursor, sseStream } from '../sse.js';
 

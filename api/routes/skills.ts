@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { IdParams, SuccessBody } from '../../src/schemas/common.js';
+import { IdParams, SuccessBody } from '../../src/kernel/schemas.js';
 import type { SkillDoc } from '../../src/skills/index.js';
 import { Skill, SkillCreateBody, SkillList, SkillListQuery, SkillUpdateBody } from '../../src/skills/index.js';
 import { presentPage } from '../presenters/page.js';

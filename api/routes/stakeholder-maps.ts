@@ -29,7 +29,7 @@ import {
   VersionSaveBody,
   type GraphLimits,
 } from '../../src/stakeholders/index.js';
-import type { Services } from '../../src/services/index.js';
+import type { Services } from '../../src/compose/services.js';
 import type { Graph } from '../../src/stakeholders/index.js';
 import { presentStakeholderMap, presentStakeholderVersion } from '../presenters/stakeholder-map.js';
 import { presentPage } from '../presenters/page.js';

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { validationError } from '../../src/kernel/errors.js';
 import { ShareQuery } from '../../src/shares/index.js';
-import type { Services } from '../../src/services/index.js';
+import type { Services } from '../../src/compose/services.js';
 import type { ShareAccess } from '../../src/shares/index.js';
-import type { Trace as TraceRecord } from '../../src/db/traces.js';
 import {
+  type TraceRecord,
   Engram,
   MessageCreateBody,
   MessagesQuery,
@@ -14,7 +14,7 @@ import {
   TraceList,
   TraceListQuery,
   TracePatchBody,
-} from '../../src/schemas/traces.js';
+} from '../../src/traces/index.js';
 import { presentEngram, presentTrace } from '../presenters/trace.js';
 import { presentPage } from '../presenters/page.js';
 import { areaRoutes } from '../route.js';

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { Attachment } from '../../src/meetings/index.js';
 import {
+  Attachment,
   PrewarmBody,
   PrewarmResult,
   TranscribeBody,
   TranscriptionRuntime,
   VocabularyDefaults,
   VocabularyDefaultsQuery,
-} from '../../src/schemas/voice.js';
+} from '../../src/meetings/index.js';
 import { streamUpload } from '../multipart.js';
 import { presentAttachment } from '../presenters/meeting.js';
 import { areaRoutes } from '../route.js';

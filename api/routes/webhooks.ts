@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { WebhookDeliveryDoc, WebhookEndpointRecord as EndpointRecord } from '../../src/webhooks/index.js';
-import { SuccessBody } from '../../src/schemas/common.js';
+import { SuccessBody } from '../../src/kernel/schemas.js';
 import {
   WebhookDelivery,
   WebhookDeliveryList,

@@ -8,7 +8,7 @@ import type * as S3Sdk from '@aws-sdk/client-s3';
 import type * as S3Storage from '@aws-sdk/lib-storage';
 import type { Config } from '../kernel/config.js';
 import { payloadTooLarge } from '../kernel/errors.js';
-import { isMediaType } from '../schemas/common.js';
+import { isMediaType } from '../kernel/schemas.js';
 
 /** What a stored body turned out to be, counted as it streamed through. */
 export interface StoredBlob {

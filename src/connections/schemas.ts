@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { notPrototypeName, RESERVED_NAME_MESSAGE, Uuid } from '../schemas/common.js';
+import { notPrototypeName, RESERVED_NAME_MESSAGE, Uuid } from '../kernel/schemas.js';
 
 const HttpsOrLoopback = z
   .url()

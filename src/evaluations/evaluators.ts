@@ -1,4 +1,4 @@
-import { compileLinear, RegexRefused } from '../pathways/regex.js';
+import { compileLinear, RegexRefused } from '../expressions/index.js';
 import { setOwn } from '../kernel/own.js';
 import type { EvaluatorSpec, ExperimentAggregates, ItemScore } from './model.js';
 

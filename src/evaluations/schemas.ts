@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObject, PageTotal, Uuid, pageFields, paging } from '../schemas/common.js';
+import { JsonObject, PageTotal, Uuid, pageFields, paging } from '../kernel/schemas.js';
 
 /** Bounds of datasets and experiments (docs/evaluations.md). */
 export const EVAL_LIMITS = {

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+// eslint-disable-next-line no-restricted-imports -- run scopes and outputs are encoded here before the store sees them (left: move the encoding into store.mongo.ts)
 import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
-import type { Job } from '../db/jobs.js';
+import type { JobRecord as Job } from '../jobs/index.js';
 import { AppError, conflict, notFound, validationError } from '../kernel/errors.js';
 import { uuidFromName } from '../kernel/ids.js';
 import { assertJsonDepth } from '../kernel/json-depth.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Scope } from '../kernel/scope.js';
-import type { SubPathwayCall } from '../services/pathway-runs.js';
-import { fromRunScope, toRunScope } from '../services/runs/shared.js';
+import type { SubPathwayCall } from '../pathways/index.js';
+import { fromRunScope, toRunScope } from '../runs/index.js';
 import {
   BrainIdKey,
   JobKindKey,

@@ -166,7 +166,7 @@ export const ConfigSchema = z.object({
     .transform((v) => v === 'true'),
   RECONCILE_RUNS_LIMIT: z.coerce.number().int().min(1).max(100_000).default(1000),
   RECONCILE_RUNS_GRACE_S: z.coerce.number().int().min(0).default(30),
-  /** `true` (default): the API starts an invoke's first model turn itself and the workflow adopts it (src/services/first-turns.ts). */
+  /** `true` (default): the API starts an invoke's first model turn itself and the workflow adopts it (src/runs/first-turns.ts). */
   FIRST_TURN_IN_API: z
     .enum(['true', 'false'])
     .default('true')

@@ -1,34 +1,27 @@
-import type { Job } from '../db/jobs.js';
-import type { Intervention } from '../db/interventions.js';
-import type { Neuron } from '../db/neurons.js';
 import type { Scope } from './scope.js';
 
 /**
  * The platform's events (docs/architecture.md, "Layers"): the area that makes a change publishes
  * it, the areas that react to it subscribe, and both know only this map. One bus is made per set
- * of services (src/services/index.ts) and handed to the areas that publish or subscribe.
+ * of services (src/compose/services.ts) and handed to the areas that publish or subscribe.
+ *
+ * The kernel knows no area: an event that carries an area's entity is added to this map by that
+ * area, next to the entity's type (`declare module '../kernel/events.js'`: `job.status` and
+ * `job.restart` in src/jobs/store.mongo.ts, `neuron.*` in src/neurons/store.mongo.ts,
+ * `intervention.changed` in src/interventions/store.mongo.ts).
+ * @public (exported for the areas' augmentations)
  */
-interface Events {
-  /** A job became completed, failed or waiting, once stored (jobs publish; signed webhooks subscribe). Awaited by the transition. */
-  'job.status': Job;
+export interface Events {
   /** A platform event receptors may subscribe to: vault changes, pathway-run events (receptor fires subscribe). */
   stimulus: Stimulus;
   /** A meeting's transcript is final (meetings publish; stakeholder extraction subscribes). */
   'transcript.finalized': FinalizedTranscript;
-  /** A neuron was created (its reflex links and receptor follow it). */
-  'neuron.created': { scope: Scope; neuron: Neuron };
-  /** A neuron's head changed: a new version, a soft delete, a restore (its receptor mirrors activity and scope). */
-  'neuron.changed': { scope: Scope; neuron: Neuron };
-  /** A neuron is being removed: what refers to it goes first, in this order (its reflex links, then its receptors). */
-  'neuron.removing': { scope: Scope; neuronId: string };
   /** A pathway was created (it gets its receptor as a neuron does). */
   'pathway.created': { scope: Scope; pathway: { _id: string; brainId: string; name: string; isActive: boolean } };
   /** A pathway was turned on or off. */
   'pathway.activity': { scope: Scope; pathwayId: string; isActive: boolean };
   /** A pathway was removed. */
   'pathway.removed': { scope: Scope; pathwayId: string };
-  /** An intervention was created or answered, once stored (signed webhooks subscribe). Awaited by the change. */
-  'intervention.changed': { change: 'created' | 'answered'; intervention: Intervention };
 }
 
 /** A stimulus: `key` names it (`vault.asset.created`, `pathway.completed`…), `eventId` makes its fires idempotent. */
@@ -45,11 +38,9 @@ interface FinalizedTranscript {
   meeting: { id: string; brainId: string; text: string; finalizedAt: Date };
 }
 
-/** Questions one area answers for another: one handler each. */
-interface Requests {
-  /** Starts a never-started job from its stored start, if it has one (jobs ask; the run service answers). */
-  'job.restart': { input: Job; output: boolean };
-}
+/** Questions one area answers for another: one handler each (areas add theirs, as with Events). @public */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the areas' augmentations
+export interface Requests {}
 
 type EventHandler<K extends keyof Events> = (payload: Events[K]) => Promise<unknown> | unknown;
 type RequestHandler<K extends keyof Requests> = (input: Requests[K]['input']) => Promise<Requests[K]['output']>;

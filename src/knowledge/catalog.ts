@@ -3,7 +3,7 @@ import { forbidden, validationError } from '../kernel/errors.js';
 import { hasRole, type Scope } from '../kernel/scope.js';
 import { folderStructure, normalizePath, type DocumentService } from './documents.js';
 import type { MemoryService } from './memories.js';
-import type { ResourceEvents } from '../services/resource-events.js';
+import type { ResourceEvents } from '../platform/index.js';
 import type { SkillService } from '../skills/index.js';
 
 export type TreeProfile = 'document' | 'broad';

@@ -6,12 +6,11 @@ import type { BlobStore } from '../blobs/store.js';
 import type { Config } from '../kernel/config.js';
 import type { DocumentVersion, KnowledgeDocument, Lane } from './model.js';
 import type { KnowledgeRepo } from './store.mongo.js';
-import type { WorkspaceRepo } from '../db/workspaces.js';
+import type { WorkspaceRepo, ResourceEvents, ResourceRef } from '../platform/index.js';
 import { conflict, notFound, validationError } from '../kernel/errors.js';
 import type { Guard } from '../net/guard.js';
 import type { Scope } from '../kernel/scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
-import type { ResourceEvents, ResourceRef } from '../services/resource-events.js';
 import { createAssetIntake } from './asset-intake.js';
 import { applyEdits, changeCommon, folderStructure, normalizePath, type ArtifactEdit } from './document-paths.js';
 

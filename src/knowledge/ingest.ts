@@ -11,8 +11,8 @@ import { extractText, isExtractable, sniffContentType } from './extract.js';
 import type { ModelRegistry } from '../llm/registry.js';
 import type { Scope } from '../kernel/scope.js';
 import type { IngestInput } from '../temporal/definitions.js';
-import type { JobService } from '../services/jobs.js';
-import type { ResourceEvents } from '../services/resource-events.js';
+import type { JobService } from '../jobs/index.js';
+import type { ResourceEvents } from '../platform/index.js';
 import type { UsageService } from '../usage/index.js';
 
 export const newIngestState = (

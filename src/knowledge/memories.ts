@@ -6,13 +6,12 @@ import { fromBuffer } from '../blobs/store.js';
 import type { Config } from '../kernel/config.js';
 import type { ChunkedKind, Memory, Recollection } from './model.js';
 import type { KnowledgeRepo } from './store.mongo.js';
-import type { WorkspaceRepo } from '../db/workspaces.js';
+import type { WorkspaceRepo, ResourceEvents } from '../platform/index.js';
 import { notFound, validationError } from '../kernel/errors.js';
 import { sniffContentType } from './extract.js';
 import { refusedAs, type Guard } from '../net/guard.js';
 import type { Scope } from '../kernel/scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
-import type { ResourceEvents } from '../services/resource-events.js';
 import { bestEffort } from '../kernel/best-effort.js';
 import type { Logger } from '../kernel/logger.js';
 

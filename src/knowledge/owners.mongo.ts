@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { findById } from '../kernel/store/client.js';
-import { traceKey } from '../db/trace-model.js';
+import { traceKey } from '../traces/index.js';
 
 /**
  * The owners a memory may name (a neuron or a trace of the workspace). Read here, by the knowledge

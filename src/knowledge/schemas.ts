@@ -8,7 +8,7 @@ import {
   paging,
   PageTotal,
   pageFields,
-} from '../schemas/common.js';
+} from '../kernel/schemas.js';
 
 /** Request and response shapes of assets, artifacts, memories, recollections and the folder routes (docs/knowledge.md). */
 

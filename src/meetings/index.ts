@@ -8,6 +8,7 @@
 export { createMeetingRepo, meetingIndexes, type Meeting as MeetingRecord, type MeetingDoc } from './store.mongo.js';
 export { type Attachment as AttachmentRecord } from './transcription.mongo.js';
 export * from './schemas.js';
+export * from './voice-schemas.js';
 export * from './service.js';
 export * from './transcription.js';
 export * from './vocabulary.js';

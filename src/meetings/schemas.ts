@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObject, paging, Uuid, PageTotal, pageFields } from '../schemas/common.js';
+import { JsonObject, paging, Uuid, PageTotal, pageFields } from '../kernel/schemas.js';
 
 /** A transcript stretch (a meeting's `transcript_segments`; docs/meetings.md). */
 export const TranscriptSegment = z

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Meeting, MeetingListFilter, MeetingRepo, TranscriptionStatus } from './store.mongo.js';
-import type { WorkspaceRepo } from '../db/workspaces.js';
+import type { WorkspaceRepo, ResourceEvents, ResourceRef } from '../platform/index.js';
 import { conflict, notFound, validationError } from '../kernel/errors.js';
 import type { MeetingBody, MeetingPatchBody } from './schemas.js';
 import type { Scope } from '../kernel/scope.js';
-import type { ResourceEvents, ResourceRef } from '../services/resource-events.js';
 import { own, setOwn } from '../kernel/own.js';
 
 /** Body keys of the patch envelope that are not body fields. */

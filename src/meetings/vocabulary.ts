@@ -1,6 +1,6 @@
 import type { Redis } from '../kernel/redis.js';
 import type { MeetingRepo } from './store.mongo.js';
-import type { WorkspaceRepo } from '../db/workspaces.js';
+import type { WorkspaceRepo } from '../platform/index.js';
 import { forbidden, notFound, validationError } from '../kernel/errors.js';
 import type { Scope } from '../kernel/scope.js';
 import { own } from '../kernel/own.js';

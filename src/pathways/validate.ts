@@ -20,7 +20,7 @@ import {
   isIndexGraph,
   type NodeType,
 } from './graph.js';
-import { nodeExpressionErrors, normalizeNodeData } from './expressions.js';
+import { nodeExpressionErrors, normalizeNodeData } from '../expressions/index.js';
 
 /** Facts only the caller can know (the validator does no I/O). */
 export interface ValidationContext {

@@ -3,7 +3,7 @@ import { isDuplicateKey } from '../kernel/store/claims.js';
 import { findById } from '../kernel/store/client.js';
 import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
 import { page, type Page, type PageQuery } from '../kernel/store/paging.js';
-import { searchReader } from '../db/search-rows.js';
+import { searchReader } from '../kernel/store/rows.js';
 
 /** One firing of a receptor: the fire workflow's record (id = that workflow's id). */
 export interface FiringDoc {

@@ -8,8 +8,8 @@ import {
   paging,
   PageTotal,
   pageFields,
-} from '../schemas/common.js';
-import { MultitaskStrategy, NeuronTaskOptions } from '../schemas/jobs.js';
+} from '../kernel/schemas.js';
+import { MultitaskStrategy, NeuronTaskOptions } from '../jobs/index.js';
 
 /** Channels a receptor listens on (a receptor's `active_channels`). */
 const CHANNELS = [

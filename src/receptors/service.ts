@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Neuron } from '../db/neurons.js';
+import { type NeuronRecord as Neuron, assertScopeRole, toNeuronSlug, type NeuronService } from '../neurons/index.js';
 import type { ExecutableTarget, Receptor, ReceptorChange, ReceptorRepo, ReceptorTargetKind } from './store.mongo.js';
 import type { ReflexRepo } from '../reflexes/index.js';
-import type { WorkspaceRepo } from '../db/workspaces.js';
+import type { WorkspaceRepo, ResourceEvents } from '../platform/index.js';
 import { forbidden, notFound, validationError } from '../kernel/errors.js';
 import {
   SourceConfig,
@@ -12,12 +12,9 @@ import {
   type SubscribeBody,
 } from './schemas.js';
 import { hasRole, type Scope } from '../kernel/scope.js';
-import { assertScopeRole, toNeuronSlug } from '../services/neuron-rules.js';
-import type { ResourceEvents } from '../services/resource-events.js';
 import type { ScheduleService } from './schedules.js';
 import type { Bus } from '../kernel/events.js';
-import type { NeuronService } from '../services/neurons.js';
-import type { PathwayService } from '../services/pathways.js';
+import type { PathwayService } from '../pathways/index.js';
 import { isKnownKey, isSchedulable } from './stimuli.js';
 import { fromTiming, toTiming } from './timing.js';
 

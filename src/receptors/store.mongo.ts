@@ -5,7 +5,7 @@ import { isDuplicateKey } from '../kernel/store/claims.js';
 import { findById } from '../kernel/store/client.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../kernel/store/paging.js';
 import { createFiringOps, type ChannelBindingDoc } from './firings.mongo.js';
-import { searchReader } from '../db/search-rows.js';
+import { searchReader } from '../kernel/store/rows.js';
 
 export type { Page, PageQuery, PageSort };
 export type { ActionPlan, ActionPlanDoc, ChannelBinding, ChannelBindingDoc, Firing } from './firings.mongo.js';

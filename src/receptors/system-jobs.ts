@@ -3,11 +3,10 @@ import { validationError } from '../kernel/errors.js';
 import { systemScope, type Scope } from '../kernel/scope.js';
 import type { PathwayRunInput, RunScope, SystemJobInput } from '../temporal/definitions.js';
 import { uuidFromName } from '../kernel/ids.js';
-import type { JobService } from '../services/jobs.js';
-import type { PathwayRunService } from '../services/pathway-runs.js';
-import type { PathwayService } from '../services/pathways.js';
+import type { JobService } from '../jobs/index.js';
+import type { PathwayRunService, PathwayService } from '../pathways/index.js';
 import type { ReceptorService } from './service.js';
-import type { ResourceEvents } from '../services/resource-events.js';
+import type { ResourceEvents } from '../platform/index.js';
 import type { UsageService } from '../usage/index.js';
 
 /** What a firing carries to its target (stored on the firing record; the workflow input holds ids only). */

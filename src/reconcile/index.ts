@@ -3,8 +3,8 @@
  * The API calls `reconcileOnStart` once at start (api/server.ts), in the background; it makes the
  * store's open jobs and Temporal's running job workflows agree (src/reconcile/service.ts).
  */
-import type { Deps } from '../deps.js';
-import type { Services } from '../services/index.js';
+import type { Deps } from '../compose/deps.js';
+import type { Services } from '../compose/services.js';
 import { reconcileRuns, type ReconcileReport } from './service.js';
 import { createReconcileStore } from './store.mongo.js';
 

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { JobDoc } from '../db/jobs.js';
+import type { JobDoc } from '../jobs/index.js';
 import type { JobState } from '../temporal/definitions.js';
 import type { KnownJob, OpenJob, ReconcileStore } from './store.js';
 
@@ -8,7 +8,7 @@ const OPEN_STATES: JobState[] = ['pending', 'running', 'waiting', 'paused'];
 
 /**
  * The MongoDB adapter of the reconcile's reads. Open jobs are read per workspace and state, so each
- * query is an equality prefix of the jobs' (workspaceId, status, createdAt) page index (src/db/jobs.ts):
+ * query is an equality prefix of the jobs' (workspaceId, status, createdAt) page index (src/jobs/store.mongo.ts):
  * no scan of the whole collection, which FerretDB would do for a `$in` over every workspace.
  */
 export function createReconcileStore(db: Db): ReconcileStore {

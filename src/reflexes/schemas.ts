@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObject, SortDirection, Uuid, paging, PageTotal, pageFields } from '../schemas/common.js';
+import { JsonObject, SortDirection, Uuid, paging, PageTotal, pageFields } from '../kernel/schemas.js';
 
 /** sensory: provides input; effector: executes actions. */
 const ReflexType = z.enum(['sensory', 'effector']);

@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { NeuronReflexDoc, Reflex, ReflexChange, ReflexRepo, ReflexToolSet } from './store.mongo.js';
-import type { WorkspaceRepo } from '../db/workspaces.js';
+import type { WorkspaceRepo, ResourceEvents } from '../platform/index.js';
 import { conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
-import { connectionRefusal, type ConnectionUse, type GraphSaver } from '../pathways/credentials.js';
+import { connectionRefusal, type ConnectionUse, type GraphSaver } from '../expressions/index.js';
 import type { ReflexCreateBody, ReflexListQuery, ReflexUpdateBody } from './schemas.js';
 import { hasRole, type Scope } from '../kernel/scope.js';
 import type { Guard } from '../net/guard.js';
 import { HttpToolDefs } from '../tools/remote.js';
-import type { ResourceEvents } from '../services/resource-events.js';
 import type { Bus } from '../kernel/events.js';
 import { BUILTIN_TOOLS } from '../tools/builtin.js';
-import { assertScopeRole, type NeuronService } from '../services/neurons.js';
+import { assertScopeRole, type NeuronService } from '../neurons/index.js';
 
 const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ?? null;
@@ -79,7 +78,7 @@ const toToolSets = (tools: { integration_id: string; tools: string[] }[]): Refle
 /** Reflexes (tool bundles) and their assignment to neurons. */
 /**
  * The integration a reflex's own server or HTTP tools are called with (metadata.integration_id):
- * its token goes where the reflex's author chose, so it is their privilege (src/pathways/credentials.ts).
+ * its token goes where the reflex's author chose, so it is their privilege (src/expressions/credentials.ts).
  */
 export const metadataIntegration = (metadata: Record<string, unknown>): string | undefined =>
   typeof metadata.integration_id === 'string' ? metadata.integration_id : undefined;

@@ -3,7 +3,7 @@ import type { IndexSpec } from '../kernel/store/client.js';
 import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
 import { isDuplicateKey } from '../kernel/store/claims.js';
 import { escapeRegex, findById } from '../kernel/store/client.js';
-import { searchReader } from '../db/search-rows.js';
+import { searchReader } from '../kernel/store/rows.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../kernel/store/paging.js';
 
 export type { Page, PageQuery, PageSort };
@@ -29,7 +29,7 @@ export interface ReflexDoc {
   /**
    * Who last saved the reflex's tools and metadata (which name the integration and where its token
    * goes) and whether they were a workspace admin then: a connection token is sent to a server or
-   * URL the metadata chose only under their privilege (src/pathways/credentials.ts). Absent on
+   * URL the metadata chose only under their privilege (src/expressions/credentials.ts). Absent on
    * reflexes saved before: nobody, not an admin.
    */
   savedBy?: string | null;

@@ -4,8 +4,8 @@
  * The only file other modules import from this area.
  */
 import { VERSION } from '../kernel/config.js';
-import { closeDeps, type Deps } from '../deps.js';
-import type { Services } from '../services/index.js';
+import { closeDeps, type Deps } from '../compose/deps.js';
+import type { Services } from '../compose/services.js';
 import { DataFormatTooNew, upgradeStore } from './service.js';
 
 export { VERSION };

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../compose/deps.js';
 import type { Logger } from '../kernel/logger.js';
-import type { Services } from '../services/index.js';
+import type { Services } from '../compose/services.js';
 
 /**
  * What the store says about its own data: the data-format version it holds, the release that

@@ -10,7 +10,7 @@ import type { IndexEntry, SearchType } from './memory-index.js';
 import { KEYWORD_ONLY } from './query.js';
 import { createSources, TYPE_OF_KIND, type ResourceKey, type Source } from './sources.js';
 import { compareIds, type FeedBatch, type FeedReader, type StreamEntry, type Streams } from '../kernel/streams.js';
-import type { ResourceRef } from '../services/resource-events.js';
+import type { ResourceRef } from '../platform/index.js';
 import type { IndexHome } from './home.js';
 
 export const isHead = (e: IndexEntry) => e.id === e.resourceId;

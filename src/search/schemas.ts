@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LISTABLE_TYPES, SEARCH_TYPES } from './query.js';
-import { QueryBool, Uuid } from '../schemas/common.js';
+import { QueryBool, Uuid } from '../kernel/schemas.js';
 
 /** Request and response shapes of grep, search, browse, the resource tree and recollection search (docs/search.md). */
 

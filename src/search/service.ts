@@ -20,7 +20,7 @@ import {
 } from './query.js';
 import type { Streams } from '../kernel/streams.js';
 import type { SearchJobInput } from '../temporal/definitions.js';
-import type { JobService } from '../services/jobs.js';
+import type { JobService } from '../jobs/index.js';
 import { weaviateHome, searchKind } from './home.js';
 import { createSearchIndex, isHead } from './indexer.js';
 import { createSearchRanking, type SearchHit, type SearchMode, type SearchRequest, type Scoping } from './ranking.js';

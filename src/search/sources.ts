@@ -1,5 +1,5 @@
 import type { KnowledgeDocument, MemoryRecord as Memory } from '../knowledge/index.js';
-import type { PathwayHead } from '../db/pathways.js';
+import type { PathwayHead } from '../pathways/index.js';
 import type { ReflexDoc } from '../reflexes/index.js';
 import type {
   ActionPlanRecord,
@@ -13,7 +13,7 @@ import type {
   SearchSources,
   StakeholderMapRecord,
 } from './store.mongo.js';
-import type { ResourceRef } from '../services/resource-events.js';
+import type { ResourceRef } from '../platform/index.js';
 import type { IndexEntry, SearchType } from './memory-index.js';
 
 export type { ResourceKey } from './store.mongo.js';

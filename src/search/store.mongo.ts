@@ -12,8 +12,8 @@ import type {
 } from '../knowledge/index.js';
 import { toDocument, toMemory } from '../knowledge/index.js';
 import type { MeetingDoc } from '../meetings/index.js';
-import type { NeuronDoc } from '../db/neurons.js';
-import type { PathwayHead } from '../db/pathways.js';
+import type { NeuronDoc } from '../neurons/index.js';
+import type { PathwayHead } from '../pathways/index.js';
 import type { ActionPlanDoc, ReceptorDoc } from '../receptors/index.js';
 import type { ReflexDoc } from '../reflexes/index.js';
 import type { StakeholderMapDoc } from '../stakeholders/index.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IsoDate, Uuid } from '../schemas/common.js';
+import { IsoDate, Uuid } from '../kernel/schemas.js';
 
 const Color = z.string().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour like #1f6feb');
 /** https only (the page is same-origin; a logo from http would be mixed content), no credentials in the URL. */

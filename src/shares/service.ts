@@ -1,15 +1,13 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { JobRepo } from '../db/jobs.js';
-import type { Admission } from '../services/jobs.js';
+import type { JobRepo, Admission } from '../jobs/index.js';
 import type { ReceptorFireService, ReceptorRecord as Receptor, ReceptorService } from '../receptors/index.js';
 import type { ShareRepo, ShareTokenDoc } from './store.mongo.js';
-import type { Trace, TraceRepo } from '../db/traces.js';
-import type { WorkspaceRepo } from '../db/workspaces.js';
+import type { TraceRecord as Trace, TraceRepo } from '../traces/index.js';
+import type { WorkspaceRepo, RecentCredentials } from '../platform/index.js';
 import { AppError, conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
 import type { PublicExecuteBody, ShareCreateBody, ShareRotateBody } from './schemas.js';
 import type { Scope } from '../kernel/scope.js';
 import type { BudgetService } from '../usage/index.js';
-import type { RecentCredentials } from '../services/recent-credentials.js';
 
 const TOKEN_PREFIX = 'cxs_';
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');

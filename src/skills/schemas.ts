@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SortDirection, Uuid, paging, PageTotal, pageFields } from '../schemas/common.js';
+import { SortDirection, Uuid, paging, PageTotal, pageFields } from '../kernel/schemas.js';
 
 /** A tool a skill uses: an integration (UUID) and the path of its scope (for example "repos/read"). */
 const ToolLink = z

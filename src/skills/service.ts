@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { SkillDoc, SkillRepo } from './store.mongo.js';
-import type { WorkspaceRepo } from '../db/workspaces.js';
+import type { WorkspaceRepo, ResourceEvents } from '../platform/index.js';
 import { conflict, notFound, validationError } from '../kernel/errors.js';
 import type { SkillCreateBody, SkillListQuery, SkillUpdateBody } from './schemas.js';
 import type { Scope } from '../kernel/scope.js';
-import { toNeuronSlug } from '../services/neurons.js';
-import type { ResourceEvents } from '../services/resource-events.js';
+import { toNeuronSlug } from '../neurons/index.js';
 
 const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
 const toLinks = (l: { integration_id: string; scope_path: string }[]) =>

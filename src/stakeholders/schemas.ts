@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IsoDate, Uuid, paging, PageTotal, pageFields } from '../schemas/common.js';
+import { IsoDate, Uuid, paging, PageTotal, pageFields } from '../kernel/schemas.js';
 
 /**
  * Stakeholder maps (docs/stakeholder-maps.md): the live graph's

@@ -1,15 +1,14 @@
 import type { Config } from '../kernel/config.js';
 import type { Bus } from '../kernel/events.js';
 import type { StakeholderMap, StakeholderMapRepo, StakeholderVersion } from './store.mongo.js';
-import type { WorkspaceRepo } from '../db/workspaces.js';
+import type { WorkspaceRepo, ResourceEvents } from '../platform/index.js';
 import { notFound, validationError } from '../kernel/errors.js';
 import { uuidFromName } from '../kernel/ids.js';
 import type { ModelRegistry } from '../llm/registry.js';
 import type { VersionRef } from './schemas.js';
 import type { Scope } from '../kernel/scope.js';
 import { countsOf, emptyGraph, type Graph } from './graph.js';
-import type { JobService } from '../services/jobs.js';
-import type { ResourceEvents } from '../services/resource-events.js';
+import type { JobService } from '../jobs/index.js';
 import type { UsageService } from '../usage/index.js';
 
 /**

@@ -106,7 +106,7 @@ export interface NeuronRunInput {
   rootJobId?: string;
   /**
    * Whether the run writes into a trace whose runs form a chain (double-texting, docs/neurons.md):
-   * its writes are then made under a lease (src/services/runs/trace-writes.ts). Absent: a run a
+   * its writes are then made under a lease (src/runs/trace-writes.ts). Absent: a run a
    * caller started (depth 0, no parent) is on its trace's chain; a child inherits its parent's flag.
    */
   traceChain?: boolean;
@@ -196,7 +196,7 @@ export interface PreparedRunData extends RunSummary {
   attribution?: UsageAttribution;
   /** How each offered reflex tool is run (HTTP or MCP), by the name the model calls it. */
   bindings?: Record<string, ToolBinding>;
-  /** The API claimed and started the run's first model turn (src/services/first-turns.ts). */
+  /** The API claimed and started the run's first model turn (src/runs/first-turns.ts). */
   firstTurn?: 'api';
 }
 

@@ -1,6 +1,7 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createGunzip, createGzip } from 'node:zlib';
 import { Readable } from 'node:stream';
+// eslint-disable-next-line no-restricted-imports -- a workspace export is Extended JSON: the driver's BSON codec writes and reads it, no store call
 import { BSON } from 'mongodb';
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import type { BlobStore } from '../blobs/store.js';

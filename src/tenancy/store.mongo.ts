@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { BSON, type Db, type Document, type Filter } from 'mongodb';
 import type { IndexSpec } from '../kernel/store/client.js';
-import { placesOf } from '../db/jobs.js';
+import { placesOf } from '../jobs/index.js';
 import { CHILDREN, PLATFORM_COLLECTIONS, isHoldCollection } from './inventory.js';
 import type { DeletionDoc, RetentionKind, RetentionSettingsDoc } from './model.js';
 import type { Removed, TenancyStore } from './store.js';
 
 type Row = Document & { _id: string };
 
-/** The tenancy area's indexes (created at start-up with every other: src/db/index.ts allIndexes). */
+/** The tenancy area's indexes (created at start-up with every other: src/compose/stores.ts allIndexes). */
 export const tenancyIndexes: IndexSpec[] = [
   { collection: 'workspace_deletions', keys: { workspaceDigest: 1 }, name: 'digest' },
 ];

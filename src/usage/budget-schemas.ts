@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PageTotal, Uuid, pageFields, paging } from '../schemas/common.js';
+import { PageTotal, Uuid, pageFields, paging } from '../kernel/schemas.js';
 
 export const BudgetScope = z.enum(['workspace', 'receptor', 'neuron', 'share_token']).meta({
   description: 'what the budget caps: the workspace, or the calls made for one receptor, neuron or share link',

@@ -16,7 +16,7 @@ import {
   type UsageRepo,
   type UsageRowDoc,
 } from './store.mongo.js';
-import type { WorkspaceRepo } from '../db/workspaces.js';
+import type { WorkspaceRepo } from '../platform/index.js';
 import { metrics } from '../kernel/metrics.js';
 import type { BudgetService } from './budgets.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Uuid } from '../schemas/common.js';
+import { Uuid } from '../kernel/schemas.js';
 
 const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 /**

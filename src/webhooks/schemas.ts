@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { WEBHOOK_EVENTS } from './model.js';
-import { PageTotal, Uuid, pageFields, paging } from '../schemas/common.js';
+import { PageTotal, Uuid, pageFields, paging } from '../kernel/schemas.js';
 
 const WebhookEventName = z.enum(WEBHOOK_EVENTS).meta({ id: 'WebhookEvent' });
 

@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiKeyDoc } from '../../src/db/workspaces.js';
-import { hashApiKey, newApiKeySecret } from '../../src/services/auth.js';
+import type { ApiKeyDoc } from '../../src/platform/workspaces.mongo.js';
+import { hashApiKey, newApiKeySecret } from '../../src/platform/auth.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 
 /**

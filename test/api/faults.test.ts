@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engram } from '../../src/schemas/traces.js';
+import { Engram } from '../../src/traces/schemas.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { stall, startOwnStoreAndRedis, timed, until } from '../support/faults.js';
 

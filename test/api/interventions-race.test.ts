@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Intervention } from '../../src/schemas/interventions.js';
-import { Job } from '../../src/schemas/jobs.js';
+import { Intervention } from '../../src/interventions/schemas.js';
+import { Job } from '../../src/jobs/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { usePlatform } from '../support/platform.js';
 import { settleJob } from '../support/jobs.js';

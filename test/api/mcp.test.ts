@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Job } from '../../src/schemas/jobs.js';
+import { Job } from '../../src/jobs/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { usePlatform } from '../support/platform.js';

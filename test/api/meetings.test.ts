@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Job } from '../../src/schemas/jobs.js';
+import { Job } from '../../src/jobs/schemas.js';
 import { Artifact } from '../../src/knowledge/index.js';
 import { Attachment, ChunkAck, LiveHistory, LiveSession, Meeting, MeetingList } from '../../src/meetings/index.js';
 import {
@@ -7,7 +7,7 @@ import {
   TranscriptionResult,
   TranscriptionRuntime,
   VocabularyDefaults,
-} from '../../src/schemas/voice.js';
+} from '../../src/meetings/voice-schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { usePlatform } from '../support/platform.js';

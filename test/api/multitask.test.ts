@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { Job } from '../../src/schemas/jobs.js';
+import { Job } from '../../src/jobs/schemas.js';
 import { ReceptorList } from '../../src/receptors/schemas.js';
-import { Engram } from '../../src/schemas/traces.js';
+import { Engram } from '../../src/traces/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { lastUserText } from '../support/scripted-openai.js';
 import { dataOf, readSse } from '../support/sse.js';
 import { usePlatform } from '../support/platform.js';
 import { systemScope } from '../../src/kernel/scope.js';
-import { TRACE_WRITE_MARGIN_MS } from '../../src/services/jobs.js';
-import { traceWriteGuard } from '../../src/services/runs/trace-writes.js';
+import { TRACE_WRITE_MARGIN_MS } from '../../src/jobs/service.js';
+import { traceWriteGuard } from '../../src/runs/trace-writes.js';
 
 /*
  * Double-texting (docs/neurons.md): an invoke on a trace whose run has not ended takes

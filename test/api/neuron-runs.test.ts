@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Job, JobList } from '../../src/schemas/jobs.js';
-import { Engram, TraceList } from '../../src/schemas/traces.js';
+import { Job, JobList } from '../../src/jobs/schemas.js';
+import { Engram, TraceList } from '../../src/traces/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { lastUserText } from '../support/scripted-openai.js';
 import { dataOf, readSse } from '../support/sse.js';

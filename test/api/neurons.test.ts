@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Neuron, NeuronList, NeuronVersion, NeuronVersionList } from '../../src/schemas/neurons.js';
+import { Neuron, NeuronList, NeuronVersion, NeuronVersionList } from '../../src/neurons/schemas.js';
 import { systemScope } from '../../src/kernel/scope.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { JobList } from '../../src/schemas/jobs.js';
+import { JobList } from '../../src/jobs/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { lastUserText } from '../support/scripted-openai.js';
 import { usePlatform } from '../support/platform.js';

@@ -1,7 +1,7 @@
 /** Pathways as people write them: bodies that say where input goes, conditions written the JavaScript way. */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Job } from '../../src/schemas/jobs.js';
+import { Job } from '../../src/jobs/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { usePlatform } from '../support/platform.js';
 

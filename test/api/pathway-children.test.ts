@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { Job, JobList } from '../../src/schemas/jobs.js';
+import { Job, JobList } from '../../src/jobs/schemas.js';
 import type { NeuronRunInput } from '../../src/temporal/definitions.js';
 import { buildWorkspace } from '../support/app.js';
 import { lastUserText } from '../support/scripted-openai.js';

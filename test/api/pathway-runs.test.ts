@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Job } from '../../src/schemas/jobs.js';
-import { Intervention } from '../../src/schemas/interventions.js';
+import { Job } from '../../src/jobs/schemas.js';
+import { Intervention } from '../../src/interventions/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { lastUserText } from '../support/scripted-openai.js';
 import { dataOf, readSse } from '../support/sse.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { PATHWAY_VERSION_CAP } from '../../src/db/pathways.js';
+import { PATHWAY_VERSION_CAP } from '../../src/pathways/store.mongo.js';
 import {
   CheckRoleResult,
   Participant,
@@ -10,7 +10,7 @@ import {
   PathwayValidation,
   PathwayVersion,
   PathwayVersionList,
-} from '../../src/schemas/pathways.js';
+} from '../../src/pathways/schemas.js';
 import { systemScope } from '../../src/kernel/scope.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 

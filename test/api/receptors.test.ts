@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { JobList } from '../../src/schemas/jobs.js';
+import { JobList } from '../../src/jobs/schemas.js';
 import { Receptor, ReceptorList } from '../../src/receptors/schemas.js';
-import { TraceList } from '../../src/schemas/traces.js';
+import { TraceList } from '../../src/traces/schemas.js';
 import { internalSecret, signBody } from '../../src/receptors/stimuli.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Neuron } from '../../src/schemas/neurons.js';
+import { Neuron } from '../../src/neurons/schemas.js';
 import { NeuronReflexAssignment, NeuronReflexSummary, Reflex, ReflexList } from '../../src/reflexes/schemas.js';
 import { systemScope } from '../../src/kernel/scope.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Job } from '../../src/schemas/jobs.js';
+import { Job } from '../../src/jobs/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { mcpHandler } from '../support/mcp-server.js';

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Engram, Trace } from '../../src/schemas/traces.js';
+import { Engram, Trace } from '../../src/traces/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { lastUserText } from '../support/scripted-openai.js';

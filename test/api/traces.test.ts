@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { encodeBlob } from '../../src/kernel/store/codec.js';
-import { placeKey, traceKey, type EngramDoc, type EngramPlaceDoc, type TraceDoc } from '../../src/db/traces.js';
-import { Engram, Trace, TraceList } from '../../src/schemas/traces.js';
+import {
+  placeKey,
+  traceKey,
+  type EngramDoc,
+  type EngramPlaceDoc,
+  type TraceDoc,
+} from '../../src/traces/store.mongo.js';
+import { Engram, Trace, TraceList } from '../../src/traces/schemas.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 import { dataOf, readSse } from '../support/sse.js';
 

@@ -58,7 +58,7 @@ describe('worker metrics', () => {
         .join('\n'),
     ).toBeDefined();
     expect(Number(completed!.split(' ').at(-1))).toBeGreaterThanOrEqual(1);
-    // A short run adopts its first turn in a local activity (src/services/first-turns.ts): either kind of activity series counts.
+    // A short run adopts its first turn in a local activity (src/runs/first-turns.ts): either kind of activity series counts.
     expect(sdk).toMatch(/^temporal_(local_)?activity_execution_latency(_seconds)?_bucket\{/m);
   });
 

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { Neuron } from '../../src/schemas/neurons.js';
+import { Neuron } from '../../src/neurons/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { useConsoleBrowser } from '../support/console-page.js';
 import { useSimPlatform } from '../support/platform.js';

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { Neuron } from '../../src/schemas/neurons.js';
+import { Neuron } from '../../src/neurons/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { useConsoleBrowser } from '../support/console-page.js';
 import { settleJob } from '../support/jobs.js';

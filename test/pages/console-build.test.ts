@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { Pathway } from '../../src/schemas/pathways.js';
+import { Pathway } from '../../src/pathways/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { useConsoleBrowser } from '../support/console-page.js';
 import { settleJob } from '../support/jobs.js';

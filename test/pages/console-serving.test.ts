@@ -9,7 +9,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountConsole } from '../../api/console.js';
-import { SessionContext } from '../../src/schemas/platform.js';
+import { SessionContext } from '../../src/platform/schemas.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 
 /**

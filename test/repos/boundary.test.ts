@@ -32,14 +32,15 @@ describe('storage boundary', () => {
 const ROOT = resolve(import.meta.dirname, '../..');
 
 /**
- * Where a repository file's conformance tests are, when not under its own name (src/db/<name>.ts:
- * <name>.test.ts; src/<area>/store.mongo.ts: <area>.test.ts; src/<area>/<name>.mongo.ts:
- * <name>.test.ts). null: not a repository (the driver plumbing every repository shares).
+ * Where a repository file's conformance tests are, when not under its own name
+ * (src/<area>/store.mongo.ts: <area>.test.ts; src/<area>/<name>.mongo.ts: <name>.test.ts). null: not a repository (the driver plumbing every repository shares).
  */
 const CONFORMANCE_FILE: Record<string, string | null> = {
   'src/kernel/store/client.ts': null,
   'src/kernel/store/guard.ts': null,
   // Parts of a repository, checked through the repository they belong to.
+  'src/traces/engrams.mongo.ts': 'traces',
+  'src/pathways/trails.mongo.ts': 'pathway-trails',
   'src/knowledge/chunks.mongo.ts': 'knowledge',
   'src/knowledge/documents.mongo.ts': 'knowledge',
   'src/knowledge/memories.mongo.ts': 'knowledge',
@@ -73,8 +74,6 @@ function repositoryFiles(root: string): string[] {
 /** The conformance file's name (without `.test.ts`) a repository file is checked by. */
 function conformanceName(file: string): string | null {
   if (file in CONFORMANCE_FILE) return CONFORMANCE_FILE[file];
-  const db = /^src\/db\/([^/]+)\.ts$/.exec(file);
-  if (db) return db[1];
   const store = /^src\/([^/]+)\/store\.mongo\.ts$/.exec(file);
   if (store) return store[1];
   const named = /^src\/[^/]+\/([^/]+)\.mongo\.ts$/.exec(file);
@@ -90,7 +89,7 @@ describe('repository conformance files', () => {
   const repos = repositoryFiles(ROOT);
 
   it('finds the repositories', () => {
-    expect(repos).toContain('src/db/jobs.ts');
+    expect(repos).toContain('src/jobs/store.mongo.ts');
     expect(repos).toContain('src/webhooks/store.mongo.ts');
     expect(repos.length).toBeGreaterThan(25);
   });
@@ -112,7 +111,7 @@ describe('repository conformance files', () => {
   it('names a missing file for a repository added without one', () => {
     expect(conformanceName('src/widgets/store.mongo.ts')).toBe('widgets');
     expect(conformanceName('src/usage/budgets.mongo.ts')).toBe('budgets');
-    expect(conformanceName('src/db/gadgets.ts')).toBe('gadgets');
+    expect(conformanceName('src/gadgets/parts.mongo.ts')).toBe('parts');
     expect(tests.has('widgets')).toBe(false);
   });
 });

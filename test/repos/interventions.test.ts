@@ -1,5 +1,5 @@
 /**
- * The intervention repository (src/db/interventions.ts): decoded answers and payloads, workspace
+ * The intervention repository (src/interventions/store.mongo.ts): decoded answers and payloads, workspace
  * scoping, lookup by delivery token (new and older token forms), paging newest first under each
  * filter, bounded counts, outcomes and closes recorded only in the workspace.
  */
@@ -11,7 +11,7 @@ import {
   type DeliveryDoc,
   type Intervention,
   type InterventionRepo,
-} from '../../src/db/interventions.js';
+} from '../../src/interventions/store.mongo.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Job, JobRepo } from '../../src/db/jobs.js';
+import type { Job, JobRepo } from '../../src/jobs/store.mongo.js';
 import { openRepoHarness, type RepoHarness } from '../support/repos.js';
 
 let h: RepoHarness;

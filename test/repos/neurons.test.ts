@@ -1,7 +1,7 @@
-/** The neuron repository (src/db/neurons.ts): decoded heads and versions, workspace scoping, version claims, paging. */
+/** The neuron repository (src/neurons/store.mongo.ts): decoded heads and versions, workspace scoping, version claims, paging. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Neuron, NeuronRepo } from '../../src/db/neurons.js';
+import type { Neuron, NeuronRepo } from '../../src/neurons/store.mongo.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

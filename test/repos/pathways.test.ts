@@ -1,7 +1,7 @@
-/** The pathway repository (src/db/pathways.ts): decoded heads and versions, versions recorded under the write hold, scoping, participants. */
+/** The pathway repository (src/pathways/store.mongo.ts): decoded heads and versions, versions recorded under the write hold, scoping, participants. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Pathway, PathwayRepo } from '../../src/db/pathways.js';
+import type { Pathway, PathwayRepo } from '../../src/pathways/store.mongo.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

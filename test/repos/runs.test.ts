@@ -1,12 +1,12 @@
 /**
- * The run repository (src/db/runs.ts): a run's context stored once (a claim), the stored workflow
+ * The run repository (src/runs/store.mongo.ts): a run's context stored once (a claim), the stored workflow
  * start kept until confirmed, model and tool steps by natural key (a retry rewrites, never adds),
  * text surviving the codec, the working set dropped whole. A second repository over the same store
  * (another process) reads what the first wrote.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunRepo } from '../../src/db/runs.js';
+import type { RunRepo } from '../../src/runs/store.mongo.js';
 import type { PreparedRunData } from '../../src/temporal/definitions.js';
 import { openRepoHarness } from '../support/repos.js';
 

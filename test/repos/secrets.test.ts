@@ -1,11 +1,11 @@
 /**
- * The workspace secret repository (src/db/secrets.ts): one secret per (workspace, name), replaced
+ * The workspace secret repository (src/secrets/store.mongo.ts): one secret per (workspace, name), replaced
  * in place keeping its creation; the sealed value never in what lists return; policies with their
  * defaults; every operation scoped to the workspace; key rotation re-seals what is under another key.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { SecretRepo } from '../../src/db/secrets.js';
+import type { SecretRepo } from '../../src/secrets/store.mongo.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StoreBackend } from '../../src/db/index.js';
+import type { StoreBackend } from '../../src/compose/stores.js';
 import type { StakeholderMap } from '../../src/stakeholders/index.js';
 import { emptyGraph, type Graph } from '../../src/stakeholders/graph.js';
 import { openRepoHarness, type RepoHarness } from '../support/repos.js';

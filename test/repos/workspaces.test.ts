@@ -1,11 +1,11 @@
 /**
- * The workspace repository (src/db/workspaces.ts): workspaces with unique slugs (a taken one falls
+ * The workspace repository (src/platform/workspaces.mongo.ts): workspaces with unique slugs (a taken one falls
  * back to a suffixed slug), brains scoped to their workspace, API keys by hash (live and revoked),
  * paged newest first, their limits set only within their workspace.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ApiKeyDoc, WorkspaceRepo } from '../../src/db/workspaces.js';
+import type { ApiKeyDoc, WorkspaceRepo } from '../../src/platform/workspaces.mongo.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Job } from '../../src/schemas/jobs.js';
+import { Job } from '../../src/jobs/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { usePlatform } from '../support/platform.js';
 

@@ -13,7 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../src/crypto/secrets.js';
-import { Job } from '../../src/schemas/jobs.js';
+import { Job } from '../../src/jobs/schemas.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { startScriptedOpenAI, type ScriptedOpenAI } from '../support/scripted-openai.js';
 import { readSse } from '../support/sse.js';

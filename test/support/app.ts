@@ -6,10 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { loadConfig, type Config } from '../../src/kernel/config.js';
-import { closeDeps, createDeps, type Deps } from '../../src/deps.js';
+import { closeDeps, createDeps, type Deps } from '../../src/compose/deps.js';
 import { createLogger } from '../../src/kernel/logger.js';
 import { upgradeStore } from '../../src/releases/index.js';
-import { createServices, type Services } from '../../src/services/index.js';
+import { createServices, type Services } from '../../src/compose/services.js';
 
 export interface TestResponse<T = Record<string, unknown>> {
   status: number;

@@ -1,4 +1,4 @@
-import { Job } from '../../src/schemas/jobs.js';
+import { Job } from '../../src/jobs/schemas.js';
 import type { TestClient } from './app.js';
 
 /** Polls GET /v1/jobs/:id/status until the job is completed or failed (or the time is up) and returns it. */

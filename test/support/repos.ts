@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { Collection, MongoClient, type Db } from 'mongodb';
 import { inject } from 'vitest';
 import { ensureIndexes } from '../../src/kernel/store/client.js';
-import { allIndexes, createRepos, detectBackend, type Repos, type StoreBackend } from '../../src/db/index.js';
+import { allIndexes, createRepos, detectBackend, type Repos, type StoreBackend } from '../../src/compose/stores.js';
 
 export interface RepoHarness {
   /** The raw database (for checks the repositories do not offer, and for seeding stored shapes). */

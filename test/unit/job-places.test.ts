@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { placesOf } from '../../src/db/jobs.js';
+import { placesOf } from '../../src/jobs/store.mongo.js';
 
 // An archive exported before data format 2 holds job and run-queue rows without the fair share's
 // marks; the import brings each row up to format 2 by the `job-places` migration's rule.

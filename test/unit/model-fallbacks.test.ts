@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { LlmAbortError, LlmError } from '../../src/llm/errors.js';
 import { createModelRegistry, resolveFallbacks } from '../../src/llm/registry.js';
-import { failover, firstTokenDeadline, modelOf } from '../../src/services/runs/fallback.js';
+import { failover, firstTokenDeadline, modelOf } from '../../src/runs/fallback.js';
 
-/** Which failures of a model with a fallback after it skip its retries (src/services/runs/fallback.ts). */
+/** Which failures of a model with a fallback after it skip its retries (src/runs/fallback.ts). */
 describe('model fallbacks: the model side', () => {
   const registry = createModelRegistry({ defaultProvider: 'local', openai: { baseURL: 'http://127.0.0.1:1/v1' } });
 

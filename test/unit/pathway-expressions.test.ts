@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileGraph } from '../../src/pathways/compile.js';
-import { evaluateTimeboxed, syntaxError } from '../../src/pathways/expressions.js';
+import { evaluateTimeboxed, syntaxError } from '../../src/expressions/engine.js';
 import { validateGraph } from '../../src/pathways/validate.js';
 
 const graph = (data: Record<string, unknown>, type = 'transform') => ({

@@ -1,5 +1,5 @@
 /**
- * The http node's service on its own (src/services/pathway-http.ts): which secrets and connections
+ * The http node's service on its own (src/pathways/http.ts): which secrets and connections
  * a node's templates name, redaction, and a request to a loopback receiver through a guard that
  * allows it, with stand-ins for the secret and connection services.
  */
@@ -14,9 +14,9 @@ import {
   redactor,
   referencedNames,
   type HttpNodeCall,
-} from '../../src/services/pathway-http.js';
-import type { SecretService } from '../../src/services/secrets.js';
-import { credentialInOrigin, hostAllowed, splitOrigin } from '../../src/pathways/credentials.js';
+} from '../../src/pathways/http.js';
+import type { SecretService } from '../../src/secrets/service.js';
+import { credentialInOrigin, hostAllowed, splitOrigin } from '../../src/expressions/credentials.js';
 
 describe('referencedNames and redactor', () => {
   it('finds secrets.NAME and connections.ID (backticks for ids with dashes) inside placeholders only', () => {
@@ -43,7 +43,7 @@ describe('referencedNames and redactor', () => {
   });
 });
 
-describe('the URL origin and allowed hosts (src/pathways/credentials.ts)', () => {
+describe('the URL origin and allowed hosts (src/expressions/credentials.ts)', () => {
   it('cuts a URL template where its origin ends', () => {
     expect(splitOrigin('https://api.x.com/a/{{ secrets.K }}')).toEqual({
       origin: 'https://api.x.com',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateTimeboxed, syntaxError } from '../../src/pathways/expressions.js';
-import { normalizeExpression, normalizeTemplate } from '../../src/pathways/normalize.js';
+import { evaluateTimeboxed, syntaxError } from '../../src/expressions/engine.js';
+import { normalizeExpression, normalizeTemplate } from '../../src/expressions/normalize.js';
 import { compileGraph } from '../../src/pathways/compile.js';
 import { validateGraph } from '../../src/pathways/validate.js';
 

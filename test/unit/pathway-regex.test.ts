@@ -1,14 +1,14 @@
 import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
-import { evaluateTimeboxed, syntaxError, templateExpressions } from '../../src/pathways/expressions.js';
-import { normalizeExpression, normalizeTemplate, templateParts } from '../../src/pathways/normalize.js';
+import { evaluateTimeboxed, syntaxError, templateExpressions } from '../../src/expressions/engine.js';
+import { normalizeExpression, normalizeTemplate, templateParts } from '../../src/expressions/normalize.js';
 import {
   compileLinear,
   linearRegexEngine,
   REGEX_LIMITS,
   RegexRefused,
   withLinearRegExp,
-} from '../../src/pathways/regex.js';
+} from '../../src/expressions/regex.js';
 
 const budget = () => ({ spent: 0, limit: REGEX_LIMITS.costPerEvaluation });
 const Engine = linearRegexEngine(budget());

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The MongoDB query and update operators and aggregation stages the store adapters use
- * (src/db/** and every src/<area>/*.mongo.ts: store.mongo.ts and its parts, such as
+ * (src/kernel/store/** and every src/<area>/*.mongo.ts: store.mongo.ts and its parts, such as
  * usage/budgets.mongo.ts) are the ones docs/store.md lists: the ones the
  * suite exercises on FerretDB 1.24. Using another means adding it to that list (and this one) on
  * purpose, after checking FerretDB 1.x and MongoDB both support it.
@@ -56,7 +56,7 @@ function operatorsIn(text: string): string[] {
 describe('store operators', () => {
   it('the store adapters use only the documented MongoDB operators', () => {
     const adapters = [
-      ...files(join(ROOT, 'src/db'), (p) => p.endsWith('.ts')),
+      ...files(join(ROOT, 'src/kernel/store'), (p) => p.endsWith('.ts')),
       ...files(join(ROOT, 'src'), (p) => p.endsWith('.mongo.ts')),
     ];
     expect(adapters.length).toBeGreaterThan(20);

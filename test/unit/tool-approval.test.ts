@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED_ARGUMENT, redactArguments, redactResult } from '../../src/services/runs/tool-approval.js';
+import { REDACTED_ARGUMENT, redactArguments, redactResult } from '../../src/runs/tool-approval.js';
 import { needsApproval, withEdits } from '../../workflows/tool-approval.js';
 
 describe('tool call arguments shown to a person', () => {

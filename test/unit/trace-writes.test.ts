@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { traceWriteGuard } from '../../src/services/runs/trace-writes.js';
+import { traceWriteGuard } from '../../src/runs/trace-writes.js';
 import { onTraceChain } from '../../src/temporal/definitions.js';
 
 /** A job service whose leases are counted (and refused once `ended`). */

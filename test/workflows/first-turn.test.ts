@@ -2,9 +2,9 @@ import type { ChildProcess } from 'node:child_process';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../../scripts/embedded.js';
-import { closeDeps, createDeps, type Deps } from '../../src/deps.js';
-import { FIRST_TURN_LEASE_MS } from '../../src/services/first-turns.js';
-import { Engram } from '../../src/schemas/traces.js';
+import { closeDeps, createDeps, type Deps } from '../../src/compose/deps.js';
+import { FIRST_TURN_LEASE_MS } from '../../src/runs/first-turns.js';
+import { Engram } from '../../src/traces/schemas.js';
 import { createWorker } from '../../worker/index.js';
 import { buildWorkspace, makeClient, startTestApp, type TestApp } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
@@ -14,7 +14,7 @@ import { spawnApiProcess } from '../support/worker.js';
 
 /*
  * An invoke's first model turn starts in the API and the workflow adopts it
- * (src/services/first-turns.ts). The API and the worker talk to two different simulated
+ * (src/runs/first-turns.ts). The API and the worker talk to two different simulated
  * providers here (slow, different text on every call), so every test can tell which process made
  * which call: a spliced or doubled answer, or a turn run twice, shows in what each one said.
  */

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LiveSession, Meeting } from '../../src/meetings/index.js';
-import { TranscriptionResult } from '../../src/schemas/voice.js';
+import { TranscriptionResult } from '../../src/meetings/voice-schemas.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { speak, wordErrorRate } from '../support/speech.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UsageRowDoc } from '../../src/usage/index.js';
-import { Engram } from '../../src/schemas/traces.js';
+import { Engram } from '../../src/traces/schemas.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { createSimulation, type Simulation } from '../support/provider-sim.js';

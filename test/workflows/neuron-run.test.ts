@@ -9,7 +9,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
-import type { FinishInput, ModelTurnInput } from '../../src/services/runs/index.js';
+import type { FinishInput, ModelTurnInput } from '../../src/runs/service.js';
 import {
   answerUpdate,
   statusQuery,

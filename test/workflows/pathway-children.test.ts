@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import { permanentOn4xx } from '../../activities/failures.js';
-import { evaluateExpression, mapItems, renderTemplate } from '../../src/services/pathway-runs.js';
+import { evaluateExpression, mapItems, renderTemplate } from '../../src/pathways/runs.js';
 import type {
   NeuronRunInput,
   NeuronRunResult,

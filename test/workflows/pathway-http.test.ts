@@ -11,7 +11,7 @@ import { Context } from '@temporalio/activity';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import type { Activities } from '../../activities/index.js';
-import type { HttpNodeCall, HttpNodeResult } from '../../src/services/pathway-http.js';
+import type { HttpNodeCall, HttpNodeResult } from '../../src/pathways/http.js';
 import type { PathwayRunInput, PathwayRunResult, RunGraph } from '../../src/temporal/definitions.js';
 import { failureOf, recorder, useMockedWorker } from './mocked-worker.js';
 

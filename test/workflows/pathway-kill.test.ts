@@ -7,7 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Job } from '../../src/schemas/jobs.js';
+import { Job } from '../../src/jobs/schemas.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { startScriptedOpenAI, type ScriptedOpenAI } from '../support/scripted-openai.js';
 import { spawnWorkerProcess } from '../support/worker.js';

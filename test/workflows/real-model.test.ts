@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Job } from '../../src/schemas/jobs.js';
+import { Job } from '../../src/jobs/schemas.js';
 import { buildWorkspace } from '../support/app.js';
 import { useSimPlatform } from '../support/platform.js';
 import { shownReply } from '../support/sse.js';

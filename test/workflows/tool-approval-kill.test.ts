@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Job } from '../../src/schemas/jobs.js';
+import { Job } from '../../src/jobs/schemas.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { startProviderSim, type ProviderSim } from '../support/provider-sim.js';
 import { spawnWorkerProcess } from '../support/worker.js';

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Job } from '../../src/schemas/jobs.js';
-import { Engram } from '../../src/schemas/traces.js';
+import { Job } from '../../src/jobs/schemas.js';
+import { Engram } from '../../src/traces/schemas.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 import { startScriptedOpenAI, type ScriptedOpenAI } from '../support/scripted-openai.js';
 import { dataOf, readSse, shownReply } from '../support/sse.js';

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { BlobStore } from '../../blobs/store.js';
 import type { Config } from '../../kernel/config.js';
 import type { MeetingRepo, TranscriptionSession } from '../store.mongo.js';
-import type { WorkspaceRepo } from '../../db/workspaces.js';
+import type { WorkspaceRepo } from '../../platform/index.js';
 import { notFound, validationError } from '../../kernel/errors.js';
 import type { Logger } from '../../kernel/logger.js';
 import type { Scope } from '../../kernel/scope.js';
@@ -18,7 +18,7 @@ import {
 import type { Streams } from '../../kernel/streams.js';
 import type { LiveTranscriptionInput } from '../../temporal/definitions.js';
 import type { DocumentService } from '../../knowledge/index.js';
-import type { JobService } from '../../services/jobs.js';
+import type { JobService } from '../../jobs/index.js';
 import type { Bus } from '../../kernel/events.js';
 import type { MeetingService } from '../service.js';
 import type { UsageService } from '../../usage/index.js';
