@@ -1,11 +1,11 @@
 import type { Services } from '../src/compose/services.js';
 import { createPathwayActivities } from './pathways.js';
-import { createIngestActivities } from './ingest.js';
+import { createIngestActivities } from './knowledge.js';
 import { createReceptorActivities } from './receptors.js';
 import { createSearchActivities } from './search.js';
 import { createRunActivities } from './runs.js';
-import { createTranscriptionActivities } from './transcription.js';
-import { createStakeholderMapActivities } from './stakeholder-maps.js';
+import { createTranscriptionActivities } from './meetings.js';
+import { createStakeholderMapActivities } from './stakeholders.js';
 import { createUsageActivities } from './usage.js';
 import { createWebhookActivities } from './webhooks.js';
 import { createTenancyActivities } from './tenancy.js';

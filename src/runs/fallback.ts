@@ -4,7 +4,7 @@ import type { RunSummary } from '../temporal/definitions.js';
 
 /**
  * Model fallbacks (docs/neurons.md, "Model fallbacks"): the model-side half. The loop over the
- * chain is the workflow's (workflows/neuron-run.ts, `answerTurn`): it asks the `modelTurn`
+ * chain is the workflow's (workflows/runs/neuron-run.ts, `answerTurn`): it asks the `modelTurn`
  * activity for model 0, and when that activity fails after its retries with a model failure,
  * asks again for the next model. This module decides, inside one attempt, which model the attempt
  * calls and which of its failures should not wait for the retries: a model with a fallback after

@@ -487,7 +487,7 @@ describe('pathway execution', () => {
       const data = m.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
       return JSON.parse(Buffer.from(data as Uint8Array).toString('utf8')) as { activity_type: string; attempt: number };
     });
-    // One pathwayStep per node (workflows/pathway-run.ts): the start node's entries, then the
+    // One pathwayStep per node (workflows/pathways/pathway-run.ts): the start node's entries, then the
     // transform's entries with its evaluation, which failed on its first attempt and stayed failed.
     const hops = decoded.filter((d) => d.activity_type === 'pathwayStep' || d.activity_type === 'evaluate');
     expect(hops.map((d) => d.activity_type)).toEqual(['pathwayStep', 'pathwayStep']);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { REDACTED_ARGUMENT, redactArguments, redactResult } from '../../src/runs/tool-approval.js';
-import { needsApproval, withEdits } from '../../workflows/tool-approval.js';
+import { needsApproval, withEdits } from '../../workflows/runs/tool-approval.js';
 
 describe('tool call arguments shown to a person', () => {
   it('redacts values under credential names and strings shaped like keys, at any depth; keeps the rest', () => {

@@ -1,5 +1,5 @@
 /**
- * The agent loop (workflows/neuron-run.ts) with mocked activities (the frame is
+ * The agent loop (workflows/runs/neuron-run.ts) with mocked activities (the frame is
  * test/workflows/mocked-worker.ts): a plain reply, a turn that calls a tool, a delegation to a
  * sub-neuron (a child neuronRun), the maxTurns cap, a budget pause (approve resumes, reject
  * fails) and a failing model turn. Each run's model turns follow the script its test sets.

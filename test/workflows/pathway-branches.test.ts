@@ -1,5 +1,5 @@
 /**
- * The pathway interpreter (workflows/pathway-run.ts) branch by branch, without the platform: no
+ * The pathway interpreter (workflows/pathways/pathway-run.ts) branch by branch, without the platform: no
  * API, no stores, no real activities. A Temporal Worker on its own task queue runs the prebuilt
  * workflow bundle (test/support/global-setup.ts) with a plain object of mocked activities that
  * record every call, so each test asserts both the run's result and what the workflow asked for.

@@ -1,5 +1,5 @@
 /**
- * The pathway `http` node in the interpreter (workflows/pathway/nodes/http.ts), with mocked
+ * The pathway `http` node in the interpreter (workflows/pathways/nodes/http.ts), with mocked
  * activities (the frame is test/workflows/mocked-worker.ts): the node calls the `pathwayHttp`
  * activity with its data as written (templates, never rendered values), the run's context, its id
  * and its visit number; the answer is the node's value; a non-retryable failure (a status outside

@@ -1,5 +1,5 @@
 /**
- * The pathway interpreter (workflows/pathway-run.ts) where a run stops or is stopped, with mocked
+ * The pathway interpreter (workflows/pathways/pathway-run.ts) where a run stops or is stopped, with mocked
  * activities (the frame is test/workflows/mocked-worker.ts): a classify node's budget pause
  * (approve resumes, reject fails), a pause node (resumed by the `answer` Update or the legacy
  * `resume` signal), cancellation while waiting, and the maxSteps cap on node visits.

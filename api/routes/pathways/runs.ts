@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { Intervention } from '../../src/interventions/index.js';
-import { JobAccepted, JobIdParams } from '../../src/jobs/index.js';
+import { Intervention } from '../../../src/interventions/index.js';
+import { JobAccepted, JobIdParams } from '../../../src/jobs/index.js';
 import {
   ExecuteBody,
   JobCreateBody,
@@ -8,9 +8,9 @@ import {
   PathwayRefParams,
   ReplayBody,
   ResumeBody,
-} from '../../src/pathways/index.js';
-import { presentIntervention } from '../presenters/intervention.js';
-import { areaRoutes } from '../route.js';
+} from '../../../src/pathways/index.js';
+import { presentIntervention } from '../../presenters/intervention.js';
+import { areaRoutes } from '../../route.js';
 
 const route = areaRoutes((s) => ({ pathwayRuns: s.pathwayRuns }));
 

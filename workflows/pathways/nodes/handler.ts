@@ -46,7 +46,7 @@ export interface NodeOutcome {
 
 /**
  * One node type of the interpreter. Handlers are deterministic workflow code: their I/O is
- * activities (workflows/pathway/activities.ts), timers and child workflows.
+ * activities (workflows/pathways/activities.ts), timers and child workflows.
  */
 export interface NodeHandler {
   run(c: NodeCall): Promise<NodeOutcome>;

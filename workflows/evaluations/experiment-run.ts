@@ -1,6 +1,6 @@
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import type { ChildRun, ExperimentRunInput, ItemOutcome } from '../src/evaluations/index.js';
+import type { Activities } from '../../activities/index.js';
+import type { ChildRun, ExperimentRunInput, ItemOutcome } from '../../src/evaluations/index.js';
 import {
   BrainIdKey,
   JobKindKey,
@@ -11,8 +11,8 @@ import {
   statusQuery,
   type LiveStatus,
   type PathwayRun,
-} from '../src/temporal/definitions.js';
-import { neuronRun } from './neuron-run.js';
+} from '../../src/temporal/definitions.js';
+import { neuronRun } from '../runs/neuron-run.js';
 
 const steps = wf.proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',

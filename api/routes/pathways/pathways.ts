@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SuccessBody } from '../../src/kernel/schemas.js';
+import { SuccessBody } from '../../../src/kernel/schemas.js';
 import {
   CheckRoleQuery,
   CheckRoleResult,
@@ -22,7 +22,7 @@ import {
   PathwayVersion,
   PathwayVersionList,
   PathwayVersionParams,
-} from '../../src/pathways/index.js';
+} from '../../../src/pathways/index.js';
 import {
   presentCompilation,
   presentParticipant,
@@ -32,8 +32,8 @@ import {
   presentPathwayVersion,
   presentRoleCheck,
   presentValidation,
-} from '../presenters/pathway.js';
-import { areaRoutes } from '../route.js';
+} from '../../presenters/pathway.js';
+import { areaRoutes } from '../../route.js';
 
 const route = areaRoutes((s) => ({ pathways: s.pathways }));
 

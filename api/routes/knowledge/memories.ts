@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { IdParams, SuccessBody, paging } from '../../src/kernel/schemas.js';
+import { IdParams, SuccessBody, paging } from '../../../src/kernel/schemas.js';
 import {
   BulkDeleteBody,
   ChunkList,
@@ -16,11 +16,11 @@ import {
   RecollectionStats,
   RecollectionUpdateBody,
   UploadFields,
-} from '../../src/knowledge/index.js';
-import { streamUpload } from '../multipart.js';
-import { presentMemory, presentRecollection } from '../presenters/knowledge.js';
-import { presentPage } from '../presenters/page.js';
-import { areaRoutes } from '../route.js';
+} from '../../../src/knowledge/index.js';
+import { streamUpload } from '../../multipart.js';
+import { presentMemory, presentRecollection } from '../../presenters/knowledge.js';
+import { presentPage } from '../../presenters/page.js';
+import { areaRoutes } from '../../route.js';
 import { chunkPage } from './assets.js';
 
 const route = areaRoutes((s) => ({ config: s.config, memories: s.memories }));

@@ -1,7 +1,7 @@
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import { chunkSignal, stopSignal, type LiveTranscriptionInput } from '../src/temporal/definitions.js';
-import { trackedJob } from './failures.js';
+import type { Activities } from '../../activities/index.js';
+import { chunkSignal, stopSignal, type LiveTranscriptionInput } from '../../src/temporal/definitions.js';
+import { trackedJob } from '../failures.js';
 
 const live = wf.proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',

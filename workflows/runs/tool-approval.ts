@@ -1,4 +1,4 @@
-import type { ToolApproval } from '../src/temporal/definitions.js';
+import type { ToolApproval } from '../../src/temporal/definitions.js';
 
 /** What a redacted argument reads as in the intervention (src/runs/tool-approval.ts writes it). */
 const REDACTED = '[redacted]';

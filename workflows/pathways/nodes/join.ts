@@ -1,7 +1,7 @@
 import type { NodeHandler } from './handler.js';
 
 /**
- * join: reached once its wait is over (workflows/pathway/branches.ts); its value is what the
+ * join: reached once its wait is over (workflows/pathways/branches.ts); its value is what the
  * branches brought, keyed by the node each came from (`any`: the first branch's only).
  */
 export const joinNode: NodeHandler = {

@@ -1,13 +1,13 @@
-import type { Services } from '../../src/compose/services.js';
+import type { Services } from '../../../src/compose/services.js';
 import { z } from 'zod';
-import { notFound, validationError } from '../../src/kernel/errors.js';
-import { CatalogParams, MoveBody, PatchParams, ResourcePatchBody, TreeQuery } from '../../src/knowledge/index.js';
-import { priceOf, pricesAt } from '../../src/llm/pricing.js';
-import { presentArtifact, presentAsset, presentMemory, presentRecollection } from '../presenters/knowledge.js';
-import { presentReflex } from '../presenters/reflex.js';
-import { presentMeeting } from '../presenters/meeting.js';
-import { MeetingPatchBody } from '../../src/meetings/index.js';
-import { areaRoutes, type HandlerInput } from '../route.js';
+import { notFound, validationError } from '../../../src/kernel/errors.js';
+import { CatalogParams, MoveBody, PatchParams, ResourcePatchBody, TreeQuery } from '../../../src/knowledge/index.js';
+import { priceOf, pricesAt } from '../../../src/llm/pricing.js';
+import { presentArtifact, presentAsset, presentMemory, presentRecollection } from '../../presenters/knowledge.js';
+import { presentReflex } from '../../presenters/reflex.js';
+import { presentMeeting } from '../../presenters/meeting.js';
+import { MeetingPatchBody } from '../../../src/meetings/index.js';
+import { areaRoutes, type HandlerInput } from '../../route.js';
 
 /** The catalog and each resource family it files (documents, memories, meetings, reflexes, skills). */
 type CatalogApi = Pick<

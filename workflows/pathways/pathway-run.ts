@@ -1,9 +1,9 @@
 import * as wf from '@temporalio/workflow';
-import type { PathwayRunInput, PathwayRunResult } from '../src/temporal/definitions.js';
-import { recordFailure } from './failures.js';
-import { steps } from './pathway/activities.js';
-import { allBranchesEnded, cancelAll, fireJoins, walk } from './pathway/branches.js';
-import { listen, newRunState, nodeId, type RunState } from './pathway/state.js';
+import type { PathwayRunInput, PathwayRunResult } from '../../src/temporal/definitions.js';
+import { recordFailure } from '../failures.js';
+import { steps } from './activities.js';
+import { allBranchesEnded, cancelAll, fireJoins, walk } from './branches.js';
+import { listen, newRunState, nodeId, type RunState } from './state.js';
 
 /**
  * Interprets a compiled pathway graph deterministically (after Temporal's dsl-interpreter sample):

@@ -9,7 +9,7 @@ import {
   type NeuronRunInput,
   type PathwayRunInput,
 } from '../../../src/temporal/definitions.js';
-import { neuronRun } from '../../neuron-run.js';
+import { neuronRun } from '../../runs/neuron-run.js';
 import { local, steps } from '../activities.js';
 import type { NodeHandler } from './handler.js';
 

@@ -1,5 +1,5 @@
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { Activities } from '../../activities/index.js';
 import {
   JobKindKey,
   PathwayIdKey,
@@ -9,9 +9,9 @@ import {
   statusQuery,
   type LiveStatus,
   type SystemJobInput,
-} from '../src/temporal/definitions.js';
-import { recordFailure } from './failures.js';
-import { pathwayRun } from './pathway-run.js';
+} from '../../src/temporal/definitions.js';
+import { recordFailure } from '../failures.js';
+import { pathwayRun } from '../pathways/pathway-run.js';
 
 const steps = wf.proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',

@@ -1,7 +1,7 @@
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import type { SearchJobInput } from '../src/temporal/definitions.js';
-import { trackedJob } from './failures.js';
+import type { Activities } from '../../activities/index.js';
+import type { SearchJobInput } from '../../src/temporal/definitions.js';
+import { trackedJob } from '../failures.js';
 
 const steps = wf.proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',

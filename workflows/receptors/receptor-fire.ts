@@ -1,5 +1,5 @@
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { Activities } from '../../activities/index.js';
 import {
   BrainIdKey,
   JobKindKey,
@@ -12,9 +12,9 @@ import {
   type LiveStatus,
   type ReceptorFireInput,
   type SearchAttributePairs,
-} from '../src/temporal/definitions.js';
-import { neuronRun } from './neuron-run.js';
-import { pathwayRun } from './pathway-run.js';
+} from '../../src/temporal/definitions.js';
+import { neuronRun } from '../runs/neuron-run.js';
+import { pathwayRun } from '../pathways/pathway-run.js';
 import { systemJob } from './system-job.js';
 
 const steps = wf.proxyActivities<Activities>({

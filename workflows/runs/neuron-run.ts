@@ -1,5 +1,5 @@
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { Activities } from '../../activities/index.js';
 import {
   BrainIdKey,
   JobKindKey,
@@ -19,10 +19,10 @@ import {
   type RunSummary,
   type ShortRunOutcome,
   type ToolApproval,
-} from '../src/temporal/definitions.js';
-import type { ModelTurnInputRecord as ModelTurnInput } from '../src/runs/index.js';
-import { withinBudget } from './budget-pause.js';
-import { recordFailure } from './failures.js';
+} from '../../src/temporal/definitions.js';
+import type { ModelTurnInputRecord as ModelTurnInput } from '../../src/runs/index.js';
+import { withinBudget } from '../budget-pause.js';
+import { recordFailure } from '../failures.js';
 import { TOOL_CALL_ACTIONS, needsApproval, refusal, withEdits } from './tool-approval.js';
 
 /** The models a run may call, in order (as src/runs/fallback.ts chainOf; workflows import no services). */

@@ -1,7 +1,7 @@
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import type { StakeholderExtractInput } from '../src/temporal/definitions.js';
-import { trackedJob } from './failures.js';
+import type { Activities } from '../../activities/index.js';
+import type { StakeholderExtractInput } from '../../src/temporal/definitions.js';
+import { trackedJob } from '../failures.js';
 
 // The model step: a provider's 429/5xx is retried (after its Retry-After); an answer that does not
 // match the schema is retried too (a model may answer differently), three attempts in all.

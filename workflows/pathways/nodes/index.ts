@@ -13,7 +13,7 @@ export type { NodeExpression, NodeHandler, NodeOutcome, RunNode } from './handle
 
 /**
  * Every node type the interpreter runs, by the graph's type name. A new node type is a handler
- * (its own file in this folder) and its line here; the loop in workflows/pathway-run.ts does not change.
+ * (its own file in this folder) and its line here; the loop in workflows/pathways/pathway-run.ts does not change.
  */
 const handlers: Record<string, NodeHandler> = {
   start: startNode,

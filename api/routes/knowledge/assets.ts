@@ -1,8 +1,8 @@
-import type { Services } from '../../src/compose/services.js';
+import type { Services } from '../../../src/compose/services.js';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { validationError } from '../../src/kernel/errors.js';
-import { IdParams } from '../../src/kernel/schemas.js';
+import { validationError } from '../../../src/kernel/errors.js';
+import { IdParams } from '../../../src/kernel/schemas.js';
 import {
   Asset,
   AssetCreateBody,
@@ -21,12 +21,12 @@ import {
   Structure,
   UploadFields,
   VersionList,
-} from '../../src/knowledge/index.js';
-import { streamUpload } from '../multipart.js';
-import { presentAsset, presentChunk, presentVersion } from '../presenters/knowledge.js';
-import { presentPage } from '../presenters/page.js';
-import { areaRoutes, type HandlerInput } from '../route.js';
-import type { Page } from '../../src/kernel/store/paging.js';
+} from '../../../src/knowledge/index.js';
+import { streamUpload } from '../../multipart.js';
+import { presentAsset, presentChunk, presentVersion } from '../../presenters/knowledge.js';
+import { presentPage } from '../../presenters/page.js';
+import { areaRoutes, type HandlerInput } from '../../route.js';
+import type { Page } from '../../../src/kernel/store/paging.js';
 
 /** What the asset routes use: the documents service and the upload limits. */
 type AssetsApi = Pick<Services, 'config' | 'documents'>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IdParams } from '../../src/kernel/schemas.js';
+import { IdParams } from '../../../src/kernel/schemas.js';
 import {
   Artifact,
   ArtifactBodyQuery,
@@ -16,11 +16,11 @@ import {
   Structure,
   StructureQuery,
   VersionList,
-} from '../../src/knowledge/index.js';
-import { presentArtifact, presentArtifactRow, presentChunk, presentVersion } from '../presenters/knowledge.js';
-import { presentPage } from '../presenters/page.js';
-import { areaRoutes } from '../route.js';
-import { sendStoredBody } from '../stored-body.js';
+} from '../../../src/knowledge/index.js';
+import { presentArtifact, presentArtifactRow, presentChunk, presentVersion } from '../../presenters/knowledge.js';
+import { presentPage } from '../../presenters/page.js';
+import { areaRoutes } from '../../route.js';
+import { sendStoredBody } from '../../stored-body.js';
 import { chunkPage } from './assets.js';
 
 const route = areaRoutes((s) => ({ documents: s.documents }));

@@ -1,6 +1,6 @@
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import type { WebhookDeliveryInput } from '../src/webhooks/index.js';
+import type { Activities } from '../../activities/index.js';
+import type { WebhookDeliveryInput } from '../../src/webhooks/index.js';
 
 /** Recording a delivery's end is a store write: retried briefly, like any other. */
 const bookkeeping = wf.proxyActivities<Activities>({

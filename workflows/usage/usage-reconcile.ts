@@ -1,6 +1,6 @@
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import type { ReconcileReport } from '../src/usage/index.js';
+import type { Activities } from '../../activities/index.js';
+import type { ReconcileReport } from '../../src/usage/index.js';
 
 const steps = wf.proxyActivities<Activities>({
   startToCloseTimeout: '30 minutes',
