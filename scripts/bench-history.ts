@@ -21,7 +21,7 @@
  * - jobs, traces, engrams with their places, the other interventions, memories, assets,
  *   artifacts (with their first version) and chunks (with 100-dimension vectors of the offline
  *   embedder's layout) are inserted in batches with `insertMany`, typed with the platform's own
- *   document types (src/db/*.ts), shaped as their services write them. Inserted directly, they
+ *   document types (the areas' model.ts and store.mongo.ts), shaped as their services write them. Inserted directly, they
  *   reach no Redis stream: the search index sees them when it builds from the store (an
  *   in-process API builds it at its first search, after the fill).
  */

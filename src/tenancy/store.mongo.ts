@@ -117,7 +117,7 @@ export function createTenancyStore(db: Db): TenancyStore {
       collection: 'interventions',
       filter: (before) => ({ status: { $ne: 'pending' }, updatedAt: { $lt: before } }),
     },
-    // Webhook deliveries (src/services/webhooks.ts owns them): a finished one past its window.
+    // Webhook deliveries (src/webhooks/service.ts owns them): a finished one past its window.
     webhook_deliveries: {
       collection: 'webhook_deliveries',
       filter: (before) => ({ finishedAt: { $ne: null, $lt: before } }),

@@ -2,7 +2,7 @@ import { MongoNetworkError, MongoOperationTimeoutError, MongoServerError, MongoS
 import { isDuplicateKey } from './claims.js';
 
 /**
- * What a store failure means to a caller, without the driver's classes leaving src/db: a unique key
+ * What a store failure means to a caller, without the driver's classes leaving the store adapters: a unique key
  * taken (an insert or an update that would duplicate), or the store out of reach (network, server
  * selection, an operation timed out). Anything else is not a store condition the API maps.
  */
