@@ -1,6 +1,6 @@
 import { IdParams, SuccessBody } from '../../src/kernel/schemas.js';
 import { Budget, BudgetCreateBody, BudgetList, BudgetListQuery, BudgetUpdateBody } from '../../src/usage/index.js';
-import { presentBudget } from '../presenters/budget.js';
+import { presentBudget } from '../presenters/budgets.js';
 import { areaRoutes } from '../route.js';
 import { presentPage } from '../presenters/page.js';
 

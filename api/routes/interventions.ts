@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { IdParams } from '../../src/kernel/schemas.js';
 import { Intervention, InterventionListQuery, RespondBody, TokenParams } from '../../src/interventions/index.js';
-import { presentIntervention, presentPublicDelivery } from '../presenters/intervention.js';
+import { presentIntervention, presentPublicDelivery } from '../presenters/interventions.js';
 import { presentPage } from '../presenters/page.js';
 import { areaRoutes } from '../route.js';
 

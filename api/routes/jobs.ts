@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TERMINAL_STATES, Job, JobIdParams, JobList, JobListQuery, JobStreamQuery } from '../../src/jobs/index.js';
-import { presentJob } from '../presenters/job.js';
+import { presentJob } from '../presenters/jobs.js';
 import { presentPage } from '../presenters/page.js';
 import { areaRoutes } from '../route.js';
 import { endedAfter, resumeCursor, sseStream } from '../sse.js';

@@ -17,7 +17,7 @@ import {
   SessionParams,
 } from '../../src/meetings/index.js';
 import { presentArtifact } from '../presenters/knowledge.js';
-import { presentMeeting } from '../presenters/meeting.js';
+import { presentMeeting } from '../presenters/meetings.js';
 import { presentPage } from '../presenters/page.js';
 import { areaRoutes } from '../route.js';
 import { resumeCursor, sseStream } from '../sse.js';

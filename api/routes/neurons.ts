@@ -14,7 +14,7 @@ import {
   NeuronVersionList,
   NeuronVersionParams,
 } from '../../src/neurons/index.js';
-import { presentNeuron, presentNeuronHistory, presentNeuronPage, presentNeuronVersion } from '../presenters/neuron.js';
+import { presentNeuron, presentNeuronHistory, presentNeuronPage, presentNeuronVersion } from '../presenters/neurons.js';
 import { areaRoutes } from '../route.js';
 
 const route = areaRoutes((s) => ({ neurons: s.neurons }));

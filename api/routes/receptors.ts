@@ -32,7 +32,7 @@ import {
   toTiming,
   verifySignature,
 } from '../../src/receptors/index.js';
-import { presentBinding, presentReceptor, presentReceptorPage } from '../presenters/receptor.js';
+import { presentBinding, presentReceptor, presentReceptorPage } from '../presenters/receptors.js';
 import { presentPage } from '../presenters/page.js';
 import { areaRoutes } from '../route.js';
 

@@ -14,7 +14,7 @@ import {
   ReflexUpdateBody,
 } from '../../src/reflexes/index.js';
 import { NeuronRefParams } from '../../src/neurons/index.js';
-import { presentAssignment, presentNeuronReflex, presentReflex } from '../presenters/reflex.js';
+import { presentAssignment, presentNeuronReflex, presentReflex } from '../presenters/reflexes.js';
 import { presentPage } from '../presenters/page.js';
 import { areaRoutes } from '../route.js';
 

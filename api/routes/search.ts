@@ -18,11 +18,11 @@ import {
   SearchResult,
 } from '../../src/search/index.js';
 import { presentAsset, presentArtifact, presentMemory } from '../presenters/knowledge.js';
-import { presentMeeting } from '../presenters/meeting.js';
-import { presentNeuron } from '../presenters/neuron.js';
-import { presentPathway } from '../presenters/pathway.js';
-import { presentReceptor } from '../presenters/receptor.js';
-import { presentReflex } from '../presenters/reflex.js';
+import { presentMeeting } from '../presenters/meetings.js';
+import { presentNeuron } from '../presenters/neurons.js';
+import { presentPathway } from '../presenters/pathways.js';
+import { presentReceptor } from '../presenters/receptors.js';
+import { presentReflex } from '../presenters/reflexes.js';
 import { areaRoutes } from '../route.js';
 import { own } from '../../src/kernel/own.js';
 

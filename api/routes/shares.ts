@@ -18,8 +18,8 @@ import {
 import { TraceIdParams, Trace } from '../../src/traces/index.js';
 import type { ShareAccess } from '../../src/shares/index.js';
 import { readOneFile } from '../multipart.js';
-import { presentPublicReceptor, presentShare } from '../presenters/share.js';
-import { presentTrace } from '../presenters/trace.js';
+import { presentPublicReceptor, presentShare } from '../presenters/shares.js';
+import { presentTrace } from '../presenters/traces.js';
 import type { Services } from '../../src/compose/services.js';
 import { areaRoutes, type HandlerInput } from '../route.js';
 import { endedAfter, resumeCursor, sseStream } from '../sse.js';

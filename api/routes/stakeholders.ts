@@ -31,7 +31,7 @@ import {
 } from '../../src/stakeholders/index.js';
 import type { Services } from '../../src/compose/services.js';
 import type { Graph } from '../../src/stakeholders/index.js';
-import { presentStakeholderMap, presentStakeholderVersion } from '../presenters/stakeholder-map.js';
+import { presentStakeholderMap, presentStakeholderVersion } from '../presenters/stakeholders.js';
 import { presentPage } from '../presenters/page.js';
 import { areaRoutes } from '../route.js';
 

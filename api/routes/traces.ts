@@ -15,7 +15,7 @@ import {
   TraceListQuery,
   TracePatchBody,
 } from '../../src/traces/index.js';
-import { presentEngram, presentTrace } from '../presenters/trace.js';
+import { presentEngram, presentTrace } from '../presenters/traces.js';
 import { presentPage } from '../presenters/page.js';
 import { areaRoutes } from '../route.js';
 import { resumeCursor, sseStream } from '../sse.js';

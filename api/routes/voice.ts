@@ -10,7 +10,7 @@ import {
   VocabularyDefaultsQuery,
 } from '../../src/meetings/index.js';
 import { streamUpload } from '../multipart.js';
-import { presentAttachment } from '../presenters/meeting.js';
+import { presentAttachment } from '../presenters/meetings.js';
 import { areaRoutes } from '../route.js';
 
 const route = areaRoutes((s) => ({ config: s.config, transcription: s.transcription, vocabulary: s.vocabulary }));

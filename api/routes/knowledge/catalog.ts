@@ -4,8 +4,8 @@ import { notFound, validationError } from '../../../src/kernel/errors.js';
 import { CatalogParams, MoveBody, PatchParams, ResourcePatchBody, TreeQuery } from '../../../src/knowledge/index.js';
 import { priceOf, pricesAt } from '../../../src/llm/pricing.js';
 import { presentArtifact, presentAsset, presentMemory, presentRecollection } from '../../presenters/knowledge.js';
-import { presentReflex } from '../../presenters/reflex.js';
-import { presentMeeting } from '../../presenters/meeting.js';
+import { presentReflex } from '../../presenters/reflexes.js';
+import { presentMeeting } from '../../presenters/meetings.js';
 import { MeetingPatchBody } from '../../../src/meetings/index.js';
 import { areaRoutes, type HandlerInput } from '../../route.js';
 

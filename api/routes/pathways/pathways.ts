@@ -32,7 +32,7 @@ import {
   presentPathwayVersion,
   presentRoleCheck,
   presentValidation,
-} from '../../presenters/pathway.js';
+} from '../../presenters/pathways.js';
 import { areaRoutes } from '../../route.js';
 
 const route = areaRoutes((s) => ({ pathways: s.pathways }));

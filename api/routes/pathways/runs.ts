@@ -9,7 +9,7 @@ import {
   ReplayBody,
   ResumeBody,
 } from '../../../src/pathways/index.js';
-import { presentIntervention } from '../../presenters/intervention.js';
+import { presentIntervention } from '../../presenters/interventions.js';
 import { areaRoutes } from '../../route.js';
 
 const route = areaRoutes((s) => ({ pathwayRuns: s.pathwayRuns }));
