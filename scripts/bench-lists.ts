@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeBlob } from '../src/kernel/store/codec.js';
 import { newDeliveryToken, type InterventionDoc } from '../src/interventions/store.mongo.js';
-import type { JobDoc } from '../src/jobs/store.mongo.js';
+import type { JobDoc } from '../src/jobs/model.js';
 import { encodeCursor } from '../src/kernel/store/paging.js';
 import { emptyCost, type TraceDoc } from '../src/traces/store.mongo.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../test/support/app.js';
