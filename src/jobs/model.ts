@@ -86,7 +86,7 @@ export const RUN_KINDS: JobKind[] = ['neuron', 'pathway', 'receptor'];
 
 /**
  * A run waiting in its workspace's queue: how to start its workflow once the workspace has a place
- * (the stored start of src/runs/store.mongo.ts, with the workflow id when it is not the job's). A claim holds
+ * (the stored start of src/runs/model.ts, with the workflow id when it is not the job's). A claim holds
  * it for one starter until `leaseUntil`; one that died leaves it for the next.
  */
 export interface QueuedStart {
