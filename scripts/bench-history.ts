@@ -30,7 +30,7 @@ import { Binary, type Db, type OptionalUnlessRequiredId } from 'mongodb';
 import { encodeBlob } from '../src/kernel/store/codec.js';
 import type { JobDoc } from '../src/jobs/model.js';
 import type { ChunkDoc, DocumentDoc, DocumentVersionDoc, IngestState, MemoryDoc } from '../src/knowledge/index.js';
-import type { InterventionDoc, InterventionStatus } from '../src/interventions/store.mongo.js';
+import type { InterventionDoc, InterventionStatus } from '../src/interventions/model.js';
 import {
   placeKey,
   traceKey,

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeBlob } from '../src/kernel/store/codec.js';
-import { newDeliveryToken, type InterventionDoc } from '../src/interventions/store.mongo.js';
+import { newDeliveryToken, type InterventionDoc } from '../src/interventions/model.js';
 import type { JobDoc } from '../src/jobs/model.js';
 import { encodeCursor } from '../src/kernel/store/paging.js';
 import { emptyCost, type TraceDoc } from '../src/traces/store.mongo.js';
