@@ -28,9 +28,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Binary, type Db, type OptionalUnlessRequiredId } from 'mongodb';
 import { encodeBlob } from '../src/kernel/store/codec.js';
-import type { JobDoc } from '../src/jobs/store.mongo.js';
+import type { JobDoc } from '../src/jobs/model.js';
 import type { ChunkDoc, DocumentDoc, DocumentVersionDoc, IngestState, MemoryDoc } from '../src/knowledge/index.js';
-import type { InterventionDoc, InterventionStatus } from '../src/interventions/store.mongo.js';
+import type { InterventionDoc, InterventionStatus } from '../src/interventions/model.js';
 import {
   placeKey,
   traceKey,

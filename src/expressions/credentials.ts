@@ -19,7 +19,7 @@ export interface GraphSaver {
   editor: boolean;
 }
 
-/** A secret's use policy as the checks read it (src/secrets/store.mongo.ts). */
+/** A secret's use policy as the checks read it (src/secrets/model.ts). */
 export interface SecretUsePolicy {
   allowedHosts: string[] | null;
   usableBy: 'admins' | 'editors';

@@ -4,4 +4,4 @@ export type { Delivery } from './schemas.js';
 export { createInterventionService } from './service.js';
 export type { InterventionService } from './service.js';
 export { createInterventionRepo, interventionIndexes } from './store.mongo.js';
-export type { DeliveryDoc, Intervention as InterventionRecord } from './store.mongo.js';
+export type { DeliveryDoc, Intervention as InterventionRecord } from './model.js';

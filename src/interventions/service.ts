@@ -5,9 +5,9 @@ import {
   newDeliveryToken,
   type Intervention,
   type InterventionFilter,
-  type InterventionRepo,
   type InterventionStatus,
-} from './store.mongo.js';
+} from './model.js';
+import type { InterventionStore } from './store.js';
 import { forbidden, notFound, validationError, conflict } from '../kernel/errors.js';
 import type { InterventionListQuery, RespondBody } from './schemas.js';
 import { hasRole, type Scope } from '../kernel/scope.js';
@@ -52,7 +52,7 @@ export function createInterventionService({
   temporal,
   bus,
 }: {
-  repo: InterventionRepo;
+  repo: InterventionStore;
   temporal: Client;
   bus: Bus;
 }) {

@@ -14,5 +14,7 @@ export {
 export { NOT_STARTED_STEP, TRACE_WRITE_MARGIN_MS, createJobService, terminalEntry } from './service.js';
 export type { Admission, JobPatch, JobService } from './service.js';
 export { ShownReply } from './shown-reply.js';
-export { TERMINAL_STATES, createJobRepo, jobIndexes, placesOf } from './store.mongo.js';
-export type { Job as JobRecord, JobDoc, JobRepo, UnannouncedEnd } from './store.mongo.js';
+export { TERMINAL_STATES } from './model.js';
+export type { Job as JobRecord, JobDoc, UnannouncedEnd } from './model.js';
+export type { JobStore as JobRepo } from './store.js';
+export { createJobRepo, jobIndexes, placesOf } from './store.mongo.js';

@@ -7,11 +7,11 @@ import {
   type Job,
   type JobChange,
   type JobListFilter,
-  type JobRepo,
   type QueuedStart,
   QUEUED_FOR_PLACE,
   waitingStep,
-} from './store.mongo.js';
+} from './model.js';
+import type { JobStore } from './store.js';
 import { AppError, notFound, traceBusy, validationError, workspaceShareExceeded } from '../kernel/errors.js';
 import { ShownReply } from './shown-reply.js';
 import type { JobListQuery, MultitaskStrategy } from './schemas.js';
@@ -147,7 +147,7 @@ export function createJobService({
   log,
   bus,
 }: {
-  repo: JobRepo;
+  repo: JobStore;
   streams: Streams;
   temporal: Client;
   config: Config;

@@ -2,89 +2,24 @@ import type { Db, Filter } from 'mongodb';
 import type { JobKind, JobState } from '../temporal/definitions.js';
 import { claim, isDuplicateKey } from '../kernel/store/claims.js';
 import { findById, type IndexSpec } from '../kernel/store/client.js';
-import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
 import { page, pageIndexes, type Page, type PageQuery } from '../kernel/store/paging.js';
-
-export type { Page, PageQuery } from '../kernel/store/paging.js';
-
-/**
- * The jobs read model: one document per workflow, id = workflow id. Activities
- * update it at status transitions; lists, filters and totals read it instead of Temporal.
- */
-export interface JobDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string | null;
-  kind: JobKind;
-  status: JobState;
-  progress: number;
-  currentStep: string | null;
-  failedReason: string | null;
-  result: Blob | null;
-  waitingFor: Blob | null;
-  neuronId: string | null;
-  pathwayId: string | null;
-  receptorId: string | null;
-  traceId: string | null;
-  parentJobId: string | null;
-  clientNonce: string | null;
-  createdBy: string | null;
-  /** A pathway run's pinned pathway version (absent on other jobs and on runs recorded before 2026-11). */
-  pathwayVersion?: number | null;
-  /** A pathway run's input as it was started (absent on other jobs): the console's run page shows it. */
-  input?: Blob | null;
-  /** Set on a replay (POST /v1/jobs/:id/replay): the run it replays and the node it runs from. */
-  replay?: { of: string; fromNode: string };
-  /** Set on jobs started through a share link (its request budget counts them). */
-  shareTokenId?: string;
-  /**
-   * A run waiting in its workspace's queue (past its share of runs): its workflow has not started,
-   * its start is kept in `run_queue` (src/jobs/service.ts, admitRun and drain). Unset once started.
-   */
-  queued?: boolean;
-  /**
-   * Stored only (never decoded): true on a run a caller started (RUN_KINDS, no parent) that is not
-   * waiting in its workspace's queue. While such a job is pending or running it holds one of its
-   * workspace's places (admitRun, drain): the share is counted on an index of (workspace, status,
-   * holdsPlace, createdAt) as two counts the store answers from the index alone, where the
-   * conditions on kind, parent and queue mark read every pending job of the workspace (hundreds
-   * of queued runs under a flood). Set when the job is stored and when it leaves the queue.
-   */
-  holdsPlace?: boolean;
-  /**
-   * A run that waits for another run on its trace to end (double-texting, docs/neurons.md): the job
-   * it waits for. Set while it waits in `run_queue` behind that job; unset once it starts.
-   */
-  waitsFor?: string | null;
-  /**
-   * When this run gave its trace up (it ended and, when cancelled, its workflow stopped writing):
-   * a run waiting behind it on the trace may start from then on.
-   */
-  traceReleasedAt?: Date;
-  /**
-   * A pathway run that claimed the trace its caller named (double-texting): it gives the trace up
-   * when it ends. A neuron run always claims its trace; a pathway run on a trace of its own does not.
-   */
-  onTraceChain?: boolean;
-  /**
-   * A run's lease on writing into its trace (src/runs/trace-writes.ts): taken (and pushed
-   * forward) only while the job has not ended, so once a cancel ended it no new write starts, and
-   * the run behind it on the trace waits until this time for the writes already under way.
-   */
-  traceWriteUntil?: Date;
-  /** When the job first left `pending` (unset until then; jobs recorded before 2026-11 carry null). */
-  createdAt: Date;
-  processedAt?: Date | null;
-  finishedAt: Date | null;
-  updatedAt: Date;
-}
-
-export const TERMINAL_STATES: JobState[] = ['completed', 'failed'];
-
-/** The step a queued run shows until its workflow starts. */
-export const QUEUED_FOR_PLACE = "queued: waiting for a place in the workspace's share of runs";
-/** The step a run shows while it waits for another run on its trace (double-texting). */
-export const waitingStep = (jobId: string) => `queued: waiting for job ${jobId} on its trace to end`;
+import {
+  QUEUED_FOR_PLACE,
+  RUN_KINDS,
+  TERMINAL_STATES,
+  waitingStep,
+  type Job,
+  type JobChange,
+  type JobClaimDoc,
+  type JobDoc,
+  type JobListFilter,
+  type QueuedStart,
+  type RunQueueDoc,
+  type TraceHeadDoc,
+  type UnannouncedEnd,
+} from './model.js';
+import type { JobStore } from './store.js';
 
 export const jobIndexes: IndexSpec[] = [
   // GET /v1/jobs pages by (createdAt, _id) under the workspace and at most one of these equalities (src/kernel/store/paging.ts).
@@ -112,97 +47,6 @@ export const jobIndexes: IndexSpec[] = [
 
 /** Queued runs a claim looks at from the head of a workspace's queue (claimQueued). */
 const CLAIM_HEAD = 16;
-
-/** The kinds of job a caller starts as a run (a workspace's share of runs counts these, parent runs' children aside). */
-export const RUN_KINDS: JobKind[] = ['neuron', 'pathway', 'receptor'];
-
-/**
- * A run waiting in its workspace's queue: how to start its workflow once the workspace has a place
- * (the stored start of src/runs/store.mongo.ts, with the workflow id when it is not the job's). A claim holds
- * it for one starter until `leaseUntil`; one that died leaves it for the next.
- */
-export interface QueuedStart {
-  workflowType: string;
-  args: unknown[];
-  summary?: string;
-  workflowId?: string;
-}
-interface RunQueueDoc {
-  _id: string;
-  workspaceId: string;
-  start: Blob;
-  queuedAt: Date;
-  leaseUntil: Date;
-  /** The run on the same trace this one waits for (double-texting); null or absent when it waits only for a place. */
-  after?: string | null;
-  /**
-   * Whether it waits only for a place (`after` null): the claim reads the head of the free runs
-   * from the index (workspaceId, free, queuedAt), so runs held back by their trace are not read.
-   * Kept with `after` (enqueue, reblock); queue entries stored before it are marked by migration 2.
-   */
-  free?: boolean;
-}
-
-/**
- * A trace's newest run (double-texting, docs/neurons.md): `_id` is traceKey(workspace, trace). Each
- * run started on a trace swaps itself in (a compare-and-set on `jobId`), so every run learns the
- * one run it comes after, and runs of one trace form one chain however many API processes start them.
- */
-interface TraceHeadDoc {
-  _id: string;
-  workspaceId: string;
-  jobId: string;
-  updatedAt: Date;
-}
-
-/** A job's claimed terminal state (src/kernel/store/claims.ts): `_id` `job:<id>:terminal`, the transition it applied. */
-export interface JobClaimDoc {
-  _id: string;
-  workspaceId: string;
-  set: Partial<JobDoc>;
-  /**
-   * Set in the claim's own insert, so the end's events are recorded with the end itself (the
-   * webhook outbox follows these, src/webhooks/outbox.ts); unset once they are recorded in the
-   * outbox. Claims made before 2026-11 have none (nothing is announced twice after an upgrade).
-   */
-  outboxAt?: Date;
-}
-
-/** A job's end whose events are not recorded yet: its claim, and the job with the claimed end applied. */
-export interface UnannouncedEnd {
-  claimId: string;
-  workspaceId: string;
-  jobId: string;
-  /** The claim's outbox mark as read (a follower holds the end by moving it from this value). */
-  outboxAt: Date;
-  /** Null when the job record is gone (its events are then dropped). */
-  job: Job | null;
-}
-
-/** A job as services see it: `result` decoded (undefined while none is stored), `waitingFor` decoded. */
-export interface Job extends Omit<JobDoc, 'result' | 'waitingFor' | 'input' | 'holdsPlace'> {
-  result?: unknown;
-  /** The run's input (pathway runs; undefined on other jobs). */
-  input?: unknown;
-  waitingFor: Record<string, unknown> | null;
-}
-
-/** The fields a status transition changes (decoded values). */
-export type JobChange = Partial<
-  Pick<
-    Job,
-    'status' | 'progress' | 'currentStep' | 'failedReason' | 'result' | 'waitingFor' | 'updatedAt' | 'finishedAt'
-  >
->;
-
-/** What a job list may filter on (the workspace is the call's own argument). */
-export interface JobListFilter {
-  pathwayId?: string;
-  receptorId?: string;
-  neuronId?: string;
-  parentJobId?: string;
-  status?: JobState;
-}
 
 const decodeJob = ({ result, waitingFor, input, holdsPlace: _place, ...j }: JobDoc): Job => ({
   ...j,
@@ -255,8 +99,12 @@ function decodeClaimed(set: Partial<JobDoc>): JobChange {
 }
 const terminalId = (jobId: string) => `job:${jobId}:terminal`;
 
+/**
+ * The job store on MongoDB (and FerretDB): `jobs`, their terminal claims (`job_claims`, also the
+ * outbox of their ends), the workspaces' run queues (`run_queue`) and the trace heads (`trace_heads`).
+ */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createJobRepo(db: Db) {
+export function createJobRepo(db: Db): JobStore {
   const jobs = db.collection<JobDoc>('jobs');
   const claims = db.collection<JobClaimDoc>('job_claims');
   const queue = db.collection<RunQueueDoc>('run_queue');
@@ -454,10 +302,10 @@ export function createJobRepo(db: Db) {
         free: !after,
       });
     },
-    /** Claims the workspace's oldest queued start no one holds and no run on its trace holds back, for `leaseMs`; null when none is free. */
     /** Whether the workspace has a queued run free to start (one index entry read; drain looks before it counts places). */
     hasFreeQueued: async (workspaceId: string): Promise<boolean> =>
       (await queue.findOne({ workspaceId, free: true }, { projection: { _id: 1 } })) !== null,
+    /** Claims the workspace's oldest queued start no one holds and no run on its trace holds back, for `leaseMs`; null when none is free. */
     claimQueued: async (
       workspaceId: string,
       leaseMs: number,
@@ -600,17 +448,4 @@ export function createJobRepo(db: Db) {
     ranOnTraceForShare: async (workspaceId: string, traceId: string, shareTokenId: string): Promise<boolean> =>
       (await jobs.findOne({ workspaceId, shareTokenId, traceId }, { projection: { _id: 1 } })) !== null,
   };
-}
-export type JobRepo = ReturnType<typeof createJobRepo>;
-
-// The jobs area's entries in the kernel's event map (src/kernel/events.ts).
-declare module '../kernel/events.js' {
-  interface Events {
-    /** A job became completed, failed or waiting, once stored (jobs publish; signed webhooks subscribe). Awaited by the transition. */
-    'job.status': Job;
-  }
-  interface Requests {
-    /** Starts a never-started job from its stored start, if it has one (jobs ask; the run service answers). */
-    'job.restart': { input: Job; output: boolean };
-  }
 }

@@ -7,8 +7,8 @@ import type { Scope } from './scope.js';
  *
  * The kernel knows no area: an event that carries an area's entity is added to this map by that
  * area, next to the entity's type (`declare module '../kernel/events.js'`: `job.status` and
- * `job.restart` in src/jobs/store.mongo.ts, `neuron.*` in src/neurons/store.mongo.ts,
- * `intervention.changed` in src/interventions/store.mongo.ts).
+ * `job.restart` in src/jobs/model.ts, `neuron.*` in src/neurons/store.mongo.ts,
+ * `intervention.changed` in src/interventions/model.ts).
  * @public (exported for the areas' augmentations)
  */
 export interface Events {

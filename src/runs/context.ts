@@ -1,6 +1,6 @@
 import { resolveFallbacks } from '../llm/registry.js';
 import type { ChatMessage } from '../llm/types.js';
-import type { ModelStep, ToolStep } from './store.mongo.js';
+import type { ModelStep, ToolStep } from './model.js';
 import type { NeuronSnapshot } from '../neurons/index.js';
 import type { Scope } from '../kernel/scope.js';
 import type { NeuronRunInput, PreparedRunData, RunScope, RunSummary } from '../temporal/definitions.js';

@@ -1,6 +1,6 @@
 import { bestEffort } from '../kernel/best-effort.js';
 import { JSON_MAX_DEPTH, nestsDeeperThan } from '../kernel/json-depth.js';
-import type { ModelStep, ToolStep } from './store.mongo.js';
+import type { ModelStep, ToolStep } from './model.js';
 import type { WriteGuard } from '../traces/index.js';
 import type { Scope } from '../kernel/scope.js';
 import { MAX_INLINE_TEXT, type NeuronRunInput, type NeuronRunResult } from '../temporal/definitions.js';

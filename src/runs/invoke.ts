@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { bestEffort } from '../kernel/best-effort.js';
 import type { BudgetDoc } from '../usage/index.js';
 import { type JobRecord as Job, type InvokeBody, NOT_STARTED_STEP } from '../jobs/index.js';
-import type { StoredStart } from './store.mongo.js';
+import type { StoredStart } from './model.js';
 import { validationError } from '../kernel/errors.js';
 import { uuidFromName } from '../kernel/ids.js';
 import { resolveFallbacks } from '../llm/registry.js';

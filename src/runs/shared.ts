@@ -1,7 +1,8 @@
 import type { Config } from '../kernel/config.js';
 import type { UsageAttribution } from '../usage/index.js';
 import type { BudgetDoc } from '../usage/index.js';
-import type { ModelStep, RunRepo } from './store.mongo.js';
+import type { ModelStep } from './model.js';
+import type { RunStore } from './store.js';
 import type { ModelRegistry } from '../llm/registry.js';
 import type { Bus } from '../kernel/events.js';
 import type { Logger } from '../kernel/logger.js';
@@ -79,7 +80,7 @@ export interface RunDeps {
   neurons: NeuronService;
   reflexes: ReflexService;
   models: ModelRegistry;
-  runLog: RunRepo;
+  runLog: RunStore;
   usage: UsageService;
   budgets: BudgetService;
   interventions: InterventionService;

@@ -1,6 +1,6 @@
 import { bestEffort } from '../kernel/best-effort.js';
 import { type JobRecord as Job, TERMINAL_STATES } from '../jobs/index.js';
-import type { StoredStart } from './store.mongo.js';
+import type { StoredStart } from './model.js';
 import type { RunContext, RunDeps } from './shared.js';
 
 /** When an invoke's background workflow start is tried (ms after the previous try). */

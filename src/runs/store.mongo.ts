@@ -4,58 +4,8 @@ import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
 import type { PreparedRunData } from '../temporal/definitions.js';
 import type { ToolCall } from '../llm/types.js';
 import { claim } from '../kernel/store/claims.js';
-
-/**
- * A neuron run's working set, stored by reference (workflow and activity payloads
- * carry ids and small values; docs/decisions.md, "Model turns under real provider behaviour"). The run context holds the prompt, history and tools, written once
- * when the run is prepared; steps hold each model turn attempt's text and tool calls and each
- * tool result. Keys are natural (job, turn, attempt or call), so a retried activity rewrites the
- * same document instead of adding one. Text is stored through the blob codec (FerretDB refuses NUL).
- */
-interface RunContextDoc {
-  _id: string;
-  workspaceId: string;
-  data: Blob;
-  createdAt: Date;
-  /**
-   * How to start the run's workflow, kept until a sweep has seen the workflow exist: an invoke
-   * answers 202 once the run is stored and starts its workflow right after, so an API that dies in
-   * between leaves this for another (or the restarted) API to start (runs.startPending).
-   */
-  start?: Blob;
-}
-
-/** A stored workflow start (see RunContextDoc.start). */
-export interface StoredStart {
-  workflowType: string;
-  args: unknown[];
-  summary?: string;
-}
-interface RunStepDoc {
-  _id: string;
-  jobId: string;
-  kind: 'model' | 'tool';
-  turn: number;
-  attempt: number | null;
-  callId: string | null;
-  name: string | null;
-  text: Blob;
-  toolCalls: Blob | null;
-  createdAt: Date;
-}
-
-export interface ModelStep {
-  turn: number;
-  attempt: number;
-  text: string;
-  toolCalls: ToolCall[];
-}
-export interface ToolStep {
-  turn: number;
-  callId: string;
-  name: string;
-  content: string;
-}
+import type { ModelStep, RunContextDoc, RunStepDoc, StoredStart, ToolStep } from './model.js';
+import type { RunStore } from './store.js';
 
 export const runIndexes: IndexSpec[] = [{ collection: 'run_steps', keys: { jobId: 1, turn: 1 }, name: 'job_turn' }];
 
@@ -97,7 +47,11 @@ function workingSets() {
   };
 }
 
-export function createRunRepo(db: Db) {
+/**
+ * The run store on MongoDB (and FerretDB): run contexts (`run_contexts`) and steps (`run_steps`),
+ * with this process's working sets remembered in front of them.
+ */
+export function createRunRepo(db: Db): RunStore {
   const contexts = db.collection<RunContextDoc>('run_contexts');
   const steps = db.collection<RunStepDoc>('run_steps');
   const put = (doc: RunStepDoc) => steps.replaceOne({ _id: doc._id }, doc, { upsert: true });
@@ -163,8 +117,8 @@ export function createRunRepo(db: Db) {
       await put(doc);
       remembered.setModel(doc);
     },
-    putTool: (jobId: string, s: ToolStep) =>
-      put({
+    async putTool(jobId: string, s: ToolStep): Promise<void> {
+      await put({
         _id: toolId(jobId, s.turn, s.callId),
         jobId,
         kind: 'tool',
@@ -175,7 +129,8 @@ export function createRunRepo(db: Db) {
         text: encodeBlob(s.content),
         toolCalls: null,
         createdAt: new Date(),
-      }),
+      });
+    },
     /** The accepted attempt of each turn (in order) and every tool result. */
     async steps(jobId: string, accepted: number[]): Promise<{ models: ModelStep[]; tools: ToolStep[] }> {
       // By key: each accepted attempt's model step, then the result of each tool call it made.
@@ -210,4 +165,3 @@ export function createRunRepo(db: Db) {
     },
   };
 }
-export type RunRepo = ReturnType<typeof createRunRepo>;

@@ -6,7 +6,7 @@ import type { ResolvedModel } from '../llm/registry.js';
 import { estimateTokens, type ChatMessage, type ChatResult } from '../llm/types.js';
 import type { ModelTurnOutcome, PreparedRunData } from '../temporal/definitions.js';
 import { bestEffort } from '../kernel/best-effort.js';
-import type { ModelStep } from './store.mongo.js';
+import type { ModelStep } from './model.js';
 import { conversation } from './context.js';
 import { failover, firstTokenDeadline, modelOf } from './fallback.js';
 import { noAttribution, type RunContext, type RunDeps, type RunSteps, type TurnAttempt } from './shared.js';

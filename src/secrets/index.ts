@@ -3,4 +3,4 @@ export { Secret, SecretList, SecretParams, SecretPutBody } from './schemas.js';
 export { createSecretService } from './service.js';
 export type { SecretService } from './service.js';
 export { createSecretRepo, secretIndexes } from './store.mongo.js';
-export type { SecretMeta } from './store.mongo.js';
+export type { SecretMeta } from './model.js';

@@ -1,5 +1,6 @@
 import type { SecretBox } from '../crypto/secrets.js';
-import type { SecretMeta, SecretPolicy, SecretRepo } from './store.mongo.js';
+import type { SecretMeta, SecretPolicy } from './model.js';
+import type { SecretStore } from './store.js';
 import { notFound, validationError } from '../kernel/errors.js';
 import type { Scope } from '../kernel/scope.js';
 
@@ -11,7 +12,7 @@ const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
  * sealed at rest and never returned by any route. Runs read them through `reveal`, for the HTTP node's
  * templated headers, URL and body.
  */
-export function createSecretService(d: { repo: SecretRepo; box: SecretBox }) {
+export function createSecretService(d: { repo: SecretStore; box: SecretBox }) {
   const { repo, box } = d;
   const checkName = (name: string) => {
     if (!SECRET_NAME.test(name))

@@ -2,37 +2,8 @@ import type { Db } from 'mongodb';
 import type { IndexSpec } from '../kernel/store/client.js';
 import { isDuplicateKey } from '../kernel/store/claims.js';
 import { uuidFromName } from '../kernel/ids.js';
-
-/** Who may use a secret: graphs saved by an admin only, or also by an editor of the pathway. */
-type SecretUsableBy = 'admins' | 'editors';
-/** A secret's use policy (docs/pathways.md, "Secrets"). */
-export interface SecretPolicy {
-  allowedHosts: string[] | null;
-  usableBy: SecretUsableBy;
-}
-
-/**
- * A workspace secret (an API token a pathway's HTTP node sends, `{{ secrets.NAME }}`): the value is
- * sealed (src/crypto/secrets.ts) and no route returns it. `_id` is a name-based UUID of (workspace,
- * name), so one secret is found and replaced by key.
- */
-export interface SecretDoc {
-  _id: string;
-  workspaceId: string;
-  name: string;
-  sealed: string;
-  keyId: string;
-  /** The only hosts the secret may be sent to (exact or `*.suffix`); null or absent: any the guard allows. */
-  allowedHosts?: string[] | null;
-  /** Whose saved graphs may use it; absent (secrets stored before policies): admins. */
-  usableBy?: SecretUsableBy;
-  createdBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** A secret as services see it: everything but the sealed value. */
-export type SecretMeta = Omit<SecretDoc, '_id' | 'sealed'>;
+import type { SecretDoc, SecretMeta, SecretPolicy } from './model.js';
+import type { SecretStore } from './store.js';
 
 export const secretIndexes: IndexSpec[] = [
   { collection: 'workspace_secrets', keys: { workspaceId: 1, name: 1 }, unique: true, name: 'ws_name_unique' },
@@ -41,8 +12,8 @@ export const secretIndexes: IndexSpec[] = [
 const secretKey = (workspaceId: string, name: string) => uuidFromName(`secret:${workspaceId}:${name}`);
 const meta = ({ _id: _, sealed: __, ...m }: SecretDoc): SecretMeta => m;
 
-/** Workspace secrets; every operation is scoped to the workspace in its filter. */
-export function createSecretRepo(db: Db) {
+/** The workspace secret store on MongoDB (and FerretDB); every operation is scoped to the workspace in its filter. */
+export function createSecretRepo(db: Db): SecretStore {
   const secrets = db.collection<SecretDoc>('workspace_secrets');
   return {
     /** Creates or replaces `name`'s value; the creation time and creator of an existing secret are kept. */
@@ -113,4 +84,3 @@ export function createSecretRepo(db: Db) {
     },
   };
 }
-export type SecretRepo = ReturnType<typeof createSecretRepo>;

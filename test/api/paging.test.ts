@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { encodeBlob } from '../../src/kernel/store/codec.js';
-import type { InterventionDoc } from '../../src/interventions/store.mongo.js';
-import type { JobDoc } from '../../src/jobs/store.mongo.js';
+import type { InterventionDoc } from '../../src/interventions/model.js';
+import type { JobDoc } from '../../src/jobs/model.js';
 import { TOTAL_CAP } from '../../src/kernel/store/paging.js';
 import { emptyCost, type TraceDoc } from '../../src/traces/store.mongo.js';
 import { buildWorkspace, useTestApp, type TestApp } from '../support/app.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { JobDoc } from '../../src/jobs/store.mongo.js';
+import type { JobDoc } from '../../src/jobs/model.js';
 import { reconcileRuns, RECONCILED_STEP } from '../../src/reconcile/index.js';
 import { createReconcileStore } from '../../src/reconcile/store.mongo.js';
 import { JobKindKey, WorkspaceIdKey } from '../../src/temporal/definitions.js';

@@ -5,13 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  newDeliveryToken,
-  tokenKey,
-  type DeliveryDoc,
-  type Intervention,
-  type InterventionRepo,
-} from '../../src/interventions/store.mongo.js';
+import { newDeliveryToken, tokenKey, type DeliveryDoc, type Intervention } from '../../src/interventions/model.js';
+import type { InterventionStore as InterventionRepo } from '../../src/interventions/store.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

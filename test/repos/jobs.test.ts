@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Job, JobRepo } from '../../src/jobs/store.mongo.js';
+import type { JobRecord as Job, JobRepo } from '../../src/jobs/index.js';
 import { openRepoHarness, type RepoHarness } from '../support/repos.js';
 
 let h: RepoHarness;

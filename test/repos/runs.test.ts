@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunRepo } from '../../src/runs/store.mongo.js';
+import type { RunStore as RunRepo } from '../../src/runs/store.js';
 import type { PreparedRunData } from '../../src/temporal/definitions.js';
 import { openRepoHarness } from '../support/repos.js';
 

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { SecretRepo } from '../../src/secrets/store.mongo.js';
+import type { SecretStore as SecretRepo } from '../../src/secrets/store.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();
