@@ -38,7 +38,7 @@ import {
   type EngramDoc,
   type EngramPlaceDoc,
   type TraceDoc,
-} from '../src/traces/store.mongo.js';
+} from '../src/traces/model.js';
 import type { JobKind, JobState } from '../src/temporal/definitions.js';
 import type { Scope } from '../src/kernel/scope.js';
 import type { Services } from '../src/compose/services.js';

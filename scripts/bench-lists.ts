@@ -16,7 +16,7 @@ import { encodeBlob } from '../src/kernel/store/codec.js';
 import { newDeliveryToken, type InterventionDoc } from '../src/interventions/model.js';
 import type { JobDoc } from '../src/jobs/model.js';
 import { encodeCursor } from '../src/kernel/store/paging.js';
-import { emptyCost, type TraceDoc } from '../src/traces/store.mongo.js';
+import { emptyCost, type TraceDoc } from '../src/traces/model.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../test/support/app.js';
 import { startEmbedded } from './embedded.js';
 

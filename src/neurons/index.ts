@@ -20,4 +20,5 @@ export type { NeuronVersionSummary } from './schemas.js';
 export { createNeuronService } from './service.js';
 export type { NeuronPage, NeuronService, NeuronVersionView, NeuronView } from './service.js';
 export { createNeuronRepo, neuronIndexes } from './store.mongo.js';
-export type { Neuron as NeuronRecord, NeuronDoc, NeuronVersion as NeuronVersionRecord } from './store.mongo.js';
+export type { Neuron as NeuronRecord, NeuronDoc, NeuronVersion as NeuronVersionRecord } from './model.js';
+export type { NeuronStore as NeuronRepo } from './store.js';

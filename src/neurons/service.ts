@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  snapshotOf,
-  type Neuron,
-  type NeuronChange,
-  type NeuronRepo,
-  type NeuronVersion,
-  type Page,
-} from './store.mongo.js';
+import { snapshotOf, type Neuron, type NeuronChange, type NeuronVersion } from './model.js';
+import type { NeuronStore, Page } from './store.js';
 import type { WorkspaceRepo, ResourceEvents } from '../platform/index.js';
 import { conflict, notFound, validationError } from '../kernel/errors.js';
 import { resolveFallbacks, type ModelRegistry } from '../llm/registry.js';
@@ -66,7 +60,7 @@ export function createNeuronService({
   bus,
   models,
 }: {
-  repo: NeuronRepo;
+  repo: NeuronStore;
   workspaces: WorkspaceRepo;
   events: ResourceEvents;
   /** Publishes neuron.created, neuron.changed and neuron.removing: the neuron's receptor and reflex links follow it. */

@@ -1,65 +1,20 @@
-import type { Scope } from '../kernel/scope.js';
 import type { Db, Filter } from 'mongodb';
 import type { NeuronConfig, NeuronSnapshot } from './config-schemas.js';
 import type { IndexSpec } from '../kernel/store/client.js';
-import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
 import { claim, claimNext, isDuplicateKey, newest } from '../kernel/store/claims.js';
 import { escapeRegex, findById } from '../kernel/store/client.js';
 import { searchReader } from '../kernel/store/rows.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../kernel/store/paging.js';
-
-export type { Page, PageQuery, PageSort };
-type NeuronScopeValue = 'brain' | 'workspace' | 'core';
-
-/**
- * The head of a neuron. `config` is the normalized neuron_config as a blob (stored through
- * src/kernel/store/codec.ts); `version` is the head version number, and every change writes a matching
- * neuron_versions entry.
- */
-export interface NeuronDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string;
-  name: string;
-  description: string;
-  config: Blob;
-  isActive: boolean;
-  scope: NeuronScopeValue;
-  version: number;
-  deletedAt: Date | null;
-  createdBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** One recorded version; the natural `_id` (`neuronId:version`) makes a retried write idempotent. */
-export interface NeuronVersionDoc {
-  _id: string;
-  neuronId: string;
-  workspaceId: string;
-  version: number;
-  snapshot: Blob;
-  createdAt: Date;
-  createdBy: string | null;
-  note?: string;
-}
-
-/** A neuron head as the repository returns it: the config decoded. */
-export type Neuron = Omit<NeuronDoc, 'config'> & { config: NeuronConfig };
-/** A recorded version as the repository returns it: the snapshot decoded (null when unreadable). */
-export type NeuronVersion = Omit<NeuronVersionDoc, 'snapshot'> & { snapshot: NeuronSnapshot | null };
-/** The fields a change may set (a version is recorded for it). */
-export type NeuronChange = Partial<
-  Pick<Neuron, 'name' | 'description' | 'config' | 'isActive' | 'scope' | 'deletedAt'>
->;
-/** What a list shows: the workspace's neurons, visible in `brainId` when given, matching `search` in name or description. */
-export interface NeuronListWhere {
-  brainId?: string;
-  search?: string;
-  includeDeleted: boolean;
-}
-/** The outcome of recording a change: the version it made and the head after it, or why nothing was recorded. */
-export type RecordOutcome = { made: Neuron; head: Neuron } | 'missing' | 'name_taken';
+import {
+  snapshotOf,
+  type Neuron,
+  type NeuronChange,
+  type NeuronDoc,
+  type NeuronVersion,
+  type NeuronVersionDoc,
+} from './model.js';
+import type { NeuronListWhere, NeuronStore, RecordOutcome } from './store.js';
 
 export const neuronIndexes: IndexSpec[] = [
   { collection: 'neurons', keys: { workspaceId: 1, brainId: 1, name: 1 }, unique: true, name: 'ws_brain_name_unique' },
@@ -68,20 +23,6 @@ export const neuronIndexes: IndexSpec[] = [
   ...pageIndexes('neurons', ['workspaceId'], ['createdAt', 'updatedAt', 'name']),
   { collection: 'neuron_versions', keys: { neuronId: 1, version: -1 }, name: 'neuron_version' },
 ];
-
-/** The point-in-time body of a head (what a run executes when no version is pinned). */
-export function snapshotOf(n: Neuron): NeuronSnapshot {
-  return {
-    id: n._id,
-    version: n.version,
-    name: n.name,
-    description: n.description ?? '',
-    brainId: n.brainId,
-    neuron_config: n.config,
-    is_active: n.isActive,
-    scope: n.scope,
-  };
-}
 
 const toNeuron = (d: NeuronDoc): Neuron => ({ ...d, config: decodeBlob<NeuronConfig>(d.config, {}) });
 const toDoc = (n: Neuron): NeuronDoc => ({ ...n, config: encodeBlob(n.config) });
@@ -109,12 +50,12 @@ function headOf(head: Neuron, v: NeuronVersionDoc): Neuron {
 const visibleIn = (brainId: string | undefined): Filter<NeuronDoc> =>
   brainId ? { $or: [{ brainId }, { scope: { $in: ['workspace', 'core'] } }] } : {};
 
-/** Neuron heads and their versions; every query filters by workspace. */
 /** How many neuron versions one process keeps after reading them (`findVersion`). */
 const REMEMBERED_VERSIONS = 500;
 
+/** The neuron store on MongoDB (and FerretDB): heads and their versions; every query filters by workspace. */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createNeuronRepo(db: Db) {
+export function createNeuronRepo(db: Db): NeuronStore {
   const versionCache = new Map<string, NeuronVersionDoc>();
   const neurons = db.collection<NeuronDoc>('neurons');
   const versions = db.collection<NeuronVersionDoc>('neuron_versions');
@@ -292,17 +233,4 @@ export function createNeuronRepo(db: Db) {
     listVersions: async (workspaceId: string, neuronId: string) =>
       (await versions.find({ workspaceId, neuronId }).sort({ version: -1 }).toArray()).map(toVersion),
   };
-}
-export type NeuronRepo = ReturnType<typeof createNeuronRepo>;
-
-// The neurons area's entries in the kernel's event map (src/kernel/events.ts).
-declare module '../kernel/events.js' {
-  interface Events {
-    /** A neuron was created (its reflex links and receptor follow it). */
-    'neuron.created': { scope: Scope; neuron: Neuron };
-    /** A neuron's head changed: a new version, a soft delete, a restore (its receptor mirrors activity and scope). */
-    'neuron.changed': { scope: Scope; neuron: Neuron };
-    /** A neuron is being removed: what refers to it goes first, in this order (its reflex links, then its receptors). */
-    'neuron.removing': { scope: Scope; neuronId: string };
-  }
 }

@@ -39,6 +39,7 @@ export type {
   PathwayParticipantDoc,
   PathwayVersion as PathwayVersionRecord,
   PathwayVersionSummary as PathwayVersionSummaryRecord,
-} from './store.mongo.js';
+} from './model.js';
+export type { PathwayStore as PathwayRepo, PathwayTrailStore as PathwayTrailRepo } from './store.js';
 export { createPathwayTrailRepo } from './trails.mongo.js';
 export type { ValidationResult } from './validate.js';

@@ -8,7 +8,7 @@ import { estimateTokens, type ChatMessage } from '../llm/types.js';
 import type { ModelRegistry } from '../llm/registry.js';
 import { compileGraph } from './compile.js';
 import { MAP_MAX_ITEMS } from './walk.js';
-import type { PathwayTrailRepo } from './trails.mongo.js';
+import type { PathwayTrailStore } from './store.js';
 import type { ExecuteBody, JobCreateBody, JobInputBody, ReplayBody, ResumeBody } from './run-schemas.js';
 import type { Scope } from '../kernel/scope.js';
 import type {
@@ -111,7 +111,7 @@ export interface PathwayRunDeps {
   bus: Bus;
   jobs: JobService;
   /** The node visits each run recorded when it ended (replays take them). */
-  trails: PathwayTrailRepo;
+  trails: PathwayTrailStore;
   traces: TraceService;
   neurons: NeuronService;
   pathways: PathwayService;

@@ -1,20 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Bus } from '../kernel/events.js';
 import type { ResourceEvents } from '../platform/index.js';
-import {
-  sameStored,
-  storedBytes,
-  type Page,
-  type Pathway,
-  type PathwayChange,
-  type PathwayChangeOutcome,
-  type PathwayParticipantDoc,
-  type PathwayPlan,
-  type PathwayRepo,
-  type PathwayRole,
-  type PathwayVersion,
-  type PathwayVersionSummary,
-} from './store.mongo.js';
+import type {
+  Pathway,
+  PathwayChange,
+  PathwayParticipantDoc,
+  PathwayRole,
+  PathwayVersion,
+  PathwayVersionSummary,
+} from './model.js';
+import type { Page, PathwayChangeOutcome, PathwayPlan, PathwayStore } from './store.js';
+import { sameStored, storedBytes } from './store.mongo.js';
 import { conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
 import { compileGraph, type CompileResult } from './compile.js';
 import type { Guard } from '../net/guard.js';
@@ -101,7 +97,7 @@ export function createPathwayService({
   guard,
   credentials,
 }: {
-  repo: PathwayRepo;
+  repo: PathwayStore;
   events: ResourceEvents;
   /** Publishes pathway.created, pathway.activity and pathway.removed: the pathway's receptor follows it. */
   bus: Bus;

@@ -1,126 +1,29 @@
 import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from '../kernel/store/client.js';
-import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
 import { holding, isDuplicateKey, type HoldDoc } from '../kernel/store/claims.js';
 import { escapeRegex, findById } from '../kernel/store/client.js';
 import { searchReader } from '../kernel/store/rows.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../kernel/store/paging.js';
-
-export type { Page, PageQuery, PageSort };
-
-/**
- * How many version entries a pathway keeps on its head record (the history is capped). When a new version
- * would exceed it, the oldest entries are dropped; `latestVersion` keeps counting, so version numbers are never
- * reused and a dropped version reads as 404. 50 × the graph size cap (see PATHWAY_GRAPH_MAX_BYTES in
- * src/pathways/service.ts) keeps the head record well under the 16 MB document limit.
- */
-export const PATHWAY_VERSION_CAP = 50;
+import {
+  PATHWAY_VERSION_CAP,
+  type Pathway,
+  type PathwayChange,
+  type PathwayDoc,
+  type PathwayHead,
+  type PathwayParticipantDoc,
+  type PathwayRole,
+  type PathwayVersion,
+  type PathwayVersionEntry,
+  type PathwayVersionSummary,
+} from './model.js';
+import type { PathwayChangeOutcome, PathwayListWhere, PathwayPlan, PathwayStore } from './store.js';
 
 /**
  * How long a pathway write lock is honoured. A writer that crashed while holding it blocks others for at most this
  * long; a writer stalled for longer than this may have its lock broken (documented edge of a lease lock).
  */
 const PATHWAY_LOCK_LEASE_MS = 10_000;
-
-/** A pathway participant's role; owner ⊇ editor ⊇ viewer. */
-export type PathwayRole = 'owner' | 'editor' | 'viewer';
-
-/** One entry of a pathway's capped history: the versioned content (graph, name, description) at that version. */
-interface PathwayVersionEntry {
-  version: number;
-  createdAt: Date;
-  /** userId for a JWT, apiKeyId for an API key, null for system work. */
-  createdBy: string | null;
-  /** What made this version: 'created', 'updated: graph, name', 'promoted from v3'. */
-  note: string | null;
-  /** The id-based pathway_graph of this version (blob: client JSON, stored through src/kernel/store/codec.ts). */
-  graph: Blob;
-  name: string;
-  description: string;
-  /** Number of graph nodes, kept so summaries need not decode every graph. */
-  nodeCount: number;
-  /**
-   * Who saved this version's graph (a user id, or an API key id for platform keys) and whether
-   * they were a workspace admin then: what the graph's secrets and connections are checked against
-   * when it runs (src/expressions/credentials.ts). Absent on versions recorded before: nobody, not an admin.
-   */
-  savedBy?: string | null;
-  savedByAdmin?: boolean;
-}
-
-/**
- * The head of a pathway. `graph` (pathway_graph, id-based) and `design` (pathway_data, the editor's design graph)
- * are blobs stored exactly as the client sent them (design holds null until pathway_data is first sent).
- * `versions` is the capped history, oldest first; its last entry always equals the head's graph/name/description at `latestVersion`.
- */
-export interface PathwayDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string;
-  name: string;
-  /**
-   * The name as a slug (src/neurons/service.ts toNeuronSlug), kept in step with the name: how
-   * execute and the OpenAI model `pathway:<slug>` name a pathway of a brain. Not unique; missing on
-   * pathways stored before slugs until the API's start-up fills it in.
-   */
-  slug?: string;
-  description: string;
-  graph: Blob;
-  design: Blob;
-  isActive: boolean;
-  latestVersion: number;
-  versions: PathwayVersionEntry[];
-  /** Who saved the head's graph and whether they were an admin (as the version entries record it). */
-  graphSavedBy?: string | null;
-  graphSavedByAdmin?: boolean;
-  createdBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** A pathway head read without its history (lists and single reads never load the 50 stored graphs). */
-export type PathwayHead = Omit<PathwayDoc, 'versions'>;
-
-/** A pathway head as the repository returns it: graph and design decoded (design null until first sent). */
-export type Pathway = Omit<PathwayHead, 'graph' | 'design'> & { graph: unknown; design: unknown };
-/** A kept version without its graph (history lists). */
-export type PathwayVersionSummary = Omit<PathwayVersionEntry, 'graph'>;
-/** A kept version with its graph decoded. */
-export type PathwayVersion = PathwayVersionSummary & { graph: unknown };
-/** The head fields a change may set. */
-export type PathwayChange = Partial<
-  Pick<
-    Pathway,
-    'graph' | 'design' | 'name' | 'slug' | 'description' | 'isActive' | 'graphSavedBy' | 'graphSavedByAdmin'
-  >
->;
-/**
- * What a change does, decided under the write hold from the head and its kept versions: the fields
- * to set and, with a note, a new version recording the tip's graph, name and description.
- */
-export type PathwayPlan = (
-  head: Pathway,
-  kept: (version: number) => PathwayVersion | undefined,
-) => { set: PathwayChange; note?: string };
-/** The outcome of a change: the head after it, or why it was not made. */
-export type PathwayChangeOutcome = Pathway | 'missing' | 'busy' | 'raced';
-/** What a list shows: one brain's pathways, optionally by creator and matching `search` in the name. */
-export interface PathwayListWhere {
-  brainId: string;
-  createdBy?: string;
-  search?: string;
-}
-
-/** A user's role on one pathway; unique per (pathwayId, userId). */
-export interface PathwayParticipantDoc {
-  _id: string;
-  workspaceId: string;
-  pathwayId: string;
-  userId: string;
-  role: PathwayRole;
-  addedBy: string | null;
-  createdAt: Date;
-}
 
 /** The fields of a neuron doc the pathway validator needs (read-only view of the neurons family's collection). */
 interface NeuronRef {
@@ -188,9 +91,9 @@ function encodeChange(set: PathwayChange): Partial<PathwayDoc> {
 
 class Busy extends Error {}
 
-/** Pathway heads and participants; every query filters by workspace. */
+/** The pathway store on MongoDB (and FerretDB): heads and participants; every query filters by workspace. */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createPathwayRepo(db: Db) {
+export function createPathwayRepo(db: Db): PathwayStore {
   const pathways = db.collection<PathwayDoc>('pathways');
   const participants = db.collection<PathwayParticipantDoc>('pathway_participants');
   const neurons = db.collection<NeuronRef>('neurons');
@@ -393,4 +296,3 @@ export function createPathwayRepo(db: Db) {
         .toArray(),
   };
 }
-export type PathwayRepo = ReturnType<typeof createPathwayRepo>;

@@ -1,29 +1,11 @@
 import type { Db } from 'mongodb';
 import { findById } from '../kernel/store/client.js';
-import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
+import type { PathwayTrailDoc, TrailVisit } from './model.js';
+import type { PathwayTrailStore } from './store.js';
 
-/** One node visit of a pathway run, in visiting order: the node (its index), its value and the handle it took. */
-export interface TrailVisit {
-  at: number;
-  value: unknown;
-  handle?: string;
-  /** The visit had not ended when the run did. */
-  pending?: boolean;
-}
-
-/**
- * What a pathway run recorded of its node visits when it ended (completed, failed or cancelled):
- * the values a replay (POST /v1/jobs/:id/replay) takes instead of running those nodes again.
- * One document per job, `_id` the job id; its values are free-form JSON, so stored as one blob.
- */
-interface PathwayTrailDoc {
-  _id: string;
-  workspaceId: string;
-  visits: Blob;
-  createdAt: Date;
-}
-
-export function createPathwayTrailRepo(db: Db) {
+/** The pathway trail store on MongoDB (and FerretDB): one document per job, its visits one blob. */
+export function createPathwayTrailRepo(db: Db): PathwayTrailStore {
   const trails = db.collection<PathwayTrailDoc>('pathway_trails');
   return {
     /** Records the run's visits (a retried activity writes the same document again). */
@@ -41,4 +23,3 @@ export function createPathwayTrailRepo(db: Db) {
     },
   };
 }
-export type PathwayTrailRepo = ReturnType<typeof createPathwayTrailRepo>;

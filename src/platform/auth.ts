@@ -2,7 +2,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../kernel/config.js';
-import { SLUG_RE, type WorkspaceRepo, type ApiKeyDoc, type PageQuery, type WorkspaceDoc } from './workspaces.mongo.js';
+import { SLUG_RE, type ApiKeyDoc, type WorkspaceDoc } from './model.js';
+import type { PageQuery, WorkspaceStore } from './store.js';
 import { AppError, authRequired, conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
 import { hasRole, type Role, type Scope } from '../kernel/scope.js';
 import type { RecentCredentials } from './recent-credentials.js';
@@ -39,7 +40,7 @@ export function createAuthService({
   isDeleted,
 }: {
   config: Config;
-  repo: WorkspaceRepo;
+  repo: WorkspaceStore;
   recent: RecentCredentials;
   log?: Logger;
   /** Whether the platform operator deleted the workspace (src/tenancy): a JWT for it is refused, not re-provisioned. */

@@ -17,4 +17,5 @@ export {
   WorkspacePatchBody,
 } from './schemas.js';
 export { createWorkspaceRepo, workspaceIndexes } from './workspaces.mongo.js';
-export type { ApiKeyDoc, BrainDoc, WorkspaceDoc, WorkspaceRepo } from './workspaces.mongo.js';
+export type { ApiKeyDoc, BrainDoc, WorkspaceDoc } from './model.js';
+export type { WorkspaceStore as WorkspaceRepo } from './store.js';

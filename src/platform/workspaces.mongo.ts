@@ -4,39 +4,8 @@ import { isDuplicateKey } from '../kernel/store/claims.js';
 import { findById } from '../kernel/store/client.js';
 import { page, pageIndexes, type Page, type PageQuery } from '../kernel/store/paging.js';
 
-export type { Page, PageQuery } from '../kernel/store/paging.js';
-
-export interface WorkspaceDoc {
-  _id: string;
-  slug: string;
-  name: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
-export interface BrainDoc {
-  _id: string;
-  workspaceId: string;
-  name: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
-export interface ApiKeyDoc {
-  _id: string;
-  workspaceId: string;
-  name: string;
-  hash: string;
-  prefix: string;
-  roles: string[];
-  createdBy: string | null;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  revokedAt: Date | null;
-  /** Per-key request limit set by an admin (null: the platform default). */
-  rateLimit?: { points: number; durationS: number } | null;
-}
-
-/** A workspace slug: lowercase words and dashes, never shaped like a UUID (ids and slugs share the path segment). */
-export const SLUG_RE = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+import type { ApiKeyDoc, BrainDoc, WorkspaceDoc } from './model.js';
+import type { WorkspaceStore } from './store.js';
 
 export const workspaceIndexes: IndexSpec[] = [
   { collection: 'workspaces', keys: { slug: 1 }, unique: true, name: 'slug_unique' },
@@ -47,8 +16,8 @@ export const workspaceIndexes: IndexSpec[] = [
   ...pageIndexes('api_keys', ['workspaceId', 'revokedAt', 'createdBy'], ['createdAt']),
 ];
 
-/** Workspace, brain and API-key storage (the tenancy root; not itself workspace-scoped). */
-export function createWorkspaceRepo(db: Db) {
+/** The workspace store on MongoDB (and FerretDB): workspaces, brains and API keys (the tenancy root; not itself workspace-scoped). */
+export function createWorkspaceRepo(db: Db): WorkspaceStore {
   const workspaces = db.collection<WorkspaceDoc>('workspaces');
   const brains = db.collection<BrainDoc>('brains');
   const apiKeys = db.collection<ApiKeyDoc>('api_keys');
@@ -143,4 +112,3 @@ export function createWorkspaceRepo(db: Db) {
     },
   };
 }
-export type WorkspaceRepo = ReturnType<typeof createWorkspaceRepo>;

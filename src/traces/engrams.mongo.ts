@@ -16,6 +16,7 @@ import {
   type Trace,
   type TraceDoc,
 } from './model.js';
+import type { AppendOptions, Appended, WriteGuard } from './store.js';
 
 /** How many traces' newest seq one process remembers as the start of its next walk (a number each). */
 const REMEMBERED_TRACES = 10_000;
@@ -57,36 +58,9 @@ function engramDocOf({ cost, metadata, ...e }: NewEngram, seq: number, prev: Cos
   };
 }
 
-/**
- * Asked right before an engram's insert: whether its writer may still write into the trace (a
- * run's write lease, src/runs/trace-writes.ts). False refuses the write: nothing is stored.
- */
-export type WriteGuard = () => Promise<boolean>;
-
-/** How one append goes: its hint, the memories and title it brings, and who is told or asked on the way. */
-interface AppendOptions {
-  hint: number;
-  memoryIds: string[];
-  title?: string;
-  onStored?: () => void;
-  guard?: WriteGuard;
-}
-
 /** A write its guard refused (a run whose job ended: cancelled, its trace passed on): 409, never retried. */
 const writeRefused = (traceId: string) =>
   new AppError('CONFLICT', 409, `This run may no longer write into trace ${traceId}: its job has ended`);
-
-/**
- * What an append answers: the engram, whether it was stored before, the trace as converged (null
- * when the counters were written without reading it: an append without memory ids or a title),
- * whether a title was set.
- */
-export interface Appended {
-  engram: Engram;
-  existed: boolean;
-  trace: Trace | null;
-  titled: boolean;
-}
 
 /** A generated title to set with the counters while the trace has none (a run's first reply). */
 interface Generated {

@@ -14,4 +14,5 @@ export {
 export { createTraceService } from './service.js';
 export type { EngramInput, TraceService } from './service.js';
 export { createTraceRepo, traceIndexes } from './store.mongo.js';
-export type { Engram as EngramRecord, Trace as TraceRecord, TraceRepo, WriteGuard } from './store.mongo.js';
+export type { Engram as EngramRecord, Trace as TraceRecord } from './model.js';
+export type { TraceStore as TraceRepo, WriteGuard } from './store.js';

@@ -1,7 +1,7 @@
 /**
  * The trace and engram model: the stored and decoded shapes, and the keys a trace and an engram's
- * place are found by. A leaf that traces.ts (the repository) and trace-engrams.ts (its engram log)
- * both import; traces.ts re-exports it.
+ * place are found by. A leaf that store.ts (the contract), store.mongo.ts (the adapter) and
+ * engrams.mongo.ts (its engram log) import.
  */
 import type { Blob } from '../kernel/store/codec.js';
 import { uuidFromName } from '../kernel/ids.js';

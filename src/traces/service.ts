@@ -5,16 +5,14 @@ import type { Logger } from '../kernel/logger.js';
 import { createHash, randomUUID } from 'node:crypto';
 import {
   emptyCost,
-  type Appended,
   type CostSummary,
   type Engram,
   type NewEngram,
   type NewTrace,
   type Trace,
   type TraceListFilter,
-  type TraceRepo,
-  type WriteGuard,
-} from './store.mongo.js';
+} from './model.js';
+import type { Appended, TraceStore, WriteGuard } from './store.js';
 import { conflict, notFound, validationError } from '../kernel/errors.js';
 import type { MessageCreateBody, TraceListQuery } from './schemas.js';
 import type { Scope } from '../kernel/scope.js';
@@ -44,7 +42,7 @@ const contentHash = (c: { type: string; content: string }) =>
 
 /** Traces and their engrams: implicit creation, API-order reads, cost roll-ups and trace events. */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createTraceService({ repo, streams, log }: { repo: TraceRepo; streams: Streams; log?: Logger }) {
+export function createTraceService({ repo, streams, log }: { repo: TraceStore; streams: Streams; log?: Logger }) {
   async function get(scope: Scope, traceId: string): Promise<Trace> {
     const t = await repo.get(scope.workspaceId, traceId);
     if (!t) throw notFound('Trace');

@@ -18,10 +18,7 @@ import {
   type TraceListFilter,
   type TraceSortField,
 } from './model.js';
-
-export type { Page, PageQuery } from '../kernel/store/paging.js';
-export type { Appended, WriteGuard } from './engrams.mongo.js';
-export * from './model.js';
+import type { TraceStore } from './store.js';
 
 export const traceIndexes: IndexSpec[] = [
   { collection: 'traces', keys: { workspaceId: 1, traceId: 1 }, unique: true, name: 'ws_trace_unique' },
@@ -46,8 +43,8 @@ const encodeTrace = (t: NewTrace): TraceDoc => ({
   metadata: encodeBlob(t.metadata, 'metadata'),
 });
 
-/** Trace and engram storage; every query filters by workspace (see trace-engrams.ts for the engram sequence). */
-export function createTraceRepo(db: Db, backend: StoreBackend = 'ferretdb') {
+/** The trace store on MongoDB (and FerretDB); every query filters by workspace (see engrams.mongo.ts for the engram sequence). */
+export function createTraceRepo(db: Db, backend: StoreBackend = 'ferretdb'): TraceStore {
   const traces = db.collection<TraceDoc>('traces');
   const engrams = db.collection<EngramDoc>('engrams');
   const places = db.collection<EngramPlaceDoc>('engram_places');
@@ -113,7 +110,7 @@ export function createTraceRepo(db: Db, backend: StoreBackend = 'ferretdb') {
       return e && decodeEngram(e);
     },
     appendEngram: log.appendEngram,
-    /** The first engram of a trace the platform just chose the id of (see trace-engrams.ts); null: append instead. */
+    /** The first engram of a trace the platform just chose the id of (see engrams.mongo.ts); null: append instead. */
     start: (t: NewTrace, input: NewEngram) => log.start(encodeTrace(t), input),
     history: log.history,
     /**
@@ -155,4 +152,3 @@ export function createTraceRepo(db: Db, backend: StoreBackend = 'ferretdb') {
     removeTail: log.removeTail,
   };
 }
-export type TraceRepo = ReturnType<typeof createTraceRepo>;

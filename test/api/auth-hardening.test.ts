@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiKeyDoc } from '../../src/platform/workspaces.mongo.js';
+import type { ApiKeyDoc } from '../../src/platform/index.js';
 import { hashApiKey, newApiKeySecret } from '../../src/platform/auth.js';
 import { buildWorkspace, startTestApp, type TestApp } from '../support/app.js';
 

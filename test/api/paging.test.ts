@@ -4,7 +4,7 @@ import { encodeBlob } from '../../src/kernel/store/codec.js';
 import type { InterventionDoc } from '../../src/interventions/model.js';
 import type { JobDoc } from '../../src/jobs/model.js';
 import { TOTAL_CAP } from '../../src/kernel/store/paging.js';
-import { emptyCost, type TraceDoc } from '../../src/traces/store.mongo.js';
+import { emptyCost, type TraceDoc } from '../../src/traces/model.js';
 import { buildWorkspace, useTestApp, type TestApp } from '../support/app.js';
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { PATHWAY_VERSION_CAP } from '../../src/pathways/store.mongo.js';
+import { PATHWAY_VERSION_CAP } from '../../src/pathways/model.js';
 import {
   CheckRoleResult,
   Participant,

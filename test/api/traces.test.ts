@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { encodeBlob } from '../../src/kernel/store/codec.js';
-import {
-  placeKey,
-  traceKey,
-  type EngramDoc,
-  type EngramPlaceDoc,
-  type TraceDoc,
-} from '../../src/traces/store.mongo.js';
+import { placeKey, traceKey, type EngramDoc, type EngramPlaceDoc, type TraceDoc } from '../../src/traces/model.js';
 import { Engram, Trace, TraceList } from '../../src/traces/schemas.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
 import { dataOf, readSse } from '../support/sse.js';

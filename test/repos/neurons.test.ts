@@ -1,7 +1,8 @@
 /** The neuron repository (src/neurons/store.mongo.ts): decoded heads and versions, workspace scoping, version claims, paging. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Neuron, NeuronRepo } from '../../src/neurons/store.mongo.js';
+import type { NeuronRepo } from '../../src/neurons/index.js';
+import type { Neuron } from '../../src/neurons/model.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

@@ -1,7 +1,8 @@
 /** The pathway trail repository (src/pathways/trails.mongo.ts): one trail per job, values surviving the codec, rewritten by a retry, scoped. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { PathwayTrailRepo, TrailVisit } from '../../src/pathways/trails.mongo.js';
+import type { PathwayTrailRepo } from '../../src/pathways/index.js';
+import type { TrailVisit } from '../../src/pathways/model.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

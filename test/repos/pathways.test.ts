@@ -1,7 +1,8 @@
 /** The pathway repository (src/pathways/store.mongo.ts): decoded heads and versions, versions recorded under the write hold, scoping, participants. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Pathway, PathwayRepo } from '../../src/pathways/store.mongo.js';
+import type { PathwayRepo } from '../../src/pathways/index.js';
+import type { Pathway } from '../../src/pathways/model.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emptyCost, type NewEngram, type NewTrace, type TraceRepo } from '../../src/traces/store.mongo.js';
+import type { TraceRepo } from '../../src/traces/index.js';
+import { emptyCost, type NewEngram, type NewTrace } from '../../src/traces/model.js';
 import { openRepoHarness, type RepoHarness } from '../support/repos.js';
 
 let h: RepoHarness;

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ApiKeyDoc, WorkspaceRepo } from '../../src/platform/workspaces.mongo.js';
+import type { ApiKeyDoc, WorkspaceRepo } from '../../src/platform/index.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();
