@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../kernel/config.js';
-import type { SearchSources } from './store.mongo.js';
+import type { SearchSources } from './store.js';
 import type { Embedder } from '../embeddings/index.js';
 import { AppError } from '../kernel/errors.js';
 import type { Logger } from '../kernel/logger.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from '../kernel/redis.js';
 import type { Config } from '../kernel/config.js';
-import type { SearchSources } from './store.mongo.js';
+import type { SearchSources } from './store.js';
 import type { Embedder } from '../embeddings/index.js';
 import { validationError } from '../kernel/errors.js';
 import type { Logger } from '../kernel/logger.js';

@@ -12,11 +12,11 @@ import type {
   SearchReader,
   SearchSources,
   StakeholderMapRecord,
-} from './store.mongo.js';
+} from './store.js';
 import type { ResourceRef } from '../platform/index.js';
 import type { IndexEntry, SearchType } from './memory-index.js';
 
-export type { ResourceKey } from './store.mongo.js';
+export type { ResourceKey } from './store.js';
 
 /**
  * What the index holds for each resource kind (docs/search.md, What is indexed): read from the

@@ -10,6 +10,18 @@ import type {
   MemoryRecord as Memory,
   MemoryDoc,
 } from '../knowledge/index.js';
+import type {
+  ActionPlanRecord,
+  ChunkedRecord,
+  MeetingRecord,
+  NeuronRecord,
+  ReceptorRecord,
+  ResourceKey,
+  SearchChunk,
+  SearchReader,
+  SearchSources,
+  StakeholderMapRecord,
+} from './store.js';
 import { toDocument, toMemory } from '../knowledge/index.js';
 import type { MeetingDoc } from '../meetings/index.js';
 import type { NeuronDoc } from '../neurons/index.js';
@@ -25,50 +37,7 @@ import type { StakeholderMapDoc } from '../stakeholders/index.js';
  * service builds its entries from these records; it never sees the store.
  */
 
-/** One resource the index is asked to re-read: its workspace and id. */
-export interface ResourceKey {
-  workspaceId: string;
-  id: string;
-}
-
-/** A chunk of a resource's text as the index holds it: its vector decoded. */
-export interface SearchChunk {
-  id: string;
-  workspaceId: string;
-  resourceId: string;
-  version: number;
-  index: number;
-  text: string;
-  vector: Float32Array | null;
-  vectorModel: string | null;
-}
-
 type Json = Record<string, unknown>;
-export type NeuronRecord = Omit<NeuronDoc, 'config'> & { config: Json };
-export type ReceptorRecord = Omit<ReceptorDoc, 'config'> & { config: Json };
-export type MeetingRecord = Omit<MeetingDoc, 'body'> & { body: Json };
-export interface ActionPlanRecord {
-  plan: Omit<ActionPlanDoc, 'input'> & { input: unknown };
-  /** The plan's pathway and receptor when they exist in its workspace. */
-  pathwayName: string | null;
-  receptorSlug: string | null;
-}
-export interface StakeholderMapRecord {
-  map: StakeholderMapDoc;
-  /** The names of its stakeholders. */
-  people: string[];
-}
-export interface ChunkedRecord<D> {
-  doc: D;
-  /** Chunks of every stored version of the resource. */
-  chunks: SearchChunk[];
-}
-
-/** The records of one kind: re-read by key (those gone or not searchable left out), or walked page by page. */
-export interface SearchReader<R> {
-  loadMany(keys: ResourceKey[]): Promise<Map<string, R>>;
-  all(): AsyncIterable<R[]>;
-}
 
 /** Records per page of the snapshot walk. */
 const PAGE = 500;
@@ -210,7 +179,7 @@ async function byId<D extends Row>(coll: Collection<D>, keys: ResourceKey[], opt
 }
 
 /** Every kind's reader over one Db. */
-export function createSearchSources(db: Db) {
+export function createSearchSources(db: Db): SearchSources {
   const chunks = db.collection<ChunkDoc>('chunks');
   const pathways = db.collection<PathwayHead>('pathways');
   const receptors = db.collection<ReceptorDoc>('receptors');
@@ -302,4 +271,3 @@ export function createSearchSources(db: Db) {
     }),
   };
 }
-export type SearchSources = ReturnType<typeof createSearchSources>;

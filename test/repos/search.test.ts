@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Binary, type Document } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { vectorToBytes } from '../../src/embeddings/index.js';
-import type { SearchSources } from '../../src/search/store.mongo.js';
+import type { SearchSources } from '../../src/search/store.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();
