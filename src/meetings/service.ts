@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Meeting, MeetingListFilter, MeetingRepo, TranscriptionStatus } from './store.mongo.js';
+import type { Meeting, MeetingListFilter, TranscriptionStatus } from './model.js';
+import type { MeetingStore } from './store.js';
 import type { WorkspaceRepo, ResourceEvents, ResourceRef } from '../platform/index.js';
 import { conflict, notFound, validationError } from '../kernel/errors.js';
 import type { MeetingBody, MeetingPatchBody } from './schemas.js';
@@ -30,7 +31,7 @@ export const transcriptionOf = (
  * finalized" (status ready) without reading the meeting again.
  */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createMeetingService(d: { repo: MeetingRepo; workspaces: WorkspaceRepo; events: ResourceEvents }) {
+export function createMeetingService(d: { repo: MeetingStore; workspaces: WorkspaceRepo; events: ResourceEvents }) {
   const { repo } = d;
   const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
   const bodyOf = (m: Meeting) => m.body;

@@ -5,60 +5,8 @@ import { findById, findByIds, type IndexSpec } from '../kernel/store/client.js';
 import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
 import { page, pageIndexes, type Page, type PageQuery } from '../kernel/store/paging.js';
 import { createTranscriptionStore } from './transcription.mongo.js';
-
-export type { Page, PageQuery } from '../kernel/store/paging.js';
-export type { Attachment, AudioChunk, TranscriptionSession } from './transcription.mongo.js';
-
-/** Transcription states of a meeting (docs/meetings.md). */
-export type TranscriptionStatus = 'idle' | 'live' | 'finalizing' | 'ready' | 'failed';
-
-/** A meeting head (docs/meetings.md): the structured body is client JSON, stored through the codec. */
-export interface MeetingDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string;
-  title: string;
-  description: string;
-  /** encodeBlob of the body (agenda, notes, summary, decisions, action_items, transcript_segments, transcription, …). */
-  body: string;
-  /** First-class copy of body.transcription.status (filtered on). */
-  transcriptionStatus: TranscriptionStatus;
-  version: number;
-  createdBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-/** A meeting as services and presenters see it: its body decoded. */
-export type Meeting = Omit<MeetingDoc, 'body'> & { body: Record<string, unknown> };
-
-/** One version of a meeting (`<meeting>:<version>`), written for every change. */
-export interface MeetingVersionDoc {
-  _id: string;
-  meetingId: string;
-  workspaceId: string;
-  version: number;
-  title: string;
-  description: string;
-  body: string;
-  changes: string[];
-  createdBy: string | null;
-  createdAt: Date;
-}
-
-/** The fields a change of a meeting sets (its body decoded). */
-export interface MeetingChange {
-  title: string;
-  description: string;
-  body: Record<string, unknown>;
-  transcriptionStatus: TranscriptionStatus;
-}
-
-/** Which meetings a list shows (the workspace always; a brain and a transcription state when asked). */
-export interface MeetingListFilter {
-  workspaceId: string;
-  brainId?: string;
-  transcriptionStatus?: TranscriptionStatus;
-}
+import type { Meeting, MeetingChange, MeetingDoc, MeetingListFilter, MeetingVersionDoc } from './model.js';
+import type { MeetingStore } from './store.js';
 
 /** A meeting body is stored as at most this many characters of JSON. */
 const MAX_MEETING_BODY_CHARS = 8_000_000;
@@ -92,7 +40,7 @@ function encodeBody(body: Record<string, unknown>): string {
 }
 
 /** Meetings, their versions, and (createTranscriptionStore) their transcription sessions, chunks, attachments and vocabulary. */
-export function createMeetingRepo(db: Db) {
+export function createMeetingRepo(db: Db): MeetingStore {
   const meetings = db.collection<MeetingDoc>('meetings');
   const versions = db.collection<MeetingVersionDoc>('meeting_versions');
   const holds = db.collection<HoldDoc>('meeting_holds');
@@ -166,4 +114,3 @@ export function createMeetingRepo(db: Db) {
     ...createTranscriptionStore(db),
   };
 }
-export type MeetingRepo = ReturnType<typeof createMeetingRepo>;

@@ -2,75 +2,17 @@ import type { Db, Filter, UpdateFilter } from 'mongodb';
 import { AppError } from '../kernel/errors.js';
 import { holding, isDuplicateKey, type HoldDoc } from '../kernel/store/claims.js';
 import { findById } from '../kernel/store/client.js';
-
-/** A live transcription session of a meeting; its id is the session id, its job is the `liveTranscription` workflow. */
-interface SessionDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string;
-  meetingId: string;
-  jobId: string;
-  locale: string;
-  diarize: boolean;
-  status: 'live' | 'finalizing' | 'ready' | 'failed';
-  /** The first seq not yet received without a gap before it (chunks below it are all stored). */
-  contiguous: number;
-  maxSeq: number;
-  chunkCount: number;
-  bytes: number;
-  /** Live captions: the next seq a final caption window starts at, and the audio time there. */
-  captionSeq: number;
-  captionMs: number;
-  /** The transcript artifact (its id is chosen at start, so a retried finalize writes it once). */
-  artifactId: string;
-  missing: number[];
-  error: string | null;
-  createdBy: string | null;
-  startedAt: Date;
-  stoppedAt: Date | null;
-  finalizedAt: Date | null;
-}
-/** A session as services see it (it holds no client JSON: the stored shape). */
-export type TranscriptionSession = SessionDoc;
-
-/** One stored chunk: its audio is a blob (`blobKey`); the first chunk of a seq wins. */
-interface ChunkRowDoc {
-  _id: string;
-  sessionId: string;
-  workspaceId: string;
-  seq: number;
-  bytes: number;
-  blobKey: string;
-  createdAt: Date;
-}
-export type AudioChunk = ChunkRowDoc;
-
-/** Audio staged for transcription (POST /v1/chat/attachments). */
-interface AttachmentDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string | null;
-  name: string;
-  contentType: string;
-  size: number;
-  sha256: string;
-  blobKey: string;
-  createdBy: string | null;
-  createdAt: Date;
-}
-export type Attachment = AttachmentDoc;
-
-/** Vocabulary terms saved for a workspace (brainId null) or a brain. */
-interface VocabularyDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string | null;
-  terms: string[];
-  updatedAt: Date;
-}
-
-/** The session fields a chunk, a caption pass or the final pass reads and writes are keyed by session and workspace. */
-type SessionKey = Pick<SessionDoc, '_id' | 'workspaceId'>;
+import type {
+  Attachment,
+  AttachmentDoc,
+  AudioChunk,
+  ChunkRowDoc,
+  SessionDoc,
+  SessionKey,
+  TranscriptionSession,
+  VocabularyDoc,
+} from './model.js';
+import type { TranscriptionStore } from './store.js';
 
 const chunkId = (sessionId: string, seq: number) => `${sessionId}:${seq}`;
 const vocabularyId = (workspaceId: string, brainId: string | null) => `${workspaceId}:${brainId ?? '-'}`;
@@ -215,6 +157,6 @@ function attachmentAndVocabularyOps(db: Db) {
 }
 
 /** Speech to text's stored state: sessions, chunks, attachments and vocabulary (part of the meetings repository). */
-export function createTranscriptionStore(db: Db) {
+export function createTranscriptionStore(db: Db): TranscriptionStore {
   return { ...sessionOps(db), ...chunkOps(db), ...attachmentAndVocabularyOps(db) };
 }

@@ -1,5 +1,5 @@
 import type { Redis } from '../kernel/redis.js';
-import type { MeetingRepo } from './store.mongo.js';
+import type { MeetingStore } from './store.js';
 import type { WorkspaceRepo } from '../platform/index.js';
 import { forbidden, notFound, validationError } from '../kernel/errors.js';
 import type { Scope } from '../kernel/scope.js';
@@ -89,7 +89,7 @@ function dedupe(terms: string[]): string[] {
  * provider as hints.
  */
 export function createVocabularyService(d: {
-  repo: MeetingRepo;
+  repo: MeetingStore;
   workspaces: WorkspaceRepo;
   redis: Redis;
   prefix: string;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { StakeholderMap, StakeholderRevision, StakeholderVersion } from './store.mongo.js';
+import type { StakeholderMap, StakeholderRevision, StakeholderVersion } from './model.js';
 import { conflict } from '../kernel/errors.js';
 import type { Changes, Interaction, StakeholderOp } from './schemas.js';
 import type { Scope } from '../kernel/scope.js';

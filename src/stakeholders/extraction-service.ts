@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { StakeholderMap } from './store.mongo.js';
+import type { StakeholderMap } from './model.js';
 import { conflict, notFound, validationError } from '../kernel/errors.js';
 import { uuidFromName } from '../kernel/ids.js';
 import type { ExtractBody } from './schemas.js';

@@ -2,53 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { Collection } from 'mongodb';
 import { emptyGraph, type Graph } from './graph.js';
 import { claim, newest } from '../kernel/store/claims.js';
-import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
+import type {
+  MapKey,
+  RevisionDraft,
+  StakeholderGraphDoc,
+  StakeholderRevision,
+  StakeholderRevisionDoc,
+} from './model.js';
 
 /** JSON characters of decoded graph bodies each process keeps in memory (a full map is ~2 MB). */
 const GRAPH_CACHE_CHARS = 24_000_000;
-
-export interface GraphCounts {
-  stakeholders: number;
-  interactions: number;
-  edges: number;
-  risks: number;
-}
-
-/**
- * One state of the live graph, claimed by unique `_id` `<map>:<revision>` (src/kernel/store/claims.ts): a
- * small record pointing at the graph's body (`graphId` in stakeholder_map_graphs), so the
- * queries that scan revisions and versions never read graph bodies. Only the newest revisions
- * (and their bodies) are kept.
- */
-export interface StakeholderRevisionDoc {
-  _id: string;
-  mapId: string;
-  workspaceId: string;
-  revision: number;
-  graphId: string;
-  counts: GraphCounts;
-  /** Idempotency key of the change (an extraction job applies once). */
-  opKey: string | null;
-  createdBy: string | null;
-  createdAt: Date;
-}
-/** A revision as services see it (it holds no client JSON: the stored shape). */
-export type StakeholderRevision = StakeholderRevisionDoc;
-
-/** A graph body (JSON through the codec), immutable, read by `_id` only. */
-export interface StakeholderGraphDoc {
-  _id: string;
-  mapId: string;
-  workspaceId: string;
-  graph: Blob;
-  createdAt: Date;
-}
-
-/** The map a graph body or a revision belongs to. */
-export interface MapKey {
-  _id: string;
-  workspaceId: string;
-}
 
 /**
  * Graph bodies: immutable, so each process keeps the newest ones it read or wrote, decoded (up to
@@ -101,9 +65,6 @@ export function createGraphBodies(graphs: Collection<StakeholderGraphDoc>) {
   };
 }
 export type GraphBodies = ReturnType<typeof createGraphBodies>;
-
-/** The fields of a revision a writer chooses (the rest follow from the map and the stored body). */
-export type RevisionDraft = Pick<StakeholderRevision, 'revision' | 'counts' | 'opKey' | 'createdBy' | 'createdAt'>;
 
 /** The live graph's revisions: claimed by unique insert, the newest few kept. */
 export function revisionOps(revisions: Collection<StakeholderRevisionDoc>, bodies: GraphBodies) {

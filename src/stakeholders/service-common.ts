@@ -1,6 +1,7 @@
 import type { Config } from '../kernel/config.js';
 import type { Bus } from '../kernel/events.js';
-import type { StakeholderMap, StakeholderMapRepo, StakeholderVersion } from './store.mongo.js';
+import type { StakeholderMap, StakeholderVersion } from './model.js';
+import type { StakeholderMapStore } from './store.js';
 import type { WorkspaceRepo, ResourceEvents } from '../platform/index.js';
 import { notFound, validationError } from '../kernel/errors.js';
 import { uuidFromName } from '../kernel/ids.js';
@@ -24,7 +25,7 @@ interface MeetingTranscriptSource {
 
 /** What the stakeholder map service is built from. */
 export interface StakeholderMapDeps {
-  repo: StakeholderMapRepo;
+  repo: StakeholderMapStore;
   workspaces: WorkspaceRepo;
   jobs: JobService;
   usage: UsageService;

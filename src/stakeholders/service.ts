@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { StakeholderMap } from './store.mongo.js';
+import type { StakeholderMap } from './model.js';
 import { conflict, notFound } from '../kernel/errors.js';
 import type { DiffQuery, GraphLimits, MapCreateBody, PatchBody } from './schemas.js';
 import type { Scope } from '../kernel/scope.js';

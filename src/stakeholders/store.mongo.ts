@@ -4,88 +4,23 @@ import type { StakeholderOp } from './schemas.js';
 import type { Graph } from './graph.js';
 import { claim, claimNext, isDuplicateKey, updateHeld, type HoldDoc } from '../kernel/store/claims.js';
 import { findById, findByIds, type IndexSpec } from '../kernel/store/client.js';
-import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
 import { page, pageIndexes, type Page, type PageQuery } from '../kernel/store/paging.js';
-import {
-  createGraphBodies,
-  revisionOps,
-  type GraphCounts,
-  type MapKey,
-  type StakeholderGraphDoc,
-  type StakeholderRevisionDoc,
-} from './graphs.mongo.js';
-
-export { type StakeholderGraphDoc, type StakeholderRevision, type StakeholderRevisionDoc } from './graphs.mongo.js';
-
-/**
- * A stakeholder map's head (a resource of kind stakeholder_map): a projection of its newest
- * revision and version, converged by writers after they claim (src/kernel/store/claims.ts).
- */
-export interface StakeholderMapDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string;
-  name: string;
-  description: string | null;
-  /** The brain's default map (its id is derived from the brain, so it is created once). */
-  isDefault: boolean;
-  revision: number;
-  latestVersion: number;
-  counts: GraphCounts;
-  summary: string;
-  createdBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-/** A map head as services see it (it holds no client JSON: the stored shape). */
-export type StakeholderMap = StakeholderMapDoc;
-
-/** A saved version: a numbered snapshot of the live graph (unique per map and number), with its own body. */
-export interface StakeholderVersionDoc {
-  _id: string;
-  mapId: string;
-  workspaceId: string;
-  brainId: string;
-  version: number;
-  label: string | null;
-  revision: number;
-  graphId: string;
-  counts: GraphCounts;
-  createdBy: string | null;
-  createdAt: Date;
-}
-export type StakeholderVersion = StakeholderVersionDoc;
-
-/** Where a stakeholder lives (briefings name a stakeholder by id alone). */
-interface StakeholderIndexDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string;
-  mapId: string;
-  name: string;
-}
-type StakeholderPlace = StakeholderIndexDoc;
-
-/** An extraction's input and outcome, keyed by its job id (the workflow carries ids only). */
-interface StakeholderExtractionDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string;
-  mapId: string;
-  model: string;
-  source: { type: 'text' | 'meeting'; id: string | null };
-  text: string;
-  truncated: boolean;
-  occurredAt: Date;
-  userId: string | null;
-  apiKeyId: string | null;
-  /** The ops the model's answer became (JSON), stored before they are applied. */
-  ops: Blob | null;
-  appliedRevision: number | null;
-  createdAt: Date;
-}
-/** An extraction as services see it: its ops decoded. */
-type StakeholderExtraction = Omit<StakeholderExtractionDoc, 'ops'> & { ops: StakeholderOp[] | null };
+import { createGraphBodies, revisionOps, type GraphBodies } from './graphs.mongo.js';
+import type {
+  MapKey,
+  StakeholderExtraction,
+  StakeholderExtractionDoc,
+  StakeholderGraphDoc,
+  StakeholderIndexDoc,
+  StakeholderMap,
+  StakeholderMapDoc,
+  StakeholderPlace,
+  StakeholderRevisionDoc,
+  StakeholderVersion,
+  StakeholderVersionDoc,
+} from './model.js';
+import type { StakeholderMapStore } from './store.js';
 
 export const stakeholderMapIndexes: IndexSpec[] = [
   { collection: 'stakeholder_maps', keys: { workspaceId: 1, brainId: 1, createdAt: -1 }, name: 'ws_brain_created' },
@@ -173,7 +108,7 @@ function headOps(db: Db) {
 }
 
 /** Saved versions: numbered by claim, each with a body of its own. */
-function versionOps(db: Db, bodies: ReturnType<typeof createGraphBodies>) {
+function versionOps(db: Db, bodies: GraphBodies) {
   const versions = db.collection<StakeholderVersionDoc>('stakeholder_map_versions');
   const ofMap = (m: MapKey) => ({ workspaceId: m.workspaceId, mapId: m._id });
   return {
@@ -277,7 +212,7 @@ function extractionOps(db: Db) {
 }
 
 /** Stakeholder maps: heads, the live graph's revisions and bodies, saved versions, stakeholder places, extractions. */
-export function createStakeholderMapRepo(db: Db) {
+export function createStakeholderMapRepo(db: Db): StakeholderMapStore {
   const bodies = createGraphBodies(db.collection<StakeholderGraphDoc>('stakeholder_map_graphs'));
   return {
     ...headOps(db),
@@ -289,4 +224,3 @@ export function createStakeholderMapRepo(db: Db) {
     ...extractionOps(db),
   };
 }
-export type StakeholderMapRepo = ReturnType<typeof createStakeholderMapRepo>;

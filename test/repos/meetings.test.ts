@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Meeting, TranscriptionSession } from '../../src/meetings/store.mongo.js';
+import type { Meeting, TranscriptionSession } from '../../src/meetings/model.js';
 import type { StoreBackend } from '../../src/compose/stores.js';
 import { openRepoHarness, type RepoHarness } from '../support/repos.js';
 

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { bestEffort } from '../../kernel/best-effort.js';
-import type { Attachment } from '../store.mongo.js';
+import type { Attachment } from '../model.js';
 import { notFound, unsupportedMediaType, validationError } from '../../kernel/errors.js';
 import { sniffContentType } from '../../knowledge/index.js';
 import { systemScope, type Scope } from '../../kernel/scope.js';

@@ -1,4 +1,4 @@
-import type { AudioChunk, TranscriptionSession } from '../store.mongo.js';
+import type { AudioChunk, TranscriptionSession } from '../model.js';
 import { BYTES_PER_MS, msOf } from '../../stt/audio.js';
 import type { CaptionOutcome, LiveTranscriptionInput } from '../../temporal/definitions.js';
 import { ms, type Billing, type TranscriptionCore, type TranscriptionDeps } from './common.js';

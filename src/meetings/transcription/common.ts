@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { BlobStore } from '../../blobs/store.js';
 import type { Config } from '../../kernel/config.js';
-import type { MeetingRepo, TranscriptionSession } from '../store.mongo.js';
+import type { TranscriptionSession } from '../model.js';
+import type { MeetingStore } from '../store.js';
 import type { WorkspaceRepo } from '../../platform/index.js';
 import { notFound, validationError } from '../../kernel/errors.js';
 import type { Logger } from '../../kernel/logger.js';
@@ -26,7 +27,7 @@ import type { VocabularyService } from '../vocabulary.js';
 
 /** What the transcription service is built from. */
 export interface TranscriptionDeps {
-  repo: MeetingRepo;
+  repo: MeetingStore;
   workspaces: WorkspaceRepo;
   blobs: BlobStore;
   jobs: JobService;

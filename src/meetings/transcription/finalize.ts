@@ -1,4 +1,4 @@
-import type { TranscriptionSession } from '../store.mongo.js';
+import type { TranscriptionSession } from '../model.js';
 import { systemScope } from '../../kernel/scope.js';
 import { msOf } from '../../stt/audio.js';
 import type { Transcript } from '../../stt/index.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { fromBuffer } from '../../blobs/store.js';
-import type { TranscriptionSession } from '../store.mongo.js';
+import type { TranscriptionSession } from '../model.js';
 import { conflict, notFound, validationError } from '../../kernel/errors.js';
 import { systemScope, type Scope } from '../../kernel/scope.js';
 import { bestEffort } from '../../kernel/best-effort.js';
