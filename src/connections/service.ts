@@ -1,7 +1,8 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { allowedClientSecretEnv, type Config } from '../kernel/config.js';
 import type { SecretBox } from '../crypto/secrets.js';
-import type { ConnectionDoc, ConnectionRepo, IntegrationDoc } from './store.mongo.js';
+import type { ConnectionDoc, IntegrationDoc } from './model.js';
+import type { ConnectionStore } from './store.js';
 import type { ReflexRecord as Reflex, ReflexRepo } from '../reflexes/index.js';
 import { conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
 import type { Guard } from '../net/guard.js';
@@ -46,7 +47,7 @@ interface TokenAnswer {
  */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createConnectionService(d: {
-  repo: ConnectionRepo;
+  repo: ConnectionStore;
   reflexes: ReflexRepo;
   box: SecretBox;
   guard: Guard;
@@ -456,7 +457,7 @@ export type ConnectionService = ReturnType<typeof createConnectionService>;
  * not overwritten. Safe to run again; returns what it changed.
  */
 export async function resealSecrets(
-  repo: ConnectionRepo,
+  repo: ConnectionStore,
   box: SecretBox,
 ): Promise<{ integrations: number; connections: number; requests: number; expiredRequests: number }> {
   const out = { integrations: 0, connections: 0, requests: 0, expiredRequests: 0 };

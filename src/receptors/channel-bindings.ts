@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Config } from '../kernel/config.js';
-import type { BindingChange } from './firings.mongo.js';
-import type { ChannelBinding, ReceptorRepo } from './store.mongo.js';
+import type { BindingChange, ChannelBinding } from './model.js';
+import type { ReceptorStore } from './store.js';
 import { conflict, notFound, validationError } from '../kernel/errors.js';
 import type { BindingCreateBody, BindingPatchBody, ChatWebhookBody } from './schemas.js';
 import { systemScope, type Scope } from '../kernel/scope.js';
@@ -23,7 +23,7 @@ export function createChannelBindingService({
   fires,
   config,
 }: {
-  repo: ReceptorRepo;
+  repo: ReceptorStore;
   receptors: ReceptorService;
   fires: ReceptorFireService;
   config: Config;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JobRecord as Job, MultitaskStrategy, JobService } from '../jobs/index.js';
-import type { Firing, Receptor, ReceptorRepo } from './store.mongo.js';
+import type { Firing, Receptor } from './model.js';
+import type { ReceptorStore } from './store.js';
 import { validationError } from '../kernel/errors.js';
 import { triggerPayload, type FireBody } from './schemas.js';
 import { systemScope, type Scope } from '../kernel/scope.js';
@@ -55,7 +56,7 @@ const jobKindOf = (r: Receptor): Job['kind'] =>
  */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createReceptorFireService(d: {
-  repo: ReceptorRepo;
+  repo: ReceptorStore;
   receptors: ReceptorService;
   neurons: NeuronService;
   pathways: PathwayService;

@@ -1,80 +1,22 @@
 import type { Db, Filter } from 'mongodb';
 import { isDuplicateKey } from '../kernel/store/claims.js';
 import { findById } from '../kernel/store/client.js';
-import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
 import { page, type Page, type PageQuery } from '../kernel/store/paging.js';
 import { searchReader } from '../kernel/store/rows.js';
-
-/** One firing of a receptor: the fire workflow's record (id = that workflow's id). */
-export interface FiringDoc {
-  _id: string;
-  workspaceId: string;
-  receptorId: string;
-  jobId: string;
-  source: 'http' | 'schedule' | 'stimulus' | 'channel' | 'share';
-  /** The stimulus event or channel message that fired it (deduplication key with the receptor). */
-  eventId: string | null;
-  stimulusKey: string | null;
-  /** The trigger payload (blob): kept here so the workflow input carries ids only. */
-  trigger: Blob;
-  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
-  reason: string | null;
-  firedAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-}
-
-/** Maps an external chat or email conversation to a receptor (docs/receptors.md, "Channel bindings and the webhook ingress"). */
-export interface ChannelBindingDoc {
-  _id: string;
-  workspaceId: string;
-  receptorId: string;
-  channel: string;
-  externalId: string;
-  /** The thread the conversation continues (neuron targets). */
-  traceId: string;
-  metadata: Blob;
-  isActive: boolean;
-  /** Bumped by a secret rotation: the webhook secret is derived from the binding id and this number, never stored. */
-  secretVersion: number;
-  createdBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** An action plan written when an action_plan receptor fires (searchable later as `action_plans`). */
-export interface ActionPlanDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string;
-  receptorId: string;
-  pathwayId: string;
-  jobId: string;
-  input: Blob;
-  status: 'proposed' | 'executed';
-  executionJobId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+import type {
+  ActionPlan,
+  ActionPlanDoc,
+  BindingChange,
+  BindingListWhere,
+  ChannelBinding,
+  ChannelBindingDoc,
+  Firing,
+  FiringDoc,
+} from './model.js';
+import type { ReceptorFiringStore } from './store.js';
 
 type Json = Record<string, unknown>;
-/** A firing as the repository returns it: the trigger decoded (null when unreadable). */
-export type Firing = Omit<FiringDoc, 'trigger'> & { trigger: unknown };
-/** A channel binding as the repository returns it: the metadata decoded. */
-export type ChannelBinding = Omit<ChannelBindingDoc, 'metadata'> & { metadata: Json };
-/** An action plan as the repository returns it: the input decoded. */
-export type ActionPlan = Omit<ActionPlanDoc, 'input'> & { input: unknown };
-
-/** Which bindings a list shows (all of the workspace's, or those of a receptor, a channel, an id). */
-export interface BindingListWhere {
-  receptorId?: string;
-  channel?: string;
-  id?: string;
-}
-/** The fields a binding change may set. */
-export type BindingChange = Partial<
-  Pick<ChannelBinding, 'receptorId' | 'externalId' | 'metadata' | 'isActive' | 'secretVersion' | 'updatedAt'>
->;
 
 const toFiring = (d: FiringDoc): Firing => ({ ...d, trigger: decodeBlob<unknown>(d.trigger, null) });
 const toBinding = (d: ChannelBindingDoc): ChannelBinding => ({ ...d, metadata: decodeBlob<Json>(d.metadata, {}) });
@@ -92,7 +34,7 @@ async function unlessDuplicate(insert: () => Promise<unknown>): Promise<boolean>
 }
 
 /** Firings, channel bindings and action plans: the records receptors leave when they fire (part of the receptor repository). */
-export function createFiringOps(db: Db) {
+export function createFiringOps(db: Db): ReceptorFiringStore {
   const firings = db.collection<FiringDoc>('receptor_firings');
   const bindings = db.collection<ChannelBindingDoc>('receptor_channel_bindings');
   const actionPlans = db.collection<ActionPlanDoc>('action_plans');

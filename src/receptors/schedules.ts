@@ -9,7 +9,7 @@ import {
 import { msToTs, tsToMs } from '@temporalio/common';
 import type { temporal as proto } from '@temporalio/proto';
 import type { Config } from '../kernel/config.js';
-import type { Receptor, ScheduleTiming } from './store.mongo.js';
+import type { Receptor, ScheduleTiming } from './model.js';
 import { validationError, workspaceShareExceeded } from '../kernel/errors.js';
 import { createLimiter, shareOf } from '../kernel/limits.js';
 import {

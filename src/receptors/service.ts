@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type NeuronRecord as Neuron, assertScopeRole, toNeuronSlug, type NeuronService } from '../neurons/index.js';
-import type { ExecutableTarget, Receptor, ReceptorChange, ReceptorRepo, ReceptorTargetKind } from './store.mongo.js';
+import type { ExecutableTarget, Receptor, ReceptorChange, ReceptorTargetKind } from './model.js';
+import type { ReceptorStore } from './store.js';
 import type { ReflexRepo } from '../reflexes/index.js';
 import type { WorkspaceRepo, ResourceEvents } from '../platform/index.js';
 import { forbidden, notFound, validationError } from '../kernel/errors.js';
@@ -66,7 +67,7 @@ export function createReceptorService({
   pathways,
   bus,
 }: {
-  repo: ReceptorRepo;
+  repo: ReceptorStore;
   schedules: ScheduleService;
   workspaces: WorkspaceRepo;
   reflexes: ReflexRepo;

@@ -1,83 +1,22 @@
 import type { Db, Filter } from 'mongodb';
 import type { IndexSpec } from '../kernel/store/client.js';
-import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
+import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
 import { isDuplicateKey } from '../kernel/store/claims.js';
 import { findById } from '../kernel/store/client.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../kernel/store/paging.js';
-import { createFiringOps, type ChannelBindingDoc } from './firings.mongo.js';
+import { createFiringOps } from './firings.mongo.js';
 import { searchReader } from '../kernel/store/rows.js';
-
-export type { Page, PageQuery, PageSort };
-export type { ActionPlan, ActionPlanDoc, ChannelBinding, ChannelBindingDoc, Firing } from './firings.mongo.js';
-
-/** `plasticity_pass` is the older name of `action_plan`; it is stored as `action_plan`. */
-export type ReceptorTargetKind = 'neuron' | 'pathway' | 'action_plan' | 'plasticity_pass' | 'system_job';
-
-/**
- * What a receptor dispatches when it fires. `id` names the neuron or pathway (an action plan's
- * pathway); `job` names the maintenance job of a system_job target (null: the stimulus key that fired).
- */
-export interface ExecutableTarget {
-  kind: ReceptorTargetKind;
-  id: string | null;
-  autoExecute?: boolean;
-  job?: string | null;
-}
-
-/** How a scheduled receptor's Temporal Schedule is shaped (source_config.timing, validated by src/receptors/schemas.ts). */
-export interface ScheduleTiming {
-  cron: string[];
-  intervals: { everyS: number; offsetS: number }[];
-  timezone: string;
-  overlap: 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other' | 'allow_all';
-  catchupWindowS: number;
-  jitterS: number;
-  startAt: string | null;
-  endAt: string | null;
-}
-
-/**
- * A trigger that listens on channels and dispatches its target (docs/receptors.md).
- * For neuron and pathway targets, `isActive` and `scope` mirror the target. The parts the
- * platform queries (stimulus keys, activation, the schedule) are first-class fields; the rest of
- * source_config is a blob.
- */
-export interface ReceptorDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string;
-  slug: string;
-  activeChannels: string[];
-  config: Blob;
-  isActive: boolean;
-  scope: 'brain' | 'workspace' | 'core';
-  sourceConfig: Blob;
-  executableTarget: ExecutableTarget;
-  sensoryReflexId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-  /** target: created with its neuron or pathway (removed with it); subscription: created by POST /v1/receptors/subscribe. */
-  origin?: 'target' | 'subscription';
-  /** Keys it subscribes to (source_config.stimulus_keys). */
-  stimulusKeys?: string[];
-  activation?: 'event' | 'schedule' | null;
-  /** Set when activation is schedule: the Temporal Schedule's shape, and a pause asked for by a person (with its note). */
-  timing?: ScheduleTiming | null;
-  schedulePause?: { paused: boolean; note: string | null; at: Date | null } | null;
-  createdBy?: string | null;
-}
+import type {
+  ChannelBindingDoc,
+  Receptor,
+  ReceptorChange,
+  ReceptorDoc,
+  ReceptorListWhere,
+  ReceptorTargetKind,
+} from './model.js';
+import type { ReceptorStore } from './store.js';
 
 type Json = Record<string, unknown>;
-/** A receptor as the repository returns it: config and source_config decoded. */
-export type Receptor = Omit<ReceptorDoc, 'config' | 'sourceConfig'> & { config: Json; sourceConfig: Json };
-/** The fields a change may set. */
-export type ReceptorChange = Partial<Omit<Receptor, '_id' | 'workspaceId' | 'createdAt'>>;
-/** What a list shows: the workspace's receptors, visible in `brainId` when given, of a target kind, among `ids`. */
-export interface ReceptorListWhere {
-  brainId?: string;
-  targetKind?: ReceptorTargetKind;
-  ids?: string[];
-}
 
 const toReceptor = (d: ReceptorDoc): Receptor => ({
   ...d,
@@ -126,7 +65,7 @@ export const receptorIndexes: IndexSpec[] = [
  * filters by workspace, except the schedule reconciler's scan, the webhook ingress's lookup of a
  * conversation (unique on the platform) and the fire workflow's own record (keyed by its workflow id).
  */
-export function createReceptorRepo(db: Db) {
+export function createReceptorRepo(db: Db): ReceptorStore {
   const receptors = db.collection<ReceptorDoc>('receptors');
   const bindings = db.collection<ChannelBindingDoc>('receptor_channel_bindings');
   const search = searchReader(receptors, toReceptor);
@@ -206,4 +145,3 @@ export function createReceptorRepo(db: Db) {
     ...createFiringOps(db),
   };
 }
-export type ReceptorRepo = ReturnType<typeof createReceptorRepo>;

@@ -1,4 +1,5 @@
-import type { Firing, ReceptorRepo } from './store.mongo.js';
+import type { Firing } from './model.js';
+import type { ReceptorStore } from './store.js';
 import { validationError } from '../kernel/errors.js';
 import { systemScope, type Scope } from '../kernel/scope.js';
 import type { PathwayRunInput, RunScope, SystemJobInput } from '../temporal/definitions.js';
@@ -28,7 +29,7 @@ export const triggerOf = (f: Firing | null): Trigger => (f?.trigger as Trigger |
  */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createSystemJobSteps(d: {
-  repo: ReceptorRepo;
+  repo: ReceptorStore;
   receptors: ReceptorService;
   pathways: PathwayService;
   pathwayRuns: PathwayRunService;

@@ -1,4 +1,4 @@
-import type { ScheduleTiming } from './store.mongo.js';
+import type { ScheduleTiming } from './model.js';
 import type { Timing } from './schemas.js';
 
 /** source_config.timing → the stored schedule shape. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { NeuronReflexDoc, Reflex, ReflexChange, ReflexRepo, ReflexToolSet } from './store.mongo.js';
+import type { NeuronReflexDoc, Reflex, ReflexChange, ReflexToolSet } from './model.js';
+import type { ReflexStore } from './store.js';
 import type { WorkspaceRepo, ResourceEvents } from '../platform/index.js';
 import { conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
 import { connectionRefusal, type ConnectionUse, type GraphSaver } from '../expressions/index.js';
@@ -99,7 +100,7 @@ export function createReflexService({
   integrations,
   bus,
 }: {
-  repo: ReflexRepo;
+  repo: ReflexStore;
   workspaces: WorkspaceRepo;
   neurons: NeuronService;
   events: ResourceEvents;

@@ -4,7 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ActionPlan, ChannelBinding, Firing, Receptor, ReceptorRepo } from '../../src/receptors/store.mongo.js';
+import type { ReceptorRepo } from '../../src/receptors/index.js';
+import type { ActionPlan, ChannelBinding, Firing, Receptor } from '../../src/receptors/model.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();

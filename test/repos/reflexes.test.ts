@@ -1,7 +1,8 @@
 /** The reflex repository (src/reflexes/store.mongo.ts): decoded reflexes, workspace scoping, assignments claimed by unique key, paging. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Reflex, ReflexRepo } from '../../src/reflexes/store.mongo.js';
+import type { ReflexRepo } from '../../src/reflexes/index.js';
+import type { Reflex } from '../../src/reflexes/model.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();
