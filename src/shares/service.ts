@@ -1,7 +1,8 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { JobRepo, Admission } from '../jobs/index.js';
 import type { ReceptorFireService, ReceptorRecord as Receptor, ReceptorService } from '../receptors/index.js';
-import type { ShareRepo, ShareTokenDoc } from './store.mongo.js';
+import type { ShareTokenDoc } from './model.js';
+import type { ShareStore } from './store.js';
 import type { TraceRecord as Trace, TraceRepo } from '../traces/index.js';
 import type { WorkspaceRepo, RecentCredentials } from '../platform/index.js';
 import { AppError, conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
@@ -28,7 +29,7 @@ export interface ShareAccess {
  */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createShareService(d: {
-  repo: ShareRepo;
+  repo: ShareStore;
   jobs: JobRepo;
   traces: TraceRepo;
   /** A run start's place in the workspace's share of runs (JobService.admitRun). */

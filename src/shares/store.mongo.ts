@@ -1,49 +1,8 @@
 import type { Db } from 'mongodb';
 import { claim } from '../kernel/store/claims.js';
 import { findById, type IndexSpec } from '../kernel/store/client.js';
-
-/** Share-link look and feel (validated by src/shares/schemas.ts). */
-interface ShareCustomization {
-  title?: string;
-  greeting?: string;
-  colors?: { primary?: string; background?: string; text?: string };
-  logo_url?: string;
-}
-
-/**
- * The live share token of a receptor (one per receptor; docs/shares.md). The token
- * itself is never stored: its SHA-256 is, and the id stays the same across rotations, so the
- * link's budget survives a rotation (a rotation is not a way to reset spending).
- */
-export interface ShareTokenDoc {
-  _id: string;
-  workspaceId: string;
-  receptorId: string;
-  tokenHash: string;
-  prefix: string;
-  allowFiles: boolean;
-  customization: ShareCustomization;
-  expiresAt: Date | null;
-  /** Executes the link may start in all; its token limit is a budget (src/usage/budgets.ts, scope share_token). */
-  budget: { maxRequests: number | null };
-  createdBy: string | null;
-  createdAt: Date;
-  rotatedAt: Date | null;
-  updatedAt: Date;
-}
-
-/** A file uploaded through a share link (kept until the knowledge lanes take uploads over). */
-export interface ShareUploadDoc {
-  _id: string;
-  workspaceId: string;
-  receptorId: string;
-  shareTokenId: string;
-  name: string;
-  contentType: string;
-  size: number;
-  data: Buffer;
-  createdAt: Date;
-}
+import type { ShareTokenDoc, ShareUploadDoc } from './model.js';
+import type { ShareStore } from './store.js';
 
 export const shareIndexes: IndexSpec[] = [
   { collection: 'share_tokens', keys: { receptorId: 1 }, unique: true, name: 'receptor_unique' },
@@ -51,12 +10,14 @@ export const shareIndexes: IndexSpec[] = [
   { collection: 'share_uploads', keys: { workspaceId: 1, receptorId: 1, createdAt: -1 }, name: 'ws_receptor' },
 ];
 
-export function createShareRepo(db: Db) {
+/** The share links' store on MongoDB (and FerretDB): one link per receptor and per token hash (unique indexes). */
+export function createShareRepo(db: Db): ShareStore {
   const tokens = db.collection<ShareTokenDoc>('share_tokens');
   const uploads = db.collection<ShareUploadDoc>('share_uploads');
   return {
-    forReceptor: (workspaceId: string, receptorId: string) => tokens.findOne({ workspaceId, receptorId }),
-    byHash: (tokenHash: string) => tokens.findOne({ tokenHash }),
+    forReceptor: (workspaceId: string, receptorId: string): Promise<ShareTokenDoc | null> =>
+      tokens.findOne({ workspaceId, receptorId }),
+    byHash: (tokenHash: string): Promise<ShareTokenDoc | null> => tokens.findOne({ tokenHash }),
     /** Whether the workspace has this share link. */
     exists: async (workspaceId: string, id: string): Promise<boolean> =>
       (await findById(tokens, id, { workspaceId }, { projection: { _id: 1 } })) !== null,
@@ -71,10 +32,8 @@ export function createShareRepo(db: Db) {
     addUpload: async (doc: ShareUploadDoc): Promise<void> => {
       await uploads.insertOne(doc);
     },
-    /** The files of these ids uploaded through the receptor's link. */
     /** Files uploaded through this share link (another link's, even of the same receptor, are not its). */
     uploadsOf: (workspaceId: string, shareTokenId: string, ids: string[]): Promise<ShareUploadDoc[]> =>
       uploads.find({ _id: { $in: ids }, shareTokenId, workspaceId }).toArray(),
   };
 }
-export type ShareRepo = ReturnType<typeof createShareRepo>;

@@ -1,54 +1,11 @@
 import type { Db, Document, Filter } from 'mongodb';
 import type { IndexSpec } from '../kernel/store/client.js';
-import type { UsageAttribution } from './store.mongo.js';
 import { claim } from '../kernel/store/claims.js';
 import { findById } from '../kernel/store/client.js';
 import { page, pageIndexes, type Page, type PageQuery } from '../kernel/store/paging.js';
-
-export type { Page, PageQuery } from '../kernel/store/paging.js';
-
-// What a budget caps, measures, over which period and with which policy: the request schemas' types (docs/usage.md).
-import type { BudgetMeasure, BudgetPeriod, BudgetPolicy, BudgetScope } from './budget-schemas.js';
-
-/**
- * A spending cap. Spending is never stored here: it is summed from the usage ledger for the
- * current period whenever it is read or checked, so the budget and GET /v1/usage agree by
- * construction. `key` names the budget's target and terms, so one target has at most one budget
- * per measure and period (a unique index).
- */
-export interface BudgetDoc {
-  _id: string;
-  workspaceId: string;
-  key: string;
-  scope: BudgetScope;
-  /** The receptor, neuron or share link id; null for the workspace. */
-  targetId: string | null;
-  measure: BudgetMeasure;
-  period: BudgetPeriod;
-  /** Tokens (an integer) or USD. */
-  limit: number;
-  policy: BudgetPolicy;
-  name: string | null;
-  createdBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export const budgetKey = (
-  workspaceId: string,
-  scope: BudgetScope,
-  targetId: string | null,
-  measure: BudgetMeasure,
-  period: BudgetPeriod,
-) => `${workspaceId}:${scope}:${targetId ?? '-'}:${measure}:${period}`;
-
-/** The usage-ledger field each scope filters on (workspace: none, every row of the workspace counts). */
-export const LEDGER_FIELD = {
-  workspace: null,
-  receptor: 'receptorId',
-  neuron: 'neuronId',
-  share_token: 'shareTokenId',
-} as const satisfies Record<BudgetScope, keyof UsageAttribution | null>;
+import type { BudgetScope } from './budget-schemas.js';
+import type { BudgetDoc } from './model.js';
+import type { BudgetStore } from './store.js';
 
 export const budgetIndexes: IndexSpec[] = [
   { collection: 'budgets', keys: { key: 1 }, unique: true, name: 'key_unique' },
@@ -62,10 +19,11 @@ export const budgetIndexes: IndexSpec[] = [
 /** The collection each budget target lives in (a target is checked to be the workspace's). */
 const TARGETS = { receptor: 'receptors', neuron: 'neurons', share_token: 'share_tokens' } as const;
 
-export function createBudgetRepo(db: Db) {
+/** The budgets' store on MongoDB (and FerretDB): one budget per key (a unique index), every operation scoped to the workspace. */
+export function createBudgetRepo(db: Db): BudgetStore {
   const budgets = db.collection<BudgetDoc>('budgets');
   return {
-    get: (workspaceId: string, id: string) => findById(budgets, id, { workspaceId }),
+    get: (workspaceId: string, id: string): Promise<BudgetDoc | null> => findById(budgets, id, { workspaceId }),
     /** The workspace's budgets (at most `limit`). */
     ofWorkspace: (workspaceId: string, limit?: number): Promise<BudgetDoc[]> =>
       budgets
@@ -73,7 +31,7 @@ export function createBudgetRepo(db: Db) {
         .limit(limit ?? 0)
         .toArray(),
     /** The budget of this key (its target and terms), or null. */
-    byKey: (workspaceId: string, key: string) => budgets.findOne({ key, workspaceId }),
+    byKey: (workspaceId: string, key: string): Promise<BudgetDoc | null> => budgets.findOne({ key, workspaceId }),
     /** Creates the budget; false when its target already has one of these terms (the unique key). */
     create: (doc: BudgetDoc): Promise<boolean> => claim(budgets, doc),
     /** A page of the workspace's budgets, oldest first. */
@@ -106,4 +64,3 @@ export function createBudgetRepo(db: Db) {
     },
   };
 }
-export type BudgetRepo = ReturnType<typeof createBudgetRepo>;

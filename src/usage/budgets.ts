@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { budgetKey, LEDGER_FIELD, type BudgetDoc, type BudgetRepo, type Page } from './budgets.mongo.js';
+import { budgetKey, LEDGER_FIELD, type BudgetDoc } from './model.js';
 import type { BudgetPeriod } from './budget-schemas.js';
-import type { LedgerQuery, UsageRepo } from './store.mongo.js';
+import type { BudgetStore, LedgerQuery, Page, UsageStore } from './store.js';
 import type { SpendKey, UsageCounters } from './counters.js';
 import { AppError, conflict, notFound, validationError } from '../kernel/errors.js';
 import type { BudgetCreateBody, BudgetListQuery, BudgetUpdateBody } from './budget-schemas.js';
@@ -64,7 +64,7 @@ const describe = (b: BudgetDoc) =>
  * engine checks before each model turn, so a run stops between turns, never in the middle of one.
  */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createBudgetService(d: { repo: BudgetRepo; usage: UsageRepo; counters: UsageCounters }) {
+export function createBudgetService(d: { repo: BudgetStore; usage: UsageStore; counters: UsageCounters }) {
   const { repo, counters } = d;
 
   const spendKey = (b: BudgetDoc): SpendKey => ({

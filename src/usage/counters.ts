@@ -4,12 +4,12 @@ import {
   GROUP_SUMS,
   groupIdOf,
   groupKeyOf,
-  hourOf,
   rowSums,
   type InvokeFacet,
   type UsageGroup,
   type UsageRowDoc,
-} from './store.mongo.js';
+} from './groups.js';
+import { hourOf } from './model.js';
 
 /**
  * The usage counters (docs/usage.md, "Counters and rollups"): a cache in Redis, added to as each

@@ -1,13 +1,16 @@
 /**
- * Usage (docs/usage.md): the area's only door. The ledger of every billed call (`store.mongo.ts`)
- * and the counters derived from it (`counters.ts`, rebuilt by `reconciler.ts`), grouped reads
- * (`groups.ts`), budgets and their pauses (`budgets.ts`, `budgets.mongo.ts`), and the service that
- * answers usage queries. Routes, activities, the composition root and other areas import from here.
+ * Usage (docs/usage.md): the area's only door. The ledger of every billed call (its rows and
+ * rollups `model.ts` and `groups.ts`, the contracts `store.ts`, the adapter `store.mongo.ts`) and
+ * the counters derived from it (`counters.ts`, rebuilt by `reconciler.ts`), budgets and their
+ * pauses (`budgets.ts`, `budgets.mongo.ts`), and the service that answers usage queries. Routes,
+ * activities, the composition root and other areas import from here.
  */
-export * from './store.mongo.js';
+export { budgetKey, HOUR_MS, rollupId, type BudgetDoc, type UsageCumulativeDoc, type UsageRollupDoc } from './model.js';
+export type { BudgetStore as BudgetRepo, UsageStore as UsageRepo } from './store.js';
+export { createUsageRepo, usageIndexes } from './store.mongo.js';
+export { budgetIndexes, createBudgetRepo } from './budgets.mongo.js';
 export * from './counters.js';
 export * from './groups.js';
-export { budgetIndexes, createBudgetRepo, type BudgetDoc } from './budgets.mongo.js';
 export * from './schemas.js';
 export * from './budget-schemas.js';
 export * from './service.js';

@@ -1,21 +1,11 @@
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../kernel/config.js';
-import type { BudgetDoc, BudgetRepo } from './budgets.mongo.js';
+import type { BudgetDoc } from './model.js';
 import { periodKey, type UsageCounters } from './counters.js';
-import {
-  cumulativeId,
-  DAY_H,
-  GROUP_SUMS,
-  HOUR_MS,
-  groupRows,
-  hourOf,
-  mergeGroups,
-  rollupId,
-  type UsageGroup,
-  type UsageRepo,
-  type UsageRowDoc,
-} from './store.mongo.js';
+import { GROUP_SUMS, groupRows, mergeGroups, type UsageGroup, type UsageRowDoc } from './groups.js';
+import { cumulativeId, DAY_H, HOUR_MS, hourOf, rollupId } from './model.js';
+import type { BudgetStore, UsageStore } from './store.js';
 import type { WorkspaceRepo } from '../platform/index.js';
 import { metrics } from '../kernel/metrics.js';
 import type { BudgetService } from './budgets.js';
@@ -94,9 +84,9 @@ function sameGroups(a: Map<string, UsageGroup>, b: Map<string, UsageGroup>): boo
  */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createUsageReconciler(d: {
-  usage: UsageRepo;
+  usage: UsageStore;
   counters: UsageCounters;
-  budgetRepo: BudgetRepo;
+  budgetRepo: BudgetStore;
   budgets: BudgetService;
   workspaces: WorkspaceRepo;
   temporal: Client;

@@ -1,19 +1,14 @@
 import {
-  DAY_H,
   subtractGroups,
-  HOUR_MS,
   groupRows,
-  hourOf,
   mergeGroups,
-  type LedgerMatch,
-  type LedgerQuery,
-  type Measure,
   type UsageAttribution,
   type UsageGroup,
-  type UsageRepo,
   type UsageRowDoc,
   type UsageSums,
-} from './store.mongo.js';
+} from './groups.js';
+import { DAY_H, HOUR_MS, hourOf } from './model.js';
+import type { LedgerMatch, LedgerQuery, Measure, UsageStore } from './store.js';
 import type { UsageCounters } from './counters.js';
 import { notFound, validationError } from '../kernel/errors.js';
 import { costOf, costOfAudio, pricesAt } from '../llm/pricing.js';
@@ -95,7 +90,7 @@ interface Facets {
  * construction: `allFacetsMatchTotals` compares sums of one set of groups.
  */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createUsageService(d: { repo: UsageRepo; counters: UsageCounters }) {
+export function createUsageService(d: { repo: UsageStore; counters: UsageCounters }) {
   const { repo, counters } = d;
 
   /** The window as [from, to) (null: unbounded). endDate is inclusive: a date alone (2026-01-31) covers that whole UTC day. */

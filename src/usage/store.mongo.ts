@@ -3,74 +3,18 @@ import { findById, type IndexSpec } from '../kernel/store/client.js';
 import { claim, probeFrom } from '../kernel/store/claims.js';
 import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
 import type { InvokeFacet, UsageGroup, UsageRowDoc, UsageSums } from './groups.js';
+import {
+  cumulativeId,
+  DAY_H,
+  HOUR_MS,
+  type JobRowPlaceDoc,
+  type UsageCumulative,
+  type UsageCumulativeDoc,
+  type UsageRollup,
+  type UsageRollupDoc,
+} from './model.js';
+import type { LedgerMatch, LedgerQuery, Measure, UsageStore } from './store.js';
 
-export * from './groups.js';
-
-/** Epoch hour of a time (hours since 1970-01-01T00Z): the rollups' unit. */
-export const HOUR_MS = 3_600_000;
-export const hourOf = (t: Date | number): number => Math.floor((typeof t === 'number' ? t : t.getTime()) / HOUR_MS);
-
-/**
- * The rollup of one closed hour of a workspace (`usage_rollups`), computed from the ledger rows of
- * that hour once it is closed (plus a grace period), and claimed by unique `_id` =
- * `<workspace>:<epoch hour>`: written once, never contended (only the reconciler corrects one).
- * An hour without rows has none.
- */
-export interface UsageRollupDoc {
-  _id: string;
-  workspaceId: string;
-  hour: Date;
-  /**
-   * The hour's groups as one JSON string (`UsageGroup[]`): FerretDB decodes a document field by
-   * field, and a dozen groups of eighteen fields per hour made a month's read several times slower
-   * than one string per hour. Nothing filters inside it.
-   */
-  groups: Blob;
-  rows: number;
-  computedAt: Date;
-}
-/** A stored hour rollup as services see it: its groups decoded. */
-export interface UsageRollup extends Omit<UsageRollupDoc, 'groups'> {
-  groups: UsageGroup[];
-}
-export const rollupId = (workspaceId: string, hour: number): string => `${workspaceId}:${hour}`;
-
-/** Hours in a UTC day (epoch days are epoch hours ÷ 24). */
-export const DAY_H = 24;
-
-/**
- * Everything a workspace was billed through one closed UTC day (`usage_cumulative`, `_id` =
- * `<workspace>:c<epoch day>`): the previous day's cumulative rollup plus that day's hour rollups,
- * kept by the reconciler. The whole days of any window are two key reads, through(last day) −
- * through(the day before the first), and a window without a start one; a day's own figures are
- * through(d) − through(d − 1). A chain of them starts at `chainFrom` with a base: the document of the
- * day before, everything billed before `chainFrom` summed from the ledger.
- */
-export interface UsageCumulativeDoc {
-  _id: string;
-  workspaceId: string;
-  day: Date;
-  chainFrom: number;
-  groups: Blob;
-  rows: number;
-  computedAt: Date;
-}
-export const cumulativeId = (workspaceId: string, day: number): string => `${workspaceId}:c${day}`;
-/** A stored cumulative rollup as services see it: its groups decoded. */
-export interface UsageCumulative extends Omit<UsageCumulativeDoc, 'groups'> {
-  groups: UsageGroup[];
-}
-
-/** Row fields a ledger read may match on exactly (the caller, a receptor, a budget's target, unpriced rows). */
-export type LedgerMatch = Partial<
-  Pick<UsageRowDoc, 'userId' | 'apiKeyId' | 'receptorId' | 'neuronId' | 'pathwayId' | 'shareTokenId' | 'priced'>
->;
-/** Ledger rows of a workspace written in [from, to) (null or absent: unbounded) that match the given fields. */
-export interface LedgerQuery extends LedgerMatch {
-  workspaceId: string;
-  from?: Date | null;
-  to?: Date | null;
-}
 const ledgerFilter = ({ workspaceId, from, to, ...match }: LedgerQuery): Filter<UsageRowDoc> => ({
   ...match,
   workspaceId,
@@ -105,26 +49,18 @@ const MEASURES = {
   outputTokens: '$outputTokens',
   cachedInputTokens: '$cachedInputTokens',
   rows: 1,
-} as const;
-/**
- * Where a job's ledger rows are found by key: `_id` = `<jobId>:<n>` for n = 1, 2, … (FerretDB's
- * SQLite backend scans the whole ledger for `{ workspaceId, jobId }`, and the ledger grows with
- * every run). A place is claimed before its row is inserted, so a row always has one; a place
- * whose row was never written (the writer died between the two) names no row and counts nothing.
- */
-export interface JobRowPlaceDoc {
-  _id: string;
-  rowId: string;
-}
-
-export type Measure = keyof typeof MEASURES;
+} as const satisfies Record<Measure, string | 1>;
 const ALL_MEASURES = Object.keys(MEASURES) as Measure[];
 
 /** How many ledger rows one process remembers after storing them (`rowsOfJob`). */
 const REMEMBERED_ROWS = 2_000;
 
+/**
+ * The usage ledger's store on MongoDB (and FerretDB): rows claimed once by key with their job's
+ * places, rollups stored once with their groups as one string, sums and counts by aggregation.
+ */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createUsageRepo(db: Db) {
+export function createUsageRepo(db: Db): UsageStore {
   const rows = db.collection<UsageRowDoc>('usage_ledger');
   const places = db.collection<JobRowPlaceDoc>('usage_job_rows');
   const rollups = db.collection<UsageRollupDoc>('usage_rollups');
@@ -333,4 +269,3 @@ export function createUsageRepo(db: Db) {
     },
   };
 }
-export type UsageRepo = ReturnType<typeof createUsageRepo>;

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { budgetKey, type BudgetDoc, type BudgetRepo } from '../../src/usage/budgets.mongo.js';
+import { budgetKey, type BudgetDoc, type BudgetRepo } from '../../src/usage/index.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();
