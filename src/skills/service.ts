@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { SkillDoc, SkillRepo } from './store.mongo.js';
+import type { SkillDoc } from './model.js';
+import type { SkillStore } from './store.js';
 import type { WorkspaceRepo, ResourceEvents } from '../platform/index.js';
 import { conflict, notFound, validationError } from '../kernel/errors.js';
 import type { SkillCreateBody, SkillListQuery, SkillUpdateBody } from './schemas.js';
@@ -20,7 +21,7 @@ export function createSkillService({
   workspaces,
   events,
 }: {
-  repo: SkillRepo;
+  repo: SkillStore;
   workspaces: WorkspaceRepo;
   events: ResourceEvents;
 }) {

@@ -3,53 +3,8 @@ import { claimNext, isDuplicateKey, updateHeld, type HoldDoc } from '../kernel/s
 import type { IndexSpec } from '../kernel/store/client.js';
 import { findById } from '../kernel/store/client.js';
 import { page, pageIndexes, type Page, type PageQuery, type PageSort } from '../kernel/store/paging.js';
-
-export type { Page, PageQuery, PageSort };
-
-interface SkillToolLink {
-  integrationId: string;
-  scopePath: string;
-}
-
-/** A skill's head: the newest version's fields; the versions are the record. */
-export interface SkillDoc {
-  _id: string;
-  workspaceId: string;
-  brainId: string;
-  name: string;
-  skillPath: string;
-  bodyMd: string;
-  toolLinks: SkillToolLink[];
-  latestVersion: number;
-  createdBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-/** One version of a skill (claimed by unique `_id` `<skill>:<version>`, src/kernel/store/claims.ts). */
-export interface SkillVersionDoc {
-  _id: string;
-  skillId: string;
-  workspaceId: string;
-  version: number;
-  bodyMd: string;
-  toolLinks: SkillToolLink[];
-  name: string;
-  createdBy: string | null;
-  createdAt: Date;
-}
-
-/** A change to record as the next version: fields left out keep the newest version's. */
-export interface SkillChange {
-  name: string;
-  /** The head's path for `name`. */
-  skillPath: string;
-  bodyMd?: string;
-  toolLinks?: SkillToolLink[];
-  createdBy: string | null;
-}
-/** The outcome of recording a change: the head fields it set, or why it was not recorded. */
-export type SkillRecordOutcome =
-  Pick<SkillDoc, 'name' | 'skillPath' | 'bodyMd' | 'toolLinks' | 'latestVersion' | 'updatedAt'> | 'path_taken';
+import type { SkillChange, SkillDoc, SkillRecordOutcome, SkillVersionDoc } from './model.js';
+import type { SkillStore } from './store.js';
 
 export const skillIndexes: IndexSpec[] = [
   {
@@ -65,7 +20,7 @@ export const skillIndexes: IndexSpec[] = [
 ];
 
 /** Skills and their versions; every query filters by workspace. */
-export function createSkillRepo(db: Db) {
+export function createSkillRepo(db: Db): SkillStore {
   const skills = db.collection<SkillDoc>('skills');
   const versions = db.collection<SkillVersionDoc>('skill_versions');
   const holds = db.collection<HoldDoc>('skill_holds');
@@ -145,4 +100,3 @@ export function createSkillRepo(db: Db) {
     },
   };
 }
-export type SkillRepo = ReturnType<typeof createSkillRepo>;
