@@ -10,7 +10,12 @@ import reactHooks from 'eslint-plugin-react-hooks';
  * the repositories.
  */
 const storeInternals = {
-  paths: [{ name: 'mongodb', message: 'the driver stays in the store adapters (src/<area>/*.mongo.ts): ask a repository for the operation' }],
+  paths: [
+    {
+      name: 'mongodb',
+      message: 'the driver stays in the store adapters (src/<area>/*.mongo.ts): ask a repository for the operation',
+    },
+  ],
   patterns: [
     {
       group: ['**/kernel/store/codec*', '**/kernel/store/claims*', '**/kernel/store/client*', '**/kernel/store/guard*'],
