@@ -16,6 +16,7 @@ import type { ShareAccess } from '../src/shares/index.js';
 import { currentRequest } from '../src/kernel/request-context.js';
 import type { Idempotency } from './middleware/idempotency.js';
 import type { RequestGuard } from './middleware/guard.js';
+import type { RequestTiming } from './middleware/request.js';
 import type { RateLimit } from './middleware/rate-limit.js';
 import { setSseAdmission, type SseGate } from './sse.js';
 
@@ -269,9 +270,12 @@ export function toKoaHandler(def: RouteDef, rc: RouteContext) {
     if (def.body && ctx.request.length && !ctx.is('application/json', '+json'))
       throw unsupportedMediaType('application/json');
     await rc.guard.run(guarded, ctx, async (admit) => {
+      const t0 = performance.now();
       const scope = await resolveScope(def, ctx, rc);
+      const t1 = performance.now();
       // Admission is fair between workspaces (anonymous callers: per address), and so are SSE streams.
       await admit(scope.workspaceId || `ip:${ctx.ip}`);
+      ctx.state.timing = { auth: t1 - t0, admit: performance.now() - t1 } satisfies RequestTiming;
       if (def.kind === 'stream') setSseAdmission(ctx, { gate: rc.sse, tenant: scope.workspaceId || `ip:${ctx.ip}` });
       const params = parse(def.params, ctx.params);
       const query = parse(def.query, ctx.query);

@@ -6,17 +6,19 @@
  * completion (POST execute → `complete` on its job stream) and a search answer (POST /v1/search).
  * First idle (NOISY_SAMPLES of each), then while workspace B starts NOISY_RUNS streaming runs at
  * once against the provider simulator (test/support/provider-sim.ts: a think before the first token,
- * then paced tokens), each read to its end by its own SSE reader. B behaves as a client should: a
+ * then paced tokens), each read to its end by its own SSE reader; B's client is a process of its own
+ * (scripts/bench/noisy-flood.ts), so it does not share A's client's event loop. B behaves as a client should: a
  * start refused with 429 (its queue full, WORKSPACE_MAX_QUEUED_RUNS) is sent again after its
  * Retry-After (with jitter), so B keeps as much of the platform busy as it is allowed to. A's
  * samples under the flood are taken while B still has runs to start or running.
  * Reported: median and max idle and under the flood, and whether each median and max is within
- * 2× idle. Bounded: the flood is given up after NOISY_BOUND_MS; loopback only.
+ * 2× idle, with the API's own measure of the same requests (`Server-Timing`). Bounded: the flood is given up after NOISY_BOUND_MS; loopback only.
  */
 import type { TestClient } from '../test/support/app.js';
 import { createSimulation } from '../test/support/provider-sim.js';
 import { lastUserText, type ScriptedOpenAI, type ScriptedReply } from '../test/support/scripted-openai.js';
 import { dataOf, readSse } from '../test/support/sse.js';
+import { startFlood } from './bench/noisy-flood.js';
 
 export interface NoisyWorkspace {
   key: string;
@@ -35,6 +37,11 @@ interface Phase {
   pathway: Series;
   pathwayAccept: Series;
   search: Series;
+  /** The same requests' time inside the API (its `Server-Timing` `app`), and of it the admission wait. */
+  invokeAcceptServer: Series;
+  pathwayAcceptServer: Series;
+  searchServer: Series;
+  admitWait: Series;
 }
 export interface NoisyResult {
   runs: number;
@@ -69,7 +76,17 @@ const phase = (xs: Record<keyof Phase, number[]>): Phase => {
     pathway: of(xs.pathway),
     pathwayAccept: of(xs.pathwayAccept),
     search: of(xs.search),
+    invokeAcceptServer: of(xs.invokeAcceptServer),
+    pathwayAcceptServer: of(xs.pathwayAcceptServer),
+    searchServer: of(xs.searchServer),
+    admitWait: of(xs.admitWait),
   };
+};
+
+/** One phase of a response's `Server-Timing` (api/middleware/request.ts), in ms; NaN when absent. */
+const serverMs = (headers: Headers, name: string): number => {
+  const m = new RegExp(`(?:^|, )${name};dur=([0-9.]+)`).exec(headers.get('server-timing') ?? '');
+  return m ? Number(m[1]) : NaN;
 };
 
 /** POSTs a run start and reads its job stream until `stopAt` says so; the ms to the 202 and to that point, or throws. */
@@ -80,11 +97,13 @@ async function timedRun(
   body: Record<string, unknown>,
   headers: Record<string, string> | undefined,
   stopAt: 'token' | 'complete',
-): Promise<{ total: number; accept: number }> {
+): Promise<{ total: number; accept: number; server: number; admit: number }> {
   const t0 = performance.now();
   const res = await api.post(path, key, body, headers);
   if (res.status !== 202) throw new Error(`POST ${path} answered ${res.status}: ${res.text}`);
   const accept = performance.now() - t0;
+  const server = serverMs(res.headers, 'app');
+  const admit = serverMs(res.headers, 'admit');
   let at: number | undefined;
   let seen = 0;
   const sse = await readSse(`${api.url}/v1/jobs/${String(res.body.job_id)}/stream`, {
@@ -101,7 +120,7 @@ async function timedRun(
   });
   if (at === undefined)
     throw new Error(`job stream ${String(res.body.job_id)} ended without ${stopAt} (${sse.status})`);
-  return { total: at - t0, accept };
+  return { total: at - t0, accept, server, admit };
 }
 
 /** Percent of one core each process used between two CPU snapshots (seconds so far, by name) `ms` apart. */
@@ -125,7 +144,7 @@ export async function measureNoisyNeighbour(o: {
   share: number;
   boundMs: number;
   /** CPU seconds so far by process name (the bench's process tree), when it can be read. */
-  cpu?: () => Map<string, number>;
+  cpu?: (named?: [number, string][]) => Map<string, number>;
 }): Promise<NoisyResult> {
   const { api, a, b, llm, say } = o;
   const sim = createSimulation({ firstTokenMs: [300, 800], interTokenMs: [20, 40], tokens: 60, seed: 44 });
@@ -164,11 +183,11 @@ export async function measureNoisyNeighbour(o: {
   if (p.status !== 201) throw new Error(`creating the pathway answered ${p.status}: ${p.text}`);
   const pathwayA = String(p.body.id);
 
-  const searchOnce = async (): Promise<number> => {
+  const searchOnce = async (): Promise<{ total: number; server: number; admit: number }> => {
     const t0 = performance.now();
     const r = await api.post('/v1/search', a.key, { query: 'neurons/noisy' }, a.brainHeaders);
     if (r.status !== 200) throw new Error(`search answered ${r.status}: ${r.text}`);
-    return performance.now() - t0;
+    return { total: performance.now() - t0, server: serverMs(r.headers, 'app'), admit: serverMs(r.headers, 'admit') };
   };
   // The index's first build, and the neuron written above, before anything is timed.
   for (let i = 0; ; i++) {
@@ -201,12 +220,16 @@ export async function measureNoisyNeighbour(o: {
   /** A's failures (a 503 or 429 it met, a run that failed): none is the aim; each is reported, not fatal. */
   const failures: string[] = [];
   const collect = async (n: number, go: () => boolean) => {
-    const out = {
-      invoke: [] as number[],
-      invokeAccept: [] as number[],
-      pathway: [] as number[],
-      pathwayAccept: [] as number[],
-      search: [] as number[],
+    const out: Record<keyof Phase, number[]> = {
+      invoke: [],
+      invokeAccept: [],
+      pathway: [],
+      pathwayAccept: [],
+      search: [],
+      invokeAcceptServer: [],
+      pathwayAcceptServer: [],
+      searchServer: [],
+      admitWait: [],
     };
     for (let i = 0; i < n && go(); i++) {
       const r = await round(i).catch((e: unknown) => {
@@ -218,7 +241,11 @@ export async function measureNoisyNeighbour(o: {
       out.invokeAccept.push(r.invoke.accept);
       out.pathway.push(r.pathway.total);
       out.pathwayAccept.push(r.pathway.accept);
-      out.search.push(r.search);
+      out.search.push(r.search.total);
+      out.invokeAcceptServer.push(r.invoke.server);
+      out.pathwayAcceptServer.push(r.pathway.server);
+      out.searchServer.push(r.search.server);
+      out.admitWait.push(Math.max(r.invoke.admit, r.pathway.admit, r.search.admit));
     }
     return out;
   };
@@ -234,50 +261,27 @@ export async function measureNoisyNeighbour(o: {
   say(
     `(t) workspace B starts ${o.runs} streaming runs at once (its share: ${o.share} active runs); A measures meanwhile`,
   );
-  let refusals = 0;
-  let completed = 0;
-  let failed = 0;
   let running = true;
-  const deadline = performance.now() + o.boundMs;
-  const bRun = async (i: number): Promise<void> => {
-    while (performance.now() < deadline) {
-      const res = await api.post(`/v1/neurons/${neuronB}/invoke`, b.key, { message: `flood ${i}`, stream: true });
-      if (res.status === 429 || res.status === 503) {
-        refusals++;
-        const after = Number(res.headers.get('retry-after') ?? 1);
-        await sleep(after * 1000 * (1 + Math.random()));
-        continue;
-      }
-      if (res.status !== 202) throw new Error(`B's invoke answered ${res.status}: ${res.text}`);
-      let end = false;
-      await readSse(`${api.url}/v1/jobs/${String(res.body.job_id)}/stream`, {
-        headers: { authorization: `Bearer ${b.key}` },
-        timeoutMs: Math.max(1000, deadline - performance.now()),
-        until: (events) => (end = events.some((e) => ['complete', 'error'].includes(String(dataOf(e).type)))),
-      });
-      if (!end) throw new Error(`B's run ${i} did not end in time`);
-      return;
-    }
-    throw new Error(`B's run ${i} was not admitted within the bound`);
-  };
   const t0 = performance.now();
-  const flood = Promise.allSettled(Array.from({ length: o.runs }, (_, i) => bRun(i))).then((s) => {
+  // B is another tenant's program: its client runs in a process of its own (scripts/bench/noisy-flood.ts),
+  // so its 500 starts and SSE readers do not delay A's client, whose latencies are the measure.
+  const floodProcess = startFlood({ url: api.url, key: b.key, neuronId: neuronB, runs: o.runs, boundMs: o.boundMs });
+  const flood = floodProcess.done.finally(() => {
     running = false;
-    for (const r of s) if (r.status === 'fulfilled') completed++;
-    failed = s.length - completed;
-    const first = s.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (first)
-      say(`(t) a run of B failed: ${first.reason instanceof Error ? first.reason.message : String(first.reason)}`);
   });
+  flood.catch(() => undefined);
   // Let the burst land (every start at once) before A's first sample.
   await sleep(1_000);
-  cpu0 = o.cpu?.();
+  const named = (): [number, string][] => (floodProcess.pid ? [[floodProcess.pid, 'B client']] : []);
+  cpu0 = o.cpu?.(named());
   at0 = performance.now();
   const under = await collect(o.samples, () => running);
-  const cpuFlood = cpu0 && o.cpu ? cpuPercent(cpu0, o.cpu(), performance.now() - at0) : null;
+  const cpuFlood = cpu0 && o.cpu ? cpuPercent(cpu0, o.cpu(named()), performance.now() - at0) : null;
   const samplesDuringFlood = under.invoke.length;
-  await flood;
+  const outcome = await flood;
   const wallMs = performance.now() - t0;
+  if (outcome.first) say(`(t) a run of B failed: ${outcome.first}`);
+  const { completed, failed, refusals } = outcome;
   const result: NoisyResult = {
     runs: o.runs,
     share: o.share,
@@ -305,6 +309,12 @@ export function noisySummary(t: NoisyResult): string[] {
     row('A pathway run, completion', t.idle.pathway, t.flood.pathway),
     row('  of which POST → 202', t.idle.pathwayAccept, t.flood.pathwayAccept),
     row('A search, answer', t.idle.search, t.flood.search),
+    // The same requests as the API measured them (Server-Timing): what is left of the client's figure went
+    // before the API's middleware saw the request or after it answered (connection, kernel, the client).
+    row('  inside the API: invoke 202', t.idle.invokeAcceptServer, t.flood.invokeAcceptServer),
+    row('  inside the API: pathway 202', t.idle.pathwayAcceptServer, t.flood.pathwayAcceptServer),
+    row('  inside the API: search', t.idle.searchServer, t.flood.searchServer),
+    row("  A's admission wait (worst)", t.idle.admitWait, t.flood.admitWait),
     ...(t.cpu
       ? [
           `  CPU (% of one core) idle: ${cpuLine(t.cpu.idle)}`,

@@ -20,12 +20,29 @@ export function redactPath(path: string): string {
     .join('/');
 }
 
+/** Phases of a request's time inside the API, in ms, set by the route handler (api/route.ts). */
+export interface RequestTiming {
+  /** Authentication: the credential resolved to a scope. */
+  auth?: number;
+  /** Waiting for an admission slot (api/middleware/admission.ts). */
+  admit?: number;
+}
+
+/** The `Server-Timing` value: each measured phase, then the whole request as `app`. */
+function serverTiming(phases: RequestTiming | undefined, totalMs: number): string {
+  const parts = Object.entries(phases ?? {})
+    .filter((e): e is [string, number] => typeof e[1] === 'number')
+    .map(([name, ms]) => `${name};dur=${ms.toFixed(1)}`);
+  return [...parts, `app;dur=${totalMs.toFixed(1)}`].join(', ');
+}
+
 /**
  * Gives every request an id (X-Request-Id in and out) and a child logger carrying it. The request
  * line names the matched route pattern (`/v1/public/interventions/:token`), never the raw path or
  * query, so tokens in paths (`:token`) and queries (`t=`) are never written to the log; an
  * unmatched path is logged through redactPath. Each request is an OpenTelemetry span, and its
- * log lines carry that span's trace id (src/kernel/logger.ts).
+ * log lines carry that span's trace id (src/kernel/logger.ts). Every answer whose headers are not yet
+ * sent carries `Server-Timing` (authentication, admission wait and the whole request, in ms).
  */
 export function requestMiddleware(log: Logger) {
   return async (ctx: Context, next: Next) => {
@@ -57,6 +74,13 @@ export function requestMiddleware(log: Logger) {
         );
         if (template) span.updateName(`${ctx.method} ${template}`).setAttribute('http.route', template);
         span.setAttribute('http.response.status_code', ctx.status);
+        // Where the API's time went, for any client to read (`Server-Timing`; a stream's headers are sent
+        // before its end, so it carries none).
+        if (!ctx.headerSent)
+          ctx.set(
+            'Server-Timing',
+            serverTiming(ctx.state.timing as RequestTiming | undefined, performance.now() - started),
+          );
         if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
         (ctx.state.log as Logger).info(
           {

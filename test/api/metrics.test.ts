@@ -83,3 +83,24 @@ describe('GET /metrics', () => {
     expect(after).toContain('cortex_process_cpu_seconds_total');
   });
 });
+
+describe('Server-Timing', () => {
+  it('every answer says how long authentication, admission and the whole request took inside the API', async () => {
+    const ws = await buildWorkspace(app);
+    const res = await app.get('/v1/neurons', ws.key, ws.brainHeaders);
+    expect(res.status).toBe(200);
+    const phases = Object.fromEntries(
+      (res.headers.get('server-timing') ?? '').split(', ').map((p) => {
+        const [name, dur] = p.split(';dur=');
+        return [name, Number(dur)];
+      }),
+    );
+    expect(Object.keys(phases)).toEqual(['auth', 'admit', 'app']);
+    for (const ms of Object.values(phases)) expect(ms).toBeGreaterThanOrEqual(0);
+    expect(phases.app).toBeGreaterThanOrEqual(phases.auth! + phases.admit!);
+    // A refusal before any route (unknown credential) still says how long the API spent on it.
+    const refused = await app.get('/v1/neurons', 'not-a-key');
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('server-timing')).toMatch(/app;dur=\d+\.\d/);
+  });
+});

@@ -1,6 +1,7 @@
 /**
  * (t) Noisy neighbour (scripts/bench-noisy.ts): workspace B starts BENCH_NOISY_RUNS (500) streaming runs at once
- * against the provider simulator, retrying starts refused past its share of runs after Retry-After;
+ * against the provider simulator from a client process of its own (scripts/bench/noisy-flood.ts), retrying
+ * starts refused past its share of runs after Retry-After;
  * meanwhile workspace A's invoke time to first token, a pathway run's time to completion and a search
  * answer, idle vs under the flood (median and max), each with whether it stays within 2× of idle.
  * Against a compiled API with the default per-workspace shares (BENCH_NOISY_SHARE sets the runs share).
@@ -39,12 +40,13 @@ export const noisyNeighbour: BenchSection = {
       samples: Number(process.env.BENCH_NOISY_SAMPLES ?? 10),
       share,
       boundMs: 300_000,
-      cpu: () =>
+      cpu: (named = []) =>
         treeCpu(
           new Map<number, string>([
             ...(served.pid ? [[served.pid, 'api'] as [number, string]] : []),
             ...(worker.pid ? [[worker.pid, 'worker'] as [number, string]] : []),
             [process.pid, 'bench'],
+            ...named,
           ]),
         ),
     });
