@@ -1,13 +1,13 @@
 /**
- * The bare one-activity workflow of (b) and (c) (scripts/bench-workflows.ts): its own bundle,
+ * The bare one-activity workflow of (b) and (c) (scripts/bench/bare-workflows.ts): its own bundle,
  * worker and task queue on the app's Temporal server, the yardstick the platform is compared with.
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import type { TestApp } from '../../test/support/app.js';
-import { createBenchActivities } from '../bench-activities.js';
-import type { bareOneActivity } from '../bench-workflows.js';
+import { createBenchActivities } from './bare-activities.js';
+import type { bareOneActivity } from './bare-workflows.js';
 
 /** The bare one-activity workflow: its own bundle, worker and task queue on the app's Temporal server. */
 export interface Bare {
@@ -16,10 +16,10 @@ export interface Bare {
   stop(): Promise<void>;
 }
 
-/** Bundles scripts/bench-workflows.ts and starts the bare worker on it. */
+/** Bundles scripts/bench/bare-workflows.ts and starts the bare worker on it. */
 export async function bundleAndStartBare(app: TestApp): Promise<Bare> {
   const bundle = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../bench-workflows.ts', import.meta.url)),
+    workflowsPath: fileURLToPath(new URL('./bare-workflows.ts', import.meta.url)),
     logger: new DefaultLogger('WARN'),
   });
   return startBare(app, bundle);

@@ -9,20 +9,20 @@
  *     versus the same scripted reply streamed straight from the provider by the real openai adapter.
  *     Shows the latency the platform adds on each route.
  * (b) Throughput: trivial neuron runs completed per second versus a bare one-activity workflow on the
- *     same Temporal server (scripts/bench-workflows.ts, its own worker and task queue).
+ *     same Temporal server (scripts/bench/bare-workflows.ts, its own worker and task queue).
  * (c) Pathway per-node overhead: a 20-node linear pathway's median run time divided by 20, versus
  *     one bare one-activity workflow run.
- * (r) Console (scripts/bench-console.ts): bytes transferred (gzip) on the first load of /console and for
+ * (r) Console (scripts/bench/measures/console.ts): bytes transferred (gzip) on the first load of /console and for
  *     a run page's graph; the time from a stream entry written to its node's colour changing in the page
  *     (Chromium; median over 50 entries).
- * (q) Pathway parallelism (scripts/bench-pathways.ts): a 20-way fan-out of 1 s delays into a join ÷ one
+ * (q) Pathway parallelism (scripts/bench/measures/pathways.ts): a 20-way fan-out of 1 s delays into a join ÷ one
  *     1 s delay (aim ≤ 1.3); a map of 100 items at concurrency 10 over a 200 ms provider ÷ (10 × one item) (aim ≤ 1.5).
  * (d) A realistic provider (the simulator: slow, different on every call, failing mid-stream).
- * (e) Search (scripts/bench-search.ts): the embedded index and Weaviate at 100k chunks, recall, BM25 agreement,
+ * (e) Search (scripts/bench/measures/search.ts): the embedded index and Weaviate at 100k chunks, recall, BM25 agreement,
  *     build time and memory, nDCG@10 on the labelled set over the spec documents, browse, tree and grep on
- *     Weaviate at 2,000 and 20,000 memories (scripts/bench-search-browse.ts), and API start-up
+ *     Weaviate at 2,000 and 20,000 memories (scripts/bench/measures/search-browse.ts), and API start-up
  *     (health, first search, RSS) with 100k and 1M chunks in the store on both homes.
- * (f) Stakeholder maps (scripts/bench-stakeholder-maps.ts): patch, live read, diff and briefing.
+ * (f) Stakeholder maps (scripts/bench/measures/stakeholder-maps.ts): patch, live read, diff and briefing.
  * (g) Budget check: time to first token of runs covered by three budgets (docs/usage.md) versus
  *     runs covered by none, interleaved run by run so both see the same machine.
  * (h) Streaming at scale: STREAM_RUNS concurrent streaming neuron runs, each read by its own SSE reader
@@ -40,23 +40,23 @@
  *     writes, and the Redis commands served meanwhile (INFO commandstats, every client).
  * (k) Soak: BENCH_SOAK_MINUTES (10) of streaming runs at a fixed rate (BENCH_SOAK_RATE per second, 1), readers dropping and resuming, against
  *     a compiled API and worker started for it; their RSS over time and the slope fitted after SOAK_WARMUP_MS (MB/min).
- * (o) Usage at scale (scripts/bench-usage.ts): GET /v1/usage and the budget check with 1,000 and with
+ * (o) Usage at scale (scripts/bench/measures/usage.ts): GET /v1/usage and the budget check with 1,000 and with
  *     100,000 ledger rows (BENCH_USAGE_SMALL, BENCH_USAGE_LARGE); the ratio says whether they grow with the ledger (aim ≤ 1.5).
  * (l) Stored history: a continuing conversation (RUNS_L runs on one trace, each run reading its history
  *     and appending its reply) and GET /v1/traces/:id/messages, timed before and after BENCH_HISTORY
  *     (20,000) engrams of other traces are written into the store; the ratio after ÷ before says
  *     whether a run slows down as the platform's data grows (aim ≤ 1.2).
- * (s) Stream writer (scripts/bench-streams.ts): entries per second appended through src/kernel/streams.ts by 50
+ * (s) Stream writer (scripts/bench/measures/streams.ts): entries per second appended through src/kernel/streams.ts by 50
  *     concurrent writers (job streams' fenced script, and the resource feed's append), on one Redis and on
  *     a local 3-master Redis Cluster (REDIS_CLUSTER_NODES, or started for it), side by side.
- * (t) Noisy neighbour (scripts/bench-noisy.ts): workspace B starts BENCH_NOISY_RUNS (500) streaming runs at once
+ * (t) Noisy neighbour (scripts/bench/measures/noisy.ts): workspace B starts BENCH_NOISY_RUNS (500) streaming runs at once
  *     against the provider simulator, retrying starts refused past its share of runs after Retry-After;
  *     meanwhile workspace A's invoke time to first token, a pathway run's time to completion and a search
  *     answer, idle vs under the flood (median and max), each with whether it stays within 2× of idle.
  *     Against a compiled API with the default per-workspace shares (BENCH_NOISY_SHARE sets the runs share).
- * (p) Lists (scripts/bench-lists.ts, alone: `npm run bench:lists`): pages of jobs, traces and
+ * (p) Lists (scripts/bench/measures/lists.ts, alone: `npm run bench:lists`): pages of jobs, traces and
  *     interventions, the summary and a public token at 1,000 and at 100,000 rows (aim: ratio ≤ 1.5).
- * (m) History (scripts/bench-history.ts): a workspace filled with a realistic history (100,000 ledger
+ * (m) History (scripts/bench/measures/history.ts): a workspace filled with a realistic history (100,000 ledger
  *     rows, 100,000 jobs, 100,000 engrams over 10,000 traces, 20,000 interventions, 50,000 chunks;
  *     BENCH_HISTORY_SCALE scales it, e.g. 0.1) in one store and one with 1,000 of each in another,
  *     each beside two small tenants, each served by its own in-process API; every list, aggregate,

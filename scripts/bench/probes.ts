@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { TestApp } from '../../test/support/app.js';
 import { registry } from '../../src/kernel/metrics.js';
-import type { StoreCounters } from '../bench-pathways.js';
+import type { StoreCounters } from './measures/pathways.js';
 import { median } from './stats.js';
 import { fmt, say } from './support.js';
 

@@ -1,6 +1,6 @@
 /**
  * (b) Throughput: trivial neuron runs completed per second versus a bare one-activity workflow on the
- * same Temporal server (scripts/bench-workflows.ts, its own worker and task queue).
+ * same Temporal server (scripts/bench/bare-workflows.ts, its own worker and task queue).
  */
 import type { TestApp } from '../../../test/support/app.js';
 import type { ScriptedOpenAI } from '../../../test/support/scripted-openai.js';

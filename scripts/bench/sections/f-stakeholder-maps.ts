@@ -1,5 +1,5 @@
-/** (f) Stakeholder maps (scripts/bench-stakeholder-maps.ts): patch, live read, diff and briefing. */
-import { formatStakeholderMaps, measureStakeholderMaps } from '../../bench-stakeholder-maps.js';
+/** (f) Stakeholder maps (scripts/bench/measures/stakeholder-maps.ts): patch, live read, diff and briefing. */
+import { formatStakeholderMaps, measureStakeholderMaps } from '../measures/stakeholder-maps.js';
 import type { BenchSection } from '../section.js';
 import { fmt } from '../support.js';
 

@@ -1,5 +1,5 @@
 /**
- * (m) History (scripts/bench-history.ts): a workspace filled with a realistic history (100,000 ledger
+ * (m) History (scripts/bench/measures/history.ts): a workspace filled with a realistic history (100,000 ledger
  *     rows, 100,000 jobs, 100,000 engrams over 10,000 traces, 20,000 interventions, 50,000 chunks;
  *     BENCH_HISTORY_SCALE scales it, e.g. 0.1) in one store and one with 1,000 of each in another,
  *     each beside two small tenants, each served by its own in-process API; every list, aggregate,
@@ -21,7 +21,7 @@ import {
   scaledHistory,
   SMALL_HISTORY,
   type HistoryMeasure,
-} from '../../bench-history.js';
+} from '../measures/history.js';
 import type { BenchSection } from '../section.js';
 import { createNeuron, dropRedisKeys, fmt, say, TTFT_REPLY } from '../support.js';
 
@@ -34,7 +34,7 @@ const HISTORY_BOUND_MIN = Number(process.env.BENCH_HISTORY_MINUTES ?? 30);
  * small store holds a workspace with 1,000 of each kind of row and two other tenants like it;
  * the big store a workspace with the realistic history (scaled by BENCH_HISTORY_SCALE) and two
  * small tenants. Each timed workspace gets a neuron on the scripted provider covered by three
- * monthly budgets (POST /v1/budgets); then scripts/bench-history.ts times the routes on both.
+ * monthly budgets (POST /v1/budgets); then scripts/bench/measures/history.ts times the routes on both.
  * No worker serves these APIs: the per-turn check is timed to the first token, which the API's
  * first turn streams (FIRST_TURN_IN_API) after the run's budget check.
  */

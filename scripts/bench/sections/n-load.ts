@@ -1,9 +1,9 @@
 /**
- * (n) Load (scripts/bench-load.ts): writes beside streaming runs, against a fresh compiled API process
+ * (n) Load (scripts/bench/measures/load.ts): writes beside streaming runs, against a fresh compiled API process
  * (the same worker), for BENCH_LOAD_SECONDS (180); then each write's sustainable rate in steps of
  * BENCH_LOAD_STEP_S (15) seconds.
  */
-import { loadSummary, measureLoad } from '../../bench-load.js';
+import { loadSummary, measureLoad } from '../measures/load.js';
 import { pidRss } from '../probes.js';
 import type { BenchSection } from '../section.js';
 import { createNeuron, say, verdict } from '../support.js';

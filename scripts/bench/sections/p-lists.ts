@@ -1,9 +1,9 @@
 /**
- * (p) Lists (scripts/bench-lists.ts, alone: `npm run bench:lists`): pages of jobs, traces and
+ * (p) Lists (scripts/bench/measures/lists.ts, alone: `npm run bench:lists`): pages of jobs, traces and
  * interventions, the summary and a public token at 1,000 and at 100,000 rows (aim: ratio ≤ 1.5).
  * Runs near the end: it fills the store.
  */
-import { formatLists, measureLists } from '../../bench-lists.js';
+import { formatLists, measureLists } from '../measures/lists.js';
 import type { BenchSection } from '../section.js';
 import { say } from '../support.js';
 

@@ -1,8 +1,8 @@
 /**
- * (q) Pathway parallelism (scripts/bench-pathways.ts): a 20-way fan-out of 1 s delays into a join ÷ one
+ * (q) Pathway parallelism (scripts/bench/measures/pathways.ts): a 20-way fan-out of 1 s delays into a join ÷ one
  * 1 s delay (aim ≤ 1.3); a map of 100 items at concurrency 10 over a 200 ms provider ÷ (10 × one item) (aim ≤ 1.5).
  */
-import { measurePathwayParallel, sectionQ } from '../../bench-pathways.js';
+import { measurePathwayParallel, sectionQ } from '../measures/pathways.js';
 import { storeCounters, treeCpu } from '../probes.js';
 import type { BenchSection } from '../section.js';
 import { createNeuron, say } from '../support.js';

@@ -1,9 +1,9 @@
 /**
- * (r) Console (scripts/bench-console.ts): bytes transferred (gzip) on the first load of /console and for
+ * (r) Console (scripts/bench/measures/console.ts): bytes transferred (gzip) on the first load of /console and for
  * a run page's graph; the time from a stream entry written to its node's colour changing in the page
  * (Chromium; median over 50 entries).
  */
-import { measureConsole, sectionR } from '../../bench-console.js';
+import { measureConsole, sectionR } from '../measures/console.js';
 import type { BenchSection } from '../section.js';
 import { say } from '../support.js';
 

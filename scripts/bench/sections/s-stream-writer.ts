@@ -1,9 +1,9 @@
 /**
- * (s) Stream writer (scripts/bench-streams.ts): entries per second appended through src/kernel/streams.ts by 50
+ * (s) Stream writer (scripts/bench/measures/streams.ts): entries per second appended through src/kernel/streams.ts by 50
  * concurrent writers (job streams' fenced script, and the resource feed's append), on one Redis and on
  * a local 3-master Redis Cluster (REDIS_CLUSTER_NODES, or started for it), side by side.
  */
-import { measureStreamWriter, streamWriterSummary } from '../../bench-streams.js';
+import { measureStreamWriter, streamWriterSummary } from '../measures/streams.js';
 import type { BenchSection } from '../section.js';
 import { say } from '../support.js';
 

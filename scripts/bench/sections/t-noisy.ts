@@ -1,6 +1,6 @@
 /**
- * (t) Noisy neighbour (scripts/bench-noisy.ts): workspace B starts BENCH_NOISY_RUNS (500) streaming runs at once
- * against the provider simulator from a client process of its own (scripts/bench/noisy-flood.ts), retrying
+ * (t) Noisy neighbour (scripts/bench/measures/noisy.ts): workspace B starts BENCH_NOISY_RUNS (500) streaming runs at once
+ * against the provider simulator from a client process of its own (scripts/bench/measures/noisy-flood.ts), retrying
  * starts refused past its share of runs after Retry-After;
  * meanwhile workspace A's invoke time to first token, a pathway run's time to completion and a search
  * answer, idle vs under the flood (median and max), each with whether it stays within 2× of idle.
@@ -8,7 +8,7 @@
  */
 import { ConfigSchema } from '../../../src/kernel/config.js';
 import { buildWorkspace } from '../../../test/support/app.js';
-import { measureNoisyNeighbour, noisySummary } from '../../bench-noisy.js';
+import { measureNoisyNeighbour, noisySummary } from '../measures/noisy.js';
 import { treeCpu } from '../probes.js';
 import type { BenchSection } from '../section.js';
 import { say } from '../support.js';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { CommandStartedEvent } from 'mongodb';
-import type { UsageRowDoc } from '../src/usage/index.js';
-import type { BilledCall } from '../src/usage/index.js';
-import { systemScope } from '../src/kernel/scope.js';
-import { buildWorkspace, type TestApp } from '../test/support/app.js';
+import type { UsageRowDoc } from '../../../src/usage/index.js';
+import type { BilledCall } from '../../../src/usage/index.js';
+import { systemScope } from '../../../src/kernel/scope.js';
+import { buildWorkspace, type TestApp } from '../../../test/support/app.js';
 
 /**
  * (o) Usage at scale (docs/usage.md, "Counters and rollups"): `GET /v1/usage/:workspace_id` and the
@@ -220,7 +220,7 @@ export function formatUsageScale(m: UsageScaleFigures): string[] {
 }
 
 /**
- * Run alone (`npx tsx scripts/bench-usage.ts`): section (o) without the rest of the bench (no build,
+ * Run alone (`npx tsx scripts/bench/measures/usage.ts`): section (o) without the rest of the bench (no build,
  * no worker): embedded FerretDB, Redis and Temporal on free ports, the app in this process.
  */
 async function main(): Promise<void> {
@@ -228,8 +228,8 @@ async function main(): Promise<void> {
     import('node:fs/promises'),
     import('node:os'),
     import('node:path'),
-    import('./embedded.js'),
-    import('../test/support/app.js'),
+    import('../../embedded.js'),
+    import('../../../test/support/app.js'),
   ]);
   const say = (l: string) => console.log(`[bench-usage] ${l}`);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cortex-bench-usage-'));

@@ -1,13 +1,13 @@
 /**
- * Workspace B's flood for bench (t) (scripts/bench-noisy.ts), in a process of its own: B's client is
+ * Workspace B's flood for bench (t) (scripts/bench/measures/noisy.ts), in a process of its own: B's client is
  * another tenant's program, so its 500 starts, its Retry-After waits and its 500 SSE readers must not
  * share an event loop with A's client, whose latencies the section measures. Started by
  * `startFlood` with its settings in NOISY_FLOOD (JSON); prints one JSON line with its outcome and exits.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { makeClient } from '../../test/support/app.js';
-import { dataOf, readSse } from '../../test/support/sse.js';
+import { makeClient } from '../../../test/support/app.js';
+import { dataOf, readSse } from '../../../test/support/sse.js';
 
 interface FloodSettings {
   url: string;

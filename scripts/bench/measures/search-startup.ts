@@ -19,13 +19,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Binary, type OptionalUnlessRequiredId } from 'mongodb';
-import { encodeBlob } from '../src/kernel/store/codec.js';
-import type { ChunkDoc, MemoryDoc } from '../src/knowledge/index.js';
-import { buildWorkspace, startTestApp, type TestApp } from '../test/support/app.js';
-import { spawnApiProcess, type ServiceForm } from '../test/support/worker.js';
-import { cacheDir, freePorts, startEmbedded, type EmbeddedServices } from './embedded.js';
+import { encodeBlob } from '../../../src/kernel/store/codec.js';
+import type { ChunkDoc, MemoryDoc } from '../../../src/knowledge/index.js';
+import { buildWorkspace, startTestApp, type TestApp } from '../../../test/support/app.js';
+import { spawnApiProcess, type ServiceForm } from '../../../test/support/worker.js';
+import { cacheDir, freePorts, startEmbedded, type EmbeddedServices } from '../../embedded.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const SIZES = (process.env.BENCH_SEARCH_STARTUP_CHUNKS ?? '100000,1000000')
   .split(',')
   .map((x) => Number(x.trim()))

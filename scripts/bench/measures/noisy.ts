@@ -7,18 +7,18 @@
  * First idle (NOISY_SAMPLES of each), then while workspace B starts NOISY_RUNS streaming runs at
  * once against the provider simulator (test/support/provider-sim.ts: a think before the first token,
  * then paced tokens), each read to its end by its own SSE reader; B's client is a process of its own
- * (scripts/bench/noisy-flood.ts), so it does not share A's client's event loop. B behaves as a client should: a
+ * (scripts/bench/measures/noisy-flood.ts), so it does not share A's client's event loop. B behaves as a client should: a
  * start refused with 429 (its queue full, WORKSPACE_MAX_QUEUED_RUNS) is sent again after its
  * Retry-After (with jitter), so B keeps as much of the platform busy as it is allowed to. A's
  * samples under the flood are taken while B still has runs to start or running.
  * Reported: median and max idle and under the flood, and whether each median and max is within
  * 2× idle, with the API's own measure of the same requests (`Server-Timing`). Bounded: the flood is given up after NOISY_BOUND_MS; loopback only.
  */
-import type { TestClient } from '../test/support/app.js';
-import { createSimulation } from '../test/support/provider-sim.js';
-import { lastUserText, type ScriptedOpenAI, type ScriptedReply } from '../test/support/scripted-openai.js';
-import { dataOf, readSse } from '../test/support/sse.js';
-import { startFlood } from './bench/noisy-flood.js';
+import type { TestClient } from '../../../test/support/app.js';
+import { createSimulation } from '../../../test/support/provider-sim.js';
+import { lastUserText, type ScriptedOpenAI, type ScriptedReply } from '../../../test/support/scripted-openai.js';
+import { dataOf, readSse } from '../../../test/support/sse.js';
+import { startFlood } from './noisy-flood.js';
 
 export interface NoisyWorkspace {
   key: string;
@@ -263,7 +263,7 @@ export async function measureNoisyNeighbour(o: {
   );
   let running = true;
   const t0 = performance.now();
-  // B is another tenant's program: its client runs in a process of its own (scripts/bench/noisy-flood.ts),
+  // B is another tenant's program: its client runs in a process of its own (scripts/bench/measures/noisy-flood.ts),
   // so its 500 starts and SSE readers do not delay A's client, whose latencies are the measure.
   const floodProcess = startFlood({ url: api.url, key: b.key, neuronId: neuronB, runs: o.runs, boundMs: o.boundMs });
   const flood = floodProcess.done.finally(() => {

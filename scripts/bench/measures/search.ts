@@ -6,9 +6,9 @@
  * ranking path (src/search/rank.ts) and the offline embedder; run alone with `npm run bench:search`.
  * Beside it, the same chunks in a Weaviate the bench starts (hybrid p50/p95, recall@10, fill rate,
  * server RSS), browse, the tree and grep at 2,000 and 20,000 memories in a workspace
- * (scripts/bench-search-browse.ts; BENCH_SEARCH_BROWSE sets the sizes, 0 skips), and API start-up
+ * (scripts/bench/measures/search-browse.ts; BENCH_SEARCH_BROWSE sets the sizes, 0 skips), and API start-up
  * with the chunks in the store on both homes
- * (scripts/bench-search-startup.ts; BENCH_SEARCH_STARTUP=0 skips it, BENCH_SEARCH_STARTUP_CHUNKS
+ * (scripts/bench/measures/search-startup.ts; BENCH_SEARCH_STARTUP=0 skips it, BENCH_SEARCH_STARTUP_CHUNKS
  * sets the sizes, 100000,1000000 by default).
  */
 import { existsSync } from 'node:fs';
@@ -16,18 +16,18 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../src/kernel/config.js';
-import { createWinkEmbedder } from '../src/embeddings/index.js';
-import { loadWinkVectors } from '../src/embeddings/wink.js';
-import { createMemoryIndex, tokenize, type IndexEntry, type MemoryIndex } from '../src/search/memory-index.js';
-import { embeddedBackend, type IndexFilter, type SearchBackend } from '../src/search/backend.js';
-import { rankEntries } from '../src/search/rank.js';
-import { connectWeaviate, createWeaviateIndex } from '../src/search/weaviate-index.js';
-import type { ServiceForm } from '../test/support/worker.js';
-import { browseSummary, measureBrowse, type BrowseBenchSize } from './bench-search-browse.js';
-import { measureSearchStartup, startupSummary, type SearchStartupResult } from './bench-search-startup.js';
-import { build } from './build.js';
-import { cacheDir, startEmbedded } from './embedded.js';
+import { loadConfig } from '../../../src/kernel/config.js';
+import { createWinkEmbedder } from '../../../src/embeddings/index.js';
+import { loadWinkVectors } from '../../../src/embeddings/wink.js';
+import { createMemoryIndex, tokenize, type IndexEntry, type MemoryIndex } from '../../../src/search/memory-index.js';
+import { embeddedBackend, type IndexFilter, type SearchBackend } from '../../../src/search/backend.js';
+import { rankEntries } from '../../../src/search/rank.js';
+import { connectWeaviate, createWeaviateIndex } from '../../../src/search/weaviate-index.js';
+import type { ServiceForm } from '../../../test/support/worker.js';
+import { browseSummary, measureBrowse, type BrowseBenchSize } from './search-browse.js';
+import { measureSearchStartup, startupSummary, type SearchStartupResult } from './search-startup.js';
+import { build } from '../../build.js';
+import { cacheDir, startEmbedded } from '../../embedded.js';
 
 const CHUNKS = Number(process.env.BENCH_SEARCH_CHUNKS ?? 100_000);
 const QUERIES = 300;
@@ -67,10 +67,10 @@ export interface SearchBenchResult {
     /** The top 10 of the vector leg as rank.ts asks for it (depth 50, the brain filter), against brute force. */
     recall10Depth50: number;
     rssMb: number | null;
-    /** Browse, the tree and grep at two workspace sizes (scripts/bench-search-browse.ts; null: BENCH_SEARCH_BROWSE=0). */
+    /** Browse, the tree and grep at two workspace sizes (scripts/bench/measures/search-browse.ts; null: BENCH_SEARCH_BROWSE=0). */
     browse: BrowseBenchSize[] | null;
   } | null;
-  /** API start-up with the chunks in the store, both homes (scripts/bench-search-startup.ts; null: BENCH_SEARCH_STARTUP=0). */
+  /** API start-up with the chunks in the store, both homes (scripts/bench/measures/search-startup.ts; null: BENCH_SEARCH_STARTUP=0). */
   startup: SearchStartupResult | null;
   relevance: {
     queries: number;
@@ -143,7 +143,7 @@ function ndcg10(ranked: string[], relevant: Record<string, number>): number {
 
 /** The spec documents split at every heading (the labelled set's documents). */
 async function specSections(): Promise<{ id: string; title: string; text: string }[]> {
-  const dir = path.join(here, '..', '..', 'shared', 'spec');
+  const dir = path.join(here, '..', '..', '..', '..', 'shared', 'spec');
   const files = [
     '1-conversations-agents-workflows-jobs.md',
     '2-knowledge-search-catalog-services.md',
@@ -526,7 +526,7 @@ export function searchSummary(s: SearchBenchResult): string[] {
         `        ${kind.padEnd(10)} (${String(k.n).padStart(2)} queries): lexical ${f2(k.lexical)} | vector ${f2(k.vector)} | hybrid ${f2(k.hybrid)}`,
       );
   } else {
-    lines.push('      relevance: scripts/search-relevance.json not found');
+    lines.push('      relevance: scripts/bench/measures/search-relevance.json not found');
   }
   return lines;
 }

@@ -14,9 +14,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createRedis, deleteKeys, redisTarget, scanKeys, type Redis } from '../src/kernel/redis.js';
-import { createStreams } from '../src/kernel/streams.js';
-import { startRedisCluster } from './embedded.js';
+import { createRedis, deleteKeys, redisTarget, scanKeys, type Redis } from '../../../src/kernel/redis.js';
+import { createStreams } from '../../../src/kernel/streams.js';
+import { startRedisCluster } from '../../embedded.js';
 
 /** Concurrent writers (streaming runs writing at once). */
 const STREAM_WRITERS = Number(process.env.BENCH_STREAM_WRITERS ?? 50);

@@ -1,4 +1,4 @@
-import type { TestApp } from '../test/support/app.js';
+import type { TestApp } from '../../../test/support/app.js';
 
 /**
  * Bench section (f), stakeholder maps (docs/stakeholder-maps.md): every patch writes the whole

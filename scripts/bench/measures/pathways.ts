@@ -6,9 +6,9 @@
  * - A map must keep `concurrency` children busy: 100 items at concurrency 10, each a neuron run on
  *   a provider that answers after 200 ms, ÷ (10 × a map of one item) (aim ≤ 1.5).
  */
-import type { TestClient } from '../test/support/app.js';
-import type { buildWorkspace } from '../test/support/app.js';
-import type { ScriptedOpenAI } from '../test/support/scripted-openai.js';
+import type { TestClient } from '../../../test/support/app.js';
+import type { buildWorkspace } from '../../../test/support/app.js';
+import type { ScriptedOpenAI } from '../../../test/support/scripted-openai.js';
 
 type Workspace = Awaited<ReturnType<typeof buildWorkspace>>;
 const FAN_OUT = 20;

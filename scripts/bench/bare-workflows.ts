@@ -4,7 +4,7 @@
  * server. It is the floor the platform's figures are compared with: one workflow, one activity.
  */
 import { proxyActivities } from '@temporalio/workflow';
-import type { BenchActivities } from './bench-activities.js';
+import type { BenchActivities } from './bare-activities.js';
 
 // Default retry policy; the echo never fails, so no retry ever happens.
 const { benchEcho } = proxyActivities<BenchActivities>({ startToCloseTimeout: '30 seconds' });

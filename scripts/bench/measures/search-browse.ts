@@ -1,7 +1,7 @@
 /**
  * Browse, the resource tree and grep on Weaviate at two workspace sizes (part of section e of
- * `npm run bench`, in the Weaviate that bench-search.ts starts; alone: `npx tsx
- * scripts/bench-search-browse.ts`, which starts its own). docs/search.md, "Weaviate", says what each
+ * `npm run bench`, in the Weaviate that measures/search.ts starts; alone: `npx tsx
+ * scripts/bench/measures/search-browse.ts`, which starts its own). docs/search.md, "Weaviate", says what each
  * call reads; this bench shows whether that grows with the workspace.
  *
  * Each size is one workspace (a tenant) of N memory heads (a chunk for every fourth, 30 words
@@ -18,13 +18,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WeaviateClient } from 'weaviate-client';
-import { whereTest, type EntryWhere, type IndexFilter, type SearchBackend } from '../src/search/backend.js';
-import type { IndexEntry, SearchType } from '../src/search/memory-index.js';
-import { LISTABLE_TYPES } from '../src/search/query.js';
-import { connectWeaviate, createWeaviateIndex } from '../src/search/weaviate-index.js';
-import { grepRows } from '../src/search/grep.js';
-import { childrenFrom, engineSource, headsSource } from '../src/search/tree.js';
-import { startEmbedded } from './embedded.js';
+import { whereTest, type EntryWhere, type IndexFilter, type SearchBackend } from '../../../src/search/backend.js';
+import type { IndexEntry, SearchType } from '../../../src/search/memory-index.js';
+import { LISTABLE_TYPES } from '../../../src/search/query.js';
+import { connectWeaviate, createWeaviateIndex } from '../../../src/search/weaviate-index.js';
+import { grepRows } from '../../../src/search/grep.js';
+import { childrenFrom, engineSource, headsSource } from '../../../src/search/tree.js';
+import { startEmbedded } from '../../embedded.js';
 
 const BRAIN = 'brain-1';
 const REPEAT = 5;
@@ -191,7 +191,7 @@ function browseLine(s: BrowseBenchSize): string {
 export function browseSummary(sizes: BrowseBenchSize[] | null): string[] {
   if (!sizes) return ['      Weaviate browse, tree and grep: skipped'];
   return [
-    '      Weaviate browse, tree and grep (medians of 5; scripts/bench-search-browse.ts):',
+    '      Weaviate browse, tree and grep (medians of 5; scripts/bench/measures/search-browse.ts):',
     ...sizes.map((s) => `        ${browseLine(s)}`),
   ];
 }

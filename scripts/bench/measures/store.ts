@@ -1,7 +1,7 @@
 /**
  * Store benchmark: how FerretDB answers the platform's query shapes as one workspace grows.
  *
- *   npx tsx scripts/bench-store.ts
+ *   npx tsx scripts/bench/measures/store.ts
  *
  * For each backend (SQLite in a temporary folder; PostgreSQL in a throwaway database of the local
  * server at 127.0.0.1:5432 when one answers) it starts the FerretDB binary, fills a `jobs`-like
@@ -29,7 +29,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoClient, type Db, type Document } from 'mongodb';
-import { SQLITE_PRAGMAS, cacheDir, freePorts } from './embedded.js';
+import { SQLITE_PRAGMAS, cacheDir, freePorts } from '../../embedded.js';
 
 const BIN = process.env.BENCH_FERRETDB_BIN ?? path.join(cacheDir(), 'bin', 'ferretdb');
 const SIZES = (process.env.BENCH_SIZES ?? '1000,100000').split(',').map(Number);

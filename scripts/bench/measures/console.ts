@@ -15,7 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Page, type Request } from 'playwright-core';
-import type { buildWorkspace, TestClient } from '../test/support/app.js';
+import type { buildWorkspace, TestClient } from '../../../test/support/app.js';
 
 type Workspace = Awaited<ReturnType<typeof buildWorkspace>>;
 const CHROMIUM = '/usr/bin/chromium';

@@ -13,9 +13,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import type { TestClient } from '../test/support/app.js';
-import type { ScriptedOpenAI } from '../test/support/scripted-openai.js';
-import { dataOf, readSse, shownReply } from '../test/support/sse.js';
+import type { TestClient } from '../../../test/support/app.js';
+import type { ScriptedOpenAI } from '../../../test/support/scripted-openai.js';
+import { dataOf, readSse, shownReply } from '../../../test/support/sse.js';
 
 export interface LoadWorkspace {
   key: string;

@@ -27,10 +27,16 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Binary, type Db, type OptionalUnlessRequiredId } from 'mongodb';
-import { encodeBlob } from '../src/kernel/store/codec.js';
-import type { JobDoc } from '../src/jobs/model.js';
-import type { ChunkDoc, DocumentDoc, DocumentVersionDoc, IngestState, MemoryDoc } from '../src/knowledge/index.js';
-import type { InterventionDoc, InterventionStatus } from '../src/interventions/model.js';
+import { encodeBlob } from '../../../src/kernel/store/codec.js';
+import type { JobDoc } from '../../../src/jobs/model.js';
+import type {
+  ChunkDoc,
+  DocumentDoc,
+  DocumentVersionDoc,
+  IngestState,
+  MemoryDoc,
+} from '../../../src/knowledge/index.js';
+import type { InterventionDoc, InterventionStatus } from '../../../src/interventions/model.js';
 import {
   placeKey,
   traceKey,
@@ -38,11 +44,11 @@ import {
   type EngramDoc,
   type EngramPlaceDoc,
   type TraceDoc,
-} from '../src/traces/model.js';
-import type { JobKind, JobState } from '../src/temporal/definitions.js';
-import type { Scope } from '../src/kernel/scope.js';
-import type { Services } from '../src/compose/services.js';
-import type { TestClient } from '../test/support/app.js';
+} from '../../../src/traces/model.js';
+import type { JobKind, JobState } from '../../../src/temporal/definitions.js';
+import type { Scope } from '../../../src/kernel/scope.js';
+import type { Services } from '../../../src/compose/services.js';
+import type { TestClient } from '../../../test/support/app.js';
 
 // ─── Sizes ──────────────────────────────────────────────────────────────────────────────────
 
