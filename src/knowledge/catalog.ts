@@ -1,4 +1,4 @@
-import type { KnowledgeRepo } from './store.mongo.js';
+import type { KnowledgeStore } from './store.js';
 import { forbidden, validationError } from '../kernel/errors.js';
 import { hasRole, type Scope } from '../kernel/scope.js';
 import { folderStructure, normalizePath, type DocumentService } from './documents.js';
@@ -24,7 +24,7 @@ interface TreeRow {
  * moves rows of any brain of the workspace.
  */
 export function createCatalogService(d: {
-  repo: KnowledgeRepo;
+  repo: KnowledgeStore;
   documents: DocumentService;
   memories: MemoryService;
   skills: SkillService;

@@ -6,13 +6,14 @@ import type {
   ChunkDoc,
   ChunkedKind,
   DocumentDoc,
+  ChunkVector,
   IngestState,
-  KnowledgeDocument,
-  Memory,
+  Ingestible,
   MemoryDoc,
 } from './model.js';
 import { heldUpdate, knowledgeCollections, toChunk, toDocument, toMemory } from './rows.mongo.js';
 import { page, type PageQuery } from '../kernel/store/paging.js';
+import type { ChunkStore, IngestStore } from './store.js';
 
 /** Chunks are written in bulk batches of at most this many. */
 const WRITE_BATCH = 500;
@@ -23,7 +24,7 @@ const WRITE_BATCH = 500;
  * resource its caller read in its workspace, and that filter is the one FerretDB counts from
  * the index without reading a row.
  */
-export function createChunkOps(db: Db) {
+export function createChunkOps(db: Db): ChunkStore {
   const c = knowledgeCollections(db);
   const ofVersion = (workspaceId: string, resourceId: string, version: number) => ({
     workspaceId,
@@ -104,7 +105,7 @@ export function createChunkOps(db: Db) {
           .toArray()
       ).map(toChunk),
     /** Stores the vectors of chunks (one bulk write). */
-    async setVectors(rows: { id: string; model: string; dimension: number; vector: Float32Array }[]): Promise<void> {
+    async setVectors(rows: ChunkVector[]): Promise<void> {
       if (!rows.length) return;
       await c.chunks.bulkWrite(
         rows.map((r) => ({
@@ -146,12 +147,10 @@ export function createChunkOps(db: Db) {
   };
 }
 
-/** A resource that is chunked: an asset, an artifact or a memory. */
-export type Ingestible = KnowledgeDocument | Memory;
 type IngestibleDoc = (DocumentDoc | MemoryDoc) & { ingest: IngestState };
 
 /** The ingest state of chunked resources (asset and artifact rows, memories), each update under the row's hold. */
-export function createIngestOps(db: Db) {
+export function createIngestOps(db: Db): IngestStore {
   const c = knowledgeCollections(db);
   const update = heldUpdate(c.holds);
   const collOf = (kind: ChunkedKind) =>

@@ -1,7 +1,8 @@
 import type { Db, Filter } from 'mongodb';
 import { claimNext } from '../kernel/store/claims.js';
 import { findById } from '../kernel/store/client.js';
-import type { DocumentDoc, DocumentVersion, KnowledgeDocument, KnowledgeSort, Lane } from './model.js';
+import type { DocumentDoc, DocumentScope, DocumentVersion, KnowledgeDocument, KnowledgeSort } from './model.js';
+import type { DocumentStore } from './store.js';
 import {
   encodeSet,
   fromDocument,
@@ -14,16 +15,6 @@ import {
 } from './rows.mongo.js';
 import { page, type PageQuery } from '../kernel/store/paging.js';
 
-/** Which rows of the document table a list or a folder view reads. */
-export interface DocumentScope {
-  lane?: Lane;
-  brainId?: string;
-  /** Exactly this folder. */
-  path?: string;
-  /** This folder and everything below it. */
-  pathPrefix?: string;
-}
-
 function scoped(workspaceId: string, s: DocumentScope): Filter<DocumentDoc> {
   const filter: Filter<DocumentDoc> = { workspaceId };
   if (s.lane) filter.lane = s.lane;
@@ -34,7 +25,7 @@ function scoped(workspaceId: string, s: DocumentScope): Filter<DocumentDoc> {
 }
 
 /** Assets and artifacts: the document table's rows and their versions (docs/knowledge.md). */
-export function createDocumentOps(db: Db) {
+export function createDocumentOps(db: Db): DocumentStore {
   const c = knowledgeCollections(db);
   const update = heldUpdate(c.holds);
   return {

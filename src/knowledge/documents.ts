@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '../blobs/store.js';
 import type { Config } from '../kernel/config.js';
 import type { DocumentVersion, KnowledgeDocument, Lane } from './model.js';
-import type { KnowledgeRepo } from './store.mongo.js';
+import type { KnowledgeStore } from './store.js';
 import type { WorkspaceRepo, ResourceEvents, ResourceRef } from '../platform/index.js';
 import { conflict, notFound, validationError } from '../kernel/errors.js';
 import type { Guard } from '../net/guard.js';
@@ -38,7 +38,7 @@ const BODY_MAX_CHARS = 5_000_000;
  */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createDocumentService(d: {
-  repo: KnowledgeRepo;
+  repo: KnowledgeStore;
   workspaces: WorkspaceRepo;
   blobs: BlobStore;
   ingest: IngestService;

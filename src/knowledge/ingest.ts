@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '../blobs/store.js';
 import type { Config } from '../kernel/config.js';
-import type { Chunk, ChunkedKind, IngestState, KnowledgeDocument, Memory } from './model.js';
-import type { KnowledgeRepo } from './store.mongo.js';
-import type { Ingestible } from './chunks.mongo.js';
+import type { Chunk, ChunkedKind, IngestState, Ingestible, KnowledgeDocument, Memory } from './model.js';
+import type { KnowledgeStore } from './store.js';
 import type { Embedder } from '../embeddings/index.js';
 import { notFound } from '../kernel/errors.js';
 import { chunkText } from './chunk.js';
@@ -29,7 +28,7 @@ export const newIngestState = (
  */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createIngestService(d: {
-  repo: KnowledgeRepo;
+  repo: KnowledgeStore;
   blobs: BlobStore;
   embedder: Embedder;
   jobs: JobService;

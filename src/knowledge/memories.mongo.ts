@@ -5,23 +5,17 @@ import type {
   KnowledgeSort,
   Memory,
   MemoryDoc,
+  MemoryScope,
   Recollection,
   RecollectionDoc,
   RecollectionMember,
 } from './model.js';
 import { encodeSet, fromMemory, heldUpdate, knowledgeCollections, toMemory } from './rows.mongo.js';
 import { page, type PageQuery } from '../kernel/store/paging.js';
-
-/** Which memories a list reads. */
-export interface MemoryScope {
-  brainId?: string;
-  sourceType?: MemoryDoc['sourceType'];
-  ownerType?: MemoryDoc['ownerType'];
-  ownerId?: string;
-}
+import type { MemoryStore, RecollectionStore } from './store.js';
 
 /** Memories (docs/knowledge.md, "Memories and recollections"). */
-export function createMemoryOps(db: Db) {
+export function createMemoryOps(db: Db): MemoryStore {
   const c = knowledgeCollections(db);
   const update = heldUpdate(c.holds);
   const inBrain = (workspaceId: string, brainId: string | undefined, ids: string[]): Filter<MemoryDoc> => ({
@@ -85,7 +79,7 @@ export function createMemoryOps(db: Db) {
 }
 
 /** Recollections and their members: named groupings of a brain's resources. */
-export function createRecollectionOps(db: Db) {
+export function createRecollectionOps(db: Db): RecollectionStore {
   const c = knowledgeCollections(db);
   return {
     get: (workspaceId: string, id: string): Promise<Recollection | null> =>

@@ -5,7 +5,7 @@ import type { BlobStore, StoredBlob } from '../blobs/store.js';
 import { fromBuffer } from '../blobs/store.js';
 import type { Config } from '../kernel/config.js';
 import type { ChunkedKind, Memory, Recollection } from './model.js';
-import type { KnowledgeRepo } from './store.mongo.js';
+import type { KnowledgeStore } from './store.js';
 import type { WorkspaceRepo, ResourceEvents } from '../platform/index.js';
 import { notFound, validationError } from '../kernel/errors.js';
 import { sniffContentType } from './extract.js';
@@ -37,7 +37,7 @@ export interface MemoryIngest {
  */
 // eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createMemoryService(d: {
-  repo: KnowledgeRepo;
+  repo: KnowledgeStore;
   workspaces: WorkspaceRepo;
   blobs: BlobStore;
   ingest: IngestService;

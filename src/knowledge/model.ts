@@ -1,7 +1,8 @@
 /**
  * The knowledge model: the stored rows of documents, versions, chunks, memories and recollections,
- * and their decoded shapes. A leaf that the repository (store.mongo.ts) and its parts (*.mongo.ts)
- * import; the search area's reads (src/search/store.mongo.ts) see it through the door.
+ * their decoded shapes, and the shapes the store contract (store.ts) reads and writes. A leaf that
+ * the contract, the services, the repository (store.mongo.ts) and its parts (*.mongo.ts) import;
+ * the search area's reads (src/search/store.mongo.ts) see it through the door.
  */
 import type { Binary } from 'mongodb';
 import type { Blob } from '../kernel/store/codec.js';
@@ -161,3 +162,39 @@ export type RecollectionMember = RecollectionMemberDoc;
 export type Chunk = Omit<ChunkDoc, 'embedding'> & { embedding: { model: string; dimension: number } | null };
 /** The sort fields of the asset, artifact and memory lists. */
 export type KnowledgeSort = { field: 'createdAt' | 'updatedAt' | 'name'; dir: 1 | -1 };
+
+/** A resource that is chunked: an asset, an artifact or a memory. */
+export type Ingestible = KnowledgeDocument | Memory;
+
+/** Which rows of the document table a list or a folder view reads. */
+export interface DocumentScope {
+  lane?: Lane;
+  brainId?: string;
+  /** Exactly this folder. */
+  path?: string;
+  /** This folder and everything below it. */
+  pathPrefix?: string;
+}
+
+/** Which memories a list reads. */
+export interface MemoryScope {
+  brainId?: string;
+  sourceType?: Memory['sourceType'];
+  ownerType?: Memory['ownerType'];
+  ownerId?: string;
+}
+
+/** A row of the document table as a folder view needs it: where it is, not what it holds. */
+export type DocumentFolderRow = Pick<KnowledgeDocument, '_id' | 'name' | 'path'>;
+/** A row of the document table as the resource tree shows it (no content, no metadata). */
+export type DocumentTreeRow = Pick<KnowledgeDocument, '_id' | 'lane' | 'name' | 'path' | 'brainId' | 'updatedAt'>;
+/** How many chunks a resource (or a set of them) has, and how many of them carry a vector. */
+export type ChunkCounts = Pick<IngestState, 'chunkCount' | 'embeddedCount'>;
+/** A chunk's vector as the embedder made it, to be stored with the chunk. */
+export interface ChunkVector {
+  /** The chunk's `_id`. */
+  id: string;
+  model: string;
+  dimension: number;
+  vector: Float32Array;
+}

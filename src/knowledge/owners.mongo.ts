@@ -1,12 +1,13 @@
 import type { Db } from 'mongodb';
 import { findById } from '../kernel/store/client.js';
 import { traceKey } from '../traces/index.js';
+import type { OwnerStore } from './store.js';
 
 /**
  * The owners a memory may name (a neuron or a trace of the workspace). Read here, by the knowledge
  * area, so the memory service needs no other area's repository for its one existence check.
  */
-export function createOwnerReads(db: Db) {
+export function createOwnerReads(db: Db): OwnerStore {
   const neurons = db.collection<{ _id: string; workspaceId: string }>('neurons');
   const traces = db.collection<{ _id: string; workspaceId: string; traceId: string }>('traces');
   return {

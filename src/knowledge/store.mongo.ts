@@ -5,6 +5,7 @@ import { createChunkOps, createIngestOps } from './chunks.mongo.js';
 import { createMemoryOps, createRecollectionOps } from './memories.mongo.js';
 import { createOwnerReads } from './owners.mongo.js';
 import { pageIndexes } from '../kernel/store/paging.js';
+import type { KnowledgeStore } from './store.js';
 
 export const knowledgeIndexes: IndexSpec[] = [
   // GET /v1/assets, /v1/artifacts, /v1/memories, /v1/recollections page by (sort field, _id) under their
@@ -32,12 +33,12 @@ export const knowledgeIndexes: IndexSpec[] = [
 ];
 
 /**
- * The knowledge area's repository: assets and artifacts (the document table and its versions),
+ * The knowledge area's repository (the MongoDB and FerretDB adapter of KnowledgeStore, store.ts): assets and artifacts (the document table and its versions),
  * memories, recollections and their members, chunks, and the ingest state of chunked resources.
  * Rows of the document and memory tables have several writers (a new version's head, its ingest
  * job's state, a recount): every update of them is made under the row's hold (`knowledge_holds`).
  */
-export function createKnowledgeRepo(db: Db) {
+export function createKnowledgeRepo(db: Db): KnowledgeStore {
   return {
     documents: createDocumentOps(db),
     memories: createMemoryOps(db),
@@ -47,4 +48,3 @@ export function createKnowledgeRepo(db: Db) {
     owners: createOwnerReads(db),
   };
 }
-export type KnowledgeRepo = ReturnType<typeof createKnowledgeRepo>;

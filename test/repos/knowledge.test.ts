@@ -1,5 +1,6 @@
 /**
- * The knowledge repository (docs/architecture.md, "Storage boundary"): documents and their
+ * The knowledge repository (docs/architecture.md, "Storage boundary"; the contract KnowledgeStore in
+ * src/knowledge/store.ts, the adapter src/knowledge/store.mongo.ts): documents and their
  * versions, memories, recollections, chunks and the ingest state, with decoded values, scoped by
  * workspace in every operation; and the search index's reads.
  */
