@@ -1,4 +1,5 @@
 import type { Blob } from '../kernel/store/codec.js';
+import type { RunScope } from '../temporal/definitions.js';
 
 /**
  * A dataset (docs/evaluations.md): named examples of a brain. `version` counts changes to its
@@ -85,7 +86,10 @@ export interface ExperimentAggregates {
   totalTokens: number;
 }
 
-/** An experiment: a dataset version run through a target and scored by evaluators, by the `experimentRun` workflow. */
+/**
+ * An experiment as stored: a dataset version run through a target and scored by evaluators, by
+ * the `experimentRun` workflow. Services see it decoded (Experiment).
+ */
 export interface ExperimentDoc {
   _id: string;
   workspaceId: string;
@@ -101,12 +105,18 @@ export interface ExperimentDoc {
   currentStep: string | null;
   failedReason: string | null;
   aggregates: ExperimentAggregates | null;
-  /** The caller's scope at creation (runs act as the caller), kept as plain data. */
+  /** The caller's scope at creation (runs act as the caller), kept as plain data (the encoded RunScope). */
   scope: Blob;
   createdBy: string | null;
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
+}
+
+/** An experiment as services see it (decoded). */
+export interface Experiment extends Omit<ExperimentDoc, 'scope'> {
+  /** The caller's scope at creation (runs act as the caller). */
+  scope: RunScope;
 }
 
 /** One evaluator's verdict on one item. */
@@ -146,6 +156,7 @@ export interface ExperimentItemDoc {
   finishedAt: Date | null;
 }
 
+/** An item run as services see it (decoded; `output` null when there is none). */
 export interface ExperimentItem extends Omit<ExperimentItemDoc, 'output'> {
   output: unknown;
 }

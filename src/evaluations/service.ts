@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-// eslint-disable-next-line no-restricted-imports -- run scopes and outputs are encoded here before the store sees them (left: move the encoding into store.mongo.ts)
-import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
 import type { JobRecord as Job } from '../jobs/index.js';
 import { AppError, conflict, notFound, validationError } from '../kernel/errors.js';
 import { uuidFromName } from '../kernel/ids.js';
@@ -17,7 +15,6 @@ import {
   type NeuronRunInput,
   type PathwayRunInput,
   type PreparedRunData,
-  type RunScope,
 } from '../temporal/definitions.js';
 import type { WebhookEventRecord } from '../webhooks/index.js';
 import {
@@ -37,9 +34,8 @@ import {
   type DatasetDoc,
   type DatasetItem,
   type EvaluatorSpec,
-  type ExperimentDoc,
+  type Experiment,
   type ExperimentItem,
-  type ExperimentItemDoc,
   type ItemScore,
   type JobEvaluatorSpec,
 } from './model.js';
@@ -160,7 +156,7 @@ export function createEvaluationService(d: EvaluationDeps) {
     return ds;
   }
 
-  async function experiment(scope: Scope, id: string): Promise<ExperimentDoc> {
+  async function experiment(scope: Scope, id: string): Promise<Experiment> {
     const e = await store.getExperiment(scope.workspaceId, id);
     if (!e || (scope.brainId && e.brainId !== scope.brainId)) throw experimentNotFound();
     return e;
@@ -257,34 +253,23 @@ export function createEvaluationService(d: EvaluationDeps) {
   }
 
   /** The experiment's own aggregates, from its item rows (bounded: at most EVAL_LIMITS.experimentItems). */
-  const figures = (e: ExperimentDoc, rows: ExperimentItem[]) =>
+  const figures = (e: Experiment, rows: ExperimentItem[]) =>
     aggregate(
       e.evaluators.map((s) => s.name),
       e.itemCount,
       rows,
     );
 
-  const scopeOf = (e: ExperimentDoc): Scope =>
-    fromRunScope(
-      decodeBlob<RunScope>(e.scope, {
-        workspaceId: e.workspaceId,
-        userId: null,
-        apiKeyId: null,
-        roles: [],
-        credential: 'system',
-      }),
-    );
-
   /** A child job of an item: the target or a job evaluator, recorded under the experiment (its parent job id). */
   async function childRun(
-    e: ExperimentDoc,
+    e: Experiment,
     jobId: string,
     run:
       | { kind: 'neuron'; neuronId: string; version: number; message: string }
       | { kind: 'pathway'; pathwayId: string; version: number; input: Record<string, unknown> },
     summary: string,
   ): Promise<ChildRun> {
-    const scope = { ...scopeOf(e), brainId: e.brainId };
+    const scope = { ...fromRunScope(e.scope), brainId: e.brainId };
     if (run.kind === 'neuron') {
       const input: NeuronRunInput = {
         jobId,
@@ -323,7 +308,7 @@ export function createEvaluationService(d: EvaluationDeps) {
   const runRef = (workspaceId: string, jobId: string) =>
     d.jobs.repoFind(jobId).then((j) => (j && j.workspaceId === workspaceId ? j : null));
 
-  async function announce(e: ExperimentDoc, status: 'completed' | 'failed', reason: string | null) {
+  async function announce(e: Experiment, status: 'completed' | 'failed', reason: string | null) {
     await d.webhooks.recordEvent({
       workspaceId: e.workspaceId,
       event: status === 'completed' ? 'experiment.completed' : 'experiment.failed',
@@ -455,7 +440,7 @@ export function createEvaluationService(d: EvaluationDeps) {
 
     // ------------------------------------------------------------ experiments
 
-    async createExperiment(scope: Scope, body: ExperimentCreateBody): Promise<ExperimentDoc> {
+    async createExperiment(scope: Scope, body: ExperimentCreateBody): Promise<Experiment> {
       const ds = await dataset(scope, body.dataset_id);
       const bscope: Scope = { ...scope, brainId: ds.brainId };
       const version = body.dataset_version ?? ds.version;
@@ -464,7 +449,7 @@ export function createEvaluationService(d: EvaluationDeps) {
       if (count === 0) throw validationError(`dataset_id: the dataset has no items at version ${version}`);
       if (count > EVAL_LIMITS.experimentItems)
         throw validationError(`dataset_id: ${count} items; an experiment runs at most ${EVAL_LIMITS.experimentItems}`);
-      let target: ExperimentDoc['target'];
+      let target: Experiment['target'];
       if ('neuron_id' in body.target) {
         const n = await d.neurons.resolve(bscope, body.target.neuron_id);
         const v = body.target.version ?? n.version;
@@ -476,7 +461,7 @@ export function createEvaluationService(d: EvaluationDeps) {
       }
       const evaluators = await specsOf(bscope, body.evaluators);
       const now = new Date();
-      const doc: ExperimentDoc = {
+      const doc: Experiment = {
         _id: randomUUID(),
         workspaceId: scope.workspaceId,
         brainId: ds.brainId,
@@ -491,7 +476,7 @@ export function createEvaluationService(d: EvaluationDeps) {
         currentStep: 'starting',
         failedReason: null,
         aggregates: null,
-        scope: encodeBlob(toRunScope(bscope)),
+        scope: toRunScope(bscope),
         createdBy: scope.userId,
         createdAt: now,
         updatedAt: now,
@@ -558,7 +543,7 @@ export function createEvaluationService(d: EvaluationDeps) {
         throw conflict(`the experiment is ${e.status}: cancel it before deleting it`);
       if (!(await store.removeExperiment(scope.workspaceId, id))) throw notFound('Experiment');
     },
-    async cancelExperiment(scope: Scope, id: string): Promise<ExperimentDoc> {
+    async cancelExperiment(scope: Scope, id: string): Promise<Experiment> {
       const e = await experiment(scope, id);
       if (EXPERIMENT_TERMINAL.includes(e.status)) throw conflict(`the experiment is ${e.status}`);
       try {
@@ -745,7 +730,7 @@ export function createEvaluationService(d: EvaluationDeps) {
       const ended = (job?.finishedAt ?? job?.updatedAt)?.getTime();
       await store.finishItem(e.workspaceId, rowId(e._id, o.itemId), {
         status: o.failed ? 'failed' : 'scored',
-        output: output === null || output === undefined ? null : encodeBlob(output, 'output'),
+        output,
         error: o.failed,
         scores,
         passed: !o.failed && scores.every((s) => s.passed),
@@ -787,7 +772,7 @@ export function createEvaluationService(d: EvaluationDeps) {
 
 const rowId = (experimentId: string, itemId: string) => uuidFromName(`experiment-item:${experimentId}:${itemId}`);
 
-const newRow = (e: ExperimentDoc, item: DatasetItem, jobId: string): ExperimentItemDoc => ({
+const newRow = (e: Experiment, item: DatasetItem, jobId: string): ExperimentItem => ({
   _id: rowId(e._id, item._id),
   workspaceId: e.workspaceId,
   experimentId: e._id,

@@ -10,6 +10,7 @@ import type {
   DatasetDoc,
   DatasetItem,
   DatasetItemDoc,
+  Experiment,
   ExperimentDoc,
   ExperimentItem,
   ExperimentItemDoc,
@@ -36,6 +37,26 @@ const decodeRun = ({ output, ...d }: ExperimentItemDoc): ExperimentItem => ({
   ...d,
   output: decodeBlob<unknown>(output, null),
 });
+/** A run's output as stored: null (or undefined) is no output, anything else its JSON text. */
+const encodeOutput = (output: unknown): ExperimentItemDoc['output'] =>
+  output === null || output === undefined ? null : encodeBlob(output, 'output');
+const encodeRun = ({ output, ...r }: ExperimentItem): ExperimentItemDoc => ({ ...r, output: encodeOutput(output) });
+
+/**
+ * An experiment with its run scope decoded; one stored without a readable scope acts as the
+ * system in the experiment's workspace.
+ */
+const decodeExperiment = ({ scope, ...d }: ExperimentDoc): Experiment => ({
+  ...d,
+  scope: decodeBlob<Experiment['scope']>(scope, {
+    workspaceId: d.workspaceId,
+    userId: null,
+    apiKeyId: null,
+    roles: [],
+    credential: 'system',
+  }),
+});
+const encodeExperiment = ({ scope, ...e }: Experiment): ExperimentDoc => ({ ...e, scope: encodeBlob(scope) });
 
 /** The items of version `v`: added at or before it, not removed at or before it. */
 /** `removedIn` of an item one remover has claimed and not yet marked: later than any version, so live in all. */
@@ -164,10 +185,13 @@ export function createEvaluationRepo(db: Db): EvaluationStore {
     getItems: async (workspaceId, ids) =>
       ids.length ? (await items.find({ workspaceId, _id: { $in: ids } }).toArray()).map(decodeItem) : [],
 
-    createExperiment: async (doc) => void (await experiments.insertOne(doc)),
-    getExperiment: (workspaceId, id) => findById(experiments, id, { workspaceId }),
-    pageExperiments: (workspaceId, filter, q: PageQuery) =>
-      page(
+    createExperiment: async (e) => void (await experiments.insertOne(encodeExperiment(e))),
+    getExperiment: async (workspaceId, id) => {
+      const d = await findById(experiments, id, { workspaceId });
+      return d && decodeExperiment(d);
+    },
+    async pageExperiments(workspaceId, filter, q: PageQuery): Promise<Page<Experiment>> {
+      const p = await page(
         experiments,
         {
           workspaceId,
@@ -176,7 +200,9 @@ export function createEvaluationRepo(db: Db): EvaluationStore {
         },
         { field: 'createdAt', dir: -1 },
         q,
-      ),
+      );
+      return { ...p, items: p.items.map(decodeExperiment) };
+    },
     setExperiment: async (workspaceId, id, set) =>
       (
         await experiments.updateOne(
@@ -187,14 +213,17 @@ export function createEvaluationRepo(db: Db): EvaluationStore {
     setAggregates: async (workspaceId, id, aggregates) =>
       void (await experiments.updateOne({ _id: id, workspaceId }, { $set: { aggregates, updatedAt: new Date() } })),
 
-    async claimItem(doc) {
-      if (await claim(runs, doc)) return doc;
-      const stored = await findById(runs, doc._id, { workspaceId: doc.workspaceId });
-      if (!stored) throw new Error(`experiment item ${doc._id} could not be claimed`);
-      return stored;
+    async claimItem(row) {
+      if (await claim(runs, encodeRun(row))) return row;
+      const stored = await findById(runs, row._id, { workspaceId: row.workspaceId });
+      if (!stored) throw new Error(`experiment item ${row._id} could not be claimed`);
+      return decodeRun(stored);
     },
-    finishItem: async (workspaceId, id, set) =>
-      void (await runs.updateOne({ _id: id, workspaceId, status: 'running' }, { $set: set })),
+    finishItem: async (workspaceId, id, { output, ...set }) =>
+      void (await runs.updateOne(
+        { _id: id, workspaceId, status: 'running' },
+        { $set: { ...set, output: encodeOutput(output) } },
+      )),
     async pageExperimentItems(workspaceId, experimentId, q) {
       const p = await page(runs, { workspaceId, experimentId }, { field: 'seq', dir: 1 }, q);
       return { ...p, items: p.items.map(decodeRun) };

@@ -1,5 +1,5 @@
 import type { Page, PageQuery } from '../kernel/store/paging.js';
-import type { DatasetDoc, DatasetItem, ExperimentDoc, ExperimentItem, ExperimentItemDoc } from './model.js';
+import type { DatasetDoc, DatasetItem, Experiment, ExperimentItem } from './model.js';
 
 export type { PageQuery } from '../kernel/store/paging.js';
 
@@ -13,7 +13,8 @@ export interface NewItem {
 
 /**
  * What the evaluations service asks of its store, in domain terms (store.mongo.ts is the MongoDB
- * and FerretDB adapter). Every operation takes the workspace first.
+ * and FerretDB adapter). Every operation takes the workspace first. Values go in and come out
+ * decoded (item values, an experiment's run scope, a run's output); the store encodes them.
  */
 export interface EvaluationStore {
   createDataset(doc: DatasetDoc): Promise<void>;
@@ -47,32 +48,32 @@ export interface EvaluationStore {
   getItem(workspaceId: string, itemId: string): Promise<DatasetItem | null>;
   getItems(workspaceId: string, itemIds: string[]): Promise<DatasetItem[]>;
 
-  createExperiment(doc: ExperimentDoc): Promise<void>;
+  createExperiment(e: Experiment): Promise<void>;
   /** Removes an experiment and its item rows; false when it did not exist. */
   removeExperiment(workspaceId: string, id: string): Promise<boolean>;
-  getExperiment(workspaceId: string, id: string): Promise<ExperimentDoc | null>;
+  getExperiment(workspaceId: string, id: string): Promise<Experiment | null>;
   pageExperiments(
     workspaceId: string,
     filter: { brainId?: string; datasetId?: string },
     q: PageQuery,
-  ): Promise<Page<ExperimentDoc>>;
+  ): Promise<Page<Experiment>>;
   /** Moves an experiment that has not ended; false when it has ended (or is missing). */
   setExperiment(
     workspaceId: string,
     id: string,
-    set: Partial<Pick<ExperimentDoc, 'status' | 'currentStep' | 'failedReason' | 'aggregates' | 'finishedAt'>>,
+    set: Partial<Pick<Experiment, 'status' | 'currentStep' | 'failedReason' | 'aggregates' | 'finishedAt'>>,
   ): Promise<boolean>;
   /** Sets the aggregates of an experiment whatever its status (the final figures of a cancelled one). */
-  setAggregates(workspaceId: string, id: string, aggregates: ExperimentDoc['aggregates']): Promise<void>;
+  setAggregates(workspaceId: string, id: string, aggregates: Experiment['aggregates']): Promise<void>;
 
   /** Claims an item's run with its job id; the stored row (a retry finds the first claim's job). */
-  claimItem(doc: ExperimentItemDoc): Promise<ExperimentItemDoc>;
-  /** Records an item's outcome once (a row already ended is left as it is). */
+  claimItem(row: ExperimentItem): Promise<ExperimentItem>;
+  /** Records an item's outcome once (a row already ended is left as it is); `output` null or undefined: none. */
   finishItem(
     workspaceId: string,
     id: string,
     set: Pick<
-      ExperimentItemDoc,
+      ExperimentItem,
       | 'status'
       | 'output'
       | 'error'

@@ -10,7 +10,6 @@ import type {
   PathwayVersionSummary,
 } from './model.js';
 import type { Page, PathwayChangeOutcome, PathwayPlan, PathwayStore } from './store.js';
-import { sameStored, storedBytes } from './store.mongo.js';
 import { conflict, forbidden, notFound, validationError } from '../kernel/errors.js';
 import { compileGraph, type CompileResult } from './compile.js';
 import type { Guard } from '../net/guard.js';
@@ -70,12 +69,6 @@ const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ??
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const pathwayNotFound = () => notFound('Pathway');
 
-/** Checks the stored size of a client value; `field` names it in the 400 message. */
-function bounded<T>(value: T, field: string, max: number): T {
-  if (storedBytes(value) > max) throw validationError(`${field}: larger than ${max} bytes of JSON`);
-  return value;
-}
-
 /**
  * Pathways (`/v1/pathways` in the API reference): CRUD with a capped version history on the head record, graph validation against
  * the caller's neurons, compile previews, participants with owner ⊇ editor ⊇ viewer, and the lookup the run engine
@@ -105,6 +98,11 @@ export function createPathwayService({
   guard: Pick<Guard, 'checkSavedAll'>;
   credentials: CredentialLookup;
 }) {
+  /** Checks the stored size of a client value (as the store keeps it); `field` names it in the 400 message. */
+  function bounded<T>(value: T, field: string, max: number): T {
+    if (repo.storedBytes(value) > max) throw validationError(`${field}: larger than ${max} bytes of JSON`);
+    return value;
+  }
   const ref = (d: { _id: string; brainId: string; name: string; latestVersion: number }) => ({
     kind: 'pathway' as const,
     id: d._id,
@@ -376,7 +374,7 @@ export function createPathwayService({
         body.pathway_data === undefined
           ? undefined
           : bounded(body.pathway_data, 'pathway_data', PATHWAY_DATA_MAX_BYTES);
-      if (graph !== undefined && !sameStored(graph, current.graph)) {
+      if (graph !== undefined && !repo.sameStored(graph, current.graph)) {
         await checkGraph(scope, current.brainId, graph, id);
         await checkCredentials(scope, graph);
       }
@@ -384,7 +382,7 @@ export function createPathwayService({
       const updated = await commit(scope, id, (doc) => {
         const set: PathwayChange = {};
         const changed: string[] = [];
-        if (graph !== undefined && !sameStored(graph, doc.graph)) {
+        if (graph !== undefined && !repo.sameStored(graph, doc.graph)) {
           set.graph = graph;
           // The graph is now this caller's: its secrets are checked against them when it runs.
           set.graphSavedBy = saver.userId;

@@ -56,9 +56,9 @@ const EMPTY_GRAPH = { nodes: [], edges: [] };
 const LOCK_WAIT_MS = 5_000;
 
 /** The bytes a value takes when stored (free-form client JSON is stored as its JSON text). */
-export const storedBytes = (value: unknown): number => Buffer.byteLength(encodeBlob(value), 'utf8');
+const storedBytes = (value: unknown): number => Buffer.byteLength(encodeBlob(value), 'utf8');
 /** Whether two values are stored as the same text (a change that sends what is there changes nothing). */
-export const sameStored = (a: unknown, b: unknown): boolean => encodeBlob(a) === encodeBlob(b);
+const sameStored = (a: unknown, b: unknown): boolean => encodeBlob(a) === encodeBlob(b);
 const nodeCount = (graph: unknown): number => {
   const nodes = (graph as { nodes?: unknown } | null)?.nodes;
   return Array.isArray(nodes) ? nodes.length : 0;
@@ -152,6 +152,9 @@ export function createPathwayRepo(db: Db): PathwayStore {
   }
 
   return {
+    /** The stored size of a client value (its JSON text), and whether two values are stored alike. */
+    storedBytes,
+    sameStored,
     /** The head without its history. */
     findHead: async (workspaceId: string, id: string): Promise<Pathway | null> => {
       const d = await pathways.findOne<PathwayHead>({ _id: id, workspaceId }, WITHOUT_HISTORY);

@@ -36,6 +36,13 @@ export interface PathwayListWhere {
  * workspaces.
  */
 export interface PathwayStore {
+  /**
+   * The UTF-8 bytes a client value (a graph, a design) takes as stored: what its size limits are
+   * checked against. A value nested deeper than the store keeps is refused (400, as on a write).
+   */
+  storedBytes(value: unknown): number;
+  /** Whether two values are stored as the same text (a change that sends what is there changes nothing). */
+  sameStored(a: unknown, b: unknown): boolean;
   /** The head without its history. */
   findHead(workspaceId: string, id: string): Promise<Pathway | null>;
   /** The head and its kept history (without graphs), or null. */

@@ -1,14 +1,14 @@
 /**
  * The evaluations repository (src/evaluations/store.mongo.ts): datasets and their versioned items
- * (each change a new version; any version read as it was), values surviving the codec, the item
+ * (each change a new version; any version read as it was), values surviving the codec (items, an
+ * experiment's run scope and a run's output stored as JSON text, handed back decoded), the item
  * limit, experiments moved only until they end, item runs claimed once and finished once, paging
  * order, and every operation scoped to its workspace.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DatasetDoc, ExperimentDoc } from '../../src/evaluations/index.js';
+import type { DatasetDoc, ExperimentDoc, ExperimentItemRecord } from '../../src/evaluations/index.js';
 import type { EvaluationStore } from '../../src/evaluations/store.js';
-import type { ExperimentItemDoc } from '../../src/evaluations/model.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();
@@ -49,7 +49,7 @@ function experiment(workspaceId: string, datasetId: string, o: Partial<Experimen
     currentStep: null,
     failedReason: null,
     aggregates: null,
-    scope: '{}' as ExperimentDoc['scope'],
+    scope: { workspaceId, brainId: 'b1', userId: 'u1', apiKeyId: null, roles: ['member'], credential: 'jwt' },
     createdBy: null,
     createdAt: now,
     updatedAt: now,
@@ -58,7 +58,7 @@ function experiment(workspaceId: string, datasetId: string, o: Partial<Experimen
   };
 }
 
-function run(e: ExperimentDoc, seq: number, o: Partial<ExperimentItemDoc> = {}): ExperimentItemDoc {
+function run(e: ExperimentDoc, seq: number, o: Partial<ExperimentItemRecord> = {}): ExperimentItemRecord {
   return {
     _id: `${e._id}:${seq}`,
     workspaceId: e.workspaceId,
@@ -83,9 +83,9 @@ function run(e: ExperimentDoc, seq: number, o: Partial<ExperimentItemDoc> = {}):
   };
 }
 
-const finished = (o: Partial<ExperimentItemDoc> = {}) => ({
+const finished = (o: Partial<ExperimentItemRecord> = {}) => ({
   status: 'scored' as const,
-  output: JSON.stringify({ answer: 'a.b', 'k.k': [[1]] }) as ExperimentItemDoc['output'],
+  output: { answer: 'a.b', 'k.k': [[1]] } as unknown,
   error: null,
   scores: [{ evaluator: 're', score: 1, passed: true, reason: 'matched', jobId: null }],
   passed: true,
@@ -282,6 +282,53 @@ describe.each(h.backends)('evaluations repository (%s)', (backend) => {
     expect(await repo.removeExperiment(ws, e._id)).toBe(true);
     expect(await repo.experimentItems(ws, e._id)).toEqual([]);
     expect(await repo.removeExperiment(ws, e._id)).toBe(false);
+  });
+
+  it('keeps an experiment’s run scope and a run’s output as JSON text, and hands them back decoded', async () => {
+    const ws = randomUUID();
+    const e = experiment(ws, randomUUID());
+    await repo.createExperiment(e);
+    const raw = await h.db.collection('eval_experiments').findOne({ _id: e._id as never });
+    expect(raw?.scope).toBe(JSON.stringify(e.scope));
+    expect((await repo.pageExperiments(ws, {}, { limit: 10 })).items).toEqual([e]);
+
+    const [a, b] = [run(e, 0), run(e, 1)];
+    for (const r of [a, b]) await repo.claimItem(r);
+    await repo.finishItem(ws, a._id, finished());
+    await repo.finishItem(ws, b._id, finished({ status: 'failed', output: null, error: 'boom' }));
+    const rows = await h.db
+      .collection('eval_experiment_items')
+      .find({ experimentId: e._id })
+      .sort({ seq: 1 })
+      .toArray();
+    expect(rows.map((r) => r.output)).toEqual([JSON.stringify({ answer: 'a.b', 'k.k': [[1]] }), null]);
+    expect((await repo.experimentItems(ws, e._id)).map((r) => r.output)).toEqual([
+      { answer: 'a.b', 'k.k': [[1]] },
+      null,
+    ]);
+    // A retried claim answers the first claim's row, decoded.
+    const c = run(e, 2);
+    await repo.finishItem(ws, c._id, finished()); // no row yet: nothing to finish
+    await repo.claimItem(c);
+    expect(await repo.claimItem({ ...c, jobId: 'retry' })).toEqual(c);
+
+    let deep: unknown = 1;
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    await expect(repo.finishItem(ws, c._id, finished({ output: deep }))).rejects.toThrow(/^output: nested deeper than/);
+  });
+
+  it('reads an experiment stored without a readable run scope as the system in its workspace', async () => {
+    const ws = randomUUID();
+    const e = experiment(ws, randomUUID());
+    await repo.createExperiment(e);
+    await h.db.collection('eval_experiments').updateOne({ _id: e._id as never }, { $set: { scope: '' } });
+    expect((await repo.getExperiment(ws, e._id))?.scope).toEqual({
+      workspaceId: ws,
+      userId: null,
+      apiKeyId: null,
+      roles: [],
+      credential: 'system',
+    });
   });
 
   it("pages a workspace's experiments newest first, by brain and dataset", async () => {

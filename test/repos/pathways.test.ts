@@ -1,4 +1,4 @@
-/** The pathway repository (src/pathways/store.mongo.ts): decoded heads and versions, versions recorded under the write hold, scoping, participants. */
+/** The pathway repository (src/pathways/store.mongo.ts): decoded heads and versions, versions recorded under the write hold, scoping, participants, values measured and compared as stored. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PathwayRepo } from '../../src/pathways/index.js';
@@ -87,6 +87,19 @@ describe.each(h.backends)('pathway repository (%s)', (backend) => {
     const plan = () => ({ set: { name: 'x' }, note: 'updated: name' });
     expect(await repo.recordVersion(randomUUID(), p._id, { createdBy: null, plan })).toBe('missing');
     expect(await repo.recordVersion(ws, p._id, { brainId: randomUUID(), createdBy: null, plan })).toBe('missing');
+  });
+
+  it('measures a value as stored and tells values stored alike (what size limits and unchanged graphs are judged by)', () => {
+    const g = graph(2);
+    expect(repo.storedBytes(g)).toBe(Buffer.byteLength(JSON.stringify(g), 'utf8'));
+    expect(repo.storedBytes({ name: 'é' })).toBe(13); // UTF-8 bytes, not characters
+    expect(repo.storedBytes(undefined)).toBe(4); // stored as null
+    expect(repo.sameStored(g, JSON.parse(JSON.stringify(g)))).toBe(true);
+    expect(repo.sameStored(g, graph(3))).toBe(false);
+    expect(repo.sameStored({ a: 1, b: 2 }, { b: 2, a: 1 })).toBe(false); // stored text: key order counts
+    let deep: unknown = 1;
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    expect(() => repo.storedBytes(deep)).toThrow(/nested deeper than/);
   });
 
   it('pages one brain by name with search; manages participants', async () => {

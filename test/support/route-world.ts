@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import type { RouteDef } from '../../api/route.js';
 import { buildWorkspace, type TestApp, type TestResponse } from './app.js';
-import { encodeBlob } from '../../src/kernel/store/codec.js';
 
 /**
  * The route table's fixture world (test/security/): workspaces A and B, A's resources of every
@@ -323,7 +322,7 @@ export function useRouteWorld(app: TestApp) {
         currentStep: null,
         failedReason: null,
         aggregates: null,
-        scope: encodeBlob({ workspaceId: a.workspaceId }),
+        scope: { workspaceId: a.workspaceId, userId: null, apiKeyId: null, roles: [], credential: 'system' },
         createdBy: null,
         createdAt: now,
         updatedAt: now,
