@@ -212,6 +212,30 @@ export default tseslint.config(
               message: 'src/ is the core: it imports nothing from api, worker, workflows or activities',
             },
             ...storeInternals.patterns,
+            {
+              group: ['./*.mongo.js', '../*/*.mongo.js'],
+              message:
+                "an area's code reaches its store through the contract (store.ts); only the door (index.ts) and the composition root name the adapter",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The door exports the adapter's factory for the composition root.
+    files: ['src/*/index.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: storeInternals.paths,
+          patterns: [
+            {
+              group: ['**/api/**', '**/worker/**', '**/workflows/**', '**/activities/**'],
+              message: 'src/ is the core: it imports nothing from api, worker, workflows or activities',
+            },
+            ...storeInternals.patterns,
           ],
         },
       ],

@@ -28,7 +28,7 @@ import {
   type DatasetItemRecord,
   type EvaluatorSpec,
   type ExperimentAggregates,
-  type ExperimentDoc,
+  type ExperimentRecord,
   type ExperimentItemRecord,
 } from '../../src/evaluations/index.js';
 import { presentPage } from '../presenters/page.js';
@@ -96,7 +96,7 @@ const presentAggregates = (a: ExperimentAggregates) => ({
 });
 
 const presentExperiment = (
-  e: ExperimentDoc,
+  e: ExperimentRecord,
   live: { done: number; aggregates: ExperimentAggregates | null } = { done: 0, aggregates: e.aggregates },
 ): z.input<typeof Experiment> => {
   const done = e.status === 'completed' ? e.itemCount : live.done;

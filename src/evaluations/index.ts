@@ -9,9 +9,9 @@ export type {
   DatasetItem as DatasetItemRecord,
   EvaluatorSpec,
   ExperimentAggregates,
-  // The decoded experiment (model.ts `Experiment`; `Experiment` here names the response schema),
-  // under the name routes import; its stored form (model.ts `ExperimentDoc`) stays in the area.
-  Experiment as ExperimentDoc,
+  // The decoded experiment (model.ts `Experiment`; `Experiment` here names the response schema);
+  // its stored form (model.ts `ExperimentDoc`) stays in the area.
+  Experiment as ExperimentRecord,
   ExperimentItem as ExperimentItemRecord,
 } from './model.js';
 export { createEvaluationRepo, evaluationIndexes } from './store.mongo.js';

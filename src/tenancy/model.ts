@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /** What retention applies to (docs/operations.md, "Retention"); each kind has its own window in seconds, 0 keeps forever. */
 export const RETENTION_KINDS = [
   'jobs',
@@ -17,6 +19,9 @@ export interface RetentionSettingsDoc {
   windows: Partial<Record<RetentionKind, number | null>>;
   updatedAt: Date;
 }
+
+/** A deletion names its workspace only by this digest (nothing of the workspace is kept). */
+export const workspaceDigest = (ws: string) => createHash('sha256').update(ws).digest('hex');
 
 /** An operator's workspace deletion: its progress, outside the workspace (only a digest of its id is kept). */
 export interface DeletionDoc {

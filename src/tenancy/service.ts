@@ -32,7 +32,7 @@ import {
   type RetentionWindows,
 } from './model.js';
 import type { Removed, TenancyStore } from './store.js';
-import { workspaceDigest } from './store.mongo.js';
+import { workspaceDigest } from './model.js';
 
 /** Usage ledger rows are kept at least this long: the usage reconciler replays 48 h and stores closed hours as rollups. */
 const USAGE_ROWS_MIN_S = 72 * 3600;

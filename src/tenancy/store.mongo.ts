@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import { BSON, type Db, type Document, type Filter } from 'mongodb';
 import type { IndexSpec } from '../kernel/store/client.js';
 import { placesOf } from '../jobs/index.js';
 import { CHILDREN, PLATFORM_COLLECTIONS, isHoldCollection } from './inventory.js';
-import type { DeletionDoc, RetentionKind, RetentionSettingsDoc } from './model.js';
+import { workspaceDigest, type DeletionDoc, type RetentionKind, type RetentionSettingsDoc } from './model.js';
 import type { Removed, TenancyStore } from './store.js';
 
 type Row = Document & { _id: string };
@@ -12,8 +11,6 @@ type Row = Document & { _id: string };
 export const tenancyIndexes: IndexSpec[] = [
   { collection: 'workspace_deletions', keys: { workspaceDigest: 1 }, name: 'digest' },
 ];
-/** A deletion names its workspace only by this digest (nothing of the workspace is kept). */
-export const workspaceDigest = (ws: string) => createHash('sha256').update(ws).digest('hex');
 const empty = (): Removed => ({ rows: {}, blobKeys: [], jobIds: [], traceIds: [], sessionIds: [] });
 const HOUR_MS = 3_600_000;
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DatasetDoc, ExperimentDoc, ExperimentItemRecord } from '../../src/evaluations/index.js';
+import type { DatasetDoc, ExperimentRecord, ExperimentItemRecord } from '../../src/evaluations/index.js';
 import type { EvaluationStore } from '../../src/evaluations/store.js';
 import { openRepoHarness } from '../support/repos.js';
 
@@ -32,7 +32,7 @@ function dataset(workspaceId: string, o: Partial<DatasetDoc> = {}): DatasetDoc {
   };
 }
 
-function experiment(workspaceId: string, datasetId: string, o: Partial<ExperimentDoc> = {}): ExperimentDoc {
+function experiment(workspaceId: string, datasetId: string, o: Partial<ExperimentRecord> = {}): ExperimentRecord {
   const now = new Date();
   return {
     _id: randomUUID(),
@@ -58,7 +58,7 @@ function experiment(workspaceId: string, datasetId: string, o: Partial<Experimen
   };
 }
 
-function run(e: ExperimentDoc, seq: number, o: Partial<ExperimentItemRecord> = {}): ExperimentItemRecord {
+function run(e: ExperimentRecord, seq: number, o: Partial<ExperimentItemRecord> = {}): ExperimentItemRecord {
   return {
     _id: `${e._id}:${seq}`,
     workspaceId: e.workspaceId,

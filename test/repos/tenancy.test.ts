@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Document } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTenancyStore, type DeletionDoc } from '../../src/tenancy/index.js';
-import { workspaceDigest } from '../../src/tenancy/store.mongo.js';
+import { workspaceDigest } from '../../src/tenancy/model.js';
 import { openRepoHarness } from '../support/repos.js';
 
 const h = await openRepoHarness();
