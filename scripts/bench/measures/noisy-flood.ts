@@ -63,8 +63,16 @@ async function flood(s: FloodSettings): Promise<FloodOutcome> {
   };
 }
 
-/** Starts B's flood in a child process; `done` settles with its outcome, `pid` names it for the CPU split. */
-export function startFlood(s: FloodSettings): { pid: number | undefined; done: Promise<FloodOutcome> } {
+/**
+ * Starts B's flood in a child process; `done` settles with its outcome, `pid` names it for the CPU split.
+ * `inProcess` runs it in this process instead (as the section did before: B's client then shares the
+ * event loop of A's, to compare).
+ */
+export function startFlood(
+  s: FloodSettings,
+  inProcess = false,
+): { pid: number | undefined; done: Promise<FloodOutcome> } {
+  if (inProcess) return { pid: undefined, done: flood(s) };
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
     env: { ...process.env, NOISY_FLOOD: JSON.stringify(s) },
     stdio: ['ignore', 'pipe', 'inherit'],

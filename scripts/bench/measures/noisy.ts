@@ -265,7 +265,11 @@ export async function measureNoisyNeighbour(o: {
   const t0 = performance.now();
   // B is another tenant's program: its client runs in a process of its own (scripts/bench/measures/noisy-flood.ts),
   // so its 500 starts and SSE readers do not delay A's client, whose latencies are the measure.
-  const floodProcess = startFlood({ url: api.url, key: b.key, neuronId: neuronB, runs: o.runs, boundMs: o.boundMs });
+  // BENCH_NOISY_FLOOD=inprocess runs it in this process instead, to compare.
+  const floodProcess = startFlood(
+    { url: api.url, key: b.key, neuronId: neuronB, runs: o.runs, boundMs: o.boundMs },
+    process.env.BENCH_NOISY_FLOOD === 'inprocess',
+  );
   const flood = floodProcess.done.finally(() => {
     running = false;
   });
@@ -301,7 +305,7 @@ export function noisySummary(t: NoisyResult): string[] {
     `  ${label.padEnd(28)} idle median ${fmt(i.median)} ms max ${fmt(i.max)} ms · flood median ${fmt(f.median)} ms max ${fmt(f.max)} ms · ` +
     `median ${fmt(f.median / i.median)}× max ${fmt(f.max / i.max)}× → ${f.median <= AIM_RATIO * i.median && f.max <= AIM_RATIO * i.max ? 'within 2×' : 'NOT within 2×'}`;
   return [
-    `(t) Noisy neighbour: B starts ${t.runs} streaming runs at once (share ${t.share} active runs per workspace); A measured during it`,
+    `(t) Noisy neighbour: B starts ${t.runs} streaming runs at once (share ${t.share} active runs per workspace; B's client ${process.env.BENCH_NOISY_FLOOD === 'inprocess' ? "in the bench's process" : 'in a process of its own'}); A measured during it`,
     `  B: ${t.b.completed} completed, ${t.b.failed} failed, ${t.b.refusals} starts refused (429, retried after Retry-After), ${(t.b.wallMs / 1000).toFixed(1)} s; A's rounds under the flood: ${t.b.samplesDuringFlood}`,
     `  A's rounds that failed: ${t.aFailures.idle} idle, ${t.aFailures.flood} under the flood${t.aFailures.first ? ` (first: ${t.aFailures.first.slice(0, 160)})` : ''}`,
     row('A invoke, first token', t.idle.invoke, t.flood.invoke),
@@ -314,7 +318,7 @@ export function noisySummary(t: NoisyResult): string[] {
     row('  inside the API: invoke 202', t.idle.invokeAcceptServer, t.flood.invokeAcceptServer),
     row('  inside the API: pathway 202', t.idle.pathwayAcceptServer, t.flood.pathwayAcceptServer),
     row('  inside the API: search', t.idle.searchServer, t.flood.searchServer),
-    row("  A's admission wait (worst)", t.idle.admitWait, t.flood.admitWait),
+    `  ${"  A's admission wait (worst)".padEnd(28)} idle median ${fmt(t.idle.admitWait.median)} ms max ${fmt(t.idle.admitWait.max)} ms · flood median ${fmt(t.flood.admitWait.median)} ms max ${fmt(t.flood.admitWait.max)} ms`,
     ...(t.cpu
       ? [
           `  CPU (% of one core) idle: ${cpuLine(t.cpu.idle)}`,
