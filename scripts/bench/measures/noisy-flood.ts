@@ -27,7 +27,7 @@ export interface FloodOutcome {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** B starts `runs` streaming runs at once, each read to its end; a start refused (429/503) is sent again after Retry-After. */
-async function flood(s: FloodSettings): Promise<FloodOutcome> {
+async function flood(s: FloodSettings, onBurst: () => void = () => undefined): Promise<FloodOutcome> {
   const api = makeClient(s.url);
   const deadline = performance.now() + s.boundMs;
   let refusals = 0;
@@ -52,7 +52,9 @@ async function flood(s: FloodSettings): Promise<FloodOutcome> {
     }
     throw new Error(`B's run ${i} was not admitted within the bound`);
   };
-  const settled = await Promise.allSettled(Array.from({ length: s.runs }, (_, i) => bRun(i)));
+  const all = Array.from({ length: s.runs }, (_, i) => bRun(i));
+  onBurst();
+  const settled = await Promise.allSettled(all);
   const completed = settled.filter((r) => r.status === 'fulfilled').length;
   const first = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   return {
@@ -71,14 +73,20 @@ async function flood(s: FloodSettings): Promise<FloodOutcome> {
 export function startFlood(
   s: FloodSettings,
   inProcess = false,
-): { pid: number | undefined; done: Promise<FloodOutcome> } {
-  if (inProcess) return { pid: undefined, done: flood(s) };
+): { pid: number | undefined; started: Promise<void>; done: Promise<FloodOutcome> } {
+  if (inProcess) return { pid: undefined, started: Promise.resolve(), done: flood(s) };
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
     env: { ...process.env, NOISY_FLOOD: JSON.stringify(s) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  // The child loads its modules first (a second or more): the burst starts when it says so.
+  let burst: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (burst = resolve));
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    if (out.includes('"burst"')) burst();
+  });
   const done = new Promise<FloodOutcome>((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code) => {
@@ -88,13 +96,16 @@ export function startFlood(
       } catch {
         reject(new Error(`B's flood process exited ${String(code)} without an outcome: ${out.slice(-300)}`));
       }
+      burst();
     });
   });
-  return { pid: child.pid, done };
+  return { pid: child.pid, started, done };
 }
 
 if (process.env.NOISY_FLOOD && process.argv[1] === fileURLToPath(import.meta.url)) {
-  const outcome = await flood(JSON.parse(process.env.NOISY_FLOOD) as FloodSettings);
+  const outcome = await flood(JSON.parse(process.env.NOISY_FLOOD) as FloodSettings, () =>
+    process.stdout.write(`${JSON.stringify({ event: 'burst' })}\n`),
+  );
   process.stdout.write(`${JSON.stringify(outcome)}\n`);
   process.exit(0);
 }

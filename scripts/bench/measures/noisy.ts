@@ -262,7 +262,7 @@ export async function measureNoisyNeighbour(o: {
     `(t) workspace B starts ${o.runs} streaming runs at once (its share: ${o.share} active runs); A measures meanwhile`,
   );
   let running = true;
-  const t0 = performance.now();
+  let t0 = performance.now();
   // B is another tenant's program: its client runs in a process of its own (scripts/bench/measures/noisy-flood.ts),
   // so its 500 starts and SSE readers do not delay A's client, whose latencies are the measure.
   // BENCH_NOISY_FLOOD=inprocess runs it in this process instead, to compare.
@@ -274,7 +274,9 @@ export async function measureNoisyNeighbour(o: {
     running = false;
   });
   flood.catch(() => undefined);
-  // Let the burst land (every start at once) before A's first sample.
+  // Let the burst land (every start at once) before A's first sample: B's process first loads its modules.
+  await floodProcess.started;
+  t0 = performance.now();
   await sleep(1_000);
   const named = (): [number, string][] => (floodProcess.pid ? [[floodProcess.pid, 'B client']] : []);
   cpu0 = o.cpu?.(named());
