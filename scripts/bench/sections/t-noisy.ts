@@ -25,6 +25,9 @@ export const noisyNeighbour: BenchSection = {
       WORKSPACE_MAX_ACTIVE_RUNS: String(defaults.WORKSPACE_MAX_ACTIVE_RUNS),
       WORKSPACE_RUN_SHARE: String(share),
       // BENCH_NOISY_SHARED_SLOTS: the admission's slots per workspace while another is active (to compare).
+      // BENCH_NOISY_API_NODE_OPTIONS: Node options for this API process alone, e.g. `--require <a preload that starts
+      // the inspector's profiler>` (Node refuses `--cpu-prof` in NODE_OPTIONS).
+      ...(process.env.BENCH_NOISY_API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NOISY_API_NODE_OPTIONS } : {}),
       ...(process.env.BENCH_NOISY_SHARED_SLOTS
         ? { ADMISSION_WORKSPACE_SHARED_SLOTS: process.env.BENCH_NOISY_SHARED_SLOTS }
         : {}),
