@@ -63,7 +63,7 @@ export interface ExperimentRunInput {
 }
 
 /** The experiment's plan, as its workflow needs it. */
-export interface ExperimentPlan {
+interface ExperimentPlan {
   itemIds: string[];
   concurrency: number;
   /** The evaluators that run as jobs (judge, pathway), by name. */
@@ -141,195 +141,187 @@ const messageOf = (input: unknown): string => textOf(input) || '(empty input)';
 const pathwayInputOf = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
 
-/**
- * Datasets, evaluators and experiments (docs/evaluations.md). Datasets and experiments belong to
- * a brain of the caller's workspace; an experiment is the durable workflow `experimentRun`, which
- * runs each item as a child job of the target and scores it with every evaluator.
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createEvaluationService(d: EvaluationDeps) {
-  const { store } = d;
+async function dataset({ store }: EvaluationDeps, scope: Scope, id: string): Promise<DatasetDoc> {
+  const ds = await store.getDataset(scope.workspaceId, id);
+  if (!ds || (scope.brainId && ds.brainId !== scope.brainId)) throw datasetNotFound();
+  return ds;
+}
 
-  async function dataset(scope: Scope, id: string): Promise<DatasetDoc> {
-    const ds = await store.getDataset(scope.workspaceId, id);
-    if (!ds || (scope.brainId && ds.brainId !== scope.brainId)) throw datasetNotFound();
-    return ds;
-  }
+async function experiment({ store }: EvaluationDeps, scope: Scope, id: string): Promise<Experiment> {
+  const e = await store.getExperiment(scope.workspaceId, id);
+  if (!e || (scope.brainId && e.brainId !== scope.brainId)) throw experimentNotFound();
+  return e;
+}
 
-  async function experiment(scope: Scope, id: string): Promise<Experiment> {
-    const e = await store.getExperiment(scope.workspaceId, id);
-    if (!e || (scope.brainId && e.brainId !== scope.brainId)) throw experimentNotFound();
-    return e;
-  }
-
-  /** Checks items' size and depth, naming the item. */
-  function checked(items: NewItem[], field = 'items'): NewItem[] {
-    items.forEach((it, i) => {
-      assertJsonDepth(it, `${field}[${i}]`);
-      const bytes = Buffer.byteLength(JSON.stringify({ i: it.input, e: it.expected, m: it.metadata }));
-      if (bytes > EVAL_LIMITS.itemBytes)
-        throw validationError(`${field}[${i}]: ${bytes} bytes of JSON, at most ${EVAL_LIMITS.itemBytes}`);
-    });
-    return items;
-  }
-
-  async function add(scope: Scope, id: string, items: NewItem[]) {
-    const ds = await dataset(scope, id);
-    const out = await store.addItems(scope.workspaceId, ds._id, checked(items), EVAL_LIMITS.datasetItems);
-    if (out === null) throw datasetNotFound();
-    if (out === 'full')
-      throw validationError(
-        `items: a dataset holds at most ${EVAL_LIMITS.datasetItems} items (it has ${ds.itemCount})`,
-      );
-    return out;
-  }
-
-  const toNew = (it: DatasetItemInput): NewItem => ({
-    input: it.input,
-    ...(it.expected !== undefined ? { expected: it.expected } : {}),
-    ...(it.metadata !== undefined ? { metadata: it.metadata } : {}),
+/** Checks items' size and depth, naming the item. */
+function checked(items: NewItem[], field = 'items'): NewItem[] {
+  items.forEach((it, i) => {
+    assertJsonDepth(it, `${field}[${i}]`);
+    const bytes = Buffer.byteLength(JSON.stringify({ i: it.input, e: it.expected, m: it.metadata }));
+    if (bytes > EVAL_LIMITS.itemBytes)
+      throw validationError(`${field}[${i}]: ${bytes} bytes of JSON, at most ${EVAL_LIMITS.itemBytes}`);
   });
+  return items;
+}
 
-  /** Resolves evaluator configs to stored specs: names unique, neurons and pathways of the workspace pinned to a version. */
-  async function specsOf(scope: Scope, configs: EvaluatorConfig[]): Promise<EvaluatorSpec[]> {
-    const seen = new Map<string, number>();
-    const specs: EvaluatorSpec[] = [];
-    for (const [i, c] of configs.entries()) {
-      const count = (seen.get(c.type) ?? 0) + 1;
-      seen.set(c.type, count);
-      const name = c.name ?? (configs.filter((x) => x.type === c.type).length > 1 ? `${c.type}_${count}` : c.type);
-      if (specs.some((s) => s.name === name)) throw validationError(`evaluators[${i}].name: "${name}" is used twice`);
-      const t = (dflt: number) => c.pass_threshold ?? dflt;
-      switch (c.type) {
-        case 'exact':
-          specs.push({ type: 'exact', name, passThreshold: t(1), caseSensitive: c.case_sensitive });
-          break;
-        case 'contains':
-          specs.push({
-            type: 'contains',
-            name,
-            passThreshold: t(1),
-            caseSensitive: c.case_sensitive,
-            value: c.value ?? null,
-          });
-          break;
-        case 'regex': {
-          const refused = regexRefusal(c.pattern, c.flags);
-          if (refused) throw validationError(`evaluators[${i}].pattern: ${refused}`);
-          specs.push({ type: 'regex', name, passThreshold: t(1), pattern: c.pattern, flags: c.flags });
-          break;
-        }
-        case 'json_schema': {
-          assertJsonDepth(c.schema, `evaluators[${i}].schema`, 16);
-          const problem = schemaProblem(c.schema);
-          if (problem) throw validationError(`evaluators[${i}].schema: ${problem}`);
-          specs.push({ type: 'json_schema', name, passThreshold: t(1), schema: c.schema });
-          break;
-        }
-        case 'numeric_close':
-          specs.push({
-            type: 'numeric_close',
-            name,
-            passThreshold: t(1),
-            tolerance: c.tolerance,
-            relative: c.relative,
-          });
-          break;
-        case 'judge': {
-          const n = await d.neurons.resolve(scope, c.neuron_id);
-          const version = c.version ?? n.version;
-          await d.neurons.snapshot(scope, n._id, version);
-          specs.push({ type: 'judge', name, passThreshold: t(0.5), neuronId: n._id, version, rubric: c.rubric });
-          break;
-        }
-        case 'pathway': {
-          const p = await d.pathways.getForChildRun(scope, c.pathway_id, c.version);
-          specs.push({ type: 'pathway', name, passThreshold: t(0.5), pathwayId: p.pathway._id, version: p.version });
-          break;
-        }
+async function add(d: EvaluationDeps, scope: Scope, id: string, items: NewItem[]) {
+  const { store } = d;
+  const ds = await dataset(d, scope, id);
+  const out = await store.addItems(scope.workspaceId, ds._id, checked(items), EVAL_LIMITS.datasetItems);
+  if (out === null) throw datasetNotFound();
+  if (out === 'full')
+    throw validationError(`items: a dataset holds at most ${EVAL_LIMITS.datasetItems} items (it has ${ds.itemCount})`);
+  return out;
+}
+
+const toNew = (it: DatasetItemInput): NewItem => ({
+  input: it.input,
+  ...(it.expected !== undefined ? { expected: it.expected } : {}),
+  ...(it.metadata !== undefined ? { metadata: it.metadata } : {}),
+});
+
+/** Resolves evaluator configs to stored specs: names unique, neurons and pathways of the workspace pinned to a version. */
+async function specsOf(d: EvaluationDeps, scope: Scope, configs: EvaluatorConfig[]): Promise<EvaluatorSpec[]> {
+  const seen = new Map<string, number>();
+  const specs: EvaluatorSpec[] = [];
+  for (const [i, c] of configs.entries()) {
+    const count = (seen.get(c.type) ?? 0) + 1;
+    seen.set(c.type, count);
+    const name = c.name ?? (configs.filter((x) => x.type === c.type).length > 1 ? `${c.type}_${count}` : c.type);
+    if (specs.some((s) => s.name === name)) throw validationError(`evaluators[${i}].name: "${name}" is used twice`);
+    const t = (dflt: number) => c.pass_threshold ?? dflt;
+    switch (c.type) {
+      case 'exact':
+        specs.push({ type: 'exact', name, passThreshold: t(1), caseSensitive: c.case_sensitive });
+        break;
+      case 'contains':
+        specs.push({
+          type: 'contains',
+          name,
+          passThreshold: t(1),
+          caseSensitive: c.case_sensitive,
+          value: c.value ?? null,
+        });
+        break;
+      case 'regex': {
+        const refused = regexRefusal(c.pattern, c.flags);
+        if (refused) throw validationError(`evaluators[${i}].pattern: ${refused}`);
+        specs.push({ type: 'regex', name, passThreshold: t(1), pattern: c.pattern, flags: c.flags });
+        break;
+      }
+      case 'json_schema': {
+        assertJsonDepth(c.schema, `evaluators[${i}].schema`, 16);
+        const problem = schemaProblem(c.schema);
+        if (problem) throw validationError(`evaluators[${i}].schema: ${problem}`);
+        specs.push({ type: 'json_schema', name, passThreshold: t(1), schema: c.schema });
+        break;
+      }
+      case 'numeric_close':
+        specs.push({
+          type: 'numeric_close',
+          name,
+          passThreshold: t(1),
+          tolerance: c.tolerance,
+          relative: c.relative,
+        });
+        break;
+      case 'judge': {
+        const n = await d.neurons.resolve(scope, c.neuron_id);
+        const version = c.version ?? n.version;
+        await d.neurons.snapshot(scope, n._id, version);
+        specs.push({ type: 'judge', name, passThreshold: t(0.5), neuronId: n._id, version, rubric: c.rubric });
+        break;
+      }
+      case 'pathway': {
+        const p = await d.pathways.getForChildRun(scope, c.pathway_id, c.version);
+        specs.push({ type: 'pathway', name, passThreshold: t(0.5), pathwayId: p.pathway._id, version: p.version });
+        break;
       }
     }
-    return specs;
   }
+  return specs;
+}
 
-  /** The experiment's own aggregates, from its item rows (bounded: at most EVAL_LIMITS.experimentItems). */
-  const figures = (e: Experiment, rows: ExperimentItem[]) =>
-    aggregate(
-      e.evaluators.map((s) => s.name),
-      e.itemCount,
-      rows,
-    );
+/** The experiment's own aggregates, from its item rows (bounded: at most EVAL_LIMITS.experimentItems). */
+const figures = (e: Experiment, rows: ExperimentItem[]) =>
+  aggregate(
+    e.evaluators.map((s) => s.name),
+    e.itemCount,
+    rows,
+  );
 
-  /** A child job of an item: the target or a job evaluator, recorded under the experiment (its parent job id). */
-  async function childRun(
-    e: Experiment,
-    jobId: string,
-    run:
-      | { kind: 'neuron'; neuronId: string; version: number; message: string }
-      | { kind: 'pathway'; pathwayId: string; version: number; input: Record<string, unknown> },
-    summary: string,
-  ): Promise<ChildRun> {
-    const scope = { ...fromRunScope(e.scope), brainId: e.brainId };
-    if (run.kind === 'neuron') {
-      const input: NeuronRunInput = {
-        jobId,
-        scope: toRunScope(scope),
-        neuronId: run.neuronId,
-        neuronVersion: run.version,
-        // Each run has a trace of its own (system traces: not in the brain's conversations).
-        traceId: uuidFromName(`experiment-trace:${jobId}`),
-        traceType: 'system',
-        message: run.message,
-        userEngramId: null,
-        depth: 1,
-        maxTurns: 8,
-        parentJobId: e._id,
-        pathwayContext: null,
-      };
-      return { kind: 'neuron', jobId, neuronId: run.neuronId, input, summary };
-    }
-    const input = await d.pathwayRuns.prepareSubPathway({
-      // The experiment stands as the parent job; the run is its own root (its ledger rows carry its id as run).
-      parent: {
-        jobId: e._id,
-        scope: toRunScope(scope),
-        traceId: uuidFromName(`experiment-trace:${jobId}`),
-        depth: 0,
-        rootJobId: jobId,
-      },
+/** A child job of an item: the target or a job evaluator, recorded under the experiment (its parent job id). */
+async function childRun(
+  d: EvaluationDeps,
+  e: Experiment,
+  jobId: string,
+  run:
+    | { kind: 'neuron'; neuronId: string; version: number; message: string }
+    | { kind: 'pathway'; pathwayId: string; version: number; input: Record<string, unknown> },
+  summary: string,
+): Promise<ChildRun> {
+  const scope = { ...fromRunScope(e.scope), brainId: e.brainId };
+  if (run.kind === 'neuron') {
+    const input: NeuronRunInput = {
       jobId,
-      pathwayId: run.pathwayId,
-      version: run.version,
-      input: run.input,
-    });
-    return { kind: 'pathway', jobId, pathwayId: run.pathwayId, input, summary };
+      scope: toRunScope(scope),
+      neuronId: run.neuronId,
+      neuronVersion: run.version,
+      // Each run has a trace of its own (system traces: not in the brain's conversations).
+      traceId: uuidFromName(`experiment-trace:${jobId}`),
+      traceType: 'system',
+      message: run.message,
+      userEngramId: null,
+      depth: 1,
+      maxTurns: 8,
+      parentJobId: e._id,
+      pathwayContext: null,
+    };
+    return { kind: 'neuron', jobId, neuronId: run.neuronId, input, summary };
   }
+  const input = await d.pathwayRuns.prepareSubPathway({
+    // The experiment stands as the parent job; the run is its own root (its ledger rows carry its id as run).
+    parent: {
+      jobId: e._id,
+      scope: toRunScope(scope),
+      traceId: uuidFromName(`experiment-trace:${jobId}`),
+      depth: 0,
+      rootJobId: jobId,
+    },
+    jobId,
+    pathwayId: run.pathwayId,
+    version: run.version,
+    input: run.input,
+  });
+  return { kind: 'pathway', jobId, pathwayId: run.pathwayId, input, summary };
+}
 
-  const runRef = (workspaceId: string, jobId: string) =>
-    d.jobs.repoFind(jobId).then((j) => (j && j.workspaceId === workspaceId ? j : null));
+const runRef = (d: EvaluationDeps, workspaceId: string, jobId: string) =>
+  d.jobs.repoFind(jobId).then((j) => (j && j.workspaceId === workspaceId ? j : null));
 
-  async function announce(e: Experiment, status: 'completed' | 'failed', reason: string | null) {
-    await d.webhooks.recordEvent({
-      workspaceId: e.workspaceId,
-      event: status === 'completed' ? 'experiment.completed' : 'experiment.failed',
-      key: `experiment.${status}:${e._id}`,
-      at: new Date(),
-      data: {
-        experiment_id: e._id,
-        brain_id: e.brainId,
-        dataset_id: e.datasetId,
-        dataset_version: e.datasetVersion,
-        status,
-        failed_reason: reason,
-        pass_rate: e.aggregates?.passRate ?? null,
-        total_cost_usd: e.aggregates?.totalCostUsd ?? null,
-      },
-    });
-  }
+async function announce(d: EvaluationDeps, e: Experiment, status: 'completed' | 'failed', reason: string | null) {
+  await d.webhooks.recordEvent({
+    workspaceId: e.workspaceId,
+    event: status === 'completed' ? 'experiment.completed' : 'experiment.failed',
+    key: `experiment.${status}:${e._id}`,
+    at: new Date(),
+    data: {
+      experiment_id: e._id,
+      brain_id: e.brainId,
+      dataset_id: e.datasetId,
+      dataset_version: e.datasetVersion,
+      status,
+      failed_reason: reason,
+      pass_rate: e.aggregates?.passRate ?? null,
+      total_cost_usd: e.aggregates?.totalCostUsd ?? null,
+    },
+  });
+}
 
+/** Datasets: their CRUD, their versioned items, imports and items made from runs. */
+function createDatasetMethods(d: EvaluationDeps) {
+  const { store } = d;
   return {
-    // ------------------------------------------------------------ datasets
-
     async createDataset(scope: Scope, body: DatasetCreateBody): Promise<DatasetDoc> {
       if (!scope.brainId) throw validationError('X-Brain-Id: a dataset belongs to a brain');
       const now = new Date();
@@ -349,15 +341,15 @@ export function createEvaluationService(d: EvaluationDeps) {
       if (body.items?.length) checked(body.items.map(toNew));
       await store.createDataset(doc);
       if (!body.items?.length) return doc;
-      return (await add(scope, doc._id, body.items.map(toNew))).dataset;
+      return (await add(d, scope, doc._id, body.items.map(toNew))).dataset;
     },
     listDatasets: (scope: Scope, q: PageQuery) => {
       if (!scope.brainId) throw validationError('X-Brain-Id: datasets are listed per brain');
       return store.pageDatasets(scope.workspaceId, scope.brainId, q);
     },
-    getDataset: dataset,
+    getDataset: (scope: Scope, id: string): Promise<DatasetDoc> => dataset(d, scope, id),
     async updateDataset(scope: Scope, id: string, body: DatasetUpdateBody): Promise<DatasetDoc> {
-      await dataset(scope, id);
+      await dataset(d, scope, id);
       const out = await store.updateDataset(scope.workspaceId, id, {
         ...(body.name !== undefined ? { name: body.name } : {}),
         ...(body.description !== undefined ? { description: body.description } : {}),
@@ -366,23 +358,24 @@ export function createEvaluationService(d: EvaluationDeps) {
       return out;
     },
     async removeDataset(scope: Scope, id: string): Promise<void> {
-      await dataset(scope, id);
+      await dataset(d, scope, id);
       if (!(await store.removeDataset(scope.workspaceId, id))) throw datasetNotFound();
     },
     addItems: (scope: Scope, id: string, body: DatasetItemsBody) =>
       add(
+        d,
         scope,
         id,
         'items' in body && Array.isArray(body.items) ? body.items.map(toNew) : [toNew(body as DatasetItemInput)],
       ),
     async removeItem(scope: Scope, id: string, itemId: string): Promise<DatasetDoc> {
-      await dataset(scope, id);
+      await dataset(d, scope, id);
       const out = await store.removeItem(scope.workspaceId, id, itemId);
       if (!out) throw notFound('Dataset item');
       return out;
     },
     async listItems(scope: Scope, id: string, q: PageQuery & { version?: number }) {
-      const ds = await dataset(scope, id);
+      const ds = await dataset(d, scope, id);
       const version = q.version ?? ds.version;
       if (version > ds.version) throw validationError(`version: the dataset is at version ${ds.version}`);
       return { version, page: await store.pageItems(scope.workspaceId, id, version, q) };
@@ -393,7 +386,7 @@ export function createEvaluationService(d: EvaluationDeps) {
         body.format === 'jsonl'
           ? parseJsonl(body.content, EVAL_LIMITS.datasetItems)
           : parseCsv(body.content, EVAL_LIMITS.datasetItems);
-      return add(scope, id, items);
+      return add(d, scope, id, items);
     },
     /**
      * A run as an item: its input (a pathway run's input; a neuron run's message) and its output as
@@ -401,7 +394,7 @@ export function createEvaluationService(d: EvaluationDeps) {
      * and completed (409).
      */
     async addFromJob(scope: Scope, id: string, body: DatasetFromJobBody) {
-      await dataset(scope, id);
+      await dataset(d, scope, id);
       const wsScope: Scope = { ...scope, brainId: undefined };
       const job = await d.jobs.status(wsScope, body.job_id);
       if (job.status !== 'completed')
@@ -428,7 +421,7 @@ export function createEvaluationService(d: EvaluationDeps) {
         if (run) input = (await store.getItem(scope.workspaceId, run.itemId))?.input;
       }
       if (input === undefined) throw validationError(`job_id: the ${job.kind} job has no recorded input`);
-      return add(scope, id, [
+      return add(d, scope, id, [
         {
           input,
           expected: body.expected !== undefined ? body.expected : outputOfResult(job.result),
@@ -437,11 +430,15 @@ export function createEvaluationService(d: EvaluationDeps) {
         },
       ]);
     },
+  };
+}
 
-    // ------------------------------------------------------------ experiments
-
+/** Experiments: the start of one (its workflow), lists, removal and cancel. */
+function createExperimentMethods(d: EvaluationDeps) {
+  const { store } = d;
+  return {
     async createExperiment(scope: Scope, body: ExperimentCreateBody): Promise<Experiment> {
-      const ds = await dataset(scope, body.dataset_id);
+      const ds = await dataset(d, scope, body.dataset_id);
       const bscope: Scope = { ...scope, brainId: ds.brainId };
       const version = body.dataset_version ?? ds.version;
       if (version > ds.version) throw validationError(`dataset_version: the dataset is at version ${ds.version}`);
@@ -459,7 +456,7 @@ export function createEvaluationService(d: EvaluationDeps) {
         const p = await d.pathways.getForChildRun(bscope, body.target.pathway_id, body.target.version);
         target = { kind: 'pathway', id: p.pathway._id, version: p.version };
       }
-      const evaluators = await specsOf(bscope, body.evaluators);
+      const evaluators = await specsOf(d, bscope, body.evaluators);
       const now = new Date();
       const doc: Experiment = {
         _id: randomUUID(),
@@ -516,35 +513,16 @@ export function createEvaluationService(d: EvaluationDeps) {
         { ...(scope.brainId ? { brainId: scope.brainId } : {}), ...(q.dataset_id ? { datasetId: q.dataset_id } : {}) },
         q,
       ),
-    /** The experiment with its progress (items ended) and aggregates (so far while it runs). */
-    async getExperiment(scope: Scope, id: string) {
-      const e = await experiment(scope, id);
-      const rows = await store.experimentItems(scope.workspaceId, id);
-      const done = rows.filter((r) => r.status !== 'running').length;
-      const aggregates =
-        EXPERIMENT_TERMINAL.includes(e.status) && e.aggregates ? e.aggregates : rows.length ? figures(e, rows) : null;
-      return { experiment: e, done, aggregates };
-    },
-    async listExperimentItems(scope: Scope, id: string, q: PageQuery) {
-      await experiment(scope, id);
-      const p = await store.pageExperimentItems(scope.workspaceId, id, q);
-      const items = await store.getItems(
-        scope.workspaceId,
-        p.items.map((r) => r.itemId),
-      );
-      const byId = new Map(items.map((it) => [it._id, it]));
-      return { ...p, items: p.items.map((r) => ({ run: r, item: byId.get(r.itemId) ?? null })) };
-    },
-    /** Cancels a running experiment: its workflow is cancelled (its child runs with it); an ended one is a 409. */
     /** Removes an ended experiment and its per-item results (409 while it runs: cancel it first); its runs' jobs stay. */
     async removeExperiment(scope: Scope, id: string): Promise<void> {
-      const e = await experiment(scope, id);
+      const e = await experiment(d, scope, id);
       if (!EXPERIMENT_TERMINAL.includes(e.status))
         throw conflict(`the experiment is ${e.status}: cancel it before deleting it`);
       if (!(await store.removeExperiment(scope.workspaceId, id))) throw notFound('Experiment');
     },
+    /** Cancels a running experiment: its workflow is cancelled (its child runs with it); an ended one is a 409. */
     async cancelExperiment(scope: Scope, id: string): Promise<Experiment> {
-      const e = await experiment(scope, id);
+      const e = await experiment(d, scope, id);
       if (EXPERIMENT_TERMINAL.includes(e.status)) throw conflict(`the experiment is ${e.status}`);
       try {
         await d.temporal.workflow.getHandle(experimentWorkflowId(id)).cancel();
@@ -556,14 +534,40 @@ export function createEvaluationService(d: EvaluationDeps) {
         currentStep: 'cancelled',
         finishedAt: new Date(),
       });
-      return experiment(scope, id);
+      return experiment(d, scope, id);
+    },
+  };
+}
+
+/** An experiment's results: its progress and aggregates, its item rows, and comparisons. */
+function createExperimentResults(d: EvaluationDeps) {
+  const { store } = d;
+  return {
+    /** The experiment with its progress (items ended) and aggregates (so far while it runs). */
+    async getExperiment(scope: Scope, id: string) {
+      const e = await experiment(d, scope, id);
+      const rows = await store.experimentItems(scope.workspaceId, id);
+      const done = rows.filter((r) => r.status !== 'running').length;
+      const aggregates =
+        EXPERIMENT_TERMINAL.includes(e.status) && e.aggregates ? e.aggregates : rows.length ? figures(e, rows) : null;
+      return { experiment: e, done, aggregates };
+    },
+    async listExperimentItems(scope: Scope, id: string, q: PageQuery) {
+      await experiment(d, scope, id);
+      const p = await store.pageExperimentItems(scope.workspaceId, id, q);
+      const items = await store.getItems(
+        scope.workspaceId,
+        p.items.map((r) => r.itemId),
+      );
+      const byId = new Map(items.map((it) => [it._id, it]));
+      return { ...p, items: p.items.map((r) => ({ run: r, item: byId.get(r.itemId) ?? null })) };
     },
     /**
      * Two to five experiments item by item (items matched by dataset item id; the first experiment
      * is the baseline): each one's output, scores and pass, and what changed against the baseline.
      */
     async compare(scope: Scope, ids: string[]) {
-      const exps = await Promise.all(ids.map((id) => experiment(scope, id)));
+      const exps = await Promise.all(ids.map((id) => experiment(d, scope, id)));
       const rows = await Promise.all(exps.map((e) => store.experimentItems(scope.workspaceId, e._id)));
       // Items in dataset order, each once (experiments on other versions may have items the others lack).
       const order = [
@@ -606,9 +610,13 @@ export function createEvaluationService(d: EvaluationDeps) {
         }),
       };
     },
+  };
+}
 
-    // ------------------------------------------------------------ the workflow's steps (activities)
-
+/** The experiment workflow's first steps (activities): its plan, and each item's child runs. */
+function createExperimentRunSteps(d: EvaluationDeps) {
+  const { store } = d;
+  return {
     /** Marks the experiment running and answers its plan; an ended experiment answers no items. */
     async begin(ref: ExperimentRunInput): Promise<ExperimentPlan> {
       const e = await store.getExperiment(ref.workspaceId, ref.experimentId);
@@ -638,12 +646,14 @@ export function createEvaluationService(d: EvaluationDeps) {
       const summary = `experiment ${e._id} · item ${item.seq + 1}`;
       return e.target.kind === 'neuron'
         ? childRun(
+            d,
             e,
             row.jobId,
             { kind: 'neuron', neuronId: e.target.id, version: e.target.version, message: messageOf(item.input) },
             summary,
           )
         : childRun(
+            d,
             e,
             row.jobId,
             { kind: 'pathway', pathwayId: e.target.id, version: e.target.version, input: pathwayInputOf(item.input) },
@@ -664,17 +674,19 @@ export function createEvaluationService(d: EvaluationDeps) {
         (s): s is JobEvaluatorSpec => s.name === name && (s.type === 'judge' || s.type === 'pathway'),
       );
       if (!e || !item || !spec) throw notFound('Experiment evaluator');
-      const job = await runRef(e.workspaceId, targetJobId);
+      const job = await runRef(d, e.workspaceId, targetJobId);
       const c = { input: item.input, expected: item.expected, output: outputOfResult(job?.result) };
       const summary = `experiment ${e._id} · item ${item.seq + 1} · evaluator ${name}`;
       return spec.type === 'judge'
         ? childRun(
+            d,
             e,
             jobId,
             { kind: 'neuron', neuronId: spec.neuronId, version: spec.version, message: judgeMessage(spec.rubric, c) },
             summary,
           )
         : childRun(
+            d,
             e,
             jobId,
             {
@@ -686,6 +698,13 @@ export function createEvaluationService(d: EvaluationDeps) {
             summary,
           );
     },
+  };
+}
+
+/** The experiment workflow's last steps (activities): an item's scores, the experiment's end, its current step. */
+function createExperimentScoring(d: EvaluationDeps) {
+  const { store } = d;
+  return {
     /**
      * Scores one item and records it once: the target's output, every evaluator's verdict, the
      * run's latency (its job's start to end), tokens and cost summed from the usage ledger rows of
@@ -695,7 +714,7 @@ export function createEvaluationService(d: EvaluationDeps) {
       const e = await store.getExperiment(o.ref.workspaceId, o.ref.experimentId);
       const item = await store.getItem(o.ref.workspaceId, o.itemId);
       if (!e || !item) return;
-      const job = await runRef(e.workspaceId, o.jobId);
+      const job = await runRef(d, e.workspaceId, o.jobId);
       const output = o.failed ? null : outputOfResult(job?.result);
       const whole = e.target.kind === 'pathway';
       const t = await d.usage.jobTotals(e.workspaceId, o.jobId, whole);
@@ -717,7 +736,7 @@ export function createEvaluationService(d: EvaluationDeps) {
           scores.push(scored(spec, { score: 0, reason: 'the evaluator did not run' }));
           continue;
         }
-        const ev = await runRef(e.workspaceId, ej.jobId);
+        const ev = await runRef(d, e.workspaceId, ej.jobId);
         evalCost += (await d.usage.jobTotals(e.workspaceId, ej.jobId, spec.type === 'pathway')).costUsd;
         const v = ej.failed
           ? { score: 0, reason: `the evaluator's run failed: ${ej.failed}` }
@@ -762,11 +781,26 @@ export function createEvaluationService(d: EvaluationDeps) {
       // Announced by the step that ended it (a retried step finds the event recorded by its key);
       // an experiment cancelled meanwhile stays cancelled and sends nothing.
       const now = moved ? outcome : (await store.getExperiment(e.workspaceId, e._id))?.status;
-      if (now === 'completed' || now === 'failed') await announce({ ...e, aggregates }, now, reason);
+      if (now === 'completed' || now === 'failed') await announce(d, { ...e, aggregates }, now, reason);
     },
     /** The workflow's current step, shown by GET /v1/experiments/:id. */
     step: async (ref: ExperimentRunInput, currentStep: string): Promise<void> =>
       void (await store.setExperiment(ref.workspaceId, ref.experimentId, { currentStep })),
+  };
+}
+
+/**
+ * Datasets, evaluators and experiments (docs/evaluations.md). Datasets and experiments belong to
+ * a brain of the caller's workspace; an experiment is the durable workflow `experimentRun`, which
+ * runs each item as a child job of the target and scores it with every evaluator.
+ */
+export function createEvaluationService(d: EvaluationDeps) {
+  return {
+    ...createDatasetMethods(d), // createDataset, listDatasets, getDataset, …, importItems, addFromJob
+    ...createExperimentMethods(d), // createExperiment, listExperiments, removeExperiment, cancelExperiment
+    ...createExperimentResults(d), // getExperiment, listExperimentItems, compare
+    ...createExperimentRunSteps(d), // begin, prepareItem, prepareEvaluator
+    ...createExperimentScoring(d), // scoreItem, finish, step
   };
 }
 

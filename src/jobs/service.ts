@@ -45,7 +45,7 @@ export interface JobPatch {
   waitingFor?: Record<string, unknown> | null;
 }
 
-export interface NewJob {
+interface NewJob {
   id: string;
   kind: JobKind;
   brainId?: string | null;
@@ -137,356 +137,365 @@ const QUEUE_LEASE_MS = 30_000;
 /** Queued runs one drain starts at most (the next run's end or the start sweep goes on). */
 const DRAIN_MAX = 100;
 
-/** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createJobService({
-  repo,
-  streams,
-  temporal,
-  config,
-  log,
-  bus,
-}: {
+/** What the job service's deps are (the factory's argument). */
+interface JobDeps {
   repo: JobStore;
   streams: Streams;
   temporal: Client;
   config: Config;
   log?: Logger;
   bus: Bus;
-}) {
-  // This service's own reactions to each job that became completed, failed or waiting, once stored.
-  const statusListeners: ((job: Job) => void)[] = [];
-  // Then the bus's `job.status` (signed webhooks subscribe). Awaited: a `waiting` event is recorded in
-  // the webhook outbox as part of the transition (a writer that fails there fails its call, and the
-  // run's activity retries it); an end's events come from its claim.
-  const told = async (job: Job) => {
-    await Promise.all([...statusListeners.map((l) => l(job)), bus.emit('job.status', job)]);
-  };
-  const streamKey = (jobId: string) => streams.keys.job(jobId);
-  // Run starts this process has admitted and not yet stored, per workspace (admitRun).
-  const starting = new Map<string, number>();
-  // Workspaces found at their share of runs, until when (admitRun).
-  const fullUntil = new Map<string, number>();
-  const refuse = () => {
-    metrics.requestsShed.inc({ reason: 'workspace-runs' });
-    return workspaceShareExceeded(
-      `This workspace has ${config.WORKSPACE_MAX_QUEUED_RUNS} runs queued past its share of the platform's runs; retry when one ends`,
-      RUN_SHARE_RETRY_AFTER_S,
-    );
-  };
-  // Whether another workspace ran lately, per workspace, and until when this process trusts the answer.
-  const sharedSeen = new Map<string, { shared: boolean; until: number }>();
-  /** How many runs the workspace may have started and not ended right now (its share while others run, else its cap). */
-  const runLimit = async (workspaceId: string): Promise<number> => {
-    const { WORKSPACE_RUN_SHARE: share, WORKSPACE_MAX_ACTIVE_RUNS: max } = config;
-    if (share >= max) return max;
-    const seen = sharedSeen.get(workspaceId);
-    if (seen && seen.until > Date.now()) return seen.shared ? share : max;
-    const shared = await repo.otherWorkspaceRan(workspaceId, new Date(Date.now() - SHARED_WINDOW_MS));
-    if (sharedSeen.size > 10_000) sharedSeen.clear();
-    sharedSeen.set(workspaceId, { shared, until: Date.now() + SHARED_CACHE_MS });
-    return shared ? share : max;
-  };
-  // Workspaces this process is draining now (one drain per workspace at a time here).
-  const draining = new Map<string, Promise<number>>();
-  /**
-   * Starts the workspace's queued runs, oldest first, while it has a place: each is claimed for a
-   * while (another starter takes it over if this one dies), its workflow started (a start that
-   * exists counts), then it leaves the queue. A run that ended meanwhile (cancelled) just leaves.
-   * Resolves with how many it started.
-   */
-  const drain = (workspaceId: string): Promise<number> => {
-    const running = draining.get(workspaceId);
-    if (running) return running;
-    const p = (async () => {
-      let started = 0;
-      // Most runs end with nothing queued behind them: one index read, then neither places counted nor a claim.
-      if (!(await repo.hasFreeQueued(workspaceId))) return 0;
-      for (let i = 0; i < DRAIN_MAX; i++) {
-        const since = new Date(Date.now() - RUN_SHARE_WINDOW_MS);
-        const limit = await runLimit(workspaceId);
-        if ((await repo.countActiveRuns(workspaceId, since, limit)) >= limit) break;
-        const next = await repo.claimQueued(workspaceId, QUEUE_LEASE_MS);
-        if (!next) break;
-        const job = await repo.findUnscoped(next.jobId);
-        if (job && !TERMINAL_STATES.includes(job.status)) {
-          const { workflowType, args, summary, workflowId } = next.start;
-          await startNow({ ...job, queued: false }, workflowType, args, summary, { workflowId, failJob: false });
-          started++;
-        }
-        await repo.dequeue(workspaceId, next.jobId);
-      }
-      return started;
-    })().finally(() => draining.delete(workspaceId));
-    draining.set(workspaceId, p);
-    return p;
-  };
-  const drainSoon = (workspaceId: string) =>
-    void bestEffort(log, "starting the workspace's queued runs", drain(workspaceId));
-  // A run that ends or waits for a person gives its place to the next queued run of its workspace.
-  statusListeners.push((job) => {
-    if (job.parentJobId === null && RUN_KINDS.includes(job.kind)) drainSoon(job.workspaceId);
-  });
-  /**
-   * Double-texting (docs/neurons.md): each top-level neuron run on a trace comes after the trace's
-   * previous run (a chain kept by the trace head, src/jobs/store.mongo.ts) and, while that run has not given
-   * the trace up, waits in the workspace's run queue behind it (`after`), so two runs never write
-   * into one trace at the same time, whichever API process started them.
-   */
-  const holdsTrace = (job: Job | null, missingHolds: boolean): boolean => {
-    // A job not stored yet is a start still being stored (its invoke swapped itself in first).
-    if (!job) return missingHolds;
-    if (job.traceReleasedAt) return false;
-    if (!TERMINAL_STATES.includes(job.status)) return true;
-    // Ended without giving the trace up: its release is on its way, or its process died (then the grace ends it).
-    return (job.finishedAt?.getTime() ?? 0) > Date.now() - TRACE_RELEASE_GRACE_MS;
-  };
-  /**
-   * The run a run waiting behind `jobId` must wait for now: `jobId` while it holds the trace; else,
-   * for a run cancelled while it waited, the run it waited for (and so on); null when none holds it.
-   */
-  const blockerFor = async (jobId: string | null, missingHolds = true): Promise<string | null> => {
-    let id = jobId;
-    for (let i = 0; id && i < CHAIN_WALK_MAX; i++) {
-      const job = await repo.findUnscoped(id);
-      if (holdsTrace(job, missingHolds)) return id;
-      id = job?.waitsFor ?? null;
-    }
-    return null;
-  };
-  /** The runs waiting for `from` wait for whatever holds the trace before it now (or start). */
-  const passOn = async (workspaceId: string, from: string, before: string | null): Promise<void> => {
-    const to = await blockerFor(before);
-    const moved = await repo.reblock(workspaceId, from, to);
-    // `to` may have given the trace up between the look and the move: its own pass-on did not see these.
-    if (to && moved.length) {
-      const now = await blockerFor(to);
-      if (now !== to) await repo.reblock(workspaceId, to, now);
-    }
-    // Runs let go may start now (a run's end drains for its place by itself, statusListeners).
-    if (moved.length) drainSoon(workspaceId);
-  };
-  /** Whether the job is a run in its trace's chain: a top-level neuron run, or a pathway run (which may name a trace). */
-  const claimsTrace = (job: Pick<Job, 'parentJobId' | 'kind' | 'traceId' | 'onTraceChain'>): boolean =>
-    job.parentJobId === null &&
-    Boolean(job.traceId) &&
-    (job.kind === 'neuron' || (job.kind === 'pathway' && job.onTraceChain === true));
-  /** Waits until the writes into its trace that the (ended) job leased have landed or can no longer start. */
-  const writesLanded = async (scope: Scope, jobId: string): Promise<void> => {
-    const until = await repo.traceWriteUntil(scope.workspaceId, jobId);
-    const left = (until?.getTime() ?? 0) - Date.now();
-    if (left > 0) await new Promise((r) => setTimeout(r, left));
-  };
-  /** A run gives its trace up: the run waiting behind it may start. */
-  const releaseTrace = async (job: Pick<Job, '_id' | 'workspaceId' | 'waitsFor'>): Promise<void> => {
-    await repo.markTraceReleased(job.workspaceId, job._id);
-    await passOn(job.workspaceId, job._id, job.waitsFor ?? null);
-  };
-  // A run that ends by itself gives its trace up with its end; a cancelled one once its workflow stopped (cancel).
-  statusListeners.push((job) => {
-    if (!claimsTrace(job)) return;
-    if (!TERMINAL_STATES.includes(job.status) || job.failedReason?.startsWith('cancelled')) return;
-    void bestEffort(log, 'giving the trace up to the next run', releaseTrace(job));
-  });
-  /** The start sweep: runs held back by a run that gave its trace up unnoticed (its process died) are let go. */
-  const unblockStale = async (workspaceId: string): Promise<void> => {
-    const blocked = await repo.blockedQueued(workspaceId, 200);
-    const newest = new Map<string, number>();
-    for (const b of blocked) newest.set(b.after, Math.max(newest.get(b.after) ?? 0, b.queuedAt.getTime()));
-    for (const [after, queuedAt] of newest) {
-      // A blocker not stored yet is a start still being stored while a run behind it is young; one
-      // never stored after that (its invoke failed after claiming the trace) holds nothing.
-      const now = await blockerFor(after, queuedAt > Date.now() - TRACE_RELEASE_GRACE_MS);
-      if (now !== after) await repo.reblock(workspaceId, after, now);
-    }
-  };
+}
 
-  /**
-   * Throws the share's 429 when the workspace was found at its share of runs a moment ago: checked
-   * before a start reads anything, so a flood of retried starts costs the store nothing.
-   */
-  const refuseIfFull = (workspaceId: string): void => {
-    const until = fullUntil.get(workspaceId);
-    if (until === undefined) return;
-    if (until > Date.now()) throw refuse();
-    fullUntil.delete(workspaceId);
-  };
+/**
+ * What the job service's parts share: the factory's deps and the state it holds, one instance of
+ * each seen by every part (maps are never replaced; `finalizeJob` is read through the context).
+ */
+interface JobContext extends JobDeps {
+  // This service's own reactions to each job that became completed, failed or waiting, once stored.
+  statusListeners: ((job: Job) => void)[];
+  // Run starts this process has admitted and not yet stored, per workspace (admitRun).
+  starting: Map<string, number>;
+  // Workspaces found at their share of runs, until when (admitRun).
+  fullUntil: Map<string, number>;
+  // Whether another workspace ran lately, per workspace, and until when this process trusts the answer.
+  sharedSeen: Map<string, { shared: boolean; until: number }>;
+  // Workspaces this process is draining now (one drain per workspace at a time here).
+  draining: Map<string, Promise<number>>;
   /**
    * Live `status` answers, shared for LIVE_TTL_MS: each query is a task on the worker that runs
    * the job, so clients polling fast (or many of them) must not multiply them.
    */
-  const liveCache = new Map<string, { at: number; live: Promise<LiveStatus | null> }>();
-  const liveStatus = (jobId: string): Promise<LiveStatus | null> => {
-    const now = Date.now();
-    const hit = liveCache.get(jobId);
-    if (hit && now - hit.at < LIVE_TTL_MS) return hit.live;
-    if (liveCache.size > 5_000) liveCache.clear();
-    // The deadline cancels the call itself (a query to a run whose worker is down would otherwise keep retrying).
-    const live = temporal.connection
-      .withDeadline(Date.now() + 1_500, () => temporal.workflow.getHandle(jobId).query(statusQuery))
-      .catch(() => null);
-    liveCache.set(jobId, { at: now, live });
-    return live;
-  };
-
+  liveCache: Map<string, { at: number; live: Promise<LiveStatus | null> }>;
   /**
    * Jobs this process created, id → workspace (a job never changes workspace, and a restarted one
    * keeps its id and workspace): the stream a client opens right after its invoke's 202 is checked
    * without a store read. Bounded; the oldest are forgotten first, and a miss reads the store.
    */
-  const createdHere = new Map<string, string>();
-  const remember = (jobId: string, workspaceId: string) => {
-    if (createdHere.size >= CREATED_HERE_MAX) createdHere.delete(createdHere.keys().next().value!);
-    createdHere.set(jobId, workspaceId);
-  };
-
-  async function get(scope: Scope, jobId: string): Promise<Job> {
-    const job = await repo.get(scope.workspaceId, jobId);
-    if (!job) throw notFound('Job');
-    return job;
-  }
-
-  /**
-   * Appends to a job stream through its fences (docs/streams.md): nothing after the terminal
-   * entry, no entry of a superseded model-turn attempt. A terminal entry is written from the
-   * stored terminal state when there is one (`claimed`, or read here), so it always agrees with
-   * the record. Returns the entry id, or null when a fence refused it.
-   */
-  async function emit(jobId: string, event: Record<string, unknown>, claimed?: JobChange): Promise<string | null> {
-    const fence = fenceOf(event);
-    let entry = event;
-    if (fence.kind === 'terminal') {
-      // The claimed terminal state is the truth (the job document may not show it yet).
-      const held = claimed ?? (await repo.terminalState(jobId));
-      const job = held ? null : await repo.findUnscoped(jobId);
-      if (held)
-        entry = terminalEntry({
-          status: held.status!,
-          result: held.result ?? null,
-          failedReason: held.failedReason ?? null,
-        });
-      else if (job && TERMINAL_STATES.includes(job.status)) entry = terminalEntry(job);
-    }
-    return streams.append(streamKey(jobId), entry, fence);
-  }
-
-  /**
-   * The job's claimed terminal state once its stream's terminal entry is written, else null. The
-   * terminal entry is written from the claim, right after it: while the job runs this is one
-   * Redis read and no store read, and a reader that has seen the entry finds the claim. A job
-   * whose end was recorded before claims has its record's end (`job`: the record, when read).
-   * Redis not answering: the claim is read, as if the entry were written.
-   */
-  async function ending(jobId: string, job?: Job): Promise<JobChange | null> {
-    const written = await streams.ended(streamKey(jobId)).catch(() => true);
-    if (!written) return null;
-    const held = await repo.terminalState(jobId);
-    if (held) return held;
-    const record = job ?? (await repo.findUnscoped(jobId));
-    return record && TERMINAL_STATES.includes(record.status)
-      ? { status: record.status, updatedAt: record.updatedAt }
-      : null;
-  }
-
-  /**
-   * Applies a transition. Terminal states are sticky: the first terminal transition of a job is
-   * claimed (`claimTerminal`), so exactly one writer ends the job however many race (the run, a
-   * cancel, an expiry); the stream's terminal entry, derived from the claim, is written before the
-   * record shows the end. A non-terminal change is recorded by the repository, which repairs a
-   * change that raced a terminal transition. Every caller passes the job's own workspace, either
-   * from the run's input or after `get(scope, jobId)` has checked it (cancel).
-   */
-  async function apply(
-    workspaceId: string,
-    jobId: string,
-    patch: JobPatch,
-  ): Promise<{ applied: boolean; previous: Job | null; job: Job | null }> {
-    const now = new Date();
-    const set: JobChange = { updatedAt: now };
-    if (patch.status !== undefined) set.status = patch.status;
-    if (patch.progress !== undefined) set.progress = Math.max(0, Math.min(100, Math.round(patch.progress)));
-    if (patch.currentStep !== undefined) set.currentStep = patch.currentStep;
-    if (patch.failedReason !== undefined) set.failedReason = patch.failedReason;
-    if (patch.result !== undefined) set.result = patch.result;
-    if (patch.waitingFor !== undefined) set.waitingFor = patch.waitingFor;
-    if (patch.status && TERMINAL_STATES.includes(patch.status)) {
-      set.finishedAt = now;
-      const { won, held } = await repo.claimTerminal(workspaceId, jobId, set);
-      if (!held) return { applied: false, previous: null, job: null };
-      await emit(jobId, { type: held.status === 'completed' ? 'complete' : 'error' }, held);
-      const job = await repo.settleTerminal(workspaceId, jobId, held, now);
-      const applied = job !== null && (won || (held.status === set.status && held.failedReason === set.failedReason));
-      if (applied && job) await told(job);
-      return { applied, previous: null, job };
-    }
-    const { applied, previous } = await repo.recordTransition(workspaceId, jobId, set, now);
-    if (applied && previous && set.status === 'waiting') await told({ ...previous, ...set });
-    return { applied, previous, job: null };
-  }
-
-  /** Starts the job's workflow now (startWorkflow; a queued run's when its workspace has a place). */
-  async function startNow(
-    job: Job,
-    workflowType: string,
-    args: unknown[],
-    summary?: string,
-    opts: { workflowId?: string; failJob?: boolean } = {},
-  ): Promise<void> {
-    const attrs = [
-      { key: WorkspaceIdKey, value: job.workspaceId },
-      { key: JobKindKey, value: job.kind },
-      ...(job.brainId ? [{ key: BrainIdKey, value: job.brainId }] : []),
-      ...(job.neuronId ? [{ key: NeuronIdKey, value: job.neuronId }] : []),
-      ...(job.pathwayId ? [{ key: PathwayIdKey, value: job.pathwayId }] : []),
-      ...(job.receptorId ? [{ key: ReceptorIdKey, value: job.receptorId }] : []),
-      ...(job.traceId ? [{ key: TraceIdKey, value: job.traceId }] : []),
-    ];
-    try {
-      await temporal.workflow.start(workflowType, {
-        // The job id, or the id of the workflow that starts the job's run (a receptor's fire).
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        workflowId: opts.workflowId ?? job._id,
-        args,
-        typedSearchAttributes: attrs,
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        // Shown on the run in the Temporal UI next to the search attributes.
-        staticSummary: summary,
-        // Task queue fairness (docs/operations.md, "Fair share"): the server dispatches a backlog
-        // round robin between workspaces, not first in first out; children and activities inherit it.
-        priority: { fairnessKey: job.workspaceId },
-      });
-    } catch (e) {
-      if ((e as { name?: string }).name === 'WorkflowExecutionAlreadyStartedError') return; // idempotent start
-      // A start whose arguments are stored is tried again later (runs.startPending): the job stays.
-      if (opts.failJob === false) throw e;
-      // The record exists but no run does: it must not stay pending. It ends failed with the reason.
-      const reason = `could not start the run: ${(e as Error).message || 'Temporal unavailable'}`;
-      await bestEffort(
-        log,
-        'failing the job of a run that could not start',
-        finalizeJob(job.workspaceId, job._id, {
-          status: 'failed',
-          failedReason: reason,
-          currentStep: NOT_STARTED_STEP,
-        }),
-      );
-      throw new AppError(
-        'SERVICE_UNAVAILABLE',
-        503,
-        'The run could not be started; retry (with the same client_nonce to keep one job)',
-        { 'Retry-After': '1' },
-      );
-    }
-  }
-
+  createdHere: Map<string, string>;
   // The service's finalize (startNow fails a job whose run could not start through it).
-  let finalizeJob: (
+  finalizeJob: (
     workspaceId: string,
     jobId: string,
     patch: JobPatch & { status: 'completed' | 'failed' },
-  ) => Promise<boolean> = async () => false;
+  ) => Promise<boolean>;
+}
 
-  const service = {
+// Then the bus's `job.status` (signed webhooks subscribe). Awaited: a `waiting` event is recorded in
+// the webhook outbox as part of the transition (a writer that fails there fails its call, and the
+// run's activity retries it); an end's events come from its claim.
+const told = async ({ statusListeners, bus }: JobContext, job: Job) => {
+  await Promise.all([...statusListeners.map((l) => l(job)), bus.emit('job.status', job)]);
+};
+const streamKey = (ctx: JobContext, jobId: string) => ctx.streams.keys.job(jobId);
+const refuse = ({ config }: JobContext) => {
+  metrics.requestsShed.inc({ reason: 'workspace-runs' });
+  return workspaceShareExceeded(
+    `This workspace has ${config.WORKSPACE_MAX_QUEUED_RUNS} runs queued past its share of the platform's runs; retry when one ends`,
+    RUN_SHARE_RETRY_AFTER_S,
+  );
+};
+/** How many runs the workspace may have started and not ended right now (its share while others run, else its cap). */
+const runLimit = async ({ config, sharedSeen, repo }: JobContext, workspaceId: string): Promise<number> => {
+  const { WORKSPACE_RUN_SHARE: share, WORKSPACE_MAX_ACTIVE_RUNS: max } = config;
+  if (share >= max) return max;
+  const seen = sharedSeen.get(workspaceId);
+  if (seen && seen.until > Date.now()) return seen.shared ? share : max;
+  const shared = await repo.otherWorkspaceRan(workspaceId, new Date(Date.now() - SHARED_WINDOW_MS));
+  if (sharedSeen.size > 10_000) sharedSeen.clear();
+  sharedSeen.set(workspaceId, { shared, until: Date.now() + SHARED_CACHE_MS });
+  return shared ? share : max;
+};
+/**
+ * Starts the workspace's queued runs, oldest first, while it has a place: each is claimed for a
+ * while (another starter takes it over if this one dies), its workflow started (a start that
+ * exists counts), then it leaves the queue. A run that ended meanwhile (cancelled) just leaves.
+ * Resolves with how many it started.
+ */
+const drain = (ctx: JobContext, workspaceId: string): Promise<number> => {
+  const { draining, repo } = ctx;
+  const running = draining.get(workspaceId);
+  if (running) return running;
+  const p = (async () => {
+    let started = 0;
+    // Most runs end with nothing queued behind them: one index read, then neither places counted nor a claim.
+    if (!(await repo.hasFreeQueued(workspaceId))) return 0;
+    for (let i = 0; i < DRAIN_MAX; i++) {
+      const since = new Date(Date.now() - RUN_SHARE_WINDOW_MS);
+      const limit = await runLimit(ctx, workspaceId);
+      if ((await repo.countActiveRuns(workspaceId, since, limit)) >= limit) break;
+      const next = await repo.claimQueued(workspaceId, QUEUE_LEASE_MS);
+      if (!next) break;
+      const job = await repo.findUnscoped(next.jobId);
+      if (job && !TERMINAL_STATES.includes(job.status)) {
+        const { workflowType, args, summary, workflowId } = next.start;
+        await startNow(ctx, { ...job, queued: false }, workflowType, args, summary, { workflowId, failJob: false });
+        started++;
+      }
+      await repo.dequeue(workspaceId, next.jobId);
+    }
+    return started;
+  })().finally(() => draining.delete(workspaceId));
+  draining.set(workspaceId, p);
+  return p;
+};
+const drainSoon = (ctx: JobContext, workspaceId: string) =>
+  void bestEffort(ctx.log, "starting the workspace's queued runs", drain(ctx, workspaceId));
+/**
+ * Double-texting (docs/neurons.md): each top-level neuron run on a trace comes after the trace's
+ * previous run (a chain kept by the trace head, src/jobs/store.mongo.ts) and, while that run has not given
+ * the trace up, waits in the workspace's run queue behind it (`after`), so two runs never write
+ * into one trace at the same time, whichever API process started them.
+ */
+const holdsTrace = (job: Job | null, missingHolds: boolean): boolean => {
+  // A job not stored yet is a start still being stored (its invoke swapped itself in first).
+  if (!job) return missingHolds;
+  if (job.traceReleasedAt) return false;
+  if (!TERMINAL_STATES.includes(job.status)) return true;
+  // Ended without giving the trace up: its release is on its way, or its process died (then the grace ends it).
+  return (job.finishedAt?.getTime() ?? 0) > Date.now() - TRACE_RELEASE_GRACE_MS;
+};
+/**
+ * The run a run waiting behind `jobId` must wait for now: `jobId` while it holds the trace; else,
+ * for a run cancelled while it waited, the run it waited for (and so on); null when none holds it.
+ */
+const blockerFor = async ({ repo }: JobContext, jobId: string | null, missingHolds = true): Promise<string | null> => {
+  let id = jobId;
+  for (let i = 0; id && i < CHAIN_WALK_MAX; i++) {
+    const job = await repo.findUnscoped(id);
+    if (holdsTrace(job, missingHolds)) return id;
+    id = job?.waitsFor ?? null;
+  }
+  return null;
+};
+/** The runs waiting for `from` wait for whatever holds the trace before it now (or start). */
+const passOn = async (ctx: JobContext, workspaceId: string, from: string, before: string | null): Promise<void> => {
+  const { repo } = ctx;
+  const to = await blockerFor(ctx, before);
+  const moved = await repo.reblock(workspaceId, from, to);
+  // `to` may have given the trace up between the look and the move: its own pass-on did not see these.
+  if (to && moved.length) {
+    const now = await blockerFor(ctx, to);
+    if (now !== to) await repo.reblock(workspaceId, to, now);
+  }
+  // Runs let go may start now (a run's end drains for its place by itself, statusListeners).
+  if (moved.length) drainSoon(ctx, workspaceId);
+};
+/** Whether the job is a run in its trace's chain: a top-level neuron run, or a pathway run (which may name a trace). */
+const claimsTrace = (job: Pick<Job, 'parentJobId' | 'kind' | 'traceId' | 'onTraceChain'>): boolean =>
+  job.parentJobId === null &&
+  Boolean(job.traceId) &&
+  (job.kind === 'neuron' || (job.kind === 'pathway' && job.onTraceChain === true));
+/** Waits until the writes into its trace that the (ended) job leased have landed or can no longer start. */
+const writesLanded = async ({ repo }: JobContext, scope: Scope, jobId: string): Promise<void> => {
+  const until = await repo.traceWriteUntil(scope.workspaceId, jobId);
+  const left = (until?.getTime() ?? 0) - Date.now();
+  if (left > 0) await new Promise((r) => setTimeout(r, left));
+};
+/** A run gives its trace up: the run waiting behind it may start. */
+const releaseTrace = async (ctx: JobContext, job: Pick<Job, '_id' | 'workspaceId' | 'waitsFor'>): Promise<void> => {
+  await ctx.repo.markTraceReleased(job.workspaceId, job._id);
+  await passOn(ctx, job.workspaceId, job._id, job.waitsFor ?? null);
+};
+/** The start sweep: runs held back by a run that gave its trace up unnoticed (its process died) are let go. */
+const unblockStale = async (ctx: JobContext, workspaceId: string): Promise<void> => {
+  const { repo } = ctx;
+  const blocked = await repo.blockedQueued(workspaceId, 200);
+  const newest = new Map<string, number>();
+  for (const b of blocked) newest.set(b.after, Math.max(newest.get(b.after) ?? 0, b.queuedAt.getTime()));
+  for (const [after, queuedAt] of newest) {
+    // A blocker not stored yet is a start still being stored while a run behind it is young; one
+    // never stored after that (its invoke failed after claiming the trace) holds nothing.
+    const now = await blockerFor(ctx, after, queuedAt > Date.now() - TRACE_RELEASE_GRACE_MS);
+    if (now !== after) await repo.reblock(workspaceId, after, now);
+  }
+};
+
+/**
+ * Throws the share's 429 when the workspace was found at its share of runs a moment ago: checked
+ * before a start reads anything, so a flood of retried starts costs the store nothing.
+ */
+const refuseIfFull = (ctx: JobContext, workspaceId: string): void => {
+  const { fullUntil } = ctx;
+  const until = fullUntil.get(workspaceId);
+  if (until === undefined) return;
+  if (until > Date.now()) throw refuse(ctx);
+  fullUntil.delete(workspaceId);
+};
+/** The workflow's live `status` answer, shared for LIVE_TTL_MS (liveCache). */
+const liveStatus = ({ liveCache, temporal }: JobContext, jobId: string): Promise<LiveStatus | null> => {
+  const now = Date.now();
+  const hit = liveCache.get(jobId);
+  if (hit && now - hit.at < LIVE_TTL_MS) return hit.live;
+  if (liveCache.size > 5_000) liveCache.clear();
+  // The deadline cancels the call itself (a query to a run whose worker is down would otherwise keep retrying).
+  const live = temporal.connection
+    .withDeadline(Date.now() + 1_500, () => temporal.workflow.getHandle(jobId).query(statusQuery))
+    .catch(() => null);
+  liveCache.set(jobId, { at: now, live });
+  return live;
+};
+
+/** Remembers the workspace of a job this process created (createdHere). */
+const remember = ({ createdHere }: JobContext, jobId: string, workspaceId: string) => {
+  if (createdHere.size >= CREATED_HERE_MAX) createdHere.delete(createdHere.keys().next().value!);
+  createdHere.set(jobId, workspaceId);
+};
+
+async function get({ repo }: JobContext, scope: Scope, jobId: string): Promise<Job> {
+  const job = await repo.get(scope.workspaceId, jobId);
+  if (!job) throw notFound('Job');
+  return job;
+}
+
+/**
+ * Appends to a job stream through its fences (docs/streams.md): nothing after the terminal
+ * entry, no entry of a superseded model-turn attempt. A terminal entry is written from the
+ * stored terminal state when there is one (`claimed`, or read here), so it always agrees with
+ * the record. Returns the entry id, or null when a fence refused it.
+ */
+async function emit(
+  ctx: JobContext,
+  jobId: string,
+  event: Record<string, unknown>,
+  claimed?: JobChange,
+): Promise<string | null> {
+  const { repo, streams } = ctx;
+  const fence = fenceOf(event);
+  let entry = event;
+  if (fence.kind === 'terminal') {
+    // The claimed terminal state is the truth (the job document may not show it yet).
+    const held = claimed ?? (await repo.terminalState(jobId));
+    const job = held ? null : await repo.findUnscoped(jobId);
+    if (held)
+      entry = terminalEntry({
+        status: held.status!,
+        result: held.result ?? null,
+        failedReason: held.failedReason ?? null,
+      });
+    else if (job && TERMINAL_STATES.includes(job.status)) entry = terminalEntry(job);
+  }
+  return streams.append(streamKey(ctx, jobId), entry, fence);
+}
+
+/**
+ * The job's claimed terminal state once its stream's terminal entry is written, else null. The
+ * terminal entry is written from the claim, right after it: while the job runs this is one
+ * Redis read and no store read, and a reader that has seen the entry finds the claim. A job
+ * whose end was recorded before claims has its record's end (`job`: the record, when read).
+ * Redis not answering: the claim is read, as if the entry were written.
+ */
+async function ending(ctx: JobContext, jobId: string, job?: Job): Promise<JobChange | null> {
+  const { repo, streams } = ctx;
+  const written = await streams.ended(streamKey(ctx, jobId)).catch(() => true);
+  if (!written) return null;
+  const held = await repo.terminalState(jobId);
+  if (held) return held;
+  const record = job ?? (await repo.findUnscoped(jobId));
+  return record && TERMINAL_STATES.includes(record.status)
+    ? { status: record.status, updatedAt: record.updatedAt }
+    : null;
+}
+
+/**
+ * Applies a transition. Terminal states are sticky: the first terminal transition of a job is
+ * claimed (`claimTerminal`), so exactly one writer ends the job however many race (the run, a
+ * cancel, an expiry); the stream's terminal entry, derived from the claim, is written before the
+ * record shows the end. A non-terminal change is recorded by the repository, which repairs a
+ * change that raced a terminal transition. Every caller passes the job's own workspace, either
+ * from the run's input or after `get(scope, jobId)` has checked it (cancel).
+ */
+async function apply(
+  ctx: JobContext,
+  workspaceId: string,
+  jobId: string,
+  patch: JobPatch,
+): Promise<{ applied: boolean; previous: Job | null; job: Job | null }> {
+  const { repo } = ctx;
+  const now = new Date();
+  const set: JobChange = { updatedAt: now };
+  if (patch.status !== undefined) set.status = patch.status;
+  if (patch.progress !== undefined) set.progress = Math.max(0, Math.min(100, Math.round(patch.progress)));
+  if (patch.currentStep !== undefined) set.currentStep = patch.currentStep;
+  if (patch.failedReason !== undefined) set.failedReason = patch.failedReason;
+  if (patch.result !== undefined) set.result = patch.result;
+  if (patch.waitingFor !== undefined) set.waitingFor = patch.waitingFor;
+  if (patch.status && TERMINAL_STATES.includes(patch.status)) {
+    set.finishedAt = now;
+    const { won, held } = await repo.claimTerminal(workspaceId, jobId, set);
+    if (!held) return { applied: false, previous: null, job: null };
+    await emit(ctx, jobId, { type: held.status === 'completed' ? 'complete' : 'error' }, held);
+    const job = await repo.settleTerminal(workspaceId, jobId, held, now);
+    const applied = job !== null && (won || (held.status === set.status && held.failedReason === set.failedReason));
+    if (applied && job) await told(ctx, job);
+    return { applied, previous: null, job };
+  }
+  const { applied, previous } = await repo.recordTransition(workspaceId, jobId, set, now);
+  if (applied && previous && set.status === 'waiting') await told(ctx, { ...previous, ...set });
+  return { applied, previous, job: null };
+}
+
+/** Starts the job's workflow now (startWorkflow; a queued run's when its workspace has a place). */
+async function startNow(
+  ctx: JobContext,
+  job: Job,
+  workflowType: string,
+  args: unknown[],
+  summary?: string,
+  opts: { workflowId?: string; failJob?: boolean } = {},
+): Promise<void> {
+  const { temporal, config, log } = ctx;
+  const attrs = [
+    { key: WorkspaceIdKey, value: job.workspaceId },
+    { key: JobKindKey, value: job.kind },
+    ...(job.brainId ? [{ key: BrainIdKey, value: job.brainId }] : []),
+    ...(job.neuronId ? [{ key: NeuronIdKey, value: job.neuronId }] : []),
+    ...(job.pathwayId ? [{ key: PathwayIdKey, value: job.pathwayId }] : []),
+    ...(job.receptorId ? [{ key: ReceptorIdKey, value: job.receptorId }] : []),
+    ...(job.traceId ? [{ key: TraceIdKey, value: job.traceId }] : []),
+  ];
+  try {
+    await temporal.workflow.start(workflowType, {
+      // The job id, or the id of the workflow that starts the job's run (a receptor's fire).
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      workflowId: opts.workflowId ?? job._id,
+      args,
+      typedSearchAttributes: attrs,
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      // Shown on the run in the Temporal UI next to the search attributes.
+      staticSummary: summary,
+      // Task queue fairness (docs/operations.md, "Fair share"): the server dispatches a backlog
+      // round robin between workspaces, not first in first out; children and activities inherit it.
+      priority: { fairnessKey: job.workspaceId },
+    });
+  } catch (e) {
+    if ((e as { name?: string }).name === 'WorkflowExecutionAlreadyStartedError') return; // idempotent start
+    // A start whose arguments are stored is tried again later (runs.startPending): the job stays.
+    if (opts.failJob === false) throw e;
+    // The record exists but no run does: it must not stay pending. It ends failed with the reason.
+    const reason = `could not start the run: ${(e as Error).message || 'Temporal unavailable'}`;
+    await bestEffort(
+      log,
+      'failing the job of a run that could not start',
+      ctx.finalizeJob(job.workspaceId, job._id, {
+        status: 'failed',
+        failedReason: reason,
+        currentStep: NOT_STARTED_STEP,
+      }),
+    );
+    throw new AppError(
+      'SERVICE_UNAVAILABLE',
+      503,
+      'The run could not be started; retry (with the same client_nonce to keep one job)',
+      { 'Retry-After': '1' },
+    );
+  }
+}
+
+/** The read model's reads: a job by id, lists, a run's children, the webhook outbox's unannounced ends. */
+function createJobReads(ctx: JobContext) {
+  const { repo, createdHere } = ctx;
+  return {
     /**
      * Ends whose events are not announced yet (their terminal claims carry the outbox mark, set in
      * the claim's own insert): the webhook outbox's followers hold them, fan their events out and
@@ -496,9 +505,39 @@ export function createJobService({
     holdUnannounced: (claimId: string, seen: Date, until: Date): Promise<boolean> =>
       repo.holdUnannounced(claimId, seen, until),
     markAnnounced: (claimId: string): Promise<void> => repo.markAnnounced(claimId),
-    get,
-    streamKey,
+    get: (scope: Scope, jobId: string): Promise<Job> => get(ctx, scope, jobId),
+    streamKey: (jobId: string) => streamKey(ctx, jobId),
 
+    /** A run's delegated runs (a rolled-back run's engrams include theirs). */
+    childIds: (workspaceId: string, jobId: string): Promise<string[]> => repo.childIds(workspaceId, jobId),
+
+    /** 404 unless the job is the caller workspace's (`get` without the document, read only when this process did not create the job). */
+    async check(scope: Scope, jobId: string): Promise<void> {
+      if (createdHere.get(jobId) !== scope.workspaceId) await get(ctx, scope, jobId);
+    },
+
+    async list(scope: Scope, q: JobListQuery) {
+      const filter: JobListFilter = {};
+      if (q.pathway_id) filter.pathwayId = q.pathway_id;
+      if (q.receptor_id) filter.receptorId = q.receptor_id;
+      if (q.neuron_id) filter.neuronId = q.neuron_id;
+      if (q.parent_job_id) filter.parentJobId = q.parent_job_id;
+      if (q.status) filter.status = q.status;
+      return repo.page(scope.workspaceId, filter, q);
+    },
+
+    /** Pending jobs of a workspace older than `ms` (the job sweep checks whether their run exists). */
+    pendingOlderThan: (workspaceId: string, ms: number) => repo.pendingBefore(workspaceId, new Date(Date.now() - ms)),
+
+    /** Unscoped read for the worker (the job id came from a workflow the platform started). */
+    repoFind: (jobId: string) => repo.findUnscoped(jobId),
+  };
+}
+
+/** Run starts: the workspace's share of runs (admission), workflow starts and its run queue's drains. */
+function createJobStarts(ctx: JobContext) {
+  const { repo, config, starting, fullUntil } = ctx;
+  return {
     /**
      * A workspace's share of runs (docs/operations.md, "Fair share"): a run start (invoke, pathway
      * run, receptor fire, share-link run) is admitted while the workspace has fewer than
@@ -507,10 +546,10 @@ export function createJobService({
      * start is a 429 with Retry-After before anything is stored. Resolves with the release to call
      * once the start has stored its job (or failed).
      */
-    refuseIfFull,
+    refuseIfFull: (workspaceId: string): void => refuseIfFull(ctx, workspaceId),
 
     async admitRun(workspaceId: string): Promise<Admission> {
-      refuseIfFull(workspaceId);
+      refuseIfFull(ctx, workspaceId);
       starting.set(workspaceId, (starting.get(workspaceId) ?? 0) + 1);
       let released = false;
       const release = () => {
@@ -526,7 +565,7 @@ export function createJobService({
         const active = await repo.countActiveRuns(workspaceId, since, cap);
         // The starts in flight here include this one (a start stored meanwhile may count twice: never too many).
         const withThis = active + (starting.get(workspaceId) ?? 1);
-        if (withThis <= Math.min(config.WORKSPACE_RUN_SHARE, cap) || withThis <= (await runLimit(workspaceId))) {
+        if (withThis <= Math.min(config.WORKSPACE_RUN_SHARE, cap) || withThis <= (await runLimit(ctx, workspaceId))) {
           fullUntil.delete(workspaceId);
           return { queued: false, release };
         }
@@ -535,7 +574,7 @@ export function createJobService({
         const queued = await repo.countQueuedRuns(workspaceId, config.WORKSPACE_MAX_QUEUED_RUNS);
         if (queued >= config.WORKSPACE_MAX_QUEUED_RUNS) {
           fullUntil.set(workspaceId, Date.now() + RUN_SHARE_FULL_MS);
-          throw refuse();
+          throw refuse(ctx);
         }
         metrics.requestsShed.inc({ reason: 'workspace-runs-queued' });
         return { queued: true, release: () => undefined };
@@ -545,6 +584,48 @@ export function createJobService({
       }
     },
 
+    /**
+     * Starts the job's workflow by name with the search attributes operators filter on. A queued
+     * job's start is kept in its workspace's queue instead, and made when the workspace has a place.
+     */
+    async startWorkflow(
+      job: Job,
+      workflowType: string,
+      args: unknown[],
+      summary?: string,
+      opts: { workflowId?: string; failJob?: boolean } = {},
+    ): Promise<void> {
+      if (!job.queued) return startNow(ctx, job, workflowType, args, summary, opts);
+      const start: QueuedStart = { workflowType, args, ...(summary ? { summary } : {}) };
+      if (opts.workflowId) start.workflowId = opts.workflowId;
+      await repo.enqueue(job.workspaceId, job._id, start, job.waitsFor ?? null);
+      // The run it waits for on its trace may have given the trace up while this one was stored.
+      if (job.waitsFor) {
+        const now = await blockerFor(ctx, job.waitsFor);
+        if (now !== job.waitsFor) await repo.reblock(job.workspaceId, job.waitsFor, now);
+      }
+      // A run of the workspace may have ended while this one was stored.
+      drainSoon(ctx, job.workspaceId);
+    },
+
+    /** Starts the workspace's queued runs while it has a place (the start sweep; a run's end does it by itself). */
+    drain: (workspaceId: string): Promise<number> => drain(ctx, workspaceId),
+    /** The start sweep: drains every workspace with queued runs (at most 100 workspaces a sweep). */
+    async drainQueues(): Promise<number> {
+      let started = 0;
+      for (const ws of await repo.queuedWorkspaces(100)) {
+        await unblockStale(ctx, ws);
+        started += await drain(ctx, ws);
+      }
+      return started;
+    },
+  };
+}
+
+/** Double-texting's trace claims: the trace head, write leases, and a start that gives its claim up. */
+function createJobTraces(ctx: JobContext) {
+  const { repo } = ctx;
+  return {
     /**
      * Claims the trace for a new run (double-texting, docs/neurons.md): the run becomes the trace's
      * newest (a compare-and-set on the trace head, so concurrent starts on any API process form one
@@ -567,7 +648,7 @@ export function createJobService({
         // A head whose job is missing is a start still being stored, for a while; after that, a start
         // that failed or a job that retention removed: it holds nothing.
         const fresh = found !== null && found.updatedAt.getTime() > Date.now() - TRACE_RELEASE_GRACE_MS;
-        const holder = await blockerFor(head, fresh);
+        const holder = await blockerFor(ctx, head, fresh);
         if (holder && strategy === 'reject') throw traceBusy(traceId, holder);
         if (await repo.swapTraceHead(scope.workspaceId, traceId, head, jobId)) return { waitsFor: holder };
       }
@@ -587,65 +668,14 @@ export function createJobService({
 
     /** A start that claimed its trace and stored no job: the run behind it on the trace does not wait for it. */
     giveUpTrace: (workspaceId: string, jobId: string, waitsFor: string | null): Promise<void> =>
-      passOn(workspaceId, jobId, waitsFor),
+      passOn(ctx, workspaceId, jobId, waitsFor),
+  };
+}
 
-    /**
-     * Interrupt and rollback: cancels the trace's runs that came before `jobId` and have not ended,
-     * oldest first, each once its workflow stopped (`stopped` acts on it before the next run on the
-     * trace may start: the interrupted reply kept, or the rolled-back engrams removed).
-     */
-    async supersede(
-      scope: Scope,
-      traceId: string,
-      jobId: string,
-      reason: string,
-      stopped: (job: Job) => Promise<unknown>,
-    ): Promise<string[]> {
-      const cancelled: string[] = [];
-      for (const j of await repo.openOnTrace(scope.workspaceId, traceId)) {
-        if (j._id === jobId || j.kind !== 'neuron') continue;
-        const ok = await this.cancel(scope, j._id, reason, { stopped }).then(
-          () => true,
-          () => false, // it ended meanwhile: nothing to cancel
-        );
-        if (ok) cancelled.push(j._id);
-      }
-      return cancelled;
-    },
-
-    /** The reply a job stream shows so far (each turn's tokens of its latest attempt, in turn order). */
-    async shownReply(jobId: string): Promise<string> {
-      const shown = new ShownReply();
-      let after: string | undefined;
-      for (let i = 0; i < 1_000; i++) {
-        const batch = await streams.range(streamKey(jobId), after);
-        if (!batch.length) break;
-        for (const e of batch) shown.apply(e.data);
-        after = batch[batch.length - 1]!.id;
-      }
-      return shown.text();
-    },
-
-    /** A run's delegated runs (a rolled-back run's engrams include theirs). */
-    childIds: (workspaceId: string, jobId: string): Promise<string[]> => repo.childIds(workspaceId, jobId),
-
-    /** Starts the workspace's queued runs while it has a place (the start sweep; a run's end does it by itself). */
-    drain,
-    /** The start sweep: drains every workspace with queued runs (at most 100 workspaces a sweep). */
-    async drainQueues(): Promise<number> {
-      let started = 0;
-      for (const ws of await repo.queuedWorkspaces(100)) {
-        await unblockStale(ws);
-        started += await drain(ws);
-      }
-      return started;
-    },
-
-    /** 404 unless the job is the caller workspace's (`get` without the document, read only when this process did not create the job). */
-    async check(scope: Scope, jobId: string): Promise<void> {
-      if (createdHere.get(jobId) !== scope.workspaceId) await get(scope, jobId);
-    },
-
+/** Writes to the read model: a job's insert, its non-terminal transitions and a never-started job's reset. */
+function createJobWrites(ctx: JobContext) {
+  const { repo, streams } = ctx;
+  return {
     /** Inserts the pending (or `running`) job; an existing id returns the existing job (idempotent starts). */
     async create(scope: Scope, j: NewJob): Promise<{ job: Job; created: boolean }> {
       const now = new Date();
@@ -679,34 +709,68 @@ export function createJobService({
         finishedAt: null,
         updatedAt: now,
       };
-      if (!(await repo.insert(doc))) return { job: await get(scope, j.id), created: false };
-      remember(doc._id, doc.workspaceId);
+      if (!(await repo.insert(doc))) return { job: await get(ctx, scope, j.id), created: false };
+      remember(ctx, doc._id, doc.workspaceId);
       metrics.runsStarted.inc({ kind: doc.kind });
       return { job: doc, created: true };
     },
 
+    /** A job whose workflow never started (start failed) is reset so that a client_nonce retry starts a working run. */
+    async restartable(job: Job): Promise<boolean> {
+      if (job.status !== 'failed' || job.currentStep !== NOT_STARTED_STEP) return false;
+      await repo.forgetNotStarted(job.workspaceId, job._id, NOT_STARTED_STEP);
+      await streams.drop(streamKey(ctx, job._id));
+      return true;
+    },
+
     /**
-     * Starts the job's workflow by name with the search attributes operators filter on. A queued
-     * job's start is kept in its workspace's queue instead, and made when the workspace has a place.
+     * Applies a transition (see `apply`). Returns whether this call's patch applied (a retried
+     * writer whose own terminal state was claimed counts as applied).
      */
-    async startWorkflow(
-      job: Job,
-      workflowType: string,
-      args: unknown[],
-      summary?: string,
-      opts: { workflowId?: string; failJob?: boolean } = {},
-    ): Promise<void> {
-      if (!job.queued) return startNow(job, workflowType, args, summary, opts);
-      const start: QueuedStart = { workflowType, args, ...(summary ? { summary } : {}) };
-      if (opts.workflowId) start.workflowId = opts.workflowId;
-      await repo.enqueue(job.workspaceId, job._id, start, job.waitsFor ?? null);
-      // The run it waits for on its trace may have given the trace up while this one was stored.
-      if (job.waitsFor) {
-        const now = await blockerFor(job.waitsFor);
-        if (now !== job.waitsFor) await repo.reblock(job.workspaceId, job.waitsFor, now);
+    transition: async (workspaceId: string, jobId: string, patch: JobPatch): Promise<boolean> =>
+      (await apply(ctx, workspaceId, jobId, patch)).applied,
+
+    /**
+     * A transition that also says what the job was before it (`previous`: null when the job does
+     * not exist, or for a terminal transition), for callers that act once per change.
+     */
+    transitionFrom: async (workspaceId: string, jobId: string, patch: JobPatch) => {
+      const r = await apply(ctx, workspaceId, jobId, patch);
+      return { applied: r.applied, previous: r.previous };
+    },
+  };
+}
+
+/**
+ * A job's end and what reads it: the terminal transition (finalize), cancel and supersede, the
+ * live status and the check that a long-pending job's workflow was started. Its methods call each
+ * other through `this` (the whole service, as before the split).
+ */
+function createJobEnds(ctx: JobContext) {
+  const { repo, temporal, log, bus } = ctx;
+  return {
+    /**
+     * Interrupt and rollback: cancels the trace's runs that came before `jobId` and have not ended,
+     * oldest first, each once its workflow stopped (`stopped` acts on it before the next run on the
+     * trace may start: the interrupted reply kept, or the rolled-back engrams removed).
+     */
+    async supersede(
+      scope: Scope,
+      traceId: string,
+      jobId: string,
+      reason: string,
+      stopped: (job: Job) => Promise<unknown>,
+    ): Promise<string[]> {
+      const cancelled: string[] = [];
+      for (const j of await repo.openOnTrace(scope.workspaceId, traceId)) {
+        if (j._id === jobId || j.kind !== 'neuron') continue;
+        const ok = await this.cancel(scope, j._id, reason, { stopped }).then(
+          () => true,
+          () => false, // it ended meanwhile: nothing to cancel
+        );
+        if (ok) cancelled.push(j._id);
       }
-      // A run of the workspace may have ended while this one was stored.
-      drainSoon(job.workspaceId);
+      return cancelled;
     },
 
     /**
@@ -719,7 +783,7 @@ export function createJobService({
       jobId: string,
       patch: JobPatch & { status: 'completed' | 'failed' },
     ): Promise<boolean> {
-      const { applied, job } = await apply(workspaceId, jobId, patch);
+      const { applied, job } = await apply(ctx, workspaceId, jobId, patch);
       if (applied && job) {
         // Metrics from the document the transition returned (no read of its own).
         const outcome =
@@ -734,33 +798,9 @@ export function createJobService({
       return applied;
     },
 
-    /** A job whose workflow never started (start failed) is reset so that a client_nonce retry starts a working run. */
-    async restartable(job: Job): Promise<boolean> {
-      if (job.status !== 'failed' || job.currentStep !== NOT_STARTED_STEP) return false;
-      await repo.forgetNotStarted(job.workspaceId, job._id, NOT_STARTED_STEP);
-      await streams.drop(streamKey(job._id));
-      return true;
-    },
-
-    /**
-     * Applies a transition (see `apply`). Returns whether this call's patch applied (a retried
-     * writer whose own terminal state was claimed counts as applied).
-     */
-    transition: async (workspaceId: string, jobId: string, patch: JobPatch): Promise<boolean> =>
-      (await apply(workspaceId, jobId, patch)).applied,
-
-    /**
-     * A transition that also says what the job was before it (`previous`: null when the job does
-     * not exist, or for a terminal transition), for callers that act once per change.
-     */
-    transitionFrom: async (workspaceId: string, jobId: string, patch: JobPatch) => {
-      const r = await apply(workspaceId, jobId, patch);
-      return { applied: r.applied, previous: r.previous };
-    },
-
     /** The read model merged with the workflow's live `status` query while it runs. */
     async status(scope: Scope, jobId: string): Promise<Job & { live?: LiveStatus }> {
-      const job = await get(scope, jobId);
+      const job = await get(ctx, scope, jobId);
       if (job.status === 'pending' && Date.now() - job.createdAt.getTime() > NEVER_STARTED_AFTER_MS)
         return this.checkStarted(job);
       if (TERMINAL_STATES.includes(job.status) || job.status === 'pending') return job;
@@ -769,7 +809,7 @@ export function createJobService({
       // too. The claim is read by key beside the live query (no added wait).
       // The claim is read only once the stream's terminal entry is written (one Redis read while
       // the job runs, where a store read of the claim was made on every poll).
-      const [held, live] = await Promise.all([ending(jobId, job), liveStatus(jobId)]);
+      const [held, live] = await Promise.all([ending(ctx, jobId, job), liveStatus(ctx, jobId)]);
       if (held) return { ...job, ...held, waitingFor: null };
       if (!live || TERMINAL_STATES.includes(live.status)) return job;
       // The live answer is newer than the document read before it: take its waitingFor as well.
@@ -805,16 +845,6 @@ export function createJobService({
       return (await repo.get(job.workspaceId, job._id)) ?? job;
     },
 
-    async list(scope: Scope, q: JobListQuery) {
-      const filter: JobListFilter = {};
-      if (q.pathway_id) filter.pathwayId = q.pathway_id;
-      if (q.receptor_id) filter.receptorId = q.receptor_id;
-      if (q.neuron_id) filter.neuronId = q.neuron_id;
-      if (q.parent_job_id) filter.parentJobId = q.parent_job_id;
-      if (q.status) filter.status = q.status;
-      return repo.page(scope.workspaceId, filter, q);
-    },
-
     /**
      * Cancels a running job: the read model turns failed first (sticky), then the workflow and
      * its child runs are cancelled, and the stream ends with a terminal `error` entry.
@@ -825,7 +855,7 @@ export function createJobService({
       reason = 'Cancelled by user',
       opts: { stopped?: (job: Job) => Promise<unknown> } = {},
     ): Promise<Job> {
-      const job = await get(scope, jobId);
+      const job = await get(ctx, scope, jobId);
       if (TERMINAL_STATES.includes(job.status)) throw validationError(`Job is already ${job.status}`);
       const applied = await this.finalize(scope.workspaceId, jobId, {
         status: 'failed',
@@ -856,12 +886,31 @@ export function createJobService({
       // still land, even when its worker is down: the next run on the trace waits it out. No write
       // of the run starts after its end (leases are refused from then on), so after this wait the
       // run can no longer write into its trace, whether its workflow closed or not.
-      if (claimsTrace(job)) await writesLanded(scope, jobId);
+      if (claimsTrace(job)) await writesLanded(ctx, scope, jobId);
       // The run has stopped writing: what the caller does with its trace (an interrupt's partial
       // reply, a rollback) comes before the next run on the trace starts.
       if (opts.stopped) await bestEffort(log, 'acting on the cancelled run', opts.stopped(job));
-      if (claimsTrace(job)) await bestEffort(log, 'giving the trace up to the next run', releaseTrace(job));
-      return get(scope, jobId);
+      if (claimsTrace(job)) await bestEffort(log, 'giving the trace up to the next run', releaseTrace(ctx, job));
+      return get(ctx, scope, jobId);
+    },
+  };
+}
+
+/** The job stream: fenced appends, the end it shows, model-turn attempts and the reply shown so far. */
+function createJobStream(ctx: JobContext) {
+  const { streams } = ctx;
+  return {
+    /** The reply a job stream shows so far (each turn's tokens of its latest attempt, in turn order). */
+    async shownReply(jobId: string): Promise<string> {
+      const shown = new ShownReply();
+      let after: string | undefined;
+      for (let i = 0; i < 1_000; i++) {
+        const batch = await streams.range(streamKey(ctx, jobId), after);
+        if (!batch.length) break;
+        for (const e of batch) shown.apply(e.data);
+        after = batch[batch.length - 1]!.id;
+      }
+      return shown.text();
     },
 
     /**
@@ -870,22 +919,50 @@ export function createJobService({
      * stored terminal state when there is one, so it always agrees with the record. Returns the
      * entry id, or null when a fence refused it.
      */
-    emit: (jobId: string, event: Record<string, unknown>): Promise<string | null> => emit(jobId, event),
+    emit: (jobId: string, event: Record<string, unknown>): Promise<string | null> => emit(ctx, jobId, event),
     /** How the job ended (completed or failed) once its end is written, else null; one Redis read while it runs (see `ending`). */
     endedAs: async (jobId: string): Promise<'completed' | 'failed' | null> => {
-      const held = await ending(jobId);
+      const held = await ending(ctx, jobId);
       return held?.status === 'completed' || held?.status === 'failed' ? held.status : null;
     },
     /** The next attempt number of a model turn of this job, claimed in its stream's fences (src/kernel/streams.ts). */
-    claimTurnAttempt: (jobId: string, turn: number): Promise<number> => streams.claimAttempt(streamKey(jobId), turn),
-
-    /** Pending jobs of a workspace older than `ms` (the job sweep checks whether their run exists). */
-    pendingOlderThan: (workspaceId: string, ms: number) => repo.pendingBefore(workspaceId, new Date(Date.now() - ms)),
-
-    /** Unscoped read for the worker (the job id came from a workflow the platform started). */
-    repoFind: (jobId: string) => repo.findUnscoped(jobId),
+    claimTurnAttempt: (jobId: string, turn: number): Promise<number> =>
+      streams.claimAttempt(streamKey(ctx, jobId), turn),
   };
-  finalizeJob = (workspaceId, jobId, patch) => service.finalize(workspaceId, jobId, patch);
+}
+
+/** Jobs: the read model, workflow starts (job id = workflow id), live status, cancel and the job stream. */
+export function createJobService(deps: JobDeps) {
+  const ctx: JobContext = {
+    ...deps,
+    statusListeners: [],
+    starting: new Map(),
+    fullUntil: new Map(),
+    sharedSeen: new Map(),
+    draining: new Map(),
+    liveCache: new Map(),
+    createdHere: new Map(),
+    finalizeJob: async () => false,
+  };
+  // A run that ends or waits for a person gives its place to the next queued run of its workspace.
+  ctx.statusListeners.push((job) => {
+    if (job.parentJobId === null && RUN_KINDS.includes(job.kind)) drainSoon(ctx, job.workspaceId);
+  });
+  // A run that ends by itself gives its trace up with its end; a cancelled one once its workflow stopped (cancel).
+  ctx.statusListeners.push((job) => {
+    if (!claimsTrace(job)) return;
+    if (!TERMINAL_STATES.includes(job.status) || job.failedReason?.startsWith('cancelled')) return;
+    void bestEffort(ctx.log, 'giving the trace up to the next run', releaseTrace(ctx, job));
+  });
+  const service = {
+    ...createJobReads(ctx), // unannouncedEnds, holdUnannounced, markAnnounced, get, streamKey, childIds, check, list, …
+    ...createJobStarts(ctx), // refuseIfFull, admitRun, startWorkflow, drain, drainQueues
+    ...createJobTraces(ctx), // claimTrace, leaseTraceWrite, giveUpTrace
+    ...createJobWrites(ctx), // create, restartable, transition, transitionFrom
+    ...createJobEnds(ctx), // supersede, finalize, status, workflowExists, checkStarted, cancel
+    ...createJobStream(ctx), // shownReply, emit, endedAs, claimTurnAttempt
+  };
+  ctx.finalizeJob = (workspaceId, jobId, patch) => service.finalize(workspaceId, jobId, patch);
   return service;
 }
 export type JobService = ReturnType<typeof createJobService>;

@@ -1,4 +1,4 @@
-import type { Db, Filter } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import type { JobKind, JobState } from '../temporal/definitions.js';
 import { claim, isDuplicateKey } from '../kernel/store/claims.js';
 import { findById, type IndexSpec } from '../kernel/store/client.js';
@@ -99,29 +99,50 @@ function decodeClaimed(set: Partial<JobDoc>): JobChange {
 }
 const terminalId = (jobId: string) => `job:${jobId}:terminal`;
 
-/**
- * The job store on MongoDB (and FerretDB): `jobs`, their terminal claims (`job_claims`, also the
- * outbox of their ends), the workspaces' run queues (`run_queue`) and the trace heads (`trace_heads`).
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createJobRepo(db: Db): JobStore {
-  const jobs = db.collection<JobDoc>('jobs');
-  const claims = db.collection<JobClaimDoc>('job_claims');
-  const queue = db.collection<RunQueueDoc>('run_queue');
-  const heads = db.collection<TraceHeadDoc>('trace_heads');
-  const headId = (workspaceId: string, traceId: string) => `${workspaceId}:${traceId}`;
-  const held = async (jobId: string): Promise<JobChange | null> => {
-    const c = await claims.findOne({ _id: terminalId(jobId) });
-    return c ? decodeClaimed(c.set) : null;
-  };
-  /** Jobs recorded with `processedAt: null` (before it was left unset) get it on their first transition. */
-  const repairProcessedAt = async (job: JobDoc | null, now: Date) => {
-    if (job && job.processedAt === null)
-      await jobs.updateOne(
-        { _id: job._id, workspaceId: job.workspaceId, processedAt: null },
-        { $set: { processedAt: now } },
-      );
-  };
+/** A trace head's key. */
+const headId = (workspaceId: string, traceId: string) => `${workspaceId}:${traceId}`;
+
+/** The collections the job store's parts share. */
+interface JobCollections {
+  jobs: Collection<JobDoc>;
+  claims: Collection<JobClaimDoc>;
+  queue: Collection<RunQueueDoc>;
+  heads: Collection<TraceHeadDoc>;
+}
+
+/** The job's claimed terminal state (decoded), or null while it has none. */
+const held = async ({ claims }: JobCollections, jobId: string): Promise<JobChange | null> => {
+  const c = await claims.findOne({ _id: terminalId(jobId) });
+  return c ? decodeClaimed(c.set) : null;
+};
+/** Jobs recorded with `processedAt: null` (before it was left unset) get it on their first transition. */
+const repairProcessedAt = async ({ jobs }: JobCollections, job: JobDoc | null, now: Date) => {
+  if (job && job.processedAt === null)
+    await jobs.updateOne(
+      { _id: job._id, workspaceId: job.workspaceId, processedAt: null },
+      { $set: { processedAt: now } },
+    );
+};
+
+/** The `jobs` records: reads, the insert, the terminal settle and non-terminal transitions, share counts. */
+function createJobRecords(
+  c: JobCollections,
+): Pick<
+  JobStore,
+  | 'get'
+  | 'findUnscoped'
+  | 'insert'
+  | 'page'
+  | 'settleTerminal'
+  | 'recordTransition'
+  | 'forgetNotStarted'
+  | 'openChildren'
+  | 'childIds'
+  | 'pendingBefore'
+  | 'countForShare'
+  | 'ranOnTraceForShare'
+> {
+  const { jobs, claims } = c;
   return {
     /** One job of a workspace (by key and workspace). */
     get: async (workspaceId: string, id: string): Promise<Job | null> => {
@@ -149,46 +170,6 @@ export function createJobRepo(db: Db): JobStore {
       const p = await page(jobs, filter, { field: 'createdAt', dir: -1 }, q);
       return { ...p, items: p.items.map(decodeJob) };
     },
-    /** The job's claimed terminal state (decoded), or null while it has none. */
-    terminalState: held,
-    /**
-     * Claims the job's terminal state by unique insert (src/kernel/store/claims.ts): exactly one of any
-     * number of racing writers wins. Answers whether this call won and the state that holds.
-     */
-    async claimTerminal(workspaceId: string, jobId: string, change: JobChange) {
-      const set = encodeChange(change);
-      const won = await claim(claims, { _id: terminalId(jobId), workspaceId, set, outboxAt: new Date() });
-      return { won, held: won ? decodeClaimed(set) : await held(jobId) };
-    },
-    /**
-     * Up to `limit` ends whose events are not announced yet (claims still carrying `outboxAt` at or
-     * before `now`), each with its job as the claim ends it (the claim is the truth: the job record
-     * may not show the end yet when its writer died in between).
-     */
-    async unannouncedEnds(now: Date, limit: number): Promise<UnannouncedEnd[]> {
-      const due = await claims
-        .find({ outboxAt: { $lte: now } })
-        .limit(limit)
-        .toArray();
-      return Promise.all(
-        due.map(async (c) => {
-          const jobId = c._id.slice('job:'.length, -':terminal'.length);
-          const doc = await findById(jobs, jobId, { workspaceId: c.workspaceId });
-          const job = doc ? { ...decodeJob(doc), ...decodeClaimed(c.set) } : null;
-          return { claimId: c._id, workspaceId: c.workspaceId, jobId, outboxAt: c.outboxAt!, job };
-        }),
-      );
-    },
-    /**
-     * Holds an unannounced end for one follower until `until` (its mark moves forward, so other
-     * followers skip it); false when another follower moved it first.
-     */
-    holdUnannounced: async (claimId: string, seen: Date, until: Date): Promise<boolean> =>
-      (await claims.updateOne({ _id: claimId, outboxAt: seen }, { $set: { outboxAt: until } })).modifiedCount === 1,
-    /** The end's events are fanned out: the claim leaves the outbox. */
-    async markAnnounced(claimId: string): Promise<void> {
-      await claims.updateOne({ _id: claimId }, { $unset: { outboxAt: '' } });
-    },
     /** Writes the claimed terminal state onto the job (processedAt set by `$min` if unset); the job after it. */
     async settleTerminal(workspaceId: string, jobId: string, state: JobChange, now: Date): Promise<Job | null> {
       const job = await jobs.findOneAndUpdate(
@@ -196,7 +177,7 @@ export function createJobRepo(db: Db): JobStore {
         { $set: encodeChange(state), $min: { processedAt: now } },
         { returnDocument: 'after' },
       );
-      await repairProcessedAt(job, now);
+      await repairProcessedAt(c, job, now);
       return job && decodeJob(job);
     },
     /**
@@ -218,7 +199,7 @@ export function createJobRepo(db: Db): JobStore {
         { returnDocument: 'before' },
       );
       if (!previous) return { applied: false, previous: null };
-      if (leavesPending) await repairProcessedAt(previous, now);
+      if (leavesPending) await repairProcessedAt(c, previous, now);
       // A terminal claim may have landed before this write: it wins again.
       const terminal = await claims.findOne({ _id: terminalId(jobId) });
       if (terminal) {
@@ -252,6 +233,84 @@ export function createJobRepo(db: Db): JobStore {
           .limit(500)
           .toArray()
       ).map(decodeJob),
+    /** Jobs a share link started, counted up to `limit` when given (an index range of at most that many entries). */
+    countForShare: (workspaceId: string, shareTokenId: string, limit?: number): Promise<number> =>
+      jobs.countDocuments({ workspaceId, shareTokenId }, limit !== undefined ? { limit } : {}),
+    /** Whether a job this share link started ran on this trace (docs/shares.md, a link's conversations). */
+    ranOnTraceForShare: async (workspaceId: string, traceId: string, shareTokenId: string): Promise<boolean> =>
+      (await jobs.findOne({ workspaceId, shareTokenId, traceId }, { projection: { _id: 1 } })) !== null,
+  };
+}
+
+/** The terminal claims (`job_claims`): a job's one end, and the webhook outbox of ends not yet announced. */
+function createJobClaims(
+  c: JobCollections,
+): Pick<JobStore, 'terminalState' | 'claimTerminal' | 'unannouncedEnds' | 'holdUnannounced' | 'markAnnounced'> {
+  const { jobs, claims } = c;
+  return {
+    /** The job's claimed terminal state (decoded), or null while it has none. */
+    terminalState: (jobId: string): Promise<JobChange | null> => held(c, jobId),
+    /**
+     * Claims the job's terminal state by unique insert (src/kernel/store/claims.ts): exactly one of any
+     * number of racing writers wins. Answers whether this call won and the state that holds.
+     */
+    async claimTerminal(workspaceId: string, jobId: string, change: JobChange) {
+      const set = encodeChange(change);
+      const won = await claim(claims, { _id: terminalId(jobId), workspaceId, set, outboxAt: new Date() });
+      return { won, held: won ? decodeClaimed(set) : await held(c, jobId) };
+    },
+    /**
+     * Up to `limit` ends whose events are not announced yet (claims still carrying `outboxAt` at or
+     * before `now`), each with its job as the claim ends it (the claim is the truth: the job record
+     * may not show the end yet when its writer died in between).
+     */
+    async unannouncedEnds(now: Date, limit: number): Promise<UnannouncedEnd[]> {
+      const due = await claims
+        .find({ outboxAt: { $lte: now } })
+        .limit(limit)
+        .toArray();
+      return Promise.all(
+        due.map(async (c) => {
+          const jobId = c._id.slice('job:'.length, -':terminal'.length);
+          const doc = await findById(jobs, jobId, { workspaceId: c.workspaceId });
+          const job = doc ? { ...decodeJob(doc), ...decodeClaimed(c.set) } : null;
+          return { claimId: c._id, workspaceId: c.workspaceId, jobId, outboxAt: c.outboxAt!, job };
+        }),
+      );
+    },
+    /**
+     * Holds an unannounced end for one follower until `until` (its mark moves forward, so other
+     * followers skip it); false when another follower moved it first.
+     */
+    holdUnannounced: async (claimId: string, seen: Date, until: Date): Promise<boolean> =>
+      (await claims.updateOne({ _id: claimId, outboxAt: seen }, { $set: { outboxAt: until } })).modifiedCount === 1,
+    /** The end's events are fanned out: the claim leaves the outbox. */
+    async markAnnounced(claimId: string): Promise<void> {
+      await claims.updateOne({ _id: claimId }, { $unset: { outboxAt: '' } });
+    },
+  };
+}
+
+/** The workspaces' run queues (`run_queue`) and the places their runs hold (fair share, double-texting's waits). */
+function createRunQueue(
+  c: JobCollections,
+): Pick<
+  JobStore,
+  | 'countActiveRuns'
+  | 'markPlaces'
+  | 'countQueuedRuns'
+  | 'otherWorkspaceRan'
+  | 'enqueue'
+  | 'hasFreeQueued'
+  | 'claimQueued'
+  | 'dequeue'
+  | 'queuedAfter'
+  | 'reblock'
+  | 'blockedQueued'
+  | 'queuedWorkspaces'
+> {
+  const { jobs, queue } = c;
+  return {
     /**
      * The workspace's runs (neuron, pathway and receptor jobs started by a caller, not a parent
      * run's children) pending or running and recorded since `since`, counted up to `limit`: its
@@ -380,6 +439,20 @@ export function createJobRepo(db: Db): JobStore {
           .limit(limit)
           .toArray()
       ).map((d) => ({ jobId: d._id, after: d.after!, queuedAt: d.queuedAt })),
+    /** Workspaces with runs in their queue (the start sweep drains them), at most `limit`. */
+    queuedWorkspaces: async (limit: number): Promise<string[]> => (await queue.distinct('workspaceId')).slice(0, limit),
+  };
+}
+
+/** Trace heads (`trace_heads`) and a run's hold on its trace: releases, write leases, its open runs. */
+function createTraceHeads(
+  c: JobCollections,
+): Pick<
+  JobStore,
+  'traceHead' | 'swapTraceHead' | 'markTraceReleased' | 'leaseTraceWrite' | 'traceWriteUntil' | 'openOnTrace'
+> {
+  const { jobs, heads } = c;
+  return {
     /** The trace's newest run and when it became so (null: no run was started on it since double-texting was recorded). */
     traceHead: async (workspaceId: string, traceId: string): Promise<{ jobId: string; updatedAt: Date } | null> => {
       const h = await findById(heads, headId(workspaceId, traceId));
@@ -439,13 +512,24 @@ export function createJobRepo(db: Db): JobStore {
           .limit(100)
           .toArray()
       ).map(decodeJob),
-    /** Workspaces with runs in their queue (the start sweep drains them), at most `limit`. */
-    queuedWorkspaces: async (limit: number): Promise<string[]> => (await queue.distinct('workspaceId')).slice(0, limit),
-    /** Jobs a share link started, counted up to `limit` when given (an index range of at most that many entries). */
-    countForShare: (workspaceId: string, shareTokenId: string, limit?: number): Promise<number> =>
-      jobs.countDocuments({ workspaceId, shareTokenId }, limit !== undefined ? { limit } : {}),
-    /** Whether a job this share link started ran on this trace (docs/shares.md, a link's conversations). */
-    ranOnTraceForShare: async (workspaceId: string, traceId: string, shareTokenId: string): Promise<boolean> =>
-      (await jobs.findOne({ workspaceId, shareTokenId, traceId }, { projection: { _id: 1 } })) !== null,
+  };
+}
+
+/**
+ * The job store on MongoDB (and FerretDB): `jobs`, their terminal claims (`job_claims`, also the
+ * outbox of their ends), the workspaces' run queues (`run_queue`) and the trace heads (`trace_heads`).
+ */
+export function createJobRepo(db: Db): JobStore {
+  const c: JobCollections = {
+    jobs: db.collection<JobDoc>('jobs'),
+    claims: db.collection<JobClaimDoc>('job_claims'),
+    queue: db.collection<RunQueueDoc>('run_queue'),
+    heads: db.collection<TraceHeadDoc>('trace_heads'),
+  };
+  return {
+    ...createJobRecords(c), // get, findUnscoped, insert, page, settleTerminal, recordTransition, …
+    ...createJobClaims(c), // terminalState, claimTerminal, unannouncedEnds, holdUnannounced, markAnnounced
+    ...createRunQueue(c), // countActiveRuns, markPlaces, enqueue, claimQueued, dequeue, reblock, …
+    ...createTraceHeads(c), // traceHead, swapTraceHead, markTraceReleased, leaseTraceWrite, traceWriteUntil, openOnTrace
   };
 }
