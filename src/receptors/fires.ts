@@ -22,7 +22,8 @@ import { createSystemJobSteps, triggerOf, type Trigger } from './system-jobs.js'
 /** The workflow id of the fire that the API (or a stimulus, or a channel message) starts for a job. */
 const fireWorkflowId = (jobId: string) => `fire-${jobId}`;
 
-export interface Launch {
+/** One fire to launch: where it came from, who fired, what it carries. */
+interface Launch {
   source: Firing['source'];
   scope: Scope;
   trigger: Trigger;
@@ -48,14 +49,8 @@ function messageOf(t: Trigger, r: Pick<Receptor, 'slug'>, source: string): strin
 const jobKindOf = (r: Receptor): Job['kind'] =>
   r.executableTarget.kind === 'neuron' ? 'neuron' : r.executableTarget.kind === 'pathway' ? 'pathway' : 'receptor';
 
-/**
- * Firing receptors (POST /v1/receptors/:id/fire; docs/receptors.md, "Every firing is one `receptorFire` workflow"): every
- * firing — the fire route, a schedule tick, a stimulus event, a channel message — is one
- * `receptorFire` workflow that records the firing and runs the target as a child whose workflow
- * id is the job id the caller follows (neuronRun, pathwayRun or systemJob).
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createReceptorFireService(d: {
+/** What firing needs: the receptors, their targets' services, jobs and traces. */
+type FireDeps = {
   repo: ReceptorStore;
   receptors: ReceptorService;
   neurons: NeuronService;
@@ -67,9 +62,35 @@ export function createReceptorFireService(d: {
   events?: ResourceEvents;
   log?: Logger;
   bus: Bus;
-}) {
-  const { repo, receptors, neurons, pathways, pathwayRuns, jobs, traces } = d;
+};
+
+/**
+ * Firing receptors (POST /v1/receptors/:id/fire; docs/receptors.md, "Every firing is one `receptorFire` workflow"): every
+ * firing — the fire route, a schedule tick, a stimulus event, a channel message — is one
+ * `receptorFire` workflow that records the firing and runs the target as a child whose workflow
+ * id is the job id the caller follows (neuronRun, pathwayRun or systemJob).
+ */
+export function createReceptorFireService(d: FireDeps) {
   const systemJobs = createSystemJobSteps(d);
+  const steps = createFireSteps(d); // notFireable, launch, skip
+  const service = {
+    launch: steps.launch,
+    notFireable: steps.notFireable,
+    ...createFireStarts(d, steps), // fire, publish
+    ...createFireWorkflowSteps(d, steps), // begin, end
+    ...systemJobs,
+    /** Recent firings of a receptor (newest first). */
+    firings: (workspaceId: string, receptorId: string, limit = 20) =>
+      d.repo.recentFirings(workspaceId, receptorId, limit),
+  };
+  // Vault changes (assets, artifacts, memories) and pathway-run events are stimuli that fire the receptors subscribed to them.
+  d.bus.on('stimulus', ({ workspaceId, ...ev }) => service.publish(workspaceId, ev));
+  return service;
+}
+
+/** The steps every way of firing shares: whether a receptor can fire, launching its fire, skipping one. */
+function createFireSteps(d: FireDeps) {
+  const { repo, neurons, pathways, jobs } = d;
 
   /** Why this receptor cannot fire now (null: it can). */
   async function notFireable(r: Receptor): Promise<string | null> {
@@ -182,10 +203,14 @@ export function createReceptorFireService(d: {
     return { kind: 'skipped', jobId, reason };
   }
 
-  const service = {
-    launch,
-    notFireable,
+  return { notFireable, launch, skip };
+}
+type FireSteps = ReturnType<typeof createFireSteps>;
 
+/** The fires started outside a schedule: the fire route, and the stimuli receptors subscribe to. */
+function createFireStarts(d: FireDeps, { notFireable, launch }: FireSteps) {
+  const { receptors, jobs, traces } = d;
+  return {
     /**
      * POST /v1/receptors/:id/fire: any member of the workspace; the receptor by slug or id (as its
      * reads take it); an inactive receptor or target is a 400.
@@ -250,170 +275,176 @@ export function createReceptorFireService(d: {
       }
       return { key: ev.key, event_id: ev.eventId, fired, skipped };
     },
+  };
+}
 
-    // ------------------------------------------------------------ the fire workflow's steps
-
+/** The fire workflow's steps (begin prepares the target run, end records what became of it). */
+function createFireWorkflowSteps(d: FireDeps, steps: FireSteps) {
+  const { repo } = d;
+  return {
     /**
      * The firing's first step (idempotent): records a scheduled firing, checks the receptor and
      * its target, and prepares the target run the workflow starts as a child.
      */
-    async begin(input: ReceptorFireInput, workflowId: string, newJobId: string): Promise<FirePlan> {
-      const firingId = input.firingId ?? workflowId;
-      let firing = await repo.findFiring(input.workspaceId, firingId);
-      const r = await repo.findById(input.workspaceId, input.receptorId);
-      if (!firing) {
-        // A schedule tick: the workflow records its own firing and job.
-        const source: { payload?: Record<string, unknown> } = r?.sourceConfig ?? {};
-        const key = r?.stimulusKeys?.find(isSchedulable) ?? null;
-        firing = {
-          _id: firingId,
-          workspaceId: input.workspaceId,
-          receptorId: input.receptorId,
-          jobId: input.jobId ?? newJobId,
-          source: input.source,
-          eventId: null,
-          stimulusKey: key,
-          trigger: {
-            payload: { ...(source.payload ?? {}), ...(key ? { stimulus: key } : {}), scheduled: true },
-          },
-          status: 'pending',
-          reason: null,
-          firedAt: new Date(),
-          startedAt: null,
-          finishedAt: null,
-        };
-        if (!(await repo.recordFiring(firing))) firing = (await repo.findFiring(input.workspaceId, firingId))!;
-      }
-      const jobId = firing.jobId;
-      const trigger = triggerOf(firing);
-      const scope: Scope = trigger.scope
-        ? fromRunScope(trigger.scope)
-        : { ...systemScope(input.workspaceId, r?.brainId), receptorId: input.receptorId };
-      if (!r) {
-        await jobs.create(scope, { id: jobId, kind: 'receptor', receptorId: input.receptorId });
-        return skip(firingId, input.workspaceId, jobId, 'the receptor was deleted');
-      }
-      const t = r.executableTarget;
-      const traceId =
-        trigger.traceId ?? (t.kind === 'neuron' || t.kind === 'pathway' ? uuidFromName(`${jobId}:trace`) : null);
-      await jobs.create(scope, {
-        id: jobId,
-        kind: jobKindOf(r),
-        brainId: r.brainId,
-        receptorId: r._id,
-        traceId,
-        neuronId: t.kind === 'neuron' ? t.id : null,
-        pathwayId: t.kind === 'pathway' ? t.id : null,
-      });
-      const why = await notFireable(r);
-      if (why) return skip(firingId, input.workspaceId, jobId, why);
-      const inBrain: Scope = { ...scope, brainId: r.brainId, receptorId: r._id };
-      await repo.markFiringRunning(input.workspaceId, firingId);
-      try {
-        if (t.kind === 'neuron') {
-          const neuron = await neurons.resolve(inBrain, t.id!);
-          const message = messageOf(trigger, r, firing.source);
-          const traceType =
-            trigger.traceType ??
-            (neurons.headSnapshot(neuron).neuron_config.neuron_type === 'completion' ? 'system' : 'thread');
-          const userEngramId = uuidFromName(`${jobId}:human`);
-          const byPerson = firing.source === 'http' || firing.source === 'share' || firing.source === 'channel';
-          await traces.append(inBrain, traceId!, {
-            id: userEngramId,
-            content: { type: 'human', content: message },
-            metadata: {
-              receptor_id: r._id,
-              source: firing.source,
-              ...(trigger.data ? { data: trigger.data } : {}),
-              ...(firing.stimulusKey ? { stimulus: firing.stimulusKey } : {}),
-            },
-            // A person wrote it (fire route, share link, chat message), or the platform did (schedule, stimulus).
-            sourceType: byPerson ? 'user' : 'receptor',
-            sourceId: byPerson ? (scope.userId ?? scope.apiKeyId) : r._id,
-            targetType: 'neuron',
-            targetId: neuron._id,
-            traceType,
-            jobId,
-            trace: { brainId: neuron.brainId, neuronId: neuron._id, receptorId: r._id },
-          });
-          return {
-            kind: 'neuron',
-            jobId,
-            receptorSlug: r.slug,
-            run: {
-              jobId,
-              scope: toRunScope(inBrain),
-              neuronId: neuron._id,
-              neuronVersion: neuron.version,
-              traceId: traceId!,
-              traceType,
-              message,
-              data: trigger.data,
-              userEngramId,
-              depth: 0,
-              maxTurns: DEFAULT_MAX_TURNS,
-              pathwayContext: null,
-            },
-          };
-        }
-        if (t.kind === 'pathway') {
-          const run = await pathways.getForRun(inBrain, t.id!);
-          const runInput = await pathwayRuns.runInput(
-            inBrain,
-            {
-              graph: run.graph,
-              pathwayId: t.id,
-              version: run.version,
-              input: { ...(trigger.data ?? {}), ...trigger.payload },
-              traceId: traceId!,
-              brainId: r.brainId,
-              name: run.pathway.name,
-            },
-            jobId,
-          );
-          return { kind: 'pathway', jobId, receptorSlug: r.slug, run: runInput };
-        }
-        const job: SystemJobInput['job'] =
-          t.kind === 'system_job'
-            ? {
-                kind: 'maintenance',
-                key:
-                  t.job ??
-                  (firing.stimulusKey && isSchedulable(firing.stimulusKey)
-                    ? firing.stimulusKey
-                    : (r.stimulusKeys ?? []).find(isSchedulable)) ??
-                  '',
-              }
-            : { kind: 'action_plan', pathwayId: t.id!, autoExecute: Boolean(t.autoExecute) };
-        if (job.kind === 'maintenance' && !job.key)
-          return skip(firingId, input.workspaceId, jobId, 'no maintenance job to run');
-        return {
-          kind: 'system',
-          jobId,
-          receptorSlug: r.slug,
-          run: { jobId, workspaceId: r.workspaceId, receptorId: r._id, firingId, job },
-        };
-      } catch (e) {
-        const status = (e as { status?: number }).status;
-        if (status && status >= 400 && status < 500)
-          return skip(firingId, input.workspaceId, jobId, (e as Error).message);
-        throw e;
-      }
-    },
+    begin: (input: ReceptorFireInput, workflowId: string, newJobId: string): Promise<FirePlan> =>
+      begin(d, steps, input, workflowId, newJobId),
 
     /** The firing's last step: what became of the target run. */
     async end(firingId: string, status: 'completed' | 'failed', reason: string | null): Promise<void> {
       await repo.finishFiring(firingId, status, reason);
     },
-
-    ...systemJobs,
-
-    /** Recent firings of a receptor (newest first). */
-    firings: (workspaceId: string, receptorId: string, limit = 20) =>
-      repo.recentFirings(workspaceId, receptorId, limit),
   };
-  // Vault changes (assets, artifacts, memories) and pathway-run events are stimuli that fire the receptors subscribed to them.
-  d.bus.on('stimulus', ({ workspaceId, ...ev }) => service.publish(workspaceId, ev));
-  return service;
 }
+
+/** The fire workflow's first step (`begin` of createFireWorkflowSteps): the firing recorded, the target run prepared. */
+async function begin(
+  d: FireDeps,
+  { notFireable, skip }: FireSteps,
+  input: ReceptorFireInput,
+  workflowId: string,
+  newJobId: string,
+): Promise<FirePlan> {
+  const { repo, neurons, pathways, pathwayRuns, jobs, traces } = d;
+  const firingId = input.firingId ?? workflowId;
+  let firing = await repo.findFiring(input.workspaceId, firingId);
+  const r = await repo.findById(input.workspaceId, input.receptorId);
+  if (!firing) {
+    // A schedule tick: the workflow records its own firing and job.
+    const source: { payload?: Record<string, unknown> } = r?.sourceConfig ?? {};
+    const key = r?.stimulusKeys?.find(isSchedulable) ?? null;
+    firing = {
+      _id: firingId,
+      workspaceId: input.workspaceId,
+      receptorId: input.receptorId,
+      jobId: input.jobId ?? newJobId,
+      source: input.source,
+      eventId: null,
+      stimulusKey: key,
+      trigger: {
+        payload: { ...(source.payload ?? {}), ...(key ? { stimulus: key } : {}), scheduled: true },
+      },
+      status: 'pending',
+      reason: null,
+      firedAt: new Date(),
+      startedAt: null,
+      finishedAt: null,
+    };
+    if (!(await repo.recordFiring(firing))) firing = (await repo.findFiring(input.workspaceId, firingId))!;
+  }
+  const jobId = firing.jobId;
+  const trigger = triggerOf(firing);
+  const scope: Scope = trigger.scope
+    ? fromRunScope(trigger.scope)
+    : { ...systemScope(input.workspaceId, r?.brainId), receptorId: input.receptorId };
+  if (!r) {
+    await jobs.create(scope, { id: jobId, kind: 'receptor', receptorId: input.receptorId });
+    return skip(firingId, input.workspaceId, jobId, 'the receptor was deleted');
+  }
+  const t = r.executableTarget;
+  const traceId =
+    trigger.traceId ?? (t.kind === 'neuron' || t.kind === 'pathway' ? uuidFromName(`${jobId}:trace`) : null);
+  await jobs.create(scope, {
+    id: jobId,
+    kind: jobKindOf(r),
+    brainId: r.brainId,
+    receptorId: r._id,
+    traceId,
+    neuronId: t.kind === 'neuron' ? t.id : null,
+    pathwayId: t.kind === 'pathway' ? t.id : null,
+  });
+  const why = await notFireable(r);
+  if (why) return skip(firingId, input.workspaceId, jobId, why);
+  const inBrain: Scope = { ...scope, brainId: r.brainId, receptorId: r._id };
+  await repo.markFiringRunning(input.workspaceId, firingId);
+  try {
+    if (t.kind === 'neuron') {
+      const neuron = await neurons.resolve(inBrain, t.id!);
+      const message = messageOf(trigger, r, firing.source);
+      const traceType =
+        trigger.traceType ??
+        (neurons.headSnapshot(neuron).neuron_config.neuron_type === 'completion' ? 'system' : 'thread');
+      const userEngramId = uuidFromName(`${jobId}:human`);
+      const byPerson = firing.source === 'http' || firing.source === 'share' || firing.source === 'channel';
+      await traces.append(inBrain, traceId!, {
+        id: userEngramId,
+        content: { type: 'human', content: message },
+        metadata: {
+          receptor_id: r._id,
+          source: firing.source,
+          ...(trigger.data ? { data: trigger.data } : {}),
+          ...(firing.stimulusKey ? { stimulus: firing.stimulusKey } : {}),
+        },
+        // A person wrote it (fire route, share link, chat message), or the platform did (schedule, stimulus).
+        sourceType: byPerson ? 'user' : 'receptor',
+        sourceId: byPerson ? (scope.userId ?? scope.apiKeyId) : r._id,
+        targetType: 'neuron',
+        targetId: neuron._id,
+        traceType,
+        jobId,
+        trace: { brainId: neuron.brainId, neuronId: neuron._id, receptorId: r._id },
+      });
+      return {
+        kind: 'neuron',
+        jobId,
+        receptorSlug: r.slug,
+        run: {
+          jobId,
+          scope: toRunScope(inBrain),
+          neuronId: neuron._id,
+          neuronVersion: neuron.version,
+          traceId: traceId!,
+          traceType,
+          message,
+          data: trigger.data,
+          userEngramId,
+          depth: 0,
+          maxTurns: DEFAULT_MAX_TURNS,
+          pathwayContext: null,
+        },
+      };
+    }
+    if (t.kind === 'pathway') {
+      const run = await pathways.getForRun(inBrain, t.id!);
+      const runInput = await pathwayRuns.runInput(
+        inBrain,
+        {
+          graph: run.graph,
+          pathwayId: t.id,
+          version: run.version,
+          input: { ...(trigger.data ?? {}), ...trigger.payload },
+          traceId: traceId!,
+          brainId: r.brainId,
+          name: run.pathway.name,
+        },
+        jobId,
+      );
+      return { kind: 'pathway', jobId, receptorSlug: r.slug, run: runInput };
+    }
+    const job: SystemJobInput['job'] =
+      t.kind === 'system_job'
+        ? {
+            kind: 'maintenance',
+            key:
+              t.job ??
+              (firing.stimulusKey && isSchedulable(firing.stimulusKey)
+                ? firing.stimulusKey
+                : (r.stimulusKeys ?? []).find(isSchedulable)) ??
+              '',
+          }
+        : { kind: 'action_plan', pathwayId: t.id!, autoExecute: Boolean(t.autoExecute) };
+    if (job.kind === 'maintenance' && !job.key)
+      return skip(firingId, input.workspaceId, jobId, 'no maintenance job to run');
+    return {
+      kind: 'system',
+      jobId,
+      receptorSlug: r.slug,
+      run: { jobId, workspaceId: r.workspaceId, receptorId: r._id, firingId, job },
+    };
+  } catch (e) {
+    const status = (e as { status?: number }).status;
+    if (status && status >= 400 && status < 500) return skip(firingId, input.workspaceId, jobId, (e as Error).message);
+    throw e;
+  }
+}
+
 export type ReceptorFireService = ReturnType<typeof createReceptorFireService>;

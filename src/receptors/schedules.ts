@@ -5,6 +5,7 @@ import {
   type ScheduleOverlapPolicy,
   type ScheduleOptions,
   type ScheduleDescription,
+  type ScheduleHandle,
 } from '@temporalio/client';
 import { msToTs, tsToMs } from '@temporalio/common';
 import type { temporal as proto } from '@temporalio/proto';
@@ -57,68 +58,90 @@ function asInvalid(e: unknown, what: string): never {
   throw e;
 }
 
+/** The Temporal spec of a timing (one place, so a preview computes exactly what a saved schedule fires). */
+const specOf = (t: ScheduleTiming) => ({
+  cronExpressions: t.cron,
+  intervals: t.intervals.map((i) => ({ every: i.everyS * 1000, offset: i.offsetS * 1000 })),
+  timezone: t.timezone,
+  jitter: t.jitterS * 1000,
+  ...(t.startAt ? { startAt: new Date(t.startAt) } : {}),
+  ...(t.endAt ? { endAt: new Date(t.endAt) } : {}),
+});
+
+/** What the schedule groups share: the Temporal client, the config and the handle of a receptor's schedule. */
+interface ScheduleContext {
+  temporal: Client;
+  config: Config;
+  handle: (receptorId: string) => ScheduleHandle;
+}
+
+/** The schedule a receptor's record asks for: Temporal's options, and the hash the reconciler compares. */
+function desired(config: Config, r: Receptor): Desired {
+  const t = r.timing!;
+  const input: ReceptorFireInput = { workspaceId: r.workspaceId, receptorId: r._id, source: 'schedule' };
+  const spec = specOf(t);
+  const paused = !r.isActive || Boolean(r.schedulePause?.paused);
+  const note = !r.isActive
+    ? 'receptor inactive'
+    : r.schedulePause?.paused
+      ? (r.schedulePause.note ?? 'paused')
+      : (r.schedulePause?.note ?? 'active');
+  const hash = createHash('sha1')
+    .update(JSON.stringify({ spec, o: t.overlap, c: t.catchupWindowS, input }))
+    .digest('hex')
+    .slice(0, 16);
+  const attrs = [
+    { key: WorkspaceIdKey, value: r.workspaceId },
+    { key: ReceptorIdKey, value: r._id },
+    { key: BrainIdKey, value: r.brainId },
+  ];
+  const options: ScheduleOptions = {
+    scheduleId: scheduleIdOf(r._id),
+    spec,
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'receptorFire',
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      // Temporal appends each fire's scheduled time to this id.
+      workflowId: `receptor-fire-${r._id}`,
+      args: [input],
+      // The desired-state hash rides on the action (updatable, unlike the schedule's own memo).
+      memo: { specHash: hash },
+      typedSearchAttributes: [...attrs, { key: JobKindKey, value: 'receptor' }],
+      staticSummary: `receptor ${r.slug}`,
+    },
+    policies: { overlap: OVERLAP[t.overlap], catchupWindow: Math.max(t.catchupWindowS, 10) * 1000 },
+    state: { paused, note },
+    memo: { receptorSlug: r.slug },
+    typedSearchAttributes: attrs,
+  };
+  return { options, hash, paused, note };
+}
+
 /**
  * Receptor schedules on Temporal Schedules (docs/receptors.md, "Schedules"): each scheduled receptor owns the schedule
  * `receptor-<id>`, whose action starts `receptorFire`. Time zones and DST are the engine's; overlap,
  * catch-up window, jitter, pause, trigger-now and backfill are Temporal's own. The receptor record
  * is the desired state; `sync` makes the schedule match it and `reconcile` repairs drift.
  */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createScheduleService({ temporal, config }: { temporal: Client; config: Config }) {
-  /** The Temporal spec of a timing (one place, so a preview computes exactly what a saved schedule fires). */
-  const specOf = (t: ScheduleTiming) => ({
-    cronExpressions: t.cron,
-    intervals: t.intervals.map((i) => ({ every: i.everyS * 1000, offset: i.offsetS * 1000 })),
-    timezone: t.timezone,
-    jitter: t.jitterS * 1000,
-    ...(t.startAt ? { startAt: new Date(t.startAt) } : {}),
-    ...(t.endAt ? { endAt: new Date(t.endAt) } : {}),
-  });
+  const ctx: ScheduleContext = {
+    temporal,
+    config,
+    handle: (receptorId: string) => temporal.schedule.getHandle(scheduleIdOf(receptorId)),
+  };
+  const sync = createScheduleSync(ctx); // sync, remove, describe, scheduleIdOf
+  const reads = createScheduleReads(ctx, sync); // matchingTimes, preview, view
+  return {
+    ...sync,
+    ...createScheduleActions(ctx, { ...sync, matchingTimes: reads.matchingTimes }), // trigger, backfill, reconcile
+    ...reads,
+  };
+}
 
-  function desired(r: Receptor): Desired {
-    const t = r.timing!;
-    const input: ReceptorFireInput = { workspaceId: r.workspaceId, receptorId: r._id, source: 'schedule' };
-    const spec = specOf(t);
-    const paused = !r.isActive || Boolean(r.schedulePause?.paused);
-    const note = !r.isActive
-      ? 'receptor inactive'
-      : r.schedulePause?.paused
-        ? (r.schedulePause.note ?? 'paused')
-        : (r.schedulePause?.note ?? 'active');
-    const hash = createHash('sha1')
-      .update(JSON.stringify({ spec, o: t.overlap, c: t.catchupWindowS, input }))
-      .digest('hex')
-      .slice(0, 16);
-    const attrs = [
-      { key: WorkspaceIdKey, value: r.workspaceId },
-      { key: ReceptorIdKey, value: r._id },
-      { key: BrainIdKey, value: r.brainId },
-    ];
-    const options: ScheduleOptions = {
-      scheduleId: scheduleIdOf(r._id),
-      spec,
-      action: {
-        type: 'startWorkflow',
-        workflowType: 'receptorFire',
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        // Temporal appends each fire's scheduled time to this id.
-        workflowId: `receptor-fire-${r._id}`,
-        args: [input],
-        // The desired-state hash rides on the action (updatable, unlike the schedule's own memo).
-        memo: { specHash: hash },
-        typedSearchAttributes: [...attrs, { key: JobKindKey, value: 'receptor' }],
-        staticSummary: `receptor ${r.slug}`,
-      },
-      policies: { overlap: OVERLAP[t.overlap], catchupWindow: Math.max(t.catchupWindowS, 10) * 1000 },
-      state: { paused, note },
-      memo: { receptorSlug: r.slug },
-      typedSearchAttributes: attrs,
-    };
-    return { options, hash, paused, note };
-  }
-
-  const handle = (receptorId: string) => temporal.schedule.getHandle(scheduleIdOf(receptorId));
-
+/** Keeping one receptor's schedule as its record says: described, created, updated, paused, deleted. */
+function createScheduleSync(ctx: ScheduleContext) {
+  const { temporal, config, handle } = ctx;
   async function describe(receptorId: string): Promise<ScheduleDescription | null> {
     try {
       return await handle(receptorId).describe();
@@ -131,7 +154,7 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
   /** Makes the receptor's schedule match it: created, updated, paused or unpaused, or deleted when it has none. */
   async function sync(r: Receptor): Promise<void> {
     if (r.activation !== 'schedule' || !r.timing) return remove(r._id);
-    const want = desired(r);
+    const want = desired(config, r);
     const current = await describe(r._id);
     if (!current) {
       try {
@@ -171,6 +194,12 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
     }
   }
 
+  return { sync, remove, describe, scheduleIdOf };
+}
+
+/** Fire times: of a saved schedule, of a timing not saved yet (a preview), and the read-model view. */
+function createScheduleReads(ctx: ScheduleContext, { describe }: Pick<ScheduleSync, 'describe'>) {
+  const { temporal, config } = ctx;
   /** One preview as Temporal computes it (see `preview`): a paused throw-away schedule, asked and deleted. */
   async function previewNow(workspaceId: string, t: ScheduleTiming, count: number): Promise<Date[]> {
     const scheduleId = `${PREVIEW_PREFIX}${Date.now()}-${randomUUID()}`;
@@ -210,27 +239,6 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
   }
 
   return {
-    sync,
-    remove,
-    describe,
-    scheduleIdOf,
-
-    /** Starts a fire now, with the schedule's own overlap policy unless another is given. */
-    async trigger(r: Receptor, overlap?: ScheduleTiming['overlap']): Promise<void> {
-      if (!(await describe(r._id))) await sync(r);
-      await handle(r._id).trigger(OVERLAP[overlap ?? r.timing!.overlap]);
-    },
-
-    /** Starts the fires a past range would have had (the schedule's spec decides which times). */
-    async backfill(r: Receptor, startAt: Date, endAt: Date, overlap: ScheduleTiming['overlap']): Promise<number> {
-      if (!(await describe(r._id))) await sync(r);
-      const times = await this.matchingTimes(r._id, startAt, endAt, MAX_BACKFILL + 1);
-      if (times.length > MAX_BACKFILL)
-        throw validationError(`backfill would start more than ${MAX_BACKFILL} runs: narrow the range`);
-      await handle(r._id).backfill({ start: startAt, end: endAt, overlap: OVERLAP[overlap] });
-      return times.length;
-    },
-
     /** The spec's fire times in a range, computed by the server (time zone and DST included). */
     async matchingTimes(receptorId: string, start: Date, end: Date, max: number): Promise<Date[]> {
       const res: ListScheduleMatchingTimesResponse = await temporal.workflowService.listScheduleMatchingTimes({
@@ -325,6 +333,32 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
         missed_catchup: d.info.numActionsMissedCatchupWindow,
       };
     },
+  };
+}
+
+/** What is asked of saved schedules: a fire now, a backfill, the repair of drift. */
+function createScheduleActions(
+  ctx: ScheduleContext,
+  steps: ScheduleSync & Pick<ReturnType<typeof createScheduleReads>, 'matchingTimes'>,
+) {
+  const { temporal, handle } = ctx;
+  const { sync, remove, describe } = steps;
+  return {
+    /** Starts a fire now, with the schedule's own overlap policy unless another is given. */
+    async trigger(r: Receptor, overlap?: ScheduleTiming['overlap']): Promise<void> {
+      if (!(await describe(r._id))) await sync(r);
+      await handle(r._id).trigger(OVERLAP[overlap ?? r.timing!.overlap]);
+    },
+
+    /** Starts the fires a past range would have had (the schedule's spec decides which times). */
+    async backfill(r: Receptor, startAt: Date, endAt: Date, overlap: ScheduleTiming['overlap']): Promise<number> {
+      if (!(await describe(r._id))) await sync(r);
+      const times = await steps.matchingTimes(r._id, startAt, endAt, MAX_BACKFILL + 1);
+      if (times.length > MAX_BACKFILL)
+        throw validationError(`backfill would start more than ${MAX_BACKFILL} runs: narrow the range`);
+      await handle(r._id).backfill({ start: startAt, end: endAt, overlap: OVERLAP[overlap] });
+      return times.length;
+    },
 
     /**
      * Repairs drift between receptors and schedules: a `receptor-*` schedule whose receptor is gone
@@ -356,6 +390,7 @@ export function createScheduleService({ temporal, config }: { temporal: Client; 
     },
   };
 }
+type ScheduleSync = ReturnType<typeof createScheduleSync>;
 export type ScheduleService = ReturnType<typeof createScheduleService>;
 
 /** The schedules of previews (`preview`): `receptor-preview-<created, epoch ms>-<uuid>`. */

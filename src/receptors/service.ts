@@ -51,22 +51,8 @@ export interface ReceptorView {
 const isStimulusReceptor = (channels: string[]) => channels.includes('stimulus') || channels.includes('cron');
 const isTargetOrigin = (r: Receptor) => (r.origin ?? 'target') === 'target';
 
-/**
- * Receptors (docs/receptors.md): the trigger created with every neuron and
- * pathway and kept in step with it, receptors made from templates (subscribe), reads, changes,
- * and their schedules (src/receptors/schedules.ts). Firing is src/receptors/fires.ts.
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createReceptorService({
-  repo,
-  schedules,
-  workspaces,
-  reflexes,
-  events,
-  neurons,
-  pathways,
-  bus,
-}: {
+/** What the receptor service is given: its store, the schedules, and the areas its checks and targets read. */
+interface ReceptorDeps {
   repo: ReceptorStore;
   schedules: ScheduleService;
   workspaces: WorkspaceRepo;
@@ -75,7 +61,20 @@ export function createReceptorService({
   neurons: Pick<NeuronService, 'resolve' | 'update'>;
   pathways: Pick<PathwayService, 'get' | 'assertRole' | 'update'>;
   bus: Bus;
-}) {
+}
+
+/** What the receptor groups share: the deps and the targets made from the neuron and pathway services. */
+interface ReceptorContext extends ReceptorDeps {
+  targets: Record<TargetKind, ReceptorTarget>;
+}
+
+/**
+ * Receptors (docs/receptors.md): the trigger created with every neuron and
+ * pathway and kept in step with it, receptors made from templates (subscribe), reads, changes,
+ * and their schedules (src/receptors/schedules.ts). Firing is src/receptors/fires.ts.
+ */
+export function createReceptorService(deps: ReceptorDeps) {
+  const { neurons, pathways, bus } = deps;
   const targets: Record<TargetKind, ReceptorTarget> = {
     neuron: {
       resolve: async (scope, id) => ({ scope: (await neurons.resolve(scope, id)).scope }),
@@ -87,8 +86,93 @@ export function createReceptorService({
       setActive: async (scope, id, active) => void (await pathways.update(scope, id, { is_active: active })),
     },
   };
-  const targetOf = (kind: TargetKind): ReceptorTarget => targets[kind];
-  const ref = (r: Receptor) => ({ kind: 'receptor' as const, id: r._id, brain_id: r.brainId, name: r.slug });
+  const ctx: ReceptorContext = { ...deps, targets };
+  const steps = createReceptorSteps(ctx);
+  const service = {
+    lookup: steps.lookup,
+    view: steps.view,
+    checkWorkspace: steps.checkWorkspace,
+    assertCanChange: steps.assertCanChange,
+    ...createReceptorFollowers(ctx, steps), // forTarget, ensureForNeuron/Pathway(s), syncWithTarget/Neuron, deleteForTarget, reconcileSchedules
+    ...createReceptorReads(ctx, steps), // list, get, catalogGet, subscribers
+    ...createReceptorChanges(ctx, steps), // patch, subscribe, remove
+    ...createReceptorSchedulePauses(steps), // setPaused, scheduled
+  };
+  // Receptors follow their targets (awaited by the target's change: a failure fails it).
+  bus.on('neuron.created', ({ scope, neuron }) => service.ensureForNeuron(scope, neuron));
+  bus.on('neuron.changed', ({ scope, neuron }) => service.syncWithNeuron(scope, neuron));
+  bus.on('neuron.removing', ({ scope, neuronId }) => service.deleteForTarget(scope, 'neuron', neuronId));
+  bus.on('pathway.created', ({ scope, pathway }) => service.ensureForPathway(scope, pathway));
+  bus.on('pathway.activity', ({ scope, pathwayId, isActive }) =>
+    service.syncWithTarget(scope, 'pathway', pathwayId, { isActive }),
+  );
+  bus.on('pathway.removed', ({ scope, pathwayId }) => service.deleteForTarget(scope, 'pathway', pathwayId));
+  return service;
+}
+
+/** How resource events name a receptor. */
+const ref = (r: Receptor) => ({ kind: 'receptor' as const, id: r._id, brain_id: r.brainId, name: r.slug });
+
+/** A new receptor before its slug: http only, no stimuli, dispatching `target`. */
+const blank = (
+  scope: Scope,
+  brainId: string,
+  target: ExecutableTarget,
+  isActive: boolean,
+  rScope: Receptor['scope'],
+): Omit<Receptor, 'slug'> => {
+  const now = new Date();
+  return {
+    _id: randomUUID(),
+    workspaceId: scope.workspaceId,
+    brainId,
+    activeChannels: ['http'],
+    config: {},
+    isActive,
+    scope: rScope,
+    sourceConfig: {},
+    executableTarget: target,
+    sensoryReflexId: null,
+    createdAt: now,
+    updatedAt: now,
+    origin: 'target',
+    stimulusKeys: [],
+    activation: null,
+    timing: null,
+    schedulePause: null,
+    createdBy: scope.userId ?? scope.apiKeyId,
+  };
+};
+
+/** source_config checked (known keys; a schedule's keys schedulable; a system job has a job to run) and split into stored fields. */
+function checkSource(s: SourceConfig, target: ExecutableTarget) {
+  const unknown = s.stimulus_keys.find((k) => !isKnownKey(k));
+  if (unknown) throw validationError(`source_config.stimulus_keys: ${unknown} is not in GET /v1/stimuli/catalog`);
+  if (s.activation === 'schedule') {
+    const notSchedulable = s.stimulus_keys.find((k) => !isSchedulable(k));
+    if (notSchedulable)
+      throw validationError(
+        `source_config.stimulus_keys: ${notSchedulable} is not schedulable (see GET /v1/stimuli/catalog?schedulable=true)`,
+      );
+  }
+  if (target.kind === 'system_job' && !target.job && !s.stimulus_keys.some(isSchedulable)) {
+    throw validationError(
+      'a system_job target needs executable_target.job or a maintenance key in source_config.stimulus_keys',
+    );
+  }
+  const { timing, stimulus_keys: keys, activation, ...rest } = s;
+  return {
+    stimulusKeys: keys,
+    activation,
+    timing: activation === 'schedule' && timing ? toTiming(timing) : null,
+    sourceConfig: { ...rest, stimulus_keys: keys, activation },
+  };
+}
+
+/** The steps the groups share: finding a receptor and checking a change, storing and removing one. */
+function createReceptorSteps(ctx: ReceptorContext) {
+  const { repo, schedules, workspaces, reflexes, events } = ctx;
+  const targetOf = (kind: TargetKind): ReceptorTarget => ctx.targets[kind];
   /** First free slug in the workspace: `base`, then `base-2`, `base-3`, … */
   async function insertWithFreeSlug(doc: Omit<Receptor, 'slug'>, base: string): Promise<Receptor> {
     const root = toNeuronSlug(base) || 'receptor';
@@ -104,36 +188,6 @@ export function createReceptorService({
     }
     throw new Error(`no free receptor slug for ${base}`);
   }
-
-  const blank = (
-    scope: Scope,
-    brainId: string,
-    target: ExecutableTarget,
-    isActive: boolean,
-    rScope: Receptor['scope'],
-  ): Omit<Receptor, 'slug'> => {
-    const now = new Date();
-    return {
-      _id: randomUUID(),
-      workspaceId: scope.workspaceId,
-      brainId,
-      activeChannels: ['http'],
-      config: {},
-      isActive,
-      scope: rScope,
-      sourceConfig: {},
-      executableTarget: target,
-      sensoryReflexId: null,
-      createdAt: now,
-      updatedAt: now,
-      origin: 'target',
-      stimulusKeys: [],
-      activation: null,
-      timing: null,
-      schedulePause: null,
-      createdBy: scope.userId ?? scope.apiKeyId,
-    };
-  };
 
   /** The caller's workspace when the path segment names it (slug or id); another workspace's is a 404. */
   async function checkWorkspace(scope: Scope, segment: string): Promise<void> {
@@ -188,31 +242,6 @@ export function createReceptorService({
     };
   }
 
-  /** source_config checked (known keys; a schedule's keys schedulable; a system job has a job to run) and split into stored fields. */
-  function checkSource(s: SourceConfig, target: ExecutableTarget) {
-    const unknown = s.stimulus_keys.find((k) => !isKnownKey(k));
-    if (unknown) throw validationError(`source_config.stimulus_keys: ${unknown} is not in GET /v1/stimuli/catalog`);
-    if (s.activation === 'schedule') {
-      const notSchedulable = s.stimulus_keys.find((k) => !isSchedulable(k));
-      if (notSchedulable)
-        throw validationError(
-          `source_config.stimulus_keys: ${notSchedulable} is not schedulable (see GET /v1/stimuli/catalog?schedulable=true)`,
-        );
-    }
-    if (target.kind === 'system_job' && !target.job && !s.stimulus_keys.some(isSchedulable)) {
-      throw validationError(
-        'a system_job target needs executable_target.job or a maintenance key in source_config.stimulus_keys',
-      );
-    }
-    const { timing, stimulus_keys: keys, activation, ...rest } = s;
-    return {
-      stimulusKeys: keys,
-      activation,
-      timing: activation === 'schedule' && timing ? toTiming(timing) : null,
-      sourceConfig: { ...rest, stimulus_keys: keys, activation },
-    };
-  }
-
   async function checkReflex(scope: Scope, id: string | null | undefined): Promise<void> {
     if (!id) return;
     const r = await reflexes.findById(scope.workspaceId, id);
@@ -239,12 +268,25 @@ export function createReceptorService({
     }
   }
 
-  const service = {
+  return {
+    targetOf,
+    insertWithFreeSlug,
+    checkWorkspace,
     lookup,
     view,
-    checkWorkspace,
     assertCanChange,
+    checkTarget,
+    checkReflex,
+    save,
+    removeDocs,
+  };
+}
+type ReceptorSteps = ReturnType<typeof createReceptorSteps>;
 
+/** A target's own receptor kept in step with it (created, synced, removed; the start-up repairs). */
+function createReceptorFollowers(ctx: ReceptorContext, { insertWithFreeSlug, save, removeDocs }: ReceptorSteps) {
+  const { repo, schedules } = ctx;
+  return {
     /** The receptor that dispatches this target, or null. */
     forTarget: (scope: Scope, kind: ReceptorTargetKind, id: string): Promise<Receptor | null> =>
       repo.ownReceptorOf(scope.workspaceId, kind, id),
@@ -306,6 +348,41 @@ export function createReceptorService({
       await removeDocs(await repo.allForTarget(scope.workspaceId, kind, id));
     },
 
+    /** Start-up migration: every pathway has its receptor (pathways created before receptors followed them get one). */
+    async ensureForPathways(
+      pathways: { _id: string; workspaceId: string; brainId: string; name: string; isActive: boolean }[],
+    ): Promise<number> {
+      let created = 0;
+      for (const p of pathways) {
+        const scope: Scope = {
+          workspaceId: p.workspaceId,
+          userId: null,
+          apiKeyId: null,
+          roles: ['workspace_admin'],
+          credential: 'system',
+        };
+        if (await this.forTarget(scope, 'pathway', p._id)) continue;
+        await this.ensureForPathway(scope, p);
+        created++;
+      }
+      return created;
+    },
+
+    /** Start-up and maintenance: repairs drift between scheduled receptors and Temporal Schedules (all, or one workspace's). */
+    async reconcileSchedules(workspaceId?: string) {
+      const all = await repo.scheduled();
+      if (!workspaceId) return schedules.reconcile(all);
+      const mine = all.filter((r) => r.workspaceId === workspaceId);
+      for (const r of mine) await schedules.sync(r);
+      return { created: [], removed: [], checked: mine.length };
+    },
+  };
+}
+
+/** Reads: the brain's list, one receptor by workspace and slug or id, the catalog's, the subscribers of stimuli. */
+function createReceptorReads(ctx: ReceptorContext, { checkWorkspace, lookup, view }: ReceptorSteps) {
+  const { repo } = ctx;
+  return {
     /** GET /v1/receptors (brain): the brain's receptors plus workspace- and core-scoped ones. */
     async list(scope: Scope, q: ReceptorListQuery) {
       const where = { brainId: scope.brainId, targetKind: q.target_type, ids: q.ids };
@@ -325,6 +402,27 @@ export function createReceptorService({
       return view(doc, 5);
     },
 
+    /** The stimulus receptors of a workspace that subscribe to any of these patterns (event activation). */
+    subscribers: (workspaceId: string, patterns: string[]) => repo.subscribers(workspaceId, patterns),
+  };
+}
+
+/** Changes the caller asks for: a patch, a subscription made or removed. */
+function createReceptorChanges(ctx: ReceptorContext, steps: ReceptorSteps) {
+  const { repo, schedules, workspaces } = ctx;
+  const {
+    targetOf,
+    insertWithFreeSlug,
+    checkWorkspace,
+    lookup,
+    view,
+    assertCanChange,
+    checkTarget,
+    checkReflex,
+    save,
+    removeDocs,
+  } = steps;
+  return {
     /**
      * PATCH /v1/receptors/:workspace_slug/:slug_or_id (a slug or an id). is_active of a neuron's
      * or pathway's own receptor changes the target (and so the receptor, which mirrors it);
@@ -452,7 +550,12 @@ export function createReceptorService({
         throw validationError(`This receptor belongs to its ${r.executableTarget.kind}: it is removed with it`);
       await removeDocs([r]);
     },
+  };
+}
 
+/** A scheduled receptor the caller may change, and its schedule paused or unpaused. */
+function createReceptorSchedulePauses({ checkWorkspace, lookup, view, assertCanChange, save }: ReceptorSteps) {
+  return {
     /** Pause or unpause a receptor's schedule, with a note (kept on the receptor, so a reconcile keeps it). */
     async setPaused(
       scope: Scope,
@@ -477,48 +580,6 @@ export function createReceptorService({
         throw validationError('This receptor has no schedule (source_config.activation is not schedule)');
       return r;
     },
-
-    /** The stimulus receptors of a workspace that subscribe to any of these patterns (event activation). */
-    subscribers: (workspaceId: string, patterns: string[]) => repo.subscribers(workspaceId, patterns),
-
-    /** Start-up migration: every pathway has its receptor (pathways created before receptors followed them get one). */
-    async ensureForPathways(
-      pathways: { _id: string; workspaceId: string; brainId: string; name: string; isActive: boolean }[],
-    ): Promise<number> {
-      let created = 0;
-      for (const p of pathways) {
-        const scope: Scope = {
-          workspaceId: p.workspaceId,
-          userId: null,
-          apiKeyId: null,
-          roles: ['workspace_admin'],
-          credential: 'system',
-        };
-        if (await this.forTarget(scope, 'pathway', p._id)) continue;
-        await this.ensureForPathway(scope, p);
-        created++;
-      }
-      return created;
-    },
-
-    /** Start-up and maintenance: repairs drift between scheduled receptors and Temporal Schedules (all, or one workspace's). */
-    async reconcileSchedules(workspaceId?: string) {
-      const all = await repo.scheduled();
-      if (!workspaceId) return schedules.reconcile(all);
-      const mine = all.filter((r) => r.workspaceId === workspaceId);
-      for (const r of mine) await schedules.sync(r);
-      return { created: [], removed: [], checked: mine.length };
-    },
   };
-  // Receptors follow their targets (awaited by the target's change: a failure fails it).
-  bus.on('neuron.created', ({ scope, neuron }) => service.ensureForNeuron(scope, neuron));
-  bus.on('neuron.changed', ({ scope, neuron }) => service.syncWithNeuron(scope, neuron));
-  bus.on('neuron.removing', ({ scope, neuronId }) => service.deleteForTarget(scope, 'neuron', neuronId));
-  bus.on('pathway.created', ({ scope, pathway }) => service.ensureForPathway(scope, pathway));
-  bus.on('pathway.activity', ({ scope, pathwayId, isActive }) =>
-    service.syncWithTarget(scope, 'pathway', pathwayId, { isActive }),
-  );
-  bus.on('pathway.removed', ({ scope, pathwayId }) => service.deleteForTarget(scope, 'pathway', pathwayId));
-  return service;
 }
 export type ReceptorService = ReturnType<typeof createReceptorService>;

@@ -54,10 +54,17 @@ export interface TenancyDeps {
 }
 
 /** Retention, storage report, workspace deletion, export and import (docs/operations.md). */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createTenancyService(d: TenancyDeps) {
+  return {
+    ...createRetention(d), // windows, saveWindows, applyRetention, sweep, ensureSchedule, storage, checkOperator
+    ...createWorkspaceErase(d), // startDeletion, deletion, eraseStep, failDeletion
+    ...createArchive(d), // exportArchive, importArchive
+  };
+}
+
+/** Retention windows and the sweep that applies them, the storage report, the operator's token. */
+function createRetention(d: TenancyDeps) {
   const { store, config: c } = d;
-  const prefix = c.REDIS_PREFIX;
 
   const defaults = (): RetentionWindows => ({
     jobs: c.RETENTION_JOBS_S,
@@ -77,58 +84,6 @@ export function createTenancyService(d: TenancyDeps) {
       if (typeof v === 'number') effective[k] = own[k] = v;
     }
     return { effective, own };
-  }
-
-  /** Deletes every Redis key of what a batch removed, and its blobs. */
-  async function dropCopies(ws: string, r: Removed): Promise<void> {
-    const keys = [
-      ...r.jobIds.flatMap((id) => [d.streams.keys.job(id), `${d.streams.keys.job(id)}:meta`, `${prefix}turn0:${id}`]),
-      ...r.traceIds.flatMap((id) => [d.streams.keys.trace(ws, id), `${d.streams.keys.trace(ws, id)}:meta`]),
-      ...r.sessionIds.flatMap((id) => [d.streams.keys.captions(ws, id), `${d.streams.keys.captions(ws, id)}:meta`]),
-    ];
-    // One key per call: on a Redis Cluster the keys live in different slots.
-    for (const k of keys) await d.redis.del(k);
-    for (const b of r.blobKeys) await d.blobs.delete(b);
-  }
-
-  /** Every key of this deployment's Redis whose name holds the text (every master on a cluster). */
-  async function scanKeys(needle: string): Promise<string[]> {
-    const nodes = 'nodes' in d.redis ? d.redis.nodes('master') : [d.redis];
-    const found: string[] = [];
-    for (const node of nodes) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*${needle}*`, 'COUNT', 1000);
-        cursor = next;
-        found.push(...keys);
-      } while (cursor !== '0');
-    }
-    return found;
-  }
-
-  /** The search index's copy: a `deleted` (or `created`) feed entry for each searchable resource (docs/search.md). */
-  async function announce(ws: string, action: 'deleted' | 'created'): Promise<number> {
-    let n = 0;
-    for (const s of SEARCHABLE) {
-      let after: string | null = null;
-      for (;;) {
-        const ids = await store.ownedIds(s.collection, ws, after, 500);
-        if (!ids.length) break;
-        after = ids[ids.length - 1];
-        for (const id of ids) {
-          const kinds = typeof s.kind === 'string' ? [s.kind] : ['asset', 'artifact'];
-          for (const kind of kinds)
-            await d.streams.feed.append(ws, {
-              workspace_id: ws,
-              action: action === 'deleted' ? 'deleted' : 'updated',
-              resource: { kind, id },
-              at: new Date().toISOString(),
-            });
-          n += 1;
-        }
-      }
-    }
-    return n;
   }
 
   return {
@@ -156,7 +111,7 @@ export function createTenancyService(d: TenancyDeps) {
         if (!s) continue;
         if (kind === 'usage_rows') s = Math.max(s, USAGE_ROWS_MIN_S);
         const r = await store.expire(ws, kind, new Date(now.getTime() - s * 1000), c.RETENTION_BATCH);
-        await dropCopies(ws, r);
+        await dropCopies(d, ws, r);
         for (const [k, v] of Object.entries(r.rows)) deleted[k] = (deleted[k] ?? 0) + v;
         const main = r.rows[kind === 'traces' ? 'traces' : kindCollection[kind]] ?? 0;
         if (main >= c.RETENTION_BATCH) more = true;
@@ -218,9 +173,14 @@ export function createTenancyService(d: TenancyDeps) {
       const b = createHash('sha256').update(want).digest();
       if (!timingSafeEqual(a, b)) throw authRequired('Operator token required');
     },
+  };
+}
 
-    // ---- Workspace deletion (a Temporal workflow, workflows/tenancy/workspace-erase.ts) ----
-
+/** Workspace deletion (a Temporal workflow, workflows/tenancy/workspace-erase.ts): started, read, one step at a time. */
+function createWorkspaceErase(d: TenancyDeps) {
+  const { store, config: c } = d;
+  const prefix = c.REDIS_PREFIX;
+  return {
     async startDeletion(ws: string): Promise<DeletionDoc> {
       if (!(await store.workspaceExists(ws))) throw notFound('Workspace');
       const now = new Date();
@@ -266,10 +226,11 @@ export function createTenancyService(d: TenancyDeps) {
           const keys = await store.apiKeys(ws);
           for (const k of keys) {
             await d.redis.del(`${prefix}auth:valid:key:${k.hash}`);
-            for (const r of await scanKeys(k.id)) await d.redis.del(r);
+            for (const r of await scanKeys(d, k.id)) await d.redis.del(r);
           }
           if (keys.length) add.api_keys = keys.length;
           await eraseCollection(
+            d,
             'api_keys',
             keys.map((k) => k.id),
           );
@@ -277,10 +238,11 @@ export function createTenancyService(d: TenancyDeps) {
           const shares = await store.shareTokens(ws);
           for (const t of shares) {
             await d.redis.del(`${prefix}auth:valid:share:${t.hash}`);
-            for (const r of await scanKeys(t.id)) await d.redis.del(r);
+            for (const r of await scanKeys(d, t.id)) await d.redis.del(r);
           }
           if (shares.length) add.share_tokens = shares.length;
           await eraseCollection(
+            d,
             'share_tokens',
             shares.map((t) => t.id),
           );
@@ -310,7 +272,7 @@ export function createTenancyService(d: TenancyDeps) {
         case 'store': {
           // Each batch's job, trace and transcript streams and named blobs go with its rows.
           const r = await store.eraseBatch(ws, c.RETENTION_BATCH);
-          await dropCopies(ws, r);
+          await dropCopies(d, ws, r);
           Object.assign(add, r.rows);
           done = Object.keys(r.rows).length === 0;
           break;
@@ -328,7 +290,7 @@ export function createTenancyService(d: TenancyDeps) {
         case 'redis': {
           // Every key naming the workspace (its usage counters, workspace and trace streams, the feed
           // mark the step before set, JWT rate limits and idempotency records name it too).
-          const keys = await scanKeys(ws);
+          const keys = await scanKeys(d, ws);
           for (const k of keys) await d.redis.del(k);
           add.redis_keys = keys.length;
           break;
@@ -341,7 +303,7 @@ export function createTenancyService(d: TenancyDeps) {
           break;
         }
         case 'workspace': {
-          await eraseCollection('workspaces', [ws]);
+          await eraseCollection(d, 'workspaces', [ws]);
           await store.deletions.update(deletionId, {
             status: 'completed',
             progress: 100,
@@ -357,9 +319,13 @@ export function createTenancyService(d: TenancyDeps) {
     async failDeletion(deletionId: string, reason: string) {
       await store.deletions.update(deletionId, { status: 'failed', error: reason, currentStep: 'failed' });
     },
+  };
+}
 
-    // ---- Export and import (docs/operations.md, "Workspace export and import") ----
-
+/** Export and import (docs/operations.md, "Workspace export and import"). */
+function createArchive(d: TenancyDeps) {
+  const { store, config: c } = d;
+  return {
     /** The archive: gzip'd JSON lines (a header, every row in canonical Extended JSON, every blob in base64, a trailer). */
     exportArchive(ws: string): Readable {
       async function* lines() {
@@ -409,9 +375,9 @@ export function createTenancyService(d: TenancyDeps) {
         throw payloadTooLarge(`body: archives are limited to ${c.IMPORT_MAX_BYTES} bytes (IMPORT_MAX_BYTES)`);
       const state: { ws: string | null } = { ws: null };
       try {
-        return await importLines(body, state);
+        return await importLines(d, body, state);
       } catch (e) {
-        if (state.ws) await eraseAll(state.ws);
+        if (state.ws) await eraseAll(d, state.ws);
         if (e instanceof AppError) throw e;
         if ((e as { code?: unknown }).code === 11000)
           throw conflict('The archive holds ids that exist in this deployment');
@@ -419,80 +385,140 @@ export function createTenancyService(d: TenancyDeps) {
       }
     },
   };
+}
 
-  /** Every row and blob of a workspace, at once (an import that failed half-way). */
-  async function eraseAll(ws: string): Promise<void> {
-    for (let i = 0; i < 100_000; i++) {
-      const r = await store.eraseBatch(ws, c.RETENTION_BATCH);
-      for (const b of r.blobKeys) await d.blobs.delete(b).catch(() => undefined);
-      if (!Object.keys(r.rows).length) break;
-    }
-    await store.deleteIds('workspaces', [ws]);
+/** Deletes every Redis key of what a batch removed, and its blobs. */
+async function dropCopies(d: TenancyDeps, ws: string, r: Removed): Promise<void> {
+  const prefix = d.config.REDIS_PREFIX;
+  const keys = [
+    ...r.jobIds.flatMap((id) => [d.streams.keys.job(id), `${d.streams.keys.job(id)}:meta`, `${prefix}turn0:${id}`]),
+    ...r.traceIds.flatMap((id) => [d.streams.keys.trace(ws, id), `${d.streams.keys.trace(ws, id)}:meta`]),
+    ...r.sessionIds.flatMap((id) => [d.streams.keys.captions(ws, id), `${d.streams.keys.captions(ws, id)}:meta`]),
+  ];
+  // One key per call: on a Redis Cluster the keys live in different slots.
+  for (const k of keys) await d.redis.del(k);
+  for (const b of r.blobKeys) await d.blobs.delete(b);
+}
+
+/** Every key of this deployment's Redis whose name holds the text (every master on a cluster). */
+async function scanKeys(d: TenancyDeps, needle: string): Promise<string[]> {
+  const prefix = d.config.REDIS_PREFIX;
+  const nodes = 'nodes' in d.redis ? d.redis.nodes('master') : [d.redis];
+  const found: string[] = [];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*${needle}*`, 'COUNT', 1000);
+      cursor = next;
+      found.push(...keys);
+    } while (cursor !== '0');
   }
+  return found;
+}
 
-  async function importLines(
-    body: Readable,
-    state: { ws: string | null },
-  ): Promise<{ workspace_id: string; rows: Record<string, number>; blobs: number }> {
-    const rl = boundedLines(body, c.IMPORT_MAX_BYTES, lineCap(c));
-    let ws: string | null = null;
-    let ended = false;
-    const rows: Record<string, number> = {};
-    const pending = new Map<string, Record<string, unknown>[]>();
-    let blobs = 0;
-    const named = new Set<string>();
-    const flush = async (name: string) => {
-      const docs = pending.get(name) ?? [];
-      pending.delete(name);
-      await store.insertRows(name, docs);
-    };
-    for await (const line of rl) {
-      if (!line.trim()) continue;
-      const rec = JSON.parse(line) as Record<string, unknown>;
-      if (!ws) {
-        if (rec.format !== ARCHIVE_FORMAT || rec.version !== ARCHIVE_VERSION || typeof rec.workspace_id !== 'string')
-          throw validationError(`body: not a ${ARCHIVE_FORMAT} version ${ARCHIVE_VERSION}`);
-        ws = rec.workspace_id;
-        if (!/^[0-9a-f-]{36}$/.test(ws)) throw validationError('body: workspace_id is not a UUID');
-        if (await store.workspaceExists(ws)) throw conflict('The workspace already exists in this deployment');
-        state.ws = ws;
-        continue;
+/** The search index's copy: a `deleted` (or `created`) feed entry for each searchable resource (docs/search.md). */
+async function announce(d: TenancyDeps, ws: string, action: 'deleted' | 'created'): Promise<number> {
+  const { store } = d;
+  let n = 0;
+  for (const s of SEARCHABLE) {
+    let after: string | null = null;
+    for (;;) {
+      const ids = await store.ownedIds(s.collection, ws, after, 500);
+      if (!ids.length) break;
+      after = ids[ids.length - 1];
+      for (const id of ids) {
+        const kinds = typeof s.kind === 'string' ? [s.kind] : ['asset', 'artifact'];
+        for (const kind of kinds)
+          await d.streams.feed.append(ws, {
+            workspace_id: ws,
+            action: action === 'deleted' ? 'deleted' : 'updated',
+            resource: { kind, id },
+            at: new Date().toISOString(),
+          });
+        n += 1;
       }
-      if (typeof rec.collection === 'string') {
-        const doc = BSON.EJSON.deserialize(rec.doc as Record<string, unknown>, { relaxed: false }) as Record<
-          string,
-          unknown
-        >;
-        const list = pending.get(rec.collection) ?? [];
-        list.push(doc);
-        if (typeof doc.blobKey === 'string') named.add(doc.blobKey);
-        pending.set(rec.collection, list);
-        rows[rec.collection] = (rows[rec.collection] ?? 0) + 1;
-        if (list.length >= 500) await flush(rec.collection);
-      } else if (typeof rec.blob === 'string' && typeof rec.data === 'string') {
-        const data = Buffer.from(rec.data, 'base64');
-        if (createHash('sha256').update(data).digest('hex') !== rec.sha256)
-          throw validationError(`body: blob ${rec.blob} does not match its checksum`);
-        if (!named.has(rec.blob)) throw validationError(`body: blob ${rec.blob} is named by no row of the archive`);
-        await d.blobs.put(rec.blob, fromBuffer(data), { maxBytes: data.length + 1 });
-        blobs += 1;
-      } else if (rec.end === true) ended = true;
     }
-    if (!ws || !ended) throw validationError('body: the archive is incomplete (no trailer)');
-    for (const name of [...pending.keys()]) await flush(name);
-    await announce(ws, 'created');
-    // Its schedule receptors fire from now on, not from the next API start's reconcile.
-    // Temporal out of reach: the import is undone (the caller's catch) and answered 503, to be retried.
-    const s = await d.registerSchedules(ws).catch((e: unknown) => {
-      throw unavailable(`registering the workspace's schedules failed (${(e as Error).message}); import again`, 5);
-    });
-    d.log.info({ workspaceId: ws, schedules: s.checked }, 'imported workspace: receptor schedules registered');
-    return { workspace_id: ws, rows, blobs };
   }
+  return n;
+}
 
-  async function eraseCollection(name: string, ids: string[]) {
-    if (ids.length) await store.deleteIds(name, ids);
+/** Every row and blob of a workspace, at once (an import that failed half-way). */
+async function eraseAll(d: TenancyDeps, ws: string): Promise<void> {
+  const { store, config: c } = d;
+  for (let i = 0; i < 100_000; i++) {
+    const r = await store.eraseBatch(ws, c.RETENTION_BATCH);
+    for (const b of r.blobKeys) await d.blobs.delete(b).catch(() => undefined);
+    if (!Object.keys(r.rows).length) break;
   }
+  await store.deleteIds('workspaces', [ws]);
+}
+
+/** The import proper: rows and blobs stored as read; `state.ws` names the workspace once the header is read (the caller's undo). */
+async function importLines(
+  d: TenancyDeps,
+  body: Readable,
+  state: { ws: string | null },
+): Promise<{ workspace_id: string; rows: Record<string, number>; blobs: number }> {
+  const { store, config: c } = d;
+  const rl = boundedLines(body, c.IMPORT_MAX_BYTES, lineCap(c));
+  let ws: string | null = null;
+  let ended = false;
+  const rows: Record<string, number> = {};
+  const pending = new Map<string, Record<string, unknown>[]>();
+  let blobs = 0;
+  const named = new Set<string>();
+  const flush = async (name: string) => {
+    const docs = pending.get(name) ?? [];
+    pending.delete(name);
+    await store.insertRows(name, docs);
+  };
+  for await (const line of rl) {
+    if (!line.trim()) continue;
+    const rec = JSON.parse(line) as Record<string, unknown>;
+    if (!ws) {
+      if (rec.format !== ARCHIVE_FORMAT || rec.version !== ARCHIVE_VERSION || typeof rec.workspace_id !== 'string')
+        throw validationError(`body: not a ${ARCHIVE_FORMAT} version ${ARCHIVE_VERSION}`);
+      ws = rec.workspace_id;
+      if (!/^[0-9a-f-]{36}$/.test(ws)) throw validationError('body: workspace_id is not a UUID');
+      if (await store.workspaceExists(ws)) throw conflict('The workspace already exists in this deployment');
+      state.ws = ws;
+      continue;
+    }
+    if (typeof rec.collection === 'string') {
+      const doc = BSON.EJSON.deserialize(rec.doc as Record<string, unknown>, { relaxed: false }) as Record<
+        string,
+        unknown
+      >;
+      const list = pending.get(rec.collection) ?? [];
+      list.push(doc);
+      if (typeof doc.blobKey === 'string') named.add(doc.blobKey);
+      pending.set(rec.collection, list);
+      rows[rec.collection] = (rows[rec.collection] ?? 0) + 1;
+      if (list.length >= 500) await flush(rec.collection);
+    } else if (typeof rec.blob === 'string' && typeof rec.data === 'string') {
+      const data = Buffer.from(rec.data, 'base64');
+      if (createHash('sha256').update(data).digest('hex') !== rec.sha256)
+        throw validationError(`body: blob ${rec.blob} does not match its checksum`);
+      if (!named.has(rec.blob)) throw validationError(`body: blob ${rec.blob} is named by no row of the archive`);
+      await d.blobs.put(rec.blob, fromBuffer(data), { maxBytes: data.length + 1 });
+      blobs += 1;
+    } else if (rec.end === true) ended = true;
+  }
+  if (!ws || !ended) throw validationError('body: the archive is incomplete (no trailer)');
+  for (const name of [...pending.keys()]) await flush(name);
+  await announce(d, ws, 'created');
+  // Its schedule receptors fire from now on, not from the next API start's reconcile.
+  // Temporal out of reach: the import is undone (the caller's catch) and answered 503, to be retried.
+  const s = await d.registerSchedules(ws).catch((e: unknown) => {
+    throw unavailable(`registering the workspace's schedules failed (${(e as Error).message}); import again`, 5);
+  });
+  d.log.info({ workspaceId: ws, schedules: s.checked }, 'imported workspace: receptor schedules registered');
+  return { workspace_id: ws, rows, blobs };
+}
+
+/** Deletes these rows of a collection (none: no call). */
+async function eraseCollection({ store }: TenancyDeps, name: string, ids: string[]) {
+  if (ids.length) await store.deleteIds(name, ids);
 }
 
 /** The longest line an archive may hold: a blob line (the largest body, base64) and its JSON around it. */

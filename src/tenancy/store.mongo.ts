@@ -1,4 +1,4 @@
-import { BSON, type Db, type Document, type Filter } from 'mongodb';
+import { BSON, type Collection, type Db, type Document, type Filter } from 'mongodb';
 import type { IndexSpec } from '../kernel/store/client.js';
 import { placesOf } from '../jobs/index.js';
 import { CHILDREN, PLATFORM_COLLECTIONS, isHoldCollection } from './inventory.js';
@@ -19,113 +19,126 @@ const blobKeyOf = (d: Document): string | null => (typeof d.blobKey === 'string'
 const USAGE_SAMPLE = 100;
 const USAGE_PAGE = 500;
 
+/** What the adapter's groups share: the database and the collections they read and write. */
+interface TenancyStoreContext {
+  db: Db;
+  settings: Collection<RetentionSettingsDoc>;
+  deletions: Collection<DeletionDoc>;
+  coll: (name: string) => Collection<Row>;
+}
+
 /**
  * The tenancy area's MongoDB adapter. It reads and deletes other areas' rows by their stored shape
  * (workspaceId, the parent fields of src/tenancy/inventory.ts): the narrow calls retention and
  * workspace deletion need, kept here instead of in each area's repository.
  */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
 export function createTenancyStore(db: Db): TenancyStore {
-  const settings = db.collection<RetentionSettingsDoc>('retention_settings');
-  const deletions = db.collection<DeletionDoc>('workspace_deletions');
-  const coll = (name: string) => db.collection<Row>(name);
+  const ctx: TenancyStoreContext = {
+    db,
+    settings: db.collection<RetentionSettingsDoc>('retention_settings'),
+    deletions: db.collection<DeletionDoc>('workspace_deletions'),
+    coll: (name: string) => db.collection<Row>(name),
+  };
+  return { ...createRetentionRows(ctx), ...createWorkspaceRows(ctx), ...createWorkspaceRecords(ctx) };
+}
 
-  /** The bytes of the bodies rows name: `size`, or `bytes` where a row has no `size` (transcription chunks). */
-  async function blobSum(name: string, filter: Filter<Row>): Promise<number> {
-    let n = 0;
-    for (const [match, field] of [
-      [{ size: { $gte: 0 } }, '$size'],
-      [{ size: { $exists: false }, bytes: { $gte: 0 } }, '$bytes'],
-    ] as const) {
-      const [r] = await coll(name)
-        .aggregate<{ n: number }>([
-          { $match: { $and: [filter, { blobKey: { $type: 'string' } }, match] } },
-          { $group: { _id: null, n: { $sum: field } } },
-        ])
-        .toArray();
-      n += Number(r?.n ?? 0);
-    }
-    return n;
+/** The bytes of the bodies rows name: `size`, or `bytes` where a row has no `size` (transcription chunks). */
+async function blobSum({ coll }: TenancyStoreContext, name: string, filter: Filter<Row>): Promise<number> {
+  let n = 0;
+  for (const [match, field] of [
+    [{ size: { $gte: 0 } }, '$size'],
+    [{ size: { $exists: false }, bytes: { $gte: 0 } }, '$bytes'],
+  ] as const) {
+    const [r] = await coll(name)
+      .aggregate<{ n: number }>([
+        { $match: { $and: [filter, { blobKey: { $type: 'string' } }, match] } },
+        { $group: { _id: null, n: { $sum: field } } },
+      ])
+      .toArray();
+    n += Number(r?.n ?? 0);
   }
+  return n;
+}
 
-  /** Deletes rows by id, with their children and blobs noted; returns what went. */
-  async function removeRows(name: string, rows: Row[], out: Removed): Promise<void> {
-    if (!rows.length) return;
-    const ids = rows.map((r) => r._id);
-    for (const rule of CHILDREN.filter((c) => c.parent === name)) {
-      const filter: Filter<Row> = rule.field
-        ? { [rule.field]: { $in: ids } }
-        : { $or: ids.map((id) => ({ _id: { $regex: `^${escapeRe(id)}:` } })) };
-      const kids = await coll(rule.collection).find(filter).toArray();
-      for (const k of kids) {
-        const b = blobKeyOf(k);
-        if (b) out.blobKeys.push(b);
-      }
-      const n = (await coll(rule.collection).deleteMany(filter)).deletedCount;
-      if (n) out.rows[rule.collection] = (out.rows[rule.collection] ?? 0) + n;
-    }
-    for (const r of rows) {
-      const b = blobKeyOf(r);
+/** Deletes rows by id, with their children and blobs noted; returns what went. */
+async function removeRows({ coll }: TenancyStoreContext, name: string, rows: Row[], out: Removed): Promise<void> {
+  if (!rows.length) return;
+  const ids = rows.map((r) => r._id);
+  for (const rule of CHILDREN.filter((c) => c.parent === name)) {
+    const filter: Filter<Row> = rule.field
+      ? { [rule.field]: { $in: ids } }
+      : { $or: ids.map((id) => ({ _id: { $regex: `^${escapeRe(id)}:` } })) };
+    const kids = await coll(rule.collection).find(filter).toArray();
+    for (const k of kids) {
+      const b = blobKeyOf(k);
       if (b) out.blobKeys.push(b);
     }
-    const n = (await coll(name).deleteMany({ _id: { $in: ids } })).deletedCount;
-    if (n) out.rows[name] = (out.rows[name] ?? 0) + n;
+    const n = (await coll(rule.collection).deleteMany(filter)).deletedCount;
+    if (n) out.rows[rule.collection] = (out.rows[rule.collection] ?? 0) + n;
   }
-
-  /**
-   * Usage ledger rows whose hour is stored as a rollup (the usage reconciler's, src/usage/reconciler.ts):
-   * only those may go, so every past total still adds up from the rollups. A row of an hour never rolled up stays.
-   */
-  async function rolledUp(ws: string, rows: Row[]): Promise<Row[]> {
-    const hourOf = (r: Row) => Math.floor((r.at as Date).getTime() / HOUR_MS);
-    const hours = [...new Set(rows.map(hourOf))];
-    if (!hours.length) return rows;
-    const stored = await coll('usage_rollups')
-      .find({ workspaceId: ws, hour: { $in: hours.map((h) => new Date(h * HOUR_MS)) } }, { projection: { hour: 1 } })
-      .toArray();
-    const ok = new Set(stored.map((r) => Math.floor((r.hour as Date).getTime() / HOUR_MS)));
-    return rows.filter((r) => ok.has(hourOf(r)));
+  for (const r of rows) {
+    const b = blobKeyOf(r);
+    if (b) out.blobKeys.push(b);
   }
+  const n = (await coll(name).deleteMany({ _id: { $in: ids } })).deletedCount;
+  if (n) out.rows[name] = (out.rows[name] ?? 0) + n;
+}
 
-  async function expireTraces(ws: string, before: Date, limit: number, out: Removed) {
-    const traces = await coll('traces')
-      .find({ workspaceId: ws, updatedAt: { $lt: before } })
-      .limit(limit)
-      .toArray();
-    if (!traces.length) return;
-    const traceIds = traces.map((t) => String(t.traceId));
-    out.traceIds.push(...traceIds);
-    const engrams = await coll('engrams')
-      .find({ workspaceId: ws, traceId: { $in: [...traceIds, ...traces.map((t) => t._id)] } })
-      .toArray();
-    await removeRows('engrams', engrams, out);
-    await removeRows('traces', traces, out);
-  }
+/**
+ * Usage ledger rows whose hour is stored as a rollup (the usage reconciler's, src/usage/reconciler.ts):
+ * only those may go, so every past total still adds up from the rollups. A row of an hour never rolled up stays.
+ */
+async function rolledUp({ coll }: TenancyStoreContext, ws: string, rows: Row[]): Promise<Row[]> {
+  const hourOf = (r: Row) => Math.floor((r.at as Date).getTime() / HOUR_MS);
+  const hours = [...new Set(rows.map(hourOf))];
+  if (!hours.length) return rows;
+  const stored = await coll('usage_rollups')
+    .find({ workspaceId: ws, hour: { $in: hours.map((h) => new Date(h * HOUR_MS)) } }, { projection: { hour: 1 } })
+    .toArray();
+  const ok = new Set(stored.map((r) => Math.floor((r.hour as Date).getTime() / HOUR_MS)));
+  return rows.filter((r) => ok.has(hourOf(r)));
+}
 
-  const RULES: Record<
-    Exclude<RetentionKind, 'traces'>,
-    { collection: string; filter: (before: Date) => Filter<Row> }
-  > = {
-    jobs: {
-      collection: 'jobs',
-      filter: (before) => ({ status: { $in: ['completed', 'failed'] }, finishedAt: { $lt: before } }),
-    },
-    interventions: {
-      collection: 'interventions',
-      filter: (before) => ({ status: { $ne: 'pending' }, updatedAt: { $lt: before } }),
-    },
-    // Webhook deliveries (src/webhooks/service.ts owns them): a finished one past its window.
-    webhook_deliveries: {
-      collection: 'webhook_deliveries',
-      filter: (before) => ({ finishedAt: { $ne: null, $lt: before } }),
-    },
-    transcripts: {
-      collection: 'transcription_sessions',
-      filter: (before) => ({ status: { $in: ['ready', 'failed'] }, startedAt: { $lt: before } }),
-    },
-    usage_rows: { collection: 'usage_ledger', filter: (before) => ({ at: { $lt: before } }) },
-  };
+async function expireTraces(ctx: TenancyStoreContext, ws: string, before: Date, limit: number, out: Removed) {
+  const { coll } = ctx;
+  const traces = await coll('traces')
+    .find({ workspaceId: ws, updatedAt: { $lt: before } })
+    .limit(limit)
+    .toArray();
+  if (!traces.length) return;
+  const traceIds = traces.map((t) => String(t.traceId));
+  out.traceIds.push(...traceIds);
+  const engrams = await coll('engrams')
+    .find({ workspaceId: ws, traceId: { $in: [...traceIds, ...traces.map((t) => t._id)] } })
+    .toArray();
+  await removeRows(ctx, 'engrams', engrams, out);
+  await removeRows(ctx, 'traces', traces, out);
+}
 
+const RULES: Record<Exclude<RetentionKind, 'traces'>, { collection: string; filter: (before: Date) => Filter<Row> }> = {
+  jobs: {
+    collection: 'jobs',
+    filter: (before) => ({ status: { $in: ['completed', 'failed'] }, finishedAt: { $lt: before } }),
+  },
+  interventions: {
+    collection: 'interventions',
+    filter: (before) => ({ status: { $ne: 'pending' }, updatedAt: { $lt: before } }),
+  },
+  // Webhook deliveries (src/webhooks/service.ts owns them): a finished one past its window.
+  webhook_deliveries: {
+    collection: 'webhook_deliveries',
+    filter: (before) => ({ finishedAt: { $ne: null, $lt: before } }),
+  },
+  transcripts: {
+    collection: 'transcription_sessions',
+    filter: (before) => ({ status: { $in: ['ready', 'failed'] }, startedAt: { $lt: before } }),
+  },
+  usage_rows: { collection: 'usage_ledger', filter: (before) => ({ at: { $lt: before } }) },
+};
+
+/** Retention: a workspace's windows, and one bounded batch of expired rows of a kind. */
+function createRetentionRows(ctx: TenancyStoreContext): Pick<TenancyStore, 'settings' | 'saveSettings' | 'expire'> {
+  const { settings, coll } = ctx;
   return {
     settings: (ws) => settings.findOne({ _id: ws }),
     async saveSettings(ws, windows) {
@@ -137,7 +150,7 @@ export function createTenancyStore(db: Db): TenancyStore {
     async expire(ws, kind, before, limit) {
       const out = empty();
       if (kind === 'traces') {
-        await expireTraces(ws, before, limit, out);
+        await expireTraces(ctx, ws, before, limit, out);
         return out;
       }
       const rule = RULES[kind];
@@ -145,7 +158,7 @@ export function createTenancyStore(db: Db): TenancyStore {
         .find({ workspaceId: ws, ...rule.filter(before) } as Filter<Row>)
         .limit(limit)
         .toArray();
-      if (kind === 'usage_rows') rows = await rolledUp(ws, rows);
+      if (kind === 'usage_rows') rows = await rolledUp(ctx, ws, rows);
       if (kind === 'jobs') {
         out.jobIds.push(...rows.map((r) => r._id));
         for (const c of ['run_contexts', 'job_claims', 'pathway_trails']) {
@@ -159,12 +172,20 @@ export function createTenancyStore(db: Db): TenancyStore {
         const chunks = await coll('transcription_chunks')
           .find({ workspaceId: ws, sessionId: { $in: ids } })
           .toArray();
-        await removeRows('transcription_chunks', chunks, out);
+        await removeRows(ctx, 'transcription_chunks', chunks, out);
       }
-      await removeRows(rule.collection, rows, out);
+      await removeRows(ctx, rule.collection, rows, out);
       return out;
     },
+  };
+}
 
+/** A workspace's rows in every collection: listed, counted (the storage report), erased in batches, read for the archive. */
+function createWorkspaceRows(
+  ctx: TenancyStoreContext,
+): Pick<TenancyStore, 'collections' | 'usage' | 'ownedIds' | 'eraseBatch' | 'rowsOf'> {
+  const { db, coll } = ctx;
+  return {
     async collections() {
       const all = await db.listCollections({}, { nameOnly: true }).toArray();
       return all
@@ -190,7 +211,7 @@ export function createTenancyStore(db: Db): TenancyStore {
         const c = (collections[name] ??= { rows: 0, bytes: 0 });
         c.rows += rows;
         c.bytes += Math.round(mean * rows);
-        blobBytes += await blobSum(name, filter);
+        blobBytes += await blobSum(ctx, name, filter);
       };
       for (const name of await this.collections()) {
         if (isHoldCollection(name) || childNames.has(name)) continue;
@@ -232,7 +253,7 @@ export function createTenancyStore(db: Db): TenancyStore {
         }
         const rows = await coll(name).find({ workspaceId: ws }).limit(limit).toArray();
         if (name === 'jobs') out.jobIds.push(...rows.map((r) => r._id));
-        await removeRows(name, rows, out);
+        await removeRows(ctx, name, rows, out);
         if (Object.keys(out.rows).length && rows.length >= limit) return out;
       }
       return out;
@@ -256,7 +277,25 @@ export function createTenancyStore(db: Db): TenancyStore {
         }
       }
     },
+  };
+}
 
+/** Single records: archive rows inserted, a workspace's credentials and existence, the deletion records. */
+function createWorkspaceRecords(
+  ctx: TenancyStoreContext,
+): Pick<
+  TenancyStore,
+  | 'insertRows'
+  | 'apiKeys'
+  | 'shareTokens'
+  | 'deleteIds'
+  | 'workspaceExists'
+  | 'isDeleted'
+  | 'forgetDeleted'
+  | 'deletions'
+> {
+  const { deletions, coll } = ctx;
+  return {
     async insertRows(collection, docs) {
       // Rows of an archive made before data format 2 are brought up to it (src/releases/migrations.ts).
       if (docs.length)
