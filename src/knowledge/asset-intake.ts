@@ -14,13 +14,8 @@ import type { Scope } from '../kernel/scope.js';
 import { firstLine, normalizePath } from './document-paths.js';
 import { newIngestState } from './ingest.js';
 
-/**
- * How assets come in (docs/knowledge.md): a row with metadata (and a body when `content` is sent),
- * a text or a URL fetched through the outbound guard, or a multipart upload streamed into the blob
- * store. The body is stored first; the row is written once it is complete.
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createAssetIntake(d: {
+/** What the asset intake is built from: the document service's dependencies and the steps it shares. */
+interface AssetIntakeDeps {
   blobs: BlobStore;
   guard: Guard;
   config: Config;
@@ -32,55 +27,81 @@ export function createAssetIntake(d: {
     ingestBody: boolean,
   ) => Promise<{ doc: KnowledgeDocument; jobId: string | null }>;
   by: (scope: Scope) => string | null;
-}) {
-  const { config, brainFor, insert, by } = d;
-  function newAsset(
-    scope: Scope,
-    o: {
-      id?: string;
-      brainId: string;
-      name: string;
-      path: string;
-      metadata: Record<string, unknown> | undefined;
-      skipEmbedding: boolean;
-      source: KnowledgeDocument['source'];
-      blob: StoredBlob | null;
-      contentType: string | null;
-    },
-  ): KnowledgeDocument {
-    const now = new Date();
-    return {
-      _id: o.id ?? randomUUID(),
-      workspaceId: scope.workspaceId,
-      brainId: o.brainId,
-      lane: 'asset',
-      name: o.name,
-      path: o.path,
-      metadata: o.metadata ?? {},
-      skipEmbedding: o.skipEmbedding,
-      contentType: o.contentType,
-      size: o.blob?.size ?? 0,
-      sha256: o.blob?.sha256 ?? null,
-      blobKey: o.blob?.key ?? null,
-      source: o.source,
-      version: 1,
-      ingest: newIngestState(1, null, 'skipped'),
-      createdBy: by(scope),
-      createdAt: now,
-      updatedAt: now,
-    };
-  }
+}
+
+/** What both groups of the intake share: the dependencies, a new asset's row and the store of its body. */
+function assetIntakeContext(d: AssetIntakeDeps) {
+  const { config, by } = d;
   const blobKey = (scope: Scope, id: string) => `assets/${scope.workspaceId}/${id}`;
+  return {
+    d,
+    blobKey,
+    newAsset: (
+      scope: Scope,
+      o: {
+        id?: string;
+        brainId: string;
+        name: string;
+        path: string;
+        metadata: Record<string, unknown> | undefined;
+        skipEmbedding: boolean;
+        source: KnowledgeDocument['source'];
+        blob: StoredBlob | null;
+        contentType: string | null;
+      },
+    ): KnowledgeDocument => {
+      const now = new Date();
+      return {
+        _id: o.id ?? randomUUID(),
+        workspaceId: scope.workspaceId,
+        brainId: o.brainId,
+        lane: 'asset',
+        name: o.name,
+        path: o.path,
+        metadata: o.metadata ?? {},
+        skipEmbedding: o.skipEmbedding,
+        contentType: o.contentType,
+        size: o.blob?.size ?? 0,
+        sha256: o.blob?.sha256 ?? null,
+        blobKey: o.blob?.key ?? null,
+        source: o.source,
+        version: 1,
+        ingest: newIngestState(1, null, 'skipped'),
+        createdBy: by(scope),
+        createdAt: now,
+        updatedAt: now,
+      };
+    },
 
-  /** Stores a body stream as a new asset's blob; the row is written once the body is complete. */
-  async function storeBody(scope: Scope, id: string, body: Readable, hint: { declared?: string; name?: string }) {
-    const blob = await d.blobs.put(blobKey(scope, id), body, {
-      maxBytes: config.ASSET_MAX_BYTES,
-      contentType: hint.declared,
-    });
-    return { blob, contentType: await sniffContentType(blob.head, hint) };
-  }
+    /** Stores a body stream as a new asset's blob; the row is written once the body is complete. */
+    storeBody: async (scope: Scope, id: string, body: Readable, hint: { declared?: string; name?: string }) => {
+      const blob = await d.blobs.put(blobKey(scope, id), body, {
+        maxBytes: config.ASSET_MAX_BYTES,
+        contentType: hint.declared,
+      });
+      return { blob, contentType: await sniffContentType(blob.head, hint) };
+    },
+  };
+}
+type AssetIntakeContext = ReturnType<typeof assetIntakeContext>;
 
+/**
+ * How assets come in (docs/knowledge.md): a row with metadata (and a body when `content` is sent),
+ * a text or a URL fetched through the outbound guard, or a multipart upload streamed into the blob
+ * store. The body is stored first; the row is written once it is complete.
+ */
+export function createAssetIntake(d: AssetIntakeDeps) {
+  const ctx = assetIntakeContext(d);
+  return {
+    ...createAssetSources(ctx), // createAsset, ingestSource
+    ...createAssetUploads(ctx), // ingestUpload, finishUpload, discardUpload
+  };
+}
+
+/** Assets made from what a request carries: metadata with an optional text body, a text, or a URL to fetch. */
+function createAssetSources(ctx: AssetIntakeContext) {
+  const { d, newAsset, storeBody } = ctx;
+  const { brainFor, insert } = d;
   return {
     /** POST /v1/assets: a row with metadata, and a body when `content` is sent. */
     async createAsset(
@@ -168,7 +189,14 @@ export function createAssetIntake(d: {
       });
       return insert(scope, doc, true);
     },
+  };
+}
 
+/** Multipart uploads: the body streams into the blob store, then the row is written (or the blob discarded). */
+function createAssetUploads(ctx: AssetIntakeContext) {
+  const { d, newAsset, storeBody, blobKey } = ctx;
+  const { brainFor, insert } = d;
+  return {
     /** POST /v1/assets/ingest (multipart): the file streams into the blob store; the row is written when it is complete. */
     async ingestUpload(scope: Scope, id: string, file: { stream: Readable; fileName: string; declaredType: string }) {
       return storeBody(scope, id, file.stream, { declared: file.declaredType, name: file.fileName });

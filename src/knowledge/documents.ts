@@ -14,10 +14,10 @@ import { newIngestState, type IngestService } from './ingest.js';
 import { createAssetIntake } from './asset-intake.js';
 import { applyEdits, changeCommon, folderStructure, normalizePath, type ArtifactEdit } from './document-paths.js';
 
-export { folderStructure, normalizePath, type ArtifactEdit } from './document-paths.js';
+export { folderStructure, normalizePath } from './document-paths.js';
 
 const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
-export interface DocumentListQuery {
+interface DocumentListQuery {
   brain_id?: string;
   path?: string;
   path_prefix?: string;
@@ -30,14 +30,8 @@ export interface DocumentListQuery {
 
 const BODY_MAX_CHARS = 5_000_000;
 
-/**
- * Assets and artifacts (docs/knowledge.md, "The two lanes of the document table"): the two lanes of the document table. Assets keep an
- * immutable body in the blob store and version their metadata; artifacts are mutable UTF-8 text
- * with a content version on every change. Each body version is chunked and embedded by an
- * `ingest` job; every change is announced on the resource event stream.
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createDocumentService(d: {
+/** What the document service is built from. */
+interface DocumentDeps {
   repo: KnowledgeStore;
   workspaces: WorkspaceRepo;
   blobs: BlobStore;
@@ -46,17 +40,39 @@ export function createDocumentService(d: {
   guard: Guard;
   config: Config;
   log?: Logger;
-}) {
+}
+
+const ref = (r: KnowledgeDocument, extra: Partial<ResourceRef> = {}): ResourceRef => ({
+  kind: r.lane,
+  id: r._id,
+  brain_id: r.brainId,
+  name: r.name,
+  version: r.version,
+  ...extra,
+});
+const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
+
+const versionDoc = (r: KnowledgeDocument, version: number, changes: string[], scope: Scope): DocumentVersion => ({
+  _id: `${r._id}:${version}`,
+  documentId: r._id,
+  workspaceId: r.workspaceId,
+  lane: r.lane,
+  version,
+  name: r.name,
+  path: r.path,
+  metadata: r.metadata,
+  skipEmbedding: r.skipEmbedding,
+  changes,
+  ...(r.lane === 'artifact' ? { content: r.content ?? '' } : {}),
+  contentType: r.contentType,
+  size: r.size,
+  createdBy: by(scope),
+  createdAt: new Date(),
+});
+
+/** What every group of the document service shares: its dependencies and the steps that read and write a row. */
+function documentContext(d: DocumentDeps) {
   const { repo } = d;
-  const ref = (r: KnowledgeDocument, extra: Partial<ResourceRef> = {}): ResourceRef => ({
-    kind: r.lane,
-    id: r._id,
-    brain_id: r.brainId,
-    name: r.name,
-    version: r.version,
-    ...extra,
-  });
-  const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
 
   async function brainFor(scope: Scope, brainId?: string): Promise<string> {
     const b = brainId ?? scope.brainId;
@@ -73,38 +89,6 @@ export function createDocumentService(d: {
       throw validationError(`${id} is ${r.lane === 'asset' ? 'an asset' : 'an artifact'}: use /v1/${r.lane}s/${id}`);
     return r;
   }
-
-  async function list(scope: Scope, lane: Lane, q: DocumentListQuery) {
-    const where = {
-      lane,
-      brainId: q.brain_id ?? scope.brainId,
-      ...(q.path !== undefined
-        ? { path: normalizePath(q.path) }
-        : q.path_prefix
-          ? { pathPrefix: normalizePath(q.path_prefix) }
-          : {}),
-    };
-    const dir = q.sortDirection === 'asc' ? 1 : -1;
-    return repo.documents.page(scope.workspaceId, where, { field: SORT[q.sortBy], dir }, q);
-  }
-
-  const versionDoc = (r: KnowledgeDocument, version: number, changes: string[], scope: Scope): DocumentVersion => ({
-    _id: `${r._id}:${version}`,
-    documentId: r._id,
-    workspaceId: r.workspaceId,
-    lane: r.lane,
-    version,
-    name: r.name,
-    path: r.path,
-    metadata: r.metadata,
-    skipEmbedding: r.skipEmbedding,
-    changes,
-    ...(r.lane === 'artifact' ? { content: r.content ?? '' } : {}),
-    contentType: r.contentType,
-    size: r.size,
-    createdBy: by(scope),
-    createdAt: new Date(),
-  });
 
   /** Inserts a new row with its first version, starts its ingest when it has a body, announces it. */
   async function insert(
@@ -172,27 +156,6 @@ export function createDocumentService(d: {
     return made as { next: KnowledgeDocument; changes: string[] } | null;
   }
 
-  async function remove(scope: Scope, id: string, lane: Lane): Promise<void> {
-    const r = await get(scope, id, lane);
-    await repo.documents.remove(scope.workspaceId, r._id);
-    await Promise.all([
-      repo.documents.removeRelated(scope.workspaceId, r._id),
-      r.blobKey ? d.blobs.delete(r.blobKey) : Promise.resolve(),
-    ]);
-    await d.events.emit(scope.workspaceId, 'deleted', ref(r));
-  }
-
-  async function versions(scope: Scope, id: string, lane: Lane) {
-    const r = await get(scope, id, lane);
-    return repo.documents.versions(scope.workspaceId, r._id);
-  }
-
-  async function structure(scope: Scope, lane: Lane, q: { path_prefix?: string; brain_id?: string }) {
-    const prefix = normalizePath(q.path_prefix);
-    const where = { lane, brainId: q.brain_id ?? scope.brainId, pathPrefix: prefix };
-    return folderStructure(await repo.documents.folderRows(scope.workspaceId, where, 10_000), prefix);
-  }
-
   /** Chunk counts are read from the rows after a removal (never kept as counters). */
   async function recount(r: KnowledgeDocument) {
     await repo.ingest.setCounts(r.lane, r.workspaceId, r._id, await repo.chunks.counts(r._id));
@@ -233,10 +196,64 @@ export function createDocumentService(d: {
     return { doc, jobId };
   }
 
+  return { d, brainFor, get, insert, newVersion, recount, applyHead };
+}
+type DocumentContext = ReturnType<typeof documentContext>;
+
+/**
+ * Assets and artifacts (docs/knowledge.md, "The two lanes of the document table"): the two lanes of the document table. Assets keep an
+ * immutable body in the blob store and version their metadata; artifacts are mutable UTF-8 text
+ * with a content version on every change. Each body version is chunked and embedded by an
+ * `ingest` job; every change is announced on the resource event stream.
+ */
+export function createDocumentService(d: DocumentDeps) {
+  const ctx = documentContext(d);
+  const { brainFor, insert } = ctx;
+  return {
+    ...createDocumentReads(ctx), // get, list, versions, structure, chunks, chunk, artifactBody, metadataOf
+    ...createDocumentRemovals(ctx), // remove, deleteChunks
+    // ---- assets ----
+    ...createAssetIntake({ ...d, brainFor, insert, by }),
+    // ---- artifacts ----
+    ...createArtifactIntake(ctx), // createArtifact
+    ...createDocumentEdits(ctx), // updateAsset, updateArtifact, move
+  };
+}
+export type DocumentService = ReturnType<typeof createDocumentService>;
+
+/** Reads of both lanes: a row, a page, its versions, the folder tree, its chunks and an artifact's body. */
+function createDocumentReads(ctx: DocumentContext) {
+  const { d, get } = ctx;
+  const { repo } = d;
+
+  async function list(scope: Scope, lane: Lane, q: DocumentListQuery) {
+    const where = {
+      lane,
+      brainId: q.brain_id ?? scope.brainId,
+      ...(q.path !== undefined
+        ? { path: normalizePath(q.path) }
+        : q.path_prefix
+          ? { pathPrefix: normalizePath(q.path_prefix) }
+          : {}),
+    };
+    const dir = q.sortDirection === 'asc' ? 1 : -1;
+    return repo.documents.page(scope.workspaceId, where, { field: SORT[q.sortBy], dir }, q);
+  }
+
+  async function versions(scope: Scope, id: string, lane: Lane) {
+    const r = await get(scope, id, lane);
+    return repo.documents.versions(scope.workspaceId, r._id);
+  }
+
+  async function structure(scope: Scope, lane: Lane, q: { path_prefix?: string; brain_id?: string }) {
+    const prefix = normalizePath(q.path_prefix);
+    const where = { lane, brainId: q.brain_id ?? scope.brainId, pathPrefix: prefix };
+    return folderStructure(await repo.documents.folderRows(scope.workspaceId, where, 10_000), prefix);
+  }
+
   return {
     get,
     list,
-    remove,
     versions,
     structure,
     async chunks(
@@ -257,6 +274,41 @@ export function createDocumentService(d: {
         );
       return c;
     },
+
+    /** The raw body of a content version (the current one without `version`). */
+    async artifactBody(
+      scope: Scope,
+      id: string,
+      version?: number,
+    ): Promise<{ content: string; version: number; contentType: string }> {
+      const r = await get(scope, id, 'artifact');
+      if (version === undefined || version === r.version)
+        return { content: r.content ?? '', version: r.version, contentType: r.contentType ?? 'text/plain' };
+      const v = await repo.documents.version(scope.workspaceId, r._id, version);
+      if (!v) throw notFound(`Version ${version} of the artifact`);
+      return { content: v.content ?? '', version: v.version, contentType: v.contentType ?? 'text/plain' };
+    },
+    metadataOf: (r: KnowledgeDocument) => r.metadata,
+  };
+}
+
+/** Removals: a row with everything stored for it, or some of its chunks. */
+function createDocumentRemovals(ctx: DocumentContext) {
+  const { d, get, recount } = ctx;
+  const { repo } = d;
+
+  async function remove(scope: Scope, id: string, lane: Lane): Promise<void> {
+    const r = await get(scope, id, lane);
+    await repo.documents.remove(scope.workspaceId, r._id);
+    await Promise.all([
+      repo.documents.removeRelated(scope.workspaceId, r._id),
+      r.blobKey ? d.blobs.delete(r.blobKey) : Promise.resolve(),
+    ]);
+    await d.events.emit(scope.workspaceId, 'deleted', ref(r));
+  }
+
+  return {
+    remove,
     async deleteChunks(scope: Scope, id: string, lane: Lane, source?: string) {
       const r = await get(scope, id, lane);
       const n = await d.ingest.deleteChunks(scope.workspaceId, r._id, source);
@@ -264,48 +316,14 @@ export function createDocumentService(d: {
       await d.events.emit(scope.workspaceId, 'updated', ref(r, { change: 'chunks' }));
       return n;
     },
+  };
+}
 
-    // ---- assets ----
-    ...createAssetIntake({ ...d, brainFor, insert, by }),
-
-    /** PUT /v1/assets/:id: name, metadata, path or skip_embedding, each change a metadata version (the body never changes). */
-    async updateAsset(
-      scope: Scope,
-      id: string,
-      b: { name?: string; path?: string; metadata?: Record<string, unknown>; skip_embedding?: boolean },
-    ) {
-      const cur = await get(scope, id, 'asset');
-      const path = b.path !== undefined ? normalizePath(b.path) : undefined;
-      const made = await newVersion(scope, cur, (prev) => {
-        const next = { ...prev };
-        const changes: string[] = [];
-        if (b.name !== undefined && b.name !== prev.name) {
-          next.name = b.name;
-          changes.push('name');
-        }
-        changeCommon(prev, next, changes, { ...b, path });
-        return changes.length ? { next, changes } : null;
-      });
-      if (!made) return { doc: cur, jobId: null };
-      const { next, changes } = made;
-      const set: Partial<KnowledgeDocument> = {
-        name: next.name,
-        path: next.path,
-        metadata: next.metadata,
-        skipEmbedding: next.skipEmbedding,
-        version: next.version,
-        updatedAt: new Date(),
-      };
-      let jobId: string | null = null;
-      // Turned on again: the stored chunks get their vectors (same body version, its own job).
-      if (changes.includes('skip_embedding') && !next.skipEmbedding && cur.blobKey) {
-        jobId = randomUUID();
-        set.ingest = { ...cur.ingest, jobId, status: 'pending' };
-      }
-      return applyHead(scope, cur, made, set, { jobId, version: cur.ingest.version });
-    },
-
-    // ---- artifacts ----
+/** A new artifact: its row with the first content version, indexed by its own ingest job. */
+function createArtifactIntake(ctx: DocumentContext) {
+  const { d, brainFor, insert } = ctx;
+  const { repo } = d;
+  return {
     /** `id` (platform callers only): a retried writer names the artifact it meant, and finds it instead of writing a second. */
     async createArtifact(
       scope: Scope,
@@ -350,6 +368,50 @@ export function createDocumentService(d: {
         updatedAt: now,
       };
       return insert(scope, doc, true);
+    },
+  };
+}
+
+/** Changes that claim a new version: an asset's metadata, an artifact's content or metadata, a move of either. */
+function createDocumentEdits(ctx: DocumentContext) {
+  const { get, newVersion, applyHead } = ctx;
+  const { repo } = ctx.d;
+  return {
+    /** PUT /v1/assets/:id: name, metadata, path or skip_embedding, each change a metadata version (the body never changes). */
+    async updateAsset(
+      scope: Scope,
+      id: string,
+      b: { name?: string; path?: string; metadata?: Record<string, unknown>; skip_embedding?: boolean },
+    ) {
+      const cur = await get(scope, id, 'asset');
+      const path = b.path !== undefined ? normalizePath(b.path) : undefined;
+      const made = await newVersion(scope, cur, (prev) => {
+        const next = { ...prev };
+        const changes: string[] = [];
+        if (b.name !== undefined && b.name !== prev.name) {
+          next.name = b.name;
+          changes.push('name');
+        }
+        changeCommon(prev, next, changes, { ...b, path });
+        return changes.length ? { next, changes } : null;
+      });
+      if (!made) return { doc: cur, jobId: null };
+      const { next, changes } = made;
+      const set: Partial<KnowledgeDocument> = {
+        name: next.name,
+        path: next.path,
+        metadata: next.metadata,
+        skipEmbedding: next.skipEmbedding,
+        version: next.version,
+        updatedAt: new Date(),
+      };
+      let jobId: string | null = null;
+      // Turned on again: the stored chunks get their vectors (same body version, its own job).
+      if (changes.includes('skip_embedding') && !next.skipEmbedding && cur.blobKey) {
+        jobId = randomUUID();
+        set.ingest = { ...cur.ingest, jobId, status: 'pending' };
+      }
+      return applyHead(scope, cur, made, set, { jobId, version: cur.ingest.version });
     },
 
     /** PUT /v1/artifacts/:id and the patch envelope: each change a content version; a stale base_version is a 409. */
@@ -424,20 +486,6 @@ export function createDocumentService(d: {
       return applyHead(scope, cur, made, set, { jobId, version: ingestVersion });
     },
 
-    /** The raw body of a content version (the current one without `version`). */
-    async artifactBody(
-      scope: Scope,
-      id: string,
-      version?: number,
-    ): Promise<{ content: string; version: number; contentType: string }> {
-      const r = await get(scope, id, 'artifact');
-      if (version === undefined || version === r.version)
-        return { content: r.content ?? '', version: r.version, contentType: r.contentType ?? 'text/plain' };
-      const v = await repo.documents.version(scope.workspaceId, r._id, version);
-      if (!v) throw notFound(`Version ${version} of the artifact`);
-      return { content: v.content ?? '', version: v.version, contentType: v.contentType ?? 'text/plain' };
-    },
-
     /** Moves rows of the document lanes to a folder path (POST /v1/resources/move); each a `moved` event. */
     async move(scope: Scope, id: string, path: string) {
       const r = await repo.documents.get(scope.workspaceId, id);
@@ -446,7 +494,5 @@ export function createDocumentService(d: {
         ? (await this.updateAsset(scope, id, { path })).doc
         : (await this.updateArtifact(scope, id, { path })).doc;
     },
-    metadataOf: (r: KnowledgeDocument) => r.metadata,
   };
 }
-export type DocumentService = ReturnType<typeof createDocumentService>;

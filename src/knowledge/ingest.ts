@@ -20,14 +20,8 @@ export const newIngestState = (
   status: IngestState['status'] = 'pending',
 ): IngestState => ({ status, jobId, version, chunkCount: 0, embeddedCount: 0, embeddingModel: null, error: null });
 
-/**
- * The `ingest` workflow's service (docs/knowledge.md): one job per resource version;
- * extract → chunk → store chunks → embed in batches → finish. Every step is idempotent: chunk
- * ids are `<resource>:<version>:<index>` (written again, never twice), a batch embeds only chunks
- * without a vector of the current model, and the ledger key names the batch and attempt.
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createIngestService(d: {
+/** What the ingest service is built from. */
+interface IngestDeps {
   repo: KnowledgeStore;
   blobs: BlobStore;
   embedder: Embedder;
@@ -36,41 +30,45 @@ export function createIngestService(d: {
   models: ModelRegistry;
   config: Config;
   events: ResourceEvents;
-}) {
+}
+
+/** What every group of the ingest service shares: its dependencies and the writers of a job's state. */
+function ingestContext(d: IngestDeps) {
+  const { repo } = d;
+  return {
+    d,
+    load: (i: IngestInput) => repo.ingest.load(i.kind, i.workspaceId, i.resourceId),
+    // Only the job that owns the resource's current version writes its state; held, so that a
+    // concurrent head write (a new version's name or path) and this one cannot undo each other.
+    setState: (i: IngestInput, patch: Partial<IngestState>) =>
+      repo.ingest.setState(i.kind, i.workspaceId, i.resourceId, i.jobId, patch),
+    progress: (i: IngestInput, p: number, step: string) =>
+      d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', progress: p, currentStep: step }),
+  };
+}
+type IngestContext = ReturnType<typeof ingestContext>;
+
+/**
+ * The `ingest` workflow's service (docs/knowledge.md): one job per resource version;
+ * extract → chunk → store chunks → embed in batches → finish. Every step is idempotent: chunk
+ * ids are `<resource>:<version>:<index>` (written again, never twice), a batch embeds only chunks
+ * without a vector of the current model, and the ledger key names the batch and attempt.
+ */
+export function createIngestService(d: IngestDeps) {
+  const ctx = ingestContext(d);
+  return {
+    ...createIngestStarts(ctx), // start, reembed
+    ...createIngestSteps(ctx), // prepare, finish, fail
+    ...createIngestModelSteps(ctx), // describe, embed
+    ...createChunkAccess(ctx), // chunks, chunk, deleteChunks, embedder
+  };
+}
+export type IngestService = ReturnType<typeof createIngestService>;
+
+/** Starting ingest jobs: one for a resource version, or one per stale resource after a change of embedding model. */
+function createIngestStarts(ctx: IngestContext) {
+  const { d } = ctx;
   const { repo, config } = d;
-  const load = (i: IngestInput) => repo.ingest.load(i.kind, i.workspaceId, i.resourceId);
-  // Only the job that owns the resource's current version writes its state; held, so that a
-  // concurrent head write (a new version's name or path) and this one cannot undo each other.
-  const setState = (i: IngestInput, patch: Partial<IngestState>) =>
-    repo.ingest.setState(i.kind, i.workspaceId, i.resourceId, i.jobId, patch);
-  const progress = (i: IngestInput, p: number, step: string) =>
-    d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', progress: p, currentStep: step });
-
-  /** The text of a resource version: an artifact's content of that version, else the body in the blob store. */
-  async function textOf(
-    i: IngestInput,
-    r: Ingestible,
-  ): Promise<{ text: string | null; contentType: string | null; markdown: boolean }> {
-    if (i.kind === 'artifact') {
-      const v = await repo.documents.version(i.workspaceId, r._id, i.version);
-      const doc = r as KnowledgeDocument;
-      const text = v?.content ?? (doc.version === i.version ? (doc.content ?? '') : null);
-      if (text === null) throw notFound(`Artifact version ${i.version}`);
-      return { text, contentType: doc.contentType, markdown: /markdown/.test(doc.contentType ?? '') };
-    }
-    if (!r.blobKey) return { text: null, contentType: r.contentType, markdown: false };
-    if (r.size > config.EXTRACT_MAX_BYTES) return { text: null, contentType: r.contentType, markdown: false };
-    const body = await d.blobs.read(r.blobKey, config.EXTRACT_MAX_BYTES);
-    // The full body may say more than the head did (a Word document is a zip to the head).
-    let type = r.contentType ?? 'application/octet-stream';
-    if (type === 'application/zip' || type === 'application/octet-stream') {
-      type = await sniffContentType(body, { name: 'fileName' in r ? (r.fileName ?? undefined) : undefined });
-      if (type !== r.contentType) await repo.ingest.setContentType(i.kind, i.workspaceId, r._id, type);
-    }
-    if (!isExtractable(type)) return { text: null, contentType: type, markdown: false };
-    return { text: await extractText(body, type), contentType: type, markdown: type === 'text/markdown' };
-  }
-
   return {
     /** Records the ingest job of a resource version and starts its workflow (job id = workflow id). */
     async start(
@@ -94,6 +92,51 @@ export function createIngestService(d: {
       return jobId;
     },
 
+    /**
+     * After a change of embedding model: starts an ingest job for each resource of the workspace
+     * whose chunks carry no vector of the current model (skip_embedding ones excepted), at most
+     * `limit` per call; `remaining` says whether to call again. Vectors of the old model are
+     * replaced chunk by chunk, so search keeps working on the old ones until then.
+     */
+    async reembed(
+      scope: Scope,
+      limit = 200,
+    ): Promise<{
+      model: string;
+      started: { kind: ChunkedKind; resource_id: string; job_id: string }[];
+      remaining: boolean;
+    }> {
+      const model = d.embedder.model;
+      const seen = await repo.chunks.staleResources(scope.workspaceId, model, 20_000);
+      const started: { kind: ChunkedKind; resource_id: string; job_id: string }[] = [];
+      let remaining = false;
+      for (const [id, kind] of seen) {
+        const r = await repo.ingest.load(kind, scope.workspaceId, id);
+        if (!r || r.skipEmbedding || r.ingest.status === 'pending' || r.ingest.status === 'running') continue;
+        if (started.length >= limit) {
+          remaining = true;
+          break;
+        }
+        const jobId = randomUUID();
+        const claimed = await repo.ingest.claimJob(kind, scope.workspaceId, id, r.ingest.jobId, jobId);
+        if (!claimed) continue;
+        await this.start(
+          { ...scope, brainId: r.brainId },
+          { kind, id, version: r.ingest.version, brainId: r.brainId, name: r.name || kind },
+          jobId,
+        );
+        started.push({ kind, resource_id: id, job_id: jobId });
+      }
+      return { model, started, remaining };
+    },
+  };
+}
+
+/** The workflow's first and last steps (extract and chunk; make the version live) and its failure. */
+function createIngestSteps(ctx: IngestContext) {
+  const { d, load, setState, progress } = ctx;
+  const { repo, config } = d;
+  return {
     /** Step 1: extract the text, chunk it and store the chunks of this version. */
     async prepare(i: IngestInput): Promise<{ chunkCount: number; toEmbed: number; describe: boolean; gone?: boolean }> {
       const r = await load(i);
@@ -102,7 +145,7 @@ export function createIngestService(d: {
       await progress(i, 5, 'extracting text');
       let extracted: Awaited<ReturnType<typeof textOf>>;
       try {
-        extracted = await textOf(i, r);
+        extracted = await textOf(ctx, i, r);
       } catch (e) {
         // Deleted while this job read it: nothing to index (finish removes what was written).
         if (!(await load(i))) return { chunkCount: 0, toEmbed: 0, describe: false, gone: true };
@@ -153,6 +196,62 @@ export function createIngestService(d: {
       return { chunkCount: parts.length, toEmbed: r.skipEmbedding ? 0 : parts.length, describe };
     },
 
+    /** Step 3: the version's chunks are live; older versions' chunks go; the job completes with counts. */
+    async finish(i: IngestInput): Promise<Record<string, unknown>> {
+      const r = await load(i);
+      const current = !!r && r.ingest.jobId === i.jobId;
+      if (!r) await repo.chunks.removeVersion(i.workspaceId, i.resourceId, i.version);
+      const counts = await repo.chunks.versionCounts(i.resourceId, i.version, d.embedder.model);
+      const { chunkCount, embeddedCount: embedded } = counts;
+      if (current) {
+        await repo.chunks.removeOlder(i.workspaceId, i.resourceId, i.version);
+        const status = r.ingest.status === 'stored' ? 'stored' : chunkCount ? 'ready' : 'skipped';
+        await setState(i, {
+          status,
+          chunkCount,
+          embeddedCount: embedded,
+          embeddingModel: embedded ? d.embedder.model : null,
+          error: r.ingest.error ?? null,
+        });
+        await d.events.emit(i.workspaceId, 'updated', {
+          kind: i.kind,
+          id: i.resourceId,
+          brain_id: i.brainId,
+          name: r.name,
+          version: i.version,
+          change: 'chunks',
+        });
+      }
+      const result = {
+        resource_id: i.resourceId,
+        kind: i.kind,
+        version: i.version,
+        chunk_count: chunkCount,
+        embedded_count: embedded,
+        embedding_model: embedded ? d.embedder.model : null,
+        ...(current ? {} : { superseded: true }),
+      };
+      await d.jobs.finalize(i.workspaceId, i.jobId, {
+        status: 'completed',
+        progress: 100,
+        currentStep: 'completed',
+        result,
+      });
+      return result;
+    },
+
+    async fail(i: IngestInput, reason: string): Promise<void> {
+      await setState(i, { status: 'failed', error: reason });
+      await d.jobs.finalize(i.workspaceId, i.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed' });
+    },
+  };
+}
+
+/** The steps that call a model and record its usage: a memory's title and description, and the vectors. */
+function createIngestModelSteps(ctx: IngestContext) {
+  const { d, load, progress } = ctx;
+  const { repo, config } = d;
+  return {
     /** Memories without a caller's name and description get them from the configured model (recorded as such). */
     async describe(i: IngestInput, attempt: number): Promise<void> {
       const m = (await load(i)) as Memory | null;
@@ -263,56 +362,14 @@ export function createIngestService(d: {
       await progress(i, 25 + Math.round((70 * to) / Math.max(1, total)), `embedding ${to}/${total} chunks`);
       return need.length;
     },
+  };
+}
 
-    /** Step 3: the version's chunks are live; older versions' chunks go; the job completes with counts. */
-    async finish(i: IngestInput): Promise<Record<string, unknown>> {
-      const r = await load(i);
-      const current = !!r && r.ingest.jobId === i.jobId;
-      if (!r) await repo.chunks.removeVersion(i.workspaceId, i.resourceId, i.version);
-      const counts = await repo.chunks.versionCounts(i.resourceId, i.version, d.embedder.model);
-      const { chunkCount, embeddedCount: embedded } = counts;
-      if (current) {
-        await repo.chunks.removeOlder(i.workspaceId, i.resourceId, i.version);
-        const status = r.ingest.status === 'stored' ? 'stored' : chunkCount ? 'ready' : 'skipped';
-        await setState(i, {
-          status,
-          chunkCount,
-          embeddedCount: embedded,
-          embeddingModel: embedded ? d.embedder.model : null,
-          error: r.ingest.error ?? null,
-        });
-        await d.events.emit(i.workspaceId, 'updated', {
-          kind: i.kind,
-          id: i.resourceId,
-          brain_id: i.brainId,
-          name: r.name,
-          version: i.version,
-          change: 'chunks',
-        });
-      }
-      const result = {
-        resource_id: i.resourceId,
-        kind: i.kind,
-        version: i.version,
-        chunk_count: chunkCount,
-        embedded_count: embedded,
-        embedding_model: embedded ? d.embedder.model : null,
-        ...(current ? {} : { superseded: true }),
-      };
-      await d.jobs.finalize(i.workspaceId, i.jobId, {
-        status: 'completed',
-        progress: 100,
-        currentStep: 'completed',
-        result,
-      });
-      return result;
-    },
-
-    async fail(i: IngestInput, reason: string): Promise<void> {
-      await setState(i, { status: 'failed', error: reason });
-      await d.jobs.finalize(i.workspaceId, i.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed' });
-    },
-
+/** A resource's chunks, read and removed (the document and memory services go through these). */
+function createChunkAccess(ctx: IngestContext) {
+  const { d } = ctx;
+  const { repo } = d;
+  return {
     /** Chunks of a resource's live version (the newest ingested), in order, paged by (index, _id). */
     async chunks(
       workspaceId: string,
@@ -325,44 +382,33 @@ export function createIngestService(d: {
     deleteChunks: (workspaceId: string, resourceId: string, source?: string): Promise<number> =>
       repo.chunks.removeFor(workspaceId, resourceId, source),
     embedder: d.embedder,
-
-    /**
-     * After a change of embedding model: starts an ingest job for each resource of the workspace
-     * whose chunks carry no vector of the current model (skip_embedding ones excepted), at most
-     * `limit` per call; `remaining` says whether to call again. Vectors of the old model are
-     * replaced chunk by chunk, so search keeps working on the old ones until then.
-     */
-    async reembed(
-      scope: Scope,
-      limit = 200,
-    ): Promise<{
-      model: string;
-      started: { kind: ChunkedKind; resource_id: string; job_id: string }[];
-      remaining: boolean;
-    }> {
-      const model = d.embedder.model;
-      const seen = await repo.chunks.staleResources(scope.workspaceId, model, 20_000);
-      const started: { kind: ChunkedKind; resource_id: string; job_id: string }[] = [];
-      let remaining = false;
-      for (const [id, kind] of seen) {
-        const r = await repo.ingest.load(kind, scope.workspaceId, id);
-        if (!r || r.skipEmbedding || r.ingest.status === 'pending' || r.ingest.status === 'running') continue;
-        if (started.length >= limit) {
-          remaining = true;
-          break;
-        }
-        const jobId = randomUUID();
-        const claimed = await repo.ingest.claimJob(kind, scope.workspaceId, id, r.ingest.jobId, jobId);
-        if (!claimed) continue;
-        await this.start(
-          { ...scope, brainId: r.brainId },
-          { kind, id, version: r.ingest.version, brainId: r.brainId, name: r.name || kind },
-          jobId,
-        );
-        started.push({ kind, resource_id: id, job_id: jobId });
-      }
-      return { model, started, remaining };
-    },
   };
 }
-export type IngestService = ReturnType<typeof createIngestService>;
+
+/** The text of a resource version: an artifact's content of that version, else the body in the blob store. */
+async function textOf(
+  ctx: IngestContext,
+  i: IngestInput,
+  r: Ingestible,
+): Promise<{ text: string | null; contentType: string | null; markdown: boolean }> {
+  const { d } = ctx;
+  const { repo, config } = d;
+  if (i.kind === 'artifact') {
+    const v = await repo.documents.version(i.workspaceId, r._id, i.version);
+    const doc = r as KnowledgeDocument;
+    const text = v?.content ?? (doc.version === i.version ? (doc.content ?? '') : null);
+    if (text === null) throw notFound(`Artifact version ${i.version}`);
+    return { text, contentType: doc.contentType, markdown: /markdown/.test(doc.contentType ?? '') };
+  }
+  if (!r.blobKey) return { text: null, contentType: r.contentType, markdown: false };
+  if (r.size > config.EXTRACT_MAX_BYTES) return { text: null, contentType: r.contentType, markdown: false };
+  const body = await d.blobs.read(r.blobKey, config.EXTRACT_MAX_BYTES);
+  // The full body may say more than the head did (a Word document is a zip to the head).
+  let type = r.contentType ?? 'application/octet-stream';
+  if (type === 'application/zip' || type === 'application/octet-stream') {
+    type = await sniffContentType(body, { name: 'fileName' in r ? (r.fileName ?? undefined) : undefined });
+    if (type !== r.contentType) await repo.ingest.setContentType(i.kind, i.workspaceId, r._id, type);
+  }
+  if (!isExtractable(type)) return { text: null, contentType: type, markdown: false };
+  return { text: await extractText(body, type), contentType: type, markdown: type === 'text/markdown' };
+}

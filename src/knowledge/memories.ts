@@ -4,7 +4,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { BlobStore, StoredBlob } from '../blobs/store.js';
 import { fromBuffer } from '../blobs/store.js';
 import type { Config } from '../kernel/config.js';
-import type { ChunkedKind, Memory, Recollection } from './model.js';
+import type { Memory } from './model.js';
 import type { KnowledgeStore } from './store.js';
 import type { WorkspaceRepo, ResourceEvents } from '../platform/index.js';
 import { notFound, validationError } from '../kernel/errors.js';
@@ -13,9 +13,10 @@ import { refusedAs, type Guard } from '../net/guard.js';
 import type { Scope } from '../kernel/scope.js';
 import { newIngestState, type IngestService } from './ingest.js';
 import { bestEffort } from '../kernel/best-effort.js';
+import { createRecollectionSteps } from './recollections.js';
 import type { Logger } from '../kernel/logger.js';
 
-export interface MemoryIngest {
+interface MemoryIngest {
   content?: string;
   file_url?: string;
   name?: string;
@@ -29,14 +30,8 @@ export interface MemoryIngest {
   brain_id?: string;
 }
 
-/**
- * Memories and recollections (docs/knowledge.md, "Memories and recollections"). A memory is text (or a file's text) that an owner
- * keeps: a neuron (what an agent knows) or a trace (what a conversation established), or the
- * brain itself when no owner is named. A recollection groups resources of one brain (memories,
- * assets, artifacts) by explicit membership; its stats are counted from the rows on every read.
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createMemoryService(d: {
+/** What the memory service is built from. */
+interface MemoryDeps {
   repo: KnowledgeStore;
   workspaces: WorkspaceRepo;
   blobs: BlobStore;
@@ -45,10 +40,63 @@ export function createMemoryService(d: {
   guard: Guard;
   config: Config;
   log?: Logger;
-}) {
+}
+
+const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
+const ref = (m: Memory) => ({ kind: 'memory' as const, id: m._id, brain_id: m.brainId, name: m.name, version: 1 });
+const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
+
+/** A new memory's row; the ingest state is set when it is inserted. */
+function newMemory(
+  scope: Scope,
+  o: {
+    id?: string;
+    brainId: string;
+    name?: string;
+    description?: string | null;
+    sourceType: 'text' | 'file';
+    owner: { ownerType: 'neuron' | 'trace' | null; ownerId: string | null };
+    blob: StoredBlob | null;
+    contentType: string | null;
+    fileName?: string | null;
+    skipTitle: boolean;
+    skipEmbedding: boolean;
+    metadata?: Record<string, unknown>;
+    tags?: string[];
+  },
+): Memory {
+  const now = new Date();
+  const given = !!o.name && o.description != null;
+  return {
+    _id: o.id ?? randomUUID(),
+    workspaceId: scope.workspaceId,
+    brainId: o.brainId,
+    name: o.name ?? '',
+    description: o.description ?? null,
+    sourceType: o.sourceType,
+    ownerType: o.owner.ownerType,
+    ownerId: o.owner.ownerId,
+    tags: o.tags ?? [],
+    metadata: o.metadata ?? {},
+    contentType: o.contentType,
+    size: o.blob?.size ?? 0,
+    blobKey: o.blob?.key ?? null,
+    fileName: o.fileName ?? null,
+    skipEmbedding: o.skipEmbedding,
+    // Without skip_title_description, what the caller left out is generated once the text is chunked.
+    titleSource: given || o.skipTitle || !o.blob ? 'caller' : 'pending',
+    titleModel: null,
+    ingest: newIngestState(1, null),
+    createdBy: by(scope),
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+const blobKey = (scope: Scope, id: string) => `memories/${scope.workspaceId}/${id}`;
+
+/** What every group of the memory service shares: its dependencies and the steps that check, store and insert. */
+function memoryContext(d: MemoryDeps) {
   const { repo, config } = d;
-  const by = (scope: Scope) => scope.userId ?? scope.apiKeyId;
-  const ref = (m: Memory) => ({ kind: 'memory' as const, id: m._id, brain_id: m.brainId, name: m.name, version: 1 });
 
   async function brainFor(scope: Scope, brainId?: string): Promise<string> {
     const b = brainId ?? scope.brainId;
@@ -69,11 +117,6 @@ export function createMemoryService(d: {
     if (!m || (scope.brainId && m.brainId !== scope.brainId)) throw notFound('Memory');
     return m;
   }
-  async function getRecollection(scope: Scope, id: string): Promise<Recollection> {
-    const r = await repo.recollections.get(scope.workspaceId, id);
-    if (!r || (scope.brainId && r.brainId !== scope.brainId)) throw notFound('Recollection');
-    return r;
-  }
 
   async function insertMemory(scope: Scope, m: Memory, withBody: boolean) {
     const jobId = withBody ? randomUUID() : null;
@@ -89,52 +132,6 @@ export function createMemoryService(d: {
     return { memory: m, jobId };
   }
 
-  function newMemory(
-    scope: Scope,
-    o: {
-      id?: string;
-      brainId: string;
-      name?: string;
-      description?: string | null;
-      sourceType: 'text' | 'file';
-      owner: { ownerType: 'neuron' | 'trace' | null; ownerId: string | null };
-      blob: StoredBlob | null;
-      contentType: string | null;
-      fileName?: string | null;
-      skipTitle: boolean;
-      skipEmbedding: boolean;
-      metadata?: Record<string, unknown>;
-      tags?: string[];
-    },
-  ): Memory {
-    const now = new Date();
-    const given = !!o.name && o.description != null;
-    return {
-      _id: o.id ?? randomUUID(),
-      workspaceId: scope.workspaceId,
-      brainId: o.brainId,
-      name: o.name ?? '',
-      description: o.description ?? null,
-      sourceType: o.sourceType,
-      ownerType: o.owner.ownerType,
-      ownerId: o.owner.ownerId,
-      tags: o.tags ?? [],
-      metadata: o.metadata ?? {},
-      contentType: o.contentType,
-      size: o.blob?.size ?? 0,
-      blobKey: o.blob?.key ?? null,
-      fileName: o.fileName ?? null,
-      skipEmbedding: o.skipEmbedding,
-      // Without skip_title_description, what the caller left out is generated once the text is chunked.
-      titleSource: given || o.skipTitle || !o.blob ? 'caller' : 'pending',
-      titleModel: null,
-      ingest: newIngestState(1, null),
-      createdBy: by(scope),
-      createdAt: now,
-      updatedAt: now,
-    };
-  }
-  const blobKey = (scope: Scope, id: string) => `memories/${scope.workspaceId}/${id}`;
   const store = async (scope: Scope, id: string, body: Readable, hint: { declared?: string; name?: string }) => {
     const blob = await d.blobs.put(blobKey(scope, id), body, {
       maxBytes: config.ASSET_MAX_BYTES,
@@ -143,10 +140,33 @@ export function createMemoryService(d: {
     return { blob, contentType: await sniffContentType(blob.head, hint) };
   };
 
-  const SORT = { created_at: 'createdAt', updated_at: 'updatedAt', name: 'name' } as const;
+  return { d, brainFor, checkOwner, get, insertMemory, store };
+}
+type MemoryContext = ReturnType<typeof memoryContext>;
+
+/**
+ * Memories and recollections (docs/knowledge.md, "Memories and recollections"). A memory is text (or a file's text) that an owner
+ * keeps: a neuron (what an agent knows) or a trace (what a conversation established), or the
+ * brain itself when no owner is named. A recollection groups resources of one brain (memories,
+ * assets, artifacts) by explicit membership; its stats are counted from the rows on every read.
+ */
+export function createMemoryService(d: MemoryDeps) {
+  const ctx = memoryContext(d);
+  return {
+    ...createMemoryReads(ctx), // get, list, chunks
+    ...createMemoryIntake(ctx), // create, ingest, storeUpload, finishUpload, discardUpload
+    ...createMemoryRemovals(ctx), // bulkDelete
+    ...createRecollectionSteps(ctx), // getRecollection, listRecollections, createRecollection, join, … (recollections.ts)
+  };
+}
+export type MemoryService = ReturnType<typeof createMemoryService>;
+
+/** Reads: a memory, a page of memories and a memory's chunks. */
+function createMemoryReads(ctx: MemoryContext) {
+  const { d, get } = ctx;
+  const { repo } = d;
   return {
     get,
-    getRecollection,
     async list(
       scope: Scope,
       q: {
@@ -171,6 +191,17 @@ export function createMemoryService(d: {
       return repo.memories.page(scope.workspaceId, where, { field: SORT[q.sortBy], dir }, q);
     },
 
+    async chunks(scope: Scope, id: string, q: { limit: number; offset: number; cursor?: string }) {
+      const m = await get(scope, id);
+      return d.ingest.chunks(scope.workspaceId, m._id, q);
+    },
+  };
+}
+
+/** Memories coming in: by name with optional content, a text or a URL to fetch, or a multipart upload. */
+function createMemoryIntake(ctx: MemoryContext) {
+  const { d, brainFor, checkOwner, insertMemory, store } = ctx;
+  return {
     /** POST /v1/memories: a memory by name (and `content` when sent). */
     async create(
       scope: Scope,
@@ -290,12 +321,14 @@ export function createMemoryService(d: {
       }
     },
     discardUpload: (scope: Scope, id: string) => d.blobs.delete(blobKey(scope, id)),
+  };
+}
 
-    async chunks(scope: Scope, id: string, q: { limit: number; offset: number; cursor?: string }) {
-      const m = await get(scope, id);
-      return d.ingest.chunks(scope.workspaceId, m._id, q);
-    },
-
+/** Deleting memories with everything stored for them. */
+function createMemoryRemovals(ctx: MemoryContext) {
+  const { d } = ctx;
+  const { repo } = d;
+  return {
     /** Deletes the memories of this workspace (and brain) among `ids`; the rest count as not found. */
     async bulkDelete(scope: Scope, ids: string[]): Promise<{ deletedCount: number; notFoundCount: number }> {
       const unique = [...new Set(ids.map((i) => i.toLowerCase()))];
@@ -314,146 +347,5 @@ export function createMemoryService(d: {
       }
       return { deletedCount: deleted, notFoundCount: ids.length - deleted };
     },
-
-    // ---- recollections ----
-    async listRecollections(scope: Scope, q: { limit: number; offset: number; cursor?: string; brain_id?: string }) {
-      return repo.recollections.page(scope.workspaceId, q.brain_id ?? scope.brainId, q);
-    },
-    async createRecollection(
-      scope: Scope,
-      b: { name: string; description?: string; resource_ids?: string[]; brain_id?: string },
-    ) {
-      const brainId = await brainFor(scope, b.brain_id);
-      const now = new Date();
-      const r: Recollection = {
-        _id: randomUUID(),
-        workspaceId: scope.workspaceId,
-        brainId,
-        name: b.name,
-        description: b.description ?? null,
-        createdBy: by(scope),
-        createdAt: now,
-        updatedAt: now,
-      };
-      // Members are checked before anything is written: a refused create leaves nothing behind.
-      if (b.resource_ids?.length)
-        await this.resolveMembers(
-          scope,
-          brainId,
-          b.resource_ids.map((x) => x.toLowerCase()),
-        );
-      await repo.recollections.insert(r);
-      if (b.resource_ids?.length) await this.join(scope, r, b.resource_ids, []);
-      await d.events.emit(scope.workspaceId, 'created', {
-        kind: 'recollection',
-        id: r._id,
-        brain_id: r.brainId,
-        name: r.name,
-      });
-      return r;
-    },
-    /** Adds and removes members: resources of the recollection's brain (memories, assets, artifacts), by id. */
-    async join(scope: Scope, r: Recollection, add: string[], remove: string[]) {
-      const ids = [...new Set(add.map((x) => x.toLowerCase()))];
-      const kinds = await this.resolveMembers(scope, r.brainId, ids);
-      await repo.recollections.addMembers(
-        scope.workspaceId,
-        r._id,
-        new Map(ids.map((id) => [id, kinds.get(id)!])),
-        new Date(),
-      );
-      await repo.recollections.removeMembers(
-        scope.workspaceId,
-        r._id,
-        remove.map((x) => x.toLowerCase()),
-      );
-    },
-    /** The kind of each id, or a 400 naming those that are no memory, asset or artifact of the brain. */
-    async resolveMembers(scope: Scope, brainId: string, ids: string[]): Promise<Map<string, ChunkedKind>> {
-      const [mems, docs] = await Promise.all([
-        repo.memories.idsIn(scope.workspaceId, brainId, ids),
-        repo.documents.lanesIn(scope.workspaceId, brainId, ids),
-      ]);
-      const kinds = new Map<string, ChunkedKind>([
-        ...mems.map((id) => [id, 'memory'] as const),
-        ...docs.map((x) => [x.id, x.lane] as const),
-      ]);
-      const missing = ids.filter((i) => !kinds.has(i));
-      if (missing.length)
-        throw validationError(
-          `resource_ids: ${missing.slice(0, 5).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not a memory, asset or artifact of this recollection's brain`,
-        );
-      return kinds;
-    },
-    async updateRecollection(
-      scope: Scope,
-      id: string,
-      b: {
-        name?: string;
-        description?: string | null;
-        resource_ids?: string[];
-        add_resource_ids?: string[];
-        remove_resource_ids?: string[];
-      },
-    ) {
-      const r = await getRecollection(scope, id);
-      if (b.resource_ids) {
-        const keep = new Set(b.resource_ids.map((x) => x.toLowerCase()));
-        const current = await repo.recollections.memberIds(scope.workspaceId, r._id);
-        await this.join(
-          scope,
-          r,
-          [...keep],
-          current.filter((m) => !keep.has(m)),
-        );
-      }
-      if (b.add_resource_ids?.length || b.remove_resource_ids?.length)
-        await this.join(scope, r, b.add_resource_ids ?? [], b.remove_resource_ids ?? []);
-      const set: Partial<Recollection> = { updatedAt: new Date() };
-      if (b.name !== undefined) set.name = b.name;
-      if (b.description !== undefined) set.description = b.description;
-      await repo.recollections.update(scope.workspaceId, r._id, set);
-      const next = { ...r, ...set };
-      await d.events.emit(scope.workspaceId, 'updated', {
-        kind: 'recollection',
-        id: r._id,
-        brain_id: r.brainId,
-        name: next.name,
-      });
-      return next;
-    },
-    async removeRecollection(scope: Scope, id: string) {
-      const r = await getRecollection(scope, id);
-      await repo.recollections.remove(scope.workspaceId, r._id);
-      await d.events.emit(scope.workspaceId, 'deleted', {
-        kind: 'recollection',
-        id: r._id,
-        brain_id: r.brainId,
-        name: r.name,
-      });
-    },
-    async members(scope: Scope, id: string) {
-      const r = await getRecollection(scope, id);
-      return repo.recollections.members(scope.workspaceId, r._id);
-    },
-    /**
-     * Counted from the stored rows on each read: members that still exist in the recollection's
-     * brain, their chunks, and those chunks that carry a vector (the embedding lane).
-     */
-    async stats(scope: Scope, id: string) {
-      const r = await getRecollection(scope, id);
-      const ids = await repo.recollections.memberIds(scope.workspaceId, r._id);
-      const [mems, docs, chunks] = await Promise.all([
-        repo.memories.countIn(scope.workspaceId, r.brainId, ids),
-        repo.documents.countIn(scope.workspaceId, r.brainId, ids),
-        repo.chunks.countIn(scope.workspaceId, r.brainId, ids),
-      ]);
-      return {
-        resource_count: mems + docs,
-        chunk_count: chunks.chunkCount,
-        embedding_lane_chunk_row_count: chunks.embeddedCount,
-      };
-    },
   };
 }
-export type MemoryService = ReturnType<typeof createMemoryService>;
