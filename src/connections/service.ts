@@ -40,20 +40,30 @@ interface TokenAnswer {
   error_description?: string;
 }
 
-/**
- * Reflex connections over OAuth 2 (issue 12; docs/decisions.md): authorization code with PKCE
- * (S256), `state` bound to the connection request (and so to its user), tokens sealed at rest and
- * refreshed before they expire, every provider request through the outbound guard.
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createConnectionService(d: {
+/** What the connection service's groups share: the deps it was created with. */
+interface ConnectionContext {
   repo: ConnectionStore;
   reflexes: ReflexRepo;
   box: SecretBox;
   guard: Guard;
   config: Config;
   log?: Logger;
-}) {
+}
+
+/** Whose connection a call uses: the user's, or the workspace's for a workspace-wide integration. */
+function ownerOf(
+  scope: { userId: string | null; apiKeyId: string | null },
+  i: Pick<IntegrationDoc, 'per'>,
+): string | null {
+  if (i.per === 'workspace') return 'workspace';
+  return scope.userId ?? (scope.apiKeyId ? `key:${scope.apiKeyId}` : null);
+}
+
+/**
+ * The steps the groups share: the reflex a call names, the provider's token endpoint (the client
+ * secret, the token request, the refresh), the stored connections and a reflex's connection status.
+ */
+function createConnectionSteps(d: ConnectionContext) {
   const { repo, box, guard, config } = d;
   /** Where the provider sends the browser back: PUBLIC_BASE_URL, else the address the request came in on. */
   const base = (origin?: string) => config.PUBLIC_BASE_URL ?? origin ?? `http://${config.HOST}:${config.PORT}`;
@@ -65,14 +75,6 @@ export function createConnectionService(d: {
     return r;
   }
   const integration = (workspaceId: string, integrationId: string) => repo.integration(workspaceId, integrationId);
-  /** Whose connection a call uses: the user's, or the workspace's for a workspace-wide integration. */
-  function ownerOf(
-    scope: { userId: string | null; apiKeyId: string | null },
-    i: Pick<IntegrationDoc, 'per'>,
-  ): string | null {
-    if (i.per === 'workspace') return 'workspace';
-    return scope.userId ?? (scope.apiKeyId ? `key:${scope.apiKeyId}` : null);
-  }
   /** Whether the operator lets integrations name this environment variable (OAUTH_CLIENT_SECRET_ENVS). */
   const envAllowed = (name: string) => config.OAUTH_CLIENT_SECRET_ENVS.includes(name);
   /**
@@ -209,12 +211,19 @@ export function createConnectionService(d: {
     return { reflexId: r._id, connected: integrations.every((x) => x.connected), integrations };
   }
 
+  return { base, reflexOf, integration, envAllowed, tokenRequest, store, connectionOf, refresh, statusOf };
+}
+type ConnectionSteps = ReturnType<typeof createConnectionSteps>;
+
+/** The workspace's integrations (admin: PUT, GET, DELETE /v1/integrations). */
+function createIntegrationAdmin(d: ConnectionContext, steps: ConnectionSteps) {
+  const { repo, box, guard } = d;
+  const { integration, envAllowed } = steps;
   return {
     requiredIntegrations,
     /** The workspace's integration of that id (null: not configured). */
     integration,
 
-    // ---------------------------------------------------------------- integrations (admin)
     async putIntegration(scope: Scope, body: IntegrationBody): Promise<IntegrationDoc> {
       if (body.client_secret && body.client_secret_env)
         throw validationError('send client_secret or client_secret_env, not both');
@@ -261,9 +270,14 @@ export function createConnectionService(d: {
     async removeIntegration(scope: Scope, integrationId: string): Promise<void> {
       if (!(await repo.removeIntegration(scope.workspaceId, integrationId))) throw notFound('Integration');
     },
+  };
+}
 
-    // ---------------------------------------------------------------- the connect flow
-
+/** The connect flow: the authorization URL with PKCE (initiate) and the provider's callback (the code exchanged). */
+function createConnectFlow(d: ConnectionContext, steps: ConnectionSteps) {
+  const { repo, box, config } = d;
+  const { base, reflexOf, integration, statusOf, tokenRequest, store } = steps;
+  return {
     /** POST /v1/reflexes/:id/connect: a connection request and the provider's authorization URL. */
     async initiate(
       scope: Scope,
@@ -375,7 +389,14 @@ export function createConnectionService(d: {
       const doc = await store(i, owner, t, previous);
       return { connectedAccountId: doc._id, success: true as const, callbackUrl: req.callbackUrl };
     },
+  };
+}
 
+/** A reflex's connections: their status, the caller's disconnect and the access token a tool call sends. */
+function createConnectionUse(d: ConnectionContext, steps: ConnectionSteps) {
+  const { repo, box } = d;
+  const { reflexOf, integration, connectionOf, refresh, statusOf } = steps;
+  return {
     async connection(scope: Scope, reflexId: string) {
       const s = await statusOf(scope, await reflexOf(scope, reflexId));
       const first = s.integrations.find((x) => x.connectedAccountId);
@@ -445,6 +466,28 @@ export function createConnectionService(d: {
       }
       return box.open(c.accessSealed);
     },
+  };
+}
+
+/**
+ * Reflex connections over OAuth 2 (issue 12; docs/decisions.md): authorization code with PKCE
+ * (S256), `state` bound to the connection request (and so to its user), tokens sealed at rest and
+ * refreshed before they expire, every provider request through the outbound guard.
+ */
+export function createConnectionService(d: {
+  repo: ConnectionStore;
+  reflexes: ReflexRepo;
+  box: SecretBox;
+  guard: Guard;
+  config: Config;
+  log?: Logger;
+}) {
+  const ctx: ConnectionContext = d;
+  const steps = createConnectionSteps(ctx);
+  return {
+    ...createIntegrationAdmin(ctx, steps),
+    ...createConnectFlow(ctx, steps),
+    ...createConnectionUse(ctx, steps),
   };
 }
 export type ConnectionService = ReturnType<typeof createConnectionService>;

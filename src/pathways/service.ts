@@ -45,7 +45,7 @@ const PATHWAY_DATA_MAX_BYTES = 1_000_000;
 
 /** A page of pathway heads. */
 export type PathwayPage = Page<Pathway>;
-/** What getForRun hands the run engine: the head, the version chosen and that version's id-based graph. */
+/** What getForRun hands the run engine: the head, the version chosen and that version's id-based graph. @public (in the service's signature) */
 export interface PathwayForRun {
   pathway: Pathway;
   version: number;
@@ -69,11 +69,6 @@ const actor = (scope: Scope): string | null => scope.userId ?? scope.apiKeyId ??
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const pathwayNotFound = () => notFound('Pathway');
 
-/**
- * Pathways (`/v1/pathways` in the API reference): CRUD with a capped version history on the head record, graph validation against
- * the caller's neurons, compile previews, participants with owner ⊇ editor ⊇ viewer, and the lookup the run engine
- * uses. Every call takes the scope first; another workspace's or brain's pathway is indistinguishable from a missing one.
- */
 /** What a graph's secrets and connections are checked against when it is saved (src/expressions/credentials.ts). */
 export interface CredentialLookup {
   /** The use policies of the named secrets that exist. */
@@ -82,14 +77,8 @@ export interface CredentialLookup {
   integration(workspaceId: string, integrationId: string): Promise<ConnectionUse | null>;
 }
 
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createPathwayService({
-  repo,
-  events,
-  bus,
-  guard,
-  credentials,
-}: {
+/** What the pathway service's groups share: the deps it was created with. */
+interface PathwayContext {
   repo: PathwayStore;
   events: ResourceEvents;
   /** Publishes pathway.created, pathway.activity and pathway.removed: the pathway's receptor follows it. */
@@ -97,19 +86,36 @@ export function createPathwayService({
   /** The outbound guard: an http node's literal URL is checked when the graph is saved (and at each call). */
   guard: Pick<Guard, 'checkSavedAll'>;
   credentials: CredentialLookup;
-}) {
+}
+
+const ref = (d: { _id: string; brainId: string; name: string; latestVersion: number }) => ({
+  kind: 'pathway' as const,
+  id: d._id,
+  brain_id: d.brainId,
+  name: d.name,
+  version: d.latestVersion,
+});
+
+/** 404 unless the pathway is visible in the scope (the brain, when X-Brain-Id was sent). */
+const visible = <T extends { head: Pathway }>(scope: Scope, found: T | null): T => {
+  if (!found || (scope.brainId && found.head.brainId !== scope.brainId)) throw pathwayNotFound();
+  return found;
+};
+
+/** The caller as the saver of a graph (a saver is an editor: saving needs that role). */
+const saverFrom = (scope: Scope): GraphSaver => ({
+  userId: actor(scope),
+  admin: scope.credential === 'system' || hasRole(scope, 'workspace_admin'),
+  editor: true,
+});
+
+/** The checks the groups share: sizes, visibility, roles, a graph's references, URLs and credentials, and the versioned commit. */
+function createPathwayChecks({ repo, events, guard, credentials }: PathwayContext) {
   /** Checks the stored size of a client value (as the store keeps it); `field` names it in the 400 message. */
   function bounded<T>(value: T, field: string, max: number): T {
     if (repo.storedBytes(value) > max) throw validationError(`${field}: larger than ${max} bytes of JSON`);
     return value;
   }
-  const ref = (d: { _id: string; brainId: string; name: string; latestVersion: number }) => ({
-    kind: 'pathway' as const,
-    id: d._id,
-    brain_id: d.brainId,
-    name: d.name,
-    version: d.latestVersion,
-  });
   /** Neuron ids a graph may reference in this scope (brain-visible ones, or the whole workspace without a brain). */
   async function neuronIdsFor(scope: Scope): Promise<Set<string>> {
     const ids = await repo.neuronIds(scope.workspaceId, scope.brainId);
@@ -134,12 +140,6 @@ export function createPathwayService({
     if (!doc || (scope.brainId && doc.brainId !== scope.brainId)) throw pathwayNotFound();
     return doc;
   }
-
-  /** 404 unless the pathway is visible in the scope (the brain, when X-Brain-Id was sent). */
-  const visible = <T extends { head: Pathway }>(scope: Scope, found: T | null): T => {
-    if (!found || (scope.brainId && found.head.brainId !== scope.brainId)) throw pathwayNotFound();
-    return found;
-  };
 
   /** A participant whose pathway is visible in the scope (else 404). */
   async function participant(scope: Scope, participantId: string): Promise<PathwayParticipantDoc> {
@@ -180,13 +180,6 @@ export function createPathwayService({
     }
     await guard.checkSavedAll(literal);
   }
-
-  /** The caller as the saver of a graph (a saver is an editor: saving needs that role). */
-  const saverFrom = (scope: Scope): GraphSaver => ({
-    userId: actor(scope),
-    admin: scope.credential === 'system' || hasRole(scope, 'workspace_admin'),
-    editor: true,
-  });
 
   /**
    * A graph's secrets and connections are the saver's privilege (docs/pathways.md, "Secrets"): 400
@@ -272,7 +265,28 @@ export function createPathwayService({
     return out;
   }
 
-  const service = {
+  return {
+    bounded,
+    neuronIdsFor,
+    pathwayIdsFor,
+    refsFor,
+    head,
+    participant,
+    requireRole,
+    checkCredentials,
+    graphSaver,
+    checkGraph,
+    commit,
+  };
+}
+
+/** What the groups are built over: the context and the shared checks. */
+type PathwayGroupContext = PathwayContext & { calls: ReturnType<typeof createPathwayChecks> };
+
+/** Reading pathways: the list, a head, its versions, slugs, validate and compile previews, and the run engine's lookups. */
+function createPathwayReads({ repo, calls }: PathwayGroupContext) {
+  const { neuronIdsFor, pathwayIdsFor, graphSaver, checkCredentials, requireRole, head, refsFor } = calls;
+  const reads = {
     neuronIdsFor,
     pathwayIdsFor,
     graphSaver,
@@ -315,6 +329,72 @@ export function createPathwayService({
       return filled;
     },
 
+    /** The kept history, newest first. */
+    async versions(scope: Scope, id: string): Promise<{ doc: Pathway; versions: PathwayVersionSummary[] }> {
+      const { head: doc, versions } = visible(scope, await repo.history(scope.workspaceId, id));
+      return { doc, versions: [...versions].sort((a, b) => b.version - a.version) };
+    },
+
+    /** One kept version; 404 when it was never recorded or has been dropped by the cap. */
+    async version(scope: Scope, id: string, version: number): Promise<{ doc: Pathway; entry: PathwayVersion }> {
+      const { head: doc, entry } = visible(scope, await repo.findVersion(scope.workspaceId, id, version));
+      if (!entry) throw notFound('Pathway version');
+      return { doc, entry };
+    },
+
+    /** POST /v1/pathways/validate: the graph rules plus the neuron check against the caller's workspace (and brain). */
+    async validate(scope: Scope, body: PathwayValidateBody): Promise<ValidationResult> {
+      return validateGraph({ nodes: body.nodes ?? [], edges: body.edges ?? [] }, await refsFor(scope));
+    },
+
+    /** POST /v1/pathways/compile: the index-based graph a run would walk, with the preview input echoed. */
+    async compile(
+      scope: Scope,
+      body: PathwayCompileBody,
+    ): Promise<CompileResult & { preview?: { input: Record<string, unknown> } }> {
+      const result = compileGraph(body.pathway, { ...(await refsFor(scope)), overrides: body.overrides });
+      return { ...result, ...(body.payload !== undefined && { preview: { input: body.payload } }) };
+    },
+
+    /**
+     * For the run engine: 404 'Pathway not found' when the scope has no brain, the pathway
+     * is in another workspace or brain, or it is inactive and no version was requested. `version` picks a kept
+     * version (404 'Pathway version not found' when it is not kept); omitted, the tip.
+     */
+    async getForRun(scope: Scope, id: string, version?: number): Promise<PathwayForRun> {
+      if (!scope.brainId) throw pathwayNotFound();
+      if (version === undefined) {
+        const pathway = await repo.findHead(scope.workspaceId, id);
+        if (!pathway || pathway.brainId !== scope.brainId || !pathway.isActive) throw pathwayNotFound();
+        return { pathway, version: pathway.latestVersion, graph: pathway.graph };
+      }
+      const found = await repo.findVersion(scope.workspaceId, id, version);
+      if (!found || found.head.brainId !== scope.brainId) throw pathwayNotFound();
+      const { head: pathway, entry } = found;
+      if (entry) return { pathway, version, graph: entry.graph };
+      if (version === pathway.latestVersion) return { pathway, version, graph: pathway.graph };
+      throw notFound('Pathway version');
+    },
+
+    /**
+     * For a pathway or map node: the pathway in the run's workspace, in the run's brain when it has one
+     * (else the pathway's own), at `version` (omitted: the tip, active or not; a node names it on
+     * purpose). 404 as getForRun when it is not there.
+     */
+    async getForChildRun(scope: Scope, id: string, version?: number): Promise<PathwayForRun> {
+      const found = await repo.findHead(scope.workspaceId, id);
+      if (!found || (scope.brainId && found.brainId !== scope.brainId)) throw pathwayNotFound();
+      if (version === undefined) return { pathway: found, version: found.latestVersion, graph: found.graph };
+      return reads.getForRun({ ...scope, brainId: found.brainId }, id, version);
+    },
+  };
+  return reads;
+}
+
+/** Changing pathways: create, update (a new version when the content changes), remove and promote a kept version. */
+function createPathwayWrites({ repo, events, bus, calls }: PathwayGroupContext) {
+  const { bounded, checkGraph, checkCredentials, head, requireRole, commit } = calls;
+  return {
     /** Version 1 is recorded at creation; a JWT creator becomes the pathway's owner participant. */
     async create(scope: Scope, body: PathwayCreateBody): Promise<Pathway> {
       if (!scope.brainId) throw validationError('X-Brain-Id header is required');
@@ -417,19 +497,6 @@ export function createPathwayService({
       await bus.emit('pathway.removed', { scope, pathwayId: id });
     },
 
-    /** The kept history, newest first. */
-    async versions(scope: Scope, id: string): Promise<{ doc: Pathway; versions: PathwayVersionSummary[] }> {
-      const { head: doc, versions } = visible(scope, await repo.history(scope.workspaceId, id));
-      return { doc, versions: [...versions].sort((a, b) => b.version - a.version) };
-    },
-
-    /** One kept version; 404 when it was never recorded or has been dropped by the cap. */
-    async version(scope: Scope, id: string, version: number): Promise<{ doc: Pathway; entry: PathwayVersion }> {
-      const { head: doc, entry } = visible(scope, await repo.findVersion(scope.workspaceId, id, version));
-      if (!entry) throw notFound('Pathway version');
-      return { doc, entry };
-    },
-
     /**
      * Makes a kept version's graph the tip as a new version entry (`promoted from vN`); name, description, pathway_data
      * and is_active stay as they are. Needs role editor. The graph is not re-validated: rolling back must always work,
@@ -454,55 +521,13 @@ export function createPathwayService({
         };
       });
     },
+  };
+}
 
-    /** POST /v1/pathways/validate: the graph rules plus the neuron check against the caller's workspace (and brain). */
-    async validate(scope: Scope, body: PathwayValidateBody): Promise<ValidationResult> {
-      return validateGraph({ nodes: body.nodes ?? [], edges: body.edges ?? [] }, await refsFor(scope));
-    },
-
-    /** POST /v1/pathways/compile: the index-based graph a run would walk, with the preview input echoed. */
-    async compile(
-      scope: Scope,
-      body: PathwayCompileBody,
-    ): Promise<CompileResult & { preview?: { input: Record<string, unknown> } }> {
-      const result = compileGraph(body.pathway, { ...(await refsFor(scope)), overrides: body.overrides });
-      return { ...result, ...(body.payload !== undefined && { preview: { input: body.payload } }) };
-    },
-
-    /**
-     * For the run engine: 404 'Pathway not found' when the scope has no brain, the pathway
-     * is in another workspace or brain, or it is inactive and no version was requested. `version` picks a kept
-     * version (404 'Pathway version not found' when it is not kept); omitted, the tip.
-     */
-    async getForRun(scope: Scope, id: string, version?: number): Promise<PathwayForRun> {
-      if (!scope.brainId) throw pathwayNotFound();
-      if (version === undefined) {
-        const pathway = await repo.findHead(scope.workspaceId, id);
-        if (!pathway || pathway.brainId !== scope.brainId || !pathway.isActive) throw pathwayNotFound();
-        return { pathway, version: pathway.latestVersion, graph: pathway.graph };
-      }
-      const found = await repo.findVersion(scope.workspaceId, id, version);
-      if (!found || found.head.brainId !== scope.brainId) throw pathwayNotFound();
-      const { head: pathway, entry } = found;
-      if (entry) return { pathway, version, graph: entry.graph };
-      if (version === pathway.latestVersion) return { pathway, version, graph: pathway.graph };
-      throw notFound('Pathway version');
-    },
-
-    /**
-     * For a pathway or map node: the pathway in the run's workspace, in the run's brain when it has one
-     * (else the pathway's own), at `version` (omitted: the tip, active or not; a node names it on
-     * purpose). 404 as getForRun when it is not there.
-     */
-    async getForChildRun(scope: Scope, id: string, version?: number): Promise<PathwayForRun> {
-      const found = await repo.findHead(scope.workspaceId, id);
-      if (!found || (scope.brainId && found.brainId !== scope.brainId)) throw pathwayNotFound();
-      if (version === undefined) return { pathway: found, version: found.latestVersion, graph: found.graph };
-      return service.getForRun({ ...scope, brainId: found.brainId }, id, version);
-    },
-
-    // ---------------------------------------------------------------- participants
-
+/** A pathway's participants (owner ⊇ editor ⊇ viewer) and the role check. */
+function createPathwayParticipants({ repo, calls }: PathwayGroupContext) {
+  const { head, participant, requireRole } = calls;
+  return {
     async participants(scope: Scope, id: string): Promise<PathwayParticipantDoc[]> {
       await head(scope, id);
       return repo.listParticipants(scope.workspaceId, id);
@@ -556,6 +581,23 @@ export function createPathwayService({
       return { userId, role, requiredRole: required, allowed: role !== null && RANK[role] >= RANK[required] };
     },
   };
-  return service;
+}
+
+/**
+ * Pathways (`/v1/pathways` in the API reference): CRUD with a capped version history on the head record, graph validation against
+ * the caller's neurons, compile previews, participants with owner ⊇ editor ⊇ viewer, and the lookup the run engine
+ * uses. Every call takes the scope first; another workspace's or brain's pathway is indistinguishable from a missing one.
+ */
+export function createPathwayService(d: {
+  repo: PathwayStore;
+  events: ResourceEvents;
+  /** Publishes pathway.created, pathway.activity and pathway.removed: the pathway's receptor follows it. */
+  bus: Bus;
+  /** The outbound guard: an http node's literal URL is checked when the graph is saved (and at each call). */
+  guard: Pick<Guard, 'checkSavedAll'>;
+  credentials: CredentialLookup;
+}) {
+  const ctx: PathwayGroupContext = { ...d, calls: createPathwayChecks(d) };
+  return { ...createPathwayReads(ctx), ...createPathwayWrites(ctx), ...createPathwayParticipants(ctx) };
 }
 export type PathwayService = ReturnType<typeof createPathwayService>;

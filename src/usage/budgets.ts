@@ -25,13 +25,13 @@ function periodOf(period: BudgetPeriod, now: Date = new Date()): { start: Date |
   return { start: null, end: null };
 }
 
-/** What a run's next model turn would spend, estimated before the call (its prompt; output is unknown yet). */
+/** What a run's next model turn would spend, estimated before the call (its prompt; output is unknown yet). @public (in the service's signature) */
 export interface TurnEstimate {
   tokens: number;
   costNanos: number;
 }
 
-/** A budget the next call would go over, as the run engine and the intervention show it. */
+/** A budget the next call would go over, as the run engine and the intervention show it. @public (in the service's signature) */
 export interface BudgetOverrun {
   budgetId: string;
   scope: BudgetDoc['scope'];
@@ -45,7 +45,7 @@ export interface BudgetOverrun {
   message: string;
 }
 
-/** What a call served, as far as budgets are concerned. */
+/** What a call served, as far as budgets are concerned. @public (in the service's signature) */
 export interface BudgetTargets {
   receptorId?: string | null;
   neuronId?: string | null;
@@ -57,23 +57,44 @@ const unitOf = (b: Pick<BudgetDoc, 'measure'>, v: number) =>
 const describe = (b: BudgetDoc) =>
   `the ${b.scope === 'workspace' ? 'workspace' : `${b.scope.replace('_', ' ')} ${b.targetId}`} budget of ${unitOf(b, b.limit)}${b.period === 'total' ? ' in all' : ` per ${b.period}`}`;
 
-/**
- * Budgets (docs/usage.md): an admin caps tokens or USD per day, month or in all, on the workspace,
- * a receptor, a neuron or a share link. Spending is summed by the database from the usage ledger
- * (the same rows every usage figure is made of) whenever a budget is read or checked; the run
- * engine checks before each model turn, so a run stops between turns, never in the middle of one.
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createBudgetService(d: { repo: BudgetStore; usage: UsageStore; counters: UsageCounters }) {
-  const { repo, counters } = d;
+/** What the budget service's groups share: its stores, the counters and the per-process cache of budgets (one Map). */
+interface BudgetContext {
+  repo: BudgetStore;
+  usage: UsageStore;
+  counters: UsageCounters;
+  /** Workspace id → its budgets as read at a version (see `ofWorkspace`). */
+  cache: Map<string, { version: string; budgets: BudgetDoc[]; at: number }>;
+}
 
-  const spendKey = (b: BudgetDoc): SpendKey => ({
-    workspaceId: b.workspaceId,
+const spendKey = (b: BudgetDoc): SpendKey => ({
+  workspaceId: b.workspaceId,
+  scope: b.scope,
+  targetId: b.targetId,
+  period: b.period,
+  measure: b.measure,
+});
+
+const limitRaw = (b: BudgetDoc) => (b.measure === 'usd' ? Math.round(b.limit * NANOS) : b.limit);
+const toUnit = (b: BudgetDoc, raw: number) => (b.measure === 'usd' ? raw / NANOS : raw);
+
+function overrun(b: BudgetDoc, spent: number): BudgetOverrun {
+  const s = toUnit(b, spent);
+  return {
+    budgetId: b._id,
     scope: b.scope,
     targetId: b.targetId,
-    period: b.period,
     measure: b.measure,
-  });
+    period: b.period,
+    limit: b.limit,
+    spent: s,
+    policy: b.policy,
+    message: `BUDGET_EXCEEDED: ${describe(b)} would be exceeded (${unitOf(b, s)} spent${b.period === 'total' ? '' : ` this ${b.period}`})`,
+  };
+}
+
+/** Reading budgets and their spending: the per-process list of a workspace's budgets, and what each has spent. */
+function createBudgetReads(d: BudgetContext) {
+  const { repo, counters, cache } = d;
 
   /** Spent in the budget's current period, in its own unit (tokens, or nano-USD for usd): its counter (the ledger's sum while the counters are not built). */
   async function spentRaw(b: BudgetDoc, now = new Date()): Promise<number> {
@@ -108,7 +129,6 @@ export function createBudgetService(d: { repo: BudgetStore; usage: UsageStore; c
    * at, so a turn in a workspace without budgets reads one Redis key and nothing from the store.
    * Bounded (oldest entries dropped) and re-read after BUDGET_CACHE_TTL_MS whatever the version.
    */
-  const cache = new Map<string, { version: string; budgets: BudgetDoc[]; at: number }>();
   async function ofWorkspace(workspaceId: string): Promise<BudgetDoc[]> {
     const version = await counters.budgetVersion(workspaceId);
     const hit = cache.get(workspaceId);
@@ -124,8 +144,14 @@ export function createBudgetService(d: { repo: BudgetStore; usage: UsageStore; c
     cache.delete(workspaceId);
     await counters.bumpBudgetVersion(workspaceId);
   }
-  const limitRaw = (b: BudgetDoc) => (b.measure === 'usd' ? Math.round(b.limit * NANOS) : b.limit);
-  const toUnit = (b: BudgetDoc, raw: number) => (b.measure === 'usd' ? raw / NANOS : raw);
+  return { spentRaw, spentFromLedger, spentOfList, ofWorkspace, changed };
+}
+type BudgetReads = ReturnType<typeof createBudgetReads>;
+
+/** The admin's budgets (POST/GET/PATCH/DELETE /v1/budgets) and a share link's lifetime token budget. */
+function createBudgetAdmin(d: BudgetContext, reads: BudgetReads) {
+  const { repo, counters } = d;
+  const { spentRaw, changed } = reads;
 
   async function get(scope: Scope, id: string): Promise<BudgetDoc> {
     const b = await repo.get(scope.workspaceId, id);
@@ -138,21 +164,6 @@ export function createBudgetService(d: { repo: BudgetStore; usage: UsageStore; c
     if (scope === 'workspace') return;
     if (!(await repo.targetExists(workspaceId, scope, targetId!)))
       throw notFound(scope === 'share_token' ? 'Share token' : scope === 'receptor' ? 'Receptor' : 'Neuron');
-  }
-
-  function overrun(b: BudgetDoc, spent: number): BudgetOverrun {
-    const s = toUnit(b, spent);
-    return {
-      budgetId: b._id,
-      scope: b.scope,
-      targetId: b.targetId,
-      measure: b.measure,
-      period: b.period,
-      limit: b.limit,
-      spent: s,
-      policy: b.policy,
-      message: `BUDGET_EXCEEDED: ${describe(b)} would be exceeded (${unitOf(b, s)} spent${b.period === 'total' ? '' : ` this ${b.period}`})`,
-    };
   }
 
   return {
@@ -289,7 +300,13 @@ export function createBudgetService(d: { repo: BudgetStore; usage: UsageStore; c
       await repo.removeFor(workspaceId, scope, targetId);
       await changed(workspaceId);
     },
+  };
+}
 
+/** The run engine's checks before a model call (and the share link's door): which budgets cover it, spent or not. */
+function createBudgetChecks(reads: BudgetReads) {
+  const { ofWorkspace, spentFromLedger, spentOfList } = reads;
+  return {
     /** The budgets that cover a call, less those an admin already let this run go beyond (remembered: see `ofWorkspace`). */
     async applicable(
       workspaceId: string,
@@ -357,5 +374,17 @@ export function createBudgetService(d: { repo: BudgetStore; usage: UsageStore; c
       }
     },
   };
+}
+
+/**
+ * Budgets (docs/usage.md): an admin caps tokens or USD per day, month or in all, on the workspace,
+ * a receptor, a neuron or a share link. Spending is summed by the database from the usage ledger
+ * (the same rows every usage figure is made of) whenever a budget is read or checked; the run
+ * engine checks before each model turn, so a run stops between turns, never in the middle of one.
+ */
+export function createBudgetService(d: { repo: BudgetStore; usage: UsageStore; counters: UsageCounters }) {
+  const ctx: BudgetContext = { ...d, cache: new Map() };
+  const reads = createBudgetReads(ctx);
+  return { ...createBudgetAdmin(ctx, reads), ...createBudgetChecks(reads) };
 }
 export type BudgetService = ReturnType<typeof createBudgetService>;

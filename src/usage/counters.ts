@@ -126,10 +126,10 @@ export interface SpendKey {
   measure: 'tokens' | 'usd';
 }
 
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createUsageCounters(redis: Redis, prefix: string) {
+/** The Redis keys of the counters (every key of a workspace under the hash tag `{<workspaceId>}`). */
+function keysOf(prefix: string) {
   const base = (ws: string) => `${prefix}usage:{${ws}}:`;
-  const keys = {
+  return {
     row: (ws: string, id: string) => `${base(ws)}row:${id}`,
     hour: (ws: string, hour: number) => `${base(ws)}h:${hour}`,
     hours: (ws: string) => `${base(ws)}hours`,
@@ -139,17 +139,31 @@ export function createUsageCounters(redis: Redis, prefix: string) {
     built: (ws: string) => `${base(ws)}built`,
     rebuilding: (ws: string) => `${base(ws)}rebuilding`,
   };
-  const scripts: [string, string][] = [
-    ['cortexUsageCount', COUNT_LUA],
-    ['cortexUsageFirst', FIRST_LUA],
-    ['cortexUsageAdjust', ADJUST_LUA],
-    ['cortexUsageFinish', FINISH_LUA],
-    ['cortexUsageAdjustFields', ADJUST_FIELDS_LUA],
-  ];
-  for (const [name, lua] of scripts)
-    if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') redis.defineCommand(name, { lua });
-  const r = redis as unknown as CounterRedis;
+}
 
+/** What the counters' groups share: the Redis client (with the scripts defined on it) and the keys. */
+interface CountersContext {
+  redis: Redis;
+  r: CounterRedis;
+  keys: ReturnType<typeof keysOf>;
+}
+
+const fieldOf = (k: SpendKey, at: Date) => `${periodKey(k.period, at)}:${k.measure === 'usd' ? 'cost' : 'tokens'}`;
+
+/** Parses an hour hash into its groups. */
+function groupsOf(hash: Record<string, string>): UsageGroup[] {
+  const out: UsageGroup[] = [];
+  for (const [field, json] of Object.entries(hash)) {
+    if (field.includes(':')) continue;
+    const g = { ...(JSON.parse(json) as UsageGroup) };
+    for (const m of GROUP_SUMS) g[m] = Number(hash[`${field}:${m}`] ?? 0);
+    out.push(g);
+  }
+  return out;
+}
+
+/** Counting ledger rows (once each, by their markers) and deciding which invocations a row starts. */
+function createRowCounters({ redis, r, keys }: CountersContext) {
   /** The spend hashes a row adds to: its workspace's, and its receptor's, neuron's and share link's. */
   const spendKeysOf = (row: UsageRowDoc) => [
     keys.spend(row.workspaceId, 'workspace', null),
@@ -158,23 +172,7 @@ export function createUsageCounters(redis: Redis, prefix: string) {
     ...(row.shareTokenId ? [keys.spend(row.workspaceId, 'share_token', row.shareTokenId)] : []),
   ];
 
-  const fieldOf = (k: SpendKey, at: Date) => `${periodKey(k.period, at)}:${k.measure === 'usd' ? 'cost' : 'tokens'}`;
-
-  /** Parses an hour hash into its groups. */
-  function groupsOf(hash: Record<string, string>): UsageGroup[] {
-    const out: UsageGroup[] = [];
-    for (const [field, json] of Object.entries(hash)) {
-      if (field.includes(':')) continue;
-      const g = { ...(JSON.parse(json) as UsageGroup) };
-      for (const m of GROUP_SUMS) g[m] = Number(hash[`${field}:${m}`] ?? 0);
-      out.push(g);
-    }
-    return out;
-  }
-
   return {
-    keys,
-
     /**
      * Which facets a row about to be written is its run's first row of (one round trip; none for
      * a row that serves no neuron, receptor or pathway). A repeat of the same ledger id gets the
@@ -230,72 +228,6 @@ export function createUsageCounters(redis: Redis, prefix: string) {
       return added;
     },
 
-    /** What budgets have spent (raw: tokens or nano-USD), one round trip for all of them. */
-    async spent(list: SpendKey[], now = new Date()): Promise<number[]> {
-      if (list.length === 0) return [];
-      const p = redis.pipeline();
-      for (const k of list) p.hget(keys.spend(k.workspaceId, k.scope, k.targetId), fieldOf(k, now));
-      const res = (await p.exec()) ?? [];
-      return res.map(([err, v]) => {
-        if (err) throw err;
-        return Number(v ?? 0);
-      });
-    },
-
-    /**
-     * The same, in the same round trip as the workspaces' `built` markers: null when a workspace's
-     * counters are not known to be complete (the caller sums the ledger instead).
-     */
-    async spentIfBuilt(list: SpendKey[], now = new Date()): Promise<(number | null)[]> {
-      if (list.length === 0) return [];
-      const wss = [...new Set(list.map((k) => k.workspaceId))];
-      const p = redis.pipeline();
-      for (const ws of wss) p.exists(keys.built(ws));
-      for (const k of list) p.hget(keys.spend(k.workspaceId, k.scope, k.targetId), fieldOf(k, now));
-      const res = (await p.exec()) ?? [];
-      for (const [err] of res) if (err) throw err;
-      const built = new Map(wss.map((ws, i) => [ws, Number(res[i][1]) === 1]));
-      return list.map((k, i) => (built.get(k.workspaceId) ? Number(res[wss.length + i][1] ?? 0) : null));
-    },
-
-    /** Whether the workspace's counters are known to be complete (its `built` marker). */
-    isBuilt: async (ws: string): Promise<boolean> => (await redis.exists(keys.built(ws))) === 1,
-
-    /**
-     * Starts a full rebuild: its token, which `finishRebuild` needs, or null while another rebuild
-     * of the workspace is under way (two at once would correct the same counters twice).
-     */
-    async beginRebuild(ws: string): Promise<string | null> {
-      const token = `${Date.now()}:${Math.random().toString(36).slice(2)}`;
-      const ok = await redis.set(keys.rebuilding(ws), token, 'EX', REBUILD_HOLD_S, 'NX');
-      return ok === 'OK' ? token : null;
-    },
-
-    /** Marks the counters built unless Redis lost the rebuild's token meanwhile (true: marked). */
-    finishRebuild: async (ws: string, token: string): Promise<boolean> =>
-      (await r.cortexUsageFinish(2, keys.rebuilding(ws), keys.built(ws), token)) === 1,
-
-    /** Forgets the marker (a check found the counters behind the ledger): reads go to the ledger until a rebuild. */
-    async unbuilt(ws: string): Promise<void> {
-      await redis.del(keys.built(ws));
-    },
-
-    /** The raw spend hash of a target (period field → value), for the rebuild's comparison. */
-    async spendHash(ws: string, scope: BudgetScope, target: string | null): Promise<Record<string, string>> {
-      return redis.hgetall(keys.spend(ws, scope, target));
-    },
-
-    /** Adds deltas to fields of a target's spend hash (the rebuild's correction). */
-    async adjustFields(
-      ws: string,
-      scope: BudgetScope,
-      target: string | null,
-      deltas: [string, number][],
-    ): Promise<void> {
-      if (deltas.length === 0) return;
-      await r.cortexUsageAdjustFields(1, keys.spend(ws, scope, target), ...deltas.flat());
-    },
-
     /**
      * For ledger rows stored without `firstOf` (written before it existed, or around the counters),
      * which invocations each starts: in `at` order, a row is the first of its run for a facet value
@@ -347,12 +279,99 @@ export function createUsageCounters(redis: Redis, prefix: string) {
       for (const m of marks) p.set(keys.first(ws, m.facet, m.value, m.run), m.rowId, 'EX', FIRST_MARK_S, 'NX');
       await p.exec();
     },
+  };
+}
+
+/** The spend counters budgets read (per target, per UTC day, month and in all), their corrections and the budget version. */
+function createSpendCounters({ redis, r, keys }: CountersContext) {
+  return {
+    /** What budgets have spent (raw: tokens or nano-USD), one round trip for all of them. */
+    async spent(list: SpendKey[], now = new Date()): Promise<number[]> {
+      if (list.length === 0) return [];
+      const p = redis.pipeline();
+      for (const k of list) p.hget(keys.spend(k.workspaceId, k.scope, k.targetId), fieldOf(k, now));
+      const res = (await p.exec()) ?? [];
+      return res.map(([err, v]) => {
+        if (err) throw err;
+        return Number(v ?? 0);
+      });
+    },
+
+    /**
+     * The same, in the same round trip as the workspaces' `built` markers: null when a workspace's
+     * counters are not known to be complete (the caller sums the ledger instead).
+     */
+    async spentIfBuilt(list: SpendKey[], now = new Date()): Promise<(number | null)[]> {
+      if (list.length === 0) return [];
+      const wss = [...new Set(list.map((k) => k.workspaceId))];
+      const p = redis.pipeline();
+      for (const ws of wss) p.exists(keys.built(ws));
+      for (const k of list) p.hget(keys.spend(k.workspaceId, k.scope, k.targetId), fieldOf(k, now));
+      const res = (await p.exec()) ?? [];
+      for (const [err] of res) if (err) throw err;
+      const built = new Map(wss.map((ws, i) => [ws, Number(res[i][1]) === 1]));
+      return list.map((k, i) => (built.get(k.workspaceId) ? Number(res[wss.length + i][1] ?? 0) : null));
+    },
+
+    /** The raw spend hash of a target (period field → value), for the rebuild's comparison. */
+    async spendHash(ws: string, scope: BudgetScope, target: string | null): Promise<Record<string, string>> {
+      return redis.hgetall(keys.spend(ws, scope, target));
+    },
+
+    /** Adds deltas to fields of a target's spend hash (the rebuild's correction). */
+    async adjustFields(
+      ws: string,
+      scope: BudgetScope,
+      target: string | null,
+      deltas: [string, number][],
+    ): Promise<void> {
+      if (deltas.length === 0) return;
+      await r.cortexUsageAdjustFields(1, keys.spend(ws, scope, target), ...deltas.flat());
+    },
 
     /** Adds `delta` to a budget's counter (the reconciler's correction). */
     async adjust(k: SpendKey, delta: number, now = new Date()): Promise<void> {
       await r.cortexUsageAdjust(1, keys.spend(k.workspaceId, k.scope, k.targetId), fieldOf(k, now), delta);
     },
 
+    /** The workspace's budget version: changed by every budget write, so a cached list of budgets is known to be current. */
+    budgetVersion: async (ws: string): Promise<string> => (await redis.get(keys.budgets(ws))) ?? '0',
+    bumpBudgetVersion: async (ws: string): Promise<void> => {
+      await redis.incr(keys.budgets(ws));
+    },
+  };
+}
+
+/** The workspace's `built` marker and the full rebuild's hold (whether the counters can be read instead of the ledger). */
+function createRebuildMarkers({ redis, r, keys }: CountersContext) {
+  return {
+    /** Whether the workspace's counters are known to be complete (its `built` marker). */
+    isBuilt: async (ws: string): Promise<boolean> => (await redis.exists(keys.built(ws))) === 1,
+
+    /**
+     * Starts a full rebuild: its token, which `finishRebuild` needs, or null while another rebuild
+     * of the workspace is under way (two at once would correct the same counters twice).
+     */
+    async beginRebuild(ws: string): Promise<string | null> {
+      const token = `${Date.now()}:${Math.random().toString(36).slice(2)}`;
+      const ok = await redis.set(keys.rebuilding(ws), token, 'EX', REBUILD_HOLD_S, 'NX');
+      return ok === 'OK' ? token : null;
+    },
+
+    /** Marks the counters built unless Redis lost the rebuild's token meanwhile (true: marked). */
+    finishRebuild: async (ws: string, token: string): Promise<boolean> =>
+      (await r.cortexUsageFinish(2, keys.rebuilding(ws), keys.built(ws), token)) === 1,
+
+    /** Forgets the marker (a check found the counters behind the ledger): reads go to the ledger until a rebuild. */
+    async unbuilt(ws: string): Promise<void> {
+      await redis.del(keys.built(ws));
+    },
+  };
+}
+
+/** The hour counters: which hours have them, their groups, and forgetting those stored as rollups. */
+function createHourCounters({ redis, keys }: CountersContext) {
+  return {
     /** The epoch hours in [from, to) that have counters (null: unbounded). */
     async hoursWithCounters(ws: string, from: number | null, to: number | null): Promise<number[]> {
       const got = await redis.zrangebyscore(
@@ -382,12 +401,29 @@ export function createUsageCounters(redis: Redis, prefix: string) {
     async forgetHours(ws: string, before: number): Promise<void> {
       await redis.zremrangebyscore(keys.hours(ws), '-inf', `(${before}`);
     },
+  };
+}
 
-    /** The workspace's budget version: changed by every budget write, so a cached list of budgets is known to be current. */
-    budgetVersion: async (ws: string): Promise<string> => (await redis.get(keys.budgets(ws))) ?? '0',
-    bumpBudgetVersion: async (ws: string): Promise<void> => {
-      await redis.incr(keys.budgets(ws));
-    },
+/** The usage counters of the comment above: the scripts defined once on the client, and each group over one context. */
+export function createUsageCounters(redis: Redis, prefix: string) {
+  const keys = keysOf(prefix);
+  const scripts: [string, string][] = [
+    ['cortexUsageCount', COUNT_LUA],
+    ['cortexUsageFirst', FIRST_LUA],
+    ['cortexUsageAdjust', ADJUST_LUA],
+    ['cortexUsageFinish', FINISH_LUA],
+    ['cortexUsageAdjustFields', ADJUST_FIELDS_LUA],
+  ];
+  for (const [name, lua] of scripts)
+    if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') redis.defineCommand(name, { lua });
+  const r = redis as unknown as CounterRedis;
+  const ctx: CountersContext = { redis, r, keys };
+  return {
+    keys,
+    ...createRowCounters(ctx),
+    ...createSpendCounters(ctx),
+    ...createRebuildMarkers(ctx),
+    ...createHourCounters(ctx),
   };
 }
 export type UsageCounters = ReturnType<typeof createUsageCounters>;
