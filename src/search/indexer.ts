@@ -28,7 +28,7 @@ const OBSERVE_MS = 50;
 const LEASE_WRITE_SHARE = 0.6;
 
 /** What `/health` says about this process's index (docs/search.md, Start-up and health). */
-export interface SearchIndexStatus {
+interface SearchIndexStatus {
   /** `building` until the first snapshot is in; searches wait at most SEARCH_BUILD_WAIT_MS for it, then 503. */
   state: 'building' | 'ready';
   /** A re-sync from the store is running (the previous index keeps answering meanwhile). */
@@ -63,8 +63,68 @@ export interface SearchIndexStatus {
 /** The feed entry that removes a deleted workspace's whole index (its Weaviate tenant). */
 export const WORKSPACE_DELETED = 'workspace_deleted';
 
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createSearchIndex(d: {
+export function createSearchIndex(d: IndexDeps) {
+  const home: IndexHome = d.home ?? embeddedHome();
+  const feed = d.streams.feed;
+  const n = feed.partitions;
+  const sources = createSources(d.sources);
+  const ctx: IndexContext = {
+    d,
+    c: d.config,
+    home,
+    feed,
+    n,
+    sources,
+    sourceOf: new Map<SearchType, Source>(sources.map((s) => [s.type, s])),
+    localHeads: d.embedder.model.startsWith('local/'),
+    holder: randomUUID(),
+    leaseMs: d.config.SEARCH_SYNC_LEASE_MS,
+    lease: d.sources.syncLease,
+    state: {
+      built: false,
+      resyncing: false,
+      applied: Array.from({ length: n }, () => ({ id: '0-0', seq: 0 })),
+      snapshotMs: new Array<number>(n).fill(0),
+      feedSeq: null,
+      runId: null,
+      loop: null,
+      stopped: false,
+      reader: null,
+      electing: false,
+      term: null,
+      held: null,
+      parked: false,
+      observing: false,
+    },
+    stats: { builds: 0, batches: 0, events: 0, lastBuild: null },
+    waiters: new Set(),
+  };
+  const build = createIndexBuild(ctx); // resync, applyBatch, redisRunId
+  const follower = createIndexFollower(ctx, build); // follow
+  const election = createIndexElection(ctx, follower); // elect, observe
+  const { start, stop, status, resyncOnce, holdFollower, fresh } = createIndexControl(ctx, {
+    ...build,
+    ...follower,
+    ...election,
+  });
+  d.redis.once('end', () => void stop());
+
+  return {
+    start,
+    stop,
+    status,
+    resyncOnce,
+    holdFollower,
+    fresh,
+    /** The current index (a re-sync of the embedded index replaces it). */
+    index: () => home.current(),
+    /** Where the index lives: `embedded` or `weaviate`. */
+    kind: home.kind,
+  };
+}
+
+/** What the search index is created from. */
+interface IndexDeps {
   sources: SearchSources;
   redis: Redis;
   streams: Streams;
@@ -73,73 +133,73 @@ export function createSearchIndex(d: {
   log: Logger;
   /** Where the index lives (src/search/home.ts); the embedded index when not given. */
   home?: IndexHome;
-}) {
-  const { config: c } = d;
-  const home: IndexHome = d.home ?? embeddedHome();
-  const feed = d.streams.feed;
-  const n = feed.partitions;
-  const sources = createSources(d.sources);
-  const sourceOf = new Map<SearchType, Source>(sources.map((s) => [s.type, s]));
-  const localHeads = d.embedder.model.startsWith('local/');
-  let built = false;
-  let resyncing = false;
+}
+
+/** What changes while the index builds, follows and elects: one object, so every group sees the same values. */
+interface IndexState {
+  built: boolean;
+  resyncing: boolean;
   /**
    * Per partition: the last feed entry applied (its seq; null when it had none), the clock of the
    * partition's Redis when the last snapshot began, and the partition's counter at the last look.
    */
-  let applied: { id: string; seq: number | null }[] = Array.from({ length: n }, () => ({ id: '0-0', seq: 0 }));
-  let snapshotMs: number[] = new Array<number>(n).fill(0);
-  let feedSeq: number[] | null = null;
-  let runId: string | null = null;
-  let loop: Promise<void> | null = null;
-  let stopped = false;
-  /** The sync's position as a home stores it (one entry per feed partition). */
-  const position = () => ({
-    partitions: applied.map((a, p) => ({ feedId: a.id, seq: a.seq, snapshotMs: snapshotMs[p] })),
-    runId,
-  });
-  let reader: FeedReader | null = null;
+  applied: { id: string; seq: number | null }[];
+  snapshotMs: number[];
+  feedSeq: number[] | null;
+  runId: string | null;
+  loop: Promise<void> | null;
+  stopped: boolean;
+  reader: FeedReader | null;
   /** Shared home (Weaviate): this process competes for the syncer's lease (start() was called). */
-  let electing = false;
+  electing: boolean;
   /** This process holds the syncer's lease and may write until `until` (performance.now()); null otherwise. */
-  let term: { until: number } | null = null;
-  const holder = randomUUID();
-  const leaseMs = c.SEARCH_SYNC_LEASE_MS;
-  const lease = d.sources.syncLease;
-  /**
-   * Whether this process may write into its home now: the embedded index and `npm run search:sync`
-   * always; on a shared home that this process follows, only while it holds the syncer's lease.
-   */
-  const mayWrite = () => !stopped && (term ? performance.now() < term.until : !electing);
-  /** Thrown before a write that this process may no longer make (it stopped, or lost the lease). */
-  const fence = () => {
-    if (!mayWrite()) throw new Error('search index: this process no longer writes the index');
-  };
-  let held: Promise<void> | null = null;
-  let parked = false;
-  const stats = { builds: 0, batches: 0, events: 0, lastBuild: null as SearchIndexStatus['last_build'] };
-  const waiters = new Set<() => void>();
-  const wake = () => {
-    for (const w of [...waiters]) w();
-  };
+  term: { until: number } | null;
+  held: Promise<void> | null;
+  parked: boolean;
+  /** A process that is not the syncer reads the syncer's stored position (observe()). */
+  observing: boolean;
+}
 
-  /** Waits until `done()` holds, at most `ms` (woken by every applied batch and finished build); returns `done()`. */
-  async function waitFor(done: () => boolean, ms: number): Promise<boolean> {
-    const deadline = Date.now() + ms;
-    while (!done() && !stopped && Date.now() < deadline) {
-      await new Promise<void>((resolve) => {
-        const fin = () => {
-          waiters.delete(fin);
-          clearTimeout(t);
-          resolve();
-        };
-        const t = setTimeout(fin, Math.max(1, deadline - Date.now()));
-        waiters.add(fin);
-        observe();
-      });
-    }
-    return done();
-  }
+/** What every group of the search index shares: its deps, what they derive, the mutable state and the waiters. */
+interface IndexContext {
+  d: IndexDeps;
+  c: Config;
+  home: IndexHome;
+  feed: Streams['feed'];
+  n: number;
+  sources: Source[];
+  sourceOf: Map<SearchType, Source>;
+  localHeads: boolean;
+  holder: string;
+  leaseMs: number;
+  lease: SearchSources['syncLease'];
+  state: IndexState;
+  stats: { builds: number; batches: number; events: number; lastBuild: SearchIndexStatus['last_build'] };
+  waiters: Set<() => void>;
+}
+
+/** The sync's position as a home stores it (one entry per feed partition). */
+const position = ({ state }: IndexContext) => ({
+  partitions: state.applied.map((a, p) => ({ feedId: a.id, seq: a.seq, snapshotMs: state.snapshotMs[p] })),
+  runId: state.runId,
+});
+/**
+ * Whether this process may write into its home now: the embedded index and `npm run search:sync`
+ * always; on a shared home that this process follows, only while it holds the syncer's lease.
+ */
+const mayWrite = ({ state }: IndexContext) =>
+  !state.stopped && (state.term ? performance.now() < state.term.until : !state.electing);
+/** Thrown before a write that this process may no longer make (it stopped, or lost the lease). */
+const fence = (ctx: IndexContext) => {
+  if (!mayWrite(ctx)) throw new Error('search index: this process no longer writes the index');
+};
+const wake = ({ waiters }: IndexContext) => {
+  for (const w of [...waiters]) w();
+};
+
+/** Writing into the index: a full build from a snapshot of the store, and a batch of feed entries. */
+function createIndexBuild(ctx: IndexContext) {
+  const { d, home, feed, sources, sourceOf, localHeads, stats, state } = ctx;
 
   /** Heads get vectors from the offline embedder (in process, free); chunks carry the vectors ingest stored. */
   async function withHeadVectors(entries: IndexEntry[]): Promise<IndexEntry[]> {
@@ -179,7 +239,7 @@ export function createSearchIndex(d: {
    */
   async function resync(reason: string): Promise<void> {
     const t0 = Date.now();
-    resyncing = true;
+    state.resyncing = true;
     stats.lastBuild = { reason, started_at: new Date(t0).toISOString(), ms: null, resources: 0 };
     try {
       const [pos, id] = await Promise.all([feed.positions(), redisRunId()]);
@@ -192,7 +252,7 @@ export function createSearchIndex(d: {
       for (const s of sources) {
         for await (const page of s.all()) {
           await writing;
-          if (!mayWrite()) return;
+          if (!mayWrite(ctx)) return;
           writing = put(next.target, page).then(() => {
             resources += page.length;
             last.resources = resources;
@@ -202,17 +262,17 @@ export function createSearchIndex(d: {
         }
       }
       await writing;
-      fence();
+      fence(ctx);
       await next.commit();
-      applied = pos.map((p) => ({ id: p.id, seq: p.seq }));
-      feedSeq = pos.map((p) => p.seq);
-      snapshotMs = pos.map((p) => p.timeMs);
-      runId = id;
-      built = true;
+      state.applied = pos.map((p) => ({ id: p.id, seq: p.seq }));
+      state.feedSeq = pos.map((p) => p.seq);
+      state.snapshotMs = pos.map((p) => p.timeMs);
+      state.runId = id;
+      state.built = true;
       stats.builds++;
       stats.lastBuild.ms = Date.now() - t0;
-      fence();
-      await home.save(position());
+      fence(ctx);
+      await home.save(position(ctx));
       d.log.info(
         {
           reason,
@@ -224,40 +284,9 @@ export function createSearchIndex(d: {
         'search index built from the store',
       );
     } finally {
-      resyncing = false;
-      wake();
+      state.resyncing = false;
+      wake(ctx);
     }
-  }
-
-  /** Why a partition's batch cannot be applied after its applied entry: its entries' seq skip a number or step back. */
-  function gapIn({ partition, entries }: FeedBatch): string | null {
-    let prev = applied[partition].seq;
-    for (const e of entries) {
-      if (e.seq === undefined) {
-        prev = null;
-        continue;
-      } // written before entries had a seq
-      if (prev !== null && e.seq !== prev + 1) {
-        return e.seq > prev + 1
-          ? `the feed skipped entries ${prev + 1}..${e.seq - 1} of partition ${partition} (trimmed before they were read, or lost)`
-          : `the feed went backwards (entry ${e.seq} after ${prev} in partition ${partition})`;
-      }
-      prev = e.seq;
-    }
-    return null;
-  }
-
-  /** The feed's position and Redis's identity (when the feed is idle, and every CHECK_MS): why to re-sync, or null. */
-  async function check(): Promise<string | null> {
-    const [pos, id] = await Promise.all([feed.positions(), redisRunId()]);
-    feedSeq = pos.map((p) => p.seq);
-    if (id && runId && id !== runId) return 'Redis restarted (it may have come back without its newest entries)';
-    for (const [p, at] of pos.entries()) {
-      const done = applied[p];
-      if (compareIds(at.id, done.id) < 0 || (done.seq !== null && at.seq < done.seq))
-        return `the feed went backwards (partition ${p}: its newest entry is ${at.id}, seq ${at.seq}; applied ${done.id})`;
-    }
-    return null;
   }
 
   /** Applies a batch of feed entries: the changed resources re-read in bulk (one read per collection), then replaced or removed. */
@@ -292,10 +321,50 @@ export function createSearchIndex(d: {
     }
     const index = home.current();
     await withHeadVectors(found.flat());
-    fence();
+    fence(ctx);
     if (gone.length) await index.removeResources(gone);
     await put(index, found);
     for (const ws of dropped) await index.dropWorkspace(ws);
+  }
+
+  return { resync, applyBatch, redisRunId };
+}
+
+/** Following the feed: the loop that builds, then applies the feed's batches and checks its bounds. */
+function createIndexFollower(ctx: IndexContext, build: ReturnType<typeof createIndexBuild>) {
+  const { d, home, feed, n, stats, state } = ctx;
+  const { resync, applyBatch, redisRunId } = build;
+
+  /** Why a partition's batch cannot be applied after its applied entry: its entries' seq skip a number or step back. */
+  function gapIn({ partition, entries }: FeedBatch): string | null {
+    let prev = state.applied[partition].seq;
+    for (const e of entries) {
+      if (e.seq === undefined) {
+        prev = null;
+        continue;
+      } // written before entries had a seq
+      if (prev !== null && e.seq !== prev + 1) {
+        return e.seq > prev + 1
+          ? `the feed skipped entries ${prev + 1}..${e.seq - 1} of partition ${partition} (trimmed before they were read, or lost)`
+          : `the feed went backwards (entry ${e.seq} after ${prev} in partition ${partition})`;
+      }
+      prev = e.seq;
+    }
+    return null;
+  }
+
+  /** The feed's position and Redis's identity (when the feed is idle, and every CHECK_MS): why to re-sync, or null. */
+  async function check(): Promise<string | null> {
+    const [pos, id] = await Promise.all([feed.positions(), redisRunId()]);
+    state.feedSeq = pos.map((p) => p.seq);
+    if (id && state.runId && id !== state.runId)
+      return 'Redis restarted (it may have come back without its newest entries)';
+    for (const [p, at] of pos.entries()) {
+      const done = state.applied[p];
+      if (compareIds(at.id, done.id) < 0 || (done.seq !== null && at.seq < done.seq))
+        return `the feed went backwards (partition ${p}: its newest entry is ${at.id}, seq ${at.seq}; applied ${done.id})`;
+    }
+    return null;
   }
 
   /** Builds the index, then follows the feed in batches; re-syncs from the store when the feed lost entries or went backwards. */
@@ -303,52 +372,55 @@ export function createSearchIndex(d: {
     let reason: string | null = 'start';
     let lastCheck = Date.now();
     // A home that keeps its index (Weaviate) resumes from its stored position: no rebuild, searches at once.
-    while (mayWrite() && reason === 'start') {
+    while (mayWrite(ctx) && reason === 'start') {
       try {
         await home.open();
         const [pos, id] = await Promise.all([home.load(), redisRunId()]);
         // A position of another partition count (RESOURCE_FEED_PARTITIONS changed) is re-synced whole.
         if (pos && pos.partitions.length === n && !(pos.runId && id && pos.runId !== id)) {
-          applied = pos.partitions.map((p) => ({ id: p.feedId, seq: p.seq }));
-          snapshotMs = pos.partitions.map((p) => p.snapshotMs);
-          runId = id;
-          built = true;
-          d.log.info({ applied: applied.map((a) => a.id) }, 'search index: resuming the sync from its stored position');
-          wake();
+          state.applied = pos.partitions.map((p) => ({ id: p.feedId, seq: p.seq }));
+          state.snapshotMs = pos.partitions.map((p) => p.snapshotMs);
+          state.runId = id;
+          state.built = true;
+          d.log.info(
+            { applied: state.applied.map((a) => a.id) },
+            'search index: resuming the sync from its stored position',
+          );
+          wake(ctx);
           reason = null;
         } else break;
       } catch (err) {
-        if (!mayWrite()) break;
+        if (!mayWrite(ctx)) break;
         d.log.warn({ err: (err as Error).message }, 'search index: opening its home failed; retrying');
         await sleep(1000);
       }
     }
-    while (mayWrite()) {
+    while (mayWrite(ctx)) {
       try {
-        if (held) {
+        if (state.held) {
           // A held follower reads nothing, not even a read already in flight (a cluster reader
           // keeps one per partition): its reader is closed until the hold ends.
-          reader?.close();
-          reader = null;
-          parked = true;
-          wake();
-          await held;
-          parked = false;
+          state.reader?.close();
+          state.reader = null;
+          state.parked = true;
+          wake(ctx);
+          await state.held;
+          state.parked = false;
         }
         if (reason) {
-          if (built) d.log.warn({ reason }, 'search index: re-syncing from the store');
+          if (state.built) d.log.warn({ reason }, 'search index: re-syncing from the store');
           await resync(reason);
           reason = null;
           lastCheck = Date.now();
           continue;
         }
-        reader ??= feed.reader();
-        const read = await reader.read(
-          applied.map((a) => a.id),
+        state.reader ??= feed.reader();
+        const read = await state.reader.read(
+          state.applied.map((a) => a.id),
           CHECK_MS,
           FEED_BATCH,
         );
-        if (!mayWrite()) break;
+        if (!mayWrite(ctx)) break;
         if (read.length) {
           reason = read.map(gapIn).find((r) => r !== null) ?? null;
           if (reason) continue;
@@ -357,13 +429,13 @@ export function createSearchIndex(d: {
           await applyBatch(batch);
           for (const b of read) {
             const last = b.entries[b.entries.length - 1];
-            applied[b.partition] = { id: last.id, seq: last.seq ?? null };
+            state.applied[b.partition] = { id: last.id, seq: last.seq ?? null };
           }
-          fence();
-          await home.save(position());
+          fence(ctx);
+          await home.save(position(ctx));
           stats.batches++;
           stats.events += batch.length;
-          wake();
+          wake(ctx);
         }
         if (!read.length || Date.now() - lastCheck >= CHECK_MS) {
           lastCheck = Date.now();
@@ -371,7 +443,7 @@ export function createSearchIndex(d: {
           await home.refresh();
         }
       } catch (err) {
-        if (!mayWrite()) break;
+        if (!mayWrite(ctx)) break;
         d.log.warn(
           { err: (err as Error).message },
           'search index: building or following the resource feed failed; retrying',
@@ -381,6 +453,14 @@ export function createSearchIndex(d: {
     }
   }
 
+  return { follow };
+}
+
+/** The syncer's election on a shared home (Weaviate), and the stored position read by the other processes. */
+function createIndexElection(ctx: IndexContext, follower: ReturnType<typeof createIndexFollower>) {
+  const { d, home, n, holder, leaseMs, lease, waiters, state } = ctx;
+  const { follow } = follower;
+
   /**
    * Shared home (Weaviate): competes for the syncer's lease until the process stops; while it holds
    * the lease it is the syncer (follow() from the stored position, renewing the lease), else it
@@ -389,20 +469,20 @@ export function createSearchIndex(d: {
    */
   async function elect(): Promise<void> {
     let key: string | null = null;
-    while (!stopped) {
+    while (!state.stopped) {
       try {
         await home.open();
         key ??= `search-sync:${home.name()}`;
         const t0 = performance.now();
         if (await lease.take(key, holder, leaseMs)) {
-          term = { until: t0 + leaseMs * LEASE_WRITE_SHARE };
+          state.term = { until: t0 + leaseMs * LEASE_WRITE_SHARE };
           await serve(key);
           continue;
         }
         // Another process syncs: its stored position is what /health and the next search start from.
         await adoptStored();
       } catch (err) {
-        if (stopped) break;
+        if (state.stopped) break;
         d.log.warn({ err: (err as Error).message }, 'search sync: taking the syncer lease failed; retrying');
       }
       await sleep(leaseMs / 5);
@@ -414,17 +494,17 @@ export function createSearchIndex(d: {
     d.log.info({ index: key }, 'search sync: this process is the syncer');
     let renewing = false;
     const renew = setInterval(() => {
-      if (renewing || !term) return;
+      if (renewing || !state.term) return;
       renewing = true;
       const t0 = performance.now();
       lease
         .renew(key, holder, leaseMs)
         .then((kept) => {
-          if (!term) return;
-          if (kept) term.until = t0 + leaseMs * LEASE_WRITE_SHARE;
+          if (!state.term) return;
+          if (kept) state.term.until = t0 + leaseMs * LEASE_WRITE_SHARE;
           else {
-            term.until = 0;
-            reader?.close();
+            state.term.until = 0;
+            state.reader?.close();
             d.log.warn({ index: key }, 'search sync: the syncer lease was taken over; this process stops writing');
           }
         })
@@ -437,15 +517,15 @@ export function createSearchIndex(d: {
       await follow();
     } finally {
       clearInterval(renew);
-      const kept = term !== null && performance.now() < term.until;
-      term = null;
-      feedSeq = null;
-      reader?.close();
-      reader = null;
+      const kept = state.term !== null && performance.now() < state.term.until;
+      state.term = null;
+      state.feedSeq = null;
+      state.reader?.close();
+      state.reader = null;
       // Stopping while the lease is still ours: give it back, so another process takes over at once.
       if (kept) await lease.release(key, holder).catch(() => {});
       d.log.info({ index: key }, 'search sync: this process is no longer the syncer');
-      wake();
+      wake(ctx);
     }
   }
 
@@ -454,24 +534,23 @@ export function createSearchIndex(d: {
    * written after the entries it covers) every OBSERVE_MS; its applied entries and snapshot clocks
    * are what `fresh()` and `whenBuilt()` compare against.
    */
-  let observing = false;
   async function adoptStored(): Promise<void> {
     const pos = await home.load();
-    if (!term && pos && pos.partitions.length === n) {
-      applied = pos.partitions.map((p) => ({ id: p.feedId, seq: p.seq }));
-      snapshotMs = pos.partitions.map((p) => p.snapshotMs);
-      built = true;
-      wake();
+    if (!state.term && pos && pos.partitions.length === n) {
+      state.applied = pos.partitions.map((p) => ({ id: p.feedId, seq: p.seq }));
+      state.snapshotMs = pos.partitions.map((p) => p.snapshotMs);
+      state.built = true;
+      wake(ctx);
     }
     await home.refresh();
   }
   function observe(): void {
-    if (observing || !home.shared || term || stopped) return;
-    observing = true;
+    if (state.observing || !home.shared || state.term || state.stopped) return;
+    state.observing = true;
     void (async () => {
       let warned = 0;
       try {
-        while (!stopped && !term && waiters.size > 0) {
+        while (!state.stopped && !state.term && waiters.size > 0) {
           try {
             await home.open();
             await adoptStored();
@@ -484,32 +563,61 @@ export function createSearchIndex(d: {
           await sleep(OBSERVE_MS);
         }
       } finally {
-        observing = false;
+        state.observing = false;
       }
     })();
   }
 
+  return { elect, observe };
+}
+
+/** What the service calls: start and stop, the waits of a search (first build, read your writes), status and tests' holds. */
+function createIndexControl(
+  ctx: IndexContext,
+  steps: Pick<ReturnType<typeof createIndexBuild>, 'resync'> &
+    ReturnType<typeof createIndexFollower> &
+    ReturnType<typeof createIndexElection>,
+) {
+  const { c, home, feed, stats, waiters, state } = ctx;
+  const { resync, follow, elect, observe } = steps;
+
+  /** Waits until `done()` holds, at most `ms` (woken by every applied batch and finished build); returns `done()`. */
+  async function waitFor(done: () => boolean, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (!done() && !state.stopped && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const fin = () => {
+          waiters.delete(fin);
+          clearTimeout(t);
+          resolve();
+        };
+        const t = setTimeout(fin, Math.max(1, deadline - Date.now()));
+        waiters.add(fin);
+        observe();
+      });
+    }
+    return done();
+  }
+
   /** Stops following (and gives the syncer lease back when it holds it); resolves once that is done, at most 2 s. */
   async function stop(): Promise<void> {
-    stopped = true;
-    reader?.close();
-    wake();
-    if (loop) await Promise.race([loop.catch(() => {}), sleep(2000)]);
+    state.stopped = true;
+    state.reader?.close();
+    wake(ctx);
+    if (state.loop) await Promise.race([state.loop.catch(() => {}), sleep(2000)]);
   }
-  d.redis.once('end', () => void stop());
-
   /** Starts the background build and the follower (once per process); returns at once. */
   function start(): void {
-    if (stopped || loop) return;
-    electing = home.shared;
-    loop = electing ? elect() : follow();
+    if (state.stopped || state.loop) return;
+    state.electing = home.shared;
+    state.loop = state.electing ? elect() : follow();
   }
 
   /** The index's first build, waited for at most SEARCH_BUILD_WAIT_MS; then 503 with Retry-After. */
   async function whenBuilt(): Promise<void> {
-    if (built) return;
+    if (state.built) return;
     start();
-    if (!(await waitFor(() => built, c.SEARCH_BUILD_WAIT_MS))) {
+    if (!(await waitFor(() => state.built, c.SEARCH_BUILD_WAIT_MS))) {
       throw new AppError('SERVICE_UNAVAILABLE', 503, 'The search index is still being built; retry after Retry-After', {
         'Retry-After': '2',
       });
@@ -527,24 +635,24 @@ export function createSearchIndex(d: {
     const mark = await feed.mark(workspaceId);
     const done = () =>
       !mark ||
-      compareIds(applied[mark.partition].id, mark.id) >= 0 ||
-      compareIds(mark.id, `${snapshotMs[mark.partition]}-0`) < 0;
+      compareIds(state.applied[mark.partition].id, mark.id) >= 0 ||
+      compareIds(mark.id, `${state.snapshotMs[mark.partition]}-0`) < 0;
     if (!done()) await waitFor(done, c.SEARCH_FRESH_WAIT_MS);
   }
 
   /** For /health: the index's state, position and lag (entries written after the applied one, at the follower's last look). */
   function status(): SearchIndexStatus {
-    const seqs = applied.map((a) => a.seq);
+    const seqs = state.applied.map((a) => a.seq);
     return {
-      state: built ? 'ready' : 'building',
-      resyncing: built && resyncing,
-      syncer: !home.shared || term !== null,
-      applied: applied.map((a) => a.id).reduce((a, b) => (compareIds(a, b) >= 0 ? a : b)),
+      state: state.built ? 'ready' : 'building',
+      resyncing: state.built && state.resyncing,
+      syncer: !home.shared || state.term !== null,
+      applied: state.applied.map((a) => a.id).reduce((a, b) => (compareIds(a, b) >= 0 ? a : b)),
       lag:
-        feedSeq !== null && seqs.every((x) => x !== null)
-          ? feedSeq.reduce((sum, at, p) => sum + Math.max(0, at - seqs[p]!), 0)
+        state.feedSeq !== null && seqs.every((x) => x !== null)
+          ? state.feedSeq.reduce((sum, at, p) => sum + Math.max(0, at - seqs[p]!), 0)
           : null,
-      entries: built ? home.current().size() : 0,
+      entries: state.built ? home.current().size() : 0,
       builds: stats.builds,
       batches: stats.batches,
       events: stats.events,
@@ -558,14 +666,14 @@ export function createSearchIndex(d: {
    */
   async function holdFollower(): Promise<() => void> {
     let release = () => {};
-    held = new Promise<void>((r) => {
+    state.held = new Promise<void>((r) => {
       release = () => {
-        held = null;
+        state.held = null;
         r();
       };
     });
     start();
-    await waitFor(() => parked, 60_000);
+    await waitFor(() => state.parked, 60_000);
     return release;
   }
 
@@ -580,18 +688,7 @@ export function createSearchIndex(d: {
     return status();
   }
 
-  return {
-    start,
-    stop,
-    status,
-    resyncOnce,
-    holdFollower,
-    fresh,
-    /** The current index (a re-sync of the embedded index replaces it). */
-    index: () => home.current(),
-    /** Where the index lives: `embedded` or `weaviate`. */
-    kind: home.kind,
-  };
+  return { start, stop, status, resyncOnce, holdFollower, fresh };
 }
 
 /** The embedded home: the index in this process's memory; a re-sync builds a new one and swaps it in. */

@@ -25,7 +25,7 @@ export interface SearchHit {
   chunk_id?: string;
   explain?: HitExplain;
 }
-export interface ListHit {
+interface ListHit {
   type: SearchType;
   id: string;
   path: string;
@@ -70,46 +70,61 @@ export interface Scoping {
   extra?: (e: IndexEntry) => boolean;
 }
 
+/** What a ranking shares: the deps its factory received. */
+interface RankingContext {
+  d: {
+    index: () => SearchBackend;
+    embedder: Embedder;
+    usage: UsageService;
+    config: Config;
+  };
+  /** The embedder runs in process (free): a query's embedding is not billed. */
+  localHeads: boolean;
+}
+
 /**
  * How the index answers a query (docs/search.md): entries filtered by scope, ranked by BM25 and
  * exact vectors fused with RRF, and shaped into hits.
  */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createSearchRanking(d: {
-  index: () => SearchBackend;
-  embedder: Embedder;
-  usage: UsageService;
-  config: Config;
-}) {
+export function createSearchRanking(d: RankingContext['d']) {
+  const ctx: RankingContext = { d, localHeads: d.embedder.model.startsWith('local/') };
+  const { rank } = createRankingLegs(ctx);
+  const { list, listPage, facet } = createRankingPages(ctx, { rank });
+  return { entryFilter, rank, toHit, toListHit, list, listPage, checkFacetFilters, facet, normalize };
+}
+
+function entryFilter(s: Scoping, headsOnly = false): IndexFilter {
+  const where: EntryWhere = {
+    types: [...s.types],
+    brainId: s.brainId,
+    isActive: s.isActive,
+    visibility: s.visibility,
+    pathPrefix: s.pathPrefix,
+    folder: s.folder,
+    contains: s.contains,
+    resourceIds: s.resourceIds,
+    headsOnly,
+    ...s.memory,
+  };
+  const base = whereTest(where);
+  const post = s.and.length > 0 || !!s.extra;
+  const test = !post
+    ? base
+    : (e: IndexEntry) => {
+        if (!base(e)) return false;
+        if (s.and.length) {
+          const h = haystack(e);
+          if (!s.and.every((t) => h.includes(t))) return false;
+        }
+        return !s.extra || s.extra(e);
+      };
+  return { where, test, post };
+}
+
+/** The ranking legs: the query's vector (billed for a remote model) and the fused ranking of one text query. */
+function createRankingLegs(ctx: RankingContext) {
+  const { d, localHeads } = ctx;
   const { config: c } = d;
-  const localHeads = d.embedder.model.startsWith('local/');
-  function entryFilter(s: Scoping, headsOnly = false): IndexFilter {
-    const where: EntryWhere = {
-      types: [...s.types],
-      brainId: s.brainId,
-      isActive: s.isActive,
-      visibility: s.visibility,
-      pathPrefix: s.pathPrefix,
-      folder: s.folder,
-      contains: s.contains,
-      resourceIds: s.resourceIds,
-      headsOnly,
-      ...s.memory,
-    };
-    const base = whereTest(where);
-    const post = s.and.length > 0 || !!s.extra;
-    const test = !post
-      ? base
-      : (e: IndexEntry) => {
-          if (!base(e)) return false;
-          if (s.and.length) {
-            const h = haystack(e);
-            if (!s.and.every((t) => h.includes(t))) return false;
-          }
-          return !s.extra || s.extra(e);
-        };
-    return { where, test, post };
-  }
 
   async function queryVector(scope: Scope, text: string): Promise<{ vector: Float32Array; model: string } | null> {
     if (!text.trim()) return null;
@@ -172,33 +187,41 @@ export function createSearchRanking(d: {
     });
   }
 
-  const toHit = (
-    e: IndexEntry,
-    needles: string[],
-    extra: { score: number; similarity: number; explain?: HitExplain },
-  ): SearchHit => ({
-    type: e.type,
-    id: e.resourceId,
-    path: e.displayPath,
-    title: e.title,
-    snippet: snippetOf(isHead(e) ? [e.description, e.text].filter(Boolean).join(' — ') || e.title : e.text, needles),
-    url: e.url,
-    similarity: extra.similarity,
-    score: extra.score,
-    ...(isHead(e) ? {} : { chunk_id: e.id }),
-    ...(extra.explain ? { explain: extra.explain } : {}),
-  });
+  return { rank };
+}
 
-  const toListHit = (e: IndexEntry): ListHit => ({
-    type: e.type,
-    id: e.resourceId,
-    path: e.displayPath,
-    title: e.title,
-    snippet: snippetOf([e.description, e.text].filter(Boolean).join(' — '), [], 200),
-    url: e.url,
-    updated_at: new Date(e.updatedAt).toISOString(),
-    ...(e.isActive === undefined ? {} : { is_active: e.isActive }),
-  });
+const toHit = (
+  e: IndexEntry,
+  needles: string[],
+  extra: { score: number; similarity: number; explain?: HitExplain },
+): SearchHit => ({
+  type: e.type,
+  id: e.resourceId,
+  path: e.displayPath,
+  title: e.title,
+  snippet: snippetOf(isHead(e) ? [e.description, e.text].filter(Boolean).join(' — ') || e.title : e.text, needles),
+  url: e.url,
+  similarity: extra.similarity,
+  score: extra.score,
+  ...(isHead(e) ? {} : { chunk_id: e.id }),
+  ...(extra.explain ? { explain: extra.explain } : {}),
+});
+
+const toListHit = (e: IndexEntry): ListHit => ({
+  type: e.type,
+  id: e.resourceId,
+  path: e.displayPath,
+  title: e.title,
+  snippet: snippetOf([e.description, e.text].filter(Boolean).join(' — '), [], 200),
+  url: e.url,
+  updated_at: new Date(e.updatedAt).toISOString(),
+  ...(e.isActive === undefined ? {} : { is_active: e.isActive }),
+});
+
+/** Lists and facets: a type's heads newest first (paged by the engine where it can) and one facet of a search. */
+function createRankingPages(ctx: RankingContext, legs: Pick<ReturnType<typeof createRankingLegs>, 'rank'>) {
+  const { d } = ctx;
+  const { rank } = legs;
 
   /** Heads of one type visible in the brain, newest first. */
   async function list(scope: Scope, s: Scoping): Promise<IndexEntry[]> {
@@ -219,15 +242,6 @@ export function createSearchRanking(d: {
     if (page) return page;
     const rows = await list(scope, s);
     return { entries: rows.slice(o.offset, o.offset + o.limit), total: rows.length };
-  }
-
-  function checkFacetFilters(type: SearchType, r: { filters?: SearchRequest['filters']; path_prefix?: string }) {
-    if (r.filters?.visibility && !HAS_VISIBILITY.has(type))
-      throw validationError(
-        `filters.visibility: ${type} have no visibility (it applies to ${[...HAS_VISIBILITY].join(', ')})`,
-      );
-    if (r.path_prefix && !HAS_PATH.has(type))
-      throw validationError(`path_prefix: ${type} have no folder paths (it applies to assets and artifacts)`);
   }
 
   /** One facet of a search, sync or async. */
@@ -267,19 +281,28 @@ export function createSearchRanking(d: {
     };
   }
 
-  /** The same hits in one shape whatever their type (the `normalized` shape is ours; docs/search.md). */
-  const normalize = (hits: (SearchHit | (ListHit & { similarity: number; score: number }))[]) =>
-    hits.map((h) => ({
-      type: h.type,
-      id: h.id,
-      title: h.title,
-      path: h.path,
-      snippet: h.snippet,
-      url: h.url,
-      score: h.score,
-      similarity: h.similarity,
-      ...('chunk_id' in h && h.chunk_id ? { chunk_id: h.chunk_id } : {}),
-    }));
-
-  return { entryFilter, rank, toHit, toListHit, list, listPage, checkFacetFilters, facet, normalize };
+  return { list, listPage, facet };
 }
+
+function checkFacetFilters(type: SearchType, r: { filters?: SearchRequest['filters']; path_prefix?: string }) {
+  if (r.filters?.visibility && !HAS_VISIBILITY.has(type))
+    throw validationError(
+      `filters.visibility: ${type} have no visibility (it applies to ${[...HAS_VISIBILITY].join(', ')})`,
+    );
+  if (r.path_prefix && !HAS_PATH.has(type))
+    throw validationError(`path_prefix: ${type} have no folder paths (it applies to assets and artifacts)`);
+}
+
+/** The same hits in one shape whatever their type (the `normalized` shape is ours; docs/search.md). */
+const normalize = (hits: (SearchHit | (ListHit & { similarity: number; score: number }))[]) =>
+  hits.map((h) => ({
+    type: h.type,
+    id: h.id,
+    title: h.title,
+    path: h.path,
+    snippet: h.snippet,
+    url: h.url,
+    score: h.score,
+    similarity: h.similarity,
+    ...('chunk_id' in h && h.chunk_id ? { chunk_id: h.chunk_id } : {}),
+  }));

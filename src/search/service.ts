@@ -28,7 +28,7 @@ import { grepRows } from './grep.js';
 import { childrenFrom, decodeCursor, encodeCursor, engineSource, headsSource } from './tree.js';
 import type { UsageService } from '../usage/index.js';
 
-export type { SearchHit, SearchMode, SearchRequest } from './ranking.js';
+export type { SearchHit } from './ranking.js';
 /**
  * Discovery (docs/search.md): grep, sync and async search, browse, the resource tree and
  * recollection search, all answered from one in-process index per API (or worker) process.
@@ -40,28 +40,18 @@ export type { SearchHit, SearchMode, SearchRequest } from './ranking.js';
  * only until its own workspace's earlier writes are applied. Several processes each follow the
  * same feed and converge on the same entries.
  */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createSearchService(d: {
-  sources: SearchSources;
-  redis: Redis;
-  streams: Streams;
-  embedder: Embedder;
-  jobs: JobService;
-  usage: UsageService;
-  config: Config;
-  log: Logger;
-}) {
+export function createSearchService(d: SearchDeps) {
   const idx = createSearchIndex({
     ...d,
     home: searchKind(d.config) === 'weaviate' ? weaviateHome({ config: d.config, embedder: d.embedder }) : undefined,
   });
-  const { fresh } = idx;
-  const { entryFilter, rank, toHit, toListHit, listPage, checkFacetFilters, facet, normalize } = createSearchRanking({
+  const ranking = createSearchRanking({
     index: idx.index,
     embedder: d.embedder,
     usage: d.usage,
     config: d.config,
   });
+  const ctx: SearchContext = { d, idx, ranking };
 
   return {
     start: idx.start,
@@ -73,7 +63,37 @@ export function createSearchService(d: {
     kind: idx.kind,
     /** For tests and the bench: the process's index. */
     index: idx.index,
+    ...createSearchLookups(ctx), // grep, search, recollections
+    ...createAsyncSearch(ctx), // startAsync, facetFor, progress, finishAsync, failAsync
+    ...createSearchBrowsing(ctx), // browse, tree
+  };
+}
 
+/** What the search service was created from. */
+interface SearchDeps {
+  sources: SearchSources;
+  redis: Redis;
+  streams: Streams;
+  embedder: Embedder;
+  jobs: JobService;
+  usage: UsageService;
+  config: Config;
+  log: Logger;
+}
+
+/** What every group of the search service shares: its deps, the process's index and the ranking over it. */
+interface SearchContext {
+  d: SearchDeps;
+  idx: ReturnType<typeof createSearchIndex>;
+  ranking: ReturnType<typeof createSearchRanking>;
+}
+
+/** Lookups answered at once: grep, the one-facet search and recollection search. */
+function createSearchLookups(ctx: SearchContext) {
+  const { idx } = ctx;
+  const { fresh } = idx;
+  const { entryFilter, rank, toHit, toListHit, listPage, checkFacetFilters, facet, normalize } = ctx.ranking;
+  return {
     /** POST /v1/grep: list a type, or match a pattern case-insensitively on names and descriptions (and content for memories, artifacts). */
     async grep(scope: Scope, b: { query: string; limit: number }) {
       // Bad input is a 400 at once, without waiting for the index.
@@ -135,6 +155,68 @@ export function createSearchService(d: {
       };
     },
 
+    /** POST /v1/recollections/search: memories of the given owners, by vector, full text or both. */
+    async recollections(
+      scope: Scope,
+      b: {
+        query: string;
+        owner_type: string;
+        owner_ids: string[];
+        trace_id?: string;
+        neuron_id?: string;
+        project?: string;
+        context?: string;
+        tags?: string[];
+        limit: number;
+        threshold: number;
+        strategy: 'vector' | 'qdrant' | 'fulltext' | 'hybrid';
+      },
+    ) {
+      await fresh(scope.workspaceId);
+      const owners = new Set(b.owner_ids.map((o) => o.toLowerCase()));
+      if (b.owner_type === 'trace' && b.trace_id) owners.add(b.trace_id.toLowerCase());
+      if (!owners.size) throw validationError('owner_ids: may be empty only with owner_type trace and a trace_id');
+      const tags = b.tags ?? [];
+      const neuronId = b.owner_type === 'neuron' ? b.neuron_id : undefined;
+      const filter = entryFilter({
+        brainId: scope.brainId,
+        types: new Set(['memories']),
+        and: [],
+        memory: { ownerType: b.owner_type, ownerIds: [...owners], tags, project: b.project, context: b.context },
+        extra: neuronId ? (e) => e.ownerId === neuronId : undefined,
+      });
+      const strategy = b.strategy === 'qdrant' ? 'vector' : b.strategy;
+      const mode: SearchMode = strategy === 'fulltext' ? 'lexical' : strategy === 'vector' ? 'vector' : 'hybrid';
+      const ranked = await rank(scope, b.query, filter, {
+        mode,
+        depth: Math.max(50, b.limit * 5),
+        keywordOnly: false,
+        threshold: mode === 'lexical' ? undefined : b.threshold,
+      });
+      const needles = needlesOf(b.query, []);
+      const results = ranked.slice(0, b.limit).map((h) => ({
+        memory_id: h.entry.resourceId,
+        name: h.entry.title,
+        snippet: toHit(h.entry, needles, h).snippet,
+        similarity: h.similarity,
+        score: Math.round(h.score * 1e9) / 1e9,
+        owner_type: h.entry.ownerType ?? null,
+        owner_id: h.entry.ownerId ?? null,
+        tags: h.entry.tags ?? [],
+        url: h.entry.url,
+        ...(isHead(h.entry) ? {} : { chunk_id: h.entry.id }),
+      }));
+      return { strategy: b.strategy, results, total: results.length };
+    },
+  };
+}
+
+/** The async multi-facet search: its start and the activities of its `search` workflow. */
+function createAsyncSearch(ctx: SearchContext) {
+  const { d } = ctx;
+  const { fresh } = ctx.idx;
+  const { facet, normalize } = ctx.ranking;
+  return {
     /** Starts the async multi-facet search (`search` workflow): one activity per type. */
     async startAsync(
       scope: Scope,
@@ -212,7 +294,15 @@ export function createSearchService(d: {
     async failAsync(i: SearchJobInput, reason: string) {
       await d.jobs.finalize(i.workspaceId, i.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed' });
     },
+  };
+}
 
+/** Browsing: a type's heads newest first, and the resource tree. */
+function createSearchBrowsing(ctx: SearchContext) {
+  const { idx } = ctx;
+  const { fresh } = idx;
+  const { entryFilter, toListHit, listPage } = ctx.ranking;
+  return {
     /** GET/POST /v1/browse: the heads of one type visible in the brain, newest first. */
     async browse(scope: Scope, b: { type: string; limit: number; offset: number }) {
       await fresh(scope.workspaceId);
@@ -262,60 +352,6 @@ export function createSearchService(d: {
       const key = b.parent_key ?? null;
       const offset = b.cursor ? decodeCursor(b.cursor, key) : 0;
       return { brain_id: b.brainId, ...(await level(key, offset)) };
-    },
-
-    /** POST /v1/recollections/search: memories of the given owners, by vector, full text or both. */
-    async recollections(
-      scope: Scope,
-      b: {
-        query: string;
-        owner_type: string;
-        owner_ids: string[];
-        trace_id?: string;
-        neuron_id?: string;
-        project?: string;
-        context?: string;
-        tags?: string[];
-        limit: number;
-        threshold: number;
-        strategy: 'vector' | 'qdrant' | 'fulltext' | 'hybrid';
-      },
-    ) {
-      await fresh(scope.workspaceId);
-      const owners = new Set(b.owner_ids.map((o) => o.toLowerCase()));
-      if (b.owner_type === 'trace' && b.trace_id) owners.add(b.trace_id.toLowerCase());
-      if (!owners.size) throw validationError('owner_ids: may be empty only with owner_type trace and a trace_id');
-      const tags = b.tags ?? [];
-      const neuronId = b.owner_type === 'neuron' ? b.neuron_id : undefined;
-      const filter = entryFilter({
-        brainId: scope.brainId,
-        types: new Set(['memories']),
-        and: [],
-        memory: { ownerType: b.owner_type, ownerIds: [...owners], tags, project: b.project, context: b.context },
-        extra: neuronId ? (e) => e.ownerId === neuronId : undefined,
-      });
-      const strategy = b.strategy === 'qdrant' ? 'vector' : b.strategy;
-      const mode: SearchMode = strategy === 'fulltext' ? 'lexical' : strategy === 'vector' ? 'vector' : 'hybrid';
-      const ranked = await rank(scope, b.query, filter, {
-        mode,
-        depth: Math.max(50, b.limit * 5),
-        keywordOnly: false,
-        threshold: mode === 'lexical' ? undefined : b.threshold,
-      });
-      const needles = needlesOf(b.query, []);
-      const results = ranked.slice(0, b.limit).map((h) => ({
-        memory_id: h.entry.resourceId,
-        name: h.entry.title,
-        snippet: toHit(h.entry, needles, h).snippet,
-        similarity: h.similarity,
-        score: Math.round(h.score * 1e9) / 1e9,
-        owner_type: h.entry.ownerType ?? null,
-        owner_id: h.entry.ownerId ?? null,
-        tags: h.entry.tags ?? [],
-        url: h.entry.url,
-        ...(isHead(h.entry) ? {} : { chunk_id: h.entry.id }),
-      }));
-      return { strategy: b.strategy, results, total: results.length };
     },
   };
 }

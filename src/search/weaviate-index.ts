@@ -337,85 +337,154 @@ const nextStamp = () => (lastStamp = Math.max(lastStamp + 1, Date.now() * 1000))
  * that ends a full re-sync). `model` is the platform's embedding model: only vectors of that model
  * are stored; others are kept as lexical-only entries, as the embedded index would never match them.
  */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export async function createWeaviateIndex(o: {
+export async function createWeaviateIndex(o: WeaviateIndexOptions) {
+  const name = collectionName(o.database, o.model, o.dimension);
+  const { client } = o;
+  await ensureCollections(client, name, { ...HNSW, ...o.hnsw });
+  const ctx: WeaviateContext = {
+    o,
+    name,
+    coll: client.collections.use(name),
+    syncColl: client.collections.use(SYNC_COLLECTION),
+    syncId: generateUuid5(name),
+    counts: { size: 0, written: 0 },
+  };
+  const { replace, ...writes } = createWeaviateWrites(ctx);
+  const backend: SearchBackend = {
+    kind: 'weaviate',
+    ...writes, // replaceResources, removeResources, dropWorkspace
+    ...createWeaviateQueries(ctx), // lexical, vector, scan
+    ...createWeaviatePages(ctx), // page, paths
+    size: () => ctx.counts.size,
+  };
+
+  return {
+    backend,
+    collection: name,
+    ...createWeaviateSync(ctx, { backend, replace }), // position, savePosition, beginResync, written, count
+  };
+}
+
+interface WeaviateIndexOptions {
   client: WeaviateClient;
   database: string;
   model: string;
   dimension: number;
   /** The bench's sweep: other HNSW settings than HNSW below (a collection of its own database). */
   hnsw?: Partial<typeof HNSW>;
-}) {
-  const name = collectionName(o.database, o.model, o.dimension);
-  const { client } = o;
-  await ensureCollections(client, name, { ...HNSW, ...o.hnsw });
-  const coll: Coll = client.collections.use(name);
-  const syncColl = client.collections.use(SYNC_COLLECTION);
-  const syncId = generateUuid5(name);
-  let size = 0;
-  let written = 0;
+}
 
-  const f = (c: Coll) => c.filter;
-  /**
-   * Whether the engine's filter is the whole predicate (no post-check, no wildcard in the folder,
-   * no grep pattern, none of recollection's fields): what `page` and `paths` need.
-   */
-  function exactFilter(fl: IndexFilter): boolean {
-    const w = fl.where;
-    return (
-      !fl.post &&
-      !/[*?]/.test(w.pathPrefix ?? '') &&
-      w.contains === undefined &&
-      w.ownerType === undefined &&
-      !w.ownerIds &&
-      !w.tags?.length &&
-      !w.project &&
-      !w.context
+/** What every group of a Weaviate index shares: its options, its collections and its counters. */
+interface WeaviateContext {
+  o: WeaviateIndexOptions;
+  /** The index collection's name. */
+  name: string;
+  coll: Coll;
+  syncColl: Coll;
+  /** The id of the index's object in the sync-state collection. */
+  syncId: string;
+  /** The entries at the last count (/health), and the objects written since the index was opened. */
+  counts: { size: number; written: number };
+}
+
+const f = (c: Coll) => c.filter;
+
+/**
+ * Whether the engine's filter is the whole predicate (no post-check, no wildcard in the folder,
+ * no grep pattern, none of recollection's fields): what `page` and `paths` need.
+ */
+function exactFilter(fl: IndexFilter): boolean {
+  const w = fl.where;
+  return (
+    !fl.post &&
+    !/[*?]/.test(w.pathPrefix ?? '') &&
+    w.contains === undefined &&
+    w.ownerType === undefined &&
+    !w.ownerIds &&
+    !w.tags?.length &&
+    !w.project &&
+    !w.context
+  );
+}
+function filterOf(c: Coll, w: EntryWhere): FilterValue {
+  const parts: FilterValue[] = [f(c).byProperty('type').containsAny(w.types)];
+  if (w.headsOnly) parts.push(f(c).byProperty('isHead').equal(true));
+  if (w.resourceIds)
+    parts.push(
+      f(c)
+        .byProperty('resourceId')
+        .containsAny(w.resourceIds.length ? w.resourceIds : ['']),
     );
+  // Equalities only (a notEqual reads every other entry of the tenant): `reach` is the brain, or '*'.
+  if (w.brainId) parts.push(f(c).byProperty('reach').containsAny([w.brainId, '*']));
+  if (w.isActive !== undefined)
+    parts.push(
+      f(c)
+        .byProperty('activeState')
+        .containsAny([w.isActive ? 1 : 0, -1]),
+    );
+  if (w.visibility) parts.push(f(c).byProperty('visibility').equal(w.visibility));
+  const prefix = w.pathPrefix ? w.pathPrefix.replace(/^\/+|\/+$/g, '') : '';
+  if (prefix)
+    parts.push(
+      Filters.or(
+        f(c).byProperty('path').equal(prefix),
+        f(c)
+          .byProperty('path')
+          .like(`${prefix.replace(/[*?]/g, '?')}/*`),
+      ),
+    );
+  if (w.folder !== undefined) parts.push(f(c).byProperty('dir').equal(`/${w.folder}`));
+  for (const pattern of w.contains ? containsPatterns(w.contains) : [])
+    parts.push(Filters.or(...BM25_FIELDS.map((p) => f(c).byProperty(p).like(pattern))));
+  if (w.ownerType !== undefined) parts.push(f(c).byProperty('ownerType').equal(w.ownerType));
+  if (w.ownerIds)
+    parts.push(
+      f(c)
+        .byProperty('ownerIdLower')
+        .containsAny(w.ownerIds.length ? w.ownerIds : ['']),
+    );
+  if (w.tags?.length) parts.push(f(c).byProperty('tags').containsAll(w.tags));
+  if (w.project) parts.push(f(c).byProperty('project').equal(w.project));
+  if (w.context) parts.push(f(c).byProperty('context').equal(w.context));
+  return parts.length === 1 ? parts[0] : Filters.and(...parts);
+}
+
+/** The digests of the tenant's objects among `ids` (those it holds). */
+async function digests(t: Coll, ids: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  try {
+    for (let i = 0; i < ids.length; i += SCAN_PAGE) {
+      const part = ids.slice(i, i + SCAN_PAGE);
+      const res = await t.query.fetchObjects({
+        filters: t.filter.byId().containsAny(part),
+        limit: part.length,
+        returnProperties: ['digest'],
+      });
+      for (const obj of res.objects) out.set(obj.uuid, str((obj.properties as Props).digest));
+    }
+  } catch (err) {
+    if (!noTenant(err)) throw err;
   }
-  function filterOf(c: Coll, w: EntryWhere): FilterValue {
-    const parts: FilterValue[] = [f(c).byProperty('type').containsAny(w.types)];
-    if (w.headsOnly) parts.push(f(c).byProperty('isHead').equal(true));
-    if (w.resourceIds)
-      parts.push(
-        f(c)
-          .byProperty('resourceId')
-          .containsAny(w.resourceIds.length ? w.resourceIds : ['']),
-      );
-    // Equalities only (a notEqual reads every other entry of the tenant): `reach` is the brain, or '*'.
-    if (w.brainId) parts.push(f(c).byProperty('reach').containsAny([w.brainId, '*']));
-    if (w.isActive !== undefined)
-      parts.push(
-        f(c)
-          .byProperty('activeState')
-          .containsAny([w.isActive ? 1 : 0, -1]),
-      );
-    if (w.visibility) parts.push(f(c).byProperty('visibility').equal(w.visibility));
-    const prefix = w.pathPrefix ? w.pathPrefix.replace(/^\/+|\/+$/g, '') : '';
-    if (prefix)
-      parts.push(
-        Filters.or(
-          f(c).byProperty('path').equal(prefix),
-          f(c)
-            .byProperty('path')
-            .like(`${prefix.replace(/[*?]/g, '?')}/*`),
-        ),
-      );
-    if (w.folder !== undefined) parts.push(f(c).byProperty('dir').equal(`/${w.folder}`));
-    for (const pattern of w.contains ? containsPatterns(w.contains) : [])
-      parts.push(Filters.or(...BM25_FIELDS.map((p) => f(c).byProperty(p).like(pattern))));
-    if (w.ownerType !== undefined) parts.push(f(c).byProperty('ownerType').equal(w.ownerType));
-    if (w.ownerIds)
-      parts.push(
-        f(c)
-          .byProperty('ownerIdLower')
-          .containsAny(w.ownerIds.length ? w.ownerIds : ['']),
-      );
-    if (w.tags?.length) parts.push(f(c).byProperty('tags').containsAll(w.tags));
-    if (w.project) parts.push(f(c).byProperty('project').equal(w.project));
-    if (w.context) parts.push(f(c).byProperty('context').equal(w.context));
-    return parts.length === 1 ? parts[0] : Filters.and(...parts);
-  }
+  return out;
+}
+
+/** Runs a query on a workspace's tenant: a missing tenant (a workspace that never wrote) answers `empty`. */
+function tenantQuery(coll: Coll) {
+  return async function query<T>(ws: string, run: (c: Coll) => Promise<T>, empty: T): Promise<T> {
+    try {
+      return await run(coll.withTenant(ws));
+    } catch (err) {
+      if (noTenant(err)) return empty;
+      throw err;
+    }
+  };
+}
+
+/** Writes: resources' entries replaced (by the follower, or a re-sync's walk) and removed, and a workspace's tenant dropped. */
+function createWeaviateWrites(ctx: WeaviateContext) {
+  const { o, coll } = ctx;
+  const query = tenantQuery(coll);
 
   /**
    * Writes resources' entries into a tenant. The follower (no `walked`) then deletes each resource's
@@ -455,7 +524,7 @@ export async function createWeaviateIndex(o: {
         }
       }
     }
-    written += objects.length;
+    ctx.counts.written += objects.length;
     if (walked) return;
     // The entries each resource no longer has (an edit that removed chunks): another stamp.
     const ids = [...new Set(resources.map((r) => r[0]?.resourceId).filter((x): x is string => !!x))];
@@ -468,34 +537,6 @@ export async function createWeaviateIndex(o: {
           f(coll).byProperty('stamp').notEqual(stamp),
         ),
       );
-    }
-  }
-
-  /** The digests of the tenant's objects among `ids` (those it holds). */
-  async function digests(t: Coll, ids: string[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    try {
-      for (let i = 0; i < ids.length; i += SCAN_PAGE) {
-        const part = ids.slice(i, i + SCAN_PAGE);
-        const res = await t.query.fetchObjects({
-          filters: t.filter.byId().containsAny(part),
-          limit: part.length,
-          returnProperties: ['digest'],
-        });
-        for (const obj of res.objects) out.set(obj.uuid, str((obj.properties as Props).digest));
-      }
-    } catch (err) {
-      if (!noTenant(err)) throw err;
-    }
-    return out;
-  }
-
-  async function query<T>(ws: string, run: (c: Coll) => Promise<T>, empty: T): Promise<T> {
-    try {
-      return await run(coll.withTenant(ws));
-    } catch (err) {
-      if (noTenant(err)) return empty;
-      throw err;
     }
   }
 
@@ -515,8 +556,7 @@ export async function createWeaviateIndex(o: {
     }
   }
 
-  const backend: SearchBackend = {
-    kind: 'weaviate',
+  const writes: Pick<SearchBackend, 'replaceResources' | 'removeResources' | 'dropWorkspace'> = {
     replaceResources: (resources) => replace(resources),
     async removeResources(keys) {
       const byTenant = new Map<string, string[]>();
@@ -531,6 +571,15 @@ export async function createWeaviateIndex(o: {
         if (!noTenant(err)) throw err;
       }
     },
+  };
+  return { replace, ...writes };
+}
+
+/** The ranking legs and scans: BM25, nearest vectors and a filtered scan of a tenant. */
+function createWeaviateQueries(ctx: WeaviateContext): Pick<SearchBackend, 'lexical' | 'vector' | 'scan'> {
+  const { o } = ctx;
+  const query = tenantQuery(ctx.coll);
+  return {
     async lexical(ws, terms, fl: IndexFilter, limit) {
       if (!terms.length) return [];
       return query(
@@ -600,6 +649,13 @@ export async function createWeaviateIndex(o: {
         [],
       );
     },
+  };
+}
+
+/** What the engine orders and counts itself: browse's pages and the resource tree's folder counts. */
+function createWeaviatePages(ctx: WeaviateContext): Pick<SearchBackend, 'page' | 'paths'> {
+  const query = tenantQuery(ctx.coll);
+  return {
     /**
      * A page newest first, ordered and counted by the engine: `aggregate.overAll` with the filter
      * for the total, and `fetchObjects` sorted by `updatedAt` (descending) for a window of the page
@@ -702,12 +758,17 @@ export async function createWeaviateIndex(o: {
         new Map<string, number>(),
       );
     },
-    size: () => size,
   };
+}
 
+/** The sync's side: its stored position, a full re-sync's target and sweep, and the counts. */
+function createWeaviateSync(
+  ctx: WeaviateContext,
+  w: { backend: SearchBackend; replace: ReturnType<typeof createWeaviateWrites>['replace'] },
+) {
+  const { name, coll, syncColl, syncId } = ctx;
+  const { backend, replace } = w;
   return {
-    backend,
-    collection: name,
     /** The sync's stored position, or null (a new or wiped index: re-sync it whole). */
     async position(): Promise<SyncPosition | null> {
       const obj = await syncColl.query.fetchObjectById(syncId);
@@ -766,13 +827,13 @@ export async function createWeaviateIndex(o: {
       };
     },
     /** Objects written (not skipped as unchanged) since the index was opened: the bench's and the logs' figure. */
-    written: () => written,
+    written: () => ctx.counts.written,
     /** Counts the entries (every tenant): /health's `entries`, refreshed by the sync now and then. */
     async count(): Promise<number> {
       const tenants = await coll.tenants.get();
       let n = 0;
       for (const ws of Object.keys(tenants)) n += (await coll.withTenant(ws).aggregate.overAll()).totalCount;
-      size = n;
+      ctx.counts.size = n;
       return n;
     },
   };
