@@ -29,6 +29,12 @@ const storeInternals = {
   ],
 };
 
+/** src/ is the core: nothing in it imports the processes around it. */
+const srcCore = {
+  group: ['**/api/**', '**/worker/**', '**/workflows/**', '**/activities/**'],
+  message: 'src/ is the core: it imports nothing from api, worker, workflows or activities',
+};
+
 const nodeBuiltins = [
   'fs',
   'path',
@@ -185,12 +191,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          patterns: [
-            {
-              group: ['**/api/**', '**/worker/**', '**/workflows/**', '**/activities/**'],
-              message: 'src/ is the core: it imports nothing from api, worker, workflows or activities',
-            },
-          ],
+          patterns: [srcCore],
         },
       ],
     },
@@ -207,10 +208,7 @@ export default tseslint.config(
         {
           paths: storeInternals.paths,
           patterns: [
-            {
-              group: ['**/api/**', '**/worker/**', '**/workflows/**', '**/activities/**'],
-              message: 'src/ is the core: it imports nothing from api, worker, workflows or activities',
-            },
+            srcCore,
             ...storeInternals.patterns,
             {
               group: ['./*.mongo.js', '../*/*.mongo.js'],
@@ -230,13 +228,7 @@ export default tseslint.config(
         'error',
         {
           paths: storeInternals.paths,
-          patterns: [
-            {
-              group: ['**/api/**', '**/worker/**', '**/workflows/**', '**/activities/**'],
-              message: 'src/ is the core: it imports nothing from api, worker, workflows or activities',
-            },
-            ...storeInternals.patterns,
-          ],
+          patterns: [srcCore, ...storeInternals.patterns],
         },
       ],
     },
