@@ -24,8 +24,8 @@ import {
   type Workspace,
 } from '../support.js';
 
-/** Aim from the performance brief, printed next to the figures. */
-const AIM_ADDED_TTFT_MS = 30;
+/** Aim of issue 50 (the hot path under its guards), printed next to the figures; the OpenAI-compatible route has the same. */
+const AIM_ADDED_TTFT_MS = 10;
 
 /**
  * Where one invoke's time to first token went, from the client's clock, the first token's Redis
@@ -195,7 +195,7 @@ function summary(a: TtftResult): string[] {
   return [
     `  (a) Time to first token, ${TTFT_RUNS} sequential runs`,
     `      platform (invoke → first SSE token)   median ${fmt(a.platform.median).padStart(7)} ms   p90 ${fmt(a.platform.p90).padStart(7)} ms`,
-    `      OpenAI-compatible (stream → content)  median ${fmt(a.openai.median).padStart(7)} ms   p90 ${fmt(a.openai.p90).padStart(7)} ms   (added ${fmt(a.openaiAddedAtMedian)} ms)`,
+    `      OpenAI-compatible (stream → content)  median ${fmt(a.openai.median).padStart(7)} ms   p90 ${fmt(a.openai.p90).padStart(7)} ms   (added ${fmt(a.openaiAddedAtMedian)} ms, aim < ${AIM_ADDED_TTFT_MS} ms: ${verdict(a.openaiAddedAtMedian < AIM_ADDED_TTFT_MS)})`,
     `      direct (openai adapter → onToken)     median ${fmt(a.direct.median).padStart(7)} ms   p90 ${fmt(a.direct.p90).padStart(7)} ms`,
     `      added by the platform at the median   ${fmt(a.addedAtMedian)} ms   (aim < ${AIM_ADDED_TTFT_MS} ms: ${verdict(a.addedAtMedian < AIM_ADDED_TTFT_MS)})`,
     `      where it goes (medians): POST → 202 ${fmt(bd.apiToAccepted)} | 202 → first token written ${fmt(bd.acceptedToEmit)}`,

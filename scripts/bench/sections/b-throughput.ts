@@ -15,8 +15,8 @@ const TPUT_RUNS = 60;
 const TPUT_CONCURRENCY = 8;
 /** (b) The runs of each side are made in this many alternating rounds (platform, then bare). */
 const TPUT_ROUNDS = 6;
-/** Aim from the performance brief, printed next to the figures. */
-const AIM_TPUT_RATIO = 0.5;
+/** Aim of issue 50 (the hot path under its guards), printed next to the figures. */
+const AIM_TPUT_RATIO = 0.8;
 
 interface ThroughputResult {
   platformPerS: number;
