@@ -19,6 +19,8 @@ interface RoundTrips {
   worker: { reads: number; writes: number; other: number };
   /** Per run: Redis commands (server side, every client: API, worker, the bench's SSE readers). */
   redis: number;
+  /** Per run: Redis commands by name (a script's inner commands counted under their own names, its call under evalsha). */
+  redisByCommand: Record<string, number>;
   /** Per run, every process: commands by name (find, insert, findAndModify, …). */
   byCommand: Record<string, number>;
 }
@@ -73,6 +75,12 @@ async function measureRoundTrips(
     api: split(after.api, before.api),
     worker: split(after.worker, before.worker),
     redis: (after.redis - before.redis - 1) / RT_RUNS,
+    redisByCommand: Object.fromEntries(
+      [...after.redisByCommand].map(([cmd, n]) => [
+        cmd,
+        (n - (before.redisByCommand.get(cmd) ?? 0) - (cmd === 'info' ? 1 : 0)) / RT_RUNS,
+      ]),
+    ),
     byCommand,
   };
   say(
@@ -81,18 +89,23 @@ async function measureRoundTrips(
   return result;
 }
 
-function summary(j: RoundTrips): string[] {
-  const cmds = Object.entries(j.byCommand)
+/** `name count, …`, the largest first, zeros left out. */
+const byName = (counts: Record<string, number>) =>
+  Object.entries(counts)
     .filter(([, n]) => n > 0)
     .sort((x, y) => y[1] - x[1])
     .map(([c, n]) => `${c} ${n.toFixed(1)}`)
     .join(', ');
+
+function summary(j: RoundTrips): string[] {
+  const cmds = byName(j.byCommand);
   return [
     `  (j) Store round trips per run, ${j.runs} sequential trivial runs on fresh traces`,
     `      MongoDB, API                          ${fmt(j.api.reads)} reads + ${fmt(j.api.writes)} writes${j.api.other ? ` + ${fmt(j.api.other)} other` : ''}`,
     `      MongoDB, worker                       ${fmt(j.worker.reads)} reads + ${fmt(j.worker.writes)} writes${j.worker.other ? ` + ${fmt(j.worker.other)} other` : ''}`,
     `      by command (both)                     ${cmds}`,
     `      Redis commands (every client)         ${fmt(j.redis)}`,
+    `        by command                          ${byName(j.redisByCommand)}`,
   ];
 }
 
