@@ -1,4 +1,4 @@
-import type { Db, Filter } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import type { NeuronConfig, NeuronSnapshot } from './config-schemas.js';
 import type { IndexSpec } from '../kernel/store/client.js';
 import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
@@ -53,41 +53,63 @@ const visibleIn = (brainId: string | undefined): Filter<NeuronDoc> =>
 /** How many neuron versions one process keeps after reading them (`findVersion`). */
 const REMEMBERED_VERSIONS = 500;
 
-/** The neuron store on MongoDB (and FerretDB): heads and their versions; every query filters by workspace. */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createNeuronRepo(db: Db): NeuronStore {
-  const versionCache = new Map<string, NeuronVersionDoc>();
-  const neurons = db.collection<NeuronDoc>('neurons');
-  const versions = db.collection<NeuronVersionDoc>('neuron_versions');
-  const search = searchReader(neurons, toNeuron, { walk: { deletedAt: null } });
+/** The collections the neuron store's parts share, and the versions this process has read. */
+interface NeuronCollections {
+  neurons: Collection<NeuronDoc>;
+  versions: Collection<NeuronVersionDoc>;
+  /** Versions read by this process, by `workspaceId:neuronId:version` (at most REMEMBERED_VERSIONS). */
+  versionCache: Map<string, NeuronVersionDoc>;
+}
 
-  const versionDoc = (n: Neuron, createdBy: string | null, note: string): NeuronVersionDoc => ({
-    _id: `${n._id}:${n.version}`,
-    neuronId: n._id,
-    workspaceId: n.workspaceId,
-    version: n.version,
-    snapshot: encodeBlob(snapshotOf(n)),
-    createdAt: n.updatedAt,
-    createdBy,
-    note,
-  });
+/** The version document of `n` as it is now (`_id`: neuron id and version number). */
+const versionDoc = (n: Neuron, createdBy: string | null, note: string): NeuronVersionDoc => ({
+  _id: `${n._id}:${n.version}`,
+  neuronId: n._id,
+  workspaceId: n.workspaceId,
+  version: n.version,
+  snapshot: encodeBlob(snapshotOf(n)),
+  createdAt: n.updatedAt,
+  createdBy,
+  note,
+});
 
-  /** Moves the head to the newest version until it is there (a slower writer's stale projection is repaired). */
-  async function converge(workspaceId: string, id: string): Promise<Neuron | null> {
-    for (let i = 0; i < 20; i++) {
-      const [head, newestVersion] = await Promise.all([
-        findById(neurons, id, { workspaceId }),
-        newest(versions, { neuronId: id }, 'version'),
-      ]);
-      if (!head || !newestVersion || head.version >= newestVersion.version) return head && toNeuron(head);
-      const { _id: _h, ...projected } = toDoc(headOf(toNeuron(head), newestVersion));
-      void _h;
-      await neurons.updateOne({ _id: id, workspaceId }, { $set: projected });
-    }
-    const last = await findById(neurons, id, { workspaceId });
-    return last && toNeuron(last);
+/** Moves the head to the newest version until it is there (a slower writer's stale projection is repaired). */
+async function converge(
+  { neurons, versions }: NeuronCollections,
+  workspaceId: string,
+  id: string,
+): Promise<Neuron | null> {
+  for (let i = 0; i < 20; i++) {
+    const [head, newestVersion] = await Promise.all([
+      findById(neurons, id, { workspaceId }),
+      newest(versions, { neuronId: id }, 'version'),
+    ]);
+    if (!head || !newestVersion || head.version >= newestVersion.version) return head && toNeuron(head);
+    const { _id: _h, ...projected } = toDoc(headOf(toNeuron(head), newestVersion));
+    void _h;
+    await neurons.updateOne({ _id: id, workspaceId }, { $set: projected });
   }
+  const last = await findById(neurons, id, { workspaceId });
+  return last && toNeuron(last);
+}
 
+/** The heads' reads: by id, by name, visible sets, names, pages, and the search index's reads. */
+function createNeuronReads(
+  c: NeuronCollections,
+): Pick<
+  NeuronStore,
+  | 'findById'
+  | 'exists'
+  | 'findByName'
+  | 'findManyVisible'
+  | 'namesOf'
+  | 'nameTaken'
+  | 'page'
+  | 'searchRows'
+  | 'allSearchRows'
+> {
+  const { neurons } = c;
+  const search = searchReader(neurons, toNeuron, { walk: { deletedAt: null } });
   return {
     findById: async (workspaceId: string, id: string, o: { live?: boolean } = {}) => {
       const d = await findById(neurons, id, { workspaceId, ...(o.live ? { deletedAt: null } : {}) });
@@ -146,6 +168,45 @@ export function createNeuronRepo(db: Db): NeuronStore {
       const p = await page(neurons, filter, sort, q);
       return { ...p, items: p.items.map(toNeuron) };
     },
+    /** The search index's reads: neurons by id (any workspace, deleted ones too) and a walk of the live ones. */
+    searchRows: search.byIds,
+    allSearchRows: search.all,
+  };
+}
+
+/** The versions' reads: one version (remembered once read) and a neuron's list. */
+function createNeuronVersionReads(c: NeuronCollections): Pick<NeuronStore, 'findVersion' | 'listVersions'> {
+  const { versions, versionCache } = c;
+  return {
+    /**
+     * One version. A version is stored once (a claim) and never rewritten, so this process keeps
+     * the ones it read (REMEMBERED_VERSIONS): every child run of a map or a pathway reads its
+     * pinned version, and a hit is what the store would answer. The snapshot is decoded for each
+     * caller from the stored document, so no caller can change another's.
+     */
+    findVersion: async (workspaceId: string, neuronId: string, version: number) => {
+      const key = `${workspaceId}:${neuronId}:${version}`;
+      let d = versionCache.get(key);
+      if (!d) {
+        d = (await findById(versions, `${neuronId}:${version}`, { workspaceId })) ?? undefined;
+        if (d) {
+          if (versionCache.size >= REMEMBERED_VERSIONS) versionCache.delete(versionCache.keys().next().value!);
+          versionCache.set(key, d);
+        }
+      }
+      return d ? toVersion(d) : null;
+    },
+    listVersions: async (workspaceId: string, neuronId: string) =>
+      (await versions.find({ workspaceId, neuronId }).sort({ version: -1 }).toArray()).map(toVersion),
+  };
+}
+
+/** The writes: a new neuron, a change recorded as the next version, soft delete and removal. */
+function createNeuronWrites(
+  c: NeuronCollections,
+): Pick<NeuronStore, 'create' | 'recordVersion' | 'softDelete' | 'remove'> {
+  const { neurons, versions, versionCache } = c;
+  return {
     /** A new neuron and its version 1; false when the brain has a neuron of that name already. */
     async create(n: Neuron, note: string): Promise<boolean> {
       try {
@@ -192,7 +253,7 @@ export function createNeuronRepo(db: Db): NeuronStore {
         if (isDuplicateKey(e)) return 'name_taken';
         throw e;
       }
-      return { made: next, head: (await converge(workspaceId, id)) ?? next };
+      return { made: next, head: (await converge(c, workspaceId, id)) ?? next };
     },
     /** Marks the neuron soft-deleted; the head after it, or null when it is not in the workspace. */
     async softDelete(workspaceId: string, id: string): Promise<Neuron | null> {
@@ -209,28 +270,19 @@ export function createNeuronRepo(db: Db): NeuronStore {
       await versions.deleteMany({ workspaceId, neuronId: id });
       await neurons.deleteOne({ _id: id, workspaceId });
     },
-    /**
-     * One version. A version is stored once (a claim) and never rewritten, so this process keeps
-     * the ones it read (REMEMBERED_VERSIONS): every child run of a map or a pathway reads its
-     * pinned version, and a hit is what the store would answer. The snapshot is decoded for each
-     * caller from the stored document, so no caller can change another's.
-     */
-    findVersion: async (workspaceId: string, neuronId: string, version: number) => {
-      const key = `${workspaceId}:${neuronId}:${version}`;
-      let d = versionCache.get(key);
-      if (!d) {
-        d = (await findById(versions, `${neuronId}:${version}`, { workspaceId })) ?? undefined;
-        if (d) {
-          if (versionCache.size >= REMEMBERED_VERSIONS) versionCache.delete(versionCache.keys().next().value!);
-          versionCache.set(key, d);
-        }
-      }
-      return d ? toVersion(d) : null;
-    },
-    /** The search index's reads: neurons by id (any workspace, deleted ones too) and a walk of the live ones. */
-    searchRows: search.byIds,
-    allSearchRows: search.all,
-    listVersions: async (workspaceId: string, neuronId: string) =>
-      (await versions.find({ workspaceId, neuronId }).sort({ version: -1 }).toArray()).map(toVersion),
+  };
+}
+
+/** The neuron store on MongoDB (and FerretDB): heads and their versions; every query filters by workspace. */
+export function createNeuronRepo(db: Db): NeuronStore {
+  const c: NeuronCollections = {
+    versionCache: new Map<string, NeuronVersionDoc>(),
+    neurons: db.collection<NeuronDoc>('neurons'),
+    versions: db.collection<NeuronVersionDoc>('neuron_versions'),
+  };
+  return {
+    ...createNeuronReads(c), // findById, exists, findByName, findManyVisible, namesOf, nameTaken, page, searchRows, allSearchRows
+    ...createNeuronWrites(c), // create, recordVersion, softDelete, remove
+    ...createNeuronVersionReads(c), // findVersion, listVersions
   };
 }

@@ -23,12 +23,8 @@ export interface Trigger {
 /** A firing's trigger (an unreadable or missing one: an empty payload). */
 export const triggerOf = (f: Firing | null): Trigger => (f?.trigger as Trigger | null) ?? { payload: {} };
 
-/**
- * The system jobs a receptor fires (part of the receptor fire service): maintenance work, and
- * action plans recorded as proposed or run as a pathway.
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createSystemJobSteps(d: {
+/** What the system job steps share: the receptor store, the services they call, the events they publish. */
+interface SystemJobContext {
   repo: ReceptorStore;
   receptors: ReceptorService;
   pathways: PathwayService;
@@ -36,39 +32,46 @@ export function createSystemJobSteps(d: {
   jobs: JobService;
   usage: UsageService;
   events?: ResourceEvents;
-}) {
-  const { repo, receptors, pathways, pathwayRuns, jobs, usage } = d;
-  /** The maintenance work a system job runs (the `maintenance.` keys of the stimuli catalog). */
-  async function maintenance(key: string, workspaceId: string): Promise<Record<string, unknown>> {
-    const scope = systemScope(workspaceId);
-    switch (key) {
-      case 'maintenance.job_sweep': {
-        const stale = await jobs.pendingOlderThan(workspaceId, 30_000);
-        let failed = 0;
-        for (const j of stale) if ((await jobs.checkStarted(j)).status === 'failed') failed++;
-        return { key, checked: stale.length, failed };
-      }
-      case 'maintenance.schedule_reconcile':
-        return { key, ...(await receptors.reconcileSchedules(workspaceId)) };
-      case 'maintenance.usage_report': {
-        const end = new Date();
-        const start = new Date(end.getTime() - 86400_000);
-        const stats = await usage.stats(scope, { startDate: start.toISOString(), endDate: end.toISOString() }, false);
-        return {
-          key,
-          from: start.toISOString(),
-          to: end.toISOString(),
-          total_tokens: stats.totalTokens,
-          total_cost: stats.totalCost,
-          calls: stats.calls,
-          by_model: stats.usageByModel,
-        };
-      }
-      default:
-        throw validationError(`unknown maintenance job ${key}`);
-    }
-  }
+}
 
+/** The maintenance work a system job runs (the `maintenance.` keys of the stimuli catalog). */
+async function maintenance(
+  { jobs, receptors, usage }: SystemJobContext,
+  key: string,
+  workspaceId: string,
+): Promise<Record<string, unknown>> {
+  const scope = systemScope(workspaceId);
+  switch (key) {
+    case 'maintenance.job_sweep': {
+      const stale = await jobs.pendingOlderThan(workspaceId, 30_000);
+      let failed = 0;
+      for (const j of stale) if ((await jobs.checkStarted(j)).status === 'failed') failed++;
+      return { key, checked: stale.length, failed };
+    }
+    case 'maintenance.schedule_reconcile':
+      return { key, ...(await receptors.reconcileSchedules(workspaceId)) };
+    case 'maintenance.usage_report': {
+      const end = new Date();
+      const start = new Date(end.getTime() - 86400_000);
+      const stats = await usage.stats(scope, { startDate: start.toISOString(), endDate: end.toISOString() }, false);
+      return {
+        key,
+        from: start.toISOString(),
+        to: end.toISOString(),
+        total_tokens: stats.totalTokens,
+        total_cost: stats.totalCost,
+        calls: stats.calls,
+        by_model: stats.usageByModel,
+      };
+    }
+    default:
+      throw validationError(`unknown maintenance job ${key}`);
+  }
+}
+
+/** Running a system job: maintenance done at once, an action plan proposed or started as a pathway run. */
+function createSystemJobRuns(ctx: SystemJobContext) {
+  const { repo, pathways, pathwayRuns, jobs } = ctx;
   return {
     /**
      * A system job's work. Maintenance runs and completes the job; an action plan is recorded as
@@ -82,7 +85,7 @@ export function createSystemJobSteps(d: {
       });
       await jobs.emit(input.jobId, { type: 'status', status: 'running' });
       if (input.job.kind === 'maintenance') {
-        const result = await maintenance(input.job.key, input.workspaceId);
+        const result = await maintenance(ctx, input.job.key, input.workspaceId);
         await jobs.finalize(input.workspaceId, input.jobId, {
           status: 'completed',
           progress: 100,
@@ -113,7 +116,7 @@ export function createSystemJobSteps(d: {
         updatedAt: now,
       });
       if (proposed)
-        await d.events?.emit(input.workspaceId, 'created', {
+        await ctx.events?.emit(input.workspaceId, 'created', {
           kind: 'action_plan',
           id: planId,
           brain_id: brainId,
@@ -165,12 +168,22 @@ export function createSystemJobSteps(d: {
       await repo.setPlanExecution(input.workspaceId, planId, execJobId);
       return { execute, planId };
     },
+  };
+}
 
+/** A system job's end: an executed action plan's output, or its failure. */
+function createSystemJobEnds(ctx: SystemJobContext) {
+  const { repo, jobs } = ctx;
+  return {
     /** An auto-executed action plan's run ended: the plan is executed and the system job completes with the run's output. */
     async finishActionPlan(input: SystemJobInput, planId: string, output: unknown): Promise<void> {
       const plan = await repo.markPlanExecuted(input.workspaceId, planId);
       if (plan)
-        await d.events?.emit(input.workspaceId, 'updated', { kind: 'action_plan', id: planId, brain_id: plan.brainId });
+        await ctx.events?.emit(input.workspaceId, 'updated', {
+          kind: 'action_plan',
+          id: planId,
+          brain_id: plan.brainId,
+        });
       const result = {
         action_plan_id: planId,
         status: 'executed',
@@ -193,4 +206,13 @@ export function createSystemJobSteps(d: {
       });
     },
   };
+}
+
+/**
+ * The system jobs a receptor fires (part of the receptor fire service): maintenance work, and
+ * action plans recorded as proposed or run as a pathway.
+ */
+export function createSystemJobSteps(d: SystemJobContext) {
+  // The deps are the context (no state of its own): `events` is read from it when a plan is recorded, as before.
+  return { ...createSystemJobRuns(d), ...createSystemJobEnds(d) };
 }

@@ -1,4 +1,4 @@
-import type { Db, Document, Filter } from 'mongodb';
+import type { Collection, Db, Document, Filter } from 'mongodb';
 import { findById, type IndexSpec } from '../kernel/store/client.js';
 import { claim, probeFrom } from '../kernel/store/claims.js';
 import { decodeBlob, encodeBlob, type Blob } from '../kernel/store/codec.js';
@@ -55,59 +55,131 @@ const ALL_MEASURES = Object.keys(MEASURES) as Measure[];
 /** How many ledger rows one process remembers after storing them (`rowsOfJob`). */
 const REMEMBERED_ROWS = 2_000;
 
-/**
- * The usage ledger's store on MongoDB (and FerretDB): rows claimed once by key with their job's
- * places, rollups stored once with their groups as one string, sums and counts by aggregation.
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createUsageRepo(db: Db): UsageStore {
-  const rows = db.collection<UsageRowDoc>('usage_ledger');
-  const places = db.collection<JobRowPlaceDoc>('usage_job_rows');
-  const rollups = db.collection<UsageRollupDoc>('usage_rollups');
-  const cumulative = db.collection<UsageCumulativeDoc>('usage_cumulative');
-  /** The row ids a job's places name, in order (probed by key from 1 until a miss). */
-  const placedRows = async (jobId: string): Promise<string[]> =>
-    (await probeFrom(places, (n) => `${jobId}:${n}`, 1)).map((p) => p.rowId);
+/** The collections the usage store's parts share, and the rows this process stored. */
+interface UsageCollections {
+  db: Db;
+  rows: Collection<UsageRowDoc>;
+  places: Collection<JobRowPlaceDoc>;
+  rollups: Collection<UsageRollupDoc>;
+  cumulative: Collection<UsageCumulativeDoc>;
   /**
    * Rows this process stored, by key (REMEMBERED_ROWS): a row is stored once (a claim) and never
    * rewritten, and the run that bills a call reads its job's rows right after (its result's usage).
    */
-  const storedHere = new Map<string, UsageRowDoc>();
-  const rememberRow = (row: UsageRowDoc) => {
-    if (storedHere.size >= REMEMBERED_ROWS) storedHere.delete(storedHere.keys().next().value!);
-    storedHere.set(row._id, row);
-  };
-  /** The job's rows of these keys (key reads); keys without a row are left out. */
-  const rowsOfJob = async (workspaceId: string, jobId: string, keys: string[]): Promise<UsageRowDoc[]> =>
-    (
-      await Promise.all(
-        keys.map((id) => {
-          const known = storedHere.get(id);
-          return known && known.workspaceId === workspaceId && known.jobId === jobId
-            ? structuredClone(known)
-            : findById(rows, id, { workspaceId, jobId });
-        }),
-      )
-    ).filter((r): r is UsageRowDoc => r !== null);
+  storedHere: Map<string, UsageRowDoc>;
+}
+
+/** The row ids a job's places name, in order (probed by key from 1 until a miss). */
+const placedRows = async ({ places }: UsageCollections, jobId: string): Promise<string[]> =>
+  (await probeFrom(places, (n) => `${jobId}:${n}`, 1)).map((p) => p.rowId);
+
+/** Remembers a row this process stored (the oldest one is forgotten past REMEMBERED_ROWS). */
+const rememberRow = ({ storedHere }: UsageCollections, row: UsageRowDoc) => {
+  if (storedHere.size >= REMEMBERED_ROWS) storedHere.delete(storedHere.keys().next().value!);
+  storedHere.set(row._id, row);
+};
+
+/** The job's rows of these keys (key reads); keys without a row are left out. */
+const rowsOfJob = async (
+  { rows, storedHere }: UsageCollections,
+  workspaceId: string,
+  jobId: string,
+  keys: string[],
+): Promise<UsageRowDoc[]> =>
+  (
+    await Promise.all(
+      keys.map((id) => {
+        const known = storedHere.get(id);
+        return known && known.workspaceId === workspaceId && known.jobId === jobId
+          ? structuredClone(known)
+          : findById(rows, id, { workspaceId, jobId });
+      }),
+    )
+  ).filter((r): r is UsageRowDoc => r !== null);
+
+/** The ledger rows: a row claimed once with its job's place, reads by key, by job and by window, the reconciler's marks. */
+function createUsageRows(
+  c: UsageCollections,
+): Pick<
+  UsageStore,
+  'placedRows' | 'row' | 'rowsOfJob' | 'jobRows' | 'rowsBetween' | 'setFirstOf' | 'countBefore' | 'insert'
+> {
+  const { rows, places } = c;
   return {
-    placedRows,
+    /** The row ids a job's places name, in order (probed by key from 1 until a miss). */
+    placedRows: (jobId: string): Promise<string[]> => placedRows(c, jobId),
     /** One ledger row of the workspace, or null. */
     row: (workspaceId: string, id: string): Promise<UsageRowDoc | null> => findById(rows, id, { workspaceId }),
-    rowsOfJob,
+    /** The job's rows of these keys (key reads); keys without a row are left out. */
+    rowsOfJob: (workspaceId: string, jobId: string, keys: string[]): Promise<UsageRowDoc[]> =>
+      rowsOfJob(c, workspaceId, jobId, keys),
     /**
      * The rows of one job: through its places (keys), or by query for a job from before places; with
      * `whole`, every row of the run it started (by `runId`). Only the token and cost fields are read
      * by the query.
      */
     async jobRows(workspaceId: string, jobId: string, whole = false): Promise<UsageRowDoc[]> {
-      const placed = whole ? [] : [...new Set(await placedRows(jobId))];
-      if (placed.length) return rowsOfJob(workspaceId, jobId, placed);
+      const placed = whole ? [] : [...new Set(await placedRows(c, jobId))];
+      if (placed.length) return rowsOfJob(c, workspaceId, jobId, placed);
       return rows
         .find(whole ? { workspaceId, runId: jobId } : { workspaceId, jobId }, {
           projection: { inputTokens: 1, outputTokens: 1, totalTokens: 1, costNanos: 1 },
         })
         .toArray();
     },
+    /** The rows of a workspace written in [from, to) (null: unbounded), with `narrow` (the caller, a receptor) applied by the store. */
+    rowsBetween: (
+      workspaceId: string,
+      from: Date | null,
+      to: Date | null,
+      narrow: LedgerMatch = {},
+    ): Promise<UsageRowDoc[]> => rows.find(ledgerFilter({ ...narrow, workspaceId, from, to })).toArray(),
+    /**
+     * Records which invocations rows stored without `firstOf` start (the reconciler's decision for
+     * rows written before it existed or around the counters; only rows read without one are passed).
+     */
+    async setFirstOf(workspaceId: string, decided: Map<string, InvokeFacet[]>): Promise<void> {
+      // One key update per row (FerretDB's SQLite backend applies a filtered bulk update as a scan).
+      const list = [...decided];
+      for (let i = 0; i < list.length; i += 50)
+        await Promise.all(
+          list.slice(i, i + 50).map(([id, firstOf]) => rows.updateOne({ _id: id, workspaceId }, { $set: { firstOf } })),
+        );
+    },
+    /** How many ledger rows of the workspace were written before `to` (the reconciler's completeness check). */
+    countBefore: (workspaceId: string, to: Date): Promise<number> =>
+      rows.countDocuments({ workspaceId, at: { $lt: to } }),
+    /** Inserts the row once (a repeat of the same key is a no-op: returns false), its job's place first. */
+    async insert(row: UsageRowDoc, opts: { placed?: boolean } = {}): Promise<boolean> {
+      if (row.jobId && opts.placed !== false) {
+        for (let i = 0; i < 50; i++) {
+          const ids = await placedRows(c, row.jobId);
+          if (ids.includes(row._id) || (await claim(places, { _id: `${row.jobId}:${ids.length + 1}`, rowId: row._id })))
+            break;
+        }
+      }
+      const fresh = await claim(rows, row);
+      if (fresh) rememberRow(c, row);
+      return fresh;
+    },
+  };
+}
+
+/** The hour rollups and the cumulative day rollups: stored once, corrected by the reconciler, read by range. */
+function createUsageRollups({
+  rollups,
+  cumulative,
+}: UsageCollections): Pick<
+  UsageStore,
+  | 'cumulativeThrough'
+  | 'cumulativeBetween'
+  | 'rollupsBetween'
+  | 'storeRollup'
+  | 'correctRollup'
+  | 'storeCumulative'
+  | 'correctCumulative'
+> {
+  return {
     /** The cumulative rollup through epoch day `day` (a key read), or null. */
     cumulativeThrough: async (workspaceId: string, day: number): Promise<UsageCumulative | null> => {
       const c = await findById(cumulative, cumulativeId(workspaceId, day), { workspaceId });
@@ -123,13 +195,6 @@ export function createUsageRepo(db: Db): UsageStore {
           })
           .toArray()
       ).map(decodeGroups),
-    /** The rows of a workspace written in [from, to) (null: unbounded), with `narrow` (the caller, a receptor) applied by the store. */
-    rowsBetween: (
-      workspaceId: string,
-      from: Date | null,
-      to: Date | null,
-      narrow: LedgerMatch = {},
-    ): Promise<UsageRowDoc[]> => rows.find(ledgerFilter({ ...narrow, workspaceId, from, to })).toArray(),
     /** The stored rollups of a workspace's hours in [from, to) (epoch hours; null: unbounded). */
     rollupsBetween: async (workspaceId: string, from: number | null, to: number | null): Promise<UsageRollup[]> =>
       (
@@ -160,34 +225,12 @@ export function createUsageRepo(db: Db): UsageStore {
     correctCumulative: async (c: UsageCumulative): Promise<void> => {
       await cumulative.replaceOne({ _id: c._id, workspaceId: c.workspaceId }, { ...c, groups: encodeBlob(c.groups) });
     },
-    /**
-     * Records which invocations rows stored without `firstOf` start (the reconciler's decision for
-     * rows written before it existed or around the counters; only rows read without one are passed).
-     */
-    async setFirstOf(workspaceId: string, decided: Map<string, InvokeFacet[]>): Promise<void> {
-      // One key update per row (FerretDB's SQLite backend applies a filtered bulk update as a scan).
-      const list = [...decided];
-      for (let i = 0; i < list.length; i += 50)
-        await Promise.all(
-          list.slice(i, i + 50).map(([id, firstOf]) => rows.updateOne({ _id: id, workspaceId }, { $set: { firstOf } })),
-        );
-    },
-    /** How many ledger rows of the workspace were written before `to` (the reconciler's completeness check). */
-    countBefore: (workspaceId: string, to: Date): Promise<number> =>
-      rows.countDocuments({ workspaceId, at: { $lt: to } }),
-    /** Inserts the row once (a repeat of the same key is a no-op: returns false), its job's place first. */
-    async insert(row: UsageRowDoc, opts: { placed?: boolean } = {}): Promise<boolean> {
-      if (row.jobId && opts.placed !== false) {
-        for (let i = 0; i < 50; i++) {
-          const ids = await placedRows(row.jobId);
-          if (ids.includes(row._id) || (await claim(places, { _id: `${row.jobId}:${ids.length + 1}`, rowId: row._id })))
-            break;
-        }
-      }
-      const fresh = await claim(rows, row);
-      if (fresh) rememberRow(row);
-      return fresh;
-    },
+  };
+}
+
+/** Sums, run counts and resource names, computed by the database over the ledger. */
+function createUsageAggregates({ db, rows }: UsageCollections): Pick<UsageStore, 'sums' | 'jobsPer' | 'resourceNames'> {
+  return {
     /**
      * Sums of the matching rows grouped by `field` (null: one group of all rows), computed by the
      * database. One `$group` per measure: FerretDB 1.24 computes only the first accumulator of a
@@ -267,5 +310,25 @@ export function createUsageRepo(db: Db): UsageStore {
       }
       return out;
     },
+  };
+}
+
+/**
+ * The usage ledger's store on MongoDB (and FerretDB): rows claimed once by key with their job's
+ * places, rollups stored once with their groups as one string, sums and counts by aggregation.
+ */
+export function createUsageRepo(db: Db): UsageStore {
+  const c: UsageCollections = {
+    db,
+    rows: db.collection<UsageRowDoc>('usage_ledger'),
+    places: db.collection<JobRowPlaceDoc>('usage_job_rows'),
+    rollups: db.collection<UsageRollupDoc>('usage_rollups'),
+    cumulative: db.collection<UsageCumulativeDoc>('usage_cumulative'),
+    storedHere: new Map<string, UsageRowDoc>(),
+  };
+  return {
+    ...createUsageRows(c), // placedRows, row, rowsOfJob, jobRows, rowsBetween, setFirstOf, countBefore, insert
+    ...createUsageRollups(c), // cumulativeThrough, cumulativeBetween, rollupsBetween, storeRollup, correctRollup, …
+    ...createUsageAggregates(c), // sums, jobsPer, resourceNames
   };
 }
