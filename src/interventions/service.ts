@@ -16,7 +16,7 @@ import { answerUpdate, type InterventionAnswer } from '../temporal/definitions.j
 import { own } from '../kernel/own.js';
 import type { Bus } from '../kernel/events.js';
 
-export interface NewIntervention {
+interface NewIntervention {
   id: string;
   jobId: string;
   traceId: string | null;
