@@ -22,13 +22,8 @@ export interface ShareAccess {
   scope: Scope;
 }
 
-/**
- * Share links (docs/shares.md): one live token per
- * receptor, random, stored as a SHA-256, shown whole only when created or rotated. Every request
- * looks the hash up, so a revoke or a rotation takes effect at once on every API instance.
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createShareService(d: {
+/** What the share service's deps are (the factory's argument), and so what its parts share. */
+interface ShareContext {
   repo: ShareStore;
   jobs: JobRepo;
   traces: TraceRepo;
@@ -39,45 +34,52 @@ export function createShareService(d: {
   receptors: ReceptorService;
   fires: ReceptorFireService;
   recent: RecentCredentials;
-}) {
-  const { repo, receptors, fires } = d;
+}
 
-  /** Requests are the jobs the link started; its token limit is its lifetime budget (src/usage/budgets.ts). */
-  async function usedOf(s: ShareTokenDoc) {
-    const [requests, tokens] = await Promise.all([
-      d.jobs.countForShare(s.workspaceId, s._id),
-      d.budgets.shareTokens(s.workspaceId, s._id),
-    ]);
-    return { requests, tokens: tokens.used, maxTokens: tokens.maxTokens };
-  }
+/** Requests are the jobs the link started; its token limit is its lifetime budget (src/usage/budgets.ts). */
+async function usedOf(ctx: ShareContext, s: ShareTokenDoc) {
+  const [requests, tokens] = await Promise.all([
+    ctx.jobs.countForShare(s.workspaceId, s._id),
+    ctx.budgets.shareTokens(s.workspaceId, s._id),
+  ]);
+  return { requests, tokens: tokens.used, maxTokens: tokens.maxTokens };
+}
 
-  async function managed(scope: Scope, workspaceSegment: string, slugOrId: string) {
-    await receptors.checkWorkspace(scope, workspaceSegment);
-    const r = await receptors.lookup(scope, slugOrId);
-    return r;
-  }
+async function managed({ receptors }: ShareContext, scope: Scope, workspaceSegment: string, slugOrId: string) {
+  await receptors.checkWorkspace(scope, workspaceSegment);
+  const r = await receptors.lookup(scope, slugOrId);
+  return r;
+}
 
-  const newToken = () => `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+const newToken = () => `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
 
-  /**
-   * Whether a trace is one of the link's conversations (docs/shares.md): the trace records the link
-   * that created it (`shareId`). A trace that records none (stored before traces recorded their
-   * link), or that does not exist yet (the link's run has not written it), is the link's only when
-   * a job the link started ran on it, and, when it exists, it belongs to the link's receptor.
-   */
-  async function isConversation(a: ShareAccess, traceId: string, known?: Trace | null): Promise<boolean> {
-    const t = known !== undefined ? known : await d.traces.get(a.share.workspaceId, traceId);
-    if (t?.shareId) return t.shareId === a.share._id;
-    if (t && t.receptorId !== a.receptor._id) return false;
-    return d.jobs.ranOnTraceForShare(a.share.workspaceId, t?.traceId ?? traceId, a.share._id);
-  }
+/**
+ * Whether a trace is one of the link's conversations (docs/shares.md): the trace records the link
+ * that created it (`shareId`). A trace that records none (stored before traces recorded their
+ * link), or that does not exist yet (the link's run has not written it), is the link's only when
+ * a job the link started ran on it, and, when it exists, it belongs to the link's receptor.
+ */
+async function isConversation(
+  ctx: ShareContext,
+  a: ShareAccess,
+  traceId: string,
+  known?: Trace | null,
+): Promise<boolean> {
+  const t = known !== undefined ? known : await ctx.traces.get(a.share.workspaceId, traceId);
+  if (t?.shareId) return t.shareId === a.share._id;
+  if (t && t.receptorId !== a.receptor._id) return false;
+  return ctx.jobs.ranOnTraceForShare(a.share.workspaceId, t?.traceId ?? traceId, a.share._id);
+}
 
+/** Managing a receptor's link: its usage, create, read, revoke, rotate. */
+function createShareManagement(ctx: ShareContext) {
+  const { repo, receptors } = ctx;
   return {
-    usedOf,
+    usedOf: (s: ShareTokenDoc) => usedOf(ctx, s),
 
     /** POST …/share: 409 when the receptor already has a live token (rotate it instead). */
     async create(scope: Scope, workspaceSegment: string, slugOrId: string, body: ShareCreateBody) {
-      const r = await managed(scope, workspaceSegment, slugOrId);
+      const r = await managed(ctx, scope, workspaceSegment, slugOrId);
       await receptors.assertCanChange(scope, r);
       const token = newToken();
       const now = new Date();
@@ -100,13 +102,13 @@ export function createShareService(d: {
         throw validationError('expires_at must be in the future');
       if (!(await repo.create(doc)))
         throw conflict('This receptor already has a share token: rotate it (POST …/share/rotate) or revoke it first');
-      await d.budgets.setShareTokens(scope.workspaceId, doc._id, body.budget?.max_tokens ?? null, doc.createdBy);
-      d.recent.remember('share', doc.tokenHash);
+      await ctx.budgets.setShareTokens(scope.workspaceId, doc._id, body.budget?.max_tokens ?? null, doc.createdBy);
+      ctx.recent.remember('share', doc.tokenHash);
       return { doc, receptor: r, token };
     },
 
     async get(scope: Scope, workspaceSegment: string, slugOrId: string) {
-      const r = await managed(scope, workspaceSegment, slugOrId);
+      const r = await managed(ctx, scope, workspaceSegment, slugOrId);
       const doc = await repo.forReceptor(scope.workspaceId, r._id);
       if (!doc) throw notFound('Share token');
       return { doc, receptor: r };
@@ -114,18 +116,18 @@ export function createShareService(d: {
 
     /** DELETE …/share: the token stops working at once. */
     async revoke(scope: Scope, workspaceSegment: string, slugOrId: string): Promise<void> {
-      const r = await managed(scope, workspaceSegment, slugOrId);
+      const r = await managed(ctx, scope, workspaceSegment, slugOrId);
       await receptors.assertCanChange(scope, r);
       const cur = await repo.forReceptor(scope.workspaceId, r._id);
       const removed = await repo.removeForReceptor(scope.workspaceId, r._id);
       if (!cur || !removed) throw notFound('Share token');
-      d.recent.forget('share', cur.tokenHash);
-      await d.budgets.dropFor(scope.workspaceId, 'share_token', cur._id);
+      ctx.recent.forget('share', cur.tokenHash);
+      await ctx.budgets.dropFor(scope.workspaceId, 'share_token', cur._id);
     },
 
     /** POST …/share/rotate: a new token (settings may change in the same call); the old one stops working at once. */
     async rotate(scope: Scope, workspaceSegment: string, slugOrId: string, body: ShareRotateBody) {
-      const r = await managed(scope, workspaceSegment, slugOrId);
+      const r = await managed(ctx, scope, workspaceSegment, slugOrId);
       await receptors.assertCanChange(scope, r);
       const cur = await repo.forReceptor(scope.workspaceId, r._id);
       if (!cur) throw notFound('Share token');
@@ -146,10 +148,10 @@ export function createShareService(d: {
       }
       if (body.budget !== undefined) set.budget = { maxRequests: body.budget.max_requests ?? null };
       await repo.update(scope.workspaceId, cur._id, set);
-      d.recent.forget('share', cur.tokenHash);
-      d.recent.remember('share', hashOf(token));
+      ctx.recent.forget('share', cur.tokenHash);
+      ctx.recent.remember('share', hashOf(token));
       if (body.budget !== undefined)
-        await d.budgets.setShareTokens(
+        await ctx.budgets.setShareTokens(
           scope.workspaceId,
           cur._id,
           body.budget.max_tokens ?? null,
@@ -157,10 +159,16 @@ export function createShareService(d: {
         );
       return { doc: { ...cur, ...set }, receptor: r, token };
     },
+  };
+}
 
+/** A request through a link: its token resolved, and what the link may name. */
+function createShareAccess(ctx: ShareContext) {
+  const { repo, receptors } = ctx;
+  return {
     /** Whether a share token was recently seen valid by any API process (docs/decisions.md, "Auth, scoping and roles"). */
     recentlyValid: (token: string | undefined): Promise<boolean> =>
-      token ? d.recent.seen('share', hashOf(token)) : Promise.resolve(false),
+      token ? ctx.recent.seen('share', hashOf(token)) : Promise.resolve(false),
 
     /**
      * Resolves a share token (401 when missing, wrong, revoked, rotated away or expired) to its
@@ -173,19 +181,19 @@ export function createShareService(d: {
       const share = token.startsWith(TOKEN_PREFIX) ? await repo.byHash(hash) : null;
       // The lookup is by hash; the comparison of what was found is constant-time all the same.
       if (!share || !timingSafeEqual(Buffer.from(share.tokenHash, 'hex'), Buffer.from(hash, 'hex'))) {
-        d.recent.forget('share', hash);
+        ctx.recent.forget('share', hash);
         throw invalidToken('is invalid, revoked or rotated');
       }
       if (share.expiresAt && share.expiresAt.getTime() <= Date.now()) {
-        d.recent.forget('share', hash);
+        ctx.recent.forget('share', hash);
         throw invalidToken('has expired');
       }
-      d.recent.remember('share', hash);
+      ctx.recent.remember('share', hash);
       const receptor = await receptors.lookup(
         { workspaceId: share.workspaceId, userId: null, apiKeyId: null, roles: [], credential: 'share' },
         share.receptorId,
       );
-      const ws = await d.workspaces.findWorkspace(share.workspaceId);
+      const ws = await ctx.workspaces.findWorkspace(share.workspaceId);
       const sameWs = user && user.workspaceId === share.workspaceId;
       return {
         share,
@@ -209,7 +217,7 @@ export function createShareService(d: {
      * other trace of the workspace is a 404, the same answer as a trace that does not exist.
      */
     async assertConversation(a: ShareAccess, traceId: string, known?: Trace | null): Promise<void> {
-      if (!(await isConversation(a, traceId, known))) throw notFound('Trace');
+      if (!(await isConversation(ctx, a, traceId, known))) throw notFound('Trace');
     },
 
     /** Trace and job reads through a link name the link's receptor (workspace + receptor, or receptor_id); anything else is a 403. */
@@ -235,7 +243,13 @@ export function createShareService(d: {
       if (ref.slug !== undefined && ref.slug !== a.receptor.slug && ref.slug.toLowerCase() !== a.receptor._id)
         throw forbidden('This share token is for another receptor');
     },
+  };
+}
 
+/** What a link runs: its receptor fired with the message, files uploaded through it. */
+function createSharePublic(ctx: ShareContext) {
+  const { repo, fires } = ctx;
+  return {
     /**
      * Public execute: fires the link's receptor with the message, within the link's request limit
      * and the budgets with the fail policy that cover it (402 BUDGET_EXCEEDED once spent). Budgets
@@ -245,7 +259,7 @@ export function createShareService(d: {
       const max = a.share.budget.maxRequests;
       if (max !== null) {
         // Counted up to the limit only (an index range of at most `max` entries, whatever the link's history).
-        const requests = await d.jobs.countForShare(a.share.workspaceId, a.share._id, max);
+        const requests = await ctx.jobs.countForShare(a.share.workspaceId, a.share._id, max);
         if (requests >= max)
           throw new AppError(
             'BUDGET_EXCEEDED',
@@ -253,11 +267,11 @@ export function createShareService(d: {
             `This share link has used its budget (${requests} of ${max} requests)`,
           );
       }
-      await d.budgets.refuseIfSpent(a.share.workspaceId, { receptorId: a.receptor._id, shareTokenId: a.share._id });
+      await ctx.budgets.refuseIfSpent(a.share.workspaceId, { receptorId: a.receptor._id, shareTokenId: a.share._id });
       const why = await fires.notFireable(a.receptor);
       if (why) throw validationError(`This link cannot run now: ${why}`);
       // trace_id continues one of the link's own conversations, whatever the receptor's target (404 otherwise).
-      if (body.trace_id && !(await isConversation(a, body.trace_id))) throw notFound('trace_id: Trace');
+      if (body.trace_id && !(await isConversation(ctx, a, body.trace_id))) throw notFound('trace_id: Trace');
       let attachments: { id: string; name: string; content_type: string; size: number; text?: string }[] = [];
       if (body.asset_ids?.length) {
         const files = await repo.uploadsOf(a.share.workspaceId, a.share._id, body.asset_ids);
@@ -277,7 +291,7 @@ export function createShareService(d: {
         ? `${body.message}\n\n${attachments.map((f) => (f.text !== undefined ? `--- ${f.name} ---\n${f.text}` : `[attached: ${f.name} (${f.content_type}, ${f.size} bytes)]`)).join('\n\n')}`
         : body.message;
       // The workspace's share of runs (429 past it, nothing stored); once stored, the job counts itself.
-      const admitted = await d.admitRun(a.share.workspaceId);
+      const admitted = await ctx.admitRun(a.share.workspaceId);
       return fires
         .launch(a.receptor, {
           source: 'share',
@@ -309,5 +323,18 @@ export function createShareService(d: {
       await repo.addUpload(doc);
       return doc;
     },
+  };
+}
+
+/**
+ * Share links (docs/shares.md): one live token per
+ * receptor, random, stored as a SHA-256, shown whole only when created or rotated. Every request
+ * looks the hash up, so a revoke or a rotation takes effect at once on every API instance.
+ */
+export function createShareService(d: ShareContext) {
+  return {
+    ...createShareManagement(d), // usedOf, create, get, revoke, rotate
+    ...createShareAccess(d), // recentlyValid, authenticate, assertConversation, checkNames, checkReceptor
+    ...createSharePublic(d), // execute, upload
   };
 }

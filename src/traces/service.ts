@@ -40,129 +40,138 @@ const SORT_FIELD = { created_at: 'createdAt', updated_at: 'updatedAt', message_c
 const contentHash = (c: { type: string; content: string }) =>
   createHash('sha256').update(`${c.type}\n${c.content}`).digest('hex');
 
-/** Traces and their engrams: implicit creation, API-order reads, cost roll-ups and trace events. */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createTraceService({ repo, streams, log }: { repo: TraceStore; streams: Streams; log?: Logger }) {
-  async function get(scope: Scope, traceId: string): Promise<Trace> {
-    const t = await repo.get(scope.workspaceId, traceId);
-    if (!t) throw notFound('Trace');
-    return t;
-  }
+/** What the trace service's parts share: the factory's deps. */
+interface TraceContext {
+  repo: TraceStore;
+  streams: Streams;
+  log?: Logger;
+}
 
-  /** The trace a first append creates. */
-  const newTrace = (scope: Scope, traceId: string, input: EngramInput): NewTrace => {
-    const now = new Date();
-    return {
-      traceId,
-      workspaceId: scope.workspaceId,
-      brainId: input.trace?.brainId ?? scope.brainId ?? null,
-      userId: scope.userId,
-      apiKeyId: scope.apiKeyId,
-      receptorId: input.trace?.receptorId ?? scope.receptorId ?? null,
-      // A run a share link started records the link on the trace it creates (its conversation).
-      shareId: scope.credential === 'share' ? (scope.shareTokenId ?? null) : null,
-      neuronId: input.trace?.neuronId ?? null,
-      title: null,
-      titleSource: null,
-      traceType: input.traceType ?? 'thread',
-      metadata: {},
-      createdAt: now,
-      messageCount: 0,
-      cost: emptyCost(),
-      memoryIds: [],
-      updatedAt: now,
-    };
-  };
+async function get({ repo }: TraceContext, scope: Scope, traceId: string): Promise<Trace> {
+  const t = await repo.get(scope.workspaceId, traceId);
+  if (!t) throw notFound('Trace');
+  return t;
+}
 
-  /** The engram to append (its seq and running totals are the repository's). */
-  const newEngram = (scope: Scope, traceId: string, input: EngramInput, id: string): NewEngram => ({
-    _id: id,
-    workspaceId: scope.workspaceId,
-    traceId,
-    content: input.content,
-    contentHash: contentHash(input.content),
-    metadata: input.metadata ?? {},
-    sourceType: input.sourceType,
-    sourceId: input.sourceId,
-    targetType: input.targetType ?? null,
-    targetId: input.targetId ?? null,
-    traceType: input.traceType ?? 'thread',
-    memoryIds: input.memoryIds ?? [],
-    jobId: input.jobId ?? null,
-    createdAt: new Date(),
-    cost: input.cost ?? emptyCost(),
-  });
-
-  /** Creates the trace on first use (a claim on the unique (workspace, trace) index); the message count it had. */
-  async function ensureTrace(scope: Scope, traceId: string, input: EngramInput): Promise<number> {
-    const t = await repo.get(scope.workspaceId, traceId);
-    if (t) return t.messageCount;
-    await repo.create(newTrace(scope, traceId, input));
-    return 0;
-  }
-
-  /** Tells the trace's followers its title changed. */
-  const publishTitle = (scope: Scope, traceId: string, title: string | null | undefined) =>
-    streams.append(streams.keys.trace(scope.workspaceId, traceId), { type: 'trace.updated', trace_id: traceId, title });
-
-  /** Publishes a stored engram on its trace stream. */
-  const published = async (scope: Scope, traceId: string, doc: Engram): Promise<Engram> => {
-    await streams.append(streams.keys.trace(scope.workspaceId, traceId), {
-      type: 'engram.created',
-      trace_id: traceId,
-      engram_id: doc._id,
-      source_type: doc.sourceType,
-      content: doc.content,
-      created_at: doc.createdAt.toISOString(),
-    });
-    return doc;
-  };
-
-  /** See `append` below; also answers the trace document the last converge check read. */
-  async function appendEngram(
-    scope: Scope,
-    traceId: string,
-    input: EngramInput,
-    known: { absent?: boolean; traceExists?: boolean; title?: string; guard?: WriteGuard } = {},
-  ): Promise<Appended> {
-    // `known`: the caller has just found that input.id is not stored yet (or will take the stored
-    // engram of that id: `existed`), or that the trace exists. `title`: set with the counters when
-    // the trace has none (a run's generated title). `guard`: asked right before the insert (a run's
-    // write lease); refused, nothing is stored and the append throws 409.
-    if (input.id && !known.absent) {
-      const existing = await repo.findEngram(scope.workspaceId, input.id);
-      if (existing) return { engram: existing, trace: null, existed: true, titled: false };
-    }
-    const hint = known.traceExists
-      ? ((await repo.get(scope.workspaceId, traceId))?.messageCount ?? 0)
-      : await ensureTrace(scope, traceId, input);
-    const appended = await repo.appendEngram(newEngram(scope, traceId, input, input.id ?? randomUUID()), {
-      hint,
-      memoryIds: input.memoryIds ?? [],
-      title: known.title,
-      guard: known.guard,
-      // The engram is stored: the request answers its success from here on (src/kernel/request-context.ts).
-      onStored: markCommitted,
-    });
-    if (appended.titled) await publishTitle(scope, traceId, known.title);
-    // The stream entry is a notification of what is stored: Redis failing here does not undo the write.
-    await bestEffort(log, 'engram.created entry', published(scope, traceId, appended.engram));
-    return appended;
-  }
-
-  /**
-   * A trace named in a path: by its trace id, or by its record id (the `id` a trace list shows
-   * beside `trace_id`), in the caller's workspace; a trace id wins when both could match.
-   */
-  async function resolve(scope: Scope, ref: string): Promise<Trace> {
-    const t = (await repo.get(scope.workspaceId, ref)) ?? (await repo.getByRecordId(scope.workspaceId, ref));
-    if (!t) throw notFound('Trace');
-    return t;
-  }
-
+/** The trace a first append creates. */
+const newTrace = (scope: Scope, traceId: string, input: EngramInput): NewTrace => {
+  const now = new Date();
   return {
-    get,
-    resolve,
+    traceId,
+    workspaceId: scope.workspaceId,
+    brainId: input.trace?.brainId ?? scope.brainId ?? null,
+    userId: scope.userId,
+    apiKeyId: scope.apiKeyId,
+    receptorId: input.trace?.receptorId ?? scope.receptorId ?? null,
+    // A run a share link started records the link on the trace it creates (its conversation).
+    shareId: scope.credential === 'share' ? (scope.shareTokenId ?? null) : null,
+    neuronId: input.trace?.neuronId ?? null,
+    title: null,
+    titleSource: null,
+    traceType: input.traceType ?? 'thread',
+    metadata: {},
+    createdAt: now,
+    messageCount: 0,
+    cost: emptyCost(),
+    memoryIds: [],
+    updatedAt: now,
+  };
+};
+
+/** The engram to append (its seq and running totals are the repository's). */
+const newEngram = (scope: Scope, traceId: string, input: EngramInput, id: string): NewEngram => ({
+  _id: id,
+  workspaceId: scope.workspaceId,
+  traceId,
+  content: input.content,
+  contentHash: contentHash(input.content),
+  metadata: input.metadata ?? {},
+  sourceType: input.sourceType,
+  sourceId: input.sourceId,
+  targetType: input.targetType ?? null,
+  targetId: input.targetId ?? null,
+  traceType: input.traceType ?? 'thread',
+  memoryIds: input.memoryIds ?? [],
+  jobId: input.jobId ?? null,
+  createdAt: new Date(),
+  cost: input.cost ?? emptyCost(),
+});
+
+/** Creates the trace on first use (a claim on the unique (workspace, trace) index); the message count it had. */
+async function ensureTrace({ repo }: TraceContext, scope: Scope, traceId: string, input: EngramInput): Promise<number> {
+  const t = await repo.get(scope.workspaceId, traceId);
+  if (t) return t.messageCount;
+  await repo.create(newTrace(scope, traceId, input));
+  return 0;
+}
+
+/** Tells the trace's followers its title changed. */
+const publishTitle = ({ streams }: TraceContext, scope: Scope, traceId: string, title: string | null | undefined) =>
+  streams.append(streams.keys.trace(scope.workspaceId, traceId), { type: 'trace.updated', trace_id: traceId, title });
+
+/** Publishes a stored engram on its trace stream. */
+const published = async ({ streams }: TraceContext, scope: Scope, traceId: string, doc: Engram): Promise<Engram> => {
+  await streams.append(streams.keys.trace(scope.workspaceId, traceId), {
+    type: 'engram.created',
+    trace_id: traceId,
+    engram_id: doc._id,
+    source_type: doc.sourceType,
+    content: doc.content,
+    created_at: doc.createdAt.toISOString(),
+  });
+  return doc;
+};
+
+/** See `append` (createTraceAppends); also answers the trace document the last converge check read. */
+async function appendEngram(
+  ctx: TraceContext,
+  scope: Scope,
+  traceId: string,
+  input: EngramInput,
+  known: { absent?: boolean; traceExists?: boolean; title?: string; guard?: WriteGuard } = {},
+): Promise<Appended> {
+  const { repo, log } = ctx;
+  // `known`: the caller has just found that input.id is not stored yet (or will take the stored
+  // engram of that id: `existed`), or that the trace exists. `title`: set with the counters when
+  // the trace has none (a run's generated title). `guard`: asked right before the insert (a run's
+  // write lease); refused, nothing is stored and the append throws 409.
+  if (input.id && !known.absent) {
+    const existing = await repo.findEngram(scope.workspaceId, input.id);
+    if (existing) return { engram: existing, trace: null, existed: true, titled: false };
+  }
+  const hint = known.traceExists
+    ? ((await repo.get(scope.workspaceId, traceId))?.messageCount ?? 0)
+    : await ensureTrace(ctx, scope, traceId, input);
+  const appended = await repo.appendEngram(newEngram(scope, traceId, input, input.id ?? randomUUID()), {
+    hint,
+    memoryIds: input.memoryIds ?? [],
+    title: known.title,
+    guard: known.guard,
+    // The engram is stored: the request answers its success from here on (src/kernel/request-context.ts).
+    onStored: markCommitted,
+  });
+  if (appended.titled) await publishTitle(ctx, scope, traceId, known.title);
+  // The stream entry is a notification of what is stored: Redis failing here does not undo the write.
+  await bestEffort(log, 'engram.created entry', published(ctx, scope, traceId, appended.engram));
+  return appended;
+}
+
+/**
+ * A trace named in a path: by its trace id, or by its record id (the `id` a trace list shows
+ * beside `trace_id`), in the caller's workspace; a trace id wins when both could match.
+ */
+async function resolve({ repo }: TraceContext, scope: Scope, ref: string): Promise<Trace> {
+  const t = (await repo.get(scope.workspaceId, ref)) ?? (await repo.getByRecordId(scope.workspaceId, ref));
+  if (!t) throw notFound('Trace');
+  return t;
+}
+
+/** Reads: traces by id or record id, lists, engrams, the trace stream's key. */
+function createTraceReads(ctx: TraceContext) {
+  const { repo, streams } = ctx;
+  return {
+    get: (scope: Scope, traceId: string): Promise<Trace> => get(ctx, scope, traceId),
+    resolve: (scope: Scope, ref: string): Promise<Trace> => resolve(ctx, scope, ref),
 
     /**
      * The trace id a path names for a write that creates the trace on first use: the trace's own
@@ -195,10 +204,18 @@ export function createTraceService({ repo, streams, log }: { repo: TraceStore; s
 
     /** The trace's engrams in order: the first `limit`, or with `newest` only the newest that many (a run's context). */
     async messages(scope: Scope, traceId: string, limit?: number, newest?: number): Promise<Engram[]> {
-      const t = await get(scope, traceId);
+      const t = await get(ctx, scope, traceId);
       return repo.history(scope.workspaceId, traceId, t.messageCount, { limit, newest });
     },
 
+    streamKey: (scope: Scope, traceId: string) => streams.keys.trace(scope.workspaceId, traceId),
+  };
+}
+
+/** Appends: human turns, idempotent appends, a new trace's first engram. */
+function createTraceAppends(ctx: TraceContext) {
+  const { repo, log } = ctx;
+  return {
     /** A human turn from the API; source_type comes from the credential, never from the body. */
     addHumanMessage(scope: Scope, traceId: string, body: MessageCreateBody): Promise<Engram> {
       return this.append(scope, traceId, {
@@ -224,11 +241,16 @@ export function createTraceService({ repo, streams, log }: { repo: TraceStore; s
       input: EngramInput,
       known: { absent?: boolean; traceExists?: boolean; guard?: WriteGuard } = {},
     ): Promise<Engram> {
-      return (await appendEngram(scope, traceId, input, known)).engram;
+      return (await appendEngram(ctx, scope, traceId, input, known)).engram;
     },
 
     /** `append`, also answering the trace document as the append's last check read it (null: an engram stored before, nothing read). */
-    appendWithTrace: appendEngram,
+    appendWithTrace: (
+      scope: Scope,
+      traceId: string,
+      input: EngramInput,
+      known: { absent?: boolean; traceExists?: boolean; title?: string; guard?: WriteGuard } = {},
+    ): Promise<Appended> => appendEngram(ctx, scope, traceId, input, known),
 
     /**
      * Starts a trace whose id the platform just chose (an invoke without trace_id) with its first
@@ -244,10 +266,16 @@ export function createTraceService({ repo, streams, log }: { repo: TraceStore; s
       if (!first) return this.append(scope, traceId, input);
       // The stream entry is sent, not awaited: it is a notification (a reader replays the trace from
       // the store), and the connection keeps it ahead of every later entry this process writes.
-      void bestEffort(log, 'engram.created entry', published(scope, traceId, first));
+      void bestEffort(log, 'engram.created entry', published(ctx, scope, traceId, first));
       return first;
     },
+  };
+}
 
+/** Changes to a trace: its title, forks, a rolled-back run's engrams, trace-scoped events. */
+function createTraceChanges(ctx: TraceContext) {
+  const { repo, streams, log } = ctx;
+  return {
     /**
      * A manual title always wins; a generated one is only set while no manual title exists. The
      * trace is read and written by `_id` (a key lookup on every store); a manual title set between
@@ -261,14 +289,14 @@ export function createTraceService({ repo, streams, log }: { repo: TraceStore; s
       read?: Trace,
     ): Promise<Trace> {
       // `read`: the trace as the caller has just read it (a run's reply append), so it is not read again.
-      const before = read ?? (await get(scope, traceId));
+      const before = read ?? (await get(ctx, scope, traceId));
       let t = before;
       if (source === 'manual' || before.titleSource !== 'manual') {
         const set = { title, titleSource: source, updatedAt: new Date() };
         await repo.setTitle(before, set);
         t = { ...before, ...set };
       }
-      await publishTitle(scope, traceId, t.title);
+      await publishTitle(ctx, scope, traceId, t.title);
       return t;
     },
 
@@ -279,7 +307,7 @@ export function createTraceService({ repo, streams, log }: { repo: TraceStore; s
      * trace's; 404 for a trace the caller cannot see.
      */
     async fork(scope: Scope, ref: string, atEngramId: string): Promise<Trace> {
-      const source = await resolve(scope, ref);
+      const source = await resolve(ctx, scope, ref);
       const at = await repo.findEngram(scope.workspaceId, atEngramId);
       if (!at || at.traceId !== source.traceId)
         throw validationError(`at_engram_id: ${atEngramId} is not an engram of trace ${source.traceId}`);
@@ -337,7 +365,16 @@ export function createTraceService({ repo, streams, log }: { repo: TraceStore; s
     /** Publishes a run-state or other trace-scoped event (docs/streams.md, "Trace events"). */
     publish: (scope: Scope, traceId: string, event: Record<string, unknown>) =>
       streams.append(streams.keys.trace(scope.workspaceId, traceId), event),
-    streamKey: (scope: Scope, traceId: string) => streams.keys.trace(scope.workspaceId, traceId),
+  };
+}
+
+/** Traces and their engrams: implicit creation, API-order reads, cost roll-ups and trace events. */
+export function createTraceService({ repo, streams, log }: { repo: TraceStore; streams: Streams; log?: Logger }) {
+  const ctx: TraceContext = { repo, streams, log };
+  return {
+    ...createTraceReads(ctx), // get, resolve, traceIdOf, list, findEngram, messages, streamKey
+    ...createTraceAppends(ctx), // addHumanMessage, append, appendWithTrace, start
+    ...createTraceChanges(ctx), // setTitle, fork, removeRunEngrams, publish
   };
 }
 export type TraceService = ReturnType<typeof createTraceService>;
