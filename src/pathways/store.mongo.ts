@@ -1,4 +1,4 @@
-import type { Db, Filter } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import type { IndexSpec } from '../kernel/store/client.js';
 import { decodeBlob, encodeBlob } from '../kernel/store/codec.js';
 import { holding, isDuplicateKey, type HoldDoc } from '../kernel/store/claims.js';
@@ -91,66 +91,83 @@ function encodeChange(set: PathwayChange): Partial<PathwayDoc> {
 
 class Busy extends Error {}
 
-/** The pathway store on MongoDB (and FerretDB): heads and participants; every query filters by workspace. */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createPathwayRepo(db: Db): PathwayStore {
-  const pathways = db.collection<PathwayDoc>('pathways');
-  const participants = db.collection<PathwayParticipantDoc>('pathway_participants');
-  const neurons = db.collection<NeuronRef>('neurons');
+/** The collections the pathway store reads and writes, shared by its groups. */
+interface PathwayStoreContext {
+  pathways: Collection<PathwayDoc>;
+  participants: Collection<PathwayParticipantDoc>;
+  neurons: Collection<NeuronRef>;
   /**
    * Write holds on pathway heads (`_id` = pathway id, src/kernel/store/claims.ts): FerretDB 1.x applies an update as read,
    * modify, write back without re-checking the filter, so two concurrent saves could both "win" and drop a version.
    */
-  const locks = db.collection<HoldDoc>('pathway_locks');
+  locks: Collection<HoldDoc>;
+}
+
+/** The next head state for a change planned on `doc` (a new version entry when the plan has a note). */
+function nextState(doc: PathwayDoc, plan: PathwayPlan, createdBy: string | null): Partial<PathwayDoc> {
+  const kept = (v: number) => {
+    const e = (doc.versions ?? []).find((x) => x.version === v);
+    return e && versionOf(e);
+  };
+  const { set, note } = plan(toPathway(doc), kept);
+  const now = new Date();
+  const next: Partial<PathwayDoc> = { ...encodeChange(set), updatedAt: now };
+  if (note === undefined) return next;
+  const merged = { ...doc, ...next };
+  const entry: PathwayVersionEntry = {
+    version: doc.latestVersion + 1,
+    createdAt: now,
+    createdBy,
+    note,
+    graph: merged.graph,
+    name: merged.name,
+    description: merged.description,
+    nodeCount: nodeCount(set.graph !== undefined ? set.graph : decodeBlob<unknown>(doc.graph, EMPTY_GRAPH)),
+    savedBy: merged.graphSavedBy ?? null,
+    savedByAdmin: merged.graphSavedByAdmin ?? false,
+  };
+  // FerretDB ignores $push's $slice, so the capped history is rewritten whole.
+  return {
+    ...next,
+    latestVersion: entry.version,
+    versions: [...(doc.versions ?? []), entry].slice(-PATHWAY_VERSION_CAP),
+  };
+}
+
+/** Writes the next state if the tip is still the one read (a second guard behind the write hold). */
+async function apply(
+  { pathways }: PathwayStoreContext,
+  workspaceId: string,
+  brainId: string | undefined,
+  id: string,
+  plan: PathwayPlan,
+  by: string | null,
+) {
+  const doc = await findById(pathways, id, { workspaceId });
+  if (!doc || (brainId && doc.brainId !== brainId)) return 'missing';
+  const next = nextState(doc, plan, by);
+  const r = await pathways.updateOne({ _id: id, workspaceId, latestVersion: doc.latestVersion }, { $set: next });
+  if (r.matchedCount === 1) return toPathway({ ...doc, ...next });
+  // Only reachable when a stalled writer's hold was broken, or the pathway was deleted meanwhile.
+  return (await findById(pathways, id, { workspaceId }, WITHOUT_HISTORY)) ? 'raced' : 'missing';
+}
+
+/** Reads of pathway heads and their kept history. */
+function createPathwayReads({
+  pathways,
+}: PathwayStoreContext): Pick<
+  PathwayStore,
+  | 'storedBytes'
+  | 'sameStored'
+  | 'findHead'
+  | 'history'
+  | 'findVersion'
+  | 'namesOf'
+  | 'page'
+  | 'searchRows'
+  | 'allSearchRows'
+> {
   const search = searchReader(pathways, toPathway, WITHOUT_HISTORY);
-  /** The next head state for a change planned on `doc` (a new version entry when the plan has a note). */
-  function nextState(doc: PathwayDoc, plan: PathwayPlan, createdBy: string | null): Partial<PathwayDoc> {
-    const kept = (v: number) => {
-      const e = (doc.versions ?? []).find((x) => x.version === v);
-      return e && versionOf(e);
-    };
-    const { set, note } = plan(toPathway(doc), kept);
-    const now = new Date();
-    const next: Partial<PathwayDoc> = { ...encodeChange(set), updatedAt: now };
-    if (note === undefined) return next;
-    const merged = { ...doc, ...next };
-    const entry: PathwayVersionEntry = {
-      version: doc.latestVersion + 1,
-      createdAt: now,
-      createdBy,
-      note,
-      graph: merged.graph,
-      name: merged.name,
-      description: merged.description,
-      nodeCount: nodeCount(set.graph !== undefined ? set.graph : decodeBlob<unknown>(doc.graph, EMPTY_GRAPH)),
-      savedBy: merged.graphSavedBy ?? null,
-      savedByAdmin: merged.graphSavedByAdmin ?? false,
-    };
-    // FerretDB ignores $push's $slice, so the capped history is rewritten whole.
-    return {
-      ...next,
-      latestVersion: entry.version,
-      versions: [...(doc.versions ?? []), entry].slice(-PATHWAY_VERSION_CAP),
-    };
-  }
-
-  /** Writes the next state if the tip is still the one read (a second guard behind the write hold). */
-  async function apply(
-    workspaceId: string,
-    brainId: string | undefined,
-    id: string,
-    plan: PathwayPlan,
-    by: string | null,
-  ) {
-    const doc = await findById(pathways, id, { workspaceId });
-    if (!doc || (brainId && doc.brainId !== brainId)) return 'missing';
-    const next = nextState(doc, plan, by);
-    const r = await pathways.updateOne({ _id: id, workspaceId, latestVersion: doc.latestVersion }, { $set: next });
-    if (r.matchedCount === 1) return toPathway({ ...doc, ...next });
-    // Only reachable when a stalled writer's hold was broken, or the pathway was deleted meanwhile.
-    return (await findById(pathways, id, { workspaceId }, WITHOUT_HISTORY)) ? 'raced' : 'missing';
-  }
-
   return {
     /** The stored size of a client value (its JSON text), and whether two values are stored alike. */
     storedBytes,
@@ -192,6 +209,16 @@ export function createPathwayRepo(db: Db): PathwayStore {
       const p = await page(pathways, filter, sort, q, WITHOUT_HISTORY);
       return { ...p, items: p.items.map(toPathway) };
     },
+    /** The search index's reads: heads by id (any workspace) and a walk of them all. */
+    searchRows: search.byIds,
+    allSearchRows: search.all,
+  };
+}
+
+/** Writes of pathway heads: a new pathway, a change under the write hold (with its version), a removal. */
+function createPathwayWrites(ctx: PathwayStoreContext): Pick<PathwayStore, 'create' | 'recordVersion' | 'remove'> {
+  const { pathways, participants, locks } = ctx;
+  return {
     /** A new pathway with its version 1 (`note`). */
     async create(p: Pathway, note: string): Promise<void> {
       const graph = encodeBlob(p.graph);
@@ -222,7 +249,7 @@ export function createPathwayRepo(db: Db): PathwayStore {
       o: { brainId?: string; createdBy: string | null; plan: PathwayPlan },
     ): Promise<PathwayChangeOutcome> {
       try {
-        return await holding(locks, id, () => apply(workspaceId, o.brainId, id, o.plan, o.createdBy), {
+        return await holding(locks, id, () => apply(ctx, workspaceId, o.brainId, id, o.plan, o.createdBy), {
           leaseMs: PATHWAY_LOCK_LEASE_MS,
           waitMs: LOCK_WAIT_MS,
           busy: () => new Busy(),
@@ -237,9 +264,23 @@ export function createPathwayRepo(db: Db): PathwayStore {
       await participants.deleteMany({ workspaceId, pathwayId: id });
       return r.deletedCount === 1;
     },
-    /** The search index's reads: heads by id (any workspace) and a walk of them all. */
-    searchRows: search.byIds,
-    allSearchRows: search.all,
+  };
+}
+
+/** A pathway's participants. */
+function createPathwayParticipants({
+  participants,
+}: PathwayStoreContext): Pick<
+  PathwayStore,
+  | 'listParticipants'
+  | 'findParticipant'
+  | 'findParticipantByUser'
+  | 'addParticipant'
+  | 'setParticipantRole'
+  | 'removeParticipant'
+  | 'removeParticipantByUser'
+> {
+  return {
     listParticipants: (workspaceId: string, pathwayId: string) =>
       participants.find({ workspaceId, pathwayId }).sort({ createdAt: 1, _id: 1 }).toArray(),
     findParticipant: (workspaceId: string, id: string) => findById(participants, id, { workspaceId }),
@@ -264,6 +305,15 @@ export function createPathwayRepo(db: Db): PathwayStore {
     /** Removes a user's participation; false when there was none. */
     removeParticipantByUser: async (workspaceId: string, pathwayId: string, userId: string) =>
       (await participants.deleteOne({ workspaceId, pathwayId, userId })).deletedCount === 1,
+  };
+}
+
+/** What a graph may reference (neurons, pathways), pathways by slug, and the start-up repairs' reads and writes. */
+function createPathwayReferences({
+  pathways,
+  neurons,
+}: PathwayStoreContext): Pick<PathwayStore, 'neuronIds' | 'pathwayIds' | 'idsBySlug' | 'fillSlug' | 'allSummaries'> {
+  return {
     /**
      * Neurons a pathway node may reference: not soft-deleted, and in `brainId` or workspace/core scoped; without a
      * brain, every neuron of the workspace. Read-only; the neurons family owns the collection.
@@ -297,5 +347,21 @@ export function createPathwayRepo(db: Db): PathwayStore {
           { projection: { _id: 1, workspaceId: 1, brainId: 1, name: 1, slug: 1, isActive: 1 } },
         )
         .toArray(),
+  };
+}
+
+/** The pathway store on MongoDB (and FerretDB): heads and participants; every query filters by workspace. */
+export function createPathwayRepo(db: Db): PathwayStore {
+  const ctx: PathwayStoreContext = {
+    pathways: db.collection<PathwayDoc>('pathways'),
+    participants: db.collection<PathwayParticipantDoc>('pathway_participants'),
+    neurons: db.collection<NeuronRef>('neurons'),
+    locks: db.collection<HoldDoc>('pathway_locks'),
+  };
+  return {
+    ...createPathwayReads(ctx),
+    ...createPathwayWrites(ctx),
+    ...createPathwayParticipants(ctx),
+    ...createPathwayReferences(ctx),
   };
 }

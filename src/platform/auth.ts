@@ -31,123 +31,125 @@ const KEY_CACHE_MS = 5_000;
 /** last_used_at is a coarse signal: written at most once a minute per key, never on every request. */
 const LAST_USED_WRITE_MS = 60_000;
 
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createAuthService({
-  config,
-  repo,
-  recent,
-  log,
-  isDeleted,
-}: {
+/** The auth service's deps. */
+interface AuthDeps {
   config: Config;
   repo: WorkspaceStore;
   recent: RecentCredentials;
   log?: Logger;
   /** Whether the platform operator deleted the workspace (src/tenancy): a JWT for it is refused, not re-provisioned. */
   isDeleted?: (workspaceId: string) => Promise<boolean>;
-}) {
+}
+
+/** What the auth groups share: the deps, the JWT key, and this process's caches (one of each, never replaced). */
+interface AuthContext extends AuthDeps {
   // Workspaces seen not deleted, for a few seconds (one read per workspace per process, not per request).
-  const liveUntil = new Map<string, number>();
-  const secret = new TextEncoder().encode(config.JWT_SECRET);
-  const keyCache = new Map<string, { key: ApiKeyDoc; until: number }>();
-  const lastUsedWrite = new Map<string, number>();
+  liveUntil: Map<string, number>;
+  secret: Uint8Array;
+  keyCache: Map<string, { key: ApiKeyDoc; until: number }>;
+  lastUsedWrite: Map<string, number>;
+}
 
-  async function fromApiKey(token: string): Promise<Scope> {
-    const hash = hashApiKey(token);
-    const now = Date.now();
-    const cached = keyCache.get(hash);
-    let key = cached && cached.until > now ? cached.key : null;
+async function fromApiKey({ repo, recent, log, keyCache, lastUsedWrite }: AuthContext, token: string): Promise<Scope> {
+  const hash = hashApiKey(token);
+  const now = Date.now();
+  const cached = keyCache.get(hash);
+  let key = cached && cached.until > now ? cached.key : null;
+  if (!key) {
+    key = await repo.liveKeyByHash(hash);
     if (!key) {
-      key = await repo.liveKeyByHash(hash);
-      if (!key) {
-        recent.forget('key', hash);
-        throw authRequired('Invalid API key');
-      }
-      if (keyCache.size > 10_000) keyCache.clear();
-      keyCache.set(hash, { key, until: now + KEY_CACHE_MS });
-      recent.remember('key', hash);
+      recent.forget('key', hash);
+      throw authRequired('Invalid API key');
     }
-    if (now - (lastUsedWrite.get(key._id) ?? 0) > LAST_USED_WRITE_MS) {
-      lastUsedWrite.set(key._id, now);
-      void bestEffort(log, "writing an API key's last_used_at", repo.touchKey(key._id, new Date(now)));
-    }
-    // The key acts for the user who created it (per-resource roles apply as to that user), with the roles it was given.
-    return {
-      workspaceId: key.workspaceId,
-      userId: key.createdBy,
-      apiKeyId: key._id,
-      roles: toRoles(key.roles),
-      credential: 'api_key',
-      ...(key.rateLimit ? { rateLimit: key.rateLimit } : {}),
-    };
+    if (keyCache.size > 10_000) keyCache.clear();
+    keyCache.set(hash, { key, until: now + KEY_CACHE_MS });
+    recent.remember('key', hash);
   }
-
-  /**
-   * Verifies a JWT (docs/roles.md, "JWTs"): HS256 only (the header's `alg` is never trusted, so no
-   * `none` and no other algorithm), a signature by JWT_SECRET, `exp` required and at most
-   * JWT_MAX_LIFETIME_SECONDS after `iat` (or after now, without `iat` or with one in the future),
-   * `nbf` honoured, and `iss` / `aud` when configured; 30 s of clock skew is tolerated. Each
-   * refusal is a 401 that says which rule the token broke.
-   */
-  async function verifyJwt(token: string): Promise<z.infer<typeof JwtClaims>> {
-    const max = config.JWT_MAX_LIFETIME_SECONDS;
-    let payload: Record<string, unknown>;
-    try {
-      ({ payload } = await jwtVerify(token, secret, {
-        algorithms: ['HS256'],
-        requiredClaims: ['exp'],
-        clockTolerance: 30,
-        ...(config.JWT_ISSUER ? { issuer: config.JWT_ISSUER } : {}),
-        ...(config.JWT_AUDIENCE ? { audience: config.JWT_AUDIENCE } : {}),
-      }));
-    } catch (e) {
-      if (e instanceof joseErrors.JWTExpired) throw authRequired('Token expired');
-      if (e instanceof joseErrors.JWTClaimValidationFailed) {
-        if (e.claim === 'exp' && e.reason === 'missing')
-          throw authRequired(`Token has no exp claim: a JWT must expire, at most ${max} s after it is issued`);
-        if (e.claim === 'nbf') throw authRequired('Token is not valid yet (nbf)');
-        if (e.claim === 'iss' || e.claim === 'aud') throw authRequired(`Token ${e.claim} is not accepted here`);
-      }
-      throw authRequired('Invalid or expired token');
-    }
-    const now = Math.floor(Date.now() / 1000);
-    const exp = payload.exp as number;
-    const iat = typeof payload.iat === 'number' ? payload.iat : now;
-    if (exp - Math.min(iat, now) > max)
-      throw authRequired(`Token lifetime is longer than the ${max} s a JWT may live: issue one with a nearer exp`);
-    const claims = JwtClaims.safeParse(payload);
-    if (!claims.success) throw authRequired('Invalid or expired token');
-    return claims.data;
+  if (now - (lastUsedWrite.get(key._id) ?? 0) > LAST_USED_WRITE_MS) {
+    lastUsedWrite.set(key._id, now);
+    void bestEffort(log, "writing an API key's last_used_at", repo.touchKey(key._id, new Date(now)));
   }
+  // The key acts for the user who created it (per-resource roles apply as to that user), with the roles it was given.
+  return {
+    workspaceId: key.workspaceId,
+    userId: key.createdBy,
+    apiKeyId: key._id,
+    roles: toRoles(key.roles),
+    credential: 'api_key',
+    ...(key.rateLimit ? { rateLimit: key.rateLimit } : {}),
+  };
+}
 
-  async function fromJwt(token: string): Promise<Scope> {
-    const claims = await verifyJwt(token);
-    if (isDeleted && (liveUntil.get(claims.workspace_id) ?? 0) < Date.now()) {
-      if (await isDeleted(claims.workspace_id)) throw authRequired('The workspace was deleted');
-      if (liveUntil.size > 10_000) liveUntil.clear();
-      liveUntil.set(claims.workspace_id, Date.now() + KEY_CACHE_MS);
+/**
+ * Verifies a JWT (docs/roles.md, "JWTs"): HS256 only (the header's `alg` is never trusted, so no
+ * `none` and no other algorithm), a signature by JWT_SECRET, `exp` required and at most
+ * JWT_MAX_LIFETIME_SECONDS after `iat` (or after now, without `iat` or with one in the future),
+ * `nbf` honoured, and `iss` / `aud` when configured; 30 s of clock skew is tolerated. Each
+ * refusal is a 401 that says which rule the token broke.
+ */
+async function verifyJwt({ config, secret }: AuthContext, token: string): Promise<z.infer<typeof JwtClaims>> {
+  const max = config.JWT_MAX_LIFETIME_SECONDS;
+  let payload: Record<string, unknown>;
+  try {
+    ({ payload } = await jwtVerify(token, secret, {
+      algorithms: ['HS256'],
+      requiredClaims: ['exp'],
+      clockTolerance: 30,
+      ...(config.JWT_ISSUER ? { issuer: config.JWT_ISSUER } : {}),
+      ...(config.JWT_AUDIENCE ? { audience: config.JWT_AUDIENCE } : {}),
+    }));
+  } catch (e) {
+    if (e instanceof joseErrors.JWTExpired) throw authRequired('Token expired');
+    if (e instanceof joseErrors.JWTClaimValidationFailed) {
+      if (e.claim === 'exp' && e.reason === 'missing')
+        throw authRequired(`Token has no exp claim: a JWT must expire, at most ${max} s after it is issued`);
+      if (e.claim === 'nbf') throw authRequired('Token is not valid yet (nbf)');
+      if (e.claim === 'iss' || e.claim === 'aud') throw authRequired(`Token ${e.claim} is not accepted here`);
     }
-    // A JWT for a workspace the platform has not seen yet provisions it (its slug: `ws-<first 8 of id>`).
-    // A deleted workspace is never provisioned again (asked afresh, whatever the cache above says).
-    const ws = await repo.ensureWorkspace(
-      claims.workspace_id,
-      `ws-${claims.workspace_id.slice(0, 8)}`,
-      `Workspace ${claims.workspace_id.slice(0, 8)}`,
-      isDeleted ? async () => !(await isDeleted(claims.workspace_id)) : undefined,
-    );
-    if (!ws) {
-      liveUntil.delete(claims.workspace_id);
-      throw authRequired('The workspace was deleted');
-    }
-    return {
-      workspaceId: claims.workspace_id,
-      userId: claims.sub,
-      apiKeyId: null,
-      roles: toRoles(claims.roles),
-      credential: 'jwt',
-    };
+    throw authRequired('Invalid or expired token');
   }
+  const now = Math.floor(Date.now() / 1000);
+  const exp = payload.exp as number;
+  const iat = typeof payload.iat === 'number' ? payload.iat : now;
+  if (exp - Math.min(iat, now) > max)
+    throw authRequired(`Token lifetime is longer than the ${max} s a JWT may live: issue one with a nearer exp`);
+  const claims = JwtClaims.safeParse(payload);
+  if (!claims.success) throw authRequired('Invalid or expired token');
+  return claims.data;
+}
 
+async function fromJwt(ctx: AuthContext, token: string): Promise<Scope> {
+  const { repo, isDeleted, liveUntil } = ctx;
+  const claims = await verifyJwt(ctx, token);
+  if (isDeleted && (liveUntil.get(claims.workspace_id) ?? 0) < Date.now()) {
+    if (await isDeleted(claims.workspace_id)) throw authRequired('The workspace was deleted');
+    if (liveUntil.size > 10_000) liveUntil.clear();
+    liveUntil.set(claims.workspace_id, Date.now() + KEY_CACHE_MS);
+  }
+  // A JWT for a workspace the platform has not seen yet provisions it (its slug: `ws-<first 8 of id>`).
+  // A deleted workspace is never provisioned again (asked afresh, whatever the cache above says).
+  const ws = await repo.ensureWorkspace(
+    claims.workspace_id,
+    `ws-${claims.workspace_id.slice(0, 8)}`,
+    `Workspace ${claims.workspace_id.slice(0, 8)}`,
+    isDeleted ? async () => !(await isDeleted(claims.workspace_id)) : undefined,
+  );
+  if (!ws) {
+    liveUntil.delete(claims.workspace_id);
+    throw authRequired('The workspace was deleted');
+  }
+  return {
+    workspaceId: claims.workspace_id,
+    userId: claims.sub,
+    apiKeyId: null,
+    roles: toRoles(claims.roles),
+    credential: 'jwt',
+  };
+}
+
+/** Credentials: resolving a bearer token (API key or JWT) into a Scope, and signing JWTs. */
+function createAuthCredentials(ctx: AuthContext) {
+  const { recent, secret, keyCache } = ctx;
   return {
     /** Whether authenticating this credential reads no store: a JWT, or an API key this process has looked up recently. */
     needsNoLookup(bearer: string): boolean {
@@ -168,7 +170,7 @@ export function createAuthService({
     /** Resolves a bearer token (API key or JWT) into a Scope, or throws 401. */
     async authenticate(bearer: string | undefined): Promise<Scope> {
       if (!bearer) throw authRequired();
-      return looksLikeJwt(bearer) ? fromJwt(bearer) : fromApiKey(bearer);
+      return looksLikeJwt(bearer) ? fromJwt(ctx, bearer) : fromApiKey(ctx, bearer);
     },
 
     /** Signs a JWT (used by tests and tooling; dashboards receive theirs from an identity provider). */
@@ -180,7 +182,12 @@ export function createAuthService({
         .setExpirationTime(expiresIn)
         .sign(secret);
     },
+  };
+}
 
+/** A workspace's API keys, and workspaces provisioned with an admin key. */
+function createAuthKeys({ repo, recent, keyCache }: AuthContext) {
+  return {
     /** Creates a key in the caller's workspace; it may carry at most the caller's roles. */
     async createApiKey(
       scope: Scope,
@@ -237,6 +244,31 @@ export function createAuthService({
       return key;
     },
 
+    /** Creates a workspace with a brain and an admin key in one call (tests, tooling, `npm run up`). */
+    async provisionWorkspace(opts: { roles?: Role[]; slug?: string } = {}) {
+      const workspaceId = randomUUID();
+      const brainId = randomUUID();
+      await repo.ensureWorkspace(workspaceId, opts.slug ?? `ws-${workspaceId.slice(0, 8)}`, 'Workspace');
+      await repo.ensureBrain(workspaceId, brainId, 'Brain');
+      const scope: Scope = {
+        workspaceId,
+        userId: null,
+        apiKeyId: null,
+        roles: ['core_admin', 'workspace_admin'],
+        credential: 'system',
+      };
+      const { secret: key, doc } = await this.createApiKey(scope, {
+        name: 'admin',
+        roles: opts.roles ?? ['workspace_admin'],
+      });
+      return { workspaceId, brainId, key, apiKeyId: doc._id };
+    },
+  };
+}
+
+/** The workspace itself: its slug and name, and the bootstrap workspace, brain and key. */
+function createAuthWorkspaces({ config, repo }: AuthContext) {
+  return {
     /** Admin: renames the caller's workspace or changes its slug (unique; never UUID-shaped). */
     async updateWorkspace(scope: Scope, patch: { slug?: string; name?: string }): Promise<WorkspaceDoc> {
       if (patch.slug !== undefined && (!SLUG_RE.test(patch.slug) || z.uuid().safeParse(patch.slug).success)) {
@@ -305,25 +337,16 @@ export function createAuthService({
         });
       }
     },
-
-    /** Creates a workspace with a brain and an admin key in one call (tests, tooling, `npm run up`). */
-    async provisionWorkspace(opts: { roles?: Role[]; slug?: string } = {}) {
-      const workspaceId = randomUUID();
-      const brainId = randomUUID();
-      await repo.ensureWorkspace(workspaceId, opts.slug ?? `ws-${workspaceId.slice(0, 8)}`, 'Workspace');
-      await repo.ensureBrain(workspaceId, brainId, 'Brain');
-      const scope: Scope = {
-        workspaceId,
-        userId: null,
-        apiKeyId: null,
-        roles: ['core_admin', 'workspace_admin'],
-        credential: 'system',
-      };
-      const { secret: key, doc } = await this.createApiKey(scope, {
-        name: 'admin',
-        roles: opts.roles ?? ['workspace_admin'],
-      });
-      return { workspaceId, brainId, key, apiKeyId: doc._id };
-    },
   };
+}
+
+export function createAuthService(deps: AuthDeps) {
+  const ctx: AuthContext = {
+    ...deps,
+    liveUntil: new Map(),
+    secret: new TextEncoder().encode(deps.config.JWT_SECRET),
+    keyCache: new Map(),
+    lastUsedWrite: new Map(),
+  };
+  return { ...createAuthCredentials(ctx), ...createAuthKeys(ctx), ...createAuthWorkspaces(ctx) };
 }

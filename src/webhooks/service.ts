@@ -38,9 +38,9 @@ export interface WebhookDeliveryInput {
 }
 
 /** What one attempt came to: sent, worth another try, or never worth one (the workflow stops). */
-export type WebhookAttemptOutcome = { outcome: 'delivered' } | { outcome: 'retry' | 'stop'; message: string };
+type WebhookAttemptOutcome = { outcome: 'delivered' } | { outcome: 'retry' | 'stop'; message: string };
 
-export interface NewWebhookEndpoint {
+interface NewWebhookEndpoint {
   url: string;
   events: WebhookEvent[];
   description?: string | null;
@@ -111,17 +111,8 @@ export function endEvents(end: UnannouncedEnd): WebhookEventRecord[] {
   ];
 }
 
-/**
- * Signed webhooks (docs/webhooks.md): admins manage a workspace's endpoints; job and intervention
- * events are recorded in an outbox as part of the change they report (a job's end through its
- * terminal claim, a wait or an intervention by the writer before its call returns), and the
- * outbox's follower (one in every API and worker process) fans each out to the endpoints
- * subscribed at that moment: one delivery each, sent by a durable `webhookDelivery` workflow whose
- * activity makes one attempt (`attempt`) through the outbound guard, signed per Standard Webhooks
- * with every secret still valid.
- */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createWebhookService(d: {
+/** The webhook service's deps. */
+interface WebhookDeps {
   repo: WebhookStore;
   box: SecretBox;
   guard: Guard;
@@ -129,91 +120,97 @@ export function createWebhookService(d: {
   config: Config;
   log?: Logger;
   bus: Bus;
-}) {
-  const { repo, box, guard, temporal, config, log } = d;
-  const sealed = (plain: string, now: Date): WebhookSecret => ({
-    sealed: box.seal(plain),
-    keyId: box.keyId,
-    createdAt: now,
-    expiresAt: null,
-  });
+}
 
-  async function get(scope: Scope, id: string): Promise<WebhookEndpoint> {
-    const e = await repo.getEndpoint(scope.workspaceId, id);
-    if (!e) throw notFound('Webhook endpoint');
-    return e;
-  }
-
-  /** Starts the delivery's workflow; a workflow of that id already started is the same delivery (no second one). */
-  async function startDelivery(workspaceId: string, deliveryId: string): Promise<void> {
-    const input: WebhookDeliveryInput = { workspaceId, deliveryId, retryInitialMs: config.WEBHOOK_RETRY_INITIAL_MS };
-    try {
-      await temporal.workflow.start('webhookDelivery', {
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        workflowId: `webhook-${deliveryId}`,
-        args: [input],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: [{ key: WorkspaceIdKey, value: workspaceId }],
-        staticSummary: 'webhook delivery',
-      });
-    } catch (e) {
-      if ((e as { name?: string }).name === 'WorkflowExecutionAlreadyStartedError') return;
-      throw e;
-    }
-  }
-
-  /**
-   * Fans one outbox row out: one delivery per endpoint enabled and subscribed to its event now
-   * (read from the store, never cached: an endpoint changed before the event was recorded is seen
-   * as changed), then each delivery's workflow is started. The delivery id is name-based on the
-   * endpoint and the event key, so fanning the same event out again records and sends nothing new.
-   */
-  async function fanOut(row: WebhookEventDoc): Promise<void> {
-    const targets = (await repo.enabledEndpoints(row.workspaceId)).filter((e) => e.events.includes(row.event));
-    if (!targets.length) return;
-    const body = `{"type":${JSON.stringify(row.event)},"timestamp":${JSON.stringify(row.at.toISOString())},"data":${row.data}}`;
-    await Promise.all(
-      targets.map(async (e) => {
-        const id = uuidFromName(`webhook-delivery:${e._id}:${row.key}`);
-        const now = new Date();
-        await repo.createDelivery({
-          _id: id,
-          workspaceId: row.workspaceId,
-          endpointId: e._id,
-          event: row.event,
-          eventKey: row.key,
-          body,
-          status: 'pending',
-          replayOf: null,
-          attempts: [],
-          failedReason: null,
-          createdAt: now,
-          updatedAt: now,
-          finishedAt: null,
-        });
-        // Started even when the delivery existed: a start that failed the first time is made now.
-        await startDelivery(row.workspaceId, id);
-      }),
-    );
-  }
-
+/** What the webhook groups share: the deps, the outbox's sources and this process's follower (one of each). */
+interface WebhookContext extends WebhookDeps {
   // Sources of events recorded with their change elsewhere (job ends: their terminal claims).
-  const sources: OutboxSource[] = [];
-  const follower = createOutboxFollower({
-    store: repo,
-    sources: () => sources,
-    fanOut,
-    options: { pollMs: config.WEBHOOK_OUTBOX_POLL_MS, holdMs: OUTBOX_HOLD_MS, batch: OUTBOX_BATCH },
-    log,
-  });
+  sources: OutboxSource[];
+  follower: ReturnType<typeof createOutboxFollower>;
+}
 
-  /** Records an event in the outbox (idempotent on its key) and wakes this process's follower. */
-  async function record(e: WebhookEventRecord): Promise<void> {
-    await repo.recordEvent(eventRow(e));
-    follower.wake();
+/** A secret sealed under the current key, valid until a rotation sets when it stops. */
+const sealed = ({ box }: WebhookContext, plain: string, now: Date): WebhookSecret => ({
+  sealed: box.seal(plain),
+  keyId: box.keyId,
+  createdAt: now,
+  expiresAt: null,
+});
+
+/** The caller's workspace's endpoint, or 404. */
+async function get({ repo }: WebhookContext, scope: Scope, id: string): Promise<WebhookEndpoint> {
+  const e = await repo.getEndpoint(scope.workspaceId, id);
+  if (!e) throw notFound('Webhook endpoint');
+  return e;
+}
+
+/** Starts the delivery's workflow; a workflow of that id already started is the same delivery (no second one). */
+async function startDelivery(
+  { temporal, config }: WebhookContext,
+  workspaceId: string,
+  deliveryId: string,
+): Promise<void> {
+  const input: WebhookDeliveryInput = { workspaceId, deliveryId, retryInitialMs: config.WEBHOOK_RETRY_INITIAL_MS };
+  try {
+    await temporal.workflow.start('webhookDelivery', {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      workflowId: `webhook-${deliveryId}`,
+      args: [input],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [{ key: WorkspaceIdKey, value: workspaceId }],
+      staticSummary: 'webhook delivery',
+    });
+  } catch (e) {
+    if ((e as { name?: string }).name === 'WorkflowExecutionAlreadyStartedError') return;
+    throw e;
   }
+}
 
-  const service = {
+/**
+ * Fans one outbox row out: one delivery per endpoint enabled and subscribed to its event now
+ * (read from the store, never cached: an endpoint changed before the event was recorded is seen
+ * as changed), then each delivery's workflow is started. The delivery id is name-based on the
+ * endpoint and the event key, so fanning the same event out again records and sends nothing new.
+ */
+async function fanOut(ctx: WebhookContext, row: WebhookEventDoc): Promise<void> {
+  const targets = (await ctx.repo.enabledEndpoints(row.workspaceId)).filter((e) => e.events.includes(row.event));
+  if (!targets.length) return;
+  const body = `{"type":${JSON.stringify(row.event)},"timestamp":${JSON.stringify(row.at.toISOString())},"data":${row.data}}`;
+  await Promise.all(
+    targets.map(async (e) => {
+      const id = uuidFromName(`webhook-delivery:${e._id}:${row.key}`);
+      const now = new Date();
+      await ctx.repo.createDelivery({
+        _id: id,
+        workspaceId: row.workspaceId,
+        endpointId: e._id,
+        event: row.event,
+        eventKey: row.key,
+        body,
+        status: 'pending',
+        replayOf: null,
+        attempts: [],
+        failedReason: null,
+        createdAt: now,
+        updatedAt: now,
+        finishedAt: null,
+      });
+      // Started even when the delivery existed: a start that failed the first time is made now.
+      await startDelivery(ctx, row.workspaceId, id);
+    }),
+  );
+}
+
+/** Records an event in the outbox (idempotent on its key) and wakes this process's follower. */
+async function record({ repo, follower }: WebhookContext, e: WebhookEventRecord): Promise<void> {
+  await repo.recordEvent(eventRow(e));
+  follower.wake();
+}
+
+/** An admin's management of a workspace's endpoints, their secrets and deliveries. */
+function createWebhookEndpoints(ctx: WebhookContext) {
+  const { repo, guard } = ctx;
+  return {
     async create(scope: Scope, n: NewWebhookEndpoint): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
       await guard.checkSaved(n.url, 'url'); // and again at each send
       const now = new Date();
@@ -225,7 +222,7 @@ export function createWebhookService(d: {
         events: [...new Set(n.events)],
         description: n.description ?? null,
         enabled: n.enabled ?? true,
-        secrets: [sealed(secret, now)],
+        secrets: [sealed(ctx, secret, now)],
         createdBy: scope.userId ?? scope.apiKeyId,
         createdAt: now,
         updatedAt: now,
@@ -233,7 +230,7 @@ export function createWebhookService(d: {
       return { endpoint, secret };
     },
     list: (scope: Scope, q: PageQuery): Promise<Page<WebhookEndpoint>> => repo.pageEndpoints(scope.workspaceId, q),
-    get,
+    get: (scope: Scope, id: string): Promise<WebhookEndpoint> => get(ctx, scope, id),
     async update(scope: Scope, id: string, p: Partial<NewWebhookEndpoint>): Promise<WebhookEndpoint> {
       if (p.url !== undefined) await guard.checkSaved(p.url, 'url');
       const e = await repo.updateEndpoint(scope.workspaceId, id, {
@@ -257,7 +254,7 @@ export function createWebhookService(d: {
       const secret = newWebhookSecret();
       const previous = cur.secrets.find((s) => s.expiresAt === null) ?? cur.secrets[0];
       const secrets = [
-        sealed(secret, now),
+        sealed(ctx, secret, now),
         ...(previous ? [{ ...previous, expiresAt: new Date(now.getTime() + SECRET_OVERLAP_MS) }] : []),
       ];
       const endpoint = await repo.setSecrets(scope.workspaceId, id, secrets, now);
@@ -265,12 +262,12 @@ export function createWebhookService(d: {
       return { endpoint, secret };
     },
     async deliveries(scope: Scope, id: string, q: PageQuery): Promise<Page<WebhookDeliveryDoc>> {
-      await get(scope, id);
+      await get(ctx, scope, id);
       return repo.pageDeliveries(scope.workspaceId, id, q);
     },
     /** A new delivery of the same event (the same body) to the same endpoint, sent as any other. */
     async replay(scope: Scope, id: string, deliveryId: string): Promise<WebhookDeliveryDoc> {
-      await get(scope, id);
+      await get(ctx, scope, id);
       const original = await repo.getDelivery(scope.workspaceId, deliveryId);
       if (!original || original.endpointId !== id) throw notFound('Webhook delivery');
       const now = new Date();
@@ -286,10 +283,16 @@ export function createWebhookService(d: {
         finishedAt: null,
       };
       await repo.createDelivery(doc);
-      await startDelivery(scope.workspaceId, doc._id);
+      await startDelivery(ctx, scope.workspaceId, doc._id);
       return doc;
     },
+  };
+}
 
+/** Events recorded in the outbox, and this process's follower that fans them out. */
+function createWebhookEvents(ctx: WebhookContext) {
+  const { config, follower } = ctx;
+  return {
     /**
      * A job became completed, failed or waiting, once stored (awaited by the transition). A wait's
      * event is recorded here, as part of the transition; an end's was recorded with its terminal
@@ -298,7 +301,7 @@ export function createWebhookService(d: {
     async onJob(job: Job): Promise<void> {
       if (job.status === 'completed' || job.status === 'failed') return follower.wake();
       if (job.status !== 'waiting') return;
-      await record({
+      await record(ctx, {
         workspaceId: job.workspaceId,
         event: 'job.waiting',
         key: jobEventKey(job),
@@ -308,7 +311,7 @@ export function createWebhookService(d: {
     },
     /** An intervention was created, or answered, once stored (awaited by the change): its event is recorded. */
     async onIntervention(change: 'created' | 'answered', i: Intervention): Promise<void> {
-      await record({
+      await record(ctx, {
         workspaceId: i.workspaceId,
         event: `intervention.${change}`,
         key: `intervention.${change}:${i._id}`,
@@ -317,10 +320,10 @@ export function createWebhookService(d: {
       });
     },
     /** Records an event of another area (an experiment's end) in the outbox, idempotent on its key. */
-    recordEvent: (e: WebhookEventRecord): Promise<void> => record(e),
+    recordEvent: (e: WebhookEventRecord): Promise<void> => record(ctx, e),
     /** Adds a durable record of changes whose events the follower fans out (job ends: their terminal claims). */
     addSource(source: OutboxSource): void {
-      sources.push(source);
+      ctx.sources.push(source);
     },
     /** Starts this process's outbox follower (every API and worker process runs one; WEBHOOK_OUTBOX_FOLLOW). */
     follow(): void {
@@ -330,7 +333,13 @@ export function createWebhookService(d: {
     stopFollowing: (): Promise<void> => follower.stop(),
     /** One follower round now, whatever WEBHOOK_OUTBOX_FOLLOW says (tests; an operator's drain). */
     drainOutbox: () => follower.round(),
+  };
+}
 
+/** Sending: one attempt of a delivery (the workflow's activity), its failure, and key rotation. */
+function createWebhookSending(ctx: WebhookContext) {
+  const { repo, box, guard } = ctx;
+  return {
     /**
      * One attempt at sending a delivery (the workflow's activity; `attempt` is its attempt number):
      * signed with every secret still valid, sent through the outbound guard, recorded. A 2xx
@@ -387,6 +396,34 @@ export function createWebhookService(d: {
 
     /** Key rotation: re-seals every endpoint secret under the current key. */
     resealAll: (): Promise<number> => repo.resealAll(box.keyId, (s) => box.reseal(s)),
+  };
+}
+
+/**
+ * Signed webhooks (docs/webhooks.md): admins manage a workspace's endpoints; job and intervention
+ * events are recorded in an outbox as part of the change they report (a job's end through its
+ * terminal claim, a wait or an intervention by the writer before its call returns), and the
+ * outbox's follower (one in every API and worker process) fans each out to the endpoints
+ * subscribed at that moment: one delivery each, sent by a durable `webhookDelivery` workflow whose
+ * activity makes one attempt (`attempt`) through the outbound guard, signed per Standard Webhooks
+ * with every secret still valid.
+ */
+export function createWebhookService(d: WebhookDeps) {
+  const ctx: WebhookContext = {
+    ...d,
+    sources: [],
+    follower: createOutboxFollower({
+      store: d.repo,
+      sources: () => ctx.sources,
+      fanOut: (row) => fanOut(ctx, row),
+      options: { pollMs: d.config.WEBHOOK_OUTBOX_POLL_MS, holdMs: OUTBOX_HOLD_MS, batch: OUTBOX_BATCH },
+      log: d.log,
+    }),
+  };
+  const service = {
+    ...createWebhookEndpoints(ctx), // create, list, get, update, remove, rotateSecret, deliveries, replay
+    ...createWebhookEvents(ctx), // onJob, onIntervention, recordEvent, addSource, follow, stopFollowing, drainOutbox
+    ...createWebhookSending(ctx), // attempt, fail, resealAll
   };
   // Each job that became completed, failed or waiting (awaited by the transition: a failure fails it).
   d.bus.on('job.status', (job) => service.onJob(job));
