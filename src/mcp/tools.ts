@@ -19,7 +19,7 @@ const READ_BLOCK_MS = 5_000;
 const PAGE = 200;
 
 /** A JSON Schema object as MCP's `inputSchema` takes it (its root is always an object schema). */
-export interface ToolInputSchema {
+interface ToolInputSchema {
   type: 'object';
   properties?: Record<string, object>;
   required?: string[];
@@ -27,7 +27,7 @@ export interface ToolInputSchema {
 }
 
 /** What a tool runs: a neuron, or a pathway (whose arguments are its input when it declares an input schema). */
-export type ToolTarget =
+type ToolTarget =
   | { kind: 'neuron'; id: string; name: string; brainId: string }
   | { kind: 'pathway'; id: string; name: string; brainId: string; argumentsAreInput: boolean };
 
@@ -59,7 +59,7 @@ export type ToolOutcome =
     }
   | { status: 'aborted'; jobId: string; traceId: string | null };
 
-export interface CallOptions {
+interface CallOptions {
   /** Aborted when the MCP client cancels the request: the job is cancelled. */
   signal: AbortSignal;
   /** Called while the job runs (only when the client asked for progress). */
