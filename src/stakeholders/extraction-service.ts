@@ -20,75 +20,80 @@ interface ExtractionRequest {
   occurredAt: Date;
 }
 
-/** Transcripts (text, or a finalized meeting's) into a map's live graph, as `stakeholder_extract` jobs. */
-// eslint-disable-next-line max-lines-per-function -- service factory: its methods are the units
-export function createStakeholderExtraction(d: StakeholderMapDeps, reads: MapReads, editing: MapEditing) {
-  const { repo } = d;
+/** What extraction is built from: the map deps, the map reads and editing (no state of its own). */
+interface ExtractionContext {
+  d: StakeholderMapDeps;
+  reads: MapReads;
+  editing: MapEditing;
+}
 
-  /** Stores an extraction's input and starts its job (the job id is the workflow id). */
-  async function startExtraction(scope: Scope, m: StakeholderMap, x: ExtractionRequest) {
-    const text = x.text.slice(0, MAX_TRANSCRIPT_CHARS);
-    await repo.recordExtraction({
-      _id: x.jobId,
-      workspaceId: m.workspaceId,
-      brainId: m.brainId,
-      mapId: m._id,
-      model: x.model,
-      source: x.source,
-      text,
-      truncated: x.text.length > text.length,
-      occurredAt: x.occurredAt,
-      userId: scope.userId,
-      apiKeyId: scope.apiKeyId,
-      createdAt: new Date(),
-    });
-    const { job } = await d.jobs.create(scope, { id: x.jobId, kind: 'stakeholder_extract', brainId: m.brainId });
-    const input: StakeholderExtractInput = {
-      jobId: x.jobId,
-      workspaceId: m.workspaceId,
-      brainId: m.brainId,
-      mapId: m._id,
-    };
-    await d.jobs.startWorkflow(
-      job,
-      'stakeholderExtract',
-      [input],
-      `stakeholder extraction into ${m.name} (${x.source.type}${x.source.id ? ` ${x.source.id}` : ''})`,
-    );
-    return { job_id: x.jobId, resource_id: m._id, status: job.status };
-  }
-
-  const loadExtraction = async (i: StakeholderExtractInput) => {
-    const x = await repo.extraction(i.workspaceId, i.jobId);
-    if (!x) throw notFound('Extraction');
-    return x;
+/** Stores an extraction's input and starts its job (the job id is the workflow id). */
+async function startExtraction({ d }: ExtractionContext, scope: Scope, m: StakeholderMap, x: ExtractionRequest) {
+  const text = x.text.slice(0, MAX_TRANSCRIPT_CHARS);
+  await d.repo.recordExtraction({
+    _id: x.jobId,
+    workspaceId: m.workspaceId,
+    brainId: m.brainId,
+    mapId: m._id,
+    model: x.model,
+    source: x.source,
+    text,
+    truncated: x.text.length > text.length,
+    occurredAt: x.occurredAt,
+    userId: scope.userId,
+    apiKeyId: scope.apiKeyId,
+    createdAt: new Date(),
+  });
+  const { job } = await d.jobs.create(scope, { id: x.jobId, kind: 'stakeholder_extract', brainId: m.brainId });
+  const input: StakeholderExtractInput = {
+    jobId: x.jobId,
+    workspaceId: m.workspaceId,
+    brainId: m.brainId,
+    mapId: m._id,
   };
-  const loadMap = async (i: StakeholderExtractInput) => {
-    const m = await repo.mapHead(i.workspaceId, i.mapId);
-    if (!m) throw notFound('Stakeholder map');
-    return m;
-  };
+  await d.jobs.startWorkflow(
+    job,
+    'stakeholderExtract',
+    [input],
+    `stakeholder extraction into ${m.name} (${x.source.type}${x.source.id ? ` ${x.source.id}` : ''})`,
+  );
+  return { job_id: x.jobId, resource_id: m._id, status: job.status };
+}
 
-  /** The transcript a request names: its text, or a finalized meeting's (in the caller's workspace and brain). */
-  async function transcriptOf(scope: Scope, body: ExtractBody) {
-    let text = body.text;
-    let occurredAt = new Date();
-    let brainId: string | undefined;
-    if (body.meeting_id) {
-      const src = d.meetings ?? null;
-      const t = src ? await src.transcript(scope.workspaceId, body.meeting_id.toLowerCase()) : null;
-      if (!t || (scope.brainId && t.brainId !== scope.brainId)) throw notFound('Meeting');
-      if (text === undefined) {
-        if (!t.finalizedAt) throw conflict('The meeting transcript is not finalized yet');
-        text = t.text;
-      }
-      occurredAt = t.finalizedAt ?? occurredAt;
-      brainId = t.brainId;
+const loadExtraction = async ({ d }: ExtractionContext, i: StakeholderExtractInput) => {
+  const x = await d.repo.extraction(i.workspaceId, i.jobId);
+  if (!x) throw notFound('Extraction');
+  return x;
+};
+const loadMap = async ({ d }: ExtractionContext, i: StakeholderExtractInput) => {
+  const m = await d.repo.mapHead(i.workspaceId, i.mapId);
+  if (!m) throw notFound('Stakeholder map');
+  return m;
+};
+
+/** The transcript a request names: its text, or a finalized meeting's (in the caller's workspace and brain). */
+async function transcriptOf({ d }: ExtractionContext, scope: Scope, body: ExtractBody) {
+  let text = body.text;
+  let occurredAt = new Date();
+  let brainId: string | undefined;
+  if (body.meeting_id) {
+    const src = d.meetings ?? null;
+    const t = src ? await src.transcript(scope.workspaceId, body.meeting_id.toLowerCase()) : null;
+    if (!t || (scope.brainId && t.brainId !== scope.brainId)) throw notFound('Meeting');
+    if (text === undefined) {
+      if (!t.finalizedAt) throw conflict('The meeting transcript is not finalized yet');
+      text = t.text;
     }
-    if (!text?.trim()) throw validationError('text: the transcript is empty');
-    return { text, occurredAt, brainId };
+    occurredAt = t.finalizedAt ?? occurredAt;
+    brainId = t.brainId;
   }
+  if (!text?.trim()) throw validationError('text: the transcript is empty');
+  return { text, occurredAt, brainId };
+}
 
+/** Starting extractions: a request's transcript, or a finalized meeting's (the meeting hook). */
+function createExtractionStarts(ctx: ExtractionContext) {
+  const { d, reads } = ctx;
   return {
     /** POST /v1/stakeholder-map/extract: a transcript (text, or a meeting's) into a map, as a job. */
     async extract(scope: Scope, body: ExtractBody) {
@@ -98,9 +103,9 @@ export function createStakeholderExtraction(d: StakeholderMapDeps, reads: MapRea
         throw validationError(
           `model: ${model} cannot answer with structured JSON; name an openai/… or anthropic/… model (or set DEFAULT_MODEL)`,
         );
-      const { text, occurredAt, brainId } = await transcriptOf(scope, body);
+      const { text, occurredAt, brainId } = await transcriptOf(ctx, scope, body);
       const m = body.resource_id ? await reads.get(scope, body.resource_id) : await reads.ensureDefault(scope, brainId);
-      return startExtraction(scope, m, {
+      return startExtraction(ctx, scope, m, {
         jobId: randomUUID(),
         model,
         text,
@@ -126,7 +131,7 @@ export function createStakeholderExtraction(d: StakeholderMapDeps, reads: MapRea
       const jobId = uuidFromName(
         `stakeholder-extract:${workspaceId}:${meeting.id}:${meeting.finalizedAt.toISOString()}`,
       );
-      return startExtraction(scope, m, {
+      return startExtraction(ctx, scope, m, {
         jobId,
         model,
         text: meeting.text,
@@ -134,17 +139,24 @@ export function createStakeholderExtraction(d: StakeholderMapDeps, reads: MapRea
         occurredAt: meeting.finalizedAt,
       });
     },
+  };
+}
 
+/** The `stakeholder_extract` job's activity steps: plan (ask the model), apply (commit the ops), fail. */
+function createExtractionSteps(ctx: ExtractionContext) {
+  const { d, reads, editing } = ctx;
+  const { repo } = d;
+  return {
     /** Activity step 1: ask the model (structured JSON), check the answer, store it as ops. Idempotent: stored ops are reused. */
     async extractPlan(i: StakeholderExtractInput, attempt: number): Promise<{ ops: number }> {
-      const x = await loadExtraction(i);
+      const x = await loadExtraction(ctx, i);
       if (x.ops) return { ops: x.ops.length };
       await d.jobs.transition(i.workspaceId, i.jobId, {
         status: 'running',
         progress: 10,
         currentStep: 'asking the model',
       });
-      const m = await loadMap(i);
+      const m = await loadMap(ctx, i);
       const model = d.models.resolve(x.model);
       const res = await model.provider.chat({
         model: model.model,
@@ -183,9 +195,9 @@ export function createStakeholderExtraction(d: StakeholderMapDeps, reads: MapRea
 
     /** Activity step 2: the stored ops become one revision of the live graph (once, by the job's key); the job completes. */
     async extractApply(i: StakeholderExtractInput): Promise<Record<string, unknown>> {
-      const x = await loadExtraction(i);
+      const x = await loadExtraction(ctx, i);
       const ops = x.ops ?? [];
-      const m = await loadMap(i);
+      const m = await loadMap(ctx, i);
       const applied = ops.length
         ? await editing.commit(m, ops, { by: x.userId ?? x.apiKeyId, source: x.source, opKey: `extract:${i.jobId}` })
         : null;
@@ -212,5 +224,14 @@ export function createStakeholderExtraction(d: StakeholderMapDeps, reads: MapRea
     async extractFail(i: StakeholderExtractInput, reason: string): Promise<void> {
       await d.jobs.finalize(i.workspaceId, i.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed' });
     },
+  };
+}
+
+/** Transcripts (text, or a finalized meeting's) into a map's live graph, as `stakeholder_extract` jobs. */
+export function createStakeholderExtraction(d: StakeholderMapDeps, reads: MapReads, editing: MapEditing) {
+  const ctx: ExtractionContext = { d, reads, editing };
+  return {
+    ...createExtractionStarts(ctx), // extract, extractFromMeeting
+    ...createExtractionSteps(ctx), // extractPlan, extractApply, extractFail
   };
 }
