@@ -85,7 +85,11 @@ export function errorMiddleware() {
     } catch (err) {
       const app = toAppError(err);
       const log = ctx.state.log as Logger | undefined;
-      if (app.status >= 500) log?.error({ err }, 'request failed');
+      // A 5xx the platform answers on purpose (at capacity, a breaker open, past the deadline) is a
+      // warning without a stack: a burst refused by design writes a line per request, not a trace
+      // each (metrics count them: cortex_requests_shed_total). Anything else keeps its stack.
+      if (app.status >= 500 && err !== app) log?.error({ err }, 'request failed');
+      else if (app.status >= 500) log?.warn({ code: app.code, message: app.message }, 'request refused');
       else log?.debug({ code: app.code, message: app.message }, 'request rejected');
       ctx.status = app.status;
       for (const [k, v] of Object.entries(app.headers)) ctx.set(k, v);

@@ -1,6 +1,6 @@
 import type { Client, Connection } from '@temporalio/client';
 import type { Db, MongoClient } from 'mongodb';
-import { createBreakers, type Breakers } from '../kernel/breakers.js';
+import { createBreakers, pingTimeoutMs, type Breakers, type Dependency } from '../kernel/breakers.js';
 import type { Config } from '../kernel/config.js';
 import { connectMongo } from '../kernel/store/client.js';
 import { createRepos, detectBackend, type Repos } from './stores.js';
@@ -23,6 +23,8 @@ export interface Deps {
   streams: Streams;
   repos: Repos;
   temporal: { connection: Connection; client: Client };
+  /** One reachability ping per dependency: what the breakers probe and health asks. */
+  pings: Record<Dependency, () => Promise<unknown>>;
   /** Probe-driven breakers per dependency (src/kernel/breakers.ts); the API starts them, the worker does not. */
   breakers: Breakers;
 }
@@ -37,17 +39,21 @@ export async function createDeps(config: Config, log: Logger): Promise<Deps> {
   log.info({ backend }, 'document store');
   const redis = createRedis(redisTarget(config), { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS });
   const temporal = await connectTemporal(config);
-  const breakers = createBreakers(
-    {
-      mongodb: () => db.command({ ping: 1 }, { timeoutMS: config.BREAKER_PROBE_TIMEOUT_MS }),
-      redis: () => pingRedis(redis),
-      temporal: () =>
-        temporal.connection.withDeadline(Date.now() + config.BREAKER_PROBE_TIMEOUT_MS, () =>
-          temporal.connection.workflowService.getSystemInfo({}),
-        ),
-    },
-    { intervalMs: config.BREAKER_PROBE_INTERVAL_MS, timeoutMs: config.BREAKER_PROBE_TIMEOUT_MS, log },
-  );
+  // One ping per dependency, for the breakers and for health; the probe's timeout judges it (pingTimeoutMs).
+  const keepMs = pingTimeoutMs(config.BREAKER_PROBE_TIMEOUT_MS);
+  const pings: Record<Dependency, () => Promise<unknown>> = {
+    mongodb: () => db.command({ ping: 1 }, { timeoutMS: keepMs }),
+    redis: () => pingRedis(redis),
+    temporal: () =>
+      temporal.connection.withDeadline(Date.now() + keepMs, () =>
+        temporal.connection.workflowService.getSystemInfo({}),
+      ),
+  };
+  const breakers = createBreakers(pings, {
+    intervalMs: config.BREAKER_PROBE_INTERVAL_MS,
+    timeoutMs: config.BREAKER_PROBE_TIMEOUT_MS,
+    log,
+  });
   const streams = createStreams(redis, config.REDIS_PREFIX, {
     feedMaxLen: config.RESOURCE_FEED_MAXLEN,
     feedPartitions: config.RESOURCE_FEED_PARTITIONS,
@@ -67,6 +73,7 @@ export async function createDeps(config: Config, log: Logger): Promise<Deps> {
     streams,
     repos: createRepos(db, { backend }),
     temporal,
+    pings,
     breakers,
   };
 }

@@ -5,6 +5,36 @@ import { metrics } from './metrics.js';
 export type Dependency = 'mongodb' | 'redis' | 'temporal';
 export const DEPENDENCIES: readonly Dependency[] = ['mongodb', 'redis', 'temporal'];
 
+/**
+ * `p`, or a rejection when it has not settled within `ms`, judged fairly on a busy event loop. A
+ * timer that expires while the loop is busy fires in the loop's timers phase, before the poll phase
+ * reads the sockets, so an answer that arrived in time would still lose to it: one burst of other
+ * work over `ms` made every in-flight ping "time out" and opened the store's breaker for every
+ * tenant. The verdict therefore waits one turn of I/O (`setImmediate` runs after the poll phase):
+ * an answer already received settles `p` first and wins the race.
+ */
+export function withinProbeTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  let i: NodeJS.Immediate | undefined;
+  const late = new Promise<never>((_, reject) => {
+    t = setTimeout(() => {
+      i = setImmediate(() => reject(new Error(`no answer within ${ms} ms`)));
+    }, ms);
+  });
+  late.catch(() => undefined); // raced below: only no unhandled rejection once `p` has won
+  return Promise.race([p, late]).finally(() => {
+    clearTimeout(t);
+    if (i) clearImmediate(i);
+  });
+}
+
+/**
+ * How long a dependency's own client may keep a ping the probe has given up on: twice the probe's
+ * timeout, so the verdict is the probe's (withinProbeTimeout), and a ping of a stalled dependency is
+ * still dropped in the end instead of piling up.
+ */
+export const pingTimeoutMs = (probeTimeoutMs: number): number => 2 * probeTimeoutMs;
+
 export interface BreakerState {
   open: boolean;
   since: number;
@@ -13,7 +43,8 @@ export interface BreakerState {
 
 /**
  * A breaker per dependency, driven by probes: each dependency is pinged every `intervalMs`; a ping
- * that fails or is not answered within `timeoutMs` opens its breaker at once, the next answered
+ * that fails or is not answered within `timeoutMs` (withinProbeTimeout: an answer the busy event loop
+ * has received but not yet read still counts) opens its breaker at once, the next answered
  * ping closes it. While a breaker is open, requests that need the dependency are answered 503 at
  * once instead of queueing behind it, and requests already waiting on it are abandoned (listeners),
  * so a stalled or missing store, Redis or Temporal is met with 503s within about
@@ -49,19 +80,12 @@ export function createBreakers(
       return;
     }
     inFlight.add(dep);
-    let t: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        probes[dep](),
-        new Promise((_, reject) => {
-          t = setTimeout(() => reject(new Error(`no answer within ${o.timeoutMs} ms`)), o.timeoutMs);
-        }),
-      ]);
+      await withinProbeTimeout(probes[dep](), o.timeoutMs);
       set(dep, false, null);
     } catch (e) {
       set(dep, true, e instanceof Error ? e.message : String(e));
     } finally {
-      clearTimeout(t);
       inFlight.delete(dep);
     }
   }

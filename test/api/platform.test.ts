@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { createApp } from '../../api/app.js';
 import { ApiKey, ApiKeyCreated, Health, SessionContext } from '../../src/platform/schemas.js';
 import { createServices } from '../../src/compose/services.js';
+import { pingRedis } from '../../src/kernel/redis.js';
 import { buildWorkspace, makeClient, startTestApp, useTestApp } from '../support/app.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,18 +29,16 @@ describe('health and session', () => {
   });
 
   it('says unhealthy (503) when a component is unreachable', async () => {
-    const deps = {
-      ...app.deps,
-      // A Redis nobody answers at (a plain client whatever the suite's topology).
-      redis: new Redis({
-        host: '127.0.0.1',
-        port: 1,
-        lazyConnect: true,
-        maxRetriesPerRequest: 0,
-        enableOfflineQueue: false,
-        retryStrategy: () => null,
-      }).on('error', () => undefined),
-    };
+    // A Redis nobody answers at (a plain client whatever the suite's topology), as the health check's ping sees it.
+    const dead = new Redis({
+      host: '127.0.0.1',
+      port: 1,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    }).on('error', () => undefined);
+    const deps = { ...app.deps, redis: dead, pings: { ...app.deps.pings, redis: () => pingRedis(dead) } };
     const server = createServer(createApp(deps, { ...createServices(deps), auth: app.services.auth }).callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
@@ -49,7 +48,7 @@ describe('health and session', () => {
       expect(r.body).toMatchObject({ status: 'unhealthy' });
     } finally {
       server.close();
-      deps.redis.disconnect();
+      dead.disconnect();
     }
   });
 

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TestApp } from './app.js';
 import { createWorker } from '../../worker/index.js';
@@ -113,8 +114,11 @@ export async function spawnApiProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  // BENCH_API_LOG: the API process's log lines (at warn) are appended to that file too, to read afterwards.
+  const logFile = process.env.BENCH_API_LOG;
   const keep = (b: Buffer): void => {
     output = (output + b.toString()).slice(-4000);
+    if (logFile) appendFileSync(logFile, b);
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
