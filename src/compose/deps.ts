@@ -2,7 +2,7 @@ import type { Client, Connection } from '@temporalio/client';
 import type { Db, MongoClient } from 'mongodb';
 import { createBreakers, pingTimeoutMs, type Breakers, type Dependency } from '../kernel/breakers.js';
 import type { Config } from '../kernel/config.js';
-import { connectMongo } from '../kernel/store/client.js';
+import { connectMongo, createStorePing } from '../kernel/store/client.js';
 import { createRepos, detectBackend, type Repos } from './stores.js';
 import type { Logger } from '../kernel/logger.js';
 import { createRedis, pingRedis, redisTarget, type Redis } from '../kernel/redis.js';
@@ -25,6 +25,8 @@ export interface Deps {
   temporal: { connection: Connection; client: Client };
   /** One reachability ping per dependency: what the breakers probe and health asks. */
   pings: Record<Dependency, () => Promise<unknown>>;
+  /** Closes the store ping's own connection (createStorePing), if a ping made one. */
+  closePings: () => Promise<void>;
   /** Probe-driven breakers per dependency (src/kernel/breakers.ts); the API starts them, the worker does not. */
   breakers: Breakers;
 }
@@ -41,8 +43,9 @@ export async function createDeps(config: Config, log: Logger): Promise<Deps> {
   const temporal = await connectTemporal(config);
   // One ping per dependency, for the breakers and for health; the probe's timeout judges it (pingTimeoutMs).
   const keepMs = pingTimeoutMs(config.BREAKER_PROBE_TIMEOUT_MS);
+  const storePing = createStorePing(config.MONGODB_URI, config.MONGODB_DB, keepMs);
   const pings: Record<Dependency, () => Promise<unknown>> = {
-    mongodb: () => db.command({ ping: 1 }, { timeoutMS: keepMs }),
+    mongodb: storePing.ping,
     redis: () => pingRedis(redis),
     temporal: () =>
       temporal.connection.withDeadline(Date.now() + keepMs, () =>
@@ -61,7 +64,7 @@ export async function createDeps(config: Config, log: Logger): Promise<Deps> {
   try {
     await claimFeedPartitions(streams, log);
   } catch (e) {
-    await Promise.allSettled([mongo.close(), redis.quit(), temporal.connection.close()]);
+    await Promise.allSettled([mongo.close(), redis.quit(), temporal.connection.close(), storePing.close()]);
     throw e;
   }
   return {
@@ -74,6 +77,7 @@ export async function createDeps(config: Config, log: Logger): Promise<Deps> {
     repos: createRepos(db, { backend }),
     temporal,
     pings,
+    closePings: storePing.close,
     breakers,
   };
 }
@@ -102,5 +106,10 @@ async function claimFeedPartitions(streams: Streams, log: Logger): Promise<void>
 /** Closes every connection; used by graceful shutdown and test teardown. */
 export async function closeDeps(deps: Deps): Promise<void> {
   deps.breakers.stop();
-  await Promise.allSettled([deps.mongo.close(), deps.redis.quit(), deps.temporal.connection.close()]);
+  await Promise.allSettled([
+    deps.mongo.close(),
+    deps.redis.quit(),
+    deps.temporal.connection.close(),
+    deps.closePings(),
+  ]);
 }

@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
   ScheduleNotFoundError,
+  isGrpcDeadlineError,
+  isGrpcServiceError,
   type Client,
   type ScheduleOverlapPolicy,
   type ScheduleOptions,
@@ -200,6 +202,29 @@ function createScheduleSync(ctx: ScheduleContext) {
 /** Fire times: of a saved schedule, of a timing not saved yet (a preview), and the read-model view. */
 function createScheduleReads(ctx: ScheduleContext, { describe }: Pick<ScheduleSync, 'describe'>) {
   const { temporal, config } = ctx;
+  /**
+   * A schedule's fire times in a range, computed by the server. Temporal answers it by querying the
+   * schedule's own workflow, which on a loaded server can miss its query deadline (a schedule just
+   * created has not run its first task yet): the question is asked again twice before it fails, so a
+   * busy moment does not turn into an empty or failed preview.
+   */
+  async function matching(scheduleId: string, start: Date, end: Date, max: number): Promise<Date[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res: ListScheduleMatchingTimesResponse = await temporal.workflowService.listScheduleMatchingTimes({
+          namespace: config.TEMPORAL_NAMESPACE,
+          scheduleId,
+          startTime: msToTs(start.getTime()),
+          endTime: msToTs(end.getTime()),
+        });
+        return (res.startTime ?? []).slice(0, max).map((t) => new Date(tsToMs(t)));
+      } catch (e) {
+        if (attempt >= MATCHING_ATTEMPTS || !isTransient(e)) throw e;
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
+  }
+
   /** One preview as Temporal computes it (see `preview`): a paused throw-away schedule, asked and deleted. */
   async function previewNow(workspaceId: string, t: ScheduleTiming, count: number): Promise<Date[]> {
     const scheduleId = `${PREVIEW_PREFIX}${Date.now()}-${randomUUID()}`;
@@ -223,13 +248,7 @@ function createScheduleReads(ctx: ScheduleContext, { describe }: Pick<ScheduleSy
     }
     try {
       const now = new Date();
-      const res: ListScheduleMatchingTimesResponse = await temporal.workflowService.listScheduleMatchingTimes({
-        namespace: config.TEMPORAL_NAMESPACE,
-        scheduleId,
-        startTime: msToTs(now.getTime()),
-        endTime: msToTs(now.getTime() + 2 * 365 * 86400_000),
-      });
-      return (res.startTime ?? []).slice(0, count).map((x) => new Date(tsToMs(x)));
+      return await matching(scheduleId, now, new Date(now.getTime() + 2 * 365 * 86400_000), count);
     } finally {
       await temporal.schedule
         .getHandle(scheduleId)
@@ -240,15 +259,8 @@ function createScheduleReads(ctx: ScheduleContext, { describe }: Pick<ScheduleSy
 
   return {
     /** The spec's fire times in a range, computed by the server (time zone and DST included). */
-    async matchingTimes(receptorId: string, start: Date, end: Date, max: number): Promise<Date[]> {
-      const res: ListScheduleMatchingTimesResponse = await temporal.workflowService.listScheduleMatchingTimes({
-        namespace: config.TEMPORAL_NAMESPACE,
-        scheduleId: scheduleIdOf(receptorId),
-        startTime: msToTs(start.getTime()),
-        endTime: msToTs(end.getTime()),
-      });
-      return (res.startTime ?? []).slice(0, max).map((t) => new Date(tsToMs(t)));
-    },
+    matchingTimes: (receptorId: string, start: Date, end: Date, max: number): Promise<Date[]> =>
+      matching(scheduleIdOf(receptorId), start, end, max),
 
     /**
      * The next fire times of a timing that is not saved, computed by Temporal itself so that they are
@@ -395,6 +407,12 @@ export type ScheduleService = ReturnType<typeof createScheduleService>;
 
 /** The schedules of previews (`preview`): `receptor-preview-<created, epoch ms>-<uuid>`. */
 const PREVIEW_PREFIX = 'receptor-preview-';
+/** How often a fire-time question is asked before its failure is the caller's (`matching`). */
+const MATCHING_ATTEMPTS = 3;
+/** gRPC codes of a server too busy to answer in time: DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED, UNAVAILABLE. */
+const TRANSIENT_CODES = new Set([4, 8, 10, 14]);
+const isTransient = (e: unknown): boolean =>
+  isGrpcDeadlineError(e) || (isGrpcServiceError(e) && TRANSIENT_CODES.has(e.code));
 /** How long a preview's answer is reused for the same timing and count. */
 const PREVIEW_CACHE_MS = 15_000;
 /** Timings whose answers are kept (the oldest goes first). */

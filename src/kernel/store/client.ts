@@ -17,6 +17,26 @@ import { metrics } from '../metrics.js';
  */
 export type StoreBackend = 'ferretdb' | 'mongodb';
 
+/**
+ * The store's reachability ping, on a connection of its own (made at the first ping, so a process
+ * that never probes opens none). On the shared pool a ping waits for a free connection behind every
+ * command in flight: a burst of one workspace's writes that fills the pool made the store look
+ * unreachable, and its breaker refused every workspace. A ping on its own connection asks the store
+ * itself; the requests waiting for the pool are bounded by their own deadlines.
+ */
+export function createStorePing(uri: string, dbName: string, timeoutMs: number) {
+  let client: MongoClient | undefined;
+  return {
+    ping: () =>
+      (client ??= new MongoClient(uri, { maxPoolSize: 1, serverSelectionTimeoutMS: timeoutMs }))
+        .db(dbName)
+        .command({ ping: 1 }, { timeoutMS: timeoutMs }),
+    close: async (): Promise<void> => {
+      await client?.close();
+    },
+  };
+}
+
 /** Connects with the official driver; the same code path serves MongoDB 7 and FerretDB 1.x. */
 export async function connectMongo(uri: string, dbName: string): Promise<{ client: MongoClient; db: Db }> {
   // Command monitoring feeds cortex_mongo_commands_total (one counter increment per round trip).
