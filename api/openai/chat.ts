@@ -11,6 +11,7 @@ import { AppError, type ErrorCode } from '../../src/kernel/errors.js';
 import { uuidFromName } from '../../src/kernel/ids.js';
 import { markCommitted } from '../../src/kernel/request-context.js';
 import type { ChatCompletion, ChatCompletionBody, ChatMessage, OpenAIUsage } from '../../src/runs/index.js';
+import type { NeuronRecord } from '../../src/neurons/index.js';
 import type { Scope } from '../../src/kernel/scope.js';
 import type { Services } from '../../src/compose/services.js';
 
@@ -24,7 +25,8 @@ import { openSse } from '../sse.js';
 import { invalidRequest, modelNotFound, OpenAIError, openAIErrorOf } from './errors.js';
 
 /** What a `model` names: a neuron (by slug or id) or a pathway (`pathway:<id or slug>`). */
-export type Target = { kind: 'neuron'; id: string } | { kind: 'pathway'; id: string };
+/** What `model` names; a neuron comes with the record just read, so the run does not read it again. */
+export type Target = { kind: 'neuron'; id: string; neuron?: NeuronRecord } | { kind: 'pathway'; id: string };
 
 const PATHWAY_PREFIX = 'pathway:';
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -58,7 +60,7 @@ export async function resolveModel(services: OpenAiApi, scope: Scope, model: str
     throw e;
   });
   if (!neuron || !neuron.isActive) throw modelNotFound(model);
-  return { kind: 'neuron', id: neuron._id };
+  return { kind: 'neuron', id: neuron._id, neuron };
 }
 
 /** A message's text: a string, or its text parts joined; other parts (images, audio, files) are refused. */
@@ -145,7 +147,7 @@ export async function startRun(
       ...(turn.traceId ? { trace_id: turn.traceId } : {}),
       ...(turn.multitask ? { multitask_strategy: turn.multitask } : {}),
     };
-    const r = await services.runs.invoke(scope, target.id, body);
+    const r = await services.runs.invoke(scope, target.id, body, target.neuron);
     return { jobId: r.job._id, traceId: r.traceId };
   }
   const job = await services.pathwayRuns.execute(scope, target.id, {

@@ -116,7 +116,14 @@ type XReadReply = [string, [string, string[]][]][] | null;
 export interface BlockingReader {
   /** `XREAD <args>` (COUNT, BLOCK, STREAMS …) on the reader's own connection; no command timeout, the block bounds it. */
   xread(...args: (string | number)[]): Promise<XReadReply>;
+  /** Closes the connection (unblocking a pending read at once). */
   disconnect(): void;
+  /**
+   * Done with it: on one server an idle connection is kept for the next reader (at most
+   * IDLE_READERS per client), so a follow does not pay a connection, its handshake and its ready
+   * check; a connection with a read pending, or not ready, is closed. On a cluster it is closed.
+   */
+  release(): void;
   /** Disconnected: make a new reader to read again. */
   readonly ended: boolean;
 }
@@ -143,11 +150,23 @@ const MAX_HOPS = 5;
  */
 export function blockingReader(redis: Redis, key: string): BlockingReader {
   if (!(redis instanceof Cluster)) {
-    const conn = redis.duplicate({ commandTimeout: undefined });
+    const conn = takeIdleReader(redis);
+    let pending = 0;
     return {
       // Lower case: ioredis applies the reply's transformation (RESP3 maps to arrays) by that name.
-      xread: (...args) => conn.call('xread', ...args) as Promise<XReadReply>,
+      xread: async (...args) => {
+        pending++;
+        try {
+          return (await conn.call('xread', ...args)) as XReadReply;
+        } finally {
+          pending--;
+        }
+      },
       disconnect: () => conn.disconnect(),
+      release: () => {
+        if (pending === 0) keepIdleReader(redis, conn);
+        else conn.disconnect();
+      },
       get ended() {
         return conn.status === 'end';
       },
@@ -183,10 +202,45 @@ export function blockingReader(redis: Redis, key: string): BlockingReader {
       closed = true;
       conn.disconnect();
     },
+    release() {
+      this.disconnect();
+    },
     get ended() {
       return closed;
     },
   };
+}
+
+/** Idle blocking connections kept per command client (a follow ended; the next takes one). */
+const idleReaders = new WeakMap<SingleRedis, SingleRedis[]>();
+/** At most this many idle blocking connections per client: a burst of followers ending closes the rest. */
+const IDLE_READERS = 32;
+
+/** An idle blocking connection of `redis` that is ready, or a new one (a duplicate without command timeout). */
+function takeIdleReader(redis: SingleRedis): SingleRedis {
+  const idle = idleReaders.get(redis);
+  while (idle?.length) {
+    const c = idle.pop()!;
+    if (c.status === 'ready') return c;
+    c.disconnect();
+  }
+  return redis.duplicate({ commandTimeout: undefined });
+}
+
+/** Keeps a ready, idle blocking connection for the next reader; closes it past IDLE_READERS or once its client has ended. */
+function keepIdleReader(redis: SingleRedis, conn: SingleRedis): void {
+  let idle = idleReaders.get(redis);
+  if (!idle) {
+    const list: SingleRedis[] = [];
+    idle = list;
+    idleReaders.set(redis, list);
+    // The command client closed (shutdown, a test's teardown): its idle readers go with it.
+    redis.once('end', () => {
+      for (const c of list.splice(0)) c.disconnect();
+    });
+  }
+  if (conn.status !== 'ready' || redis.status === 'end' || idle.length >= IDLE_READERS) return void conn.disconnect();
+  idle.push(conn);
 }
 
 /** The masters a cluster client knows (after its first slot refresh); the client itself for one server. */

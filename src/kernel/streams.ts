@@ -261,7 +261,8 @@ export function createStreams(
       return signal.aborted ? { end: 'aborted' } : { end: 'deadline' };
     } finally {
       signal.removeEventListener('abort', stop);
-      reader?.disconnect();
+      // An aborted reader is closed already; an idle one is kept for the next follow (BlockingReader.release).
+      reader?.release();
     }
   }
   return {

@@ -47,11 +47,22 @@ interface Invoke {
 type Invoked = { job: Job; userEngramId: string | null; traceId: string };
 
 export const createInvokeSteps = (ctx: InvokeContext) => ({
-  /** POST /v1/neurons/:id/invoke: stores the human turn and the run context, records the job, starts neuronRun. */
-  invoke: (scope: Scope, idOrSlug: string, body: InvokeBody): Promise<Invoked> => invoke(ctx, scope, idOrSlug, body),
+  /**
+   * POST /v1/neurons/:id/invoke: stores the human turn and the run context, records the job, starts
+   * neuronRun. `resolved`: the neuron `idOrSlug` names, read by this request already (the
+   * OpenAI-compatible route resolves its model first), so the run's path does not read it twice.
+   */
+  invoke: (scope: Scope, idOrSlug: string, body: InvokeBody, resolved?: Neuron): Promise<Invoked> =>
+    invoke(ctx, scope, idOrSlug, body, resolved),
 });
 
-async function invoke(ctx: InvokeContext, scope: Scope, idOrSlug: string, body: InvokeBody): Promise<Invoked> {
+async function invoke(
+  ctx: InvokeContext,
+  scope: Scope,
+  idOrSlug: string,
+  body: InvokeBody,
+  resolved?: Neuron,
+): Promise<Invoked> {
   const { neurons, models, jobs, config } = ctx.d;
   // A workspace found at its share of runs a moment ago is refused before any read (a flood of retries costs nothing).
   jobs.refuseIfFull(scope.workspaceId);
@@ -65,7 +76,7 @@ async function invoke(ctx: InvokeContext, scope: Scope, idOrSlug: string, body: 
     );
   let run: Invoke;
   try {
-    const neuron = await neurons.resolve(scope, idOrSlug);
+    const neuron = resolved ?? (await neurons.resolve(scope, idOrSlug));
     if (!neuron.isActive) throw validationError('Neuron is inactive');
     // `version` pins an earlier version of the neuron for this run (404 when it does not exist).
     const head =

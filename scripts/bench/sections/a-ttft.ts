@@ -10,6 +10,7 @@ import type { TestApp } from '../../../test/support/app.js';
 import type { ScriptedOpenAI } from '../../../test/support/scripted-openai.js';
 import type { BenchSection } from '../section.js';
 import { median, spread, type Spread } from '../stats.js';
+import { acceptPathLines, traceAcceptPath, type AcceptPath } from '../measures/hot-path.js';
 import {
   createNeuron,
   fmt,
@@ -78,7 +79,12 @@ interface TtftResult {
   openaiAddedAtMedian: number;
   accepted: Spread;
   breakdown: TtftBreakdown;
+  /** Traced runs after the timed ones: the store and Redis commands of each route's POST → 202 (or first byte). */
+  paths: { invoke: AcceptPath; openai: AcceptPath };
 }
+
+/** Traced runs per route after the timed ones (MONITOR and command listeners on). */
+const TRACED_RUNS = 15;
 
 /**
  * Time to first token.
@@ -120,12 +126,19 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
     return run;
   };
   const openaiOnce = async (i: number): Promise<number> => {
+    const run = await openaiTraced(i);
+    return run.firstToken! - run.t0;
+  };
+  /** One OpenAI-compatible completion; its `accepted` is when the response's headers arrived (the run is stored by then). */
+  const openaiTraced = async (i: number): Promise<RunTrace> => {
+    const startEpoch = Date.now();
     const t0 = performance.now();
     const res = await fetch(`${app.url}/v1/openai/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: neuronId, stream: true, messages: [{ role: 'user', content: `ttft ${i}` }] }),
     });
+    const accepted = performance.now();
     if (res.status !== 200 || !res.body)
       throw new Error(`chat/completions answered ${res.status}: ${await res.text()}`);
     let first: number | undefined;
@@ -140,7 +153,7 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
     const decoder = new TextDecoder();
     for await (const part of res.body) parser.feed(decoder.decode(part as Uint8Array, { stream: true }));
     if (first === undefined || !done) throw new Error('the OpenAI-compatible stream ended without content or [DONE]');
-    return first - t0;
+    return { jobId: '', startEpoch, t0, accepted, firstToken: first, done: performance.now(), events: [] };
   };
 
   say(
@@ -168,6 +181,12 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
     (Object.keys(parts[0]) as (keyof TtftBreakdown)[]).map((k) => [k, median(parts.map((p) => p[k]))]),
   ) as unknown as TtftBreakdown;
 
+  const redisUrl = app.config.REDIS_URL;
+  const paths = {
+    invoke: await traceAcceptPath(app, redisUrl, TRACED_RUNS, (i) => platformOnce(TTFT_RUNS + i)),
+    openai: await traceAcceptPath(app, redisUrl, TRACED_RUNS, (i) => openaiTraced(TTFT_RUNS + i)),
+  };
+
   const result: TtftResult = {
     platform: spread(platformMs),
     openai: spread(openaiMs),
@@ -176,6 +195,7 @@ async function measureTtft(app: TestApp, ws: Workspace, llm: ScriptedOpenAI): Pr
     openaiAddedAtMedian: median(openaiMs) - median(directMs),
     accepted: spread(runs.map((r) => r.accepted - r.t0)),
     breakdown,
+    paths,
   };
   say(`(a) direct   median ${fmt(result.direct.median)} ms  p90 ${fmt(result.direct.p90)} ms`);
   say(
@@ -201,6 +221,8 @@ function summary(a: TtftResult): string[] {
     `      where it goes (medians): POST → 202 ${fmt(bd.apiToAccepted)} | 202 → first token written ${fmt(bd.acceptedToEmit)}`,
     `        | written → read by the client ${fmt(bd.emitToClient)} ms (the API's first turn streams it)`,
     `      off that path: POST → workflow started ${fmt(bd.apiToStart)}, its first task picked up ${fmt(bd.taskDispatch)}, run ${fmt(bd.taskRun)} ms`,
+    ...acceptPathLines('invoke', a.paths.invoke),
+    ...acceptPathLines('OpenAI-compatible (to the response headers)', a.paths.openai),
   ];
 }
 
