@@ -152,6 +152,9 @@ export function blockingReader(redis: Redis, key: string): BlockingReader {
   if (!(redis instanceof Cluster)) {
     const conn = takeIdleReader(redis);
     let pending = 0;
+    // Set by disconnect(): the connection closes asynchronously (its status reads `ready` a moment
+    // longer), so a reader closed between two reads must not be handed on by release().
+    let closed = false;
     return {
       // Lower case: ioredis applies the reply's transformation (RESP3 maps to arrays) by that name.
       xread: async (...args) => {
@@ -162,9 +165,12 @@ export function blockingReader(redis: Redis, key: string): BlockingReader {
           pending--;
         }
       },
-      disconnect: () => conn.disconnect(),
+      disconnect: () => {
+        closed = true;
+        conn.disconnect();
+      },
       release: () => {
-        if (pending === 0) keepIdleReader(redis, conn);
+        if (pending === 0 && !closed) keepIdleReader(redis, conn);
         else conn.disconnect();
       },
       get ended() {

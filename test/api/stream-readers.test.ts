@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis as SingleRedis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { blockingReader } from '../../src/kernel/redis.js';
 import { usePlatform } from '../support/platform.js';
 
 /**
@@ -72,5 +73,19 @@ describe('stream followers keep their blocking connection for the next follow', 
     const id = await app.deps.streams.append(key, { after: 'abort' });
     expect(await followUntilIdle(key)).toContain(id);
     expect(made).toHaveLength(10);
+  });
+
+  it('a reader closed between two reads (its client gone while an entry is delivered) is not handed on', async () => {
+    const key = `test:readers:${randomUUID()}`;
+    const id = await app.deps.streams.append(key, { n: 1 });
+    const first = blockingReader(app.deps.redis, key);
+    expect(await first.xread('COUNT', 1, 'STREAMS', key, '0-0')).not.toBeNull();
+    // Closed with no read pending, then released at once: its socket is still closing.
+    first.disconnect();
+    first.release();
+    const next = blockingReader(app.deps.redis, key);
+    const reply = await next.xread('COUNT', 1, 'STREAMS', key, '0-0');
+    expect(reply?.[0]?.[1]?.[0]?.[0]).toBe(id);
+    next.release();
   });
 });
