@@ -24,8 +24,10 @@ import type { StreamEntry } from '../../src/kernel/streams.js';
 import { openSse } from '../sse.js';
 import { invalidRequest, modelNotFound, OpenAIError, openAIErrorOf } from './errors.js';
 
-/** What a `model` names: a neuron (by slug or id) or a pathway (`pathway:<id or slug>`). */
-/** What `model` names; a neuron comes with the record just read, so the run does not read it again. */
+/**
+ * What a `model` names: a neuron (by slug or id) or a pathway (`pathway:<id or slug>`). A neuron
+ * comes with the record just read, so the run does not read it again.
+ */
 export type Target = { kind: 'neuron'; id: string; neuron?: NeuronRecord } | { kind: 'pathway'; id: string };
 
 const PATHWAY_PREFIX = 'pathway:';
