@@ -2,7 +2,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import {
   ScheduleNotFoundError,
   isGrpcDeadlineError,
-  isGrpcServiceError,
   type Client,
   type ScheduleOverlapPolicy,
   type ScheduleOptions,
@@ -206,7 +205,9 @@ function createScheduleReads(ctx: ScheduleContext, { describe }: Pick<ScheduleSy
    * A schedule's fire times in a range, computed by the server. Temporal answers it by querying the
    * schedule's own workflow, which on a loaded server can miss its query deadline (a schedule just
    * created has not run its first task yet): the question is asked again twice before it fails, so a
-   * busy moment does not turn into an empty or failed preview.
+   * busy moment does not turn into an empty or failed preview. Only that failure is retried here: the
+   * connection's own retry interceptor already retries UNAVAILABLE, RESOURCE_EXHAUSTED and ABORTED,
+   * and leaves DEADLINE_EXCEEDED to the caller.
    */
   async function matching(scheduleId: string, start: Date, end: Date, max: number): Promise<Date[]> {
     for (let attempt = 1; ; attempt++) {
@@ -219,7 +220,7 @@ function createScheduleReads(ctx: ScheduleContext, { describe }: Pick<ScheduleSy
         });
         return (res.startTime ?? []).slice(0, max).map((t) => new Date(tsToMs(t)));
       } catch (e) {
-        if (attempt >= MATCHING_ATTEMPTS || !isTransient(e)) throw e;
+        if (attempt >= MATCHING_ATTEMPTS || !isGrpcDeadlineError(e)) throw e;
         await new Promise((r) => setTimeout(r, 200 * attempt));
       }
     }
@@ -409,10 +410,6 @@ export type ScheduleService = ReturnType<typeof createScheduleService>;
 const PREVIEW_PREFIX = 'receptor-preview-';
 /** How often a fire-time question is asked before its failure is the caller's (`matching`). */
 const MATCHING_ATTEMPTS = 3;
-/** gRPC codes of a server too busy to answer in time: DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED, UNAVAILABLE. */
-const TRANSIENT_CODES = new Set([4, 8, 10, 14]);
-const isTransient = (e: unknown): boolean =>
-  isGrpcDeadlineError(e) || (isGrpcServiceError(e) && TRANSIENT_CODES.has(e.code));
 /** How long a preview's answer is reused for the same timing and count. */
 const PREVIEW_CACHE_MS = 15_000;
 /** Timings whose answers are kept (the oldest goes first). */

@@ -42,7 +42,7 @@ async function followUntilIdle(key: string, signal = new AbortController().signa
 }
 
 describe('stream followers keep their blocking connection for the next follow', () => {
-  it('ten follows in turn open at most one connection, and each sees its own stream whole', async () => {
+  it('ten follows in turn open no new connection, and each sees its own stream whole', async () => {
     await followUntilIdle(`test:readers:${randomUUID()}`); // one idle connection to start from
     const made = watchConnections();
     for (let i = 0; i < 10; i++) {

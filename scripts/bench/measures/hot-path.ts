@@ -37,7 +37,8 @@ export async function traceAcceptPath(
   once: (i: number) => Promise<RunTrace>,
 ): Promise<AcceptPath> {
   const started = new Map<number, { name: string; at: number }>();
-  const done: (StoreCommand & { abs: number })[] = [];
+  /** Every command seen, `at` in performance.now() ms (made relative to its run below). */
+  const done: StoreCommand[] = [];
   const onStart = (e: CommandStartedEvent) => {
     const coll = e.command[e.commandName] as unknown;
     started.set(e.requestId, {
@@ -49,7 +50,7 @@ export async function traceAcceptPath(
     const s = started.get(e.requestId);
     if (!s) return;
     started.delete(e.requestId);
-    done.push({ name: s.name, at: s.at, abs: s.at, ms: performance.now() - s.at });
+    done.push({ name: s.name, at: s.at, ms: performance.now() - s.at });
   };
   const monitorLines: { epochMs: number; name: string }[] = [];
   const monitor = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -76,12 +77,12 @@ export async function traceAcceptPath(
     // The same command twice in a run is named by its turn (`aggregate jobs #2`), so each keeps its own place.
     const seen = new Map<string, number>();
     const cmds = done
-      .filter((c) => c.abs >= t.t0 && c.abs < t.accepted)
-      .sort((x, y) => x.abs - y.abs)
+      .filter((c) => c.at >= t.t0 && c.at < t.accepted)
+      .sort((x, y) => x.at - y.at)
       .map((c) => {
         const n = (seen.get(c.name) ?? 0) + 1;
         seen.set(c.name, n);
-        return { ...c, name: n > 1 ? `${c.name} #${n}` : c.name, at: c.abs - t.t0 };
+        return { ...c, name: n > 1 ? `${c.name} #${n}` : c.name, at: c.at - t.t0 };
       });
     const endEpoch = t.startEpoch + (t.accepted - t.t0);
     const redis = monitorLines.filter((l) => l.epochMs >= t.startEpoch && l.epochMs < endEpoch);

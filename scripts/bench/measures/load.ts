@@ -237,16 +237,9 @@ export async function measureLoad(o: {
   );
   if (process.env.BENCH_LOAD_DUMP) await writeFile(process.env.BENCH_LOAD_DUMP, JSON.stringify(writes));
   for (const kind of ['message', 'artifact'] as const) {
-    const mine = answered.filter((w) => w.kind === kind);
-    say(
-      `(n) ${kind}s: p50 ${pct(
-        mine.map((w) => w.ms),
-        0.5,
-      ).toFixed(0)} ms, p99 ${pct(
-        mine.map((w) => w.ms),
-        0.99,
-      ).toFixed(0)} ms, 503 ${mine.filter((w) => w.status === 503).length}`,
-    );
+    const { p50, p99 } = result.writes.byKind[kind];
+    const shed = answered.filter((w) => w.kind === kind && w.status === 503).length;
+    say(`(n) ${kind}s: p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, 503 ${shed}`);
   }
   say(
     `(n) runs completed ${runStats.completed}, failed ${runStats.failed}; readers exact ${runStats.exact}/${runStats.readers}`,
