@@ -15,6 +15,8 @@ export const createIngestActivities = ({ services }: { services: Services }) => 
   const background = createLimiter(services.config.BACKGROUND_CONCURRENCY);
   return {
     ingestPrepare: (i: IngestInput) => background.run(() => permanentOn4xx(() => services.ingest.prepare(i))),
+    ingestWhole: (i: IngestInput, batch: number) =>
+      background.run(() => permanentOn4xx(() => services.ingest.whole(i, batch, attempt()))),
     ingestDescribe: (i: IngestInput) =>
       background.run(() => permanentOn4xx(() => services.ingest.describe(i, attempt()))),
     ingestEmbed: (i: IngestInput, from: number, to: number, total: number) =>

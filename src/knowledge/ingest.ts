@@ -56,12 +56,38 @@ type IngestContext = ReturnType<typeof ingestContext>;
  */
 export function createIngestService(d: IngestDeps) {
   const ctx = ingestContext(d);
+  const steps = createIngestSteps(ctx);
+  const modelSteps = createIngestModelSteps(ctx);
   return {
     ...createIngestStarts(ctx), // start, reembed
-    ...createIngestSteps(ctx), // prepare, finish, fail
-    ...createIngestModelSteps(ctx), // describe, embed
+    ...steps, // prepare, finish, fail
+    ...modelSteps, // describe, embed
     ...createChunkAccess(ctx), // chunks, chunk, deleteChunks, embedder
+    /**
+     * Steps 1 to 3 in one go for a version whose chunks fit one embedding batch and that needs no
+     * description (most artifacts and memories): prepare, embed, finish, each as its own step
+     * would (every one idempotent, so a retry of the whole is safe). Anything larger answers its
+     * preparation, and the workflow goes on step by step (embedding in batches, each retried alone).
+     */
+    async whole(
+      i: IngestInput,
+      batch: number,
+      attempt: number,
+    ): Promise<{ done: Record<string, unknown> } | { prepared: Prepared }> {
+      const prepared = await steps.prepare(i);
+      if (prepared.describe || prepared.toEmbed > batch) return { prepared };
+      if (prepared.toEmbed > 0) await modelSteps.embed(i, 0, prepared.toEmbed, prepared.toEmbed, attempt);
+      return { done: await steps.finish(i) };
+    },
   };
+}
+
+/** What step 1 found: how many chunks the version has, how many to embed, and whether a memory needs describing. */
+export interface Prepared {
+  chunkCount: number;
+  toEmbed: number;
+  describe: boolean;
+  gone?: boolean;
 }
 export type IngestService = ReturnType<typeof createIngestService>;
 
@@ -138,7 +164,7 @@ function createIngestSteps(ctx: IngestContext) {
   const { repo, config } = d;
   return {
     /** Step 1: extract the text, chunk it and store the chunks of this version. */
-    async prepare(i: IngestInput): Promise<{ chunkCount: number; toEmbed: number; describe: boolean; gone?: boolean }> {
+    async prepare(i: IngestInput): Promise<Prepared> {
       const r = await load(i);
       if (!r || r.ingest.jobId !== i.jobId) return { chunkCount: 0, toEmbed: 0, describe: false, gone: true };
       await setState(i, { status: 'running' });

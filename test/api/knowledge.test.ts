@@ -72,6 +72,11 @@ async function ingested(ws: Ws, jobId: string | null) {
   expect(job.status, JSON.stringify(job)).toBe('completed');
   return job;
 }
+/** The activities a job's workflow scheduled, in order (from its Temporal history). */
+async function activitiesOf(jobId: string): Promise<string[]> {
+  const history = await app.deps.temporal.client.workflow.getHandle(jobId).fetchHistory();
+  return (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+}
 const chunksOf = async (ws: Ws, lane: string, id: string) =>
   ChunkList.parse((await app.get(`/v1/${lane}/${id}/chunks?limit=500`, ws.key, ws.brainHeaders)).body);
 
@@ -347,7 +352,10 @@ describe('artifacts', () => {
     );
     const id = created.artifact.id;
     expect(created.artifact).toMatchObject({ version: 1, title: 'Plan', content_type: 'text/markdown' });
-    await ingested(ws, created.job_id);
+    const first = await ingested(ws, created.job_id);
+    // A version of one chunk is extracted, embedded and made live by one activity (not three).
+    expect(await activitiesOf(created.job_id!)).toEqual(['ingestWhole']);
+    expect(first).toMatchObject({ progress: 100, result: { chunk_count: 1, embedded_count: 1 } });
     const v2 = ArtifactWithJob.parse(
       (await app.put(`/v1/artifacts/${id}`, ws.key, { content: '# Plan\n\nStep one.\nStep two.' })).body,
     );

@@ -289,6 +289,14 @@ describe('usage ledger and routes', () => {
     expect(res.status, res.text).toBe(201);
     const job = await settleJob(app, ws.key, String(res.body.job_id));
     expect(job.status, job.failedReason).toBe('completed');
+    // More chunks than one batch: the version is prepared in one activity, then embedded batch by batch.
+    const history = await app.deps.temporal.client.workflow.getHandle(String(res.body.job_id)).fetchHistory();
+    const activities = (history.events ?? []).flatMap(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+    );
+    expect(activities[0]).toBe('ingestWhole');
+    expect(activities.filter((a) => a === 'ingestEmbed').length).toBeGreaterThan(1);
+    expect(activities.at(-1)).toBe('ingestFinish');
     const calls = sim.embeddingRequests.slice(before);
     const billed = calls.slice(1); // the first call was refused with a 500 and retried
     expect(billed.length).toBeGreaterThan(1);

@@ -15,17 +15,24 @@ const BATCH = 64;
  * One resource version's text (docs/knowledge.md): extract → chunk → store chunks → embed in
  * batches → finish. Each step is an idempotent activity (chunk ids name resource, version and
  * index), so a retried step never writes a chunk twice; progress and current_step follow the steps.
+ * A version whose chunks fit one batch (and that needs no description) takes all three steps in
+ * one activity (`ingestWhole`): one activity task and two workflow tasks instead of three and four.
  */
 export async function ingest(input: IngestInput): Promise<Record<string, unknown>> {
   return trackedJob(
     'extracting text',
     async (status) => {
-      const prep = await steps.ingestPrepare(input);
+      const batch = input.batchSize ?? BATCH;
+      let prep: Awaited<ReturnType<Activities['ingestPrepare']>>;
+      if (wf.patched('ingest-whole-small')) {
+        const whole = await steps.ingestWhole(input, batch);
+        if ('done' in whole) return whole.done;
+        prep = whole.prepared;
+      } else prep = await steps.ingestPrepare(input);
       if (prep.describe) {
         status.currentStep = 'describing';
         await steps.ingestDescribe(input);
       }
-      const batch = input.batchSize ?? BATCH;
       for (let from = 0; from < prep.toEmbed; from += batch) {
         const to = Math.min(prep.toEmbed, from + batch);
         status.currentStep = `embedding ${to}/${prep.toEmbed} chunks`;
