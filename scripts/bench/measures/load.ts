@@ -3,8 +3,10 @@
  *
  * - LOAD_RUNS streaming runs are kept in flight for the whole window (a run that ends is replaced),
  *   each read by LOAD_READERS_PER_RUN SSE readers to its terminal entry; a reader is exact when the
- *   reply it shows (resets applied) equals the stored reply of the terminal entry.
- * - Meanwhile an open-loop writer sends LOAD_WRITES_PER_S writes a second (it does not wait for
+ *   reply it shows (resets applied) equals the stored reply of the terminal entry. They start one by
+ *   one over one run's length (a steady population, not a burst); a start refused is tried again
+ *   after its Retry-After, as a client would.
+ * - Once all are in flight, an open-loop writer sends LOAD_WRITES_PER_S writes a second (it does not wait for
  *   answers), alternating `POST /v1/traces/:id/messages` (over ten traces) and `POST /v1/artifacts`,
  *   each with a unique text and a client timeout of 30 s. Afterwards every write answered 503 is
  *   looked for in the store: it must not be there.
@@ -28,7 +30,16 @@ interface WriteOutcome {
   status: number | 'timeout' | 'error';
   ms: number;
   at: number;
+  /** From the answer's Server-Timing: the wait for an admission slot and the whole request inside the API, ms. */
+  admit?: number;
+  app?: number;
 }
+
+/** One phase's duration from a Server-Timing header (`name;dur=1.2`), or undefined. */
+const timingOf = (header: string | null, name: string): number | undefined => {
+  const m = header?.match(new RegExp(`(?:^|,\\s*)${name};dur=([0-9.]+)`));
+  return m ? Number(m[1]) : undefined;
+};
 
 export interface LoadResult {
   seconds: number;
@@ -54,6 +65,8 @@ export interface LoadResult {
 }
 
 const CLIENT_TIMEOUT_MS = 30_000;
+/** About how long one of the load's runs streams (100 tokens at 100 ms, the first after 300 ms). */
+const RUN_LENGTH_MS = 10_300;
 const SUSTAIN_P99_MS = 1_000;
 
 const pct = (xs: number[], q: number): number => {
@@ -82,7 +95,16 @@ async function write(
       body: JSON.stringify(body),
     });
     await res.arrayBuffer();
-    return { kind, text, status: res.status, ms: performance.now() - t0, at };
+    const timing = res.headers.get('server-timing');
+    return {
+      kind,
+      text,
+      status: res.status,
+      ms: performance.now() - t0,
+      at,
+      admit: timingOf(timing, 'admit'),
+      app: timingOf(timing, 'app'),
+    };
   } catch (e) {
     const timeout = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');
     return { kind, text, status: timeout ? 'timeout' : 'error', ms: performance.now() - t0, at };
@@ -153,28 +175,35 @@ export async function measureLoad(o: {
   }));
   const traces = Array.from({ length: 10 }, () => randomUUID());
   const rssStart = o.apiRss();
-  const end = performance.now() + o.seconds * 1000;
+  const end = performance.now() + RUN_LENGTH_MS + o.seconds * 1000;
   const runStats = { completed: 0, failed: 0, readers: 0, exact: 0 };
 
   const oneRun = async (n: number): Promise<void> => {
     const res = await api.post(`/v1/neurons/${o.neuronId}/invoke`, ws.key, { message: `load run ${n}`, stream: true });
     if (res.status !== 202) {
       runStats.failed++;
+      // As a client would: a refused start is tried again after its Retry-After (1 s when none), not at once.
+      const after = Number(res.headers.get('retry-after') ?? 1);
+      await new Promise((r) => setTimeout(r, Math.min(10, Number.isFinite(after) && after > 0 ? after : 1) * 1000));
       return;
     }
     const jobId = String(res.body.job_id);
     const readers = await Promise.all(
-      Array.from({ length: o.readersPerRun }, () =>
-        readSse(`${api.url}/v1/jobs/${jobId}/stream`, {
+      Array.from({ length: o.readersPerRun }, () => {
+        // Each event is looked at once (the client's own CPU stays small beside the platform's).
+        let seen = 0;
+        return readSse(`${api.url}/v1/jobs/${jobId}/stream`, {
           headers: { authorization: `Bearer ${ws.key}` },
           timeoutMs: 120_000,
-          until: (events) =>
-            events.some((e) => {
-              const d = dataOf(e);
-              return d.type === 'complete' || d.type === 'error';
-            }),
-        }).catch(() => null),
-      ),
+          until: (events) => {
+            for (; seen < events.length; seen++) {
+              const type = dataOf(events[seen]!).type;
+              if (type === 'complete' || type === 'error') return true;
+            }
+            return false;
+          },
+        }).catch(() => null);
+      }),
     );
     let ok = true;
     for (const r of readers) {
@@ -199,9 +228,17 @@ export async function measureLoad(o: {
   };
 
   say(
-    `(n) load: ${o.runs} streaming runs (×${o.readersPerRun} readers) kept in flight, ${o.writesPerS} writes/s (messages and artifacts) for ${o.seconds} s`,
+    `(n) load: ${o.runs} streaming runs (×${o.readersPerRun} readers) kept in flight (started over ${RUN_LENGTH_MS / 1000} s), then ${o.writesPerS} writes/s (messages and artifacts) for ${o.seconds} s`,
   );
-  const slots = Array.from({ length: o.runs }, () => slot());
+  // The runs start one by one over one run's length, as independent users would, rather than all in
+  // the same millisecond: runs of equal length started together stay in step, and every ~10 s the
+  // whole population would end and start again at once (a burst; bench (t) measures bursts). The
+  // writer's window opens once all are in flight.
+  const slots = Array.from({ length: o.runs }, async (_, i) => {
+    await new Promise((r) => setTimeout(r, (i * RUN_LENGTH_MS) / o.runs));
+    return slot();
+  });
+  await new Promise((r) => setTimeout(r, RUN_LENGTH_MS));
   const writes = await openLoop(o.seconds, o.writesPerS, (i) =>
     write(api, ws, i % 2 ? 'artifact' : 'message', traces[i % traces.length]!, `load-${i}-${randomUUID().slice(0, 8)}`),
   );
@@ -240,6 +277,13 @@ export async function measureLoad(o: {
     const { p50, p99 } = result.writes.byKind[kind];
     const shed = answered.filter((w) => w.kind === kind && w.status === 503).length;
     say(`(n) ${kind}s: p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, 503 ${shed}`);
+    // Where a write's time went (Server-Timing): waiting for a slot, the rest inside the API, and outside it.
+    const timed = answered.filter((w) => w.kind === kind && w.app !== undefined);
+    const part = (f: (w: WriteOutcome) => number) =>
+      `p50 ${pct(timed.map(f), 0.5).toFixed(0)} / p99 ${pct(timed.map(f), 0.99).toFixed(0)} ms`;
+    say(
+      `(n) ${kind}s where it goes: admission wait ${part((w) => w.admit ?? 0)}; in the API after it ${part((w) => w.app! - (w.admit ?? 0))}; before and after the API (client, sockets, event loop) ${part((w) => w.ms - w.app!)}`,
+    );
   }
   say(
     `(n) runs completed ${runStats.completed}, failed ${runStats.failed}; readers exact ${runStats.exact}/${runStats.readers}`,
