@@ -41,15 +41,20 @@ type Json = Record<string, unknown>;
 
 /** Records per page of the snapshot walk. */
 const PAGE = 500;
-/** Up to this many ids are read by key one by one (in parallel); more in one `$in` query. */
-const FEW_IDS = 8;
+/**
+ * Up to this many ids (or resources' chunks) are read by key one by one, in parallel; more in one
+ * `$in` query. FerretDB's SQLite backend answers `$in` by scanning the whole collection, so a
+ * batch's one query costs more as the collection grows (the chunks of every artifact: 230 ms per
+ * re-read, rising to 350 ms, in bench (n)), while a lookup by key stays an index read.
+ */
+const FEW_IDS = 64;
 
 type Row = Document & { _id: string; workspaceId: string };
 
 /**
- * Rows by key, each in its own workspace: a few by key (the `_id` and the workspace in the filter),
- * more in one `$in` query under the batch's workspaces (FerretDB's SQLite backend scans for `$in`,
- * so one scan beats many lookups only for a batch), keeping the rows whose workspace is their key's.
+ * Rows by key, each in its own workspace: up to FEW_IDS by key (the `_id` and the workspace in the
+ * filter), more in one `$in` query under the batch's workspaces (a scan on FerretDB's SQLite
+ * backend), keeping the rows whose workspace is their key's.
  */
 async function byKeys<D extends Row>(coll: Collection<D>, keys: ResourceKey[], options?: FindOptions): Promise<D[]> {
   const ws = new Map(keys.map((k) => [k.id, k.workspaceId]));
@@ -127,22 +132,30 @@ const toSearchChunk = (c: ChunkRow): SearchChunk => ({
 });
 
 /**
- * A chunked kind: a re-read reads the batch's chunks in one query; the walk reads the kind's
- * chunks in one scan first, grouped by resource, and hands them out with their resources' pages.
+ * A chunked kind: a re-read reads the batch's chunks resource by resource (one query past
+ * FEW_IDS); the walk reads the kind's chunks in one scan first, grouped by resource, and hands
+ * them out with their resources' pages.
  */
 function chunkedReader<D extends Row, T>(
   chunks: Collection<ChunkDoc>,
   kind: ChunkedKind,
   spec: Omit<KindSpec<D, ChunkedRecord<T>>, 'records'> & { decode: (d: D) => T },
 ): SearchReader<ChunkedRecord<T>> {
-  const chunksOf = async (docs: D[]) =>
-    docs.length
-      ? group(
-          await chunks
-            .find({ resourceId: { $in: docs.map((d) => d._id) }, workspaceId: workspacesOf(docs) }, CHUNK_FIELDS)
-            .toArray(),
-        )
-      : new Map<string, ChunkRow[]>();
+  // Up to FEW_IDS resources' chunks by resource (each an index read on resource_version_index), more in one `$in` query.
+  const chunksOf = async (docs: D[]): Promise<Map<string, ChunkRow[]>> => {
+    if (!docs.length) return new Map<string, ChunkRow[]>();
+    if (docs.length <= FEW_IDS) {
+      const each = await Promise.all(
+        docs.map((d) => chunks.find({ resourceId: d._id, workspaceId: d.workspaceId }, CHUNK_FIELDS).toArray()),
+      );
+      return group(each.flat());
+    }
+    return group(
+      await chunks
+        .find({ resourceId: { $in: docs.map((d) => d._id) }, workspaceId: workspacesOf(docs) }, CHUNK_FIELDS)
+        .toArray(),
+    );
+  };
   const bundle = (docs: D[], of: Map<string, ChunkRow[]>) =>
     docs.map((d) => ({
       doc: spec.decode(d),
