@@ -46,8 +46,8 @@ describe.each(h.backends)('search sources (%s)', (backend) => {
     expect(got.get(live)).toMatchObject({ name: 'live', config });
     expect((await s.neurons.loadMany([{ workspaceId: other, id: live }])).size).toBe(0);
 
-    // More keys than the lookups take: one batch query, still each key in its own workspace.
-    const many = Array.from({ length: 12 }, (_, i) => ({
+    // More keys than the lookups take (64): one batch query, still each key in its own workspace.
+    const many = Array.from({ length: 140 }, (_, i) => ({
       _id: randomUUID(),
       workspaceId: i % 2 ? ws : other,
       name: `n${i}`,
@@ -65,7 +65,7 @@ describe.each(h.backends)('search sources (%s)', (backend) => {
     );
 
     const all = (await walk(s.neurons.all())).filter((n) => n.workspaceId === ws).map((n) => n.name);
-    expect(all.sort()).toEqual(['live', 'n1', 'n11', 'n3', 'n5', 'n7', 'n9']);
+    expect(all.sort()).toEqual(['live', ...many.filter((n) => n.workspaceId === ws).map((n) => n.name)].sort());
   });
 
   it('joins an action plan’s pathway name and receptor slug only from its own workspace', async () => {
@@ -173,10 +173,24 @@ describe.each(h.backends)('search sources (%s)', (backend) => {
     expect((await s.assets.loadMany([{ workspaceId: ws, id: artifact }])).size).toBe(0);
     expect((await s.artifacts.loadMany([{ workspaceId: ws, id: artifact }])).get(artifact)?.chunks).toEqual([]);
 
+    // A batch past the lookups (64 resources): rows and chunks in one query each, each chunk with its
+    // own resource, and none of another workspace's.
+    const batch = Array.from({ length: 70 }, () => randomUUID());
+    await raw('documents').insertMany(
+      batch.map((id, i) => ({ _id: id, workspaceId: ws, lane: 'artifact', name: `d${i}.md`, metadata: '{}' })),
+    );
+    await raw('chunks').insertMany([
+      ...batch.map((id) => chunk(id, 'artifact', 1, 0)),
+      chunk(batch[0]!, 'artifact', 1, 1, { workspaceId: randomUUID() }),
+    ]);
+    const read = await s.artifacts.loadMany(batch.map((id) => ({ workspaceId: ws, id })));
+    expect(read.size).toBe(70);
+    for (const id of batch) expect(read.get(id)?.chunks.map((c) => c.resourceId)).toEqual([id]);
+
     const walked = (await walk(s.memories.all())).filter((r) => r.doc.workspaceId === ws);
     expect(walked.map((r) => r.chunks.length)).toEqual([2]);
     const lanes = (await walk(s.artifacts.all())).filter((r) => r.doc.workspaceId === ws).map((r) => r.doc._id);
-    expect(lanes).toEqual([artifact]);
+    expect(lanes.sort()).toEqual([artifact, ...batch].sort());
   });
 
   it('leases the syncer to one owner; renewed and released only by it; an expired lease is taken over', async () => {
