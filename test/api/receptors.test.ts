@@ -339,12 +339,20 @@ describe('schedules on Temporal Schedules', () => {
       });
       expect(paused.status).toBe(200);
       expect(paused.body.schedule).toMatchObject({ state: 'paused', note: 'quiet hours' });
-      await until(
-        () => jobsOf(ws, id),
-        (j) => j.every((x) => x.status === 'completed' || x.status === 'failed'),
-        15_000,
+      // A fire Temporal started just before the pause may not have stored its job yet: wait until the
+      // jobs are all ended and their count holds over two reads 2 s apart.
+      const ended = (j: Awaited<ReturnType<typeof jobsOf>>) =>
+        j.every((x) => x.status === 'completed' || x.status === 'failed');
+      const settled = await until(
+        async () => {
+          const first = await jobsOf(ws, id);
+          await sleep(2000);
+          return { first, second: await jobsOf(ws, id) };
+        },
+        ({ first, second }) => ended(first) && ended(second) && first.length === second.length,
+        30_000,
       );
-      const before = (await jobsOf(ws, id)).length;
+      const before = settled.second.length;
       await sleep(3000);
       expect((await jobsOf(ws, id)).length).toBe(before);
 
