@@ -17,7 +17,7 @@ import { createRunRepo, runIndexes } from '../runs/index.js';
 import { createStakeholderMapRepo, stakeholderMapIndexes } from '../stakeholders/index.js';
 import { createUsageRepo, usageIndexes } from '../usage/index.js';
 import { createTraceRepo, traceIndexes } from '../traces/index.js';
-import { createWorkspaceRepo, workspaceIndexes } from '../platform/index.js';
+import { createWorkspaceRepo, withBrainCache, workspaceIndexes } from '../platform/index.js';
 import { createMeetingRepo, meetingIndexes } from '../meetings/index.js';
 import { createSecretRepo, secretIndexes } from '../secrets/index.js';
 import { createWebhookRepo, webhookIndexes } from '../webhooks/index.js';
@@ -68,7 +68,7 @@ export function createRepos(unguarded: Db, options: RepoOptions = {}) {
   const backend: StoreBackend = options.backend ?? 'ferretdb';
   void backend;
   return {
-    workspaces: createWorkspaceRepo(db),
+    workspaces: withBrainCache(createWorkspaceRepo(db)),
     traces: createTraceRepo(db, backend),
     jobs: createJobRepo(db),
     pathwayTrails: createPathwayTrailRepo(db),

@@ -16,6 +16,7 @@ export {
   Workspace,
   WorkspacePatchBody,
 } from './schemas.js';
+export { withBrainCache } from './brain-cache.js';
 export { createWorkspaceRepo, workspaceIndexes } from './workspaces.mongo.js';
 export type { ApiKeyDoc, BrainDoc, WorkspaceDoc } from './model.js';
 export type { WorkspaceStore as WorkspaceRepo } from './store.js';
