@@ -56,19 +56,30 @@ export function treeCpu(names: Map<number, string>): Map<string, number> {
   return out;
 }
 
-/** cortex_mongo_commands_total by command, from Prometheus text. */
-function mongoCounts(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const m of text.matchAll(/^cortex_mongo_commands_total\{command="([^"]+)"\} (\S+)$/gm))
-    out.set(m[1], Number(m[2]));
-  return out;
+/** cortex_mongo_commands_total by command, and by `command collection`, from Prometheus text. */
+function mongoCounts(text: string): { byCommand: Map<string, number>; byCollection: Map<string, number> } {
+  const byCommand = new Map<string, number>();
+  const byCollection = new Map<string, number>();
+  for (const m of text.matchAll(/^cortex_mongo_commands_total\{([^}]*)\} (\S+)$/gm)) {
+    const labels = new Map([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    const command = labels.get('command') ?? '';
+    const n = Number(m[2]);
+    byCommand.set(command, (byCommand.get(command) ?? 0) + n);
+    const key = `${command} ${labels.get('collection') ?? ''}`.trim();
+    byCollection.set(key, (byCollection.get(key) ?? 0) + n);
+  }
+  return { byCommand, byCollection };
 }
 
 /** Store commands sent so far: MongoDB by the API (this process) and the worker (its metrics port), Redis in all. */
 export async function storeCounters(app: TestApp, workerMetricsUrl: string): Promise<StoreCounters> {
+  const api = mongoCounts(await registry.metrics());
+  const worker = mongoCounts(await (await fetch(workerMetricsUrl)).text());
   return {
-    api: mongoCounts(await registry.metrics()),
-    worker: mongoCounts(await (await fetch(workerMetricsUrl)).text()),
+    api: api.byCommand,
+    worker: worker.byCommand,
+    apiByCollection: api.byCollection,
+    workerByCollection: worker.byCollection,
     ...(await redisCounts(app)),
   };
 }

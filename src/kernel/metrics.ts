@@ -50,8 +50,8 @@ export const metrics = {
    */
   mongoCommands: new Counter({
     name: 'cortex_mongo_commands_total',
-    help: 'Commands sent to the document store, by command name',
-    labelNames: ['command'] as const,
+    help: 'Commands sent to the document store, by command name and collection',
+    labelNames: ['command', 'collection'] as const,
     registers,
   }),
   sseOpen: new Gauge({ name: 'cortex_sse_streams_open', help: 'Open server-sent-event streams', registers }),

@@ -9,8 +9,9 @@ const { app } = useSimPlatform({ firstTokenMs: [50, 100], interTokenMs: 5, token
 /** The value of one sample line of the Prometheus text format (0 when absent). */
 function sample(text: string, name: string, labels: Record<string, string>): number {
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && want.every((w) => l.includes(w)));
-  return line ? Number(line.split(' ').at(-1)) : 0;
+  // Summed over the lines that carry these labels (a metric may have more labels than asked for).
+  const lines = text.split('\n').filter((l) => l.startsWith(`${name}{`) && want.every((w) => l.includes(w)));
+  return lines.reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
 }
 
 describe('GET /metrics', () => {
@@ -73,9 +74,13 @@ describe('GET /metrics', () => {
           ?.split(' ')[1],
       ),
     ).toBeGreaterThanOrEqual(1);
-    // Store round trips are counted by command (the invoke inserted its job, the GETs found the neuron).
+    // Store round trips are counted by command and collection (the invoke inserted its job, the GETs found the neuron).
     expect(sample(after, 'cortex_mongo_commands_total', { command: 'insert' })).toBeGreaterThan(
       sample(before, 'cortex_mongo_commands_total', { command: 'insert' }),
+    );
+    const jobInserts = { command: 'insert', collection: 'jobs' };
+    expect(sample(after, 'cortex_mongo_commands_total', jobInserts)).toBeGreaterThan(
+      sample(before, 'cortex_mongo_commands_total', jobInserts),
     );
     expect(sample(after, 'cortex_mongo_commands_total', { command: 'find' })).toBeGreaterThan(
       sample(before, 'cortex_mongo_commands_total', { command: 'find' }),

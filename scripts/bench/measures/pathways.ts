@@ -43,8 +43,12 @@ export interface ParallelResult {
 export type CpuReader = () => Map<string, number>;
 /** MongoDB commands by name sent so far by the API and by the worker, and Redis commands served in all. */
 export interface StoreCounters {
+  /** MongoDB commands by name. */
   api: Map<string, number>;
   worker: Map<string, number>;
+  /** MongoDB commands by `name collection` (`find jobs`). */
+  apiByCollection: Map<string, number>;
+  workerByCollection: Map<string, number>;
   redis: number;
   redisByCommand: Map<string, number>;
 }
@@ -220,7 +224,14 @@ async function measureMap(
   // by more than the work changes, and both sides of the ratio must see the same drift. CPU and
   // store commands are summed over the big maps alone.
   const cpuSum = new Map<string, number>();
-  const storeSum: StoreCounters = { api: new Map(), worker: new Map(), redis: 0, redisByCommand: new Map() };
+  const storeSum: StoreCounters = {
+    api: new Map(),
+    worker: new Map(),
+    apiByCollection: new Map(),
+    workerByCollection: new Map(),
+    redis: 0,
+    redisByCommand: new Map(),
+  };
   const add = (sum: Map<string, number>, after: Map<string, number>, before: Map<string, number>) => {
     for (const [k, v] of after) sum.set(k, (sum.get(k) ?? 0) + v - (before.get(k) ?? 0));
   };
@@ -236,6 +247,8 @@ async function measureMap(
     const store1 = await store();
     add(storeSum.api, store1.api, store0.api);
     add(storeSum.worker, store1.worker, store0.worker);
+    add(storeSum.apiByCollection, store1.apiByCollection, store0.apiByCollection);
+    add(storeSum.workerByCollection, store1.workerByCollection, store0.workerByCollection);
     add(storeSum.redisByCommand, store1.redisByCommand, store0.redisByCommand);
     storeSum.redis += store1.redis - store0.redis;
   }

@@ -23,6 +23,9 @@ interface RoundTrips {
   redisByCommand: Record<string, number>;
   /** Per run, every process: commands by name (find, insert, findAndModify, …). */
   byCommand: Record<string, number>;
+  /** Per run, each process: commands by name and collection (`find jobs`). */
+  apiByCollection: Record<string, number>;
+  workerByCollection: Record<string, number>;
 }
 
 const READ_COMMANDS = new Set(['find', 'aggregate', 'count', 'getMore', 'distinct']);
@@ -70,6 +73,8 @@ async function measureRoundTrips(
   ] as const) {
     for (const [cmd, n] of a) byCommand[cmd] = (byCommand[cmd] ?? 0) + (n - (before[which].get(cmd) ?? 0)) / RT_RUNS;
   }
+  const perRun = (a: Map<string, number>, b: Map<string, number>) =>
+    Object.fromEntries([...a].map(([k, n]) => [k, (n - (b.get(k) ?? 0)) / RT_RUNS]));
   const result: RoundTrips = {
     runs: RT_RUNS,
     api: split(after.api, before.api),
@@ -82,6 +87,8 @@ async function measureRoundTrips(
       ]),
     ),
     byCommand,
+    apiByCollection: perRun(after.apiByCollection, before.apiByCollection),
+    workerByCollection: perRun(after.workerByCollection, before.workerByCollection),
   };
   say(
     `(j) per run: API ${fmt(result.api.reads)} reads + ${fmt(result.api.writes)} writes, worker ${fmt(result.worker.reads)} reads + ${fmt(result.worker.writes)} writes, Redis ${fmt(result.redis)} commands`,
@@ -104,6 +111,8 @@ function summary(j: RoundTrips): string[] {
     `      MongoDB, API                          ${fmt(j.api.reads)} reads + ${fmt(j.api.writes)} writes${j.api.other ? ` + ${fmt(j.api.other)} other` : ''}`,
     `      MongoDB, worker                       ${fmt(j.worker.reads)} reads + ${fmt(j.worker.writes)} writes${j.worker.other ? ` + ${fmt(j.worker.other)} other` : ''}`,
     `      by command (both)                     ${cmds}`,
+    `      API by collection                     ${byName(j.apiByCollection)}`,
+    `      worker by collection                  ${byName(j.workerByCollection)}`,
     `      Redis commands (every client)         ${fmt(j.redis)}`,
     `        by command                          ${byName(j.redisByCommand)}`,
   ];

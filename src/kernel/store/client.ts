@@ -37,6 +37,15 @@ export function createStorePing(uri: string, dbName: string, timeoutMs: number) 
   };
 }
 
+/**
+ * The collection a command names (`{ find: 'jobs' }`, `{ getMore: id, collection: 'jobs' }`), '' for
+ * one that names none (`ping`, `hello`). Collection names are the platform's own, never a tenant's.
+ */
+function collectionOf(command: Document, name: string): string {
+  const named: unknown = name === 'getMore' ? command.collection : command[name];
+  return typeof named === 'string' ? named : '';
+}
+
 /** Connects with the official driver; the same code path serves MongoDB 7 and FerretDB 1.x. */
 export async function connectMongo(uri: string, dbName: string): Promise<{ client: MongoClient; db: Db }> {
   // Command monitoring feeds cortex_mongo_commands_total (one counter increment per round trip).
@@ -45,7 +54,9 @@ export async function connectMongo(uri: string, dbName: string): Promise<{ clien
     ignoreUndefined: true,
     monitorCommands: true,
   });
-  client.on('commandStarted', (e) => metrics.mongoCommands.inc({ command: e.commandName }));
+  client.on('commandStarted', (e) =>
+    metrics.mongoCommands.inc({ command: e.commandName, collection: collectionOf(e.command, e.commandName) }),
+  );
   await client.connect();
   return { client, db: client.db(dbName) };
 }
