@@ -13,6 +13,7 @@ export {
 } from './schemas.js';
 export { NOT_STARTED_STEP, TRACE_WRITE_MARGIN_MS, createJobService, terminalEntry } from './service.js';
 export type { Admission, JobPatch, JobService } from './service.js';
+export { createProgressCoalescer } from './progress.js';
 export { ShownReply } from './shown-reply.js';
 export { TERMINAL_STATES } from './model.js';
 export type { Job as JobRecord, JobDoc, UnannouncedEnd } from './model.js';

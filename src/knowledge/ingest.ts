@@ -10,7 +10,7 @@ import { extractText, isExtractable, sniffContentType } from './extract.js';
 import type { ModelRegistry } from '../llm/registry.js';
 import type { Scope } from '../kernel/scope.js';
 import type { IngestInput } from '../temporal/definitions.js';
-import type { JobService } from '../jobs/index.js';
+import { createProgressCoalescer, type JobService } from '../jobs/index.js';
 import type { ResourceEvents } from '../platform/index.js';
 import type { UsageService } from '../usage/index.js';
 
@@ -35,6 +35,10 @@ interface IngestDeps {
 /** What every group of the ingest service shares: its dependencies and the writers of a job's state. */
 function ingestContext(d: IngestDeps) {
   const { repo } = d;
+  // A small version's steps take milliseconds: its job's progress is written once, not at each step.
+  const progress = createProgressCoalescer((jobId, p: { workspaceId: string; progress: number; step: string }) =>
+    d.jobs.transition(p.workspaceId, jobId, { status: 'running', progress: p.progress, currentStep: p.step }),
+  );
   return {
     d,
     load: (i: IngestInput) => repo.ingest.load(i.kind, i.workspaceId, i.resourceId),
@@ -43,7 +47,9 @@ function ingestContext(d: IngestDeps) {
     setState: (i: IngestInput, patch: Partial<IngestState>) =>
       repo.ingest.setState(i.kind, i.workspaceId, i.resourceId, i.jobId, patch),
     progress: (i: IngestInput, p: number, step: string) =>
-      d.jobs.transition(i.workspaceId, i.jobId, { status: 'running', progress: p, currentStep: step }),
+      progress.report(i.jobId, { workspaceId: i.workspaceId, progress: p, step }),
+    /** The job ends: no progress of it is written after this. */
+    settle: (i: IngestInput) => progress.settle(i.jobId),
   };
 }
 type IngestContext = ReturnType<typeof ingestContext>;
@@ -74,8 +80,11 @@ export function createIngestService(d: IngestDeps) {
       batch: number,
       attempt: number,
     ): Promise<{ done: Record<string, unknown> } | { prepared: Prepared }> {
-      const prepared = await steps.prepare(i);
-      if (prepared.describe || prepared.toEmbed > batch) return { prepared };
+      const prepared = await steps.prepare(i, { countLater: true });
+      if (prepared.describe || prepared.toEmbed > batch) {
+        await ctx.setState(i, { chunkCount: prepared.chunkCount });
+        return { prepared };
+      }
       if (prepared.toEmbed > 0) await modelSteps.embed(i, 0, prepared.toEmbed, prepared.toEmbed, attempt);
       return { done: await steps.finish(i) };
     },
@@ -164,7 +173,7 @@ function createIngestSteps(ctx: IngestContext) {
   const { repo, config } = d;
   return {
     /** Step 1: extract the text, chunk it and store the chunks of this version. */
-    async prepare(i: IngestInput): Promise<Prepared> {
+    async prepare(i: IngestInput, o: { countLater?: boolean } = {}): Promise<Prepared> {
       const r = await load(i);
       if (!r || r.ingest.jobId !== i.jobId) return { chunkCount: 0, toEmbed: 0, describe: false, gone: true };
       await setState(i, { status: 'running' });
@@ -216,8 +225,11 @@ function createIngestSteps(ctx: IngestContext) {
           createdAt: now,
         }));
       await repo.chunks.write(writes);
-      await repo.chunks.trim(i.workspaceId, i.resourceId, i.version, parts.length);
-      await setState(i, { chunkCount: parts.length });
+      // A re-chunk into fewer parts leaves a tail to remove; a first chunking (nothing stored) has none.
+      const tail = [...existing.keys()].some((id) => Number(id.slice(id.lastIndexOf(':') + 1)) >= parts.length);
+      if (tail) await repo.chunks.trim(i.workspaceId, i.resourceId, i.version, parts.length);
+      // `countLater`: the caller writes the count itself (finish, in the same activity, writes it with the end state).
+      if (!o.countLater) await setState(i, { chunkCount: parts.length });
       const describe = i.kind === 'memory' && (r as Memory).titleSource === 'pending';
       return { chunkCount: parts.length, toEmbed: r.skipEmbedding ? 0 : parts.length, describe };
     },
@@ -230,7 +242,8 @@ function createIngestSteps(ctx: IngestContext) {
       const counts = await repo.chunks.versionCounts(i.resourceId, i.version, d.embedder.model);
       const { chunkCount, embeddedCount: embedded } = counts;
       if (current) {
-        await repo.chunks.removeOlder(i.workspaceId, i.resourceId, i.version);
+        // Versions start at 1: the first has none older.
+        if (i.version > 1) await repo.chunks.removeOlder(i.workspaceId, i.resourceId, i.version);
         const status = r.ingest.status === 'stored' ? 'stored' : chunkCount ? 'ready' : 'skipped';
         await setState(i, {
           status,
@@ -257,6 +270,7 @@ function createIngestSteps(ctx: IngestContext) {
         embedding_model: embedded ? d.embedder.model : null,
         ...(current ? {} : { superseded: true }),
       };
+      ctx.settle(i);
       await d.jobs.finalize(i.workspaceId, i.jobId, {
         status: 'completed',
         progress: 100,
@@ -267,6 +281,7 @@ function createIngestSteps(ctx: IngestContext) {
     },
 
     async fail(i: IngestInput, reason: string): Promise<void> {
+      ctx.settle(i);
       await setState(i, { status: 'failed', error: reason });
       await d.jobs.finalize(i.workspaceId, i.jobId, { status: 'failed', failedReason: reason, currentStep: 'failed' });
     },

@@ -334,6 +334,14 @@ describe('assets', () => {
       before.chunks.map((c) => [c.id, c.text, c.embedding_model]),
     );
     expect(await app.deps.db.collection('chunks').countDocuments({ resourceId: asset.id })).toBe(before.total);
+    // A chunking into fewer parts than the version holds (a stray tail, as a change of chunk size
+    // leaves) removes the tail; one that finds no tail removes nothing.
+    const stray = { ...(await app.deps.db.collection('chunks').findOne({ resourceId: asset.id, index: 0 }))! };
+    await app.deps.db
+      .collection('chunks')
+      .insertOne({ ...stray, _id: `${asset.id}:1:${before.total + 5}`, index: before.total + 5 } as never);
+    await app.services.ingest.prepare(input);
+    expect(await app.deps.db.collection('chunks').countDocuments({ resourceId: asset.id })).toBe(before.total);
   });
 });
 
