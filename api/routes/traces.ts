@@ -108,9 +108,7 @@ export default [
     response: z.object({ engram: Engram }),
     tags: ['traces'],
     handler: async ({ params, body, scope, services }) => ({
-      engram: presentEngram(
-        await services.traces.addHumanMessage(scope, await services.traces.traceIdOf(scope, params.id), body),
-      ),
+      engram: presentEngram(await services.traces.addHumanMessage(scope, params.id, body)),
     }),
   }),
   route({

@@ -97,10 +97,23 @@ const newEngram = (scope: Scope, traceId: string, input: EngramInput, id: string
   cost: input.cost ?? emptyCost(),
 });
 
-/** Creates the trace on first use (a claim on the unique (workspace, trace) index); the message count it had. */
-async function ensureTrace({ repo }: TraceContext, scope: Scope, traceId: string, input: EngramInput): Promise<number> {
-  const t = await repo.get(scope.workspaceId, traceId);
-  if (t) return t.messageCount;
+/**
+ * Creates the trace on first use (a claim on the unique (workspace, trace) index); the message count
+ * it had. `counted`: the caller has just read the trace (its message count), or found none (null).
+ */
+async function ensureTrace(
+  { repo }: TraceContext,
+  scope: Scope,
+  traceId: string,
+  input: EngramInput,
+  counted?: number | null,
+): Promise<number> {
+  if (typeof counted === 'number') return counted;
+  if (counted === undefined) {
+    const t = await repo.get(scope.workspaceId, traceId);
+    if (t) return t.messageCount;
+  }
+  // A writer that created it meanwhile wins the claim: the append then walks from 0 to its newest engram.
   await repo.create(newTrace(scope, traceId, input));
   return 0;
 }
@@ -128,7 +141,7 @@ async function appendEngram(
   scope: Scope,
   traceId: string,
   input: EngramInput,
-  known: { absent?: boolean; traceExists?: boolean; title?: string; guard?: WriteGuard } = {},
+  known: { absent?: boolean; traceExists?: boolean; counted?: number | null; title?: string; guard?: WriteGuard } = {},
 ): Promise<Appended> {
   const { repo, log } = ctx;
   // `known`: the caller has just found that input.id is not stored yet (or will take the stored
@@ -139,9 +152,11 @@ async function appendEngram(
     const existing = await repo.findEngram(scope.workspaceId, input.id);
     if (existing) return { engram: existing, trace: null, existed: true, titled: false };
   }
-  const hint = known.traceExists
-    ? ((await repo.get(scope.workspaceId, traceId))?.messageCount ?? 0)
-    : await ensureTrace(ctx, scope, traceId, input);
+  // `counted`: the caller read the trace just now (its message count; null: no such trace yet).
+  const hint =
+    known.traceExists && known.counted === undefined
+      ? ((await repo.get(scope.workspaceId, traceId))?.messageCount ?? 0)
+      : await ensureTrace(ctx, scope, traceId, input, known.counted);
   const appended = await repo.appendEngram(newEngram(scope, traceId, input, input.id ?? randomUUID()), {
     hint,
     memoryIds: input.memoryIds ?? [],
@@ -166,21 +181,28 @@ async function resolve({ repo }: TraceContext, scope: Scope, ref: string): Promi
   return t;
 }
 
+/**
+ * The trace a write that creates the trace on first use names in its path: the trace's own id when
+ * the path names an existing trace by trace id or record id, else the path's id (a new trace); and
+ * the trace as read (null: a new trace).
+ */
+async function traceFor(
+  { repo }: TraceContext,
+  scope: Scope,
+  ref: string,
+): Promise<{ traceId: string; trace: Trace | null }> {
+  const byTraceId = await repo.get(scope.workspaceId, ref);
+  if (byTraceId) return { traceId: ref, trace: byTraceId };
+  const byRecordId = await repo.getByRecordId(scope.workspaceId, ref);
+  return byRecordId ? { traceId: byRecordId.traceId, trace: byRecordId } : { traceId: ref, trace: null };
+}
+
 /** Reads: traces by id or record id, lists, engrams, the trace stream's key. */
 function createTraceReads(ctx: TraceContext) {
   const { repo, streams } = ctx;
   return {
     get: (scope: Scope, traceId: string): Promise<Trace> => get(ctx, scope, traceId),
     resolve: (scope: Scope, ref: string): Promise<Trace> => resolve(ctx, scope, ref),
-
-    /**
-     * The trace id a path names for a write that creates the trace on first use: the trace's own
-     * when the path names an existing trace by trace id or record id, else the path's id (a new trace).
-     */
-    async traceIdOf(scope: Scope, ref: string): Promise<string> {
-      if (await repo.get(scope.workspaceId, ref)) return ref;
-      return (await repo.getByRecordId(scope.workspaceId, ref))?.traceId ?? ref;
-    },
 
     async list(scope: Scope, q: TraceListQuery) {
       const filter: TraceListFilter = {};
@@ -216,17 +238,27 @@ function createTraceReads(ctx: TraceContext) {
 function createTraceAppends(ctx: TraceContext) {
   const { repo, log } = ctx;
   return {
-    /** A human turn from the API; source_type comes from the credential, never from the body. */
-    addHumanMessage(scope: Scope, traceId: string, body: MessageCreateBody): Promise<Engram> {
-      return this.append(scope, traceId, {
-        // With an Idempotency-Key the engram's id is derived from it: a retry finds the first attempt's engram.
-        id: idempotentId('engram'),
-        content: { type: 'human', content: body.content },
-        metadata: body.metadata ?? {},
-        sourceType: 'user',
-        sourceId: scope.userId ?? scope.apiKeyId,
-        memoryIds: body.memory_ids,
-      });
+    /**
+     * A human turn from the API; source_type comes from the credential, never from the body. `ref`:
+     * the path's trace id or record id (a trace id that names no trace starts a new trace).
+     */
+    async addHumanMessage(scope: Scope, ref: string, body: MessageCreateBody): Promise<Engram> {
+      // The trace is read once: the read that resolves the path also gives the append its message count.
+      const { traceId, trace } = await traceFor(ctx, scope, ref);
+      return this.append(
+        scope,
+        traceId,
+        {
+          // With an Idempotency-Key the engram's id is derived from it: a retry finds the first attempt's engram.
+          id: idempotentId('engram'),
+          content: { type: 'human', content: body.content },
+          metadata: body.metadata ?? {},
+          sourceType: 'user',
+          sourceId: scope.userId ?? scope.apiKeyId,
+          memoryIds: body.memory_ids,
+        },
+        { counted: trace?.messageCount ?? null },
+      );
     },
 
     /**
@@ -239,7 +271,7 @@ function createTraceAppends(ctx: TraceContext) {
       scope: Scope,
       traceId: string,
       input: EngramInput,
-      known: { absent?: boolean; traceExists?: boolean; guard?: WriteGuard } = {},
+      known: { absent?: boolean; traceExists?: boolean; counted?: number | null; guard?: WriteGuard } = {},
     ): Promise<Engram> {
       return (await appendEngram(ctx, scope, traceId, input, known)).engram;
     },
@@ -372,7 +404,7 @@ function createTraceChanges(ctx: TraceContext) {
 export function createTraceService({ repo, streams, log }: { repo: TraceStore; streams: Streams; log?: Logger }) {
   const ctx: TraceContext = { repo, streams, log };
   return {
-    ...createTraceReads(ctx), // get, resolve, traceIdOf, list, findEngram, messages, streamKey
+    ...createTraceReads(ctx), // get, resolve, list, findEngram, messages, streamKey
     ...createTraceAppends(ctx), // addHumanMessage, append, appendWithTrace, start
     ...createTraceChanges(ctx), // setTitle, fork, removeRunEngrams, publish
   };

@@ -37,6 +37,26 @@ describe('traces', () => {
     expect(trace.cost_summary).toEqual({ total_cost_usd: 0, total_tokens: 0, input_tokens: 0, output_tokens: 0 });
   });
 
+  it('a message to an existing trace reads the trace once (the read that resolves the path gives the append its count)', async () => {
+    const ws = await buildWorkspace(app);
+    const traceId = randomUUID();
+    expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'first' })).status).toBe(201);
+    const traceFinds = async () => {
+      const text = await (await fetch(`${app.url}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith('cortex_mongo_commands_total{command="find",collection="traces"}'));
+      return line ? Number(line.split(' ').at(-1)) : 0;
+    };
+    const before = await traceFinds();
+    for (let i = 0; i < 10; i++)
+      expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: `m${i}` })).status).toBe(201);
+    // One read each (20 before this change); a little room for a sweep of the platform's own.
+    expect((await traceFinds()) - before).toBeLessThanOrEqual(13);
+    const t = Trace.parse((await app.get(`/v1/traces/${traceId}`, ws.key)).body.trace);
+    expect(t.message_count).toBe(11);
+  });
+
   it('concurrent messages to one trace keep distinct positions and an exact count', async () => {
     const ws = await buildWorkspace(app);
     const traceId = randomUUID();
