@@ -126,6 +126,8 @@ function fenceOf(event: Record<string, unknown>): Fence {
 const RUN_SHARE_WINDOW_MS = 60 * 60_000;
 /** A workspace found at its share of runs is refused without a count for this long. */
 const RUN_SHARE_FULL_MS = 1_000;
+/** How long a queued start makes a workspace's next starts skip work done ahead of admission. */
+const QUEUED_LATELY_MS = 10_000;
 /** What a start refused past its workspace's share is told to wait (Retry-After), seconds. */
 const RUN_SHARE_RETRY_AFTER_S = 5;
 /** Another workspace that started a run this recently shares the platform now: runs keep to WORKSPACE_RUN_SHARE. */
@@ -158,6 +160,8 @@ interface JobContext extends JobDeps {
   starting: Map<string, number>;
   // Workspaces found at their share of runs, until when (admitRun).
   fullUntil: Map<string, number>;
+  // Workspaces whose run starts this process queued lately, and when (admitRun).
+  queuedAt: Map<string, number>;
   // Whether another workspace ran lately, per workspace, and until when this process trusts the answer.
   sharedSeen: Map<string, { shared: boolean; until: number }>;
   // Workspaces this process is draining now (one drain per workspace at a time here).
@@ -547,6 +551,12 @@ function createJobStarts(ctx: JobContext) {
      * once the start has stored its job (or failed).
      */
     refuseIfFull: (workspaceId: string): void => refuseIfFull(ctx, workspaceId),
+    /**
+     * Whether this process queued a run start of the workspace within the last QUEUED_LATELY_MS:
+     * work done ahead of admission (an invoke's preparation) is then likely wasted, and skipped.
+     */
+    queuingLately: (workspaceId: string): boolean =>
+      Date.now() - (ctx.queuedAt.get(workspaceId) ?? -Infinity) < QUEUED_LATELY_MS,
 
     async admitRun(workspaceId: string): Promise<Admission> {
       refuseIfFull(ctx, workspaceId);
@@ -577,6 +587,8 @@ function createJobStarts(ctx: JobContext) {
           throw refuse(ctx);
         }
         metrics.requestsShed.inc({ reason: 'workspace-runs-queued' });
+        if (!ctx.queuedAt.has(workspaceId) && ctx.queuedAt.size >= 10_000) ctx.queuedAt.clear();
+        ctx.queuedAt.set(workspaceId, Date.now());
         return { queued: true, release: () => undefined };
       } catch (e) {
         release();
@@ -938,6 +950,7 @@ export function createJobService(deps: JobDeps) {
     statusListeners: [],
     starting: new Map(),
     fullUntil: new Map(),
+    queuedAt: new Map(),
     sharedSeen: new Map(),
     draining: new Map(),
     liveCache: new Map(),

@@ -41,6 +41,8 @@ interface Invoke {
   /** The platform names the trace: it is new (two inserts and no history to read: traces.start). */
   fresh: boolean;
   nonce: string | undefined;
+  /** The run's preparation, started before admission answered (a new trace's run), or undefined. */
+  loading?: ReturnType<InvokeContext['calls']['load']>;
 }
 
 /** What an invoke answers (202): the job, the human turn's engram (null for a repeated client_nonce) and the trace. */
@@ -93,6 +95,15 @@ async function invoke(
         await letGo();
         return { job: existing, userEngramId: null, traceId: run.input.traceId };
       }
+    }
+    // A new trace's run reads only its neuron's tools to be prepared, and nothing it reads can change
+    // with the trace's claim: it is read while the share is counted, not after (one store round trip
+    // off the 202), unless the workspace's starts are being queued (a queued run is prepared when it
+    // starts, and the read would be wasted). A run on an existing trace reads its history after the claim.
+    if (run.fresh && !jobs.queuingLately(scope.workspaceId)) {
+      run.loading = ctx.calls.load(run.input, run.message, run.body.data, { freshTrace: true, head: run.head });
+      // Silent on purpose: a read whose result the run awaits (and fails with); unused, its failure matters to no one.
+      run.loading.catch(() => undefined);
     }
   } catch (e) {
     await letGo();
@@ -300,7 +311,7 @@ function appendHuman(d: RunDeps, run: Invoke) {
 async function prepareRun(ctx: InvokeContext, run: Invoke, claimed: Promise<boolean>) {
   const { input, neuron } = run;
   const [loaded, inApi] = await Promise.all([
-    ctx.calls.load(input, run.message, run.body.data, { freshTrace: run.fresh, head: run.head }),
+    run.loading ?? ctx.calls.load(input, run.message, run.body.data, { freshTrace: run.fresh, head: run.head }),
     claimed,
   ]);
   const prepared: PreparedRunData = {
