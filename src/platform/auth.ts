@@ -27,7 +27,7 @@ const looksLikeJwt = (t: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(t);
 
 /** Credentials: API keys, HS256 JWTs and the bootstrap identity. */
 /** How long a verified key is trusted without a lookup (revocation through this process is immediate). */
-const KEY_CACHE_MS = 5_000;
+export const KEY_CACHE_MS = 5_000;
 /** last_used_at is a coarse signal: written at most once a minute per key, never on every request. */
 const LAST_USED_WRITE_MS = 60_000;
 

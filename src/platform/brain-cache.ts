@@ -1,8 +1,12 @@
+import { KEY_CACHE_MS } from './auth.js';
 import type { BrainDoc } from './model.js';
 import type { WorkspaceStore } from './store.js';
 
-/** How long a process trusts a brain it found, without a read (the same bound as a verified key's). */
-const BRAIN_CACHE_MS = 5_000;
+/**
+ * How long a process trusts a brain it found without a read: the bound of a verified key's (and a
+ * live workspace's), on which the safety of this memory rests (see withBrainCache).
+ */
+const BRAIN_CACHE_MS = KEY_CACHE_MS;
 const MAX_ENTRIES = 10_000;
 
 /**

@@ -98,22 +98,23 @@ const newEngram = (scope: Scope, traceId: string, input: EngramInput, id: string
 });
 
 /**
- * Creates the trace on first use (a claim on the unique (workspace, trace) index); the message count
- * it had. `counted`: the caller has just read the trace (its message count), or found none (null).
+ * The trace's message count an append starts its walk from, creating the trace on first use (a claim
+ * on the unique (workspace, trace) index; a writer that created it meanwhile wins, and the append then
+ * walks from 0). `counted`: the caller has just read the trace (its count), or found none (null);
+ * `exists`: the caller knows the trace exists, so it is read, never created.
  */
-async function ensureTrace(
+async function startingCount(
   { repo }: TraceContext,
   scope: Scope,
   traceId: string,
   input: EngramInput,
-  counted?: number | null,
+  known: { counted?: number | null; exists?: boolean },
 ): Promise<number> {
-  if (typeof counted === 'number') return counted;
-  if (counted === undefined) {
+  if (typeof known.counted === 'number') return known.counted;
+  if (known.counted === undefined) {
     const t = await repo.get(scope.workspaceId, traceId);
-    if (t) return t.messageCount;
+    if (t || known.exists) return t?.messageCount ?? 0;
   }
-  // A writer that created it meanwhile wins the claim: the append then walks from 0 to its newest engram.
   await repo.create(newTrace(scope, traceId, input));
   return 0;
 }
@@ -152,11 +153,7 @@ async function appendEngram(
     const existing = await repo.findEngram(scope.workspaceId, input.id);
     if (existing) return { engram: existing, trace: null, existed: true, titled: false };
   }
-  // `counted`: the caller read the trace just now (its message count; null: no such trace yet).
-  const hint =
-    known.traceExists && known.counted === undefined
-      ? ((await repo.get(scope.workspaceId, traceId))?.messageCount ?? 0)
-      : await ensureTrace(ctx, scope, traceId, input, known.counted);
+  const hint = await startingCount(ctx, scope, traceId, input, { counted: known.counted, exists: known.traceExists });
   const appended = await repo.appendEngram(newEngram(scope, traceId, input, input.id ?? randomUUID()), {
     hint,
     memoryIds: input.memoryIds ?? [],

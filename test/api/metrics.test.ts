@@ -2,17 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { buildWorkspace } from '../support/app.js';
 import { settleJob } from '../support/jobs.js';
 import { useSimPlatform } from '../support/platform.js';
+import { sample } from '../support/metrics.js';
 import { readSse } from '../support/sse.js';
 
 const { app } = useSimPlatform({ firstTokenMs: [50, 100], interTokenMs: 5, tokens: [3, 6] });
-
-/** The value of one sample line of the Prometheus text format (0 when absent). */
-function sample(text: string, name: string, labels: Record<string, string>): number {
-  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  // Summed over the lines that carry these labels (a metric may have more labels than asked for).
-  const lines = text.split('\n').filter((l) => l.startsWith(`${name}{`) && want.every((w) => l.includes(w)));
-  return lines.reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
-}
 
 describe('GET /metrics', () => {
   it('counts requests by route pattern and status, runs by kind and outcome, first-token latency, open streams and store commands', async () => {

@@ -4,6 +4,7 @@ import { encodeBlob } from '../../src/kernel/store/codec.js';
 import { placeKey, traceKey, type EngramDoc, type EngramPlaceDoc, type TraceDoc } from '../../src/traces/model.js';
 import { Engram, Trace, TraceList } from '../../src/traces/schemas.js';
 import { buildWorkspace, useTestApp } from '../support/app.js';
+import { sample } from '../support/metrics.js';
 import { dataOf, readSse } from '../support/sse.js';
 
 const app = useTestApp();
@@ -41,13 +42,11 @@ describe('traces', () => {
     const ws = await buildWorkspace(app);
     const traceId = randomUUID();
     expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: 'first' })).status).toBe(201);
-    const traceFinds = async () => {
-      const text = await (await fetch(`${app.url}/metrics`)).text();
-      const line = text
-        .split('\n')
-        .find((l) => l.startsWith('cortex_mongo_commands_total{command="find",collection="traces"}'));
-      return line ? Number(line.split(' ').at(-1)) : 0;
-    };
+    const traceFinds = async () =>
+      sample(await (await fetch(`${app.url}/metrics`)).text(), 'cortex_mongo_commands_total', {
+        command: 'find',
+        collection: 'traces',
+      });
     const before = await traceFinds();
     for (let i = 0; i < 10; i++)
       expect((await app.post(`/v1/traces/${traceId}/messages`, ws.key, { content: `m${i}` })).status).toBe(201);
