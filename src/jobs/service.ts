@@ -166,6 +166,8 @@ interface JobContext extends JobDeps {
   sharedSeen: Map<string, { shared: boolean; until: number }>;
   // Workspaces this process is draining now (one drain per workspace at a time here).
   draining: Map<string, Promise<number>>;
+  // Workspaces whose drain was asked for again while one was under way: it drains once more after it.
+  drainAgain: Set<string>;
   /**
    * Live `status` answers, shared for LIVE_TTL_MS: each query is a task on the worker that runs
    * the job, so clients polling fast (or many of them) must not multiply them.
@@ -217,9 +219,14 @@ const runLimit = async ({ config, sharedSeen, repo }: JobContext, workspaceId: s
  * Resolves with how many it started.
  */
 const drain = (ctx: JobContext, workspaceId: string): Promise<number> => {
-  const { draining, repo } = ctx;
+  const { draining, drainAgain, repo } = ctx;
   const running = draining.get(workspaceId);
-  if (running) return running;
+  if (running) {
+    // What asks now (a place given back, a run queued) may come after the running drain looked:
+    // the workspace is drained once more when it is done, rather than at the next run's end or sweep.
+    drainAgain.add(workspaceId);
+    return running;
+  }
   const p = (async () => {
     let started = 0;
     // Most runs end with nothing queued behind them: one index read, then neither places counted nor a claim.
@@ -239,7 +246,10 @@ const drain = (ctx: JobContext, workspaceId: string): Promise<number> => {
       await repo.dequeue(workspaceId, next.jobId);
     }
     return started;
-  })().finally(() => draining.delete(workspaceId));
+  })().finally(() => {
+    draining.delete(workspaceId);
+    if (drainAgain.delete(workspaceId)) drainSoon(ctx, workspaceId);
+  });
   draining.set(workspaceId, p);
   return p;
 };
@@ -953,6 +963,7 @@ export function createJobService(deps: JobDeps) {
     queuedAt: new Map(),
     sharedSeen: new Map(),
     draining: new Map(),
+    drainAgain: new Set(),
     liveCache: new Map(),
     createdHere: new Map(),
     finalizeJob: async () => false,
